@@ -1,0 +1,52 @@
+#pragma once
+
+/*
+ * rdmaxferd.conf: "key = value" lines, '#' or ';' comments, parsed with
+ * libinih. Unknown keys, bad values and duplicate keys are errors that name
+ * the file, line and key. conf/rdmaxferd.conf documents every key.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <limits.h>
+
+#include "acl.h"
+
+#define CONFIG_DEFAULT_PATH     RDMAXFER_SYSCONFDIR "/rdmaxferd/rdmaxferd.conf"
+#define CONFIG_DEFAULT_PORT     7470
+
+enum config_log_level {
+        CONFIG_LOG_ERR = 3,
+        CONFIG_LOG_WARNING = 4,
+        CONFIG_LOG_NOTICE = 5,
+        CONFIG_LOG_INFO = 6,
+        CONFIG_LOG_DEBUG = 7,
+};
+
+struct config {
+        char listen_addr[64];           /* listen = numeric IPv4/IPv6; "" = any */
+        uint16_t port;                  /* port = 1..65535 */
+        char control_socket[108];       /* control_socket = absolute path */
+        char incoming_dir[PATH_MAX];    /* incoming_dir = absolute path */
+        uint32_t slot_size;             /* slot_size = 4K..16M, power of two, K/M suffix */
+        uint32_t slot_count;            /* slot_count = 2..4096 */
+        uint32_t send_slots;            /* send_slots = 2..4096, per outgoing job */
+        uint32_t max_transfers;         /* max_transfers = 1..slot_count/2 (each way) */
+        uint64_t max_file_size;         /* max_file_size = bytes, K/M/G/T suffix, 0 = none */
+        bool overwrite;                 /* overwrite = yes|no */
+        struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
+        char key_file[PATH_MAX];        /* key_file = path, "" = no key */
+        int log_level;                  /* log_level = err|warning|notice|info|debug */
+};
+
+/* Fill @cfg with the built-in defaults. */
+void config_init(struct config *cfg);
+void config_deinit(struct config *cfg);
+
+/*
+ * Parse @path over the defaults already in @cfg. Returns 0, or -errno with
+ * a one-line message in @err ("/etc/rdmaxferd/rdmaxferd.conf:12: slot_size:
+ * must be a power of two between 4K and 16M"). A missing file is -ENOENT.
+ * Checks cross-key rules (max_transfers * 2 <= slot_count) after parsing.
+ */
+int config_load(struct config *cfg, const char *path, char *err, size_t errlen);

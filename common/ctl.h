@@ -1,0 +1,114 @@
+#pragma once
+
+/*
+ * The local control protocol between xferctl and rdmaxferd, over an
+ * AF_UNIX SOCK_SEQPACKET socket (one datagram = one message).
+ *
+ * Every message: 12-byte header (magic, version, type, payload length),
+ * little-endian, then the payload. The daemon answers a version mismatch
+ * with CTL_ERROR (-EPROTONOSUPPORT) and closes.
+ *
+ *   client -> daemon                      daemon -> client
+ *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
+ *   STATUS {id}                          JOB                | ERROR
+ *   WATCH {id}                           JOB ... until the job's state is final
+ *   LIST                                 JOB ... then LIST_END
+ *   CANCEL {id}                          OK                 | ERROR
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
+#define CTL_VERSION             1
+#define CTL_HEADER_SIZE         12
+#define CTL_MSG_MAX             2048
+#define CTL_HOST_MAX            63      /* numeric address text, no NUL */
+#define CTL_NAME_MAX            255
+#define CTL_TEXT_MAX            255
+
+enum ctl_type {
+        CTL_SUBMIT = 1,
+        CTL_SUBMITTED = 2,
+        CTL_STATUS = 3,
+        CTL_WATCH = 4,
+        CTL_LIST = 5,
+        CTL_LIST_END = 6,
+        CTL_CANCEL = 7,
+        CTL_OK = 8,
+        CTL_JOB = 9,
+        CTL_ERROR = 10,
+        _CTL_TYPE_MAX,
+};
+
+enum ctl_job_state {
+        CTL_JOB_QUEUED = 0,
+        CTL_JOB_CONNECTING = 1,
+        CTL_JOB_SENDING = 2,
+        CTL_JOB_VERIFYING = 3,  /* all data sent, waiting for the receiver's verdict */
+        CTL_JOB_DONE = 4,
+        CTL_JOB_FAILED = 5,
+        CTL_JOB_CANCELLED = 6,
+        _CTL_JOB_STATE_MAX,
+};
+
+/* "queued", "connecting", ...; never NULL. */
+const char *ctl_job_state_str(unsigned int state);
+/* True for DONE, FAILED, CANCELLED. */
+bool ctl_job_state_final(unsigned int state);
+
+struct ctl_submit {
+        uint16_t port;                  /* 0: the daemon's default port */
+        uint16_t flags;                 /* reserved, 0 */
+        char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
+        char name[CTL_NAME_MAX + 1];    /* leaf name to publish under */
+};
+
+struct ctl_job {
+        uint64_t id;
+        uint8_t state;                  /* enum ctl_job_state */
+        uint8_t reserved;
+        uint16_t status;                /* enum wire_status when FAILED */
+        uint64_t bytes_done;            /* bytes whose send completed */
+        uint64_t bytes_total;
+        uint64_t usec;                  /* since the first data was posted */
+        uint64_t rate;                  /* recent rate, bytes per second */
+        char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
+        char name[CTL_NAME_MAX + 1];
+        char text[CTL_TEXT_MAX + 1];    /* error or result text, may be empty */
+};
+
+struct ctl_error {
+        int32_t code;                   /* -errno */
+        char text[CTL_TEXT_MAX + 1];
+};
+
+struct ctl_msg {
+        uint16_t type;                  /* enum ctl_type */
+        union {
+                struct ctl_submit submit;
+                uint64_t id;            /* SUBMITTED, STATUS, WATCH, CANCEL */
+                struct ctl_job job;
+                struct ctl_error error;
+        };
+};
+
+/*
+ * Encode into @buf; returns the length or -EMSGSIZE / -EINVAL (a string
+ * too long, unknown type). Decode checks magic, version, type and the exact
+ * length for the type, and that strings are NUL-free and in bounds;
+ * returns 0, -EBADMSG or -EPROTONOSUPPORT.
+ */
+int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m);
+int ctl_decode(const void *buf, size_t len, struct ctl_msg *m);
+
+/*
+ * Send one message on a SOCK_SEQPACKET socket, with @fd attached via
+ * SCM_RIGHTS when @fd >= 0. Receive one message; a passed descriptor is
+ * returned in *@fd (-1 if none; extra descriptors are closed). Both return
+ * 0, -errno, or for ctl_recv -ECONNRESET on orderly close and -EBADMSG on
+ * a truncated or undecodable message.
+ */
+int ctl_send(int sock, const struct ctl_msg *m, int fd);
+int ctl_recv(int sock, struct ctl_msg *m, int *fd);

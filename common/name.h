@@ -1,0 +1,29 @@
+#pragma once
+
+/*
+ * Rules for a file name proposed by a remote peer: one path component,
+ * 1..255 bytes, not "." or "..", no '/', no NUL or control bytes (< 0x20,
+ * 0x7f), no leading '.' (hidden files are not created from the network),
+ * and valid UTF-8.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum name_verdict {
+        NAME_OK = 0,
+        NAME_EMPTY,
+        NAME_TOO_LONG,
+        NAME_DOT,               /* "." or ".." */
+        NAME_HIDDEN,            /* leading '.' */
+        NAME_SLASH,
+        NAME_CONTROL,           /* NUL or control byte */
+        NAME_UTF8,
+};
+
+/* Check @len bytes at @name (need not be NUL-terminated). */
+enum name_verdict name_check(const char *name, size_t len);
+const char *name_verdict_str(enum name_verdict v);
+
+/* The leaf of a local path, for xferctl's default name ("a/b/c.dat" -> "c.dat"). */
+const char *name_leaf(const char *path);

@@ -1,0 +1,173 @@
+#pragma once
+
+/*
+ * The peer-to-peer protocol spoken between two rdmaxferd over an RC queue
+ * pair. Pure encode/decode; nothing here touches verbs.
+ *
+ * Connection set-up (rdma_cm private data):
+ *   sender  -> receiver  REQ  struct wire_hello    (magic, version)
+ *   receiver-> sender    REP  struct wire_welcome  (credits, slot size, nonce)
+ *   receiver-> sender    REJ  struct wire_reject   (status, supported version)
+ *
+ * Then, over the QP:
+ *   S->R  OFFER   name, size, chunk size, HMAC over the nonce and the offer
+ *   R->S  ACCEPT  or REFUSE (status + text)
+ *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
+ *                 payload = raw file bytes at offset seq * chunk_size
+ *   R->S  CREDIT  more receive slots are posted for you
+ *   S->R  END     total bytes + XXH3-128 of the whole file
+ *   R->S  RESULT  status of verify + publish, receiver's byte count and time
+ *
+ * Every sender->receiver message (control or data) consumes one credit; the
+ * receiver returns credits in the header of every message it sends. All
+ * integers are little-endian on the wire, except the immediate, which is
+ * big-endian as verbs conventionally carries it.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
+#define WIRE_VERSION            1
+#define WIRE_HEADER_SIZE        16
+#define WIRE_NONCE_SIZE         32
+#define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
+#define WIRE_DIGEST_SIZE        16              /* XXH3-128, canonical form */
+#define WIRE_NAME_MAX           255             /* bytes, without NUL */
+#define WIRE_TEXT_MAX           200             /* bytes, without NUL */
+#define WIRE_CTRL_MAX           512             /* largest control message */
+
+/* Private data sizes (rdma_cm allows 56 bytes on REQ, 196 on REP, 148 on REJ). */
+#define WIRE_HELLO_SIZE         8
+#define WIRE_WELCOME_SIZE       52
+#define WIRE_REJECT_SIZE        12
+
+enum wire_type {
+        WIRE_OFFER = 1,
+        WIRE_ACCEPT = 2,
+        WIRE_REFUSE = 3,
+        WIRE_CREDIT = 4,
+        WIRE_END = 5,
+        WIRE_RESULT = 6,
+        _WIRE_TYPE_MAX,
+};
+
+/*
+ * Outcome of a transfer or a refusal, as carried in REJ, REFUSE and RESULT.
+ * Stable numbers: they travel between daemons of different builds.
+ */
+enum wire_status {
+        WIRE_OK = 0,
+        WIRE_E_VERSION = 1,     /* protocol version not supported */
+        WIRE_E_PROTOCOL = 2,    /* malformed or unexpected message */
+        WIRE_E_BUSY = 3,        /* no receive slots free for another transfer */
+        WIRE_E_DENIED = 4,      /* peer address not allowed */
+        WIRE_E_AUTH = 5,        /* missing or wrong pre-shared key proof */
+        WIRE_E_NAME = 6,        /* name not acceptable */
+        WIRE_E_EXISTS = 7,      /* a file of that name exists, overwrite off */
+        WIRE_E_TOO_LARGE = 8,   /* larger than max_file_size */
+        WIRE_E_NO_SPACE = 9,    /* not enough free space on the receiver */
+        WIRE_E_IO = 10,         /* receiver-side I/O error */
+        WIRE_E_CHECKSUM = 11,   /* whole-file checksum mismatch */
+        WIRE_E_SIZE = 12,       /* byte count mismatch */
+        WIRE_E_SHUTDOWN = 13,   /* receiver is shutting down */
+        WIRE_E_INTERNAL = 14,
+        _WIRE_STATUS_MAX,
+};
+
+/* Human text for a status ("checksum mismatch"); never NULL. */
+const char *wire_status_str(unsigned int status);
+
+struct wire_hello {
+        uint32_t magic;
+        uint16_t version;
+        uint16_t flags;         /* reserved, 0 */
+};
+
+struct wire_welcome {
+        uint32_t magic;
+        uint16_t version;
+        uint16_t flags;         /* WIRE_WELCOME_AUTH: an OFFER must carry a MAC */
+        uint32_t credits;       /* receive slots posted for this connection */
+        uint32_t slot_size;     /* largest message the receiver accepts */
+        uint32_t reserved;
+        uint8_t nonce[WIRE_NONCE_SIZE];
+};
+
+#define WIRE_WELCOME_AUTH       0x0001u
+
+struct wire_reject {
+        uint32_t magic;
+        uint16_t version;       /* the version the rejecting side speaks */
+        uint16_t status;        /* enum wire_status */
+        uint32_t reserved;
+};
+
+struct wire_offer {
+        uint64_t transfer_id;   /* sender's job id, for logs on both sides */
+        uint64_t size;          /* file size in bytes */
+        uint32_t chunk_size;    /* bytes per data message (last may be short) */
+        uint16_t flags;         /* reserved, 0 */
+        uint8_t mac[WIRE_MAC_SIZE];
+        char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
+};
+
+struct wire_refuse {
+        uint16_t status;
+        char text[WIRE_TEXT_MAX + 1];
+};
+
+struct wire_end {
+        uint64_t bytes;
+        uint8_t digest[WIRE_DIGEST_SIZE];
+};
+
+struct wire_result {
+        uint16_t status;
+        uint64_t bytes;         /* bytes the receiver wrote */
+        uint64_t usec;          /* receiver's first-to-last data time */
+        char text[WIRE_TEXT_MAX + 1];
+};
+
+/* A decoded control message. Strings are copied out: the buffer can be reused. */
+struct wire_msg {
+        uint16_t type;          /* enum wire_type */
+        uint32_t credits;       /* credits granted by this message (R->S) */
+        union {
+                struct wire_offer offer;
+                struct wire_refuse refuse;
+                struct wire_end end;
+                struct wire_result result;
+        };
+};
+
+/*
+ * Private data. Encoders write exactly WIRE_*_SIZE bytes into @buf (which
+ * must be that large). Decoders return 0, -EBADMSG when the bytes are not
+ * ours (short, bad magic), or -EPROTONOSUPPORT on a version mismatch (the
+ * decoded struct is still filled so the caller can report the version).
+ */
+void wire_encode_hello(void *buf, const struct wire_hello *h);
+int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h);
+void wire_encode_welcome(void *buf, const struct wire_welcome *w);
+int wire_decode_welcome(const void *buf, size_t len, struct wire_welcome *w);
+void wire_encode_reject(void *buf, const struct wire_reject *r);
+int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
+
+/*
+ * Control messages. Encoders return the encoded length (header included,
+ * at most WIRE_CTRL_MAX) or -EMSGSIZE when @cap is too small, -EINVAL when a
+ * field is out of range (name empty or too long, unknown type).
+ * wire_decode() checks magic, version, type and that the length matches
+ * the type exactly; returns 0, -EBADMSG or -EPROTONOSUPPORT.
+ */
+int wire_encode(void *buf, size_t cap, const struct wire_msg *m);
+int wire_decode(const void *buf, size_t len, struct wire_msg *m);
+
+/*
+ * The bytes an OFFER's MAC covers: "rdmaxfer-offer-v1" || nonce || the
+ * offer's fields (everything but the MAC), in wire order. Returns the
+ * length written, or -EMSGSIZE.
+ */
+int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_SIZE],
+                         const struct wire_offer *o);

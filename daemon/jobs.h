@@ -1,0 +1,64 @@
+#pragma once
+
+/*
+ * Outgoing send jobs submitted over the control socket: the table, the
+ * queue (at most cfg.max_transfers run at once), watchers, and retention of
+ * finished jobs (the last 64) so `xferctl status` can still see them.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctl.h"
+
+struct daemon;
+struct sender;
+
+struct job {
+        struct jobs *jobs;
+        uint64_t id;                    /* > 0, unique for the daemon's lifetime */
+        enum ctl_job_state state;
+        uint16_t status;                /* enum wire_status once FAILED */
+        int fd;                         /* the client's file, owned by the job until final */
+        uint64_t size;
+        char name[CTL_NAME_MAX + 1];
+        char host[CTL_HOST_MAX + 1];
+        uint16_t port;
+        char peer[CTL_HOST_MAX + 1 + 6];/* "host:port", for logs */
+        /* Progress, written by the engine while it runs the job. */
+        uint64_t bytes_done;
+        uint64_t usec;
+        char text[CTL_TEXT_MAX + 1];
+        /* Owned by the jobs module. */
+        uint64_t rate;                  /* bytes/s over the last interval */
+        uint64_t rate_bytes, rate_usec; /* sample at the last rate update */
+        struct sender *sender;          /* engine's state while active, else NULL */
+        struct job *next;               /* table order */
+};
+
+struct jobs;
+
+int jobs_new(struct jobs **out, struct daemon *d);
+void jobs_free(struct jobs *jobs);      /* closes fds, no callbacks */
+
+/* Takes @fd. Queues the job and starts it if a slot is free. 0 or -errno. */
+int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd, uint64_t *id);
+struct job *jobs_find(struct jobs *jobs, uint64_t id);
+struct job *jobs_first(struct jobs *jobs);     /* iterate with ->next */
+/* Cancel a queued or running job; 0, -ENOENT, or -EALREADY when final. */
+int jobs_cancel(struct jobs *jobs, uint64_t id);
+unsigned int jobs_active(const struct jobs *jobs);
+
+/* Called by the engine: the job moved to a non-final state (CONNECTING, SENDING, VERIFYING). */
+void job_set_state(struct job *job, enum ctl_job_state state);
+/*
+ * Called by the engine once, when it has released everything it held for
+ * the job (job->sender is NULL again): final state, status and text. Closes
+ * the fd, wakes watchers, starts the next queued job.
+ */
+void job_finish(struct job *job, enum ctl_job_state state, unsigned int status, const char *text);
+
+/* Watchers: a control connection that gets every change of @job. */
+typedef void (*job_watch_fn)(struct job *job, void *userdata);
+int job_watch(struct job *job, job_watch_fn fn, void *userdata);
+void job_unwatch(struct job *job, job_watch_fn fn, void *userdata);

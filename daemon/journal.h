@@ -1,0 +1,34 @@
+#pragma once
+
+/*
+ * One structured journald entry per finished transfer, on each side
+ * (sd_journal_send). MESSAGE_IDs live in msgid.h and are explained in
+ * systemd/rdmaxferd.catalog.
+ */
+
+#include <stdint.h>
+
+struct journal_xfer {
+        const char *direction;  /* "send" or "recv" */
+        uint64_t id;            /* sender's transfer id */
+        const char *peer;       /* "198.18.0.1:7470" */
+        const char *file;       /* leaf name */
+        uint64_t bytes;         /* bytes moved */
+        uint64_t usec;          /* first send .. last completion (send), first .. last data (recv) */
+        unsigned int status;    /* enum wire_status; WIRE_OK on success */
+        const char *text;       /* cause on failure ("ibv_wc: transport retry counter exceeded"), or NULL */
+        const char *digest;     /* XXH3-128 hex, or NULL */
+};
+
+/*
+ * Logs e.g. MESSAGE="received foo.dat (1073741824 bytes) from 198.18.0.1:7470
+ * in 20.400 s: 52.6 MB/s" with RDMAXFER_ID, RDMAXFER_DIRECTION,
+ * RDMAXFER_PEER, RDMAXFER_FILE, RDMAXFER_BYTES, RDMAXFER_USEC,
+ * RDMAXFER_MBPS (10^6 bytes/s, one decimal), RDMAXFER_RESULT ("ok" or the
+ * wire_status_str text), RDMAXFER_STATUS (number), RDMAXFER_DIGEST and
+ * RDMAXFER_ERROR when set.
+ */
+void journal_xfer(const struct journal_xfer *x);
+
+/* MB/s as 10^6 bytes per second; 0 when usec is 0. */
+double journal_mbps(uint64_t bytes, uint64_t usec);
