@@ -1,0 +1,330 @@
+/*
+ * The engine owns what lives as long as the daemon: the rdma_cm event
+ * channel and listener, the device's PD, the receive ring and send pool
+ * (registered once, at start-up, before READY=1), and the io_uring. It
+ * dispatches CM events to the connection they belong to.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <event2/event.h>
+
+#include "conn.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "engine.h"
+#include "engine-private.h"
+#include "io.h"
+#include "log.h"
+
+#define ENGINE_BACKLOG          64
+
+static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
+{
+        struct engine *e = arg;
+        struct rdma_cm_event *ev;
+
+        while (rdma_get_cm_event(e->ch, &ev) == 0) {
+                enum rdma_cm_event_type type = ev->event;
+                struct rdma_cm_id *id = ev->id;
+                int status = ev->status;
+                uint8_t pdata[256];
+                size_t plen = 0;
+
+                /* Private data lives in the event: copy it, then ack at once so
+                 * that destroying an id never waits on an unacked event. */
+                if (ev->param.conn.private_data && ev->param.conn.private_data_len) {
+                        plen = MIN(sizeof(pdata), (size_t)ev->param.conn.private_data_len);
+                        memcpy(pdata, ev->param.conn.private_data, plen);
+                }
+                rdma_ack_cm_event(ev);
+
+                log_debug("cm event %s (status %d)", rdma_event_str(type), status);
+                if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+                        recv_on_connect_request(e, id, pdata, plen);
+                        continue;
+                }
+                if (id == e->listen_id) {
+                        if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
+                                log_err("RDMA device removed under the listener");
+                        continue;
+                }
+                if (id->context) {
+                        struct conn *c = id->context;
+
+                        c->ops->cm_event(c, type, status, pdata, plen);
+                }
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+                log_err("rdma_get_cm_event: %m");
+}
+
+static int engine_bind(struct engine *e)
+{
+        const struct config *cfg = &e->d->cfg;
+        struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+        struct addrinfo *ai = NULL;
+        char port[8];
+        int r;
+
+        snprintf(port, sizeof(port), "%u", cfg->port);
+        r = getaddrinfo(cfg->listen_addr[0] ? cfg->listen_addr : "0.0.0.0", port, &hints, &ai);
+        if (r != 0) {
+                log_err("listen address %s: %s", cfg->listen_addr, gai_strerror(r));
+                return -EINVAL;
+        }
+        if (rdma_bind_addr(e->listen_id, ai->ai_addr)) {
+                r = -errno;
+                log_err("cannot bind RDMA listener to %s:%u: %m%s", cfg->listen_addr[0] ? cfg->listen_addr : "*",
+                        cfg->port, r == -EADDRNOTAVAIL || r == -ENODEV ?
+                        " (no RDMA device has that address; see `rdma link show`)" : "");
+                freeaddrinfo(ai);
+                return r;
+        }
+        if (cfg->listen_addr[0]) {
+                /* Outgoing connections leave from here too; port 0, the
+                 * listener owns the real one. */
+                memcpy(&e->src, ai->ai_addr, ai->ai_addrlen);
+                if (e->src.ss_family == AF_INET)
+                        ((struct sockaddr_in *)&e->src)->sin_port = 0;
+                else
+                        ((struct sockaddr_in6 *)&e->src)->sin6_port = 0;
+                e->have_src = true;
+        }
+        freeaddrinfo(ai);
+        if (rdma_listen(e->listen_id, ENGINE_BACKLOG)) {
+                r = -errno;
+                log_err("rdma_listen: %m");
+                return r;
+        }
+        return 0;
+}
+
+static int engine_open_device(struct engine *e)
+{
+        struct ibv_context **list;
+        int n = 0;
+
+        if (e->listen_id->verbs) {
+                e->verbs = e->listen_id->verbs;
+                return 0;
+        }
+        /* Listening on the wildcard: the ring goes on the only device. */
+        list = rdma_get_devices(&n);
+        if (!list || n == 0) {
+                if (list)
+                        rdma_free_devices(list);
+                log_err("no RDMA device found (is a driver loaded? `rdma link show`)");
+                return -ENODEV;
+        }
+        if (n > 1)
+                log_warning("listen address is a wildcard and there are %d RDMA devices; using %s "
+                            "(run one instance per device with `listen =` set)", n,
+                            ibv_get_device_name(list[0]->device));
+        e->verbs = list[0];
+        rdma_free_devices(list);
+        return 0;
+}
+
+static void *engine_alloc(size_t bytes)
+{
+        void *p = NULL;
+
+        if (posix_memalign(&p, 4096, bytes))
+                return NULL;
+        /* Touch it now: the pages are pinned by registration anyway. */
+        memset(p, 0, bytes);
+        return p;
+}
+
+static int engine_register(struct engine *e, uint8_t **mem, size_t bytes, struct ibv_mr **mr,
+                           const char *what)
+{
+        struct rlimit rl;
+
+        *mem = engine_alloc(bytes);
+        if (!*mem) {
+                log_err("cannot allocate %s (%zu MiB)", what, bytes >> 20);
+                return -ENOMEM;
+        }
+        /* Local access only: peers never get an rkey, so no remote side can
+         * touch this memory except through receives we posted. */
+        *mr = ibv_reg_mr(e->pd, *mem, bytes, IBV_ACCESS_LOCAL_WRITE);
+        if (!*mr) {
+                int r = -errno;
+
+                getrlimit(RLIMIT_MEMLOCK, &rl);
+                log_err("cannot register %s (%zu MiB): %s%s", what, bytes >> 20, strerror(-r),
+                        r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY ?
+                        " (RLIMIT_MEMLOCK is too low: set LimitMEMLOCK=infinity)" : "");
+                return r;
+        }
+        return 0;
+}
+
+int engine_new(struct engine **out, struct daemon *d)
+{
+        const struct config *cfg = &d->cfg;
+        struct engine *e;
+        int flags, r;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->d = d;
+        e->base = d->base;
+        e->incoming_fd = -1;
+        e->ring = RING_NULL;
+        e->send_ring = RING_NULL;
+        e->slot_size = cfg->slot_size;
+
+        e->incoming_fd = open(cfg->incoming_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (e->incoming_fd < 0) {
+                r = -errno;
+                log_err("incoming_dir %s: %m", cfg->incoming_dir);
+                goto fail;
+        }
+
+        e->ch = rdma_create_event_channel();
+        if (!e->ch) {
+                r = -errno;
+                log_err("rdma_create_event_channel: %m (is /dev/infiniband/rdma_cm there and allowed?)");
+                goto fail;
+        }
+        flags = fcntl(e->ch->fd, F_GETFL);
+        if (flags < 0 || fcntl(e->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (rdma_create_id(e->ch, &e->listen_id, NULL, RDMA_PS_TCP)) {
+                r = -errno;
+                log_err("rdma_create_id: %m");
+                goto fail;
+        }
+        r = engine_bind(e);
+        if (r < 0)
+                goto fail;
+        r = engine_open_device(e);
+        if (r < 0)
+                goto fail;
+        e->pd = ibv_alloc_pd(e->verbs);
+        if (!e->pd) {
+                r = -errno;
+                log_err("ibv_alloc_pd: %m");
+                goto fail;
+        }
+
+        e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
+        r = engine_register(e, &e->ring_mem, e->ring_bytes, &e->ring_mr, "receive ring");
+        if (r < 0)
+                goto fail;
+        r = ring_init(&e->ring, cfg->slot_count, cfg->slot_count / cfg->max_transfers);
+        if (r < 0)
+                goto fail;
+
+        e->send_bytes = (size_t)cfg->slot_size * cfg->send_slots * cfg->max_transfers;
+        r = engine_register(e, &e->send_mem, e->send_bytes, &e->send_mr, "send pool");
+        if (r < 0)
+                goto fail;
+        r = ring_init(&e->send_ring, cfg->send_slots * cfg->max_transfers, cfg->send_slots);
+        if (r < 0)
+                goto fail;
+
+        r = io_new(&e->io, e->base, cfg->slot_count + cfg->send_slots * cfg->max_transfers + 16);
+        if (r < 0) {
+                log_err("cannot set up io_uring: %s", strerror(-r));
+                goto fail;
+        }
+
+        e->ch_ev = event_new(e->base, e->ch->fd, EV_READ | EV_PERSIST, engine_on_cm, e);
+        if (!e->ch_ev || event_add(e->ch_ev, NULL) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        log_info("RDMA device %s: receive ring %u x %u bytes (%zu MiB), %u per connection; "
+                 "send pool %u x %u bytes (%zu MiB)",
+                 ibv_get_device_name(e->verbs->device), cfg->slot_count, cfg->slot_size,
+                 e->ring_bytes >> 20, e->ring.share, cfg->send_slots * cfg->max_transfers,
+                 cfg->slot_size, e->send_bytes >> 20);
+        *out = e;
+        return 0;
+
+fail:
+        engine_free(e);
+        return r;
+}
+
+void engine_free(struct engine *e)
+{
+        if (!e)
+                return;
+        if (e->stop_ev)
+                event_free(e->stop_ev);
+        if (e->ch_ev)
+                event_free(e->ch_ev);
+        /* In reverse order of engine_new. */
+        io_free(e->io);
+        ring_deinit(&e->send_ring);
+        if (e->send_mr)
+                ibv_dereg_mr(e->send_mr);
+        free(e->send_mem);
+        ring_deinit(&e->ring);
+        if (e->ring_mr)
+                ibv_dereg_mr(e->ring_mr);
+        free(e->ring_mem);
+        if (e->pd)
+                ibv_dealloc_pd(e->pd);
+        if (e->listen_id)
+                rdma_destroy_id(e->listen_id);
+        if (e->ch)
+                rdma_destroy_event_channel(e->ch);
+        safe_close(e->incoming_fd);
+        free(e);
+}
+
+static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)
+{
+        struct engine *e = arg;
+
+        if (e->stop_done)
+                e->stop_done(e->d);
+}
+
+void engine_conn_gone(struct engine *e)
+{
+        if (e->stopping && !e->recvs && !e->senders && e->stop_ev)
+                event_active(e->stop_ev, 0, 0);
+}
+
+void engine_stop(struct engine *e, void (*done)(struct daemon *d))
+{
+        struct recv_xfer *x, *xn;
+        struct sender *s, *sn;
+
+        if (e->stopping)
+                return;
+        e->stopping = true;
+        e->stop_done = done;
+        e->stop_ev = event_new(e->base, -1, 0, engine_on_stopped, e);
+
+        /* No new connections: the listener goes first. */
+        if (e->listen_id) {
+                rdma_destroy_id(e->listen_id);
+                e->listen_id = NULL;
+        }
+        for (x = e->recvs; x; x = xn) {
+                xn = recv_next(x);
+                recv_abort(x, WIRE_E_SHUTDOWN, "receiver shutting down");
+        }
+        for (s = e->senders; s; s = sn) {
+                sn = sender_next(s);
+                sender_abort(s, CTL_JOB_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down");
+        }
+        engine_conn_gone(e);
+}

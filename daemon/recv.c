@@ -1,0 +1,808 @@
+/*
+ * Incoming transfers: one per connection. The connection is granted a share
+ * of the preregistered receive ring; every slot of the share is posted as a
+ * receive, and the sender gets one credit per posted slot, so it can never
+ * send into an empty receive queue. A data message lands in a slot, is
+ * hashed in arrival order (RC keeps order), written to the file at its
+ * offset by io_uring, and only then is the slot posted again and its credit
+ * returned. The file is an O_TMPFILE in the incoming directory: it has no
+ * name until it is complete, verified and fsynced, so an abort at any point
+ * (peer gone, SIGTERM, crash) leaves nothing behind.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "acl.h"
+#include "auth.h"
+#include "conn.h"
+#include "daemon.h"
+#include "digest.h"
+#include "engine.h"
+#include "engine-private.h"
+#include "io.h"
+#include "journal.h"
+#include "log.h"
+#include "name.h"
+#include "wire.h"
+
+/* How long a connected peer may take to make its offer. */
+#define RECV_OFFER_TIMEOUT_SEC  30
+/* How long to wait for the sender to hang up after RESULT or REFUSE. */
+#define RECV_LINGER_SEC         5
+
+enum recv_state {
+        RECV_CONNECTING,        /* accepted, waiting for ESTABLISHED */
+        RECV_OFFER_WAIT,
+        RECV_DATA,
+        RECV_FINISHING,         /* END seen; draining writes, fsync, publish */
+        RECV_CLOSING,           /* verdict sent or connection lost */
+};
+
+static const char *const recv_state_names[] = {
+        [RECV_CONNECTING] = "connecting",
+        [RECV_OFFER_WAIT] = "offer-wait",
+        [RECV_DATA] = "data",
+        [RECV_FINISHING] = "finishing",
+        [RECV_CLOSING] = "closing",
+};
+
+struct recv_slot {
+        struct io_req io;
+        struct recv_xfer *x;
+        uint32_t slot;          /* index into the engine's ring */
+        uint32_t len;
+};
+
+struct recv_xfer {
+        struct conn conn;
+        struct recv_xfer *next;
+        enum recv_state state;
+        uint32_t nslots;
+        uint32_t *slots;
+        struct recv_slot *rs;   /* per share entry; wr_id indexes this */
+        uint8_t nonce[WIRE_NONCE_SIZE];
+        struct wire_offer offer;
+        int fd;
+        uint64_t nchunks;
+        uint64_t next_seq;
+        uint64_t bytes_recv;
+        uint64_t bytes_written;
+        unsigned int writes;    /* in flight */
+        uint32_t credits_pending;
+        uint32_t credit_batch;
+        bool end_seen;
+        struct wire_end end;
+        struct digest digest;
+        struct io_req fsync_req;
+        uint64_t t_start;       /* usec, CLOCK_MONOTONIC, when ACCEPT went out */
+        uint64_t t_last;        /* last data arrival */
+        uint64_t rate_bytes, rate_t;
+        struct event *timer;
+        unsigned int status;    /* verdict once decided */
+        char text[WIRE_TEXT_MAX + 1];
+        bool logged;
+};
+
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000;
+}
+
+static void recv_set_state(struct recv_xfer *x, enum recv_state state)
+{
+        static const uint8_t legal[] = {
+                [RECV_CONNECTING] = 1u << RECV_OFFER_WAIT | 1u << RECV_CLOSING,
+                [RECV_OFFER_WAIT] = 1u << RECV_DATA | 1u << RECV_CLOSING,
+                [RECV_DATA] = 1u << RECV_FINISHING | 1u << RECV_CLOSING,
+                [RECV_FINISHING] = 1u << RECV_CLOSING,
+                [RECV_CLOSING] = 0,
+        };
+
+        if (x->state == state)
+                return;
+        if (!(legal[x->state] & (1u << state))) {
+                log_err("%s: illegal receive state change %s -> %s", x->conn.peer,
+                        recv_state_names[x->state], recv_state_names[state]);
+                abort();
+        }
+        log_debug("%s: receive %s -> %s", x->conn.peer, recv_state_names[x->state],
+                  recv_state_names[state]);
+        x->state = state;
+}
+
+unsigned int recv_count(const struct engine *e)
+{
+        unsigned int n = 0;
+
+        for (const struct recv_xfer *x = e->recvs; x; x = x->next)
+                n++;
+        return n;
+}
+
+struct recv_xfer *recv_next(struct recv_xfer *x)
+{
+        return x->next;
+}
+
+unsigned int engine_recv_active(const struct engine *e)
+{
+        unsigned int n = 0;
+
+        for (const struct recv_xfer *x = e->recvs; x; x = x->next)
+                n += x->state == RECV_DATA || x->state == RECV_FINISHING;
+        return n;
+}
+
+uint64_t engine_recv_rate(const struct engine *e)
+{
+        uint64_t now = now_usec(), sum = 0;
+
+        /* Rate since the previous call (STATUS= asks about once a second). */
+        for (struct recv_xfer *x = e->recvs; x; x = x->next) {
+                if (x->state != RECV_DATA)
+                        continue;
+                if (x->rate_t && now > x->rate_t)
+                        sum += (x->bytes_recv - x->rate_bytes) * 1000000u / (now - x->rate_t);
+                x->rate_bytes = x->bytes_recv;
+                x->rate_t = now;
+        }
+        return sum;
+}
+
+static uint8_t *recv_slot_mem(struct recv_xfer *x, uint32_t i)
+{
+        return x->conn.e->ring_mem + (size_t)x->slots[i] * x->conn.e->slot_size;
+}
+
+static int recv_post_slot(struct recv_xfer *x, uint32_t i)
+{
+        struct ibv_recv_wr wr = { 0 }, *bad;
+        struct ibv_sge sge;
+
+        sge.addr = (uintptr_t)recv_slot_mem(x, i);
+        sge.length = x->conn.e->slot_size;
+        sge.lkey = x->conn.e->ring_mr->lkey;
+        wr.wr_id = i;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        if (ibv_post_recv(x->conn.id->qp, &wr, &bad))
+                return -errno ?: -EIO;
+        return 0;
+}
+
+static void recv_log(struct recv_xfer *x)
+{
+        char hex[DIGEST_HEX_SIZE];
+        uint8_t d[WIRE_DIGEST_SIZE];
+        uint64_t usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
+
+        /* Connections that never made an offer are not transfers. */
+        if (x->logged || !x->offer.name[0])
+                return;
+        x->logged = true;
+        if (x->status == WIRE_OK) {
+                digest_final(&x->digest, d);
+                digest_hex(d, hex);
+        }
+        journal_xfer(&(struct journal_xfer){
+                .direction = "recv",
+                .id = x->offer.transfer_id,
+                .peer = x->conn.peer,
+                .file = x->offer.name,
+                .bytes = x->status == WIRE_OK ? x->offer.size : x->bytes_recv,
+                .usec = usec,
+                .status = x->status,
+                .text = x->text[0] ? x->text : NULL,
+                .digest = x->status == WIRE_OK ? hex : NULL,
+        });
+}
+
+static void recv_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        if (x->state == RECV_OFFER_WAIT || x->state == RECV_CONNECTING) {
+                recv_abort(x, WIRE_E_PROTOCOL, "no offer within 30 s");
+                return;
+        }
+        /* Lingering after the verdict: the peer did not hang up. */
+        conn_disconnect(&x->conn);
+        conn_reap(&x->conn);
+}
+
+static void recv_arm_timer(struct recv_xfer *x, int sec)
+{
+        struct timeval tv = { .tv_sec = sec };
+
+        if (x->timer)
+                evtimer_add(x->timer, &tv);
+}
+
+/* Send the verdict (REFUSE before data, RESULT after), then wait for the hang-up. */
+static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
+{
+        struct wire_msg m = { 0 };
+        bool refuse = x->state == RECV_OFFER_WAIT;
+        int r;
+
+        x->status = status;
+        snprintf(x->text, sizeof(x->text), "%s", text ?: "");
+        if (refuse) {
+                m.type = WIRE_REFUSE;
+                m.refuse.status = status;
+                snprintf(m.refuse.text, sizeof(m.refuse.text), "%s", x->text);
+        } else {
+                m.type = WIRE_RESULT;
+                m.result.status = status;
+                m.result.bytes = status == WIRE_OK ? x->offer.size : x->bytes_written;
+                m.result.usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
+                snprintf(m.result.text, sizeof(m.result.text), "%s", x->text);
+        }
+        if (x->state != RECV_CLOSING)
+                recv_set_state(x, RECV_CLOSING);
+        r = conn_send_ctrl(&x->conn, &m);
+        if (r < 0) {
+                log_warning("%s: cannot send verdict: %s", x->conn.peer, strerror(-r));
+                conn_disconnect(&x->conn);
+        }
+        recv_log(x);
+        recv_arm_timer(x, RECV_LINGER_SEC);
+}
+
+void recv_abort(struct recv_xfer *x, unsigned int status, const char *text)
+{
+        if (x->state == RECV_CLOSING)
+                return;
+        if (status == WIRE_OK)
+                status = WIRE_E_INTERNAL;
+        if (x->offer.name[0])
+                log_warning("%s: receive of %s failed: %s%s%s", x->conn.peer, x->offer.name,
+                            wire_status_str(status), text ? ": " : "", text ?: "");
+        else
+                log_notice("%s: connection refused: %s%s%s", x->conn.peer, wire_status_str(status),
+                           text ? ": " : "", text ?: "");
+        if (x->state == RECV_CONNECTING) {
+                x->status = status;
+                recv_set_state(x, RECV_CLOSING);
+                conn_disconnect(&x->conn);
+                conn_reap(&x->conn);
+                return;
+        }
+        recv_verdict(x, status, text);
+}
+
+/* Lost the connection (or told to drop it) without a verdict on the wire. */
+static void recv_lost(struct recv_xfer *x, const char *why)
+{
+        if (x->state != RECV_CLOSING) {
+                x->status = WIRE_E_PROTOCOL;
+                snprintf(x->text, sizeof(x->text), "%s", why);
+                if (x->offer.name[0])
+                        log_warning("%s: receive of %s aborted: %s; nothing published",
+                                    x->conn.peer, x->offer.name, why);
+                recv_set_state(x, RECV_CLOSING);
+                recv_log(x);
+        }
+        conn_disconnect(&x->conn);
+        conn_reap(&x->conn);
+}
+
+static void recv_flush_credits(struct recv_xfer *x, bool force)
+{
+        struct wire_msg m = { .type = WIRE_CREDIT };
+
+        if (x->state != RECV_DATA || x->credits_pending == 0)
+                return;
+        if (!force && x->credits_pending < x->credit_batch)
+                return;
+        /* Keep one buffer for the verdict. */
+        if (conn_ctrl_free(&x->conn) < 2)
+                return;
+        m.credits = x->credits_pending;
+        if (conn_send_ctrl(&x->conn, &m) == 0)
+                x->credits_pending = 0;
+}
+
+static int recv_check_exists(struct recv_xfer *x, int dirfd)
+{
+        struct open_how how = {
+                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = syscall(SYS_openat2, dirfd, x->offer.name, &how, sizeof(how));
+
+        if (fd >= 0) {
+                close(fd);
+                return 1;
+        }
+        return errno == ENOENT ? 0 : -errno;
+}
+
+static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
+{
+        struct daemon *d = x->conn.e->d;
+        struct wire_msg m = { .type = WIRE_ACCEPT };
+        struct statvfs vfs;
+        enum name_verdict nv;
+        char text[WIRE_TEXT_MAX + 1];
+        int dirfd = x->conn.e->incoming_fd, r;
+
+        x->offer = *o;
+        nv = name_check(o->name, strlen(o->name));
+        if (nv != NAME_OK) {
+                /* Don't echo a hostile name into logs as if it were a file. */
+                snprintf(text, sizeof(text), "%s", name_verdict_str(nv));
+                snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                recv_abort(x, WIRE_E_NAME, text);
+                return;
+        }
+        if (d->key.len > 0 && auth_offer_verify(&d->key, x->nonce, o) < 0) {
+                recv_abort(x, WIRE_E_AUTH, "pre-shared key proof does not match");
+                return;
+        }
+        if (o->chunk_size == 0 || o->chunk_size > x->conn.e->slot_size) {
+                recv_abort(x, WIRE_E_PROTOCOL, "chunk size out of range");
+                return;
+        }
+        if (d->cfg.max_file_size && o->size > d->cfg.max_file_size) {
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes is over the limit of %" PRIu64,
+                         o->size, d->cfg.max_file_size);
+                recv_abort(x, WIRE_E_TOO_LARGE, text);
+                return;
+        }
+        r = recv_check_exists(x, dirfd);
+        if (r > 0 && !d->cfg.overwrite) {
+                recv_abort(x, WIRE_E_EXISTS, NULL);
+                return;
+        }
+        if (r < 0) {
+                snprintf(text, sizeof(text), "checking name: %s", strerror(-r));
+                recv_abort(x, WIRE_E_IO, text);
+                return;
+        }
+
+        x->fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640);
+        if (x->fd < 0) {
+                snprintf(text, sizeof(text), "creating temporary file: %m");
+                recv_abort(x, WIRE_E_IO, text);
+                return;
+        }
+        if (fstatvfs(x->fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < o->size) {
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes free, %" PRIu64 " needed",
+                         (uint64_t)vfs.f_bavail * vfs.f_frsize, o->size);
+                recv_abort(x, WIRE_E_NO_SPACE, text);
+                return;
+        }
+        /* Reserve the space now: disk full becomes a refusal, not a failure at 90 %. */
+        if (o->size > 0 && fallocate(x->fd, 0, 0, o->size) < 0 && errno != EOPNOTSUPP) {
+                if (errno == ENOSPC || errno == EDQUOT) {
+                        recv_abort(x, WIRE_E_NO_SPACE, strerror(errno));
+                        return;
+                }
+                snprintf(text, sizeof(text), "fallocate: %m");
+                recv_abort(x, WIRE_E_IO, text);
+                return;
+        }
+        r = digest_init(&x->digest);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+
+        x->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        recv_set_state(x, RECV_DATA);
+        m.credits = x->credits_pending;
+        r = conn_send_ctrl(&x->conn, &m);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+        x->credits_pending = 0;
+        x->t_start = x->t_last = now_usec();
+        evtimer_del(x->timer);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
+                 x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
+}
+
+static void recv_finish(struct recv_xfer *x);
+
+static void recv_on_fsync(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = (struct recv_xfer *)((char *)req - offsetof(struct recv_xfer, fsync_req));
+        struct daemon *d = x->conn.e->d;
+        int e_incoming_fd = x->conn.e->incoming_fd;
+        char path[64], text[WIRE_TEXT_MAX + 1];
+        int r;
+
+        conn_unhold(&x->conn);
+        if (x->state != RECV_FINISHING)
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "fsync: %s", strerror((int)-res));
+                recv_abort(x, WIRE_E_IO, text);
+                return;
+        }
+
+        /* Give the finished file its name; link() never replaces, so a file
+         * that appeared meanwhile is not clobbered unless overwrite allows. */
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", x->fd);
+        r = linkat(AT_FDCWD, path, e_incoming_fd, x->offer.name, AT_SYMLINK_FOLLOW);
+        if (r < 0 && errno == EEXIST && d->cfg.overwrite) {
+                char tmp[64];
+
+                snprintf(tmp, sizeof(tmp), ".rdmaxfer-%" PRIu64 ".part", x->offer.transfer_id);
+                r = linkat(AT_FDCWD, path, e_incoming_fd, tmp, AT_SYMLINK_FOLLOW);
+                if (r == 0 && renameat(e_incoming_fd, tmp, e_incoming_fd, x->offer.name) < 0) {
+                        r = -1;
+                        unlinkat(e_incoming_fd, tmp, 0);
+                }
+        }
+        if (r < 0) {
+                if (errno == EEXIST) {
+                        recv_abort(x, WIRE_E_EXISTS, "appeared during the transfer");
+                        return;
+                }
+                snprintf(text, sizeof(text), "publishing: %m");
+                recv_abort(x, WIRE_E_IO, text);
+                return;
+        }
+        /* The name itself must survive a crash too. */
+        if (fsync(e_incoming_fd) < 0)
+                log_warning("fsync of incoming directory: %m");
+        log_info("%s: received %s (%" PRIu64 " bytes)", x->conn.peer, x->offer.name, x->offer.size);
+        recv_verdict(x, WIRE_OK, NULL);
+}
+
+static void recv_finish(struct recv_xfer *x)
+{
+        uint8_t d[WIRE_DIGEST_SIZE];
+        int r;
+
+        if (x->state != RECV_FINISHING || x->writes > 0)
+                return;
+        if (x->bytes_written != x->offer.size) {
+                recv_abort(x, WIRE_E_SIZE, "short write");
+                return;
+        }
+        digest_final(&x->digest, d);
+        if (memcmp(d, x->end.digest, sizeof(d)) != 0) {
+                recv_abort(x, WIRE_E_CHECKSUM, NULL);
+                return;
+        }
+        r = io_fsync(x->conn.e->io, &x->fsync_req, x->fd);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_IO, strerror(-r));
+                return;
+        }
+        x->fsync_req.done = recv_on_fsync;
+        conn_hold(&x->conn);
+}
+
+static void recv_on_end(struct recv_xfer *x, const struct wire_end *end)
+{
+        if (x->next_seq != x->nchunks || end->bytes != x->offer.size || x->bytes_recv != x->offer.size) {
+                recv_abort(x, WIRE_E_SIZE, "sender's byte count differs");
+                return;
+        }
+        x->end = *end;
+        x->end_seen = true;
+        recv_set_state(x, RECV_FINISHING);
+        recv_finish(x);
+}
+
+static void recv_on_write(struct io_req *req, int64_t res)
+{
+        struct recv_slot *rs = (struct recv_slot *)req;
+        struct recv_xfer *x = rs->x;
+        uint32_t i = rs - x->rs;
+
+        x->writes--;
+        conn_unhold(&x->conn);
+        if (x->conn.reaping || x->state == RECV_CLOSING)
+                return;
+        if (res < 0) {
+                char text[WIRE_TEXT_MAX + 1];
+
+                snprintf(text, sizeof(text), "write at offset %" PRIu64 ": %s", req->off,
+                         strerror((int)-res));
+                recv_abort(x, res == -ENOSPC ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        x->bytes_written += rs->len;
+        if (recv_post_slot(x, i) < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
+                return;
+        }
+        x->credits_pending++;
+        if (x->state == RECV_FINISHING)
+                recv_finish(x);
+        /* Credits go out in wc_batch_end or here, batched. */
+        recv_flush_credits(x, false);
+}
+
+static void recv_on_data(struct recv_xfer *x, uint32_t i, uint32_t seq, uint32_t len)
+{
+        struct recv_slot *rs = &x->rs[i];
+        uint64_t off = (uint64_t)seq * x->offer.chunk_size;
+        uint64_t want;
+        int r;
+
+        if (x->state != RECV_DATA) {
+                recv_abort(x, WIRE_E_PROTOCOL, "data outside a transfer");
+                return;
+        }
+        want = MIN((uint64_t)x->offer.chunk_size, x->offer.size - MIN(off, x->offer.size));
+        if (seq != (uint32_t)x->next_seq || x->next_seq >= x->nchunks || len != want) {
+                recv_abort(x, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
+                return;
+        }
+        digest_update(&x->digest, recv_slot_mem(x, i), len);
+        x->next_seq++;
+        x->bytes_recv += len;
+        x->t_last = now_usec();
+
+        rs->x = x;
+        rs->len = len;
+        rs->io.done = recv_on_write;
+        r = io_write(x->conn.e->io, &rs->io, x->fd, recv_slot_mem(x, i), len, off);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_IO, strerror(-r));
+                return;
+        }
+        x->writes++;
+        conn_hold(&x->conn);
+}
+
+static void recv_on_ctrl(struct recv_xfer *x, uint32_t i, uint32_t len)
+{
+        struct wire_msg m;
+        int r;
+
+        r = wire_decode(recv_slot_mem(x, i), len, &m);
+        if (r < 0) {
+                recv_abort(x, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
+                           "undecodable control message");
+                return;
+        }
+        /* A control message used a slot too: it goes straight back. */
+        if (recv_post_slot(x, i) < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
+                return;
+        }
+        x->credits_pending++;
+
+        if (m.type == WIRE_OFFER && x->state == RECV_OFFER_WAIT)
+                recv_on_offer(x, &m.offer);
+        else if (m.type == WIRE_END && x->state == RECV_DATA)
+                recv_on_end(x, &m.end);
+        else
+                recv_abort(x, WIRE_E_PROTOCOL, "unexpected control message");
+}
+
+static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
+{
+        struct recv_xfer *x = (struct recv_xfer *)c;
+
+        if (wc->wr_id & CONN_WRID_CTRL) {
+                conn_ctrl_send_done(c, wc->wr_id);
+                if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
+                        recv_lost(x, ibv_wc_status_str(wc->status));
+                return;
+        }
+        if (wc->status != IBV_WC_SUCCESS) {
+                /* Flushes follow the first real error or our own teardown. */
+                if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+                        char text[WIRE_TEXT_MAX + 1];
+
+                        snprintf(text, sizeof(text), "receive completion: %s",
+                                 ibv_wc_status_str(wc->status));
+                        recv_lost(x, text);
+                }
+                return;
+        }
+        if (x->state == RECV_CLOSING)
+                return;
+        if (wc->wr_id >= x->nslots) {
+                recv_lost(x, "completion for an unknown slot");
+                return;
+        }
+        if (wc->wc_flags & IBV_WC_WITH_IMM)
+                recv_on_data(x, wc->wr_id, be32toh(wc->imm_data), wc->byte_len);
+        else
+                recv_on_ctrl(x, wc->wr_id, wc->byte_len);
+}
+
+static void recv_on_batch_end(struct conn *c)
+{
+        recv_flush_credits((struct recv_xfer *)c, false);
+}
+
+static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
+                       const void *pdata, size_t plen)
+{
+        struct recv_xfer *x = (struct recv_xfer *)c;
+
+        switch (type) {
+        case RDMA_CM_EVENT_ESTABLISHED:
+                if (x->state == RECV_CONNECTING)
+                        recv_set_state(x, RECV_OFFER_WAIT);
+                break;
+        case RDMA_CM_EVENT_DISCONNECTED:
+                recv_lost(x, "peer disconnected");
+                break;
+        case RDMA_CM_EVENT_DEVICE_REMOVAL:
+                recv_lost(x, "RDMA device removed");
+                break;
+        default:
+                /* CONNECT_ERROR, UNREACHABLE, REJECTED (accept failed) ... */
+                recv_lost(x, rdma_event_str(type));
+                break;
+        }
+}
+
+static void recv_on_reaped(struct conn *c)
+{
+        struct recv_xfer *x = (struct recv_xfer *)c;
+        struct engine *e = c->e;
+
+        for (struct recv_xfer **p = &e->recvs; *p; p = &(*p)->next)
+                if (*p == x) {
+                        *p = x->next;
+                        break;
+                }
+        for (uint32_t i = 0; i < x->nslots; i++)
+                ring_put(&e->ring, x->slots[i]);
+        /* Closing the O_TMPFILE without linking it frees its blocks. */
+        safe_close(x->fd);
+        digest_deinit(&x->digest);
+        if (x->timer)
+                event_free(x->timer);
+        free(x->slots);
+        free(x->rs);
+        free(x);
+        engine_conn_gone(e);
+}
+
+static const struct conn_ops recv_ops = {
+        .cm_event = recv_on_cm,
+        .wc = recv_on_wc,
+        .wc_batch_end = recv_on_batch_end,
+        .reaped = recv_on_reaped,
+};
+
+static void recv_reject(struct rdma_cm_id *id, unsigned int status)
+{
+        struct wire_reject rj = { .magic = WIRE_MAGIC, .version = WIRE_VERSION, .status = status };
+        uint8_t buf[WIRE_REJECT_SIZE];
+
+        wire_encode_reject(buf, &rj);
+        if (rdma_reject(id, buf, sizeof(buf)))
+                log_warning("rdma_reject: %m");
+        rdma_destroy_id(id);
+}
+
+void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void *pdata, size_t plen)
+{
+        struct daemon *d = e->d;
+        struct rdma_conn_param param = { 0 };
+        struct wire_welcome w = { 0 };
+        struct wire_hello h;
+        uint8_t wbuf[WIRE_WELCOME_SIZE];
+        struct recv_xfer *x;
+        char peer[80];
+        int r;
+
+        conn_format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
+
+        r = wire_decode_hello(pdata, plen, &h);
+        if (r < 0) {
+                log_notice("%s: refused: %s", peer,
+                           r == -EPROTONOSUPPORT ? "protocol version mismatch" : "not an rdmaxfer peer");
+                recv_reject(id, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL);
+                return;
+        }
+        if (!acl_allows(&d->cfg.allow_peers, rdma_get_peer_addr(id))) {
+                log_notice("%s: refused: address not in allow_peers", peer);
+                recv_reject(id, WIRE_E_DENIED);
+                return;
+        }
+        if (e->stopping) {
+                recv_reject(id, WIRE_E_SHUTDOWN);
+                return;
+        }
+        if (id->verbs != e->verbs) {
+                log_warning("%s: refused: arrived on device %s, ring is on %s", peer,
+                            ibv_get_device_name(id->verbs->device),
+                            ibv_get_device_name(e->verbs->device));
+                recv_reject(id, WIRE_E_INTERNAL);
+                return;
+        }
+
+        x = calloc(1, sizeof(*x));
+        if (!x) {
+                recv_reject(id, WIRE_E_INTERNAL);
+                return;
+        }
+        x->fd = -1;
+        x->digest = DIGEST_NULL;
+        x->nslots = e->ring.share;
+        x->slots = calloc(x->nslots, sizeof(*x->slots));
+        x->rs = calloc(x->nslots, sizeof(*x->rs));
+        if (!x->slots || !x->rs) {
+                free(x->slots);
+                free(x->rs);
+                free(x);
+                recv_reject(id, WIRE_E_INTERNAL);
+                return;
+        }
+        if (ring_take_share(&e->ring, x->slots) == RING_FULL) {
+                log_notice("%s: refused: all %u receive slots in use", peer, e->ring.count);
+                free(x->slots);
+                free(x->rs);
+                free(x);
+                recv_reject(id, WIRE_E_BUSY);
+                return;
+        }
+        conn_init(&x->conn, e, &recv_ops, id);
+        snprintf(x->conn.peer, sizeof(x->conn.peer), "%s", peer);
+        x->next = e->recvs;
+        e->recvs = x;
+        x->credit_batch = MAX(1u, x->nslots / 4);
+        x->timer = evtimer_new(e->base, recv_on_timer, x);
+
+        /* From here on a failure rejects and then reaps, which returns the slots. */
+        r = x->timer ? conn_setup_qp(&x->conn, CONN_CTRL_BUFS + 2, x->nslots + 1, 0) : -ENOMEM;
+        for (uint32_t i = 0; r == 0 && i < x->nslots; i++)
+                r = recv_post_slot(x, i);
+        if (r < 0) {
+                log_err("%s: setting up the queue pair: %s", peer, strerror(-r));
+                goto fail;
+        }
+
+        auth_nonce(x->nonce);
+        w.magic = WIRE_MAGIC;
+        w.version = WIRE_VERSION;
+        w.flags = d->key.len ? WIRE_WELCOME_AUTH : 0;
+        w.credits = x->nslots;
+        w.slot_size = e->slot_size;
+        memcpy(w.nonce, x->nonce, sizeof(w.nonce));
+        wire_encode_welcome(wbuf, &w);
+        param.private_data = wbuf;
+        param.private_data_len = sizeof(wbuf);
+        param.rnr_retry_count = 7;
+        param.retry_count = 7;
+        if (rdma_accept(id, &param)) {
+                log_err("%s: rdma_accept: %m", peer);
+                goto fail;
+        }
+        recv_arm_timer(x, RECV_OFFER_TIMEOUT_SEC);
+        log_debug("%s: accepted connection, %u credits of %u bytes", peer, x->nslots, e->slot_size);
+        return;
+
+fail:
+        {
+                uint8_t buf[WIRE_REJECT_SIZE];
+                struct wire_reject rj = { .magic = WIRE_MAGIC, .version = WIRE_VERSION,
+                                          .status = WIRE_E_INTERNAL };
+
+                wire_encode_reject(buf, &rj);
+                rdma_reject(id, buf, sizeof(buf));
+        }
+        x->state = RECV_CLOSING;
+        conn_reap(&x->conn);
+}
