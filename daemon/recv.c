@@ -39,6 +39,8 @@
 
 /* How long a connected peer may take to make its offer. */
 #define RECV_OFFER_TIMEOUT_SEC  30
+/* A sender that sends nothing for this long while it holds slots is dropped. */
+#define RECV_STALL_SEC          60
 /* How long to wait for the sender to hang up after RESULT or REFUSE. */
 #define RECV_LINGER_SEC         5
 
@@ -89,6 +91,7 @@ struct recv_xfer {
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC, when ACCEPT went out */
         uint64_t t_last;        /* last data arrival */
         uint64_t rate_bytes, rate_t;
+        uint64_t stall_mark;            /* bytes_recv when the stall timer last fired */
         struct event *timer;
         unsigned int status;    /* verdict once decided */
         char text[WIRE_TEXT_MAX + 1];
@@ -218,6 +221,24 @@ static void recv_on_timer(evutil_socket_t fd, short what, void *arg)
 
         if (x->state == RECV_OFFER_WAIT || x->state == RECV_CONNECTING) {
                 recv_abort(x, WIRE_E_PROTOCOL, "no offer within 30 s");
+                return;
+        }
+        if (x->state == RECV_FINISHING) {
+                struct timeval tv = { .tv_sec = RECV_STALL_SEC };
+
+                /* fsync of a large file can take a while; that is not a stall. */
+                evtimer_add(x->timer, &tv);
+                return;
+        }
+        if (x->state == RECV_DATA) {
+                struct timeval tv = { .tv_sec = RECV_STALL_SEC };
+
+                if (x->bytes_recv == x->stall_mark) {
+                        recv_abort(x, WIRE_E_PROTOCOL, "sender stalled for 60 s");
+                        return;
+                }
+                x->stall_mark = x->bytes_recv;
+                evtimer_add(x->timer, &tv);
                 return;
         }
         /* Lingering after the verdict: the peer did not hang up. */
@@ -414,7 +435,7 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         }
         x->credits_pending = 0;
         x->t_start = x->t_last = now_usec();
-        evtimer_del(x->timer);
+        recv_arm_timer(x, RECV_STALL_SEC);
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
                  x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
 }

@@ -34,6 +34,8 @@
 #define SEND_LINGER_SEC         5
 /* A receiver that accepted must answer END within this long (it fsyncs). */
 #define SEND_VERDICT_SEC        300
+/* ...and answer an OFFER within this long. */
+#define SEND_OFFER_SEC          30
 
 enum send_state {
         SEND_RESOLVING,         /* address, then route */
@@ -126,6 +128,8 @@ struct sender *sender_next(struct sender *s)
         return s->next;
 }
 
+static void send_arm_timer(struct sender *s, int sec);
+
 static uint8_t *send_buf_mem(struct sender *s, uint32_t i)
 {
         return s->conn.e->send_mem + (size_t)s->slots[i] * s->conn.e->slot_size;
@@ -160,8 +164,6 @@ static void send_log(struct sender *s)
  */
 void sender_abort(struct sender *s, int final, unsigned int status, const char *text)
 {
-        struct timeval tv = { .tv_sec = SEND_LINGER_SEC };
-
         if (!s->decided) {
                 s->decided = true;
                 s->final = final;
@@ -181,7 +183,7 @@ void sender_abort(struct sender *s, int final, unsigned int status, const char *
         if (s->established) {
                 conn_disconnect(&s->conn);
                 /* DISCONNECTED reaps; the timer covers a peer that never answers. */
-                evtimer_add(s->timer, &tv);
+                send_arm_timer(s, SEND_LINGER_SEC);
         } else {
                 conn_reap(&s->conn);
         }
@@ -207,7 +209,15 @@ static void send_on_timer(evutil_socket_t fd, short what, void *arg)
                 conn_reap(&s->conn);
                 return;
         }
-        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %d s", SEND_VERDICT_SEC);
+        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %d s",
+                  s->state == SEND_OFFERED ? SEND_OFFER_SEC : SEND_VERDICT_SEC);
+}
+
+static void send_arm_timer(struct sender *s, int sec)
+{
+        struct timeval tv = { .tv_sec = sec };
+
+        evtimer_add(s->timer, &tv);
 }
 
 static void send_pump(struct sender *s);
@@ -249,6 +259,7 @@ static void send_post_end(struct sender *s)
         }
         s->credits--;
         s->end_posted = true;
+        send_arm_timer(s, SEND_VERDICT_SEC);
 }
 
 static void send_pump(struct sender *s)
@@ -360,6 +371,7 @@ static void send_on_msg(struct sender *s, const struct wire_msg *m)
         case WIRE_ACCEPT:
                 if (s->state != SEND_OFFERED)
                         break;
+                evtimer_del(s->timer);
                 send_set_state(s, SEND_DATA);
                 job_set_state(job, CTL_JOB_SENDING);
                 if (s->nchunks == 0) {
@@ -488,6 +500,7 @@ static void send_offer(struct sender *s, const void *pdata, size_t plen)
         }
         s->credits--;
         send_set_state(s, SEND_OFFERED);
+        send_arm_timer(s, SEND_OFFER_SEC);
 }
 
 static void send_connect(struct sender *s)

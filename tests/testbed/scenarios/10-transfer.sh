@@ -1,0 +1,48 @@
+#!/bin/bash
+# Files of 0 bytes, 1 byte, a non-multiple of the slot size and 256 MiB go
+# from alpha to beta byte-identical, each with a journald entry on both
+# sides whose numbers agree with each other and with the file.
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+peers_configure
+start_peers
+
+slot=$((1024 * 1024))
+declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((256 * 1024 * 1024)))
+for name in empty.dat one.dat odd.dat big.dat; do
+        size=${sizes[$name]}
+        make_file "$SRC/$name" "$size"
+        tb_log "sending $name ($size bytes)"
+        line=$(send_ok "$SRC/$name")
+        tb_log "xferctl: $line"
+        [[ $line == *"$size bytes"* ]] || tb_fail "summary line does not give the byte count: $line"
+        same_file "$SRC/$name" "$BETA_IN/$name"
+
+        # Published files belong to the daemon's user and are not world-readable.
+        [[ $(stat -c %U "$BETA_IN/$name") == rdmaxfer ]] || tb_fail "$name not owned by rdmaxfer"
+
+        for side in "$ALPHA_UNIT send" "$BETA_UNIT recv"; do
+                unit=${side% *} dir=${side#* }
+                [[ $(jfield "$unit" "$name" RDMAXFER_DIRECTION) == "$dir" ]] ||
+                        tb_fail "$unit: no $dir entry for $name"
+                [[ $(jfield "$unit" "$name" RDMAXFER_RESULT) == ok ]] || tb_fail "$unit: $name result not ok"
+                [[ $(jfield "$unit" "$name" RDMAXFER_BYTES) == "$size" ]] || tb_fail "$unit: $name byte count"
+                usec=$(jfield "$unit" "$name" RDMAXFER_USEC)
+                mbps=$(jfield "$unit" "$name" RDMAXFER_MBPS)
+                msg=$(jfield "$unit" "$name" MESSAGE)
+                tb_log "$unit: $msg"
+                [[ $msg == *"$mbps MB/s"* ]] || tb_fail "$unit: MESSAGE and RDMAXFER_MBPS disagree"
+                # MB/s = bytes / usec, to one decimal.
+                want=$(awk -v b="$size" -v u="$usec" 'BEGIN { printf "%.1f", u > 0 ? b / u : 0 }')
+                [[ $mbps == "$want" ]] || tb_fail "$unit: RDMAXFER_MBPS $mbps, bytes/usec gives $want"
+        done
+        sid=$(jfield "$ALPHA_UNIT" "$name" RDMAXFER_ID)
+        rid=$(jfield "$BETA_UNIT" "$name" RDMAXFER_ID)
+        [[ -n $sid && $sid == "$rid" ]] || tb_fail "transfer ids differ: $sid vs $rid"
+        sd=$(jfield "$ALPHA_UNIT" "$name" RDMAXFER_DIGEST)
+        rd=$(jfield "$BETA_UNIT" "$name" RDMAXFER_DIGEST)
+        [[ -n $sd && $sd == "$rd" ]] || tb_fail "digests differ: $sd vs $rd"
+done
+incoming_clean "$BETA_IN" empty.dat one.dat odd.dat big.dat
+tb_log "all sizes transferred intact"

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Several transfers at once share the receive ring and all arrive intact.
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+peers_configure
+start_peers
+
+pids=()
+for i in 1 2 3 4; do
+        make_file "$SRC/c$i.dat" $((32 * 1024 * 1024 + i * 4097))
+done
+for i in 1 2 3 4; do
+        xferctl send "$SRC/c$i.dat" "$BETA_ADDR" >"$SRC/c$i.out" 2>&1 &
+        pids+=($!)
+done
+for i in 1 2 3 4; do
+        wait "${pids[$((i - 1))]}" || { cat "$SRC/c$i.out" >&2; tb_fail "transfer $i failed"; }
+        tb_log "$(tail -n 1 "$SRC/c$i.out")"
+        same_file "$SRC/c$i.dat" "$BETA_IN/c$i.dat"
+done
+
+# More jobs than max_transfers: the rest queue on alpha and still complete.
+pids=()
+for i in 1 2 3 4 5 6; do
+        xferctl send "$SRC/c$((1 + i % 4)).dat" "$BETA_ADDR" --as "q$i.dat" >"$SRC/q$i.out" 2>&1 &
+        pids+=($!)
+done
+for i in 1 2 3 4 5 6; do
+        wait "${pids[$((i - 1))]}" || { cat "$SRC/q$i.out" >&2; tb_fail "queued transfer $i failed"; }
+        same_file "$SRC/c$((1 + i % 4)).dat" "$BETA_IN/q$i.dat"
+done
+incoming_clean "$BETA_IN" c1.dat c2.dat c3.dat c4.dat q1.dat q2.dat q3.dat q4.dat q5.dat q6.dat

@@ -1,0 +1,94 @@
+# shellcheck shell=bash
+# Transfer helpers for the daemon scenarios, sourced after lib.sh:
+#   . "$TESTBED_LIB"; . "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+ALPHA_IN=/var/lib/rdmaxferd/incoming
+BETA_IN=/var/lib/rdmaxferd-beta/incoming
+SRC=/var/tmp/rdmaxfer-src
+mkdir -p "$SRC"
+
+# start_peers: start both daemons the way an admin does and wait until ready.
+start_peers() {
+        tb_run systemctl start "$ALPHA_UNIT" "$BETA_UNIT" || {
+                journalctl -b --no-pager -u "$ALPHA_UNIT" -u "$BETA_UNIT" | tail -n 40 >&2
+                tb_fail "systemctl start failed"
+        }
+        # Type=notify: start returns only after READY=1.
+        systemctl is-active --quiet "$ALPHA_UNIT" || tb_fail "$ALPHA_UNIT not active"
+        systemctl is-active --quiet "$BETA_UNIT" || tb_fail "$BETA_UNIT not active"
+        [[ -S $ALPHA_SOCK && -S $BETA_SOCK ]] || tb_fail "control sockets missing"
+}
+
+stop_peers() {
+        systemctl stop "$ALPHA_UNIT" "$BETA_UNIT" || true
+}
+
+# restart_peers: after peers_configure changed the config.
+restart_peers() {
+        tb_run systemctl restart "$ALPHA_UNIT" "$BETA_UNIT" || tb_fail "restart failed"
+}
+
+# make_file PATH SIZE: random contents (SIZE in bytes).
+make_file() {
+        local path=$1 size=$2
+        if ((size == 0)); then
+                : >"$path"
+        else
+                head -c "$size" /dev/urandom >"$path"
+        fi
+        [[ $(stat -c %s "$path") == "$size" ]] || tb_fail "make_file $path"
+}
+
+# send_ok FILE [xferctl send options...]: alpha sends FILE to beta; must succeed.
+send_ok() {
+        local file=$1 out
+        shift
+        out=$(xferctl send "$file" "$BETA_ADDR" "$@" 2>&1) || {
+                printf '%s\n' "$out" >&2
+                tb_fail "xferctl send $file failed"
+        }
+        printf '%s\n' "$out" | tail -n 1
+}
+
+# send_fails FILE PATTERN [options...]: the send must fail (exit 1) and say PATTERN.
+send_fails() {
+        local file=$1 pattern=$2 out rc=0
+        shift 2
+        out=$(xferctl send "$file" "$BETA_ADDR" "$@" 2>&1) || rc=$?
+        printf '%s\n' "$out" | tail -n 2
+        ((rc != 0)) || tb_fail "send of $file succeeded, expected failure ($pattern)"
+        grep -qiE "$pattern" <<<"$out" || tb_fail "send of $file failed without saying '$pattern': $out"
+}
+
+# same_file A B: byte-identical.
+same_file() {
+        cmp -s "$1" "$2" || tb_fail "$2 differs from $1"
+}
+
+# jfield UNIT FILE FIELD [RESULT]: FIELD of the newest transfer entry for FILE.
+jfield() {
+        local unit=$1 file=$2 field=$3
+        journalctl -u "$unit" --no-pager -o export RDMAXFER_FILE="$file" |
+                sed -n "s/^$field=//p" | tail -n 1
+}
+
+# incoming_clean DIR [ALLOWED...]: nothing in DIR but the ALLOWED names
+# (no temporary or partial files).
+incoming_clean() {
+        local dir=$1 f extra=()
+        shift
+        for f in $(ls -A "$dir"); do
+                [[ " $* " == *" $f "* ]] || extra+=("$f")
+        done
+        ((${#extra[@]} == 0)) || tb_fail "unexpected files in $dir: ${extra[*]}"
+}
+
+# job_field JSON KEY: a value from xferctl --json output.
+job_field() {
+        sed -n "s/.*\"$2\": *\"\{0,1\}\([^\",}]*\).*/\1/p" <<<"$1" | head -n 1
+}
+
+# wait_state ID STATE TIMEOUT: wait until job ID on alpha is in STATE.
+job_in_state() {
+        xferctl status "$1" 2>/dev/null | grep -qiE "state:? *$2"
+}
