@@ -1,0 +1,23 @@
+#pragma once
+
+/*
+ * The little JSON xferctl prints with --json: one object per job. Written by
+ * hand because it is a handful of fields; strings are escaped per RFC 8259,
+ * and bytes that are not valid UTF-8 become U+FFFD so the output always
+ * parses.
+ */
+
+#include <stdio.h>
+
+#include "ctl.h"
+
+/* @s as a JSON string literal, quotes included. */
+void json_string(FILE *f, const char *s);
+
+/*
+ * One job as an object, no trailing newline:
+ * {"id":3,"state":"done","status":0,"status_text":"ok","bytes":1073741824,
+ *  "bytes_total":1073741824,"usec":20400000,"mbps":52.6,
+ *  "peer":"198.18.0.2:7470","name":"foo.dat","text":""}
+ */
+void json_job(FILE *f, const struct ctl_job *job);

@@ -1,0 +1,26 @@
+#pragma once
+
+/*
+ * The PEER[:PORT] argument of `xferctl send`: "host", "host:port",
+ * "[v6addr]", "[v6addr]:port", or a bare IPv6 address (more than one ':'
+ * and no brackets: no port). The control protocol carries a numeric
+ * address, so names are resolved here, as the user who typed them.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Split @spec into @host and *@port (0 when absent: the daemon's default).
+ * Pure. Returns 0, or -EINVAL with a reason in @err ("port must be 1..65535").
+ */
+int peer_split(const char *spec, char *host, size_t hostlen, uint16_t *port,
+               char *err, size_t errlen);
+
+/*
+ * Resolve @host (a name, or an IPv4/IPv6 literal) to numeric text in @num,
+ * taking getaddrinfo's first answer. Returns 0, or -EHOSTUNREACH with
+ * getaddrinfo's reason in @err, -ENAMETOOLONG when the numeric text does
+ * not fit.
+ */
+int peer_resolve(const char *host, char *num, size_t numlen, char *err, size_t errlen);

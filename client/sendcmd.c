@@ -1,0 +1,559 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "name.h"
+#include "peer.h"
+#include "progress.h"
+#include "wire.h"
+#include "xferctl.h"
+
+/* How long the watch stream may stay silent before we ask for a STATUS ourselves. */
+#define SENDCMD_REFRESH_MS      1000
+
+const char sendcmd_help[] =
+        "Usage: xferctl send FILE PEER[:PORT] [--as NAME] [--no-wait] [--json]\n"
+        "\n"
+        "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
+        "incoming directory under NAME only once every byte has arrived and the\n"
+        "whole-file checksum matches. xferctl opens FILE itself and hands the open\n"
+        "file to the local rdmaxferd: you can send exactly what you can read.\n"
+        "\n"
+        "PEER is a host name or an IPv4/IPv6 address; write an IPv6 address with\n"
+        "a port as [ADDR]:PORT. Without a port, the local rdmaxferd's port (7470\n"
+        "unless configured otherwise) is used.\n"
+        "\n"
+        "  --as NAME   publish under NAME (default: the last component of FILE)\n"
+        "  --no-wait   print the job ID and return once the job is queued\n"
+        "  --json      print the final job as one JSON object on stdout\n"
+        "  -h, --help  show this help\n"
+        "\n"
+        "By default xferctl waits, draws progress on stderr when it is a terminal,\n"
+        "and prints one summary line. Ctrl-C asks rdmaxferd to cancel the transfer\n"
+        "and waits for it to stop; a second Ctrl-C stops waiting.\n"
+        "Exit status: 0 only when the receiver verified and published the file;\n"
+        "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable.\n";
+
+/* Expected outcomes of sendcmd_wait(), besides 0 (a message) and -errno. */
+enum {
+        SENDCMD_TIMEOUT = 1,
+        SENDCMD_INTERRUPTED = 2,
+};
+
+/* Ctrl-C presses; the only state a signal handler may touch. */
+static volatile sig_atomic_t sendcmd_interrupts;
+
+struct sendcmd {
+        const char *socket_path;
+        const char *path;               /* FILE as typed */
+        const char *peer_arg;           /* PEER[:PORT] as typed */
+        const char *as;                 /* --as, or NULL */
+        bool no_wait;
+        bool json;
+        struct ctl_submit submit;
+        uint64_t id;
+        sigset_t waitmask;              /* the mask while waiting: SIGINT let through */
+        /* Progress display. */
+        bool tty;
+        size_t drawn;                   /* columns of the progress line on screen */
+        /* The job as last seen. */
+        struct ctl_job job;
+        bool have_job;
+        /* A second connection for STATUS when the watch stream is quiet. */
+        int poll_sock;
+        bool poll_off;
+        /* Cancellation. */
+        bool cancel_sent;
+        sig_atomic_t cancel_at;         /* sendcmd_interrupts when we sent CANCEL */
+};
+
+static void sendcmd_on_sigint(int sig)
+{
+        sendcmd_interrupts++;
+}
+
+static void sendcmd_clear(struct sendcmd *sc)
+{
+        /* Spaces, not an escape sequence: works on any terminal. */
+        if (sc->drawn > 0) {
+                fprintf(stderr, "\r%*s\r", (int)sc->drawn, "");
+                sc->drawn = 0;
+        }
+}
+
+static void sendcmd_draw(struct sendcmd *sc)
+{
+        const struct ctl_job *j = &sc->job;
+        struct progress p = {
+                .state = ctl_job_state_str(j->state),
+                .peer = j->peer,
+                .done = j->bytes_done,
+                .total = j->bytes_total,
+                .usec = j->usec,
+                .rate = j->rate,
+                .data = j->state == CTL_JOB_SENDING || j->state == CTL_JOB_VERIFYING,
+        };
+        unsigned int width = 80;
+        struct winsize ws;
+        char line[512];
+        size_t len;
+
+        if (!sc->tty || !sc->have_job)
+                return;
+        /* One column short of the edge, so the terminal never wraps the line. */
+        if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
+                width = ws.ws_col - 1u;
+        progress_line(line, sizeof(line), &p, width);
+        len = strlen(line);
+        fprintf(stderr, "\r%s%*s", line, sc->drawn > len ? (int)(sc->drawn - len) : 0, "");
+        sc->drawn = MAX(len, sc->drawn);
+}
+
+/*
+ * Wait for one message on @sock, letting SIGINT in only while waiting so a
+ * press is never lost between a check and the wait. Returns 0 with @m
+ * filled, SENDCMD_TIMEOUT after @timeout_ms (-1: none), SENDCMD_INTERRUPTED
+ * on Ctrl-C, or -errno.
+ */
+static int sendcmd_wait(struct sendcmd *sc, int sock, int timeout_ms, struct ctl_msg *m)
+{
+        struct pollfd pfd = { .fd = sock, .events = POLLIN };
+        struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+        int fd = -1, r;
+
+        r = ppoll(&pfd, 1, timeout_ms < 0 ? NULL : &ts, &sc->waitmask);
+        if (r < 0)
+                return errno == EINTR ? SENDCMD_INTERRUPTED : -errno;
+        if (r == 0)
+                return SENDCMD_TIMEOUT;
+        r = ctl_recv(sock, m, &fd);
+        safe_close(fd);
+        return r;
+}
+
+static void sendcmd_signals(struct sendcmd *sc)
+{
+        struct sigaction sa = { .sa_handler = sendcmd_on_sigint }, old;
+        sigset_t block;
+
+        sigemptyset(&sa.sa_mask);
+        /* No SA_RESTART: ppoll() must return EINTR. */
+        sigaction(SIGINT, &sa, &old);
+        if (old.sa_handler == SIG_IGN)
+                /* Started with SIGINT ignored (nohup, a background job): keep it so. */
+                sigaction(SIGINT, &old, NULL);
+
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigprocmask(SIG_BLOCK, &block, &sc->waitmask);
+        sigdelset(&sc->waitmask, SIGINT);
+}
+
+static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "as", required_argument, NULL, 'a' },
+                { "no-wait", no_argument, NULL, 'n' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        int c;
+
+        optind = 0;     /* glibc: start over on a fresh argv */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'a':
+                        sc->as = optarg;
+                        break;
+                case 'n':
+                        sc->no_wait = true;
+                        break;
+                case 'j':
+                        sc->json = true;
+                        break;
+                case 'h':
+                        fputs(sendcmd_help, stdout);
+                        return XFERCTL_EXIT_OK;
+                case ':':
+                        xferctl_say_bad_option(argv, ':');
+                        return XFERCTL_EXIT_USAGE;
+                default:
+                        xferctl_say_bad_option(argv, optopt);
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        if (argc - optind != 2) {
+                xferctl_say("send: expected FILE and PEER (see xferctl send --help)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->path = argv[optind];
+        sc->peer_arg = argv[optind + 1];
+        return -1;
+}
+
+static const char *sendcmd_file_type(mode_t mode)
+{
+        switch (mode & S_IFMT) {
+        case S_IFDIR:  return "a directory";
+        case S_IFCHR:  return "a character device";
+        case S_IFBLK:  return "a block device";
+        case S_IFIFO:  return "a pipe";
+        case S_IFSOCK: return "a socket";
+        default:       return "not a regular file";
+        }
+}
+
+/* Open FILE as the user. Returns -1 with *@out set, or an exit code. */
+static int sendcmd_open(struct sendcmd *sc, int *out)
+{
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+
+        /* O_NONBLOCK so a FIFO cannot hang us before we see what it is. */
+        fd = open(sc->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                xferctl_say("cannot open %s: %s", sc->path, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (fstat(fd, &st) < 0) {
+                xferctl_say("cannot stat %s: %s", sc->path, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                xferctl_say("cannot send %s: it is %s; only regular files can be sent",
+                            sc->path, sendcmd_file_type(st.st_mode));
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* The daemon shares this open file description: hand it over blocking. */
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+                xferctl_say("cannot send %s: %s", sc->path, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        *out = TAKE_FD(fd);
+        return -1;
+}
+
+/* Check the name and resolve the peer into sc->submit. Returns -1 or an exit code. */
+static int sendcmd_target(struct sendcmd *sc)
+{
+        const char *name = sc->as ? sc->as : name_leaf(sc->path);
+        enum name_verdict v = name_check(name, strlen(name));
+        char host[256], err[256];
+        int r;
+
+        if (v != NAME_OK) {
+                if (sc->as)
+                        xferctl_say("--as '%s': %s", name, name_verdict_str(v));
+                else
+                        xferctl_say("cannot send %s as '%s': %s (choose a name with --as NAME)",
+                                    sc->path, name, name_verdict_str(v));
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* name_check() caps the length at CTL_NAME_MAX. */
+        snprintf(sc->submit.name, sizeof(sc->submit.name), "%s", name);
+
+        r = peer_split(sc->peer_arg, host, sizeof(host), &sc->submit.port, err, sizeof(err));
+        if (r < 0) {
+                xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)",
+                            sc->peer_arg, err);
+                return XFERCTL_EXIT_USAGE;
+        }
+        r = peer_resolve(host, sc->submit.host, sizeof(sc->submit.host), err, sizeof(err));
+        if (r < 0) {
+                xferctl_say("cannot resolve peer '%s': %s", host, err);
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
+/* Submit with the file attached; sets sc->id. Returns -1 or an exit code. */
+static int sendcmd_submit(struct sendcmd *sc, int fd)
+{
+        struct ctl_msg req = { .type = CTL_SUBMIT, .submit = sc->submit }, rep;
+        _cleanup_(closep) int sock = -1;
+        int r;
+
+        sock = xferctl_connect(sc->socket_path, true);
+        if (sock < 0 || xferctl_send(sock, &req, fd) < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
+        /* A first Ctrl-C waits for the id so the job can be cancelled; a second gives up. */
+        while ((r = sendcmd_wait(sc, sock, -1, &rep)) == SENDCMD_INTERRUPTED) {
+                if (sendcmd_interrupts > 1) {
+                        xferctl_say("interrupted before rdmaxferd confirmed the job "
+                                    "(see xferctl list)");
+                        return XFERCTL_EXIT_FAILED;
+                }
+        }
+        if (r < 0) {
+                xferctl_say_io(r);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        if (rep.type == CTL_ERROR) {
+                if (rep.error.code == -EPROTONOSUPPORT) {
+                        xferctl_say_io(rep.error.code);
+                        return XFERCTL_EXIT_UNREACHABLE;
+                }
+                xferctl_say("rdmaxferd refused to send %s to %s: %s", sc->path, sc->peer_arg,
+                            rep.error.text[0] ? rep.error.text : strerror(-rep.error.code));
+                return XFERCTL_EXIT_FAILED;
+        }
+        if (rep.type != CTL_SUBMITTED) {
+                xferctl_say_unexpected(&rep);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        sc->id = rep.id;
+        return -1;
+}
+
+/* One STATUS request on its own connection. 0, or -1 (said when @say). */
+static int sendcmd_fetch(struct sendcmd *sc, int *sock, bool say, struct ctl_job *job)
+{
+        struct ctl_msg req = { .type = CTL_STATUS, .id = sc->id }, rep = { .type = 0 };
+        /* A wedged daemon must not freeze the display: give up on a slow answer. */
+        struct timeval tv = { .tv_sec = 2 };
+        int fd = -1, r;
+
+        if (*sock < 0) {
+                *sock = xferctl_connect(sc->socket_path, say);
+                if (*sock < 0)
+                        return -1;
+                setsockopt(*sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        }
+        r = ctl_send(*sock, &req, -1);
+        if (r >= 0)
+                r = ctl_recv(*sock, &rep, &fd);
+        safe_close(fd);
+        if (r < 0 || rep.type != CTL_JOB || rep.job.id != sc->id) {
+                if (say && r < 0)
+                        xferctl_say_io(r);
+                else if (say && rep.type == CTL_ERROR)
+                        xferctl_say_error("status", &rep.error);
+                else if (say)
+                        xferctl_say_unexpected(&rep);
+                *sock = safe_close(*sock);
+                return -1;
+        }
+        *job = rep.job;
+        return 0;
+}
+
+/* The watch stream has been quiet: ask ourselves, to keep the display moving. */
+static void sendcmd_refresh(struct sendcmd *sc)
+{
+        struct ctl_job job;
+
+        if (!sc->tty || sc->poll_off || !sc->have_job)
+                return;
+        if (sendcmd_fetch(sc, &sc->poll_sock, false, &job) < 0) {
+                sc->poll_off = true;
+                return;
+        }
+        /* The final state is for the watch stream to deliver; only draw progress. */
+        if (!ctl_job_state_final(job.state)) {
+                sc->job = job;
+                sendcmd_draw(sc);
+        }
+}
+
+static void sendcmd_cancel(struct sendcmd *sc)
+{
+        struct ctl_msg req = { .type = CTL_CANCEL, .id = sc->id }, rep;
+        _cleanup_(closep) int sock = -1;
+
+        sock = xferctl_connect(sc->socket_path, true);
+        if (sock < 0 || xferctl_call(sock, &req, -1, &rep) < 0)
+                return;
+        /* -EALREADY: it finished meanwhile; the watch stream says how. */
+        if (rep.type == CTL_ERROR && rep.error.code != -EALREADY)
+                xferctl_say_error("cancel", &rep.error);
+        else if (rep.type != CTL_OK && rep.type != CTL_ERROR)
+                xferctl_say_unexpected(&rep);
+}
+
+/* Ctrl-C while watching. Returns -1 to keep waiting, or an exit code. */
+static int sendcmd_interrupted(struct sendcmd *sc)
+{
+        sendcmd_clear(sc);
+        if (!sc->cancel_sent) {
+                sc->cancel_sent = true;
+                sc->cancel_at = sendcmd_interrupts;
+                xferctl_say("interrupted: cancelling job %" PRIu64 ", waiting for rdmaxferd to "
+                            "stop it (Ctrl-C again to stop waiting)", sc->id);
+                sendcmd_cancel(sc);
+                return -1;
+        }
+        if (sendcmd_interrupts > sc->cancel_at) {
+                xferctl_say("stopped waiting; job %" PRIu64 " is being cancelled "
+                            "(see xferctl status %" PRIu64 ")", sc->id, sc->id);
+                return XFERCTL_EXIT_FAILED;
+        }
+        return -1;
+}
+
+static bool sendcmd_refusal(unsigned int status)
+{
+        switch (status) {
+        case WIRE_E_VERSION:
+        case WIRE_E_BUSY:
+        case WIRE_E_DENIED:
+        case WIRE_E_AUTH:
+        case WIRE_E_NAME:
+        case WIRE_E_EXISTS:
+        case WIRE_E_TOO_LARGE:
+        case WIRE_E_NO_SPACE:
+        case WIRE_E_SHUTDOWN:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* The final line (or JSON object) for a finished job. Returns the exit code. */
+static int sendcmd_report(struct sendcmd *sc)
+{
+        const struct ctl_job *j = &sc->job;
+        const char *cause = j->text[0] ? j->text : wire_status_str(j->status);
+        char line[1024];
+
+        if (sc->json) {
+                json_job(stdout, j);
+                fputc('\n', stdout);
+        }
+        switch (j->state) {
+        case CTL_JOB_DONE:
+                if (!sc->json)
+                        puts(progress_summary(line, sizeof(line), j->name, j->peer,
+                                              j->bytes_done, j->usec));
+                return XFERCTL_EXIT_OK;
+        case CTL_JOB_CANCELLED:
+                xferctl_say("send %s to %s cancelled%s%s", j->name, j->peer,
+                            j->text[0] ? ": " : "", j->text);
+                return XFERCTL_EXIT_FAILED;
+        default:
+                xferctl_say("send %s to %s failed: %s%s", j->name, j->peer,
+                            sendcmd_refusal(j->status) && strncmp(cause, "refused", 7) != 0
+                                    ? "refused by peer: " : "",
+                            cause);
+                return XFERCTL_EXIT_FAILED;
+        }
+}
+
+static int sendcmd_watch(struct sendcmd *sc)
+{
+        struct ctl_msg req = { .type = CTL_WATCH, .id = sc->id }, m;
+        _cleanup_(closep) int sock = -1;
+        int r;
+
+        /* A connection of its own: WATCH holds it until the final state. */
+        sock = xferctl_connect(sc->socket_path, true);
+        if (sock < 0 || xferctl_send(sock, &req, -1) < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
+        for (;;) {
+                r = sendcmd_wait(sc, sock, sc->tty ? SENDCMD_REFRESH_MS : -1, &m);
+                if (r == SENDCMD_INTERRUPTED) {
+                        r = sendcmd_interrupted(sc);
+                        if (r >= 0)
+                                return r;
+                        continue;
+                }
+                if (r == SENDCMD_TIMEOUT) {
+                        sendcmd_refresh(sc);
+                        continue;
+                }
+                if (r < 0 || m.type != CTL_JOB || m.job.id != sc->id) {
+                        sendcmd_clear(sc);
+                        if (r < 0)
+                                xferctl_say_io(r);
+                        else if (m.type == CTL_ERROR)
+                                xferctl_say_error("watching the job", &m.error);
+                        else
+                                xferctl_say_unexpected(&m);
+                        xferctl_say("job %" PRIu64 " may still be running (see xferctl status %"
+                                    PRIu64 ")", sc->id, sc->id);
+                        return XFERCTL_EXIT_UNREACHABLE;
+                }
+                sc->job = m.job;
+                sc->have_job = true;
+                if (ctl_job_state_final(m.job.state))
+                        break;
+                sendcmd_draw(sc);
+        }
+        sendcmd_clear(sc);
+        return sendcmd_report(sc);
+}
+
+/* --no-wait: the id, or with --json the job as it stands now. */
+static int sendcmd_queued(struct sendcmd *sc)
+{
+        int sock = -1;
+
+        if (sc->json) {
+                struct ctl_job job;
+
+                if (sendcmd_fetch(sc, &sock, true, &job) < 0)
+                        return XFERCTL_EXIT_UNREACHABLE;
+                safe_close(sock);
+                json_job(stdout, &job);
+                fputc('\n', stdout);
+        } else {
+                printf("%" PRIu64 "\n", sc->id);
+        }
+        return XFERCTL_EXIT_OK;
+}
+
+int sendcmd_run(const char *socket_path, int argc, char **argv)
+{
+        struct sendcmd sc = {
+                .socket_path = socket_path,
+                .poll_sock = -1,
+        };
+        _cleanup_(closep) int fd = -1;
+        int r;
+
+        r = sendcmd_parse(&sc, argc, argv);
+        if (r >= 0)
+                return r;
+        r = sendcmd_open(&sc, &fd);
+        if (r >= 0)
+                return r;
+        r = sendcmd_target(&sc);
+        if (r >= 0)
+                return r;
+
+        sc.tty = !sc.no_wait && isatty(STDERR_FILENO);
+        sendcmd_signals(&sc);
+
+        r = sendcmd_submit(&sc, fd);
+        /* The daemon holds its own reference to the file now. */
+        fd = safe_close(fd);
+        if (r >= 0)
+                return r;
+
+        if (sendcmd_interrupts > 0) {
+                r = sendcmd_interrupted(&sc);
+                if (r >= 0)
+                        return r;
+                if (sc.no_wait)
+                        return XFERCTL_EXIT_FAILED;
+        } else if (sc.no_wait) {
+                return sendcmd_queued(&sc);
+        }
+
+        r = sendcmd_watch(&sc);
+        safe_close(sc.poll_sock);
+        return r;
+}

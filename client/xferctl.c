@@ -1,0 +1,535 @@
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "json.h"
+#include "progress.h"
+#include "wire.h"
+#include "xferctl.h"
+
+struct xferctl_cmd {
+        const char *name;
+        int (*run)(const char *socket_path, int argc, char **argv);
+        const char *help;
+};
+
+static const char list_help[] =
+        "Usage: xferctl list [--json]\n"
+        "\n"
+        "List the jobs rdmaxferd knows: queued and running sends, and the most\n"
+        "recent finished ones.\n"
+        "\n"
+        "  --json      one JSON array of job objects instead of a table\n"
+        "  -h, --help  show this help\n";
+
+static const char status_help[] =
+        "Usage: xferctl status ID [--json]\n"
+        "\n"
+        "Show one job: state, peer, name, bytes, time, rate and result.\n"
+        "Exits 0 when the job exists, whatever its state.\n"
+        "\n"
+        "  --json      one JSON object instead of text\n"
+        "  -h, --help  show this help\n";
+
+static const char cancel_help[] =
+        "Usage: xferctl cancel ID\n"
+        "\n"
+        "Ask rdmaxferd to cancel a queued or running job. The receiver publishes\n"
+        "nothing for a cancelled transfer.\n"
+        "\n"
+        "  -h, --help  show this help\n";
+
+void xferctl_usage(FILE *f)
+{
+        fputs("Usage: xferctl [--socket PATH] COMMAND [ARGS...]\n"
+              "\n"
+              "Send files over RDMA through the local rdmaxferd.\n"
+              "\n"
+              "Commands:\n"
+              "  send FILE PEER[:PORT] [--as NAME] [--no-wait] [--json]\n"
+              "                       send FILE to PEER's rdmaxferd, showing progress\n"
+              "  list [--json]        list queued, running and recent jobs\n"
+              "  status ID [--json]   show one job\n"
+              "  cancel ID            cancel a queued or running job\n"
+              "  help [COMMAND]       show help for a command\n"
+              "\n"
+              "Options (before the command):\n"
+              "  -s, --socket PATH    rdmaxferd's control socket (default: $" XFERCTL_SOCKET_ENV ",\n"
+              "                       else " XFERCTL_SOCKET_DEFAULT ")\n"
+              "  -h, --help           show this help\n"
+              "  -V, --version        show the version\n"
+              "\n"
+              "Exit status: 0 success; 1 transfer failed or cancelled, or rdmaxferd refused\n"
+              "the request; 2 usage error (nothing was submitted); 3 rdmaxferd unreachable.\n"
+              "See xferctl(1).\n", f);
+}
+
+void xferctl_say(const char *fmt, ...)
+{
+        va_list ap;
+
+        fflush(stdout);
+        fputs("xferctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+int xferctl_connect(const char *socket_path, bool say)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        const char *hint = "";
+        int fd, r;
+
+        if (strlen(socket_path) >= sizeof(sa.sun_path)) {
+                if (say)
+                        xferctl_say("control socket path is too long: %s", socket_path);
+                return -1;
+        }
+        memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                if (say)
+                        xferctl_say("cannot create a socket: %s", strerror(errno));
+                return -1;
+        }
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                return fd;
+
+        r = errno;
+        safe_close(fd);
+        if (!say)
+                return -1;
+        switch (r) {
+        case ENOENT:
+        case ECONNREFUSED:
+                hint = " (is rdmaxferd running?)";
+                break;
+        case EACCES:
+        case EPERM:
+                /* The socket and its directory belong to group rdmaxfer. */
+                hint = " (are you in the rdmaxfer group? After usermod -aG rdmaxfer USER, log in again)";
+                break;
+        case EPROTOTYPE:
+                hint = " (not an rdmaxferd control socket)";
+                break;
+        }
+        xferctl_say("cannot connect to rdmaxferd at %s: %s%s", socket_path, strerror(r), hint);
+        return -1;
+}
+
+void xferctl_say_io(int r)
+{
+        switch (r) {
+        case -ECONNRESET:
+        case -EPIPE:
+                xferctl_say("rdmaxferd closed the control connection");
+                break;
+        case -EBADMSG:
+                xferctl_say("malformed message from rdmaxferd");
+                break;
+        case -EPROTONOSUPPORT:
+                xferctl_say("rdmaxferd speaks another control protocol version (xferctl speaks %d)",
+                            CTL_VERSION);
+                break;
+        default:
+                xferctl_say("talking to rdmaxferd: %s", strerror(-r));
+                break;
+        }
+}
+
+void xferctl_say_unexpected(const struct ctl_msg *m)
+{
+        xferctl_say("unexpected message type %u from rdmaxferd", (unsigned int)m->type);
+}
+
+int xferctl_send(int sock, const struct ctl_msg *req, int fd)
+{
+        int r = ctl_send(sock, req, fd);
+
+        if (r < 0) {
+                xferctl_say_io(r);
+                return -1;
+        }
+        return 0;
+}
+
+int xferctl_recv(int sock, struct ctl_msg *rep)
+{
+        int fd = -1, r;
+
+        r = ctl_recv(sock, rep, &fd);
+        /* The daemon never passes us descriptors; do not leak one if it did. */
+        safe_close(fd);
+        if (r < 0) {
+                xferctl_say_io(r);
+                return -1;
+        }
+        if (rep->type == CTL_ERROR && rep->error.code == -EPROTONOSUPPORT) {
+                xferctl_say_io(-EPROTONOSUPPORT);
+                return -1;
+        }
+        return 0;
+}
+
+int xferctl_call(int sock, const struct ctl_msg *req, int fd, struct ctl_msg *rep)
+{
+        if (xferctl_send(sock, req, fd) < 0)
+                return -1;
+        return xferctl_recv(sock, rep);
+}
+
+void xferctl_say_error(const char *what, const struct ctl_error *e)
+{
+        if (e->text[0])
+                xferctl_say("%s: %s", what, e->text);
+        else
+                xferctl_say("%s: %s", what, strerror(e->code < 0 ? -e->code : e->code));
+}
+
+void xferctl_say_bad_option(char **argv, int opt)
+{
+        const char *arg = argv[optind - 1];
+
+        if (opt == ':')
+                xferctl_say("%s: option '%s' needs an argument (see xferctl %s --help)",
+                            argv[0], arg, argv[0]);
+        else if (opt > 0 && strncmp(arg, "--", 2) != 0)
+                xferctl_say("%s: unknown option '-%c' (see xferctl %s --help)",
+                            argv[0], opt, argv[0]);
+        else
+                xferctl_say("%s: unknown option '%s' (see xferctl %s --help)",
+                            argv[0], arg, argv[0]);
+}
+
+int xferctl_parse_id(const char *s, uint64_t *id)
+{
+        uint64_t v = 0;
+
+        if (*s == '\0')
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+                        return -EINVAL;
+                v = v * 10 + (uint64_t)(*s - '0');
+        }
+        if (v == 0)
+                return -EINVAL;
+        *id = v;
+        return 0;
+}
+
+double xferctl_job_mbps(const struct ctl_job *job)
+{
+        if ((job->state == CTL_JOB_SENDING || job->state == CTL_JOB_VERIFYING) && job->rate)
+                return (double)job->rate / 1e6;
+        return progress_mbps(job->bytes_done, job->usec);
+}
+
+/*
+ * Options every command shares: --help, and --json where @json is not NULL.
+ * Leaves the positional arguments in argv[*first..argc). Returns -1 to go
+ * on, or an exit code.
+ */
+static int parse_opts(int argc, char **argv, const char *help, bool *json, int *first)
+{
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'j' },
+                {}
+        };
+        int c;
+
+        optind = 0;     /* glibc: start over on a fresh argv */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'h':
+                        fputs(help, stdout);
+                        return XFERCTL_EXIT_OK;
+                case 'j':
+                        if (json) {
+                                *json = true;
+                                break;
+                        }
+                        xferctl_say_bad_option(argv, 0);
+                        return XFERCTL_EXIT_USAGE;
+                default:
+                        xferctl_say_bad_option(argv, optopt);
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        *first = optind;
+        return -1;
+}
+
+/* The ID argument of status and cancel. Returns -1 to go on, or an exit code. */
+static int parse_id_arg(int argc, char **argv, int first, uint64_t *id)
+{
+        if (argc - first != 1) {
+                xferctl_say("%s: expected one job ID (see xferctl %s --help)", argv[0], argv[0]);
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (xferctl_parse_id(argv[first], id) < 0) {
+                xferctl_say("%s: '%s' is not a job ID (a number from `xferctl list`)",
+                            argv[0], argv[first]);
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
+static const char *job_progress(char *buf, size_t len, const struct ctl_job *job)
+{
+        unsigned int pm = progress_permille(job->bytes_done, job->bytes_total);
+        char size[32];
+
+        snprintf(buf, len, "%u.%u%% of %s", pm / 10, pm % 10,
+                 progress_size(size, sizeof(size), job->bytes_total));
+        return buf;
+}
+
+static const char *job_rate(char *buf, size_t len, const struct ctl_job *job)
+{
+        if (job->state == CTL_JOB_SENDING || job->state == CTL_JOB_VERIFYING ||
+            job->state == CTL_JOB_DONE)
+                snprintf(buf, len, "%.1f MB/s", xferctl_job_mbps(job));
+        else
+                snprintf(buf, len, "-");
+        return buf;
+}
+
+static void list_print(const struct ctl_job *jobs, size_t n)
+{
+        int wid = 2, wpeer = 4, wname = 4;
+        char id[24], progress[48], rate[32];
+
+        for (size_t i = 0; i < n; i++) {
+                int l = snprintf(id, sizeof(id), "%" PRIu64, jobs[i].id);
+
+                wid = MAX(wid, l);
+                wpeer = MAX(wpeer, (int)strlen(jobs[i].peer));
+                /* A very long name overflows its column rather than widen every row. */
+                wname = MAX(wname, MIN(40, (int)strlen(jobs[i].name)));
+        }
+        printf("%-*s  %-10s  %-*s  %-*s  %-20s  %s\n", wid, "ID", "STATE", wpeer, "PEER",
+               wname, "NAME", "PROGRESS", "RATE");
+        for (size_t i = 0; i < n; i++) {
+                const struct ctl_job *j = &jobs[i];
+
+                printf("%*" PRIu64 "  %-10s  %-*s  %-*s  %-20s  %s\n", wid, j->id,
+                       ctl_job_state_str(j->state), wpeer, j->peer, wname, j->name,
+                       job_progress(progress, sizeof(progress), j),
+                       job_rate(rate, sizeof(rate), j));
+        }
+}
+
+static int cmd_list(const char *socket_path, int argc, char **argv)
+{
+        struct ctl_msg req = { .type = CTL_LIST }, rep;
+        _cleanup_(freep) struct ctl_job *jobs = NULL;
+        _cleanup_(closep) int sock = -1;
+        size_t n = 0, cap = 0;
+        bool json = false;
+        int first, r;
+
+        r = parse_opts(argc, argv, list_help, &json, &first);
+        if (r >= 0)
+                return r;
+        if (first != argc) {
+                xferctl_say("list: unexpected argument '%s'", argv[first]);
+                return XFERCTL_EXIT_USAGE;
+        }
+
+        sock = xferctl_connect(socket_path, true);
+        if (sock < 0 || xferctl_send(sock, &req, -1) < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
+        for (;;) {
+                if (xferctl_recv(sock, &rep) < 0)
+                        return XFERCTL_EXIT_UNREACHABLE;
+                if (rep.type == CTL_LIST_END)
+                        break;
+                if (rep.type == CTL_ERROR) {
+                        xferctl_say_error("list", &rep.error);
+                        return XFERCTL_EXIT_FAILED;
+                }
+                if (rep.type != CTL_JOB) {
+                        xferctl_say_unexpected(&rep);
+                        return XFERCTL_EXIT_UNREACHABLE;
+                }
+                if (n == cap) {
+                        size_t ncap = cap ? cap * 2 : 16;
+                        struct ctl_job *p = realloc(jobs, ncap * sizeof(*jobs));
+
+                        if (!p) {
+                                xferctl_say("out of memory");
+                                return XFERCTL_EXIT_FAILED;
+                        }
+                        jobs = p;
+                        cap = ncap;
+                }
+                jobs[n++] = rep.job;
+        }
+
+        if (json) {
+                fputc('[', stdout);
+                for (size_t i = 0; i < n; i++) {
+                        if (i > 0)
+                                fputc(',', stdout);
+                        json_job(stdout, &jobs[i]);
+                }
+                fputs("]\n", stdout);
+        } else {
+                list_print(jobs, n);
+        }
+        return XFERCTL_EXIT_OK;
+}
+
+static void status_print(const struct ctl_job *j)
+{
+        unsigned int pm = progress_permille(j->bytes_done, j->bytes_total);
+        char a[32], b[32], secs[32];
+
+        printf("id:       %" PRIu64 "\n", j->id);
+        printf("state:    %s\n", ctl_job_state_str(j->state));
+        printf("peer:     %s\n", j->peer);
+        printf("name:     %s\n", j->name);
+        printf("bytes:    %" PRIu64 " of %" PRIu64 " (%u.%u%%; %s of %s)\n",
+               j->bytes_done, j->bytes_total, pm / 10, pm % 10,
+               progress_size(a, sizeof(a), j->bytes_done),
+               progress_size(b, sizeof(b), j->bytes_total));
+        printf("time:     %s\n", progress_seconds(secs, sizeof(secs), j->usec));
+        if (j->state == CTL_JOB_SENDING || j->state == CTL_JOB_VERIFYING)
+                printf("rate:     %.1f MB/s now, %.1f MB/s average\n", (double)j->rate / 1e6,
+                       progress_mbps(j->bytes_done, j->usec));
+        else if (j->state == CTL_JOB_DONE)
+                printf("rate:     %.1f MB/s average\n", progress_mbps(j->bytes_done, j->usec));
+        if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
+                printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));
+        if (j->text[0])
+                printf("text:     %s\n", j->text);
+}
+
+static int cmd_status(const char *socket_path, int argc, char **argv)
+{
+        struct ctl_msg req = { .type = CTL_STATUS }, rep;
+        _cleanup_(closep) int sock = -1;
+        bool json = false;
+        int first, r;
+
+        r = parse_opts(argc, argv, status_help, &json, &first);
+        if (r >= 0)
+                return r;
+        r = parse_id_arg(argc, argv, first, &req.id);
+        if (r >= 0)
+                return r;
+
+        sock = xferctl_connect(socket_path, true);
+        if (sock < 0 || xferctl_call(sock, &req, -1, &rep) < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
+        if (rep.type == CTL_ERROR) {
+                if (rep.error.code == -ENOENT)
+                        xferctl_say("no job %" PRIu64 " (see xferctl list)", req.id);
+                else
+                        xferctl_say_error("status", &rep.error);
+                return XFERCTL_EXIT_FAILED;
+        }
+        if (rep.type != CTL_JOB) {
+                xferctl_say_unexpected(&rep);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        if (json) {
+                json_job(stdout, &rep.job);
+                fputc('\n', stdout);
+        } else {
+                status_print(&rep.job);
+        }
+        return XFERCTL_EXIT_OK;
+}
+
+static int cmd_cancel(const char *socket_path, int argc, char **argv)
+{
+        struct ctl_msg req = { .type = CTL_CANCEL }, rep;
+        _cleanup_(closep) int sock = -1;
+        int first, r;
+
+        r = parse_opts(argc, argv, cancel_help, NULL, &first);
+        if (r >= 0)
+                return r;
+        r = parse_id_arg(argc, argv, first, &req.id);
+        if (r >= 0)
+                return r;
+
+        sock = xferctl_connect(socket_path, true);
+        if (sock < 0 || xferctl_call(sock, &req, -1, &rep) < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
+        if (rep.type == CTL_OK) {
+                printf("cancelling job %" PRIu64 "\n", req.id);
+                return XFERCTL_EXIT_OK;
+        }
+        if (rep.type != CTL_ERROR) {
+                xferctl_say_unexpected(&rep);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        if (rep.error.code == -ENOENT)
+                xferctl_say("no job %" PRIu64 " (see xferctl list)", req.id);
+        else if (rep.error.code == -EALREADY)
+                xferctl_say("job %" PRIu64 " has already finished", req.id);
+        else
+                xferctl_say_error("cancel", &rep.error);
+        return XFERCTL_EXIT_FAILED;
+}
+
+static int cmd_help(const char *socket_path, int argc, char **argv);
+
+static const struct xferctl_cmd xferctl_cmds[] = {
+        { "send", sendcmd_run, sendcmd_help },
+        { "list", cmd_list, list_help },
+        { "status", cmd_status, status_help },
+        { "cancel", cmd_cancel, cancel_help },
+        { "help", cmd_help, NULL },
+};
+
+static const struct xferctl_cmd *xferctl_find(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(xferctl_cmds); i++)
+                if (strcmp(xferctl_cmds[i].name, name) == 0)
+                        return &xferctl_cmds[i];
+        return NULL;
+}
+
+static int cmd_help(const char *socket_path, int argc, char **argv)
+{
+        const struct xferctl_cmd *cmd;
+
+        if (argc < 2) {
+                xferctl_usage(stdout);
+                return XFERCTL_EXIT_OK;
+        }
+        cmd = xferctl_find(argv[1]);
+        if (!cmd || !cmd->help) {
+                xferctl_say("no such command '%s' (see xferctl --help)", argv[1]);
+                return XFERCTL_EXIT_USAGE;
+        }
+        fputs(cmd->help, stdout);
+        return XFERCTL_EXIT_OK;
+}
+
+int xferctl_run(const char *socket_path, int argc, char **argv)
+{
+        const struct xferctl_cmd *cmd = xferctl_find(argv[0]);
+
+        if (!cmd) {
+                xferctl_say("unknown command '%s' (see xferctl --help)", argv[0]);
+                return XFERCTL_EXIT_USAGE;
+        }
+        return cmd->run(socket_path, argc, argv);
+}
