@@ -1,9 +1,12 @@
 #pragma once
 
 /*
- * rdmaxferd.conf: "key = value" lines, '#' or ';' comments, parsed with
- * libinih. Unknown keys, bad values and duplicate keys are errors that name
- * the file, line and key. conf/rdmaxferd.conf documents every key.
+ * rdmaxferd.conf: "key = value" lines, '#' or ';' comments (';' also after
+ * a value), parsed with libinih. No [sections]; leading whitespace is
+ * ignored; a line may hold at most 198 bytes (libinih's line buffer). A
+ * value may be wrapped in one pair of double quotes (key_file = "").
+ * Unknown keys, bad values and duplicate keys are errors that name the
+ * file, line and key. conf/rdmaxferd.conf documents every key.
  */
 
 #include <stdbool.h>

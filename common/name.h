@@ -2,9 +2,10 @@
 
 /*
  * Rules for a file name proposed by a remote peer: one path component,
- * 1..255 bytes, not "." or "..", no '/', no NUL or control bytes (< 0x20,
- * 0x7f), no leading '.' (hidden files are not created from the network),
- * and valid UTF-8.
+ * 1..255 bytes, not "." or "..", no '/', no NUL or control characters
+ * (< 0x20, 0x7f, and the C1 range U+0080..U+009F), no leading '.' (hidden
+ * files are not created from the network), and valid shortest-form UTF-8
+ * (no overlongs, no surrogates, nothing above U+10FFFF).
  */
 
 #include <stdbool.h>
@@ -25,5 +26,9 @@ enum name_verdict {
 enum name_verdict name_check(const char *name, size_t len);
 const char *name_verdict_str(enum name_verdict v);
 
-/* The leaf of a local path, for xferctl's default name ("a/b/c.dat" -> "c.dat"). */
+/*
+ * The leaf of a local path, for xferctl's default name ("a/b/c.dat" ->
+ * "c.dat"); a pointer into @path. "dir/" gives "", which name_check()
+ * refuses as NAME_EMPTY.
+ */
 const char *name_leaf(const char *path);

@@ -143,7 +143,8 @@ struct wire_msg {
 
 /*
  * Private data. Encoders write exactly WIRE_*_SIZE bytes into @buf (which
- * must be that large). Decoders return 0, -EBADMSG when the bytes are not
+ * must be that large), always with WIRE_MAGIC and WIRE_VERSION: the magic
+ * and version fields are outputs of the decoders, for reporting. Decoders return 0, -EBADMSG when the bytes are not
  * ours (short, bad magic), or -EPROTONOSUPPORT on a version mismatch (the
  * decoded struct is still filled so the caller can report the version).
  */
@@ -157,9 +158,12 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
 /*
  * Control messages. Encoders return the encoded length (header included,
  * at most WIRE_CTRL_MAX) or -EMSGSIZE when @cap is too small, -EINVAL when a
- * field is out of range (name empty or too long, unknown type).
+ * field is out of range (name empty or too long, text too long, OFFER with
+ * chunk_size 0, unknown type).
  * wire_decode() checks magic, version, type and that the length matches
- * the type exactly; returns 0, -EBADMSG or -EPROTONOSUPPORT.
+ * the type exactly, and that strings are NUL-free and in bounds; returns 0,
+ * -EBADMSG or -EPROTONOSUPPORT. Name *rules* (name.h) are the receiver's
+ * call, so it can answer REFUSE WIRE_E_NAME rather than drop the link.
  */
 int wire_encode(void *buf, size_t cap, const struct wire_msg *m);
 int wire_decode(const void *buf, size_t len, struct wire_msg *m);
@@ -167,7 +171,9 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m);
 /*
  * The bytes an OFFER's MAC covers: "rdmaxfer-offer-v1" || nonce || the
  * offer's fields (everything but the MAC), in wire order. Returns the
- * length written, or -EMSGSIZE.
+ * length written (at most WIRE_MAC_INPUT_MAX), -EMSGSIZE, or -EINVAL for
+ * a name wire_encode() would refuse.
  */
+#define WIRE_MAC_INPUT_MAX      (17 + WIRE_NONCE_SIZE + 24 + WIRE_NAME_MAX)
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_SIZE],
                          const struct wire_offer *o);

@@ -1,0 +1,534 @@
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "macro.h"
+
+enum config_key {
+        CONFIG_KEY_LISTEN,
+        CONFIG_KEY_PORT,
+        CONFIG_KEY_CONTROL_SOCKET,
+        CONFIG_KEY_INCOMING_DIR,
+        CONFIG_KEY_SLOT_SIZE,
+        CONFIG_KEY_SLOT_COUNT,
+        CONFIG_KEY_SEND_SLOTS,
+        CONFIG_KEY_MAX_TRANSFERS,
+        CONFIG_KEY_MAX_FILE_SIZE,
+        CONFIG_KEY_OVERWRITE,
+        CONFIG_KEY_ALLOW_PEERS,
+        CONFIG_KEY_KEY_FILE,
+        CONFIG_KEY_LOG_LEVEL,
+        _CONFIG_KEY_MAX,
+};
+
+#define CONFIG_ERR_MAX 512
+
+struct config_parser {
+        struct config cfg;              /* built here, copied out only on success */
+        const char *path;
+        FILE *f;
+        char *line;                     /* getline() buffer */
+        size_t linecap;
+        unsigned int lineno;
+        unsigned int seen[_CONFIG_KEY_MAX];     /* line a key was set on, 0 = not set */
+        unsigned int err_line;          /* first error this file found itself; 0 = none */
+        int err_code;
+        char err[CONFIG_ERR_MAX];
+};
+
+/* Setters return 0 or -EINVAL with the reason (no key, no line) in @why. */
+typedef int (*config_setter)(struct config *cfg, const char *value, char *why, size_t whylen);
+
+struct config_keydef {
+        const char *name;
+        config_setter set;
+};
+
+void config_init(struct config *cfg)
+{
+        *cfg = (struct config){
+                .listen_addr = "",
+                .port = CONFIG_DEFAULT_PORT,
+                .control_socket = "/run/rdmaxferd/control.sock",
+                .incoming_dir = "/var/lib/rdmaxferd/incoming",
+                .slot_size = 1024 * 1024,
+                .slot_count = 64,
+                .send_slots = 16,
+                .max_transfers = 4,
+                .max_file_size = 0,
+                .overwrite = false,
+                .allow_peers = { .n = 0 },
+                .key_file = "",
+                .log_level = CONFIG_LOG_INFO,
+        };
+}
+
+void config_deinit(struct config *cfg)
+{
+        /* Owns no resources today; cleared so a stale config is not mistaken for a live one. */
+        memset(cfg, 0, sizeof(*cfg));
+}
+
+_printf_(3, 4)
+static void config_why(char *why, size_t whylen, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(why, whylen, fmt, ap);
+        va_end(ap);
+}
+
+/* Decimal digits only: strtoul would take "-1", " 1" and "0x10". */
+static int config_parse_u64(const char *s, uint64_t *out, const char **end)
+{
+        uint64_t v = 0;
+        const char *p = s;
+
+        if (*p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                unsigned int d = (unsigned int)(*p - '0');
+
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *out = v;
+        *end = p;
+        return 0;
+}
+
+/* "1M" = 1048576: suffixes K, M, G, T are powers of 1024, either case. */
+static int config_parse_size(const char *s, uint64_t *out)
+{
+        const char *end;
+        unsigned int shift = 0;
+        uint64_t v;
+        int r;
+
+        r = config_parse_u64(s, &v, &end);
+        if (r < 0)
+                return r;
+        switch (*end) {
+        case '\0':
+                break;
+        case 'K': case 'k':
+                shift = 10;
+                break;
+        case 'M': case 'm':
+                shift = 20;
+                break;
+        case 'G': case 'g':
+                shift = 30;
+                break;
+        case 'T': case 't':
+                shift = 40;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (shift) {
+                if (end[1] != '\0')
+                        return -EINVAL;
+                if (v > (UINT64_MAX >> shift))
+                        return -ERANGE;
+                v <<= shift;
+        }
+        *out = v;
+        return 0;
+}
+
+static int config_parse_range(const char *value, uint64_t min, uint64_t max, uint64_t *out,
+                              char *why, size_t whylen)
+{
+        const char *end;
+        uint64_t v;
+
+        if (config_parse_u64(value, &v, &end) < 0 || *end != '\0' || v < min || v > max) {
+                config_why(why, whylen, "must be a whole number from %llu to %llu",
+                           (unsigned long long)min, (unsigned long long)max);
+                return -EINVAL;
+        }
+        *out = v;
+        return 0;
+}
+
+static int config_set_path(char *dst, size_t cap, bool empty_ok, const char *value,
+                           char *why, size_t whylen)
+{
+        size_t n = strlen(value);
+
+        if (n == 0 && empty_ok) {
+                dst[0] = '\0';
+                return 0;
+        }
+        if (value[0] != '/') {
+                config_why(why, whylen, "must be an absolute path");
+                return -EINVAL;
+        }
+        if (n >= cap) {
+                config_why(why, whylen, "path is longer than %zu bytes", cap - 1);
+                return -EINVAL;
+        }
+        memcpy(dst, value, n + 1);
+        return 0;
+}
+
+static int config_set_listen(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        unsigned char buf[sizeof(struct in6_addr)];
+        size_t n = strlen(value);
+
+        /* rdma_cm binds to an address; resolving names here would make startup depend on DNS. */
+        if (n > 0 && inet_pton(AF_INET, value, buf) != 1 && inet_pton(AF_INET6, value, buf) != 1) {
+                config_why(why, whylen, "must be a numeric IPv4 or IPv6 address, or empty for any");
+                return -EINVAL;
+        }
+        if (n >= sizeof(cfg->listen_addr)) {
+                config_why(why, whylen, "address is too long");
+                return -EINVAL;
+        }
+        memcpy(cfg->listen_addr, value, n + 1);
+        return 0;
+}
+
+static int config_set_port(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        if (config_parse_range(value, 1, 65535, &v, why, whylen) < 0)
+                return -EINVAL;
+        cfg->port = (uint16_t)v;
+        return 0;
+}
+
+static int config_set_control_socket(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        /* sizeof(control_socket) is sun_path's: a longer path cannot be bound at all. */
+        return config_set_path(cfg->control_socket, sizeof(cfg->control_socket), false, value, why, whylen);
+}
+
+static int config_set_incoming_dir(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_set_path(cfg->incoming_dir, sizeof(cfg->incoming_dir), false, value, why, whylen);
+}
+
+static int config_set_slot_size(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        if (config_parse_size(value, &v) < 0 || v < 4096 || v > 16 * 1024 * 1024 || (v & (v - 1)) != 0) {
+                config_why(why, whylen, "must be a power of two between 4K and 16M");
+                return -EINVAL;
+        }
+        cfg->slot_size = (uint32_t)v;
+        return 0;
+}
+
+static int config_set_slot_count(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        if (config_parse_range(value, 2, 4096, &v, why, whylen) < 0)
+                return -EINVAL;
+        cfg->slot_count = (uint32_t)v;
+        return 0;
+}
+
+static int config_set_send_slots(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        if (config_parse_range(value, 2, 4096, &v, why, whylen) < 0)
+                return -EINVAL;
+        cfg->send_slots = (uint32_t)v;
+        return 0;
+}
+
+static int config_set_max_transfers(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        /* The upper bound against slot_count is checked once every key is known. */
+        if (config_parse_range(value, 1, 2048, &v, why, whylen) < 0)
+                return -EINVAL;
+        cfg->max_transfers = (uint32_t)v;
+        return 0;
+}
+
+static int config_set_max_file_size(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        if (config_parse_size(value, &v) < 0) {
+                config_why(why, whylen, "must be a size in bytes (suffix K, M, G or T), 0 for no limit");
+                return -EINVAL;
+        }
+        cfg->max_file_size = v;
+        return 0;
+}
+
+static int config_set_overwrite(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        if (!strcasecmp(value, "yes") || !strcasecmp(value, "true") || !strcmp(value, "1"))
+                cfg->overwrite = true;
+        else if (!strcasecmp(value, "no") || !strcasecmp(value, "false") || !strcmp(value, "0"))
+                cfg->overwrite = false;
+        else {
+                config_why(why, whylen, "must be yes or no");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int config_set_allow_peers(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        char bad[64];
+        int r;
+
+        r = acl_parse(&cfg->allow_peers, value, bad, sizeof(bad));
+        if (r == -E2BIG) {
+                config_why(why, whylen, "more than %d entries", ACL_MAX);
+                return -EINVAL;
+        }
+        if (r < 0) {
+                config_why(why, whylen, "'%s' is not an address or address/prefix", bad);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int config_set_key_file(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_set_path(cfg->key_file, sizeof(cfg->key_file), true, value, why, whylen);
+}
+
+static int config_set_log_level(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        static const struct {
+                const char *name;
+                int level;
+        } levels[] = {
+                { "err", CONFIG_LOG_ERR },
+                { "error", CONFIG_LOG_ERR },
+                { "warning", CONFIG_LOG_WARNING },
+                { "warn", CONFIG_LOG_WARNING },
+                { "notice", CONFIG_LOG_NOTICE },
+                { "info", CONFIG_LOG_INFO },
+                { "debug", CONFIG_LOG_DEBUG },
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
+                if (!strcasecmp(value, levels[i].name)) {
+                        cfg->log_level = levels[i].level;
+                        return 0;
+                }
+        config_why(why, whylen, "must be one of err, warning, notice, info, debug");
+        return -EINVAL;
+}
+
+static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
+        [CONFIG_KEY_LISTEN] = { "listen", config_set_listen },
+        [CONFIG_KEY_PORT] = { "port", config_set_port },
+        [CONFIG_KEY_CONTROL_SOCKET] = { "control_socket", config_set_control_socket },
+        [CONFIG_KEY_INCOMING_DIR] = { "incoming_dir", config_set_incoming_dir },
+        [CONFIG_KEY_SLOT_SIZE] = { "slot_size", config_set_slot_size },
+        [CONFIG_KEY_SLOT_COUNT] = { "slot_count", config_set_slot_count },
+        [CONFIG_KEY_SEND_SLOTS] = { "send_slots", config_set_send_slots },
+        [CONFIG_KEY_MAX_TRANSFERS] = { "max_transfers", config_set_max_transfers },
+        [CONFIG_KEY_MAX_FILE_SIZE] = { "max_file_size", config_set_max_file_size },
+        [CONFIG_KEY_OVERWRITE] = { "overwrite", config_set_overwrite },
+        [CONFIG_KEY_ALLOW_PEERS] = { "allow_peers", config_set_allow_peers },
+        [CONFIG_KEY_KEY_FILE] = { "key_file", config_set_key_file },
+        [CONFIG_KEY_LOG_LEVEL] = { "log_level", config_set_log_level },
+};
+
+/* Keep only the first error: it is the one the user should fix first. */
+_printf_(4, 5)
+static void config_fail(struct config_parser *p, unsigned int line, int code, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (p->err_line != 0)
+                return;
+        p->err_line = line;
+        p->err_code = code;
+        va_start(ap, fmt);
+        vsnprintf(p->err, sizeof(p->err), fmt, ap);
+        va_end(ap);
+}
+
+/*
+ * Line source for inih. Owning the reads lets us count lines for the
+ * messages, refuse [sections] and over-long lines, and strip leading
+ * whitespace: inih would otherwise treat an indented line as a continuation
+ * of the previous key and report it as a duplicate.
+ */
+static char *config_reader(char *str, int num, void *stream)
+{
+        struct config_parser *p = stream;
+        const char *s;
+        ssize_t n;
+        size_t len;
+
+        errno = 0;
+        n = getline(&p->line, &p->linecap, p->f);
+        if (n < 0) {
+                if (ferror(p->f))
+                        config_fail(p, p->lineno + 1, errno ? -errno : -EIO, "%s: read error: %s",
+                                    p->path, strerror(errno ? errno : EIO));
+                return NULL;
+        }
+        p->lineno++;
+
+        if (memchr(p->line, '\0', (size_t)n)) {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: line contains a NUL byte", p->path, p->lineno);
+                s = "\n";
+        } else {
+                s = p->line + strspn(p->line, " \t");
+                if (s[0] == '[') {
+                        config_fail(p, p->lineno, -EINVAL,
+                                    "%s:%u: sections are not supported; write plain 'key = value' lines",
+                                    p->path, p->lineno);
+                        s = "\n";
+                }
+        }
+
+        len = strlen(s);
+        if (num <= 0 || len + 1 > (size_t)num) {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: line is longer than %d bytes",
+                            p->path, p->lineno, num > 2 ? num - 2 : 0);
+                s = "\n";
+                len = 1;
+        }
+        memcpy(str, s, len + 1);
+        return str;
+}
+
+static int config_handler(void *user, const char *section, const char *name, const char *value)
+{
+        struct config_parser *p = user;
+        char why[256], unquoted[CONFIG_ERR_MAX];
+        size_t vlen = strlen(value);
+        int k;
+
+        if (section && section[0] != '\0') {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: sections are not supported", p->path, p->lineno);
+                return 0;
+        }
+
+        for (k = 0; k < _CONFIG_KEY_MAX; k++)
+                if (!strcmp(name, config_keys[k].name))
+                        break;
+        if (k == _CONFIG_KEY_MAX) {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: %s: unknown key", p->path, p->lineno, name);
+                return 0;
+        }
+        if (p->seen[k]) {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: %s: duplicate key (first set on line %u)",
+                            p->path, p->lineno, name, p->seen[k]);
+                return 0;
+        }
+        p->seen[k] = p->lineno;
+
+        /* key_file = "" reads naturally; take one pair of surrounding quotes off. */
+        if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"' && vlen - 2 < sizeof(unquoted)) {
+                memcpy(unquoted, value + 1, vlen - 2);
+                unquoted[vlen - 2] = '\0';
+                value = unquoted;
+        }
+
+        why[0] = '\0';
+        if (config_keys[k].set(&p->cfg, value, why, sizeof(why)) < 0) {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: %s: %s", p->path, p->lineno, name, why);
+                return 0;
+        }
+        return 1;
+}
+
+/* Rules that involve more than one key; blamed on the line of the key to change. */
+static void config_check(struct config_parser *p)
+{
+        const struct config *c = &p->cfg;
+
+        if ((uint64_t)c->max_transfers * 2 > c->slot_count) {
+                unsigned int line = p->seen[CONFIG_KEY_MAX_TRANSFERS] ? p->seen[CONFIG_KEY_MAX_TRANSFERS]
+                                                                      : p->seen[CONFIG_KEY_SLOT_COUNT];
+                char where[32] = "";
+
+                if (line)
+                        snprintf(where, sizeof(where), ":%u", line);
+                config_fail(p, line ? line : 1, -EINVAL,
+                            "%s%s: max_transfers: %u transfers need at least %u receive slots, "
+                            "but slot_count is %u (max_transfers * 2 <= slot_count)",
+                            p->path, where, c->max_transfers, c->max_transfers * 2, c->slot_count);
+        }
+}
+
+static void config_parser_freep(struct config_parser **pp)
+{
+        struct config_parser *p = *pp;
+
+        if (!p)
+                return;
+        if (p->f)
+                fclose(p->f);
+        free(p->line);
+        free(p);
+}
+
+int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
+{
+        _cleanup_(config_parser_freep) struct config_parser *p = NULL;
+        int r;
+
+        if (err && errlen > 0)
+                err[0] = '\0';
+
+        p = calloc(1, sizeof(*p));
+        if (!p) {
+                if (err)
+                        snprintf(err, errlen, "%s: out of memory", path);
+                return -ENOMEM;
+        }
+        p->cfg = *cfg;
+        p->path = path;
+
+        p->f = fopen(path, "re");
+        if (!p->f) {
+                r = -errno;
+                if (err)
+                        snprintf(err, errlen, "%s: cannot open configuration file: %s", path, strerror(-r));
+                return r;
+        }
+
+        r = ini_parse_stream(config_reader, p, config_handler, p);
+        if (r == -2 || r == -1) {
+                if (err)
+                        snprintf(err, errlen, "%s: out of memory", path);
+                return -ENOMEM;
+        }
+        /* inih reports the first line it disliked; ours may be earlier (or inih's may be syntax). */
+        if (r > 0 && (p->err_line == 0 || (unsigned int)r < p->err_line)) {
+                p->err_line = 0;
+                config_fail(p, (unsigned int)r, -EINVAL, "%s:%d: expected 'key = value'", path, r);
+        }
+        if (p->err_line == 0)
+                config_check(p);
+        if (p->err_line != 0) {
+                if (err)
+                        snprintf(err, errlen, "%s", p->err);
+                return p->err_code;
+        }
+
+        *cfg = p->cfg;
+        return 0;
+}

@@ -1,0 +1,378 @@
+#include "ctl.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "bytes.h"
+#include "macro.h"
+
+/*
+ * Payload layouts, after the 12-byte header
+ * (magic u32, version u16, type u16, length u32):
+ *
+ *   SUBMIT     port u16, flags u16, host_len u16, name_len u16, host, name
+ *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
+ *   LIST, LIST_END, OK                 (empty)
+ *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
+ *              bytes_total u64, usec u64, rate u64, peer_len u16,
+ *              name_len u16, text_len u16, peer, name, text
+ *   ERROR      code i32, text_len u16, text
+ *
+ * Strings carry no NUL; the payload length must equal the fixed part plus
+ * the string lengths exactly. Empty strings are allowed here: whether an
+ * empty host or name is acceptable is the daemon's call, with a clear ERROR.
+ */
+#define CTL_SUBMIT_FIXED        (2 + 2 + 2 + 2)
+#define CTL_ID_LEN              8
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 2 + 2 + 2)
+#define CTL_ERROR_FIXED         (4 + 2)
+#define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
+
+/* Room for a few descriptors so a sender that attaches extras cannot make
+ * us lose the first one to MSG_CTRUNC; the extras are closed. */
+#define CTL_FDS_MAX             8
+
+static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
+static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + CTL_PEER_MAX + CTL_NAME_MAX + CTL_TEXT_MAX <= CTL_MSG_MAX,
+              "job fits");
+static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX <= CTL_MSG_MAX,
+              "submit fits");
+
+static const char *const ctl_job_state_text[_CTL_JOB_STATE_MAX] = {
+        [CTL_JOB_QUEUED] = "queued",
+        [CTL_JOB_CONNECTING] = "connecting",
+        [CTL_JOB_SENDING] = "sending",
+        [CTL_JOB_VERIFYING] = "verifying",
+        [CTL_JOB_DONE] = "done",
+        [CTL_JOB_FAILED] = "failed",
+        [CTL_JOB_CANCELLED] = "cancelled",
+};
+
+const char *ctl_job_state_str(unsigned int state)
+{
+        if (state >= _CTL_JOB_STATE_MAX || !ctl_job_state_text[state])
+                return "unknown";
+        return ctl_job_state_text[state];
+}
+
+bool ctl_job_state_final(unsigned int state)
+{
+        return state == CTL_JOB_DONE || state == CTL_JOB_FAILED || state == CTL_JOB_CANCELLED;
+}
+
+/* strnlen bounded by the field, or -EINVAL when longer than @max. */
+static int ctl_str_len(const char *s, size_t field_size, size_t max)
+{
+        size_t n = strnlen(s, field_size);
+
+        if (n > max)
+                return -EINVAL;
+        return (int)n;
+}
+
+int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
+{
+        struct bytes_out o = BYTES_OUT(buf, cap);
+        int l1 = 0, l2 = 0, l3 = 0;
+        size_t plen;
+
+        switch (m->type) {
+        case CTL_SUBMIT:
+                l1 = ctl_str_len(m->submit.host, sizeof(m->submit.host), CTL_HOST_MAX);
+                l2 = ctl_str_len(m->submit.name, sizeof(m->submit.name), CTL_NAME_MAX);
+                if (l1 < 0 || l2 < 0)
+                        return -EINVAL;
+                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2;
+                break;
+        case CTL_SUBMITTED:
+        case CTL_STATUS:
+        case CTL_WATCH:
+        case CTL_CANCEL:
+                plen = CTL_ID_LEN;
+                break;
+        case CTL_LIST:
+        case CTL_LIST_END:
+        case CTL_OK:
+                plen = 0;
+                break;
+        case CTL_JOB:
+                if (m->job.state >= _CTL_JOB_STATE_MAX)
+                        return -EINVAL;
+                l1 = ctl_str_len(m->job.peer, sizeof(m->job.peer), CTL_PEER_MAX);
+                l2 = ctl_str_len(m->job.name, sizeof(m->job.name), CTL_NAME_MAX);
+                l3 = ctl_str_len(m->job.text, sizeof(m->job.text), CTL_TEXT_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0)
+                        return -EINVAL;
+                plen = CTL_JOB_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3;
+                break;
+        case CTL_ERROR:
+                l1 = ctl_str_len(m->error.text, sizeof(m->error.text), CTL_TEXT_MAX);
+                if (l1 < 0)
+                        return -EINVAL;
+                plen = CTL_ERROR_FIXED + (size_t)l1;
+                break;
+        default:
+                return -EINVAL;
+        }
+
+        if (!buf || cap < CTL_HEADER_SIZE + plen)
+                return -EMSGSIZE;
+
+        bytes_put_u32(&o, CTL_MAGIC);
+        bytes_put_u16(&o, CTL_VERSION);
+        bytes_put_u16(&o, m->type);
+        bytes_put_u32(&o, (uint32_t)plen);
+
+        switch (m->type) {
+        case CTL_SUBMIT:
+                bytes_put_u16(&o, m->submit.port);
+                bytes_put_u16(&o, m->submit.flags);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u16(&o, (uint16_t)l2);
+                bytes_put_mem(&o, m->submit.host, (size_t)l1);
+                bytes_put_mem(&o, m->submit.name, (size_t)l2);
+                break;
+        case CTL_SUBMITTED:
+        case CTL_STATUS:
+        case CTL_WATCH:
+        case CTL_CANCEL:
+                bytes_put_u64(&o, m->id);
+                break;
+        case CTL_JOB:
+                bytes_put_u64(&o, m->job.id);
+                bytes_put_u8(&o, m->job.state);
+                bytes_put_u8(&o, m->job.reserved);
+                bytes_put_u16(&o, m->job.status);
+                bytes_put_u64(&o, m->job.bytes_done);
+                bytes_put_u64(&o, m->job.bytes_total);
+                bytes_put_u64(&o, m->job.usec);
+                bytes_put_u64(&o, m->job.rate);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u16(&o, (uint16_t)l2);
+                bytes_put_u16(&o, (uint16_t)l3);
+                bytes_put_mem(&o, m->job.peer, (size_t)l1);
+                bytes_put_mem(&o, m->job.name, (size_t)l2);
+                bytes_put_mem(&o, m->job.text, (size_t)l3);
+                break;
+        case CTL_ERROR:
+                bytes_put_u32(&o, (uint32_t)m->error.code);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_mem(&o, m->error.text, (size_t)l1);
+                break;
+        default:
+                break;
+        }
+
+        if (o.overflow || o.off != CTL_HEADER_SIZE + plen)
+                return -EMSGSIZE;
+        return (int)o.off;
+}
+
+int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+        uint32_t magic, plen;
+        uint16_t version, l1, l2, l3;
+
+        memset(m, 0, sizeof(*m));
+        if (!buf || len < CTL_HEADER_SIZE)
+                return -EBADMSG;
+
+        magic = bytes_get_u32(&in);
+        version = bytes_get_u16(&in);
+        m->type = bytes_get_u16(&in);
+        plen = bytes_get_u32(&in);
+        if (magic != CTL_MAGIC)
+                return -EBADMSG;
+        if (version != CTL_VERSION)
+                return -EPROTONOSUPPORT;
+        if (len > CTL_MSG_MAX || plen != len - CTL_HEADER_SIZE)
+                return -EBADMSG;
+
+        switch (m->type) {
+        case CTL_SUBMIT:
+                if (plen < CTL_SUBMIT_FIXED)
+                        return -EBADMSG;
+                m->submit.port = bytes_get_u16(&in);
+                m->submit.flags = bytes_get_u16(&in);
+                l1 = bytes_get_u16(&in);
+                l2 = bytes_get_u16(&in);
+                if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX ||
+                    plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
+                    !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2))
+                        return -EBADMSG;
+                break;
+        case CTL_SUBMITTED:
+        case CTL_STATUS:
+        case CTL_WATCH:
+        case CTL_CANCEL:
+                if (plen != CTL_ID_LEN)
+                        return -EBADMSG;
+                m->id = bytes_get_u64(&in);
+                break;
+        case CTL_LIST:
+        case CTL_LIST_END:
+        case CTL_OK:
+                if (plen != 0)
+                        return -EBADMSG;
+                break;
+        case CTL_JOB:
+                if (plen < CTL_JOB_FIXED)
+                        return -EBADMSG;
+                m->job.id = bytes_get_u64(&in);
+                m->job.state = bytes_get_u8(&in);
+                m->job.reserved = bytes_get_u8(&in);
+                m->job.status = bytes_get_u16(&in);
+                m->job.bytes_done = bytes_get_u64(&in);
+                m->job.bytes_total = bytes_get_u64(&in);
+                m->job.usec = bytes_get_u64(&in);
+                m->job.rate = bytes_get_u64(&in);
+                l1 = bytes_get_u16(&in);
+                l2 = bytes_get_u16(&in);
+                l3 = bytes_get_u16(&in);
+                /* The client keys "watch until final" off the state: reject unknown ones. */
+                if (m->job.state >= _CTL_JOB_STATE_MAX)
+                        return -EBADMSG;
+                if (l1 > CTL_PEER_MAX || l2 > CTL_NAME_MAX || l3 > CTL_TEXT_MAX ||
+                    plen != CTL_JOB_FIXED + (uint32_t)l1 + l2 + l3)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->job.peer, sizeof(m->job.peer), l1) ||
+                    !bytes_get_str(&in, m->job.name, sizeof(m->job.name), l2) ||
+                    !bytes_get_str(&in, m->job.text, sizeof(m->job.text), l3))
+                        return -EBADMSG;
+                break;
+        case CTL_ERROR:
+                if (plen < CTL_ERROR_FIXED)
+                        return -EBADMSG;
+                m->error.code = (int32_t)bytes_get_u32(&in);
+                l1 = bytes_get_u16(&in);
+                if (l1 > CTL_TEXT_MAX || plen != CTL_ERROR_FIXED + (uint32_t)l1)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->error.text, sizeof(m->error.text), l1))
+                        return -EBADMSG;
+                break;
+        default:
+                return -EBADMSG;
+        }
+
+        if (in.underflow || in.off != len)
+                return -EBADMSG;
+        return 0;
+}
+
+int ctl_send(int sock, const struct ctl_msg *m, int fd)
+{
+        uint8_t buf[CTL_MSG_MAX];
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        struct iovec iov;
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+        int len;
+
+        len = ctl_encode(buf, sizeof(buf), m);
+        if (len < 0)
+                return len;
+        iov = (struct iovec){ .iov_base = buf, .iov_len = (size_t)len };
+
+        if (fd >= 0) {
+                struct cmsghdr *cmsg;
+
+                memset(&control, 0, sizeof(control));
+                msg.msg_control = control.buf;
+                msg.msg_controllen = sizeof(control.buf);
+                cmsg = CMSG_FIRSTHDR(&msg);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+        }
+
+        /* MSG_NOSIGNAL: a vanished peer is an -EPIPE for this connection, not SIGPIPE for the process. */
+        do
+                n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        /* SOCK_SEQPACKET sends whole records or fails; anything else is not ours. */
+        if (n != len)
+                return -EMSGSIZE;
+        return 0;
+}
+
+/* Take the first passed descriptor, close every other one. */
+static int ctl_collect_fds(struct msghdr *msg)
+{
+        int keep = -1;
+
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+                size_t nfds;
+
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < nfds; i++) {
+                        int fd;
+
+                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (keep < 0)
+                                keep = fd;
+                        else
+                                safe_close(fd);
+                }
+        }
+        return keep;
+}
+
+int ctl_recv(int sock, struct ctl_msg *m, int *fd)
+{
+        uint8_t buf[CTL_MSG_MAX];
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * CTL_FDS_MAX)];
+        } control;
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+        struct msghdr msg;
+        _cleanup_(closep) int passed = -1;
+        ssize_t n;
+        int r;
+
+        if (fd)
+                *fd = -1;
+        memset(m, 0, sizeof(*m));
+
+        do {
+                msg = (struct msghdr){
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof(control.buf),
+                };
+                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        } while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+
+        /* Collect before any other check so no descriptor leaks on an error path. */
+        passed = ctl_collect_fds(&msg);
+
+        if (n == 0)
+                return -ECONNRESET;
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+                return -EBADMSG;
+
+        r = ctl_decode(buf, (size_t)n, m);
+        if (r < 0)
+                return r;
+
+        if (fd)
+                *fd = TAKE_FD(passed);
+        return 0;
+}

@@ -1,0 +1,110 @@
+#include "name.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define NAME_MAX_BYTES 255
+
+/*
+ * Length of the UTF-8 sequence at @s (at most @len bytes), or 0 when it is
+ * not a shortest-form encoding of a scalar value (overlong forms, UTF-16
+ * surrogates and anything above U+10FFFF are all refused). *cp gets the
+ * code point.
+ */
+static size_t name_utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
+{
+        uint32_t c = s[0], min;
+        size_t n;
+
+        if (c < 0x80) {
+                *cp = c;
+                return 1;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 2;
+                c &= 0x1f;
+                min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 3;
+                c &= 0x0f;
+                min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 4;
+                c &= 0x07;
+                min = 0x10000;
+        } else {
+                /* 0x80..0xc1: stray continuation or overlong 2-byte lead; 0xf5+: beyond U+10FFFF. */
+                return 0;
+        }
+        if (n > len)
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                c = (c << 6) | (s[i] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+                return 0;
+        *cp = c;
+        return n;
+}
+
+enum name_verdict name_check(const char *name, size_t len)
+{
+        const unsigned char *s = (const unsigned char *)name;
+
+        if (!name || len == 0)
+                return NAME_EMPTY;
+        if (len > NAME_MAX_BYTES)
+                return NAME_TOO_LONG;
+        if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+                return NAME_DOT;
+        if (s[0] == '.')
+                return NAME_HIDDEN;
+
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                size_t n;
+
+                if (s[i] == '/')
+                        return NAME_SLASH;
+                n = name_utf8_seq(s + i, len - i, &cp);
+                if (n == 0)
+                        return NAME_UTF8;
+                /* C1 controls too: U+009B is CSI to some terminals that show `xferctl list`. */
+                if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+                        return NAME_CONTROL;
+                i += n;
+        }
+        return NAME_OK;
+}
+
+const char *name_verdict_str(enum name_verdict v)
+{
+        switch (v) {
+        case NAME_OK:
+                return "ok";
+        case NAME_EMPTY:
+                return "name is empty";
+        case NAME_TOO_LONG:
+                return "name is longer than 255 bytes";
+        case NAME_DOT:
+                return "name is \".\" or \"..\"";
+        case NAME_HIDDEN:
+                return "name starts with '.'";
+        case NAME_SLASH:
+                return "name contains '/'";
+        case NAME_CONTROL:
+                return "name contains a NUL or control character";
+        case NAME_UTF8:
+                return "name is not valid UTF-8";
+        }
+        return "name is not acceptable";
+}
+
+const char *name_leaf(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+
+        return slash ? slash + 1 : path;
+}

@@ -1,0 +1,370 @@
+#include "wire.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "bytes.h"
+
+/*
+ * Control message layouts, after the 16-byte header
+ * (magic u32, version u16, type u16, length u32, credits u32):
+ *
+ *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
+ *           name_len u16, mac[32], name[name_len]
+ *   ACCEPT  (empty)
+ *   REFUSE  status u16, text_len u16, text[text_len]
+ *   CREDIT  (empty)
+ *   END     bytes u64, digest[16]
+ *   RESULT  status u16, text_len u16, bytes u64, usec u64, text[text_len]
+ *
+ * Strings carry no NUL on the wire; length is the header's payload length,
+ * which must equal the fixed part plus the string length exactly.
+ */
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + WIRE_MAC_SIZE)
+#define WIRE_REFUSE_FIXED       (2 + 2)
+#define WIRE_END_LEN            (8 + WIRE_DIGEST_SIZE)
+#define WIRE_RESULT_FIXED       (2 + 2 + 8 + 8)
+
+#define WIRE_MAC_LABEL          "rdmaxfer-offer-v1"
+#define WIRE_MAC_LABEL_LEN      (sizeof(WIRE_MAC_LABEL) - 1)
+
+static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
+static_assert(WIRE_HELLO_SIZE == 4 + 2 + 2, "hello layout");
+static_assert(WIRE_WELCOME_SIZE == 4 + 2 + 2 + 4 + 4 + 4 + WIRE_NONCE_SIZE, "welcome layout");
+static_assert(WIRE_REJECT_SIZE == 4 + 2 + 2 + 4, "reject layout");
+static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_SIZE <= 148,
+              "rdma_cm private data limits");
+static_assert(WIRE_HEADER_SIZE + WIRE_OFFER_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "offer fits");
+static_assert(WIRE_HEADER_SIZE + WIRE_RESULT_FIXED + WIRE_TEXT_MAX <= WIRE_CTRL_MAX, "result fits");
+static_assert(WIRE_NAME_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
+static_assert(WIRE_MAC_INPUT_MAX == WIRE_MAC_LABEL_LEN + WIRE_NONCE_SIZE + WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX,
+              "mac input bound");
+
+static const char *const wire_status_text[_WIRE_STATUS_MAX] = {
+        [WIRE_OK] = "ok",
+        [WIRE_E_VERSION] = "protocol version not supported",
+        [WIRE_E_PROTOCOL] = "protocol error",
+        [WIRE_E_BUSY] = "receiver busy",
+        [WIRE_E_DENIED] = "peer not allowed",
+        [WIRE_E_AUTH] = "authentication failed",
+        [WIRE_E_NAME] = "file name not acceptable",
+        [WIRE_E_EXISTS] = "file exists",
+        [WIRE_E_TOO_LARGE] = "file too large",
+        [WIRE_E_NO_SPACE] = "no space left on receiver",
+        [WIRE_E_IO] = "receiver I/O error",
+        [WIRE_E_CHECKSUM] = "checksum mismatch",
+        [WIRE_E_SIZE] = "size mismatch",
+        [WIRE_E_SHUTDOWN] = "receiver shutting down",
+        [WIRE_E_INTERNAL] = "internal error",
+};
+
+const char *wire_status_str(unsigned int status)
+{
+        /* A newer peer may send a status this build does not know. */
+        if (status >= _WIRE_STATUS_MAX || !wire_status_text[status])
+                return "unknown status";
+        return wire_status_text[status];
+}
+
+/* ---- rdma_cm private data ---------------------------------------------- */
+
+void wire_encode_hello(void *buf, const struct wire_hello *h)
+{
+        struct bytes_out o = BYTES_OUT(buf, WIRE_HELLO_SIZE);
+
+        bytes_put_u32(&o, WIRE_MAGIC);
+        bytes_put_u16(&o, WIRE_VERSION);
+        bytes_put_u16(&o, h->flags);
+        assert(!o.overflow && o.off == WIRE_HELLO_SIZE);
+}
+
+int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+
+        memset(h, 0, sizeof(*h));
+        /* rdma_cm may hand us more than we sent (padding); never less. */
+        if (!buf || len < WIRE_HELLO_SIZE)
+                return -EBADMSG;
+        h->magic = bytes_get_u32(&in);
+        h->version = bytes_get_u16(&in);
+        h->flags = bytes_get_u16(&in);
+        if (h->magic != WIRE_MAGIC)
+                return -EBADMSG;
+        if (h->version != WIRE_VERSION)
+                return -EPROTONOSUPPORT;
+        return 0;
+}
+
+void wire_encode_welcome(void *buf, const struct wire_welcome *w)
+{
+        struct bytes_out o = BYTES_OUT(buf, WIRE_WELCOME_SIZE);
+
+        bytes_put_u32(&o, WIRE_MAGIC);
+        bytes_put_u16(&o, WIRE_VERSION);
+        bytes_put_u16(&o, w->flags);
+        bytes_put_u32(&o, w->credits);
+        bytes_put_u32(&o, w->slot_size);
+        bytes_put_u32(&o, w->reserved);
+        bytes_put_mem(&o, w->nonce, WIRE_NONCE_SIZE);
+        assert(!o.overflow && o.off == WIRE_WELCOME_SIZE);
+}
+
+int wire_decode_welcome(const void *buf, size_t len, struct wire_welcome *w)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+
+        memset(w, 0, sizeof(*w));
+        if (!buf || len < WIRE_WELCOME_SIZE)
+                return -EBADMSG;
+        w->magic = bytes_get_u32(&in);
+        w->version = bytes_get_u16(&in);
+        w->flags = bytes_get_u16(&in);
+        w->credits = bytes_get_u32(&in);
+        w->slot_size = bytes_get_u32(&in);
+        w->reserved = bytes_get_u32(&in);
+        bytes_get_mem(&in, w->nonce, WIRE_NONCE_SIZE);
+        if (w->magic != WIRE_MAGIC)
+                return -EBADMSG;
+        if (w->version != WIRE_VERSION)
+                return -EPROTONOSUPPORT;
+        return 0;
+}
+
+void wire_encode_reject(void *buf, const struct wire_reject *r)
+{
+        struct bytes_out o = BYTES_OUT(buf, WIRE_REJECT_SIZE);
+
+        bytes_put_u32(&o, WIRE_MAGIC);
+        bytes_put_u16(&o, WIRE_VERSION);
+        bytes_put_u16(&o, r->status);
+        bytes_put_u32(&o, r->reserved);
+        assert(!o.overflow && o.off == WIRE_REJECT_SIZE);
+}
+
+int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+
+        memset(r, 0, sizeof(*r));
+        if (!buf || len < WIRE_REJECT_SIZE)
+                return -EBADMSG;
+        r->magic = bytes_get_u32(&in);
+        r->version = bytes_get_u16(&in);
+        r->status = bytes_get_u16(&in);
+        r->reserved = bytes_get_u32(&in);
+        if (r->magic != WIRE_MAGIC)
+                return -EBADMSG;
+        if (r->version != WIRE_VERSION)
+                return -EPROTONOSUPPORT;
+        return 0;
+}
+
+/* ---- control messages over the QP -------------------------------------- */
+
+/* Length of a string field that must fit the wire limit; -EINVAL if not. */
+static int wire_str_len(const char *s, size_t field_size, size_t min, size_t max)
+{
+        size_t n = strnlen(s, field_size);
+
+        if (n < min || n > max)
+                return -EINVAL;
+        return (int)n;
+}
+
+/* Payload length for @m, or -EINVAL. Also validates the fields. */
+static int wire_payload_len(const struct wire_msg *m)
+{
+        int n;
+
+        switch (m->type) {
+        case WIRE_OFFER:
+                /* A zero chunk size has no meaning and would divide by zero later. */
+                if (m->offer.chunk_size == 0)
+                        return -EINVAL;
+                n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
+                return n < 0 ? n : WIRE_OFFER_FIXED + n;
+        case WIRE_ACCEPT:
+        case WIRE_CREDIT:
+                return 0;
+        case WIRE_REFUSE:
+                n = wire_str_len(m->refuse.text, sizeof(m->refuse.text), 0, WIRE_TEXT_MAX);
+                return n < 0 ? n : WIRE_REFUSE_FIXED + n;
+        case WIRE_END:
+                return WIRE_END_LEN;
+        case WIRE_RESULT:
+                n = wire_str_len(m->result.text, sizeof(m->result.text), 0, WIRE_TEXT_MAX);
+                return n < 0 ? n : WIRE_RESULT_FIXED + n;
+        default:
+                return -EINVAL;
+        }
+}
+
+int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
+{
+        struct bytes_out o = BYTES_OUT(buf, cap);
+        size_t n, total;
+        int plen;
+
+        plen = wire_payload_len(m);
+        if (plen < 0)
+                return plen;
+        total = WIRE_HEADER_SIZE + (size_t)plen;
+        if (total > WIRE_CTRL_MAX)
+                return -EINVAL;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+
+        bytes_put_u32(&o, WIRE_MAGIC);
+        bytes_put_u16(&o, WIRE_VERSION);
+        bytes_put_u16(&o, m->type);
+        bytes_put_u32(&o, (uint32_t)plen);
+        bytes_put_u32(&o, m->credits);
+
+        switch (m->type) {
+        case WIRE_OFFER:
+                n = strlen(m->offer.name);
+                bytes_put_u64(&o, m->offer.transfer_id);
+                bytes_put_u64(&o, m->offer.size);
+                bytes_put_u32(&o, m->offer.chunk_size);
+                bytes_put_u16(&o, m->offer.flags);
+                bytes_put_u16(&o, (uint16_t)n);
+                bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
+                bytes_put_mem(&o, m->offer.name, n);
+                break;
+        case WIRE_REFUSE:
+                n = strlen(m->refuse.text);
+                bytes_put_u16(&o, m->refuse.status);
+                bytes_put_u16(&o, (uint16_t)n);
+                bytes_put_mem(&o, m->refuse.text, n);
+                break;
+        case WIRE_END:
+                bytes_put_u64(&o, m->end.bytes);
+                bytes_put_mem(&o, m->end.digest, WIRE_DIGEST_SIZE);
+                break;
+        case WIRE_RESULT:
+                n = strlen(m->result.text);
+                bytes_put_u16(&o, m->result.status);
+                bytes_put_u16(&o, (uint16_t)n);
+                bytes_put_u64(&o, m->result.bytes);
+                bytes_put_u64(&o, m->result.usec);
+                bytes_put_mem(&o, m->result.text, n);
+                break;
+        default:
+                break;
+        }
+
+        if (o.overflow || o.off != total)
+                return -EMSGSIZE;
+        return (int)total;
+}
+
+int wire_decode(const void *buf, size_t len, struct wire_msg *m)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+        uint32_t magic, plen;
+        uint16_t version, n;
+
+        memset(m, 0, sizeof(*m));
+        if (!buf || len < WIRE_HEADER_SIZE)
+                return -EBADMSG;
+
+        magic = bytes_get_u32(&in);
+        version = bytes_get_u16(&in);
+        m->type = bytes_get_u16(&in);
+        plen = bytes_get_u32(&in);
+        m->credits = bytes_get_u32(&in);
+        if (magic != WIRE_MAGIC)
+                return -EBADMSG;
+        /* Another version's layouts are unknown: stop before reading further. */
+        if (version != WIRE_VERSION)
+                return -EPROTONOSUPPORT;
+        if (plen != len - WIRE_HEADER_SIZE)
+                return -EBADMSG;
+
+        switch (m->type) {
+        case WIRE_OFFER:
+                if (plen < WIRE_OFFER_FIXED)
+                        return -EBADMSG;
+                m->offer.transfer_id = bytes_get_u64(&in);
+                m->offer.size = bytes_get_u64(&in);
+                m->offer.chunk_size = bytes_get_u32(&in);
+                m->offer.flags = bytes_get_u16(&in);
+                n = bytes_get_u16(&in);
+                bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
+                if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
+                    m->offer.chunk_size == 0)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
+                        return -EBADMSG;
+                break;
+        case WIRE_ACCEPT:
+        case WIRE_CREDIT:
+                if (plen != 0)
+                        return -EBADMSG;
+                break;
+        case WIRE_REFUSE:
+                if (plen < WIRE_REFUSE_FIXED)
+                        return -EBADMSG;
+                m->refuse.status = bytes_get_u16(&in);
+                n = bytes_get_u16(&in);
+                if (n > WIRE_TEXT_MAX || plen != WIRE_REFUSE_FIXED + (uint32_t)n)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->refuse.text, sizeof(m->refuse.text), n))
+                        return -EBADMSG;
+                break;
+        case WIRE_END:
+                if (plen != WIRE_END_LEN)
+                        return -EBADMSG;
+                m->end.bytes = bytes_get_u64(&in);
+                bytes_get_mem(&in, m->end.digest, WIRE_DIGEST_SIZE);
+                break;
+        case WIRE_RESULT:
+                if (plen < WIRE_RESULT_FIXED)
+                        return -EBADMSG;
+                m->result.status = bytes_get_u16(&in);
+                n = bytes_get_u16(&in);
+                m->result.bytes = bytes_get_u64(&in);
+                m->result.usec = bytes_get_u64(&in);
+                if (n > WIRE_TEXT_MAX || plen != WIRE_RESULT_FIXED + (uint32_t)n)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->result.text, sizeof(m->result.text), n))
+                        return -EBADMSG;
+                break;
+        default:
+                return -EBADMSG;
+        }
+
+        if (in.underflow || in.off != len)
+                return -EBADMSG;
+        return 0;
+}
+
+int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_SIZE],
+                         const struct wire_offer *o)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total;
+        int n;
+
+        n = wire_str_len(o->name, sizeof(o->name), 1, WIRE_NAME_MAX);
+        if (n < 0)
+                return n;
+        total = WIRE_MAC_LABEL_LEN + WIRE_NONCE_SIZE + (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+
+        /* Same field order and encoding as the OFFER itself, minus the MAC. */
+        bytes_put_mem(&out, WIRE_MAC_LABEL, WIRE_MAC_LABEL_LEN);
+        bytes_put_mem(&out, nonce, WIRE_NONCE_SIZE);
+        bytes_put_u64(&out, o->transfer_id);
+        bytes_put_u64(&out, o->size);
+        bytes_put_u32(&out, o->chunk_size);
+        bytes_put_u16(&out, o->flags);
+        bytes_put_u16(&out, (uint16_t)n);
+        bytes_put_mem(&out, o->name, (size_t)n);
+        if (out.overflow || out.off != total)
+                return -EMSGSIZE;
+        return (int)total;
+}
