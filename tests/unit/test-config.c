@@ -1,0 +1,254 @@
+/* rdmaxferd.conf parsing: defaults, every key, and errors that name file:line:key. */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/test-config-XXXXXX";
+static char path[PATH_MAX];
+
+static void write_conf(const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        if (!f)
+                abort();
+        fputs(text, f);
+        fclose(f);
+}
+
+/* Load @text over the defaults; *err gets the message. */
+static int load(const char *text, struct config *cfg, char *err, size_t errlen)
+{
+        config_init(cfg);
+        write_conf(text);
+        return config_load(cfg, path, err, errlen);
+}
+
+/* The message must start "PATH:LINE: KEY: " and contain @why. */
+static void expect_error(const char *text, int line, const char *key, const char *why)
+{
+        struct config cfg;
+        char err[512], want[PATH_MAX + 128];
+        int r = load(text, &cfg, err, sizeof(err));
+
+        if (key)
+                snprintf(want, sizeof(want), "%s:%d: %s: ", path, line, key);
+        else
+                snprintf(want, sizeof(want), "%s:%d: ", path, line);
+        if (!ok(r == -EINVAL && strncmp(err, want, strlen(want)) == 0 && strstr(err, why),
+                "error for %s on line %d: \"%s\"", key ? key : "(line)", line, why))
+                diag("r=%d err=\"%s\" want prefix \"%s\"", r, err, want);
+}
+
+static void test_defaults(void)
+{
+        struct config c;
+
+        config_init(&c);
+        ok(c.listen_addr[0] == '\0', "listen: any");
+        is_int(c.port, 7470, "port 7470");
+        is_str(c.control_socket, "/run/rdmaxferd/control.sock", "control_socket");
+        is_str(c.incoming_dir, "/var/lib/rdmaxferd/incoming", "incoming_dir");
+        is_int(c.slot_size, 1 << 20, "slot_size 1M");
+        is_int(c.slot_count, 64, "slot_count 64");
+        is_int(c.send_slots, 16, "send_slots 16");
+        is_int(c.max_transfers, 4, "max_transfers 4");
+        is_int(c.max_file_size, 0, "max_file_size: no limit");
+        ok(!c.overwrite, "overwrite off");
+        is_int(c.allow_peers.n, 0, "allow_peers: anyone");
+        ok(c.key_file[0] == '\0', "no key file");
+        is_int(c.log_level, CONFIG_LOG_INFO, "log_level info");
+
+        char err[256];
+        is_int(load("", &c, err, sizeof(err)), 0, "an empty file is fine");
+        is_int(c.port, 7470, "and leaves the defaults");
+        config_deinit(&c);
+}
+
+static void test_full(void)
+{
+        struct config c;
+        char err[512];
+        int r;
+
+        r = load("# rdmaxferd.conf\n"
+                 "; both comment styles\n"
+                 "\n"
+                 "listen = 198.18.0.1\n"
+                 "port=7471\n"
+                 "  control_socket = /run/x/ctl.sock\n"
+                 "\tincoming_dir = /srv/in\n"
+                 "slot_size = 256K\n"
+                 "slot_count = 128\r\n"
+                 "send_slots = 32\n"
+                 "max_transfers = 64\n"
+                 "max_file_size = 2G\n"
+                 "overwrite = yes\n"
+                 "allow_peers = 198.18.0.0/15, fd00::/8\n"
+                 "key_file = \"/etc/rdmaxferd/key\"\n"
+                 "log_level = debug ; inline comment\n",
+                 &c, err, sizeof(err));
+        if (!is_int(r, 0, "a file using every key loads"))
+                diag("%s", err);
+        is_str(c.listen_addr, "198.18.0.1", "listen");
+        is_int(c.port, 7471, "port");
+        is_str(c.control_socket, "/run/x/ctl.sock", "indented line is a key, not a continuation");
+        is_str(c.incoming_dir, "/srv/in", "tab-indented line");
+        is_int(c.slot_size, 256 * 1024, "slot_size 256K");
+        is_int(c.slot_count, 128, "CRLF line");
+        is_int(c.send_slots, 32, "send_slots");
+        is_int(c.max_transfers, 64, "max_transfers = slot_count / 2 is allowed");
+        is_int(c.max_file_size, 2ull << 30, "max_file_size 2G");
+        ok(c.overwrite, "overwrite yes");
+        is_int(c.allow_peers.n, 2, "two peers");
+        is_str(c.key_file, "/etc/rdmaxferd/key", "quotes stripped");
+        is_int(c.log_level, CONFIG_LOG_DEBUG, "inline ';' comment stripped");
+
+        r = load("listen = fd00::1\nmax_file_size = 1T\nkey_file = \"\"\nslot_size=16m\n", &c, err, sizeof(err));
+        is_int(r, 0, "IPv6 listen, 1T, empty quoted key_file");
+        is_str(c.listen_addr, "fd00::1", "IPv6 listen address");
+        is_int(c.max_file_size, 1ull << 40, "T is 2^40");
+        ok(c.key_file[0] == '\0', "key_file \"\" means none");
+        is_int(c.slot_size, 16 << 20, "lower-case suffix, 16M is the limit");
+
+        r = load("listen =\nallow_peers =\n", &c, err, sizeof(err));
+        ok(r == 0 && c.listen_addr[0] == '\0' && c.allow_peers.n == 0, "empty listen and allow_peers mean any");
+
+        static const struct {
+                const char *v;
+                bool want;
+        } bools[] = { { "yes", true }, { "no", false }, { "true", true }, { "false", false },
+                      { "1", true }, { "0", false }, { "YES", true } };
+        for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+                char text[64];
+
+                snprintf(text, sizeof(text), "overwrite = %s\n", bools[i].v);
+                r = load(text, &c, err, sizeof(err));
+                ok(r == 0 && c.overwrite == bools[i].want, "overwrite = %s", bools[i].v);
+        }
+
+        static const struct {
+                const char *v;
+                int want;
+        } levels[] = { { "err", CONFIG_LOG_ERR }, { "warning", CONFIG_LOG_WARNING },
+                       { "notice", CONFIG_LOG_NOTICE }, { "info", CONFIG_LOG_INFO } };
+        for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+                char text[64];
+
+                snprintf(text, sizeof(text), "log_level = %s\n", levels[i].v);
+                r = load(text, &c, err, sizeof(err));
+                ok(r == 0 && c.log_level == levels[i].want, "log_level = %s", levels[i].v);
+        }
+}
+
+static void test_errors(void)
+{
+        expect_error("port = 7470\nprot = 1\n", 2, "prot", "unknown key");
+        expect_error("port = 0\n", 1, "port", "1 to 65535");
+        expect_error("port = 65536\n", 1, "port", "1 to 65535");
+        expect_error("port = 70x\n", 1, "port", "whole number");
+        expect_error("port = -1\n", 1, "port", "whole number");
+        expect_error("port = 18446744073709551617\n", 1, "port", "whole number");
+        expect_error("port = 7470 # trailing hash\n", 1, "port", "whole number");
+        expect_error("\n\nslot_size = 3000\n", 3, "slot_size", "power of two");
+        expect_error("slot_size = 5K\n", 1, "slot_size", "power of two");
+        expect_error("slot_size = 2K\n", 1, "slot_size", "between 4K and 16M");
+        expect_error("slot_size = 32M\n", 1, "slot_size", "between 4K and 16M");
+        expect_error("slot_size = 1MB\n", 1, "slot_size", "power of two");
+        expect_error("slot_count = 1\n", 1, "slot_count", "2 to 4096");
+        expect_error("slot_count = 4097\n", 1, "slot_count", "2 to 4096");
+        expect_error("send_slots = 0\n", 1, "send_slots", "2 to 4096");
+        expect_error("max_transfers = 0\n", 1, "max_transfers", "1 to");
+        expect_error("max_file_size = 1P\n", 1, "max_file_size", "suffix");
+        expect_error("max_file_size = 99999999999T\n", 1, "max_file_size", "suffix");
+        expect_error("max_file_size = \n", 1, "max_file_size", "size");
+        expect_error("overwrite = maybe\n", 1, "overwrite", "yes or no");
+        expect_error("listen = localhost\n", 1, "listen", "numeric IPv4 or IPv6");
+        expect_error("listen = 10.0.0.256\n", 1, "listen", "numeric");
+        expect_error("control_socket = run/ctl.sock\n", 1, "control_socket", "absolute path");
+        expect_error("control_socket = /run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n", 1, "control_socket", "longer than 107");
+        expect_error("incoming_dir = incoming\n", 1, "incoming_dir", "absolute path");
+        expect_error("incoming_dir =\n", 1, "incoming_dir", "absolute path");
+        expect_error("key_file = key.hex\n", 1, "key_file", "absolute path");
+        expect_error("allow_peers = 10.0.0.0/33\n", 1, "allow_peers", "'10.0.0.0/33'");
+        expect_error("allow_peers = 10.0.0.0/8, example.com\n", 1, "allow_peers", "'example.com'");
+        expect_error("log_level = loud\n", 1, "log_level", "err, warning");
+        expect_error("port = 1\nlisten = ::1\nport = 2\n", 3, "port", "duplicate key (first set on line 1)");
+        expect_error("port = 1\n  port = 2\n", 2, "port", "duplicate");
+        expect_error("port = 1\n[daemon]\nport = 2\n", 2, NULL, "sections are not supported");
+        expect_error("[daemon]\n", 1, NULL, "sections are not supported");
+        expect_error("port = 1\njust some words\n", 2, NULL, "expected 'key = value'");
+        /* The first error wins, whichever kind it is. */
+        expect_error("bogus\nport = 0\n", 1, NULL, "expected 'key = value'");
+        expect_error("port = 0\nbogus\n", 1, "port", "1 to 65535");
+
+        char longline[600];
+        snprintf(longline, sizeof(longline), "port = 1\nincoming_dir = /%0500d\n", 0);
+        expect_error(longline, 2, NULL, "line is longer than");
+
+        /* Cross-key: blamed on max_transfers' line. */
+        expect_error("\nmax_transfers = 33\n", 2, "max_transfers", "slot_count is 64");
+        expect_error("slot_count = 8\nmax_transfers = 5\n", 2, "max_transfers", "max_transfers * 2 <= slot_count");
+        expect_error("slot_count = 6\n", 1, "max_transfers", "slot_count is 6");
+}
+
+static void test_file_errors(void)
+{
+        struct config c, before;
+        char err[512], missing[PATH_MAX + 16];
+        int r;
+
+        config_init(&c);
+        snprintf(missing, sizeof(missing), "%s/nope.conf", dir);
+        r = config_load(&c, missing, err, sizeof(err));
+        is_int(r, -ENOENT, "missing file is -ENOENT");
+        ok(strstr(err, missing) && strstr(err, "No such file"), "message names the file: %s", err);
+
+        r = config_load(&c, dir, err, sizeof(err));
+        ok(r < 0, "a directory is refused (%d: %s)", r, err);
+
+        /* A failed load leaves the configuration as it was. */
+        config_init(&c);
+        c.port = 1234;
+        memcpy(&before, &c, sizeof(c));
+        write_conf("port = 999\nslot_count = 3\nnonsense = 1\n");
+        r = config_load(&c, path, err, sizeof(err));
+        ok(r == -EINVAL && memcmp(&c, &before, sizeof(c)) == 0, "failed load leaves cfg untouched");
+
+        /* Loading over existing values (not over the defaults) keeps what the file leaves out. */
+        write_conf("slot_count = 16\n");
+        r = config_load(&c, path, err, sizeof(err));
+        ok(r == 0 && c.port == 1234 && c.slot_count == 16, "load applies over the values already in cfg");
+
+        write_conf("port = 1\n");
+        r = config_load(&c, path, NULL, 0);
+        is_int(r, 0, "no error buffer is fine");
+        write_conf("port = 0\n");
+        r = config_load(&c, path, err, 8);
+        ok(r == -EINVAL && strlen(err) == 7, "message truncated to the buffer");
+}
+
+int main(void)
+{
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(path, sizeof(path), "%s/rdmaxferd.conf", dir);
+
+        test_defaults();
+        test_full();
+        test_errors();
+        test_file_errors();
+
+        unlink(path);
+        rmdir(dir);
+        return done_testing();
+}

@@ -1,0 +1,367 @@
+/* The control protocol: codec, hostile input, and send/recv with fd passing over SOCK_SEQPACKET. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "tap.h"
+
+static void put16(uint8_t *p, uint16_t v)
+{
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+        for (int i = 0; i < 4; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void msg_reset(struct ctl_msg *m, int type)
+{
+        memset(m, 0, sizeof(*m));
+        m->type = (uint16_t)type;
+}
+
+static int sample_messages(struct ctl_msg *out)
+{
+        static const int empty[] = { CTL_LIST, CTL_LIST_END, CTL_OK };
+        static const int with_id[] = { CTL_SUBMITTED, CTL_STATUS, CTL_WATCH, CTL_CANCEL };
+        int n = 0;
+
+        msg_reset(&out[n], CTL_SUBMIT);
+        out[n].submit.port = 7470;
+        strcpy(out[n].submit.host, "fd00::2");
+        strcpy(out[n++].submit.name, "backup.tar");
+        for (size_t i = 0; i < sizeof(with_id) / sizeof(with_id[0]); i++) {
+                msg_reset(&out[n], with_id[i]);
+                out[n++].id = 0x1122334455667788ull + i;
+        }
+        for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++)
+                msg_reset(&out[n++], empty[i]);
+        msg_reset(&out[n], CTL_JOB);
+        out[n].job.id = 42;
+        out[n].job.state = CTL_JOB_FAILED;
+        out[n].job.status = 11;
+        out[n].job.bytes_done = 1000;
+        out[n].job.bytes_total = 2000;
+        out[n].job.usec = 3000;
+        out[n].job.rate = 4000;
+        strcpy(out[n].job.peer, "198.18.0.2:7470");
+        strcpy(out[n].job.name, "backup.tar");
+        strcpy(out[n++].job.text, "checksum mismatch");
+        msg_reset(&out[n], CTL_ERROR);
+        out[n].error.code = -ENOENT;
+        strcpy(out[n++].error.text, "no such job");
+        return n;
+}
+
+static void test_states(void)
+{
+        bool distinct = true;
+
+        for (unsigned int i = 0; i < _CTL_JOB_STATE_MAX; i++)
+                for (unsigned int j = 0; j < i; j++)
+                        if (!strcmp(ctl_job_state_str(i), ctl_job_state_str(j)))
+                                distinct = false;
+        ok(distinct, "job state names are distinct");
+        is_str(ctl_job_state_str(CTL_JOB_VERIFYING), "verifying", "verifying");
+        is_str(ctl_job_state_str(99), "unknown", "unknown state");
+        ok(ctl_job_state_final(CTL_JOB_DONE) && ctl_job_state_final(CTL_JOB_FAILED) &&
+           ctl_job_state_final(CTL_JOB_CANCELLED), "done/failed/cancelled are final");
+        ok(!ctl_job_state_final(CTL_JOB_QUEUED) && !ctl_job_state_final(CTL_JOB_CONNECTING) &&
+           !ctl_job_state_final(CTL_JOB_SENDING) && !ctl_job_state_final(CTL_JOB_VERIFYING),
+           "the others are not");
+}
+
+static void test_codec(void)
+{
+        struct ctl_msg msgs[16], back, m;
+        uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
+        int n = sample_messages(msgs);
+
+        for (int i = 0; i < n; i++) {
+                int len = ctl_encode(buf, sizeof(buf), &msgs[i]);
+                int t = msgs[i].type;
+                bool all = true;
+
+                ok(len >= CTL_HEADER_SIZE && len <= CTL_MSG_MAX, "type %d encodes (%d bytes)", t, len);
+                is_int(ctl_decode(buf, (size_t)len, &back), 0, "type %d decodes", t);
+                ok(memcmp(&back, &msgs[i], sizeof(back)) == 0, "type %d round-trips", t);
+
+                for (int l = 0; l < len; l++)
+                        if (ctl_decode(buf, (size_t)l, &m) != -EBADMSG)
+                                all = false;
+                ok(all, "type %d truncated at every length is -EBADMSG", t);
+                all = true;
+                for (int cap = 0; cap < len; cap++)
+                        if (ctl_encode(tmp, (size_t)cap, &msgs[i]) != -EMSGSIZE)
+                                all = false;
+                ok(all, "type %d: every short buffer is -EMSGSIZE", t);
+
+                memcpy(tmp, buf, (size_t)len);
+                tmp[len] = 'x';
+                is_int(ctl_decode(tmp, (size_t)len + 1, &m), -EBADMSG, "type %d with a trailing byte", t);
+                memcpy(tmp, buf, (size_t)len);
+                tmp[0] ^= 0xff;
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "type %d with wrong magic", t);
+                memcpy(tmp, buf, (size_t)len);
+                put16(tmp + 4, CTL_VERSION + 1);
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 2", t);
+                memcpy(tmp, buf, (size_t)len);
+                put32(tmp + 8, (uint32_t)(len - CTL_HEADER_SIZE + 1));
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "type %d length field mismatch", t);
+        }
+
+        int types[] = { 0, _CTL_TYPE_MAX, 0xffff };
+        for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+                msg_reset(&m, CTL_OK);
+                int len = ctl_encode(buf, sizeof(buf), &m);
+
+                put16(buf + 6, (uint16_t)types[i]);
+                is_int(ctl_decode(buf, (size_t)len, &m), -EBADMSG, "unknown type %d", types[i]);
+        }
+        msg_reset(&m, 0);
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "encoding type 0 is -EINVAL");
+
+        /* SUBMIT strings. */
+        struct ctl_msg s = msgs[0];
+        int len = ctl_encode(buf, sizeof(buf), &s);
+        const int host = CTL_HEADER_SIZE + 8;
+
+        memcpy(tmp, buf, (size_t)len);
+        tmp[host + 2] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT host with embedded NUL");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len - 1] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT name with embedded NUL");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 4, 8);    /* host_len +1, name_len -1: same total */
+        put16(tmp + CTL_HEADER_SIZE + 6, 9);
+        is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the host/name split still decodes");
+        is_str(m.submit.host, "fd00::2b", "and the host follows host_len exactly");
+
+        /* A 64-byte host with consistent lengths is still too long. */
+        memcpy(tmp, buf, CTL_HEADER_SIZE + 8);
+        memset(tmp + host, 'h', 64);
+        put16(tmp + CTL_HEADER_SIZE + 4, 64);
+        put16(tmp + CTL_HEADER_SIZE + 6, 0);
+        put32(tmp + 8, 8 + 64);
+        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 8 + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
+        put16(tmp + CTL_HEADER_SIZE + 4, 63);
+        put16(tmp + CTL_HEADER_SIZE + 6, 1);
+        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 8 + 64, &m), 0, "63-byte host is the limit");
+
+        msg_reset(&s, CTL_SUBMIT);
+        memset(s.submit.host, 'a', sizeof(s.submit.host));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "unterminated host is -EINVAL");
+        msg_reset(&s, CTL_SUBMIT);
+        memset(s.submit.name, 'n', sizeof(s.submit.name));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "unterminated name is -EINVAL");
+
+        /* JOB. */
+        struct ctl_msg j = msgs[8];
+        len = ctl_encode(buf, sizeof(buf), &j);
+        memcpy(tmp, buf, (size_t)len);
+        tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
+        j.job.state = _CTL_JOB_STATE_MAX;
+        is_int(ctl_encode(buf, sizeof(buf), &j), -EINVAL, "encoding an unknown state is -EINVAL");
+        j = msgs[8];
+        memset(j.job.text, 't', sizeof(j.job.text));
+        is_int(ctl_encode(buf, sizeof(buf), &j), -EINVAL, "unterminated job text is -EINVAL");
+        j = msgs[8];
+        memset(j.job.peer, '1', sizeof(j.job.peer) - 1);
+        memset(j.job.name, 'n', CTL_NAME_MAX);
+        memset(j.job.text, 't', CTL_TEXT_MAX);
+        len = ctl_encode(buf, sizeof(buf), &j);
+        ok(len > 0 && len <= CTL_MSG_MAX, "JOB with every string at its limit fits (%d bytes)", len);
+        is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
+
+        /* ERROR text. */
+        struct ctl_msg e = msgs[9];
+        len = ctl_encode(buf, sizeof(buf), &e);
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 4, 0xffff);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "ERROR text_len 65535");
+        ok(buf[CTL_HEADER_SIZE] == 0xfe && buf[CTL_HEADER_SIZE + 3] == 0xff, "ERROR code is little-endian -errno");
+
+        msg_reset(&m, CTL_OK);
+        len = ctl_encode(buf, sizeof(buf), &m);
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 1 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v1, type, length 0");
+        is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
+}
+
+static bool same_file(int a, int b)
+{
+        struct stat sa, sb;
+
+        return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+/* True when the read end sees EOF, i.e. every copy of the write end is closed. */
+static bool pipe_closed(int rfd)
+{
+        char c;
+
+        return read(rfd, &c, 1) == 0;
+}
+
+static int raw_send(int sock, const void *buf, size_t len, const int *fds, int nfds)
+{
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control;
+        struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        if (nfds > 0) {
+                struct cmsghdr *c;
+
+                memset(&control, 0, sizeof(control));
+                msg.msg_control = control.buf;
+                msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+                c = CMSG_FIRSTHDR(&msg);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+        }
+        return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static volatile sig_atomic_t got_alarm;
+
+static void on_alarm(int sig)
+{
+        got_alarm = 1;
+}
+
+static void test_socket(void)
+{
+        struct ctl_msg msgs[16], m;
+        char path[] = "/tmp/test-ctl-XXXXXX";
+        int sv[2], file, fd, p[2], n;
+        uint8_t buf[CTL_MSG_MAX];
+
+        n = sample_messages(msgs);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                ok(false, "socketpair: %s", strerror(errno));
+                return;
+        }
+        file = mkstemp(path);
+        unlink(path);
+
+        is_int(ctl_send(sv[0], &msgs[0], file), 0, "SUBMIT sent with an fd");
+        fd = -2;
+        is_int(ctl_recv(sv[1], &m, &fd), 0, "SUBMIT received");
+        ok(memcmp(&m, &msgs[0], sizeof(m)) == 0, "message intact");
+        ok(fd >= 0 && fd != file && same_file(fd, file), "the received fd is the same file (st_dev/st_ino)");
+        ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "received fd is close-on-exec");
+        if (fd >= 0)
+                close(fd);
+
+        bool all = true;
+        for (int i = 0; i < n; i++) {
+                fd = -2;
+                if (ctl_send(sv[1], &msgs[i], -1) < 0 || ctl_recv(sv[0], &m, &fd) < 0 ||
+                    memcmp(&m, &msgs[i], sizeof(m)) != 0 || fd != -1)
+                        all = false;
+        }
+        ok(all, "every message type crosses the socket, no fd attached");
+
+        /* Extra descriptors: the first is kept, the rest closed. */
+        pipe2(p, O_CLOEXEC | O_NONBLOCK);
+        int two[2] = { file, p[1] };
+        int len = ctl_encode(buf, sizeof(buf), &msgs[0]);
+        raw_send(sv[0], buf, (size_t)len, two, 2);
+        is_int(ctl_recv(sv[1], &m, &fd), 0, "message with two fds received");
+        ok(fd >= 0 && same_file(fd, file), "first fd handed out");
+        if (fd >= 0)
+                close(fd);
+        close(p[1]);
+        ok(pipe_closed(p[0]), "second fd was closed, not leaked");
+        close(p[0]);
+
+        /* A bad message with an fd attached: error, and the fd is not leaked. */
+        pipe2(p, O_CLOEXEC | O_NONBLOCK);
+        memcpy(buf, "garbage-garbage", 15);
+        raw_send(sv[0], buf, 15, &p[1], 1);
+        fd = -2;
+        is_int(ctl_recv(sv[1], &m, &fd), -EBADMSG, "garbage is -EBADMSG");
+        is_int(fd, -1, "and no fd handed out");
+        close(p[1]);
+        ok(pipe_closed(p[0]), "the attached fd was closed");
+        close(p[0]);
+
+        /* Wrong version: distinguishable so the daemon can say so. */
+        len = ctl_encode(buf, sizeof(buf), &msgs[5]);
+        put16(buf + 4, 2);
+        raw_send(sv[0], buf, (size_t)len, NULL, 0);
+        is_int(ctl_recv(sv[1], &m, &fd), -EPROTONOSUPPORT, "other version is -EPROTONOSUPPORT");
+
+        /* Larger than CTL_MSG_MAX: truncated by the kernel, caught by us. */
+        {
+                static uint8_t big[CTL_MSG_MAX + 100];
+
+                len = ctl_encode(big, sizeof(big), &msgs[5]);
+                raw_send(sv[0], big, sizeof(big), NULL, 0);
+                is_int(ctl_recv(sv[1], &m, &fd), -EBADMSG, "oversized datagram is -EBADMSG (MSG_TRUNC)");
+        }
+
+        /* NULL fd pointer: a passed fd is closed rather than leaked. */
+        pipe2(p, O_CLOEXEC | O_NONBLOCK);
+        ctl_send(sv[0], &msgs[0], p[1]);
+        is_int(ctl_recv(sv[1], &m, NULL), 0, "recv without an fd slot");
+        close(p[1]);
+        ok(pipe_closed(p[0]), "unwanted fd closed");
+        close(p[0]);
+
+        /* EINTR: a signal during a blocking recv is retried, not reported. */
+        {
+                struct sigaction sa = { .sa_handler = on_alarm }, old;
+                struct itimerval it = { .it_value = { .tv_usec = 50000 } };
+                pid_t pid;
+                int status;
+
+                sigaction(SIGALRM, &sa, &old);  /* no SA_RESTART */
+                fflush(stdout);
+                pid = fork();
+                if (pid == 0) {
+                        usleep(300000);
+                        _exit(ctl_send(sv[0], &msgs[1], -1) == 0 ? 0 : 1);
+                }
+                setitimer(ITIMER_REAL, &it, NULL);
+                is_int(ctl_recv(sv[1], &m, &fd), 0, "recv survives a signal");
+                ok(got_alarm, "the signal did arrive during recv");
+                waitpid(pid, &status, 0);
+                sigaction(SIGALRM, &old, NULL);
+        }
+
+        /* Orderly close. */
+        close(sv[0]);
+        is_int(ctl_recv(sv[1], &m, &fd), -ECONNRESET, "peer closed is -ECONNRESET");
+        is_int(ctl_send(sv[1], &msgs[5], -1), -EPIPE, "send to a closed peer is -EPIPE, no SIGPIPE");
+        close(sv[1]);
+        close(file);
+}
+
+int main(void)
+{
+        test_states();
+        test_codec();
+        test_socket();
+        return done_testing();
+}

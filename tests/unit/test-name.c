@@ -1,0 +1,116 @@
+/* Names from remote peers: one safe leaf, valid UTF-8, nothing that escapes the directory. */
+
+#include <string.h>
+
+#include "name.h"
+#include "tap.h"
+
+#define CHECK(s, want) check_len(s, sizeof(s) - 1, want, #s)
+
+static void check_len(const char *s, size_t len, enum name_verdict want, const char *what)
+{
+        enum name_verdict got = name_check(s, len);
+
+        if (!ok(got == want, "%s -> %s", what, name_verdict_str(want)))
+                diag("got %s", name_verdict_str(got));
+}
+
+static void test_ok(void)
+{
+        char max[256];
+
+        CHECK("file.dat", NAME_OK);
+        CHECK("a", NAME_OK);
+        CHECK("a.", NAME_OK);
+        CHECK("a..b", NAME_OK);
+        CHECK("with space and-dash_underscore~", NAME_OK);
+        CHECK("r\xc3\xa9sum\xc3\xa9.pdf", NAME_OK);             /* résumé */
+        CHECK("\xe6\x97\xa5\xe6\x9c\xac.txt", NAME_OK);          /* 日本 */
+        CHECK("\xf0\x9f\x93\x81", NAME_OK);                      /* U+1F4C1 */
+        CHECK("\xc2\xa0", NAME_OK);                              /* U+00A0, first after C1 */
+        CHECK("\xe0\xa0\x80", NAME_OK);                          /* U+0800, shortest 3-byte */
+        CHECK("\xed\x9f\xbf", NAME_OK);                          /* U+D7FF, below surrogates */
+        CHECK("\xee\x80\x80", NAME_OK);                          /* U+E000, above surrogates */
+        CHECK("\xf0\x90\x80\x80", NAME_OK);                      /* U+10000 */
+        CHECK("\xf4\x8f\xbf\xbf", NAME_OK);                      /* U+10FFFF */
+
+        memset(max, 'a', 255);
+        check_len(max, 255, NAME_OK, "255 bytes");
+        ok(name_check("abc/def", 3) == NAME_OK, "only @len bytes are looked at");
+}
+
+static void test_refused(void)
+{
+        char big[300];
+
+        check_len("", 0, NAME_EMPTY, "\"\"");
+        ok(name_check(NULL, 0) == NAME_EMPTY, "NULL");
+        memset(big, 'a', sizeof(big));
+        check_len(big, 256, NAME_TOO_LONG, "256 bytes");
+        check_len(big, sizeof(big), NAME_TOO_LONG, "300 bytes");
+
+        CHECK(".", NAME_DOT);
+        CHECK("..", NAME_DOT);
+        CHECK(".hidden", NAME_HIDDEN);
+        CHECK("...", NAME_HIDDEN);
+        CHECK("../etc/passwd", NAME_HIDDEN);
+        CHECK("a/b", NAME_SLASH);
+        CHECK("/etc/passwd", NAME_SLASH);
+        CHECK("x/../y", NAME_SLASH);
+        CHECK("dir/", NAME_SLASH);
+        CHECK("a\0b", NAME_CONTROL);
+        CHECK("trailing-nul\0", NAME_CONTROL);
+        CHECK("line\nbreak", NAME_CONTROL);
+        CHECK("tab\there", NAME_CONTROL);
+        CHECK("\x1b[31mred", NAME_CONTROL);
+        CHECK("del\x7f", NAME_CONTROL);
+        CHECK("csi\xc2\x9b" "31m", NAME_CONTROL);                  /* U+009B */
+        CHECK("\xc2\x80", NAME_CONTROL);                         /* U+0080 */
+
+        CHECK("\xc0\xaf", NAME_UTF8);                            /* overlong '/' */
+        CHECK("\xc1\xbf", NAME_UTF8);                            /* overlong 2-byte */
+        CHECK("\xe0\x80\xaf", NAME_UTF8);                        /* overlong 3-byte '/' */
+        CHECK("\xe0\x9f\xbf", NAME_UTF8);                        /* overlong U+07FF */
+        CHECK("\xf0\x80\x80\xaf", NAME_UTF8);                    /* overlong 4-byte '/' */
+        CHECK("\xf0\x8f\xbf\xbf", NAME_UTF8);                    /* overlong U+FFFF */
+        CHECK("\xed\xa0\x80", NAME_UTF8);                        /* U+D800 */
+        CHECK("\xed\xbf\xbf", NAME_UTF8);                        /* U+DFFF */
+        CHECK("\xf4\x90\x80\x80", NAME_UTF8);                    /* U+110000 */
+        CHECK("\xf5\x80\x80\x80", NAME_UTF8);
+        CHECK("\xff", NAME_UTF8);
+        CHECK("\xfe", NAME_UTF8);
+        CHECK("a\x80", NAME_UTF8);                               /* stray continuation */
+        CHECK("\xe2\x82", NAME_UTF8);                            /* truncated at the end */
+        CHECK("\xe2\x82x", NAME_UTF8);                           /* interrupted */
+        CHECK("\xc3(", NAME_UTF8);
+        CHECK("latin1-\xe9t\xe9", NAME_UTF8);
+        check_len("\xe2\x82\xac", 2, NAME_UTF8, "sequence cut by @len");
+}
+
+static void test_strings(void)
+{
+        bool all = true;
+
+        for (int v = NAME_OK; v <= NAME_UTF8; v++)
+                for (int w = NAME_OK; w < v; w++)
+                        if (!name_verdict_str(v) || !strcmp(name_verdict_str(v), name_verdict_str(w)))
+                                all = false;
+        ok(all, "every verdict has its own text");
+        ok(name_verdict_str((enum name_verdict)99) != NULL, "unknown verdict still has text");
+
+        is_str(name_leaf("a/b/c.dat"), "c.dat", "leaf of a relative path");
+        is_str(name_leaf("/abs/file"), "file", "leaf of an absolute path");
+        is_str(name_leaf("plain"), "plain", "no slash");
+        is_str(name_leaf("dir/"), "", "trailing slash gives \"\"");
+        ok(name_check(name_leaf("dir/"), 0) == NAME_EMPTY, "which name_check refuses");
+        is_str(name_leaf("./.bashrc"), ".bashrc", "hidden leaf is returned as is");
+        ok(name_check(".bashrc", 7) == NAME_HIDDEN, "and refused by the rules, not by name_leaf");
+}
+
+int main(void)
+{
+        test_ok();
+        test_refused();
+        test_strings();
+        return done_testing();
+}
