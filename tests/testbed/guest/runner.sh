@@ -1,0 +1,218 @@
+#!/bin/bash
+# Guest side of the testbed, exec'd by the image's testbed-boot (from
+# testbed.service) with the host's run directory mounted at /mnt/testbed:
+#   plan          what to run (written by tests/testbed/testbed)
+#   stage/        `meson install --destdir` of the project's build
+#   testbed/      a copy of tests/testbed (this file, lib.sh, ...)
+#   scripts/N/    the scripts to run
+#   out/          results: ready, status, timing, journal.txt, diag.txt, share/
+# Script output goes to the virtio port testbed.out, which the host streams.
+# Whatever happens, the unit's Success/FailureAction powers the guest off.
+set -uo pipefail
+
+T=/mnt/testbed
+OUT=$T/out
+# shellcheck source=/dev/null
+. "$T/plan"
+
+export ALPHA_ADDR=198.18.0.1 BETA_ADDR=198.18.0.2
+export ALPHA_DEV=rxe_alpha BETA_DEV=rxe_beta
+export ALPHA_NETDEV=tb-alpha BETA_NETDEV=tb-beta
+export TESTBED_LIB=$T/testbed/lib.sh TESTBED_ACCEL=$TB_ACCEL
+export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+open_port() {
+        local p n
+        for _ in $(seq 50); do
+                [[ -e /dev/virtio-ports/testbed.out ]] && { echo /dev/virtio-ports/testbed.out; return; }
+                for n in /sys/class/virtio-ports/*/name; do
+                        [[ -r $n && $(cat "$n") == testbed.out ]] || continue
+                        p=/dev/$(basename "$(dirname "$n")")
+                        [[ -e $p ]] && { echo "$p"; return; }
+                done
+                sleep 0.1
+        done
+        return 1
+}
+if port=$(open_port); then
+        exec 3>"$port"
+else
+        echo "runner: virtio port testbed.out not found; output goes to the console only"
+        exec 3>/dev/console
+fi
+
+cut -d' ' -f1 /proc/uptime >"$OUT/ready"
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+t_ready=$(uptime_s)
+
+# Messages for the host: to the port (so they show on the host's stdout) and
+# the console/journal. In TAP mode they must be TAP comments.
+host_note() {
+        if [[ $TB_MODE == tap ]]; then echo "# testbed: $*" >&3; else echo "testbed-guest: $*" >&3; fi
+        echo "runner: $*"
+}
+
+finish() {
+        local status=$1
+        {
+                echo "== rdma link show"; rdma link show
+                echo "== ibv_devinfo"; ibv_devinfo
+                echo "== ip -s link"; ip -s link
+                echo "== ip rule / routes"; ip rule; ip route show table all
+                echo "== systemctl --failed"; systemctl --failed --no-pager
+                echo "== systemctl status rdmaxferd*"; systemctl status --no-pager 'rdmaxferd*'
+        } >"$OUT/diag.txt" 2>&1
+        journalctl -b --no-pager -o short-monotonic >"$OUT/journal.txt" 2>&1
+        echo "$status" >"$OUT/status.tmp" && mv "$OUT/status.tmp" "$OUT/status"
+        sync
+        exit 0
+}
+
+# Install the build the way a user would: files from `meson install`, then
+# what a package's postinst would do.
+install_build() {
+        [[ -n $(ls -A "$T/stage" 2>/dev/null) ]] || { echo "nothing staged"; return 0; }
+        # tar, not cp: keeps /lib -> usr/lib and friends intact when the stage
+        # has files under /lib (systemd's unit dir on bookworm).
+        tar -C "$T/stage" -cf - . | tar -C / -xf - --keep-directory-symlink --no-same-owner || return 1
+        ldconfig
+        systemd-sysusers || return 1
+        # Other packages' entries may complain on a minimal system; ours must not.
+        systemd-tmpfiles --create || echo "systemd-tmpfiles --create: exit $? (continuing)"
+        journalctl --update-catalog || true
+        systemctl daemon-reload || return 1
+        find "$T/stage" -mindepth 1 \( -type f -o -type l \) -printf '/%P\n' | sort
+}
+
+rdma_up() {
+        [[ $(rdma link show "$ALPHA_DEV/1" 2>/dev/null) == *"state ACTIVE"* &&
+           $(rdma link show "$BETA_DEV/1" 2>/dev/null) == *"state ACTIVE"* ]]
+}
+
+# Two SoftRoCE endpoints that really talk across a wire: a veth pair with
+# both ends in the initial netns (rxe's UDP socket only lives there), one rxe
+# device per end, and policy routing so alpha->beta leaves by tb-alpha and
+# arrives on tb-beta instead of short-cutting through the local table.
+rdma_setup() {
+        local a=$ALPHA_ADDR b=$BETA_ADDR na=$ALPHA_NETDEV nb=$BETA_NETDEV
+        set -e
+        modprobe rdma_rxe
+        ip link del "$na" 2>/dev/null || true
+        ip link add "$na" type veth peer name "$nb"
+        # MTU 9000 gives rxe an active MTU of 4096 and about twice the throughput.
+        ip link set "$na" mtu 9000
+        ip link set "$nb" mtu 9000
+        sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+                net.ipv4.conf.all.accept_local=1
+        sysctl -qw "net.ipv4.conf.$na.rp_filter=0" "net.ipv4.conf.$nb.rp_filter=0" \
+                "net.ipv4.conf.$na.accept_local=1" "net.ipv4.conf.$nb.accept_local=1"
+        ip addr add "$a/24" dev "$na"
+        ip addr add "$b/24" dev "$nb"
+        ip link set "$na" up
+        ip link set "$nb" up
+        ip route replace "$b" dev "$na" src "$a" table 102
+        ip route replace "$a" dev "$nb" src "$b" table 101
+        ip rule del pref 10 2>/dev/null || true
+        ip rule del pref 11 2>/dev/null || true
+        ip rule add pref 10 iif lo to "$b" lookup 102
+        ip rule add pref 11 iif lo to "$a" lookup 101
+        if ip rule show pref 0 | grep -q 'lookup local'; then
+                ip rule add pref 100 lookup local
+                ip rule del pref 0 lookup local
+        fi
+        ip neigh replace "$b" lladdr "$(cat "/sys/class/net/$nb/address")" dev "$na" nud permanent
+        ip neigh replace "$a" lladdr "$(cat "/sys/class/net/$na/address")" dev "$nb" nud permanent
+        rdma link del "$ALPHA_DEV" 2>/dev/null || true
+        rdma link del "$BETA_DEV" 2>/dev/null || true
+        rdma link add "$ALPHA_DEV" type rxe netdev "$na"
+        rdma link add "$BETA_DEV" type rxe netdev "$nb"
+        set +e
+        for _ in $(seq 300); do
+                rdma_up && { rdma link show; return 0; }
+                sleep 0.1
+        done
+        rdma link show
+        echo "rxe devices not ACTIVE after 30 s"
+        return 1
+}
+
+setup_failed() {
+        local what=$1 log=$2
+        host_note "$what failed:"
+        sed 's/^/#   /' "$log" | tail -n 40 >&3
+        [[ $TB_MODE == tap ]] && echo "Bail out! testbed: $what failed" >&3
+        finish 1
+}
+
+t0=$(uptime_s)
+install_build >"$OUT/install.log" 2>&1 || setup_failed "installing the build" "$OUT/install.log"
+t1=$(uptime_s)
+rdma_setup >"$OUT/rdma-setup.log" 2>&1 || setup_failed "RDMA endpoint setup" "$OUT/rdma-setup.log"
+t2=$(uptime_s)
+echo "runner started at guest uptime ${t_ready}s; install $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')s;" \
+     "rdma setup $(awk -v a="$t1" -v b="$t2" 'BEGIN{printf "%.1f", b-a}')s" >"$OUT/timing"
+
+# Scenarios share one guest: after each, put back what the install left.
+[[ -d /etc/rdmaxferd ]] && cp -a /etc/rdmaxferd /var/lib/testbed-etc-rdmaxferd
+reset_state() {
+        systemctl stop 'rdmaxferd*' >/dev/null 2>&1
+        systemctl reset-failed 'rdmaxferd*' >/dev/null 2>&1
+        rm -rf /etc/rdmaxferd /etc/systemd/system/rdmaxferd* /run/systemd/system/rdmaxferd* \
+                /var/lib/rdmaxferd* /run/rdmaxferd*
+        [[ -d /var/lib/testbed-etc-rdmaxferd ]] && cp -a /var/lib/testbed-etc-rdmaxferd /etc/rdmaxferd
+        systemd-tmpfiles --create >/dev/null 2>&1
+        systemctl daemon-reload
+        rdma_up || rdma_setup >>"$OUT/rdma-setup.log" 2>&1 || host_note "re-creating the RDMA endpoints failed"
+}
+
+# run_script INDEX SHAREDIR: run script INDEX under its timeout, in its own
+# process group (leftover background processes are killed afterwards).
+# Sets RC and SECONDS_TAKEN.
+run_script() {
+        local i=$1 share=$2 script=${TB_SCRIPTS[$1]} t=${TB_TIMEOUTS[$1]} pid s0 s1 filter=cat
+        mkdir -p "$share"
+        rm -f /run/testbed-skip
+        [[ $TB_MODE == tap ]] && filter="sed -u s/^/#\x20/"
+        s0=$(uptime_s)
+        (
+                cd /root || exit 1
+                TESTBED_SHARE=$share TB_SKIP_FILE=/run/testbed-skip TB_NAME=${TB_NAMES[$i]} \
+                        exec timeout -k 10 "$t" /bin/bash "$script" "${TB_ARGS[@]}"
+        ) </dev/null > >($filter >&3) 2>&1 &
+        pid=$!
+        wait "$pid"
+        RC=$?
+        kill -KILL -- "-$pid" 2>/dev/null
+        s1=$(uptime_s)
+        SECONDS_TAKEN=$(awk -v a="$s0" -v b="$s1" 'BEGIN{printf "%.1f", b-a}')
+        # Let the output filter drain before the verdict line.
+        sleep 0.2
+}
+
+status=0
+if [[ $TB_MODE == single ]]; then
+        run_script 0 "$OUT/share"
+        case $RC in
+        124|137) host_note "${TB_NAMES[0]} timed out after ${TB_TIMEOUTS[0]} s"; status=124 ;;
+        *) status=$RC ;;
+        esac
+        echo "runner: ${TB_NAMES[0]} exited $RC after $SECONDS_TAKEN s"
+else
+        echo "1..${#TB_SCRIPTS[@]}" >&3
+        host_note "$(cat "$OUT/timing")"
+        for i in "${!TB_SCRIPTS[@]}"; do
+                n=$((i + 1)) name=${TB_NAMES[$i]}
+                echo "# ---- $name" >&3
+                run_script "$i" "$OUT/share/$name"
+                case $RC in
+                0) echo "ok $n - $name" >&3 ;;
+                77) echo "ok $n - $name # SKIP $(head -n 1 /run/testbed-skip 2>/dev/null || echo "exit status 77")" >&3 ;;
+                124|137) echo "not ok $n - $name (timed out after ${TB_TIMEOUTS[$i]} s)" >&3; status=1 ;;
+                *) echo "not ok $n - $name (exit status $RC)" >&3; status=1 ;;
+                esac
+                echo "# $name took $SECONDS_TAKEN s" >&3
+                echo "runner: $name exited $RC after $SECONDS_TAKEN s"
+                ((n < ${#TB_SCRIPTS[@]})) && reset_state
+        done
+fi
+finish "$status"
