@@ -28,6 +28,7 @@ static inline void diag(const char *fmt, ...)
         fflush(stdout);
 }
 
+__attribute__((format(printf, 4, 0)))
 static inline bool tap_result(bool pass, const char *file, int line, const char *fmt, va_list ap)
 {
         tap_count++;

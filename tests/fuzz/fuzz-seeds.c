@@ -1,0 +1,127 @@
+/*
+ * Writes one valid message of every type into DIR/wire and DIR/ctl, so the
+ * fuzzers start from inputs that get past the length checks instead of
+ * having to discover each exact layout by chance.
+ *   fuzz-seeds DIR && fuzz-wire DIR/wire && fuzz-ctl DIR/ctl
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctl.h"
+#include "wire.h"
+
+static int write_seed(const char *dir, const char *sub, int i, const void *buf, int len)
+{
+        char path[4096];
+        FILE *f;
+
+        if (len < 0)
+                return -1;
+        snprintf(path, sizeof(path), "%s/%s/seed-%02d", dir, sub, i);
+        f = fopen(path, "we");
+        if (!f)
+                return -1;
+        fwrite(buf, 1, (size_t)len, f);
+        return fclose(f);
+}
+
+static int wire_seeds(const char *dir)
+{
+        uint8_t buf[WIRE_CTRL_MAX];
+        struct wire_msg m;
+        int i = 0, r = 0;
+
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_OFFER;
+        m.offer.chunk_size = 4096;
+        m.offer.size = 12345;
+        strcpy(m.offer.name, "seed.bin");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_ACCEPT;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        m.type = WIRE_CREDIT;
+        m.credits = 8;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_REFUSE;
+        m.refuse.status = WIRE_E_NAME;
+        strcpy(m.refuse.text, "bad name");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_END;
+        m.end.bytes = 12345;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_RESULT;
+        strcpy(m.result.text, "ok");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+
+        struct wire_hello h = { 0 };
+        struct wire_welcome w = { .credits = 4, .slot_size = 4096 };
+        struct wire_reject rj = { .status = WIRE_E_BUSY };
+        wire_encode_hello(buf, &h);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
+        wire_encode_welcome(buf, &w);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_WELCOME_SIZE);
+        wire_encode_reject(buf, &rj);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_REJECT_SIZE);
+        return r;
+}
+
+static int ctl_seeds(const char *dir)
+{
+        static const int simple[] = { CTL_SUBMITTED, CTL_STATUS, CTL_WATCH, CTL_LIST,
+                                      CTL_LIST_END, CTL_CANCEL, CTL_OK };
+        uint8_t buf[CTL_MSG_MAX];
+        struct ctl_msg m;
+        int i = 0, r = 0;
+
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_SUBMIT;
+        strcpy(m.submit.host, "10.0.0.2");
+        strcpy(m.submit.name, "seed.bin");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        for (size_t k = 0; k < sizeof(simple) / sizeof(simple[0]); k++) {
+                memset(&m, 0, sizeof(m));
+                m.type = (uint16_t)simple[k];
+                m.id = 7;
+                r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        }
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_JOB;
+        m.job.state = CTL_JOB_SENDING;
+        strcpy(m.job.peer, "10.0.0.2:7470");
+        strcpy(m.job.name, "seed.bin");
+        strcpy(m.job.text, "");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_ERROR;
+        m.error.code = -EINVAL;
+        strcpy(m.error.text, "no");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        char path[4096];
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s DIR\n", argv[0]);
+                return 2;
+        }
+        mkdir(argv[1], 0755);
+        snprintf(path, sizeof(path), "%s/wire", argv[1]);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/ctl", argv[1]);
+        mkdir(path, 0755);
+        if (wire_seeds(argv[1]) != 0 || ctl_seeds(argv[1]) != 0) {
+                fprintf(stderr, "%s: cannot write seeds: %s\n", argv[1], strerror(errno));
+                return 1;
+        }
+        return 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * libFuzzer harness for the peer protocol decoders: arbitrary bytes must
+ * decode or be refused with the documented errors, and whatever decodes
+ * must re-encode to the very same bytes (the encoding is canonical) and
+ * decode again to the same message.
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_private(const uint8_t *data, size_t size)
+{
+        uint8_t buf[WIRE_WELCOME_SIZE];
+        struct wire_hello h;
+        struct wire_welcome w;
+        struct wire_reject rj;
+        int r;
+
+        r = wire_decode_hello(data, size, &h);
+        if (r == 0) {
+                wire_encode_hello(buf, &h);
+                if (memcmp(buf, data, WIRE_HELLO_SIZE) != 0)
+                        abort();
+        } else if (r != -EBADMSG && r != -EPROTONOSUPPORT)
+                abort();
+
+        r = wire_decode_welcome(data, size, &w);
+        if (r == 0) {
+                wire_encode_welcome(buf, &w);
+                if (memcmp(buf, data, WIRE_WELCOME_SIZE) != 0)
+                        abort();
+        } else if (r != -EBADMSG && r != -EPROTONOSUPPORT)
+                abort();
+
+        r = wire_decode_reject(data, size, &rj);
+        if (r == 0) {
+                wire_encode_reject(buf, &rj);
+                if (memcmp(buf, data, WIRE_REJECT_SIZE) != 0)
+                        abort();
+                (void)strlen(wire_status_str(rj.status));
+        } else if (r != -EBADMSG && r != -EPROTONOSUPPORT)
+                abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        static const uint8_t nonce[WIRE_NONCE_SIZE];
+        uint8_t buf[WIRE_CTRL_MAX], mac_in[WIRE_MAC_INPUT_MAX];
+        struct wire_msg m, again;
+        int r, n;
+
+        check_private(data, size);
+
+        r = wire_decode(data, size, &m);
+        if (r != 0) {
+                if (r != -EBADMSG && r != -EPROTONOSUPPORT)
+                        abort();
+                return 0;
+        }
+
+        n = wire_encode(buf, sizeof(buf), &m);
+        if (n < 0 || (size_t)n != size || memcmp(buf, data, size) != 0)
+                abort();
+        if (wire_decode(buf, (size_t)n, &again) != 0 || memcmp(&again, &m, sizeof(m)) != 0)
+                abort();
+
+        switch (m.type) {
+        case WIRE_OFFER:
+                if (strlen(m.offer.name) == 0 || strlen(m.offer.name) > WIRE_NAME_MAX)
+                        abort();
+                if (wire_offer_mac_input(mac_in, sizeof(mac_in), nonce, &m.offer) < 0)
+                        abort();
+                break;
+        case WIRE_REFUSE:
+                if (strlen(m.refuse.text) > WIRE_TEXT_MAX)
+                        abort();
+                (void)strlen(wire_status_str(m.refuse.status));
+                break;
+        case WIRE_RESULT:
+                if (strlen(m.result.text) > WIRE_TEXT_MAX)
+                        abort();
+                (void)strlen(wire_status_str(m.result.status));
+                break;
+        default:
+                break;
+        }
+        return 0;
+}
