@@ -18,7 +18,9 @@ struct auth_key {
 /*
  * Load a key file: hex text (32..128 hex digits, whitespace ignored).
  * Refuses a file that is group- or world-readable (-EPERM) so a leaked
- * key is not the default. Returns 0 or -errno, message in @err.
+ * key is not the default. Returns 0 or -errno, message in @err; on
+ * failure @key is left cleared (len 0), so a bad file never leaves a
+ * half-read key in use.
  */
 int auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen);
 void auth_key_clear(struct auth_key *key);      /* wipes the bytes */

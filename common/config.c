@@ -425,6 +425,11 @@ static int config_handler(void *user, const char *section, const char *name, con
                 return 0;
         }
 
+        if (name[0] == '\0') {
+                config_fail(p, p->lineno, -EINVAL, "%s:%u: expected 'key = value'", p->path, p->lineno);
+                return 0;
+        }
+
         for (k = 0; k < _CONFIG_KEY_MAX; k++)
                 if (!strcmp(name, config_keys[k].name))
                         break;

@@ -187,6 +187,7 @@ static void test_errors(void)
         expect_error("port = 1\n[daemon]\nport = 2\n", 2, NULL, "sections are not supported");
         expect_error("[daemon]\n", 1, NULL, "sections are not supported");
         expect_error("port = 1\njust some words\n", 2, NULL, "expected 'key = value'");
+        expect_error("= 7470\n", 1, NULL, "expected 'key = value'");
         /* The first error wins, whichever kind it is. */
         expect_error("bogus\nport = 0\n", 1, NULL, "expected 'key = value'");
         expect_error("port = 0\nbogus\n", 1, "port", "1 to 65535");
