@@ -115,12 +115,16 @@ int auth_key_load(struct auth_key *key, const char *path, char *err, size_t errl
                 return -EPERM;
         }
 
+        if (st.st_size >= AUTH_FILE_MAX) {
+                auth_err(err, errlen, "%s: key file is %lld bytes; a key file is hex text under %d bytes",
+                         path, (long long)st.st_size, AUTH_FILE_MAX);
+                return -EFBIG;
+        }
+
+        /* Still bounded: the file may grow between fstat() and read(). */
         r = auth_read_all(fd, text, sizeof(text), &len);
         if (r < 0) {
-                if (r == -EFBIG)
-                        auth_err(err, errlen, "%s: key file larger than %d bytes", path, AUTH_FILE_MAX);
-                else
-                        auth_err(err, errlen, "%s: cannot read key file: %s", path, strerror(-r));
+                auth_err(err, errlen, "%s: cannot read key file: %s", path, strerror(-r));
                 goto out_wipe;
         }
 
