@@ -444,9 +444,9 @@ static int sendcmd_report(struct sendcmd *sc)
                             j->text[0] ? ": " : "", j->text);
                 return XFERCTL_EXIT_FAILED;
         default:
+                /* The daemon's text says it best; without one, say what the status means. */
                 xferctl_say("send %s to %s failed: %s%s", j->name, j->peer,
-                            sendcmd_refusal(j->status) && strncmp(cause, "refused", 7) != 0
-                                    ? "refused by peer: " : "",
+                            !j->text[0] && sendcmd_refusal(j->status) ? "refused by peer: " : "",
                             cause);
                 return XFERCTL_EXIT_FAILED;
         }
