@@ -345,13 +345,24 @@ static int recv_check_exists(struct recv_xfer *x, int dirfd)
                 .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
         };
+        struct stat st;
         int fd = syscall(SYS_openat2, dirfd, x->offer.name, &how, sizeof(how));
 
         if (fd >= 0) {
                 close(fd);
                 return 1;
         }
-        return errno == ENOENT ? 0 : -errno;
+        if (errno == ENOENT)
+                return 0;
+        /* openat2 can be missing (old kernel) or filtered (some seccomp
+         * set-ups answer ENOSYS). The name is a checked leaf, so a
+         * no-follow stat beneath the directory decides the same. */
+        if (errno == ENOSYS || errno == EPERM) {
+                if (fstatat(dirfd, x->offer.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return 1;
+                return errno == ENOENT ? 0 : -errno;
+        }
+        return -errno;
 }
 
 static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
@@ -607,6 +618,9 @@ static void recv_on_ctrl(struct recv_xfer *x, uint32_t i, uint32_t len)
         }
         x->credits_pending++;
 
+        /* The first message can beat our own ESTABLISHED event. */
+        if (x->state == RECV_CONNECTING)
+                recv_set_state(x, RECV_OFFER_WAIT);
         if (m.type == WIRE_OFFER && x->state == RECV_OFFER_WAIT)
                 recv_on_offer(x, &m.offer);
         else if (m.type == WIRE_END && x->state == RECV_DATA)

@@ -34,7 +34,7 @@ for name in empty.dat one.dat odd.dat big.dat; do
                 tb_log "$unit: $msg"
                 [[ $msg == *"$mbps MB/s"* ]] || tb_fail "$unit: MESSAGE and RDMAXFER_MBPS disagree"
                 # MB/s = bytes / usec, to one decimal.
-                want=$(awk -v b="$size" -v u="$usec" 'BEGIN { printf "%.1f", u > 0 ? b / u : 0 }')
+                want=$(awk -v b="$size" -v u="$usec" 'BEGIN { printf "%.1f", (u > 0 ? b / u : 0) }')
                 [[ $mbps == "$want" ]] || tb_fail "$unit: RDMAXFER_MBPS $mbps, bytes/usec gives $want"
         done
         sid=$(jfield "$ALPHA_UNIT" "$name" RDMAXFER_ID)
