@@ -1,0 +1,55 @@
+# shellcheck shell=bash
+# Host setup shared by tests/run and tests/demo: Debian packages, then the
+# meson build directories. Sourced from the repository root.
+
+HOST_PACKAGES=(meson ninja-build pkg-config gcc libibverbs-dev librdmacm-dev libsystemd-dev
+        libevent-dev libinih-dev libxxhash-dev liburing-dev libsodium-dev scdoc
+        qemu-system-x86 qemu-utils mmdebstrap e2fsprogs python3)
+
+host_say() { printf '==> %s\n' "$*" >&2; }
+
+# Install whatever of HOST_PACKAGES is missing (needs root then).
+host_packages() {
+        local missing=() p
+        for p in "${HOST_PACKAGES[@]}"; do
+                dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null \
+                        | grep -q '^install ok installed$' || missing+=("$p")
+        done
+        ((${#missing[@]})) || return 0
+        if [[ $(id -u) != 0 ]]; then
+                host_say "missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}"
+                return 1
+        fi
+        host_say "installing ${missing[*]}"
+        if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
+                apt-get update -q || return 1
+        fi
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" && return 0
+        # Stale lists: refresh once and retry.
+        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# host_configure DIR [meson options...]: set up DIR, or apply the options to
+# an existing one.
+host_configure() {
+        local dir=$1
+        shift
+        if [[ -f $dir/build.ninja ]]; then
+                meson configure "$dir" "$@" >/dev/null
+        else
+                host_say "meson setup $dir $*"
+                meson setup "$dir" "$@"
+        fi
+}
+
+# The tree installed into the testbed guest: a system prefix, as a package would.
+host_build_main() {
+        host_configure build --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror=true &&
+                meson compile -C build
+}
+
+# The unit tests' tree: ASan+UBSan.
+host_build_asan() {
+        host_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true &&
+                meson compile -C build-asan
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Print "N passed, N failed, N skipped" over meson testlog.json files.
+
+TAP tests count per subtest (meson's testlog.json keeps their stdout); a
+test that meson failed with no failing subtest (crash, bail out, missing
+plan) counts as one more failure, as do subtests its plan announced but
+never reported. Exit status 1 if anything failed.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+TAP_LINE = re.compile(r'^(not ok|ok)\b[^#]*(?:#\s*(\w+))?', re.IGNORECASE)
+TAP_PLAN = re.compile(r'^1\.\.(\d+)')
+
+
+def count_test(t, tot):
+    lines = (t.get('stdout') or '').splitlines()
+    plan, seen, passed, failed, skipped = None, 0, 0, 0, 0
+    for line in lines:
+        m = TAP_PLAN.match(line)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = TAP_LINE.match(line)
+        if not m:
+            continue
+        seen += 1
+        ok = m.group(1).lower() == 'ok'
+        directive = (m.group(2) or '').upper()
+        if directive == 'SKIP':
+            skipped += 1
+        elif directive == 'TODO' or ok:
+            passed += 1
+        else:
+            failed += 1
+    result = t.get('result', 'ERROR')
+    if plan is None and seen == 0:
+        # Not TAP: one verdict.
+        if result in ('OK', 'EXPECTEDFAIL'):
+            tot['passed'] += 1
+        elif result == 'SKIP':
+            tot['skipped'] += 1
+        else:
+            tot['failed'] += 1
+        return
+    if plan is not None and seen < plan:
+        failed += plan - seen
+    if result not in ('OK', 'EXPECTEDFAIL', 'SKIP') and failed == 0:
+        failed += 1
+    tot['passed'] += passed
+    tot['failed'] += failed
+    tot['skipped'] += skipped
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--failed', type=int, default=0,
+                    help='failures from steps that ran no test (builds)')
+    ap.add_argument('logs', nargs='*')
+    args = ap.parse_args()
+    tot = {'passed': 0, 'failed': args.failed, 'skipped': 0}
+    for path in args.logs:
+        if not os.path.exists(path):
+            print(f'summary: {path} missing: meson test did not run', file=sys.stderr)
+            tot['failed'] += 1
+            continue
+        with open(path, encoding='utf-8', errors='replace') as f:
+            for line in f:
+                if line.strip():
+                    count_test(json.loads(line), tot)
+    print(f"{tot['passed']} passed, {tot['failed']} failed, {tot['skipped']} skipped")
+    return 1 if tot['failed'] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
