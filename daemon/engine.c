@@ -320,7 +320,7 @@ void engine_stop(struct engine *e, void (*done)(struct daemon *d))
         }
         for (x = e->recvs; x; x = xn) {
                 xn = recv_next(x);
-                recv_abort(x, WIRE_E_SHUTDOWN, "receiver shutting down");
+                recv_abort(x, WIRE_E_SHUTDOWN, NULL);
         }
         for (s = e->senders; s; s = sn) {
                 sn = sender_next(s);
