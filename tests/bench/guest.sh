@@ -1,0 +1,172 @@
+#!/bin/bash
+# The benchmark, inside the testbed guest (tests/bench/bench runs it). Every
+# figure comes from this one guest run, so the ratios compare like with like.
+# Rates are MB/s = 10^6 bytes/s; perftest's own "MB/sec" is 2^20 bytes/s and
+# is converted.
+# testbed-timeout: 5400
+. "${TESTBED_LIB:?run me with tests/bench/bench}"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+for a in "$@"; do
+        [[ $a == BENCH_*=* ]] && export "${a?}"
+done
+REPS=${BENCH_REPS:-3}
+SIZE_MB=${BENCH_SIZE_MB:-1024}          # the main file, MiB
+BIG_MB=${BENCH_BIG_MB:-4096}            # RSS check with a larger file; 0 skips
+SWEEP=${BENCH_SWEEP:-1}
+SLOT=1048576                            # the daemon's default slot_size
+DEPTH=16                                # slot_count / max_transfers by default
+OUT=$TESTBED_SHARE/bench
+mkdir -p "$OUT"
+RES=$OUT/results.tsv
+: >"$RES"
+
+now() { date +%s.%N; }
+# record METRIC VALUE: one sample.
+record() { printf '%s\t%s\n' "$1" "$2" >>"$RES"; }
+
+FILE=$SRC/bench.bin
+tb_log "creating $FILE ($SIZE_MB MiB)"
+head -c $((SIZE_MB * 1024 * 1024)) /dev/urandom >"$FILE"
+BYTES=$(stat -c %s "$FILE")
+cat "$FILE" >/dev/null          # page cache -> page cache
+
+# ---- 1. perftest at the daemon's message size and depth ----------------------
+perftest() {
+        local tool=$1 port=$2 iters line avg
+        iters=$((SIZE_MB < 512 ? SIZE_MB : 512))
+        "$tool" -R -p "$port" -s "$SLOT" -n "$iters" -t "$DEPTH" -F -d "$BETA_DEV" \
+                --source_ip "$BETA_ADDR" >"$OUT/$tool-server.txt" 2>&1 &
+        local server=$!
+        wait_for 30 rdma_listening "$port" || tb_fail "$tool server did not listen"
+        "$tool" -R -p "$port" -s "$SLOT" -n "$iters" -t "$DEPTH" -F -d "$ALPHA_DEV" \
+                --source_ip "$ALPHA_ADDR" "$BETA_ADDR" >"$OUT/$tool-client.txt" 2>&1 ||
+                { cat "$OUT/$tool-client.txt"; tb_fail "$tool failed"; }
+        wait "$server" || true
+        line=$(awk -v s="$SLOT" '$1 == s && NF >= 4 { print; exit }' "$OUT/$tool-client.txt")
+        read -r _ _ _ avg _ <<<"$line"
+        [[ -n $avg ]] || tb_fail "$tool: no result"
+        awk -v a="$avg" 'BEGIN { printf "%.1f", a * 1048576 / 1e6 }'
+}
+for ((i = 1; i <= REPS; i++)); do
+        record ib_send_bw "$(perftest ib_send_bw 18515)"
+        record ib_write_bw "$(perftest ib_write_bw 18516)"
+done
+
+# ---- 2. xferctl, 1 GiB ---------------------------------------------------------
+peers_configure
+start_peers
+a_pid=$(systemctl show -P MainPID "$ALPHA_UNIT")
+b_pid=$(systemctl show -P MainPID "$BETA_UNIT")
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
+hz=$(getconf CLK_TCK)
+
+for ((i = 1; i <= REPS; i++)); do
+        name=bench-$i.bin
+        ca0=$(cpu_ticks "$a_pid") cb0=$(cpu_ticks "$b_pid")
+        t0=$(now)
+        line=$(send_ok "$FILE" --as "$name")
+        t1=$(now)
+        ca1=$(cpu_ticks "$a_pid") cb1=$(cpu_ticks "$b_pid")
+        tb_log "$line"
+        same_file "$FILE" "$BETA_IN/$name"
+        record xferctl "$(sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' <<<"$line")"
+        record journal_recv "$(jfield "$BETA_UNIT" "$name" RDMAXFER_MBPS)"
+        record xferctl_wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+        record xferctl_wall "$(awk -v a="$t0" -v b="$t1" -v n="$BYTES" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }')"
+        record cpu_s_per_gib_send "$(awk -v t=$((ca1 - ca0)) -v h="$hz" -v n="$BYTES" 'BEGIN { printf "%.2f", t / h / (n / 2^30) }')"
+        record cpu_s_per_gib_recv "$(awk -v t=$((cb1 - cb0)) -v h="$hz" -v n="$BYTES" 'BEGIN { printf "%.2f", t / h / (n / 2^30) }')"
+        rm -f "$BETA_IN/$name"
+done
+record rss_mib_send "$(awk -v k="$(hwm_kb "$a_pid")" 'BEGIN { printf "%.1f", k / 1024 }')"
+record rss_mib_recv "$(awk -v k="$(hwm_kb "$b_pid")" 'BEGIN { printf "%.1f", k / 1024 }')"
+
+# ---- 7. set-up: xferctl send of 1 byte, wall time -----------------------------
+make_file "$SRC/one.bin" 1
+for ((i = 1; i <= REPS * 2; i++)); do
+        t0=$(now)
+        send_ok "$SRC/one.bin" --as "one-$i.bin" >/dev/null
+        t1=$(now)
+        record setup_ms "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')"
+done
+
+# ---- 5. four concurrent transfers ---------------------------------------------
+quarter=$((SIZE_MB / 4))
+for j in 1 2 3 4; do
+        head -c $((quarter * 1024 * 1024)) "$FILE" >"$SRC/q$j.bin"
+done
+for ((i = 1; i <= REPS; i++)); do
+        pids=()
+        t0=$(now)
+        for j in 1 2 3 4; do
+                xferctl send "$SRC/q$j.bin" "$BETA_ADDR" --as "q$i-$j.bin" >/dev/null 2>&1 &
+                pids+=($!)
+        done
+        for p in "${pids[@]}"; do wait "$p" || tb_fail "concurrent transfer failed"; done
+        t1=$(now)
+        record aggregate4 "$(awk -v a="$t0" -v b="$t1" -v n=$((4 * quarter * 1048576)) 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }')"
+        rm -f "$BETA_IN"/q$i-*.bin
+done
+# The single-transfer figure for the same ratio: wall time too.
+rm -f "$SRC"/q*.bin
+
+# ---- 6b. RSS with a larger file -----------------------------------------------
+if ((BIG_MB > 0)); then
+        truncate -s $((BIG_MB * 1024 * 1024)) "$SRC/big.bin"
+        systemctl restart "$ALPHA_UNIT" "$BETA_UNIT"
+        a_pid=$(systemctl show -P MainPID "$ALPHA_UNIT")
+        b_pid=$(systemctl show -P MainPID "$BETA_UNIT")
+        send_ok "$SRC/big.bin" >/dev/null
+        record rss_big_mib_send "$(awk -v k="$(hwm_kb "$a_pid")" 'BEGIN { printf "%.1f", k / 1024 }')"
+        record rss_big_mib_recv "$(awk -v k="$(hwm_kb "$b_pid")" 'BEGIN { printf "%.1f", k / 1024 }')"
+        rm -f "$BETA_IN/big.bin" "$SRC/big.bin"
+fi
+stop_peers
+
+# ---- 3. rcopy (rsockets) ---------------------------------------------------------
+for ((i = 1; i <= REPS; i++)); do
+        mkdir -p /var/tmp/rcopy
+        (cd /var/tmp/rcopy && exec rcopy -p 7427) >"$OUT/rcopy-server.txt" 2>&1 &
+        server=$!
+        wait_for 30 rdma_listening 7427 || tb_fail "rcopy server did not listen"
+        t0=$(now)
+        rcopy "$FILE" "$BETA_ADDR:/var/tmp/rcopy/out.bin" -p 7427 >"$OUT/rcopy-client.txt" 2>&1 ||
+                { cat "$OUT/rcopy-client.txt"; tb_fail "rcopy failed"; }
+        t1=$(now)
+        kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
+        same_file "$FILE" /var/tmp/rcopy/out.bin
+        record rcopy "$(awk -v a="$t0" -v b="$t1" -v n="$BYTES" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }')"
+        rm -f /var/tmp/rcopy/out.bin
+done
+
+# ---- 4. plain TCP over the same veth ------------------------------------------
+for ((i = 1; i <= REPS; i++)); do
+        nc -l "$BETA_ADDR" 7428 >/var/tmp/tcp.bin &
+        server=$!
+        sleep 0.5
+        t0=$(now)
+        nc -N -s "$ALPHA_ADDR" "$BETA_ADDR" 7428 <"$FILE" || tb_fail "nc failed"
+        wait "$server"
+        t1=$(now)
+        same_file "$FILE" /var/tmp/tcp.bin
+        record tcp "$(awk -v a="$t0" -v b="$t1" -v n="$BYTES" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }')"
+        rm -f /var/tmp/tcp.bin
+done
+
+# ---- sweep: slot size x depth, 256 MiB each ------------------------------------
+if ((SWEEP)); then
+        head -c $((256 * 1024 * 1024)) "$FILE" >"$SRC/sweep.bin"
+        for slot in 64K 256K 1M 4M; do
+                for depth in 4 16 64; do
+                        # One transfer at a time: the whole ring is its depth.
+                        peers_configure slot_size=$slot slot_count=$depth max_transfers=1 send_slots=$depth
+                        systemctl restart "$ALPHA_UNIT" "$BETA_UNIT" || { record "sweep_${slot}_x$depth" fail; continue; }
+                        line=$(send_ok "$SRC/sweep.bin" --as "sweep-$slot-$depth.bin")
+                        record "sweep_${slot}_x$depth" "$(sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' <<<"$line")"
+                        rm -f "$BETA_IN/sweep-$slot-$depth.bin"
+                done
+        done
+        stop_peers
+fi
+tb_log "benchmark done: $RES"
