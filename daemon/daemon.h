@@ -1,6 +1,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <event2/event.h>
 
 #include "auth.h"
@@ -21,5 +22,25 @@ struct daemon {
         bool stopping;
 };
 
-/* Parse nothing, run everything: the daemon's whole life. Returns an exit code. */
+/*
+ * Parse nothing, run everything: the daemon's whole life. Returns an exit
+ * code. @config_path NULL means CONFIG_DEFAULT_PATH, where a missing file
+ * means built-in defaults; a file named explicitly must exist.
+ *
+ * SIGHUP replaces d->cfg and d->key in place (runtime-safe keys only), so
+ * other modules read them when they need them rather than caching copies.
+ */
 int daemon_run(const char *config_path);
+
+enum daemon_config_source {
+        DAEMON_CONFIG_FILE = 0,         /* read from the file */
+        DAEMON_CONFIG_DEFAULTS = 1,     /* default path absent: built-in defaults */
+};
+
+/*
+ * Defaults, then @path over them (NULL: the default path), then the key
+ * file it names. Returns an enum daemon_config_source, or -errno with one
+ * line in @err naming the file, line and key.
+ */
+int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
+                       char *err, size_t errlen);

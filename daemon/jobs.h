@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ctl.h"
 
@@ -33,21 +34,35 @@ struct job {
         uint64_t rate;                  /* bytes/s over the last interval */
         uint64_t rate_bytes, rate_usec; /* sample at the last rate update */
         struct sender *sender;          /* engine's state while active, else NULL */
+        uid_t uid;                      /* submitter (SO_PEERCRED); only it or root may cancel */
         struct job *next;               /* table order */
 };
 
 struct jobs;
 
+#define JOBS_QUEUED_MAX         256     /* each holds a client fd */
+#define JOBS_RETAIN_FINAL       64
+
 int jobs_new(struct jobs **out, struct daemon *d);
 void jobs_free(struct jobs *jobs);      /* closes fds, no callbacks */
 
-/* Takes @fd. Queues the job and starts it if a slot is free. 0 or -errno. */
+/*
+ * Takes @fd. Queues the job and starts it (from the loop) if a slot is free.
+ * 0, -ESHUTDOWN while stopping, -EBUSY when JOBS_QUEUED_MAX are waiting, or -errno.
+ */
 int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd, uint64_t *id);
 struct job *jobs_find(struct jobs *jobs, uint64_t id);
 struct job *jobs_first(struct jobs *jobs);     /* iterate with ->next */
 /* Cancel a queued or running job; 0, -ENOENT, or -EALREADY when final. */
 int jobs_cancel(struct jobs *jobs, uint64_t id);
 unsigned int jobs_active(const struct jobs *jobs);
+/* For STATUS=: jobs running and waiting, and the running ones' summed rate (bytes/s). */
+void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *queued);
+uint64_t jobs_rate_total(const struct jobs *jobs);
+/* Start queued jobs if slots are free, from the loop (after max_transfers changed). */
+void jobs_schedule(struct jobs *jobs);
+/* Shutdown: refuse new jobs, cancel the queued ones ("daemon shutting down"), start none. */
+void jobs_stop(struct jobs *jobs);
 
 /* Called by the engine: the job moved to a non-final state (CONNECTING, SENDING, VERIFYING). */
 void job_set_state(struct job *job, enum ctl_job_state state);

@@ -6,6 +6,7 @@
  * systemd/rdmaxferd.catalog.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct journal_xfer {
@@ -18,6 +19,7 @@ struct journal_xfer {
         unsigned int status;    /* enum wire_status; WIRE_OK on success */
         const char *text;       /* cause on failure ("ibv_wc: transport retry counter exceeded"), or NULL */
         const char *digest;     /* XXH3-128 hex, or NULL */
+        bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
 };
 
 /*
@@ -25,8 +27,10 @@ struct journal_xfer {
  * in 20.400 s: 52.6 MB/s" with RDMAXFER_ID, RDMAXFER_DIRECTION,
  * RDMAXFER_PEER, RDMAXFER_FILE, RDMAXFER_BYTES, RDMAXFER_USEC,
  * RDMAXFER_MBPS (10^6 bytes/s, one decimal), RDMAXFER_RESULT ("ok" or the
- * wire_status_str text), RDMAXFER_STATUS (number), RDMAXFER_DIGEST and
- * RDMAXFER_ERROR when set.
+ * wire_status_str text, or "cancelled"), RDMAXFER_STATUS (number),
+ * RDMAXFER_DIGEST and RDMAXFER_ERROR when set. Success means status ==
+ * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
+ * PRIORITY=warning.
  */
 void journal_xfer(const struct journal_xfer *x);
 

@@ -7,12 +7,15 @@
  * records with structured fields go through journal.h instead.
  */
 
+#include <stdbool.h>
 #include <syslog.h>
 
 #include "macro.h"
 
 void log_set_level(int level);          /* LOG_ERR .. LOG_DEBUG */
 int log_get_level(void);
+/* True when stderr is this process's journal stream (JOURNAL_STREAM matches). */
+bool log_journal_stream(void);
 void log_msg(int level, const char *fmt, ...) _printf_(2, 3);
 
 #define log_err(...)     log_msg(LOG_ERR, __VA_ARGS__)

@@ -1,0 +1,800 @@
+/*
+ * The control socket: one SOCK_SEQPACKET datagram per message (ctl.h).
+ * Each client connection is an event on the daemon's loop. Nothing is
+ * buffered per connection: a progress update that does not fit the socket
+ * is dropped (the next one carries newer numbers), a reply that does not fit
+ * closes the connection, and a LIST resumes from a job id when the socket
+ * drains. Connections are freed from a deferred event, never from inside
+ * their own callbacks.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+
+#include "control.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "jobs.h"
+#include "log.h"
+#include "macro.h"
+#include "name.h"
+
+#define CONTROL_TICK_USEC       250000          /* progress for watchers */
+#define CONTROL_LIST_END        UINT64_MAX      /* list cursor: only LIST_END left */
+
+struct control_conn {
+        struct control *c;
+        int fd;
+        struct ucred cred;
+        struct event *read_ev;
+        struct event *write_ev;         /* armed only while a LIST waits for room */
+        struct job *watch;              /* job this client WATCHes, or NULL */
+        bool listing;
+        uint64_t list_next;             /* id of the next job to LIST (ids rise in table order) */
+        bool dead;                      /* closed; freed by reap_ev */
+        struct control_conn *next;
+};
+
+struct control {
+        struct daemon *d;
+        int fd;
+        bool activated;                 /* from rdmaxferd.socket: systemd owns the path */
+        bool accepting;                 /* SUBMIT allowed */
+        char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+        dev_t path_dev;                 /* what we bound, so we unlink only our own */
+        ino_t path_ino;
+        struct event *accept_ev;
+        struct event *accept_retry_ev;  /* after EMFILE: pause instead of spinning */
+        struct event *tick_ev;
+        struct event *reap_ev;
+        struct control_conn *conns;
+        unsigned int n_conns, n_watching;
+};
+
+static void control_watch_cb(struct job *job, void *userdata);
+
+static void control_job_msg(struct ctl_msg *m, const struct job *job)
+{
+        memset(m, 0, sizeof(*m));
+        m->type = CTL_JOB;
+        m->job.id = job->id;
+        m->job.state = (uint8_t)job->state;
+        m->job.status = job->status;
+        m->job.bytes_done = job->bytes_done;
+        m->job.bytes_total = job->size;
+        m->job.usec = job->usec;
+        m->job.rate = job->rate;
+        snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
+        snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
+        snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
+}
+
+static void conn_unwatch(struct control_conn *conn)
+{
+        struct control *c = conn->c;
+
+        if (!conn->watch)
+                return;
+        job_unwatch(conn->watch, control_watch_cb, conn);
+        conn->watch = NULL;
+        if (--c->n_watching == 0)
+                evtimer_del(c->tick_ev);
+}
+
+static void conn_close(struct control_conn *conn)
+{
+        struct control *c = conn->c;
+
+        if (conn->dead)
+                return;
+        conn->dead = true;
+        /* The client going away never cancels its job: it only stops watching. */
+        conn_unwatch(conn);
+        event_del(conn->read_ev);
+        if (conn->write_ev)
+                event_del(conn->write_ev);
+        conn->fd = safe_close(conn->fd);
+        c->n_conns--;
+        event_active(c->reap_ev, 0, 0);
+}
+
+static void conn_free(struct control_conn *conn)
+{
+        if (!conn)
+                return;
+        if (conn->read_ev)
+                event_free(conn->read_ev);
+        if (conn->write_ev)
+                event_free(conn->write_ev);
+        safe_close(conn->fd);
+        free(conn);
+}
+
+/* A reply the client waits for: if it cannot be sent, the connection is useless. */
+static int conn_reply(struct control_conn *conn, const struct ctl_msg *m)
+{
+        int r = ctl_send(conn->fd, m, -1);
+
+        if (r < 0) {
+                log_debug("control: closing client pid %d: cannot send reply: %s",
+                          (int)conn->cred.pid, strerror(-r));
+                conn_close(conn);
+        }
+        return r;
+}
+
+/* A progress update: dropped when the socket is full, the next one is newer. */
+static void conn_update(struct control_conn *conn, const struct job *job)
+{
+        struct ctl_msg m;
+        int r;
+
+        if (conn->listing)      /* keep a LIST's stream clean; the next tick comes soon */
+                return;
+        control_job_msg(&m, job);
+        r = ctl_send(conn->fd, &m, -1);
+        if (r < 0 && r != -EAGAIN && r != -EWOULDBLOCK) {
+                log_debug("control: closing client pid %d: %s", (int)conn->cred.pid,
+                          strerror(-r));
+                conn_close(conn);
+        }
+}
+
+static int conn_error(struct control_conn *conn, int code, const char *fmt, ...) _printf_(3, 4);
+
+static int conn_error(struct control_conn *conn, int code, const char *fmt, ...)
+{
+        struct ctl_msg m = { .type = CTL_ERROR };
+        va_list ap;
+
+        m.error.code = code;
+        va_start(ap, fmt);
+        vsnprintf(m.error.text, sizeof(m.error.text), fmt, ap);
+        va_end(ap);
+        return conn_reply(conn, &m);
+}
+
+static void control_watch_cb(struct job *job, void *userdata)
+{
+        struct control_conn *conn = userdata;
+        struct ctl_msg m;
+
+        if (!ctl_job_state_final(job->state)) {
+                conn_update(conn, job);
+                return;
+        }
+        /* The final message must arrive, or the client would wait forever. */
+        control_job_msg(&m, job);
+        if (conn_reply(conn, &m) >= 0)
+                conn_unwatch(conn);
+}
+
+static void control_tick_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control *c = userdata;
+
+        for (struct control_conn *conn = c->conns; conn; conn = conn->next) {
+                struct job *job = conn->watch;
+
+                if (conn->dead || !job)
+                        continue;
+                if (job->state == CTL_JOB_CONNECTING || job->state == CTL_JOB_SENDING ||
+                    job->state == CTL_JOB_VERIFYING)
+                        conn_update(conn, job);
+        }
+}
+
+static bool host_is_numeric(const char *host)
+{
+        unsigned char buf[sizeof(struct in6_addr)];
+
+        return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+static void control_submit(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
+{
+        _cleanup_(closep) int fd = fd_in;
+        struct control *c = conn->c;
+        struct ctl_msg m = { .type = CTL_SUBMITTED };
+        enum name_verdict v;
+        struct job *job;
+        struct stat st;
+        uint64_t id;
+        int fl, r;
+
+        if (!c->accepting || c->d->stopping) {
+                conn_error(conn, -ESHUTDOWN, "daemon is shutting down");
+                return;
+        }
+        if (fd < 0) {
+                conn_error(conn, -EINVAL, "no file descriptor came with the request");
+                return;
+        }
+        if (fstat(fd, &st) < 0) {
+                conn_error(conn, -errno, "cannot stat the file: %s", strerror(errno));
+                return;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                conn_error(conn, -EINVAL, "not a regular file");
+                return;
+        }
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0) {
+                conn_error(conn, -errno, "cannot inspect the file descriptor: %s", strerror(errno));
+                return;
+        }
+        if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY) {
+                conn_error(conn, -EBADF, "file descriptor is not open for reading");
+                return;
+        }
+        v = name_check(s->name, strlen(s->name));
+        if (v != NAME_OK) {
+                conn_error(conn, -EINVAL, "bad name: %s", name_verdict_str(v));
+                return;
+        }
+        if (!host_is_numeric(s->host)) {
+                conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return;
+        }
+
+        r = jobs_submit(c->d->jobs, s, TAKE_FD(fd), &id);
+        if (r == -EBUSY) {
+                conn_error(conn, r, "too many jobs queued (%u)", JOBS_QUEUED_MAX);
+                return;
+        }
+        if (r == -ESHUTDOWN) {
+                conn_error(conn, r, "daemon is shutting down");
+                return;
+        }
+        if (r < 0) {
+                conn_error(conn, r, "cannot queue the job: %s", strerror(-r));
+                return;
+        }
+        job = jobs_find(c->d->jobs, id);
+        if (job)
+                job->uid = conn->cred.uid;
+        log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
+                 id, s->name, (uint64_t)st.st_size, job ? job->peer : s->host,
+                 (unsigned int)conn->cred.uid, (int)conn->cred.pid);
+        m.id = id;
+        conn_reply(conn, &m);
+}
+
+static void control_status(struct control_conn *conn, uint64_t id)
+{
+        struct job *job = jobs_find(conn->c->d->jobs, id);
+        struct ctl_msg m;
+
+        if (!job) {
+                conn_error(conn, -ENOENT, "no such job");
+                return;
+        }
+        control_job_msg(&m, job);
+        conn_reply(conn, &m);
+}
+
+static void control_watch(struct control_conn *conn, uint64_t id)
+{
+        struct control *c = conn->c;
+        struct job *job = jobs_find(c->d->jobs, id);
+        struct ctl_msg m;
+        int r;
+
+        if (!job) {
+                conn_error(conn, -ENOENT, "no such job");
+                return;
+        }
+        conn_unwatch(conn);
+        control_job_msg(&m, job);
+        if (conn_reply(conn, &m) < 0 || ctl_job_state_final(job->state))
+                return;
+        r = job_watch(job, control_watch_cb, conn);
+        if (r < 0) {
+                conn_error(conn, r, "cannot watch: %s", strerror(-r));
+                return;
+        }
+        conn->watch = job;
+        if (c->n_watching++ == 0) {
+                static const struct timeval tick = { 0, CONTROL_TICK_USEC };
+
+                evtimer_add(c->tick_ev, &tick);
+        }
+}
+
+static void control_cancel(struct control_conn *conn, uint64_t id)
+{
+        struct control *c = conn->c;
+        struct job *job = jobs_find(c->d->jobs, id);
+        struct ctl_msg m = { .type = CTL_OK };
+        uid_t uid = conn->cred.uid;
+        int r;
+
+        if (!job) {
+                conn_error(conn, -ENOENT, "no such job");
+                return;
+        }
+        if (uid != 0 && uid != geteuid() && uid != job->uid) {
+                conn_error(conn, -EPERM, "job %" PRIu64 " belongs to another user", id);
+                return;
+        }
+        r = jobs_cancel(c->d->jobs, id);
+        if (r == -EALREADY) {
+                conn_error(conn, r, "job already %s", ctl_job_state_str(job->state));
+                return;
+        }
+        if (r < 0) {
+                conn_error(conn, r, "cannot cancel: %s", strerror(-r));
+                return;
+        }
+        log_info("job %" PRIu64 ": cancel requested by uid %u pid %d", id, (unsigned int)uid,
+                 (int)conn->cred.pid);
+        conn_reply(conn, &m);
+}
+
+/* Send LIST entries from conn->list_next on; stop reading requests while the socket is full. */
+static void control_list_continue(struct control_conn *conn)
+{
+        struct ctl_msg m;
+        int r;
+
+        if (conn->list_next != CONTROL_LIST_END) {
+                for (struct job *job = jobs_first(conn->c->d->jobs); job; job = job->next) {
+                        if (job->id < conn->list_next)
+                                continue;
+                        control_job_msg(&m, job);
+                        r = ctl_send(conn->fd, &m, -1);
+                        if (r == -EAGAIN || r == -EWOULDBLOCK) {
+                                conn->list_next = job->id;
+                                goto wait;
+                        }
+                        if (r < 0) {
+                                conn_close(conn);
+                                return;
+                        }
+                }
+                conn->list_next = CONTROL_LIST_END;
+        }
+
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_LIST_END;
+        r = ctl_send(conn->fd, &m, -1);
+        if (r == -EAGAIN || r == -EWOULDBLOCK)
+                goto wait;
+        if (r < 0) {
+                conn_close(conn);
+                return;
+        }
+        if (conn->listing) {
+                conn->listing = false;
+                event_del(conn->write_ev);
+                event_add(conn->read_ev, NULL);
+        }
+        return;
+
+wait:
+        log_debug("control: LIST to pid %d paused: socket full", (int)conn->cred.pid);
+        if (!conn->listing) {
+                conn->listing = true;
+                event_del(conn->read_ev);
+                event_add(conn->write_ev, NULL);
+        }
+}
+
+static void control_list(struct control_conn *conn)
+{
+        conn->list_next = 0;
+        control_list_continue(conn);
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control_conn *conn = userdata;
+
+        if (!conn->dead && conn->listing)
+                control_list_continue(conn);
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control_conn *conn = userdata;
+        struct ctl_msg m;
+        int r, pfd = -1;
+
+        if (conn->dead)
+                return;
+        r = ctl_recv(conn->fd, &m, &pfd);
+        if (r == -EAGAIN || r == -EWOULDBLOCK || r == -EINTR)
+                return;
+        if (r == -ECONNRESET) {
+                conn_close(conn);
+                return;
+        }
+        if (r == -EPROTONOSUPPORT) {
+                conn_error(conn, r, "control protocol version not supported (rdmaxferd speaks %u)",
+                           CTL_VERSION);
+                conn_close(conn);
+                return;
+        }
+        if (r == -EBADMSG) {
+                conn_error(conn, r, "malformed control message");
+                conn_close(conn);
+                return;
+        }
+        if (r < 0) {
+                log_debug("control: closing client pid %d: %s", (int)conn->cred.pid, strerror(-r));
+                conn_close(conn);
+                return;
+        }
+
+        /* Only SUBMIT carries a descriptor; any other one is not ours to keep. */
+        if (m.type != CTL_SUBMIT)
+                pfd = safe_close(pfd);
+
+        switch (m.type) {
+        case CTL_SUBMIT:
+                control_submit(conn, &m.submit, pfd);
+                break;
+        case CTL_STATUS:
+                control_status(conn, m.id);
+                break;
+        case CTL_WATCH:
+                control_watch(conn, m.id);
+                break;
+        case CTL_LIST:
+                control_list(conn);
+                break;
+        case CTL_CANCEL:
+                control_cancel(conn, m.id);
+                break;
+        default:
+                conn_error(conn, -EBADMSG, "unexpected message type %u", m.type);
+                conn_close(conn);
+                break;
+        }
+}
+
+static void control_reap_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control *c = userdata;
+
+        for (struct control_conn **p = &c->conns; *p;) {
+                struct control_conn *conn = *p;
+
+                if (!conn->dead) {
+                        p = &conn->next;
+                        continue;
+                }
+                *p = conn->next;
+                conn_free(conn);
+        }
+}
+
+static int control_conn_new(struct control *c, int fd_in)
+{
+        _cleanup_(closep) int fd = fd_in;
+        struct control_conn *conn;
+        socklen_t len = sizeof(conn->cred);
+
+        conn = calloc(1, sizeof(*conn));
+        if (!conn)
+                return -ENOMEM;
+        conn->c = c;
+        conn->fd = -1;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &conn->cred, &len) < 0) {
+                int r = -errno;
+
+                free(conn);
+                return r;
+        }
+        conn->read_ev = event_new(c->d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, conn);
+        conn->write_ev = event_new(c->d->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, conn);
+        if (!conn->read_ev || !conn->write_ev || event_add(conn->read_ev, NULL) < 0) {
+                conn_free(conn);
+                return -ENOMEM;
+        }
+        conn->fd = TAKE_FD(fd);
+        conn->next = c->conns;
+        c->conns = conn;
+        c->n_conns++;
+        log_debug("control: client uid %u pid %d connected", (unsigned int)conn->cred.uid,
+                  (int)conn->cred.pid);
+        return 0;
+}
+
+static void control_accept_retry_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control *c = userdata;
+
+        event_add(c->accept_ev, NULL);
+}
+
+static void control_accept_cb(evutil_socket_t lfd, short what, void *userdata)
+{
+        static const struct timeval pause = { 1, 0 };
+        struct control *c = userdata;
+
+        /* A bounded batch, so a flood of connects cannot starve transfers. */
+        for (int i = 0; i < 16; i++) {
+                int fd, r;
+
+                fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0) {
+                        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+                            errno == ECONNABORTED)
+                                return;
+                        log_warning("control: accept: %s; pausing for a second", strerror(errno));
+                        event_del(c->accept_ev);
+                        evtimer_add(c->accept_retry_ev, &pause);
+                        return;
+                }
+                if (c->n_conns >= CONTROL_CONN_MAX) {
+                        log_warning("control: %u clients connected, refusing another",
+                                    c->n_conns);
+                        safe_close(fd);
+                        continue;
+                }
+                r = control_conn_new(c, fd);
+                if (r < 0)
+                        log_warning("control: cannot set up client: %s", strerror(-r));
+        }
+}
+
+static void strv_free(char **l)
+{
+        if (!l)
+                return;
+        for (char **p = l; *p; p++)
+                free(*p);
+        free(l);
+}
+
+/* 1 with *out set when systemd passed our socket, 0 when not activated, or -errno. */
+static int control_from_systemd(int *out)
+{
+        char **names = NULL;
+        int n, fd = -1, r;
+
+        n = sd_listen_fds_with_names(1, &names);
+        if (n < 0) {
+                log_err("control: socket activation: %s", strerror(-n));
+                return n;
+        }
+        if (n == 0) {
+                strv_free(names);
+                return 0;
+        }
+        for (int i = 0; i < n; i++)
+                if (names && names[i] && strcmp(names[i], "control") == 0)
+                        fd = SD_LISTEN_FDS_START + i;
+        if (fd < 0 && n == 1)
+                fd = SD_LISTEN_FDS_START;
+        for (int i = 0; i < n; i++) {
+                if (SD_LISTEN_FDS_START + i == fd)
+                        continue;
+                log_warning("control: closing unexpected socket-activation fd %d (%s)",
+                            SD_LISTEN_FDS_START + i, names && names[i] ? names[i] : "?");
+                close(SD_LISTEN_FDS_START + i);
+        }
+        strv_free(names);
+        if (fd < 0) {
+                log_err("control: socket activation passed %d sockets, none named \"control\"", n);
+                return -EBADF;
+        }
+
+        r = sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0);
+        if (r <= 0) {
+                log_err("control: the activated socket is not a listening AF_UNIX SOCK_SEQPACKET socket");
+                close(fd);
+                return r < 0 ? r : -ENOTSOCK;
+        }
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+            fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        *out = fd;
+        return 1;
+}
+
+static int mkdir_parents(const char *path, mode_t mode)
+{
+        char buf[sizeof(((struct sockaddr_un *)0)->sun_path)];
+        char *slash;
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        slash = strrchr(buf, '/');
+        if (!slash || slash == buf)
+                return 0;
+        *slash = '\0';
+        for (char *p = buf + 1; ; p++) {
+                bool last = *p == '\0';
+
+                if (*p != '/' && !last)
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (last)
+                        return 0;
+                *p = '/';
+        }
+}
+
+/*
+ * A socket file left by a crashed daemon is removed; one somebody still
+ * listens on means another rdmaxferd runs with this config: refuse.
+ */
+static int control_clear_stale(const char *path, const struct sockaddr_un *sa)
+{
+        _cleanup_(closep) int probe = -1;
+        struct stat st;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode)) {
+                log_err("control: %s exists and is not a socket", path);
+                return -EEXIST;
+        }
+        probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (probe < 0)
+                return -errno;
+        if (connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN) {
+                log_err("control: another rdmaxferd is already listening on %s", path);
+                return -EADDRINUSE;
+        }
+        if (errno != ECONNREFUSED) {
+                int r = -errno;
+
+                log_err("control: cannot probe %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        log_notice("control: removed stale socket %s", path);
+        return 0;
+}
+
+static int control_bind(struct control *c, const char *path)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+        mode_t old;
+        int r;
+
+        if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+                log_err("control: bad socket path \"%s\"", path);
+                return -EINVAL;
+        }
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+
+        /* systemd's RuntimeDirectory= makes it; a manual run may not have it yet. */
+        r = mkdir_parents(path, 0750);
+        if (r < 0) {
+                log_err("control: cannot create the directory of %s: %s", path, strerror(-r));
+                return r;
+        }
+        r = control_clear_stale(path, &sa);
+        if (r < 0)
+                return r;
+
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* Mode 0660 from the moment it exists: no window where others could connect. */
+        old = umask(0117);
+        r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
+        umask(old);
+        if (r < 0) {
+                r = -errno;
+                log_err("control: cannot bind %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (listen(fd, SOMAXCONN) < 0) {
+                r = -errno;
+                unlink(path);
+                log_err("control: cannot listen on %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (lstat(path, &st) == 0) {
+                c->path_dev = st.st_dev;
+                c->path_ino = st.st_ino;
+        }
+        snprintf(c->path, sizeof(c->path), "%s", path);
+        c->fd = TAKE_FD(fd);
+        return 0;
+}
+
+static void control_freep(struct control **c)
+{
+        control_free(*c);
+}
+
+int control_new(struct control **out, struct daemon *d)
+{
+        _cleanup_(control_freep) struct control *c = NULL;
+        int fd = -1, r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->d = d;
+        c->fd = -1;
+        c->accepting = true;
+
+        r = control_from_systemd(&fd);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                c->fd = fd;
+                c->activated = true;
+                log_info("control: using the socket passed by systemd");
+        } else {
+                r = control_bind(c, d->cfg.control_socket);
+                if (r < 0)
+                        return r;
+                log_info("control: listening on %s", c->path);
+        }
+
+        c->accept_ev = event_new(d->base, c->fd, EV_READ | EV_PERSIST, control_accept_cb, c);
+        c->accept_retry_ev = evtimer_new(d->base, control_accept_retry_cb, c);
+        c->tick_ev = event_new(d->base, -1, EV_PERSIST, control_tick_cb, c);
+        c->reap_ev = event_new(d->base, -1, 0, control_reap_cb, c);
+        if (!c->accept_ev || !c->accept_retry_ev || !c->tick_ev || !c->reap_ev ||
+            event_add(c->accept_ev, NULL) < 0)
+                return -ENOMEM;
+
+        *out = TAKE_PTR(c);
+        return 0;
+}
+
+void control_stop_accepting(struct control *c)
+{
+        if (c)
+                c->accepting = false;
+}
+
+void control_free(struct control *c)
+{
+        struct control_conn *conn;
+        struct stat st;
+
+        if (!c)
+                return;
+        while ((conn = c->conns)) {
+                c->conns = conn->next;
+                if (!conn->dead) {
+                        conn_unwatch(conn);
+                        c->n_conns--;
+                }
+                conn_free(conn);
+        }
+        if (c->accept_ev)
+                event_free(c->accept_ev);
+        if (c->accept_retry_ev)
+                event_free(c->accept_retry_ev);
+        if (c->tick_ev)
+                event_free(c->tick_ev);
+        if (c->reap_ev)
+                event_free(c->reap_ev);
+        /* Only the socket we bound, and only if nobody replaced it meanwhile. */
+        if (!c->activated && c->path[0] && lstat(c->path, &st) == 0 &&
+            st.st_dev == c->path_dev && st.st_ino == c->path_ino)
+                unlink(c->path);
+        safe_close(c->fd);
+        free(c);
+}

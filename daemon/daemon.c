@@ -1,0 +1,472 @@
+/*
+ * The daemon's life: configuration, the event loop and its signals and
+ * timers, start-up order (engine, jobs, control, then READY=1), SIGHUP
+ * reload and the two-step SIGTERM stop.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+
+#include "config-build.h"
+#include "control.h"
+#include "daemon.h"
+#include "engine.h"
+#include "jobs.h"
+#include "journal.h"
+#include "log.h"
+#include "macro.h"
+#include "msgid.h"
+
+#define container_of(ptr, type, member) \
+        ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+enum daemon_phase {
+        DAEMON_RUNNING,
+        DAEMON_STOPPING,        /* first SIGTERM: waiting for engine_stop()'s callback */
+        DAEMON_STOPPED,         /* the engine is idle: leave the loop, exit 0 */
+        DAEMON_ABORTED,         /* second signal while stopping: leave now, exit 1 */
+};
+
+struct daemon_ctx {
+        struct daemon d;
+        enum daemon_phase phase;
+        uint32_t max_transfers_start;   /* the engine sized its send pool for this many */
+        struct event *sigterm_ev, *sigint_ev, *sighup_ev;
+        struct event *status_ev, *watchdog_ev;
+        char status[256];       /* last STATUS= sent, to skip repeats */
+};
+
+static struct daemon_ctx *daemon_ctx(struct daemon *d)
+{
+        return container_of(d, struct daemon_ctx, d);
+}
+
+static uint64_t now_monotonic_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
+                       char *err, size_t errlen)
+{
+        int source = DAEMON_CONFIG_FILE;
+        char kerr[512];
+        int r;
+
+        config_init(cfg);
+        auth_key_clear(key);
+        r = config_load(cfg, path ? path : CONFIG_DEFAULT_PATH, err, errlen);
+        if (r == -ENOENT && !path) {
+                config_init(cfg);
+                source = DAEMON_CONFIG_DEFAULTS;
+                if (errlen)
+                        err[0] = '\0';
+        } else if (r < 0) {
+                if (errlen && !err[0])
+                        snprintf(err, errlen, "%s: %s", path ? path : CONFIG_DEFAULT_PATH,
+                                 strerror(-r));
+                return r;
+        }
+        if (cfg->key_file[0]) {
+                r = auth_key_load(key, cfg->key_file, kerr, sizeof(kerr));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: key_file: %s", path ? path : CONFIG_DEFAULT_PATH,
+                                 kerr[0] ? kerr : strerror(-r));
+                        return r;
+                }
+        }
+        return source;
+}
+
+static void fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
+        if (bytes && bytes % (1ull << 30) == 0)
+                snprintf(buf, len, "%" PRIu64 " GiB", bytes >> 30);
+        else if (bytes && bytes % (1ull << 20) == 0)
+                snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
+        else if (bytes && bytes % (1ull << 10) == 0)
+                snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
+        else
+                snprintf(buf, len, "%" PRIu64 " bytes", bytes);
+}
+
+static void fmt_listen(char *buf, size_t len, const struct config *cfg)
+{
+        if (!cfg->listen_addr[0])
+                snprintf(buf, len, "*:%u", cfg->port);
+        else if (strchr(cfg->listen_addr, ':'))
+                snprintf(buf, len, "[%s]:%u", cfg->listen_addr, cfg->port);
+        else
+                snprintf(buf, len, "%s:%u", cfg->listen_addr, cfg->port);
+}
+
+/* "idle", or "2 incoming (104.2 MB/s), 1 outgoing (51.0 MB/s), 3 queued" (10^6 bytes/s). */
+static void daemon_status_text(struct daemon *d, char *buf, size_t len)
+{
+        unsigned int in = d->engine ? engine_recv_active(d->engine) : 0, out = 0, queued = 0;
+        uint64_t in_rate = d->engine ? engine_recv_rate(d->engine) : 0, out_rate = 0;
+        size_t o = 0;
+
+        if (d->jobs) {
+                jobs_counts(d->jobs, &out, &queued);
+                out_rate = jobs_rate_total(d->jobs);
+        }
+        buf[0] = '\0';
+        if (d->stopping)
+                o += (size_t)snprintf(buf + o, len - o, "stopping%s", in || out || queued ? ": " : "");
+        else if (!in && !out && !queued)
+                o += (size_t)snprintf(buf + o, len - o, "idle");
+        if (in && o < len)
+                o += (size_t)snprintf(buf + o, len - o, "%u incoming (%.1f MB/s)", in,
+                                      (double)in_rate / 1e6);
+        if (out && o < len)
+                o += (size_t)snprintf(buf + o, len - o, "%s%u outgoing (%.1f MB/s)",
+                                      in ? ", " : "", out, (double)out_rate / 1e6);
+        if (queued && o < len)
+                snprintf(buf + o, len - o, "%s%u queued", in || out ? ", " : "", queued);
+}
+
+static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct daemon_ctx *x = userdata;
+        char text[sizeof(x->status)];
+
+        daemon_status_text(&x->d, text, sizeof(text));
+        if (strcmp(text, x->status) == 0)
+                return;
+        snprintf(x->status, sizeof(x->status), "%s", text);
+        sd_notifyf(0, "STATUS=%s", text);
+}
+
+static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        sd_notify(0, "WATCHDOG=1");
+}
+
+static void daemon_stopped(struct daemon *d)
+{
+        struct daemon_ctx *x = daemon_ctx(d);
+
+        /* Free nothing here: this runs inside the engine. Leave the loop, free after. */
+        if (x->phase == DAEMON_STOPPING)
+                x->phase = DAEMON_STOPPED;
+        event_base_loopbreak(d->base);
+}
+
+static void daemon_signal_stop_cb(evutil_socket_t sig, short what, void *userdata)
+{
+        struct daemon_ctx *x = userdata;
+        struct daemon *d = &x->d;
+
+        if (x->phase != DAEMON_RUNNING) {
+                log_warning("%s again while stopping: exiting now", sigabbrev_np((int)sig));
+                x->phase = DAEMON_ABORTED;
+                event_base_loopbreak(d->base);
+                return;
+        }
+        log_notice("%s: stopping (a second one exits at once)", sigabbrev_np((int)sig));
+        x->phase = DAEMON_STOPPING;
+        d->stopping = true;
+        sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+        snprintf(x->status, sizeof(x->status), "stopping");
+        control_stop_accepting(d->control);
+        jobs_stop(d->jobs);
+        engine_stop(d->engine, daemon_stopped);
+}
+
+static bool acl_equal(const struct acl *a, const struct acl *b)
+{
+        if (a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++)
+                if (a->entries[i].family != b->entries[i].family ||
+                    a->entries[i].prefix != b->entries[i].prefix ||
+                    memcmp(a->entries[i].addr, b->entries[i].addr, sizeof(a->entries[i].addr)))
+                        return false;
+        return true;
+}
+
+static void changed_add(char *buf, size_t len, const char *key)
+{
+        size_t o = strlen(buf);
+
+        snprintf(buf + o, len - o, "%s%s", o ? ", " : "", key);
+}
+
+/*
+ * Keys that shape what was set up at start (sockets, the registered ring,
+ * the incoming directory) keep their running values; the rest apply now.
+ */
+static void daemon_reload(struct daemon_ctx *x)
+{
+        struct daemon *d = &x->d;
+        struct config cfg;
+        struct auth_key key = { 0 };
+        char err[1024], applied[256] = "", restart[256] = "";
+        int r;
+
+        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_monotonic_usec());
+        r = daemon_load_config(d->config_path, &cfg, &key, err, sizeof(err));
+        if (r < 0) {
+                log_err("reload: %s; keeping the running configuration", err);
+                goto out;
+        }
+
+#define KEEP_STR(f, name) \
+        if (strcmp(cfg.f, d->cfg.f)) { \
+                changed_add(restart, sizeof(restart), name); \
+                memcpy(cfg.f, d->cfg.f, sizeof(cfg.f)); \
+        }
+#define KEEP_NUM(f, name) \
+        if (cfg.f != d->cfg.f) { \
+                changed_add(restart, sizeof(restart), name); \
+                cfg.f = d->cfg.f; \
+        }
+        KEEP_STR(listen_addr, "listen");
+        KEEP_NUM(port, "port");
+        KEEP_NUM(slot_size, "slot_size");
+        KEEP_NUM(slot_count, "slot_count");
+        KEEP_NUM(send_slots, "send_slots");
+        KEEP_STR(control_socket, "control_socket");
+        KEEP_STR(incoming_dir, "incoming_dir");
+#undef KEEP_STR
+#undef KEEP_NUM
+
+        /*
+         * max_transfers * 2 <= slot_count must hold for the ring actually
+         * registered, and the send pool was sized for the start-up value:
+         * lowering applies now, raising past that needs a restart.
+         */
+        if (cfg.max_transfers > d->cfg.slot_count / 2) {
+                log_warning("reload: max_transfers = %u needs slot_count >= %u, the running ring has %u; keeping %u",
+                            cfg.max_transfers, cfg.max_transfers * 2, d->cfg.slot_count,
+                            d->cfg.max_transfers);
+                cfg.max_transfers = d->cfg.max_transfers;
+        } else if (cfg.max_transfers > x->max_transfers_start) {
+                log_warning("reload: max_transfers = %u exceeds the %u the send buffers were sized for at start; using %u until a restart",
+                            cfg.max_transfers, x->max_transfers_start, x->max_transfers_start);
+                cfg.max_transfers = x->max_transfers_start;
+        }
+
+        if (cfg.log_level != d->cfg.log_level)
+                changed_add(applied, sizeof(applied), "log_level");
+        if (!acl_equal(&cfg.allow_peers, &d->cfg.allow_peers))
+                changed_add(applied, sizeof(applied), "allow_peers");
+        if (cfg.overwrite != d->cfg.overwrite)
+                changed_add(applied, sizeof(applied), "overwrite");
+        if (cfg.max_file_size != d->cfg.max_file_size)
+                changed_add(applied, sizeof(applied), "max_file_size");
+        if (strcmp(cfg.key_file, d->cfg.key_file) || key.len != d->key.len ||
+            memcmp(key.bytes, d->key.bytes, key.len))
+                changed_add(applied, sizeof(applied), "key_file");
+        if (cfg.max_transfers != d->cfg.max_transfers)
+                changed_add(applied, sizeof(applied), "max_transfers");
+
+        config_deinit(&d->cfg);
+        d->cfg = cfg;
+        auth_key_clear(&d->key);
+        d->key = key;
+        log_set_level(d->cfg.log_level);
+
+        log_notice("reloaded %s%s: %s%s", d->config_path,
+                   r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
+                   applied[0] ? "applied " : "no runtime changes", applied);
+        if (restart[0])
+                log_warning("reload: %s changed; takes effect after a restart", restart);
+        jobs_schedule(d->jobs);
+out:
+        auth_key_clear(&key);
+        sd_notify(0, "READY=1");
+}
+
+static void daemon_signal_hup_cb(evutil_socket_t sig, short what, void *userdata)
+{
+        struct daemon_ctx *x = userdata;
+
+        if (x->phase != DAEMON_RUNNING) {
+                log_notice("SIGHUP while stopping: ignored");
+                return;
+        }
+        daemon_reload(x);
+}
+
+static void daemon_log_started(const struct daemon *d)
+{
+        char listen[96], slot[32], ring[32], msg[256];
+
+        fmt_listen(listen, sizeof(listen), &d->cfg);
+        fmt_bytes(slot, sizeof(slot), d->cfg.slot_size);
+        fmt_bytes(ring, sizeof(ring), (uint64_t)d->cfg.slot_size * d->cfg.slot_count);
+        snprintf(msg, sizeof(msg), "rdmaxferd %s listening on %s, ring %u x %s (%s) registered",
+                 RDMAXFER_VERSION, listen, d->cfg.slot_count, slot, ring);
+        sd_journal_send("MESSAGE=%s", msg,
+                        "MESSAGE_ID=" MSGID_STARTED,
+                        "PRIORITY=%d", LOG_NOTICE,
+                        "SYSLOG_IDENTIFIER=%s", program_invocation_short_name,
+                        "RDMAXFER_LISTEN=%s", listen,
+                        "RDMAXFER_SLOT_SIZE=%u", d->cfg.slot_size,
+                        "RDMAXFER_SLOT_COUNT=%u", d->cfg.slot_count,
+                        NULL);
+        if (!log_journal_stream())
+                log_notice("%s", msg);
+}
+
+static void daemon_log_stopped(int code)
+{
+        const char *msg = code == 0 ? "rdmaxferd stopped" :
+                          "rdmaxferd stopped at once on a second signal; unfinished transfers were aborted";
+
+        sd_journal_send("MESSAGE=%s", msg,
+                        "MESSAGE_ID=" MSGID_STOPPED,
+                        "PRIORITY=%d", code == 0 ? LOG_NOTICE : LOG_WARNING,
+                        "SYSLOG_IDENTIFIER=%s", program_invocation_short_name,
+                        "RDMAXFER_EXIT_CODE=%d", code,
+                        NULL);
+        if (!log_journal_stream())
+                log_notice("%s", msg);
+}
+
+static int daemon_events(struct daemon_ctx *x)
+{
+        static const struct timeval second = { 1, 0 };
+        struct event_base *base = x->d.base;
+        uint64_t wd_usec = 0;
+
+        x->sigterm_ev = evsignal_new(base, SIGTERM, daemon_signal_stop_cb, x);
+        x->sigint_ev = evsignal_new(base, SIGINT, daemon_signal_stop_cb, x);
+        x->sighup_ev = evsignal_new(base, SIGHUP, daemon_signal_hup_cb, x);
+        x->status_ev = event_new(base, -1, EV_PERSIST, daemon_status_cb, x);
+        if (!x->sigterm_ev || !x->sigint_ev || !x->sighup_ev || !x->status_ev ||
+            evsignal_add(x->sigterm_ev, NULL) < 0 || evsignal_add(x->sigint_ev, NULL) < 0 ||
+            evsignal_add(x->sighup_ev, NULL) < 0 || event_add(x->status_ev, &second) < 0)
+                return -ENOMEM;
+
+        if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0) {
+                struct timeval half = {
+                        .tv_sec = (time_t)(wd_usec / 2 / 1000000u),
+                        .tv_usec = (suseconds_t)(wd_usec / 2 % 1000000u),
+                };
+
+                x->watchdog_ev = event_new(base, -1, EV_PERSIST, daemon_watchdog_cb, x);
+                if (!x->watchdog_ev || event_add(x->watchdog_ev, &half) < 0)
+                        return -ENOMEM;
+                log_debug("watchdog: WATCHDOG=1 every %" PRIu64 " ms", wd_usec / 2 / 1000);
+        }
+        return 0;
+}
+
+static void daemon_events_free(struct daemon_ctx *x)
+{
+        struct event **evs[] = { &x->sigterm_ev, &x->sigint_ev, &x->sighup_ev, &x->status_ev,
+                                 &x->watchdog_ev };
+
+        for (size_t i = 0; i < ARRAY_SIZE(evs); i++)
+                if (*evs[i]) {
+                        event_free(*evs[i]);
+                        *evs[i] = NULL;
+                }
+}
+
+int daemon_run(const char *config_path)
+{
+        static struct daemon_ctx ctx;   /* one per process; the signal events point at it */
+        struct daemon_ctx *x = &ctx;
+        struct daemon *d = &x->d;
+        struct sigaction sa = { .sa_handler = SIG_IGN };
+        char err[1024];
+        int r, code = 1;
+
+        d->config_path = config_path ? config_path : CONFIG_DEFAULT_PATH;
+        r = daemon_load_config(config_path, &d->cfg, &d->key, err, sizeof(err));
+        if (r < 0) {
+                log_err("%s", err);
+                sd_notifyf(0, "STATUS=bad configuration: %s", err);
+                goto out;
+        }
+        log_set_level(d->cfg.log_level);
+        if (r == DAEMON_CONFIG_DEFAULTS)
+                log_notice("%s not found, using built-in defaults", d->config_path);
+
+        /* A client or peer vanishing mid-write is an error return, not a signal. */
+        sigaction(SIGPIPE, &sa, NULL);
+
+        d->base = event_base_new();
+        if (!d->base) {
+                log_err("cannot create the event loop");
+                goto out;
+        }
+        r = daemon_events(x);
+        if (r < 0) {
+                log_err("cannot set up signals and timers: %s", strerror(-r));
+                goto out;
+        }
+
+        x->max_transfers_start = d->cfg.max_transfers;
+
+        /* Order matters: READY=1 only once the ring is registered and both sockets listen. */
+        r = engine_new(&d->engine, d);
+        if (r < 0) {
+                log_err("cannot start the RDMA engine: %s", strerror(-r));
+                goto out;
+        }
+        r = jobs_new(&d->jobs, d);
+        if (r < 0) {
+                log_err("cannot set up the job table: %s", strerror(-r));
+                goto out;
+        }
+        r = control_new(&d->control, d);
+        if (r < 0) {
+                log_err("cannot open the control socket: %s", strerror(-r));
+                goto out;
+        }
+
+        snprintf(x->status, sizeof(x->status), "idle");
+        sd_notify(0, "READY=1\nSTATUS=idle");
+        daemon_log_started(d);
+
+        x->phase = DAEMON_RUNNING;
+        if (event_base_dispatch(d->base) < 0)
+                log_err("event loop failed");
+
+        if (x->phase == DAEMON_STOPPED) {
+                code = 0;
+        } else {
+                if (x->phase != DAEMON_ABORTED)
+                        log_err("event loop ended unexpectedly");
+                /*
+                 * The engine may still hold running jobs: free it while the
+                 * jobs it points at still exist (and no watcher is left).
+                 */
+                control_free(d->control);
+                d->control = NULL;
+                engine_free(d->engine);
+                d->engine = NULL;
+        }
+        daemon_log_stopped(code);
+
+out:
+        control_free(d->control);
+        d->control = NULL;
+        jobs_free(d->jobs);
+        d->jobs = NULL;
+        engine_free(d->engine);
+        d->engine = NULL;
+        daemon_events_free(x);
+        if (d->base)
+                event_base_free(d->base);
+        d->base = NULL;
+        auth_key_clear(&d->key);
+        config_deinit(&d->cfg);
+        return code;
+}

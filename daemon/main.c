@@ -1,0 +1,90 @@
+/* rdmaxferd: parse the command line, then daemon_run(). */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config-build.h"
+#include "config.h"
+#include "daemon.h"
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: rdmaxferd [OPTIONS]\n"
+                "\n"
+                "RDMA file-transfer daemon: receives files into its incoming directory\n"
+                "and sends the files xferctl submits over its control socket.\n"
+                "\n"
+                "  -c, --config PATH   configuration file (default %s;\n"
+                "                      if that is absent, built-in defaults apply)\n"
+                "      --check-config  parse the configuration and key file, report, exit\n"
+                "  -h, --help          show this help\n"
+                "      --version       show the version\n",
+                CONFIG_DEFAULT_PATH);
+}
+
+static int check_config(const char *path)
+{
+        const char *shown = path ? path : CONFIG_DEFAULT_PATH;
+        struct config cfg;
+        struct auth_key key = { 0 };
+        char err[1024];
+        int r;
+
+        r = daemon_load_config(path, &cfg, &key, err, sizeof(err));
+        auth_key_clear(&key);
+        config_deinit(&cfg);
+        if (r < 0) {
+                fprintf(stderr, "rdmaxferd: %s\n", err);
+                return EXIT_FAILURE;
+        }
+        if (r == DAEMON_CONFIG_DEFAULTS)
+                printf("rdmaxferd: %s: not found; built-in defaults apply\n", shown);
+        else
+                printf("rdmaxferd: %s: ok\n", shown);
+        return EXIT_SUCCESS;
+}
+
+int main(int argc, char *argv[])
+{
+        enum { OPT_CHECK_CONFIG = 0x100, OPT_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, OPT_VERSION },
+                {}
+        };
+        const char *config_path = NULL;
+        int c, check = 0;
+
+        while ((c = getopt_long(argc, argv, "c:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case OPT_CHECK_CONFIG:
+                        check = 1;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return EXIT_SUCCESS;
+                case OPT_VERSION:
+                        printf("rdmaxferd %s\n", RDMAXFER_VERSION);
+                        return EXIT_SUCCESS;
+                default:
+                        fprintf(stderr, "Try 'rdmaxferd --help'.\n");
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "rdmaxferd: unexpected argument '%s'\nTry 'rdmaxferd --help'.\n",
+                        argv[optind]);
+                return 2;
+        }
+
+        if (check)
+                return check_config(config_path);
+        return daemon_run(config_path);
+}
