@@ -12,7 +12,7 @@ for a in "$@"; do
 done
 REPS=${BENCH_REPS:-3}
 SIZE_MB=${BENCH_SIZE_MB:-1024}          # the main file, MiB
-BIG_MB=${BENCH_BIG_MB:-4096}            # RSS check with a larger file; 0 skips
+BIG_MB=${BENCH_BIG_MB:-2048}            # RSS check with a larger file; 0 skips
 SWEEP=${BENCH_SWEEP:-1}
 SLOT=1048576                            # the daemon's default slot_size
 DEPTH=16                                # slot_count / max_transfers by default
@@ -25,6 +25,14 @@ now() { date +%s.%N; }
 # record METRIC VALUE: one sample.
 record() { printf '%s\t%s\n' "$1" "$2" >>"$RES"; }
 
+# Page cache to page cache, for every tool alike: receivers write into
+# tmpfs, so the figures compare network paths, not the emulated disk.
+SINK=/var/tmp/sink
+mkdir -p "$SINK" "$BETA_IN"
+mount -t tmpfs -o size=90% tmpfs "$SINK"
+mount -t tmpfs -o size=90%,mode=0750 tmpfs "$BETA_IN"
+chown rdmaxfer:rdmaxfer "$BETA_IN"
+
 FILE=$SRC/bench.bin
 tb_log "creating $FILE ($SIZE_MB MiB)"
 head -c $((SIZE_MB * 1024 * 1024)) /dev/urandom >"$FILE"
@@ -32,24 +40,29 @@ BYTES=$(stat -c %s "$FILE")
 cat "$FILE" >/dev/null          # page cache -> page cache
 
 # ---- 1. perftest at the daemon's message size and depth ----------------------
+# perftest TOOL PORT [-e]: -e sleeps on completion events (as rdmaxferd
+# does) instead of busy-polling, which on two emulated CPUs starves rxe.
 perftest() {
-        local tool=$1 port=$2 iters line avg
+        local tool=$1 port=$2 iters line avg tag
+        shift 2
+        tag=$tool${1:-}
         iters=$((SIZE_MB < 512 ? SIZE_MB : 512))
-        "$tool" -R -p "$port" -s "$SLOT" -n "$iters" -t "$DEPTH" -F -d "$BETA_DEV" \
-                --source_ip "$BETA_ADDR" >"$OUT/$tool-server.txt" 2>&1 &
+        "$tool" -R -p "$port" -s "$SLOT" -n "$iters" -t "$DEPTH" -F "$@" -d "$BETA_DEV" \
+                --source_ip "$BETA_ADDR" >"$OUT/$tag-server.txt" 2>&1 &
         local server=$!
         wait_for 30 rdma_listening "$port" || tb_fail "$tool server did not listen"
-        "$tool" -R -p "$port" -s "$SLOT" -n "$iters" -t "$DEPTH" -F -d "$ALPHA_DEV" \
-                --source_ip "$ALPHA_ADDR" "$BETA_ADDR" >"$OUT/$tool-client.txt" 2>&1 ||
-                { cat "$OUT/$tool-client.txt"; tb_fail "$tool failed"; }
+        "$tool" -R -p "$port" -s "$SLOT" -n "$iters" -t "$DEPTH" -F "$@" -d "$ALPHA_DEV" \
+                --source_ip "$ALPHA_ADDR" "$BETA_ADDR" >"$OUT/$tag-client.txt" 2>&1 ||
+                { cat "$OUT/$tag-client.txt"; tb_fail "$tool failed"; }
         wait "$server" || true
-        line=$(awk -v s="$SLOT" '$1 == s && NF >= 4 { print; exit }' "$OUT/$tool-client.txt")
+        line=$(awk -v s="$SLOT" '$1 == s && NF >= 4 { print; exit }' "$OUT/$tag-client.txt")
         read -r _ _ _ avg _ <<<"$line"
         [[ -n $avg ]] || tb_fail "$tool: no result"
         awk -v a="$avg" 'BEGIN { printf "%.1f", a * 1048576 / 1e6 }'
 }
 for ((i = 1; i <= REPS; i++)); do
         record ib_send_bw "$(perftest ib_send_bw 18515)"
+        record ib_send_bw_e "$(perftest ib_send_bw 18517 -e)"
         record ib_write_bw "$(perftest ib_write_bw 18516)"
 done
 
@@ -126,32 +139,31 @@ stop_peers
 
 # ---- 3. rcopy (rsockets) ---------------------------------------------------------
 for ((i = 1; i <= REPS; i++)); do
-        mkdir -p /var/tmp/rcopy
-        (cd /var/tmp/rcopy && exec rcopy -p 7427) >"$OUT/rcopy-server.txt" 2>&1 &
+        (cd "$SINK" && exec rcopy -p 7427) >"$OUT/rcopy-server.txt" 2>&1 &
         server=$!
         wait_for 30 rdma_listening 7427 || tb_fail "rcopy server did not listen"
         t0=$(now)
-        rcopy "$FILE" "$BETA_ADDR:/var/tmp/rcopy/out.bin" -p 7427 >"$OUT/rcopy-client.txt" 2>&1 ||
+        rcopy "$FILE" "$BETA_ADDR:$SINK/out.bin" -p 7427 >"$OUT/rcopy-client.txt" 2>&1 ||
                 { cat "$OUT/rcopy-client.txt"; tb_fail "rcopy failed"; }
         t1=$(now)
         kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
-        same_file "$FILE" /var/tmp/rcopy/out.bin
+        same_file "$FILE" "$SINK/out.bin"
         record rcopy "$(awk -v a="$t0" -v b="$t1" -v n="$BYTES" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }')"
-        rm -f /var/tmp/rcopy/out.bin
+        rm -f "$SINK/out.bin"
 done
 
 # ---- 4. plain TCP over the same veth ------------------------------------------
 for ((i = 1; i <= REPS; i++)); do
-        nc -l "$BETA_ADDR" 7428 >/var/tmp/tcp.bin &
+        nc -l "$BETA_ADDR" 7428 >$SINK/tcp.bin &
         server=$!
         sleep 0.5
         t0=$(now)
         nc -N -s "$ALPHA_ADDR" "$BETA_ADDR" 7428 <"$FILE" || tb_fail "nc failed"
         wait "$server"
         t1=$(now)
-        same_file "$FILE" /var/tmp/tcp.bin
+        same_file "$FILE" $SINK/tcp.bin
         record tcp "$(awk -v a="$t0" -v b="$t1" -v n="$BYTES" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }')"
-        rm -f /var/tmp/tcp.bin
+        rm -f $SINK/tcp.bin
 done
 
 # ---- sweep: slot size x depth, 256 MiB each ------------------------------------
