@@ -105,51 +105,8 @@ rdma_up() {
            $(rdma link show "$BETA_DEV/1" 2>/dev/null) == *"state ACTIVE"* ]]
 }
 
-# Two SoftRoCE endpoints that really talk across a wire: a veth pair with
-# both ends in the initial netns (rxe's UDP socket only lives there), one rxe
-# device per end, and policy routing so alpha->beta leaves by tb-alpha and
-# arrives on tb-beta instead of short-cutting through the local table.
 rdma_setup() {
-        local a=$ALPHA_ADDR b=$BETA_ADDR na=$ALPHA_NETDEV nb=$BETA_NETDEV
-        set -e
-        modprobe rdma_rxe
-        ip link del "$na" 2>/dev/null || true
-        ip link add "$na" type veth peer name "$nb"
-        # MTU 9000 gives rxe an active MTU of 4096 and about twice the throughput.
-        ip link set "$na" mtu 9000
-        ip link set "$nb" mtu 9000
-        sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-                net.ipv4.conf.all.accept_local=1
-        sysctl -qw "net.ipv4.conf.$na.rp_filter=0" "net.ipv4.conf.$nb.rp_filter=0" \
-                "net.ipv4.conf.$na.accept_local=1" "net.ipv4.conf.$nb.accept_local=1"
-        ip addr add "$a/24" dev "$na"
-        ip addr add "$b/24" dev "$nb"
-        ip link set "$na" up
-        ip link set "$nb" up
-        ip route replace "$b" dev "$na" src "$a" table 102
-        ip route replace "$a" dev "$nb" src "$b" table 101
-        ip rule del pref 10 2>/dev/null || true
-        ip rule del pref 11 2>/dev/null || true
-        ip rule add pref 10 iif lo to "$b" lookup 102
-        ip rule add pref 11 iif lo to "$a" lookup 101
-        if ip rule show pref 0 | grep -q 'lookup local'; then
-                ip rule add pref 100 lookup local
-                ip rule del pref 0 lookup local
-        fi
-        ip neigh replace "$b" lladdr "$(cat "/sys/class/net/$nb/address")" dev "$na" nud permanent
-        ip neigh replace "$a" lladdr "$(cat "/sys/class/net/$na/address")" dev "$nb" nud permanent
-        rdma link del "$ALPHA_DEV" 2>/dev/null || true
-        rdma link del "$BETA_DEV" 2>/dev/null || true
-        rdma link add "$ALPHA_DEV" type rxe netdev "$na"
-        rdma link add "$BETA_DEV" type rxe netdev "$nb"
-        set +e
-        for _ in $(seq 300); do
-                rdma_up && { rdma link show; return 0; }
-                sleep 0.1
-        done
-        rdma link show
-        echo "rxe devices not ACTIVE after 30 s"
-        return 1
+        /bin/bash "$T/testbed/guest/rdma-setup.sh"
 }
 
 setup_failed() {
@@ -176,16 +133,17 @@ echo "runner started at guest uptime ${t_ready}s; install $(awk -v a="$t0" -v b=
 # Scenarios share one guest: after each, put back what the install left.
 [[ -d /etc/rdmaxferd ]] && cp -a /etc/rdmaxferd /var/lib/testbed-etc-rdmaxferd
 reset_state() {
-        local f
+        local f units
         systemctl stop 'rdmaxferd*' >/dev/null 2>&1
         systemctl reset-failed 'rdmaxferd*' >/dev/null 2>&1
-        rm -rf /etc/rdmaxferd /etc/systemd/system/rdmaxferd* /run/systemd/system/rdmaxferd* \
-                /var/lib/rdmaxferd* /run/rdmaxferd*
+        units=$(ls -d /etc/systemd/system/rdmaxferd* /run/systemd/system/rdmaxferd* 2>/dev/null)
+        rm -rf /etc/rdmaxferd /var/lib/rdmaxferd* /run/rdmaxferd* $units
         [[ -d /var/lib/testbed-etc-rdmaxferd ]] && cp -a /var/lib/testbed-etc-rdmaxferd /etc/rdmaxferd
-        for f in /usr/lib/tmpfiles.d/rdmaxfer*.conf /lib/tmpfiles.d/rdmaxfer*.conf; do
+        for f in /usr/lib/tmpfiles.d/rdmaxfer*.conf; do
                 [[ -e $f ]] && systemd-tmpfiles --create "${f##*/}" >/dev/null 2>&1
         done
-        systemctl daemon-reload
+        # Seconds under TCG: only when the scenario added units or drop-ins.
+        [[ -n $units ]] && systemctl daemon-reload
         rdma_up || rdma_setup >>"$OUT/rdma-setup.log" 2>&1 || host_note "re-creating the RDMA endpoints failed"
 }
 
