@@ -5,21 +5,16 @@
  * send into an empty receive queue. A data message lands in a slot, is
  * hashed in arrival order (RC keeps order), written to the file at its
  * offset by io_uring, and only then is the slot posted again and its credit
- * returned. The file is an O_TMPFILE in the incoming directory: it has no
- * name until it is complete, verified and fsynced, so an abort at any point
- * (peer gone, SIGTERM, crash) leaves nothing behind.
+ * returned. The file has no name until it is complete, verified and fsynced
+ * (common/incoming.h), so an abort at any point leaves nothing behind.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <event2/event.h>
@@ -31,6 +26,7 @@
 #include "digest.h"
 #include "engine.h"
 #include "engine-private.h"
+#include "incoming.h"
 #include "io.h"
 #include "journal.h"
 #include "log.h"
@@ -339,37 +335,11 @@ static void recv_flush_credits(struct recv_xfer *x, bool force)
                 x->credits_pending = 0;
 }
 
-static int recv_check_exists(struct recv_xfer *x, int dirfd)
-{
-        struct open_how how = {
-                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-        };
-        struct stat st;
-        int fd = syscall(SYS_openat2, dirfd, x->offer.name, &how, sizeof(how));
-
-        if (fd >= 0) {
-                close(fd);
-                return 1;
-        }
-        if (errno == ENOENT)
-                return 0;
-        /* openat2 can be missing (old kernel) or filtered (some seccomp
-         * set-ups answer ENOSYS). The name is a checked leaf, so a
-         * no-follow stat beneath the directory decides the same. */
-        if (errno == ENOSYS || errno == EPERM) {
-                if (fstatat(dirfd, x->offer.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        return 1;
-                return errno == ENOENT ? 0 : -errno;
-        }
-        return -errno;
-}
-
 static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
 {
         struct daemon *d = x->conn.e->d;
         struct wire_msg m = { .type = WIRE_ACCEPT };
-        struct statvfs vfs;
+        enum incoming_verdict iv;
         enum name_verdict nv;
         char text[WIRE_TEXT_MAX + 1];
         int dirfd = x->conn.e->incoming_fd, r;
@@ -397,7 +367,7 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_abort(x, WIRE_E_TOO_LARGE, text);
                 return;
         }
-        r = recv_check_exists(x, dirfd);
+        r = incoming_exists(dirfd, x->offer.name);
         if (r > 0 && !d->cfg.overwrite) {
                 recv_abort(x, WIRE_E_EXISTS, NULL);
                 return;
@@ -407,27 +377,11 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_abort(x, WIRE_E_IO, text);
                 return;
         }
-
-        x->fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640);
+        x->fd = incoming_create(dirfd, o->size, &iv);
         if (x->fd < 0) {
-                snprintf(text, sizeof(text), "creating temporary file: %m");
-                recv_abort(x, WIRE_E_IO, text);
-                return;
-        }
-        if (fstatvfs(x->fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < o->size) {
-                snprintf(text, sizeof(text), "%" PRIu64 " bytes free, %" PRIu64 " needed",
-                         (uint64_t)vfs.f_bavail * vfs.f_frsize, o->size);
-                recv_abort(x, WIRE_E_NO_SPACE, text);
-                return;
-        }
-        /* Reserve the space now: disk full becomes a refusal, not a failure at 90 %. */
-        if (o->size > 0 && fallocate(x->fd, 0, 0, o->size) < 0 && errno != EOPNOTSUPP) {
-                if (errno == ENOSPC || errno == EDQUOT) {
-                        recv_abort(x, WIRE_E_NO_SPACE, strerror(errno));
-                        return;
-                }
-                snprintf(text, sizeof(text), "fallocate: %m");
-                recv_abort(x, WIRE_E_IO, text);
+                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size, strerror(-x->fd));
+                x->fd = -1;
+                recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
         r = digest_init(&x->digest);
@@ -457,8 +411,7 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = (struct recv_xfer *)((char *)req - offsetof(struct recv_xfer, fsync_req));
         struct daemon *d = x->conn.e->d;
-        int e_incoming_fd = x->conn.e->incoming_fd;
-        char path[64], text[WIRE_TEXT_MAX + 1];
+        char text[WIRE_TEXT_MAX + 1];
         int r;
 
         conn_unhold(&x->conn);
@@ -470,32 +423,17 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
                 return;
         }
 
-        /* Give the finished file its name; link() never replaces, so a file
-         * that appeared meanwhile is not clobbered unless overwrite allows. */
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", x->fd);
-        r = linkat(AT_FDCWD, path, e_incoming_fd, x->offer.name, AT_SYMLINK_FOLLOW);
-        if (r < 0 && errno == EEXIST && d->cfg.overwrite) {
-                char tmp[64];
-
-                snprintf(tmp, sizeof(tmp), ".rdmaxfer-%" PRIu64 ".part", x->offer.transfer_id);
-                r = linkat(AT_FDCWD, path, e_incoming_fd, tmp, AT_SYMLINK_FOLLOW);
-                if (r == 0 && renameat(e_incoming_fd, tmp, e_incoming_fd, x->offer.name) < 0) {
-                        r = -1;
-                        unlinkat(e_incoming_fd, tmp, 0);
-                }
+        r = incoming_publish(x->conn.e->incoming_fd, x->fd, x->offer.name, d->cfg.overwrite,
+                             x->offer.transfer_id);
+        if (r == -EEXIST) {
+                recv_abort(x, WIRE_E_EXISTS, "appeared during the transfer");
+                return;
         }
         if (r < 0) {
-                if (errno == EEXIST) {
-                        recv_abort(x, WIRE_E_EXISTS, "appeared during the transfer");
-                        return;
-                }
-                snprintf(text, sizeof(text), "publishing: %m");
+                snprintf(text, sizeof(text), "publishing: %s", strerror(-r));
                 recv_abort(x, WIRE_E_IO, text);
                 return;
         }
-        /* The name itself must survive a crash too. */
-        if (fsync(e_incoming_fd) < 0)
-                log_warning("fsync of incoming directory: %m");
         log_info("%s: received %s (%" PRIu64 " bytes)", x->conn.peer, x->offer.name, x->offer.size);
         recv_verdict(x, WIRE_OK, NULL);
 }
