@@ -44,9 +44,11 @@ _tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" allow_peers=192
 restart_peers
 send_fails "$SRC/r2.dat" "allow|denied|not allowed" --as denied.dat
 
-tb_log "over max_file_size"
+tb_log "over max_file_size, applied by a reload (SIGHUP), not a restart"
+pid=$(systemctl show -P MainPID "$BETA_UNIT")
 _tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" "allow_peers=$ALPHA_ADDR/32" max_file_size=64K
-restart_peers
+tb_run systemctl reload "$BETA_UNIT"
+[[ $(systemctl show -P MainPID "$BETA_UNIT") == "$pid" ]] || tb_fail "reload restarted the daemon"
 send_fails "$SRC/r.dat" "large|limit" --as large.dat
 send_ok "$SRC/r2.dat" --as small.dat >/dev/null
 incoming_clean "$BETA_IN" r.dat keyed.dat small.dat

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The packaged service: notify-type start, its own user, hardening in force,
-# memlock for the ring, a group-only control socket, clear config errors.
+# memlock for the ring, a group-only control socket, clear config errors,
+# and start on demand through rdmaxferd.socket.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -33,3 +34,13 @@ systemctl stop "$ALPHA_UNIT"
 out=$(xferctl send /etc/hostname "$BETA_ADDR" 2>&1) && tb_fail "send without a daemon succeeded"
 tb_log "$out"
 [[ $out == *"rdmaxferd"* ]] || tb_fail "unclear error without a daemon"
+
+tb_log "socket activation: the first xferctl starts the daemon"
+systemctl is-active --quiet "$ALPHA_UNIT" && tb_fail "alpha should be stopped here"
+tb_run systemctl start rdmaxferd.socket
+make_file "$SRC/activated.dat" 123457
+send_ok "$SRC/activated.dat" >/dev/null
+systemctl is-active --quiet "$ALPHA_UNIT" || tb_fail "alpha was not started by its socket"
+same_file "$SRC/activated.dat" "$BETA_IN/activated.dat"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat | grep -qi "socket activation\|from systemd\|passed" ||
+        tb_log "(alpha's log does not mention the passed socket)"
