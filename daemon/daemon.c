@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,21 @@ static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
 static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *userdata)
 {
         sd_notify(0, "WATCHDOG=1");
+}
+
+/* Start-up failed: say why in the log and in `systemctl status`. */
+static void daemon_fail(const char *fmt, ...) _printf_(1, 2);
+
+static void daemon_fail(const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        log_err("%s", text);
+        sd_notifyf(0, "STATUS=failed: %s", text);
 }
 
 static void daemon_stopped(struct daemon *d)
@@ -390,8 +406,7 @@ int daemon_run(const char *config_path)
         d->config_path = config_path ? config_path : CONFIG_DEFAULT_PATH;
         r = daemon_load_config(config_path, &d->cfg, &d->key, err, sizeof(err));
         if (r < 0) {
-                log_err("%s", err);
-                sd_notifyf(0, "STATUS=bad configuration: %s", err);
+                daemon_fail("%s", err);
                 goto out;
         }
         log_set_level(d->cfg.log_level);
@@ -403,12 +418,12 @@ int daemon_run(const char *config_path)
 
         d->base = event_base_new();
         if (!d->base) {
-                log_err("cannot create the event loop");
+                daemon_fail("cannot create the event loop");
                 goto out;
         }
         r = daemon_events(x);
         if (r < 0) {
-                log_err("cannot set up signals and timers: %s", strerror(-r));
+                daemon_fail("cannot set up signals and timers: %s", strerror(-r));
                 goto out;
         }
 
@@ -417,17 +432,17 @@ int daemon_run(const char *config_path)
         /* Order matters: READY=1 only once the ring is registered and both sockets listen. */
         r = engine_new(&d->engine, d);
         if (r < 0) {
-                log_err("cannot start the RDMA engine: %s", strerror(-r));
+                daemon_fail("cannot start the RDMA engine: %s", strerror(-r));
                 goto out;
         }
         r = jobs_new(&d->jobs, d);
         if (r < 0) {
-                log_err("cannot set up the job table: %s", strerror(-r));
+                daemon_fail("cannot set up the job table: %s", strerror(-r));
                 goto out;
         }
         r = control_new(&d->control, d);
         if (r < 0) {
-                log_err("cannot open the control socket: %s", strerror(-r));
+                daemon_fail("cannot open the control socket: %s", strerror(-r));
                 goto out;
         }
 
