@@ -21,6 +21,7 @@
 
 #include "acl.h"
 #include "auth.h"
+#include "clock.h"
 #include "conn.h"
 #include "daemon.h"
 #include "digest.h"
@@ -94,14 +95,6 @@ struct recv_xfer {
         bool logged;
 };
 
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000;
-}
-
 static void recv_set_state(struct recv_xfer *x, enum recv_state state)
 {
         static const uint8_t legal[] = {
@@ -149,7 +142,7 @@ unsigned int engine_recv_active(const struct engine *e)
 
 uint64_t engine_recv_rate(const struct engine *e)
 {
-        uint64_t now = now_usec(), sum = 0;
+        uint64_t now = clock_usec(CLOCK_MONOTONIC), sum = 0;
 
         /* Rate since the previous call (STATUS= asks about once a second). */
         for (struct recv_xfer *x = e->recvs; x; x = x->next) {
@@ -399,7 +392,7 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 return;
         }
         x->credits_pending = 0;
-        x->t_start = x->t_last = now_usec();
+        x->t_start = x->t_last = clock_usec(CLOCK_MONOTONIC);
         recv_arm_timer(x, RECV_STALL_SEC);
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
                  x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
@@ -524,7 +517,7 @@ static void recv_on_data(struct recv_xfer *x, uint32_t i, uint32_t seq, uint32_t
         digest_update(&x->digest, recv_slot_mem(x, i), len);
         x->next_seq++;
         x->bytes_recv += len;
-        x->t_last = now_usec();
+        x->t_last = clock_usec(CLOCK_MONOTONIC);
 
         rs->x = x;
         rs->len = len;

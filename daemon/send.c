@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "conn.h"
 #include "daemon.h"
 #include "digest.h"
@@ -91,14 +92,6 @@ struct sender {
         unsigned int status;
         char text[CTL_TEXT_MAX + 1];
 };
-
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000;
-}
 
 static void send_set_state(struct sender *s, enum send_state state)
 {
@@ -331,7 +324,7 @@ static void send_pump(struct sender *s)
                         s->unsignaled = 0;
                 }
                 if (s->t_start == 0)
-                        s->t_start = now_usec();
+                        s->t_start = clock_usec(CLOCK_MONOTONIC);
                 if (ibv_post_send(s->conn.id->qp, wrs, &bad)) {
                         send_fail(s, WIRE_E_INTERNAL, "ibv_post_send: %m");
                         return;
@@ -354,7 +347,7 @@ static void send_on_data_done(struct sender *s, uint64_t seq)
                 b->state = BUF_FREE;
                 s->next_done++;
         }
-        s->t_last = now_usec();
+        s->t_last = clock_usec(CLOCK_MONOTONIC);
         job->usec = s->t_last - s->t_start;
         if (s->next_done == s->nchunks && s->state == SEND_DATA) {
                 send_set_state(s, SEND_VERIFYING);
@@ -375,7 +368,7 @@ static void send_on_msg(struct sender *s, const struct wire_msg *m)
                 send_set_state(s, SEND_DATA);
                 job_set_state(job, CTL_JOB_SENDING);
                 if (s->nchunks == 0) {
-                        s->t_start = s->t_last = now_usec();
+                        s->t_start = s->t_last = clock_usec(CLOCK_MONOTONIC);
                         send_set_state(s, SEND_VERIFYING);
                         job_set_state(job, CTL_JOB_VERIFYING);
                         send_post_end(s);
