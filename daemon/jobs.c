@@ -238,8 +238,6 @@ static void jobs_schedule_cb(evutil_socket_t fd, short what, void *userdata)
                 jobs_set_state(job, CTL_JOB_CONNECTING);
                 job->rate = 0;
                 jobs_notify(job);
-                log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id,
-                         job->name, job->size, job->peer);
                 r = engine_send(d->engine, job);
                 if (r == -EBUSY && !job->sender && job->state == CTL_JOB_CONNECTING &&
                     jobs->n_active > 1) {
@@ -247,7 +245,10 @@ static void jobs_schedule_cb(evutil_socket_t fd, short what, void *userdata)
                         jobs_requeue(job);
                         break;
                 }
-                if (r < 0 && !ctl_job_state_final(job->state)) {
+                if (r >= 0) {
+                        log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id,
+                                 job->name, job->size, job->peer);
+                } else if (!ctl_job_state_final(job->state)) {
                         char text[CTL_TEXT_MAX + 1];
 
                         snprintf(text, sizeof(text), "cannot start: %s", strerror(-r));
