@@ -148,6 +148,7 @@ static void send_log(struct sender *s)
                 .status = ok ? WIRE_OK : (s->status ?: WIRE_E_INTERNAL),
                 .text = s->text[0] ? s->text : NULL,
                 .digest = ok ? hex : NULL,
+                .cancelled = s->final == CTL_JOB_CANCELLED,
         });
 }
 
