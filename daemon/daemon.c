@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 
+#include "clock.h"
 #include "config-build.h"
 #include "control.h"
 #include "daemon.h"
@@ -48,14 +49,6 @@ struct daemon_ctx {
 static struct daemon_ctx *daemon_ctx(struct daemon *d)
 {
         return container_of(d, struct daemon_ctx, d);
-}
-
-static uint64_t now_monotonic_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
@@ -232,7 +225,7 @@ static void daemon_reload(struct daemon_ctx *x)
         char err[1024], applied[256] = "", restart[256] = "";
         int r;
 
-        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_monotonic_usec());
+        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, clock_usec(CLOCK_MONOTONIC));
         r = daemon_load_config(d->config_path, &cfg, &key, err, sizeof(err));
         if (r < 0) {
                 log_err("reload: %s; keeping the running configuration", err);

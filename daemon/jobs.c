@@ -19,6 +19,7 @@
 
 #include "daemon.h"
 #include "engine.h"
+#include "clock.h"
 #include "jobs.h"
 #include "log.h"
 #include "macro.h"
@@ -49,14 +50,6 @@ struct jobs {
         struct event *schedule_ev;      /* deferred: start queued jobs, prune */
         struct event *rate_ev;          /* 1 s: job->rate */
 };
-
-static uint64_t now_usec(clockid_t clock)
-{
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static struct job_entry *job_entry(struct job *job)
 {
@@ -162,7 +155,7 @@ void job_set_state(struct job *job, enum ctl_job_state state)
         jobs_set_state(job, state);
         if (state == CTL_JOB_SENDING) {
                 job->rate_bytes = job->bytes_done;
-                job->rate_usec = now_usec(CLOCK_MONOTONIC);
+                job->rate_usec = clock_usec(CLOCK_MONOTONIC);
         }
         jobs_notify(job);
 }
@@ -261,7 +254,7 @@ static void jobs_schedule_cb(evutil_socket_t fd, short what, void *userdata)
 static void jobs_rate_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct jobs *jobs = userdata;
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
         for (struct job *job = jobs->head; job; job = job->next) {
                 if (!job_is_active(job))
@@ -286,7 +279,7 @@ int jobs_new(struct jobs **out, struct daemon *d)
                 return -ENOMEM;
         jobs->d = d;
         /* Ids stay unique across restarts, so logs of two runs never share one. */
-        jobs->next_id = now_usec(CLOCK_REALTIME);
+        jobs->next_id = clock_usec(CLOCK_REALTIME);
         jobs->schedule_ev = event_new(d->base, -1, 0, jobs_schedule_cb, jobs);
         jobs->rate_ev = event_new(d->base, -1, EV_PERSIST, jobs_rate_cb, jobs);
         if (!jobs->schedule_ev || !jobs->rate_ev || event_add(jobs->rate_ev, &second) < 0) {
