@@ -1,0 +1,211 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+
+#include "control-socket.h"
+#include "log.h"
+#include "macro.h"
+
+static void strv_free(char **l)
+{
+        if (!l)
+                return;
+        for (char **p = l; *p; p++)
+                free(*p);
+        free(l);
+}
+
+/* 1 with *out set when systemd passed our socket, 0 when not activated, or -errno. */
+static int control_from_systemd(int *out)
+{
+        char **names = NULL;
+        int n, fd = -1, r;
+
+        n = sd_listen_fds_with_names(1, &names);
+        if (n < 0) {
+                log_err("control: socket activation: %s", strerror(-n));
+                return n;
+        }
+        if (n == 0) {
+                strv_free(names);
+                return 0;
+        }
+        for (int i = 0; i < n; i++)
+                if (names && names[i] && strcmp(names[i], "control") == 0)
+                        fd = SD_LISTEN_FDS_START + i;
+        if (fd < 0 && n == 1)
+                fd = SD_LISTEN_FDS_START;
+        for (int i = 0; i < n; i++) {
+                if (SD_LISTEN_FDS_START + i == fd)
+                        continue;
+                log_warning("control: closing unexpected socket-activation fd %d (%s)",
+                            SD_LISTEN_FDS_START + i, names && names[i] ? names[i] : "?");
+                close(SD_LISTEN_FDS_START + i);
+        }
+        strv_free(names);
+        if (fd < 0) {
+                log_err("control: socket activation passed %d sockets, none named \"control\"", n);
+                return -EBADF;
+        }
+
+        r = sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0);
+        if (r <= 0) {
+                log_err("control: the activated socket is not a listening AF_UNIX SOCK_SEQPACKET socket");
+                close(fd);
+                return r < 0 ? r : -ENOTSOCK;
+        }
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+            fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        *out = fd;
+        return 1;
+}
+
+static int mkdir_parents(const char *path, mode_t mode)
+{
+        char buf[sizeof(((struct sockaddr_un *)0)->sun_path)];
+        char *slash;
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        slash = strrchr(buf, '/');
+        if (!slash || slash == buf)
+                return 0;
+        *slash = '\0';
+        for (char *p = buf + 1; ; p++) {
+                bool last = *p == '\0';
+
+                if (*p != '/' && !last)
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (last)
+                        return 0;
+                *p = '/';
+        }
+}
+
+/*
+ * A socket file left by a crashed daemon is removed; one somebody still
+ * listens on means another rdmaxferd runs with this config: refuse.
+ */
+static int control_clear_stale(const char *path, const struct sockaddr_un *sa)
+{
+        _cleanup_(closep) int probe = -1;
+        struct stat st;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode)) {
+                log_err("control: %s exists and is not a socket", path);
+                return -EEXIST;
+        }
+        probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (probe < 0)
+                return -errno;
+        if (connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN) {
+                log_err("control: another rdmaxferd is already listening on %s", path);
+                return -EADDRINUSE;
+        }
+        if (errno != ECONNREFUSED) {
+                int r = -errno;
+
+                log_err("control: cannot probe %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        log_notice("control: removed stale socket %s", path);
+        return 0;
+}
+
+static int control_bind(struct control_socket *s, const char *path)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+        mode_t old;
+        int r;
+
+        if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+                log_err("control: bad socket path \"%s\"", path);
+                return -EINVAL;
+        }
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+
+        /* systemd's RuntimeDirectory= makes it; a manual run may not have it yet. */
+        r = mkdir_parents(path, 0750);
+        if (r < 0) {
+                log_err("control: cannot create the directory of %s: %s", path, strerror(-r));
+                return r;
+        }
+        r = control_clear_stale(path, &sa);
+        if (r < 0)
+                return r;
+
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* Mode 0660 from the moment it exists: no window where others could connect. */
+        old = umask(0117);
+        r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
+        umask(old);
+        if (r < 0) {
+                r = -errno;
+                log_err("control: cannot bind %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (listen(fd, SOMAXCONN) < 0) {
+                r = -errno;
+                unlink(path);
+                log_err("control: cannot listen on %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (lstat(path, &st) == 0) {
+                s->path_dev = st.st_dev;
+                s->path_ino = st.st_ino;
+        }
+        snprintf(s->path, sizeof(s->path), "%s", path);
+        s->fd = TAKE_FD(fd);
+        return 0;
+}
+
+int control_socket_open(struct control_socket *s, const char *path)
+{
+        int fd = -1, r;
+
+        r = control_from_systemd(&fd);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                s->fd = fd;
+                s->activated = true;
+                log_info("control: using the socket passed by systemd");
+                return 0;
+        }
+        r = control_bind(s, path);
+        if (r < 0)
+                return r;
+        log_info("control: listening on %s", s->path);
+        return 0;
+}
+
+void control_socket_close(struct control_socket *s)
+{
+        struct stat st;
+
+        /* Only the socket we bound, and only if nobody replaced it meanwhile. */
+        if (!s->activated && s->path[0] && lstat(s->path, &st) == 0 &&
+            st.st_dev == s->path_dev && st.st_ino == s->path_ino)
+                unlink(s->path);
+        s->fd = safe_close(s->fd);
+}
