@@ -54,6 +54,16 @@ host_note() {
 
 finish() {
         local status=$1
+        # Seconds under TCG, and the host keeps them only on failure (or KEEP).
+        if [[ $status != 0 || -n $TB_KEEP ]]; then
+                write_diagnostics
+        fi
+        echo "$status" >"$OUT/status.tmp" && mv "$OUT/status.tmp" "$OUT/status"
+        sync
+        exit 0
+}
+
+write_diagnostics() {
         {
                 echo "== rdma link show"; rdma link show
                 echo "== ibv_devinfo"; ibv_devinfo
@@ -63,9 +73,6 @@ finish() {
                 echo "== systemctl status rdmaxferd*"; systemctl status --no-pager 'rdmaxferd*'
         } >"$OUT/diag.txt" 2>&1
         journalctl -b --no-pager -o short-monotonic >"$OUT/journal.txt" 2>&1
-        echo "$status" >"$OUT/status.tmp" && mv "$OUT/status.tmp" "$OUT/status"
-        sync
-        exit 0
 }
 
 # Install the build the way a user would: the files from `meson install`,
