@@ -7,10 +7,12 @@
 
 set -euo pipefail
 
-# Config files of the two peers (see peers_configure).
+# Config files, units and control sockets of the two peers, for scenarios.
 ALPHA_CONF=/etc/rdmaxferd/rdmaxferd.conf
 BETA_CONF=/etc/rdmaxferd/beta.conf
+# shellcheck disable=SC2034
 ALPHA_UNIT=rdmaxferd.service
+# shellcheck disable=SC2034
 BETA_UNIT=rdmaxferd@beta.service
 ALPHA_SOCK=/run/rdmaxferd/control.sock
 BETA_SOCK=/run/rdmaxferd-beta/control.sock

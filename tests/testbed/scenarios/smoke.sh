@@ -2,6 +2,7 @@
 # Smoke test of the testbed itself: both SoftRoCE endpoints are ACTIVE, and
 # perftest moves real RDMA traffic from alpha to beta across the veth pair.
 # testbed-timeout: 300
+# shellcheck source=tests/testbed/lib.sh
 . "${TESTBED_LIB:?run me with tests/testbed/testbed run}"
 
 SIZE=1048576            # bytes per message
