@@ -1,0 +1,131 @@
+#!/bin/bash
+# A misbehaving or hostile peer cannot hurt the receiver: every violation
+# gets a refusal with a logged reason, the daemon neither crashes nor
+# restarts, nothing is published or written outside the incoming directory,
+# and honest peers are still served (also while hostile ones hold slots).
+# The hostile peer is tests/tools/rawpeer, installed for the testbed.
+# testbed-timeout: 600
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
+BETA_STATE=/var/lib/rdmaxferd-beta
+[[ -x $RAWPEER ]] || tb_fail "$RAWPEER is not installed (tests/tools)"
+
+peers_configure
+start_peers
+beta_pid=$(systemctl show -P MainPID "$BETA_UNIT")
+state_before=$(ls -A "$BETA_STATE")
+touch /run/hostile-marker
+
+# beta_cursor: the journal position of beta's newest entry.
+beta_cursor() {
+        journalctl -u "$BETA_UNIT" -n 1 --no-pager -o export | sed -n 's/^__CURSOR=//p'
+}
+
+# beta_log_after CURSOR: beta's log lines after CURSOR.
+beta_log_after() {
+        journalctl -u "$BETA_UNIT" --no-pager -o cat --after-cursor "$1"
+}
+
+# beta_logged CURSOR REGEX: beta logged a line matching REGEX after CURSOR.
+beta_logged() {
+        beta_log_after "$1" | grep -qE "$2"
+}
+
+# beta_unhurt MODE [ALLOWED...]: still the same running process, nothing
+# published (but the ALLOWED names), nothing new beside the incoming directory.
+beta_unhurt() {
+        local mode=$1
+        shift
+        systemctl is-active --quiet "$BETA_UNIT" || tb_fail "$mode: beta is $(systemctl is-active "$BETA_UNIT")"
+        [[ $(systemctl show -P MainPID "$BETA_UNIT") == "$beta_pid" ]] ||
+                tb_fail "$mode: beta's MainPID changed (crash or watchdog restart)"
+        [[ $(systemctl show -P NRestarts "$BETA_UNIT") == 0 ]] || tb_fail "$mode: beta was restarted"
+        incoming_clean "$BETA_IN" "$@"
+        [[ $(ls -A "$BETA_STATE") == "$state_before" ]] ||
+                tb_fail "$mode: $BETA_STATE changed: $(ls -A "$BETA_STATE" | tr '\n' ' ')"
+        [[ ! -e $BETA_STATE/escape && ! -e /var/lib/escape ]] || tb_fail "$mode: a file escaped the incoming directory"
+}
+
+# hostile MODE LOG_REGEX [ALLOWED...]: rawpeer misbehaves as MODE against
+# beta; it must see the reaction it expects, beta must log LOG_REGEX and
+# stay unhurt, publishing nothing but the ALLOWED names.
+hostile() {
+        local mode=$1 regex=$2 cur rc=0
+        shift 2
+        cur=$(beta_cursor)
+        tb_log "rawpeer $mode"
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" "$mode" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+        ((rc == 0)) || tb_fail "$mode: the receiver did not react as it must (rawpeer exit $rc)"
+        wait_for 15 beta_logged "$cur" "$regex" || {
+                beta_log_after "$cur" | sed 's/^/    beta: /' >&2
+                tb_fail "$mode: beta did not log /$regex/"
+        }
+        beta_log_after "$cur" | grep -E "$regex" | sed 's/^/    beta: /'
+        beta_unhurt "$mode" "$@"
+}
+
+cur0=$(beta_cursor)
+tb_log "first an honest transfer from rawpeer itself, so its refusals below mean something"
+hostile honest "received rawpeer-honest\.dat" rawpeer-honest.dat
+[[ $(stat -c %s "$BETA_IN/rawpeer-honest.dat" 2>/dev/null) == 73728 ]] ||
+        tb_fail "rawpeer's honest file was not published whole"
+rm -f "$BETA_IN/rawpeer-honest.dat"
+
+tb_log "connection set-up"
+hostile bad-version "refused: protocol version mismatch"
+hostile no-hello "refused: not an rdmaxfer peer"
+hostile garbage-hello "refused: not an rdmaxfer peer"
+
+tb_log "names that are not a leaf of the incoming directory"
+hostile name-traversal "name not acceptable"
+hostile name-slash "name not acceptable: name contains '/'"
+hostile name-dotdot "name not acceptable: name is \"\.\" or \"\.\.\""
+hostile name-control "name not acceptable: name contains a NUL or control character"
+hostile name-hidden "name not acceptable: name starts with '\.'"
+
+tb_log "protocol violations"
+hostile huge-offer "huge\.dat failed: no space left on receiver"
+hostile offer-twice "twice\.dat failed: protocol error: unexpected control message"
+hostile garbage-ctrl "protocol error: undecodable control message"
+hostile data-before-offer "protocol error: data outside a transfer"
+hostile out-of-order "ooo\.dat failed: protocol error: data chunk out of sequence"
+hostile bad-checksum "badsum\.dat failed: checksum mismatch"
+hostile short "short\.dat failed: size mismatch"
+hostile vanish "vanish\.dat (aborted|failed).*"
+hostile oversize "oversize\.dat (aborted|failed).*"
+
+tb_log "peers that hold slots and do nothing; an honest send meanwhile"
+cur=$(beta_cursor)
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" idle >"$TESTBED_SHARE/idle.out" 2>&1 &
+idle_pid=$!
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" stall >"$TESTBED_SHARE/stall.out" 2>&1 &
+stall_pid=$!
+make_file "$SRC/meanwhile.dat" 3000000
+sleep 2
+send_ok "$SRC/meanwhile.dat"
+same_file "$SRC/meanwhile.dat" "$BETA_IN/meanwhile.dat"
+rc=0
+wait "$idle_pid" || rc=$?
+sed 's/^/    /' "$TESTBED_SHARE/idle.out"
+((rc == 0)) || tb_fail "idle: the receiver did not drop a peer that never offered (rawpeer exit $rc)"
+rc=0
+wait "$stall_pid" || rc=$?
+sed 's/^/    /' "$TESTBED_SHARE/stall.out"
+((rc == 0)) || tb_fail "stall: the receiver did not drop a stalled sender (rawpeer exit $rc)"
+wait_for 15 beta_logged "$cur" "no offer within 30 s" || tb_fail "idle: beta did not log the timeout"
+wait_for 15 beta_logged "$cur" "stall\.dat failed: .*stalled" || tb_fail "stall: beta did not log the stall"
+beta_log_after "$cur" | grep -E "no offer|stalled" | sed 's/^/    beta: /'
+beta_unhurt idle-stall meanwhile.dat
+
+tb_log "beta still serves honest peers"
+make_file "$SRC/after.dat" 5000000
+send_ok "$SRC/after.dat"
+same_file "$SRC/after.dat" "$BETA_IN/after.dat"
+beta_unhurt final meanwhile.dat after.dat
+escaped=$(find /var /tmp /root /etc /run -newer /run/hostile-marker -name 'escape*' 2>/dev/null)
+[[ -z $escaped ]] || tb_fail "files named escape appeared: $escaped"
+
+tb_log "what beta logged about the hostile peers"
+beta_log_after "$cur0" | grep -E "refused|failed|aborted" | sed 's/^/    /'

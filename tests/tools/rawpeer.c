@@ -1,0 +1,401 @@
+/*
+ * rawpeer: a deliberately misbehaving rdmaxfer sender, for tests. It speaks
+ * the peer protocol through common/wire.h like rdmaxferd does (rawconn.c),
+ * then breaks it in one chosen way (MODE) and reports how the receiver
+ * answered. Exit 0 when the receiver reacted as a hardened receiver must,
+ * 1 when it did not (or the test could not run), 2 on a usage error.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "config.h"
+#include "digest.h"
+#include "macro.h"
+#include "rawconn.h"
+#include "wire.h"
+
+#define RAWPEER_CHUNK_MAX       16384u
+
+struct rawpeer_opts {
+        const char *src;
+        const char *dst;
+        unsigned int port;
+        int timeout_s;                  /* verdict wait; 0 = the mode's default */
+        const char *key_file;
+};
+
+/* ---- the modes --------------------------------------------------------- */
+
+enum act {
+        ACT_HELLO,              /* the hello is the violation; REJECT expected */
+        ACT_NAME,               /* OFFER with a name the receiver must refuse */
+        ACT_HUGE,
+        ACT_OFFER_TWICE,
+        ACT_GARBAGE_CTRL,
+        ACT_DATA_FIRST,
+        ACT_OUT_OF_ORDER,
+        ACT_BAD_CHECKSUM,
+        ACT_SHORT,
+        ACT_VANISH,
+        ACT_OVERSIZE,
+        ACT_IDLE,
+        ACT_STALL,
+        ACT_HONEST,
+};
+
+struct mode {
+        const char *name;
+        enum act act;
+        enum rawconn_hello hello;
+        const char *file;               /* name to offer */
+        unsigned int chunks;            /* file size in chunks (the last is half a chunk) */
+        uint16_t verdict;               /* WIRE_REFUSE or WIRE_RESULT (REJECT for ACT_HELLO) */
+        unsigned int expect;            /* status the verdict must carry */
+        bool hangup_ok;                 /* hanging up (or failing our send) instead is also right */
+        int timeout_s;                  /* default verdict wait */
+        const char *help;
+};
+
+static const struct mode modes[] = {
+        { "bad-version", ACT_HELLO, HELLO_VERSION, NULL, 0, 0, WIRE_E_VERSION, false, 10,
+          "hello with version 99: REJECT, version" },
+        { "no-hello", ACT_HELLO, HELLO_NONE, NULL, 0, 0, WIRE_E_PROTOCOL, false, 10,
+          "no private data: REJECT, protocol" },
+        { "garbage-hello", ACT_HELLO, HELLO_GARBAGE, NULL, 0, 0, WIRE_E_PROTOCOL, false, 10,
+          "private data that is not a hello: REJECT, protocol" },
+        { "name-traversal", ACT_NAME, HELLO_OK, "../escape", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "OFFER \"../escape\": REFUSE, name" },
+        { "name-slash", ACT_NAME, HELLO_OK, "a/b", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "OFFER \"a/b\": REFUSE, name" },
+        { "name-dotdot", ACT_NAME, HELLO_OK, "..", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "OFFER \"..\": REFUSE, name" },
+        { "name-control", ACT_NAME, HELLO_OK, "a\x01" "b", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "OFFER \"a\\x01b\": REFUSE, name" },
+        { "name-hidden", ACT_NAME, HELLO_OK, ".x", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "OFFER \".x\": REFUSE, name" },
+        { "huge-offer", ACT_HUGE, HELLO_OK, "huge.dat", 0, WIRE_REFUSE, WIRE_E_NO_SPACE, false, 10,
+          "OFFER of 2^64-1 bytes (chunk counts overflow): REFUSE, no space" },
+        { "offer-twice", ACT_OFFER_TWICE, HELLO_OK, "twice.dat", 3, WIRE_RESULT, WIRE_E_PROTOCOL, true, 10,
+          "a second OFFER while the first transfer runs: RESULT, protocol (or hang-up)" },
+        { "garbage-ctrl", ACT_GARBAGE_CTRL, HELLO_OK, NULL, 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
+          "100 random bytes as a control message: REFUSE, protocol (or hang-up)" },
+        { "data-before-offer", ACT_DATA_FIRST, HELLO_OK, NULL, 1, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
+          "a data message before any OFFER: REFUSE, protocol (or hang-up)" },
+        { "out-of-order", ACT_OUT_OF_ORDER, HELLO_OK, "ooo.dat", 3, WIRE_RESULT, WIRE_E_PROTOCOL, true, 10,
+          "OFFER, then chunk 1 before chunk 0: RESULT, protocol (or hang-up)" },
+        { "bad-checksum", ACT_BAD_CHECKSUM, HELLO_OK, "badsum.dat", 3, WIRE_RESULT, WIRE_E_CHECKSUM, false, 20,
+          "OFFER, all data, END with a wrong digest: RESULT, checksum" },
+        { "short", ACT_SHORT, HELLO_OK, "short.dat", 3, WIRE_RESULT, WIRE_E_SIZE, false, 20,
+          "OFFER, one chunk less than offered, END: RESULT, size" },
+        { "vanish", ACT_VANISH, HELLO_OK, "vanish.dat", 4, WIRE_RESULT, WIRE_OK, false, 10,
+          "OFFER, half the data, exit without END (the receiver's log tells)" },
+        { "oversize", ACT_OVERSIZE, HELLO_OK, "oversize.dat", 2, WIRE_RESULT, WIRE_E_PROTOCOL, true, 20,
+          "OFFER, then a message 4 KiB over the slot size: our send fails or hang-up" },
+        { "idle", ACT_IDLE, HELLO_OK, NULL, 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 40,
+          "connect, never offer: dropped after the receiver's 30 s" },
+        { "stall", ACT_STALL, HELLO_OK, "stall.dat", 3, WIRE_RESULT, WIRE_E_PROTOCOL, true, 75,
+          "OFFER accepted, then nothing: dropped after the receiver's 60 s" },
+        { "honest", ACT_HONEST, HELLO_OK, "rawpeer-honest.dat", 5, WIRE_RESULT, WIRE_OK, false, 20,
+          "a correct transfer, to check rawpeer itself: RESULT, ok" },
+};
+
+/* Returned by mode_run when the process should die on the spot. */
+enum { MODE_VANISH = 2 };
+
+/*
+ * Wait for the receiver's verdict on what we did, unless @ev already says
+ * what came first (0: nothing yet). Right: md->verdict with md->expect, or
+ * (when md->hangup_ok) a hang-up or a failed send. 0 when right, else 1.
+ */
+static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_ms, int ev)
+{
+        struct wire_msg m;
+        unsigned int status;
+
+        if (ev == 0)
+                ev = rawconn_next(c, timeout_ms, &m);
+        else if (ev == RAWCONN_MSG)
+                rawconn_next(c, 0, &m);
+        switch (ev) {
+        case RAWCONN_MSG:
+                status = m.type == WIRE_REFUSE ? m.refuse.status : m.result.status;
+                if (m.type == md->verdict && status == md->expect)
+                        return 0;
+                printf("rawpeer: %s: wanted %s with status %u (%s)\n", md->name,
+                       md->verdict == WIRE_REFUSE ? "REFUSE" : "RESULT", md->expect,
+                       wire_status_str(md->expect));
+                return 1;
+        case RAWCONN_DISCONNECTED:
+        case RAWCONN_SEND_ERROR:
+                if (md->hangup_ok)
+                        return 0;
+                printf("rawpeer: %s: the receiver hung up without a verdict\n", md->name);
+                return 1;
+        case RAWCONN_TIMEOUT:
+                printf("rawpeer: %s: no reaction within %d s\n", md->name, timeout_ms / 1000);
+                return 1;
+        default:
+                fprintf(stderr, "rawpeer: %s: %s\n", md->name, strerror(ev < 0 ? -ev : EINVAL));
+                return 1;
+        }
+}
+
+/* Post an OFFER; 0 once ACCEPTed, else the rawconn_event (a message stays queued) or -errno. */
+static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size)
+{
+        struct wire_msg o = { .type = WIRE_OFFER }, m;
+        int ev;
+
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.size = size;
+        o.offer.chunk_size = chunk;
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
+        if (c->key.len)
+                auth_offer_mac(&c->key, c->welcome.nonce, &o.offer, o.offer.mac);
+        ev = rawconn_send_ctrl(c, &o);
+        if (ev != 0)
+                return ev;
+        /* Look at the answer without taking it: a refusal is the caller's to judge. */
+        ev = rawconn_wait(c, 10000);
+        if (ev == RAWCONN_MSG && rawconn_peek(c)->type == WIRE_ACCEPT) {
+                rawconn_next(c, 0, &m);
+                return 0;
+        }
+        return ev;
+}
+
+static int mode_run(struct rawconn *c, const struct mode *md, int timeout_ms)
+{
+        uint32_t chunk = MIN(c->welcome.slot_size, RAWPEER_CHUNK_MAX);
+        uint64_t size = md->chunks ? (uint64_t)(md->chunks - 1) * chunk + chunk / 2 : 0;
+        uint32_t nchunks = md->chunks;
+        struct wire_msg end = { .type = WIRE_END };
+        struct digest d = DIGEST_NULL;
+        uint8_t junk[100];
+        int r;
+
+        switch (md->act) {
+        case ACT_HELLO:
+                return 1;       /* handled at connect */
+        case ACT_IDLE:
+                return expect_verdict(c, md, timeout_ms, 0);
+        case ACT_NAME:
+                r = send_offer(c, md->file, chunk, 4096);
+                if (r == 0)
+                        printf("rawpeer: %s: the receiver ACCEPTED the name\n", md->name);
+                return r == 0 ? 1 : expect_verdict(c, md, timeout_ms, r);
+        case ACT_HUGE:
+                r = send_offer(c, md->file, chunk, UINT64_MAX);
+                if (r == 0)
+                        printf("rawpeer: %s: the receiver ACCEPTED %" PRIu64 " bytes\n", md->name, UINT64_MAX);
+                return r == 0 ? 1 : expect_verdict(c, md, timeout_ms, r);
+        case ACT_GARBAGE_CTRL:
+                if (getrandom(junk, sizeof(junk), 0) != (ssize_t)sizeof(junk))
+                        memset(junk, 0x5a, sizeof(junk));
+                junk[0] = (uint8_t)~(WIRE_MAGIC & 0xff);        /* never our magic by chance */
+                return expect_verdict(c, md, timeout_ms, rawconn_send_raw(c, junk, sizeof(junk)));
+        case ACT_DATA_FIRST:
+                return expect_verdict(c, md, timeout_ms, rawconn_send_chunk(c, chunk, chunk, 0));
+        case ACT_OVERSIZE:
+                /* Chunks as large as a slot, so the offer itself is fine. */
+                chunk = c->welcome.slot_size;
+                size = (uint64_t)chunk * md->chunks;
+                break;
+        default:
+                break;
+        }
+
+        r = send_offer(c, md->file, chunk, size);
+        if (r != 0) {
+                printf("rawpeer: %s: the receiver did not accept a valid offer\n", md->name);
+                if (r == RAWCONN_MSG)
+                        expect_verdict(c, md, 0, r);    /* prints it */
+                return 1;
+        }
+
+        switch (md->act) {
+        case ACT_OUT_OF_ORDER:
+                return expect_verdict(c, md, timeout_ms, rawconn_send_chunk(c, size, chunk, 1));
+        case ACT_OFFER_TWICE:
+                r = rawconn_send_chunk(c, size, chunk, 0);
+                if (r == 0)
+                        r = send_offer(c, md->file, chunk, size);
+                if (r == 0)
+                        printf("rawpeer: %s: the receiver ACCEPTED a second offer\n", md->name);
+                return r == 0 ? 1 : expect_verdict(c, md, timeout_ms, r);
+        case ACT_OVERSIZE:
+                return expect_verdict(c, md, timeout_ms, rawconn_send_data(c, 0, chunk + 4096, 0));
+        case ACT_STALL:
+                return expect_verdict(c, md, timeout_ms, 0);
+        case ACT_SHORT:
+                nchunks--;
+                break;
+        case ACT_VANISH:
+                nchunks /= 2;
+                break;
+        default:
+                break;
+        }
+        for (uint32_t seq = 0; seq < nchunks; seq++) {
+                r = rawconn_send_chunk(c, size, chunk, seq);
+                if (r != 0)
+                        return expect_verdict(c, md, timeout_ms, r);
+        }
+        if (md->act == ACT_VANISH) {
+                /* Let the data land, then die without END and without hanging up ourselves. */
+                if (rawconn_flush_sends(c, 10000) < 0) {
+                        printf("rawpeer: %s: the data did not go out\n", md->name);
+                        return 1;
+                }
+                printf("rawpeer: %s: %u of %u chunks sent, exiting without END\n", md->name, nchunks,
+                       md->chunks);
+                return MODE_VANISH;
+        }
+
+        if (digest_init(&d) < 0)
+                return 1;
+        digest_update(&d, rawconn_data(c), size);
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.bytes = size;
+        if (md->act == ACT_BAD_CHECKSUM)
+                end.end.digest[0] ^= 0x01;
+        return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end));
+}
+
+static const struct mode *mode_find(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+                if (strcmp(modes[i].name, name) == 0)
+                        return &modes[i];
+        return NULL;
+}
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: rawpeer --src ADDR --dst ADDR [--port N] [--timeout SEC] [--key FILE] MODE\n"
+                   "Connect to the rdmaxferd receiving at ADDR and misbehave as MODE says.\n"
+                   "Exit 0 if the receiver reacted as it must, 1 if not, 2 on a usage error.\n\n"
+                   "Modes:\n");
+        for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
+                fprintf(f, "  %-18s %s\n", modes[i].name, modes[i].help);
+}
+
+static int rawpeer_main(const struct rawpeer_opts *o, const struct mode *md)
+{
+        _cleanup_(rawconn_deinit) struct rawconn c = RAWCONN_NULL;
+        struct wire_reject rj;
+        size_t data_len;
+        int timeout_ms = 1000 * (o->timeout_s ? o->timeout_s : md->timeout_s);
+        char err[256];
+        int r;
+
+        if (o->key_file && auth_key_load(&c.key, o->key_file, err, sizeof(err)) < 0) {
+                fprintf(stderr, "rawpeer: %s\n", err);
+                return 1;
+        }
+        if (rawconn_setup(&c, o->src, o->dst, o->port) < 0)
+                return 1;
+        r = rawconn_connect(&c, md->hello, &rj);
+        if (md->act == ACT_HELLO) {
+                if (r == RAWCONN_REJECTED && rj.status == md->expect)
+                        return 0;
+                printf("rawpeer: %s: wanted a REJECT with status %u (%s)\n", md->name, md->expect,
+                       wire_status_str(md->expect));
+                return 1;
+        }
+        if (r != 0) {
+                printf("rawpeer: %s: could not connect\n", md->name);
+                return 1;
+        }
+        /* The file's bytes; oversize needs one slot and 4 KiB more. */
+        data_len = (size_t)md->chunks * RAWPEER_CHUNK_MAX;
+        if (md->act == ACT_OVERSIZE)
+                data_len = (size_t)c.welcome.slot_size + 4096;
+        if (rawconn_alloc_send(&c, data_len) < 0)
+                return 1;
+
+        r = mode_run(&c, md, timeout_ms);
+        if (r == MODE_VANISH) {
+                /* No cleanup, no rdma_disconnect: the kernel tears down what we leave. */
+                fflush(stdout);
+                _exit(0);
+        }
+        if (c.established && !c.disconnected)
+                rdma_disconnect(c.id);
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option longopts[] = {
+                { "src", required_argument, NULL, 's' },
+                { "dst", required_argument, NULL, 'd' },
+                { "port", required_argument, NULL, 'p' },
+                { "timeout", required_argument, NULL, 't' },
+                { "key", required_argument, NULL, 'k' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct rawpeer_opts o = { .port = CONFIG_DEFAULT_PORT };
+        const struct mode *md;
+        char *endp;
+        long v;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "s:d:p:t:k:h", longopts, NULL)) >= 0) {
+                switch (c) {
+                case 's':
+                        o.src = optarg;
+                        break;
+                case 'd':
+                        o.dst = optarg;
+                        break;
+                case 'p':
+                case 't':
+                        errno = 0;
+                        v = strtol(optarg, &endp, 10);
+                        if (errno || *endp || v < 1 || v > (c == 'p' ? 65535 : 3600)) {
+                                fprintf(stderr, "rawpeer: bad --%s: %s\n", c == 'p' ? "port" : "timeout", optarg);
+                                return 2;
+                        }
+                        if (c == 'p')
+                                o.port = (unsigned int)v;
+                        else
+                                o.timeout_s = (int)v;
+                        break;
+                case 'k':
+                        o.key_file = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        if (!o.src || !o.dst || optind != argc - 1) {
+                usage(stderr);
+                return 2;
+        }
+        md = mode_find(argv[optind]);
+        if (!md) {
+                fprintf(stderr, "rawpeer: unknown mode '%s'\n", argv[optind]);
+                usage(stderr);
+                return 2;
+        }
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        printf("rawpeer: %s -> %s:%u, mode %s\n", o.src, o.dst, o.port, md->name);
+        r = rawpeer_main(&o, md);
+        printf("rawpeer: %s: %s\n", md->name, r == 0 ? "as expected" : "UNEXPECTED");
+        return r == 0 ? 0 : 1;
+}
