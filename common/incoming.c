@@ -41,7 +41,7 @@ int incoming_exists(int dirfd, const char *name)
         return -errno;
 }
 
-int incoming_create(int dirfd, uint64_t size, enum incoming_verdict *verdict)
+int incoming_open(int dirfd, uint64_t size, enum incoming_verdict *verdict)
 {
         _cleanup_(closep) int fd = -1;
         struct statvfs vfs;
@@ -50,20 +50,22 @@ int incoming_create(int dirfd, uint64_t size, enum incoming_verdict *verdict)
         fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640);
         if (fd < 0)
                 return -errno;
+        /* Refuse up front: a full disk becomes a refusal, not a failure at 90 %. */
         if (fstatvfs(fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < size) {
                 *verdict = INCOMING_NO_SPACE;
                 return -ENOSPC;
         }
-        /* Reserve now: a full disk becomes a refusal, not a failure at 90 %. */
-        if (size > 0 && fallocate(fd, 0, 0, (off_t)size) < 0 && errno != EOPNOTSUPP) {
-                int r = -errno;
-
-                if (r == -ENOSPC || r == -EDQUOT)
-                        *verdict = INCOMING_NO_SPACE;
-                return r;
-        }
         *verdict = INCOMING_OK;
         return TAKE_FD(fd);
+}
+
+enum incoming_verdict incoming_reserve_verdict(int r)
+{
+        if (r >= 0 || r == -EOPNOTSUPP)
+                return INCOMING_OK;
+        if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
+                return INCOMING_NO_SPACE;
+        return INCOMING_IO;
 }
 
 int incoming_publish(int dirfd, int fd, const char *name, bool overwrite, uint64_t tag)

@@ -19,16 +19,21 @@ int incoming_exists(int dirfd, const char *name);
 
 enum incoming_verdict {
         INCOMING_OK = 0,
-        INCOMING_NO_SPACE,      /* fewer free bytes than @size */
-        INCOMING_IO,            /* see the returned -errno */
+        INCOMING_NO_SPACE,      /* not enough free space (or quota) */
+        INCOMING_IO,            /* any other failure: see the -errno */
 };
 
 /*
- * Create a nameless file beneath @dirfd for @size bytes and reserve the
- * space. Returns the fd, or -errno with *@verdict saying whether it was a
- * lack of space (-ENOSPC) or another failure.
+ * Open a nameless file beneath @dirfd for @size bytes, after checking the
+ * file system has that much free. Returns the fd, or -errno with *@verdict
+ * set. The caller then reserves the space with fallocate(@fd, 0, 0, @size)
+ * (the daemon does it through io_uring: on some file systems it is slow).
  */
-int incoming_create(int dirfd, uint64_t size, enum incoming_verdict *verdict);
+int incoming_open(int dirfd, uint64_t size, enum incoming_verdict *verdict);
+
+/* What fallocate's result means for the transfer: a file system that
+ * cannot reserve (-EOPNOTSUPP) is fine, write errors will still tell. */
+enum incoming_verdict incoming_reserve_verdict(int r);
 
 /*
  * Give the (fsynced) nameless file @fd the name @name beneath @dirfd, then

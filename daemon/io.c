@@ -10,7 +10,7 @@
 #include "log.h"
 #include "macro.h"
 
-enum { IO_OP_READ = 1, IO_OP_WRITE, IO_OP_FSYNC };
+enum { IO_OP_READ = 1, IO_OP_WRITE, IO_OP_FSYNC, IO_OP_FALLOCATE };
 
 struct io {
         struct io_uring ring;
@@ -41,6 +41,9 @@ static int io_prep(struct io *io, struct io_req *req)
                 io_uring_prep_write(sqe, req->fd, (char *)req->buf + req->moved,
                                     req->len - req->moved, req->off + req->moved);
                 break;
+        case IO_OP_FALLOCATE:
+                io_uring_prep_fallocate(sqe, req->fd, 0, 0, (off_t)req->len);
+                break;
         default:
                 io_uring_prep_fsync(sqe, req->fd, 0);
                 break;
@@ -55,7 +58,7 @@ static int io_prep(struct io *io, struct io_req *req)
 
 static void io_complete(struct io *io, struct io_req *req, int res)
 {
-        if (res > 0 && req->op != IO_OP_FSYNC) {
+        if (res > 0 && (req->op == IO_OP_READ || req->op == IO_OP_WRITE)) {
                 req->moved += res;
                 if (req->moved < req->len && io_prep(io, req) == 0)
                         return;
@@ -178,4 +181,9 @@ int io_write(struct io *io, struct io_req *req, int fd, const void *buf, size_t 
 int io_fsync(struct io *io, struct io_req *req, int fd)
 {
         return io_start(io, req, IO_OP_FSYNC, fd, NULL, 0, 0);
+}
+
+int io_fallocate(struct io *io, struct io_req *req, int fd, uint64_t len)
+{
+        return io_start(io, req, IO_OP_FALLOCATE, fd, NULL, len, 0);
 }

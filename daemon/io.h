@@ -35,3 +35,5 @@ void io_free(struct io *io);
 int io_read(struct io *io, struct io_req *req, int fd, void *buf, size_t len, uint64_t off);
 int io_write(struct io *io, struct io_req *req, int fd, const void *buf, size_t len, uint64_t off);
 int io_fsync(struct io *io, struct io_req *req, int fd);
+/* fallocate(@fd, 0, 0, @len): reserve the blocks of a file about to be written. */
+int io_fallocate(struct io *io, struct io_req *req, int fd, uint64_t len);

@@ -84,7 +84,7 @@ struct recv_xfer {
         bool end_seen;
         struct wire_end end;
         struct digest digest;
-        struct io_req fsync_req;
+        struct io_req file_req;        /* fallocate, then fsync: never both */
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC, when ACCEPT went out */
         uint64_t t_last;        /* last data arrival */
         uint64_t rate_bytes, rate_t;
@@ -328,10 +328,54 @@ static void recv_flush_credits(struct recv_xfer *x, bool force)
                 x->credits_pending = 0;
 }
 
+static struct recv_xfer *recv_of_file_req(struct io_req *req)
+{
+        return (struct recv_xfer *)((char *)req - offsetof(struct recv_xfer, file_req));
+}
+
+/* The space is reserved (or the file system cannot reserve): accept. */
+static void recv_on_reserved(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        const struct wire_offer *o = &x->offer;
+        struct wire_msg m = { .type = WIRE_ACCEPT };
+        enum incoming_verdict iv = incoming_reserve_verdict((int)res);
+        char text[WIRE_TEXT_MAX + 1];
+        int r;
+
+        conn_unhold(&x->conn);
+        if (x->conn.reaping || x->state != RECV_OFFER_WAIT)
+                return;
+        if (iv != INCOMING_OK) {
+                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size,
+                         strerror((int)-res));
+                recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        r = digest_init(&x->digest);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+
+        x->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        recv_set_state(x, RECV_DATA);
+        m.credits = x->credits_pending;
+        r = conn_send_ctrl(&x->conn, &m);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+        x->credits_pending = 0;
+        x->t_start = x->t_last = clock_usec(CLOCK_MONOTONIC);
+        recv_arm_timer(x, RECV_STALL_SEC);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
+                 x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
+}
+
 static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
 {
         struct daemon *d = x->conn.e->d;
-        struct wire_msg m = { .type = WIRE_ACCEPT };
         enum incoming_verdict iv;
         enum name_verdict nv;
         char text[WIRE_TEXT_MAX + 1];
@@ -370,39 +414,29 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_abort(x, WIRE_E_IO, text);
                 return;
         }
-        x->fd = incoming_create(dirfd, o->size, &iv);
+        x->fd = incoming_open(dirfd, o->size, &iv);
         if (x->fd < 0) {
-                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size, strerror(-x->fd));
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", o->size, strerror(-x->fd));
                 x->fd = -1;
                 recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        r = digest_init(&x->digest);
+        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
+        evtimer_del(x->timer);
+        x->file_req.done = recv_on_reserved;
+        r = io_fallocate(x->conn.e->io, &x->file_req, x->fd, o->size);
         if (r < 0) {
                 recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
                 return;
         }
-
-        x->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
-        recv_set_state(x, RECV_DATA);
-        m.credits = x->credits_pending;
-        r = conn_send_ctrl(&x->conn, &m);
-        if (r < 0) {
-                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
-                return;
-        }
-        x->credits_pending = 0;
-        x->t_start = x->t_last = clock_usec(CLOCK_MONOTONIC);
-        recv_arm_timer(x, RECV_STALL_SEC);
-        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
-                 x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
+        conn_hold(&x->conn);
 }
 
 static void recv_finish(struct recv_xfer *x);
 
 static void recv_on_fsync(struct io_req *req, int64_t res)
 {
-        struct recv_xfer *x = (struct recv_xfer *)((char *)req - offsetof(struct recv_xfer, fsync_req));
+        struct recv_xfer *x = recv_of_file_req(req);
         struct daemon *d = x->conn.e->d;
         char text[WIRE_TEXT_MAX + 1];
         int r;
@@ -447,12 +481,12 @@ static void recv_finish(struct recv_xfer *x)
                 recv_abort(x, WIRE_E_CHECKSUM, NULL);
                 return;
         }
-        r = io_fsync(x->conn.e->io, &x->fsync_req, x->fd);
+        r = io_fsync(x->conn.e->io, &x->file_req, x->fd);
         if (r < 0) {
                 recv_abort(x, WIRE_E_IO, strerror(-r));
                 return;
         }
-        x->fsync_req.done = recv_on_fsync;
+        x->file_req.done = recv_on_fsync;
         conn_hold(&x->conn);
 }
 
@@ -552,7 +586,7 @@ static void recv_on_ctrl(struct recv_xfer *x, uint32_t i, uint32_t len)
         /* The first message can beat our own ESTABLISHED event. */
         if (x->state == RECV_CONNECTING)
                 recv_set_state(x, RECV_OFFER_WAIT);
-        if (m.type == WIRE_OFFER && x->state == RECV_OFFER_WAIT)
+        if (m.type == WIRE_OFFER && x->state == RECV_OFFER_WAIT && !x->offer.name[0])
                 recv_on_offer(x, &m.offer);
         else if (m.type == WIRE_END && x->state == RECV_DATA)
                 recv_on_end(x, &m.end);

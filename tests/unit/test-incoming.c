@@ -41,10 +41,16 @@ static void read_back(const char *name, char *buf, size_t len)
                 close(fd);
 }
 
+/* The daemon's sequence: open nameless, reserve, write, fsync. */
 static int make_complete(const char *content)
 {
         enum incoming_verdict v;
-        int fd = incoming_create(dirfd_, strlen(content), &v);
+        int fd = incoming_open(dirfd_, strlen(content), &v);
+
+        if (fd >= 0 && incoming_reserve_verdict(fallocate(fd, 0, 0, strlen(content)) < 0 ? -errno : 0) != INCOMING_OK) {
+                close(fd);
+                return -ENOSPC;
+        }
 
         if (fd >= 0 && (pwrite(fd, content, strlen(content), 0) != (ssize_t)strlen(content) || fsync(fd) < 0)) {
                 close(fd);
@@ -111,10 +117,15 @@ static void test_symlink_not_followed(void)
 static void test_no_space(void)
 {
         enum incoming_verdict v;
-        int fd = incoming_create(dirfd_, UINT64_MAX / 2, &v);
+        int fd = incoming_open(dirfd_, UINT64_MAX / 2, &v);
 
         ok(fd < 0 && v == INCOMING_NO_SPACE, "an impossible size is a no-space refusal (%d)", fd);
         is_int(count_entries(), 2, "and leaves nothing");
+        is_int(incoming_reserve_verdict(0), INCOMING_OK, "reserved");
+        is_int(incoming_reserve_verdict(-EOPNOTSUPP), INCOMING_OK, "cannot reserve: carry on");
+        is_int(incoming_reserve_verdict(-ENOSPC), INCOMING_NO_SPACE, "ENOSPC: no space");
+        is_int(incoming_reserve_verdict(-EDQUOT), INCOMING_NO_SPACE, "EDQUOT: no space");
+        is_int(incoming_reserve_verdict(-EIO), INCOMING_IO, "EIO: an I/O error");
 }
 
 int main(void)
