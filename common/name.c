@@ -59,6 +59,9 @@ enum name_verdict name_check(const char *name, size_t len)
                 return NAME_TOO_LONG;
         if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
                 return NAME_DOT;
+        /* A path is the telling reason for "../x", so before the leading dot. */
+        if (memchr(s, '/', len))
+                return NAME_SLASH;
         if (s[0] == '.')
                 return NAME_HIDDEN;
 

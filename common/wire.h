@@ -124,7 +124,7 @@ struct wire_end {
 
 struct wire_result {
         uint16_t status;
-        uint64_t bytes;         /* bytes the receiver wrote */
+        uint64_t bytes;         /* bytes the receiver got (the file size on success) */
         uint64_t usec;          /* receiver's first-to-last data time */
         char text[WIRE_TEXT_MAX + 1];
 };

@@ -259,7 +259,7 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
         } else {
                 m.type = WIRE_RESULT;
                 m.result.status = status;
-                m.result.bytes = status == WIRE_OK ? x->offer.size : x->bytes_written;
+                m.result.bytes = status == WIRE_OK ? x->offer.size : x->bytes_recv;
                 m.result.usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
                 snprintf(m.result.text, sizeof(m.result.text), "%s", x->text);
         }
