@@ -69,8 +69,6 @@ enum name_verdict name_check(const char *name, size_t len)
                 uint32_t cp;
                 size_t n;
 
-                if (s[i] == '/')
-                        return NAME_SLASH;
                 n = name_utf8_seq(s + i, len - i, &cp);
                 if (n == 0)
                         return NAME_UTF8;
