@@ -19,7 +19,6 @@
 #include <unistd.h>
 #include <event2/event.h>
 
-#include "acl.h"
 #include "auth.h"
 #include "clock.h"
 #include "conn.h"
@@ -32,22 +31,8 @@
 #include "journal.h"
 #include "log.h"
 #include "name.h"
+#include "recv.h"
 #include "wire.h"
-
-/* How long a connected peer may take to make its offer. */
-#define RECV_OFFER_TIMEOUT_SEC  30
-/* A sender that sends nothing for this long while it holds slots is dropped. */
-#define RECV_STALL_SEC          60
-/* How long to wait for the sender to hang up after RESULT or REFUSE. */
-#define RECV_LINGER_SEC         5
-
-enum recv_state {
-        RECV_CONNECTING,        /* accepted, waiting for ESTABLISHED */
-        RECV_OFFER_WAIT,
-        RECV_DATA,
-        RECV_FINISHING,         /* END seen; draining writes, fsync, publish */
-        RECV_CLOSING,           /* verdict sent or connection lost */
-};
 
 static const char *const recv_state_names[] = {
         [RECV_CONNECTING] = "connecting",
@@ -55,44 +40,6 @@ static const char *const recv_state_names[] = {
         [RECV_DATA] = "data",
         [RECV_FINISHING] = "finishing",
         [RECV_CLOSING] = "closing",
-};
-
-struct recv_slot {
-        struct io_req io;
-        struct recv_xfer *x;
-        uint32_t slot;          /* index into the engine's ring */
-        uint32_t len;
-};
-
-struct recv_xfer {
-        struct conn conn;
-        struct recv_xfer *next;
-        enum recv_state state;
-        uint32_t nslots;
-        uint32_t *slots;
-        struct recv_slot *rs;   /* per share entry; wr_id indexes this */
-        uint8_t nonce[WIRE_NONCE_SIZE];
-        struct wire_offer offer;
-        int fd;
-        uint64_t nchunks;
-        uint64_t next_seq;
-        uint64_t bytes_recv;
-        uint64_t bytes_written;
-        unsigned int writes;    /* in flight */
-        uint32_t credits_pending;
-        uint32_t credit_batch;
-        bool end_seen;
-        struct wire_end end;
-        struct digest digest;
-        struct io_req file_req;        /* fallocate, then fsync: never both */
-        uint64_t t_start;       /* usec, CLOCK_MONOTONIC, when ACCEPT went out */
-        uint64_t t_last;        /* last data arrival */
-        uint64_t rate_bytes, rate_t;
-        uint64_t stall_mark;            /* bytes_recv when the stall timer last fired */
-        struct event *timer;
-        unsigned int status;    /* verdict once decided */
-        char text[WIRE_TEXT_MAX + 1];
-        bool logged;
 };
 
 static void recv_set_state(struct recv_xfer *x, enum recv_state state)
@@ -161,7 +108,7 @@ static uint8_t *recv_slot_mem(struct recv_xfer *x, uint32_t i)
         return x->conn.e->ring_mem + (size_t)x->slots[i] * x->conn.e->slot_size;
 }
 
-static int recv_post_slot(struct recv_xfer *x, uint32_t i)
+int recv_post_slot(struct recv_xfer *x, uint32_t i)
 {
         struct ibv_recv_wr wr = { 0 }, *bad;
         struct ibv_sge sge;
@@ -204,7 +151,7 @@ static void recv_log(struct recv_xfer *x)
         });
 }
 
-static void recv_on_timer(evutil_socket_t fd, short what, void *arg)
+void recv_on_timer(evutil_socket_t fd, short what, void *arg)
 {
         struct recv_xfer *x = arg;
 
@@ -235,7 +182,7 @@ static void recv_on_timer(evutil_socket_t fd, short what, void *arg)
         conn_reap(&x->conn);
 }
 
-static void recv_arm_timer(struct recv_xfer *x, int sec)
+void recv_arm_timer(struct recv_xfer *x, int sec)
 {
         struct timeval tv = { .tv_sec = sec };
 
@@ -678,131 +625,9 @@ static void recv_on_reaped(struct conn *c)
         engine_conn_gone(e);
 }
 
-static const struct conn_ops recv_ops = {
+const struct conn_ops recv_ops = {
         .cm_event = recv_on_cm,
         .wc = recv_on_wc,
         .wc_batch_end = recv_on_batch_end,
         .reaped = recv_on_reaped,
 };
-
-static void recv_reject(struct rdma_cm_id *id, unsigned int status)
-{
-        struct wire_reject rj = { .magic = WIRE_MAGIC, .version = WIRE_VERSION, .status = status };
-        uint8_t buf[WIRE_REJECT_SIZE];
-
-        wire_encode_reject(buf, &rj);
-        if (rdma_reject(id, buf, sizeof(buf)))
-                log_warning("rdma_reject: %m");
-        rdma_destroy_id(id);
-}
-
-void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void *pdata, size_t plen)
-{
-        struct daemon *d = e->d;
-        struct rdma_conn_param param = { 0 };
-        struct wire_welcome w = { 0 };
-        struct wire_hello h;
-        uint8_t wbuf[WIRE_WELCOME_SIZE];
-        struct recv_xfer *x;
-        char peer[80];
-        int r;
-
-        conn_format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
-
-        r = wire_decode_hello(pdata, plen, &h);
-        if (r < 0) {
-                log_notice("%s: refused: %s", peer,
-                           r == -EPROTONOSUPPORT ? "protocol version mismatch" : "not an rdmaxfer peer");
-                recv_reject(id, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL);
-                return;
-        }
-        if (!acl_allows(&d->cfg.allow_peers, rdma_get_peer_addr(id))) {
-                log_notice("%s: refused: address not in allow_peers", peer);
-                recv_reject(id, WIRE_E_DENIED);
-                return;
-        }
-        if (e->stopping) {
-                recv_reject(id, WIRE_E_SHUTDOWN);
-                return;
-        }
-        if (id->verbs != e->verbs) {
-                log_warning("%s: refused: arrived on device %s, ring is on %s", peer,
-                            ibv_get_device_name(id->verbs->device),
-                            ibv_get_device_name(e->verbs->device));
-                recv_reject(id, WIRE_E_INTERNAL);
-                return;
-        }
-
-        x = calloc(1, sizeof(*x));
-        if (!x) {
-                recv_reject(id, WIRE_E_INTERNAL);
-                return;
-        }
-        x->fd = -1;
-        x->digest = DIGEST_NULL;
-        x->nslots = e->ring.share;
-        x->slots = calloc(x->nslots, sizeof(*x->slots));
-        x->rs = calloc(x->nslots, sizeof(*x->rs));
-        if (!x->slots || !x->rs) {
-                free(x->slots);
-                free(x->rs);
-                free(x);
-                recv_reject(id, WIRE_E_INTERNAL);
-                return;
-        }
-        if (ring_take_share(&e->ring, x->slots) == RING_FULL) {
-                log_notice("%s: refused: all %u receive slots in use", peer, e->ring.count);
-                free(x->slots);
-                free(x->rs);
-                free(x);
-                recv_reject(id, WIRE_E_BUSY);
-                return;
-        }
-        conn_init(&x->conn, e, &recv_ops, id);
-        snprintf(x->conn.peer, sizeof(x->conn.peer), "%s", peer);
-        x->next = e->recvs;
-        e->recvs = x;
-        x->credit_batch = MAX(1u, x->nslots / 4);
-        x->timer = evtimer_new(e->base, recv_on_timer, x);
-
-        /* From here on a failure rejects and then reaps, which returns the slots. */
-        r = x->timer ? conn_setup_qp(&x->conn, CONN_CTRL_BUFS + 2, x->nslots + 1, 0) : -ENOMEM;
-        for (uint32_t i = 0; r == 0 && i < x->nslots; i++)
-                r = recv_post_slot(x, i);
-        if (r < 0) {
-                log_err("%s: setting up the queue pair: %s", peer, strerror(-r));
-                goto fail;
-        }
-
-        auth_nonce(x->nonce);
-        w.magic = WIRE_MAGIC;
-        w.version = WIRE_VERSION;
-        w.flags = d->key.len ? WIRE_WELCOME_AUTH : 0;
-        w.credits = x->nslots;
-        w.slot_size = e->slot_size;
-        memcpy(w.nonce, x->nonce, sizeof(w.nonce));
-        wire_encode_welcome(wbuf, &w);
-        param.private_data = wbuf;
-        param.private_data_len = sizeof(wbuf);
-        param.rnr_retry_count = 7;
-        param.retry_count = 7;
-        if (rdma_accept(id, &param)) {
-                log_err("%s: rdma_accept: %m", peer);
-                goto fail;
-        }
-        recv_arm_timer(x, RECV_OFFER_TIMEOUT_SEC);
-        log_debug("%s: accepted connection, %u credits of %u bytes", peer, x->nslots, e->slot_size);
-        return;
-
-fail:
-        {
-                uint8_t buf[WIRE_REJECT_SIZE];
-                struct wire_reject rj = { .magic = WIRE_MAGIC, .version = WIRE_VERSION,
-                                          .status = WIRE_E_INTERNAL };
-
-                wire_encode_reject(buf, &rj);
-                rdma_reject(id, buf, sizeof(buf));
-        }
-        x->state = RECV_CLOSING;
-        conn_reap(&x->conn);
-}
