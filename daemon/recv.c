@@ -281,18 +281,14 @@ static struct recv_xfer *recv_of_file_req(struct io_req *req)
 }
 
 /* The space is reserved (or the file system cannot reserve): accept. */
-static void recv_on_reserved(struct io_req *req, int64_t res)
+static void recv_accept(struct recv_xfer *x, int64_t res)
 {
-        struct recv_xfer *x = recv_of_file_req(req);
         const struct wire_offer *o = &x->offer;
         struct wire_msg m = { .type = WIRE_ACCEPT };
         enum incoming_verdict iv = incoming_reserve_verdict((int)res);
         char text[WIRE_TEXT_MAX + 1];
         int r;
 
-        conn_unhold(&x->conn);
-        if (x->conn.reaping || x->state != RECV_OFFER_WAIT)
-                return;
         if (iv != INCOMING_OK) {
                 snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size,
                          strerror((int)-res));
@@ -318,6 +314,16 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
         recv_arm_timer(x, RECV_STALL_SEC);
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
                  x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
+}
+
+static void recv_on_reserved(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        conn_unhold(&x->conn);
+        if (x->conn.reaping || x->state != RECV_OFFER_WAIT)
+                return;
+        recv_accept(x, res);
 }
 
 static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
@@ -368,8 +374,12 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
         evtimer_del(x->timer);
+        if (o->size == 0) {
+                recv_accept(x, 0);
+                return;
+        }
+        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
         x->file_req.done = recv_on_reserved;
         r = io_fallocate(x->conn.e->io, &x->file_req, x->fd, o->size);
         if (r < 0) {
