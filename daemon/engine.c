@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <event2/event.h>
 
@@ -132,12 +133,17 @@ static int engine_open_device(struct engine *e)
         return 0;
 }
 
+/* Huge-page aligned: fewer translations for the NIC to cache, and for the CPU. */
+#define ENGINE_ALIGN    (2u << 20)
+
 static void *engine_alloc(size_t bytes)
 {
         void *p = NULL;
 
-        if (posix_memalign(&p, 4096, bytes))
+        if (posix_memalign(&p, ENGINE_ALIGN, bytes))
                 return NULL;
+        /* Advice only: without transparent huge pages this is 4 KiB pages. */
+        (void)madvise(p, bytes, MADV_HUGEPAGE);
         /* Touch it now: the pages are pinned by registration anyway. */
         memset(p, 0, bytes);
         return p;
