@@ -30,8 +30,9 @@ int incoming_exists(int dirfd, const char *name)
         /* A symlink under that name exists, even if we won't follow it. */
         if (errno == ELOOP)
                 return 1;
-        /* openat2 can be missing (old kernel) or filtered (some seccomp
-         * set-ups answer ENOSYS). The name is a checked leaf, so a
+        /* openat2 can be missing (old kernel) or filtered: systemd's
+         * RestrictSUIDSGID= answers ENOSYS, since seccomp cannot see the
+         * mode inside struct open_how. The name is a checked leaf, so a
          * no-follow stat beneath the directory decides the same. */
         if (errno == ENOSYS || errno == EPERM) {
                 if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)

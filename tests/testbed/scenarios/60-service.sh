@@ -14,6 +14,8 @@ for unit in "$ALPHA_UNIT" "$BETA_UNIT"; do
         [[ $(systemctl show -P Type "$unit") == notify ]] || tb_fail "$unit is not Type=notify"
         [[ $(systemctl show -P ProtectSystem "$unit") == strict ]] || tb_fail "$unit: ProtectSystem"
         [[ $(systemctl show -P NoNewPrivileges "$unit") == yes ]] || tb_fail "$unit: NoNewPrivileges"
+        [[ -n $(systemctl show -P SystemCallFilter "$unit") ]] || tb_fail "$unit: no SystemCallFilter"
+        grep -q "^Seccomp:[[:space:]]*2" "/proc/$pid/status" || tb_fail "$unit: no seccomp filter in force"
         status=$(systemctl show -P StatusText "$unit")
         tb_log "$unit: STATUS=$status"
         [[ -n $status ]] || tb_fail "$unit sends no STATUS="
