@@ -505,7 +505,6 @@ static void recv_on_data(struct recv_xfer *x, uint32_t i, uint32_t seq, uint32_t
                 recv_abort(x, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
                 return;
         }
-        digest_update(&x->digest, recv_slot_mem(x, i), len);
         x->next_seq++;
         x->bytes_recv += len;
         x->t_last = clock_usec(CLOCK_MONOTONIC);
@@ -520,6 +519,9 @@ static void recv_on_data(struct recv_xfer *x, uint32_t i, uint32_t seq, uint32_t
         }
         x->writes++;
         conn_hold(&x->conn);
+        /* Hash while the kernel copies the slot out: both only read it, and
+         * its completion (which frees the slot) is handled on this loop later. */
+        digest_update(&x->digest, recv_slot_mem(x, i), len);
 }
 
 static void recv_on_ctrl(struct recv_xfer *x, uint32_t i, uint32_t len)
