@@ -52,7 +52,6 @@ void engine_conn_gone(struct engine *e);
 void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id,
                              const void *pdata, size_t plen);
 void recv_abort(struct recv_xfer *x, unsigned int status, const char *text);
-unsigned int recv_count(const struct engine *e);
 struct recv_xfer *recv_next(struct recv_xfer *x);
 
 /* send.c */

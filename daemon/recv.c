@@ -64,15 +64,6 @@ static void recv_set_state(struct recv_xfer *x, enum recv_state state)
         x->state = state;
 }
 
-unsigned int recv_count(const struct engine *e)
-{
-        unsigned int n = 0;
-
-        for (const struct recv_xfer *x = e->recvs; x; x = x->next)
-                n++;
-        return n;
-}
-
 struct recv_xfer *recv_next(struct recv_xfer *x)
 {
         return x->next;
@@ -454,7 +445,6 @@ static void recv_on_end(struct recv_xfer *x, const struct wire_end *end)
                 return;
         }
         x->end = *end;
-        x->end_seen = true;
         recv_set_state(x, RECV_FINISHING);
         recv_finish(x);
 }

@@ -53,7 +53,6 @@ struct recv_xfer {
         unsigned int writes;    /* in flight */
         uint32_t credits_pending;
         uint32_t credit_batch;
-        bool end_seen;
         struct wire_end end;
         struct digest digest;
         struct io_req file_req;        /* fallocate, then fsync: never both */
