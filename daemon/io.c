@@ -36,10 +36,15 @@ static int io_prep(struct io *io, struct io_req *req)
         case IO_OP_READ:
                 io_uring_prep_read(sqe, req->fd, (char *)req->buf + req->moved,
                                    req->len - req->moved, req->off + req->moved);
+                /* Straight to an io-wq worker: the copy out of the page
+                 * cache must not run on the event loop thread, which is
+                 * the one posting work requests and polling CQs. */
+                io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
                 break;
         case IO_OP_WRITE:
                 io_uring_prep_write(sqe, req->fd, (char *)req->buf + req->moved,
                                     req->len - req->moved, req->off + req->moved);
+                io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
                 break;
         case IO_OP_FALLOCATE:
                 io_uring_prep_fallocate(sqe, req->fd, 0, 0, (off_t)req->len);
