@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "macro.h"
+
 int ring_init(struct ring *r, uint32_t count, uint32_t share)
 {
         if (count == 0 || share == 0 || share > count)
@@ -18,6 +20,7 @@ int ring_init(struct ring *r, uint32_t count, uint32_t share)
         }
         r->count = count;
         r->share = share;
+        r->conns_max = count / share;
         /* Pushed highest first, so a fresh ring hands out 0, 1, 2, ... */
         for (uint32_t i = 0; i < count; i++)
                 r->stack[i] = count - 1 - i;
@@ -30,19 +33,6 @@ void ring_deinit(struct ring *r)
         free(r->stack);
         free(r->used);
         *r = RING_NULL;
-}
-
-int ring_take_share(struct ring *r, uint32_t *slots)
-{
-        if (r->nfree < r->share)
-                return RING_FULL;
-        for (uint32_t i = 0; i < r->share; i++) {
-                uint32_t slot = r->stack[--r->nfree];
-
-                r->used[slot] = 1;
-                slots[i] = slot;
-        }
-        return 0;
 }
 
 void ring_put(struct ring *r, uint32_t slot)
@@ -62,4 +52,54 @@ void ring_put(struct ring *r, uint32_t slot)
 uint32_t ring_free(const struct ring *r)
 {
         return r->nfree;
+}
+
+int ring_take(struct ring *r, uint32_t *slot)
+{
+        if (r->nfree == 0)
+                return RING_FULL;
+        *slot = r->stack[--r->nfree];
+        r->used[*slot] = 1;
+        return 0;
+}
+
+/* Free slots kept back for the connections that could still be admitted. */
+static uint32_t ring_reserve(const struct ring *r, uint32_t conns)
+{
+        return conns < r->conns_max ? r->conns_max - conns : 0;
+}
+
+uint32_t ring_admit(struct ring *r, uint32_t *slots)
+{
+        uint32_t keep, n;
+
+        if (r->conns >= r->conns_max)
+                return 0;
+        /* Growth never eats into the reserve, so this is at least 1. */
+        keep = ring_reserve(r, r->conns + 1);
+        n = r->nfree > keep ? MIN(r->share, r->nfree - keep) : 0;
+        for (uint32_t i = 0; i < n; i++)
+                ring_take(r, &slots[i]);
+        if (n > 0)
+                r->conns++;
+        return n;
+}
+
+void ring_leave(struct ring *r)
+{
+        if (r->conns == 0) {
+                fprintf(stderr, "ring_leave: no connection admitted\n");
+                abort();
+        }
+        r->conns--;
+}
+
+uint32_t ring_target(const struct ring *r)
+{
+        return r->count / MAX(r->conns, 1u);
+}
+
+bool ring_may_grow(const struct ring *r, uint32_t held)
+{
+        return held < ring_target(r) && r->nfree > ring_reserve(r, r->conns);
 }

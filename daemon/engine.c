@@ -253,8 +253,8 @@ int engine_new(struct engine **out, struct daemon *d)
                 r = -ENOMEM;
                 goto fail;
         }
-        log_info("RDMA device %s: receive ring %u x %u bytes (%zu MiB), %u per connection; "
-                 "send pool %u x %u bytes (%zu MiB)",
+        log_info("RDMA device %s: receive ring %u x %u bytes (%zu MiB), %u per connection "
+                 "(more while fewer receive); send pool %u x %u bytes (%zu MiB)",
                  ibv_get_device_name(e->verbs->device), cfg->slot_count, cfg->slot_size,
                  e->ring_bytes >> 20, e->ring.share, cfg->send_slots * cfg->max_transfers,
                  cfg->slot_size, e->send_bytes >> 20);

@@ -1,6 +1,7 @@
 /*
  * A connection request becomes an incoming transfer: the peer's hello and
- * address are checked, a share of the receive ring is taken and posted, and
+ * address are checked, a share of the receive ring is taken and posted (the
+ * full share, or less while another transfer is lending slots), and
  * the accept carries the credits, the slot size and a fresh nonce for the
  * key proof. Anything refused is refused with a reason in the REJ.
  */
@@ -73,35 +74,28 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
         }
         x->fd = -1;
         x->digest = DIGEST_NULL;
-        x->nslots = e->ring.share;
-        x->slots = calloc(x->nslots, sizeof(*x->slots));
-        x->rs = calloc(x->nslots, sizeof(*x->rs));
-        if (!x->slots || !x->rs) {
-                free(x->slots);
-                free(x->rs);
+        r = recv_slots_admit(x, &e->ring);
+        if (r <= 0) {
+                if (r == 0)
+                        log_notice("%s: refused: %u transfers already receiving", peer,
+                                   e->ring.conns_max);
+                recv_slots_free(x);
                 free(x);
-                recv_reject(id, WIRE_E_INTERNAL);
-                return;
-        }
-        if (ring_take_share(&e->ring, x->slots) == RING_FULL) {
-                log_notice("%s: refused: all %u receive slots in use", peer, e->ring.count);
-                free(x->slots);
-                free(x->rs);
-                free(x);
-                recv_reject(id, WIRE_E_BUSY);
+                recv_reject(id, r == 0 ? WIRE_E_BUSY : WIRE_E_INTERNAL);
                 return;
         }
         conn_init(&x->conn, e, &recv_ops, id);
         snprintf(x->conn.peer, sizeof(x->conn.peer), "%s", peer);
         x->next = e->recvs;
         e->recvs = x;
-        x->credit_batch = MAX(1u, x->nslots / 4);
         x->timer = evtimer_new(e->base, recv_on_timer, x);
 
         /* From here on a failure rejects and then reaps, which returns the slots. */
-        r = x->timer ? conn_setup_qp(&x->conn, CONN_CTRL_BUFS + 2, x->nslots + 1, 0) : -ENOMEM;
-        for (uint32_t i = 0; r == 0 && i < x->nslots; i++)
-                r = recv_post_slot(x, i);
+        /* Room for every slot it may grow to. */
+        r = x->timer ? conn_setup_qp(&x->conn, CONN_CTRL_BUFS + 2, x->cap + 1, 0) : -ENOMEM;
+        for (uint32_t i = 0; r == 0 && i < x->cap; i++)
+                if (x->slots[i] != RECV_NO_SLOT)
+                        r = recv_post_slot(x, i);
         if (r < 0) {
                 log_err("%s: setting up the queue pair: %s", peer, strerror(-r));
                 goto fail;

@@ -5,7 +5,10 @@
  * send into an empty receive queue. A data message lands in a slot, is
  * hashed in arrival order (RC keeps order), written to the file at its
  * offset by io_uring, and only then is the slot posted again and its credit
- * returned. The file has no name until it is complete, verified and fsynced
+ * returned. A transfer that has the ring to itself borrows one more slot
+ * per completed write (common/ring.h) and, when others arrive, gives back
+ * what it holds over its due, one per completed write and without a
+ * credit. The file has no name until it is complete, verified and fsynced
  * (common/incoming.h), so an abort at any point leaves nothing behind.
  */
 
@@ -92,6 +95,33 @@ uint64_t engine_recv_rate(const struct engine *e)
                 x->rate_t = now;
         }
         return sum;
+}
+
+int recv_slots_admit(struct recv_xfer *x, struct ring *ring)
+{
+        uint32_t n;
+
+        x->cap = ring->count;
+        x->slots = calloc(x->cap, sizeof(*x->slots));
+        x->idle = calloc(x->cap, sizeof(*x->idle));
+        x->rs = calloc(x->cap, sizeof(*x->rs));
+        if (!x->slots || !x->idle || !x->rs)
+                return -ENOMEM;
+        n = ring_admit(ring, x->slots);
+        x->nslots = n;
+        /* Indices n.. are unused; stacked so that n comes out first. */
+        for (uint32_t i = x->cap; i-- > n;) {
+                x->slots[i] = RECV_NO_SLOT;
+                x->idle[x->nidle++] = i;
+        }
+        return (int)n;
+}
+
+void recv_slots_free(struct recv_xfer *x)
+{
+        free(x->slots);
+        free(x->idle);
+        free(x->rs);
 }
 
 static uint8_t *recv_slot_mem(struct recv_xfer *x, uint32_t i)
@@ -256,7 +286,9 @@ static void recv_flush_credits(struct recv_xfer *x, bool force)
 
         if (x->state != RECV_DATA || x->credits_pending == 0)
                 return;
-        if (!force && x->credits_pending < x->credit_batch)
+        /* Batched, but never in batches as large as what the sender holds
+         * when it is down to a few slots: it would wait for ever. */
+        if (!force && x->credits_pending < MAX(1u, MIN(x->conn.e->ring.share, x->nslots) / 4))
                 return;
         /* Keep one buffer for the verdict. */
         if (conn_ctrl_free(&x->conn) < 2)
@@ -449,6 +481,37 @@ static void recv_on_end(struct recv_xfer *x, const struct wire_end *end)
         recv_finish(x);
 }
 
+static void recv_release_slot(struct recv_xfer *x, uint32_t i)
+{
+        ring_put(&x->conn.e->ring, x->slots[i]);
+        x->slots[i] = RECV_NO_SLOT;
+        x->idle[x->nidle++] = i;
+        x->nslots--;
+}
+
+/*
+ * Borrow one more slot while the ring has some to lend and this transfer
+ * has more chunks to come than slots posted: one per completed write, so a
+ * transfer grows only as fast as it actually uses what it has.
+ */
+static void recv_grow(struct recv_xfer *x)
+{
+        struct ring *ring = &x->conn.e->ring;
+        uint32_t slot, i;
+
+        if (x->state != RECV_DATA || x->nchunks - x->next_seq <= x->nslots ||
+            !ring_may_grow(ring, x->nslots) || x->nidle == 0 || ring_take(ring, &slot) != 0)
+                return;
+        i = x->idle[--x->nidle];
+        x->slots[i] = slot;
+        x->nslots++;
+        if (recv_post_slot(x, i) < 0) {
+                recv_release_slot(x, i);
+                return;
+        }
+        x->credits_pending++;
+}
+
 static void recv_on_write(struct io_req *req, int64_t res)
 {
         struct recv_slot *rs = (struct recv_slot *)req;
@@ -468,11 +531,17 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 return;
         }
         x->bytes_written += rs->len;
-        if (recv_post_slot(x, i) < 0) {
-                recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
-                return;
+        if (x->nslots > ring_target(&x->conn.e->ring)) {
+                /* Lent while we were alone: give it back, without a credit. */
+                recv_release_slot(x, i);
+        } else {
+                if (recv_post_slot(x, i) < 0) {
+                        recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
+                        return;
+                }
+                x->credits_pending++;
+                recv_grow(x);
         }
-        x->credits_pending++;
         if (x->state == RECV_FINISHING)
                 recv_finish(x);
         /* Credits go out in wc_batch_end or here, batched. */
@@ -566,7 +635,7 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
         }
         if (x->state == RECV_CLOSING)
                 return;
-        if (wc->wr_id >= x->nslots) {
+        if (wc->wr_id >= x->cap || x->slots[wc->wr_id] == RECV_NO_SLOT) {
                 recv_lost(x, "completion for an unknown slot");
                 return;
         }
@@ -614,15 +683,17 @@ static void recv_on_reaped(struct conn *c)
                         *p = x->next;
                         break;
                 }
-        for (uint32_t i = 0; i < x->nslots; i++)
-                ring_put(&e->ring, x->slots[i]);
+        /* Only admitted connections are ever reaped. */
+        for (uint32_t i = 0; i < x->cap; i++)
+                if (x->slots[i] != RECV_NO_SLOT)
+                        ring_put(&e->ring, x->slots[i]);
+        ring_leave(&e->ring);
         /* Closing the O_TMPFILE without linking it frees its blocks. */
         safe_close(x->fd);
         digest_deinit(&x->digest);
         if (x->timer)
                 event_free(x->timer);
-        free(x->slots);
-        free(x->rs);
+        recv_slots_free(x);
         free(x);
         engine_conn_gone(e);
 }

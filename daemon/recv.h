@@ -40,9 +40,15 @@ struct recv_xfer {
         struct conn conn;
         struct recv_xfer *next;
         enum recv_state state;
+        /* Slots held, by index (the receive's wr_id): cap = ring size
+         * entries, RECV_NO_SLOT where none; the unused indices are stacked
+         * in idle. */
         uint32_t nslots;
+        uint32_t cap;
         uint32_t *slots;
-        struct recv_slot *rs;   /* per share entry; wr_id indexes this */
+        uint32_t *idle;
+        uint32_t nidle;
+        struct recv_slot *rs;
         uint8_t nonce[WIRE_NONCE_SIZE];
         struct wire_offer offer;
         int fd;
@@ -52,7 +58,6 @@ struct recv_xfer {
         uint64_t bytes_written;
         unsigned int writes;    /* in flight */
         uint32_t credits_pending;
-        uint32_t credit_batch;
         struct wire_end end;
         struct digest digest;
         struct io_req file_req;        /* fallocate, then fsync: never both */
@@ -66,7 +71,14 @@ struct recv_xfer {
         bool logged;
 };
 
+#define RECV_NO_SLOT UINT32_MAX
+
 extern const struct conn_ops recv_ops;
+
+/* Admit @x to the ring (ring_admit): the slots it starts with, 0 when the
+ * ring admits no more connections, or -ENOMEM. */
+int recv_slots_admit(struct recv_xfer *x, struct ring *ring);
+void recv_slots_free(struct recv_xfer *x);
 
 int recv_post_slot(struct recv_xfer *x, uint32_t i);
 void recv_arm_timer(struct recv_xfer *x, int sec);

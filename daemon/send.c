@@ -1,7 +1,8 @@
 /*
  * Senders: one per running job. The file (a descriptor the client passed)
- * is read by io_uring into this job's share of the preregistered send pool,
- * hashed in order, and posted as SEND_WITH_IMM work requests as long as the
+ * is read by io_uring into this job's buffers from the preregistered send
+ * pool (a share, or more while it is the only job: common/ring.h), hashed
+ * in order, and posted as SEND_WITH_IMM work requests as long as the
  * receiver has granted credits. Work requests are signalled every few
  * posts (and always the last of a batch), so one completion retires a run
  * of buffers; reads for the freed buffers go out at once, keeping both the
@@ -72,9 +73,19 @@ struct sender {
         struct job *job;
         enum send_state state;
         bool established;
+        /* Buffers, by index: cap = pool size entries, nbuf of them hold a
+         * pool slot (slots[i], else SEND_NO_SLOT). Free ones that hold a
+         * slot are stacked in spare, the others in unheld. The buffer of
+         * chunk seq, next_done <= seq < next_read, is inflight[seq % cap]. */
+        uint32_t cap;
         uint32_t nbuf;
-        uint32_t *slots;                /* indices into the engine's send pool */
+        uint32_t *slots;
         struct send_buf *bufs;
+        uint32_t *spare;
+        uint32_t nspare;
+        uint32_t *unheld;
+        uint32_t nunheld;
+        uint32_t *inflight;
         uint32_t chunk;
         uint64_t nchunks;
         uint32_t credits;
@@ -122,6 +133,93 @@ struct sender *sender_next(struct sender *s)
 }
 
 static void send_arm_timer(struct sender *s, int sec);
+
+#define SEND_NO_SLOT UINT32_MAX
+
+/* Admit to the send pool: allocate the per-buffer arrays and take the
+ * first buffers. 0, or -errno (-EBUSY: the pool admits no more jobs). */
+static int send_bufs_admit(struct sender *s, struct ring *pool)
+{
+        uint32_t n;
+
+        s->cap = pool->count;
+        s->slots = calloc(s->cap, sizeof(*s->slots));
+        s->bufs = calloc(s->cap, sizeof(*s->bufs));
+        s->spare = calloc(s->cap, sizeof(*s->spare));
+        s->unheld = calloc(s->cap, sizeof(*s->unheld));
+        s->inflight = calloc(s->cap, sizeof(*s->inflight));
+        if (!s->slots || !s->bufs || !s->spare || !s->unheld || !s->inflight)
+                return -ENOMEM;
+        n = ring_admit(pool, s->slots);
+        if (n == 0)
+                return -EBUSY;
+        s->nbuf = n;
+        for (uint32_t i = s->cap; i-- > 0;) {
+                s->bufs[i].s = s;
+                if (i < n) {
+                        s->spare[s->nspare++] = i;
+                } else {
+                        s->slots[i] = SEND_NO_SLOT;
+                        s->unheld[s->nunheld++] = i;
+                }
+        }
+        return 0;
+}
+
+/* Give every slot back and leave the pool (after a successful admit). */
+static void send_bufs_leave(struct sender *s, struct ring *pool)
+{
+        for (uint32_t i = 0; i < s->cap; i++)
+                if (s->slots[i] != SEND_NO_SLOT)
+                        ring_put(pool, s->slots[i]);
+        ring_leave(pool);
+}
+
+static void send_bufs_free(struct sender *s)
+{
+        free(s->slots);
+        free(s->bufs);
+        free(s->spare);
+        free(s->unheld);
+        free(s->inflight);
+}
+
+/* A free buffer for the next read: a spare one, or one more from the pool
+ * while it has some to lend. false when there is none. */
+static bool send_buf_get(struct sender *s, uint32_t *out)
+{
+        struct ring *pool = &s->conn.e->send_ring;
+        uint32_t slot, i;
+
+        if (s->nspare > 0) {
+                *out = s->spare[--s->nspare];
+                return true;
+        }
+        if (s->nunheld == 0 || !ring_may_grow(pool, s->nbuf) || ring_take(pool, &slot) != 0)
+                return false;
+        i = s->unheld[--s->nunheld];
+        s->slots[i] = slot;
+        s->nbuf++;
+        *out = i;
+        return true;
+}
+
+/* A buffer is done with: kept, or given back if this job holds more than
+ * its due now that other jobs run. */
+static void send_buf_put(struct sender *s, uint32_t i)
+{
+        struct ring *pool = &s->conn.e->send_ring;
+
+        s->bufs[i].state = BUF_FREE;
+        if (s->nbuf > ring_target(pool)) {
+                ring_put(pool, s->slots[i]);
+                s->slots[i] = SEND_NO_SLOT;
+                s->unheld[s->nunheld++] = i;
+                s->nbuf--;
+                return;
+        }
+        s->spare[s->nspare++] = i;
+}
 
 static uint8_t *send_buf_mem(struct sender *s, uint32_t i)
 {
@@ -268,11 +366,14 @@ static void send_pump(struct sender *s)
 
         /* Reads into every free buffer, in sequence order. */
         while (s->next_read < s->nchunks) {
-                struct send_buf *b = &s->bufs[s->next_read % s->nbuf];
+                struct send_buf *b;
                 uint64_t off = s->next_read * s->chunk;
+                uint32_t i;
 
-                if (b->state != BUF_FREE)
+                if (!send_buf_get(s, &i))
                         break;
+                b = &s->bufs[i];
+                s->inflight[s->next_read % s->cap] = i;
                 b->seq = s->next_read;
                 b->len = MIN((uint64_t)s->chunk, s->job->size - off);
                 b->io.done = send_on_read;
@@ -287,8 +388,8 @@ static void send_pump(struct sender *s)
         }
 
         /* Post what is ready, in order, as far as credits allow, as one chain. */
-        while (s->credits > 0 && s->next_post < s->nchunks && n < ARRAY_SIZE(wrs)) {
-                struct send_buf *b = &s->bufs[s->next_post % s->nbuf];
+        while (s->credits > 0 && s->next_post < s->next_read && n < ARRAY_SIZE(wrs)) {
+                struct send_buf *b = &s->bufs[s->inflight[s->next_post % s->cap]];
                 uint8_t *mem = send_buf_mem(s, b - s->bufs);
 
                 if (b->state != BUF_READY)
@@ -342,10 +443,10 @@ static void send_on_data_done(struct sender *s, uint64_t seq)
 
         /* A signalled completion retires every earlier post on this QP. */
         while (s->next_done <= seq && s->next_done < s->next_post) {
-                struct send_buf *b = &s->bufs[s->next_done % s->nbuf];
+                uint32_t i = s->inflight[s->next_done % s->cap];
 
-                job->bytes_done += b->len;
-                b->state = BUF_FREE;
+                job->bytes_done += s->bufs[i].len;
+                send_buf_put(s, i);
                 s->next_done++;
         }
         s->t_last = clock_usec(CLOCK_MONOTONIC);
@@ -511,7 +612,8 @@ static void send_connect(struct sender *s)
                           ibv_get_device_name(e->verbs->device));
                 return;
         }
-        r = conn_setup_qp(&s->conn, s->nbuf + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1, SEND_CTRL_RECVS);
+        /* Room for every buffer it may grow to. */
+        r = conn_setup_qp(&s->conn, s->cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1, SEND_CTRL_RECVS);
         if (r < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "setting up the queue pair: %s", strerror(-r));
                 return;
@@ -589,13 +691,11 @@ static void send_on_reaped(struct conn *c)
                         *p = s->next;
                         break;
                 }
-        for (uint32_t i = 0; i < s->nbuf; i++)
-                ring_put(&e->send_ring, s->slots[i]);
+        send_bufs_leave(s, &e->send_ring);
         digest_deinit(&s->digest);
         if (s->timer)
                 event_free(s->timer);
-        free(s->slots);
-        free(s->bufs);
+        send_bufs_free(s);
         job->sender = NULL;
         if (!s->decided) {
                 s->final = CTL_JOB_FAILED;
@@ -642,27 +742,20 @@ int engine_send(struct engine *e, struct job *job)
                 freeaddrinfo(ai);
                 return -ENOMEM;
         }
-        s->nbuf = e->send_ring.share;
-        s->slots = calloc(s->nbuf, sizeof(*s->slots));
-        s->bufs = calloc(s->nbuf, sizeof(*s->bufs));
         s->digest = DIGEST_NULL;
         s->timer = evtimer_new(e->base, send_on_timer, s);
-        if (!s->slots || !s->bufs || !s->timer || digest_init(&s->digest) < 0) {
+        if (!s->timer || digest_init(&s->digest) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
-        if (ring_take_share(&e->send_ring, s->slots) == RING_FULL) {
-                r = -EBUSY;
+        r = send_bufs_admit(s, &e->send_ring);
+        if (r < 0)
                 goto fail;
-        }
-        for (uint32_t i = 0; i < s->nbuf; i++)
-                s->bufs[i].s = s;
-        s->signal_every = MAX(1u, s->nbuf / 4);
+        s->signal_every = MAX(1u, e->send_ring.share / 4);
 
         if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP)) {
                 r = -errno;
-                for (uint32_t i = 0; i < s->nbuf; i++)
-                        ring_put(&e->send_ring, s->slots[i]);
+                send_bufs_leave(s, &e->send_ring);
                 goto fail;
         }
         conn_init(&s->conn, e, &send_ops, id);
@@ -685,8 +778,7 @@ fail:
         if (s->timer)
                 event_free(s->timer);
         digest_deinit(&s->digest);
-        free(s->slots);
-        free(s->bufs);
+        send_bufs_free(s);
         free(s);
         return r;
 }

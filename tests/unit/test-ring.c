@@ -1,4 +1,4 @@
-/* Receive-ring accounting: shares, exhaustion, and aborts on misuse. */
+/* Receive-ring accounting: shares, lending, exhaustion, and aborts on misuse. */
 
 #include <errno.h>
 #include <signal.h>
@@ -36,12 +36,12 @@ static void test_shares(void)
         bool unique = true;
 
         ring_init(&r, 16, 4);
-        is_int(ring_take_share(&r, a), 0, "first share");
-        is_int(ring_take_share(&r, b), 0, "second share");
-        is_int(ring_take_share(&r, c), 0, "third share");
-        is_int(ring_take_share(&r, d), 0, "fourth share");
+        is_int(ring_admit(&r, a), 4, "first share");
+        is_int(ring_admit(&r, b), 4, "second share");
+        is_int(ring_admit(&r, c), 4, "third share");
+        is_int(ring_admit(&r, d), 4, "fourth share");
         is_int(ring_free(&r), 0, "ring empty");
-        is_int(ring_take_share(&r, e), RING_FULL, "fifth is RING_FULL");
+        is_int(ring_admit(&r, e), 0, "a fifth is not admitted");
 
         uint32_t *all[] = { a, b, c, d };
         for (int s = 0; s < 4; s++)
@@ -57,9 +57,10 @@ static void test_shares(void)
         ring_put(&r, b[0]);
         ring_put(&r, b[1]);
         ring_put(&r, b[2]);
-        is_int(ring_take_share(&r, e), RING_FULL, "3 free slots are not a share of 4");
+        is_int(ring_admit(&r, e), 0, "free slots are not enough while 4 are in");
         ring_put(&r, b[3]);
-        is_int(ring_take_share(&r, e), 0, "after the fourth put a share is available");
+        ring_leave(&r);
+        is_int(ring_admit(&r, e), 4, "after one leaves, a share is available");
         ok(e[0] != e[1] && e[0] < 16, "re-used slots are valid");
 
         for (int i = 0; i < 4; i++) {
@@ -70,6 +71,91 @@ static void test_shares(void)
         }
         is_int(ring_free(&r), 16, "all slots back");
         ring_deinit(&r);
+}
+
+/* Grow one connection while the ring lets it; returns how many it took. */
+static uint32_t grow(struct ring *r, uint32_t *slots, uint32_t *held)
+{
+        uint32_t n = 0;
+
+        while (ring_may_grow(r, *held)) {
+                if (ring_take(r, &slots[*held]) != 0)
+                        break;
+                (*held)++;
+                n++;
+        }
+        return n;
+}
+
+static void test_lending(void)
+{
+        struct ring r = RING_NULL;
+        uint32_t a[16], b[16], c[16], d[16], e[16];
+        uint32_t ha, hb, hc, hd;
+
+        ring_init(&r, 16, 4);
+        ha = ring_admit(&r, a);
+        is_int(ha, 4, "a lone connection is admitted with a share");
+        is_int(ring_target(&r), 16, "alone, its target is the whole ring");
+        grow(&r, a, &ha);
+        is_int(ha, 13, "it grows to the ring less one slot per connection still admissible");
+        is_int(ring_free(&r), 3, "those 3 stay free");
+        ok(!ring_may_grow(&r, ha), "and no further");
+
+        hb = ring_admit(&r, b);
+        is_int(hb, 1, "a second connection still gets in, with a reserved slot");
+        is_int(ring_target(&r), 8, "the target halves");
+        ok(ha > ring_target(&r), "the lender is now over it (must shrink)");
+        ok(!ring_may_grow(&r, hb), "the newcomer cannot grow into the reserve");
+
+        /* The lender gives back what it holds over the target. */
+        while (ha > ring_target(&r))
+                ring_put(&r, a[--ha]);
+        is_int(ha, 8, "lender shrank to the target");
+        is_int(grow(&r, b, &hb), 5, "the newcomer grows as slots come back");
+        is_int(hb, 6, "to the target less the reserve for two more");
+
+        hc = ring_admit(&r, c);
+        is_int(hc, 1, "third admitted");
+        hd = ring_admit(&r, d);
+        is_int(hd, 1, "fourth admitted");
+        is_int(ring_admit(&r, e), 0, "a fifth is not (count / share connections at most)");
+        is_int(ring_free(&r), 0, "ring fully held");
+        is_int(ha + hb + hc + hd, 16, "every slot accounted for");
+
+        ring_put(&r, d[0]);
+        ring_leave(&r);
+        is_int(ring_admit(&r, e), 1, "after one leaves, another gets in");
+        ring_put(&r, e[0]);
+        ring_leave(&r);
+        for (uint32_t i = 0; i < ha; i++)
+                ring_put(&r, a[i]);
+        for (uint32_t i = 0; i < hb; i++)
+                ring_put(&r, b[i]);
+        ring_put(&r, c[0]);
+        ring_leave(&r);
+        ring_leave(&r);
+        ring_leave(&r);
+        is_int(ring_free(&r), 16, "all back");
+        is_int(ring_target(&r), 16, "target with nobody in is the ring");
+        ring_deinit(&r);
+
+        /* Four at once, as many as max_transfers: exactly the old fixed shares. */
+        ring_init(&r, 16, 4);
+        is_int(ring_admit(&r, a), 4, "1st of 4 simultaneous: a share");
+        is_int(ring_admit(&r, b), 4, "2nd: a share");
+        is_int(ring_admit(&r, c), 4, "3rd: a share");
+        is_int(ring_admit(&r, d), 4, "4th: a share");
+        ok(!ring_may_grow(&r, 4), "nobody grows past a full house");
+        ring_deinit(&r);
+}
+
+static void leave_unadmitted(void)
+{
+        struct ring r;
+
+        ring_init(&r, 4, 2);
+        ring_leave(&r);
 }
 
 /* Run @fn in a child; true when it died of SIGABRT. */
@@ -98,7 +184,7 @@ static void double_put(void)
         uint32_t s[2];
 
         ring_init(&r, 4, 2);
-        ring_take_share(&r, s);
+        ring_admit(&r, s);
         ring_put(&r, s[0]);
         ring_put(&r, s[0]);
 }
@@ -117,7 +203,7 @@ static void put_out_of_range(void)
         uint32_t s[2];
 
         ring_init(&r, 4, 2);
-        ring_take_share(&r, s);
+        ring_admit(&r, s);
         ring_put(&r, 4);
 }
 
@@ -127,7 +213,7 @@ static void put_ok(void)
         uint32_t s[2];
 
         ring_init(&r, 4, 2);
-        ring_take_share(&r, s);
+        ring_admit(&r, s);
         ring_put(&r, s[0]);
         ring_put(&r, s[1]);
         ring_deinit(&r);
@@ -139,12 +225,14 @@ static void test_abort(void)
         ok(aborts(put_never_taken), "put of a slot never taken aborts");
         ok(aborts(put_out_of_range), "put of an out-of-range slot aborts");
         ok(!aborts(put_ok), "correct puts do not");
+        ok(aborts(leave_unadmitted), "leaving without being admitted aborts");
 }
 
 int main(void)
 {
         test_init();
         test_shares();
+        test_lending();
         test_abort();
         return done_testing();
 }
