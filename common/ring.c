@@ -103,3 +103,64 @@ bool ring_may_grow(const struct ring *r, uint32_t held)
 {
         return held < ring_target(r) && r->nfree > ring_reserve(r, r->conns);
 }
+
+int ring_hold_admit(struct ring_hold *h, struct ring *r)
+{
+        uint32_t n;
+
+        *h = RING_HOLD_NULL;
+        h->slot = calloc(r->count, sizeof(*h->slot));
+        h->unused = calloc(r->count, sizeof(*h->unused));
+        if (!h->slot || !h->unused)
+                return -ENOMEM;
+        h->cap = r->count;
+        n = ring_admit(r, h->slot);
+        h->held = n;
+        /* Indices n.. have no slot; stacked so that n comes out first. */
+        for (uint32_t i = h->cap; i-- > n;) {
+                h->slot[i] = RING_NO_SLOT;
+                h->unused[h->nunused++] = i;
+        }
+        return (int)n;
+}
+
+bool ring_hold_grow(struct ring_hold *h, struct ring *r, uint32_t *index)
+{
+        uint32_t slot, i;
+
+        if (h->nunused == 0 || !ring_may_grow(r, h->held) || ring_take(r, &slot) != 0)
+                return false;
+        i = h->unused[--h->nunused];
+        h->slot[i] = slot;
+        h->held++;
+        *index = i;
+        return true;
+}
+
+void ring_hold_release(struct ring_hold *h, struct ring *r, uint32_t index)
+{
+        ring_put(r, h->slot[index]);
+        h->slot[index] = RING_NO_SLOT;
+        h->unused[h->nunused++] = index;
+        h->held--;
+}
+
+bool ring_hold_over(const struct ring_hold *h, const struct ring *r)
+{
+        return h->held > ring_target(r);
+}
+
+void ring_hold_leave(struct ring_hold *h, struct ring *r)
+{
+        for (uint32_t i = 0; i < h->cap; i++)
+                if (h->slot[i] != RING_NO_SLOT)
+                        ring_put(r, h->slot[i]);
+        ring_leave(r);
+}
+
+void ring_hold_free(struct ring_hold *h)
+{
+        free(h->slot);
+        free(h->unused);
+        *h = RING_HOLD_NULL;
+}

@@ -51,3 +51,33 @@ uint32_t ring_target(const struct ring *r);
 bool ring_may_grow(const struct ring *r, uint32_t held);
 /* One free slot into @slot: 0, or RING_FULL. */
 int ring_take(struct ring *r, uint32_t *slot);
+
+/*
+ * One connection's holding, with each slot under a stable index (a
+ * receive's wr_id, a send buffer's number): cap = ring size entries, so it
+ * can grow to any size the ring allows without moving anything.
+ */
+#define RING_NO_SLOT UINT32_MAX
+
+struct ring_hold {
+        uint32_t cap;
+        uint32_t held;          /* indices that have a slot */
+        uint32_t *slot;         /* per index: its ring slot, or RING_NO_SLOT */
+        uint32_t *unused;       /* indices without a slot, stacked */
+        uint32_t nunused;
+};
+
+#define RING_HOLD_NULL ((struct ring_hold){ 0 })
+
+/* Admit to @r (ring_admit); the first slots get indices 0, 1, ... Returns
+ * how many, 0 when not admitted, or -ENOMEM. ring_hold_free() in any case. */
+int ring_hold_admit(struct ring_hold *h, struct ring *r);
+/* Borrow one more slot if @r lends it (ring_may_grow): true, its index in @index. */
+bool ring_hold_grow(struct ring_hold *h, struct ring *r, uint32_t *index);
+/* Give back the slot at @index. */
+void ring_hold_release(struct ring_hold *h, struct ring *r, uint32_t index);
+/* Holding more than its due (ring_target) now that others are in? */
+bool ring_hold_over(const struct ring_hold *h, const struct ring *r);
+/* Every slot back, and leave @r; only after an admit that returned > 0. */
+void ring_hold_leave(struct ring_hold *h, struct ring *r);
+void ring_hold_free(struct ring_hold *h);               /* safe on RING_HOLD_NULL */

@@ -92,10 +92,9 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
 
         /* From here on a failure rejects and then reaps, which returns the slots. */
         /* Room for every slot it may grow to. */
-        r = x->timer ? conn_setup_qp(&x->conn, CONN_CTRL_BUFS + 2, x->cap + 1, 0) : -ENOMEM;
-        for (uint32_t i = 0; r == 0 && i < x->cap; i++)
-                if (x->slots[i] != RECV_NO_SLOT)
-                        r = recv_post_slot(x, i);
+        r = x->timer ? conn_setup_qp(&x->conn, CONN_CTRL_BUFS + 2, x->hold.cap + 1, 0) : -ENOMEM;
+        for (uint32_t i = 0; r == 0 && i < x->hold.held; i++)
+                r = recv_post_slot(x, i);
         if (r < 0) {
                 log_err("%s: setting up the queue pair: %s", peer, strerror(-r));
                 goto fail;
@@ -105,7 +104,7 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
         w.magic = WIRE_MAGIC;
         w.version = WIRE_VERSION;
         w.flags = d->key.len ? WIRE_WELCOME_AUTH : 0;
-        w.credits = x->nslots;
+        w.credits = x->hold.held;
         w.slot_size = e->slot_size;
         memcpy(w.nonce, x->nonce, sizeof(w.nonce));
         wire_encode_welcome(wbuf, &w);
@@ -118,7 +117,7 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
                 goto fail;
         }
         recv_arm_timer(x, RECV_OFFER_TIMEOUT_SEC);
-        log_debug("%s: accepted connection, %u credits of %u bytes", peer, x->nslots, e->slot_size);
+        log_debug("%s: accepted connection, %u credits of %u bytes", peer, x->hold.held, e->slot_size);
         return;
 
 fail:

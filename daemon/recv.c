@@ -99,34 +99,21 @@ uint64_t engine_recv_rate(const struct engine *e)
 
 int recv_slots_admit(struct recv_xfer *x, struct ring *ring)
 {
-        uint32_t n;
-
-        x->cap = ring->count;
-        x->slots = calloc(x->cap, sizeof(*x->slots));
-        x->idle = calloc(x->cap, sizeof(*x->idle));
-        x->rs = calloc(x->cap, sizeof(*x->rs));
-        if (!x->slots || !x->idle || !x->rs)
+        x->rs = calloc(ring->count, sizeof(*x->rs));
+        if (!x->rs)
                 return -ENOMEM;
-        n = ring_admit(ring, x->slots);
-        x->nslots = n;
-        /* Indices n.. are unused; stacked so that n comes out first. */
-        for (uint32_t i = x->cap; i-- > n;) {
-                x->slots[i] = RECV_NO_SLOT;
-                x->idle[x->nidle++] = i;
-        }
-        return (int)n;
+        return ring_hold_admit(&x->hold, ring);
 }
 
 void recv_slots_free(struct recv_xfer *x)
 {
-        free(x->slots);
-        free(x->idle);
+        ring_hold_free(&x->hold);
         free(x->rs);
 }
 
 static uint8_t *recv_slot_mem(struct recv_xfer *x, uint32_t i)
 {
-        return x->conn.e->ring_mem + (size_t)x->slots[i] * x->conn.e->slot_size;
+        return x->conn.e->ring_mem + (size_t)x->hold.slot[i] * x->conn.e->slot_size;
 }
 
 int recv_post_slot(struct recv_xfer *x, uint32_t i)
@@ -288,7 +275,7 @@ static void recv_flush_credits(struct recv_xfer *x, bool force)
                 return;
         /* Batched, but never in batches as large as what the sender holds
          * when it is down to a few slots: it would wait for ever. */
-        if (!force && x->credits_pending < MAX(1u, MIN(x->conn.e->ring.share, x->nslots) / 4))
+        if (!force && x->credits_pending < MAX(1u, MIN(x->conn.e->ring.share, x->hold.held) / 4))
                 return;
         /* Keep one buffer for the verdict. */
         if (conn_ctrl_free(&x->conn) < 2)
@@ -481,14 +468,6 @@ static void recv_on_end(struct recv_xfer *x, const struct wire_end *end)
         recv_finish(x);
 }
 
-static void recv_release_slot(struct recv_xfer *x, uint32_t i)
-{
-        ring_put(&x->conn.e->ring, x->slots[i]);
-        x->slots[i] = RECV_NO_SLOT;
-        x->idle[x->nidle++] = i;
-        x->nslots--;
-}
-
 /*
  * Borrow one more slot while the ring has some to lend and this transfer
  * has more chunks to come than slots posted: one per completed write, so a
@@ -497,16 +476,13 @@ static void recv_release_slot(struct recv_xfer *x, uint32_t i)
 static void recv_grow(struct recv_xfer *x)
 {
         struct ring *ring = &x->conn.e->ring;
-        uint32_t slot, i;
+        uint32_t i;
 
-        if (x->state != RECV_DATA || x->nchunks - x->next_seq <= x->nslots ||
-            !ring_may_grow(ring, x->nslots) || x->nidle == 0 || ring_take(ring, &slot) != 0)
+        if (x->state != RECV_DATA || x->nchunks - x->next_seq <= x->hold.held ||
+            !ring_hold_grow(&x->hold, ring, &i))
                 return;
-        i = x->idle[--x->nidle];
-        x->slots[i] = slot;
-        x->nslots++;
         if (recv_post_slot(x, i) < 0) {
-                recv_release_slot(x, i);
+                ring_hold_release(&x->hold, ring, i);
                 return;
         }
         x->credits_pending++;
@@ -531,9 +507,9 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 return;
         }
         x->bytes_written += rs->len;
-        if (x->nslots > ring_target(&x->conn.e->ring)) {
+        if (ring_hold_over(&x->hold, &x->conn.e->ring)) {
                 /* Lent while we were alone: give it back, without a credit. */
-                recv_release_slot(x, i);
+                ring_hold_release(&x->hold, &x->conn.e->ring, i);
         } else {
                 if (recv_post_slot(x, i) < 0) {
                         recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
@@ -635,7 +611,7 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
         }
         if (x->state == RECV_CLOSING)
                 return;
-        if (wc->wr_id >= x->cap || x->slots[wc->wr_id] == RECV_NO_SLOT) {
+        if (wc->wr_id >= x->hold.cap || x->hold.slot[wc->wr_id] == RING_NO_SLOT) {
                 recv_lost(x, "completion for an unknown slot");
                 return;
         }
@@ -684,10 +660,7 @@ static void recv_on_reaped(struct conn *c)
                         break;
                 }
         /* Only admitted connections are ever reaped. */
-        for (uint32_t i = 0; i < x->cap; i++)
-                if (x->slots[i] != RECV_NO_SLOT)
-                        ring_put(&e->ring, x->slots[i]);
-        ring_leave(&e->ring);
+        ring_hold_leave(&x->hold, &e->ring);
         /* Closing the O_TMPFILE without linking it frees its blocks. */
         safe_close(x->fd);
         digest_deinit(&x->digest);

@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "digest.h"
 #include "io.h"
+#include "ring.h"
 #include "wire.h"
 
 /* How long a connected peer may take to make its offer. */
@@ -40,15 +41,8 @@ struct recv_xfer {
         struct conn conn;
         struct recv_xfer *next;
         enum recv_state state;
-        /* Slots held, by index (the receive's wr_id): cap = ring size
-         * entries, RECV_NO_SLOT where none; the unused indices are stacked
-         * in idle. */
-        uint32_t nslots;
-        uint32_t cap;
-        uint32_t *slots;
-        uint32_t *idle;
-        uint32_t nidle;
-        struct recv_slot *rs;
+        struct ring_hold hold;  /* its ring slots; the index is the wr_id */
+        struct recv_slot *rs;   /* per index */
         uint8_t nonce[WIRE_NONCE_SIZE];
         struct wire_offer offer;
         int fd;
@@ -70,8 +64,6 @@ struct recv_xfer {
         char text[WIRE_TEXT_MAX + 1];
         bool logged;
 };
-
-#define RECV_NO_SLOT UINT32_MAX
 
 extern const struct conn_ops recv_ops;
 

@@ -73,18 +73,13 @@ struct sender {
         struct job *job;
         enum send_state state;
         bool established;
-        /* Buffers, by index: cap = pool size entries, nbuf of them hold a
-         * pool slot (slots[i], else SEND_NO_SLOT). Free ones that hold a
-         * slot are stacked in spare, the others in unheld. The buffer of
-         * chunk seq, next_done <= seq < next_read, is inflight[seq % cap]. */
-        uint32_t cap;
-        uint32_t nbuf;
-        uint32_t *slots;
+        /* Buffers, by index: hold gives each its pool slot; the free ones
+         * that have a slot are stacked in spare. The buffer of chunk seq,
+         * next_done <= seq < next_read, is inflight[seq % hold.cap]. */
+        struct ring_hold hold;
         struct send_buf *bufs;
         uint32_t *spare;
         uint32_t nspare;
-        uint32_t *unheld;
-        uint32_t nunheld;
         uint32_t *inflight;
         uint32_t chunk;
         uint64_t nchunks;
@@ -134,53 +129,33 @@ struct sender *sender_next(struct sender *s)
 
 static void send_arm_timer(struct sender *s, int sec);
 
-#define SEND_NO_SLOT UINT32_MAX
-
 /* Admit to the send pool: allocate the per-buffer arrays and take the
  * first buffers. 0, or -errno (-EBUSY: the pool admits no more jobs). */
 static int send_bufs_admit(struct sender *s, struct ring *pool)
 {
-        uint32_t n;
+        int n;
 
-        s->cap = pool->count;
-        s->slots = calloc(s->cap, sizeof(*s->slots));
-        s->bufs = calloc(s->cap, sizeof(*s->bufs));
-        s->spare = calloc(s->cap, sizeof(*s->spare));
-        s->unheld = calloc(s->cap, sizeof(*s->unheld));
-        s->inflight = calloc(s->cap, sizeof(*s->inflight));
-        if (!s->slots || !s->bufs || !s->spare || !s->unheld || !s->inflight)
+        s->bufs = calloc(pool->count, sizeof(*s->bufs));
+        s->spare = calloc(pool->count, sizeof(*s->spare));
+        s->inflight = calloc(pool->count, sizeof(*s->inflight));
+        if (!s->bufs || !s->spare || !s->inflight)
                 return -ENOMEM;
-        n = ring_admit(pool, s->slots);
-        if (n == 0)
-                return -EBUSY;
-        s->nbuf = n;
-        for (uint32_t i = s->cap; i-- > 0;) {
+        n = ring_hold_admit(&s->hold, pool);
+        if (n <= 0)
+                return n < 0 ? n : -EBUSY;
+        for (uint32_t i = pool->count; i-- > 0;) {
                 s->bufs[i].s = s;
-                if (i < n) {
+                if (i < (uint32_t)n)
                         s->spare[s->nspare++] = i;
-                } else {
-                        s->slots[i] = SEND_NO_SLOT;
-                        s->unheld[s->nunheld++] = i;
-                }
         }
         return 0;
 }
 
-/* Give every slot back and leave the pool (after a successful admit). */
-static void send_bufs_leave(struct sender *s, struct ring *pool)
-{
-        for (uint32_t i = 0; i < s->cap; i++)
-                if (s->slots[i] != SEND_NO_SLOT)
-                        ring_put(pool, s->slots[i]);
-        ring_leave(pool);
-}
-
 static void send_bufs_free(struct sender *s)
 {
-        free(s->slots);
+        ring_hold_free(&s->hold);
         free(s->bufs);
         free(s->spare);
-        free(s->unheld);
         free(s->inflight);
 }
 
@@ -188,20 +163,11 @@ static void send_bufs_free(struct sender *s)
  * while it has some to lend. false when there is none. */
 static bool send_buf_get(struct sender *s, uint32_t *out)
 {
-        struct ring *pool = &s->conn.e->send_ring;
-        uint32_t slot, i;
-
         if (s->nspare > 0) {
                 *out = s->spare[--s->nspare];
                 return true;
         }
-        if (s->nunheld == 0 || !ring_may_grow(pool, s->nbuf) || ring_take(pool, &slot) != 0)
-                return false;
-        i = s->unheld[--s->nunheld];
-        s->slots[i] = slot;
-        s->nbuf++;
-        *out = i;
-        return true;
+        return ring_hold_grow(&s->hold, &s->conn.e->send_ring, out);
 }
 
 /* A buffer is done with: kept, or given back if this job holds more than
@@ -211,19 +177,15 @@ static void send_buf_put(struct sender *s, uint32_t i)
         struct ring *pool = &s->conn.e->send_ring;
 
         s->bufs[i].state = BUF_FREE;
-        if (s->nbuf > ring_target(pool)) {
-                ring_put(pool, s->slots[i]);
-                s->slots[i] = SEND_NO_SLOT;
-                s->unheld[s->nunheld++] = i;
-                s->nbuf--;
-                return;
-        }
-        s->spare[s->nspare++] = i;
+        if (ring_hold_over(&s->hold, pool))
+                ring_hold_release(&s->hold, pool, i);
+        else
+                s->spare[s->nspare++] = i;
 }
 
 static uint8_t *send_buf_mem(struct sender *s, uint32_t i)
 {
-        return s->conn.e->send_mem + (size_t)s->slots[i] * s->conn.e->slot_size;
+        return s->conn.e->send_mem + (size_t)s->hold.slot[i] * s->conn.e->slot_size;
 }
 
 static void send_log(struct sender *s)
@@ -373,7 +335,7 @@ static void send_pump(struct sender *s)
                 if (!send_buf_get(s, &i))
                         break;
                 b = &s->bufs[i];
-                s->inflight[s->next_read % s->cap] = i;
+                s->inflight[s->next_read % s->hold.cap] = i;
                 b->seq = s->next_read;
                 b->len = MIN((uint64_t)s->chunk, s->job->size - off);
                 b->io.done = send_on_read;
@@ -389,7 +351,7 @@ static void send_pump(struct sender *s)
 
         /* Post what is ready, in order, as far as credits allow, as one chain. */
         while (s->credits > 0 && s->next_post < s->next_read && n < ARRAY_SIZE(wrs)) {
-                struct send_buf *b = &s->bufs[s->inflight[s->next_post % s->cap]];
+                struct send_buf *b = &s->bufs[s->inflight[s->next_post % s->hold.cap]];
                 uint8_t *mem = send_buf_mem(s, b - s->bufs);
 
                 if (b->state != BUF_READY)
@@ -443,7 +405,7 @@ static void send_on_data_done(struct sender *s, uint64_t seq)
 
         /* A signalled completion retires every earlier post on this QP. */
         while (s->next_done <= seq && s->next_done < s->next_post) {
-                uint32_t i = s->inflight[s->next_done % s->cap];
+                uint32_t i = s->inflight[s->next_done % s->hold.cap];
 
                 job->bytes_done += s->bufs[i].len;
                 send_buf_put(s, i);
@@ -613,7 +575,7 @@ static void send_connect(struct sender *s)
                 return;
         }
         /* Room for every buffer it may grow to. */
-        r = conn_setup_qp(&s->conn, s->cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1, SEND_CTRL_RECVS);
+        r = conn_setup_qp(&s->conn, s->hold.cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1, SEND_CTRL_RECVS);
         if (r < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "setting up the queue pair: %s", strerror(-r));
                 return;
@@ -691,7 +653,7 @@ static void send_on_reaped(struct conn *c)
                         *p = s->next;
                         break;
                 }
-        send_bufs_leave(s, &e->send_ring);
+        ring_hold_leave(&s->hold, &e->send_ring);
         digest_deinit(&s->digest);
         if (s->timer)
                 event_free(s->timer);
@@ -755,7 +717,7 @@ int engine_send(struct engine *e, struct job *job)
 
         if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP)) {
                 r = -errno;
-                send_bufs_leave(s, &e->send_ring);
+                ring_hold_leave(&s->hold, &e->send_ring);
                 goto fail;
         }
         conn_init(&s->conn, e, &send_ops, id);

@@ -150,6 +150,51 @@ static void test_lending(void)
         ring_deinit(&r);
 }
 
+/* A holding keeps each slot under a stable index through growth and release. */
+static void test_hold(void)
+{
+        struct ring r = RING_NULL;
+        struct ring_hold a = RING_HOLD_NULL, b = RING_HOLD_NULL, c = RING_HOLD_NULL;
+        uint32_t i, n = 0;
+        bool distinct = true;
+
+        ring_init(&r, 8, 2);            /* up to 4 connections */
+        is_int(ring_hold_admit(&a, &r), 2, "admitted with a share");
+        ok(a.cap == 8 && a.held == 2, "capacity is the ring, 2 held");
+        ok(a.slot[0] != RING_NO_SLOT && a.slot[1] != RING_NO_SLOT && a.slot[2] == RING_NO_SLOT,
+           "the share sits at indices 0 and 1");
+        while (ring_hold_grow(&a, &r, &i)) {
+                if (i != 2 + n)
+                        distinct = false;
+                n++;
+        }
+        ok(distinct, "growth hands out indices 2, 3, ... in order");
+        is_int(a.held, 5, "alone it grows to 8 less 3 reserved");
+        ok(!ring_hold_over(&a, &r), "alone it is not over its due");
+
+        is_int(ring_hold_admit(&b, &r), 1, "a newcomer gets a reserved slot");
+        ok(ring_hold_over(&a, &r), "the lender is now over 8 / 2");
+        ring_hold_release(&a, &r, 3);
+        ok(a.slot[3] == RING_NO_SLOT && a.held == 4, "released index 3");
+        ok(!ring_hold_over(&a, &r), "4 is its due");
+        ok(ring_hold_grow(&b, &r, &i) && i == 1, "the newcomer grows into the next index");
+        ok(!ring_hold_grow(&b, &r, &i), "but not into the 2 slots reserved for the others");
+        is_int(ring_free(&r), 2, "2 free");
+
+        ring_hold_leave(&b, &r);
+        ring_hold_free(&b);
+        ok(ring_hold_grow(&a, &r, &i) && i == 3, "a released index is reused first");
+        ring_hold_leave(&a, &r);
+        ring_hold_free(&a);
+        is_int(ring_free(&r), 8, "leaving gives every slot back");
+        is_int(ring_hold_admit(&c, &r), 2, "and the ring admits afresh");
+        ring_hold_leave(&c, &r);
+        ring_hold_free(&c);
+        ring_hold_free(&c);
+        ok(true, "free is safe twice");
+        ring_deinit(&r);
+}
+
 static void leave_unadmitted(void)
 {
         struct ring r;
@@ -233,6 +278,7 @@ int main(void)
         test_init();
         test_shares();
         test_lending();
+        test_hold();
         test_abort();
         return done_testing();
 }
