@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "macro.h"
+#include "wire.h"
 
 enum config_key {
         CONFIG_KEY_LISTEN,
@@ -20,6 +21,7 @@ enum config_key {
         CONFIG_KEY_SLOT_COUNT,
         CONFIG_KEY_SEND_SLOTS,
         CONFIG_KEY_MAX_TRANSFERS,
+        CONFIG_KEY_LANES,
         CONFIG_KEY_MAX_FILE_SIZE,
         CONFIG_KEY_OVERWRITE,
         CONFIG_KEY_ALLOW_PEERS,
@@ -62,6 +64,7 @@ void config_init(struct config *cfg)
                 .slot_count = 64,
                 .send_slots = 16,
                 .max_transfers = 4,
+                .lanes = 4,
                 .max_file_size = 0,
                 .overwrite = false,
                 .allow_peers = { .n = 0 },
@@ -264,6 +267,16 @@ static int config_set_max_transfers(struct config *cfg, const char *value, char 
         return 0;
 }
 
+static int config_set_lanes(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        uint64_t v;
+
+        if (config_parse_range(value, 1, WIRE_LANES_MAX, &v, why, whylen) < 0)
+                return -EINVAL;
+        cfg->lanes = (uint32_t)v;
+        return 0;
+}
+
 static int config_set_max_file_size(struct config *cfg, const char *value, char *why, size_t whylen)
 {
         uint64_t v;
@@ -344,6 +357,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_SLOT_COUNT] = { "slot_count", config_set_slot_count },
         [CONFIG_KEY_SEND_SLOTS] = { "send_slots", config_set_send_slots },
         [CONFIG_KEY_MAX_TRANSFERS] = { "max_transfers", config_set_max_transfers },
+        [CONFIG_KEY_LANES] = { "lanes", config_set_lanes },
         [CONFIG_KEY_MAX_FILE_SIZE] = { "max_file_size", config_set_max_file_size },
         [CONFIG_KEY_OVERWRITE] = { "overwrite", config_set_overwrite },
         [CONFIG_KEY_ALLOW_PEERS] = { "allow_peers", config_set_allow_peers },

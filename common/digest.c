@@ -54,6 +54,20 @@ void digest_final(const struct digest *d, uint8_t out[WIRE_DIGEST_SIZE])
                 out[i] = c.digest[i];
 }
 
+void digest_lanes(const uint8_t (*lane)[WIRE_DIGEST_SIZE], unsigned int n, uint8_t out[WIRE_DIGEST_SIZE])
+{
+        XXH128_canonical_t c;
+
+        if (n == 1) {
+                for (size_t i = 0; i < WIRE_DIGEST_SIZE; i++)
+                        out[i] = lane[0][i];
+                return;
+        }
+        XXH128_canonicalFromHash(&c, XXH3_128bits(lane, (size_t)n * WIRE_DIGEST_SIZE));
+        for (size_t i = 0; i < WIRE_DIGEST_SIZE; i++)
+                out[i] = c.digest[i];
+}
+
 void digest_hex(const uint8_t in[WIRE_DIGEST_SIZE], char out[DIGEST_HEX_SIZE])
 {
         static const char hex[] = "0123456789abcdef";

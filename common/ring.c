@@ -104,31 +104,69 @@ bool ring_may_grow(const struct ring *r, uint32_t held)
         return held < ring_target(r) && r->nfree > ring_reserve(r, r->conns);
 }
 
-int ring_hold_admit(struct ring_hold *h, struct ring *r)
+static int ring_hold_alloc(struct ring_hold *h, struct ring *r)
 {
-        uint32_t n;
-
         *h = RING_HOLD_NULL;
         h->slot = calloc(r->count, sizeof(*h->slot));
         h->unused = calloc(r->count, sizeof(*h->unused));
         if (!h->slot || !h->unused)
                 return -ENOMEM;
         h->cap = r->count;
-        n = ring_admit(r, h->slot);
-        h->held = n;
-        /* Indices n.. have no slot; stacked so that n comes out first. */
+        h->div = 1;
+        return 0;
+}
+
+/* Indices @n.. have no slot; stacked so that n comes out first. */
+static void ring_hold_stack_unused(struct ring_hold *h, uint32_t n)
+{
         for (uint32_t i = h->cap; i-- > n;) {
                 h->slot[i] = RING_NO_SLOT;
                 h->unused[h->nunused++] = i;
         }
+}
+
+int ring_hold_admit(struct ring_hold *h, struct ring *r)
+{
+        uint32_t n;
+        int e;
+
+        e = ring_hold_alloc(h, r);
+        if (e < 0)
+                return e;
+        n = ring_admit(r, h->slot);
+        h->held = n;
+        h->counted = n > 0;
+        ring_hold_stack_unused(h, n);
         return (int)n;
+}
+
+int ring_hold_join(struct ring_hold *h, struct ring *r)
+{
+        int e;
+
+        e = ring_hold_alloc(h, r);
+        if (e < 0)
+                return e;
+        ring_hold_stack_unused(h, 0);
+        return 0;
+}
+
+void ring_hold_set_lanes(struct ring_hold *h, uint32_t lanes)
+{
+        h->div = MAX(lanes, 1u);
+}
+
+uint32_t ring_hold_target(const struct ring_hold *h, const struct ring *r)
+{
+        return MAX(ring_target(r) / MAX(h->div, 1u), 1u);
 }
 
 bool ring_hold_grow(struct ring_hold *h, struct ring *r, uint32_t *index)
 {
         uint32_t slot, i;
 
-        if (h->nunused == 0 || !ring_may_grow(r, h->held) || ring_take(r, &slot) != 0)
+        if (h->nunused == 0 || h->held >= ring_hold_target(h, r) || !ring_may_grow(r, 0) ||
+            ring_take(r, &slot) != 0)
                 return false;
         i = h->unused[--h->nunused];
         h->slot[i] = slot;
@@ -147,15 +185,21 @@ void ring_hold_release(struct ring_hold *h, struct ring *r, uint32_t index)
 
 bool ring_hold_over(const struct ring_hold *h, const struct ring *r)
 {
-        return h->held > ring_target(r);
+        return h->held > ring_hold_target(h, r);
 }
 
 void ring_hold_leave(struct ring_hold *h, struct ring *r)
 {
         for (uint32_t i = 0; i < h->cap; i++)
-                if (h->slot[i] != RING_NO_SLOT)
+                if (h->slot[i] != RING_NO_SLOT) {
                         ring_put(r, h->slot[i]);
-        ring_leave(r);
+                        h->slot[i] = RING_NO_SLOT;
+                        h->unused[h->nunused++] = i;
+                }
+        h->held = 0;
+        if (h->counted)
+                ring_leave(r);
+        h->counted = false;
 }
 
 void ring_hold_free(struct ring_hold *h)

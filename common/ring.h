@@ -62,6 +62,8 @@ int ring_take(struct ring *r, uint32_t *slot);
 struct ring_hold {
         uint32_t cap;
         uint32_t held;          /* indices that have a slot */
+        uint32_t div;           /* lanes its transfer is striped over: its due is 1/div */
+        bool counted;           /* admitted (ring_admit), not joined */
         uint32_t *slot;         /* per index: its ring slot, or RING_NO_SLOT */
         uint32_t *unused;       /* indices without a slot, stacked */
         uint32_t nunused;
@@ -72,12 +74,23 @@ struct ring_hold {
 /* Admit to @r (ring_admit); the first slots get indices 0, 1, ... Returns
  * how many, 0 when not admitted, or -ENOMEM. ring_hold_free() in any case. */
 int ring_hold_admit(struct ring_hold *h, struct ring *r);
-/* Borrow one more slot if @r lends it (ring_may_grow): true, its index in @index. */
+/*
+ * Another lane of an admitted transfer: no slot yet and not counted as a
+ * connection, so it grows only from what the ring lends. 0 or -ENOMEM.
+ */
+int ring_hold_join(struct ring_hold *h, struct ring *r);
+/* A transfer striped over @lanes lanes: each lane's due is 1/@lanes of it. */
+void ring_hold_set_lanes(struct ring_hold *h, uint32_t lanes);
+/* The most slots this holding should have now: ring_target / lanes, at least 1. */
+uint32_t ring_hold_target(const struct ring_hold *h, const struct ring *r);
+/* Borrow one more slot if @r lends it and the holding is under its due:
+ * true, its index in @index. */
 bool ring_hold_grow(struct ring_hold *h, struct ring *r, uint32_t *index);
 /* Give back the slot at @index. */
 void ring_hold_release(struct ring_hold *h, struct ring *r, uint32_t index);
-/* Holding more than its due (ring_target) now that others are in? */
+/* Holding more than its due (ring_hold_target) now that others are in? */
 bool ring_hold_over(const struct ring_hold *h, const struct ring *r);
-/* Every slot back, and leave @r; only after an admit that returned > 0. */
+/* Every slot back, and leave @r if admitted; after an admit that returned
+ * > 0 or a join that returned 0. */
 void ring_hold_leave(struct ring_hold *h, struct ring *r);
 void ring_hold_free(struct ring_hold *h);               /* safe on RING_HOLD_NULL */

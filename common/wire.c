@@ -11,8 +11,8 @@
  * (magic u32, version u16, type u16, length u32, credits u32):
  *
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
- *           name_len u16, mac[32], name[name_len]
- *   ACCEPT  (empty)
+ *           name_len u16, lanes u16, token[16], mac[32], name[name_len]
+ *   ACCEPT  lanes u16
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
  *   END     bytes u64, digest[16]
@@ -21,16 +21,17 @@
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
-#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + WIRE_MAC_SIZE)
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_MAC_SIZE)
+#define WIRE_ACCEPT_LEN         2
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (8 + WIRE_DIGEST_SIZE)
 #define WIRE_RESULT_FIXED       (2 + 2 + 8 + 8)
 
-#define WIRE_MAC_LABEL          "rdmaxfer-offer-v1"
+#define WIRE_MAC_LABEL          "rdmaxfer-offer-v2"
 #define WIRE_MAC_LABEL_LEN      (sizeof(WIRE_MAC_LABEL) - 1)
 
 static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
-static_assert(WIRE_HELLO_SIZE == 4 + 2 + 2, "hello layout");
+static_assert(WIRE_HELLO_SIZE == 4 + 2 + 2 + 2 + 2 + WIRE_TOKEN_SIZE, "hello layout");
 static_assert(WIRE_WELCOME_SIZE == 4 + 2 + 2 + 4 + 4 + 4 + WIRE_NONCE_SIZE, "welcome layout");
 static_assert(WIRE_REJECT_SIZE == 4 + 2 + 2 + 4, "reject layout");
 static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_SIZE <= 148,
@@ -76,6 +77,9 @@ void wire_encode_hello(void *buf, const struct wire_hello *h)
         bytes_put_u32(&o, WIRE_MAGIC);
         bytes_put_u16(&o, WIRE_VERSION);
         bytes_put_u16(&o, h->flags);
+        bytes_put_u16(&o, h->lane);
+        bytes_put_u16(&o, h->reserved);
+        bytes_put_mem(&o, h->token, WIRE_TOKEN_SIZE);
         assert(!o.overflow && o.off == WIRE_HELLO_SIZE);
 }
 
@@ -84,8 +88,9 @@ int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
         struct bytes_in in = BYTES_IN(buf, len);
 
         memset(h, 0, sizeof(*h));
-        /* rdma_cm may hand us more than we sent (padding); never less. */
-        if (!buf || len < WIRE_HELLO_SIZE)
+        /* rdma_cm may hand us more than we sent (padding); never less. A
+         * version-1 hello is 8 bytes: read that far to report the version. */
+        if (!buf || len < 8)
                 return -EBADMSG;
         h->magic = bytes_get_u32(&in);
         h->version = bytes_get_u16(&in);
@@ -94,6 +99,14 @@ int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
                 return -EBADMSG;
         if (h->version != WIRE_VERSION)
                 return -EPROTONOSUPPORT;
+        if (len < WIRE_HELLO_SIZE)
+                return -EBADMSG;
+        h->lane = bytes_get_u16(&in);
+        h->reserved = bytes_get_u16(&in);
+        bytes_get_mem(&in, h->token, WIRE_TOKEN_SIZE);
+        /* Lane 0 is the connection that offers; a lane hello names another. */
+        if ((h->flags & WIRE_HELLO_LANE) ? h->lane == 0 || h->lane >= WIRE_LANES_MAX : h->lane != 0)
+                return -EBADMSG;
         return 0;
 }
 
@@ -183,9 +196,14 @@ static int wire_payload_len(const struct wire_msg *m)
                 /* A zero chunk size has no meaning and would divide by zero later. */
                 if (m->offer.chunk_size == 0)
                         return -EINVAL;
+                if (m->offer.lanes == 0 || m->offer.lanes > WIRE_LANES_MAX)
+                        return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
         case WIRE_ACCEPT:
+                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
+                        return -EINVAL;
+                return WIRE_ACCEPT_LEN;
         case WIRE_CREDIT:
                 return 0;
         case WIRE_REFUSE:
@@ -230,8 +248,13 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u32(&o, m->offer.chunk_size);
                 bytes_put_u16(&o, m->offer.flags);
                 bytes_put_u16(&o, (uint16_t)n);
+                bytes_put_u16(&o, m->offer.lanes);
+                bytes_put_mem(&o, m->offer.token, WIRE_TOKEN_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
+                break;
+        case WIRE_ACCEPT:
+                bytes_put_u16(&o, m->accept.lanes);
                 break;
         case WIRE_REFUSE:
                 n = strlen(m->refuse.text);
@@ -292,14 +315,23 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->offer.chunk_size = bytes_get_u32(&in);
                 m->offer.flags = bytes_get_u16(&in);
                 n = bytes_get_u16(&in);
+                m->offer.lanes = bytes_get_u16(&in);
+                bytes_get_mem(&in, m->offer.token, WIRE_TOKEN_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
-                    m->offer.chunk_size == 0)
+                    m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
+                    m->offer.lanes > WIRE_LANES_MAX)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
                 break;
         case WIRE_ACCEPT:
+                if (plen != WIRE_ACCEPT_LEN)
+                        return -EBADMSG;
+                m->accept.lanes = bytes_get_u16(&in);
+                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
+                        return -EBADMSG;
+                break;
         case WIRE_CREDIT:
                 if (plen != 0)
                         return -EBADMSG;
@@ -363,8 +395,18 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_S
         bytes_put_u32(&out, o->chunk_size);
         bytes_put_u16(&out, o->flags);
         bytes_put_u16(&out, (uint16_t)n);
+        bytes_put_u16(&out, o->lanes);
+        bytes_put_mem(&out, o->token, WIRE_TOKEN_SIZE);
         bytes_put_mem(&out, o->name, (size_t)n);
         if (out.overflow || out.off != total)
                 return -EMSGSIZE;
         return (int)total;
+}
+
+void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
+                     uint64_t *end)
+{
+        /* nchunks < 2^32 and lanes <= 2^16: the products cannot overflow. */
+        *first = nchunks * k / lanes;
+        *end = nchunks * (k + 1) / lanes;
 }

@@ -5,18 +5,30 @@
  * pair. Pure encode/decode; nothing here touches verbs.
  *
  * Connection set-up (rdma_cm private data):
- *   sender  -> receiver  REQ  struct wire_hello    (magic, version)
+ *   sender  -> receiver  REQ  struct wire_hello    (magic, version; for a
+ *                                                   lane: its number, token)
  *   receiver-> sender    REP  struct wire_welcome  (credits, slot size, nonce)
  *   receiver-> sender    REJ  struct wire_reject   (status, supported version)
  *
  * Then, over the QP:
- *   S->R  OFFER   name, size, chunk size, HMAC over the nonce and the offer
- *   R->S  ACCEPT  or REFUSE (status + text)
+ *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, HMAC
+ *                 over the nonce and the offer
+ *   R->S  ACCEPT  lanes granted; or REFUSE (status + text)
  *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
  *                 payload = raw file bytes at offset seq * chunk_size
  *   R->S  CREDIT  more receive slots are posted for you
- *   S->R  END     total bytes + XXH3-128 of the whole file
+ *   S->R  END     the lane's bytes + XXH3-128 of the lane's bytes, in order
  *   R->S  RESULT  status of verify + publish, receiver's byte count and time
+ *
+ * Lanes: a transfer may be striped over several connections (RC queue
+ * pairs), so that one transfer is not held to what one QP can move. The
+ * OFFER goes over the first connection (lane 0) and asks for up to
+ * WIRE_LANES_MAX lanes; the ACCEPT grants some number of them. The sender
+ * then connects the other lanes with a hello that names the lane and
+ * carries the offer's random token. The chunks are split into contiguous
+ * runs, one per lane (wire_lane_range), and each lane carries only its own
+ * run, in order, then its own END. On every lane the receiver answers with
+ * the transfer's RESULT once the whole file is verified and published.
  *
  * Every sender->receiver message (control or data) consumes one credit; the
  * receiver returns credits in the header of every message it sends. All
@@ -28,7 +40,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            1
+#define WIRE_VERSION            2
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
@@ -36,9 +48,11 @@
 #define WIRE_NAME_MAX           255             /* bytes, without NUL */
 #define WIRE_TEXT_MAX           200             /* bytes, without NUL */
 #define WIRE_CTRL_MAX           512             /* largest control message */
+#define WIRE_TOKEN_SIZE         16
+#define WIRE_LANES_MAX          8
 
 /* Private data sizes (rdma_cm allows 56 bytes on REQ, 196 on REP, 148 on REJ). */
-#define WIRE_HELLO_SIZE         8
+#define WIRE_HELLO_SIZE         28
 #define WIRE_WELCOME_SIZE       52
 #define WIRE_REJECT_SIZE        12
 
@@ -81,8 +95,14 @@ const char *wire_status_str(unsigned int status);
 struct wire_hello {
         uint32_t magic;
         uint16_t version;
-        uint16_t flags;         /* reserved, 0 */
+        uint16_t flags;         /* WIRE_HELLO_LANE */
+        uint16_t lane;          /* with WIRE_HELLO_LANE: 1 .. lanes-1; else 0 */
+        uint16_t reserved;
+        uint8_t token[WIRE_TOKEN_SIZE]; /* with WIRE_HELLO_LANE: the offer's */
 };
+
+/* This connection joins a transfer already accepted on lane 0. */
+#define WIRE_HELLO_LANE         0x0001u
 
 struct wire_welcome {
         uint32_t magic;
@@ -108,8 +128,14 @@ struct wire_offer {
         uint64_t size;          /* file size in bytes */
         uint32_t chunk_size;    /* bytes per data message (last may be short) */
         uint16_t flags;         /* reserved, 0 */
+        uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
+        uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
         uint8_t mac[WIRE_MAC_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
+};
+
+struct wire_accept {
+        uint16_t lanes;         /* granted: 1 .. the offer's lanes */
 };
 
 struct wire_refuse {
@@ -135,6 +161,7 @@ struct wire_msg {
         uint32_t credits;       /* credits granted by this message (R->S) */
         union {
                 struct wire_offer offer;
+                struct wire_accept accept;
                 struct wire_refuse refuse;
                 struct wire_end end;
                 struct wire_result result;
@@ -159,7 +186,8 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * Control messages. Encoders return the encoded length (header included,
  * at most WIRE_CTRL_MAX) or -EMSGSIZE when @cap is too small, -EINVAL when a
  * field is out of range (name empty or too long, text too long, OFFER with
- * chunk_size 0, unknown type).
+ * chunk_size 0 or lanes outside 1 .. WIRE_LANES_MAX, ACCEPT with lanes 0,
+ * unknown type).
  * wire_decode() checks magic, version, type and that the length matches
  * the type exactly, and that strings are NUL-free and in bounds; returns 0,
  * -EBADMSG or -EPROTONOSUPPORT. Name *rules* (name.h) are the receiver's
@@ -174,6 +202,14 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m);
  * length written (at most WIRE_MAC_INPUT_MAX), -EMSGSIZE, or -EINVAL for
  * a name wire_encode() would refuse.
  */
-#define WIRE_MAC_INPUT_MAX      (17 + WIRE_NONCE_SIZE + 24 + WIRE_NAME_MAX)
+#define WIRE_MAC_INPUT_MAX      (17 + WIRE_NONCE_SIZE + 26 + WIRE_TOKEN_SIZE + WIRE_NAME_MAX)
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_SIZE],
                          const struct wire_offer *o);
+
+/*
+ * The chunks lane @k of @lanes carries: [*first, *end). Contiguous runs in
+ * lane order, sizes differing by at most one, every one non-empty when
+ * nchunks >= lanes. @lanes >= 1, @k < @lanes, @nchunks < 2^32.
+ */
+void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
+                     uint64_t *end);

@@ -133,6 +133,8 @@ void journal_xfer(const struct journal_xfer *x)
         journal_add(&j, "RDMAXFER_MBPS=%s", mbps);
         journal_add(&j, "RDMAXFER_RESULT=%s", result);
         journal_add(&j, "RDMAXFER_STATUS=%u", x->status);
+        if (x->lanes)
+                journal_add(&j, "RDMAXFER_LANES=%u", x->lanes);
         if (x->digest && x->digest[0])
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);
         if (text[0])

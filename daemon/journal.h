@@ -19,6 +19,7 @@ struct journal_xfer {
         unsigned int status;    /* enum wire_status; WIRE_OK on success */
         const char *text;       /* cause on failure ("ibv_wc: transport retry counter exceeded"), or NULL */
         const char *digest;     /* XXH3-128 hex, or NULL */
+        unsigned int lanes;     /* queue pairs it was striped over (0: never got that far) */
         bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
 };
 
@@ -28,7 +29,7 @@ struct journal_xfer {
  * RDMAXFER_PEER, RDMAXFER_FILE, RDMAXFER_BYTES, RDMAXFER_USEC,
  * RDMAXFER_MBPS (10^6 bytes/s, one decimal), RDMAXFER_RESULT ("ok" or the
  * wire_status_str text, or "cancelled"), RDMAXFER_STATUS (number),
- * RDMAXFER_DIGEST and RDMAXFER_ERROR when set. Success means status ==
+ * RDMAXFER_LANES, RDMAXFER_DIGEST and RDMAXFER_ERROR when set. Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

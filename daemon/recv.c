@@ -10,11 +10,17 @@
  * what it holds over its due, one per completed write and without a
  * credit. The file has no name until it is complete, verified and fsynced
  * (common/incoming.h), so an abort at any point leaves nothing behind.
+ *
+ * A transfer may be striped over several lanes (common/wire.h): each lane
+ * is a connection with its own slots, credits, run of chunks and digest;
+ * the file, the byte counts, the timers and the verdict are the
+ * transfer's. Any lane lost loses the transfer; every lane gets its RESULT.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,11 +64,11 @@ static void recv_set_state(struct recv_xfer *x, enum recv_state state)
         if (x->state == state)
                 return;
         if (!(legal[x->state] & (1u << state))) {
-                log_err("%s: illegal receive state change %s -> %s", x->conn.peer,
+                log_err("%s: illegal receive state change %s -> %s", x->peer,
                         recv_state_names[x->state], recv_state_names[state]);
                 abort();
         }
-        log_debug("%s: receive %s -> %s", x->conn.peer, recv_state_names[x->state],
+        log_debug("%s: receive %s -> %s", x->peer, recv_state_names[x->state],
                   recv_state_names[state]);
         x->state = state;
 }
@@ -97,37 +103,60 @@ uint64_t engine_recv_rate(const struct engine *e)
         return sum;
 }
 
-int recv_slots_admit(struct recv_xfer *x, struct ring *ring)
+struct recv_lane *recv_lane_new(struct recv_xfer *x, unsigned int idx, int *err)
 {
-        x->rs = calloc(ring->count, sizeof(*x->rs));
-        if (!x->rs)
-                return -ENOMEM;
-        return ring_hold_admit(&x->hold, ring);
+        struct ring *ring = &x->e->ring;
+        struct recv_lane *l;
+        int r;
+
+        l = calloc(1, sizeof(*l));
+        if (!l) {
+                *err = -ENOMEM;
+                return NULL;
+        }
+        l->x = x;
+        l->idx = idx;
+        l->digest = DIGEST_NULL;
+        l->rs = calloc(ring->count, sizeof(*l->rs));
+        r = l->rs ? digest_init(&l->digest) : -ENOMEM;
+        if (r == 0)
+                r = idx == 0 ? ring_hold_admit(&l->hold, ring) : ring_hold_join(&l->hold, ring);
+        if (r < 0 || (idx == 0 && r == 0)) {
+                *err = r;
+                recv_lane_free(l);
+                return NULL;
+        }
+        ring_hold_set_lanes(&l->hold, x->nlanes);
+        return l;
 }
 
-void recv_slots_free(struct recv_xfer *x)
+void recv_lane_free(struct recv_lane *l)
 {
-        ring_hold_free(&x->hold);
-        free(x->rs);
+        if (!l)
+                return;
+        digest_deinit(&l->digest);
+        ring_hold_free(&l->hold);
+        free(l->rs);
+        free(l);
 }
 
-static uint8_t *recv_slot_mem(struct recv_xfer *x, uint32_t i)
+static uint8_t *recv_slot_mem(struct recv_lane *l, uint32_t i)
 {
-        return x->conn.e->ring_mem + (size_t)x->hold.slot[i] * x->conn.e->slot_size;
+        return l->x->e->ring_mem + (size_t)l->hold.slot[i] * l->x->e->slot_size;
 }
 
-int recv_post_slot(struct recv_xfer *x, uint32_t i)
+int recv_post_slot(struct recv_lane *l, uint32_t i)
 {
         struct ibv_recv_wr wr = { 0 }, *bad;
         struct ibv_sge sge;
 
-        sge.addr = (uintptr_t)recv_slot_mem(x, i);
-        sge.length = x->conn.e->slot_size;
-        sge.lkey = x->conn.e->ring_mr->lkey;
+        sge.addr = (uintptr_t)recv_slot_mem(l, i);
+        sge.length = l->x->e->slot_size;
+        sge.lkey = l->x->e->ring_mr->lkey;
         wr.wr_id = i;
         wr.sg_list = &sge;
         wr.num_sge = 1;
-        if (ibv_post_recv(x->conn.id->qp, &wr, &bad))
+        if (ibv_post_recv(l->conn.id->qp, &wr, &bad))
                 return -errno ?: -EIO;
         return 0;
 }
@@ -135,28 +164,39 @@ int recv_post_slot(struct recv_xfer *x, uint32_t i)
 static void recv_log(struct recv_xfer *x)
 {
         char hex[DIGEST_HEX_SIZE];
-        uint8_t d[WIRE_DIGEST_SIZE];
         uint64_t usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
 
         /* Connections that never made an offer are not transfers. */
         if (x->logged || !x->offer.name[0])
                 return;
         x->logged = true;
-        if (x->status == WIRE_OK) {
-                digest_final(&x->digest, d);
-                digest_hex(d, hex);
-        }
+        if (x->status == WIRE_OK)
+                digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
                 .id = x->offer.transfer_id,
-                .peer = x->conn.peer,
+                .peer = x->peer,
                 .file = x->offer.name,
                 .bytes = x->status == WIRE_OK ? x->offer.size : x->bytes_recv,
                 .usec = usec,
                 .status = x->status,
                 .text = x->text[0] ? x->text : NULL,
                 .digest = x->status == WIRE_OK ? hex : NULL,
+                .lanes = x->t_start ? x->nlanes : 0,
         });
+}
+
+/* Hang up every lane, and reap each once it is down. */
+static void recv_drop(struct recv_xfer *x)
+{
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
+                struct recv_lane *l = x->lane[k];
+
+                if (!l)
+                        continue;
+                conn_disconnect(&l->conn);
+                conn_reap(&l->conn);
+        }
 }
 
 void recv_on_timer(evutil_socket_t fd, short what, void *arg)
@@ -178,7 +218,9 @@ void recv_on_timer(evutil_socket_t fd, short what, void *arg)
                 struct timeval tv = { .tv_sec = RECV_STALL_SEC };
 
                 if (x->bytes_recv == x->stall_mark) {
-                        recv_abort(x, WIRE_E_PROTOCOL, "sender stalled for 60 s");
+                        recv_abort(x, WIRE_E_PROTOCOL, x->nlive < x->nlanes ?
+                                   "granted lanes did not connect within 60 s" :
+                                   "sender stalled for 60 s");
                         return;
                 }
                 x->stall_mark = x->bytes_recv;
@@ -186,8 +228,7 @@ void recv_on_timer(evutil_socket_t fd, short what, void *arg)
                 return;
         }
         /* Lingering after the verdict: the peer did not hang up. */
-        conn_disconnect(&x->conn);
-        conn_reap(&x->conn);
+        recv_drop(x);
 }
 
 void recv_arm_timer(struct recv_xfer *x, int sec)
@@ -198,12 +239,12 @@ void recv_arm_timer(struct recv_xfer *x, int sec)
                 evtimer_add(x->timer, &tv);
 }
 
-/* Send the verdict (REFUSE before data, RESULT after), then wait for the hang-up. */
+/* Send the verdict (REFUSE before data, RESULT after) on every lane, then
+ * wait for the hang-up. */
 static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
 {
         struct wire_msg m = { 0 };
         bool refuse = x->state == RECV_OFFER_WAIT;
-        int r;
 
         x->status = status;
         snprintf(x->text, sizeof(x->text), "%s", text ?: "");
@@ -220,10 +261,17 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
         }
         if (x->state != RECV_CLOSING)
                 recv_set_state(x, RECV_CLOSING);
-        r = conn_send_ctrl(&x->conn, &m);
-        if (r < 0) {
-                log_warning("%s: cannot send verdict: %s", x->conn.peer, strerror(-r));
-                conn_disconnect(&x->conn);
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
+                struct recv_lane *l = x->lane[k];
+                int r;
+
+                if (!l || l->conn.reaping)
+                        continue;
+                r = conn_send_ctrl(&l->conn, &m);
+                if (r < 0) {
+                        log_warning("%s: cannot send verdict: %s", x->peer, strerror(-r));
+                        conn_disconnect(&l->conn);
+                }
         }
         recv_log(x);
         recv_arm_timer(x, RECV_LINGER_SEC);
@@ -236,53 +284,106 @@ void recv_abort(struct recv_xfer *x, unsigned int status, const char *text)
         if (status == WIRE_OK)
                 status = WIRE_E_INTERNAL;
         if (x->offer.name[0])
-                log_warning("%s: receive of %s failed: %s%s%s", x->conn.peer, x->offer.name,
+                log_warning("%s: receive of %s failed: %s%s%s", x->peer, x->offer.name,
                             wire_status_str(status), text ? ": " : "", text ?: "");
         else
-                log_notice("%s: connection refused: %s%s%s", x->conn.peer, wire_status_str(status),
+                log_notice("%s: connection refused: %s%s%s", x->peer, wire_status_str(status),
                            text ? ": " : "", text ?: "");
         if (x->state == RECV_CONNECTING) {
                 x->status = status;
                 recv_set_state(x, RECV_CLOSING);
-                conn_disconnect(&x->conn);
-                conn_reap(&x->conn);
+                recv_drop(x);
                 return;
         }
         recv_verdict(x, status, text);
 }
 
-/* Lost the connection (or told to drop it) without a verdict on the wire. */
-static void recv_lost(struct recv_xfer *x, const char *why)
+/* Lost a lane (or told to drop it) without a verdict on the wire: the
+ * transfer is lost with it. */
+static void recv_lost(struct recv_lane *l, const char *why)
 {
+        struct recv_xfer *x = l->x;
+
         if (x->state != RECV_CLOSING) {
                 x->status = WIRE_E_PROTOCOL;
-                snprintf(x->text, sizeof(x->text), "%s", why);
+                if (x->nlanes > 1)
+                        snprintf(x->text, sizeof(x->text), "lane %u: %s", l->idx, why);
+                else
+                        snprintf(x->text, sizeof(x->text), "%s", why);
                 if (x->offer.name[0])
                         log_warning("%s: receive of %s aborted: %s; nothing published",
-                                    x->conn.peer, x->offer.name, why);
+                                    x->peer, x->offer.name, x->text);
                 recv_set_state(x, RECV_CLOSING);
                 recv_log(x);
         }
-        conn_disconnect(&x->conn);
-        conn_reap(&x->conn);
+        recv_drop(x);
 }
 
-static void recv_flush_credits(struct recv_xfer *x, bool force)
+static void recv_flush_credits(struct recv_lane *l, bool force)
 {
         struct wire_msg m = { .type = WIRE_CREDIT };
 
-        if (x->state != RECV_DATA || x->credits_pending == 0)
+        if (l->x->state != RECV_DATA || l->credits_pending == 0)
                 return;
         /* Batched, but never in batches as large as what the sender holds
          * when it is down to a few slots: it would wait for ever. */
-        if (!force && x->credits_pending < MAX(1u, MIN(x->conn.e->ring.share, x->hold.held) / 4))
+        if (!force && l->credits_pending < MAX(1u, MIN(l->x->e->ring.share, l->hold.held) / 4))
                 return;
         /* Keep one buffer for the verdict. */
-        if (conn_ctrl_free(&x->conn) < 2)
+        if (conn_ctrl_free(&l->conn) < 2)
                 return;
-        m.credits = x->credits_pending;
-        if (conn_send_ctrl(&x->conn, &m) == 0)
-                x->credits_pending = 0;
+        m.credits = l->credits_pending;
+        if (conn_send_ctrl(&l->conn, &m) == 0)
+                l->credits_pending = 0;
+}
+
+/*
+ * Borrow more slots while the ring has some to lend and this lane has more
+ * chunks to come than slots posted: at most @max at a time (one per
+ * completed write, so a transfer grows only as fast as it actually uses
+ * what it has).
+ */
+static void recv_lane_grow_by(struct recv_lane *l, unsigned int max)
+{
+        struct ring *ring = &l->x->e->ring;
+        uint32_t i;
+
+        for (unsigned int n = 0; n < max; n++) {
+                if (l->x->state != RECV_DATA || l->ended || l->conn.reaping ||
+                    l->end_seq - l->next_seq <= l->hold.held || !ring_hold_grow(&l->hold, ring, &i))
+                        return;
+                if (recv_post_slot(l, i) < 0) {
+                        ring_hold_release(&l->hold, ring, i);
+                        return;
+                }
+                l->credits_pending++;
+        }
+}
+
+void recv_lane_grow(struct recv_lane *l)
+{
+        recv_lane_grow_by(l, UINT_MAX);
+}
+
+/*
+ * A lane that joined when the ring had nothing to lend holds no slot, so no
+ * write of its own will ever make it grow: after slots come back to the
+ * ring, offer each such lane one.
+ */
+static void recv_feed_starved(struct engine *e)
+{
+        for (struct recv_xfer *x = e->recvs; x; x = x->next) {
+                if (x->state != RECV_DATA)
+                        continue;
+                for (unsigned int k = 0; k < x->nlanes; k++) {
+                        struct recv_lane *l = x->lane[k];
+
+                        if (!l || l->hold.held > 0)
+                                continue;
+                        recv_lane_grow_by(l, 1);
+                        recv_flush_credits(l, true);
+                }
+        }
 }
 
 static struct recv_xfer *recv_of_file_req(struct io_req *req)
@@ -290,10 +391,21 @@ static struct recv_xfer *recv_of_file_req(struct io_req *req)
         return (struct recv_xfer *)((char *)req - offsetof(struct recv_xfer, file_req));
 }
 
+/* How many lanes to grant: as many as asked for and allowed, while each
+ * lane still gets a fair run of chunks. */
+static unsigned int recv_lanes_grant(const struct recv_xfer *x)
+{
+        uint64_t by_size = x->nchunks / RECV_LANE_MIN_CHUNKS;
+        unsigned int n = MIN((unsigned int)x->offer.lanes, x->e->d->cfg.lanes);
+
+        return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
+}
+
 /* The space is reserved (or the file system cannot reserve): accept. */
 static void recv_accept(struct recv_xfer *x, int64_t res)
 {
         const struct wire_offer *o = &x->offer;
+        struct recv_lane *l0 = x->lane[0];
         struct wire_msg m = { .type = WIRE_ACCEPT };
         enum incoming_verdict iv = incoming_reserve_verdict((int)res);
         char text[WIRE_TEXT_MAX + 1];
@@ -305,44 +417,46 @@ static void recv_accept(struct recv_xfer *x, int64_t res)
                 recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        r = digest_init(&x->digest);
-        if (r < 0) {
-                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
-                return;
-        }
 
         x->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        x->nlanes = recv_lanes_grant(x);
+        wire_lane_range(x->nchunks, x->nlanes, 0, &l0->first_seq, &l0->end_seq);
+        l0->next_seq = l0->first_seq;
+        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
+        ring_hold_set_lanes(&l0->hold, x->nlanes);
         recv_set_state(x, RECV_DATA);
-        m.credits = x->credits_pending;
-        r = conn_send_ctrl(&x->conn, &m);
+        m.accept.lanes = (uint16_t)x->nlanes;
+        m.credits = l0->credits_pending;
+        r = conn_send_ctrl(&l0->conn, &m);
         if (r < 0) {
                 recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
                 return;
         }
-        x->credits_pending = 0;
+        l0->credits_pending = 0;
         x->t_start = x->t_last = clock_usec(CLOCK_MONOTONIC);
         recv_arm_timer(x, RECV_STALL_SEC);
-        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u, transfer %" PRIu64 ")",
-                 x->conn.peer, o->name, o->size, x->nchunks, o->chunk_size, o->transfer_id);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
+                 x->peer, o->name, o->size, x->nchunks, o->chunk_size, x->nlanes,
+                 x->nlanes == 1 ? "" : "s", o->transfer_id);
 }
 
 static void recv_on_reserved(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
 
-        conn_unhold(&x->conn);
-        if (x->conn.reaping || x->state != RECV_OFFER_WAIT)
+        conn_unhold(&x->lane[0]->conn);
+        if (x->lane[0]->conn.reaping || x->state != RECV_OFFER_WAIT)
                 return;
         recv_accept(x, res);
 }
 
 static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
 {
-        struct daemon *d = x->conn.e->d;
+        struct daemon *d = x->e->d;
         enum incoming_verdict iv;
         enum name_verdict nv;
         char text[WIRE_TEXT_MAX + 1];
-        int dirfd = x->conn.e->incoming_fd, r;
+        int dirfd = x->e->incoming_fd, r;
 
         x->offer = *o;
         nv = name_check(o->name, strlen(o->name));
@@ -357,8 +471,13 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_abort(x, WIRE_E_AUTH, "pre-shared key proof does not match");
                 return;
         }
-        if (o->chunk_size == 0 || o->chunk_size > x->conn.e->slot_size) {
+        if (o->chunk_size == 0 || o->chunk_size > x->e->slot_size) {
                 recv_abort(x, WIRE_E_PROTOCOL, "chunk size out of range");
+                return;
+        }
+        /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
+        if (o->size / o->chunk_size + (o->size % o->chunk_size != 0) > UINT32_MAX) {
+                recv_abort(x, WIRE_E_TOO_LARGE, "more than 2^32 chunks");
                 return;
         }
         if (d->cfg.max_file_size && o->size > d->cfg.max_file_size) {
@@ -391,24 +510,22 @@ static void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         }
         /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
         x->file_req.done = recv_on_reserved;
-        r = io_fallocate(x->conn.e->io, &x->file_req, x->fd, o->size);
+        r = io_fallocate(x->e->io, &x->file_req, x->fd, o->size);
         if (r < 0) {
                 recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
                 return;
         }
-        conn_hold(&x->conn);
+        conn_hold(&x->lane[0]->conn);
 }
-
-static void recv_finish(struct recv_xfer *x);
 
 static void recv_on_fsync(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        struct daemon *d = x->conn.e->d;
+        struct daemon *d = x->e->d;
         char text[WIRE_TEXT_MAX + 1];
         int r;
 
-        conn_unhold(&x->conn);
+        conn_unhold(&x->lane[0]->conn);
         if (x->state != RECV_FINISHING)
                 return;
         if (res < 0) {
@@ -417,7 +534,7 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
                 return;
         }
 
-        r = incoming_publish(x->conn.e->incoming_fd, x->fd, x->offer.name, d->cfg.overwrite,
+        r = incoming_publish(x->e->incoming_fd, x->fd, x->offer.name, d->cfg.overwrite,
                              x->offer.transfer_id);
         if (r == -EEXIST) {
                 recv_abort(x, WIRE_E_EXISTS, "appeared during the transfer");
@@ -428,13 +545,13 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
                 recv_abort(x, WIRE_E_IO, text);
                 return;
         }
-        log_info("%s: received %s (%" PRIu64 " bytes)", x->conn.peer, x->offer.name, x->offer.size);
+        log_info("%s: received %s (%" PRIu64 " bytes)", x->peer, x->offer.name, x->offer.size);
         recv_verdict(x, WIRE_OK, NULL);
 }
 
 static void recv_finish(struct recv_xfer *x)
 {
-        uint8_t d[WIRE_DIGEST_SIZE];
+        uint8_t d[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
         int r;
 
         if (x->state != RECV_FINISHING || x->writes > 0)
@@ -443,60 +560,62 @@ static void recv_finish(struct recv_xfer *x)
                 recv_abort(x, WIRE_E_SIZE, "short write");
                 return;
         }
-        digest_final(&x->digest, d);
-        if (memcmp(d, x->end.digest, sizeof(d)) != 0) {
-                recv_abort(x, WIRE_E_CHECKSUM, NULL);
-                return;
+        for (unsigned int k = 0; k < x->nlanes; k++) {
+                digest_final(&x->lane[k]->digest, d[k]);
+                if (memcmp(d[k], x->lane[k]->end.digest, WIRE_DIGEST_SIZE) != 0) {
+                        recv_abort(x, WIRE_E_CHECKSUM, NULL);
+                        return;
+                }
         }
-        r = io_fsync(x->conn.e->io, &x->file_req, x->fd);
+        digest_lanes(d, x->nlanes, x->digest);
+        r = io_fsync(x->e->io, &x->file_req, x->fd);
         if (r < 0) {
                 recv_abort(x, WIRE_E_IO, strerror(-r));
                 return;
         }
         x->file_req.done = recv_on_fsync;
-        conn_hold(&x->conn);
+        conn_hold(&x->lane[0]->conn);
 }
 
-static void recv_on_end(struct recv_xfer *x, const struct wire_end *end)
+/* The bytes of chunks [first, end) of the transfer. */
+static uint64_t recv_run_bytes(const struct recv_xfer *x, uint64_t first, uint64_t end)
 {
-        if (x->next_seq != x->nchunks || end->bytes != x->offer.size || x->bytes_recv != x->offer.size) {
+        uint64_t c = x->offer.chunk_size;
+
+        return MIN(end * c, x->offer.size) - MIN(first * c, x->offer.size);
+}
+
+static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
+{
+        struct recv_xfer *x = l->x;
+
+        if (l->ended || l->next_seq != l->end_seq ||
+            end->bytes != recv_run_bytes(x, l->first_seq, l->end_seq)) {
                 recv_abort(x, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }
-        x->end = *end;
-        recv_set_state(x, RECV_FINISHING);
-        recv_finish(x);
-}
-
-/*
- * Borrow one more slot while the ring has some to lend and this transfer
- * has more chunks to come than slots posted: one per completed write, so a
- * transfer grows only as fast as it actually uses what it has.
- */
-static void recv_grow(struct recv_xfer *x)
-{
-        struct ring *ring = &x->conn.e->ring;
-        uint32_t i;
-
-        if (x->state != RECV_DATA || x->nchunks - x->next_seq <= x->hold.held ||
-            !ring_hold_grow(&x->hold, ring, &i))
+        l->end = *end;
+        l->ended = true;
+        if (++x->nended < x->nlanes)
                 return;
-        if (recv_post_slot(x, i) < 0) {
-                ring_hold_release(&x->hold, ring, i);
+        if (x->bytes_recv != x->offer.size) {
+                recv_abort(x, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }
-        x->credits_pending++;
+        recv_set_state(x, RECV_FINISHING);
+        recv_finish(x);
 }
 
 static void recv_on_write(struct io_req *req, int64_t res)
 {
         struct recv_slot *rs = (struct recv_slot *)req;
-        struct recv_xfer *x = rs->x;
-        uint32_t i = rs - x->rs;
+        struct recv_lane *l = rs->l;
+        struct recv_xfer *x = l->x;
+        uint32_t i = rs - l->rs;
 
         x->writes--;
-        conn_unhold(&x->conn);
-        if (x->conn.reaping || x->state == RECV_CLOSING)
+        conn_unhold(&l->conn);
+        if (l->conn.reaping || x->state == RECV_CLOSING)
                 return;
         if (res < 0) {
                 char text[WIRE_TEXT_MAX + 1];
@@ -507,26 +626,28 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 return;
         }
         x->bytes_written += rs->len;
-        if (ring_hold_over(&x->hold, &x->conn.e->ring)) {
-                /* Lent while we were alone: give it back, without a credit. */
-                ring_hold_release(&x->hold, &x->conn.e->ring, i);
+        if (ring_hold_over(&l->hold, &x->e->ring)) {
+                /* Lent while it was alone: give it back, without a credit. */
+                ring_hold_release(&l->hold, &x->e->ring, i);
         } else {
-                if (recv_post_slot(x, i) < 0) {
+                if (recv_post_slot(l, i) < 0) {
                         recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
                         return;
                 }
-                x->credits_pending++;
-                recv_grow(x);
+                l->credits_pending++;
+                recv_lane_grow_by(l, 1);
         }
+        recv_feed_starved(x->e);
         if (x->state == RECV_FINISHING)
                 recv_finish(x);
         /* Credits go out in wc_batch_end or here, batched. */
-        recv_flush_credits(x, false);
+        recv_flush_credits(l, false);
 }
 
-static void recv_on_data(struct recv_xfer *x, uint32_t i, uint32_t seq, uint32_t len)
+static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t len)
 {
-        struct recv_slot *rs = &x->rs[i];
+        struct recv_xfer *x = l->x;
+        struct recv_slot *rs = &l->rs[i];
         uint64_t off = (uint64_t)seq * x->offer.chunk_size;
         uint64_t want;
         int r;
@@ -536,66 +657,67 @@ static void recv_on_data(struct recv_xfer *x, uint32_t i, uint32_t seq, uint32_t
                 return;
         }
         want = MIN((uint64_t)x->offer.chunk_size, x->offer.size - MIN(off, x->offer.size));
-        if (seq != (uint32_t)x->next_seq || x->next_seq >= x->nchunks || len != want) {
+        if (seq != (uint32_t)l->next_seq || l->next_seq >= l->end_seq || len != want) {
                 recv_abort(x, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
                 return;
         }
-        x->next_seq++;
+        l->next_seq++;
         x->bytes_recv += len;
         x->t_last = clock_usec(CLOCK_MONOTONIC);
 
-        rs->x = x;
+        rs->l = l;
         rs->len = len;
         rs->io.done = recv_on_write;
-        r = io_write(x->conn.e->io, &rs->io, x->fd, recv_slot_mem(x, i), len, off);
+        r = io_write(x->e->io, &rs->io, x->fd, recv_slot_mem(l, i), len, off);
         if (r < 0) {
                 recv_abort(x, WIRE_E_IO, strerror(-r));
                 return;
         }
         x->writes++;
-        conn_hold(&x->conn);
+        conn_hold(&l->conn);
         /* Hash while the kernel copies the slot out: both only read it, and
          * its completion (which frees the slot) is handled on this loop later. */
-        digest_update(&x->digest, recv_slot_mem(x, i), len);
+        digest_update(&l->digest, recv_slot_mem(l, i), len);
 }
 
-static void recv_on_ctrl(struct recv_xfer *x, uint32_t i, uint32_t len)
+static void recv_on_ctrl(struct recv_lane *l, uint32_t i, uint32_t len)
 {
+        struct recv_xfer *x = l->x;
         struct wire_msg m;
         int r;
 
-        r = wire_decode(recv_slot_mem(x, i), len, &m);
+        r = wire_decode(recv_slot_mem(l, i), len, &m);
         if (r < 0) {
                 recv_abort(x, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
                            "undecodable control message");
                 return;
         }
         /* A control message used a slot too: it goes straight back. */
-        if (recv_post_slot(x, i) < 0) {
+        if (recv_post_slot(l, i) < 0) {
                 recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
                 return;
         }
-        x->credits_pending++;
+        l->credits_pending++;
 
         /* The first message can beat our own ESTABLISHED event. */
         if (x->state == RECV_CONNECTING)
                 recv_set_state(x, RECV_OFFER_WAIT);
-        if (m.type == WIRE_OFFER && x->state == RECV_OFFER_WAIT && !x->offer.name[0])
+        if (m.type == WIRE_OFFER && l->idx == 0 && x->state == RECV_OFFER_WAIT && !x->offer.name[0])
                 recv_on_offer(x, &m.offer);
         else if (m.type == WIRE_END && x->state == RECV_DATA)
-                recv_on_end(x, &m.end);
+                recv_on_end(l, &m.end);
         else
                 recv_abort(x, WIRE_E_PROTOCOL, "unexpected control message");
 }
 
 static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
 {
-        struct recv_xfer *x = (struct recv_xfer *)c;
+        struct recv_lane *l = (struct recv_lane *)c;
 
         if (wc->wr_id & CONN_WRID_CTRL) {
                 conn_ctrl_send_done(c, wc->wr_id);
                 if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
-                        recv_lost(x, ibv_wc_status_str(wc->status));
+                        recv_lost(l, ibv_wc_status_str(wc->status));
                 return;
         }
         if (wc->status != IBV_WC_SUCCESS) {
@@ -605,68 +727,71 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
 
                         snprintf(text, sizeof(text), "receive completion: %s",
                                  ibv_wc_status_str(wc->status));
-                        recv_lost(x, text);
+                        recv_lost(l, text);
                 }
                 return;
         }
-        if (x->state == RECV_CLOSING)
+        if (l->x->state == RECV_CLOSING)
                 return;
-        if (wc->wr_id >= x->hold.cap || x->hold.slot[wc->wr_id] == RING_NO_SLOT) {
-                recv_lost(x, "completion for an unknown slot");
+        if (wc->wr_id >= l->hold.cap || l->hold.slot[wc->wr_id] == RING_NO_SLOT) {
+                recv_lost(l, "completion for an unknown slot");
                 return;
         }
         if (wc->wc_flags & IBV_WC_WITH_IMM)
-                recv_on_data(x, wc->wr_id, be32toh(wc->imm_data), wc->byte_len);
+                recv_on_data(l, wc->wr_id, be32toh(wc->imm_data), wc->byte_len);
         else
-                recv_on_ctrl(x, wc->wr_id, wc->byte_len);
+                recv_on_ctrl(l, wc->wr_id, wc->byte_len);
 }
 
 static void recv_on_batch_end(struct conn *c)
 {
-        recv_flush_credits((struct recv_xfer *)c, false);
+        recv_flush_credits((struct recv_lane *)c, false);
 }
 
 static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                        const void *pdata, size_t plen)
 {
-        struct recv_xfer *x = (struct recv_xfer *)c;
+        struct recv_lane *l = (struct recv_lane *)c;
 
         switch (type) {
         case RDMA_CM_EVENT_ESTABLISHED:
-                if (x->state == RECV_CONNECTING)
-                        recv_set_state(x, RECV_OFFER_WAIT);
+                if (l->x->state == RECV_CONNECTING)
+                        recv_set_state(l->x, RECV_OFFER_WAIT);
                 break;
         case RDMA_CM_EVENT_DISCONNECTED:
-                recv_lost(x, "peer disconnected");
+                recv_lost(l, "peer disconnected");
                 break;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
-                recv_lost(x, "RDMA device removed");
+                recv_lost(l, "RDMA device removed");
                 break;
         default:
                 /* CONNECT_ERROR, UNREACHABLE, REJECTED (accept failed) ... */
-                recv_lost(x, rdma_event_str(type));
+                recv_lost(l, rdma_event_str(type));
                 break;
         }
 }
 
 static void recv_on_reaped(struct conn *c)
 {
-        struct recv_xfer *x = (struct recv_xfer *)c;
-        struct engine *e = c->e;
+        struct recv_lane *l = (struct recv_lane *)c;
+        struct recv_xfer *x = l->x;
+        struct engine *e = x->e;
 
+        ring_hold_leave(&l->hold, &e->ring);
+        x->lane[l->idx] = NULL;
+        recv_lane_free(l);
+        recv_feed_starved(e);
+        if (--x->nlive > 0)
+                return;
         for (struct recv_xfer **p = &e->recvs; *p; p = &(*p)->next)
                 if (*p == x) {
                         *p = x->next;
                         break;
                 }
-        /* Only admitted connections are ever reaped. */
-        ring_hold_leave(&x->hold, &e->ring);
         /* Closing the O_TMPFILE without linking it frees its blocks. */
         safe_close(x->fd);
-        digest_deinit(&x->digest);
         if (x->timer)
                 event_free(x->timer);
-        recv_slots_free(x);
         free(x);
         engine_conn_gone(e);
 }

@@ -21,6 +21,7 @@ BIG_MB=${BENCH_BIG_MB:-4096}            # RSS check with a larger file; 0 skips
 SWEEP=${BENCH_SWEEP:-1}
 SLOT=1048576                            # the daemon's default slot_size
 DEPTH=16                                # slot_count / max_transfers by default
+LANES=4                                 # the daemon's default lanes
 OUT=$TESTBED_SHARE/bench
 mkdir -p "$OUT"
 RES=$OUT/results.tsv
@@ -115,6 +116,26 @@ run_xferctl() {
         rm -f "$BETA_IN/$name"
 }
 
+# set_lanes N: both daemons' lanes, by reload (same processes, so CPU and
+# RSS figures keep accumulating on the same PIDs).
+set_lanes() {
+        sed -i '/^lanes *=/d' "$ALPHA_CONF" "$BETA_CONF"
+        echo "lanes = $1" | tee -a "$ALPHA_CONF" >>"$BETA_CONF"
+        systemctl reload "$ALPHA_UNIT" "$BETA_UNIT" || tb_fail "reload for lanes = $1 failed"
+}
+
+# ---- 2b. xferctl over one queue pair (lanes = 1), same file --------------------
+run_xferctl_1lane() {
+        local name=bench1-$ROUND.bin line
+        set_lanes 1
+        line=$(send_ok "$FILE" --as "$name")
+        set_lanes "$LANES"
+        tb_log "1 lane: $line"
+        same_file "$FILE" "$BETA_IN/$name"
+        record xferctl_1lane "$(sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' <<<"$line")"
+        rm -f "$BETA_IN/$name"
+}
+
 # ---- 7. set-up: xferctl send of 1 byte, wall time -----------------------------
 run_setup() {
         local k t0 t1
@@ -174,7 +195,7 @@ run_tcp() {
 tcp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
 
 # ---- the rounds ------------------------------------------------------------------
-tools=(ib_send_bw ib_send_bw_e ib_write_bw ib_send_bw_e_q4 xferctl rcopy tcp aggregate4 setup)
+tools=(ib_send_bw ib_send_bw_e ib_write_bw ib_send_bw_e_q4 xferctl xferctl_1lane rcopy tcp aggregate4 setup)
 for ((ROUND = 1; ROUND <= REPS; ROUND++)); do
         n=${#tools[@]}
         order=()
@@ -208,13 +229,20 @@ if ((BIG_MB > 0)); then
 fi
 stop_peers
 
-# ---- sweep: slot size x depth, 256 MiB each ------------------------------------
+# ---- sweep: slot size x depth (one lane), and lanes, 256 MiB each ------------
 if ((SWEEP)); then
         head -c $((256 * 1024 * 1024)) "$FILE" >"$SRC/sweep.bin"
+        for lanes in 1 2 4 8; do
+                peers_configure lanes=$lanes
+                systemctl restart "$ALPHA_UNIT" "$BETA_UNIT" || { record "lanes_$lanes" fail; continue; }
+                line=$(send_ok "$SRC/sweep.bin" --as "lanes-$lanes.bin")
+                record "lanes_$lanes" "$(sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' <<<"$line")"
+                rm -f "$BETA_IN/lanes-$lanes.bin"
+        done
         for slot in 64K 256K 1M 4M; do
                 for depth in 4 16 64; do
-                        # One transfer at a time: the whole ring is its depth.
-                        peers_configure slot_size=$slot slot_count=$depth max_transfers=1 send_slots=$depth
+                        # One transfer on one queue pair: the whole ring is its depth.
+                        peers_configure slot_size=$slot slot_count=$depth max_transfers=1 send_slots=$depth lanes=1
                         systemctl restart "$ALPHA_UNIT" "$BETA_UNIT" || { record "sweep_${slot}_x$depth" fail; continue; }
                         line=$(send_ok "$SRC/sweep.bin" --as "sweep-$slot-$depth.bin")
                         record "sweep_${slot}_x$depth" "$(sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' <<<"$line")"

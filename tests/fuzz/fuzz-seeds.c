@@ -38,10 +38,12 @@ static int wire_seeds(const char *dir)
         m.type = WIRE_OFFER;
         m.offer.chunk_size = 4096;
         m.offer.size = 12345;
+        m.offer.lanes = 2;
         strcpy(m.offer.name, "seed.bin");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ACCEPT;
+        m.accept.lanes = 2;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         m.type = WIRE_CREDIT;
         m.credits = 8;
@@ -63,6 +65,9 @@ static int wire_seeds(const char *dir)
         struct wire_hello h = { 0 };
         struct wire_welcome w = { .credits = 4, .slot_size = 4096 };
         struct wire_reject rj = { .status = WIRE_E_BUSY };
+        wire_encode_hello(buf, &h);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
+        h = (struct wire_hello){ .flags = WIRE_HELLO_LANE, .lane = 1 };
         wire_encode_hello(buf, &h);
         r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
         wire_encode_welcome(buf, &w);

@@ -232,13 +232,20 @@ int rawconn_connect(struct rawconn *c, enum rawconn_hello hello, struct wire_rej
         enum rdma_cm_event_type type;
         int status, r;
 
+        if (hello == HELLO_LANE) {
+                /* Lane 1 of a transfer nobody offered: a token out of thin air. */
+                h.flags = WIRE_HELLO_LANE;
+                h.lane = 1;
+                memset(h.token, 0x5a, sizeof(h.token));
+        }
         wire_encode_hello(hbuf, &h);
         if (hello == HELLO_VERSION) {
                 /* The encoder always writes WIRE_VERSION; a newer peer would not. */
                 hbuf[4] = 99;
                 hbuf[5] = 0;
         } else if (hello == HELLO_GARBAGE) {
-                memcpy(hbuf, "GARBAGE!", sizeof(hbuf));
+                memset(hbuf, '!', sizeof(hbuf));
+                memcpy(hbuf, "GARBAGE", 7);
         }
         if (hello != HELLO_NONE) {
                 param.private_data = hbuf;

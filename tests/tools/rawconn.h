@@ -27,7 +27,7 @@ enum rawconn_event {
 };
 
 /* How the hello in the connect request is broken, if at all. */
-enum rawconn_hello { HELLO_OK, HELLO_VERSION, HELLO_NONE, HELLO_GARBAGE };
+enum rawconn_hello { HELLO_OK, HELLO_VERSION, HELLO_NONE, HELLO_GARBAGE, HELLO_LANE };
 
 struct rawconn {
         struct rdma_event_channel *ec;

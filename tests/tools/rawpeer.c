@@ -71,6 +71,8 @@ static const struct mode modes[] = {
           "no private data: REJECT, protocol" },
         { "garbage-hello", ACT_HELLO, HELLO_GARBAGE, NULL, 0, 0, WIRE_E_PROTOCOL, false, 10,
           "private data that is not a hello: REJECT, protocol" },
+        { "bogus-lane", ACT_HELLO, HELLO_LANE, NULL, 0, 0, WIRE_E_PROTOCOL, false, 10,
+          "a lane hello whose token no accepted offer carried: REJECT, protocol" },
         { "name-traversal", ACT_NAME, HELLO_OK, "../escape", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
           "OFFER \"../escape\": REFUSE, name" },
         { "name-slash", ACT_NAME, HELLO_OK, "a/b", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
@@ -81,8 +83,8 @@ static const struct mode modes[] = {
           "OFFER \"a\\x01b\": REFUSE, name" },
         { "name-hidden", ACT_NAME, HELLO_OK, ".x", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
           "OFFER \".x\": REFUSE, name" },
-        { "huge-offer", ACT_HUGE, HELLO_OK, "huge.dat", 0, WIRE_REFUSE, WIRE_E_NO_SPACE, false, 10,
-          "OFFER of 2^64-1 bytes (chunk counts overflow): REFUSE, no space" },
+        { "huge-offer", ACT_HUGE, HELLO_OK, "huge.dat", 0, WIRE_REFUSE, WIRE_E_TOO_LARGE, false, 10,
+          "OFFER of 2^64-1 bytes (more than 2^32 chunks): REFUSE, too large" },
         { "offer-twice", ACT_OFFER_TWICE, HELLO_OK, "twice.dat", 3, WIRE_RESULT, WIRE_E_PROTOCOL, true, 10,
           "a second OFFER while the first transfer runs: RESULT, protocol (or hang-up)" },
         { "garbage-ctrl", ACT_GARBAGE_CTRL, HELLO_OK, NULL, 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
@@ -157,6 +159,7 @@ static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint6
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.size = size;
         o.offer.chunk_size = chunk;
+        o.offer.lanes = 1;
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->key.len)
                 auth_offer_mac(&c->key, c->welcome.nonce, &o.offer, o.offer.mac);

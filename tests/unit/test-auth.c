@@ -69,6 +69,8 @@ static struct wire_offer sample_offer(void)
         o.transfer_id = 77;
         o.size = 5ull << 30;
         o.chunk_size = 1 << 20;
+        o.lanes = 2;
+        memset(o.token, 0x17, sizeof(o.token));
         strcpy(o.name, "db-dump.sql.zst");
         return o;
 }

@@ -61,6 +61,7 @@ static void test_defaults(void)
         is_int(c.slot_count, 64, "slot_count 64");
         is_int(c.send_slots, 16, "send_slots 16");
         is_int(c.max_transfers, 4, "max_transfers 4");
+        is_int(c.lanes, 4, "lanes 4");
         is_int(c.max_file_size, 0, "max_file_size: no limit");
         ok(!c.overwrite, "overwrite off");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
@@ -90,6 +91,7 @@ static void test_full(void)
                  "slot_count = 128\r\n"
                  "send_slots = 32\n"
                  "max_transfers = 64\n"
+                 "lanes = 2\n"
                  "max_file_size = 2G\n"
                  "overwrite = yes\n"
                  "allow_peers = 198.18.0.0/15, fd00::/8\n"
@@ -106,6 +108,7 @@ static void test_full(void)
         is_int(c.slot_count, 128, "CRLF line");
         is_int(c.send_slots, 32, "send_slots");
         is_int(c.max_transfers, 64, "max_transfers = slot_count / 2 is allowed");
+        is_int(c.lanes, 2, "lanes");
         is_int(c.max_file_size, 2ull << 30, "max_file_size 2G");
         ok(c.overwrite, "overwrite yes");
         is_int(c.allow_peers.n, 2, "two peers");
@@ -167,6 +170,8 @@ static void test_errors(void)
         expect_error("slot_count = 4097\n", 1, "slot_count", "2 to 4096");
         expect_error("send_slots = 0\n", 1, "send_slots", "2 to 4096");
         expect_error("max_transfers = 0\n", 1, "max_transfers", "1 to");
+        expect_error("lanes = 0\n", 1, "lanes", "1 to 8");
+        expect_error("lanes = 9\n", 1, "lanes", "1 to 8");
         expect_error("max_file_size = 1P\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = 99999999999T\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = \n", 1, "max_file_size", "size");

@@ -121,9 +121,30 @@ static void test_streaming(void)
         free(data);
 }
 
+/* A striped transfer's digest: its one lane's, or XXH3-128 of the lanes' in order. */
+static void test_lanes(void)
+{
+        uint8_t lane[3][WIRE_DIGEST_SIZE], got[WIRE_DIGEST_SIZE], want[WIRE_DIGEST_SIZE], swapped[3][WIRE_DIGEST_SIZE];
+
+        oneshot("first run", 9, lane[0]);
+        oneshot("second run", 10, lane[1]);
+        oneshot("third run", 9, lane[2]);
+        digest_lanes((const uint8_t (*)[WIRE_DIGEST_SIZE])lane, 1, got);
+        ok(memcmp(got, lane[0], sizeof(got)) == 0, "one lane: the file's own digest");
+        digest_lanes((const uint8_t (*)[WIRE_DIGEST_SIZE])lane, 3, got);
+        oneshot(lane, sizeof(lane), want);
+        ok(memcmp(got, want, sizeof(got)) == 0, "three lanes: XXH3-128 of the lane digests in order");
+        memcpy(swapped[0], lane[1], WIRE_DIGEST_SIZE);
+        memcpy(swapped[1], lane[0], WIRE_DIGEST_SIZE);
+        memcpy(swapped[2], lane[2], WIRE_DIGEST_SIZE);
+        digest_lanes((const uint8_t (*)[WIRE_DIGEST_SIZE])swapped, 3, want);
+        ok(memcmp(got, want, sizeof(got)) != 0, "the lane order counts");
+}
+
 int main(void)
 {
         test_known();
         test_streaming();
+        test_lanes();
         return done_testing();
 }

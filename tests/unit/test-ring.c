@@ -195,6 +195,43 @@ static void test_hold(void)
         ring_deinit(&r);
 }
 
+/* The lanes of one transfer: each is due its part of the transfer's due. */
+static void test_lanes(void)
+{
+        struct ring r = RING_NULL;
+        struct ring_hold l0 = RING_HOLD_NULL, l1 = RING_HOLD_NULL, other = RING_HOLD_NULL;
+        uint32_t i;
+
+        ring_init(&r, 16, 4);           /* up to 4 transfers */
+        is_int(ring_hold_admit(&l0, &r), 4, "lane 0 is admitted with a share");
+        ring_hold_set_lanes(&l0, 2);
+        is_int(ring_hold_target(&l0, &r), 8, "alone, each of 2 lanes is due 16 / 2");
+        is_int(ring_hold_join(&l1, &r), 0, "lane 1 joins");
+        ring_hold_set_lanes(&l1, 2);
+        ok(l1.held == 0 && r.conns == 1, "with no slot, and not counted as a transfer");
+        while (ring_hold_grow(&l1, &r, &i))
+                ;
+        is_int(l1.held, 8, "lane 1 grows to its due");
+        while (ring_hold_grow(&l0, &r, &i))
+                ;
+        is_int(l0.held, 5, "lane 0 grows into what is left but the 3 reserved");
+        is_int(ring_hold_admit(&other, &r), 1, "another transfer still gets in");
+        is_int(ring_hold_target(&l0, &r), 4, "now each lane is due 16 / 2 / 2");
+        ok(ring_hold_over(&l0, &r) && ring_hold_over(&l1, &r), "both lanes are over it");
+        ring_hold_leave(&l1, &r);
+        is_int(r.conns, 2, "a lane leaving does not count as a transfer leaving");
+        ring_hold_leave(&l1, &r);
+        ok(l1.held == 0 && r.conns == 2, "leaving twice is harmless");
+        ring_hold_leave(&l0, &r);
+        ring_hold_leave(&other, &r);
+        is_int(ring_free(&r), 16, "every slot back");
+        is_int(r.conns, 0, "no transfer left");
+        ring_hold_free(&l0);
+        ring_hold_free(&l1);
+        ring_hold_free(&other);
+        ring_deinit(&r);
+}
+
 static void leave_unadmitted(void)
 {
         struct ring r;
@@ -279,6 +316,7 @@ int main(void)
         test_shares();
         test_lending();
         test_hold();
+        test_lanes();
         test_abort();
         return done_testing();
 }

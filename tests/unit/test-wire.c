@@ -36,6 +36,9 @@ static struct wire_msg sample_offer(const char *name)
         m.offer.size = 1ull << 40;
         m.offer.chunk_size = 1 << 20;
         m.offer.flags = 0;
+        m.offer.lanes = 4;
+        for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
+                m.offer.token[i] = (uint8_t)(0x30 + i);
         for (int i = 0; i < WIRE_MAC_SIZE; i++)
                 m.offer.mac[i] = (uint8_t)(0xa0 + i);
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", name);
@@ -48,7 +51,8 @@ static int sample_messages(struct wire_msg *out)
         int n = 0;
 
         out[n++] = sample_offer("report-2024.dat");
-        msg_reset(&out[n++], WIRE_ACCEPT, 15);
+        msg_reset(&out[n], WIRE_ACCEPT, 15);
+        out[n++].accept.lanes = 3;
         msg_reset(&out[n], WIRE_REFUSE, 3);
         out[n].refuse.status = WIRE_E_EXISTS;
         snprintf(out[n++].refuse.text, sizeof(out[0].refuse.text), "file exists: report-2024.dat");
@@ -98,6 +102,7 @@ static void test_private_data(void)
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), 0, "hello round-trips");
         ok(h2.magic == WIRE_MAGIC && h2.version == WIRE_VERSION && h2.flags == 0, "hello fields");
         is_int(wire_decode_hello(buf, 56, &h2), 0, "hello with rdma_cm padding accepted");
+        ok(h2.lane == 0 && h2.reserved == 0, "a plain hello names no lane");
         shorts = true;
         for (size_t l = 0; l < WIRE_HELLO_SIZE; l++)
                 if (wire_decode_hello(buf, l, &h2) != -EBADMSG)
@@ -106,9 +111,32 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 2);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v2 is -EPROTONOSUPPORT");
-        is_int(h2.version, 2, "and still reports the peer's version");
+        put16(buf + 4, 3);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v3 is -EPROTONOSUPPORT");
+        is_int(h2.version, 3, "and still reports the peer's version");
+        put16(buf + 4, 1);
+        is_int(wire_decode_hello(buf, 8, &h2), -EPROTONOSUPPORT, "an 8-byte version-1 hello is -EPROTONOSUPPORT");
+        is_int(h2.version, 1, "and reports version 1");
+        put16(buf + 4, WIRE_VERSION);
+
+        h = (struct wire_hello){ .flags = WIRE_HELLO_LANE, .lane = 3 };
+        for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
+                h.token[i] = (uint8_t)(0x80 + i);
+        memset(buf, 0xee, sizeof(buf));
+        wire_encode_hello(buf, &h);
+        ok(buf[WIRE_HELLO_SIZE] == 0xee, "hello writes exactly %d bytes", WIRE_HELLO_SIZE);
+        ok(buf[6] == 1 && buf[8] == 3 && buf[12] == 0x80 && buf[27] == 0x8f,
+           "lane hello: flags, lane, reserved, token in that order");
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), 0, "lane hello round-trips");
+        ok(h2.flags == WIRE_HELLO_LANE && h2.lane == 3 && memcmp(h2.token, h.token, WIRE_TOKEN_SIZE) == 0,
+           "lane hello fields and token");
+        put16(buf + 8, 0);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "lane hello for lane 0 is -EBADMSG");
+        put16(buf + 8, WIRE_LANES_MAX);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "lane hello past WIRE_LANES_MAX is -EBADMSG");
+        put16(buf + 6, 0);
+        put16(buf + 8, 1);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "a lane number without the lane flag is -EBADMSG");
 
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 w.nonce[i] = (uint8_t)(i * 7 + 1);
@@ -139,11 +167,11 @@ static void test_private_data(void)
                 if (wire_decode_reject(buf, l, &rj2) != -EBADMSG)
                         shorts = false;
         ok(shorts, "reject truncated at every length is -EBADMSG");
-        /* A v2 receiver rejecting us: we must still read which version it speaks. */
-        put16(buf + 4, 2);
+        /* A v1 receiver rejecting us: we must still read which version it speaks. */
+        put16(buf + 4, 1);
         put16(buf + 6, WIRE_E_VERSION);
-        is_int(wire_decode_reject(buf, WIRE_REJECT_SIZE, &rj2), -EPROTONOSUPPORT, "reject from v2");
-        ok(rj2.version == 2 && rj2.status == WIRE_E_VERSION, "v2 reject still decoded for reporting");
+        is_int(wire_decode_reject(buf, WIRE_REJECT_SIZE, &rj2), -EPROTONOSUPPORT, "reject from v1");
+        ok(rj2.version == 1 && rj2.status == WIRE_E_VERSION, "v1 reject still decoded for reporting");
         is_int(wire_decode_hello(NULL, 0, &h2), -EBADMSG, "no private data at all");
 }
 
@@ -167,7 +195,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 56 + WIRE_NAME_MAX, "255-byte name: header + 56 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 74 + WIRE_NAME_MAX, "255-byte name: header + 74 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -185,14 +213,14 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x01, 0x00, 0x05, 0x00,  /* magic, v1, END */
+                0x52, 0x44, 0x52, 0x58, 0x02, 0x00, 0x05, 0x00,  /* magic, v2, END */
                 0x18, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 24, credits 7 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
                 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
                 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,  /* digest */
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x01, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x02, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
@@ -214,10 +242,17 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 56 + 1 && buf[6] == WIRE_OFFER && buf[8] == 57 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 74 + 1 && buf[6] == WIRE_OFFER && buf[8] == 75 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
-           buf[16 + 24] == 0xa0 && buf[16 + 55] == 0xa0 + 31 && buf[16 + 56] == 'x',
-           "OFFER: id, size, chunk, flags, name_len, mac, name in that order");
+           buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 0x30 && buf[16 + 41] == 0x3f &&
+           buf[16 + 42] == 0xa0 && buf[16 + 73] == 0xa0 + 31 && buf[16 + 74] == 'x',
+           "OFFER: id, size, chunk, flags, name_len, lanes, token, mac, name in that order");
+
+        m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
+        m.accept.lanes = 4;
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == 18 && buf[6] == WIRE_ACCEPT && buf[8] == 2 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0,
+           "ACCEPT: header, then lanes");
 }
 
 static void test_encode_errors(void)
@@ -240,6 +275,13 @@ static void test_encode_errors(void)
         bad = sample_offer("x");
         bad.offer.chunk_size = 0;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "chunk_size 0 refused");
+        bad = sample_offer("x");
+        bad.offer.lanes = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an offer of 0 lanes refused");
+        bad.offer.lanes = WIRE_LANES_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an offer past WIRE_LANES_MAX refused");
+        bad = (struct wire_msg){ .type = WIRE_ACCEPT };
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an ACCEPT of 0 lanes refused");
         bad = (struct wire_msg){ .type = WIRE_RESULT };
         memset(bad.result.text, 't', sizeof(bad.result.text));
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "unterminated result text refused");
@@ -296,7 +338,7 @@ static void test_decode_hostile(void)
         /* Unknown types, with a plausible empty payload. */
         int types[] = { 0, _WIRE_TYPE_MAX, 0x100, 0xffff };
         for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-                struct wire_msg a = { .type = WIRE_ACCEPT };
+                struct wire_msg a = { .type = WIRE_CREDIT };
                 int len = wire_encode(buf, sizeof(buf), &a);
 
                 put16(buf + 6, (uint16_t)types[i]);
@@ -320,15 +362,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 56;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 74;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 56);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 56, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 74);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 74, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -337,15 +379,29 @@ static void test_decode_hostile(void)
         memcpy(tmp, buf, (size_t)len);
         put32(tmp + WIRE_HEADER_SIZE + 16, 0);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER with chunk_size 0");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + WIRE_HEADER_SIZE + 24, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER of 0 lanes");
+        put16(tmp + WIRE_HEADER_SIZE + 24, WIRE_LANES_MAX + 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER of more than WIRE_LANES_MAX lanes");
+
+        /* ACCEPT grants 1 .. WIRE_LANES_MAX lanes. */
+        struct wire_msg acc = msgs[1];
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put16(buf + WIRE_HEADER_SIZE, 0);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT of 0 lanes");
+        put16(buf + WIRE_HEADER_SIZE, WIRE_LANES_MAX + 1);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT of more than WIRE_LANES_MAX lanes");
+        len = wire_encode(buf, sizeof(buf), &o);
 
         /* A 256-byte name, length fields consistent: still too long. */
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 56 + 256);
+        put32(tmp + 8, 74 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 56 + 255);
+        put32(tmp + 8, 74 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -386,11 +442,11 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &o);
-        is_int(la, 17 + 32 + 24 + 5, "MAC input is label + nonce + 24 bytes of fields + name");
-        ok(memcmp(a, "rdmaxfer-offer-v1", 17) == 0, "starts with the label");
+        is_int(la, 17 + 32 + 42 + 5, "MAC input is label + nonce + 42 bytes of fields + name");
+        ok(memcmp(a, "rdmaxfer-offer-v2", 17) == 0, "starts with the label");
         ok(memcmp(a + 17, nonce, 32) == 0, "then the nonce");
         ok(a[49] == 0x08 && a[56] == 0x01 && a[62] == 0x01 && a[67] == 0x10 && a[71] == 5 &&
-           memcmp(a + 73, "f.txt", 5) == 0,
+           a[73] == 4 && a[75] == 0x30 && a[90] == 0x3f && memcmp(a + 91, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire");
 
         o2 = o;
@@ -406,6 +462,14 @@ static void test_mac_input(void)
         o2.flags = 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
         ok(memcmp(a, b, (size_t)la) != 0, "the flags are covered");
+        o2 = o;
+        o2.lanes = 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
+        ok(memcmp(a, b, (size_t)la) != 0, "the lanes are covered");
+        o2 = o;
+        o2.token[15] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
+        ok(memcmp(a, b, (size_t)la) != 0, "the lane token is covered");
 
         is_int(wire_offer_mac_input(a, (size_t)la - 1, nonce, &o), -EMSGSIZE, "one byte short is -EMSGSIZE");
         o2 = o;
@@ -418,6 +482,41 @@ static void test_mac_input(void)
         is_int(wire_offer_mac_input(a, sizeof(a), nonce, &o2), WIRE_MAC_INPUT_MAX, "longest input is WIRE_MAC_INPUT_MAX");
 }
 
+/* The runs of chunks the lanes carry: contiguous, in order, covering all. */
+static void test_lane_range(void)
+{
+        static const uint64_t sizes[] = { 1, 7, 8, 9, 31, 32, 33, 1024, 1025, 4294967295ull };
+        bool tiled = true, balanced = true, nonempty = true;
+        uint64_t first, end;
+
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+                for (unsigned int lanes = 1; lanes <= WIRE_LANES_MAX; lanes++) {
+                        uint64_t next = 0, lo = UINT64_MAX, hi = 0;
+
+                        for (unsigned int k = 0; k < lanes; k++) {
+                                wire_lane_range(sizes[i], lanes, k, &first, &end);
+                                if (first != next || end < first)
+                                        tiled = false;
+                                if (end == first && sizes[i] >= lanes)
+                                        nonempty = false;
+                                lo = end - first < lo ? end - first : lo;
+                                hi = end - first > hi ? end - first : hi;
+                                next = end;
+                        }
+                        if (next != sizes[i])
+                                tiled = false;
+                        if (hi - lo > 1)
+                                balanced = false;
+                }
+        ok(tiled, "lane runs are contiguous, in lane order, and cover every chunk once");
+        ok(balanced, "lane runs differ by at most one chunk");
+        ok(nonempty, "no lane is empty while there are as many chunks as lanes");
+        wire_lane_range(1024, 1, 0, &first, &end);
+        ok(first == 0 && end == 1024, "one lane carries everything");
+        wire_lane_range(1024, 4, 2, &first, &end);
+        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767");
+}
+
 int main(void)
 {
         test_status_str();
@@ -427,5 +526,6 @@ int main(void)
         test_encode_errors();
         test_decode_hostile();
         test_mac_input();
+        test_lane_range();
         return done_testing();
 }

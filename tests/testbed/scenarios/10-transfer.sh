@@ -1,7 +1,9 @@
 #!/bin/bash
 # Files of 0 bytes, 1 byte, a non-multiple of the slot size and 256 MiB go
 # from alpha to beta byte-identical, each with a journald entry on both
-# sides whose numbers agree with each other and with the file.
+# sides whose numbers agree with each other and with the file. Small files
+# go over one lane, 256 MiB over the default 4; a receiver configured for
+# fewer lanes than the sender asks for grants its own number.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -10,6 +12,8 @@ start_peers
 
 slot=$((1024 * 1024))
 declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((256 * 1024 * 1024)))
+# Lanes: 1 until each of them would get 8 chunks, then the configured 4.
+declare -A lanes=([empty.dat]=1 [one.dat]=1 [odd.dat]=1 [big.dat]=4)
 for name in empty.dat one.dat odd.dat big.dat; do
         size=${sizes[$name]}
         make_file "$SRC/$name" "$size"
@@ -28,6 +32,8 @@ for name in empty.dat one.dat odd.dat big.dat; do
                         tb_fail "$unit: no $dir entry for $name"
                 [[ $(jfield "$unit" "$name" RDMAXFER_RESULT) == ok ]] || tb_fail "$unit: $name result not ok"
                 [[ $(jfield "$unit" "$name" RDMAXFER_BYTES) == "$size" ]] || tb_fail "$unit: $name byte count"
+                got=$(jfield "$unit" "$name" RDMAXFER_LANES)
+                [[ $got == "${lanes[$name]}" ]] || tb_fail "$unit: $name went over ${got:-no} lanes, not ${lanes[$name]}"
                 usec=$(jfield "$unit" "$name" RDMAXFER_USEC)
                 mbps=$(jfield "$unit" "$name" RDMAXFER_MBPS)
                 msg=$(jfield "$unit" "$name" MESSAGE)
@@ -46,3 +52,20 @@ for name in empty.dat one.dat odd.dat big.dat; do
 done
 incoming_clean "$BETA_IN" empty.dat one.dat odd.dat big.dat
 tb_log "all sizes transferred intact"
+
+# The receiver grants at most its own lanes; the sender asks for 8.
+sed -i '/^lanes/d' "$ALPHA_CONF" "$BETA_CONF"
+echo "lanes = 8" >>"$ALPHA_CONF"
+echo "lanes = 2" >>"$BETA_CONF"
+tb_run systemctl reload "$ALPHA_UNIT" "$BETA_UNIT"
+sleep 1
+line=$(send_ok "$SRC/big.dat" --as big2.dat)
+tb_log "xferctl: $line"
+same_file "$SRC/big.dat" "$BETA_IN/big2.dat"
+for unit in "$ALPHA_UNIT" "$BETA_UNIT"; do
+        got=$(jfield "$unit" big2.dat RDMAXFER_LANES)
+        [[ $got == 2 ]] || tb_fail "$unit: asked for 8 lanes, beta allows 2, got ${got:-none}"
+done
+[[ $(jfield "$ALPHA_UNIT" big2.dat RDMAXFER_DIGEST) == $(jfield "$BETA_UNIT" big2.dat RDMAXFER_DIGEST) ]] ||
+        tb_fail "digests over 2 lanes differ between the sides"
+tb_log "a receiver's lanes setting caps what a sender gets"

@@ -77,6 +77,7 @@ tb_log "connection set-up"
 hostile bad-version "refused: protocol version mismatch"
 hostile no-hello "refused: not an rdmaxfer peer"
 hostile garbage-hello "refused: not an rdmaxfer peer"
+hostile bogus-lane "refused: lane 1 of no transfer in progress"
 
 tb_log "names that are not a leaf of the incoming directory"
 hostile name-traversal "name not acceptable"
@@ -86,7 +87,7 @@ hostile name-control "name not acceptable: name contains a NUL or control charac
 hostile name-hidden "name not acceptable: name starts with '\.'"
 
 tb_log "protocol violations"
-hostile huge-offer "huge\.dat failed: no space left on receiver"
+hostile huge-offer "huge\.dat failed: file too large: more than 2\^32 chunks"
 hostile offer-twice "twice\.dat failed: protocol error: unexpected control message"
 hostile garbage-ctrl "protocol error: undecodable control message"
 hostile data-before-offer "protocol error: data outside a transfer"
