@@ -126,13 +126,17 @@ set_lanes() {
 
 # ---- 2b. xferctl over one queue pair (lanes = 1), same file --------------------
 run_xferctl_1lane() {
-        local name=bench1-$ROUND.bin line
+        local name=bench1-$ROUND.bin line ca0 cb0 ca1 cb1
         set_lanes 1
+        ca0=$(cpu_ticks "$a_pid") cb0=$(cpu_ticks "$b_pid")
         line=$(send_ok "$FILE" --as "$name")
+        ca1=$(cpu_ticks "$a_pid") cb1=$(cpu_ticks "$b_pid")
         set_lanes "$LANES"
         tb_log "1 lane: $line"
         same_file "$FILE" "$BETA_IN/$name"
         record xferctl_1lane "$(sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' <<<"$line")"
+        record cpu_s_per_gib_send_1lane "$(awk -v t=$((ca1 - ca0)) -v h="$hz" -v n="$BYTES" 'BEGIN { printf "%.2f", t / h / (n / 2^30) }')"
+        record cpu_s_per_gib_recv_1lane "$(awk -v t=$((cb1 - cb0)) -v h="$hz" -v n="$BYTES" 'BEGIN { printf "%.2f", t / h / (n / 2^30) }')"
         rm -f "$BETA_IN/$name"
 }
 
