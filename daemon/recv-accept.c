@@ -5,10 +5,13 @@
  * the accept carries the credits, the slot size and a fresh nonce for the
  * key proof. A hello that names a lane joins the accepted transfer whose
  * offer carried its token, from the same host, with what the ring lends.
- * Anything refused is refused with a reason in the REJ.
+ * Anything refused is refused with a reason in the REJ. Then the offer is
+ * checked (name, key proof, size, space), the file opened and its space
+ * reserved, and the transfer accepted with the lanes it is granted.
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,9 +21,13 @@
 
 #include "acl.h"
 #include "auth.h"
+#include "clock.h"
 #include "daemon.h"
 #include "engine-private.h"
+#include "incoming.h"
+#include "io.h"
 #include "log.h"
+#include "name.h"
 #include "recv.h"
 
 static void recv_reject(struct rdma_cm_id *id, unsigned int status)
@@ -210,4 +217,131 @@ fail:
                 x->state = RECV_CLOSING;
         else
                 recv_abort(x, WIRE_E_INTERNAL, "setting up a lane failed");
+}
+
+/* How many lanes to grant: as many as asked for and allowed, while each
+ * lane still gets a fair run of chunks. */
+static unsigned int recv_lanes_grant(const struct recv_xfer *x)
+{
+        uint64_t by_size = x->nchunks / RECV_LANE_MIN_CHUNKS;
+        unsigned int n = MIN((unsigned int)x->offer.lanes, x->e->d->cfg.lanes);
+
+        return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
+}
+
+/* The space is reserved (or the file system cannot reserve): accept. */
+static void recv_accept(struct recv_xfer *x, int64_t res)
+{
+        const struct wire_offer *o = &x->offer;
+        struct recv_lane *l0 = x->lane[0];
+        struct wire_msg m = { .type = WIRE_ACCEPT };
+        enum incoming_verdict iv = incoming_reserve_verdict((int)res);
+        char text[WIRE_TEXT_MAX + 1];
+        int r;
+
+        if (iv != INCOMING_OK) {
+                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size,
+                         strerror((int)-res));
+                recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+
+        x->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        x->nlanes = recv_lanes_grant(x);
+        wire_lane_range(x->nchunks, x->nlanes, 0, &l0->first_seq, &l0->end_seq);
+        l0->next_seq = l0->first_seq;
+        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
+        ring_hold_set_lanes(&l0->hold, x->nlanes);
+        recv_set_state(x, RECV_DATA);
+        m.accept.lanes = (uint16_t)x->nlanes;
+        m.credits = l0->credits_pending;
+        r = conn_send_ctrl(&l0->conn, &m);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+        l0->credits_pending = 0;
+        x->t_start = x->t_last = clock_usec(CLOCK_MONOTONIC);
+        recv_arm_timer(x, RECV_STALL_SEC);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
+                 x->peer, o->name, o->size, x->nchunks, o->chunk_size, x->nlanes,
+                 x->nlanes == 1 ? "" : "s", o->transfer_id);
+}
+
+static void recv_on_reserved(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        conn_unhold(&x->lane[0]->conn);
+        if (x->lane[0]->conn.reaping || x->state != RECV_OFFER_WAIT)
+                return;
+        recv_accept(x, res);
+}
+
+void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
+{
+        struct daemon *d = x->e->d;
+        enum incoming_verdict iv;
+        enum name_verdict nv;
+        char text[WIRE_TEXT_MAX + 1];
+        int dirfd = x->e->incoming_fd, r;
+
+        x->offer = *o;
+        nv = name_check(o->name, strlen(o->name));
+        if (nv != NAME_OK) {
+                /* Don't echo a hostile name into logs as if it were a file. */
+                snprintf(text, sizeof(text), "%s", name_verdict_str(nv));
+                snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                recv_abort(x, WIRE_E_NAME, text);
+                return;
+        }
+        if (d->key.len > 0 && auth_offer_verify(&d->key, x->nonce, o) < 0) {
+                recv_abort(x, WIRE_E_AUTH, "pre-shared key proof does not match");
+                return;
+        }
+        if (o->chunk_size == 0 || o->chunk_size > x->e->slot_size) {
+                recv_abort(x, WIRE_E_PROTOCOL, "chunk size out of range");
+                return;
+        }
+        /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
+        if (o->size / o->chunk_size + (o->size % o->chunk_size != 0) > UINT32_MAX) {
+                recv_abort(x, WIRE_E_TOO_LARGE, "more than 2^32 chunks");
+                return;
+        }
+        if (d->cfg.max_file_size && o->size > d->cfg.max_file_size) {
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes is over the limit of %" PRIu64,
+                         o->size, d->cfg.max_file_size);
+                recv_abort(x, WIRE_E_TOO_LARGE, text);
+                return;
+        }
+        r = incoming_exists(dirfd, x->offer.name);
+        if (r > 0 && !d->cfg.overwrite) {
+                recv_abort(x, WIRE_E_EXISTS, NULL);
+                return;
+        }
+        if (r < 0) {
+                snprintf(text, sizeof(text), "checking name: %s", strerror(-r));
+                recv_abort(x, WIRE_E_IO, text);
+                return;
+        }
+        x->fd = incoming_open(dirfd, o->size, &iv);
+        if (x->fd < 0) {
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", o->size, strerror(-x->fd));
+                x->fd = -1;
+                recv_abort(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        evtimer_del(x->timer);
+        if (o->size == 0) {
+                recv_accept(x, 0);
+                return;
+        }
+        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
+        x->file_req.done = recv_on_reserved;
+        r = io_fallocate(x->e->io, &x->file_req, x->fd, o->size);
+        if (r < 0) {
+                recv_abort(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+        conn_hold(&x->lane[0]->conn);
 }

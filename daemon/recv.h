@@ -103,5 +103,11 @@ void recv_lane_grow(struct recv_lane *l);
 void recv_lane_free(struct recv_lane *l);
 
 int recv_post_slot(struct recv_lane *l, uint32_t i);
+/* Change state; aborts on a transition that is not legal. */
+void recv_set_state(struct recv_xfer *x, enum recv_state state);
+/* The transfer whose file_req @req is. */
+struct recv_xfer *recv_of_file_req(struct io_req *req);
+/* Lane 0's OFFER (recv-accept.c): checked, then REFUSE or ACCEPT follows. */
+void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o);
 void recv_arm_timer(struct recv_xfer *x, int sec);
 void recv_on_timer(evutil_socket_t fd, short what, void *arg);
