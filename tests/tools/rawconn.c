@@ -233,10 +233,12 @@ int rawconn_connect(struct rawconn *c, enum rawconn_hello hello, struct wire_rej
         int status, r;
 
         if (hello == HELLO_LANE) {
-                /* Lane 1 of a transfer nobody offered: a token out of thin air. */
                 h.flags = WIRE_HELLO_LANE;
-                h.lane = 1;
-                memset(h.token, 0x5a, sizeof(h.token));
+                h.lane = c->lane ? c->lane : 1;
+                if (c->lane)
+                        memcpy(h.token, c->token, sizeof(h.token));
+                else    /* a transfer nobody offered: a token out of thin air */
+                        memset(h.token, 0x5a, sizeof(h.token));
         }
         wire_encode_hello(hbuf, &h);
         if (hello == HELLO_VERSION) {

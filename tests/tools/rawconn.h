@@ -52,6 +52,10 @@ struct rawconn {
         struct wire_msg inbox[RAWCONN_INBOX];
         unsigned int inbox_head, inbox_len;
         struct auth_key key;            /* len 0: offers carry no MAC */
+        /* HELLO_LANE: the lane and token to present; lane 0 means lane 1
+         * with a token no offer carried. */
+        uint16_t lane;
+        uint8_t token[WIRE_TOKEN_SIZE];
 };
 
 #define RAWCONN_NULL ((struct rawconn){ 0 })

@@ -48,6 +48,7 @@ enum act {
         ACT_OVERSIZE,
         ACT_IDLE,
         ACT_STALL,
+        ACT_LANE_TRESPASS,
         ACT_HONEST,
 };
 
@@ -105,6 +106,8 @@ static const struct mode modes[] = {
           "connect, never offer: dropped after the receiver's 30 s" },
         { "stall", ACT_STALL, HELLO_OK, "stall.dat", 3, WIRE_RESULT, WIRE_E_PROTOCOL, true, 75,
           "OFFER accepted, then nothing: dropped after the receiver's 60 s" },
+        { "lane-trespass", ACT_LANE_TRESPASS, HELLO_OK, "trespass.dat", 16, WIRE_RESULT, WIRE_E_PROTOCOL, true, 20,
+          "OFFER over 2 lanes; lane 1 joins and sends a chunk of lane 0's run: RESULT, protocol (or hang-up)" },
         { "honest", ACT_HONEST, HELLO_OK, "rawpeer-honest.dat", 5, WIRE_RESULT, WIRE_OK, false, 20,
           "a correct transfer, to check rawpeer itself: RESULT, ok" },
 };
@@ -150,8 +153,11 @@ static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_
         }
 }
 
-/* Post an OFFER; 0 once ACCEPTed, else the rawconn_event (a message stays queued) or -errno. */
-static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size)
+/* Post an OFFER for @lanes lanes (its token: c->token); 0 once ACCEPTed
+ * (granted lanes in *@granted if not NULL), else the rawconn_event (a
+ * message stays queued) or -errno. */
+static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
+                            uint16_t lanes, uint16_t *granted)
 {
         struct wire_msg o = { .type = WIRE_OFFER }, m;
         int ev;
@@ -159,7 +165,8 @@ static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint6
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.size = size;
         o.offer.chunk_size = chunk;
-        o.offer.lanes = 1;
+        o.offer.lanes = lanes;
+        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->key.len)
                 auth_offer_mac(&c->key, c->welcome.nonce, &o.offer, o.offer.mac);
@@ -170,12 +177,53 @@ static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint6
         ev = rawconn_wait(c, 10000);
         if (ev == RAWCONN_MSG && rawconn_peek(c)->type == WIRE_ACCEPT) {
                 rawconn_next(c, 0, &m);
+                if (granted)
+                        *granted = m.accept.lanes;
                 return 0;
         }
         return ev;
 }
 
-static int mode_run(struct rawconn *c, const struct mode *md, int timeout_ms)
+static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size)
+{
+        return send_offer_lanes(c, name, chunk, size, 1, NULL);
+}
+
+/*
+ * Offer over two lanes, connect lane 1 with the offer's token, and send on
+ * it a chunk of lane 0's run: the receiver must fail the transfer.
+ */
+static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                         uint32_t chunk, uint64_t size, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn l1 = RAWCONN_NULL;
+        struct wire_reject rj;
+        uint16_t granted = 0;
+        int r;
+
+        if (getrandom(c->token, sizeof(c->token), 0) != (ssize_t)sizeof(c->token))
+                memset(c->token, 0x42, sizeof(c->token));
+        r = send_offer_lanes(c, md->file, chunk, size, 2, &granted);
+        if (r != 0 || granted != 2) {
+                printf("rawpeer: %s: the receiver did not grant 2 lanes (%d, %u)\n", md->name, r, granted);
+                return 1;
+        }
+        l1.lane = 1;
+        memcpy(l1.token, c->token, sizeof(l1.token));
+        if (rawconn_setup(&l1, o->src, o->dst, o->port) < 0 ||
+            rawconn_connect(&l1, HELLO_LANE, &rj) != 0 || rawconn_alloc_send(&l1, chunk) < 0) {
+                printf("rawpeer: %s: lane 1 could not join\n", md->name);
+                return 1;
+        }
+        /* Chunk 0 is lane 0's; lane 1's run starts at chunk 8. */
+        r = rawconn_send_chunk(&l1, chunk, chunk, 0);
+        r = expect_verdict(c, md, timeout_ms, r);
+        if (l1.established && !l1.disconnected)
+                rdma_disconnect(l1.id);
+        return r;
+}
+
+static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
 {
         uint32_t chunk = MIN(c->welcome.slot_size, RAWPEER_CHUNK_MAX);
         uint64_t size = md->chunks ? (uint64_t)(md->chunks - 1) * chunk + chunk / 2 : 0;
@@ -212,6 +260,8 @@ static int mode_run(struct rawconn *c, const struct mode *md, int timeout_ms)
                 chunk = c->welcome.slot_size;
                 size = (uint64_t)chunk * md->chunks;
                 break;
+        case ACT_LANE_TRESPASS:
+                return lane_trespass(c, o, md, chunk, size, timeout_ms);
         default:
                 break;
         }
@@ -326,7 +376,7 @@ static int rawpeer_main(const struct rawpeer_opts *o, const struct mode *md)
         if (rawconn_alloc_send(&c, data_len) < 0)
                 return 1;
 
-        r = mode_run(&c, md, timeout_ms);
+        r = mode_run(&c, o, md, timeout_ms);
         if (r == MODE_VANISH) {
                 /* No cleanup, no rdma_disconnect: the kernel tears down what we leave. */
                 fflush(stdout);

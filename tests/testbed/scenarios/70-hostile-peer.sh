@@ -92,6 +92,7 @@ hostile offer-twice "twice\.dat failed: protocol error: unexpected control messa
 hostile garbage-ctrl "protocol error: undecodable control message"
 hostile data-before-offer "protocol error: data outside a transfer"
 hostile out-of-order "ooo\.dat failed: protocol error: data chunk out of sequence"
+hostile lane-trespass "trespass\.dat failed: protocol error: data chunk out of sequence"
 hostile bad-checksum "badsum\.dat failed: checksum mismatch"
 hostile short "short\.dat failed: size mismatch"
 hostile vanish "vanish\.dat (aborted|failed).*"
