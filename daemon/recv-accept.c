@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event2/event.h>
+#include <sodium.h>
 
 #include "acl.h"
 #include "auth.h"
@@ -60,8 +61,9 @@ static bool recv_same_host(const struct sockaddr *a, const struct sockaddr *b)
 static struct recv_xfer *recv_find_lane(struct engine *e, struct rdma_cm_id *id, const struct wire_hello *h)
 {
         for (struct recv_xfer *x = e->recvs; x; x = x->next) {
+                /* Constant time: the token is the only secret a lane shows. */
                 if (x->state != RECV_DATA || !x->lane[0] ||
-                    memcmp(x->offer.token, h->token, WIRE_TOKEN_SIZE) != 0)
+                    sodium_memcmp(x->offer.token, h->token, WIRE_TOKEN_SIZE) != 0)
                         continue;
                 if (h->lane >= x->nlanes || x->lane[h->lane] ||
                     !recv_same_host(rdma_get_peer_addr(id), rdma_get_peer_addr(x->lane[0]->conn.id)))
