@@ -221,12 +221,18 @@ fail:
                 recv_abort(x, WIRE_E_INTERNAL, "setting up a lane failed");
 }
 
-/* How many lanes to grant: as many as asked for and allowed, while each
- * lane still gets a fair run of chunks. */
+/*
+ * How many lanes to grant: as many as asked for, but about *lanes* queue
+ * pairs in all, split between the transfers receiving now (this one
+ * included), and only while each lane still gets a fair run of chunks.
+ * Concurrent transfers already use several queue pairs; striping them too
+ * would only shrink every lane's window.
+ */
 static unsigned int recv_lanes_grant(const struct recv_xfer *x)
 {
         uint64_t by_size = x->nchunks / RECV_LANE_MIN_CHUNKS;
-        unsigned int n = MIN((unsigned int)x->offer.lanes, x->e->d->cfg.lanes);
+        unsigned int share = x->e->d->cfg.lanes / MAX(x->e->ring.conns, 1u);
+        unsigned int n = MIN((unsigned int)x->offer.lanes, share);
 
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
 }

@@ -71,6 +71,16 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         m.offer.transfer_id = s->job->id;
         m.offer.size = s->job->size;
         m.offer.chunk_size = s->chunk;
+        /* About *lanes* queue pairs in all, split between the jobs sending
+         * now (this one included); the receiver may grant fewer. */
+        {
+                unsigned int jobs = 0;
+
+                for (struct sender *o = s->e->senders; o; o = o->next)
+                        jobs += o->state != SEND_CLOSING;
+                s->nlanes = MAX(1u, s->e->d->cfg.lanes / MAX(jobs, 1u));
+                ring_hold_set_lanes(&l->hold, s->nlanes);
+        }
         m.offer.lanes = (uint16_t)s->nlanes;
         memcpy(m.offer.token, s->token, WIRE_TOKEN_SIZE);
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->job->name);
