@@ -44,5 +44,5 @@ echo
 echo "== demo summary (MB/s = 10^6 bytes/s) =="
 echo "xferctl:  $(tr '\r' '\n' <"$TESTBED_SHARE/demo-xferctl.txt" | grep "^sent $NAME" | tail -n 1)"
 echo "journald: $(sed -n 's/^ *MESSAGE=//p' "$TESTBED_SHARE/demo-journal.txt" | tail -n 1)"
-echo "          RDMAXFER_BYTES=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_BYTES) RDMAXFER_USEC=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_USEC) RDMAXFER_MBPS=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_MBPS)"
-echo "ib_send_bw -R -e, 1 MiB messages: ${ib:-?} MB/s (perftest printed MiB/s; converted)"
+echo "          RDMAXFER_BYTES=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_BYTES) RDMAXFER_USEC=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_USEC) RDMAXFER_MBPS=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_MBPS) RDMAXFER_LANES=$(jfield "$BETA_UNIT" "$NAME" RDMAXFER_LANES)"
+echo "ib_send_bw -R -e, 1 MiB messages, one queue pair: ${ib:-?} MB/s (perftest printed MiB/s; converted)"
