@@ -366,7 +366,8 @@ void recv_lane_grow(struct recv_lane *l)
 /*
  * A lane that joined when the ring had nothing to lend holds no slot, so no
  * write of its own will ever make it grow: after slots come back to the
- * ring, offer each such lane one.
+ * ring (a release, a lane gone; nothing else frees one), offer each such
+ * lane one.
  */
 static void recv_feed_starved(struct engine *e)
 {
@@ -500,6 +501,7 @@ static void recv_on_write(struct io_req *req, int64_t res)
         if (ring_hold_over(&l->hold, &x->e->ring)) {
                 /* Lent while it was alone: give it back, without a credit. */
                 ring_hold_release(&l->hold, &x->e->ring, i);
+                recv_feed_starved(x->e);
         } else {
                 if (recv_post_slot(l, i) < 0) {
                         recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
@@ -508,7 +510,6 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 l->credits_pending++;
                 recv_lane_grow_by(l, 1);
         }
-        recv_feed_starved(x->e);
         if (x->state == RECV_FINISHING)
                 recv_finish(x);
         /* Credits go out in wc_batch_end or here, batched. */
