@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "macro.h"
 
 /*
  * Control message layouts, after the 16-byte header
@@ -409,4 +410,10 @@ void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint6
         /* nchunks < 2^32 and lanes <= 2^16: the products cannot overflow. */
         *first = nchunks * k / lanes;
         *end = nchunks * (k + 1) / lanes;
+}
+
+uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t end)
+{
+        /* first, end <= 2^32 and chunk < 2^32: no overflow. */
+        return MIN(end * chunk, size) - MIN(first * chunk, size);
 }

@@ -213,3 +213,7 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_S
  */
 void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
                      uint64_t *end);
+
+/* Bytes of chunks [first, end) of a @size-byte file cut into @chunk-byte
+ * chunks (the last may be short): what a lane's END counts. */
+uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t end);

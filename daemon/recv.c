@@ -449,20 +449,12 @@ static void recv_finish(struct recv_xfer *x)
         conn_hold(&x->lane[0]->conn);
 }
 
-/* The bytes of chunks [first, end) of the transfer. */
-static uint64_t recv_run_bytes(const struct recv_xfer *x, uint64_t first, uint64_t end)
-{
-        uint64_t c = x->offer.chunk_size;
-
-        return MIN(end * c, x->offer.size) - MIN(first * c, x->offer.size);
-}
-
 static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
 {
         struct recv_xfer *x = l->x;
 
         if (l->ended || l->next_seq != l->end_seq ||
-            end->bytes != recv_run_bytes(x, l->first_seq, l->end_seq)) {
+            end->bytes != wire_run_bytes(x->offer.size, x->offer.chunk_size, l->first_seq, l->end_seq)) {
                 recv_abort(x, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }

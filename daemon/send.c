@@ -284,19 +284,13 @@ static void send_on_read(struct io_req *req, int64_t res)
         send_pump(l);
 }
 
-/* The bytes of chunks [first, end) of the file. */
-static uint64_t send_run_bytes(const struct sender *s, uint64_t first, uint64_t end)
-{
-        return MIN(end * s->chunk, s->job->size) - MIN(first * s->chunk, s->job->size);
-}
-
 static void send_post_end(struct send_lane *l)
 {
         struct sender *s = l->s;
         struct wire_msg m = { .type = WIRE_END };
         int r;
 
-        m.end.bytes = send_run_bytes(s, l->first_seq, l->end_seq);
+        m.end.bytes = wire_run_bytes(s->job->size, s->chunk, l->first_seq, l->end_seq);
         digest_final(&l->digest, m.end.digest);
         r = conn_send_ctrl(&l->conn, &m);
         if (r == -ENOBUFS)

@@ -515,6 +515,13 @@ static void test_lane_range(void)
         ok(first == 0 && end == 1024, "one lane carries everything");
         wire_lane_range(1024, 4, 2, &first, &end);
         ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767");
+
+        is_int(wire_run_bytes(10 * 4096 + 100, 4096, 0, 11), 10 * 4096 + 100, "all runs: the file size");
+        is_int(wire_run_bytes(10 * 4096 + 100, 4096, 8, 11), 2 * 4096 + 100, "the last run ends short");
+        is_int(wire_run_bytes(10 * 4096 + 100, 4096, 3, 5), 2 * 4096, "a middle run is whole chunks");
+        is_int(wire_run_bytes(0, 4096, 0, 0), 0, "an empty file has no bytes");
+        ok(wire_run_bytes(4294967295ull * 16777216ull, 16777216u, 0, 4294967295ull) == 4294967295ull * 16777216ull,
+           "2^32 - 1 chunks of 16 MiB do not overflow");
 }
 
 int main(void)
