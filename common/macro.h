@@ -3,6 +3,7 @@
 /* Small helpers shared by every module: cleanup attributes and friends. */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,6 +15,9 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+/* The object that embeds *@ptr as its @member. */
+#define container_of(ptr, type, member) \
+        ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 static inline void freep(void *p)
 {

@@ -27,9 +27,6 @@
 #include "macro.h"
 #include "msgid.h"
 
-#define container_of(ptr, type, member) \
-        ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-
 enum daemon_phase {
         DAEMON_RUNNING,
         DAEMON_STOPPING,        /* first SIGTERM: waiting for engine_stop()'s callback */

@@ -25,9 +25,6 @@
 #include "macro.h"
 #include "wire.h"
 
-#define container_of(ptr, type, member) \
-        ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-
 struct job_watcher {
         job_watch_fn fn;                /* NULL: removed while notifying */
         void *userdata;

@@ -12,8 +12,10 @@
 
 #include "ctl.h"
 
-struct daemon;
-struct sender;
+struct config;
+struct engine;
+struct engine_send;
+struct event_base;
 
 struct job {
         struct jobs *jobs;
@@ -26,14 +28,14 @@ struct job {
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
         char peer[CTL_HOST_MAX + 1 + 6];/* "host:port", for logs */
-        /* Progress, written by the engine while it runs the job. */
+        /* Progress: asked of the engine while it runs the job (job_refresh),
+         * its result once done. */
         uint64_t bytes_done;
         uint64_t usec;
         char text[CTL_TEXT_MAX + 1];
-        /* Owned by the jobs module. */
         uint64_t rate;                  /* bytes/s over the last interval */
         uint64_t rate_bytes, rate_usec; /* sample at the last rate update */
-        struct sender *sender;          /* engine's state while active, else NULL */
+        struct engine_send *xfer;       /* the engine's handle while it runs the job */
         uid_t uid;                      /* submitter (SO_PEERCRED); only it or root may cancel */
         struct job *next;               /* table order */
 };
@@ -43,7 +45,10 @@ struct jobs;
 #define JOBS_QUEUED_MAX         256     /* each holds a client fd */
 #define JOBS_RETAIN_FINAL       64
 
-int jobs_new(struct jobs **out, struct daemon *d);
+/* @cfg is read when needed (SIGHUP may replace what it points at);
+ * @engine runs the jobs. */
+int jobs_new(struct jobs **out, struct event_base *base, const struct config *cfg,
+             struct engine *engine);
 void jobs_free(struct jobs *jobs);      /* closes fds, no callbacks */
 
 /*
@@ -64,14 +69,8 @@ void jobs_schedule(struct jobs *jobs);
 /* Shutdown: refuse new jobs, cancel the queued ones ("daemon shutting down"), start none. */
 void jobs_stop(struct jobs *jobs);
 
-/* Called by the engine: the job moved to a non-final state (CONNECTING, SENDING, VERIFYING). */
-void job_set_state(struct job *job, enum ctl_job_state state);
-/*
- * Called by the engine once, when it has released everything it held for
- * the job (job->sender is NULL again): final state, status and text. Closes
- * the fd, wakes watchers, starts the next queued job.
- */
-void job_finish(struct job *job, enum ctl_job_state state, unsigned int status, const char *text);
+/* Bring bytes_done and usec up to date from the engine (running jobs). */
+void job_refresh(struct job *job);
 
 /* Watchers: a control connection that gets every change of @job. */
 typedef void (*job_watch_fn)(struct job *job, void *userdata);

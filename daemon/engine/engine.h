@@ -1,0 +1,122 @@
+#pragma once
+
+/*
+ * The transfer engine: the rdma_cm listener, the device's PD, the
+ * preregistered receive ring and send pool, incoming transfers and the
+ * outgoing ones its owner starts. Everything runs on the owner's
+ * event_base.
+ *
+ * The interface is one-way: the owner calls in (start, cancel, ask for
+ * progress, stop), the engine answers only through the callbacks it was
+ * handed. It never sees the owner's job table or control protocol, and
+ * the owner never sees a connection.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct auth_key;
+struct config;
+struct event_base;
+struct engine;
+struct engine_send;
+
+struct engine_params {
+        struct event_base *base;
+        /* Read when needed, never copied: the owner may replace what they
+         * point at between events (SIGHUP does), but not the pointers. */
+        const struct config *cfg;
+        const struct auth_key *key;
+};
+
+/*
+ * Bind and listen on cfg->listen_addr:cfg->port, open the device behind
+ * it, allocate the PD, register the receive ring and the send pool.
+ * 0 or -errno (the cause is logged). READY=1 may follow a success.
+ */
+int engine_new(struct engine **out, const struct engine_params *p);
+
+/*
+ * Release everything, at any time, whatever is still running: queue pairs
+ * before completion queues before memory regions before the PD. Transfers
+ * still in progress end unpublished and no callback is called. Safe on NULL.
+ */
+void engine_free(struct engine *e);
+
+/*
+ * Begin shutdown: stop listening, fail every incoming transfer (nothing is
+ * published) and every outgoing one ("daemon shutting down"; each one's
+ * done callback follows). @done(@userdata) runs from the loop once no
+ * connection is left.
+ */
+void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata);
+
+/* For STATUS=: incoming transfers in progress, and their summed rate in
+ * bytes/s since the previous call. */
+unsigned int engine_recv_active(const struct engine *e);
+uint64_t engine_recv_rate(struct engine *e);
+
+/* ---- outgoing transfers ---- */
+
+enum engine_phase {
+        ENGINE_PHASE_SENDING = 1,       /* the receiver accepted: data flows */
+        ENGINE_PHASE_VERIFYING,         /* every byte acknowledged, waiting for the verdict */
+};
+
+enum engine_outcome {
+        ENGINE_DONE = 0,                /* the receiver verified and published the file */
+        ENGINE_FAILED,
+        ENGINE_CANCELLED,
+};
+
+struct engine_result {
+        enum engine_outcome outcome;
+        unsigned int status;            /* enum wire_status: WIRE_OK unless FAILED */
+        const char *text;               /* why, for people; "" when nothing to say */
+        uint64_t bytes;                 /* acknowledged by the receiver */
+        uint64_t usec;                  /* first post to last completion */
+};
+
+struct engine_progress {
+        uint64_t bytes;                 /* acknowledged so far */
+        uint64_t usec;                  /* since the first post */
+};
+
+struct engine_send_ops {
+        /* The transfer moved on (SENDING, then VERIFYING; both may be skipped). */
+        void (*phase)(void *owner, enum engine_phase phase);
+        /* Exactly once, from the loop, after the transfer released every
+         * connection and buffer: the handle is gone when this returns. */
+        void (*done)(void *owner, const struct engine_result *r);
+};
+
+struct engine_send_req {
+        uint64_t id;                    /* the transfer id the receiver logs */
+        int fd;                         /* the file; the engine duplicates it */
+        uint64_t size;
+        const char *name;               /* leaf name to publish under */
+        const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */
+        socklen_t dst_len;
+        const char *peer;               /* "host:port", for logs */
+};
+
+/* engine_send()'s named outcome: no transfer was started. */
+enum { ENGINE_SEND_FULL = 1 };
+
+/*
+ * Start sending. Admission is decided before anything changes:
+ *   0                  started; *@out is the handle until ops->done,
+ *   ENGINE_SEND_FULL   the send pool admits no more transfers now (a running
+ *                      one must end first); nothing started,
+ *   -errno             nothing started (-ESHUTDOWN once stopping).
+ * Callbacks come only from the loop, never from inside this call.
+ */
+int engine_send(struct engine *e, const struct engine_send_req *req,
+                const struct engine_send_ops *ops, void *owner, struct engine_send **out);
+
+/* Abort: ops->done follows from the loop with ENGINE_CANCELLED, unless
+ * the outcome was already decided. */
+void engine_send_cancel(struct engine_send *s);
+
+void engine_send_progress(const struct engine_send *s, struct engine_progress *p);
