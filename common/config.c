@@ -1,9 +1,11 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +50,35 @@ struct config_parser {
 /* Setters return 0 or -EINVAL with the reason (no key, no line) in @why. */
 typedef int (*config_setter)(struct config *cfg, const char *value, char *why, size_t whylen);
 
+/* How a key's value is read; CONFIG_VALUE_CUSTOM keys bring a setter of their own. */
+enum config_value {
+        CONFIG_VALUE_NUMBER,            /* decimal digits, min..max */
+        CONFIG_VALUE_SIZE,              /* bytes, K/M/G/T suffix, min..max; .why says what is wanted */
+        CONFIG_VALUE_PATH,              /* absolute path; "" too when .empty_ok */
+        CONFIG_VALUE_CUSTOM,
+};
+
 struct config_keydef {
         const char *name;
-        config_setter set;
+        enum config_value kind;
+        size_t offset;                  /* of the field in struct config */
+        size_t size;                    /* sizeof the field: integer width, or path buffer */
+        uint64_t min, max;
+        bool pow2;                      /* SIZE: must be a power of two */
+        bool empty_ok;                  /* PATH: "" is allowed */
+        const char *why;                /* SIZE: the complaint for a bad value */
+        config_setter set;              /* CUSTOM */
 };
+
+/* A key named after its field in struct config. */
+#define CONFIG_FIELD(f) \
+        .name = #f, .offset = offsetof(struct config, f), .size = sizeof(((struct config *)NULL)->f)
+#define CONFIG_NUMBER(f, lo, hi) \
+        { CONFIG_FIELD(f), .kind = CONFIG_VALUE_NUMBER, .min = (lo), .max = (hi) }
+#define CONFIG_PATH(f, empty_allowed) \
+        { CONFIG_FIELD(f), .kind = CONFIG_VALUE_PATH, .empty_ok = (empty_allowed) }
+#define CONFIG_CUSTOM(key, setter) \
+        { .name = (key), .kind = CONFIG_VALUE_CUSTOM, .set = (setter) }
 
 void config_init(struct config *cfg)
 {
@@ -149,21 +176,6 @@ static int config_parse_size(const char *s, uint64_t *out)
         return 0;
 }
 
-static int config_parse_range(const char *value, uint64_t min, uint64_t max, uint64_t *out,
-                              char *why, size_t whylen)
-{
-        const char *end;
-        uint64_t v;
-
-        if (config_parse_u64(value, &v, &end) < 0 || *end != '\0' || v < min || v > max) {
-                config_why(why, whylen, "must be a whole number from %llu to %llu",
-                           (unsigned long long)min, (unsigned long long)max);
-                return -EINVAL;
-        }
-        *out = v;
-        return 0;
-}
-
 static int config_set_path(char *dst, size_t cap, bool empty_ok, const char *value,
                            char *why, size_t whylen)
 {
@@ -203,92 +215,6 @@ static int config_set_listen(struct config *cfg, const char *value, char *why, s
         return 0;
 }
 
-static int config_set_port(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        if (config_parse_range(value, 1, 65535, &v, why, whylen) < 0)
-                return -EINVAL;
-        cfg->port = (uint16_t)v;
-        return 0;
-}
-
-static int config_set_control_socket(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        /* sizeof(control_socket) is sun_path's: a longer path cannot be bound at all. */
-        return config_set_path(cfg->control_socket, sizeof(cfg->control_socket), false, value, why, whylen);
-}
-
-static int config_set_incoming_dir(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        return config_set_path(cfg->incoming_dir, sizeof(cfg->incoming_dir), false, value, why, whylen);
-}
-
-static int config_set_slot_size(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        if (config_parse_size(value, &v) < 0 || v < 4096 || v > 16 * 1024 * 1024 || (v & (v - 1)) != 0) {
-                config_why(why, whylen, "must be a power of two between 4K and 16M");
-                return -EINVAL;
-        }
-        cfg->slot_size = (uint32_t)v;
-        return 0;
-}
-
-static int config_set_slot_count(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        if (config_parse_range(value, 2, 4096, &v, why, whylen) < 0)
-                return -EINVAL;
-        cfg->slot_count = (uint32_t)v;
-        return 0;
-}
-
-static int config_set_send_slots(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        if (config_parse_range(value, 2, 4096, &v, why, whylen) < 0)
-                return -EINVAL;
-        cfg->send_slots = (uint32_t)v;
-        return 0;
-}
-
-static int config_set_max_transfers(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        /* The upper bound against slot_count is checked once every key is known. */
-        if (config_parse_range(value, 1, 2048, &v, why, whylen) < 0)
-                return -EINVAL;
-        cfg->max_transfers = (uint32_t)v;
-        return 0;
-}
-
-static int config_set_lanes(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        if (config_parse_range(value, 1, WIRE_LANES_MAX, &v, why, whylen) < 0)
-                return -EINVAL;
-        cfg->lanes = (uint32_t)v;
-        return 0;
-}
-
-static int config_set_max_file_size(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        uint64_t v;
-
-        if (config_parse_size(value, &v) < 0) {
-                config_why(why, whylen, "must be a size in bytes (suffix K, M, G or T), 0 for no limit");
-                return -EINVAL;
-        }
-        cfg->max_file_size = v;
-        return 0;
-}
-
 static int config_set_overwrite(struct config *cfg, const char *value, char *why, size_t whylen)
 {
         if (!strcasecmp(value, "yes") || !strcasecmp(value, "true") || !strcmp(value, "1"))
@@ -319,11 +245,6 @@ static int config_set_allow_peers(struct config *cfg, const char *value, char *w
         return 0;
 }
 
-static int config_set_key_file(struct config *cfg, const char *value, char *why, size_t whylen)
-{
-        return config_set_path(cfg->key_file, sizeof(cfg->key_file), true, value, why, whylen);
-}
-
 static int config_set_log_level(struct config *cfg, const char *value, char *why, size_t whylen)
 {
         static const struct {
@@ -349,21 +270,93 @@ static int config_set_log_level(struct config *cfg, const char *value, char *why
 }
 
 static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
-        [CONFIG_KEY_LISTEN] = { "listen", config_set_listen },
-        [CONFIG_KEY_PORT] = { "port", config_set_port },
-        [CONFIG_KEY_CONTROL_SOCKET] = { "control_socket", config_set_control_socket },
-        [CONFIG_KEY_INCOMING_DIR] = { "incoming_dir", config_set_incoming_dir },
-        [CONFIG_KEY_SLOT_SIZE] = { "slot_size", config_set_slot_size },
-        [CONFIG_KEY_SLOT_COUNT] = { "slot_count", config_set_slot_count },
-        [CONFIG_KEY_SEND_SLOTS] = { "send_slots", config_set_send_slots },
-        [CONFIG_KEY_MAX_TRANSFERS] = { "max_transfers", config_set_max_transfers },
-        [CONFIG_KEY_LANES] = { "lanes", config_set_lanes },
-        [CONFIG_KEY_MAX_FILE_SIZE] = { "max_file_size", config_set_max_file_size },
-        [CONFIG_KEY_OVERWRITE] = { "overwrite", config_set_overwrite },
-        [CONFIG_KEY_ALLOW_PEERS] = { "allow_peers", config_set_allow_peers },
-        [CONFIG_KEY_KEY_FILE] = { "key_file", config_set_key_file },
-        [CONFIG_KEY_LOG_LEVEL] = { "log_level", config_set_log_level },
+        [CONFIG_KEY_LISTEN]             = CONFIG_CUSTOM("listen", config_set_listen),
+        [CONFIG_KEY_PORT]               = CONFIG_NUMBER(port, 1, 65535),
+        /* sizeof(control_socket) is sun_path's: a longer path cannot be bound at all. */
+        [CONFIG_KEY_CONTROL_SOCKET]     = CONFIG_PATH(control_socket, false),
+        [CONFIG_KEY_INCOMING_DIR]       = CONFIG_PATH(incoming_dir, false),
+        [CONFIG_KEY_SLOT_SIZE]          = { CONFIG_FIELD(slot_size), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 4096, .max = 16 * 1024 * 1024, .pow2 = true,
+                                            .why = "must be a power of two between 4K and 16M" },
+        [CONFIG_KEY_SLOT_COUNT]         = CONFIG_NUMBER(slot_count, 2, 4096),
+        [CONFIG_KEY_SEND_SLOTS]         = CONFIG_NUMBER(send_slots, 2, 4096),
+        /* The upper bound against slot_count is checked once every key is known. */
+        [CONFIG_KEY_MAX_TRANSFERS]      = CONFIG_NUMBER(max_transfers, 1, 2048),
+        [CONFIG_KEY_LANES]              = CONFIG_NUMBER(lanes, 1, WIRE_LANES_MAX),
+        [CONFIG_KEY_MAX_FILE_SIZE]      = { CONFIG_FIELD(max_file_size), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = UINT64_MAX,
+                                            .why = "must be a size in bytes (suffix K, M, G or T), "
+                                                   "0 for no limit" },
+        [CONFIG_KEY_OVERWRITE]          = CONFIG_CUSTOM("overwrite", config_set_overwrite),
+        [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
+        [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),
+        [CONFIG_KEY_LOG_LEVEL]          = CONFIG_CUSTOM("log_level", config_set_log_level),
 };
+
+/* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */
+static int config_parse_uint(const struct config_keydef *k, const char *value, uint64_t *out)
+{
+        const char *end;
+        uint64_t v;
+        int r;
+
+        if (k->kind == CONFIG_VALUE_SIZE) {
+                r = config_parse_size(value, &v);
+        } else {
+                r = config_parse_u64(value, &v, &end);
+                if (r == 0 && *end != '\0')
+                        r = -EINVAL;
+        }
+        if (r < 0)
+                return r;
+        if (v < k->min || v > k->max || (k->pow2 && (v & (v - 1)) != 0))
+                return -ERANGE;
+        *out = v;
+        return 0;
+}
+
+static void config_store_uint(void *field, size_t size, uint64_t v)
+{
+        switch (size) {
+        case sizeof(uint16_t):
+                assert(v <= UINT16_MAX);
+                *(uint16_t *)field = (uint16_t)v;
+                break;
+        case sizeof(uint32_t):
+                assert(v <= UINT32_MAX);
+                *(uint32_t *)field = (uint32_t)v;
+                break;
+        case sizeof(uint64_t):
+                *(uint64_t *)field = v;
+                break;
+        default:
+                assert(!"config: integer field of an unexpected width");
+        }
+}
+
+/* Set key @k from @value. 0, or -EINVAL with the reason (no key, no line) in @why. */
+static int config_set(struct config *cfg, const struct config_keydef *k, const char *value,
+                      char *why, size_t whylen)
+{
+        void *field = (char *)cfg + k->offset;
+        uint64_t v;
+
+        if (k->kind == CONFIG_VALUE_CUSTOM)
+                return k->set(cfg, value, why, whylen);
+        if (k->kind == CONFIG_VALUE_PATH)
+                return config_set_path(field, k->size, k->empty_ok, value, why, whylen);
+
+        if (config_parse_uint(k, value, &v) < 0) {
+                if (k->kind == CONFIG_VALUE_SIZE)
+                        config_why(why, whylen, "%s", k->why);
+                else
+                        config_why(why, whylen, "must be a whole number from %llu to %llu",
+                                   (unsigned long long)k->min, (unsigned long long)k->max);
+                return -EINVAL;
+        }
+        config_store_uint(field, k->size, v);
+        return 0;
+}
 
 /* Keep only the first error: it is the one the user should fix first. */
 _printf_(4, 5)
@@ -378,6 +371,19 @@ static void config_fail(struct config_parser *p, unsigned int line, int code, co
         va_start(ap, fmt);
         vsnprintf(p->err, sizeof(p->err), fmt, ap);
         va_end(ap);
+}
+
+/* config_fail() for a syntax or value error: -EINVAL, message prefixed "PATH:LINE: ". */
+_printf_(3, 4)
+static void config_fail_line(struct config_parser *p, unsigned int line, const char *fmt, ...)
+{
+        char msg[CONFIG_ERR_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        config_fail(p, line, -EINVAL, "%s:%u: %s", p->path, line, msg);
 }
 
 /*
@@ -404,22 +410,20 @@ static char *config_reader(char *str, int num, void *stream)
         p->lineno++;
 
         if (memchr(p->line, '\0', (size_t)n)) {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: line contains a NUL byte", p->path, p->lineno);
+                config_fail_line(p, p->lineno, "line contains a NUL byte");
                 s = "\n";
         } else {
                 s = p->line + strspn(p->line, " \t");
                 if (s[0] == '[') {
-                        config_fail(p, p->lineno, -EINVAL,
-                                    "%s:%u: sections are not supported; write plain 'key = value' lines",
-                                    p->path, p->lineno);
+                        config_fail_line(p, p->lineno,
+                                         "sections are not supported; write plain 'key = value' lines");
                         s = "\n";
                 }
         }
 
         len = strlen(s);
         if (num <= 0 || len + 1 > (size_t)num) {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: line is longer than %d bytes",
-                            p->path, p->lineno, num > 2 ? num - 2 : 0);
+                config_fail_line(p, p->lineno, "line is longer than %d bytes", num > 2 ? num - 2 : 0);
                 s = "\n";
                 len = 1;
         }
@@ -435,12 +439,12 @@ static int config_handler(void *user, const char *section, const char *name, con
         int k;
 
         if (section && section[0] != '\0') {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: sections are not supported", p->path, p->lineno);
+                config_fail_line(p, p->lineno, "sections are not supported");
                 return 0;
         }
 
         if (name[0] == '\0') {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: expected 'key = value'", p->path, p->lineno);
+                config_fail_line(p, p->lineno, "expected 'key = value'");
                 return 0;
         }
 
@@ -448,12 +452,12 @@ static int config_handler(void *user, const char *section, const char *name, con
                 if (!strcmp(name, config_keys[k].name))
                         break;
         if (k == _CONFIG_KEY_MAX) {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: %s: unknown key", p->path, p->lineno, name);
+                config_fail_line(p, p->lineno, "%s: unknown key", name);
                 return 0;
         }
         if (p->seen[k]) {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: %s: duplicate key (first set on line %u)",
-                            p->path, p->lineno, name, p->seen[k]);
+                config_fail_line(p, p->lineno, "%s: duplicate key (first set on line %u)",
+                                 name, p->seen[k]);
                 return 0;
         }
         p->seen[k] = p->lineno;
@@ -466,8 +470,8 @@ static int config_handler(void *user, const char *section, const char *name, con
         }
 
         why[0] = '\0';
-        if (config_keys[k].set(&p->cfg, value, why, sizeof(why)) < 0) {
-                config_fail(p, p->lineno, -EINVAL, "%s:%u: %s: %s", p->path, p->lineno, name, why);
+        if (config_set(&p->cfg, &config_keys[k], value, why, sizeof(why)) < 0) {
+                config_fail_line(p, p->lineno, "%s: %s", name, why);
                 return 0;
         }
         return 1;
@@ -538,7 +542,7 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
         /* inih reports the first line it disliked; ours may be earlier (or inih's may be syntax). */
         if (r > 0 && (p->err_line == 0 || (unsigned int)r < p->err_line)) {
                 p->err_line = 0;
-                config_fail(p, (unsigned int)r, -EINVAL, "%s:%d: expected 'key = value'", path, r);
+                config_fail_line(p, (unsigned int)r, "expected 'key = value'");
         }
         if (p->err_line == 0)
                 config_check(p);

@@ -61,8 +61,10 @@ struct control {
 
 static void control_watch_cb(struct job *job, void *userdata);
 
-static void control_job_msg(struct ctl_msg *m, const struct job *job)
+/* Live progress: a running job's numbers are asked of the engine here. */
+static void control_job_msg(struct ctl_msg *m, struct job *job)
 {
+        job_refresh(job);
         memset(m, 0, sizeof(*m));
         m->type = CTL_JOB;
         m->job.id = job->id;
@@ -132,7 +134,7 @@ static int conn_reply(struct control_conn *conn, const struct ctl_msg *m)
 }
 
 /* A progress update: dropped when the socket is full, the next one is newer. */
-static void conn_update(struct control_conn *conn, const struct job *job)
+static void conn_update(struct control_conn *conn, struct job *job)
 {
         struct ctl_msg m;
         int r;

@@ -43,11 +43,6 @@ struct daemon_ctx {
         char status[256];       /* last STATUS= sent, to skip repeats */
 };
 
-static struct daemon_ctx *daemon_ctx(struct daemon *d)
-{
-        return container_of(d, struct daemon_ctx, d);
-}
-
 int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
                        char *err, size_t errlen)
 {
@@ -160,9 +155,10 @@ static void daemon_fail(const char *fmt, ...)
         sd_notifyf(0, "STATUS=failed: %s", text);
 }
 
-static void daemon_stopped(struct daemon *d)
+static void daemon_stopped(void *userdata)
 {
-        struct daemon_ctx *x = daemon_ctx(d);
+        struct daemon_ctx *x = userdata;
+        struct daemon *d = &x->d;
 
         /* Free nothing here: this runs inside the engine. Leave the loop, free after. */
         if (x->phase == DAEMON_STOPPING)
@@ -188,7 +184,7 @@ static void daemon_signal_stop_cb(evutil_socket_t sig, short what, void *userdat
         snprintf(x->status, sizeof(x->status), "stopping");
         control_stop_accepting(d->control);
         jobs_stop(d->jobs);
-        engine_stop(d->engine, daemon_stopped);
+        engine_stop(d->engine, daemon_stopped, x);
 }
 
 static bool acl_equal(const struct acl *a, const struct acl *b)
@@ -420,12 +416,16 @@ int daemon_run(const char *config_path)
         x->max_transfers_start = d->cfg.max_transfers;
 
         /* Order matters: READY=1 only once the ring is registered and both sockets listen. */
-        r = engine_new(&d->engine, d);
+        r = engine_new(&d->engine, &(struct engine_params){
+                .base = d->base,
+                .cfg = &d->cfg,
+                .key = &d->key,
+        });
         if (r < 0) {
                 daemon_fail("cannot start the RDMA engine: %s", strerror(-r));
                 goto out;
         }
-        r = jobs_new(&d->jobs, d);
+        r = jobs_new(&d->jobs, d->base, &d->cfg, d->engine);
         if (r < 0) {
                 daemon_fail("cannot set up the job table: %s", strerror(-r));
                 goto out;
@@ -450,8 +450,8 @@ int daemon_run(const char *config_path)
                 if (x->phase != DAEMON_ABORTED)
                         log_err("event loop ended unexpectedly");
                 /*
-                 * The engine may still hold running jobs: free it while the
-                 * jobs it points at still exist (and no watcher is left).
+                 * Transfers may still be running: the engine releases them
+                 * without calling back, so the jobs go after it.
                  */
                 control_free(d->control);
                 d->control = NULL;

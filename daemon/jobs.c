@@ -1,25 +1,28 @@
 /*
  * Outgoing jobs: the table (submission order), the queue, watchers and
  * retention. State changes go through jobs_set_state() so the counters
- * never drift. Starting queued jobs and pruning old ones run from a
- * deferred event, so job_finish() (called from deep inside the engine)
- * never re-enters the engine or unlinks a job under somebody's feet.
+ * never drift, and states only move forward. The engine runs a job through
+ * engine.h and answers through jobs_send_ops; starting queued jobs and
+ * pruning old ones run from a deferred event, so a done callback never
+ * re-enters the engine or unlinks a job under somebody's feet.
  */
 
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <event2/event.h>
 
-#include "daemon.h"
-#include "engine.h"
 #include "clock.h"
+#include "config.h"
+#include "engine.h"
 #include "jobs.h"
 #include "log.h"
 #include "macro.h"
@@ -35,11 +38,17 @@ struct job_entry {
         struct job job;
         struct job_watcher *watchers;
         unsigned int notifying;
-        bool cancelling;                /* engine_cancel() already asked */
+        bool cancelling;                /* engine_send_cancel() already asked */
+        /* The peer, resolved when the job starts; lives as long as the job,
+         * so it outlives the engine's use of it whatever the engine keeps. */
+        struct sockaddr_storage dst;
+        socklen_t dst_len;
 };
 
 struct jobs {
-        struct daemon *d;
+        struct event_base *base;
+        const struct config *cfg;
+        struct engine *engine;
         struct job *head, *tail;
         uint64_t next_id;
         unsigned int n_active, n_queued, n_final;
@@ -131,9 +140,37 @@ void jobs_schedule(struct jobs *jobs)
         jobs_kick(jobs);
 }
 
-static void jobs_finish_job(struct job *job, enum ctl_job_state state, unsigned int status,
-                            const char *text)
+void job_refresh(struct job *job)
 {
+        struct engine_progress p = { 0 };
+
+        if (!job->xfer)
+                return;
+        engine_send_progress(job->xfer, &p);
+        job->bytes_done = p.bytes;
+        job->usec = p.usec;
+}
+
+/* A non-final state change of a running job. */
+static void job_set_state(struct job *job, enum ctl_job_state state)
+{
+        assert(!ctl_job_state_final(state));
+        jobs_set_state(job, state);
+        if (state == CTL_JOB_SENDING) {
+                job_refresh(job);
+                job->rate_bytes = job->bytes_done;
+                job->rate_usec = clock_usec(CLOCK_MONOTONIC);
+        }
+        jobs_notify(job);
+}
+
+/* The end of a job that is not final yet: closes the fd, wakes watchers,
+ * starts the next queued job (from the loop). */
+static void job_finish(struct job *job, enum ctl_job_state state, unsigned int status,
+                       const char *text)
+{
+        assert(ctl_job_state_final(state));
+        assert(!job->xfer);
         job->fd = safe_close(job->fd);
         job->status = (uint16_t)status;
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
@@ -144,44 +181,69 @@ static void jobs_finish_job(struct job *job, enum ctl_job_state state, unsigned 
         jobs_kick(job->jobs);
 }
 
-void job_set_state(struct job *job, enum ctl_job_state state)
+static void jobs_on_phase(void *owner, enum engine_phase phase)
 {
-        assert(!ctl_job_state_final(state));
-        if (state == job->state)
+        struct job *job = owner;
+        enum ctl_job_state state;
+
+        switch (phase) {
+        case ENGINE_PHASE_SENDING:
+                state = CTL_JOB_SENDING;
+                break;
+        case ENGINE_PHASE_VERIFYING:
+                state = CTL_JOB_VERIFYING;
+                break;
+        default:
+                log_err("job %" PRIu64 ": unknown engine phase %d", job->id, (int)phase);
                 return;
-        jobs_set_state(job, state);
-        if (state == CTL_JOB_SENDING) {
-                job->rate_bytes = job->bytes_done;
-                job->rate_usec = clock_usec(CLOCK_MONOTONIC);
         }
-        jobs_notify(job);
+        /* The engine only moves forward, but a job must never move back. */
+        if (!job_is_active(job) || state <= job->state) {
+                log_err("job %" PRIu64 ": engine phase %s while %s, ignored", job->id,
+                        ctl_job_state_str(state), ctl_job_state_str(job->state));
+                return;
+        }
+        job_set_state(job, state);
 }
 
-void job_finish(struct job *job, enum ctl_job_state state, unsigned int status, const char *text)
+static void jobs_on_done(void *owner, const struct engine_result *r)
 {
-        assert(ctl_job_state_final(state));
+        struct job *job = owner;
+        enum ctl_job_state state;
+        unsigned int status = r->status;
+
+        /* The handle is gone once this returns: never ask it anything again. */
+        job->xfer = NULL;
         if (ctl_job_state_final(job->state)) {
-                log_err("job %" PRIu64 ": finished twice (%s, then %s)", job->id,
-                        ctl_job_state_str(job->state), ctl_job_state_str(state));
+                log_err("job %" PRIu64 ": finished twice (%s, then outcome %d)", job->id,
+                        ctl_job_state_str(job->state), (int)r->outcome);
                 return;
         }
-        if (job->sender)
-                log_warning("job %" PRIu64 ": finished while the engine still holds it", job->id);
-        jobs_finish_job(job, state, status, text);
+        switch (r->outcome) {
+        case ENGINE_DONE:
+                state = CTL_JOB_DONE;
+                break;
+        case ENGINE_FAILED:
+                state = CTL_JOB_FAILED;
+                break;
+        case ENGINE_CANCELLED:
+                state = CTL_JOB_CANCELLED;
+                break;
+        default:
+                log_err("job %" PRIu64 ": unknown engine outcome %d", job->id, (int)r->outcome);
+                state = CTL_JOB_FAILED;
+                status = WIRE_E_INTERNAL;
+                break;
+        }
+        job->bytes_done = r->bytes;
+        job->usec = r->usec;
+        job_finish(job, state, status, r->text);
 }
 
-/* The one way back: a job the engine could not take yet waits again. */
-static void jobs_requeue(struct job *job)
-{
-        struct jobs *jobs = job->jobs;
-
-        assert(job->state == CTL_JOB_CONNECTING);
-        jobs->n_active--;
-        jobs->n_queued++;
-        job->state = CTL_JOB_QUEUED;
-        log_debug("job %" PRIu64 ": connecting -> queued (no send buffers free)", job->id);
-        jobs_notify(job);
-}
+static const struct engine_send_ops jobs_send_ops = {
+        .phase = jobs_on_phase,
+        .done = jobs_on_done,
+};
 
 static struct job *jobs_next_queued(struct jobs *jobs)
 {
@@ -213,39 +275,107 @@ static void jobs_prune(struct jobs *jobs)
         }
 }
 
+/* host:port, numeric only (control.c checked the host), into the job's entry. */
+static int job_resolve(struct job *job)
+{
+        struct addrinfo hints = {
+                .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+                .ai_socktype = SOCK_STREAM,
+        };
+        struct job_entry *e = job_entry(job);
+        struct addrinfo *ai = NULL;
+        char port[8];
+
+        snprintf(port, sizeof(port), "%u", job->port);
+        if (getaddrinfo(job->host, port, &hints, &ai) != 0)
+                return -EINVAL;
+        if (ai->ai_addrlen > sizeof(e->dst)) {
+                freeaddrinfo(ai);
+                return -EINVAL;
+        }
+        memcpy(&e->dst, ai->ai_addr, ai->ai_addrlen);
+        e->dst_len = ai->ai_addrlen;
+        freeaddrinfo(ai);
+        return 0;
+}
+
+static void jobs_fail_start(struct job *job, const char *why)
+{
+        char text[CTL_TEXT_MAX + 1];
+
+        snprintf(text, sizeof(text), "cannot start: %s", why);
+        log_warning("job %" PRIu64 ": %s", job->id, text);
+        job_finish(job, CTL_JOB_FAILED, WIRE_E_INTERNAL, text);
+}
+
+/*
+ * Hand one QUEUED job to the engine. The engine decides admission before
+ * anything changes, so the job leaves QUEUED only forward: to CONNECTING
+ * when started, to FAILED when it cannot be. Returns ENGINE_SEND_FULL when
+ * the job stays queued (start no more now), else 0.
+ */
+static int jobs_start(struct jobs *jobs, struct job *job)
+{
+        struct job_entry *e = job_entry(job);
+        struct engine_send *xfer = NULL;
+        struct engine_send_req req;
+        int r;
+
+        if (job_resolve(job) < 0) {
+                jobs_fail_start(job, "invalid peer address");
+                return 0;
+        }
+        req = (struct engine_send_req){
+                .id = job->id,
+                .fd = job->fd,
+                .size = job->size,
+                .name = job->name,
+                .dst = (const struct sockaddr *)&e->dst,
+                .dst_len = e->dst_len,
+                .peer = job->peer,
+        };
+        r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
+        if (r == ENGINE_SEND_FULL) {
+                /*
+                 * The send pool frees up when one of our running jobs ends,
+                 * and that kicks us again. With none running it never will
+                 * (max_transfers above what the engine's pool was sized
+                 * for): fail rather than wait forever.
+                 */
+                if (jobs->n_active > 0) {
+                        log_debug("job %" PRIu64 ": waits, the send pool is full", job->id);
+                        return ENGINE_SEND_FULL;
+                }
+                jobs_fail_start(job, "the send pool admits no transfer even with none running "
+                                     "(is max_transfers above what the daemon started with?)");
+                return 0;
+        }
+        if (r < 0) {
+                jobs_fail_start(job, strerror(-r));
+                return 0;
+        }
+        assert(r == 0 && xfer);
+
+        job->xfer = xfer;
+        job->rate = 0;
+        log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id, job->name,
+                 job->size, job->peer);
+        /* No callback can have come yet: they come only from the loop. */
+        job_set_state(job, CTL_JOB_CONNECTING);
+        return 0;
+}
+
 static void jobs_schedule_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct jobs *jobs = userdata;
-        struct daemon *d = jobs->d;
         struct job *job;
 
         jobs_prune(jobs);
 
-        while (!jobs->stopping && jobs->n_active < d->cfg.max_transfers &&
-               (job = jobs_next_queued(jobs))) {
-                int r;
-
-                jobs_set_state(job, CTL_JOB_CONNECTING);
-                job->rate = 0;
-                jobs_notify(job);
-                r = engine_send(d->engine, job);
-                if (r == -EBUSY && !job->sender && job->state == CTL_JOB_CONNECTING &&
-                    jobs->n_active > 1) {
-                        /* The engine's send pool is full: wait for a running job to end. */
-                        jobs_requeue(job);
+        while (!jobs->stopping && jobs->n_active < jobs->cfg->max_transfers &&
+               (job = jobs_next_queued(jobs)))
+                if (jobs_start(jobs, job) == ENGINE_SEND_FULL)
                         break;
-                }
-                if (r >= 0) {
-                        log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id,
-                                 job->name, job->size, job->peer);
-                } else if (!ctl_job_state_final(job->state)) {
-                        char text[CTL_TEXT_MAX + 1];
-
-                        snprintf(text, sizeof(text), "cannot start: %s", strerror(-r));
-                        log_warning("job %" PRIu64 ": %s", job->id, text);
-                        jobs_finish_job(job, CTL_JOB_FAILED, WIRE_E_INTERNAL, text);
-                }
-        }
 }
 
 static void jobs_rate_cb(evutil_socket_t fd, short what, void *userdata)
@@ -256,6 +386,7 @@ static void jobs_rate_cb(evutil_socket_t fd, short what, void *userdata)
         for (struct job *job = jobs->head; job; job = job->next) {
                 if (!job_is_active(job))
                         continue;
+                job_refresh(job);
                 if (job->rate_usec && now > job->rate_usec && job->bytes_done >= job->rate_bytes)
                         job->rate = (job->bytes_done - job->rate_bytes) * 1000000u /
                                     (now - job->rate_usec);
@@ -266,7 +397,8 @@ static void jobs_rate_cb(evutil_socket_t fd, short what, void *userdata)
         }
 }
 
-int jobs_new(struct jobs **out, struct daemon *d)
+int jobs_new(struct jobs **out, struct event_base *base, const struct config *cfg,
+             struct engine *engine)
 {
         static const struct timeval second = { 1, 0 };
         struct jobs *jobs;
@@ -274,11 +406,13 @@ int jobs_new(struct jobs **out, struct daemon *d)
         jobs = calloc(1, sizeof(*jobs));
         if (!jobs)
                 return -ENOMEM;
-        jobs->d = d;
+        jobs->base = base;
+        jobs->cfg = cfg;
+        jobs->engine = engine;
         /* Ids stay unique across restarts, so logs of two runs never share one. */
         jobs->next_id = clock_usec(CLOCK_REALTIME);
-        jobs->schedule_ev = event_new(d->base, -1, 0, jobs_schedule_cb, jobs);
-        jobs->rate_ev = event_new(d->base, -1, EV_PERSIST, jobs_rate_cb, jobs);
+        jobs->schedule_ev = event_new(base, -1, 0, jobs_schedule_cb, jobs);
+        jobs->rate_ev = event_new(base, -1, EV_PERSIST, jobs_rate_cb, jobs);
         if (!jobs->schedule_ev || !jobs->rate_ev || event_add(jobs->rate_ev, &second) < 0) {
                 jobs_free(jobs);
                 return -ENOMEM;
@@ -325,7 +459,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd_in, uint64
                 return -ENOMEM;
         job = &e->job;
         snprintf(job->host, sizeof(job->host), "%s", s->host);
-        job->port = s->port ? s->port : jobs->d->cfg.port;
+        job->port = s->port ? s->port : jobs->cfg->port;
         v6 = strchr(job->host, ':');
         n = snprintf(job->peer, sizeof(job->peer), "%s%s%s:%u", v6 ? "[" : "", job->host,
                      v6 ? "]" : "", job->port);
@@ -379,14 +513,16 @@ int jobs_cancel(struct jobs *jobs, uint64_t id)
                 return -EALREADY;
         if (job->state == CTL_JOB_QUEUED) {
                 log_info("job %" PRIu64 ": cancelled while queued", job->id);
-                jobs_finish_job(job, CTL_JOB_CANCELLED, WIRE_OK, "cancelled");
+                job_finish(job, CTL_JOB_CANCELLED, WIRE_OK, "cancelled");
                 return 0;
         }
+        /* Running: the engine decides, and its done callback ends the job. */
         e = job_entry(job);
+        assert(job->xfer);
         if (!e->cancelling) {
                 e->cancelling = true;
                 log_info("job %" PRIu64 ": cancelling", job->id);
-                engine_cancel(jobs->d->engine, job);
+                engine_send_cancel(job->xfer);
         }
         return 0;
 }
@@ -418,7 +554,7 @@ void jobs_stop(struct jobs *jobs)
         /* Finishing never unlinks (pruning is deferred), so walking on is safe. */
         for (struct job *job = jobs->head; job; job = job->next)
                 if (job->state == CTL_JOB_QUEUED)
-                        jobs_finish_job(job, CTL_JOB_CANCELLED, WIRE_OK, "daemon shutting down");
+                        job_finish(job, CTL_JOB_CANCELLED, WIRE_OK, "daemon shutting down");
 }
 
 int job_watch(struct job *job, job_watch_fn fn, void *userdata)

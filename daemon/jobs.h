@@ -4,6 +4,10 @@
  * Outgoing send jobs submitted over the control socket: the table, the
  * queue (at most cfg.max_transfers run at once), watchers, and retention of
  * finished jobs (the last 64) so `xferctl status` can still see them.
+ *
+ * States only move forward. A job the engine cannot admit yet (its send
+ * pool is full) stays QUEUED until a running one ends; if none of ours is
+ * running, the pool never frees and the job fails instead of waiting.
  */
 
 #include <stdbool.h>
@@ -49,7 +53,9 @@ struct jobs;
  * @engine runs the jobs. */
 int jobs_new(struct jobs **out, struct event_base *base, const struct config *cfg,
              struct engine *engine);
-void jobs_free(struct jobs *jobs);      /* closes fds, no callbacks */
+/* Closes fds, no callbacks. The engine's callbacks point at the jobs it
+ * runs: engine_free() (which calls none) must come first. */
+void jobs_free(struct jobs *jobs);
 
 /*
  * Takes @fd. Queues the job and starts it (from the loop) if a slot is free.

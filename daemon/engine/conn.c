@@ -198,12 +198,19 @@ void conn_disconnect(struct conn *c)
                 log_debug("%s: rdma_disconnect: %m", c->peer);
 }
 
-static void conn_teardown(struct conn *c)
+void conn_destroy_qp(struct conn *c)
+{
+        if (c->id && c->id->qp)
+                rdma_destroy_qp(c->id);
+}
+
+/* In verbs order: QP, then the MR its work requests used, the CQ, the
+ * channel, and the id last. */
+void conn_teardown(struct conn *c)
 {
         if (c->cq_ev)
                 event_free(c->cq_ev);
-        if (c->id && c->id->qp)
-                rdma_destroy_qp(c->id);
+        conn_destroy_qp(c);
         if (c->ctrl_mr)
                 ibv_dereg_mr(c->ctrl_mr);
         free(c->ctrl);
@@ -233,10 +240,8 @@ static void conn_on_reap(evutil_socket_t fd, short what, void *arg)
 
         if (c->holds > 0)
                 return;         /* conn_unhold re-arms us */
-        /* The QP goes first so no more completions touch buffers that the
-         * owner is about to hand back. */
-        if (c->id && c->id->qp)
-                rdma_destroy_qp(c->id);
+        /* The QP goes first (conn_teardown) so no more completions touch
+         * buffers that the owner is about to hand back. */
         conn_teardown(c);
         c->ops->reaped(c);
 }

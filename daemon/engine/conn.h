@@ -74,6 +74,11 @@ const void *conn_ctrl_buf(struct conn *c, uint64_t wr_id);
 void conn_ctrl_send_done(struct conn *c, uint64_t wr_id);
 int conn_repost_ctrl(struct conn *c, uint64_t wr_id);
 
+/* Destroy the QP now: no more completions, no more DMA into buffers. */
+void conn_destroy_qp(struct conn *c);
+/* Release everything at once, without callbacks (engine_free). */
+void conn_teardown(struct conn *c);
+
 /* rdma_disconnect once; the DISCONNECTED event follows. */
 void conn_disconnect(struct conn *c);
 /* Schedule teardown from the loop (never frees inside the caller). Runs

@@ -1,6 +1,11 @@
 #pragma once
 
-/* The engine's state, shared by engine.c, conn.c, recv.c and send.c only. */
+/*
+ * What lives as long as the engine, shared by the engine's own files: the
+ * owner's configuration (by pointer), the CM event channel and listener,
+ * the device and PD, the receive ring and send pool with their MRs, the
+ * io_uring, and the transfers of each direction (xfer.h).
+ */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -8,16 +13,17 @@
 #include <event2/event.h>
 #include <rdma/rdma_cma.h>
 
+#include "auth.h"
+#include "config.h"
 #include "ring.h"
+#include "xfer.h"
 
-struct daemon;
 struct io;
-struct recv_xfer;
-struct sender;
 
 struct engine {
-        struct daemon *d;
         struct event_base *base;
+        const struct config *cfg;
+        const struct auth_key *key;
         struct rdma_event_channel *ch;
         struct event *ch_ev;
         struct rdma_cm_id *listen_id;
@@ -38,22 +44,20 @@ struct engine {
         int incoming_fd;                /* O_DIRECTORY of cfg.incoming_dir */
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;
-        struct recv_xfer *recvs;
-        struct sender *senders;
+        struct xfer *xfers[XFER_DIRS];
         bool stopping;
-        void (*stop_done)(struct daemon *d);
+        bool freeing;                   /* engine_free: no callbacks */
+        void (*stop_done)(void *userdata);
+        void *stop_userdata;
         struct event *stop_ev;
 };
 
-/* Called by recv.c/send.c when a connection is gone, to finish a stop. */
-void engine_conn_gone(struct engine *e);
+/* A transfer left the engine's list: finish a stop once none is left. */
+void engine_xfer_gone(struct engine *e);
 
-/* recv.c */
+/* recv-accept.c: a CONNECT_REQUEST on the listener. */
 void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id,
                              const void *pdata, size_t plen);
-void recv_abort(struct recv_xfer *x, unsigned int status, const char *text);
-struct recv_xfer *recv_next(struct recv_xfer *x);
-
-/* send.c */
-void sender_abort(struct sender *s, int state, unsigned int status, const char *text);
-struct sender *sender_next(struct sender *s);
+/* recv.c, send.c: fail a transfer (the receiver says so on the wire). */
+void recv_abort(struct xfer *x, unsigned int status, const char *text);
+void send_abort(struct xfer *x, enum engine_outcome outcome, unsigned int status, const char *text);

@@ -2,7 +2,8 @@
  * The engine owns what lives as long as the daemon: the rdma_cm event
  * channel and listener, the device's PD, the receive ring and send pool
  * (registered once, at start-up, before READY=1), and the io_uring. It
- * dispatches CM events to the connection they belong to.
+ * dispatches CM events to the connection they belong to, and is where
+ * engine.h's interface is implemented.
  */
 
 #include <arpa/inet.h>
@@ -16,13 +17,14 @@
 #include <sys/resource.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "conn.h"
-#include "ctl.h"
-#include "daemon.h"
 #include "engine.h"
 #include "engine-private.h"
 #include "io.h"
 #include "log.h"
+#include "recv.h"
+#include "send.h"
 
 #define ENGINE_BACKLOG          64
 
@@ -68,7 +70,7 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
 
 static int engine_bind(struct engine *e)
 {
-        const struct config *cfg = &e->d->cfg;
+        const struct config *cfg = e->cfg;
         struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
         struct addrinfo *ai = NULL;
         char port[8];
@@ -174,17 +176,18 @@ static int engine_register(struct engine *e, uint8_t **mem, size_t bytes, struct
         return 0;
 }
 
-int engine_new(struct engine **out, struct daemon *d)
+int engine_new(struct engine **out, const struct engine_params *p)
 {
-        const struct config *cfg = &d->cfg;
+        const struct config *cfg = p->cfg;
         struct engine *e;
         int flags, r;
 
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        e->d = d;
-        e->base = d->base;
+        e->base = p->base;
+        e->cfg = p->cfg;
+        e->key = p->key;
         e->incoming_fd = -1;
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
@@ -270,22 +273,36 @@ void engine_free(struct engine *e)
 {
         if (!e)
                 return;
+        e->freeing = true;
         if (e->stop_ev)
                 event_free(e->stop_ev);
         if (e->ch_ev)
                 event_free(e->ch_ev);
-        /* In reverse order of engine_new. */
+        /*
+         * Transfers still running (a second signal, a failed start): their
+         * queue pairs go first, so nothing is written into the ring or read
+         * from the pool any more; then the disk I/O in flight drains (its
+         * callbacks are not run); then each connection's CQ, MR, channel
+         * and id, and the transfers themselves.
+         */
+        xfer_kill_qps(e);
         io_free(e->io);
+        e->io = NULL;
+        xfer_free_all(e);
+        /* In reverse order of engine_new. */
         ring_deinit(&e->send_ring);
-        if (e->send_mr)
-                ibv_dereg_mr(e->send_mr);
+        if (e->send_mr && ibv_dereg_mr(e->send_mr))
+                log_err("ibv_dereg_mr (send pool): %m");
         free(e->send_mem);
         ring_deinit(&e->ring);
-        if (e->ring_mr)
-                ibv_dereg_mr(e->ring_mr);
+        if (e->ring_mr && ibv_dereg_mr(e->ring_mr))
+                log_err("ibv_dereg_mr (receive ring): %m");
         free(e->ring_mem);
-        if (e->pd)
-                ibv_dealloc_pd(e->pd);
+        if (e->pd) {
+                errno = ibv_dealloc_pd(e->pd);
+                if (errno)
+                        log_err("ibv_dealloc_pd: %m");
+        }
         if (e->listen_id)
                 rdma_destroy_id(e->listen_id);
         if (e->ch)
@@ -299,24 +316,24 @@ static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)
         struct engine *e = arg;
 
         if (e->stop_done)
-                e->stop_done(e->d);
+                e->stop_done(e->stop_userdata);
 }
 
-void engine_conn_gone(struct engine *e)
+void engine_xfer_gone(struct engine *e)
 {
-        if (e->stopping && !e->recvs && !e->senders && e->stop_ev)
+        if (e->stopping && !e->xfers[XFER_RECV] && !e->xfers[XFER_SEND] && e->stop_ev)
                 event_active(e->stop_ev, 0, 0);
 }
 
-void engine_stop(struct engine *e, void (*done)(struct daemon *d))
+void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata)
 {
-        struct recv_xfer *x, *xn;
-        struct sender *s, *sn;
+        struct xfer *x, *xn;
 
         if (e->stopping)
                 return;
         e->stopping = true;
         e->stop_done = done;
+        e->stop_userdata = userdata;
         e->stop_ev = event_new(e->base, -1, 0, engine_on_stopped, e);
 
         /* No new connections: the listener goes first. */
@@ -324,13 +341,60 @@ void engine_stop(struct engine *e, void (*done)(struct daemon *d))
                 rdma_destroy_id(e->listen_id);
                 e->listen_id = NULL;
         }
-        for (x = e->recvs; x; x = xn) {
-                xn = recv_next(x);
+        /* Reaping is deferred, so nothing leaves the lists under us. */
+        for (x = xfer_first(e, XFER_RECV); x; x = xn) {
+                xn = x->next;
                 recv_abort(x, WIRE_E_SHUTDOWN, NULL);
         }
-        for (s = e->senders; s; s = sn) {
-                sn = sender_next(s);
-                sender_abort(s, CTL_JOB_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down");
+        for (x = xfer_first(e, XFER_SEND); x; x = xn) {
+                xn = x->next;
+                send_abort(x, ENGINE_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down");
         }
-        engine_conn_gone(e);
+        engine_xfer_gone(e);
+}
+
+unsigned int engine_recv_active(const struct engine *e)
+{
+        unsigned int n = 0;
+
+        for (const struct xfer *x = e->xfers[XFER_RECV]; x; x = x->next)
+                n += x->state == XFER_DATA || x->state == XFER_FINISHING;
+        return n;
+}
+
+uint64_t engine_recv_rate(struct engine *e)
+{
+        uint64_t now = clock_usec(CLOCK_MONOTONIC), sum = 0;
+
+        /* Rate since the previous call (STATUS= asks about once a second). */
+        for (struct xfer *x = e->xfers[XFER_RECV]; x; x = x->next) {
+                if (x->state != XFER_DATA)
+                        continue;
+                if (x->rate_t && now > x->rate_t)
+                        sum += (x->bytes - x->rate_bytes) * 1000000u / (now - x->rate_t);
+                x->rate_bytes = x->bytes;
+                x->rate_t = now;
+        }
+        return sum;
+}
+
+int engine_send(struct engine *e, const struct engine_send_req *req,
+                const struct engine_send_ops *ops, void *owner, struct engine_send **out)
+{
+        if (e->stopping)
+                return -ESHUTDOWN;
+        return send_start(e, req, ops, owner, out);
+}
+
+void engine_send_cancel(struct engine_send *s)
+{
+        send_abort(&s->base, ENGINE_CANCELLED, WIRE_OK, "cancelled");
+}
+
+void engine_send_progress(const struct engine_send *s, struct engine_progress *p)
+{
+        const struct xfer *x = &s->base;
+
+        p->bytes = x->bytes;
+        p->usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
 }

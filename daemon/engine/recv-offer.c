@@ -1,0 +1,166 @@
+/*
+ * Lane 0's offer: the name, the key proof, the chunk size and the size
+ * are checked, the file is opened (O_TMPFILE) and its space reserved off
+ * the loop; then the transfer is accepted with the lanes it is granted,
+ * or refused with the reason.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "engine-private.h"
+#include "incoming.h"
+#include "log.h"
+#include "name.h"
+#include "recv.h"
+
+/*
+ * How many lanes to grant: as many as asked for, but about *lanes* queue
+ * pairs in all, split between the transfers receiving now (this one
+ * included), and only while each lane still gets a fair run of chunks.
+ * Concurrent transfers already use several queue pairs; striping them too
+ * would only shrink every lane's window.
+ */
+static unsigned int recv_lanes_grant(const struct recv_xfer *x)
+{
+        const struct xfer *b = &x->base;
+        uint64_t by_size = b->nchunks / RECV_LANE_MIN_CHUNKS;
+        unsigned int n = MIN((unsigned int)x->offer.lanes, xfer_lanes_share(b->e, b->ring->conns));
+
+        return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
+}
+
+/* The space is reserved (or the file system cannot reserve): accept. */
+static void recv_accept(struct recv_xfer *x, int64_t res)
+{
+        struct xfer *b = &x->base;
+        const struct wire_offer *o = &x->offer;
+        struct recv_lane *l0 = recv_lane(x, 0);
+        struct wire_msg m = { .type = WIRE_ACCEPT };
+        enum incoming_verdict iv = incoming_reserve_verdict((int)res);
+        char text[WIRE_TEXT_MAX + 1];
+        int r;
+
+        if (iv != INCOMING_OK) {
+                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size,
+                         strerror((int)-res));
+                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+
+        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
+        xfer_set_lanes(b, recv_lanes_grant(x));
+        xfer_lane_run(&l0->base);
+        l0->next_seq = l0->base.first_seq;
+        xfer_set_state(b, XFER_DATA);
+        m.accept.lanes = (uint16_t)b->nlanes;
+        m.credits = l0->credits_pending;
+        r = conn_send_ctrl(&l0->base.conn, &m);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+        l0->credits_pending = 0;
+        b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        xfer_arm_timer(b, RECV_STALL_SEC);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
+                 b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
+                 b->nlanes == 1 ? "" : "s", o->transfer_id);
+}
+
+static void recv_on_reserved(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        struct conn *c0 = &x->base.lane[0]->conn;
+
+        conn_unhold(c0);
+        if (c0->reaping || x->base.state != XFER_OFFER)
+                return;
+        recv_accept(x, res);
+}
+
+/* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
+static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offer *o,
+                                     char *text, size_t len)
+{
+        const struct engine *e = x->base.e;
+        enum name_verdict nv = name_check(o->name, strlen(o->name));
+
+        text[0] = '\0';
+        if (nv != NAME_OK) {
+                /* Don't echo a hostile name into logs as if it were a file. */
+                snprintf(text, len, "%s", name_verdict_str(nv));
+                snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                return WIRE_E_NAME;
+        }
+        if (e->key->len > 0 && auth_offer_verify(e->key, x->base.nonce, o) < 0) {
+                snprintf(text, len, "pre-shared key proof does not match");
+                return WIRE_E_AUTH;
+        }
+        if (o->chunk_size == 0 || o->chunk_size > e->slot_size) {
+                snprintf(text, len, "chunk size out of range");
+                return WIRE_E_PROTOCOL;
+        }
+        /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
+        if (o->size / o->chunk_size + (o->size % o->chunk_size != 0) > UINT32_MAX) {
+                snprintf(text, len, "more than 2^32 chunks");
+                return WIRE_E_TOO_LARGE;
+        }
+        if (e->cfg->max_file_size && o->size > e->cfg->max_file_size) {
+                snprintf(text, len, "%" PRIu64 " bytes is over the limit of %" PRIu64,
+                         o->size, e->cfg->max_file_size);
+                return WIRE_E_TOO_LARGE;
+        }
+        return WIRE_OK;
+}
+
+void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
+{
+        struct engine *e = x->base.e;
+        enum incoming_verdict iv;
+        char text[WIRE_TEXT_MAX + 1];
+        unsigned int status;
+        int r;
+
+        x->offer = *o;
+        status = recv_check_offer(x, o, text, sizeof(text));
+        if (status != WIRE_OK) {
+                recv_fail(x, status, text[0] ? text : NULL);
+                return;
+        }
+        r = incoming_exists(e->incoming_fd, x->offer.name);
+        if (r > 0 && !e->cfg->overwrite) {
+                recv_fail(x, WIRE_E_EXISTS, NULL);
+                return;
+        }
+        if (r < 0) {
+                snprintf(text, sizeof(text), "checking name: %s", strerror(-r));
+                recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        x->fd = incoming_open(e->incoming_fd, o->size, &iv);
+        if (x->fd < 0) {
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", o->size, strerror(-x->fd));
+                x->fd = -1;
+                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        evtimer_del(x->base.timer);
+        if (o->size == 0) {
+                recv_accept(x, 0);
+                return;
+        }
+        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
+        x->file_req.done = recv_on_reserved;
+        r = io_fallocate(e->io, &x->file_req, x->fd, o->size);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
+                return;
+        }
+        conn_hold(&x->base.lane[0]->conn);
+}

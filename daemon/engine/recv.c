@@ -28,9 +28,9 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "conn.h"
-#include "daemon.h"
 #include "digest.h"
 #include "engine.h"
 #include "engine-private.h"
@@ -41,297 +41,264 @@
 #include "recv.h"
 #include "wire.h"
 
-static const char *const recv_state_names[] = {
-        [RECV_CONNECTING] = "connecting",
-        [RECV_OFFER_WAIT] = "offer-wait",
-        [RECV_DATA] = "data",
-        [RECV_FINISHING] = "finishing",
-        [RECV_CLOSING] = "closing",
+
+static void recv_feed(struct xfer_lane *l);
+static void recv_timeout(struct xfer *x);
+static void recv_log(struct xfer *x);
+static void recv_lane_free(struct xfer_lane *l);
+static void recv_gone(struct xfer *x);
+
+static const struct xfer_ops recv_xfer_ops = {
+        .feed = recv_feed,
+        .timeout = recv_timeout,
+        .log = recv_log,
+        .lane_free = recv_lane_free,
+        .gone = recv_gone,
 };
 
-void recv_set_state(struct recv_xfer *x, enum recv_state state)
+int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
 {
-        static const uint8_t legal[] = {
-                [RECV_CONNECTING] = 1u << RECV_OFFER_WAIT | 1u << RECV_CLOSING,
-                [RECV_OFFER_WAIT] = 1u << RECV_DATA | 1u << RECV_CLOSING,
-                [RECV_DATA] = 1u << RECV_FINISHING | 1u << RECV_CLOSING,
-                [RECV_FINISHING] = 1u << RECV_CLOSING,
-                [RECV_CLOSING] = 0,
-        };
-
-        if (x->state == state)
-                return;
-        if (!(legal[x->state] & (1u << state))) {
-                log_err("%s: illegal receive state change %s -> %s", x->peer,
-                        recv_state_names[x->state], recv_state_names[state]);
-                abort();
-        }
-        log_debug("%s: receive %s -> %s", x->peer, recv_state_names[x->state],
-                  recv_state_names[state]);
-        x->state = state;
-}
-
-struct recv_xfer *recv_next(struct recv_xfer *x)
-{
-        return x->next;
-}
-
-unsigned int engine_recv_active(const struct engine *e)
-{
-        unsigned int n = 0;
-
-        for (const struct recv_xfer *x = e->recvs; x; x = x->next)
-                n += x->state == RECV_DATA || x->state == RECV_FINISHING;
-        return n;
-}
-
-uint64_t engine_recv_rate(const struct engine *e)
-{
-        uint64_t now = clock_usec(CLOCK_MONOTONIC), sum = 0;
-
-        /* Rate since the previous call (STATUS= asks about once a second). */
-        for (struct recv_xfer *x = e->recvs; x; x = x->next) {
-                if (x->state != RECV_DATA)
-                        continue;
-                if (x->rate_t && now > x->rate_t)
-                        sum += (x->bytes_recv - x->rate_bytes) * 1000000u / (now - x->rate_t);
-                x->rate_bytes = x->bytes_recv;
-                x->rate_t = now;
-        }
-        return sum;
-}
-
-struct recv_lane *recv_lane_new(struct recv_xfer *x, unsigned int idx, int *err)
-{
-        struct ring *ring = &x->e->ring;
         struct recv_lane *l;
         int r;
 
         l = calloc(1, sizeof(*l));
-        if (!l) {
-                *err = -ENOMEM;
-                return NULL;
+        if (!l)
+                return -ENOMEM;
+        r = xfer_lane_init(&l->base, &x->base, idx);
+        if (r == 0) {
+                l->rs = calloc(x->base.ring->count, sizeof(*l->rs));
+                if (!l->rs) {
+                        ring_hold_leave(&l->base.hold, x->base.ring);
+                        r = -ENOMEM;
+                }
         }
-        l->x = x;
-        l->idx = idx;
-        l->digest = DIGEST_NULL;
-        l->rs = calloc(ring->count, sizeof(*l->rs));
-        r = l->rs ? digest_init(&l->digest) : -ENOMEM;
-        if (r == 0)
-                r = idx == 0 ? ring_hold_admit(&l->hold, ring) : ring_hold_join(&l->hold, ring);
-        if (r < 0 || (idx == 0 && r == 0)) {
-                *err = r;
-                recv_lane_free(l);
-                return NULL;
+        if (r != 0) {
+                recv_lane_free(&l->base);
+                return r;
         }
-        ring_hold_set_lanes(&l->hold, x->nlanes);
-        return l;
+        *out = l;
+        return 0;
 }
 
-void recv_lane_free(struct recv_lane *l)
+static void recv_lane_free(struct xfer_lane *b)
 {
-        if (!l)
-                return;
-        digest_deinit(&l->digest);
-        ring_hold_free(&l->hold);
+        struct recv_lane *l = recv_lane_of(b);
+
+        xfer_lane_deinit(&l->base);
         free(l->rs);
         free(l);
 }
 
-static uint8_t *recv_slot_mem(struct recv_lane *l, uint32_t i)
+int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
 {
-        return l->x->e->ring_mem + (size_t)l->hold.slot[i] * l->x->e->slot_size;
+        struct recv_xfer *x;
+        struct recv_lane *l;
+        int r;
+
+        x = calloc(1, sizeof(*x));
+        if (!x)
+                return -ENOMEM;
+        x->fd = -1;
+        r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
+        if (r < 0) {
+                free(x);
+                return r;
+        }
+        r = recv_lane_new(x, 0, &l);
+        if (r != 0) {
+                xfer_discard(&x->base);
+                free(x);
+                return r;
+        }
+        xfer_lane_add(&l->base);
+        auth_nonce(x->base.nonce);
+        *out = x;
+        return 0;
 }
 
-int recv_post_slot(struct recv_lane *l, uint32_t i)
+static uint8_t *recv_slot_mem(struct recv_lane *l, uint32_t i)
 {
+        struct engine *e = l->base.x->e;
+
+        return e->ring_mem + (size_t)l->base.hold.slot[i] * e->slot_size;
+}
+
+static int recv_post_slot(struct recv_lane *l, uint32_t i)
+{
+        struct engine *e = l->base.x->e;
         struct ibv_recv_wr wr = { 0 }, *bad;
         struct ibv_sge sge;
 
         sge.addr = (uintptr_t)recv_slot_mem(l, i);
-        sge.length = l->x->e->slot_size;
-        sge.lkey = l->x->e->ring_mr->lkey;
+        sge.length = e->slot_size;
+        sge.lkey = e->ring_mr->lkey;
         wr.wr_id = i;
         wr.sg_list = &sge;
         wr.num_sge = 1;
-        if (ibv_post_recv(l->conn.id->qp, &wr, &bad))
+        if (ibv_post_recv(l->base.conn.id->qp, &wr, &bad))
                 return -errno ?: -EIO;
         return 0;
 }
 
-static void recv_log(struct recv_xfer *x)
+static void recv_log(struct xfer *b)
 {
+        struct recv_xfer *x = recv_xfer_of(b);
         char hex[DIGEST_HEX_SIZE];
-        uint64_t usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
+        bool ok = b->status == WIRE_OK;
 
         /* Connections that never made an offer are not transfers. */
-        if (x->logged || !x->offer.name[0])
+        if (!x->offer.name[0])
                 return;
-        x->logged = true;
-        if (x->status == WIRE_OK)
+        if (ok)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
                 .id = x->offer.transfer_id,
-                .peer = x->peer,
+                .peer = b->peer,
                 .file = x->offer.name,
-                .bytes = x->status == WIRE_OK ? x->offer.size : x->bytes_recv,
-                .usec = usec,
-                .status = x->status,
-                .text = x->text[0] ? x->text : NULL,
-                .digest = x->status == WIRE_OK ? hex : NULL,
-                .lanes = x->t_start ? x->nlanes : 0,
+                .bytes = ok ? x->offer.size : b->bytes,
+                .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
+                .status = b->status,
+                .text = b->text[0] ? b->text : NULL,
+                .digest = ok ? hex : NULL,
+                .lanes = b->t_start ? b->nlanes : 0,
         });
 }
 
-/* Hang up every lane, and reap each once it is down. */
-static void recv_drop(struct recv_xfer *x)
+static void recv_timeout(struct xfer *b)
 {
-        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
-                struct recv_lane *l = x->lane[k];
+        struct recv_xfer *x = recv_xfer_of(b);
+        char text[64];
 
-                if (!l)
-                        continue;
-                conn_disconnect(&l->conn);
-                conn_reap(&l->conn);
-        }
-}
-
-void recv_on_timer(evutil_socket_t fd, short what, void *arg)
-{
-        struct recv_xfer *x = arg;
-
-        if (x->state == RECV_OFFER_WAIT || x->state == RECV_CONNECTING) {
-                recv_abort(x, WIRE_E_PROTOCOL, "no offer within 30 s");
+        switch (b->state) {
+        case XFER_CONNECTING:
+        case XFER_OFFER:
+                snprintf(text, sizeof(text), "no offer within %d s", RECV_OFFER_TIMEOUT_SEC);
+                recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
-        }
-        if (x->state == RECV_FINISHING) {
-                struct timeval tv = { .tv_sec = RECV_STALL_SEC };
-
+        case XFER_FINISHING:
                 /* fsync of a large file can take a while; that is not a stall. */
-                evtimer_add(x->timer, &tv);
+                xfer_arm_timer(b, RECV_STALL_SEC);
                 return;
-        }
-        if (x->state == RECV_DATA) {
-                struct timeval tv = { .tv_sec = RECV_STALL_SEC };
-
-                if (x->bytes_recv == x->stall_mark) {
-                        recv_abort(x, WIRE_E_PROTOCOL, x->nlive < x->nlanes ?
-                                   "granted lanes did not connect within 60 s" :
-                                   "sender stalled for 60 s");
+        case XFER_DATA:
+                if (b->bytes == x->stall_mark) {
+                        snprintf(text, sizeof(text), b->nlive < b->nlanes ?
+                                 "granted lanes did not connect within %d s" :
+                                 "sender stalled for %d s", RECV_STALL_SEC);
+                        recv_abort(b, WIRE_E_PROTOCOL, text);
                         return;
                 }
-                x->stall_mark = x->bytes_recv;
-                evtimer_add(x->timer, &tv);
+                x->stall_mark = b->bytes;
+                xfer_arm_timer(b, RECV_STALL_SEC);
+                return;
+        default:
+                /* Lingering after the verdict: the peer did not hang up. */
+                xfer_hangup(b);
                 return;
         }
-        /* Lingering after the verdict: the peer did not hang up. */
-        recv_drop(x);
 }
 
-void recv_arm_timer(struct recv_xfer *x, int sec)
-{
-        struct timeval tv = { .tv_sec = sec };
-
-        if (x->timer)
-                evtimer_add(x->timer, &tv);
-}
-
-/* Send the verdict (REFUSE before data, RESULT after) on every lane, then
- * wait for the hang-up. */
+/* Decide, send the verdict (REFUSE before data, RESULT after) on every
+ * lane, then wait for the hang-up. */
 static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
 {
+        struct xfer *b = &x->base;
         struct wire_msg m = { 0 };
-        bool refuse = x->state == RECV_OFFER_WAIT;
+        bool refuse = b->state == XFER_OFFER;
 
-        x->status = status;
-        snprintf(x->text, sizeof(x->text), "%s", text ?: "");
+        if (!xfer_decide(b, status == WIRE_OK ? ENGINE_DONE : ENGINE_FAILED, status, text))
+                return;
         if (refuse) {
                 m.type = WIRE_REFUSE;
                 m.refuse.status = status;
-                snprintf(m.refuse.text, sizeof(m.refuse.text), "%s", x->text);
+                snprintf(m.refuse.text, sizeof(m.refuse.text), "%.*s", WIRE_TEXT_MAX, b->text);
         } else {
                 m.type = WIRE_RESULT;
                 m.result.status = status;
-                m.result.bytes = status == WIRE_OK ? x->offer.size : x->bytes_recv;
-                m.result.usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
-                snprintf(m.result.text, sizeof(m.result.text), "%s", x->text);
+                m.result.bytes = status == WIRE_OK ? x->offer.size : b->bytes;
+                m.result.usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0;
+                snprintf(m.result.text, sizeof(m.result.text), "%.*s", WIRE_TEXT_MAX, b->text);
         }
-        if (x->state != RECV_CLOSING)
-                recv_set_state(x, RECV_CLOSING);
+        xfer_set_state(b, XFER_CLOSING);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
-                struct recv_lane *l = x->lane[k];
+                struct recv_lane *l = recv_lane(x, k);
                 int r;
 
-                if (!l || l->conn.reaping)
+                if (!l || l->base.conn.reaping)
                         continue;
-                r = conn_send_ctrl(&l->conn, &m);
+                r = conn_send_ctrl(&l->base.conn, &m);
                 if (r < 0) {
-                        log_warning("%s: cannot send verdict: %s", x->peer, strerror(-r));
-                        conn_disconnect(&l->conn);
+                        log_warning("%s: cannot send verdict: %s", b->peer, strerror(-r));
+                        conn_disconnect(&l->base.conn);
                 }
         }
-        recv_log(x);
-        recv_arm_timer(x, RECV_LINGER_SEC);
+        xfer_arm_timer(b, RECV_LINGER_SEC);
 }
 
-void recv_abort(struct recv_xfer *x, unsigned int status, const char *text)
+void recv_abort(struct xfer *b, unsigned int status, const char *text)
 {
-        if (x->state == RECV_CLOSING)
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        if (b->state == XFER_CLOSING)
                 return;
         if (status == WIRE_OK)
                 status = WIRE_E_INTERNAL;
         if (x->offer.name[0])
-                log_warning("%s: receive of %s failed: %s%s%s", x->peer, x->offer.name,
+                log_warning("%s: receive of %s failed: %s%s%s", b->peer, x->offer.name,
                             wire_status_str(status), text ? ": " : "", text ?: "");
         else
-                log_notice("%s: connection refused: %s%s%s", x->peer, wire_status_str(status),
+                log_notice("%s: connection refused: %s%s%s", b->peer, wire_status_str(status),
                            text ? ": " : "", text ?: "");
-        if (x->state == RECV_CONNECTING) {
-                x->status = status;
-                recv_set_state(x, RECV_CLOSING);
-                recv_drop(x);
+        if (b->state == XFER_CONNECTING) {
+                /* Nothing to tell a peer that has not connected yet. */
+                xfer_decide(b, ENGINE_FAILED, status, text);
+                xfer_hangup(b);
                 return;
         }
         recv_verdict(x, status, text);
 }
 
-/* Lost a lane (or told to drop it) without a verdict on the wire: the
- * transfer is lost with it. */
+void recv_fail(struct recv_xfer *x, unsigned int status, const char *text)
+{
+        recv_abort(&x->base, status, text);
+}
+
+/* Lost a lane without a verdict on the wire: the transfer is lost with it. */
 static void recv_lost(struct recv_lane *l, const char *why)
 {
-        struct recv_xfer *x = l->x;
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
+        char text[XFER_TEXT_MAX + 1];
 
-        if (x->state != RECV_CLOSING) {
-                x->status = WIRE_E_PROTOCOL;
-                if (x->nlanes > 1)
-                        snprintf(x->text, sizeof(x->text), "lane %u: %s", l->idx, why);
+        if (b->state != XFER_CLOSING) {
+                if (b->nlanes > 1)
+                        snprintf(text, sizeof(text), "lane %u: %s", l->base.idx, why);
                 else
-                        snprintf(x->text, sizeof(x->text), "%s", why);
+                        snprintf(text, sizeof(text), "%s", why);
                 if (x->offer.name[0])
                         log_warning("%s: receive of %s aborted: %s; nothing published",
-                                    x->peer, x->offer.name, x->text);
-                recv_set_state(x, RECV_CLOSING);
-                recv_log(x);
+                                    b->peer, x->offer.name, text);
+                xfer_decide(b, ENGINE_FAILED, WIRE_E_PROTOCOL, text);
         }
-        recv_drop(x);
+        xfer_hangup(b);
 }
 
 static void recv_flush_credits(struct recv_lane *l, bool force)
 {
+        struct xfer *b = l->base.x;
         struct wire_msg m = { .type = WIRE_CREDIT };
 
-        if (l->x->state != RECV_DATA || l->credits_pending == 0)
+        if (b->state != XFER_DATA || l->credits_pending == 0)
                 return;
         /* Batched, but never in batches as large as what the sender holds
          * when it is down to a few slots: it would wait for ever. */
-        if (!force && l->credits_pending < MAX(1u, MIN(l->x->e->ring.share, l->hold.held) / 4))
+        if (!force && l->credits_pending < MAX(1u, MIN(b->ring->share, l->base.hold.held) / 4))
                 return;
         /* Keep one buffer for the verdict. */
-        if (conn_ctrl_free(&l->conn) < 2)
+        if (conn_ctrl_free(&l->base.conn) < 2)
                 return;
         m.credits = l->credits_pending;
-        if (conn_send_ctrl(&l->conn, &m) == 0)
+        if (conn_send_ctrl(&l->base.conn, &m) == 0)
                 l->credits_pending = 0;
 }
 
@@ -341,132 +308,139 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
  * completed write, so a transfer grows only as fast as it actually uses
  * what it has).
  */
-static void recv_lane_grow_by(struct recv_lane *l, unsigned int max)
+static void recv_lane_grow(struct recv_lane *l, unsigned int max)
 {
-        struct ring *ring = &l->x->e->ring;
+        struct xfer *b = l->base.x;
         uint32_t i;
 
         for (unsigned int n = 0; n < max; n++) {
-                if (l->x->state != RECV_DATA || l->ended || l->conn.reaping ||
-                    l->end_seq - l->next_seq <= l->hold.held || !ring_hold_grow(&l->hold, ring, &i))
+                if (b->state != XFER_DATA || l->base.ended || l->base.conn.reaping ||
+                    l->base.end_seq - l->next_seq <= l->base.hold.held ||
+                    !ring_hold_grow(&l->base.hold, b->ring, &i))
                         return;
                 if (recv_post_slot(l, i) < 0) {
-                        ring_hold_release(&l->hold, ring, i);
+                        ring_hold_release(&l->base.hold, b->ring, i);
                         return;
                 }
                 l->credits_pending++;
         }
 }
 
-void recv_lane_grow(struct recv_lane *l)
+int recv_lane_post_all(struct recv_lane *l)
 {
-        recv_lane_grow_by(l, UINT_MAX);
+        int r;
+
+        for (uint32_t i = 0; i < l->base.hold.held; i++) {
+                r = recv_post_slot(l, i);
+                if (r < 0)
+                        return r;
+        }
+        if (l->base.idx > 0) {
+                /* What the ring lends now goes into the welcome's credits;
+                 * more comes as the other lanes write. */
+                recv_lane_grow(l, UINT_MAX);
+                l->credits_pending = 0;
+        }
+        return 0;
 }
 
-/*
- * A lane that joined when the ring had nothing to lend holds no slot, so no
- * write of its own will ever make it grow: after slots come back to the
- * ring (a release, a lane gone; nothing else frees one), offer each such
- * lane one.
- */
-static void recv_feed_starved(struct engine *e)
+/* A starved lane (xfer_feed_starved): one slot, credited at once. */
+static void recv_feed(struct xfer_lane *b)
 {
-        for (struct recv_xfer *x = e->recvs; x; x = x->next) {
-                if (x->state != RECV_DATA)
-                        continue;
-                for (unsigned int k = 0; k < x->nlanes; k++) {
-                        struct recv_lane *l = x->lane[k];
+        struct recv_lane *l = recv_lane_of(b);
 
-                        if (!l || l->hold.held > 0)
-                                continue;
-                        recv_lane_grow_by(l, 1);
-                        recv_flush_credits(l, true);
-                }
-        }
+        recv_lane_grow(l, 1);
+        recv_flush_credits(l, true);
 }
 
 struct recv_xfer *recv_of_file_req(struct io_req *req)
 {
-        return (struct recv_xfer *)((char *)req - offsetof(struct recv_xfer, file_req));
+        return container_of(req, struct recv_xfer, file_req);
 }
 
 static void recv_on_fsync(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        struct daemon *d = x->e->d;
+        struct xfer *b = &x->base;
+        struct engine *e = b->e;
         char text[WIRE_TEXT_MAX + 1];
         int r;
 
-        conn_unhold(&x->lane[0]->conn);
-        if (x->state != RECV_FINISHING)
+        conn_unhold(&b->lane[0]->conn);
+        if (b->state != XFER_FINISHING)
                 return;
         if (res < 0) {
                 snprintf(text, sizeof(text), "fsync: %s", strerror((int)-res));
-                recv_abort(x, WIRE_E_IO, text);
+                recv_abort(b, WIRE_E_IO, text);
                 return;
         }
 
-        r = incoming_publish(x->e->incoming_fd, x->fd, x->offer.name, d->cfg.overwrite,
+        r = incoming_publish(e->incoming_fd, x->fd, x->offer.name, e->cfg->overwrite,
                              x->offer.transfer_id);
         if (r == -EEXIST) {
-                recv_abort(x, WIRE_E_EXISTS, "appeared during the transfer");
+                recv_abort(b, WIRE_E_EXISTS, "appeared during the transfer");
                 return;
         }
         if (r < 0) {
                 snprintf(text, sizeof(text), "publishing: %s", strerror(-r));
-                recv_abort(x, WIRE_E_IO, text);
+                recv_abort(b, WIRE_E_IO, text);
                 return;
         }
-        log_info("%s: received %s (%" PRIu64 " bytes)", x->peer, x->offer.name, x->offer.size);
+        log_info("%s: received %s (%" PRIu64 " bytes)", b->peer, x->offer.name, x->offer.size);
         recv_verdict(x, WIRE_OK, NULL);
 }
 
 static void recv_finish(struct recv_xfer *x)
 {
+        struct xfer *b = &x->base;
         uint8_t d[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
         int r;
 
-        if (x->state != RECV_FINISHING || x->writes > 0)
+        if (b->state != XFER_FINISHING || x->writes > 0)
                 return;
         if (x->bytes_written != x->offer.size) {
-                recv_abort(x, WIRE_E_SIZE, "short write");
+                recv_abort(b, WIRE_E_SIZE, "short write");
                 return;
         }
-        for (unsigned int k = 0; k < x->nlanes; k++) {
-                digest_final(&x->lane[k]->digest, d[k]);
-                if (memcmp(d[k], x->lane[k]->end.digest, WIRE_DIGEST_SIZE) != 0) {
-                        recv_abort(x, WIRE_E_CHECKSUM, NULL);
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                struct recv_lane *l = recv_lane(x, k);
+
+                digest_final(&l->base.digest, d[k]);
+                if (memcmp(d[k], l->end.digest, WIRE_DIGEST_SIZE) != 0) {
+                        recv_abort(b, WIRE_E_CHECKSUM, NULL);
                         return;
                 }
         }
-        digest_lanes(d, x->nlanes, x->digest);
-        r = io_fsync(x->e->io, &x->file_req, x->fd);
+        digest_lanes(d, b->nlanes, x->digest);
+        r = io_fsync(b->e->io, &x->file_req, x->fd);
         if (r < 0) {
-                recv_abort(x, WIRE_E_IO, strerror(-r));
+                recv_abort(b, WIRE_E_IO, strerror(-r));
                 return;
         }
         x->file_req.done = recv_on_fsync;
-        conn_hold(&x->lane[0]->conn);
+        conn_hold(&b->lane[0]->conn);
 }
 
 static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
 {
-        struct recv_xfer *x = l->x;
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
 
-        if (l->ended || l->next_seq != l->end_seq ||
-            end->bytes != wire_run_bytes(x->offer.size, x->offer.chunk_size, l->first_seq, l->end_seq)) {
-                recv_abort(x, WIRE_E_SIZE, "sender's byte count differs");
+        if (l->base.ended || l->next_seq != l->base.end_seq ||
+            end->bytes != wire_run_bytes(x->offer.size, x->offer.chunk_size, l->base.first_seq,
+                                         l->base.end_seq)) {
+                recv_abort(b, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }
         l->end = *end;
-        l->ended = true;
-        if (++x->nended < x->nlanes)
+        l->base.ended = true;
+        if (++b->nended < b->nlanes)
                 return;
-        if (x->bytes_recv != x->offer.size) {
-                recv_abort(x, WIRE_E_SIZE, "sender's byte count differs");
+        if (b->bytes != x->offer.size) {
+                recv_abort(b, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }
-        recv_set_state(x, RECV_FINISHING);
+        xfer_set_state(b, XFER_FINISHING);
         recv_finish(x);
 }
 
@@ -474,35 +448,36 @@ static void recv_on_write(struct io_req *req, int64_t res)
 {
         struct recv_slot *rs = (struct recv_slot *)req;
         struct recv_lane *l = rs->l;
-        struct recv_xfer *x = l->x;
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
         uint32_t i = rs - l->rs;
 
         x->writes--;
-        conn_unhold(&l->conn);
-        if (l->conn.reaping || x->state == RECV_CLOSING)
+        conn_unhold(&l->base.conn);
+        if (l->base.conn.reaping || b->state == XFER_CLOSING)
                 return;
         if (res < 0) {
                 char text[WIRE_TEXT_MAX + 1];
 
                 snprintf(text, sizeof(text), "write at offset %" PRIu64 ": %s", req->off,
                          strerror((int)-res));
-                recv_abort(x, res == -ENOSPC ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                recv_abort(b, res == -ENOSPC ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
         x->bytes_written += rs->len;
-        if (ring_hold_over(&l->hold, &x->e->ring)) {
+        if (ring_hold_over(&l->base.hold, b->ring)) {
                 /* Lent while it was alone: give it back, without a credit. */
-                ring_hold_release(&l->hold, &x->e->ring, i);
-                recv_feed_starved(x->e);
+                ring_hold_release(&l->base.hold, b->ring, i);
+                xfer_feed_starved(b->e, XFER_RECV);
         } else {
                 if (recv_post_slot(l, i) < 0) {
-                        recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
+                        recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
                         return;
                 }
                 l->credits_pending++;
-                recv_lane_grow_by(l, 1);
+                recv_lane_grow(l, 1);
         }
-        if (x->state == RECV_FINISHING)
+        if (b->state == XFER_FINISHING)
                 recv_finish(x);
         /* Credits go out in wc_batch_end or here, batched. */
         recv_flush_credits(l, false);
@@ -510,68 +485,70 @@ static void recv_on_write(struct io_req *req, int64_t res)
 
 static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t len)
 {
-        struct recv_xfer *x = l->x;
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
         struct recv_slot *rs = &l->rs[i];
         uint64_t off = (uint64_t)seq * x->offer.chunk_size;
         uint64_t want;
         int r;
 
-        if (x->state != RECV_DATA) {
-                recv_abort(x, WIRE_E_PROTOCOL, "data outside a transfer");
+        if (b->state != XFER_DATA) {
+                recv_abort(b, WIRE_E_PROTOCOL, "data outside a transfer");
                 return;
         }
         want = MIN((uint64_t)x->offer.chunk_size, x->offer.size - MIN(off, x->offer.size));
-        if (seq != (uint32_t)l->next_seq || l->next_seq >= l->end_seq || len != want) {
-                recv_abort(x, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
+        if (seq != (uint32_t)l->next_seq || l->next_seq >= l->base.end_seq || len != want) {
+                recv_abort(b, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
                 return;
         }
         l->next_seq++;
-        x->bytes_recv += len;
-        x->t_last = clock_usec(CLOCK_MONOTONIC);
+        b->bytes += len;
+        b->t_last = clock_usec(CLOCK_MONOTONIC);
 
         rs->l = l;
         rs->len = len;
         rs->io.done = recv_on_write;
-        r = io_write(x->e->io, &rs->io, x->fd, recv_slot_mem(l, i), len, off);
+        r = io_write(b->e->io, &rs->io, x->fd, recv_slot_mem(l, i), len, off);
         if (r < 0) {
-                recv_abort(x, WIRE_E_IO, strerror(-r));
+                recv_abort(b, WIRE_E_IO, strerror(-r));
                 return;
         }
         x->writes++;
-        conn_hold(&l->conn);
+        conn_hold(&l->base.conn);
         /* Hash while the kernel copies the slot out: both only read it, and
          * its completion (which frees the slot) is handled on this loop later. */
-        digest_update(&l->digest, recv_slot_mem(l, i), len);
+        digest_update(&l->base.digest, recv_slot_mem(l, i), len);
 }
 
 static void recv_on_ctrl(struct recv_lane *l, uint32_t i, uint32_t len)
 {
-        struct recv_xfer *x = l->x;
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
         struct wire_msg m;
         int r;
 
         r = wire_decode(recv_slot_mem(l, i), len, &m);
         if (r < 0) {
-                recv_abort(x, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
+                recv_abort(b, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
                            "undecodable control message");
                 return;
         }
         /* A control message used a slot too: it goes straight back. */
         if (recv_post_slot(l, i) < 0) {
-                recv_abort(x, WIRE_E_INTERNAL, "cannot repost a receive");
+                recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
                 return;
         }
         l->credits_pending++;
 
         /* The first message can beat our own ESTABLISHED event. */
-        if (x->state == RECV_CONNECTING)
-                recv_set_state(x, RECV_OFFER_WAIT);
-        if (m.type == WIRE_OFFER && l->idx == 0 && x->state == RECV_OFFER_WAIT && !x->offer.name[0])
+        if (b->state == XFER_CONNECTING)
+                xfer_set_state(b, XFER_OFFER);
+        if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state == XFER_OFFER && !x->offer.name[0])
                 recv_on_offer(x, &m.offer);
-        else if (m.type == WIRE_END && x->state == RECV_DATA)
+        else if (m.type == WIRE_END && b->state == XFER_DATA)
                 recv_on_end(l, &m.end);
         else
-                recv_abort(x, WIRE_E_PROTOCOL, "unexpected control message");
+                recv_abort(b, WIRE_E_PROTOCOL, "unexpected control message");
 }
 
 static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
@@ -595,9 +572,9 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
                 }
                 return;
         }
-        if (l->x->state == RECV_CLOSING)
+        if (l->base.x->state == XFER_CLOSING)
                 return;
-        if (wc->wr_id >= l->hold.cap || l->hold.slot[wc->wr_id] == RING_NO_SLOT) {
+        if (wc->wr_id >= l->base.hold.cap || l->base.hold.slot[wc->wr_id] == RING_NO_SLOT) {
                 recv_lost(l, "completion for an unknown slot");
                 return;
         }
@@ -619,8 +596,9 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
 
         switch (type) {
         case RDMA_CM_EVENT_ESTABLISHED:
-                if (l->x->state == RECV_CONNECTING)
-                        recv_set_state(l->x, RECV_OFFER_WAIT);
+                l->base.established = true;
+                if (l->base.x->state == XFER_CONNECTING)
+                        xfer_set_state(l->base.x, XFER_OFFER);
                 break;
         case RDMA_CM_EVENT_DISCONNECTED:
                 recv_lost(l, "peer disconnected");
@@ -635,34 +613,18 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
         }
 }
 
-static void recv_on_reaped(struct conn *c)
+static void recv_gone(struct xfer *b)
 {
-        struct recv_lane *l = (struct recv_lane *)c;
-        struct recv_xfer *x = l->x;
-        struct engine *e = x->e;
+        struct recv_xfer *x = recv_xfer_of(b);
 
-        ring_hold_leave(&l->hold, &e->ring);
-        x->lane[l->idx] = NULL;
-        recv_lane_free(l);
-        recv_feed_starved(e);
-        if (--x->nlive > 0)
-                return;
-        for (struct recv_xfer **p = &e->recvs; *p; p = &(*p)->next)
-                if (*p == x) {
-                        *p = x->next;
-                        break;
-                }
         /* Closing the O_TMPFILE without linking it frees its blocks. */
         safe_close(x->fd);
-        if (x->timer)
-                event_free(x->timer);
         free(x);
-        engine_conn_gone(e);
 }
 
-const struct conn_ops recv_ops = {
+const struct conn_ops recv_conn_ops = {
         .cm_event = recv_on_cm,
         .wc = recv_on_wc,
         .wc_batch_end = recv_on_batch_end,
-        .reaped = recv_on_reaped,
+        .reaped = xfer_lane_reaped,
 };

@@ -1,33 +1,25 @@
 /*
- * Connecting a job's lanes: lane 0 resolves the peer, connects with a plain
- * hello and makes the offer; once the receiver grants lanes (send.c), the
- * others connect with the offer's token. Also teardown: a job is finished
- * once its last lane is reaped.
+ * Starting an outgoing transfer and connecting its lanes: lane 0 resolves
+ * the peer, connects with a plain hello and makes the offer; once the
+ * receiver grants lanes, the others connect with the offer's token.
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <event2/event.h>
 
 #include "auth.h"
-#include "conn.h"
-#include "daemon.h"
-#include "digest.h"
-#include "engine.h"
 #include "engine-private.h"
-#include "jobs.h"
 #include "log.h"
-#include "wire.h"
 #include "send.h"
 
 /* Check the receiver's welcome on any lane; 0 or -1 after send_fail. */
 static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, struct wire_welcome *w)
 {
-        struct sender *s = l->s;
+        struct engine_send *s = sender_of(l->base.x);
         int r;
 
         r = wire_decode_welcome(pdata, plen, w);
@@ -38,7 +30,7 @@ static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, str
                 return -1;
         }
         /* Lanes may start with nothing: credits follow as the ring lends. */
-        if ((l->idx == 0 && w->credits == 0) || w->slot_size == 0) {
+        if ((l->base.idx == 0 && w->credits == 0) || w->slot_size == 0) {
                 send_fail(s, WIRE_E_PROTOCOL, "peer granted no credits");
                 return -1;
         }
@@ -48,52 +40,87 @@ static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, str
 
 static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
 {
-        struct sender *s = l->s;
-        struct daemon *d = s->e->d;
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct engine *e = b->e;
         struct wire_msg m = { .type = WIRE_OFFER };
         struct wire_welcome w;
+        unsigned int sending = 0;
         int r;
 
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
-        if ((w.flags & WIRE_WELCOME_AUTH) && d->key.len == 0) {
+        if ((w.flags & WIRE_WELCOME_AUTH) && e->key->len == 0) {
                 send_fail(s, WIRE_E_AUTH, "peer requires a pre-shared key and key_file is not set");
                 return;
         }
-        s->chunk = MIN(s->e->slot_size, w.slot_size);
-        s->nchunks = DIV_ROUND_UP(s->job->size, s->chunk);
-        if (s->nchunks > UINT32_MAX) {
+        s->chunk = MIN(e->slot_size, w.slot_size);
+        b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
+        if (b->nchunks > UINT32_MAX) {
                 send_fail(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes", s->chunk);
                 return;
         }
-        memcpy(s->nonce, w.nonce, sizeof(s->nonce));
+        memcpy(b->nonce, w.nonce, sizeof(b->nonce));
 
-        m.offer.transfer_id = s->job->id;
-        m.offer.size = s->job->size;
+        m.offer.transfer_id = s->id;
+        m.offer.size = s->size;
         m.offer.chunk_size = s->chunk;
-        /* About *lanes* queue pairs in all, split between the jobs sending
-         * now (this one included); the receiver may grant fewer. */
-        {
-                unsigned int jobs = 0;
-
-                for (struct sender *o = s->e->senders; o; o = o->next)
-                        jobs += o->state != SEND_CLOSING;
-                s->nlanes = MAX(1u, s->e->d->cfg.lanes / MAX(jobs, 1u));
-                ring_hold_set_lanes(&l->hold, s->nlanes);
-        }
-        m.offer.lanes = (uint16_t)s->nlanes;
+        /* The receiver may grant fewer. */
+        for (struct xfer *o = xfer_first(e, XFER_SEND); o; o = o->next)
+                sending += o->state != XFER_CLOSING;
+        xfer_set_lanes(b, xfer_lanes_share(e, sending));
+        m.offer.lanes = (uint16_t)b->nlanes;
         memcpy(m.offer.token, s->token, WIRE_TOKEN_SIZE);
-        snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->job->name);
-        if (d->key.len)
-                auth_offer_mac(&d->key, s->nonce, &m.offer, m.offer.mac);
-        r = conn_send_ctrl(&l->conn, &m);
+        snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->name);
+        if (e->key->len)
+                auth_offer_mac(e->key, b->nonce, &m.offer, m.offer.mac);
+        r = conn_send_ctrl(&l->base.conn, &m);
         if (r < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "posting the offer: %s", strerror(-r));
                 return;
         }
         l->credits--;
-        send_set_state(s, SEND_OFFERED);
-        send_arm_timer(s, SEND_OFFER_SEC);
+        xfer_set_state(b, XFER_OFFER);
+        xfer_arm_timer(b, SEND_OFFER_SEC);
+}
+
+void send_on_accept(struct send_lane *l, const struct wire_accept *a)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct send_lane *n;
+        int r;
+
+        /* Every lane must have a run of its own to carry. */
+        if (a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(b->nchunks, 1u)) {
+                send_fail(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes, b->nlanes);
+                return;
+        }
+        evtimer_del(b->timer);
+        xfer_set_lanes(b, a->lanes);
+        xfer_lane_run(&l->base);
+        l->next_read = l->next_post = l->next_done = l->base.first_seq;
+        xfer_set_state(b, XFER_DATA);
+        if (s->ops->phase)
+                s->ops->phase(s->owner, ENGINE_PHASE_SENDING);
+        if (b->nchunks == 0) {
+                send_accept_empty(l);
+                return;
+        }
+        for (unsigned int k = 1; k < b->nlanes && b->state == XFER_DATA; k++) {
+                r = send_lane_new(s, k, &n);
+                if (r == 0) {
+                        xfer_lane_add(&n->base);
+                        xfer_lane_run(&n->base);
+                        n->next_read = n->next_post = n->next_done = n->base.first_seq;
+                        r = send_lane_connect(n);
+                }
+                if (r != 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "starting lane %u: %s", k, strerror(-r));
+                        return;
+                }
+        }
+        send_pump(l);
 }
 
 /* A lane other than 0 is up: it sends its run as credits come. */
@@ -103,35 +130,37 @@ static void send_lane_up(struct send_lane *l, const void *pdata, size_t plen)
 
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
-        log_debug("%s: job %" PRIu64 " lane %u up, %u credits", l->s->job->peer, l->s->job->id,
-                  l->idx, l->credits);
+        log_debug("%s: transfer %" PRIu64 " lane %u up, %u credits", l->base.x->peer,
+                  sender_of(l->base.x)->id, l->base.idx, l->credits);
         send_pump(l);
 }
 
 static void send_connect(struct send_lane *l)
 {
-        struct sender *s = l->s;
-        struct engine *e = s->e;
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct engine *e = b->e;
         struct rdma_conn_param param = { 0 };
         struct wire_hello h = { .magic = WIRE_MAGIC, .version = WIRE_VERSION };
         uint8_t hbuf[WIRE_HELLO_SIZE];
         int r;
 
-        if (l->conn.id->verbs != e->verbs) {
+        if (l->base.conn.id->verbs != e->verbs) {
                 send_fail(s, WIRE_E_INTERNAL, "peer is reached through device %s, this daemon's ring is on %s",
-                          ibv_get_device_name(l->conn.id->verbs->device),
+                          ibv_get_device_name(l->base.conn.id->verbs->device),
                           ibv_get_device_name(e->verbs->device));
                 return;
         }
         /* Room for every buffer it may grow to. */
-        r = conn_setup_qp(&l->conn, l->hold.cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1, SEND_CTRL_RECVS);
+        r = conn_setup_qp(&l->base.conn, l->base.hold.cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1,
+                          SEND_CTRL_RECVS);
         if (r < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "setting up the queue pair: %s", strerror(-r));
                 return;
         }
-        if (l->idx > 0) {
+        if (l->base.idx > 0) {
                 h.flags = WIRE_HELLO_LANE;
-                h.lane = (uint16_t)l->idx;
+                h.lane = (uint16_t)l->base.idx;
                 memcpy(h.token, s->token, WIRE_TOKEN_SIZE);
         }
         wire_encode_hello(hbuf, &h);
@@ -139,23 +168,23 @@ static void send_connect(struct send_lane *l)
         param.private_data_len = sizeof(hbuf);
         param.rnr_retry_count = 7;
         param.retry_count = 7;
-        if (rdma_connect(l->conn.id, &param)) {
+        if (rdma_connect(l->base.conn.id, &param)) {
                 send_fail(s, WIRE_E_INTERNAL, "rdma_connect: %m");
                 return;
         }
-        if (l->idx == 0)
-                send_set_state(s, SEND_CONNECTING);
+        if (l->base.idx == 0)
+                xfer_set_state(b, XFER_CONNECTING);
 }
 
 static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                        const void *pdata, size_t plen)
 {
         struct send_lane *l = (struct send_lane *)c;
-        struct sender *s = l->s;
+        struct engine_send *s = sender_of(l->base.x);
         struct wire_reject rj = { 0 };
 
-        if (s->state == SEND_CLOSING) {
-                if (type == RDMA_CM_EVENT_DISCONNECTED || !l->established)
+        if (s->base.state == XFER_CLOSING) {
+                if (type == RDMA_CM_EVENT_DISCONNECTED || !l->base.established)
                         conn_reap(c);
                 return;
         }
@@ -168,8 +197,8 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 send_connect(l);
                 return;
         case RDMA_CM_EVENT_ESTABLISHED:
-                l->established = true;
-                if (l->idx == 0)
+                l->base.established = true;
+                if (l->base.idx == 0)
                         send_offer(l, pdata, plen);
                 else
                         send_lane_up(l, pdata, plen);
@@ -180,7 +209,7 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                         return;
                 }
                 send_fail(s, WIRE_E_INTERNAL, "connection rejected (is rdmaxferd listening on %s?)",
-                          s->job->peer);
+                          s->base.peer);
                 return;
         case RDMA_CM_EVENT_ADDR_ERROR:
         case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -190,7 +219,7 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                           strerror(status < 0 ? -status : status));
                 return;
         case RDMA_CM_EVENT_DISCONNECTED:
-                l->established = false;
+                l->base.established = false;
                 send_fail(s, WIRE_E_PROTOCOL, "peer disconnected");
                 return;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -201,86 +230,24 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
         }
 }
 
-static void send_on_reaped(struct conn *c)
-{
-        struct send_lane *l = (struct send_lane *)c;
-        struct sender *s = l->s;
-        struct engine *e = s->e;
-        struct job *job = s->job;
-
-        ring_hold_leave(&l->hold, &e->send_ring);
-        s->lane[l->idx] = NULL;
-        send_lane_free(l);
-        send_feed_starved(e);
-        if (--s->nlive > 0)
-                return;
-
-        for (struct sender **p = &e->senders; *p; p = &(*p)->next)
-                if (*p == s) {
-                        *p = s->next;
-                        break;
-                }
-        if (s->timer)
-                event_free(s->timer);
-        job->sender = NULL;
-        if (!s->decided) {
-                s->final = CTL_JOB_FAILED;
-                s->status = WIRE_E_INTERNAL;
-                snprintf(s->text, sizeof(s->text), "connection torn down");
-        }
-        {
-                enum ctl_job_state final = s->final;
-                unsigned int status = s->status;
-                char text[CTL_TEXT_MAX + 1];
-
-                snprintf(text, sizeof(text), "%s", s->text);
-                free(s);
-                job_finish(job, final, status, text);
-        }
-        engine_conn_gone(e);
-}
-
-const struct conn_ops send_ops = {
+const struct conn_ops send_conn_ops = {
         .cm_event = send_on_cm,
         .wc = send_on_wc,
         .wc_batch_end = send_on_batch_end,
-        .reaped = send_on_reaped,
+        .reaped = xfer_lane_reaped,
 };
 
-int send_lane_new(struct sender *s, unsigned int idx)
+int send_lane_connect(struct send_lane *l)
 {
-        struct engine *e = s->e;
-        struct send_lane *l;
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct engine *e = b->e;
         struct rdma_cm_id *id;
-        int r;
 
-        l = calloc(1, sizeof(*l));
-        if (!l)
-                return -ENOMEM;
-        l->s = s;
-        l->idx = idx;
-        l->digest = DIGEST_NULL;
-        r = digest_init(&l->digest);
-        if (r == 0)
-                r = send_bufs_admit(l, &e->send_ring);
-        if (r < 0) {
-                send_lane_free(l);
-                return r;
-        }
-        if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP)) {
-                r = -errno;
-                ring_hold_leave(&l->hold, &e->send_ring);
-                send_lane_free(l);
-                return r;
-        }
-        conn_init(&l->conn, e, &send_ops, id);
-        snprintf(l->conn.peer, sizeof(l->conn.peer), "%s", s->job->peer);
-        s->lane[idx] = l;
-        s->nlive++;
-        if (idx > 0) {
-                wire_lane_range(s->nchunks, s->nlanes, idx, &l->first_seq, &l->end_seq);
-                l->next_read = l->next_post = l->next_done = l->first_seq;
-        }
+        if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP))
+                return -errno;
+        conn_init(&l->base.conn, e, &send_conn_ops, id);
+        snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", b->peer);
         /* Leave from our own address, so the route uses the ring's device. */
         if (rdma_resolve_addr(id, e->have_src ? (struct sockaddr *)&e->src : NULL,
                               (struct sockaddr *)&s->dst, SEND_RESOLVE_MS))
@@ -288,64 +255,72 @@ int send_lane_new(struct sender *s, unsigned int idx)
         return 0;
 }
 
-int engine_send(struct engine *e, struct job *job)
+/* send_start() failed after admission: no id, nothing on the wire, no
+ * callback. */
+static void send_undo(struct engine_send *s, struct send_lane *l)
 {
-        struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-        struct addrinfo *ai = NULL;
-        struct sender *s;
-        char port[8];
+        if (l) {
+                s->base.lane[0] = NULL;
+                s->base.nlive = 0;
+                ring_hold_leave(&l->base.hold, s->base.ring);
+                send_lane_free(&l->base);
+        }
+        xfer_discard(&s->base);
+        safe_close(s->fd);
+        free(s);
+}
+
+int send_start(struct engine *e, const struct engine_send_req *req,
+               const struct engine_send_ops *ops, void *owner, struct engine_send **out)
+{
+        struct engine_send *s;
+        struct send_lane *l;
         int r;
 
-        if (e->stopping)
-                return -ESHUTDOWN;
-        snprintf(port, sizeof(port), "%u", job->port ? job->port : e->d->cfg.port);
-        r = getaddrinfo(job->host, port, &hints, &ai);
-        if (r != 0)
+        if (req->dst_len > sizeof(s->dst) || !ops || !ops->done)
                 return -EINVAL;
-        if (ai->ai_addrlen > sizeof(struct sockaddr_storage)) {
-                freeaddrinfo(ai);
-                return -EINVAL;
-        }
-
         s = calloc(1, sizeof(*s));
-        if (!s) {
-                freeaddrinfo(ai);
+        if (!s)
                 return -ENOMEM;
+        s->fd = fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
+        if (s->fd < 0) {
+                r = -errno;
+                free(s);
+                return r;
         }
-        s->e = e;
-        s->job = job;
-        s->nlanes = e->d->cfg.lanes;
-        memcpy(&s->dst, ai->ai_addr, ai->ai_addrlen);
-        freeaddrinfo(ai);
+        s->ops = ops;
+        s->owner = owner;
+        s->id = req->id;
+        s->size = req->size;
+        snprintf(s->name, sizeof(s->name), "%s", req->name);
+        memcpy(&s->dst, req->dst, req->dst_len);
+        /* The lanes' token: unguessable, so a random nonce's worth. */
         {
                 uint8_t nonce[WIRE_NONCE_SIZE];
 
                 auth_nonce(nonce);
                 memcpy(s->token, nonce, WIRE_TOKEN_SIZE);
         }
-        s->timer = evtimer_new(e->base, send_on_timer, s);
-        if (!s->timer) {
-                free(s);
-                return -ENOMEM;
-        }
         s->signal_every = MAX(1u, e->send_ring.share / 4);
-        job->sender = s;
-        s->next = e->senders;
-        e->senders = s;
-        job_set_state(job, CTL_JOB_CONNECTING);
-        r = send_lane_new(s, 0);
+        r = xfer_init(&s->base, e, XFER_SEND, &send_xfer_ops, req->peer);
         if (r < 0) {
-                e->senders = s->next;
-                job->sender = NULL;
-                event_free(s->timer);
+                safe_close(s->fd);
                 free(s);
                 return r;
         }
+        xfer_set_lanes(&s->base, e->cfg->lanes);
+        /* Admission first: nothing has happened if the pool is full. */
+        r = send_lane_new(s, 0, &l);
+        if (r != 0) {
+                send_undo(s, NULL);
+                return r == XFER_FULL ? ENGINE_SEND_FULL : r;
+        }
+        xfer_lane_add(&l->base);
+        r = send_lane_connect(l);
+        if (r < 0) {
+                send_undo(s, l);
+                return r;
+        }
+        *out = s;
         return 0;
-}
-
-void engine_cancel(struct engine *e, struct job *job)
-{
-        if (job->sender)
-                sender_abort(job->sender, CTL_JOB_CANCELLED, WIRE_OK, "cancelled");
 }

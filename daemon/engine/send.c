@@ -1,116 +1,71 @@
 /*
- * Senders: one per running job. The file (a descriptor the client passed)
- * is read by io_uring into this job's buffers from the preregistered send
- * pool (a share, or more while it is the only job: common/ring.h), hashed
- * in order, and posted as SEND_WITH_IMM work requests as long as the
- * receiver has granted credits. Work requests are signalled every few
- * posts (and always the last of a batch), so one completion retires a run
- * of buffers; reads for the freed buffers go out at once, keeping both the
+ * The data path of an outgoing transfer. The file (our duplicate of the
+ * descriptor the owner handed over) is read by io_uring into this
+ * transfer's buffers from the preregistered send pool (a share, or more
+ * while it is the only one sending: common/ring.h), hashed in order, and
+ * posted as SEND_WITH_IMM work requests as long as the receiver has
+ * granted credits. Work requests are signalled every few posts (and
+ * always the last of a batch), so one completion retires a run of
+ * buffers; reads for the freed buffers go out at once, keeping both the
  * disk and the wire busy.
  *
- * A large file is striped over the lanes the receiver grants (common/wire.h):
- * lane 0 offers; once accepted, the other lanes connect with the offer's
- * token, and each lane reads, hashes, posts and ends its own run of chunks
- * with its own buffers and credits. The job is done when a RESULT of "ok"
- * comes back after every lane has posted its END.
+ * Each lane (xfer.h) reads, hashes, posts and ends its own run of chunks
+ * with its own buffers and credits. The transfer is done when a RESULT of
+ * "ok" comes back after every lane has posted its END.
  */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <event2/event.h>
 
 #include "clock.h"
-#include "conn.h"
-#include "daemon.h"
 #include "digest.h"
-#include "engine.h"
 #include "engine-private.h"
-#include "io.h"
-#include "jobs.h"
 #include "journal.h"
 #include "log.h"
-#include "wire.h"
 #include "send.h"
 
-static const char *const send_state_names[] = {
-        [SEND_RESOLVING] = "resolving",
-        [SEND_CONNECTING] = "connecting",
-        [SEND_OFFERED] = "offered",
-        [SEND_DATA] = "data",
-        [SEND_VERIFYING] = "verifying",
-        [SEND_CLOSING] = "closing",
-};
-
-void send_set_state(struct sender *s, enum send_state state)
+int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **out)
 {
-        static const uint8_t legal[] = {
-                [SEND_RESOLVING] = 1u << SEND_CONNECTING | 1u << SEND_CLOSING,
-                [SEND_CONNECTING] = 1u << SEND_OFFERED | 1u << SEND_CLOSING,
-                [SEND_OFFERED] = 1u << SEND_DATA | 1u << SEND_CLOSING,
-                [SEND_DATA] = 1u << SEND_VERIFYING | 1u << SEND_CLOSING,
-                [SEND_VERIFYING] = 1u << SEND_CLOSING,
-                [SEND_CLOSING] = 0,
-        };
+        struct ring *pool = s->base.ring;
+        struct send_lane *l;
+        int r;
 
-        if (s->state == state)
-                return;
-        if (!(legal[s->state] & (1u << state))) {
-                log_err("%s: illegal send state change %s -> %s", s->job->peer,
-                        send_state_names[s->state], send_state_names[state]);
-                abort();
-        }
-        log_debug("%s: job %" PRIu64 " %s -> %s", s->job->peer, s->job->id,
-                  send_state_names[s->state], send_state_names[state]);
-        s->state = state;
-}
-
-struct sender *sender_next(struct sender *s)
-{
-        return s->next;
-}
-
-void send_arm_timer(struct sender *s, int sec);
-
-/* Admit lane @idx to the send pool (lane 0) or join it (the others):
- * allocate the per-buffer arrays and take the first buffers. 0, or -errno
- * (-EBUSY: the pool admits no more jobs). */
-int send_bufs_admit(struct send_lane *l, struct ring *pool)
-{
-        int n;
-
-        l->bufs = calloc(pool->count, sizeof(*l->bufs));
-        l->spare = calloc(pool->count, sizeof(*l->spare));
-        l->inflight = calloc(pool->count, sizeof(*l->inflight));
-        if (!l->bufs || !l->spare || !l->inflight)
+        l = calloc(1, sizeof(*l));
+        if (!l)
                 return -ENOMEM;
-        if (l->idx == 0) {
-                n = ring_hold_admit(&l->hold, pool);
-                if (n <= 0)
-                        return n < 0 ? n : -EBUSY;
-        } else {
-                n = ring_hold_join(&l->hold, pool);
-                if (n < 0)
-                        return n;
+        r = xfer_lane_init(&l->base, &s->base, idx);
+        if (r == 0) {
+                l->bufs = calloc(pool->count, sizeof(*l->bufs));
+                l->spare = calloc(pool->count, sizeof(*l->spare));
+                l->inflight = calloc(pool->count, sizeof(*l->inflight));
+                if (!l->bufs || !l->spare || !l->inflight) {
+                        ring_hold_leave(&l->base.hold, pool);
+                        r = -ENOMEM;
+                }
         }
-        ring_hold_set_lanes(&l->hold, l->s->nlanes);
+        if (r != 0) {
+                send_lane_free(&l->base);
+                return r;
+        }
         for (uint32_t i = pool->count; i-- > 0;) {
                 l->bufs[i].l = l;
-                if (i < (uint32_t)n)
+                if (i < l->base.hold.held)
                         l->spare[l->nspare++] = i;
         }
+        *out = l;
         return 0;
 }
 
-void send_lane_free(struct send_lane *l)
+void send_lane_free(struct xfer_lane *b)
 {
-        if (!l)
-                return;
-        ring_hold_free(&l->hold);
-        digest_deinit(&l->digest);
+        struct send_lane *l = send_lane_of(b);
+
+        xfer_lane_deinit(&l->base);
         free(l->bufs);
         free(l->spare);
         free(l->inflight);
@@ -125,241 +80,208 @@ static bool send_buf_get(struct send_lane *l, uint32_t *out)
                 *out = l->spare[--l->nspare];
                 return true;
         }
-        return ring_hold_grow(&l->hold, &l->s->e->send_ring, out);
+        return ring_hold_grow(&l->base.hold, l->base.x->ring, out);
 }
 
 /* A buffer is done with: kept, or given back if this lane holds more than
- * its due now that other jobs run. */
+ * its due now that other transfers run. */
 static void send_buf_put(struct send_lane *l, uint32_t i)
 {
-        struct ring *pool = &l->s->e->send_ring;
+        struct ring *pool = l->base.x->ring;
 
         l->bufs[i].state = BUF_FREE;
-        if (ring_hold_over(&l->hold, pool))
-                ring_hold_release(&l->hold, pool, i);
+        if (ring_hold_over(&l->base.hold, pool))
+                ring_hold_release(&l->base.hold, pool, i);
         else
                 l->spare[l->nspare++] = i;
 }
 
-void send_pump(struct send_lane *l);
-
-/*
- * A lane that joined when the pool had nothing to lend holds no buffer, so
- * no completion of its own will ever pump it: after buffers come back to
- * the pool, pump each such lane once.
- */
-void send_feed_starved(struct engine *e)
-{
-        for (struct sender *s = e->senders; s; s = s->next) {
-                if (s->state != SEND_DATA)
-                        continue;
-                for (unsigned int k = 0; k < s->nlanes; k++) {
-                        struct send_lane *l = s->lane[k];
-
-                        if (l && l->hold.held == 0 && l->next_read < l->end_seq)
-                                send_pump(l);
-                }
-        }
-}
-
 static uint8_t *send_buf_mem(struct send_lane *l, uint32_t i)
 {
-        return l->s->e->send_mem + (size_t)l->hold.slot[i] * l->s->e->slot_size;
+        struct engine *e = l->base.x->e;
+
+        return e->send_mem + (size_t)l->base.hold.slot[i] * e->slot_size;
 }
 
-static void send_log(struct sender *s)
+/* A starved lane (xfer_feed_starved): a pump reads into what it can get. */
+static void send_feed(struct xfer_lane *b)
 {
+        send_pump(send_lane_of(b));
+}
+
+static void send_log(struct xfer *b)
+{
+        struct engine_send *s = sender_of(b);
         char hex[DIGEST_HEX_SIZE];
         uint8_t d[WIRE_DIGEST_SIZE];
-        bool ok = s->final == CTL_JOB_DONE;
+        bool ok = b->outcome == ENGINE_DONE;
 
+        if (ok)
+                log_info("transfer %" PRIu64 ": sent %s to %s", s->id, s->name, b->peer);
+        else
+                log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
+                            b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
         if (ok) {
-                digest_lanes(s->digest, s->nlanes, d);
+                digest_lanes(s->digest, b->nlanes, d);
                 digest_hex(d, hex);
         }
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
-                .id = s->job->id,
-                .peer = s->job->peer,
-                .file = s->job->name,
-                .bytes = s->job->bytes_done,
-                .usec = s->t_last > s->t_start ? s->t_last - s->t_start : 0,
-                .status = ok ? WIRE_OK : (s->status ?: WIRE_E_INTERNAL),
-                .text = s->text[0] ? s->text : NULL,
+                .id = s->id,
+                .peer = b->peer,
+                .file = s->name,
+                .bytes = b->bytes,
+                .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
+                .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
+                .text = b->text[0] ? b->text : NULL,
                 .digest = ok ? hex : NULL,
-                .lanes = s->t_start ? s->nlanes : 0,
-                .cancelled = s->final == CTL_JOB_CANCELLED,
+                .lanes = b->t_start ? b->nlanes : 0,
+                .cancelled = b->outcome == ENGINE_CANCELLED,
         });
 }
 
-/* Hang up one lane: reaped on DISCONNECTED, or at once if never connected. */
-static void send_lane_hangup(struct send_lane *l)
-{
-        if (l->established)
-                conn_disconnect(&l->conn);
-        else
-                conn_reap(&l->conn);
-}
-
 /*
- * Decide the job's outcome (first decision wins) and start hanging up.
- * The job itself is finished once every lane is reaped.
+ * Decide the outcome (first decision wins) and start hanging up. The
+ * owner hears of it once every lane is reaped (send_gone).
  */
-void sender_abort(struct sender *s, int final, unsigned int status, const char *text)
+void send_abort(struct xfer *b, enum engine_outcome outcome, unsigned int status, const char *text)
 {
-        if (!s->decided) {
-                s->decided = true;
-                s->final = final;
-                s->status = status;
-                snprintf(s->text, sizeof(s->text), "%s", text ?: "");
-                if (final == CTL_JOB_DONE)
-                        log_info("job %" PRIu64 ": sent %s to %s", s->job->id, s->job->name, s->job->peer);
-                else
-                        log_warning("job %" PRIu64 ": send of %s to %s %s: %s", s->job->id,
-                                    s->job->name, s->job->peer,
-                                    final == CTL_JOB_CANCELLED ? "cancelled" : "failed", s->text);
-                send_log(s);
-        }
-        if (s->state == SEND_CLOSING)
+        xfer_decide(b, outcome, status, text);
+        if (b->state == XFER_CLOSING)
                 return;
-        send_set_state(s, SEND_CLOSING);
-        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
-                if (s->lane[k])
-                        send_lane_hangup(s->lane[k]);
+        xfer_hangup(b);
         /* The timer covers a peer that never answers the hang-up. */
-        send_arm_timer(s, SEND_LINGER_SEC);
+        xfer_arm_timer(b, SEND_LINGER_SEC);
 }
 
-void send_fail(struct sender *s, unsigned int status, const char *fmt, ...)
+void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...)
 {
-        char text[CTL_TEXT_MAX + 1];
+        char text[XFER_TEXT_MAX + 1];
         va_list ap;
 
         va_start(ap, fmt);
         vsnprintf(text, sizeof(text), fmt, ap);
         va_end(ap);
-        sender_abort(s, CTL_JOB_FAILED, status, text);
+        send_abort(&s->base, ENGINE_FAILED, status, text);
 }
 
-void send_on_timer(evutil_socket_t fd, short what, void *arg)
+static void send_timeout(struct xfer *b)
 {
-        struct sender *s = arg;
-
-        if (s->state == SEND_CLOSING) {
-                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
-                        if (s->lane[k])
-                                conn_reap(&s->lane[k]->conn);
+        if (b->state == XFER_CLOSING) {
+                xfer_reap_all(b);
                 return;
         }
-        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %d s",
-                  s->state == SEND_OFFERED ? SEND_OFFER_SEC : SEND_VERDICT_SEC);
-}
-
-void send_arm_timer(struct sender *s, int sec)
-{
-        struct timeval tv = { .tv_sec = sec };
-
-        evtimer_add(s->timer, &tv);
+        send_fail(sender_of(b), WIRE_E_PROTOCOL, "receiver did not answer within %d s",
+                  b->state == XFER_OFFER ? SEND_OFFER_SEC : SEND_VERDICT_SEC);
 }
 
 static void send_on_read(struct io_req *req, int64_t res)
 {
-        struct send_buf *b = (struct send_buf *)req;
-        struct send_lane *l = b->l;
-        struct sender *s = l->s;
+        struct send_buf *buf = (struct send_buf *)req;
+        struct send_lane *l = buf->l;
+        struct engine_send *s = sender_of(l->base.x);
 
-        conn_unhold(&l->conn);
-        if (s->state == SEND_CLOSING)
+        conn_unhold(&l->base.conn);
+        if (s->base.state == XFER_CLOSING)
                 return;
         if (res < 0) {
                 send_fail(s, WIRE_E_IO, "reading the file at offset %" PRIu64 ": %s", req->off,
                           strerror((int)-res));
                 return;
         }
-        if ((uint64_t)res != b->len) {
+        if ((uint64_t)res != buf->len) {
                 send_fail(s, WIRE_E_SIZE, "the file shrank while being sent");
                 return;
         }
-        b->state = BUF_READY;
+        buf->state = BUF_READY;
         send_pump(l);
 }
 
-static void send_post_end(struct send_lane *l)
+void send_post_end(struct send_lane *l)
 {
-        struct sender *s = l->s;
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
         struct wire_msg m = { .type = WIRE_END };
         int r;
 
-        m.end.bytes = wire_run_bytes(s->job->size, s->chunk, l->first_seq, l->end_seq);
-        digest_final(&l->digest, m.end.digest);
-        r = conn_send_ctrl(&l->conn, &m);
+        m.end.bytes = wire_run_bytes(s->size, s->chunk, l->base.first_seq, l->base.end_seq);
+        digest_final(&l->base.digest, m.end.digest);
+        r = conn_send_ctrl(&l->base.conn, &m);
         if (r == -ENOBUFS)
                 return;         /* retried after the next completion */
         if (r < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "posting END: %s", strerror(-r));
                 return;
         }
-        memcpy(s->digest[l->idx], m.end.digest, WIRE_DIGEST_SIZE);
+        memcpy(s->digest[l->base.idx], m.end.digest, WIRE_DIGEST_SIZE);
         l->credits--;
-        l->end_posted = true;
-        if (++s->nended == s->nlanes)
-                send_arm_timer(s, SEND_VERDICT_SEC);
+        l->base.ended = true;
+        if (++b->nended == b->nlanes)
+                xfer_arm_timer(b, SEND_VERDICT_SEC);
+}
+
+/* Reads into every free buffer, in sequence order. false after a failure. */
+static bool send_read_ahead(struct send_lane *l)
+{
+        struct engine_send *s = sender_of(l->base.x);
+
+        while (l->next_read < l->base.end_seq) {
+                struct send_buf *buf;
+                uint64_t off = l->next_read * s->chunk;
+                uint32_t i;
+                int r;
+
+                if (!send_buf_get(l, &i))
+                        break;
+                buf = &l->bufs[i];
+                l->inflight[l->next_read % l->base.hold.cap] = i;
+                buf->seq = l->next_read;
+                buf->len = MIN((uint64_t)s->chunk, s->size - off);
+                buf->io.done = send_on_read;
+                r = io_read(s->base.e->io, &buf->io, s->fd, send_buf_mem(l, i), buf->len, off);
+                if (r < 0) {
+                        send_fail(s, WIRE_E_IO, "queueing a read: %s", strerror(-r));
+                        return false;
+                }
+                buf->state = BUF_READING;
+                conn_hold(&l->base.conn);
+                l->next_read++;
+        }
+        return true;
 }
 
 void send_pump(struct send_lane *l)
 {
-        struct sender *s = l->s;
+        struct engine_send *s = sender_of(l->base.x);
         struct ibv_send_wr wrs[64], *bad;
         struct ibv_sge sges[64];
         unsigned int n = 0;
-        int r;
 
-        if ((s->state != SEND_DATA && s->state != SEND_VERIFYING) || !l->established ||
-            l->conn.reaping)
+        if ((s->base.state != XFER_DATA && s->base.state != XFER_FINISHING) ||
+            !l->base.established || l->base.conn.reaping)
                 return;
-
-        /* Reads into every free buffer, in sequence order. */
-        while (l->next_read < l->end_seq) {
-                struct send_buf *b;
-                uint64_t off = l->next_read * s->chunk;
-                uint32_t i;
-
-                if (!send_buf_get(l, &i))
-                        break;
-                b = &l->bufs[i];
-                l->inflight[l->next_read % l->hold.cap] = i;
-                b->seq = l->next_read;
-                b->len = MIN((uint64_t)s->chunk, s->job->size - off);
-                b->io.done = send_on_read;
-                r = io_read(s->e->io, &b->io, s->job->fd, send_buf_mem(l, i), b->len, off);
-                if (r < 0) {
-                        send_fail(s, WIRE_E_IO, "queueing a read: %s", strerror(-r));
-                        return;
-                }
-                b->state = BUF_READING;
-                conn_hold(&l->conn);
-                l->next_read++;
-        }
+        if (!send_read_ahead(l))
+                return;
 
         /* Post what is ready, in order, as far as credits allow, as one chain. */
         while (l->credits > 0 && l->next_post < l->next_read && n < ARRAY_SIZE(wrs)) {
-                struct send_buf *b = &l->bufs[l->inflight[l->next_post % l->hold.cap]];
-                uint8_t *mem = send_buf_mem(l, b - l->bufs);
+                struct send_buf *buf = &l->bufs[l->inflight[l->next_post % l->base.hold.cap]];
+                uint8_t *mem = send_buf_mem(l, buf - l->bufs);
 
-                if (b->state != BUF_READY)
+                if (buf->state != BUF_READY)
                         break;
-                digest_update(&l->digest, mem, b->len);
+                digest_update(&l->base.digest, mem, buf->len);
                 sges[n] = (struct ibv_sge){
                         .addr = (uintptr_t)mem,
-                        .length = b->len,
-                        .lkey = s->e->send_mr->lkey,
+                        .length = buf->len,
+                        .lkey = s->base.e->send_mr->lkey,
                 };
                 wrs[n] = (struct ibv_send_wr){
-                        .wr_id = b->seq,
+                        .wr_id = buf->seq,
                         .sg_list = &sges[n],
                         .num_sge = 1,
                         .opcode = IBV_WR_SEND_WITH_IMM,
-                        .imm_data = htobe32((uint32_t)b->seq),
+                        .imm_data = htobe32((uint32_t)buf->seq),
                 };
                 if (++l->unsignaled >= s->signal_every) {
                         wrs[n].send_flags = IBV_SEND_SIGNALED;
@@ -367,7 +289,7 @@ void send_pump(struct send_lane *l)
                 }
                 if (n > 0)
                         wrs[n - 1].next = &wrs[n];
-                b->state = BUF_POSTED;
+                buf->state = BUF_POSTED;
                 l->credits--;
                 l->next_post++;
                 n++;
@@ -379,93 +301,73 @@ void send_pump(struct send_lane *l)
                         wrs[n - 1].send_flags = IBV_SEND_SIGNALED;
                         l->unsignaled = 0;
                 }
-                if (s->t_start == 0)
-                        s->t_start = clock_usec(CLOCK_MONOTONIC);
-                if (ibv_post_send(l->conn.id->qp, wrs, &bad)) {
+                if (s->base.t_start == 0)
+                        s->base.t_start = clock_usec(CLOCK_MONOTONIC);
+                if (ibv_post_send(l->base.conn.id->qp, wrs, &bad)) {
                         send_fail(s, WIRE_E_INTERNAL, "ibv_post_send: %m");
                         return;
                 }
         }
 
-        if (l->next_post == l->end_seq && !l->end_posted && l->credits > 0)
+        if (l->next_post == l->base.end_seq && !l->base.ended && l->credits > 0)
                 send_post_end(l);
+}
+
+/* Every lane's chunks are acknowledged: only the verdict is left. */
+static void send_verifying(struct engine_send *s)
+{
+        xfer_set_state(&s->base, XFER_FINISHING);
+        if (s->ops->phase)
+                s->ops->phase(s->owner, ENGINE_PHASE_VERIFYING);
 }
 
 static void send_on_data_done(struct send_lane *l, uint64_t seq)
 {
-        struct sender *s = l->s;
-        struct job *job = s->job;
-        bool was_done = l->next_done == l->end_seq;
-        uint32_t held = l->hold.held;
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        bool was_done = l->next_done == l->base.end_seq;
+        uint32_t held = l->base.hold.held;
 
         /* A signalled completion retires every earlier post on this QP. */
         while (l->next_done <= seq && l->next_done < l->next_post) {
-                uint32_t i = l->inflight[l->next_done % l->hold.cap];
+                uint32_t i = l->inflight[l->next_done % l->base.hold.cap];
 
-                job->bytes_done += l->bufs[i].len;
+                b->bytes += l->bufs[i].len;
                 send_buf_put(l, i);
                 l->next_done++;
         }
-        if (l->hold.held < held)
-                send_feed_starved(s->e);
-        s->t_last = clock_usec(CLOCK_MONOTONIC);
-        job->usec = s->t_last - s->t_start;
-        if (!was_done && l->next_done == l->end_seq && ++s->ndone == s->nlanes &&
-            s->state == SEND_DATA) {
-                send_set_state(s, SEND_VERIFYING);
-                job_set_state(job, CTL_JOB_VERIFYING);
-        }
+        if (l->base.hold.held < held)
+                xfer_feed_starved(b->e, XFER_SEND);
+        b->t_last = clock_usec(CLOCK_MONOTONIC);
+        if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes &&
+            b->state == XFER_DATA)
+                send_verifying(s);
 }
 
-static void send_on_accept(struct send_lane *l, const struct wire_accept *a)
+void send_accept_empty(struct send_lane *l)
 {
-        struct sender *s = l->s;
-        struct job *job = s->job;
-        int r;
+        struct engine_send *s = sender_of(l->base.x);
 
-        /* Every lane must have a run of its own to carry. */
-        if (a->lanes == 0 || a->lanes > s->nlanes || a->lanes > MAX(s->nchunks, 1u)) {
-                send_fail(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes, s->nlanes);
-                return;
-        }
-        evtimer_del(s->timer);
-        s->nlanes = a->lanes;
-        wire_lane_range(s->nchunks, s->nlanes, 0, &l->first_seq, &l->end_seq);
-        l->next_read = l->next_post = l->next_done = l->first_seq;
-        ring_hold_set_lanes(&l->hold, s->nlanes);
-        send_set_state(s, SEND_DATA);
-        job_set_state(job, CTL_JOB_SENDING);
-        if (s->nchunks == 0) {
-                s->t_start = s->t_last = clock_usec(CLOCK_MONOTONIC);
-                s->ndone = s->nlanes;
-                send_set_state(s, SEND_VERIFYING);
-                job_set_state(job, CTL_JOB_VERIFYING);
-                send_post_end(l);
-                return;
-        }
-        for (unsigned int k = 1; k < s->nlanes && s->state == SEND_DATA; k++) {
-                r = send_lane_new(s, k);
-                if (r < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "starting lane %u: %s", k, strerror(-r));
-                        return;
-                }
-        }
-        send_pump(l);
+        s->base.t_start = s->base.t_last = clock_usec(CLOCK_MONOTONIC);
+        s->ndone = s->base.nlanes;
+        send_verifying(s);
+        send_post_end(l);
 }
 
 static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
 {
-        struct sender *s = l->s;
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
 
         l->credits += m->credits;
         switch (m->type) {
         case WIRE_ACCEPT:
-                if (s->state != SEND_OFFERED || l->idx != 0)
+                if (b->state != XFER_OFFER || l->base.idx != 0)
                         break;
                 send_on_accept(l, &m->accept);
                 return;
         case WIRE_REFUSE:
-                if (s->state != SEND_OFFERED || l->idx != 0)
+                if (b->state != XFER_OFFER || l->base.idx != 0)
                         break;
                 send_fail(s, m->refuse.status, "refused by peer: %s%s%s", wire_status_str(m->refuse.status),
                           m->refuse.text[0] ? ": " : "", m->refuse.text);
@@ -474,15 +376,15 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 send_pump(l);
                 return;
         case WIRE_RESULT:
-                if (s->state != SEND_DATA && s->state != SEND_VERIFYING)
+                if (b->state != XFER_DATA && b->state != XFER_FINISHING)
                         break;
                 /* The receiver verified the lot; the other lanes' last
                  * acknowledgements may not be polled yet. */
-                if (m->result.status == WIRE_OK && s->nended == s->nlanes) {
-                        s->job->bytes_done = s->job->size;
-                        if (s->t_last == 0)
-                                s->t_last = clock_usec(CLOCK_MONOTONIC);
-                        sender_abort(s, CTL_JOB_DONE, WIRE_OK, NULL);
+                if (m->result.status == WIRE_OK && b->nended == b->nlanes) {
+                        b->bytes = s->size;
+                        if (b->t_last == 0)
+                                b->t_last = clock_usec(CLOCK_MONOTONIC);
+                        send_abort(b, ENGINE_DONE, WIRE_OK, NULL);
                         return;
                 }
                 send_fail(s, m->result.status ?: WIRE_E_PROTOCOL, "receiver: %s%s%s",
@@ -498,11 +400,13 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
 void send_on_wc(struct conn *c, const struct ibv_wc *wc)
 {
         struct send_lane *l = (struct send_lane *)c;
-        struct sender *s = l->s;
+        struct engine_send *s = sender_of(l->base.x);
         uint64_t idx = wc->wr_id & ~CONN_WRID_CTRL;
+        struct wire_msg m;
+        int r;
 
         if (wc->status != IBV_WC_SUCCESS) {
-                if (wc->status != IBV_WC_WR_FLUSH_ERR && s->state != SEND_CLOSING)
+                if (wc->status != IBV_WC_WR_FLUSH_ERR && s->base.state != XFER_CLOSING)
                         send_fail(s, WIRE_E_INTERNAL, "work completion: %s", ibv_wc_status_str(wc->status));
                 if ((wc->wr_id & CONN_WRID_CTRL) && idx < CONN_CTRL_BUFS)
                         conn_ctrl_send_done(c, wc->wr_id);
@@ -517,25 +421,55 @@ void send_on_wc(struct conn *c, const struct ibv_wc *wc)
                 return;
         }
         /* A control message from the receiver. */
-        {
-                struct wire_msg m;
-                int r = wire_decode(conn_ctrl_buf(c, wc->wr_id), wc->byte_len, &m);
-
-                if (conn_repost_ctrl(c, wc->wr_id) < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "cannot repost a receive");
-                        return;
-                }
-                if (s->state == SEND_CLOSING)
-                        return;
-                if (r < 0) {
-                        send_fail(s, WIRE_E_PROTOCOL, "undecodable message from receiver");
-                        return;
-                }
-                send_on_msg(l, &m);
+        r = wire_decode(conn_ctrl_buf(c, wc->wr_id), wc->byte_len, &m);
+        if (conn_repost_ctrl(c, wc->wr_id) < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "cannot repost a receive");
+                return;
         }
+        if (s->base.state == XFER_CLOSING)
+                return;
+        if (r < 0) {
+                send_fail(s, WIRE_E_PROTOCOL, "undecodable message from receiver");
+                return;
+        }
+        send_on_msg(l, &m);
 }
 
 void send_on_batch_end(struct conn *c)
 {
         send_pump((struct send_lane *)c);
 }
+
+/* Every lane is reaped: tell the owner, who may start the next one. */
+static void send_gone(struct xfer *b)
+{
+        struct engine_send *s = sender_of(b);
+        const struct engine_send_ops *ops = s->ops;
+        void *owner = s->owner;
+        bool quiet = b->e->freeing;
+        char text[XFER_TEXT_MAX + 1];
+        struct engine_result r;
+
+        if (!quiet)
+                xfer_decide(b, ENGINE_FAILED, WIRE_E_INTERNAL, "connection torn down");
+        snprintf(text, sizeof(text), "%s", b->text);
+        r = (struct engine_result){
+                .outcome = b->outcome,
+                .status = b->status,
+                .text = text,
+                .bytes = b->bytes,
+                .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
+        };
+        safe_close(s->fd);
+        free(s);
+        if (!quiet)
+                ops->done(owner, &r);
+}
+
+const struct xfer_ops send_xfer_ops = {
+        .feed = send_feed,
+        .timeout = send_timeout,
+        .log = send_log,
+        .lane_free = send_lane_free,
+        .gone = send_gone,
+};

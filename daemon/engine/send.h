@@ -1,26 +1,21 @@
 #pragma once
 
 /*
- * An outgoing transfer, shared by send.c (the data path: buffers, posts,
- * completions, the verdict) and send-connect.c (connecting its lanes, the
- * offer, teardown). One struct sender per running job; one struct
+ * The sending side of a transfer (xfer.h), shared by send.c (the data
+ * path: buffers, posts, completions, the verdict) and send-connect.c
+ * (starting, connecting its lanes, the offer). One struct sender per
+ * transfer the owner started (the engine_send handle); one struct
  * send_lane per connection of it.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <event2/event.h>
 
-#include "conn.h"
-#include "ctl.h"
-#include "digest.h"
+#include "engine.h"
 #include "io.h"
-#include "ring.h"
 #include "wire.h"
-
-struct engine;
-struct job;
+#include "xfer.h"
 
 #define SEND_CTRL_RECVS         16
 #define SEND_RESOLVE_MS         5000
@@ -29,15 +24,6 @@ struct job;
 #define SEND_VERDICT_SEC        300
 /* ...and answer an OFFER within this long. */
 #define SEND_OFFER_SEC          30
-
-enum send_state {
-        SEND_RESOLVING,         /* address, then route (lane 0) */
-        SEND_CONNECTING,
-        SEND_OFFERED,
-        SEND_DATA,
-        SEND_VERIFYING,         /* every lane's END posted, waiting for RESULT */
-        SEND_CLOSING,
-};
 
 enum send_buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_POSTED };
 
@@ -52,77 +38,74 @@ struct send_buf {
 };
 
 /*
- * One connection of the job: lane 0 offers, the others join with the
+ * One connection of the transfer: lane 0 offers, the others join with the
  * offer's token. Each reads, hashes and posts its own run of chunks.
+ * Buffers, by index: base.hold gives each its pool slot; the free ones
+ * that have a slot are stacked in spare. The buffer of chunk seq,
+ * next_done <= seq < next_read, is inflight[seq % hold.cap].
  */
 struct send_lane {
-        struct conn conn;       /* first: the conn callbacks are handed this */
-        struct sender *s;
-        unsigned int idx;
-        bool established;
-        /* Buffers, by index: hold gives each its pool slot; the free ones
-         * that have a slot are stacked in spare. The buffer of chunk seq,
-         * next_done <= seq < next_read, is inflight[seq % hold.cap]. */
-        struct ring_hold hold;
+        struct xfer_lane base;  /* first */
         struct send_buf *bufs;
         uint32_t *spare;
         uint32_t nspare;
         uint32_t *inflight;
-        uint64_t first_seq, end_seq;    /* its run of chunks */
         uint64_t next_read, next_post, next_done;
         uint32_t credits;
         uint32_t unsignaled;
-        bool end_posted;
-        struct digest digest;   /* over its run, in order */
 };
 
-struct sender {
-        struct engine *e;
-        struct sender *next;
-        struct job *job;
-        enum send_state state;
-        struct send_lane *lane[WIRE_LANES_MAX];
-        unsigned int nlanes;    /* granted (1 until the ACCEPT) */
-        unsigned int nlive;     /* lanes not yet reaped */
-        unsigned int ndone;     /* lanes whose every chunk is acknowledged */
-        unsigned int nended;    /* lanes whose END is posted */
+/* What the owner asked for, copied: the engine never looks back at it. */
+struct engine_send {
+        struct xfer base;       /* first */
+        const struct engine_send_ops *ops;
+        void *owner;
+        uint64_t id;
+        int fd;                 /* our own duplicate */
+        uint64_t size;
+        char name[WIRE_NAME_MAX + 1];
         struct sockaddr_storage dst;
         uint8_t token[WIRE_TOKEN_SIZE];
         uint32_t chunk;
-        uint64_t nchunks;
         uint32_t signal_every;
-        uint8_t nonce[WIRE_NONCE_SIZE];
-        uint64_t t_start, t_last;
-        struct event *timer;
+        uint64_t bytes_done;    /* acknowledged */
+        unsigned int ndone;     /* lanes whose every chunk is acknowledged */
         uint8_t digest[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
-        /* The outcome, once known; job_finish gets it after teardown. */
-        bool decided;
-        enum ctl_job_state final;
-        unsigned int status;
-        char text[CTL_TEXT_MAX + 1];
 };
 
-extern const struct conn_ops send_ops;
+static inline struct engine_send *sender_of(struct xfer *x)
+{
+        return container_of(x, struct engine_send, base);
+}
+
+static inline struct send_lane *send_lane_of(struct xfer_lane *l)
+{
+        return container_of(l, struct send_lane, base);
+}
+
+extern const struct conn_ops send_conn_ops;
 
 /* send.c */
-void send_set_state(struct sender *s, enum send_state state);
-void send_fail(struct sender *s, unsigned int status, const char *fmt, ...) _printf_(3, 4);
-void send_arm_timer(struct sender *s, int sec);
-void send_on_timer(evutil_socket_t fd, short what, void *arg);
-/* Admit lane @l to the send pool (lane 0) or join it (the others): the
- * per-buffer arrays and the first buffers. 0, or -errno (-EBUSY: the pool
- * admits no more jobs). */
-int send_bufs_admit(struct send_lane *l, struct ring *pool);
-void send_lane_free(struct send_lane *l);          /* safe on NULL */
-/* Pump each lane that holds no buffer (after buffers went back to the pool). */
-void send_feed_starved(struct engine *e);
-/* Read into free buffers and post what is ready, as credits allow. */
+void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...) _printf_(3, 4);
+/* The data may flow: lane @l starts reading and posting as credits come. */
 void send_pump(struct send_lane *l);
+void send_post_end(struct send_lane *l);
+/* The receiver accepted a transfer of nothing: END at once. */
+void send_accept_empty(struct send_lane *l);
+/* The receiver's messages and our completions on lane @c. */
 void send_on_wc(struct conn *c, const struct ibv_wc *wc);
 void send_on_batch_end(struct conn *c);
+/* A new lane's buffers: 0, XFER_FULL (lane 0: the pool admits no more
+ * transfers), or -errno; nothing is left of it on failure. */
+int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **out);
+void send_lane_free(struct xfer_lane *l);
+extern const struct xfer_ops send_xfer_ops;
 
 /* send-connect.c */
-/* A new lane: buffers from the pool, an rdma_cm id, address resolution
- * started. 0 or -errno (-EBUSY: the pool admits no more jobs); on failure
- * nothing of the lane is left. */
-int send_lane_new(struct sender *s, unsigned int idx);
+/* engine_send(): admitted, copied, lane 0 resolving. */
+int send_start(struct engine *e, const struct engine_send_req *req,
+               const struct engine_send_ops *ops, void *owner, struct engine_send **out);
+/* Connect lane @l: an rdma_cm id and address resolution. 0 or -errno. */
+int send_lane_connect(struct send_lane *l);
+/* The receiver accepted on lane 0: connect the other lanes. */
+void send_on_accept(struct send_lane *l, const struct wire_accept *a);

@@ -1,0 +1,266 @@
+/*
+ * What a transfer is, whichever way it goes: its lanes and their holdings,
+ * its state, its timer, its verdict and its teardown (xfer.h).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-private.h"
+#include "io.h"
+#include "log.h"
+#include "xfer.h"
+
+static const char *const xfer_state_names[] = {
+        [XFER_RESOLVING] = "resolving",
+        [XFER_CONNECTING] = "connecting",
+        [XFER_OFFER] = "offer",
+        [XFER_DATA] = "data",
+        [XFER_FINISHING] = "finishing",
+        [XFER_CLOSING] = "closing",
+};
+
+static const char *const xfer_dir_names[] = {
+        [XFER_RECV] = "receive",
+        [XFER_SEND] = "send",
+};
+
+void xfer_set_state(struct xfer *x, enum xfer_state state)
+{
+        static const uint8_t legal[] = {
+                [XFER_RESOLVING] = 1u << XFER_CONNECTING | 1u << XFER_CLOSING,
+                [XFER_CONNECTING] = 1u << XFER_OFFER | 1u << XFER_CLOSING,
+                [XFER_OFFER] = 1u << XFER_DATA | 1u << XFER_CLOSING,
+                [XFER_DATA] = 1u << XFER_FINISHING | 1u << XFER_CLOSING,
+                [XFER_FINISHING] = 1u << XFER_CLOSING,
+                [XFER_CLOSING] = 0,
+        };
+
+        if (x->state == state)
+                return;
+        if (!(legal[x->state] & (1u << state))) {
+                log_err("%s: illegal %s state change %s -> %s", x->peer, xfer_dir_names[x->dir],
+                        xfer_state_names[x->state], xfer_state_names[state]);
+                abort();
+        }
+        log_debug("%s: %s %s -> %s", x->peer, xfer_dir_names[x->dir], xfer_state_names[x->state],
+                  xfer_state_names[state]);
+        x->state = state;
+}
+
+static void xfer_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+        struct xfer *x = arg;
+
+        x->ops->timeout(x);
+}
+
+int xfer_init(struct xfer *x, struct engine *e, enum xfer_dir dir, const struct xfer_ops *ops,
+              const char *peer)
+{
+        x->ops = ops;
+        x->e = e;
+        x->dir = dir;
+        /* A receiver's transfer begins with a connection request. */
+        x->state = dir == XFER_RECV ? XFER_CONNECTING : XFER_RESOLVING;
+        x->ring = dir == XFER_RECV ? &e->ring : &e->send_ring;
+        x->nlanes = 1;
+        snprintf(x->peer, sizeof(x->peer), "%s", peer);
+        x->timer = evtimer_new(e->base, xfer_on_timer, x);
+        if (!x->timer)
+                return -ENOMEM;
+        x->next = e->xfers[dir];
+        e->xfers[dir] = x;
+        return 0;
+}
+
+struct xfer *xfer_first(struct engine *e, enum xfer_dir dir)
+{
+        return e->xfers[dir];
+}
+
+static void xfer_unlink(struct xfer *x)
+{
+        for (struct xfer **p = &x->e->xfers[x->dir]; *p; p = &(*p)->next)
+                if (*p == x) {
+                        *p = x->next;
+                        return;
+                }
+}
+
+void xfer_arm_timer(struct xfer *x, int sec)
+{
+        struct timeval tv = { .tv_sec = sec };
+
+        evtimer_add(x->timer, &tv);
+}
+
+int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx)
+{
+        int r;
+
+        l->x = x;
+        l->idx = idx;
+        l->digest = DIGEST_NULL;
+        l->hold = RING_HOLD_NULL;
+        r = digest_init(&l->digest);
+        if (r < 0)
+                return r;
+        if (idx > 0)
+                r = ring_hold_join(&l->hold, x->ring);
+        else if ((r = ring_hold_admit(&l->hold, x->ring)) >= 0)
+                r = r == 0 ? XFER_FULL : 0;
+        if (r != 0)
+                return r;
+        ring_hold_set_lanes(&l->hold, x->nlanes);
+        return 0;
+}
+
+void xfer_lane_deinit(struct xfer_lane *l)
+{
+        digest_deinit(&l->digest);
+        ring_hold_free(&l->hold);
+}
+
+void xfer_lane_add(struct xfer_lane *l)
+{
+        l->x->lane[l->idx] = l;
+        l->x->nlive++;
+}
+
+void xfer_lane_run(struct xfer_lane *l)
+{
+        wire_lane_range(l->x->nchunks, l->x->nlanes, l->idx, &l->first_seq, &l->end_seq);
+}
+
+void xfer_set_lanes(struct xfer *x, unsigned int nlanes)
+{
+        x->nlanes = nlanes;
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                if (x->lane[k])
+                        ring_hold_set_lanes(&x->lane[k]->hold, nlanes);
+}
+
+unsigned int xfer_lanes_share(const struct engine *e, unsigned int transfers)
+{
+        return MAX(1u, e->cfg->lanes / MAX(transfers, 1u));
+}
+
+void xfer_feed_starved(struct engine *e, enum xfer_dir dir)
+{
+        for (struct xfer *x = e->xfers[dir]; x; x = x->next) {
+                if (x->state != XFER_DATA)
+                        continue;
+                for (unsigned int k = 0; k < x->nlanes; k++) {
+                        struct xfer_lane *l = x->lane[k];
+
+                        if (l && l->hold.held == 0 && !l->ended && !l->conn.reaping)
+                                x->ops->feed(l);
+                }
+        }
+}
+
+bool xfer_decide(struct xfer *x, enum engine_outcome outcome, unsigned int status,
+                 const char *text)
+{
+        if (x->decided)
+                return false;
+        x->decided = true;
+        x->outcome = outcome;
+        x->status = status;
+        snprintf(x->text, sizeof(x->text), "%s", text ?: "");
+        x->ops->log(x);
+        return true;
+}
+
+void xfer_hangup(struct xfer *x)
+{
+        if (x->state != XFER_CLOSING)
+                xfer_set_state(x, XFER_CLOSING);
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
+                struct xfer_lane *l = x->lane[k];
+
+                if (!l)
+                        continue;
+                conn_disconnect(&l->conn);
+                /* The receiver has nothing left to hear; a sender waits for
+                 * the receiver's side of the hang-up. */
+                if (x->dir == XFER_RECV || !l->established)
+                        conn_reap(&l->conn);
+        }
+}
+
+void xfer_reap_all(struct xfer *x)
+{
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                if (x->lane[k])
+                        conn_reap(&x->lane[k]->conn);
+}
+
+static void xfer_free(struct xfer *x)
+{
+        if (x->timer)
+                event_free(x->timer);
+        x->timer = NULL;
+        x->ops->gone(x);
+}
+
+void xfer_discard(struct xfer *x)
+{
+        xfer_unlink(x);
+        if (x->timer)
+                event_free(x->timer);
+        x->timer = NULL;
+}
+
+void xfer_lane_reaped(struct conn *c)
+{
+        struct xfer_lane *l = (struct xfer_lane *)c;
+        struct xfer *x = l->x;
+        struct engine *e = x->e;
+
+        ring_hold_leave(&l->hold, x->ring);
+        x->lane[l->idx] = NULL;
+        x->ops->lane_free(l);
+        xfer_feed_starved(e, x->dir);
+        if (--x->nlive > 0)
+                return;
+        xfer_unlink(x);
+        xfer_free(x);
+        engine_xfer_gone(e);
+}
+
+void xfer_kill_qps(struct engine *e)
+{
+        for (int dir = 0; dir < XFER_DIRS; dir++)
+                for (struct xfer *x = e->xfers[dir]; x; x = x->next)
+                        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                                if (x->lane[k])
+                                        conn_destroy_qp(&x->lane[k]->conn);
+}
+
+void xfer_free_all(struct engine *e)
+{
+        for (int dir = 0; dir < XFER_DIRS; dir++) {
+                struct xfer *x;
+
+                while ((x = e->xfers[dir])) {
+                        e->xfers[dir] = x->next;
+                        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
+                                struct xfer_lane *l = x->lane[k];
+
+                                if (!l)
+                                        continue;
+                                conn_teardown(&l->conn);
+                                ring_hold_leave(&l->hold, x->ring);
+                                x->lane[k] = NULL;
+                                x->ops->lane_free(l);
+                        }
+                        x->nlive = 0;
+                        xfer_free(x);
+                }
+        }
+}

@@ -1,0 +1,152 @@
+#pragma once
+
+/*
+ * One transfer model for both directions. A transfer is striped over up
+ * to WIRE_LANES_MAX lanes; a lane is one RC connection with its own
+ * holding of a ring (the receive ring, or the send pool), its own run of
+ * chunks, in order, and its own digest. What the lanes share is here: the
+ * state, the lane split, the timer, feeding lanes that hold nothing, the
+ * verdict (the first decision wins), hanging up, and teardown once the
+ * last lane is reaped. The receive side (recv*.c) and the send side
+ * (send*.c) embed these and add their data path.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <event2/event.h>
+
+#include "conn.h"
+#include "digest.h"
+#include "engine.h"
+#include "macro.h"
+#include "ring.h"
+#include "wire.h"
+
+struct engine;
+struct xfer;
+
+enum xfer_dir {
+        XFER_RECV,
+        XFER_SEND,
+        XFER_DIRS,
+};
+
+enum xfer_state {
+        XFER_RESOLVING,         /* sender: address, then route (lane 0) */
+        XFER_CONNECTING,        /* sender: connecting; receiver: accepted, not yet ESTABLISHED */
+        XFER_OFFER,             /* sender: offer sent; receiver: waiting for it */
+        XFER_DATA,
+        XFER_FINISHING,         /* every END; sender: waiting for RESULT, receiver: fsync, publish */
+        XFER_CLOSING,           /* decided: hanging up */
+};
+
+/* Longer than any text a verdict carries on the wire (WIRE_TEXT_MAX). */
+#define XFER_TEXT_MAX           255
+
+struct xfer_lane {
+        struct conn conn;       /* first: the conn callbacks are handed this */
+        struct xfer *x;
+        unsigned int idx;
+        bool established;
+        bool ended;             /* its END: received, or posted */
+        struct ring_hold hold;  /* its slots of x->ring */
+        uint64_t first_seq, end_seq;    /* its run of chunks */
+        struct digest digest;   /* over its run, in order */
+};
+
+struct xfer_ops {
+        /* A lane in DATA that holds no slot: try to get it going (slots
+         * just came back to the ring, and nothing of its own will). */
+        void (*feed)(struct xfer_lane *l);
+        /* The timer fired (the transfer's deadline for its state). */
+        void (*timeout)(struct xfer *x);
+        /* The verdict was just decided: the journal entry. */
+        void (*log)(struct xfer *x);
+        /* Free what the side added to a lane (the lane itself too). */
+        void (*lane_free)(struct xfer_lane *l);
+        /* The last lane is reaped: release the rest and free @x. */
+        void (*gone)(struct xfer *x);
+};
+
+struct xfer {
+        const struct xfer_ops *ops;
+        struct engine *e;
+        struct xfer *next;      /* the engine's list of this direction */
+        enum xfer_dir dir;
+        enum xfer_state state;
+        struct ring *ring;      /* what lanes hold slots of */
+        char peer[80];          /* lane 0's address, or "host:port" */
+        struct xfer_lane *lane[WIRE_LANES_MAX];
+        unsigned int nlanes;    /* granted (1 until the ACCEPT) */
+        unsigned int nlive;     /* lanes not yet reaped */
+        unsigned int nended;
+        uint8_t nonce[WIRE_NONCE_SIZE];
+        uint64_t nchunks;
+        uint64_t bytes;         /* data moved: received, or acknowledged */
+        uint64_t t_start;       /* usec, CLOCK_MONOTONIC: data starts */
+        uint64_t t_last;        /* last data moved */
+        uint64_t rate_bytes, rate_t;    /* engine_recv_rate's last sample */
+        struct event *timer;
+        /* The verdict, once decided: the first decision wins. */
+        bool decided;
+        enum engine_outcome outcome;
+        unsigned int status;    /* enum wire_status */
+        char text[XFER_TEXT_MAX + 1];
+};
+
+/* Set up @x and put it on the engine's list for @dir. 0 or -errno (then
+ * nothing to undo but free(@x)). */
+int xfer_init(struct xfer *x, struct engine *e, enum xfer_dir dir, const struct xfer_ops *ops,
+              const char *peer);
+struct xfer *xfer_first(struct engine *e, enum xfer_dir dir);
+/* Undo xfer_init() of a transfer that never got a lane (no callback);
+ * the caller frees its own object. */
+void xfer_discard(struct xfer *x);
+
+/* Change state; aborts on a transition that is not legal. */
+void xfer_set_state(struct xfer *x, enum xfer_state state);
+void xfer_arm_timer(struct xfer *x, int sec);
+
+/*
+ * A lane's common part: its digest, and its holding of x->ring, admitted
+ * (lane 0: counts as a transfer) or joined (the others: only what the
+ * ring lends). 0, XFER_FULL when the ring admits no more transfers, or
+ * -errno; xfer_lane_deinit() in any case.
+ */
+enum { XFER_FULL = 1 };
+int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx);
+void xfer_lane_deinit(struct xfer_lane *l);
+/* Attach a lane to @x and make @x wait for its reaping. */
+void xfer_lane_add(struct xfer_lane *l);
+/* Its run of chunks, now that x->nchunks and x->nlanes are known. */
+void xfer_lane_run(struct xfer_lane *l);
+/* Each lane's due is 1/nlanes of what its transfer may hold. */
+void xfer_set_lanes(struct xfer *x, unsigned int nlanes);
+
+/* About cfg.lanes queue pairs per direction, split between @transfers
+ * transfers: at least one each. */
+unsigned int xfer_lanes_share(const struct engine *e, unsigned int transfers);
+
+/* After slots went back to the ring of @dir: feed each starved lane once. */
+void xfer_feed_starved(struct engine *e, enum xfer_dir dir);
+
+/* Record the verdict unless one is; true when this call decided it (the
+ * journal entry is then written). */
+bool xfer_decide(struct xfer *x, enum engine_outcome outcome, unsigned int status,
+                 const char *text);
+/* Hang up every lane (CLOSING); each is reaped when down. The receiver
+ * reaps at once, a sender once the peer's DISCONNECTED arrives (or the
+ * linger timer fires). */
+void xfer_hangup(struct xfer *x);
+/* The linger timer fired: reap whatever is left. */
+void xfer_reap_all(struct xfer *x);
+
+/* conn_ops.reaped for every lane of both sides. */
+void xfer_lane_reaped(struct conn *c);
+
+/*
+ * engine_free(): destroy every lane's QP now (no DMA into memory about to
+ * go), and after the disk I/O drained, the rest, without callbacks.
+ */
+void xfer_kill_qps(struct engine *e);
+void xfer_free_all(struct engine *e);

@@ -1,0 +1,57 @@
+#pragma once
+
+/*
+ * A stand-in for the transfer engine, for testing the job layer's policy
+ * without RDMA: it implements what daemon/jobs.c calls from engine.h
+ * (engine_send, engine_send_cancel, engine_send_progress) and keeps its
+ * contract. Callbacks never come from inside those calls: the test
+ * delivers them (fake_engine_phase, fake_engine_done), and a cancel
+ * delivers ENGINE_CANCELLED from a deferred event on the loop. Like the
+ * real one it duplicates the file descriptor and closes its copy before
+ * the done callback.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "engine.h"
+
+struct event_base;
+
+struct engine *fake_engine_new(struct event_base *base);
+/* Drops running transfers without callbacks, like engine_free(). */
+void fake_engine_free(struct engine *e);
+
+/* At most @cap transfers at once, else ENGINE_SEND_FULL; -1: no limit. */
+void fake_engine_set_capacity(struct engine *e, int cap);
+/* The next engine_send() returns @err (a -errno) and starts nothing. */
+void fake_engine_fail_next(struct engine *e, int err);
+
+unsigned int fake_engine_live(const struct engine *e);
+unsigned int fake_engine_calls(const struct engine *e);     /* engine_send() calls, any result */
+/* Contract breaches seen: a call on a handle that is not live, a call
+ * into the engine from inside one of its callbacks. */
+unsigned int fake_engine_misuse(const struct engine *e);
+
+/* The live transfer for job @id, or NULL. */
+struct engine_send *fake_engine_find(struct engine *e, uint64_t id);
+
+/* What the owner asked for. */
+struct fake_send_info {
+        uint64_t id;
+        int fd;                         /* the engine's duplicate */
+        uint64_t size;
+        const char *name;
+        const char *peer;
+        struct sockaddr_storage dst;
+        socklen_t dst_len;
+        unsigned int cancels;           /* engine_send_cancel() calls */
+};
+const struct fake_send_info *fake_engine_info(const struct engine_send *s);
+
+void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t usec);
+void fake_engine_phase(struct engine_send *s, enum engine_phase phase);
+/* Release, then the done callback; @s is gone afterwards. */
+void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsigned int status,
+                      const char *text, uint64_t bytes, uint64_t usec);
