@@ -16,6 +16,8 @@
 #include "log.h"
 #include "send.h"
 
+static void send_lane_drop(struct send_lane *l);
+
 /* Check the receiver's welcome on any lane; 0 or -1 after send_fail. */
 static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, struct wire_welcome *w)
 {
@@ -114,6 +116,8 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                         xfer_lane_run(&n->base);
                         n->next_read = n->next_post = n->next_done = n->base.first_seq;
                         r = send_lane_connect(n);
+                        if (r < 0)
+                                send_lane_drop(n);
                 }
                 if (r != 0) {
                         send_fail(s, WIRE_E_INTERNAL, "starting lane %u: %s", k, strerror(-r));
@@ -237,6 +241,17 @@ const struct conn_ops send_conn_ops = {
         .reaped = xfer_lane_reaped,
 };
 
+/* A lane whose connection could not even be created: gone at once. */
+static void send_lane_drop(struct send_lane *l)
+{
+        struct xfer *b = l->base.x;
+
+        b->lane[l->base.idx] = NULL;
+        b->nlive--;
+        ring_hold_leave(&l->base.hold, b->ring);
+        send_lane_free(&l->base);
+}
+
 int send_lane_connect(struct send_lane *l)
 {
         struct xfer *b = l->base.x;
@@ -259,12 +274,8 @@ int send_lane_connect(struct send_lane *l)
  * callback. */
 static void send_undo(struct engine_send *s, struct send_lane *l)
 {
-        if (l) {
-                s->base.lane[0] = NULL;
-                s->base.nlive = 0;
-                ring_hold_leave(&l->base.hold, s->base.ring);
-                send_lane_free(&l->base);
-        }
+        if (l)
+                send_lane_drop(l);
         xfer_discard(&s->base);
         safe_close(s->fd);
         free(s);

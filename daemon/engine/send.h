@@ -105,7 +105,8 @@ extern const struct xfer_ops send_xfer_ops;
 /* engine_send(): admitted, copied, lane 0 resolving. */
 int send_start(struct engine *e, const struct engine_send_req *req,
                const struct engine_send_ops *ops, void *owner, struct engine_send **out);
-/* Connect lane @l: an rdma_cm id and address resolution. 0 or -errno. */
+/* Connect lane @l: an rdma_cm id and address resolution. 0, or -errno
+ * when no id could be made (the lane is untouched). */
 int send_lane_connect(struct send_lane *l);
 /* The receiver accepted on lane 0: connect the other lanes. */
 void send_on_accept(struct send_lane *l, const struct wire_accept *a);

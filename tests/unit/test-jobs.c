@@ -1,0 +1,746 @@
+/*
+ * The job layer's policy (daemon/jobs.c) against a fake engine
+ * (fake-engine.c): scheduling and max_transfers, a full send pool, start
+ * errors, cancel, the queue limit, retention, watchers, and that a job's
+ * state only ever moves forward. The real engine is tested on SoftRoCE.
+ */
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "engine.h"
+#include "fake-engine.h"
+#include "jobs.h"
+#include "log.h"
+#include "tap.h"
+#include "wire.h"
+
+/* ---- every notification a job's watcher sees ---- */
+
+#define REC_MAX         600
+#define REC_SEQ_MAX     8
+
+struct rec {
+        uint64_t id;
+        int last;                       /* state at watch time, then the last one seen */
+        unsigned int n;
+        int seq[REC_SEQ_MAX];
+};
+
+static struct rec recs[REC_MAX];
+static unsigned int n_recs;
+static unsigned int rec_backwards, rec_repeats, rec_notes;
+
+static void rec_cb(struct job *job, void *userdata)
+{
+        struct rec *r = userdata;
+
+        if ((int)job->state < r->last)
+                rec_backwards++;
+        if ((int)job->state == r->last)
+                rec_repeats++;
+        r->last = job->state;
+        if (r->n < REC_SEQ_MAX)
+                r->seq[r->n] = job->state;
+        r->n++;
+        rec_notes++;
+        /* What control.c does: stop watching once final, from inside the callback. */
+        if (ctl_job_state_final(job->state))
+                job_unwatch(job, rec_cb, r);
+}
+
+static struct rec *rec_find(uint64_t id)
+{
+        for (unsigned int i = 0; i < n_recs; i++)
+                if (recs[i].id == id)
+                        return &recs[i];
+        abort();
+}
+
+/* True when the watcher saw exactly these states, in this order. */
+static bool rec_is(uint64_t id, unsigned int n, const int *want)
+{
+        struct rec *r = rec_find(id);
+
+        if (r->n != n)
+                return false;
+        for (unsigned int i = 0; i < n; i++)
+                if (r->seq[i] != want[i])
+                        return false;
+        return true;
+}
+
+#define SEQ(id, ...) rec_is((id), sizeof((int[]){ __VA_ARGS__ }) / sizeof(int), (int[]){ __VA_ARGS__ })
+
+/* ---- fixture ---- */
+
+struct fx {
+        const char *name;
+        struct event_base *base;
+        struct config cfg;
+        struct engine *engine;
+        struct jobs *jobs;
+        int fds_before;
+};
+
+static int count_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+        int n = 0;
+
+        if (!d)
+                abort();
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n - 1;   /* the directory's own */
+}
+
+static bool fd_closed(int fd)
+{
+        return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+static void fx_setup(struct fx *f, const char *name, unsigned int max_transfers)
+{
+        memset(f, 0, sizeof(*f));
+        f->name = name;
+        f->fds_before = count_fds();
+        n_recs = 0;
+        rec_backwards = rec_repeats = rec_notes = 0;
+        diag("%s", name);
+        f->base = event_base_new();
+        if (!f->base)
+                abort();
+        config_init(&f->cfg);
+        f->cfg.max_transfers = max_transfers;
+        f->engine = fake_engine_new(f->base);
+        if (jobs_new(&f->jobs, f->base, &f->cfg, f->engine) < 0)
+                abort();
+}
+
+static void fx_teardown(struct fx *f)
+{
+        is_int(rec_backwards, 0, "%s: no watcher saw a state go backwards (%u notifications)",
+               f->name, rec_notes);
+        is_int(rec_repeats, 0, "%s: every notification is a change", f->name);
+        is_int(fake_engine_misuse(f->engine), 0, "%s: engine contract kept", f->name);
+        /* The daemon's order: the engine (no callbacks) before the jobs it points at. */
+        fake_engine_free(f->engine);
+        jobs_free(f->jobs);
+        event_base_free(f->base);
+        config_deinit(&f->cfg);
+        is_int(count_fds(), f->fds_before, "%s: no descriptor leaked", f->name);
+}
+
+/* Run what is ready on the loop (the deferred scheduler, cancels), a few rounds. */
+static void run(struct fx *f)
+{
+        for (int i = 0; i < 4; i++)
+                event_base_loop(f->base, EVLOOP_NONBLOCK);
+}
+
+static int make_file(uint64_t size)
+{
+        int fd = memfd_create("test-jobs", MFD_CLOEXEC);
+
+        if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+                abort();
+        return fd;
+}
+
+/* Submit a @size-byte file; the recorder watches the job from the start. */
+static int submit(struct fx *f, const char *host, uint16_t port, const char *name,
+                  uint64_t size, uint64_t *id, int *fd_out)
+{
+        struct ctl_submit s = { .port = port };
+        int fd = make_file(size), r;
+        struct job *job;
+
+        snprintf(s.host, sizeof(s.host), "%s", host);
+        snprintf(s.name, sizeof(s.name), "%s", name);
+        if (fd_out)
+                *fd_out = fd;
+        r = jobs_submit(f->jobs, &s, fd, id);
+        if (r < 0)
+                return r;
+        job = jobs_find(f->jobs, *id);
+        if (!job || n_recs >= REC_MAX)
+                abort();
+        recs[n_recs] = (struct rec){ .id = *id, .last = job->state };
+        if (job_watch(job, rec_cb, &recs[n_recs]) < 0)
+                abort();
+        n_recs++;
+        return 0;
+}
+
+static uint64_t submit_ok(struct fx *f, uint64_t size, int *fd_out)
+{
+        uint64_t id = 0;
+
+        if (submit(f, "192.0.2.1", 0, "file.bin", size, &id, fd_out) < 0)
+                abort();
+        return id;
+}
+
+static struct job *job_of(struct fx *f, uint64_t id)
+{
+        struct job *job = jobs_find(f->jobs, id);
+
+        if (!job)
+                abort();
+        return job;
+}
+
+static int state_of(struct fx *f, uint64_t id)
+{
+        return job_of(f, id)->state;
+}
+
+static struct engine_send *xfer_of(struct fx *f, uint64_t id)
+{
+        struct engine_send *s = fake_engine_find(f->engine, id);
+
+        if (!s)
+                abort();
+        return s;
+}
+
+static void finish_ok(struct fx *f, uint64_t id)
+{
+        struct job *job = job_of(f, id);
+
+        fake_engine_done(xfer_of(f, id), ENGINE_DONE, WIRE_OK, "", job->size, 1000);
+}
+
+static unsigned int count_running(struct fx *f)
+{
+        unsigned int n = 0;
+
+        for (struct job *job = jobs_first(f->jobs); job; job = job->next)
+                n += job->state == CTL_JOB_CONNECTING || job->state == CTL_JOB_SENDING ||
+                     job->state == CTL_JOB_VERIFYING;
+        return n;
+}
+
+static unsigned int count_table(struct fx *f)
+{
+        unsigned int n = 0;
+
+        for (struct job *job = jobs_first(f->jobs); job; job = job->next)
+                n++;
+        return n;
+}
+
+static bool same_file(int a, int b)
+{
+        struct stat sa, sb;
+
+        return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
+/* ---- the cases ---- */
+
+static void test_lifecycle(void)
+{
+        struct fx f;
+        const struct fake_send_info *info;
+        const struct sockaddr_in *sin;
+        const struct sockaddr_in6 *sin6;
+        struct in6_addr a6;
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id, id6;
+        int fd, fd6;
+
+        fx_setup(&f, "lifecycle", 4);
+        f.cfg.port = 7471;
+        is_int(submit(&f, "192.0.2.1", 0, "a.bin", 1000, &id, &fd), 0, "submit");
+        job = job_of(&f, id);
+        is_int(job->state, CTL_JOB_QUEUED, "queued by jobs_submit");
+        is_int(fake_engine_calls(f.engine), 0, "the engine is asked only from the loop");
+        run(&f);
+        is_int(job->state, CTL_JOB_CONNECTING, "started: connecting");
+        s = fake_engine_find(f.engine, id);
+        ok(s && job->xfer == s, "the engine's handle is kept in job->xfer");
+        info = fake_engine_info(s);
+        is_int(info->size, 1000, "request: size from fstat");
+        is_str(info->name, "a.bin", "request: name");
+        is_str(info->peer, "192.0.2.1:7471", "request: peer, default port from the config");
+        sin = (const struct sockaddr_in *)&info->dst;
+        ok(info->dst_len == sizeof(*sin) && sin->sin_family == AF_INET &&
+           ntohs(sin->sin_port) == 7471 && sin->sin_addr.s_addr == inet_addr("192.0.2.1"),
+           "request: resolved IPv4 address and default port");
+        ok(info->fd != fd && same_file(info->fd, fd), "the engine got the job's file");
+
+        fake_engine_set_progress(s, 300, 100);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        is_int(job->state, CTL_JOB_SENDING, "phase SENDING -> sending");
+        fake_engine_set_progress(s, 400, 2000);
+        job_refresh(job);
+        ok(job->bytes_done == 400 && job->usec == 2000, "job_refresh asks the engine for progress");
+        fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
+        is_int(job->state, CTL_JOB_VERIFYING, "phase VERIFYING -> verifying");
+        ok(!fd_closed(fd), "the job's fd stays open while it runs");
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 1000, 4000);
+        is_int(job->state, CTL_JOB_DONE, "outcome DONE -> done");
+        ok(!job->xfer, "handle dropped at done");
+        ok(job->bytes_done == 1000 && job->usec == 4000, "bytes and time from the result");
+        is_int(job->rate, 250000, "a finished job shows its average rate");
+        ok(job->status == WIRE_OK && job->text[0] == '\0', "status ok, no text");
+        ok(fd_closed(fd), "the job's fd is closed once final");
+        job_refresh(job);
+        is_int(job->bytes_done, 1000, "job_refresh on a finished job keeps the result");
+        ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_VERIFYING, CTL_JOB_DONE),
+           "watcher saw connecting, sending, verifying, done");
+        is_int(jobs_active(f.jobs), 0, "nothing active");
+
+        /* IPv6, an empty file (straight to VERIFYING), and a failure with the receiver's reason. */
+        is_int(submit(&f, "2001:db8::2", 9000, "b.bin", 0, &id6, &fd6), 0, "submit (IPv6)");
+        run(&f);
+        s = xfer_of(&f, id6);
+        info = fake_engine_info(s);
+        is_str(info->peer, "[2001:db8::2]:9000", "IPv6 peer in brackets, explicit port");
+        sin6 = (const struct sockaddr_in6 *)&info->dst;
+        inet_pton(AF_INET6, "2001:db8::2", &a6);
+        ok(info->dst_len == sizeof(*sin6) && sin6->sin6_family == AF_INET6 &&
+           ntohs(sin6->sin6_port) == 9000 && memcmp(&sin6->sin6_addr, &a6, sizeof(a6)) == 0,
+           "request: resolved IPv6 address and port");
+        fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
+        is_int(state_of(&f, id6), CTL_JOB_VERIFYING, "connecting -> verifying (SENDING skipped)");
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        is_int(state_of(&f, id6), CTL_JOB_VERIFYING, "a late SENDING never moves the job back");
+        fake_engine_done(s, ENGINE_FAILED, WIRE_E_CHECKSUM, "whole-file checksum mismatch", 0, 10);
+        job = job_of(&f, id6);
+        ok(job->state == CTL_JOB_FAILED && job->status == WIRE_E_CHECKSUM,
+           "outcome FAILED -> failed, with the engine's status");
+        is_str(job->text, "whole-file checksum mismatch", "and its text");
+        ok(fd_closed(fd6), "fd closed after failure");
+        ok(SEQ(id6, CTL_JOB_CONNECTING, CTL_JOB_VERIFYING, CTL_JOB_FAILED),
+           "watcher saw connecting, verifying, failed");
+        fx_teardown(&f);
+}
+
+static void test_rate_timer(void)
+{
+        struct timeval wait = { 1, 300000 };
+        struct engine_send *s;
+        struct job *job;
+        struct fx f;
+        uint64_t id;
+
+        fx_setup(&f, "rate timer", 1);
+        id = submit_ok(&f, 4000000, NULL);
+        run(&f);
+        s = xfer_of(&f, id);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_set_progress(s, 2000000, 900000);
+        job = job_of(&f, id);
+        is_int(job->bytes_done, 0, "progress is not pushed: nobody asked yet");
+        /* The rate timer ticks once a second from jobs_new(). */
+        event_base_loopexit(f.base, &wait);
+        event_base_dispatch(f.base);
+        is_int(job->bytes_done, 2000000, "the rate timer refreshed the progress");
+        ok(job->rate >= 1000000 && job->rate <= 4000000,
+           "rate from the refreshed bytes (%llu B/s for 2 MB in about a second)",
+           (unsigned long long)job->rate);
+        is_int(jobs_rate_total(f.jobs), job->rate, "jobs_rate_total sums the running job");
+        finish_ok(&f, id);
+        fx_teardown(&f);
+}
+
+static void test_max_transfers(void)
+{
+        unsigned int active, queued;
+        uint64_t id[5];
+        struct fx f;
+
+        fx_setup(&f, "max_transfers", 2);
+        for (int i = 0; i < 5; i++)
+                id[i] = submit_ok(&f, 100, NULL);
+        run(&f);
+        ok(state_of(&f, id[0]) == CTL_JOB_CONNECTING && state_of(&f, id[1]) == CTL_JOB_CONNECTING &&
+           state_of(&f, id[2]) == CTL_JOB_QUEUED && state_of(&f, id[4]) == CTL_JOB_QUEUED,
+           "the first two start, in submission order");
+        is_int(count_running(&f), 2, "2 running with max_transfers = 2");
+        is_int(fake_engine_live(f.engine), 2, "the engine runs 2");
+        jobs_counts(f.jobs, &active, &queued);
+        ok(active == 2 && queued == 3, "jobs_counts: 2 active, 3 queued");
+
+        fake_engine_phase(xfer_of(&f, id[1]), ENGINE_PHASE_SENDING);
+        finish_ok(&f, id[0]);
+        is_int(state_of(&f, id[2]), CTL_JOB_QUEUED, "the next starts from the loop, not inside done");
+        run(&f);
+        is_int(state_of(&f, id[2]), CTL_JOB_CONNECTING, "a finished job makes room for the next");
+        is_int(count_running(&f), 2, "still 2 running");
+
+        f.cfg.max_transfers = 3;        /* SIGHUP */
+        jobs_schedule(f.jobs);
+        run(&f);
+        is_int(count_running(&f), 3, "raised max_transfers: 3 running");
+        is_int(state_of(&f, id[4]), CTL_JOB_QUEUED, "the fifth still waits");
+
+        f.cfg.max_transfers = 1;
+        finish_ok(&f, id[1]);
+        run(&f);
+        is_int(state_of(&f, id[4]), CTL_JOB_QUEUED, "lowered max_transfers: 2 running > 1, none starts");
+        finish_ok(&f, id[2]);
+        run(&f);
+        is_int(state_of(&f, id[4]), CTL_JOB_QUEUED, "1 running = 1, none starts");
+        finish_ok(&f, id[3]);
+        run(&f);
+        is_int(state_of(&f, id[4]), CTL_JOB_CONNECTING, "none running: the fifth starts");
+        finish_ok(&f, id[4]);
+        is_int(fake_engine_calls(f.engine), 5, "each job handed to the engine once");
+        fx_teardown(&f);
+}
+
+static void test_pool_full(void)
+{
+        unsigned int active, queued;
+        uint64_t id[3], lone;
+        struct job *job;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "pool full", 4);
+        fake_engine_set_capacity(f.engine, 1);
+        for (int i = 0; i < 3; i++)
+                id[i] = submit_ok(&f, 100, NULL);
+        run(&f);
+        is_int(state_of(&f, id[0]), CTL_JOB_CONNECTING, "the first starts");
+        is_int(state_of(&f, id[1]), CTL_JOB_QUEUED, "ENGINE_SEND_FULL: the second stays queued");
+        is_int(rec_find(id[1])->n, 0, "and never moved (no connecting-then-queued)");
+        is_int(state_of(&f, id[2]), CTL_JOB_QUEUED, "the third waits too");
+        is_int(fake_engine_calls(f.engine), 2, "scheduling stops at the first FULL");
+        jobs_counts(f.jobs, &active, &queued);
+        ok(active == 1 && queued == 2, "counts: 1 active, 2 queued");
+        run(&f);
+        is_int(fake_engine_calls(f.engine), 2, "no retry while nothing ended");
+
+        finish_ok(&f, id[0]);
+        run(&f);
+        is_int(state_of(&f, id[1]), CTL_JOB_CONNECTING, "a running job ended: the second starts");
+        is_int(state_of(&f, id[2]), CTL_JOB_QUEUED, "the third still waits");
+        finish_ok(&f, id[1]);
+        run(&f);
+        is_int(state_of(&f, id[2]), CTL_JOB_CONNECTING, "then the third");
+        finish_ok(&f, id[2]);
+        ok(SEQ(id[1], CTL_JOB_CONNECTING, CTL_JOB_DONE), "the waiting job's watcher saw connecting, done");
+
+        /* Nothing of ours runs, yet the pool is full: it never frees, so fail. */
+        fake_engine_set_capacity(f.engine, 0);
+        lone = 0;
+        is_int(submit(&f, "192.0.2.1", 0, "lone", 10, &lone, &fd), 0, "submit with none running");
+        run(&f);
+        job = job_of(&f, lone);
+        is_int(job->state, CTL_JOB_FAILED, "FULL with none running: failed, not queued forever");
+        ok(strstr(job->text, "cannot start: ") == job->text && strstr(job->text, "send pool"),
+           "with a reason: %s", job->text);
+        is_int(job->status, WIRE_E_INTERNAL, "status internal");
+        ok(fd_closed(fd), "its fd closed");
+        fx_teardown(&f);
+}
+
+static void test_start_errors(void)
+{
+        char want[CTL_TEXT_MAX + 1];
+        uint64_t a, b, bad;
+        unsigned int calls;
+        struct job *job;
+        struct fx f;
+        int fd, fdbad;
+
+        fx_setup(&f, "start errors", 2);
+        fake_engine_fail_next(f.engine, -ENOMEM);
+        a = submit_ok(&f, 10, &fd);
+        b = submit_ok(&f, 10, NULL);
+        run(&f);
+        job = job_of(&f, a);
+        is_int(job->state, CTL_JOB_FAILED, "engine_send -ENOMEM: failed");
+        snprintf(want, sizeof(want), "cannot start: %s", strerror(ENOMEM));
+        is_str(job->text, want, "text names the error");
+        is_int(job->status, WIRE_E_INTERNAL, "status internal");
+        ok(!job->xfer && fd_closed(fd), "no handle, fd closed");
+        ok(SEQ(a, CTL_JOB_FAILED), "queued -> failed directly");
+        is_int(state_of(&f, b), CTL_JOB_CONNECTING, "the next job still starts");
+
+        calls = fake_engine_calls(f.engine);
+        is_int(submit(&f, "example.invalid", 0, "x", 10, &bad, &fdbad), 0, "submit a non-numeric host");
+        run(&f);
+        job = job_of(&f, bad);
+        is_int(job->state, CTL_JOB_FAILED, "bad address: failed");
+        is_str(job->text, "cannot start: invalid peer address", "with a clear text");
+        is_int(fake_engine_calls(f.engine), calls, "the engine is not asked");
+        ok(fd_closed(fdbad), "its fd closed");
+        finish_ok(&f, b);
+        fx_teardown(&f);
+}
+
+static void test_cancel_queued(void)
+{
+        struct job *job;
+        uint64_t a, b;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "cancel queued", 1);
+        a = submit_ok(&f, 10, NULL);
+        b = submit_ok(&f, 10, &fd);
+        run(&f);
+        is_int(state_of(&f, b), CTL_JOB_QUEUED, "b waits");
+        is_int(jobs_cancel(f.jobs, b), 0, "cancel b");
+        job = job_of(&f, b);
+        is_int(job->state, CTL_JOB_CANCELLED, "cancelled at once");
+        ok(job->status == WIRE_OK && strcmp(job->text, "cancelled") == 0, "status ok, text 'cancelled'");
+        ok(fd_closed(fd), "its fd closed");
+        ok(SEQ(b, CTL_JOB_CANCELLED), "watcher saw cancelled");
+        is_int(jobs_cancel(f.jobs, b), -EALREADY, "cancel again: -EALREADY");
+        is_int(jobs_cancel(f.jobs, 42), -ENOENT, "unknown id: -ENOENT");
+        finish_ok(&f, a);
+        run(&f);
+        is_int(fake_engine_calls(f.engine), 1, "the cancelled job never reached the engine");
+        fx_teardown(&f);
+}
+
+static void test_cancel_running(void)
+{
+        struct engine_send *s;
+        struct job *job;
+        uint64_t a, b, c;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "cancel running", 1);
+        a = submit_ok(&f, 1000, &fd);
+        run(&f);
+        s = xfer_of(&f, a);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_set_progress(s, 100, 50);
+        is_int(jobs_cancel(f.jobs, a), 0, "cancel a running job");
+        is_int(jobs_cancel(f.jobs, a), 0, "cancel it again");
+        is_int(fake_engine_info(s)->cancels, 1, "engine_send_cancel called once");
+        job = job_of(&f, a);
+        is_int(job->state, CTL_JOB_SENDING, "still sending until the engine's done");
+        ok(!fd_closed(fd), "fd still open");
+        run(&f);        /* the fake delivers ENGINE_CANCELLED from the loop */
+        is_int(job->state, CTL_JOB_CANCELLED, "outcome CANCELLED -> cancelled");
+        is_str(job->text, "cancelled", "text from the engine");
+        ok(!job->xfer && fd_closed(fd), "handle dropped, fd closed");
+        is_int(jobs_cancel(f.jobs, a), -EALREADY, "cancel after the end: -EALREADY");
+        ok(SEQ(a, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_CANCELLED),
+           "watcher saw connecting, sending, cancelled");
+
+        /* The outcome was decided before the cancel took: the engine's word counts. */
+        b = submit_ok(&f, 1000, NULL);
+        run(&f);
+        s = xfer_of(&f, b);
+        fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
+        is_int(jobs_cancel(f.jobs, b), 0, "cancel while verifying");
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 1000, 100);
+        run(&f);
+        is_int(state_of(&f, b), CTL_JOB_DONE, "done anyway: the outcome comes from the engine");
+
+        c = submit_ok(&f, 1000, NULL);
+        run(&f);
+        is_int(jobs_cancel(f.jobs, c), 0, "cancel while connecting");
+        run(&f);
+        ok(SEQ(c, CTL_JOB_CONNECTING, CTL_JOB_CANCELLED), "connecting -> cancelled");
+        fx_teardown(&f);
+}
+
+static int keeper_calls;
+
+static void keeper_cb(struct job *job, void *userdata)
+{
+        keeper_calls++;
+}
+
+static void test_retention(void)
+{
+        enum { N = JOBS_RETAIN_FINAL + 6 };
+        uint64_t running, id[N], extra, last = 0;
+        bool pruned = true, kept = true;
+        struct fx f;
+
+        fx_setup(&f, "retention", 1);
+        running = submit_ok(&f, 10, NULL);
+        run(&f);
+        for (int i = 0; i < N; i++)
+                id[i] = submit_ok(&f, 10, NULL);
+        job_watch(job_of(&f, id[1]), keeper_cb, NULL);
+        for (int i = 0; i < N; i++)
+                jobs_cancel(f.jobs, id[i]);
+        is_int(count_table(&f), N + 1, "nothing pruned before the loop runs");
+        run(&f);
+        is_int(count_table(&f), JOBS_RETAIN_FINAL + 1, "pruned to JOBS_RETAIN_FINAL final + the running one");
+        ok(jobs_find(f.jobs, running), "the running job is kept");
+        ok(!jobs_find(f.jobs, id[0]), "the oldest final job is pruned");
+        ok(jobs_find(f.jobs, id[1]), "a watched final job is kept");
+        for (int i = 2; i < 7; i++)
+                pruned &= !jobs_find(f.jobs, id[i]);
+        ok(pruned, "the next oldest unwatched ones are pruned in its place");
+        for (int i = 7; i < N; i++)
+                kept &= jobs_find(f.jobs, id[i]) != NULL;
+        ok(kept, "the newest are kept");
+
+        job_unwatch(job_of(&f, id[1]), keeper_cb, NULL);
+        extra = submit_ok(&f, 10, NULL);
+        jobs_cancel(f.jobs, extra);
+        run(&f);
+        ok(!jobs_find(f.jobs, id[1]) && jobs_find(f.jobs, id[7]),
+           "unwatched, it is the oldest and goes next");
+        is_int(count_table(&f), JOBS_RETAIN_FINAL + 1, "still JOBS_RETAIN_FINAL final");
+
+        /* The table's tail survived pruning: a new job is appended at the end. */
+        extra = submit_ok(&f, 10, NULL);
+        for (struct job *job = jobs_first(f.jobs); job; job = job->next)
+                last = job->id;
+        is_int(last, extra, "a new job goes to the end of the table");
+        is_int(keeper_calls, 1, "the keeper was told of the cancel");
+        finish_ok(&f, running);
+        run(&f);
+        fx_teardown(&f);
+}
+
+struct once {
+        struct job *job;
+        int calls;
+};
+
+static void once_cb(struct job *job, void *userdata)
+{
+        struct once *o = userdata;
+
+        o->calls++;
+        job_unwatch(job, once_cb, o);
+}
+
+static int counter_calls;
+
+static void counter_cb(struct job *job, void *userdata)
+{
+        counter_calls++;
+}
+
+static void test_unwatch_in_notify(void)
+{
+        struct once o1 = { 0 }, o2 = { 0 };
+        struct engine_send *s;
+        struct job *job;
+        uint64_t a;
+        struct fx f;
+
+        fx_setup(&f, "unwatch in notify", 1);
+        a = submit_ok(&f, 10, NULL);
+        job = job_of(&f, a);
+        /* Watchers are called newest first: o2, counter, o1, then the recorder. */
+        job_watch(job, once_cb, &o1);
+        job_watch(job, counter_cb, NULL);
+        job_watch(job, once_cb, &o2);
+        run(&f);
+        ok(o1.calls == 1 && o2.calls == 1 && counter_calls == 1,
+           "all three told of connecting; two unwatched themselves");
+        s = xfer_of(&f, a);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        ok(o1.calls == 1 && o2.calls == 1, "the self-unwatched ones are not called again");
+        is_int(counter_calls, 2, "the remaining watcher still is");
+        job_unwatch(job, counter_cb, NULL);
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 10);
+        is_int(counter_calls, 2, "unwatched outside a notify: not called");
+        ok(SEQ(a, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_DONE), "the recorder saw it all");
+        fx_teardown(&f);
+}
+
+static void test_queue_limit_and_stop(void)
+{
+        unsigned int active, queued;
+        uint64_t first, id, queued_ids[JOBS_QUEUED_MAX], run_id = 0;
+        bool all_cancelled = true;
+        int fd, first_fd, last_fd = -1;
+        struct job *job;
+        struct fx f;
+
+        fx_setup(&f, "queue limit, stop", 1);
+        first = submit_ok(&f, 10, &first_fd);
+        run(&f);
+        for (int i = 0; i < JOBS_QUEUED_MAX; i++)
+                queued_ids[i] = submit_ok(&f, 10, NULL);
+        jobs_counts(f.jobs, &active, &queued);
+        ok(active == 1 && queued == JOBS_QUEUED_MAX, "1 running and JOBS_QUEUED_MAX queued accepted");
+        is_int(submit(&f, "192.0.2.1", 0, "over", 10, &id, &fd), -EBUSY, "one more: -EBUSY");
+        ok(fd_closed(fd), "the refused fd is closed");
+
+        /* The limit counts waiting jobs, not all of them. */
+        finish_ok(&f, first);
+        run(&f);
+        is_int(state_of(&f, queued_ids[0]), CTL_JOB_CONNECTING, "the next one runs");
+        run_id = queued_ids[0];
+        is_int(submit(&f, "192.0.2.1", 0, "fits", 10, &id, &last_fd), 0, "room for one more in the queue");
+        is_int(submit(&f, "192.0.2.1", 0, "over", 10, &id, &fd), -EBUSY, "then -EBUSY again");
+
+        jobs_stop(f.jobs);
+        for (job = jobs_first(f.jobs); job; job = job->next)
+                if (job->id != first && job->id != run_id)
+                        all_cancelled &= job->state == CTL_JOB_CANCELLED &&
+                                         strcmp(job->text, "daemon shutting down") == 0;
+        ok(all_cancelled, "jobs_stop cancels every queued job (\"daemon shutting down\")");
+        ok(fd_closed(last_fd), "their fds are closed");
+        is_int(state_of(&f, run_id), CTL_JOB_CONNECTING, "the running one is left to the engine");
+        ok(fake_engine_info(xfer_of(&f, run_id))->cancels == 0, "and not cancelled by the job layer");
+        is_int(submit(&f, "192.0.2.1", 0, "late", 10, &id, &fd), -ESHUTDOWN, "submit while stopping: -ESHUTDOWN");
+        ok(fd_closed(fd), "and its fd is closed");
+        /* engine_stop() fails running transfers; that done starts nothing. */
+        fake_engine_done(xfer_of(&f, run_id), ENGINE_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down", 0, 0);
+        run(&f);
+        is_int(fake_engine_calls(f.engine), 2, "nothing started while stopping");
+        is_int(state_of(&f, run_id), CTL_JOB_FAILED, "the running one ends as the engine says");
+        fx_teardown(&f);
+}
+
+/* jobs_free with jobs running and queued: every descriptor closed (checked by teardown). */
+static void test_free_busy(void)
+{
+        struct fx f;
+
+        fx_setup(&f, "free while busy", 1);
+        submit_ok(&f, 10, NULL);
+        submit_ok(&f, 10, NULL);
+        submit_ok(&f, 10, NULL);
+        run(&f);
+        is_int(fake_engine_live(f.engine), 1, "one running, two queued");
+        fx_teardown(&f);
+}
+
+int main(void)
+{
+        log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
+        test_lifecycle();
+        test_rate_timer();
+        test_max_transfers();
+        test_pool_full();
+        test_start_errors();
+        test_cancel_queued();
+        test_cancel_running();
+        test_retention();
+        test_unwatch_in_notify();
+        test_queue_limit_and_stop();
+        test_free_busy();
+        return done_testing();
+}
