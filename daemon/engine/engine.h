@@ -83,6 +83,8 @@ struct engine_progress {
         uint64_t usec;                  /* since the first post */
 };
 
+/* The owner may call engine_send_cancel() and engine_send_progress() from
+ * inside phase; after done, the handle is gone. */
 struct engine_send_ops {
         /* The transfer moved on (SENDING, then VERIFYING; both may be skipped). */
         void (*phase)(void *owner, enum engine_phase phase);
@@ -91,6 +93,7 @@ struct engine_send_ops {
         void (*done)(void *owner, const struct engine_result *r);
 };
 
+/* Everything is copied: the pointers need to live only during the call. */
 struct engine_send_req {
         uint64_t id;                    /* the transfer id the receiver logs */
         int fd;                         /* the file; the engine duplicates it */
@@ -108,7 +111,8 @@ enum { ENGINE_SEND_FULL = 1 };
  * Start sending. Admission is decided before anything changes:
  *   0                  started; *@out is the handle until ops->done,
  *   ENGINE_SEND_FULL   the send pool admits no more transfers now (a running
- *                      one must end first); nothing started,
+ *                      one must end first; with none running, it never will:
+ *                      max_transfers outgrew the pool); nothing started,
  *   -errno             nothing started (-ESHUTDOWN once stopping).
  * Callbacks come only from the loop, never from inside this call.
  */

@@ -105,6 +105,9 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         xfer_set_state(b, XFER_DATA);
         if (s->ops->phase)
                 s->ops->phase(s->owner, ENGINE_PHASE_SENDING);
+        /* The owner may have cancelled from its callback. */
+        if (b->state != XFER_DATA)
+                return;
         if (b->nchunks == 0) {
                 send_accept_empty(l);
                 return;

@@ -350,8 +350,10 @@ void send_accept_empty(struct send_lane *l)
 
         s->base.t_start = s->base.t_last = clock_usec(CLOCK_MONOTONIC);
         s->ndone = s->base.nlanes;
-        send_verifying(s);
         send_post_end(l);
+        /* Last: the owner may cancel from its callback. */
+        if (s->base.state == XFER_DATA)
+                send_verifying(s);
 }
 
 static void send_on_msg(struct send_lane *l, const struct wire_msg *m)

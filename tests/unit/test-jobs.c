@@ -708,9 +708,9 @@ static void test_queue_limit_and_stop(void)
         ok(fd_closed(fd), "and its fd is closed");
         /* engine_stop() fails running transfers; that done starts nothing. */
         fake_engine_done(xfer_of(&f, run_id), ENGINE_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down", 0, 0);
+        is_int(state_of(&f, run_id), CTL_JOB_FAILED, "the running one ends as the engine says");
         run(&f);
         is_int(fake_engine_calls(f.engine), 2, "nothing started while stopping");
-        is_int(state_of(&f, run_id), CTL_JOB_FAILED, "the running one ends as the engine says");
         fx_teardown(&f);
 }
 
