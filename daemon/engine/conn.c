@@ -36,6 +36,16 @@ void conn_format_addr(const struct sockaddr *sa, char *buf, size_t len)
         }
 }
 
+void conn_param(struct rdma_conn_param *p, const void *pdata, size_t plen)
+{
+        *p = (struct rdma_conn_param){
+                .private_data = pdata,
+                .private_data_len = (uint8_t)plen,
+                .rnr_retry_count = 7,
+                .retry_count = 7,
+        };
+}
+
 void conn_init(struct conn *c, struct engine *e, const struct conn_ops *ops, struct rdma_cm_id *id)
 {
         memset(c, 0, sizeof(*c));

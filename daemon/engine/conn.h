@@ -87,5 +87,9 @@ void conn_reap(struct conn *c);
 void conn_hold(struct conn *c);
 void conn_unhold(struct conn *c);
 
+/* Connection parameters for rdma_connect/rdma_accept: @pdata as private
+ * data, and the same retry policy on both sides. */
+void conn_param(struct rdma_conn_param *p, const void *pdata, size_t plen);
+
 /* Format a sockaddr as "addr:port". */
 void conn_format_addr(const struct sockaddr *sa, char *buf, size_t len);

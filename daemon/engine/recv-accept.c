@@ -136,7 +136,7 @@ static int recv_lane_accept(struct recv_lane *l)
 {
         struct xfer *b = l->base.x;
         struct engine *e = b->e;
-        struct rdma_conn_param param = { 0 };
+        struct rdma_conn_param param;
         struct wire_welcome w = { 0 };
         uint8_t wbuf[WIRE_WELCOME_SIZE];
         int r;
@@ -156,10 +156,7 @@ static int recv_lane_accept(struct recv_lane *l)
         w.slot_size = e->slot_size;
         memcpy(w.nonce, b->nonce, sizeof(w.nonce));
         wire_encode_welcome(wbuf, &w);
-        param.private_data = wbuf;
-        param.private_data_len = sizeof(wbuf);
-        param.rnr_retry_count = 7;
-        param.retry_count = 7;
+        conn_param(&param, wbuf, sizeof(wbuf));
         if (rdma_accept(l->base.conn.id, &param)) {
                 r = -errno;
                 log_err("%s: rdma_accept: %m", l->base.conn.peer);

@@ -147,7 +147,7 @@ static void send_connect(struct send_lane *l)
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
         struct engine *e = b->e;
-        struct rdma_conn_param param = { 0 };
+        struct rdma_conn_param param;
         struct wire_hello h = { .magic = WIRE_MAGIC, .version = WIRE_VERSION };
         uint8_t hbuf[WIRE_HELLO_SIZE];
         int r;
@@ -171,10 +171,7 @@ static void send_connect(struct send_lane *l)
                 memcpy(h.token, s->token, WIRE_TOKEN_SIZE);
         }
         wire_encode_hello(hbuf, &h);
-        param.private_data = hbuf;
-        param.private_data_len = sizeof(hbuf);
-        param.rnr_retry_count = 7;
-        param.retry_count = 7;
+        conn_param(&param, hbuf, sizeof(hbuf));
         if (rdma_connect(l->base.conn.id, &param)) {
                 send_fail(s, WIRE_E_INTERNAL, "rdma_connect: %m");
                 return;
