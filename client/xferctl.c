@@ -272,18 +272,32 @@ static int parse_opts(int argc, char **argv, const char *help, bool *json, int *
         return -1;
 }
 
-/* The ID argument of status and cancel. Returns -1 to go on, or an exit code. */
-static int parse_id_arg(int argc, char **argv, int first, uint64_t *id)
+/*
+ * status and cancel: their options, one job ID into req->id, then @req and
+ * its reply in @rep. Returns -1 to go on with @rep, or an exit code.
+ */
+static int job_call(const char *socket_path, int argc, char **argv, const char *help, bool *json,
+                    struct ctl_msg *req, struct ctl_msg *rep)
 {
+        _cleanup_(closep) int sock = -1;
+        int first, r;
+
+        r = parse_opts(argc, argv, help, json, &first);
+        if (r >= 0)
+                return r;
         if (argc - first != 1) {
                 xferctl_say("%s: expected one job ID (see xferctl %s --help)", argv[0], argv[0]);
                 return XFERCTL_EXIT_USAGE;
         }
-        if (xferctl_parse_id(argv[first], id) < 0) {
+        if (xferctl_parse_id(argv[first], &req->id) < 0) {
                 xferctl_say("%s: '%s' is not a job ID (a number from `xferctl list`)",
                             argv[0], argv[first]);
                 return XFERCTL_EXIT_USAGE;
         }
+
+        sock = xferctl_connect(socket_path, true);
+        if (sock < 0 || xferctl_call(sock, req, -1, rep) < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
         return -1;
 }
 
@@ -421,20 +435,12 @@ static void status_print(const struct ctl_job *j)
 static int cmd_status(const char *socket_path, int argc, char **argv)
 {
         struct ctl_msg req = { .type = CTL_STATUS }, rep;
-        _cleanup_(closep) int sock = -1;
         bool json = false;
-        int first, r;
+        int r;
 
-        r = parse_opts(argc, argv, status_help, &json, &first);
+        r = job_call(socket_path, argc, argv, status_help, &json, &req, &rep);
         if (r >= 0)
                 return r;
-        r = parse_id_arg(argc, argv, first, &req.id);
-        if (r >= 0)
-                return r;
-
-        sock = xferctl_connect(socket_path, true);
-        if (sock < 0 || xferctl_call(sock, &req, -1, &rep) < 0)
-                return XFERCTL_EXIT_UNREACHABLE;
         if (rep.type == CTL_ERROR) {
                 if (rep.error.code == -ENOENT)
                         xferctl_say("no job %" PRIu64 " (see xferctl list)", req.id);
@@ -458,19 +464,11 @@ static int cmd_status(const char *socket_path, int argc, char **argv)
 static int cmd_cancel(const char *socket_path, int argc, char **argv)
 {
         struct ctl_msg req = { .type = CTL_CANCEL }, rep;
-        _cleanup_(closep) int sock = -1;
-        int first, r;
+        int r;
 
-        r = parse_opts(argc, argv, cancel_help, NULL, &first);
+        r = job_call(socket_path, argc, argv, cancel_help, NULL, &req, &rep);
         if (r >= 0)
                 return r;
-        r = parse_id_arg(argc, argv, first, &req.id);
-        if (r >= 0)
-                return r;
-
-        sock = xferctl_connect(socket_path, true);
-        if (sock < 0 || xferctl_call(sock, &req, -1, &rep) < 0)
-                return XFERCTL_EXIT_UNREACHABLE;
         if (rep.type == CTL_OK) {
                 printf("cancelling job %" PRIu64 "\n", req.id);
                 return XFERCTL_EXIT_OK;

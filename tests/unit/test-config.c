@@ -48,6 +48,18 @@ static void expect_error(const char *text, int line, const char *key, const char
                 diag("r=%d err=\"%s\" want prefix \"%s\"", r, err, want);
 }
 
+/* The whole message must be "PATH" + @msg, and the result -EINVAL. */
+static void expect_message(const char *text, const char *msg)
+{
+        struct config cfg;
+        char err[512], want[PATH_MAX + 256];
+        int r = load(text, &cfg, err, sizeof(err));
+
+        snprintf(want, sizeof(want), "%s%s", path, msg);
+        if (!ok(r == -EINVAL && strcmp(err, want) == 0, "message \"%s\"", msg))
+                diag("r=%d err=\"%s\"", r, err);
+}
+
 static void test_defaults(void)
 {
         struct config c;
@@ -207,6 +219,111 @@ static void test_errors(void)
         expect_error("slot_count = 6\n", 1, "max_transfers", "slot_count is 6");
 }
 
+/* Every numeric key at its limits, and stored at the width of its field. */
+static void test_numbers(void)
+{
+        struct config c;
+        char err[512];
+        int r;
+
+        /* Reverse field order: a store wider than its field would clobber one set before it. */
+        r = load("max_file_size = 18446744073709551615\n"
+                 "lanes = 8\n"
+                 "max_transfers = 2048\n"
+                 "send_slots = 4096\n"
+                 "slot_count = 4096\n"
+                 "slot_size = 4096\n"
+                 "port = 65535\n", &c, err, sizeof(err));
+        if (!is_int(r, 0, "every numeric key at its maximum (slot_size at its minimum)"))
+                diag("%s", err);
+        ok(c.max_file_size == UINT64_MAX, "max_file_size 2^64 - 1");
+        is_int(c.lanes, 8, "lanes 8");
+        is_int(c.max_transfers, 2048, "max_transfers 2048");
+        is_int(c.send_slots, 4096, "send_slots 4096");
+        is_int(c.slot_count, 4096, "slot_count 4096");
+        is_int(c.slot_size, 4096, "slot_size 4096, no suffix");
+        is_int(c.port, 65535, "port 65535");
+        ok(c.listen_addr[0] == '\0', "listen untouched");
+        is_str(c.control_socket, "/run/rdmaxferd/control.sock", "control_socket untouched");
+        ok(!c.overwrite && c.log_level == CONFIG_LOG_INFO, "overwrite and log_level untouched");
+
+        r = load("slot_count = 2\nmax_transfers = 1\nsend_slots = 2\nlanes = 1\nport = 1\n",
+                 &c, err, sizeof(err));
+        ok(r == 0 && c.slot_count == 2 && c.max_transfers == 1 && c.send_slots == 2 && c.lanes == 1 &&
+           c.port == 1, "every numeric key at its minimum");
+
+        r = load("port = 007\n", &c, err, sizeof(err));
+        ok(r == 0 && c.port == 7, "leading zeros are decimal, not octal");
+        r = load("max_file_size = 0\nslot_size = 8k\n", &c, err, sizeof(err));
+        ok(r == 0 && c.max_file_size == 0 && c.slot_size == 8192, "max_file_size 0, slot_size 8k");
+        r = load("max_file_size = 12345\n", &c, err, sizeof(err));
+        ok(r == 0 && c.max_file_size == 12345, "max_file_size in plain bytes");
+        r = load("max_file_size = 16777215T\n", &c, err, sizeof(err));
+        ok(r == 0 && c.max_file_size == 16777215ull << 40, "the largest size in T");
+        r = load("key_file =\n", &c, err, sizeof(err));
+        ok(r == 0 && c.key_file[0] == '\0', "key_file with no value means none");
+
+        /* sun_path holds 107 bytes and the NUL. */
+        char text[256], sock[128];
+        snprintf(sock, sizeof(sock), "/%0106d", 0);
+        snprintf(text, sizeof(text), "control_socket = %s\n", sock);
+        r = load(text, &c, err, sizeof(err));
+        ok(r == 0 && strcmp(c.control_socket, sock) == 0, "control_socket of 107 bytes fits");
+
+        expect_error("send_slots = 4097\n", 1, "send_slots", "2 to 4096");
+        expect_error("max_transfers = 2049\n", 1, "max_transfers", "1 to 2048");
+        expect_error("port = 1K\n", 1, "port", "whole number");
+        expect_error("slot_count = 1k\n", 1, "slot_count", "whole number");
+        expect_error("lanes = +1\n", 1, "lanes", "whole number");
+        expect_error("max_file_size = 16777216T\n", 1, "max_file_size", "suffix");
+        expect_error("max_file_size = 18446744073709551616\n", 1, "max_file_size", "suffix");
+        expect_error("max_file_size = 1KB\n", 1, "max_file_size", "suffix");
+        expect_error("slot_size = 0\n", 1, "slot_size", "power of two");
+        expect_error("slot_size = 4K4\n", 1, "slot_size", "power of two");
+
+        /* The exact wording, for the keys that share one parser. */
+        expect_message("port = 0\n", ":1: port: must be a whole number from 1 to 65535");
+        expect_message("\nlanes = 9\n", ":2: lanes: must be a whole number from 1 to 8");
+        expect_message("slot_size = 3000\n", ":1: slot_size: must be a power of two between 4K and 16M");
+        expect_message("max_file_size = 1P\n",
+                       ":1: max_file_size: must be a size in bytes (suffix K, M, G or T), 0 for no limit");
+        expect_message("incoming_dir = in\n", ":1: incoming_dir: must be an absolute path");
+        snprintf(text, sizeof(text), "control_socket = %s0\n", sock);
+        expect_message(text, ":1: control_socket: path is longer than 107 bytes");
+}
+
+/* The wording of the errors that are not about one key's value. */
+static void test_line_errors(void)
+{
+        FILE *f;
+
+        expect_message("port = 1\nprot = 2\n", ":2: prot: unknown key");
+        expect_message("port = 1\n\nport = 2\n", ":3: port: duplicate key (first set on line 1)");
+        expect_message("[daemon]\n", ":1: sections are not supported; write plain 'key = value' lines");
+        expect_message("port = 1\nwords\n", ":2: expected 'key = value'");
+        expect_message("= 1\n", ":1: expected 'key = value'");
+
+        char longline[600];
+        snprintf(longline, sizeof(longline), "incoming_dir = /%0500d\n", 0);
+        expect_message(longline, ":1: line is longer than 198 bytes");
+
+        /* fputs() would stop at the NUL: write the bytes themselves. */
+        struct config c;
+        char err[512], want[PATH_MAX + 64];
+        int r;
+
+        f = fopen(path, "w");
+        if (!f)
+                abort();
+        fwrite("port = 1\nlanes\0 = 2\n", 1, 21, f);
+        fclose(f);
+        config_init(&c);
+        r = config_load(&c, path, err, sizeof(err));
+        snprintf(want, sizeof(want), "%s:2: line contains a NUL byte", path);
+        if (!ok(r == -EINVAL && strcmp(err, want) == 0, "message \":2: line contains a NUL byte\""))
+                diag("r=%d err=\"%s\"", r, err);
+}
+
 static void test_file_errors(void)
 {
         struct config c, before;
@@ -252,6 +369,8 @@ int main(void)
         test_defaults();
         test_full();
         test_errors();
+        test_numbers();
+        test_line_errors();
         test_file_errors();
 
         unlink(path);
