@@ -7,7 +7,6 @@
 #include <event2/event.h>
 
 #include "conn.h"
-#include "engine-private.h"
 #include "log.h"
 #include "macro.h"
 
@@ -46,11 +45,12 @@ void conn_param(struct rdma_conn_param *p, const void *pdata, size_t plen)
         };
 }
 
-void conn_init(struct conn *c, struct engine *e, const struct conn_ops *ops, struct rdma_cm_id *id)
+void conn_init(struct conn *c, const struct conn_env *env, const struct conn_ops *ops,
+               struct rdma_cm_id *id)
 {
         memset(c, 0, sizeof(*c));
         c->ops = ops;
-        c->e = e;
+        c->env = env;
         c->id = id;
         id->context = c;
 }
@@ -92,7 +92,7 @@ static void conn_on_cq(evutil_socket_t fd, short what, void *arg)
 
 int conn_setup_qp(struct conn *c, unsigned int send_wr, unsigned int recv_wr, unsigned int ctrl_recvs)
 {
-        struct engine *e = c->e;
+        const struct conn_env *e = c->env;
         struct ibv_qp_init_attr attr = { 0 };
         int flags;
 
@@ -263,7 +263,7 @@ void conn_reap(struct conn *c)
         c->reaping = true;
         if (c->cq_ev)
                 event_del(c->cq_ev);
-        c->reap_ev = event_new(c->e->base, -1, 0, conn_on_reap, c);
+        c->reap_ev = event_new(c->env->base, -1, 0, conn_on_reap, c);
         if (!c->reap_ev) {
                 log_err("%s: out of memory scheduling teardown", c->peer);
                 abort();

@@ -13,8 +13,15 @@
 
 #include "wire.h"
 
-struct engine;
 struct conn;
+
+/* What connections are made on: the loop, the device and its PD (the
+ * engine's, which outlive every connection). */
+struct conn_env {
+        struct event_base *base;
+        struct ibv_context *verbs;
+        struct ibv_pd *pd;
+};
 
 /* High bit of a wr_id marks a control-message buffer; the rest is its index. */
 #define CONN_WRID_CTRL          (1ull << 63)
@@ -35,7 +42,7 @@ struct conn_ops {
 
 struct conn {
         const struct conn_ops *ops;
-        struct engine *e;
+        const struct conn_env *env;
         struct rdma_cm_id *id;
         struct ibv_comp_channel *chan;
         struct ibv_cq *cq;
@@ -55,10 +62,11 @@ struct conn {
 };
 
 /* Initialise @c around @id (context is set to @c). */
-void conn_init(struct conn *c, struct engine *e, const struct conn_ops *ops, struct rdma_cm_id *id);
+void conn_init(struct conn *c, const struct conn_env *env, const struct conn_ops *ops,
+               struct rdma_cm_id *id);
 
 /*
- * Create the completion channel, CQ and QP on the engine's PD, sized for
+ * Create the completion channel, CQ and QP on the env's PD, sized for
  * @send_wr/@recv_wr, the control buffers (@ctrl_recvs of them are posted as
  * receives now), and the CQ event. 0 or -errno.
  */

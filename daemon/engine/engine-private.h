@@ -15,6 +15,7 @@
 
 #include "auth.h"
 #include "config.h"
+#include "conn.h"
 #include "ring.h"
 #include "xfer.h"
 
@@ -29,6 +30,7 @@ struct engine {
         struct rdma_cm_id *listen_id;
         struct ibv_context *verbs;
         struct ibv_pd *pd;
+        struct conn_env env;            /* base, verbs, pd: for connections */
         uint32_t slot_size;
         /* Receive ring: slot_count slots of slot_size, shared out by ring. */
         uint8_t *ring_mem;

@@ -228,6 +228,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 log_err("ibv_alloc_pd: %m");
                 goto fail;
         }
+        e->env = (struct conn_env){ .base = e->base, .verbs = e->verbs, .pd = e->pd };
 
         e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
         r = engine_register(e, &e->ring_mem, e->ring_bytes, &e->ring_mr, "receive ring");

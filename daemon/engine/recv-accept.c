@@ -184,7 +184,7 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
                 rdma_destroy_id(id);
                 return;
         }
-        conn_init(&l->base.conn, e, &recv_conn_ops, id);
+        conn_init(&l->base.conn, &e->env, &recv_conn_ops, id);
         snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", peer);
 
         if (recv_lane_accept(l) < 0) {

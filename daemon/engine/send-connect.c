@@ -261,7 +261,7 @@ int send_lane_connect(struct send_lane *l)
 
         if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP))
                 return -errno;
-        conn_init(&l->base.conn, e, &send_conn_ops, id);
+        conn_init(&l->base.conn, &e->env, &send_conn_ops, id);
         snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", b->peer);
         /* Leave from our own address, so the route uses the ring's device. */
         if (rdma_resolve_addr(id, e->have_src ? (struct sockaddr *)&e->src : NULL,
