@@ -3,6 +3,7 @@
 # testbed.service) with the host's run directory mounted at /mnt/testbed:
 #   plan          what to run (written by tests/testbed/testbed)
 #   stage/        `meson install --destdir` of the project's build
+#   sanitize/     the ASan+UBSan build's programs, when staged (TESTBED_SANITIZE)
 #   testbed/      a copy of tests/testbed (this file, lib.sh, ...)
 #   scripts/N/    the scripts to run
 #   out/          results: ready, status, timing, journal.txt, diag.txt, share/
@@ -20,6 +21,9 @@ export ALPHA_DEV=rxe_alpha BETA_DEV=rxe_beta
 export ALPHA_NETDEV=tb-alpha BETA_NETDEV=tb-beta
 export TESTBED_LIB=$T/testbed/lib.sh TESTBED_ACCEL=$TB_ACCEL
 export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+if [[ -x $T/sanitize/rdmaxferd ]]; then
+        export TESTBED_SANITIZE=$T/sanitize
+fi
 
 open_port() {
         local p n
