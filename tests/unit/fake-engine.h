@@ -30,8 +30,9 @@ void fake_engine_fail_next(struct engine *e, int err);
 
 unsigned int fake_engine_live(const struct engine *e);
 unsigned int fake_engine_calls(const struct engine *e);     /* engine_send() calls, any result */
-/* Contract breaches seen: a call on a handle that is not live, a call
- * into the engine from inside one of its callbacks. */
+/* Contract breaches seen: a call on a handle that is not live, and (the
+ * job layer's own rule: it starts jobs from the loop) engine_send() from
+ * inside one of the engine's callbacks. */
 unsigned int fake_engine_misuse(const struct engine *e);
 
 /* The live transfer for job @id, or NULL. */
