@@ -24,6 +24,7 @@ enum config_key {
         CONFIG_KEY_SEND_SLOTS,
         CONFIG_KEY_MAX_TRANSFERS,
         CONFIG_KEY_LANES,
+        CONFIG_KEY_PEER_TIMEOUT,
         CONFIG_KEY_MAX_FILE_SIZE,
         CONFIG_KEY_OVERWRITE,
         CONFIG_KEY_ALLOW_PEERS,
@@ -92,6 +93,7 @@ void config_init(struct config *cfg)
                 .send_slots = 16,
                 .max_transfers = 4,
                 .lanes = 4,
+                .peer_timeout = 30,
                 .max_file_size = 0,
                 .overwrite = false,
                 .allow_peers = { .n = 0 },
@@ -283,6 +285,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         /* The upper bound against slot_count is checked once every key is known. */
         [CONFIG_KEY_MAX_TRANSFERS]      = CONFIG_NUMBER(max_transfers, 1, 2048),
         [CONFIG_KEY_LANES]              = CONFIG_NUMBER(lanes, 1, WIRE_LANES_MAX),
+        [CONFIG_KEY_PEER_TIMEOUT]       = CONFIG_NUMBER(peer_timeout, 1, 3600),
         [CONFIG_KEY_MAX_FILE_SIZE]      = { CONFIG_FIELD(max_file_size), .kind = CONFIG_VALUE_SIZE,
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "

@@ -274,6 +274,10 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "key_file");
         if (cfg.max_transfers != d->cfg.max_transfers)
                 changed_add(applied, sizeof(applied), "max_transfers");
+        if (cfg.lanes != d->cfg.lanes)
+                changed_add(applied, sizeof(applied), "lanes");
+        if (cfg.peer_timeout != d->cfg.peer_timeout)
+                changed_add(applied, sizeof(applied), "peer_timeout");
 
         config_deinit(&d->cfg);
         d->cfg = cfg;

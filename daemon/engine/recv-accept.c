@@ -200,7 +200,7 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
                 return;
         }
         if (l->base.idx == 0)
-                xfer_arm_timer(l->base.x, RECV_OFFER_TIMEOUT_SEC);
+                xfer_arm_deadline(l->base.x);
         log_debug("%s: accepted %s %u, %u credits of %u bytes", peer,
                   l->base.idx ? "lane" : "connection", l->base.idx, l->base.hold.held, e->slot_size);
 }

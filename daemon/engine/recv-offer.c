@@ -67,7 +67,7 @@ static void recv_accept(struct recv_xfer *x, int64_t res)
         }
         l0->credits_pending = 0;
         b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
-        xfer_arm_timer(b, RECV_STALL_SEC);
+        xfer_arm_deadline(b);
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
                  b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
                  b->nlanes == 1 ? "" : "s", o->transfer_id);

@@ -165,31 +165,29 @@ static void recv_log(struct xfer *b)
         });
 }
 
+/* The deadline (xfer_arm_deadline) or the linger after the verdict. */
 static void recv_timeout(struct xfer *b)
 {
-        struct recv_xfer *x = recv_xfer_of(b);
+        unsigned int sec = xfer_peer_timeout(b);
         char text[64];
 
         switch (b->state) {
         case XFER_CONNECTING:
         case XFER_OFFER:
-                snprintf(text, sizeof(text), "no offer within %d s", RECV_OFFER_TIMEOUT_SEC);
+                snprintf(text, sizeof(text), "no offer within %u s", sec);
                 recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
         case XFER_FINISHING:
                 /* fsync of a large file can take a while; that is not a stall. */
-                xfer_arm_timer(b, RECV_STALL_SEC);
+                xfer_arm_deadline(b);
                 return;
         case XFER_DATA:
-                if (b->bytes == x->stall_mark) {
-                        snprintf(text, sizeof(text), b->nlive < b->nlanes ?
-                                 "granted lanes did not connect within %d s" :
-                                 "sender stalled for %d s", RECV_STALL_SEC);
-                        recv_abort(b, WIRE_E_PROTOCOL, text);
+                if (!xfer_peer_silent(b))
                         return;
-                }
-                x->stall_mark = b->bytes;
-                xfer_arm_timer(b, RECV_STALL_SEC);
+                snprintf(text, sizeof(text), b->nlive < b->nlanes ?
+                         "granted lanes did not connect within %u s" :
+                         "no progress from sender for %u s", sec);
+                recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
         default:
                 /* Lingering after the verdict: the peer did not hang up. */
@@ -503,6 +501,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         }
         l->next_seq++;
         b->bytes += len;
+        xfer_progress(b);
         b->t_last = clock_usec(CLOCK_MONOTONIC);
 
         rs->l = l;
@@ -539,6 +538,7 @@ static void recv_on_ctrl(struct recv_lane *l, uint32_t i, uint32_t len)
                 return;
         }
         l->credits_pending++;
+        xfer_progress(b);
 
         /* The first message can beat our own ESTABLISHED event. */
         if (b->state == XFER_CONNECTING)

@@ -14,10 +14,6 @@
 #include "wire.h"
 #include "xfer.h"
 
-/* How long a connected peer may take to make its offer. */
-#define RECV_OFFER_TIMEOUT_SEC  30
-/* A sender that sends nothing for this long while it holds slots is dropped. */
-#define RECV_STALL_SEC          60
 /* How long to wait for the sender to hang up after RESULT or REFUSE. */
 #define RECV_LINGER_SEC         5
 
@@ -49,7 +45,6 @@ struct recv_xfer {
         uint64_t bytes_written;
         unsigned int writes;    /* in flight */
         struct io_req file_req; /* fallocate, then fsync: never both; holds lane 0 */
-        uint64_t stall_mark;    /* bytes_recv when the stall timer last fired */
         uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
 };
 

@@ -83,7 +83,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         }
         l->credits--;
         xfer_set_state(b, XFER_OFFER);
-        xfer_arm_timer(b, SEND_OFFER_SEC);
+        xfer_arm_deadline(b);
 }
 
 void send_on_accept(struct send_lane *l, const struct wire_accept *a)
@@ -98,7 +98,8 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 send_fail(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes, b->nlanes);
                 return;
         }
-        evtimer_del(b->timer);
+        /* From here the deadline is on acknowledgements and credits. */
+        xfer_arm_deadline(b);
         xfer_set_lanes(b, a->lanes);
         xfer_lane_run(&l->base);
         l->next_read = l->next_post = l->next_done = l->base.first_seq;
@@ -137,6 +138,7 @@ static void send_lane_up(struct send_lane *l, const void *pdata, size_t plen)
 
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
+        xfer_progress(l->base.x);
         log_debug("%s: transfer %" PRIu64 " lane %u up, %u credits", l->base.x->peer,
                   sender_of(l->base.x)->id, l->base.idx, l->credits);
         send_pump(l);
@@ -332,6 +334,9 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 send_undo(s, l);
                 return r;
         }
+        /* Resolving and connecting have their own limits; this one covers
+         * a receiver that never answers at all. */
+        xfer_arm_deadline(&s->base);
         *out = s;
         return 0;
 }

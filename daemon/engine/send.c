@@ -165,14 +165,37 @@ void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...)
         send_abort(&s->base, ENGINE_FAILED, status, text);
 }
 
+/* The deadline (xfer_arm_deadline), the verdict's, or the linger. */
 static void send_timeout(struct xfer *b)
 {
-        if (b->state == XFER_CLOSING) {
+        struct engine_send *s = sender_of(b);
+        unsigned int sec = xfer_peer_timeout(b);
+
+        switch (b->state) {
+        case XFER_CLOSING:
                 xfer_reap_all(b);
                 return;
+        case XFER_RESOLVING:
+        case XFER_CONNECTING:
+                send_fail(s, WIRE_E_INTERNAL, "no connection to the receiver within %u s", sec);
+                return;
+        case XFER_OFFER:
+                send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer within %u s", sec);
+                return;
+        case XFER_FINISHING:
+                if (b->nended == b->nlanes) {
+                        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %d s",
+                                  SEND_VERDICT_SEC);
+                        return;
+                }
+                /* ENDs still to post, credits still to come: as in DATA. */
+                __attribute__((fallthrough));
+        case XFER_DATA:
+        default:
+                if (xfer_peer_silent(b))
+                        send_fail(s, WIRE_E_PROTOCOL, "no progress from receiver for %u s", sec);
+                return;
         }
-        send_fail(sender_of(b), WIRE_E_PROTOCOL, "receiver did not answer within %d s",
-                  b->state == XFER_OFFER ? SEND_OFFER_SEC : SEND_VERDICT_SEC);
 }
 
 static void send_on_read(struct io_req *req, int64_t res)
@@ -336,6 +359,7 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 send_buf_put(l, i);
                 l->next_done++;
         }
+        xfer_progress(b);
         if (l->base.hold.held < held)
                 xfer_feed_starved(b->e, XFER_SEND);
         b->t_last = clock_usec(CLOCK_MONOTONIC);
@@ -430,6 +454,7 @@ void send_on_wc(struct conn *c, const struct ibv_wc *wc)
         }
         if (s->base.state == XFER_CLOSING)
                 return;
+        xfer_progress(&s->base);
         if (r < 0) {
                 send_fail(s, WIRE_E_PROTOCOL, "undecodable message from receiver");
                 return;

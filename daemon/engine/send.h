@@ -20,10 +20,9 @@
 #define SEND_CTRL_RECVS         16
 #define SEND_RESOLVE_MS         5000
 #define SEND_LINGER_SEC         5
-/* A receiver that accepted must answer END within this long (it fsyncs). */
+/* A receiver that has every END must answer within this long (it fsyncs);
+ * every other wait is cfg peer_timeout (xfer_arm_deadline). */
 #define SEND_VERDICT_SEC        300
-/* ...and answer an OFFER within this long. */
-#define SEND_OFFER_SEC          30
 
 enum send_buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_POSTED };
 

@@ -98,6 +98,25 @@ void xfer_arm_timer(struct xfer *x, int sec)
         evtimer_add(x->timer, &tv);
 }
 
+unsigned int xfer_peer_timeout(const struct xfer *x)
+{
+        return x->e->cfg->peer_timeout;
+}
+
+void xfer_arm_deadline(struct xfer *x)
+{
+        x->progress_mark = x->progress;
+        xfer_arm_timer(x, (int)xfer_peer_timeout(x));
+}
+
+bool xfer_peer_silent(struct xfer *x)
+{
+        if (x->progress == x->progress_mark)
+                return true;
+        xfer_arm_deadline(x);
+        return false;
+}
+
 int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx)
 {
         int r;

@@ -74,6 +74,7 @@ static void test_defaults(void)
         is_int(c.send_slots, 16, "send_slots 16");
         is_int(c.max_transfers, 4, "max_transfers 4");
         is_int(c.lanes, 4, "lanes 4");
+        is_int(c.peer_timeout, 30, "peer_timeout 30 s");
         is_int(c.max_file_size, 0, "max_file_size: no limit");
         ok(!c.overwrite, "overwrite off");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
@@ -184,6 +185,8 @@ static void test_errors(void)
         expect_error("max_transfers = 0\n", 1, "max_transfers", "1 to");
         expect_error("lanes = 0\n", 1, "lanes", "1 to 8");
         expect_error("lanes = 9\n", 1, "lanes", "1 to 8");
+        expect_error("peer_timeout = 0\n", 1, "peer_timeout", "1 to 3600");
+        expect_error("peer_timeout = 3601\n", 1, "peer_timeout", "1 to 3600");
         expect_error("max_file_size = 1P\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = 99999999999T\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = \n", 1, "max_file_size", "size");

@@ -117,8 +117,9 @@ wait "$stall_pid" || rc=$?
 sed 's/^/    /' "$TESTBED_SHARE/stall.out"
 ((rc == 0)) || tb_fail "stall: the receiver did not drop a stalled sender (rawpeer exit $rc)"
 wait_for 15 beta_logged "$cur" "no offer within 30 s" || tb_fail "idle: beta did not log the timeout"
-wait_for 15 beta_logged "$cur" "stall\.dat failed: .*stalled" || tb_fail "stall: beta did not log the stall"
-beta_log_after "$cur" | grep -E "no offer|stalled" | sed 's/^/    beta: /'
+wait_for 15 beta_logged "$cur" "stall\.dat failed: .*no progress from sender for 30 s" ||
+        tb_fail "stall: beta did not log the stall"
+beta_log_after "$cur" | grep -E "no offer|no progress" | sed 's/^/    beta: /'
 beta_unhurt idle-stall meanwhile.dat
 
 tb_log "beta still serves honest peers"
