@@ -227,6 +227,10 @@ void send_post_end(struct send_lane *l)
         struct wire_msg m = { .type = WIRE_END };
         int r;
 
+        /* END costs a credit like any message; without one it waits for
+         * the next CREDIT (send_pump). */
+        if (l->credits == 0 || l->base.ended)
+                return;
         m.end.bytes = wire_run_bytes(s->size, s->chunk, l->base.first_seq, l->base.end_seq);
         digest_final(&l->base.digest, m.end.digest);
         r = conn_send_ctrl(&l->base.conn, &m);
