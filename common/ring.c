@@ -85,6 +85,11 @@ uint32_t ring_admit(struct ring *r, uint32_t *slots)
         return n;
 }
 
+void ring_set_conns_max(struct ring *r, uint32_t n)
+{
+        r->conns_max = MAX(1u, MIN(n, r->count / r->share));
+}
+
 void ring_leave(struct ring *r)
 {
         if (r->conns == 0) {

@@ -31,6 +31,13 @@ struct ring {
 
 /* @count slots, @share per connection (1 <= share <= count). 0 or -errno. */
 int ring_init(struct ring *r, uint32_t count, uint32_t share);
+/*
+ * Admit at most @n connections (the configured limit, which may change at
+ * run time), but never more than count / share. Lowering it below the
+ * connections in refuses newcomers until enough have left; nobody admitted
+ * is evicted.
+ */
+void ring_set_conns_max(struct ring *r, uint32_t n);
 void ring_deinit(struct ring *r);               /* safe on RING_NULL */
 
 enum { RING_FULL = 1 };

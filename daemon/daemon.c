@@ -284,6 +284,7 @@ static void daemon_reload(struct daemon_ctx *x)
         auth_key_clear(&d->key);
         d->key = key;
         log_set_level(d->cfg.log_level);
+        engine_reconfigure(d->engine);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",

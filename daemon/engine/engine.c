@@ -237,6 +237,8 @@ int engine_new(struct engine **out, const struct engine_params *p)
         r = ring_init(&e->ring, cfg->slot_count, cfg->slot_count / cfg->max_transfers);
         if (r < 0)
                 goto fail;
+        /* A share of slot_count / max_transfers may leave room for one more. */
+        ring_set_conns_max(&e->ring, cfg->max_transfers);
 
         e->send_bytes = (size_t)cfg->slot_size * cfg->send_slots * cfg->max_transfers;
         r = engine_register(e, &e->send_mem, e->send_bytes, &e->send_mr, "send pool");
@@ -310,6 +312,12 @@ void engine_free(struct engine *e)
                 rdma_destroy_event_channel(e->ch);
         safe_close(e->incoming_fd);
         free(e);
+}
+
+void engine_reconfigure(struct engine *e)
+{
+        ring_set_conns_max(&e->ring, e->cfg->max_transfers);
+        ring_set_conns_max(&e->send_ring, e->cfg->max_transfers);
 }
 
 static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)

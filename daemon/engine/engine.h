@@ -45,6 +45,14 @@ int engine_new(struct engine **out, const struct engine_params *p);
 void engine_free(struct engine *e);
 
 /*
+ * The owner replaced what cfg points at (a reload): apply what can change
+ * at run time. max_transfers limits admission in both directions at once
+ * (up to what the rings were sized for at start); transfers already in
+ * are never evicted. The other keys are read when they are needed.
+ */
+void engine_reconfigure(struct engine *e);
+
+/*
  * Begin shutdown: stop listening, fail every incoming transfer (nothing is
  * published) and every outgoing one ("daemon shutting down"; each one's
  * done callback follows). @done(@userdata) runs from the loop once no

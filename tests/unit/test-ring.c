@@ -301,6 +301,42 @@ static void put_ok(void)
         ring_deinit(&r);
 }
 
+/* max_transfers, not count / share, limits admission; it may change at run time. */
+static void test_conns_max(void)
+{
+        struct ring r = RING_NULL;
+        uint32_t s[6][2];
+
+        /* slot_count 12, max_transfers 5: a share of 2 would admit 6. */
+        ring_init(&r, 12, 12 / 5);
+        is_int(r.conns_max, 6, "count / share alone would admit 6");
+        ring_set_conns_max(&r, 5);
+        for (int i = 0; i < 5; i++)
+                is_int(ring_admit(&r, s[i]), 2, "admitted within max_transfers");
+        is_int(ring_admit(&r, s[5]), 0, "the sixth is refused at max_transfers = 5");
+
+        /* Lowered at run time: nobody is evicted, newcomers wait until below. */
+        ring_set_conns_max(&r, 3);
+        is_int(r.conns, 5, "lowering evicts nobody");
+        for (int i = 0; i < 2; i++) {
+                for (int k = 0; k < 2; k++)
+                        ring_put(&r, s[i][k]);
+                ring_leave(&r);
+        }
+        is_int(ring_admit(&r, s[0]), 0, "3 in, limit 3: still refused");
+        for (int k = 0; k < 2; k++)
+                ring_put(&r, s[2][k]);
+        ring_leave(&r);
+        is_int(ring_admit(&r, s[0]), 2, "below the new limit: admitted");
+
+        /* Raised: never past count / share, and never to 0. */
+        ring_set_conns_max(&r, 100);
+        is_int(r.conns_max, 6, "raising stops at count / share");
+        ring_set_conns_max(&r, 0);
+        is_int(r.conns_max, 1, "0 means 1");
+        ring_deinit(&r);
+}
+
 static void test_abort(void)
 {
         ok(aborts(double_put), "double put aborts (SIGABRT)");
@@ -317,6 +353,7 @@ int main(void)
         test_lending();
         test_hold();
         test_lanes();
+        test_conns_max();
         test_abort();
         return done_testing();
 }
