@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <unictype.h>
 
 #define NAME_MAX_BYTES 255
 
@@ -49,6 +50,28 @@ static size_t name_utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
         return n;
 }
 
+/*
+ * Categories from libunistring's tables, so they follow its Unicode version
+ * rather than a list kept by hand. Cc (C0, DEL and C1: U+009B is CSI to some
+ * terminals that show `xferctl list`); Cf, Zl and Zp, which are invisible or
+ * move text around ("a" U+202E "txt.exe" shows as "aexe.txt"); Cn, whose
+ * rendering and category nobody can promise yet, noncharacters included.
+ * Co (private use) is allowed: it is drawn (if only as a box), never changes
+ * category, and has no formatting effect.
+ */
+static enum name_verdict name_code_point(uint32_t cp)
+{
+        if (uc_is_general_category(cp, UC_CATEGORY_Cc))
+                return NAME_CONTROL;
+        if (uc_is_general_category(cp, UC_CATEGORY_Cf) ||
+            uc_is_general_category(cp, UC_CATEGORY_Zl) ||
+            uc_is_general_category(cp, UC_CATEGORY_Zp))
+                return NAME_FORMAT;
+        if (uc_is_general_category(cp, UC_CATEGORY_Cn))
+                return NAME_UNASSIGNED;
+        return NAME_OK;
+}
+
 enum name_verdict name_check(const char *name, size_t len)
 {
         const unsigned char *s = (const unsigned char *)name;
@@ -66,15 +89,16 @@ enum name_verdict name_check(const char *name, size_t len)
                 return NAME_HIDDEN;
 
         for (size_t i = 0; i < len;) {
+                enum name_verdict v;
                 uint32_t cp;
                 size_t n;
 
                 n = name_utf8_seq(s + i, len - i, &cp);
                 if (n == 0)
                         return NAME_UTF8;
-                /* C1 controls too: U+009B is CSI to some terminals that show `xferctl list`. */
-                if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
-                        return NAME_CONTROL;
+                v = name_code_point(cp);
+                if (v != NAME_OK)
+                        return v;
                 i += n;
         }
         return NAME_OK;
@@ -99,6 +123,12 @@ const char *name_verdict_str(enum name_verdict v)
                 return "name contains a NUL or control character";
         case NAME_UTF8:
                 return "name is not valid UTF-8";
+        case NAME_FORMAT:
+                return "name contains an invisible formatting character or line separator "
+                       "(Unicode Cf, Zl or Zp)";
+        case NAME_UNASSIGNED:
+                return "name contains an unassigned code point or noncharacter "
+                       "(Unicode Cn, by this host's tables)";
         }
         return "name is not acceptable";
 }

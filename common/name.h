@@ -3,9 +3,15 @@
 /*
  * Rules for a file name proposed by a remote peer: one path component,
  * 1..255 bytes, not "." or "..", no '/', no NUL or control characters
- * (< 0x20, 0x7f, and the C1 range U+0080..U+009F), no leading '.' (hidden
- * files are not created from the network), and valid shortest-form UTF-8
- * (no overlongs, no surrogates, nothing above U+10FFFF).
+ * (Unicode Cc: < 0x20, 0x7f, and the C1 range U+0080..U+009F), no leading
+ * '.' (hidden files are not created from the network), valid shortest-form
+ * UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF), no invisible
+ * formatting characters or line separators (Cf, Zl, Zp: U+202E, U+200B,
+ * U+FEFF, U+2028, ...) and no unassigned code points or noncharacters (Cn),
+ * by libunistring's tables. Private use (Co) is allowed.
+ *
+ * Past the whole-name rules (empty, length, dots, '/'), the first offending
+ * code point decides the verdict.
  */
 
 #include <stdbool.h>
@@ -20,6 +26,8 @@ enum name_verdict {
         NAME_SLASH,
         NAME_CONTROL,           /* NUL or control byte */
         NAME_UTF8,
+        NAME_FORMAT,            /* Unicode Cf, Zl or Zp */
+        NAME_UNASSIGNED,        /* Unicode Cn, noncharacters included */
 };
 
 /* Check @len bytes at @name (need not be NUL-terminated). */

@@ -3,7 +3,7 @@
 # meson build directories. Sourced from the repository root.
 
 HOST_PACKAGES=(meson ninja-build pkg-config gcc libibverbs-dev librdmacm-dev libsystemd-dev
-        libevent-dev libinih-dev libxxhash-dev liburing-dev libsodium-dev scdoc
+        libevent-dev libinih-dev libxxhash-dev liburing-dev libsodium-dev libunistring-dev scdoc
         qemu-system-x86 qemu-utils mmdebstrap e2fsprogs python3)
 
 host_say() { printf '==> %s\n' "$*" >&2; }

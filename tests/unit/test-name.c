@@ -29,10 +29,25 @@ static void test_ok(void)
         CHECK("\xf0\x9f\x93\x81", NAME_OK);                      /* U+1F4C1 */
         CHECK("\xc2\xa0", NAME_OK);                              /* U+00A0, first after C1 */
         CHECK("\xe0\xa0\x80", NAME_OK);                          /* U+0800, shortest 3-byte */
-        CHECK("\xed\x9f\xbf", NAME_OK);                          /* U+D7FF, below surrogates */
-        CHECK("\xee\x80\x80", NAME_OK);                          /* U+E000, above surrogates */
+        CHECK("\xed\x9f\xbb", NAME_OK);                          /* U+D7FB, below surrogates */
+        CHECK("\xee\x80\x80", NAME_OK);                          /* U+E000, above surrogates (Co) */
         CHECK("\xf0\x90\x80\x80", NAME_OK);                      /* U+10000 */
-        CHECK("\xf4\x8f\xbf\xbf", NAME_OK);                      /* U+10FFFF */
+        CHECK("\xf4\x8f\xbf\xbd", NAME_OK);                      /* U+10FFFD, last one not Cn */
+
+        /* Ordinary names in other scripts, symbols and emoji. */
+        CHECK("r\xc3\xa9sum\xc3\xa9.txt", NAME_OK);              /* résumé.txt */
+        CHECK("\xe6\x95\xb0\xe6\x8d\xae.bin", NAME_OK);          /* 数据.bin */
+        CHECK("\xce\xa9mega", NAME_OK);                          /* Ωmega */
+        CHECK("\xf0\x9f\x9a\x80.tar", NAME_OK);                  /* 🚀.tar, So */
+        CHECK("\xe2\x9d\xa4\xef\xb8\x8f.txt", NAME_OK);          /* ❤️: U+FE0F is Mn, not Cf */
+        CHECK("e\xcc\x81t\xc3\xa9", NAME_OK);                    /* e + U+0301 (Mn) */
+        CHECK("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d.txt", NAME_OK);  /* שלום.txt, right-to-left letters */
+        CHECK("my report (final) v2.pdf", NAME_OK);
+        CHECK(" leading and trailing space ", NAME_OK);
+        CHECK("ideographic\xe3\x80\x80space", NAME_OK);          /* U+3000 is Zs, not Zl/Zp */
+        /* Private use (Co) is drawn, has no formatting effect and never changes category. */
+        CHECK("\xef\xa3\xbf", NAME_OK);                          /* U+F8FF */
+        CHECK("\xf3\xb0\x80\x80", NAME_OK);                      /* U+F0000, plane 15 */
 
         memset(max, 'a', 255);
         check_len(max, 255, NAME_OK, "255 bytes");
@@ -66,6 +81,48 @@ static void test_refused(void)
         CHECK("del\x7f", NAME_CONTROL);
         CHECK("csi\xc2\x9b" "31m", NAME_CONTROL);                  /* U+009B */
         CHECK("\xc2\x80", NAME_CONTROL);                         /* U+0080 */
+        CHECK("nel\xc2\x85", NAME_CONTROL);                      /* U+0085, C1 NEXT LINE (Cc) */
+        CHECK("\xc2\x9f", NAME_CONTROL);                         /* U+009F, last C1 */
+
+        /* Invisible or reordering format characters (Cf) and separators (Zl, Zp). */
+        CHECK("invoice\xe2\x80\xaetxt.exe", NAME_FORMAT);        /* U+202E: "invoiceexe.txt" */
+        CHECK("\xe2\x80\xadx", NAME_FORMAT);                     /* U+202D LRO */
+        CHECK("\xe2\x80\xaax", NAME_FORMAT);                     /* U+202A LRE */
+        CHECK("a\xe2\x80\x8b" "b", NAME_FORMAT);                 /* U+200B ZERO WIDTH SPACE */
+        CHECK("a\xe2\x80\x8c" "b", NAME_FORMAT);                 /* U+200C ZWNJ */
+        CHECK("a\xe2\x80\x8d" "b", NAME_FORMAT);                 /* U+200D ZWJ (so emoji sequences) */
+        CHECK("a\xe2\x80\x8e" "b", NAME_FORMAT);                 /* U+200E LRM */
+        CHECK("a\xe2\x80\x8f" "b", NAME_FORMAT);                 /* U+200F RLM */
+        CHECK("a\xe2\x81\xa6" "b", NAME_FORMAT);                 /* U+2066 LRI */
+        CHECK("a\xe2\x81\xa7" "b", NAME_FORMAT);                 /* U+2067 RLI */
+        CHECK("a\xe2\x81\xa8" "b", NAME_FORMAT);                 /* U+2068 FSI */
+        CHECK("a\xe2\x81\xa9" "b", NAME_FORMAT);                 /* U+2069 PDI */
+        CHECK("a\xe2\x81\xa0" "b", NAME_FORMAT);                 /* U+2060 WORD JOINER */
+        CHECK("\xef\xbb\xbf" "file", NAME_FORMAT);               /* U+FEFF BOM / ZWNBSP */
+        CHECK("soft\xc2\xadhyphen", NAME_FORMAT);                /* U+00AD SOFT HYPHEN */
+        CHECK("a\xd8\x9c" "b", NAME_FORMAT);                     /* U+061C ARABIC LETTER MARK */
+        CHECK("a\xf3\xa0\x80\x81", NAME_FORMAT);                 /* U+E0001 LANGUAGE TAG */
+        CHECK("line\xe2\x80\xa8sep", NAME_FORMAT);               /* U+2028 (Zl) */
+        CHECK("para\xe2\x80\xa9sep", NAME_FORMAT);               /* U+2029 (Zp) */
+
+        /* Unassigned (Cn), noncharacters included: their future category is unknown. */
+        CHECK("\xcd\xb8", NAME_UNASSIGNED);                      /* U+0378 */
+        CHECK("a\xf3\xa0\x82\x80", NAME_UNASSIGNED);             /* U+E0080 */
+        CHECK("\xef\xb7\x90", NAME_UNASSIGNED);                  /* U+FDD0, noncharacter */
+        CHECK("\xef\xbf\xbe", NAME_UNASSIGNED);                  /* U+FFFE, noncharacter */
+        CHECK("\xef\xbf\xbf", NAME_UNASSIGNED);                  /* U+FFFF, noncharacter */
+        /* Valid UTF-8 (so not NAME_UTF8), but a noncharacter. */
+        CHECK("\xf4\x8f\xbf\xbf", NAME_UNASSIGNED);              /* U+10FFFF */
+
+        /* The first offending code point decides. */
+        CHECK("\xe2\x80\xae\n", NAME_FORMAT);
+        CHECK("\n\xe2\x80\xae", NAME_CONTROL);
+        CHECK("\xe2\x80\xae\xff", NAME_FORMAT);
+        CHECK("\xff\xe2\x80\xae", NAME_UTF8);
+        CHECK("\xcd\xb8\xe2\x80\xae", NAME_UNASSIGNED);
+        /* Whole-name rules still come first. */
+        CHECK(".\xe2\x80\xae", NAME_HIDDEN);
+        CHECK("\xe2\x80\xae/x", NAME_SLASH);
 
         CHECK("\xc0\xaf", NAME_UTF8);                            /* overlong '/' */
         CHECK("\xc1\xbf", NAME_UTF8);                            /* overlong 2-byte */
@@ -91,12 +148,17 @@ static void test_strings(void)
 {
         bool all = true;
 
-        for (int v = NAME_OK; v <= NAME_UTF8; v++)
+        for (int v = NAME_OK; v <= NAME_UNASSIGNED; v++)
                 for (int w = NAME_OK; w < v; w++)
                         if (!name_verdict_str(v) || !strcmp(name_verdict_str(v), name_verdict_str(w)))
                                 all = false;
         ok(all, "every verdict has its own text");
         ok(name_verdict_str((enum name_verdict)99) != NULL, "unknown verdict still has text");
+        ok(strstr(name_verdict_str(NAME_FORMAT), "Cf") != NULL, "format verdict names its categories");
+        ok(strstr(name_verdict_str(NAME_UNASSIGNED), "Cn") != NULL,
+           "unassigned verdict names its category");
+        ok(NAME_UTF8 == 7 && NAME_FORMAT == 8 && NAME_UNASSIGNED == 9,
+           "existing verdict values kept, new ones appended");
 
         is_str(name_leaf("a/b/c.dat"), "c.dat", "leaf of a relative path");
         is_str(name_leaf("/abs/file"), "file", "leaf of an absolute path");
