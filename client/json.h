@@ -2,9 +2,12 @@
 
 /*
  * The little JSON xferctl prints with --json: one object per job. Written by
- * hand because it is a handful of fields; strings are escaped per RFC 8259,
- * and bytes that are not valid UTF-8 become U+FFFD so the output always
- * parses.
+ * hand because it is a handful of fields. Strings are escaped per RFC 8259
+ * ("\"", "\\", "\b\f\n\r\t", other C0 as "\u00NN"); DEL, C1 and the bidi
+ * and format characters of esc_cp_unsafe() are "\uNNNN" too, so the output
+ * is safe to show on a terminal and decodes to the same text. Each byte that
+ * is not part of valid UTF-8 becomes "\ufffd" (U+FFFD), so the output is
+ * always valid UTF-8 and always parses.
  */
 
 #include <stdio.h>

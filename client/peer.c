@@ -5,10 +5,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "esc.h"
 #include "peer.h"
 
 static int peer_port(const char *s, uint16_t *port, char *err, size_t errlen)
 {
+        char shown[ESC_TERM_SIZE(64)];
         unsigned long v = 0;
 
         /* strtoul would take "+1", " 1" and "0x1"; a port is plain digits. */
@@ -26,7 +28,9 @@ static int peer_port(const char *s, uint16_t *port, char *err, size_t errlen)
         *port = (uint16_t)v;
         return 0;
 bad:
-        snprintf(err, errlen, "port '%s' is not a number in 1..65535", s);
+        /* Typed, or from a script: escaped like every other string we echo (esc.h). */
+        snprintf(err, errlen, "port '%s' is not a number in 1..65535",
+                 esc_term(shown, sizeof(shown), s));
         return -EINVAL;
 }
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "esc.h"
 #include "macro.h"
 #include "progress.h"
 
@@ -10,6 +11,9 @@
 #define PROGRESS_BAR_DEFAULT    20      /* when the width is unknown */
 #define PROGRESS_STATE_COLS     9       /* "verifying": the bar starts in one place */
 #define PROGRESS_TAIL_COLS      56      /* a typical tail: the bar keeps its width as numbers grow */
+/* Room for a job's peer and name from the control protocol, escaped (ctl.h: 69 and 255 bytes). */
+#define PROGRESS_PEER_ESC       ESC_TERM_SIZE(128)
+#define PROGRESS_NAME_ESC       ESC_TERM_SIZE(256)
 
 const char *progress_size(char *buf, size_t len, uint64_t bytes)
 {
@@ -97,8 +101,11 @@ const char *progress_line(char *buf, size_t len, const struct progress *p, unsig
                 return buf;
 
         if (!p->data) {
+                char peer[PROGRESS_PEER_ESC];
+
                 if (p->peer && *p->peer)
-                        snprintf(buf, len, "%s (%s)", state, p->peer);
+                        snprintf(buf, len, "%s (%s)", state,
+                                 esc_term(peer, sizeof(peer), p->peer));
                 else
                         snprintf(buf, len, "%s", state);
                 goto fit;
@@ -136,18 +143,25 @@ const char *progress_line(char *buf, size_t len, const struct progress *p, unsig
         }
 
 fit:
-        if (width > 0 && strlen(buf) > width)
-                buf[width < len ? width : len - 1] = '\0';
+        if (width > 0 && strlen(buf) > width) {
+                size_t cut = width < len ? width : len - 1;
+
+                /* Not inside a UTF-8 sequence (the peer may hold one). */
+                while (cut > 0 && ((unsigned char)buf[cut] & 0xc0) == 0x80)
+                        cut--;
+                buf[cut] = '\0';
+        }
         return buf;
 }
 
 const char *progress_summary(char *buf, size_t len, const char *name, const char *peer,
                              uint64_t bytes, uint64_t usec)
 {
-        char secs[32];
+        char secs[32], n[PROGRESS_NAME_ESC], pe[PROGRESS_PEER_ESC];
 
         snprintf(buf, len, "sent %s (%" PRIu64 " bytes) to %s in %s: %.1f MB/s",
-                 name, bytes, peer, progress_seconds(secs, sizeof(secs), usec),
+                 esc_term(n, sizeof(n), name), bytes, esc_term(pe, sizeof(pe), peer),
+                 progress_seconds(secs, sizeof(secs), usec),
                  progress_mbps(bytes, usec));
         return buf;
 }

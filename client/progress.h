@@ -45,10 +45,14 @@ struct progress {
  *   "sending [=====>     ]  50.0%  512.0 MiB/1.0 GiB  52.6 MB/s  10.2 s  ETA 0:10"
  * or, for a state that moves no data, "connecting to 198.18.0.2:7470".
  * The bar is left out when the line would not fit with it; the line is
- * cut at @width as a last resort. Output is plain ASCII except the peer.
+ * cut at @width as a last resort, never inside a UTF-8 sequence. The peer
+ * is escaped for the terminal (esc_term()); the rest is plain ASCII.
  */
 const char *progress_line(char *buf, size_t len, const struct progress *p, unsigned int width);
 
-/* "sent foo.dat (1073741824 bytes) to 198.18.0.2:7470 in 20.4 s: 52.6 MB/s" */
+/*
+ * "sent foo.dat (1073741824 bytes) to 198.18.0.2:7470 in 20.4 s: 52.6 MB/s",
+ * with @name and @peer escaped for the terminal (esc_term()).
+ */
 const char *progress_summary(char *buf, size_t len, const char *name, const char *peer,
                              uint64_t bytes, uint64_t usec);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "json.h"
 #include "name.h"
 #include "peer.h"
@@ -59,6 +61,9 @@ struct sendcmd {
         const char *socket_path;
         const char *path;               /* FILE as typed */
         const char *peer_arg;           /* PEER[:PORT] as typed */
+        /* The two, escaped for messages (esc_term): a file name may hold anything. */
+        const char *path_shown;
+        const char *peer_shown;
         const char *as;                 /* --as, or NULL */
         bool no_wait;
         bool json;
@@ -226,21 +231,21 @@ static int sendcmd_open(struct sendcmd *sc, int *out)
         /* O_NONBLOCK so a FIFO cannot hang us before we see what it is. */
         fd = open(sc->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
-                xferctl_say("cannot open %s: %s", sc->path, strerror(errno));
+                xferctl_say("cannot open %s: %s", sc->path_shown, strerror(errno));
                 return XFERCTL_EXIT_USAGE;
         }
         if (fstat(fd, &st) < 0) {
-                xferctl_say("cannot stat %s: %s", sc->path, strerror(errno));
+                xferctl_say("cannot stat %s: %s", sc->path_shown, strerror(errno));
                 return XFERCTL_EXIT_USAGE;
         }
         if (!S_ISREG(st.st_mode)) {
                 xferctl_say("cannot send %s: it is %s; only regular files can be sent",
-                            sc->path, sendcmd_file_type(st.st_mode));
+                            sc->path_shown, sendcmd_file_type(st.st_mode));
                 return XFERCTL_EXIT_USAGE;
         }
         /* The daemon shares this open file description: hand it over blocking. */
         if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-                xferctl_say("cannot send %s: %s", sc->path, strerror(errno));
+                xferctl_say("cannot send %s: %s", sc->path_shown, strerror(errno));
                 return XFERCTL_EXIT_USAGE;
         }
         *out = TAKE_FD(fd);
@@ -252,15 +257,20 @@ static int sendcmd_target(struct sendcmd *sc)
 {
         const char *name = sc->as ? sc->as : name_leaf(sc->path);
         enum name_verdict v = name_check(name, strlen(name));
-        char host[256], err[256];
+        char host[256], err[256], shown[ESC_TERM_SIZE(sizeof(host))];
         int r;
 
         if (v != NAME_OK) {
-                if (sc->as)
-                        xferctl_say("--as '%s': %s", name, name_verdict_str(v));
+                /* A refused name is likely the one with control characters in it. */
+                _cleanup_(freep) char *bad = esc_term_dup(name);
+
+                if (!bad)
+                        xferctl_say("out of memory");
+                else if (sc->as)
+                        xferctl_say("--as '%s': %s", bad, name_verdict_str(v));
                 else
                         xferctl_say("cannot send %s as '%s': %s (choose a name with --as NAME)",
-                                    sc->path, name, name_verdict_str(v));
+                                    sc->path_shown, bad, name_verdict_str(v));
                 return XFERCTL_EXIT_USAGE;
         }
         /* name_check() caps the length at CTL_NAME_MAX. */
@@ -269,12 +279,13 @@ static int sendcmd_target(struct sendcmd *sc)
         r = peer_split(sc->peer_arg, host, sizeof(host), &sc->submit.port, err, sizeof(err));
         if (r < 0) {
                 xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)",
-                            sc->peer_arg, err);
+                            sc->peer_shown, err);
                 return XFERCTL_EXIT_USAGE;
         }
         r = peer_resolve(host, sc->submit.host, sizeof(sc->submit.host), err, sizeof(err));
         if (r < 0) {
-                xferctl_say("cannot resolve peer '%s': %s", host, err);
+                xferctl_say("cannot resolve peer '%s': %s", esc_term(shown, sizeof(shown), host),
+                            err);
                 return XFERCTL_EXIT_USAGE;
         }
         return -1;
@@ -284,6 +295,7 @@ static int sendcmd_target(struct sendcmd *sc)
 static int sendcmd_submit(struct sendcmd *sc, int fd)
 {
         struct ctl_msg req = { .type = CTL_SUBMIT, .submit = sc->submit }, rep;
+        char text[ESC_TERM_SIZE(sizeof(rep.error.text))];
         _cleanup_(closep) int sock = -1;
         int r;
 
@@ -307,8 +319,10 @@ static int sendcmd_submit(struct sendcmd *sc, int fd)
                         xferctl_say_io(rep.error.code);
                         return XFERCTL_EXIT_UNREACHABLE;
                 }
-                xferctl_say("rdmaxferd refused to send %s to %s: %s", sc->path, sc->peer_arg,
-                            rep.error.text[0] ? rep.error.text : strerror(-rep.error.code));
+                xferctl_say("rdmaxferd refused to send %s to %s: %s",
+                            sc->path_shown, sc->peer_shown,
+                            rep.error.text[0] ? esc_term(text, sizeof(text), rep.error.text)
+                                              : strerror(-rep.error.code));
                 return XFERCTL_EXIT_FAILED;
         }
         if (rep.type != CTL_SUBMITTED) {
@@ -426,8 +440,10 @@ static bool sendcmd_refusal(unsigned int status)
 static int sendcmd_report(struct sendcmd *sc)
 {
         const struct ctl_job *j = &sc->job;
-        const char *cause = j->text[0] ? j->text : wire_status_str(j->status);
-        char line[1024];
+        char name[ESC_TERM_SIZE(sizeof(j->name))], peer[ESC_TERM_SIZE(sizeof(j->peer))];
+        char text[ESC_TERM_SIZE(sizeof(j->text))], line[2048];
+        const char *cause = j->text[0] ? esc_term(text, sizeof(text), j->text)
+                                       : wire_status_str(j->status);
 
         if (sc->json) {
                 json_job(stdout, j);
@@ -440,12 +456,14 @@ static int sendcmd_report(struct sendcmd *sc)
                                               j->bytes_done, j->usec));
                 return XFERCTL_EXIT_OK;
         case CTL_JOB_CANCELLED:
-                xferctl_say("send %s to %s cancelled%s%s", j->name, j->peer,
-                            j->text[0] ? ": " : "", j->text);
+                xferctl_say("send %s to %s cancelled%s%s", esc_term(name, sizeof(name), j->name),
+                            esc_term(peer, sizeof(peer), j->peer), j->text[0] ? ": " : "",
+                            j->text[0] ? cause : "");
                 return XFERCTL_EXIT_FAILED;
         default:
                 /* The daemon's text says it best; without one, say what the status means. */
-                xferctl_say("send %s to %s failed: %s%s", j->name, j->peer,
+                xferctl_say("send %s to %s failed: %s%s", esc_term(name, sizeof(name), j->name),
+                            esc_term(peer, sizeof(peer), j->peer),
                             !j->text[0] && sendcmd_refusal(j->status) ? "refused by peer: " : "",
                             cause);
                 return XFERCTL_EXIT_FAILED;
@@ -521,12 +539,21 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                 .socket_path = socket_path,
                 .poll_sock = -1,
         };
+        _cleanup_(freep) char *path_shown = NULL, *peer_shown = NULL;
         _cleanup_(closep) int fd = -1;
         int r;
 
         r = sendcmd_parse(&sc, argc, argv);
         if (r >= 0)
                 return r;
+        path_shown = esc_term_dup(sc.path);
+        peer_shown = esc_term_dup(sc.peer_arg);
+        if (!path_shown || !peer_shown) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        sc.path_shown = path_shown;
+        sc.peer_shown = peer_shown;
         r = sendcmd_open(&sc, &fd);
         if (r >= 0)
                 return r;

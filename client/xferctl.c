@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "esc.h"
 #include "json.h"
 #include "progress.h"
 #include "wire.h"
@@ -190,8 +191,10 @@ int xferctl_call(int sock, const struct ctl_msg *req, int fd, struct ctl_msg *re
 
 void xferctl_say_error(const char *what, const struct ctl_error *e)
 {
+        char text[ESC_TERM_SIZE(sizeof(e->text))];
+
         if (e->text[0])
-                xferctl_say("%s: %s", what, e->text);
+                xferctl_say("%s: %s", what, esc_term(text, sizeof(text), e->text));
         else
                 xferctl_say("%s: %s", what, strerror(e->code < 0 ? -e->code : e->code));
 }
@@ -323,16 +326,19 @@ static const char *job_rate(char *buf, size_t len, const struct ctl_job *job)
 
 static void list_print(const struct ctl_job *jobs, size_t n)
 {
+        char peer[ESC_TERM_SIZE(sizeof(jobs->peer))], name[ESC_TERM_SIZE(sizeof(jobs->name))];
         int wid = 2, wpeer = 4, wname = 4;
         char id[24], progress[48], rate[32];
 
+        /* Widths from the escaped text, which is what is printed. */
         for (size_t i = 0; i < n; i++) {
                 int l = snprintf(id, sizeof(id), "%" PRIu64, jobs[i].id);
 
                 wid = MAX(wid, l);
-                wpeer = MAX(wpeer, (int)strlen(jobs[i].peer));
+                wpeer = MAX(wpeer, (int)strlen(esc_term(peer, sizeof(peer), jobs[i].peer)));
                 /* A very long name overflows its column rather than widen every row. */
-                wname = MAX(wname, MIN(40, (int)strlen(jobs[i].name)));
+                esc_term(name, sizeof(name), jobs[i].name);
+                wname = MAX(wname, MIN(40, (int)strlen(name)));
         }
         printf("%-*s  %-10s  %-*s  %-*s  %-20s  %s\n", wid, "ID", "STATE", wpeer, "PEER",
                wname, "NAME", "PROGRESS", "RATE");
@@ -340,7 +346,9 @@ static void list_print(const struct ctl_job *jobs, size_t n)
                 const struct ctl_job *j = &jobs[i];
 
                 printf("%*" PRIu64 "  %-10s  %-*s  %-*s  %-20s  %s\n", wid, j->id,
-                       ctl_job_state_str(j->state), wpeer, j->peer, wname, j->name,
+                       ctl_job_state_str(j->state),
+                       wpeer, esc_term(peer, sizeof(peer), j->peer),
+                       wname, esc_term(name, sizeof(name), j->name),
                        job_progress(progress, sizeof(progress), j),
                        job_rate(rate, sizeof(rate), j));
         }
@@ -410,12 +418,12 @@ static int cmd_list(const char *socket_path, int argc, char **argv)
 static void status_print(const struct ctl_job *j)
 {
         unsigned int pm = progress_permille(j->bytes_done, j->bytes_total);
-        char a[32], b[32], secs[32];
+        char a[32], b[32], secs[32], esc[ESC_TERM_SIZE(MAX(sizeof(j->name), sizeof(j->text)))];
 
         printf("id:       %" PRIu64 "\n", j->id);
         printf("state:    %s\n", ctl_job_state_str(j->state));
-        printf("peer:     %s\n", j->peer);
-        printf("name:     %s\n", j->name);
+        printf("peer:     %s\n", esc_term(esc, sizeof(esc), j->peer));
+        printf("name:     %s\n", esc_term(esc, sizeof(esc), j->name));
         printf("bytes:    %" PRIu64 " of %" PRIu64 " (%u.%u%%; %s of %s)\n",
                j->bytes_done, j->bytes_total, pm / 10, pm % 10,
                progress_size(a, sizeof(a), j->bytes_done),
@@ -429,7 +437,7 @@ static void status_print(const struct ctl_job *j)
         if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
                 printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));
         if (j->text[0])
-                printf("text:     %s\n", j->text);
+                printf("text:     %s\n", esc_term(esc, sizeof(esc), j->text));
 }
 
 static int cmd_status(const char *socket_path, int argc, char **argv)

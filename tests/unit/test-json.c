@@ -1,9 +1,13 @@
-/* xferctl --json: string escaping (RFC 8259, invalid UTF-8 replaced) and the job object. */
+/*
+ * xferctl --json: string escaping (RFC 8259; DEL, C1, bidi and format
+ * characters escaped too; invalid UTF-8 replaced) and the job object.
+ */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "esc.h"
 #include "json.h"
 #include "tap.h"
 #include "wire.h"
@@ -22,6 +26,59 @@ static char *str(const char *s)
         snprintf(out, sizeof(out), "%s", buf);
         free(buf);
         return out;
+}
+
+/* Valid UTF-8 with no raw control, bidi or format character: safe to parse and to cat. */
+static bool clean(const char *s)
+{
+        while (*s) {
+                uint32_t cp;
+                size_t n = esc_utf8_decode(s, &cp);
+
+                if (n == 0 || esc_cp_unsafe(cp))
+                        return false;
+                s += n;
+        }
+        return true;
+}
+
+static void test_hostile(void)
+{
+        struct ctl_job job = { .id = 9, .state = CTL_JOB_FAILED, .status = WIRE_E_DENIED };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        is_str(str("\x1b[2J\x1b]0;x\x07"), "\"\\u001b[2J\\u001b]0;x\\u0007\"", "ESC sequences and BEL");
+        is_str(str("a\rb\nc\td"), "\"a\\rb\\nc\\td\"", "CR, LF, TAB");
+        is_str(str("\x7f"), "\"\\u007f\"", "DEL");
+        is_str(str("\xc2\x9b" "1m\xc2\x80\xc2\x9f"), "\"\\u009b1m\\u0080\\u009f\"",
+               "C1 as UTF-8 is escaped, not passed through");
+        is_str(str("\x9b" "1m"), "\"\\ufffd1m\"", "a raw C1 byte is invalid UTF-8: U+FFFD");
+        is_str(str("\xe0\x80\x9b"), "\"\\ufffd\\ufffd\\ufffd\"", "an overlong C1 is three bad bytes");
+        is_str(str("x\xe2\x80"), "\"x\\ufffd\\ufffd\"", "truncated at the end");
+        is_str(str("evil\xe2\x80\xae" "txt.exe"), "\"evil\\u202etxt.exe\"", "RLO");
+        is_str(str("\xe2\x80\x8b\xe2\x80\x8f\xe2\x80\xaa\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\xa8\xef\xbb\xbf"),
+               "\"\\u200b\\u200f\\u202a\\u2066\\u2069\\u2028\\ufeff\"",
+               "zero-width, bidi embedding/isolate, line separator, BOM");
+        is_str(str("\xe6\x97\xa5\xe6\x9c\xac caf\xc3\xa9 \xc2\xa0"), "\"\xe6\x97\xa5\xe6\x9c\xac caf\xc3\xa9 \xc2\xa0\"",
+               "CJK, é and NBSP pass through");
+
+        snprintf(job.peer, sizeof(job.peer), "198.18.0.2:7470\x1b[8m");
+        snprintf(job.name, sizeof(job.name), "a\xe2\x80\xae" "b\xff\rc");
+        snprintf(job.text, sizeof(job.text), "denied\x1b]0;pwned\x07\xc2\x9b" "2J\n");
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return;
+        json_job(f, &job);
+        fclose(f);
+        is_str(buf, "{\"id\":9,\"state\":\"failed\",\"status\":4,\"status_text\":\"peer not allowed\","
+                    "\"bytes\":0,\"bytes_total\":0,\"usec\":0,\"mbps\":0.0,"
+                    "\"peer\":\"198.18.0.2:7470\\u001b[8m\",\"name\":\"a\\u202eb\\ufffd\\rc\","
+                    "\"text\":\"denied\\u001b]0;pwned\\u0007\\u009b2J\\n\"}",
+               "a job with hostile peer, name and text");
+        ok(buf && clean(buf), "the object is valid UTF-8 with nothing raw a terminal would act on");
+        free(buf);
 }
 
 int main(void)
@@ -64,5 +121,6 @@ int main(void)
                     "\"peer\":\"198.18.0.2:7470\",\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",
                "a job object");
         free(buf);
+        test_hostile();
         return done_testing();
 }

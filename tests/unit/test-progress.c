@@ -101,6 +101,13 @@ static void test_line(void)
         p.peer = NULL;
         is_str(progress_line(b, sizeof(b), &p, 0), "connecting", "no peer known");
         is_str(progress_line(b, sizeof(b), &p, 4), "conn", "cut at the width as a last resort");
+
+        p.peer = "10.0.0.1\r\x1b[2K\xe2\x80\xae";
+        is_str(progress_line(b, sizeof(b), &p, 0), "connecting (10.0.0.1\\r\\x1b[2K\\u202e)",
+               "the peer from the daemon is escaped");
+        p.peer = "\xc3\xa9\xc3\xa9";
+        is_str(progress_line(b, sizeof(b), &p, 0), "connecting (\xc3\xa9\xc3\xa9)", "UTF-8 in the peer is kept");
+        is_str(progress_line(b, sizeof(b), &p, 15), "connecting (\xc3\xa9", "never cut inside a UTF-8 sequence");
 }
 
 static void test_summary(void)
@@ -112,6 +119,12 @@ static void test_summary(void)
                "the summary line");
         is_str(progress_summary(b, sizeof(b), "empty", "[fd00::2]:7470", 0, 1500),
                "sent empty (0 bytes) to [fd00::2]:7470 in 0.002 s: 0.0 MB/s", "an empty file");
+        is_str(progress_summary(b, sizeof(b), "x\x1b]0;t\x07\xe2\x80\xae" "y", "1.2.3.4\r:1", 1, 1000000),
+               "sent x\\x1b]0;t\\x07\\u202ey (1 bytes) to 1.2.3.4\\r:1 in 1.0 s: 0.0 MB/s",
+               "name and peer from the daemon are escaped");
+        is_str(progress_summary(b, sizeof(b), "r\xc3\xa9sum\xc3\xa9.pdf", "198.18.0.2:7470", 0, 1000000),
+               "sent r\xc3\xa9sum\xc3\xa9.pdf (0 bytes) to 198.18.0.2:7470 in 1.0 s: 0.0 MB/s",
+               "a UTF-8 name is kept");
 }
 
 int main(void)
