@@ -5,6 +5,10 @@
  * through an eventfd that is one more event on the loop. Short reads and
  * writes are continued here, so a request completes with its full length,
  * the bytes before EOF (reads), or -errno.
+ *
+ * A request io_read() & co. accepted (0) runs its callback exactly once,
+ * from the loop, never from inside the call that queued it; one they
+ * refused (-errno) never runs and was never shown to the kernel.
  */
 
 #include <stddef.h>
@@ -24,14 +28,21 @@ struct io_req {
         size_t len;
         uint64_t off;
         size_t moved;           /* private: bytes done so far */
+        struct io_req *next;    /* private: waiting for an SQE */
 };
 
 /* @depth: the most requests in flight at once. 0 or -errno. */
 int io_new(struct io **out, struct event_base *base, unsigned int depth);
-/* Waits for requests still in flight; their callbacks are not run. */
+/*
+ * Cancels what the kernel is doing for us and waits for it (the buffers are
+ * the caller's); drops the rest. No callback runs. Not from a callback.
+ */
 void io_free(struct io *io);
 
-/* Queue a request; @req must stay valid until its callback. 0 or -errno. */
+/*
+ * Queue a request; @req must stay valid until its callback. 0, or -EBUSY
+ * when the ring is full and the kernel takes nothing now.
+ */
 int io_read(struct io *io, struct io_req *req, int fd, void *buf, size_t len, uint64_t off);
 int io_write(struct io *io, struct io_req *req, int fd, const void *buf, size_t len, uint64_t off);
 int io_fsync(struct io *io, struct io_req *req, int fd);

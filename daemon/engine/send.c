@@ -267,6 +267,7 @@ static bool send_read_ahead(struct send_lane *l)
                 buf->io.done = send_on_read;
                 r = io_read(s->base.e->io, &buf->io, s->fd, send_buf_mem(l, i), buf->len, off);
                 if (r < 0) {
+                        send_buf_put(l, i);
                         send_fail(s, WIRE_E_IO, "queueing a read: %s", strerror(-r));
                         return false;
                 }

@@ -1,0 +1,617 @@
+/*
+ * Disk I/O through io_uring (daemon/engine/io.c) on a real event_base with
+ * temporary files: results, short reads, continuations, more requests than
+ * the ring holds, and io_uring_submit failing (-Wl,--wrap=io_uring_submit):
+ * a request io.c accepted runs its callback exactly once, one it refused
+ * never runs, and io_free returns. Under ASan a refused request is freed at
+ * once, so one that runs later is a heap-use-after-free report.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "io.h"
+#include "tap.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
+/* ---- fault injection: io.c's calls to io_uring_submit() land here ---- */
+
+int __real_io_uring_submit(struct io_uring *ring);
+int __wrap_io_uring_submit(struct io_uring *ring);
+
+static int fault_fail;          /* submits still to fail, with -fault_errno */
+static int fault_errno;
+static int fault_short;         /* submits still to hand the kernel one SQE only */
+
+/* What liburing does before io_uring_enter(): the SQEs become the kernel's
+ * to take, whatever the syscall then says. */
+static void publish_sq(struct io_uring *ring)
+{
+        ring->sq.sqe_head = ring->sq.sqe_tail;
+        __atomic_store_n(ring->sq.ktail, ring->sq.sqe_tail, __ATOMIC_RELEASE);
+}
+
+int __wrap_io_uring_submit(struct io_uring *ring)
+{
+        if (fault_fail > 0) {
+                fault_fail--;
+                publish_sq(ring);
+                return -fault_errno;
+        }
+        if (fault_short > 0 && io_uring_sq_ready(ring) > 1) {
+                fault_short--;
+                publish_sq(ring);
+                return io_uring_enter((unsigned int)ring->ring_fd, 1, 0, 0, NULL);
+        }
+        return __real_io_uring_submit(ring);
+}
+
+static void faults_off(void)
+{
+        fault_fail = 0;
+        fault_short = 0;
+}
+
+/* ---- a hang (io_free waiting for a CQE that cannot come) fails the test ---- */
+
+static const char *volatile watch_what = "";
+
+static void on_alarm(int sig)
+{
+        static const char a[] = "not ok - hung: ", b[] = "\n";
+
+        (void)sig;
+        (void)!write(STDOUT_FILENO, a, sizeof(a) - 1);
+        (void)!write(STDOUT_FILENO, watch_what, strlen(watch_what));
+        (void)!write(STDOUT_FILENO, b, sizeof(b) - 1);
+        _exit(1);
+}
+
+static void watch(const char *what, unsigned int sec)
+{
+        watch_what = what;
+        alarm(sec);
+}
+
+/* ---- requests and their callbacks ---- */
+
+struct treq {
+        struct io_req req;
+        int runs;
+        int64_t res;
+        int64_t want;
+};
+
+#define TALLY_MAX 600
+
+struct tally {
+        unsigned int accepted, refused;
+        struct treq *acc[TALLY_MAX];
+        struct treq *ref[TALLY_MAX];    /* without ASan, kept to see they never run */
+};
+
+static struct event_base *base;
+static unsigned int n_runs;
+
+static void on_done(struct io_req *req, int64_t res)
+{
+        struct treq *t = (struct treq *)req;
+
+        t->runs++;
+        t->res = res;
+        n_runs++;
+}
+
+static struct treq *treq_new(int64_t want)
+{
+        struct treq *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                abort();
+        t->req.done = on_done;
+        t->want = want;
+        return t;
+}
+
+/* Files the outcome of queueing @t (@r from io_read & co.). 0 or @r. */
+static int tally_add(struct tally *tl, struct treq *t, int r)
+{
+        if (r == 0) {
+                tl->acc[tl->accepted++] = t;
+                return 0;
+        }
+        if (TEST_ASAN) {
+                free(t);
+                t = NULL;
+        }
+        tl->ref[tl->refused++] = t;
+        return r;
+}
+
+static int queue_read(struct io *io, struct tally *tl, int fd, void *buf, size_t len,
+                      uint64_t off, int64_t want)
+{
+        struct treq *t = treq_new(want);
+
+        return tally_add(tl, t, io_read(io, &t->req, fd, buf, len, off));
+}
+
+static uint64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Runs the loop until @want callbacks have run (true) or @ms have passed. */
+static bool run_until(unsigned int want, unsigned int ms)
+{
+        uint64_t end = now_ms() + ms;
+
+        while (n_runs < want && now_ms() < end)
+                event_base_loop(base, EVLOOP_ONCE);
+        return n_runs >= want;
+}
+
+/* Runs the loop a while longer: a callback that was not due would show. */
+static void settle(unsigned int ms)
+{
+        uint64_t end = now_ms() + ms;
+
+        while (now_ms() < end)
+                event_base_loop(base, EVLOOP_ONCE);
+}
+
+/* Every accepted request ran once with its result; no refused one ran. */
+static void tally_check(struct tally *tl, const char *what)
+{
+        unsigned int once = 0, wrong = 0, refused_ran = 0;
+
+        for (unsigned int i = 0; i < tl->accepted; i++) {
+                once += tl->acc[i]->runs == 1;
+                if (tl->acc[i]->runs > 0 && tl->acc[i]->res != tl->acc[i]->want) {
+                        if (wrong++ == 0)
+                                diag("%s: request %u: result %lld, not %lld", what, i,
+                                     (long long)tl->acc[i]->res, (long long)tl->acc[i]->want);
+                }
+        }
+        for (unsigned int i = 0; i < tl->refused; i++)
+                refused_ran += tl->ref[i] && tl->ref[i]->runs > 0;
+        is_int(once, tl->accepted, "%s: each of %u accepted requests ran exactly once", what,
+               tl->accepted);
+        is_int(wrong, 0, "%s: each with its result", what);
+        is_int(refused_ran, 0, "%s: none of %u refused requests ran", what, tl->refused);
+        is_int(n_runs, tl->accepted, "%s: no callback beyond those", what);
+}
+
+static void tally_clear(struct tally *tl)
+{
+        for (unsigned int i = 0; i < tl->accepted; i++)
+                free(tl->acc[i]);
+        for (unsigned int i = 0; i < tl->refused; i++)
+                free(tl->ref[i]);
+        memset(tl, 0, sizeof(*tl));
+        n_runs = 0;
+}
+
+static void io_free_watched(struct io *io, const char *what)
+{
+        watch(what, 20);
+        io_free(io);
+        alarm(0);
+        ok(true, "%s: io_free returned", what);
+}
+
+/* ---- fixtures ---- */
+
+static char dir[] = "/tmp/test-io.XXXXXX";
+static bool have_sync_cancel;
+static int dfd = -1;
+
+#define FILE_SIZE (1u << 20)
+
+static uint8_t pattern(uint64_t off)
+{
+        return (uint8_t)(off * 7 + (off >> 12));
+}
+
+/* A file of @size bytes of pattern(), opened O_RDWR. */
+static int make_file(const char *name, size_t size)
+{
+        uint8_t *b = malloc(size ? size : 1);
+        int fd;
+
+        if (!b)
+                abort();
+        for (size_t i = 0; i < size; i++)
+                b[i] = pattern(i);
+        fd = openat(dfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || pwrite(fd, b, size, 0) != (ssize_t)size)
+                abort();
+        free(b);
+        return fd;
+}
+
+static bool is_pattern(const uint8_t *b, size_t len, uint64_t off)
+{
+        for (size_t i = 0; i < len; i++)
+                if (b[i] != pattern(off + i))
+                        return false;
+        return true;
+}
+
+/* ---- the cases ---- */
+
+static void test_basic(void)
+{
+        struct tally tl = { 0 };
+        static uint8_t wbuf[8192], rbuf[8192], rbuf2[4096], rbuf3[16];
+        struct io *io = NULL;
+        struct treq *w, *f, *r, *s, *e, *a, *bad, *ro;
+        struct stat st;
+        int fd = make_file("basic", 0), fd2 = make_file("alloc", 0);
+        int rofd = openat(dfd, "basic", O_RDONLY | O_CLOEXEC);
+
+        is_int(io_new(&io, base, 8), 0, "basic: io_new");
+        for (size_t i = 0; i < sizeof(wbuf); i++)
+                wbuf[i] = pattern(i);
+
+        w = treq_new(sizeof(wbuf));
+        is_int(tally_add(&tl, w, io_write(io, &w->req, fd, wbuf, sizeof(wbuf), 0)), 0,
+               "basic: write queued");
+        ok(run_until(1, 5000), "basic: write completed");
+        is_int(w->res, sizeof(wbuf), "basic: write of 8192 bytes");
+
+        f = treq_new(0);
+        is_int(tally_add(&tl, f, io_fsync(io, &f->req, fd)), 0, "basic: fsync queued");
+        a = treq_new(0);
+        is_int(tally_add(&tl, a, io_fallocate(io, &a->req, fd2, FILE_SIZE)), 0,
+               "basic: fallocate queued");
+        ok(run_until(3, 5000), "basic: fsync and fallocate completed");
+        is_int(f->res, 0, "basic: fsync result");
+        is_int(a->res, 0, "basic: fallocate result");
+        ok(fstat(fd2, &st) == 0 && st.st_size == FILE_SIZE, "basic: fallocate sized the file");
+
+        r = treq_new(sizeof(rbuf));
+        is_int(tally_add(&tl, r, io_read(io, &r->req, fd, rbuf, sizeof(rbuf), 0)), 0,
+               "basic: read queued");
+        s = treq_new(8192 - 6000);
+        is_int(tally_add(&tl, s, io_read(io, &s->req, fd, rbuf2, sizeof(rbuf2), 6000)), 0,
+               "basic: read across EOF queued");
+        e = treq_new(0);
+        is_int(tally_add(&tl, e, io_read(io, &e->req, fd, rbuf3, sizeof(rbuf3), 8192)), 0,
+               "basic: read at EOF queued");
+        bad = treq_new(-EBADF);
+        is_int(tally_add(&tl, bad, io_read(io, &bad->req, -1, rbuf3, sizeof(rbuf3), 0)), 0,
+               "basic: read of fd -1 queued");
+        ro = treq_new(-EBADF);
+        is_int(tally_add(&tl, ro, io_write(io, &ro->req, rofd, wbuf, 16, 0)), 0,
+               "basic: write to a read-only fd queued");
+        ok(run_until(8, 5000), "basic: reads completed");
+        is_int(r->res, sizeof(rbuf), "basic: read of 8192 bytes");
+        ok(is_pattern(rbuf, sizeof(rbuf), 0), "basic: read what was written");
+        is_int(s->res, 8192 - 6000, "basic: short read at EOF: the bytes before it");
+        ok(is_pattern(rbuf2, 8192 - 6000, 6000), "basic: and the right ones");
+        is_int(e->res, 0, "basic: read at EOF: 0");
+        is_int(bad->res, -EBADF, "basic: fd -1: -EBADF");
+        is_int(ro->res, -EBADF, "basic: read-only fd: -EBADF");
+        settle(20);
+        tally_check(&tl, "basic");
+        io_free_watched(io, "basic");
+        tally_clear(&tl);
+        close(fd);
+        close(fd2);
+        close(rofd);
+}
+
+/* 256 reads, then 256 writes, on a ring of 8 (a CQ of 16): all in flight at once. */
+static void test_many(void)
+{
+        struct tally tl = { 0 };
+        struct io *io = NULL;
+        uint8_t *buf = malloc(FILE_SIZE);
+        int fd = make_file("many", FILE_SIZE), out = make_file("many-out", 0);
+        unsigned int refused = 0;
+
+        if (!buf)
+                abort();
+        is_int(io_new(&io, base, 8), 0, "many: io_new");
+        for (unsigned int i = 0; i < 256; i++)
+                refused += queue_read(io, &tl, fd, buf + i * 4096, 4096, i * 4096, 4096) < 0;
+        is_int(refused, 0, "many: 256 reads accepted on a ring of 8");
+        ok(run_until(tl.accepted, 10000), "many: all reads completed");
+        ok(is_pattern(buf, FILE_SIZE, 0), "many: the file read right");
+        refused = 0;
+        for (unsigned int i = 0; i < 256; i++) {
+                struct treq *t = treq_new(4096);
+
+                refused += tally_add(&tl, t, io_write(io, &t->req, out, buf + i * 4096, 4096,
+                                                      (uint64_t)i * 4096)) < 0;
+        }
+        is_int(refused, 0, "many: 256 writes accepted");
+        ok(run_until(tl.accepted, 10000), "many: all writes completed");
+        memset(buf, 0, FILE_SIZE);
+        ok(pread(out, buf, FILE_SIZE, 0) == FILE_SIZE && is_pattern(buf, FILE_SIZE, 0),
+           "many: the file written right");
+        settle(20);
+        tally_check(&tl, "many");
+        io_free_watched(io, "many");
+        tally_clear(&tl);
+        free(buf);
+        close(fd);
+        close(out);
+}
+
+/*
+ * One io_uring_submit fails after liburing published the SQE. Whatever io.c
+ * answers must hold: accepted runs once (even with no later request to carry
+ * it in), refused never runs, also when a later submit succeeds.
+ */
+static void test_submit_fails(int err, const char *name)
+{
+        struct tally tl = { 0 };
+        struct io *io = NULL;
+        static uint8_t buf[3][4096];
+        int fd = make_file("fails", FILE_SIZE);
+        char what[64];
+
+        snprintf(what, sizeof(what), "submit -%s", name);
+        is_int(io_new(&io, base, 8), 0, "%s: io_new", what);
+
+        /* Alone: nothing else would submit it. */
+        fault_errno = err;
+        fault_fail = 1;
+        queue_read(io, &tl, fd, buf[0], 4096, 0, 4096);
+        ok(run_until(tl.accepted, 2000), "%s: a lone accepted request completed", what);
+
+        /* Then a request that submits fine: it must not carry a refused one along. */
+        fault_fail = 1;
+        queue_read(io, &tl, fd, buf[1], 4096, 4096, 4096);
+        is_int(queue_read(io, &tl, fd, buf[2], 4096, 8192, 4096), 0,
+               "%s: the next request accepted", what);
+        ok(run_until(tl.accepted, 2000), "%s: accepted requests completed", what);
+        settle(50);
+        faults_off();
+        diag("%s: %u accepted, %u refused", what, tl.accepted, tl.refused);
+        tally_check(&tl, what);
+        io_free_watched(io, what);
+        tally_clear(&tl);
+        close(fd);
+}
+
+/*
+ * Submits keep failing: the SQ fills (published, not taken), io_uring_get_sqe
+ * gives NULL and requests are refused. Then submits work again.
+ */
+static void test_sq_full(void)
+{
+        struct tally tl = { 0 };
+        struct io *io = NULL;
+        static uint8_t buf[33][4096];
+        int fd = make_file("full", FILE_SIZE);
+
+        is_int(io_new(&io, base, 8), 0, "sq full: io_new");
+        fault_errno = EAGAIN;
+        fault_fail = 1000;
+        for (unsigned int i = 0; i < 32; i++)
+                queue_read(io, &tl, fd, buf[i], 4096, i * 4096, 4096);
+        settle(20);
+        diag("sq full: %u accepted, %u refused while every submit failed", tl.accepted,
+             tl.refused);
+        ok(tl.refused > 0, "sq full: requests refused once the SQ is full");
+        is_int(n_runs, 0, "sq full: nothing ran while submits failed");
+        faults_off();
+        is_int(queue_read(io, &tl, fd, buf[32], 4096, 32 * 4096, 4096), 0,
+               "sq full: accepted again once submits work");
+        ok(run_until(tl.accepted, 2000), "sq full: accepted requests completed");
+        settle(50);
+        tally_check(&tl, "sq full");
+        io_free_watched(io, "sq full");
+        tally_clear(&tl);
+        close(fd);
+}
+
+/* The kernel takes one SQE per io_uring_enter: the rest must still go in. */
+static void test_short_submit(void)
+{
+        struct tally tl = { 0 };
+        struct io *io = NULL;
+        static uint8_t buf[6][4096];
+        int fd = make_file("short", FILE_SIZE);
+
+        is_int(io_new(&io, base, 8), 0, "short submit: io_new");
+        fault_errno = EBUSY;
+        fault_fail = 5;
+        fault_short = 1000;
+        for (unsigned int i = 0; i < 6; i++)
+                queue_read(io, &tl, fd, buf[i], 4096, i * 4096, 4096);
+        ok(run_until(tl.accepted, 2000), "short submit: accepted requests completed");
+        settle(50);
+        faults_off();
+        tally_check(&tl, "short submit");
+        io_free_watched(io, "short submit");
+        tally_clear(&tl);
+        close(fd);
+}
+
+/*
+ * A pipe gives short reads on demand: 100 bytes, then the rest. The
+ * continuation's submit fails (@full: and the SQ is full, so it has no SQE);
+ * the read must still complete once, with all 300 bytes.
+ */
+static void test_continuation(bool full)
+{
+        struct tally tl = { 0 };
+        struct io *io = NULL;
+        static uint8_t src[300], dst[300], buf[16][4096];
+        const char *what = full ? "continuation, SQ full" : "continuation, submit fails";
+        int fd = make_file("cont", FILE_SIZE);
+        struct treq *t;
+        int p[2];
+
+        for (size_t i = 0; i < sizeof(src); i++)
+                src[i] = pattern(i);
+        memset(dst, 0, sizeof(dst));
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        is_int(io_new(&io, base, 8), 0, "%s: io_new", what);
+        t = treq_new(sizeof(dst));
+        is_int(tally_add(&tl, t, io_read(io, &t->req, p[0], dst, sizeof(dst), 0)), 0,
+               "%s: pipe read queued", what);
+        settle(20);
+
+        fault_errno = EAGAIN;
+        fault_fail = full ? 1000 : 1;
+        if (full)
+                for (unsigned int i = 0; i < 16; i++)
+                        queue_read(io, &tl, fd, buf[i], 4096, i * 4096, 4096);
+        if (write(p[1], src, 100) != 100)
+                abort();
+        settle(50);
+        faults_off();
+        if (write(p[1], src + 100, 200) != 200)
+                abort();
+        /* One more request, which submits whatever is left in the SQ. */
+        queue_read(io, &tl, fd, buf[0], 4096, 0, 4096);
+        ok(run_until(tl.accepted, 2000), "%s: accepted requests completed", what);
+        settle(50);
+        is_int(t->runs, 1, "%s: the pipe read ran once", what);
+        is_int(t->res, sizeof(dst), "%s: with all 300 bytes", what);
+        ok(memcmp(dst, src, sizeof(dst)) == 0, "%s: in order", what);
+        tally_check(&tl, what);
+        io_free_watched(io, what);
+        tally_clear(&tl);
+        close(p[0]);
+        close(p[1]);
+        close(fd);
+}
+
+/*
+ * io_free with requests the kernel never took (submits failing) and with
+ * one that would wait forever (a read of an empty pipe): it returns, and
+ * runs no callback.
+ */
+static void test_free_pending(void)
+{
+        struct tally tl = { 0 };
+        struct io *io = NULL;
+        static uint8_t buf[4][4096];
+        int fd = make_file("pending", FILE_SIZE);
+        int p[2];
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        is_int(io_new(&io, base, 8), 0, "free pending: io_new");
+        /* Without IORING_REGISTER_SYNC_CANCEL nothing would end that read. */
+        if (have_sync_cancel)
+                is_int(queue_read(io, &tl, p[0], buf[0], 4096, 0, 4096), 0,
+                       "free pending: read of an empty pipe queued");
+        else
+                diag("free pending: no synchronous cancel here, no pipe read");
+        settle(20);
+        fault_errno = EAGAIN;
+        fault_fail = 1000;
+        for (unsigned int i = 1; i < 4; i++)
+                queue_read(io, &tl, fd, buf[i], 4096, i * 4096, 4096);
+        settle(20);
+        io_free_watched(io, "free pending");
+        faults_off();
+        is_int(n_runs, 0, "free pending: no callback ran");
+        tally_clear(&tl);
+        close(p[0]);
+        close(p[1]);
+        close(fd);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+}
+
+static const char *only;
+
+/* `test-io NAME` runs the cases whose name contains NAME. */
+static bool want(const char *name)
+{
+        return !only || strstr(name, only);
+}
+
+int main(int argc, char **argv)
+{
+        static const char *files[] = { "basic", "alloc", "many", "many-out", "fails", "full",
+                                       "short", "cont", "pending" };
+        struct io_uring_sync_cancel_reg probe_cancel = {
+                .fd = -1,
+                .flags = IORING_ASYNC_CANCEL_ANY,
+        };
+        struct timeval tv = { .tv_usec = 2000 };
+        struct event *tick;
+        struct io_uring probe;
+
+        signal(SIGALRM, on_alarm);
+        signal(SIGPIPE, SIG_IGN);
+        if (io_uring_queue_init(8, &probe, 0) < 0) {
+                printf("1..0 # SKIP io_uring is not available here\n");
+                return 0;
+        }
+        /* Where the kernel has it (6.0): nothing to cancel, 0 cancelled. */
+        have_sync_cancel = io_uring_register_sync_cancel(&probe, &probe_cancel) >= 0;
+        io_uring_queue_exit(&probe);
+        if (!mkdtemp(dir))
+                abort();
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        base = event_base_new();
+        /* EVLOOP_ONCE returns at least this often. */
+        tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
+        if (dfd < 0 || !base || !tick || event_add(tick, &tv) < 0)
+                abort();
+
+        only = argc > 1 ? argv[1] : NULL;
+        if (want("basic"))
+                test_basic();
+        if (want("many"))
+                test_many();
+        if (want("submit-eagain"))
+                test_submit_fails(EAGAIN, "EAGAIN");
+        if (want("submit-ebusy"))
+                test_submit_fails(EBUSY, "EBUSY");
+        if (want("submit-eintr"))
+                test_submit_fails(EINTR, "EINTR");
+        if (want("sq-full"))
+                test_sq_full();
+        if (want("short-submit"))
+                test_short_submit();
+        if (want("continuation-fails"))
+                test_continuation(false);
+        if (want("continuation-full"))
+                test_continuation(true);
+        if (want("free-pending"))
+                test_free_pending();
+
+        event_free(tick);
+        event_base_free(base);
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+                unlinkat(dfd, files[i], 0);
+        close(dfd);
+        rmdir(dir);
+        return done_testing();
+}
