@@ -156,6 +156,26 @@ int ring_hold_join(struct ring_hold *h, struct ring *r)
         return 0;
 }
 
+uint32_t ring_hold_promote(struct ring_hold *h, struct ring *r)
+{
+        uint32_t n;
+
+        if (h->held != 0 || h->counted) {
+                fprintf(stderr, "ring_hold_promote: holding is not an empty join\n");
+                abort();
+        }
+        n = ring_admit(r, h->slot);
+        if (n == 0) {
+                /* ring_admit wrote nothing: the unused stack is intact. */
+                return 0;
+        }
+        h->nunused = 0;
+        ring_hold_stack_unused(h, n);
+        h->held = n;
+        h->counted = true;
+        return n;
+}
+
 void ring_hold_set_lanes(struct ring_hold *h, uint32_t lanes)
 {
         h->div = MAX(lanes, 1u);

@@ -86,6 +86,12 @@ int ring_hold_admit(struct ring_hold *h, struct ring *r);
  * connection, so it grows only from what the ring lends. 0 or -ENOMEM.
  */
 int ring_hold_join(struct ring_hold *h, struct ring *r);
+/*
+ * Admit a joined holding that holds nothing yet (a connection that was let
+ * in before it proved anything): ring_admit's slots under indices 0, 1, ...
+ * Returns how many, 0 when not admitted (still joined, holding nothing).
+ */
+uint32_t ring_hold_promote(struct ring_hold *h, struct ring *r);
 /* A transfer striped over @lanes lanes: each lane's due is 1/@lanes of it. */
 void ring_hold_set_lanes(struct ring_hold *h, uint32_t lanes);
 /* The most slots this holding should have now: ring_target / lanes, at least 1. */

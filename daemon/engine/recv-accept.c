@@ -1,12 +1,16 @@
 /*
  * A connection request on the listener: the peer's hello and address are
- * checked, then it becomes lane 0 of a new incoming transfer (admitted to
- * the receive ring: a share of it, or less while another transfer is
- * lending slots) or, when the hello names a lane, joins the accepted
- * transfer whose offer carried its token, from the same host, with what
- * the ring lends. The accept carries the credits, the slot size and a
- * fresh nonce for the key proof. Anything refused is refused with a
- * reason in the REJ. The offer that follows is recv-offer.c's.
+ * checked, then it becomes lane 0 of a new incoming transfer or, when the
+ * hello names a lane, joins the accepted transfer whose offer carried its
+ * token, from the same host, with what the ring lends.
+ *
+ * A new transfer holds no share of the ring and does not count against
+ * max_transfers until its offer is valid (recv-offer.c): its accept grants
+ * one credit, for the offer, into a control buffer of its own. Until then
+ * it is "pending": at most RECV_PENDING_PER_HOST from one host and
+ * RECV_PENDING_MAX in all, each with RECV_OFFER_SEC to make its offer.
+ * The accept carries the credits, the slot size and a fresh nonce for the
+ * key proof. Anything refused is refused with a reason in the REJ.
  */
 
 #include <errno.h>
@@ -48,6 +52,21 @@ static bool recv_same_host(const struct sockaddr *a, const struct sockaddr *b)
         return false;
 }
 
+/* Connections that have not made a valid offer yet: in all, and from
+ * @peer's host. */
+static void recv_count_pending(struct engine *e, const struct sockaddr *peer,
+                               unsigned int *all, unsigned int *host)
+{
+        *all = *host = 0;
+        for (struct xfer *b = xfer_first(e, XFER_RECV); b; b = b->next) {
+                if (recv_xfer_of(b)->admitted || b->state == XFER_CLOSING || !b->lane[0])
+                        continue;
+                (*all)++;
+                if (recv_same_host(peer, rdma_get_peer_addr(b->lane[0]->conn.id)))
+                        (*host)++;
+        }
+}
+
 /* Who may connect at all: WIRE_OK, or the status to refuse with. */
 static unsigned int recv_admit_peer(struct engine *e, struct rdma_cm_id *id, const char *peer,
                                     const void *pdata, size_t plen, struct wire_hello *h)
@@ -65,6 +84,17 @@ static unsigned int recv_admit_peer(struct engine *e, struct rdma_cm_id *id, con
         }
         if (e->stopping)
                 return WIRE_E_SHUTDOWN;
+        if (!(h->flags & WIRE_HELLO_LANE)) {
+                unsigned int all, host;
+
+                recv_count_pending(e, rdma_get_peer_addr(id), &all, &host);
+                if (host >= RECV_PENDING_PER_HOST || all >= RECV_PENDING_MAX) {
+                        log_notice("%s: refused: %u connections %s have not made an offer yet", peer,
+                                   host >= RECV_PENDING_PER_HOST ? host : all,
+                                   host >= RECV_PENDING_PER_HOST ? "from this host" : "in all");
+                        return WIRE_E_BUSY;
+                }
+        }
         if (id->verbs != e->verbs) {
                 log_warning("%s: refused: arrived on device %s, ring is on %s", peer,
                             ibv_get_device_name(id->verbs->device),
@@ -104,11 +134,8 @@ static struct recv_lane *recv_lane_for(struct engine *e, struct rdma_cm_id *id, 
 
         if (!(h->flags & WIRE_HELLO_LANE)) {
                 r = recv_xfer_new(e, peer, &x);
-                if (r == XFER_FULL)
-                        log_notice("%s: refused: %u transfers already receiving", peer,
-                                   e->ring.conns_max);
                 if (r != 0) {
-                        recv_reject(id, r == XFER_FULL ? WIRE_E_BUSY : WIRE_E_INTERNAL);
+                        recv_reject(id, WIRE_E_INTERNAL);
                         return NULL;
                 }
                 return recv_lane(x, 0);
@@ -141,8 +168,10 @@ static int recv_lane_accept(struct recv_lane *l)
         uint8_t wbuf[WIRE_WELCOME_SIZE];
         int r;
 
-        /* Room for every slot it may grow to. */
-        r = conn_setup_qp(&l->base.conn, CONN_CTRL_BUFS + 2, l->base.hold.cap + 1, 0);
+        /* Room for every slot it may grow to; lane 0's offer comes into a
+         * control buffer of its own. */
+        r = conn_setup_qp(&l->base.conn, CONN_CTRL_BUFS + 2, l->base.hold.cap + 2,
+                          l->base.idx == 0 ? 1 : 0);
         if (r == 0)
                 r = recv_lane_post_all(l);
         if (r < 0) {
@@ -152,7 +181,7 @@ static int recv_lane_accept(struct recv_lane *l)
         w.magic = WIRE_MAGIC;
         w.version = WIRE_VERSION;
         w.flags = e->key->len ? WIRE_WELCOME_AUTH : 0;
-        w.credits = l->base.hold.held;
+        w.credits = l->base.idx == 0 ? 1 : l->base.hold.held;
         w.slot_size = e->slot_size;
         memcpy(w.nonce, b->nonce, sizeof(w.nonce));
         wire_encode_welcome(wbuf, &w);
@@ -200,7 +229,7 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
                 return;
         }
         if (l->base.idx == 0)
-                xfer_arm_deadline(l->base.x);
+                xfer_arm_timer(l->base.x, (int)recv_offer_timeout(recv_xfer_of(l->base.x)));
         log_debug("%s: accepted %s %u, %u credits of %u bytes", peer,
                   l->base.idx ? "lane" : "connection", l->base.idx, l->base.hold.held, e->slot_size);
 }

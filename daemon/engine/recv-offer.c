@@ -1,8 +1,10 @@
 /*
  * Lane 0's offer: the name, the key proof, the chunk size and the size
- * are checked, the file is opened (O_TMPFILE) and its space reserved off
- * the loop; then the transfer is accepted with the lanes it is granted,
- * or refused with the reason.
+ * are checked; only then is the transfer admitted to the receive ring (a
+ * connection that has not made a valid offer holds no share and does not
+ * count against max_transfers). The file is opened (O_TMPFILE) and its
+ * space reserved off the loop; then the transfer is accepted with the
+ * lanes it is granted, or refused with the reason.
  */
 
 #include <errno.h>
@@ -128,9 +130,23 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         int r;
 
         x->offer = *o;
+        evtimer_del(x->base.timer);
         status = recv_check_offer(x, o, text, sizeof(text));
         if (status != WIRE_OK) {
                 recv_fail(x, status, text[0] ? text : NULL);
+                return;
+        }
+        /* Only now, the offer valid (and proven, with a key), does the
+         * transfer count against max_transfers and take its share. */
+        r = recv_admit(x);
+        if (r == XFER_FULL) {
+                snprintf(text, sizeof(text), "%u transfers already receiving", e->ring.conns_max);
+                recv_fail(x, WIRE_E_BUSY, text);
+                return;
+        }
+        if (r < 0) {
+                snprintf(text, sizeof(text), "posting receives: %s", strerror(-r));
+                recv_fail(x, WIRE_E_INTERNAL, text);
                 return;
         }
         r = incoming_exists(e->incoming_fd, x->offer.name);
@@ -150,7 +166,6 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        evtimer_del(x->base.timer);
         if (o->size == 0) {
                 recv_accept(x, 0);
                 return;

@@ -64,7 +64,9 @@ int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
         l = calloc(1, sizeof(*l));
         if (!l)
                 return -ENOMEM;
-        r = xfer_lane_init(&l->base, &x->base, idx);
+        /* Nobody holds a share of the ring before its offer is valid
+         * (recv_admit); later lanes only ever borrow. */
+        r = xfer_lane_init(&l->base, &x->base, idx, false);
         if (r == 0) {
                 l->rs = calloc(x->base.ring->count, sizeof(*l->rs));
                 if (!l->rs) {
@@ -174,7 +176,8 @@ static void recv_timeout(struct xfer *b)
         switch (b->state) {
         case XFER_CONNECTING:
         case XFER_OFFER:
-                snprintf(text, sizeof(text), "no offer within %u s", sec);
+                snprintf(text, sizeof(text), "no offer within %u s",
+                         recv_offer_timeout(recv_xfer_of(b)));
                 recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
         case XFER_FINISHING:
@@ -340,6 +343,28 @@ int recv_lane_post_all(struct recv_lane *l)
                 l->credits_pending = 0;
         }
         return 0;
+}
+
+int recv_admit(struct recv_xfer *x)
+{
+        struct recv_lane *l0 = recv_lane(x, 0);
+        int r;
+
+        r = xfer_lane_admit(&l0->base);
+        if (r != 0)
+                return r;
+        x->admitted = true;
+        r = recv_lane_post_all(l0);
+        if (r < 0)
+                return r;
+        /* They go to the sender with the ACCEPT. */
+        l0->credits_pending = l0->base.hold.held;
+        return 0;
+}
+
+unsigned int recv_offer_timeout(const struct recv_xfer *x)
+{
+        return MIN((unsigned int)RECV_OFFER_SEC, xfer_peer_timeout(&x->base));
 }
 
 /* A starved lane (xfer_feed_starved): one slot, credited at once. */
@@ -519,25 +544,31 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         digest_update(&l->base.digest, recv_slot_mem(l, i), len);
 }
 
-static void recv_on_ctrl(struct recv_lane *l, uint32_t i, uint32_t len)
+/*
+ * A control message from the sender: in lane 0's one control buffer (the
+ * offer, before the transfer holds any slot: @slot is -1), or in a slot of
+ * the ring, which goes straight back with a credit.
+ */
+static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int64_t slot)
 {
         struct xfer *b = l->base.x;
         struct recv_xfer *x = recv_xfer_of(b);
         struct wire_msg m;
         int r;
 
-        r = wire_decode(recv_slot_mem(l, i), len, &m);
+        r = wire_decode(buf, len, &m);
         if (r < 0) {
                 recv_abort(b, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
                            "undecodable control message");
                 return;
         }
-        /* A control message used a slot too: it goes straight back. */
-        if (recv_post_slot(l, i) < 0) {
-                recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
-                return;
+        if (slot >= 0) {
+                if (recv_post_slot(l, (uint32_t)slot) < 0) {
+                        recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
+                        return;
+                }
+                l->credits_pending++;
         }
-        l->credits_pending++;
         xfer_progress(b);
 
         /* The first message can beat our own ESTABLISHED event. */
@@ -555,7 +586,7 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
 {
         struct recv_lane *l = (struct recv_lane *)c;
 
-        if (wc->wr_id & CONN_WRID_CTRL) {
+        if ((wc->wr_id & CONN_WRID_CTRL) && (wc->wr_id & ~CONN_WRID_CTRL) < CONN_CTRL_BUFS) {
                 conn_ctrl_send_done(c, wc->wr_id);
                 if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
                         recv_lost(l, ibv_wc_status_str(wc->status));
@@ -574,6 +605,11 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
         }
         if (l->base.x->state == XFER_CLOSING)
                 return;
+        if (wc->wr_id & CONN_WRID_CTRL) {
+                /* Lane 0's control buffer: the offer; it is not posted again. */
+                recv_on_ctrl(l, conn_ctrl_buf(c, wc->wr_id), wc->byte_len, -1);
+                return;
+        }
         if (wc->wr_id >= l->base.hold.cap || l->base.hold.slot[wc->wr_id] == RING_NO_SLOT) {
                 recv_lost(l, "completion for an unknown slot");
                 return;
@@ -581,7 +617,7 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
         if (wc->wc_flags & IBV_WC_WITH_IMM)
                 recv_on_data(l, wc->wr_id, be32toh(wc->imm_data), wc->byte_len);
         else
-                recv_on_ctrl(l, wc->wr_id, wc->byte_len);
+                recv_on_ctrl(l, recv_slot_mem(l, wc->wr_id), wc->byte_len, (int64_t)wc->wr_id);
 }
 
 static void recv_on_batch_end(struct conn *c)

@@ -16,6 +16,13 @@
 
 /* How long to wait for the sender to hang up after RESULT or REFUSE. */
 #define RECV_LINGER_SEC         5
+/* A connection must make its offer within this long (or peer_timeout if
+ * shorter): until then it holds no share of the ring, but a queue pair. */
+#define RECV_OFFER_SEC          10
+/* Connections that have not made a valid offer yet: at most this many
+ * from one host, and in all. */
+#define RECV_PENDING_PER_HOST   8
+#define RECV_PENDING_MAX        64
 
 /* Beyond one lane, each lane is given at least this many chunks. */
 #define RECV_LANE_MIN_CHUNKS    8
@@ -40,6 +47,7 @@ struct recv_lane {
 
 struct recv_xfer {
         struct xfer base;       /* first */
+        bool admitted;          /* its offer was valid: lane 0 holds a share */
         struct wire_offer offer;
         int fd;                 /* O_TMPFILE until published */
         uint64_t bytes_written;
@@ -66,11 +74,17 @@ static inline struct recv_lane *recv_lane(struct recv_xfer *x, unsigned int k)
 extern const struct conn_ops recv_conn_ops;
 
 /* recv.c */
-/* A new transfer around lane 0, admitted to the ring: 0, XFER_FULL, or -errno. */
+/* A new transfer around lane 0, not admitted to the ring yet: 0 or -errno. */
 int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out);
+/* Lane 0's offer is valid: a share of the ring, posted, credited with the
+ * ACCEPT. 0, XFER_FULL (max_transfers receiving), or -errno. */
+int recv_admit(struct recv_xfer *x);
+/* How long a new connection has to make its offer. */
+unsigned int recv_offer_timeout(const struct recv_xfer *x);
 /* A new lane @idx of @x: its slots taken, not yet posted. 0, or -errno. */
 int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out);
-/* Post every slot the lane holds and, beyond lane 0, what the ring lends now. */
+/* Post every slot the lane holds and, beyond lane 0, what the ring lends
+ * now (its welcome's credits). */
 int recv_lane_post_all(struct recv_lane *l);
 /* Send the verdict (REFUSE before data, RESULT after) on every lane and
  * wait for the sender to hang up; a failure. */

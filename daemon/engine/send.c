@@ -38,7 +38,8 @@ int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **ou
         l = calloc(1, sizeof(*l));
         if (!l)
                 return -ENOMEM;
-        r = xfer_lane_init(&l->base, &s->base, idx);
+        /* Lane 0 is admitted (or not) before anything else happens. */
+        r = xfer_lane_init(&l->base, &s->base, idx, idx == 0);
         if (r == 0) {
                 l->bufs = calloc(pool->count, sizeof(*l->bufs));
                 l->spare = calloc(pool->count, sizeof(*l->spare));

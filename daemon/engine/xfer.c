@@ -117,7 +117,7 @@ bool xfer_peer_silent(struct xfer *x)
         return false;
 }
 
-int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx)
+int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx, bool admit)
 {
         int r;
 
@@ -128,13 +128,21 @@ int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx)
         r = digest_init(&l->digest);
         if (r < 0)
                 return r;
-        if (idx > 0)
+        if (!admit)
                 r = ring_hold_join(&l->hold, x->ring);
         else if ((r = ring_hold_admit(&l->hold, x->ring)) >= 0)
                 r = r == 0 ? XFER_FULL : 0;
         if (r != 0)
                 return r;
         ring_hold_set_lanes(&l->hold, x->nlanes);
+        return 0;
+}
+
+int xfer_lane_admit(struct xfer_lane *l)
+{
+        if (ring_hold_promote(&l->hold, l->x->ring) == 0)
+                return XFER_FULL;
+        ring_hold_set_lanes(&l->hold, l->x->nlanes);
         return 0;
 }
 

@@ -128,12 +128,15 @@ unsigned int xfer_peer_timeout(const struct xfer *x);
 
 /*
  * A lane's common part: its digest, and its holding of x->ring, admitted
- * (lane 0: counts as a transfer) or joined (the others: only what the
- * ring lends). 0, XFER_FULL when the ring admits no more transfers, or
- * -errno; xfer_lane_deinit() in any case.
+ * (@admit: counts as a transfer and takes a share) or joined (holds
+ * nothing, grows only from what the ring lends; xfer_lane_admit() may
+ * admit it later). 0, XFER_FULL when the ring admits no more transfers,
+ * or -errno; xfer_lane_deinit() in any case.
  */
 enum { XFER_FULL = 1 };
-int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx);
+int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx, bool admit);
+/* Admit a joined lane that holds nothing: 0 or XFER_FULL. */
+int xfer_lane_admit(struct xfer_lane *l);
 void xfer_lane_deinit(struct xfer_lane *l);
 /* Attach a lane to @x and make @x wait for its reaping. */
 void xfer_lane_add(struct xfer_lane *l);

@@ -337,6 +337,48 @@ static void test_conns_max(void)
         ring_deinit(&r);
 }
 
+/* A connection let in before it proved anything holds nothing and is not
+ * counted; once it is admitted it holds a share like any other. */
+static void test_promote(void)
+{
+        struct ring r = RING_NULL;
+        struct ring_hold a = RING_HOLD_NULL, b = RING_HOLD_NULL, p = RING_HOLD_NULL;
+        uint32_t i;
+
+        ring_init(&r, 8, 4);
+        is_int(ring_hold_join(&p, &r), 0, "pending connection joins");
+        is_int(p.held, 0, "it holds nothing");
+        is_int(r.conns, 0, "and is not counted");
+        is_int(ring_hold_admit(&a, &r), 4, "a running transfer still gets its share");
+        is_int(ring_hold_target(&a, &r), 8, "and its due is the whole ring: the pending one costs nothing");
+        is_int(ring_hold_promote(&p, &r), 4, "promoted: a share");
+        ok(p.counted && r.conns == 2, "promoted is counted");
+        ok(p.slot[0] != RING_NO_SLOT && p.slot[3] != RING_NO_SLOT && p.slot[4] == RING_NO_SLOT,
+           "its slots sit under indices 0..3");
+        ok(ring_hold_grow(&p, &r, &i) == false, "ring full: no growth");
+        ring_hold_release(&p, &r, 3);
+        is_int(p.held, 3, "release works on promoted slots");
+        ring_hold_leave(&p, &r);
+        is_int(r.conns, 1, "leave uncounts it");
+        is_int(ring_free(&r), 4, "and returns every slot");
+
+        /* Promotion refused when the ring admits no more. */
+        ring_hold_free(&p);
+        is_int(ring_hold_admit(&b, &r), 4, "second transfer");
+        is_int(ring_hold_join(&p, &r), 0, "another pending one");
+        is_int(ring_hold_promote(&p, &r), 0, "full: not promoted");
+        ok(!p.counted && p.held == 0 && p.nunused == p.cap, "and still an empty join");
+        ring_hold_leave(&p, &r);
+        is_int(r.conns, 2, "leaving an unpromoted join uncounts nobody");
+        ring_hold_leave(&a, &r);
+        ring_hold_leave(&b, &r);
+        is_int(ring_free(&r), 8, "all back");
+        ring_hold_free(&a);
+        ring_hold_free(&b);
+        ring_hold_free(&p);
+        ring_deinit(&r);
+}
+
 static void test_abort(void)
 {
         ok(aborts(double_put), "double put aborts (SIGABRT)");
@@ -354,6 +396,7 @@ int main(void)
         test_hold();
         test_lanes();
         test_conns_max();
+        test_promote();
         test_abort();
         return done_testing();
 }

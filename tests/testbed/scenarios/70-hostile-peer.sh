@@ -116,17 +116,40 @@ rc=0
 wait "$stall_pid" || rc=$?
 sed 's/^/    /' "$TESTBED_SHARE/stall.out"
 ((rc == 0)) || tb_fail "stall: the receiver did not drop a stalled sender (rawpeer exit $rc)"
-wait_for 15 beta_logged "$cur" "no offer within 30 s" || tb_fail "idle: beta did not log the timeout"
+wait_for 15 beta_logged "$cur" "no offer within 10 s" || tb_fail "idle: beta did not log the timeout"
 wait_for 15 beta_logged "$cur" "stall\.dat failed: .*no progress from sender for 30 s" ||
         tb_fail "stall: beta did not log the stall"
 beta_log_after "$cur" | grep -E "no offer|no progress" | sed 's/^/    beta: /'
 beta_unhurt idle-stall meanwhile.dat
 
+tb_log "admission after the offer: max_transfers (4) idle peers hold no share; an honest send still gets in"
+cur=$(beta_cursor)
+idle_pids=()
+for i in 1 2 3 4; do
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" idle >"$TESTBED_SHARE/idle-$i.out" 2>&1 &
+        idle_pids+=($!)
+done
+sleep 2
+make_file "$SRC/admitted.dat" 4000000
+send_ok "$SRC/admitted.dat"
+same_file "$SRC/admitted.dat" "$BETA_IN/admitted.dat"
+tb_log "a host may keep at most 8 connections without an offer: the 9th is refused as busy"
+for i in 5 6 7 8 9; do
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" idle >"$TESTBED_SHARE/idle-$i.out" 2>&1 &
+        idle_pids+=($!)
+        sleep 0.1
+done
+wait_for 15 beta_logged "$cur" "refused: 8 connections from this host have not made an offer yet" ||
+        tb_fail "pending cap: beta did not refuse the 9th connection without an offer"
+for p in "${idle_pids[@]}"; do wait "$p" || true; done
+beta_log_after "$cur" | grep -E "have not made an offer" | sed 's/^/    beta: /'
+beta_unhurt admission meanwhile.dat admitted.dat
+
 tb_log "beta still serves honest peers"
 make_file "$SRC/after.dat" 5000000
 send_ok "$SRC/after.dat"
 same_file "$SRC/after.dat" "$BETA_IN/after.dat"
-beta_unhurt final meanwhile.dat after.dat
+beta_unhurt final meanwhile.dat admitted.dat after.dat
 escaped=$(find /var /tmp /root /etc /run -newer /run/hostile-marker -name 'escape*' 2>/dev/null)
 [[ -z $escaped ]] || tb_fail "files named escape appeared: $escaped"
 
