@@ -104,7 +104,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "pre-shared key proof does not match");
                 return WIRE_E_AUTH;
         }
-        if (o->chunk_size == 0 || o->chunk_size > e->slot_size) {
+        if (o->chunk_size < RECV_CHUNK_MIN || o->chunk_size > e->slot_size) {
                 snprintf(text, len, "chunk size out of range");
                 return WIRE_E_PROTOCOL;
         }

@@ -24,6 +24,10 @@
 #define RECV_PENDING_PER_HOST   8
 #define RECV_PENDING_MAX        64
 
+/* No chunk is smaller than the smallest slot_size a sender can have: tiny
+ * chunks would cost a receive, a write and a credit per few bytes. */
+#define RECV_CHUNK_MIN          4096u
+
 /* Beyond one lane, each lane is given at least this many chunks. */
 #define RECV_LANE_MIN_CHUNKS    8
 

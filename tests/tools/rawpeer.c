@@ -38,6 +38,7 @@ enum act {
         ACT_HELLO,              /* the hello is the violation; REJECT expected */
         ACT_NAME,               /* OFFER with a name the receiver must refuse */
         ACT_HUGE,
+        ACT_TINY_CHUNK,
         ACT_OFFER_TWICE,
         ACT_GARBAGE_CTRL,
         ACT_DATA_FIRST,
@@ -86,6 +87,8 @@ static const struct mode modes[] = {
           "OFFER \".x\": REFUSE, name" },
         { "huge-offer", ACT_HUGE, HELLO_OK, "huge.dat", 0, WIRE_REFUSE, WIRE_E_TOO_LARGE, false, 10,
           "OFFER of 2^64-1 bytes (more than 2^32 chunks): REFUSE, too large" },
+        { "tiny-chunk", ACT_TINY_CHUNK, HELLO_OK, "tiny.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 10,
+          "OFFER of 4 KiB in 1-byte chunks: REFUSE, protocol" },
         { "offer-twice", ACT_OFFER_TWICE, HELLO_OK, "twice.dat", 3, WIRE_RESULT, WIRE_E_PROTOCOL, true, 10,
           "a second OFFER while the first transfer runs: RESULT, protocol (or hang-up)" },
         { "garbage-ctrl", ACT_GARBAGE_CTRL, HELLO_OK, NULL, 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
@@ -247,6 +250,11 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 r = send_offer(c, md->file, chunk, UINT64_MAX);
                 if (r == 0)
                         printf("rawpeer: %s: the receiver ACCEPTED %" PRIu64 " bytes\n", md->name, UINT64_MAX);
+                return r == 0 ? 1 : expect_verdict(c, md, timeout_ms, r);
+        case ACT_TINY_CHUNK:
+                r = send_offer(c, md->file, 1, 4096);
+                if (r == 0)
+                        printf("rawpeer: %s: the receiver ACCEPTED 1-byte chunks\n", md->name);
                 return r == 0 ? 1 : expect_verdict(c, md, timeout_ms, r);
         case ACT_GARBAGE_CTRL:
                 if (getrandom(junk, sizeof(junk), 0) != (ssize_t)sizeof(junk))

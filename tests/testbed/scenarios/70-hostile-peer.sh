@@ -88,6 +88,7 @@ hostile name-hidden "name not acceptable: name starts with '\.'"
 
 tb_log "protocol violations"
 hostile huge-offer "huge\.dat failed: file too large: more than 2\^32 chunks"
+hostile tiny-chunk "tiny\.dat failed: protocol error: chunk size out of range"
 hostile offer-twice "twice\.dat failed: protocol error: unexpected control message"
 hostile garbage-ctrl "protocol error: undecodable control message"
 hostile data-before-offer "protocol error: data outside a transfer"
