@@ -30,6 +30,10 @@ enum config_key {
         CONFIG_KEY_ALLOW_PEERS,
         CONFIG_KEY_KEY_FILE,
         CONFIG_KEY_LOG_LEVEL,
+        CONFIG_KEY_MAX_CLIENTS_PER_USER,
+        CONFIG_KEY_MAX_QUEUED_PER_USER,
+        CONFIG_KEY_CLIENT_IDLE_TIMEOUT,
+        CONFIG_KEY_ADMIN_GROUP,
         _CONFIG_KEY_MAX,
 };
 
@@ -99,6 +103,11 @@ void config_init(struct config *cfg)
                 .allow_peers = { .n = 0 },
                 .key_file = "",
                 .log_level = CONFIG_LOG_INFO,
+                /* One user can neither take every control connection nor the whole queue. */
+                .max_clients_per_user = 8,
+                .max_queued_per_user = 64,
+                .client_idle_timeout = 60,
+                .admin_group = "",
         };
 }
 
@@ -271,6 +280,39 @@ static int config_set_log_level(struct config *cfg, const char *value, char *why
         return -EINVAL;
 }
 
+/*
+ * A group name as NSS may hold one (POSIX portable names, plus '@' and '$'
+ * of domain and machine accounts), or a numeric gid. Only its form is
+ * checked here: whether the group exists is the daemon's business.
+ */
+static int config_set_admin_group(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        size_t n = strlen(value), digits = strspn(value, "0123456789");
+
+        if (n >= sizeof(cfg->admin_group)) {
+                config_why(why, whylen, "group name is longer than %zu bytes", sizeof(cfg->admin_group) - 1);
+                return -EINVAL;
+        }
+        if (n > 0 && digits == n) {
+                uint64_t gid;
+                const char *end;
+
+                /* (gid_t)-1 means "no group" to the kernel. */
+                if (config_parse_u64(value, &gid, &end) < 0 || gid >= UINT32_MAX) {
+                        config_why(why, whylen, "gid must be below 4294967295");
+                        return -EINVAL;
+                }
+        } else if (n > 0 && (value[0] == '-' ||
+                             strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789._-@$") != n)) {
+                config_why(why, whylen, "must be a group name (letters, digits, '.', '_', '-', '@', '$'; "
+                                        "not starting with '-') or a numeric gid, or empty for none");
+                return -EINVAL;
+        }
+        memcpy(cfg->admin_group, value, n + 1);
+        return 0;
+}
+
 static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_LISTEN]             = CONFIG_CUSTOM("listen", config_set_listen),
         [CONFIG_KEY_PORT]               = CONFIG_NUMBER(port, 1, 65535),
@@ -294,6 +336,11 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
         [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),
         [CONFIG_KEY_LOG_LEVEL]          = CONFIG_CUSTOM("log_level", config_set_log_level),
+        /* The upper bounds are the daemon's own caps (CONTROL_CONN_MAX, JOBS_QUEUED_MAX). */
+        [CONFIG_KEY_MAX_CLIENTS_PER_USER] = CONFIG_NUMBER(max_clients_per_user, 1, 64),
+        [CONFIG_KEY_MAX_QUEUED_PER_USER] = CONFIG_NUMBER(max_queued_per_user, 1, 256),
+        [CONFIG_KEY_CLIENT_IDLE_TIMEOUT] = CONFIG_NUMBER(client_idle_timeout, 1, 3600),
+        [CONFIG_KEY_ADMIN_GROUP]        = CONFIG_CUSTOM("admin_group", config_set_admin_group),
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */

@@ -17,6 +17,7 @@
 
 #define CONFIG_DEFAULT_PATH     RDMAXFER_SYSCONFDIR "/rdmaxferd/rdmaxferd.conf"
 #define CONFIG_DEFAULT_PORT     7470
+#define CONFIG_GROUP_MAX        63      /* admin_group: bytes of a group name */
 
 enum config_log_level {
         CONFIG_LOG_ERR = 3,
@@ -42,6 +43,10 @@ struct config {
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         char key_file[PATH_MAX];        /* key_file = path, "" = no key */
         int log_level;                  /* log_level = err|warning|notice|info|debug */
+        uint32_t max_clients_per_user;  /* max_clients_per_user = 1..64 control connections per uid */
+        uint32_t max_queued_per_user;   /* max_queued_per_user = 1..256 queued jobs per uid */
+        uint32_t client_idle_timeout;   /* client_idle_timeout = 1..3600 s without a request */
+        char admin_group[CONFIG_GROUP_MAX + 1]; /* admin_group = group name or gid; "" = none */
 };
 
 /* Fill @cfg with the built-in defaults. */

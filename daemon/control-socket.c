@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,11 @@
 #include "control-socket.h"
 #include "log.h"
 #include "macro.h"
+
+/* Linux 4.13; older libc headers may lack the name. */
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
 
 static void strv_free(char **l)
 {
@@ -208,4 +214,65 @@ void control_socket_close(struct control_socket *s)
             st.st_dev == s->path_dev && st.st_ino == s->path_ino)
                 unlink(s->path);
         s->fd = safe_close(s->fd);
+}
+
+int control_socket_group_gid(const char *name, gid_t *gid)
+{
+        _cleanup_(freep) char *buf = NULL;
+        struct group grp, *found = NULL;
+        size_t cap = 4096;
+        int r;
+
+        if (!name[0])
+                return -EINVAL;
+        /* rdmaxferd.conf allows digits only as a gid (config.c checked its range). */
+        if (strspn(name, "0123456789") == strlen(name)) {
+                *gid = (gid_t)strtoul(name, NULL, 10);
+                return 0;
+        }
+        for (;;) {
+                char *p = realloc(buf, cap);
+
+                if (!p)
+                        return -ENOMEM;
+                buf = p;
+                r = getgrnam_r(name, &grp, buf, cap, &found);
+                if (r != ERANGE)
+                        break;
+                /* A group with a very long member list; give up past 1 MiB. */
+                if (cap >= 1024 * 1024)
+                        return -ERANGE;
+                cap *= 2;
+        }
+        if (r != 0)
+                return -r;
+        if (!found)
+                return -ENOENT;
+        *gid = grp.gr_gid;
+        return 0;
+}
+
+int control_socket_peer_in_group(int fd, const struct ucred *cred, gid_t gid)
+{
+        _cleanup_(freep) gid_t *heap = NULL;
+        gid_t stack[64], *groups = stack;
+        socklen_t len = sizeof(stack);
+
+        if (cred->gid == gid)
+                return 1;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+                if (errno != ERANGE)
+                        return -errno;
+                /* The kernel said how much room the list needs. */
+                heap = malloc(len);
+                if (!heap)
+                        return -ENOMEM;
+                groups = heap;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+                        return -errno;
+        }
+        for (size_t i = 0; i < len / sizeof(gid_t); i++)
+                if (groups[i] == gid)
+                        return 1;
+        return 0;
 }

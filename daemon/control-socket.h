@@ -7,6 +7,7 @@
  */
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
@@ -24,3 +25,18 @@ struct control_socket {
 int control_socket_open(struct control_socket *s, const char *path);
 /* Close it; unlink the path only if we bound it and it is still ours. */
 void control_socket_close(struct control_socket *s);
+
+/*
+ * admin_group's gid: digits are the gid itself, a name is looked up with
+ * getgrnam_r(). 0, -ENOENT when there is no such group, or -errno. NSS may
+ * block (LDAP, sssd): call it at start-up and on reload, never per client.
+ */
+int control_socket_group_gid(const char *name, gid_t *gid);
+
+/*
+ * Whether the client on @fd is in group @gid: its effective gid (@cred,
+ * from SO_PEERCRED) or one of its supplementary groups (SO_PEERGROUPS: the
+ * kernel's record from connect() time, so no NSS lookup and no blocking).
+ * 1, 0, or -errno.
+ */
+int control_socket_peer_in_group(int fd, const struct ucred *cred, gid_t gid);

@@ -6,6 +6,14 @@
  * closes the connection, and a LIST resumes from a job id when the socket
  * drains. Connections are freed from a deferred event, never from inside
  * their own callbacks.
+ *
+ * Per user (SO_PEERCRED's uid): at most cfg.max_clients_per_user
+ * connections and cfg.max_queued_per_user queued jobs, so one member of
+ * the socket's group cannot take all CONTROL_CONN_MAX connections or the
+ * whole queue; a connection with no request in progress and no watch is
+ * closed after cfg.client_idle_timeout. A client sees (LIST, STATUS,
+ * WATCH, CANCEL) only its own jobs, unless it is root, the daemon's user
+ * or in cfg.admin_group; to the others another user's job does not exist.
  */
 
 #include <arpa/inet.h>
@@ -22,6 +30,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "control.h"
 #include "control-socket.h"
 #include "ctl.h"
@@ -33,6 +42,11 @@
 
 #define CONTROL_TICK_USEC       250000          /* progress for watchers */
 #define CONTROL_LIST_END        UINT64_MAX      /* list cursor: only LIST_END left */
+/* A refused client gets its answer after its request is in (closing with
+ * the request unread would reset the connection before the answer is
+ * read); this many wait at once, each at most CONTROL_REFUSE_WAIT_SEC. */
+#define CONTROL_REFUSING_MAX    16
+#define CONTROL_REFUSE_WAIT_SEC 1
 
 struct control_conn {
         struct control *c;
@@ -40,7 +54,11 @@ struct control_conn {
         struct ucred cred;
         struct event *read_ev;
         struct event *write_ev;         /* armed only while a LIST waits for room */
+        struct event *idle_ev;          /* client_idle_timeout; for a refused one, its wait */
         struct job *watch;              /* job this client WATCHes, or NULL */
+        bool sees_all;                  /* root, the daemon's user or admin_group: every job */
+        bool refusing;                  /* over a limit: gets @refusal once its request is in */
+        struct ctl_msg refusal;
         bool listing;
         uint64_t list_next;             /* id of the next job to LIST (ids rise in table order) */
         bool dead;                      /* closed; freed by reap_ev */
@@ -57,6 +75,14 @@ struct control {
         struct event *reap_ev;
         struct control_conn *conns;
         unsigned int n_conns, n_watching;
+        unsigned int n_refusing;        /* refused connections waiting for their request */
+        /* admin_group as last looked up: its name (a reload may change it) and gid. */
+        char admin_name[CONFIG_GROUP_MAX + 1];
+        bool admin_known;
+        gid_t admin_gid;
+        /* Refusals are logged once a second at most; the others are counted. */
+        uint64_t refuse_logged_usec;
+        unsigned int refuse_quiet;
 };
 
 static void control_watch_cb(struct job *job, void *userdata);
@@ -79,6 +105,23 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
 }
 
+/*
+ * Idle means no request in progress and no watch: the clock restarts with
+ * every request and stops while the client watches a job. A LIST the
+ * client stops reading is not progress either.
+ */
+static void conn_idle_arm(struct control_conn *conn)
+{
+        struct timeval tv = { .tv_sec = conn->c->d->cfg.client_idle_timeout };
+
+        if (conn->dead || conn->refusing)
+                return;
+        if (conn->watch)
+                evtimer_del(conn->idle_ev);
+        else
+                evtimer_add(conn->idle_ev, &tv);
+}
+
 static void conn_unwatch(struct control_conn *conn)
 {
         struct control *c = conn->c;
@@ -89,6 +132,7 @@ static void conn_unwatch(struct control_conn *conn)
         conn->watch = NULL;
         if (--c->n_watching == 0)
                 evtimer_del(c->tick_ev);
+        conn_idle_arm(conn);
 }
 
 static void conn_close(struct control_conn *conn)
@@ -103,8 +147,13 @@ static void conn_close(struct control_conn *conn)
         event_del(conn->read_ev);
         if (conn->write_ev)
                 event_del(conn->write_ev);
+        if (conn->idle_ev)
+                evtimer_del(conn->idle_ev);
         conn->fd = safe_close(conn->fd);
-        c->n_conns--;
+        if (conn->refusing)
+                c->n_refusing--;
+        else
+                c->n_conns--;
         event_active(c->reap_ev, 0, 0);
 }
 
@@ -116,6 +165,8 @@ static void conn_free(struct control_conn *conn)
                 event_free(conn->read_ev);
         if (conn->write_ev)
                 event_free(conn->write_ev);
+        if (conn->idle_ev)
+                event_free(conn->idle_ev);
         safe_close(conn->fd);
         free(conn);
 }
@@ -150,18 +201,53 @@ static void conn_update(struct control_conn *conn, struct job *job)
         }
 }
 
+_printf_(3, 0)
+static void control_error_msg(struct ctl_msg *m, int code, const char *fmt, va_list ap)
+{
+        memset(m, 0, sizeof(*m));
+        m->type = CTL_ERROR;
+        m->error.code = code;
+        vsnprintf(m->error.text, sizeof(m->error.text), fmt, ap);
+}
+
 static int conn_error(struct control_conn *conn, int code, const char *fmt, ...) _printf_(3, 4);
 
 static int conn_error(struct control_conn *conn, int code, const char *fmt, ...)
 {
-        struct ctl_msg m = { .type = CTL_ERROR };
+        struct ctl_msg m;
         va_list ap;
 
-        m.error.code = code;
         va_start(ap, fmt);
-        vsnprintf(m.error.text, sizeof(m.error.text), fmt, ap);
+        control_error_msg(&m, code, fmt, ap);
         va_end(ap);
         return conn_reply(conn, &m);
+}
+
+/* An ERROR nobody asked for (refusal, idle close): best effort, then the caller closes. */
+static void control_say(int fd, int code, const char *fmt, ...) _printf_(3, 4);
+
+static void control_say(int fd, int code, const char *fmt, ...)
+{
+        struct ctl_msg m;
+        va_list ap;
+
+        va_start(ap, fmt);
+        control_error_msg(&m, code, fmt, ap);
+        va_end(ap);
+        (void)ctl_send(fd, &m, -1);
+}
+
+/* Another user's job is "no such job" to a client that does not see all. */
+static bool conn_may_see(const struct control_conn *conn, const struct job *job)
+{
+        return conn->sees_all || job->uid == conn->cred.uid;
+}
+
+static struct job *conn_find_job(struct control_conn *conn, uint64_t id)
+{
+        struct job *job = jobs_find(conn->c->d->jobs, id);
+
+        return job && conn_may_see(conn, job) ? job : NULL;
 }
 
 static void control_watch_cb(struct job *job, void *userdata)
@@ -247,7 +333,12 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
                 return;
         }
 
-        r = jobs_submit(c->d->jobs, s, TAKE_FD(fd), &id);
+        r = jobs_submit(c->d->jobs, s, conn->cred.uid, TAKE_FD(fd), &id);
+        if (r == JOBS_USER_QUEUE_FULL) {
+                conn_error(conn, -EDQUOT, "too many jobs queued for your user (%u)",
+                           c->d->cfg.max_queued_per_user);
+                return;
+        }
         if (r == -EBUSY) {
                 conn_error(conn, r, "too many jobs queued (%u)", JOBS_QUEUED_MAX);
                 return;
@@ -261,8 +352,6 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
                 return;
         }
         job = jobs_find(c->d->jobs, id);
-        if (job)
-                job->uid = conn->cred.uid;
         log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
                  id, s->name, (uint64_t)st.st_size, job ? job->peer : s->host,
                  (unsigned int)conn->cred.uid, (int)conn->cred.pid);
@@ -272,7 +361,7 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
 
 static void control_status(struct control_conn *conn, uint64_t id)
 {
-        struct job *job = jobs_find(conn->c->d->jobs, id);
+        struct job *job = conn_find_job(conn, id);
         struct ctl_msg m;
 
         if (!job) {
@@ -286,7 +375,7 @@ static void control_status(struct control_conn *conn, uint64_t id)
 static void control_watch(struct control_conn *conn, uint64_t id)
 {
         struct control *c = conn->c;
-        struct job *job = jobs_find(c->d->jobs, id);
+        struct job *job = conn_find_job(conn, id);
         struct ctl_msg m;
         int r;
 
@@ -314,7 +403,7 @@ static void control_watch(struct control_conn *conn, uint64_t id)
 static void control_cancel(struct control_conn *conn, uint64_t id)
 {
         struct control *c = conn->c;
-        struct job *job = jobs_find(c->d->jobs, id);
+        struct job *job = conn_find_job(conn, id);
         struct ctl_msg m = { .type = CTL_OK };
         uid_t uid = conn->cred.uid;
         int r;
@@ -323,6 +412,7 @@ static void control_cancel(struct control_conn *conn, uint64_t id)
                 conn_error(conn, -ENOENT, "no such job");
                 return;
         }
+        /* admin_group sees every job, but only root cancels another user's. */
         if (uid != 0 && uid != geteuid() && uid != job->uid) {
                 conn_error(conn, -EPERM, "job %" PRIu64 " belongs to another user", id);
                 return;
@@ -349,7 +439,7 @@ static void control_list_continue(struct control_conn *conn)
 
         if (conn->list_next != CONTROL_LIST_END) {
                 for (struct job *job = jobs_first(conn->c->d->jobs); job; job = job->next) {
-                        if (job->id < conn->list_next)
+                        if (job->id < conn->list_next || !conn_may_see(conn, job))
                                 continue;
                         control_job_msg(&m, job);
                         r = ctl_send(conn->fd, &m, -1);
@@ -378,6 +468,7 @@ static void control_list_continue(struct control_conn *conn)
                 conn->listing = false;
                 event_del(conn->write_ev);
                 event_add(conn->read_ev, NULL);
+                conn_idle_arm(conn);
         }
         return;
 
@@ -404,6 +495,51 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *userdata)
                 control_list_continue(conn);
 }
 
+/*
+ * What the client sent is read and dropped first: closing a SOCK_SEQPACKET
+ * socket with data unread makes the client's next recv() fail with
+ * ECONNRESET before it could read the answer.
+ */
+static void control_refuse_send(int fd, const struct ctl_msg *m)
+{
+        for (int i = 0; i < 8; i++) {
+                struct ctl_msg junk;
+                int pfd = -1, r = ctl_recv(fd, &junk, &pfd);
+
+                safe_close(pfd);
+                /* A malformed message was still taken off the queue. */
+                if (r < 0 && r != -EBADMSG && r != -EPROTONOSUPPORT)
+                        break;
+        }
+        (void)ctl_send(fd, m, -1);
+}
+
+static void conn_refuse_finish(struct control_conn *conn)
+{
+        control_refuse_send(conn->fd, &conn->refusal);
+        conn_close(conn);
+}
+
+static void conn_idle_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control_conn *conn = userdata;
+        unsigned int t = conn->c->d->cfg.client_idle_timeout;
+
+        if (conn->dead)
+                return;
+        if (conn->refusing) {
+                /* Its request never came: answer anyway. */
+                conn_refuse_finish(conn);
+                return;
+        }
+        if (conn->watch)
+                return;
+        log_info("control: closing client uid %u pid %d: no request for %u s",
+                 (unsigned int)conn->cred.uid, (int)conn->cred.pid, t);
+        control_say(conn->fd, -ETIMEDOUT, "closing the connection: no request for %u s", t);
+        conn_close(conn);
+}
+
 static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct control_conn *conn = userdata;
@@ -412,6 +548,10 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
 
         if (conn->dead)
                 return;
+        if (conn->refusing) {
+                conn_refuse_finish(conn);
+                return;
+        }
         r = ctl_recv(conn->fd, &m, &pfd);
         if (r == -EAGAIN || r == -EWOULDBLOCK || r == -EINTR)
                 return;
@@ -461,6 +601,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 conn_close(conn);
                 break;
         }
+        conn_idle_arm(conn);
 }
 
 static void control_reap_cb(evutil_socket_t fd, short what, void *userdata)
@@ -479,35 +620,174 @@ static void control_reap_cb(evutil_socket_t fd, short what, void *userdata)
         }
 }
 
+/*
+ * admin_group's gid, looked up again when @force (start-up, reload) or when
+ * the name changed under us (a reload without control_reconfigure()).
+ */
+static void control_admin_resolve(struct control *c, bool force)
+{
+        const char *name = c->d->cfg.admin_group;
+        int r;
+
+        if (!force && strcmp(name, c->admin_name) == 0)
+                return;
+        snprintf(c->admin_name, sizeof(c->admin_name), "%s", name);
+        c->admin_known = false;
+        if (!name[0])
+                return;
+        r = control_socket_group_gid(name, &c->admin_gid);
+        if (r < 0) {
+                log_warning("control: admin_group = %s: %s; only root sees every user's jobs", name,
+                            r == -ENOENT ? "no such group" : strerror(-r));
+                return;
+        }
+        c->admin_known = true;
+        if (c->admin_gid == getegid())
+                log_warning("control: admin_group = %s is the daemon's own group: everyone who may use "
+                            "the control socket sees every user's jobs", name);
+        else
+                log_info("control: members of group %s (gid %u) see every user's jobs", name,
+                         (unsigned int)c->admin_gid);
+}
+
+/* Root, the daemon's own user and members of admin_group see every user's jobs. */
+static bool control_sees_all(struct control *c, int fd, const struct ucred *cred)
+{
+        int r;
+
+        if (cred->uid == 0 || cred->uid == geteuid())
+                return true;
+        control_admin_resolve(c, false);
+        if (!c->admin_known)
+                return false;
+        r = control_socket_peer_in_group(fd, cred, c->admin_gid);
+        if (r < 0) {
+                log_warning("control: cannot read the groups of client uid %u pid %d: %s; "
+                            "it sees only its own jobs", (unsigned int)cred->uid, (int)cred->pid,
+                            strerror(-r));
+                return false;
+        }
+        return r > 0;
+}
+
+/* Live connections of @uid (refused ones waiting for their answer do not count). */
+static unsigned int control_conns_of(const struct control *c, uid_t uid)
+{
+        unsigned int n = 0;
+
+        for (const struct control_conn *conn = c->conns; conn; conn = conn->next)
+                n += !conn->dead && !conn->refusing && conn->cred.uid == uid;
+        return n;
+}
+
+/* A connection's events, not yet armed; NULL without memory. Takes nothing on failure. */
+static struct control_conn *control_conn_alloc(struct control *c, int fd, const struct ucred *cred)
+{
+        struct control_conn *conn = calloc(1, sizeof(*conn));
+
+        if (!conn)
+                return NULL;
+        conn->c = c;
+        conn->fd = -1;
+        conn->cred = *cred;
+        conn->read_ev = event_new(c->d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, conn);
+        conn->write_ev = event_new(c->d->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, conn);
+        conn->idle_ev = evtimer_new(c->d->base, conn_idle_cb, conn);
+        if (!conn->read_ev || !conn->write_ev || !conn->idle_ev || event_add(conn->read_ev, NULL) < 0) {
+                conn_free(conn);
+                return NULL;
+        }
+        return conn;
+}
+
+/* One line a second at most, so a client looping on connect cannot flood the journal. */
+static void control_refuse_log(struct control *c, int level, const struct ucred *cred,
+                               const char *why)
+{
+        uint64_t now = clock_usec(CLOCK_MONOTONIC);
+        char more[64] = "";
+
+        if (c->refuse_logged_usec && now - c->refuse_logged_usec < 1000000) {
+                c->refuse_quiet++;
+                return;
+        }
+        if (c->refuse_quiet)
+                snprintf(more, sizeof(more), " (and %u more refused since the last such line)",
+                         c->refuse_quiet);
+        log_msg(level, "control: refusing client uid %u pid %d: %s%s", (unsigned int)cred->uid,
+                (int)cred->pid, why, more);
+        c->refuse_logged_usec = now;
+        c->refuse_quiet = 0;
+}
+
+/* Over a limit: an answer that says so, then close (not a silent drop). Takes @fd_in. */
+static void control_refuse(struct control *c, int fd_in, const struct ucred *cred, int level,
+                           int code, const char *fmt, ...) _printf_(6, 7);
+
+static void control_refuse(struct control *c, int fd_in, const struct ucred *cred, int level,
+                           int code, const char *fmt, ...)
+{
+        static const struct timeval wait = { .tv_sec = CONTROL_REFUSE_WAIT_SEC };
+        _cleanup_(closep) int fd = fd_in;
+        struct control_conn *conn;
+        struct ctl_msg m;
+        va_list ap;
+
+        va_start(ap, fmt);
+        control_error_msg(&m, code, fmt, ap);
+        va_end(ap);
+        control_refuse_log(c, level, cred, m.error.text);
+
+        /* Usually the request is in already; if not, wait for it, briefly and boundedly. */
+        conn = c->n_refusing < CONTROL_REFUSING_MAX ? control_conn_alloc(c, fd, cred) : NULL;
+        if (!conn) {
+                /* A client that has not sent its request yet may see only EPIPE. */
+                control_refuse_send(fd, &m);
+                return;
+        }
+        conn->refusing = true;
+        conn->refusal = m;
+        conn->fd = TAKE_FD(fd);
+        evtimer_add(conn->idle_ev, &wait);
+        conn->next = c->conns;
+        c->conns = conn;
+        c->n_refusing++;
+}
+
 static int control_conn_new(struct control *c, int fd_in)
 {
         _cleanup_(closep) int fd = fd_in;
+        unsigned int per_user = c->d->cfg.max_clients_per_user;
         struct control_conn *conn;
-        socklen_t len = sizeof(conn->cred);
+        socklen_t len = sizeof(struct ucred);
+        struct ucred cred;
 
-        conn = calloc(1, sizeof(*conn));
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        /* The user's own limit first: when it is reached, it is the one to name. Root too:
+         * its clients are mostly unattended scripts, the likeliest to run away. */
+        if (control_conns_of(c, cred.uid) >= per_user) {
+                control_refuse(c, TAKE_FD(fd), &cred, LOG_NOTICE, -EMFILE,
+                               "too many connections for your user (%u)", per_user);
+                return 0;
+        }
+        if (c->n_conns >= CONTROL_CONN_MAX) {
+                control_refuse(c, TAKE_FD(fd), &cred, LOG_WARNING, -EBUSY,
+                               "too many clients connected (%u); try again later", CONTROL_CONN_MAX);
+                return 0;
+        }
+
+        conn = control_conn_alloc(c, fd, &cred);
         if (!conn)
                 return -ENOMEM;
-        conn->c = c;
-        conn->fd = -1;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &conn->cred, &len) < 0) {
-                int r = -errno;
-
-                free(conn);
-                return r;
-        }
-        conn->read_ev = event_new(c->d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, conn);
-        conn->write_ev = event_new(c->d->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, conn);
-        if (!conn->read_ev || !conn->write_ev || event_add(conn->read_ev, NULL) < 0) {
-                conn_free(conn);
-                return -ENOMEM;
-        }
+        conn->sees_all = control_sees_all(c, fd, &cred);
         conn->fd = TAKE_FD(fd);
         conn->next = c->conns;
         c->conns = conn;
         c->n_conns++;
-        log_debug("control: client uid %u pid %d connected", (unsigned int)conn->cred.uid,
-                  (int)conn->cred.pid);
+        conn_idle_arm(conn);
+        log_debug("control: client uid %u pid %d connected%s", (unsigned int)cred.uid,
+                  (int)cred.pid, conn->sees_all ? " (sees every user's jobs)" : "");
         return 0;
 }
 
@@ -537,12 +817,6 @@ static void control_accept_cb(evutil_socket_t lfd, short what, void *userdata)
                         evtimer_add(c->accept_retry_ev, &pause);
                         return;
                 }
-                if (c->n_conns >= CONTROL_CONN_MAX) {
-                        log_warning("control: %u clients connected, refusing another",
-                                    c->n_conns);
-                        safe_close(fd);
-                        continue;
-                }
                 r = control_conn_new(c, fd);
                 if (r < 0)
                         log_warning("control: cannot set up client: %s", strerror(-r));
@@ -565,6 +839,8 @@ int control_new(struct control **out, struct daemon *d)
         c->d = d;
         c->sock = CONTROL_SOCKET_NULL;
         c->accepting = true;
+        /* NSS may block: once here, again on reload, never per client. */
+        control_admin_resolve(c, true);
 
         r = control_socket_open(&c->sock, d->cfg.control_socket);
         if (r < 0)
@@ -588,6 +864,12 @@ void control_stop_accepting(struct control *c)
                 c->accepting = false;
 }
 
+void control_reconfigure(struct control *c)
+{
+        if (c)
+                control_admin_resolve(c, true);
+}
+
 void control_free(struct control *c)
 {
         struct control_conn *conn;
@@ -597,8 +879,12 @@ void control_free(struct control *c)
         while ((conn = c->conns)) {
                 c->conns = conn->next;
                 if (!conn->dead) {
+                        conn->dead = true;      /* unwatching must not re-arm its idle timer */
                         conn_unwatch(conn);
-                        c->n_conns--;
+                        if (conn->refusing)
+                                c->n_refusing--;
+                        else
+                                c->n_conns--;
                 }
                 conn_free(conn);
         }

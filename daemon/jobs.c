@@ -438,7 +438,16 @@ void jobs_free(struct jobs *jobs)
         free(jobs);
 }
 
-int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd_in, uint64_t *id)
+unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid)
+{
+        unsigned int n = 0;
+
+        for (const struct job *job = jobs->head; job; job = job->next)
+                n += job->state == CTL_JOB_QUEUED && job->uid == uid;
+        return n;
+}
+
+int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd_in, uint64_t *id)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e;
@@ -451,6 +460,9 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd_in, uint64
                 return -ESHUTDOWN;
         if (jobs->n_queued >= JOBS_QUEUED_MAX)
                 return -EBUSY;
+        /* One user cannot take the whole queue (each place holds a client's fd). */
+        if (jobs_queued_by(jobs, uid) >= jobs->cfg->max_queued_per_user)
+                return JOBS_USER_QUEUE_FULL;
         if (fstat(fd, &st) < 0)
                 return -errno;
 
@@ -472,7 +484,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd_in, uint64
         job->state = CTL_JOB_QUEUED;
         job->fd = TAKE_FD(fd);
         job->size = (uint64_t)st.st_size;
-        job->uid = (uid_t)-1;
+        job->uid = uid;
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 
         if (jobs->tail)

@@ -57,11 +57,19 @@ int jobs_new(struct jobs **out, struct event_base *base, const struct config *cf
  * runs: engine_free() (which calls none) must come first. */
 void jobs_free(struct jobs *jobs);
 
+/* jobs_submit()'s named outcome: @uid already has cfg.max_queued_per_user jobs waiting. */
+enum {
+        JOBS_USER_QUEUE_FULL = 1,
+};
+
 /*
- * Takes @fd. Queues the job and starts it (from the loop) if a slot is free.
- * 0, -ESHUTDOWN while stopping, -EBUSY when JOBS_QUEUED_MAX are waiting, or -errno.
+ * Takes @fd. Queues the job for @uid (the submitter, from SO_PEERCRED) and
+ * starts it (from the loop) if a slot is free. 0, JOBS_USER_QUEUE_FULL,
+ * -ESHUTDOWN while stopping, -EBUSY when JOBS_QUEUED_MAX are waiting, or -errno.
  */
-int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, int fd, uint64_t *id);
+int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd, uint64_t *id);
+/* Jobs of @uid waiting in the queue (what cfg.max_queued_per_user limits). */
+unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid);
 struct job *jobs_find(struct jobs *jobs, uint64_t id);
 struct job *jobs_first(struct jobs *jobs);     /* iterate with ->next */
 /* Cancel a queued or running job; 0, -ENOENT, or -EALREADY when final. */

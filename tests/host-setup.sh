@@ -5,13 +5,16 @@
 HOST_PACKAGES=(meson ninja-build pkg-config gcc libibverbs-dev librdmacm-dev libsystemd-dev
         libevent-dev libinih-dev libxxhash-dev liburing-dev libsodium-dev libunistring-dev scdoc
         qemu-system-x86 qemu-utils mmdebstrap e2fsprogs python3)
+# tests/run's fuzz step only: clang with libFuzzer's runtime (libclang-rt),
+# and llvm-symbolizer (llvm) for the stacks in a crash report.
+FUZZ_PACKAGES=(clang libclang-rt-dev llvm)
 
 host_say() { printf '==> %s\n' "$*" >&2; }
 
-# Install whatever of HOST_PACKAGES is missing (needs root then).
-host_packages() {
+# host_install PACKAGE...: install whichever are missing (needs root then).
+host_install() {
         local missing=() p
-        for p in "${HOST_PACKAGES[@]}"; do
+        for p in "$@"; do
                 dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null \
                         | grep -q '^install ok installed$' || missing+=("$p")
         done
@@ -28,6 +31,9 @@ host_packages() {
         # Stale lists: refresh once and retry.
         apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
+
+host_packages() { host_install "${HOST_PACKAGES[@]}"; }
+host_fuzz_packages() { host_install "${FUZZ_PACKAGES[@]}"; }
 
 # host_configure DIR [meson options...]: set up DIR, or apply the options to
 # an existing one.
@@ -55,4 +61,12 @@ host_build_asan() {
         host_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true \
                 "-Dc_link_args=-static-libasan -static-libubsan" &&
                 meson compile -C build-asan
+}
+
+# The libFuzzer harnesses (tests/fuzz) with ASan+UBSan, and only what they
+# need: the 'fuzz' alias builds the harnesses, their seeder and common/.
+host_build_fuzz() {
+        CC=clang host_configure build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+                -Dwerror=true &&
+                ninja -C build-fuzz fuzz
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "engine-private.h"
 #include "io.h"
 #include "log.h"
@@ -103,17 +104,29 @@ unsigned int xfer_peer_timeout(const struct xfer *x)
         return x->e->cfg->peer_timeout;
 }
 
+void xfer_progress(struct xfer *x)
+{
+        x->t_progress = clock_usec(CLOCK_MONOTONIC);
+}
+
 void xfer_arm_deadline(struct xfer *x)
 {
-        x->progress_mark = x->progress;
+        xfer_progress(x);
         xfer_arm_timer(x, (int)xfer_peer_timeout(x));
 }
 
 bool xfer_peer_silent(struct xfer *x)
 {
-        if (x->progress == x->progress_mark)
+        uint64_t limit = (uint64_t)xfer_peer_timeout(x) * 1000000u;
+        uint64_t quiet = clock_usec(CLOCK_MONOTONIC) - x->t_progress;
+        struct timeval tv;
+
+        if (quiet >= limit)
                 return true;
-        xfer_arm_deadline(x);
+        /* Wake up exactly when it would have been silent that long. */
+        tv.tv_sec = (time_t)((limit - quiet) / 1000000u);
+        tv.tv_usec = (suseconds_t)((limit - quiet) % 1000000u);
+        evtimer_add(x->timer, &tv);
         return false;
 }
 

@@ -86,9 +86,7 @@ struct xfer {
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC: data starts */
         uint64_t t_last;        /* last data moved */
         uint64_t rate_bytes, rate_t;    /* engine_recv_rate's last sample */
-        /* Anything the peer did (xfer_progress), and its value when the
-         * deadline last fired: equal means the peer did nothing since. */
-        uint64_t progress, progress_mark;
+        uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress) */
         struct event *timer;
         /* The verdict, once decided: the first decision wins. */
         bool decided;
@@ -113,16 +111,13 @@ void xfer_arm_timer(struct xfer *x, int sec);
 /*
  * The deadline on the peer (cfg peer_timeout): every wait before the
  * verdict ends when the peer has done nothing for that long. Arm it on
- * entering a state; a side calls xfer_progress() whenever the peer does
- * something. xfer_peer_silent() is for the timeout op: true when the peer
- * did nothing since the last time (the transfer should fail), else it
- * re-arms and returns false.
+ * entering a state (it counts from then); a side calls xfer_progress()
+ * whenever the peer does something. xfer_peer_silent() is for the timeout
+ * op: true when the peer has been silent for peer_timeout (the transfer
+ * should fail), else it re-arms for the time left and returns false.
  */
 void xfer_arm_deadline(struct xfer *x);
-static inline void xfer_progress(struct xfer *x)
-{
-        x->progress++;
-}
+void xfer_progress(struct xfer *x);
 bool xfer_peer_silent(struct xfer *x);
 unsigned int xfer_peer_timeout(const struct xfer *x);
 

@@ -1,11 +1,15 @@
 /*
- * Writes one valid message of every type into DIR/wire and DIR/ctl, so the
- * fuzzers start from inputs that get past the length checks instead of
- * having to discover each exact layout by chance.
+ * Writes one valid message of every type into DIR/wire and DIR/ctl, and
+ * the string-carrying ones once more with every string at its longest, so
+ * the fuzzers start from inputs that get past the length checks instead of
+ * having to discover each exact layout by chance. tests/fuzz/run-fuzz adds
+ * them to each run; tests/fuzz/corpus/{wire,ctl} hold a copy from when the
+ * formats last changed.
  *   fuzz-seeds DIR && fuzz-wire DIR/wire && fuzz-ctl DIR/ctl
  */
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,6 +66,20 @@ static int wire_seeds(const char *dir)
         strcpy(m.result.text, "ok");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
+        /* Longest strings, most lanes. */
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_OFFER;
+        m.offer.chunk_size = 1 << 20;
+        m.offer.size = UINT64_MAX;
+        m.offer.lanes = WIRE_LANES_MAX;
+        memset(m.offer.name, 'n', WIRE_NAME_MAX);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_RESULT;
+        m.result.status = WIRE_E_CHECKSUM;
+        memset(m.result.text, 't', WIRE_TEXT_MAX);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+
         struct wire_hello h = { 0 };
         struct wire_welcome w = { .credits = 4, .slot_size = 4096 };
         struct wire_reject rj = { .status = WIRE_E_BUSY };
@@ -107,6 +125,22 @@ static int ctl_seeds(const char *dir)
         m.type = CTL_ERROR;
         m.error.code = -EINVAL;
         strcpy(m.error.text, "no");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+
+        /* Longest strings. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_SUBMIT;
+        m.submit.port = 65535;
+        memset(m.submit.host, 'h', CTL_HOST_MAX);
+        memset(m.submit.name, 'n', CTL_NAME_MAX);
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_JOB;
+        m.job.state = CTL_JOB_FAILED;
+        m.job.status = WIRE_E_IO;
+        memset(m.job.peer, 'p', sizeof(m.job.peer) - 1);
+        memset(m.job.name, 'n', CTL_NAME_MAX);
+        memset(m.job.text, 't', CTL_TEXT_MAX);
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         return r;
 }

@@ -363,6 +363,83 @@ static void test_file_errors(void)
         ok(r == -EINVAL && strlen(err) == 7, "message truncated to the buffer");
 }
 
+/* The control socket's per-user keys: max_clients_per_user, max_queued_per_user,
+ * client_idle_timeout, admin_group. */
+static void test_control_keys(void)
+{
+        struct config c;
+        char err[512];
+        int r;
+
+        config_init(&c);
+        is_int(c.max_clients_per_user, 8, "max_clients_per_user 8 by default");
+        is_int(c.max_queued_per_user, 64, "max_queued_per_user 64 by default");
+        is_int(c.client_idle_timeout, 60, "client_idle_timeout 60 s by default");
+        ok(c.admin_group[0] == '\0', "no admin_group by default");
+
+        r = load("admin_group = rdmaxfer-admins\n"
+                 "client_idle_timeout = 3600\n"
+                 "max_queued_per_user = 256\n"
+                 "max_clients_per_user = 64\n", &c, err, sizeof(err));
+        if (!is_int(r, 0, "every control key at its maximum"))
+                diag("%s", err);
+        is_int(c.max_clients_per_user, 64, "max_clients_per_user 64");
+        is_int(c.max_queued_per_user, 256, "max_queued_per_user 256");
+        is_int(c.client_idle_timeout, 3600, "client_idle_timeout 3600");
+        is_str(c.admin_group, "rdmaxfer-admins", "admin_group");
+        is_int(c.log_level, CONFIG_LOG_INFO, "a neighbouring key untouched");
+
+        r = load("max_clients_per_user = 1\nmax_queued_per_user = 1\nclient_idle_timeout = 1\n",
+                 &c, err, sizeof(err));
+        ok(r == 0 && c.max_clients_per_user == 1 && c.max_queued_per_user == 1 &&
+           c.client_idle_timeout == 1, "and at their minimum");
+
+        static const struct {
+                const char *v, *want;
+        } groups[] = {
+                { "wheel", "wheel" }, { "\"\"", "" }, { "", "" }, { "1234", "1234" },
+                { "0", "0" }, { "4294967294", "4294967294" }, { "Domain_Admins@ad.example", "Domain_Admins@ad.example" },
+                { "host$", "host$" }, { "a.b-c_d", "a.b-c_d" },
+                { "\"xfer-ops\"", "xfer-ops" },
+        };
+        for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+                char text[128];
+
+                snprintf(text, sizeof(text), "admin_group = %s\n", groups[i].v);
+                r = load(text, &c, err, sizeof(err));
+                ok(r == 0 && strcmp(c.admin_group, groups[i].want) == 0, "admin_group = %s", groups[i].v);
+        }
+        char name[80], text[128];
+        memset(name, 'g', 63);
+        name[63] = '\0';
+        snprintf(text, sizeof(text), "admin_group = %s\n", name);
+        r = load(text, &c, err, sizeof(err));
+        ok(r == 0 && strcmp(c.admin_group, name) == 0, "admin_group of 63 bytes fits");
+
+        expect_error("max_clients_per_user = 0\n", 1, "max_clients_per_user", "1 to 64");
+        expect_error("max_clients_per_user = 65\n", 1, "max_clients_per_user", "1 to 64");
+        expect_error("max_queued_per_user = 0\n", 1, "max_queued_per_user", "1 to 256");
+        expect_error("max_queued_per_user = 257\n", 1, "max_queued_per_user", "1 to 256");
+        expect_error("client_idle_timeout = 0\n", 1, "client_idle_timeout", "1 to 3600");
+        expect_error("client_idle_timeout = 3601\n", 1, "client_idle_timeout", "1 to 3600");
+        expect_error("client_idle_timeout = 10s\n", 1, "client_idle_timeout", "whole number");
+        expect_error("admin_group = wheel staff\n", 1, "admin_group", "group name");
+        expect_error("admin_group = a,b\n", 1, "admin_group", "group name");
+        expect_error("admin_group = a:b\n", 1, "admin_group", "group name");
+        expect_error("admin_group = -x\n", 1, "admin_group", "not starting with '-'");
+        expect_error("admin_group = ../etc\n", 1, "admin_group", "group name");
+        expect_error("admin_group = 4294967295\n", 1, "admin_group", "gid must be below 4294967295");
+        expect_error("admin_group = 99999999999999999999999\n", 1, "admin_group", "gid must be below");
+        strcat(name, "g");
+        snprintf(text, sizeof(text), "admin_group = %s\n", name);
+        expect_message(text, ":1: admin_group: group name is longer than 63 bytes");
+        expect_message("\nmax_queued_per_user = 300\n",
+                       ":2: max_queued_per_user: must be a whole number from 1 to 256");
+        expect_error("max_queued_per_user = 8\nmax_queued_per_user = 9\n", 2, "max_queued_per_user",
+                     "duplicate key");
+        config_deinit(&c);
+}
+
 int main(void)
 {
         if (!mkdtemp(dir))
@@ -375,6 +452,7 @@ int main(void)
         test_numbers();
         test_line_errors();
         test_file_errors();
+        test_control_keys();
 
         unlink(path);
         rmdir(dir);

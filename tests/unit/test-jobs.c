@@ -1,8 +1,8 @@
 /*
  * The job layer's policy (daemon/jobs.c) against a fake engine
  * (fake-engine.c): scheduling and max_transfers, a full send pool, start
- * errors, cancel, the queue limit, retention, watchers, and that a job's
- * state only ever moves forward. The real engine is tested on SoftRoCE.
+ * errors, cancel, the queue limit (global and per user), retention,
+ * watchers, and that a job's state only ever moves forward. The real engine is tested on SoftRoCE.
  */
 
 #include <arpa/inet.h>
@@ -129,6 +129,8 @@ static void fx_setup(struct fx *f, const char *name, unsigned int max_transfers)
                 abort();
         config_init(&f->cfg);
         f->cfg.max_transfers = max_transfers;
+        /* The per-user queue limit has a case of its own; elsewhere only the global one counts. */
+        f->cfg.max_queued_per_user = JOBS_QUEUED_MAX;
         f->engine = fake_engine_new(f->base);
         if (jobs_new(&f->jobs, f->base, &f->cfg, f->engine) < 0)
                 abort();
@@ -164,9 +166,11 @@ static int make_file(uint64_t size)
         return fd;
 }
 
-/* Submit a @size-byte file; the recorder watches the job from the start. */
-static int submit(struct fx *f, const char *host, uint16_t port, const char *name,
-                  uint64_t size, uint64_t *id, int *fd_out)
+#define TEST_UID        1000            /* the submitter unless a case says otherwise */
+
+/* Submit a @size-byte file as @uid; the recorder watches the job from the start. */
+static int submit_as(struct fx *f, uid_t uid, const char *host, uint16_t port, const char *name,
+                     uint64_t size, uint64_t *id, int *fd_out)
 {
         struct ctl_submit s = { .port = port };
         int fd = make_file(size), r;
@@ -176,8 +180,8 @@ static int submit(struct fx *f, const char *host, uint16_t port, const char *nam
         snprintf(s.name, sizeof(s.name), "%s", name);
         if (fd_out)
                 *fd_out = fd;
-        r = jobs_submit(f->jobs, &s, fd, id);
-        if (r < 0)
+        r = jobs_submit(f->jobs, &s, uid, fd, id);
+        if (r != 0)
                 return r;
         job = jobs_find(f->jobs, *id);
         if (!job || n_recs >= REC_MAX)
@@ -187,6 +191,12 @@ static int submit(struct fx *f, const char *host, uint16_t port, const char *nam
                 abort();
         n_recs++;
         return 0;
+}
+
+static int submit(struct fx *f, const char *host, uint16_t port, const char *name,
+                  uint64_t size, uint64_t *id, int *fd_out)
+{
+        return submit_as(f, TEST_UID, host, port, name, size, id, fd_out);
 }
 
 static uint64_t submit_ok(struct fx *f, uint64_t size, int *fd_out)
@@ -714,6 +724,78 @@ static void test_queue_limit_and_stop(void)
         fx_teardown(&f);
 }
 
+/* One user cannot take the whole queue: cfg.max_queued_per_user per uid, root included. */
+static void test_queue_per_user(void)
+{
+        enum { ALICE = 1001, BOB = 1002 };
+        uint64_t running, a[3], b[2], id;
+        unsigned int active, queued;
+        bool filled = true;
+        int fd;
+        struct job *job;
+        struct fx f;
+
+        fx_setup(&f, "queue limit per user", 1);
+        f.cfg.max_queued_per_user = 3;
+        is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "run", 10, &running, NULL), 0, "alice's first job");
+        run(&f);
+        is_int(state_of(&f, running), CTL_JOB_CONNECTING, "it runs, so it is not queued");
+        job = job_of(&f, running);
+        is_int(job->uid, ALICE, "the job records its submitter");
+        for (int i = 0; i < 3; i++)
+                is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "a", 10, &a[i], NULL), 0,
+                       "alice queues job %d of 3", i + 1);
+        is_int(jobs_queued_by(f.jobs, ALICE), 3, "jobs_queued_by: alice has 3 waiting");
+        is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "over", 10, &id, &fd), JOBS_USER_QUEUE_FULL,
+               "alice's fourth: JOBS_USER_QUEUE_FULL");
+        ok(fd_closed(fd), "the refused fd is closed");
+        is_int(submit_as(&f, BOB, "192.0.2.1", 0, "b", 10, &b[0], NULL), 0, "bob still queues");
+        is_int(submit_as(&f, BOB, "192.0.2.1", 0, "b", 10, &b[1], NULL), 0, "and again");
+        is_int(jobs_queued_by(f.jobs, BOB), 2, "bob has 2 waiting");
+        is_int(jobs_queued_by(f.jobs, 4242), 0, "a user with no jobs has none");
+        is_int(job_of(&f, b[0])->uid, BOB, "bob's job is bob's");
+
+        /* Only waiting jobs count: one of alice's leaving the queue frees a place. */
+        is_int(jobs_cancel(f.jobs, a[0]), 0, "cancel one of alice's queued jobs");
+        is_int(jobs_queued_by(f.jobs, ALICE), 2, "alice has 2 waiting");
+        is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "again", 10, &id, NULL), 0, "so she may queue one more");
+        is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "over", 10, &id, NULL), JOBS_USER_QUEUE_FULL,
+               "and then no more");
+        finish_ok(&f, running);
+        run(&f);
+        is_int(state_of(&f, a[1]), CTL_JOB_CONNECTING, "her next job starts");
+        is_int(jobs_queued_by(f.jobs, ALICE), 2, "a started job no longer counts");
+        is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "fits", 10, &id, NULL), 0, "room for one more");
+
+        /* No exemption for root: its jobs are mostly scripts, the likeliest to run away. */
+        for (int i = 0; i < 3; i++)
+                filled &= submit_as(&f, 0, "192.0.2.1", 0, "root", 10, &id, NULL) == 0;
+        ok(filled, "root queues 3");
+        is_int(submit_as(&f, 0, "192.0.2.1", 0, "root", 10, &id, NULL), JOBS_USER_QUEUE_FULL,
+               "root has the same limit");
+
+        /* A reload that lowers the limit drops nothing; it refuses until the user is below it. */
+        f.cfg.max_queued_per_user = 1;
+        is_int(jobs_queued_by(f.jobs, BOB), 2, "lowered: bob keeps his 2 queued jobs");
+        is_int(submit_as(&f, BOB, "192.0.2.1", 0, "b", 10, &id, NULL), JOBS_USER_QUEUE_FULL,
+               "but may queue no more");
+        is_int(submit_as(&f, 4242, "192.0.2.1", 0, "c", 10, &id, NULL), 0, "a third user queues one");
+
+        /* The global limit still holds whatever the per-user one allows. */
+        f.cfg.max_queued_per_user = JOBS_QUEUED_MAX;
+        jobs_counts(f.jobs, &active, &queued);
+        for (uid_t u = 2000; queued < JOBS_QUEUED_MAX; u++, queued++)
+                filled &= submit_as(&f, u, "192.0.2.1", 0, "fill", 10, &id, NULL) == 0;
+        ok(filled, "other users fill the rest of the queue, one job each");
+        is_int(submit_as(&f, 9999, "192.0.2.1", 0, "over", 10, &id, &fd), -EBUSY,
+               "a full queue is -EBUSY for a user with nothing queued");
+        ok(fd_closed(fd), "its fd is closed");
+        jobs_stop(f.jobs);
+        finish_ok(&f, a[1]);
+        run(&f);
+        fx_teardown(&f);
+}
+
 /* jobs_free with jobs running and queued: every descriptor closed (checked by teardown). */
 static void test_free_busy(void)
 {
@@ -741,6 +823,7 @@ int main(void)
         test_retention();
         test_unwatch_in_notify();
         test_queue_limit_and_stop();
+        test_queue_per_user();
         test_free_busy();
         return done_testing();
 }
