@@ -534,8 +534,8 @@ static void conn_idle_cb(evutil_socket_t fd, short what, void *userdata)
         }
         if (conn->watch)
                 return;
-        log_info("control: closing client uid %u pid %d: no request for %u s",
-                 (unsigned int)conn->cred.uid, (int)conn->cred.pid, t);
+        log_debug("control: closing client uid %u pid %d: no request for %u s",
+                  (unsigned int)conn->cred.uid, (int)conn->cred.pid, t);
         control_say(conn->fd, -ETIMEDOUT, "closing the connection: no request for %u s", t);
         conn_close(conn);
 }

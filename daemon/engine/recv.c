@@ -592,11 +592,17 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
                         recv_lost(l, ibv_wc_status_str(wc->status));
                 return;
         }
-        if ((wc->wr_id & CONN_WRID_CTRL) && wc->status == IBV_WC_LOC_LEN_ERR) {
-                /* Before the offer there is only lane 0's control buffer:
-                 * a chunk of data does not fit (the queue pair is in error
-                 * now, so the refusal may not reach the peer). */
-                recv_abort(l->base.x, WIRE_E_PROTOCOL, "data outside a transfer (before any offer)");
+        if ((wc->wr_id & CONN_WRID_CTRL) && wc->status != IBV_WC_SUCCESS &&
+            wc->status != IBV_WC_WR_FLUSH_ERR) {
+                char text[WIRE_TEXT_MAX + 1];
+
+                /* Before the offer there is only lane 0's control buffer: a
+                 * chunk of data does not fit (rxe says "remote invalid
+                 * request", others "local length"), and the queue pair is
+                 * in error now, so the refusal may not reach the peer. */
+                snprintf(text, sizeof(text), "data outside a transfer (before any offer: %s)",
+                         ibv_wc_status_str(wc->status));
+                recv_abort(l->base.x, WIRE_E_PROTOCOL, text);
                 return;
         }
         if (wc->status != IBV_WC_SUCCESS) {
