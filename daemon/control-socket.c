@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "clock.h"
 #include "control-socket.h"
 #include "log.h"
 #include "macro.h"
@@ -216,7 +217,8 @@ void control_socket_close(struct control_socket *s)
         s->fd = safe_close(s->fd);
 }
 
-int control_socket_group_gid(const char *name, gid_t *gid)
+/* admin_group's gid: digits are the gid itself, a name is looked up. 0, -ENOENT or -errno. */
+static int control_group_gid(const char *name, gid_t *gid)
 {
         _cleanup_(freep) char *buf = NULL;
         struct group grp, *found = NULL;
@@ -252,7 +254,8 @@ int control_socket_group_gid(const char *name, gid_t *gid)
         return 0;
 }
 
-int control_socket_peer_in_group(int fd, const struct ucred *cred, gid_t gid)
+/* Whether the client on @fd has @gid as its effective or a supplementary group. 1, 0 or -errno. */
+static int control_peer_in_group(int fd, const struct ucred *cred, gid_t gid)
 {
         _cleanup_(freep) gid_t *heap = NULL;
         gid_t stack[64], *groups = stack;
@@ -275,4 +278,83 @@ int control_socket_peer_in_group(int fd, const struct ucred *cred, gid_t gid)
                 if (groups[i] == gid)
                         return 1;
         return 0;
+}
+
+void control_socket_admin_update(struct control_socket *s, const char *name, bool force)
+{
+        int r;
+
+        if (!force && strcmp(name, s->admin_name) == 0)
+                return;
+        snprintf(s->admin_name, sizeof(s->admin_name), "%s", name);
+        s->admin_known = false;
+        if (!name[0])
+                return;
+        r = control_group_gid(name, &s->admin_gid);
+        if (r < 0) {
+                log_warning("control: admin_group = %s: %s; only root sees every user's jobs", name,
+                            r == -ENOENT ? "no such group" : strerror(-r));
+                return;
+        }
+        s->admin_known = true;
+        if (s->admin_gid == getegid())
+                log_warning("control: admin_group = %s is the daemon's own group: everyone who may use "
+                            "the control socket sees every user's jobs", name);
+        else
+                log_info("control: members of group %s (gid %u) see every user's jobs", name,
+                         (unsigned int)s->admin_gid);
+}
+
+bool control_socket_sees_all(struct control_socket *s, const char *name, int fd,
+                             const struct ucred *cred)
+{
+        int r;
+
+        if (cred->uid == 0 || cred->uid == geteuid())
+                return true;
+        /* A reload that changed the name without control_reconfigure(): once, not per client. */
+        control_socket_admin_update(s, name, false);
+        if (!s->admin_known)
+                return false;
+        r = control_peer_in_group(fd, cred, s->admin_gid);
+        if (r < 0) {
+                log_warning("control: cannot read the groups of client uid %u pid %d: %s; "
+                            "it sees only its own jobs", (unsigned int)cred->uid, (int)cred->pid,
+                            strerror(-r));
+                return false;
+        }
+        return r > 0;
+}
+
+void control_socket_refuse(int fd, const struct ctl_msg *m)
+{
+        for (int i = 0; i < 8; i++) {
+                struct ctl_msg junk;
+                int pfd = -1, r = ctl_recv(fd, &junk, &pfd);
+
+                safe_close(pfd);
+                /* A malformed message was still taken off the queue. */
+                if (r < 0 && r != -EBADMSG && r != -EPROTONOSUPPORT)
+                        break;
+        }
+        (void)ctl_send(fd, m, -1);
+}
+
+void control_socket_refuse_log(struct control_socket *s, int level, const struct ucred *cred,
+                               const char *why)
+{
+        uint64_t now = clock_usec(CLOCK_MONOTONIC);
+        char more[64] = "";
+
+        if (s->refuse_logged_usec && now - s->refuse_logged_usec < 1000000) {
+                s->refuse_quiet++;
+                return;
+        }
+        if (s->refuse_quiet)
+                snprintf(more, sizeof(more), " (and %u more refused since the last such line)",
+                         s->refuse_quiet);
+        log_msg(level, "control: refusing client uid %u pid %d: %s%s", (unsigned int)cred->uid,
+                (int)cred->pid, why, more);
+        s->refuse_logged_usec = now;
+        s->refuse_quiet = 0;
 }

@@ -30,7 +30,6 @@
 #include <unistd.h>
 #include <event2/event.h>
 
-#include "clock.h"
 #include "control.h"
 #include "control-socket.h"
 #include "ctl.h"
@@ -76,13 +75,6 @@ struct control {
         struct control_conn *conns;
         unsigned int n_conns, n_watching;
         unsigned int n_refusing;        /* refused connections waiting for their request */
-        /* admin_group as last looked up: its name (a reload may change it) and gid. */
-        char admin_name[CONFIG_GROUP_MAX + 1];
-        bool admin_known;
-        gid_t admin_gid;
-        /* Refusals are logged once a second at most; the others are counted. */
-        uint64_t refuse_logged_usec;
-        unsigned int refuse_quiet;
 };
 
 static void control_watch_cb(struct job *job, void *userdata);
@@ -223,9 +215,8 @@ static int conn_error(struct control_conn *conn, int code, const char *fmt, ...)
         return conn_reply(conn, &m);
 }
 
-/* An ERROR nobody asked for (refusal, idle close): best effort, then the caller closes. */
-static void control_say(int fd, int code, const char *fmt, ...) _printf_(3, 4);
-
+/* An ERROR nobody asked for (an idle close): best effort, then the caller closes. */
+_printf_(3, 4)
 static void control_say(int fd, int code, const char *fmt, ...)
 {
         struct ctl_msg m;
@@ -495,28 +486,9 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *userdata)
                 control_list_continue(conn);
 }
 
-/*
- * What the client sent is read and dropped first: closing a SOCK_SEQPACKET
- * socket with data unread makes the client's next recv() fail with
- * ECONNRESET before it could read the answer.
- */
-static void control_refuse_send(int fd, const struct ctl_msg *m)
-{
-        for (int i = 0; i < 8; i++) {
-                struct ctl_msg junk;
-                int pfd = -1, r = ctl_recv(fd, &junk, &pfd);
-
-                safe_close(pfd);
-                /* A malformed message was still taken off the queue. */
-                if (r < 0 && r != -EBADMSG && r != -EPROTONOSUPPORT)
-                        break;
-        }
-        (void)ctl_send(fd, m, -1);
-}
-
 static void conn_refuse_finish(struct control_conn *conn)
 {
-        control_refuse_send(conn->fd, &conn->refusal);
+        control_socket_refuse(conn->fd, &conn->refusal);
         conn_close(conn);
 }
 
@@ -620,56 +592,6 @@ static void control_reap_cb(evutil_socket_t fd, short what, void *userdata)
         }
 }
 
-/*
- * admin_group's gid, looked up again when @force (start-up, reload) or when
- * the name changed under us (a reload without control_reconfigure()).
- */
-static void control_admin_resolve(struct control *c, bool force)
-{
-        const char *name = c->d->cfg.admin_group;
-        int r;
-
-        if (!force && strcmp(name, c->admin_name) == 0)
-                return;
-        snprintf(c->admin_name, sizeof(c->admin_name), "%s", name);
-        c->admin_known = false;
-        if (!name[0])
-                return;
-        r = control_socket_group_gid(name, &c->admin_gid);
-        if (r < 0) {
-                log_warning("control: admin_group = %s: %s; only root sees every user's jobs", name,
-                            r == -ENOENT ? "no such group" : strerror(-r));
-                return;
-        }
-        c->admin_known = true;
-        if (c->admin_gid == getegid())
-                log_warning("control: admin_group = %s is the daemon's own group: everyone who may use "
-                            "the control socket sees every user's jobs", name);
-        else
-                log_info("control: members of group %s (gid %u) see every user's jobs", name,
-                         (unsigned int)c->admin_gid);
-}
-
-/* Root, the daemon's own user and members of admin_group see every user's jobs. */
-static bool control_sees_all(struct control *c, int fd, const struct ucred *cred)
-{
-        int r;
-
-        if (cred->uid == 0 || cred->uid == geteuid())
-                return true;
-        control_admin_resolve(c, false);
-        if (!c->admin_known)
-                return false;
-        r = control_socket_peer_in_group(fd, cred, c->admin_gid);
-        if (r < 0) {
-                log_warning("control: cannot read the groups of client uid %u pid %d: %s; "
-                            "it sees only its own jobs", (unsigned int)cred->uid, (int)cred->pid,
-                            strerror(-r));
-                return false;
-        }
-        return r > 0;
-}
-
 /* Live connections of @uid (refused ones waiting for their answer do not count). */
 static unsigned int control_conns_of(const struct control *c, uid_t uid)
 {
@@ -680,7 +602,7 @@ static unsigned int control_conns_of(const struct control *c, uid_t uid)
         return n;
 }
 
-/* A connection's events, not yet armed; NULL without memory. Takes nothing on failure. */
+/* A connection with its events (reading armed), not yet linked; NULL without memory. Takes no fd. */
 static struct control_conn *control_conn_alloc(struct control *c, int fd, const struct ucred *cred)
 {
         struct control_conn *conn = calloc(1, sizeof(*conn));
@@ -700,30 +622,8 @@ static struct control_conn *control_conn_alloc(struct control *c, int fd, const 
         return conn;
 }
 
-/* One line a second at most, so a client looping on connect cannot flood the journal. */
-static void control_refuse_log(struct control *c, int level, const struct ucred *cred,
-                               const char *why)
-{
-        uint64_t now = clock_usec(CLOCK_MONOTONIC);
-        char more[64] = "";
-
-        if (c->refuse_logged_usec && now - c->refuse_logged_usec < 1000000) {
-                c->refuse_quiet++;
-                return;
-        }
-        if (c->refuse_quiet)
-                snprintf(more, sizeof(more), " (and %u more refused since the last such line)",
-                         c->refuse_quiet);
-        log_msg(level, "control: refusing client uid %u pid %d: %s%s", (unsigned int)cred->uid,
-                (int)cred->pid, why, more);
-        c->refuse_logged_usec = now;
-        c->refuse_quiet = 0;
-}
-
 /* Over a limit: an answer that says so, then close (not a silent drop). Takes @fd_in. */
-static void control_refuse(struct control *c, int fd_in, const struct ucred *cred, int level,
-                           int code, const char *fmt, ...) _printf_(6, 7);
-
+_printf_(6, 7)
 static void control_refuse(struct control *c, int fd_in, const struct ucred *cred, int level,
                            int code, const char *fmt, ...)
 {
@@ -736,13 +636,13 @@ static void control_refuse(struct control *c, int fd_in, const struct ucred *cre
         va_start(ap, fmt);
         control_error_msg(&m, code, fmt, ap);
         va_end(ap);
-        control_refuse_log(c, level, cred, m.error.text);
+        control_socket_refuse_log(&c->sock, level, cred, m.error.text);
 
         /* Usually the request is in already; if not, wait for it, briefly and boundedly. */
         conn = c->n_refusing < CONTROL_REFUSING_MAX ? control_conn_alloc(c, fd, cred) : NULL;
         if (!conn) {
                 /* A client that has not sent its request yet may see only EPIPE. */
-                control_refuse_send(fd, &m);
+                control_socket_refuse(fd, &m);
                 return;
         }
         conn->refusing = true;
@@ -780,7 +680,7 @@ static int control_conn_new(struct control *c, int fd_in)
         conn = control_conn_alloc(c, fd, &cred);
         if (!conn)
                 return -ENOMEM;
-        conn->sees_all = control_sees_all(c, fd, &cred);
+        conn->sees_all = control_socket_sees_all(&c->sock, c->d->cfg.admin_group, fd, &cred);
         conn->fd = TAKE_FD(fd);
         conn->next = c->conns;
         c->conns = conn;
@@ -840,7 +740,7 @@ int control_new(struct control **out, struct daemon *d)
         c->sock = CONTROL_SOCKET_NULL;
         c->accepting = true;
         /* NSS may block: once here, again on reload, never per client. */
-        control_admin_resolve(c, true);
+        control_socket_admin_update(&c->sock, d->cfg.admin_group, true);
 
         r = control_socket_open(&c->sock, d->cfg.control_socket);
         if (r < 0)
@@ -867,7 +767,7 @@ void control_stop_accepting(struct control *c)
 void control_reconfigure(struct control *c)
 {
         if (c)
-                control_admin_resolve(c, true);
+                control_socket_admin_update(&c->sock, c->d->cfg.admin_group, true);
 }
 
 void control_free(struct control *c)

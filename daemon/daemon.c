@@ -278,6 +278,14 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "lanes");
         if (cfg.peer_timeout != d->cfg.peer_timeout)
                 changed_add(applied, sizeof(applied), "peer_timeout");
+        if (cfg.max_clients_per_user != d->cfg.max_clients_per_user)
+                changed_add(applied, sizeof(applied), "max_clients_per_user");
+        if (cfg.max_queued_per_user != d->cfg.max_queued_per_user)
+                changed_add(applied, sizeof(applied), "max_queued_per_user");
+        if (cfg.client_idle_timeout != d->cfg.client_idle_timeout)
+                changed_add(applied, sizeof(applied), "client_idle_timeout");
+        if (strcmp(cfg.admin_group, d->cfg.admin_group))
+                changed_add(applied, sizeof(applied), "admin_group");
 
         config_deinit(&d->cfg);
         d->cfg = cfg;
@@ -285,6 +293,7 @@ static void daemon_reload(struct daemon_ctx *x)
         d->key = key;
         log_set_level(d->cfg.log_level);
         engine_reconfigure(d->engine);
+        control_reconfigure(d->control);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
