@@ -197,7 +197,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m);
 int wire_decode(const void *buf, size_t len, struct wire_msg *m);
 
 /*
- * The bytes an OFFER's MAC covers: "rdmaxfer-offer-v1" || nonce || the
+ * The bytes an OFFER's MAC covers: "rdmaxfer-offer-v2" || nonce || the
  * offer's fields (everything but the MAC), in wire order. Returns the
  * length written (at most WIRE_MAC_INPUT_MAX), -EMSGSIZE, or -EINVAL for
  * a name wire_encode() would refuse.
