@@ -526,8 +526,8 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         }
         l->next_seq++;
         b->bytes += len;
-        xfer_progress(b);
-        b->t_last = clock_usec(CLOCK_MONOTONIC);
+        /* One clock read per chunk: data is progress too. */
+        b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
 
         rs->l = l;
         rs->len = len;

@@ -365,10 +365,10 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 send_buf_put(l, i);
                 l->next_done++;
         }
-        xfer_progress(b);
         if (l->base.hold.held < held)
                 xfer_feed_starved(b->e, XFER_SEND);
-        b->t_last = clock_usec(CLOCK_MONOTONIC);
+        /* One clock read per completion: an acknowledgement is progress too. */
+        b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
         if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes &&
             b->state == XFER_DATA)
                 send_verifying(s);

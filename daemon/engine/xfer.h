@@ -86,7 +86,8 @@ struct xfer {
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC: data starts */
         uint64_t t_last;        /* last data moved */
         uint64_t rate_bytes, rate_t;    /* engine_recv_rate's last sample */
-        uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress) */
+        uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress, or set
+                                 * with t_last on the data path) */
         struct event *timer;
         /* The verdict, once decided: the first decision wins. */
         bool decided;
