@@ -104,7 +104,7 @@ void config_init(struct config *cfg)
                 .key_file = "",
                 .log_level = CONFIG_LOG_INFO,
                 /* One user can neither take every control connection nor the whole queue. */
-                .max_clients_per_user = 8,
+                .max_clients_per_user = 32,
                 .max_queued_per_user = 64,
                 .client_idle_timeout = 60,
                 .admin_group = "",

@@ -372,7 +372,7 @@ static void test_control_keys(void)
         int r;
 
         config_init(&c);
-        is_int(c.max_clients_per_user, 8, "max_clients_per_user 8 by default");
+        is_int(c.max_clients_per_user, 32, "max_clients_per_user 32 by default");
         is_int(c.max_queued_per_user, 64, "max_queued_per_user 64 by default");
         is_int(c.client_idle_timeout, 60, "client_idle_timeout 60 s by default");
         ok(c.admin_group[0] == '\0', "no admin_group by default");
