@@ -109,10 +109,14 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 out_rate = jobs_rate_total(d->jobs);
         }
         buf[0] = '\0';
-        if (d->stopping)
+        if (d->no_device[0] && !d->stopping)
+                o += (size_t)snprintf(buf + o, len - o, "no RDMA device (%s), waiting for it%s",
+                                      d->no_device, in || out || queued ? "; " : "");
+        else if (d->stopping)
                 o += (size_t)snprintf(buf + o, len - o, "stopping%s", in || out || queued ? ": " : "");
         else if (!in && !out && !queued)
                 o += (size_t)snprintf(buf + o, len - o, "idle");
+        o = MIN(o, len);
         if (in && o < len)
                 o += (size_t)snprintf(buf + o, len - o, "%u incoming (%.1f MB/s)", in,
                                       (double)in_rate / 1e6);
@@ -134,6 +138,26 @@ static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
         snprintf(x->status, sizeof(x->status), "%s", text);
         sd_notifyf(0, "STATUS=%s", text);
 }
+
+/* The engine lost its device or found it again; it logged the details. */
+static void daemon_on_device(void *owner, bool up, const char *text)
+{
+        struct daemon_ctx *x = owner;
+
+        if (up) {
+                x->d.no_device[0] = '\0';
+                /* Jobs that waited for the device go out now. */
+                if (x->d.jobs)
+                        jobs_schedule(x->d.jobs);
+        } else {
+                snprintf(x->d.no_device, sizeof(x->d.no_device), "%s", text);
+        }
+        daemon_status_cb(-1, 0, x);
+}
+
+static const struct engine_ops daemon_engine_ops = {
+        .device = daemon_on_device,
+};
 
 static void daemon_watchdog_cb(evutil_socket_t fd, short what, void *userdata)
 {
@@ -434,6 +458,8 @@ int daemon_run(const char *config_path)
                 .base = d->base,
                 .cfg = &d->cfg,
                 .key = &d->key,
+                .ops = &daemon_engine_ops,
+                .owner = x,
         });
         if (r < 0) {
                 daemon_fail("cannot start the RDMA engine: %s", strerror(-r));

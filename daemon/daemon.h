@@ -20,6 +20,7 @@ struct daemon {
         struct jobs *jobs;
         struct control *control;
         bool stopping;
+        char no_device[160];            /* why the RDMA device is gone; "" while it is there */
 };
 
 /*

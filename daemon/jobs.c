@@ -312,7 +312,8 @@ static void jobs_fail_start(struct job *job, const char *why)
  * Hand one QUEUED job to the engine. The engine decides admission before
  * anything changes, so the job leaves QUEUED only forward: to CONNECTING
  * when started, to FAILED when it cannot be. Returns ENGINE_SEND_FULL when
- * the job stays queued (start no more now), else 0.
+ * the job stays queued (start no more now: the pool is full or the device
+ * is gone), else 0.
  */
 static int jobs_start(struct jobs *jobs, struct job *job)
 {
@@ -335,6 +336,11 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .peer = job->peer,
         };
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
+        if (r == ENGINE_SEND_NODEV) {
+                /* The engine says when the device is back (jobs_schedule). */
+                log_debug("job %" PRIu64 ": waits, no RDMA device", job->id);
+                return ENGINE_SEND_FULL;
+        }
         if (r == ENGINE_SEND_FULL) {
                 /*
                  * The send pool frees up when one of our running jobs ends,

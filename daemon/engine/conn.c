@@ -9,6 +9,7 @@
 #include "conn.h"
 #include "log.h"
 #include "macro.h"
+#include "reaper.h"
 
 /* Completions handled per callback before yielding to other events. */
 #define CONN_WC_BUDGET          256
@@ -232,7 +233,7 @@ void conn_teardown(struct conn *c)
         if (c->chan)
                 ibv_destroy_comp_channel(c->chan);
         if (c->id)
-                rdma_destroy_id(c->id);
+                reaper_destroy_id(c->env->reaper, c->id);
         if (c->reap_ev)
                 event_free(c->reap_ev);
         c->cq_ev = NULL;

@@ -14,13 +14,15 @@
 #include "wire.h"
 
 struct conn;
+struct reaper;
 
 /* What connections are made on: the loop, the device and its PD (the
- * engine's, which outlive every connection). */
+ * engine's, which outlive every connection), and who destroys ids. */
 struct conn_env {
         struct event_base *base;
         struct ibv_context *verbs;
         struct ibv_pd *pd;
+        struct reaper *reaper;
 };
 
 /* High bit of a wr_id marks a control-message buffer; the rest is its index. */
@@ -84,7 +86,8 @@ int conn_repost_ctrl(struct conn *c, uint64_t wr_id);
 
 /* Destroy the QP now: no more completions, no more DMA into buffers. */
 void conn_destroy_qp(struct conn *c);
-/* Release everything at once, without callbacks (engine_free). */
+/* Release everything at once, without callbacks; the id goes to the
+ * reaper (never destroyed on the loop). */
 void conn_teardown(struct conn *c);
 
 /* rdma_disconnect once; the DISCONNECTED event follows. */

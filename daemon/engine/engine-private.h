@@ -16,21 +16,40 @@
 #include "auth.h"
 #include "config.h"
 #include "conn.h"
+#include "macro.h"
 #include "ring.h"
 #include "xfer.h"
 
 struct io;
+struct reaper;
+
+/* The engine's hold on its RDMA device (device.c). */
+enum engine_dev_state {
+        ENGINE_DEV_UP = 0,              /* listening; transfers run */
+        ENGINE_DEV_LOST,                /* gone: releasing what was on it */
+        ENGINE_DEV_DOWN,                /* released; looking for it again */
+};
 
 struct engine {
         struct event_base *base;
         const struct config *cfg;
         const struct auth_key *key;
+        const struct engine_ops *ops;
+        void *owner;
         struct rdma_event_channel *ch;
         struct event *ch_ev;
         struct rdma_cm_id *listen_id;
         struct ibv_context *verbs;
         struct ibv_pd *pd;
-        struct conn_env env;            /* base, verbs, pd: for connections */
+        struct conn_env env;            /* base, verbs, pd, reaper: for connections */
+        struct reaper *reaper;          /* rdma_destroy_id off the loop */
+        enum engine_dev_state dev_state;
+        char dev_name[64];              /* "rxe_beta" */
+        struct event *async_ev;         /* the device's async events */
+        struct event *dev_timer;        /* lost: checks; down: looks for the device */
+        unsigned int dev_backoff_ms;
+        uint64_t dev_lost_usec;
+        bool dev_stuck_said;
         uint32_t slot_size;
         /* Receive ring: slot_count slots of slot_size, shared out by ring. */
         uint8_t *ring_mem;
@@ -56,6 +75,18 @@ struct engine {
 
 /* A transfer left the engine's list: finish a stop once none is left. */
 void engine_xfer_gone(struct engine *e);
+
+/* device.c */
+int engine_device_init(struct engine *e);
+void engine_device_deinit(struct engine *e);
+/* Bind, pick the device, PD, register ring and pool, async events, listen.
+ * 0 or -errno (everything undone); @quiet: a retry, expected to fail. */
+int engine_device_open(struct engine *e, bool quiet);
+/* The device is gone (printf-style reason): fail everything on it, let go
+ * of it, look for it again. Once only, until it is back. */
+void engine_device_lost(struct engine *e, const char *fmt, ...) _printf_(2, 3);
+/* Progress while lost: called when a transfer or an id is gone. */
+void engine_device_check(struct engine *e);
 
 /* recv-accept.c: a CONNECT_REQUEST on the listener. */
 void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id,

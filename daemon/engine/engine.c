@@ -6,15 +6,12 @@
  * engine.h's interface is implemented.
  */
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <event2/event.h>
 
 #include "clock.h"
@@ -23,10 +20,9 @@
 #include "engine-private.h"
 #include "io.h"
 #include "log.h"
+#include "reaper.h"
 #include "recv.h"
 #include "send.h"
-
-#define ENGINE_BACKLOG          64
 
 static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
 {
@@ -36,6 +32,10 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
         while (rdma_get_cm_event(e->ch, &ev) == 0) {
                 enum rdma_cm_event_type type = ev->event;
                 struct rdma_cm_id *id = ev->id;
+                /* Read before the ack: once acked, an id the reaper is
+                 * destroying may be freed under us. */
+                struct conn *c = id->context;
+                bool listener = id == e->listen_id;
                 int status = ev->status;
                 uint8_t pdata[256];
                 size_t plen = 0;
@@ -49,101 +49,45 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                 rdma_ack_cm_event(ev);
 
                 log_debug("cm event %s (status %d)", rdma_event_str(type), status);
-                if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-                        recv_on_connect_request(e, id, pdata, plen);
+                switch (type) {
+                case RDMA_CM_EVENT_CONNECT_REQUEST:
+                        if (e->dev_state == ENGINE_DEV_UP)
+                                recv_on_connect_request(e, id, pdata, plen);
+                        else
+                                reaper_destroy_id(e->reaper, id);
                         continue;
-                }
-                if (id == e->listen_id) {
-                        if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
-                                log_err("RDMA device removed under the listener");
+                case RDMA_CM_EVENT_DEVICE_REMOVAL:
+                        /* On every id of the device; the first one is enough. */
+                        engine_device_lost(e, "RDMA device %s removed", e->dev_name);
                         continue;
+                case RDMA_CM_EVENT_ADDR_CHANGE:
+                        if (listener) {
+                                engine_device_lost(e, "the listen address moved off RDMA device %s",
+                                                   e->dev_name);
+                                continue;
+                        }
+                        break;
+                default:
+                        break;
                 }
-                if (id->context) {
-                        struct conn *c = id->context;
-
+                if (!listener && c)
                         c->ops->cm_event(c, type, status, pdata, plen);
-                }
         }
         if (errno != EAGAIN && errno != EWOULDBLOCK)
                 log_err("rdma_get_cm_event: %m");
 }
 
-static int engine_bind(struct engine *e)
-{
-        const struct config *cfg = e->cfg;
-        struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
-        struct addrinfo *ai = NULL;
-        char port[8];
-        int r;
-
-        snprintf(port, sizeof(port), "%u", cfg->port);
-        r = getaddrinfo(cfg->listen_addr[0] ? cfg->listen_addr : "0.0.0.0", port, &hints, &ai);
-        if (r != 0) {
-                log_err("listen address %s: %s", cfg->listen_addr, gai_strerror(r));
-                return -EINVAL;
-        }
-        if (rdma_bind_addr(e->listen_id, ai->ai_addr)) {
-                r = -errno;
-                log_err("cannot bind RDMA listener to %s:%u: %m%s", cfg->listen_addr[0] ? cfg->listen_addr : "*",
-                        cfg->port, r == -EADDRNOTAVAIL || r == -ENODEV ?
-                        " (no RDMA device has that address; see `rdma link show`)" : "");
-                freeaddrinfo(ai);
-                return r;
-        }
-        if (cfg->listen_addr[0]) {
-                /* Outgoing connections leave from here too; port 0, the
-                 * listener owns the real one. */
-                memcpy(&e->src, ai->ai_addr, ai->ai_addrlen);
-                if (e->src.ss_family == AF_INET)
-                        ((struct sockaddr_in *)&e->src)->sin_port = 0;
-                else
-                        ((struct sockaddr_in6 *)&e->src)->sin6_port = 0;
-                e->have_src = true;
-        }
-        freeaddrinfo(ai);
-        if (rdma_listen(e->listen_id, ENGINE_BACKLOG)) {
-                r = -errno;
-                log_err("rdma_listen: %m");
-                return r;
-        }
-        return 0;
-}
-
-static int engine_open_device(struct engine *e)
-{
-        struct ibv_context **list;
-        int n = 0;
-
-        if (e->listen_id->verbs) {
-                e->verbs = e->listen_id->verbs;
-                return 0;
-        }
-        /* Listening on the wildcard: the ring goes on the only device. */
-        list = rdma_get_devices(&n);
-        if (!list || n == 0) {
-                if (list)
-                        rdma_free_devices(list);
-                log_err("no RDMA device found (is a driver loaded? `rdma link show`)");
-                return -ENODEV;
-        }
-        if (n > 1)
-                log_warning("listen address is a wildcard and there are %d RDMA devices; using %s "
-                            "(run one instance per device with `listen =` set)", n,
-                            ibv_get_device_name(list[0]->device));
-        e->verbs = list[0];
-        rdma_free_devices(list);
-        return 0;
-}
-
 /* Huge-page aligned: fewer translations for the NIC to cache, and for the CPU. */
 #define ENGINE_ALIGN    (2u << 20)
 
-static void *engine_alloc(size_t bytes)
+static void *engine_alloc(size_t bytes, const char *what)
 {
         void *p = NULL;
 
-        if (posix_memalign(&p, ENGINE_ALIGN, bytes))
+        if (posix_memalign(&p, ENGINE_ALIGN, bytes)) {
+                log_err("cannot allocate %s (%zu MiB)", what, bytes >> 20);
                 return NULL;
+        }
         /* Advice only: without transparent huge pages this is 4 KiB pages. */
         (void)madvise(p, bytes, MADV_HUGEPAGE);
         /* Touch it now: the pages are pinned by registration anyway. */
@@ -151,29 +95,9 @@ static void *engine_alloc(size_t bytes)
         return p;
 }
 
-static int engine_register(struct engine *e, uint8_t **mem, size_t bytes, struct ibv_mr **mr,
-                           const char *what)
+static void engine_on_reaped(void *userdata)
 {
-        struct rlimit rl;
-
-        *mem = engine_alloc(bytes);
-        if (!*mem) {
-                log_err("cannot allocate %s (%zu MiB)", what, bytes >> 20);
-                return -ENOMEM;
-        }
-        /* Local access only: peers never get an rkey, so no remote side can
-         * touch this memory except through receives we posted. */
-        *mr = ibv_reg_mr(e->pd, *mem, bytes, IBV_ACCESS_LOCAL_WRITE);
-        if (!*mr) {
-                int r = -errno;
-
-                getrlimit(RLIMIT_MEMLOCK, &rl);
-                log_err("cannot register %s (%zu MiB): %s%s", what, bytes >> 20, strerror(-r),
-                        r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY ?
-                        " (RLIMIT_MEMLOCK is too low: set LimitMEMLOCK=infinity)" : "");
-                return r;
-        }
-        return 0;
+        engine_device_check(userdata);
 }
 
 int engine_new(struct engine **out, const struct engine_params *p)
@@ -188,6 +112,8 @@ int engine_new(struct engine **out, const struct engine_params *p)
         e->base = p->base;
         e->cfg = p->cfg;
         e->key = p->key;
+        e->ops = p->ops;
+        e->owner = p->owner;
         e->incoming_fd = -1;
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
@@ -200,6 +126,33 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 goto fail;
         }
 
+        e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
+        e->ring_mem = engine_alloc(e->ring_bytes, "receive ring");
+        e->send_bytes = (size_t)cfg->slot_size * cfg->send_slots * cfg->max_transfers;
+        e->send_mem = engine_alloc(e->send_bytes, "send pool");
+        if (!e->ring_mem || !e->send_mem) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = ring_init(&e->ring, cfg->slot_count, cfg->slot_count / cfg->max_transfers);
+        if (r < 0)
+                goto fail;
+        /* A share of slot_count / max_transfers may leave room for one more. */
+        ring_set_conns_max(&e->ring, cfg->max_transfers);
+        r = ring_init(&e->send_ring, cfg->send_slots * cfg->max_transfers, cfg->send_slots);
+        if (r < 0)
+                goto fail;
+
+        r = reaper_new(&e->reaper, e->base, engine_on_reaped, e);
+        if (r < 0) {
+                log_err("cannot start the connection reaper: %s", strerror(-r));
+                goto fail;
+        }
+        e->env = (struct conn_env){ .base = e->base, .reaper = e->reaper };
+        r = engine_device_init(e);
+        if (r < 0)
+                goto fail;
+
         e->ch = rdma_create_event_channel();
         if (!e->ch) {
                 r = -errno;
@@ -211,40 +164,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 r = -errno;
                 goto fail;
         }
-        if (rdma_create_id(e->ch, &e->listen_id, NULL, RDMA_PS_TCP)) {
-                r = -errno;
-                log_err("rdma_create_id: %m");
-                goto fail;
-        }
-        r = engine_bind(e);
-        if (r < 0)
-                goto fail;
-        r = engine_open_device(e);
-        if (r < 0)
-                goto fail;
-        e->pd = ibv_alloc_pd(e->verbs);
-        if (!e->pd) {
-                r = -errno;
-                log_err("ibv_alloc_pd: %m");
-                goto fail;
-        }
-        e->env = (struct conn_env){ .base = e->base, .verbs = e->verbs, .pd = e->pd };
-
-        e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
-        r = engine_register(e, &e->ring_mem, e->ring_bytes, &e->ring_mr, "receive ring");
-        if (r < 0)
-                goto fail;
-        r = ring_init(&e->ring, cfg->slot_count, cfg->slot_count / cfg->max_transfers);
-        if (r < 0)
-                goto fail;
-        /* A share of slot_count / max_transfers may leave room for one more. */
-        ring_set_conns_max(&e->ring, cfg->max_transfers);
-
-        e->send_bytes = (size_t)cfg->slot_size * cfg->send_slots * cfg->max_transfers;
-        r = engine_register(e, &e->send_mem, e->send_bytes, &e->send_mr, "send pool");
-        if (r < 0)
-                goto fail;
-        r = ring_init(&e->send_ring, cfg->send_slots * cfg->max_transfers, cfg->send_slots);
+        r = engine_device_open(e, false);
         if (r < 0)
                 goto fail;
 
@@ -261,7 +181,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
         }
         log_info("RDMA device %s: receive ring %u x %u bytes (%zu MiB), %u per connection "
                  "(more while fewer receive); send pool %u x %u bytes (%zu MiB)",
-                 ibv_get_device_name(e->verbs->device), cfg->slot_count, cfg->slot_size,
+                 e->dev_name, cfg->slot_count, cfg->slot_size,
                  e->ring_bytes >> 20, e->ring.share, cfg->send_slots * cfg->max_transfers,
                  cfg->slot_size, e->send_bytes >> 20);
         *out = e;
@@ -271,6 +191,9 @@ fail:
         engine_free(e);
         return r;
 }
+
+/* How long engine_free() waits for ids still being destroyed. */
+#define ENGINE_REAPER_WAIT_MS   3000u
 
 void engine_free(struct engine *e)
 {
@@ -292,22 +215,14 @@ void engine_free(struct engine *e)
         io_free(e->io);
         e->io = NULL;
         xfer_free_all(e);
-        /* In reverse order of engine_new. */
+        /* The ids, bounded: one stuck in the kernel is left to exit. */
+        reaper_free(e->reaper, ENGINE_REAPER_WAIT_MS);
+        e->reaper = NULL;
+        engine_device_deinit(e);
         ring_deinit(&e->send_ring);
-        if (e->send_mr && ibv_dereg_mr(e->send_mr))
-                log_err("ibv_dereg_mr (send pool): %m");
         free(e->send_mem);
         ring_deinit(&e->ring);
-        if (e->ring_mr && ibv_dereg_mr(e->ring_mr))
-                log_err("ibv_dereg_mr (receive ring): %m");
         free(e->ring_mem);
-        if (e->pd) {
-                errno = ibv_dealloc_pd(e->pd);
-                if (errno)
-                        log_err("ibv_dealloc_pd: %m");
-        }
-        if (e->listen_id)
-                rdma_destroy_id(e->listen_id);
         if (e->ch)
                 rdma_destroy_event_channel(e->ch);
         safe_close(e->incoming_fd);
@@ -330,6 +245,7 @@ static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)
 
 void engine_xfer_gone(struct engine *e)
 {
+        engine_device_check(e);
         if (e->stopping && !e->xfers[XFER_RECV] && !e->xfers[XFER_SEND] && e->stop_ev)
                 event_active(e->stop_ev, 0, 0);
 }
@@ -392,6 +308,8 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
 {
         if (e->stopping)
                 return -ESHUTDOWN;
+        if (e->dev_state != ENGINE_DEV_UP)
+                return ENGINE_SEND_NODEV;
         return send_start(e, req, ops, owner, out);
 }
 

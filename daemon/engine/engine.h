@@ -22,12 +22,25 @@ struct event_base;
 struct engine;
 struct engine_send;
 
+/* What the engine tells its owner about itself (from the loop). */
+struct engine_ops {
+        /*
+         * The RDMA device went away (@up false; @text says why: every
+         * transfer on it has failed already, engine_send answers
+         * ENGINE_SEND_NODEV) or a device carries the listen address again
+         * and the engine listens there (@up true; @text is its name).
+         */
+        void (*device)(void *owner, bool up, const char *text);
+};
+
 struct engine_params {
         struct event_base *base;
         /* Read when needed, never copied: the owner may replace what they
          * point at between events (SIGHUP does), but not the pointers. */
         const struct config *cfg;
         const struct auth_key *key;
+        const struct engine_ops *ops;   /* may be NULL */
+        void *owner;
 };
 
 /*
@@ -112,8 +125,11 @@ struct engine_send_req {
         const char *peer;               /* "host:port", for logs */
 };
 
-/* engine_send()'s named outcome: no transfer was started. */
-enum { ENGINE_SEND_FULL = 1 };
+/* engine_send()'s named outcomes: no transfer was started. */
+enum {
+        ENGINE_SEND_FULL = 1,
+        ENGINE_SEND_NODEV,
+};
 
 /*
  * Start sending. Admission is decided before anything changes:
@@ -121,6 +137,8 @@ enum { ENGINE_SEND_FULL = 1 };
  *   ENGINE_SEND_FULL   the send pool admits no more transfers now (a running
  *                      one must end first; with none running, it never will:
  *                      max_transfers outgrew the pool); nothing started,
+ *   ENGINE_SEND_NODEV  the RDMA device is gone; ops->device says when it is
+ *                      back; nothing started,
  *   -errno             nothing started (-ESHUTDOWN once stopping).
  * Callbacks come only from the loop, never from inside this call.
  */

@@ -25,6 +25,7 @@
 #include "acl.h"
 #include "engine-private.h"
 #include "log.h"
+#include "reaper.h"
 #include "recv.h"
 
 /* Refuse with @status in the REJ; the caller still owns @id. */
@@ -205,12 +206,12 @@ void recv_on_connect_request(struct engine *e, struct rdma_cm_id *id, const void
         status = recv_admit_peer(e, id, peer, pdata, plen, &h);
         if (status != WIRE_OK) {
                 recv_reject(id, status);
-                rdma_destroy_id(id);
+                reaper_destroy_id(e->reaper, id);
                 return;
         }
         l = recv_lane_for(e, id, peer, &h);
         if (!l) {
-                rdma_destroy_id(id);
+                reaper_destroy_id(e->reaper, id);
                 return;
         }
         conn_init(&l->base.conn, &e->env, &recv_conn_ops, id);

@@ -240,6 +240,14 @@ void xfer_reap_all(struct xfer *x)
                         conn_reap(&x->lane[k]->conn);
 }
 
+void xfer_kill(struct xfer *x, unsigned int status, const char *text)
+{
+        xfer_decide(x, ENGINE_FAILED, status, text);
+        if (x->state != XFER_CLOSING)
+                xfer_set_state(x, XFER_CLOSING);
+        xfer_reap_all(x);
+}
+
 static void xfer_free(struct xfer *x)
 {
         if (x->timer)

@@ -158,6 +158,10 @@ bool xfer_decide(struct xfer *x, enum engine_outcome outcome, unsigned int statu
 void xfer_hangup(struct xfer *x);
 /* The linger timer fired: reap whatever is left. */
 void xfer_reap_all(struct xfer *x);
+/* The fabric is gone under @x (port down, device removed): fail it with
+ * @text and tear every lane down now, saying nothing to the peer and
+ * waiting for nothing from it. */
+void xfer_kill(struct xfer *x, unsigned int status, const char *text);
 
 /* conn_ops.reaped for every lane of both sides. */
 void xfer_lane_reaped(struct conn *c);

@@ -1,0 +1,38 @@
+#pragma once
+
+/*
+ * rdma_destroy_id off the event loop. Destroying an id can sleep in the
+ * kernel for as long as ib_cm waits on a disconnect request it could not
+ * send (cm_destroy_id in DREQ_SENT while the port is down: seen for
+ * minutes, and uninterruptibly, on Debian's 6.1 rxe), so the loop hands
+ * ids to one worker thread and hears back through an eventfd. Nothing
+ * else of the engine runs there.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rdma/rdma_cma.h>
+
+struct event_base;
+struct reaper;
+
+/* @drained runs on the loop whenever the queue has become empty. */
+int reaper_new(struct reaper **out, struct event_base *base,
+               void (*drained)(void *userdata), void *userdata);
+/*
+ * Stop the worker: waits up to @timeout_ms for the queue to empty, then
+ * leaves what is left (a destroy stuck in the kernel) to process exit and
+ * says so in the log. Safe on NULL.
+ */
+void reaper_free(struct reaper *r, unsigned int timeout_ms);
+
+/*
+ * Queue @id (its context is cleared first: no event is dispatched for it
+ * any more). Never blocks. Out of memory: destroyed on the spot, as before.
+ */
+void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id);
+
+/* Ids queued or being destroyed. */
+unsigned int reaper_pending(const struct reaper *r);
+/* Microseconds (CLOCK_MONOTONIC) the current destroy started, 0 when idle. */
+uint64_t reaper_busy_since(struct reaper *r);

@@ -1,0 +1,145 @@
+/*
+ * daemon/engine/reaper.c: rdma_destroy_id runs on the worker, never in the
+ * caller, however long the kernel takes; the loop hears when the queue has
+ * drained; reaper_free() is bounded even when a destroy never returns.
+ * rdma_destroy_id is wrapped (-Wl,--wrap): these machines have no RDMA, and
+ * what is under test is the hand-off, not the kernel. The ids are plain
+ * structs the wrapper recognises; nothing else of librdmacm is called.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <event2/event.h>
+#include <rdma/rdma_cma.h>
+
+#include "clock.h"
+#include "reaper.h"
+#include "tap.h"
+
+static pthread_mutex_t gate_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open = true;           /* false: every destroy blocks until opened */
+static atomic_int destroyed;
+static atomic_int destroyed_on_main;
+static pthread_t main_thread;
+
+int __wrap_rdma_destroy_id(struct rdma_cm_id *id);
+
+int __wrap_rdma_destroy_id(struct rdma_cm_id *id)
+{
+        if (pthread_equal(pthread_self(), main_thread))
+                destroyed_on_main++;
+        pthread_mutex_lock(&gate_mutex);
+        while (!gate_open)
+                pthread_cond_wait(&gate_cond, &gate_mutex);
+        pthread_mutex_unlock(&gate_mutex);
+        free(id);
+        destroyed++;
+        return 0;
+}
+
+static void gate(bool open)
+{
+        pthread_mutex_lock(&gate_mutex);
+        gate_open = open;
+        pthread_cond_broadcast(&gate_cond);
+        pthread_mutex_unlock(&gate_mutex);
+}
+
+static struct rdma_cm_id *fake_id(void)
+{
+        struct rdma_cm_id *id = calloc(1, sizeof(*id));
+
+        id->context = (void *)id;       /* the reaper must clear it */
+        return id;
+}
+
+static int drained_calls;
+
+static void on_drained(void *userdata)
+{
+        drained_calls++;
+        event_base_loopbreak(userdata);
+}
+
+/* Run the loop until on_drained breaks it, or @ms pass. */
+static void run_loop(struct event_base *base, unsigned int ms)
+{
+        struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+        event_base_loopexit(base, &tv);
+        event_base_dispatch(base);
+}
+
+int main(void)
+{
+        struct event_base *base = event_base_new();
+        struct rdma_cm_id *ids[8];
+        struct reaper *r = NULL;
+        uint64_t t0, took;
+
+        main_thread = pthread_self();
+        ok(reaper_new(&r, base, on_drained, base) == 0, "reaper_new");
+
+        /* A destroy that hangs in the kernel does not hang the caller. */
+        gate(false);
+        t0 = clock_usec(CLOCK_MONOTONIC);
+        for (int i = 0; i < 8; i++) {
+                ids[i] = fake_id();
+                reaper_destroy_id(r, ids[i]);
+        }
+        took = clock_usec(CLOCK_MONOTONIC) - t0;
+        ok(took < 500000, "queueing 8 ids while the kernel is stuck returns at once (%llu us)",
+           (unsigned long long)took);
+        ok(reaper_pending(r) == 8, "8 pending");
+        usleep(100000);
+        ok(reaper_busy_since(r) != 0, "the worker is inside a destroy");
+        ok(destroyed == 0, "nothing destroyed while the kernel is stuck");
+        run_loop(base, 200);
+        ok(drained_calls == 0, "no drained callback while ids are pending");
+
+        /* The kernel lets go: everything is destroyed, the loop hears once. */
+        gate(true);
+        run_loop(base, 5000);
+        ok(destroyed == 8, "all 8 destroyed (%d)", destroyed);
+        ok(drained_calls >= 1, "drained callback ran on the loop");
+        ok(reaper_pending(r) == 0, "none pending");
+        ok(destroyed_on_main == 0, "no destroy ran on the loop's thread");
+        ok(reaper_busy_since(r) == 0, "the worker is idle");
+
+        /* Again, to see the counter and the callback rearm. */
+        drained_calls = 0;
+        reaper_destroy_id(r, fake_id());
+        run_loop(base, 5000);
+        ok(destroyed == 9 && drained_calls == 1, "a later id is destroyed and drains again");
+
+        /* Freeing with a destroy stuck for good: bounded, and says so. */
+        gate(false);
+        reaper_destroy_id(r, fake_id());
+        usleep(50000);
+        t0 = clock_usec(CLOCK_MONOTONIC);
+        reaper_free(r, 300);
+        took = clock_usec(CLOCK_MONOTONIC) - t0;
+        ok(took >= 250000 && took < 2000000, "reaper_free with a stuck destroy returns after its "
+           "timeout (%llu us)", (unsigned long long)took);
+        ok(destroyed == 9, "the stuck one was not counted as destroyed");
+
+        /* A fresh reaper frees at once when idle; NULL is safe. */
+        gate(true);
+        ok(reaper_new(&r, base, NULL, NULL) == 0, "second reaper");
+        reaper_destroy_id(r, fake_id());
+        t0 = clock_usec(CLOCK_MONOTONIC);
+        reaper_free(r, 3000);
+        took = clock_usec(CLOCK_MONOTONIC) - t0;
+        ok(took < 1000000, "an idle reaper frees without waiting out its timeout (%llu us)",
+           (unsigned long long)took);
+        ok(destroyed >= 10, "the queued id was destroyed before the free returned");
+        reaper_free(NULL, 0);
+        ok(true, "reaper_free(NULL) is a no-op");
+
+        event_base_free(base);
+        return done_testing();
+}
