@@ -278,6 +278,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "lanes");
         if (cfg.peer_timeout != d->cfg.peer_timeout)
                 changed_add(applied, sizeof(applied), "peer_timeout");
+        if (cfg.min_rate != d->cfg.min_rate)
+                changed_add(applied, sizeof(applied), "min_rate");
         if (cfg.max_clients_per_user != d->cfg.max_clients_per_user)
                 changed_add(applied, sizeof(applied), "max_clients_per_user");
         if (cfg.max_queued_per_user != d->cfg.max_queued_per_user)
