@@ -167,10 +167,14 @@ static int engine_register(struct engine *e, uint8_t **mem, size_t bytes, struct
         if (!*mr) {
                 int r = -errno;
 
+                char hint[128] = "";
+
                 getrlimit(RLIMIT_MEMLOCK, &rl);
-                log_err("cannot register %s (%zu MiB): %s%s", what, bytes >> 20, strerror(-r),
-                        r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY ?
-                        " (RLIMIT_MEMLOCK is too low: set LimitMEMLOCK=infinity)" : "");
+                if (r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY)
+                        snprintf(hint, sizeof(hint), " (RLIMIT_MEMLOCK is %llu MiB for both rings "
+                                 "and the queues: raise LimitMEMLOCK=, see rdmaxferd(8))",
+                                 (unsigned long long)(rl.rlim_cur >> 20));
+                log_err("cannot register %s (%zu MiB): %s%s", what, bytes >> 20, strerror(-r), hint);
                 return r;
         }
         return 0;
