@@ -26,16 +26,19 @@ trickle() {
                 >"$TESTBED_SHARE/$1.out" 2>&1 &
 }
 
-# trickle_cut PID NAME SINCE LIMIT: the trickler got its RESULT (rawpeer
-# exit 0) within LIMIT s of SINCE.
+# trickle_cut PID NAME LIMIT [SINCE]: the trickler got its RESULT (rawpeer
+# exit 0) within LIMIT s of SINCE (now at the call), or without SINCE,
+# within LIMIT s of its ACCEPT (as rawpeer measured it).
 trickle_cut() {
-        local pid=$1 name=$2 since=$3 limit=$4 rc=0 took
+        local pid=$1 name=$2 limit=$3 since=${4:-} rc=0 took
         wait "$pid" || rc=$?
-        took=$(secs "$since" "$(now)")
+        [[ -n $since ]] && took=$(secs "$since" "$(now)")
         sed 's/^/    /' "$TESTBED_SHARE/$name.out"
         ((rc == 0)) || tb_fail "$name: not cut off as a trickler (rawpeer exit $rc)"
+        [[ -n $since ]] || took=$(sed -n 's/.* chunks of [0-9]* bytes in \([0-9.]*\) s, then:$/\1/p' "$TESTBED_SHARE/$name.out")
+        [[ -n $took ]] || tb_fail "$name: rawpeer did not say when it was cut off"
         within "$took" "$limit" || tb_fail "$name: cut off after ${took} s, over the bound of $limit s"
-        tb_log "$name: cut off ${took} s after it started (bound $limit s)"
+        tb_log "$name: cut off after ${took} s (bound $limit s, from ${since:+the reload}${since:-its accept})"
 }
 
 # Beta sees the trickle: "16 KiB in the last 4.0 s" (a chunk is 16 KiB).
@@ -54,14 +57,13 @@ _tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=$T
 t0=$(now)
 tb_run systemctl reload "$BETA_UNIT"
 # The open window closes within $T s of the reload and is judged by then.
-trickle_cut "$pid" a "$t0" $((T + 2))
+trickle_cut "$pid" a $((T + 2)) "$t0"
 wait_for 10 beta_logged "$cur" "$SLOW_RE" || tb_fail "beta did not log the trickler's reason"
 beta_logged "$cur" "applied .*min_rate|$SLOW_RE" | sed 's/^/    beta: /'
 
 tb_log "max_transfers - 1 tricklers and an honest 128 MiB send at once: it passes every window"
 cur=$(beta_cursor)
 pids=()
-t0=$(now)
 for i in 1 2 3; do
         trickle "b$i"
         pids+=($!)
@@ -72,7 +74,7 @@ ts=$(now)
 send_ok "$SRC/honest.dat"
 tb_log "the honest send took $(secs "$ts" "$(now)") s with peer_timeout $T s, min_rate 1 MiB/s"
 same_file "$SRC/honest.dat" "$BETA_IN/honest.dat"
-for i in 1 2 3; do trickle_cut "${pids[i - 1]}" "b$i" "$t0" $((T + 3)); done
+for i in 1 2 3; do trickle_cut "${pids[i - 1]}" "b$i" $((T + 1)); done
 [[ $(beta_logged "$cur" "$SLOW_RE" | wc -l) == 3 ]] || tb_fail "beta did not log 3 tricklers too slow"
 
 tb_log "max_transfers (4) tricklers hold every place: an honest send is refused busy until they are cut off"
@@ -87,7 +89,7 @@ wait_for 10 bash -c "journalctl -u $BETA_UNIT -o cat --after-cursor '$cur' | gre
         tb_fail "beta did not accept 4 tricklers"
 make_file "$SRC/meanwhile.dat" 1000000
 send_fails "$SRC/meanwhile.dat" "busy"
-for i in 1 2 3 4; do trickle_cut "${pids[i - 1]}" "c$i" "$t0" $((T + 3)); done
+for i in 1 2 3 4; do trickle_cut "${pids[i - 1]}" "c$i" $((T + 1)); done
 # Their places come back as their connections are reaped, a moment later.
 wait_for 10 xferctl send "$SRC/meanwhile.dat" "$BETA_ADDR" || tb_fail "no honest send got in after the cut-off"
 same_file "$SRC/meanwhile.dat" "$BETA_IN/meanwhile.dat"
