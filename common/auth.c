@@ -75,7 +75,9 @@ static int auth_read_all(int fd, unsigned char *buf, size_t cap, size_t *len)
         return 0;
 }
 
-int auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
+/* @private: the mode bits that must be clear (the file's own access rules). */
+static int auth_key_load_mode(struct auth_key *key, const char *path, mode_t private,
+                              char *err, size_t errlen)
 {
         unsigned char text[AUTH_FILE_MAX];
         struct auth_key k = { 0 };
@@ -109,7 +111,7 @@ int auth_key_load(struct auth_key *key, const char *path, char *err, size_t errl
                 auth_err(err, errlen, "%s: not a regular file", path);
                 return -EINVAL;
         }
-        if (st.st_mode & 077) {
+        if (st.st_mode & private) {
                 auth_err(err, errlen, "%s: key file is accessible by group or others (mode %04o); "
                          "run chmod 600", path, (unsigned int)(st.st_mode & 07777));
                 return -EPERM;
@@ -170,6 +172,18 @@ out_wipe:
         sodium_memzero(text, sizeof(text));
         sodium_memzero(&k, sizeof(k));
         return r;
+}
+
+int auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
+{
+        return auth_key_load_mode(key, path, 077, err, errlen);
+}
+
+int auth_key_load_credential(struct auth_key *key, const char *path, char *err, size_t errlen)
+{
+        /* systemd grants the service user read through an ACL, whose mask
+         * shows as group bits; the directory is the service's alone. */
+        return auth_key_load_mode(key, path, 007, err, errlen);
 }
 
 void auth_key_clear(struct auth_key *key)

@@ -23,6 +23,9 @@ struct auth_key {
  * half-read key in use.
  */
 int auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen);
+/* The same for a systemd credential (LoadCredential=): group bits may be
+ * set (an ACL's mask), others' must not. */
+int auth_key_load_credential(struct auth_key *key, const char *path, char *err, size_t errlen);
 void auth_key_clear(struct auth_key *key);      /* wipes the bytes */
 
 /* Fill @nonce with fresh random bytes. */

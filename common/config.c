@@ -25,6 +25,7 @@ enum config_key {
         CONFIG_KEY_MAX_TRANSFERS,
         CONFIG_KEY_LANES,
         CONFIG_KEY_PEER_TIMEOUT,
+        CONFIG_KEY_MIN_RATE,
         CONFIG_KEY_MAX_FILE_SIZE,
         CONFIG_KEY_OVERWRITE,
         CONFIG_KEY_ALLOW_PEERS,
@@ -98,7 +99,12 @@ void config_init(struct config *cfg)
                 .max_transfers = 4,
                 .lanes = 4,
                 .peer_timeout = 30,
-                .max_file_size = 0,
+                /* A tenth of what a transfer gets on a 1 GbE link shared 8 ways
+                 * (rdmaxferd(8), Deadlines): never an honest transfer. */
+                .min_rate = 1024 * 1024,
+                /* Larger than what most sites move as one file, and one offer
+                 * cannot ask for a multi-TiB array. */
+                .max_file_size = 1ull << 40,
                 .overwrite = false,
                 .allow_peers = { .n = 0 },
                 .key_file = "",
@@ -328,6 +334,10 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_MAX_TRANSFERS]      = CONFIG_NUMBER(max_transfers, 1, 2048),
         [CONFIG_KEY_LANES]              = CONFIG_NUMBER(lanes, 1, WIRE_LANES_MAX),
         [CONFIG_KEY_PEER_TIMEOUT]       = CONFIG_NUMBER(peer_timeout, 1, 3600),
+        [CONFIG_KEY_MIN_RATE]           = { CONFIG_FIELD(min_rate), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = 1ull << 40,
+                                            .why = "must be bytes per second (suffix K, M, G or T) "
+                                                   "up to 1T, 0 for no floor" },
         [CONFIG_KEY_MAX_FILE_SIZE]      = { CONFIG_FIELD(max_file_size), .kind = CONFIG_VALUE_SIZE,
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "

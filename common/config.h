@@ -38,6 +38,7 @@ struct config {
         uint32_t max_transfers;         /* max_transfers = 1..slot_count/2 (each way) */
         uint32_t lanes;                 /* lanes = 1..8, queue pairs per transfer */
         uint32_t peer_timeout;          /* peer_timeout = 1..3600 s without progress from the peer */
+        uint64_t min_rate;              /* min_rate = bytes/s over each peer_timeout, K/M/G/T, 0 = none */
         uint64_t max_file_size;         /* max_file_size = bytes, K/M/G/T suffix, 0 = none */
         bool overwrite;                 /* overwrite = yes|no */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */

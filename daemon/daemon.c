@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
@@ -43,6 +44,31 @@ struct daemon_ctx {
         char status[256];       /* last STATUS= sent, to skip repeats */
 };
 
+/*
+ * Without key_file, the key may come as the systemd credential
+ * DAEMON_KEY_CREDENTIAL (LoadCredential= in the unit): systemd, as root,
+ * reads the source, which can stay root's own (0600), and hands the
+ * service a copy only it can read. 0 (none, or loaded) or -errno.
+ */
+static int daemon_load_credential(struct auth_key *key, char *err, size_t errlen)
+{
+        const char *dir = getenv("CREDENTIALS_DIRECTORY");
+        char path[PATH_MAX];
+        int r;
+
+        err[0] = '\0';
+        if (!dir || !dir[0])
+                return 0;
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, DAEMON_KEY_CREDENTIAL) >= sizeof(path))
+                return -ENAMETOOLONG;
+        if (access(path, F_OK) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        r = auth_key_load_credential(key, path, err, errlen);
+        if (r == 0)
+                log_info("pre-shared key from credential %s", DAEMON_KEY_CREDENTIAL);
+        return r;
+}
+
 int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
                        char *err, size_t errlen)
 {
@@ -71,6 +97,13 @@ int daemon_load_config(const char *path, struct config *cfg, struct auth_key *ke
                                  kerr[0] ? kerr : strerror(-r));
                         return r;
                 }
+                return source;
+        }
+        r = daemon_load_credential(key, kerr, sizeof(kerr));
+        if (r < 0) {
+                snprintf(err, errlen, "credential %s: %s", DAEMON_KEY_CREDENTIAL,
+                         kerr[0] ? kerr : strerror(-r));
+                return r;
         }
         return source;
 }
@@ -302,6 +335,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "lanes");
         if (cfg.peer_timeout != d->cfg.peer_timeout)
                 changed_add(applied, sizeof(applied), "peer_timeout");
+        if (cfg.min_rate != d->cfg.min_rate)
+                changed_add(applied, sizeof(applied), "min_rate");
         if (cfg.max_clients_per_user != d->cfg.max_clients_per_user)
                 changed_add(applied, sizeof(applied), "max_clients_per_user");
         if (cfg.max_queued_per_user != d->cfg.max_queued_per_user)

@@ -38,9 +38,13 @@ enum daemon_config_source {
         DAEMON_CONFIG_DEFAULTS = 1,     /* default path absent: built-in defaults */
 };
 
+/* The systemd credential that holds the key when key_file is unset. */
+#define DAEMON_KEY_CREDENTIAL   "rdmaxfer.key"
+
 /*
  * Defaults, then @path over them (NULL: the default path), then the key
- * file it names. Returns an enum daemon_config_source, or -errno with one
+ * file it names, or without one the credential DAEMON_KEY_CREDENTIAL in
+ * $CREDENTIALS_DIRECTORY if it is there. Returns an enum daemon_config_source, or -errno with one
  * line in @err naming the file, line and key.
  */
 int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,

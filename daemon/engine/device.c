@@ -116,6 +116,7 @@ static int device_register(struct engine *e, void *mem, size_t bytes, struct ibv
                            const char *what)
 {
         struct rlimit rl;
+        char hint[128] = "";
         int r;
 
         /* Local access only: peers never get an rkey, so no remote side can
@@ -125,9 +126,11 @@ static int device_register(struct engine *e, void *mem, size_t bytes, struct ibv
                 return 0;
         r = -errno;
         getrlimit(RLIMIT_MEMLOCK, &rl);
-        log_err("cannot register %s (%zu MiB): %s%s", what, bytes >> 20, strerror(-r),
-                r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY ?
-                " (RLIMIT_MEMLOCK is too low: set LimitMEMLOCK=infinity)" : "");
+        if (r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY)
+                snprintf(hint, sizeof(hint), " (RLIMIT_MEMLOCK is %llu MiB for both rings "
+                         "and the queues: raise LimitMEMLOCK=, see rdmaxferd(8))",
+                         (unsigned long long)(rl.rlim_cur >> 20));
+        log_err("cannot register %s (%zu MiB): %s%s", what, bytes >> 20, strerror(-r), hint);
         return r;
 }
 

@@ -18,6 +18,7 @@
 #include "incoming.h"
 #include "log.h"
 #include "name.h"
+#include "pace.h"
 #include "recv.h"
 
 /*
@@ -114,8 +115,11 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 return WIRE_E_TOO_LARGE;
         }
         if (e->cfg->max_file_size && o->size > e->cfg->max_file_size) {
-                snprintf(text, len, "%" PRIu64 " bytes is over the limit of %" PRIu64,
-                         o->size, e->cfg->max_file_size);
+                char limit[32];
+
+                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_file_size);
+                snprintf(text, len, "%" PRIu64 " bytes is over the receiver's max_file_size of %s",
+                         o->size, limit);
                 return WIRE_E_TOO_LARGE;
         }
         return WIRE_OK;

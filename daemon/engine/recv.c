@@ -171,7 +171,7 @@ static void recv_log(struct xfer *b)
 static void recv_timeout(struct xfer *b)
 {
         unsigned int sec = xfer_peer_timeout(b);
-        char text[64];
+        char text[XFER_TEXT_MAX + 1], why[128];
 
         switch (b->state) {
         case XFER_CONNECTING:
@@ -185,11 +185,18 @@ static void recv_timeout(struct xfer *b)
                 xfer_arm_deadline(b);
                 return;
         case XFER_DATA:
-                if (!xfer_peer_silent(b))
+                switch (xfer_check_pace(b, why, sizeof(why))) {
+                case XFER_PACE_OK:
                         return;
-                snprintf(text, sizeof(text), b->nlive < b->nlanes ?
-                         "granted lanes did not connect within %u s" :
-                         "no progress from sender for %u s", sec);
+                case XFER_PACE_SLOW:
+                        snprintf(text, sizeof(text), "sender too slow: %s", why);
+                        break;
+                case XFER_PACE_SILENT:
+                        snprintf(text, sizeof(text), b->nlive < b->nlanes ?
+                                 "granted lanes did not connect within %u s" :
+                                 "no progress from sender for %u s", sec);
+                        break;
+                }
                 recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
         default:

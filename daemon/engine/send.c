@@ -171,6 +171,7 @@ static void send_timeout(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         unsigned int sec = xfer_peer_timeout(b);
+        char why[128];
 
         switch (b->state) {
         case XFER_CLOSING:
@@ -189,12 +190,25 @@ static void send_timeout(struct xfer *b)
                                   SEND_VERDICT_SEC);
                         return;
                 }
-                /* ENDs still to post, credits still to come: as in DATA. */
-                __attribute__((fallthrough));
-        case XFER_DATA:
-        default:
+                /* ENDs still to post, credits still to come: every byte is
+                 * acknowledged, so only silence counts. */
                 if (xfer_peer_silent(b))
                         send_fail(s, WIRE_E_PROTOCOL, "no progress from receiver for %u s", sec);
+                return;
+        case XFER_DATA:
+        default:
+                /* A receiver that grants a credit now and then is no faster
+                 * than a sender that trickles: the same floor. */
+                switch (xfer_check_pace(b, why, sizeof(why))) {
+                case XFER_PACE_OK:
+                        return;
+                case XFER_PACE_SLOW:
+                        send_fail(s, WIRE_E_PROTOCOL, "receiver too slow: %s", why);
+                        return;
+                case XFER_PACE_SILENT:
+                        send_fail(s, WIRE_E_PROTOCOL, "no progress from receiver for %u s", sec);
+                        return;
+                }
                 return;
         }
 }

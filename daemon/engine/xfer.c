@@ -112,22 +112,48 @@ void xfer_progress(struct xfer *x)
 void xfer_arm_deadline(struct xfer *x)
 {
         xfer_progress(x);
+        /* Entering a state: the rate window (only judged in DATA) starts too. */
+        pace_open(&x->pace, x->t_progress, x->bytes);
         xfer_arm_timer(x, (int)xfer_peer_timeout(x));
+}
+
+static void xfer_arm_usec(struct xfer *x, uint64_t usec)
+{
+        struct timeval tv = {
+                .tv_sec = (time_t)(usec / 1000000u),
+                .tv_usec = (suseconds_t)(usec % 1000000u),
+        };
+
+        evtimer_add(x->timer, &tv);
 }
 
 bool xfer_peer_silent(struct xfer *x)
 {
         uint64_t limit = (uint64_t)xfer_peer_timeout(x) * 1000000u;
         uint64_t quiet = clock_usec(CLOCK_MONOTONIC) - x->t_progress;
-        struct timeval tv;
 
         if (quiet >= limit)
                 return true;
         /* Wake up exactly when it would have been silent that long. */
-        tv.tv_sec = (time_t)((limit - quiet) / 1000000u);
-        tv.tv_usec = (suseconds_t)((limit - quiet) % 1000000u);
-        evtimer_add(x->timer, &tv);
+        xfer_arm_usec(x, limit - quiet);
         return false;
+}
+
+enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
+{
+        uint64_t limit = (uint64_t)xfer_peer_timeout(x) * 1000000u;
+        uint64_t now = clock_usec(CLOCK_MONOTONIC);
+        uint64_t quiet = now - x->t_progress, wait;
+
+        /* Silence first: it is the plainer reason, and its own deadline. */
+        if (quiet >= limit)
+                return XFER_PACE_SILENT;
+        if (pace_check(&x->pace, now, x->bytes, x->e->cfg->min_rate, limit, &wait) == PACE_SLOW) {
+                pace_reason(&x->pace, x->e->cfg->min_rate, text, len);
+                return XFER_PACE_SLOW;
+        }
+        xfer_arm_usec(x, MIN(wait, limit - quiet));
+        return XFER_PACE_OK;
 }
 
 int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx, bool admit)

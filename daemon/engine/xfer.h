@@ -19,6 +19,7 @@
 #include "digest.h"
 #include "engine.h"
 #include "macro.h"
+#include "pace.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -88,6 +89,7 @@ struct xfer {
         uint64_t rate_bytes, rate_t;    /* engine_recv_rate's last sample */
         uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress, or set
                                  * with t_last on the data path) */
+        struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
         struct event *timer;
         /* The verdict, once decided: the first decision wins. */
         bool decided;
@@ -121,6 +123,24 @@ void xfer_arm_deadline(struct xfer *x);
 void xfer_progress(struct xfer *x);
 bool xfer_peer_silent(struct xfer *x);
 unsigned int xfer_peer_timeout(const struct xfer *x);
+
+/*
+ * While data flows, the deadline also holds the peer to cfg min_rate:
+ * x->bytes (received, or acknowledged) must grow by min_rate bytes/s
+ * over each window of peer_timeout, the first opened by
+ * xfer_arm_deadline() (common/pace.h). For the timeout op in DATA:
+ * XFER_PACE_SILENT as xfer_peer_silent(), XFER_PACE_SLOW with "12 KiB in
+ * the last 30.0 s, min_rate 1 MiB/s" in @text (the transfer should
+ * fail), else it re-arms for the nearer of the two and returns
+ * XFER_PACE_OK. Both read the configuration as it is now (a reload
+ * applies to the window open).
+ */
+enum xfer_pace {
+        XFER_PACE_OK,
+        XFER_PACE_SILENT,
+        XFER_PACE_SLOW,
+};
+enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
 
 /*
  * A lane's common part: its digest, and its holding of x->ring, admitted

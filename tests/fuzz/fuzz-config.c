@@ -102,6 +102,8 @@ static bool config_valid(const struct config *c)
                 return false;
         if (c->lanes < 1 || c->lanes > WIRE_LANES_MAX || c->peer_timeout < 1 || c->peer_timeout > 3600)
                 return false;
+        if (c->min_rate > 1ull << 40)
+                return false;
         if (c->log_level < CONFIG_LOG_ERR || c->log_level > CONFIG_LOG_DEBUG)
                 return false;
         if (c->max_clients_per_user < 1 || c->max_clients_per_user > 64 ||
@@ -131,7 +133,7 @@ static bool config_equal(const struct config *a, const struct config *b)
                 return false;
         if (a->port != b->port || a->slot_size != b->slot_size || a->slot_count != b->slot_count ||
             a->send_slots != b->send_slots || a->max_transfers != b->max_transfers ||
-            a->lanes != b->lanes || a->peer_timeout != b->peer_timeout ||
+            a->lanes != b->lanes || a->peer_timeout != b->peer_timeout || a->min_rate != b->min_rate ||
             a->max_file_size != b->max_file_size || a->overwrite != b->overwrite ||
             a->log_level != b->log_level || a->max_clients_per_user != b->max_clients_per_user ||
             a->max_queued_per_user != b->max_queued_per_user ||

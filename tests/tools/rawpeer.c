@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "config.h"
 #include "digest.h"
 #include "macro.h"
@@ -23,6 +24,8 @@
 #include "wire.h"
 
 #define RAWPEER_CHUNK_MAX       16384u
+/* trickle: a chunk this often by default, just inside the default peer_timeout. */
+#define RAWPEER_TRICKLE_SEC     29
 
 struct rawpeer_opts {
         const char *src;
@@ -30,6 +33,7 @@ struct rawpeer_opts {
         unsigned int port;
         int timeout_s;                  /* verdict wait; 0 = the mode's default */
         const char *key_file;
+        int every_s;                    /* trickle: seconds between chunks; 0 = the default */
 };
 
 /* ---- the modes --------------------------------------------------------- */
@@ -50,6 +54,7 @@ enum act {
         ACT_IDLE,
         ACT_STALL,
         ACT_LANE_TRESPASS,
+        ACT_TRICKLE,
         ACT_HONEST,
 };
 
@@ -111,6 +116,8 @@ static const struct mode modes[] = {
           "OFFER accepted, then nothing: dropped after the receiver's peer_timeout (30 s)" },
         { "lane-trespass", ACT_LANE_TRESPASS, HELLO_OK, "trespass.dat", 16, WIRE_RESULT, WIRE_E_PROTOCOL, true, 20,
           "OFFER over 2 lanes; lane 1 joins and sends a chunk of lane 0's run: RESULT, protocol (or hang-up)" },
+        { "trickle", ACT_TRICKLE, HELLO_OK, "trickle.dat", 256, WIRE_RESULT, WIRE_E_PROTOCOL, false, 120,
+          "OFFER accepted, then one chunk every 29 s (--every): RESULT, protocol (sender too slow)" },
         { "honest", ACT_HONEST, HELLO_OK, "rawpeer-honest.dat", 5, WIRE_RESULT, WIRE_OK, false, 20,
           "a correct transfer, to check rawpeer itself: RESULT, ok" },
 };
@@ -226,6 +233,36 @@ static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const 
         return r;
 }
 
+/*
+ * One chunk, then nothing for @o->every_s, and again: never silent for a
+ * whole peer_timeout, and never done (the last chunk is never sent). The
+ * receiver must cut it off with a RESULT.
+ */
+static int trickle(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                   uint32_t chunk, uint64_t size, int timeout_ms)
+{
+        int every_ms = 1000 * (o->every_s ? o->every_s : RAWPEER_TRICKLE_SEC);
+        uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
+        uint32_t seq;
+        int r;
+
+        for (seq = 0; seq + 1 < md->chunks; seq++) {
+                r = rawconn_send_chunk(c, size, chunk, seq);
+                if (r == 0 && clock_usec(CLOCK_MONOTONIC) - t0 < (uint64_t)timeout_ms * 1000)
+                        r = rawconn_wait(c, every_ms);
+                if (r == RAWCONN_TIMEOUT)
+                        continue;
+                if (r == 0)
+                        break;          /* out of time */
+                printf("rawpeer: %s: %u chunks of %u bytes in %.1f s, then:\n", md->name, seq + 1,
+                       chunk, (double)(clock_usec(CLOCK_MONOTONIC) - t0) / 1e6);
+                return expect_verdict(c, md, timeout_ms, r);
+        }
+        printf("rawpeer: %s: still accepted after %.1f s of a chunk every %d s\n", md->name,
+               (double)(clock_usec(CLOCK_MONOTONIC) - t0) / 1e6, every_ms / 1000);
+        return 1;
+}
+
 static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
 {
         uint32_t chunk = MIN(c->welcome.slot_size, RAWPEER_CHUNK_MAX);
@@ -296,6 +333,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 return expect_verdict(c, md, timeout_ms, rawconn_send_data(c, 0, chunk + 4096, 0));
         case ACT_STALL:
                 return expect_verdict(c, md, timeout_ms, 0);
+        case ACT_TRICKLE:
+                return trickle(c, o, md, chunk, size, timeout_ms);
         case ACT_SHORT:
                 nchunks--;
                 break;
@@ -342,7 +381,8 @@ static const struct mode *mode_find(const char *name)
 
 static void usage(FILE *f)
 {
-        fprintf(f, "Usage: rawpeer --src ADDR --dst ADDR [--port N] [--timeout SEC] [--key FILE] MODE\n"
+        fprintf(f, "Usage: rawpeer --src ADDR --dst ADDR [--port N] [--timeout SEC] [--key FILE]\n"
+                   "               [--every SEC] MODE\n"
                    "Connect to the rdmaxferd receiving at ADDR and misbehave as MODE says.\n"
                    "Exit 0 if the receiver reacted as it must, 1 if not, 2 on a usage error.\n\n"
                    "Modes:\n");
@@ -403,6 +443,7 @@ int main(int argc, char **argv)
                 { "port", required_argument, NULL, 'p' },
                 { "timeout", required_argument, NULL, 't' },
                 { "key", required_argument, NULL, 'k' },
+                { "every", required_argument, NULL, 'e' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -412,7 +453,7 @@ int main(int argc, char **argv)
         long v;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "s:d:p:t:k:h", longopts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "s:d:p:t:k:e:h", longopts, NULL)) >= 0) {
                 switch (c) {
                 case 's':
                         o.src = optarg;
@@ -422,16 +463,20 @@ int main(int argc, char **argv)
                         break;
                 case 'p':
                 case 't':
+                case 'e':
                         errno = 0;
                         v = strtol(optarg, &endp, 10);
                         if (errno || *endp || v < 1 || v > (c == 'p' ? 65535 : 3600)) {
-                                fprintf(stderr, "rawpeer: bad --%s: %s\n", c == 'p' ? "port" : "timeout", optarg);
+                                fprintf(stderr, "rawpeer: bad --%s: %s\n",
+                                        c == 'p' ? "port" : c == 't' ? "timeout" : "every", optarg);
                                 return 2;
                         }
                         if (c == 'p')
                                 o.port = (unsigned int)v;
-                        else
+                        else if (c == 't')
                                 o.timeout_s = (int)v;
+                        else
+                                o.every_s = (int)v;
                         break;
                 case 'k':
                         o.key_file = optarg;

@@ -199,6 +199,16 @@ static void test_key_file(void)
         r = auth_key_load(&key, key_file("k12", "00112233445566778899aabbccddeeff", 0620), err, sizeof(err));
         is_int(r, -EPERM, "group-writable key refused");
 
+        /* A systemd credential: read through an ACL whose mask shows as group bits. */
+        r = auth_key_load_credential(&key, key_file("c1", "00112233445566778899aabbccddeeff", 0440), err,
+                                     sizeof(err));
+        ok(r == 0 && key.len == 16, "credential with group bits (an ACL's mask) loads");
+        r = auth_key_load_credential(&key, key_file("c2", "00112233445566778899aabbccddeeff", 0444), err,
+                                     sizeof(err));
+        ok(r == -EPERM && key.len == 0, "world-readable credential refused: %s", err);
+        r = auth_key_load_credential(&key, key_file("c3", "0011", 0400), err, sizeof(err));
+        is_int(r, -EINVAL, "a credential is checked like a key file");
+
         char link[PATH_MAX];
         snprintf(link, sizeof(link), "%s/link", dir);
         unlink(link);

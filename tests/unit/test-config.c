@@ -75,7 +75,8 @@ static void test_defaults(void)
         is_int(c.max_transfers, 4, "max_transfers 4");
         is_int(c.lanes, 4, "lanes 4");
         is_int(c.peer_timeout, 30, "peer_timeout 30 s");
-        is_int(c.max_file_size, 0, "max_file_size: no limit");
+        is_int(c.min_rate, 1 << 20, "min_rate 1 MiB/s");
+        ok(c.max_file_size == 1ull << 40, "max_file_size 1 TiB");
         ok(!c.overwrite, "overwrite off");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
         ok(c.key_file[0] == '\0', "no key file");
@@ -105,6 +106,7 @@ static void test_full(void)
                  "send_slots = 32\n"
                  "max_transfers = 64\n"
                  "lanes = 2\n"
+                 "min_rate = 64K\n"
                  "max_file_size = 2G\n"
                  "overwrite = yes\n"
                  "allow_peers = 198.18.0.0/15, fd00::/8\n"
@@ -122,6 +124,7 @@ static void test_full(void)
         is_int(c.send_slots, 32, "send_slots");
         is_int(c.max_transfers, 64, "max_transfers = slot_count / 2 is allowed");
         is_int(c.lanes, 2, "lanes");
+        is_int(c.min_rate, 64 * 1024, "min_rate 64K");
         is_int(c.max_file_size, 2ull << 30, "max_file_size 2G");
         ok(c.overwrite, "overwrite yes");
         is_int(c.allow_peers.n, 2, "two peers");
@@ -190,6 +193,9 @@ static void test_errors(void)
         expect_error("max_file_size = 1P\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = 99999999999T\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = \n", 1, "max_file_size", "size");
+        expect_error("min_rate = 2T\n", 1, "min_rate", "up to 1T");
+        expect_error("min_rate = 1M/s\n", 1, "min_rate", "bytes per second");
+        expect_error("min_rate = -1\n", 1, "min_rate", "0 for no floor");
         expect_error("overwrite = maybe\n", 1, "overwrite", "yes or no");
         expect_error("listen = localhost\n", 1, "listen", "numeric IPv4 or IPv6");
         expect_error("listen = 10.0.0.256\n", 1, "listen", "numeric");
@@ -259,6 +265,10 @@ static void test_numbers(void)
         ok(r == 0 && c.port == 7, "leading zeros are decimal, not octal");
         r = load("max_file_size = 0\nslot_size = 8k\n", &c, err, sizeof(err));
         ok(r == 0 && c.max_file_size == 0 && c.slot_size == 8192, "max_file_size 0, slot_size 8k");
+        r = load("min_rate = 0\n", &c, err, sizeof(err));
+        ok(r == 0 && c.min_rate == 0, "min_rate 0: no floor");
+        r = load("min_rate = 1T\n", &c, err, sizeof(err));
+        ok(r == 0 && c.min_rate == 1ull << 40, "min_rate up to 1T");
         r = load("max_file_size = 12345\n", &c, err, sizeof(err));
         ok(r == 0 && c.max_file_size == 12345, "max_file_size in plain bytes");
         r = load("max_file_size = 16777215T\n", &c, err, sizeof(err));
@@ -291,6 +301,8 @@ static void test_numbers(void)
         expect_message("max_file_size = 1P\n",
                        ":1: max_file_size: must be a size in bytes (suffix K, M, G or T), 0 for no limit");
         expect_message("incoming_dir = in\n", ":1: incoming_dir: must be an absolute path");
+        expect_message("min_rate = 1x\n",
+                       ":1: min_rate: must be bytes per second (suffix K, M, G or T) up to 1T, 0 for no floor");
         snprintf(text, sizeof(text), "control_socket = %s0\n", sock);
         expect_message(text, ":1: control_socket: path is longer than 107 bytes");
 }

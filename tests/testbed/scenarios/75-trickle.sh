@@ -1,0 +1,131 @@
+#!/bin/bash
+# A peer that is never silent for a whole peer_timeout but barely moves
+# (one chunk, or one credit, per window) is cut off by min_rate, with its
+# reason, within one window: on the receiver (rawpeer trickle) and on the
+# sender (a receiver that runs 50 ms in every 2 s). min_rate 0 disables it,
+# a reload applies it, and honest transfers at the testbed's speed pass
+# every window while tricklers are connected.
+# testbed-timeout: 420
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
+[[ -x $RAWPEER ]] || tb_fail "$RAWPEER is not installed (tests/tools)"
+T=4             # peer_timeout: the window
+EVERY=3         # a chunk every 3 s: never silent for $T s
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+within() { awk -v t="$1" -v lim="$2" 'BEGIN { exit !(t <= lim) }'; }
+beta_cursor() { journalctl -u "$BETA_UNIT" -n 1 --no-pager -o export | sed -n 's/^__CURSOR=//p'; }
+beta_logged() { journalctl -u "$BETA_UNIT" --no-pager -o cat --after-cursor "$1" | grep -E "$2"; }
+
+# trickle NAME: a rawpeer trickler against beta, in the background ($! is its pid).
+trickle() {
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" --every $EVERY --timeout 60 trickle \
+                >"$TESTBED_SHARE/$1.out" 2>&1 &
+}
+
+# trickle_cut PID NAME LIMIT [SINCE]: the trickler got its RESULT (rawpeer
+# exit 0) within LIMIT s of SINCE (now at the call), or without SINCE,
+# within LIMIT s of its ACCEPT (as rawpeer measured it).
+trickle_cut() {
+        local pid=$1 name=$2 limit=$3 since=${4:-} rc=0 took
+        wait "$pid" || rc=$?
+        [[ -n $since ]] && took=$(secs "$since" "$(now)")
+        sed 's/^/    /' "$TESTBED_SHARE/$name.out"
+        ((rc == 0)) || tb_fail "$name: not cut off as a trickler (rawpeer exit $rc)"
+        [[ -n $since ]] || took=$(sed -n 's/.* chunks of [0-9]* bytes in \([0-9.]*\) s, then:$/\1/p' "$TESTBED_SHARE/$name.out")
+        [[ -n $took ]] || tb_fail "$name: rawpeer did not say when it was cut off"
+        within "$took" "$limit" || tb_fail "$name: cut off after ${took} s, over the bound of $limit s"
+        tb_log "$name: cut off after ${took} s (bound $limit s, from $([[ -n $since ]] && echo the reload || echo its accept))"
+}
+
+# Beta sees the trickle: "16 KiB in the last 4.0 s" (a chunk is 16 KiB).
+SLOW_RE="trickle\.dat failed: protocol error: sender too slow: [0-9.]+ KiB in the last $T\.[0-9] s, min_rate 1 MiB/s"
+
+tb_log "min_rate 0: a trickler lives through windows; a reload to the default cuts it off"
+peers_configure peer_timeout=$T min_rate=0
+start_peers
+cur=$(beta_cursor)
+trickle a
+pid=$!
+sleep $((2 * T + 1))
+kill -0 "$pid" 2>/dev/null || { cat "$TESTBED_SHARE/a.out"; tb_fail "min_rate 0: the trickler was cut off"; }
+beta_logged "$cur" "trickle\.dat failed" && tb_fail "min_rate 0: beta failed the trickler"
+_tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=$T
+t0=$(now)
+tb_run systemctl reload "$BETA_UNIT"
+# The open window closes within $T s of the reload and is judged by then.
+trickle_cut "$pid" a $((T + 2)) "$t0"
+wait_for 10 beta_logged "$cur" "$SLOW_RE" || tb_fail "beta did not log the trickler's reason"
+beta_logged "$cur" "applied .*min_rate|$SLOW_RE" | sed 's/^/    beta: /'
+
+tb_log "max_transfers - 1 tricklers and an honest 128 MiB send at once: it passes every window"
+cur=$(beta_cursor)
+pids=()
+for i in 1 2 3; do
+        trickle "b$i"
+        pids+=($!)
+done
+make_file "$SRC/honest.dat" $((128 * 1024 * 1024))
+sleep 1
+ts=$(now)
+send_ok "$SRC/honest.dat"
+tb_log "the honest send took $(secs "$ts" "$(now)") s with peer_timeout $T s, min_rate 1 MiB/s"
+same_file "$SRC/honest.dat" "$BETA_IN/honest.dat"
+for i in 1 2 3; do trickle_cut "${pids[i - 1]}" "b$i" $((T + 1)); done
+[[ $(beta_logged "$cur" "$SLOW_RE" | wc -l) == 3 ]] || tb_fail "beta did not log 3 tricklers too slow"
+
+tb_log "max_transfers (4) tricklers hold every place: an honest send is refused busy until they are cut off"
+cur=$(beta_cursor)
+pids=()
+t0=$(now)
+for i in 1 2 3 4; do
+        trickle "c$i"
+        pids+=($!)
+done
+wait_for 10 bash -c "journalctl -u $BETA_UNIT -o cat --after-cursor '$cur' | grep -c 'receiving trickle.dat' | grep -qx 4" ||
+        tb_fail "beta did not accept 4 tricklers"
+make_file "$SRC/meanwhile.dat" 1000000
+send_fails "$SRC/meanwhile.dat" "busy"
+for i in 1 2 3 4; do trickle_cut "${pids[i - 1]}" "c$i" $((T + 1)); done
+# Their places come back as their connections are reaped, a moment later.
+wait_for 10 xferctl send "$SRC/meanwhile.dat" "$BETA_ADDR" || tb_fail "no honest send got in after the cut-off"
+same_file "$SRC/meanwhile.dat" "$BETA_IN/meanwhile.dat"
+tb_log "after the cut-off, $(secs "$t0" "$(now)") s after the tricklers came, the honest send got in"
+incoming_clean "$BETA_IN" honest.dat meanwhile.dat
+
+tb_log "the mirror: a receiver that returns credits 50 ms in every 2 s is cut off by the sender"
+T=6
+_tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK" peer_timeout=$T min_rate=16M
+# Beta judges nobody here, and its 4 KiB slots keep what a 50 ms run returns small.
+_tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=600 min_rate=0 \
+        slot_size=4K slot_count=8
+restart_peers
+beta_pid=$(systemctl show -P MainPID "$BETA_UNIT")
+trap 'kill -CONT "$beta_pid" 2>/dev/null || true' EXIT
+id=$(xferctl send "$SRC/honest.dat" "$BETA_ADDR" --as slow.dat --no-wait) || tb_fail "submit failed"
+id=${id//[^0-9]/}
+wait_for 30 job_in_state "$id" sending || tb_fail "job $id never started sending"
+t0=$(now)
+while ! job_in_state "$id" failed; do
+        within "$(secs "$t0" "$(now)")" $((3 * T)) || break
+        kill -STOP "$beta_pid"
+        sleep 2
+        kill -CONT "$beta_pid"
+        sleep 0.05
+done
+kill -CONT "$beta_pid"
+wait_for 10 job_in_state "$id" failed || { xferctl status "$id"; tb_fail "job $id did not fail"; }
+took=$(secs "$t0" "$(now)")
+text=$(xferctl status "$id")
+grep -iE "too slow|no progress" <<<"$text" | sed 's/^/    /'
+grep -qE "receiver too slow: .* in the last $T\.[0-9] s, min_rate 16 MiB/s" <<<"$text" ||
+        { printf '%s\n' "$text"; tb_fail "job $id failed without 'receiver too slow'"; }
+within "$took" $((2 * T + 3)) || tb_fail "the slow receiver was cut off after ${took} s, over $((2 * T + 3)) s"
+tb_log "the slow receiver was cut off after ${took} s"
+systemctl is-active --quiet "$BETA_UNIT" || tb_fail "beta died"
+wait_for 30 bash -c "journalctl -u $BETA_UNIT -o export RDMAXFER_FILE=slow.dat | grep -q '^RDMAXFER_RESULT='" ||
+        tb_fail "beta logged no entry for the abandoned transfer"
+incoming_clean "$BETA_IN" honest.dat meanwhile.dat
