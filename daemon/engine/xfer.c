@@ -242,6 +242,7 @@ void xfer_reap_all(struct xfer *x)
 
 static void xfer_free(struct xfer *x)
 {
+        auth_session_clear(&x->session);
         if (x->timer)
                 event_free(x->timer);
         x->timer = NULL;
@@ -251,6 +252,7 @@ static void xfer_free(struct xfer *x)
 void xfer_discard(struct xfer *x)
 {
         xfer_unlink(x);
+        auth_session_clear(&x->session);
         if (x->timer)
                 event_free(x->timer);
         x->timer = NULL;
