@@ -402,7 +402,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
 
 /* The canonical 16 bytes of an IP address: IPv4 as ::ffff:a.b.c.d, so a
  * dual-stack listener's view of an IPv4 peer equals the peer's own. */
-static int wire_addr16(uint8_t out[WIRE_ADDR_SIZE], const struct sockaddr *sa, uint16_t *port)
+static int wire_addr16(uint8_t *out, const struct sockaddr *sa, uint16_t *port)
 {
         if (sa->sa_family == AF_INET) {
                 const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
@@ -426,14 +426,14 @@ static int wire_addr16(uint8_t out[WIRE_ADDR_SIZE], const struct sockaddr *sa, u
 int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
                      const struct sockaddr *receiver)
 {
+        struct wire_binding t = { .port = 0 };
         uint16_t ephemeral;
 
         memset(b, 0, sizeof(*b));
-        if (!sender || !receiver || wire_addr16(b->sender, sender, &ephemeral) < 0 ||
-            wire_addr16(b->receiver, receiver, &b->port) < 0) {
-                memset(b, 0, sizeof(*b));
+        if (!sender || !receiver || wire_addr16(t.sender, sender, &ephemeral) < 0 ||
+            wire_addr16(t.receiver, receiver, &t.port) < 0)
                 return -EAFNOSUPPORT;
-        }
+        *b = t;
         return 0;
 }
 
