@@ -89,8 +89,8 @@ tb_log "  over $lanes lanes"
 published+=(keyed.dat)
 
 tb_log "rawpeer with the key: its offer, END and the receiver's ACCEPT and RESULT MACs all check"
-hostile honest "received rawpeer-honest\.dat" --key "$KEY"
 published+=(rawpeer-honest.dat)
+hostile honest "received rawpeer-honest\.dat" --key "$KEY"
 
 tb_log "replayed and relayed offers, a forged lane, a forged END"
 hostile replay-nonce "replay\.dat failed: authentication failed: pre-shared key proof does not match" --key "$KEY"
