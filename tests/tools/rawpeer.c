@@ -363,6 +363,8 @@ static int relay(const struct rawpeer_opts *o, const struct mode *md, int timeou
                 printf("rawpeer: relay: no keyed receiver at %s:%u\n", o->dst, o->port);
                 return 1;
         }
+        if (rawconn_alloc_send(&c, 0) < 0 || rawconn_alloc_send(&b, 0) < 0)
+                return 1;
         w = c.welcome;
         w.credits = 1;
         if (rawconn_accept(&b, &w) < 0)

@@ -106,10 +106,13 @@ cur=$(beta_cursor)
 relay_pid=$!
 wait_for 10 rdma_listening "$RELAY_PORT" || tb_fail "relay: rawpeer is not listening"
 make_file "$SRC/relayed.dat" 3000000
+# On a failure below, show what the relay saw.
+trap 'sed "s/^/    relay: /" "$TESTBED_SHARE/relay.out" >&2' EXIT
 send_fails_fast "$BETA_ADDR:$RELAY_PORT" "$SRC/relayed.dat" "receiver failed authentication"
 rc=0
 wait "$relay_pid" || rc=$?
 sed 's/^/    /' "$TESTBED_SHARE/relay.out"
+trap - EXIT
 ((rc == 0)) || tb_fail "relay: a relayed offer or an unproven accept got through (rawpeer exit $rc)"
 wait_for 15 beta_logged "$cur" "relayed\.dat failed: authentication failed" ||
         tb_fail "relay: beta did not refuse the relayed offer"
