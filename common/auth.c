@@ -199,46 +199,190 @@ void auth_nonce(uint8_t nonce[WIRE_NONCE_SIZE])
         randombytes_buf(nonce, WIRE_NONCE_SIZE);
 }
 
-/* 0, or -EINVAL when the offer cannot be encoded (then nothing is MACed). */
-static int auth_compute(const struct auth_key *key, const uint8_t nonce[WIRE_NONCE_SIZE],
-                        const struct wire_offer *o, uint8_t mac[WIRE_MAC_SIZE])
+/* HMAC-SHA256 of @n bytes of @in under @key; false when there is no
+ * input (@n < 0: the message could not be encoded), and then @mac is zero. */
+static bool auth_hmac(const uint8_t *key, size_t keylen, const uint8_t *in, int n,
+                      uint8_t mac[WIRE_MAC_SIZE])
 {
-        uint8_t input[WIRE_MAC_INPUT_MAX];
         crypto_auth_hmacsha256_state st;
-        int n;
 
         static_assert(crypto_auth_hmacsha256_BYTES == WIRE_MAC_SIZE, "HMAC-SHA256 is 32 bytes");
 
-        n = wire_offer_mac_input(input, sizeof(input), nonce, o);
-        if (n < 0)
-                return n;
-        crypto_auth_hmacsha256_init(&st, key->bytes, key->len);
-        crypto_auth_hmacsha256_update(&st, input, (unsigned long long)n);
+        if (n < 0 || keylen == 0) {
+                memset(mac, 0, WIRE_MAC_SIZE);
+                return false;
+        }
+        crypto_auth_hmacsha256_init(&st, key, keylen);
+        crypto_auth_hmacsha256_update(&st, in, (unsigned long long)n);
         crypto_auth_hmacsha256_final(&st, mac);
         sodium_memzero(&st, sizeof(st));
+        return true;
+}
+
+/* Constant-time check of the first @len bytes of @mac: 0 or -EACCES. */
+static int auth_check(const uint8_t *key, size_t keylen, const uint8_t *in, int n,
+                      const uint8_t *mac, size_t len)
+{
+        uint8_t want[WIRE_MAC_SIZE];
+        int r = -EACCES;
+
+        if (auth_hmac(key, keylen, in, n, want) && sodium_memcmp(want, mac, len) == 0)
+                r = 0;
+        sodium_memzero(want, sizeof(want));
+        return r;
+}
+
+void auth_offer_mac(const struct auth_key *key, const uint8_t rnonce[WIRE_NONCE_SIZE],
+                    const struct wire_binding *b, const struct wire_offer *o,
+                    uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        /* An offer wire_encode() would refuse never leaves; a zero MAC never verifies either. */
+        auth_hmac(key->bytes, key->len, in, wire_offer_mac_input(in, sizeof(in), rnonce, b, o), mac);
+}
+
+int auth_offer_verify(const struct auth_key *key, const uint8_t rnonce[WIRE_NONCE_SIZE],
+                      const struct wire_binding *b, const struct wire_offer *o)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        /* Asked to check a proof with no key configured: fail closed (auth_hmac). */
+        return auth_check(key->bytes, key->len, in, wire_offer_mac_input(in, sizeof(in), rnonce, b, o),
+                          o->mac, WIRE_MAC_SIZE);
+}
+
+int auth_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *salt, size_t saltlen,
+                     const uint8_t *ikm, size_t ikmlen, const uint8_t *info, size_t infolen)
+{
+        static const uint8_t zero[WIRE_MAC_SIZE];
+        crypto_auth_hmacsha256_state st;
+        uint8_t prk[WIRE_MAC_SIZE], t[WIRE_MAC_SIZE];
+        size_t done = 0;
+
+        if (outlen > 255 * WIRE_MAC_SIZE)
+                return -EINVAL;
+        /* Extract: PRK = HMAC(salt, IKM); no salt means HashLen zeros. */
+        if (saltlen == 0) {
+                salt = zero;
+                saltlen = sizeof(zero);
+        }
+        crypto_auth_hmacsha256_init(&st, salt, saltlen);
+        crypto_auth_hmacsha256_update(&st, ikm, ikmlen);
+        crypto_auth_hmacsha256_final(&st, prk);
+        /* Expand: T(i) = HMAC(PRK, T(i-1) || info || i). */
+        for (unsigned int i = 1; done < outlen; i++) {
+                uint8_t c = (uint8_t)i;
+                size_t n = MIN(outlen - done, sizeof(t));
+
+                crypto_auth_hmacsha256_init(&st, prk, sizeof(prk));
+                if (i > 1)
+                        crypto_auth_hmacsha256_update(&st, t, sizeof(t));
+                crypto_auth_hmacsha256_update(&st, info, infolen);
+                crypto_auth_hmacsha256_update(&st, &c, 1);
+                crypto_auth_hmacsha256_final(&st, t);
+                memcpy(out + done, t, n);
+                done += n;
+        }
+        sodium_memzero(&st, sizeof(st));
+        sodium_memzero(prk, sizeof(prk));
+        sodium_memzero(t, sizeof(t));
         return 0;
 }
 
-void auth_offer_mac(const struct auth_key *key, const uint8_t nonce[WIRE_NONCE_SIZE],
-                    const struct wire_offer *o, uint8_t mac[WIRE_MAC_SIZE])
+int auth_session_derive(struct auth_session *s, const struct auth_key *key,
+                        const uint8_t rnonce[WIRE_NONCE_SIZE], const struct wire_offer *o)
 {
-        /* An offer wire_encode() would refuse never leaves; a zero MAC never verifies either. */
-        if (auth_compute(key, nonce, o, mac) < 0)
-                memset(mac, 0, WIRE_MAC_SIZE);
+        uint8_t salt[2 * WIRE_NONCE_SIZE], info[64];
+        int n;
+
+        auth_session_clear(s);
+        n = wire_session_info(info, sizeof(info), o->mac);
+        if (key->len == 0 || n < 0)
+                return -EACCES;
+        memcpy(salt, rnonce, WIRE_NONCE_SIZE);
+        memcpy(salt + WIRE_NONCE_SIZE, o->nonce, WIRE_NONCE_SIZE);
+        if (auth_hkdf_sha256(s->key, sizeof(s->key), salt, sizeof(salt), key->bytes, key->len,
+                             info, (size_t)n) < 0)
+                return -EACCES;
+        s->on = true;
+        return 0;
 }
 
-int auth_offer_verify(const struct auth_key *key, const uint8_t nonce[WIRE_NONCE_SIZE],
-                      const struct wire_offer *o)
+void auth_session_clear(struct auth_session *s)
 {
-        uint8_t want[WIRE_MAC_SIZE];
-        int r;
+        sodium_memzero(s, sizeof(*s));
+}
 
-        /* Asked to check a proof with no key configured: fail closed. */
-        if (key->len == 0)
-                return -EACCES;
-        if (auth_compute(key, nonce, o, want) < 0)
-                return -EACCES;
-        r = crypto_verify_32(want, o->mac) == 0 ? 0 : -EACCES;
-        sodium_memzero(want, sizeof(want));
-        return r;
+/* The session key, or none (length 0: every MAC is zero, no check passes). */
+static size_t auth_skey_len(const struct auth_session *s)
+{
+        return s->on ? sizeof(s->key) : 0;
+}
+
+void auth_accept_mac(const struct auth_session *s, const struct wire_accept *a,
+                     uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_accept_mac_input(in, sizeof(in), a), mac);
+}
+
+int auth_accept_verify(const struct auth_session *s, const struct wire_accept *a)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_accept_mac_input(in, sizeof(in), a),
+                          a->mac, WIRE_MAC_SIZE);
+}
+
+void auth_lane_tag(const struct auth_session *s, const struct wire_binding *b,
+                   const struct wire_hello *h, uint8_t tag[WIRE_TAG_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX], mac[WIRE_MAC_SIZE];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_lane_mac_input(in, sizeof(in), b, h), mac);
+        memcpy(tag, mac, WIRE_TAG_SIZE);
+        sodium_memzero(mac, sizeof(mac));
+}
+
+int auth_lane_verify(const struct auth_session *s, const struct wire_binding *b,
+                     const struct wire_hello *h)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_lane_mac_input(in, sizeof(in), b, h),
+                          h->tag, WIRE_TAG_SIZE);
+}
+
+void auth_end_mac(const struct auth_session *s, unsigned int lane, const struct wire_end *e,
+                  uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_end_mac_input(in, sizeof(in), lane, e), mac);
+}
+
+int auth_end_verify(const struct auth_session *s, unsigned int lane, const struct wire_end *e)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_end_mac_input(in, sizeof(in), lane, e),
+                          e->mac, WIRE_MAC_SIZE);
+}
+
+void auth_result_mac(const struct auth_session *s, unsigned int lane, const struct wire_result *r,
+                     uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_result_mac_input(in, sizeof(in), lane, r), mac);
+}
+
+int auth_result_verify(const struct auth_session *s, unsigned int lane, const struct wire_result *r)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_result_mac_input(in, sizeof(in), lane, r),
+                          r->mac, WIRE_MAC_SIZE);
 }

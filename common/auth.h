@@ -1,7 +1,14 @@
 #pragma once
 
-/* Pre-shared key proof: HMAC-SHA256 (libsodium) over a receiver nonce. */
+/*
+ * The pre-shared key and what is proven with it (wire.h, "Authentication"):
+ * HMAC-SHA256 (libsodium) of the OFFER under the key, the session key
+ * derived from it with HKDF-SHA256, and the MACs of ACCEPT, lane hellos,
+ * END and RESULT under the session key. Checks are constant time; keys
+ * are wiped when cleared.
+ */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,10 +38,45 @@ void auth_key_clear(struct auth_key *key);      /* wipes the bytes */
 /* Fill @nonce with fresh random bytes. */
 void auth_nonce(uint8_t nonce[WIRE_NONCE_SIZE]);
 
-/* MAC of @o (its mac field ignored) under @key and @nonce, into @mac. */
-void auth_offer_mac(const struct auth_key *key, const uint8_t nonce[WIRE_NONCE_SIZE],
-                    const struct wire_offer *o, uint8_t mac[WIRE_MAC_SIZE]);
+/* A transfer's session key S; on is false until it is derived. */
+struct auth_session {
+        bool on;
+        uint8_t key[WIRE_MAC_SIZE];
+};
 
-/* Constant-time check of @o->mac. Returns 0 or -EACCES. */
-int auth_offer_verify(const struct auth_key *key, const uint8_t nonce[WIRE_NONCE_SIZE],
-                      const struct wire_offer *o);
+/* MAC of @o (its mac field ignored) under @key, the receiver's nonce
+ * @rnonce and lane 0's binding @b, into @mac. */
+void auth_offer_mac(const struct auth_key *key, const uint8_t rnonce[WIRE_NONCE_SIZE],
+                    const struct wire_binding *b, const struct wire_offer *o,
+                    uint8_t mac[WIRE_MAC_SIZE]);
+
+/* Constant-time check of @o->mac. Returns 0 or -EACCES (also with no key). */
+int auth_offer_verify(const struct auth_key *key, const uint8_t rnonce[WIRE_NONCE_SIZE],
+                      const struct wire_binding *b, const struct wire_offer *o);
+
+/* S from @key, @rnonce, the offer's nonce and its MAC (made or verified
+ * before). 0, or -EACCES with no key (then @s is off). */
+int auth_session_derive(struct auth_session *s, const struct auth_key *key,
+                        const uint8_t rnonce[WIRE_NONCE_SIZE], const struct wire_offer *o);
+void auth_session_clear(struct auth_session *s);        /* wipes the key */
+
+/* The MACs under S; each verify is constant time and returns 0 or -EACCES
+ * (also when S is off). @lane: the lane the message travels on. */
+void auth_accept_mac(const struct auth_session *s, const struct wire_accept *a,
+                     uint8_t mac[WIRE_MAC_SIZE]);
+int auth_accept_verify(const struct auth_session *s, const struct wire_accept *a);
+void auth_lane_tag(const struct auth_session *s, const struct wire_binding *b,
+                   const struct wire_hello *h, uint8_t tag[WIRE_TAG_SIZE]);
+int auth_lane_verify(const struct auth_session *s, const struct wire_binding *b,
+                     const struct wire_hello *h);
+void auth_end_mac(const struct auth_session *s, unsigned int lane, const struct wire_end *e,
+                  uint8_t mac[WIRE_MAC_SIZE]);
+int auth_end_verify(const struct auth_session *s, unsigned int lane, const struct wire_end *e);
+void auth_result_mac(const struct auth_session *s, unsigned int lane, const struct wire_result *r,
+                     uint8_t mac[WIRE_MAC_SIZE]);
+int auth_result_verify(const struct auth_session *s, unsigned int lane, const struct wire_result *r);
+
+/* HKDF-SHA256 (RFC 5869): extract with @salt, expand with @info into
+ * @outlen bytes (at most 255 * 32). 0 or -EINVAL. */
+int auth_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *salt, size_t saltlen,
+                     const uint8_t *ikm, size_t ikmlen, const uint8_t *info, size_t infolen);

@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "bytes.h"
@@ -12,27 +13,36 @@
  * (magic u32, version u16, type u16, length u32, credits u32):
  *
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
- *           name_len u16, lanes u16, token[16], mac[32], name[name_len]
- *   ACCEPT  lanes u16
+ *           name_len u16, lanes u16, token[16], nonce[32], mac[32],
+ *           name[name_len]
+ *   ACCEPT  lanes u16, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
- *   END     bytes u64, digest[16]
- *   RESULT  status u16, text_len u16, bytes u64, usec u64, text[text_len]
+ *   END     bytes u64, digest[16], mac[32]
+ *   RESULT  status u16, text_len u16, bytes u64, usec u64, mac[32], text[text_len]
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
-#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_MAC_SIZE)
-#define WIRE_ACCEPT_LEN         2
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
+#define WIRE_ACCEPT_LEN         (2 + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
-#define WIRE_END_LEN            (8 + WIRE_DIGEST_SIZE)
-#define WIRE_RESULT_FIXED       (2 + 2 + 8 + 8)
+#define WIRE_END_LEN            (8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
+#define WIRE_RESULT_FIXED       (2 + 2 + 8 + 8 + WIRE_MAC_SIZE)
+#define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 
-#define WIRE_MAC_LABEL          "rdmaxfer-offer-v2"
-#define WIRE_MAC_LABEL_LEN      (sizeof(WIRE_MAC_LABEL) - 1)
+/* The MAC labels: each names the role that MACs and the message. None is
+ * a prefix of another. */
+#define WIRE_LABEL_OFFER        "rdmaxfer-v3 sender offer"
+#define WIRE_LABEL_SESSION      "rdmaxfer-v3 session"
+#define WIRE_LABEL_ACCEPT       "rdmaxfer-v3 receiver accept"
+#define WIRE_LABEL_LANE         "rdmaxfer-v3 sender lane"
+#define WIRE_LABEL_END          "rdmaxfer-v3 sender end"
+#define WIRE_LABEL_RESULT       "rdmaxfer-v3 receiver result"
+#define WIRE_LABEL_LEN(l)       (sizeof(l) - 1)
 
 static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
-static_assert(WIRE_HELLO_SIZE == 4 + 2 + 2 + 2 + 2 + WIRE_TOKEN_SIZE, "hello layout");
+static_assert(WIRE_HELLO_SIZE == 4 + 2 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_TAG_SIZE, "hello layout");
 static_assert(WIRE_WELCOME_SIZE == 4 + 2 + 2 + 4 + 4 + 4 + WIRE_NONCE_SIZE, "welcome layout");
 static_assert(WIRE_REJECT_SIZE == 4 + 2 + 2 + 4, "reject layout");
 static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_SIZE <= 148,
@@ -40,8 +50,11 @@ static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_S
 static_assert(WIRE_HEADER_SIZE + WIRE_OFFER_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "offer fits");
 static_assert(WIRE_HEADER_SIZE + WIRE_RESULT_FIXED + WIRE_TEXT_MAX <= WIRE_CTRL_MAX, "result fits");
 static_assert(WIRE_NAME_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
-static_assert(WIRE_MAC_INPUT_MAX == WIRE_MAC_LABEL_LEN + WIRE_NONCE_SIZE + WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX,
-              "mac input bound");
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
+              WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_RESULT) + 2 + WIRE_RESULT_FIXED - WIRE_MAC_SIZE + WIRE_TEXT_MAX <=
+              WIRE_MAC_INPUT_MAX, "result mac input bound");
+static_assert(WIRE_TAG_SIZE <= WIRE_MAC_SIZE, "a tag is a truncated MAC");
 
 static const char *const wire_status_text[_WIRE_STATUS_MAX] = {
         [WIRE_OK] = "ok",
@@ -81,6 +94,7 @@ void wire_encode_hello(void *buf, const struct wire_hello *h)
         bytes_put_u16(&o, h->lane);
         bytes_put_u16(&o, h->reserved);
         bytes_put_mem(&o, h->token, WIRE_TOKEN_SIZE);
+        bytes_put_mem(&o, h->tag, WIRE_TAG_SIZE);
         assert(!o.overflow && o.off == WIRE_HELLO_SIZE);
 }
 
@@ -89,8 +103,9 @@ int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
         struct bytes_in in = BYTES_IN(buf, len);
 
         memset(h, 0, sizeof(*h));
-        /* rdma_cm may hand us more than we sent (padding); never less. A
-         * version-1 hello is 8 bytes: read that far to report the version. */
+        /* rdma_cm may hand us more than we sent (padding); never less. Every
+         * version's hello starts with magic and version: read that far to
+         * report the version. */
         if (!buf || len < 8)
                 return -EBADMSG;
         h->magic = bytes_get_u32(&in);
@@ -105,6 +120,7 @@ int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
         h->lane = bytes_get_u16(&in);
         h->reserved = bytes_get_u16(&in);
         bytes_get_mem(&in, h->token, WIRE_TOKEN_SIZE);
+        bytes_get_mem(&in, h->tag, WIRE_TAG_SIZE);
         /* Lane 0 is the connection that offers; a lane hello names another. */
         if ((h->flags & WIRE_HELLO_LANE) ? h->lane == 0 || h->lane >= WIRE_LANES_MAX : h->lane != 0)
                 return -EBADMSG;
@@ -251,11 +267,13 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, (uint16_t)n);
                 bytes_put_u16(&o, m->offer.lanes);
                 bytes_put_mem(&o, m->offer.token, WIRE_TOKEN_SIZE);
+                bytes_put_mem(&o, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
                 bytes_put_u16(&o, m->accept.lanes);
+                bytes_put_mem(&o, m->accept.mac, WIRE_MAC_SIZE);
                 break;
         case WIRE_REFUSE:
                 n = strlen(m->refuse.text);
@@ -266,6 +284,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
         case WIRE_END:
                 bytes_put_u64(&o, m->end.bytes);
                 bytes_put_mem(&o, m->end.digest, WIRE_DIGEST_SIZE);
+                bytes_put_mem(&o, m->end.mac, WIRE_MAC_SIZE);
                 break;
         case WIRE_RESULT:
                 n = strlen(m->result.text);
@@ -273,6 +292,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, (uint16_t)n);
                 bytes_put_u64(&o, m->result.bytes);
                 bytes_put_u64(&o, m->result.usec);
+                bytes_put_mem(&o, m->result.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->result.text, n);
                 break;
         default:
@@ -318,6 +338,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 n = bytes_get_u16(&in);
                 m->offer.lanes = bytes_get_u16(&in);
                 bytes_get_mem(&in, m->offer.token, WIRE_TOKEN_SIZE);
+                bytes_get_mem(&in, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
@@ -330,6 +351,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (plen != WIRE_ACCEPT_LEN)
                         return -EBADMSG;
                 m->accept.lanes = bytes_get_u16(&in);
+                bytes_get_mem(&in, m->accept.mac, WIRE_MAC_SIZE);
                 if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
                         return -EBADMSG;
                 break;
@@ -352,6 +374,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         return -EBADMSG;
                 m->end.bytes = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->end.digest, WIRE_DIGEST_SIZE);
+                bytes_get_mem(&in, m->end.mac, WIRE_MAC_SIZE);
                 break;
         case WIRE_RESULT:
                 if (plen < WIRE_RESULT_FIXED)
@@ -360,6 +383,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 n = bytes_get_u16(&in);
                 m->result.bytes = bytes_get_u64(&in);
                 m->result.usec = bytes_get_u64(&in);
+                bytes_get_mem(&in, m->result.mac, WIRE_MAC_SIZE);
                 if (n > WIRE_TEXT_MAX || plen != WIRE_RESULT_FIXED + (uint32_t)n)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->result.text, sizeof(m->result.text), n))
@@ -374,8 +398,61 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
         return 0;
 }
 
-int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_SIZE],
-                         const struct wire_offer *o)
+/* ---- what the MACs cover ------------------------------------------------ */
+
+/* The canonical 16 bytes of an IP address: IPv4 as ::ffff:a.b.c.d, so a
+ * dual-stack listener's view of an IPv4 peer equals the peer's own. */
+static int wire_addr16(uint8_t *out, const struct sockaddr *sa, uint16_t *port)
+{
+        if (sa->sa_family == AF_INET) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+                memset(out, 0, 10);
+                out[10] = out[11] = 0xff;
+                memcpy(out + 12, &in->sin_addr, 4);
+                *port = ntohs(in->sin_port);
+                return 0;
+        }
+        if (sa->sa_family == AF_INET6) {
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+                memcpy(out, &in6->sin6_addr, WIRE_ADDR_SIZE);
+                *port = ntohs(in6->sin6_port);
+                return 0;
+        }
+        return -EAFNOSUPPORT;
+}
+
+int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
+                     const struct sockaddr *receiver)
+{
+        struct wire_binding t = { .port = 0 };
+        uint16_t ephemeral;
+
+        memset(b, 0, sizeof(*b));
+        if (!sender || !receiver || wire_addr16(t.sender, sender, &ephemeral) < 0 ||
+            wire_addr16(t.receiver, receiver, &t.port) < 0)
+                return -EAFNOSUPPORT;
+        *b = t;
+        return 0;
+}
+
+static void wire_put_binding(struct bytes_out *out, const struct wire_binding *b)
+{
+        bytes_put_mem(out, b->sender, WIRE_ADDR_SIZE);
+        bytes_put_mem(out, b->receiver, WIRE_ADDR_SIZE);
+        bytes_put_u16(out, b->port);
+}
+
+static int wire_mac_done(const struct bytes_out *out, size_t total)
+{
+        if (out->overflow || out->off != total)
+                return -EMSGSIZE;
+        return (int)total;
+}
+
+int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
+                         const struct wire_binding *b, const struct wire_offer *o)
 {
         struct bytes_out out = BYTES_OUT(buf, cap);
         size_t total;
@@ -384,13 +461,15 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_S
         n = wire_str_len(o->name, sizeof(o->name), 1, WIRE_NAME_MAX);
         if (n < 0)
                 return n;
-        total = WIRE_MAC_LABEL_LEN + WIRE_NONCE_SIZE + (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+        total = WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
+                (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;
         if (!buf || cap < total)
                 return -EMSGSIZE;
 
         /* Same field order and encoding as the OFFER itself, minus the MAC. */
-        bytes_put_mem(&out, WIRE_MAC_LABEL, WIRE_MAC_LABEL_LEN);
-        bytes_put_mem(&out, nonce, WIRE_NONCE_SIZE);
+        bytes_put_mem(&out, WIRE_LABEL_OFFER, WIRE_LABEL_LEN(WIRE_LABEL_OFFER));
+        bytes_put_mem(&out, rnonce, WIRE_NONCE_SIZE);
+        wire_put_binding(&out, b);
         bytes_put_u64(&out, o->transfer_id);
         bytes_put_u64(&out, o->size);
         bytes_put_u32(&out, o->chunk_size);
@@ -398,10 +477,89 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_S
         bytes_put_u16(&out, (uint16_t)n);
         bytes_put_u16(&out, o->lanes);
         bytes_put_mem(&out, o->token, WIRE_TOKEN_SIZE);
+        bytes_put_mem(&out, o->nonce, WIRE_NONCE_SIZE);
         bytes_put_mem(&out, o->name, (size_t)n);
-        if (out.overflow || out.off != total)
+        return wire_mac_done(&out, total);
+}
+
+int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SIZE])
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_SESSION) + WIRE_MAC_SIZE;
+
+        if (!buf || cap < total)
                 return -EMSGSIZE;
-        return (int)total;
+        bytes_put_mem(&out, WIRE_LABEL_SESSION, WIRE_LABEL_LEN(WIRE_LABEL_SESSION));
+        bytes_put_mem(&out, offer_mac, WIRE_MAC_SIZE);
+        return wire_mac_done(&out, total);
+}
+
+int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + 2;
+
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_ACCEPT, WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT));
+        bytes_put_u16(&out, a->lanes);
+        return wire_mac_done(&out, total);
+}
+
+int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
+                        const struct wire_hello *h)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_LANE) + WIRE_BINDING_LEN + 2 + 2 + WIRE_TOKEN_SIZE;
+
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_LANE, WIRE_LABEL_LEN(WIRE_LABEL_LANE));
+        wire_put_binding(&out, b);
+        bytes_put_u16(&out, h->flags);
+        bytes_put_u16(&out, h->lane);
+        bytes_put_mem(&out, h->token, WIRE_TOKEN_SIZE);
+        return wire_mac_done(&out, total);
+}
+
+int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_END) + 2 + 8 + WIRE_DIGEST_SIZE;
+
+        if (lane >= WIRE_LANES_MAX)
+                return -EINVAL;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_END, WIRE_LABEL_LEN(WIRE_LABEL_END));
+        bytes_put_u16(&out, (uint16_t)lane);
+        bytes_put_u64(&out, e->bytes);
+        bytes_put_mem(&out, e->digest, WIRE_DIGEST_SIZE);
+        return wire_mac_done(&out, total);
+}
+
+int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total;
+        int n;
+
+        if (lane >= WIRE_LANES_MAX)
+                return -EINVAL;
+        n = wire_str_len(r->text, sizeof(r->text), 0, WIRE_TEXT_MAX);
+        if (n < 0)
+                return n;
+        total = WIRE_LABEL_LEN(WIRE_LABEL_RESULT) + 2 + (WIRE_RESULT_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_RESULT, WIRE_LABEL_LEN(WIRE_LABEL_RESULT));
+        bytes_put_u16(&out, (uint16_t)lane);
+        bytes_put_u16(&out, r->status);
+        bytes_put_u16(&out, (uint16_t)n);
+        bytes_put_u64(&out, r->bytes);
+        bytes_put_u64(&out, r->usec);
+        bytes_put_mem(&out, r->text, (size_t)n);
+        return wire_mac_done(&out, total);
 }
 
 void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,

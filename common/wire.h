@@ -5,20 +5,21 @@
  * pair. Pure encode/decode; nothing here touches verbs.
  *
  * Connection set-up (rdma_cm private data):
- *   sender  -> receiver  REQ  struct wire_hello    (magic, version; for a
- *                                                   lane: its number, token)
- *   receiver-> sender    REP  struct wire_welcome  (credits, slot size, nonce)
+ *   sender  -> receiver  REQ  struct wire_hello    (magic, version, whether the
+ *                                                   sender holds a key; for a
+ *                                                   lane: its number, token, tag)
+ *   receiver-> sender    REP  struct wire_welcome  (credits, slot size, nonce Nr)
  *   receiver-> sender    REJ  struct wire_reject   (status, supported version)
  *
  * Then, over the QP:
- *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, HMAC
- *                 over the nonce and the offer
- *   R->S  ACCEPT  lanes granted; or REFUSE (status + text)
+ *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, the
+ *                 sender's nonce Ns, MAC (with a key)
+ *   R->S  ACCEPT  lanes granted, MAC; or REFUSE (status + text)
  *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
  *                 payload = raw file bytes at offset seq * chunk_size
  *   R->S  CREDIT  more receive slots are posted for you
- *   S->R  END     the lane's bytes + XXH3-128 of the lane's bytes, in order
- *   R->S  RESULT  status of verify + publish, receiver's byte count and time
+ *   S->R  END     the lane's bytes + XXH3-128 of the lane's bytes, in order, MAC
+ *   R->S  RESULT  status of verify + publish, receiver's byte count and time, MAC
  *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
@@ -30,6 +31,38 @@
  * run, in order, then its own END. On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
  *
+ * Authentication (both sides configured with the same pre-shared key K;
+ * the hello's WIRE_HELLO_KEY and the welcome's WIRE_WELCOME_AUTH say that
+ * a side has one, and a side with a key refuses a peer without one):
+ *
+ *   binding   the connection's two ends as both sides see them: the
+ *             sender's IP address, the receiver's IP address (16 bytes
+ *             each, IPv4 as ::ffff:a.b.c.d) and the receiver's listening
+ *             port (u16). Not the sender's port: that one is ephemeral.
+ *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v3 sender offer" || Nr ||
+ *             binding(lane 0) || the offer's fields but the mac)
+ *   session   S = HKDF-SHA256(IKM K, salt Nr || Ns,
+ *             info "rdmaxfer-v3 session" || the OFFER's mac), 32 bytes
+ *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver accept" || lanes)
+ *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v3 sender lane" ||
+ *             binding(that lane) || flags || lane || token), first 16 bytes
+ *   END       mac = HMAC-SHA256(S, "rdmaxfer-v3 sender end" || lane ||
+ *             bytes || digest)
+ *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver result" || lane ||
+ *             status || text_len || bytes || usec || text)
+ *
+ * Each side's nonce makes every proof fresh; the labels name the role and
+ * the message, so no proof passes for another; the binding ties the offer
+ * (and through S everything after it) to the two hosts, so a host that
+ * relays one peer's messages to another is refused. S proves the receiver
+ * holds K too: the sender sends no data before a good ACCEPT and counts a
+ * transfer done only on a good RESULT "ok". The data itself is not MACed
+ * (that would cost per byte): END's digest is XXH3, which detects
+ * corruption, not a forger on the path. REFUSE and REJ carry no MAC: they
+ * can only fail a transfer. Without a key every mac, tag and Ns is zero
+ * and nobody checks them. Integers in MAC inputs are little-endian as on
+ * the wire.
+ *
  * Every sender->receiver message (control or data) consumes one credit; the
  * receiver returns credits in the header of every message it sends. All
  * integers are little-endian on the wire, except the immediate, which is
@@ -38,12 +71,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            2
+#define WIRE_VERSION            3
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
+#define WIRE_TAG_SIZE           16              /* HMAC-SHA256, truncated: a lane hello's */
+#define WIRE_ADDR_SIZE          16              /* an IP address in a binding */
 #define WIRE_DIGEST_SIZE        16              /* XXH3-128, canonical form */
 #define WIRE_NAME_MAX           255             /* bytes, without NUL */
 #define WIRE_TEXT_MAX           200             /* bytes, without NUL */
@@ -52,7 +88,7 @@
 #define WIRE_LANES_MAX          8
 
 /* Private data sizes (rdma_cm allows 56 bytes on REQ, 196 on REP, 148 on REJ). */
-#define WIRE_HELLO_SIZE         28
+#define WIRE_HELLO_SIZE         44
 #define WIRE_WELCOME_SIZE       52
 #define WIRE_REJECT_SIZE        12
 
@@ -95,14 +131,17 @@ const char *wire_status_str(unsigned int status);
 struct wire_hello {
         uint32_t magic;
         uint16_t version;
-        uint16_t flags;         /* WIRE_HELLO_LANE */
+        uint16_t flags;         /* WIRE_HELLO_LANE, WIRE_HELLO_KEY */
         uint16_t lane;          /* with WIRE_HELLO_LANE: 1 .. lanes-1; else 0 */
         uint16_t reserved;
         uint8_t token[WIRE_TOKEN_SIZE]; /* with WIRE_HELLO_LANE: the offer's */
+        uint8_t tag[WIRE_TAG_SIZE];     /* with both flags: proves the session key */
 };
 
 /* This connection joins a transfer already accepted on lane 0. */
 #define WIRE_HELLO_LANE         0x0001u
+/* The sender holds a pre-shared key (and will prove it). */
+#define WIRE_HELLO_KEY          0x0002u
 
 struct wire_welcome {
         uint32_t magic;
@@ -130,12 +169,14 @@ struct wire_offer {
         uint16_t flags;         /* reserved, 0 */
         uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
+        uint8_t nonce[WIRE_NONCE_SIZE]; /* the sender's (Ns); zero without a key */
         uint8_t mac[WIRE_MAC_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
 };
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
+        uint8_t mac[WIRE_MAC_SIZE];
 };
 
 struct wire_refuse {
@@ -146,12 +187,14 @@ struct wire_refuse {
 struct wire_end {
         uint64_t bytes;
         uint8_t digest[WIRE_DIGEST_SIZE];
+        uint8_t mac[WIRE_MAC_SIZE];
 };
 
 struct wire_result {
         uint16_t status;
         uint64_t bytes;         /* bytes the receiver got (the file size on success) */
         uint64_t usec;          /* receiver's first-to-last data time */
+        uint8_t mac[WIRE_MAC_SIZE];
         char text[WIRE_TEXT_MAX + 1];
 };
 
@@ -196,15 +239,33 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
 int wire_encode(void *buf, size_t cap, const struct wire_msg *m);
 int wire_decode(const void *buf, size_t len, struct wire_msg *m);
 
+/* A connection's two ends, as both sides see them (see the top). */
+struct wire_binding {
+        uint8_t sender[WIRE_ADDR_SIZE];
+        uint8_t receiver[WIRE_ADDR_SIZE];
+        uint16_t port;          /* the receiver's listening port */
+};
+
+/* From the addresses rdma_cm reports: the sender's, and the receiver's
+ * with its port. 0, or -EAFNOSUPPORT for anything but IPv4 and IPv6. */
+int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
+                     const struct sockaddr *receiver);
+
 /*
- * The bytes an OFFER's MAC covers: "rdmaxfer-offer-v2" || nonce || the
- * offer's fields (everything but the MAC), in wire order. Returns the
- * length written (at most WIRE_MAC_INPUT_MAX), -EMSGSIZE, or -EINVAL for
- * a name wire_encode() would refuse.
+ * The bytes each MAC covers (see the top), in wire order. Each returns the
+ * length written (at most WIRE_MAC_INPUT_MAX), -EMSGSIZE when @cap is too
+ * small, or -EINVAL for a message wire_encode() would refuse (a bad name
+ * or text).
  */
-#define WIRE_MAC_INPUT_MAX      (17 + WIRE_NONCE_SIZE + 26 + WIRE_TOKEN_SIZE + WIRE_NAME_MAX)
-int wire_offer_mac_input(void *buf, size_t cap, const uint8_t nonce[WIRE_NONCE_SIZE],
-                         const struct wire_offer *o);
+#define WIRE_MAC_INPUT_MAX      512
+int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
+                         const struct wire_binding *b, const struct wire_offer *o);
+int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SIZE]);
+int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a);
+int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
+                        const struct wire_hello *h);
+int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e);
+int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r);
 
 /*
  * The chunks lane @k of @lanes carries: [*first, *end). Contiguous runs in

@@ -10,7 +10,9 @@
  * it is "pending": at most RECV_PENDING_PER_HOST from one host and
  * RECV_PENDING_MAX in all, each with RECV_OFFER_SEC to make its offer.
  * The accept carries the credits, the slot size and a fresh nonce for the
- * key proof. Anything refused is refused with a reason in the REJ.
+ * key proof. A sender must hold a key exactly when this side does, and a
+ * lane of a keyed transfer must prove the session key (wire.h). Anything
+ * refused is refused with a reason in the REJ.
  */
 
 #include <errno.h>
@@ -83,6 +85,14 @@ static unsigned int recv_admit_peer(struct engine *e, struct rdma_cm_id *id, con
                 log_notice("%s: refused: address not in allow_peers", peer);
                 return WIRE_E_DENIED;
         }
+        /* Both sides say whether they hold a key: a mismatch is named here,
+         * before anything else happens, not taken for a wrong key later. */
+        if (!(h->flags & WIRE_HELLO_KEY) != !e->key->len) {
+                log_notice("%s: refused: %s", peer, e->key->len ?
+                           "the sender has no pre-shared key, and key_file is set here" :
+                           "the sender uses a pre-shared key, and key_file is not set here");
+                return WIRE_E_AUTH;
+        }
         if (e->stopping)
                 return WIRE_E_SHUTDOWN;
         if (!(h->flags & WIRE_HELLO_LANE)) {
@@ -146,6 +156,19 @@ static struct recv_lane *recv_lane_for(struct engine *e, struct rdma_cm_id *id, 
                 log_notice("%s: refused: lane %u of no transfer in progress", peer, h->lane);
                 recv_reject(id, WIRE_E_PROTOCOL);
                 return NULL;
+        }
+        if (x->base.session.on) {
+                struct wire_binding bd;
+
+                /* The token travels in the clear: only the tag proves the
+                 * lane is the sender's. The transfer goes on: the real lane
+                 * may still come. */
+                if (wire_binding_set(&bd, rdma_get_peer_addr(id), rdma_get_local_addr(id)) < 0 ||
+                    auth_lane_verify(&x->base.session, &bd, h) < 0) {
+                        log_notice("%s: refused: lane %u does not prove the session key", peer, h->lane);
+                        recv_reject(id, WIRE_E_AUTH);
+                        return NULL;
+                }
         }
         r = recv_lane_new(x, h->lane, &l);
         if (r != 0) {

@@ -62,6 +62,8 @@ static void recv_accept(struct recv_xfer *x, int64_t res)
         l0->next_seq = l0->base.first_seq;
         xfer_set_state(b, XFER_DATA);
         m.accept.lanes = (uint16_t)b->nlanes;
+        if (b->session.on)
+                auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = l0->credits_pending;
         r = conn_send_ctrl(&l0->base.conn, &m);
         if (r < 0) {
@@ -93,17 +95,26 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
 {
         const struct engine *e = x->base.e;
         enum name_verdict nv = name_check(o->name, strlen(o->name));
+        struct rdma_cm_id *id = x->base.lane[0]->conn.id;
+        struct wire_binding bd;
 
         text[0] = '\0';
+        /* The proof first: an unproven peer learns nothing of our rules. */
+        if (e->key->len > 0 &&
+            (wire_binding_set(&bd, rdma_get_peer_addr(id), rdma_get_local_addr(id)) < 0 ||
+             auth_offer_verify(e->key, x->base.nonce, &bd, o) < 0 ||
+             auth_session_derive(&x->base.session, e->key, x->base.nonce, o) < 0)) {
+                snprintf(text, len, "pre-shared key proof does not match "
+                         "(another key, or an offer made for another connection)");
+                if (nv != NAME_OK)
+                        snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                return WIRE_E_AUTH;
+        }
         if (nv != NAME_OK) {
                 /* Don't echo a hostile name into logs as if it were a file. */
                 snprintf(text, len, "%s", name_verdict_str(nv));
                 snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
-        }
-        if (e->key->len > 0 && auth_offer_verify(e->key, x->base.nonce, o) < 0) {
-                snprintf(text, len, "pre-shared key proof does not match");
-                return WIRE_E_AUTH;
         }
         if (o->chunk_size < RECV_CHUNK_MIN || o->chunk_size > e->slot_size) {
                 snprintf(text, len, "chunk size out of range");

@@ -234,6 +234,9 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
 
                 if (!l || l->base.conn.reaping)
                         continue;
+                /* The sender counts only a RESULT that proves the key. */
+                if (m.type == WIRE_RESULT && b->session.on)
+                        auth_result_mac(&b->session, k, &m.result, m.result.mac);
                 r = conn_send_ctrl(&l->base.conn, &m);
                 if (r < 0) {
                         log_warning("%s: cannot send verdict: %s", b->peer, strerror(-r));
@@ -455,7 +458,14 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
 {
         struct xfer *b = l->base.x;
         struct recv_xfer *x = recv_xfer_of(b);
+        char text[64];
 
+        /* The digest is not a MAC: only the key makes it the sender's. */
+        if (b->session.on && auth_end_verify(&b->session, l->base.idx, end) < 0) {
+                snprintf(text, sizeof(text), "lane %u: END does not prove the session key", l->base.idx);
+                recv_abort(b, WIRE_E_AUTH, text);
+                return;
+        }
         if (l->base.ended || l->next_seq != l->base.end_seq ||
             end->bytes != wire_run_bytes(x->offer.size, x->offer.chunk_size, l->base.first_seq,
                                          l->base.end_seq)) {

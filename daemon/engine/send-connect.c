@@ -1,7 +1,10 @@
 /*
  * Starting an outgoing transfer and connecting its lanes: lane 0 resolves
  * the peer, connects with a plain hello and makes the offer; once the
- * receiver grants lanes, the others connect with the offer's token.
+ * receiver grants lanes, the others connect with the offer's token. With
+ * a key, the offer proves it and derives the session key; the receiver
+ * must prove it in its ACCEPT before any data goes out, and each lane
+ * hello carries a tag under the session key (wire.h).
  */
 
 #include <errno.h>
@@ -56,6 +59,12 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 send_fail(s, WIRE_E_AUTH, "peer requires a pre-shared key and key_file is not set");
                 return;
         }
+        /* Ours would check nothing: not a receiver we can trust with a key's worth of proof. */
+        if (!(w.flags & WIRE_WELCOME_AUTH) && e->key->len > 0) {
+                send_fail(s, WIRE_E_AUTH, "receiver failed authentication: it asks for no key proof "
+                          "(is key_file set there?)");
+                return;
+        }
         s->chunk = MIN(e->slot_size, w.slot_size);
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
         if (b->nchunks > UINT32_MAX) {
@@ -74,8 +83,21 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         m.offer.lanes = (uint16_t)b->nlanes;
         memcpy(m.offer.token, s->token, WIRE_TOKEN_SIZE);
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->name);
-        if (e->key->len)
-                auth_offer_mac(e->key, b->nonce, &m.offer, m.offer.mac);
+        if (e->key->len) {
+                struct rdma_cm_id *id = l->base.conn.id;
+                struct wire_binding bd;
+
+                if (wire_binding_set(&bd, rdma_get_local_addr(id), rdma_get_peer_addr(id)) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "the connection's addresses are not IP addresses");
+                        return;
+                }
+                auth_nonce(m.offer.nonce);
+                auth_offer_mac(e->key, b->nonce, &bd, &m.offer, m.offer.mac);
+                if (auth_session_derive(&b->session, e->key, b->nonce, &m.offer) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "deriving the session key failed");
+                        return;
+                }
+        }
         r = conn_send_ctrl(&l->base.conn, &m);
         if (r < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "posting the offer: %s", strerror(-r));
@@ -93,6 +115,12 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         struct send_lane *n;
         int r;
 
+        /* Nothing goes out before the receiver proved the key too. */
+        if (b->session.on && auth_accept_verify(&b->session, a) < 0) {
+                send_fail(s, WIRE_E_AUTH, "receiver failed authentication: its accept does not prove "
+                          "the pre-shared key");
+                return;
+        }
         /* Every lane must have a run of its own to carry. */
         if (a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(b->nchunks, 1u)) {
                 send_fail(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes, b->nlanes);
@@ -167,10 +195,22 @@ static void send_connect(struct send_lane *l)
                 send_fail(s, WIRE_E_INTERNAL, "setting up the queue pair: %s", strerror(-r));
                 return;
         }
+        if (l->base.idx == 0 ? e->key->len > 0 : b->session.on)
+                h.flags |= WIRE_HELLO_KEY;
         if (l->base.idx > 0) {
-                h.flags = WIRE_HELLO_LANE;
+                h.flags |= WIRE_HELLO_LANE;
                 h.lane = (uint16_t)l->base.idx;
                 memcpy(h.token, s->token, WIRE_TOKEN_SIZE);
+        }
+        if (l->base.idx > 0 && b->session.on) {
+                struct wire_binding bd;
+
+                if (wire_binding_set(&bd, rdma_get_local_addr(l->base.conn.id),
+                                     rdma_get_peer_addr(l->base.conn.id)) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "lane %u's addresses are not IP addresses", l->base.idx);
+                        return;
+                }
+                auth_lane_tag(&b->session, &bd, &h, h.tag);
         }
         wire_encode_hello(hbuf, &h);
         conn_param(&param, hbuf, sizeof(hbuf));
@@ -211,7 +251,14 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 return;
         case RDMA_CM_EVENT_REJECTED:
                 if (wire_decode_reject(pdata, plen, &rj) == 0 || rj.magic == WIRE_MAGIC) {
-                        send_fail(s, rj.status, "refused by peer: %s", wire_status_str(rj.status));
+                        /* Before any offer, the only reason is who holds a key. */
+                        if (rj.status == WIRE_E_AUTH && l->base.idx == 0)
+                                send_fail(s, rj.status, "refused by peer: %s: %s", wire_status_str(rj.status),
+                                          s->base.e->key->len ?
+                                          "the receiver has no pre-shared key, and key_file is set here" :
+                                          "the receiver requires a pre-shared key, and key_file is not set here");
+                        else
+                                send_fail(s, rj.status, "refused by peer: %s", wire_status_str(rj.status));
                         return;
                 }
                 send_fail(s, WIRE_E_INTERNAL, "connection rejected (is rdmaxferd listening on %s?)",

@@ -248,6 +248,8 @@ void send_post_end(struct send_lane *l)
                 return;
         m.end.bytes = wire_run_bytes(s->size, s->chunk, l->base.first_seq, l->base.end_seq);
         digest_final(&l->base.digest, m.end.digest);
+        if (b->session.on)
+                auth_end_mac(&b->session, l->base.idx, &m.end, m.end.mac);
         r = conn_send_ctrl(&l->base.conn, &m);
         if (r == -ENOBUFS)
                 return;         /* retried after the next completion */
@@ -424,6 +426,12 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
         case WIRE_RESULT:
                 if (b->state != XFER_DATA && b->state != XFER_FINISHING)
                         break;
+                /* Only a receiver that holds the key can say "ok". */
+                if (b->session.on && auth_result_verify(&b->session, l->base.idx, &m->result) < 0) {
+                        send_fail(s, WIRE_E_AUTH, "receiver failed authentication: its result (%s) does "
+                                  "not prove the pre-shared key", wire_status_str(m->result.status));
+                        return;
+                }
                 /* The receiver verified the lot; the other lanes' last
                  * acknowledgements may not be polled yet. */
                 if (m->result.status == WIRE_OK && b->nended == b->nlanes) {

@@ -276,6 +276,7 @@ void xfer_kill(struct xfer *x, unsigned int status, const char *text)
 
 static void xfer_free(struct xfer *x)
 {
+        auth_session_clear(&x->session);
         if (x->timer)
                 event_free(x->timer);
         x->timer = NULL;
@@ -285,6 +286,7 @@ static void xfer_free(struct xfer *x)
 void xfer_discard(struct xfer *x)
 {
         xfer_unlink(x);
+        auth_session_clear(&x->session);
         if (x->timer)
                 event_free(x->timer);
         x->timer = NULL;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <event2/event.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "digest.h"
 #include "engine.h"
@@ -81,7 +82,8 @@ struct xfer {
         unsigned int nlanes;    /* granted (1 until the ACCEPT) */
         unsigned int nlive;     /* lanes not yet reaped */
         unsigned int nended;
-        uint8_t nonce[WIRE_NONCE_SIZE];
+        uint8_t nonce[WIRE_NONCE_SIZE]; /* the receiver's, Nr */
+        struct auth_session session;    /* with a key: from the offer on (wire.h) */
         uint64_t nchunks;
         uint64_t bytes;         /* data moved: received, or acknowledged */
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC: data starts */

@@ -43,11 +43,14 @@ static int wire_seeds(const char *dir)
         m.offer.chunk_size = 4096;
         m.offer.size = 12345;
         m.offer.lanes = 2;
+        memset(m.offer.nonce, 0x6e, WIRE_NONCE_SIZE);
+        memset(m.offer.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.offer.name, "seed.bin");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ACCEPT;
         m.accept.lanes = 2;
+        memset(m.accept.mac, 0x6d, WIRE_MAC_SIZE);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         m.type = WIRE_CREDIT;
         m.credits = 8;
@@ -60,9 +63,11 @@ static int wire_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = WIRE_END;
         m.end.bytes = 12345;
+        memset(m.end.mac, 0x6d, WIRE_MAC_SIZE);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_RESULT;
+        memset(m.result.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.result.text, "ok");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
@@ -86,6 +91,11 @@ static int wire_seeds(const char *dir)
         wire_encode_hello(buf, &h);
         r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
         h = (struct wire_hello){ .flags = WIRE_HELLO_LANE, .lane = 1 };
+        wire_encode_hello(buf, &h);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
+        h = (struct wire_hello){ .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 7 };
+        memset(h.token, 0x74, WIRE_TOKEN_SIZE);
+        memset(h.tag, 0x67, WIRE_TAG_SIZE);
         wire_encode_hello(buf, &h);
         r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
         wire_encode_welcome(buf, &w);

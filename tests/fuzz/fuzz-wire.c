@@ -2,7 +2,8 @@
  * libFuzzer harness for the peer protocol decoders: arbitrary bytes must
  * decode or be refused with the documented errors, and whatever decodes
  * must re-encode to the very same bytes (the encoding is canonical) and
- * decode again to the same message.
+ * decode again to the same message; and every MAC input built from it
+ * (wire.h, "Authentication") must build within WIRE_MAC_INPUT_MAX.
  */
 
 #include <errno.h>
@@ -14,6 +15,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A binding from the input's own bytes, as if rdma_cm had reported them. */
+static void binding_from(const uint8_t *data, size_t size, struct wire_binding *b)
+{
+        memset(b, 0, sizeof(*b));
+        memcpy(b->sender, data, size < WIRE_ADDR_SIZE ? size : WIRE_ADDR_SIZE);
+        b->port = size > 1 ? (uint16_t)(data[size - 1] | data[size - 2] << 8) : 0;
+}
+
 static void check_private(const uint8_t *data, size_t size)
 {
         uint8_t buf[WIRE_WELCOME_SIZE];
@@ -24,8 +33,15 @@ static void check_private(const uint8_t *data, size_t size)
 
         r = wire_decode_hello(data, size, &h);
         if (r == 0) {
+                uint8_t in[WIRE_MAC_INPUT_MAX];
+                struct wire_binding b;
+
                 wire_encode_hello(buf, &h);
                 if (memcmp(buf, data, WIRE_HELLO_SIZE) != 0)
+                        abort();
+                binding_from(data, size, &b);
+                r = wire_lane_mac_input(in, sizeof(in), &b, &h);
+                if (r <= 0 || r > WIRE_MAC_INPUT_MAX)
                         abort();
         } else if (r != -EBADMSG && r != -EPROTONOSUPPORT)
                 abort();
@@ -52,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static const uint8_t nonce[WIRE_NONCE_SIZE];
         uint8_t buf[WIRE_CTRL_MAX], mac_in[WIRE_MAC_INPUT_MAX];
+        struct wire_binding b;
         struct wire_msg m, again;
         int r, n;
 
@@ -74,7 +91,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case WIRE_OFFER:
                 if (strlen(m.offer.name) == 0 || strlen(m.offer.name) > WIRE_NAME_MAX)
                         abort();
-                if (wire_offer_mac_input(mac_in, sizeof(mac_in), nonce, &m.offer) < 0)
+                binding_from(data, size, &b);
+                r = wire_offer_mac_input(mac_in, sizeof(mac_in), nonce, &b, &m.offer);
+                if (r <= 0 || r > WIRE_MAC_INPUT_MAX)
+                        abort();
+                if (wire_session_info(mac_in, sizeof(mac_in), m.offer.mac) <= 0)
+                        abort();
+                break;
+        case WIRE_ACCEPT:
+                if (wire_accept_mac_input(mac_in, sizeof(mac_in), &m.accept) <= 0)
+                        abort();
+                break;
+        case WIRE_END:
+                for (unsigned int lane = 0; lane < WIRE_LANES_MAX; lane++)
+                        if (wire_end_mac_input(mac_in, sizeof(mac_in), lane, &m.end) <= 0)
+                                abort();
+                if (wire_end_mac_input(mac_in, sizeof(mac_in), WIRE_LANES_MAX, &m.end) != -EINVAL)
                         abort();
                 break;
         case WIRE_REFUSE:
@@ -84,6 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
         case WIRE_RESULT:
                 if (strlen(m.result.text) > WIRE_TEXT_MAX)
+                        abort();
+                r = wire_result_mac_input(mac_in, sizeof(mac_in), 0, &m.result);
+                if (r <= 0 || r > WIRE_MAC_INPUT_MAX)
                         abort();
                 (void)strlen(wire_status_str(m.result.status));
                 break;

@@ -58,9 +58,12 @@ void rawconn_deinit(struct rawconn *c)
                 ibv_dealloc_pd(c->pd);
         if (c->id)
                 rdma_destroy_id(c->id);
+        if (c->listen_id)
+                rdma_destroy_id(c->listen_id);
         if (c->ec)
                 rdma_destroy_event_channel(c->ec);
         auth_key_clear(&c->key);
+        auth_session_clear(&c->session);
         *c = RAWCONN_NULL;
 }
 
@@ -143,9 +146,55 @@ static int parse_addr(const char *host, unsigned int port, struct addrinfo **out
         return 0;
 }
 
-int rawconn_setup(struct rawconn *c, const char *src_addr, const char *dst_addr, unsigned int port)
+/* PD, CQ, QP on c->id, the receive buffers posted. 0 or -errno. */
+static int rawconn_setup_qp(struct rawconn *c)
 {
         struct ibv_qp_init_attr attr = { 0 };
+        int r;
+
+        c->pd = ibv_alloc_pd(c->id->verbs);
+        c->chan = c->pd ? ibv_create_comp_channel(c->id->verbs) : NULL;
+        c->cq = c->chan ? ibv_create_cq(c->id->verbs, RAWCONN_SQ_DEPTH + RAWCONN_RECVS, NULL, c->chan, 0)
+                        : NULL;
+        if (!c->cq || ibv_req_notify_cq(c->cq, 0)) {
+                r = -(errno ?: EIO);
+                fprintf(stderr, "rawpeer: PD/CQ: %m\n");
+                return r;
+        }
+        attr.send_cq = c->cq;
+        attr.recv_cq = c->cq;
+        attr.qp_type = IBV_QPT_RC;
+        attr.cap.max_send_wr = RAWCONN_SQ_DEPTH;
+        attr.cap.max_recv_wr = RAWCONN_RECVS;
+        attr.cap.max_send_sge = 1;
+        attr.cap.max_recv_sge = 1;
+        if (rdma_create_qp(c->id, c->pd, &attr)) {
+                r = -errno;
+                fprintf(stderr, "rawpeer: rdma_create_qp: %m\n");
+                return r;
+        }
+        if (posix_memalign((void **)&c->rbuf, 4096, RAWCONN_RECVS * WIRE_CTRL_MAX)) {
+                r = -ENOMEM;
+                return r;
+        }
+        c->rmr = ibv_reg_mr(c->pd, c->rbuf, RAWCONN_RECVS * WIRE_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE);
+        if (!c->rmr) {
+                r = -errno;
+                fprintf(stderr, "rawpeer: ibv_reg_mr: %m\n");
+                return r;
+        }
+        for (unsigned int i = 0; i < RAWCONN_RECVS; i++) {
+                r = rawconn_post_recv(c, i);
+                if (r < 0) {
+                        fprintf(stderr, "rawpeer: ibv_post_recv: %s\n", strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int rawconn_setup(struct rawconn *c, const char *src_addr, const char *dst_addr, unsigned int port)
+{
         struct addrinfo *src = NULL, *dst = NULL;
         int r;
 
@@ -176,44 +225,13 @@ int rawconn_setup(struct rawconn *c, const char *src_addr, const char *dst_addr,
         if (r < 0)
                 goto out;
 
-        c->pd = ibv_alloc_pd(c->id->verbs);
-        c->chan = c->pd ? ibv_create_comp_channel(c->id->verbs) : NULL;
-        c->cq = c->chan ? ibv_create_cq(c->id->verbs, RAWCONN_SQ_DEPTH + RAWCONN_RECVS, NULL, c->chan, 0)
-                        : NULL;
-        if (!c->cq || ibv_req_notify_cq(c->cq, 0)) {
-                r = -(errno ?: EIO);
-                fprintf(stderr, "rawpeer: PD/CQ: %m\n");
+        if (wire_binding_set(&c->binding, rdma_get_local_addr(c->id), rdma_get_peer_addr(c->id)) < 0) {
+                r = -EAFNOSUPPORT;
                 goto out;
         }
-        attr.send_cq = c->cq;
-        attr.recv_cq = c->cq;
-        attr.qp_type = IBV_QPT_RC;
-        attr.cap.max_send_wr = RAWCONN_SQ_DEPTH;
-        attr.cap.max_recv_wr = RAWCONN_RECVS;
-        attr.cap.max_send_sge = 1;
-        attr.cap.max_recv_sge = 1;
-        if (rdma_create_qp(c->id, c->pd, &attr)) {
-                r = -errno;
-                fprintf(stderr, "rawpeer: rdma_create_qp: %m\n");
+        r = rawconn_setup_qp(c);
+        if (r < 0)
                 goto out;
-        }
-        if (posix_memalign((void **)&c->rbuf, 4096, RAWCONN_RECVS * WIRE_CTRL_MAX)) {
-                r = -ENOMEM;
-                goto out;
-        }
-        c->rmr = ibv_reg_mr(c->pd, c->rbuf, RAWCONN_RECVS * WIRE_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE);
-        if (!c->rmr) {
-                r = -errno;
-                fprintf(stderr, "rawpeer: ibv_reg_mr: %m\n");
-                goto out;
-        }
-        for (unsigned int i = 0; i < RAWCONN_RECVS; i++) {
-                r = rawconn_post_recv(c, i);
-                if (r < 0) {
-                        fprintf(stderr, "rawpeer: ibv_post_recv: %s\n", strerror(-r));
-                        goto out;
-                }
-        }
         r = 0;
 out:
         if (src)
@@ -232,13 +250,20 @@ int rawconn_connect(struct rawconn *c, enum rawconn_hello hello, struct wire_rej
         enum rdma_cm_event_type type;
         int status, r;
 
+        if (c->key.len || c->claim_key)
+                h.flags |= WIRE_HELLO_KEY;
         if (hello == HELLO_LANE) {
-                h.flags = WIRE_HELLO_LANE;
+                h.flags |= WIRE_HELLO_LANE;
                 h.lane = c->lane ? c->lane : 1;
                 if (c->lane)
                         memcpy(h.token, c->token, sizeof(h.token));
                 else    /* a transfer nobody offered: a token out of thin air */
                         memset(h.token, 0x5a, sizeof(h.token));
+                if (c->session.on) {
+                        auth_lane_tag(&c->session, &c->binding, &h, h.tag);
+                        if (c->bad_tag)
+                                h.tag[0] ^= 0x01;
+                }
         }
         wire_encode_hello(hbuf, &h);
         if (hello == HELLO_VERSION) {
@@ -288,6 +313,79 @@ int rawconn_connect(struct rawconn *c, enum rawconn_hello hello, struct wire_rej
         return 0;
 }
 
+/* ---- the passive side -------------------------------------------------- */
+
+int rawconn_listen(struct rawconn *c, const char *addr, unsigned int port)
+{
+        struct addrinfo *ai = NULL;
+        int r;
+
+        if (parse_addr(addr, port, &ai) < 0)
+                return -EINVAL;
+        c->ec = rdma_create_event_channel();
+        if (!c->ec || rdma_create_id(c->ec, &c->listen_id, NULL, RDMA_PS_TCP) ||
+            rdma_bind_addr(c->listen_id, ai->ai_addr) || rdma_listen(c->listen_id, 4)) {
+                r = -(errno ?: EIO);
+                fprintf(stderr, "rawpeer: listening on %s:%u: %m\n", addr, port);
+                freeaddrinfo(ai);
+                return r;
+        }
+        freeaddrinfo(ai);
+        return 0;
+}
+
+int rawconn_accept_req(struct rawconn *c, int timeout_ms, struct wire_hello *h)
+{
+        struct pollfd pfd = { .fd = c->ec->fd, .events = POLLIN };
+        struct rdma_cm_event *ev;
+        int r;
+
+        r = poll(&pfd, 1, timeout_ms);
+        if (r <= 0) {
+                fprintf(stderr, "rawpeer: no connection request within %d s\n", timeout_ms / 1000);
+                return r < 0 ? -errno : -ETIMEDOUT;
+        }
+        if (rdma_get_cm_event(c->ec, &ev))
+                return -errno;
+        if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+                fprintf(stderr, "rawpeer: got %s, wanted a connection request\n", rdma_event_str(ev->event));
+                rdma_ack_cm_event(ev);
+                return -EPROTO;
+        }
+        c->id = ev->id;
+        r = wire_decode_hello(ev->param.conn.private_data, ev->param.conn.private_data_len, h);
+        rdma_ack_cm_event(ev);
+        if (r < 0) {
+                fprintf(stderr, "rawpeer: the connection request carries no hello we speak\n");
+                return r;
+        }
+        if (wire_binding_set(&c->binding, rdma_get_peer_addr(c->id), rdma_get_local_addr(c->id)) < 0)
+                return -EAFNOSUPPORT;
+        return rawconn_setup_qp(c);
+}
+
+int rawconn_accept(struct rawconn *c, const struct wire_welcome *w)
+{
+        struct rdma_conn_param param = { .rnr_retry_count = 7, .retry_count = 7 };
+        uint8_t wbuf[WIRE_WELCOME_SIZE];
+        int r;
+
+        wire_encode_welcome(wbuf, w);
+        param.private_data = wbuf;
+        param.private_data_len = sizeof(wbuf);
+        param.responder_resources = 1;
+        param.initiator_depth = 1;
+        if (rdma_accept(c->id, &param)) {
+                fprintf(stderr, "rawpeer: rdma_accept: %m\n");
+                return -errno;
+        }
+        r = rawconn_cm_expect(c, RDMA_CM_EVENT_ESTABLISHED);
+        if (r < 0)
+                return r;
+        c->established = true;
+        return 0;
+}
+
 int rawconn_alloc_send(struct rawconn *c, size_t data_len)
 {
         c->sbuf_len = RAWCONN_SQ_DEPTH * WIRE_CTRL_MAX + data_len;
@@ -311,11 +409,16 @@ static void rawconn_on_recv(struct rawconn *c, const struct ibv_wc *wc)
         struct wire_msg m;
         int r;
 
+        /* Whatever the peer sent counts, also what did not fit a buffer. */
+        if (wc->status != IBV_WC_WR_FLUSH_ERR)
+                c->nrecv++;
         if (wc->status != IBV_WC_SUCCESS) {
                 if (wc->status != IBV_WC_WR_FLUSH_ERR)
                         printf("rawpeer: receive completion: %s\n", ibv_wc_status_str(wc->status));
                 return;
         }
+        if (wc->wc_flags & IBV_WC_WITH_IMM)
+                printf("rawpeer: a data message (%u bytes)\n", wc->byte_len);
         r = wire_decode(c->rbuf + (size_t)i * WIRE_CTRL_MAX, wc->byte_len, &m);
         if (rawconn_post_recv(c, i) < 0)
                 fprintf(stderr, "rawpeer: cannot repost a receive\n");

@@ -31,6 +31,7 @@ enum rawconn_hello { HELLO_OK, HELLO_VERSION, HELLO_NONE, HELLO_GARBAGE, HELLO_L
 
 struct rawconn {
         struct rdma_event_channel *ec;
+        struct rdma_cm_id *listen_id;   /* rawconn_listen(): the passive side */
         struct rdma_cm_id *id;
         struct ibv_pd *pd;
         struct ibv_comp_channel *chan;
@@ -51,11 +52,17 @@ struct rawconn {
         enum ibv_wc_status send_error;  /* the first bad send completion */
         struct wire_msg inbox[RAWCONN_INBOX];
         unsigned int inbox_head, inbox_len;
+        unsigned int nrecv;             /* messages received, of any kind */
         struct auth_key key;            /* len 0: offers carry no MAC */
+        bool claim_key;                 /* say we hold a key without one (a relay) */
+        struct wire_binding binding;    /* this connection's ends (wire.h) */
+        struct auth_session session;    /* with a key, from our offer on */
         /* HELLO_LANE: the lane and token to present; lane 0 means lane 1
-         * with a token no offer carried. */
+         * with a token no offer carried. With a session, the hello carries
+         * its tag, flipped when bad_tag. */
         uint16_t lane;
         uint8_t token[WIRE_TOKEN_SIZE];
+        bool bad_tag;
 };
 
 #define RAWCONN_NULL ((struct rawconn){ 0 })
@@ -72,6 +79,16 @@ int rawconn_setup(struct rawconn *c, const char *src, const char *dst, unsigned 
  */
 enum { RAWCONN_REJECTED = 1 };
 int rawconn_connect(struct rawconn *c, enum rawconn_hello hello, struct wire_reject *rj);
+
+/*
+ * The passive side, to stand in for a receiver: listen on @addr:@port;
+ * rawconn_accept_req() waits for a connection request (its hello into @h)
+ * and sets up its queue pair; rawconn_accept() answers it with @w and
+ * waits until it is established. 0 or -errno.
+ */
+int rawconn_listen(struct rawconn *c, const char *addr, unsigned int port);
+int rawconn_accept_req(struct rawconn *c, int timeout_ms, struct wire_hello *h);
+int rawconn_accept(struct rawconn *c, const struct wire_welcome *w);
 
 /* One MR for everything we send: control buffers, then @data_len random bytes. */
 int rawconn_alloc_send(struct rawconn *c, size_t data_len);

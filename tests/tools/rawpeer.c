@@ -34,6 +34,7 @@ struct rawpeer_opts {
         int timeout_s;                  /* verdict wait; 0 = the mode's default */
         const char *key_file;
         int every_s;                    /* trickle: seconds between chunks; 0 = the default */
+        unsigned int listen_port;       /* relay: where the sender comes to us */
 };
 
 /* ---- the modes --------------------------------------------------------- */
@@ -55,6 +56,11 @@ enum act {
         ACT_STALL,
         ACT_LANE_TRESPASS,
         ACT_TRICKLE,
+        ACT_REPLAY_NONCE,
+        ACT_RELAY_OFFER,
+        ACT_BAD_LANE_MAC,
+        ACT_BAD_END_MAC,
+        ACT_RELAY,
         ACT_HONEST,
 };
 
@@ -118,6 +124,22 @@ static const struct mode modes[] = {
           "OFFER over 2 lanes; lane 1 joins and sends a chunk of lane 0's run: RESULT, protocol (or hang-up)" },
         { "trickle", ACT_TRICKLE, HELLO_OK, "trickle.dat", 256, WIRE_RESULT, WIRE_E_PROTOCOL, false, 120,
           "OFFER accepted, then one chunk every 29 s (--every): RESULT, protocol (sender too slow)" },
+        { "key-mismatch", ACT_HELLO, HELLO_OK, NULL, 0, 0, WIRE_E_AUTH, false, 10,
+          "a hello that holds a key when the receiver has none, or none when it has one: REJECT, auth" },
+        { "replay-nonce", ACT_REPLAY_NONCE, HELLO_OK, "replay.dat", 0, WIRE_REFUSE, WIRE_E_AUTH, false, 10,
+          "(--key) an OFFER whose MAC was made for another connection's nonce: REFUSE, auth" },
+        { "relay-offer", ACT_RELAY_OFFER, HELLO_OK, "relayed.dat", 0, WIRE_REFUSE, WIRE_E_AUTH, false, 10,
+          "(--key) an OFFER whose MAC names another listening port, as one relayed from a host the "
+          "sender meant would: REFUSE, auth" },
+        { "bad-lane-mac", ACT_BAD_LANE_MAC, HELLO_OK, "badlane.dat", 16, 0, WIRE_E_AUTH, false, 10,
+          "(--key) OFFER over 2 lanes; lane 1's hello has the token but a wrong tag: REJECT, auth" },
+        { "bad-end-mac", ACT_BAD_END_MAC, HELLO_OK, "badmac.dat", 3, WIRE_RESULT, WIRE_E_AUTH, false, 20,
+          "(--key) OFFER, all data, END with the right digest and a wrong MAC: RESULT, auth" },
+        { "relay", ACT_RELAY, HELLO_OK, NULL, 0, WIRE_REFUSE, WIRE_E_AUTH, false, 30,
+          "(--listen-port N, no key) stand in for a receiver on --dst:N: take a keyed sender's "
+          "connection, get a nonce from the receiver at --dst, pass it to the sender and its OFFER to "
+          "the receiver (REFUSE, auth), then answer the sender with an ACCEPT that proves nothing "
+          "(it must hang up sending nothing past its offer)" },
         { "honest", ACT_HONEST, HELLO_OK, "rawpeer-honest.dat", 5, WIRE_RESULT, WIRE_OK, false, 20,
           "a correct transfer, to check rawpeer itself: RESULT, ok" },
 };
@@ -141,6 +163,10 @@ static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_
                 rawconn_next(c, 0, &m);
         switch (ev) {
         case RAWCONN_MSG:
+                if (m.type == WIRE_RESULT && c->session.on && auth_result_verify(&c->session, 0, &m.result) < 0) {
+                        printf("rawpeer: %s: the receiver's RESULT does not prove the key\n", md->name);
+                        return 1;
+                }
                 status = m.type == WIRE_REFUSE ? m.refuse.status : m.result.status;
                 if (m.type == md->verdict && status == md->expect)
                         return 0;
@@ -178,8 +204,11 @@ static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk,
         o.offer.lanes = lanes;
         memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
-        if (c->key.len)
-                auth_offer_mac(&c->key, c->welcome.nonce, &o.offer, o.offer.mac);
+        if (c->key.len) {
+                auth_nonce(o.offer.nonce);
+                auth_offer_mac(&c->key, c->welcome.nonce, &c->binding, &o.offer, o.offer.mac);
+                auth_session_derive(&c->session, &c->key, c->welcome.nonce, &o.offer);
+        }
         ev = rawconn_send_ctrl(c, &o);
         if (ev != 0)
                 return ev;
@@ -187,6 +216,10 @@ static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk,
         ev = rawconn_wait(c, 10000);
         if (ev == RAWCONN_MSG && rawconn_peek(c)->type == WIRE_ACCEPT) {
                 rawconn_next(c, 0, &m);
+                if (c->session.on && auth_accept_verify(&c->session, &m.accept) < 0) {
+                        printf("rawpeer: the receiver's ACCEPT does not prove the key\n");
+                        return -EACCES;
+                }
                 if (granted)
                         *granted = m.accept.lanes;
                 return 0;
@@ -220,6 +253,8 @@ static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const 
         }
         l1.lane = 1;
         memcpy(l1.token, c->token, sizeof(l1.token));
+        l1.claim_key = c->key.len > 0;
+        l1.session = c->session;
         if (rawconn_setup(&l1, o->src, o->dst, o->port) < 0 ||
             rawconn_connect(&l1, HELLO_LANE, &rj) != 0 || rawconn_alloc_send(&l1, chunk) < 0) {
                 printf("rawpeer: %s: lane 1 could not join\n", md->name);
@@ -260,6 +295,139 @@ static int trickle(struct rawconn *c, const struct rawpeer_opts *o, const struct
         }
         printf("rawpeer: %s: still accepted after %.1f s of a chunk every %d s\n", md->name,
                (double)(clock_usec(CLOCK_MONOTONIC) - t0) / 1e6, every_ms / 1000);
+        return 1;
+}
+
+/* An OFFER carrying a MAC made for another nonce (@other, a second
+ * connection) or another binding (relay-offer): it must be refused. */
+static int replayed_offer(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                          uint32_t chunk, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn other = RAWCONN_NULL;
+        struct wire_msg m = { .type = WIRE_OFFER };
+        struct wire_binding bd = c->binding;
+        const uint8_t *nonce = c->welcome.nonce;
+        struct wire_reject rj;
+        int r;
+
+        if (md->act == ACT_REPLAY_NONCE) {
+                /* The connection the offer was "captured" on: its own nonce. */
+                other.claim_key = true;
+                if (rawconn_setup(&other, o->src, o->dst, o->port) < 0 ||
+                    rawconn_connect(&other, HELLO_OK, &rj) != 0) {
+                        printf("rawpeer: %s: the second connection failed\n", md->name);
+                        return 1;
+                }
+                nonce = other.welcome.nonce;
+                bd = other.binding;
+        } else {
+                /* As the receiver's neighbour at the next port would have seen it. */
+                bd.port++;
+        }
+        m.offer.transfer_id = (uint64_t)getpid();
+        m.offer.size = 4096;
+        m.offer.chunk_size = chunk;
+        m.offer.lanes = 1;
+        snprintf(m.offer.name, sizeof(m.offer.name), "%s", md->file);
+        auth_nonce(m.offer.nonce);
+        auth_offer_mac(&c->key, nonce, &bd, &m.offer, m.offer.mac);
+        r = expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &m));
+        if (other.established && !other.disconnected)
+                rdma_disconnect(other.id);
+        return r;
+}
+
+/* A valid 2-lane offer, then lane 1 with the token and a wrong tag. */
+static int bad_lane_mac(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                        uint32_t chunk, uint64_t size)
+{
+        _cleanup_(rawconn_deinit) struct rawconn l1 = RAWCONN_NULL;
+        struct wire_reject rj;
+        uint16_t granted = 0;
+        int r;
+
+        if (getrandom(c->token, sizeof(c->token), 0) != (ssize_t)sizeof(c->token))
+                memset(c->token, 0x42, sizeof(c->token));
+        r = send_offer_lanes(c, md->file, chunk, size, 2, &granted);
+        if (r != 0 || granted != 2) {
+                printf("rawpeer: %s: the receiver did not grant 2 lanes (%d, %u)\n", md->name, r, granted);
+                return 1;
+        }
+        l1.lane = 1;
+        memcpy(l1.token, c->token, sizeof(l1.token));
+        l1.claim_key = true;
+        l1.session = c->session;
+        l1.bad_tag = true;
+        if (rawconn_setup(&l1, o->src, o->dst, o->port) < 0)
+                return 1;
+        r = rawconn_connect(&l1, HELLO_LANE, &rj);
+        if (r == RAWCONN_REJECTED && rj.status == md->expect)
+                return 0;
+        printf("rawpeer: %s: wanted lane 1 REJECTed with status %u (%s)\n", md->name, md->expect,
+               wire_status_str(md->expect));
+        return 1;
+}
+
+/*
+ * Stand in for a receiver (M) between a keyed sender (B, which connects
+ * to us) and a keyed receiver (C, at --dst): C's nonce goes to B, B's
+ * offer to C. C must refuse it (B's MAC names B -> M, not M -> C), and B,
+ * answered with an ACCEPT that proves no key, must hang up without
+ * sending anything past its offer. We hold no key.
+ */
+static int relay(const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn b = RAWCONN_NULL;
+        _cleanup_(rawconn_deinit) struct rawconn c = RAWCONN_NULL;
+        struct wire_msg m, acc = { .type = WIRE_ACCEPT, .credits = 8 };
+        struct wire_welcome w;
+        struct wire_reject rj;
+        struct wire_hello h;
+        int ev;
+
+        if (rawconn_listen(&b, o->dst, o->listen_port) < 0)
+                return 1;
+        printf("rawpeer: relay: listening on %s:%u\n", o->dst, o->listen_port);
+        if (rawconn_accept_req(&b, timeout_ms, &h) < 0)
+                return 1;
+        if (!(h.flags & WIRE_HELLO_KEY)) {
+                printf("rawpeer: relay: the sender holds no key: nothing to relay\n");
+                return 1;
+        }
+        c.claim_key = true;
+        if (rawconn_setup(&c, o->src, o->dst, o->port) < 0 || rawconn_connect(&c, HELLO_OK, &rj) != 0 ||
+            !(c.welcome.flags & WIRE_WELCOME_AUTH)) {
+                printf("rawpeer: relay: no keyed receiver at %s:%u\n", o->dst, o->port);
+                return 1;
+        }
+        if (rawconn_alloc_send(&c, 0) < 0 || rawconn_alloc_send(&b, 0) < 0)
+                return 1;
+        w = c.welcome;
+        w.credits = 1;
+        if (rawconn_accept(&b, &w) < 0)
+                return 1;
+        b.credits = RAWCONN_RECVS;
+        ev = rawconn_next(&b, 10000, &m);
+        if (ev != RAWCONN_MSG || m.type != WIRE_OFFER) {
+                printf("rawpeer: relay: the sender made no offer\n");
+                return 1;
+        }
+        printf("rawpeer: relay: the sender offered %s (%" PRIu64 " bytes), MACed for the receiver's "
+               "nonce; passing it on\n", m.offer.name, m.offer.size);
+        if (expect_verdict(&c, md, timeout_ms, rawconn_send_ctrl(&c, &m)) != 0) {
+                printf("rawpeer: relay: the receiver took the relayed offer\n");
+                return 1;
+        }
+        /* Now the sender: an ACCEPT with credits but no proof of the key. */
+        acc.accept.lanes = 1;
+        ev = rawconn_send_ctrl(&b, &acc);
+        if (ev == 0)
+                ev = rawconn_wait(&b, timeout_ms);
+        if (ev == RAWCONN_DISCONNECTED && b.nrecv == 1) {
+                printf("rawpeer: relay: the sender hung up on the unproven ACCEPT, nothing sent past its offer\n");
+                return 0;
+        }
+        printf("rawpeer: relay: the sender went on (event %d, %u messages from it)\n", ev, b.nrecv);
         return 1;
 }
 
@@ -307,6 +475,11 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 break;
         case ACT_LANE_TRESPASS:
                 return lane_trespass(c, o, md, chunk, size, timeout_ms);
+        case ACT_REPLAY_NONCE:
+        case ACT_RELAY_OFFER:
+                return replayed_offer(c, o, md, chunk, timeout_ms);
+        case ACT_BAD_LANE_MAC:
+                return bad_lane_mac(c, o, md, chunk, size);
         default:
                 break;
         }
@@ -368,6 +541,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         end.end.bytes = size;
         if (md->act == ACT_BAD_CHECKSUM)
                 end.end.digest[0] ^= 0x01;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end.end, end.end.mac);
+        if (md->act == ACT_BAD_END_MAC)
+                end.end.mac[0] ^= 0x01;
         return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end));
 }
 
@@ -383,11 +560,13 @@ static void usage(FILE *f)
 {
         fprintf(f, "Usage: rawpeer --src ADDR --dst ADDR [--port N] [--timeout SEC] [--key FILE]\n"
                    "               [--every SEC] MODE\n"
+                   "               [--listen-port N] MODE\n"
                    "Connect to the rdmaxferd receiving at ADDR and misbehave as MODE says.\n"
                    "Exit 0 if the receiver reacted as it must, 1 if not, 2 on a usage error.\n\n"
                    "Modes:\n");
         for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
                 fprintf(f, "  %-18s %s\n", modes[i].name, modes[i].help);
+        fprintf(f, "\nModes marked (--key) need the receiver's key; without it they say so and fail.\n");
 }
 
 static int rawpeer_main(const struct rawpeer_opts *o, const struct mode *md)
@@ -399,8 +578,15 @@ static int rawpeer_main(const struct rawpeer_opts *o, const struct mode *md)
         char err[256];
         int r;
 
+        if (md->act == ACT_RELAY)
+                return relay(o, md, timeout_ms);
         if (o->key_file && auth_key_load(&c.key, o->key_file, err, sizeof(err)) < 0) {
                 fprintf(stderr, "rawpeer: %s\n", err);
+                return 1;
+        }
+        if (!c.key.len && (md->act == ACT_REPLAY_NONCE || md->act == ACT_RELAY_OFFER ||
+                           md->act == ACT_BAD_LANE_MAC || md->act == ACT_BAD_END_MAC)) {
+                fprintf(stderr, "rawpeer: %s needs --key\n", md->name);
                 return 1;
         }
         if (rawconn_setup(&c, o->src, o->dst, o->port) < 0)
@@ -444,6 +630,7 @@ int main(int argc, char **argv)
                 { "timeout", required_argument, NULL, 't' },
                 { "key", required_argument, NULL, 'k' },
                 { "every", required_argument, NULL, 'e' },
+                { "listen-port", required_argument, NULL, 'l' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -453,7 +640,7 @@ int main(int argc, char **argv)
         long v;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "s:d:p:t:k:e:h", longopts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "s:d:p:t:k:e:l:h", longopts, NULL)) >= 0) {
                 switch (c) {
                 case 's':
                         o.src = optarg;
@@ -464,15 +651,19 @@ int main(int argc, char **argv)
                 case 'p':
                 case 't':
                 case 'e':
+                case 'l':
                         errno = 0;
                         v = strtol(optarg, &endp, 10);
-                        if (errno || *endp || v < 1 || v > (c == 'p' ? 65535 : 3600)) {
+                        if (errno || *endp || v < 1 || v > (c == 'p' || c == 'l' ? 65535 : 3600)) {
                                 fprintf(stderr, "rawpeer: bad --%s: %s\n",
-                                        c == 'p' ? "port" : c == 't' ? "timeout" : "every", optarg);
+                                        c == 'p' ? "port" : c == 'l' ? "listen-port" :
+                                        c == 't' ? "timeout" : "every", optarg);
                                 return 2;
                         }
                         if (c == 'p')
                                 o.port = (unsigned int)v;
+                        else if (c == 'l')
+                                o.listen_port = (unsigned int)v;
                         else if (c == 't')
                                 o.timeout_s = (int)v;
                         else
@@ -497,6 +688,10 @@ int main(int argc, char **argv)
         if (!md) {
                 fprintf(stderr, "rawpeer: unknown mode '%s'\n", argv[optind]);
                 usage(stderr);
+                return 2;
+        }
+        if ((md->act == ACT_RELAY) != (o.listen_port != 0)) {
+                fprintf(stderr, "rawpeer: --listen-port goes with the relay mode, and only with it\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);

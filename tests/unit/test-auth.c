@@ -1,7 +1,10 @@
-/* Pre-shared key: key file rules, HMAC known answers, and tamper detection of OFFERs. */
+/* Pre-shared key: key file rules, HMAC and HKDF known answers, the layouts' known answers, and
+ * that every bound field (address, role, nonce, lane, digest ...) changes its MAC. */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -75,30 +78,119 @@ static struct wire_offer sample_offer(void)
         return o;
 }
 
+static struct wire_binding sample_binding(void)
+{
+        struct sockaddr_in snd = { .sin_family = AF_INET, .sin_port = htons(50123) };
+        struct sockaddr_in rcv = { .sin_family = AF_INET, .sin_port = htons(7470) };
+        struct wire_binding bd;
+
+        inet_pton(AF_INET, "198.18.0.1", &snd.sin_addr);
+        inet_pton(AF_INET, "198.18.0.2", &rcv.sin_addr);
+        if (wire_binding_set(&bd, (struct sockaddr *)&snd, (struct sockaddr *)&rcv) < 0)
+                abort();
+        return bd;
+}
+
+static void sample_key(struct auth_key *key)
+{
+        memset(key, 0, sizeof(*key));
+        key->len = 32;
+        for (size_t i = 0; i < key->len; i++)
+                key->bytes[i] = (uint8_t)(i * 13 + 5);
+}
+
+/* RFC 5869 test cases 1 and 3, through auth_hkdf_sha256. */
+static void test_hkdf(void)
+{
+        uint8_t ikm[22], salt[13], info[10], want[42], got[42];
+
+        memset(ikm, 0x0b, sizeof(ikm));
+        for (int i = 0; i < 13; i++)
+                salt[i] = (uint8_t)i;
+        for (int i = 0; i < 10; i++)
+                info[i] = (uint8_t)(0xf0 + i);
+        hex2bin("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865", want, 42);
+        is_int(auth_hkdf_sha256(got, 42, salt, 13, ikm, 22, info, 10), 0, "HKDF: RFC 5869 case 1 runs");
+        ok(memcmp(got, want, 42) == 0, "HKDF: RFC 5869 case 1 (two blocks, the second cut short)");
+        hex2bin("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8", want, 42);
+        auth_hkdf_sha256(got, 42, NULL, 0, ikm, 22, NULL, 0);
+        ok(memcmp(got, want, 42) == 0, "HKDF: RFC 5869 case 3 (no salt, no info)");
+        is_int(auth_hkdf_sha256(got, 255 * 32 + 1, salt, 13, ikm, 22, info, 10), -EINVAL,
+               "HKDF: more than 255 blocks is -EINVAL");
+}
+
+/*
+ * Known answers for the layouts of wire.h, computed independently (Python's
+ * hmac and hashlib from the documented layout): a change of a label, a
+ * field's order or width breaks interoperability and shows here.
+ */
+static void test_vectors(void)
+{
+        struct auth_key key;
+        struct wire_offer o = sample_offer();
+        struct wire_binding bd = sample_binding();
+        struct auth_session sess = { 0 };
+        struct wire_accept acc = { .lanes = 2 };
+        struct wire_hello h = { .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 1 };
+        struct wire_end e = { .bytes = 12345 };
+        struct wire_result r = { .status = WIRE_OK, .bytes = 5ull << 30, .usec = 2500000 };
+        uint8_t nr[WIRE_NONCE_SIZE], want[WIRE_MAC_SIZE], got[WIRE_MAC_SIZE], tag[WIRE_TAG_SIZE];
+
+        sample_key(&key);
+        for (int i = 0; i < WIRE_NONCE_SIZE; i++) {
+                nr[i] = (uint8_t)(0x30 + i);
+                o.nonce[i] = (uint8_t)(0x60 + i);
+        }
+        auth_offer_mac(&key, nr, &bd, &o, o.mac);
+        hex2bin("778931c8054da93fc70d4c03e5c6589f7c682a1a79752b89e413108f3f6c4204", want, 32);
+        ok(memcmp(o.mac, want, 32) == 0, "OFFER MAC known answer");
+        is_int(auth_session_derive(&sess, &key, nr, &o), 0, "session key derived");
+        hex2bin("fa03e6738be42214649553064199117f7c63618f5fd391e8426b2b8e19745a3e", want, 32);
+        ok(sess.on && memcmp(sess.key, want, 32) == 0, "session key known answer (HKDF of K, Nr || Ns, the OFFER's mac)");
+        auth_accept_mac(&sess, &acc, got);
+        hex2bin("4bb4072441179d5abae24df5e00a9b9c155ef17dbd27a380fa439183ced633cc", want, 32);
+        ok(memcmp(got, want, 32) == 0, "ACCEPT MAC known answer");
+        memset(h.token, 0x17, WIRE_TOKEN_SIZE);
+        auth_lane_tag(&sess, &bd, &h, tag);
+        hex2bin("9d339fe6b90e463f9480a9639769d1ea", want, 16);
+        ok(memcmp(tag, want, 16) == 0, "lane hello tag known answer (16 bytes)");
+        for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
+                e.digest[i] = (uint8_t)i;
+        auth_end_mac(&sess, 1, &e, got);
+        hex2bin("a3b3b7f1262d9d625f9445c788e51bee92815413eb3cb49a9a538189ec29e0f1", want, 32);
+        ok(memcmp(got, want, 32) == 0, "END MAC known answer");
+        auth_result_mac(&sess, 0, &r, got);
+        hex2bin("8cede6f7af5ed830c855b90434083121f9675a4f0de05bc5bcef62d13340f82a", want, 32);
+        ok(memcmp(got, want, 32) == 0, "RESULT MAC known answer");
+        auth_session_clear(&sess);
+        auth_key_clear(&key);
+}
+
 static void test_mac(void)
 {
-        struct auth_key key = { .len = 32 }, other;
+        struct auth_key key, other;
+        struct wire_binding bd = sample_binding(), bd2;
         uint8_t nonce[WIRE_NONCE_SIZE], nonce2[WIRE_NONCE_SIZE], want[32];
         uint8_t input[WIRE_MAC_INPUT_MAX], buf[WIRE_CTRL_MAX];
         struct wire_offer o = sample_offer(), t;
         struct wire_msg m, back;
         int n;
 
-        for (size_t i = 0; i < key.len; i++)
-                key.bytes[i] = (uint8_t)(i * 13 + 5);
+        sample_key(&key);
         auth_nonce(nonce);
         auth_nonce(nonce2);
         ok(memcmp(nonce, nonce2, sizeof(nonce)) != 0, "two nonces differ");
+        auth_nonce(o.nonce);
 
-        auth_offer_mac(&key, nonce, &o, o.mac);
-        /* Second path: HMAC the documented input with the one-shot API. */
-        n = wire_offer_mac_input(input, sizeof(input), nonce, &o);
+        auth_offer_mac(&key, nonce, &bd, &o, o.mac);
+        /* Second path: HMAC the documented input with the streaming API. */
+        n = wire_offer_mac_input(input, sizeof(input), nonce, &bd, &o);
         crypto_auth_hmacsha256_state st;
         crypto_auth_hmacsha256_init(&st, key.bytes, key.len);
         crypto_auth_hmacsha256_update(&st, input, (unsigned long long)n);
         crypto_auth_hmacsha256_final(&st, want);
         ok(memcmp(o.mac, want, 32) == 0, "auth_offer_mac is HMAC-SHA256(key, wire_offer_mac_input)");
-        is_int(auth_offer_verify(&key, nonce, &o), 0, "a fresh MAC verifies");
+        is_int(auth_offer_verify(&key, nonce, &bd, &o), 0, "a fresh MAC verifies");
 
         /* Through the wire and back: what the receiver decodes still verifies. */
         memset(&m, 0, sizeof(m));
@@ -106,49 +198,174 @@ static void test_mac(void)
         m.offer = o;
         n = wire_encode(buf, sizeof(buf), &m);
         ok(n > 0 && wire_decode(buf, (size_t)n, &back) == 0, "offer crosses the wire");
-        is_int(auth_offer_verify(&key, nonce, &back.offer), 0, "and verifies at the receiver");
+        is_int(auth_offer_verify(&key, nonce, &bd, &back.offer), 0, "and verifies at the receiver");
 
         t = o;
         t.transfer_id++;
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "changed transfer_id is caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed transfer_id is caught");
         t = o;
         t.size--;
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "changed size is caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed size is caught");
         t = o;
         t.chunk_size = 4096;
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "changed chunk_size is caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed chunk_size is caught");
         t = o;
         t.flags = 1;
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "changed flags are caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed flags are caught");
         t = o;
         t.name[0] = 'D';
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "changed name is caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed name is caught");
         t = o;
         strcat(t.name, "x");
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "longer name is caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "longer name is caught");
+        t = o;
+        t.nonce[7] ^= 1;
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed sender nonce is caught");
         t = o;
         t.mac[31] ^= 1;
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "flipped MAC bit is caught");
-        is_int(auth_offer_verify(&key, nonce2, &o), -EACCES, "replay under another nonce is caught");
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "flipped MAC bit is caught");
+        is_int(auth_offer_verify(&key, nonce2, &bd, &o), -EACCES, "replay under another receiver nonce is caught");
+        bd2 = bd;
+        bd2.sender[15] ^= 1;
+        is_int(auth_offer_verify(&key, nonce, &bd2, &o), -EACCES, "relayed from another sender address is caught");
+        bd2 = bd;
+        bd2.receiver[15] ^= 1;
+        is_int(auth_offer_verify(&key, nonce, &bd2, &o), -EACCES, "relayed to another receiver address is caught");
+        bd2 = bd;
+        bd2.port++;
+        is_int(auth_offer_verify(&key, nonce, &bd2, &o), -EACCES, "relayed to another listening port is caught");
         other = key;
         other.bytes[0] ^= 1;
-        is_int(auth_offer_verify(&other, nonce, &o), -EACCES, "another key is refused");
+        is_int(auth_offer_verify(&other, nonce, &bd, &o), -EACCES, "another key is refused");
         other = key;
         other.len = 31;
-        is_int(auth_offer_verify(&other, nonce, &o), -EACCES, "a truncated key is refused");
+        is_int(auth_offer_verify(&other, nonce, &bd, &o), -EACCES, "a truncated key is refused");
         other.len = 0;
-        is_int(auth_offer_verify(&other, nonce, &o), -EACCES, "no key configured fails closed");
+        is_int(auth_offer_verify(&other, nonce, &bd, &o), -EACCES, "no key configured fails closed");
 
         t = o;
         t.name[0] = '\0';
-        auth_offer_mac(&key, nonce, &t, t.mac);
-        is_int(auth_offer_verify(&key, nonce, &t), -EACCES, "an unencodable offer never verifies");
+        auth_offer_mac(&key, nonce, &bd, &t, t.mac);
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "an unencodable offer never verifies");
 
         auth_key_clear(&key);
         bool zero = key.len == 0;
         for (size_t i = 0; i < sizeof(key.bytes); i++)
                 zero = zero && key.bytes[i] == 0;
         ok(zero, "auth_key_clear wipes the key");
+}
+
+/* The session key and everything MACed under it: each bound field counts. */
+static void test_session(void)
+{
+        struct auth_key key, other;
+        struct wire_offer o = sample_offer();
+        struct wire_binding bd = sample_binding(), bd2;
+        struct auth_session s = { 0 }, s2 = { 0 }, off = { 0 };
+        struct wire_accept acc = { .lanes = 2 }, acc2;
+        struct wire_hello h = { .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 1 }, h2;
+        struct wire_end e = { .bytes = 4096 }, e2;
+        struct wire_result r = { .status = WIRE_OK, .bytes = 4096 }, r2;
+        uint8_t nr[WIRE_NONCE_SIZE], nr2[WIRE_NONCE_SIZE];
+
+        sample_key(&key);
+        auth_nonce(nr);
+        auth_nonce(o.nonce);
+        auth_offer_mac(&key, nr, &bd, &o, o.mac);
+        is_int(auth_session_derive(&s, &key, nr, &o), 0, "session derived");
+        memset(&other, 0, sizeof(other));
+        is_int(auth_session_derive(&s2, &other, nr, &o), -EACCES, "no key, no session");
+        ok(!s2.on, "and it stays off");
+
+        auth_session_derive(&s2, &key, nr, &o);
+        ok(memcmp(s.key, s2.key, sizeof(s.key)) == 0, "both sides derive the same key from the same offer");
+        memcpy(nr2, nr, sizeof(nr2));
+        nr2[0] ^= 1;
+        auth_session_derive(&s2, &key, nr2, &o);
+        ok(memcmp(s.key, s2.key, sizeof(s.key)) != 0, "another receiver nonce, another session");
+        o.nonce[0] ^= 1;
+        auth_session_derive(&s2, &key, nr, &o);
+        o.nonce[0] ^= 1;
+        ok(memcmp(s.key, s2.key, sizeof(s.key)) != 0, "another sender nonce, another session");
+        o.mac[0] ^= 1;
+        auth_session_derive(&s2, &key, nr, &o);
+        o.mac[0] ^= 1;
+        ok(memcmp(s.key, s2.key, sizeof(s.key)) != 0, "another offer (its mac), another session");
+        other = key;
+        other.bytes[3] ^= 1;
+        auth_session_derive(&s2, &other, nr, &o);
+        ok(memcmp(s.key, s2.key, sizeof(s.key)) != 0, "another key, another session");
+
+        auth_accept_mac(&s, &acc, acc.mac);
+        is_int(auth_accept_verify(&s, &acc), 0, "ACCEPT verifies");
+        acc2 = acc;
+        acc2.lanes = 1;
+        is_int(auth_accept_verify(&s, &acc2), -EACCES, "ACCEPT: changed lanes caught");
+        is_int(auth_accept_verify(&s2, &acc), -EACCES, "ACCEPT: another session's key caught");
+        is_int(auth_accept_verify(&off, &acc), -EACCES, "ACCEPT: no session fails closed");
+        acc2 = acc;
+        memset(acc2.mac, 0, sizeof(acc2.mac));
+        is_int(auth_accept_verify(&s, &acc2), -EACCES, "ACCEPT: a zero MAC (a keyless receiver) caught");
+
+        memset(h.token, 0x17, sizeof(h.token));
+        auth_lane_tag(&s, &bd, &h, h.tag);
+        is_int(auth_lane_verify(&s, &bd, &h), 0, "lane hello verifies");
+        h2 = h;
+        h2.lane = 2;
+        is_int(auth_lane_verify(&s, &bd, &h2), -EACCES, "lane hello: another lane index caught");
+        h2 = h;
+        h2.token[0] ^= 1;
+        is_int(auth_lane_verify(&s, &bd, &h2), -EACCES, "lane hello: another token caught");
+        h2 = h;
+        h2.tag[15] ^= 1;
+        is_int(auth_lane_verify(&s, &bd, &h2), -EACCES, "lane hello: a flipped tag bit caught");
+        bd2 = bd;
+        bd2.sender[12] ^= 1;
+        is_int(auth_lane_verify(&s, &bd2, &h), -EACCES, "lane hello: from another address caught");
+        is_int(auth_lane_verify(&s2, &bd, &h), -EACCES, "lane hello: another session caught");
+
+        memset(e.digest, 0x42, sizeof(e.digest));
+        auth_end_mac(&s, 1, &e, e.mac);
+        is_int(auth_end_verify(&s, 1, &e), 0, "END verifies");
+        is_int(auth_end_verify(&s, 2, &e), -EACCES, "END: replayed on another lane caught");
+        e2 = e;
+        e2.digest[15] ^= 1;
+        is_int(auth_end_verify(&s, 1, &e2), -EACCES, "END: another digest caught");
+        e2 = e;
+        e2.bytes++;
+        is_int(auth_end_verify(&s, 1, &e2), -EACCES, "END: another byte count caught");
+        is_int(auth_end_verify(&s2, 1, &e), -EACCES, "END: another session (another transfer) caught");
+        is_int(auth_end_verify(&off, 1, &e), -EACCES, "END: no session fails closed");
+
+        strcpy(r.text, "");
+        auth_result_mac(&s, 0, &r, r.mac);
+        is_int(auth_result_verify(&s, 0, &r), 0, "RESULT verifies");
+        is_int(auth_result_verify(&s, 1, &r), -EACCES, "RESULT: on another lane caught");
+        r2 = r;
+        r2.status = WIRE_E_CHECKSUM;
+        is_int(auth_result_verify(&s, 0, &r2), -EACCES, "RESULT: another status caught");
+        r2 = r;
+        r2.bytes--;
+        is_int(auth_result_verify(&s, 0, &r2), -EACCES, "RESULT: another byte count caught");
+        r2 = r;
+        strcpy(r2.text, "x");
+        is_int(auth_result_verify(&s, 0, &r2), -EACCES, "RESULT: another text caught");
+        is_int(auth_result_verify(&s2, 0, &r), -EACCES, "RESULT: forged under another session caught");
+
+        /* The roles are in the labels: the receiver's ACCEPT of 2 lanes
+         * and the sender's lane hello never share an input. */
+        uint8_t a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
+        int la = wire_accept_mac_input(a, sizeof(a), &acc), lb = wire_end_mac_input(b, sizeof(b), 0, &e);
+        ok(la > 0 && lb > 0 && (la != lb || memcmp(a, b, (size_t)la) != 0), "no two messages' inputs coincide");
+
+        auth_session_clear(&s);
+        bool zero = !s.on;
+        for (size_t i = 0; i < sizeof(s.key); i++)
+                zero = zero && s.key[i] == 0;
+        ok(zero, "auth_session_clear wipes the session key");
+        auth_session_clear(&s2);
+        auth_key_clear(&key);
+        auth_key_clear(&other);
 }
 
 static void test_key_file(void)
@@ -236,7 +453,10 @@ int main(void)
         if (sodium_init() < 0 || !mkdtemp(dir))
                 return 1;
         test_rfc4231();
+        test_hkdf();
+        test_vectors();
         test_mac();
+        test_session();
         test_key_file();
 
         char cmd[PATH_MAX + 16];

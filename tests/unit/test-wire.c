@@ -1,6 +1,8 @@
 /* The peer protocol codec: round-trips, the exact byte layout, and every hostile-input class. */
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -39,6 +41,8 @@ static struct wire_msg sample_offer(const char *name)
         m.offer.lanes = 4;
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 m.offer.token[i] = (uint8_t)(0x30 + i);
+        for (int i = 0; i < WIRE_NONCE_SIZE; i++)
+                m.offer.nonce[i] = (uint8_t)(0x60 + i);
         for (int i = 0; i < WIRE_MAC_SIZE; i++)
                 m.offer.mac[i] = (uint8_t)(0xa0 + i);
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", name);
@@ -52,18 +56,21 @@ static int sample_messages(struct wire_msg *out)
 
         out[n++] = sample_offer("report-2024.dat");
         msg_reset(&out[n], WIRE_ACCEPT, 15);
-        out[n++].accept.lanes = 3;
+        out[n].accept.lanes = 3;
+        memset(out[n++].accept.mac, 0x3c, WIRE_MAC_SIZE);
         msg_reset(&out[n], WIRE_REFUSE, 3);
         out[n].refuse.status = WIRE_E_EXISTS;
         snprintf(out[n++].refuse.text, sizeof(out[0].refuse.text), "file exists: report-2024.dat");
         msg_reset(&out[n++], WIRE_CREDIT, 64);
         msg_reset(&out[n], WIRE_END, 0);
         out[n].end.bytes = 123456789;
-        memset(out[n++].end.digest, 0x5a, WIRE_DIGEST_SIZE);
+        memset(out[n].end.digest, 0x5a, WIRE_DIGEST_SIZE);
+        memset(out[n++].end.mac, 0xc3, WIRE_MAC_SIZE);
         msg_reset(&out[n], WIRE_RESULT, 1);
         out[n].result.status = WIRE_OK;
         out[n].result.bytes = 123456789;
         out[n].result.usec = 2500000;
+        memset(out[n].result.mac, 0x99, WIRE_MAC_SIZE);
         snprintf(out[n++].result.text, sizeof(out[0].result.text), "published");
         return n;
 }
@@ -111,25 +118,31 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 3);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v3 is -EPROTONOSUPPORT");
-        is_int(h2.version, 3, "and still reports the peer's version");
+        put16(buf + 4, 4);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v4 is -EPROTONOSUPPORT");
+        is_int(h2.version, 4, "and still reports the peer's version");
+        put16(buf + 4, 2);
+        is_int(wire_decode_hello(buf, 28, &h2), -EPROTONOSUPPORT, "a 28-byte version-2 hello is -EPROTONOSUPPORT");
+        is_int(h2.version, 2, "and reports version 2");
         put16(buf + 4, 1);
         is_int(wire_decode_hello(buf, 8, &h2), -EPROTONOSUPPORT, "an 8-byte version-1 hello is -EPROTONOSUPPORT");
         is_int(h2.version, 1, "and reports version 1");
         put16(buf + 4, WIRE_VERSION);
 
-        h = (struct wire_hello){ .flags = WIRE_HELLO_LANE, .lane = 3 };
+        h = (struct wire_hello){ .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 3 };
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 h.token[i] = (uint8_t)(0x80 + i);
+        for (int i = 0; i < WIRE_TAG_SIZE; i++)
+                h.tag[i] = (uint8_t)(0xd0 + i);
         memset(buf, 0xee, sizeof(buf));
         wire_encode_hello(buf, &h);
         ok(buf[WIRE_HELLO_SIZE] == 0xee, "hello writes exactly %d bytes", WIRE_HELLO_SIZE);
-        ok(buf[6] == 1 && buf[8] == 3 && buf[12] == 0x80 && buf[27] == 0x8f,
-           "lane hello: flags, lane, reserved, token in that order");
+        ok(buf[6] == 3 && buf[8] == 3 && buf[12] == 0x80 && buf[27] == 0x8f && buf[28] == 0xd0 &&
+           buf[43] == 0xdf, "lane hello: flags, lane, reserved, token, tag in that order");
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), 0, "lane hello round-trips");
-        ok(h2.flags == WIRE_HELLO_LANE && h2.lane == 3 && memcmp(h2.token, h.token, WIRE_TOKEN_SIZE) == 0,
-           "lane hello fields and token");
+        ok(h2.flags == (WIRE_HELLO_LANE | WIRE_HELLO_KEY) && h2.lane == 3 &&
+           memcmp(h2.token, h.token, WIRE_TOKEN_SIZE) == 0 && memcmp(h2.tag, h.tag, WIRE_TAG_SIZE) == 0,
+           "lane hello fields, token and tag");
         put16(buf + 8, 0);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "lane hello for lane 0 is -EBADMSG");
         put16(buf + 8, WIRE_LANES_MAX);
@@ -195,7 +208,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 74 + WIRE_NAME_MAX, "255-byte name: header + 74 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 106 + WIRE_NAME_MAX, "255-byte name: header + 106 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -213,14 +226,18 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x02, 0x00, 0x05, 0x00,  /* magic, v2, END */
-                0x18, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 24, credits 7 */
+                0x52, 0x44, 0x52, 0x58, 0x03, 0x00, 0x05, 0x00,  /* magic, v3, END */
+                0x38, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 56, credits 7 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
                 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
                 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,  /* digest */
+                0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7,  /* mac */
+                0xc8, 0xc9, 0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf,
+                0xd0, 0xd1, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6, 0xd7,
+                0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x02, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x03, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
@@ -231,6 +248,8 @@ static void test_golden(void)
         m.end.bytes = 0x0102030405060708ull;
         for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
                 m.end.digest[i] = (uint8_t)i;
+        for (int i = 0; i < WIRE_MAC_SIZE; i++)
+                m.end.mac[i] = (uint8_t)(0xc0 + i);
         len = wire_encode(buf, sizeof(buf), &m);
         ok(len == sizeof(end) && memcmp(buf, end, sizeof(end)) == 0, "END matches the documented bytes");
 
@@ -242,17 +261,32 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 74 + 1 && buf[6] == WIRE_OFFER && buf[8] == 75 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 106 + 1 && buf[6] == WIRE_OFFER && buf[8] == 107 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 0x30 && buf[16 + 41] == 0x3f &&
-           buf[16 + 42] == 0xa0 && buf[16 + 73] == 0xa0 + 31 && buf[16 + 74] == 'x',
-           "OFFER: id, size, chunk, flags, name_len, lanes, token, mac, name in that order");
+           buf[16 + 42] == 0x60 && buf[16 + 73] == 0x60 + 31 &&
+           buf[16 + 74] == 0xa0 && buf[16 + 105] == 0xa0 + 31 && buf[16 + 106] == 'x',
+           "OFFER: id, size, chunk, flags, name_len, lanes, token, nonce, mac, name in that order");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
         m.accept.lanes = 4;
+        m.accept.mac[0] = 0x77;
+        m.accept.mac[31] = 0x88;
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 18 && buf[6] == WIRE_ACCEPT && buf[8] == 2 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0,
-           "ACCEPT: header, then lanes");
+        ok(len == 50 && buf[6] == WIRE_ACCEPT && buf[8] == 34 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
+           buf[18] == 0x77 && buf[49] == 0x88, "ACCEPT: header, then lanes, then mac");
+
+        m = (struct wire_msg){ .type = WIRE_RESULT, .credits = 1 };
+        m.result.status = WIRE_E_SIZE;
+        m.result.bytes = 5;
+        m.result.usec = 6;
+        m.result.mac[0] = 0x77;
+        m.result.mac[31] = 0x88;
+        strcpy(m.result.text, "zz");
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == 16 + 52 + 2 && buf[16] == WIRE_E_SIZE && buf[18] == 2 && buf[20] == 5 && buf[28] == 6 &&
+           buf[36] == 0x77 && buf[67] == 0x88 && buf[68] == 'z',
+           "RESULT: status, text_len, bytes, usec, mac, text in that order");
 }
 
 static void test_encode_errors(void)
@@ -362,15 +396,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 74;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 106;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 74);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 74, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 106);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 106, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -398,10 +432,10 @@ static void test_decode_hostile(void)
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 74 + 256);
+        put32(tmp + 8, 106 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 74 + 255);
+        put32(tmp + 8, 106 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -432,54 +466,204 @@ static void test_decode_hostile(void)
         is_int(wire_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
 }
 
+static struct wire_binding sample_binding(void)
+{
+        struct wire_binding bd;
+
+        memset(&bd, 0, sizeof(bd));
+        for (int i = 0; i < WIRE_ADDR_SIZE; i++) {
+                bd.sender[i] = (uint8_t)(0x10 + i);
+                bd.receiver[i] = (uint8_t)(0x20 + i);
+        }
+        bd.port = 7470;
+        return bd;
+}
+
+/* Two MAC inputs are not the same bytes. */
+static bool differs(const uint8_t *a, int la, const uint8_t *b, int lb)
+{
+        return la != lb || memcmp(a, b, (size_t)la) != 0;
+}
+
 static void test_mac_input(void)
 {
         struct wire_msg m = sample_offer("f.txt");
         struct wire_offer o = m.offer, o2;
+        struct wire_binding bd = sample_binding(), bd2;
         uint8_t nonce[WIRE_NONCE_SIZE], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
         int la, lb;
 
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
-        la = wire_offer_mac_input(a, sizeof(a), nonce, &o);
-        is_int(la, 17 + 32 + 42 + 5, "MAC input is label + nonce + 42 bytes of fields + name");
-        ok(memcmp(a, "rdmaxfer-offer-v2", 17) == 0, "starts with the label");
-        ok(memcmp(a + 17, nonce, 32) == 0, "then the nonce");
-        ok(a[49] == 0x08 && a[56] == 0x01 && a[62] == 0x01 && a[67] == 0x10 && a[71] == 5 &&
-           a[73] == 4 && a[75] == 0x30 && a[90] == 0x3f && memcmp(a + 91, "f.txt", 5) == 0,
-           "then the offer fields little-endian, as on the wire");
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
+        is_int(la, 24 + 32 + 34 + 74 + 5, "OFFER MAC input: label + Nr + binding + 74 bytes of fields + name");
+        ok(memcmp(a, "rdmaxfer-v3 sender offer", 24) == 0, "starts with the label, which names the role");
+        ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
+        ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
+           a[89] == (7470 >> 8), "then the binding: sender, receiver, port little-endian");
+        ok(a[90] == 0x08 && a[97] == 0x01 && a[103] == 0x01 && a[108] == 0x10 && a[112] == 5 &&
+           a[114] == 4 && a[116] == 0x30 && a[131] == 0x3f && a[132] == 0x60 && a[163] == 0x7f &&
+           memcmp(a + 164, "f.txt", 5) == 0,
+           "then the offer fields little-endian, as on the wire, the sender's nonce among them");
 
         o2 = o;
         memset(o2.mac, 0, sizeof(o2.mac));
-        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
-        ok(la == lb && memcmp(a, b, (size_t)la) == 0, "the MAC field is not part of its own input");
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(!differs(a, la, b, lb), "the MAC field is not part of its own input");
 
         o2 = o;
         o2.size++;
-        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
-        ok(la == lb && memcmp(a, b, (size_t)la) != 0, "the size is covered");
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the size is covered");
         o2 = o;
         o2.flags = 1;
-        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
-        ok(memcmp(a, b, (size_t)la) != 0, "the flags are covered");
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the flags are covered");
         o2 = o;
         o2.lanes = 1;
-        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
-        ok(memcmp(a, b, (size_t)la) != 0, "the lanes are covered");
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the lanes are covered");
         o2 = o;
         o2.token[15] ^= 1;
-        lb = wire_offer_mac_input(b, sizeof(b), nonce, &o2);
-        ok(memcmp(a, b, (size_t)la) != 0, "the lane token is covered");
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the lane token is covered");
+        o2 = o;
+        o2.nonce[31] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the sender's nonce is covered");
+        nonce[0] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o);
+        nonce[0] ^= 1;
+        ok(differs(a, la, b, lb), "the receiver's nonce is covered");
+        bd2 = bd;
+        bd2.sender[15] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd2, &o);
+        ok(differs(a, la, b, lb), "the sender's address is covered");
+        bd2 = bd;
+        bd2.receiver[15] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd2, &o);
+        ok(differs(a, la, b, lb), "the receiver's address is covered");
+        bd2 = bd;
+        bd2.port++;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd2, &o);
+        ok(differs(a, la, b, lb), "the receiver's port is covered");
 
-        is_int(wire_offer_mac_input(a, (size_t)la - 1, nonce, &o), -EMSGSIZE, "one byte short is -EMSGSIZE");
+        is_int(wire_offer_mac_input(a, (size_t)la - 1, nonce, &bd, &o), -EMSGSIZE, "one byte short is -EMSGSIZE");
         o2 = o;
         o2.name[0] = '\0';
-        is_int(wire_offer_mac_input(a, sizeof(a), nonce, &o2), -EINVAL, "empty name is -EINVAL");
+        is_int(wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2), -EINVAL, "empty name is -EINVAL");
         memset(o2.name, 'z', sizeof(o2.name));
-        is_int(wire_offer_mac_input(a, sizeof(a), nonce, &o2), -EINVAL, "unterminated name is -EINVAL");
+        is_int(wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2), -EINVAL, "unterminated name is -EINVAL");
         memset(o2.name, 'z', WIRE_NAME_MAX);
         o2.name[WIRE_NAME_MAX] = '\0';
-        is_int(wire_offer_mac_input(a, sizeof(a), nonce, &o2), WIRE_MAC_INPUT_MAX, "longest input is WIRE_MAC_INPUT_MAX");
+        ok(wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2) <= WIRE_MAC_INPUT_MAX,
+           "the longest input fits WIRE_MAC_INPUT_MAX");
+}
+
+static void test_mac_inputs_after_offer(void)
+{
+        struct wire_binding bd = sample_binding(), bd2;
+        struct wire_accept acc = { .lanes = 3 };
+        struct wire_hello h = { .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 2 };
+        struct wire_end e = { .bytes = 0x0102030405060708ull }, e2;
+        struct wire_result r = { .status = WIRE_E_CHECKSUM, .bytes = 9, .usec = 10 }, r2;
+        uint8_t mac[WIRE_MAC_SIZE], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
+        int la, lb;
+
+        memset(mac, 0xab, sizeof(mac));
+        la = wire_session_info(a, sizeof(a), mac);
+        ok(la == 19 + 32 && memcmp(a, "rdmaxfer-v3 session", 19) == 0 && a[19] == 0xab && a[50] == 0xab,
+           "session info: label, then the OFFER's mac");
+
+        memset(acc.mac, 0x11, sizeof(acc.mac));
+        la = wire_accept_mac_input(a, sizeof(a), &acc);
+        ok(la == 27 + 2 && memcmp(a, "rdmaxfer-v3 receiver accept", 27) == 0 && a[27] == 3 && a[28] == 0,
+           "ACCEPT MAC input: label naming the receiver, lanes (not the mac)");
+        acc.lanes = 2;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "the granted lanes are covered");
+
+        for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
+                h.token[i] = (uint8_t)(0x80 + i);
+        memset(h.tag, 0xee, sizeof(h.tag));
+        la = wire_lane_mac_input(a, sizeof(a), &bd, &h);
+        ok(la == 23 + 34 + 2 + 2 + 16 && memcmp(a, "rdmaxfer-v3 sender lane", 23) == 0 && a[23] == 0x10 &&
+           a[57] == 3 && a[59] == 2 && a[61] == 0x80 && a[76] == 0x8f,
+           "lane MAC input: label, binding, flags, lane, token (not the tag)");
+        h.lane = 3;
+        lb = wire_lane_mac_input(b, sizeof(b), &bd, &h);
+        ok(differs(a, la, b, lb), "the lane index is covered");
+        h.lane = 2;
+        h.token[0] ^= 1;
+        lb = wire_lane_mac_input(b, sizeof(b), &bd, &h);
+        ok(differs(a, la, b, lb), "the token is covered");
+        h.token[0] ^= 1;
+        bd2 = bd;
+        bd2.sender[0] ^= 1;
+        lb = wire_lane_mac_input(b, sizeof(b), &bd2, &h);
+        ok(differs(a, la, b, lb), "the lane's own addresses are covered");
+
+        for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
+                e.digest[i] = (uint8_t)i;
+        memset(e.mac, 0x55, sizeof(e.mac));
+        la = wire_end_mac_input(a, sizeof(a), 1, &e);
+        ok(la == 22 + 2 + 8 + 16 && memcmp(a, "rdmaxfer-v3 sender end", 22) == 0 && a[22] == 1 &&
+           a[24] == 0x08 && a[31] == 0x01 && a[32] == 0 && a[47] == 15,
+           "END MAC input: label, lane, bytes, digest (not the mac)");
+        lb = wire_end_mac_input(b, sizeof(b), 2, &e);
+        ok(differs(a, la, b, lb), "END: the lane index is covered");
+        e2 = e;
+        e2.digest[15] ^= 1;
+        lb = wire_end_mac_input(b, sizeof(b), 1, &e2);
+        ok(differs(a, la, b, lb), "END: the digest is covered");
+        e2 = e;
+        e2.bytes--;
+        lb = wire_end_mac_input(b, sizeof(b), 1, &e2);
+        ok(differs(a, la, b, lb), "END: the byte count is covered");
+        is_int(wire_end_mac_input(a, sizeof(a), WIRE_LANES_MAX, &e), -EINVAL, "END: a lane past the last is -EINVAL");
+
+        strcpy(r.text, "bad");
+        memset(r.mac, 0x66, sizeof(r.mac));
+        la = wire_result_mac_input(a, sizeof(a), 0, &r);
+        ok(la == 27 + 2 + 20 + 3 && memcmp(a, "rdmaxfer-v3 receiver result", 27) == 0 && a[27] == 0 &&
+           a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 9 && a[41] == 10 && memcmp(a + 49, "bad", 3) == 0,
+           "RESULT MAC input: label, lane, status, text_len, bytes, usec, text (not the mac)");
+        r2 = r;
+        r2.status = WIRE_OK;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the status is covered");
+        r2 = r;
+        r2.text[2] = 'x';
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the text is covered");
+        lb = wire_result_mac_input(b, sizeof(b), 1, &r);
+        ok(differs(a, la, b, lb), "RESULT: the lane is covered");
+        is_int(wire_result_mac_input(a, (size_t)la - 1, 0, &r), -EMSGSIZE, "RESULT: one byte short is -EMSGSIZE");
+}
+
+static void test_binding(void)
+{
+        struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(40000) };
+        struct sockaddr_in r4 = { .sin_family = AF_INET, .sin_port = htons(7470) };
+        struct sockaddr_in6 r6 = { .sin6_family = AF_INET6, .sin6_port = htons(7470) };
+        struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(1) };
+        struct sockaddr un = { .sa_family = AF_UNIX };
+        struct wire_binding a, b;
+        static const uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 1 };
+
+        inet_pton(AF_INET, "198.18.0.1", &s4.sin_addr);
+        inet_pton(AF_INET, "198.18.0.2", &r4.sin_addr);
+        inet_pton(AF_INET6, "::ffff:198.18.0.2", &r6.sin6_addr);
+        inet_pton(AF_INET6, "::ffff:198.18.0.1", &s6.sin6_addr);
+        is_int(wire_binding_set(&a, (struct sockaddr *)&s4, (struct sockaddr *)&r4), 0, "IPv4 binding");
+        ok(memcmp(a.sender, mapped, 16) == 0 && a.port == 7470, "IPv4 as ::ffff:a.b.c.d; the receiver's port");
+        is_int(wire_binding_set(&b, (struct sockaddr *)&s6, (struct sockaddr *)&r6), 0, "IPv6 binding");
+        ok(memcmp(&a, &b, sizeof(a)) == 0,
+           "a dual-stack view of the same hosts binds the same; the sender's port is not bound");
+        r4.sin_port = htons(7471);
+        wire_binding_set(&b, (struct sockaddr *)&s4, (struct sockaddr *)&r4);
+        ok(b.port == 7471 && memcmp(&a, &b, sizeof(a)) != 0, "another listening port binds differently");
+        is_int(wire_binding_set(&b, &un, (struct sockaddr *)&r4), -EAFNOSUPPORT, "not IP: -EAFNOSUPPORT");
 }
 
 /* The runs of chunks the lanes carry: contiguous, in order, covering all. */
@@ -533,6 +717,8 @@ int main(void)
         test_encode_errors();
         test_decode_hostile();
         test_mac_input();
+        test_mac_inputs_after_offer();
+        test_binding();
         test_lane_range();
         return done_testing();
 }
