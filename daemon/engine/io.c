@@ -440,8 +440,10 @@ unsigned int io_free(struct io *io)
                 io_uring_queue_exit(&io->ring);
         }
         if (left > 0)
-                log_warning("io: %u disk requests did not return within %u ms; their memory is "
-                            "left to them", left, IO_DRAIN_MS);
+                log_warning("io: %u disk request%s still out (not given up by the kernel within "
+                            "%u ms, or stuck in a worker); %s memory is left to %s", left,
+                            left == 1 ? "" : "s", IO_DRAIN_MS, left == 1 ? "its" : "their",
+                            left == 1 ? "it" : "them");
         safe_close(io->efd);
         free(io);
         return left;
