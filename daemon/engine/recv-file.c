@@ -40,7 +40,8 @@ static void recv_queue_failed(struct recv_xfer *x, const char *what, int r)
         recv_fail(x, WIRE_E_INTERNAL, text);
 }
 
-/* Start a step: 0, or the transfer has failed. */
+/* Start a step: 0, or the transfer has failed. Its deadline is io_timeout
+ * (xfer_io_start arms the timer): the sender waits for us, not we for it. */
 static int recv_step(struct recv_xfer *x, const char *what, int r)
 {
         if (r < 0) {
@@ -148,8 +149,7 @@ static void recv_on_open(struct io_req *req, int64_t res)
         x->fd = (int)res;
         snprintf(x->proc_path, sizeof(x->proc_path), "/proc/self/fd/%d", x->fd);
         x->file_req.done = recv_on_space;
-        if (recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x)) < 0)
-                return;
+        recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
 }
 
 static void recv_on_lookup(struct io_req *req, int64_t res)
@@ -180,12 +180,9 @@ void recv_file_open(struct recv_xfer *x)
          * so a no-follow lookup beneath the directory cannot leave it; a
          * symlink under the name counts as existing. */
         x->file_req.done = recv_on_lookup;
-        if (recv_step(x, "checking the incoming directory",
-                      io_statx(recv_io(x), &x->file_req, recv_dirfd(x), x->offer.name,
-                               AT_SYMLINK_NOFOLLOW, &x->stx)) < 0)
-                return;
-        /* The sender waits for the answer: the disk's deadline, not the peer's. */
-        xfer_arm_timer(&x->base, (int)x->base.e->cfg->io_timeout);
+        recv_step(x, "checking the incoming directory",
+                  io_statx(recv_io(x), &x->file_req, recv_dirfd(x), x->offer.name,
+                           AT_SYMLINK_NOFOLLOW, &x->stx));
 }
 
 /* ---- publishing ---- */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "clock.h"
 #include "engine-private.h"
@@ -109,10 +110,25 @@ void xfer_progress(struct xfer *x)
         x->t_progress = clock_usec(CLOCK_MONOTONIC);
 }
 
+/* The timer fires by io_timeout at the latest (its op checks what is due). */
+static void xfer_arm_disk_deadline(struct xfer *x)
+{
+        struct timeval now, due, io = { .tv_sec = x->e->cfg->io_timeout };
+
+        event_base_gettimeofday_cached(x->e->base, &now);
+        timeradd(&now, &io, &due);
+        if (evtimer_pending(x->timer, &now) && timercmp(&now, &due, <=))
+                return;
+        evtimer_add(x->timer, &io);
+}
+
 void xfer_io_start(struct xfer *x, const char *what)
 {
-        if (x->ios++ == 0)
+        if (x->ios++ == 0) {
                 x->t_io = clock_usec(CLOCK_MONOTONIC);
+                if (x->state != XFER_CLOSING)
+                        xfer_arm_disk_deadline(x);
+        }
         x->io_what = what;
 }
 
