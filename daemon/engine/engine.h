@@ -116,7 +116,9 @@ struct engine_send_ops {
         /* The transfer moved on (SENDING, then VERIFYING; both may be skipped). */
         void (*phase)(void *owner, enum engine_phase phase);
         /* Exactly once, from the loop, after the transfer released every
-         * connection and buffer: the handle is gone when this returns. */
+         * connection: the handle is gone when this returns. Buffers a
+         * disk request that never came back reads into stay held until
+         * it does (io_timeout, rdmaxferd(8)). */
         void (*done)(void *owner, const struct engine_result *r);
 };
 
