@@ -27,6 +27,8 @@ enum config_key {
         CONFIG_KEY_PEER_TIMEOUT,
         CONFIG_KEY_MIN_RATE,
         CONFIG_KEY_MAX_FILE_SIZE,
+        CONFIG_KEY_MIN_FREE,
+        CONFIG_KEY_IO_TIMEOUT,
         CONFIG_KEY_OVERWRITE,
         CONFIG_KEY_ALLOW_PEERS,
         CONFIG_KEY_KEY_FILE,
@@ -105,6 +107,10 @@ void config_init(struct config *cfg)
                 /* Larger than what most sites move as one file, and one offer
                  * cannot ask for a multi-TiB array. */
                 .max_file_size = 1ull << 40,
+                /* What a host needs to keep working when an offer would fill
+                 * the disk (journal, package updates, logins): rdmaxferd.conf(5). */
+                .min_free = 1ull << 30,
+                .io_timeout = 60,
                 .overwrite = false,
                 .allow_peers = { .n = 0 },
                 .key_file = "",
@@ -342,6 +348,11 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "
                                                    "0 for no limit" },
+        [CONFIG_KEY_MIN_FREE]           = { CONFIG_FIELD(min_free), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = UINT64_MAX,
+                                            .why = "must be a size in bytes (suffix K, M, G or T), "
+                                                   "0 for no floor" },
+        [CONFIG_KEY_IO_TIMEOUT]         = CONFIG_NUMBER(io_timeout, 1, 3600),
         [CONFIG_KEY_OVERWRITE]          = CONFIG_CUSTOM("overwrite", config_set_overwrite),
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
         [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),

@@ -40,6 +40,8 @@ struct config {
         uint32_t peer_timeout;          /* peer_timeout = 1..3600 s without progress from the peer */
         uint64_t min_rate;              /* min_rate = bytes/s over each peer_timeout, K/M/G/T, 0 = none */
         uint64_t max_file_size;         /* max_file_size = bytes, K/M/G/T suffix, 0 = none */
+        uint64_t min_free;              /* min_free = bytes, K/M/G/T suffix, left free in incoming_dir */
+        uint32_t io_timeout;            /* io_timeout = 1..3600 s a disk request may take */
         bool overwrite;                 /* overwrite = yes|no */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         char key_file[PATH_MAX];        /* key_file = path, "" = no key */

@@ -1,63 +1,22 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/syscall.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "incoming.h"
 #include "macro.h"
 
-int incoming_exists(int dirfd, const char *name)
+#define INCOMING_PART_PREFIX    ".rdmaxfer-"
+#define INCOMING_PART_SUFFIX    ".part"
+
+enum incoming_verdict incoming_space_verdict(uint64_t avail, uint64_t size, uint64_t min_free)
 {
-        struct open_how how = {
-                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-        };
-        struct stat st;
-        int fd;
-
-        fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-        if (fd >= 0) {
-                close(fd);
-                return 1;
-        }
-        if (errno == ENOENT)
-                return 0;
-        /* A symlink under that name exists, even if we won't follow it. */
-        if (errno == ELOOP)
-                return 1;
-        /* openat2 can be missing (old kernel) or filtered: systemd's
-         * RestrictSUIDSGID= answers ENOSYS, since seccomp cannot see the
-         * mode inside struct open_how. The name is a checked leaf, so a
-         * no-follow stat beneath the directory decides the same. */
-        if (errno == ENOSYS || errno == EPERM) {
-                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        return 1;
-                return errno == ENOENT ? 0 : -errno;
-        }
-        return -errno;
-}
-
-int incoming_open(int dirfd, uint64_t size, enum incoming_verdict *verdict)
-{
-        _cleanup_(closep) int fd = -1;
-        struct statvfs vfs;
-
-        *verdict = INCOMING_IO;
-        fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640);
-        if (fd < 0)
-                return -errno;
-        /* Refuse up front: a full disk becomes a refusal, not a failure at 90 %. */
-        if (fstatvfs(fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < size) {
-                *verdict = INCOMING_NO_SPACE;
-                return -ENOSPC;
-        }
-        *verdict = INCOMING_OK;
-        return TAKE_FD(fd);
+        if (size > avail || avail - size < min_free)
+                return INCOMING_NO_SPACE;
+        return INCOMING_OK;
 }
 
 enum incoming_verdict incoming_reserve_verdict(int r)
@@ -69,30 +28,53 @@ enum incoming_verdict incoming_reserve_verdict(int r)
         return INCOMING_IO;
 }
 
-int incoming_publish(int dirfd, int fd, const char *name, bool overwrite, uint64_t tag)
+void incoming_part_name(char buf[static INCOMING_PART_MAX], uint64_t tag)
 {
-        char path[64], tmp[64];
-        int r;
+        snprintf(buf, INCOMING_PART_MAX, INCOMING_PART_PREFIX "%" PRIu64 INCOMING_PART_SUFFIX, tag);
+}
 
-        /* linkat() of an O_TMPFILE through /proc needs no privilege (the
-         * AT_EMPTY_PATH form needs CAP_DAC_READ_SEARCH), and link() never
-         * replaces an existing name. */
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        r = linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
-        if (r < 0 && errno == EEXIST && overwrite) {
-                snprintf(tmp, sizeof(tmp), ".rdmaxfer-%" PRIu64 ".part", tag);
-                unlinkat(dirfd, tmp, 0);
-                r = linkat(AT_FDCWD, path, dirfd, tmp, AT_SYMLINK_FOLLOW);
-                if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0) {
-                        r = -errno;
-                        unlinkat(dirfd, tmp, 0);
-                        return r;
-                }
+bool incoming_is_part(const char *name)
+{
+        size_t pre = strlen(INCOMING_PART_PREFIX), suf = strlen(INCOMING_PART_SUFFIX);
+        size_t n = strlen(name), digits;
+
+        if (n <= pre + suf || strncmp(name, INCOMING_PART_PREFIX, pre) != 0 ||
+            strcmp(name + n - suf, INCOMING_PART_SUFFIX) != 0)
+                return false;
+        digits = n - pre - suf;
+        /* A uint64_t has at most 20 digits. */
+        return digits <= 20 && strspn(name + pre, "0123456789") == digits;
+}
+
+int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
+{
+        struct dirent *de;
+        DIR *d;
+        int fd, n = 0;
+
+        /* fdopendir takes the fd it is given: a duplicate, from the start. */
+        fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+
+                close(fd);
+                return r;
         }
-        if (r < 0)
+        while ((de = readdir(d))) {
+                int r;
+
+                if (!incoming_is_part(de->d_name))
+                        continue;
+                r = unlinkat(dirfd, de->d_name, 0) < 0 ? -errno : 0;
+                n += r == 0;
+                if (removed)
+                        removed(de->d_name, r);
+        }
+        closedir(d);
+        if (n > 0 && fsync(dirfd) < 0)
                 return -errno;
-        /* The name itself must survive a crash too. */
-        if (fsync(dirfd) < 0)
-                return -errno;
-        return 0;
+        return n;
 }

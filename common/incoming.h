@@ -11,12 +11,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/*
- * Is there anything called @name directly beneath @dirfd (a symlink counts,
- * and is not followed)? 1, 0, or -errno.
- */
-int incoming_exists(int dirfd, const char *name);
-
 enum incoming_verdict {
         INCOMING_OK = 0,
         INCOMING_NO_SPACE,      /* not enough free space (or quota) */
@@ -24,22 +18,36 @@ enum incoming_verdict {
 };
 
 /*
- * Open a nameless file beneath @dirfd for @size bytes, after checking the
- * file system has that much free. Returns the fd, or -errno with *@verdict
- * set. The caller then reserves the space with fallocate(@fd, 0, 0, @size)
- * (the daemon does it through io_uring: on some file systems it is slow).
+ * Would a file of @size bytes leave at least @min_free of the @avail bytes
+ * free (statvfs's f_bavail * f_frsize)? INCOMING_OK or INCOMING_NO_SPACE.
+ * The daemon asks before any data moves, so a full disk is a refusal, not
+ * a failure at 90 %, and an offer never eats into what the host needs.
  */
-int incoming_open(int dirfd, uint64_t size, enum incoming_verdict *verdict);
+enum incoming_verdict incoming_space_verdict(uint64_t avail, uint64_t size, uint64_t min_free);
 
 /* What fallocate's result means for the transfer: a file system that
  * cannot reserve (-EOPNOTSUPP) is fine, write errors will still tell. */
 enum incoming_verdict incoming_reserve_verdict(int r);
 
 /*
- * Give the (fsynced) nameless file @fd the name @name beneath @dirfd, then
- * fsync the directory. Without @overwrite an existing name is never
- * replaced (-EEXIST); with it, the file is linked under a temporary
- * ".rdmaxfer-@tag.part" name and renamed over, so the replacement is atomic.
- * Returns 0 or -errno.
+ * Publishing. The file is written nameless (O_TMPFILE) and linked under its
+ * name once fsynced: link() never replaces, so without overwrite an
+ * existing name is kept (EEXIST). With overwrite, there is no call that
+ * links a nameless file over a name, so it is linked under a temporary
+ * name, ".rdmaxfer-<tag>.part", and renamed over: the name holds the old
+ * file or the new one, never neither. A crash between the two leaves the
+ * temporary name behind; the daemon removes those at start-up
+ * (incoming_clean_parts). Peers cannot send a name starting with ".".
  */
-int incoming_publish(int dirfd, int fd, const char *name, bool overwrite, uint64_t tag);
+#define INCOMING_PART_MAX       48
+void incoming_part_name(char buf[static INCOMING_PART_MAX], uint64_t tag);
+/* Is @name one of ours (".rdmaxfer-" digits ".part")? */
+bool incoming_is_part(const char *name);
+
+/*
+ * Remove every incoming_is_part() entry directly beneath @dirfd, then fsync
+ * the directory. @removed(@name, @r) is told of each (r: 0 or -errno).
+ * Returns how many were removed, or -errno when the directory cannot be
+ * read. Blocking: for start-up, before the loop runs.
+ */
+int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r));

@@ -34,6 +34,7 @@
 #include "control-socket.h"
 #include "ctl.h"
 #include "daemon.h"
+#include "engine.h"
 #include "jobs.h"
 #include "log.h"
 #include "macro.h"
@@ -61,6 +62,11 @@ struct control_conn {
         bool listing;
         uint64_t list_next;             /* id of the next job to LIST (ids rise in table order) */
         bool dead;                      /* closed; freed by reap_ev */
+        /* A SUBMIT whose file is being checked off the loop (a FUSE or NFS
+         * file may never answer): reading waits, idle_ev is its deadline. */
+        struct engine_fstat *checking;
+        struct ctl_submit submit;
+        int submit_fd;
         struct control_conn *next;
 };
 
@@ -108,6 +114,11 @@ static void conn_idle_arm(struct control_conn *conn)
 
         if (conn->dead || conn->refusing)
                 return;
+        if (conn->checking) {
+                tv.tv_sec = conn->c->d->cfg.io_timeout;
+                evtimer_add(conn->idle_ev, &tv);
+                return;
+        }
         if (conn->watch)
                 evtimer_del(conn->idle_ev);
         else
@@ -127,6 +138,15 @@ static void conn_unwatch(struct control_conn *conn)
         conn_idle_arm(conn);
 }
 
+/* Stop waiting for the file's check: the engine keeps what the kernel may write. */
+static void conn_check_drop(struct control_conn *conn)
+{
+        if (conn->checking)
+                engine_fstat_cancel(conn->checking);
+        conn->checking = NULL;
+        conn->submit_fd = safe_close(conn->submit_fd);
+}
+
 static void conn_close(struct control_conn *conn)
 {
         struct control *c = conn->c;
@@ -134,6 +154,7 @@ static void conn_close(struct control_conn *conn)
         if (conn->dead)
                 return;
         conn->dead = true;
+        conn_check_drop(conn);
         /* The client going away never cancels its job: it only stops watching. */
         conn_unwatch(conn);
         event_del(conn->read_ev);
@@ -153,6 +174,7 @@ static void conn_free(struct control_conn *conn)
 {
         if (!conn)
                 return;
+        conn_check_drop(conn);
         if (conn->read_ev)
                 event_free(conn->read_ev);
         if (conn->write_ev)
@@ -278,53 +300,23 @@ static bool host_is_numeric(const char *host)
         return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-static void control_submit(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
+/* The file checked out: queue the job. Takes @fd_in. */
+static void control_submit_checked(struct control_conn *conn, const struct ctl_submit *s,
+                                   int fd_in, uint64_t size)
 {
         _cleanup_(closep) int fd = fd_in;
         struct control *c = conn->c;
         struct ctl_msg m = { .type = CTL_SUBMITTED };
-        enum name_verdict v;
         struct job *job;
-        struct stat st;
         uint64_t id;
-        int fl, r;
+        int r;
 
+        /* The check took a while: the daemon may be stopping now. */
         if (!c->accepting || c->d->stopping) {
                 conn_error(conn, -ESHUTDOWN, "daemon is shutting down");
                 return;
         }
-        if (fd < 0) {
-                conn_error(conn, -EINVAL, "no file descriptor came with the request");
-                return;
-        }
-        if (fstat(fd, &st) < 0) {
-                conn_error(conn, -errno, "cannot stat the file: %s", strerror(errno));
-                return;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                conn_error(conn, -EINVAL, "not a regular file");
-                return;
-        }
-        fl = fcntl(fd, F_GETFL);
-        if (fl < 0) {
-                conn_error(conn, -errno, "cannot inspect the file descriptor: %s", strerror(errno));
-                return;
-        }
-        if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY) {
-                conn_error(conn, -EBADF, "file descriptor is not open for reading");
-                return;
-        }
-        v = name_check(s->name, strlen(s->name));
-        if (v != NAME_OK) {
-                conn_error(conn, -EINVAL, "bad name: %s", name_verdict_str(v));
-                return;
-        }
-        if (!host_is_numeric(s->host)) {
-                conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
-                return;
-        }
-
-        r = jobs_submit(c->d->jobs, s, conn->cred.uid, TAKE_FD(fd), &id);
+        r = jobs_submit(c->d->jobs, s, conn->cred.uid, TAKE_FD(fd), size, &id);
         if (r == JOBS_USER_QUEUE_FULL) {
                 conn_error(conn, -EDQUOT, "too many jobs queued for your user (%u)",
                            c->d->cfg.max_queued_per_user);
@@ -344,10 +336,98 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
         }
         job = jobs_find(c->d->jobs, id);
         log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
-                 id, s->name, (uint64_t)st.st_size, job ? job->peer : s->host,
+                 id, s->name, size, job ? job->peer : s->host,
                  (unsigned int)conn->cred.uid, (int)conn->cred.pid);
         m.id = id;
         conn_reply(conn, &m);
+}
+
+/* Back to reading requests after a check, whatever its end. */
+static void conn_check_end(struct control_conn *conn)
+{
+        conn->checking = NULL;
+        if (conn->dead)
+                return;
+        event_add(conn->read_ev, NULL);
+        conn_idle_arm(conn);
+}
+
+static void control_on_fstat(void *userdata, int res, bool regular, uint64_t size)
+{
+        struct control_conn *conn = userdata;
+        int fd = TAKE_FD(conn->submit_fd);
+
+        conn_check_end(conn);
+        if (res < 0) {
+                safe_close(fd);
+                conn_error(conn, res, "cannot stat the file: %s", strerror(-res));
+                return;
+        }
+        if (!regular) {
+                safe_close(fd);
+                conn_error(conn, -EINVAL, "not a regular file");
+                return;
+        }
+        control_submit_checked(conn, &conn->submit, fd, size);
+}
+
+/* The file did not answer within io_timeout. */
+static void conn_check_timeout(struct control_conn *conn)
+{
+        unsigned int t = conn->c->d->cfg.io_timeout;
+
+        log_warning("control: the file of uid %u pid %d did not answer a stat within %u s",
+                    (unsigned int)conn->cred.uid, (int)conn->cred.pid, t);
+        conn_check_drop(conn);
+        conn_check_end(conn);
+        conn_error(conn, -ETIMEDOUT, "checking the file: no answer within %u s", t);
+}
+
+static void control_submit(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
+{
+        _cleanup_(closep) int fd = fd_in;
+        struct control *c = conn->c;
+        enum name_verdict v;
+        int fl, r;
+
+        if (!c->accepting || c->d->stopping) {
+                conn_error(conn, -ESHUTDOWN, "daemon is shutting down");
+                return;
+        }
+        if (fd < 0) {
+                conn_error(conn, -EINVAL, "no file descriptor came with the request");
+                return;
+        }
+        /* The descriptor's own flags: no file system is asked. */
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0) {
+                conn_error(conn, -errno, "cannot inspect the file descriptor: %s", strerror(errno));
+                return;
+        }
+        if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY) {
+                conn_error(conn, -EBADF, "file descriptor is not open for reading");
+                return;
+        }
+        v = name_check(s->name, strlen(s->name));
+        if (v != NAME_OK) {
+                conn_error(conn, -EINVAL, "bad name: %s", name_verdict_str(v));
+                return;
+        }
+        if (!host_is_numeric(s->host)) {
+                conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return;
+        }
+
+        /* What the file is (regular, its size) is the file system's to
+         * answer, off the loop; this client's requests wait meanwhile. */
+        r = engine_fstat(c->d->engine, fd, control_on_fstat, conn, &conn->checking);
+        if (r < 0) {
+                conn_error(conn, r, "cannot stat the file: %s", strerror(-r));
+                return;
+        }
+        conn->submit = *s;
+        conn->submit_fd = TAKE_FD(fd);
+        event_del(conn->read_ev);
 }
 
 static void control_status(struct control_conn *conn, uint64_t id)
@@ -504,6 +584,10 @@ static void conn_idle_cb(evutil_socket_t fd, short what, void *userdata)
                 conn_refuse_finish(conn);
                 return;
         }
+        if (conn->checking) {
+                conn_check_timeout(conn);
+                return;
+        }
         if (conn->watch)
                 return;
         log_debug("control: closing client uid %u pid %d: no request for %u s",
@@ -611,6 +695,7 @@ static struct control_conn *control_conn_alloc(struct control *c, int fd, const 
                 return NULL;
         conn->c = c;
         conn->fd = -1;
+        conn->submit_fd = -1;
         conn->cred = *cred;
         conn->read_ev = event_new(c->d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, conn);
         conn->write_ev = event_new(c->d->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, conn);

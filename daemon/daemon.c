@@ -337,6 +337,10 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "peer_timeout");
         if (cfg.min_rate != d->cfg.min_rate)
                 changed_add(applied, sizeof(applied), "min_rate");
+        if (cfg.io_timeout != d->cfg.io_timeout)
+                changed_add(applied, sizeof(applied), "io_timeout");
+        if (cfg.min_free != d->cfg.min_free)
+                changed_add(applied, sizeof(applied), "min_free");
         if (cfg.max_clients_per_user != d->cfg.max_clients_per_user)
                 changed_add(applied, sizeof(applied), "max_clients_per_user");
         if (cfg.max_queued_per_user != d->cfg.max_queued_per_user)

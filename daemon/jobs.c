@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <event2/event.h>
 
@@ -453,12 +452,12 @@ unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid)
         return n;
 }
 
-int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd_in, uint64_t *id)
+int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd_in, uint64_t size,
+                uint64_t *id)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e;
         struct job *job;
-        struct stat st;
         bool v6;
         int n;
 
@@ -469,8 +468,6 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         /* One user cannot take the whole queue (each place holds a client's fd). */
         if (jobs_queued_by(jobs, uid) >= jobs->cfg->max_queued_per_user)
                 return JOBS_USER_QUEUE_FULL;
-        if (fstat(fd, &st) < 0)
-                return -errno;
 
         e = calloc(1, sizeof(*e));
         if (!e)
@@ -489,7 +486,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->id = jobs->next_id++;
         job->state = CTL_JOB_QUEUED;
         job->fd = TAKE_FD(fd);
-        job->size = (uint64_t)st.st_size;
+        job->size = size;
         job->uid = uid;
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 

@@ -63,11 +63,14 @@ enum {
 };
 
 /*
- * Takes @fd. Queues the job for @uid (the submitter, from SO_PEERCRED) and
- * starts it (from the loop) if a slot is free. 0, JOBS_USER_QUEUE_FULL,
- * -ESHUTDOWN while stopping, -EBUSY when JOBS_QUEUED_MAX are waiting, or -errno.
+ * Takes @fd, a regular file of @size bytes (the caller asked, off the
+ * loop: jobs never stat a client's file). Queues the job for @uid (the
+ * submitter, from SO_PEERCRED) and starts it (from the loop) if a slot is
+ * free. 0, JOBS_USER_QUEUE_FULL, -ESHUTDOWN while stopping, -EBUSY when
+ * JOBS_QUEUED_MAX are waiting, or -errno.
  */
-int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd, uint64_t *id);
+int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd, uint64_t size,
+                uint64_t *id);
 /* Jobs of @uid waiting in the queue (what cfg.max_queued_per_user limits). */
 unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid);
 struct job *jobs_find(struct jobs *jobs, uint64_t id);

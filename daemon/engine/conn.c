@@ -201,7 +201,8 @@ int conn_repost_ctrl(struct conn *c, uint64_t wr_id)
 
 void conn_disconnect(struct conn *c)
 {
-        if (c->disconnecting)
+        /* Torn down already: a lane its transfer keeps for disk requests. */
+        if (c->disconnecting || !c->id)
                 return;
         c->disconnecting = true;
         /* Fails with EINVAL when never connected; reap is then up to the caller. */

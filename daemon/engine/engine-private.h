@@ -66,6 +66,8 @@ struct engine {
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;
         struct xfer *xfers[XFER_DIRS];
+        struct xfer *dead;              /* ended, waiting for disk requests (xfer.h) */
+        struct engine_fstat *fstats;    /* owners' files being checked */
         bool stopping;
         bool freeing;                   /* engine_free: no callbacks */
         void (*stop_done)(void *userdata);

@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <event2/event.h>
 
 #include "clock.h"
 #include "conn.h"
 #include "engine.h"
 #include "engine-private.h"
+#include "incoming.h"
 #include "io.h"
 #include "log.h"
 #include "reaper.h"
@@ -100,6 +102,15 @@ static void engine_on_reaped(void *userdata)
         engine_device_check(userdata);
 }
 
+static void engine_part_removed(const char *name, int r)
+{
+        if (r < 0)
+                log_warning("incoming_dir: cannot remove %s, left by an interrupted overwrite: %s",
+                            name, strerror(-r));
+        else
+                log_notice("incoming_dir: removed %s, left by an overwrite a crash interrupted", name);
+}
+
 int engine_new(struct engine **out, const struct engine_params *p)
 {
         const struct config *cfg = p->cfg;
@@ -125,6 +136,11 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 log_err("incoming_dir %s: %m", cfg->incoming_dir);
                 goto fail;
         }
+        /* An overwrite that a crash cut short between its link and its rename. */
+        r = incoming_clean_parts(e->incoming_fd, engine_part_removed);
+        if (r < 0)
+                log_warning("incoming_dir %s: looking for leftover .part files: %s",
+                            cfg->incoming_dir, strerror(-r));
 
         e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
         e->ring_mem = engine_alloc(e->ring_bytes, "receive ring");
@@ -192,11 +208,98 @@ fail:
         return r;
 }
 
+struct engine_fstat {
+        struct io_req req;
+        struct engine *e;
+        int fd;                         /* our own duplicate */
+        struct statx stx;
+        engine_fstat_fn fn;             /* NULL once cancelled */
+        void *userdata;
+        struct engine_fstat *next;      /* e->fstats */
+};
+
+static void engine_fstat_unlink(struct engine_fstat *f)
+{
+        for (struct engine_fstat **p = &f->e->fstats; *p; p = &(*p)->next)
+                if (*p == f) {
+                        *p = f->next;
+                        return;
+                }
+}
+
+static void engine_on_fstat(struct io_req *req, int64_t res)
+{
+        struct engine_fstat *f = container_of(req, struct engine_fstat, req);
+        engine_fstat_fn fn = f->fn;
+        void *userdata = f->userdata;
+        bool regular = S_ISREG(f->stx.stx_mode);
+        uint64_t size = f->stx.stx_size;
+
+        engine_fstat_unlink(f);
+        safe_close(f->fd);
+        free(f);
+        if (fn)
+                fn(userdata, res < 0 ? (int)res : 0, regular, size);
+}
+
+int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
+                 struct engine_fstat **out)
+{
+        struct engine_fstat *f;
+        int r;
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        /* Ours: the owner may close its own before the kernel gets to it. */
+        f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (f->fd < 0) {
+                r = -errno;
+                free(f);
+                return r;
+        }
+        f->e = e;
+        f->fn = fn;
+        f->userdata = userdata;
+        f->req.done = engine_on_fstat;
+        r = io_statx(e->io, &f->req, f->fd, "", AT_EMPTY_PATH, &f->stx);
+        if (r < 0) {
+                safe_close(f->fd);
+                free(f);
+                return r;
+        }
+        f->next = e->fstats;
+        e->fstats = f;
+        *out = f;
+        return 0;
+}
+
+void engine_fstat_cancel(struct engine_fstat *f)
+{
+        f->fn = NULL;
+        io_cancel(f->e->io, &f->req);
+}
+
+static void engine_fstat_free_all(struct engine *e, bool keep)
+{
+        struct engine_fstat *f;
+
+        while ((f = e->fstats)) {
+                e->fstats = f->next;
+                if (keep)
+                        continue;
+                safe_close(f->fd);
+                free(f);
+        }
+}
+
 /* How long engine_free() waits for ids still being destroyed. */
 #define ENGINE_REAPER_WAIT_MS   3000u
 
 void engine_free(struct engine *e)
 {
+        bool keep;
+
         if (!e)
                 return;
         e->freeing = true;
@@ -212,17 +315,27 @@ void engine_free(struct engine *e)
          * and id, and the transfers themselves.
          */
         xfer_kill_qps(e);
-        io_free(e->io);
+        /*
+         * A disk request the kernel would not give up (a FUSE server that
+         * never answers, a hard NFS mount) may still write into a transfer,
+         * a slot of the ring or pool, or an fstat: that memory is left to it.
+         * The process exits anyway (the kernel holds it until the request
+         * returns, or the file system is aborted).
+         */
+        keep = io_free(e->io) > 0;
         e->io = NULL;
-        xfer_free_all(e);
+        xfer_free_all(e, keep);
+        engine_fstat_free_all(e, keep);
         /* The ids, bounded: one stuck in the kernel is left to exit. */
         reaper_free(e->reaper, ENGINE_REAPER_WAIT_MS);
         e->reaper = NULL;
         engine_device_deinit(e);
         ring_deinit(&e->send_ring);
-        free(e->send_mem);
+        if (!keep)
+                free(e->send_mem);
         ring_deinit(&e->ring);
-        free(e->ring_mem);
+        if (!keep)
+                free(e->ring_mem);
         if (e->ch)
                 rdma_destroy_event_channel(e->ch);
         safe_close(e->incoming_fd);

@@ -78,6 +78,25 @@ void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata)
 unsigned int engine_recv_active(const struct engine *e);
 uint64_t engine_recv_rate(struct engine *e);
 
+/* ---- the owner's files ---- */
+
+struct engine_fstat;
+
+/* @res: 0 or -errno; then what the file is. */
+typedef void (*engine_fstat_fn)(void *userdata, int res, bool regular, uint64_t size);
+
+/*
+ * What @fd is, asked off the loop (statx through io_uring: a file on a
+ * FUSE or NFS mount may take long to answer, or never). @fd is duplicated.
+ * @fn(@userdata, ...) runs once, from the loop, never from inside this
+ * call, unless cancelled; *@out is the handle until then. 0 or -errno.
+ */
+int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
+                 struct engine_fstat **out);
+/* The owner stops waiting (its own deadline, or it went away): @fn never
+ * runs. The kernel's request may stay out; the engine keeps its memory. */
+void engine_fstat_cancel(struct engine_fstat *f);
+
 /* ---- outgoing transfers ---- */
 
 enum engine_phase {
@@ -110,7 +129,9 @@ struct engine_send_ops {
         /* The transfer moved on (SENDING, then VERIFYING; both may be skipped). */
         void (*phase)(void *owner, enum engine_phase phase);
         /* Exactly once, from the loop, after the transfer released every
-         * connection and buffer: the handle is gone when this returns. */
+         * connection: the handle is gone when this returns. Buffers a
+         * disk request that never came back reads into stay held until
+         * it does (io_timeout, rdmaxferd(8)). */
         void (*done)(void *owner, const struct engine_result *r);
 };
 

@@ -2,16 +2,28 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <event2/event.h>
 
 #include "io.h"
 #include "log.h"
 #include "macro.h"
 
-enum { IO_OP_READ = 1, IO_OP_WRITE, IO_OP_FSYNC, IO_OP_FALLOCATE };
+enum {
+        IO_OP_READ = 1, IO_OP_WRITE, IO_OP_FSYNC, IO_OP_FALLOCATE,
+        IO_OP_STATX, IO_OP_OPENAT, IO_OP_LINKAT, IO_OP_RENAMEAT, IO_OP_UNLINKAT,
+        IO_OP_CALL,
+};
+
+/* Threads for io_call(): few calls need one (a free-space check per offer),
+ * but one stuck in a dead NFS server must not hold up the rest. */
+#define IO_WORKERS_MAX  4
 
 /* The kernel's cap on one read or write (MAX_RW_COUNT); a CQE's res is an int. */
 #define IO_RW_MAX       0x7ffff000u
@@ -26,8 +38,26 @@ enum { IO_OP_READ = 1, IO_OP_WRITE, IO_OP_FSYNC, IO_OP_FALLOCATE };
  * finds the SQ full waits in a list for an SQE. Either way its callback runs
  * once, later.
  */
+/*
+ * io_call()'s workers. Shared with the threads and freed by the last one
+ * out: io_free() cannot wait for a call that never returns, so it only
+ * drops its reference, and a thread that comes back later finds the pool
+ * closing and leaves its request alone (its owner was told not to free it).
+ */
+struct io_pool {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        struct io_req *todo, **todo_tail;
+        struct io_req *done, **done_tail;
+        unsigned int threads, idle, running;
+        unsigned int refs;              /* the io's, and one per thread */
+        bool closing;
+        int efd;                        /* our own duplicate of io->efd */
+};
+
 struct io {
         struct io_uring ring;
+        struct io_pool *pool;
         bool ring_ok;
         int efd;
         struct event *ev;
@@ -59,6 +89,25 @@ static void io_fill(struct io *io, struct io_uring_sqe *sqe, struct io_req *req)
                 break;
         case IO_OP_FALLOCATE:
                 io_uring_prep_fallocate(sqe, req->fd, 0, 0, (off_t)req->len);
+                break;
+        /* The kernel runs these from its workers (they may sleep in a file
+         * system), never in io_uring_enter() on our thread. */
+        case IO_OP_STATX:
+                io_uring_prep_statx(sqe, req->fd, req->path, req->flags, STATX_BASIC_STATS,
+                                    req->buf);
+                break;
+        case IO_OP_OPENAT:
+                io_uring_prep_openat(sqe, req->fd, req->path, req->flags, req->mode);
+                io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+                break;
+        case IO_OP_LINKAT:
+                io_uring_prep_linkat(sqe, req->fd, req->path, req->fd2, req->path2, req->flags);
+                break;
+        case IO_OP_RENAMEAT:
+                io_uring_prep_renameat(sqe, req->fd, req->path, req->fd2, req->path2, 0);
+                break;
+        case IO_OP_UNLINKAT:
+                io_uring_prep_unlinkat(sqe, req->fd, req->path, req->flags);
                 break;
         default:
                 io_uring_prep_fsync(sqe, req->fd, 0);
@@ -175,11 +224,12 @@ static void io_complete(struct io *io, struct io_req *req, int res)
 {
         bool rw = req->op == IO_OP_READ || req->op == IO_OP_WRITE;
 
-        if (res < 0) {
+        if (res < 0 || !rw) {
+                /* An error, or a result of its own (openat's fd). */
                 req->done(req, res);
                 return;
         }
-        if (rw && res > 0) {
+        if (res > 0) {
                 req->moved += (size_t)res;
                 if (req->moved < req->len) {
                         io_continue(io, req);
@@ -192,6 +242,27 @@ static void io_complete(struct io *io, struct io_req *req, int res)
                 return;
         }
         req->done(req, (int64_t)req->moved);
+}
+
+/* The calls the workers finished, in order. */
+static void io_reap_calls(struct io *io)
+{
+        struct io_req *done;
+
+        if (!io->pool)
+                return;
+        pthread_mutex_lock(&io->pool->lock);
+        done = io->pool->done;
+        io->pool->done = NULL;
+        io->pool->done_tail = &io->pool->done;
+        pthread_mutex_unlock(&io->pool->lock);
+        while (done) {
+                struct io_req *req = done;
+
+                done = req->next;
+                req->next = NULL;
+                req->done(req, req->res);
+        }
 }
 
 static void io_on_event(evutil_socket_t fd, short what, void *arg)
@@ -210,11 +281,14 @@ static void io_on_event(evutil_socket_t fd, short what, void *arg)
                 int res = cqe->res;
 
                 io_uring_cqe_seen(&io->ring, cqe);
-                /* Every CQE is an SQE we filled: only io_fill counts up. */
+                /* Every CQE is an SQE we filled: only io_fill and
+                 * io_cancel count up. A cancel's own has no request. */
                 assert(io->sqes > 0);
                 io->sqes--;
-                io_complete(io, req, res);
+                if (req)
+                        io_complete(io, req, res);
         }
+        io_reap_calls(io);
         io->reaping = false;
         io_submit(io);
 }
@@ -261,12 +335,23 @@ int io_new(struct io **out, struct event_base *base, unsigned int depth)
         return 0;
 }
 
+static uint64_t io_now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /*
  * Waits for the CQE of every SQE the kernel took: their buffers belong to
  * the caller's MRs, about to go. SQEs it never took need no wait and go
- * with the ring; so do continuations still waiting for an SQE.
+ * with the ring; so do continuations still waiting for an SQE. A request
+ * the kernel will not give up (a FUSE server that ignores interrupts, a
+ * hard NFS mount) is waited for IO_DRAIN_MS at most: returns how many are
+ * still out.
  */
-static void io_drain(struct io *io)
+static unsigned int io_drain(struct io *io)
 {
         unsigned int taken = io->sqes - io_uring_sq_ready(&io->ring);
         struct io_uring_sync_cancel_reg cancel = {
@@ -274,10 +359,11 @@ static void io_drain(struct io *io)
                 .flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
                 .timeout = { .tv_sec = 1 },
         };
+        uint64_t deadline = io_now_ms() + IO_DRAIN_MS;
         int r;
 
         if (taken == 0)
-                return;
+                return 0;
         /* Best effort (Linux 6.0): a read blocked on a pipe or a stuck
          * device comes back at once; I/O already running completes. */
         r = io_uring_register_sync_cancel(&io->ring, &cancel);
@@ -285,33 +371,82 @@ static void io_drain(struct io *io)
                 log_debug("io: cancelling %u requests: %s", taken, strerror(-r));
         while (taken > 0) {
                 struct io_uring_cqe *cqe;
+                uint64_t now = io_now_ms();
+                struct __kernel_timespec ts;
 
-                r = io_uring_wait_cqe(&io->ring, &cqe);
+                if (now >= deadline)
+                        break;
+                ts.tv_sec = (long long)((deadline - now) / 1000u);
+                ts.tv_nsec = (long long)((deadline - now) % 1000u) * 1000000;
+                r = io_uring_wait_cqe_timeout(&io->ring, &cqe, &ts);
                 if (r == -EINTR)
                         continue;
+                if (r == -ETIME)
+                        break;
                 if (r < 0) {
                         log_err("io: waiting for %u requests: %s", taken, strerror(-r));
-                        return;
+                        break;
                 }
                 io_uring_cqe_seen(&io->ring, cqe);
                 taken--;
         }
+        return taken;
 }
 
-void io_free(struct io *io)
+static void io_pool_unref(struct io_pool *pool)
 {
+        pthread_mutex_destroy(&pool->lock);
+        pthread_cond_destroy(&pool->cond);
+        safe_close(pool->efd);
+        free(pool);
+}
+
+/* Drop the io's reference: a call still running is left to its thread. */
+static unsigned int io_pool_close(struct io_pool *pool)
+{
+        unsigned int running;
+        bool last;
+
+        if (!pool)
+                return 0;
+        pthread_mutex_lock(&pool->lock);
+        pool->closing = true;
+        /* Never started: their owners may free them. */
+        pool->todo = NULL;
+        pool->todo_tail = &pool->todo;
+        running = pool->running;
+        last = --pool->refs == 0;
+        pthread_cond_broadcast(&pool->cond);
+        pthread_mutex_unlock(&pool->lock);
+        if (last)
+                io_pool_unref(pool);
+        return running;
+}
+
+unsigned int io_free(struct io *io)
+{
+        unsigned int left = 0;
+
         if (!io)
-                return;
+                return 0;
         if (io->ev)
                 event_free(io->ev);
         if (io->retry)
                 event_free(io->retry);
+        left = io_pool_close(io->pool);
         if (io->ring_ok) {
-                io_drain(io);
+                left += io_drain(io);
+                /* The kernel keeps what it still runs for us; closing does not wait. */
                 io_uring_queue_exit(&io->ring);
         }
+        if (left > 0)
+                log_warning("io: %u disk request%s still out (not given up by the kernel within "
+                            "%u ms, or stuck in a worker); %s memory is left to %s", left,
+                            left == 1 ? "" : "s", IO_DRAIN_MS, left == 1 ? "its" : "their",
+                            left == 1 ? "it" : "them");
         safe_close(io->efd);
         free(io);
+        return left;
 }
 
 static int io_start(struct io *io, struct io_req *req, int op, int fd, void *buf,
@@ -344,4 +479,196 @@ int io_fsync(struct io *io, struct io_req *req, int fd)
 int io_fallocate(struct io *io, struct io_req *req, int fd, uint64_t len)
 {
         return io_start(io, req, IO_OP_FALLOCATE, fd, NULL, len, 0);
+}
+
+static int io_path(struct io *io, struct io_req *req, int op, int fd, const char *path, int fd2,
+                   const char *path2, int flags, unsigned int mode, void *buf)
+{
+        req->fd2 = fd2;
+        req->path = path;
+        req->path2 = path2;
+        req->flags = flags;
+        req->mode = mode;
+        return io_start(io, req, op, fd, buf, 0, 0);
+}
+
+int io_statx(struct io *io, struct io_req *req, int dirfd, const char *path, int flags,
+             struct statx *stx)
+{
+        return io_path(io, req, IO_OP_STATX, dirfd, path, -1, NULL, flags, 0, stx);
+}
+
+int io_openat(struct io *io, struct io_req *req, int dirfd, const char *path, int flags,
+              unsigned int mode)
+{
+        return io_path(io, req, IO_OP_OPENAT, dirfd, path, -1, NULL, flags, mode, NULL);
+}
+
+int io_linkat(struct io *io, struct io_req *req, int olddirfd, const char *oldpath, int newdirfd,
+              const char *newpath, int flags)
+{
+        return io_path(io, req, IO_OP_LINKAT, olddirfd, oldpath, newdirfd, newpath, flags, 0, NULL);
+}
+
+int io_renameat(struct io *io, struct io_req *req, int olddirfd, const char *oldpath,
+                int newdirfd, const char *newpath)
+{
+        return io_path(io, req, IO_OP_RENAMEAT, olddirfd, oldpath, newdirfd, newpath, 0, 0, NULL);
+}
+
+int io_unlinkat(struct io *io, struct io_req *req, int dirfd, const char *path, int flags)
+{
+        return io_path(io, req, IO_OP_UNLINKAT, dirfd, path, -1, NULL, flags, 0, NULL);
+}
+
+static void *io_worker(void *arg)
+{
+        struct io_pool *pool = arg;
+        bool last;
+
+        pthread_mutex_lock(&pool->lock);
+        for (;;) {
+                struct io_req *req;
+                int64_t res;
+
+                while (!pool->todo && !pool->closing) {
+                        pool->idle++;
+                        pthread_cond_wait(&pool->cond, &pool->lock);
+                        pool->idle--;
+                }
+                if (!pool->todo)
+                        break;
+                req = pool->todo;
+                pool->todo = req->next;
+                if (!pool->todo)
+                        pool->todo_tail = &pool->todo;
+                pool->running++;
+                pthread_mutex_unlock(&pool->lock);
+
+                res = req->fn(req->buf);
+
+                pthread_mutex_lock(&pool->lock);
+                pool->running--;
+                /* Closed meanwhile: the owner was told this one is still
+                 * out and keeps it; nobody reads a result any more. */
+                if (pool->closing)
+                        continue;
+                req->res = res;
+                req->next = NULL;
+                *pool->done_tail = req;
+                pool->done_tail = &req->next;
+                if (eventfd_write(pool->efd, 1) < 0)
+                        log_warning("io: waking the loop: %m");
+        }
+        pool->threads--;
+        last = --pool->refs == 0;
+        pthread_mutex_unlock(&pool->lock);
+        if (last)
+                io_pool_unref(pool);
+        return NULL;
+}
+
+static int io_pool_new(struct io *io)
+{
+        struct io_pool *pool;
+
+        pool = calloc(1, sizeof(*pool));
+        if (!pool)
+                return -ENOMEM;
+        pool->efd = fcntl(io->efd, F_DUPFD_CLOEXEC, 3);
+        if (pool->efd < 0) {
+                free(pool);
+                return -errno;
+        }
+        pthread_mutex_init(&pool->lock, NULL);
+        pthread_cond_init(&pool->cond, NULL);
+        pool->todo_tail = &pool->todo;
+        pool->done_tail = &pool->done;
+        pool->refs = 1;
+        io->pool = pool;
+        return 0;
+}
+
+/* One more thread, with every signal blocked: they are the loop's. Under the lock. */
+static int io_pool_grow(struct io_pool *pool)
+{
+        sigset_t all, old;
+        pthread_attr_t attr;
+        pthread_t t;
+        int r;
+
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        /* Calls are small: a stat, not a recursion. */
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        r = pthread_create(&t, &attr, io_worker, pool);
+        pthread_attr_destroy(&attr);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r != 0)
+                return -r;
+        pool->threads++;
+        pool->refs++;
+        return 0;
+}
+
+int io_call(struct io *io, struct io_req *req, io_call_fn fn, void *arg)
+{
+        struct io_pool *pool;
+        int r = 0;
+
+        if (!io->pool) {
+                r = io_pool_new(io);
+                if (r < 0)
+                        return r;
+        }
+        pool = io->pool;
+        req->op = IO_OP_CALL;
+        req->fn = fn;
+        req->buf = arg;
+        req->res = 0;
+        req->next = NULL;
+        pthread_mutex_lock(&pool->lock);
+        if (pool->idle == 0 && pool->threads < IO_WORKERS_MAX) {
+                r = io_pool_grow(pool);
+                /* With a thread already there, the call waits for it. */
+                if (r < 0 && pool->threads > 0)
+                        r = 0;
+        }
+        if (r == 0) {
+                *pool->todo_tail = req;
+                pool->todo_tail = &req->next;
+                pthread_cond_signal(&pool->cond);
+        }
+        pthread_mutex_unlock(&pool->lock);
+        return r;
+}
+
+/* Best effort: without an SQE now, what is out completes when it completes. */
+static void io_queue_cancel(struct io *io, struct io_req *req, int fd)
+{
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
+
+        if (!sqe)
+                return;
+        if (req)
+                io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)req, 0);
+        else
+                io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+        io_uring_sqe_set_data(sqe, NULL);
+        io->sqes++;
+        if (!io->reaping)
+                io_submit(io);
+}
+
+void io_cancel(struct io *io, struct io_req *req)
+{
+        if (req->op != IO_OP_CALL)
+                io_queue_cancel(io, req, -1);
+}
+
+void io_cancel_fd(struct io *io, int fd)
+{
+        io_queue_cancel(io, NULL, fd);
 }

@@ -9,16 +9,28 @@
  * A request io_read() & co. accepted (0) runs its callback exactly once,
  * from the loop, never from inside the call that queued it; one they
  * refused (-errno) never runs and was never shown to the kernel.
+ *
+ * Nothing here blocks the loop: what io_uring has an operation for goes to
+ * io_uring (the path operations are always run by its workers), and the one
+ * call it has none for (fstatvfs) goes to a small pool of threads through
+ * io_call(). A request may never complete (a FUSE server that does not
+ * answer, a hard NFS mount): its owner stops waiting by its own deadline,
+ * keeps the request's memory, and lets the late callback find nothing to do.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct event_base;
 struct io;
 struct io_req;
+struct statx;
 
 typedef void (*io_done_fn)(struct io_req *req, int64_t res);
+/* Runs on a worker thread: touches only what @arg points at. >= 0 or -errno. */
+typedef int64_t (*io_call_fn)(void *arg);
 
 struct io_req {
         io_done_fn done;
@@ -28,16 +40,27 @@ struct io_req {
         size_t len;
         uint64_t off;
         size_t moved;           /* private: bytes done so far */
-        struct io_req *next;    /* private: waiting for an SQE */
+        struct io_req *next;    /* private: waiting for an SQE, or for a worker */
+        /* private: the path operations and io_call() */
+        int fd2, flags;
+        unsigned int mode;
+        const char *path, *path2;
+        io_call_fn fn;
+        int64_t res;
 };
 
 /* @depth: the most requests in flight at once. 0 or -errno. */
 int io_new(struct io **out, struct event_base *base, unsigned int depth);
 /*
- * Cancels what the kernel is doing for us and waits for it (the buffers are
- * the caller's); drops the rest. No callback runs. Not from a callback.
+ * Cancels what the kernel is doing for us and waits for it, at most
+ * IO_DRAIN_MS (the buffers are the caller's); drops the rest. No callback
+ * runs. Not from a callback. Returns how many requests are still out (the
+ * kernel would not cancel them, or a worker is stuck in its call): their
+ * memory, and the buffers they read into or write from, must never be
+ * freed or reused, since they may still be written when they return.
  */
-void io_free(struct io *io);
+#define IO_DRAIN_MS     2000
+unsigned int io_free(struct io *io);
 
 /*
  * Queue a request; @req must stay valid until its callback. 0, or -EBUSY
@@ -48,3 +71,35 @@ int io_write(struct io *io, struct io_req *req, int fd, const void *buf, size_t 
 int io_fsync(struct io *io, struct io_req *req, int fd);
 /* fallocate(@fd, 0, 0, @len): reserve the blocks of a file about to be written. */
 int io_fallocate(struct io *io, struct io_req *req, int fd, uint64_t len);
+
+/*
+ * The path operations: the strings and @stx must stay valid until the
+ * callback. Their result is the syscall's (openat: the new fd, which the
+ * callback then owns; a callback that does not run leaves the fd to the
+ * process).
+ */
+int io_statx(struct io *io, struct io_req *req, int dirfd, const char *path, int flags,
+             struct statx *stx);
+int io_openat(struct io *io, struct io_req *req, int dirfd, const char *path, int flags,
+              unsigned int mode);
+int io_linkat(struct io *io, struct io_req *req, int olddirfd, const char *oldpath, int newdirfd,
+              const char *newpath, int flags);
+int io_renameat(struct io *io, struct io_req *req, int olddirfd, const char *oldpath,
+                int newdirfd, const char *newpath);
+int io_unlinkat(struct io *io, struct io_req *req, int dirfd, const char *path, int flags);
+
+/*
+ * @fn(@arg) on a worker thread (for calls io_uring has no operation for);
+ * its result is the callback's. 0 or -errno (no thread could be started).
+ */
+int io_call(struct io *io, struct io_req *req, io_call_fn fn, void *arg);
+
+/*
+ * Ask the kernel to give up on @req (accepted, callback not yet run): its
+ * callback still runs once, with -ECANCELED or whatever it got to. A call
+ * on a worker, or a request the kernel cannot interrupt, just completes
+ * when it completes.
+ */
+void io_cancel(struct io *io, struct io_req *req);
+/* The same for every request on @fd (reads and writes of one file). */
+void io_cancel_fd(struct io *io, int fd);

@@ -2,9 +2,9 @@
  * Lane 0's offer: the name, the key proof, the chunk size and the size
  * are checked; only then is the transfer admitted to the receive ring (a
  * connection that has not made a valid offer holds no share and does not
- * count against max_transfers). The file is opened (O_TMPFILE) and its
- * space reserved off the loop; then the transfer is accepted with the
- * lanes it is granted, or refused with the reason.
+ * count against max_transfers). The file is opened (O_TMPFILE), its free
+ * space checked and reserved off the loop (recv-file.c); then the transfer
+ * is accepted with the lanes it is granted, or refused with the reason.
  */
 
 #include <errno.h>
@@ -37,23 +37,14 @@ static unsigned int recv_lanes_grant(const struct recv_xfer *x)
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
 }
 
-/* The space is reserved (or the file system cannot reserve): accept. */
-static void recv_accept(struct recv_xfer *x, int64_t res)
+/* The file is open and its space reserved (or the file system cannot reserve). */
+void recv_accept(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         const struct wire_offer *o = &x->offer;
         struct recv_lane *l0 = recv_lane(x, 0);
         struct wire_msg m = { .type = WIRE_ACCEPT };
-        enum incoming_verdict iv = incoming_reserve_verdict((int)res);
-        char text[WIRE_TEXT_MAX + 1];
         int r;
-
-        if (iv != INCOMING_OK) {
-                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", o->size,
-                         strerror((int)-res));
-                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
-                return;
-        }
 
         b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
         /* Lane 0 keeps what it has; it is due its part of the transfer's. */
@@ -76,17 +67,6 @@ static void recv_accept(struct recv_xfer *x, int64_t res)
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
                  b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
                  b->nlanes == 1 ? "" : "s", o->transfer_id);
-}
-
-static void recv_on_reserved(struct io_req *req, int64_t res)
-{
-        struct recv_xfer *x = recv_of_file_req(req);
-        struct conn *c0 = &x->base.lane[0]->conn;
-
-        conn_unhold(c0);
-        if (c0->reaping || x->base.state != XFER_OFFER)
-                return;
-        recv_accept(x, res);
 }
 
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
@@ -139,7 +119,6 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
 void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
 {
         struct engine *e = x->base.e;
-        enum incoming_verdict iv;
         char text[WIRE_TEXT_MAX + 1];
         unsigned int status;
         int r;
@@ -164,33 +143,6 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_fail(x, WIRE_E_INTERNAL, text);
                 return;
         }
-        r = incoming_exists(e->incoming_fd, x->offer.name);
-        if (r > 0 && !e->cfg->overwrite) {
-                recv_fail(x, WIRE_E_EXISTS, NULL);
-                return;
-        }
-        if (r < 0) {
-                snprintf(text, sizeof(text), "checking name: %s", strerror(-r));
-                recv_fail(x, WIRE_E_IO, text);
-                return;
-        }
-        x->fd = incoming_open(e->incoming_fd, o->size, &iv);
-        if (x->fd < 0) {
-                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", o->size, strerror(-x->fd));
-                x->fd = -1;
-                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
-                return;
-        }
-        if (o->size == 0) {
-                recv_accept(x, 0);
-                return;
-        }
-        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
-        x->file_req.done = recv_on_reserved;
-        r = io_fallocate(e->io, &x->file_req, x->fd, o->size);
-        if (r < 0) {
-                recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
-                return;
-        }
-        conn_hold(&x->base.lane[0]->conn);
+        /* Then the incoming directory, one disk request at a time. */
+        recv_file_open(x);
 }

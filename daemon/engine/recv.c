@@ -46,6 +46,7 @@ static void recv_feed(struct xfer_lane *l);
 static void recv_timeout(struct xfer *x);
 static void recv_log(struct xfer *x);
 static void recv_lane_free(struct xfer_lane *l);
+static void recv_cancel_io(struct xfer *x);
 static void recv_gone(struct xfer *x);
 
 static const struct xfer_ops recv_xfer_ops = {
@@ -53,6 +54,7 @@ static const struct xfer_ops recv_xfer_ops = {
         .timeout = recv_timeout,
         .log = recv_log,
         .lane_free = recv_lane_free,
+        .cancel_io = recv_cancel_io,
         .gone = recv_gone,
 };
 
@@ -170,21 +172,44 @@ static void recv_log(struct xfer *b)
 /* The deadline (xfer_arm_deadline) or the linger after the verdict. */
 static void recv_timeout(struct xfer *b)
 {
+        struct recv_xfer *x = recv_xfer_of(b);
         unsigned int sec = xfer_peer_timeout(b);
         char text[XFER_TEXT_MAX + 1], why[128];
 
         switch (b->state) {
         case XFER_CONNECTING:
         case XFER_OFFER:
+                if (x->offer.name[0]) {
+                        /* Offered: the wait is on our own disk (recv-file.c). */
+                        if (xfer_disk_stalled(b)) {
+                                xfer_disk_text(b, text, sizeof(text));
+                                recv_abort(b, WIRE_E_IO, text);
+                        }
+                        return;
+                }
                 snprintf(text, sizeof(text), "no offer within %u s",
                          recv_offer_timeout(recv_xfer_of(b)));
                 recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
         case XFER_FINISHING:
-                /* fsync of a large file can take a while; that is not a stall. */
-                xfer_arm_deadline(b);
+                /* fsync of a large file can take a while; that is not a
+                 * stall, unless the disk does nothing for io_timeout. */
+                if (xfer_disk_stalled(b)) {
+                        xfer_disk_text(b, text, sizeof(text));
+                        recv_abort(b, WIRE_E_IO, text);
+                } else if (b->ios == 0) {
+                        xfer_arm_deadline(b);
+                }
                 return;
         case XFER_DATA:
+                /* Our own disk holding the transfer up is not the peer's fault. */
+                if (xfer_disk_stalled(b)) {
+                        xfer_disk_text(b, text, sizeof(text));
+                        recv_abort(b, WIRE_E_IO, text);
+                        return;
+                }
+                if (b->ios > 0)
+                        return;
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
                         return;
@@ -391,34 +416,10 @@ struct recv_xfer *recv_of_file_req(struct io_req *req)
         return container_of(req, struct recv_xfer, file_req);
 }
 
-static void recv_on_fsync(struct io_req *req, int64_t res)
+void recv_published(struct recv_xfer *x)
 {
-        struct recv_xfer *x = recv_of_file_req(req);
         struct xfer *b = &x->base;
-        struct engine *e = b->e;
-        char text[WIRE_TEXT_MAX + 1];
-        int r;
 
-        conn_unhold(&b->lane[0]->conn);
-        if (b->state != XFER_FINISHING)
-                return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "fsync: %s", strerror((int)-res));
-                recv_abort(b, WIRE_E_IO, text);
-                return;
-        }
-
-        r = incoming_publish(e->incoming_fd, x->fd, x->offer.name, e->cfg->overwrite,
-                             x->offer.transfer_id);
-        if (r == -EEXIST) {
-                recv_abort(b, WIRE_E_EXISTS, "appeared during the transfer");
-                return;
-        }
-        if (r < 0) {
-                snprintf(text, sizeof(text), "publishing: %s", strerror(-r));
-                recv_abort(b, WIRE_E_IO, text);
-                return;
-        }
         log_info("%s: received %s (%" PRIu64 " bytes)", b->peer, x->offer.name, x->offer.size);
         recv_verdict(x, WIRE_OK, NULL);
 }
@@ -427,7 +428,6 @@ static void recv_finish(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         uint8_t d[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
-        int r;
 
         if (b->state != XFER_FINISHING || x->writes > 0)
                 return;
@@ -445,13 +445,7 @@ static void recv_finish(struct recv_xfer *x)
                 }
         }
         digest_lanes(d, b->nlanes, x->digest);
-        r = io_fsync(b->e->io, &x->file_req, x->fd);
-        if (r < 0) {
-                recv_abort(b, WIRE_E_IO, strerror(-r));
-                return;
-        }
-        x->file_req.done = recv_on_fsync;
-        conn_hold(&b->lane[0]->conn);
+        recv_file_publish(x);
 }
 
 static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
@@ -493,8 +487,7 @@ static void recv_on_write(struct io_req *req, int64_t res)
         uint32_t i = rs - l->rs;
 
         x->writes--;
-        conn_unhold(&l->base.conn);
-        if (l->base.conn.reaping || b->state == XFER_CLOSING)
+        if (!xfer_io_done(b) || l->base.conn.reaping || b->state == XFER_CLOSING)
                 return;
         if (res < 0) {
                 char text[WIRE_TEXT_MAX + 1];
@@ -555,7 +548,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
                 return;
         }
         x->writes++;
-        conn_hold(&l->base.conn);
+        xfer_io_start(b, "writing the file");
         /* Hash while the kernel copies the slot out: both only read it, and
          * its completion (which frees the slot) is handled on this loop later. */
         digest_update(&l->base.digest, recv_slot_mem(l, i), len);
@@ -677,6 +670,16 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 recv_lost(l, rdma_event_str(type));
                 break;
         }
+}
+
+/* Writes, fallocate and fsync are on the file; a path step is file_req. */
+static void recv_cancel_io(struct xfer *b)
+{
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        if (x->fd >= 0)
+                io_cancel_fd(b->e->io, x->fd);
+        io_cancel(b->e->io, &x->file_req);
 }
 
 static void recv_gone(struct xfer *b)

@@ -9,7 +9,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
+#include "incoming.h"
 #include "io.h"
 #include "wire.h"
 #include "xfer.h"
@@ -56,7 +59,15 @@ struct recv_xfer {
         int fd;                 /* O_TMPFILE until published */
         uint64_t bytes_written;
         unsigned int writes;    /* in flight */
-        struct io_req file_req; /* fallocate, then fsync: never both; holds lane 0 */
+        /* One step at a time of opening (recv_file_open) or publishing
+         * (recv_file_publish), each a disk request of the transfer's. */
+        struct io_req file_req;
+        struct statx stx;       /* the name's lookup */
+        struct statvfs vfs;     /* free space, from a worker */
+        int vfs_err;
+        char proc_path[32];     /* "/proc/self/fd/N" of fd, for linkat */
+        char part[INCOMING_PART_MAX];
+        int publish_err;        /* a failed rename, reported once its .part is gone */
         uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
 };
 
@@ -94,7 +105,24 @@ int recv_lane_post_all(struct recv_lane *l);
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
 struct recv_xfer *recv_of_file_req(struct io_req *req);
+/* Published: log it and send the RESULT. */
+void recv_published(struct recv_xfer *x);
 
 /* recv-offer.c */
 /* Lane 0's OFFER: checked, then REFUSE or, once space is reserved, ACCEPT. */
 void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o);
+/* The file is open and its space reserved: ACCEPT. */
+void recv_accept(struct recv_xfer *x);
+
+/*
+ * recv-file.c: the file in the incoming directory, one disk request at a
+ * time, none on the loop (a slow or dead NFS incoming directory stalls
+ * only its own transfers; cfg io_timeout ends them). Each step's
+ * completion starts the next; a transfer that closed meanwhile stops there.
+ */
+/* Look the name up, open a nameless file, check free space against
+ * min_free, reserve: then recv_accept(), or a REFUSE with the reason. */
+void recv_file_open(struct recv_xfer *x);
+/* fsync, link under the name (with overwrite: a .part renamed over), fsync
+ * the directory: then recv_published(), or a failed RESULT. */
+void recv_file_publish(struct recv_xfer *x);

@@ -166,6 +166,14 @@ void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...)
         send_abort(&s->base, ENGINE_FAILED, status, text);
 }
 
+static void send_disk_fail(struct engine_send *s)
+{
+        char text[XFER_TEXT_MAX + 1];
+
+        xfer_disk_text(&s->base, text, sizeof(text));
+        send_fail(s, WIRE_E_IO, "%s", text);
+}
+
 /* The deadline (xfer_arm_deadline), the verdict's, or the linger. */
 static void send_timeout(struct xfer *b)
 {
@@ -191,12 +199,26 @@ static void send_timeout(struct xfer *b)
                         return;
                 }
                 /* ENDs still to post, credits still to come: every byte is
-                 * acknowledged, so only silence counts. */
-                if (xfer_peer_silent(b))
+                 * acknowledged, so only silence counts (and our own disk). */
+                switch (xfer_stalled(b)) {
+                case XFER_STALL_DISK:
+                        send_disk_fail(s);
+                        return;
+                case XFER_STALL_PEER:
                         send_fail(s, WIRE_E_PROTOCOL, "no progress from receiver for %u s", sec);
-                return;
+                        return;
+                default:
+                        return;
+                }
         case XFER_DATA:
         default:
+                /* Our own disk holding the transfer up is not the peer's fault. */
+                if (xfer_disk_stalled(b)) {
+                        send_disk_fail(s);
+                        return;
+                }
+                if (b->ios > 0)
+                        return;
                 /* A receiver that grants a credit now and then is no faster
                  * than a sender that trickles: the same floor. */
                 switch (xfer_check_pace(b, why, sizeof(why))) {
@@ -219,8 +241,7 @@ static void send_on_read(struct io_req *req, int64_t res)
         struct send_lane *l = buf->l;
         struct engine_send *s = sender_of(l->base.x);
 
-        conn_unhold(&l->base.conn);
-        if (s->base.state == XFER_CLOSING)
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
         if (res < 0) {
                 send_fail(s, WIRE_E_IO, "reading the file at offset %" PRIu64 ": %s", req->off,
@@ -289,7 +310,7 @@ static bool send_read_ahead(struct send_lane *l)
                         return false;
                 }
                 buf->state = BUF_READING;
-                conn_hold(&l->base.conn);
+                xfer_io_start(&s->base, "reading the file");
                 l->next_read++;
         }
         return true;
@@ -495,30 +516,36 @@ void send_on_batch_end(struct conn *c)
         send_pump((struct send_lane *)c);
 }
 
-/* Every lane is reaped: tell the owner, who may start the next one. */
-static void send_gone(struct xfer *b)
+/* Every lane is reaped: tell the owner, who may start the next one. The
+ * handle is the owner's no more, whatever reads are still out. */
+static void send_ended(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
-        const struct engine_send_ops *ops = s->ops;
-        void *owner = s->owner;
-        bool quiet = b->e->freeing;
-        char text[XFER_TEXT_MAX + 1];
         struct engine_result r;
 
-        if (!quiet)
-                xfer_decide(b, ENGINE_FAILED, WIRE_E_INTERNAL, "connection torn down");
-        snprintf(text, sizeof(text), "%s", b->text);
+        xfer_decide(b, ENGINE_FAILED, WIRE_E_INTERNAL, "connection torn down");
         r = (struct engine_result){
                 .outcome = b->outcome,
                 .status = b->status,
-                .text = text,
+                .text = b->text,
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
         };
+        s->ops->done(s->owner, &r);
+}
+
+/* A read blocked in a file system that can be interrupted comes back now. */
+static void send_cancel_io(struct xfer *b)
+{
+        io_cancel_fd(b->e->io, sender_of(b)->fd);
+}
+
+static void send_gone(struct xfer *b)
+{
+        struct engine_send *s = sender_of(b);
+
         safe_close(s->fd);
         free(s);
-        if (!quiet)
-                ops->done(owner, &r);
 }
 
 const struct xfer_ops send_xfer_ops = {
@@ -526,5 +553,7 @@ const struct xfer_ops send_xfer_ops = {
         .timeout = send_timeout,
         .log = send_log,
         .lane_free = send_lane_free,
+        .ended = send_ended,
+        .cancel_io = send_cancel_io,
         .gone = send_gone,
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "clock.h"
 #include "engine-private.h"
@@ -107,6 +108,83 @@ unsigned int xfer_peer_timeout(const struct xfer *x)
 void xfer_progress(struct xfer *x)
 {
         x->t_progress = clock_usec(CLOCK_MONOTONIC);
+}
+
+/* The timer fires by io_timeout at the latest (its op checks what is due). */
+static void xfer_arm_disk_deadline(struct xfer *x)
+{
+        struct timeval now, due, io = { .tv_sec = x->e->cfg->io_timeout };
+
+        event_base_gettimeofday_cached(x->e->base, &now);
+        timeradd(&now, &io, &due);
+        if (evtimer_pending(x->timer, &now) && timercmp(&now, &due, <=))
+                return;
+        evtimer_add(x->timer, &io);
+}
+
+void xfer_io_start(struct xfer *x, const char *what)
+{
+        if (x->ios++ == 0) {
+                x->t_io = clock_usec(CLOCK_MONOTONIC);
+                if (x->state != XFER_CLOSING)
+                        xfer_arm_disk_deadline(x);
+        }
+        x->io_what = what;
+}
+
+static void xfer_bury(struct xfer *x);
+
+bool xfer_io_done(struct xfer *x)
+{
+        x->ios--;
+        x->t_io = clock_usec(CLOCK_MONOTONIC);
+        if (!x->dead)
+                return true;
+        if (x->ios == 0) {
+                for (struct xfer **p = &x->e->dead; *p; p = &(*p)->next)
+                        if (*p == x) {
+                                *p = x->next;
+                                break;
+                        }
+                log_debug("%s: the last disk request of an ended transfer came back", x->peer);
+                xfer_bury(x);
+        }
+        return false;
+}
+
+bool xfer_disk_stalled(struct xfer *x)
+{
+        uint64_t limit = (uint64_t)x->e->cfg->io_timeout * 1000000u;
+        uint64_t quiet, wait;
+        struct timeval tv;
+
+        if (x->ios == 0)
+                return false;
+        quiet = clock_usec(CLOCK_MONOTONIC) - x->t_io;
+        if (quiet >= limit)
+                return true;
+        /* Check the peer again within peer_timeout: the disk may come back
+         * and leave a silent peer to be found. */
+        wait = MIN(limit - quiet, (uint64_t)xfer_peer_timeout(x) * 1000000u);
+        tv.tv_sec = (time_t)(wait / 1000000u);
+        tv.tv_usec = (suseconds_t)(wait % 1000000u);
+        evtimer_add(x->timer, &tv);
+        return false;
+}
+
+void xfer_disk_text(const struct xfer *x, char *buf, size_t len)
+{
+        snprintf(buf, len, "%s: no progress for %u s", x->io_what ?: "disk I/O",
+                 x->e->cfg->io_timeout);
+}
+
+enum xfer_stall xfer_stalled(struct xfer *x)
+{
+        if (xfer_disk_stalled(x))
+                return XFER_STALL_DISK;
+        if (x->ios > 0)
+                return XFER_WAITING;
+        return xfer_peer_silent(x) ? XFER_STALL_PEER : XFER_WAITING;
 }
 
 void xfer_arm_deadline(struct xfer *x)
@@ -246,6 +324,9 @@ void xfer_hangup(struct xfer *x)
 {
         if (x->state != XFER_CLOSING)
                 xfer_set_state(x, XFER_CLOSING);
+        /* Nobody waits for them now; whatever the kernel can interrupt, it may. */
+        if (x->ios > 0 && x->ops->cancel_io)
+                x->ops->cancel_io(x);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
                 struct xfer_lane *l = x->lane[k];
 
@@ -292,20 +373,54 @@ void xfer_discard(struct xfer *x)
         x->timer = NULL;
 }
 
+/* A reaped lane's slots go back to the ring, and the lane goes. */
+static void xfer_lane_drop(struct xfer_lane *l)
+{
+        struct xfer *x = l->x;
+
+        ring_hold_leave(&l->hold, x->ring);
+        x->lane[l->idx] = NULL;
+        x->ops->lane_free(l);
+        xfer_feed_starved(x->e, x->dir);
+}
+
+/* Ended, and nothing of the kernel's points into it any more. */
+static void xfer_bury(struct xfer *x)
+{
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                if (x->lane[k])
+                        xfer_lane_drop(x->lane[k]);
+        xfer_free(x);
+}
+
 void xfer_lane_reaped(struct conn *c)
 {
         struct xfer_lane *l = (struct xfer_lane *)c;
         struct xfer *x = l->x;
         struct engine *e = x->e;
 
-        ring_hold_leave(&l->hold, x->ring);
-        x->lane[l->idx] = NULL;
-        x->ops->lane_free(l);
-        xfer_feed_starved(e, x->dir);
+        /* With disk requests out, the slots they read into or write from
+         * stay held (and the lane with them) until the last is back. */
+        if (x->ios == 0)
+                xfer_lane_drop(l);
         if (--x->nlive > 0)
                 return;
         xfer_unlink(x);
-        xfer_free(x);
+        if (x->timer)
+                evtimer_del(x->timer);
+        if (x->ops->ended)
+                x->ops->ended(x);
+        if (x->ios > 0) {
+                log_notice("%s: %u disk request%s of the ended transfer still out (%s); its "
+                           "buffers stay held until %s back", x->peer, x->ios,
+                           x->ios == 1 ? "" : "s", x->io_what ?: "disk I/O",
+                           x->ios == 1 ? "it comes" : "they come");
+                x->dead = true;
+                x->next = e->dead;
+                e->dead = x;
+        } else {
+                xfer_bury(x);
+        }
         engine_xfer_gone(e);
 }
 
@@ -318,25 +433,38 @@ void xfer_kill_qps(struct engine *e)
                                         conn_destroy_qp(&x->lane[k]->conn);
 }
 
-void xfer_free_all(struct engine *e)
+static void xfer_free_list(struct xfer **list, bool keep_memory)
 {
-        for (int dir = 0; dir < XFER_DIRS; dir++) {
-                struct xfer *x;
+        struct xfer *x;
 
-                while ((x = e->xfers[dir])) {
-                        e->xfers[dir] = x->next;
-                        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
-                                struct xfer_lane *l = x->lane[k];
+        while ((x = *list)) {
+                *list = x->next;
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
+                        struct xfer_lane *l = x->lane[k];
 
-                                if (!l)
-                                        continue;
-                                conn_teardown(&l->conn);
-                                ring_hold_leave(&l->hold, x->ring);
-                                x->lane[k] = NULL;
-                                x->ops->lane_free(l);
-                        }
-                        x->nlive = 0;
-                        xfer_free(x);
+                        if (!l)
+                                continue;
+                        conn_teardown(&l->conn);
+                        if (keep_memory)
+                                continue;
+                        ring_hold_leave(&l->hold, x->ring);
+                        x->lane[k] = NULL;
+                        x->ops->lane_free(l);
                 }
+                x->nlive = 0;
+                if (keep_memory) {
+                        if (x->timer)
+                                event_free(x->timer);
+                        x->timer = NULL;
+                        continue;
+                }
+                xfer_free(x);
         }
+}
+
+void xfer_free_all(struct engine *e, bool keep_memory)
+{
+        for (int dir = 0; dir < XFER_DIRS; dir++)
+                xfer_free_list(&e->xfers[dir], keep_memory);
+        xfer_free_list(&e->dead, keep_memory);
 }

@@ -66,7 +66,13 @@ struct xfer_ops {
         void (*log)(struct xfer *x);
         /* Free what the side added to a lane (the lane itself too). */
         void (*lane_free)(struct xfer_lane *l);
-        /* The last lane is reaped: release the rest and free @x. */
+        /* The last lane is reaped, every connection released: tell the
+         * owner (optional). Disk requests may still be out (x->ios). */
+        void (*ended)(struct xfer *x);
+        /* Ask the kernel to give up the disk requests still out (optional):
+         * the transfer is decided and nobody waits for them. */
+        void (*cancel_io)(struct xfer *x);
+        /* Ended, and no disk request is out: release the rest and free @x. */
         void (*gone)(struct xfer *x);
 };
 
@@ -93,6 +99,14 @@ struct xfer {
                                  * with t_last on the data path) */
         struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
         struct event *timer;
+        /* Disk requests in flight, any lane's or the transfer's own: what
+         * they read into or write from, the lanes' slots and the transfer
+         * itself, stays until the last is back (xfer_io_done), even after
+         * the transfer ended. */
+        unsigned int ios;
+        uint64_t t_io;          /* usec: one last completed, or the first went out */
+        const char *io_what;    /* what the latest does, for the deadline's reason */
+        bool dead;              /* ended, on the engine's dead list until ios is 0 */
         /* The verdict, once decided: the first decision wins. */
         bool decided;
         enum engine_outcome outcome;
@@ -145,6 +159,27 @@ enum xfer_pace {
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
 
 /*
+ * The deadline on our own disk (cfg io_timeout). xfer_io_start() before
+ * queueing a disk request (@what: "reading the file", for the reason);
+ * xfer_io_done() first thing in its callback: false when the transfer has
+ * ended meanwhile (the callback must touch nothing, and may have been the
+ * last thing keeping the transfer's memory).
+ *
+ * xfer_disk_stalled() is for the timeout op: true when requests are out
+ * and none completed for io_timeout (the transfer should fail with
+ * xfer_disk_text()); else, with requests out, it re-arms the timer. While
+ * our own disk holds a transfer up, the peer's silence is not the peer's
+ * fault: xfer_stalled() checks the disk first and the peer only when no
+ * disk request is out.
+ */
+void xfer_io_start(struct xfer *x, const char *what);
+bool xfer_io_done(struct xfer *x);
+bool xfer_disk_stalled(struct xfer *x);
+void xfer_disk_text(const struct xfer *x, char *buf, size_t len);
+enum xfer_stall { XFER_WAITING, XFER_STALL_DISK, XFER_STALL_PEER };
+enum xfer_stall xfer_stalled(struct xfer *x);
+
+/*
  * A lane's common part: its digest, and its holding of x->ring, admitted
  * (@admit: counts as a transfer and takes a share) or joined (holds
  * nothing, grows only from what the ring lends; xfer_lane_admit() may
@@ -190,7 +225,9 @@ void xfer_lane_reaped(struct conn *c);
 
 /*
  * engine_free(): destroy every lane's QP now (no DMA into memory about to
- * go), and after the disk I/O drained, the rest, without callbacks.
+ * go), and after the disk I/O drained, the rest, without callbacks. With
+ * @keep_memory (disk requests that never came back), every connection is
+ * released but the transfers' memory is left to those requests.
  */
 void xfer_kill_qps(struct engine *e);
-void xfer_free_all(struct engine *e);
+void xfer_free_all(struct engine *e, bool keep_memory);

@@ -77,6 +77,8 @@ static void test_defaults(void)
         is_int(c.peer_timeout, 30, "peer_timeout 30 s");
         is_int(c.min_rate, 1 << 20, "min_rate 1 MiB/s");
         ok(c.max_file_size == 1ull << 40, "max_file_size 1 TiB");
+        is_int(c.min_free, 1ull << 30, "min_free 1G");
+        is_int(c.io_timeout, 60, "io_timeout 60 s");
         ok(!c.overwrite, "overwrite off");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
         ok(c.key_file[0] == '\0', "no key file");
@@ -191,6 +193,10 @@ static void test_errors(void)
         expect_error("peer_timeout = 0\n", 1, "peer_timeout", "1 to 3600");
         expect_error("peer_timeout = 3601\n", 1, "peer_timeout", "1 to 3600");
         expect_error("max_file_size = 1P\n", 1, "max_file_size", "suffix");
+        expect_error("io_timeout = 0\n", 1, "io_timeout", "1 to 3600");
+        expect_error("io_timeout = 3601\n", 1, "io_timeout", "1 to 3600");
+        expect_error("min_free = 5%\n", 1, "min_free", "0 for no floor");
+        expect_error("min_free = 1P\n", 1, "min_free", "suffix");
         expect_error("max_file_size = 99999999999T\n", 1, "max_file_size", "suffix");
         expect_error("max_file_size = \n", 1, "max_file_size", "size");
         expect_error("min_rate = 2T\n", 1, "min_rate", "up to 1T");
@@ -269,6 +275,10 @@ static void test_numbers(void)
         ok(r == 0 && c.min_rate == 0, "min_rate 0: no floor");
         r = load("min_rate = 1T\n", &c, err, sizeof(err));
         ok(r == 0 && c.min_rate == 1ull << 40, "min_rate up to 1T");
+        r = load("min_free = 4M\nio_timeout = 5\n", &c, err, sizeof(err));
+        ok(r == 0 && c.min_free == 4u << 20 && c.io_timeout == 5, "min_free 4M, io_timeout 5 s");
+        r = load("min_free = 0\n", &c, err, sizeof(err));
+        ok(r == 0 && c.min_free == 0, "min_free 0: no floor");
         r = load("max_file_size = 12345\n", &c, err, sizeof(err));
         ok(r == 0 && c.max_file_size == 12345, "max_file_size in plain bytes");
         r = load("max_file_size = 16777215T\n", &c, err, sizeof(err));

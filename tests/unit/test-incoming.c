@@ -1,5 +1,7 @@
-/* Publication in the incoming directory: nameless until complete, never
- * clobbering, never following a symlink planted under the name. */
+/* The incoming directory's pure rules: the free-space floor (min_free), the
+ * reservation's verdict, and the temporary names an interrupted overwrite
+ * may leave, removed at start-up. The publish sequence itself runs through
+ * io_uring (daemon/engine/recv-file.c; its calls in test-io.c). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <stdint.h>
 
 #include "incoming.h"
 #include "tap.h"
@@ -31,101 +35,87 @@ static int count_entries(void)
         return n;
 }
 
-static void read_back(const char *name, char *buf, size_t len)
+/* min_free: an offer never eats into the floor, whatever the numbers. */
+static void test_space(void)
 {
-        int fd = openat(dirfd_, name, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+        const uint64_t G = 1ull << 30;
 
-        buf[n > 0 ? n : 0] = '\0';
-        if (fd >= 0)
-                close(fd);
+        is_int(incoming_space_verdict(10 * G, G, G), INCOMING_OK, "10G free, 1G file, 1G floor: ok");
+        is_int(incoming_space_verdict(10 * G, 9 * G, G), INCOMING_OK, "exactly the floor left: ok");
+        is_int(incoming_space_verdict(10 * G, 9 * G + 1, G), INCOMING_NO_SPACE,
+               "one byte into the floor: refused");
+        is_int(incoming_space_verdict(10 * G, 11 * G, 0), INCOMING_NO_SPACE,
+               "larger than the free space: refused, floor or not");
+        is_int(incoming_space_verdict(10 * G, 10 * G, 0), INCOMING_OK, "no floor: every byte may go");
+        is_int(incoming_space_verdict(0, 0, 0), INCOMING_OK, "an empty file on a full disk, no floor");
+        is_int(incoming_space_verdict(0, 0, 1), INCOMING_NO_SPACE, "below the floor already: refused");
+        is_int(incoming_space_verdict(G, UINT64_MAX, G), INCOMING_NO_SPACE, "a hostile size does not wrap");
+        is_int(incoming_space_verdict(UINT64_MAX, 1, UINT64_MAX), INCOMING_NO_SPACE,
+               "the largest floor does not wrap");
+        is_int(incoming_space_verdict(UINT64_MAX, UINT64_MAX, 0), INCOMING_OK, "the largest numbers");
 }
 
-/* The daemon's sequence: open nameless, reserve, write, fsync. */
-static int make_complete(const char *content)
+static void test_reserve(void)
 {
-        enum incoming_verdict v;
-        int fd = incoming_open(dirfd_, strlen(content), &v);
-
-        if (fd >= 0 && incoming_reserve_verdict(fallocate(fd, 0, 0, strlen(content)) < 0 ? -errno : 0) != INCOMING_OK) {
-                close(fd);
-                return -ENOSPC;
-        }
-
-        if (fd >= 0 && (pwrite(fd, content, strlen(content), 0) != (ssize_t)strlen(content) || fsync(fd) < 0)) {
-                close(fd);
-                return -EIO;
-        }
-        return fd;
-}
-
-static void test_nameless_until_published(void)
-{
-        char buf[64];
-        int fd = make_complete("hello");
-        struct stat st;
-
-        ok(fd >= 0, "create a nameless file");
-        is_int(count_entries(), 0, "nothing visible while it is written");
-        ok(fstat(fd, &st) == 0 && st.st_size == 5, "size reserved and written");
-        is_int(incoming_publish(dirfd_, fd, "a.dat", false, 1), 0, "publish");
-        read_back("a.dat", buf, sizeof(buf));
-        is_str(buf, "hello", "published content");
-        is_int(count_entries(), 1, "exactly one entry, no temporary left");
-        close(fd);
-
-        fd = make_complete("dropped");
-        close(fd);
-        is_int(count_entries(), 1, "an abandoned transfer leaves nothing behind");
-}
-
-static void test_no_clobber(void)
-{
-        char buf[64];
-        int fd = make_complete("second");
-
-        is_int(incoming_exists(dirfd_, "a.dat"), 1, "exists");
-        is_int(incoming_exists(dirfd_, "b.dat"), 0, "does not exist");
-        is_int(incoming_publish(dirfd_, fd, "a.dat", false, 2), -EEXIST, "no overwrite: EEXIST");
-        read_back("a.dat", buf, sizeof(buf));
-        is_str(buf, "hello", "original untouched");
-        is_int(incoming_publish(dirfd_, fd, "a.dat", true, 2), 0, "overwrite allowed: replaced");
-        read_back("a.dat", buf, sizeof(buf));
-        is_str(buf, "second", "replacement content");
-        is_int(count_entries(), 1, "no .part file left by the atomic replace");
-        close(fd);
-}
-
-static void test_symlink_not_followed(void)
-{
-        char target[256], buf[64];
-        int fd;
-
-        snprintf(target, sizeof(target), "%s-target", dir);
-        unlink(target);
-        ok(symlinkat(target, dirfd_, "evil.dat") == 0, "plant a symlink pointing outside");
-        is_int(incoming_exists(dirfd_, "evil.dat"), 1, "a dangling symlink counts as existing");
-        fd = make_complete("payload");
-        is_int(incoming_publish(dirfd_, fd, "evil.dat", false, 3), -EEXIST, "refused without overwrite");
-        is_int(incoming_publish(dirfd_, fd, "evil.dat", true, 3), 0, "with overwrite the link itself is replaced");
-        ok(access(target, F_OK) != 0, "nothing written through the symlink");
-        read_back("evil.dat", buf, sizeof(buf));
-        is_str(buf, "payload", "the name now holds the file");
-        close(fd);
-}
-
-static void test_no_space(void)
-{
-        enum incoming_verdict v;
-        int fd = incoming_open(dirfd_, UINT64_MAX / 2, &v);
-
-        ok(fd < 0 && v == INCOMING_NO_SPACE, "an impossible size is a no-space refusal (%d)", fd);
-        is_int(count_entries(), 2, "and leaves nothing");
         is_int(incoming_reserve_verdict(0), INCOMING_OK, "reserved");
         is_int(incoming_reserve_verdict(-EOPNOTSUPP), INCOMING_OK, "cannot reserve: carry on");
         is_int(incoming_reserve_verdict(-ENOSPC), INCOMING_NO_SPACE, "ENOSPC: no space");
         is_int(incoming_reserve_verdict(-EDQUOT), INCOMING_NO_SPACE, "EDQUOT: no space");
         is_int(incoming_reserve_verdict(-EIO), INCOMING_IO, "EIO: an I/O error");
+}
+
+static void test_part_names(void)
+{
+        char buf[INCOMING_PART_MAX];
+
+        incoming_part_name(buf, 42);
+        is_str(buf, ".rdmaxfer-42.part", "the temporary name of transfer 42");
+        ok(incoming_is_part(buf), "is ours");
+        incoming_part_name(buf, UINT64_MAX);
+        is_str(buf, ".rdmaxfer-18446744073709551615.part", "the longest one");
+        ok(incoming_is_part(buf), "the longest one is ours");
+        ok(!incoming_is_part(".rdmaxfer-.part"), "no digits: not ours");
+        ok(!incoming_is_part(".rdmaxfer-12a.part"), "not only digits: not ours");
+        ok(!incoming_is_part(".rdmaxfer-123456789012345678901.part"), "21 digits: not ours");
+        ok(!incoming_is_part("rdmaxfer-1.part"), "no leading dot: not ours");
+        ok(!incoming_is_part("x.rdmaxfer-1.part"), "a prefix before it: not ours");
+        ok(!incoming_is_part(".rdmaxfer-1.part.x"), "a suffix after it: not ours");
+        ok(!incoming_is_part(".rdmaxfer-1.par"), "cut short: not ours");
+        ok(!incoming_is_part(""), "empty: not ours");
+}
+
+static unsigned int n_removed;
+
+static void on_removed(const char *name, int r)
+{
+        n_removed += r == 0 && incoming_is_part(name);
+}
+
+static void touch(const char *name)
+{
+        int fd = openat(dirfd_, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+        if (fd >= 0)
+                close(fd);
+}
+
+/* What a crash between the overwrite's link and rename leaves is removed
+ * at start-up, and nothing else. */
+static void test_clean_parts(void)
+{
+        touch(".rdmaxfer-7.part");
+        touch(".rdmaxfer-18446744073709551615.part");
+        touch("keep.dat");
+        touch(".rdmaxfer-x.part");
+        touch("a.rdmaxfer-1.part");
+        ok(symlinkat("/nonexistent", dirfd_, ".rdmaxfer-9.part") == 0, "a symlink under our pattern");
+        is_int(incoming_clean_parts(dirfd_, on_removed), 3, "three of ours removed");
+        is_int(n_removed, 3, "each one reported");
+        is_int(count_entries(), 3, "the others stay");
+        ok(faccessat(dirfd_, "keep.dat", F_OK, 0) == 0, "a received file stays");
+        ok(faccessat(dirfd_, ".rdmaxfer-x.part", F_OK, 0) == 0, "not our pattern: stays");
+        is_int(incoming_clean_parts(dirfd_, on_removed), 0, "a second pass finds nothing");
+        is_int(incoming_clean_parts(-1, NULL), -EBADF, "an unreadable directory is an error");
 }
 
 int main(void)
@@ -135,17 +125,14 @@ int main(void)
                 return 0;
         }
         dirfd_ = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        test_nameless_until_published();
-        test_no_clobber();
-        test_symlink_not_followed();
-        test_no_space();
+        test_space();
+        test_reserve();
+        test_part_names();
+        test_clean_parts();
+        unlinkat(dirfd_, "keep.dat", 0);
+        unlinkat(dirfd_, ".rdmaxfer-x.part", 0);
+        unlinkat(dirfd_, "a.rdmaxfer-1.part", 0);
         close(dirfd_);
-        {
-                char cmd[128];
-
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-                if (system(cmd) != 0)
-                        diag("could not remove %s", dir);
-        }
+        rmdir(dir);
         return done_testing();
 }

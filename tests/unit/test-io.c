@@ -260,6 +260,12 @@ static bool is_pattern(const uint8_t *b, size_t len, uint64_t off)
         return true;
 }
 
+static void safe_close_fd(int fd)
+{
+        if (fd >= 0)
+                close(fd);
+}
+
 /* ---- the cases ---- */
 
 static void test_basic(void)
@@ -543,6 +549,164 @@ static void test_free_pending(void)
         close(fd);
 }
 
+/* Queue @t through @r (from io_statx & co.) and run it: its result. */
+static int64_t run_one(struct treq *t, int r, const char *what)
+{
+        unsigned int before = n_runs;
+
+        if (r != 0) {
+                diag("%s: refused: %s", what, strerror(-r));
+                return INT64_MIN;
+        }
+        if (!run_until(before + 1, 5000)) {
+                diag("%s: no callback", what);
+                return INT64_MIN;
+        }
+        return t->res;
+}
+
+/*
+ * The path operations the receiver publishes with (daemon/engine/recv-file.c),
+ * through io_uring: a no-follow lookup sees a planted symlink, a nameless file
+ * is linked through /proc and never over an existing name, renamed over one
+ * (a symlink is replaced, not followed), and the directory fsynced.
+ */
+static void test_paths(void)
+{
+        struct io *io = NULL;
+        struct treq t = { .req.done = on_done };
+        struct statx stx;
+        char proc[32], target[256], buf[16] = "";
+        int fd = make_file("paths", 4096), tmp = -1, rfd;
+
+        snprintf(target, sizeof(target), "%s-target", dir);
+        unlink(target);
+        is_int(io_new(&io, base, 8), 0, "paths: io_new");
+        memset(&stx, 0, sizeof(stx));
+        is_int(run_one(&t, io_statx(io, &t.req, fd, "", AT_EMPTY_PATH, &stx), "statx fd"), 0,
+               "paths: statx of a descriptor (AT_EMPTY_PATH)");
+        ok(S_ISREG(stx.stx_mode) && stx.stx_size == 4096, "paths: a regular file of 4096 bytes");
+        is_int(run_one(&t, io_statx(io, &t.req, dfd, "missing", AT_SYMLINK_NOFOLLOW, &stx), "statx"),
+               -ENOENT, "paths: no such name");
+        ok(symlinkat(target, dfd, "ln") == 0, "paths: plant a symlink pointing outside");
+        is_int(run_one(&t, io_statx(io, &t.req, dfd, "ln", AT_SYMLINK_NOFOLLOW, &stx), "statx ln"),
+               0, "paths: a dangling symlink exists, not followed");
+        ok(S_ISLNK(stx.stx_mode), "paths: seen as the symlink itself");
+
+        tmp = (int)run_one(&t, io_openat(io, &t.req, dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0640),
+                           "openat");
+        ok(tmp >= 0, "paths: a nameless file (O_TMPFILE): fd %d", tmp);
+        if (tmp < 0)
+                goto out;
+        ok(pwrite(tmp, "fresh", 5, 0) == 5, "paths: written");
+        is_int(run_one(&t, io_fsync(io, &t.req, tmp), "fsync"), 0, "paths: fsync");
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmp);
+        is_int(run_one(&t, io_linkat(io, &t.req, AT_FDCWD, proc, dfd, "paths", AT_SYMLINK_FOLLOW),
+                       "linkat over"), -EEXIST, "paths: link never replaces a name");
+        is_int(run_one(&t, io_linkat(io, &t.req, AT_FDCWD, proc, dfd, ".rdmaxfer-1.part",
+                                     AT_SYMLINK_FOLLOW), "linkat part"), 0,
+               "paths: linked under a temporary name");
+        is_int(run_one(&t, io_renameat(io, &t.req, dfd, ".rdmaxfer-1.part", dfd, "ln"), "renameat"),
+               0, "paths: renamed over the symlink");
+        ok(access(target, F_OK) != 0, "paths: nothing written through the symlink");
+        rfd = openat(dfd, "ln", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ok(rfd >= 0 && read(rfd, buf, sizeof(buf) - 1) == 5 && strcmp(buf, "fresh") == 0,
+           "paths: the name holds the new file");
+        if (rfd >= 0)
+                close(rfd);
+        is_int(run_one(&t, io_unlinkat(io, &t.req, dfd, ".rdmaxfer-1.part", 0), "unlinkat"), -ENOENT,
+               "paths: no temporary name left");
+        is_int(run_one(&t, io_fsync(io, &t.req, dfd), "fsync dir"), 0, "paths: fsync of the directory");
+        is_int(run_one(&t, io_unlinkat(io, &t.req, dfd, "ln", 0), "unlinkat ln"), 0, "paths: unlinkat");
+out:
+        io_free_watched(io, "paths");
+        n_runs = 0;
+        safe_close_fd(tmp);
+        close(fd);
+}
+
+static int64_t call_answer(void *arg)
+{
+        return *(int64_t *)arg;
+}
+
+/* Blocks until the pipe @arg reads from has data: a call that does not return. */
+static int64_t call_stuck(void *arg)
+{
+        char c;
+
+        return read(*(int *)arg, &c, 1) == 1 ? 1 : -errno;
+}
+
+/* io_call(): results from a worker, in the loop; one stuck in its call is
+ * left to its thread by io_free, which says so and returns at once. */
+static void test_call(void)
+{
+        static struct treq t[3] = { [0 ... 2] = { .req.done = on_done } };
+        static int64_t answer = 42, fail = -EIO;
+        static int p[2];
+        struct io *io = NULL;
+        uint64_t t0;
+        unsigned int left;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        is_int(io_new(&io, base, 8), 0, "call: io_new");
+        is_int(run_one(&t[0], io_call(io, &t[0].req, call_answer, &answer), "call"), 42,
+               "call: the worker's result");
+        is_int(run_one(&t[1], io_call(io, &t[1].req, call_answer, &fail), "call fails"), -EIO,
+               "call: an error");
+        n_runs = 0;
+        is_int(io_call(io, &t[2].req, call_stuck, &p[0]), 0, "call: one that does not return");
+        settle(50);
+        is_int(n_runs, 0, "call: no callback while it is stuck");
+        t0 = now_ms();
+        watch("call: io_free", 20);
+        left = io_free(io);
+        alarm(0);
+        is_int(left, 1, "call: io_free says one request is still out");
+        ok(now_ms() - t0 < IO_DRAIN_MS, "call: and does not wait for it (%llu ms)",
+           (unsigned long long)(now_ms() - t0));
+        /* The thread comes back to a closed pool and leaves t[2] alone. */
+        ok(write(p[1], "x", 1) == 1, "call: the stuck call is let go");
+        settle(50);
+        is_int(t[2].runs, 0, "call: its callback never runs");
+        n_runs = 0;
+        close(p[0]);
+        close(p[1]);
+}
+
+/* io_cancel(): a read the kernel can interrupt (an empty pipe) comes back
+ * at once, its callback run once. */
+static void test_cancel(void)
+{
+        static struct treq t = { .req.done = on_done };
+        static uint8_t buf[64];
+        struct io *io = NULL;
+        int p[2];
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        is_int(io_new(&io, base, 8), 0, "cancel: io_new");
+        n_runs = 0;
+        is_int(io_read(io, &t.req, p[0], buf, sizeof(buf), 0), 0, "cancel: read of an empty pipe");
+        settle(20);
+        is_int(n_runs, 0, "cancel: it waits");
+        io_cancel(io, &t.req);
+        ok(run_until(1, 5000), "cancel: its callback ran");
+        ok(t.res == -ECANCELED || t.res == -EINTR, "cancel: with -ECANCELED (%lld)", (long long)t.res);
+        n_runs = 0;
+        is_int(io_read(io, &t.req, p[0], buf, sizeof(buf), 0), 0, "cancel: another read");
+        settle(20);
+        io_cancel_fd(io, p[0]);
+        ok(run_until(1, 5000), "cancel by fd: its callback ran");
+        is_int(t.runs, 2, "cancel: each read ran once");
+        n_runs = 0;
+        io_free_watched(io, "cancel");
+        close(p[0]);
+        close(p[1]);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 }
@@ -558,7 +722,7 @@ static bool want(const char *name)
 int main(int argc, char **argv)
 {
         static const char *files[] = { "basic", "alloc", "many", "many-out", "fails", "full",
-                                       "short", "cont", "pending" };
+                                       "short", "cont", "pending", "paths" };
         struct io_uring_sync_cancel_reg probe_cancel = {
                 .fd = -1,
                 .flags = IORING_ASYNC_CANCEL_ANY,
@@ -606,6 +770,12 @@ int main(int argc, char **argv)
                 test_continuation(true);
         if (want("free-pending"))
                 test_free_pending();
+        if (want("paths"))
+                test_paths();
+        if (want("call"))
+                test_call();
+        if (want("cancel"))
+                test_cancel();
 
         event_free(tick);
         event_base_free(base);

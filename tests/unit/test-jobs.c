@@ -180,7 +180,7 @@ static int submit_as(struct fx *f, uid_t uid, const char *host, uint16_t port, c
         snprintf(s.name, sizeof(s.name), "%s", name);
         if (fd_out)
                 *fd_out = fd;
-        r = jobs_submit(f->jobs, &s, uid, fd, id);
+        r = jobs_submit(f->jobs, &s, uid, fd, size, id);
         if (r != 0)
                 return r;
         job = jobs_find(f->jobs, *id);
@@ -290,7 +290,7 @@ static void test_lifecycle(void)
         s = fake_engine_find(f.engine, id);
         ok(s && job->xfer == s, "the engine's handle is kept in job->xfer");
         info = fake_engine_info(s);
-        is_int(info->size, 1000, "request: size from fstat");
+        is_int(info->size, 1000, "request: the size the control layer checked");
         is_str(info->name, "a.bin", "request: name");
         is_str(info->peer, "192.0.2.1:7471", "request: peer, default port from the config");
         sin = (const struct sockaddr_in *)&info->dst;

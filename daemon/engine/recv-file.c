@@ -1,0 +1,320 @@
+/*
+ * The received file in the incoming directory, off the loop: every call
+ * that touches the directory or the file is a disk request (io_uring, or a
+ * worker for fstatvfs), and each one's completion starts the next step. A
+ * step whose transfer has closed meanwhile (its deadline, a cancel, a
+ * stop) does nothing more; what it opened is closed.
+ *
+ * Opening:    statx the name -> openat O_TMPFILE -> fstatvfs -> fallocate
+ * Publishing: fsync -> linkat -> (overwrite: unlinkat .part -> linkat .part
+ *             -> renameat) -> fsync the directory
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine-private.h"
+#include "incoming.h"
+#include "log.h"
+#include "recv.h"
+
+static struct io *recv_io(struct recv_xfer *x)
+{
+        return x->base.e->io;
+}
+
+static int recv_dirfd(struct recv_xfer *x)
+{
+        return x->base.e->incoming_fd;
+}
+
+/* Queue failed (the ring is full): the step cannot even start. */
+static void recv_queue_failed(struct recv_xfer *x, const char *what, int r)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        snprintf(text, sizeof(text), "%s: %s", what, strerror(-r));
+        recv_fail(x, WIRE_E_INTERNAL, text);
+}
+
+/* Start a step: 0, or the transfer has failed. Its deadline is io_timeout
+ * (xfer_io_start arms the timer): the sender waits for us, not we for it. */
+static int recv_step(struct recv_xfer *x, const char *what, int r)
+{
+        if (r < 0) {
+                recv_queue_failed(x, what, r);
+                return r;
+        }
+        xfer_io_start(&x->base, what);
+        return 0;
+}
+
+/* A step's completion: false when the transfer has moved on without it. */
+static bool recv_step_done(struct recv_xfer *x, enum xfer_state state)
+{
+        return xfer_io_done(&x->base) && x->base.state == state;
+}
+
+/* ---- opening ---- */
+
+static void recv_on_reserved(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        enum incoming_verdict iv = incoming_reserve_verdict((int)res);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_OFFER))
+                return;
+        if (iv != INCOMING_OK) {
+                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", x->offer.size,
+                         strerror((int)-res));
+                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        recv_accept(x);
+}
+
+static void recv_reserve(struct recv_xfer *x)
+{
+        if (x->offer.size == 0) {
+                recv_accept(x);
+                return;
+        }
+        /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
+        x->file_req.done = recv_on_reserved;
+        recv_step(x, "reserving space", io_fallocate(recv_io(x), &x->file_req, x->fd,
+                                                      x->offer.size));
+}
+
+/* On a worker: io_uring has no statfs. Touches only x->fd, x->vfs, x->vfs_err. */
+static int64_t recv_statvfs(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        x->vfs_err = fstatvfs(x->fd, &x->vfs) < 0 ? -errno : 0;
+        return x->vfs_err;
+}
+
+static void recv_on_space(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        const struct config *cfg = x->base.e->cfg;
+        char text[WIRE_TEXT_MAX + 1];
+        uint64_t avail;
+
+        if (!recv_step_done(x, XFER_OFFER))
+                return;
+        if (res < 0) {
+                /* Not every file system can tell; fallocate and the writes still will. */
+                log_debug("%s: free space of the incoming directory: %s", x->base.peer,
+                          strerror((int)-res));
+                recv_reserve(x);
+                return;
+        }
+        avail = (uint64_t)x->vfs.f_bavail * x->vfs.f_frsize;
+        if (incoming_space_verdict(avail, x->offer.size, cfg->min_free) != INCOMING_OK) {
+                if (x->offer.size > avail)
+                        snprintf(text, sizeof(text), "%" PRIu64 " bytes, %" PRIu64 " free",
+                                 x->offer.size, avail);
+                else
+                        snprintf(text, sizeof(text), "%" PRIu64 " bytes would leave less than "
+                                 "min_free (%" PRIu64 ") of the %" PRIu64 " free", x->offer.size,
+                                 cfg->min_free, avail);
+                recv_fail(x, WIRE_E_NO_SPACE, text);
+                return;
+        }
+        recv_reserve(x);
+}
+
+static void recv_on_open(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_OFFER)) {
+                /* Nameless: closing it is all the cleaning up it needs. */
+                if (res >= 0)
+                        safe_close((int)res);
+                return;
+        }
+        if (res < 0) {
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", x->offer.size,
+                         strerror((int)-res));
+                recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        x->fd = (int)res;
+        snprintf(x->proc_path, sizeof(x->proc_path), "/proc/self/fd/%d", x->fd);
+        x->file_req.done = recv_on_space;
+        recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
+}
+
+static void recv_on_lookup(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_OFFER))
+                return;
+        if (res == 0 && !x->base.e->cfg->overwrite) {
+                recv_fail(x, WIRE_E_EXISTS, NULL);
+                return;
+        }
+        if (res < 0 && res != -ENOENT) {
+                snprintf(text, sizeof(text), "checking name: %s", strerror((int)-res));
+                recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        x->file_req.done = recv_on_open;
+        recv_step(x, "creating the file",
+                  io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
+                            O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
+}
+
+void recv_file_open(struct recv_xfer *x)
+{
+        /* The name is a leaf name_check() passed (no "/", not "." or ".."),
+         * so a no-follow lookup beneath the directory cannot leave it; a
+         * symlink under the name counts as existing. */
+        x->file_req.done = recv_on_lookup;
+        recv_step(x, "checking the incoming directory",
+                  io_statx(recv_io(x), &x->file_req, recv_dirfd(x), x->offer.name,
+                           AT_SYMLINK_NOFOLLOW, &x->stx));
+}
+
+/* ---- publishing ---- */
+
+static void recv_publish_failed(struct recv_xfer *x, int r)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        snprintf(text, sizeof(text), "publishing: %s", strerror(-r));
+        recv_fail(x, WIRE_E_IO, text);
+}
+
+static void recv_on_dir_synced(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        /* The name itself must survive a crash too. */
+        if (res < 0) {
+                recv_publish_failed(x, (int)res);
+                return;
+        }
+        recv_published(x);
+}
+
+static void recv_sync_dir(struct recv_xfer *x)
+{
+        x->file_req.done = recv_on_dir_synced;
+        recv_step(x, "syncing the incoming directory",
+                  io_fsync(recv_io(x), &x->file_req, recv_dirfd(x)));
+}
+
+/* The .part of a failed rename is gone (or could not go): now fail. */
+static void recv_on_part_removed(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        recv_publish_failed(x, x->publish_err);
+}
+
+static void recv_on_renamed(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res < 0) {
+                x->publish_err = (int)res;
+                x->file_req.done = recv_on_part_removed;
+                recv_step(x, "removing the temporary name",
+                          io_unlinkat(recv_io(x), &x->file_req, recv_dirfd(x), x->part, 0));
+                return;
+        }
+        recv_sync_dir(x);
+}
+
+static void recv_on_part_linked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res < 0) {
+                recv_publish_failed(x, (int)res);
+                return;
+        }
+        x->file_req.done = recv_on_renamed;
+        recv_step(x, "publishing", io_renameat(recv_io(x), &x->file_req, recv_dirfd(x), x->part,
+                                               recv_dirfd(x), x->offer.name));
+}
+
+/* A .part of the same transfer id left by a crash is in the way: gone first. */
+static void recv_on_stale_part(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        x->file_req.done = recv_on_part_linked;
+        recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
+                                             recv_dirfd(x), x->part, AT_SYMLINK_FOLLOW));
+}
+
+static void recv_on_linked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res == -EEXIST && x->base.e->cfg->overwrite) {
+                incoming_part_name(x->part, x->offer.transfer_id);
+                x->file_req.done = recv_on_stale_part;
+                recv_step(x, "publishing",
+                          io_unlinkat(recv_io(x), &x->file_req, recv_dirfd(x), x->part, 0));
+                return;
+        }
+        if (res == -EEXIST) {
+                recv_fail(x, WIRE_E_EXISTS, "appeared during the transfer");
+                return;
+        }
+        if (res < 0) {
+                recv_publish_failed(x, (int)res);
+                return;
+        }
+        recv_sync_dir(x);
+}
+
+static void recv_on_fsync(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "fsync: %s", strerror((int)-res));
+                recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        /* linkat() of an O_TMPFILE through /proc needs no privilege (the
+         * AT_EMPTY_PATH form needs CAP_DAC_READ_SEARCH), and link() never
+         * replaces an existing name. */
+        x->file_req.done = recv_on_linked;
+        recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
+                                             recv_dirfd(x), x->offer.name, AT_SYMLINK_FOLLOW));
+}
+
+void recv_file_publish(struct recv_xfer *x)
+{
+        x->file_req.done = recv_on_fsync;
+        recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
+}
