@@ -194,6 +194,8 @@ int engine_device_open(struct engine *e, bool quiet)
                 goto fail;
         }
         snprintf(e->dev_name, sizeof(e->dev_name), "%s", ibv_get_device_name(e->verbs->device));
+        /* 0 on the wildcard: every port of the device is ours. */
+        e->port_num = e->listen_id->port_num;
         e->pd = ibv_alloc_pd(e->verbs);
         if (!e->pd) {
                 r = -errno;
@@ -361,7 +363,11 @@ static void device_on_async(evutil_socket_t fd, short what, void *arg)
                 ibv_ack_async_event(&ev);
                 switch (type) {
                 case IBV_EVENT_PORT_ERR:
-                        device_port_down(e, port);
+                        /* Another port of a multi-port device is not ours. */
+                        if (e->port_num && port != e->port_num)
+                                log_notice("RDMA port %s/%u is down", e->dev_name, port);
+                        else
+                                device_port_down(e, port);
                         break;
                 case IBV_EVENT_PORT_ACTIVE:
                         log_notice("RDMA port %s/%u is active", e->dev_name, port);

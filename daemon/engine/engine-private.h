@@ -45,6 +45,7 @@ struct engine {
         struct reaper *reaper;          /* rdma_destroy_id off the loop */
         enum engine_dev_state dev_state;
         char dev_name[64];              /* "rxe_beta" */
+        unsigned int port_num;          /* the listener's port; 0: any */
         struct event *async_ev;         /* the device's async events */
         struct event *dev_timer;        /* lost: checks; down: looks for the device */
         unsigned int dev_backoff_ms;
