@@ -174,7 +174,7 @@ static void recv_timeout(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
         unsigned int sec = xfer_peer_timeout(b);
-        char text[XFER_TEXT_MAX + 1], why[128];
+        char text[XFER_TEXT_MAX + 1], why[XFER_TEXT_MAX + 1];
 
         switch (b->state) {
         case XFER_CONNECTING:
@@ -202,19 +202,14 @@ static void recv_timeout(struct xfer *b)
                 }
                 return;
         case XFER_DATA:
-                /* Our own disk holding the transfer up is not the peer's fault. */
-                if (xfer_disk_stalled(b)) {
-                        xfer_disk_text(b, text, sizeof(text));
-                        recv_abort(b, WIRE_E_IO, text);
-                        return;
-                }
-                if (b->ios > 0)
-                        return;
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
                         return;
+                case XFER_PACE_DISK:
+                        recv_abort(b, WIRE_E_IO, why);
+                        return;
                 case XFER_PACE_SLOW:
-                        snprintf(text, sizeof(text), "sender too slow: %s", why);
+                        snprintf(text, sizeof(text), "sender too slow: %.*s", XFER_TEXT_MAX - 17, why);
                         break;
                 case XFER_PACE_SILENT:
                         snprintf(text, sizeof(text), b->nlive < b->nlanes ?

@@ -179,7 +179,7 @@ static void send_timeout(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         unsigned int sec = xfer_peer_timeout(b);
-        char why[128];
+        char why[XFER_TEXT_MAX + 1];
 
         switch (b->state) {
         case XFER_CLOSING:
@@ -212,17 +212,13 @@ static void send_timeout(struct xfer *b)
                 }
         case XFER_DATA:
         default:
-                /* Our own disk holding the transfer up is not the peer's fault. */
-                if (xfer_disk_stalled(b)) {
-                        send_disk_fail(s);
-                        return;
-                }
-                if (b->ios > 0)
-                        return;
                 /* A receiver that grants a credit now and then is no faster
                  * than a sender that trickles: the same floor. */
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
+                        return;
+                case XFER_PACE_DISK:
+                        send_fail(s, WIRE_E_IO, "%s", why);
                         return;
                 case XFER_PACE_SLOW:
                         send_fail(s, WIRE_E_PROTOCOL, "receiver too slow: %s", why);

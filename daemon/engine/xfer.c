@@ -217,7 +217,7 @@ bool xfer_peer_silent(struct xfer *x)
         return false;
 }
 
-enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
+static enum xfer_pace xfer_check_rate(struct xfer *x, char *text, size_t len)
 {
         uint64_t limit = (uint64_t)xfer_peer_timeout(x) * 1000000u;
         uint64_t now = clock_usec(CLOCK_MONOTONIC);
@@ -232,6 +232,18 @@ enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
         }
         xfer_arm_usec(x, MIN(wait, limit - quiet));
         return XFER_PACE_OK;
+}
+
+enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
+{
+        /* Our own disk holding the transfer up is not the peer's fault. */
+        if (xfer_disk_stalled(x)) {
+                xfer_disk_text(x, text, len);
+                return XFER_PACE_DISK;
+        }
+        if (x->ios > 0)
+                return XFER_PACE_OK;
+        return xfer_check_rate(x, text, len);
 }
 
 int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx, bool admit)

@@ -149,12 +149,15 @@ unsigned int xfer_peer_timeout(const struct xfer *x);
  * the last 30.0 s, min_rate 1 MiB/s" in @text (the transfer should
  * fail), else it re-arms for the nearer of the two and returns
  * XFER_PACE_OK. Both read the configuration as it is now (a reload
- * applies to the window open).
+ * applies to the window open). Our own disk comes first: with a disk
+ * request out for io_timeout, XFER_PACE_DISK with xfer_disk_text() in
+ * @text; with one out for less, XFER_PACE_OK (the peer is not judged).
  */
 enum xfer_pace {
         XFER_PACE_OK,
         XFER_PACE_SILENT,
         XFER_PACE_SLOW,
+        XFER_PACE_DISK,
 };
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
 
