@@ -54,7 +54,7 @@ void xferctl_usage(FILE *f)
               "Send files over RDMA through the local rdmaxferd.\n"
               "\n"
               "Commands:\n"
-              "  send FILE PEER[:PORT] [--as NAME] [--no-wait] [--json]\n"
+              "  send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--no-wait] [--json]\n"
               "                       send FILE to PEER's rdmaxferd, showing progress\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
