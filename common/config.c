@@ -594,17 +594,20 @@ static void config_check(struct config_parser *p)
                             "but slot_count is %u (max_transfers * 2 <= slot_count)",
                             p->path, where, c->max_transfers, c->max_transfers * 2, c->slot_count);
         }
-        /* Paced below this, a peer would hear nothing for longer than a
-         * chunk takes and give up (peer_timeout, on either side). */
-        if (c->rate_limit > 0 && c->rate_limit < bucket_rate_min(c->slot_size, c->peer_timeout)) {
+        /* Shared by max_transfers, each must still move a chunk within
+         * peer_timeout, or its peer (or we) would give up between two. */
+        if (c->rate_limit > 0 &&
+            c->rate_limit < bucket_rate_min((uint64_t)c->slot_size * c->max_transfers, c->peer_timeout)) {
                 unsigned int line = p->seen[CONFIG_KEY_RATE_LIMIT];
 
                 config_fail(p, line ? line : 1, -EINVAL,
-                            "%s:%u: rate_limit: %llu bytes/s would take longer than peer_timeout "
-                            "(%u s) over one slot of %u bytes; at least %llu, or 0 for no limit",
+                            "%s:%u: rate_limit: %llu bytes/s shared by max_transfers (%u) would "
+                            "take longer than peer_timeout (%u s) over one slot of %u bytes each; "
+                            "at least %llu, or 0 for no limit",
                             p->path, line ? line : 1, (unsigned long long)c->rate_limit,
-                            c->peer_timeout, c->slot_size,
-                            (unsigned long long)bucket_rate_min(c->slot_size, c->peer_timeout));
+                            c->max_transfers, c->peer_timeout, c->slot_size,
+                            (unsigned long long)bucket_rate_min((uint64_t)c->slot_size * c->max_transfers,
+                                                                c->peer_timeout));
         }
 }
 

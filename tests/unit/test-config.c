@@ -495,14 +495,19 @@ static void test_fabric_keys(void)
         expect_error("tos = 0x20\n", 1, "tos", "0 to 255");
         expect_error("tos = -1\n", 1, "tos", "0 to 255");
         expect_error("tos = ef\n", 1, "tos", "DSCP");
-        /* One slot must go within peer_timeout: 1M in 30 s needs 34953 bytes/s. */
-        expect_message("port = 1\nrate_limit = 34952\n",
-                       ":2: rate_limit: 34952 bytes/s would take longer than peer_timeout (30 s) over "
-                       "one slot of 1048576 bytes; at least 34953, or 0 for no limit");
-        r = load("rate_limit = 34953\n", &c, err, sizeof(err));
-        ok(r == 0 && c.rate_limit == 34953, "one slot within peer_timeout is enough");
-        r = load("rate_limit = 4K\nslot_size = 4K\npeer_timeout = 1\n", &c, err, sizeof(err));
-        ok(r == 0, "4K/s with 4K slots and 1 s: allowed");
+        /* Each of max_transfers must move one slot within peer_timeout: 4 x 1M in 30 s
+         * needs 139811 bytes/s. */
+        expect_message("port = 1\nrate_limit = 139810\n",
+                       ":2: rate_limit: 139810 bytes/s shared by max_transfers (4) would take longer "
+                       "than peer_timeout (30 s) over one slot of 1048576 bytes each; at least 139811, "
+                       "or 0 for no limit");
+        r = load("rate_limit = 139811\n", &c, err, sizeof(err));
+        ok(r == 0 && c.rate_limit == 139811, "one slot each within peer_timeout is enough");
+        r = load("rate_limit = 4K\nslot_size = 4K\npeer_timeout = 1\nmax_transfers = 1\n", &c, err,
+                 sizeof(err));
+        ok(r == 0, "4K/s with 4K slots, one transfer and 1 s: allowed");
+        expect_error("rate_limit = 4K\nslot_size = 4K\npeer_timeout = 1\nmax_transfers = 2\n", 1,
+                     "rate_limit", "max_transfers (2)");
         expect_error("rate_limit = 4K\npeer_timeout = 1\n", 1, "rate_limit", "peer_timeout");
         config_deinit(&c);
 }
