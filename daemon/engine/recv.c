@@ -695,6 +695,9 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 l->base.established = true;
                 if (l->base.x->state == XFER_CONNECTING)
                         xfer_set_state(l->base.x, XFER_OFFER);
+                /* A lane that joined while pacing held its welcome's credits
+                 * back may not have been able to send them before now. */
+                recv_flush_credits(l, true);
                 break;
         case RDMA_CM_EVENT_DISCONNECTED:
                 recv_lost(l, "peer disconnected");
