@@ -253,7 +253,7 @@ bool xfer_peer_silent(struct xfer *x)
 static uint64_t xfer_min_rate(const struct xfer *x)
 {
         const struct bucket *all = &x->e->rate_limit[x->dir];
-        uint64_t floor = x->e->cfg->min_rate, lim = 0;
+        uint64_t least = x->e->cfg->min_rate, lim = 0;
 
         if (bucket_limited(all)) {
                 unsigned int n = 0;
@@ -264,9 +264,9 @@ static uint64_t xfer_min_rate(const struct xfer *x)
         }
         if (bucket_limited(&x->bucket) && (lim == 0 || x->bucket.rate < lim))
                 lim = x->bucket.rate;
-        if (lim > 0 && floor > lim / 2)
-                floor = lim / 2;
-        return floor;
+        if (lim > 0 && least > lim / 2)
+                least = lim / 2;
+        return least;
 }
 
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
@@ -274,13 +274,13 @@ enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
         uint64_t limit = (uint64_t)xfer_peer_timeout(x) * 1000000u;
         uint64_t now = clock_usec(CLOCK_MONOTONIC);
         uint64_t quiet = now - x->t_progress, wait;
-        uint64_t floor = xfer_min_rate(x);
+        uint64_t least = xfer_min_rate(x);
 
         /* Silence first: it is the plainer reason, and its own deadline. */
         if (quiet >= limit)
                 return XFER_PACE_SILENT;
-        if (pace_check(&x->pace, now, x->bytes, floor, limit, &wait) == PACE_SLOW) {
-                pace_reason(&x->pace, floor, text, len);
+        if (pace_check(&x->pace, now, x->bytes, least, limit, &wait) == PACE_SLOW) {
+                pace_reason(&x->pace, least, text, len);
                 return XFER_PACE_SLOW;
         }
         xfer_arm_usec(x, MIN(wait, limit - quiet));
