@@ -38,7 +38,7 @@ check_rate() {
         got=$(rate "$rb" "$ru")
         tb_log "$what: receiver $rb bytes in $ru usec = $got bytes/s ($(pct "$got" "$limit"))"
         near "$got" "$limit" || tb_fail "$what: the receiver saw $got bytes/s, not within 10 % of $limit"
-        same_file "$SRC/$file" "$BETA_IN/$file"
+        same_file "$SRC/bw.dat" "$BETA_IN/$file"
 }
 
 peers_configure
