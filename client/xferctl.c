@@ -54,7 +54,7 @@ void xferctl_usage(FILE *f)
               "Send files over RDMA through the local rdmaxferd.\n"
               "\n"
               "Commands:\n"
-              "  send FILE PEER[:PORT] [--as NAME] [--no-wait] [--json]\n"
+              "  send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--no-wait] [--json]\n"
               "                       send FILE to PEER's rdmaxferd, showing progress\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
@@ -434,6 +434,9 @@ static void status_print(const struct ctl_job *j)
                        progress_mbps(j->bytes_done, j->usec));
         else if (j->state == CTL_JOB_DONE)
                 printf("rate:     %.1f MB/s average\n", progress_mbps(j->bytes_done, j->usec));
+        if (j->bwlimit)
+                printf("bwlimit:  %s/s (%" PRIu64 " bytes/s)\n", progress_size(a, sizeof(a), j->bwlimit),
+                       j->bwlimit);
         if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
                 printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));
         if (j->text[0])

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bucket.h"
 #include "macro.h"
 #include "wire.h"
 
@@ -26,6 +27,8 @@ enum config_key {
         CONFIG_KEY_LANES,
         CONFIG_KEY_PEER_TIMEOUT,
         CONFIG_KEY_MIN_RATE,
+        CONFIG_KEY_RATE_LIMIT,
+        CONFIG_KEY_TOS,
         CONFIG_KEY_MAX_FILE_SIZE,
         CONFIG_KEY_MIN_FREE,
         CONFIG_KEY_IO_TIMEOUT,
@@ -104,6 +107,8 @@ void config_init(struct config *cfg)
                 /* A tenth of what a transfer gets on a 1 GbE link shared 8 ways
                  * (rdmaxferd(8), Deadlines): never an honest transfer. */
                 .min_rate = 1024 * 1024,
+                .rate_limit = 0,
+                .tos = -1,
                 /* Larger than what most sites move as one file, and one offer
                  * cannot ask for a multi-TiB array. */
                 .max_file_size = 1ull << 40,
@@ -160,7 +165,7 @@ static int config_parse_u64(const char *s, uint64_t *out, const char **end)
 }
 
 /* "1M" = 1048576: suffixes K, M, G, T are powers of 1024, either case. */
-static int config_parse_size(const char *s, uint64_t *out)
+int config_parse_size(const char *s, uint64_t *out)
 {
         const char *end;
         unsigned int shift = 0;
@@ -292,6 +297,25 @@ static int config_set_log_level(struct config *cfg, const char *value, char *why
         return -EINVAL;
 }
 
+/* The TOS byte of our rdma_cm ids, or empty: the kernel's default (no call). */
+static int config_set_tos(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        const char *end;
+        uint64_t v;
+
+        if (value[0] == '\0') {
+                cfg->tos = -1;
+                return 0;
+        }
+        if (config_parse_u64(value, &v, &end) < 0 || *end != '\0' || v > 255) {
+                config_why(why, whylen, "must be a whole number from 0 to 255 (the IP TOS byte: "
+                                        "DSCP * 4), or empty to leave it to the kernel");
+                return -EINVAL;
+        }
+        cfg->tos = (int)v;
+        return 0;
+}
+
 /*
  * A group name as NSS may hold one (POSIX portable names, plus '@' and '$'
  * of domain and machine accounts), or a numeric gid. Only its form is
@@ -344,6 +368,11 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                             .min = 0, .max = 1ull << 40,
                                             .why = "must be bytes per second (suffix K, M, G or T) "
                                                    "up to 1T, 0 for no floor" },
+        [CONFIG_KEY_RATE_LIMIT]         = { CONFIG_FIELD(rate_limit), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = 1ull << 40,
+                                            .why = "must be bytes per second (suffix K, M, G or T) "
+                                                   "up to 1T, 0 for no limit" },
+        [CONFIG_KEY_TOS]                = CONFIG_CUSTOM("tos", config_set_tos),
         [CONFIG_KEY_MAX_FILE_SIZE]      = { CONFIG_FIELD(max_file_size), .kind = CONFIG_VALUE_SIZE,
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "
@@ -564,6 +593,21 @@ static void config_check(struct config_parser *p)
                             "%s%s: max_transfers: %u transfers need at least %u receive slots, "
                             "but slot_count is %u (max_transfers * 2 <= slot_count)",
                             p->path, where, c->max_transfers, c->max_transfers * 2, c->slot_count);
+        }
+        /* Shared by max_transfers, each must still move a chunk within
+         * peer_timeout, or its peer (or we) would give up between two. */
+        if (c->rate_limit > 0 &&
+            c->rate_limit < bucket_rate_min((uint64_t)c->slot_size * c->max_transfers, c->peer_timeout)) {
+                unsigned int line = p->seen[CONFIG_KEY_RATE_LIMIT];
+
+                config_fail(p, line ? line : 1, -EINVAL,
+                            "%s:%u: rate_limit: %llu bytes/s shared by max_transfers (%u) would "
+                            "take longer than peer_timeout (%u s) over one slot of %u bytes each; "
+                            "at least %llu, or 0 for no limit",
+                            p->path, line ? line : 1, (unsigned long long)c->rate_limit,
+                            c->max_transfers, c->peer_timeout, c->slot_size,
+                            (unsigned long long)bucket_rate_min((uint64_t)c->slot_size * c->max_transfers,
+                                                                c->peer_timeout));
         }
 }
 

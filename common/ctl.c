@@ -13,11 +13,11 @@
  * Payload layouts, after the 12-byte header
  * (magic u32, version u16, type u16, length u32):
  *
- *   SUBMIT     port u16, flags u16, host_len u16, name_len u16, host, name
+ *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16, host, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
- *              bytes_total u64, usec u64, rate u64, peer_len u16,
+ *              bytes_total u64, usec u64, rate u64, bwlimit u64, peer_len u16,
  *              name_len u16, text_len u16, peer, name, text
  *   ERROR      code i32, text_len u16, text
  *
@@ -25,9 +25,9 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 2 + 2)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 2 + 2 + 2)
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 
@@ -130,6 +130,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_SUBMIT:
                 bytes_put_u16(&o, m->submit.port);
                 bytes_put_u16(&o, m->submit.flags);
+                bytes_put_u64(&o, m->submit.bwlimit);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
@@ -150,6 +151,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u64(&o, m->job.bytes_total);
                 bytes_put_u64(&o, m->job.usec);
                 bytes_put_u64(&o, m->job.rate);
+                bytes_put_u64(&o, m->job.bwlimit);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
@@ -198,6 +200,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                         return -EBADMSG;
                 m->submit.port = bytes_get_u16(&in);
                 m->submit.flags = bytes_get_u16(&in);
+                m->submit.bwlimit = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX ||
@@ -232,6 +235,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.bytes_total = bytes_get_u64(&in);
                 m->job.usec = bytes_get_u64(&in);
                 m->job.rate = bytes_get_u64(&in);
+                m->job.bwlimit = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 l3 = bytes_get_u16(&in);

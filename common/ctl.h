@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             1
+#define CTL_VERSION             2       /* 2: SUBMIT and JOB carry bwlimit */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             2048
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
@@ -61,6 +61,7 @@ bool ctl_job_state_final(unsigned int state);
 struct ctl_submit {
         uint16_t port;                  /* 0: the daemon's default port */
         uint16_t flags;                 /* reserved, 0 */
+        uint64_t bwlimit;               /* bytes/s for this job, 0: none (xferctl send --bwlimit) */
         char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under */
 };
@@ -74,6 +75,7 @@ struct ctl_job {
         uint64_t bytes_total;
         uint64_t usec;                  /* since the first data was posted */
         uint64_t rate;                  /* recent rate, bytes per second */
+        uint64_t bwlimit;               /* the job's own limit, bytes/s; 0: none */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text, may be empty */

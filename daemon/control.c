@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "bucket.h"
 #include "control.h"
 #include "control-socket.h"
 #include "ctl.h"
@@ -98,6 +99,7 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         m->job.bytes_total = job->size;
         m->job.usec = job->usec;
         m->job.rate = job->rate;
+        m->job.bwlimit = job->bwlimit;
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
@@ -335,9 +337,14 @@ static void control_submit_checked(struct control_conn *conn, const struct ctl_s
                 return;
         }
         job = jobs_find(c->d->jobs, id);
-        log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
-                 id, s->name, size, job ? job->peer : s->host,
-                 (unsigned int)conn->cred.uid, (int)conn->cred.pid);
+        if (s->bwlimit > 0)
+                log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d, "
+                         "bwlimit %" PRIu64 " bytes/s", id, s->name, size, job ? job->peer : s->host,
+                         (unsigned int)conn->cred.uid, (int)conn->cred.pid, s->bwlimit);
+        else
+                log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
+                         id, s->name, size, job ? job->peer : s->host,
+                         (unsigned int)conn->cred.uid, (int)conn->cred.pid);
         m.id = id;
         conn_reply(conn, &m);
 }
@@ -415,6 +422,15 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
         }
         if (!host_is_numeric(s->host)) {
                 conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return;
+        }
+        /* Slower, and the receiver would hear nothing for longer than its
+         * peer_timeout between two chunks (if it is set like ours). */
+        if (s->bwlimit > 0 && s->bwlimit < bucket_rate_min(c->d->cfg.slot_size, c->d->cfg.peer_timeout)) {
+                conn_error(conn, -EINVAL, "bwlimit %" PRIu64 " bytes/s is too low: one chunk (up to %u "
+                           "bytes) must go within peer_timeout (%u s); at least %" PRIu64,
+                           s->bwlimit, c->d->cfg.slot_size, c->d->cfg.peer_timeout,
+                           bucket_rate_min(c->d->cfg.slot_size, c->d->cfg.peer_timeout));
                 return;
         }
 

@@ -339,6 +339,11 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "min_rate");
         if (cfg.io_timeout != d->cfg.io_timeout)
                 changed_add(applied, sizeof(applied), "io_timeout");
+        if (cfg.rate_limit != d->cfg.rate_limit)
+                changed_add(applied, sizeof(applied), "rate_limit");
+        /* New outgoing connections; the listener keeps its own until a restart. */
+        if (cfg.tos != d->cfg.tos)
+                changed_add(applied, sizeof(applied), "tos");
         if (cfg.min_free != d->cfg.min_free)
                 changed_add(applied, sizeof(applied), "min_free");
         if (cfg.max_clients_per_user != d->cfg.max_clients_per_user)

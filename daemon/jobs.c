@@ -333,6 +333,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
                 .peer = job->peer,
+                .bwlimit = job->bwlimit,
         };
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
         if (r == ENGINE_SEND_NODEV) {
@@ -487,6 +488,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->state = CTL_JOB_QUEUED;
         job->fd = TAKE_FD(fd);
         job->size = size;
+        job->bwlimit = s->bwlimit;
         job->uid = uid;
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 

@@ -32,6 +32,7 @@ struct job {
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
         char peer[CTL_HOST_MAX + 1 + 6];/* "host:port", for logs */
+        uint64_t bwlimit;               /* bytes/s, 0: none (xferctl send --bwlimit) */
         /* Progress: asked of the engine while it runs the job (job_refresh),
          * its result once done. */
         uint64_t bytes_done;

@@ -14,6 +14,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "auth.h"
+#include "bucket.h"
 #include "config.h"
 #include "conn.h"
 #include "macro.h"
@@ -67,6 +68,8 @@ struct engine {
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;
         struct xfer *xfers[XFER_DIRS];
+        /* cfg rate_limit: each direction's transfers share one (xfer.h, pacing). */
+        struct bucket rate_limit[XFER_DIRS];
         struct xfer *dead;              /* ended, waiting for disk requests (xfer.h) */
         struct engine_fstat *fstats;    /* owners' files being checked */
         bool stopping;

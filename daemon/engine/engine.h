@@ -61,7 +61,8 @@ void engine_free(struct engine *e);
  * The owner replaced what cfg points at (a reload): apply what can change
  * at run time. max_transfers limits admission in both directions at once
  * (up to what the rings were sized for at start); transfers already in
- * are never evicted. The other keys are read when they are needed.
+ * are never evicted. rate_limit applies at once, to the transfers running
+ * too. The other keys are read when they are needed.
  */
 void engine_reconfigure(struct engine *e);
 
@@ -144,6 +145,8 @@ struct engine_send_req {
         const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */
         socklen_t dst_len;
         const char *peer;               /* "host:port", for logs */
+        uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
+                                         * applies either way; the lower wins) */
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

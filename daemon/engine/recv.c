@@ -15,6 +15,10 @@
  * is a connection with its own slots, credits, run of chunks and digest;
  * the file, the byte counts, the timers and the verdict are the
  * transfer's. Any lane lost loses the transfer; every lane gets its RESULT.
+ *
+ * With cfg rate_limit, credits are what is paced: a slot is posted again
+ * at once, but its credit goes back only when the direction's bucket
+ * allows a chunk (recv_credits_take); the sender cannot send faster.
  */
 
 #include <errno.h>
@@ -48,6 +52,7 @@ static void recv_log(struct xfer *x);
 static void recv_lane_free(struct xfer_lane *l);
 static void recv_cancel_io(struct xfer *x);
 static void recv_gone(struct xfer *x);
+static void recv_paced(struct xfer *x, unsigned int first);
 
 static const struct xfer_ops recv_xfer_ops = {
         .feed = recv_feed,
@@ -56,6 +61,7 @@ static const struct xfer_ops recv_xfer_ops = {
         .lane_free = recv_lane_free,
         .cancel_io = recv_cancel_io,
         .gone = recv_gone,
+        .paced = recv_paced,
 };
 
 int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
@@ -314,6 +320,22 @@ static void recv_lost(struct recv_lane *l, const char *why)
         xfer_hangup(b);
 }
 
+uint32_t recv_credits_take(struct recv_lane *l)
+{
+        struct xfer *b = l->base.x;
+        uint32_t n = l->credits_pending;
+
+        if (xfer_pace_on(b)) {
+                /* A credit is a chunk's worth: one slot, whatever lands in it. */
+                uint32_t chunk = recv_xfer_of(b)->offer.chunk_size;
+
+                for (n = 0; n < l->credits_pending && xfer_pace_take(b, chunk); n++)
+                        ;
+        }
+        l->credits_pending -= n;
+        return n;
+}
+
 static void recv_flush_credits(struct recv_lane *l, bool force)
 {
         struct xfer *b = l->base.x;
@@ -328,9 +350,24 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
         /* Keep one buffer for the verdict. */
         if (conn_ctrl_free(&l->base.conn) < 2)
                 return;
-        m.credits = l->credits_pending;
-        if (conn_send_ctrl(&l->base.conn, &m) == 0)
-                l->credits_pending = 0;
+        m.credits = recv_credits_take(l);
+        if (m.credits == 0)
+                return;         /* the pace timer brings them */
+        if (conn_send_ctrl(&l->base.conn, &m) < 0)
+                l->credits_pending += m.credits;
+}
+
+/* The bucket allows more: every lane's credits that waited, @first first. */
+static void recv_paced(struct xfer *b, unsigned int first)
+{
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
+                struct recv_lane *l = recv_lane(x, (first + k) % b->nlanes);
+
+                if (l && !l->base.conn.reaping)
+                        recv_flush_credits(l, true);
+        }
 }
 
 /*
@@ -367,10 +404,10 @@ int recv_lane_post_all(struct recv_lane *l)
                         return r;
         }
         if (l->base.idx > 0) {
-                /* What the ring lends now goes into the welcome's credits;
-                 * more comes as the other lanes write. */
+                /* What the ring lends now goes into the welcome's credits
+                 * (as pacing allows: recv_credits_take); more comes as the
+                 * other lanes write. */
                 recv_lane_grow(l, UINT_MAX);
-                l->credits_pending = 0;
         }
         return 0;
 }
@@ -653,6 +690,9 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 l->base.established = true;
                 if (l->base.x->state == XFER_CONNECTING)
                         xfer_set_state(l->base.x, XFER_OFFER);
+                /* A lane that joined while pacing held its welcome's credits
+                 * back may not have been able to send them before now. */
+                recv_flush_credits(l, true);
                 break;
         case RDMA_CM_EVENT_DISCONNECTED:
                 recv_lost(l, "peer disconnected");

@@ -117,6 +117,7 @@ static int ctl_seeds(const char *dir)
         m.type = CTL_SUBMIT;
         strcpy(m.submit.host, "10.0.0.2");
         strcpy(m.submit.name, "seed.bin");
+        m.submit.bwlimit = 8u << 20;
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         for (size_t k = 0; k < sizeof(simple) / sizeof(simple[0]); k++) {
                 memset(&m, 0, sizeof(m));
@@ -127,6 +128,7 @@ static int ctl_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = CTL_JOB;
         m.job.state = CTL_JOB_SENDING;
+        m.job.bwlimit = 8u << 20;
         strcpy(m.job.peer, "10.0.0.2:7470");
         strcpy(m.job.name, "seed.bin");
         strcpy(m.job.text, "");
@@ -141,6 +143,7 @@ static int ctl_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = CTL_SUBMIT;
         m.submit.port = 65535;
+        m.submit.bwlimit = UINT64_MAX;
         memset(m.submit.host, 'h', CTL_HOST_MAX);
         memset(m.submit.name, 'n', CTL_NAME_MAX);
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));

@@ -41,6 +41,7 @@ static int sample_messages(struct ctl_msg *out)
 
         msg_reset(&out[n], CTL_SUBMIT);
         out[n].submit.port = 7470;
+        out[n].submit.bwlimit = 8ull << 20;
         strcpy(out[n].submit.host, "fd00::2");
         strcpy(out[n++].submit.name, "backup.tar");
         for (size_t i = 0; i < sizeof(with_id) / sizeof(with_id[0]); i++) {
@@ -57,6 +58,7 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.bytes_total = 2000;
         out[n].job.usec = 3000;
         out[n].job.rate = 4000;
+        out[n].job.bwlimit = 0x0102030405060708ull;
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
         strcpy(out[n++].job.text, "checksum mismatch");
@@ -117,7 +119,9 @@ static void test_codec(void)
                 is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "type %d with wrong magic", t);
                 memcpy(tmp, buf, (size_t)len);
                 put16(tmp + 4, CTL_VERSION + 1);
-                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 2", t);
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 3", t);
+                put16(tmp + 4, 1);
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 1", t);
                 memcpy(tmp, buf, (size_t)len);
                 put32(tmp + 8, (uint32_t)(len - CTL_HEADER_SIZE + 1));
                 is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "type %d length field mismatch", t);
@@ -134,10 +138,13 @@ static void test_codec(void)
         msg_reset(&m, 0);
         is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "encoding type 0 is -EINVAL");
 
-        /* SUBMIT strings. */
+        /* SUBMIT: port, flags, bwlimit, then the lengths and strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int host = CTL_HEADER_SIZE + 8;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 16;
+
+        ok(buf[CTL_HEADER_SIZE + 4] == 0 && buf[CTL_HEADER_SIZE + 6] == 0x80 &&
+           buf[CTL_HEADER_SIZE + 11] == 0, "SUBMIT bwlimit is a little-endian u64 after flags");
 
         memcpy(tmp, buf, (size_t)len);
         tmp[host + 2] = '\0';
@@ -146,21 +153,21 @@ static void test_codec(void)
         tmp[len - 1] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 4, 8);    /* host_len +1, name_len -1: same total */
-        put16(tmp + CTL_HEADER_SIZE + 6, 9);
+        put16(tmp + lens, 8);    /* host_len +1, name_len -1: same total */
+        put16(tmp + lens + 2, 9);
         is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the host/name split still decodes");
         is_str(m.submit.host, "fd00::2b", "and the host follows host_len exactly");
 
         /* A 64-byte host with consistent lengths is still too long. */
-        memcpy(tmp, buf, CTL_HEADER_SIZE + 8);
+        memcpy(tmp, buf, (size_t)host);
         memset(tmp + host, 'h', 64);
-        put16(tmp + CTL_HEADER_SIZE + 4, 64);
-        put16(tmp + CTL_HEADER_SIZE + 6, 0);
-        put32(tmp + 8, 8 + 64);
-        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 8 + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
-        put16(tmp + CTL_HEADER_SIZE + 4, 63);
-        put16(tmp + CTL_HEADER_SIZE + 6, 1);
-        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 8 + 64, &m), 0, "63-byte host is the limit");
+        put16(tmp + lens, 64);
+        put16(tmp + lens + 2, 0);
+        put32(tmp + 8, (uint32_t)(host - CTL_HEADER_SIZE + 64));
+        is_int(ctl_decode(tmp, host + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
+        put16(tmp + lens, 63);
+        put16(tmp + lens + 2, 1);
+        is_int(ctl_decode(tmp, host + 64, &m), 0, "63-byte host is the limit");
 
         msg_reset(&s, CTL_SUBMIT);
         memset(s.submit.host, 'a', sizeof(s.submit.host));
@@ -173,6 +180,11 @@ static void test_codec(void)
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
         memcpy(tmp, buf, (size_t)len);
+        tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
+        memcpy(tmp, buf, (size_t)len);
+        ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
+           "JOB bwlimit is a little-endian u64 after rate");
         tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
         j.job.state = _CTL_JOB_STATE_MAX;
@@ -198,8 +210,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 1 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v1, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 2 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v2, type, length 0");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
 }
 
@@ -308,7 +320,7 @@ static void test_socket(void)
 
         /* Wrong version: distinguishable so the daemon can say so. */
         len = ctl_encode(buf, sizeof(buf), &msgs[5]);
-        put16(buf + 4, 2);
+        put16(buf + 4, CTL_VERSION + 1);
         raw_send(sv[0], buf, (size_t)len, NULL, 0);
         is_int(ctl_recv(sv[1], &m, &fd), -EPROTONOSUPPORT, "other version is -EPROTONOSUPPORT");
 

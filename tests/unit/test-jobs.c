@@ -347,6 +347,32 @@ static void test_lifecycle(void)
         fx_teardown(&f);
 }
 
+/* xferctl send --bwlimit: kept with the job, handed to the engine. */
+static void test_bwlimit(void)
+{
+        struct ctl_submit s = { .bwlimit = 8ull << 20 };
+        struct fx f;
+        struct job *job;
+        uint64_t id, id2;
+
+        fx_setup(&f, "bwlimit", 4);
+        snprintf(s.host, sizeof(s.host), "192.0.2.1");
+        snprintf(s.name, sizeof(s.name), "limited.bin");
+        is_int(jobs_submit(f.jobs, &s, TEST_UID, make_file(10), 10, &id), 0, "submit with a limit");
+        is_int(submit(&f, "192.0.2.1", 0, "free.bin", 10, &id2, NULL), 0, "and one without");
+        run(&f);
+        job = job_of(&f, id);
+        is_int((long long)job->bwlimit, 8ll << 20, "the job keeps its limit (for status)");
+        is_int((long long)fake_engine_info(fake_engine_find(f.engine, id))->bwlimit, 8ll << 20,
+               "the engine is asked for it");
+        is_int((long long)fake_engine_info(fake_engine_find(f.engine, id2))->bwlimit, 0,
+               "no limit unless asked");
+        fake_engine_done(fake_engine_find(f.engine, id), ENGINE_DONE, WIRE_OK, "", 10, 10);
+        fake_engine_done(fake_engine_find(f.engine, id2), ENGINE_DONE, WIRE_OK, "", 10, 10);
+        run(&f);
+        fx_teardown(&f);
+}
+
 static void test_rate_timer(void)
 {
         struct timeval wait = { 1, 300000 };
@@ -815,6 +841,7 @@ int main(void)
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();
         test_rate_timer();
+        test_bwlimit();
         test_max_transfers();
         test_pool_full();
         test_start_errors();
