@@ -70,8 +70,12 @@ static void metrics_tick_cb(evutil_socket_t fd, short what, void *userdata)
         if (!path[0])
                 return;
         if (strcmp(path, m->path) != 0) {
+                const char *w;
+                uint64_t busy;
+
+                /* What the writer says now is about the old path: not news. */
                 snprintf(m->path, sizeof(m->path), "%s", path);
-                m->said_err = 0;
+                m->said_err = textfile_state(m->writer, &w, &busy);
                 m->said_stuck = false;
         }
         metrics_check_writer(m);
