@@ -56,9 +56,9 @@ prom_valid() {
         ' "$1"
 }
 
-# sample FILE LINE-START: the value of the sample that starts so.
+# sample FILE NAME{LABELS}: the value of that sample (not of its HELP or TYPE line).
 sample() {
-        grep -F "$2 " "$1" | awk '{ print $NF }'
+        awk -v k="$2" '$1 == k { print $2 }' "$1"
 }
 
 mkdir -p "$NODE_DIR"
