@@ -59,6 +59,7 @@ void xferctl_usage(FILE *f)
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
               "  cancel ID            cancel a queued or running job\n"
+              "  stats [--json]       show the daemon's counters since it started\n"
               "  help [COMMAND]       show help for a command\n"
               "\n"
               "Options (before the command):\n"
@@ -238,12 +239,7 @@ double xferctl_job_mbps(const struct ctl_job *job)
         return progress_mbps(job->bytes_done, job->usec);
 }
 
-/*
- * Options every command shares: --help, and --json where @json is not NULL.
- * Leaves the positional arguments in argv[*first..argc). Returns -1 to go
- * on, or an exit code.
- */
-static int parse_opts(int argc, char **argv, const char *help, bool *json, int *first)
+int xferctl_parse_opts(int argc, char **argv, const char *help, bool *json, int *first)
 {
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -285,7 +281,7 @@ static int job_call(const char *socket_path, int argc, char **argv, const char *
         _cleanup_(closep) int sock = -1;
         int first, r;
 
-        r = parse_opts(argc, argv, help, json, &first);
+        r = xferctl_parse_opts(argc, argv, help, json, &first);
         if (r >= 0)
                 return r;
         if (argc - first != 1) {
@@ -363,7 +359,7 @@ static int cmd_list(const char *socket_path, int argc, char **argv)
         bool json = false;
         int first, r;
 
-        r = parse_opts(argc, argv, list_help, &json, &first);
+        r = xferctl_parse_opts(argc, argv, list_help, &json, &first);
         if (r >= 0)
                 return r;
         if (first != argc) {
@@ -504,6 +500,7 @@ static const struct xferctl_cmd xferctl_cmds[] = {
         { "list", cmd_list, list_help },
         { "status", cmd_status, status_help },
         { "cancel", cmd_cancel, cancel_help },
+        { "stats", statscmd_run, statscmd_help },
         { "help", cmd_help, NULL },
 };
 

@@ -40,6 +40,8 @@ enum config_key {
         CONFIG_KEY_MAX_QUEUED_PER_USER,
         CONFIG_KEY_CLIENT_IDLE_TIMEOUT,
         CONFIG_KEY_ADMIN_GROUP,
+        CONFIG_KEY_METRICS_FILE,
+        CONFIG_KEY_METRICS_INTERVAL,
         _CONFIG_KEY_MAX,
 };
 
@@ -125,6 +127,9 @@ void config_init(struct config *cfg)
                 .max_queued_per_user = 64,
                 .client_idle_timeout = 60,
                 .admin_group = "",
+                .metrics_file = "",
+                /* node_exporter's own scrape interval is commonly 15 s. */
+                .metrics_interval = 15,
         };
 }
 
@@ -349,6 +354,18 @@ static int config_set_admin_group(struct config *cfg, const char *value, char *w
         return 0;
 }
 
+/* A file's path: the daemon writes a temporary file beside it and renames it over. */
+static int config_set_metrics_file(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        size_t n = strlen(value);
+
+        if (n > 0 && value[n - 1] == '/') {
+                config_why(why, whylen, "must be the path of a file, not of a directory");
+                return -EINVAL;
+        }
+        return config_set_path(cfg->metrics_file, sizeof(cfg->metrics_file), true, value, why, whylen);
+}
+
 static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_LISTEN]             = CONFIG_CUSTOM("listen", config_set_listen),
         [CONFIG_KEY_PORT]               = CONFIG_NUMBER(port, 1, 65535),
@@ -391,6 +408,8 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_MAX_QUEUED_PER_USER] = CONFIG_NUMBER(max_queued_per_user, 1, 256),
         [CONFIG_KEY_CLIENT_IDLE_TIMEOUT] = CONFIG_NUMBER(client_idle_timeout, 1, 3600),
         [CONFIG_KEY_ADMIN_GROUP]        = CONFIG_CUSTOM("admin_group", config_set_admin_group),
+        [CONFIG_KEY_METRICS_FILE]       = CONFIG_CUSTOM("metrics_file", config_set_metrics_file),
+        [CONFIG_KEY_METRICS_INTERVAL]   = CONFIG_NUMBER(metrics_interval, 1, 3600),
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */

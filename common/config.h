@@ -52,6 +52,8 @@ struct config {
         uint32_t max_queued_per_user;   /* max_queued_per_user = 1..256 queued jobs per uid */
         uint32_t client_idle_timeout;   /* client_idle_timeout = 1..3600 s without a request */
         char admin_group[CONFIG_GROUP_MAX + 1]; /* admin_group = group name or gid; "" = none */
+        char metrics_file[PATH_MAX];    /* metrics_file = absolute path of a file; "" = none */
+        uint32_t metrics_interval;      /* metrics_interval = 1..3600 s between writes */
 };
 
 /* Fill @cfg with the built-in defaults. */

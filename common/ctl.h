@@ -14,6 +14,10 @@
  *   WATCH {id}                           JOB ... until the job's state is final
  *   LIST                                 JOB ... then LIST_END
  *   CANCEL {id}                          OK                 | ERROR
+ *   STATS                                STATS_INFO         | ERROR
+ *
+ * STATS came after version 1 was out: a daemon from before it answers
+ * ERROR -EBADMSG and closes, and every other message still works.
  */
 
 #include <stdbool.h>
@@ -21,7 +25,7 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             2       /* 2: SUBMIT and JOB carry bwlimit */
+#define CTL_VERSION             2       /* 2: SUBMIT and JOB carry bwlimit; STATS */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             2048
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
@@ -39,6 +43,8 @@ enum ctl_type {
         CTL_OK = 8,
         CTL_JOB = 9,
         CTL_ERROR = 10,
+        CTL_STATS = 11,
+        CTL_STATS_INFO = 12,
         _CTL_TYPE_MAX,
 };
 
@@ -81,6 +87,41 @@ struct ctl_job {
         char text[CTL_TEXT_MAX + 1];    /* error or result text, may be empty */
 };
 
+/* Directions in STATS_INFO. */
+enum ctl_dir {
+        CTL_DIR_RECV = 0,
+        CTL_DIR_SEND = 1,
+        _CTL_DIR_MAX,
+};
+
+#define CTL_REASON_MAX          23      /* bytes of a reason name */
+#define CTL_STATS_REASONS_MAX   40
+
+/* Failed transfers of one direction for one reason (common/stats.h names them). */
+struct ctl_stats_reason {
+        uint8_t dir;                    /* enum ctl_dir */
+        uint64_t count;                 /* > 0 */
+        char name[CTL_REASON_MAX + 1];  /* 1 or more of [a-z0-9_] */
+};
+
+struct ctl_stats_dir {
+        uint64_t bytes;                 /* of the transfers done */
+        uint64_t files;                 /* transfers done: verified and published */
+        uint64_t rate;                  /* bytes/s over the last second */
+        uint32_t active;                /* transfers moving data now */
+};
+
+/* The daemon's counters since it started; no job, peer or file in it. */
+struct ctl_stats {
+        uint64_t uptime_usec;
+        struct ctl_stats_dir dir[_CTL_DIR_MAX];
+        uint32_t queued;                /* jobs waiting to be sent */
+        uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
+        uint32_t pool_held, pool_slots; /* send pool: the same */
+        uint16_t nreasons;
+        struct ctl_stats_reason reason[CTL_STATS_REASONS_MAX];  /* each (dir, name) once */
+};
+
 struct ctl_error {
         int32_t code;                   /* -errno */
         char text[CTL_TEXT_MAX + 1];
@@ -93,6 +134,7 @@ struct ctl_msg {
                 uint64_t id;            /* SUBMITTED, STATUS, WATCH, CANCEL */
                 struct ctl_job job;
                 struct ctl_error error;
+                struct ctl_stats stats;
         };
 };
 

@@ -14,6 +14,8 @@
  * closed after cfg.client_idle_timeout. A client sees (LIST, STATUS,
  * WATCH, CANCEL) only its own jobs, unless it is root, the daemon's user
  * or in cfg.admin_group; to the others another user's job does not exist.
+ * STATS is for every client: aggregate numbers only (bytes, counts by
+ * reason, rates, occupancy), nothing that names a job, peer, file or user.
  */
 
 #include <arpa/inet.h>
@@ -568,6 +570,15 @@ wait:
         }
 }
 
+static void control_stats(struct control_conn *conn)
+{
+        struct ctl_msg m = { .type = CTL_STATS_INFO };
+
+        if (daemon_stats(conn->c->d, &m.stats) < 0)
+                log_debug("control: stats: some failure reasons left out");
+        conn_reply(conn, &m);
+}
+
 static void control_list(struct control_conn *conn)
 {
         conn->list_next = 0;
@@ -667,6 +678,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 break;
         case CTL_CANCEL:
                 control_cancel(conn, m.id);
+                break;
+        case CTL_STATS:
+                control_stats(conn);
                 break;
         default:
                 conn_error(conn, -EBADMSG, "unexpected message type %u", m.type);

@@ -20,13 +20,16 @@
 #include "clock.h"
 #include "config-build.h"
 #include "control.h"
+#include "ctl.h"
 #include "daemon.h"
 #include "engine.h"
 #include "jobs.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "msgid.h"
+#include "stats.h"
 
 enum daemon_phase {
         DAEMON_RUNNING,
@@ -141,6 +144,9 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 jobs_counts(d->jobs, &out, &queued);
                 out_rate = jobs_rate_total(d->jobs);
         }
+        /* engine_recv_rate() measures since its previous call: keep what it said for `stats`. */
+        d->rate_in = in_rate;
+        d->rate_out = out_rate;
         buf[0] = '\0';
         if (d->no_device[0] && !d->stopping)
                 o += (size_t)snprintf(buf + o, len - o, "no RDMA device (%s), waiting for it%s",
@@ -158,6 +164,36 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                                       in ? ", " : "", out, (double)out_rate / 1e6);
         if (queued && o < len)
                 snprintf(buf + o, len - o, "%s%u queued", in || out ? ", " : "", queued);
+}
+
+int daemon_stats(struct daemon *d, struct ctl_stats *s)
+{
+        struct engine_stats es = { 0 };
+        struct stats_tally sent = { 0 };
+        unsigned int active = 0, queued = 0;
+        int r;
+
+        if (d->engine)
+                engine_stats(d->engine, &es);
+        if (d->jobs) {
+                jobs_counts(d->jobs, &active, &queued);
+                jobs_tally(d->jobs, &sent);
+        }
+        memset(s, 0, sizeof(*s));
+        s->uptime_usec = clock_usec(CLOCK_MONOTONIC) - d->start_usec;
+        s->dir[CTL_DIR_RECV].rate = d->rate_in;
+        s->dir[CTL_DIR_RECV].active = es.recv_active;
+        s->dir[CTL_DIR_SEND].rate = d->rate_out;
+        s->dir[CTL_DIR_SEND].active = active;
+        s->queued = queued;
+        s->ring_held = es.ring_held;
+        s->ring_slots = es.ring_slots;
+        s->pool_held = es.pool_held;
+        s->pool_slots = es.pool_slots;
+        r = stats_tally_export(s, CTL_DIR_RECV, &es.recv);
+        if (r < 0)
+                return r;
+        return stats_tally_export(s, CTL_DIR_SEND, &sent);
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
@@ -354,6 +390,10 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "client_idle_timeout");
         if (strcmp(cfg.admin_group, d->cfg.admin_group))
                 changed_add(applied, sizeof(applied), "admin_group");
+        if (strcmp(cfg.metrics_file, d->cfg.metrics_file))
+                changed_add(applied, sizeof(applied), "metrics_file");
+        if (cfg.metrics_interval != d->cfg.metrics_interval)
+                changed_add(applied, sizeof(applied), "metrics_interval");
 
         config_deinit(&d->cfg);
         d->cfg = cfg;
@@ -362,6 +402,7 @@ static void daemon_reload(struct daemon_ctx *x)
         log_set_level(d->cfg.log_level);
         engine_reconfigure(d->engine);
         control_reconfigure(d->control);
+        metrics_reconfigure(d->metrics);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
@@ -472,6 +513,7 @@ int daemon_run(const char *config_path)
         int r, code = 1;
 
         d->config_path = config_path ? config_path : CONFIG_DEFAULT_PATH;
+        d->start_usec = clock_usec(CLOCK_MONOTONIC);
         r = daemon_load_config(config_path, &d->cfg, &d->key, err, sizeof(err));
         if (r < 0) {
                 daemon_fail("%s", err);
@@ -519,6 +561,11 @@ int daemon_run(const char *config_path)
                 daemon_fail("cannot open the control socket: %s", strerror(-r));
                 goto out;
         }
+        r = metrics_new(&d->metrics, d);
+        if (r < 0) {
+                daemon_fail("cannot set up the metrics file: %s", strerror(-r));
+                goto out;
+        }
 
         snprintf(x->status, sizeof(x->status), "idle");
         sd_notify(0, "READY=1\nSTATUS=idle");
@@ -537,6 +584,8 @@ int daemon_run(const char *config_path)
                  * Transfers may still be running: the engine releases them
                  * without calling back, so the jobs go after it.
                  */
+                metrics_free(d->metrics);
+                d->metrics = NULL;
                 control_free(d->control);
                 d->control = NULL;
                 engine_free(d->engine);
@@ -545,6 +594,8 @@ int daemon_run(const char *config_path)
         daemon_log_stopped(code);
 
 out:
+        metrics_free(d->metrics);
+        d->metrics = NULL;
         control_free(d->control);
         d->control = NULL;
         jobs_free(d->jobs);

@@ -25,6 +25,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "macro.h"
+#include "stats.h"
 #include "wire.h"
 
 struct job_watcher {
@@ -52,6 +53,7 @@ struct jobs {
         uint64_t next_id;
         unsigned int n_active, n_queued, n_final;
         bool stopping;
+        struct stats_tally tally;       /* every job that ended, since start */
         struct event *schedule_ev;      /* deferred: start queued jobs, prune */
         struct event *rate_ev;          /* 1 s: job->rate */
 };
@@ -175,6 +177,9 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
         /* A finished job shows its average rate, not the last second's. */
         job->rate = job->usec ? job->bytes_done * 1000000u / job->usec : 0;
+        /* Whatever ended it, the engine or before the engine had it; a failure always has a reason. */
+        stats_tally_add(&job->jobs->tally, state == CTL_JOB_CANCELLED,
+                        state == CTL_JOB_DONE ? WIRE_OK : status ? status : WIRE_E_INTERNAL, job->size);
         jobs_set_state(job, state);
         jobs_notify(job);
         jobs_kick(job->jobs);
@@ -553,6 +558,11 @@ void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *qu
 {
         *active = jobs->n_active;
         *queued = jobs->n_queued;
+}
+
+void jobs_tally(const struct jobs *jobs, struct stats_tally *t)
+{
+        *t = jobs->tally;
 }
 
 uint64_t jobs_rate_total(const struct jobs *jobs)

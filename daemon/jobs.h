@@ -18,6 +18,7 @@
 
 struct config;
 struct engine;
+struct stats_tally;
 struct engine_send;
 struct event_base;
 
@@ -82,6 +83,10 @@ unsigned int jobs_active(const struct jobs *jobs);
 /* For STATUS=: jobs running and waiting, and the running ones' summed rate (bytes/s). */
 void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *queued);
 uint64_t jobs_rate_total(const struct jobs *jobs);
+/* Every job that ended since jobs_new(), by outcome: done (with its size),
+ * cancelled (queued or running), or failed by wire status (a job that
+ * could not start at all is "internal"). */
+void jobs_tally(const struct jobs *jobs, struct stats_tally *t);
 /* Start queued jobs if slots are free, from the loop (after max_transfers changed). */
 void jobs_schedule(struct jobs *jobs);
 /* Shutdown: refuse new jobs, cancel the queued ones ("daemon shutting down"), start none. */

@@ -19,6 +19,7 @@
 #include "conn.h"
 #include "macro.h"
 #include "ring.h"
+#include "stats.h"
 #include "xfer.h"
 
 struct io;
@@ -72,6 +73,7 @@ struct engine {
         struct bucket rate_limit[XFER_DIRS];
         struct xfer *dead;              /* ended, waiting for disk requests (xfer.h) */
         struct engine_fstat *fstats;    /* owners' files being checked */
+        struct stats_tally recv_tally;  /* incoming transfers that offered, since start */
         bool stopping;
         bool freeing;                   /* engine_free: no callbacks */
         void (*stop_done)(void *userdata);

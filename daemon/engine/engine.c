@@ -429,6 +429,18 @@ uint64_t engine_recv_rate(struct engine *e)
         return sum;
 }
 
+void engine_stats(const struct engine *e, struct engine_stats *s)
+{
+        *s = (struct engine_stats){
+                .recv = e->recv_tally,
+                .recv_active = engine_recv_active(e),
+                .ring_held = e->ring.count - e->ring.nfree,
+                .ring_slots = e->ring.count,
+                .pool_held = e->send_ring.count - e->send_ring.nfree,
+                .pool_slots = e->send_ring.count,
+        };
+}
+
 int engine_send(struct engine *e, const struct engine_send_req *req,
                 const struct engine_send_ops *ops, void *owner, struct engine_send **out)
 {

@@ -159,6 +159,7 @@ static void recv_log(struct xfer *b)
         /* Connections that never made an offer are not transfers. */
         if (!x->offer.name[0])
                 return;
+        stats_tally_add(&b->e->recv_tally, false, b->status, x->offer.size);
         if (ok)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){

@@ -509,6 +509,44 @@ static void test_fabric_keys(void)
         expect_error("rate_limit = 4K\nslot_size = 4K\npeer_timeout = 1\nmax_transfers = 2\n", 1,
                      "rate_limit", "max_transfers (2)");
         expect_error("rate_limit = 4K\npeer_timeout = 1\n", 1, "rate_limit", "peer_timeout");
+}
+
+/* The Prometheus textfile: metrics_file, metrics_interval. */
+static void test_metrics_keys(void)
+{
+        struct config c;
+        char err[512], text[PATH_MAX + 64], long_path[PATH_MAX + 1];
+        int r;
+
+        config_init(&c);
+        ok(c.metrics_file[0] == '\0', "no metrics_file by default: nothing written");
+        is_int(c.metrics_interval, 15, "metrics_interval 15 s by default");
+
+        r = load("metrics_file = /var/lib/prometheus/node-exporter/rdmaxferd.prom\n"
+                 "metrics_interval = 3600\n", &c, err, sizeof(err));
+        if (!is_int(r, 0, "metrics_file and metrics_interval at its maximum"))
+                diag("%s", err);
+        is_str(c.metrics_file, "/var/lib/prometheus/node-exporter/rdmaxferd.prom", "metrics_file");
+        is_int(c.metrics_interval, 3600, "metrics_interval 3600");
+        r = load("metrics_file = \"\"\nmetrics_interval = 1\n", &c, err, sizeof(err));
+        ok(r == 0 && c.metrics_file[0] == '\0' && c.metrics_interval == 1, "metrics_file = \"\", interval 1");
+
+        expect_error("metrics_file = rdmaxferd.prom\n", 1, "metrics_file", "absolute path");
+        expect_error("metrics_file = /var/lib/prometheus/\n", 1, "metrics_file", "not of a directory");
+        expect_error("metrics_interval = 0\n", 1, "metrics_interval", "1 to 3600");
+        expect_error("metrics_interval = 3601\n", 1, "metrics_interval", "1 to 3600");
+        expect_error("metrics_interval = 15s\n", 1, "metrics_interval", "whole number");
+        expect_error("metrics_file = /a\nmetrics_file = /b\n", 2, "metrics_file", "duplicate key");
+
+        /* One byte longer than PATH_MAX allows: said so, not truncated. */
+        long_path[0] = '/';
+        memset(long_path + 1, 'p', PATH_MAX - 1);
+        long_path[PATH_MAX] = '\0';
+        snprintf(text, sizeof(text), "metrics_file = %s\n", long_path);
+        config_init(&c);
+        write_conf(text);
+        r = config_load(&c, path, err, sizeof(err));
+        ok(r == -EINVAL, "a metrics_file of PATH_MAX bytes is refused (the line is too long for the parser first)");
         config_deinit(&c);
 }
 
@@ -526,6 +564,7 @@ int main(void)
         test_file_errors();
         test_control_keys();
         test_fabric_keys();
+        test_metrics_keys();
 
         unlink(path);
         rmdir(dir);

@@ -33,6 +33,26 @@ static void msg_reset(struct ctl_msg *m, int type)
         m->type = (uint16_t)type;
 }
 
+static void stats_sample(struct ctl_msg *m)
+{
+        msg_reset(m, CTL_STATS_INFO);
+        m->stats.uptime_usec = 3723000000ull;
+        m->stats.dir[CTL_DIR_RECV] = (struct ctl_stats_dir){ .bytes = 1ull << 40, .files = 7,
+                                                             .rate = 104200000, .active = 2 };
+        m->stats.dir[CTL_DIR_SEND] = (struct ctl_stats_dir){ .bytes = 100000, .files = 1,
+                                                             .rate = 0, .active = 1 };
+        m->stats.queued = 3;
+        m->stats.ring_held = 12;
+        m->stats.ring_slots = 64;
+        m->stats.pool_held = 64;
+        m->stats.pool_slots = 64;
+        m->stats.nreasons = 3;
+        m->stats.reason[0] = (struct ctl_stats_reason){ .dir = CTL_DIR_RECV, .count = 1, .name = "exists" };
+        m->stats.reason[1] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 1, .name = "exists" };
+        m->stats.reason[2] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 1ull << 63,
+                                                        .name = "cancelled" };
+}
+
 static int sample_messages(struct ctl_msg *out)
 {
         static const int empty[] = { CTL_LIST, CTL_LIST_END, CTL_OK };
@@ -65,6 +85,8 @@ static int sample_messages(struct ctl_msg *out)
         msg_reset(&out[n], CTL_ERROR);
         out[n].error.code = -ENOENT;
         strcpy(out[n++].error.text, "no such job");
+        msg_reset(&out[n++], CTL_STATS);
+        stats_sample(&out[n++]);
         return n;
 }
 
@@ -213,6 +235,78 @@ static void test_codec(void)
         ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 2 && buf[6] == CTL_OK && buf[8] == 0,
            "OK is a bare header: \"XCTL\", v2, type, length 0");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
+}
+
+/* STATS_INFO: what the decoder insists on, in encoded form. */
+static void test_stats(void)
+{
+        uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
+        const int reasons = CTL_HEADER_SIZE + 8 + 2 * 28 + 20 + 2;
+        struct ctl_msg s, m;
+        int len;
+
+        stats_sample(&s);
+        len = ctl_encode(buf, sizeof(buf), &s);
+        is_int(len, reasons + 3 * 10 + 6 + 6 + 9, "STATS_INFO: fixed part, then three reasons");
+        ok(buf[reasons - 2] == 3 && buf[reasons - 1] == 0, "nreasons little-endian");
+        ok(buf[reasons] == CTL_DIR_RECV && buf[reasons + 9] == 6 && memcmp(buf + reasons + 10, "exists", 6) == 0,
+           "a reason: dir, count, name_len, name");
+
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons] = _CTL_DIR_MAX;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason of an unknown direction");
+        memcpy(tmp, buf, (size_t)len);
+        memset(tmp + reasons + 1, 0, 8);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason counted 0");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 10] = 'E';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason name with a capital");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 10] = '\x1b';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason name with an escape");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 16] = CTL_DIR_RECV;        /* the second "exists" becomes the first's twin */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "the same (dir, reason) twice");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 9] = 5;                    /* shorter name, one byte left over */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a name_len one short: the rest is misread");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 9] = 200;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a name_len past the end");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + reasons - 2, 4);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "nreasons one more than there are");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + reasons - 2, 0xffff);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "nreasons 65535");
+        memcpy(tmp, buf, (size_t)len);
+        put32(tmp + reasons - 2 - 20 + 4 * 3, 65);      /* pool_held 65 of 64 */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "more slots held than the pool has");
+
+        s.stats.reason[0].name[0] = '\0';
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding an empty reason name is -EINVAL");
+        stats_sample(&s);
+        memset(s.stats.reason[0].name, 'a', sizeof(s.stats.reason[0].name));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding an unterminated reason name is -EINVAL");
+        stats_sample(&s);
+        s.stats.nreasons = CTL_STATS_REASONS_MAX + 1;
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding too many reasons is -EINVAL");
+
+        /* The most a daemon can send: every reason, each name at its longest. */
+        stats_sample(&s);
+        s.stats.nreasons = CTL_STATS_REASONS_MAX;
+        for (int i = 0; i < CTL_STATS_REASONS_MAX; i++) {
+                struct ctl_stats_reason *r = &s.stats.reason[i];
+
+                r->dir = (uint8_t)(i % 2);
+                r->count = UINT64_MAX;
+                memset(r->name, 'z', CTL_REASON_MAX);
+                r->name[CTL_REASON_MAX] = '\0';
+                r->name[0] = (char)('a' + i / 2);
+        }
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len > 0 && len <= CTL_MSG_MAX, "STATS_INFO at its largest fits (%d bytes)", len);
+        ok(ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0, "and round-trips");
 }
 
 static bool same_file(int a, int b)
@@ -374,6 +468,7 @@ int main(void)
 {
         test_states();
         test_codec();
+        test_stats();
         test_socket();
         return done_testing();
 }

@@ -25,6 +25,7 @@
 #include "fake-engine.h"
 #include "jobs.h"
 #include "log.h"
+#include "stats.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -836,6 +837,50 @@ static void test_free_busy(void)
         fx_teardown(&f);
 }
 
+/* The counters `xferctl stats` shows for the send side: every job that ended, once. */
+static void test_tally(void)
+{
+        struct stats_tally t;
+        uint64_t a, b, c, d, e, g;
+        struct fx f;
+
+        fx_setup(&f, "tally", 2);
+        jobs_tally(f.jobs, &t);
+        ok(t.done == 0 && t.bytes == 0, "nothing counted at start");
+        a = submit_ok(&f, 1000, NULL);
+        b = submit_ok(&f, 2000, NULL);
+        c = submit_ok(&f, 3000, NULL);
+        run(&f);
+        finish_ok(&f, a);
+        fake_engine_done(xfer_of(&f, b), ENGINE_FAILED, WIRE_E_EXISTS, "refused by peer: file exists",
+                         0, 0);
+        is_int(jobs_cancel(f.jobs, c), 0, "cancel c while it waits");
+        run(&f);
+        d = submit_ok(&f, 4000, NULL);
+        run(&f);
+        is_int(jobs_cancel(f.jobs, d), 0, "cancel d while it runs");
+        run(&f);
+        /* A failure whose status says nothing is still a failure, of the daemon's own. */
+        e = submit_ok(&f, 5000, NULL);
+        run(&f);
+        fake_engine_done(xfer_of(&f, e), ENGINE_FAILED, WIRE_OK, "lost", 0, 0);
+        fake_engine_fail_next(f.engine, -ENOMEM);
+        g = submit_ok(&f, 6000, NULL);
+        run(&f);
+        is_int(state_of(&f, g), CTL_JOB_FAILED, "g could not start");
+
+        jobs_tally(f.jobs, &t);
+        ok(t.done == 1 && t.bytes == 1000, "one done, its 1000 bytes (%llu)", (unsigned long long)t.bytes);
+        ok(t.failed[WIRE_E_EXISTS] == 1, "one refused: exists");
+        ok(t.failed[STATS_SLOT_CANCELLED] == 2, "two cancelled, queued and running");
+        ok(t.failed[WIRE_E_INTERNAL] == 2, "a failure without a status and a start failure: internal");
+        uint64_t all = t.done;
+        for (unsigned int k = 0; k < STATS_SLOTS; k++)
+                all += t.failed[k];
+        is_int(all, 6, "six jobs ended, six counted");
+        fx_teardown(&f);
+}
+
 int main(void)
 {
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
@@ -852,5 +897,6 @@ int main(void)
         test_queue_limit_and_stop();
         test_queue_per_user();
         test_free_busy();
+        test_tally();
         return done_testing();
 }

@@ -81,6 +81,52 @@ static void test_hostile(void)
         free(buf);
 }
 
+static void test_stats(void)
+{
+        struct ctl_stats s = {
+                .uptime_usec = 5000000,
+                .dir = {
+                        [CTL_DIR_RECV] = { .bytes = 100000, .files = 1, .rate = 0, .active = 0 },
+                        [CTL_DIR_SEND] = { .bytes = 1ull << 40, .files = 2, .rate = 52600000, .active = 1 },
+                },
+                .queued = 3,
+                .ring_held = 12, .ring_slots = 64,
+                .pool_held = 16, .pool_slots = 64,
+                .nreasons = 3,
+                .reason = {
+                        { .dir = CTL_DIR_RECV, .count = 1, .name = "exists" },
+                        { .dir = CTL_DIR_SEND, .count = 1, .name = "exists" },
+                        { .dir = CTL_DIR_SEND, .count = 2, .name = "cancelled" },
+                },
+        };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return;
+        json_stats(f, &s);
+        fclose(f);
+        is_str(buf, "{\"uptime_usec\":5000000,"
+                    "\"recv\":{\"bytes\":100000,\"files\":1,\"failed\":{\"exists\":1},\"failed_total\":1,"
+                    "\"rate\":0,\"mbps\":0.0,\"active\":0},"
+                    "\"send\":{\"bytes\":1099511627776,\"files\":2,\"failed\":{\"exists\":1,\"cancelled\":2},"
+                    "\"failed_total\":3,\"rate\":52600000,\"mbps\":52.6,\"active\":1,\"queued\":3},"
+                    "\"ring\":{\"recv\":{\"held\":12,\"slots\":64},\"send\":{\"held\":16,\"slots\":64}}}",
+               "the stats object");
+        free(buf);
+
+        memset(&s, 0, sizeof(s));
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return;
+        json_stats(f, &s);
+        fclose(f);
+        ok(buf && strstr(buf, "\"failed\":{},\"failed_total\":0"), "no failures: an empty object");
+        free(buf);
+}
+
 int main(void)
 {
         struct ctl_job job = {
@@ -124,5 +170,6 @@ int main(void)
                "a job object");
         free(buf);
         test_hostile();
+        test_stats();
         return done_testing();
 }
