@@ -41,6 +41,8 @@ static int sample_messages(struct ctl_msg *out)
 
         msg_reset(&out[n], CTL_SUBMIT);
         out[n].submit.port = 7470;
+        out[n].submit.flags = CTL_SUBMIT_RETRIES;
+        out[n].submit.retries = 0x0203;
         strcpy(out[n].submit.host, "fd00::2");
         strcpy(out[n++].submit.name, "backup.tar");
         for (size_t i = 0; i < sizeof(with_id) / sizeof(with_id[0]); i++) {
@@ -57,6 +59,9 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.bytes_total = 2000;
         out[n].job.usec = 3000;
         out[n].job.rate = 4000;
+        out[n].job.attempt = 0x0506;
+        out[n].job.attempts = 0x0708;
+        out[n].job.retry_usec = 0x1122334455667788ull;
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
         strcpy(out[n++].job.text, "checksum mismatch");
@@ -80,8 +85,44 @@ static void test_states(void)
         ok(ctl_job_state_final(CTL_JOB_DONE) && ctl_job_state_final(CTL_JOB_FAILED) &&
            ctl_job_state_final(CTL_JOB_CANCELLED), "done/failed/cancelled are final");
         ok(!ctl_job_state_final(CTL_JOB_QUEUED) && !ctl_job_state_final(CTL_JOB_CONNECTING) &&
-           !ctl_job_state_final(CTL_JOB_SENDING) && !ctl_job_state_final(CTL_JOB_VERIFYING),
-           "the others are not");
+           !ctl_job_state_final(CTL_JOB_SENDING) && !ctl_job_state_final(CTL_JOB_VERIFYING) &&
+           !ctl_job_state_final(CTL_JOB_RETRYING), "the others are not");
+        is_str(ctl_job_state_str(CTL_JOB_RETRYING), "retrying", "retrying");
+}
+
+static void test_transitions(void)
+{
+        /* Every legal move, from each state; anything else is refused. */
+        static const struct {
+                int from;
+                const char *to;         /* one letter per state: q c s v d f x r */
+        } legal[] = {
+                { CTL_JOB_QUEUED, "csvdfx" },
+                { CTL_JOB_CONNECTING, "svdfxr" },
+                { CTL_JOB_SENDING, "vdfxr" },
+                { CTL_JOB_VERIFYING, "dfxr" },
+                { CTL_JOB_DONE, "" },
+                { CTL_JOB_FAILED, "" },
+                { CTL_JOB_CANCELLED, "" },
+                { CTL_JOB_RETRYING, "qdfx" },
+        };
+        static const char letters[_CTL_JOB_STATE_MAX + 1] = "qcsvdfxr";
+
+        for (size_t i = 0; i < sizeof(legal) / sizeof(legal[0]); i++) {
+                bool right = true;
+
+                for (int to = 0; to < _CTL_JOB_STATE_MAX; to++)
+                        if (ctl_job_transition_ok((unsigned int)legal[i].from, (unsigned int)to) !=
+                            (strchr(legal[i].to, letters[to]) != NULL))
+                                right = false;
+                ok(right, "from %s: exactly to \"%s\"", ctl_job_state_str((unsigned int)legal[i].from),
+                   legal[i].to);
+        }
+        ok(!ctl_job_transition_ok(CTL_JOB_QUEUED, CTL_JOB_QUEUED), "no move to the same state");
+        ok(!ctl_job_transition_ok(CTL_JOB_RETRYING, CTL_JOB_CONNECTING),
+           "a retry queues first: RETRYING never starts directly");
+        ok(!ctl_job_transition_ok(_CTL_JOB_STATE_MAX, CTL_JOB_DONE) &&
+           !ctl_job_transition_ok(CTL_JOB_QUEUED, _CTL_JOB_STATE_MAX), "unknown states are refused");
 }
 
 static void test_codec(void)
@@ -137,7 +178,7 @@ static void test_codec(void)
         /* SUBMIT strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int host = CTL_HEADER_SIZE + 8;
+        const int host = CTL_HEADER_SIZE + 10;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[host + 2] = '\0';
@@ -151,16 +192,20 @@ static void test_codec(void)
         is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the host/name split still decodes");
         is_str(m.submit.host, "fd00::2b", "and the host follows host_len exactly");
 
+        ok(m.submit.flags == CTL_SUBMIT_RETRIES && m.submit.retries == 0x0203,
+           "flags and retries little-endian after the lengths");
+        ok(buf[CTL_HEADER_SIZE + 8] == 0x03 && buf[CTL_HEADER_SIZE + 9] == 0x02, "retries at offset 8");
+
         /* A 64-byte host with consistent lengths is still too long. */
-        memcpy(tmp, buf, CTL_HEADER_SIZE + 8);
+        memcpy(tmp, buf, CTL_HEADER_SIZE + 10);
         memset(tmp + host, 'h', 64);
         put16(tmp + CTL_HEADER_SIZE + 4, 64);
         put16(tmp + CTL_HEADER_SIZE + 6, 0);
-        put32(tmp + 8, 8 + 64);
-        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 8 + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
+        put32(tmp + 8, 10 + 64);
+        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 10 + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
         put16(tmp + CTL_HEADER_SIZE + 4, 63);
         put16(tmp + CTL_HEADER_SIZE + 6, 1);
-        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 8 + 64, &m), 0, "63-byte host is the limit");
+        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 10 + 64, &m), 0, "63-byte host is the limit");
 
         msg_reset(&s, CTL_SUBMIT);
         memset(s.submit.host, 'a', sizeof(s.submit.host));
@@ -187,6 +232,13 @@ static void test_codec(void)
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && len <= CTL_MSG_MAX, "JOB with every string at its limit fits (%d bytes)", len);
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
+        ok(m.job.attempt == 0x0506 && m.job.attempts == 0x0708 && m.job.retry_usec == 0x1122334455667788ull,
+           "JOB carries attempt, attempts and retry_usec");
+        j = msgs[8];
+        j.job.state = CTL_JOB_RETRYING;
+        len = ctl_encode(buf, sizeof(buf), &j);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && m.job.state == CTL_JOB_RETRYING,
+           "JOB in RETRYING round-trips");
 
         /* ERROR text. */
         struct ctl_msg e = msgs[9];
@@ -198,8 +250,10 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 1 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v1, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 2 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v2, type, length 0");
+        put16(buf + 4, 1);
+        is_int(ctl_decode(buf, (size_t)len, &m), -EPROTONOSUPPORT, "a version 1 client is told apart");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
 }
 
@@ -308,7 +362,7 @@ static void test_socket(void)
 
         /* Wrong version: distinguishable so the daemon can say so. */
         len = ctl_encode(buf, sizeof(buf), &msgs[5]);
-        put16(buf + 4, 2);
+        put16(buf + 4, CTL_VERSION + 1);
         raw_send(sv[0], buf, (size_t)len, NULL, 0);
         is_int(ctl_recv(sv[1], &m, &fd), -EPROTONOSUPPORT, "other version is -EPROTONOSUPPORT");
 
@@ -361,6 +415,7 @@ static void test_socket(void)
 int main(void)
 {
         test_states();
+        test_transitions();
         test_codec();
         test_socket();
         return done_testing();
