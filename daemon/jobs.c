@@ -369,7 +369,8 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         }
         job->bytes_done = r->bytes;
         job->usec = r->usec;
-        if (state == CTL_JOB_FAILED && r->transient && job_retry(job, status, reason, why, sizeof(why)))
+        if (r->outcome == ENGINE_FAILED && r->transient &&
+            job_retry(job, status, reason, why, sizeof(why)))
                 return;
         if (state == CTL_JOB_FAILED && !why[0] && job->attempt > 1)
                 snprintf(why, sizeof(why), " (attempt %u)", job->attempt);
