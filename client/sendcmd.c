@@ -207,8 +207,10 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         for (; *p >= '0' && *p <= '9' && n <= CTL_RETRIES_MAX; p++)
                                 n = n * 10 + (unsigned int)(*p - '0');
                         if (*p || p == optarg || n > CTL_RETRIES_MAX) {
+                                char shown[ESC_TERM_SIZE(32)];
+
                                 xferctl_say("send: --retries '%s': expected a number from 0 to %u",
-                                            optarg, CTL_RETRIES_MAX);
+                                            esc_term(shown, sizeof(shown), optarg), CTL_RETRIES_MAX);
                                 return XFERCTL_EXIT_USAGE;
                         }
                         sc->retries = (int)n;
