@@ -1,9 +1,11 @@
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "esc.h"
 #include "json.h"
 #include "progress.h"
+#include "stats.h"
 #include "wire.h"
 
 void json_string(FILE *f, const char *str)
@@ -52,10 +54,10 @@ void json_job(FILE *f, const struct ctl_job *job)
         fprintf(f, ",\"status\":%u,\"status_text\":", (unsigned int)job->status);
         json_string(f, wire_status_str(job->status));
         fprintf(f, ",\"bytes\":%" PRIu64 ",\"bytes_total\":%" PRIu64 ",\"usec\":%" PRIu64
-                   ",\"mbps\":%.1f,\"attempt\":%u,\"attempts\":%u,\"retry_usec\":%" PRIu64
-                   ",\"peer\":",
+                   ",\"mbps\":%.1f,\"bwlimit\":%" PRIu64 ",\"attempt\":%u,\"attempts\":%u"
+                   ",\"retry_usec\":%" PRIu64 ",\"peer\":",
                 job->bytes_done, job->bytes_total, job->usec,
-                progress_mbps(job->bytes_done, job->usec), (unsigned int)job->attempt,
+                progress_mbps(job->bytes_done, job->usec), job->bwlimit, (unsigned int)job->attempt,
                 (unsigned int)job->attempts, job->retry_usec);
         json_string(f, job->peer);
         fputs(",\"name\":", f);
@@ -63,4 +65,37 @@ void json_job(FILE *f, const struct ctl_job *job)
         fputs(",\"text\":", f);
         json_string(f, job->text);
         fputc('}', f);
+}
+
+static void json_stats_dir(FILE *f, const struct ctl_stats *s, unsigned int dir)
+{
+        const struct ctl_stats_dir *d = &s->dir[dir];
+        bool first = true;
+
+        fprintf(f, "{\"bytes\":%" PRIu64 ",\"files\":%" PRIu64 ",\"failed\":{", d->bytes, d->files);
+        for (size_t i = 0; i < s->nreasons; i++) {
+                if (s->reason[i].dir != dir)
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_string(f, s->reason[i].name);
+                fprintf(f, ":%" PRIu64, s->reason[i].count);
+        }
+        fprintf(f, "},\"failed_total\":%" PRIu64 ",\"rate\":%" PRIu64 ",\"mbps\":%.1f,\"active\":%" PRIu32,
+                stats_failed_total(s, dir), d->rate, (double)d->rate / 1e6, d->active);
+        if (dir == CTL_DIR_SEND)
+                fprintf(f, ",\"queued\":%" PRIu32, s->queued);
+        fputc('}', f);
+}
+
+void json_stats(FILE *f, const struct ctl_stats *s)
+{
+        fprintf(f, "{\"uptime_usec\":%" PRIu64 ",\"recv\":", s->uptime_usec);
+        json_stats_dir(f, s, CTL_DIR_RECV);
+        fputs(",\"send\":", f);
+        json_stats_dir(f, s, CTL_DIR_SEND);
+        fprintf(f, ",\"ring\":{\"recv\":{\"held\":%" PRIu32 ",\"slots\":%" PRIu32 "},"
+                   "\"send\":{\"held\":%" PRIu32 ",\"slots\":%" PRIu32 "}}}",
+                s->ring_held, s->ring_slots, s->pool_held, s->pool_slots);
 }

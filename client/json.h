@@ -26,3 +26,14 @@ void json_string(FILE *f, const char *s);
  * ("retry_usec": while "retrying", the next attempt starts in that long.)
  */
 void json_job(FILE *f, const struct ctl_job *job);
+
+/*
+ * The daemon's counters as one object, no trailing newline (keys in
+ * xferctl(1), stats):
+ * {"uptime_usec":N,
+ *  "recv":{"bytes":N,"files":N,"failed":{"exists":1},"failed_total":1,
+ *          "rate":N,"mbps":0.0,"active":N},
+ *  "send":{... the same ...,"queued":N},
+ *  "ring":{"recv":{"held":N,"slots":N},"send":{"held":N,"slots":N}}}
+ */
+void json_stats(FILE *f, const struct ctl_stats *s);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "esc.h"
 #include "json.h"
 #include "name.h"
@@ -22,11 +23,15 @@
 #include "wire.h"
 #include "xferctl.h"
 
+/* --bwlimit: what rdmaxferd.conf's rate_limit allows too. */
+#define SENDCMD_BWLIMIT_MAX     (1ull << 40)
+
 /* How long the watch stream may stay silent before we ask for a STATUS ourselves. */
 #define SENDCMD_REFRESH_MS      1000
 
 const char sendcmd_help[] =
-        "Usage: xferctl send FILE PEER[:PORT] [--as NAME] [--retries N] [--no-wait] [--json]\n"
+        "Usage: xferctl send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
+        "                    [--no-wait] [--json]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -38,6 +43,10 @@ const char sendcmd_help[] =
         "unless configured otherwise) is used.\n"
         "\n"
         "  --as NAME     publish under NAME (default: the last component of FILE)\n"
+        "  --bwlimit RATE\n"
+        "                send at most RATE bytes per second: digits, then K, M, G or T\n"
+        "                for powers of 1024 (8M = 8 MiB/s, about 8.4 MB/s); 0 = no limit.\n"
+        "                Bytes, not bits. rdmaxferd's own rate_limit applies too.\n"
         "  --retries N   try at most N more times after a transient failure (0: never;\n"
         "                default: rdmaxferd's retry_max, 5 unless configured otherwise)\n"
         "  --no-wait     print the job ID and return once the job is queued\n"
@@ -184,6 +193,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 {
         static const struct option opts[] = {
                 { "as", required_argument, NULL, 'a' },
+                { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'r' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
@@ -198,6 +208,17 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
+                        break;
+                case 'b':
+                        if (config_parse_size(optarg, &sc->submit.bwlimit) < 0 ||
+                            sc->submit.bwlimit > SENDCMD_BWLIMIT_MAX) {
+                                _cleanup_(freep) char *bad = esc_term_dup(optarg);
+
+                                xferctl_say("--bwlimit '%s': expected bytes per second up to 1T, "
+                                            "e.g. 8M (K, M, G, T are powers of 1024), or 0 for no limit",
+                                            bad ? bad : "?");
+                                return XFERCTL_EXIT_USAGE;
+                        }
                         break;
                 case 'r': {
                         unsigned int n = 0;

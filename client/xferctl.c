@@ -55,11 +55,13 @@ void xferctl_usage(FILE *f)
               "Send files over RDMA through the local rdmaxferd.\n"
               "\n"
               "Commands:\n"
-              "  send FILE PEER[:PORT] [--as NAME] [--retries N] [--no-wait] [--json]\n"
+              "  send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
+              "       [--no-wait] [--json]\n"
               "                       send FILE to PEER's rdmaxferd, showing progress\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
               "  cancel ID            cancel a queued, retrying or running job\n"
+              "  stats [--json]       show the daemon's counters since it started\n"
               "  help [COMMAND]       show help for a command\n"
               "\n"
               "Options (before the command):\n"
@@ -239,12 +241,7 @@ double xferctl_job_mbps(const struct ctl_job *job)
         return progress_mbps(job->bytes_done, job->usec);
 }
 
-/*
- * Options every command shares: --help, and --json where @json is not NULL.
- * Leaves the positional arguments in argv[*first..argc). Returns -1 to go
- * on, or an exit code.
- */
-static int parse_opts(int argc, char **argv, const char *help, bool *json, int *first)
+int xferctl_parse_opts(int argc, char **argv, const char *help, bool *json, int *first)
 {
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -286,7 +283,7 @@ static int job_call(const char *socket_path, int argc, char **argv, const char *
         _cleanup_(closep) int sock = -1;
         int first, r;
 
-        r = parse_opts(argc, argv, help, json, &first);
+        r = xferctl_parse_opts(argc, argv, help, json, &first);
         if (r >= 0)
                 return r;
         if (argc - first != 1) {
@@ -374,7 +371,7 @@ static int cmd_list(const char *socket_path, int argc, char **argv)
         bool json = false;
         int first, r;
 
-        r = parse_opts(argc, argv, list_help, &json, &first);
+        r = xferctl_parse_opts(argc, argv, list_help, &json, &first);
         if (r >= 0)
                 return r;
         if (first != argc) {
@@ -450,6 +447,9 @@ static void status_print(const struct ctl_job *j)
                        progress_mbps(j->bytes_done, j->usec));
         else if (j->state == CTL_JOB_DONE)
                 printf("rate:     %.1f MB/s average\n", progress_mbps(j->bytes_done, j->usec));
+        if (j->bwlimit)
+                printf("bwlimit:  %s/s (%" PRIu64 " bytes/s)\n", progress_size(a, sizeof(a), j->bwlimit),
+                       j->bwlimit);
         if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
                 printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));
         if (j->text[0])
@@ -518,6 +518,7 @@ static const struct xferctl_cmd xferctl_cmds[] = {
         { "list", cmd_list, list_help },
         { "status", cmd_status, status_help },
         { "cancel", cmd_cancel, cancel_help },
+        { "stats", statscmd_run, statscmd_help },
         { "help", cmd_help, NULL },
 };
 

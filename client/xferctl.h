@@ -73,6 +73,17 @@ int xferctl_parse_id(const char *s, uint64_t *id);
 /* MB/s for display: the recent rate while data moves, the average once done. */
 double xferctl_job_mbps(const struct ctl_job *job);
 
+/*
+ * Options every command shares: --help, and --json where @json is not NULL.
+ * Leaves the positional arguments in argv[*first..argc). Returns -1 to go
+ * on, or an exit code.
+ */
+int xferctl_parse_opts(int argc, char **argv, const char *help, bool *json, int *first);
+
+/* The `stats` command (statscmd.c). */
+int statscmd_run(const char *socket_path, int argc, char **argv);
+extern const char statscmd_help[];
+
 /* The `send` command (sendcmd.c). */
 int sendcmd_run(const char *socket_path, int argc, char **argv);
 extern const char sendcmd_help[];

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "ctl.h"
+#include "bucket.h"
 #include "macro.h"
 #include "wire.h"
 
@@ -27,6 +28,8 @@ enum config_key {
         CONFIG_KEY_LANES,
         CONFIG_KEY_PEER_TIMEOUT,
         CONFIG_KEY_MIN_RATE,
+        CONFIG_KEY_RATE_LIMIT,
+        CONFIG_KEY_TOS,
         CONFIG_KEY_MAX_FILE_SIZE,
         CONFIG_KEY_MIN_FREE,
         CONFIG_KEY_IO_TIMEOUT,
@@ -41,6 +44,8 @@ enum config_key {
         CONFIG_KEY_RETRY_MAX,
         CONFIG_KEY_RETRY_WINDOW,
         CONFIG_KEY_RETRY_DELAY_MAX,
+        CONFIG_KEY_METRICS_FILE,
+        CONFIG_KEY_METRICS_INTERVAL,
         _CONFIG_KEY_MAX,
 };
 
@@ -108,6 +113,8 @@ void config_init(struct config *cfg)
                 /* A tenth of what a transfer gets on a 1 GbE link shared 8 ways
                  * (rdmaxferd(8), Deadlines): never an honest transfer. */
                 .min_rate = 1024 * 1024,
+                .rate_limit = 0,
+                .tos = -1,
                 /* Larger than what most sites move as one file, and one offer
                  * cannot ask for a multi-TiB array. */
                 .max_file_size = 1ull << 40,
@@ -129,6 +136,9 @@ void config_init(struct config *cfg)
                 .retry_max = 5,
                 .retry_window = 600,
                 .retry_delay_max = 60,
+                .metrics_file = "",
+                /* node_exporter's own scrape interval is commonly 15 s. */
+                .metrics_interval = 15,
         };
 }
 
@@ -169,7 +179,7 @@ static int config_parse_u64(const char *s, uint64_t *out, const char **end)
 }
 
 /* "1M" = 1048576: suffixes K, M, G, T are powers of 1024, either case. */
-static int config_parse_size(const char *s, uint64_t *out)
+int config_parse_size(const char *s, uint64_t *out)
 {
         const char *end;
         unsigned int shift = 0;
@@ -301,6 +311,25 @@ static int config_set_log_level(struct config *cfg, const char *value, char *why
         return -EINVAL;
 }
 
+/* The TOS byte of our rdma_cm ids, or empty: the kernel's default (no call). */
+static int config_set_tos(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        const char *end;
+        uint64_t v;
+
+        if (value[0] == '\0') {
+                cfg->tos = -1;
+                return 0;
+        }
+        if (config_parse_u64(value, &v, &end) < 0 || *end != '\0' || v > 255) {
+                config_why(why, whylen, "must be a whole number from 0 to 255 (the IP TOS byte: "
+                                        "DSCP * 4), or empty to leave it to the kernel");
+                return -EINVAL;
+        }
+        cfg->tos = (int)v;
+        return 0;
+}
+
 /*
  * A group name as NSS may hold one (POSIX portable names, plus '@' and '$'
  * of domain and machine accounts), or a numeric gid. Only its form is
@@ -334,6 +363,18 @@ static int config_set_admin_group(struct config *cfg, const char *value, char *w
         return 0;
 }
 
+/* A file's path: the daemon writes a temporary file beside it and renames it over. */
+static int config_set_metrics_file(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        size_t n = strlen(value);
+
+        if (n > 0 && value[n - 1] == '/') {
+                config_why(why, whylen, "must be the path of a file, not of a directory");
+                return -EINVAL;
+        }
+        return config_set_path(cfg->metrics_file, sizeof(cfg->metrics_file), true, value, why, whylen);
+}
+
 static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_LISTEN]             = CONFIG_CUSTOM("listen", config_set_listen),
         [CONFIG_KEY_PORT]               = CONFIG_NUMBER(port, 1, 65535),
@@ -353,6 +394,11 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                             .min = 0, .max = 1ull << 40,
                                             .why = "must be bytes per second (suffix K, M, G or T) "
                                                    "up to 1T, 0 for no floor" },
+        [CONFIG_KEY_RATE_LIMIT]         = { CONFIG_FIELD(rate_limit), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = 1ull << 40,
+                                            .why = "must be bytes per second (suffix K, M, G or T) "
+                                                   "up to 1T, 0 for no limit" },
+        [CONFIG_KEY_TOS]                = CONFIG_CUSTOM("tos", config_set_tos),
         [CONFIG_KEY_MAX_FILE_SIZE]      = { CONFIG_FIELD(max_file_size), .kind = CONFIG_VALUE_SIZE,
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "
@@ -375,6 +421,8 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_RETRY_MAX]          = CONFIG_NUMBER(retry_max, 0, CTL_RETRIES_MAX),
         [CONFIG_KEY_RETRY_WINDOW]       = CONFIG_NUMBER(retry_window, 1, 7 * 24 * 3600),
         [CONFIG_KEY_RETRY_DELAY_MAX]    = CONFIG_NUMBER(retry_delay_max, 1, 3600),
+        [CONFIG_KEY_METRICS_FILE]       = CONFIG_CUSTOM("metrics_file", config_set_metrics_file),
+        [CONFIG_KEY_METRICS_INTERVAL]   = CONFIG_NUMBER(metrics_interval, 1, 3600),
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */
@@ -577,6 +625,21 @@ static void config_check(struct config_parser *p)
                             "%s%s: max_transfers: %u transfers need at least %u receive slots, "
                             "but slot_count is %u (max_transfers * 2 <= slot_count)",
                             p->path, where, c->max_transfers, c->max_transfers * 2, c->slot_count);
+        }
+        /* Shared by max_transfers, each must still move a chunk within
+         * peer_timeout, or its peer (or we) would give up between two. */
+        if (c->rate_limit > 0 &&
+            c->rate_limit < bucket_rate_min((uint64_t)c->slot_size * c->max_transfers, c->peer_timeout)) {
+                unsigned int line = p->seen[CONFIG_KEY_RATE_LIMIT];
+
+                config_fail(p, line ? line : 1, -EINVAL,
+                            "%s:%u: rate_limit: %llu bytes/s shared by max_transfers (%u) would "
+                            "take longer than peer_timeout (%u s) over one slot of %u bytes each; "
+                            "at least %llu, or 0 for no limit",
+                            p->path, line ? line : 1, (unsigned long long)c->rate_limit,
+                            c->max_transfers, c->peer_timeout, c->slot_size,
+                            (unsigned long long)bucket_rate_min((uint64_t)c->slot_size * c->max_transfers,
+                                                                c->peer_timeout));
         }
 }
 

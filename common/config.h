@@ -39,6 +39,8 @@ struct config {
         uint32_t lanes;                 /* lanes = 1..8, queue pairs per transfer */
         uint32_t peer_timeout;          /* peer_timeout = 1..3600 s without progress from the peer */
         uint64_t min_rate;              /* min_rate = bytes/s over each peer_timeout, K/M/G/T, 0 = none */
+        uint64_t rate_limit;            /* rate_limit = bytes/s each direction, K/M/G/T, 0 = none */
+        int tos;                        /* tos = 0..255 on rdma_cm ids; -1 (empty) = left alone */
         uint64_t max_file_size;         /* max_file_size = bytes, K/M/G/T suffix, 0 = none */
         uint64_t min_free;              /* min_free = bytes, K/M/G/T suffix, left free in incoming_dir */
         uint32_t io_timeout;            /* io_timeout = 1..3600 s a disk request may take */
@@ -53,6 +55,8 @@ struct config {
         uint32_t retry_max;             /* retry_max = 0..100 attempts after the first, 0 = never retry */
         uint32_t retry_window;          /* retry_window = 1..604800 s after a job's first failure */
         uint32_t retry_delay_max;       /* retry_delay_max = 1..3600 s, the backoff's cap */
+        char metrics_file[PATH_MAX];    /* metrics_file = absolute path of a file; "" = none */
+        uint32_t metrics_interval;      /* metrics_interval = 1..3600 s between writes */
 };
 
 /* Fill @cfg with the built-in defaults. */
@@ -66,3 +70,10 @@ void config_deinit(struct config *cfg);
  * Checks cross-key rules (max_transfers * 2 <= slot_count) after parsing.
  */
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen);
+
+/*
+ * A byte count or a rate in bytes per second as the configuration writes
+ * it (xferctl send --bwlimit too): decimal digits, then optionally one of
+ * K, M, G, T (either case), powers of 1024. 0, -EINVAL or -ERANGE.
+ */
+int config_parse_size(const char *s, uint64_t *out);

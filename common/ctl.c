@@ -13,25 +13,34 @@
  * Payload layouts, after the 12-byte header
  * (magic u32, version u16, type u16, length u32):
  *
- *   SUBMIT     port u16, flags u16, host_len u16, name_len u16, retries u16,
- *              host, name
+ *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
+ *              retries u16, host, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
- *              bytes_total u64, usec u64, rate u64, attempt u16,
- *              attempts u16, retry_usec u64, peer_len u16, name_len u16,
- *              text_len u16, peer, name, text
+ *              bytes_total u64, usec u64, rate u64, bwlimit u64,
+ *              attempt u16, attempts u16, retry_usec u64, peer_len u16,
+ *              name_len u16, text_len u16, peer, name, text
  *   ERROR      code i32, text_len u16, text
+ *   STATS      (empty)
+ *   STATS_INFO uptime_usec u64, then for recv and send: bytes u64,
+ *              files u64, rate u64, active u32; then queued u32,
+ *              ring_held u32, ring_slots u32, pool_held u32,
+ *              pool_slots u32, nreasons u16, and nreasons times
+ *              { dir u8, count u64, name_len u8, name }
  *
  * Strings carry no NUL; the payload length must equal the fixed part plus
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 2 + 2 + 2)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 2 + 2 + 2)
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
+#define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
+#define CTL_STATS_FIXED         (8 + _CTL_DIR_MAX * CTL_STATS_DIR_LEN + 5 * 4 + 2)
+#define CTL_REASON_FIXED        (1 + 8 + 1)
 
 /* Room for a few descriptors so a sender that attaches extras cannot make
  * us lose the first one to MSG_CTRUNC; the extras are closed. */
@@ -42,6 +51,11 @@ static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + CTL_PEER_MAX + CTL_NAME_MAX + CT
               "job fits");
 static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX <= CTL_MSG_MAX,
               "submit fits");
+
+static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
+              CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) <= CTL_MSG_MAX,
+              "stats fit");
+static_assert(CTL_REASON_MAX <= UINT8_MAX, "u8 reason length");
 
 static const char *const ctl_job_state_text[_CTL_JOB_STATE_MAX] = {
         [CTL_JOB_QUEUED] = "queued",
@@ -89,6 +103,43 @@ static int ctl_str_len(const char *s, size_t field_size, size_t max)
         return (int)n;
 }
 
+/* A reason name: 1..CTL_REASON_MAX of [a-z0-9_]. */
+static bool ctl_reason_name_ok(const char *s, size_t len)
+{
+        if (len == 0 || len > CTL_REASON_MAX)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+/*
+ * What both sides insist on: nreasons in bounds, each reason counted,
+ * named and in a known direction, once per (dir, name), and no ring with
+ * more slots held than it has. Returns the reasons' encoded length, or -1.
+ */
+static int ctl_stats_check(const struct ctl_stats *s)
+{
+        size_t len = 0;
+
+        if (s->nreasons > CTL_STATS_REASONS_MAX || s->ring_held > s->ring_slots ||
+            s->pool_held > s->pool_slots)
+                return -1;
+        for (size_t i = 0; i < s->nreasons; i++) {
+                const struct ctl_stats_reason *r = &s->reason[i];
+                size_t n = strnlen(r->name, sizeof(r->name));
+
+                if (r->dir >= _CTL_DIR_MAX || r->count == 0 || !ctl_reason_name_ok(r->name, n))
+                        return -1;
+                for (size_t j = 0; j < i; j++)
+                        if (s->reason[j].dir == r->dir && strcmp(s->reason[j].name, r->name) == 0)
+                                return -1;
+                len += CTL_REASON_FIXED + n;
+        }
+        return (int)len;
+}
+
 int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
@@ -112,7 +163,14 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_LIST:
         case CTL_LIST_END:
         case CTL_OK:
+        case CTL_STATS:
                 plen = 0;
+                break;
+        case CTL_STATS_INFO:
+                l1 = ctl_stats_check(&m->stats);
+                if (l1 < 0)
+                        return -EINVAL;
+                plen = CTL_STATS_FIXED + (size_t)l1;
                 break;
         case CTL_JOB:
                 if (m->job.state >= _CTL_JOB_STATE_MAX)
@@ -146,6 +204,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_SUBMIT:
                 bytes_put_u16(&o, m->submit.port);
                 bytes_put_u16(&o, m->submit.flags);
+                bytes_put_u64(&o, m->submit.bwlimit);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, m->submit.retries);
@@ -167,6 +226,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u64(&o, m->job.bytes_total);
                 bytes_put_u64(&o, m->job.usec);
                 bytes_put_u64(&o, m->job.rate);
+                bytes_put_u64(&o, m->job.bwlimit);
                 bytes_put_u16(&o, m->job.attempt);
                 bytes_put_u16(&o, m->job.attempts);
                 bytes_put_u64(&o, m->job.retry_usec);
@@ -182,6 +242,30 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_mem(&o, m->error.text, (size_t)l1);
                 break;
+        case CTL_STATS_INFO:
+                bytes_put_u64(&o, m->stats.uptime_usec);
+                for (size_t d = 0; d < _CTL_DIR_MAX; d++) {
+                        bytes_put_u64(&o, m->stats.dir[d].bytes);
+                        bytes_put_u64(&o, m->stats.dir[d].files);
+                        bytes_put_u64(&o, m->stats.dir[d].rate);
+                        bytes_put_u32(&o, m->stats.dir[d].active);
+                }
+                bytes_put_u32(&o, m->stats.queued);
+                bytes_put_u32(&o, m->stats.ring_held);
+                bytes_put_u32(&o, m->stats.ring_slots);
+                bytes_put_u32(&o, m->stats.pool_held);
+                bytes_put_u32(&o, m->stats.pool_slots);
+                bytes_put_u16(&o, m->stats.nreasons);
+                for (size_t i = 0; i < m->stats.nreasons; i++) {
+                        const struct ctl_stats_reason *r = &m->stats.reason[i];
+                        size_t n = strlen(r->name);
+
+                        bytes_put_u8(&o, r->dir);
+                        bytes_put_u64(&o, r->count);
+                        bytes_put_u8(&o, (uint8_t)n);
+                        bytes_put_mem(&o, r->name, n);
+                }
+                break;
         default:
                 break;
         }
@@ -189,6 +273,47 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         if (o.overflow || o.off != CTL_HEADER_SIZE + plen)
                 return -EMSGSIZE;
         return (int)o.off;
+}
+
+static int ctl_decode_stats(struct bytes_in *in, uint32_t plen, struct ctl_stats *s)
+{
+        size_t len = CTL_STATS_FIXED;
+
+        if (plen < CTL_STATS_FIXED)
+                return -1;
+        s->uptime_usec = bytes_get_u64(in);
+        for (size_t d = 0; d < _CTL_DIR_MAX; d++) {
+                s->dir[d].bytes = bytes_get_u64(in);
+                s->dir[d].files = bytes_get_u64(in);
+                s->dir[d].rate = bytes_get_u64(in);
+                s->dir[d].active = bytes_get_u32(in);
+        }
+        s->queued = bytes_get_u32(in);
+        s->ring_held = bytes_get_u32(in);
+        s->ring_slots = bytes_get_u32(in);
+        s->pool_held = bytes_get_u32(in);
+        s->pool_slots = bytes_get_u32(in);
+        s->nreasons = bytes_get_u16(in);
+        if (s->nreasons > CTL_STATS_REASONS_MAX)
+                return -1;
+        for (size_t i = 0; i < s->nreasons; i++) {
+                struct ctl_stats_reason *r = &s->reason[i];
+                uint8_t n;
+
+                /* Each entry's length is checked before its bytes are read. */
+                if (plen < len + CTL_REASON_FIXED)
+                        return -1;
+                r->dir = bytes_get_u8(in);
+                r->count = bytes_get_u64(in);
+                n = bytes_get_u8(in);
+                len += CTL_REASON_FIXED + n;
+                if (n > CTL_REASON_MAX || plen < len ||
+                    !bytes_get_str(in, r->name, sizeof(r->name), n))
+                        return -1;
+        }
+        if (plen != len || ctl_stats_check(s) < 0)
+                return -1;
+        return 0;
 }
 
 int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
@@ -218,6 +343,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                         return -EBADMSG;
                 m->submit.port = bytes_get_u16(&in);
                 m->submit.flags = bytes_get_u16(&in);
+                m->submit.bwlimit = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 m->submit.retries = bytes_get_u16(&in);
@@ -239,7 +365,12 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
         case CTL_LIST:
         case CTL_LIST_END:
         case CTL_OK:
+        case CTL_STATS:
                 if (plen != 0)
+                        return -EBADMSG;
+                break;
+        case CTL_STATS_INFO:
+                if (ctl_decode_stats(&in, plen, &m->stats) < 0)
                         return -EBADMSG;
                 break;
         case CTL_JOB:
@@ -253,6 +384,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.bytes_total = bytes_get_u64(&in);
                 m->job.usec = bytes_get_u64(&in);
                 m->job.rate = bytes_get_u64(&in);
+                m->job.bwlimit = bytes_get_u64(&in);
                 m->job.attempt = bytes_get_u16(&in);
                 m->job.attempts = bytes_get_u16(&in);
                 m->job.retry_usec = bytes_get_u64(&in);

@@ -6,8 +6,9 @@
  *
  * Every message: 12-byte header (magic, version, type, payload length),
  * little-endian, then the payload. The daemon answers a version mismatch
- * with CTL_ERROR (-EPROTONOSUPPORT) and closes. Version 2 added the
- * RETRYING state, SUBMIT's retries and JOB's attempt numbers.
+ * with CTL_ERROR (-EPROTONOSUPPORT) and closes. Version 2 added SUBMIT's
+ * and JOB's bwlimit, SUBMIT's retries, JOB's attempt numbers, the RETRYING
+ * state and STATS.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -15,6 +16,10 @@
  *   WATCH {id}                           JOB ... until the job's state is final
  *   LIST                                 JOB ... then LIST_END
  *   CANCEL {id}                          OK                 | ERROR
+ *   STATS                                STATS_INFO         | ERROR
+ *
+ * A version 1 daemon answers every version 2 message, STATS included,
+ * with that ERROR; nothing was released with version 2 before all of it.
  */
 
 #include <stdbool.h>
@@ -22,7 +27,7 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             2
+#define CTL_VERSION             2       /* 2: bwlimit, retries, attempts, RETRYING; STATS */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             2048
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
@@ -41,6 +46,8 @@ enum ctl_type {
         CTL_OK = 8,
         CTL_JOB = 9,
         CTL_ERROR = 10,
+        CTL_STATS = 11,
+        CTL_STATS_INFO = 12,
         _CTL_TYPE_MAX,
 };
 
@@ -78,6 +85,7 @@ enum {
 struct ctl_submit {
         uint16_t port;                  /* 0: the daemon's default port */
         uint16_t flags;                 /* CTL_SUBMIT_*; the daemon refuses unknown bits */
+        uint64_t bwlimit;               /* bytes/s for this job, 0: none (xferctl send --bwlimit) */
         uint16_t retries;               /* with CTL_SUBMIT_RETRIES: attempts after the first */
         char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under */
@@ -92,12 +100,48 @@ struct ctl_job {
         uint64_t bytes_total;
         uint64_t usec;                  /* since the first data was posted */
         uint64_t rate;                  /* recent rate, bytes per second */
+        uint64_t bwlimit;               /* the job's own limit, bytes/s; 0: none */
         uint16_t attempt;               /* the attempt running, next (RETRYING) or last; 1 is the first */
         uint16_t attempts;              /* at most this many, as things stand (1 + retries) */
         uint64_t retry_usec;            /* RETRYING: the next attempt starts in this long; else 0 */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */
+};
+
+/* Directions in STATS_INFO. */
+enum ctl_dir {
+        CTL_DIR_RECV = 0,
+        CTL_DIR_SEND = 1,
+        _CTL_DIR_MAX,
+};
+
+#define CTL_REASON_MAX          23      /* bytes of a reason name */
+#define CTL_STATS_REASONS_MAX   40
+
+/* Failed transfers of one direction for one reason (common/stats.h names them). */
+struct ctl_stats_reason {
+        uint8_t dir;                    /* enum ctl_dir */
+        uint64_t count;                 /* > 0 */
+        char name[CTL_REASON_MAX + 1];  /* 1 or more of [a-z0-9_] */
+};
+
+struct ctl_stats_dir {
+        uint64_t bytes;                 /* of the transfers done */
+        uint64_t files;                 /* transfers done: verified and published */
+        uint64_t rate;                  /* bytes/s over the last second */
+        uint32_t active;                /* transfers moving data now */
+};
+
+/* The daemon's counters since it started; no job, peer or file in it. */
+struct ctl_stats {
+        uint64_t uptime_usec;
+        struct ctl_stats_dir dir[_CTL_DIR_MAX];
+        uint32_t queued;                /* jobs waiting to be sent */
+        uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
+        uint32_t pool_held, pool_slots; /* send pool: the same */
+        uint16_t nreasons;
+        struct ctl_stats_reason reason[CTL_STATS_REASONS_MAX];  /* each (dir, name) once */
 };
 
 struct ctl_error {
@@ -112,6 +156,7 @@ struct ctl_msg {
                 uint64_t id;            /* SUBMITTED, STATUS, WATCH, CANCEL */
                 struct ctl_job job;
                 struct ctl_error error;
+                struct ctl_stats stats;
         };
 };
 

@@ -14,6 +14,8 @@
  * closed after cfg.client_idle_timeout. A client sees (LIST, STATUS,
  * WATCH, CANCEL) only its own jobs, unless it is root, the daemon's user
  * or in cfg.admin_group; to the others another user's job does not exist.
+ * STATS is for every client: aggregate numbers only (bytes, counts by
+ * reason, rates, occupancy), nothing that names a job, peer, file or user.
  */
 
 #include <arpa/inet.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "bucket.h"
 #include "control.h"
 #include "control-socket.h"
 #include "ctl.h"
@@ -98,6 +101,7 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         m->job.bytes_total = job->size;
         m->job.usec = job->usec;
         m->job.rate = job->rate;
+        m->job.bwlimit = job->bwlimit;
         m->job.attempt = (uint16_t)MIN(job->attempt, UINT16_MAX);
         m->job.attempts = (uint16_t)MIN(job_attempts(job), UINT16_MAX);
         m->job.retry_usec = job_retry_in(job);
@@ -338,9 +342,14 @@ static void control_submit_checked(struct control_conn *conn, const struct ctl_s
                 return;
         }
         job = jobs_find(c->d->jobs, id);
-        log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
-                 id, s->name, size, job ? job->peer : s->host,
-                 (unsigned int)conn->cred.uid, (int)conn->cred.pid);
+        if (s->bwlimit > 0)
+                log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d, "
+                         "bwlimit %" PRIu64 " bytes/s", id, s->name, size, job ? job->peer : s->host,
+                         (unsigned int)conn->cred.uid, (int)conn->cred.pid, s->bwlimit);
+        else
+                log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d",
+                         id, s->name, size, job ? job->peer : s->host,
+                         (unsigned int)conn->cred.uid, (int)conn->cred.pid);
         m.id = id;
         conn_reply(conn, &m);
 }
@@ -427,6 +436,15 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
         if ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX) {
                 conn_error(conn, -EINVAL, "retries: %u is more than %u", (unsigned int)s->retries,
                            CTL_RETRIES_MAX);
+                return;
+        }
+        /* Slower, and the receiver would hear nothing for longer than its
+         * peer_timeout between two chunks (if it is set like ours). */
+        if (s->bwlimit > 0 && s->bwlimit < bucket_rate_min(c->d->cfg.slot_size, c->d->cfg.peer_timeout)) {
+                conn_error(conn, -EINVAL, "bwlimit %" PRIu64 " bytes/s is too low: one chunk (up to %u "
+                           "bytes) must go within peer_timeout (%u s); at least %" PRIu64,
+                           s->bwlimit, c->d->cfg.slot_size, c->d->cfg.peer_timeout,
+                           bucket_rate_min(c->d->cfg.slot_size, c->d->cfg.peer_timeout));
                 return;
         }
 
@@ -564,6 +582,15 @@ wait:
         }
 }
 
+static void control_stats(struct control_conn *conn)
+{
+        struct ctl_msg m = { .type = CTL_STATS_INFO };
+
+        if (daemon_stats(conn->c->d, &m.stats) < 0)
+                log_debug("control: stats: some failure reasons left out");
+        conn_reply(conn, &m);
+}
+
 static void control_list(struct control_conn *conn)
 {
         conn->list_next = 0;
@@ -663,6 +690,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 break;
         case CTL_CANCEL:
                 control_cancel(conn, m.id);
+                break;
+        case CTL_STATS:
+                control_stats(conn);
                 break;
         default:
                 conn_error(conn, -EBADMSG, "unexpected message type %u", m.type);

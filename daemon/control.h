@@ -3,7 +3,8 @@
 /*
  * The local control socket (AF_UNIX SOCK_SEQPACKET, see ctl.h): taken from
  * rdmaxferd.socket when socket-activated, else bound at cfg.control_socket
- * with mode 0660. Serves xferctl: SUBMIT, STATUS, WATCH, LIST, CANCEL.
+ * with mode 0660. Serves xferctl: SUBMIT, STATUS, WATCH, LIST, CANCEL,
+ * STATS (aggregate counters, for every user of the socket).
  *
  * Per uid: cfg.max_clients_per_user connections (then a refusal that says
  * so), cfg.max_queued_per_user queued jobs, cfg.client_idle_timeout; each

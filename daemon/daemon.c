@@ -20,13 +20,16 @@
 #include "clock.h"
 #include "config-build.h"
 #include "control.h"
+#include "ctl.h"
 #include "daemon.h"
 #include "engine.h"
 #include "jobs.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "msgid.h"
+#include "stats.h"
 
 enum daemon_phase {
         DAEMON_RUNNING,
@@ -144,6 +147,9 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 retrying = jobs_retrying(d->jobs);
                 out_rate = jobs_rate_total(d->jobs);
         }
+        /* engine_recv_rate() measures since its previous call: keep what it said for `stats`. */
+        d->rate_in = in_rate;
+        d->rate_out = out_rate;
         buf[0] = '\0';
         if (d->no_device[0] && !d->stopping)
                 o += (size_t)snprintf(buf + o, len - o, "no RDMA device (%s), waiting for it%s",
@@ -163,6 +169,36 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 o += (size_t)snprintf(buf + o, len - o, "%s%u queued", in || out ? ", " : "", queued);
         if (retrying && o < len)
                 snprintf(buf + o, len - o, "%s%u retrying", in || out || queued ? ", " : "", retrying);
+}
+
+int daemon_stats(struct daemon *d, struct ctl_stats *s)
+{
+        struct engine_stats es = { 0 };
+        struct stats_tally sent = { 0 };
+        unsigned int active = 0, queued = 0;
+        int r;
+
+        if (d->engine)
+                engine_stats(d->engine, &es);
+        if (d->jobs) {
+                jobs_counts(d->jobs, &active, &queued);
+                jobs_tally(d->jobs, &sent);
+        }
+        memset(s, 0, sizeof(*s));
+        s->uptime_usec = clock_usec(CLOCK_MONOTONIC) - d->start_usec;
+        s->dir[CTL_DIR_RECV].rate = d->rate_in;
+        s->dir[CTL_DIR_RECV].active = es.recv_active;
+        s->dir[CTL_DIR_SEND].rate = d->rate_out;
+        s->dir[CTL_DIR_SEND].active = active;
+        s->queued = queued;
+        s->ring_held = es.ring_held;
+        s->ring_slots = es.ring_slots;
+        s->pool_held = es.pool_held;
+        s->pool_slots = es.pool_slots;
+        r = stats_tally_export(s, CTL_DIR_RECV, &es.recv);
+        if (r < 0)
+                return r;
+        return stats_tally_export(s, CTL_DIR_SEND, &sent);
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
@@ -277,7 +313,7 @@ static void daemon_reload(struct daemon_ctx *x)
         struct daemon *d = &x->d;
         struct config cfg;
         struct auth_key key = { 0 };
-        char err[1024], applied[256] = "", restart[256] = "";
+        char err[1024], applied[512] = "", restart[256] = "";
         int r;
 
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, clock_usec(CLOCK_MONOTONIC));
@@ -344,6 +380,11 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "min_rate");
         if (cfg.io_timeout != d->cfg.io_timeout)
                 changed_add(applied, sizeof(applied), "io_timeout");
+        if (cfg.rate_limit != d->cfg.rate_limit)
+                changed_add(applied, sizeof(applied), "rate_limit");
+        /* New outgoing connections; the listener keeps its own until a restart. */
+        if (cfg.tos != d->cfg.tos)
+                changed_add(applied, sizeof(applied), "tos");
         if (cfg.min_free != d->cfg.min_free)
                 changed_add(applied, sizeof(applied), "min_free");
         if (cfg.max_clients_per_user != d->cfg.max_clients_per_user)
@@ -360,6 +401,10 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "retry_window");
         if (cfg.retry_delay_max != d->cfg.retry_delay_max)
                 changed_add(applied, sizeof(applied), "retry_delay_max");
+        if (strcmp(cfg.metrics_file, d->cfg.metrics_file))
+                changed_add(applied, sizeof(applied), "metrics_file");
+        if (cfg.metrics_interval != d->cfg.metrics_interval)
+                changed_add(applied, sizeof(applied), "metrics_interval");
 
         config_deinit(&d->cfg);
         d->cfg = cfg;
@@ -368,6 +413,7 @@ static void daemon_reload(struct daemon_ctx *x)
         log_set_level(d->cfg.log_level);
         engine_reconfigure(d->engine);
         control_reconfigure(d->control);
+        metrics_reconfigure(d->metrics);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
@@ -478,6 +524,7 @@ int daemon_run(const char *config_path)
         int r, code = 1;
 
         d->config_path = config_path ? config_path : CONFIG_DEFAULT_PATH;
+        d->start_usec = clock_usec(CLOCK_MONOTONIC);
         r = daemon_load_config(config_path, &d->cfg, &d->key, err, sizeof(err));
         if (r < 0) {
                 daemon_fail("%s", err);
@@ -525,6 +572,11 @@ int daemon_run(const char *config_path)
                 daemon_fail("cannot open the control socket: %s", strerror(-r));
                 goto out;
         }
+        r = metrics_new(&d->metrics, d);
+        if (r < 0) {
+                daemon_fail("cannot set up the metrics file: %s", strerror(-r));
+                goto out;
+        }
 
         snprintf(x->status, sizeof(x->status), "idle");
         sd_notify(0, "READY=1\nSTATUS=idle");
@@ -543,6 +595,8 @@ int daemon_run(const char *config_path)
                  * Transfers may still be running: the engine releases them
                  * without calling back, so the jobs go after it.
                  */
+                metrics_free(d->metrics);
+                d->metrics = NULL;
                 control_free(d->control);
                 d->control = NULL;
                 engine_free(d->engine);
@@ -551,6 +605,8 @@ int daemon_run(const char *config_path)
         daemon_log_stopped(code);
 
 out:
+        metrics_free(d->metrics);
+        d->metrics = NULL;
         control_free(d->control);
         d->control = NULL;
         jobs_free(d->jobs);

@@ -10,6 +10,8 @@
 struct engine;
 struct jobs;
 struct control;
+struct metrics;
+struct ctl_stats;
 
 struct daemon {
         struct event_base *base;
@@ -19,7 +21,10 @@ struct daemon {
         struct engine *engine;
         struct jobs *jobs;
         struct control *control;
+        struct metrics *metrics;        /* the Prometheus textfile (cfg.metrics_file) */
         bool stopping;
+        uint64_t start_usec;            /* CLOCK_MONOTONIC, for the uptime */
+        uint64_t rate_in, rate_out;     /* bytes/s over the last second, as STATUS= says */
         char no_device[160];            /* why the RDMA device is gone; "" while it is there */
 };
 
@@ -32,6 +37,13 @@ struct daemon {
  * other modules read them when they need them rather than caching copies.
  */
 int daemon_run(const char *config_path);
+
+/*
+ * The counters since start (`xferctl stats`, the metrics file): aggregate
+ * numbers only, no job, peer or file. -E2BIG when some failure reasons did
+ * not fit (the rest is filled in).
+ */
+int daemon_stats(struct daemon *d, struct ctl_stats *s);
 
 enum daemon_config_source {
         DAEMON_CONFIG_FILE = 0,         /* read from the file */

@@ -28,6 +28,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "macro.h"
+#include "stats.h"
 #include "wire.h"
 
 struct job_watcher {
@@ -57,6 +58,7 @@ struct jobs {
         unsigned int n_active, n_queued, n_retrying, n_final;
         bool stopping;
         uint64_t rand;                  /* xorshift64 state: the backoff's jitter */
+        struct stats_tally tally;       /* every job that ended, since start */
         struct event *schedule_ev;      /* deferred: start queued jobs, prune */
         struct event *rate_ev;          /* 1 s: job->rate */
 };
@@ -191,6 +193,9 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
         /* A finished job shows its average rate, not the last second's. */
         job->rate = job->usec ? job->bytes_done * 1000000u / job->usec : 0;
+        /* Whatever ended it, the engine or before the engine had it; a failure always has a reason. */
+        stats_tally_add(&job->jobs->tally, state == CTL_JOB_CANCELLED,
+                        state == CTL_JOB_DONE ? WIRE_OK : status ? status : WIRE_E_INTERNAL, job->size);
         jobs_set_state(job, state);
         jobs_notify(job);
         jobs_kick(job->jobs);
@@ -480,6 +485,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .dst_len = e->dst_len,
                 .peer = job->peer,
                 .attempt = job->attempt,
+                .bwlimit = job->bwlimit,
         };
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
         if (r == ENGINE_SEND_NODEV) {
@@ -645,6 +651,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->state = CTL_JOB_QUEUED;
         job->fd = TAKE_FD(fd);
         job->size = size;
+        job->bwlimit = s->bwlimit;
         job->uid = uid;
         job->attempt = 1;
         job->retries = (s->flags & CTL_SUBMIT_RETRIES) ? (int)s->retries : -1;
@@ -717,6 +724,11 @@ void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *qu
 unsigned int jobs_retrying(const struct jobs *jobs)
 {
         return jobs->n_retrying;
+}
+
+void jobs_tally(const struct jobs *jobs, struct stats_tally *t)
+{
+        *t = jobs->tally;
 }
 
 uint64_t jobs_rate_total(const struct jobs *jobs)

@@ -29,6 +29,7 @@
 
 struct config;
 struct engine;
+struct stats_tally;
 struct engine_send;
 struct event_base;
 
@@ -43,6 +44,7 @@ struct job {
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
         char peer[CTL_HOST_MAX + 1 + 6];/* "host:port", for logs */
+        uint64_t bwlimit;               /* bytes/s, 0: none (xferctl send --bwlimit) */
         /* Progress: asked of the engine while it runs the job (job_refresh),
          * its result once done. */
         uint64_t bytes_done;
@@ -102,6 +104,10 @@ void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *qu
 /* Jobs waiting to retry. */
 unsigned int jobs_retrying(const struct jobs *jobs);
 uint64_t jobs_rate_total(const struct jobs *jobs);
+/* Every job that ended since jobs_new(), by outcome: done (with its size),
+ * cancelled (queued or running), or failed by wire status (a job that
+ * could not start at all is "internal"). */
+void jobs_tally(const struct jobs *jobs, struct stats_tally *t);
 /* Start queued jobs if slots are free, from the loop (after max_transfers changed). */
 void jobs_schedule(struct jobs *jobs);
 /* Shutdown: refuse new jobs, cancel the queued and retrying ones ("daemon shutting

@@ -184,6 +184,14 @@ int engine_device_open(struct engine *e, bool quiet)
                 log_err("rdma_create_id: %m");
                 return r;
         }
+        /* What connections accepted here inherit on iWARP; on InfiniBand
+         * and RoCE they take the connecting side's class (rdmaxferd.conf(5), tos). */
+        if (e->cfg->tos >= 0) {
+                uint8_t tos = (uint8_t)e->cfg->tos;
+
+                if (rdma_set_option(e->listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)))
+                        log_warning("setting tos %u on the listener: %m", tos);
+        }
         r = device_bind(e, quiet);
         if (r < 0)
                 goto fail;

@@ -14,10 +14,12 @@
 #include <rdma/rdma_cma.h>
 
 #include "auth.h"
+#include "bucket.h"
 #include "config.h"
 #include "conn.h"
 #include "macro.h"
 #include "ring.h"
+#include "stats.h"
 #include "xfer.h"
 
 struct io;
@@ -67,8 +69,11 @@ struct engine {
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;
         struct xfer *xfers[XFER_DIRS];
+        /* cfg rate_limit: each direction's transfers share one (xfer.h, pacing). */
+        struct bucket rate_limit[XFER_DIRS];
         struct xfer *dead;              /* ended, waiting for disk requests (xfer.h) */
         struct engine_fstat *fstats;    /* owners' files being checked */
+        struct stats_tally recv_tally;  /* incoming transfers that offered, since start */
         bool stopping;
         bool freeing;                   /* engine_free: no callbacks */
         void (*stop_done)(void *userdata);

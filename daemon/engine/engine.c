@@ -111,6 +111,15 @@ static void engine_part_removed(const char *name, int r)
                 log_notice("incoming_dir: removed %s, left by an overwrite a crash interrupted", name);
 }
 
+/* cfg rate_limit, one bucket each way; a chunk is at most a slot of ours. */
+static void engine_set_rate_limit(struct engine *e)
+{
+        uint64_t rate = e->cfg->rate_limit, now = clock_usec(CLOCK_MONOTONIC);
+
+        for (int dir = 0; dir < XFER_DIRS; dir++)
+                bucket_set(&e->rate_limit[dir], rate, bucket_burst(rate, e->slot_size), now);
+}
+
 int engine_new(struct engine **out, const struct engine_params *p)
 {
         const struct config *cfg = p->cfg;
@@ -129,6 +138,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
         e->slot_size = cfg->slot_size;
+        engine_set_rate_limit(e);
 
         e->incoming_fd = open(cfg->incoming_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (e->incoming_fd < 0) {
@@ -346,6 +356,9 @@ void engine_reconfigure(struct engine *e)
 {
         ring_set_conns_max(&e->ring, e->cfg->max_transfers);
         ring_set_conns_max(&e->send_ring, e->cfg->max_transfers);
+        engine_set_rate_limit(e);
+        /* Those waiting for tokens under the old rate look again now. */
+        xfer_pace_kick(e);
 }
 
 static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)
@@ -414,6 +427,18 @@ uint64_t engine_recv_rate(struct engine *e)
                 x->rate_t = now;
         }
         return sum;
+}
+
+void engine_stats(const struct engine *e, struct engine_stats *s)
+{
+        *s = (struct engine_stats){
+                .recv = e->recv_tally,
+                .recv_active = engine_recv_active(e),
+                .ring_held = e->ring.count - e->ring.nfree,
+                .ring_slots = e->ring.count,
+                .pool_held = e->send_ring.count - e->send_ring.nfree,
+                .pool_slots = e->send_ring.count,
+        };
 }
 
 int engine_send(struct engine *e, const struct engine_send_req *req,

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "stats.h"
+
 struct auth_key;
 struct config;
 struct event_base;
@@ -61,7 +63,8 @@ void engine_free(struct engine *e);
  * The owner replaced what cfg points at (a reload): apply what can change
  * at run time. max_transfers limits admission in both directions at once
  * (up to what the rings were sized for at start); transfers already in
- * are never evicted. The other keys are read when they are needed.
+ * are never evicted. rate_limit applies at once, to the transfers running
+ * too. The other keys are read when they are needed.
  */
 void engine_reconfigure(struct engine *e);
 
@@ -77,6 +80,19 @@ void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata)
  * bytes/s since the previous call. */
 unsigned int engine_recv_active(const struct engine *e);
 uint64_t engine_recv_rate(struct engine *e);
+
+/* What only the engine knows, for the owner's counters (`xferctl stats`). */
+struct engine_stats {
+        /* Incoming transfers since engine_new, counted once their verdict is
+         * decided; a connection that never made an offer is not a transfer. */
+        struct stats_tally recv;
+        unsigned int recv_active;       /* as engine_recv_active() */
+        uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
+        uint32_t pool_held, pool_slots; /* send pool: the same */
+};
+
+/* A snapshot; changes nothing (unlike engine_recv_rate()). */
+void engine_stats(const struct engine *e, struct engine_stats *s);
 
 /* ---- the owner's files ---- */
 
@@ -155,6 +171,8 @@ struct engine_send_req {
         const char *peer;               /* "host:port", for logs */
         unsigned int attempt;           /* the owner's attempt at this transfer (1, 2, ...), for
                                          * the journal; 0: not counted */
+        uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
+                                         * applies either way; the lower wins) */
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

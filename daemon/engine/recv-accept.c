@@ -205,7 +205,8 @@ static int recv_lane_accept(struct recv_lane *l)
         w.magic = WIRE_MAGIC;
         w.version = WIRE_VERSION;
         w.flags = e->key->len ? WIRE_WELCOME_AUTH : 0;
-        w.credits = l->base.idx == 0 ? 1 : l->base.hold.held;
+        /* Lane 0's one is for the offer; a later lane's are paced like any. */
+        w.credits = l->base.idx == 0 ? 1 : recv_credits_take(l);
         w.slot_size = e->slot_size;
         memcpy(w.nonce, b->nonce, sizeof(w.nonce));
         wire_encode_welcome(wbuf, &w);

@@ -55,13 +55,12 @@ void recv_accept(struct recv_xfer *x)
         m.accept.lanes = (uint16_t)b->nlanes;
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
-        m.credits = l0->credits_pending;
+        m.credits = recv_credits_take(l0);
         r = conn_send_ctrl(&l0->base.conn, &m);
         if (r < 0) {
                 recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
                 return;
         }
-        l0->credits_pending = 0;
         b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
         xfer_arm_deadline(b);
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",

@@ -15,6 +15,10 @@
  * is a connection with its own slots, credits, run of chunks and digest;
  * the file, the byte counts, the timers and the verdict are the
  * transfer's. Any lane lost loses the transfer; every lane gets its RESULT.
+ *
+ * With cfg rate_limit, credits are what is paced: a slot is posted again
+ * at once, but its credit goes back only when the direction's bucket
+ * allows a chunk (recv_credits_take); the sender cannot send faster.
  */
 
 #include <errno.h>
@@ -48,6 +52,7 @@ static void recv_log(struct xfer *x);
 static void recv_lane_free(struct xfer_lane *l);
 static void recv_cancel_io(struct xfer *x);
 static void recv_gone(struct xfer *x);
+static void recv_paced(struct xfer *x, unsigned int first);
 
 static const struct xfer_ops recv_xfer_ops = {
         .feed = recv_feed,
@@ -56,6 +61,7 @@ static const struct xfer_ops recv_xfer_ops = {
         .lane_free = recv_lane_free,
         .cancel_io = recv_cancel_io,
         .gone = recv_gone,
+        .paced = recv_paced,
 };
 
 int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
@@ -153,6 +159,7 @@ static void recv_log(struct xfer *b)
         /* Connections that never made an offer are not transfers. */
         if (!x->offer.name[0])
                 return;
+        stats_tally_add(&b->e->recv_tally, false, b->status, x->offer.size);
         if (ok)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
@@ -174,7 +181,7 @@ static void recv_timeout(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
         unsigned int sec = xfer_peer_timeout(b);
-        char text[XFER_TEXT_MAX + 1], why[128];
+        char text[XFER_TEXT_MAX + 1], why[XFER_TEXT_MAX + 1];
 
         switch (b->state) {
         case XFER_CONNECTING:
@@ -202,19 +209,14 @@ static void recv_timeout(struct xfer *b)
                 }
                 return;
         case XFER_DATA:
-                /* Our own disk holding the transfer up is not the peer's fault. */
-                if (xfer_disk_stalled(b)) {
-                        xfer_disk_text(b, text, sizeof(text));
-                        recv_abort(b, WIRE_E_IO, text);
-                        return;
-                }
-                if (b->ios > 0)
-                        return;
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
                         return;
+                case XFER_PACE_DISK:
+                        recv_abort(b, WIRE_E_IO, why);
+                        return;
                 case XFER_PACE_SLOW:
-                        snprintf(text, sizeof(text), "sender too slow: %s", why);
+                        snprintf(text, sizeof(text), "sender too slow: %.*s", XFER_TEXT_MAX - 17, why);
                         break;
                 case XFER_PACE_SILENT:
                         snprintf(text, sizeof(text), b->nlive < b->nlanes ?
@@ -319,6 +321,22 @@ static void recv_lost(struct recv_lane *l, const char *why)
         xfer_hangup(b);
 }
 
+uint32_t recv_credits_take(struct recv_lane *l)
+{
+        struct xfer *b = l->base.x;
+        uint32_t n = l->credits_pending;
+
+        if (xfer_pace_on(b)) {
+                /* A credit is a chunk's worth: one slot, whatever lands in it. */
+                uint32_t chunk = recv_xfer_of(b)->offer.chunk_size;
+
+                for (n = 0; n < l->credits_pending && xfer_pace_take(b, chunk); n++)
+                        ;
+        }
+        l->credits_pending -= n;
+        return n;
+}
+
 static void recv_flush_credits(struct recv_lane *l, bool force)
 {
         struct xfer *b = l->base.x;
@@ -333,9 +351,24 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
         /* Keep one buffer for the verdict. */
         if (conn_ctrl_free(&l->base.conn) < 2)
                 return;
-        m.credits = l->credits_pending;
-        if (conn_send_ctrl(&l->base.conn, &m) == 0)
-                l->credits_pending = 0;
+        m.credits = recv_credits_take(l);
+        if (m.credits == 0)
+                return;         /* the pace timer brings them */
+        if (conn_send_ctrl(&l->base.conn, &m) < 0)
+                l->credits_pending += m.credits;
+}
+
+/* The bucket allows more: every lane's credits that waited, @first first. */
+static void recv_paced(struct xfer *b, unsigned int first)
+{
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
+                struct recv_lane *l = recv_lane(x, (first + k) % b->nlanes);
+
+                if (l && !l->base.conn.reaping)
+                        recv_flush_credits(l, true);
+        }
 }
 
 /*
@@ -372,10 +405,10 @@ int recv_lane_post_all(struct recv_lane *l)
                         return r;
         }
         if (l->base.idx > 0) {
-                /* What the ring lends now goes into the welcome's credits;
-                 * more comes as the other lanes write. */
+                /* What the ring lends now goes into the welcome's credits
+                 * (as pacing allows: recv_credits_take); more comes as the
+                 * other lanes write. */
                 recv_lane_grow(l, UINT_MAX);
-                l->credits_pending = 0;
         }
         return 0;
 }
@@ -658,6 +691,9 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 l->base.established = true;
                 if (l->base.x->state == XFER_CONNECTING)
                         xfer_set_state(l->base.x, XFER_OFFER);
+                /* A lane that joined while pacing held its welcome's credits
+                 * back may not have been able to send them before now. */
+                recv_flush_credits(l, true);
                 break;
         case RDMA_CM_EVENT_DISCONNECTED:
                 recv_lost(l, "peer disconnected");

@@ -99,8 +99,12 @@ unsigned int recv_offer_timeout(const struct recv_xfer *x);
 /* A new lane @idx of @x: its slots taken, not yet posted. 0, or -errno. */
 int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out);
 /* Post every slot the lane holds and, beyond lane 0, what the ring lends
- * now (its welcome's credits). */
+ * now (pending credits, for its welcome). */
 int recv_lane_post_all(struct recv_lane *l);
+/* Of the lane's pending credits, those that may go now (all, without
+ * cfg rate_limit), taken off credits_pending; the rest wait for the
+ * transfer's pace timer. In DATA only. */
+uint32_t recv_credits_take(struct recv_lane *l);
 /* Send the verdict (REFUSE before data, RESULT after) on every lane and
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);

@@ -66,6 +66,8 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 return;
         }
         s->chunk = MIN(e->slot_size, w.slot_size);
+        /* The burst is counted in chunks (bucket.h): now we know them. */
+        xfer_pace_set(b, s->bwlimit, s->chunk);
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
         if (b->nchunks > UINT32_MAX) {
                 send_fail_permanent(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes",
@@ -316,6 +318,16 @@ int send_lane_connect(struct send_lane *l)
                 return -errno;
         conn_init(&l->base.conn, &e->env, &send_conn_ops, id);
         snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", b->peer);
+        /* Before the route is resolved: the route's traffic class (RoCE)
+         * or QoS class (InfiniBand) is taken from it then. */
+        if (e->cfg->tos >= 0) {
+                uint8_t tos = (uint8_t)e->cfg->tos;
+
+                if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos))) {
+                        send_fail(s, WIRE_E_INTERNAL, "setting tos %u on the connection: %m", tos);
+                        return 0;
+                }
+        }
         /* Leave from our own address, so the route uses the ring's device. */
         if (rdma_resolve_addr(id, e->have_src ? (struct sockaddr *)&e->src : NULL,
                               (struct sockaddr *)&s->dst, SEND_RESOLVE_MS))
@@ -374,6 +386,8 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 return r;
         }
         xfer_set_lanes(&s->base, e->cfg->lanes);
+        s->bwlimit = req->bwlimit;
+        xfer_pace_set(&s->base, s->bwlimit, e->slot_size);
         /* Admission first: nothing has happened if the pool is full. */
         r = send_lane_new(s, 0, &l);
         if (r != 0) {

@@ -12,6 +12,10 @@
  * Each lane (xfer.h) reads, hashes, posts and ends its own run of chunks
  * with its own buffers and credits. The transfer is done when a RESULT of
  * "ok" comes back after every lane has posted its END.
+ *
+ * With a limit (cfg rate_limit, the job's bwlimit), a chunk is posted only
+ * when the buckets allow (xfer_pace_take): reads still run ahead into the
+ * free buffers, and a lane held back waits for the transfer's pace timer.
  */
 
 #include <errno.h>
@@ -209,7 +213,7 @@ static void send_timeout(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         unsigned int sec = xfer_peer_timeout(b);
-        char why[128];
+        char why[XFER_TEXT_MAX + 1];
 
         switch (b->state) {
         case XFER_CLOSING:
@@ -242,17 +246,13 @@ static void send_timeout(struct xfer *b)
                 }
         case XFER_DATA:
         default:
-                /* Our own disk holding the transfer up is not the peer's fault. */
-                if (xfer_disk_stalled(b)) {
-                        send_disk_fail(s);
-                        return;
-                }
-                if (b->ios > 0)
-                        return;
                 /* A receiver that grants a credit now and then is no faster
                  * than a sender that trickles: the same floor. */
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
+                        return;
+                case XFER_PACE_DISK:
+                        send_fail(s, WIRE_E_IO, "%s", why);
                         return;
                 case XFER_PACE_SLOW:
                         send_fail(s, WIRE_E_PROTOCOL, "receiver too slow: %s", why);
@@ -366,6 +366,8 @@ void send_pump(struct send_lane *l)
 
                 if (buf->state != BUF_READY)
                         break;
+                if (!xfer_pace_take(&s->base, buf->len))
+                        break;
                 digest_update(&l->base.digest, mem, buf->len);
                 sges[n] = (struct ibv_sge){
                         .addr = (uintptr_t)mem,
@@ -407,6 +409,17 @@ void send_pump(struct send_lane *l)
 
         if (l->next_post == l->base.end_seq && !l->base.ended && l->credits > 0)
                 send_post_end(l);
+}
+
+/* The buckets allow more: every lane posts what it can, @first first. */
+static void send_paced(struct xfer *b, unsigned int first)
+{
+        for (unsigned int k = 0; k < b->nlanes && b->state != XFER_CLOSING; k++) {
+                struct xfer_lane *l = b->lane[(first + k) % b->nlanes];
+
+                if (l)
+                        send_pump(send_lane_of(l));
+        }
 }
 
 /* Every lane's chunks are acknowledged: only the verdict is left. */
@@ -587,4 +600,5 @@ const struct xfer_ops send_xfer_ops = {
         .ended = send_ended,
         .cancel_io = send_cancel_io,
         .gone = send_gone,
+        .paced = send_paced,
 };

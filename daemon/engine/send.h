@@ -67,6 +67,7 @@ struct engine_send {
         struct sockaddr_storage dst;
         uint8_t token[WIRE_TOKEN_SIZE];
         uint32_t chunk;
+        uint64_t bwlimit;       /* bytes/s, 0: none (base.bucket) */
         uint32_t signal_every;
         uint64_t bytes_done;    /* acknowledged */
         unsigned int ndone;     /* lanes whose every chunk is acknowledged */

@@ -53,11 +53,31 @@ void xfer_set_state(struct xfer *x, enum xfer_state state)
         x->state = state;
 }
 
+static void xfer_free_timers(struct xfer *x)
+{
+        if (x->timer)
+                event_free(x->timer);
+        x->timer = NULL;
+        if (x->pace_timer)
+                event_free(x->pace_timer);
+        x->pace_timer = NULL;
+}
+
 static void xfer_on_timer(evutil_socket_t fd, short what, void *arg)
 {
         struct xfer *x = arg;
 
         x->ops->timeout(x);
+}
+
+static void xfer_on_pace(evutil_socket_t fd, short what, void *arg)
+{
+        struct xfer *x = arg;
+        unsigned int first = x->pace_first;
+
+        /* Lanes take turns at being first: one lane never starves the others. */
+        x->pace_first = (first + 1) % MAX(x->nlanes, 1u);
+        x->ops->paced(x, first % MAX(x->nlanes, 1u));
 }
 
 int xfer_init(struct xfer *x, struct engine *e, enum xfer_dir dir, const struct xfer_ops *ops,
@@ -72,8 +92,11 @@ int xfer_init(struct xfer *x, struct engine *e, enum xfer_dir dir, const struct 
         x->nlanes = 1;
         snprintf(x->peer, sizeof(x->peer), "%s", peer);
         x->timer = evtimer_new(e->base, xfer_on_timer, x);
-        if (!x->timer)
+        x->pace_timer = evtimer_new(e->base, xfer_on_pace, x);
+        if (!x->timer || !x->pace_timer) {
+                xfer_free_timers(x);
                 return -ENOMEM;
+        }
         x->next = e->xfers[dir];
         e->xfers[dir] = x;
         return 0;
@@ -91,6 +114,16 @@ static void xfer_unlink(struct xfer *x)
                         *p = x->next;
                         return;
                 }
+}
+
+static void xfer_arm_usec_on(struct event *ev, uint64_t usec)
+{
+        struct timeval tv = {
+                .tv_sec = (time_t)(usec / 1000000u),
+                .tv_usec = (suseconds_t)(usec % 1000000u),
+        };
+
+        evtimer_add(ev, &tv);
 }
 
 void xfer_arm_timer(struct xfer *x, int sec)
@@ -197,12 +230,7 @@ void xfer_arm_deadline(struct xfer *x)
 
 static void xfer_arm_usec(struct xfer *x, uint64_t usec)
 {
-        struct timeval tv = {
-                .tv_sec = (time_t)(usec / 1000000u),
-                .tv_usec = (suseconds_t)(usec % 1000000u),
-        };
-
-        evtimer_add(x->timer, &tv);
+        xfer_arm_usec_on(x->timer, usec);
 }
 
 bool xfer_peer_silent(struct xfer *x)
@@ -217,21 +245,99 @@ bool xfer_peer_silent(struct xfer *x)
         return false;
 }
 
-enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
+/*
+ * cfg min_rate, or half of what our own limits leave this transfer if
+ * that is lower: the daemon's rate_limit is shared by the transfers of
+ * its direction moving data, and pacing is only exact over the long run.
+ */
+static uint64_t xfer_min_rate(const struct xfer *x)
+{
+        const struct bucket *all = &x->e->rate_limit[x->dir];
+        uint64_t least = x->e->cfg->min_rate, lim = 0;
+
+        if (bucket_limited(all)) {
+                unsigned int n = 0;
+
+                for (const struct xfer *o = x->e->xfers[x->dir]; o; o = o->next)
+                        n += o->state == XFER_DATA;
+                lim = all->rate / MAX(n, 1u);
+        }
+        if (bucket_limited(&x->bucket) && (lim == 0 || x->bucket.rate < lim))
+                lim = x->bucket.rate;
+        if (lim > 0 && least > lim / 2)
+                least = lim / 2;
+        return least;
+}
+
+static enum xfer_pace xfer_check_rate(struct xfer *x, char *text, size_t len)
 {
         uint64_t limit = (uint64_t)xfer_peer_timeout(x) * 1000000u;
         uint64_t now = clock_usec(CLOCK_MONOTONIC);
         uint64_t quiet = now - x->t_progress, wait;
+        uint64_t least = xfer_min_rate(x);
 
         /* Silence first: it is the plainer reason, and its own deadline. */
         if (quiet >= limit)
                 return XFER_PACE_SILENT;
-        if (pace_check(&x->pace, now, x->bytes, x->e->cfg->min_rate, limit, &wait) == PACE_SLOW) {
-                pace_reason(&x->pace, x->e->cfg->min_rate, text, len);
+        if (pace_check(&x->pace, now, x->bytes, least, limit, &wait) == PACE_SLOW) {
+                pace_reason(&x->pace, least, text, len);
                 return XFER_PACE_SLOW;
         }
         xfer_arm_usec(x, MIN(wait, limit - quiet));
         return XFER_PACE_OK;
+}
+
+enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
+{
+        /* Our own disk holding the transfer up is not the peer's fault. */
+        if (xfer_disk_stalled(x)) {
+                xfer_disk_text(x, text, len);
+                return XFER_PACE_DISK;
+        }
+        if (x->ios > 0)
+                return XFER_PACE_OK;
+        return xfer_check_rate(x, text, len);
+}
+
+bool xfer_pace_on(const struct xfer *x)
+{
+        return bucket_limited(&x->bucket) || bucket_limited(&x->e->rate_limit[x->dir]);
+}
+
+bool xfer_pace_take(struct xfer *x, uint64_t bytes)
+{
+        struct bucket *all = &x->e->rate_limit[x->dir];
+        uint64_t now, wait;
+
+        if (!xfer_pace_on(x))
+                return true;
+        now = clock_usec(CLOCK_MONOTONIC);
+        /* Both or neither: a chunk held back by one limit costs the other nothing. */
+        wait = MAX(bucket_wait(&x->bucket, now), bucket_wait(all, now));
+        if (wait > 0) {
+                xfer_arm_usec_on(x->pace_timer, wait);
+                return false;
+        }
+        bucket_take(&x->bucket, bytes);
+        bucket_take(all, bytes);
+        return true;
+}
+
+void xfer_pace_set(struct xfer *x, uint64_t rate, uint64_t chunk)
+{
+        if (rate == 0 && !bucket_limited(&x->bucket))
+                return;
+        bucket_set(&x->bucket, rate, bucket_burst(rate, chunk), clock_usec(CLOCK_MONOTONIC));
+}
+
+void xfer_pace_kick(struct engine *e)
+{
+        static const struct timeval now = { 0, 0 };
+
+        for (int dir = 0; dir < XFER_DIRS; dir++)
+                for (struct xfer *x = e->xfers[dir]; x; x = x->next)
+                        if (x->pace_timer && evtimer_pending(x->pace_timer, NULL))
+                                evtimer_add(x->pace_timer, &now);
 }
 
 int xfer_lane_init(struct xfer_lane *l, struct xfer *x, unsigned int idx, bool admit)
@@ -367,9 +473,7 @@ void xfer_kill(struct xfer *x, unsigned int status, const char *text)
 static void xfer_free(struct xfer *x)
 {
         auth_session_clear(&x->session);
-        if (x->timer)
-                event_free(x->timer);
-        x->timer = NULL;
+        xfer_free_timers(x);
         x->ops->gone(x);
 }
 
@@ -377,9 +481,7 @@ void xfer_discard(struct xfer *x)
 {
         xfer_unlink(x);
         auth_session_clear(&x->session);
-        if (x->timer)
-                event_free(x->timer);
-        x->timer = NULL;
+        xfer_free_timers(x);
 }
 
 /* A reaped lane's slots go back to the ring, and the lane goes. */
@@ -417,6 +519,8 @@ void xfer_lane_reaped(struct conn *c)
         xfer_unlink(x);
         if (x->timer)
                 evtimer_del(x->timer);
+        if (x->pace_timer)
+                evtimer_del(x->pace_timer);
         if (x->ops->ended)
                 x->ops->ended(x);
         if (x->ios > 0) {
@@ -462,9 +566,7 @@ static void xfer_free_list(struct xfer **list, bool keep_memory)
                 }
                 x->nlive = 0;
                 if (keep_memory) {
-                        if (x->timer)
-                                event_free(x->timer);
-                        x->timer = NULL;
+                        xfer_free_timers(x);
                         continue;
                 }
                 xfer_free(x);

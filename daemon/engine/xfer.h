@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "bucket.h"
 #include "conn.h"
 #include "digest.h"
 #include "engine.h"
@@ -74,6 +75,9 @@ struct xfer_ops {
         void (*cancel_io)(struct xfer *x);
         /* Ended, and no disk request is out: release the rest and free @x. */
         void (*gone)(struct xfer *x);
+        /* The pace timer fired (xfer_pace_take): what waited for the
+         * bucket may go now, lanes from @first on, round the rest. */
+        void (*paced)(struct xfer *x, unsigned int first);
 };
 
 struct xfer {
@@ -99,6 +103,11 @@ struct xfer {
                                  * with t_last on the data path) */
         struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
         struct event *timer;
+        /* Pacing: its own limit (a job's --bwlimit; rate 0: none) and the
+         * timer a lane that found no tokens waits on, one per transfer. */
+        struct bucket bucket;
+        struct event *pace_timer;
+        unsigned int pace_first;        /* the lane served first when it fires next */
         /* Disk requests in flight, any lane's or the transfer's own: what
          * they read into or write from, the lanes' slots and the transfer
          * itself, stays until the last is back (xfer_io_done), even after
@@ -145,19 +154,38 @@ unsigned int xfer_peer_timeout(const struct xfer *x);
  * While data flows, the deadline also holds the peer to cfg min_rate:
  * x->bytes (received, or acknowledged) must grow by min_rate bytes/s
  * over each window of peer_timeout, the first opened by
- * xfer_arm_deadline() (common/pace.h). For the timeout op in DATA:
+ * xfer_arm_deadline() (common/pace.h). Where our own limit (pacing) is
+ * lower, the floor is half of it: what we hold back is not the peer's fault. For the timeout op in DATA:
  * XFER_PACE_SILENT as xfer_peer_silent(), XFER_PACE_SLOW with "12 KiB in
  * the last 30.0 s, min_rate 1 MiB/s" in @text (the transfer should
  * fail), else it re-arms for the nearer of the two and returns
  * XFER_PACE_OK. Both read the configuration as it is now (a reload
- * applies to the window open).
+ * applies to the window open). Our own disk comes first: with a disk
+ * request out for io_timeout, XFER_PACE_DISK with xfer_disk_text() in
+ * @text; with one out for less, XFER_PACE_OK (the peer is not judged).
  */
 enum xfer_pace {
         XFER_PACE_OK,
         XFER_PACE_SILENT,
         XFER_PACE_SLOW,
+        XFER_PACE_DISK,
 };
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
+
+/*
+ * Pacing (cfg rate_limit, per direction; a job's bwlimit, per transfer):
+ * before a chunk goes (a sender posts it, a receiver credits its slot),
+ * xfer_pace_take(): true when it may go now, both buckets charged; false
+ * when either is in debt, and the transfer's pace timer is armed for when
+ * both are paid (ops->paced then). Without a limit it reads no clock.
+ * xfer_pace_on(): whether either limit is in force.
+ */
+bool xfer_pace_on(const struct xfer *x);
+bool xfer_pace_take(struct xfer *x, uint64_t bytes);
+/* The transfer's own limit (bytes/s, 0: none) for chunks of @chunk bytes. */
+void xfer_pace_set(struct xfer *x, uint64_t rate, uint64_t chunk);
+/* A reload changed rate_limit: every transfer that waits looks again now. */
+void xfer_pace_kick(struct engine *e);
 
 /*
  * The deadline on our own disk (cfg io_timeout). xfer_io_start() before

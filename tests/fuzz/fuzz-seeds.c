@@ -117,6 +117,7 @@ static int ctl_seeds(const char *dir)
         m.type = CTL_SUBMIT;
         strcpy(m.submit.host, "10.0.0.2");
         strcpy(m.submit.name, "seed.bin");
+        m.submit.bwlimit = 8u << 20;
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         m.submit.flags = CTL_SUBMIT_RETRIES;
         m.submit.retries = 3;
@@ -130,6 +131,7 @@ static int ctl_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = CTL_JOB;
         m.job.state = CTL_JOB_SENDING;
+        m.job.bwlimit = 8u << 20;
         strcpy(m.job.peer, "10.0.0.2:7470");
         strcpy(m.job.name, "seed.bin");
         strcpy(m.job.text, "");
@@ -151,6 +153,7 @@ static int ctl_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = CTL_SUBMIT;
         m.submit.port = 65535;
+        m.submit.bwlimit = UINT64_MAX;
         memset(m.submit.host, 'h', CTL_HOST_MAX);
         memset(m.submit.name, 'n', CTL_NAME_MAX);
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
@@ -161,6 +164,26 @@ static int ctl_seeds(const char *dir)
         memset(m.job.peer, 'p', sizeof(m.job.peer) - 1);
         memset(m.job.name, 'n', CTL_NAME_MAX);
         memset(m.job.text, 't', CTL_TEXT_MAX);
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+
+        /* STATS and its answer, with a reason each way. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_STATS;
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_STATS_INFO;
+        m.stats.uptime_usec = 60000000;
+        m.stats.dir[CTL_DIR_RECV].bytes = 100000;
+        m.stats.dir[CTL_DIR_RECV].files = 1;
+        m.stats.dir[CTL_DIR_SEND].rate = 1000000;
+        m.stats.dir[CTL_DIR_SEND].active = 1;
+        m.stats.queued = 2;
+        m.stats.ring_held = 8;
+        m.stats.ring_slots = 64;
+        m.stats.pool_slots = 64;
+        m.stats.nreasons = 2;
+        m.stats.reason[0] = (struct ctl_stats_reason){ .dir = CTL_DIR_RECV, .count = 1, .name = "exists" };
+        m.stats.reason[1] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 3, .name = "cancelled" };
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         return r;
 }

@@ -233,14 +233,12 @@ static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint6
 }
 
 /*
- * Offer over two lanes, connect lane 1 with the offer's token, and send on
- * it a chunk of lane 0's run: the receiver must fail the transfer.
+ * A valid offer over two lanes (with a fresh token), and @l1 made ready to
+ * join as lane 1 with that token and the session. 0, or 1 (said why).
  */
-static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
-                         uint32_t chunk, uint64_t size, int timeout_ms)
+static int offer_two_lanes(struct rawconn *c, const struct mode *md, uint32_t chunk, uint64_t size,
+                           struct rawconn *l1)
 {
-        _cleanup_(rawconn_deinit) struct rawconn l1 = RAWCONN_NULL;
-        struct wire_reject rj;
         uint16_t granted = 0;
         int r;
 
@@ -251,10 +249,26 @@ static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const 
                 printf("rawpeer: %s: the receiver did not grant 2 lanes (%d, %u)\n", md->name, r, granted);
                 return 1;
         }
-        l1.lane = 1;
-        memcpy(l1.token, c->token, sizeof(l1.token));
+        l1->lane = 1;
+        memcpy(l1->token, c->token, sizeof(l1->token));
+        l1->session = c->session;
+        return 0;
+}
+
+/*
+ * Offer over two lanes, connect lane 1 with the offer's token, and send on
+ * it a chunk of lane 0's run: the receiver must fail the transfer.
+ */
+static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                         uint32_t chunk, uint64_t size, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn l1 = RAWCONN_NULL;
+        struct wire_reject rj;
+        int r;
+
+        if (offer_two_lanes(c, md, chunk, size, &l1))
+                return 1;
         l1.claim_key = c->key.len > 0;
-        l1.session = c->session;
         if (rawconn_setup(&l1, o->src, o->dst, o->port) < 0 ||
             rawconn_connect(&l1, HELLO_LANE, &rj) != 0 || rawconn_alloc_send(&l1, chunk) < 0) {
                 printf("rawpeer: %s: lane 1 could not join\n", md->name);
@@ -343,20 +357,11 @@ static int bad_lane_mac(struct rawconn *c, const struct rawpeer_opts *o, const s
 {
         _cleanup_(rawconn_deinit) struct rawconn l1 = RAWCONN_NULL;
         struct wire_reject rj;
-        uint16_t granted = 0;
         int r;
 
-        if (getrandom(c->token, sizeof(c->token), 0) != (ssize_t)sizeof(c->token))
-                memset(c->token, 0x42, sizeof(c->token));
-        r = send_offer_lanes(c, md->file, chunk, size, 2, &granted);
-        if (r != 0 || granted != 2) {
-                printf("rawpeer: %s: the receiver did not grant 2 lanes (%d, %u)\n", md->name, r, granted);
+        if (offer_two_lanes(c, md, chunk, size, &l1))
                 return 1;
-        }
-        l1.lane = 1;
-        memcpy(l1.token, c->token, sizeof(l1.token));
         l1.claim_key = true;
-        l1.session = c->session;
         l1.bad_tag = true;
         if (rawconn_setup(&l1, o->src, o->dst, o->port) < 0)
                 return 1;

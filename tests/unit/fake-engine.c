@@ -172,6 +172,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.fd = fd;
         s->info.size = req->size;
         s->info.attempt = req->attempt;
+        s->info.bwlimit = req->bwlimit;
         snprintf(s->name, sizeof(s->name), "%s", req->name);
         snprintf(s->peer, sizeof(s->peer), "%s", req->peer);
         s->info.name = s->name;

@@ -48,6 +48,7 @@ struct fake_send_info {
         struct sockaddr_storage dst;
         socklen_t dst_len;
         unsigned int attempt;
+        uint64_t bwlimit;
         unsigned int cancels;           /* engine_send_cancel() calls */
 };
 const struct fake_send_info *fake_engine_info(const struct engine_send *s);

@@ -77,6 +77,8 @@ static void test_defaults(void)
         is_int(c.lanes, 4, "lanes 4");
         is_int(c.peer_timeout, 30, "peer_timeout 30 s");
         is_int(c.min_rate, 1 << 20, "min_rate 1 MiB/s");
+        is_int(c.rate_limit, 0, "rate_limit: none");
+        is_int(c.tos, -1, "tos: left to the kernel");
         ok(c.max_file_size == 1ull << 40, "max_file_size 1 TiB");
         is_int(c.min_free, 1ull << 30, "min_free 1G");
         is_int(c.io_timeout, 60, "io_timeout 60 s");
@@ -489,6 +491,92 @@ static void test_retry_keys(void)
         config_deinit(&c);
 }
 
+/* rate_limit and tos: sharing the fabric. */
+static void test_fabric_keys(void)
+{
+        struct config c;
+        char err[512];
+        int r;
+
+        config_init(&c);
+        r = load("rate_limit = 100M\ntos = 32\n", &c, err, sizeof(err));
+        ok(r == 0 && c.rate_limit == 100ull << 20 && c.tos == 32, "rate_limit 100M is 100 MiB/s, tos 32");
+        r = load("rate_limit = 12345678\n", &c, err, sizeof(err));
+        ok(r == 0 && c.rate_limit == 12345678, "rate_limit in plain bytes/s");
+        r = load("rate_limit = 0\ntos = 0\n", &c, err, sizeof(err));
+        ok(r == 0 && c.rate_limit == 0 && c.tos == 0, "rate_limit 0: none; tos 0 is a value");
+        r = load("tos = 255\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tos == 255, "tos 255");
+        r = load("tos =\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tos == -1, "empty tos: left to the kernel again");
+        r = load("tos = \"\"\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tos == -1, "tos = \"\" too");
+        r = load("rate_limit = 1T\n", &c, err, sizeof(err));
+        ok(r == 0 && c.rate_limit == 1ull << 40, "rate_limit up to 1T");
+
+        expect_error("rate_limit = 2T\n", 1, "rate_limit", "up to 1T");
+        expect_error("rate_limit = 10Mbit\n", 1, "rate_limit", "bytes per second");
+        expect_message("rate_limit = -1\n",
+                       ":1: rate_limit: must be bytes per second (suffix K, M, G or T) up to 1T, 0 for no limit");
+        expect_error("tos = 256\n", 1, "tos", "0 to 255");
+        expect_error("tos = 0x20\n", 1, "tos", "0 to 255");
+        expect_error("tos = -1\n", 1, "tos", "0 to 255");
+        expect_error("tos = ef\n", 1, "tos", "DSCP");
+        /* Each of max_transfers must move one slot within peer_timeout: 4 x 1M in 30 s
+         * needs 139811 bytes/s. */
+        expect_message("port = 1\nrate_limit = 139810\n",
+                       ":2: rate_limit: 139810 bytes/s shared by max_transfers (4) would take longer "
+                       "than peer_timeout (30 s) over one slot of 1048576 bytes each; at least 139811, "
+                       "or 0 for no limit");
+        r = load("rate_limit = 139811\n", &c, err, sizeof(err));
+        ok(r == 0 && c.rate_limit == 139811, "one slot each within peer_timeout is enough");
+        r = load("rate_limit = 4K\nslot_size = 4K\npeer_timeout = 1\nmax_transfers = 1\n", &c, err,
+                 sizeof(err));
+        ok(r == 0, "4K/s with 4K slots, one transfer and 1 s: allowed");
+        expect_error("rate_limit = 4K\nslot_size = 4K\npeer_timeout = 1\nmax_transfers = 2\n", 1,
+                     "rate_limit", "max_transfers (2)");
+        expect_error("rate_limit = 4K\npeer_timeout = 1\n", 1, "rate_limit", "peer_timeout");
+}
+
+/* The Prometheus textfile: metrics_file, metrics_interval. */
+static void test_metrics_keys(void)
+{
+        struct config c;
+        char err[512], text[PATH_MAX + 64], long_path[PATH_MAX + 1];
+        int r;
+
+        config_init(&c);
+        ok(c.metrics_file[0] == '\0', "no metrics_file by default: nothing written");
+        is_int(c.metrics_interval, 15, "metrics_interval 15 s by default");
+
+        r = load("metrics_file = /var/lib/prometheus/node-exporter/rdmaxferd.prom\n"
+                 "metrics_interval = 3600\n", &c, err, sizeof(err));
+        if (!is_int(r, 0, "metrics_file and metrics_interval at its maximum"))
+                diag("%s", err);
+        is_str(c.metrics_file, "/var/lib/prometheus/node-exporter/rdmaxferd.prom", "metrics_file");
+        is_int(c.metrics_interval, 3600, "metrics_interval 3600");
+        r = load("metrics_file = \"\"\nmetrics_interval = 1\n", &c, err, sizeof(err));
+        ok(r == 0 && c.metrics_file[0] == '\0' && c.metrics_interval == 1, "metrics_file = \"\", interval 1");
+
+        expect_error("metrics_file = rdmaxferd.prom\n", 1, "metrics_file", "absolute path");
+        expect_error("metrics_file = /var/lib/prometheus/\n", 1, "metrics_file", "not of a directory");
+        expect_error("metrics_interval = 0\n", 1, "metrics_interval", "1 to 3600");
+        expect_error("metrics_interval = 3601\n", 1, "metrics_interval", "1 to 3600");
+        expect_error("metrics_interval = 15s\n", 1, "metrics_interval", "whole number");
+        expect_error("metrics_file = /a\nmetrics_file = /b\n", 2, "metrics_file", "duplicate key");
+
+        /* One byte longer than PATH_MAX allows: said so, not truncated. */
+        long_path[0] = '/';
+        memset(long_path + 1, 'p', PATH_MAX - 1);
+        long_path[PATH_MAX] = '\0';
+        snprintf(text, sizeof(text), "metrics_file = %s\n", long_path);
+        config_init(&c);
+        write_conf(text);
+        r = config_load(&c, path, err, sizeof(err));
+        ok(r == -EINVAL, "a metrics_file of PATH_MAX bytes is refused (the line is too long for the parser first)");
+        config_deinit(&c);
+}
+
 int main(void)
 {
         if (!mkdtemp(dir))
@@ -503,6 +591,8 @@ int main(void)
         test_file_errors();
         test_control_keys();
         test_retry_keys();
+        test_fabric_keys();
+        test_metrics_keys();
 
         unlink(path);
         rmdir(dir);

@@ -33,6 +33,26 @@ static void msg_reset(struct ctl_msg *m, int type)
         m->type = (uint16_t)type;
 }
 
+static void stats_sample(struct ctl_msg *m)
+{
+        msg_reset(m, CTL_STATS_INFO);
+        m->stats.uptime_usec = 3723000000ull;
+        m->stats.dir[CTL_DIR_RECV] = (struct ctl_stats_dir){ .bytes = 1ull << 40, .files = 7,
+                                                             .rate = 104200000, .active = 2 };
+        m->stats.dir[CTL_DIR_SEND] = (struct ctl_stats_dir){ .bytes = 100000, .files = 1,
+                                                             .rate = 0, .active = 1 };
+        m->stats.queued = 3;
+        m->stats.ring_held = 12;
+        m->stats.ring_slots = 64;
+        m->stats.pool_held = 64;
+        m->stats.pool_slots = 64;
+        m->stats.nreasons = 3;
+        m->stats.reason[0] = (struct ctl_stats_reason){ .dir = CTL_DIR_RECV, .count = 1, .name = "exists" };
+        m->stats.reason[1] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 1, .name = "exists" };
+        m->stats.reason[2] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 1ull << 63,
+                                                        .name = "cancelled" };
+}
+
 static int sample_messages(struct ctl_msg *out)
 {
         static const int empty[] = { CTL_LIST, CTL_LIST_END, CTL_OK };
@@ -42,6 +62,7 @@ static int sample_messages(struct ctl_msg *out)
         msg_reset(&out[n], CTL_SUBMIT);
         out[n].submit.port = 7470;
         out[n].submit.flags = CTL_SUBMIT_RETRIES;
+        out[n].submit.bwlimit = 8ull << 20;
         out[n].submit.retries = 0x0203;
         strcpy(out[n].submit.host, "fd00::2");
         strcpy(out[n++].submit.name, "backup.tar");
@@ -59,6 +80,7 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.bytes_total = 2000;
         out[n].job.usec = 3000;
         out[n].job.rate = 4000;
+        out[n].job.bwlimit = 0x0102030405060708ull;
         out[n].job.attempt = 0x0506;
         out[n].job.attempts = 0x0708;
         out[n].job.retry_usec = 0x1122334455667788ull;
@@ -68,6 +90,8 @@ static int sample_messages(struct ctl_msg *out)
         msg_reset(&out[n], CTL_ERROR);
         out[n].error.code = -ENOENT;
         strcpy(out[n++].error.text, "no such job");
+        msg_reset(&out[n++], CTL_STATS);
+        stats_sample(&out[n++]);
         return n;
 }
 
@@ -158,7 +182,9 @@ static void test_codec(void)
                 is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "type %d with wrong magic", t);
                 memcpy(tmp, buf, (size_t)len);
                 put16(tmp + 4, CTL_VERSION + 1);
-                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 2", t);
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 3", t);
+                put16(tmp + 4, 1);
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 1", t);
                 memcpy(tmp, buf, (size_t)len);
                 put32(tmp + 8, (uint32_t)(len - CTL_HEADER_SIZE + 1));
                 is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "type %d length field mismatch", t);
@@ -175,10 +201,14 @@ static void test_codec(void)
         msg_reset(&m, 0);
         is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "encoding type 0 is -EINVAL");
 
-        /* SUBMIT strings. */
+        /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int host = CTL_HEADER_SIZE + 10;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 18;
+
+        is_int(len, host + 7 + 10, "SUBMIT: 18 fixed bytes, then host and name");
+        ok(buf[CTL_HEADER_SIZE + 4] == 0 && buf[CTL_HEADER_SIZE + 6] == 0x80 &&
+           buf[CTL_HEADER_SIZE + 11] == 0, "SUBMIT bwlimit is a little-endian u64 after flags");
 
         memcpy(tmp, buf, (size_t)len);
         tmp[host + 2] = '\0';
@@ -187,25 +217,26 @@ static void test_codec(void)
         tmp[len - 1] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 4, 8);    /* host_len +1, name_len -1: same total */
-        put16(tmp + CTL_HEADER_SIZE + 6, 9);
+        put16(tmp + lens, 8);    /* host_len +1, name_len -1: same total */
+        put16(tmp + lens + 2, 9);
         is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the host/name split still decodes");
         is_str(m.submit.host, "fd00::2b", "and the host follows host_len exactly");
 
         ok(m.submit.flags == CTL_SUBMIT_RETRIES && m.submit.retries == 0x0203,
            "flags and retries little-endian after the lengths");
-        ok(buf[CTL_HEADER_SIZE + 8] == 0x03 && buf[CTL_HEADER_SIZE + 9] == 0x02, "retries at offset 8");
+        ok(buf[CTL_HEADER_SIZE + 16] == 0x03 && buf[CTL_HEADER_SIZE + 17] == 0x02,
+           "retries at offset 16, after the lengths");
 
         /* A 64-byte host with consistent lengths is still too long. */
-        memcpy(tmp, buf, CTL_HEADER_SIZE + 10);
+        memcpy(tmp, buf, (size_t)host);
         memset(tmp + host, 'h', 64);
-        put16(tmp + CTL_HEADER_SIZE + 4, 64);
-        put16(tmp + CTL_HEADER_SIZE + 6, 0);
-        put32(tmp + 8, 10 + 64);
-        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 10 + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
-        put16(tmp + CTL_HEADER_SIZE + 4, 63);
-        put16(tmp + CTL_HEADER_SIZE + 6, 1);
-        is_int(ctl_decode(tmp, CTL_HEADER_SIZE + 10 + 64, &m), 0, "63-byte host is the limit");
+        put16(tmp + lens, 64);
+        put16(tmp + lens + 2, 0);
+        put32(tmp + 8, (uint32_t)(host - CTL_HEADER_SIZE + 64));
+        is_int(ctl_decode(tmp, host + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
+        put16(tmp + lens, 63);
+        put16(tmp + lens + 2, 1);
+        is_int(ctl_decode(tmp, host + 64, &m), 0, "63-byte host is the limit");
 
         msg_reset(&s, CTL_SUBMIT);
         memset(s.submit.host, 'a', sizeof(s.submit.host));
@@ -217,7 +248,15 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
+        is_int(len, CTL_HEADER_SIZE + 70 + 15 + 10 + 17, "JOB: 70 fixed bytes, then peer, name and text");
         memcpy(tmp, buf, (size_t)len);
+        ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
+           "JOB bwlimit is a little-endian u64 after rate");
+        ok(tmp[CTL_HEADER_SIZE + 52] == 0x06 && tmp[CTL_HEADER_SIZE + 54] == 0x08 &&
+           tmp[CTL_HEADER_SIZE + 56] == 0x88 && tmp[CTL_HEADER_SIZE + 63] == 0x11,
+           "then attempt u16, attempts u16 and retry_usec u64, little-endian");
+        ok(tmp[CTL_HEADER_SIZE + 64] == 15 && tmp[CTL_HEADER_SIZE + 66] == 10 && tmp[CTL_HEADER_SIZE + 68] == 17,
+           "then the three string lengths");
         tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
         j.job.state = _CTL_JOB_STATE_MAX;
@@ -232,8 +271,8 @@ static void test_codec(void)
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && len <= CTL_MSG_MAX, "JOB with every string at its limit fits (%d bytes)", len);
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
-        ok(m.job.attempt == 0x0506 && m.job.attempts == 0x0708 && m.job.retry_usec == 0x1122334455667788ull,
-           "JOB carries attempt, attempts and retry_usec");
+        ok(m.job.bwlimit == 0x0102030405060708ull && m.job.attempt == 0x0506 && m.job.attempts == 0x0708 &&
+           m.job.retry_usec == 0x1122334455667788ull, "JOB carries bwlimit, attempt, attempts and retry_usec");
         j = msgs[8];
         j.job.state = CTL_JOB_RETRYING;
         len = ctl_encode(buf, sizeof(buf), &j);
@@ -252,9 +291,79 @@ static void test_codec(void)
         len = ctl_encode(buf, sizeof(buf), &m);
         ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 2 && buf[6] == CTL_OK && buf[8] == 0,
            "OK is a bare header: \"XCTL\", v2, type, length 0");
-        put16(buf + 4, 1);
-        is_int(ctl_decode(buf, (size_t)len, &m), -EPROTONOSUPPORT, "a version 1 client is told apart");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
+}
+
+/* STATS_INFO: what the decoder insists on, in encoded form. */
+static void test_stats(void)
+{
+        uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
+        const int reasons = CTL_HEADER_SIZE + 8 + 2 * 28 + 20 + 2;
+        struct ctl_msg s, m;
+        int len;
+
+        stats_sample(&s);
+        len = ctl_encode(buf, sizeof(buf), &s);
+        is_int(len, reasons + 3 * 10 + 6 + 6 + 9, "STATS_INFO: fixed part, then three reasons");
+        ok(buf[reasons - 2] == 3 && buf[reasons - 1] == 0, "nreasons little-endian");
+        ok(buf[reasons] == CTL_DIR_RECV && buf[reasons + 9] == 6 && memcmp(buf + reasons + 10, "exists", 6) == 0,
+           "a reason: dir, count, name_len, name");
+
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons] = _CTL_DIR_MAX;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason of an unknown direction");
+        memcpy(tmp, buf, (size_t)len);
+        memset(tmp + reasons + 1, 0, 8);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason counted 0");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 10] = 'E';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason name with a capital");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 10] = '\x1b';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a reason name with an escape");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 16] = CTL_DIR_RECV;        /* the second "exists" becomes the first's twin */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "the same (dir, reason) twice");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 9] = 5;                    /* shorter name, one byte left over */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a name_len one short: the rest is misread");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[reasons + 9] = 200;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a name_len past the end");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + reasons - 2, 4);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "nreasons one more than there are");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + reasons - 2, 0xffff);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "nreasons 65535");
+        memcpy(tmp, buf, (size_t)len);
+        put32(tmp + reasons - 2 - 20 + 4 * 3, 65);      /* pool_held 65 of 64 */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "more slots held than the pool has");
+
+        s.stats.reason[0].name[0] = '\0';
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding an empty reason name is -EINVAL");
+        stats_sample(&s);
+        memset(s.stats.reason[0].name, 'a', sizeof(s.stats.reason[0].name));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding an unterminated reason name is -EINVAL");
+        stats_sample(&s);
+        s.stats.nreasons = CTL_STATS_REASONS_MAX + 1;
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding too many reasons is -EINVAL");
+
+        /* The most a daemon can send: every reason, each name at its longest. */
+        stats_sample(&s);
+        s.stats.nreasons = CTL_STATS_REASONS_MAX;
+        for (int i = 0; i < CTL_STATS_REASONS_MAX; i++) {
+                struct ctl_stats_reason *r = &s.stats.reason[i];
+
+                r->dir = (uint8_t)(i % 2);
+                r->count = UINT64_MAX;
+                memset(r->name, 'z', CTL_REASON_MAX);
+                r->name[CTL_REASON_MAX] = '\0';
+                r->name[0] = (char)('a' + i / 2);
+        }
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len > 0 && len <= CTL_MSG_MAX, "STATS_INFO at its largest fits (%d bytes)", len);
+        ok(ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0, "and round-trips");
 }
 
 static bool same_file(int a, int b)
@@ -417,6 +526,7 @@ int main(void)
         test_states();
         test_transitions();
         test_codec();
+        test_stats();
         test_socket();
         return done_testing();
 }

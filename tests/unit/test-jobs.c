@@ -26,6 +26,7 @@
 #include "fake-engine.h"
 #include "jobs.h"
 #include "log.h"
+#include "stats.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -345,6 +346,32 @@ static void test_lifecycle(void)
         ok(fd_closed(fd6), "fd closed after failure");
         ok(SEQ(id6, CTL_JOB_CONNECTING, CTL_JOB_VERIFYING, CTL_JOB_FAILED),
            "watcher saw connecting, verifying, failed");
+        fx_teardown(&f);
+}
+
+/* xferctl send --bwlimit: kept with the job, handed to the engine. */
+static void test_bwlimit(void)
+{
+        struct ctl_submit s = { .bwlimit = 8ull << 20 };
+        struct fx f;
+        struct job *job;
+        uint64_t id, id2;
+
+        fx_setup(&f, "bwlimit", 4);
+        snprintf(s.host, sizeof(s.host), "192.0.2.1");
+        snprintf(s.name, sizeof(s.name), "limited.bin");
+        is_int(jobs_submit(f.jobs, &s, TEST_UID, make_file(10), 10, &id), 0, "submit with a limit");
+        is_int(submit(&f, "192.0.2.1", 0, "free.bin", 10, &id2, NULL), 0, "and one without");
+        run(&f);
+        job = job_of(&f, id);
+        is_int((long long)job->bwlimit, 8ll << 20, "the job keeps its limit (for status)");
+        is_int((long long)fake_engine_info(fake_engine_find(f.engine, id))->bwlimit, 8ll << 20,
+               "the engine is asked for it");
+        is_int((long long)fake_engine_info(fake_engine_find(f.engine, id2))->bwlimit, 0,
+               "no limit unless asked");
+        fake_engine_done(fake_engine_find(f.engine, id), ENGINE_DONE, WIRE_OK, "", 10, 10);
+        fake_engine_done(fake_engine_find(f.engine, id2), ENGINE_DONE, WIRE_OK, "", 10, 10);
+        run(&f);
         fx_teardown(&f);
 }
 
@@ -1099,11 +1126,56 @@ static void test_retry_reload_stop(void)
         fx_teardown(&f);
 }
 
+/* The counters `xferctl stats` shows for the send side: every job that ended, once. */
+static void test_tally(void)
+{
+        struct stats_tally t;
+        uint64_t a, b, c, d, e, g;
+        struct fx f;
+
+        fx_setup(&f, "tally", 2);
+        jobs_tally(f.jobs, &t);
+        ok(t.done == 0 && t.bytes == 0, "nothing counted at start");
+        a = submit_ok(&f, 1000, NULL);
+        b = submit_ok(&f, 2000, NULL);
+        c = submit_ok(&f, 3000, NULL);
+        run(&f);
+        finish_ok(&f, a);
+        fake_engine_done(xfer_of(&f, b), ENGINE_FAILED, WIRE_E_EXISTS, "refused by peer: file exists",
+                         0, 0);
+        is_int(jobs_cancel(f.jobs, c), 0, "cancel c while it waits");
+        run(&f);
+        d = submit_ok(&f, 4000, NULL);
+        run(&f);
+        is_int(jobs_cancel(f.jobs, d), 0, "cancel d while it runs");
+        run(&f);
+        /* A failure whose status says nothing is still a failure, of the daemon's own. */
+        e = submit_ok(&f, 5000, NULL);
+        run(&f);
+        fake_engine_done(xfer_of(&f, e), ENGINE_FAILED, WIRE_OK, "lost", 0, 0);
+        fake_engine_fail_next(f.engine, -ENOMEM);
+        g = submit_ok(&f, 6000, NULL);
+        run(&f);
+        is_int(state_of(&f, g), CTL_JOB_FAILED, "g could not start");
+
+        jobs_tally(f.jobs, &t);
+        ok(t.done == 1 && t.bytes == 1000, "one done, its 1000 bytes (%llu)", (unsigned long long)t.bytes);
+        ok(t.failed[WIRE_E_EXISTS] == 1, "one refused: exists");
+        ok(t.failed[STATS_SLOT_CANCELLED] == 2, "two cancelled, queued and running");
+        ok(t.failed[WIRE_E_INTERNAL] == 2, "a failure without a status and a start failure: internal");
+        uint64_t all = t.done;
+        for (unsigned int k = 0; k < STATS_SLOTS; k++)
+                all += t.failed[k];
+        is_int(all, 6, "six jobs ended, six counted");
+        fx_teardown(&f);
+}
+
 int main(void)
 {
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();
         test_rate_timer();
+        test_bwlimit();
         test_max_transfers();
         test_pool_full();
         test_start_errors();
@@ -1120,5 +1192,6 @@ int main(void)
         test_retry_per_job();
         test_retry_window();
         test_retry_reload_stop();
+        test_tally();
         return done_testing();
 }

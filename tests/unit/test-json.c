@@ -73,12 +73,58 @@ static void test_hostile(void)
         json_job(f, &job);
         fclose(f);
         is_str(buf, "{\"id\":9,\"state\":\"failed\",\"status\":4,\"status_text\":\"peer not allowed\","
-                    "\"bytes\":0,\"bytes_total\":0,\"usec\":0,\"mbps\":0.0,"
+                    "\"bytes\":0,\"bytes_total\":0,\"usec\":0,\"mbps\":0.0,\"bwlimit\":0,"
                     "\"attempt\":0,\"attempts\":0,\"retry_usec\":0,"
                     "\"peer\":\"198.18.0.2:7470\\u001b[8m\",\"name\":\"a\\u202eb\\ufffd\\rc\","
                     "\"text\":\"denied\\u001b]0;pwned\\u0007\\u009b2J\\n\"}",
                "a job with hostile peer, name and text");
         ok(buf && clean(buf), "the object is valid UTF-8 with nothing raw a terminal would act on");
+        free(buf);
+}
+
+static void test_stats(void)
+{
+        struct ctl_stats s = {
+                .uptime_usec = 5000000,
+                .dir = {
+                        [CTL_DIR_RECV] = { .bytes = 100000, .files = 1, .rate = 0, .active = 0 },
+                        [CTL_DIR_SEND] = { .bytes = 1ull << 40, .files = 2, .rate = 52600000, .active = 1 },
+                },
+                .queued = 3,
+                .ring_held = 12, .ring_slots = 64,
+                .pool_held = 16, .pool_slots = 64,
+                .nreasons = 3,
+                .reason = {
+                        { .dir = CTL_DIR_RECV, .count = 1, .name = "exists" },
+                        { .dir = CTL_DIR_SEND, .count = 1, .name = "exists" },
+                        { .dir = CTL_DIR_SEND, .count = 2, .name = "cancelled" },
+                },
+        };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return;
+        json_stats(f, &s);
+        fclose(f);
+        is_str(buf, "{\"uptime_usec\":5000000,"
+                    "\"recv\":{\"bytes\":100000,\"files\":1,\"failed\":{\"exists\":1},\"failed_total\":1,"
+                    "\"rate\":0,\"mbps\":0.0,\"active\":0},"
+                    "\"send\":{\"bytes\":1099511627776,\"files\":2,\"failed\":{\"exists\":1,\"cancelled\":2},"
+                    "\"failed_total\":3,\"rate\":52600000,\"mbps\":52.6,\"active\":1,\"queued\":3},"
+                    "\"ring\":{\"recv\":{\"held\":12,\"slots\":64},\"send\":{\"held\":16,\"slots\":64}}}",
+               "the stats object");
+        free(buf);
+
+        memset(&s, 0, sizeof(s));
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return;
+        json_stats(f, &s);
+        fclose(f);
+        ok(buf && strstr(buf, "\"failed\":{},\"failed_total\":0"), "no failures: an empty object");
         free(buf);
 }
 
@@ -91,6 +137,7 @@ int main(void)
                 .bytes_done = 1000000,
                 .bytes_total = 2000000,
                 .usec = 500000,
+                .bwlimit = 8388608,
                 .attempt = 2,
                 .attempts = 6,
                 .retry_usec = 8000000,
@@ -122,9 +169,11 @@ int main(void)
         fclose(f);
         is_str(buf, "{\"id\":3,\"state\":\"failed\",\"status\":7,\"status_text\":\"file exists\","
                     "\"bytes\":1000000,\"bytes_total\":2000000,\"usec\":500000,\"mbps\":2.0,"
-                    "\"attempt\":2,\"attempts\":6,\"retry_usec\":8000000,\"peer\":\"198.18.0.2:7470\",\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",
+                    "\"bwlimit\":8388608,\"attempt\":2,\"attempts\":6,\"retry_usec\":8000000,"
+                    "\"peer\":\"198.18.0.2:7470\",\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",
                "a job object");
         free(buf);
         test_hostile();
+        test_stats();
         return done_testing();
 }

@@ -2,7 +2,7 @@
 # Guest side of the testbed, exec'd by the image's testbed-boot (from
 # testbed.service) with the host's run directory mounted at /mnt/testbed:
 #   plan          what to run (written by tests/testbed/testbed)
-#   stage/        `meson install --destdir` of the project's build
+#   stage/        the project's .deb, and tools/ (rawpeer, stuckfs)
 #   sanitize/     the ASan+UBSan build's programs, when staged (TESTBED_SANITIZE)
 #   testbed/      a copy of tests/testbed (this file, lib.sh, ...)
 #   scripts/N/    the scripts to run
@@ -79,35 +79,20 @@ write_diagnostics() {
         journalctl -b --no-pager -o short-monotonic >"$OUT/journal.txt" 2>&1
 }
 
-# Install the build the way a user would: the files from `meson install`,
-# then what a package's postinst does for them (debhelper names the files
-# too, which is also much faster under TCG than processing every package's).
+# Install the package the way a user would: dpkg -i, whose maintainer
+# scripts create the user (sysusers), the directories (tmpfiles), update the
+# catalog (systemd's trigger) and reload systemd. The image already has the
+# package's dependencies (the guest has no network). Then the testbed's own
+# tools, which are no part of the package.
 install_build() {
-        local f
-        [[ -n $(ls -A "$T/stage" 2>/dev/null) ]] || { echo "nothing staged"; return 0; }
-        echo "+ [$(uptime_s)] copying the stage into /"
-        # tar, not cp: keeps /lib -> usr/lib and friends intact when the stage
-        # has files under /lib (systemd's unit dir on bookworm).
-        tar -C "$T/stage" -cf - . | tar -C / -xf - --keep-directory-symlink --no-same-owner || return 1
-        find "$T/stage" -mindepth 1 \( -type f -o -type l \) -printf '/%P\n' | sort
-        ldconfig
-        for f in "$T"/stage/{usr/,}lib/sysusers.d/*.conf; do
-                [[ -e $f ]] || continue
-                echo "+ [$(uptime_s)] systemd-sysusers ${f##*/}"
-                systemd-sysusers "${f##*/}" || return 1
-        done
-        for f in "$T"/stage/{usr/,}lib/tmpfiles.d/*.conf; do
-                [[ -e $f ]] || continue
-                echo "+ [$(uptime_s)] systemd-tmpfiles --create ${f##*/}"
-                systemd-tmpfiles --create "${f##*/}" || return 1
-        done
-        if compgen -G "$T/stage/*/lib/systemd/catalog/*" >/dev/null ||
-           compgen -G "$T/stage/lib/systemd/catalog/*" >/dev/null; then
-                echo "+ [$(uptime_s)] journalctl --update-catalog"
-                journalctl --update-catalog || return 1
+        local debs=("$T"/stage/*.deb)
+        [[ -f ${debs[0]} ]] || { echo "nothing staged"; return 0; }
+        echo "+ [$(uptime_s)] dpkg -i ${debs[*]##*/}"
+        DEBIAN_FRONTEND=noninteractive dpkg -i "${debs[@]}" || return 1
+        if compgen -G "$T/stage/tools/*" >/dev/null; then
+                echo "+ [$(uptime_s)] test tools into /usr/libexec/rdmaxfer-tests"
+                install -D -m 0755 -t /usr/libexec/rdmaxfer-tests "$T"/stage/tools/* || return 1
         fi
-        echo "+ [$(uptime_s)] systemctl daemon-reload"
-        systemctl daemon-reload || return 1
         echo "+ [$(uptime_s)] done"
 }
 

@@ -1,5 +1,8 @@
 #!/bin/bash
-# The packaged service: notify-type start, its own user, hardening in force
+# The packaged service: installed by the Debian package (every file dpkg's,
+# the configuration a conffile, the units disabled, the user, directories
+# and catalog made by its maintainer scripts), notify-type start, its own
+# user, hardening in force
 # (systemd-analyze security at most 1.7), a memlock limit the default rings
 # fit in, the key as a systemd credential from a root-only file, a
 # group-only control socket, clear config errors, and start on demand
@@ -11,6 +14,34 @@ RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
 # The issue's bar was 1.7 (with AF_IB allowed); without it the units reach 1.5.
 EXPOSURE_MAX=1.5
 trap 'rm -rf /etc/credstore/rdmaxfer.key' EXIT
+
+tb_log "installed by package rdmaxfer (dpkg -i in the runner)"
+[[ $(dpkg-query -W -f='${Status}' rdmaxfer 2>&1) == "install ok installed" ]] ||
+        tb_fail "package rdmaxfer is not installed: $(dpkg-query -W -f='${Status}' rdmaxfer 2>&1)"
+dpkg-query -W -f='${Package} ${Version}\n' rdmaxfer
+files=(/usr/sbin/rdmaxferd /usr/bin/xferctl /usr/lib/sysusers.d/rdmaxferd.conf
+       /usr/lib/tmpfiles.d/rdmaxferd.conf /usr/lib/systemd/catalog/rdmaxferd.catalog
+       /etc/rdmaxferd/rdmaxferd.conf)
+for unit in rdmaxferd.service rdmaxferd@check.service rdmaxferd.socket; do
+        files+=("$(systemctl show -P FragmentPath "$unit")")
+done
+for f in "${files[@]}"; do
+        [[ -n $f && $(dpkg -S "$f" 2>&1) == "rdmaxfer: $f" ]] ||
+                tb_fail "${f:-a unit} is not package rdmaxfer's: $(dpkg -S "$f" 2>&1)"
+done
+conffiles=$(dpkg-query -W -f='${Conffiles}\n' rdmaxfer)
+grep -q '^ /etc/rdmaxferd/rdmaxferd.conf ' <<<"$conffiles" ||
+        tb_fail "/etc/rdmaxferd/rdmaxferd.conf is not a conffile: $conffiles"
+for unit in rdmaxferd.service rdmaxferd.socket; do
+        state=$(systemctl is-enabled "$unit" 2>&1) || true
+        [[ $state == disabled ]] || tb_fail "$unit is $state after installation, not disabled"
+done
+getent passwd rdmaxfer >/dev/null || tb_fail "the package did not create user rdmaxfer (sysusers)"
+[[ $(stat -c '%U:%G %a' /var/lib/rdmaxferd/incoming 2>&1) == "rdmaxfer:rdmaxfer 750" ]] ||
+        tb_fail "/var/lib/rdmaxferd/incoming (tmpfiles): $(stat -c '%U:%G %a' /var/lib/rdmaxferd/incoming 2>&1)"
+id=$(sed -n 's/^-- \([0-9a-f]\{32\}\).*/\1/p' /usr/lib/systemd/catalog/rdmaxferd.catalog | head -n 1)
+[[ -n $id && $(journalctl --list-catalog "$id" 2>&1) == *"$id"* ]] ||
+        tb_fail "the journal catalog has no entry $id (systemd's trigger did not update it)"
 
 peers_configure
 start_peers
@@ -64,7 +95,9 @@ send_ok "$SRC/keyed.dat"
 same_file "$SRC/keyed.dat" "$BETA_IN/keyed.dat"
 tb_log "a peer without the key is refused"
 out=$("$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" honest 2>&1) && tb_fail "a peer without the key got in"
-journalctl -u "$BETA_UNIT" --no-pager -o cat --after-cursor "$cur" | grep -q "pre-shared key proof does not match" ||
+# Peer protocol v3: a keyless offer is refused before any proof is checked.
+journalctl -u "$BETA_UNIT" --no-pager -o cat --after-cursor "$cur" |
+        grep -q "refused: the sender has no pre-shared key, and key_file is set here" ||
         { printf '%s\n' "$out"; tb_fail "beta did not refuse the keyless peer for its key"; }
 rm -f /etc/credstore/rdmaxfer.key
 restart_peers
