@@ -54,9 +54,11 @@ void json_job(FILE *f, const struct ctl_job *job)
         fprintf(f, ",\"status\":%u,\"status_text\":", (unsigned int)job->status);
         json_string(f, wire_status_str(job->status));
         fprintf(f, ",\"bytes\":%" PRIu64 ",\"bytes_total\":%" PRIu64 ",\"usec\":%" PRIu64
-                   ",\"mbps\":%.1f,\"bwlimit\":%" PRIu64 ",\"peer\":",
+                   ",\"mbps\":%.1f,\"bwlimit\":%" PRIu64 ",\"attempt\":%u,\"attempts\":%u"
+                   ",\"retry_usec\":%" PRIu64 ",\"peer\":",
                 job->bytes_done, job->bytes_total, job->usec,
-                progress_mbps(job->bytes_done, job->usec), job->bwlimit);
+                progress_mbps(job->bytes_done, job->usec), job->bwlimit, (unsigned int)job->attempt,
+                (unsigned int)job->attempts, job->retry_usec);
         json_string(f, job->peer);
         fputs(",\"name\":", f);
         json_string(f, job->name);

@@ -20,8 +20,10 @@ void json_string(FILE *f, const char *s);
 /*
  * One job as an object, no trailing newline:
  * {"id":3,"state":"done","status":0,"status_text":"ok","bytes":1073741824,
- *  "bytes_total":1073741824,"usec":20400000,"mbps":52.6,
- *  "peer":"198.18.0.2:7470","name":"foo.dat","text":""}
+ *  "bytes_total":1073741824,"usec":20400000,"mbps":52.6,"attempt":1,
+ *  "attempts":6,"retry_usec":0,"peer":"198.18.0.2:7470","name":"foo.dat",
+ *  "text":""}
+ * ("retry_usec": while "retrying", the next attempt starts in that long.)
  */
 void json_job(FILE *f, const struct ctl_job *job);
 

@@ -154,6 +154,16 @@ fit:
         return buf;
 }
 
+const char *progress_in(char *buf, size_t len, uint64_t usec)
+{
+        /* Rounded up: "in 0 s" would read as "now" while it is not. */
+        if (usec == 0)
+                snprintf(buf, len, "now");
+        else
+                snprintf(buf, len, "in %" PRIu64 " s", usec / 1000000 + (usec % 1000000 != 0));
+        return buf;
+}
+
 const char *progress_summary(char *buf, size_t len, const char *name, const char *peer,
                              uint64_t bytes, uint64_t usec)
 {

@@ -50,6 +50,9 @@ struct progress {
  */
 const char *progress_line(char *buf, size_t len, const struct progress *p, unsigned int width);
 
+/* When something starts @usec from now: "in 8 s" (seconds rounded up), or "now". */
+const char *progress_in(char *buf, size_t len, uint64_t usec);
+
 /*
  * "sent foo.dat (1073741824 bytes) to 198.18.0.2:7470 in 20.4 s: 52.6 MB/s",
  * with @name and @peer escaped for the terminal (esc_term()).

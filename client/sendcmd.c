@@ -30,7 +30,8 @@
 #define SENDCMD_REFRESH_MS      1000
 
 const char sendcmd_help[] =
-        "Usage: xferctl send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--no-wait] [--json]\n"
+        "Usage: xferctl send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
+        "                    [--no-wait] [--json]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -41,18 +42,23 @@ const char sendcmd_help[] =
         "a port as [ADDR]:PORT. Without a port, the local rdmaxferd's port (7470\n"
         "unless configured otherwise) is used.\n"
         "\n"
-        "  --as NAME   publish under NAME (default: the last component of FILE)\n"
+        "  --as NAME     publish under NAME (default: the last component of FILE)\n"
         "  --bwlimit RATE\n"
-        "              send at most RATE bytes per second: digits, then K, M, G or T\n"
-        "              for powers of 1024 (8M = 8 MiB/s, about 8.4 MB/s); 0 = no limit.\n"
-        "              Bytes, not bits. rdmaxferd's own rate_limit applies too.\n"
-        "  --no-wait   print the job ID and return once the job is queued\n"
-        "  --json      print the final job as one JSON object on stdout\n"
-        "  -h, --help  show this help\n"
+        "                send at most RATE bytes per second: digits, then K, M, G or T\n"
+        "                for powers of 1024 (8M = 8 MiB/s, about 8.4 MB/s); 0 = no limit.\n"
+        "                Bytes, not bits. rdmaxferd's own rate_limit applies too.\n"
+        "  --retries N   try at most N more times after a transient failure (0: never;\n"
+        "                default: rdmaxferd's retry_max, 5 unless configured otherwise)\n"
+        "  --no-wait     print the job ID and return once the job is queued\n"
+        "  --json        print the final job as one JSON object on stdout\n"
+        "  -h, --help    show this help\n"
         "\n"
+        "A transient failure (the peer unreachable, busy or restarting, the link\n"
+        "down, a timeout) makes rdmaxferd send the file again after a growing\n"
+        "delay; a refusal (name, authentication, size, file exists) is final.\n"
         "By default xferctl waits, draws progress on stderr when it is a terminal,\n"
-        "and prints one summary line. Ctrl-C asks rdmaxferd to cancel the transfer\n"
-        "and waits for it to stop; a second Ctrl-C stops waiting.\n"
+        "says each retry, and prints one summary line. Ctrl-C asks rdmaxferd to\n"
+        "cancel the transfer and waits for it to stop; a second Ctrl-C stops waiting.\n"
         "Exit status: 0 only when the receiver verified and published the file;\n"
         "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable.\n";
 
@@ -73,6 +79,7 @@ struct sendcmd {
         const char *path_shown;
         const char *peer_shown;
         const char *as;                 /* --as, or NULL */
+        int retries;                    /* --retries, or -1 */
         bool no_wait;
         bool json;
         struct ctl_submit submit;
@@ -81,6 +88,7 @@ struct sendcmd {
         /* Progress display. */
         bool tty;
         size_t drawn;                   /* columns of the progress line on screen */
+        unsigned int retry_said;        /* the last attempt whose retry was said */
         /* The job as last seen. */
         struct ctl_job job;
         bool have_job;
@@ -109,6 +117,7 @@ static void sendcmd_clear(struct sendcmd *sc)
 static void sendcmd_draw(struct sendcmd *sc)
 {
         const struct ctl_job *j = &sc->job;
+        char state[64], when[32];
         struct progress p = {
                 .state = ctl_job_state_str(j->state),
                 .peer = j->peer,
@@ -125,6 +134,12 @@ static void sendcmd_draw(struct sendcmd *sc)
 
         if (!sc->tty || !sc->have_job)
                 return;
+        if (j->state == CTL_JOB_RETRYING) {
+                snprintf(state, sizeof(state), "retrying %s (attempt %u of %u)",
+                         progress_in(when, sizeof(when), j->retry_usec), (unsigned int)j->attempt,
+                         (unsigned int)j->attempts);
+                p.state = state;
+        }
         /* One column short of the edge, so the terminal never wraps the line. */
         if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
                 width = ws.ws_col - 1u;
@@ -179,6 +194,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
         static const struct option opts[] = {
                 { "as", required_argument, NULL, 'a' },
                 { "bwlimit", required_argument, NULL, 'b' },
+                { "retries", required_argument, NULL, 'r' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
@@ -204,6 +220,23 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                                 return XFERCTL_EXIT_USAGE;
                         }
                         break;
+                case 'r': {
+                        unsigned int n = 0;
+                        const char *p = optarg;
+
+                        /* Digits only, and not more than the daemon takes. */
+                        for (; *p >= '0' && *p <= '9' && n <= CTL_RETRIES_MAX; p++)
+                                n = n * 10 + (unsigned int)(*p - '0');
+                        if (*p || p == optarg || n > CTL_RETRIES_MAX) {
+                                char shown[ESC_TERM_SIZE(32)];
+
+                                xferctl_say("send: --retries '%s': expected a number from 0 to %u",
+                                            esc_term(shown, sizeof(shown), optarg), CTL_RETRIES_MAX);
+                                return XFERCTL_EXIT_USAGE;
+                        }
+                        sc->retries = (int)n;
+                        break;
+                }
                 case 'n':
                         sc->no_wait = true;
                         break;
@@ -295,6 +328,10 @@ static int sendcmd_target(struct sendcmd *sc)
         }
         /* name_check() caps the length at CTL_NAME_MAX. */
         snprintf(sc->submit.name, sizeof(sc->submit.name), "%s", name);
+        if (sc->retries >= 0) {
+                sc->submit.flags |= CTL_SUBMIT_RETRIES;
+                sc->submit.retries = (uint16_t)sc->retries;
+        }
 
         r = peer_split(sc->peer_arg, host, sizeof(host), &sc->submit.port, err, sizeof(err));
         if (r < 0) {
@@ -490,6 +527,22 @@ static int sendcmd_report(struct sendcmd *sc)
         }
 }
 
+/* Say each retry once, on stderr, and keep waiting: the exit status is the last attempt's. */
+static void sendcmd_retrying(struct sendcmd *sc)
+{
+        const struct ctl_job *j = &sc->job;
+        char text[ESC_TERM_SIZE(sizeof(j->text))], when[32];
+
+        if (j->state != CTL_JOB_RETRYING || j->attempt <= sc->retry_said)
+                return;
+        sc->retry_said = j->attempt;
+        sendcmd_clear(sc);
+        xferctl_say("attempt %u of %u failed: %s; retrying %s", j->attempt - 1u,
+                    (unsigned int)j->attempts,
+                    j->text[0] ? esc_term(text, sizeof(text), j->text) : wire_status_str(j->status),
+                    progress_in(when, sizeof(when), j->retry_usec));
+}
+
 static int sendcmd_watch(struct sendcmd *sc)
 {
         struct ctl_msg req = { .type = CTL_WATCH, .id = sc->id }, m;
@@ -528,6 +581,7 @@ static int sendcmd_watch(struct sendcmd *sc)
                 sc->have_job = true;
                 if (ctl_job_state_final(m.job.state))
                         break;
+                sendcmd_retrying(sc);
                 sendcmd_draw(sc);
         }
         sendcmd_clear(sc);
@@ -557,6 +611,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
 {
         struct sendcmd sc = {
                 .socket_path = socket_path,
+                .retries = -1,
                 .poll_sock = -1,
         };
         _cleanup_(freep) char *path_shown = NULL, *peer_shown = NULL;

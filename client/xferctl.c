@@ -33,7 +33,8 @@ static const char list_help[] =
 static const char status_help[] =
         "Usage: xferctl status ID [--json]\n"
         "\n"
-        "Show one job: state, peer, name, bytes, time, rate and result.\n"
+        "Show one job: state, peer, name, bytes, time, rate and result; for a job\n"
+        "waiting to retry, the attempt, when it starts and why the last one failed.\n"
         "Exits 0 when the job exists, whatever its state.\n"
         "\n"
         "  --json      one JSON object instead of text\n"
@@ -42,8 +43,8 @@ static const char status_help[] =
 static const char cancel_help[] =
         "Usage: xferctl cancel ID\n"
         "\n"
-        "Ask rdmaxferd to cancel a queued or running job. The receiver publishes\n"
-        "nothing for a cancelled transfer.\n"
+        "Ask rdmaxferd to cancel a queued, retrying or running job. The receiver\n"
+        "publishes nothing for a cancelled transfer.\n"
         "\n"
         "  -h, --help  show this help\n";
 
@@ -54,11 +55,12 @@ void xferctl_usage(FILE *f)
               "Send files over RDMA through the local rdmaxferd.\n"
               "\n"
               "Commands:\n"
-              "  send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--no-wait] [--json]\n"
+              "  send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
+              "       [--no-wait] [--json]\n"
               "                       send FILE to PEER's rdmaxferd, showing progress\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
-              "  cancel ID            cancel a queued or running job\n"
+              "  cancel ID            cancel a queued, retrying or running job\n"
               "  stats [--json]       show the daemon's counters since it started\n"
               "  help [COMMAND]       show help for a command\n"
               "\n"
@@ -303,7 +305,13 @@ static int job_call(const char *socket_path, int argc, char **argv, const char *
 static const char *job_progress(char *buf, size_t len, const struct ctl_job *job)
 {
         unsigned int pm = progress_permille(job->bytes_done, job->bytes_total);
-        char size[32];
+        char size[32], when[32];
+
+        if (job->state == CTL_JOB_RETRYING) {
+                snprintf(buf, len, "retry %u/%u %s", (unsigned int)job->attempt,
+                         (unsigned int)job->attempts, progress_in(when, sizeof(when), job->retry_usec));
+                return buf;
+        }
 
         snprintf(buf, len, "%u.%u%% of %s", pm / 10, pm % 10,
                  progress_size(size, sizeof(size), job->bytes_total));
@@ -323,6 +331,7 @@ static const char *job_rate(char *buf, size_t len, const struct ctl_job *job)
 static void list_print(const struct ctl_job *jobs, size_t n)
 {
         char peer[ESC_TERM_SIZE(sizeof(jobs->peer))], name[ESC_TERM_SIZE(sizeof(jobs->name))];
+        char text[ESC_TERM_SIZE(sizeof(jobs->text))];
         int wid = 2, wpeer = 4, wname = 4;
         char id[24], progress[48], rate[32];
 
@@ -347,6 +356,9 @@ static void list_print(const struct ctl_job *jobs, size_t n)
                        wname, esc_term(name, sizeof(name), j->name),
                        job_progress(progress, sizeof(progress), j),
                        job_rate(rate, sizeof(rate), j));
+                /* Why it waits, under its row: the table stays one row per job above it. */
+                if (j->state == CTL_JOB_RETRYING && j->text[0])
+                        printf("%*s  last failure: %s\n", wid, "", esc_term(text, sizeof(text), j->text));
         }
 }
 
@@ -425,6 +437,11 @@ static void status_print(const struct ctl_job *j)
                progress_size(a, sizeof(a), j->bytes_done),
                progress_size(b, sizeof(b), j->bytes_total));
         printf("time:     %s\n", progress_seconds(secs, sizeof(secs), j->usec));
+        if (j->state == CTL_JOB_RETRYING)
+                printf("attempt:  %u of %u, starts %s\n", (unsigned int)j->attempt,
+                       (unsigned int)j->attempts, progress_in(a, sizeof(a), j->retry_usec));
+        else if (j->attempt > 1)
+                printf("attempt:  %u of %u\n", (unsigned int)j->attempt, (unsigned int)j->attempts);
         if (j->state == CTL_JOB_SENDING || j->state == CTL_JOB_VERIFYING)
                 printf("rate:     %.1f MB/s now, %.1f MB/s average\n", (double)j->rate / 1e6,
                        progress_mbps(j->bytes_done, j->usec));
@@ -436,7 +453,8 @@ static void status_print(const struct ctl_job *j)
         if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
                 printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));
         if (j->text[0])
-                printf("text:     %s\n", esc_term(esc, sizeof(esc), j->text));
+                printf("%s%s\n", j->state == CTL_JOB_RETRYING ? "failure:  " : "text:     ",
+                       esc_term(esc, sizeof(esc), j->text));
 }
 
 static int cmd_status(const char *socket_path, int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ctl.h"
 #include "bucket.h"
 #include "macro.h"
 #include "wire.h"
@@ -40,6 +41,9 @@ enum config_key {
         CONFIG_KEY_MAX_QUEUED_PER_USER,
         CONFIG_KEY_CLIENT_IDLE_TIMEOUT,
         CONFIG_KEY_ADMIN_GROUP,
+        CONFIG_KEY_RETRY_MAX,
+        CONFIG_KEY_RETRY_WINDOW,
+        CONFIG_KEY_RETRY_DELAY_MAX,
         CONFIG_KEY_METRICS_FILE,
         CONFIG_KEY_METRICS_INTERVAL,
         _CONFIG_KEY_MAX,
@@ -127,6 +131,11 @@ void config_init(struct config *cfg)
                 .max_queued_per_user = 64,
                 .client_idle_timeout = 60,
                 .admin_group = "",
+                /* Rides out a daemon restart or a link flap (1 + 2 + 4 + 8 + 16 s of
+                 * waiting), and gives up on a peer that is gone for good. */
+                .retry_max = 5,
+                .retry_window = 600,
+                .retry_delay_max = 60,
                 .metrics_file = "",
                 /* node_exporter's own scrape interval is commonly 15 s. */
                 .metrics_interval = 15,
@@ -408,6 +417,10 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_MAX_QUEUED_PER_USER] = CONFIG_NUMBER(max_queued_per_user, 1, 256),
         [CONFIG_KEY_CLIENT_IDLE_TIMEOUT] = CONFIG_NUMBER(client_idle_timeout, 1, 3600),
         [CONFIG_KEY_ADMIN_GROUP]        = CONFIG_CUSTOM("admin_group", config_set_admin_group),
+        /* CTL_RETRIES_MAX, what xferctl send --retries may ask for too. */
+        [CONFIG_KEY_RETRY_MAX]          = CONFIG_NUMBER(retry_max, 0, CTL_RETRIES_MAX),
+        [CONFIG_KEY_RETRY_WINDOW]       = CONFIG_NUMBER(retry_window, 1, 7 * 24 * 3600),
+        [CONFIG_KEY_RETRY_DELAY_MAX]    = CONFIG_NUMBER(retry_delay_max, 1, 3600),
         [CONFIG_KEY_METRICS_FILE]       = CONFIG_CUSTOM("metrics_file", config_set_metrics_file),
         [CONFIG_KEY_METRICS_INTERVAL]   = CONFIG_NUMBER(metrics_interval, 1, 3600),
 };

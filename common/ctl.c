@@ -13,11 +13,13 @@
  * Payload layouts, after the 12-byte header
  * (magic u32, version u16, type u16, length u32):
  *
- *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16, host, name
+ *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
+ *              retries u16, host, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
- *              bytes_total u64, usec u64, rate u64, bwlimit u64, peer_len u16,
+ *              bytes_total u64, usec u64, rate u64, bwlimit u64,
+ *              attempt u16, attempts u16, retry_usec u64, peer_len u16,
  *              name_len u16, text_len u16, peer, name, text
  *   ERROR      code i32, text_len u16, text
  *   STATS      (empty)
@@ -31,9 +33,9 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 2)
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
@@ -63,6 +65,7 @@ static const char *const ctl_job_state_text[_CTL_JOB_STATE_MAX] = {
         [CTL_JOB_DONE] = "done",
         [CTL_JOB_FAILED] = "failed",
         [CTL_JOB_CANCELLED] = "cancelled",
+        [CTL_JOB_RETRYING] = "retrying",
 };
 
 const char *ctl_job_state_str(unsigned int state)
@@ -75,6 +78,19 @@ const char *ctl_job_state_str(unsigned int state)
 bool ctl_job_state_final(unsigned int state)
 {
         return state == CTL_JOB_DONE || state == CTL_JOB_FAILED || state == CTL_JOB_CANCELLED;
+}
+
+bool ctl_job_transition_ok(unsigned int from, unsigned int to)
+{
+        if (from >= _CTL_JOB_STATE_MAX || to >= _CTL_JOB_STATE_MAX || ctl_job_state_final(from))
+                return false;
+        if (from == CTL_JOB_RETRYING)
+                return to == CTL_JOB_QUEUED || ctl_job_state_final(to);
+        if (to == CTL_JOB_RETRYING)
+                /* Only an attempt that ran can fail transiently. */
+                return from != CTL_JOB_QUEUED;
+        /* The attempt's states and the final ones are numbered in their order. */
+        return to > from;
 }
 
 /* strnlen bounded by the field, or -EINVAL when longer than @max. */
@@ -191,6 +207,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u64(&o, m->submit.bwlimit);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
+                bytes_put_u16(&o, m->submit.retries);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
                 break;
@@ -210,6 +227,9 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u64(&o, m->job.usec);
                 bytes_put_u64(&o, m->job.rate);
                 bytes_put_u64(&o, m->job.bwlimit);
+                bytes_put_u16(&o, m->job.attempt);
+                bytes_put_u16(&o, m->job.attempts);
+                bytes_put_u64(&o, m->job.retry_usec);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
@@ -326,6 +346,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->submit.bwlimit = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
+                m->submit.retries = bytes_get_u16(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX ||
                     plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2)
                         return -EBADMSG;
@@ -364,6 +385,9 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.usec = bytes_get_u64(&in);
                 m->job.rate = bytes_get_u64(&in);
                 m->job.bwlimit = bytes_get_u64(&in);
+                m->job.attempt = bytes_get_u16(&in);
+                m->job.attempts = bytes_get_u16(&in);
+                m->job.retry_usec = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 l3 = bytes_get_u16(&in);

@@ -6,7 +6,9 @@
  *
  * Every message: 12-byte header (magic, version, type, payload length),
  * little-endian, then the payload. The daemon answers a version mismatch
- * with CTL_ERROR (-EPROTONOSUPPORT) and closes.
+ * with CTL_ERROR (-EPROTONOSUPPORT) and closes. Version 2 added SUBMIT's
+ * and JOB's bwlimit, SUBMIT's retries, JOB's attempt numbers, the RETRYING
+ * state and STATS.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -16,8 +18,8 @@
  *   CANCEL {id}                          OK                 | ERROR
  *   STATS                                STATS_INFO         | ERROR
  *
- * STATS came after version 1 was out: a daemon from before it answers
- * ERROR -EBADMSG and closes, and every other message still works.
+ * A version 1 daemon answers every version 2 message, STATS included,
+ * with that ERROR; nothing was released with version 2 before all of it.
  */
 
 #include <stdbool.h>
@@ -25,12 +27,13 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             2       /* 2: SUBMIT and JOB carry bwlimit; STATS */
+#define CTL_VERSION             2       /* 2: bwlimit, retries, attempts, RETRYING; STATS */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             2048
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
 #define CTL_TEXT_MAX            255
+#define CTL_RETRIES_MAX         100     /* SUBMIT retries: attempts after the first */
 
 enum ctl_type {
         CTL_SUBMIT = 1,
@@ -56,6 +59,7 @@ enum ctl_job_state {
         CTL_JOB_DONE = 4,
         CTL_JOB_FAILED = 5,
         CTL_JOB_CANCELLED = 6,
+        CTL_JOB_RETRYING = 7,   /* an attempt failed transiently; the next one waits its delay */
         _CTL_JOB_STATE_MAX,
 };
 
@@ -63,11 +67,26 @@ enum ctl_job_state {
 const char *ctl_job_state_str(unsigned int state);
 /* True for DONE, FAILED, CANCELLED. */
 bool ctl_job_state_final(unsigned int state);
+/*
+ * Whether a job may move from @from to @to. Within an attempt states only
+ * move forward: QUEUED, CONNECTING, SENDING, VERIFYING (either of the two
+ * middle ones may be skipped), then a final state or RETRYING. RETRYING
+ * ends an attempt: it moves on to QUEUED (the next attempt) or to a final
+ * state (cancelled, or the daemon stopping). Nothing leaves a final state.
+ */
+bool ctl_job_transition_ok(unsigned int from, unsigned int to);
+
+/* ctl_submit.flags */
+enum {
+        CTL_SUBMIT_RETRIES = 1 << 0,    /* retries is set; else the daemon's retry_max */
+        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES,
+};
 
 struct ctl_submit {
         uint16_t port;                  /* 0: the daemon's default port */
-        uint16_t flags;                 /* reserved, 0 */
+        uint16_t flags;                 /* CTL_SUBMIT_*; the daemon refuses unknown bits */
         uint64_t bwlimit;               /* bytes/s for this job, 0: none (xferctl send --bwlimit) */
+        uint16_t retries;               /* with CTL_SUBMIT_RETRIES: attempts after the first */
         char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under */
 };
@@ -82,9 +101,12 @@ struct ctl_job {
         uint64_t usec;                  /* since the first data was posted */
         uint64_t rate;                  /* recent rate, bytes per second */
         uint64_t bwlimit;               /* the job's own limit, bytes/s; 0: none */
+        uint16_t attempt;               /* the attempt running, next (RETRYING) or last; 1 is the first */
+        uint16_t attempts;              /* at most this many, as things stand (1 + retries) */
+        uint64_t retry_usec;            /* RETRYING: the next attempt starts in this long; else 0 */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
-        char text[CTL_TEXT_MAX + 1];    /* error or result text, may be empty */
+        char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */
 };
 
 /* Directions in STATS_INFO. */

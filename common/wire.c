@@ -82,6 +82,26 @@ const char *wire_status_str(unsigned int status)
         return wire_status_text[status];
 }
 
+bool wire_status_transient(unsigned int status)
+{
+        switch (status) {
+        case WIRE_E_BUSY:
+        case WIRE_E_SHUTDOWN:
+        case WIRE_E_IO:
+        case WIRE_E_INTERNAL:
+        case WIRE_E_CHECKSUM:
+        case WIRE_E_SIZE:
+                return true;
+        /*
+         * NO_SPACE too: space comes back when somebody on the receiver
+         * acts, not within a retry window, and each attempt would resend
+         * the file into a disk that is already short.
+         */
+        default:
+                return false;
+        }
+}
+
 /* ---- rdma_cm private data ---------------------------------------------- */
 
 void wire_encode_hello(void *buf, const struct wire_hello *h)

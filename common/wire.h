@@ -69,6 +69,7 @@
  * big-endian as verbs conventionally carries it.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -127,6 +128,16 @@ enum wire_status {
 
 /* Human text for a status ("checksum mismatch"); never NULL. */
 const char *wire_status_str(unsigned int status);
+
+/*
+ * Whether a receiver's refusal or verdict with @status may go another way
+ * if the same transfer is offered again later: busy, shutting down, an
+ * I/O error, internal trouble, data that arrived damaged (checksum, size).
+ * False for what a new offer would get again (version, protocol, denied,
+ * auth, name, exists, too large, no space) and for a status this build
+ * does not know. rdmaxferd(8), Retrying, explains the choices.
+ */
+bool wire_status_transient(unsigned int status);
 
 struct wire_hello {
         uint32_t magic;

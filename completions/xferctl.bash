@@ -53,7 +53,7 @@ _xferctl() {
         for ((i = cmd_i + 1; i < COMP_CWORD; i++)); do
                 w=${COMP_WORDS[i]}
                 case $w in
-                --as)
+                --as | --bwlimit | --retries)
                         [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
                         ((i++))
                         ;;
@@ -63,15 +63,17 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --no-wait --json -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel) opts='-h --help' ;;
         help) opts='' ;;
         *) return 0 ;;
         esac
 
-        if [[ $cmd == send && ($prev == --as || ($prev == = && ${COMP_WORDS[COMP_CWORD - 2]} == --as)) ]]; then
-                return 0        # a name of the user's choosing
+        w=$prev
+        [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
+        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries) ]]; then
+                return 0        # a name, a rate or a count of the user's choosing
         fi
         if [[ $cur == -* ]]; then
                 mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -102,6 +102,9 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         m->job.usec = job->usec;
         m->job.rate = job->rate;
         m->job.bwlimit = job->bwlimit;
+        m->job.attempt = (uint16_t)MIN(job->attempt, UINT16_MAX);
+        m->job.attempts = (uint16_t)MIN(job_attempts(job), UINT16_MAX);
+        m->job.retry_usec = job_retry_in(job);
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
@@ -424,6 +427,15 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
         }
         if (!host_is_numeric(s->host)) {
                 conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return;
+        }
+        if (s->flags & ~_CTL_SUBMIT_FLAGS) {
+                conn_error(conn, -EINVAL, "unknown submit flags 0x%x", (unsigned int)s->flags);
+                return;
+        }
+        if ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX) {
+                conn_error(conn, -EINVAL, "retries: %u is more than %u", (unsigned int)s->retries,
+                           CTL_RETRIES_MAX);
                 return;
         }
         /* Slower, and the receiver would hear nothing for longer than its

@@ -133,15 +133,18 @@ static void fmt_listen(char *buf, size_t len, const struct config *cfg)
                 snprintf(buf, len, "%s:%u", cfg->listen_addr, cfg->port);
 }
 
-/* "idle", or "2 incoming (104.2 MB/s), 1 outgoing (51.0 MB/s), 3 queued" (10^6 bytes/s). */
+/* "idle", or "2 incoming (104.2 MB/s), 1 outgoing (51.0 MB/s), 3 queued, 1 retrying"
+ * (10^6 bytes/s). */
 static void daemon_status_text(struct daemon *d, char *buf, size_t len)
 {
         unsigned int in = d->engine ? engine_recv_active(d->engine) : 0, out = 0, queued = 0;
+        unsigned int retrying = 0;
         uint64_t in_rate = d->engine ? engine_recv_rate(d->engine) : 0, out_rate = 0;
         size_t o = 0;
 
         if (d->jobs) {
                 jobs_counts(d->jobs, &out, &queued);
+                retrying = jobs_retrying(d->jobs);
                 out_rate = jobs_rate_total(d->jobs);
         }
         /* engine_recv_rate() measures since its previous call: keep what it said for `stats`. */
@@ -150,10 +153,10 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
         buf[0] = '\0';
         if (d->no_device[0] && !d->stopping)
                 o += (size_t)snprintf(buf + o, len - o, "no RDMA device (%s), waiting for it%s",
-                                      d->no_device, in || out || queued ? "; " : "");
+                                      d->no_device, in || out || queued || retrying ? "; " : "");
         else if (d->stopping)
-                o += (size_t)snprintf(buf + o, len - o, "stopping%s", in || out || queued ? ": " : "");
-        else if (!in && !out && !queued)
+                o += (size_t)snprintf(buf + o, len - o, "stopping%s", in || out || queued || retrying ? ": " : "");
+        else if (!in && !out && !queued && !retrying)
                 o += (size_t)snprintf(buf + o, len - o, "idle");
         o = MIN(o, len);
         if (in && o < len)
@@ -163,7 +166,9 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 o += (size_t)snprintf(buf + o, len - o, "%s%u outgoing (%.1f MB/s)",
                                       in ? ", " : "", out, (double)out_rate / 1e6);
         if (queued && o < len)
-                snprintf(buf + o, len - o, "%s%u queued", in || out ? ", " : "", queued);
+                o += (size_t)snprintf(buf + o, len - o, "%s%u queued", in || out ? ", " : "", queued);
+        if (retrying && o < len)
+                snprintf(buf + o, len - o, "%s%u retrying", in || out || queued ? ", " : "", retrying);
 }
 
 int daemon_stats(struct daemon *d, struct ctl_stats *s)
@@ -308,7 +313,7 @@ static void daemon_reload(struct daemon_ctx *x)
         struct daemon *d = &x->d;
         struct config cfg;
         struct auth_key key = { 0 };
-        char err[1024], applied[256] = "", restart[256] = "";
+        char err[1024], applied[512] = "", restart[256] = "";
         int r;
 
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, clock_usec(CLOCK_MONOTONIC));
@@ -390,6 +395,12 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "client_idle_timeout");
         if (strcmp(cfg.admin_group, d->cfg.admin_group))
                 changed_add(applied, sizeof(applied), "admin_group");
+        if (cfg.retry_max != d->cfg.retry_max)
+                changed_add(applied, sizeof(applied), "retry_max");
+        if (cfg.retry_window != d->cfg.retry_window)
+                changed_add(applied, sizeof(applied), "retry_window");
+        if (cfg.retry_delay_max != d->cfg.retry_delay_max)
+                changed_add(applied, sizeof(applied), "retry_delay_max");
         if (strcmp(cfg.metrics_file, d->cfg.metrics_file))
                 changed_add(applied, sizeof(applied), "metrics_file");
         if (cfg.metrics_interval != d->cfg.metrics_interval)

@@ -1,10 +1,12 @@
 /*
- * Outgoing jobs: the table (submission order), the queue, watchers and
- * retention. State changes go through jobs_set_state() so the counters
- * never drift, and states only move forward. The engine runs a job through
- * engine.h and answers through jobs_send_ops; starting queued jobs and
- * pruning old ones run from a deferred event, so a done callback never
- * re-enters the engine or unlinks a job under somebody's feet.
+ * Outgoing jobs: the table (submission order), the queue, retries,
+ * watchers and retention. State changes go through jobs_set_state() so the
+ * counters never drift, and states only move forward within an attempt.
+ * The engine runs a job through engine.h and answers through
+ * jobs_send_ops; starting queued jobs and pruning old ones run from a
+ * deferred event, and a retry from the job's own timer, so a done
+ * callback never re-enters the engine or unlinks a job under somebody's
+ * feet.
  */
 
 #include <assert.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <event2/event.h>
 
 #include "clock.h"
@@ -38,7 +41,8 @@ struct job_entry {
         struct job job;
         struct job_watcher *watchers;
         unsigned int notifying;
-        bool cancelling;                /* engine_send_cancel() already asked */
+        bool cancelling;                /* engine_send_cancel() already asked (this attempt) */
+        struct event *retry_ev;         /* RETRYING: the next attempt; made at the first retry */
         /* The peer, resolved when the job starts; lives as long as the job,
          * so it outlives the engine's use of it whatever the engine keeps. */
         struct sockaddr_storage dst;
@@ -51,8 +55,9 @@ struct jobs {
         struct engine *engine;
         struct job *head, *tail;
         uint64_t next_id;
-        unsigned int n_active, n_queued, n_final;
+        unsigned int n_active, n_queued, n_retrying, n_final;
         bool stopping;
+        uint64_t rand;                  /* xorshift64 state: the backoff's jitter */
         struct stats_tally tally;       /* every job that ended, since start */
         struct event *schedule_ev;      /* deferred: start queued jobs, prune */
         struct event *rate_ev;          /* 1 s: job->rate */
@@ -79,8 +84,21 @@ static void job_entry_free(struct job_entry *e)
                 e->watchers = w->next;
                 free(w);
         }
+        if (e->retry_ev)
+                event_free(e->retry_ev);
         safe_close(e->job.fd);
         free(e);
+}
+
+static unsigned int *jobs_counter(struct jobs *jobs, enum ctl_job_state state)
+{
+        if (ctl_job_state_final(state))
+                return &jobs->n_final;
+        if (state == CTL_JOB_QUEUED)
+                return &jobs->n_queued;
+        if (state == CTL_JOB_RETRYING)
+                return &jobs->n_retrying;
+        return &jobs->n_active;
 }
 
 /* The one place a job's state changes. */
@@ -89,18 +107,12 @@ static void jobs_set_state(struct job *job, enum ctl_job_state state)
         struct jobs *jobs = job->jobs;
         enum ctl_job_state old = job->state;
 
-        /* Only forward, never out of a final state (VERIFYING may follow CONNECTING for 0 bytes). */
-        assert(!ctl_job_state_final(old));
-        assert(state > old);
+        /* Forward within an attempt (VERIFYING may follow CONNECTING for 0
+         * bytes), RETRYING back to QUEUED, never out of a final state. */
+        assert(ctl_job_transition_ok(old, state));
 
-        if (old == CTL_JOB_QUEUED)
-                jobs->n_queued--;
-        else
-                jobs->n_active--;
-        if (ctl_job_state_final(state))
-                jobs->n_final++;
-        else
-                jobs->n_active++;
+        (*jobs_counter(jobs, old))--;
+        (*jobs_counter(jobs, state))++;
         job->state = state;
         log_debug("job %" PRIu64 ": %s -> %s", job->id, ctl_job_state_str(old),
                   ctl_job_state_str(state));
@@ -170,8 +182,12 @@ static void job_set_state(struct job *job, enum ctl_job_state state)
 static void job_finish(struct job *job, enum ctl_job_state state, unsigned int status,
                        const char *text)
 {
+        struct job_entry *e = job_entry(job);
+
         assert(ctl_job_state_final(state));
         assert(!job->xfer);
+        if (e->retry_ev)
+                evtimer_del(e->retry_ev);
         job->fd = safe_close(job->fd);
         job->status = (uint16_t)status;
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
@@ -210,11 +226,128 @@ static void jobs_on_phase(void *owner, enum engine_phase phase)
         job_set_state(job, state);
 }
 
+unsigned int job_attempts(const struct job *job)
+{
+        return 1 + (job->retries >= 0 ? (unsigned int)job->retries : job->jobs->cfg->retry_max);
+}
+
+uint64_t job_retry_in(const struct job *job)
+{
+        uint64_t now;
+
+        if (job->state != CTL_JOB_RETRYING)
+                return 0;
+        now = clock_usec(CLOCK_MONOTONIC);
+        return job->retry_usec > now ? job->retry_usec - now : 0;
+}
+
+static uint64_t jobs_random(struct jobs *jobs)
+{
+        uint64_t x = jobs->rand;
+
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        jobs->rand = x;
+        return x;
+}
+
+/* After @failed failed attempts: 1 s doubling, capped at retry_delay_max,
+ * less up to a quarter at random so that jobs that failed together (a
+ * link went down) do not all come back at once. */
+static uint64_t jobs_backoff_usec(struct jobs *jobs, unsigned int failed)
+{
+        uint64_t cap = (uint64_t)jobs->cfg->retry_delay_max * 1000000u;
+        uint64_t d = cap;
+
+        if (failed - 1 < 32)
+                d = MIN(cap, (uint64_t)JOBS_RETRY_FIRST_USEC << (failed - 1));
+        return d - jobs_random(jobs) % (d / 4 + 1);
+}
+
+/* RETRYING's delay is over: the next attempt queues like a new job would. */
+static void jobs_retry_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct job *job = userdata;
+
+        if (job->state != CTL_JOB_RETRYING)
+                return;
+        /* Each attempt starts from nothing (resuming is the receiver's to offer). */
+        job->status = WIRE_OK;
+        job->text[0] = '\0';
+        job->bytes_done = job->usec = job->rate = 0;
+        log_debug("job %" PRIu64 ": attempt %u queued", job->id, job->attempt);
+        jobs_set_state(job, CTL_JOB_QUEUED);
+        jobs_notify(job);
+        jobs_kick(job->jobs);
+}
+
+/*
+ * Attempt job->attempt failed transiently with @status and @text: wait in
+ * RETRYING for the next one. false when the job must end instead (its
+ * attempts or retry_window are used up, it is being cancelled, the daemon
+ * stops), with what to add to the text in @why ("" for nothing).
+ */
+static bool job_retry(struct job *job, unsigned int status, const char *text, char *why,
+                      size_t whylen)
+{
+        struct jobs *jobs = job->jobs;
+        struct job_entry *e = job_entry(job);
+        uint64_t now = clock_usec(CLOCK_MONOTONIC), end, delay;
+        unsigned int max = job_attempts(job);
+        struct timeval tv;
+
+        why[0] = '\0';
+        if (jobs->stopping || e->cancelling)
+                return false;
+        if (!job->first_fail_usec)
+                job->first_fail_usec = now;
+        end = job->first_fail_usec + (uint64_t)jobs->cfg->retry_window * 1000000u;
+        if (job->attempt >= max) {
+                if (max > 1)
+                        snprintf(why, whylen, " (gave up after %u attempts)", job->attempt);
+                return false;
+        }
+        if (now >= end) {
+                snprintf(why, whylen, " (gave up after %u attempts: retry_window %u s is over)",
+                         job->attempt, jobs->cfg->retry_window);
+                return false;
+        }
+        if (!e->retry_ev)
+                e->retry_ev = evtimer_new(jobs->base, jobs_retry_cb, job);
+        if (!e->retry_ev) {
+                snprintf(why, whylen, " (cannot wait to retry: out of memory)");
+                return false;
+        }
+        /* The last attempt may start as the window closes, not after. */
+        delay = MIN(jobs_backoff_usec(jobs, job->attempt), end - now);
+        tv = (struct timeval){ .tv_sec = (time_t)(delay / 1000000u),
+                               .tv_usec = (suseconds_t)(delay % 1000000u) };
+        if (evtimer_add(e->retry_ev, &tv) < 0) {
+                snprintf(why, whylen, " (cannot wait to retry)");
+                return false;
+        }
+        log_notice("job %" PRIu64 ": attempt %u of %u failed: %s; retrying in %.1f s", job->id,
+                   job->attempt, max, text, (double)delay / 1e6);
+        job->attempt++;
+        job->retry_usec = now + delay;
+        job->status = (uint16_t)status;
+        snprintf(job->text, sizeof(job->text), "%s", text);
+        job->rate = 0;
+        jobs_set_state(job, CTL_JOB_RETRYING);
+        jobs_notify(job);
+        /* Its place in max_transfers is free now. */
+        jobs_kick(jobs);
+        return true;
+}
+
 static void jobs_on_done(void *owner, const struct engine_result *r)
 {
         struct job *job = owner;
         enum ctl_job_state state;
         unsigned int status = r->status;
+        char text[CTL_TEXT_MAX + 1], why[96] = "";
+        const char *reason = r->text ? r->text : "";
 
         /* The handle is gone once this returns: never ask it anything again. */
         job->xfer = NULL;
@@ -241,7 +374,20 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         }
         job->bytes_done = r->bytes;
         job->usec = r->usec;
-        job_finish(job, state, status, r->text);
+        if (r->outcome == ENGINE_FAILED && r->transient &&
+            job_retry(job, status, reason, why, sizeof(why)))
+                return;
+        if (state == CTL_JOB_FAILED && !why[0] && job->attempt > 1)
+                snprintf(why, sizeof(why), " (attempt %u)", job->attempt);
+        if (why[0]) {
+                int room = (int)(sizeof(text) - 1 - strlen(why));
+
+                /* The reason loses its tail, never the count. */
+                snprintf(text, sizeof(text), "%.*s%s", room, reason, why);
+                reason = text;
+                log_warning("job %" PRIu64 ": %s", job->id, text);
+        }
+        job_finish(job, state, status, reason);
 }
 
 static const struct engine_send_ops jobs_send_ops = {
@@ -338,6 +484,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
                 .peer = job->peer,
+                .attempt = job->attempt,
                 .bwlimit = job->bwlimit,
         };
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
@@ -369,8 +516,13 @@ static int jobs_start(struct jobs *jobs, struct job *job)
 
         job->xfer = xfer;
         job->rate = 0;
-        log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id, job->name,
-                 job->size, job->peer);
+        e->cancelling = false;
+        if (job->attempt > 1)
+                log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s, attempt %u of %u",
+                         job->id, job->name, job->size, job->peer, job->attempt, job_attempts(job));
+        else
+                log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id, job->name,
+                         job->size, job->peer);
         /* No callback can have come yet: they come only from the loop. */
         job_set_state(job, CTL_JOB_CONNECTING);
         return 0;
@@ -422,6 +574,8 @@ int jobs_new(struct jobs **out, struct event_base *base, const struct config *cf
         jobs->engine = engine;
         /* Ids stay unique across restarts, so logs of two runs never share one. */
         jobs->next_id = clock_usec(CLOCK_REALTIME);
+        /* Jitter needs no secret, only daemons that do not march in step. */
+        jobs->rand = (jobs->next_id ^ clock_usec(CLOCK_MONOTONIC) ^ (uint64_t)getpid() << 32) | 1;
         jobs->schedule_ev = event_new(base, -1, 0, jobs_schedule_cb, jobs);
         jobs->rate_ev = event_new(base, -1, EV_PERSIST, jobs_rate_cb, jobs);
         if (!jobs->schedule_ev || !jobs->rate_ev || event_add(jobs->rate_ev, &second) < 0) {
@@ -454,7 +608,8 @@ unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid)
         unsigned int n = 0;
 
         for (const struct job *job = jobs->head; job; job = job->next)
-                n += job->state == CTL_JOB_QUEUED && job->uid == uid;
+                n += (job->state == CTL_JOB_QUEUED || job->state == CTL_JOB_RETRYING) &&
+                     job->uid == uid;
         return n;
 }
 
@@ -469,7 +624,10 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
 
         if (jobs->stopping)
                 return -ESHUTDOWN;
-        if (jobs->n_queued >= JOBS_QUEUED_MAX)
+        if ((s->flags & ~_CTL_SUBMIT_FLAGS) ||
+            ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX))
+                return -EINVAL;
+        if (jobs->n_queued + jobs->n_retrying >= JOBS_QUEUED_MAX)
                 return -EBUSY;
         /* One user cannot take the whole queue (each place holds a client's fd). */
         if (jobs_queued_by(jobs, uid) >= jobs->cfg->max_queued_per_user)
@@ -495,6 +653,8 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->size = size;
         job->bwlimit = s->bwlimit;
         job->uid = uid;
+        job->attempt = 1;
+        job->retries = (s->flags & CTL_SUBMIT_RETRIES) ? (int)s->retries : -1;
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 
         if (jobs->tail)
@@ -533,8 +693,9 @@ int jobs_cancel(struct jobs *jobs, uint64_t id)
                 return -ENOENT;
         if (ctl_job_state_final(job->state))
                 return -EALREADY;
-        if (job->state == CTL_JOB_QUEUED) {
-                log_info("job %" PRIu64 ": cancelled while queued", job->id);
+        /* Waiting, it holds nothing of the engine's: it ends at once. */
+        if (job->state == CTL_JOB_QUEUED || job->state == CTL_JOB_RETRYING) {
+                log_info("job %" PRIu64 ": cancelled while %s", job->id, ctl_job_state_str(job->state));
                 job_finish(job, CTL_JOB_CANCELLED, WIRE_OK, "cancelled");
                 return 0;
         }
@@ -560,6 +721,11 @@ void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *qu
         *queued = jobs->n_queued;
 }
 
+unsigned int jobs_retrying(const struct jobs *jobs)
+{
+        return jobs->n_retrying;
+}
+
 void jobs_tally(const struct jobs *jobs, struct stats_tally *t)
 {
         *t = jobs->tally;
@@ -580,7 +746,7 @@ void jobs_stop(struct jobs *jobs)
         jobs->stopping = true;
         /* Finishing never unlinks (pruning is deferred), so walking on is safe. */
         for (struct job *job = jobs->head; job; job = job->next)
-                if (job->state == CTL_JOB_QUEUED)
+                if (job->state == CTL_JOB_QUEUED || job->state == CTL_JOB_RETRYING)
                         job_finish(job, CTL_JOB_CANCELLED, WIRE_OK, "daemon shutting down");
 }
 

@@ -5,9 +5,20 @@
  * queue (at most cfg.max_transfers run at once), watchers, and retention of
  * finished jobs (the last 64) so `xferctl status` can still see them.
  *
- * States only move forward. A job the engine cannot admit yet (its send
- * pool is full) stays QUEUED until a running one ends; if none of ours is
- * running, the pool never frees and the job fails instead of waiting.
+ * Within an attempt states only move forward (ctl_job_transition_ok()).
+ * A job the engine cannot admit yet (its send pool is full) stays QUEUED
+ * until a running one ends; if none of ours is running, the pool never
+ * frees and the job fails instead of waiting.
+ *
+ * An attempt that fails transiently (engine_result.transient) is tried
+ * again, from the start, with the same transfer id (so a receiver that
+ * resumes can tell it): the job waits in RETRYING for its backoff (1 s,
+ * doubling, capped at cfg.retry_delay_max, up to a quarter less at
+ * random), then goes back to QUEUED. It gives up (FAILED) after
+ * 1 + retry_max attempts (or the job's own --retries), or once
+ * cfg.retry_window has passed since its first failure. A RETRYING job
+ * holds its client's file descriptor and nothing of the engine's; it does
+ * not count against max_transfers, but does against the queue limits.
  */
 
 #include <stdbool.h>
@@ -26,7 +37,7 @@ struct job {
         struct jobs *jobs;
         uint64_t id;                    /* > 0, unique for the daemon's lifetime */
         enum ctl_job_state state;
-        uint16_t status;                /* enum wire_status once FAILED */
+        uint16_t status;                /* enum wire_status once FAILED; RETRYING: the last failure's */
         int fd;                         /* the client's file, owned by the job until final */
         uint64_t size;
         char name[CTL_NAME_MAX + 1];
@@ -43,12 +54,17 @@ struct job {
         uint64_t rate_bytes, rate_usec; /* sample at the last rate update */
         struct engine_send *xfer;       /* the engine's handle while it runs the job */
         uid_t uid;                      /* submitter (SO_PEERCRED); only it or root may cancel */
+        unsigned int attempt;           /* running (or next, while RETRYING); 1 is the first */
+        int retries;                    /* xferctl send --retries, or -1: cfg.retry_max */
+        uint64_t first_fail_usec;       /* CLOCK_MONOTONIC: when its first attempt failed; 0 = not yet */
+        uint64_t retry_usec;            /* CLOCK_MONOTONIC: RETRYING until then */
         struct job *next;               /* table order */
 };
 
 struct jobs;
 
-#define JOBS_QUEUED_MAX         256     /* each holds a client fd */
+#define JOBS_QUEUED_MAX         256     /* waiting (QUEUED or RETRYING): each holds a client fd */
+#define JOBS_RETRY_FIRST_USEC   1000000 /* the first retry's delay; doubling from there */
 #define JOBS_RETAIN_FINAL       64
 
 /* @cfg is read when needed (SIGHUP may replace what it points at);
@@ -59,7 +75,8 @@ int jobs_new(struct jobs **out, struct event_base *base, const struct config *cf
  * runs: engine_free() (which calls none) must come first. */
 void jobs_free(struct jobs *jobs);
 
-/* jobs_submit()'s named outcome: @uid already has cfg.max_queued_per_user jobs waiting. */
+/* jobs_submit()'s named outcome: @uid already has cfg.max_queued_per_user jobs waiting
+ * (QUEUED or RETRYING). */
 enum {
         JOBS_USER_QUEUE_FULL = 1,
 };
@@ -68,20 +85,24 @@ enum {
  * Takes @fd, a regular file of @size bytes (the caller asked, off the
  * loop: jobs never stat a client's file). Queues the job for @uid (the
  * submitter, from SO_PEERCRED) and starts it (from the loop) if a slot is
- * free. 0, JOBS_USER_QUEUE_FULL, -ESHUTDOWN while stopping, -EBUSY when
- * JOBS_QUEUED_MAX are waiting, or -errno.
+ * free. With CTL_SUBMIT_RETRIES in @s->flags, @s->retries (at most
+ * CTL_RETRIES_MAX) replaces cfg.retry_max for this job. 0,
+ * JOBS_USER_QUEUE_FULL, -ESHUTDOWN while stopping, -EBUSY when
+ * JOBS_QUEUED_MAX are waiting, -EINVAL for a bad @s, or -errno.
  */
 int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd, uint64_t size,
                 uint64_t *id);
-/* Jobs of @uid waiting in the queue (what cfg.max_queued_per_user limits). */
+/* Jobs of @uid waiting, QUEUED or RETRYING (what cfg.max_queued_per_user limits). */
 unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid);
 struct job *jobs_find(struct jobs *jobs, uint64_t id);
 struct job *jobs_first(struct jobs *jobs);     /* iterate with ->next */
-/* Cancel a queued or running job; 0, -ENOENT, or -EALREADY when final. */
+/* Cancel a queued, retrying or running job; 0, -ENOENT, or -EALREADY when final. */
 int jobs_cancel(struct jobs *jobs, uint64_t id);
 unsigned int jobs_active(const struct jobs *jobs);
-/* For STATUS=: jobs running and waiting, and the running ones' summed rate (bytes/s). */
+/* For STATUS=: jobs running and queued, and the running ones' summed rate (bytes/s). */
 void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *queued);
+/* Jobs waiting to retry. */
+unsigned int jobs_retrying(const struct jobs *jobs);
 uint64_t jobs_rate_total(const struct jobs *jobs);
 /* Every job that ended since jobs_new(), by outcome: done (with its size),
  * cancelled (queued or running), or failed by wire status (a job that
@@ -89,11 +110,16 @@ uint64_t jobs_rate_total(const struct jobs *jobs);
 void jobs_tally(const struct jobs *jobs, struct stats_tally *t);
 /* Start queued jobs if slots are free, from the loop (after max_transfers changed). */
 void jobs_schedule(struct jobs *jobs);
-/* Shutdown: refuse new jobs, cancel the queued ones ("daemon shutting down"), start none. */
+/* Shutdown: refuse new jobs, cancel the queued and retrying ones ("daemon shutting
+ * down"), start none, retry none. */
 void jobs_stop(struct jobs *jobs);
 
 /* Bring bytes_done and usec up to date from the engine (running jobs). */
 void job_refresh(struct job *job);
+/* The most attempts @job gets as the configuration stands now (1 + retries). */
+unsigned int job_attempts(const struct job *job);
+/* RETRYING: microseconds until the next attempt; else 0. */
+uint64_t job_retry_in(const struct job *job);
 
 /* Watchers: a control connection that gets every change of @job. */
 typedef void (*job_watch_fn)(struct job *job, void *userdata);

@@ -19,7 +19,7 @@
 #include "msgid.h"
 #include "wire.h"
 
-#define JOURNAL_FIELDS_MAX      16
+#define JOURNAL_FIELDS_MAX      20
 #define JOURNAL_FIELD_SIZE      2048
 
 double journal_mbps(uint64_t bytes, uint64_t usec)
@@ -91,7 +91,7 @@ static void journal_add(struct journal_entry *j, const char *fmt, ...)
 
 void journal_xfer(const struct journal_xfer *x)
 {
-        static struct journal_entry j;  /* 32 KiB: keep it off the loop's stack */
+        static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
         char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
         char message[JOURNAL_FIELD_SIZE - 16], mbps[32];
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
@@ -135,6 +135,8 @@ void journal_xfer(const struct journal_xfer *x)
         journal_add(&j, "RDMAXFER_STATUS=%u", x->status);
         if (x->lanes)
                 journal_add(&j, "RDMAXFER_LANES=%u", x->lanes);
+        if (x->attempt)
+                journal_add(&j, "RDMAXFER_ATTEMPT=%u", x->attempt);
         if (x->digest && x->digest[0])
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);
         if (text[0])

@@ -12,6 +12,7 @@
 struct journal_xfer {
         const char *direction;  /* "send" or "recv" */
         uint64_t id;            /* sender's transfer id */
+        unsigned int attempt;   /* send: the job's attempt (1, 2, ...); 0: not counted */
         const char *peer;       /* "198.18.0.1:7470" */
         const char *file;       /* leaf name */
         uint64_t bytes;         /* bytes moved */
@@ -29,7 +30,7 @@ struct journal_xfer {
  * RDMAXFER_PEER, RDMAXFER_FILE, RDMAXFER_BYTES, RDMAXFER_USEC,
  * RDMAXFER_MBPS (10^6 bytes/s, one decimal), RDMAXFER_RESULT ("ok" or the
  * wire_status_str text, or "cancelled"), RDMAXFER_STATUS (number),
- * RDMAXFER_LANES, RDMAXFER_DIGEST and RDMAXFER_ERROR when set. Success means status ==
+ * RDMAXFER_LANES, RDMAXFER_ATTEMPT, RDMAXFER_DIGEST and RDMAXFER_ERROR when set. Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

@@ -129,6 +129,14 @@ enum engine_outcome {
 struct engine_result {
         enum engine_outcome outcome;
         unsigned int status;            /* enum wire_status: WIRE_OK unless FAILED */
+        /*
+         * FAILED: another attempt at the same transfer may succeed (the
+         * fabric, the peer not listening or busy or restarting, a timeout,
+         * data that arrived damaged), decided where the failure was seen.
+         * False for what any attempt would meet again: the receiver refused
+         * this file or this sender, our own file could not be read.
+         */
+        bool transient;
         const char *text;               /* why, for people; "" when nothing to say */
         uint64_t bytes;                 /* acknowledged by the receiver */
         uint64_t usec;                  /* first post to last completion */
@@ -153,13 +161,16 @@ struct engine_send_ops {
 
 /* Everything is copied: the pointers need to live only during the call. */
 struct engine_send_req {
-        uint64_t id;                    /* the transfer id the receiver logs */
+        uint64_t id;                    /* the transfer id the receiver logs; an owner's retry
+                                         * offers the same id again */
         int fd;                         /* the file; the engine duplicates it */
         uint64_t size;
         const char *name;               /* leaf name to publish under */
         const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */
         socklen_t dst_len;
         const char *peer;               /* "host:port", for logs */
+        unsigned int attempt;           /* the owner's attempt at this transfer (1, 2, ...), for
+                                         * the journal; 0: not counted */
         uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
                                          * applies either way; the lower wins) */
 };

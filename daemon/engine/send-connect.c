@@ -29,14 +29,14 @@ static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, str
 
         r = wire_decode_welcome(pdata, plen, w);
         if (r < 0) {
-                send_fail(s, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
-                          r == -EPROTONOSUPPORT ? "peer speaks protocol version %u" :
-                          "peer's accept is not an rdmaxfer welcome", w->version);
+                send_fail_permanent(s, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
+                                    r == -EPROTONOSUPPORT ? "peer speaks protocol version %u" :
+                                    "peer's accept is not an rdmaxfer welcome", w->version);
                 return -1;
         }
         /* Lanes may start with nothing: credits follow as the ring lends. */
         if ((l->base.idx == 0 && w->credits == 0) || w->slot_size == 0) {
-                send_fail(s, WIRE_E_PROTOCOL, "peer granted no credits");
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "peer granted no credits");
                 return -1;
         }
         l->credits = w->credits;
@@ -56,13 +56,13 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
         if ((w.flags & WIRE_WELCOME_AUTH) && e->key->len == 0) {
-                send_fail(s, WIRE_E_AUTH, "peer requires a pre-shared key and key_file is not set");
+                send_fail_permanent(s, WIRE_E_AUTH, "peer requires a pre-shared key and key_file is not set");
                 return;
         }
         /* Ours would check nothing: not a receiver we can trust with a key's worth of proof. */
         if (!(w.flags & WIRE_WELCOME_AUTH) && e->key->len > 0) {
-                send_fail(s, WIRE_E_AUTH, "receiver failed authentication: it asks for no key proof "
-                          "(is key_file set there?)");
+                send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: it asks for no key proof "
+                                    "(is key_file set there?)");
                 return;
         }
         s->chunk = MIN(e->slot_size, w.slot_size);
@@ -70,7 +70,8 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         xfer_pace_set(b, s->bwlimit, s->chunk);
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
         if (b->nchunks > UINT32_MAX) {
-                send_fail(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes", s->chunk);
+                send_fail_permanent(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes",
+                                    s->chunk);
                 return;
         }
         memcpy(b->nonce, w.nonce, sizeof(b->nonce));
@@ -90,7 +91,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 struct wire_binding bd;
 
                 if (wire_binding_set(&bd, rdma_get_local_addr(id), rdma_get_peer_addr(id)) < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "the connection's addresses are not IP addresses");
+                        send_fail_permanent(s, WIRE_E_INTERNAL, "the connection's addresses are not IP addresses");
                         return;
                 }
                 auth_nonce(m.offer.nonce);
@@ -119,13 +120,14 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
 
         /* Nothing goes out before the receiver proved the key too. */
         if (b->session.on && auth_accept_verify(&b->session, a) < 0) {
-                send_fail(s, WIRE_E_AUTH, "receiver failed authentication: its accept does not prove "
-                          "the pre-shared key");
+                send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: its accept does not prove "
+                                    "the pre-shared key");
                 return;
         }
         /* Every lane must have a run of its own to carry. */
         if (a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(b->nchunks, 1u)) {
-                send_fail(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes, b->nlanes);
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes,
+                                    b->nlanes);
                 return;
         }
         /* From here the deadline is on acknowledgements and credits. */
@@ -209,7 +211,8 @@ static void send_connect(struct send_lane *l)
 
                 if (wire_binding_set(&bd, rdma_get_local_addr(l->base.conn.id),
                                      rdma_get_peer_addr(l->base.conn.id)) < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "lane %u's addresses are not IP addresses", l->base.idx);
+                        send_fail_permanent(s, WIRE_E_INTERNAL, "lane %u's addresses are not IP addresses",
+                                            l->base.idx);
                         return;
                 }
                 auth_lane_tag(&b->session, &bd, &h, h.tag);
@@ -255,15 +258,16 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 if (wire_decode_reject(pdata, plen, &rj) == 0 || rj.magic == WIRE_MAGIC) {
                         /* Before any offer, the only reason is who holds a key. */
                         if (rj.status == WIRE_E_AUTH && l->base.idx == 0)
-                                send_fail(s, rj.status, "refused by peer: %s: %s", wire_status_str(rj.status),
-                                          s->base.e->key->len ?
-                                          "the receiver has no pre-shared key, and key_file is set here" :
-                                          "the receiver requires a pre-shared key, and key_file is not set here");
+                                send_fail_peer(s, rj.status, "refused by peer: %s: %s", wire_status_str(rj.status),
+                                               s->base.e->key->len ?
+                                               "the receiver has no pre-shared key, and key_file is set here" :
+                                               "the receiver requires a pre-shared key, and key_file is not set here");
                         else
-                                send_fail(s, rj.status, "refused by peer: %s", wire_status_str(rj.status));
+                                send_fail_peer(s, rj.status, "refused by peer: %s", wire_status_str(rj.status));
                         return;
                 }
-                send_fail(s, WIRE_E_INTERNAL, "connection rejected (is rdmaxferd listening on %s?)",
+                /* Nobody listens there (yet): a daemon restarting, or not started. */
+                send_fail(s, WIRE_E_INTERNAL, "connection refused (is rdmaxferd listening on %s?)",
                           s->base.peer);
                 return;
         case RDMA_CM_EVENT_ADDR_ERROR:
@@ -363,6 +367,7 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         s->ops = ops;
         s->owner = owner;
         s->id = req->id;
+        s->attempt = req->attempt;
         s->size = req->size;
         snprintf(s->name, sizeof(s->name), "%s", req->name);
         memcpy(&s->dst, req->dst, req->dst_len);

@@ -133,6 +133,7 @@ static void send_log(struct xfer *b)
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
                 .id = s->id,
+                .attempt = s->attempt,
                 .peer = b->peer,
                 .file = s->name,
                 .bytes = b->bytes,
@@ -159,23 +160,52 @@ void send_abort(struct xfer *b, enum engine_outcome outcome, unsigned int status
         xfer_arm_timer(b, SEND_LINGER_SEC);
 }
 
-void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...)
+_printf_(4, 0)
+static void send_failv(struct engine_send *s, bool transient, unsigned int status, const char *fmt,
+                       va_list ap)
 {
         char text[XFER_TEXT_MAX + 1];
-        va_list ap;
 
-        va_start(ap, fmt);
         vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
+        if (transient)
+                xfer_decide_transient(&s->base, status, text);
         send_abort(&s->base, ENGINE_FAILED, status, text);
 }
 
+void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        send_failv(s, true, status, fmt, ap);
+        va_end(ap);
+}
+
+void send_fail_permanent(struct engine_send *s, unsigned int status, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        send_failv(s, false, status, fmt, ap);
+        va_end(ap);
+}
+
+void send_fail_peer(struct engine_send *s, unsigned int status, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        send_failv(s, wire_status_transient(status), status, fmt, ap);
+        va_end(ap);
+}
+
+/* Our own file: another attempt would read the same. */
 static void send_disk_fail(struct engine_send *s)
 {
         char text[XFER_TEXT_MAX + 1];
 
         xfer_disk_text(&s->base, text, sizeof(text));
-        send_fail(s, WIRE_E_IO, "%s", text);
+        send_fail_permanent(s, WIRE_E_IO, "%s", text);
 }
 
 /* The deadline (xfer_arm_deadline), the verdict's, or the linger. */
@@ -244,12 +274,12 @@ static void send_on_read(struct io_req *req, int64_t res)
         if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
         if (res < 0) {
-                send_fail(s, WIRE_E_IO, "reading the file at offset %" PRIu64 ": %s", req->off,
+                send_fail_permanent(s, WIRE_E_IO, "reading the file at offset %" PRIu64 ": %s", req->off,
                           strerror((int)-res));
                 return;
         }
         if ((uint64_t)res != buf->len) {
-                send_fail(s, WIRE_E_SIZE, "the file shrank while being sent");
+                send_fail_permanent(s, WIRE_E_SIZE, "the file shrank while being sent");
                 return;
         }
         buf->state = BUF_READY;
@@ -451,7 +481,7 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
         case WIRE_REFUSE:
                 if (b->state != XFER_OFFER || l->base.idx != 0)
                         break;
-                send_fail(s, m->refuse.status, "refused by peer: %s%s%s", wire_status_str(m->refuse.status),
+                send_fail_peer(s, m->refuse.status, "refused by peer: %s%s%s", wire_status_str(m->refuse.status),
                           m->refuse.text[0] ? ": " : "", m->refuse.text);
                 return;
         case WIRE_CREDIT:
@@ -462,8 +492,8 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                         break;
                 /* Only a receiver that holds the key can say "ok". */
                 if (b->session.on && auth_result_verify(&b->session, l->base.idx, &m->result) < 0) {
-                        send_fail(s, WIRE_E_AUTH, "receiver failed authentication: its result (%s) does "
-                                  "not prove the pre-shared key", wire_status_str(m->result.status));
+                        send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: its result (%s) does "
+                                            "not prove the pre-shared key", wire_status_str(m->result.status));
                         return;
                 }
                 /* The receiver verified the lot; the other lanes' last
@@ -475,14 +505,14 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                         send_abort(b, ENGINE_DONE, WIRE_OK, NULL);
                         return;
                 }
-                send_fail(s, m->result.status ?: WIRE_E_PROTOCOL, "receiver: %s%s%s",
-                          wire_status_str(m->result.status), m->result.text[0] ? ": " : "",
+                send_fail_peer(s, m->result.status ?: WIRE_E_PROTOCOL, "receiver: %s%s%s",
+                               wire_status_str(m->result.status), m->result.text[0] ? ": " : "",
                           m->result.text);
                 return;
         default:
                 break;
         }
-        send_fail(s, WIRE_E_PROTOCOL, "unexpected message %u from receiver", m->type);
+        send_fail_permanent(s, WIRE_E_PROTOCOL, "unexpected message %u from receiver", m->type);
 }
 
 void send_on_wc(struct conn *c, const struct ibv_wc *wc)
@@ -518,7 +548,7 @@ void send_on_wc(struct conn *c, const struct ibv_wc *wc)
                 return;
         xfer_progress(&s->base);
         if (r < 0) {
-                send_fail(s, WIRE_E_PROTOCOL, "undecodable message from receiver");
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "undecodable message from receiver");
                 return;
         }
         send_on_msg(l, &m);
@@ -536,10 +566,11 @@ static void send_ended(struct xfer *b)
         struct engine_send *s = sender_of(b);
         struct engine_result r;
 
-        xfer_decide(b, ENGINE_FAILED, WIRE_E_INTERNAL, "connection torn down");
+        xfer_decide_transient(b, WIRE_E_INTERNAL, "connection torn down");
         r = (struct engine_result){
                 .outcome = b->outcome,
                 .status = b->status,
+                .transient = b->outcome == ENGINE_FAILED && b->transient,
                 .text = b->text,
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,

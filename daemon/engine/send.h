@@ -60,6 +60,7 @@ struct engine_send {
         const struct engine_send_ops *ops;
         void *owner;
         uint64_t id;
+        unsigned int attempt;   /* the owner's, for the journal */
         int fd;                 /* our own duplicate */
         uint64_t size;
         char name[WIRE_NAME_MAX + 1];
@@ -86,7 +87,19 @@ static inline struct send_lane *send_lane_of(struct xfer_lane *l)
 extern const struct conn_ops send_conn_ops;
 
 /* send.c */
+/*
+ * Fail the transfer (the first decision wins), saying whether another
+ * attempt may go another way (engine_result.transient): send_fail() for
+ * what it may not meet again (the fabric, the peer's state, a deadline,
+ * our own resources), send_fail_permanent() for what it would (the
+ * receiver's version or protocol, authentication, our own file),
+ * send_fail_peer() for a receiver's refusal or verdict, by its status
+ * (wire_status_transient()).
+ */
 void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...) _printf_(3, 4);
+void send_fail_permanent(struct engine_send *s, unsigned int status, const char *fmt, ...)
+        _printf_(3, 4);
+void send_fail_peer(struct engine_send *s, unsigned int status, const char *fmt, ...) _printf_(3, 4);
 /* The data may flow: lane @l starts reading and posting as credits come. */
 void send_pump(struct send_lane *l);
 void send_post_end(struct send_lane *l);

@@ -426,6 +426,15 @@ bool xfer_decide(struct xfer *x, enum engine_outcome outcome, unsigned int statu
         return true;
 }
 
+bool xfer_decide_transient(struct xfer *x, unsigned int status, const char *text)
+{
+        /* Set first: the journal entry is written while deciding. */
+        if (x->decided)
+                return false;
+        x->transient = true;
+        return xfer_decide(x, ENGINE_FAILED, status, text);
+}
+
 void xfer_hangup(struct xfer *x)
 {
         if (x->state != XFER_CLOSING)
@@ -455,7 +464,7 @@ void xfer_reap_all(struct xfer *x)
 
 void xfer_kill(struct xfer *x, unsigned int status, const char *text)
 {
-        xfer_decide(x, ENGINE_FAILED, status, text);
+        xfer_decide_transient(x, status, text);
         if (x->state != XFER_CLOSING)
                 xfer_set_state(x, XFER_CLOSING);
         xfer_reap_all(x);

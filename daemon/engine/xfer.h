@@ -120,6 +120,7 @@ struct xfer {
         bool decided;
         enum engine_outcome outcome;
         unsigned int status;    /* enum wire_status */
+        bool transient;         /* FAILED: another attempt may succeed (engine_result) */
         char text[XFER_TEXT_MAX + 1];
 };
 
@@ -237,6 +238,9 @@ void xfer_feed_starved(struct engine *e, enum xfer_dir dir);
  * journal entry is then written). */
 bool xfer_decide(struct xfer *x, enum engine_outcome outcome, unsigned int status,
                  const char *text);
+/* xfer_decide() of a failure another attempt may not meet (x->transient):
+ * the fabric, the peer's state, a deadline. */
+bool xfer_decide_transient(struct xfer *x, unsigned int status, const char *text);
 /* Hang up every lane (CLOSING); each is reaped when down. The receiver
  * reaps at once, a sender once the peer's DISCONNECTED arrives (or the
  * linger timer fires). */
@@ -244,8 +248,8 @@ void xfer_hangup(struct xfer *x);
 /* The linger timer fired: reap whatever is left. */
 void xfer_reap_all(struct xfer *x);
 /* The fabric is gone under @x (port down, device removed): fail it with
- * @text and tear every lane down now, saying nothing to the peer and
- * waiting for nothing from it. */
+ * @text (transient: the fabric may come back) and tear every lane down
+ * now, saying nothing to the peer and waiting for nothing from it. */
 void xfer_kill(struct xfer *x, unsigned int status, const char *text);
 
 /* conn_ops.reaped for every lane of both sides. */

@@ -119,6 +119,9 @@ static int ctl_seeds(const char *dir)
         strcpy(m.submit.name, "seed.bin");
         m.submit.bwlimit = 8u << 20;
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        m.submit.flags = CTL_SUBMIT_RETRIES;
+        m.submit.retries = 3;
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         for (size_t k = 0; k < sizeof(simple) / sizeof(simple[0]); k++) {
                 memset(&m, 0, sizeof(m));
                 m.type = (uint16_t)simple[k];
@@ -132,6 +135,13 @@ static int ctl_seeds(const char *dir)
         strcpy(m.job.peer, "10.0.0.2:7470");
         strcpy(m.job.name, "seed.bin");
         strcpy(m.job.text, "");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        m.job.state = CTL_JOB_RETRYING;
+        m.job.status = WIRE_E_BUSY;
+        m.job.attempt = 2;
+        m.job.attempts = 6;
+        m.job.retry_usec = 8000000;
+        strcpy(m.job.text, "refused by peer: busy");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = CTL_ERROR;

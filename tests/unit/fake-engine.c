@@ -171,6 +171,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.id = req->id;
         s->info.fd = fd;
         s->info.size = req->size;
+        s->info.attempt = req->attempt;
         s->info.bwlimit = req->bwlimit;
         snprintf(s->name, sizeof(s->name), "%s", req->name);
         snprintf(s->peer, sizeof(s->peer), "%s", req->peer);
@@ -228,17 +229,10 @@ void fake_engine_phase(struct engine_send *s, enum engine_phase phase)
         e->in_callback = false;
 }
 
-void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsigned int status,
-                      const char *text, uint64_t bytes, uint64_t usec)
+static void fake_finish(struct engine_send *s, const struct engine_result *res)
 {
         struct engine *e = s->e;
-        struct engine_result r = {
-                .outcome = outcome,
-                .status = status,
-                .text = text,
-                .bytes = bytes,
-                .usec = usec,
-        };
+        struct engine_result r = *res;
 
         /* Everything is released before done, as engine.h promises. */
         fake_unlink(s);
@@ -247,4 +241,26 @@ void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsign
         s->ops->done(s->owner, &r);
         e->in_callback = false;
         fake_send_free(s);
+}
+
+void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsigned int status,
+                      const char *text, uint64_t bytes, uint64_t usec)
+{
+        fake_finish(s, &(struct engine_result){
+                .outcome = outcome,
+                .status = status,
+                .text = text,
+                .bytes = bytes,
+                .usec = usec,
+        });
+}
+
+void fake_engine_fail(struct engine_send *s, unsigned int status, bool transient, const char *text)
+{
+        fake_finish(s, &(struct engine_result){
+                .outcome = ENGINE_FAILED,
+                .status = status,
+                .transient = transient,
+                .text = text,
+        });
 }

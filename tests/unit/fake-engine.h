@@ -47,6 +47,7 @@ struct fake_send_info {
         const char *peer;
         struct sockaddr_storage dst;
         socklen_t dst_len;
+        unsigned int attempt;
         uint64_t bwlimit;
         unsigned int cancels;           /* engine_send_cancel() calls */
 };
@@ -57,3 +58,5 @@ void fake_engine_phase(struct engine_send *s, enum engine_phase phase);
 /* Release, then the done callback; @s is gone afterwards. */
 void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsigned int status,
                       const char *text, uint64_t bytes, uint64_t usec);
+/* fake_engine_done() with ENGINE_FAILED, saying whether it is transient. */
+void fake_engine_fail(struct engine_send *s, unsigned int status, bool transient, const char *text);

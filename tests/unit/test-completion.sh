@@ -72,7 +72,7 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nlist\nsend\nstats\nstatus' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--help\n--json\n--no-wait' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--help\n--json\n--no-wait\n--retries' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
 expect $'1733000000000017\n42' "xferctl cancel <TAB>: the job IDs, none forged by a name" cancel ""
@@ -90,6 +90,9 @@ expect $'cancel\nlist\nsend\nstats\nstatus' "xferctl help <TAB>: the commands" h
 expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send FILE<TAB>: local files" \
         send "$tmp/files/da"
 expect "" "xferctl send FILE --as <TAB>: a name is the user's" send "$tmp/files/other.txt" --as ""
+expect "" "xferctl send FILE --bwlimit <TAB>: a rate is the user's" send "$tmp/files/other.txt" --bwlimit ""
+expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send --retries N FILE<TAB>: N is not the FILE" \
+        send --retries 3 "$tmp/files/da"
 expect "$tmp/files/other.txt" "xferctl --socket <TAB>: a path" --socket "$tmp/files/o"
 expect "" "xferctl send FILE PEER <TAB>: nothing more" send x localhost ""
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/test-config-XXXXXX";
@@ -85,6 +86,9 @@ static void test_defaults(void)
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
         ok(c.key_file[0] == '\0', "no key file");
         is_int(c.log_level, CONFIG_LOG_INFO, "log_level info");
+        is_int(c.retry_max, 5, "retry_max 5");
+        is_int(c.retry_window, 600, "retry_window 600 s");
+        is_int(c.retry_delay_max, 60, "retry_delay_max 60 s");
 
         char err[256];
         is_int(load("", &c, err, sizeof(err)), 0, "an empty file is fine");
@@ -464,6 +468,29 @@ static void test_control_keys(void)
         config_deinit(&c);
 }
 
+/* The sender's retries: retry_max, retry_window, retry_delay_max. */
+static void test_retry_keys(void)
+{
+        struct config c;
+        char err[512];
+        int r;
+
+        config_init(&c);
+        r = load("retry_max = 0\nretry_window = 1\nretry_delay_max = 3600\n", &c, err, sizeof(err));
+        ok(r == 0 && c.retry_max == 0 && c.retry_window == 1 && c.retry_delay_max == 3600,
+           "retry_max 0 (never), retry_window 1 s, retry_delay_max 3600 s");
+        r = load("retry_max = 100\nretry_window = 604800\nretry_delay_max = 1\n", &c, err, sizeof(err));
+        ok(r == 0 && c.retry_max == CTL_RETRIES_MAX && c.retry_window == 604800 && c.retry_delay_max == 1,
+           "the upper bounds: 100 retries (what xferctl send --retries takes), a week");
+        expect_error("retry_max = 101\n", 1, "retry_max", "0 to 100");
+        expect_error("retry_max = -1\n", 1, "retry_max", "whole number");
+        expect_error("retry_window = 0\n", 1, "retry_window", "1 to 604800");
+        expect_error("retry_window = 10m\n", 1, "retry_window", "whole number");
+        expect_error("retry_delay_max = 0\n", 1, "retry_delay_max", "1 to 3600");
+        expect_error("retry_delay_max = 3601\n", 1, "retry_delay_max", "1 to 3600");
+        config_deinit(&c);
+}
+
 /* rate_limit and tos: sharing the fabric. */
 static void test_fabric_keys(void)
 {
@@ -563,6 +590,7 @@ int main(void)
         test_line_errors();
         test_file_errors();
         test_control_keys();
+        test_retry_keys();
         test_fabric_keys();
         test_metrics_keys();
 

@@ -61,7 +61,9 @@ static int sample_messages(struct ctl_msg *out)
 
         msg_reset(&out[n], CTL_SUBMIT);
         out[n].submit.port = 7470;
+        out[n].submit.flags = CTL_SUBMIT_RETRIES;
         out[n].submit.bwlimit = 8ull << 20;
+        out[n].submit.retries = 0x0203;
         strcpy(out[n].submit.host, "fd00::2");
         strcpy(out[n++].submit.name, "backup.tar");
         for (size_t i = 0; i < sizeof(with_id) / sizeof(with_id[0]); i++) {
@@ -79,6 +81,9 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.usec = 3000;
         out[n].job.rate = 4000;
         out[n].job.bwlimit = 0x0102030405060708ull;
+        out[n].job.attempt = 0x0506;
+        out[n].job.attempts = 0x0708;
+        out[n].job.retry_usec = 0x1122334455667788ull;
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
         strcpy(out[n++].job.text, "checksum mismatch");
@@ -104,8 +109,44 @@ static void test_states(void)
         ok(ctl_job_state_final(CTL_JOB_DONE) && ctl_job_state_final(CTL_JOB_FAILED) &&
            ctl_job_state_final(CTL_JOB_CANCELLED), "done/failed/cancelled are final");
         ok(!ctl_job_state_final(CTL_JOB_QUEUED) && !ctl_job_state_final(CTL_JOB_CONNECTING) &&
-           !ctl_job_state_final(CTL_JOB_SENDING) && !ctl_job_state_final(CTL_JOB_VERIFYING),
-           "the others are not");
+           !ctl_job_state_final(CTL_JOB_SENDING) && !ctl_job_state_final(CTL_JOB_VERIFYING) &&
+           !ctl_job_state_final(CTL_JOB_RETRYING), "the others are not");
+        is_str(ctl_job_state_str(CTL_JOB_RETRYING), "retrying", "retrying");
+}
+
+static void test_transitions(void)
+{
+        /* Every legal move, from each state; anything else is refused. */
+        static const struct {
+                int from;
+                const char *to;         /* one letter per state: q c s v d f x r */
+        } legal[] = {
+                { CTL_JOB_QUEUED, "csvdfx" },
+                { CTL_JOB_CONNECTING, "svdfxr" },
+                { CTL_JOB_SENDING, "vdfxr" },
+                { CTL_JOB_VERIFYING, "dfxr" },
+                { CTL_JOB_DONE, "" },
+                { CTL_JOB_FAILED, "" },
+                { CTL_JOB_CANCELLED, "" },
+                { CTL_JOB_RETRYING, "qdfx" },
+        };
+        static const char letters[_CTL_JOB_STATE_MAX + 1] = "qcsvdfxr";
+
+        for (size_t i = 0; i < sizeof(legal) / sizeof(legal[0]); i++) {
+                bool right = true;
+
+                for (int to = 0; to < _CTL_JOB_STATE_MAX; to++)
+                        if (ctl_job_transition_ok((unsigned int)legal[i].from, (unsigned int)to) !=
+                            (strchr(legal[i].to, letters[to]) != NULL))
+                                right = false;
+                ok(right, "from %s: exactly to \"%s\"", ctl_job_state_str((unsigned int)legal[i].from),
+                   legal[i].to);
+        }
+        ok(!ctl_job_transition_ok(CTL_JOB_QUEUED, CTL_JOB_QUEUED), "no move to the same state");
+        ok(!ctl_job_transition_ok(CTL_JOB_RETRYING, CTL_JOB_CONNECTING),
+           "a retry queues first: RETRYING never starts directly");
+        ok(!ctl_job_transition_ok(_CTL_JOB_STATE_MAX, CTL_JOB_DONE) &&
+           !ctl_job_transition_ok(CTL_JOB_QUEUED, _CTL_JOB_STATE_MAX), "unknown states are refused");
 }
 
 static void test_codec(void)
@@ -160,11 +201,12 @@ static void test_codec(void)
         msg_reset(&m, 0);
         is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "encoding type 0 is -EINVAL");
 
-        /* SUBMIT: port, flags, bwlimit, then the lengths and strings. */
+        /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 16;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 18;
 
+        is_int(len, host + 7 + 10, "SUBMIT: 18 fixed bytes, then host and name");
         ok(buf[CTL_HEADER_SIZE + 4] == 0 && buf[CTL_HEADER_SIZE + 6] == 0x80 &&
            buf[CTL_HEADER_SIZE + 11] == 0, "SUBMIT bwlimit is a little-endian u64 after flags");
 
@@ -179,6 +221,11 @@ static void test_codec(void)
         put16(tmp + lens + 2, 9);
         is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the host/name split still decodes");
         is_str(m.submit.host, "fd00::2b", "and the host follows host_len exactly");
+
+        ok(m.submit.flags == CTL_SUBMIT_RETRIES && m.submit.retries == 0x0203,
+           "flags and retries little-endian after the lengths");
+        ok(buf[CTL_HEADER_SIZE + 16] == 0x03 && buf[CTL_HEADER_SIZE + 17] == 0x02,
+           "retries at offset 16, after the lengths");
 
         /* A 64-byte host with consistent lengths is still too long. */
         memcpy(tmp, buf, (size_t)host);
@@ -201,12 +248,15 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        memcpy(tmp, buf, (size_t)len);
-        tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
-        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
+        is_int(len, CTL_HEADER_SIZE + 70 + 15 + 10 + 17, "JOB: 70 fixed bytes, then peer, name and text");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
+        ok(tmp[CTL_HEADER_SIZE + 52] == 0x06 && tmp[CTL_HEADER_SIZE + 54] == 0x08 &&
+           tmp[CTL_HEADER_SIZE + 56] == 0x88 && tmp[CTL_HEADER_SIZE + 63] == 0x11,
+           "then attempt u16, attempts u16 and retry_usec u64, little-endian");
+        ok(tmp[CTL_HEADER_SIZE + 64] == 15 && tmp[CTL_HEADER_SIZE + 66] == 10 && tmp[CTL_HEADER_SIZE + 68] == 17,
+           "then the three string lengths");
         tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
         j.job.state = _CTL_JOB_STATE_MAX;
@@ -221,6 +271,13 @@ static void test_codec(void)
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && len <= CTL_MSG_MAX, "JOB with every string at its limit fits (%d bytes)", len);
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
+        ok(m.job.bwlimit == 0x0102030405060708ull && m.job.attempt == 0x0506 && m.job.attempts == 0x0708 &&
+           m.job.retry_usec == 0x1122334455667788ull, "JOB carries bwlimit, attempt, attempts and retry_usec");
+        j = msgs[8];
+        j.job.state = CTL_JOB_RETRYING;
+        len = ctl_encode(buf, sizeof(buf), &j);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && m.job.state == CTL_JOB_RETRYING,
+           "JOB in RETRYING round-trips");
 
         /* ERROR text. */
         struct ctl_msg e = msgs[9];
@@ -467,6 +524,7 @@ static void test_socket(void)
 int main(void)
 {
         test_states();
+        test_transitions();
         test_codec();
         test_stats();
         test_socket();

@@ -2,7 +2,8 @@
  * The job layer's policy (daemon/jobs.c) against a fake engine
  * (fake-engine.c): scheduling and max_transfers, a full send pool, start
  * errors, cancel, the queue limit (global and per user), retention,
- * watchers, and that a job's state only ever moves forward. The real engine is tested on SoftRoCE.
+ * watchers, retries (backoff, limits, cancel), and that a job's state only
+ * ever moves forward within an attempt. The real engine is tested on SoftRoCE.
  */
 
 #include <arpa/inet.h>
@@ -32,7 +33,7 @@
 /* ---- every notification a job's watcher sees ---- */
 
 #define REC_MAX         600
-#define REC_SEQ_MAX     8
+#define REC_SEQ_MAX     16
 
 struct rec {
         uint64_t id;
@@ -49,10 +50,10 @@ static void rec_cb(struct job *job, void *userdata)
 {
         struct rec *r = userdata;
 
-        if ((int)job->state < r->last)
-                rec_backwards++;
         if ((int)job->state == r->last)
                 rec_repeats++;
+        else if (!ctl_job_transition_ok((unsigned int)r->last, job->state))
+                rec_backwards++;
         r->last = job->state;
         if (r->n < REC_SEQ_MAX)
                 r->seq[r->n] = job->state;
@@ -837,6 +838,294 @@ static void test_free_busy(void)
         fx_teardown(&f);
 }
 
+/* ---- retries ---- */
+
+/* Run the loop until job @id leaves RETRYING (its timer), at most @ms, then
+ * let the scheduler start what it may. */
+static void wait_retry(struct fx *f, uint64_t id, int ms)
+{
+        struct timeval step = { 0, 20000 };
+
+        for (int t = 0; t < ms && state_of(f, id) == CTL_JOB_RETRYING; t += 20) {
+                event_base_loopexit(f->base, &step);
+                event_base_dispatch(f->base);
+        }
+        run(f);
+}
+
+static bool between(uint64_t v, uint64_t lo, uint64_t hi)
+{
+        return v >= lo && v <= hi;
+}
+
+/* A transient failure waits in RETRYING with the fd open and no place held,
+ * then queues again and the same transfer is offered again; after
+ * 1 + retry_max attempts the job fails, saying so. */
+static void test_retry_transient(void)
+{
+        const struct fake_send_info *info;
+        struct engine_send *s;
+        unsigned int active, queued;
+        uint64_t id, other, delay;
+        struct job *job;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "retry a transient failure", 1);
+        f.cfg.retry_max = 2;
+        f.cfg.retry_delay_max = 1;
+        id = submit_ok(&f, 1000, &fd);
+        other = submit_ok(&f, 10, NULL);
+        run(&f);
+        s = xfer_of(&f, id);
+        is_int(fake_engine_info(s)->attempt, 1, "the engine is told attempt 1");
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_fail(s, WIRE_E_INTERNAL, true, "RDMA port rxe0/1 went down");
+        job = job_of(&f, id);
+        is_int(job->state, CTL_JOB_RETRYING, "transient failure: retrying");
+        ok(!job->xfer && !fd_closed(fd), "no engine handle, the file stays open");
+        ok(job->attempt == 2 && job_attempts(job) == 3, "attempt 2 of 3 next (%u of %u)", job->attempt,
+           job_attempts(job));
+        ok(job->status == WIRE_E_INTERNAL && strcmp(job->text, "RDMA port rxe0/1 went down") == 0,
+           "it shows the failure's status and reason");
+        delay = job_retry_in(job);
+        ok(between(delay, 750000, 1000000), "first delay 1 s, up to a quarter less (%llu us)",
+           (unsigned long long)delay);
+        is_int(jobs_retrying(f.jobs), 1, "jobs_retrying counts it");
+        jobs_counts(f.jobs, &active, &queued);
+        ok(active == 0 && queued == 1, "not active: counts 0 active, 1 queued (the other job)");
+        run(&f);
+        is_int(state_of(&f, other), CTL_JOB_CONNECTING,
+               "a retrying job holds no place in max_transfers: the next job starts");
+        is_int(fake_engine_live(f.engine), 1, "and nothing of the engine's");
+
+        wait_retry(&f, id, 2000);
+        is_int(state_of(&f, id), CTL_JOB_QUEUED, "its delay over, it queues again (max_transfers is full)");
+        ok(job->status == WIRE_OK && job->text[0] == '\0', "a new attempt starts with no reason shown");
+        finish_ok(&f, other);
+        run(&f);
+        is_int(state_of(&f, id), CTL_JOB_CONNECTING, "then starts");
+        s = xfer_of(&f, id);
+        info = fake_engine_info(s);
+        ok(info->id == id && info->attempt == 2, "the same transfer id is offered again, as attempt 2");
+        ok(same_file(info->fd, fd) && info->size == 1000 && strcmp(info->name, "file.bin") == 0,
+           "the same file, size and name");
+
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "no progress from receiver for 30 s");
+        ok(job->state == CTL_JOB_RETRYING && job->attempt == 3, "failed again: retrying, attempt 3");
+        delay = job_retry_in(job);
+        ok(between(delay, 750000, 1000000), "the doubled delay is capped at retry_delay_max 1 s (%llu us)",
+           (unsigned long long)delay);
+        wait_retry(&f, id, 2000);
+        is_int(state_of(&f, id), CTL_JOB_CONNECTING, "attempt 3 starts at once with a free place");
+        is_int(fake_engine_info(xfer_of(&f, id))->attempt, 3, "as attempt 3");
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "refused by peer: busy");
+        is_int(job->state, CTL_JOB_FAILED, "the last attempt failed: failed");
+        is_str(job->text, "refused by peer: busy (gave up after 3 attempts)", "saying how many");
+        is_int(job->status, WIRE_E_BUSY, "with the last status");
+        ok(fd_closed(fd), "the file is closed once final");
+        is_int(jobs_retrying(f.jobs), 0, "nothing retrying");
+        ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_RETRYING, CTL_JOB_QUEUED,
+               CTL_JOB_CONNECTING, CTL_JOB_RETRYING, CTL_JOB_QUEUED, CTL_JOB_CONNECTING,
+               CTL_JOB_FAILED), "watcher saw each attempt, RETRYING and QUEUED between them");
+        fx_teardown(&f);
+}
+
+/* 1 s, then 2 s (each up to a quarter less); a cancel in RETRYING ends it at once. */
+static void test_retry_backoff_cancel(void)
+{
+        unsigned int calls;
+        uint64_t id, delay;
+        struct job *job;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "backoff, cancel while retrying", 1);
+        id = submit_ok(&f, 1000, &fd);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        job = job_of(&f, id);
+        is_int(job_attempts(job), 6, "default retry_max 5: 6 attempts");
+        delay = job_retry_in(job);
+        ok(between(delay, 750000, 1000000), "after attempt 1: about 1 s (%llu us)", (unsigned long long)delay);
+        wait_retry(&f, id, 2000);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        delay = job_retry_in(job);
+        ok(between(delay, 1400000, 2000000), "after attempt 2: about 2 s (%llu us)", (unsigned long long)delay);
+
+        calls = fake_engine_calls(f.engine);
+        is_int(jobs_cancel(f.jobs, id), 0, "cancel while retrying");
+        is_int(job->state, CTL_JOB_CANCELLED, "cancelled at once");
+        is_str(job->text, "cancelled", "text 'cancelled'");
+        ok(fd_closed(fd), "its file is closed");
+        is_int(jobs_cancel(f.jobs, id), -EALREADY, "cancel again: -EALREADY");
+        wait_retry(&f, id, 200);
+        {
+                struct timeval t = { 2, 100000 };
+
+                event_base_loopexit(f.base, &t);
+                event_base_dispatch(f.base);
+        }
+        is_int(fake_engine_calls(f.engine), calls, "no attempt after the cancel, its delay long over");
+        ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_RETRYING, CTL_JOB_QUEUED, CTL_JOB_CONNECTING,
+               CTL_JOB_RETRYING, CTL_JOB_CANCELLED), "retrying -> cancelled");
+        fx_teardown(&f);
+}
+
+/* A permanent failure never retries; nor does a cancel, nor a failure
+ * that comes after the user asked to cancel. */
+static void test_retry_permanent(void)
+{
+        struct job *job;
+        uint64_t a, b, c, d;
+        struct fx f;
+
+        fx_setup(&f, "no retry for permanent failures", 4);
+        f.cfg.retry_delay_max = 1;
+        a = submit_ok(&f, 10, NULL);
+        b = submit_ok(&f, 10, NULL);
+        c = submit_ok(&f, 10, NULL);
+        d = submit_ok(&f, 10, NULL);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, a), WIRE_E_EXISTS, false, "refused by peer: file exists");
+        job = job_of(&f, a);
+        is_int(job->state, CTL_JOB_FAILED, "file exists: failed at once");
+        is_str(job->text, "refused by peer: file exists", "the reason as it came");
+        ok(SEQ(a, CTL_JOB_CONNECTING, CTL_JOB_FAILED), "never retrying");
+
+        fake_engine_done(xfer_of(&f, b), ENGINE_CANCELLED, WIRE_OK, "cancelled", 0, 0);
+        is_int(state_of(&f, b), CTL_JOB_CANCELLED, "cancelled by the engine: cancelled");
+
+        is_int(jobs_cancel(f.jobs, c), 0, "cancel a running job");
+        fake_engine_fail(xfer_of(&f, c), WIRE_E_INTERNAL, true, "peer disconnected");
+        is_int(state_of(&f, c), CTL_JOB_FAILED, "a transient failure decided before the cancel: failed, not retried");
+
+        /* Attempt 2 meets a permanent refusal: the text says which attempt. */
+        fake_engine_fail(xfer_of(&f, d), WIRE_E_SHUTDOWN, true, "refused by peer: receiver shutting down");
+        wait_retry(&f, d, 2000);
+        fake_engine_fail(xfer_of(&f, d), WIRE_E_AUTH, false, "refused by peer: authentication failed");
+        job = job_of(&f, d);
+        is_int(job->state, CTL_JOB_FAILED, "attempt 2 refused: failed");
+        is_str(job->text, "refused by peer: authentication failed (attempt 2)", "naming the attempt");
+        run(&f);
+        fx_teardown(&f);
+}
+
+/* xferctl send --retries N replaces retry_max for the job. */
+static void test_retry_per_job(void)
+{
+        struct ctl_submit sub = { .flags = CTL_SUBMIT_RETRIES, .retries = 0 };
+        struct job *job;
+        uint64_t id;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "--retries", 2);
+        strcpy(sub.host, "192.0.2.1");
+        strcpy(sub.name, "n.bin");
+        fd = make_file(10);
+        is_int(jobs_submit(f.jobs, &sub, TEST_UID, fd, 10, &id), 0, "submit with --retries 0");
+        run(&f);
+        job = job_of(&f, id);
+        is_int(job_attempts(job), 1, "one attempt");
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        is_int(job->state, CTL_JOB_FAILED, "--retries 0: a transient failure is final");
+        is_str(job->text, "peer unreachable", "and the text as it came");
+
+        f.cfg.retry_max = 0;
+        sub.retries = 1;
+        is_int(jobs_submit(f.jobs, &sub, TEST_UID, make_file(10), 10, &id), 0,
+               "submit with --retries 1 while retry_max is 0");
+        run(&f);
+        job = job_of(&f, id);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        ok(job->state == CTL_JOB_RETRYING && job_attempts(job) == 2, "retried: attempt 2 of 2");
+        is_int(jobs_cancel(f.jobs, id), 0, "cancel it");
+
+        sub.retries = CTL_RETRIES_MAX + 1;
+        is_int(jobs_submit(f.jobs, &sub, TEST_UID, make_file(10), 10, &id), -EINVAL,
+               "more than CTL_RETRIES_MAX: -EINVAL");
+        sub.flags = 0x8000;
+        is_int(jobs_submit(f.jobs, &sub, TEST_UID, make_file(10), 10, &id), -EINVAL, "an unknown flag: -EINVAL");
+        fx_teardown(&f);
+}
+
+/* No attempt starts once retry_window has passed since the first failure;
+ * the last one may start as it closes. */
+static void test_retry_window(void)
+{
+        struct job *job;
+        uint64_t id, delay;
+        struct fx f;
+
+        fx_setup(&f, "retry_window", 1);
+        f.cfg.retry_window = 2;
+        f.cfg.retry_max = 10;
+        id = submit_ok(&f, 10, NULL);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        job = job_of(&f, id);
+        ok(between(job_retry_in(job), 750000, 1000000), "first retry within the window");
+        wait_retry(&f, id, 2000);
+        /* About 1 s in: the doubled delay (1.5 s at least) would end past the window. */
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        delay = job_retry_in(job);
+        ok(job->state == CTL_JOB_RETRYING && job->retry_usec == job->first_fail_usec + 2000000,
+           "the next would start after the window: it starts as the window closes (in %llu us)",
+           (unsigned long long)delay);
+        wait_retry(&f, id, 2000);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        is_int(job->state, CTL_JOB_FAILED, "the window is over: failed");
+        is_str(job->text, "peer unreachable (gave up after 3 attempts: retry_window 2 s is over)",
+               "saying why");
+        fx_teardown(&f);
+}
+
+/* A reload applies to the next decision; stopping cancels the retrying jobs
+ * and retries nothing; the queue limits count retrying jobs. */
+static void test_retry_reload_stop(void)
+{
+        uint64_t a, b, c, id;
+        struct job *job;
+        struct fx f;
+        int fd;
+
+        fx_setup(&f, "retry: reload, queue limits, stop", 4);
+        f.cfg.retry_delay_max = 1;
+        f.cfg.max_queued_per_user = 1;
+        a = submit_ok(&f, 10, NULL);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, a), WIRE_E_INTERNAL, true, "peer unreachable");
+        job = job_of(&f, a);
+        is_int(job_attempts(job), 6, "6 attempts as configured");
+        is_int(jobs_queued_by(f.jobs, TEST_UID), 1, "a retrying job counts as waiting for its user");
+        is_int(submit(&f, "192.0.2.1", 0, "over", 10, &id, &fd), JOBS_USER_QUEUE_FULL,
+               "so max_queued_per_user 1 refuses another");
+        ok(fd_closed(fd), "the refused fd is closed");
+        f.cfg.max_queued_per_user = JOBS_QUEUED_MAX;
+        f.cfg.retry_max = 1;    /* SIGHUP */
+        is_int(job_attempts(job), 2, "after a reload to retry_max 1: 2 attempts");
+        wait_retry(&f, a, 2000);
+        fake_engine_fail(xfer_of(&f, a), WIRE_E_INTERNAL, true, "peer unreachable");
+        is_int(job->state, CTL_JOB_FAILED, "the next decision follows the reload");
+        is_str(job->text, "peer unreachable (gave up after 2 attempts)", "saying so");
+
+        f.cfg.retry_max = 5;
+        b = submit_ok(&f, 10, NULL);
+        c = submit_ok(&f, 10, NULL);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, b), WIRE_E_INTERNAL, true, "peer unreachable");
+        is_int(state_of(&f, b), CTL_JOB_RETRYING, "b retrying");
+        jobs_stop(f.jobs);
+        job = job_of(&f, b);
+        ok(job->state == CTL_JOB_CANCELLED && strcmp(job->text, "daemon shutting down") == 0,
+           "stopping cancels a retrying job");
+        fake_engine_fail(xfer_of(&f, c), WIRE_E_SHUTDOWN, true, "daemon shutting down");
+        is_int(state_of(&f, c), CTL_JOB_FAILED, "while stopping, a transient failure is final");
+        run(&f);
+        fx_teardown(&f);
+}
+
 /* The counters `xferctl stats` shows for the send side: every job that ended, once. */
 static void test_tally(void)
 {
@@ -897,6 +1186,12 @@ int main(void)
         test_queue_limit_and_stop();
         test_queue_per_user();
         test_free_busy();
+        test_retry_transient();
+        test_retry_backoff_cancel();
+        test_retry_permanent();
+        test_retry_per_job();
+        test_retry_window();
+        test_retry_reload_stop();
         test_tally();
         return done_testing();
 }

@@ -110,6 +110,17 @@ static void test_line(void)
         is_str(progress_line(b, sizeof(b), &p, 15), "connecting (\xc3\xa9", "never cut inside a UTF-8 sequence");
 }
 
+static void test_in(void)
+{
+        char b[32];
+
+        is_str(progress_in(b, sizeof(b), 0), "now", "nothing left to wait");
+        is_str(progress_in(b, sizeof(b), 1), "in 1 s", "a microsecond rounds up: never 'in 0 s'");
+        is_str(progress_in(b, sizeof(b), 8000000), "in 8 s", "whole seconds");
+        is_str(progress_in(b, sizeof(b), 7000001), "in 8 s", "rounded up");
+        is_str(progress_in(b, sizeof(b), UINT64_MAX), "in 18446744073710 s", "no overflow");
+}
+
 static void test_summary(void)
 {
         char b[256];
@@ -132,6 +143,7 @@ int main(void)
         test_size();
         test_rates();
         test_line();
+        test_in();
         test_summary();
         return done_testing();
 }

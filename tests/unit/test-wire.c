@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "macro.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -93,6 +94,34 @@ static void test_status_str(void)
         is_str(wire_status_str(WIRE_E_CHECKSUM), "checksum mismatch", "checksum text");
         is_str(wire_status_str(_WIRE_STATUS_MAX), "unknown status", "status past the end");
         is_str(wire_status_str(~0u), "unknown status", "huge status");
+}
+
+/* Which refusals and verdicts of a receiver a sender tries again (rdmaxferd(8), Retrying). */
+static void test_status_transient(void)
+{
+        static const unsigned int transient[] = { WIRE_E_BUSY, WIRE_E_SHUTDOWN, WIRE_E_IO,
+                                                  WIRE_E_INTERNAL, WIRE_E_CHECKSUM, WIRE_E_SIZE };
+        static const unsigned int permanent[] = { WIRE_OK, WIRE_E_VERSION, WIRE_E_PROTOCOL,
+                                                  WIRE_E_DENIED, WIRE_E_AUTH, WIRE_E_NAME,
+                                                  WIRE_E_EXISTS, WIRE_E_TOO_LARGE, WIRE_E_NO_SPACE,
+                                                  _WIRE_STATUS_MAX, ~0u };
+        bool all = true;
+
+        for (size_t i = 0; i < ARRAY_SIZE(transient); i++)
+                if (!wire_status_transient(transient[i])) {
+                        diag("%s should be transient", wire_status_str(transient[i]));
+                        all = false;
+                }
+        ok(all, "busy, shutting down, I/O, internal, checksum and size are transient");
+        all = true;
+        for (size_t i = 0; i < ARRAY_SIZE(permanent); i++)
+                if (wire_status_transient(permanent[i])) {
+                        diag("%s should be permanent", wire_status_str(permanent[i]));
+                        all = false;
+                }
+        ok(all, "version, protocol, denied, auth, name, exists, too large, no space and unknown are not");
+        is_int(ARRAY_SIZE(transient) + ARRAY_SIZE(permanent) - 2, _WIRE_STATUS_MAX,
+               "every status is classified (a new one must be added here)");
 }
 
 static void test_private_data(void)
@@ -711,6 +740,7 @@ static void test_lane_range(void)
 int main(void)
 {
         test_status_str();
+        test_status_transient();
         test_private_data();
         test_round_trips();
         test_golden();

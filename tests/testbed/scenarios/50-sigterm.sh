@@ -4,7 +4,8 @@
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
-peers_configure
+# The sender's retries would outlast the stopped receiver: this is about the stop.
+peers_configure retry_max=0
 start_peers
 make_file "$SRC/big.dat" $((1024 * 1024 * 1024))
 

@@ -45,7 +45,8 @@ trickle_cut() {
 SLOW_RE="trickle\.dat failed: protocol error: sender too slow: [0-9.]+ KiB in the last $T\.[0-9] s, min_rate 1 MiB/s"
 
 tb_log "min_rate 0: a trickler lives through windows; a reload to the default cuts it off"
-peers_configure peer_timeout=$T min_rate=0
+# Each cut-off and refusal must be final here, not retried (97-retry retries).
+peers_configure peer_timeout=$T min_rate=0 retry_max=0
 start_peers
 cur=$(beta_cursor)
 trickle a
@@ -98,7 +99,7 @@ incoming_clean "$BETA_IN" honest.dat meanwhile.dat
 
 tb_log "the mirror: a receiver that returns credits 50 ms in every 2 s is cut off by the sender"
 T=6
-_tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK" peer_timeout=$T min_rate=16M
+_tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK" peer_timeout=$T min_rate=16M retry_max=0
 # Beta judges nobody here, and its 4 KiB slots keep what a 50 ms run returns small.
 _tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=600 min_rate=0 \
         slot_size=4K slot_count=8

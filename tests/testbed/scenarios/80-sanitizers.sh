@@ -217,8 +217,9 @@ truncate -s 1G "$W/src/big.dat"
 # ------------------------------------------------ (a) start, transfers, stop
 CUR="a-transfers"
 san_path "$CUR"
-san_config alpha
-san_config beta
+# An interrupted transfer must fail, not be retried (97-retry retries).
+san_config alpha retry_max=0
+san_config beta retry_max=0
 san_start alpha
 san_start beta
 for dir in "alpha beta" "beta alpha"; do

@@ -10,7 +10,8 @@
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
 T=5
-peers_configure peer_timeout=$T
+# Each deadline must fail its job, not be retried (97-retry retries).
+peers_configure peer_timeout=$T retry_max=0
 start_peers
 beta_pid=$(systemctl show -P MainPID "$BETA_UNIT")
 ((beta_pid > 0)) || tb_fail "no MainPID for $BETA_UNIT"

@@ -19,7 +19,8 @@
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
 T=10
-peers_configure peer_timeout=$T
+# Each loss must fail its job, not be retried (97-retry rides a link flap out).
+peers_configure peer_timeout=$T retry_max=0
 start_peers
 alpha_pid=$(systemctl show -P MainPID "$ALPHA_UNIT")
 beta_pid=$(systemctl show -P MainPID "$BETA_UNIT")

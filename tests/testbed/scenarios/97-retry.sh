@@ -1,0 +1,175 @@
+#!/bin/bash
+# The sender retries by itself (issue 11 item 3), and nobody acts meanwhile:
+#  a. the receiver is stopped: `xferctl send` waits in RETRYING (list and
+#     status say why, which attempt, when the next), says each retry, and
+#     completes by itself once beta is started; the journal has
+#     RDMAXFER_ATTEMPT >= 2.
+#  b. the link goes down for 15 s mid-transfer of 200 MiB and comes back
+#     with its routes and neighbours (as networkd would put them back);
+#     rxe_beta is re-created, as 92-device-loss does (6.1 rxe carries no CM
+#     traffic after a flap under live queue pairs otherwise): the job
+#     completes and the file is identical.
+#  c. a permanent failure (file exists, overwrite off) fails at once, once.
+#  d. cancel during RETRYING ends the job at once, and nothing more is
+#     tried; --retries 0 makes a transient failure final.
+# testbed-timeout: 480
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+T=5
+# Small delays keep it lean: 1 s, then 2 s between attempts.
+peers_configure peer_timeout=$T retry_max=30 retry_window=180 retry_delay_max=2
+start_peers
+na=$ALPHA_NETDEV nb=$BETA_NETDEV
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# The id of the newest job on alpha named NAME.
+job_id() {
+        xferctl list --json | tr '{' '\n' | grep "\"name\":\"$1\"" | tail -n 1 |
+                sed -n 's/^"id":\([0-9]*\),.*/\1/p'
+}
+
+has_job() { [[ -n $(job_id "$1") ]]; }
+
+# rx_grown FROM BYTES: beta's netdev has received BYTES since its counter read FROM.
+rx_grown() {
+        (($(netdev_bytes "$nb" rx) - $1 >= $2))
+}
+
+# Alpha's sender entries for FILE: "attempt result" lines, oldest first.
+attempts_of() {
+        journalctl -u "$ALPHA_UNIT" --no-pager -o export RDMAXFER_FILE="$1" RDMAXFER_DIRECTION=send |
+                awk -F= '/^RDMAXFER_ATTEMPT=/ { a = $2 } /^RDMAXFER_RESULT=/ { r = $2 }
+                         /^$/ { if (r != "") print a, r; a = ""; r = "" } END { if (r != "") print a, r }'
+}
+
+link_up() {
+        tb_run ip link set "$nb" up
+        ip link set "$na" up
+        ip route replace "$ALPHA_ADDR" dev "$nb" src "$BETA_ADDR" table 101
+        ip route replace "$BETA_ADDR" dev "$na" src "$ALPHA_ADDR" table 102
+        ip neigh replace "$BETA_ADDR" lladdr "$(cat "/sys/class/net/$nb/address")" dev "$na" nud permanent
+        ip neigh replace "$ALPHA_ADDR" lladdr "$(cat "/sys/class/net/$na/address")" dev "$nb" nud permanent
+}
+
+beta_back() {
+        journalctl -u "$BETA_UNIT" --no-pager --since "@${1%.*}" | grep -q "is back: listening"
+}
+
+tb_log "a. the receiver is stopped: the job retries until it is back"
+tb_run systemctl stop "$BETA_UNIT"
+make_file "$SRC/a.dat" 20000000
+xferctl send "$SRC/a.dat" "$BETA_ADDR" >"$SRC/a.out" 2>&1 &
+pid=$!
+wait_for 20 has_job a.dat || tb_fail "no job for a.dat"
+id=$(job_id a.dat)
+wait_for 20 job_in_state "$id" retrying || { xferctl status "$id"; tb_fail "job $id never retried"; }
+# Between its waits the job is briefly queued and connecting: one snapshot
+# of all three views while it waits.
+for _ in $(seq 50); do
+        st=$(xferctl status "$id") lst=$(xferctl list) js=$(xferctl status "$id" --json)
+        grep -q retrying <<<"$st" && grep -q retrying <<<"$lst" && grep -q '"retrying"' <<<"$js" && break
+        sleep 0.2
+done
+printf '%s\n' "$st" "$lst" "$js" | sed 's/^/    /'
+grep -qE "^attempt: +[0-9]+ of 31, starts (in [0-9]+ s|now)" <<<"$st" || tb_fail "status shows no attempt line"
+grep -qiE "^failure: .*(refused|unreachable|no connection)" <<<"$st" || tb_fail "status shows no reason"
+grep -qE "retrying .* retry [0-9]+/31 (in [0-9]+ s|now)" <<<"$lst" || tb_fail "list shows no retry"
+grep -qE "^ +last failure: " <<<"$lst" || tb_fail "list shows no reason"
+grep -qE '"state":"retrying".*"attempts":31,"retry_usec":[0-9]+' <<<"$js" || tb_fail "status --json shows no retry"
+wait_for 10 bash -c "systemctl show -P StatusText $ALPHA_UNIT | grep -q retrying" ||
+        tb_fail "alpha's STATUS= never says retrying"
+sleep 3
+tb_run systemctl start "$BETA_UNIT"
+t0=$(now)
+rc=0
+timeout 60 tail --pid="$pid" -f /dev/null || tb_fail "xferctl send still waits 60 s after beta came back"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/a.out"
+((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete by itself"
+grep -qE "attempt 1 of 31 failed: .*; retrying (in [0-9]+ s|now)" "$SRC/a.out" || tb_fail "xferctl send did not say the retry"
+same_file "$SRC/a.dat" "$BETA_IN/a.dat"
+att=$(attempts_of a.dat | tail -n 1)
+tb_log "done $(secs "$t0" "$(now)") s after beta started; alpha's entries (attempt result): $(attempts_of a.dat | tr '\n' '|')"
+[[ ${att#* } == ok && ${att% *} -ge 2 ]] || tb_fail "the successful entry has RDMAXFER_ATTEMPT=${att% *}, expected >= 2"
+
+tb_log "b. the link goes down for 15 s mid-transfer"
+make_file "$SRC/big.dat" $((200 * 1024 * 1024))
+rx0=$(netdev_bytes "$nb" rx)
+xferctl send "$SRC/big.dat" "$BETA_ADDR" >"$SRC/big.out" 2>&1 &
+pid=$!
+# 200 MiB take about 5 s here, and the daemons, busy moving them, answer
+# xferctl late: watch the wire instead, and cut once 16 MiB have crossed.
+wait_for 60 rx_grown "$rx0" $((16 << 20)) || tb_fail "the transfer never got under way"
+t0=$(now)
+tb_run ip link set "$nb" down
+tb_log "link down after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB crossed"
+wait_for 20 has_job big.dat || tb_fail "no job for big.dat"
+id=$(job_id big.dat)
+# Retrying, or already on its next attempt (which fails too while the link is down).
+wait_for $((T + 10)) bash -c "xferctl status $id --json | grep -qE '\"attempt\":([2-9]|[1-9][0-9]),'" ||
+        { xferctl status "$id"; tb_fail "job $id was not retried"; }
+tb_log "after $(secs "$t0" "$(now)") s: $(xferctl status "$id" | grep -E '^(state|attempt|failure):' | tr '\n' ' ')"
+journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "attempt 1 of" | sed 's/^/    alpha: /' || true
+sleep "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { d = 15 - (b - a); print (d > 0 ? d : 0) }')"
+link_up
+t1=$(now)
+tb_run timeout 60 rdma link del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"
+tb_run rdma link add "$BETA_DEV" type rxe netdev "$nb" || tb_fail "rdma link add"
+wait_for 30 rdma_active "$BETA_DEV" || tb_fail "$BETA_DEV not ACTIVE"
+wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA_DEV"
+tb_log "link down $(secs "$t0" "$t1") s; beta listening again $(secs "$t1" "$(now)") s later"
+rc=0
+timeout 180 tail --pid="$pid" -f /dev/null || { xferctl status "$id"; tb_fail "job $id still not done 180 s after the link came back"; }
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/big.out"
+((rc == 0)) || { xferctl status "$id"; tb_fail "xferctl send exited $rc: the job did not complete"; }
+same_file "$SRC/big.dat" "$BETA_IN/big.dat"
+tb_log "done $(secs "$t0" "$(now)") s after the link went down; alpha's entries (attempt result): $(attempts_of big.dat | tr '\n' '|')"
+att=$(attempts_of big.dat | tail -n 1)
+[[ ${att#* } == ok && ${att% *} -ge 2 ]] || tb_fail "the successful entry has RDMAXFER_ATTEMPT=${att% *}, expected >= 2"
+rm -f "$SRC/big.dat" "$BETA_IN/big.dat"
+
+tb_log "c. a permanent failure (file exists) is not retried"
+t0=$(now)
+send_fails "$SRC/a.dat" "exists"
+took=$(secs "$t0" "$(now)")
+id=$(job_id a.dat)
+xferctl status "$id" | grep -qE "^attempt:" && tb_fail "a permanent failure shows an attempt count"
+xferctl status "$id" --json | grep -q '"attempt":1,' || tb_fail "job $id is not at attempt 1"
+[[ $(attempts_of a.dat | tail -n 1) == "1 file exists" ]] || tb_fail "alpha's entry: $(attempts_of a.dat | tail -n 1)"
+awk -v t="$took" 'BEGIN { exit !(t < 10) }' || tb_fail "the refusal took $took s"
+tb_log "refused after $took s, attempt 1 only"
+
+tb_log "d. cancel while retrying; --retries 0"
+tb_run systemctl stop "$BETA_UNIT"
+# Longer waits from the 4th attempt on (4 s), so the cancel lands in one; a reload applies.
+peers_configure peer_timeout=$T retry_max=30 retry_window=180 retry_delay_max=30
+tb_run systemctl reload "$ALPHA_UNIT"
+make_file "$SRC/c.dat" 1000000
+id=$(xferctl send "$SRC/c.dat" "$BETA_ADDR" --no-wait) || tb_fail "submit failed"
+id=${id//[^0-9]/}
+wait_for 30 bash -c "xferctl status $id | grep -qE '^attempt: +4 of 31, starts in'" ||
+        { xferctl status "$id"; tb_fail "job $id never waited for attempt 4"; }
+t0=$(now)
+tb_run xferctl cancel "$id" || tb_fail "cancel failed"
+wait_for 2 job_in_state "$id" cancelled || { xferctl status "$id"; tb_fail "job $id not cancelled at once"; }
+tb_log "cancelled $(secs "$t0" "$(now)") s after the request"
+journalctl -u "$ALPHA_UNIT" --no-pager | grep -q "job $id: cancelled while retrying" ||
+        tb_fail "alpha did not log the cancel while retrying"
+n=$(attempts_of c.dat | wc -l)
+sleep 4
+[[ $(attempts_of c.dat | wc -l) == "$n" ]] || tb_fail "another attempt after the cancel"
+t0=$(now)
+send_fails "$SRC/c.dat" "refused|unreachable|no connection" --retries 0
+took=$(secs "$t0" "$(now)")
+awk -v t="$took" 'BEGIN { exit !(t < 10) }' || tb_fail "--retries 0 took $took s"
+grep -q "retrying" <<<"$(xferctl list)" && tb_fail "a job is still retrying"
+tb_run systemctl start "$BETA_UNIT"
+sleep 2
+[[ ! -e $BETA_IN/c.dat ]] || tb_fail "c.dat was published after its job was cancelled"
+incoming_clean "$BETA_IN" a.dat
+rm -f "$SRC"/*.dat "$SRC"/*.out "$BETA_IN"/a.dat
+tb_log "pass"
