@@ -99,3 +99,16 @@ netdev_bytes() {
 rdma_listening() {
         rdma resource show cm_id 2>/dev/null | grep -E "state LISTEN .*src-addr [^ ]*:$1( |\$)" >/dev/null
 }
+
+# link_restore: both veth ends up again with the routes and neighbours a
+# link-down took (guest/rdma-setup.sh's), as networkd would put them back.
+link_restore() {
+        tb_run ip link set "$BETA_NETDEV" up
+        ip link set "$ALPHA_NETDEV" up
+        ip route replace "$ALPHA_ADDR" dev "$BETA_NETDEV" src "$BETA_ADDR" table 101
+        ip route replace "$BETA_ADDR" dev "$ALPHA_NETDEV" src "$ALPHA_ADDR" table 102
+        ip neigh replace "$BETA_ADDR" lladdr "$(cat "/sys/class/net/$BETA_NETDEV/address")" \
+                dev "$ALPHA_NETDEV" nud permanent
+        ip neigh replace "$ALPHA_ADDR" lladdr "$(cat "/sys/class/net/$ALPHA_NETDEV/address")" \
+                dev "$BETA_NETDEV" nud permanent
+}

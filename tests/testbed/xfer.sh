@@ -92,3 +92,9 @@ job_field() {
 job_in_state() {
         xferctl status "$1" 2>/dev/null | grep -qiE "state:? *$2"
 }
+
+# beta_back SINCE: beta has logged, since SINCE (seconds since the epoch),
+# that it listens on its RDMA device again (after losing it).
+beta_back() {
+        journalctl -u "$BETA_UNIT" --no-pager --since "@${1%.*}" | grep -q "is back: listening"
+}

@@ -24,21 +24,11 @@ peers_configure peer_timeout=$T retry_max=0
 start_peers
 alpha_pid=$(systemctl show -P MainPID "$ALPHA_UNIT")
 beta_pid=$(systemctl show -P MainPID "$BETA_UNIT")
-na=$ALPHA_NETDEV nb=$BETA_NETDEV
+nb=$BETA_NETDEV
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 beta_ctl() { xferctl --socket "$BETA_SOCK" "$@"; }
-
-# The link back, with what a link-down took: routes and neighbours.
-link_up() {
-        tb_run ip link set "$nb" up
-        ip link set "$na" up
-        ip route replace "$ALPHA_ADDR" dev "$nb" src "$BETA_ADDR" table 101
-        ip route replace "$BETA_ADDR" dev "$na" src "$ALPHA_ADDR" table 102
-        ip neigh replace "$BETA_ADDR" lladdr "$(cat "/sys/class/net/$nb/address")" dev "$na" nud permanent
-        ip neigh replace "$ALPHA_ADDR" lladdr "$(cat "/sys/class/net/$na/address")" dev "$nb" nud permanent
-}
 
 # rdma link del must return: it waits for every process to let go.
 device_del() {
@@ -53,9 +43,6 @@ device_add() {
         wait_for 30 rdma_active "$BETA_DEV" || tb_fail "$BETA_DEV not ACTIVE"
 }
 
-beta_back() {
-        journalctl -u "$BETA_UNIT" --no-pager --since "@${1%.*}" | grep -q "is back: listening"
-}
 
 both_serve() {
         timeout 5 xferctl list >/dev/null || tb_fail "alpha's control socket did not answer"
@@ -92,7 +79,7 @@ journalctl -u "$BETA_UNIT" -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" | gre
 both_serve
 
 tb_log "link back up; the device re-created, as a driver reload would"
-link_up
+link_restore
 t1=$(now)
 device_del
 device_add

@@ -20,7 +20,7 @@ T=5
 # Small delays keep it lean: 1 s, then 2 s between attempts.
 peers_configure peer_timeout=$T retry_max=30 retry_window=180 retry_delay_max=2
 start_peers
-na=$ALPHA_NETDEV nb=$BETA_NETDEV
+nb=$BETA_NETDEV
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -45,18 +45,7 @@ attempts_of() {
                          /^$/ { if (r != "") print a, r; a = ""; r = "" } END { if (r != "") print a, r }'
 }
 
-link_up() {
-        tb_run ip link set "$nb" up
-        ip link set "$na" up
-        ip route replace "$ALPHA_ADDR" dev "$nb" src "$BETA_ADDR" table 101
-        ip route replace "$BETA_ADDR" dev "$na" src "$ALPHA_ADDR" table 102
-        ip neigh replace "$BETA_ADDR" lladdr "$(cat "/sys/class/net/$nb/address")" dev "$na" nud permanent
-        ip neigh replace "$ALPHA_ADDR" lladdr "$(cat "/sys/class/net/$na/address")" dev "$nb" nud permanent
-}
 
-beta_back() {
-        journalctl -u "$BETA_UNIT" --no-pager --since "@${1%.*}" | grep -q "is back: listening"
-}
 
 tb_log "a. the receiver is stopped: the job retries until it is back"
 tb_run systemctl stop "$BETA_UNIT"
@@ -114,7 +103,7 @@ wait_for $((T + 10)) bash -c "xferctl status $id --json | grep -qE '\"attempt\":
 tb_log "after $(secs "$t0" "$(now)") s: $(xferctl status "$id" | grep -E '^(state|attempt|failure):' | tr '\n' ' ')"
 journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "attempt 1 of" | sed 's/^/    alpha: /' || true
 sleep "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { d = 15 - (b - a); print (d > 0 ? d : 0) }')"
-link_up
+link_restore
 t1=$(now)
 tb_run timeout 60 rdma link del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"
 tb_run rdma link add "$BETA_DEV" type rxe netdev "$nb" || tb_fail "rdma link add"
