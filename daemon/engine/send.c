@@ -252,7 +252,8 @@ static void send_timeout(struct xfer *b)
                 case XFER_PACE_OK:
                         return;
                 case XFER_PACE_DISK:
-                        send_fail(s, WIRE_E_IO, "%s", why);
+                        /* Our own file: another attempt would meet it too. */
+                        send_disk_fail(s);
                         return;
                 case XFER_PACE_SLOW:
                         send_fail(s, WIRE_E_PROTOCOL, "receiver too slow: %s", why);
