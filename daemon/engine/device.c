@@ -296,6 +296,8 @@ void engine_device_lost(struct engine *e, const char *fmt, ...)
         va_end(ap);
         e->dev_state = ENGINE_DEV_LOST;
         e->dev_lost_usec = clock_usec(CLOCK_MONOTONIC);
+        /* The kernel has closed the ids of a removed device itself. */
+        reaper_park(e->reaper, false);
         e->dev_stuck_said = false;
         if (e->async_ev)
                 event_del(e->async_ev);
@@ -354,6 +356,8 @@ static void device_port_down(struct engine *e, unsigned int port)
         unsigned int n;
 
         snprintf(text, sizeof(text), "RDMA port %s/%u went down", e->dev_name, port);
+        /* Their ids wait for the port (reaper.h says why). */
+        reaper_park(e->reaper, true);
         n = device_kill_all(e, text);
         log_err("%s: failed %u transfer(s)", text, n);
 }
@@ -379,6 +383,7 @@ static void device_on_async(evutil_socket_t fd, short what, void *arg)
                         break;
                 case IBV_EVENT_PORT_ACTIVE:
                         log_notice("RDMA port %s/%u is active", e->dev_name, port);
+                        reaper_park(e->reaper, false);
                         break;
                 case IBV_EVENT_DEVICE_FATAL:
                         engine_device_lost(e, "RDMA device %s failed (fatal device event)", e->dev_name);

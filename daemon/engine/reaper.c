@@ -33,6 +33,7 @@ struct reaper {
         pthread_cond_t cond;
         struct reaper_item *head, **tail;       /* under mutex */
         bool quit;                              /* under mutex */
+        bool parked;                            /* under mutex: destroy nothing for now */
         uint64_t busy_since;                    /* under mutex */
         int efd;                                /* worker -> loop: ids destroyed */
         struct event *ev;
@@ -50,7 +51,7 @@ static void *reaper_main(void *arg)
                 struct reaper_item *it;
                 uint64_t t0, took, one = 1;
 
-                while (!r->head && !r->quit)
+                while ((!r->head || r->parked) && !r->quit)
                         pthread_cond_wait(&r->cond, &r->mutex);
                 if (!r->head)
                         break;
@@ -151,6 +152,7 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms)
 
                 pthread_mutex_lock(&r->mutex);
                 r->quit = true;
+                r->parked = false;
                 pthread_cond_signal(&r->cond);
                 pthread_mutex_unlock(&r->mutex);
                 reaper_timeout_at(&ts, timeout_ms);
@@ -202,6 +204,14 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id)
         pthread_mutex_lock(&r->mutex);
         *r->tail = it;
         r->tail = &it->next;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->mutex);
+}
+
+void reaper_park(struct reaper *r, bool parked)
+{
+        pthread_mutex_lock(&r->mutex);
+        r->parked = parked;
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->mutex);
 }

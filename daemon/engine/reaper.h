@@ -32,6 +32,14 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms);
  */
 void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id);
 
+/*
+ * Parked, the worker destroys nothing and ids wait in the queue: while a
+ * port is down, destroying an established id makes ib_cm send a DREQ that
+ * never completes, and the destroy (then the device's removal) waits for
+ * it for ever. Unparked when the port is back or the device goes.
+ */
+void reaper_park(struct reaper *r, bool parked);
+
 /* Ids queued or being destroyed. */
 unsigned int reaper_pending(const struct reaper *r);
 /* Microseconds (CLOCK_MONOTONIC) the current destroy started, 0 when idle. */

@@ -116,6 +116,16 @@ int main(void)
         run_loop(base, 5000);
         ok(destroyed == 9 && drained_calls == 1, "a later id is destroyed and drains again");
 
+        /* Parked (a port is down): ids wait, and go once unparked. */
+        drained_calls = 0;
+        reaper_park(r, true);
+        reaper_destroy_id(r, fake_id());
+        run_loop(base, 200);
+        ok(destroyed == 9 && reaper_pending(r) == 1, "parked: the id waits in the queue");
+        reaper_park(r, false);
+        run_loop(base, 5000);
+        ok(destroyed == 10 && drained_calls == 1, "unparked: destroyed, and the loop hears");
+
         /* Freeing with a destroy stuck for good: bounded, and says so. */
         gate(false);
         reaper_destroy_id(r, fake_id());
@@ -125,7 +135,7 @@ int main(void)
         took = clock_usec(CLOCK_MONOTONIC) - t0;
         ok(took >= 250000 && took < 2000000, "reaper_free with a stuck destroy returns after its "
            "timeout (%llu us)", (unsigned long long)took);
-        ok(destroyed == 9, "the stuck one was not counted as destroyed");
+        ok(destroyed == 10, "the stuck one was not counted as destroyed");
 
         /* A fresh reaper frees at once when idle; NULL is safe. */
         gate(true);
@@ -136,7 +146,7 @@ int main(void)
         took = clock_usec(CLOCK_MONOTONIC) - t0;
         ok(took < 1000000, "an idle reaper frees without waiting out its timeout (%llu us)",
            (unsigned long long)took);
-        ok(destroyed >= 10, "the queued id was destroyed before the free returned");
+        ok(destroyed >= 11, "the queued id was destroyed before the free returned");
         reaper_free(NULL, 0);
         ok(true, "reaper_free(NULL) is a no-op");
 
