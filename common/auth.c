@@ -336,6 +336,22 @@ int auth_accept_verify(const struct auth_session *s, const struct wire_accept *a
                           a->mac, WIRE_MAC_SIZE);
 }
 
+void auth_next_offer_mac(const struct auth_session *s, const struct wire_offer *o,
+                         uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_next_offer_mac_input(in, sizeof(in), o), mac);
+}
+
+int auth_next_offer_verify(const struct auth_session *s, const struct wire_offer *o)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_next_offer_mac_input(in, sizeof(in), o),
+                          o->mac, WIRE_MAC_SIZE);
+}
+
 void auth_lane_tag(const struct auth_session *s, const struct wire_binding *b,
                    const struct wire_hello *h, uint8_t tag[WIRE_TAG_SIZE])
 {

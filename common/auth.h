@@ -65,6 +65,10 @@ void auth_session_clear(struct auth_session *s);        /* wipes the key */
 void auth_accept_mac(const struct auth_session *s, const struct wire_accept *a,
                      uint8_t mac[WIRE_MAC_SIZE]);
 int auth_accept_verify(const struct auth_session *s, const struct wire_accept *a);
+/* A later offer of the session (file > 0; wire.h). */
+void auth_next_offer_mac(const struct auth_session *s, const struct wire_offer *o,
+                         uint8_t mac[WIRE_MAC_SIZE]);
+int auth_next_offer_verify(const struct auth_session *s, const struct wire_offer *o);
 void auth_lane_tag(const struct auth_session *s, const struct wire_binding *b,
                    const struct wire_hello *h, uint8_t tag[WIRE_TAG_SIZE]);
 int auth_lane_verify(const struct auth_session *s, const struct wire_binding *b,

@@ -13,27 +13,28 @@
  * (magic u32, version u16, type u16, length u32, credits u32):
  *
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
- *           name_len u16, lanes u16, token[16], nonce[32], mac[32],
- *           name[name_len]
- *   ACCEPT  lanes u16, mac[32]
+ *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
+ *           token[16], nonce[32], mac[32], name[name_len]
+ *   ACCEPT  lanes u16, file u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
- *   END     bytes u64, digest[16], mac[32]
- *   RESULT  status u16, text_len u16, bytes u64, usec u64, mac[32], text[text_len]
+ *   END     file u32, bytes u64, digest[16], mac[32]
+ *   RESULT  status u16, text_len u16, file u32, bytes u64, usec u64, mac[32], text[text_len]
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
-#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
-#define WIRE_ACCEPT_LEN         (2 + WIRE_MAC_SIZE)
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
+#define WIRE_ACCEPT_LEN         (2 + 4 + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
-#define WIRE_END_LEN            (8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
-#define WIRE_RESULT_FIXED       (2 + 2 + 8 + 8 + WIRE_MAC_SIZE)
+#define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
+#define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + WIRE_MAC_SIZE)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
  * a prefix of another. */
 #define WIRE_LABEL_OFFER        "rdmaxfer-v3 sender offer"
+#define WIRE_LABEL_NEXT         "rdmaxfer-v3 sender next offer"
 #define WIRE_LABEL_SESSION      "rdmaxfer-v3 session"
 #define WIRE_LABEL_ACCEPT       "rdmaxfer-v3 receiver accept"
 #define WIRE_LABEL_LANE         "rdmaxfer-v3 sender lane"
@@ -235,6 +236,8 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 if (m->offer.lanes == 0 || m->offer.lanes > WIRE_LANES_MAX)
                         return -EINVAL;
+                if (m->offer.job_files == 0 || m->offer.file >= m->offer.job_files)
+                        return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
         case WIRE_ACCEPT:
@@ -286,6 +289,9 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, m->offer.flags);
                 bytes_put_u16(&o, (uint16_t)n);
                 bytes_put_u16(&o, m->offer.lanes);
+                bytes_put_u32(&o, m->offer.file);
+                bytes_put_u32(&o, m->offer.job_files);
+                bytes_put_u64(&o, m->offer.job_bytes);
                 bytes_put_mem(&o, m->offer.token, WIRE_TOKEN_SIZE);
                 bytes_put_mem(&o, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
@@ -293,6 +299,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 break;
         case WIRE_ACCEPT:
                 bytes_put_u16(&o, m->accept.lanes);
+                bytes_put_u32(&o, m->accept.file);
                 bytes_put_mem(&o, m->accept.mac, WIRE_MAC_SIZE);
                 break;
         case WIRE_REFUSE:
@@ -302,6 +309,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->refuse.text, n);
                 break;
         case WIRE_END:
+                bytes_put_u32(&o, m->end.file);
                 bytes_put_u64(&o, m->end.bytes);
                 bytes_put_mem(&o, m->end.digest, WIRE_DIGEST_SIZE);
                 bytes_put_mem(&o, m->end.mac, WIRE_MAC_SIZE);
@@ -310,6 +318,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 n = strlen(m->result.text);
                 bytes_put_u16(&o, m->result.status);
                 bytes_put_u16(&o, (uint16_t)n);
+                bytes_put_u32(&o, m->result.file);
                 bytes_put_u64(&o, m->result.bytes);
                 bytes_put_u64(&o, m->result.usec);
                 bytes_put_mem(&o, m->result.mac, WIRE_MAC_SIZE);
@@ -357,12 +366,16 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->offer.flags = bytes_get_u16(&in);
                 n = bytes_get_u16(&in);
                 m->offer.lanes = bytes_get_u16(&in);
+                m->offer.file = bytes_get_u32(&in);
+                m->offer.job_files = bytes_get_u32(&in);
+                m->offer.job_bytes = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->offer.token, WIRE_TOKEN_SIZE);
                 bytes_get_mem(&in, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
-                    m->offer.lanes > WIRE_LANES_MAX)
+                    m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
+                    m->offer.file >= m->offer.job_files)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -371,6 +384,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (plen != WIRE_ACCEPT_LEN)
                         return -EBADMSG;
                 m->accept.lanes = bytes_get_u16(&in);
+                m->accept.file = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->accept.mac, WIRE_MAC_SIZE);
                 if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
                         return -EBADMSG;
@@ -392,6 +406,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
         case WIRE_END:
                 if (plen != WIRE_END_LEN)
                         return -EBADMSG;
+                m->end.file = bytes_get_u32(&in);
                 m->end.bytes = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->end.digest, WIRE_DIGEST_SIZE);
                 bytes_get_mem(&in, m->end.mac, WIRE_MAC_SIZE);
@@ -401,6 +416,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         return -EBADMSG;
                 m->result.status = bytes_get_u16(&in);
                 n = bytes_get_u16(&in);
+                m->result.file = bytes_get_u32(&in);
                 m->result.bytes = bytes_get_u64(&in);
                 m->result.usec = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->result.mac, WIRE_MAC_SIZE);
@@ -471,6 +487,23 @@ static int wire_mac_done(const struct bytes_out *out, size_t total)
         return (int)total;
 }
 
+/* An OFFER's fields but the MAC, in wire order. */
+static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer *o, size_t n)
+{
+        bytes_put_u64(out, o->transfer_id);
+        bytes_put_u64(out, o->size);
+        bytes_put_u32(out, o->chunk_size);
+        bytes_put_u16(out, o->flags);
+        bytes_put_u16(out, (uint16_t)n);
+        bytes_put_u16(out, o->lanes);
+        bytes_put_u32(out, o->file);
+        bytes_put_u32(out, o->job_files);
+        bytes_put_u64(out, o->job_bytes);
+        bytes_put_mem(out, o->token, WIRE_TOKEN_SIZE);
+        bytes_put_mem(out, o->nonce, WIRE_NONCE_SIZE);
+        bytes_put_mem(out, o->name, n);
+}
+
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
                          const struct wire_binding *b, const struct wire_offer *o)
 {
@@ -490,15 +523,24 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_
         bytes_put_mem(&out, WIRE_LABEL_OFFER, WIRE_LABEL_LEN(WIRE_LABEL_OFFER));
         bytes_put_mem(&out, rnonce, WIRE_NONCE_SIZE);
         wire_put_binding(&out, b);
-        bytes_put_u64(&out, o->transfer_id);
-        bytes_put_u64(&out, o->size);
-        bytes_put_u32(&out, o->chunk_size);
-        bytes_put_u16(&out, o->flags);
-        bytes_put_u16(&out, (uint16_t)n);
-        bytes_put_u16(&out, o->lanes);
-        bytes_put_mem(&out, o->token, WIRE_TOKEN_SIZE);
-        bytes_put_mem(&out, o->nonce, WIRE_NONCE_SIZE);
-        bytes_put_mem(&out, o->name, (size_t)n);
+        wire_put_offer_fields(&out, o, (size_t)n);
+        return wire_mac_done(&out, total);
+}
+
+int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total;
+        int n;
+
+        n = wire_str_len(o->name, sizeof(o->name), 1, WIRE_NAME_MAX);
+        if (n < 0)
+                return n;
+        total = WIRE_LABEL_LEN(WIRE_LABEL_NEXT) + (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_NEXT, WIRE_LABEL_LEN(WIRE_LABEL_NEXT));
+        wire_put_offer_fields(&out, o, (size_t)n);
         return wire_mac_done(&out, total);
 }
 
@@ -517,12 +559,13 @@ int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SI
 int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a)
 {
         struct bytes_out out = BYTES_OUT(buf, cap);
-        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + 2;
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + 2 + 4;
 
         if (!buf || cap < total)
                 return -EMSGSIZE;
         bytes_put_mem(&out, WIRE_LABEL_ACCEPT, WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT));
         bytes_put_u16(&out, a->lanes);
+        bytes_put_u32(&out, a->file);
         return wire_mac_done(&out, total);
 }
 
@@ -545,7 +588,7 @@ int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
 int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e)
 {
         struct bytes_out out = BYTES_OUT(buf, cap);
-        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_END) + 2 + 8 + WIRE_DIGEST_SIZE;
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_END) + 2 + 4 + 8 + WIRE_DIGEST_SIZE;
 
         if (lane >= WIRE_LANES_MAX)
                 return -EINVAL;
@@ -553,6 +596,7 @@ int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wi
                 return -EMSGSIZE;
         bytes_put_mem(&out, WIRE_LABEL_END, WIRE_LABEL_LEN(WIRE_LABEL_END));
         bytes_put_u16(&out, (uint16_t)lane);
+        bytes_put_u32(&out, e->file);
         bytes_put_u64(&out, e->bytes);
         bytes_put_mem(&out, e->digest, WIRE_DIGEST_SIZE);
         return wire_mac_done(&out, total);
@@ -576,6 +620,7 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
         bytes_put_u16(&out, (uint16_t)lane);
         bytes_put_u16(&out, r->status);
         bytes_put_u16(&out, (uint16_t)n);
+        bytes_put_u32(&out, r->file);
         bytes_put_u64(&out, r->bytes);
         bytes_put_u64(&out, r->usec);
         bytes_put_mem(&out, r->text, (size_t)n);

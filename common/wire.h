@@ -13,13 +13,34 @@
  *
  * Then, over the QP:
  *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, the
- *                 sender's nonce Ns, MAC (with a key)
- *   R->S  ACCEPT  lanes granted, MAC; or REFUSE (status + text)
+ *                 sender's nonce Ns, the file's index in the session and
+ *                 the job's totals (files, bytes), MAC (with a key)
+ *   R->S  ACCEPT  lanes granted, the file's index, MAC; or REFUSE (status + text)
  *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
  *                 payload = raw file bytes at offset seq * chunk_size
  *   R->S  CREDIT  more receive slots are posted for you
- *   S->R  END     the lane's bytes + XXH3-128 of the lane's bytes, in order, MAC
- *   R->S  RESULT  status of verify + publish, receiver's byte count and time, MAC
+ *   S->R  END     the file's index, the lane's bytes + XXH3-128 of the
+ *                 lane's bytes, in order, MAC
+ *   R->S  RESULT  the file's index, status of verify + publish, receiver's
+ *                 byte count and time, MAC
+ *
+ * Sessions (version 4): one job of several files is one session over the
+ * same connections. The first OFFER (file 0) announces the job's totals,
+ * job_files >= 1 and job_bytes, which the receiver checks against its
+ * limits before any data moves; a single-file send is a session of one.
+ * After file i's RESULT "ok" (on lane 0 only, unless it is the last), the
+ * sender makes the OFFER of file i + 1 on lane 0, on the lanes already
+ * connected: its lanes field must be the session's (the first ACCEPT's),
+ * its chunk size the first offer's, its token and nonce zero; the ACCEPT
+ * grants the same lanes. Chunk sequence numbers start at 0 for each file;
+ * every lane carries its run of that file (a run may be empty: the lane
+ * sends only its END). The file index in ACCEPT, END and RESULT says which
+ * file a message is about, so the next step may pipeline the next OFFER
+ * while data flows, and pack small files into one chunk (the data path
+ * would then carry the index too); this version does neither: one file at
+ * a time. The last file's RESULT goes on every lane and ends the session
+ * (the sender hangs up); any failure or REFUSE ends it too. A session
+ * whose connections drop before its last RESULT is a failed job.
  *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
@@ -41,20 +62,26 @@
  *             port (u16). Not the sender's port: that one is ephemeral.
  *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v3 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
+ *   next      a later OFFER of the session (file > 0):
+ *   OFFER     mac = HMAC-SHA256(S, "rdmaxfer-v3 sender next offer" ||
+ *             the offer's fields but the mac)
  *   session   S = HKDF-SHA256(IKM K, salt Nr || Ns,
  *             info "rdmaxfer-v3 session" || the OFFER's mac), 32 bytes
- *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver accept" || lanes)
+ *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver accept" || lanes ||
+ *             file)
  *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v3 sender lane" ||
  *             binding(that lane) || flags || lane || token), first 16 bytes
  *   END       mac = HMAC-SHA256(S, "rdmaxfer-v3 sender end" || lane ||
- *             bytes || digest)
+ *             file || bytes || digest)
  *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver result" || lane ||
- *             status || text_len || bytes || usec || text)
+ *             status || text_len || file || bytes || usec || text)
  *
  * Each side's nonce makes every proof fresh; the labels name the role and
  * the message, so no proof passes for another; the binding ties the offer
  * (and through S everything after it) to the two hosts, so a host that
- * relays one peer's messages to another is refused. S proves the receiver
+ * relays one peer's messages to another is refused. The file index in
+ * the later messages keeps one file's proof from passing for another's
+ * within a session. S proves the receiver
  * holds K too: the sender sends no data before a good ACCEPT and counts a
  * transfer done only on a good RESULT "ok". The data itself is not MACed
  * (that would cost per byte): END's digest is XXH3, which detects
@@ -75,7 +102,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            3
+#define WIRE_VERSION            4       /* 4: sessions of several files */
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
@@ -179,6 +206,9 @@ struct wire_offer {
         uint32_t chunk_size;    /* bytes per data message (last may be short) */
         uint16_t flags;         /* reserved, 0 */
         uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
+        uint32_t file;          /* index in the session, < job_files */
+        uint32_t job_files;     /* files in the whole job, >= 1 */
+        uint64_t job_bytes;     /* bytes in the whole job */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the sender's (Ns); zero without a key */
         uint8_t mac[WIRE_MAC_SIZE];
@@ -187,6 +217,7 @@ struct wire_offer {
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
+        uint32_t file;          /* the offer's */
         uint8_t mac[WIRE_MAC_SIZE];
 };
 
@@ -196,6 +227,7 @@ struct wire_refuse {
 };
 
 struct wire_end {
+        uint32_t file;
         uint64_t bytes;
         uint8_t digest[WIRE_DIGEST_SIZE];
         uint8_t mac[WIRE_MAC_SIZE];
@@ -203,6 +235,7 @@ struct wire_end {
 
 struct wire_result {
         uint16_t status;
+        uint32_t file;          /* the offer's it answers */
         uint64_t bytes;         /* bytes the receiver got (the file size on success) */
         uint64_t usec;          /* receiver's first-to-last data time */
         uint8_t mac[WIRE_MAC_SIZE];
@@ -240,7 +273,8 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * Control messages. Encoders return the encoded length (header included,
  * at most WIRE_CTRL_MAX) or -EMSGSIZE when @cap is too small, -EINVAL when a
  * field is out of range (name empty or too long, text too long, OFFER with
- * chunk_size 0 or lanes outside 1 .. WIRE_LANES_MAX, ACCEPT with lanes 0,
+ * chunk_size 0 or lanes outside 1 .. WIRE_LANES_MAX or job_files 0 or
+ * file >= job_files, ACCEPT with lanes 0,
  * unknown type).
  * wire_decode() checks magic, version, type and that the length matches
  * the type exactly, and that strings are NUL-free and in bounds; returns 0,
@@ -271,6 +305,7 @@ int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
 #define WIRE_MAC_INPUT_MAX      512
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
                          const struct wire_binding *b, const struct wire_offer *o);
+int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o);
 int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SIZE]);
 int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a);
 int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,

@@ -121,7 +121,7 @@ enum engine_phase {
 };
 
 enum engine_outcome {
-        ENGINE_DONE = 0,                /* the receiver verified and published the file */
+        ENGINE_DONE = 0,                /* the receiver verified and published every file */
         ENGINE_FAILED,
         ENGINE_CANCELLED,
 };
@@ -138,8 +138,9 @@ struct engine_result {
          */
         bool transient;
         const char *text;               /* why, for people; "" when nothing to say */
-        uint64_t bytes;                 /* acknowledged by the receiver */
+        uint64_t bytes;                 /* acknowledged by the receiver, every file's */
         uint64_t usec;                  /* first post to last completion */
+        uint32_t files;                 /* files the receiver verified and published */
 };
 
 struct engine_progress {
@@ -147,11 +148,32 @@ struct engine_progress {
         uint64_t usec;                  /* since the first post */
 };
 
+/* One file of a job: engine_send_req's first, ops->next's after it. */
+struct engine_send_file {
+        int fd;                         /* the engine duplicates it */
+        uint64_t size;
+        const char *name;               /* name to publish under */
+};
+
 /* The owner may call engine_send_cancel() and engine_send_progress() from
- * inside phase; after done, the handle is gone. */
+ * inside phase, file_done and next; after done, the handle is gone. */
 struct engine_send_ops {
-        /* The transfer moved on (SENDING, then VERIFYING; both may be skipped). */
+        /* The transfer moved on (SENDING with the first file's data, then
+         * VERIFYING once the last file's is all acknowledged; both may be
+         * skipped). */
         void (*phase)(void *owner, enum engine_phase phase);
+        /*
+         * A job of several files (engine_send_req.files > 1) is one session
+         * over the same connections (wire.h), one file at a time. Once
+         * file @index - 1 is published, the engine asks for file @index
+         * (1 .. files - 1): fill @f (copied during the call) and return 0,
+         * or -errno to fail the job there (not transient: @text in the
+         * result says "file N: ..."). Required when files > 1.
+         */
+        int (*next)(void *owner, uint32_t index, struct engine_send_file *f);
+        /* File @index (0 .. files - 1) was verified and published by the
+         * receiver, @bytes long (optional). Before done for the last. */
+        void (*file_done)(void *owner, uint32_t index, uint64_t bytes);
         /* Exactly once, from the loop, after the transfer released every
          * connection: the handle is gone when this returns. Buffers a
          * disk request that never came back reads into stay held until
@@ -163,9 +185,12 @@ struct engine_send_ops {
 struct engine_send_req {
         uint64_t id;                    /* the transfer id the receiver logs; an owner's retry
                                          * offers the same id again */
-        int fd;                         /* the file; the engine duplicates it */
+        int fd;                         /* the (first) file; the engine duplicates it */
         uint64_t size;
         const char *name;               /* leaf name to publish under */
+        uint32_t files;                 /* files in the job, ops->next gives the others; 0: 1 */
+        uint64_t job_bytes;             /* every file's size summed, announced to the receiver
+                                         * (its limits); with files <= 1: size */
         const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */
         socklen_t dst_len;
         const char *peer;               /* "host:port", for logs */

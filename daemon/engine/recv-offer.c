@@ -31,7 +31,9 @@
 static unsigned int recv_lanes_grant(const struct recv_xfer *x)
 {
         const struct xfer *b = &x->base;
-        uint64_t by_size = b->nchunks / RECV_LANE_MIN_CHUNKS;
+        /* The lanes serve the whole session: the job's bytes decide. */
+        uint64_t chunks = x->job_bytes / x->offer.chunk_size + (x->job_bytes % x->offer.chunk_size != 0);
+        uint64_t by_size = chunks / RECV_LANE_MIN_CHUNKS;
         unsigned int n = MIN((unsigned int)x->offer.lanes, xfer_lanes_share(b->e, b->ring->conns));
 
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
@@ -47,12 +49,21 @@ void recv_accept(struct recv_xfer *x)
         int r;
 
         b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
-        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
-        xfer_set_lanes(b, recv_lanes_grant(x));
-        xfer_lane_run(&l0->base);
-        l0->next_seq = l0->base.first_seq;
+        /* Lane 0 keeps what it has; it is due its part of the transfer's.
+         * A later file of the session keeps the lanes (wire.h). */
+        if (o->file == 0)
+                xfer_set_lanes(b, recv_lanes_grant(x));
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                struct recv_lane *l = recv_lane(x, k);
+
+                if (!l)
+                        continue;       /* joins later, and takes its run then */
+                xfer_lane_run(&l->base);
+                l->next_seq = l->base.first_seq;
+        }
         xfer_set_state(b, XFER_DATA);
         m.accept.lanes = (uint16_t)b->nlanes;
+        m.accept.file = o->file;
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = recv_credits_take(l0);
@@ -61,8 +72,16 @@ void recv_accept(struct recv_xfer *x)
                 recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
                 return;
         }
-        b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        x->t_file = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        if (o->file == 0)
+                b->t_start = x->t_file;
         xfer_arm_deadline(b);
+        if (o->file > 0) {
+                recv_lanes_flush(x);
+                log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ")",
+                          b->peer, o->name, o->size, o->file + 1, o->job_files, o->transfer_id);
+                return;
+        }
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
                  b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
                  b->nlanes == 1 ? "" : "s", o->transfer_id);
@@ -99,10 +118,56 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "chunk size out of range");
                 return WIRE_E_PROTOCOL;
         }
+        if (o->file != 0 || o->size > o->job_bytes) {
+                snprintf(text, len, "the first offer of a session is not its first file");
+                return WIRE_E_PROTOCOL;
+        }
         /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
         if (o->size / o->chunk_size + (o->size % o->chunk_size != 0) > UINT32_MAX) {
                 snprintf(text, len, "more than 2^32 chunks");
                 return WIRE_E_TOO_LARGE;
+        }
+        if (e->cfg->max_file_size && o->size > e->cfg->max_file_size) {
+                char limit[32];
+
+                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_file_size);
+                snprintf(text, len, "%" PRIu64 " bytes is over the receiver's max_file_size of %s",
+                         o->size, limit);
+                return WIRE_E_TOO_LARGE;
+        }
+        return WIRE_OK;
+}
+
+/* A later offer of the session: WIRE_OK, or the refusal's status and @text. */
+static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire_offer *o,
+                                          char *text, size_t len)
+{
+        const struct xfer *b = &x->base;
+        const struct engine *e = b->e;
+        enum name_verdict nv = name_check(o->name, strlen(o->name));
+
+        text[0] = '\0';
+        if (b->session.on && auth_next_offer_verify(&b->session, o) < 0) {
+                snprintf(text, len, "the offer of file %u does not prove the session key", x->next_file + 1);
+                if (nv != NAME_OK)
+                        snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                return WIRE_E_AUTH;
+        }
+        if (o->file != x->next_file || o->job_files != x->job_files || o->job_bytes != x->job_bytes ||
+            o->chunk_size != x->chunk || o->lanes != b->nlanes) {
+                snprintf(text, len, "offer of file %u does not follow the session's", x->next_file + 1);
+                if (nv != NAME_OK)
+                        snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                return WIRE_E_PROTOCOL;
+        }
+        if (nv != NAME_OK) {
+                snprintf(text, len, "%s", name_verdict_str(nv));
+                snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                return WIRE_E_NAME;
+        }
+        if (o->size > x->job_bytes - x->offered) {
+                snprintf(text, len, "file %u: more bytes than the job announced", x->next_file + 1);
+                return WIRE_E_PROTOCOL;
         }
         if (e->cfg->max_file_size && o->size > e->cfg->max_file_size) {
                 char limit[32];
@@ -124,11 +189,28 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
 
         x->offer = *o;
         evtimer_del(x->base.timer);
+        if (x->next_file > 0) {
+                /* The session's next file: admitted, the lanes up. */
+                status = recv_check_next_offer(x, o, text, sizeof(text));
+                if (status != WIRE_OK) {
+                        recv_fail(x, status, text[0] ? text : NULL);
+                        return;
+                }
+                x->offered += o->size;
+                x->next_file++;
+                recv_file_open(x);
+                return;
+        }
         status = recv_check_offer(x, o, text, sizeof(text));
         if (status != WIRE_OK) {
                 recv_fail(x, status, text[0] ? text : NULL);
                 return;
         }
+        x->job_files = o->job_files;
+        x->job_bytes = o->job_bytes;
+        x->chunk = o->chunk_size;
+        x->offered = o->size;
+        x->next_file = 1;
         /* Only now, the offer valid (and proven, with a key), does the
          * transfer count against max_transfers and take its share. */
         r = recv_admit(x);

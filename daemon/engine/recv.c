@@ -150,16 +150,14 @@ static int recv_post_slot(struct recv_lane *l, uint32_t i)
         return 0;
 }
 
-static void recv_log(struct xfer *b)
+/* The journal entry of the file offered now, with @status. */
+static void recv_journal(struct recv_xfer *x, unsigned int status)
 {
-        struct recv_xfer *x = recv_xfer_of(b);
+        struct xfer *b = &x->base;
         char hex[DIGEST_HEX_SIZE];
-        bool ok = b->status == WIRE_OK;
+        bool ok = status == WIRE_OK;
 
-        /* Connections that never made an offer are not transfers. */
-        if (!x->offer.name[0])
-                return;
-        stats_tally_add(&b->e->recv_tally, false, b->status, x->offer.size);
+        stats_tally_add(&b->e->recv_tally, false, status, x->offer.size);
         if (ok)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
@@ -167,13 +165,24 @@ static void recv_log(struct xfer *b)
                 .id = x->offer.transfer_id,
                 .peer = b->peer,
                 .file = x->offer.name,
-                .bytes = ok ? x->offer.size : b->bytes,
-                .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
-                .status = b->status,
-                .text = b->text[0] ? b->text : NULL,
+                .bytes = ok ? x->offer.size : x->file_bytes,
+                .usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0,
+                .status = status,
+                .text = ok || !b->text[0] ? NULL : b->text,
                 .digest = ok ? hex : NULL,
-                .lanes = b->t_start ? b->nlanes : 0,
+                .lanes = x->t_file ? b->nlanes : 0,
         });
+}
+
+static void recv_log(struct xfer *b)
+{
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        /* Connections that never made an offer are not transfers; nor is
+         * a session's wait between two files. */
+        if (!x->offer.name[0])
+                return;
+        recv_journal(x, b->status);
 }
 
 /* The deadline (xfer_arm_deadline) or the linger after the verdict. */
@@ -194,8 +203,15 @@ static void recv_timeout(struct xfer *b)
                         }
                         return;
                 }
-                snprintf(text, sizeof(text), "no offer within %u s",
-                         recv_offer_timeout(recv_xfer_of(b)));
+                if (x->next_file > 0) {
+                        /* Between two files of a session. */
+                        if (!xfer_peer_silent(b))
+                                return;
+                        snprintf(text, sizeof(text), "no offer of file %u within %u s", x->next_file + 1,
+                                 sec);
+                } else {
+                        snprintf(text, sizeof(text), "no offer within %u s", recv_offer_timeout(x));
+                }
                 recv_abort(b, WIRE_E_PROTOCOL, text);
                 return;
         case XFER_FINISHING:
@@ -250,8 +266,9 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
         } else {
                 m.type = WIRE_RESULT;
                 m.result.status = status;
-                m.result.bytes = status == WIRE_OK ? x->offer.size : b->bytes;
-                m.result.usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0;
+                m.result.file = x->offer.file;
+                m.result.bytes = status == WIRE_OK ? x->offer.size : x->file_bytes;
+                m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
                 snprintf(m.result.text, sizeof(m.result.text), "%.*s", WIRE_TEXT_MAX, b->text);
         }
         xfer_set_state(b, XFER_CLOSING);
@@ -449,11 +466,81 @@ struct recv_xfer *recv_of_file_req(struct io_req *req)
         return container_of(req, struct recv_xfer, file_req);
 }
 
+void recv_lanes_flush(struct recv_xfer *x)
+{
+        for (unsigned int k = 1; k < x->base.nlanes && x->base.state == XFER_DATA; k++) {
+                struct recv_lane *l = recv_lane(x, k);
+
+                if (l && !l->base.conn.reaping)
+                        recv_flush_credits(l, true);
+        }
+}
+
+/*
+ * A file of the session published, and more to come: its RESULT on lane 0
+ * (with every credit lane 0 held back, so the next offer has one), then
+ * wait for the next OFFER over the same lanes.
+ */
+static void recv_next_file(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        struct recv_lane *l0 = recv_lane(x, 0);
+        struct wire_msg m = { .type = WIRE_RESULT };
+        int r;
+
+        recv_journal(x, WIRE_OK);
+        m.credits = l0->credits_pending;
+        l0->credits_pending = 0;
+        m.result.status = WIRE_OK;
+        m.result.file = x->offer.file;
+        m.result.bytes = x->offer.size;
+        m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
+        if (b->session.on)
+                auth_result_mac(&b->session, 0, &m.result, m.result.mac);
+        r = conn_send_ctrl(&l0->base.conn, &m);
+        if (r < 0) {
+                l0->credits_pending += m.credits;
+                recv_abort(b, WIRE_E_INTERNAL, "cannot send the result");
+                return;
+        }
+        /* Published under its name: our descriptor is no longer needed. */
+        safe_close(x->fd);
+        x->fd = -1;
+        x->bytes_written = x->file_bytes = 0;
+        x->publish_err = 0;
+        x->part[0] = '\0';
+        x->offer.name[0] = '\0';
+        b->nended = 0;
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                struct recv_lane *l = recv_lane(x, k);
+
+                if (!l)
+                        continue;
+                memset(&l->end, 0, sizeof(l->end));
+                if (xfer_lane_next_file(&l->base) < 0) {
+                        recv_abort(b, WIRE_E_INTERNAL, "out of memory");
+                        return;
+                }
+        }
+        xfer_set_state(b, XFER_OFFER);
+        xfer_arm_deadline(b);
+}
+
 void recv_published(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
 
-        log_info("%s: received %s (%" PRIu64 " bytes)", b->peer, x->offer.name, x->offer.size);
+        if (x->offer.file + 1 < x->job_files) {
+                log_debug("%s: received %s (%" PRIu64 " bytes, file %u of %u)", b->peer, x->offer.name,
+                          x->offer.size, x->offer.file + 1, x->job_files);
+                recv_next_file(x);
+                return;
+        }
+        if (x->job_files > 1)
+                log_info("%s: received %u files, the last %s (%" PRIu64 " bytes)", b->peer, x->job_files,
+                         x->offer.name, x->offer.size);
+        else
+                log_info("%s: received %s (%" PRIu64 " bytes)", b->peer, x->offer.name, x->offer.size);
         recv_verdict(x, WIRE_OK, NULL);
 }
 
@@ -493,7 +580,7 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
                 recv_abort(b, WIRE_E_AUTH, text);
                 return;
         }
-        if (l->base.ended || l->next_seq != l->base.end_seq ||
+        if (l->base.ended || end->file != x->offer.file || l->next_seq != l->base.end_seq ||
             end->bytes != wire_run_bytes(x->offer.size, x->offer.chunk_size, l->base.first_seq,
                                          l->base.end_seq)) {
                 recv_abort(b, WIRE_E_SIZE, "sender's byte count differs");
@@ -503,7 +590,7 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
         l->base.ended = true;
         if (++b->nended < b->nlanes)
                 return;
-        if (b->bytes != x->offer.size) {
+        if (x->file_bytes != x->offer.size) {
                 recv_abort(b, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }
@@ -569,6 +656,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         }
         l->next_seq++;
         b->bytes += len;
+        x->file_bytes += len;
         /* One clock read per chunk: data is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
 

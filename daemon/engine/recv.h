@@ -55,7 +55,15 @@ struct recv_lane {
 struct recv_xfer {
         struct xfer base;       /* first */
         bool admitted;          /* its offer was valid: lane 0 holds a share */
-        struct wire_offer offer;
+        struct wire_offer offer;        /* the file's; name empty between files */
+        /* The session (wire.h): what the first offer announced, and how far it got. */
+        uint32_t job_files;
+        uint64_t job_bytes;
+        uint32_t chunk;         /* every file's chunk size */
+        uint32_t next_file;     /* the index the next OFFER must carry */
+        uint64_t offered;       /* bytes of the files offered so far */
+        uint64_t file_bytes;    /* the file's data received */
+        uint64_t t_file;        /* usec: its ACCEPT */
         int fd;                 /* O_TMPFILE until published */
         uint64_t bytes_written;
         unsigned int writes;    /* in flight */
@@ -109,8 +117,11 @@ uint32_t recv_credits_take(struct recv_lane *l);
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
 struct recv_xfer *recv_of_file_req(struct io_req *req);
-/* Published: log it and send the RESULT. */
+/* Published: log it and send the RESULT; the session's next file, or its end. */
 void recv_published(struct recv_xfer *x);
+/* The ACCEPT of a later file of the session went out: the credits other
+ * lanes held back between files go now. */
+void recv_lanes_flush(struct recv_xfer *x);
 
 /* recv-offer.c */
 /* Lane 0's OFFER: checked, then REFUSE or, once space is reserved, ACCEPT. */

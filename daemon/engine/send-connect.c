@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "engine-private.h"
 #include "log.h"
 #include "send.h"
@@ -48,10 +49,9 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
         struct engine *e = b->e;
-        struct wire_msg m = { .type = WIRE_OFFER };
+        struct wire_offer *o = &s->offer;
         struct wire_welcome w;
         unsigned int sending = 0;
-        int r;
 
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
@@ -76,16 +76,21 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         }
         memcpy(b->nonce, w.nonce, sizeof(b->nonce));
 
-        m.offer.transfer_id = s->id;
-        m.offer.size = s->size;
-        m.offer.chunk_size = s->chunk;
+        *o = (struct wire_offer){
+                .transfer_id = s->id,
+                .size = s->size,
+                .chunk_size = s->chunk,
+                .file = 0,
+                .job_files = s->files,
+                .job_bytes = s->job_bytes,
+        };
         /* The receiver may grant fewer. */
-        for (struct xfer *o = xfer_first(e, XFER_SEND); o; o = o->next)
-                sending += o->state != XFER_CLOSING;
+        for (struct xfer *x = xfer_first(e, XFER_SEND); x; x = x->next)
+                sending += x->state != XFER_CLOSING;
         xfer_set_lanes(b, xfer_lanes_share(e, sending));
-        m.offer.lanes = (uint16_t)b->nlanes;
-        memcpy(m.offer.token, s->token, WIRE_TOKEN_SIZE);
-        snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->name);
+        o->lanes = (uint16_t)b->nlanes;
+        memcpy(o->token, s->token, WIRE_TOKEN_SIZE);
+        snprintf(o->name, sizeof(o->name), "%s", s->name);
         if (e->key->len) {
                 struct rdma_cm_id *id = l->base.conn.id;
                 struct wire_binding bd;
@@ -94,28 +99,48 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                         send_fail_permanent(s, WIRE_E_INTERNAL, "the connection's addresses are not IP addresses");
                         return;
                 }
-                auth_nonce(m.offer.nonce);
-                auth_offer_mac(e->key, b->nonce, &bd, &m.offer, m.offer.mac);
-                if (auth_session_derive(&b->session, e->key, b->nonce, &m.offer) < 0) {
+                auth_nonce(o->nonce);
+                auth_offer_mac(e->key, b->nonce, &bd, o, o->mac);
+                if (auth_session_derive(&b->session, e->key, b->nonce, o) < 0) {
                         send_fail(s, WIRE_E_INTERNAL, "deriving the session key failed");
                         return;
                 }
         }
-        r = conn_send_ctrl(&l->base.conn, &m);
-        if (r < 0) {
-                send_fail(s, WIRE_E_INTERNAL, "posting the offer: %s", strerror(-r));
-                return;
-        }
-        l->credits--;
         xfer_set_state(b, XFER_OFFER);
         xfer_arm_deadline(b);
+        send_post_offer(s);
+}
+
+/* Lane @k's run of this file; it is started (a new lane connects). */
+static int send_lane_start(struct engine_send *s, unsigned int k)
+{
+        struct xfer *b = &s->base;
+        struct send_lane *n = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+        int r;
+
+        if (!n) {
+                r = send_lane_new(s, k, &n);
+                if (r != 0)
+                        return r;
+                xfer_lane_add(&n->base);
+                xfer_lane_run(&n->base);
+                n->next_read = n->next_post = n->next_done = n->base.first_seq;
+                r = send_lane_connect(n);
+                if (r < 0)
+                        send_lane_drop(n);
+                return r;
+        }
+        xfer_lane_run(&n->base);
+        n->next_read = n->next_post = n->next_done = n->base.first_seq;
+        return 0;
 }
 
 void send_on_accept(struct send_lane *l, const struct wire_accept *a)
 {
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
-        struct send_lane *n;
+        /* Not DIV_ROUND_UP: job_bytes is the owner's, any u64. */
+        uint64_t job_chunks = s->job_bytes / s->chunk + (s->job_bytes % s->chunk != 0);
         int r;
 
         /* Nothing goes out before the receiver proved the key too. */
@@ -124,8 +149,15 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                                     "the pre-shared key");
                 return;
         }
-        /* Every lane must have a run of its own to carry. */
-        if (a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(b->nchunks, 1u)) {
+        if (a->file != s->file) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver accepted file %u, file %u was offered",
+                                    a->file + 1, s->file + 1);
+                return;
+        }
+        /* Every lane must have a run of its own to carry, over the job;
+         * the session's later files keep the lanes the first was granted. */
+        if (s->file == 0 ? a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(job_chunks, 1u) :
+            a->lanes != b->nlanes) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes,
                                     b->nlanes);
                 return;
@@ -133,34 +165,32 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
         xfer_set_lanes(b, a->lanes);
-        xfer_lane_run(&l->base);
-        l->next_read = l->next_post = l->next_done = l->base.first_seq;
         xfer_set_state(b, XFER_DATA);
-        if (s->ops->phase)
+        if (s->file == 0 && s->ops->phase)
                 s->ops->phase(s->owner, ENGINE_PHASE_SENDING);
         /* The owner may have cancelled from its callback. */
         if (b->state != XFER_DATA)
                 return;
-        if (b->nchunks == 0) {
-                send_accept_empty(l);
-                return;
-        }
-        for (unsigned int k = 1; k < b->nlanes && b->state == XFER_DATA; k++) {
-                r = send_lane_new(s, k, &n);
-                if (r == 0) {
-                        xfer_lane_add(&n->base);
-                        xfer_lane_run(&n->base);
-                        n->next_read = n->next_post = n->next_done = n->base.first_seq;
-                        r = send_lane_connect(n);
-                        if (r < 0)
-                                send_lane_drop(n);
-                }
+        s->ndone = 0;
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
+                r = send_lane_start(s, k);
                 if (r != 0) {
                         send_fail(s, WIRE_E_INTERNAL, "starting lane %u: %s", k, strerror(-r));
                         return;
                 }
+                /* A run of nothing (a file of fewer chunks than lanes): only its END. */
+                if (b->lane[k]->first_seq == b->lane[k]->end_seq)
+                        s->ndone++;
         }
-        send_pump(l);
+        if (b->state != XFER_DATA)
+                return;
+        if (b->t_start == 0 && s->ndone == b->nlanes)
+                b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++)
+                send_pump(send_lane_of(b->lane[k]));
+        /* Last: the owner may cancel from its callback. */
+        if (s->ndone == b->nlanes && b->state == XFER_DATA)
+                send_verifying(s);
 }
 
 /* A lane other than 0 is up: it sends its run as credits come. */
@@ -353,7 +383,8 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         struct send_lane *l;
         int r;
 
-        if (req->dst_len > sizeof(s->dst) || !ops || !ops->done)
+        if (req->dst_len > sizeof(s->dst) || !ops || !ops->done || (req->files > 1 && !ops->next) ||
+            (req->files > 1 && req->job_bytes < req->size))
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -369,6 +400,8 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         s->id = req->id;
         s->attempt = req->attempt;
         s->size = req->size;
+        s->files = MAX(req->files, 1u);
+        s->job_bytes = s->files > 1 ? req->job_bytes : req->size;
         snprintf(s->name, sizeof(s->name), "%s", req->name);
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */

@@ -19,6 +19,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "digest.h"
 #include "engine-private.h"
@@ -121,8 +123,15 @@ static void send_log(struct xfer *b)
         uint8_t d[WIRE_DIGEST_SIZE];
         bool ok = b->outcome == ENGINE_DONE;
 
-        if (ok)
+        if (ok && s->files > 1)
+                log_info("transfer %" PRIu64 ": sent %u files to %s, the last %s", s->id, s->files,
+                         b->peer, s->name);
+        else if (ok)
                 log_info("transfer %" PRIu64 ": sent %s to %s", s->id, s->name, b->peer);
+        else if (s->files > 1)
+                log_warning("transfer %" PRIu64 ": send of file %u of %u, %s, to %s %s: %s", s->id,
+                            s->file + 1, s->files, s->name, b->peer,
+                            b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
         else
                 log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
                             b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
@@ -298,6 +307,7 @@ void send_post_end(struct send_lane *l)
          * the next CREDIT (send_pump). */
         if (l->credits == 0 || l->base.ended)
                 return;
+        m.end.file = s->file;
         m.end.bytes = wire_run_bytes(s->size, s->chunk, l->base.first_seq, l->base.end_seq);
         digest_final(&l->base.digest, m.end.digest);
         if (b->session.on)
@@ -423,12 +433,114 @@ static void send_paced(struct xfer *b, unsigned int first)
         }
 }
 
-/* Every lane's chunks are acknowledged: only the verdict is left. */
-static void send_verifying(struct engine_send *s)
+void send_verifying(struct engine_send *s)
 {
         xfer_set_state(&s->base, XFER_FINISHING);
-        if (s->ops->phase)
+        if (s->ops->phase && s->file + 1 == s->files)
                 s->ops->phase(s->owner, ENGINE_PHASE_VERIFYING);
+}
+
+void send_post_offer(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+        struct send_lane *l = b->lane[0] ? send_lane_of(b->lane[0]) : NULL;
+        struct wire_msg m = { .type = WIRE_OFFER };
+        int r;
+
+        s->offer_pending = true;
+        if (!l || l->credits == 0)
+                return;         /* a CREDIT brings one (send_on_batch_end) */
+        m.offer = s->offer;
+        r = conn_send_ctrl(&l->base.conn, &m);
+        if (r == -ENOBUFS)
+                return;         /* retried after the next completion */
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "posting the offer: %s", strerror(-r));
+                return;
+        }
+        s->offer_pending = false;
+        l->credits--;
+}
+
+/*
+ * The receiver published file s->file, and every completion of it is in:
+ * the session goes on with the owner's next file, offered on lane 0 over
+ * the connections already up.
+ */
+static void send_next_file(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+        struct engine_send_file f = { .fd = -1 };
+        uint32_t idx = s->file + 1;
+        uint64_t nchunks;
+        int r, fd;
+
+        if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
+                return;
+        s->result_ok = false;
+        s->bytes_before += s->size;
+        b->bytes = s->bytes_before;
+        if (s->ops->file_done)
+                s->ops->file_done(s->owner, s->file, s->size);
+        /* The owner may have cancelled from its callbacks. */
+        if (b->state == XFER_CLOSING)
+                return;
+        r = s->ops->next(s->owner, idx, &f);
+        if (b->state == XFER_CLOSING)
+                return;
+        if (r < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1, strerror(-r));
+                return;
+        }
+        if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
+                send_fail_permanent(s, WIRE_E_NAME, "file %u: no name to send it under", idx + 1);
+                return;
+        }
+        if (f.size > s->job_bytes - s->bytes_before) {
+                send_fail_permanent(s, WIRE_E_SIZE, "file %u: more bytes than the job announced", idx + 1);
+                return;
+        }
+        nchunks = DIV_ROUND_UP(f.size, s->chunk);
+        if (nchunks > UINT32_MAX) {
+                send_fail_permanent(s, WIRE_E_TOO_LARGE, "file %u needs more than 2^32 chunks of %u bytes",
+                                    idx + 1, s->chunk);
+                return;
+        }
+        fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "file %u: %m", idx + 1);
+                return;
+        }
+        safe_close(s->fd);
+        s->fd = fd;
+        s->size = f.size;
+        snprintf(s->name, sizeof(s->name), "%s", f.name);
+        s->file = idx;
+        b->nchunks = nchunks;
+        b->nended = 0;
+        s->ndone = 0;
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
+                        return;
+                }
+        }
+        /* Token and nonce stay zero: the lanes are up, the session key is. */
+        s->offer = (struct wire_offer){
+                .transfer_id = s->id,
+                .size = s->size,
+                .chunk_size = s->chunk,
+                .lanes = (uint16_t)b->nlanes,
+                .file = s->file,
+                .job_files = s->files,
+                .job_bytes = s->job_bytes,
+        };
+        snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
+        if (b->session.on)
+                auth_next_offer_mac(&b->session, &s->offer, s->offer.mac);
+        xfer_set_state(b, XFER_OFFER);
+        xfer_arm_deadline(b);
+        send_post_offer(s);
 }
 
 static void send_on_data_done(struct send_lane *l, uint64_t seq)
@@ -450,21 +562,11 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 xfer_feed_starved(b->e, XFER_SEND);
         /* One clock read per completion: an acknowledgement is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
-        if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes &&
-            b->state == XFER_DATA)
-                send_verifying(s);
-}
-
-void send_accept_empty(struct send_lane *l)
-{
-        struct engine_send *s = sender_of(l->base.x);
-
-        s->base.t_start = s->base.t_last = clock_usec(CLOCK_MONOTONIC);
-        s->ndone = s->base.nlanes;
-        send_post_end(l);
-        /* Last: the owner may cancel from its callback. */
-        if (s->base.state == XFER_DATA)
-                send_verifying(s);
+        if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes) {
+                if (b->state == XFER_DATA)
+                        send_verifying(s);
+                send_next_file(s);
+        }
 }
 
 static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
@@ -480,8 +582,11 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 send_on_accept(l, &m->accept);
                 return;
         case WIRE_REFUSE:
-                if (b->state != XFER_OFFER || l->base.idx != 0)
+                if (b->state != XFER_OFFER)
                         break;
+                /* A later offer's refusal comes on every lane: lane 0's says it. */
+                if (l->base.idx != 0)
+                        return;
                 send_fail_peer(s, m->refuse.status, "refused by peer: %s%s%s", wire_status_str(m->refuse.status),
                           m->refuse.text[0] ? ": " : "", m->refuse.text);
                 return;
@@ -497,13 +602,30 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                                             "not prove the pre-shared key", wire_status_str(m->result.status));
                         return;
                 }
+                if (m->result.file != s->file || s->result_ok) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver answered for file %u, file %u "
+                                            "was sent", m->result.file + 1, s->file + 1);
+                        return;
+                }
                 /* The receiver verified the lot; the other lanes' last
                  * acknowledgements may not be polled yet. */
                 if (m->result.status == WIRE_OK && b->nended == b->nlanes) {
-                        b->bytes = s->size;
+                        if (s->file + 1 < s->files) {
+                                /* The session goes on: only lane 0 hears of it. */
+                                if (l->base.idx != 0)
+                                        break;
+                                s->result_ok = true;
+                                send_next_file(s);
+                                return;
+                        }
+                        b->bytes = s->bytes_before + s->size;
+                        s->bytes_before = b->bytes;
+                        s->result_ok = true;
                         if (b->t_last == 0)
                                 b->t_last = clock_usec(CLOCK_MONOTONIC);
                         send_abort(b, ENGINE_DONE, WIRE_OK, NULL);
+                        if (s->ops->file_done)
+                                s->ops->file_done(s->owner, s->file, s->size);
                         return;
                 }
                 send_fail_peer(s, m->result.status ?: WIRE_E_PROTOCOL, "receiver: %s%s%s",
@@ -557,7 +679,12 @@ void send_on_wc(struct conn *c, const struct ibv_wc *wc)
 
 void send_on_batch_end(struct conn *c)
 {
-        send_pump((struct send_lane *)c);
+        struct send_lane *l = (struct send_lane *)c;
+        struct engine_send *s = sender_of(l->base.x);
+
+        if (s->offer_pending && l->base.idx == 0 && s->base.state == XFER_OFFER)
+                send_post_offer(s);
+        send_pump(l);
 }
 
 /* Every lane is reaped: tell the owner, who may start the next one. The
@@ -575,6 +702,7 @@ static void send_ended(struct xfer *b)
                 .text = b->text,
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
+                .files = s->file + (s->result_ok ? 1 : 0),
         };
         s->ops->done(s->owner, &r);
 }

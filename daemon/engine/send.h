@@ -61,9 +61,17 @@ struct engine_send {
         void *owner;
         uint64_t id;
         unsigned int attempt;   /* the owner's, for the journal */
-        int fd;                 /* our own duplicate */
-        uint64_t size;
+        int fd;                 /* our own duplicate, of the file being sent */
+        uint64_t size;          /* that file's */
         char name[WIRE_NAME_MAX + 1];
+        /* The session (wire.h): the job's files, one at a time. */
+        uint32_t files;         /* in the job, >= 1 */
+        uint64_t job_bytes;     /* announced in the first offer */
+        uint32_t file;          /* the one being sent */
+        uint64_t bytes_before;  /* the files before it, all published */
+        bool result_ok;         /* its RESULT "ok" came; the next waits for the last completions */
+        bool offer_pending;     /* the next offer waits for a control buffer or a credit */
+        struct wire_offer offer;        /* the latest offer */
         struct sockaddr_storage dst;
         uint8_t token[WIRE_TOKEN_SIZE];
         uint32_t chunk;
@@ -103,8 +111,11 @@ void send_fail_peer(struct engine_send *s, unsigned int status, const char *fmt,
 /* The data may flow: lane @l starts reading and posting as credits come. */
 void send_pump(struct send_lane *l);
 void send_post_end(struct send_lane *l);
-/* The receiver accepted a transfer of nothing: END at once. */
-void send_accept_empty(struct send_lane *l);
+/* Every lane's chunks of this file are acknowledged: only its verdict is left. */
+void send_verifying(struct engine_send *s);
+/* Post s->offer on lane 0 now, or once a control buffer and a credit are
+ * there (offer_pending). */
+void send_post_offer(struct engine_send *s);
 /* The receiver's messages and our completions on lane @c. */
 void send_on_wc(struct conn *c, const struct ibv_wc *wc);
 void send_on_batch_end(struct conn *c);

@@ -36,8 +36,9 @@ void xfer_set_state(struct xfer *x, enum xfer_state state)
                 [XFER_RESOLVING] = 1u << XFER_CONNECTING | 1u << XFER_CLOSING,
                 [XFER_CONNECTING] = 1u << XFER_OFFER | 1u << XFER_CLOSING,
                 [XFER_OFFER] = 1u << XFER_DATA | 1u << XFER_CLOSING,
-                [XFER_DATA] = 1u << XFER_FINISHING | 1u << XFER_CLOSING,
-                [XFER_FINISHING] = 1u << XFER_CLOSING,
+                /* Back to OFFER: the session's next file (wire.h). */
+                [XFER_DATA] = 1u << XFER_FINISHING | 1u << XFER_OFFER | 1u << XFER_CLOSING,
+                [XFER_FINISHING] = 1u << XFER_OFFER | 1u << XFER_CLOSING,
                 [XFER_CLOSING] = 0,
         };
 
@@ -379,6 +380,14 @@ void xfer_lane_add(struct xfer_lane *l)
 {
         l->x->lane[l->idx] = l;
         l->x->nlive++;
+}
+
+int xfer_lane_next_file(struct xfer_lane *l)
+{
+        l->ended = false;
+        l->first_seq = l->end_seq = 0;
+        digest_deinit(&l->digest);
+        return digest_init(&l->digest);
 }
 
 void xfer_lane_run(struct xfer_lane *l)

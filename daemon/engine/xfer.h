@@ -39,7 +39,8 @@ enum xfer_state {
         XFER_CONNECTING,        /* sender: connecting; receiver: accepted, not yet ESTABLISHED */
         XFER_OFFER,             /* sender: offer sent; receiver: waiting for it */
         XFER_DATA,
-        XFER_FINISHING,         /* every END; sender: waiting for RESULT, receiver: fsync, publish */
+        XFER_FINISHING,         /* every END; sender: waiting for RESULT, receiver: fsync, publish
+                                 * (then OFFER again for the session's next file) */
         XFER_CLOSING,           /* decided: hanging up */
 };
 
@@ -222,6 +223,9 @@ int xfer_lane_admit(struct xfer_lane *l);
 void xfer_lane_deinit(struct xfer_lane *l);
 /* Attach a lane to @x and make @x wait for its reaping. */
 void xfer_lane_add(struct xfer_lane *l);
+/* The session's next file (wire.h): the lane has not ended it, and its
+ * digest starts afresh. 0 or -ENOMEM. */
+int xfer_lane_next_file(struct xfer_lane *l);
 /* Its run of chunks, now that x->nchunks and x->nlanes are known. */
 void xfer_lane_run(struct xfer_lane *l);
 /* Each lane's due is 1/nlanes of what its transfer may hold. */

@@ -43,6 +43,9 @@ static int wire_seeds(const char *dir)
         m.offer.chunk_size = 4096;
         m.offer.size = 12345;
         m.offer.lanes = 2;
+        m.offer.file = 1;
+        m.offer.job_files = 3;
+        m.offer.job_bytes = 40000;
         memset(m.offer.nonce, 0x6e, WIRE_NONCE_SIZE);
         memset(m.offer.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.offer.name, "seed.bin");
@@ -77,6 +80,9 @@ static int wire_seeds(const char *dir)
         m.offer.chunk_size = 1 << 20;
         m.offer.size = UINT64_MAX;
         m.offer.lanes = WIRE_LANES_MAX;
+        m.offer.file = UINT32_MAX - 1;
+        m.offer.job_files = UINT32_MAX;
+        m.offer.job_bytes = UINT64_MAX;
         memset(m.offer.name, 'n', WIRE_NAME_MAX);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));

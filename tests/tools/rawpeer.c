@@ -202,6 +202,8 @@ static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk,
         o.offer.size = size;
         o.offer.chunk_size = chunk;
         o.offer.lanes = lanes;
+        o.offer.job_files = 1;
+        o.offer.job_bytes = size;
         memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->key.len) {
@@ -342,6 +344,8 @@ static int replayed_offer(struct rawconn *c, const struct rawpeer_opts *o, const
         m.offer.size = 4096;
         m.offer.chunk_size = chunk;
         m.offer.lanes = 1;
+        m.offer.job_files = 1;
+        m.offer.job_bytes = 4096;
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", md->file);
         auth_nonce(m.offer.nonce);
         auth_offer_mac(&c->key, nonce, &bd, &m.offer, m.offer.mac);

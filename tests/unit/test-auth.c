@@ -73,6 +73,9 @@ static struct wire_offer sample_offer(void)
         o.size = 5ull << 30;
         o.chunk_size = 1 << 20;
         o.lanes = 2;
+        o.file = 0;
+        o.job_files = 3;
+        o.job_bytes = 6ull << 30;
         memset(o.token, 0x17, sizeof(o.token));
         strcpy(o.name, "db-dump.sql.zst");
         return o;
@@ -130,10 +133,12 @@ static void test_vectors(void)
         struct wire_offer o = sample_offer();
         struct wire_binding bd = sample_binding();
         struct auth_session sess = { 0 };
-        struct wire_accept acc = { .lanes = 2 };
+        struct wire_accept acc = { .lanes = 2, .file = 1 };
         struct wire_hello h = { .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 1 };
-        struct wire_end e = { .bytes = 12345 };
-        struct wire_result r = { .status = WIRE_OK, .bytes = 5ull << 30, .usec = 2500000 };
+        struct wire_end e = { .file = 1, .bytes = 12345 };
+        struct wire_result r = { .status = WIRE_OK, .file = 2, .bytes = 5ull << 30, .usec = 2500000 };
+        struct wire_offer next = { .transfer_id = 77, .size = 1 << 20, .chunk_size = 1 << 20, .lanes = 2,
+                                   .file = 1, .job_files = 3, .job_bytes = 6ull << 30 };
         uint8_t nr[WIRE_NONCE_SIZE], want[WIRE_MAC_SIZE], got[WIRE_MAC_SIZE], tag[WIRE_TAG_SIZE];
 
         sample_key(&key);
@@ -142,26 +147,42 @@ static void test_vectors(void)
                 o.nonce[i] = (uint8_t)(0x60 + i);
         }
         auth_offer_mac(&key, nr, &bd, &o, o.mac);
-        hex2bin("778931c8054da93fc70d4c03e5c6589f7c682a1a79752b89e413108f3f6c4204", want, 32);
+        hex2bin("ce941436bef3c85553febc4cd807fd5f7c51d8c90d6ddb979714798d154860cd", want, 32);
         ok(memcmp(o.mac, want, 32) == 0, "OFFER MAC known answer");
         is_int(auth_session_derive(&sess, &key, nr, &o), 0, "session key derived");
-        hex2bin("fa03e6738be42214649553064199117f7c63618f5fd391e8426b2b8e19745a3e", want, 32);
+        hex2bin("b563a8db022550a771e2daabafca365bca3af4b90052092043024739b17aeaae", want, 32);
         ok(sess.on && memcmp(sess.key, want, 32) == 0, "session key known answer (HKDF of K, Nr || Ns, the OFFER's mac)");
         auth_accept_mac(&sess, &acc, got);
-        hex2bin("4bb4072441179d5abae24df5e00a9b9c155ef17dbd27a380fa439183ced633cc", want, 32);
+        hex2bin("0a0b4d33cb48ce8d672e4c6cee2984ff95cdd9e05f9332e97b47a3c4cd65d962", want, 32);
         ok(memcmp(got, want, 32) == 0, "ACCEPT MAC known answer");
         memset(h.token, 0x17, WIRE_TOKEN_SIZE);
         auth_lane_tag(&sess, &bd, &h, tag);
-        hex2bin("9d339fe6b90e463f9480a9639769d1ea", want, 16);
+        hex2bin("d3e88f283441a02585b62825f570e2d7", want, 16);
         ok(memcmp(tag, want, 16) == 0, "lane hello tag known answer (16 bytes)");
         for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
                 e.digest[i] = (uint8_t)i;
         auth_end_mac(&sess, 1, &e, got);
-        hex2bin("a3b3b7f1262d9d625f9445c788e51bee92815413eb3cb49a9a538189ec29e0f1", want, 32);
+        memcpy(e.mac, got, 32);
+        hex2bin("f1b08a5f8b1631ca27369fe36d7d6e822f4b9c7e0c02c168febc430d47c7b2c4", want, 32);
         ok(memcmp(got, want, 32) == 0, "END MAC known answer");
         auth_result_mac(&sess, 0, &r, got);
-        hex2bin("8cede6f7af5ed830c855b90434083121f9675a4f0de05bc5bcef62d13340f82a", want, 32);
+        memcpy(r.mac, got, 32);
+        hex2bin("40dda73fd8edb82ed0fcef4edd875f12ca78bbfac98138a626cdc4ab58cda431", want, 32);
         ok(memcmp(got, want, 32) == 0, "RESULT MAC known answer");
+        strcpy(next.name, "second.bin");
+        auth_next_offer_mac(&sess, &next, next.mac);
+        hex2bin("8b21c9225165ce64bb052ea071ee6d3b88df115d4ecc93d5a79fdb0ffe15f340", want, 32);
+        ok(memcmp(next.mac, want, 32) == 0, "a later OFFER's MAC known answer (under S)");
+        is_int(auth_next_offer_verify(&sess, &next), 0, "and it verifies");
+        next.file = 2;
+        is_int(auth_next_offer_verify(&sess, &next), -EACCES, "the same offer as another file's does not");
+        next.file = 1;
+        is_int(auth_next_offer_verify(&(struct auth_session){ .on = false }, &next), -EACCES,
+               "nor without a session key");
+        e.file = 2;
+        is_int(auth_end_verify(&sess, 1, &e), -EACCES, "an END for another file does not verify");
+        r.file = 1;
+        is_int(auth_result_verify(&sess, 0, &r), -EACCES, "a RESULT for another file does not verify");
         auth_session_clear(&sess);
         auth_key_clear(&key);
 }
@@ -209,6 +230,15 @@ static void test_mac(void)
         t = o;
         t.chunk_size = 4096;
         is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed chunk_size is caught");
+        t = o;
+        t.file = 1;
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed file index is caught");
+        t = o;
+        t.job_files = 2;
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed job_files is caught");
+        t = o;
+        t.job_bytes++;
+        is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed job_bytes is caught");
         t = o;
         t.flags = 1;
         is_int(auth_offer_verify(&key, nonce, &bd, &t), -EACCES, "changed flags are caught");

@@ -40,6 +40,9 @@ static struct wire_msg sample_offer(const char *name)
         m.offer.chunk_size = 1 << 20;
         m.offer.flags = 0;
         m.offer.lanes = 4;
+        m.offer.file = 2;
+        m.offer.job_files = 3;
+        m.offer.job_bytes = (1ull << 40) + 0x0b0c;
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 m.offer.token[i] = (uint8_t)(0x30 + i);
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
@@ -58,17 +61,20 @@ static int sample_messages(struct wire_msg *out)
         out[n++] = sample_offer("report-2024.dat");
         msg_reset(&out[n], WIRE_ACCEPT, 15);
         out[n].accept.lanes = 3;
+        out[n].accept.file = 70000;
         memset(out[n++].accept.mac, 0x3c, WIRE_MAC_SIZE);
         msg_reset(&out[n], WIRE_REFUSE, 3);
         out[n].refuse.status = WIRE_E_EXISTS;
         snprintf(out[n++].refuse.text, sizeof(out[0].refuse.text), "file exists: report-2024.dat");
         msg_reset(&out[n++], WIRE_CREDIT, 64);
         msg_reset(&out[n], WIRE_END, 0);
+        out[n].end.file = 9;
         out[n].end.bytes = 123456789;
         memset(out[n].end.digest, 0x5a, WIRE_DIGEST_SIZE);
         memset(out[n++].end.mac, 0xc3, WIRE_MAC_SIZE);
         msg_reset(&out[n], WIRE_RESULT, 1);
         out[n].result.status = WIRE_OK;
+        out[n].result.file = 0x01020304;
         out[n].result.bytes = 123456789;
         out[n].result.usec = 2500000;
         memset(out[n].result.mac, 0x99, WIRE_MAC_SIZE);
@@ -147,9 +153,13 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 4);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v4 is -EPROTONOSUPPORT");
-        is_int(h2.version, 4, "and still reports the peer's version");
+        put16(buf + 4, 5);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v5 is -EPROTONOSUPPORT");
+        is_int(h2.version, 5, "and still reports the peer's version");
+        put16(buf + 4, 3);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-3 hello (one file per connection) is -EPROTONOSUPPORT");
+        is_int(h2.version, 3, "and reports version 3");
         put16(buf + 4, 2);
         is_int(wire_decode_hello(buf, 28, &h2), -EPROTONOSUPPORT, "a 28-byte version-2 hello is -EPROTONOSUPPORT");
         is_int(h2.version, 2, "and reports version 2");
@@ -237,7 +247,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 106 + WIRE_NAME_MAX, "255-byte name: header + 106 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 122 + WIRE_NAME_MAX, "255-byte name: header + 122 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -255,8 +265,9 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x03, 0x00, 0x05, 0x00,  /* magic, v3, END */
-                0x38, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 56, credits 7 */
+                0x52, 0x44, 0x52, 0x58, 0x04, 0x00, 0x05, 0x00,  /* magic, v4, END */
+                0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
+                0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
                 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
                 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,  /* digest */
@@ -266,7 +277,7 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x03, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x04, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
@@ -274,6 +285,7 @@ static void test_golden(void)
         uint8_t buf[WIRE_CTRL_MAX];
         int len;
 
+        m.end.file = 42;
         m.end.bytes = 0x0102030405060708ull;
         for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
                 m.end.digest[i] = (uint8_t)i;
@@ -290,32 +302,38 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 106 + 1 && buf[6] == WIRE_OFFER && buf[8] == 107 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 122 + 1 && buf[6] == WIRE_OFFER && buf[8] == 123 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
-           buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 0x30 && buf[16 + 41] == 0x3f &&
-           buf[16 + 42] == 0x60 && buf[16 + 73] == 0x60 + 31 &&
-           buf[16 + 74] == 0xa0 && buf[16 + 105] == 0xa0 + 31 && buf[16 + 106] == 'x',
-           "OFFER: id, size, chunk, flags, name_len, lanes, token, nonce, mac, name in that order");
+           buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 2 && buf[16 + 29] == 0 &&
+           buf[16 + 30] == 3 && buf[16 + 34] == 0x0c && buf[16 + 35] == 0x0b && buf[16 + 39] == 0x01 &&
+           buf[16 + 42] == 0x30 && buf[16 + 57] == 0x3f &&
+           buf[16 + 58] == 0x60 && buf[16 + 89] == 0x60 + 31 &&
+           buf[16 + 90] == 0xa0 && buf[16 + 121] == 0xa0 + 31 && buf[16 + 122] == 'x',
+           "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, token, nonce, "
+           "mac, name in that order");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
         m.accept.lanes = 4;
+        m.accept.file = 0x0a0b0c0d;
         m.accept.mac[0] = 0x77;
         m.accept.mac[31] = 0x88;
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 50 && buf[6] == WIRE_ACCEPT && buf[8] == 34 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
-           buf[18] == 0x77 && buf[49] == 0x88, "ACCEPT: header, then lanes, then mac");
+        ok(len == 54 && buf[6] == WIRE_ACCEPT && buf[8] == 38 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
+           buf[18] == 0x0d && buf[21] == 0x0a && buf[22] == 0x77 && buf[53] == 0x88,
+           "ACCEPT: header, then lanes, file, mac");
 
         m = (struct wire_msg){ .type = WIRE_RESULT, .credits = 1 };
         m.result.status = WIRE_E_SIZE;
+        m.result.file = 7;
         m.result.bytes = 5;
         m.result.usec = 6;
         m.result.mac[0] = 0x77;
         m.result.mac[31] = 0x88;
         strcpy(m.result.text, "zz");
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 16 + 52 + 2 && buf[16] == WIRE_E_SIZE && buf[18] == 2 && buf[20] == 5 && buf[28] == 6 &&
-           buf[36] == 0x77 && buf[67] == 0x88 && buf[68] == 'z',
-           "RESULT: status, text_len, bytes, usec, mac, text in that order");
+        ok(len == 16 + 56 + 2 && buf[16] == WIRE_E_SIZE && buf[18] == 2 && buf[20] == 7 && buf[24] == 5 &&
+           buf[32] == 6 && buf[40] == 0x77 && buf[71] == 0x88 && buf[72] == 'z',
+           "RESULT: status, text_len, file, bytes, usec, mac, text in that order");
 }
 
 static void test_encode_errors(void)
@@ -343,6 +361,13 @@ static void test_encode_errors(void)
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an offer of 0 lanes refused");
         bad.offer.lanes = WIRE_LANES_MAX + 1;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an offer past WIRE_LANES_MAX refused");
+        bad = sample_offer("x");
+        bad.offer.job_files = 0;
+        bad.offer.file = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an offer of a job of no files refused");
+        bad = sample_offer("x");
+        bad.offer.file = bad.offer.job_files;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an offer of a file past the job's refused");
         bad = (struct wire_msg){ .type = WIRE_ACCEPT };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an ACCEPT of 0 lanes refused");
         bad = (struct wire_msg){ .type = WIRE_RESULT };
@@ -425,15 +450,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 106;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 122;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 106);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 106, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 122);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 122, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -447,6 +472,15 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER of 0 lanes");
         put16(tmp + WIRE_HEADER_SIZE + 24, WIRE_LANES_MAX + 1);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER of more than WIRE_LANES_MAX lanes");
+        memcpy(tmp, buf, (size_t)len);
+        put32(tmp + WIRE_HEADER_SIZE + 30, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER of a job of no files");
+        put32(tmp + WIRE_HEADER_SIZE + 30, 2);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER of file 2 (from 0) of a 2-file job");
+        put32(tmp + WIRE_HEADER_SIZE + 30, 0xffffffffu);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "OFFER of file 2 of a 2^32-1-file job decodes");
+        ok(m.offer.file == 2 && m.offer.job_files == 0xffffffffu && m.offer.job_bytes == (1ull << 40) + 0x0b0c,
+           "with the session fields");
 
         /* ACCEPT grants 1 .. WIRE_LANES_MAX lanes. */
         struct wire_msg acc = msgs[1];
@@ -461,10 +495,10 @@ static void test_decode_hostile(void)
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 106 + 256);
+        put32(tmp + 8, 122 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 106 + 255);
+        put32(tmp + 8, 122 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -525,14 +559,15 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 74 + 5, "OFFER MAC input: label + Nr + binding + 74 bytes of fields + name");
+        is_int(la, 24 + 32 + 34 + 90 + 5, "OFFER MAC input: label + Nr + binding + 90 bytes of fields + name");
         ok(memcmp(a, "rdmaxfer-v3 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
            a[89] == (7470 >> 8), "then the binding: sender, receiver, port little-endian");
         ok(a[90] == 0x08 && a[97] == 0x01 && a[103] == 0x01 && a[108] == 0x10 && a[112] == 5 &&
-           a[114] == 4 && a[116] == 0x30 && a[131] == 0x3f && a[132] == 0x60 && a[163] == 0x7f &&
-           memcmp(a + 164, "f.txt", 5) == 0,
+           a[114] == 4 && a[116] == 2 && a[120] == 3 && a[124] == 0x0c && a[125] == 0x0b &&
+           a[132] == 0x30 && a[147] == 0x3f && a[148] == 0x60 && a[179] == 0x7f &&
+           memcmp(a + 180, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
 
         o2 = o;
@@ -552,6 +587,34 @@ static void test_mac_input(void)
         o2.lanes = 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
         ok(differs(a, la, b, lb), "the lanes are covered");
+        o2 = o;
+        o2.file = 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the file index is covered");
+        o2 = o;
+        o2.job_files++;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the job's file count is covered");
+        o2 = o;
+        o2.job_bytes++;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the job's byte count is covered");
+
+        /* A later offer of the session: under S, no nonce or binding of its own. */
+        la = wire_next_offer_mac_input(a, sizeof(a), &o);
+        ok(la == 29 + 90 + 5 && memcmp(a, "rdmaxfer-v3 sender next offer", 29) == 0 && a[29] == 0x08 &&
+           a[29 + 26] == 2 && memcmp(a + 29 + 90, "f.txt", 5) == 0,
+           "next OFFER MAC input: its own label, then the same fields");
+        o2 = o;
+        o2.file = 1;
+        lb = wire_next_offer_mac_input(b, sizeof(b), &o2);
+        ok(differs(a, la, b, lb), "next OFFER: the file index is covered");
+        o2 = o;
+        o2.name[0] = 'g';
+        lb = wire_next_offer_mac_input(b, sizeof(b), &o2);
+        ok(differs(a, la, b, lb), "next OFFER: the name is covered");
+        is_int(wire_next_offer_mac_input(b, (size_t)la - 1, &o), -EMSGSIZE, "next OFFER: one byte short is -EMSGSIZE");
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
         o2 = o;
         o2.token[15] ^= 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
@@ -606,11 +669,15 @@ static void test_mac_inputs_after_offer(void)
 
         memset(acc.mac, 0x11, sizeof(acc.mac));
         la = wire_accept_mac_input(a, sizeof(a), &acc);
-        ok(la == 27 + 2 && memcmp(a, "rdmaxfer-v3 receiver accept", 27) == 0 && a[27] == 3 && a[28] == 0,
-           "ACCEPT MAC input: label naming the receiver, lanes (not the mac)");
+        ok(la == 27 + 2 + 4 && memcmp(a, "rdmaxfer-v3 receiver accept", 27) == 0 && a[27] == 3 && a[28] == 0 &&
+           a[29] == 0, "ACCEPT MAC input: label naming the receiver, lanes, file (not the mac)");
         acc.lanes = 2;
         lb = wire_accept_mac_input(b, sizeof(b), &acc);
         ok(differs(a, la, b, lb), "the granted lanes are covered");
+        acc.lanes = 3;
+        acc.file = 1;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "ACCEPT: the file index is covered");
 
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 h.token[i] = (uint8_t)(0x80 + i);
@@ -636,9 +703,13 @@ static void test_mac_inputs_after_offer(void)
                 e.digest[i] = (uint8_t)i;
         memset(e.mac, 0x55, sizeof(e.mac));
         la = wire_end_mac_input(a, sizeof(a), 1, &e);
-        ok(la == 22 + 2 + 8 + 16 && memcmp(a, "rdmaxfer-v3 sender end", 22) == 0 && a[22] == 1 &&
-           a[24] == 0x08 && a[31] == 0x01 && a[32] == 0 && a[47] == 15,
-           "END MAC input: label, lane, bytes, digest (not the mac)");
+        ok(la == 22 + 2 + 4 + 8 + 16 && memcmp(a, "rdmaxfer-v3 sender end", 22) == 0 && a[22] == 1 &&
+           a[24] == 0 && a[28] == 0x08 && a[35] == 0x01 && a[36] == 0 && a[51] == 15,
+           "END MAC input: label, lane, file, bytes, digest (not the mac)");
+        e2 = e;
+        e2.file = 1;
+        lb = wire_end_mac_input(b, sizeof(b), 1, &e2);
+        ok(differs(a, la, b, lb), "END: the file index is covered");
         lb = wire_end_mac_input(b, sizeof(b), 2, &e);
         ok(differs(a, la, b, lb), "END: the lane index is covered");
         e2 = e;
@@ -654,9 +725,14 @@ static void test_mac_inputs_after_offer(void)
         strcpy(r.text, "bad");
         memset(r.mac, 0x66, sizeof(r.mac));
         la = wire_result_mac_input(a, sizeof(a), 0, &r);
-        ok(la == 27 + 2 + 20 + 3 && memcmp(a, "rdmaxfer-v3 receiver result", 27) == 0 && a[27] == 0 &&
-           a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 9 && a[41] == 10 && memcmp(a + 49, "bad", 3) == 0,
-           "RESULT MAC input: label, lane, status, text_len, bytes, usec, text (not the mac)");
+        ok(la == 27 + 2 + 24 + 3 && memcmp(a, "rdmaxfer-v3 receiver result", 27) == 0 && a[27] == 0 &&
+           a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 0 && a[37] == 9 && a[45] == 10 &&
+           memcmp(a + 53, "bad", 3) == 0,
+           "RESULT MAC input: label, lane, status, text_len, file, bytes, usec, text (not the mac)");
+        r2 = r;
+        r2.file = 4;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the file index is covered");
         r2 = r;
         r2.status = WIRE_OK;
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
