@@ -14,12 +14,14 @@
  * (magic u32, version u16, type u16, length u32):
  *
  *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
- *              retries u16, host, name
+ *              retries u16, files u32, job_bytes u64, host, name
+ *   FILE       id u64, size u64, name_len u16, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
  *              bytes_total u64, usec u64, rate u64, bwlimit u64,
- *              attempt u16, attempts u16, retry_usec u64, peer_len u16,
+ *              attempt u16, attempts u16, retry_usec u64, files_done u32,
+ *              files_total u32, peer_len u16,
  *              name_len u16, text_len u16, peer, name, text
  *   ERROR      code i32, text_len u16, text
  *   STATS      (empty)
@@ -33,9 +35,10 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8)
+#define CTL_FILE_FIXED          (8 + 8 + 2)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 2 + 2 + 2)
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
@@ -154,6 +157,12 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                         return -EINVAL;
                 plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2;
                 break;
+        case CTL_FILE:
+                l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_NAME_MAX);
+                if (l1 < 0)
+                        return -EINVAL;
+                plen = CTL_FILE_FIXED + (size_t)l1;
+                break;
         case CTL_SUBMITTED:
         case CTL_STATUS:
         case CTL_WATCH:
@@ -208,8 +217,16 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, m->submit.retries);
+                bytes_put_u32(&o, m->submit.files);
+                bytes_put_u64(&o, m->submit.job_bytes);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
+                break;
+        case CTL_FILE:
+                bytes_put_u64(&o, m->file.id);
+                bytes_put_u64(&o, m->file.size);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_mem(&o, m->file.name, (size_t)l1);
                 break;
         case CTL_SUBMITTED:
         case CTL_STATUS:
@@ -230,6 +247,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, m->job.attempt);
                 bytes_put_u16(&o, m->job.attempts);
                 bytes_put_u64(&o, m->job.retry_usec);
+                bytes_put_u32(&o, m->job.files_done);
+                bytes_put_u32(&o, m->job.files_total);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
@@ -347,11 +366,24 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 m->submit.retries = bytes_get_u16(&in);
+                m->submit.files = bytes_get_u32(&in);
+                m->submit.job_bytes = bytes_get_u64(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX ||
                     plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
                     !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2))
+                        return -EBADMSG;
+                break;
+        case CTL_FILE:
+                if (plen < CTL_FILE_FIXED)
+                        return -EBADMSG;
+                m->file.id = bytes_get_u64(&in);
+                m->file.size = bytes_get_u64(&in);
+                l1 = bytes_get_u16(&in);
+                if (l1 > CTL_NAME_MAX || plen != CTL_FILE_FIXED + (uint32_t)l1)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->file.name, sizeof(m->file.name), l1))
                         return -EBADMSG;
                 break;
         case CTL_SUBMITTED:
@@ -388,6 +420,8 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.attempt = bytes_get_u16(&in);
                 m->job.attempts = bytes_get_u16(&in);
                 m->job.retry_usec = bytes_get_u64(&in);
+                m->job.files_done = bytes_get_u32(&in);
+                m->job.files_total = bytes_get_u32(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 l3 = bytes_get_u16(&in);

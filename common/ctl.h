@@ -8,10 +8,12 @@
  * little-endian, then the payload. The daemon answers a version mismatch
  * with CTL_ERROR (-EPROTONOSUPPORT) and closes. Version 2 added SUBMIT's
  * and JOB's bwlimit, SUBMIT's retries, JOB's attempt numbers, the RETRYING
- * state and STATS.
+ * state and STATS. Version 3 added jobs of several files: SUBMIT's files
+ * and job_bytes, FILE, JOB's files_done and files_total.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
+ *   FILE {id, size, name} + fd           (nothing)          | ERROR, then close
  *   STATUS {id}                          JOB                | ERROR
  *   WATCH {id}                           JOB ... until the job's state is final
  *   LIST                                 JOB ... then LIST_END
@@ -20,6 +22,16 @@
  *
  * A version 1 daemon answers every version 2 message, STATS included,
  * with that ERROR; nothing was released with version 2 before all of it.
+ *
+ * A job of several files (SUBMIT files > 1; the first file comes with the
+ * SUBMIT, job_bytes is every file's size summed) is one session to the
+ * peer (wire.h). After SUBMITTED, the same connection hands over the
+ * others in order, one FILE each with its descriptor, and stays open until
+ * the last is handed over: the daemon reads the next FILE only while it
+ * holds fewer than JOBS_FILES_AHEAD of the job's files not yet sent, so
+ * neither side holds more than that many descriptors. A bad FILE gets an
+ * ERROR and fails the job; a connection closed before the last FILE
+ * cancels it. Such a job is not retried.
  */
 
 #include <stdbool.h>
@@ -27,7 +39,8 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             2       /* 2: bwlimit, retries, attempts, RETRYING; STATS */
+#define CTL_VERSION             3       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+                                         * 3: jobs of several files (FILE) */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             2048
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
@@ -48,6 +61,7 @@ enum ctl_type {
         CTL_ERROR = 10,
         CTL_STATS = 11,
         CTL_STATS_INFO = 12,
+        CTL_FILE = 13,
         _CTL_TYPE_MAX,
 };
 
@@ -87,7 +101,16 @@ struct ctl_submit {
         uint16_t flags;                 /* CTL_SUBMIT_*; the daemon refuses unknown bits */
         uint64_t bwlimit;               /* bytes/s for this job, 0: none (xferctl send --bwlimit) */
         uint16_t retries;               /* with CTL_SUBMIT_RETRIES: attempts after the first */
+        uint32_t files;                 /* files in the job (0 or 1: this one); the others by FILE */
+        uint64_t job_bytes;             /* with files > 1: every file's size summed */
         char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
+        char name[CTL_NAME_MAX + 1];    /* leaf name to publish under (the first file's) */
+};
+
+/* The next file of a job of several (the descriptor comes with it). */
+struct ctl_file {
+        uint64_t id;                    /* SUBMITTED's */
+        uint64_t size;                  /* what the client's fstat said; the daemon checks */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under */
 };
 
@@ -104,6 +127,8 @@ struct ctl_job {
         uint16_t attempt;               /* the attempt running, next (RETRYING) or last; 1 is the first */
         uint16_t attempts;              /* at most this many, as things stand (1 + retries) */
         uint64_t retry_usec;            /* RETRYING: the next attempt starts in this long; else 0 */
+        uint32_t files_done;            /* files the receiver published */
+        uint32_t files_total;           /* files in the job (1 for a single file) */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */
@@ -153,6 +178,7 @@ struct ctl_msg {
         uint16_t type;                  /* enum ctl_type */
         union {
                 struct ctl_submit submit;
+                struct ctl_file file;
                 uint64_t id;            /* SUBMITTED, STATUS, WATCH, CANCEL */
                 struct ctl_job job;
                 struct ctl_error error;

@@ -37,8 +37,22 @@ struct job_watcher {
         struct job_watcher *next;
 };
 
+/* A file handed over, not yet taken by the engine. */
+struct job_file {
+        int fd;
+        uint64_t size;
+        char name[CTL_NAME_MAX + 1];
+};
+
 struct job_entry {
         struct job job;
+        /* A job of several files: a ring of the ones ahead, its feeder. */
+        struct job_file ahead[JOBS_FILES_AHEAD];
+        unsigned int ahead_first, ahead_n;
+        bool want_next;                 /* the engine waits (ENGINE_NEXT_LATER) */
+        uint64_t bytes_in;              /* of the files handed over */
+        job_feed_fn feed_fn;
+        void *feed_userdata;
         struct job_watcher *watchers;
         unsigned int notifying;
         bool cancelling;                /* engine_send_cancel() already asked (this attempt) */
@@ -74,12 +88,23 @@ static bool job_is_active(const struct job *job)
                job->state == CTL_JOB_VERIFYING;
 }
 
+/* Close the files handed over that the engine never took. */
+static void job_ahead_drop(struct job_entry *e)
+{
+        while (e->ahead_n > 0) {
+                safe_close(e->ahead[e->ahead_first].fd);
+                e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
+                e->ahead_n--;
+        }
+}
+
 static void job_entry_free(struct job_entry *e)
 {
         struct job_watcher *w;
 
         if (!e)
                 return;
+        job_ahead_drop(e);
         while ((w = e->watchers)) {
                 e->watchers = w->next;
                 free(w);
@@ -189,6 +214,8 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
         if (e->retry_ev)
                 evtimer_del(e->retry_ev);
         job->fd = safe_close(job->fd);
+        job_ahead_drop(e);
+        e->feed_fn = NULL;
         job->status = (uint16_t)status;
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
         /* A finished job shows its average rate, not the last second's. */
@@ -390,10 +417,106 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         job_finish(job, state, status, reason);
 }
 
+/* The engine asks for file @index of a job of several. */
+static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
+{
+        struct job *job = owner;
+        struct job_entry *e = job_entry(job);
+        struct job_file *a;
+
+        if (e->ahead_n == 0) {
+                e->want_next = true;
+                return ENGINE_NEXT_LATER;
+        }
+        a = &e->ahead[e->ahead_first];
+        *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name };
+        log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, index + 1, job->files,
+                  a->name, a->size);
+        /* The engine takes the descriptor. */
+        a->fd = -1;
+        e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
+        e->ahead_n--;
+        if (e->feed_fn)
+                e->feed_fn(job, e->feed_userdata);
+        return 0;
+}
+
+static void jobs_on_file_done(void *owner, uint32_t index, uint64_t bytes)
+{
+        struct job *job = owner;
+
+        (void)bytes;
+        job->files_done = index + 1;
+}
+
 static const struct engine_send_ops jobs_send_ops = {
         .phase = jobs_on_phase,
+        .next = jobs_on_next,
+        .file_done = jobs_on_file_done,
         .done = jobs_on_done,
 };
+
+int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name)
+{
+        _cleanup_(closep) int fd = fd_in;
+        struct job_entry *e = job_entry(job);
+        struct job_file *a;
+
+        if (ctl_job_state_final(job->state))
+                return -EALREADY;
+        if (job->files_in >= job->files || size > job->size - e->bytes_in)
+                return -E2BIG;
+        if (e->ahead_n >= JOBS_FILES_AHEAD)
+                return -ENOSPC;
+        if (!name[0] || strlen(name) > CTL_NAME_MAX)
+                return -EINVAL;
+        a = &e->ahead[(e->ahead_first + e->ahead_n) % JOBS_FILES_AHEAD];
+        a->fd = TAKE_FD(fd);
+        a->size = size;
+        snprintf(a->name, sizeof(a->name), "%s", name);
+        e->ahead_n++;
+        e->bytes_in += size;
+        job->files_in++;
+        if (e->want_next && job->xfer) {
+                e->want_next = false;
+                engine_send_resume(job->xfer);
+        }
+        return 0;
+}
+
+unsigned int job_files_room(const struct job *job)
+{
+        const struct job_entry *e = container_of(job, struct job_entry, job);
+
+        if (ctl_job_state_final(job->state) || job->files_in >= job->files)
+                return 0;
+        return JOBS_FILES_AHEAD - e->ahead_n;
+}
+
+bool job_files_complete(const struct job *job)
+{
+        return job->files_in >= job->files;
+}
+
+void job_set_feeder(struct job *job, job_feed_fn fn, void *userdata)
+{
+        struct job_entry *e = job_entry(job);
+
+        e->feed_fn = fn;
+        e->feed_userdata = userdata;
+}
+
+void jobs_feeder_gone(struct job *job)
+{
+        struct job_entry *e = job_entry(job);
+
+        e->feed_fn = NULL;
+        if (ctl_job_state_final(job->state) || job_files_complete(job))
+                return;
+        log_notice("job %" PRIu64 ": its client went away after %u of %u files; cancelling", job->id,
+                   job->files_in, job->files);
+        (void)jobs_cancel(job->jobs, job->id);
+}
 
 static struct job *jobs_next_queued(struct jobs *jobs)
 {
@@ -479,8 +602,10 @@ static int jobs_start(struct jobs *jobs, struct job *job)
         req = (struct engine_send_req){
                 .id = job->id,
                 .fd = job->fd,
-                .size = job->size,
+                .size = job->first_size,
                 .name = job->name,
+                .files = job->files,
+                .job_bytes = job->size,
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
                 .peer = job->peer,
@@ -625,7 +750,8 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         if (jobs->stopping)
                 return -ESHUTDOWN;
         if ((s->flags & ~_CTL_SUBMIT_FLAGS) ||
-            ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX))
+            ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX) ||
+            (s->files > 1 && s->job_bytes < size))
                 return -EINVAL;
         if (jobs->n_queued + jobs->n_retrying >= JOBS_QUEUED_MAX)
                 return -EBUSY;
@@ -650,11 +776,19 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->id = jobs->next_id++;
         job->state = CTL_JOB_QUEUED;
         job->fd = TAKE_FD(fd);
-        job->size = size;
+        job->first_size = size;
+        job->size = s->files > 1 ? s->job_bytes : size;
+        job->files = MAX(s->files, 1u);
+        job->files_in = 1;
+        e->bytes_in = size;
         job->bwlimit = s->bwlimit;
         job->uid = uid;
         job->attempt = 1;
         job->retries = (s->flags & CTL_SUBMIT_RETRIES) ? (int)s->retries : -1;
+        /* The client's files are handed over once, in order: a second
+         * attempt would have none of them. */
+        if (job->files > 1)
+                job->retries = 0;
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 
         if (jobs->tail)

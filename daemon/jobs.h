@@ -38,8 +38,13 @@ struct job {
         uint64_t id;                    /* > 0, unique for the daemon's lifetime */
         enum ctl_job_state state;
         uint16_t status;                /* enum wire_status once FAILED; RETRYING: the last failure's */
-        int fd;                         /* the client's file, owned by the job until final */
-        uint64_t size;
+        int fd;                         /* the client's (first) file, owned by the job until final */
+        uint64_t size;                  /* bytes in the job: every file's */
+        uint64_t first_size;            /* the first file's */
+        /* A job of several files (ctl.h): one session to the peer. */
+        uint32_t files;                 /* in the job, >= 1 */
+        uint32_t files_in;              /* handed over by the client so far (the first included) */
+        uint32_t files_done;            /* published by the receiver */
         char name[CTL_NAME_MAX + 1];
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
@@ -66,6 +71,9 @@ struct jobs;
 #define JOBS_QUEUED_MAX         256     /* waiting (QUEUED or RETRYING): each holds a client fd */
 #define JOBS_RETRY_FIRST_USEC   1000000 /* the first retry's delay; doubling from there */
 #define JOBS_RETAIN_FINAL       64
+/* A job of several files holds at most this many of its client's files
+ * that the engine has not taken yet (ctl.h). */
+#define JOBS_FILES_AHEAD        16
 
 /* @cfg is read when needed (SIGHUP may replace what it points at);
  * @engine runs the jobs. */
@@ -92,6 +100,27 @@ enum {
  */
 int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd, uint64_t size,
                 uint64_t *id);
+/*
+ * The next file of a job of several (CTL_FILE), in order: takes @fd, a
+ * regular file of @size bytes (checked off the loop, as for a submit).
+ * 0, -ENOSPC when the job holds JOBS_FILES_AHEAD already (job_files_room()
+ * says when), -E2BIG when it has every file or @size is more than the
+ * job's bytes left, -EALREADY when the job is final, -EINVAL for a bad
+ * name.
+ */
+int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name);
+/* Whether the job takes another file now (0: wait for the feed callback). */
+unsigned int job_files_room(const struct job *job);
+/* Whether every file of the job is handed over. */
+bool job_files_complete(const struct job *job);
+/* The connection that hands @job its files: @fn(@job, @userdata) when it
+ * has room again; NULL to forget. */
+typedef void (*job_feed_fn)(struct job *job, void *userdata);
+void job_set_feeder(struct job *job, job_feed_fn fn, void *userdata);
+/* That connection went away before the last file: the job is cancelled
+ * (the receiver publishes nothing more of it). */
+void jobs_feeder_gone(struct job *job);
+
 /* Jobs of @uid waiting, QUEUED or RETRYING (what cfg.max_queued_per_user limits). */
 unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid);
 struct job *jobs_find(struct jobs *jobs, uint64_t id);

@@ -451,6 +451,11 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         return send_start(e, req, ops, owner, out);
 }
 
+void engine_send_resume(struct engine_send *s)
+{
+        send_resume(s);
+}
+
 void engine_send_cancel(struct engine_send *s)
 {
         send_abort(&s->base, ENGINE_CANCELLED, WIRE_OK, "cancelled");

@@ -150,7 +150,7 @@ struct engine_progress {
 
 /* One file of a job: engine_send_req's first, ops->next's after it. */
 struct engine_send_file {
-        int fd;                         /* the engine duplicates it */
+        int fd;                         /* ops->next's: the engine takes it (and closes it) */
         uint64_t size;
         const char *name;               /* name to publish under */
 };
@@ -166,9 +166,12 @@ struct engine_send_ops {
          * A job of several files (engine_send_req.files > 1) is one session
          * over the same connections (wire.h), one file at a time. Once
          * file @index - 1 is published, the engine asks for file @index
-         * (1 .. files - 1): fill @f (copied during the call) and return 0,
-         * or -errno to fail the job there (not transient: @text in the
-         * result says "file N: ..."). Required when files > 1.
+         * (1 .. files - 1): fill @f (copied during the call) and return 0;
+         * or ENGINE_NEXT_LATER when it has none yet, and call
+         * engine_send_resume() once it has (the receiver waits for the
+         * next offer for its peer_timeout); or -errno to fail the job there
+         * (not transient: the result's text says "file N: ..."). Required
+         * when files > 1.
          */
         int (*next)(void *owner, uint32_t index, struct engine_send_file *f);
         /* File @index (0 .. files - 1) was verified and published by the
@@ -219,6 +222,14 @@ enum {
  */
 int engine_send(struct engine *e, const struct engine_send_req *req,
                 const struct engine_send_ops *ops, void *owner, struct engine_send **out);
+
+/* ops->next's "not yet". */
+enum { ENGINE_NEXT_LATER = 1 };
+
+/* After ops->next answered ENGINE_NEXT_LATER: ask again now (from the loop,
+ * not from inside a callback of this transfer). Nothing when it waits for
+ * nothing. */
+void engine_send_resume(struct engine_send *s);
 
 /* Abort: ops->done follows from the loop with ENGINE_CANCELLED, unless
  * the outcome was already decided. */

@@ -19,7 +19,6 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -467,7 +466,7 @@ void send_post_offer(struct engine_send *s)
  * the session goes on with the owner's next file, offered on lane 0 over
  * the connections already up.
  */
-static void send_next_file(struct engine_send *s)
+static void send_take_next(struct engine_send *s)
 {
         struct xfer *b = &s->base;
         struct engine_send_file f = { .fd = -1 };
@@ -475,40 +474,43 @@ static void send_next_file(struct engine_send *s)
         uint64_t nchunks;
         int r, fd;
 
-        if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
-                return;
-        s->result_ok = false;
-        s->bytes_before += s->size;
-        b->bytes = s->bytes_before;
-        if (s->ops->file_done)
-                s->ops->file_done(s->owner, s->file, s->size);
-        /* The owner may have cancelled from its callbacks. */
-        if (b->state == XFER_CLOSING)
-                return;
+        s->want_next = false;
         r = s->ops->next(s->owner, idx, &f);
+        /* The owner may have cancelled from its callback. */
         if (b->state == XFER_CLOSING)
                 return;
+        if (r == ENGINE_NEXT_LATER) {
+                /* Our wait is the owner's, not the receiver's fault: no
+                 * deadline here; the receiver keeps its own. */
+                s->want_next = true;
+                evtimer_del(b->timer);
+                return;
+        }
         if (r < 0) {
                 send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1, strerror(-r));
                 return;
         }
+        /* Ours now, whatever happens. */
+        fd = f.fd;
+        if (fd < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "file %u: no descriptor", idx + 1);
+                return;
+        }
         if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
+                safe_close(fd);
                 send_fail_permanent(s, WIRE_E_NAME, "file %u: no name to send it under", idx + 1);
                 return;
         }
         if (f.size > s->job_bytes - s->bytes_before) {
+                safe_close(fd);
                 send_fail_permanent(s, WIRE_E_SIZE, "file %u: more bytes than the job announced", idx + 1);
                 return;
         }
         nchunks = DIV_ROUND_UP(f.size, s->chunk);
         if (nchunks > UINT32_MAX) {
+                safe_close(fd);
                 send_fail_permanent(s, WIRE_E_TOO_LARGE, "file %u needs more than 2^32 chunks of %u bytes",
                                     idx + 1, s->chunk);
-                return;
-        }
-        fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0) {
-                send_fail_permanent(s, WIRE_E_IO, "file %u: %m", idx + 1);
                 return;
         }
         safe_close(s->fd);
@@ -541,6 +543,29 @@ static void send_next_file(struct engine_send *s)
         xfer_set_state(b, XFER_OFFER);
         xfer_arm_deadline(b);
         send_post_offer(s);
+}
+
+static void send_next_file(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+
+        if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
+                return;
+        s->result_ok = false;
+        s->bytes_before += s->size;
+        b->bytes = s->bytes_before;
+        if (s->ops->file_done)
+                s->ops->file_done(s->owner, s->file, s->size);
+        /* The owner may have cancelled from its callback. */
+        if (b->state == XFER_CLOSING)
+                return;
+        send_take_next(s);
+}
+
+void send_resume(struct engine_send *s)
+{
+        if (s->want_next && s->base.state != XFER_CLOSING)
+                send_take_next(s);
 }
 
 static void send_on_data_done(struct send_lane *l, uint64_t seq)

@@ -71,6 +71,7 @@ struct engine_send {
         uint64_t bytes_before;  /* the files before it, all published */
         bool result_ok;         /* its RESULT "ok" came; the next waits for the last completions */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
+        bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
         struct wire_offer offer;        /* the latest offer */
         struct sockaddr_storage dst;
         uint8_t token[WIRE_TOKEN_SIZE];
@@ -113,6 +114,8 @@ void send_pump(struct send_lane *l);
 void send_post_end(struct send_lane *l);
 /* Every lane's chunks of this file are acknowledged: only its verdict is left. */
 void send_verifying(struct engine_send *s);
+/* The owner has the next file now (engine_send_resume). */
+void send_resume(struct engine_send *s);
 /* Post s->offer on lane 0 now, or once a control buffer and a credit are
  * there (offer_pending). */
 void send_post_offer(struct engine_send *s);

@@ -191,6 +191,21 @@ static int ctl_seeds(const char *dir)
         m.stats.reason[0] = (struct ctl_stats_reason){ .dir = CTL_DIR_RECV, .count = 1, .name = "exists" };
         m.stats.reason[1] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 3, .name = "cancelled" };
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+
+        /* A job of several files: its SUBMIT and a FILE. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_SUBMIT;
+        strcpy(m.submit.host, "198.18.0.2");
+        strcpy(m.submit.name, "a.bin");
+        m.submit.files = 3;
+        m.submit.job_bytes = 3 << 20;
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_FILE;
+        m.file.id = 7;
+        m.file.size = 1 << 20;
+        strcpy(m.file.name, "b.bin");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         return r;
 }
 

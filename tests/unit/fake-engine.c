@@ -171,6 +171,8 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.id = req->id;
         s->info.fd = fd;
         s->info.size = req->size;
+        s->info.files = req->files;
+        s->info.job_bytes = req->job_bytes;
         s->info.attempt = req->attempt;
         s->info.bwlimit = req->bwlimit;
         snprintf(s->name, sizeof(s->name), "%s", req->name);
@@ -200,6 +202,43 @@ void engine_send_cancel(struct engine_send *s)
         /* Allowed from inside phase (engine.h); after done the handle is gone. */
         s->info.cancels++;
         event_active(s->cancel_ev, 0, 0);
+}
+
+void engine_send_resume(struct engine_send *s)
+{
+        if (!fake_the || !fake_is_live(fake_the, s)) {
+                fprintf(stderr, "fake engine: engine_send_resume on a handle that is gone\n");
+                if (fake_the)
+                        fake_the->misuse++;
+                return;
+        }
+        if (s->e->in_callback)
+                s->e->misuse++;
+        s->info.resumes++;
+}
+
+int fake_engine_next(struct engine_send *s, uint32_t index, struct engine_send_file *f)
+{
+        struct engine *e = s->e;
+        int r;
+
+        if (!s->ops->next)
+                return -ENOSYS;
+        e->in_callback = true;
+        r = s->ops->next(s->owner, index, f);
+        e->in_callback = false;
+        return r;
+}
+
+void fake_engine_file_done(struct engine_send *s, uint32_t index, uint64_t bytes)
+{
+        struct engine *e = s->e;
+
+        if (!s->ops->file_done)
+                return;
+        e->in_callback = true;
+        s->ops->file_done(s->owner, index, bytes);
+        e->in_callback = false;
 }
 
 void engine_send_progress(const struct engine_send *s, struct engine_progress *p)

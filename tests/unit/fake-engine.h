@@ -49,12 +49,18 @@ struct fake_send_info {
         socklen_t dst_len;
         unsigned int attempt;
         uint64_t bwlimit;
+        uint32_t files;                 /* engine_send_req's */
+        uint64_t job_bytes;
         unsigned int cancels;           /* engine_send_cancel() calls */
+        unsigned int resumes;           /* engine_send_resume() calls */
 };
 const struct fake_send_info *fake_engine_info(const struct engine_send *s);
 
 void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t usec);
 void fake_engine_phase(struct engine_send *s, enum engine_phase phase);
+/* ops->next for file @index (the caller owns f->fd on 0), ops->file_done. */
+int fake_engine_next(struct engine_send *s, uint32_t index, struct engine_send_file *f);
+void fake_engine_file_done(struct engine_send *s, uint32_t index, uint64_t bytes);
 /* Release, then the done callback; @s is gone afterwards. */
 void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsigned int status,
                       const char *text, uint64_t bytes, uint64_t usec);

@@ -64,6 +64,8 @@ static int sample_messages(struct ctl_msg *out)
         out[n].submit.flags = CTL_SUBMIT_RETRIES;
         out[n].submit.bwlimit = 8ull << 20;
         out[n].submit.retries = 0x0203;
+        out[n].submit.files = 0x0a0b0c0d;
+        out[n].submit.job_bytes = 0x1112131415161718ull;
         strcpy(out[n].submit.host, "fd00::2");
         strcpy(out[n++].submit.name, "backup.tar");
         for (size_t i = 0; i < sizeof(with_id) / sizeof(with_id[0]); i++) {
@@ -84,6 +86,8 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.attempt = 0x0506;
         out[n].job.attempts = 0x0708;
         out[n].job.retry_usec = 0x1122334455667788ull;
+        out[n].job.files_done = 0x01020304;
+        out[n].job.files_total = 0x05060708;
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
         strcpy(out[n++].job.text, "checksum mismatch");
@@ -92,6 +96,10 @@ static int sample_messages(struct ctl_msg *out)
         strcpy(out[n++].error.text, "no such job");
         msg_reset(&out[n++], CTL_STATS);
         stats_sample(&out[n++]);
+        msg_reset(&out[n], CTL_FILE);
+        out[n].file.id = 42;
+        out[n].file.size = 1ull << 33;
+        strcpy(out[n++].file.name, "part-0002.parquet");
         return n;
 }
 
@@ -204,9 +212,12 @@ static void test_codec(void)
         /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 18;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 30;
 
-        is_int(len, host + 7 + 10, "SUBMIT: 18 fixed bytes, then host and name");
+        is_int(len, host + 7 + 10, "SUBMIT: 30 fixed bytes, then host and name");
+        ok(buf[CTL_HEADER_SIZE + 18] == 0x0d && buf[CTL_HEADER_SIZE + 21] == 0x0a &&
+           buf[CTL_HEADER_SIZE + 22] == 0x18 && buf[CTL_HEADER_SIZE + 29] == 0x11,
+           "SUBMIT files u32 and job_bytes u64 after retries, little-endian");
         ok(buf[CTL_HEADER_SIZE + 4] == 0 && buf[CTL_HEADER_SIZE + 6] == 0x80 &&
            buf[CTL_HEADER_SIZE + 11] == 0, "SUBMIT bwlimit is a little-endian u64 after flags");
 
@@ -248,14 +259,17 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 70 + 15 + 10 + 17, "JOB: 70 fixed bytes, then peer, name and text");
+        is_int(len, CTL_HEADER_SIZE + 78 + 15 + 10 + 17, "JOB: 78 fixed bytes, then peer, name and text");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
         ok(tmp[CTL_HEADER_SIZE + 52] == 0x06 && tmp[CTL_HEADER_SIZE + 54] == 0x08 &&
            tmp[CTL_HEADER_SIZE + 56] == 0x88 && tmp[CTL_HEADER_SIZE + 63] == 0x11,
            "then attempt u16, attempts u16 and retry_usec u64, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 64] == 15 && tmp[CTL_HEADER_SIZE + 66] == 10 && tmp[CTL_HEADER_SIZE + 68] == 17,
+        ok(tmp[CTL_HEADER_SIZE + 64] == 0x04 && tmp[CTL_HEADER_SIZE + 67] == 0x01 &&
+           tmp[CTL_HEADER_SIZE + 68] == 0x08 && tmp[CTL_HEADER_SIZE + 71] == 0x05,
+           "then files_done u32 and files_total u32, little-endian");
+        ok(tmp[CTL_HEADER_SIZE + 72] == 15 && tmp[CTL_HEADER_SIZE + 74] == 10 && tmp[CTL_HEADER_SIZE + 76] == 17,
            "then the three string lengths");
         tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
@@ -289,8 +303,24 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 2 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v2, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 3 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v3, type, length 0");
+
+        /* FILE: id, size, name_len, name. */
+        struct ctl_msg fm = msgs[12];
+        len = ctl_encode(buf, sizeof(buf), &fm);
+        is_int(len, CTL_HEADER_SIZE + 18 + 17, "FILE: 18 fixed bytes, then the name");
+        ok(buf[CTL_HEADER_SIZE] == 42 && buf[CTL_HEADER_SIZE + 12] == 2 && buf[CTL_HEADER_SIZE + 16] == 17 &&
+           buf[CTL_HEADER_SIZE + 18] == 'p', "FILE: id u64, size u64, name_len u16, little-endian");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len - 1] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "FILE name with embedded NUL");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 16, 18);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "FILE name_len beyond the payload");
+        msg_reset(&fm, CTL_FILE);
+        memset(fm.file.name, 'n', sizeof(fm.file.name));
+        is_int(ctl_encode(buf, sizeof(buf), &fm), -EINVAL, "unterminated FILE name is -EINVAL");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
 }
 

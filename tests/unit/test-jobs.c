@@ -349,6 +349,113 @@ static void test_lifecycle(void)
         fx_teardown(&f);
 }
 
+static int feeds;
+static struct fx f_several;
+
+static void feed_cb(struct job *job, void *userdata)
+{
+        (void)job;
+        (void)userdata;
+        feeds++;
+}
+
+/* A job of several files: handed over in order, at most JOBS_FILES_AHEAD
+ * held, the engine waits for the client and is resumed, one session. */
+static void test_several_files(void)
+{
+        struct ctl_submit cs = { .files = 4, .job_bytes = 100 + 200 + 0 + 300 };
+        struct engine_send_file ef;
+        const struct fake_send_info *info;
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id;
+        int fd0, fds[3], r;
+        char name[16];
+
+        fx_setup(&f_several, "several files", 4);
+        fd0 = make_file(100);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "first.bin");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, fd0, 100, &id), 0, "submit a job of 4 files");
+        job = job_of(&f_several, id);
+        ok(job->files == 4 && job->files_in == 1 && job->size == 600 && job->first_size == 100,
+           "it counts 4 files, 1 handed over, 600 bytes in all, 100 in the first");
+        is_int(job_attempts(job), 1, "a job of several files is not retried");
+        ok(!job_files_complete(job) && job_files_room(job) == JOBS_FILES_AHEAD, "room for the others");
+        job_set_feeder(job, feed_cb, NULL);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        info = fake_engine_info(s);
+        ok(info->files == 4 && info->job_bytes == 600 && info->size == 100,
+           "the engine is asked for one session: 4 files, 600 bytes, the first of 100");
+
+        /* The engine is first to ask: nothing there yet. */
+        is_int(fake_engine_next(s, 1, &ef), ENGINE_NEXT_LATER, "file 2 asked before it came: later");
+        fds[0] = make_file(200);
+        is_int(jobs_add_file(job, fds[0], 200, "second.bin"), 0, "file 2 handed over");
+        is_int(info->resumes, 1, "and the waiting engine is resumed");
+        feeds = 0;
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 1, &ef), 0, "then it has file 2");
+        ok(ef.fd >= 0 && same_file(ef.fd, fds[0]) && ef.size == 200 && !strcmp(ef.name, "second.bin"),
+           "the same file, its size and name");
+        safe_close(ef.fd);
+        is_int(feeds, 1, "the feeder hears there is room again");
+        fake_engine_file_done(s, 1, 200);
+        is_int(job->files_done, 2, "files done count what the receiver published");
+
+        /* More than the job announced is refused. */
+        fds[1] = make_file(0);
+        is_int(jobs_add_file(job, fds[1], 0, "empty"), 0, "file 3 (empty) handed over");
+        fds[2] = make_file(301);
+        is_int(jobs_add_file(job, fds[2], 301, "fourth.bin"), -E2BIG, "a last file past job_bytes is refused");
+        is_int(job_files_room(job), JOBS_FILES_AHEAD - 1, "one held ahead");
+        fds[2] = make_file(300);
+        is_int(jobs_add_file(job, fds[2], 300, "fourth.bin"), 0, "the last file handed over");
+        ok(job_files_complete(job) && job_files_room(job) == 0, "every file is in");
+        r = jobs_add_file(job, make_file(0), 0, "fifth");
+        is_int(r, -E2BIG, "a fifth is refused");
+        jobs_feeder_gone(job);
+        is_int(job->state, CTL_JOB_CONNECTING, "the client may go once every file is in");
+        for (uint32_t k = 2; k < 4; k++) {
+                ef = (struct engine_send_file){ .fd = -1 };
+                is_int(fake_engine_next(s, k, &ef), 0, "file %u taken", k + 1);
+                snprintf(name, sizeof(name), "%s", ef.name);
+                safe_close(ef.fd);
+        }
+        is_str(name, "fourth.bin", "in the order handed over");
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 600, 1000);
+        is_int(job->state, CTL_JOB_DONE, "done");
+        fx_teardown(&f_several);
+}
+
+/* The client goes away before the last file: the job is cancelled, its files closed. */
+static void test_several_files_gone(void)
+{
+        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        struct job *job;
+        uint64_t id;
+        int fd1;
+
+        fx_setup(&f_several, "several files, client gone", 4);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "a");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "submit 3 files");
+        cs.job_bytes = 5;
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), -EINVAL,
+               "job_bytes below the first file's size is refused");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        fd1 = make_file(10);
+        is_int(jobs_add_file(job, fd1, 10, "b"), 0, "file 2 in");
+        jobs_feeder_gone(job);
+        run(&f_several);
+        is_int(job->state, CTL_JOB_CANCELLED, "cancelled when the client goes before file 3");
+        ok(fd_closed(fd1), "the file held ahead is closed");
+        is_int(jobs_add_file(job, make_file(1), 1, "c"), -EALREADY, "nothing more once final");
+        fx_teardown(&f_several);
+}
+
 /* xferctl send --bwlimit: kept with the job, handed to the engine. */
 static void test_bwlimit(void)
 {
@@ -1193,5 +1300,7 @@ int main(void)
         test_retry_window();
         test_retry_reload_stop();
         test_tally();
+        test_several_files();
+        test_several_files_gone();
         return done_testing();
 }

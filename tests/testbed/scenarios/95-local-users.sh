@@ -119,7 +119,7 @@ if ($mode eq 'hold') {
         my @s = map { conn() } 1 .. $n;
         # Header: magic, CTL_VERSION (common/ctl.h), type WATCH, length.
         for (@s) {
-                defined(send($_, pack('VvvVQ<', 0x4c544358, 2, 4, 8, $id), 0)) or die "send: $!\n";
+                defined(send($_, pack('VvvVQ<', 0x4c544358, 3, 4, 8, $id), 0)) or die "send: $!\n";
         }
         print "held $n\n";
         STDOUT->flush;
