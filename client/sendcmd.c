@@ -30,7 +30,7 @@
 #define SENDCMD_REFRESH_MS      1000
 
 const char sendcmd_help[] =
-        "Usage: xferctl send FILE PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
+        "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
         "                    [--no-wait] [--json]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
@@ -38,17 +38,24 @@ const char sendcmd_help[] =
         "whole-file checksum matches. xferctl opens FILE itself and hands the open\n"
         "file to the local rdmaxferd: you can send exactly what you can read.\n"
         "\n"
+        "Several FILEs are one job over one connection to PEER, sent one after\n"
+        "the other, each published under its last component as it is verified;\n"
+        "the job stops at the first file that fails. xferctl stays until it has\n"
+        "handed every file over (leaving earlier cancels the job).\n"
+        "\n"
         "PEER is a host name or an IPv4/IPv6 address; write an IPv6 address with\n"
         "a port as [ADDR]:PORT. Without a port, the local rdmaxferd's port (7470\n"
         "unless configured otherwise) is used.\n"
         "\n"
-        "  --as NAME     publish under NAME (default: the last component of FILE)\n"
+        "  --as NAME     publish under NAME (default: the last component of FILE;\n"
+        "                one FILE only)\n"
         "  --bwlimit RATE\n"
         "                send at most RATE bytes per second: digits, then K, M, G or T\n"
         "                for powers of 1024 (8M = 8 MiB/s, about 8.4 MB/s); 0 = no limit.\n"
         "                Bytes, not bits. rdmaxferd's own rate_limit applies too.\n"
         "  --retries N   try at most N more times after a transient failure (0: never;\n"
-        "                default: rdmaxferd's retry_max, 5 unless configured otherwise)\n"
+        "                default: rdmaxferd's retry_max, 5 unless configured otherwise;\n"
+        "                a job of several files is never retried)\n"
         "  --no-wait     print the job ID and return once the job is queued\n"
         "  --json        print the final job as one JSON object on stdout\n"
         "  -h, --help    show this help\n"
@@ -59,7 +66,7 @@ const char sendcmd_help[] =
         "By default xferctl waits, draws progress on stderr when it is a terminal,\n"
         "says each retry, and prints one summary line. Ctrl-C asks rdmaxferd to\n"
         "cancel the transfer and waits for it to stop; a second Ctrl-C stops waiting.\n"
-        "Exit status: 0 only when the receiver verified and published the file;\n"
+        "Exit status: 0 only when the receiver verified and published every file;\n"
         "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable.\n";
 
 /* Expected outcomes of sendcmd_wait(), besides 0 (a message) and -errno. */
@@ -73,7 +80,10 @@ static volatile sig_atomic_t sendcmd_interrupts;
 
 struct sendcmd {
         const char *socket_path;
-        const char *path;               /* FILE as typed */
+        const char *path;               /* FILE as typed (the first) */
+        char **paths;                   /* every FILE */
+        unsigned int npaths;
+        uint64_t *sizes;                /* as counted before the submit (several files) */
         const char *peer_arg;           /* PEER[:PORT] as typed */
         /* The two, escaped for messages (esc_term): a file name may hold anything. */
         const char *path_shown;
@@ -254,12 +264,18 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         return XFERCTL_EXIT_USAGE;
                 }
         }
-        if (argc - optind != 2) {
-                xferctl_say("send: expected FILE and PEER (see xferctl send --help)");
+        if (argc - optind < 2) {
+                xferctl_say("send: expected FILE... and PEER (see xferctl send --help)");
                 return XFERCTL_EXIT_USAGE;
         }
+        if ((unsigned int)(argc - optind - 1) > 1 && sc->as) {
+                xferctl_say("send: --as names one file; several FILEs keep their own names");
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->paths = &argv[optind];
+        sc->npaths = (unsigned int)(argc - optind - 1);
         sc->path = argv[optind];
-        sc->peer_arg = argv[optind + 1];
+        sc->peer_arg = argv[argc - 1];
         return -1;
 }
 
@@ -275,33 +291,146 @@ static const char *sendcmd_file_type(mode_t mode)
         }
 }
 
-/* Open FILE as the user. Returns -1 with *@out set, or an exit code. */
-static int sendcmd_open(struct sendcmd *sc, int *out)
+/* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
+static int sendcmd_open_path(const char *path, int *out, uint64_t *size)
 {
         _cleanup_(closep) int fd = -1;
+        _cleanup_(freep) char *shown = esc_term_dup(path);
         struct stat st;
 
+        if (!shown) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
         /* O_NONBLOCK so a FIFO cannot hang us before we see what it is. */
-        fd = open(sc->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
-                xferctl_say("cannot open %s: %s", sc->path_shown, strerror(errno));
+                xferctl_say("cannot open %s: %s", shown, strerror(errno));
                 return XFERCTL_EXIT_USAGE;
         }
         if (fstat(fd, &st) < 0) {
-                xferctl_say("cannot stat %s: %s", sc->path_shown, strerror(errno));
+                xferctl_say("cannot stat %s: %s", shown, strerror(errno));
                 return XFERCTL_EXIT_USAGE;
         }
         if (!S_ISREG(st.st_mode)) {
                 xferctl_say("cannot send %s: it is %s; only regular files can be sent",
-                            sc->path_shown, sendcmd_file_type(st.st_mode));
+                            shown, sendcmd_file_type(st.st_mode));
                 return XFERCTL_EXIT_USAGE;
         }
         /* The daemon shares this open file description: hand it over blocking. */
         if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-                xferctl_say("cannot send %s: %s", sc->path_shown, strerror(errno));
+                xferctl_say("cannot send %s: %s", shown, strerror(errno));
                 return XFERCTL_EXIT_USAGE;
         }
         *out = TAKE_FD(fd);
+        *size = (uint64_t)st.st_size;
+        return -1;
+}
+
+/* Open FILE as the user. Returns -1 with *@out set, or an exit code. */
+static int sendcmd_open(struct sendcmd *sc, int *out)
+{
+        uint64_t size;
+
+        return sendcmd_open_path(sc->path, out, &size);
+}
+
+static int sendcmd_cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Several FILEs: each must be a regular file with an acceptable leaf name,
+ * no two the same (the receiver would refuse the second); count the bytes.
+ * Returns -1 or an exit code.
+ */
+static int sendcmd_count(struct sendcmd *sc)
+{
+        _cleanup_(freep) const char **names = calloc(sc->npaths, sizeof(*names));
+        uint64_t total = 0;
+
+        sc->sizes = calloc(sc->npaths, sizeof(*sc->sizes));
+        if (!names || !sc->sizes) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        for (unsigned int i = 0; i < sc->npaths; i++) {
+                const char *name = name_leaf(sc->paths[i]);
+                enum name_verdict v = name_check(name, strlen(name));
+                int fd = -1, r;
+
+                r = sendcmd_open_path(sc->paths[i], &fd, &sc->sizes[i]);
+                safe_close(fd);
+                if (r >= 0)
+                        return r;
+                if (v != NAME_OK) {
+                        _cleanup_(freep) char *bad = esc_term_dup(name);
+
+                        xferctl_say("cannot send '%s': %s", bad ? bad : "?", name_verdict_str(v));
+                        return XFERCTL_EXIT_USAGE;
+                }
+                if (sc->sizes[i] > UINT64_MAX - total) {
+                        xferctl_say("too many bytes in one job");
+                        return XFERCTL_EXIT_USAGE;
+                }
+                total += sc->sizes[i];
+                names[i] = name;
+        }
+        qsort(names, sc->npaths, sizeof(*names), sendcmd_cmp_str);
+        for (unsigned int i = 1; i < sc->npaths; i++) {
+                if (!strcmp(names[i - 1], names[i])) {
+                        _cleanup_(freep) char *bad = esc_term_dup(names[i]);
+
+                        xferctl_say("two files named '%s': each is published under its last "
+                                    "component, send them separately", bad ? bad : "?");
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        sc->submit.files = sc->npaths;
+        sc->submit.job_bytes = total;
+        return -1;
+}
+
+/*
+ * Hand the files after the first over on @sock, one FILE each, in order;
+ * the daemon reads the next only when it has room, so this blocks as it
+ * must. Returns -1 or an exit code.
+ */
+static int sendcmd_feed(struct sendcmd *sc, int sock)
+{
+        for (unsigned int i = 1; i < sc->npaths; i++) {
+                struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+                _cleanup_(freep) char *shown = esc_term_dup(sc->paths[i]);
+                _cleanup_(closep) int fd = -1;
+                uint64_t size;
+                int r, pfd = -1;
+
+                r = sendcmd_open_path(sc->paths[i], &fd, &size);
+                if (r >= 0) {
+                        xferctl_say("job %" PRIu64 " is cancelled", sc->id);
+                        return XFERCTL_EXIT_FAILED;
+                }
+                if (size != sc->sizes[i]) {
+                        xferctl_say("%s changed size while being sent (%" PRIu64 " bytes, then %" PRIu64
+                                    "); job %" PRIu64 " is cancelled", shown ? shown : "?", sc->sizes[i],
+                                    size, sc->id);
+                        return XFERCTL_EXIT_FAILED;
+                }
+                m.file.id = sc->id;
+                m.file.size = size;
+                snprintf(m.file.name, sizeof(m.file.name), "%s", name_leaf(sc->paths[i]));
+                r = ctl_send(sock, &m, fd);
+                if (r >= 0)
+                        continue;
+                /* The daemon closed: its ERROR says why. */
+                if (ctl_recv(sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR)
+                        xferctl_say_error("send", &rep.error);
+                else
+                        xferctl_say_io(r);
+                safe_close(pfd);
+                return XFERCTL_EXIT_FAILED;
+        }
         return -1;
 }
 
@@ -348,13 +477,15 @@ static int sendcmd_target(struct sendcmd *sc)
         return -1;
 }
 
-/* Submit with the file attached; sets sc->id. Returns -1 or an exit code. */
+/* Submit with the file attached; sets sc->id, and hands the other files
+ * over if there are several. Returns -1 or an exit code. */
 static int sendcmd_submit(struct sendcmd *sc, int fd)
 {
         struct ctl_msg req = { .type = CTL_SUBMIT, .submit = sc->submit }, rep;
         char text[ESC_TERM_SIZE(sizeof(rep.error.text))];
         _cleanup_(closep) int sock = -1;
         int r;
+
 
         sock = xferctl_connect(sc->socket_path, true);
         if (sock < 0 || xferctl_send(sock, &req, fd) < 0)
@@ -387,6 +518,8 @@ static int sendcmd_submit(struct sendcmd *sc, int fd)
                 return XFERCTL_EXIT_UNREACHABLE;
         }
         sc->id = rep.id;
+        if (sc->npaths > 1)
+                return sendcmd_feed(sc, sock);
         return -1;
 }
 
@@ -508,9 +641,15 @@ static int sendcmd_report(struct sendcmd *sc)
         }
         switch (j->state) {
         case CTL_JOB_DONE:
-                if (!sc->json)
+                if (!sc->json && j->files_total > 1) {
+                        char files[32];
+
+                        snprintf(files, sizeof(files), "%u files", (unsigned int)j->files_total);
+                        puts(progress_summary(line, sizeof(line), files, j->peer, j->bytes_done, j->usec));
+                } else if (!sc->json) {
                         puts(progress_summary(line, sizeof(line), j->name, j->peer,
                                               j->bytes_done, j->usec));
+                }
                 return XFERCTL_EXIT_OK;
         case CTL_JOB_CANCELLED:
                 xferctl_say("send %s to %s cancelled%s%s", esc_term(name, sizeof(name), j->name),
@@ -615,6 +754,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                 .poll_sock = -1,
         };
         _cleanup_(freep) char *path_shown = NULL, *peer_shown = NULL;
+        _cleanup_(freep) uint64_t *sizes = NULL;
         _cleanup_(closep) int fd = -1;
         int r;
 
@@ -629,6 +769,12 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         }
         sc.path_shown = path_shown;
         sc.peer_shown = peer_shown;
+        if (sc.npaths > 1) {
+                r = sendcmd_count(&sc);
+                sizes = sc.sizes;
+                if (r >= 0)
+                        return r;
+        }
         r = sendcmd_open(&sc, &fd);
         if (r >= 0)
                 return r;

@@ -70,6 +70,11 @@ struct control_conn {
         struct engine_fstat *checking;
         struct ctl_submit submit;
         int submit_fd;
+        /* The job of several files this client hands its files to (ctl.h):
+         * reading waits while the job holds JOBS_FILES_AHEAD of them. */
+        uint64_t feed_id;
+        bool checking_file;             /* the check is a FILE's, not a SUBMIT's */
+        struct ctl_file file;
         struct control_conn *next;
 };
 
@@ -87,6 +92,7 @@ struct control {
 };
 
 static void control_watch_cb(struct job *job, void *userdata);
+static void control_feed_cb(struct job *job, void *userdata);
 
 /* Live progress: a running job's numbers are asked of the engine here. */
 static void control_job_msg(struct ctl_msg *m, struct job *job)
@@ -105,6 +111,8 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         m->job.attempt = (uint16_t)MIN(job->attempt, UINT16_MAX);
         m->job.attempts = (uint16_t)MIN(job_attempts(job), UINT16_MAX);
         m->job.retry_usec = job_retry_in(job);
+        m->job.files_done = job->files_done;
+        m->job.files_total = job->files;
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
@@ -121,6 +129,11 @@ static void conn_idle_arm(struct control_conn *conn)
 
         if (conn->dead || conn->refusing)
                 return;
+        /* Handing files over waits on the job, not on the client. */
+        if (conn->feed_id) {
+                evtimer_del(conn->idle_ev);
+                return;
+        }
         if (conn->checking) {
                 tv.tv_sec = conn->c->d->cfg.io_timeout;
                 evtimer_add(conn->idle_ev, &tv);
@@ -154,6 +167,22 @@ static void conn_check_drop(struct control_conn *conn)
         conn->submit_fd = safe_close(conn->submit_fd);
 }
 
+/* This client hands @job no more files: done, or gone. */
+static void conn_feed_end(struct control_conn *conn)
+{
+        struct job *job;
+
+        if (!conn->feed_id)
+                return;
+        job = jobs_find(conn->c->d->jobs, conn->feed_id);
+        conn->feed_id = 0;
+        if (!job)
+                return;
+        job_set_feeder(job, NULL, NULL);
+        /* Before its last file: the job cannot finish, so it is cancelled. */
+        jobs_feeder_gone(job);
+}
+
 static void conn_close(struct control_conn *conn)
 {
         struct control *c = conn->c;
@@ -162,6 +191,7 @@ static void conn_close(struct control_conn *conn)
                 return;
         conn->dead = true;
         conn_check_drop(conn);
+        conn_feed_end(conn);
         /* The client going away never cancels its job: it only stops watching. */
         conn_unwatch(conn);
         event_del(conn->read_ev);
@@ -342,7 +372,13 @@ static void control_submit_checked(struct control_conn *conn, const struct ctl_s
                 return;
         }
         job = jobs_find(c->d->jobs, id);
-        if (s->bwlimit > 0)
+        if (job && job->files > 1) {
+                log_info("job %" PRIu64 ": %u files (%" PRIu64 " bytes), the first %s, to %s submitted by "
+                         "uid %u pid %d", id, job->files, job->size, s->name, job->peer,
+                         (unsigned int)conn->cred.uid, (int)conn->cred.pid);
+                conn->feed_id = id;
+                job_set_feeder(job, control_feed_cb, conn);
+        } else if (s->bwlimit > 0)
                 log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d, "
                          "bwlimit %" PRIu64 " bytes/s", id, s->name, size, job ? job->peer : s->host,
                          (unsigned int)conn->cred.uid, (int)conn->cred.pid, s->bwlimit);
@@ -352,6 +388,16 @@ static void control_submit_checked(struct control_conn *conn, const struct ctl_s
                          (unsigned int)conn->cred.uid, (int)conn->cred.pid);
         m.id = id;
         conn_reply(conn, &m);
+}
+
+/* The job took a file of this client's: it may hand over the next. */
+static void control_feed_cb(struct job *job, void *userdata)
+{
+        struct control_conn *conn = userdata;
+
+        if (conn->dead || conn->checking || job_files_room(job) == 0)
+                return;
+        event_add(conn->read_ev, NULL);
 }
 
 /* Back to reading requests after a check, whatever its end. */
@@ -364,12 +410,58 @@ static void conn_check_end(struct control_conn *conn)
         conn_idle_arm(conn);
 }
 
+/* A FILE's descriptor checked out (or not): the job's, or the job fails. */
+static void control_file_checked(struct control_conn *conn, int fd_in, int res, bool regular,
+                                 uint64_t size)
+{
+        _cleanup_(closep) int fd = fd_in;
+        struct job *job = jobs_find(conn->c->d->jobs, conn->feed_id);
+        char why[CTL_TEXT_MAX + CTL_NAME_MAX + 64];
+        int r;
+
+        if (!job || ctl_job_state_final(job->state)) {
+                conn_error(conn, -ECANCELED, "the job ended before its file %s", conn->file.name);
+                conn_close(conn);
+                return;
+        }
+        if (res < 0)
+                snprintf(why, sizeof(why), "cannot stat %s: %s", conn->file.name, strerror(-res));
+        else if (!regular)
+                snprintf(why, sizeof(why), "%s is not a regular file", conn->file.name);
+        else if (size != conn->file.size)
+                snprintf(why, sizeof(why), "%s: %" PRIu64 " bytes, the client said %" PRIu64,
+                         conn->file.name, size, conn->file.size);
+        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name)) < 0)
+                snprintf(why, sizeof(why), "%s: %s", conn->file.name,
+                         r == -E2BIG ? "more files or bytes than the job announced" : strerror(-r));
+        else
+                why[0] = '\0';
+        if (why[0]) {
+                /* The job cannot be what the client announced: it ends here. */
+                conn_error(conn, -EINVAL, "%s", why);
+                conn_close(conn);
+                return;
+        }
+        if (job_files_complete(job)) {
+                job_set_feeder(job, NULL, NULL);
+                conn->feed_id = 0;
+                conn_idle_arm(conn);
+        } else if (job_files_room(job) == 0) {
+                event_del(conn->read_ev);
+        }
+}
+
 static void control_on_fstat(void *userdata, int res, bool regular, uint64_t size)
 {
         struct control_conn *conn = userdata;
         int fd = TAKE_FD(conn->submit_fd);
 
         conn_check_end(conn);
+        if (conn->checking_file) {
+                conn->checking_file = false;
+                control_file_checked(conn, fd, res, regular, size);
+                return;
+        }
         if (res < 0) {
                 safe_close(fd);
                 conn_error(conn, res, "cannot stat the file: %s", strerror(-res));
@@ -456,6 +548,39 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
                 return;
         }
         conn->submit = *s;
+        conn->submit_fd = TAKE_FD(fd);
+        event_del(conn->read_ev);
+}
+
+/* The next file of this client's job of several (ctl.h). */
+static void control_file(struct control_conn *conn, const struct ctl_file *f, int fd_in)
+{
+        _cleanup_(closep) int fd = fd_in;
+        enum name_verdict v;
+        int fl, r;
+
+        if (!conn->feed_id || f->id != conn->feed_id) {
+                conn_error(conn, -EINVAL, "FILE for job %" PRIu64 ", which takes no files from this "
+                           "connection", f->id);
+                conn_close(conn);
+                return;
+        }
+        fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+        v = name_check(f->name, strlen(f->name));
+        if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY || v != NAME_OK) {
+                conn_error(conn, -EINVAL, "%s: %s", f->name[0] ? f->name : "(no name)",
+                           v != NAME_OK ? name_verdict_str(v) : "no descriptor open for reading");
+                conn_close(conn);
+                return;
+        }
+        r = engine_fstat(conn->c->d->engine, fd, control_on_fstat, conn, &conn->checking);
+        if (r < 0) {
+                conn_error(conn, r, "cannot stat %s: %s", f->name, strerror(-r));
+                conn_close(conn);
+                return;
+        }
+        conn->file = *f;
+        conn->checking_file = true;
         conn->submit_fd = TAKE_FD(fd);
         event_del(conn->read_ev);
 }
@@ -671,13 +796,16 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 return;
         }
 
-        /* Only SUBMIT carries a descriptor; any other one is not ours to keep. */
-        if (m.type != CTL_SUBMIT)
+        /* Only SUBMIT and FILE carry a descriptor; any other one is not ours to keep. */
+        if (m.type != CTL_SUBMIT && m.type != CTL_FILE)
                 pfd = safe_close(pfd);
 
         switch (m.type) {
         case CTL_SUBMIT:
                 control_submit(conn, &m.submit, pfd);
+                break;
+        case CTL_FILE:
+                control_file(conn, &m.file, pfd);
                 break;
         case CTL_STATUS:
                 control_status(conn, m.id);
