@@ -31,6 +31,8 @@ enum config_key {
         CONFIG_KEY_RATE_LIMIT,
         CONFIG_KEY_TOS,
         CONFIG_KEY_MAX_FILE_SIZE,
+        CONFIG_KEY_MAX_JOB_FILES,
+        CONFIG_KEY_MAX_JOB_BYTES,
         CONFIG_KEY_MIN_FREE,
         CONFIG_KEY_IO_TIMEOUT,
         CONFIG_KEY_OVERWRITE,
@@ -118,6 +120,10 @@ void config_init(struct config *cfg)
                 /* Larger than what most sites move as one file, and one offer
                  * cannot ask for a multi-TiB array. */
                 .max_file_size = 1ull << 40,
+                /* A job of several files (one session): checked on its first
+                 * offer. A million files, 16 TiB: rdmaxferd.conf(5). */
+                .max_job_files = 1000000,
+                .max_job_bytes = 16ull << 40,
                 /* What a host needs to keep working when an offer would fill
                  * the disk (journal, package updates, logins): rdmaxferd.conf(5). */
                 .min_free = 1ull << 30,
@@ -400,6 +406,11 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                                    "up to 1T, 0 for no limit" },
         [CONFIG_KEY_TOS]                = CONFIG_CUSTOM("tos", config_set_tos),
         [CONFIG_KEY_MAX_FILE_SIZE]      = { CONFIG_FIELD(max_file_size), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = UINT64_MAX,
+                                            .why = "must be a size in bytes (suffix K, M, G or T), "
+                                                   "0 for no limit" },
+        [CONFIG_KEY_MAX_JOB_FILES]      = CONFIG_NUMBER(max_job_files, 0, UINT32_MAX),
+        [CONFIG_KEY_MAX_JOB_BYTES]      = { CONFIG_FIELD(max_job_bytes), .kind = CONFIG_VALUE_SIZE,
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "
                                                    "0 for no limit" },

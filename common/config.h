@@ -42,6 +42,8 @@ struct config {
         uint64_t rate_limit;            /* rate_limit = bytes/s each direction, K/M/G/T, 0 = none */
         int tos;                        /* tos = 0..255 on rdma_cm ids; -1 (empty) = left alone */
         uint64_t max_file_size;         /* max_file_size = bytes, K/M/G/T suffix, 0 = none */
+        uint32_t max_job_files;         /* max_job_files = files in one incoming job, 0 = none */
+        uint64_t max_job_bytes;         /* max_job_bytes = bytes in one incoming job, K/M/G/T, 0 = none */
         uint64_t min_free;              /* min_free = bytes, K/M/G/T suffix, left free in incoming_dir */
         uint32_t io_timeout;            /* io_timeout = 1..3600 s a disk request may take */
         bool overwrite;                 /* overwrite = yes|no */

@@ -367,6 +367,10 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "overwrite");
         if (cfg.max_file_size != d->cfg.max_file_size)
                 changed_add(applied, sizeof(applied), "max_file_size");
+        if (cfg.max_job_files != d->cfg.max_job_files)
+                changed_add(applied, sizeof(applied), "max_job_files");
+        if (cfg.max_job_bytes != d->cfg.max_job_bytes)
+                changed_add(applied, sizeof(applied), "max_job_bytes");
         if (strcmp(cfg.key_file, d->cfg.key_file) || key.len != d->key.len ||
             memcmp(key.bytes, d->key.bytes, key.len))
                 changed_add(applied, sizeof(applied), "key_file");

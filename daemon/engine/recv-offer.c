@@ -122,6 +122,20 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "the first offer of a session is not its first file");
                 return WIRE_E_PROTOCOL;
         }
+        /* The job's totals, before any data moves. */
+        if (e->cfg->max_job_files && o->job_files > e->cfg->max_job_files) {
+                snprintf(text, len, "%" PRIu32 " files in one job is over the receiver's max_job_files of %" PRIu32,
+                         o->job_files, e->cfg->max_job_files);
+                return WIRE_E_TOO_LARGE;
+        }
+        if (e->cfg->max_job_bytes && o->job_bytes > e->cfg->max_job_bytes) {
+                char limit[32];
+
+                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_job_bytes);
+                snprintf(text, len, "%" PRIu64 " bytes in one job is over the receiver's max_job_bytes of %s",
+                         o->job_bytes, limit);
+                return WIRE_E_TOO_LARGE;
+        }
         /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
         if (o->size / o->chunk_size + (o->size % o->chunk_size != 0) > UINT32_MAX) {
                 snprintf(text, len, "more than 2^32 chunks");

@@ -80,6 +80,8 @@ static void test_defaults(void)
         is_int(c.rate_limit, 0, "rate_limit: none");
         is_int(c.tos, -1, "tos: left to the kernel");
         ok(c.max_file_size == 1ull << 40, "max_file_size 1 TiB");
+        is_int(c.max_job_files, 1000000, "max_job_files a million");
+        ok(c.max_job_bytes == 16ull << 40, "max_job_bytes 16 TiB");
         is_int(c.min_free, 1ull << 30, "min_free 1G");
         is_int(c.io_timeout, 60, "io_timeout 60 s");
         ok(!c.overwrite, "overwrite off");
@@ -116,6 +118,8 @@ static void test_full(void)
                  "lanes = 2\n"
                  "min_rate = 64K\n"
                  "max_file_size = 2G\n"
+                 "max_job_files = 0\n"
+                 "max_job_bytes = 3T\n"
                  "overwrite = yes\n"
                  "allow_peers = 198.18.0.0/15, fd00::/8\n"
                  "key_file = \"/etc/rdmaxferd/key\"\n"
@@ -133,6 +137,8 @@ static void test_full(void)
         is_int(c.max_transfers, 64, "max_transfers = slot_count / 2 is allowed");
         is_int(c.lanes, 2, "lanes");
         is_int(c.min_rate, 64 * 1024, "min_rate 64K");
+        is_int(c.max_job_files, 0, "max_job_files 0: no limit");
+        ok(c.max_job_bytes == 3ull << 40, "max_job_bytes 3T");
         is_int(c.max_file_size, 2ull << 30, "max_file_size 2G");
         ok(c.overwrite, "overwrite yes");
         is_int(c.allow_peers.n, 2, "two peers");
