@@ -5,9 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "incoming.h"
 #include "macro.h"
+#include "name.h"
 
 #define INCOMING_PART_PREFIX    ".rdmaxfer-"
 #define INCOMING_PART_SUFFIX    ".part"
@@ -77,4 +81,59 @@ int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
         if (n > 0 && fsync(dirfd) < 0)
                 return -errno;
         return n;
+}
+
+/* One component beneath @dirfd, never through a symlink or a mount. */
+static int incoming_open_step(int dirfd, const char *name)
+{
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                           RESOLVE_NO_XDEV,
+        };
+        long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+
+        return fd < 0 ? -errno : (int)fd;
+}
+
+int incoming_open_beneath(int dirfd, const char *path, bool create)
+{
+        char comp[256];
+        size_t len = path ? strlen(path) : 0, start = 0;
+        int fd = -1, r;
+
+        if (name_path_check(path, len, NULL) != NAME_OK)
+                return -EINVAL;
+        while (start < len) {
+                const char *slash = memchr(path + start, '/', len - start);
+                size_t end = slash ? (size_t)(slash - path) : len;
+                int at = fd >= 0 ? fd : dirfd, next;
+
+                /* name_path_check() capped each component at 255 bytes. */
+                memcpy(comp, path + start, end - start);
+                comp[end - start] = '\0';
+                next = incoming_open_step(at, comp);
+                if (next == -ENOENT && create) {
+                        if (mkdirat(at, comp, 0755) < 0 && errno != EEXIST) {
+                                r = -errno;
+                                safe_close(fd);
+                                return r;
+                        }
+                        next = incoming_open_step(at, comp);
+                }
+                /* O_DIRECTORY | O_NOFOLLOW on a symlink says "not a directory":
+                 * name it for what it is. */
+                if (next == -ENOTDIR) {
+                        struct stat st;
+
+                        if (fstatat(at, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                                next = -ELOOP;
+                }
+                safe_close(fd);
+                if (next < 0)
+                        return next;
+                fd = next;
+                start = end + 1;
+        }
+        return fd;
 }

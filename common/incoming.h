@@ -51,3 +51,15 @@ bool incoming_is_part(const char *name);
  * read. Blocking: for start-up, before the loop runs.
  */
 int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r));
+
+/*
+ * A job's destination beneath the incoming directory @dirfd (DEST, already
+ * accepted by name_path_check()): open the directory @path, with @create
+ * making each missing component (mode 0755), one component at a time with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV). A symlink anywhere on the way, the last component
+ * included, is -ELOOP; a file where a directory should be -ENOTDIR;
+ * another file system -EXDEV; a path name_path_check() refuses -EINVAL.
+ * Returns the directory's fd (O_CLOEXEC) or -errno. Blocking: off the loop.
+ */
+int incoming_open_beneath(int dirfd, const char *path, bool create);

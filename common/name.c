@@ -129,8 +129,49 @@ const char *name_verdict_str(enum name_verdict v)
         case NAME_UNASSIGNED:
                 return "name contains an unassigned code point or noncharacter "
                        "(Unicode Cn, by this host's tables)";
+        case NAME_ABSOLUTE:
+                return "path is absolute";
+        case NAME_PATH_FORM:
+                return "path has an empty component";
+        case NAME_PATH_LONG:
+                return "path is too long or too deep";
         }
         return "name is not acceptable";
+}
+
+enum name_verdict name_path_check(const char *path, size_t len, size_t *bad)
+{
+        size_t start = 0, depth = 0;
+
+        if (bad)
+                *bad = 0;
+        if (!path || len == 0)
+                return NAME_EMPTY;
+        if (path[0] == '/')
+                return NAME_ABSOLUTE;
+        if (len > NAME_PATH_MAX)
+                return NAME_PATH_LONG;
+        while (start <= len) {
+                const char *slash = memchr(path + start, '/', len - start);
+                size_t end = slash ? (size_t)(slash - path) : len;
+                enum name_verdict v;
+
+                if (bad)
+                        *bad = start;
+                if (end == start)
+                        return NAME_PATH_FORM;
+                if (++depth > NAME_PATH_DEPTH_MAX)
+                        return NAME_PATH_LONG;
+                v = name_check(path + start, end - start);
+                if (v != NAME_OK)
+                        return v;
+                if (!slash)
+                        break;
+                start = end + 1;
+        }
+        if (bad)
+                *bad = 0;
+        return NAME_OK;
 }
 
 const char *name_leaf(const char *path)

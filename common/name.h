@@ -28,11 +28,26 @@ enum name_verdict {
         NAME_UTF8,
         NAME_FORMAT,            /* Unicode Cf, Zl or Zp */
         NAME_UNASSIGNED,        /* Unicode Cn, noncharacters included */
+        NAME_ABSOLUTE,          /* a path: leading '/' */
+        NAME_PATH_FORM,         /* a path: empty component ("a//b", trailing '/') */
+        NAME_PATH_LONG,         /* a path: too many bytes or components */
 };
 
 /* Check @len bytes at @name (need not be NUL-terminated). */
 enum name_verdict name_check(const char *name, size_t len);
 const char *name_verdict_str(enum name_verdict v);
+
+/*
+ * A destination a peer proposes for a job beneath the incoming directory
+ * (DEST): a relative path of 1 to NAME_PATH_DEPTH_MAX components joined by
+ * single '/', at most NAME_PATH_MAX bytes, each component acceptable to
+ * name_check() (so no ".", "..", hidden or empty one). *@bad, when not
+ * NULL, gets the offset of the component that decided a refusal. Whether
+ * a component is a symlink on disk is incoming_open_beneath()'s to see.
+ */
+#define NAME_PATH_MAX           1023
+#define NAME_PATH_DEPTH_MAX     32
+enum name_verdict name_path_check(const char *path, size_t len, size_t *bad);
 
 /*
  * The leaf of a local path, for xferctl's default name ("a/b/c.dat" ->

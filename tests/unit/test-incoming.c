@@ -118,6 +118,41 @@ static void test_clean_parts(void)
         is_int(incoming_clean_parts(-1, NULL), -EBADF, "an unreadable directory is an error");
 }
 
+/* DEST beneath the incoming directory: made as needed, never through a symlink. */
+static void test_open_beneath(void)
+{
+        struct stat st;
+        int fd, fd2, f;
+
+        fd = incoming_open_beneath(dirfd_, "runs/2024/données", true);
+        ok(fd >= 0, "a 3-level destination is made");
+        ok(fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == (0755 & ~022 & 07777),
+           "a directory, mode 0755 (less the umask)");
+        fd2 = incoming_open_beneath(dirfd_, "runs/2024/données", false);
+        ok(fd2 >= 0, "and opens again without making anything");
+        close(fd2);
+        close(fd);
+        is_int(incoming_open_beneath(dirfd_, "runs/none", false), -ENOENT, "without create, a missing one is -ENOENT");
+
+        /* A symlink planted on the path, to a place outside or inside. */
+        ok(symlinkat("/tmp", dirfd_, "runs/out") == 0 && symlinkat("2024", dirfd_, "runs/in") == 0,
+           "symlinks planted in the incoming directory");
+        is_int(incoming_open_beneath(dirfd_, "runs/out/x", true), -ELOOP, "through a symlink out: -ELOOP");
+        is_int(incoming_open_beneath(dirfd_, "runs/in/x", true), -ELOOP, "through a symlink within: -ELOOP too");
+        is_int(incoming_open_beneath(dirfd_, "runs/out", true), -ELOOP, "a symlink as the last component: -ELOOP");
+        ok(faccessat(AT_FDCWD, "/tmp/x", F_OK, AT_SYMLINK_NOFOLLOW) != 0 || errno == ENOENT,
+           "nothing was made through it");
+        f = openat(dirfd_, "runs/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ok(f >= 0, "a file on the way");
+        close(f);
+        is_int(incoming_open_beneath(dirfd_, "runs/file/x", true), -ENOTDIR, "a file where a directory should be");
+        is_int(incoming_open_beneath(dirfd_, "../x", true), -EINVAL, "'../x' is refused");
+        is_int(incoming_open_beneath(dirfd_, "/abs", true), -EINVAL, "'/abs' is refused");
+        is_int(incoming_open_beneath(dirfd_, "a/../../b", true), -EINVAL, "'a/../../b' is refused");
+        is_int(incoming_open_beneath(dirfd_, "", true), -EINVAL, "'' is refused");
+        ok(faccessat(dirfd_, "a", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "and nothing of it was made");
+}
+
 int main(void)
 {
         if (!mkdtemp(dir)) {
@@ -129,9 +164,16 @@ int main(void)
         test_reserve();
         test_part_names();
         test_clean_parts();
+        test_open_beneath();
         unlinkat(dirfd_, "keep.dat", 0);
         unlinkat(dirfd_, ".rdmaxfer-x.part", 0);
         unlinkat(dirfd_, "a.rdmaxfer-1.part", 0);
+        unlinkat(dirfd_, "runs/2024/données", AT_REMOVEDIR);
+        unlinkat(dirfd_, "runs/2024", AT_REMOVEDIR);
+        unlinkat(dirfd_, "runs/out", 0);
+        unlinkat(dirfd_, "runs/in", 0);
+        unlinkat(dirfd_, "runs/file", 0);
+        unlinkat(dirfd_, "runs", AT_REMOVEDIR);
         close(dirfd_);
         rmdir(dir);
         return done_testing();

@@ -148,7 +148,7 @@ static void test_strings(void)
 {
         bool all = true;
 
-        for (int v = NAME_OK; v <= NAME_UNASSIGNED; v++)
+        for (int v = NAME_OK; v <= NAME_PATH_LONG; v++)
                 for (int w = NAME_OK; w < v; w++)
                         if (!name_verdict_str(v) || !strcmp(name_verdict_str(v), name_verdict_str(w)))
                                 all = false;
@@ -169,9 +169,59 @@ static void test_strings(void)
         ok(name_check(".bashrc", 7) == NAME_HIDDEN, "and refused by the rules, not by name_leaf");
 }
 
+static void path_is(const char *p, enum name_verdict want, size_t want_bad, const char *what)
+{
+        size_t bad = 99;
+        enum name_verdict v = name_path_check(p, strlen(p), &bad);
+
+        if (!ok(v == want && bad == want_bad, "path %s", what))
+                diag("'%s': got %s at %zu, want %s at %zu", p, name_verdict_str(v), bad,
+                     name_verdict_str(want), want_bad);
+}
+
+/* DEST: a relative path beneath the incoming directory; every hostile form refused. */
+static void test_paths(void)
+{
+        char long_path[NAME_PATH_MAX + 2], deep[2 * (NAME_PATH_DEPTH_MAX + 1) + 1];
+
+        path_is("dataset", NAME_OK, 0, "of one component");
+        path_is("runs/2024/données", NAME_OK, 0, "of three, UTF-8 included");
+        path_is("../x", NAME_DOT, 0, "'../x' is refused at its first component");
+        path_is("a/../../b", NAME_DOT, 2, "'a/../../b': at the '..'");
+        path_is("a/./b", NAME_DOT, 2, "'a/./b': '.' is not a component either");
+        path_is("/abs", NAME_ABSOLUTE, 0, "'/abs' is absolute");
+        path_is("a//b", NAME_PATH_FORM, 2, "'a//b' has an empty component");
+        path_is("a/b/", NAME_PATH_FORM, 4, "a trailing '/' is an empty component");
+        path_is("a/.hidden/b", NAME_HIDDEN, 2, "a hidden component is refused");
+        ok(name_path_check("a/b/c", 3, NULL) == NAME_OK && name_path_check("a/b/c", 2, NULL) == NAME_PATH_FORM,
+           "@len cuts the path");
+        ok(name_path_check("a/\xe2\x80\xae", 5, NULL) == NAME_FORMAT, "a format character in a component");
+        ok(name_path_check("ok/bad\x01", 7, NULL) == NAME_CONTROL, "a control character in a component");
+        ok(name_path_check("", 0, NULL) == NAME_EMPTY && name_path_check(NULL, 3, NULL) == NAME_EMPTY,
+           "empty and NULL");
+        memset(long_path, 'a', sizeof(long_path));
+        for (size_t i = 200; i < sizeof(long_path); i += 201)
+                long_path[i] = '/';
+        long_path[NAME_PATH_MAX] = '\0';
+        ok(name_path_check(long_path, NAME_PATH_MAX, NULL) == NAME_OK, "%d bytes is the limit", NAME_PATH_MAX);
+        long_path[NAME_PATH_MAX] = 'a';
+        long_path[NAME_PATH_MAX + 1] = '\0';
+        ok(name_path_check(long_path, NAME_PATH_MAX + 1, NULL) == NAME_PATH_LONG, "one more is too long");
+        for (int i = 0; i < NAME_PATH_DEPTH_MAX + 1; i++) {
+                deep[2 * i] = 'd';
+                deep[2 * i + 1] = '/';
+        }
+        deep[2 * NAME_PATH_DEPTH_MAX - 1] = '\0';
+        ok(name_path_check(deep, strlen(deep), NULL) == NAME_OK, "%d components is the limit", NAME_PATH_DEPTH_MAX);
+        deep[2 * NAME_PATH_DEPTH_MAX - 1] = '/';
+        deep[2 * NAME_PATH_DEPTH_MAX + 1] = '\0';
+        ok(name_path_check(deep, strlen(deep), NULL) == NAME_PATH_LONG, "one more is too deep");
+}
+
 int main(void)
 {
         test_ok();
+        test_paths();
         test_refused();
         test_strings();
         return done_testing();
