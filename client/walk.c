@@ -1,0 +1,176 @@
+#include "walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+struct walk {
+        const struct walk_ops *ops;
+        void *userdata;
+        char path[PATH_MAX];    /* root-relative, for messages */
+};
+
+const char *walk_type_str(mode_t mode)
+{
+        switch (mode & S_IFMT) {
+        case S_IFDIR:  return "a directory";
+        case S_IFREG:  return "a regular file";
+        case S_IFLNK:  return "a symlink";
+        case S_IFCHR:  return "a character device";
+        case S_IFBLK:  return "a block device";
+        case S_IFIFO:  return "a FIFO";
+        case S_IFSOCK: return "a socket";
+        default:       return "of an unknown type";
+        }
+}
+
+static int walk_skip(struct walk *w, mode_t mode, int err)
+{
+        return w->ops->skip ? w->ops->skip(w->userdata, w->path, mode, err) : 0;
+}
+
+/* Append @name to w->path; the old length to restore, or -ENAMETOOLONG. */
+static int walk_push(struct walk *w, const char *name, unsigned int depth)
+{
+        size_t len = strlen(w->path);
+        int n;
+
+        n = snprintf(w->path + len, sizeof(w->path) - len, "%s%s", depth > 0 ? "/" : "", name);
+        if (n < 0 || (size_t)n >= sizeof(w->path) - len) {
+                w->path[len] = '\0';
+                return -ENAMETOOLONG;
+        }
+        return (int)len;
+}
+
+static int walk_at(struct walk *w, int dirfd, const char *name, unsigned int depth);
+
+static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int depth,
+                    const struct stat *st)
+{
+        struct walk_entry e = { .kind = WALK_DIR, .depth = depth, .name = name, .path = w->path,
+                                .fd = -1, .st = *st };
+        _cleanup_(closep) int fd = fd_in;
+        DIR *d;
+        int r;
+
+        if (depth >= WALK_DEPTH_MAX)
+                return -ELOOP;
+        r = w->ops->entry(w->userdata, &e);
+        if (r < 0)
+                return r;
+        d = fdopendir(fd);
+        if (!d)
+                return walk_skip(w, S_IFDIR, -errno);
+        fd = -1;        /* the stream owns it */
+        for (;;) {
+                struct dirent *de;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        r = errno ? walk_skip(w, S_IFDIR, -errno) : 0;
+                        break;
+                }
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                r = walk_at(w, dirfd(d), de->d_name, depth + 1);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        if (r < 0)
+                return r;
+        e.kind = WALK_DIR_END;
+        return w->ops->entry(w->userdata, &e);
+}
+
+/* @name beneath @dirfd: whatever it is, never following it. */
+static int walk_at(struct walk *w, int dirfd, const char *name, unsigned int depth)
+{
+        struct walk_entry e = { .depth = depth, .name = name, .path = w->path, .fd = -1 };
+        char target[PATH_MAX];
+        int old, fd, r;
+        ssize_t n;
+
+        old = walk_push(w, name, depth);
+        if (old < 0)
+                return old;
+        if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
+                r = walk_skip(w, 0, -errno);
+                goto out;
+        }
+        switch (e.st.st_mode & S_IFMT) {
+        case S_IFLNK:
+                n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+                if (n < 0) {
+                        r = walk_skip(w, S_IFLNK, -errno);
+                        break;
+                }
+                target[n] = '\0';
+                e.kind = WALK_SYMLINK;
+                e.target = target;
+                r = w->ops->entry(w->userdata, &e);
+                break;
+        case S_IFDIR:
+                fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                        r = walk_skip(w, S_IFDIR, -errno);
+                        break;
+                }
+                /* What was opened is what is listed (it may have changed since the stat). */
+                if (fstat(fd, &e.st) < 0) {
+                        r = walk_skip(w, S_IFDIR, -errno);
+                        safe_close(fd);
+                        break;
+                }
+                r = walk_dir(w, fd, name, depth, &e.st);
+                break;
+        case S_IFREG:
+                /* O_NONBLOCK: had it become a FIFO, the open must not hang. */
+                fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0) {
+                        r = walk_skip(w, S_IFREG, -errno);
+                        break;
+                }
+                if (fstat(fd, &e.st) < 0 || !S_ISREG(e.st.st_mode) ||
+                    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+                        r = walk_skip(w, e.st.st_mode & S_IFMT, S_ISREG(e.st.st_mode) ? -errno : 0);
+                        safe_close(fd);
+                        break;
+                }
+                e.kind = WALK_FILE;
+                e.fd = fd;
+                r = w->ops->entry(w->userdata, &e);
+                safe_close(e.fd);
+                break;
+        default:
+                /* Devices, FIFOs, sockets: never opened. */
+                r = walk_skip(w, e.st.st_mode & S_IFMT, 0);
+                break;
+        }
+out:
+        w->path[old] = '\0';
+        return r;
+}
+
+int walk_tree(int dirfd, const char *name, const struct walk_ops *ops, void *userdata)
+{
+        struct walk *w = calloc(1, sizeof(*w));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->ops = ops;
+        w->userdata = userdata;
+        r = walk_at(w, dirfd, name, 0);
+        free(w);
+        return r;
+}

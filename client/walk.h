@@ -1,0 +1,57 @@
+#pragma once
+
+/*
+ * xferctl's walk of a tree it is asked to send, as the user who runs it.
+ * Every directory is opened relative to its parent's descriptor (openat
+ * with O_DIRECTORY | O_NOFOLLOW), every file relative to its directory's
+ * (O_NOFOLLOW), never by a path: an entry swapped for a symlink while we
+ * walk is not followed, and we can only send what the user can read. A
+ * symlink is read (readlinkat), never followed. Devices, FIFOs and
+ * sockets are never opened: they are reported as skipped, as is what
+ * cannot be opened or read.
+ *
+ * Depth first, in readdir order; memory is one open directory per level,
+ * at most WALK_DEPTH_MAX levels, whatever the number of entries.
+ */
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#define WALK_DEPTH_MAX          64
+
+enum walk_kind {
+        WALK_DIR,               /* a directory: its entries follow, then WALK_DIR_END */
+        WALK_DIR_END,
+        WALK_FILE,
+        WALK_SYMLINK,
+};
+
+struct walk_entry {
+        enum walk_kind kind;
+        unsigned int depth;     /* 0: the root walk_tree() was given */
+        const char *name;       /* the leaf */
+        const char *path;       /* from the root, for messages (not for opening) */
+        int fd;                 /* WALK_FILE: open for reading; the callback may take it (set -1) */
+        const char *target;     /* WALK_SYMLINK: what it points at, as stored */
+        struct stat st;         /* of the open file, the directory, or the link itself */
+};
+
+struct walk_ops {
+        /* Each entry; 0 to go on, negative to stop (walk_tree returns it). */
+        int (*entry)(void *userdata, struct walk_entry *e);
+        /* What is not sent: a device, FIFO or socket (@err 0, @mode says
+         * which), or what cannot be opened or read (@err -errno). 0 to go
+         * on, negative to stop (walk_tree returns it). */
+        int (*skip)(void *userdata, const char *path, mode_t mode, int err);
+};
+
+/*
+ * Walk @name beneath @dirfd (AT_FDCWD for the working directory): a
+ * directory (its whole tree), a regular file or a symlink (itself). 0,
+ * a callback's negative value, or -errno when @name itself cannot be
+ * opened, or the tree is deeper than WALK_DEPTH_MAX (-ELOOP).
+ */
+int walk_tree(int dirfd, const char *name, const struct walk_ops *ops, void *userdata);
+
+/* "a directory", "a FIFO", ... for a skip message; never NULL. */
+const char *walk_type_str(mode_t mode);

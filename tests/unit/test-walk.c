@@ -1,0 +1,212 @@
+/* xferctl's walk of a tree (client/walk.c), on a real temporary tree: what
+ * it reports, in which order, what it skips and never opens or follows. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "walk.h"
+
+static char root[] = "/tmp/rdmaxfer-test-walk.XXXXXX";
+
+/* What the walk said, one line each: "D a/b", "E a/b", "F a/x 3", "L l -> t", "S p mode err". */
+static char said[64][512];
+static int nsaid;
+static int open_fds_in_callbacks;
+static int stop_at = -1;
+
+static int on_entry(void *userdata, struct walk_entry *e)
+{
+        char *line;
+
+        (void)userdata;
+        if (stop_at >= 0 && nsaid >= stop_at)
+                return -ECANCELED;
+        if (nsaid >= 64)
+                return -E2BIG;
+        line = said[nsaid++];
+        switch (e->kind) {
+        case WALK_DIR:
+                snprintf(line, 512, "D %s %u", e->path, e->depth);
+                break;
+        case WALK_DIR_END:
+                snprintf(line, 512, "E %s", e->path);
+                break;
+        case WALK_FILE: {
+                char buf[16] = "";
+                ssize_t n = read(e->fd, buf, sizeof(buf) - 1);
+
+                open_fds_in_callbacks++;
+                snprintf(line, 512, "F %s %lld %s", e->path, (long long)e->st.st_size,
+                         n > 0 ? buf : "-");
+                break;
+        }
+        case WALK_SYMLINK:
+                snprintf(line, 512, "L %s -> %s", e->path, e->target);
+                break;
+        }
+        return 0;
+}
+
+static int on_skip(void *userdata, const char *path, mode_t mode, int err)
+{
+        (void)userdata;
+        if (nsaid >= 64)
+                return -E2BIG;
+        snprintf(said[nsaid++], 512, "S %s %s %d", path, walk_type_str(mode), err);
+        return 0;
+}
+
+static const struct walk_ops ops = { .entry = on_entry, .skip = on_skip };
+
+static int on_entry_count(void *userdata, struct walk_entry *e)
+{
+        (void)e;
+        ++*(int *)userdata;
+        return 0;
+}
+
+static int find(const char *prefix)
+{
+        for (int i = 0; i < nsaid; i++)
+                if (!strncmp(said[i], prefix, strlen(prefix)))
+                        return i;
+        return -1;
+}
+
+static int find_eq(const char *line)
+{
+        for (int i = 0; i < nsaid; i++)
+                if (!strcmp(said[i], line))
+                        return i;
+        return -1;
+}
+
+static void put(const char *rel, const char *content)
+{
+        char p[512];
+        int fd;
+
+        snprintf(p, sizeof(p), "%s/%s", root, rel);
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || (content && write(fd, content, strlen(content)) < 0))
+                abort();
+        close(fd);
+}
+
+static void mkd(const char *rel)
+{
+        char p[512];
+
+        snprintf(p, sizeof(p), "%s/%s", root, rel);
+        if (mkdir(p, 0755) < 0)
+                abort();
+}
+
+int main(void)
+{
+        char p[512], q[512];
+        int rootfd, r, sock;
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+        if (!mkdtemp(root)) {
+                printf("1..0 # SKIP mkdtemp: %s\n", strerror(errno));
+                return 0;
+        }
+        /* tree/ a/ b/ deep.txt, empty-dir/, empty.bin, données été.txt,
+         * link-in -> a/b/deep.txt, link-out -> /etc/passwd, fifo, sock,
+         * secret (mode 000). */
+        mkd("tree");
+        mkd("tree/a");
+        mkd("tree/a/b");
+        put("tree/a/b/deep.txt", "deep");
+        mkd("tree/empty-dir");
+        put("tree/empty.bin", NULL);
+        put("tree/données été.txt", "utf8");
+        snprintf(p, sizeof(p), "%s/tree/link-in", root);
+        ok(symlink("a/b/deep.txt", p) == 0, "a symlink within the tree");
+        snprintf(p, sizeof(p), "%s/tree/link-out", root);
+        ok(symlink("/etc/passwd", p) == 0, "a symlink out of it");
+        snprintf(p, sizeof(p), "%s/tree/fifo", root);
+        ok(mkfifo(p, 0644) == 0, "a FIFO");
+        snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/tree/sock", root);
+        sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ok(sock >= 0 && bind(sock, (struct sockaddr *)&sun, sizeof(sun)) == 0, "a socket");
+        put("tree/secret", "no");
+        snprintf(p, sizeof(p), "%s/tree/secret", root);
+        chmod(p, 0);
+
+        rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = walk_tree(rootfd, "tree", &ops, NULL);
+        is_int(r, 0, "the walk completes");
+        for (int i = 0; i < nsaid; i++)
+                diag("%s", said[i]);
+
+        is_int(find("D tree 0"), 0, "the root directory comes first, at depth 0");
+        ok(find_eq("E tree") == nsaid - 1, "and its end last");
+        ok(find("D tree/a 1") >= 0 && find("D tree/a/b 2") >= 0, "nested directories, with their depth");
+        ok(find("D tree/a 1") < find("D tree/a/b 2") && find("D tree/a/b 2") < find("F tree/a/b/deep.txt") &&
+           find("F tree/a/b/deep.txt") < find_eq("E tree/a/b") && find_eq("E tree/a/b") < find_eq("E tree/a"),
+           "depth first: a directory, its entries, its end, then its parent's end");
+        ok(find("F tree/a/b/deep.txt 4 deep") >= 0, "a file: its size, and it is open for reading");
+        ok(find("D tree/empty-dir 1") >= 0 && find_eq("E tree/empty-dir") == find("D tree/empty-dir 1") + 1,
+           "an empty directory: its start and end");
+        ok(find("F tree/empty.bin 0 -") >= 0, "an empty file");
+        ok(find("F tree/données été.txt 4 utf8") >= 0, "a UTF-8 name");
+        ok(find("L tree/link-in -> a/b/deep.txt") >= 0, "a symlink within: read, not followed");
+        ok(find("L tree/link-out -> /etc/passwd") >= 0, "a symlink out: read, not followed");
+        ok(find("F tree/link") < 0, "no symlink was opened as a file");
+        ok(find("S tree/fifo a FIFO 0") >= 0, "the FIFO is skipped, never opened (the walk did not hang)");
+        ok(find("S tree/sock a socket 0") >= 0, "the socket is skipped");
+        if (geteuid() == 0) {
+                /* root reads a mode-000 file (CAP_DAC_OVERRIDE): nothing to skip. */
+                ok(1, "# SKIP an unreadable file: running as root, which can read it");
+        } else {
+                ok(find("S tree/secret a regular file -13") >= 0, "an unreadable file: skipped with EACCES");
+        }
+        is_int(open_fds_in_callbacks, geteuid() == 0 ? 4 : 3, "files handed over open");
+
+        /* A callback stops the walk, and every descriptor is closed. */
+        nsaid = 0;
+        stop_at = 3;
+        is_int(walk_tree(rootfd, "tree", &ops, NULL), -ECANCELED, "a callback's error stops the walk");
+        stop_at = -1;
+        nsaid = 0;
+        is_int(walk_tree(rootfd, "none", &ops, NULL), 0, "a missing root is reported as a skip");
+        ok(find("S none") == 0 && strstr(said[0], "-2"), "with ENOENT");
+        nsaid = 0;
+        is_int(walk_tree(rootfd, "tree/a/b/deep.txt", &ops, NULL), 0, "a single file walks as itself");
+        ok(nsaid == 1 && find("F tree/a/b/deep.txt") == 0, "one entry");
+
+        /* Too deep: refused, not a stack overflow. */
+        strcpy(q, "tree/d");
+        mkd("tree/d");
+        for (int i = 1; i <= WALK_DEPTH_MAX; i++) {
+                strcat(q, "/d");
+                mkd(q);
+        }
+        nsaid = 0;
+        stop_at = -1;
+        {
+                int n = 0;
+
+                r = walk_tree(rootfd, "tree/d", &(struct walk_ops){ .entry = on_entry_count, .skip = on_skip },
+                              &n);
+                is_int(r, -ELOOP, "a tree deeper than %d levels is refused", WALK_DEPTH_MAX);
+                is_int(n, WALK_DEPTH_MAX, "after the levels it may walk");
+        }
+
+        close(sock);
+        close(rootfd);
+        snprintf(p, sizeof(p), "rm -rf '%s'", root);
+        if (system(p) != 0)
+                diag("could not remove %s", root);
+        return done_testing();
+}
