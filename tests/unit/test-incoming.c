@@ -121,9 +121,14 @@ static void test_clean_parts(void)
 /* DEST beneath the incoming directory: made as needed, never through a symlink. */
 static void test_open_beneath(void)
 {
+        char outside[] = "/tmp/rdmaxfer-test-outside.XXXXXX";
         struct stat st;
         int fd, fd2, f;
 
+        if (!mkdtemp(outside)) {
+                ok(1, "# SKIP mkdtemp: %s", strerror(errno));
+                return;
+        }
         fd = incoming_open_beneath(dirfd_, "runs/2024/données", true);
         ok(fd >= 0, "a 3-level destination is made");
         ok(fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == (0755 & ~022 & 07777),
@@ -135,13 +140,12 @@ static void test_open_beneath(void)
         is_int(incoming_open_beneath(dirfd_, "runs/none", false), -ENOENT, "without create, a missing one is -ENOENT");
 
         /* A symlink planted on the path, to a place outside or inside. */
-        ok(symlinkat("/tmp", dirfd_, "runs/out") == 0 && symlinkat("2024", dirfd_, "runs/in") == 0,
+        ok(symlinkat(outside, dirfd_, "runs/out") == 0 && symlinkat("2024", dirfd_, "runs/in") == 0,
            "symlinks planted in the incoming directory");
         is_int(incoming_open_beneath(dirfd_, "runs/out/x", true), -ELOOP, "through a symlink out: -ELOOP");
         is_int(incoming_open_beneath(dirfd_, "runs/in/x", true), -ELOOP, "through a symlink within: -ELOOP too");
         is_int(incoming_open_beneath(dirfd_, "runs/out", true), -ELOOP, "a symlink as the last component: -ELOOP");
-        ok(faccessat(AT_FDCWD, "/tmp/x", F_OK, AT_SYMLINK_NOFOLLOW) != 0 || errno == ENOENT,
-           "nothing was made through it");
+        ok(rmdir(outside) == 0, "nothing was made through it (the place it points at is still empty)");
         f = openat(dirfd_, "runs/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         ok(f >= 0, "a file on the way");
         close(f);
