@@ -125,7 +125,7 @@ static struct recv_xfer *recv_find_lane(struct engine *e, struct rdma_cm_id *id,
 
                 /* Constant time: the token is the only secret a lane shows. */
                 if (b->state != XFER_DATA || !b->lane[0] ||
-                    sodium_memcmp(x->offer.token, h->token, WIRE_TOKEN_SIZE) != 0)
+                    sodium_memcmp(x->token, h->token, WIRE_TOKEN_SIZE) != 0)
                         continue;
                 if (h->lane >= b->nlanes || b->lane[h->lane] ||
                     !recv_same_host(rdma_get_peer_addr(id), rdma_get_peer_addr(b->lane[0]->conn.id)))

@@ -223,6 +223,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         x->job_files = o->job_files;
         x->job_bytes = o->job_bytes;
         x->chunk = o->chunk_size;
+        memcpy(x->token, o->token, WIRE_TOKEN_SIZE);
         x->offered = o->size;
         x->next_file = 1;
         /* Only now, the offer valid (and proven, with a key), does the

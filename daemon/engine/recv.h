@@ -60,6 +60,7 @@ struct recv_xfer {
         uint32_t job_files;
         uint64_t job_bytes;
         uint32_t chunk;         /* every file's chunk size */
+        uint8_t token[WIRE_TOKEN_SIZE]; /* the first offer's: the lanes' hellos carry it */
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t file_bytes;    /* the file's data received */

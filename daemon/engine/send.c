@@ -134,7 +134,8 @@ static void send_log(struct xfer *b)
         else
                 log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
                             b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
-        if (ok) {
+        /* A job of several files has no one digest: the receiver logs each file's. */
+        if (ok && s->files == 1) {
                 digest_lanes(s->digest, b->nlanes, d);
                 digest_hex(d, hex);
         }
@@ -148,7 +149,7 @@ static void send_log(struct xfer *b)
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
                 .text = b->text[0] ? b->text : NULL,
-                .digest = ok ? hex : NULL,
+                .digest = ok && s->files == 1 ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
         });
