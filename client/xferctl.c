@@ -432,6 +432,8 @@ static void status_print(const struct ctl_job *j)
         printf("state:    %s\n", ctl_job_state_str(j->state));
         printf("peer:     %s\n", esc_term(esc, sizeof(esc), j->peer));
         printf("name:     %s\n", esc_term(esc, sizeof(esc), j->name));
+        if (j->files_total > 1)
+                printf("files:    %u of %u\n", (unsigned int)j->files_done, (unsigned int)j->files_total);
         printf("bytes:    %" PRIu64 " of %" PRIu64 " (%u.%u%%; %s of %s)\n",
                j->bytes_done, j->bytes_total, pm / 10, pm % 10,
                progress_size(a, sizeof(a), j->bytes_done),

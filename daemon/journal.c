@@ -93,7 +93,7 @@ void journal_xfer(const struct journal_xfer *x)
 {
         static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
         char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
-        char message[JOURNAL_FIELD_SIZE - 16], mbps[32];
+        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "";
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
         bool ok = x->status == WIRE_OK && !x->cancelled;
         const char *result = ok ? "ok" : x->cancelled ? "cancelled" : wire_status_str(x->status);
@@ -105,7 +105,17 @@ void journal_xfer(const struct journal_xfer *x)
         /* MESSAGE and RDMAXFER_MBPS come from the same string: they always agree. */
         snprintf(mbps, sizeof(mbps), "%.1f", journal_mbps(x->bytes, x->usec));
 
-        if (ok)
+        if (x->files_total > 1) {
+                /* One entry for the whole job: count files, name none. */
+                snprintf(file, sizeof(file), "%u of %u files", x->files, x->files_total);
+                snprintf(fps, sizeof(fps), "%.1f", x->usec ? (double)x->files * 1e6 / (double)x->usec : 0.0);
+        }
+        if (ok && x->files_total > 1)
+                snprintf(message, sizeof(message),
+                         "%s %u files (%" PRIu64 " bytes) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s, %s files/s",
+                         recv ? "received" : "sent", x->files, x->bytes, recv ? "from" : "to", peer,
+                         x->usec / 1000000, x->usec % 1000000 / 1000, mbps, fps);
+        else if (ok)
                 snprintf(message, sizeof(message),
                          "%s %s (%" PRIu64 " bytes) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
                          recv ? "received" : "sent", file, x->bytes, recv ? "from" : "to", peer,
@@ -137,6 +147,11 @@ void journal_xfer(const struct journal_xfer *x)
                 journal_add(&j, "RDMAXFER_LANES=%u", x->lanes);
         if (x->attempt)
                 journal_add(&j, "RDMAXFER_ATTEMPT=%u", x->attempt);
+        if (x->files_total > 1) {
+                journal_add(&j, "RDMAXFER_FILES=%u", x->files);
+                journal_add(&j, "RDMAXFER_FILES_TOTAL=%u", x->files_total);
+                journal_add(&j, "RDMAXFER_FILES_PER_SEC=%s", fps);
+        }
         if (x->digest && x->digest[0])
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);
         if (text[0])

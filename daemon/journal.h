@@ -21,6 +21,8 @@ struct journal_xfer {
         const char *text;       /* cause on failure ("ibv_wc: transport retry counter exceeded"), or NULL */
         const char *digest;     /* XXH3-128 hex, or NULL */
         unsigned int lanes;     /* queue pairs it was striped over (0: never got that far) */
+        unsigned int files;     /* a job of several files: how many were published (0: one file) */
+        unsigned int files_total;       /* and how many it held */
         bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
 };
 
@@ -30,7 +32,10 @@ struct journal_xfer {
  * RDMAXFER_PEER, RDMAXFER_FILE, RDMAXFER_BYTES, RDMAXFER_USEC,
  * RDMAXFER_MBPS (10^6 bytes/s, one decimal), RDMAXFER_RESULT ("ok" or the
  * wire_status_str text, or "cancelled"), RDMAXFER_STATUS (number),
- * RDMAXFER_LANES, RDMAXFER_ATTEMPT, RDMAXFER_DIGEST and RDMAXFER_ERROR when set. Success means status ==
+ * RDMAXFER_LANES, RDMAXFER_ATTEMPT, RDMAXFER_DIGEST and RDMAXFER_ERROR when set;
+ * for a job of several files (files_total > 1) the one entry of the job,
+ * with RDMAXFER_FILES (published), RDMAXFER_FILES_TOTAL and
+ * RDMAXFER_FILES_PER_SEC (one decimal), its MESSAGE counting files. Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

@@ -151,6 +151,8 @@ static void send_log(struct xfer *b)
                 .text = b->text[0] ? b->text : NULL,
                 .digest = ok && s->files == 1 ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
+                .files = s->file + (s->result_ok ? 1 : 0),
+                .files_total = s->files,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
         });
 }
