@@ -137,3 +137,140 @@ int incoming_open_beneath(int dirfd, const char *path, bool create)
         }
         return fd;
 }
+
+#define INCOMING_STAGE_PREFIX   ".rdmaxfer-stage-"
+#define INCOMING_TREE_DEPTH_MAX 256
+
+void incoming_stage_name(char buf[static INCOMING_STAGE_MAX], uint64_t id)
+{
+        snprintf(buf, INCOMING_STAGE_MAX, INCOMING_STAGE_PREFIX "%" PRIu64, id);
+}
+
+bool incoming_is_stage(const char *name)
+{
+        size_t n = strlen(INCOMING_STAGE_PREFIX);
+
+        if (strncmp(name, INCOMING_STAGE_PREFIX, n) != 0 || !name[n])
+                return false;
+        for (const char *p = name + n; *p; p++)
+                if (*p < '0' || *p > '9')
+                        return false;
+        return true;
+}
+
+int incoming_stage_make(int dirfd, const char *name)
+{
+        int fd;
+
+        if (mkdirat(dirfd, name, 0700) < 0)
+                return -errno;
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
+{
+        struct dirent *de;
+        struct stat st;
+        DIR *d;
+        int fd, r = 0;
+
+        if (fstatat(atfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(atfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if (depth >= INCOMING_TREE_DEPTH_MAX)
+                return -ELOOP;
+        fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                int q;
+
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                q = incoming_remove_at(dirfd(d), de->d_name, depth + 1);
+                if (q < 0 && r == 0)
+                        r = q;
+        }
+        closedir(d);
+        if (unlinkat(atfd, name, AT_REMOVEDIR) < 0 && r == 0 && errno != ENOENT)
+                r = -errno;
+        return r;
+}
+
+int incoming_remove_tree(int dirfd, const char *name)
+{
+        return incoming_remove_at(dirfd, name, 0);
+}
+
+int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite)
+{
+        const char *slash = strrchr(path, '/');
+        char parent[NAME_PATH_MAX + 1];
+        int pfd, r = 0;
+
+        if (name_path_check(path, strlen(path), NULL) != NAME_OK)
+                return -EINVAL;
+        if (slash) {
+                snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+                pfd = incoming_open_beneath(dirfd, parent, true);
+                if (pfd < 0)
+                        return pfd;
+        } else {
+                pfd = dirfd;
+        }
+        if (renameat2(stagefd, leaf, pfd, slash ? slash + 1 : path, RENAME_NOREPLACE) < 0) {
+                r = -errno;
+                if (r == -EEXIST && overwrite) {
+                        /* The old DEST comes back to the staging directory, and goes. */
+                        r = renameat2(stagefd, leaf, pfd, slash ? slash + 1 : path, RENAME_EXCHANGE) < 0 ?
+                                -errno : 0;
+                        if (r == 0)
+                                (void)incoming_remove_tree(stagefd, leaf);
+                }
+        }
+        if (r == 0 && fsync(pfd) < 0)
+                r = -errno;
+        if (slash)
+                close(pfd);
+        return r;
+}
+
+int incoming_clean_stages(int dirfd, void (*removed)(const char *name, int r))
+{
+        struct dirent *de;
+        DIR *d;
+        int fd, n = 0;
+
+        fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                int r;
+
+                if (!incoming_is_stage(de->d_name))
+                        continue;
+                r = incoming_remove_tree(dirfd, de->d_name);
+                n += r == 0;
+                if (removed)
+                        removed(de->d_name, r);
+        }
+        closedir(d);
+        if (n > 0 && fsync(dirfd) < 0)
+                return -errno;
+        return n;
+}

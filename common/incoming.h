@@ -63,3 +63,39 @@ int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r));
  * Returns the directory's fd (O_CLOEXEC) or -errno. Blocking: off the loop.
  */
 int incoming_open_beneath(int dirfd, const char *path, bool create);
+
+/*
+ * A job that publishes a tree under a DEST builds it in a staging
+ * directory of its own beneath the incoming directory,
+ * ".rdmaxfer-stage-<id>" (mode 0700; hidden, and no peer can send a name
+ * starting with '.'), so on the same file system, and renames the
+ * finished tree into place in one step at its end
+ * (incoming_stage_publish): before that, nothing of the job is visible
+ * under DEST. A failed job's staging directory is removed
+ * (incoming_remove_tree); one a crash left, at start-up
+ * (incoming_clean_stages). All blocking: off the loop.
+ */
+#define INCOMING_STAGE_MAX      48
+void incoming_stage_name(char buf[static INCOMING_STAGE_MAX], uint64_t id);
+/* Is @name one of ours (".rdmaxfer-stage-" digits)? */
+bool incoming_is_stage(const char *name);
+/* Make the staging directory @name beneath @dirfd (0700) and open it:
+ * its fd, or -errno (-EEXIST when it is there already). */
+int incoming_stage_make(int dirfd, const char *name);
+/*
+ * Publish @leaf, beneath the staging directory @stagefd, as DEST @path
+ * beneath @dirfd (its parent directories opened, or made, by
+ * incoming_open_beneath), with renameat2(RENAME_NOREPLACE): 0, or -EEXIST
+ * when DEST exists. With @overwrite, an existing DEST is swapped out in
+ * the same step (RENAME_EXCHANGE: DEST holds the old tree or the new one,
+ * never neither) and the old one, now in the staging directory, removed.
+ * Or -errno (incoming_open_beneath's for the path).
+ */
+int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite);
+/* Remove @name beneath @dirfd with everything under it, never following a
+ * symlink (at most 256 levels deep, else -ELOOP). 0, or the first -errno. */
+int incoming_remove_tree(int dirfd, const char *name);
+/* Start-up: remove every incoming_is_stage() directory directly beneath
+ * @dirfd with its contents; @removed(@name, @r) is told of each. How many
+ * were removed, or -errno when the directory cannot be read. */
+int incoming_clean_stages(int dirfd, void (*removed)(const char *name, int r));

@@ -111,6 +111,15 @@ static void engine_part_removed(const char *name, int r)
                 log_notice("incoming_dir: removed %s, left by an overwrite a crash interrupted", name);
 }
 
+static void engine_stage_removed(const char *name, int r)
+{
+        if (r < 0)
+                log_warning("incoming_dir: cannot remove %s, left by a job a crash interrupted: %s",
+                            name, strerror(-r));
+        else
+                log_notice("incoming_dir: removed %s, left by a job a crash interrupted", name);
+}
+
 /* cfg rate_limit, one bucket each way; a chunk is at most a slot of ours. */
 static void engine_set_rate_limit(struct engine *e)
 {
@@ -150,6 +159,11 @@ int engine_new(struct engine **out, const struct engine_params *p)
         r = incoming_clean_parts(e->incoming_fd, engine_part_removed);
         if (r < 0)
                 log_warning("incoming_dir %s: looking for leftover .part files: %s",
+                            cfg->incoming_dir, strerror(-r));
+        /* A tree job's staging directory: nothing of an unfinished job stays. */
+        r = incoming_clean_stages(e->incoming_fd, engine_stage_removed);
+        if (r < 0)
+                log_warning("incoming_dir %s: looking for leftover staging directories: %s",
                             cfg->incoming_dir, strerror(-r));
 
         e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;

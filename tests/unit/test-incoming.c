@@ -157,6 +157,95 @@ static void test_open_beneath(void)
         ok(faccessat(dirfd_, "a", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "and nothing of it was made");
 }
 
+static int n_stages;
+
+static void on_stage(const char *name, int r)
+{
+        n_stages++;
+        if (r < 0)
+                diag("%s: %s", name, strerror(-r));
+}
+
+static int mkfile(int at, const char *name, const char *content)
+{
+        int fd = openat(at, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+        if (fd < 0)
+                return -1;
+        if (content && write(fd, content, strlen(content)) < 0) {
+                close(fd);
+                return -1;
+        }
+        return close(fd);
+}
+
+/* A tree staged out of sight, published in one rename; a failed one removed whole. */
+static void test_stage(void)
+{
+        char name[INCOMING_STAGE_MAX], buf[8] = "";
+        char outside[] = "/tmp/rdmaxfer-test-outside.XXXXXX";
+        struct stat st;
+        int st_fd, d, f;
+
+        incoming_stage_name(name, 42);
+        is_str(name, ".rdmaxfer-stage-42", "a staging directory's name");
+        ok(incoming_is_stage(name) && !incoming_is_stage(".rdmaxfer-stage-") &&
+           !incoming_is_stage(".rdmaxfer-stage-4x") && !incoming_is_stage("rdmaxfer-stage-4") &&
+           !incoming_is_stage(".rdmaxfer-7.part"), "only ours are recognised");
+        st_fd = incoming_stage_make(dirfd_, name);
+        ok(st_fd >= 0 && fstat(st_fd, &st) == 0 && (st.st_mode & 07777) == 0700, "made, mode 0700");
+        is_int(incoming_stage_make(dirfd_, name), -EEXIST, "never twice");
+
+        /* The job's tree, built inside. */
+        ok(mkdirat(st_fd, "set", 0755) == 0, "the tree's top directory, staged");
+        d = openat(st_fd, "set", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ok(d >= 0 && mkdirat(d, "sub", 0755) == 0 && mkfile(d, "a.txt", "aaa") == 0 && mkfile(d, "sub/b", "b") == 0,
+           "with files and a subdirectory");
+        close(d);
+        ok(faccessat(dirfd_, "out/set", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "nothing visible under DEST yet");
+        is_int(incoming_stage_publish(dirfd_, st_fd, "set", "out/set", false), 0, "published as out/set");
+        f = openat(dirfd_, "out/set/a.txt", O_RDONLY | O_CLOEXEC);
+        ok(f >= 0 && read(f, buf, sizeof(buf)) == 3 && !strcmp(buf, "aaa"), "the whole tree is there");
+        if (f >= 0)
+                close(f);
+        ok(faccessat(dirfd_, "out/set/sub/b", F_OK, 0) == 0, "subdirectories included");
+
+        /* DEST exists: refused without overwrite, swapped with. */
+        ok(mkdirat(st_fd, "set", 0755) == 0 && mkfile(st_fd, "set/new", "n") == 0, "a second tree staged");
+        is_int(incoming_stage_publish(dirfd_, st_fd, "set", "out/set", false), -EEXIST,
+               "an existing DEST is refused without overwrite");
+        ok(faccessat(dirfd_, "out/set/a.txt", F_OK, 0) == 0 && faccessat(dirfd_, "out/set/new", F_OK, 0) != 0,
+           "and left as it was");
+        is_int(incoming_stage_publish(dirfd_, st_fd, "set", "out/set", true), 0, "with overwrite, replaced");
+        ok(faccessat(dirfd_, "out/set/new", F_OK, 0) == 0 && faccessat(dirfd_, "out/set/a.txt", F_OK, 0) != 0,
+           "by the new tree");
+        ok(faccessat(st_fd, "set", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "the old one is gone from the staging directory");
+
+        /* Hostile DESTs. */
+        ok(mkdirat(st_fd, "x", 0755) == 0, "one more staged");
+        is_int(incoming_stage_publish(dirfd_, st_fd, "x", "../x", false), -EINVAL, "'../x' is refused");
+        is_int(incoming_stage_publish(dirfd_, st_fd, "x", "/abs", false), -EINVAL, "'/abs' is refused");
+        if (mkdtemp(outside)) {
+                ok(symlinkat(outside, dirfd_, "planted") == 0, "a symlink planted where DEST's parent would be");
+                is_int(incoming_stage_publish(dirfd_, st_fd, "x", "planted/x", false), -ELOOP,
+                       "publishing through it is refused");
+                ok(rmdir(outside) == 0, "nothing went through it");
+                unlinkat(dirfd_, "planted", 0);
+        }
+
+        /* A failed job: its staging directory goes, whatever is in it, symlinks not followed. */
+        ok(symlinkat("/etc", st_fd, "x/etc") == 0 && mkfile(st_fd, "x/f", "f") == 0, "the staged tree holds a symlink");
+        close(st_fd);
+        n_stages = 0;
+        is_int(incoming_clean_stages(dirfd_, on_stage), 1, "start-up removes the stale staging directory");
+        ok(faccessat(dirfd_, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && faccessat(AT_FDCWD, "/etc/passwd", F_OK, 0) == 0,
+           "with its contents, not what a symlink in it points at");
+        is_int(incoming_clean_stages(dirfd_, on_stage), 0, "a second pass finds nothing");
+        is_int(incoming_remove_tree(dirfd_, "out"), 0, "incoming_remove_tree removes a published tree too");
+        ok(faccessat(dirfd_, "out", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "gone");
+        is_int(incoming_remove_tree(dirfd_, "none"), 0, "nothing to remove is fine");
+}
+
 int main(void)
 {
         if (!mkdtemp(dir)) {
@@ -169,6 +258,7 @@ int main(void)
         test_part_names();
         test_clean_parts();
         test_open_beneath();
+        test_stage();
         unlinkat(dirfd_, "keep.dat", 0);
         unlinkat(dirfd_, ".rdmaxfer-x.part", 0);
         unlinkat(dirfd_, "a.rdmaxfer-1.part", 0);
