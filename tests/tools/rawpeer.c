@@ -62,6 +62,9 @@ enum act {
         ACT_BAD_END_MAC,
         ACT_RELAY,
         ACT_HONEST,
+        ACT_NEXT_WRONG_FILE,
+        ACT_NEXT_MORE_BYTES,
+        ACT_NEXT_BAD_MAC,
 };
 
 struct mode {
@@ -142,6 +145,15 @@ static const struct mode modes[] = {
           "(it must hang up sending nothing past its offer)" },
         { "honest", ACT_HONEST, HELLO_OK, "rawpeer-honest.dat", 5, WIRE_RESULT, WIRE_OK, false, 20,
           "a correct transfer, to check rawpeer itself: RESULT, ok" },
+        { "next-wrong-file", ACT_NEXT_WRONG_FILE, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
+          "a session of 3 files: sess-a.dat whole (RESULT ok), then the offer of file 3, not 2: REFUSE, "
+          "protocol" },
+        { "next-more-bytes", ACT_NEXT_MORE_BYTES, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
+          "a session of 3 files announcing 1 byte more than sess-a.dat, which goes whole, then a "
+          "4 KiB file 2: REFUSE, protocol" },
+        { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
+          "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
+          "auth" },
 };
 
 /* Returned by mode_run when the process should die on the spot. */
@@ -192,8 +204,8 @@ static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_
 /* Post an OFFER for @lanes lanes (its token: c->token); 0 once ACCEPTed
  * (granted lanes in *@granted if not NULL), else the rawconn_event (a
  * message stays queued) or -errno. */
-static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
-                            uint16_t lanes, uint16_t *granted)
+static int send_offer_job(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
+                          uint16_t lanes, uint16_t *granted, uint32_t job_files, uint64_t job_bytes)
 {
         struct wire_msg o = { .type = WIRE_OFFER }, m;
         int ev;
@@ -202,8 +214,8 @@ static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk,
         o.offer.size = size;
         o.offer.chunk_size = chunk;
         o.offer.lanes = lanes;
-        o.offer.job_files = 1;
-        o.offer.job_bytes = size;
+        o.offer.job_files = job_files;
+        o.offer.job_bytes = job_bytes;
         memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->key.len) {
@@ -229,9 +241,79 @@ static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk,
         return ev;
 }
 
+static int send_offer_lanes(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
+                            uint16_t lanes, uint16_t *granted)
+{
+        return send_offer_job(c, name, chunk, size, lanes, granted, 1, size);
+}
+
 static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size)
 {
         return send_offer_lanes(c, name, chunk, size, 1, NULL);
+}
+
+/*
+ * A session of 3 files: the first, sess-a.dat, honestly and whole (its
+ * RESULT "ok" on lane 0, the session open), then a later offer that breaks
+ * the session's rules as md->act says. 0 when the receiver refused it as
+ * it must, else 1.
+ */
+static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
+{
+        uint64_t size = (uint64_t)chunk + chunk / 2;
+        uint64_t job_bytes = md->act == ACT_NEXT_MORE_BYTES ? size + 1 : 3 * size;
+        struct wire_msg o = { .type = WIRE_OFFER }, end = { .type = WIRE_END }, m;
+        struct digest d = DIGEST_NULL;
+        int r;
+
+        r = send_offer_job(c, "sess-a.dat", chunk, size, 1, NULL, 3, job_bytes);
+        if (r != 0) {
+                printf("rawpeer: %s: the receiver did not accept the session's first offer\n", md->name);
+                return 1;
+        }
+        for (uint32_t seq = 0; seq < 2; seq++) {
+                r = rawconn_send_chunk(c, size, chunk, seq);
+                if (r != 0)
+                        return expect_verdict(c, md, timeout_ms, r);
+        }
+        if (digest_init(&d) < 0)
+                return 1;
+        digest_update(&d, rawconn_data(c), size);
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.bytes = size;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end.end, end.end.mac);
+        r = rawconn_send_ctrl(c, &end);
+        if (r == 0)
+                r = rawconn_next(c, timeout_ms, &m);
+        if (r != RAWCONN_MSG || m.type != WIRE_RESULT || m.result.status != WIRE_OK || m.result.file != 0 ||
+            (c->session.on && auth_result_verify(&c->session, 0, &m.result) < 0)) {
+                printf("rawpeer: %s: no proven RESULT ok for the session's first file (event %d)\n", md->name, r);
+                return 1;
+        }
+        printf("rawpeer: %s: sess-a.dat published, the session goes on\n", md->name);
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.size = md->act == ACT_NEXT_MORE_BYTES ? 4096 : size;
+        o.offer.chunk_size = chunk;
+        o.offer.lanes = 1;
+        o.offer.file = md->act == ACT_NEXT_WRONG_FILE ? 2 : 1;
+        o.offer.job_files = 3;
+        o.offer.job_bytes = job_bytes;
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
+        if (c->session.on)
+                auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
+        if (md->act == ACT_NEXT_BAD_MAC)
+                o.offer.mac[0] ^= 0x01;
+        r = rawconn_send_ctrl(c, &o);
+        if (r == 0) {
+                r = rawconn_wait(c, timeout_ms);
+                if (r == RAWCONN_MSG && rawconn_peek(c)->type == WIRE_ACCEPT) {
+                        printf("rawpeer: %s: the receiver ACCEPTED the offer\n", md->name);
+                        return 1;
+                }
+        }
+        return expect_verdict(c, md, timeout_ms, r);
 }
 
 /*
@@ -489,6 +571,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 return replayed_offer(c, o, md, chunk, timeout_ms);
         case ACT_BAD_LANE_MAC:
                 return bad_lane_mac(c, o, md, chunk, size);
+        case ACT_NEXT_WRONG_FILE:
+        case ACT_NEXT_MORE_BYTES:
+        case ACT_NEXT_BAD_MAC:
+                return session_next(c, md, chunk, timeout_ms);
         default:
                 break;
         }
@@ -594,7 +680,8 @@ static int rawpeer_main(const struct rawpeer_opts *o, const struct mode *md)
                 return 1;
         }
         if (!c.key.len && (md->act == ACT_REPLAY_NONCE || md->act == ACT_RELAY_OFFER ||
-                           md->act == ACT_BAD_LANE_MAC || md->act == ACT_BAD_END_MAC)) {
+                           md->act == ACT_BAD_LANE_MAC || md->act == ACT_BAD_END_MAC ||
+                           md->act == ACT_NEXT_BAD_MAC)) {
                 fprintf(stderr, "rawpeer: %s needs --key\n", md->name);
                 return 1;
         }

@@ -99,6 +99,12 @@ hostile short "short\.dat failed: size mismatch"
 hostile vanish "vanish\.dat (aborted|failed).*"
 hostile oversize "oversize\.dat (aborted|failed).*"
 
+tb_log "a session of several files that breaks its rules after a good first file (which stays)"
+hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat
+rm -f "$BETA_IN/sess-a.dat"
+hostile next-more-bytes "sess-b\.dat failed: protocol error: file 2: more bytes than the job announced" sess-a.dat
+rm -f "$BETA_IN/sess-a.dat"
+
 tb_log "peers that hold slots and do nothing; an honest send meanwhile"
 cur=$(beta_cursor)
 "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" idle >"$TESTBED_SHARE/idle.out" 2>&1 &

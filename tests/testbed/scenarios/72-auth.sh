@@ -1,8 +1,9 @@
 #!/bin/bash
 # Mutual, address-bound authentication (common/wire.h): with the same key on
 # both sides a striped transfer succeeds; an offer replayed from another
-# connection or relayed through a third host, a forged lane hello and an END
-# without the session key's MAC are refused and nothing is published; a
+# connection or relayed through a third host, a forged lane hello, an END
+# without the session key's MAC and a later offer of a session without it
+# are refused and nothing is published; a
 # "receiver" that cannot prove the key fails the sender's job with a clear
 # reason before any data; a wrong key, or a key on one side only, is named
 # on both sides. The hostile peer is tests/tools/rawpeer.
@@ -97,6 +98,8 @@ hostile replay-nonce "replay\.dat failed: authentication failed: pre-shared key 
 hostile relay-offer "relayed\.dat failed: authentication failed: pre-shared key proof does not match" --key "$KEY"
 hostile bad-lane-mac "refused: lane 1 does not prove the session key" --key "$KEY"
 hostile bad-end-mac "badmac\.dat failed: authentication failed: lane 0: END does not prove the session key" --key "$KEY"
+published+=(sess-a.dat)
+hostile next-bad-mac "sess-b\.dat failed: authentication failed: the offer of file 2 does not prove the session key" --key "$KEY"
 hostile key-mismatch "refused: the sender has no pre-shared key, and key_file is set here"
 
 tb_log "a relay: rawpeer stands in for a receiver at $BETA_ADDR:$RELAY_PORT, between alpha and beta"
