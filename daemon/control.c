@@ -129,14 +129,14 @@ static void conn_idle_arm(struct control_conn *conn)
 
         if (conn->dead || conn->refusing)
                 return;
-        /* Handing files over waits on the job, not on the client. */
-        if (conn->feed_id) {
-                evtimer_del(conn->idle_ev);
-                return;
-        }
         if (conn->checking) {
                 tv.tv_sec = conn->c->d->cfg.io_timeout;
                 evtimer_add(conn->idle_ev, &tv);
+                return;
+        }
+        /* Handing files over waits on the job, not on the client. */
+        if (conn->feed_id) {
+                evtimer_del(conn->idle_ev);
                 return;
         }
         if (conn->watch)
@@ -485,6 +485,11 @@ static void conn_check_timeout(struct control_conn *conn)
         conn_check_drop(conn);
         conn_check_end(conn);
         conn_error(conn, -ETIMEDOUT, "checking the file: no answer within %u s", t);
+        /* A file of a job of several: the job cannot go on without it. */
+        if (conn->checking_file) {
+                conn->checking_file = false;
+                conn_close(conn);
+        }
 }
 
 static void control_submit(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
