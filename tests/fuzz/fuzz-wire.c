@@ -97,6 +97,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                 if (wire_session_info(mac_in, sizeof(mac_in), m.offer.mac) <= 0)
                         abort();
+                /* A session's later offer: MACed under S over the same fields. */
+                r = wire_next_offer_mac_input(mac_in, sizeof(mac_in), &m.offer);
+                if (r <= 0 || r > WIRE_MAC_INPUT_MAX)
+                        abort();
+                if (m.offer.job_files == 0 || m.offer.file >= m.offer.job_files)
+                        abort();
                 break;
         case WIRE_ACCEPT:
                 if (wire_accept_mac_input(mac_in, sizeof(mac_in), &m.accept) <= 0)
