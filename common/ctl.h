@@ -13,7 +13,7 @@
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
- *   FILE {id, size, name} + fd           (nothing)          | ERROR, then close
+ *   FILE {id, size, flags, name} + fd    (nothing)          | ERROR, then close
  *   STATUS {id}                          JOB                | ERROR
  *   WATCH {id}                           JOB ... until the job's state is final
  *   LIST                                 JOB ... then LIST_END
@@ -31,7 +31,10 @@
  * holds fewer than JOBS_FILES_AHEAD of the job's files not yet sent, so
  * neither side holds more than that many descriptors. A bad FILE gets an
  * ERROR and fails the job; a connection closed before the last FILE
- * cancels it. Such a job is not retried.
+ * cancels it. Such a job is not retried. A tree (CTL_SUBMIT_TREE) is
+ * such a job whose SUBMIT names DEST and carries no descriptor; its FILEs
+ * name "DEST/...", a directory (CTL_FILE_DIR, no descriptor) before what
+ * it holds.
  */
 
 #include <stdbool.h>
@@ -93,7 +96,15 @@ bool ctl_job_transition_ok(unsigned int from, unsigned int to);
 /* ctl_submit.flags */
 enum {
         CTL_SUBMIT_RETRIES = 1 << 0,    /* retries is set; else the daemon's retry_max */
-        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES,
+        CTL_SUBMIT_TREE = 1 << 1,       /* a tree: name is DEST, a relative path, the tree's top
+                                         * directory (no fd); FILEs give what is beneath it */
+        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE,
+};
+
+/* ctl_file.flags */
+enum {
+        CTL_FILE_DIR = 1 << 0,          /* in a tree: a directory (no fd, size 0) */
+        _CTL_FILE_FLAGS = CTL_FILE_DIR,
 };
 
 struct ctl_submit {
@@ -111,7 +122,8 @@ struct ctl_submit {
 struct ctl_file {
         uint64_t id;                    /* SUBMITTED's */
         uint64_t size;                  /* what the client's fstat said; the daemon checks */
-        char name[CTL_NAME_MAX + 1];    /* leaf name to publish under */
+        uint16_t flags;                 /* CTL_FILE_*; the daemon refuses unknown bits */
+        char name[CTL_NAME_MAX + 1];    /* leaf name to publish under; in a tree "DEST/a/b" */
 };
 
 struct ctl_job {

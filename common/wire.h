@@ -42,6 +42,15 @@
  * (the sender hangs up); any failure or REFUSE ends it too. A session
  * whose connections drop before its last RESULT is a failed job.
  *
+ * A tree (WIRE_OFFER_TREE on every offer of the session): the first offer
+ * is a directory (WIRE_OFFER_DIR, size 0) whose name is DEST, a relative
+ * path beneath the receiver's incoming directory (name_path_check); every
+ * later one names an entry beneath it, "DEST/a/b", a directory before what
+ * it holds. The receiver builds the tree in a hidden staging directory and
+ * renames it into place as DEST only after the last entry is verified: a
+ * job that fails publishes nothing. A directory entry carries no data:
+ * every lane's run is empty, and only its ENDs go.
+ *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
  * OFFER goes over the first connection (lane 0) and asks for up to
@@ -204,7 +213,7 @@ struct wire_offer {
         uint64_t transfer_id;   /* sender's job id, for logs on both sides */
         uint64_t size;          /* file size in bytes */
         uint32_t chunk_size;    /* bytes per data message (last may be short) */
-        uint16_t flags;         /* reserved, 0 */
+        uint16_t flags;         /* WIRE_OFFER_TREE, WIRE_OFFER_DIR; else 0 */
         uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
         uint32_t file;          /* index in the session, < job_files */
         uint32_t job_files;     /* files in the whole job, >= 1 */
@@ -214,6 +223,11 @@ struct wire_offer {
         uint8_t mac[WIRE_MAC_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
 };
+
+/* The session is a tree: the names are paths, the first is DEST (above). */
+#define WIRE_OFFER_TREE         0x0001u
+/* The entry is a directory (with WIRE_OFFER_TREE; size 0). */
+#define WIRE_OFFER_DIR          0x0002u
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */

@@ -428,10 +428,11 @@ static void control_file_checked(struct control_conn *conn, int fd_in, int res, 
                 snprintf(why, sizeof(why), "cannot stat %s: %s", conn->file.name, strerror(-res));
         else if (!regular)
                 snprintf(why, sizeof(why), "%s is not a regular file", conn->file.name);
-        else if (size != conn->file.size)
+        else if (size != conn->file.size && !(conn->file.flags & CTL_FILE_DIR))
                 snprintf(why, sizeof(why), "%s: %" PRIu64 " bytes, the client said %" PRIu64,
                          conn->file.name, size, conn->file.size);
-        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name)) < 0)
+        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name,
+                                    conn->file.flags & CTL_FILE_DIR)) < 0)
                 snprintf(why, sizeof(why), "%s: %s", conn->file.name,
                          r == -E2BIG ? "more files or bytes than the job announced" : strerror(-r));
         else
@@ -492,6 +493,31 @@ static void conn_check_timeout(struct control_conn *conn)
         }
 }
 
+/* A tree's SUBMIT: DEST and the job's totals; no file to check. */
+static void control_submit_tree(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
+{
+        _cleanup_(closep) int fd = fd_in;
+        enum name_verdict v = name_path_check(s->name, strlen(s->name), NULL);
+
+        if (fd >= 0 || s->files < 2) {
+                conn_error(conn, -EINVAL, "a tree comes with no descriptor, and its entries by FILE");
+                return;
+        }
+        if (v != NAME_OK) {
+                conn_error(conn, -EINVAL, "bad destination: %s", name_verdict_str(v));
+                return;
+        }
+        if (!host_is_numeric(s->host)) {
+                conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return;
+        }
+        if (s->flags & ~_CTL_SUBMIT_FLAGS) {
+                conn_error(conn, -EINVAL, "unknown submit flags 0x%x", (unsigned int)s->flags);
+                return;
+        }
+        control_submit_checked(conn, s, -1, 0);
+}
+
 static void control_submit(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
 {
         _cleanup_(closep) int fd = fd_in;
@@ -501,6 +527,10 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
 
         if (!c->accepting || c->d->stopping) {
                 conn_error(conn, -ESHUTDOWN, "daemon is shutting down");
+                return;
+        }
+        if (s->flags & CTL_SUBMIT_TREE) {
+                control_submit_tree(conn, s, TAKE_FD(fd));
                 return;
         }
         if (fd < 0) {
@@ -564,14 +594,37 @@ static void control_file(struct control_conn *conn, const struct ctl_file *f, in
         enum name_verdict v;
         int fl, r;
 
-        if (!conn->feed_id || f->id != conn->feed_id) {
+        struct job *job = conn->feed_id ? jobs_find(conn->c->d->jobs, conn->feed_id) : NULL;
+
+        if (!job || f->id != conn->feed_id) {
                 conn_error(conn, -EINVAL, "FILE for job %" PRIu64 ", which takes no files from this "
                            "connection", f->id);
                 conn_close(conn);
                 return;
         }
+        /* In a tree, "DEST/a/b": the receiver checks it is beneath DEST. */
+        v = job->tree ? name_path_check(f->name, strlen(f->name), NULL) : name_check(f->name, strlen(f->name));
+        if ((f->flags & ~_CTL_FILE_FLAGS) || ((f->flags & CTL_FILE_DIR) && (!job->tree || fd >= 0))) {
+                conn_error(conn, -EINVAL, "%s: bad FILE flags 0x%x", f->name[0] ? f->name : "(no name)",
+                           (unsigned int)f->flags);
+                conn_close(conn);
+                return;
+        }
+        if (f->flags & CTL_FILE_DIR) {
+                if (v != NAME_OK) {
+                        conn_error(conn, -EINVAL, "%s: %s", f->name[0] ? f->name : "(no name)",
+                                   name_verdict_str(v));
+                        conn_close(conn);
+                        return;
+                }
+                /* A directory: nothing to check off the loop. */
+                conn->file = *f;
+                control_file_checked(conn, -1, 0, true, 0);
+                if (!conn->dead)
+                        conn_idle_arm(conn);
+                return;
+        }
         fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
-        v = name_check(f->name, strlen(f->name));
         if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY || v != NAME_OK) {
                 conn_error(conn, -EINVAL, "%s: %s", f->name[0] ? f->name : "(no name)",
                            v != NAME_OK ? name_verdict_str(v) : "no descriptor open for reading");

@@ -40,6 +40,7 @@ struct job_watcher {
 /* A file handed over, not yet taken by the engine. */
 struct job_file {
         int fd;
+        bool dir;
         uint64_t size;
         char name[CTL_NAME_MAX + 1];
 };
@@ -429,7 +430,7 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                 return ENGINE_NEXT_LATER;
         }
         a = &e->ahead[e->ahead_first];
-        *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name };
+        *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name, .dir = a->dir };
         log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, index + 1, job->files,
                   a->name, a->size);
         /* The engine takes the descriptor. */
@@ -456,7 +457,7 @@ static const struct engine_send_ops jobs_send_ops = {
         .done = jobs_on_done,
 };
 
-int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name)
+int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, bool dir)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e = job_entry(job);
@@ -468,10 +469,12 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name)
                 return -E2BIG;
         if (e->ahead_n >= JOBS_FILES_AHEAD)
                 return -ENOSPC;
-        if (!name[0] || strlen(name) > CTL_NAME_MAX)
+        if (!name[0] || strlen(name) > CTL_NAME_MAX || (dir && (!job->tree || size != 0 || fd >= 0)) ||
+            (!dir && fd < 0))
                 return -EINVAL;
         a = &e->ahead[(e->ahead_first + e->ahead_n) % JOBS_FILES_AHEAD];
         a->fd = TAKE_FD(fd);
+        a->dir = dir;
         a->size = size;
         snprintf(a->name, sizeof(a->name), "%s", name);
         e->ahead_n++;
@@ -606,6 +609,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .name = job->name,
                 .files = job->files,
                 .job_bytes = job->size,
+                .tree = job->tree,
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
                 .peer = job->peer,
@@ -751,7 +755,8 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
                 return -ESHUTDOWN;
         if ((s->flags & ~_CTL_SUBMIT_FLAGS) ||
             ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX) ||
-            (s->files > 1 && s->job_bytes < size))
+            (s->files > 1 && s->job_bytes < size) ||
+            ((s->flags & CTL_SUBMIT_TREE) ? fd >= 0 || size != 0 || s->files < 2 : fd < 0))
                 return -EINVAL;
         if (jobs->n_queued + jobs->n_retrying >= JOBS_QUEUED_MAX)
                 return -EBUSY;
@@ -779,6 +784,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->first_size = size;
         job->size = s->files > 1 ? s->job_bytes : size;
         job->files = MAX(s->files, 1u);
+        job->tree = s->flags & CTL_SUBMIT_TREE;
         job->files_in = 1;
         e->bytes_in = size;
         job->bwlimit = s->bwlimit;

@@ -45,6 +45,7 @@ struct job {
         uint32_t files;                 /* in the job, >= 1 */
         uint32_t files_in;              /* handed over by the client so far (the first included) */
         uint32_t files_done;            /* published by the receiver */
+        bool tree;                      /* CTL_SUBMIT_TREE: name is DEST, fd -1; its entries follow */
         char name[CTL_NAME_MAX + 1];
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
@@ -102,13 +103,14 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
                 uint64_t *id);
 /*
  * The next file of a job of several (CTL_FILE), in order: takes @fd, a
- * regular file of @size bytes (checked off the loop, as for a submit).
+ * regular file of @size bytes (checked off the loop, as for a submit), or
+ * with @dir (in a tree only) a directory: @fd -1, @size 0.
  * 0, -ENOSPC when the job holds JOBS_FILES_AHEAD already (job_files_room()
  * says when), -E2BIG when it has every file or @size is more than the
  * job's bytes left, -EALREADY when the job is final, -EINVAL for a bad
  * name.
  */
-int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name);
+int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name, bool dir);
 /* Whether the job takes another file now (0: wait for the feed callback). */
 unsigned int job_files_room(const struct job *job);
 /* Whether every file of the job is handed over. */

@@ -150,9 +150,11 @@ struct engine_progress {
 
 /* One file of a job: engine_send_req's first, ops->next's after it. */
 struct engine_send_file {
-        int fd;                         /* ops->next's: the engine takes it (and closes it) */
+        int fd;                         /* ops->next's: the engine takes it (and closes it);
+                                         * -1 for a directory */
         uint64_t size;
-        const char *name;               /* name to publish under */
+        const char *name;               /* name to publish under; in a tree, "DEST/a/b" */
+        bool dir;                       /* in a tree: a directory (size 0, no fd) */
 };
 
 /* The owner may call engine_send_cancel() and engine_send_progress() from
@@ -192,6 +194,9 @@ struct engine_send_req {
         uint64_t size;
         const char *name;               /* leaf name to publish under */
         uint32_t files;                 /* files in the job, ops->next gives the others; 0: 1 */
+        bool tree;                      /* the job is a tree (wire.h): name is DEST, a directory
+                                         * (fd -1, size 0); ops->next gives its entries, each
+                                         * "DEST/..." */
         uint64_t job_bytes;             /* every file's size summed, announced to the receiver
                                          * (its limits); with files <= 1: size */
         const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */

@@ -8,6 +8,13 @@
  * Opening:    statx the name -> openat O_TMPFILE -> fstatvfs -> fallocate
  * Publishing: fsync -> linkat -> (overwrite: unlinkat .part -> linkat .part
  *             -> renameat) -> fsync the directory
+ *
+ * A tree (wire.h) is built in a staging directory (common/incoming.h):
+ * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
+ * then mkdir the staging directory and DEST's top in it); a directory
+ * entry is a mkdir in it; a file is opened as any, and linked into it
+ * once fsynced. After the last entry, a worker syncs the file system and
+ * renames the tree into place (incoming_stage_publish).
  */
 
 #include <errno.h>
@@ -17,8 +24,10 @@
 #include <string.h>
 
 #include "engine-private.h"
+#include "auth.h"
 #include "incoming.h"
 #include "log.h"
+#include "name.h"
 #include "recv.h"
 
 static struct io *recv_io(struct recv_xfer *x)
@@ -174,8 +183,112 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
                             O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
 }
 
+/* ---- a tree ---- */
+
+/* The entry's path in the staging directory: DEST's last component, then
+ * what follows DEST in its name. */
+static void recv_tree_rel(struct recv_xfer *x)
+{
+        snprintf(x->rel, sizeof(x->rel), "%s%s", name_leaf(x->dest), x->offer.name + strlen(x->dest));
+}
+
+/* On a worker: DEST free (unless overwrite), the staging directory made,
+ * DEST's top in it. Touches x->dest, stage_name, stage_fd, rel, overwrite. */
+static int64_t recv_tree_begin(void *arg)
+{
+        struct recv_xfer *x = arg;
+        int dirfd = x->base.e->incoming_fd, fd;
+        struct stat st;
+
+        /* incoming_stage_publish() checks again, without symlinks, when it renames. */
+        if (!x->overwrite && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                return -EEXIST;
+        fd = incoming_stage_make(dirfd, x->stage_name);
+        if (fd < 0)
+                return fd;
+        x->stage_fd = fd;
+        return mkdirat(fd, x->rel, 0755) < 0 ? -errno : 0;
+}
+
+/* On a worker: a directory entry of the tree. */
+static int64_t recv_tree_mkdir(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return mkdirat(x->stage_fd, x->rel, 0755) < 0 ? -errno : 0;
+}
+
+/* On a worker: every entry is in; the tree goes into place in one rename. */
+static int64_t recv_tree_publish(void *arg)
+{
+        struct recv_xfer *x = arg;
+        int dirfd = x->base.e->incoming_fd, r;
+
+        if (syncfs(x->stage_fd) < 0)
+                return -errno;
+        r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
+        if (r < 0)
+                return r;
+        (void)unlinkat(dirfd, x->stage_name, AT_REMOVEDIR);
+        return 0;
+}
+
+static void recv_on_tree_ready(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_OFFER))
+                return;
+        if (res == -EEXIST && x->offer.file == 0) {
+                recv_fail(x, WIRE_E_EXISTS, "the destination exists");
+                return;
+        }
+        if (res == -EEXIST) {
+                recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
+                return;
+        }
+        if (res < 0) {
+                snprintf(text, sizeof(text), "making a directory: %s", strerror((int)-res));
+                recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        recv_accept(x);
+}
+
+/* A tree's entry: its directory made now, or its file opened as any. */
+static void recv_tree_open(struct recv_xfer *x)
+{
+        uint8_t r[WIRE_NONCE_SIZE];
+        uint64_t id;
+
+        recv_tree_rel(x);
+        if (!(x->offer.flags & WIRE_OFFER_DIR)) {
+                x->file_req.done = recv_on_open;
+                recv_step(x, "creating the file",
+                          io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
+                                    O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
+                return;
+        }
+        x->file_req.done = recv_on_tree_ready;
+        if (x->offer.file > 0) {
+                recv_step(x, "making a directory", io_call(recv_io(x), &x->file_req, recv_tree_mkdir, x));
+                return;
+        }
+        /* Random: two senders' job ids may be the same number. */
+        auth_nonce(r);
+        memcpy(&id, r, sizeof(id));
+        incoming_stage_name(x->stage_name, id);
+        x->overwrite = x->base.e->cfg->overwrite;
+        recv_step(x, "making the staging directory", io_call(recv_io(x), &x->file_req, recv_tree_begin, x));
+}
+
 void recv_file_open(struct recv_xfer *x)
 {
+        if (x->tree) {
+                recv_tree_open(x);
+                return;
+        }
         /* The name is a leaf name_check() passed (no "/", not "." or ".."),
          * so a no-follow lookup beneath the directory cannot leave it; a
          * symlink under the name counts as existing. */
@@ -186,6 +299,8 @@ void recv_file_open(struct recv_xfer *x)
 }
 
 /* ---- publishing ---- */
+
+static void recv_on_tree_linked(struct io_req *req, int64_t res);
 
 static void recv_publish_failed(struct recv_xfer *x, int r)
 {
@@ -308,13 +423,77 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
         /* linkat() of an O_TMPFILE through /proc needs no privilege (the
          * AT_EMPTY_PATH form needs CAP_DAC_READ_SEARCH), and link() never
          * replaces an existing name. */
+        if (x->tree) {
+                /* Into the staging directory: ours, 0700, no symlink in it. */
+                x->file_req.done = recv_on_tree_linked;
+                recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
+                                                  x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
+                return;
+        }
         x->file_req.done = recv_on_linked;
         recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
                                              recv_dirfd(x), x->offer.name, AT_SYMLINK_FOLLOW));
 }
 
+static void recv_on_tree_published(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res == -EEXIST) {
+                recv_fail(x, WIRE_E_EXISTS, "the destination appeared during the transfer");
+                return;
+        }
+        if (res == -ELOOP || res == -ENOTDIR || res == -EXDEV) {
+                snprintf(text, sizeof(text), "the destination's way: %s", strerror((int)-res));
+                recv_fail(x, WIRE_E_NAME, text);
+                return;
+        }
+        if (res < 0) {
+                recv_publish_failed(x, (int)res);
+                return;
+        }
+        x->published_tree = true;
+        recv_published(x);
+}
+
+/* An entry of the tree is in place in the staging directory: the next, or
+ * after the last, the whole tree into place. */
+static void recv_tree_entry_done(struct recv_xfer *x)
+{
+        if (x->offer.file + 1 < x->job_files) {
+                recv_published(x);
+                return;
+        }
+        x->file_req.done = recv_on_tree_published;
+        recv_step(x, "publishing the tree", io_call(recv_io(x), &x->file_req, recv_tree_publish, x));
+}
+
+static void recv_on_tree_linked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res == -EEXIST) {
+                recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
+                return;
+        }
+        if (res < 0) {
+                recv_publish_failed(x, (int)res);
+                return;
+        }
+        recv_tree_entry_done(x);
+}
+
 void recv_file_publish(struct recv_xfer *x)
 {
+        if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
+                recv_tree_entry_done(x);
+                return;
+        }
         x->file_req.done = recv_on_fsync;
         recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
 }

@@ -92,7 +92,9 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                                      char *text, size_t len)
 {
         const struct engine *e = x->base.e;
-        enum name_verdict nv = name_check(o->name, strlen(o->name));
+        bool tree = o->flags & WIRE_OFFER_TREE;
+        enum name_verdict nv = tree ? name_path_check(o->name, strlen(o->name), NULL) :
+                                      name_check(o->name, strlen(o->name));
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         struct wire_binding bd;
 
@@ -120,6 +122,13 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         }
         if (o->file != 0 || o->size > o->job_bytes) {
                 snprintf(text, len, "the first offer of a session is not its first file");
+                return WIRE_E_PROTOCOL;
+        }
+        /* A tree starts with DEST, a directory, in a session of more. */
+        if (o->flags & ~(WIRE_OFFER_TREE | WIRE_OFFER_DIR) ||
+            (tree ? o->flags != (WIRE_OFFER_TREE | WIRE_OFFER_DIR) || o->size != 0 || o->job_files < 2 :
+                    o->flags != 0)) {
+                snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                 return WIRE_E_PROTOCOL;
         }
         /* The job's totals, before any data moves. */
@@ -158,7 +167,9 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
 {
         const struct xfer *b = &x->base;
         const struct engine *e = b->e;
-        enum name_verdict nv = name_check(o->name, strlen(o->name));
+        size_t dlen = strlen(x->dest);
+        enum name_verdict nv = x->tree ? name_path_check(o->name, strlen(o->name), NULL) :
+                                         name_check(o->name, strlen(o->name));
 
         text[0] = '\0';
         if (b->session.on && auth_next_offer_verify(&b->session, o) < 0) {
@@ -177,6 +188,14 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         if (nv != NAME_OK) {
                 snprintf(text, len, "%s", name_verdict_str(nv));
                 snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                return WIRE_E_NAME;
+        }
+        /* In a tree, every entry is beneath DEST; outside one, no flags. */
+        if (x->tree ? (o->flags & ~WIRE_OFFER_DIR) != WIRE_OFFER_TREE ||
+                      ((o->flags & WIRE_OFFER_DIR) && o->size != 0) ||
+                      strncmp(o->name, x->dest, dlen) != 0 || o->name[dlen] != '/' :
+                      o->flags != 0) {
+                snprintf(text, len, "entry %u is not beneath the job's destination", x->next_file + 1);
                 return WIRE_E_NAME;
         }
         if (o->size > x->job_bytes - x->offered) {
@@ -224,6 +243,9 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         x->job_bytes = o->job_bytes;
         x->chunk = o->chunk_size;
         memcpy(x->token, o->token, WIRE_TOKEN_SIZE);
+        x->tree = o->flags & WIRE_OFFER_TREE;
+        if (x->tree)
+                snprintf(x->dest, sizeof(x->dest), "%s", o->name);
         x->offered = o->size;
         x->next_file = 1;
         /* Only now, the offer valid (and proven, with a key), does the

@@ -109,6 +109,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         if (!x)
                 return -ENOMEM;
         x->fd = -1;
+        x->stage_fd = -1;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
                 free(x);
@@ -806,12 +807,50 @@ static void recv_cancel_io(struct xfer *b)
         io_cancel(b->e->io, &x->file_req);
 }
 
+/* A tree job that did not publish: its staging directory goes, off the loop. */
+struct recv_unstage {
+        struct io_req req;      /* first */
+        int dirfd;
+        char name[INCOMING_STAGE_MAX];
+};
+
+static int64_t recv_unstage(void *arg)
+{
+        struct recv_unstage *u = arg;
+
+        return incoming_remove_tree(u->dirfd, u->name);
+}
+
+static void recv_on_unstaged(struct io_req *req, int64_t res)
+{
+        struct recv_unstage *u = (struct recv_unstage *)req;
+
+        if (res < 0)
+                log_warning("incoming_dir: removing %s: %s (the next start will)", u->name,
+                            strerror((int)-res));
+        free(u);
+}
+
 static void recv_gone(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
+        struct engine *e = b->e;
 
         /* Closing the O_TMPFILE without linking it frees its blocks. */
         safe_close(x->fd);
+        safe_close(x->stage_fd);
+        if (x->stage_name[0] && !x->published_tree && e->io && !e->freeing) {
+                struct recv_unstage *u = calloc(1, sizeof(*u));
+
+                /* Hidden either way; without memory or a worker, the next start removes it. */
+                if (u) {
+                        u->req.done = recv_on_unstaged;
+                        u->dirfd = e->incoming_fd;
+                        snprintf(u->name, sizeof(u->name), "%s", x->stage_name);
+                        if (io_call(e->io, &u->req, recv_unstage, u) < 0)
+                                free(u);
+                }
+        }
         free(x);
 }
 

@@ -61,6 +61,16 @@ struct recv_xfer {
         uint64_t job_bytes;
         uint32_t chunk;         /* every file's chunk size */
         uint8_t token[WIRE_TOKEN_SIZE]; /* the first offer's: the lanes' hellos carry it */
+        /* A tree (wire.h): built in stage_name beneath the incoming
+         * directory, renamed into place as dest at the end. */
+        bool tree;
+        bool published_tree;    /* renamed into place: nothing to remove */
+        bool overwrite;         /* cfg overwrite when the tree began, for the workers */
+        char dest[WIRE_NAME_MAX + 1];
+        char stage_name[INCOMING_STAGE_MAX];
+        int stage_fd;
+        char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
+        int tree_err;           /* a worker's step: 0 or -errno */
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t file_bytes;    /* the file's data received */

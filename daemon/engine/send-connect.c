@@ -80,6 +80,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 .transfer_id = s->id,
                 .size = s->size,
                 .chunk_size = s->chunk,
+                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0)),
                 .file = 0,
                 .job_files = s->files,
                 .job_bytes = s->job_bytes,
@@ -386,15 +387,20 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         if (req->dst_len > sizeof(s->dst) || !ops || !ops->done || (req->files > 1 && !ops->next) ||
             (req->files > 1 && req->job_bytes < req->size))
                 return -EINVAL;
+        /* A tree starts with DEST, a directory: nothing to read. */
+        if (req->tree && (req->size != 0 || req->files < 2 || !ops->next))
+                return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->fd = fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
-        if (s->fd < 0) {
+        s->fd = req->tree ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
+        if (!req->tree && s->fd < 0) {
                 r = -errno;
                 free(s);
                 return r;
         }
+        s->tree = req->tree;
+        s->dir = req->tree;
         s->ops = ops;
         s->owner = owner;
         s->id = req->id;

@@ -495,8 +495,10 @@ static void send_take_next(struct engine_send *s)
         }
         /* Ours now, whatever happens. */
         fd = f.fd;
-        if (fd < 0) {
-                send_fail_permanent(s, WIRE_E_IO, "file %u: no descriptor", idx + 1);
+        if (f.dir ? !s->tree || f.size != 0 : fd < 0) {
+                safe_close(fd);
+                send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1,
+                                    f.dir ? "a directory outside a tree" : "no descriptor");
                 return;
         }
         if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
@@ -519,6 +521,7 @@ static void send_take_next(struct engine_send *s)
         safe_close(s->fd);
         s->fd = fd;
         s->size = f.size;
+        s->dir = f.dir;
         snprintf(s->name, sizeof(s->name), "%s", f.name);
         s->file = idx;
         b->nchunks = nchunks;
@@ -534,6 +537,7 @@ static void send_take_next(struct engine_send *s)
         s->offer = (struct wire_offer){
                 .transfer_id = s->id,
                 .size = s->size,
+                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0)),
                 .chunk_size = s->chunk,
                 .lanes = (uint16_t)b->nlanes,
                 .file = s->file,

@@ -66,6 +66,8 @@ struct engine_send {
         char name[WIRE_NAME_MAX + 1];
         /* The session (wire.h): the job's files, one at a time. */
         uint32_t files;         /* in the job, >= 1 */
+        bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */
+        bool dir;               /* the entry being sent is a directory */
         uint64_t job_bytes;     /* announced in the first offer */
         uint32_t file;          /* the one being sent */
         uint64_t bytes_before;  /* the files before it, all published */

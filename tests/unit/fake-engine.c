@@ -158,8 +158,9 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
             !ops->phase || !ops->done)
                 return -EINVAL;
         /* High, so it never takes a number a test checks to be closed. */
-        fd = fcntl(req->fd, F_DUPFD_CLOEXEC, 512);
-        if (fd < 0)
+        /* A tree starts with DEST, a directory: no file. */
+        fd = req->tree ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 512);
+        if (fd < 0 && !req->tree)
                 return -errno;
 
         s = calloc(1, sizeof(*s));

@@ -99,6 +99,7 @@ static int sample_messages(struct ctl_msg *out)
         msg_reset(&out[n], CTL_FILE);
         out[n].file.id = 42;
         out[n].file.size = 1ull << 33;
+        out[n].file.flags = CTL_FILE_DIR;
         strcpy(out[n++].file.name, "part-0002.parquet");
         return n;
 }
@@ -309,14 +310,15 @@ static void test_codec(void)
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];
         len = ctl_encode(buf, sizeof(buf), &fm);
-        is_int(len, CTL_HEADER_SIZE + 18 + 17, "FILE: 18 fixed bytes, then the name");
-        ok(buf[CTL_HEADER_SIZE] == 42 && buf[CTL_HEADER_SIZE + 12] == 2 && buf[CTL_HEADER_SIZE + 16] == 17 &&
-           buf[CTL_HEADER_SIZE + 18] == 'p', "FILE: id u64, size u64, name_len u16, little-endian");
+        is_int(len, CTL_HEADER_SIZE + 20 + 17, "FILE: 20 fixed bytes, then the name");
+        ok(buf[CTL_HEADER_SIZE] == 42 && buf[CTL_HEADER_SIZE + 12] == 2 && buf[CTL_HEADER_SIZE + 16] == CTL_FILE_DIR &&
+           buf[CTL_HEADER_SIZE + 18] == 17 && buf[CTL_HEADER_SIZE + 20] == 'p',
+           "FILE: id u64, size u64, flags u16, name_len u16, little-endian");
         memcpy(tmp, buf, (size_t)len);
         tmp[len - 1] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "FILE name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 16, 18);
+        put16(tmp + CTL_HEADER_SIZE + 18, 18);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "FILE name_len beyond the payload");
         msg_reset(&fm, CTL_FILE);
         memset(fm.file.name, 'n', sizeof(fm.file.name));
