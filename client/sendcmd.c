@@ -20,6 +20,7 @@
 #include "name.h"
 #include "peer.h"
 #include "progress.h"
+#include "walk.h"
 #include "wire.h"
 #include "xferctl.h"
 
@@ -32,6 +33,7 @@
 const char sendcmd_help[] =
         "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
         "                    [--no-wait] [--json]\n"
+        "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--bwlimit RATE] [--no-wait] [--json]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -47,6 +49,13 @@ const char sendcmd_help[] =
         "a port as [ADDR]:PORT. Without a port, the local rdmaxferd's port (7470\n"
         "unless configured otherwise) is used.\n"
         "\n"
+        "  -r, --recursive\n"
+        "                send DIR and everything beneath it (directories and regular\n"
+        "                files; symlinks, devices, FIFOs and sockets are skipped with a\n"
+        "                warning) as one job; the receiver publishes the whole tree as\n"
+        "                DEST at once, when every file is verified, or nothing\n"
+        "  --to DEST     with -r: the tree's name on the receiver, a relative path\n"
+        "                beneath its incoming directory (default: DIR's last component)\n"
         "  --as NAME     publish under NAME (default: the last component of FILE;\n"
         "                one FILE only)\n"
         "  --bwlimit RATE\n"
@@ -92,6 +101,12 @@ struct sendcmd {
         int retries;                    /* --retries, or -1 */
         bool no_wait;
         bool json;
+        bool recursive;                 /* -r: FILE is a directory, sent as a tree */
+        const char *to;                 /* --to DEST, or NULL: the directory's last component */
+        char dest[CTL_NAME_MAX + 1];
+        size_t root_len;                /* of FILE as typed: the walk's paths start with it */
+        uint32_t fed;                   /* tree entries handed over (DEST itself is the first) */
+        int feed_sock;
         struct ctl_submit submit;
         uint64_t id;
         sigset_t waitmask;              /* the mask while waiting: SIGINT let through */
@@ -204,7 +219,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
         static const struct option opts[] = {
                 { "as", required_argument, NULL, 'a' },
                 { "bwlimit", required_argument, NULL, 'b' },
-                { "retries", required_argument, NULL, 'r' },
+                { "retries", required_argument, NULL, 'y' },
+                { "recursive", no_argument, NULL, 'r' },
+                { "to", required_argument, NULL, 't' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
@@ -214,7 +231,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 
         optind = 0;     /* glibc: start over on a fresh argv */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
@@ -230,7 +247,13 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                                 return XFERCTL_EXIT_USAGE;
                         }
                         break;
-                case 'r': {
+                case 'r':
+                        sc->recursive = true;
+                        break;
+                case 't':
+                        sc->to = optarg;
+                        break;
+                case 'y': {
                         unsigned int n = 0;
                         const char *p = optarg;
 
@@ -272,6 +295,14 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: --as names one file; several FILEs keep their own names");
                 return XFERCTL_EXIT_USAGE;
         }
+        if (sc->recursive && (argc - optind - 1 != 1 || sc->as)) {
+                xferctl_say("send: -r sends one directory per job, under --to DEST (not --as)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->to && !sc->recursive) {
+                xferctl_say("send: --to DEST is for a tree (-r)");
+                return XFERCTL_EXIT_USAGE;
+        }
         sc->paths = &argv[optind];
         sc->npaths = (unsigned int)(argc - optind - 1);
         sc->path = argv[optind];
@@ -310,6 +341,10 @@ static int sendcmd_open_path(const char *path, int *out, uint64_t *size)
         }
         if (fstat(fd, &st) < 0) {
                 xferctl_say("cannot stat %s: %s", shown, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                xferctl_say("cannot send %s: it is a directory (send a tree with -r)", shown);
                 return XFERCTL_EXIT_USAGE;
         }
         if (!S_ISREG(st.st_mode)) {
@@ -434,11 +469,199 @@ static int sendcmd_feed(struct sendcmd *sc, int sock)
         return -1;
 }
 
+/* ---- -r: a tree ---- */
+
+struct sendcmd_walk {
+        struct sendcmd *sc;
+        uint32_t entries;
+        uint64_t bytes;
+        int exit;                       /* an exit code once decided, else -1 */
+};
+
+/* The entry's name on the receiver: DEST, then its path below FILE. */
+static int sendcmd_tree_name(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
+{
+        int n = snprintf(buf, len, "%s%s", sc->dest, e->path + sc->root_len);
+
+        return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
+{
+        struct sendcmd_walk *k = userdata;
+        char name[CTL_NAME_MAX + 1];
+
+        if (e->kind == WALK_DIR_END)
+                return 0;
+        if (e->depth == 0 && e->kind != WALK_DIR) {
+                xferctl_say("cannot send %s with -r: it is %s, not a directory", k->sc->path_shown,
+                            walk_type_str(e->st.st_mode));
+                k->exit = XFERCTL_EXIT_USAGE;
+                return -ENOTDIR;
+        }
+        if (e->kind == WALK_SYMLINK) {
+                _cleanup_(freep) char *shown = esc_term_dup(e->path);
+
+                xferctl_say("skipping %s: a symlink (not sent yet)", shown ? shown : "?");
+                return 0;
+        }
+        if (sendcmd_tree_name(k->sc, e, name, sizeof(name)) < 0 ||
+            name_path_check(name, strlen(name), NULL) != NAME_OK) {
+                _cleanup_(freep) char *shown = esc_term_dup(e->path);
+
+                xferctl_say("cannot send %s: its name on the receiver would be too long (over %d bytes) "
+                            "or not acceptable", shown ? shown : "?", CTL_NAME_MAX);
+                k->exit = XFERCTL_EXIT_USAGE;
+                return -EINVAL;
+        }
+        if (e->kind == WALK_FILE) {
+                if ((uint64_t)e->st.st_size > UINT64_MAX - k->bytes) {
+                        k->exit = XFERCTL_EXIT_USAGE;
+                        return -EOVERFLOW;
+                }
+                k->bytes += (uint64_t)e->st.st_size;
+        }
+        if (++k->entries == UINT32_MAX) {
+                xferctl_say("too many entries in one tree");
+                k->exit = XFERCTL_EXIT_USAGE;
+                return -E2BIG;
+        }
+        return 0;
+}
+
+static int sendcmd_count_skip(void *userdata, const char *path, mode_t mode, int err)
+{
+        struct sendcmd_walk *k = userdata;
+        _cleanup_(freep) char *shown = esc_term_dup(path);
+
+        if (err == 0) {
+                xferctl_say("skipping %s: it is %s", shown ? shown : "?", walk_type_str(mode));
+                return 0;
+        }
+        /* No --continue-on-error yet: the job stops before it starts. */
+        xferctl_say("cannot read %s: %s", shown ? shown : "?", strerror(-err));
+        k->exit = XFERCTL_EXIT_FAILED;
+        return err;
+}
+
+/* -r: DEST, then the tree counted (entries, bytes) for the SUBMIT. Returns -1 or an exit code. */
+static int sendcmd_tree_prepare(struct sendcmd *sc)
+{
+        static const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip };
+        struct sendcmd_walk k = { .sc = sc, .exit = -1 };
+        char leaf[CTL_NAME_MAX + 1];
+        size_t len = strlen(sc->path);
+        enum name_verdict v;
+        int r;
+
+        if (sc->to) {
+                snprintf(sc->dest, sizeof(sc->dest), "%s", sc->to);
+        } else {
+                /* The directory's last component, trailing slashes aside. */
+                while (len > 1 && sc->path[len - 1] == '/')
+                        len--;
+                snprintf(leaf, sizeof(leaf), "%.*s", (int)len, sc->path);
+                snprintf(sc->dest, sizeof(sc->dest), "%s", name_leaf(leaf));
+        }
+        v = name_path_check(sc->dest, strlen(sc->dest), NULL);
+        if (v != NAME_OK || (sc->to && strlen(sc->to) >= sizeof(sc->dest))) {
+                _cleanup_(freep) char *bad = esc_term_dup(sc->to ? sc->to : sc->dest);
+
+                xferctl_say("destination '%s': %s (a relative path beneath the receiver's incoming "
+                            "directory; choose one with --to DEST)", bad ? bad : "?",
+                            v != NAME_OK ? name_verdict_str(v) : "too long");
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->root_len = strlen(sc->path);
+        r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+        if (k.exit >= 0)
+                return k.exit;
+        if (r < 0) {
+                xferctl_say("cannot send %s: %s", sc->path_shown, strerror(-r));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (k.entries < 2) {
+                xferctl_say("cannot send %s: no entry in it can be sent", sc->path_shown);
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->submit.flags |= CTL_SUBMIT_TREE;
+        sc->submit.files = k.entries;
+        sc->submit.job_bytes = k.bytes;
+        return -1;
+}
+
+static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
+{
+        struct sendcmd_walk *k = userdata;
+        struct sendcmd *sc = k->sc;
+        struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+        int r, pfd = -1;
+
+        /* DEST came with the SUBMIT; symlinks are not sent. */
+        if (e->kind == WALK_DIR_END || e->kind == WALK_SYMLINK || e->depth == 0)
+                return 0;
+        m.file.id = sc->id;
+        if (sendcmd_tree_name(sc, e, m.file.name, sizeof(m.file.name)) < 0) {
+                k->exit = XFERCTL_EXIT_FAILED;
+                return -ENAMETOOLONG;
+        }
+        if (e->kind == WALK_DIR)
+                m.file.flags = CTL_FILE_DIR;
+        else
+                m.file.size = (uint64_t)e->st.st_size;
+        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : -1);
+        if (r >= 0) {
+                k->entries++;
+                return 0;
+        }
+        /* The daemon closed: its ERROR says why. */
+        if (ctl_recv(sc->feed_sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR)
+                xferctl_say_error("send", &rep.error);
+        else
+                xferctl_say_io(r);
+        safe_close(pfd);
+        k->exit = XFERCTL_EXIT_FAILED;
+        return r;
+}
+
+static int sendcmd_feed_skip(void *userdata, const char *path, mode_t mode, int err)
+{
+        struct sendcmd_walk *k = userdata;
+
+        if (err == 0)
+                return 0;       /* said when counting */
+        k->exit = XFERCTL_EXIT_FAILED;
+        return sendcmd_count_skip(userdata, path, mode, err);
+}
+
+/* -r: walk again, handing every entry over in order on @sock. -1 or an exit code. */
+static int sendcmd_feed_tree(struct sendcmd *sc, int sock)
+{
+        static const struct walk_ops ops = { .entry = sendcmd_feed_entry, .skip = sendcmd_feed_skip };
+        struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1 };
+        int r;
+
+        sc->feed_sock = sock;
+        r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+        if (k.exit >= 0 || r < 0) {
+                xferctl_say("job %" PRIu64 " is cancelled", sc->id);
+                return k.exit >= 0 ? k.exit : XFERCTL_EXIT_FAILED;
+        }
+        /* Fewer than counted: the job would wait for ever; closing cancels it. */
+        if (k.entries != sc->submit.files) {
+                xferctl_say("%s changed while being sent (%u entries counted, then %u); job %" PRIu64
+                            " is cancelled", sc->path_shown, sc->submit.files, k.entries, sc->id);
+                return XFERCTL_EXIT_FAILED;
+        }
+        return -1;
+}
+
 /* Check the name and resolve the peer into sc->submit. Returns -1 or an exit code. */
 static int sendcmd_target(struct sendcmd *sc)
 {
-        const char *name = sc->as ? sc->as : name_leaf(sc->path);
-        enum name_verdict v = name_check(name, strlen(name));
+        const char *name = sc->recursive ? sc->dest : sc->as ? sc->as : name_leaf(sc->path);
+        enum name_verdict v = sc->recursive ? name_path_check(name, strlen(name), NULL) :
+                                              name_check(name, strlen(name));
         char host[256], err[256], shown[ESC_TERM_SIZE(sizeof(host))];
         int r;
 
@@ -518,6 +741,8 @@ static int sendcmd_submit(struct sendcmd *sc, int fd)
                 return XFERCTL_EXIT_UNREACHABLE;
         }
         sc->id = rep.id;
+        if (sc->recursive)
+                return sendcmd_feed_tree(sc, sock);
         if (sc->npaths > 1)
                 return sendcmd_feed(sc, sock);
         return -1;
@@ -642,9 +867,13 @@ static int sendcmd_report(struct sendcmd *sc)
         switch (j->state) {
         case CTL_JOB_DONE:
                 if (!sc->json && j->files_total > 1) {
-                        char files[32];
+                        char files[CTL_NAME_MAX + 48];
 
-                        snprintf(files, sizeof(files), "%u files", (unsigned int)j->files_total);
+                        if (sc->recursive)
+                                snprintf(files, sizeof(files), "%s (%u entries)", sc->dest,
+                                         (unsigned int)j->files_total);
+                        else
+                                snprintf(files, sizeof(files), "%u files", (unsigned int)j->files_total);
                         puts(progress_summary(line, sizeof(line), files, j->peer, j->bytes_done, j->usec));
                 } else if (!sc->json) {
                         puts(progress_summary(line, sizeof(line), j->name, j->peer,
@@ -752,6 +981,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                 .socket_path = socket_path,
                 .retries = -1,
                 .poll_sock = -1,
+                .feed_sock = -1,
         };
         _cleanup_(freep) char *path_shown = NULL, *peer_shown = NULL;
         _cleanup_(freep) uint64_t *sizes = NULL;
@@ -775,7 +1005,10 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                 if (r >= 0)
                         return r;
         }
-        r = sendcmd_open(&sc, &fd);
+        if (sc.recursive)
+                r = sendcmd_tree_prepare(&sc);
+        else
+                r = sendcmd_open(&sc, &fd);
         if (r >= 0)
                 return r;
         r = sendcmd_target(&sc);

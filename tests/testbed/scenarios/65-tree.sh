@@ -4,8 +4,11 @@
 # both sides), every file lands byte-identical under its own name, UTF-8
 # names included; the job stops at the first file the receiver refuses,
 # with what came before it published and nothing after. A directory, or
-# two files of one name, are usage errors before anything is sent.
-# (Trees, -r and a DEST inside the receiver's tree are not built yet.)
+# two files of one name, are usage errors before anything is sent. A tree
+# (-r --to DEST) arrives whole (nested and empty directories, empty files,
+# UTF-8 names; a FIFO and symlinks skipped with a warning), is invisible
+# until its last file is verified, is not published by a receiver killed
+# half-way, and hostile DESTs are refused. (Modes and mtimes: not yet.)
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -96,3 +99,64 @@ out=$(xferctl send "$SRC/stop/s1.dat" "$SRC/stop/s3.dat" "$BETA_ADDR" --as x 2>&
 ((rc == 2)) || tb_fail "--as with several files: exit $rc: $out"
 [[ ! -e $BETA_IN/s3.dat ]] || tb_fail "a usage error sent something"
 tb_log "a directory, a name twice, --as with several files: usage errors"
+
+# A tree (-r): published as DEST in one rename once every file is verified.
+tree=$SRC/tree
+rm -rf "$tree" && mkdir -p "$tree/a/b/c" "$tree/empty" "$tree/données"
+make_file "$tree/a/b/c/deep.bin" $((2 * 1024 * 1024 + 7))
+: >"$tree/a/empty.txt"
+make_file "$tree/données/été.txt" 333
+for i in $(seq 1 40); do make_file "$tree/a/f$i" $((i * 97)); done
+ln -s a/b/c/deep.bin "$tree/link-in"
+ln -s /etc/passwd "$tree/link-out"
+mkfifo "$tree/fifo"
+rc=0
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t1 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r failed (exit $rc): $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+grep -q "skipping .*fifo: it is a FIFO" <<<"$out" || tb_fail "the FIFO was not skipped with a warning: $out"
+grep -q "skipping .*link-out: a symlink" <<<"$out" || tb_fail "a symlink was not skipped with a warning: $out"
+[[ -d $BETA_IN/runs/t1 ]] || tb_fail "runs/t1 was not published"
+diff -r --no-dereference -x fifo -x link-in -x link-out "$tree" "$BETA_IN/runs/t1" >&2 ||
+        tb_fail "the received tree differs from the source"
+[[ -d $BETA_IN/runs/t1/empty && ! -e $BETA_IN/runs/t1/fifo && ! -e $BETA_IN/runs/t1/link-in ]] ||
+        tb_fail "an empty directory missing, or a FIFO or symlink sent"
+[[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
+tb_log "the tree arrived whole (empty directories, empty files, UTF-8 names; FIFO and symlinks skipped)"
+
+# The same DEST again: refused (overwrite is off), and what is there stays.
+rc=0
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t1 2>&1) || rc=$?
+((rc == 1)) && grep -qi "exists" <<<"$out" || tb_fail "an existing DEST: exit $rc: $out"
+diff -r --no-dereference -x fifo -x link-in -x link-out "$tree" "$BETA_IN/runs/t1" >/dev/null ||
+        tb_fail "the existing tree was touched"
+
+# Nothing visible before the end: slowed down, the tree is not there half-way.
+make_file "$tree/a/b/slow.bin" $((6 * 1024 * 1024))
+xferctl send -r "$tree" "$BETA_ADDR" --to runs/t2 --bwlimit 2M >"$TESTBED_SHARE/t2.out" 2>&1 &
+t2=$!
+sleep 2
+[[ ! -e $BETA_IN/runs/t2 ]] || tb_fail "runs/t2 is visible before its job ended"
+ls -A "$BETA_IN" | grep -q '^\.rdmaxfer-stage-' || tb_fail "no staging directory while the job runs"
+wait "$t2" || tb_fail "the slowed send -r failed: $(cat "$TESTBED_SHARE/t2.out")"
+[[ -f $BETA_IN/runs/t2/a/b/slow.bin ]] || tb_fail "runs/t2 not published at the end"
+tb_log "nothing of runs/t2 was visible until its last file was verified"
+
+# A receiver SIGKILLed half-way publishes nothing, and its restart removes the staging.
+xferctl send -r "$tree" "$BETA_ADDR" --to runs/t3 --bwlimit 2M >"$TESTBED_SHARE/t3.out" 2>&1 &
+t3=$!
+sleep 2
+systemctl kill -s SIGKILL "$BETA_UNIT"
+wait "$t3" && tb_fail "the send to a killed receiver succeeded"
+[[ ! -e $BETA_IN/runs/t3 ]] || tb_fail "runs/t3 was published by a killed receiver"
+tb_run systemctl restart "$BETA_UNIT"
+[[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "the restart left a staging directory"
+tb_log "a receiver killed half-way published nothing; its restart removed the staging directory"
+
+# Hostile destinations, refused by xferctl before anything is sent.
+for bad in ../x /abs a/../../b; do
+        rc=0
+        out=$(xferctl send -r "$tree" "$BETA_ADDR" --to "$bad" 2>&1) || rc=$?
+        ((rc == 2)) || tb_fail "--to $bad: exit $rc: $out"
+done
+tb_log "hostile destinations refused"
