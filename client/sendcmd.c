@@ -486,6 +486,14 @@ static int sendcmd_tree_name(const struct sendcmd *sc, const struct walk_entry *
         return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* Whether the receiver would take the entry's name (each component by
+ * name_check(), the whole under CTL_NAME_MAX): @buf gets it. Both walks
+ * ask, so they skip the same entries. */
+static bool sendcmd_tree_ok(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
+{
+        return sendcmd_tree_name(sc, e, buf, len) == 0 && name_path_check(buf, strlen(buf), NULL) == NAME_OK;
+}
+
 static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
@@ -505,14 +513,14 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 xferctl_say("skipping %s: a symlink (not sent yet)", shown ? shown : "?");
                 return 0;
         }
-        if (sendcmd_tree_name(k->sc, e, name, sizeof(name)) < 0 ||
-            name_path_check(name, strlen(name), NULL) != NAME_OK) {
+        if (!sendcmd_tree_ok(k->sc, e, name, sizeof(name))) {
                 _cleanup_(freep) char *shown = esc_term_dup(e->path);
+                enum name_verdict v = name_check(e->name, strlen(e->name));
 
-                xferctl_say("cannot send %s: its name on the receiver would be too long (over %d bytes) "
-                            "or not acceptable", shown ? shown : "?", CTL_NAME_MAX);
-                k->exit = XFERCTL_EXIT_USAGE;
-                return -EINVAL;
+                /* DEST itself was checked; beneath it, what the receiver would refuse is not sent. */
+                xferctl_say("skipping %s: %s", shown ? shown : "?",
+                            v != NAME_OK ? name_verdict_str(v) : "its path on the receiver would be too long");
+                return e->kind == WALK_DIR ? WALK_SKIP : 0;
         }
         if (e->kind == WALK_FILE) {
                 if ((uint64_t)e->st.st_size > UINT64_MAX - k->bytes) {
@@ -601,10 +609,8 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         if (e->kind == WALK_DIR_END || e->kind == WALK_SYMLINK || e->depth == 0)
                 return 0;
         m.file.id = sc->id;
-        if (sendcmd_tree_name(sc, e, m.file.name, sizeof(m.file.name)) < 0) {
-                k->exit = XFERCTL_EXIT_FAILED;
-                return -ENAMETOOLONG;
-        }
+        if (!sendcmd_tree_ok(sc, e, m.file.name, sizeof(m.file.name)))
+                return e->kind == WALK_DIR ? WALK_SKIP : 0;     /* said when counting */
         if (e->kind == WALK_DIR)
                 m.file.flags = CTL_FILE_DIR;
         else

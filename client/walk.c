@@ -64,8 +64,8 @@ static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int de
         if (depth >= WALK_DEPTH_MAX)
                 return -ELOOP;
         r = w->ops->entry(w->userdata, &e);
-        if (r < 0)
-                return r;
+        if (r < 0 || r == WALK_SKIP)
+                return r < 0 ? r : 0;
         d = fdopendir(fd);
         if (!d)
                 return walk_skip(w, S_IFDIR, -errno);

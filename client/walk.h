@@ -36,8 +36,12 @@ struct walk_entry {
         struct stat st;         /* of the open file, the directory, or the link itself */
 };
 
+/* walk_ops.entry's answer for a WALK_DIR: go on, but not into it. */
+#define WALK_SKIP               1
+
 struct walk_ops {
-        /* Each entry; 0 to go on, negative to stop (walk_tree returns it). */
+        /* Each entry; 0 to go on (WALK_SKIP: a directory's entries and end
+         * are not walked), negative to stop (walk_tree returns it). */
         int (*entry)(void *userdata, struct walk_entry *e);
         /* What is not sent: a device, FIFO or socket (@err 0, @mode says
          * which), or what cannot be opened or read (@err -errno). 0 to go

@@ -55,6 +55,13 @@ static int on_entry(void *userdata, struct walk_entry *e)
         return 0;
 }
 
+static int on_entry_skip_a(void *userdata, struct walk_entry *e)
+{
+        int r = on_entry(userdata, e);
+
+        return r == 0 && e->kind == WALK_DIR && !strcmp(e->name, "a") ? WALK_SKIP : r;
+}
+
 static int on_skip(void *userdata, const char *path, mode_t mode, int err)
 {
         (void)userdata;
@@ -178,6 +185,11 @@ int main(void)
         stop_at = 3;
         is_int(walk_tree(rootfd, "tree", &ops, NULL), -ECANCELED, "a callback's error stops the walk");
         stop_at = -1;
+        nsaid = 0;
+        is_int(walk_tree(rootfd, "tree", &(struct walk_ops){ .entry = on_entry_skip_a, .skip = on_skip }, NULL),
+               0, "a walk that skips a directory");
+        ok(find("D tree/a 1") >= 0 && find("D tree/a/b") < 0 && find_eq("E tree/a") < 0 && find_eq("E tree") == nsaid - 1,
+           "WALK_SKIP: the directory is reported, its entries and end are not, the rest goes on");
         nsaid = 0;
         is_int(walk_tree(rootfd, "none", &ops, NULL), 0, "a missing root is reported as a skip");
         ok(find("S none") == 0 && strstr(said[0], "-2"), "with ENOENT");
