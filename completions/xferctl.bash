@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel) opts='-h --help' ;;
         help) opts='' ;;
@@ -72,8 +72,8 @@ _xferctl() {
 
         w=$prev
         [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
-        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries) ]]; then
-                return 0        # a name, a rate or a count of the user's choosing
+        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to) ]]; then
+                return 0        # a name, a rate, a count or a destination of the user's choosing
         fi
         if [[ $cur == -* ]]; then
                 mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -72,7 +72,7 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nlist\nsend\nstats\nstatus' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--bwlimit\n--help\n--json\n--no-wait\n--retries' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--help\n--json\n--no-wait\n--recursive\n--retries\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
 expect $'1733000000000017\n42' "xferctl cancel <TAB>: the job IDs, none forged by a name" cancel ""
@@ -91,6 +91,7 @@ expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send FILE<T
         send "$tmp/files/da"
 expect "" "xferctl send FILE --as <TAB>: a name is the user's" send "$tmp/files/other.txt" --as ""
 expect "" "xferctl send FILE --bwlimit <TAB>: a rate is the user's" send "$tmp/files/other.txt" --bwlimit ""
+expect "" "xferctl send -r DIR --to <TAB>: a destination is the user's" send -r "$tmp/files" --to ""
 expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send --retries N FILE<TAB>: N is not the FILE" \
         send --retries 3 "$tmp/files/da"
 expect "$tmp/files/other.txt" "xferctl --socket <TAB>: a path" --socket "$tmp/files/o"
