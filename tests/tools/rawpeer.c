@@ -65,6 +65,9 @@ enum act {
         ACT_NEXT_WRONG_FILE,
         ACT_NEXT_MORE_BYTES,
         ACT_NEXT_BAD_MAC,
+        ACT_TREE_DEST,
+        ACT_TREE_OUTSIDE,
+        ACT_TREE_PLANTED,
 };
 
 struct mode {
@@ -151,6 +154,15 @@ static const struct mode modes[] = {
         { "next-more-bytes", ACT_NEXT_MORE_BYTES, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
           "a session of 3 files announcing 1 byte more than sess-a.dat, which goes whole, then a "
           "4 KiB file 2: REFUSE, protocol" },
+        { "tree-dest-dotdot", ACT_TREE_DEST, HELLO_OK, "../escape", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "a tree whose DEST is \"../escape\": REFUSE, name" },
+        { "tree-dest-abs", ACT_TREE_DEST, HELLO_OK, "/abs", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
+          "a tree whose DEST is \"/abs\": REFUSE, name" },
+        { "tree-outside", ACT_TREE_OUTSIDE, HELLO_OK, "rawtree", 0, WIRE_REFUSE, WIRE_E_NAME, false, 20,
+          "a tree rawtree, then an entry \"other/x\" not beneath it: REFUSE, name (nothing published)" },
+        { "tree-planted", ACT_TREE_PLANTED, HELLO_OK, "planted/t", 0, WIRE_RESULT, WIRE_E_NAME, false, 20,
+          "a tree planted/t (of 2 directories) where the scenario planted a symlink planted -> /tmp "
+          "in the incoming directory: RESULT, name (nothing published through it)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
@@ -204,12 +216,15 @@ static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_
 /* Post an OFFER for @lanes lanes (its token: c->token); 0 once ACCEPTed
  * (granted lanes in *@granted if not NULL), else the rawconn_event (a
  * message stays queued) or -errno. */
+static uint16_t offer_flags;     /* the next first offer's (a tree's: WIRE_OFFER_TREE | DIR) */
+
 static int send_offer_job(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
                           uint16_t lanes, uint16_t *granted, uint32_t job_files, uint64_t job_bytes)
 {
         struct wire_msg o = { .type = WIRE_OFFER }, m;
         int ev;
 
+        o.offer.flags = offer_flags;
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.size = size;
         o.offer.chunk_size = chunk;
@@ -258,6 +273,75 @@ static int send_offer(struct rawconn *c, const char *name, uint32_t chunk, uint6
  * the session's rules as md->act says. 0 when the receiver refused it as
  * it must, else 1.
  */
+/* A directory entry of a tree, after its ACCEPT: only ENDs, then its RESULT
+ * (left queued when @last: the caller judges the verdict). 0, or 1 (said). */
+static int tree_dir_done(struct rawconn *c, const struct mode *md, uint32_t file, int timeout_ms, bool last)
+{
+        struct wire_msg end = { .type = WIRE_END }, m;
+        struct digest d = DIGEST_NULL;
+        int r;
+
+        if (digest_init(&d) < 0)
+                return 1;
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.file = file;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end.end, end.end.mac);
+        r = rawconn_send_ctrl(c, &end);
+        if (r == 0 && last)
+                return 0;
+        if (r == 0)
+                r = rawconn_next(c, timeout_ms, &m);
+        if (r != RAWCONN_MSG || m.type != WIRE_RESULT || m.result.status != WIRE_OK || m.result.file != file) {
+                printf("rawpeer: %s: no RESULT ok for entry %u (event %d)\n", md->name, file + 1, r);
+                return 1;
+        }
+        return 0;
+}
+
+/* Trees with a hostile destination or entry (tree-*). */
+static int tree_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
+{
+        struct wire_msg o = { .type = WIRE_OFFER };
+        int r;
+
+        offer_flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        r = send_offer_job(c, md->file, chunk, 0, 1, NULL, 2, 0);
+        offer_flags = 0;
+        if (md->act == ACT_TREE_DEST) {
+                if (r == 0)
+                        printf("rawpeer: %s: the receiver ACCEPTED the destination\n", md->name);
+                return r == 0 ? 1 : expect_verdict(c, md, timeout_ms, r);
+        }
+        if (r != 0 || tree_dir_done(c, md, 0, timeout_ms, false) != 0) {
+                printf("rawpeer: %s: the receiver did not take the tree's DEST %s\n", md->name, md->file);
+                return 1;
+        }
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        o.offer.chunk_size = chunk;
+        o.offer.lanes = 1;
+        o.offer.file = 1;
+        o.offer.job_files = 2;
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->act == ACT_TREE_OUTSIDE ? "other/x" : "planted/t/d");
+        if (c->session.on)
+                auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
+        r = rawconn_send_ctrl(c, &o);
+        if (md->act == ACT_TREE_OUTSIDE)
+                return expect_verdict(c, md, timeout_ms, r);
+        if (r == 0)
+                r = rawconn_next(c, timeout_ms, &(struct wire_msg){ 0 });
+        if (r != RAWCONN_MSG) {
+                printf("rawpeer: %s: no ACCEPT for the tree's second directory (event %d)\n", md->name, r);
+                return 1;
+        }
+        /* The last entry: the tree is renamed into place, through the planted symlink. */
+        if (tree_dir_done(c, md, 1, timeout_ms, true) != 0)
+                return 1;
+        return expect_verdict(c, md, timeout_ms, 0);
+}
+
 static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
 {
         uint64_t size = (uint64_t)chunk + chunk / 2;
@@ -575,6 +659,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_NEXT_MORE_BYTES:
         case ACT_NEXT_BAD_MAC:
                 return session_next(c, md, chunk, timeout_ms);
+        case ACT_TREE_DEST:
+        case ACT_TREE_OUTSIDE:
+        case ACT_TREE_PLANTED:
+                return tree_hostile(c, md, chunk, timeout_ms);
         default:
                 break;
         }

@@ -99,6 +99,21 @@ hostile short "short\.dat failed: size mismatch"
 hostile vanish "vanish\.dat (aborted|failed).*"
 hostile oversize "oversize\.dat (aborted|failed).*"
 
+tb_log "hostile trees: refused, nothing published, no staging directory left"
+no_stage() { [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]]; }
+ln -s /tmp "$BETA_IN/planted"
+for m in tree-dest-dotdot tree-dest-abs tree-outside tree-planted; do
+        rc=0
+        tb_log "rawpeer $m"
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" "$m" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+        ((rc == 0)) || tb_fail "$m: the receiver did not react as it must (rawpeer exit $rc)"
+        wait_for 15 no_stage || tb_fail "$m: a staging directory stayed in $BETA_IN"
+done
+[[ ! -e /tmp/t/d && ! -e $BETA_IN/rawtree && ! -e $BETA_IN/other ]] ||
+        tb_fail "a hostile tree published something (through the planted symlink?)"
+rm -f "$BETA_IN/planted"
+incoming_clean "$BETA_IN"
+
 tb_log "a session of several files that breaks its rules after a good first file (which stays)"
 hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat
 rm -f "$BETA_IN/sess-a.dat"
