@@ -1,0 +1,62 @@
+#pragma once
+
+/*
+ * xferctl send, shared by sendcmd.c (options, the submit, watching the job,
+ * the report) and sendfiles.c (jobs of several files and trees).
+ */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl.h"
+
+struct sendcmd {
+        const char *socket_path;
+        const char *path;               /* FILE as typed (the first) */
+        char **paths;                   /* every FILE */
+        unsigned int npaths;
+        uint64_t *sizes;                /* as counted before the submit (several files) */
+        const char *peer_arg;           /* PEER[:PORT] as typed */
+        /* The two, escaped for messages (esc_term): a file name may hold anything. */
+        const char *path_shown;
+        const char *peer_shown;
+        const char *as;                 /* --as, or NULL */
+        int retries;                    /* --retries, or -1 */
+        bool no_wait;
+        bool json;
+        bool recursive;                 /* -r: FILE is a directory, sent as a tree */
+        const char *to;                 /* --to DEST, or NULL: the directory's last component */
+        char dest[CTL_NAME_MAX + 1];
+        size_t root_len;                /* of FILE as typed: the walk's paths start with it */
+        uint32_t fed;                   /* tree entries handed over (DEST itself is the first) */
+        int feed_sock;
+        struct ctl_submit submit;
+        uint64_t id;
+        sigset_t waitmask;              /* the mask while waiting: SIGINT let through */
+        /* Progress display. */
+        bool tty;
+        size_t drawn;                   /* columns of the progress line on screen */
+        unsigned int retry_said;        /* the last attempt whose retry was said */
+        /* The job as last seen. */
+        struct ctl_job job;
+        bool have_job;
+        /* A second connection for STATUS when the watch stream is quiet. */
+        int poll_sock;
+        bool poll_off;
+        /* Cancellation. */
+        bool cancel_sent;
+        sig_atomic_t cancel_at;         /* sendcmd_interrupts when we sent CANCEL */
+};
+
+/* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
+int sendcmd_open_path(const char *path, int *out, uint64_t *size);
+/* Several FILEs: checked and counted into sc->submit. -1 or an exit code. */
+int sendcmd_count(struct sendcmd *sc);
+/* Several FILEs: the others handed over on @sock after the SUBMIT. -1 or an exit code. */
+int sendcmd_feed(struct sendcmd *sc, int sock);
+/* -r: DEST and the tree counted into sc->submit. -1 or an exit code. */
+int sendcmd_tree_prepare(struct sendcmd *sc);
+/* -r: every entry handed over on @sock after the SUBMIT. -1 or an exit code. */
+int sendcmd_feed_tree(struct sendcmd *sc, int sock);

@@ -1,0 +1,366 @@
+/*
+ * xferctl send's jobs of several files: FILE... (counted, then handed over
+ * one FILE each) and -r DIR (walked twice with walk.c: counted, then handed
+ * over entry by entry). See ctl.h for the protocol, sendcmd.h for the rest.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "esc.h"
+#include "name.h"
+#include "sendcmd.h"
+#include "walk.h"
+#include "xferctl.h"
+
+static const char *sendcmd_file_type(mode_t mode)
+{
+        switch (mode & S_IFMT) {
+        case S_IFDIR:  return "a directory";
+        case S_IFCHR:  return "a character device";
+        case S_IFBLK:  return "a block device";
+        case S_IFIFO:  return "a pipe";
+        case S_IFSOCK: return "a socket";
+        default:       return "not a regular file";
+        }
+}
+
+/* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
+int sendcmd_open_path(const char *path, int *out, uint64_t *size)
+{
+        _cleanup_(closep) int fd = -1;
+        _cleanup_(freep) char *shown = esc_term_dup(path);
+        struct stat st;
+
+        if (!shown) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        /* O_NONBLOCK so a FIFO cannot hang us before we see what it is. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                xferctl_say("cannot open %s: %s", shown, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (fstat(fd, &st) < 0) {
+                xferctl_say("cannot stat %s: %s", shown, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                xferctl_say("cannot send %s: it is a directory (send a tree with -r)", shown);
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                xferctl_say("cannot send %s: it is %s; only regular files can be sent",
+                            shown, sendcmd_file_type(st.st_mode));
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* The daemon shares this open file description: hand it over blocking. */
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+                xferctl_say("cannot send %s: %s", shown, strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        *out = TAKE_FD(fd);
+        *size = (uint64_t)st.st_size;
+        return -1;
+}
+
+
+static int sendcmd_cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Several FILEs: each must be a regular file with an acceptable leaf name,
+ * no two the same (the receiver would refuse the second); count the bytes.
+ * Returns -1 or an exit code.
+ */
+int sendcmd_count(struct sendcmd *sc)
+{
+        _cleanup_(freep) const char **names = calloc(sc->npaths, sizeof(*names));
+        uint64_t total = 0;
+
+        sc->sizes = calloc(sc->npaths, sizeof(*sc->sizes));
+        if (!names || !sc->sizes) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        for (unsigned int i = 0; i < sc->npaths; i++) {
+                const char *name = name_leaf(sc->paths[i]);
+                enum name_verdict v = name_check(name, strlen(name));
+                int fd = -1, r;
+
+                r = sendcmd_open_path(sc->paths[i], &fd, &sc->sizes[i]);
+                safe_close(fd);
+                if (r >= 0)
+                        return r;
+                if (v != NAME_OK) {
+                        _cleanup_(freep) char *bad = esc_term_dup(name);
+
+                        xferctl_say("cannot send '%s': %s", bad ? bad : "?", name_verdict_str(v));
+                        return XFERCTL_EXIT_USAGE;
+                }
+                if (sc->sizes[i] > UINT64_MAX - total) {
+                        xferctl_say("too many bytes in one job");
+                        return XFERCTL_EXIT_USAGE;
+                }
+                total += sc->sizes[i];
+                names[i] = name;
+        }
+        qsort(names, sc->npaths, sizeof(*names), sendcmd_cmp_str);
+        for (unsigned int i = 1; i < sc->npaths; i++) {
+                if (!strcmp(names[i - 1], names[i])) {
+                        _cleanup_(freep) char *bad = esc_term_dup(names[i]);
+
+                        xferctl_say("two files named '%s': each is published under its last "
+                                    "component, send them separately", bad ? bad : "?");
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        sc->submit.files = sc->npaths;
+        sc->submit.job_bytes = total;
+        return -1;
+}
+
+/*
+ * Hand the files after the first over on @sock, one FILE each, in order;
+ * the daemon reads the next only when it has room, so this blocks as it
+ * must. Returns -1 or an exit code.
+ */
+int sendcmd_feed(struct sendcmd *sc, int sock)
+{
+        for (unsigned int i = 1; i < sc->npaths; i++) {
+                struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+                _cleanup_(freep) char *shown = esc_term_dup(sc->paths[i]);
+                _cleanup_(closep) int fd = -1;
+                uint64_t size;
+                int r, pfd = -1;
+
+                r = sendcmd_open_path(sc->paths[i], &fd, &size);
+                if (r >= 0) {
+                        xferctl_say("job %" PRIu64 " is cancelled", sc->id);
+                        return XFERCTL_EXIT_FAILED;
+                }
+                if (size != sc->sizes[i]) {
+                        xferctl_say("%s changed size while being sent (%" PRIu64 " bytes, then %" PRIu64
+                                    "); job %" PRIu64 " is cancelled", shown ? shown : "?", sc->sizes[i],
+                                    size, sc->id);
+                        return XFERCTL_EXIT_FAILED;
+                }
+                m.file.id = sc->id;
+                m.file.size = size;
+                snprintf(m.file.name, sizeof(m.file.name), "%s", name_leaf(sc->paths[i]));
+                r = ctl_send(sock, &m, fd);
+                if (r >= 0)
+                        continue;
+                /* The daemon closed: its ERROR says why. */
+                if (ctl_recv(sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR)
+                        xferctl_say_error("send", &rep.error);
+                else
+                        xferctl_say_io(r);
+                safe_close(pfd);
+                return XFERCTL_EXIT_FAILED;
+        }
+        return -1;
+}
+
+/* ---- -r: a tree ---- */
+
+struct sendcmd_walk {
+        struct sendcmd *sc;
+        uint32_t entries;
+        uint64_t bytes;
+        int exit;                       /* an exit code once decided, else -1 */
+};
+
+/* The entry's name on the receiver: DEST, then its path below FILE. */
+static int sendcmd_tree_name(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
+{
+        int n = snprintf(buf, len, "%s%s", sc->dest, e->path + sc->root_len);
+
+        return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Whether the receiver would take the entry's name (each component by
+ * name_check(), the whole under CTL_NAME_MAX): @buf gets it. Both walks
+ * ask, so they skip the same entries. */
+static bool sendcmd_tree_ok(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
+{
+        return sendcmd_tree_name(sc, e, buf, len) == 0 && name_path_check(buf, strlen(buf), NULL) == NAME_OK;
+}
+
+static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
+{
+        struct sendcmd_walk *k = userdata;
+        char name[CTL_NAME_MAX + 1];
+
+        if (e->kind == WALK_DIR_END)
+                return 0;
+        if (e->depth == 0 && e->kind != WALK_DIR) {
+                xferctl_say("cannot send %s with -r: it is %s, not a directory", k->sc->path_shown,
+                            walk_type_str(e->st.st_mode));
+                k->exit = XFERCTL_EXIT_USAGE;
+                return -ENOTDIR;
+        }
+        if (e->kind == WALK_SYMLINK) {
+                _cleanup_(freep) char *shown = esc_term_dup(e->path);
+
+                xferctl_say("skipping %s: a symlink (not sent yet)", shown ? shown : "?");
+                return 0;
+        }
+        if (!sendcmd_tree_ok(k->sc, e, name, sizeof(name))) {
+                _cleanup_(freep) char *shown = esc_term_dup(e->path);
+                enum name_verdict v = name_check(e->name, strlen(e->name));
+
+                /* DEST itself was checked; beneath it, what the receiver would refuse is not sent. */
+                xferctl_say("skipping %s: %s", shown ? shown : "?",
+                            v != NAME_OK ? name_verdict_str(v) : "its path on the receiver would be too long");
+                return e->kind == WALK_DIR ? WALK_SKIP : 0;
+        }
+        if (e->kind == WALK_FILE) {
+                if ((uint64_t)e->st.st_size > UINT64_MAX - k->bytes) {
+                        k->exit = XFERCTL_EXIT_USAGE;
+                        return -EOVERFLOW;
+                }
+                k->bytes += (uint64_t)e->st.st_size;
+        }
+        if (++k->entries == UINT32_MAX) {
+                xferctl_say("too many entries in one tree");
+                k->exit = XFERCTL_EXIT_USAGE;
+                return -E2BIG;
+        }
+        return 0;
+}
+
+static int sendcmd_count_skip(void *userdata, const char *path, mode_t mode, int err)
+{
+        struct sendcmd_walk *k = userdata;
+        _cleanup_(freep) char *shown = esc_term_dup(path);
+
+        if (err == 0) {
+                xferctl_say("skipping %s: it is %s", shown ? shown : "?", walk_type_str(mode));
+                return 0;
+        }
+        /* No --continue-on-error yet: the job stops before it starts. */
+        xferctl_say("cannot read %s: %s", shown ? shown : "?", strerror(-err));
+        k->exit = XFERCTL_EXIT_FAILED;
+        return err;
+}
+
+/* -r: DEST, then the tree counted (entries, bytes) for the SUBMIT. Returns -1 or an exit code. */
+int sendcmd_tree_prepare(struct sendcmd *sc)
+{
+        static const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip };
+        struct sendcmd_walk k = { .sc = sc, .exit = -1 };
+        char leaf[CTL_NAME_MAX + 1];
+        size_t len = strlen(sc->path);
+        enum name_verdict v;
+        int r;
+
+        if (sc->to) {
+                snprintf(sc->dest, sizeof(sc->dest), "%s", sc->to);
+        } else {
+                /* The directory's last component, trailing slashes aside. */
+                while (len > 1 && sc->path[len - 1] == '/')
+                        len--;
+                snprintf(leaf, sizeof(leaf), "%.*s", (int)len, sc->path);
+                snprintf(sc->dest, sizeof(sc->dest), "%s", name_leaf(leaf));
+        }
+        v = name_path_check(sc->dest, strlen(sc->dest), NULL);
+        if (v != NAME_OK || (sc->to && strlen(sc->to) >= sizeof(sc->dest))) {
+                _cleanup_(freep) char *bad = esc_term_dup(sc->to ? sc->to : sc->dest);
+
+                xferctl_say("destination '%s': %s (a relative path beneath the receiver's incoming "
+                            "directory; choose one with --to DEST)", bad ? bad : "?",
+                            v != NAME_OK ? name_verdict_str(v) : "too long");
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->root_len = strlen(sc->path);
+        r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+        if (k.exit >= 0)
+                return k.exit;
+        if (r < 0) {
+                xferctl_say("cannot send %s: %s", sc->path_shown, strerror(-r));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (k.entries < 2) {
+                xferctl_say("cannot send %s: no entry in it can be sent", sc->path_shown);
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->submit.flags |= CTL_SUBMIT_TREE;
+        sc->submit.files = k.entries;
+        sc->submit.job_bytes = k.bytes;
+        return -1;
+}
+
+static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
+{
+        struct sendcmd_walk *k = userdata;
+        struct sendcmd *sc = k->sc;
+        struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+        int r, pfd = -1;
+
+        /* DEST came with the SUBMIT; symlinks are not sent. */
+        if (e->kind == WALK_DIR_END || e->kind == WALK_SYMLINK || e->depth == 0)
+                return 0;
+        m.file.id = sc->id;
+        if (!sendcmd_tree_ok(sc, e, m.file.name, sizeof(m.file.name)))
+                return e->kind == WALK_DIR ? WALK_SKIP : 0;     /* said when counting */
+        if (e->kind == WALK_DIR)
+                m.file.flags = CTL_FILE_DIR;
+        else
+                m.file.size = (uint64_t)e->st.st_size;
+        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : -1);
+        if (r >= 0) {
+                k->entries++;
+                return 0;
+        }
+        /* The daemon closed: its ERROR says why. */
+        if (ctl_recv(sc->feed_sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR)
+                xferctl_say_error("send", &rep.error);
+        else
+                xferctl_say_io(r);
+        safe_close(pfd);
+        k->exit = XFERCTL_EXIT_FAILED;
+        return r;
+}
+
+static int sendcmd_feed_skip(void *userdata, const char *path, mode_t mode, int err)
+{
+        struct sendcmd_walk *k = userdata;
+
+        if (err == 0)
+                return 0;       /* said when counting */
+        k->exit = XFERCTL_EXIT_FAILED;
+        return sendcmd_count_skip(userdata, path, mode, err);
+}
+
+/* -r: walk again, handing every entry over in order on @sock. -1 or an exit code. */
+int sendcmd_feed_tree(struct sendcmd *sc, int sock)
+{
+        static const struct walk_ops ops = { .entry = sendcmd_feed_entry, .skip = sendcmd_feed_skip };
+        struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1 };
+        int r;
+
+        sc->feed_sock = sock;
+        r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+        if (k.exit >= 0 || r < 0) {
+                xferctl_say("job %" PRIu64 " is cancelled", sc->id);
+                return k.exit >= 0 ? k.exit : XFERCTL_EXIT_FAILED;
+        }
+        /* Fewer than counted: the job would wait for ever; closing cancels it. */
+        if (k.entries != sc->submit.files) {
+                xferctl_say("%s changed while being sent (%u entries counted, then %u); job %" PRIu64
+                            " is cancelled", sc->path_shown, sc->submit.files, k.entries, sc->id);
+                return XFERCTL_EXIT_FAILED;
+        }
+        return -1;
+}
