@@ -314,10 +314,18 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         m.file.id = sc->id;
         if (!sendcmd_tree_ok(sc, e, m.file.name, sizeof(m.file.name)))
                 return e->kind == WALK_DIR ? WALK_SKIP : 0;     /* said when counting */
-        if (e->kind == WALK_DIR)
+        /* The receiver keeps the mode (less setuid, setgid, sticky and group
+         * or other write) and a file's mtime; a directory's it cannot. */
+        m.file.mode = (uint32_t)(e->st.st_mode & 07777);
+        if (e->kind == WALK_DIR) {
                 m.file.flags = CTL_FILE_DIR;
-        else
+        } else {
                 m.file.size = (uint64_t)e->st.st_size;
+                /* Before 1970 (or past 2554): not kept. */
+                if (e->st.st_mtim.tv_sec > 0 && (uint64_t)e->st.st_mtim.tv_sec < UINT64_MAX / 1000000000u)
+                        m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u +
+                                          (uint64_t)e->st.st_mtim.tv_nsec;
+        }
         r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : -1);
         if (r >= 0) {
                 k->entries++;

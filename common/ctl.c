@@ -15,7 +15,7 @@
  *
  *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
  *              retries u16, files u32, job_bytes u64, host, name
- *   FILE       id u64, size u64, flags u16, name_len u16, name
+ *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
@@ -36,7 +36,7 @@
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
 #define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8)
-#define CTL_FILE_FIXED          (8 + 8 + 2 + 2)
+#define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
@@ -227,6 +227,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u64(&o, m->file.size);
                 bytes_put_u16(&o, m->file.flags);
                 bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u32(&o, m->file.mode);
+                bytes_put_u64(&o, m->file.mtime_ns);
                 bytes_put_mem(&o, m->file.name, (size_t)l1);
                 break;
         case CTL_SUBMITTED:
@@ -383,6 +385,8 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->file.size = bytes_get_u64(&in);
                 m->file.flags = bytes_get_u16(&in);
                 l1 = bytes_get_u16(&in);
+                m->file.mode = bytes_get_u32(&in);
+                m->file.mtime_ns = bytes_get_u64(&in);
                 if (l1 > CTL_NAME_MAX || plen != CTL_FILE_FIXED + (uint32_t)l1)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->file.name, sizeof(m->file.name), l1))

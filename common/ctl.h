@@ -123,6 +123,8 @@ struct ctl_file {
         uint64_t id;                    /* SUBMITTED's */
         uint64_t size;                  /* what the client's fstat said; the daemon checks */
         uint16_t flags;                 /* CTL_FILE_*; the daemon refuses unknown bits */
+        uint32_t mode;                  /* in a tree: permission bits to keep (07777), 0: none */
+        uint64_t mtime_ns;              /* in a tree: a file's mtime, ns since the epoch, 0: none */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under; in a tree "DEST/a/b" */
 };
 

@@ -14,7 +14,7 @@
  *
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
  *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
- *           token[16], nonce[32], mac[32], name[name_len]
+ *           mode u32, mtime_ns u64, token[16], nonce[32], mac[32], name[name_len]
  *   ACCEPT  lanes u16, file u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
@@ -24,7 +24,7 @@
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
-#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
 #define WIRE_ACCEPT_LEN         (2 + 4 + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
@@ -292,6 +292,8 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u32(&o, m->offer.file);
                 bytes_put_u32(&o, m->offer.job_files);
                 bytes_put_u64(&o, m->offer.job_bytes);
+                bytes_put_u32(&o, m->offer.mode);
+                bytes_put_u64(&o, m->offer.mtime_ns);
                 bytes_put_mem(&o, m->offer.token, WIRE_TOKEN_SIZE);
                 bytes_put_mem(&o, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
@@ -369,6 +371,8 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->offer.file = bytes_get_u32(&in);
                 m->offer.job_files = bytes_get_u32(&in);
                 m->offer.job_bytes = bytes_get_u64(&in);
+                m->offer.mode = bytes_get_u32(&in);
+                m->offer.mtime_ns = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->offer.token, WIRE_TOKEN_SIZE);
                 bytes_get_mem(&in, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
@@ -499,6 +503,8 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_u32(out, o->file);
         bytes_put_u32(out, o->job_files);
         bytes_put_u64(out, o->job_bytes);
+        bytes_put_u32(out, o->mode);
+        bytes_put_u64(out, o->mtime_ns);
         bytes_put_mem(out, o->token, WIRE_TOKEN_SIZE);
         bytes_put_mem(out, o->nonce, WIRE_NONCE_SIZE);
         bytes_put_mem(out, o->name, n);

@@ -49,7 +49,9 @@
  * it holds. The receiver builds the tree in a hidden staging directory and
  * renames it into place as DEST only after the last entry is verified: a
  * job that fails publishes nothing. A directory entry carries no data:
- * every lane's run is empty, and only its ENDs go.
+ * every lane's run is empty, and only its ENDs go. An entry's mode is
+ * kept without setuid, setgid, sticky and group or other write; a file's
+ * mtime is set once its data is in (a directory's is not kept).
  *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
@@ -218,6 +220,8 @@ struct wire_offer {
         uint32_t file;          /* index in the session, < job_files */
         uint32_t job_files;     /* files in the whole job, >= 1 */
         uint64_t job_bytes;     /* bytes in the whole job */
+        uint32_t mode;          /* in a tree: the entry's permission bits (07777), 0: the receiver's own */
+        uint64_t mtime_ns;      /* in a tree: a file's mtime, ns since the epoch, 0: not kept */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the sender's (Ns); zero without a key */
         uint8_t mac[WIRE_MAC_SIZE];

@@ -431,8 +431,8 @@ static void control_file_checked(struct control_conn *conn, int fd_in, int res, 
         else if (size != conn->file.size && !(conn->file.flags & CTL_FILE_DIR))
                 snprintf(why, sizeof(why), "%s: %" PRIu64 " bytes, the client said %" PRIu64,
                          conn->file.name, size, conn->file.size);
-        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name,
-                                    conn->file.flags & CTL_FILE_DIR)) < 0)
+        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name, conn->file.flags & CTL_FILE_DIR,
+                                    conn->file.mode, conn->file.mtime_ns)) < 0)
                 snprintf(why, sizeof(why), "%s: %s", conn->file.name,
                          r == -E2BIG ? "more files or bytes than the job announced" : strerror(-r));
         else

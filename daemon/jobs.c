@@ -41,6 +41,8 @@ struct job_watcher {
 struct job_file {
         int fd;
         bool dir;
+        uint32_t mode;
+        uint64_t mtime_ns;
         uint64_t size;
         char name[CTL_NAME_MAX + 1];
 };
@@ -430,7 +432,8 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                 return ENGINE_NEXT_LATER;
         }
         a = &e->ahead[e->ahead_first];
-        *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name, .dir = a->dir };
+        *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name, .dir = a->dir,
+                                        .mode = a->mode, .mtime_ns = a->mtime_ns };
         log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, index + 1, job->files,
                   a->name, a->size);
         /* The engine takes the descriptor. */
@@ -457,7 +460,8 @@ static const struct engine_send_ops jobs_send_ops = {
         .done = jobs_on_done,
 };
 
-int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, bool dir)
+int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, bool dir, uint32_t mode,
+                  uint64_t mtime_ns)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e = job_entry(job);
@@ -475,6 +479,8 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, b
         a = &e->ahead[(e->ahead_first + e->ahead_n) % JOBS_FILES_AHEAD];
         a->fd = TAKE_FD(fd);
         a->dir = dir;
+        a->mode = mode;
+        a->mtime_ns = mtime_ns;
         a->size = size;
         snprintf(a->name, sizeof(a->name), "%s", name);
         e->ahead_n++;

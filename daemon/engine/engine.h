@@ -155,6 +155,8 @@ struct engine_send_file {
         uint64_t size;
         const char *name;               /* name to publish under; in a tree, "DEST/a/b" */
         bool dir;                       /* in a tree: a directory (size 0, no fd) */
+        uint32_t mode;                  /* in a tree: permission bits to keep, 0: none */
+        uint64_t mtime_ns;              /* in a tree: a file's mtime (ns since the epoch), 0: none */
 };
 
 /* The owner may call engine_send_cancel() and engine_send_progress() from

@@ -22,6 +22,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "engine-private.h"
 #include "auth.h"
@@ -210,12 +212,40 @@ static int64_t recv_tree_begin(void *arg)
         return mkdirat(fd, x->rel, 0755) < 0 ? -errno : 0;
 }
 
-/* On a worker: a directory entry of the tree. */
+/* What a tree's entry keeps of its mode: no setuid, setgid or sticky
+ * bit, no group or other write; a directory stays ours to fill (u+rwx). */
+static mode_t recv_tree_mode(uint32_t mode, bool dir)
+{
+        return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
+}
+
+/* On a worker: a directory entry of the tree, with its mode (not the umask's). */
 static int64_t recv_tree_mkdir(void *arg)
 {
         struct recv_xfer *x = arg;
 
-        return mkdirat(x->stage_fd, x->rel, 0755) < 0 ? -errno : 0;
+        if (mkdirat(x->stage_fd, x->rel, 0755) < 0)
+                return -errno;
+        if (x->offer.mode && fchmodat(x->stage_fd, x->rel, recv_tree_mode(x->offer.mode, true), 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/* On a worker: a file of the tree, all its data in: its mode and mtime. */
+static int64_t recv_tree_meta(void *arg)
+{
+        struct recv_xfer *x = arg;
+        struct timespec ts[2];
+
+        if (x->offer.mode && fchmod(x->fd, recv_tree_mode(x->offer.mode, false)) < 0)
+                return -errno;
+        if (x->offer.mtime_ns) {
+                ts[0].tv_sec = ts[1].tv_sec = (time_t)(x->offer.mtime_ns / 1000000000u);
+                ts[0].tv_nsec = ts[1].tv_nsec = (long)(x->offer.mtime_ns % 1000000000u);
+                if (futimens(x->fd, ts) < 0)
+                        return -errno;
+        }
+        return 0;
 }
 
 /* On a worker: every entry is in; the tree goes into place in one rename. */
@@ -488,10 +518,32 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
         recv_tree_entry_done(x);
 }
 
+static void recv_on_tree_meta(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "mode and mtime: %s", strerror((int)-res));
+                recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        x->file_req.done = recv_on_fsync;
+        recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
+}
+
 void recv_file_publish(struct recv_xfer *x)
 {
         if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
                 recv_tree_entry_done(x);
+                return;
+        }
+        /* After the data, before the fsync: the mtime is the sender's. */
+        if (x->tree && (x->offer.mode || x->offer.mtime_ns)) {
+                x->file_req.done = recv_on_tree_meta;
+                recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->file_req, recv_tree_meta, x));
                 return;
         }
         x->file_req.done = recv_on_fsync;

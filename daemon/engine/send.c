@@ -522,6 +522,8 @@ static void send_take_next(struct engine_send *s)
         s->fd = fd;
         s->size = f.size;
         s->dir = f.dir;
+        s->mode = s->tree ? f.mode & 07777 : 0;
+        s->mtime_ns = s->tree ? f.mtime_ns : 0;
         snprintf(s->name, sizeof(s->name), "%s", f.name);
         s->file = idx;
         b->nchunks = nchunks;
@@ -543,6 +545,8 @@ static void send_take_next(struct engine_send *s)
                 .file = s->file,
                 .job_files = s->files,
                 .job_bytes = s->job_bytes,
+                .mode = s->mode,
+                .mtime_ns = s->mtime_ns,
         };
         snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
         if (b->session.on)

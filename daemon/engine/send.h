@@ -68,6 +68,8 @@ struct engine_send {
         uint32_t files;         /* in the job, >= 1 */
         bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */
         bool dir;               /* the entry being sent is a directory */
+        uint32_t mode;          /* its mode and mtime, for the offer (0: none) */
+        uint64_t mtime_ns;
         uint64_t job_bytes;     /* announced in the first offer */
         uint32_t file;          /* the one being sent */
         uint64_t bytes_before;  /* the files before it, all published */

@@ -46,6 +46,9 @@ static int wire_seeds(const char *dir)
         m.offer.file = 1;
         m.offer.job_files = 3;
         m.offer.job_bytes = 40000;
+        m.offer.flags = WIRE_OFFER_TREE;
+        m.offer.mode = 0644;
+        m.offer.mtime_ns = 1700000000123456789ull;
         memset(m.offer.nonce, 0x6e, WIRE_NONCE_SIZE);
         memset(m.offer.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.offer.name, "seed.bin");
@@ -204,6 +207,8 @@ static int ctl_seeds(const char *dir)
         m.type = CTL_FILE;
         m.file.id = 7;
         m.file.size = 1 << 20;
+        m.file.mode = 0640;
+        m.file.mtime_ns = 1700000000123456789ull;
         strcpy(m.file.name, "b.bin");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         return r;

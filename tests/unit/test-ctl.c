@@ -100,6 +100,8 @@ static int sample_messages(struct ctl_msg *out)
         out[n].file.id = 42;
         out[n].file.size = 1ull << 33;
         out[n].file.flags = CTL_FILE_DIR;
+        out[n].file.mode = 0755;
+        out[n].file.mtime_ns = 0x0102030405060708ull;
         strcpy(out[n++].file.name, "part-0002.parquet");
         return n;
 }
@@ -310,10 +312,11 @@ static void test_codec(void)
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];
         len = ctl_encode(buf, sizeof(buf), &fm);
-        is_int(len, CTL_HEADER_SIZE + 20 + 17, "FILE: 20 fixed bytes, then the name");
+        is_int(len, CTL_HEADER_SIZE + 32 + 17, "FILE: 32 fixed bytes, then the name");
         ok(buf[CTL_HEADER_SIZE] == 42 && buf[CTL_HEADER_SIZE + 12] == 2 && buf[CTL_HEADER_SIZE + 16] == CTL_FILE_DIR &&
-           buf[CTL_HEADER_SIZE + 18] == 17 && buf[CTL_HEADER_SIZE + 20] == 'p',
-           "FILE: id u64, size u64, flags u16, name_len u16, little-endian");
+           buf[CTL_HEADER_SIZE + 18] == 17 && buf[CTL_HEADER_SIZE + 20] == 0xed && buf[CTL_HEADER_SIZE + 21] == 0x01 &&
+           buf[CTL_HEADER_SIZE + 24] == 0x08 && buf[CTL_HEADER_SIZE + 31] == 0x01 && buf[CTL_HEADER_SIZE + 32] == 'p',
+           "FILE: id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, little-endian");
         memcpy(tmp, buf, (size_t)len);
         tmp[len - 1] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "FILE name with embedded NUL");

@@ -392,7 +392,7 @@ static void test_several_files(void)
         /* The engine is first to ask: nothing there yet. */
         is_int(fake_engine_next(s, 1, &ef), ENGINE_NEXT_LATER, "file 2 asked before it came: later");
         fds[0] = make_file(200);
-        is_int(jobs_add_file(job, fds[0], 200, "second.bin", false), 0, "file 2 handed over");
+        is_int(jobs_add_file(job, fds[0], 200, "second.bin", false, 0, 0), 0, "file 2 handed over");
         is_int(info->resumes, 1, "and the waiting engine is resumed");
         feeds = 0;
         ef = (struct engine_send_file){ .fd = -1 };
@@ -406,14 +406,14 @@ static void test_several_files(void)
 
         /* More than the job announced is refused. */
         fds[1] = make_file(0);
-        is_int(jobs_add_file(job, fds[1], 0, "empty", false), 0, "file 3 (empty) handed over");
+        is_int(jobs_add_file(job, fds[1], 0, "empty", false, 0, 0), 0, "file 3 (empty) handed over");
         fds[2] = make_file(301);
-        is_int(jobs_add_file(job, fds[2], 301, "fourth.bin", false), -E2BIG, "a last file past job_bytes is refused");
+        is_int(jobs_add_file(job, fds[2], 301, "fourth.bin", false, 0, 0), -E2BIG, "a last file past job_bytes is refused");
         is_int(job_files_room(job), JOBS_FILES_AHEAD - 1, "one held ahead");
         fds[2] = make_file(300);
-        is_int(jobs_add_file(job, fds[2], 300, "fourth.bin", false), 0, "the last file handed over");
+        is_int(jobs_add_file(job, fds[2], 300, "fourth.bin", false, 0, 0), 0, "the last file handed over");
         ok(job_files_complete(job) && job_files_room(job) == 0, "every file is in");
-        r = jobs_add_file(job, make_file(0), 0, "fifth", false);
+        r = jobs_add_file(job, make_file(0), 0, "fifth", false, 0, 0);
         is_int(r, -E2BIG, "a fifth is refused");
         jobs_feeder_gone(job);
         is_int(job->state, CTL_JOB_CONNECTING, "the client may go once every file is in");
@@ -447,12 +447,12 @@ static void test_several_files_gone(void)
         job = job_of(&f_several, id);
         run(&f_several);
         fd1 = make_file(10);
-        is_int(jobs_add_file(job, fd1, 10, "b", false), 0, "file 2 in");
+        is_int(jobs_add_file(job, fd1, 10, "b", false, 0, 0), 0, "file 2 in");
         jobs_feeder_gone(job);
         run(&f_several);
         is_int(job->state, CTL_JOB_CANCELLED, "cancelled when the client goes before file 3");
         ok(fd_closed(fd1), "the file held ahead is closed");
-        is_int(jobs_add_file(job, make_file(1), 1, "c", false), -EALREADY, "nothing more once final");
+        is_int(jobs_add_file(job, make_file(1), 1, "c", false, 0, 0), -EALREADY, "nothing more once final");
         fx_teardown(&f_several);
 }
 
@@ -479,15 +479,16 @@ static void test_tree_job(void)
         info = fake_engine_info(s);
         ok(info->files == 3 && info->size == 0 && !strcmp(info->name, "runs/set"),
            "the engine starts with DEST, a directory of 0 bytes");
-        is_int(jobs_add_file(job, make_file(1), 0, "runs/set/sub", true), -EINVAL,
+        is_int(jobs_add_file(job, make_file(1), 0, "runs/set/sub", true, 0, 0), -EINVAL,
                "a directory comes with no descriptor");
-        is_int(jobs_add_file(job, -1, 0, "runs/set/sub", true), 0, "a directory entry");
-        is_int(jobs_add_file(job, make_file(10), 10, "runs/set/sub/f", false), 0, "a file in it");
+        is_int(jobs_add_file(job, -1, 0, "runs/set/sub", true, 0, 0), 0, "a directory entry");
+        is_int(jobs_add_file(job, make_file(10), 10, "runs/set/sub/f", false, 0640, 1234567), 0, "a file in it");
         ef = (struct engine_send_file){ .fd = -2 };
         ok(fake_engine_next(s, 1, &ef) == 0 && ef.dir && ef.fd < 0 && !strcmp(ef.name, "runs/set/sub"),
            "the engine gets the directory as one");
         ef = (struct engine_send_file){ .fd = -1 };
-        ok(fake_engine_next(s, 2, &ef) == 0 && !ef.dir && ef.fd >= 0 && ef.size == 10, "then the file");
+        ok(fake_engine_next(s, 2, &ef) == 0 && !ef.dir && ef.fd >= 0 && ef.size == 10 && ef.mode == 0640 &&
+           ef.mtime_ns == 1234567, "then the file, with its mode and mtime");
         safe_close(ef.fd);
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 100);
         is_int(job->state, CTL_JOB_DONE, "done");
@@ -497,7 +498,7 @@ static void test_tree_job(void)
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
         is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(1), 1, &id), 0, "a flat job of 2");
-        is_int(jobs_add_file(job_of(&f_several, id), -1, 0, "d", true), -EINVAL, "takes no directory");
+        is_int(jobs_add_file(job_of(&f_several, id), -1, 0, "d", true, 0, 0), -EINVAL, "takes no directory");
         jobs_cancel(f_several.jobs, id);
         run(&f_several);
         fx_teardown(&f_several);

@@ -43,6 +43,8 @@ static struct wire_msg sample_offer(const char *name)
         m.offer.file = 2;
         m.offer.job_files = 3;
         m.offer.job_bytes = (1ull << 40) + 0x0b0c;
+        m.offer.mode = 0755;
+        m.offer.mtime_ns = 0x1122334455667788ull;
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 m.offer.token[i] = (uint8_t)(0x30 + i);
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
@@ -247,7 +249,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 122 + WIRE_NAME_MAX, "255-byte name: header + 122 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 134 + WIRE_NAME_MAX, "255-byte name: header + 134 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -302,15 +304,16 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 122 + 1 && buf[6] == WIRE_OFFER && buf[8] == 123 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 134 + 1 && buf[6] == WIRE_OFFER && buf[8] == 135 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 2 && buf[16 + 29] == 0 &&
            buf[16 + 30] == 3 && buf[16 + 34] == 0x0c && buf[16 + 35] == 0x0b && buf[16 + 39] == 0x01 &&
-           buf[16 + 42] == 0x30 && buf[16 + 57] == 0x3f &&
-           buf[16 + 58] == 0x60 && buf[16 + 89] == 0x60 + 31 &&
-           buf[16 + 90] == 0xa0 && buf[16 + 121] == 0xa0 + 31 && buf[16 + 122] == 'x',
-           "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, token, nonce, "
-           "mac, name in that order");
+           buf[16 + 42] == 0xed && buf[16 + 43] == 0x01 && buf[16 + 46] == 0x88 && buf[16 + 53] == 0x11 &&
+           buf[16 + 54] == 0x30 && buf[16 + 69] == 0x3f &&
+           buf[16 + 70] == 0x60 && buf[16 + 101] == 0x60 + 31 &&
+           buf[16 + 102] == 0xa0 && buf[16 + 133] == 0xa0 + 31 && buf[16 + 134] == 'x',
+           "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, mode, mtime_ns, "
+           "token, nonce, mac, name in that order");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
         m.accept.lanes = 4;
@@ -450,15 +453,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 122;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 134;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 122);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 122, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 134);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 134, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -495,10 +498,10 @@ static void test_decode_hostile(void)
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 122 + 256);
+        put32(tmp + 8, 134 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 122 + 255);
+        put32(tmp + 8, 134 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -559,15 +562,16 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 90 + 5, "OFFER MAC input: label + Nr + binding + 90 bytes of fields + name");
+        is_int(la, 24 + 32 + 34 + 102 + 5, "OFFER MAC input: label + Nr + binding + 102 bytes of fields + name");
         ok(memcmp(a, "rdmaxfer-v3 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
            a[89] == (7470 >> 8), "then the binding: sender, receiver, port little-endian");
         ok(a[90] == 0x08 && a[97] == 0x01 && a[103] == 0x01 && a[108] == 0x10 && a[112] == 5 &&
            a[114] == 4 && a[116] == 2 && a[120] == 3 && a[124] == 0x0c && a[125] == 0x0b &&
-           a[132] == 0x30 && a[147] == 0x3f && a[148] == 0x60 && a[179] == 0x7f &&
-           memcmp(a + 180, "f.txt", 5) == 0,
+           a[132] == 0xed && a[136] == 0x88 && a[143] == 0x11 &&
+           a[144] == 0x30 && a[159] == 0x3f && a[160] == 0x60 && a[191] == 0x7f &&
+           memcmp(a + 192, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
 
         o2 = o;
@@ -599,11 +603,19 @@ static void test_mac_input(void)
         o2.job_bytes++;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
         ok(differs(a, la, b, lb), "the job's byte count is covered");
+        o2 = o;
+        o2.mode = 0600;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the mode is covered");
+        o2 = o;
+        o2.mtime_ns++;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the mtime is covered");
 
         /* A later offer of the session: under S, no nonce or binding of its own. */
         la = wire_next_offer_mac_input(a, sizeof(a), &o);
-        ok(la == 29 + 90 + 5 && memcmp(a, "rdmaxfer-v3 sender next offer", 29) == 0 && a[29] == 0x08 &&
-           a[29 + 26] == 2 && memcmp(a + 29 + 90, "f.txt", 5) == 0,
+        ok(la == 29 + 102 + 5 && memcmp(a, "rdmaxfer-v3 sender next offer", 29) == 0 && a[29] == 0x08 &&
+           a[29 + 26] == 2 && memcmp(a + 29 + 102, "f.txt", 5) == 0,
            "next OFFER MAC input: its own label, then the same fields");
         o2 = o;
         o2.file = 1;

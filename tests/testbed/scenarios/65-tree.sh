@@ -8,7 +8,8 @@
 # (-r --to DEST) arrives whole (nested and empty directories, empty files,
 # UTF-8 names; a FIFO and symlinks skipped with a warning), is invisible
 # until its last file is verified, is not published by a receiver killed
-# half-way, and hostile DESTs are refused. (Modes and mtimes: not yet.)
+# half-way, and hostile DESTs are refused; files keep their mode (less
+# setuid) and mtime, directories their mode.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -107,6 +108,11 @@ make_file "$tree/a/b/c/deep.bin" $((2 * 1024 * 1024 + 7))
 : >"$tree/a/empty.txt"
 make_file "$tree/données/été.txt" 333
 for i in $(seq 1 40); do make_file "$tree/a/f$i" $((i * 97)); done
+chmod 600 "$tree/a/f1"
+chmod 755 "$tree/a/f2"
+chmod 4755 "$tree/a/f3"
+chmod 700 "$tree/a/b"
+touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
 ln -s a/b/c/deep.bin "$tree/link-in"
 ln -s /etc/passwd "$tree/link-out"
 mkfifo "$tree/fifo"
@@ -122,7 +128,15 @@ diff -r --no-dereference -x fifo -x link-in -x link-out "$tree" "$BETA_IN/runs/t
 [[ -d $BETA_IN/runs/t1/empty && ! -e $BETA_IN/runs/t1/fifo && ! -e $BETA_IN/runs/t1/link-in ]] ||
         tb_fail "an empty directory missing, or a FIFO or symlink sent"
 [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
-tb_log "the tree arrived whole (empty directories, empty files, UTF-8 names; FIFO and symlinks skipped)"
+# Modes (setuid dropped) and files' mtimes, to the nanosecond; directories' modes.
+(cd "$tree" && find . -type f -printf '%P %m %T@\n' | sed 's/^a\/f3 4755 /a\/f3 755 /' | sort) >"$TESTBED_SHARE/src.meta"
+(cd "$BETA_IN/runs/t1" && find . -type f -printf '%P %m %T@\n' | sort) >"$TESTBED_SHARE/dst.meta"
+diff "$TESTBED_SHARE/src.meta" "$TESTBED_SHARE/dst.meta" >&2 || tb_fail "files' modes or mtimes differ"
+(cd "$tree" && find . -mindepth 1 -type d -printf '%P %m\n' | sort) >"$TESTBED_SHARE/src.dirs"
+(cd "$BETA_IN/runs/t1" && find . -mindepth 1 -type d -printf '%P %m\n' | sort) >"$TESTBED_SHARE/dst.dirs"
+diff "$TESTBED_SHARE/src.dirs" "$TESTBED_SHARE/dst.dirs" >&2 || tb_fail "directories' modes differ"
+tb_log "the tree arrived whole (empty directories, empty files, UTF-8 names, modes without setuid, mtimes;"
+tb_log "  FIFO and symlinks skipped)"
 
 # The same DEST again: refused (overwrite is off), and what is there stays.
 rc=0
