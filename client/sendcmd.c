@@ -56,6 +56,9 @@ const char sendcmd_help[] =
         "                DEST at once, when every file is verified, or nothing\n"
         "  --to DEST     with -r: the tree's name on the receiver, a relative path\n"
         "                beneath its incoming directory (default: DIR's last component)\n"
+        "  --continue-on-error\n"
+        "                leave out (with a warning) a FILE, or an entry of DIR, that cannot\n"
+        "                be read, send the rest, and exit 23 (without: stop before sending)\n"
         "  --as NAME     publish under NAME (default: the last component of FILE;\n"
         "                one FILE only)\n"
         "  --bwlimit RATE\n"
@@ -76,6 +79,7 @@ const char sendcmd_help[] =
         "says each retry, and prints one summary line. Ctrl-C asks rdmaxferd to\n"
         "cancel the transfer and waits for it to stop; a second Ctrl-C stops waiting.\n"
         "Exit status: 0 only when the receiver verified and published every file;\n"
+        "23 when it did, but --continue-on-error left some out;\n"
         "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable.\n";
 
 /* Expected outcomes of sendcmd_wait(), besides 0 (a message) and -errno. */
@@ -183,6 +187,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'y' },
                 { "recursive", no_argument, NULL, 'r' },
+                { "continue-on-error", no_argument, NULL, 'k' },
                 { "to", required_argument, NULL, 't' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
@@ -211,6 +216,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         break;
                 case 'r':
                         sc->recursive = true;
+                        break;
+                case 'k':
+                        sc->keep_going = true;
                         break;
                 case 't':
                         sc->to = optarg;
@@ -503,6 +511,11 @@ static int sendcmd_report(struct sendcmd *sc)
                         puts(progress_summary(line, sizeof(line), j->name, j->peer,
                                               j->bytes_done, j->usec));
                 }
+                if (sc->unreadable > 0) {
+                        xferctl_say("%u could not be read and %s not sent", sc->unreadable,
+                                    sc->unreadable == 1 ? "was" : "were");
+                        return XFERCTL_EXIT_PARTIAL;
+                }
                 return XFERCTL_EXIT_OK;
         case CTL_JOB_CANCELLED:
                 xferctl_say("send %s to %s cancelled%s%s", esc_term(name, sizeof(name), j->name),
@@ -628,6 +641,14 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                 sizes = sc.sizes;
                 if (r >= 0)
                         return r;
+                /* --continue-on-error may have left the first out. */
+                free(path_shown);
+                path_shown = esc_term_dup(sc.path);
+                if (!path_shown) {
+                        xferctl_say("out of memory");
+                        return XFERCTL_EXIT_FAILED;
+                }
+                sc.path_shown = path_shown;
         }
         if (sc.recursive)
                 r = sendcmd_tree_prepare(&sc);

@@ -27,6 +27,8 @@ struct sendcmd {
         bool no_wait;
         bool json;
         bool recursive;                 /* -r: FILE is a directory, sent as a tree */
+        bool keep_going;                /* --continue-on-error: skip what cannot be read */
+        unsigned int unreadable;        /* skipped for it */
         const char *to;                 /* --to DEST, or NULL: the directory's last component */
         char dest[CTL_NAME_MAX + 1];
         size_t root_len;                /* of FILE as typed: the walk's paths start with it */

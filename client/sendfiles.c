@@ -98,6 +98,21 @@ int sendcmd_count(struct sendcmd *sc)
                 enum name_verdict v = name_check(name, strlen(name));
                 int fd = -1, r;
 
+                /* --continue-on-error: what cannot be opened is left out, and said. */
+                if (sc->keep_going) {
+                        fd = open(sc->paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                        if (fd < 0) {
+                                _cleanup_(freep) char *shown = esc_term_dup(sc->paths[i]);
+
+                                xferctl_say("cannot open %s: %s; not sent", shown ? shown : "?", strerror(errno));
+                                sc->unreadable++;
+                                memmove(&sc->paths[i], &sc->paths[i + 1], (sc->npaths - i - 1) * sizeof(*sc->paths));
+                                sc->npaths--;
+                                i--;
+                                continue;
+                        }
+                        fd = safe_close(fd);
+                }
                 r = sendcmd_open_path(sc->paths[i], &fd, &sc->sizes[i]);
                 safe_close(fd);
                 if (r >= 0)
@@ -115,6 +130,11 @@ int sendcmd_count(struct sendcmd *sc)
                 total += sc->sizes[i];
                 names[i] = name;
         }
+        if (sc->npaths == 0) {
+                xferctl_say("nothing could be read: nothing sent");
+                return XFERCTL_EXIT_FAILED;
+        }
+        sc->path = sc->paths[0];
         qsort(names, sc->npaths, sizeof(*names), sendcmd_cmp_str);
         for (unsigned int i = 1; i < sc->npaths; i++) {
                 if (!strcmp(names[i - 1], names[i])) {
@@ -249,7 +269,12 @@ static int sendcmd_count_skip(void *userdata, const char *path, mode_t mode, int
                 xferctl_say("skipping %s: it is %s", shown ? shown : "?", walk_type_str(mode));
                 return 0;
         }
-        /* No --continue-on-error yet: the job stops before it starts. */
+        if (k->sc->keep_going) {
+                xferctl_say("cannot read %s: %s; not sent", shown ? shown : "?", strerror(-err));
+                k->sc->unreadable++;
+                return 0;
+        }
+        /* Without --continue-on-error the job stops before it starts. */
         xferctl_say("cannot read %s: %s", shown ? shown : "?", strerror(-err));
         k->exit = XFERCTL_EXIT_FAILED;
         return err;
@@ -345,7 +370,7 @@ static int sendcmd_feed_skip(void *userdata, const char *path, mode_t mode, int 
 {
         struct sendcmd_walk *k = userdata;
 
-        if (err == 0)
+        if (err == 0 || k->sc->keep_going)
                 return 0;       /* said when counting */
         k->exit = XFERCTL_EXIT_FAILED;
         return sendcmd_count_skip(userdata, path, mode, err);

@@ -20,6 +20,8 @@ enum {
         XFERCTL_EXIT_FAILED = 1,        /* transfer failed or cancelled; daemon refused the request */
         XFERCTL_EXIT_USAGE = 2,         /* bad arguments, or FILE/PEER/name unusable; nothing submitted */
         XFERCTL_EXIT_UNREACHABLE = 3,   /* cannot reach rdmaxferd, or lost it / it spoke nonsense */
+        XFERCTL_EXIT_PARTIAL = 23,      /* send --continue-on-error: sent, but some could not be read
+                                         * (rsync's number for a partial transfer) */
 };
 
 #define XFERCTL_SOCKET_DEFAULT  RDMAXFER_RUNSTATEDIR "/rdmaxferd/control.sock"

@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --continue-on-error -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel) opts='-h --help' ;;
         help) opts='' ;;

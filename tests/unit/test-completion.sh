@@ -72,7 +72,7 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nlist\nsend\nstats\nstatus' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--bwlimit\n--help\n--json\n--no-wait\n--recursive\n--retries\n--to' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--continue-on-error\n--help\n--json\n--no-wait\n--recursive\n--retries\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
 expect $'1733000000000017\n42' "xferctl cancel <TAB>: the job IDs, none forged by a name" cancel ""
