@@ -101,6 +101,17 @@ out=$(xferctl send "$SRC/stop/s1.dat" "$SRC/stop/s3.dat" "$BETA_ADDR" --as x 2>&
 [[ ! -e $BETA_IN/s3.dat ]] || tb_fail "a usage error sent something"
 tb_log "a directory, a name twice, --as with several files: usage errors"
 
+# --continue-on-error: what cannot be opened is left out, the rest sent, exit 23.
+make_file "$SRC/stop/c1.dat" 100
+make_file "$SRC/stop/c2.dat" 200
+rc=0
+out=$(xferctl send --continue-on-error "$SRC/stop/c1.dat" "$SRC/stop/none.dat" "$SRC/stop/c2.dat" "$BETA_ADDR" 2>&1) ||
+        rc=$?
+((rc == 23)) || tb_fail "--continue-on-error with a missing file: exit $rc, not 23: $out"
+same_file "$SRC/stop/c1.dat" "$BETA_IN/c1.dat"
+same_file "$SRC/stop/c2.dat" "$BETA_IN/c2.dat"
+tb_log "--continue-on-error: the readable files sent, exit 23"
+
 # A tree (-r): published as DEST in one rename once every file is verified.
 tree=$SRC/tree
 rm -rf "$tree" && mkdir -p "$tree/a/b/c" "$tree/empty" "$tree/données"
