@@ -40,6 +40,7 @@
 #include "engine-private.h"
 #include "incoming.h"
 #include "io.h"
+#include "config.h"
 #include "journal.h"
 #include "log.h"
 #include "recv.h"
@@ -151,7 +152,12 @@ static int recv_post_slot(struct recv_lane *l, uint32_t i)
         return 0;
 }
 
-/* The journal entry of the file offered now, with @status. */
+/*
+ * The file offered now is decided (@status): counted, and its own journal
+ * entry written, unless it is one of a session of several, where that is
+ * only at log_level debug (a job of 100,000 files must not flood the
+ * journal; the job has one entry of its own, recv_journal_job).
+ */
 static void recv_journal(struct recv_xfer *x, unsigned int status)
 {
         struct xfer *b = &x->base;
@@ -159,6 +165,10 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
         bool ok = status == WIRE_OK;
 
         stats_tally_add(&b->e->recv_tally, false, status, x->offer.size);
+        if (ok)
+                x->files_published++;
+        if (x->job_files > 1 && b->e->cfg->log_level < CONFIG_LOG_DEBUG)
+                return;
         if (ok)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
@@ -175,15 +185,38 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
         });
 }
 
+/* A session of several files is decided: its one journal entry. */
+static void recv_journal_job(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        bool ok = b->status == WIRE_OK;
+
+        journal_xfer(&(struct journal_xfer){
+                .direction = "recv",
+                .id = x->offer.transfer_id,
+                .peer = b->peer,
+                /* A tree is its DEST; MESSAGE counts the files either way. */
+                .file = x->tree ? x->dest : x->offer.name,
+                .bytes = b->bytes,
+                .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
+                .status = b->status,
+                .text = ok || !b->text[0] ? NULL : b->text,
+                .lanes = b->t_start ? b->nlanes : 0,
+                .files = x->files_published,
+                .files_total = x->job_files,
+        });
+}
+
 static void recv_log(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
 
-        /* Connections that never made an offer are not transfers; nor is
-         * a session's wait between two files. */
-        if (!x->offer.name[0])
-                return;
-        recv_journal(x, b->status);
+        /* Connections that never made an offer are not transfers; the file
+         * offered when it was decided is (none between two of a session). */
+        if (x->offer.name[0])
+                recv_journal(x, b->status);
+        if (x->job_files > 1)
+                recv_journal_job(x);
 }
 
 /* The deadline (xfer_arm_deadline) or the linger after the verdict. */

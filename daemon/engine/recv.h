@@ -72,6 +72,7 @@ struct recv_xfer {
         char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
         int tree_err;           /* a worker's step: 0 or -errno */
         uint32_t next_file;     /* the index the next OFFER must carry */
+        uint32_t files_published;
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t file_bytes;    /* the file's data received */
         uint64_t t_file;        /* usec: its ACCEPT */

@@ -42,13 +42,21 @@ for f in "$many"/*; do
 done
 tb_log "all $nfiles files identical on beta"
 
-# One session: beta logged every file under the one transfer id alpha sent.
-ids=$(journalctl -u "$BETA_UNIT" --no-pager --since "$since" -o export RDMAXFER_DIRECTION=recv |
-        sed -n 's/^RDMAXFER_ID=//p' | sort -u)
-[[ $(wc -l <<<"$ids") == 1 ]] || tb_fail "beta saw several transfer ids for one job: $(tr '\n' ' ' <<<"$ids")"
-got=$(journalctl -u "$BETA_UNIT" --no-pager --since "$since" -o export RDMAXFER_DIRECTION=recv RDMAXFER_RESULT=ok |
-        grep -c '^RDMAXFER_FILE=')
-[[ $got == "$nfiles" ]] || tb_fail "beta logged $got files received, not $nfiles"
+# One session: one journal entry for the job on each side (per-file entries
+# are for log_level debug), counting every file, under one transfer id.
+for side in "$ALPHA_UNIT send" "$BETA_UNIT recv"; do
+        unit=${side% *} dir=${side#* }
+        js=$(journalctl -u "$unit" --no-pager --since "$since" -o export RDMAXFER_DIRECTION="$dir")
+        [[ $(grep -c '^RDMAXFER_FILE=' <<<"$js") == 1 ]] || tb_fail "$unit: not one journal entry for the job"
+        [[ $(sed -n 's/^RDMAXFER_FILES=//p' <<<"$js") == "$nfiles" &&
+           $(sed -n 's/^RDMAXFER_FILES_TOTAL=//p' <<<"$js") == "$nfiles" &&
+           $(sed -n 's/^RDMAXFER_RESULT=//p' <<<"$js") == ok ]] ||
+                tb_fail "$unit: the job's entry does not count $nfiles files ok"
+        tb_log "$unit: $(sed -n 's/^MESSAGE=//p' <<<"$js")"
+        if [[ $dir == send ]]; then id_send=$(sed -n 's/^RDMAXFER_ID=//p' <<<"$js"); else
+                id_recv=$(sed -n 's/^RDMAXFER_ID=//p' <<<"$js"); fi
+done
+[[ -n $id_send && $id_send == "$id_recv" ]] || tb_fail "transfer ids differ: $id_send vs $id_recv"
 # ... over one connection set-up: one "receiving" line, not one per file.
 conns=$(journalctl -u "$BETA_UNIT" --no-pager --since "$since" -o cat | grep -c ': receiving ')
 [[ $conns == 1 ]] || tb_fail "beta accepted $conns sessions, not 1"
@@ -72,8 +80,9 @@ line=$(xferctl send "$SRC/lanes/a.dat" "$SRC/lanes/b.dat" "$SRC/lanes/c.dat" "$B
 for f in a.dat b.dat c.dat; do
         same_file "$SRC/lanes/$f" "$BETA_IN/$f"
 done
-[[ $(jfield "$BETA_UNIT" c.dat RDMAXFER_LANES) == 4 ]] ||
-        tb_fail "the session's last file did not keep its 4 lanes: $(jfield "$BETA_UNIT" c.dat RDMAXFER_LANES)"
+lanes=$(journalctl -u "$BETA_UNIT" --no-pager -o export RDMAXFER_DIRECTION=recv | sed -n 's/^RDMAXFER_LANES=//p' |
+        tail -n 1)
+[[ $lanes == 4 ]] || tb_fail "the session did not keep its 4 lanes: ${lanes:-none}"
 tb_log "a small file between two large ones, over the session's 4 lanes: identical"
 
 # A refusal stops the job: before it published, after it never offered.
