@@ -93,6 +93,11 @@ static int incoming_open_step(int dirfd, const char *name)
         };
         long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 
+        /* Without openat2 (an older kernel, or a seccomp filter that does not
+         * know it): @name is one component name_path_check() passed, so
+         * O_NOFOLLOW | O_DIRECTORY is the same walk, mounts aside. */
+        if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+                fd = openat(dirfd, name, how.flags);
         return fd < 0 ? -errno : (int)fd;
 }
 

@@ -131,20 +131,6 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                 return WIRE_E_PROTOCOL;
         }
-        /* The job's totals, before any data moves. */
-        if (e->cfg->max_job_files && o->job_files > e->cfg->max_job_files) {
-                snprintf(text, len, "%" PRIu32 " files in one job is over the receiver's max_job_files of %" PRIu32,
-                         o->job_files, e->cfg->max_job_files);
-                return WIRE_E_TOO_LARGE;
-        }
-        if (e->cfg->max_job_bytes && o->job_bytes > e->cfg->max_job_bytes) {
-                char limit[32];
-
-                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_job_bytes);
-                snprintf(text, len, "%" PRIu64 " bytes in one job is over the receiver's max_job_bytes of %s",
-                         o->job_bytes, limit);
-                return WIRE_E_TOO_LARGE;
-        }
         /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
         if (o->size / o->chunk_size + (o->size % o->chunk_size != 0) > UINT32_MAX) {
                 snprintf(text, len, "more than 2^32 chunks");
@@ -156,6 +142,22 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_file_size);
                 snprintf(text, len, "%" PRIu64 " bytes is over the receiver's max_file_size of %s",
                          o->size, limit);
+                return WIRE_E_TOO_LARGE;
+        }
+        /* A job's totals, before any data moves (after the file's own,
+         * whose reasons a single file's sender knows; a single file is held
+         * to max_file_size only). */
+        if (o->job_files > 1 && e->cfg->max_job_files && o->job_files > e->cfg->max_job_files) {
+                snprintf(text, len, "%" PRIu32 " files in one job is over the receiver's max_job_files of %" PRIu32,
+                         o->job_files, e->cfg->max_job_files);
+                return WIRE_E_TOO_LARGE;
+        }
+        if (o->job_files > 1 && e->cfg->max_job_bytes && o->job_bytes > e->cfg->max_job_bytes) {
+                char limit[32];
+
+                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_job_bytes);
+                snprintf(text, len, "%" PRIu64 " bytes in one job is over the receiver's max_job_bytes of %s",
+                         o->job_bytes, limit);
                 return WIRE_E_TOO_LARGE;
         }
         return WIRE_OK;
