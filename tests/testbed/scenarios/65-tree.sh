@@ -46,7 +46,7 @@ tb_log "all $nfiles files identical on beta"
 # are for log_level debug), counting every file, under one transfer id.
 for side in "$ALPHA_UNIT send" "$BETA_UNIT recv"; do
         unit=${side% *} dir=${side#* }
-        js=$(journalctl -u "$unit" --no-pager --since "$since" -o export RDMAXFER_DIRECTION="$dir")
+        js=$(journalctl -u "$unit" --no-pager --since "$since" -o export RDMAXFER_DIRECTION="$dir" | tr -d '\000')
         [[ $(grep -c '^RDMAXFER_FILE=' <<<"$js") == 1 ]] || tb_fail "$unit: not one journal entry for the job"
         [[ $(sed -n 's/^RDMAXFER_FILES=//p' <<<"$js") == "$nfiles" &&
            $(sed -n 's/^RDMAXFER_FILES_TOTAL=//p' <<<"$js") == "$nfiles" &&
