@@ -10,8 +10,8 @@
  *   h_0 || h_1 || ... in order. An empty file has no blocks: its digest
  *   is XXH3-128 of nothing (99aa06d3014798d86001c324468d497f).
  *
- * So `split -b 64M --filter=xxh128sum FILE | cut -c1-32 | xxd -r -p |
- * xxh128sum` prints it too (xferctl(1)). Lanes start on block boundaries
+ * So `split -b 64M --filter=xxh128sum FILE | cut -c1-32 | tr a-f A-F |
+ * basenc --base16 -d | xxh128sum` prints it too (xferctl(1)). Lanes start on block boundaries
  * (wire_lane_range), so each hashes whole blocks of its own run; a lane's
  * digest (END's) is XXH3-128 over its run's block hashes, and the file's
  * is assembled from the lanes' block hashes in order (digest_join). A
