@@ -315,8 +315,9 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
                                              recv_dirfd(x), x->offer.name, AT_SYMLINK_FOLLOW));
 }
 
-/* On a worker: io_uring's FSETXATTR is not in every liburing. Touches
- * only x->fd and x->digest. */
+/* On a worker: IORING_OP_FSETXATTR needs Linux 5.19, a worker's
+ * fsetxattr any kernel, and it is once per file. Touches only x->fd and
+ * x->digest. */
 static int64_t recv_set_digest(void *arg)
 {
         struct recv_xfer *x = arg;
