@@ -178,7 +178,7 @@ static struct recv_lane *recv_lane_for(struct engine *e, struct rdma_cm_id *id, 
         }
         xfer_lane_add(&l->base);
         xfer_lane_run(&l->base);
-        l->next_seq = l->base.first_seq;
+        recv_partial_lane(x, l);
         return l;
 }
 

@@ -37,6 +37,33 @@ static unsigned int recv_lanes_grant(const struct recv_xfer *x)
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
 }
 
+void recv_plan(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        const struct wire_offer *o = &x->offer;
+
+        if (x->planned)
+                return;
+        x->planned = true;
+        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        if (x->published_match) {
+                /* The lanes it was published over: their digests are recorded. */
+                xfer_set_lanes(b, x->found.lanes);
+                for (unsigned int k = 0; k < b->nlanes; k++) {
+                        uint64_t first, end;
+
+                        wire_lane_range(b->nchunks, b->nlanes, k, &first, &end);
+                        x->resume[k] = (uint32_t)(end - first);
+                }
+                x->resumed = o->size;
+                return;
+        }
+        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
+        xfer_set_lanes(b, recv_lanes_grant(x));
+        if (x->fd >= 0)
+                x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
+}
+
 /* The file is open and its space reserved (or the file system cannot reserve). */
 void recv_accept(struct recv_xfer *x)
 {
@@ -46,13 +73,15 @@ void recv_accept(struct recv_xfer *x)
         struct wire_msg m = { .type = WIRE_ACCEPT };
         int r;
 
-        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
-        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
-        xfer_set_lanes(b, recv_lanes_grant(x));
+        recv_plan(x);
         xfer_lane_run(&l0->base);
-        l0->next_seq = l0->base.first_seq;
+        recv_partial_lane(x, l0);
         xfer_set_state(b, XFER_DATA);
         m.accept.lanes = (uint16_t)b->nlanes;
+        m.accept.flags = x->published_match ? WIRE_ACCEPT_PUBLISHED : 0;
+        memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
+        /* Kept bytes count as received: END's and the verdict's counts are the file's. */
+        b->bytes = x->bytes_written = x->resumed;
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = recv_credits_take(l0);
@@ -63,9 +92,10 @@ void recv_accept(struct recv_xfer *x)
         }
         b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
         xfer_arm_deadline(b);
-        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
-                 b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
-                 b->nlanes == 1 ? "" : "s", o->transfer_id);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64
+                 ", %" PRIu64 " bytes kept)", b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
+                 b->nlanes == 1 ? "" : "s", o->transfer_id, x->resumed);
+        x->ckpt_bytes = x->bytes_written;
 }
 
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
@@ -142,6 +172,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_fail(x, WIRE_E_INTERNAL, text);
                 return;
         }
-        /* Then the incoming directory, one disk request at a time. */
-        recv_file_open(x);
+        /* A partial of it first (recv-partial.c), then the incoming
+         * directory, one disk request at a time. */
+        recv_partial_lookup(x);
 }

@@ -109,6 +109,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         if (!x)
                 return -ENOMEM;
         x->fd = -1;
+        x->pj = PARTIAL_JOB_NULL;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
                 free(x);
@@ -168,6 +169,7 @@ static void recv_log(struct xfer *b)
                 .peer = b->peer,
                 .file = x->offer.name,
                 .bytes = ok ? x->offer.size : b->bytes,
+                .resumed = x->resumed,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = b->status,
                 .text = b->text[0] ? b->text : NULL,
@@ -457,14 +459,40 @@ void recv_published(struct recv_xfer *x)
         recv_verdict(x, WIRE_OK, NULL);
 }
 
-static void recv_finish(struct recv_xfer *x)
+/* A retry of a transfer published already: the sender's digests must be
+ * those verified then, or another file has that name. */
+static void recv_finish_published(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                if (memcmp(recv_lane(x, k)->end.digest, x->found.digest[k], WIRE_DIGEST_SIZE) != 0) {
+                        recv_abort(b, WIRE_E_EXISTS, "another file was published under this name");
+                        return;
+                }
+        digest_lanes(x->found.digest, b->nlanes, x->digest);
+        log_info("%s: %s: published already by this transfer; answering ok", b->peer, x->offer.name);
+        recv_verdict(x, WIRE_OK, NULL);
+}
+
+void recv_finish(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         uint8_t d[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
 
         if (b->state != XFER_FINISHING || x->writes > 0)
                 return;
+        /* A checkpoint's store must not land after the partial is replaced. */
+        if (x->ckpt_busy) {
+                x->finish_waiting = true;
+                return;
+        }
+        if (x->published_match) {
+                recv_finish_published(x);
+                return;
+        }
         if (x->bytes_written != x->offer.size) {
+                recv_partial_drop(x);
                 recv_abort(b, WIRE_E_SIZE, "short write");
                 return;
         }
@@ -473,7 +501,9 @@ static void recv_finish(struct recv_xfer *x)
 
                 digest_final(&l->base.digest, d[k]);
                 if (memcmp(d[k], l->end.digest, WIRE_DIGEST_SIZE) != 0) {
-                        recv_abort(b, WIRE_E_CHECKSUM, NULL);
+                        /* Kept bytes or new ones, the partial is no good. */
+                        recv_partial_drop(x);
+                        recv_abort(b, WIRE_E_CHECKSUM, x->resumed ? "with the kept part" : NULL);
                         return;
                 }
         }
@@ -520,6 +550,7 @@ static void recv_on_write(struct io_req *req, int64_t res)
         uint32_t i = rs - l->rs;
 
         x->writes--;
+        rs->writing = false;
         if (!xfer_io_done(b) || l->base.conn.reaping || b->state == XFER_CLOSING)
                 return;
         if (res < 0) {
@@ -545,6 +576,8 @@ static void recv_on_write(struct io_req *req, int64_t res)
         }
         if (b->state == XFER_FINISHING)
                 recv_finish(x);
+        else
+                recv_partial_checkpoint(x);
         /* Credits go out in wc_batch_end or here, batched. */
         recv_flush_credits(l, false);
 }
@@ -574,6 +607,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
 
         rs->l = l;
         rs->len = len;
+        rs->seq = seq;
         rs->io.done = recv_on_write;
         r = io_write(b->e->io, &rs->io, x->fd, recv_slot_mem(l, i), len, off);
         if (r < 0) {
@@ -581,6 +615,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
                 return;
         }
         x->writes++;
+        rs->writing = true;
         xfer_io_start(b, "writing the file");
         /* Hash while the kernel copies the slot out: both only read it, and
          * its completion (which frees the slot) is handled on this loop later. */
@@ -722,8 +757,11 @@ static void recv_gone(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
 
-        /* Closing the O_TMPFILE without linking it frees its blocks. */
+        /* Closing the O_TMPFILE without linking it frees its blocks; one
+         * linked into the partial directory stays there. */
         safe_close(x->fd);
+        safe_close(x->pj.data_fd);
+        recv_partial_free(x);
         free(x);
 }
 
