@@ -434,7 +434,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_METRICS_INTERVAL]   = CONFIG_NUMBER(metrics_interval, 1, 3600),
         /* Empty: no partials kept, no transfer resumed. */
         [CONFIG_KEY_PARTIAL_DIR]        = CONFIG_PATH(partial_dir, true),
-        [CONFIG_KEY_PARTIAL_RETENTION]  = CONFIG_NUMBER(partial_retention, 60, 365 * 24 * 3600),
+        [CONFIG_KEY_PARTIAL_RETENTION]  = CONFIG_NUMBER(partial_retention, 1, 365 * 24 * 3600),
         [CONFIG_KEY_PARTIAL_MAX_BYTES]  = { CONFIG_FIELD(partial_max_bytes), .kind = CONFIG_VALUE_SIZE,
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "

@@ -401,6 +401,10 @@ int partials_open(struct engine *e)
                 e->partial_fd = -1;
                 return 0;
         }
+        /* Readers of incoming_dir (group rdmaxfer) have no business here. */
+        if ((pa.st_mode & 077) && fchmod(e->partial_fd, 0700) < 0)
+                log_warning("partial_dir %s: cannot make it private (mode %04o): %m", cfg->partial_dir,
+                            pa.st_mode & 07777);
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;

@@ -286,14 +286,11 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
         xfer_io_start(b, "storing a checkpoint");
 }
 
-void recv_partial_checkpoint(struct recv_xfer *x)
+static void recv_ckpt_start(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         int r;
 
-        if (!x->part_on || x->ckpt_busy || b->state != XFER_DATA ||
-            x->bytes_written - x->ckpt_bytes < RECV_CKPT_BYTES)
-                return;
         memset(x->kept, 0, sizeof(x->kept));
         for (unsigned int k = 0; k < b->nlanes; k++)
                 x->kept[k] = recv_lane_written(x, k);
@@ -306,6 +303,22 @@ void recv_partial_checkpoint(struct recv_xfer *x)
                 return;         /* the ring is full: the next write tries again */
         x->ckpt_busy = true;
         xfer_io_start(b, "syncing a checkpoint");
+}
+
+void recv_partial_checkpoint(struct recv_xfer *x)
+{
+        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA &&
+            x->bytes_written - x->ckpt_bytes >= RECV_CKPT_BYTES)
+                recv_ckpt_start(x);
+}
+
+void recv_partial_final(struct recv_xfer *x)
+{
+        /* What was written since the last checkpoint is kept too: the
+         * transfer is failing, not the disk. */
+        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->fd >= 0 &&
+            x->bytes_written > x->ckpt_bytes)
+                recv_ckpt_start(x);
 }
 
 /* ---- the end ---- */

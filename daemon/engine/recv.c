@@ -283,6 +283,7 @@ void recv_abort(struct xfer *b, unsigned int status, const char *text)
                 return;
         if (status == WIRE_OK)
                 status = WIRE_E_INTERNAL;
+        recv_partial_final(x);
         if (x->offer.name[0])
                 log_warning("%s: receive of %s failed: %s%s%s", b->peer, x->offer.name,
                             wire_status_str(status), text ? ": " : "", text ?: "");
@@ -311,6 +312,7 @@ static void recv_lost(struct recv_lane *l, const char *why)
         char text[XFER_TEXT_MAX + 1];
 
         if (b->state != XFER_CLOSING) {
+                recv_partial_final(x);
                 if (b->nlanes > 1)
                         snprintf(text, sizeof(text), "lane %u: %s", l->base.idx, why);
                 else
@@ -748,7 +750,8 @@ static void recv_cancel_io(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
 
-        if (x->fd >= 0)
+        /* Not while a checkpoint syncs: its fsync is what keeps the progress. */
+        if (x->fd >= 0 && !x->ckpt_busy)
                 io_cancel_fd(b->e->io, x->fd);
         io_cancel(b->e->io, &x->file_req);
 }

@@ -161,6 +161,8 @@ void recv_partial_ready(struct recv_xfer *x);
 void recv_partial_lane(struct recv_xfer *x, struct recv_lane *l);
 /* After a write: a checkpoint, when RECV_CKPT_BYTES more were written. */
 void recv_partial_checkpoint(struct recv_xfer *x);
+/* The transfer fails in DATA: one last checkpoint of what is written. */
+void recv_partial_final(struct recv_xfer *x);
 /* Published: keep a record that says so (for a retry whose RESULT was
  * lost), then recv_published(). */
 void recv_partial_published(struct recv_xfer *x);
