@@ -74,13 +74,13 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
                 recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        recv_partial_ready(x);
+        recv_accept(x);
 }
 
 static void recv_reserve(struct recv_xfer *x)
 {
         if (x->offer.size == 0) {
-                recv_partial_ready(x);
+                recv_accept(x);
                 return;
         }
         /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */

@@ -60,7 +60,7 @@ void recv_plan(struct recv_xfer *x)
         }
         /* Lane 0 keeps what it has; it is due its part of the transfer's. */
         xfer_set_lanes(b, recv_lanes_grant(x));
-        if (x->fd >= 0)
+        if (x->found.lanes > 0)
                 x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
 }
 
@@ -74,6 +74,9 @@ void recv_accept(struct recv_xfer *x)
         int r;
 
         recv_plan(x);
+        /* A lane reading back its kept part gets no credits until it is done. */
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                x->rh_busy[k] = x->resume[k] > 0 && !x->published_match;
         xfer_lane_run(&l0->base);
         recv_partial_lane(x, l0);
         xfer_set_state(b, XFER_DATA);
@@ -92,10 +95,12 @@ void recv_accept(struct recv_xfer *x)
         }
         b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
         xfer_arm_deadline(b);
+        xfer_grace(b, x->resumed);
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64
                  ", %" PRIu64 " bytes kept)", b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
                  b->nlanes == 1 ? "" : "s", o->transfer_id, x->resumed);
         x->ckpt_bytes = x->bytes_written;
+        recv_partial_rehash(x);
 }
 
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */

@@ -74,7 +74,10 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
         struct xfer *b = &x->base;
         const char *why = x->pj.why;
 
-        if (!xfer_io_done(b) || b->state != XFER_OFFER) {
+        /* Gone: recv_gone() closed what the lookup opened. */
+        if (!xfer_io_done(b))
+                return;
+        if (b->state != XFER_OFFER) {
                 safe_close(x->pj.data_fd);
                 x->pj.data_fd = -1;
                 return;
@@ -140,12 +143,25 @@ void recv_partial_lookup(struct recv_xfer *x)
 
 /* ---- hashing what is kept ---- */
 
+/* Lane @k's kept part is in its digest: it may receive now. */
+static void recv_lane_takes_pre(struct recv_xfer *x, struct recv_lane *l)
+{
+        unsigned int k = l->base.idx;
+
+        if (x->rh_busy[k] || !x->pre[k].state)
+                return;
+        digest_deinit(&l->base.digest);
+        l->base.digest = x->pre[k];
+        x->pre[k] = DIGEST_NULL;
+}
+
 static void recv_on_rehashed(struct rehash *h, int r)
 {
         struct recv_xfer *x = recv_xfer_of(h->x);
+        struct recv_lane *l;
         char text[WIRE_TEXT_MAX + 1];
 
-        if (x->base.state != XFER_OFFER)
+        if (x->base.state != XFER_DATA)
                 return;
         if (r < 0) {
                 /* The next attempt sends everything. */
@@ -155,26 +171,22 @@ static void recv_on_rehashed(struct rehash *h, int r)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        if (--x->rehashing == 0)
-                recv_accept(x);
+        x->rh_busy[h->idx] = false;
+        l = recv_lane(x, h->idx);
+        if (l) {
+                recv_lane_takes_pre(x, l);
+                recv_credits_flush(l);
+        }
 }
 
-void recv_partial_ready(struct recv_xfer *x)
+void recv_partial_rehash(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         uint64_t first, end;
         int r;
 
-        if (x->resumed == 0) {
-                recv_accept(x);
-                return;
-        }
-        /* Count first: a lane's completion never comes from inside the call. */
-        for (unsigned int k = 0; k < b->nlanes; k++)
-                if (x->resume[k] > 0)
-                        x->rehashing++;
-        for (unsigned int k = 0; k < b->nlanes; k++) {
-                if (x->resume[k] == 0)
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
+                if (!x->rh_busy[k])
                         continue;
                 wire_lane_range(b->nchunks, b->nlanes, k, &first, &end);
                 r = digest_init(&x->pre[k]);
@@ -192,14 +204,8 @@ void recv_partial_ready(struct recv_xfer *x)
 
 void recv_partial_lane(struct recv_xfer *x, struct recv_lane *l)
 {
-        unsigned int k = l->base.idx;
-
-        l->next_seq = l->base.first_seq + x->resume[k];
-        if (x->pre[k].state) {
-                digest_deinit(&l->base.digest);
-                l->base.digest = x->pre[k];
-                x->pre[k] = DIGEST_NULL;
-        }
+        l->next_seq = l->base.first_seq + x->resume[l->base.idx];
+        recv_lane_takes_pre(x, l);
 }
 
 /* ---- checkpoints ---- */
@@ -223,6 +229,10 @@ static uint64_t recv_lane_written(struct recv_xfer *x, unsigned int k)
 static void recv_ckpt_done(struct recv_xfer *x)
 {
         x->ckpt_busy = false;
+        if (x->drop_pending) {
+                x->drop_pending = false;
+                recv_partial_drop(x);
+        }
         if (x->finish_waiting) {
                 x->finish_waiting = false;
                 recv_finish(x);
@@ -376,8 +386,12 @@ static void recv_on_dropped(struct io_req *req, int64_t res)
 
 void recv_partial_drop(struct recv_xfer *x)
 {
-        if (!x->part_on || x->ckpt_busy)
+        if (!x->part_on)
                 return;
+        if (x->ckpt_busy) {
+                x->drop_pending = true;
+                return;
+        }
         x->part_on = false;
         if (!x->part_linked)
                 return;

@@ -330,6 +330,9 @@ uint32_t recv_credits_take(struct recv_lane *l)
         struct xfer *b = l->base.x;
         uint32_t n = l->credits_pending;
 
+        /* Nothing may arrive on a lane before its digest has the kept part. */
+        if (recv_xfer_of(b)->rh_busy[l->base.idx])
+                return 0;
         if (xfer_pace_on(b)) {
                 /* A credit is a chunk's worth: one slot, whatever lands in it. */
                 uint32_t chunk = recv_xfer_of(b)->offer.chunk_size;
@@ -360,6 +363,12 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
                 return;         /* the pace timer brings them */
         if (conn_send_ctrl(&l->base.conn, &m) < 0)
                 l->credits_pending += m.credits;
+}
+
+void recv_credits_flush(struct recv_lane *l)
+{
+        if (l->base.established && !l->base.conn.reaping)
+                recv_flush_credits(l, true);
 }
 
 /* The bucket allows more: every lane's credits that waited, @first first. */

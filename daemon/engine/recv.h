@@ -96,9 +96,10 @@ struct recv_xfer {
         uint64_t kept[WIRE_LANES_MAX];  /* that checkpoint's: chunks written, per lane */
         uint32_t resume[WIRE_LANES_MAX];        /* chunks kept from the lane's first */
         uint64_t resumed;               /* bytes not sent again */
-        struct digest pre[WIRE_LANES_MAX];      /* the kept part's, until the lane exists */
+        struct digest pre[WIRE_LANES_MAX];      /* the kept part's, until the lane has it */
         struct rehash rh[WIRE_LANES_MAX];
-        unsigned int rehashing;
+        bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
+        bool drop_pending;              /* drop the partial once the checkpoint is stored */
 };
 
 static inline struct recv_xfer *recv_xfer_of(struct xfer *x)
@@ -135,6 +136,8 @@ int recv_lane_post_all(struct recv_lane *l);
  * cfg rate_limit), taken off credits_pending; the rest wait for the
  * transfer's pace timer. In DATA only. */
 uint32_t recv_credits_take(struct recv_lane *l);
+/* Send what credits a lane has pending now (they were held back). */
+void recv_credits_flush(struct recv_lane *l);
 /* Send the verdict (REFUSE before data, RESULT after) on every lane and
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
@@ -155,8 +158,9 @@ void recv_accept(struct recv_xfer *x);
 /* recv-partial.c: keeping and resuming (partials.h). */
 /* Look for a partial of this transfer, then recv_file_open() or the ACCEPT. */
 void recv_partial_lookup(struct recv_xfer *x);
-/* The file is open and reserved: hash what is kept (if anything), then ACCEPT. */
-void recv_partial_ready(struct recv_xfer *x);
+/* With the ACCEPT: each lane that resumes reads its kept part back and
+ * hashes it; it gets no credits until then (recv_credits_take). */
+void recv_partial_rehash(struct recv_xfer *x);
 /* Lane @l now exists: where it resumes, and its digest of the kept part. */
 void recv_partial_lane(struct recv_xfer *x, struct recv_lane *l);
 /* After a write: a checkpoint, when RECV_CKPT_BYTES more were written. */

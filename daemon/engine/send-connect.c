@@ -151,6 +151,7 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                          a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
+        xfer_grace(b, s->resumed);
         xfer_set_lanes(b, a->lanes);
         xfer_lane_run(&l->base);
         xfer_set_state(b, XFER_DATA);
