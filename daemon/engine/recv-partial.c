@@ -40,7 +40,9 @@ static bool recv_source_zero(const uint8_t *p)
         return acc == 0;
 }
 
-/* Who offered it, what, and where it goes: the record's identity. */
+/* Who offered it, what, and where it goes: the record's identity. Taken
+ * at the offer: a lane's id is gone once it is reaped, and a checkpoint
+ * may be stored after that. */
 static void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
 {
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
@@ -62,7 +64,7 @@ static void recv_job_init(struct recv_xfer *x)
         x->pj.dirfd = x->base.e->partial_fd;
         x->pj.link_from = NULL;
         x->pj.unlink_data = false;
-        recv_partial_identity(x, &x->pj.rec);
+        x->pj.rec = x->ident;
         partial_key(&x->pj.rec, x->pj.key);
 }
 
@@ -121,6 +123,7 @@ void recv_partial_lookup(struct recv_xfer *x)
                 recv_file_open(x);
                 return;
         }
+        recv_partial_identity(x, &x->ident);
         recv_job_init(x);
         memcpy(x->pj.offer.peer, x->pj.rec.peer, sizeof(x->pj.offer.peer));
         memcpy(x->pj.offer.key_id, x->pj.rec.key_id, sizeof(x->pj.offer.key_id));

@@ -90,6 +90,7 @@ struct recv_xfer {
         bool ckpt_busy, finish_waiting;
         struct partial_job pj;
         struct io_req part_req;
+        struct partial_rec ident;       /* who offered what: every record's identity */
         struct partial_rec found;       /* what the lookup found */
         uint64_t created;               /* the partial's, CLOCK_REALTIME s */
         uint64_t ckpt_bytes;            /* bytes_written when the last checkpoint began */
