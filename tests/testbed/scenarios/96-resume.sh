@@ -16,7 +16,7 @@
 
 BETA_PART=/var/lib/rdmaxferd-beta/partial
 KEY=/etc/rdmaxferd/psk-resume
-SMALL=$((4 << 20))
+SMALL=$((8 << 20))
 # Short waits between attempts keep it lean.
 COMMON=(peer_timeout=5 retry_max=20 retry_window=120 retry_delay_max=1)
 peers_configure "${COMMON[@]}"
@@ -30,14 +30,15 @@ datas() { find "$BETA_PART" -name '*.data' 2>/dev/null | wc -l; }
 # resumed UNIT FILE: RDMAXFER_RESUMED_BYTES of the newest entry for FILE.
 resumed() { jfield "$1" "$2" RDMAXFER_RESUMED_BYTES; }
 
-# interrupt FILE: send FILE slowly and cancel it part way; beta keeps what it
+# interrupt FILE: send FILE at 1 MiB/s (after a 2 MiB burst) and cancel it
+# once 3 MiB crossed; beta keeps what it
 # wrote (its last checkpoint), unless it may not (kept_more tells).
 interrupt() {
         local id rx0
         rx0=$(netdev_bytes "$nb" rx)
-        id=$(xferctl send --no-wait --bwlimit 2M "$1" "$BETA_ADDR") || tb_fail "submit of $1 failed"
+        id=$(xferctl send --no-wait --bwlimit 1M "$1" "$BETA_ADDR") || tb_fail "submit of $1 failed"
         id=${id//[^0-9]/}
-        wait_for 20 rx_grown "$rx0" $((SMALL / 3)) || tb_fail "$1 never got under way"
+        wait_for 20 rx_grown "$rx0" $((3 << 20)) || tb_fail "$1 never got under way"
         tb_run xferctl cancel "$id" >/dev/null || tb_fail "cancel failed"
         wait_for 10 job_in_state "$id" cancelled || tb_fail "job $id not cancelled"
 }
@@ -100,7 +101,7 @@ r=$(resumed "$BETA_UNIT" c.dat)
 journalctl -u "$BETA_UNIT" --no-pager -o cat | grep -q "c.dat: not resumed: the source file changed" ||
         tb_fail "beta did not say why c.dat was not resumed"
 
-tb_log "d, e. a key now; partial_max_bytes 6M"
+tb_log "d, e. a key now; partial_max_bytes 10M"
 make_file "$SRC/d.dat" $SMALL
 n0=$(datas)
 interrupt "$SRC/d.dat"
@@ -108,14 +109,14 @@ wait_for 10 kept_more "$n0" || tb_fail "beta kept nothing of the cancelled d.dat
 (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$KEY")
 chown rdmaxfer: "$KEY"
 chmod 0400 "$KEY"
-peers_configure "${COMMON[@]}" key_file="$KEY" partial_max_bytes=6M
+peers_configure "${COMMON[@]}" key_file="$KEY" partial_max_bytes=10M
 restart_peers
 send_ok "$SRC/d.dat"
 same_file "$SRC/d.dat" "$BETA_IN/d.dat"
 r=$(resumed "$BETA_UNIT" d.dat)
 ((${r:-1} == 0)) || tb_fail "d.dat resumed $r bytes of a partial made without the key"
 
-make_file "$SRC/e.dat" $((8 << 20))
+make_file "$SRC/e.dat" $((16 << 20))
 n0=$(datas)
 interrupt "$SRC/e.dat"
 sleep 1
@@ -127,7 +128,7 @@ n0=$(datas)
 interrupt "$SRC/f.dat"
 wait_for 10 kept_more "$n0" || tb_fail "beta kept nothing of the cancelled f.dat"
 sleep 2
-peers_configure "${COMMON[@]}" key_file="$KEY" partial_max_bytes=6M partial_retention=1
+peers_configure "${COMMON[@]}" key_file="$KEY" partial_max_bytes=10M partial_retention=1
 t1=$(now)
 tb_run systemctl restart "$BETA_UNIT"
 journalctl -u "$BETA_UNIT" --no-pager -o cat --since "@${t1%.*}" | grep -E "partial_dir .*removed [1-9]" ||
