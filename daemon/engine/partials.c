@@ -22,6 +22,7 @@
 #include "io.h"
 #include "log.h"
 #include "partials.h"
+#include "recv.h"
 
 #define PARTIALS_SWEEP_SEC      3600
 /* At most this many partials are weighed by one sweep; more are left to the next. */
@@ -36,6 +37,10 @@ struct partials_sweep {
         int dirfd;
         uint64_t now, retention, max_bytes;
         bool busy, again;
+        /* Keys of the partials transfers are writing now: never removed
+         * (their file must still be linkable when they publish). */
+        char (*active)[PARTIAL_KEY_HEX];
+        unsigned int nactive;
         unsigned int removed, kept, bad;
         uint64_t kept_bytes;
         struct event *timer;
@@ -213,6 +218,14 @@ static bool partials_stale(int dirfd, const char *name, uint64_t now)
                now > (uint64_t)st.st_mtime + PARTIALS_ORPHAN_SEC;
 }
 
+static bool partials_active(const struct partials_sweep *s, const char *key)
+{
+        for (unsigned int i = 0; i < s->nactive; i++)
+                if (strcmp(s->active[i], key) == 0)
+                        return true;
+        return false;
+}
+
 static int64_t partials_sweep_fn(void *arg)
 {
         struct partials_sweep *s = arg;
@@ -256,14 +269,15 @@ static int64_t partials_sweep_fn(void *arg)
                 }
                 if (partials_key_of(de->d_name, "data", key)) {
                         partials_name(other, key, "rec");
-                        if (faccessat(s->dirfd, other, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+                        if (!partials_active(s, key) && faccessat(s->dirfd, other, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
                             partials_stale(s->dirfd, de->d_name, s->now)) {
                                 (void)unlinkat(s->dirfd, de->d_name, 0);
                                 s->bad++;
                         }
                         continue;
                 }
-                if (!partials_key_of(de->d_name, "rec", key) || n >= PARTIALS_SWEEP_MAX)
+                if (!partials_key_of(de->d_name, "rec", key) || n >= PARTIALS_SWEEP_MAX ||
+                    partials_active(s, key))
                         continue;
                 if (partials_read_rec(s->dirfd, de->d_name, &rec) < 0) {
                         partials_unlink(s->dirfd, key, "rec");
@@ -308,6 +322,17 @@ static void partials_sweep_said(struct partials_sweep *s, int64_t res)
 
 static void partials_sweep_prepare(struct partials_sweep *s)
 {
+        unsigned int n = 0;
+
+        /* On the loop: the worker reads only this copy. */
+        for (struct xfer *b = xfer_first(s->e, XFER_RECV); b; b = b->next)
+                n += recv_xfer_of(b)->part_on;
+        free(s->active);
+        s->active = n ? calloc(n, sizeof(*s->active)) : NULL;
+        s->nactive = 0;
+        for (struct xfer *b = xfer_first(s->e, XFER_RECV); b && s->active; b = b->next)
+                if (recv_xfer_of(b)->part_on && s->nactive < n)
+                        partial_key(&recv_xfer_of(b)->ident, s->active[s->nactive++]);
         s->now = clock_usec(CLOCK_REALTIME) / 1000000u;
         s->retention = s->e->cfg->partial_retention;
         s->max_bytes = s->e->cfg->partial_max_bytes;
@@ -431,8 +456,10 @@ void partials_close(struct engine *e, bool keep)
         if (e->sweep) {
                 event_free(e->sweep->timer);
                 /* A sweep still out on a stuck worker keeps its memory. */
-                if (!keep)
+                if (!keep) {
+                        free(e->sweep->active);
                         free(e->sweep);
+                }
                 e->sweep = NULL;
         }
         safe_close(e->partial_fd);
