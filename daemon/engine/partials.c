@@ -146,6 +146,25 @@ static int partials_write_all(int fd, const uint8_t *buf, size_t len)
         return 0;
 }
 
+/* The space reserved for what no lane kept goes back: a partial takes
+ * what it holds, not the whole file (the size stays, for the lookup). */
+static void partials_punch(const struct partial_job *j)
+{
+        const struct partial_rec *r = &j->rec;
+        uint64_t nchunks = r->size / r->chunk_size + (r->size % r->chunk_size != 0), first, end;
+
+        for (unsigned int k = 0; k < r->lanes; k++) {
+                uint64_t from, to;
+
+                wire_lane_range(nchunks, r->lanes, k, &first, &end);
+                from = MIN((first + r->kept[k]) * r->chunk_size, r->size);
+                to = MIN(end * r->chunk_size, r->size);
+                if (to > from)
+                        (void)fallocate(j->punch_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                        (off_t)from, (off_t)(to - from));
+        }
+}
+
 int64_t partials_store(void *arg)
 {
         struct partial_job *j = arg;
@@ -163,6 +182,8 @@ int64_t partials_store(void *arg)
         }
         if (j->link_from && linkat(AT_FDCWD, j->link_from, j->dirfd, data, AT_SYMLINK_FOLLOW) < 0)
                 return -errno;
+        if (j->punch_fd >= 0)
+                partials_punch(j);
         partial_encode(buf, &j->rec);
         fd = openat(j->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)

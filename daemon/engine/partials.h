@@ -31,9 +31,10 @@ struct partial_job {
         /* store */
         const char *link_from;          /* link this path to KEY.data first, or NULL */
         bool unlink_data;               /* and/or remove KEY.data (published) */
+        int punch_fd;                   /* the data: free what no lane kept (a last checkpoint), or -1 */
 };
 
-#define PARTIAL_JOB_NULL ((struct partial_job){ .dirfd = -1, .data_fd = -1 })
+#define PARTIAL_JOB_NULL ((struct partial_job){ .dirfd = -1, .data_fd = -1, .punch_fd = -1 })
 
 /* Lookup results (partials_lookup's return). */
 enum {

@@ -64,6 +64,7 @@ static void recv_job_init(struct recv_xfer *x)
         x->pj.dirfd = x->base.e->partial_fd;
         x->pj.link_from = NULL;
         x->pj.unlink_data = false;
+        x->pj.punch_fd = -1;
         x->pj.rec = x->ident;
         partial_key(&x->pj.rec, x->pj.key);
 }
@@ -290,6 +291,8 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
         x->pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
         memcpy(x->pj.rec.kept, x->kept, sizeof(x->kept));
         x->pj.link_from = x->part_linked ? NULL : x->proc_path;
+        /* Nothing more will be written: the rest of the reservation goes back. */
+        x->pj.punch_fd = x->ckpt_last ? x->fd : -1;
         x->part_req.done = recv_on_ckpt_stored;
         r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj);
         if (r < 0) {
@@ -330,8 +333,10 @@ void recv_partial_final(struct recv_xfer *x)
         /* What was written since the last checkpoint is kept too: the
          * transfer is failing, not the disk. */
         if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->fd >= 0 &&
-            x->bytes_written > x->ckpt_bytes)
+            x->bytes_written > x->ckpt_bytes) {
+                x->ckpt_last = true;
                 recv_ckpt_start(x);
+        }
 }
 
 /* ---- the end ---- */

@@ -88,6 +88,7 @@ struct recv_xfer {
         bool part_linked;       /* its file is in the partial directory */
         bool published_match;   /* a retry of a transfer published already */
         bool ckpt_busy, finish_waiting;
+        bool ckpt_last;                 /* the checkpoint out is the failing transfer's last */
         struct partial_job pj;
         struct io_req part_req;
         struct partial_rec ident;       /* who offered what: every record's identity */
