@@ -57,8 +57,9 @@ wait_for 180 rx_grown "$rx0" $((size / 2)) || tb_fail "half of big.dat never cro
 tb_run systemctl kill -s KILL "$BETA_UNIT"
 killed=$((($(netdev_bytes "$nb" rx) - rx0) >> 20))
 tb_log "killed after $killed MiB crossed; beta keeps:"
-rdmaxferd --list-partials -c "$BETA_CONF" | sed 's/^/    /'
-rdmaxferd --list-partials -c "$BETA_CONF" | grep -qE " partial +[1-9][0-9]*/$size bytes .* big\.dat\$" ||
+kept=$(rdmaxferd --list-partials -c "$BETA_CONF") || tb_fail "rdmaxferd --list-partials failed"
+sed 's/^/    /' <<<"$kept"
+grep -qE " partial +[1-9][0-9]*/$size bytes .* big\.dat\$" <<<"$kept" ||
         tb_fail "rdmaxferd --list-partials shows no partial of big.dat"
 # Restart=on-failure brings it back; start it if that has not happened.
 wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
