@@ -25,7 +25,8 @@
 #include "recv.h"
 
 #define PARTIALS_SWEEP_SEC      3600
-/* At most this many partials are weighed by one sweep; more are left to the next. */
+/* At most this many partials are weighed against partial_max_bytes by one
+ * sweep (expired ones all go); more are left to the next. */
 #define PARTIALS_SWEEP_MAX      4096
 /* A data file with no record, or a record's temporary, younger than this may
  * belong to a transfer storing its first record right now. */
@@ -297,8 +298,7 @@ static int64_t partials_sweep_fn(void *arg)
                         }
                         continue;
                 }
-                if (!partials_key_of(de->d_name, "rec", key) || n >= PARTIALS_SWEEP_MAX ||
-                    partials_active(s, key))
+                if (!partials_key_of(de->d_name, "rec", key) || partials_active(s, key))
                         continue;
                 if (partials_read_rec(s->dirfd, de->d_name, &rec) < 0) {
                         partials_unlink(s->dirfd, key, "rec");
@@ -306,6 +306,17 @@ static int64_t partials_sweep_fn(void *arg)
                         s->bad++;
                         continue;
                 }
+                /* Expired: gone now, however many there are (records of
+                 * published transfers pile up as fast as files arrive). */
+                if (s->now > rec.updated && s->now - rec.updated >= s->retention) {
+                        partials_unlink(s->dirfd, key, "rec");
+                        partials_unlink(s->dirfd, key, "data");
+                        s->removed++;
+                        continue;
+                }
+                /* The cap weighs at most so many; the next sweep, the rest. */
+                if (n >= PARTIALS_SWEEP_MAX)
+                        continue;
                 partials_name(other, key, "data");
                 memcpy(found[n].key, key, sizeof(key));
                 ent[n].updated = rec.updated;
