@@ -275,31 +275,32 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = container_of(req, struct recv_xfer, part_req);
         struct xfer *b = &x->base;
-        int r;
+        int r = 0;
 
+        /* What was written before the fsync began is on disk now. Stored even
+         * when the transfer failed meanwhile, and even once it has ended (a
+         * last checkpoint): the store is queued before this request counts
+         * as done, so the transfer's memory stays until it is back. */
+        if (res >= 0) {
+                recv_job_init(x);
+                x->pj.rec.lanes = b->nlanes;
+                x->pj.rec.created = x->created;
+                x->pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
+                memcpy(x->pj.rec.kept, x->kept, sizeof(x->kept));
+                x->pj.link_from = x->part_linked ? NULL : x->proc_path;
+                /* Nothing more will be written: the rest of the reservation goes back. */
+                x->pj.punch_fd = x->ckpt_last ? x->fd : -1;
+                x->part_req.done = recv_on_ckpt_stored;
+                r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj);
+                if (r == 0)
+                        xfer_io_start(b, "storing a checkpoint");
+        }
         if (!xfer_io_done(b))
                 return;
-        if (res < 0) {
+        if (res < 0)
                 recv_ckpt_failed(x, "fsync of its progress", res);
-                return;
-        }
-        /* What was written before the fsync began is on disk now. Stored even
-         * when the transfer failed meanwhile: that is when it is needed. */
-        recv_job_init(x);
-        x->pj.rec.lanes = b->nlanes;
-        x->pj.rec.created = x->created;
-        x->pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
-        memcpy(x->pj.rec.kept, x->kept, sizeof(x->kept));
-        x->pj.link_from = x->part_linked ? NULL : x->proc_path;
-        /* Nothing more will be written: the rest of the reservation goes back. */
-        x->pj.punch_fd = x->ckpt_last ? x->fd : -1;
-        x->part_req.done = recv_on_ckpt_stored;
-        r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj);
-        if (r < 0) {
+        else if (r < 0)
                 recv_ckpt_failed(x, "storing its progress", r);
-                return;
-        }
-        xfer_io_start(b, "storing a checkpoint");
 }
 
 static void recv_ckpt_start(struct recv_xfer *x)
