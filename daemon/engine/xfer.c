@@ -217,6 +217,12 @@ enum xfer_stall xfer_stalled(struct xfer *x)
                 return XFER_STALL_DISK;
         if (x->ios > 0)
                 return XFER_WAITING;
+        /* The peer may still be reading back what was kept (xfer_grace). */
+        if (x->grace_until && clock_usec(CLOCK_MONOTONIC) < x->grace_until) {
+                xfer_arm_timer(x, (int)MIN((x->grace_until - clock_usec(CLOCK_MONOTONIC)) / 1000000u + 1,
+                                           (uint64_t)x->e->cfg->io_timeout));
+                return XFER_WAITING;
+        }
         return xfer_peer_silent(x) ? XFER_STALL_PEER : XFER_WAITING;
 }
 
