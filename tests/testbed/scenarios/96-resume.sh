@@ -4,8 +4,9 @@
 #     own retry completes the job; what crossed beta's link for the whole job
 #     is at most 1.6 x the file; the file is identical; both sides' entries
 #     have RDMAXFER_RESUMED_BYTES > 0; the partial is gone once published.
-#  b. a small transfer cancelled half way (beta keeps what it wrote), sent
-#     again as a new job: resumed, identical.
+#  b. a small transfer cancelled half way (beta keeps what it wrote); sent
+#     again with no room left for the rest (min_free): refused "no space",
+#     nothing published, the partial kept; then again: resumed, identical.
 #  c. the same, the source rewritten in between: not resumed, the new file.
 #  d. a partial made without a key, offered with one: not resumed.
 #  e. partial_max_bytes below a file's size: nothing kept of it;
@@ -41,6 +42,16 @@ interrupt() {
         wait_for 20 rx_grown "$rx0" $((3 << 20)) || tb_fail "$1 never got under way"
         tb_run xferctl cancel "$id" >/dev/null || tb_fail "cancel failed"
         wait_for 10 job_in_state "$id" cancelled || tb_fail "job $id not cancelled"
+}
+
+# beta_reload [KEY=VALUE...]: beta's config with these too; wait for the reload.
+beta_reload() {
+        local since
+        since=$(now)
+        _tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" "${COMMON[@]}" "$@"
+        tb_run systemctl reload "$BETA_UNIT"
+        wait_for 15 bash -c "journalctl -u $BETA_UNIT --no-pager -o cat --since @${since%.*} | grep -c reloaded" ||
+                tb_fail "beta did not reload"
 }
 
 # kept_more N0: beta has more partial data files than N0.
@@ -86,6 +97,13 @@ make_file "$SRC/b.dat" $SMALL
 n0=$(datas)
 interrupt "$SRC/b.dat"
 wait_for 10 kept_more "$n0" || tb_fail "beta kept nothing of the cancelled b.dat"
+# No room for the rest (min_free all of what is free): a clear refusal,
+# nothing published, the partial still kept for when there is room.
+beta_reload min_free="$(df --output=avail -B1 "$BETA_IN" | tail -n 1)"
+send_fails "$SRC/b.dat" "no space"
+[[ ! -e $BETA_IN/b.dat ]] || tb_fail "b.dat was published without room for it"
+kept_more "$n0" || tb_fail "the refusal removed b.dat's partial"
+beta_reload
 send_ok "$SRC/b.dat"
 same_file "$SRC/b.dat" "$BETA_IN/b.dat"
 r=$(resumed "$BETA_UNIT" b.dat)
