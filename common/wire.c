@@ -13,9 +13,9 @@
  * (magic u32, version u16, type u16, length u32, credits u32):
  *
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
- *           name_len u16, lanes u16, token[16], nonce[32], mac[32],
- *           name[name_len]
- *   ACCEPT  lanes u16, mac[32]
+ *           name_len u16, lanes u16, token[16], source[16], nonce[32],
+ *           mac[32], name[name_len]
+ *   ACCEPT  lanes u16, flags u16, resume[8] u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
  *   END     bytes u64, digest[16], mac[32]
@@ -24,8 +24,9 @@
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
-#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
-#define WIRE_ACCEPT_LEN         (2 + WIRE_MAC_SIZE)
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + WIRE_TOKEN_SIZE + WIRE_SOURCE_SIZE + \
+                                 WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
+#define WIRE_ACCEPT_LEN         (2 + 2 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
 #define WIRE_RESULT_FIXED       (2 + 2 + 8 + 8 + WIRE_MAC_SIZE)
@@ -33,12 +34,12 @@
 
 /* The MAC labels: each names the role that MACs and the message. None is
  * a prefix of another. */
-#define WIRE_LABEL_OFFER        "rdmaxfer-v3 sender offer"
-#define WIRE_LABEL_SESSION      "rdmaxfer-v3 session"
-#define WIRE_LABEL_ACCEPT       "rdmaxfer-v3 receiver accept"
-#define WIRE_LABEL_LANE         "rdmaxfer-v3 sender lane"
-#define WIRE_LABEL_END          "rdmaxfer-v3 sender end"
-#define WIRE_LABEL_RESULT       "rdmaxfer-v3 receiver result"
+#define WIRE_LABEL_OFFER        "rdmaxfer-v4 sender offer"
+#define WIRE_LABEL_SESSION      "rdmaxfer-v4 session"
+#define WIRE_LABEL_ACCEPT       "rdmaxfer-v4 receiver accept"
+#define WIRE_LABEL_LANE         "rdmaxfer-v4 sender lane"
+#define WIRE_LABEL_END          "rdmaxfer-v4 sender end"
+#define WIRE_LABEL_RESULT       "rdmaxfer-v4 receiver result"
 #define WIRE_LABEL_LEN(l)       (sizeof(l) - 1)
 
 static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
@@ -238,8 +239,12 @@ static int wire_payload_len(const struct wire_msg *m)
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
         case WIRE_ACCEPT:
-                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
+                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
+                    (m->accept.flags & ~WIRE_ACCEPT_FLAGS) != 0)
                         return -EINVAL;
+                for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
+                        if (m->accept.resume[k] != 0)
+                                return -EINVAL;
                 return WIRE_ACCEPT_LEN;
         case WIRE_CREDIT:
                 return 0;
@@ -287,12 +292,16 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, (uint16_t)n);
                 bytes_put_u16(&o, m->offer.lanes);
                 bytes_put_mem(&o, m->offer.token, WIRE_TOKEN_SIZE);
+                bytes_put_mem(&o, m->offer.source, WIRE_SOURCE_SIZE);
                 bytes_put_mem(&o, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
                 bytes_put_u16(&o, m->accept.lanes);
+                bytes_put_u16(&o, m->accept.flags);
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        bytes_put_u32(&o, m->accept.resume[k]);
                 bytes_put_mem(&o, m->accept.mac, WIRE_MAC_SIZE);
                 break;
         case WIRE_REFUSE:
@@ -358,6 +367,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 n = bytes_get_u16(&in);
                 m->offer.lanes = bytes_get_u16(&in);
                 bytes_get_mem(&in, m->offer.token, WIRE_TOKEN_SIZE);
+                bytes_get_mem(&in, m->offer.source, WIRE_SOURCE_SIZE);
                 bytes_get_mem(&in, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
@@ -371,9 +381,17 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (plen != WIRE_ACCEPT_LEN)
                         return -EBADMSG;
                 m->accept.lanes = bytes_get_u16(&in);
+                m->accept.flags = bytes_get_u16(&in);
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        m->accept.resume[k] = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->accept.mac, WIRE_MAC_SIZE);
-                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
+                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
+                    (m->accept.flags & ~WIRE_ACCEPT_FLAGS) != 0)
                         return -EBADMSG;
+                /* Lanes not granted resume nothing. */
+                for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
+                        if (m->accept.resume[k] != 0)
+                                return -EBADMSG;
                 break;
         case WIRE_CREDIT:
                 if (plen != 0)
@@ -497,6 +515,7 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_
         bytes_put_u16(&out, (uint16_t)n);
         bytes_put_u16(&out, o->lanes);
         bytes_put_mem(&out, o->token, WIRE_TOKEN_SIZE);
+        bytes_put_mem(&out, o->source, WIRE_SOURCE_SIZE);
         bytes_put_mem(&out, o->nonce, WIRE_NONCE_SIZE);
         bytes_put_mem(&out, o->name, (size_t)n);
         return wire_mac_done(&out, total);
@@ -517,12 +536,16 @@ int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SI
 int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a)
 {
         struct bytes_out out = BYTES_OUT(buf, cap);
-        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + 2;
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + WIRE_ACCEPT_LEN - WIRE_MAC_SIZE;
 
         if (!buf || cap < total)
                 return -EMSGSIZE;
+        /* Where each lane resumes is the receiver's word: the MAC covers it. */
         bytes_put_mem(&out, WIRE_LABEL_ACCEPT, WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT));
         bytes_put_u16(&out, a->lanes);
+        bytes_put_u16(&out, a->flags);
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                bytes_put_u32(&out, a->resume[k]);
         return wire_mac_done(&out, total);
 }
 

@@ -12,9 +12,10 @@
  *   receiver-> sender    REJ  struct wire_reject   (status, supported version)
  *
  * Then, over the QP:
- *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, the
- *                 sender's nonce Ns, MAC (with a key)
- *   R->S  ACCEPT  lanes granted, MAC; or REFUSE (status + text)
+ *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, source
+ *                 identity token, the sender's nonce Ns, MAC (with a key)
+ *   R->S  ACCEPT  lanes granted, where each lane resumes (chunks of its run
+ *                 kept from an interrupted attempt), MAC; or REFUSE
  *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
  *                 payload = raw file bytes at offset seq * chunk_size
  *   R->S  CREDIT  more receive slots are posted for you
@@ -44,16 +45,17 @@
  *             sender's IP address, the receiver's IP address (16 bytes
  *             each, IPv4 as ::ffff:a.b.c.d) and the receiver's listening
  *             port (u16). Not the sender's port: that one is ephemeral.
- *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v3 sender offer" || Nr ||
+ *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v4 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
  *   session   S = HKDF-SHA256(IKM K, salt Nr || Ns,
- *             info "rdmaxfer-v3 session" || the OFFER's mac), 32 bytes
- *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver accept" || lanes)
- *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v3 sender lane" ||
+ *             info "rdmaxfer-v4 session" || the OFFER's mac), 32 bytes
+ *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver accept" || lanes ||
+ *             flags || resume[0..7])
+ *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v4 sender lane" ||
  *             binding(that lane) || flags || lane || token), first 16 bytes
- *   END       mac = HMAC-SHA256(S, "rdmaxfer-v3 sender end" || lane ||
+ *   END       mac = HMAC-SHA256(S, "rdmaxfer-v4 sender end" || lane ||
  *             bytes || digest)
- *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver result" || lane ||
+ *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver result" || lane ||
  *             status || text_len || bytes || usec || text)
  *
  * Each side's nonce makes every proof fresh; the labels name the role and
@@ -91,6 +93,7 @@
 #define WIRE_TEXT_MAX           200             /* bytes, without NUL */
 #define WIRE_CTRL_MAX           512             /* largest control message */
 #define WIRE_TOKEN_SIZE         16
+#define WIRE_SOURCE_SIZE        16              /* an OFFER's source identity token */
 #define WIRE_LANES_MAX          8
 /* The digest's block (digest.h), and the unit of the lane split. */
 #define WIRE_BLOCK_SIZE         (64u << 20)
@@ -187,6 +190,10 @@ struct wire_offer {
         uint16_t flags;         /* reserved, 0 */
         uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
+        /* The source file's identity as the sender sees it now (device,
+         * inode, size, mtime, hashed): a receiver resumes only a partial
+         * of the same source. Zero: not resumable. */
+        uint8_t source[WIRE_SOURCE_SIZE];
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the sender's (Ns); zero without a key */
         uint8_t mac[WIRE_MAC_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
@@ -194,8 +201,19 @@ struct wire_offer {
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
+        uint16_t flags;         /* WIRE_ACCEPT_*, */
+        /* Per lane granted: chunks of its run (from its first) the receiver
+         * already holds, from an interrupted attempt; the lane sends from
+         * there on. 0 for lanes not granted. */
+        uint32_t resume[WIRE_LANES_MAX];
         uint8_t mac[WIRE_MAC_SIZE];
 };
+
+/* The receiver published this very transfer already (an attempt whose
+ * RESULT was lost): every lane resumes at its end, and the END's digests
+ * are checked against the published file's. */
+#define WIRE_ACCEPT_PUBLISHED   0x0001u
+#define WIRE_ACCEPT_FLAGS       WIRE_ACCEPT_PUBLISHED
 
 struct wire_refuse {
         uint16_t status;

@@ -181,7 +181,7 @@ static struct recv_lane *recv_lane_for(struct engine *e, struct rdma_cm_id *id, 
                 return NULL;
         }
         xfer_lane_add(&l->base);
-        l->next_seq = l->base.first_seq;
+        recv_partial_lane(x, l);
         return l;
 }
 

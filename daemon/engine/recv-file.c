@@ -117,7 +117,8 @@ static void recv_on_space(struct io_req *req, int64_t res)
                 return;
         }
         avail = (uint64_t)x->vfs.f_bavail * x->vfs.f_frsize;
-        if (incoming_space_verdict(avail, x->offer.size, cfg->min_free) != INCOMING_OK) {
+        /* What is kept already takes no more room. */
+        if (incoming_space_verdict(avail, x->offer.size - x->resumed, cfg->min_free) != INCOMING_OK) {
                 if (x->offer.size > avail)
                         snprintf(text, sizeof(text), "%" PRIu64 " bytes, %" PRIu64 " free",
                                  x->offer.size, avail);
@@ -170,6 +171,12 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
+        if (x->fd >= 0) {
+                /* Resuming: the partial's file is open already. */
+                x->file_req.done = recv_on_space;
+                recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
+                return;
+        }
         x->file_req.done = recv_on_open;
         recv_step(x, "creating the file",
                   io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
@@ -208,7 +215,7 @@ static void recv_on_dir_synced(struct io_req *req, int64_t res)
                 recv_publish_failed(x, (int)res);
                 return;
         }
-        recv_published(x);
+        recv_partial_published(x);
 }
 
 static void recv_sync_dir(struct recv_xfer *x)

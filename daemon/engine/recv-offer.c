@@ -38,6 +38,35 @@ static unsigned int recv_lanes_grant(const struct recv_xfer *x)
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
 }
 
+void recv_plan(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        const struct wire_offer *o = &x->offer;
+
+        if (x->planned)
+                return;
+        x->planned = true;
+        b->size = o->size;
+        b->chunk = o->chunk_size;
+        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        if (x->published_match) {
+                /* The lanes it was published over: their digests are recorded. */
+                xfer_set_lanes(b, x->found.lanes);
+                for (unsigned int k = 0; k < b->nlanes; k++) {
+                        uint64_t first, end;
+
+                        wire_lane_range(b->nchunks, b->chunk, b->nlanes, k, &first, &end);
+                        x->resume[k] = (uint32_t)(end - first);
+                }
+                x->resumed = o->size;
+                return;
+        }
+        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
+        xfer_set_lanes(b, recv_lanes_grant(x));
+        if (x->found.lanes > 0)
+                x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
+}
+
 /* The file is open and its space reserved (or the file system cannot reserve). */
 void recv_accept(struct recv_xfer *x)
 {
@@ -47,18 +76,21 @@ void recv_accept(struct recv_xfer *x)
         struct wire_msg m = { .type = WIRE_ACCEPT };
         int r;
 
-        b->size = o->size;
-        b->chunk = o->chunk_size;
-        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
-        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
-        xfer_set_lanes(b, recv_lanes_grant(x));
+        recv_plan(x);
+        /* A lane reading back its kept part gets no credits until it is done. */
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                x->rh_busy[k] = x->resume[k] > 0 && !x->published_match;
         if (xfer_lane_run(&l0->base) < 0) {
                 recv_fail(x, WIRE_E_INTERNAL, "no memory for the block digests");
                 return;
         }
-        l0->next_seq = l0->base.first_seq;
+        recv_partial_lane(x, l0);
         xfer_set_state(b, XFER_DATA);
         m.accept.lanes = (uint16_t)b->nlanes;
+        m.accept.flags = x->published_match ? WIRE_ACCEPT_PUBLISHED : 0;
+        memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
+        /* Kept bytes count as received: END's and the verdict's counts are the file's. */
+        b->bytes = x->bytes_written = x->resumed;
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = recv_credits_take(l0);
@@ -69,9 +101,12 @@ void recv_accept(struct recv_xfer *x)
         }
         b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
         xfer_arm_deadline(b);
-        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
-                 b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
-                 b->nlanes == 1 ? "" : "s", o->transfer_id);
+        xfer_grace(b, x->resumed);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64
+                 ", %" PRIu64 " bytes kept)", b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
+                 b->nlanes == 1 ? "" : "s", o->transfer_id, x->resumed);
+        x->ckpt_bytes = x->bytes_written;
+        recv_partial_rehash(x);
 }
 
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
@@ -154,6 +189,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_fail(x, WIRE_E_INTERNAL, text);
                 return;
         }
-        /* Then the incoming directory, one disk request at a time. */
-        recv_file_open(x);
+        /* A partial of it first (recv-partial.c), then the incoming
+         * directory, one disk request at a time. */
+        recv_partial_lookup(x);
 }

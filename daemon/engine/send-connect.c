@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "auth.h"
 #include "engine-private.h"
@@ -93,6 +94,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                                                      wire_blocks(s->size))));
         m.offer.lanes = (uint16_t)b->nlanes;
         memcpy(m.offer.token, s->token, WIRE_TOKEN_SIZE);
+        memcpy(m.offer.source, s->source, WIRE_SOURCE_SIZE);
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->name);
         if (e->key->len) {
                 struct rdma_cm_id *id = l->base.conn.id;
@@ -138,15 +140,34 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                                     b->nlanes);
                 return;
         }
+        /* Where each lane resumes: within its run; all of it when published already. */
+        for (unsigned int k = 0; k < a->lanes; k++) {
+                uint64_t first, end;
+
+                wire_lane_range(b->nchunks, s->chunk, a->lanes, k, &first, &end);
+                if (a->resume[k] > end - first ||
+                    ((a->flags & WIRE_ACCEPT_PUBLISHED) && a->resume[k] != end - first)) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes lane %u at chunk %u of %" PRIu64,
+                                            k, a->resume[k], end - first);
+                        return;
+                }
+                s->resumed += wire_run_bytes(s->size, s->chunk, first, first + a->resume[k]);
+        }
+        if (s->resumed)
+                log_info("transfer %" PRIu64 ": %s: the receiver kept %" PRIu64 " of %" PRIu64 " bytes%s",
+                         s->id, s->name, s->resumed, s->size,
+                         a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
+        xfer_grace(b, s->resumed);
         xfer_set_lanes(b, a->lanes);
         if (xfer_lane_run(&l->base) < 0) {
                 send_fail(s, WIRE_E_INTERNAL, "no memory for the block digests");
                 return;
         }
-        l->next_read = l->next_post = l->next_done = l->base.first_seq;
         xfer_set_state(b, XFER_DATA);
+        if (send_lane_resume(l, a->resume[0]) < 0)
+                return;
         if (s->ops->phase)
                 s->ops->phase(s->owner, ENGINE_PHASE_SENDING);
         /* The owner may have cancelled from its callback. */
@@ -161,7 +182,8 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 if (r == 0) {
                         xfer_lane_add(&n->base);
                         r = xfer_lane_run(&n->base);
-                        n->next_read = n->next_post = n->next_done = n->base.first_seq;
+                        if (r == 0 && send_lane_resume(n, a->resume[k]) < 0)
+                                return;
                         if (r == 0)
                                 r = send_lane_connect(n);
                         if (r < 0)
@@ -257,6 +279,11 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                         send_fail(s, WIRE_E_INTERNAL, "rdma_resolve_route: %m");
                 return;
         case RDMA_CM_EVENT_ROUTE_RESOLVED:
+                /* The offer carries the source token: lane 0 waits for it. */
+                if (l->base.idx == 0 && !s->src_ready) {
+                        s->connect_waiting = true;
+                        return;
+                }
                 send_connect(l);
                 return;
         case RDMA_CM_EVENT_ESTABLISHED:
@@ -349,6 +376,54 @@ int send_lane_connect(struct send_lane *l)
 
 /* send_start() failed after admission: no id, nothing on the wire, no
  * callback. */
+/*
+ * The source identity token: the file's device, inode, size and
+ * modification time as they are now, hashed. A receiver resumes only a
+ * partial made from the same token, so a file changed in between (a new
+ * mtime, or replaced: a new inode) is sent whole.
+ */
+static void send_on_source(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+        struct send_lane *l0;
+        uint64_t f[7];
+
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
+                return;
+        if (res == 0) {
+                f[0] = s->stx.stx_dev_major;
+                f[1] = s->stx.stx_dev_minor;
+                f[2] = s->stx.stx_ino;
+                f[3] = s->stx.stx_size;
+                f[4] = (uint64_t)s->stx.stx_mtime.tv_sec;
+                f[5] = s->stx.stx_mtime.tv_nsec;
+                f[6] = s->size;
+                crypto_generichash(s->source, sizeof(s->source), (const uint8_t *)f, sizeof(f), NULL, 0);
+        } else {
+                log_debug("transfer %" PRIu64 ": statx of the file: %s; it cannot resume", s->id,
+                          strerror((int)-res));
+        }
+        s->src_ready = true;
+        l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
+        if (s->connect_waiting && l0) {
+                s->connect_waiting = false;
+                send_connect(l0);
+        }
+}
+
+static void send_source_start(struct engine_send *s)
+{
+        static const char empty[] = "";
+
+        s->src_req.done = send_on_source;
+        if (io_statx(s->base.e->io, &s->src_req, s->fd, empty, AT_EMPTY_PATH,
+                     &s->stx) < 0) {
+                s->src_ready = true;    /* no token: sent whole */
+                return;
+        }
+        xfer_io_start(&s->base, "looking at the file");
+}
+
 static void send_undo(struct engine_send *s, struct send_lane *l)
 {
         if (l)
@@ -412,6 +487,7 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 send_undo(s, l);
                 return r;
         }
+        send_source_start(s);
         /* Resolving and connecting have their own limits; this one covers
          * a receiver that never answers at all. */
         xfer_arm_deadline(&s->base);

@@ -71,6 +71,7 @@ void send_lane_free(struct xfer_lane *b)
         struct send_lane *l = send_lane_of(b);
 
         xfer_lane_deinit(&l->base);
+        rehash_deinit(&l->rh);
         free(l->bufs);
         free(l->spare);
         free(l->inflight);
@@ -134,6 +135,7 @@ static void send_log(struct xfer *b)
                 .peer = b->peer,
                 .file = s->name,
                 .bytes = b->bytes,
+                .resumed = s->resumed,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
                 .text = b->text[0] ? b->text : NULL,
@@ -354,7 +356,7 @@ void send_pump(struct send_lane *l)
         unsigned int n = 0;
 
         if ((s->base.state != XFER_DATA && s->base.state != XFER_FINISHING) ||
-            !l->base.established || l->base.conn.reaping)
+            !l->base.established || l->base.conn.reaping || l->rehashing)
                 return;
         if (!send_read_ahead(l))
                 return;
@@ -452,6 +454,47 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
         if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes &&
             b->state == XFER_DATA)
                 send_verifying(s);
+}
+
+static void send_on_rehashed(struct rehash *h, int r)
+{
+        struct send_lane *l = container_of(h, struct send_lane, rh);
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+
+        if (r < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "reading back the part the receiver kept: %s",
+                                    strerror(-r));
+                return;
+        }
+        l->rehashing = false;
+        /* A lane the receiver had whole has nothing to wait for but its END. */
+        if (l->next_done == l->base.end_seq && ++s->ndone == b->nlanes && b->state == XFER_DATA) {
+                if (!s->base.t_start)
+                        s->base.t_start = s->base.t_last = clock_usec(CLOCK_MONOTONIC);
+                send_verifying(s);
+        }
+        send_pump(l);
+}
+
+int send_lane_resume(struct send_lane *l, uint32_t from)
+{
+        struct engine_send *s = sender_of(l->base.x);
+        uint64_t seq = l->base.first_seq + from;
+        int r;
+
+        l->next_read = l->next_post = l->next_done = seq;
+        if (from == 0)
+                return 0;
+        s->base.bytes += wire_run_bytes(s->size, s->chunk, l->base.first_seq, seq);
+        l->rehashing = true;
+        r = rehash_start(&l->rh, &s->base, &l->base.digest, s->fd, l->base.first_seq * s->chunk,
+                         MIN(seq * s->chunk, s->size), send_on_rehashed);
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "reading back the part the receiver kept: %s", strerror(-r));
+                return r;
+        }
+        return 0;
 }
 
 void send_accept_empty(struct send_lane *l)

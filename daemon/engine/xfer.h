@@ -104,6 +104,7 @@ struct xfer {
         uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress, or set
                                  * with t_last on the data path) */
         struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
+        uint64_t grace_until;   /* usec: resumed, the peer re-reads until about then (xfer_grace) */
         struct event *timer;
         /* Pacing: its own limit (a job's --bwlimit; rate 0: none) and the
          * timer a lane that found no tokens waits on, one per transfer. */
@@ -173,6 +174,16 @@ enum xfer_pace {
         XFER_PACE_DISK,
 };
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
+
+/*
+ * A resumed transfer: after the ACCEPT, each side reads back and hashes
+ * the @bytes kept before its lanes move data (rehash.h), and neither can
+ * see the other's progress meanwhile. Both sides give the other @bytes at
+ * XFER_REREAD_FLOOR bytes/s before xfer_check_pace() judges it; when that
+ * is over the deadline's windows start afresh.
+ */
+#define XFER_REREAD_FLOOR       (64ull << 20)
+void xfer_grace(struct xfer *x, uint64_t bytes);
 
 /*
  * Pacing (cfg rate_limit, per direction; a job's bwlimit, per transfer):

@@ -60,6 +60,7 @@ wait_for() {
 }
 
 # _tb_write_conf FILE LISTEN INCOMING SOCKET [key=value...]
+# partial_dir is INCOMING's sibling "partial", each peer its own.
 _tb_write_conf() {
         local file=$1 listen=$2 incoming=$3 socket=$4 kv
         shift 4
@@ -68,6 +69,7 @@ _tb_write_conf() {
                 echo "# written by the testbed's peers_configure"
                 echo "listen = $listen"
                 echo "incoming_dir = $incoming"
+                echo "partial_dir = $(dirname "$incoming")/partial"
                 echo "control_socket = $socket"
                 for kv in "$@"; do
                         [[ $kv == *=* ]] || tb_fail "peers_configure: '$kv' is not key=value"

@@ -42,6 +42,8 @@ static struct wire_msg sample_offer(const char *name)
         m.offer.lanes = 4;
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 m.offer.token[i] = (uint8_t)(0x30 + i);
+        for (int i = 0; i < WIRE_SOURCE_SIZE; i++)
+                m.offer.source[i] = (uint8_t)(0x40 + i);
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 m.offer.nonce[i] = (uint8_t)(0x60 + i);
         for (int i = 0; i < WIRE_MAC_SIZE; i++)
@@ -58,6 +60,9 @@ static int sample_messages(struct wire_msg *out)
         out[n++] = sample_offer("report-2024.dat");
         msg_reset(&out[n], WIRE_ACCEPT, 15);
         out[n].accept.lanes = 3;
+        out[n].accept.flags = WIRE_ACCEPT_PUBLISHED;
+        out[n].accept.resume[0] = 7;
+        out[n].accept.resume[2] = 0xfffffffeu;
         memset(out[n++].accept.mac, 0x3c, WIRE_MAC_SIZE);
         msg_reset(&out[n], WIRE_REFUSE, 3);
         out[n].refuse.status = WIRE_E_EXISTS;
@@ -237,7 +242,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 106 + WIRE_NAME_MAX, "255-byte name: header + 106 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 122 + WIRE_NAME_MAX, "255-byte name: header + 122 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -290,20 +295,25 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 106 + 1 && buf[6] == WIRE_OFFER && buf[8] == 107 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 122 + 1 && buf[6] == WIRE_OFFER && buf[8] == 123 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 0x30 && buf[16 + 41] == 0x3f &&
-           buf[16 + 42] == 0x60 && buf[16 + 73] == 0x60 + 31 &&
-           buf[16 + 74] == 0xa0 && buf[16 + 105] == 0xa0 + 31 && buf[16 + 106] == 'x',
-           "OFFER: id, size, chunk, flags, name_len, lanes, token, nonce, mac, name in that order");
+           buf[16 + 42] == 0x40 && buf[16 + 57] == 0x4f &&
+           buf[16 + 58] == 0x60 && buf[16 + 89] == 0x60 + 31 &&
+           buf[16 + 90] == 0xa0 && buf[16 + 121] == 0xa0 + 31 && buf[16 + 122] == 'x',
+           "OFFER: id, size, chunk, flags, name_len, lanes, token, source, nonce, mac, name in that order");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
         m.accept.lanes = 4;
+        m.accept.flags = WIRE_ACCEPT_PUBLISHED;
+        m.accept.resume[0] = 0x01020304;
+        m.accept.resume[3] = 9;
         m.accept.mac[0] = 0x77;
         m.accept.mac[31] = 0x88;
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 50 && buf[6] == WIRE_ACCEPT && buf[8] == 34 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
-           buf[18] == 0x77 && buf[49] == 0x88, "ACCEPT: header, then lanes, then mac");
+        ok(len == 16 + 68 && buf[6] == WIRE_ACCEPT && buf[8] == 68 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
+           buf[18] == 1 && buf[19] == 0 && buf[20] == 0x04 && buf[23] == 0x01 && buf[32] == 9 &&
+           buf[52] == 0x77 && buf[83] == 0x88, "ACCEPT: header, then lanes, flags, resume[8], then mac");
 
         m = (struct wire_msg){ .type = WIRE_RESULT, .credits = 1 };
         m.result.status = WIRE_E_SIZE;
@@ -425,15 +435,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 106;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 122;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 106);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 106, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 122);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 122, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -455,16 +465,24 @@ static void test_decode_hostile(void)
         is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT of 0 lanes");
         put16(buf + WIRE_HEADER_SIZE, WIRE_LANES_MAX + 1);
         is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT of more than WIRE_LANES_MAX lanes");
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put32(buf + WIRE_HEADER_SIZE + 4 + 4 * 3, 1);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT resuming a lane it did not grant");
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put16(buf + WIRE_HEADER_SIZE + 2, 0x8000);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT with an unknown flag");
+        acc.accept.resume[5] = 1;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT resuming a lane not granted is refused");
         len = wire_encode(buf, sizeof(buf), &o);
 
         /* A 256-byte name, length fields consistent: still too long. */
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 106 + 256);
+        put32(tmp + 8, 122 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 106 + 255);
+        put32(tmp + 8, 122 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -525,14 +543,14 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 74 + 5, "OFFER MAC input: label + Nr + binding + 74 bytes of fields + name");
-        ok(memcmp(a, "rdmaxfer-v3 sender offer", 24) == 0, "starts with the label, which names the role");
+        is_int(la, 24 + 32 + 34 + 90 + 5, "OFFER MAC input: label + Nr + binding + 90 bytes of fields + name");
+        ok(memcmp(a, "rdmaxfer-v4 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
            a[89] == (7470 >> 8), "then the binding: sender, receiver, port little-endian");
         ok(a[90] == 0x08 && a[97] == 0x01 && a[103] == 0x01 && a[108] == 0x10 && a[112] == 5 &&
-           a[114] == 4 && a[116] == 0x30 && a[131] == 0x3f && a[132] == 0x60 && a[163] == 0x7f &&
-           memcmp(a + 164, "f.txt", 5) == 0,
+           a[114] == 4 && a[116] == 0x30 && a[131] == 0x3f && a[132] == 0x40 && a[147] == 0x4f &&
+           a[148] == 0x60 && a[179] == 0x7f && memcmp(a + 180, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
 
         o2 = o;
@@ -556,6 +574,10 @@ static void test_mac_input(void)
         o2.token[15] ^= 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
         ok(differs(a, la, b, lb), "the lane token is covered");
+        o2 = o;
+        o2.source[0] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the source identity token is covered");
         o2 = o;
         o2.nonce[31] ^= 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
@@ -601,22 +623,31 @@ static void test_mac_inputs_after_offer(void)
 
         memset(mac, 0xab, sizeof(mac));
         la = wire_session_info(a, sizeof(a), mac);
-        ok(la == 19 + 32 && memcmp(a, "rdmaxfer-v3 session", 19) == 0 && a[19] == 0xab && a[50] == 0xab,
+        ok(la == 19 + 32 && memcmp(a, "rdmaxfer-v4 session", 19) == 0 && a[19] == 0xab && a[50] == 0xab,
            "session info: label, then the OFFER's mac");
 
         memset(acc.mac, 0x11, sizeof(acc.mac));
         la = wire_accept_mac_input(a, sizeof(a), &acc);
-        ok(la == 27 + 2 && memcmp(a, "rdmaxfer-v3 receiver accept", 27) == 0 && a[27] == 3 && a[28] == 0,
-           "ACCEPT MAC input: label naming the receiver, lanes (not the mac)");
+        ok(la == 27 + 2 + 2 + 32 && memcmp(a, "rdmaxfer-v4 receiver accept", 27) == 0 && a[27] == 3 && a[28] == 0,
+           "ACCEPT MAC input: label naming the receiver, lanes, flags, resume (not the mac)");
         acc.lanes = 2;
         lb = wire_accept_mac_input(b, sizeof(b), &acc);
         ok(differs(a, la, b, lb), "the granted lanes are covered");
+        acc.lanes = 3;
+        acc.resume[2] = 1;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "where a lane resumes is covered");
+        acc.resume[2] = 0;
+        acc.flags = WIRE_ACCEPT_PUBLISHED;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "the flags are covered");
+        acc.flags = 0;
 
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 h.token[i] = (uint8_t)(0x80 + i);
         memset(h.tag, 0xee, sizeof(h.tag));
         la = wire_lane_mac_input(a, sizeof(a), &bd, &h);
-        ok(la == 23 + 34 + 2 + 2 + 16 && memcmp(a, "rdmaxfer-v3 sender lane", 23) == 0 && a[23] == 0x10 &&
+        ok(la == 23 + 34 + 2 + 2 + 16 && memcmp(a, "rdmaxfer-v4 sender lane", 23) == 0 && a[23] == 0x10 &&
            a[57] == 3 && a[59] == 2 && a[61] == 0x80 && a[76] == 0x8f,
            "lane MAC input: label, binding, flags, lane, token (not the tag)");
         h.lane = 3;
@@ -636,7 +667,7 @@ static void test_mac_inputs_after_offer(void)
                 e.digest[i] = (uint8_t)i;
         memset(e.mac, 0x55, sizeof(e.mac));
         la = wire_end_mac_input(a, sizeof(a), 1, &e);
-        ok(la == 22 + 2 + 8 + 16 && memcmp(a, "rdmaxfer-v3 sender end", 22) == 0 && a[22] == 1 &&
+        ok(la == 22 + 2 + 8 + 16 && memcmp(a, "rdmaxfer-v4 sender end", 22) == 0 && a[22] == 1 &&
            a[24] == 0x08 && a[31] == 0x01 && a[32] == 0 && a[47] == 15,
            "END MAC input: label, lane, bytes, digest (not the mac)");
         lb = wire_end_mac_input(b, sizeof(b), 2, &e);
@@ -654,7 +685,7 @@ static void test_mac_inputs_after_offer(void)
         strcpy(r.text, "bad");
         memset(r.mac, 0x66, sizeof(r.mac));
         la = wire_result_mac_input(a, sizeof(a), 0, &r);
-        ok(la == 27 + 2 + 20 + 3 && memcmp(a, "rdmaxfer-v3 receiver result", 27) == 0 && a[27] == 0 &&
+        ok(la == 27 + 2 + 20 + 3 && memcmp(a, "rdmaxfer-v4 receiver result", 27) == 0 && a[27] == 0 &&
            a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 9 && a[41] == 10 && memcmp(a + 49, "bad", 3) == 0,
            "RESULT MAC input: label, lane, status, text_len, bytes, usec, text (not the mac)");
         r2 = r;
