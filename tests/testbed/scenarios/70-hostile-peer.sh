@@ -31,20 +31,23 @@ beta_log_after() {
         journalctl -u "$BETA_UNIT" --no-pager -o cat --after-cursor "$1"
 }
 
-# beta_logged CURSOR REGEX: beta logged a line matching REGEX after CURSOR.
+# beta_logged CURSOR REGEX: beta logged a line matching REGEX after CURSOR;
+# the lines that match are left in BETA_SEEN (wait_for runs it in this shell).
 beta_logged() {
-        beta_log_after "$1" | grep -qE "$2"
+        BETA_SEEN=$(beta_log_after "$1" | grep -E "$2")
 }
 
 # beta_unhurt MODE [ALLOWED...]: still the same running process, nothing
 # published (but the ALLOWED names), nothing new beside the incoming directory.
 beta_unhurt() {
-        local mode=$1
+        local mode=$1 unit
         shift
-        systemctl is-active --quiet "$BETA_UNIT" || tb_fail "$mode: beta is $(systemctl is-active "$BETA_UNIT")"
-        [[ $(systemctl show -P MainPID "$BETA_UNIT") == "$beta_pid" ]] ||
+        # One systemctl call for the three (each is a round trip to PID 1, slow under TCG).
+        unit=$'\n'$(systemctl show -p ActiveState -p MainPID -p NRestarts "$BETA_UNIT")$'\n'
+        [[ $unit == *$'\nActiveState=active\n'* ]] || tb_fail "$mode: beta is $(systemctl is-active "$BETA_UNIT")"
+        [[ $unit == *$'\nMainPID='"$beta_pid"$'\n'* ]] ||
                 tb_fail "$mode: beta's MainPID changed (crash or watchdog restart)"
-        [[ $(systemctl show -P NRestarts "$BETA_UNIT") == 0 ]] || tb_fail "$mode: beta was restarted"
+        [[ $unit == *$'\nNRestarts=0\n'* ]] || tb_fail "$mode: beta was restarted"
         incoming_clean "$BETA_IN" "$@"
         [[ $(ls -A "$BETA_STATE") == "$state_before" ]] ||
                 tb_fail "$mode: $BETA_STATE changed: $(ls -A "$BETA_STATE" | tr '\n' ' ')"
@@ -65,7 +68,7 @@ hostile() {
                 beta_log_after "$cur" | sed 's/^/    beta: /' >&2
                 tb_fail "$mode: beta did not log /$regex/"
         }
-        beta_log_after "$cur" | grep -E "$regex" | sed 's/^/    beta: /'
+        sed 's/^/    beta: /' <<<"$BETA_SEEN"
         beta_unhurt "$mode" "$@"
 }
 
