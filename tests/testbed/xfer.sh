@@ -40,8 +40,8 @@ reload_applied() {
 }
 
 # make_file PATH SIZE: random contents (SIZE in bytes). shred's one random
-# pass (a userspace PRNG seeded from getrandom) writes them several times
-# faster than /dev/urandom reads under TCG.
+# pass (a userspace PRNG seeded from getrandom) writes them 3.5 times as
+# fast as /dev/urandom reads under TCG (256 MiB: 3.5 s, not 12.4 s).
 make_file() {
         local path=$1 size=$2
         : >"$path"
