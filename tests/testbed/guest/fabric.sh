@@ -48,7 +48,7 @@ down() {
 }
 
 up() {
-        local nodes=(alpha beta) n m t0=$SECONDS
+        local nodes=(alpha beta) n m active t0=$SECONDS
         for n in "$@"; do
                 [[ -n ${ADDR[$n]:-} ]] || { echo "fabric: no node '$n' (gamma, delta)" >&2; exit 2; }
                 [[ $n == alpha || $n == beta ]] || nodes+=("$n")
@@ -66,6 +66,7 @@ up() {
         ip link del tb-alpha 2>/dev/null || true
         ip rule del pref 10 2>/dev/null || true
         ip rule del pref 11 2>/dev/null || true
+        log "the pair removed after $((SECONDS - t0)) s"
 
         # No STP: ports forward at once. MTU 9000, as the pair: rxe runs 4096.
         ip link add "$BRIDGE" mtu 9000 type bridge stp_state 0 forward_delay 0
@@ -87,15 +88,21 @@ up() {
                                 dev "tb-$n" nud permanent
                 done
         done
+        log "links and routes after $((SECONDS - t0)) s"
         for n in "${nodes[@]}"; do
                 rdma link add "rxe_$n" type rxe netdev "tb-$n"
         done
+        log "rxe devices added after $((SECONDS - t0)) s"
         for _ in $(seq 300); do
+                active=1
                 for n in "${nodes[@]}"; do
-                        [[ $(rdma link show "rxe_$n/1" 2>/dev/null) == *"state ACTIVE"* ]] || continue 2
+                        [[ $(rdma link show "rxe_$n/1" 2>/dev/null) == *"state ACTIVE"* ]] || { active=0; break; }
                 done
-                log "${nodes[*]} ACTIVE on $BRIDGE after $((SECONDS - t0)) s"
-                return 0
+                if ((active)); then
+                        log "${nodes[*]} ACTIVE on $BRIDGE after $((SECONDS - t0)) s"
+                        return 0
+                fi
+                sleep 0.1
         done
         rdma link show >&2
         echo "fabric: rxe devices not ACTIVE after 30 s" >&2
