@@ -582,12 +582,20 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
         return wire_mac_done(&out, total);
 }
 
-void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
-                     uint64_t *end)
+uint64_t wire_blocks(uint64_t size)
 {
-        /* nchunks < 2^32 and lanes <= 2^16: the products cannot overflow. */
-        *first = nchunks * k / lanes;
-        *end = nchunks * (k + 1) / lanes;
+        return size / WIRE_BLOCK_SIZE + (size % WIRE_BLOCK_SIZE != 0);
+}
+
+void wire_lane_range(uint64_t nchunks, uint32_t chunk, unsigned int lanes, unsigned int k,
+                     uint64_t *first, uint64_t *end)
+{
+        uint64_t per = WIRE_BLOCK_SIZE / chunk;
+        uint64_t blocks = nchunks / per + (nchunks % per != 0);
+
+        /* blocks <= nchunks < 2^32 and lanes <= 2^16: no overflow. */
+        *first = MIN(blocks * k / lanes * per, nchunks);
+        *end = MIN(blocks * (k + 1) / lanes * per, nchunks);
 }
 
 uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t end)

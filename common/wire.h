@@ -18,7 +18,8 @@
  *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
  *                 payload = raw file bytes at offset seq * chunk_size
  *   R->S  CREDIT  more receive slots are posted for you
- *   S->R  END     the lane's bytes + XXH3-128 of the lane's bytes, in order, MAC
+ *   S->R  END     the lane's bytes + the lane's digest, MAC: XXH3-128 over the
+ *                 XXH3-128s of the lane's WIRE_BLOCK_SIZE blocks (digest.h)
  *   R->S  RESULT  status of verify + publish, receiver's byte count and time, MAC
  *
  * Lanes: a transfer may be striped over several connections (RC queue
@@ -26,9 +27,13 @@
  * OFFER goes over the first connection (lane 0) and asks for up to
  * WIRE_LANES_MAX lanes; the ACCEPT grants some number of them. The sender
  * then connects the other lanes with a hello that names the lane and
- * carries the offer's random token. The chunks are split into contiguous
- * runs, one per lane (wire_lane_range), and each lane carries only its own
- * run, in order, then its own END. On every lane the receiver answers with
+ * carries the offer's random token. The file's 64 MiB digest blocks are
+ * split into contiguous runs, one per lane (wire_lane_range), so a lane
+ * starts on a block boundary (the chunk size divides WIRE_BLOCK_SIZE) and
+ * no lane is granted without a block of its own; each lane carries only
+ * its own run of chunks, in order, then its own END. Version 4: the
+ * block-aligned runs and END's digest over blocks (version 3 split chunks
+ * evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
  *
  * Authentication (both sides configured with the same pre-shared key K;
@@ -75,7 +80,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            3
+#define WIRE_VERSION            4
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
@@ -87,6 +92,8 @@
 #define WIRE_CTRL_MAX           512             /* largest control message */
 #define WIRE_TOKEN_SIZE         16
 #define WIRE_LANES_MAX          8
+/* The digest's block (digest.h), and the unit of the lane split. */
+#define WIRE_BLOCK_SIZE         (64u << 20)
 
 /* Private data sizes (rdma_cm allows 56 bytes on REQ, 196 on REP, 148 on REJ). */
 #define WIRE_HELLO_SIZE         44
@@ -278,13 +285,18 @@ int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
 int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e);
 int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r);
 
+/* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
+uint64_t wire_blocks(uint64_t size);
+
 /*
- * The chunks lane @k of @lanes carries: [*first, *end). Contiguous runs in
- * lane order, sizes differing by at most one, every one non-empty when
- * nchunks >= lanes. @lanes >= 1, @k < @lanes, @nchunks < 2^32.
+ * The chunks lane @k of @lanes carries: [*first, *end). The file's blocks
+ * are cut into contiguous runs in lane order, their block counts differing
+ * by at most one, so every run starts on a block boundary and is
+ * non-empty when the blocks are at least @lanes. @chunk divides
+ * WIRE_BLOCK_SIZE, @lanes >= 1, @k < @lanes, @nchunks < 2^32.
  */
-void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
-                     uint64_t *end);
+void wire_lane_range(uint64_t nchunks, uint32_t chunk, unsigned int lanes, unsigned int k,
+                     uint64_t *first, uint64_t *end);
 
 /* Bytes of chunks [first, end) of a @size-byte file cut into @chunk-byte
  * chunks (the last may be short): what a lane's END counts. */

@@ -66,6 +66,7 @@ struct engine {
         struct ring send_ring;
         struct io *io;
         int incoming_fd;                /* O_DIRECTORY of cfg.incoming_dir */
+        bool xattr_said;                /* "no user xattrs there", once (recv-file.c) */
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;
         struct xfer *xfers[XFER_DIRS];

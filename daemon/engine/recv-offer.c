@@ -24,14 +24,15 @@
 /*
  * How many lanes to grant: as many as asked for, but about *lanes* queue
  * pairs in all, split between the transfers receiving now (this one
- * included), and only while each lane still gets a fair run of chunks.
+ * included), and only while each lane still gets a fair run of chunks and
+ * a 64 MiB block of its own (runs start on block boundaries, wire.h).
  * Concurrent transfers already use several queue pairs; striping them too
  * would only shrink every lane's window.
  */
 static unsigned int recv_lanes_grant(const struct recv_xfer *x)
 {
         const struct xfer *b = &x->base;
-        uint64_t by_size = b->nchunks / RECV_LANE_MIN_CHUNKS;
+        uint64_t by_size = MIN(b->nchunks / RECV_LANE_MIN_CHUNKS, wire_blocks(b->size));
         unsigned int n = MIN((unsigned int)x->offer.lanes, xfer_lanes_share(b->e, b->ring->conns));
 
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
@@ -46,10 +47,15 @@ void recv_accept(struct recv_xfer *x)
         struct wire_msg m = { .type = WIRE_ACCEPT };
         int r;
 
+        b->size = o->size;
+        b->chunk = o->chunk_size;
         b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
         /* Lane 0 keeps what it has; it is due its part of the transfer's. */
         xfer_set_lanes(b, recv_lanes_grant(x));
-        xfer_lane_run(&l0->base);
+        if (xfer_lane_run(&l0->base) < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "no memory for the block digests");
+                return;
+        }
         l0->next_seq = l0->base.first_seq;
         xfer_set_state(b, XFER_DATA);
         m.accept.lanes = (uint16_t)b->nlanes;
@@ -97,6 +103,12 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         }
         if (o->chunk_size < RECV_CHUNK_MIN || o->chunk_size > e->slot_size) {
                 snprintf(text, len, "chunk size out of range");
+                return WIRE_E_PROTOCOL;
+        }
+        /* Lanes start on digest block boundaries, which must be chunk boundaries. */
+        if (WIRE_BLOCK_SIZE % o->chunk_size != 0) {
+                snprintf(text, len, "chunk size %u does not divide the %u-byte digest block",
+                         o->chunk_size, WIRE_BLOCK_SIZE);
                 return WIRE_E_PROTOCOL;
         }
         /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */

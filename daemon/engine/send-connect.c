@@ -66,8 +66,14 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 return;
         }
         s->chunk = MIN(e->slot_size, w.slot_size);
+        /* A power of two (ours is), so chunks tile the 64 MiB digest blocks
+         * whatever slot size the receiver names. */
+        while (s->chunk & (s->chunk - 1))
+                s->chunk &= s->chunk - 1;
         /* The burst is counted in chunks (bucket.h): now we know them. */
         xfer_pace_set(b, s->bwlimit, s->chunk);
+        b->size = s->size;
+        b->chunk = s->chunk;
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
         if (b->nchunks > UINT32_MAX) {
                 send_fail_permanent(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes",
@@ -82,7 +88,9 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         /* The receiver may grant fewer. */
         for (struct xfer *o = xfer_first(e, XFER_SEND); o; o = o->next)
                 sending += o->state != XFER_CLOSING;
-        xfer_set_lanes(b, xfer_lanes_share(e, sending));
+        /* A lane with no 64 MiB block of its own would carry nothing. */
+        xfer_set_lanes(b, (unsigned int)MAX(1u, MIN((uint64_t)xfer_lanes_share(e, sending),
+                                                     wire_blocks(s->size))));
         m.offer.lanes = (uint16_t)b->nlanes;
         memcpy(m.offer.token, s->token, WIRE_TOKEN_SIZE);
         snprintf(m.offer.name, sizeof(m.offer.name), "%s", s->name);
@@ -125,7 +133,7 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 return;
         }
         /* Every lane must have a run of its own to carry. */
-        if (a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(b->nchunks, 1u)) {
+        if (a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(wire_blocks(s->size), 1u)) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes,
                                     b->nlanes);
                 return;
@@ -133,7 +141,10 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
         xfer_set_lanes(b, a->lanes);
-        xfer_lane_run(&l->base);
+        if (xfer_lane_run(&l->base) < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "no memory for the block digests");
+                return;
+        }
         l->next_read = l->next_post = l->next_done = l->base.first_seq;
         xfer_set_state(b, XFER_DATA);
         if (s->ops->phase)
@@ -149,9 +160,10 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 r = send_lane_new(s, k, &n);
                 if (r == 0) {
                         xfer_lane_add(&n->base);
-                        xfer_lane_run(&n->base);
+                        r = xfer_lane_run(&n->base);
                         n->next_read = n->next_post = n->next_done = n->base.first_seq;
-                        r = send_lane_connect(n);
+                        if (r == 0)
+                                r = send_lane_connect(n);
                         if (r < 0)
                                 send_lane_drop(n);
                 }

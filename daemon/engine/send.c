@@ -118,7 +118,6 @@ static void send_log(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         char hex[DIGEST_HEX_SIZE];
-        uint8_t d[WIRE_DIGEST_SIZE];
         bool ok = b->outcome == ENGINE_DONE;
 
         if (ok)
@@ -126,10 +125,8 @@ static void send_log(struct xfer *b)
         else
                 log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
                             b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
-        if (ok) {
-                digest_lanes(s->digest, b->nlanes, d);
-                digest_hex(d, hex);
-        }
+        if (ok)
+                digest_hex(s->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
                 .id = s->id,
@@ -309,11 +306,13 @@ void send_post_end(struct send_lane *l)
                 send_fail(s, WIRE_E_INTERNAL, "posting END: %s", strerror(-r));
                 return;
         }
-        memcpy(s->digest[l->base.idx], m.end.digest, WIRE_DIGEST_SIZE);
         l->credits--;
         l->base.ended = true;
-        if (++b->nended == b->nlanes)
+        if (++b->nended == b->nlanes) {
+                /* Every lane is still here: each waits for the RESULT. */
+                (void)xfer_digest(b, s->digest);
                 xfer_arm_timer(b, SEND_VERDICT_SEC);
+        }
 }
 
 /* Reads into every free buffer, in sequence order. false after a failure. */

@@ -71,7 +71,7 @@ struct engine_send {
         uint32_t signal_every;
         uint64_t bytes_done;    /* acknowledged */
         unsigned int ndone;     /* lanes whose every chunk is acknowledged */
-        uint8_t digest[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
+        uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once every END is out */
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)

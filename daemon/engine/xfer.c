@@ -381,9 +381,30 @@ void xfer_lane_add(struct xfer_lane *l)
         l->x->nlive++;
 }
 
-void xfer_lane_run(struct xfer_lane *l)
+int xfer_lane_run(struct xfer_lane *l)
 {
-        wire_lane_range(l->x->nchunks, l->x->nlanes, l->idx, &l->first_seq, &l->end_seq);
+        const struct xfer *x = l->x;
+
+        wire_lane_range(x->nchunks, x->chunk, x->nlanes, l->idx, &l->first_seq, &l->end_seq);
+        /* Its block hashes' room now, not on the data path: bounded by the
+         * file size (16 bytes per 64 MiB). */
+        return digest_start(&l->digest, MIN(l->first_seq * x->chunk, x->size),
+                            wire_run_bytes(x->size, x->chunk, l->first_seq, l->end_seq));
+}
+
+bool xfer_digest(const struct xfer *x, uint8_t out[WIRE_DIGEST_SIZE])
+{
+        const struct digest *run[WIRE_LANES_MAX];
+
+        for (unsigned int k = 0; k < x->nlanes; k++) {
+                if (!x->lane[k]) {
+                        memset(out, 0, WIRE_DIGEST_SIZE);
+                        return false;
+                }
+                run[k] = &x->lane[k]->digest;
+        }
+        digest_join(run, x->nlanes, out);
+        return true;
 }
 
 void xfer_set_lanes(struct xfer *x, unsigned int nlanes)

@@ -54,7 +54,7 @@ struct xfer_lane {
         bool ended;             /* its END: received, or posted */
         struct ring_hold hold;  /* its slots of x->ring */
         uint64_t first_seq, end_seq;    /* its run of chunks */
-        struct digest digest;   /* over its run, in order */
+        struct digest digest;   /* over its run's blocks, in order (xfer_lane_run) */
 };
 
 struct xfer_ops {
@@ -94,6 +94,8 @@ struct xfer {
         unsigned int nended;
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the receiver's, Nr */
         struct auth_session session;    /* with a key: from the offer on (wire.h) */
+        uint64_t size;          /* the file's bytes, with the chunk size (the OFFER's) */
+        uint32_t chunk;
         uint64_t nchunks;
         uint64_t bytes;         /* data moved: received, or acknowledged */
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC: data starts */
@@ -222,8 +224,12 @@ int xfer_lane_admit(struct xfer_lane *l);
 void xfer_lane_deinit(struct xfer_lane *l);
 /* Attach a lane to @x and make @x wait for its reaping. */
 void xfer_lane_add(struct xfer_lane *l);
-/* Its run of chunks, now that x->nchunks and x->nlanes are known. */
-void xfer_lane_run(struct xfer_lane *l);
+/* Its run of chunks, now that x->size, x->chunk, x->nchunks and x->nlanes
+ * are known, and its digest started there: 0 or -ENOMEM. */
+int xfer_lane_run(struct xfer_lane *l);
+/* The file's digest from every lane's (digest.h), each with its run whole:
+ * false (and @out zero) when a lane is gone already. */
+bool xfer_digest(const struct xfer *x, uint8_t out[WIRE_DIGEST_SIZE]);
 /* Each lane's due is 1/nlanes of what its transfer may hold. */
 void xfer_set_lanes(struct xfer *x, unsigned int nlanes);
 

@@ -147,9 +147,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 4);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v4 is -EPROTONOSUPPORT");
-        is_int(h2.version, 4, "and still reports the peer's version");
+        put16(buf + 4, 5);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v5 is -EPROTONOSUPPORT");
+        is_int(h2.version, 5, "and still reports the peer's version");
         put16(buf + 4, 2);
         is_int(wire_decode_hello(buf, 28, &h2), -EPROTONOSUPPORT, "a 28-byte version-2 hello is -EPROTONOSUPPORT");
         is_int(h2.version, 2, "and reports version 2");
@@ -255,7 +255,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x03, 0x00, 0x05, 0x00,  /* magic, v3, END */
+                0x52, 0x44, 0x52, 0x58, 0x04, 0x00, 0x05, 0x00,  /* magic, v4, END */
                 0x38, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 56, credits 7 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
                 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
@@ -266,7 +266,7 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x03, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x04, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
@@ -695,39 +695,68 @@ static void test_binding(void)
         is_int(wire_binding_set(&b, &un, (struct sockaddr *)&r4), -EAFNOSUPPORT, "not IP: -EAFNOSUPPORT");
 }
 
-/* The runs of chunks the lanes carry: contiguous, in order, covering all. */
+/* The runs of chunks the lanes carry: contiguous, in order, covering all,
+ * each starting on a digest block boundary. */
 static void test_lane_range(void)
 {
-        static const uint64_t sizes[] = { 1, 7, 8, 9, 31, 32, 33, 1024, 1025, 4294967295ull };
-        bool tiled = true, balanced = true, nonempty = true;
+        static const uint32_t chunks[] = { 4096, 1u << 20, 16u << 20, WIRE_BLOCK_SIZE };
+        static const uint64_t blocks[] = { 0, 1, 2, 7, 8, 9, 33, 1024 };
+        bool tiled = true, balanced = true, nonempty = true, aligned = true;
         uint64_t first, end;
 
-        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-                for (unsigned int lanes = 1; lanes <= WIRE_LANES_MAX; lanes++) {
-                        uint64_t next = 0, lo = UINT64_MAX, hi = 0;
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+                uint64_t per = WIRE_BLOCK_SIZE / chunks[c];
 
-                        for (unsigned int k = 0; k < lanes; k++) {
-                                wire_lane_range(sizes[i], lanes, k, &first, &end);
-                                if (first != next || end < first)
-                                        tiled = false;
-                                if (end == first && sizes[i] >= lanes)
-                                        nonempty = false;
-                                lo = end - first < lo ? end - first : lo;
-                                hi = end - first > hi ? end - first : hi;
-                                next = end;
+                for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+                        for (int tail = -1; tail <= 1; tail++) {
+                                /* Just short of, on, or just past a block boundary. */
+                                uint64_t nchunks = blocks[i] * per + (uint64_t)((int64_t)tail);
+                                uint64_t nblocks;
+
+                                if ((blocks[i] == 0 && tail < 0) || (per == 1 && tail < 0))
+                                        continue;
+                                nblocks = (nchunks + per - 1) / per;
+                                for (unsigned int lanes = 1; lanes <= WIRE_LANES_MAX; lanes++) {
+                                        uint64_t next = 0, lo = UINT64_MAX, hi = 0;
+
+                                        for (unsigned int k = 0; k < lanes; k++) {
+                                                wire_lane_range(nchunks, chunks[c], lanes, k, &first, &end);
+                                                if (first != next || end < first)
+                                                        tiled = false;
+                                                if (first % per != 0 && first != nchunks)
+                                                        aligned = false;
+                                                if (end == first && nblocks >= lanes)
+                                                        nonempty = false;
+                                                /* In whole blocks, the short last one counting one. */
+                                                lo = MIN(lo, (end - first + per - 1) / per);
+                                                hi = MAX(hi, (end - first + per - 1) / per);
+                                                next = end;
+                                        }
+                                        if (next != nchunks)
+                                                tiled = false;
+                                        if (hi - lo > 1)
+                                                balanced = false;
+                                }
                         }
-                        if (next != sizes[i])
-                                tiled = false;
-                        if (hi - lo > 1)
-                                balanced = false;
-                }
+        }
         ok(tiled, "lane runs are contiguous, in lane order, and cover every chunk once");
-        ok(balanced, "lane runs differ by at most one chunk");
-        ok(nonempty, "no lane is empty while there are as many chunks as lanes");
-        wire_lane_range(1024, 1, 0, &first, &end);
+        ok(aligned, "every lane run starts on a 64 MiB block boundary");
+        ok(balanced, "lane runs differ by at most one block");
+        ok(nonempty, "no lane is empty while there are as many blocks as lanes");
+        wire_lane_range(1024, 1u << 20, 1, 0, &first, &end);
         ok(first == 0 && end == 1024, "one lane carries everything");
-        wire_lane_range(1024, 4, 2, &first, &end);
-        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767");
+        wire_lane_range(1024, 1u << 20, 4, 2, &first, &end);
+        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767 (blocks 8..11)");
+        wire_lane_range(50, 1u << 20, 2, 0, &first, &end);
+        ok(first == 0 && end == 0, "a file under one block: lane 0 of 2 gets nothing");
+        wire_lane_range(50, 1u << 20, 2, 1, &first, &end);
+        ok(first == 0 && end == 50, "and lane 1 of 2 all of it (so the receiver grants one lane)");
+        wire_lane_range(2 * 64 + 5, 1u << 20, 2, 1, &first, &end);
+        ok(first == 64 && end == 2 * 64 + 5, "3 blocks, the last short, on 2 lanes: lane 1 from block 1");
+        is_int(wire_blocks(0), 0, "an empty file has no blocks");
+        is_int(wire_blocks(1), 1, "one byte is one short block");
+        is_int(wire_blocks(WIRE_BLOCK_SIZE), 1, "64 MiB is one block");
+        is_int(wire_blocks(WIRE_BLOCK_SIZE + 1ull), 2, "64 MiB and a byte are two");
 
         is_int(wire_run_bytes(10 * 4096 + 100, 4096, 0, 11), 10 * 4096 + 100, "all runs: the file size");
         is_int(wire_run_bytes(10 * 4096 + 100, 4096, 8, 11), 2 * 4096 + 100, "the last run ends short");
