@@ -88,6 +88,10 @@ extern const char statscmd_help[];
 int sumcmd_run(const char *socket_path, int argc, char **argv);
 extern const char sumcmd_help[];
 
+/* The `hosts` command (hostscmd.c): needs no daemon. */
+int hostscmd_run(const char *socket_path, int argc, char **argv);
+extern const char hostscmd_help[];
+
 /* The `send` command (sendcmd.c). */
 int sendcmd_run(const char *socket_path, int argc, char **argv);
 extern const char sendcmd_help[];

@@ -44,7 +44,7 @@ _xferctl() {
                 elif [[ $cur == -* ]]; then
                         mapfile -t COMPREPLY < <(compgen -W '-s --socket -h --help -V --version' -- "$cur")
                 else
-                        mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum help' -- "$cur")
+                        mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts help' -- "$cur")
                 fi
                 return 0
         fi
@@ -65,7 +65,7 @@ _xferctl() {
         case $cmd in
         send) opts='--as --bwlimit --retries --no-wait --json -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
-        cancel) opts='-h --help' ;;
+        cancel | hosts) opts='-h --help' ;;
         sum) opts='--cached -h --help' ;;
         help) opts='' ;;
         *) return 0 ;;
@@ -97,7 +97,7 @@ _xferctl() {
                 ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W "$(_xferctl_ids "$sock")" -- "$cur")
                 ;;
         help)
-                ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum' -- "$cur")
+                ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts' -- "$cur")
                 ;;
         esac
         return 0
