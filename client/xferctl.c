@@ -62,6 +62,9 @@ void xferctl_usage(FILE *f)
               "  status ID [--json]   show one job\n"
               "  cancel ID            cancel a queued, retrying or running job\n"
               "  stats [--json]       show the daemon's counters since it started\n"
+              "  sum [--cached] [FILE...]\n"
+              "                       print FILEs' digests, as RDMAXFER_DIGEST has them\n"
+              "  hosts [NODELIST]     print a Slurm hostlist (node[01-16]) one host a line\n"
               "  help [COMMAND]       show help for a command\n"
               "\n"
               "Options (before the command):\n"
@@ -521,6 +524,8 @@ static const struct xferctl_cmd xferctl_cmds[] = {
         { "status", cmd_status, status_help },
         { "cancel", cmd_cancel, cancel_help },
         { "stats", statscmd_run, statscmd_help },
+        { "sum", sumcmd_run, sumcmd_help },
+        { "hosts", hostscmd_run, hostscmd_help },
         { "help", cmd_help, NULL },
 };
 

@@ -86,6 +86,14 @@ int xferctl_parse_opts(int argc, char **argv, const char *help, bool *json, int 
 int statscmd_run(const char *socket_path, int argc, char **argv);
 extern const char statscmd_help[];
 
+/* The `sum` command (sumcmd.c): no daemon needed. */
+int sumcmd_run(const char *socket_path, int argc, char **argv);
+extern const char sumcmd_help[];
+
+/* The `hosts` command (hostscmd.c): needs no daemon. */
+int hostscmd_run(const char *socket_path, int argc, char **argv);
+extern const char hostscmd_help[];
+
 /* The `send` command (sendcmd.c). */
 int sendcmd_run(const char *socket_path, int argc, char **argv);
 extern const char sendcmd_help[];

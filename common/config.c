@@ -48,6 +48,9 @@ enum config_key {
         CONFIG_KEY_RETRY_DELAY_MAX,
         CONFIG_KEY_METRICS_FILE,
         CONFIG_KEY_METRICS_INTERVAL,
+        CONFIG_KEY_PARTIAL_DIR,
+        CONFIG_KEY_PARTIAL_RETENTION,
+        CONFIG_KEY_PARTIAL_MAX_BYTES,
         _CONFIG_KEY_MAX,
 };
 
@@ -145,6 +148,12 @@ void config_init(struct config *cfg)
                 .metrics_file = "",
                 /* node_exporter's own scrape interval is commonly 15 s. */
                 .metrics_interval = 15,
+                /* Beside incoming_dir (the same file system: a partial is
+                 * linked, not copied), out of its readers' sight. */
+                .partial_dir = "/var/lib/rdmaxferd/partial",
+                /* Long enough for a weekend's outage and the retries after it. */
+                .partial_retention = 3 * 24 * 3600,
+                .partial_max_bytes = 64ull << 30,
         };
 }
 
@@ -434,6 +443,13 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_RETRY_DELAY_MAX]    = CONFIG_NUMBER(retry_delay_max, 1, 3600),
         [CONFIG_KEY_METRICS_FILE]       = CONFIG_CUSTOM("metrics_file", config_set_metrics_file),
         [CONFIG_KEY_METRICS_INTERVAL]   = CONFIG_NUMBER(metrics_interval, 1, 3600),
+        /* Empty: no partials kept, no transfer resumed. */
+        [CONFIG_KEY_PARTIAL_DIR]        = CONFIG_PATH(partial_dir, true),
+        [CONFIG_KEY_PARTIAL_RETENTION]  = CONFIG_NUMBER(partial_retention, 1, 365 * 24 * 3600),
+        [CONFIG_KEY_PARTIAL_MAX_BYTES]  = { CONFIG_FIELD(partial_max_bytes), .kind = CONFIG_VALUE_SIZE,
+                                            .min = 0, .max = UINT64_MAX,
+                                            .why = "must be a size in bytes (suffix K, M, G or T), "
+                                                   "0 to keep no partial" },
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */

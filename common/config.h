@@ -59,6 +59,9 @@ struct config {
         uint32_t retry_delay_max;       /* retry_delay_max = 1..3600 s, the backoff's cap */
         char metrics_file[PATH_MAX];    /* metrics_file = absolute path of a file; "" = none */
         uint32_t metrics_interval;      /* metrics_interval = 1..3600 s between writes */
+        char partial_dir[PATH_MAX];     /* partial_dir = absolute path; "" = never resume */
+        uint32_t partial_retention;     /* partial_retention = 1..31536000 s a partial is kept */
+        uint64_t partial_max_bytes;     /* partial_max_bytes = bytes, K/M/G/T, all partials; 0 = none */
 };
 
 /* Fill @cfg with the built-in defaults. */

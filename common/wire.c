@@ -14,8 +14,9 @@
  *
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
  *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
- *           mode u32, mtime_ns u64, token[16], nonce[32], mac[32], name[name_len]
- *   ACCEPT  lanes u16, file u32, mac[32]
+ *           mode u32, mtime_ns u64, token[16], source[16], nonce[32], mac[32],
+ *           name[name_len]
+ *   ACCEPT  lanes u16, flags u16, file u32, resume[8] u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
  *   END     file u32, bytes u64, digest[16], mac[32]
@@ -24,8 +25,9 @@
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
-#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
-#define WIRE_ACCEPT_LEN         (2 + 4 + WIRE_MAC_SIZE)
+#define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + \
+                                 WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
+#define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
 #define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + WIRE_MAC_SIZE)
@@ -33,13 +35,13 @@
 
 /* The MAC labels: each names the role that MACs and the message. None is
  * a prefix of another. */
-#define WIRE_LABEL_OFFER        "rdmaxfer-v3 sender offer"
-#define WIRE_LABEL_NEXT         "rdmaxfer-v3 sender next offer"
-#define WIRE_LABEL_SESSION      "rdmaxfer-v3 session"
-#define WIRE_LABEL_ACCEPT       "rdmaxfer-v3 receiver accept"
-#define WIRE_LABEL_LANE         "rdmaxfer-v3 sender lane"
-#define WIRE_LABEL_END          "rdmaxfer-v3 sender end"
-#define WIRE_LABEL_RESULT       "rdmaxfer-v3 receiver result"
+#define WIRE_LABEL_OFFER        "rdmaxfer-v4 sender offer"
+#define WIRE_LABEL_NEXT         "rdmaxfer-v4 sender next offer"
+#define WIRE_LABEL_SESSION      "rdmaxfer-v4 session"
+#define WIRE_LABEL_ACCEPT       "rdmaxfer-v4 receiver accept"
+#define WIRE_LABEL_LANE         "rdmaxfer-v4 sender lane"
+#define WIRE_LABEL_END          "rdmaxfer-v4 sender end"
+#define WIRE_LABEL_RESULT       "rdmaxfer-v4 receiver result"
 #define WIRE_LABEL_LEN(l)       (sizeof(l) - 1)
 
 static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
@@ -241,8 +243,12 @@ static int wire_payload_len(const struct wire_msg *m)
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
         case WIRE_ACCEPT:
-                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
+                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
+                    (m->accept.flags & ~WIRE_ACCEPT_FLAGS) != 0)
                         return -EINVAL;
+                for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
+                        if (m->accept.resume[k] != 0)
+                                return -EINVAL;
                 return WIRE_ACCEPT_LEN;
         case WIRE_CREDIT:
                 return 0;
@@ -295,13 +301,17 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u32(&o, m->offer.mode);
                 bytes_put_u64(&o, m->offer.mtime_ns);
                 bytes_put_mem(&o, m->offer.token, WIRE_TOKEN_SIZE);
+                bytes_put_mem(&o, m->offer.source, WIRE_SOURCE_SIZE);
                 bytes_put_mem(&o, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
                 bytes_put_u16(&o, m->accept.lanes);
+                bytes_put_u16(&o, m->accept.flags);
                 bytes_put_u32(&o, m->accept.file);
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        bytes_put_u32(&o, m->accept.resume[k]);
                 bytes_put_mem(&o, m->accept.mac, WIRE_MAC_SIZE);
                 break;
         case WIRE_REFUSE:
@@ -374,6 +384,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->offer.mode = bytes_get_u32(&in);
                 m->offer.mtime_ns = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->offer.token, WIRE_TOKEN_SIZE);
+                bytes_get_mem(&in, m->offer.source, WIRE_SOURCE_SIZE);
                 bytes_get_mem(&in, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
@@ -388,10 +399,18 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (plen != WIRE_ACCEPT_LEN)
                         return -EBADMSG;
                 m->accept.lanes = bytes_get_u16(&in);
+                m->accept.flags = bytes_get_u16(&in);
                 m->accept.file = bytes_get_u32(&in);
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        m->accept.resume[k] = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->accept.mac, WIRE_MAC_SIZE);
-                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX)
+                if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
+                    (m->accept.flags & ~WIRE_ACCEPT_FLAGS) != 0)
                         return -EBADMSG;
+                /* Lanes not granted resume nothing. */
+                for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
+                        if (m->accept.resume[k] != 0)
+                                return -EBADMSG;
                 break;
         case WIRE_CREDIT:
                 if (plen != 0)
@@ -506,6 +525,7 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_u32(out, o->mode);
         bytes_put_u64(out, o->mtime_ns);
         bytes_put_mem(out, o->token, WIRE_TOKEN_SIZE);
+        bytes_put_mem(out, o->source, WIRE_SOURCE_SIZE);
         bytes_put_mem(out, o->nonce, WIRE_NONCE_SIZE);
         bytes_put_mem(out, o->name, n);
 }
@@ -565,13 +585,17 @@ int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SI
 int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a)
 {
         struct bytes_out out = BYTES_OUT(buf, cap);
-        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + 2 + 4;
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + WIRE_ACCEPT_LEN - WIRE_MAC_SIZE;
 
         if (!buf || cap < total)
                 return -EMSGSIZE;
+        /* Where each lane resumes is the receiver's word: the MAC covers it. */
         bytes_put_mem(&out, WIRE_LABEL_ACCEPT, WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT));
         bytes_put_u16(&out, a->lanes);
+        bytes_put_u16(&out, a->flags);
         bytes_put_u32(&out, a->file);
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                bytes_put_u32(&out, a->resume[k]);
         return wire_mac_done(&out, total);
 }
 
@@ -633,12 +657,20 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
         return wire_mac_done(&out, total);
 }
 
-void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
-                     uint64_t *end)
+uint64_t wire_blocks(uint64_t size)
 {
-        /* nchunks < 2^32 and lanes <= 2^16: the products cannot overflow. */
-        *first = nchunks * k / lanes;
-        *end = nchunks * (k + 1) / lanes;
+        return size / WIRE_BLOCK_SIZE + (size % WIRE_BLOCK_SIZE != 0);
+}
+
+void wire_lane_range(uint64_t nchunks, uint32_t chunk, unsigned int lanes, unsigned int k,
+                     uint64_t *first, uint64_t *end)
+{
+        uint64_t per = WIRE_BLOCK_SIZE / chunk;
+        uint64_t blocks = nchunks / per + (nchunks % per != 0);
+
+        /* blocks <= nchunks < 2^32 and lanes <= 2^16: no overflow. */
+        *first = MIN(blocks * k / lanes * per, nchunks);
+        *end = MIN(blocks * (k + 1) / lanes * per, nchunks);
 }
 
 uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t end)

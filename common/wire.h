@@ -12,15 +12,19 @@
  *   receiver-> sender    REJ  struct wire_reject   (status, supported version)
  *
  * Then, over the QP:
- *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, the
- *                 sender's nonce Ns, the file's index in the session and
- *                 the job's totals (files, bytes), MAC (with a key)
- *   R->S  ACCEPT  lanes granted, the file's index, MAC; or REFUSE (status + text)
+ *   S->R  OFFER   name, size, chunk size, lanes wanted, lane token, source
+ *                 identity token, the sender's nonce Ns, the file's index
+ *                 in the session and the job's totals (files, bytes), MAC
+ *                 (with a key)
+ *   R->S  ACCEPT  lanes granted, flags, the file's index, where each lane
+ *                 resumes (chunks of its run kept from an interrupted
+ *                 attempt), MAC; or REFUSE (status + text)
  *   S->R  data    IBV_WR_SEND_WITH_IMM, imm = htobe32(chunk sequence number),
  *                 payload = raw file bytes at offset seq * chunk_size
  *   R->S  CREDIT  more receive slots are posted for you
- *   S->R  END     the file's index, the lane's bytes + XXH3-128 of the
- *                 lane's bytes, in order, MAC
+ *   S->R  END     the file's index, the lane's bytes + the lane's digest,
+ *                 MAC: XXH3-128 over the XXH3-128s of the lane's
+ *                 WIRE_BLOCK_SIZE blocks of that file (digest.h)
  *   R->S  RESULT  the file's index, status of verify + publish, receiver's
  *                 byte count and time, MAC
  *
@@ -31,10 +35,12 @@
  * After file i's RESULT "ok" (on lane 0 only, unless it is the last), the
  * sender makes the OFFER of file i + 1 on lane 0, on the lanes already
  * connected: its lanes field must be the session's (the first ACCEPT's),
- * its chunk size the first offer's, its token and nonce zero; the ACCEPT
- * grants the same lanes. Chunk sequence numbers start at 0 for each file;
- * every lane carries its run of that file (a run may be empty: the lane
- * sends only its END). The file index in ACCEPT, END and RESULT says which
+ * its chunk size the first offer's, its token, source and nonce zero (a
+ * later file is never resumed); the ACCEPT grants the same lanes and
+ * resumes nothing. Chunk sequence numbers start at 0 for each file; every
+ * lane carries its run of that file, split by that file's blocks
+ * (wire_lane_range), and its END that file's lane digest (a run may be
+ * empty: the lane sends only its END). The file index in ACCEPT, END and RESULT says which
  * file a message is about, so the next step may pipeline the next OFFER
  * while data flows, and pack small files into one chunk (the data path
  * would then carry the index too); this version does neither: one file at
@@ -58,9 +64,13 @@
  * OFFER goes over the first connection (lane 0) and asks for up to
  * WIRE_LANES_MAX lanes; the ACCEPT grants some number of them. The sender
  * then connects the other lanes with a hello that names the lane and
- * carries the offer's random token. The chunks are split into contiguous
- * runs, one per lane (wire_lane_range), and each lane carries only its own
- * run, in order, then its own END. On every lane the receiver answers with
+ * carries the offer's random token. The file's 64 MiB digest blocks are
+ * split into contiguous runs, one per lane (wire_lane_range), so a lane
+ * starts on a block boundary (the chunk size divides WIRE_BLOCK_SIZE) and
+ * no lane is granted without a block of its own; each lane carries only
+ * its own run of chunks, in order, then its own END. Version 4: the
+ * block-aligned runs and END's digest over blocks (version 3 split chunks
+ * evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
  *
  * Authentication (both sides configured with the same pre-shared key K;
@@ -71,20 +81,20 @@
  *             sender's IP address, the receiver's IP address (16 bytes
  *             each, IPv4 as ::ffff:a.b.c.d) and the receiver's listening
  *             port (u16). Not the sender's port: that one is ephemeral.
- *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v3 sender offer" || Nr ||
+ *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v4 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
  *   next      a later OFFER of the session (file > 0):
- *   OFFER     mac = HMAC-SHA256(S, "rdmaxfer-v3 sender next offer" ||
+ *   OFFER     mac = HMAC-SHA256(S, "rdmaxfer-v4 sender next offer" ||
  *             the offer's fields but the mac)
  *   session   S = HKDF-SHA256(IKM K, salt Nr || Ns,
- *             info "rdmaxfer-v3 session" || the OFFER's mac), 32 bytes
- *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver accept" || lanes ||
- *             file)
- *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v3 sender lane" ||
+ *             info "rdmaxfer-v4 session" || the OFFER's mac), 32 bytes
+ *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver accept" || lanes ||
+ *             flags || file || resume[0..7])
+ *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v4 sender lane" ||
  *             binding(that lane) || flags || lane || token), first 16 bytes
- *   END       mac = HMAC-SHA256(S, "rdmaxfer-v3 sender end" || lane ||
+ *   END       mac = HMAC-SHA256(S, "rdmaxfer-v4 sender end" || lane ||
  *             file || bytes || digest)
- *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v3 receiver result" || lane ||
+ *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver result" || lane ||
  *             status || text_len || file || bytes || usec || text)
  *
  * Each side's nonce makes every proof fresh; the labels name the role and
@@ -124,7 +134,10 @@
 #define WIRE_TEXT_MAX           200             /* bytes, without NUL */
 #define WIRE_CTRL_MAX           512             /* largest control message */
 #define WIRE_TOKEN_SIZE         16
+#define WIRE_SOURCE_SIZE        16              /* an OFFER's source identity token */
 #define WIRE_LANES_MAX          8
+/* The digest's block (digest.h), and the unit of the lane split. */
+#define WIRE_BLOCK_SIZE         (64u << 20)
 
 /* Private data sizes (rdma_cm allows 56 bytes on REQ, 196 on REP, 148 on REJ). */
 #define WIRE_HELLO_SIZE         44
@@ -223,6 +236,10 @@ struct wire_offer {
         uint32_t mode;          /* in a tree: the entry's permission bits (07777), 0: the receiver's own */
         uint64_t mtime_ns;      /* in a tree: a file's mtime, ns since the epoch, 0: not kept */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
+        /* The source file's identity as the sender sees it now (device,
+         * inode, size, mtime, hashed): a receiver resumes only a partial
+         * of the same source. Zero: not resumable. */
+        uint8_t source[WIRE_SOURCE_SIZE];
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the sender's (Ns); zero without a key */
         uint8_t mac[WIRE_MAC_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
@@ -235,9 +252,21 @@ struct wire_offer {
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
+        uint16_t flags;         /* WIRE_ACCEPT_*, */
         uint32_t file;          /* the offer's */
+        /* Per lane granted: chunks of its run (from its first) the receiver
+         * already holds, from an interrupted attempt; the lane sends from
+         * there on. 0 for lanes not granted, and for every later file of a
+         * session. */
+        uint32_t resume[WIRE_LANES_MAX];
         uint8_t mac[WIRE_MAC_SIZE];
 };
+
+/* The receiver published this very transfer already (an attempt whose
+ * RESULT was lost): every lane resumes at its end, and the END's digests
+ * are checked against the published file's. */
+#define WIRE_ACCEPT_PUBLISHED   0x0001u
+#define WIRE_ACCEPT_FLAGS       WIRE_ACCEPT_PUBLISHED
 
 struct wire_refuse {
         uint16_t status;
@@ -331,13 +360,18 @@ int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
 int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e);
 int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r);
 
+/* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
+uint64_t wire_blocks(uint64_t size);
+
 /*
- * The chunks lane @k of @lanes carries: [*first, *end). Contiguous runs in
- * lane order, sizes differing by at most one, every one non-empty when
- * nchunks >= lanes. @lanes >= 1, @k < @lanes, @nchunks < 2^32.
+ * The chunks lane @k of @lanes carries: [*first, *end). The file's blocks
+ * are cut into contiguous runs in lane order, their block counts differing
+ * by at most one, so every run starts on a block boundary and is
+ * non-empty when the blocks are at least @lanes. @chunk divides
+ * WIRE_BLOCK_SIZE, @lanes >= 1, @k < @lanes, @nchunks < 2^32.
  */
-void wire_lane_range(uint64_t nchunks, unsigned int lanes, unsigned int k, uint64_t *first,
-                     uint64_t *end);
+void wire_lane_range(uint64_t nchunks, uint32_t chunk, unsigned int lanes, unsigned int k,
+                     uint64_t *first, uint64_t *end);
 
 /* Bytes of chunks [first, end) of a @size-byte file cut into @chunk-byte
  * chunks (the last may be short): what a lane's END counts. */

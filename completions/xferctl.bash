@@ -44,7 +44,7 @@ _xferctl() {
                 elif [[ $cur == -* ]]; then
                         mapfile -t COMPREPLY < <(compgen -W '-s --socket -h --help -V --version' -- "$cur")
                 else
-                        mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats help' -- "$cur")
+                        mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts help' -- "$cur")
                 fi
                 return 0
         fi
@@ -65,7 +65,8 @@ _xferctl() {
         case $cmd in
         send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --continue-on-error -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
-        cancel) opts='-h --help' ;;
+        cancel | hosts) opts='-h --help' ;;
+        sum) opts='--cached -h --help' ;;
         help) opts='' ;;
         *) return 0 ;;
         esac
@@ -88,11 +89,15 @@ _xferctl() {
                         mapfile -t COMPREPLY < <(compgen -A hostname -- "$cur")
                 fi
                 ;;
+        sum)
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                ;;
         status | cancel)
                 ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W "$(_xferctl_ids "$sock")" -- "$cur")
                 ;;
         help)
-                ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats' -- "$cur")
+                ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts' -- "$cur")
                 ;;
         esac
         return 0

@@ -340,6 +340,7 @@ static void daemon_reload(struct daemon_ctx *x)
         KEEP_NUM(send_slots, "send_slots");
         KEEP_STR(control_socket, "control_socket");
         KEEP_STR(incoming_dir, "incoming_dir");
+        KEEP_STR(partial_dir, "partial_dir");
 #undef KEEP_STR
 #undef KEEP_NUM
 

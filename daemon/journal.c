@@ -15,6 +15,7 @@
 #include <systemd/sd-journal.h>
 
 #include "journal.h"
+#include "macro.h"
 #include "log.h"
 #include "msgid.h"
 #include "wire.h"
@@ -93,7 +94,7 @@ void journal_xfer(const struct journal_xfer *x)
 {
         static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
         char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
-        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "";
+        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[48] = "";
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
         bool ok = x->status == WIRE_OK && !x->cancelled;
         const char *result = ok ? "ok" : x->cancelled ? "cancelled" : wire_status_str(x->status);
@@ -103,7 +104,11 @@ void journal_xfer(const struct journal_xfer *x)
         journal_escape(peer, sizeof(peer), x->peer);
         journal_escape(text, sizeof(text), x->text);
         /* MESSAGE and RDMAXFER_MBPS come from the same string: they always agree. */
-        snprintf(mbps, sizeof(mbps), "%.1f", journal_mbps(x->bytes, x->usec));
+        if (x->resumed)
+                snprintf(resumed, sizeof(resumed), ", %" PRIu64 " of them resumed", x->resumed);
+        /* What moved in this attempt: bytes kept from an earlier one took no time. */
+        snprintf(mbps, sizeof(mbps), "%.1f",
+                 journal_mbps(x->bytes - MIN(x->resumed, x->bytes), x->usec));
 
         if (x->files_total > 1) {
                 /* One entry for the whole job: count files, name none. */
@@ -117,8 +122,9 @@ void journal_xfer(const struct journal_xfer *x)
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps, fps);
         else if (ok)
                 snprintf(message, sizeof(message),
-                         "%s %s (%" PRIu64 " bytes) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
-                         recv ? "received" : "sent", file, x->bytes, recv ? "from" : "to", peer,
+                         "%s %s (%" PRIu64 " bytes%s) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
+                         recv ? "received" : "sent", file, x->bytes, resumed,
+                         recv ? "from" : "to", peer,
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps);
         else
                 snprintf(message, sizeof(message),
@@ -139,6 +145,7 @@ void journal_xfer(const struct journal_xfer *x)
         journal_add(&j, "RDMAXFER_PEER=%s", peer);
         journal_add(&j, "RDMAXFER_FILE=%s", file);
         journal_add(&j, "RDMAXFER_BYTES=%" PRIu64, x->bytes);
+        journal_add(&j, "RDMAXFER_RESUMED_BYTES=%" PRIu64, x->resumed);
         journal_add(&j, "RDMAXFER_USEC=%" PRIu64, x->usec);
         journal_add(&j, "RDMAXFER_MBPS=%s", mbps);
         journal_add(&j, "RDMAXFER_RESULT=%s", result);

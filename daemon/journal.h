@@ -15,7 +15,8 @@ struct journal_xfer {
         unsigned int attempt;   /* send: the job's attempt (1, 2, ...); 0: not counted */
         const char *peer;       /* "198.18.0.1:7470" */
         const char *file;       /* leaf name */
-        uint64_t bytes;         /* bytes moved */
+        uint64_t bytes;         /* bytes moved (the file size on success, resumed bytes included) */
+        uint64_t resumed;       /* of those, kept from an interrupted attempt: not sent again */
         uint64_t usec;          /* first send .. last completion (send), first .. last data (recv) */
         unsigned int status;    /* enum wire_status; WIRE_OK on success */
         const char *text;       /* cause on failure ("ibv_wc: transport retry counter exceeded"), or NULL */
@@ -32,6 +33,7 @@ struct journal_xfer {
  * RDMAXFER_PEER, RDMAXFER_FILE, RDMAXFER_BYTES, RDMAXFER_USEC,
  * RDMAXFER_MBPS (10^6 bytes/s, one decimal), RDMAXFER_RESULT ("ok" or the
  * wire_status_str text, or "cancelled"), RDMAXFER_STATUS (number),
+ * RDMAXFER_RESUMED_BYTES (bytes not sent again; MB/s counts only the rest),
  * RDMAXFER_LANES, RDMAXFER_ATTEMPT, RDMAXFER_DIGEST and RDMAXFER_ERROR when set;
  * for a job of several files (files_total > 1) the one entry of the job,
  * with RDMAXFER_FILES (published), RDMAXFER_FILES_TOTAL and

@@ -7,6 +7,7 @@
 #include "config-build.h"
 #include "config.h"
 #include "daemon.h"
+#include "partials-list.h"
 
 static void usage(FILE *f)
 {
@@ -19,6 +20,7 @@ static void usage(FILE *f)
                 "  -c, --config PATH   configuration file (default %s;\n"
                 "                      if that is absent, built-in defaults apply)\n"
                 "      --check-config  parse the configuration and key file, report, exit\n"
+                "      --list-partials list the interrupted transfers kept for resuming, exit\n"
                 "  -h, --help          show this help\n"
                 "      --version       show the version\n",
                 CONFIG_DEFAULT_PATH);
@@ -48,10 +50,11 @@ static int check_config(const char *path)
 
 int main(int argc, char *argv[])
 {
-        enum { OPT_CHECK_CONFIG = 0x100, OPT_VERSION };
+        enum { OPT_CHECK_CONFIG = 0x100, OPT_VERSION, OPT_LIST_PARTIALS };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+                { "list-partials", no_argument, NULL, OPT_LIST_PARTIALS },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 {}
@@ -66,6 +69,9 @@ int main(int argc, char *argv[])
                         break;
                 case OPT_CHECK_CONFIG:
                         check = 1;
+                        break;
+                case OPT_LIST_PARTIALS:
+                        check = 2;
                         break;
                 case 'h':
                         usage(stdout);
@@ -84,6 +90,8 @@ int main(int argc, char *argv[])
                 return 2;
         }
 
+        if (check == 2)
+                return partials_list(config_path);
         if (check)
                 return check_config(config_path);
         return daemon_run(config_path);

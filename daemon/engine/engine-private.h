@@ -18,11 +18,13 @@
 #include "config.h"
 #include "conn.h"
 #include "macro.h"
+#include "partial.h"
 #include "ring.h"
 #include "stats.h"
 #include "xfer.h"
 
 struct io;
+struct partials_sweep;
 struct reaper;
 
 /* The engine's hold on its RDMA device (device.c). */
@@ -66,6 +68,10 @@ struct engine {
         struct ring send_ring;
         struct io *io;
         int incoming_fd;                /* O_DIRECTORY of cfg.incoming_dir */
+        bool xattr_said;                /* "no user xattrs there", once (recv-file.c) */
+        int partial_fd;                 /* O_DIRECTORY of cfg.partial_dir; -1: resuming off */
+        uint8_t key_id[PARTIAL_KEY_ID_SIZE];    /* partial_key_id() of our key */
+        struct partials_sweep *sweep;
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;
         struct xfer *xfers[XFER_DIRS];

@@ -19,6 +19,7 @@
 #include "conn.h"
 #include "engine.h"
 #include "engine-private.h"
+#include "partials.h"
 #include "incoming.h"
 #include "io.h"
 #include "log.h"
@@ -144,6 +145,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
         e->ops = p->ops;
         e->owner = p->owner;
         e->incoming_fd = -1;
+        e->partial_fd = -1;
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
         e->slot_size = cfg->slot_size;
@@ -165,6 +167,9 @@ int engine_new(struct engine **out, const struct engine_params *p)
         if (r < 0)
                 log_warning("incoming_dir %s: looking for leftover staging directories: %s",
                             cfg->incoming_dir, strerror(-r));
+        r = partials_open(e);
+        if (r < 0)
+                goto fail;
 
         e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
         e->ring_mem = engine_alloc(e->ring_bytes, "receive ring");
@@ -350,6 +355,7 @@ void engine_free(struct engine *e)
         e->io = NULL;
         xfer_free_all(e, keep);
         engine_fstat_free_all(e, keep);
+        partials_close(e, keep);
         /* The ids, bounded: one stuck in the kernel is left to exit. */
         reaper_free(e->reaper, ENGINE_REAPER_WAIT_MS);
         e->reaper = NULL;

@@ -171,14 +171,17 @@ static struct recv_lane *recv_lane_for(struct engine *e, struct rdma_cm_id *id, 
                 }
         }
         r = recv_lane_new(x, h->lane, &l);
+        if (r == 0 && xfer_lane_run(&l->base) < 0) {
+                x->base.ops->lane_free(&l->base);
+                r = -ENOMEM;
+        }
         if (r != 0) {
                 recv_reject(id, WIRE_E_INTERNAL);
                 recv_fail(x, WIRE_E_INTERNAL, "no memory for a lane");
                 return NULL;
         }
         xfer_lane_add(&l->base);
-        xfer_lane_run(&l->base);
-        l->next_seq = l->base.first_seq;
+        recv_partial_lane(x, l);
         return l;
 }
 

@@ -6,8 +6,9 @@
  * stop) does nothing more; what it opened is closed.
  *
  * Opening:    statx the name -> openat O_TMPFILE -> fstatvfs -> fallocate
- * Publishing: fsync -> linkat -> (overwrite: unlinkat .part -> linkat .part
- *             -> renameat) -> fsync the directory
+ * Publishing: fsetxattr user.rdmaxfer.digest -> fsync -> linkat ->
+ *             (overwrite: unlinkat .part -> linkat .part -> renameat) ->
+ *             fsync the directory
  *
  * A tree (wire.h) is built in a staging directory (common/incoming.h):
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include "engine-private.h"
@@ -126,7 +128,8 @@ static void recv_on_space(struct io_req *req, int64_t res)
                 return;
         }
         avail = (uint64_t)x->vfs.f_bavail * x->vfs.f_frsize;
-        if (incoming_space_verdict(avail, x->offer.size, cfg->min_free) != INCOMING_OK) {
+        /* What is kept already takes no more room. */
+        if (incoming_space_verdict(avail, x->offer.size - x->resumed, cfg->min_free) != INCOMING_OK) {
                 if (x->offer.size > avail)
                         snprintf(text, sizeof(text), "%" PRIu64 " bytes, %" PRIu64 " free",
                                  x->offer.size, avail);
@@ -177,6 +180,12 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
         if (res < 0 && res != -ENOENT) {
                 snprintf(text, sizeof(text), "checking name: %s", strerror((int)-res));
                 recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        if (x->fd >= 0) {
+                /* Resuming: the partial's file is open already. */
+                x->file_req.done = recv_on_space;
+                recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
                 return;
         }
         x->file_req.done = recv_on_open;
@@ -351,7 +360,7 @@ static void recv_on_dir_synced(struct io_req *req, int64_t res)
                 recv_publish_failed(x, (int)res);
                 return;
         }
-        recv_published(x);
+        recv_partial_published(x);
 }
 
 static void recv_sync_dir(struct recv_xfer *x)
@@ -534,13 +543,38 @@ static void recv_on_tree_meta(struct io_req *req, int64_t res)
         recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
 }
 
-void recv_file_publish(struct recv_xfer *x)
+/* On a worker: IORING_OP_FSETXATTR needs Linux 5.19, a worker's
+ * fsetxattr any kernel, and it is once per file. Touches only x->fd and
+ * x->digest. */
+static int64_t recv_set_digest(void *arg)
 {
-        if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
-                recv_tree_entry_done(x);
+        struct recv_xfer *x = arg;
+        char hex[DIGEST_HEX_SIZE];
+
+        digest_hex(x->digest, hex);
+        return fsetxattr(x->fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 ? -errno : 0;
+}
+
+static void recv_on_digest_set(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        struct engine *e = x->base.e;
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res == -EOPNOTSUPP) {
+                /* The digest is a convenience (xferctl sum --cached): the file is whole without it. */
+                if (!e->xattr_said)
+                        log_debug("%s: the incoming directory's file system takes no user xattrs: "
+                                  "files are published without " DIGEST_XATTR, x->base.peer);
+                e->xattr_said = true;
+        } else if (res < 0) {
+                snprintf(text, sizeof(text), "storing " DIGEST_XATTR ": %s", strerror((int)-res));
+                recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        /* After the data, before the fsync: the mtime is the sender's. */
+        /* A tree's file: its mode and mtime, after the data, before the fsync. */
         if (x->tree && (x->offer.mode || x->offer.mtime_ns)) {
                 x->file_req.done = recv_on_tree_meta;
                 recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->file_req, recv_tree_meta, x));
@@ -548,4 +582,16 @@ void recv_file_publish(struct recv_xfer *x)
         }
         x->file_req.done = recv_on_fsync;
         recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
+}
+
+/* The digest goes on before the name: the file never appears without it,
+ * and the fsync covers both. A tree's directory entry has no data and no digest. */
+void recv_file_publish(struct recv_xfer *x)
+{
+        if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
+                recv_tree_entry_done(x);
+                return;
+        }
+        x->file_req.done = recv_on_digest_set;
+        recv_step(x, "storing the digest", io_call(recv_io(x), &x->file_req, recv_set_digest, x));
 }

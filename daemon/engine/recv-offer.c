@@ -24,19 +24,54 @@
 /*
  * How many lanes to grant: as many as asked for, but about *lanes* queue
  * pairs in all, split between the transfers receiving now (this one
- * included), and only while each lane still gets a fair run of chunks.
+ * included), and only while each lane still gets a fair run of chunks and
+ * a 64 MiB block of its own (runs start on block boundaries, wire.h).
  * Concurrent transfers already use several queue pairs; striping them too
  * would only shrink every lane's window.
  */
 static unsigned int recv_lanes_grant(const struct recv_xfer *x)
 {
         const struct xfer *b = &x->base;
-        /* The lanes serve the whole session: the job's bytes decide. */
+        /* The lanes serve the whole session: the job's bytes decide, one
+         * lane per block of them at most (each file's runs split by its own
+         * blocks, and a lane's run may be empty). */
         uint64_t chunks = x->job_bytes / x->offer.chunk_size + (x->job_bytes % x->offer.chunk_size != 0);
-        uint64_t by_size = chunks / RECV_LANE_MIN_CHUNKS;
+        uint64_t by_size = MIN(chunks / RECV_LANE_MIN_CHUNKS, wire_blocks(x->job_bytes));
         unsigned int n = MIN((unsigned int)x->offer.lanes, xfer_lanes_share(b->e, b->ring->conns));
 
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
+}
+
+void recv_plan(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        const struct wire_offer *o = &x->offer;
+
+        if (x->planned)
+                return;
+        x->planned = true;
+        b->size = o->size;
+        b->chunk = o->chunk_size;
+        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
+        /* A later file of the session keeps its lanes and resumes nothing (wire.h). */
+        if (o->file > 0)
+                return;
+        if (x->published_match) {
+                /* The lanes it was published over: their digests are recorded. */
+                xfer_set_lanes(b, x->found.lanes);
+                for (unsigned int k = 0; k < b->nlanes; k++) {
+                        uint64_t first, end;
+
+                        wire_lane_range(b->nchunks, b->chunk, b->nlanes, k, &first, &end);
+                        x->resume[k] = (uint32_t)(end - first);
+                }
+                x->resumed = o->size;
+                return;
+        }
+        /* Lane 0 keeps what it has; it is due its part of the transfer's. */
+        xfer_set_lanes(b, recv_lanes_grant(x));
+        if (x->found.lanes > 0)
+                x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
 }
 
 /* The file is open and its space reserved (or the file system cannot reserve). */
@@ -48,22 +83,31 @@ void recv_accept(struct recv_xfer *x)
         struct wire_msg m = { .type = WIRE_ACCEPT };
         int r;
 
-        b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
-        /* Lane 0 keeps what it has; it is due its part of the transfer's.
-         * A later file of the session keeps the lanes (wire.h). */
-        if (o->file == 0)
-                xfer_set_lanes(b, recv_lanes_grant(x));
+        recv_plan(x);
+        /* A lane reading back its kept part gets no credits until it is done. */
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                x->rh_busy[k] = x->resume[k] > 0 && !x->published_match;
+        /* Lane 0 takes its run now; in a later file of the session every
+         * lane is up and takes its run of this file. */
         for (unsigned int k = 0; k < b->nlanes; k++) {
                 struct recv_lane *l = recv_lane(x, k);
 
                 if (!l)
                         continue;       /* joins later, and takes its run then */
-                xfer_lane_run(&l->base);
-                l->next_seq = l->base.first_seq;
+                if (xfer_lane_run(&l->base) < 0) {
+                        recv_fail(x, WIRE_E_INTERNAL, "no memory for the block digests");
+                        return;
+                }
+                recv_partial_lane(x, l);
         }
         xfer_set_state(b, XFER_DATA);
         m.accept.lanes = (uint16_t)b->nlanes;
+        m.accept.flags = x->published_match ? WIRE_ACCEPT_PUBLISHED : 0;
         m.accept.file = o->file;
+        memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
+        /* Kept bytes count as received: END's and the verdict's counts are the file's. */
+        x->bytes_written = x->file_bytes = x->resumed;
+        b->bytes += x->resumed;
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = recv_credits_take(l0);
@@ -76,15 +120,18 @@ void recv_accept(struct recv_xfer *x)
         if (o->file == 0)
                 b->t_start = x->t_file;
         xfer_arm_deadline(b);
+        xfer_grace(b, x->resumed);
         if (o->file > 0) {
                 recv_lanes_flush(x);
                 log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ")",
                           b->peer, o->name, o->size, o->file + 1, o->job_files, o->transfer_id);
                 return;
         }
-        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64 ")",
-                 b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
-                 b->nlanes == 1 ? "" : "s", o->transfer_id);
+        log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64
+                 ", %" PRIu64 " bytes kept)", b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
+                 b->nlanes == 1 ? "" : "s", o->transfer_id, x->resumed);
+        x->ckpt_bytes = x->bytes_written;
+        recv_partial_rehash(x);
 }
 
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
@@ -129,6 +176,12 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
             (tree ? o->flags != (WIRE_OFFER_TREE | WIRE_OFFER_DIR) || o->size != 0 || o->job_files < 2 :
                     o->flags != 0)) {
                 snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
+                return WIRE_E_PROTOCOL;
+        }
+        /* Lanes start on digest block boundaries, which must be chunk boundaries. */
+        if (WIRE_BLOCK_SIZE % o->chunk_size != 0) {
+                snprintf(text, len, "chunk size %u does not divide the %u-byte digest block",
+                         o->chunk_size, WIRE_BLOCK_SIZE);
                 return WIRE_E_PROTOCOL;
         }
         /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */
@@ -180,8 +233,10 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                         snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
                 return WIRE_E_AUTH;
         }
+        /* A later file is never resumed: no source token (wire.h). */
         if (o->file != x->next_file || o->job_files != x->job_files || o->job_bytes != x->job_bytes ||
-            o->chunk_size != x->chunk || o->lanes != b->nlanes) {
+            o->chunk_size != x->chunk || o->lanes != b->nlanes ||
+            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0) {
                 snprintf(text, len, "offer of file %u does not follow the session's", x->next_file + 1);
                 if (nv != NAME_OK)
                         snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
@@ -233,6 +288,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 }
                 x->offered += o->size;
                 x->next_file++;
+                x->planned = false;
                 recv_file_open(x);
                 return;
         }
@@ -263,6 +319,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 recv_fail(x, WIRE_E_INTERNAL, text);
                 return;
         }
-        /* Then the incoming directory, one disk request at a time. */
-        recv_file_open(x);
+        /* A partial of it first (recv-partial.c), then the incoming
+         * directory, one disk request at a time. */
+        recv_partial_lookup(x);
 }

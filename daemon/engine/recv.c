@@ -111,6 +111,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
                 return -ENOMEM;
         x->fd = -1;
         x->stage_fd = -1;
+        x->pj = PARTIAL_JOB_NULL;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
                 free(x);
@@ -176,7 +177,9 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
                 .id = x->offer.transfer_id,
                 .peer = b->peer,
                 .file = x->offer.name,
+                /* Kept bytes of a resumed file count, as in the RESULT. */
                 .bytes = ok ? x->offer.size : x->file_bytes,
+                .resumed = x->resumed,
                 .usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0,
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
@@ -332,6 +335,7 @@ void recv_abort(struct xfer *b, unsigned int status, const char *text)
                 return;
         if (status == WIRE_OK)
                 status = WIRE_E_INTERNAL;
+        recv_partial_final(x);
         if (x->offer.name[0])
                 log_warning("%s: receive of %s failed: %s%s%s", b->peer, x->offer.name,
                             wire_status_str(status), text ? ": " : "", text ?: "");
@@ -360,6 +364,7 @@ static void recv_lost(struct recv_lane *l, const char *why)
         char text[XFER_TEXT_MAX + 1];
 
         if (b->state != XFER_CLOSING) {
+                recv_partial_final(x);
                 if (b->nlanes > 1)
                         snprintf(text, sizeof(text), "lane %u: %s", l->base.idx, why);
                 else
@@ -377,6 +382,9 @@ uint32_t recv_credits_take(struct recv_lane *l)
         struct xfer *b = l->base.x;
         uint32_t n = l->credits_pending;
 
+        /* Nothing may arrive on a lane before its digest has the kept part. */
+        if (recv_xfer_of(b)->rh_busy[l->base.idx])
+                return 0;
         if (xfer_pace_on(b)) {
                 /* A credit is a chunk's worth: one slot, whatever lands in it. */
                 uint32_t chunk = recv_xfer_of(b)->offer.chunk_size;
@@ -407,6 +415,12 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
                 return;         /* the pace timer brings them */
         if (conn_send_ctrl(&l->base.conn, &m) < 0)
                 l->credits_pending += m.credits;
+}
+
+void recv_credits_flush(struct recv_lane *l)
+{
+        if (l->base.established && !l->base.conn.reaping)
+                recv_flush_credits(l, true);
 }
 
 /* The bucket allows more: every lane's credits that waited, @first first. */
@@ -578,27 +592,56 @@ void recv_published(struct recv_xfer *x)
         recv_verdict(x, WIRE_OK, NULL);
 }
 
-static void recv_finish(struct recv_xfer *x)
+/* A retry of a transfer published already: the sender's digests must be
+ * those verified then, or another file has that name. */
+static void recv_finish_published(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
-        uint8_t d[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
+
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                if (memcmp(recv_lane(x, k)->end.digest, x->found.digest[k], WIRE_DIGEST_SIZE) != 0) {
+                        recv_abort(b, WIRE_E_EXISTS, "another file was published under this name");
+                        return;
+                }
+        memcpy(x->digest, x->found.file_digest, WIRE_DIGEST_SIZE);
+        log_info("%s: %s: published already by this transfer; answering ok", b->peer, x->offer.name);
+        recv_verdict(x, WIRE_OK, NULL);
+}
+
+void recv_finish(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        uint8_t d[WIRE_DIGEST_SIZE];
 
         if (b->state != XFER_FINISHING || x->writes > 0)
                 return;
+        /* A checkpoint's store must not land after the partial is replaced. */
+        if (x->ckpt_busy) {
+                x->finish_waiting = true;
+                return;
+        }
+        if (x->published_match) {
+                recv_finish_published(x);
+                return;
+        }
         if (x->bytes_written != x->offer.size) {
+                recv_partial_drop(x);
                 recv_abort(b, WIRE_E_SIZE, "short write");
                 return;
         }
         for (unsigned int k = 0; k < b->nlanes; k++) {
                 struct recv_lane *l = recv_lane(x, k);
 
-                digest_final(&l->base.digest, d[k]);
-                if (memcmp(d[k], l->end.digest, WIRE_DIGEST_SIZE) != 0) {
-                        recv_abort(b, WIRE_E_CHECKSUM, NULL);
+                digest_final(&l->base.digest, d);
+                if (memcmp(d, l->end.digest, WIRE_DIGEST_SIZE) != 0) {
+                        /* Kept bytes or new ones, the partial is no good. */
+                        recv_partial_drop(x);
+                        recv_abort(b, WIRE_E_CHECKSUM, x->resumed ? "with the kept part" : NULL);
                         return;
                 }
         }
-        digest_lanes(d, b->nlanes, x->digest);
+        /* Every lane verified, so every block hash is the sender's. */
+        (void)xfer_digest(b, x->digest);
         recv_file_publish(x);
 }
 
@@ -641,6 +684,7 @@ static void recv_on_write(struct io_req *req, int64_t res)
         uint32_t i = rs - l->rs;
 
         x->writes--;
+        rs->writing = false;
         if (!xfer_io_done(b) || l->base.conn.reaping || b->state == XFER_CLOSING)
                 return;
         if (res < 0) {
@@ -666,6 +710,8 @@ static void recv_on_write(struct io_req *req, int64_t res)
         }
         if (b->state == XFER_FINISHING)
                 recv_finish(x);
+        else
+                recv_partial_checkpoint(x);
         /* Credits go out in wc_batch_end or here, batched. */
         recv_flush_credits(l, false);
 }
@@ -696,6 +742,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
 
         rs->l = l;
         rs->len = len;
+        rs->seq = seq;
         rs->io.done = recv_on_write;
         r = io_write(b->e->io, &rs->io, x->fd, recv_slot_mem(l, i), len, off);
         if (r < 0) {
@@ -703,6 +750,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
                 return;
         }
         x->writes++;
+        rs->writing = true;
         xfer_io_start(b, "writing the file");
         /* Hash while the kernel copies the slot out: both only read it, and
          * its completion (which frees the slot) is handled on this loop later. */
@@ -835,7 +883,8 @@ static void recv_cancel_io(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
 
-        if (x->fd >= 0)
+        /* Not while a checkpoint syncs: its fsync is what keeps the progress. */
+        if (x->fd >= 0 && !x->ckpt_busy)
                 io_cancel_fd(b->e->io, x->fd);
         io_cancel(b->e->io, &x->file_req);
 }
@@ -869,7 +918,8 @@ static void recv_gone(struct xfer *b)
         struct recv_xfer *x = recv_xfer_of(b);
         struct engine *e = b->e;
 
-        /* Closing the O_TMPFILE without linking it frees its blocks. */
+        /* Closing the O_TMPFILE without linking it frees its blocks; one
+         * linked into the partial directory stays there. */
         safe_close(x->fd);
         safe_close(x->stage_fd);
         if (x->stage_name[0] && !x->published_tree && e->io && !e->freeing) {
@@ -884,6 +934,8 @@ static void recv_gone(struct xfer *b)
                                 free(u);
                 }
         }
+        safe_close(x->pj.data_fd);
+        recv_partial_free(x);
         free(x);
 }
 

@@ -14,6 +14,8 @@
 
 #include "incoming.h"
 #include "io.h"
+#include "partials.h"
+#include "rehash.h"
 #include "wire.h"
 #include "xfer.h"
 
@@ -34,12 +36,18 @@
 /* Beyond one lane, each lane is given at least this many chunks. */
 #define RECV_LANE_MIN_CHUNKS    8
 
+/* A transfer that may be resumed makes its progress durable (fsync, then
+ * its partial's record) every this many bytes written. */
+#define RECV_CKPT_BYTES         (64ull << 20)
+
 struct recv_lane;
 
 struct recv_slot {
         struct io_req io;
         struct recv_lane *l;
+        uint64_t seq;           /* while writing: the chunk's */
         uint32_t len;
+        bool writing;
 };
 
 /* One connection of a transfer: lane 0 offered, the others joined by the
@@ -89,6 +97,31 @@ struct recv_xfer {
         char part[INCOMING_PART_MAX];
         int publish_err;        /* a failed rename, reported once its .part is gone */
         uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
+        /*
+         * Resuming (recv-partial.c). One partial operation is out at a time:
+         * the lookup (file_req, before the ACCEPT), a checkpoint (part_req:
+         * fsync, then the record), the published record (file_req) or a
+         * removal (part_req, once nothing else is out).
+         */
+        bool planned;           /* nchunks, lanes and resume[] are set */
+        bool part_on;           /* a partial of it may be kept */
+        bool part_linked;       /* its file is in the partial directory */
+        bool published_match;   /* a retry of a transfer published already */
+        bool ckpt_busy, finish_waiting;
+        bool ckpt_last;                 /* the checkpoint out is the failing transfer's last */
+        struct partial_job pj;
+        struct io_req part_req;
+        struct partial_rec ident;       /* who offered what: every record's identity */
+        struct partial_rec found;       /* what the lookup found */
+        uint64_t created;               /* the partial's, CLOCK_REALTIME s */
+        uint64_t ckpt_bytes;            /* bytes_written when the last checkpoint began */
+        uint64_t kept[WIRE_LANES_MAX];  /* that checkpoint's: chunks written, per lane */
+        uint32_t resume[WIRE_LANES_MAX];        /* chunks kept from the lane's first */
+        uint64_t resumed;               /* bytes not sent again */
+        struct digest pre[WIRE_LANES_MAX];      /* the kept part's, until the lane has it */
+        struct rehash rh[WIRE_LANES_MAX];
+        bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
+        bool drop_pending;              /* drop the partial once the checkpoint is stored */
 };
 
 static inline struct recv_xfer *recv_xfer_of(struct xfer *x)
@@ -125,6 +158,8 @@ int recv_lane_post_all(struct recv_lane *l);
  * cfg rate_limit), taken off credits_pending; the rest wait for the
  * transfer's pace timer. In DATA only. */
 uint32_t recv_credits_take(struct recv_lane *l);
+/* Send what credits a lane has pending now (they were held back). */
+void recv_credits_flush(struct recv_lane *l);
 /* Send the verdict (REFUSE before data, RESULT after) on every lane and
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
@@ -134,12 +169,35 @@ void recv_published(struct recv_xfer *x);
 /* The ACCEPT of a later file of the session went out: the credits other
  * lanes held back between files go now. */
 void recv_lanes_flush(struct recv_xfer *x);
+/* FINISHING: once no write (and no checkpoint) is out, verify, then publish. */
+void recv_finish(struct recv_xfer *x);
 
 /* recv-offer.c */
 /* Lane 0's OFFER: checked, then REFUSE or, once space is reserved, ACCEPT. */
 void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o);
-/* The file is open and its space reserved: ACCEPT. */
+/* The chunks, the lanes granted and where each resumes (x->planned). */
+void recv_plan(struct recv_xfer *x);
+/* The file is open, its space reserved, any kept part hashed: ACCEPT. */
 void recv_accept(struct recv_xfer *x);
+
+/* recv-partial.c: keeping and resuming (partials.h). */
+/* Look for a partial of this transfer, then recv_file_open() or the ACCEPT. */
+void recv_partial_lookup(struct recv_xfer *x);
+/* With the ACCEPT: each lane that resumes reads its kept part back and
+ * hashes it; it gets no credits until then (recv_credits_take). */
+void recv_partial_rehash(struct recv_xfer *x);
+/* Lane @l now exists: where it resumes, and its digest of the kept part. */
+void recv_partial_lane(struct recv_xfer *x, struct recv_lane *l);
+/* After a write: a checkpoint, when RECV_CKPT_BYTES more were written. */
+void recv_partial_checkpoint(struct recv_xfer *x);
+/* The transfer fails in DATA: one last checkpoint of what is written. */
+void recv_partial_final(struct recv_xfer *x);
+/* Published: keep a record that says so (for a retry whose RESULT was
+ * lost), then recv_published(). */
+void recv_partial_published(struct recv_xfer *x);
+/* The data is bad (checksum, size): the partial goes. */
+void recv_partial_drop(struct recv_xfer *x);
+void recv_partial_free(struct recv_xfer *x);
 
 /*
  * recv-file.c: the file in the incoming directory, one disk request at a

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "auth.h"
 #include "clock.h"
@@ -66,8 +67,14 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 return;
         }
         s->chunk = MIN(e->slot_size, w.slot_size);
+        /* A power of two (ours is), so chunks tile the 64 MiB digest blocks
+         * whatever slot size the receiver names. */
+        while (s->chunk & (s->chunk - 1))
+                s->chunk &= s->chunk - 1;
         /* The burst is counted in chunks (bucket.h): now we know them. */
         xfer_pace_set(b, s->bwlimit, s->chunk);
+        b->size = s->size;
+        b->chunk = s->chunk;
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
         if (b->nchunks > UINT32_MAX) {
                 send_fail_permanent(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes",
@@ -88,9 +95,12 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         /* The receiver may grant fewer. */
         for (struct xfer *x = xfer_first(e, XFER_SEND); x; x = x->next)
                 sending += x->state != XFER_CLOSING;
-        xfer_set_lanes(b, xfer_lanes_share(e, sending));
+        /* A lane with no 64 MiB block of the job's own would carry nothing. */
+        xfer_set_lanes(b, (unsigned int)MAX(1u, MIN((uint64_t)xfer_lanes_share(e, sending),
+                                                     wire_blocks(s->job_bytes))));
         o->lanes = (uint16_t)b->nlanes;
         memcpy(o->token, s->token, WIRE_TOKEN_SIZE);
+        memcpy(o->source, s->source, WIRE_SOURCE_SIZE);
         snprintf(o->name, sizeof(o->name), "%s", s->name);
         if (e->key->len) {
                 struct rdma_cm_id *id = l->base.conn.id;
@@ -112,8 +122,9 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         send_post_offer(s);
 }
 
-/* Lane @k's run of this file; it is started (a new lane connects). */
-static int send_lane_start(struct engine_send *s, unsigned int k)
+/* Lane @k's run of this file, from @resume chunks in; it is started (a
+ * new lane connects). 0, -errno, or 1 when the transfer failed already. */
+static int send_lane_start(struct engine_send *s, unsigned int k, uint32_t resume)
 {
         struct xfer *b = &s->base;
         struct send_lane *n = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
@@ -124,24 +135,25 @@ static int send_lane_start(struct engine_send *s, unsigned int k)
                 if (r != 0)
                         return r;
                 xfer_lane_add(&n->base);
-                xfer_lane_run(&n->base);
-                n->next_read = n->next_post = n->next_done = n->base.first_seq;
-                r = send_lane_connect(n);
+                r = xfer_lane_run(&n->base);
+                if (r == 0 && send_lane_resume(n, resume) < 0)
+                        return 1;
+                if (r == 0)
+                        r = send_lane_connect(n);
                 if (r < 0)
                         send_lane_drop(n);
                 return r;
         }
-        xfer_lane_run(&n->base);
-        n->next_read = n->next_post = n->next_done = n->base.first_seq;
-        return 0;
+        r = xfer_lane_run(&n->base);
+        if (r < 0)
+                return r;
+        return send_lane_resume(n, resume) < 0 ? 1 : 0;
 }
 
 void send_on_accept(struct send_lane *l, const struct wire_accept *a)
 {
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
-        /* Not DIV_ROUND_UP: job_bytes is the owner's, any u64. */
-        uint64_t job_chunks = s->job_bytes / s->chunk + (s->job_bytes % s->chunk != 0);
         int r;
 
         /* Nothing goes out before the receiver proved the key too. */
@@ -155,16 +167,40 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                                     a->file + 1, s->file + 1);
                 return;
         }
-        /* Every lane must have a run of its own to carry, over the job;
+        /* Every lane must have a block of its own to carry, over the job;
          * the session's later files keep the lanes the first was granted. */
-        if (s->file == 0 ? a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(job_chunks, 1u) :
+        if (s->file == 0 ? a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(wire_blocks(s->job_bytes), 1u) :
             a->lanes != b->nlanes) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes,
                                     b->nlanes);
                 return;
         }
+        /* A job of several files never resumes (no source token). */
+        if (s->files > 1 && a->flags != 0) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes file %u of a job of several",
+                                    s->file + 1);
+                return;
+        }
+        /* Where each lane resumes: within its run; all of it when published already. */
+        for (unsigned int k = 0; k < a->lanes; k++) {
+                uint64_t first, end;
+
+                wire_lane_range(b->nchunks, s->chunk, a->lanes, k, &first, &end);
+                if (a->resume[k] > end - first || (s->files > 1 && a->resume[k] != 0) ||
+                    ((a->flags & WIRE_ACCEPT_PUBLISHED) && a->resume[k] != end - first)) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes lane %u at chunk %u of %" PRIu64,
+                                            k, a->resume[k], end - first);
+                        return;
+                }
+                s->resumed += wire_run_bytes(s->size, s->chunk, first, first + a->resume[k]);
+        }
+        if (s->resumed)
+                log_info("transfer %" PRIu64 ": %s: the receiver kept %" PRIu64 " of %" PRIu64 " bytes%s",
+                         s->id, s->name, s->resumed, s->size,
+                         a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
+        xfer_grace(b, s->resumed);
         xfer_set_lanes(b, a->lanes);
         xfer_set_state(b, XFER_DATA);
         if (s->file == 0 && s->ops->phase)
@@ -174,7 +210,9 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 return;
         s->ndone = 0;
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
-                r = send_lane_start(s, k);
+                r = send_lane_start(s, k, a->resume[k]);
+                if (r == 1)
+                        return;
                 if (r != 0) {
                         send_fail(s, WIRE_E_INTERNAL, "starting lane %u: %s", k, strerror(-r));
                         return;
@@ -276,6 +314,11 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                         send_fail(s, WIRE_E_INTERNAL, "rdma_resolve_route: %m");
                 return;
         case RDMA_CM_EVENT_ROUTE_RESOLVED:
+                /* The offer carries the source token: lane 0 waits for it. */
+                if (l->base.idx == 0 && !s->src_ready) {
+                        s->connect_waiting = true;
+                        return;
+                }
                 send_connect(l);
                 return;
         case RDMA_CM_EVENT_ESTABLISHED:
@@ -368,6 +411,54 @@ int send_lane_connect(struct send_lane *l)
 
 /* send_start() failed after admission: no id, nothing on the wire, no
  * callback. */
+/*
+ * The source identity token: the file's device, inode, size and
+ * modification time as they are now, hashed. A receiver resumes only a
+ * partial made from the same token, so a file changed in between (a new
+ * mtime, or replaced: a new inode) is sent whole.
+ */
+static void send_on_source(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+        struct send_lane *l0;
+        uint64_t f[7];
+
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
+                return;
+        if (res == 0) {
+                f[0] = s->stx.stx_dev_major;
+                f[1] = s->stx.stx_dev_minor;
+                f[2] = s->stx.stx_ino;
+                f[3] = s->stx.stx_size;
+                f[4] = (uint64_t)s->stx.stx_mtime.tv_sec;
+                f[5] = s->stx.stx_mtime.tv_nsec;
+                f[6] = s->size;
+                crypto_generichash(s->source, sizeof(s->source), (const uint8_t *)f, sizeof(f), NULL, 0);
+        } else {
+                log_debug("transfer %" PRIu64 ": statx of the file: %s; it cannot resume", s->id,
+                          strerror((int)-res));
+        }
+        s->src_ready = true;
+        l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
+        if (s->connect_waiting && l0) {
+                s->connect_waiting = false;
+                send_connect(l0);
+        }
+}
+
+static void send_source_start(struct engine_send *s)
+{
+        static const char empty[] = "";
+
+        s->src_req.done = send_on_source;
+        if (io_statx(s->base.e->io, &s->src_req, s->fd, empty, AT_EMPTY_PATH,
+                     &s->stx) < 0) {
+                s->src_ready = true;    /* no token: sent whole */
+                return;
+        }
+        xfer_io_start(&s->base, "looking at the file");
+}
+
 static void send_undo(struct engine_send *s, struct send_lane *l)
 {
         if (l)
@@ -439,6 +530,11 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 send_undo(s, l);
                 return r;
         }
+        /* A job of several files never resumes (rdmaxferd(8)): no source token. */
+        if (s->files > 1)
+                s->src_ready = true;
+        else
+                send_source_start(s);
         /* Resolving and connecting have their own limits; this one covers
          * a receiver that never answers at all. */
         xfer_arm_deadline(&s->base);

@@ -72,6 +72,7 @@ void send_lane_free(struct xfer_lane *b)
         struct send_lane *l = send_lane_of(b);
 
         xfer_lane_deinit(&l->base);
+        rehash_deinit(&l->rh);
         free(l->bufs);
         free(l->spare);
         free(l->inflight);
@@ -119,7 +120,6 @@ static void send_log(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         char hex[DIGEST_HEX_SIZE];
-        uint8_t d[WIRE_DIGEST_SIZE];
         bool ok = b->outcome == ENGINE_DONE;
 
         if (ok && s->files > 1)
@@ -135,10 +135,8 @@ static void send_log(struct xfer *b)
                 log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
                             b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
         /* A job of several files has no one digest: the receiver logs each file's. */
-        if (ok && s->files == 1) {
-                digest_lanes(s->digest, b->nlanes, d);
-                digest_hex(d, hex);
-        }
+        if (ok && s->files == 1)
+                digest_hex(s->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
                 .id = s->id,
@@ -146,6 +144,7 @@ static void send_log(struct xfer *b)
                 .peer = b->peer,
                 .file = s->name,
                 .bytes = b->bytes,
+                .resumed = s->resumed,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
                 .text = b->text[0] ? b->text : NULL,
@@ -321,11 +320,13 @@ void send_post_end(struct send_lane *l)
                 send_fail(s, WIRE_E_INTERNAL, "posting END: %s", strerror(-r));
                 return;
         }
-        memcpy(s->digest[l->base.idx], m.end.digest, WIRE_DIGEST_SIZE);
         l->credits--;
         l->base.ended = true;
-        if (++b->nended == b->nlanes)
+        if (++b->nended == b->nlanes) {
+                /* Every lane is still here: each waits for the RESULT. */
+                (void)xfer_digest(b, s->digest);
                 xfer_arm_timer(b, SEND_VERDICT_SEC);
+        }
 }
 
 /* Reads into every free buffer, in sequence order. false after a failure. */
@@ -367,7 +368,7 @@ void send_pump(struct send_lane *l)
         unsigned int n = 0;
 
         if ((s->base.state != XFER_DATA && s->base.state != XFER_FINISHING) ||
-            !l->base.established || l->base.conn.reaping)
+            !l->base.established || l->base.conn.reaping || l->rehashing)
                 return;
         if (!send_read_ahead(l))
                 return;
@@ -521,6 +522,7 @@ static void send_take_next(struct engine_send *s)
         safe_close(s->fd);
         s->fd = fd;
         s->size = f.size;
+        b->size = f.size;
         s->dir = f.dir;
         s->mode = s->tree ? f.mode & 07777 : 0;
         s->mtime_ns = s->tree ? f.mtime_ns : 0;
@@ -535,7 +537,8 @@ static void send_take_next(struct engine_send *s)
                         return;
                 }
         }
-        /* Token and nonce stay zero: the lanes are up, the session key is. */
+        /* Token and nonce stay zero: the lanes are up, the session key is;
+         * the source too: a later file is never resumed (wire.h). */
         s->offer = (struct wire_offer){
                 .transfer_id = s->id,
                 .size = s->size,
@@ -603,6 +606,51 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                         send_verifying(s);
                 send_next_file(s);
         }
+}
+
+static void send_on_rehashed(struct rehash *h, int r)
+{
+        struct send_lane *l = container_of(h, struct send_lane, rh);
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+
+        if (r < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "reading back the part the receiver kept: %s",
+                                    strerror(-r));
+                return;
+        }
+        l->rehashing = false;
+        /* A lane the receiver had whole has nothing to wait for but its END. */
+        if (l->next_done == l->base.end_seq && ++s->ndone == b->nlanes) {
+                if (!s->base.t_start)
+                        s->base.t_start = s->base.t_last = clock_usec(CLOCK_MONOTONIC);
+                if (b->state == XFER_DATA)
+                        send_verifying(s);
+                send_next_file(s);
+                if (b->state == XFER_CLOSING)
+                        return;
+        }
+        send_pump(l);
+}
+
+int send_lane_resume(struct send_lane *l, uint32_t from)
+{
+        struct engine_send *s = sender_of(l->base.x);
+        uint64_t seq = l->base.first_seq + from;
+        int r;
+
+        l->next_read = l->next_post = l->next_done = seq;
+        if (from == 0)
+                return 0;
+        s->base.bytes += wire_run_bytes(s->size, s->chunk, l->base.first_seq, seq);
+        l->rehashing = true;
+        r = rehash_start(&l->rh, &s->base, &l->base.digest, s->fd, l->base.first_seq * s->chunk,
+                         MIN(seq * s->chunk, s->size), send_on_rehashed);
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "reading back the part the receiver kept: %s", strerror(-r));
+                return r;
+        }
+        return 0;
 }
 
 static void send_on_msg(struct send_lane *l, const struct wire_msg *m)

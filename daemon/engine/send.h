@@ -12,8 +12,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <sys/stat.h>
+
 #include "engine.h"
 #include "io.h"
+#include "rehash.h"
 #include "wire.h"
 #include "xfer.h"
 
@@ -52,6 +55,10 @@ struct send_lane {
         uint64_t next_read, next_post, next_done;
         uint32_t credits;
         uint32_t unsignaled;
+        /* Resumed: the run's kept chunks are hashed from our file before
+         * the lane sends (rehash.h). */
+        struct rehash rh;
+        bool rehashing;
 };
 
 /* What the owner asked for, copied: the engine never looks back at it. */
@@ -84,7 +91,14 @@ struct engine_send {
         uint32_t signal_every;
         uint64_t bytes_done;    /* acknowledged */
         unsigned int ndone;     /* lanes whose every chunk is acknowledged */
-        uint8_t digest[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];
+        uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once every END is out */
+        /* The source identity token (wire.h): statx of our file, through
+         * io_uring, before lane 0 connects; zero if it could not be had. */
+        struct io_req src_req;
+        struct statx stx;
+        bool src_ready, connect_waiting;
+        uint8_t source[WIRE_SOURCE_SIZE];
+        uint64_t resumed;       /* bytes the receiver kept: not sent again */
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)
@@ -141,3 +155,6 @@ int send_start(struct engine *e, const struct engine_send_req *req,
 int send_lane_connect(struct send_lane *l);
 /* The receiver accepted on lane 0: connect the other lanes. */
 void send_on_accept(struct send_lane *l, const struct wire_accept *a);
+/* A lane resumes at chunk @from of its run: hash the kept ones, then pump. 0, or
+ * the transfer failed. */
+int send_lane_resume(struct send_lane *l, uint32_t from);

@@ -218,6 +218,12 @@ enum xfer_stall xfer_stalled(struct xfer *x)
                 return XFER_STALL_DISK;
         if (x->ios > 0)
                 return XFER_WAITING;
+        /* The peer may still be reading back what was kept (xfer_grace). */
+        if (x->grace_until && clock_usec(CLOCK_MONOTONIC) < x->grace_until) {
+                xfer_arm_timer(x, (int)MIN((x->grace_until - clock_usec(CLOCK_MONOTONIC)) / 1000000u + 1,
+                                           (uint64_t)x->e->cfg->io_timeout));
+                return XFER_WAITING;
+        }
         return xfer_peer_silent(x) ? XFER_STALL_PEER : XFER_WAITING;
 }
 
@@ -288,12 +294,31 @@ static enum xfer_pace xfer_check_rate(struct xfer *x, char *text, size_t len)
         return XFER_PACE_OK;
 }
 
+void xfer_grace(struct xfer *x, uint64_t bytes)
+{
+        if (bytes > 0)
+                x->grace_until = clock_usec(CLOCK_MONOTONIC) + bytes / XFER_REREAD_FLOOR * 1000000u +
+                                 bytes % XFER_REREAD_FLOOR * 1000000u / XFER_REREAD_FLOOR + 1000000u;
+}
+
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
 {
         /* Our own disk holding the transfer up is not the peer's fault. */
         if (xfer_disk_stalled(x)) {
                 xfer_disk_text(x, text, len);
                 return XFER_PACE_DISK;
+        }
+        if (x->grace_until) {
+                uint64_t now = clock_usec(CLOCK_MONOTONIC);
+
+                if (now < x->grace_until) {
+                        xfer_arm_usec(x, MIN(x->grace_until - now, (uint64_t)x->e->cfg->io_timeout * 1000000u));
+                        return XFER_PACE_OK;
+                }
+                /* The peer has read back what was kept: from now on, as ever. */
+                x->grace_until = 0;
+                xfer_arm_deadline(x);
+                return XFER_PACE_OK;
         }
         if (x->ios > 0)
                 return XFER_PACE_OK;
@@ -390,9 +415,30 @@ int xfer_lane_next_file(struct xfer_lane *l)
         return digest_init(&l->digest);
 }
 
-void xfer_lane_run(struct xfer_lane *l)
+int xfer_lane_run(struct xfer_lane *l)
 {
-        wire_lane_range(l->x->nchunks, l->x->nlanes, l->idx, &l->first_seq, &l->end_seq);
+        const struct xfer *x = l->x;
+
+        wire_lane_range(x->nchunks, x->chunk, x->nlanes, l->idx, &l->first_seq, &l->end_seq);
+        /* Its block hashes' room now, not on the data path: bounded by the
+         * file size (16 bytes per 64 MiB). */
+        return digest_start(&l->digest, MIN(l->first_seq * x->chunk, x->size),
+                            wire_run_bytes(x->size, x->chunk, l->first_seq, l->end_seq));
+}
+
+bool xfer_digest(const struct xfer *x, uint8_t out[WIRE_DIGEST_SIZE])
+{
+        const struct digest *run[WIRE_LANES_MAX];
+
+        for (unsigned int k = 0; k < x->nlanes; k++) {
+                if (!x->lane[k]) {
+                        memset(out, 0, WIRE_DIGEST_SIZE);
+                        return false;
+                }
+                run[k] = &x->lane[k]->digest;
+        }
+        digest_join(run, x->nlanes, out);
+        return true;
 }
 
 void xfer_set_lanes(struct xfer *x, unsigned int nlanes)

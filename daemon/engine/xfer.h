@@ -55,7 +55,7 @@ struct xfer_lane {
         bool ended;             /* its END: received, or posted */
         struct ring_hold hold;  /* its slots of x->ring */
         uint64_t first_seq, end_seq;    /* its run of chunks */
-        struct digest digest;   /* over its run, in order */
+        struct digest digest;   /* over its run's blocks, in order (xfer_lane_run) */
 };
 
 struct xfer_ops {
@@ -95,6 +95,8 @@ struct xfer {
         unsigned int nended;
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the receiver's, Nr */
         struct auth_session session;    /* with a key: from the offer on (wire.h) */
+        uint64_t size;          /* the file's bytes, with the chunk size (the OFFER's) */
+        uint32_t chunk;
         uint64_t nchunks;
         uint64_t bytes;         /* data moved: received, or acknowledged */
         uint64_t t_start;       /* usec, CLOCK_MONOTONIC: data starts */
@@ -103,6 +105,7 @@ struct xfer {
         uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress, or set
                                  * with t_last on the data path) */
         struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
+        uint64_t grace_until;   /* usec: resumed, the peer re-reads until about then (xfer_grace) */
         struct event *timer;
         /* Pacing: its own limit (a job's --bwlimit; rate 0: none) and the
          * timer a lane that found no tokens waits on, one per transfer. */
@@ -174,6 +177,16 @@ enum xfer_pace {
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
 
 /*
+ * A resumed transfer: after the ACCEPT, each side reads back and hashes
+ * the @bytes kept before its lanes move data (rehash.h), and neither can
+ * see the other's progress meanwhile. Both sides give the other @bytes at
+ * XFER_REREAD_FLOOR bytes/s before xfer_check_pace() judges it; when that
+ * is over the deadline's windows start afresh.
+ */
+#define XFER_REREAD_FLOOR       (64ull << 20)
+void xfer_grace(struct xfer *x, uint64_t bytes);
+
+/*
  * Pacing (cfg rate_limit, per direction; a job's bwlimit, per transfer):
  * before a chunk goes (a sender posts it, a receiver credits its slot),
  * xfer_pace_take(): true when it may go now, both buckets charged; false
@@ -226,8 +239,12 @@ void xfer_lane_add(struct xfer_lane *l);
 /* The session's next file (wire.h): the lane has not ended it, and its
  * digest starts afresh. 0 or -ENOMEM. */
 int xfer_lane_next_file(struct xfer_lane *l);
-/* Its run of chunks, now that x->nchunks and x->nlanes are known. */
-void xfer_lane_run(struct xfer_lane *l);
+/* Its run of chunks, now that x->size, x->chunk, x->nchunks and x->nlanes
+ * are known, and its digest started there: 0 or -ENOMEM. */
+int xfer_lane_run(struct xfer_lane *l);
+/* The file's digest from every lane's (digest.h), each with its run whole:
+ * false (and @out zero) when a lane is gone already. */
+bool xfer_digest(const struct xfer *x, uint8_t out[WIRE_DIGEST_SIZE]);
 /* Each lane's due is 1/nlanes of what its transfer may hold. */
 void xfer_set_lanes(struct xfer *x, unsigned int nlanes);
 

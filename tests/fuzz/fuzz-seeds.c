@@ -49,6 +49,7 @@ static int wire_seeds(const char *dir)
         m.offer.flags = WIRE_OFFER_TREE;
         m.offer.mode = 0644;
         m.offer.mtime_ns = 1700000000123456789ull;
+        memset(m.offer.source, 0x73, WIRE_SOURCE_SIZE);
         memset(m.offer.nonce, 0x6e, WIRE_NONCE_SIZE);
         memset(m.offer.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.offer.name, "seed.bin");
@@ -58,6 +59,13 @@ static int wire_seeds(const char *dir)
         m.accept.lanes = 2;
         memset(m.accept.mac, 0x6d, WIRE_MAC_SIZE);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* A resuming ACCEPT, and one for a transfer already published. */
+        m.accept.resume[0] = 100;
+        m.accept.resume[1] = 3;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        m.accept.flags = WIRE_ACCEPT_PUBLISHED;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m.accept, 0, sizeof(m.accept));
         m.type = WIRE_CREDIT;
         m.credits = 8;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));

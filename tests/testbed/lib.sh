@@ -60,6 +60,7 @@ wait_for() {
 }
 
 # _tb_write_conf FILE LISTEN INCOMING SOCKET [key=value...]
+# partial_dir is INCOMING's sibling "partial", each peer its own.
 _tb_write_conf() {
         local file=$1 listen=$2 incoming=$3 socket=$4 kv
         shift 4
@@ -68,6 +69,7 @@ _tb_write_conf() {
                 echo "# written by the testbed's peers_configure"
                 echo "listen = $listen"
                 echo "incoming_dir = $incoming"
+                echo "partial_dir = $(dirname "$incoming")/partial"
                 echo "control_socket = $socket"
                 for kv in "$@"; do
                         [[ $kv == *=* ]] || tb_fail "peers_configure: '$kv' is not key=value"
@@ -111,4 +113,78 @@ link_restore() {
                 dev "$ALPHA_NETDEV" nud permanent
         ip neigh replace "$ALPHA_ADDR" lladdr "$(cat "/sys/class/net/$ALPHA_NETDEV/address")" \
                 dev "$BETA_NETDEV" nud permanent
+}
+
+# More endpoints, on demand (guest/fabric.sh): gamma and delta join alpha
+# and beta on a bridge, one veth (NIC) and rxe device each. Scenarios that
+# do not call nodes_up keep the default alpha-beta pair and pay nothing.
+# The addresses are guest/fabric.sh's.
+GAMMA_ADDR=198.18.0.3
+DELTA_ADDR=198.18.0.4
+
+# node_addr / node_unit / node_conf / node_sock / node_in NODE: the address,
+# systemd unit, config file, control socket and incoming directory of
+# alpha, beta, gamma or delta (alpha is rdmaxferd.service, the others
+# rdmaxferd@NODE.service).
+node_addr() {
+        case $1 in
+        alpha) echo "$ALPHA_ADDR" ;;
+        beta) echo "$BETA_ADDR" ;;
+        gamma) echo "$GAMMA_ADDR" ;;
+        delta) echo "$DELTA_ADDR" ;;
+        *) tb_fail "no node '$1' (alpha, beta, gamma, delta)" ;;
+        esac
+}
+node_unit() { if [[ $1 == alpha ]]; then echo rdmaxferd.service; else echo "rdmaxferd@$1.service"; fi; }
+node_conf() { if [[ $1 == alpha ]]; then echo "$ALPHA_CONF"; else echo "/etc/rdmaxferd/$1.conf"; fi; }
+node_sock() { if [[ $1 == alpha ]]; then echo "$ALPHA_SOCK"; else echo "/run/rdmaxferd-$1/control.sock"; fi; }
+node_in() {
+        if [[ $1 == alpha ]]; then echo /var/lib/rdmaxferd/incoming; else echo "/var/lib/rdmaxferd-$1/incoming"; fi
+}
+
+# nodes_up [key=value...]: alpha, beta, gamma and delta on the fabric, each
+# with its own config (listen, incoming_dir, control_socket, plus the keys
+# given, for all four), started the way an admin does and ready. Call it
+# before starting any daemon: alpha and beta move off their pair. The
+# runner puts the pair back after the scenario.
+nodes_up() {
+        local n units=()
+        tb_run bash "$(dirname "$TESTBED_LIB")/guest/fabric.sh" up gamma delta ||
+                tb_fail "bringing up the fabric failed"
+        for n in alpha beta gamma delta; do
+                _tb_write_conf "$(node_conf "$n")" "$(node_addr "$n")" "$(node_in "$n")" \
+                        "$(node_sock "$n")" "$@"
+                units+=("$(node_unit "$n")")
+        done
+        tb_run systemctl start "${units[@]}" || {
+                journalctl -b --no-pager "${units[@]/#/-u}" | tail -n 40 >&2
+                tb_fail "systemctl start ${units[*]} failed"
+        }
+        for n in alpha beta gamma delta; do
+                systemctl is-active --quiet "$(node_unit "$n")" || tb_fail "$(node_unit "$n") not active"
+                [[ -S $(node_sock "$n") ]] || tb_fail "$n has no control socket"
+        done
+}
+
+# link_cap NODE RATE: shape NODE's link to RATE (tc units: 120mbit is
+# 15 MB/s) both ways, with a token bucket (tbf) on each end of its veth:
+# tb-NODE holds what NODE sends, tb-NODE-p (the bridge's port) what it
+# receives. The burst (256 KiB) is what a 4 ms tick needs at 500 Mbit/s;
+# the queue (4 MiB) holds more than rxe keeps in flight per queue pair
+# (64 packets), so the cap delays packets rather than dropping them. tbf
+# counts whole frames: at rxe's 4096-byte MTU the payload gets ~98.5 %.
+link_cap() {
+        local node=$1 rate=$2 dev
+        for dev in "tb-$node" "tb-$node-p"; do
+                tb_run tc qdisc replace dev "$dev" root tbf rate "$rate" burst 256kb limit 4mb ||
+                        tb_fail "tc on $dev failed"
+        done
+}
+
+# link_uncap NODE: remove link_cap's shaping.
+link_uncap() {
+        local node=$1 dev
+        for dev in "tb-$node" "tb-$node-p"; do
+                tb_run tc qdisc del dev "$dev" root || tb_fail "removing the cap on $dev failed"
+        done
 }

@@ -28,15 +28,35 @@ restart_peers() {
         tb_run systemctl restart "$ALPHA_UNIT" "$BETA_UNIT" || tb_fail "restart failed"
 }
 
-# make_file PATH SIZE: random contents (SIZE in bytes).
+# reload_applied UNIT KEY: systemctl reload UNIT (its ExecReload only sends
+# SIGHUP) and wait until the daemon logs that it applied KEY.
+reload_applied() {
+        local unit=$1 key=$2 cur
+        cur=$(journalctl -u "$unit" -n 1 --no-pager -o export | sed -n 's/^__CURSOR=//p')
+        tb_run systemctl reload "$unit" || tb_fail "systemctl reload $unit failed"
+        wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o cat --after-cursor '$cur' |
+                grep -qE 'reloaded .*applied .*\\b$key\\b'" ||
+                tb_fail "$unit did not log that its reload applied $key"
+}
+
+# make_file PATH SIZE: random contents (SIZE in bytes). shred's one random
+# pass (a userspace PRNG seeded from getrandom) writes them 3.5 times as
+# fast as /dev/urandom reads under TCG (256 MiB: 3.5 s, not 12.4 s).
 make_file() {
         local path=$1 size=$2
-        if ((size == 0)); then
-                : >"$path"
-        else
-                head -c "$size" /dev/urandom >"$path"
+        : >"$path"
+        if ((size > 0)); then
+                shred -n 1 -s "$size" "$path" || tb_fail "make_file $path: shred failed"
         fi
         [[ $(stat -c %s "$path") == "$size" ]] || tb_fail "make_file $path"
+}
+
+# make_sparse PATH SIZE: a file of SIZE bytes that costs no time to make or
+# to read (a hole, all zeros), for transfers only ever cut off mid-way,
+# whose contents are never compared.
+make_sparse() {
+        rm -f "$1"
+        truncate -s "$2" "$1" || tb_fail "make_sparse $1"
 }
 
 # send_ok FILE [xferctl send options...]: alpha sends FILE to beta; must succeed.

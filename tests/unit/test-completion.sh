@@ -69,12 +69,14 @@ expect() {
 
 complete -p xferctl >/dev/null 2>&1
 ok $? "sourcing registers a completion for xferctl"
-expect $'cancel\nhelp\nlist\nsend\nstats\nstatus' "xferctl <TAB>: the commands" ""
+expect $'cancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
 expect $'--as\n--bwlimit\n--continue-on-error\n--help\n--json\n--no-wait\n--recursive\n--retries\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
+expect $'--cached\n--help' "xferctl sum --<TAB>: its options" sum --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
+expect $'--help' "xferctl hosts --<TAB>" hosts --h
 expect $'1733000000000017\n42' "xferctl cancel <TAB>: the job IDs, none forged by a name" cancel ""
 expect $'42' "xferctl status 4<TAB>" status 4
 expect "" "xferctl cancel ID <TAB>: one ID only" cancel 42 ""
@@ -86,7 +88,7 @@ ok $? "the IDs come from the daemon named by --socket on the line"
 comp --socket = /run/x.sock cancel "" >/dev/null
 grep -qx -- "--socket /run/x.sock list --json" "$tmp/log"
 ok $? "and by --socket=PATH"
-expect $'cancel\nlist\nsend\nstats\nstatus' "xferctl help <TAB>: the commands" help ""
+expect $'cancel\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl help <TAB>: the commands" help ""
 expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send FILE<TAB>: local files" \
         send "$tmp/files/da"
 expect "" "xferctl send FILE --as <TAB>: a name is the user's" send "$tmp/files/other.txt" --as ""

@@ -544,6 +544,32 @@ static void test_fabric_keys(void)
         expect_error("rate_limit = 4K\npeer_timeout = 1\n", 1, "rate_limit", "peer_timeout");
 }
 
+/* Resuming: partial_dir, partial_retention, partial_max_bytes. */
+static void test_partial_keys(void)
+{
+        struct config c;
+        char err[512];
+        int r;
+
+        config_init(&c);
+        is_str(c.partial_dir, "/var/lib/rdmaxferd/partial", "partial_dir beside incoming by default");
+        is_int(c.partial_retention, 3 * 24 * 3600, "partial_retention 3 days");
+        ok(c.partial_max_bytes == 64ull << 30, "partial_max_bytes 64G");
+        r = load("partial_dir = /srv/rx/.partial\npartial_retention = 60\npartial_max_bytes = 10G\n",
+                 &c, err, sizeof(err));
+        if (!is_int(r, 0, "the three keys"))
+                diag("%s", err);
+        ok(!strcmp(c.partial_dir, "/srv/rx/.partial") && c.partial_retention == 60 &&
+           c.partial_max_bytes == 10ull << 30, "take their values");
+        r = load("partial_dir = \"\"\npartial_max_bytes = 0\npartial_retention = 31536000\n", &c, err, sizeof(err));
+        ok(r == 0 && c.partial_dir[0] == '\0' && c.partial_max_bytes == 0 && c.partial_retention == 31536000,
+           "partial_dir empty (never resume), no bytes, a year");
+        expect_error("partial_dir = partial\n", 1, "partial_dir", "absolute path");
+        expect_error("partial_retention = 0\n", 1, "partial_retention", "1 to 31536000");
+        expect_error("partial_max_bytes = 1X\n", 1, "partial_max_bytes", "0 to keep no partial");
+        config_deinit(&c);
+}
+
 /* The Prometheus textfile: metrics_file, metrics_interval. */
 static void test_metrics_keys(void)
 {
@@ -599,6 +625,7 @@ int main(void)
         test_retry_keys();
         test_fabric_keys();
         test_metrics_keys();
+        test_partial_keys();
 
         unlink(path);
         rmdir(dir);

@@ -47,6 +47,8 @@ static struct wire_msg sample_offer(const char *name)
         m.offer.mtime_ns = 0x1122334455667788ull;
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 m.offer.token[i] = (uint8_t)(0x30 + i);
+        for (int i = 0; i < WIRE_SOURCE_SIZE; i++)
+                m.offer.source[i] = (uint8_t)(0x40 + i);
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 m.offer.nonce[i] = (uint8_t)(0x60 + i);
         for (int i = 0; i < WIRE_MAC_SIZE; i++)
@@ -64,6 +66,9 @@ static int sample_messages(struct wire_msg *out)
         msg_reset(&out[n], WIRE_ACCEPT, 15);
         out[n].accept.lanes = 3;
         out[n].accept.file = 70000;
+        out[n].accept.flags = WIRE_ACCEPT_PUBLISHED;
+        out[n].accept.resume[0] = 7;
+        out[n].accept.resume[2] = 0xfffffffeu;
         memset(out[n++].accept.mac, 0x3c, WIRE_MAC_SIZE);
         msg_reset(&out[n], WIRE_REFUSE, 3);
         out[n].refuse.status = WIRE_E_EXISTS;
@@ -249,7 +254,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 134 + WIRE_NAME_MAX, "255-byte name: header + 134 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 150 + WIRE_NAME_MAX, "255-byte name: header + 150 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -304,26 +309,31 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 134 + 1 && buf[6] == WIRE_OFFER && buf[8] == 135 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 150 + 1 && buf[6] == WIRE_OFFER && buf[8] == 151 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 2 && buf[16 + 29] == 0 &&
            buf[16 + 30] == 3 && buf[16 + 34] == 0x0c && buf[16 + 35] == 0x0b && buf[16 + 39] == 0x01 &&
            buf[16 + 42] == 0xed && buf[16 + 43] == 0x01 && buf[16 + 46] == 0x88 && buf[16 + 53] == 0x11 &&
            buf[16 + 54] == 0x30 && buf[16 + 69] == 0x3f &&
-           buf[16 + 70] == 0x60 && buf[16 + 101] == 0x60 + 31 &&
-           buf[16 + 102] == 0xa0 && buf[16 + 133] == 0xa0 + 31 && buf[16 + 134] == 'x',
+           buf[16 + 70] == 0x40 && buf[16 + 85] == 0x4f &&
+           buf[16 + 86] == 0x60 && buf[16 + 117] == 0x60 + 31 &&
+           buf[16 + 118] == 0xa0 && buf[16 + 149] == 0xa0 + 31 && buf[16 + 150] == 'x',
            "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, mode, mtime_ns, "
-           "token, nonce, mac, name in that order");
+           "token, source, nonce, mac, name in that order");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
         m.accept.lanes = 4;
+        m.accept.flags = WIRE_ACCEPT_PUBLISHED;
         m.accept.file = 0x0a0b0c0d;
+        m.accept.resume[0] = 0x01020304;
+        m.accept.resume[3] = 9;
         m.accept.mac[0] = 0x77;
         m.accept.mac[31] = 0x88;
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 54 && buf[6] == WIRE_ACCEPT && buf[8] == 38 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
-           buf[18] == 0x0d && buf[21] == 0x0a && buf[22] == 0x77 && buf[53] == 0x88,
-           "ACCEPT: header, then lanes, file, mac");
+        ok(len == 16 + 72 && buf[6] == WIRE_ACCEPT && buf[8] == 72 && buf[12] == 16 && buf[16] == 4 && buf[17] == 0 &&
+           buf[18] == 1 && buf[19] == 0 && buf[20] == 0x0d && buf[23] == 0x0a && buf[24] == 0x04 &&
+           buf[27] == 0x01 && buf[36] == 9 && buf[56] == 0x77 && buf[87] == 0x88,
+           "ACCEPT: header, then lanes, flags, file, resume[8], then mac");
 
         m = (struct wire_msg){ .type = WIRE_RESULT, .credits = 1 };
         m.result.status = WIRE_E_SIZE;
@@ -453,15 +463,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 134;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 150;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 134);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 134, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 150);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 150, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -492,16 +502,24 @@ static void test_decode_hostile(void)
         is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT of 0 lanes");
         put16(buf + WIRE_HEADER_SIZE, WIRE_LANES_MAX + 1);
         is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT of more than WIRE_LANES_MAX lanes");
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put32(buf + WIRE_HEADER_SIZE + 8 + 4 * 3, 1);       /* lanes, flags, file, then resume[3] */
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT resuming a lane it did not grant");
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put16(buf + WIRE_HEADER_SIZE + 2, 0x8000);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT with an unknown flag");
+        acc.accept.resume[5] = 1;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT resuming a lane not granted is refused");
         len = wire_encode(buf, sizeof(buf), &o);
 
         /* A 256-byte name, length fields consistent: still too long. */
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 134 + 256);
+        put32(tmp + 8, 150 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 134 + 255);
+        put32(tmp + 8, 150 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -562,16 +580,16 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 102 + 5, "OFFER MAC input: label + Nr + binding + 102 bytes of fields + name");
-        ok(memcmp(a, "rdmaxfer-v3 sender offer", 24) == 0, "starts with the label, which names the role");
+        is_int(la, 24 + 32 + 34 + 118 + 5, "OFFER MAC input: label + Nr + binding + 118 bytes of fields + name");
+        ok(memcmp(a, "rdmaxfer-v4 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
            a[89] == (7470 >> 8), "then the binding: sender, receiver, port little-endian");
         ok(a[90] == 0x08 && a[97] == 0x01 && a[103] == 0x01 && a[108] == 0x10 && a[112] == 5 &&
            a[114] == 4 && a[116] == 2 && a[120] == 3 && a[124] == 0x0c && a[125] == 0x0b &&
            a[132] == 0xed && a[136] == 0x88 && a[143] == 0x11 &&
-           a[144] == 0x30 && a[159] == 0x3f && a[160] == 0x60 && a[191] == 0x7f &&
-           memcmp(a + 192, "f.txt", 5) == 0,
+           a[144] == 0x30 && a[159] == 0x3f && a[160] == 0x40 && a[175] == 0x4f &&
+           a[176] == 0x60 && a[207] == 0x7f && memcmp(a + 208, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
 
         o2 = o;
@@ -614,8 +632,8 @@ static void test_mac_input(void)
 
         /* A later offer of the session: under S, no nonce or binding of its own. */
         la = wire_next_offer_mac_input(a, sizeof(a), &o);
-        ok(la == 29 + 102 + 5 && memcmp(a, "rdmaxfer-v3 sender next offer", 29) == 0 && a[29] == 0x08 &&
-           a[29 + 26] == 2 && memcmp(a + 29 + 102, "f.txt", 5) == 0,
+        ok(la == 29 + 118 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
+           a[29 + 26] == 2 && a[29 + 70] == 0x40 && memcmp(a + 29 + 118, "f.txt", 5) == 0,
            "next OFFER MAC input: its own label, then the same fields");
         o2 = o;
         o2.file = 1;
@@ -631,6 +649,10 @@ static void test_mac_input(void)
         o2.token[15] ^= 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
         ok(differs(a, la, b, lb), "the lane token is covered");
+        o2 = o;
+        o2.source[0] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the source identity token is covered");
         o2 = o;
         o2.nonce[31] ^= 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
@@ -676,13 +698,14 @@ static void test_mac_inputs_after_offer(void)
 
         memset(mac, 0xab, sizeof(mac));
         la = wire_session_info(a, sizeof(a), mac);
-        ok(la == 19 + 32 && memcmp(a, "rdmaxfer-v3 session", 19) == 0 && a[19] == 0xab && a[50] == 0xab,
+        ok(la == 19 + 32 && memcmp(a, "rdmaxfer-v4 session", 19) == 0 && a[19] == 0xab && a[50] == 0xab,
            "session info: label, then the OFFER's mac");
 
         memset(acc.mac, 0x11, sizeof(acc.mac));
         la = wire_accept_mac_input(a, sizeof(a), &acc);
-        ok(la == 27 + 2 + 4 && memcmp(a, "rdmaxfer-v3 receiver accept", 27) == 0 && a[27] == 3 && a[28] == 0 &&
-           a[29] == 0, "ACCEPT MAC input: label naming the receiver, lanes, file (not the mac)");
+        ok(la == 27 + 2 + 2 + 4 + 32 && memcmp(a, "rdmaxfer-v4 receiver accept", 27) == 0 && a[27] == 3 &&
+           a[28] == 0 && a[29] == 0 && a[31] == 0,
+           "ACCEPT MAC input: label naming the receiver, lanes, flags, file, resume (not the mac)");
         acc.lanes = 2;
         lb = wire_accept_mac_input(b, sizeof(b), &acc);
         ok(differs(a, la, b, lb), "the granted lanes are covered");
@@ -690,12 +713,20 @@ static void test_mac_inputs_after_offer(void)
         acc.file = 1;
         lb = wire_accept_mac_input(b, sizeof(b), &acc);
         ok(differs(a, la, b, lb), "ACCEPT: the file index is covered");
+        acc.resume[2] = 1;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "where a lane resumes is covered");
+        acc.resume[2] = 0;
+        acc.flags = WIRE_ACCEPT_PUBLISHED;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "the flags are covered");
+        acc.flags = 0;
 
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 h.token[i] = (uint8_t)(0x80 + i);
         memset(h.tag, 0xee, sizeof(h.tag));
         la = wire_lane_mac_input(a, sizeof(a), &bd, &h);
-        ok(la == 23 + 34 + 2 + 2 + 16 && memcmp(a, "rdmaxfer-v3 sender lane", 23) == 0 && a[23] == 0x10 &&
+        ok(la == 23 + 34 + 2 + 2 + 16 && memcmp(a, "rdmaxfer-v4 sender lane", 23) == 0 && a[23] == 0x10 &&
            a[57] == 3 && a[59] == 2 && a[61] == 0x80 && a[76] == 0x8f,
            "lane MAC input: label, binding, flags, lane, token (not the tag)");
         h.lane = 3;
@@ -715,7 +746,7 @@ static void test_mac_inputs_after_offer(void)
                 e.digest[i] = (uint8_t)i;
         memset(e.mac, 0x55, sizeof(e.mac));
         la = wire_end_mac_input(a, sizeof(a), 1, &e);
-        ok(la == 22 + 2 + 4 + 8 + 16 && memcmp(a, "rdmaxfer-v3 sender end", 22) == 0 && a[22] == 1 &&
+        ok(la == 22 + 2 + 4 + 8 + 16 && memcmp(a, "rdmaxfer-v4 sender end", 22) == 0 && a[22] == 1 &&
            a[24] == 0 && a[28] == 0x08 && a[35] == 0x01 && a[36] == 0 && a[51] == 15,
            "END MAC input: label, lane, file, bytes, digest (not the mac)");
         e2 = e;
@@ -737,7 +768,7 @@ static void test_mac_inputs_after_offer(void)
         strcpy(r.text, "bad");
         memset(r.mac, 0x66, sizeof(r.mac));
         la = wire_result_mac_input(a, sizeof(a), 0, &r);
-        ok(la == 27 + 2 + 24 + 3 && memcmp(a, "rdmaxfer-v3 receiver result", 27) == 0 && a[27] == 0 &&
+        ok(la == 27 + 2 + 24 + 3 && memcmp(a, "rdmaxfer-v4 receiver result", 27) == 0 && a[27] == 0 &&
            a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 0 && a[37] == 9 && a[45] == 10 &&
            memcmp(a + 53, "bad", 3) == 0,
            "RESULT MAC input: label, lane, status, text_len, file, bytes, usec, text (not the mac)");
@@ -783,39 +814,68 @@ static void test_binding(void)
         is_int(wire_binding_set(&b, &un, (struct sockaddr *)&r4), -EAFNOSUPPORT, "not IP: -EAFNOSUPPORT");
 }
 
-/* The runs of chunks the lanes carry: contiguous, in order, covering all. */
+/* The runs of chunks the lanes carry: contiguous, in order, covering all,
+ * each starting on a digest block boundary. */
 static void test_lane_range(void)
 {
-        static const uint64_t sizes[] = { 1, 7, 8, 9, 31, 32, 33, 1024, 1025, 4294967295ull };
-        bool tiled = true, balanced = true, nonempty = true;
+        static const uint32_t chunks[] = { 4096, 1u << 20, 16u << 20, WIRE_BLOCK_SIZE };
+        static const uint64_t blocks[] = { 0, 1, 2, 7, 8, 9, 33, 1024 };
+        bool tiled = true, balanced = true, nonempty = true, aligned = true;
         uint64_t first, end;
 
-        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-                for (unsigned int lanes = 1; lanes <= WIRE_LANES_MAX; lanes++) {
-                        uint64_t next = 0, lo = UINT64_MAX, hi = 0;
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+                uint64_t per = WIRE_BLOCK_SIZE / chunks[c];
 
-                        for (unsigned int k = 0; k < lanes; k++) {
-                                wire_lane_range(sizes[i], lanes, k, &first, &end);
-                                if (first != next || end < first)
-                                        tiled = false;
-                                if (end == first && sizes[i] >= lanes)
-                                        nonempty = false;
-                                lo = end - first < lo ? end - first : lo;
-                                hi = end - first > hi ? end - first : hi;
-                                next = end;
+                for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+                        for (int tail = -1; tail <= 1; tail++) {
+                                /* Just short of, on, or just past a block boundary. */
+                                uint64_t nchunks = blocks[i] * per + (uint64_t)((int64_t)tail);
+                                uint64_t nblocks;
+
+                                if ((blocks[i] == 0 && tail < 0) || (per == 1 && tail < 0))
+                                        continue;
+                                nblocks = (nchunks + per - 1) / per;
+                                for (unsigned int lanes = 1; lanes <= WIRE_LANES_MAX; lanes++) {
+                                        uint64_t next = 0, lo = UINT64_MAX, hi = 0;
+
+                                        for (unsigned int k = 0; k < lanes; k++) {
+                                                wire_lane_range(nchunks, chunks[c], lanes, k, &first, &end);
+                                                if (first != next || end < first)
+                                                        tiled = false;
+                                                if (first % per != 0 && first != nchunks)
+                                                        aligned = false;
+                                                if (end == first && nblocks >= lanes)
+                                                        nonempty = false;
+                                                /* In whole blocks, the short last one counting one. */
+                                                lo = MIN(lo, (end - first + per - 1) / per);
+                                                hi = MAX(hi, (end - first + per - 1) / per);
+                                                next = end;
+                                        }
+                                        if (next != nchunks)
+                                                tiled = false;
+                                        if (hi - lo > 1)
+                                                balanced = false;
+                                }
                         }
-                        if (next != sizes[i])
-                                tiled = false;
-                        if (hi - lo > 1)
-                                balanced = false;
-                }
+        }
         ok(tiled, "lane runs are contiguous, in lane order, and cover every chunk once");
-        ok(balanced, "lane runs differ by at most one chunk");
-        ok(nonempty, "no lane is empty while there are as many chunks as lanes");
-        wire_lane_range(1024, 1, 0, &first, &end);
+        ok(aligned, "every lane run starts on a 64 MiB block boundary");
+        ok(balanced, "lane runs differ by at most one block");
+        ok(nonempty, "no lane is empty while there are as many blocks as lanes");
+        wire_lane_range(1024, 1u << 20, 1, 0, &first, &end);
         ok(first == 0 && end == 1024, "one lane carries everything");
-        wire_lane_range(1024, 4, 2, &first, &end);
-        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767");
+        wire_lane_range(1024, 1u << 20, 4, 2, &first, &end);
+        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767 (blocks 8..11)");
+        wire_lane_range(50, 1u << 20, 2, 0, &first, &end);
+        ok(first == 0 && end == 0, "a file under one block: lane 0 of 2 gets nothing");
+        wire_lane_range(50, 1u << 20, 2, 1, &first, &end);
+        ok(first == 0 && end == 50, "and lane 1 of 2 all of it (so the receiver grants one lane)");
+        wire_lane_range(2 * 64 + 5, 1u << 20, 2, 1, &first, &end);
+        ok(first == 64 && end == 2 * 64 + 5, "3 blocks, the last short, on 2 lanes: lane 1 from block 1");
+        is_int(wire_blocks(0), 0, "an empty file has no blocks");
+        is_int(wire_blocks(1), 1, "one byte is one short block");
+        is_int(wire_blocks(WIRE_BLOCK_SIZE), 1, "64 MiB is one block");
+        is_int(wire_blocks(WIRE_BLOCK_SIZE + 1ull), 2, "64 MiB and a byte are two");
 
         is_int(wire_run_bytes(10 * 4096 + 100, 4096, 0, 11), 10 * 4096 + 100, "all runs: the file size");
         is_int(wire_run_bytes(10 * 4096 + 100, 4096, 8, 11), 2 * 4096 + 100, "the last run ends short");

@@ -140,6 +140,12 @@ reset_state() {
         done
         # Seconds under TCG: only when the scenario added units or drop-ins.
         [[ -n $units ]] && systemctl daemon-reload
+        # A scenario that brought up more endpoints (lib.sh: nodes_up) moved
+        # alpha and beta onto the fabric: take it down; rdma_setup puts the pair back.
+        if [[ -e /sys/class/net/tb-fabric ]]; then
+                /bin/bash "$T/testbed/guest/fabric.sh" down >>"$OUT/rdma-setup.log" 2>&1 ||
+                        host_note "taking the fabric down failed"
+        fi
         rdma_up || rdma_setup >>"$OUT/rdma-setup.log" 2>&1 || host_note "re-creating the RDMA endpoints failed"
 }
 

@@ -3,7 +3,10 @@
 # from alpha to beta byte-identical, each with a journald entry on both
 # sides whose numbers agree with each other and with the file. Small files
 # go over one lane, 256 MiB over the default 4; a receiver configured for
-# fewer lanes than the sender asks for grants its own number.
+# fewer lanes than the sender asks for grants its own number. The digest
+# does not depend on the lanes: both sides', `xferctl sum` of the source,
+# the received file's user.rdmaxfer.digest and the split + xxh128sum
+# recipe of xferctl(1) all agree.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -12,8 +15,10 @@ start_peers
 
 slot=$((1024 * 1024))
 declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((256 * 1024 * 1024)))
-# Lanes: 1 until each of them would get 8 chunks, then the configured 4.
+# Lanes: 1 until each of them would get 8 chunks and a 64 MiB block, then
+# the configured 4.
 declare -A lanes=([empty.dat]=1 [one.dat]=1 [odd.dat]=1 [big.dat]=4)
+declare -A digest
 for name in empty.dat one.dat odd.dat big.dat; do
         size=${sizes[$name]}
         make_file "$SRC/$name" "$size"
@@ -49,7 +54,20 @@ for name in empty.dat one.dat odd.dat big.dat; do
         sd=$(jfield "$ALPHA_UNIT" "$name" RDMAXFER_DIGEST)
         rd=$(jfield "$BETA_UNIT" "$name" RDMAXFER_DIGEST)
         [[ -n $sd && $sd == "$rd" ]] || tb_fail "digests differ: $sd vs $rd"
+        got=$(xferctl sum "$SRC/$name") || tb_fail "xferctl sum $name failed"
+        [[ $got == "$sd  $SRC/$name" ]] || tb_fail "xferctl sum says '$got', the journal $sd"
+        got=$(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/$name") ||
+                tb_fail "$name was published without user.rdmaxfer.digest"
+        [[ $got == "$sd" ]] || tb_fail "$name: user.rdmaxfer.digest is '$got', the journal $sd"
+        got=$(split -b 64M --filter=xxh128sum "$BETA_IN/$name" | cut -c1-32 | tr a-f A-F |
+                basenc --base16 -d | xxh128sum | cut -c1-32)
+        [[ $got == "$sd" ]] || tb_fail "$name: the split + xxh128sum recipe gives '$got', the journal $sd"
+        digest[$name]=$sd
 done
+got=$(xferctl sum --cached "$BETA_IN/big.dat" /nonexistent 2>&1) && tb_fail "xferctl sum of a missing file exited 0"
+[[ $got == *"${digest[big.dat]}  $BETA_IN/big.dat"* && $got == *"/nonexistent: No such file"* ]] ||
+        tb_fail "xferctl sum --cached: $got"
+tb_log "digests: xferctl sum, the xattr and split + xxh128sum agree with the journal"
 incoming_clean "$BETA_IN" empty.dat one.dat odd.dat big.dat
 tb_log "all sizes transferred intact"
 
@@ -66,6 +84,8 @@ for unit in "$ALPHA_UNIT" "$BETA_UNIT"; do
         got=$(jfield "$unit" big2.dat RDMAXFER_LANES)
         [[ $got == 2 ]] || tb_fail "$unit: asked for 8 lanes, beta allows 2, got ${got:-none}"
 done
-[[ $(jfield "$ALPHA_UNIT" big2.dat RDMAXFER_DIGEST) == $(jfield "$BETA_UNIT" big2.dat RDMAXFER_DIGEST) ]] ||
-        tb_fail "digests over 2 lanes differ between the sides"
+for unit in "$ALPHA_UNIT" "$BETA_UNIT"; do
+        got=$(jfield "$unit" big2.dat RDMAXFER_DIGEST)
+        [[ $got == "${digest[big.dat]}" ]] || tb_fail "$unit: the digest over 2 lanes ($got) is not that over 4"
+done
 tb_log "a receiver's lanes setting caps what a sender gets"

@@ -81,7 +81,8 @@ start_peers
 published=()
 
 tb_log "the same key on both sides: a striped transfer succeeds"
-make_file "$SRC/keyed.dat" 40000000
+# Two 64 MiB digest blocks (the second short): two lanes.
+make_file "$SRC/keyed.dat" 70000000
 send_ok "$SRC/keyed.dat"
 same_file "$SRC/keyed.dat" "$BETA_IN/keyed.dat"
 lanes=$(jfield "$BETA_UNIT" keyed.dat RDMAXFER_LANES)

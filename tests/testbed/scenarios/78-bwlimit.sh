@@ -41,7 +41,8 @@ check_rate() {
         same_file "$SRC/bw.dat" "$BETA_IN/$file"
 }
 
-peers_configure
+# tos for (c) from the start: no restart between the parts.
+peers_configure tos=32
 start_peers
 make_file "$SRC/bw.dat" "$SIZE"
 
@@ -80,8 +81,7 @@ tb_log "refused: $out"
 
 # (b) The receiver's rate_limit, set by a reload: it holds back credits.
 echo "rate_limit = 8M" >>"$BETA_CONF"
-tb_run systemctl reload "$BETA_UNIT"
-sleep 1
+reload_applied "$BETA_UNIT" rate_limit
 json=$(xferctl send --json "$SRC/bw.dat" "$BETA_ADDR" --as rl8.dat) ||
         tb_fail "send to a rate-limited beta failed: $json"
 check_rate "beta rate_limit 8M" rl8.dat $((8 * MIB)) "$(job_field "$json" bytes)" "$(job_field "$json" usec)"
@@ -89,8 +89,7 @@ check_rate "beta rate_limit 8M" rl8.dat $((8 * MIB)) "$(job_field "$json" bytes)
 # A reload applies at once, to the transfer running too: at 4 MiB/s this
 # one takes 24 s; lifted after 3 s, it is done long before.
 sed -i 's/^rate_limit = .*/rate_limit = 4M/' "$BETA_CONF"
-tb_run systemctl reload "$BETA_UNIT"
-sleep 1
+reload_applied "$BETA_UNIT" rate_limit
 t0=$(date +%s.%N)
 id=$(xferctl send --no-wait "$SRC/bw.dat" "$BETA_ADDR" --as lifted.dat) || tb_fail "send --no-wait failed"
 sleep 3
@@ -102,12 +101,10 @@ tb_log "rate_limit 4M lifted 3 s in: 96 MiB in $took s (24 s at 4 MiB/s)"
 awk -v t="$took" 'BEGIN { exit !(t < 16) }' || tb_fail "lifting rate_limit did not speed up the running transfer ($took s)"
 same_file "$SRC/bw.dat" "$BETA_IN/lifted.dat"
 
-# (c) tos = 32 (DSCP 8, CS1: a bulk class) on both. rxe puts the route's
-# traffic class into the IPv4 TOS byte; the passive side's queue pairs take
-# the connecting side's class. Count RoCEv2 packets (UDP 4791) with that
-# TOS arriving on each end, if tc can.
-peers_configure tos=32
-restart_peers
+# (c) tos = 32 (DSCP 8, CS1: a bulk class) on both, since the start. rxe
+# puts the route's traffic class into the IPv4 TOS byte; the passive side's
+# queue pairs take the connecting side's class. Count RoCEv2 packets (UDP
+# 4791) with that TOS arriving on each end, if tc can.
 counting=yes
 for dev in "$BETA_NETDEV" "$ALPHA_NETDEV"; do
         tc qdisc add dev "$dev" clsact 2>/dev/null &&

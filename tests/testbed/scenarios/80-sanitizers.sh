@@ -20,6 +20,7 @@ SAN=$TESTBED_SANITIZE
 # way, no LimitMEMLOCK), each with its own config, socket and directories.
 W=/var/tmp/rdmaxfer-san
 declare -A PID=() ERR=() ADDR=([alpha]=$ALPHA_ADDR [beta]=$BETA_ADDR)
+declare -A NETDEV=([alpha]=$ALPHA_NETDEV [beta]=$BETA_NETDEV)
 # LeakSanitizer cannot see a connection left alive (librdmacm's global table
 # of cm_ids keeps it reachable) nor an open descriptor: this counts them.
 AUDIT=$SAN/teardown-audit.so
@@ -144,27 +145,25 @@ san_stop() {
         san_reap "$1" "$2"
 }
 
-# sent_bytes NAME: bytes done of the job daemon NAME is sending now.
-sent_bytes() {
-        xc "$1" list --json | grep -o '"state":"sending"[^}]*' | grep -o '"bytes":[0-9]*' |
-                cut -d: -f2 | head -n 1
-}
-
-sent_at_least() {
-        local b
-        b=$(sent_bytes "$1") && [[ -n $b ]] && ((b >= $2))
+# rx_grown NAME FROM BYTES: NAME's netdev has received BYTES since its
+# counter read FROM.
+rx_grown() {
+        (($(netdev_bytes "${NETDEV[$1]}" rx) - $2 >= $3))
 }
 
 # mid_transfer FROM TO FILE: FROM sends FILE to TO in the background (xferctl's
-# pid in XPID, its output in XOUT) and has sent at least 16 MiB on return.
+# pid in XPID, its output in XOUT) and at least 16 MiB have crossed on return.
+# The wire is watched rather than the job: the ASan xferctl takes seconds to
+# answer here, while 30 MB/s go by.
 mid_transfer() {
-        local from=$1 to=$2 file=$3
+        local from=$1 to=$2 file=$3 rx0
         XOUT=$LOG/xferctl-$from-to-$to.out
+        rx0=$(netdev_bytes "${NETDEV[$to]}" rx)
         xc "$from" send "$file" "${ADDR[$to]}" >"$XOUT" 2>&1 &
         XPID=$!
         echo "$XPID xferctl send on $from" >>"$LOG/pids"
-        wait_for 120 sent_at_least "$from" $((16 << 20)) || tb_fail "$from: no transfer under way"
-        tb_log "$from -> $to: $(sent_bytes "$from") bytes of $(stat -c %s "$file") sent"
+        wait_for 120 rx_grown "$to" "$rx0" $((16 << 20)) || tb_fail "$from: no transfer under way"
+        tb_log "$from -> $to: $((($(netdev_bytes "${NETDEV[$to]}" rx) - rx0) >> 20)) MiB of $(($(stat -c %s "$file") >> 20)) MiB crossed"
 }
 
 # xferctl_failed: the background send must have failed (an interrupted transfer).

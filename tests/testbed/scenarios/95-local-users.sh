@@ -15,12 +15,14 @@ IDLE=5
 ALICE=tb-alice BOB=tb-bob CAROL=tb-carol AUDIT=tb-audit
 PEEK=$SRC/ctlpeek.pl
 hold_pid=
+idle_pid=
 beta_pid=
 
 # Also run first, in case an earlier run left users behind.
 cleanup() {
         if [[ -n $beta_pid ]]; then kill -CONT "$beta_pid" 2>/dev/null || true; fi
         if [[ -n $hold_pid ]]; then kill "$hold_pid" 2>/dev/null || true; fi
+        if [[ -n $idle_pid ]]; then kill "$idle_pid" 2>/dev/null || true; fi
         for u in "$ALICE" "$BOB" "$CAROL"; do
                 userdel -f "$u" 2>/dev/null || true
         done
@@ -147,7 +149,7 @@ useradd -M -s /usr/sbin/nologin -G rdmaxfer "$ALICE" || tb_fail "useradd $ALICE"
 useradd -M -s /usr/sbin/nologin -G rdmaxfer "$BOB" || tb_fail "useradd $BOB"
 useradd -M -s /usr/sbin/nologin -G "rdmaxfer,$AUDIT" "$CAROL" || tb_fail "useradd $CAROL"
 make_file "$SRC/users.dat" 100000
-make_file "$SRC/hold.dat" $((1024 * 1024 * 1024))
+make_sparse "$SRC/hold.dat" $((1024 * 1024 * 1024))
 chmod 0644 "$SRC/users.dat"
 
 # Beta is stopped for most of the scenario: its watchdog must not restart it.
@@ -204,12 +206,18 @@ refused "$BOB" "too many jobs queued for your user \(2\)" \
         xferctl send "$SRC/users.dat" "$BETA_ADDR" --as b3.dat --no-wait
 
 tb_log "the connection limit is per user, and a watching connection is not idle"
-hold_out=$SRC/hold.out
-rm -f "$hold_out"
-# setpriv execs perl: $! is the holder itself.
+hold_out=$SRC/hold.out idle_out=$SRC/idle.out
+rm -f "$hold_out" "$idle_out"
+# setpriv execs perl: $! is the holder itself. Held as long as the idle
+# client below waits to see its connection closed.
 setpriv --reuid="$ALICE" --regid="$(id -g "$ALICE")" --init-groups -- \
-        perl "$PEEK" hold "$ALPHA_SOCK" 3 "$a1" $((IDLE + 10)) >"$hold_out" 2>&1 &
+        perl "$PEEK" hold "$ALPHA_SOCK" 3 "$a1" $((IDLE + 4)) >"$hold_out" 2>&1 &
 hold_pid=$!
+# Meanwhile (its wait overlaps the hold's) one of $BOB's connections asks
+# nothing; checked below.
+setpriv --reuid="$BOB" --regid="$(id -g "$BOB")" --init-groups -- \
+        perl "$PEEK" idle "$ALPHA_SOCK" $((IDLE + 4)) >"$idle_out" 2>&1 &
+idle_pid=$!
 wait_for 20 grep -q "held 3" "$hold_out" || { cat "$hold_out"; tb_fail "$ALICE could not open 3 connections"; }
 sleep 1
 refused "$ALICE" "too many connections for your user \(3\)" xferctl list
@@ -225,7 +233,9 @@ grep -qx "open 3 of 3" "$hold_out" || tb_fail "watching connections were closed:
 sees "$ALICE" "$a1"
 
 tb_log "a connection that asks nothing is closed after client_idle_timeout ($IDLE s)"
-out=$(as "$BOB" perl "$PEEK" idle "$ALPHA_SOCK" $((IDLE + 4))) || tb_fail "idle client failed: $out"
+wait "$idle_pid" || tb_fail "idle client failed: $(cat "$idle_out")"
+idle_pid=
+out=$(cat "$idle_out")
 tb_log "$out"
 [[ $out == "closed: ERROR "*"no request for $IDLE s"* ]] || tb_fail "idle connection: $out"
 

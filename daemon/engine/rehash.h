@@ -1,0 +1,51 @@
+#pragma once
+
+/*
+ * Hashing a lane's kept prefix again, for a resumed transfer: both sides
+ * feed the bytes of a lane's run that are not sent again into the lane's
+ * digest, in file order, before its first new chunk, so that END's digest
+ * still covers the whole run. The bytes are read through io_uring in
+ * REHASH_BUF pieces, one read out at a time per lane; the deadline on them
+ * is the transfer's io_timeout (xfer_io_start), like any disk request.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "digest.h"
+#include "io.h"
+
+#define REHASH_BUF      (4u << 20)
+
+struct xfer;
+struct rehash;
+
+/* 0 when all the bytes were hashed; else -errno (-EIO for a file shorter
+ * than @end). Not called when the transfer ended meanwhile. */
+typedef void (*rehash_done_fn)(struct rehash *h, int r);
+
+struct rehash {
+        struct io_req io;       /* first */
+        struct xfer *x;
+        struct digest *d;
+        int fd;
+        uint64_t off, end;
+        uint8_t *buf;           /* REHASH_BUF, or less for a short range */
+        size_t cap;
+        unsigned int idx;       /* the lane's, for the caller */
+        rehash_done_fn done;
+};
+
+#define REHASH_NULL ((struct rehash){ .fd = -1 })
+
+/*
+ * Hash [@off, @end) of @fd into @d, then @done (from the loop, never from
+ * inside this call). @h must stay put until @done, or until the transfer's
+ * disk requests are all back (its owner's gone op: rehash_deinit). 0, or
+ * -errno when nothing could start (then @done never runs); -EINVAL for an
+ * empty range (nothing to do).
+ */
+int rehash_start(struct rehash *h, struct xfer *x, struct digest *d, int fd, uint64_t off,
+                 uint64_t end, rehash_done_fn done);
+/* Free the buffer; safe on REHASH_NULL. Only once no read is out. */
+void rehash_deinit(struct rehash *h);

@@ -1,0 +1,173 @@
+/* daemon/engine/partials.c: a partial stored, found, refused and removed on
+ * a real file system, as the receiver's worker calls do it. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "partials.h"
+#include "tap.h"
+#include "xfer.h"
+
+/* The sweep asks which transfers are receiving; none here. */
+struct xfer *xfer_first(struct engine *e, enum xfer_dir dir)
+{
+        return NULL;
+}
+
+static char dir[] = "/tmp/test-partials-XXXXXX";
+
+static struct partial_rec sample(void)
+{
+        struct partial_rec r;
+
+        memset(&r, 0, sizeof(r));
+        r.peer[10] = r.peer[11] = 0xff;
+        r.peer[15] = 7;
+        memset(r.source, 0x53, sizeof(r.source));
+        r.transfer_id = 9;
+        r.size = 3 * 65536 + 100;
+        r.chunk_size = 65536;
+        r.lanes = 1;
+        r.kept[0] = 2;
+        r.created = r.updated = 1000;
+        snprintf(r.dest, sizeof(r.dest), "x.bin");
+        return r;
+}
+
+static void job_for(struct partial_job *j, int dirfd, const struct partial_rec *r)
+{
+        *j = PARTIAL_JOB_NULL;
+        j->dirfd = dirfd;
+        j->rec = *r;
+        partial_key(r, j->key);
+        memcpy(j->offer.peer, r->peer, sizeof(j->offer.peer));
+        memcpy(j->offer.key_id, r->key_id, sizeof(j->offer.key_id));
+        memcpy(j->offer.source, r->source, sizeof(j->offer.source));
+        j->offer.size = r->size;
+        j->offer.chunk_size = r->chunk_size;
+        j->offer.dest = "x.bin";
+}
+
+/* Another nameless file: one linked and unlinked again cannot be linked anew. */
+static int new_tmp(int fd, char proc[64])
+{
+        close(fd);
+        fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640);
+        snprintf(proc, 64, "/proc/self/fd/%d", fd);
+        return fd;
+}
+
+static int count(int dirfd, const char *key, const char *ext)
+{
+        char name[PARTIAL_FILE_MAX];
+
+        snprintf(name, sizeof(name), "%s.%s", key, ext);
+        return faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int main(void)
+{
+        struct partial_rec r = sample();
+        struct partial_job j;
+        char proc[64];
+        int dirfd, fd;
+        uint8_t buf[100];
+
+        if (!mkdtemp(dir))
+                return 1;
+        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* The transfer's nameless file, as recv-file.c makes it. */
+        fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640);
+        if (dirfd < 0 || fd < 0) {
+                diag("no O_TMPFILE here: %m");
+                plan(0);
+                return done_testing();
+        }
+        ok(ftruncate(fd, (off_t)r.size) == 0 && pwrite(fd, "kept", 4, 0) == 4, "a nameless file of the size");
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_NONE, "nothing to find at first");
+        j.link_from = proc;
+        is_int(partials_store(&j), 0, "first checkpoint: link and record");
+        ok(count(dirfd, j.key, "data") && count(dirfd, j.key, "rec") && !count(dirfd, j.key, "tmp"),
+           "KEY.data and KEY.rec, no temporary left");
+        r.kept[0] = 3;
+        job_for(&j, dirfd, &r);
+        is_int(partials_store(&j), 0, "a later checkpoint: the record only");
+
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_RESUME, "the same transfer is found");
+        ok(j.data_fd >= 0 && j.rec.kept[0] == 3 && j.why == NULL, "with its data open and the last record");
+        ok(pread(j.data_fd, buf, 4, 0) == 4 && memcmp(buf, "kept", 4) == 0, "the data is the transfer's file");
+        close(j.data_fd);
+
+        job_for(&j, dirfd, &r);
+        j.offer.peer[15] = 8;
+        is_int(partials_lookup(&j), PARTIALS_NONE, "another peer (same files by accident) finds nothing");
+        ok(count(dirfd, j.key, "rec"), "and leaves it alone");
+
+        job_for(&j, dirfd, &r);
+        j.offer.source[0] ^= 1;
+        is_int(partials_lookup(&j), PARTIALS_NONE, "a changed source is not resumed");
+        ok(j.why && strstr(j.why, "source"), "and says why: %s", j.why ? j.why : "(null)");
+        ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "the stale partial is removed");
+
+        /* Published: no data, the lanes' digests. */
+        r.flags = PARTIAL_PUBLISHED;
+        memset(r.digest[0], 0xd1, WIRE_DIGEST_SIZE);
+        fd = new_tmp(fd, proc);
+        job_for(&j, dirfd, &r);
+        j.link_from = proc;
+        is_int(partials_store(&j), 0, "a partial again");
+        job_for(&j, dirfd, &r);
+        j.unlink_data = true;
+        is_int(partials_store(&j), 0, "then its published record");
+        ok(count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "the data file is gone");
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_PUBLISHED, "a retry finds it published");
+        ok(j.rec.digest[0][0] == 0xd1 && j.rec.transfer_id == 9, "with the digests and the transfer id");
+
+        /* A record without its data is no partial. */
+        r.flags = 0;
+        job_for(&j, dirfd, &r);
+        is_int(partials_store(&j), 0, "a record whose data went missing");
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_NONE, "is not resumed");
+        ok(!count(dirfd, j.key, "rec"), "and is removed");
+
+        /* A damaged record. */
+        fd = new_tmp(fd, proc);
+        job_for(&j, dirfd, &r);
+        j.link_from = proc;
+        is_int(partials_store(&j), 0, "a partial");
+        {
+                char name[PARTIAL_FILE_MAX];
+                int rfd;
+
+                snprintf(name, sizeof(name), "%s.rec", j.key);
+                rfd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+                ok(rfd >= 0 && pwrite(rfd, "X", 1, 300) == 1, "whose record is damaged");
+                close(rfd);
+        }
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_NONE, "is not resumed");
+        ok(j.why != NULL && !count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "and goes, data too");
+
+        fd = new_tmp(fd, proc);
+        job_for(&j, dirfd, &r);
+        j.link_from = proc;
+        is_int(partials_store(&j), 0, "a partial");
+        is_int(partials_remove(&j), 0, "removed");
+        ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "both files gone");
+
+        close(fd);
+        close(dirfd);
+        rmdir(dir);
+        return done_testing();
+}

@@ -1,0 +1,82 @@
+#!/bin/bash
+# xferctl sum (client/sumcmd.c) against the recipe xferctl(1) documents:
+# split into 64 MiB blocks, xxh128sum each, xxh128sum the hashes' bytes.
+# Sizes around the block boundary; stdin; a missing file; --cached. TAP.
+xferctl=${1:?usage: test-sum.sh XFERCTL}
+n=0
+
+ok() {
+        n=$((n + 1))
+        if [[ $1 == 0 ]]; then
+                echo "ok $n - $2"
+        else
+                echo "not ok $n - $2"
+        fi
+}
+
+skip() {
+        n=$((n + 1))
+        echo "ok $n # SKIP $1"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+B=$((64 * 1024 * 1024))
+
+recipe() {
+        split -b 64M --filter=xxh128sum "$1" | cut -c1-32 | tr a-f A-F | basenc --base16 -d | xxh128sum | cut -c1-32
+}
+
+# The empty file's digest is fixed by the definition: XXH3-128 of nothing.
+: >"$tmp/empty"
+got=$("$xferctl" sum "$tmp/empty")
+[[ $got == "99aa06d3014798d86001c324468d497f  $tmp/empty" ]]
+ok $? "an empty file: XXH3-128 of nothing ($got)"
+
+if ! command -v xxh128sum >/dev/null || ! command -v basenc >/dev/null; then
+        skip "xxh128sum (package xxhash) or basenc (coreutils >= 8.31) missing: the recipe cannot run"
+else
+        # One pseudo-random stream, so every block differs from the others.
+        head -c $((3 * B + 5)) /dev/urandom >"$tmp/data"
+        all=0
+        for size in 1 $((B - 1)) $B $((B + 1)) $((3 * B + 5)); do
+                head -c "$size" "$tmp/data" >"$tmp/f"
+                want=$(recipe "$tmp/f")
+                got=$("$xferctl" sum "$tmp/f" | cut -c1-32)
+                if [[ $got != "$want" ]]; then
+                        echo "# $size bytes: xferctl sum $got, the recipe $want"
+                        all=1
+                fi
+        done
+        ok $all "sizes 1, B-1, B, B+1, 3B+5 (B = 64 MiB): xferctl sum equals split + xxh128sum"
+        want=$(recipe "$tmp/f")
+        got=$("$xferctl" sum - <"$tmp/f")
+        [[ $got == "$want  -" ]]
+        ok $? "standard input: the same digest, named -"
+fi
+
+out=$("$xferctl" sum "$tmp/empty" "$tmp/missing" 2>&1)
+rc=$?
+[[ $rc == 1 && $out == *"99aa06d3014798d86001c324468d497f  $tmp/empty"* &&
+        $out == *"xferctl: $tmp/missing: No such file or directory"* ]]
+ok $? "a missing file: said, the others still printed, exit 1 ($rc)"
+
+"$xferctl" sum "$tmp" >/dev/null 2>&1
+[[ $? == 1 ]]
+ok $? "a directory: exit 1"
+
+printf 'x' >"$tmp/cached"
+if python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.rdmaxfer.digest", b"00112233445566778899aabbccddeeff")' \
+        "$tmp/cached" 2>/dev/null; then
+        got=$("$xferctl" sum --cached "$tmp/cached")
+        [[ $got == "00112233445566778899aabbccddeeff  $tmp/cached" ]]
+        ok $? "--cached prints the xattr, not the contents' digest"
+        got=$("$xferctl" sum "$tmp/cached" | cut -c1-32)
+        [[ $got != 00112233445566778899aabbccddeeff ]]
+        ok $? "without --cached the file is read"
+else
+        skip "no user xattrs on $tmp's file system (or no python3): --cached not checked"
+        skip "no user xattrs: --cached not checked"
+fi
+
+echo "1..$n"
