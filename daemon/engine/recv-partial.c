@@ -119,7 +119,10 @@ void recv_partial_lookup(struct recv_xfer *x)
         struct xfer *b = &x->base;
         int r;
 
-        x->part_on = partials_on(b->e, x->offer.size) && !recv_source_zero(x->offer.source);
+        /* Only a job of one file is kept and resumed (rdmaxferd(8), Sessions):
+         * its sender never retries a job of several, which sends no token. */
+        x->part_on = x->job_files == 1 && partials_on(b->e, x->offer.size) &&
+                     !recv_source_zero(x->offer.source);
         if (!x->part_on) {
                 recv_file_open(x);
                 return;

@@ -125,6 +125,8 @@ hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 doe
 rm -f "$BETA_IN/sess-a.dat"
 hostile next-more-bytes "sess-b\.dat failed: protocol error: file 2: more bytes than the job announced" sess-a.dat
 rm -f "$BETA_IN/sess-a.dat"
+hostile next-source "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat
+rm -f "$BETA_IN/sess-a.dat"
 
 tb_log "peers that hold slots and do nothing; an honest send meanwhile"
 cur=$(beta_cursor)
