@@ -67,10 +67,12 @@
  * carries the offer's random token. The file's 64 MiB digest blocks are
  * split into contiguous runs, one per lane (wire_lane_range), so a lane
  * starts on a block boundary (the chunk size divides WIRE_BLOCK_SIZE) and
- * no lane is granted without a block of its own; each lane carries only
- * its own run of chunks, in order, then its own END. Version 4: the
- * block-aligned runs and END's digest over blocks (version 3 split chunks
- * evenly and hashed each lane's bytes whole). On every lane the receiver answers with
+ * no lane is granted without a block of the job's bytes of its own (in a
+ * session, a file of fewer blocks than lanes leaves some lanes empty
+ * runs); each lane carries only its own run of chunks, in order, then its
+ * own END. Version 4: sessions, the block-aligned runs, END's digest over
+ * blocks and resuming (version 3 carried one file per connection, split
+ * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
  *
  * Authentication (both sides configured with the same pre-shared key K;
@@ -123,7 +125,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            4       /* 4: sessions of several files */
+#define WIRE_VERSION            4       /* 4: sessions, block digest, resuming */
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
