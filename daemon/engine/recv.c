@@ -389,6 +389,17 @@ uint32_t recv_credits_take(struct recv_lane *l)
                 /* A credit is a chunk's worth: one slot, whatever lands in it. */
                 uint32_t chunk = recv_xfer_of(b)->offer.chunk_size;
 
+                /*
+                 * A lane that has its whole run (END came) uses no credit
+                 * until the session's next file (recv_lanes_flush then), so
+                 * it takes none of the bucket's: taking them starved the
+                 * lanes still receiving. Runs differ by up to a block, and
+                 * lanes took turns at the bucket, so the longer run went on
+                 * at half the limit once the short one was done.
+                 */
+                if (l->base.ended)
+                        return 0;
+
                 for (n = 0; n < l->credits_pending && xfer_pace_take(b, chunk); n++)
                         ;
         }
