@@ -50,7 +50,13 @@ bool incoming_is_part(const char *name)
         return digits <= 20 && strspn(name + pre, "0123456789") == digits;
 }
 
-int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
+/*
+ * Remove every entry directly beneath @dirfd that @match() names, with
+ * @remove(); @removed() hears of each. The number removed, or -errno.
+ */
+static int incoming_sweep(int dirfd, bool (*match)(const char *name),
+                          int (*remove)(int dirfd, const char *name),
+                          void (*removed)(const char *name, int r))
 {
         struct dirent *de;
         DIR *d;
@@ -70,9 +76,9 @@ int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
         while ((de = readdir(d))) {
                 int r;
 
-                if (!incoming_is_part(de->d_name))
+                if (!match(de->d_name))
                         continue;
-                r = unlinkat(dirfd, de->d_name, 0) < 0 ? -errno : 0;
+                r = remove(dirfd, de->d_name);
                 n += r == 0;
                 if (removed)
                         removed(de->d_name, r);
@@ -81,6 +87,16 @@ int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
         if (n > 0 && fsync(dirfd) < 0)
                 return -errno;
         return n;
+}
+
+static int incoming_unlink(int dirfd, const char *name)
+{
+        return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+}
+
+int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
+{
+        return incoming_sweep(dirfd, incoming_is_part, incoming_unlink, removed);
 }
 
 /* One component beneath @dirfd, never through a symlink or a mount. */
@@ -250,32 +266,5 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
 
 int incoming_clean_stages(int dirfd, void (*removed)(const char *name, int r))
 {
-        struct dirent *de;
-        DIR *d;
-        int fd, n = 0;
-
-        fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                int r = -errno;
-
-                close(fd);
-                return r;
-        }
-        while ((de = readdir(d))) {
-                int r;
-
-                if (!incoming_is_stage(de->d_name))
-                        continue;
-                r = incoming_remove_tree(dirfd, de->d_name);
-                n += r == 0;
-                if (removed)
-                        removed(de->d_name, r);
-        }
-        closedir(d);
-        if (n > 0 && fsync(dirfd) < 0)
-                return -errno;
-        return n;
+        return incoming_sweep(dirfd, incoming_is_stage, incoming_remove_tree, removed);
 }

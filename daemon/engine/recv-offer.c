@@ -134,6 +134,18 @@ void recv_accept(struct recv_xfer *x)
         recv_partial_rehash(x);
 }
 
+/* Larger than max_file_size (0: no limit): true, and why in @text. */
+static bool recv_over_max_file_size(const struct engine *e, const struct wire_offer *o, char *text, size_t len)
+{
+        char limit[32];
+
+        if (!e->cfg->max_file_size || o->size <= e->cfg->max_file_size)
+                return false;
+        pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_file_size);
+        snprintf(text, len, "%" PRIu64 " bytes is over the receiver's max_file_size of %s", o->size, limit);
+        return true;
+}
+
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
 static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offer *o,
                                      char *text, size_t len)
@@ -189,14 +201,8 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "more than 2^32 chunks");
                 return WIRE_E_TOO_LARGE;
         }
-        if (e->cfg->max_file_size && o->size > e->cfg->max_file_size) {
-                char limit[32];
-
-                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_file_size);
-                snprintf(text, len, "%" PRIu64 " bytes is over the receiver's max_file_size of %s",
-                         o->size, limit);
+        if (recv_over_max_file_size(e, o, text, len))
                 return WIRE_E_TOO_LARGE;
-        }
         /* A job's totals, before any data moves (after the file's own,
          * whose reasons a single file's sender knows; a single file is held
          * to max_file_size only). */
@@ -259,14 +265,8 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                 snprintf(text, len, "file %u: more bytes than the job announced", x->next_file + 1);
                 return WIRE_E_PROTOCOL;
         }
-        if (e->cfg->max_file_size && o->size > e->cfg->max_file_size) {
-                char limit[32];
-
-                pace_fmt_bytes(limit, sizeof(limit), e->cfg->max_file_size);
-                snprintf(text, len, "%" PRIu64 " bytes is over the receiver's max_file_size of %s",
-                         o->size, limit);
+        if (recv_over_max_file_size(e, o, text, len))
                 return WIRE_E_TOO_LARGE;
-        }
         return WIRE_OK;
 }
 
