@@ -176,7 +176,7 @@ struct ctl_stats_dir {
 struct ctl_stats {
         uint64_t uptime_usec;
         struct ctl_stats_dir dir[_CTL_DIR_MAX];
-        uint32_t queued;                /* jobs waiting to be sent */
+        uint32_t queued;                /* jobs waiting to be sent: QUEUED or RETRYING */
         uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
         uint32_t pool_held, pool_slots; /* send pool: the same */
         uint16_t nreasons;

@@ -178,7 +178,7 @@ int stats_prometheus(char *buf, size_t cap, const struct ctl_stats *s)
         for (unsigned int d = 0; d < _CTL_DIR_MAX; d++)
                 out_printf(&o, "rdmaxfer_rate_bytes_per_second{direction=\"%s\"} %" PRIu64 "\n",
                            stats_dir_label[d], s->dir[d].rate);
-        out_head(&o, "rdmaxfer_jobs_queued", "gauge", "Send jobs waiting for a free transfer slot.");
+        out_head(&o, "rdmaxfer_jobs_queued", "gauge", "Send jobs waiting: for a free transfer slot, or to retry.");
         out_printf(&o, "rdmaxfer_jobs_queued %" PRIu32 "\n", s->queued);
 
         out_head(&o, "rdmaxfer_ring_slots", "gauge",

@@ -182,6 +182,7 @@ int daemon_stats(struct daemon *d, struct ctl_stats *s)
                 engine_stats(d->engine, &es);
         if (d->jobs) {
                 jobs_counts(d->jobs, &active, &queued);
+                queued = jobs_waiting(d->jobs);
                 jobs_tally(d->jobs, &sent);
         }
         memset(s, 0, sizeof(*s));

@@ -872,6 +872,11 @@ unsigned int jobs_retrying(const struct jobs *jobs)
         return jobs->n_retrying;
 }
 
+unsigned int jobs_waiting(const struct jobs *jobs)
+{
+        return jobs->n_queued + jobs->n_retrying;
+}
+
 void jobs_tally(const struct jobs *jobs, struct stats_tally *t)
 {
         *t = jobs->tally;

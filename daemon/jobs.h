@@ -136,6 +136,9 @@ unsigned int jobs_active(const struct jobs *jobs);
 void jobs_counts(const struct jobs *jobs, unsigned int *active, unsigned int *queued);
 /* Jobs waiting to retry. */
 unsigned int jobs_retrying(const struct jobs *jobs);
+/* For `stats`: jobs waiting to be sent, QUEUED or RETRYING (a retrying job
+ * is one the daemon will still send). */
+unsigned int jobs_waiting(const struct jobs *jobs);
 uint64_t jobs_rate_total(const struct jobs *jobs);
 /* Every job that ended since jobs_new(), by outcome: done (with its size),
  * cancelled (queued or running), or failed by wire status (a job that

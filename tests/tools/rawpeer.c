@@ -69,6 +69,7 @@ enum act {
         ACT_TREE_DEST,
         ACT_TREE_OUTSIDE,
         ACT_TREE_PLANTED,
+        ACT_PUBLISHED_RETRY,
 };
 
 struct mode {
@@ -170,6 +171,11 @@ static const struct mode modes[] = {
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
+        { "published-retry", ACT_PUBLISHED_RETRY, HELLO_OK, "rawpeer-published.dat", 3, WIRE_RESULT, WIRE_OK,
+          false, 20,
+          "a transfer with a source token (RESULT ok), then on a new connection the same transfer again, "
+          "as a sender whose RESULT was lost: ACCEPT published, every lane resumed at its end, only the "
+          "ENDs: RESULT ok; then the same name as another transfer: file exists" },
 };
 
 /* Returned by mode_run when the process should die on the spot. */
@@ -217,26 +223,16 @@ static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_
         }
 }
 
-/* Post an OFFER for @lanes lanes (its token: c->token); 0 once ACCEPTed
- * (granted lanes in *@granted if not NULL), else the rawconn_event (a
- * message stays queued) or -errno. */
 static uint16_t offer_flags;     /* the next first offer's (a tree's: WIRE_OFFER_TREE | DIR) */
 
-static int send_offer_job(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
-                          uint16_t lanes, uint16_t *granted, uint32_t job_files, uint64_t job_bytes)
+/* Post the first OFFER @o_msg (its MAC made here, with a key); 0 once
+ * ACCEPTed (the ACCEPT in *@acc if not NULL), else the rawconn_event (a
+ * message stays queued) or -errno. */
+static int send_offer_msg(struct rawconn *c, const struct wire_msg *o_msg, struct wire_accept *acc)
 {
-        struct wire_msg o = { .type = WIRE_OFFER }, m;
+        struct wire_msg o = *o_msg, m;
         int ev;
 
-        o.offer.flags = offer_flags;
-        o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.size = size;
-        o.offer.chunk_size = chunk;
-        o.offer.lanes = lanes;
-        o.offer.job_files = job_files;
-        o.offer.job_bytes = job_bytes;
-        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
-        snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->key.len) {
                 auth_nonce(o.offer.nonce);
                 auth_offer_mac(&c->key, c->welcome.nonce, &c->binding, &o.offer, o.offer.mac);
@@ -253,10 +249,34 @@ static int send_offer_job(struct rawconn *c, const char *name, uint32_t chunk, u
                         printf("rawpeer: the receiver's ACCEPT does not prove the key\n");
                         return -EACCES;
                 }
-                if (granted)
-                        *granted = m.accept.lanes;
+                if (acc)
+                        *acc = m.accept;
                 return 0;
         }
+        return ev;
+}
+
+/* Post an OFFER for @lanes lanes (its token: c->token); 0 once ACCEPTed
+ * (granted lanes in *@granted if not NULL), else as send_offer_msg(). */
+static int send_offer_job(struct rawconn *c, const char *name, uint32_t chunk, uint64_t size,
+                          uint16_t lanes, uint16_t *granted, uint32_t job_files, uint64_t job_bytes)
+{
+        struct wire_msg o = { .type = WIRE_OFFER };
+        struct wire_accept a;
+        int ev;
+
+        o.offer.flags = offer_flags;
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.size = size;
+        o.offer.chunk_size = chunk;
+        o.offer.lanes = lanes;
+        o.offer.job_files = job_files;
+        o.offer.job_bytes = job_bytes;
+        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
+        ev = send_offer_msg(c, &o, &a);
+        if (ev == 0 && granted)
+                *granted = a.lanes;
         return ev;
 }
 
@@ -615,6 +635,122 @@ static int relay(const struct rawpeer_opts *o, const struct mode *md, int timeou
         return 1;
 }
 
+/* A new connection to the receiver, for the same transfer again. 0 or 1 (said). */
+static int reconnect(struct rawconn *n, const struct rawconn *c, const struct rawpeer_opts *o,
+                     const struct mode *md)
+{
+        struct wire_reject rj;
+
+        n->key = c->key;
+        memcpy(n->token, c->token, WIRE_TOKEN_SIZE);
+        if (rawconn_setup(n, o->src, o->dst, o->port) < 0 || rawconn_connect(n, HELLO_OK, &rj) != 0 ||
+            rawconn_alloc_send(n, 0) < 0) {
+                printf("rawpeer: %s: could not connect again\n", md->name);
+                return 1;
+        }
+        return 0;
+}
+
+/*
+ * Resume's "published already" (rdmaxferd(8), Resuming): md->file whole,
+ * as a sender that may retry (a source token); then, on a new connection,
+ * the same transfer (id, token, name, size) as if its RESULT was lost:
+ * ACCEPT with WIRE_ACCEPT_PUBLISHED and every lane at the end of its run,
+ * the same ENDs again, RESULT ok. Then the name offered by another
+ * transfer: REFUSE (or RESULT), exists. 0 when all of it held, else 1.
+ */
+static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                           uint32_t chunk, uint64_t size, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn again = RAWCONN_NULL;
+        _cleanup_(rawconn_deinit) struct rawconn other = RAWCONN_NULL;
+        struct wire_msg off = { .type = WIRE_OFFER }, end = { .type = WIRE_END }, m;
+        struct digest d = DIGEST_NULL;
+        struct wire_accept a;
+        uint64_t first, last;
+        int r;
+
+        off.offer.transfer_id = (uint64_t)getpid();
+        off.offer.size = size;
+        off.offer.chunk_size = chunk;
+        off.offer.lanes = 1;
+        off.offer.job_files = 1;
+        off.offer.job_bytes = size;
+        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
+        memset(off.offer.source, 0xa5, WIRE_SOURCE_SIZE);
+        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
+
+        /* 1. The transfer, whole. */
+        r = send_offer_msg(c, &off, &a);
+        if (r != 0 || a.lanes != 1 || a.flags != 0 || a.resume[0] != 0) {
+                printf("rawpeer: %s: the receiver did not accept %s as a new transfer\n", md->name, md->file);
+                return 1;
+        }
+        for (uint32_t seq = 0; seq < md->chunks; seq++) {
+                r = rawconn_send_chunk(c, size, chunk, seq);
+                if (r != 0)
+                        return expect_verdict(c, md, timeout_ms, r);
+        }
+        if (digest_init(&d) < 0)
+                return 1;
+        digest_update(&d, rawconn_data(c), size);
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.bytes = size;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end.end, end.end.mac);
+        if (expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end)) != 0)
+                return 1;
+        printf("rawpeer: %s: transfer %" PRIu64 " published %s; offering it again, as a retry\n", md->name,
+               off.offer.transfer_id, md->file);
+        if (!c->disconnected)
+                rdma_disconnect(c->id);
+
+        /* 2. The same transfer again: published already. */
+        if (reconnect(&again, c, o, md) != 0)
+                return 1;
+        r = send_offer_msg(&again, &off, &a);
+        if (r != 0) {
+                printf("rawpeer: %s: the receiver did not accept the retry\n", md->name);
+                if (r == RAWCONN_MSG)
+                        rawconn_next(&again, 0, &m);    /* prints it */
+                return 1;
+        }
+        wire_lane_range(md->chunks, chunk, a.lanes, 0, &first, &last);
+        printf("rawpeer: %s: ACCEPT flags 0x%04x, %u lane(s), lane 0 resumes at chunk %u of %" PRIu64 "\n",
+               md->name, a.flags, a.lanes, a.resume[0], last - first);
+        if (!(a.flags & WIRE_ACCEPT_PUBLISHED) || a.lanes != 1 || a.resume[0] != last - first) {
+                printf("rawpeer: %s: wanted ACCEPT published, lane 0 resumed at its end\n", md->name);
+                return 1;
+        }
+        if (again.session.on)
+                auth_end_mac(&again.session, 0, &end.end, end.end.mac);
+        if (expect_verdict(&again, md, timeout_ms, rawconn_send_ctrl(&again, &end)) != 0)
+                return 1;
+        printf("rawpeer: %s: RESULT ok for the retry, only its END sent\n", md->name);
+        if (!again.disconnected)
+                rdma_disconnect(again.id);
+
+        /* 3. Another transfer of the same name: the file exists. */
+        if (reconnect(&other, c, o, md) != 0)
+                return 1;
+        off.offer.transfer_id++;
+        r = send_offer_msg(&other, &off, &a);
+        if (r == 0) {
+                printf("rawpeer: %s: the receiver ACCEPTED another transfer of %s\n", md->name, md->file);
+                return 1;
+        }
+        if (r != RAWCONN_MSG || rawconn_next(&other, 0, &m) != RAWCONN_MSG ||
+            (m.type == WIRE_REFUSE ? m.refuse.status : m.type == WIRE_RESULT ? m.result.status : WIRE_OK) !=
+                    WIRE_E_EXISTS) {
+                printf("rawpeer: %s: wanted %s refused, file exists (event %d)\n", md->name, md->file, r);
+                return 1;
+        }
+        if (!other.disconnected)
+                rdma_disconnect(other.id);
+        return 0;
+}
+
 static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
 {
         uint32_t chunk = MIN(c->welcome.slot_size, RAWPEER_CHUNK_MAX);
@@ -673,6 +809,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_TREE_OUTSIDE:
         case ACT_TREE_PLANTED:
                 return tree_hostile(c, md, chunk, timeout_ms);
+        case ACT_PUBLISHED_RETRY:
+                return published_retry(c, o, md, chunk, size, timeout_ms);
         default:
                 break;
         }

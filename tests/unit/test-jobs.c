@@ -1049,6 +1049,7 @@ static void test_retry_transient(void)
         is_int(jobs_retrying(f.jobs), 1, "jobs_retrying counts it");
         jobs_counts(f.jobs, &active, &queued);
         ok(active == 0 && queued == 1, "not active: counts 0 active, 1 queued (the other job)");
+        is_int(jobs_waiting(f.jobs), 2, "stats' queued figure counts it with the queued job");
         run(&f);
         is_int(state_of(&f, other), CTL_JOB_CONNECTING,
                "a retrying job holds no place in max_transfers: the next job starts");
@@ -1080,6 +1081,7 @@ static void test_retry_transient(void)
         is_int(job->status, WIRE_E_BUSY, "with the last status");
         ok(fd_closed(fd), "the file is closed once final");
         is_int(jobs_retrying(f.jobs), 0, "nothing retrying");
+        is_int(jobs_waiting(f.jobs), 0, "nothing waiting");
         ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_RETRYING, CTL_JOB_QUEUED,
                CTL_JOB_CONNECTING, CTL_JOB_RETRYING, CTL_JOB_QUEUED, CTL_JOB_CONNECTING,
                CTL_JOB_FAILED), "watcher saw each attempt, RETRYING and QUEUED between them");

@@ -131,7 +131,7 @@ static const char expected[] =
         "# TYPE rdmaxfer_rate_bytes_per_second gauge\n"
         "rdmaxfer_rate_bytes_per_second{direction=\"recv\"} 104200000\n"
         "rdmaxfer_rate_bytes_per_second{direction=\"send\"} 51000000\n"
-        "# HELP rdmaxfer_jobs_queued Send jobs waiting for a free transfer slot.\n"
+        "# HELP rdmaxfer_jobs_queued Send jobs waiting: for a free transfer slot, or to retry.\n"
         "# TYPE rdmaxfer_jobs_queued gauge\n"
         "rdmaxfer_jobs_queued 3\n"
         "# HELP rdmaxfer_ring_slots Slots of the receive ring (recv) and the send pool (send), held by transfers or free.\n"

@@ -11,11 +11,16 @@
 #  d. a partial made without a key, offered with one: not resumed.
 #  e. partial_max_bytes below a file's size: nothing kept of it;
 #     partial_retention: an expired partial is removed at start, not resumed.
+#  p. published already: rawpeer sends a small file, then offers the same
+#     transfer again as a retry whose RESULT was lost: ACCEPT published,
+#     only the ENDs, RESULT ok (beta's journal says so); another transfer
+#     of the same name: file exists.
 # testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
 BETA_PART=/var/lib/rdmaxferd-beta/partial
+RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
 KEY=/etc/rdmaxferd/psk-resume
 SMALL=$((8 << 20))
 # Short waits between attempts keep it lean.
@@ -131,6 +136,14 @@ r=$(resumed "$BETA_UNIT" c.dat)
 ((${r:-1} == 0)) || tb_fail "c.dat resumed $r bytes of a source that changed"
 journalctl -u "$BETA_UNIT" --no-pager -o cat | grep "c.dat: not resumed: the source file changed" ||
         tb_fail "beta did not say why c.dat was not resumed"
+
+tb_log "p. a retry of a transfer published already"
+rc=0
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" published-retry 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+((rc == 0)) || tb_fail "published-retry: beta did not answer the retry as published already (rawpeer exit $rc)"
+pub_said() { journalctl -u "$BETA_UNIT" --no-pager -o cat | grep -q "rawpeer-published\.dat: published already by this transfer; answering ok"; }
+wait_for 10 pub_said || tb_fail "beta's journal does not say it answered ok for a transfer published already"
+rm -f "$BETA_IN/rawpeer-published.dat"
 
 tb_log "d, e. a key now; partial_max_bytes 10M"
 make_file "$SRC/d.dat" $SMALL
