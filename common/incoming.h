@@ -48,7 +48,7 @@ bool incoming_is_part(const char *name);
  * Remove every incoming_is_part() entry directly beneath @dirfd, then fsync
  * the directory. @removed(@name, @r) is told of each (r: 0 or -errno).
  * Returns how many were removed, or -errno when the directory cannot be
- * read. Blocking: for start-up, before the loop runs.
+ * read. Blocking: the engine runs it on a worker at start-up.
  */
 int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r));
 

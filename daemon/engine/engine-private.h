@@ -25,6 +25,7 @@
 
 struct io;
 struct partials_sweep;
+struct engine_clean;
 struct reaper;
 
 /* The engine's hold on its RDMA device (device.c). */
@@ -68,6 +69,10 @@ struct engine {
         struct ring send_ring;
         struct io *io;
         int incoming_fd;                /* O_DIRECTORY of cfg.incoming_dir */
+        /* Start-up's sweep of what a crash left there (engine.c), on a
+         * worker: until it is done, offers are refused as busy. */
+        struct engine_clean *clean;
+        bool incoming_clean;
         bool xattr_said;                /* "no user xattrs there", once (recv-file.c) */
         int partial_fd;                 /* O_DIRECTORY of cfg.partial_dir; -1: resuming off */
         uint8_t key_id[PARTIAL_KEY_ID_SIZE];    /* partial_key_id() of our key */

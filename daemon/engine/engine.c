@@ -121,6 +121,77 @@ static void engine_stage_removed(const char *name, int r)
                 log_notice("incoming_dir: removed %s, left by a job a crash interrupted", name);
 }
 
+/*
+ * What a crash left in incoming_dir: an overwrite cut short between its
+ * link and its rename (.part files), a tree job's staging directory
+ * (nothing of an unfinished job stays). A crashed 100,000-file tree takes
+ * a while to remove, so a worker does it, with its own descriptor (a
+ * worker stuck on a dead file system keeps only this); until it is done
+ * recv_check_offer() answers "busy", and senders retry.
+ */
+struct engine_clean {
+        struct io_req req;
+        struct engine *e;
+        int dirfd;
+        int parts, stages;      /* removed, or -errno */
+};
+
+static int64_t engine_clean_fn(void *arg)
+{
+        struct engine_clean *c = arg;
+
+        c->parts = incoming_clean_parts(c->dirfd, engine_part_removed);
+        c->stages = incoming_clean_stages(c->dirfd, engine_stage_removed);
+        return 0;
+}
+
+static void engine_on_clean(struct io_req *req, int64_t res)
+{
+        struct engine_clean *c = container_of(req, struct engine_clean, req);
+        struct engine *e = c->e;
+
+        (void)res;
+        if (c->parts < 0)
+                log_warning("incoming_dir %s: looking for leftover .part files: %s",
+                            e->cfg->incoming_dir, strerror(-c->parts));
+        if (c->stages < 0)
+                log_warning("incoming_dir %s: looking for leftover staging directories: %s",
+                            e->cfg->incoming_dir, strerror(-c->stages));
+        log_debug("incoming_dir: start-up sweep done (%d .part files, %d staging directories)",
+                  c->parts, c->stages);
+        safe_close(c->dirfd);
+        free(c);
+        e->clean = NULL;
+        e->incoming_clean = true;
+}
+
+static int engine_clean_start(struct engine *e)
+{
+        struct engine_clean *c;
+        int r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->e = e;
+        c->dirfd = fcntl(e->incoming_fd, F_DUPFD_CLOEXEC, 3);
+        if (c->dirfd < 0) {
+                r = -errno;
+                free(c);
+                return r;
+        }
+        c->req.done = engine_on_clean;
+        r = io_call(e->io, &c->req, engine_clean_fn, c);
+        if (r < 0) {
+                log_err("cannot start a worker to sweep incoming_dir: %s", strerror(-r));
+                safe_close(c->dirfd);
+                free(c);
+                return r;
+        }
+        e->clean = c;
+        return 0;
+}
+
 /* cfg rate_limit, one bucket each way; a chunk is at most a slot of ours. */
 static void engine_set_rate_limit(struct engine *e)
 {
@@ -157,16 +228,6 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 log_err("incoming_dir %s: %m", cfg->incoming_dir);
                 goto fail;
         }
-        /* An overwrite that a crash cut short between its link and its rename. */
-        r = incoming_clean_parts(e->incoming_fd, engine_part_removed);
-        if (r < 0)
-                log_warning("incoming_dir %s: looking for leftover .part files: %s",
-                            cfg->incoming_dir, strerror(-r));
-        /* A tree job's staging directory: nothing of an unfinished job stays. */
-        r = incoming_clean_stages(e->incoming_fd, engine_stage_removed);
-        if (r < 0)
-                log_warning("incoming_dir %s: looking for leftover staging directories: %s",
-                            cfg->incoming_dir, strerror(-r));
         r = partials_open(e);
         if (r < 0)
                 goto fail;
@@ -218,6 +279,10 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 log_err("cannot set up io_uring: %s", strerror(-r));
                 goto fail;
         }
+
+        r = engine_clean_start(e);
+        if (r < 0)
+                goto fail;
 
         e->ch_ev = event_new(e->base, e->ch->fd, EV_READ | EV_PERSIST, engine_on_cm, e);
         if (!e->ch_ev || event_add(e->ch_ev, NULL) < 0) {
@@ -353,6 +418,11 @@ void engine_free(struct engine *e)
          */
         keep = io_free(e->io) > 0;
         e->io = NULL;
+        /* Its callback never ran; a worker stuck in it keeps it. */
+        if (e->clean && !keep) {
+                safe_close(e->clean->dirfd);
+                free(e->clean);
+        }
         xfer_free_all(e, keep);
         engine_fstat_free_all(e, keep);
         partials_close(e, keep);

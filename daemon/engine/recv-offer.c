@@ -175,6 +175,10 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
         }
+        if (!e->incoming_clean) {
+                snprintf(text, len, "starting up: removing what a crash left in incoming_dir");
+                return WIRE_E_BUSY;
+        }
         if (o->chunk_size < RECV_CHUNK_MIN || o->chunk_size > e->slot_size) {
                 snprintf(text, len, "chunk size out of range");
                 return WIRE_E_PROTOCOL;

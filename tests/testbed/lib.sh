@@ -181,6 +181,18 @@ link_cap() {
         done
 }
 
+# link_stats NODE: log what the shaping did (tbf's sent, dropped and
+# overlimits on both ends of NODE's veth) and rxe's own counters of
+# NODE's device (retransmissions, timeouts, sequence errors), so that a
+# capped rate out of its band can be told from drops and go-back-N.
+link_stats() {
+        local node=$1 dev
+        for dev in "tb-$node" "tb-$node-p"; do
+                tb_log "$dev: $(tc -s qdisc show dev "$dev" 2>&1 | tr -s ' \n' ' ')"
+        done
+        tb_log "rxe_$node: $(rdma statistic show link "rxe_$node/1" 2>&1 | tr -s ' \n' ' ')"
+}
+
 # link_uncap NODE: remove link_cap's shaping.
 link_uncap() {
         local node=$1 dev

@@ -187,7 +187,9 @@ systemctl kill -s SIGKILL "$BETA_UNIT"
 wait "$t3" && tb_fail "the send to a killed receiver succeeded"
 [[ ! -e $BETA_IN/runs/t3 ]] || tb_fail "runs/t3 was published by a killed receiver"
 tb_run systemctl restart "$BETA_UNIT"
-[[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "the restart left a staging directory"
+# The restarted daemon's sweep runs on a worker: wait for it, bounded.
+no_stage() { [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]]; }
+wait_for 10 no_stage || tb_fail "the restart left a staging directory"
 tb_log "a receiver killed half-way published nothing; its restart removed the staging directory"
 
 # Hostile destinations, refused by xferctl before anything is sent.

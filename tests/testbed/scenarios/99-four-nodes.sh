@@ -63,6 +63,7 @@ for way in "beta gamma in" "gamma delta out"; do
         tb_log "capped, $dir of gamma: $bytes bytes in $usec usec = $(mbps "$got") MB/s" \
                 "(cap $(mbps "$CAP") MB/s, allowed $(mbps "$lo")..$(mbps "$hi"))"
         echo "capped-$dir $bytes $usec $got" >>"$TESTBED_SHARE/rates.txt"
+        link_stats gamma
         ((got >= lo && got <= hi)) || tb_fail "capped $dir of gamma: $got bytes/s, not within 20 % of $CAP"
 done
 
