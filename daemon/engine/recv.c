@@ -449,18 +449,22 @@ static void recv_paced(struct xfer *b, unsigned int first)
 
 /*
  * Borrow more slots while the ring has some to lend and this lane has more
- * chunks to come than slots posted: at most @max at a time (one per
+ * chunks (or its END) to come than slots posted: at most @max at a time (one per
  * completed write, so a transfer grows only as fast as it actually uses
  * what it has).
  */
 static void recv_lane_grow(struct recv_lane *l, unsigned int max)
 {
         struct xfer *b = l->base.x;
+        /* What is left of its run, and one for its END at least: a lane
+         * whose run is empty (a directory, a file of fewer blocks than
+         * lanes) still needs a slot and a credit to say so. */
+        uint64_t want = MAX(l->base.end_seq - l->next_seq, (uint64_t)1);
         uint32_t i;
 
         for (unsigned int n = 0; n < max; n++) {
                 if (b->state != XFER_DATA || l->base.ended || l->base.conn.reaping ||
-                    l->base.end_seq - l->next_seq <= l->base.hold.held ||
+                    want <= l->base.hold.held ||
                     !ring_hold_grow(&l->base.hold, b->ring, &i))
                         return;
                 if (recv_post_slot(l, i) < 0) {

@@ -87,6 +87,14 @@ for f in a.dat b.dat c.dat; do
         [[ "$got  $SRC/lanes/$f" == "$want" ]] || tb_fail "$f: xattr $got, xferctl sum: $want"
 done
 tb_log "a small file between two large ones, over the session's 4 lanes: identical"
+# The same files as a tree: its first entry, DEST, is a directory with no
+# data, yet the job's bytes grant 4 lanes; every lane connects and carries
+# only its END for it, then the files follow.
+rc=0
+out=$(timeout 120 xferctl send -r "$SRC/lanes" "$BETA_ADDR" --to runs/lanes 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of a tree over 4 lanes: exit $rc: $out"
+for f in a.dat b.dat c.dat; do same_file "$SRC/lanes/$f" "$BETA_IN/runs/lanes/$f"; done
+tb_log "a tree of $(du -sm "$SRC/lanes" | cut -f1) MiB over 4 lanes: identical"
 
 # A refusal stops the job: before it published, after it never offered.
 mkdir -p "$SRC/stop"
