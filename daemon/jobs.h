@@ -11,7 +11,8 @@
  * frees and the job fails instead of waiting.
  *
  * An attempt that fails transiently (engine_result.transient) is tried
- * again, from the start, with the same transfer id (so a receiver that
+ * again, from the start (a job of several files: from its first file not
+ * published; a tree never), with the same transfer id (so a receiver that
  * resumes can tell it): the job waits in RETRYING for its backoff (1 s,
  * doubling, capped at cfg.retry_delay_max, up to a quarter less at
  * random), then goes back to QUEUED. It gives up (FAILED) after
