@@ -50,10 +50,15 @@ const char sendcmd_help[] =
         "unless configured otherwise) is used.\n"
         "\n"
         "  -r, --recursive\n"
-        "                send DIR and everything beneath it (directories and regular\n"
-        "                files; symlinks, devices, FIFOs and sockets are skipped with a\n"
-        "                warning) as one job; the receiver publishes the whole tree as\n"
-        "                DEST at once, when every file is verified, or nothing\n"
+        "                send DIR and everything beneath it (directories, regular files\n"
+        "                and symlinks, as links; devices, FIFOs and sockets are skipped\n"
+        "                with a warning) as one job; the receiver publishes the whole\n"
+        "                tree as DEST at once, when every file is verified, or nothing\n"
+        "  --links safe|all|none\n"
+        "                with -r: which symlinks to send: those whose target is relative\n"
+        "                and stays beneath DIR (default), all, or none; the others are\n"
+        "                skipped with a warning. The receiver's tree_symlinks decides\n"
+        "                what it takes\n"
         "  --to DEST     with -r: the tree's name on the receiver, a relative path\n"
         "                beneath its incoming directory (default: DIR's last component)\n"
         "  --continue-on-error\n"
@@ -190,6 +195,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "recursive", no_argument, NULL, 'r' },
                 { "continue-on-error", no_argument, NULL, 'k' },
                 { "to", required_argument, NULL, 't' },
+                { "links", required_argument, NULL, 'l' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
@@ -223,6 +229,21 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         break;
                 case 't':
                         sc->to = optarg;
+                        break;
+                case 'l':
+                        if (!strcmp(optarg, "safe")) {
+                                sc->links = SENDCMD_LINKS_SAFE;
+                        } else if (!strcmp(optarg, "all")) {
+                                sc->links = SENDCMD_LINKS_ALL;
+                        } else if (!strcmp(optarg, "none")) {
+                                sc->links = SENDCMD_LINKS_NONE;
+                        } else {
+                                char shown[ESC_TERM_SIZE(32)];
+
+                                xferctl_say("send: --links '%s': expected safe, all or none",
+                                            esc_term(shown, sizeof(shown), optarg));
+                                return XFERCTL_EXIT_USAGE;
+                        }
                         break;
                 case 'y': {
                         unsigned int n = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,6 +218,28 @@ static bool sendcmd_tree_ok(const struct sendcmd *sc, const struct walk_entry *e
         return sendcmd_tree_name(sc, e, buf, len) == 0 && name_path_check(buf, strlen(buf), NULL) == NAME_OK;
 }
 
+/* Whether a symlink of the tree is sent (--links), saying why not when
+ * @say (the count says it; the feed asks again in silence). */
+static bool sendcmd_link_wanted(const struct sendcmd *sc, const struct walk_entry *e, bool say)
+{
+        /* Its directory is depth - 1 beneath the top (DIR, depth 0). */
+        enum name_link_verdict v = name_link_check(e->target, strlen(e->target), e->depth - 1);
+        const char *why = NULL;
+
+        if (sc->links == SENDCMD_LINKS_NONE)
+                why = "a symlink (--links none)";
+        else if (v == NAME_LINK_BAD)
+                why = "a symlink whose target cannot be sent";
+        else if (v != NAME_LINK_SAFE && sc->links != SENDCMD_LINKS_ALL)
+                why = "a symlink pointing outside the tree (--links all sends it)";
+        if (why && say) {
+                _cleanup_(freep) char *shown = esc_term_dup(e->path);
+
+                xferctl_say("skipping %s: %s", shown ? shown : "?", why);
+        }
+        return !why;
+}
+
 static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
@@ -230,12 +253,8 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 k->exit = XFERCTL_EXIT_USAGE;
                 return -ENOTDIR;
         }
-        if (e->kind == WALK_SYMLINK) {
-                _cleanup_(freep) char *shown = esc_term_dup(e->path);
-
-                xferctl_say("skipping %s: a symlink (not sent yet)", shown ? shown : "?");
+        if (e->kind == WALK_SYMLINK && e->depth > 0 && !sendcmd_link_wanted(k->sc, e, true))
                 return 0;
-        }
         if (!sendcmd_tree_ok(k->sc, e, name, sizeof(name))) {
                 _cleanup_(freep) char *shown = esc_term_dup(e->path);
                 enum name_verdict v = name_check(e->name, strlen(e->name));
@@ -252,6 +271,9 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 }
                 k->bytes += (uint64_t)e->st.st_size;
         }
+        /* A symlink's data is its target. */
+        if (e->kind == WALK_SYMLINK)
+                k->bytes += strlen(e->target);
         if (++k->entries == UINT32_MAX) {
                 xferctl_say("too many entries in one tree");
                 k->exit = XFERCTL_EXIT_USAGE;
@@ -331,10 +353,12 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         struct sendcmd_walk *k = userdata;
         struct sendcmd *sc = k->sc;
         struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+        _cleanup_(closep) int link_fd = -1;
         int r, pfd = -1;
 
-        /* DEST came with the SUBMIT; symlinks are not sent. */
-        if (e->kind == WALK_DIR_END || e->kind == WALK_SYMLINK || e->depth == 0)
+        /* DEST came with the SUBMIT. */
+        if (e->kind == WALK_DIR_END || e->depth == 0 ||
+            (e->kind == WALK_SYMLINK && !sendcmd_link_wanted(sc, e, false)))
                 return 0;
         m.file.id = sc->id;
         if (!sendcmd_tree_ok(sc, e, m.file.name, sizeof(m.file.name)))
@@ -344,6 +368,20 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         m.file.mode = (uint32_t)(e->st.st_mode & 07777);
         if (e->kind == WALK_DIR) {
                 m.file.flags = CTL_FILE_DIR;
+        } else if (e->kind == WALK_SYMLINK) {
+                /* Its target goes as its data, in a file of its own. */
+                size_t len = strlen(e->target);
+
+                errno = EIO;
+                link_fd = memfd_create("xferctl-symlink", MFD_CLOEXEC);
+                if (link_fd < 0 || write(link_fd, e->target, len) != (ssize_t)len) {
+                        xferctl_say("cannot hand a symlink over: %s", strerror(errno));
+                        k->exit = XFERCTL_EXIT_FAILED;
+                        return -EIO;
+                }
+                m.file.flags = CTL_FILE_LINK;
+                m.file.size = len;
+                m.file.mode = 0;
         } else {
                 m.file.size = (uint64_t)e->st.st_size;
                 /* Before 1970 (or past 2554): not kept. */
@@ -351,7 +389,11 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                         m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u +
                                           (uint64_t)e->st.st_mtim.tv_nsec;
         }
-        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : -1);
+        /* A symlink's mtime too (lstat's, walk.h). */
+        if (e->kind == WALK_SYMLINK && e->st.st_mtim.tv_sec > 0 &&
+            (uint64_t)e->st.st_mtim.tv_sec < UINT64_MAX / 1000000000u)
+                m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u + (uint64_t)e->st.st_mtim.tv_nsec;
+        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : link_fd);
         if (r >= 0) {
                 k->entries++;
                 return 0;

@@ -42,6 +42,7 @@ struct job_watcher {
 struct job_file {
         int fd;
         bool dir;
+        bool link;                      /* a tree's symlink: fd holds its target */
         uint32_t mode;
         uint64_t mtime_ns;
         uint64_t size;
@@ -460,7 +461,7 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                 e->cur_index = e->base + index;
         }
         *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name, .dir = a->dir,
-                                        .mode = a->mode, .mtime_ns = a->mtime_ns };
+                                        .link = a->link, .mode = a->mode, .mtime_ns = a->mtime_ns };
         log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, e->base + index + 1,
                   job->files, a->name, a->size);
         /* The engine takes the descriptor. */
@@ -490,11 +491,12 @@ static const struct engine_send_ops jobs_send_ops = {
         .done = jobs_on_done,
 };
 
-int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, bool dir, uint32_t mode,
-                  uint64_t mtime_ns)
+int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, unsigned int flags,
+                  uint32_t mode, uint64_t mtime_ns)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e = job_entry(job);
+        bool dir = flags & CTL_FILE_DIR, link = flags & CTL_FILE_LINK;
         struct job_file *a;
 
         if (ctl_job_state_final(job->state))
@@ -503,12 +505,14 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, b
                 return -E2BIG;
         if (e->ahead_n >= JOBS_FILES_AHEAD)
                 return -ENOSPC;
-        if (!name[0] || strlen(name) > CTL_NAME_MAX || (dir && (!job->tree || size != 0 || fd >= 0)) ||
+        if (!name[0] || strlen(name) > CTL_NAME_MAX || (flags & ~(unsigned int)_CTL_FILE_FLAGS) ||
+            (dir && (!job->tree || link || size != 0 || fd >= 0)) || (link && (!job->tree || size == 0)) ||
             (!dir && fd < 0))
                 return -EINVAL;
         a = &e->ahead[(e->ahead_first + e->ahead_n) % JOBS_FILES_AHEAD];
         a->fd = TAKE_FD(fd);
         a->dir = dir;
+        a->link = link;
         a->mode = mode;
         a->mtime_ns = mtime_ns;
         a->size = size;

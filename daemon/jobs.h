@@ -104,16 +104,17 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
                 uint64_t *id);
 /*
  * The next file of a job of several (CTL_FILE), in order: takes @fd, a
- * regular file of @size bytes (checked off the loop, as for a submit), or
- * with @dir (in a tree only) a directory: @fd -1, @size 0. In a tree,
- * @mode and @mtime_ns (0: none) go to the receiver.
+ * regular file of @size bytes (checked off the loop, as for a submit); in
+ * a tree only, with CTL_FILE_DIR in @flags a directory (@fd -1, @size 0),
+ * with CTL_FILE_LINK a symlink whose target @fd holds (@size bytes). In a
+ * tree, @mode and @mtime_ns (0: none) go to the receiver.
  * 0, -ENOSPC when the job holds JOBS_FILES_AHEAD already (job_files_room()
  * says when), -E2BIG when it has every file or @size is more than the
  * job's bytes left, -EALREADY when the job is final, -EINVAL for a bad
  * name.
  */
-int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name, bool dir, uint32_t mode,
-                  uint64_t mtime_ns);
+int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name, unsigned int flags,
+                  uint32_t mode, uint64_t mtime_ns);
 /* Whether the job takes another file now (0: wait for the feed callback). */
 unsigned int job_files_room(const struct job *job);
 /* Whether every file of the job is handed over. */

@@ -111,6 +111,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
                 return -ENOMEM;
         x->fd = -1;
         x->stage_fd = -1;
+        x->links_fd = -1;
         x->pj = PARTIAL_JOB_NULL;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
@@ -937,6 +938,7 @@ static void recv_gone(struct xfer *b)
          * linked into the partial directory stays there. */
         safe_close(x->fd);
         safe_close(x->stage_fd);
+        safe_close(x->links_fd);
         if (x->stage_name[0] && !x->published_tree && e->io && !e->freeing) {
                 struct recv_unstage *u = calloc(1, sizeof(*u));
 
