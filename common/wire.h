@@ -254,7 +254,7 @@ struct wire_offer {
 /* The entry is a symlink (with WIRE_OFFER_TREE): its data, 1 to
  * NAME_LINK_MAX bytes, is the target. The receiver makes it a symlink,
  * never follows it, and holds its target to its tree_symlinks policy. */
-#define WIRE_OFFER_LINK         0x0004u
+#define WIRE_OFFER_LINK         0x0008u
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
