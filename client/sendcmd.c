@@ -60,7 +60,9 @@ const char sendcmd_help[] =
         "                skipped with a warning. The receiver's tree_symlinks decides\n"
         "                what it takes\n"
         "  --to DEST     with -r: the tree's name on the receiver, a relative path\n"
-        "                beneath its incoming directory (default: DIR's last component)\n"
+        "                beneath its incoming directory (default: DIR's last component);\n"
+        "                with several sources (directories or files), required: each\n"
+        "                arrives as DEST/its last component\n"
         "  --continue-on-error\n"
         "                leave out (with a warning) a FILE, or an entry of DIR, that cannot\n"
         "                be read, send the rest, and exit 23 (without: stop before sending)\n"
@@ -287,8 +289,13 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: --as names one file; several FILEs keep their own names");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sc->recursive && (argc - optind - 1 != 1 || sc->as)) {
-                xferctl_say("send: -r sends one directory per job, under --to DEST (not --as)");
+        if (sc->recursive && sc->as) {
+                xferctl_say("send: -r publishes under --to DEST, not --as");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->recursive && argc - optind - 1 > 1 && !sc->to) {
+                xferctl_say("send: several sources with -r go into one directory on the receiver: "
+                            "name it with --to DEST");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->to && !sc->recursive) {
@@ -658,7 +665,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         }
         sc.path_shown = path_shown;
         sc.peer_shown = peer_shown;
-        if (sc.npaths > 1) {
+        if (sc.npaths > 1 && !sc.recursive) {
                 r = sendcmd_count(&sc);
                 sizes = sc.sizes;
                 if (r >= 0)

@@ -40,6 +40,9 @@ struct sendcmd {
         const char *to;                 /* --to DEST, or NULL: the directory's last component */
         char dest[CTL_NAME_MAX + 1];
         size_t root_len;                /* of FILE as typed: the walk's paths start with it */
+        /* -r with several sources: each arrives as DEST/src_leaf. */
+        bool multi;
+        char src_leaf[CTL_NAME_MAX + 1];
         uint32_t fed;                   /* tree entries handed over (DEST itself is the first) */
         int feed_sock;
         struct ctl_submit submit;

@@ -180,6 +180,18 @@ diff "$TESTBED_SHARE/src.links" "$TESTBED_SHARE/dst.links" >&2 || tb_fail "symli
 tb_log "the tree arrived whole (empty directories, empty files, UTF-8 names, modes without setuid, mtimes,"
 tb_log "  symlinks inside it as symlinks; a FIFO and a symlink pointing outside skipped)"
 
+# Several sources: each arrives as DEST/its last component; --to is required.
+rc=0
+out=$(xferctl send -r "$tree/a" "$tree/données" "$BETA_ADDR" 2>&1) || rc=$?
+((rc == 2)) && grep -q -- "--to DEST" <<<"$out" || tb_fail "several sources without --to: exit $rc: $out"
+out=$(xferctl send -r "$tree/a" "$tree/données/" "$SRC/lanes/b.dat" "$BETA_ADDR" --to runs/multi 2>&1) ||
+        tb_fail "send -r of several sources failed: $out"
+diff -r --no-dereference "$tree/a" "$BETA_IN/runs/multi/a" >&2 && diff -r "$tree/données" "$BETA_IN/runs/multi/données" >&2 &&
+        cmp "$SRC/lanes/b.dat" "$BETA_IN/runs/multi/b.dat" || tb_fail "several sources: the tree differs"
+[[ $(ls "$BETA_IN/runs/multi" | LC_ALL=C sort | tr '\n' ' ') == "a b.dat données " ]] ||
+        tb_fail "several sources: runs/multi holds $(ls "$BETA_IN/runs/multi")"
+tb_log "several sources (two directories and a file) arrived as runs/multi/{a,données,b.dat}"
+
 # Symlinks pointing outside: refused by the receiver unless tree_symlinks allows them.
 rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t4 --links all 2>&1) || rc=$?
