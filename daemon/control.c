@@ -390,12 +390,15 @@ static void control_submit_checked(struct control_conn *conn, const struct ctl_s
         conn_reply(conn, &m);
 }
 
-/* The job took a file of this client's: it may hand over the next. */
+/* The job took a file of this client's: it may hand over the next. Or
+ * the job ended: reading the next FILE answers it with an ERROR that says
+ * so (control_file_checked), so a client blocked handing files over is
+ * let go, not left waiting for room that never comes. */
 static void control_feed_cb(struct job *job, void *userdata)
 {
         struct control_conn *conn = userdata;
 
-        if (conn->dead || conn->checking || job_files_room(job) == 0)
+        if (conn->dead || conn->checking || (job_files_room(job) == 0 && !ctl_job_state_final(job->state)))
                 return;
         event_add(conn->read_ev, NULL);
 }
@@ -420,7 +423,11 @@ static void control_file_checked(struct control_conn *conn, int fd_in, int res, 
         int r;
 
         if (!job || ctl_job_state_final(job->state)) {
-                conn_error(conn, -ECANCELED, "the job ended before its file %s", conn->file.name);
+                if (job && job->text[0])
+                        conn_error(conn, -ECANCELED, "job %" PRIu64 " %s before its file %s: %s", job->id,
+                                   ctl_job_state_str(job->state), conn->file.name, job->text);
+                else
+                        conn_error(conn, -ECANCELED, "the job ended before its file %s", conn->file.name);
                 conn_close(conn);
                 return;
         }

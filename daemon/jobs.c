@@ -227,6 +227,7 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
                        const char *text)
 {
         struct job_entry *e = job_entry(job);
+        job_feed_fn feed = e->feed_fn;
 
         assert(ctl_job_state_final(state));
         assert(!job->xfer);
@@ -244,6 +245,10 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
         stats_tally_add(&job->jobs->tally, state == CTL_JOB_CANCELLED,
                         state == CTL_JOB_DONE ? WIRE_OK : status ? status : WIRE_E_INTERNAL, job->size);
         jobs_set_state(job, state);
+        /* A client still handing files over must not wait for room that
+         * never comes: its feeder hears once more, the job final. */
+        if (feed)
+                feed(job, e->feed_userdata);
         jobs_notify(job);
         jobs_kick(job->jobs);
 }

@@ -120,7 +120,8 @@ unsigned int job_files_room(const struct job *job);
 /* Whether every file of the job is handed over. */
 bool job_files_complete(const struct job *job);
 /* The connection that hands @job its files: @fn(@job, @userdata) when it
- * has room again; NULL to forget. */
+ * has room again, and once more when the job ends before its last file
+ * (final then: the connection tells its client); NULL to forget. */
 typedef void (*job_feed_fn)(struct job *job, void *userdata);
 void job_set_feeder(struct job *job, job_feed_fn fn, void *userdata);
 /* That connection went away before the last file: the job is cancelled

@@ -512,6 +512,30 @@ static void test_several_files_retry(void)
         fx_teardown(&f_several);
 }
 
+/* The job fails while its client still hands files over: the feeder hears,
+ * so the client is not left waiting for room. */
+static void test_several_files_end_feeder(void)
+{
+        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        struct job *job;
+        uint64_t id;
+
+        fx_setup(&f_several, "several files, the job ends while fed", 4);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "a");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "fed: submit 3 files");
+        job = job_of(&f_several, id);
+        job->retries = 0;
+        job_set_feeder(job, feed_cb, NULL);
+        run(&f_several);
+        feeds = 0;
+        fake_engine_fail(xfer_of(&f_several, id), WIRE_E_NAME, false, "file name refused");
+        ok(job->state == CTL_JOB_FAILED && feeds == 1, "fed: the job failed, and its feeder heard once (%d)",
+           feeds);
+        is_int(job_files_room(job), 0, "fed: no room in a final job");
+        fx_teardown(&f_several);
+}
+
 /* The client goes away before the last file: the job is cancelled, its files closed. */
 static void test_several_files_gone(void)
 {
@@ -1447,6 +1471,7 @@ int main(void)
         test_several_files();
         test_several_files_gone();
         test_several_files_retry();
+        test_several_files_end_feeder();
         test_tree_job();
         return done_testing();
 }

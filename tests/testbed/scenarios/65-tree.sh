@@ -223,6 +223,16 @@ out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t1 2>&1) || rc=$?
 diff -r --no-dereference -x fifo -x link-out "$tree" "$BETA_IN/runs/t1" >/dev/null ||
         tb_fail "the existing tree was touched"
 
+# A job that fails while xferctl still hands entries over (more than the
+# socket holds) lets it go at once, saying why, instead of leaving it blocked.
+mkdir -p "$SRC/wide/d" && (cd "$SRC/wide/d" && seq -f 'e%05g' 4000 | xargs touch)
+mkdir -p "$BETA_IN/runs/wide"
+rc=0
+out=$(timeout 120 xferctl send -r "$SRC/wide" "$BETA_ADDR" --to runs/wide 2>&1) || rc=$?
+((rc == 1)) && grep -qi "exists" <<<"$out" || tb_fail "a failed job of 4,000 entries: exit $rc (124: xferctl hung): $out"
+rm -rf "$SRC/wide" "$BETA_IN/runs/wide"
+tb_log "a job that failed while entries were still being handed over let xferctl go"
+
 # Nothing visible before the end: slowed down, the tree is not there half-way.
 make_file "$tree/a/b/slow.bin" $((6 * 1024 * 1024))
 xferctl send -r "$tree" "$BETA_ADDR" --to runs/t2 --bwlimit 2M >"$TESTBED_SHARE/t2.out" 2>&1 &
