@@ -644,6 +644,12 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
                 return;
         }
+        /* A sender offers every directory before what it holds (and a
+         * symlink is not made until the end, so nothing goes through one). */
+        if (res == -ENOENT || res == -ENOTDIR) {
+                recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came before its directory");
+                return;
+        }
         if (res < 0) {
                 recv_publish_failed(x, (int)res);
                 return;

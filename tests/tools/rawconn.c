@@ -630,6 +630,11 @@ const uint8_t *rawconn_data(const struct rawconn *c)
         return c->sbuf + RAWCONN_SQ_DEPTH * WIRE_CTRL_MAX;
 }
 
+uint8_t *rawconn_data_fill(struct rawconn *c)
+{
+        return c->sbuf + RAWCONN_SQ_DEPTH * WIRE_CTRL_MAX;
+}
+
 int rawconn_flush_sends(struct rawconn *c, int timeout_ms)
 {
         uint64_t deadline = now_ms() + (uint64_t)timeout_ms;

@@ -93,6 +93,8 @@ int rawconn_accept(struct rawconn *c, const struct wire_welcome *w);
 /* One MR for everything we send: control buffers, then @data_len random bytes. */
 int rawconn_alloc_send(struct rawconn *c, size_t data_len);
 const uint8_t *rawconn_data(const struct rawconn *c);
+/* The same area, to put chosen bytes in before a send. */
+uint8_t *rawconn_data_fill(struct rawconn *c);
 
 /* Wait up to @timeout_ms until something happened; the message stays queued. */
 enum rawconn_event rawconn_wait(struct rawconn *c, int timeout_ms);

@@ -69,6 +69,8 @@ enum act {
         ACT_TREE_DEST,
         ACT_TREE_OUTSIDE,
         ACT_TREE_PLANTED,
+        ACT_TREE_LINK_SHADOW,
+        ACT_TREE_LINK_UNDER,
         ACT_PUBLISHED_RETRY,
 };
 
@@ -168,6 +170,12 @@ static const struct mode modes[] = {
         { "tree-planted", ACT_TREE_PLANTED, HELLO_OK, "planted/t", 0, WIRE_RESULT, WIRE_E_NAME, false, 20,
           "a tree planted/t (of 2 directories) where the scenario planted a symlink planted -> /tmp "
           "in the incoming directory: RESULT, name (nothing published through it)" },
+        { "tree-link-shadow", ACT_TREE_LINK_SHADOW, HELLO_OK, "rawlink", 0, WIRE_RESULT, WIRE_E_PROTOCOL, false,
+          20, "a tree rawlink: a symlink rawlink/l -> sub (safe), then a directory rawlink/l of the same "
+          "name: RESULT, protocol (the link is never made over it, nothing published)" },
+        { "tree-link-under", ACT_TREE_LINK_UNDER, HELLO_OK, "rawlink", 0, WIRE_RESULT, WIRE_E_PROTOCOL, false,
+          20, "a tree rawlink: a symlink rawlink/l -> /tmp (the scenario allows any), then a file "
+          "rawlink/l/x beneath it: RESULT, protocol (no entry goes through a link: nothing in /tmp)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
@@ -362,6 +370,104 @@ static int tree_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         }
         /* The last entry: the tree is renamed into place, through the planted symlink. */
         if (tree_dir_done(c, md, 1, timeout_ms, true) != 0)
+                return 1;
+        return expect_verdict(c, md, timeout_ms, 0);
+}
+
+/* A later offer of a tree session: entry @file of @files, @flags, @size bytes. 0 once ACCEPTed. */
+static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
+                           uint32_t files, uint64_t job_bytes, uint32_t chunk, int timeout_ms)
+{
+        struct wire_msg o = { .type = WIRE_OFFER }, m;
+        int r;
+
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.flags = (uint16_t)(WIRE_OFFER_TREE | flags);
+        o.offer.size = size;
+        o.offer.chunk_size = chunk;
+        o.offer.lanes = 1;
+        o.offer.file = file;
+        o.offer.job_files = files;
+        o.offer.job_bytes = job_bytes;
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
+        if (c->session.on)
+                auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
+        r = rawconn_send_ctrl(c, &o);
+        if (r == 0)
+                r = rawconn_next(c, timeout_ms, &m);
+        return r == RAWCONN_MSG && m.type == WIRE_ACCEPT && m.accept.file == file ? 0 : 1;
+}
+
+/* Entry @file's data, @len bytes of @data in one chunk, then its END; its
+ * RESULT ok unless @last (left for the caller). 0, or 1. */
+static int tree_data_done(struct rawconn *c, const void *data, size_t len, uint32_t file, uint32_t chunk,
+                          int timeout_ms, bool last)
+{
+        struct wire_msg end = { .type = WIRE_END }, m;
+        struct digest d = DIGEST_NULL;
+        int r;
+
+        memcpy(rawconn_data_fill(c), data, len);
+        r = rawconn_send_chunk(c, len, chunk, 0);
+        if (r != 0 || digest_init(&d) < 0)
+                return 1;
+        digest_update(&d, data, len);
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.file = file;
+        end.end.bytes = len;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end.end, end.end.mac);
+        r = rawconn_send_ctrl(c, &end);
+        if (r != 0)
+                return 1;
+        if (last)
+                return 0;
+        r = rawconn_next(c, timeout_ms, &m);
+        return r == RAWCONN_MSG && m.type == WIRE_RESULT && m.result.status == WIRE_OK && m.result.file == file ?
+               0 : 1;
+}
+
+/*
+ * A tree of 3 entries whose second is a symlink rawlink/l, and whose third
+ * would use that name: a directory of the same name (tree-link-shadow) or
+ * a file beneath it (tree-link-under). The receiver makes links only at
+ * the end, each where no link is on the way: the job fails, nothing is
+ * published, nothing is written where the link points.
+ */
+static int tree_link(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
+{
+        const char *target = md->act == ACT_TREE_LINK_UNDER ? "/tmp" : "sub";
+        static const char x[] = "gotcha\n";
+        uint64_t job_bytes = strlen(target) + sizeof(x) - 1;
+
+        offer_flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        if (send_offer_job(c, md->file, chunk, 0, 1, NULL, 3, job_bytes) != 0 ||
+            tree_dir_done(c, md, 0, timeout_ms, false) != 0) {
+                offer_flags = 0;
+                printf("rawpeer: %s: the receiver did not take the tree's DEST %s\n", md->name, md->file);
+                return 1;
+        }
+        offer_flags = 0;
+        if (tree_offer_next(c, "rawlink/l", WIRE_OFFER_LINK, strlen(target), 1, 3, job_bytes, chunk,
+                            timeout_ms) != 0 ||
+            tree_data_done(c, target, strlen(target), 1, chunk, timeout_ms, false) != 0) {
+                printf("rawpeer: %s: the receiver did not take the symlink rawlink/l -> %s\n", md->name, target);
+                return 1;
+        }
+        printf("rawpeer: %s: symlink rawlink/l -> %s taken\n", md->name, target);
+        if (md->act == ACT_TREE_LINK_SHADOW) {
+                if (tree_offer_next(c, "rawlink/l", WIRE_OFFER_DIR, 0, 2, 3, job_bytes, chunk, timeout_ms) != 0 ||
+                    tree_dir_done(c, md, 2, timeout_ms, true) != 0) {
+                        printf("rawpeer: %s: no ACCEPT for the directory rawlink/l\n", md->name);
+                        return 1;
+                }
+                return expect_verdict(c, md, timeout_ms, 0);
+        }
+        /* Beneath the link: refused at once, or failing when it is put in place. */
+        if (tree_offer_next(c, "rawlink/l/x", 0, sizeof(x) - 1, 2, 3, job_bytes, chunk, timeout_ms) != 0)
+                return expect_verdict(c, md, timeout_ms, RAWCONN_MSG);
+        if (tree_data_done(c, x, sizeof(x) - 1, 2, chunk, timeout_ms, true) != 0)
                 return 1;
         return expect_verdict(c, md, timeout_ms, 0);
 }
@@ -809,6 +915,9 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_TREE_OUTSIDE:
         case ACT_TREE_PLANTED:
                 return tree_hostile(c, md, chunk, timeout_ms);
+        case ACT_TREE_LINK_SHADOW:
+        case ACT_TREE_LINK_UNDER:
+                return tree_link(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);
         default:

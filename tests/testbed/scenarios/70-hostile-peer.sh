@@ -118,6 +118,20 @@ done
 [[ ! -e /tmp/t/d && ! -e $BETA_IN/rawtree && ! -e $BETA_IN/other ]] ||
         tb_fail "a hostile tree published something (through the planted symlink?)"
 rm -f "$BETA_IN/planted"
+# A tree's own symlinks: never made where another entry is, never gone through.
+echo "tree_symlinks = any" >>"$BETA_CONF"
+tb_run systemctl reload "$BETA_UNIT"
+rm -f /tmp/x
+for m in tree-link-shadow tree-link-under; do
+        rc=0
+        tb_log "rawpeer $m"
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" "$m" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+        ((rc == 0)) || tb_fail "$m: the receiver did not react as it must (rawpeer exit $rc)"
+        wait_for 15 no_stage || tb_fail "$m: a staging directory stayed in $BETA_IN"
+done
+[[ ! -e $BETA_IN/rawlink && ! -e /tmp/x ]] || tb_fail "a tree with a hostile symlink published, or wrote through it"
+sed -i '/^tree_symlinks = /d' "$BETA_CONF"
+tb_run systemctl reload "$BETA_UNIT"
 incoming_clean "$BETA_IN"
 
 tb_log "a session of several files that breaks its rules after a good first file (which stays)"
