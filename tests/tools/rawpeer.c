@@ -170,10 +170,10 @@ static const struct mode modes[] = {
         { "tree-planted", ACT_TREE_PLANTED, HELLO_OK, "planted/t", 0, WIRE_RESULT, WIRE_E_NAME, false, 20,
           "a tree planted/t (of 2 directories) where the scenario planted a symlink planted -> /tmp "
           "in the incoming directory: RESULT, name (nothing published through it)" },
-        { "tree-link-shadow", ACT_TREE_LINK_SHADOW, HELLO_OK, "rawlink", 0, WIRE_RESULT, WIRE_E_PROTOCOL, false,
+        { "tree-link-shadow", ACT_TREE_LINK_SHADOW, HELLO_OK, "rawlink", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false,
           20, "a tree rawlink: a symlink rawlink/l -> sub (safe), then a directory rawlink/l of the same "
           "name: RESULT, protocol (the link is never made over it, nothing published)" },
-        { "tree-link-under", ACT_TREE_LINK_UNDER, HELLO_OK, "rawlink", 0, WIRE_RESULT, WIRE_E_PROTOCOL, false,
+        { "tree-link-under", ACT_TREE_LINK_UNDER, HELLO_OK, "rawlink", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false,
           20, "a tree rawlink: a symlink rawlink/l -> /tmp (the scenario allows any), then a file "
           "rawlink/l/x beneath it: RESULT, protocol (no entry goes through a link: nothing in /tmp)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
