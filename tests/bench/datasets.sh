@@ -253,11 +253,26 @@ step_failed() {
         record "$1_$2_mbps" fail "$4"
 }
 
+# CPU seconds (user + system) of a process, or of the children this shell
+# has waited for (xferctl, through timeout): where a slow step's time went.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+child_ticks() { awk '{ print $16 + $17 }' "/proc/$BASHPID/stat"; }
+hz=$(getconf CLK_TCK)
+cpu_s() { awk -v t="$1" -v h="$hz" 'BEGIN { printf "%.1f", t / h }'; }
+
 run_xferctl() {
-        local set=$1 dest=ds-$1-$ROUND log=$LOGS/xferctl-$1-$ROUND.log t0 t1 rc=0
+        local set=$1 dest=ds-$1-$ROUND log=$LOGS/xferctl-$1-$ROUND.log t0 t1 rc=0 a b ca cb cc
+        a=$(systemctl show -P MainPID "$ALPHA_UNIT") b=$(systemctl show -P MainPID "$BETA_UNIT")
+        ca=$(cpu_ticks "$a") cb=$(cpu_ticks "$b") cc=$(child_ticks)
         t0=$(now)
         timeout -k 10 "$TIMEOUT" xferctl send -r "$DS/$set" "$BETA_ADDR" --to "$dest" >"$log" 2>&1 || rc=$?
         t1=$(now)
+        ca=$(cpu_s $(($(cpu_ticks "$a") - ca))) cb=$(cpu_s $(($(cpu_ticks "$b") - cb)))
+        cc=$(cpu_s $(($(child_ticks) - cc)))
+        record "${set}_xferctl_cpu_send" "$ca"
+        record "${set}_xferctl_cpu_recv" "$cb"
+        record "${set}_xferctl_cpu_client" "$cc"
+        tb_log "xferctl send -r $set: $(secs "$t0" "$t1") s wall; CPU s: sender daemon $ca, receiver daemon $cb, xferctl $cc"
         if ((rc)); then
                 step_failed "$set" xferctl "$log" "xferctl send -r: $(rc_reason "$rc")"
                 daemons_reset
