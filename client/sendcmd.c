@@ -50,12 +50,19 @@ const char sendcmd_help[] =
         "unless configured otherwise) is used.\n"
         "\n"
         "  -r, --recursive\n"
-        "                send DIR and everything beneath it (directories and regular\n"
-        "                files; symlinks, devices, FIFOs and sockets are skipped with a\n"
-        "                warning) as one job; the receiver publishes the whole tree as\n"
-        "                DEST at once, when every file is verified, or nothing\n"
+        "                send DIR and everything beneath it (directories, regular files\n"
+        "                and symlinks, as links; devices, FIFOs and sockets are skipped\n"
+        "                with a warning) as one job; the receiver publishes the whole\n"
+        "                tree as DEST at once, when every file is verified, or nothing\n"
+        "  --links safe|all|none\n"
+        "                with -r: which symlinks to send: those whose target is relative\n"
+        "                and stays beneath DIR (default), all, or none; the others are\n"
+        "                skipped with a warning. The receiver's tree_symlinks decides\n"
+        "                what it takes\n"
         "  --to DEST     with -r: the tree's name on the receiver, a relative path\n"
-        "                beneath its incoming directory (default: DIR's last component)\n"
+        "                beneath its incoming directory (default: DIR's last component);\n"
+        "                with several sources (directories or files), required: each\n"
+        "                arrives as DEST/its last component\n"
         "  --continue-on-error\n"
         "                leave out (with a warning) a FILE, or an entry of DIR, that cannot\n"
         "                be read, send the rest, and exit 23 (without: stop before sending)\n"
@@ -67,7 +74,8 @@ const char sendcmd_help[] =
         "                Bytes, not bits. rdmaxferd's own rate_limit applies too.\n"
         "  --retries N   try at most N more times after a transient failure (0: never;\n"
         "                default: rdmaxferd's retry_max, 5 unless configured otherwise;\n"
-        "                a job of several files is never retried)\n"
+        "                a job of several files resumes from its first file not\n"
+        "                published; a tree (-r) is never retried)\n"
         "  --no-wait     print the job ID and return once the job is queued\n"
         "  --json        print the final job as one JSON object on stdout\n"
         "  -h, --help    show this help\n"
@@ -189,6 +197,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "recursive", no_argument, NULL, 'r' },
                 { "continue-on-error", no_argument, NULL, 'k' },
                 { "to", required_argument, NULL, 't' },
+                { "links", required_argument, NULL, 'l' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
@@ -222,6 +231,21 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         break;
                 case 't':
                         sc->to = optarg;
+                        break;
+                case 'l':
+                        if (!strcmp(optarg, "safe")) {
+                                sc->links = SENDCMD_LINKS_SAFE;
+                        } else if (!strcmp(optarg, "all")) {
+                                sc->links = SENDCMD_LINKS_ALL;
+                        } else if (!strcmp(optarg, "none")) {
+                                sc->links = SENDCMD_LINKS_NONE;
+                        } else {
+                                char shown[ESC_TERM_SIZE(32)];
+
+                                xferctl_say("send: --links '%s': expected safe, all or none",
+                                            esc_term(shown, sizeof(shown), optarg));
+                                return XFERCTL_EXIT_USAGE;
+                        }
                         break;
                 case 'y': {
                         unsigned int n = 0;
@@ -265,8 +289,13 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: --as names one file; several FILEs keep their own names");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sc->recursive && (argc - optind - 1 != 1 || sc->as)) {
-                xferctl_say("send: -r sends one directory per job, under --to DEST (not --as)");
+        if (sc->recursive && sc->as) {
+                xferctl_say("send: -r publishes under --to DEST, not --as");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->recursive && argc - optind - 1 > 1 && !sc->to) {
+                xferctl_say("send: several sources with -r go into one directory on the receiver: "
+                            "name it with --to DEST");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->to && !sc->recursive) {
@@ -636,7 +665,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         }
         sc.path_shown = path_shown;
         sc.peer_shown = peer_shown;
-        if (sc.npaths > 1) {
+        if (sc.npaths > 1 && !sc.recursive) {
                 r = sendcmd_count(&sc);
                 sizes = sc.sizes;
                 if (r >= 0)

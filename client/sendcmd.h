@@ -12,6 +12,13 @@
 
 #include "ctl.h"
 
+/* -r: which symlinks are sent (as links, never followed). */
+enum sendcmd_links {
+        SENDCMD_LINKS_SAFE = 0,         /* relative ones resolving beneath DIR (name_link_check) */
+        SENDCMD_LINKS_ALL,
+        SENDCMD_LINKS_NONE,
+};
+
 struct sendcmd {
         const char *socket_path;
         const char *path;               /* FILE as typed (the first) */
@@ -28,10 +35,14 @@ struct sendcmd {
         bool json;
         bool recursive;                 /* -r: FILE is a directory, sent as a tree */
         bool keep_going;                /* --continue-on-error: skip what cannot be read */
+        int links;                      /* --links: enum sendcmd_links */
         unsigned int unreadable;        /* skipped for it */
         const char *to;                 /* --to DEST, or NULL: the directory's last component */
         char dest[CTL_NAME_MAX + 1];
         size_t root_len;                /* of FILE as typed: the walk's paths start with it */
+        /* -r with several sources: each arrives as DEST/src_leaf. */
+        bool multi;
+        char src_leaf[CTL_NAME_MAX + 1];
         uint32_t fed;                   /* tree entries handed over (DEST itself is the first) */
         int feed_sock;
         struct ctl_submit submit;

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -204,7 +206,8 @@ struct sendcmd_walk {
 /* The entry's name on the receiver: DEST, then its path below FILE. */
 static int sendcmd_tree_name(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
 {
-        int n = snprintf(buf, len, "%s%s", sc->dest, e->path + sc->root_len);
+        int n = sc->multi ? snprintf(buf, len, "%s/%s%s", sc->dest, sc->src_leaf, e->path + sc->root_len) :
+                            snprintf(buf, len, "%s%s", sc->dest, e->path + sc->root_len);
 
         return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -217,6 +220,30 @@ static bool sendcmd_tree_ok(const struct sendcmd *sc, const struct walk_entry *e
         return sendcmd_tree_name(sc, e, buf, len) == 0 && name_path_check(buf, strlen(buf), NULL) == NAME_OK;
 }
 
+/* Whether a symlink of the tree is sent (--links), saying why not when
+ * @say (the count says it; the feed asks again in silence). */
+static bool sendcmd_link_wanted(const struct sendcmd *sc, const struct walk_entry *e, bool say)
+{
+        /* Its directory's depth beneath DEST: one less than the walk's (DIR
+         * is DEST), or the walk's with several sources (DEST/src_leaf). */
+        enum name_link_verdict v = name_link_check(e->target, strlen(e->target),
+                                                   sc->multi ? e->depth : e->depth - 1);
+        const char *why = NULL;
+
+        if (sc->links == SENDCMD_LINKS_NONE)
+                why = "a symlink (--links none)";
+        else if (v == NAME_LINK_BAD)
+                why = "a symlink whose target cannot be sent";
+        else if (v != NAME_LINK_SAFE && sc->links != SENDCMD_LINKS_ALL)
+                why = "a symlink pointing outside the tree (--links all sends it)";
+        if (why && say) {
+                _cleanup_(freep) char *shown = esc_term_dup(e->path);
+
+                xferctl_say("skipping %s: %s", shown ? shown : "?", why);
+        }
+        return !why;
+}
+
 static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
@@ -224,18 +251,14 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 
         if (e->kind == WALK_DIR_END)
                 return 0;
-        if (e->depth == 0 && e->kind != WALK_DIR) {
+        if (e->depth == 0 && e->kind != WALK_DIR && !k->sc->multi) {
                 xferctl_say("cannot send %s with -r: it is %s, not a directory", k->sc->path_shown,
                             walk_type_str(e->st.st_mode));
                 k->exit = XFERCTL_EXIT_USAGE;
                 return -ENOTDIR;
         }
-        if (e->kind == WALK_SYMLINK) {
-                _cleanup_(freep) char *shown = esc_term_dup(e->path);
-
-                xferctl_say("skipping %s: a symlink (not sent yet)", shown ? shown : "?");
+        if (e->kind == WALK_SYMLINK && e->depth > 0 && !sendcmd_link_wanted(k->sc, e, true))
                 return 0;
-        }
         if (!sendcmd_tree_ok(k->sc, e, name, sizeof(name))) {
                 _cleanup_(freep) char *shown = esc_term_dup(e->path);
                 enum name_verdict v = name_check(e->name, strlen(e->name));
@@ -252,6 +275,9 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 }
                 k->bytes += (uint64_t)e->st.st_size;
         }
+        /* A symlink's data is its target. */
+        if (e->kind == WALK_SYMLINK)
+                k->bytes += strlen(e->target);
         if (++k->entries == UINT32_MAX) {
                 xferctl_say("too many entries in one tree");
                 k->exit = XFERCTL_EXIT_USAGE;
@@ -280,25 +306,67 @@ static int sendcmd_count_skip(void *userdata, const char *path, mode_t mode, int
         return err;
 }
 
-/* -r: DEST, then the tree counted (entries, bytes) for the SUBMIT. Returns -1 or an exit code. */
+/* @path's last component, trailing slashes aside, into @buf. */
+static void sendcmd_src_leaf(const char *path, char *buf, size_t len)
+{
+        size_t n = strlen(path);
+        char tmp[PATH_MAX];
+
+        while (n > 1 && path[n - 1] == '/')
+                n--;
+        snprintf(tmp, sizeof(tmp), "%.*s", (int)MIN(n, sizeof(tmp) - 1), path);
+        snprintf(buf, len, "%s", name_leaf(tmp));
+}
+
+/* Source @i of several: its leaf, where its walk's paths start. Returns
+ * -1, or an exit code when the receiver could not take its name. */
+static int sendcmd_src_begin(struct sendcmd *sc, unsigned int i)
+{
+        enum name_verdict v;
+
+        sc->path = sc->paths[i];
+        sc->root_len = strlen(sc->path);
+        if (!sc->multi)
+                return -1;
+        sendcmd_src_leaf(sc->path, sc->src_leaf, sizeof(sc->src_leaf));
+        v = name_check(sc->src_leaf, strlen(sc->src_leaf));
+        if (v != NAME_OK) {
+                _cleanup_(freep) char *shown = esc_term_dup(sc->path);
+
+                xferctl_say("cannot send %s into %s: its name: %s", shown ? shown : "?", sc->dest,
+                            name_verdict_str(v));
+                return XFERCTL_EXIT_USAGE;
+        }
+        for (unsigned int j = 0; j < i; j++) {
+                char other[CTL_NAME_MAX + 1];
+
+                sendcmd_src_leaf(sc->paths[j], other, sizeof(other));
+                if (strcmp(other, sc->src_leaf) == 0) {
+                        _cleanup_(freep) char *shown = esc_term_dup(sc->src_leaf);
+
+                        xferctl_say("send: two sources named %s would land as one in %s", shown ? shown : "?",
+                                    sc->dest);
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        return -1;
+}
+
+/* -r: DEST, then the tree counted (entries, bytes) for the SUBMIT; with
+ * several sources, each beneath DEST. Returns -1 or an exit code. */
 int sendcmd_tree_prepare(struct sendcmd *sc)
 {
         static const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip };
         struct sendcmd_walk k = { .sc = sc, .exit = -1 };
-        char leaf[CTL_NAME_MAX + 1];
-        size_t len = strlen(sc->path);
         enum name_verdict v;
         int r;
 
-        if (sc->to) {
+        sc->multi = sc->npaths > 1;
+        /* DEST is the directory's last component by default. */
+        if (sc->to)
                 snprintf(sc->dest, sizeof(sc->dest), "%s", sc->to);
-        } else {
-                /* The directory's last component, trailing slashes aside. */
-                while (len > 1 && sc->path[len - 1] == '/')
-                        len--;
-                snprintf(leaf, sizeof(leaf), "%.*s", (int)len, sc->path);
-                snprintf(sc->dest, sizeof(sc->dest), "%s", name_leaf(leaf));
-        }
+        else
+                sendcmd_src_leaf(sc->path, sc->dest, sizeof(sc->dest));
         v = name_path_check(sc->dest, strlen(sc->dest), NULL);
         if (v != NAME_OK || (sc->to && strlen(sc->to) >= sizeof(sc->dest))) {
                 _cleanup_(freep) char *bad = esc_term_dup(sc->to ? sc->to : sc->dest);
@@ -308,13 +376,22 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                             v != NAME_OK ? name_verdict_str(v) : "too long");
                 return XFERCTL_EXIT_USAGE;
         }
-        sc->root_len = strlen(sc->path);
-        r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
-        if (k.exit >= 0)
-                return k.exit;
-        if (r < 0) {
-                xferctl_say("cannot send %s: %s", sc->path_shown, strerror(-r));
-                return XFERCTL_EXIT_USAGE;
+        /* With several sources, DEST is a directory of their own. */
+        if (sc->multi)
+                k.entries = 1;
+        for (unsigned int i = 0; i < sc->npaths; i++) {
+                r = sendcmd_src_begin(sc, i);
+                if (r >= 0)
+                        return r;
+                r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+                if (k.exit >= 0)
+                        return k.exit;
+                if (r < 0) {
+                        _cleanup_(freep) char *shown = esc_term_dup(sc->path);
+
+                        xferctl_say("cannot send %s: %s", shown ? shown : "?", strerror(-r));
+                        return XFERCTL_EXIT_USAGE;
+                }
         }
         if (k.entries < 2) {
                 xferctl_say("cannot send %s: no entry in it can be sent", sc->path_shown);
@@ -331,10 +408,12 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         struct sendcmd_walk *k = userdata;
         struct sendcmd *sc = k->sc;
         struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+        _cleanup_(closep) int link_fd = -1;
         int r, pfd = -1;
 
-        /* DEST came with the SUBMIT; symlinks are not sent. */
-        if (e->kind == WALK_DIR_END || e->kind == WALK_SYMLINK || e->depth == 0)
+        /* DEST came with the SUBMIT. */
+        if (e->kind == WALK_DIR_END || (e->depth == 0 && !sc->multi) ||
+            (e->kind == WALK_SYMLINK && !sendcmd_link_wanted(sc, e, false)))
                 return 0;
         m.file.id = sc->id;
         if (!sendcmd_tree_ok(sc, e, m.file.name, sizeof(m.file.name)))
@@ -344,6 +423,20 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         m.file.mode = (uint32_t)(e->st.st_mode & 07777);
         if (e->kind == WALK_DIR) {
                 m.file.flags = CTL_FILE_DIR;
+        } else if (e->kind == WALK_SYMLINK) {
+                /* Its target goes as its data, in a file of its own. */
+                size_t len = strlen(e->target);
+
+                errno = EIO;
+                link_fd = memfd_create("xferctl-symlink", MFD_CLOEXEC);
+                if (link_fd < 0 || write(link_fd, e->target, len) != (ssize_t)len) {
+                        xferctl_say("cannot hand a symlink over: %s", strerror(errno));
+                        k->exit = XFERCTL_EXIT_FAILED;
+                        return -EIO;
+                }
+                m.file.flags = CTL_FILE_LINK;
+                m.file.size = len;
+                m.file.mode = 0;
         } else {
                 m.file.size = (uint64_t)e->st.st_size;
                 /* Before 1970 (or past 2554): not kept. */
@@ -351,7 +444,11 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                         m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u +
                                           (uint64_t)e->st.st_mtim.tv_nsec;
         }
-        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : -1);
+        /* A symlink's mtime too (lstat's, walk.h). */
+        if (e->kind == WALK_SYMLINK && e->st.st_mtim.tv_sec > 0 &&
+            (uint64_t)e->st.st_mtim.tv_sec < UINT64_MAX / 1000000000u)
+                m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u + (uint64_t)e->st.st_mtim.tv_nsec;
+        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : link_fd);
         if (r >= 0) {
                 k->entries++;
                 return 0;
@@ -384,10 +481,14 @@ int sendcmd_feed_tree(struct sendcmd *sc, int sock)
         int r;
 
         sc->feed_sock = sock;
-        r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
-        if (k.exit >= 0 || r < 0) {
-                xferctl_say("job %" PRIu64 " is cancelled", sc->id);
-                return k.exit >= 0 ? k.exit : XFERCTL_EXIT_FAILED;
+        for (unsigned int i = 0; i < sc->npaths; i++) {
+                /* Checked when counting. */
+                (void)sendcmd_src_begin(sc, i);
+                r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+                if (k.exit >= 0 || r < 0) {
+                        xferctl_say("job %" PRIu64 " is cancelled", sc->id);
+                        return k.exit >= 0 ? k.exit : XFERCTL_EXIT_FAILED;
+                }
         }
         /* Fewer than counted: the job would wait for ever; closing cancels it. */
         if (k.entries != sc->submit.files) {

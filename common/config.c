@@ -36,6 +36,7 @@ enum config_key {
         CONFIG_KEY_MIN_FREE,
         CONFIG_KEY_IO_TIMEOUT,
         CONFIG_KEY_OVERWRITE,
+        CONFIG_KEY_TREE_SYMLINKS,
         CONFIG_KEY_ALLOW_PEERS,
         CONFIG_KEY_KEY_FILE,
         CONFIG_KEY_LOG_LEVEL,
@@ -285,6 +286,23 @@ static int config_set_overwrite(struct config *cfg, const char *value, char *why
         return 0;
 }
 
+static int config_set_tree_symlinks(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        static const char *const names[] = {
+                [CONFIG_SYMLINKS_SAFE] = "safe",
+                [CONFIG_SYMLINKS_ANY] = "any",
+                [CONFIG_SYMLINKS_NONE] = "none",
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (!strcasecmp(value, names[i])) {
+                        cfg->tree_symlinks = (int)i;
+                        return 0;
+                }
+        config_why(why, whylen, "must be safe, any or none");
+        return -EINVAL;
+}
+
 static int config_set_allow_peers(struct config *cfg, const char *value, char *why, size_t whylen)
 {
         char bad[64];
@@ -429,6 +447,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                                    "0 for no floor" },
         [CONFIG_KEY_IO_TIMEOUT]         = CONFIG_NUMBER(io_timeout, 1, 3600),
         [CONFIG_KEY_OVERWRITE]          = CONFIG_CUSTOM("overwrite", config_set_overwrite),
+        [CONFIG_KEY_TREE_SYMLINKS]      = CONFIG_CUSTOM("tree_symlinks", config_set_tree_symlinks),
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
         [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),
         [CONFIG_KEY_LOG_LEVEL]          = CONFIG_CUSTOM("log_level", config_set_log_level),

@@ -27,6 +27,13 @@ enum config_log_level {
         CONFIG_LOG_DEBUG = 7,
 };
 
+/* What a tree's symlinks may point at (rdmaxferd.conf(5)). */
+enum config_symlinks {
+        CONFIG_SYMLINKS_SAFE = 0,       /* relative, resolving beneath DEST (name_link_check) */
+        CONFIG_SYMLINKS_ANY,            /* anything: stored, never followed by the daemon */
+        CONFIG_SYMLINKS_NONE,           /* a tree with a symlink is refused */
+};
+
 struct config {
         char listen_addr[64];           /* listen = numeric IPv4/IPv6; "" = any */
         uint16_t port;                  /* port = 1..65535 */
@@ -47,6 +54,7 @@ struct config {
         uint64_t min_free;              /* min_free = bytes, K/M/G/T suffix, left free in incoming_dir */
         uint32_t io_timeout;            /* io_timeout = 1..3600 s a disk request may take */
         bool overwrite;                 /* overwrite = yes|no */
+        int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         char key_file[PATH_MAX];        /* key_file = path, "" = no key */
         int log_level;                  /* log_level = err|warning|notice|info|debug */

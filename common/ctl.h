@@ -34,7 +34,8 @@
  * cancels it. Such a job is not retried. A tree (CTL_SUBMIT_TREE) is
  * such a job whose SUBMIT names DEST and carries no descriptor; its FILEs
  * name "DEST/...", a directory (CTL_FILE_DIR, no descriptor) before what
- * it holds.
+ * it holds, a symlink (CTL_FILE_LINK) with a descriptor of a file holding
+ * its target, which goes to the receiver like a file's data.
  */
 
 #include <stdbool.h>
@@ -104,7 +105,9 @@ enum {
 /* ctl_file.flags */
 enum {
         CTL_FILE_DIR = 1 << 0,          /* in a tree: a directory (no fd, size 0) */
-        _CTL_FILE_FLAGS = CTL_FILE_DIR,
+        CTL_FILE_LINK = 1 << 1,         /* in a tree: a symlink; the fd's file (a memfd of
+                                         * the client's) holds its target, 1..NAME_LINK_MAX bytes */
+        _CTL_FILE_FLAGS = CTL_FILE_DIR | CTL_FILE_LINK,
 };
 
 struct ctl_submit {

@@ -180,3 +180,29 @@ const char *name_leaf(const char *path)
 
         return slash ? slash + 1 : path;
 }
+
+enum name_link_verdict name_link_check(const char *target, size_t len, unsigned int depth)
+{
+        bool named = false;
+        size_t i = 0;
+
+        if (len == 0 || len > NAME_LINK_MAX || memchr(target, '\0', len))
+                return NAME_LINK_BAD;
+        if (target[0] == '/')
+                return NAME_LINK_OUTSIDE;
+        while (i < len) {
+                size_t n = 0;
+
+                while (i + n < len && target[i + n] != '/')
+                        n++;
+                if (n == 2 && target[i] == '.' && target[i + 1] == '.') {
+                        if (named || depth == 0)
+                                return NAME_LINK_OUTSIDE;
+                        depth--;
+                } else if (n > 0 && !(n == 1 && target[i] == '.')) {
+                        named = true;
+                }
+                i += n + 1;
+        }
+        return NAME_LINK_SAFE;
+}

@@ -55,3 +55,25 @@ enum name_verdict name_path_check(const char *path, size_t len, size_t *bad);
  * refuses as NAME_EMPTY.
  */
 const char *name_leaf(const char *path);
+
+/*
+ * A symlink's target in a tree, @len bytes at @target, for a link whose
+ * directory is @depth directories beneath the tree's top (a link "DEST/l"
+ * is at depth 0, "DEST/a/b/l" at 2):
+ *   NAME_LINK_SAFE     relative, a run of ".." components no longer than
+ *                      @depth, then only names: it resolves beneath the
+ *                      top, through the tree's other safe links too (none
+ *                      goes up after going down, so none climbs out of a
+ *                      directory it entered through a link),
+ *   NAME_LINK_OUTSIDE  absolute, or more ".." than @depth, or ".." after
+ *                      a name ("a/../.." may leave the tree through a),
+ *   NAME_LINK_BAD      not a target at all: empty, a NUL, longer than
+ *                      NAME_LINK_MAX.
+ */
+#define NAME_LINK_MAX           4095
+enum name_link_verdict {
+        NAME_LINK_SAFE = 0,
+        NAME_LINK_OUTSIDE,
+        NAME_LINK_BAD,
+};
+enum name_link_verdict name_link_check(const char *target, size_t len, unsigned int depth);

@@ -230,7 +230,7 @@ struct wire_offer {
         uint64_t transfer_id;   /* sender's job id, for logs on both sides */
         uint64_t size;          /* file size in bytes */
         uint32_t chunk_size;    /* bytes per data message (last may be short) */
-        uint16_t flags;         /* WIRE_OFFER_TREE, WIRE_OFFER_DIR; else 0 */
+        uint16_t flags;         /* WIRE_OFFER_TREE, WIRE_OFFER_DIR, WIRE_OFFER_LINK; else 0 */
         uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
         uint32_t file;          /* index in the session, < job_files */
         uint32_t job_files;     /* files in the whole job, >= 1 */
@@ -251,6 +251,10 @@ struct wire_offer {
 #define WIRE_OFFER_TREE         0x0001u
 /* The entry is a directory (with WIRE_OFFER_TREE; size 0). */
 #define WIRE_OFFER_DIR          0x0002u
+/* The entry is a symlink (with WIRE_OFFER_TREE): its data, 1 to
+ * NAME_LINK_MAX bytes, is the target. The receiver makes it a symlink,
+ * never follows it, and holds its target to its tree_symlinks policy. */
+#define WIRE_OFFER_LINK         0x0008u
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */

@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --continue-on-error -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --links --continue-on-error -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel | hosts) opts='-h --help' ;;
         sum) opts='--cached -h --help' ;;
@@ -75,6 +75,10 @@ _xferctl() {
         [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
         if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to) ]]; then
                 return 0        # a name, a rate, a count or a destination of the user's choosing
+        fi
+        if [[ $cmd == send && $w == --links ]]; then
+                mapfile -t COMPREPLY < <(compgen -W 'safe all none' -- "$cur")
+                return 0
         fi
         if [[ $cur == -* ]]; then
                 mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -390,12 +390,15 @@ static void control_submit_checked(struct control_conn *conn, const struct ctl_s
         conn_reply(conn, &m);
 }
 
-/* The job took a file of this client's: it may hand over the next. */
+/* The job took a file of this client's: it may hand over the next. Or
+ * the job ended: reading the next FILE answers it with an ERROR that says
+ * so (control_file_checked), so a client blocked handing files over is
+ * let go, not left waiting for room that never comes. */
 static void control_feed_cb(struct job *job, void *userdata)
 {
         struct control_conn *conn = userdata;
 
-        if (conn->dead || conn->checking || job_files_room(job) == 0)
+        if (conn->dead || conn->checking || (job_files_room(job) == 0 && !ctl_job_state_final(job->state)))
                 return;
         event_add(conn->read_ev, NULL);
 }
@@ -420,7 +423,11 @@ static void control_file_checked(struct control_conn *conn, int fd_in, int res, 
         int r;
 
         if (!job || ctl_job_state_final(job->state)) {
-                conn_error(conn, -ECANCELED, "the job ended before its file %s", conn->file.name);
+                if (job && job->text[0])
+                        conn_error(conn, -ECANCELED, "job %" PRIu64 " %s before its file %s: %s", job->id,
+                                   ctl_job_state_str(job->state), conn->file.name, job->text);
+                else
+                        conn_error(conn, -ECANCELED, "the job ended before its file %s", conn->file.name);
                 conn_close(conn);
                 return;
         }
@@ -431,7 +438,7 @@ static void control_file_checked(struct control_conn *conn, int fd_in, int res, 
         else if (size != conn->file.size && !(conn->file.flags & CTL_FILE_DIR))
                 snprintf(why, sizeof(why), "%s: %" PRIu64 " bytes, the client said %" PRIu64,
                          conn->file.name, size, conn->file.size);
-        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name, conn->file.flags & CTL_FILE_DIR,
+        else if ((r = jobs_add_file(job, TAKE_FD(fd), size, conn->file.name, conn->file.flags,
                                     conn->file.mode, conn->file.mtime_ns)) < 0)
                 snprintf(why, sizeof(why), "%s: %s", conn->file.name,
                          r == -E2BIG ? "more files or bytes than the job announced" : strerror(-r));
@@ -604,7 +611,9 @@ static void control_file(struct control_conn *conn, const struct ctl_file *f, in
         }
         /* In a tree, "DEST/a/b": the receiver checks it is beneath DEST. */
         v = job->tree ? name_path_check(f->name, strlen(f->name), NULL) : name_check(f->name, strlen(f->name));
-        if ((f->flags & ~_CTL_FILE_FLAGS) || ((f->flags & CTL_FILE_DIR) && (!job->tree || fd >= 0))) {
+        if ((f->flags & ~_CTL_FILE_FLAGS) || ((f->flags & CTL_FILE_DIR) && (!job->tree || fd >= 0)) ||
+            ((f->flags & CTL_FILE_LINK) && (!job->tree || (f->flags & CTL_FILE_DIR) || f->size == 0 ||
+                                            f->size > NAME_LINK_MAX))) {
                 conn_error(conn, -EINVAL, "%s: bad FILE flags 0x%x", f->name[0] ? f->name : "(no name)",
                            (unsigned int)f->flags);
                 conn_close(conn);

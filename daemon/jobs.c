@@ -11,6 +11,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <stddef.h>
@@ -41,6 +42,7 @@ struct job_watcher {
 struct job_file {
         int fd;
         bool dir;
+        bool link;                      /* a tree's symlink: fd holds its target */
         uint32_t mode;
         uint64_t mtime_ns;
         uint64_t size;
@@ -53,6 +55,18 @@ struct job_entry {
         struct job_file ahead[JOBS_FILES_AHEAD];
         unsigned int ahead_first, ahead_n;
         bool want_next;                 /* the engine waits (ENGINE_NEXT_LATER) */
+        /*
+         * The file the engine is on, with a descriptor of our own (fd -1:
+         * none): what a later attempt starts from when this one fails
+         * after some files were published (not in a tree: its staging goes
+         * with a failed attempt, so a tree is never retried).
+         */
+        struct job_file cur;
+        uint32_t cur_index;             /* cur's index in the job */
+        struct job_file first;          /* the first attempt's first file: the job's own */
+        uint32_t base;                  /* the attempt's first file's index in the job */
+        uint64_t published;             /* bytes of the files published, every attempt's */
+        uint64_t base_bytes;            /* published before this attempt began */
         uint64_t bytes_in;              /* of the files handed over */
         job_feed_fn feed_fn;
         void *feed_userdata;
@@ -108,6 +122,7 @@ static void job_entry_free(struct job_entry *e)
         if (!e)
                 return;
         job_ahead_drop(e);
+        safe_close(e->cur.fd);
         while ((w = e->watchers)) {
                 e->watchers = w->next;
                 free(w);
@@ -188,7 +203,8 @@ void job_refresh(struct job *job)
         if (!job->xfer)
                 return;
         engine_send_progress(job->xfer, &p);
-        job->bytes_done = p.bytes;
+        /* This attempt's session counts from its own first file. */
+        job->bytes_done = job_entry(job)->base_bytes + p.bytes;
         job->usec = p.usec;
 }
 
@@ -211,6 +227,7 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
                        const char *text)
 {
         struct job_entry *e = job_entry(job);
+        job_feed_fn feed = e->feed_fn;
 
         assert(ctl_job_state_final(state));
         assert(!job->xfer);
@@ -218,6 +235,7 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
                 evtimer_del(e->retry_ev);
         job->fd = safe_close(job->fd);
         job_ahead_drop(e);
+        e->cur.fd = safe_close(e->cur.fd);
         e->feed_fn = NULL;
         job->status = (uint16_t)status;
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
@@ -227,6 +245,10 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
         stats_tally_add(&job->jobs->tally, state == CTL_JOB_CANCELLED,
                         state == CTL_JOB_DONE ? WIRE_OK : status ? status : WIRE_E_INTERNAL, job->size);
         jobs_set_state(job, state);
+        /* A client still handing files over must not wait for room that
+         * never comes: its feeder hears once more, the job final. */
+        if (feed)
+                feed(job, e->feed_userdata);
         jobs_notify(job);
         jobs_kick(job->jobs);
 }
@@ -402,7 +424,7 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
                 status = WIRE_E_INTERNAL;
                 break;
         }
-        job->bytes_done = r->bytes;
+        job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->usec = r->usec;
         if (r->outcome == ENGINE_FAILED && r->transient &&
             job_retry(job, status, reason, why, sizeof(why)))
@@ -432,10 +454,21 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                 return ENGINE_NEXT_LATER;
         }
         a = &e->ahead[e->ahead_first];
+        if (!job->tree) {
+                /* Ours too, until it is published: a retry starts from it. */
+                int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+
+                if (fd < 0)
+                        return -errno;
+                safe_close(e->cur.fd);
+                e->cur = *a;
+                e->cur.fd = fd;
+                e->cur_index = e->base + index;
+        }
         *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name, .dir = a->dir,
-                                        .mode = a->mode, .mtime_ns = a->mtime_ns };
-        log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, index + 1, job->files,
-                  a->name, a->size);
+                                        .link = a->link, .mode = a->mode, .mtime_ns = a->mtime_ns };
+        log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, e->base + index + 1,
+                  job->files, a->name, a->size);
         /* The engine takes the descriptor. */
         a->fd = -1;
         e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
@@ -448,9 +481,12 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
 static void jobs_on_file_done(void *owner, uint32_t index, uint64_t bytes)
 {
         struct job *job = owner;
+        struct job_entry *e = job_entry(job);
 
-        (void)bytes;
-        job->files_done = index + 1;
+        job->files_done = e->base + index + 1;
+        e->published += bytes;
+        if (e->cur.fd >= 0 && e->cur_index < job->files_done)
+                e->cur.fd = safe_close(e->cur.fd);
 }
 
 static const struct engine_send_ops jobs_send_ops = {
@@ -460,11 +496,12 @@ static const struct engine_send_ops jobs_send_ops = {
         .done = jobs_on_done,
 };
 
-int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, bool dir, uint32_t mode,
-                  uint64_t mtime_ns)
+int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, unsigned int flags,
+                  uint32_t mode, uint64_t mtime_ns)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e = job_entry(job);
+        bool dir = flags & CTL_FILE_DIR, link = flags & CTL_FILE_LINK;
         struct job_file *a;
 
         if (ctl_job_state_final(job->state))
@@ -473,12 +510,14 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, b
                 return -E2BIG;
         if (e->ahead_n >= JOBS_FILES_AHEAD)
                 return -ENOSPC;
-        if (!name[0] || strlen(name) > CTL_NAME_MAX || (dir && (!job->tree || size != 0 || fd >= 0)) ||
+        if (!name[0] || strlen(name) > CTL_NAME_MAX || (flags & ~(unsigned int)_CTL_FILE_FLAGS) ||
+            (dir && (!job->tree || link || size != 0 || fd >= 0)) || (link && (!job->tree || size == 0)) ||
             (!dir && fd < 0))
                 return -EINVAL;
         a = &e->ahead[(e->ahead_first + e->ahead_n) % JOBS_FILES_AHEAD];
         a->fd = TAKE_FD(fd);
         a->dir = dir;
+        a->link = link;
         a->mode = mode;
         a->mtime_ns = mtime_ns;
         a->size = size;
@@ -490,6 +529,9 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, b
                 e->want_next = false;
                 engine_send_resume(job->xfer);
         }
+        /* A retry may have waited for the file it starts from. */
+        if (job->state == CTL_JOB_QUEUED && job->files_done > 0)
+                jobs_kick(job->jobs);
         return 0;
 }
 
@@ -527,10 +569,42 @@ void jobs_feeder_gone(struct job *job)
         (void)jobs_cancel(job->jobs, job->id);
 }
 
+/*
+ * What an attempt starts from: the job's first file; in a retry after
+ * some files were published, the first one not published (the one the
+ * engine was on, or the next the client handed over). NULL while the
+ * client has not handed that one over yet: jobs_add_file kicks then.
+ */
+static const struct job_file *jobs_first_file(struct job *job)
+{
+        struct job_entry *e = job_entry(job);
+
+        e->base = job->files_done;
+        e->base_bytes = e->published;
+        if (job->files_done == 0) {
+                e->first = (struct job_file){ .fd = job->fd, .size = job->first_size };
+                snprintf(e->first.name, sizeof(e->first.name), "%s", job->name);
+                return &e->first;
+        }
+        if (e->cur.fd >= 0 && e->cur_index == job->files_done)
+                return &e->cur;
+        e->cur.fd = safe_close(e->cur.fd);
+        if (e->ahead_n == 0)
+                return NULL;
+        /* The engine takes it as its first file: keep ours as cur. */
+        e->cur = e->ahead[e->ahead_first];
+        e->cur_index = job->files_done;
+        e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
+        e->ahead_n--;
+        if (e->feed_fn)
+                e->feed_fn(job, e->feed_userdata);
+        return &e->cur;
+}
+
 static struct job *jobs_next_queued(struct jobs *jobs)
 {
         for (struct job *job = jobs->head; job; job = job->next)
-                if (job->state == CTL_JOB_QUEUED)
+                if (job->state == CTL_JOB_QUEUED && jobs_first_file(job))
                         return job;
         return NULL;
 }
@@ -602,19 +676,23 @@ static int jobs_start(struct jobs *jobs, struct job *job)
         struct job_entry *e = job_entry(job);
         struct engine_send *xfer = NULL;
         struct engine_send_req req;
+        const struct job_file *first;
         int r;
 
         if (job_resolve(job) < 0) {
                 jobs_fail_start(job, "invalid peer address");
                 return 0;
         }
+        first = jobs_first_file(job);
+        /* Not QUEUED without one (jobs_next_queued). */
+        assert(first);
         req = (struct engine_send_req){
                 .id = job->id,
-                .fd = job->fd,
-                .size = job->first_size,
-                .name = job->name,
-                .files = job->files,
-                .job_bytes = job->size,
+                .fd = first->fd,
+                .size = first->size,
+                .name = first->name,
+                .files = job->files - job->files_done,
+                .job_bytes = job->size - e->published,
                 .tree = job->tree,
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
@@ -652,7 +730,12 @@ static int jobs_start(struct jobs *jobs, struct job *job)
         job->xfer = xfer;
         job->rate = 0;
         e->cancelling = false;
-        if (job->attempt > 1)
+        if (job->attempt > 1 && job->files_done > 0)
+                log_info("job %" PRIu64 ": sending files %u to %u of %s (%" PRIu64 " bytes left, "
+                         "from %s) to %s, attempt %u of %u", job->id, job->files_done + 1, job->files,
+                         job->name, job->size - e->published, first->name, job->peer, job->attempt,
+                         job_attempts(job));
+        else if (job->attempt > 1)
                 log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s, attempt %u of %u",
                          job->id, job->name, job->size, job->peer, job->attempt, job_attempts(job));
         else
@@ -793,13 +876,16 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->tree = s->flags & CTL_SUBMIT_TREE;
         job->files_in = 1;
         e->bytes_in = size;
+        e->cur.fd = -1;
         job->bwlimit = s->bwlimit;
         job->uid = uid;
         job->attempt = 1;
         job->retries = (s->flags & CTL_SUBMIT_RETRIES) ? (int)s->retries : -1;
-        /* The client's files are handed over once, in order: a second
-         * attempt would have none of them. */
-        if (job->files > 1)
+        /* A tree's staging goes with a failed attempt, and the client's
+         * entries are handed over once: a second attempt would have none of
+         * those already sent. (Several files: a retry starts from the first
+         * one not published, jobs_first_file.) */
+        if (job->tree)
                 job->retries = 0;
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 

@@ -11,7 +11,8 @@
  * frees and the job fails instead of waiting.
  *
  * An attempt that fails transiently (engine_result.transient) is tried
- * again, from the start, with the same transfer id (so a receiver that
+ * again, from the start (a job of several files: from its first file not
+ * published; a tree never), with the same transfer id (so a receiver that
  * resumes can tell it): the job waits in RETRYING for its backoff (1 s,
  * doubling, capped at cfg.retry_delay_max, up to a quarter less at
  * random), then goes back to QUEUED. It gives up (FAILED) after
@@ -103,22 +104,24 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
                 uint64_t *id);
 /*
  * The next file of a job of several (CTL_FILE), in order: takes @fd, a
- * regular file of @size bytes (checked off the loop, as for a submit), or
- * with @dir (in a tree only) a directory: @fd -1, @size 0. In a tree,
- * @mode and @mtime_ns (0: none) go to the receiver.
+ * regular file of @size bytes (checked off the loop, as for a submit); in
+ * a tree only, with CTL_FILE_DIR in @flags a directory (@fd -1, @size 0),
+ * with CTL_FILE_LINK a symlink whose target @fd holds (@size bytes). In a
+ * tree, @mode and @mtime_ns (0: none) go to the receiver.
  * 0, -ENOSPC when the job holds JOBS_FILES_AHEAD already (job_files_room()
  * says when), -E2BIG when it has every file or @size is more than the
  * job's bytes left, -EALREADY when the job is final, -EINVAL for a bad
  * name.
  */
-int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name, bool dir, uint32_t mode,
-                  uint64_t mtime_ns);
+int jobs_add_file(struct job *job, int fd, uint64_t size, const char *name, unsigned int flags,
+                  uint32_t mode, uint64_t mtime_ns);
 /* Whether the job takes another file now (0: wait for the feed callback). */
 unsigned int job_files_room(const struct job *job);
 /* Whether every file of the job is handed over. */
 bool job_files_complete(const struct job *job);
 /* The connection that hands @job its files: @fn(@job, @userdata) when it
- * has room again; NULL to forget. */
+ * has room again, and once more when the job ends before its last file
+ * (final then: the connection tells its client); NULL to forget. */
 typedef void (*job_feed_fn)(struct job *job, void *userdata);
 void job_set_feeder(struct job *job, job_feed_fn fn, void *userdata);
 /* That connection went away before the last file: the job is cancelled

@@ -155,6 +155,8 @@ struct engine_send_file {
         uint64_t size;
         const char *name;               /* name to publish under; in a tree, "DEST/a/b" */
         bool dir;                       /* in a tree: a directory (size 0, no fd) */
+        bool link;                      /* in a tree: a symlink; fd's file holds its target
+                                         * (size bytes, 1..NAME_LINK_MAX), sent as its data */
         uint32_t mode;                  /* in a tree: permission bits to keep, 0: none */
         uint64_t mtime_ns;              /* in a tree: a file's mtime (ns since the epoch), 0: none */
 };

@@ -70,11 +70,12 @@ static void *reaper_main(void *arg)
                         log_warning("destroying an RDMA connection took %.1f s in the kernel",
                                     (double)took / 1e6);
                 free(it);
-                if (write(r->efd, &one, sizeof(one)) < 0)
-                        log_err("reaper: eventfd: %m");
 
+                /* Idle before the loop hears: once drained, nothing is busy. */
                 pthread_mutex_lock(&r->mutex);
                 r->busy_since = 0;
+                if (write(r->efd, &one, sizeof(one)) < 0)
+                        log_err("reaper: eventfd: %m");
         }
         pthread_mutex_unlock(&r->mutex);
         return NULL;

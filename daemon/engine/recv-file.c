@@ -14,8 +14,13 @@
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
  * then mkdir the staging directory and DEST's top in it); a directory
  * entry is a mkdir in it; a file is opened as any, and linked into it
- * once fsynced. After the last entry, a worker syncs the file system and
- * renames the tree into place (incoming_stage_publish).
+ * once fsynced. A symlink's target arrives as a file's data; once
+ * verified, a worker holds it to tree_symlinks and appends it to the
+ * job's list of links (an O_TMPFILE): no symlink exists in the staging
+ * directory while entries are still being made there, so no later entry
+ * can be put through one. After the last entry, a worker makes the links
+ * (each in its directory opened without following any symlink), syncs
+ * the file system and renames the tree into place (incoming_stage_publish).
  */
 
 #include <errno.h>
@@ -23,7 +28,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <time.h>
 
@@ -257,12 +264,123 @@ static int64_t recv_tree_meta(void *arg)
         return 0;
 }
 
-/* On a worker: every entry is in; the tree goes into place in one rename. */
+/* A symlink kept for the end, in the job's list of links. */
+struct recv_link_rec {
+        uint16_t rel_len, target_len;
+        uint32_t reserved;
+        uint64_t mtime_ns;
+};
+
+/* On a worker: a symlink entry's target, verified, read back from its
+ * file, held to tree_symlinks and added to the list of links. -EPERM with
+ * x->link_text when refused. Touches x->fd, rel, offer, links_fd, links_len. */
+static int64_t recv_tree_link_keep(void *arg)
+{
+        struct recv_xfer *x = arg;
+        const struct config *cfg = x->base.e->cfg;
+        struct recv_link_rec rec = { 0 };
+        char target[NAME_LINK_MAX + 1];
+        enum name_link_verdict v;
+        unsigned int depth = 0;
+        struct iovec iov[3];
+        ssize_t n;
+
+        n = pread(x->fd, target, (size_t)x->offer.size, 0);
+        if (n < 0)
+                return -errno;
+        if ((uint64_t)n != x->offer.size)
+                return -EIO;
+        target[n] = '\0';
+        /* rel is DEST's leaf, then the path beneath it: the link's depth is its slashes less one. */
+        for (const char *p = x->rel; *p; p++)
+                depth += *p == '/';
+        if (depth == 0)
+                return -EINVAL;
+        v = name_link_check(target, (size_t)n, depth - 1);
+        if (v == NAME_LINK_BAD || cfg->tree_symlinks == CONFIG_SYMLINKS_NONE ||
+            (v != NAME_LINK_SAFE && cfg->tree_symlinks != CONFIG_SYMLINKS_ANY)) {
+                snprintf(x->link_text, sizeof(x->link_text), "symlink %.*s: %s", 100, x->offer.name,
+                         v == NAME_LINK_BAD ? "its target is not a path" :
+                         cfg->tree_symlinks == CONFIG_SYMLINKS_NONE ? "tree_symlinks is none here" :
+                         "it points outside the tree, and tree_symlinks is safe here");
+                return -EPERM;
+        }
+        if (x->links_fd < 0) {
+                x->links_fd = openat(x->base.e->incoming_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+                if (x->links_fd < 0)
+                        return -errno;
+        }
+        rec.rel_len = (uint16_t)strlen(x->rel);
+        rec.target_len = (uint16_t)n;
+        rec.mtime_ns = x->offer.mtime_ns;
+        iov[0] = (struct iovec){ &rec, sizeof(rec) };
+        iov[1] = (struct iovec){ x->rel, rec.rel_len };
+        iov[2] = (struct iovec){ target, (size_t)n };
+        n = pwritev(x->links_fd, iov, 3, (off_t)x->links_len);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n != sizeof(rec) + rec.rel_len + rec.target_len)
+                return -EIO;
+        x->links_len += (uint64_t)n;
+        return 0;
+}
+
+/* On a worker, at the end: every symlink of the list, each made in its
+ * directory opened beneath the staging directory without following any
+ * symlink (so a hostile list cannot put one through another), with its
+ * mtime. 0 or -errno. */
+static int recv_tree_make_links(struct recv_xfer *x)
+{
+        char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        struct recv_link_rec rec;
+        uint64_t off = 0;
+
+        while (off < x->links_len) {
+                struct timespec ts[2];
+                char *slash;
+                int dfd, r = 0;
+
+                if (pread(x->links_fd, &rec, sizeof(rec), (off_t)off) != (ssize_t)sizeof(rec) ||
+                    rec.rel_len == 0 || rec.rel_len >= sizeof(rel) || rec.target_len == 0 ||
+                    rec.target_len > NAME_LINK_MAX ||
+                    pread(x->links_fd, rel, rec.rel_len, (off_t)(off + sizeof(rec))) != rec.rel_len ||
+                    pread(x->links_fd, target, rec.target_len, (off_t)(off + sizeof(rec) + rec.rel_len)) !=
+                            rec.target_len)
+                        return -EIO;
+                off += sizeof(rec) + rec.rel_len + rec.target_len;
+                rel[rec.rel_len] = '\0';
+                target[rec.target_len] = '\0';
+                slash = strrchr(rel, '/');
+                if (!slash)
+                        return -EINVAL;
+                *slash = '\0';
+                dfd = incoming_open_beneath(x->stage_fd, rel, false);
+                if (dfd < 0)
+                        return dfd;
+                if (symlinkat(target, dfd, slash + 1) < 0)
+                        r = -errno;
+                if (r == 0 && rec.mtime_ns) {
+                        ts[0].tv_sec = ts[1].tv_sec = (time_t)(rec.mtime_ns / 1000000000u);
+                        ts[0].tv_nsec = ts[1].tv_nsec = (long)(rec.mtime_ns % 1000000000u);
+                        if (utimensat(dfd, slash + 1, ts, AT_SYMLINK_NOFOLLOW) < 0)
+                                r = -errno;
+                }
+                close(dfd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* On a worker: every entry is in; its symlinks made, the tree goes into
+ * place in one rename. */
 static int64_t recv_tree_publish(void *arg)
 {
         struct recv_xfer *x = arg;
         int dirfd = x->base.e->incoming_fd, r;
 
+        if (x->links_fd >= 0 && (r = recv_tree_make_links(x)) < 0)
+                return r == -EEXIST ? -EMLINK : r;
         if (syncfs(x->stage_fd) < 0)
                 return -errno;
         r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
@@ -303,10 +421,12 @@ static void recv_tree_open(struct recv_xfer *x)
 
         recv_tree_rel(x);
         if (!(x->offer.flags & WIRE_OFFER_DIR)) {
+                /* A symlink's target is read back once verified. */
                 x->file_req.done = recv_on_open;
                 recv_step(x, "creating the file",
                           io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
-                                    O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
+                                    O_TMPFILE | ((x->offer.flags & WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY) |
+                                    O_CLOEXEC, 0640));
                 return;
         }
         x->file_req.done = recv_on_tree_ready;
@@ -485,6 +605,10 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_EXISTS, "the destination appeared during the transfer");
                 return;
         }
+        if (res == -EMLINK) {
+                recv_fail(x, WIRE_E_PROTOCOL, "a symlink of the tree has the name of another entry");
+                return;
+        }
         if (res == -ELOOP || res == -ENOTDIR || res == -EXDEV) {
                 snprintf(text, sizeof(text), "the destination's way: %s", strerror((int)-res));
                 recv_fail(x, WIRE_E_NAME, text);
@@ -584,12 +708,37 @@ static void recv_on_digest_set(struct io_req *req, int64_t res)
         recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
 }
 
+static void recv_on_link_kept(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res == -EPERM) {
+                recv_fail(x, WIRE_E_NAME, x->link_text);
+                return;
+        }
+        if (res < 0) {
+                snprintf(text, sizeof(text), "keeping a symlink: %s", strerror((int)-res));
+                recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                return;
+        }
+        recv_tree_entry_done(x);
+}
+
 /* The digest goes on before the name: the file never appears without it,
- * and the fsync covers both. A tree's directory entry has no data and no digest. */
+ * and the fsync covers both. A tree's directory entry has no data and no
+ * digest; a symlink's data is its target, kept for the end. */
 void recv_file_publish(struct recv_xfer *x)
 {
         if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
                 recv_tree_entry_done(x);
+                return;
+        }
+        if (x->tree && (x->offer.flags & WIRE_OFFER_LINK)) {
+                x->file_req.done = recv_on_link_kept;
+                recv_step(x, "checking a symlink", io_call(recv_io(x), &x->file_req, recv_tree_link_keep, x));
                 return;
         }
         x->file_req.done = recv_on_digest_set;

@@ -258,11 +258,17 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                 return WIRE_E_NAME;
         }
         /* In a tree, every entry is beneath DEST; outside one, no flags. */
-        if (x->tree ? (o->flags & ~WIRE_OFFER_DIR) != WIRE_OFFER_TREE ||
-                      ((o->flags & WIRE_OFFER_DIR) && o->size != 0) ||
+        if (x->tree ? (o->flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK)) != WIRE_OFFER_TREE ||
+                      ((o->flags & WIRE_OFFER_DIR) && (o->size != 0 || (o->flags & WIRE_OFFER_LINK))) ||
+                      ((o->flags & WIRE_OFFER_LINK) && (o->size == 0 || o->size > NAME_LINK_MAX)) ||
                       strncmp(o->name, x->dest, dlen) != 0 || o->name[dlen] != '/' :
                       o->flags != 0) {
                 snprintf(text, len, "entry %u is not beneath the job's destination", x->next_file + 1);
+                return WIRE_E_NAME;
+        }
+        if ((o->flags & WIRE_OFFER_LINK) && e->cfg->tree_symlinks == CONFIG_SYMLINKS_NONE) {
+                snprintf(text, len, "%.*s: a symlink, and tree_symlinks is none here", WIRE_TEXT_MAX - 48,
+                         o->name);
                 return WIRE_E_NAME;
         }
         if (o->size > x->job_bytes - x->offered) {

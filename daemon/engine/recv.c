@@ -111,6 +111,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
                 return -ENOMEM;
         x->fd = -1;
         x->stage_fd = -1;
+        x->links_fd = -1;
         x->pj = PARTIAL_JOB_NULL;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
@@ -449,18 +450,22 @@ static void recv_paced(struct xfer *b, unsigned int first)
 
 /*
  * Borrow more slots while the ring has some to lend and this lane has more
- * chunks to come than slots posted: at most @max at a time (one per
+ * chunks (or its END) to come than slots posted: at most @max at a time (one per
  * completed write, so a transfer grows only as fast as it actually uses
  * what it has).
  */
 static void recv_lane_grow(struct recv_lane *l, unsigned int max)
 {
         struct xfer *b = l->base.x;
+        /* What is left of its run, and one for its END at least: a lane
+         * whose run is empty (a directory, a file of fewer blocks than
+         * lanes) still needs a slot and a credit to say so. */
+        uint64_t want = MAX(l->base.end_seq - l->next_seq, (uint64_t)1);
         uint32_t i;
 
         for (unsigned int n = 0; n < max; n++) {
                 if (b->state != XFER_DATA || l->base.ended || l->base.conn.reaping ||
-                    l->base.end_seq - l->next_seq <= l->base.hold.held ||
+                    want <= l->base.hold.held ||
                     !ring_hold_grow(&l->base.hold, b->ring, &i))
                         return;
                 if (recv_post_slot(l, i) < 0) {
@@ -933,6 +938,7 @@ static void recv_gone(struct xfer *b)
          * linked into the partial directory stays there. */
         safe_close(x->fd);
         safe_close(x->stage_fd);
+        safe_close(x->links_fd);
         if (x->stage_name[0] && !x->published_tree && e->io && !e->freeing) {
                 struct recv_unstage *u = calloc(1, sizeof(*u));
 

@@ -78,6 +78,11 @@ struct recv_xfer {
         char stage_name[INCOMING_STAGE_MAX];
         int stage_fd;
         char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
+        /* The tree's symlinks, checked as each arrived and made only once
+         * every other entry is in (recv-file.c): an O_TMPFILE of records. */
+        int links_fd;
+        uint64_t links_len;
+        char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
         int tree_err;           /* a worker's step: 0 or -errno */
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint32_t files_published;

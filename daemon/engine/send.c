@@ -496,10 +496,10 @@ static void send_take_next(struct engine_send *s)
         }
         /* Ours now, whatever happens. */
         fd = f.fd;
-        if (f.dir ? !s->tree || f.size != 0 : fd < 0) {
+        if (f.dir ? !s->tree || f.size != 0 || f.link : fd < 0 || (f.link && (!s->tree || f.size == 0))) {
                 safe_close(fd);
                 send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1,
-                                    f.dir ? "a directory outside a tree" : "no descriptor");
+                                    f.dir || f.link ? "a directory or symlink outside a tree" : "no descriptor");
                 return;
         }
         if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
@@ -524,6 +524,7 @@ static void send_take_next(struct engine_send *s)
         s->size = f.size;
         b->size = f.size;
         s->dir = f.dir;
+        s->link = f.link;
         s->mode = s->tree ? f.mode & 07777 : 0;
         s->mtime_ns = s->tree ? f.mtime_ns : 0;
         snprintf(s->name, sizeof(s->name), "%s", f.name);
@@ -542,7 +543,8 @@ static void send_take_next(struct engine_send *s)
         s->offer = (struct wire_offer){
                 .transfer_id = s->id,
                 .size = s->size,
-                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0)),
+                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
+                                    (s->link ? WIRE_OFFER_LINK : 0)),
                 .chunk_size = s->chunk,
                 .lanes = (uint16_t)b->nlanes,
                 .file = s->file,

@@ -75,6 +75,7 @@ struct engine_send {
         uint32_t files;         /* in the job, >= 1 */
         bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */
         bool dir;               /* the entry being sent is a directory */
+        bool link;              /* ... a symlink, its target the data */
         uint32_t mode;          /* its mode and mtime, for the offer (0: none) */
         uint64_t mtime_ns;
         uint64_t job_bytes;     /* announced in the first offer */

@@ -168,6 +168,14 @@ static void test_full(void)
                 ok(r == 0 && c.overwrite == bools[i].want, "overwrite = %s", bools[i].v);
         }
 
+        r = load("", &c, err, sizeof(err));
+        ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_SAFE, "tree_symlinks: safe by default");
+        r = load("tree_symlinks = any\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_ANY, "tree_symlinks = any");
+        r = load("tree_symlinks = None\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_NONE, "tree_symlinks = None");
+        expect_error("tree_symlinks = yes\n", 1, "tree_symlinks", "safe, any or none");
+
         static const struct {
                 const char *v;
                 int want;

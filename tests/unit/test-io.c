@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -630,11 +632,16 @@ static int64_t call_answer(void *arg)
         return *(int64_t *)arg;
 }
 
+/* Set by call_stuck's thread once it runs: until then io_free would drop
+ * the call as never started, which is not what test_call looks at. */
+static atomic_bool call_entered;
+
 /* Blocks until the pipe @arg reads from has data: a call that does not return. */
 static int64_t call_stuck(void *arg)
 {
         char c;
 
+        atomic_store(&call_entered, true);
         return read(*(int *)arg, &c, 1) == 1 ? 1 : -errno;
 }
 
@@ -658,6 +665,10 @@ static void test_call(void)
                "call: an error");
         n_runs = 0;
         is_int(io_call(io, &t[2].req, call_stuck, &p[0]), 0, "call: one that does not return");
+        /* A loaded machine may start the worker late: wait for it, bounded. */
+        for (t0 = now_ms(); !atomic_load(&call_entered) && now_ms() - t0 < 10000;)
+                settle(10);
+        ok(atomic_load(&call_entered), "call: a worker runs it");
         settle(50);
         is_int(n_runs, 0, "call: no callback while it is stuck");
         t0 = now_ms();

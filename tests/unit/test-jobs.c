@@ -380,7 +380,7 @@ static void test_several_files(void)
         job = job_of(&f_several, id);
         ok(job->files == 4 && job->files_in == 1 && job->size == 600 && job->first_size == 100,
            "it counts 4 files, 1 handed over, 600 bytes in all, 100 in the first");
-        is_int(job_attempts(job), 1, "a job of several files is not retried");
+        ok(job_attempts(job) > 1, "a job of several files is retried (%u attempts)", job_attempts(job));
         ok(!job_files_complete(job) && job_files_room(job) == JOBS_FILES_AHEAD, "room for the others");
         job_set_feeder(job, feed_cb, NULL);
         run(&f_several);
@@ -392,7 +392,7 @@ static void test_several_files(void)
         /* The engine is first to ask: nothing there yet. */
         is_int(fake_engine_next(s, 1, &ef), ENGINE_NEXT_LATER, "file 2 asked before it came: later");
         fds[0] = make_file(200);
-        is_int(jobs_add_file(job, fds[0], 200, "second.bin", false, 0, 0), 0, "file 2 handed over");
+        is_int(jobs_add_file(job, fds[0], 200, "second.bin", 0, 0, 0), 0, "file 2 handed over");
         is_int(info->resumes, 1, "and the waiting engine is resumed");
         feeds = 0;
         ef = (struct engine_send_file){ .fd = -1 };
@@ -406,14 +406,14 @@ static void test_several_files(void)
 
         /* More than the job announced is refused. */
         fds[1] = make_file(0);
-        is_int(jobs_add_file(job, fds[1], 0, "empty", false, 0, 0), 0, "file 3 (empty) handed over");
+        is_int(jobs_add_file(job, fds[1], 0, "empty", 0, 0, 0), 0, "file 3 (empty) handed over");
         fds[2] = make_file(301);
-        is_int(jobs_add_file(job, fds[2], 301, "fourth.bin", false, 0, 0), -E2BIG, "a last file past job_bytes is refused");
+        is_int(jobs_add_file(job, fds[2], 301, "fourth.bin", 0, 0, 0), -E2BIG, "a last file past job_bytes is refused");
         is_int(job_files_room(job), JOBS_FILES_AHEAD - 1, "one held ahead");
         fds[2] = make_file(300);
-        is_int(jobs_add_file(job, fds[2], 300, "fourth.bin", false, 0, 0), 0, "the last file handed over");
+        is_int(jobs_add_file(job, fds[2], 300, "fourth.bin", 0, 0, 0), 0, "the last file handed over");
         ok(job_files_complete(job) && job_files_room(job) == 0, "every file is in");
-        r = jobs_add_file(job, make_file(0), 0, "fifth", false, 0, 0);
+        r = jobs_add_file(job, make_file(0), 0, "fifth", 0, 0, 0);
         is_int(r, -E2BIG, "a fifth is refused");
         jobs_feeder_gone(job);
         is_int(job->state, CTL_JOB_CONNECTING, "the client may go once every file is in");
@@ -426,6 +426,113 @@ static void test_several_files(void)
         is_str(name, "fourth.bin", "in the order handed over");
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 600, 1000);
         is_int(job->state, CTL_JOB_DONE, "done");
+        fx_teardown(&f_several);
+}
+
+/*
+ * A job of several files retried: each attempt is a new session from the
+ * first file not published (the one the engine was on, kept open by the
+ * job, or the next the client hands over), with the files and bytes left;
+ * what was published is not sent again.
+ */
+static void wait_retry(struct fx *f, uint64_t id, int ms);
+
+static void test_several_files_retry(void)
+{
+        struct ctl_submit cs = { .files = 4, .job_bytes = 100 + 200 + 300 + 400 };
+        const struct fake_send_info *info;
+        struct engine_send_file ef;
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id;
+        int fd0, fd1, fd2, fd3;
+
+        fx_setup(&f_several, "several files, retried", 4);
+        f_several.cfg.retry_max = 3;
+        f_several.cfg.retry_delay_max = 1;
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "first.bin");
+        fd0 = make_file(100);
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, fd0, 100, &id), 0, "retry: submit 4 files");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        fd1 = make_file(200);
+        is_int(jobs_add_file(job, fd1, 200, "second.bin", 0, 0, 0), 0, "retry: file 2 in");
+        fake_engine_file_done(s, 0, 100);
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 1, &ef), 0, "retry: the engine takes file 2");
+        safe_close(ef.fd);
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        ok(job->state == CTL_JOB_RETRYING && job->files_done == 1,
+           "retry: a transient failure on file 2 retries, 1 file published");
+
+        wait_retry(&f_several, id, 2000);
+        is_int(state_of(&f_several, id), CTL_JOB_CONNECTING, "retry: attempt 2 starts");
+        s = xfer_of(&f_several, id);
+        info = fake_engine_info(s);
+        ok(info->files == 3 && info->job_bytes == 900 && info->size == 200 &&
+           strcmp(info->name, "second.bin") == 0,
+           "retry: a session of the 3 files left, 900 bytes, from second.bin (%u, %llu, %s)", info->files,
+           (unsigned long long)info->job_bytes, info->name);
+        fd2 = make_file(300);
+        is_int(jobs_add_file(job, fd2, 300, "third.bin", 0, 0, 0), 0, "retry: file 3 in");
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 1, &ef), 0, "retry: the session's file 2 is the job's third");
+        ok(ef.size == 300 && strcmp(ef.name, "third.bin") == 0, "retry: third.bin");
+        safe_close(ef.fd);
+        fake_engine_set_progress(s, 250, 1000);
+        job_refresh(job);
+        is_int(job->bytes_done, 350, "retry: progress counts what attempt 1 published");
+        fake_engine_file_done(s, 0, 200);
+        fake_engine_file_done(s, 1, 300);
+        is_int(job->files_done, 3, "retry: files done count across attempts");
+
+        /* Failing before the client handed the next one over: the next
+         * attempt waits queued for it, holding nothing of the engine's. */
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "no progress from receiver for 30 s");
+        is_int(job->state, CTL_JOB_RETRYING, "retry: failed again between two files");
+        wait_retry(&f_several, id, 2000);
+        run(&f_several);
+        ok(state_of(&f_several, id) == CTL_JOB_QUEUED && fake_engine_live(f_several.engine) == 0,
+           "retry: queued, not started, until the client hands file 4 over");
+        fd3 = make_file(400);
+        is_int(jobs_add_file(job, fd3, 400, "fourth.bin", 0, 0, 0), 0, "retry: file 4 in");
+        run(&f_several);
+        is_int(state_of(&f_several, id), CTL_JOB_CONNECTING, "retry: attempt 3 starts");
+        s = xfer_of(&f_several, id);
+        info = fake_engine_info(s);
+        ok(info->files == 1 && info->job_bytes == 400 && info->size == 400 && same_file(info->fd, fd3) &&
+           strcmp(info->name, "fourth.bin") == 0, "retry: a session of the last file alone");
+        fake_engine_file_done(s, 0, 400);
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 400, 1000);
+        ok(job->state == CTL_JOB_DONE && job->files_done == 4 && job->bytes_done == 1000,
+           "retry: done, 4 files, 1000 bytes");
+        ok(fd_closed(fd0), "retry: the job's descriptors are closed");
+        fx_teardown(&f_several);
+}
+
+/* The job fails while its client still hands files over: the feeder hears,
+ * so the client is not left waiting for room. */
+static void test_several_files_end_feeder(void)
+{
+        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        struct job *job;
+        uint64_t id;
+
+        fx_setup(&f_several, "several files, the job ends while fed", 4);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "a");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "fed: submit 3 files");
+        job = job_of(&f_several, id);
+        job->retries = 0;
+        job_set_feeder(job, feed_cb, NULL);
+        run(&f_several);
+        feeds = 0;
+        fake_engine_fail(xfer_of(&f_several, id), WIRE_E_NAME, false, "file name refused");
+        ok(job->state == CTL_JOB_FAILED && feeds == 1, "fed: the job failed, and its feeder heard once (%d)",
+           feeds);
+        is_int(job_files_room(job), 0, "fed: no room in a final job");
         fx_teardown(&f_several);
 }
 
@@ -447,19 +554,19 @@ static void test_several_files_gone(void)
         job = job_of(&f_several, id);
         run(&f_several);
         fd1 = make_file(10);
-        is_int(jobs_add_file(job, fd1, 10, "b", false, 0, 0), 0, "file 2 in");
+        is_int(jobs_add_file(job, fd1, 10, "b", 0, 0, 0), 0, "file 2 in");
         jobs_feeder_gone(job);
         run(&f_several);
         is_int(job->state, CTL_JOB_CANCELLED, "cancelled when the client goes before file 3");
         ok(fd_closed(fd1), "the file held ahead is closed");
-        is_int(jobs_add_file(job, make_file(1), 1, "c", false, 0, 0), -EALREADY, "nothing more once final");
+        is_int(jobs_add_file(job, make_file(1), 1, "c", 0, 0, 0), -EALREADY, "nothing more once final");
         fx_teardown(&f_several);
 }
 
 /* A tree: DEST with no descriptor, then its directories and files in order. */
 static void test_tree_job(void)
 {
-        struct ctl_submit cs = { .files = 3, .job_bytes = 10, .flags = CTL_SUBMIT_TREE };
+        struct ctl_submit cs = { .files = 4, .job_bytes = 15, .flags = CTL_SUBMIT_TREE };
         struct engine_send_file ef;
         const struct fake_send_info *info;
         struct engine_send *s;
@@ -471,34 +578,45 @@ static void test_tree_job(void)
         snprintf(cs.name, sizeof(cs.name), "runs/set");
         is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(1), 0, &id), -EINVAL,
                "a tree's SUBMIT carries no descriptor");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "a tree of 3 entries");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "a tree of 4 entries");
         job = job_of(&f_several, id);
-        ok(job->tree && job->fd < 0 && job->files == 3, "a tree job, no file of its own");
+        ok(job->tree && job->fd < 0 && job->files == 4, "a tree job, no file of its own");
         run(&f_several);
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
-        ok(info->files == 3 && info->size == 0 && !strcmp(info->name, "runs/set"),
+        ok(info->files == 4 && info->size == 0 && !strcmp(info->name, "runs/set"),
            "the engine starts with DEST, a directory of 0 bytes");
-        is_int(jobs_add_file(job, make_file(1), 0, "runs/set/sub", true, 0, 0), -EINVAL,
+        is_int(jobs_add_file(job, make_file(1), 0, "runs/set/sub", CTL_FILE_DIR, 0, 0), -EINVAL,
                "a directory comes with no descriptor");
-        is_int(jobs_add_file(job, -1, 0, "runs/set/sub", true, 0, 0), 0, "a directory entry");
-        is_int(jobs_add_file(job, make_file(10), 10, "runs/set/sub/f", false, 0640, 1234567), 0, "a file in it");
+        is_int(jobs_add_file(job, -1, 0, "runs/set/sub", CTL_FILE_DIR, 0, 0), 0, "a directory entry");
+        is_int(jobs_add_file(job, make_file(10), 10, "runs/set/sub/f", 0, 0640, 1234567), 0, "a file in it");
+        is_int(jobs_add_file(job, make_file(0), 0, "runs/set/l", CTL_FILE_LINK, 0, 0), -EINVAL,
+               "a symlink with an empty target is refused");
+        is_int(jobs_add_file(job, -1, 0, "runs/set/l", CTL_FILE_LINK | CTL_FILE_DIR, 0, 0), -EINVAL,
+               "a symlink is not a directory");
+        is_int(jobs_add_file(job, make_file(5), 5, "runs/set/l", CTL_FILE_LINK, 0, 0), 0, "a symlink");
         ef = (struct engine_send_file){ .fd = -2 };
         ok(fake_engine_next(s, 1, &ef) == 0 && ef.dir && ef.fd < 0 && !strcmp(ef.name, "runs/set/sub"),
            "the engine gets the directory as one");
         ef = (struct engine_send_file){ .fd = -1 };
         ok(fake_engine_next(s, 2, &ef) == 0 && !ef.dir && ef.fd >= 0 && ef.size == 10 && ef.mode == 0640 &&
-           ef.mtime_ns == 1234567, "then the file, with its mode and mtime");
+           ef.mtime_ns == 1234567 && !ef.link, "then the file, with its mode and mtime");
         safe_close(ef.fd);
-        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 100);
+        ef = (struct engine_send_file){ .fd = -1 };
+        ok(fake_engine_next(s, 3, &ef) == 0 && ef.link && !ef.dir && ef.fd >= 0 && ef.size == 5,
+           "then the symlink, its target in its descriptor");
+        safe_close(ef.fd);
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 15, 100);
         is_int(job->state, CTL_JOB_DONE, "done");
 
-        /* Outside a tree, no directory entries. */
+        /* Outside a tree, no directory or symlink entries. */
         cs = (struct ctl_submit){ .files = 2, .job_bytes = 2 };
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
         is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(1), 1, &id), 0, "a flat job of 2");
-        is_int(jobs_add_file(job_of(&f_several, id), -1, 0, "d", true, 0, 0), -EINVAL, "takes no directory");
+        is_int(jobs_add_file(job_of(&f_several, id), -1, 0, "d", CTL_FILE_DIR, 0, 0), -EINVAL, "takes no directory");
+        is_int(jobs_add_file(job_of(&f_several, id), make_file(1), 1, "l", CTL_FILE_LINK, 0, 0), -EINVAL,
+               "takes no symlink");
         jobs_cancel(f_several.jobs, id);
         run(&f_several);
         fx_teardown(&f_several);
@@ -1352,6 +1470,8 @@ int main(void)
         test_tally();
         test_several_files();
         test_several_files_gone();
+        test_several_files_retry();
+        test_several_files_end_feeder();
         test_tree_job();
         return done_testing();
 }

@@ -218,8 +218,49 @@ static void test_paths(void)
         ok(name_path_check(deep, strlen(deep), NULL) == NAME_PATH_LONG, "one more is too deep");
 }
 
+/* Symlink targets in a tree: safe only when they cannot resolve outside it. */
+static void test_links(void)
+{
+        static const struct {
+                const char *target;
+                unsigned int depth;
+                enum name_link_verdict want;
+        } cases[] = {
+                { "b", 0, NAME_LINK_SAFE },
+                { "a/b/c.dat", 0, NAME_LINK_SAFE },
+                { "./a//b/", 0, NAME_LINK_SAFE },
+                { ".", 0, NAME_LINK_SAFE },
+                { "../x", 1, NAME_LINK_SAFE },
+                { "../../x/y", 2, NAME_LINK_SAFE },
+                { "./../x", 1, NAME_LINK_SAFE },
+                { "..", 1, NAME_LINK_SAFE },
+                { "../x", 0, NAME_LINK_OUTSIDE },
+                { "..", 0, NAME_LINK_OUTSIDE },
+                { "../../../x", 2, NAME_LINK_OUTSIDE },
+                { "/etc/passwd", 5, NAME_LINK_OUTSIDE },
+                { "/", 0, NAME_LINK_OUTSIDE },
+                /* Through a link "a" (safe itself), ".." climbs from where a points. */
+                { "a/..", 3, NAME_LINK_OUTSIDE },
+                { "a/../b", 3, NAME_LINK_OUTSIDE },
+                { "x/y/../../..", 5, NAME_LINK_OUTSIDE },
+                { "..a/b", 0, NAME_LINK_SAFE },
+                { "a/...", 0, NAME_LINK_SAFE },
+                { "", 0, NAME_LINK_BAD },
+        };
+        char big[NAME_LINK_MAX + 2];
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                is_int(name_link_check(cases[i].target, strlen(cases[i].target), cases[i].depth), cases[i].want,
+                       "link %s at depth %u", cases[i].target, cases[i].depth);
+        is_int(name_link_check("a\0b", 3, 0), NAME_LINK_BAD, "link: a NUL in the target");
+        memset(big, 'a', sizeof(big));
+        is_int(name_link_check(big, NAME_LINK_MAX, 0), NAME_LINK_SAFE, "link: NAME_LINK_MAX bytes");
+        is_int(name_link_check(big, NAME_LINK_MAX + 1, 0), NAME_LINK_BAD, "link: one byte more");
+}
+
 int main(void)
 {
+        test_links();
         test_ok();
         test_paths();
         test_refused();

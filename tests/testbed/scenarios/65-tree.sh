@@ -6,7 +6,9 @@
 # with what came before it published and nothing after. A directory, or
 # two files of one name, are usage errors before anything is sent. A tree
 # (-r --to DEST) arrives whole (nested and empty directories, empty files,
-# UTF-8 names; a FIFO and symlinks skipped with a warning), is invisible
+# UTF-8 names, symlinks inside it as symlinks; a FIFO and a symlink
+# pointing outside skipped with a warning, the latter sent with --links all
+# only to a receiver whose tree_symlinks allows it), is invisible
 # until its last file is verified, is not published by a receiver killed
 # half-way, and hostile DESTs are refused; files keep their mode (less
 # setuid) and mtime, directories their mode.
@@ -87,6 +89,14 @@ for f in a.dat b.dat c.dat; do
         [[ "$got  $SRC/lanes/$f" == "$want" ]] || tb_fail "$f: xattr $got, xferctl sum: $want"
 done
 tb_log "a small file between two large ones, over the session's 4 lanes: identical"
+# The same files as a tree: its first entry, DEST, is a directory with no
+# data, yet the job's bytes grant 4 lanes; every lane connects and carries
+# only its END for it, then the files follow.
+rc=0
+out=$(timeout 120 xferctl send -r "$SRC/lanes" "$BETA_ADDR" --to runs/lanes 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of a tree over 4 lanes: exit $rc: $out"
+for f in a.dat b.dat c.dat; do same_file "$SRC/lanes/$f" "$BETA_IN/runs/lanes/$f"; done
+tb_log "a tree of $(du -sm "$SRC/lanes" | cut -f1) MiB over 4 lanes: identical"
 
 # A refusal stops the job: before it published, after it never offered.
 mkdir -p "$SRC/stop"
@@ -137,19 +147,25 @@ chmod 4755 "$tree/a/f3"
 chmod 700 "$tree/a/b"
 touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
 ln -s a/b/c/deep.bin "$tree/link-in"
+ln -s ../données/été.txt "$tree/a/link-up"
 ln -s /etc/passwd "$tree/link-out"
+touch -h -d '2002-03-04 05:06:07.5' "$tree/link-in"
 mkfifo "$tree/fifo"
 rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t1 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r failed (exit $rc): $out"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
 grep -q "skipping .*fifo: it is a FIFO" <<<"$out" || tb_fail "the FIFO was not skipped with a warning: $out"
-grep -q "skipping .*link-out: a symlink" <<<"$out" || tb_fail "a symlink was not skipped with a warning: $out"
+grep -q "skipping .*link-out: a symlink pointing outside the tree" <<<"$out" ||
+        tb_fail "a symlink pointing outside was not skipped with a warning: $out"
 [[ -d $BETA_IN/runs/t1 ]] || tb_fail "runs/t1 was not published"
-diff -r --no-dereference -x fifo -x link-in -x link-out "$tree" "$BETA_IN/runs/t1" >&2 ||
+diff -r --no-dereference -x fifo -x link-out "$tree" "$BETA_IN/runs/t1" >&2 ||
         tb_fail "the received tree differs from the source"
-[[ -d $BETA_IN/runs/t1/empty && ! -e $BETA_IN/runs/t1/fifo && ! -e $BETA_IN/runs/t1/link-in ]] ||
-        tb_fail "an empty directory missing, or a FIFO or symlink sent"
+[[ -d $BETA_IN/runs/t1/empty && ! -e $BETA_IN/runs/t1/fifo && ! -L $BETA_IN/runs/t1/link-out ]] ||
+        tb_fail "an empty directory missing, or a FIFO or an outside symlink sent"
+[[ -L $BETA_IN/runs/t1/link-in && $(readlink "$BETA_IN/runs/t1/link-in") == a/b/c/deep.bin &&
+   -L $BETA_IN/runs/t1/a/link-up && $(readlink "$BETA_IN/runs/t1/a/link-up") == ../données/été.txt ]] ||
+        tb_fail "the symlinks inside the tree did not arrive as symlinks with their targets"
 [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
 # Modes (setuid dropped) and files' mtimes, to the nanosecond; directories' modes.
 (cd "$tree" && find . -type f -printf '%P %m %T@\n' | sed 's/^a\/f3 4755 /a\/f3 755 /' | sort) >"$TESTBED_SHARE/src.meta"
@@ -158,15 +174,64 @@ diff "$TESTBED_SHARE/src.meta" "$TESTBED_SHARE/dst.meta" >&2 || tb_fail "files' 
 (cd "$tree" && find . -mindepth 1 -type d -printf '%P %m\n' | sort) >"$TESTBED_SHARE/src.dirs"
 (cd "$BETA_IN/runs/t1" && find . -mindepth 1 -type d -printf '%P %m\n' | sort) >"$TESTBED_SHARE/dst.dirs"
 diff "$TESTBED_SHARE/src.dirs" "$TESTBED_SHARE/dst.dirs" >&2 || tb_fail "directories' modes differ"
-tb_log "the tree arrived whole (empty directories, empty files, UTF-8 names, modes without setuid, mtimes;"
-tb_log "  FIFO and symlinks skipped)"
+(cd "$tree" && find . -type l ! -name link-out -printf '%P %l %T@\n' | sort) >"$TESTBED_SHARE/src.links"
+(cd "$BETA_IN/runs/t1" && find . -type l -printf '%P %l %T@\n' | sort) >"$TESTBED_SHARE/dst.links"
+diff "$TESTBED_SHARE/src.links" "$TESTBED_SHARE/dst.links" >&2 || tb_fail "symlinks' targets or mtimes differ"
+tb_log "the tree arrived whole (empty directories, empty files, UTF-8 names, modes without setuid, mtimes,"
+tb_log "  symlinks inside it as symlinks; a FIFO and a symlink pointing outside skipped)"
+
+# Several sources: each arrives as DEST/its last component; --to is required.
+rc=0
+out=$(xferctl send -r "$tree/a" "$tree/données" "$BETA_ADDR" 2>&1) || rc=$?
+((rc == 2)) && grep -q -- "--to DEST" <<<"$out" || tb_fail "several sources without --to: exit $rc: $out"
+out=$(xferctl send -r "$tree/a" "$tree/données/" "$SRC/lanes/b.dat" "$BETA_ADDR" --to runs/multi 2>&1) ||
+        tb_fail "send -r of several sources failed: $out"
+diff -r --no-dereference "$tree/a" "$BETA_IN/runs/multi/a" >&2 && diff -r "$tree/données" "$BETA_IN/runs/multi/données" >&2 &&
+        cmp "$SRC/lanes/b.dat" "$BETA_IN/runs/multi/b.dat" || tb_fail "several sources: the tree differs"
+[[ $(ls "$BETA_IN/runs/multi" | LC_ALL=C sort | tr '\n' ' ') == "a b.dat données " ]] ||
+        tb_fail "several sources: runs/multi holds $(ls "$BETA_IN/runs/multi")"
+tb_log "several sources (two directories and a file) arrived as runs/multi/{a,données,b.dat}"
+
+# Symlinks pointing outside: refused by the receiver unless tree_symlinks allows them.
+rc=0
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t4 --links all 2>&1) || rc=$?
+((rc == 1)) && grep -q "link-out: it points outside the tree, and tree_symlinks is safe" <<<"$out" ||
+        tb_fail "--links all to a receiver with tree_symlinks safe: exit $rc: $out"
+[[ ! -e $BETA_IN/runs/t4 ]] || tb_fail "runs/t4 was published with a refused symlink"
+echo "tree_symlinks = any" >>"$BETA_CONF"
+tb_run systemctl reload "$BETA_UNIT"
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t4 --links all 2>&1) ||
+        tb_fail "--links all to a receiver with tree_symlinks any: $out"
+[[ -L $BETA_IN/runs/t4/link-out && $(readlink "$BETA_IN/runs/t4/link-out") == /etc/passwd ]] ||
+        tb_fail "tree_symlinks any: link-out did not arrive as a symlink to /etc/passwd"
+sed -i 's/^tree_symlinks = any$/tree_symlinks = none/' "$BETA_CONF"
+tb_run systemctl reload "$BETA_UNIT"
+rc=0
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t5 2>&1) || rc=$?
+((rc == 1)) && grep -q "tree_symlinks is none" <<<"$out" || tb_fail "tree_symlinks none: exit $rc: $out"
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t5 --links none 2>&1) ||
+        tb_fail "--links none to a receiver with tree_symlinks none: $out"
+[[ -z $(find "$BETA_IN/runs/t5" -type l) ]] || tb_fail "--links none sent a symlink"
+sed -i '/^tree_symlinks = /d' "$BETA_CONF"
+tb_run systemctl reload "$BETA_UNIT"
+tb_log "outside symlinks: refused by tree_symlinks safe, kept as links by any; none refuses every one"
 
 # The same DEST again: refused (overwrite is off), and what is there stays.
 rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t1 2>&1) || rc=$?
 ((rc == 1)) && grep -qi "exists" <<<"$out" || tb_fail "an existing DEST: exit $rc: $out"
-diff -r --no-dereference -x fifo -x link-in -x link-out "$tree" "$BETA_IN/runs/t1" >/dev/null ||
+diff -r --no-dereference -x fifo -x link-out "$tree" "$BETA_IN/runs/t1" >/dev/null ||
         tb_fail "the existing tree was touched"
+
+# A job that fails while xferctl still hands entries over (more than the
+# socket holds) lets it go at once, saying why, instead of leaving it blocked.
+mkdir -p "$SRC/wide/d" && (cd "$SRC/wide/d" && seq -f 'e%05g' 4000 | xargs touch)
+mkdir -p "$BETA_IN/runs/wide"
+rc=0
+out=$(timeout 120 xferctl send -r "$SRC/wide" "$BETA_ADDR" --to runs/wide 2>&1) || rc=$?
+((rc == 1)) && grep -qi "exists" <<<"$out" || tb_fail "a failed job of 4,000 entries: exit $rc (124: xferctl hung): $out"
+rm -rf "$SRC/wide" "$BETA_IN/runs/wide"
+tb_log "a job that failed while entries were still being handed over let xferctl go"
 
 # Nothing visible before the end: slowed down, the tree is not there half-way.
 make_file "$tree/a/b/slow.bin" $((6 * 1024 * 1024))

@@ -12,7 +12,10 @@
 #  c. a permanent failure (file exists, overwrite off) fails at once, once.
 #  d. cancel during RETRYING ends the job at once, and nothing more is
 #     tried; --retries 0 makes a transient failure final.
-# testbed-timeout: 480
+#  e. a job of several files whose receiver is SIGKILLed after some were
+#     published: it is retried from the first file not published (nothing
+#     published is sent again) and completes once beta is back.
+# testbed-timeout: 600
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -160,4 +163,35 @@ sleep 2
 [[ ! -e $BETA_IN/c.dat ]] || tb_fail "c.dat was published after its job was cancelled"
 incoming_clean "$BETA_IN" a.dat
 rm -f "$SRC"/*.dat "$SRC"/*.out "$BETA_IN"/a.dat
+
+tb_log "e. several files, the receiver killed after some were published: the retry sends the rest"
+mkdir -p "$SRC/multi"
+for i in 1 2 3 4 5 6; do make_file "$SRC/multi/m$i.dat" $((12 * 1024 * 1024)); done
+t0=$(now)
+xferctl send "$SRC"/multi/m*.dat "$BETA_ADDR" --bwlimit 12M >"$SRC/m.out" 2>&1 &
+pid=$!
+wait_for 60 test -e "$BETA_IN/m2.dat" || tb_fail "m2.dat was never published"
+tb_run systemctl kill -s SIGKILL "$BETA_UNIT"
+published=$(cd "$BETA_IN" && ls m*.dat | tr '\n' ' ')
+tb_log "beta killed with ${published}published"
+tb_run systemctl restart "$BETA_UNIT"
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "xferctl send still waits 120 s after beta came back"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/m.out"
+((rc == 0)) || tb_fail "xferctl send exited $rc: the job of several files did not complete by itself"
+for i in 1 2 3 4 5 6; do same_file "$SRC/multi/m$i.dat" "$BETA_IN/m$i.dat"; done
+# The retry is a session of the files left: it starts past what was published.
+again=$(journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat |
+        sed -n 's/.*: sending files \([0-9]*\) to 6 of m1.dat .*from \(m[0-9].dat\)).*attempt \([0-9]*\).*/\1 \2 \3/p' | head -n 1)
+tb_log "alpha's retry: files ${again:-?} (first, its name, attempt)"
+[[ -n $again ]] || tb_fail "alpha did not retry from a later file"
+first=${again%% *}
+for f in $published; do
+        n=${f#m} n=${n%.dat}
+        ((n < first)) || tb_fail "the retry started at file $first, yet $f was published before"
+done
+recv1=$(journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -c ': receiving m1.dat ')
+[[ $recv1 == 1 ]] || tb_fail "beta received m1.dat $recv1 times"
+rm -rf "$SRC/multi" "$SRC/m.out" "$BETA_IN"/m*.dat
 tb_log "pass"
