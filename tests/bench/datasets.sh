@@ -254,9 +254,10 @@ step_failed() {
 }
 
 # CPU seconds (user + system) of a process, or of the children this shell
-# has waited for (xferctl, through timeout): where a slow step's time went.
+# has waited for (xferctl, through timeout; $$, not the $(...) subshell):
+# where a slow step's time went.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-child_ticks() { awk '{ print $16 + $17 }' "/proc/$BASHPID/stat"; }
+child_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
 hz=$(getconf CLK_TCK)
 cpu_s() { awk -v t="$1" -v h="$hz" 'BEGIN { printf "%.1f", t / h }'; }
 
