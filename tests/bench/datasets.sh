@@ -27,6 +27,11 @@
 for a in "$@"; do
         [[ $a == BENCH_*=* ]] && export "${a?}"
 done
+# Settings, as BENCH_*=VALUE arguments (tests/bench/bench passes the
+# environment's): rounds; (a)'s files and directories; (b)'s files and
+# MiB; the reference file's MiB (default: (b)'s); the loop's sample; the
+# timeout of each step, seconds; the 100,000-file RSS job (0 skips it);
+# the seed of the trees.
 REPS=${BENCH_DS_REPS:-3}
 SMALL_FILES=${BENCH_DS_SMALL_FILES:-10000}
 SMALL_DIRS=${BENCH_DS_SMALL_DIRS:-250}
