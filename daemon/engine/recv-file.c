@@ -14,8 +14,9 @@
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
  * then mkdir the staging directory and DEST's top in it); a directory
  * entry is a mkdir in it; a file is opened as any, and linked into it
- * once fsynced. After the last entry, a worker syncs the file system and
- * renames the tree into place (incoming_stage_publish).
+ * once verified, with no fsync of its own (recv_tree_stage). After the
+ * last entry, a worker syncs the file system and renames the tree into
+ * place (incoming_stage_publish): the one sync covers every entry.
  */
 
 #include <errno.h>
@@ -462,13 +463,6 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
         /* linkat() of an O_TMPFILE through /proc needs no privilege (the
          * AT_EMPTY_PATH form needs CAP_DAC_READ_SEARCH), and link() never
          * replaces an existing name. */
-        if (x->tree) {
-                /* Into the staging directory: ours, 0700, no symlink in it. */
-                x->file_req.done = recv_on_tree_linked;
-                recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
-                                                  x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
-                return;
-        }
         x->file_req.done = recv_on_linked;
         recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
                                              recv_dirfd(x), x->offer.name, AT_SYMLINK_FOLLOW));
@@ -527,6 +521,18 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
         recv_tree_entry_done(x);
 }
 
+/* A tree's file, verified, into the staging directory (ours, 0700, no
+ * symlink in it), with no fsync of its own: nothing in the staging
+ * directory is visible, and recv_tree_publish() syncs the file system
+ * once before the tree's one rename, so a crash before it publishes
+ * nothing and one after it loses nothing. */
+static void recv_tree_stage(struct recv_xfer *x)
+{
+        x->file_req.done = recv_on_tree_linked;
+        recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
+                                          x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
+}
+
 static void recv_on_tree_meta(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -539,8 +545,7 @@ static void recv_on_tree_meta(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        x->file_req.done = recv_on_fsync;
-        recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
+        recv_tree_stage(x);
 }
 
 /* On a worker: IORING_OP_FSETXATTR needs Linux 5.19, a worker's
@@ -574,10 +579,14 @@ static void recv_on_digest_set(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        /* A tree's file: its mode and mtime, after the data, before the fsync. */
+        /* A tree's file: its mode and mtime, after the data; then staged. */
         if (x->tree && (x->offer.mode || x->offer.mtime_ns)) {
                 x->file_req.done = recv_on_tree_meta;
                 recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->file_req, recv_tree_meta, x));
+                return;
+        }
+        if (x->tree) {
+                recv_tree_stage(x);
                 return;
         }
         x->file_req.done = recv_on_fsync;
@@ -585,7 +594,7 @@ static void recv_on_digest_set(struct io_req *req, int64_t res)
 }
 
 /* The digest goes on before the name: the file never appears without it,
- * and the fsync covers both. A tree's directory entry has no data and no digest. */
+ * and the fsync (a tree's syncfs) covers both. A tree's directory entry has no data and no digest. */
 void recv_file_publish(struct recv_xfer *x)
 {
         if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
