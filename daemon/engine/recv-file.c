@@ -224,7 +224,7 @@ static int64_t recv_tree_begin(void *arg)
 
 /* What a tree's entry keeps of its mode: no setuid, setgid or sticky
  * bit, no group or other write; a directory stays ours to fill (u+rwx). */
-static mode_t recv_tree_mode(uint32_t mode, bool dir)
+mode_t recv_tree_mode(uint32_t mode, bool dir)
 {
         return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
 }
@@ -304,10 +304,12 @@ static void recv_tree_open(struct recv_xfer *x)
 
         recv_tree_rel(x);
         if (!(x->offer.flags & WIRE_OFFER_DIR)) {
+                /* A pack is read back to be unpacked (recv-pack.c). */
                 x->file_req.done = recv_on_open;
                 recv_step(x, "creating the file",
                           io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
-                                    O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
+                                    O_TMPFILE | O_CLOEXEC |
+                                    (x->offer.flags & WIRE_OFFER_PACK ? O_RDWR : O_WRONLY), 0640));
                 return;
         }
         x->file_req.done = recv_on_tree_ready;
@@ -494,9 +496,9 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
 
 /* An entry of the tree is in place in the staging directory: the next, or
  * after the last, the whole tree into place. */
-static void recv_tree_entry_done(struct recv_xfer *x)
+void recv_tree_entry_done(struct recv_xfer *x)
 {
-        if (x->offer.file + 1 < x->job_files) {
+        if (x->offer.file + recv_span(&x->offer) < x->job_files) {
                 recv_published(x);
                 return;
         }
@@ -599,6 +601,10 @@ void recv_file_publish(struct recv_xfer *x)
 {
         if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
                 recv_tree_entry_done(x);
+                return;
+        }
+        if (x->offer.flags & WIRE_OFFER_PACK) {
+                recv_pack_unpack(x);
                 return;
         }
         x->file_req.done = recv_on_digest_set;
