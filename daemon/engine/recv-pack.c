@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
