@@ -350,7 +350,11 @@ void send_take_next(struct engine_send *s)
                 p->have_held = true;
                 break;
         }
-        if (p->n <= 1) {
+        if (p->n == 0) {
+                send_fail(s, WIRE_E_INTERNAL, "file %u: nothing to offer", idx + 1);
+                return;
+        }
+        if (p->n == 1) {
                 /* A pack of one would cost the worker and save nothing. */
                 e = p->e[0];
                 p->e[0].fd = -1;
