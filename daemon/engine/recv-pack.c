@@ -6,7 +6,8 @@
  * the offer's MAC covered) before anything is made, then each entry made
  * beneath the staging directory under the rules an entry offered alone is
  * held to: beneath DEST, a directory by mkdirat, a file created O_EXCL by
- * openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS, its mode less
+ * openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS (where the kernel
+ * or the unit's seccomp filter allows; openat O_NOFOLLOW else), its mode less
  * setuid, setgid and group or other write, its mtime, and its digest in
  * user.rdmaxfer.digest. Any bad entry fails the job; the staging
  * directory goes as for any failed tree, so nothing of it is visible.
@@ -90,6 +91,12 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         int r;
 
         fd = (int)syscall(SYS_openat2, x->stage_fd, rel, &how, sizeof(how));
+        /* Without openat2 (an older kernel, or a seccomp filter that does
+         * not know it: systemd's answers ENOSYS): the staging directory is
+         * ours, 0700, holds no symlink (none is ever made in it) and @rel
+         * passed name_path_check(), so the plain walk stays beneath it. */
+        if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+                fd = openat(x->stage_fd, rel, (int)how.flags, (mode_t)how.mode);
         if (fd < 0)
                 return recv_pack_errno(x, "creating", e, errno);
         r = recv_pack_write_all(fd, e->data, e->size);
