@@ -561,8 +561,12 @@ int ctl_recv(int sock, struct ctl_msg *m, int *fd)
 
         if (n == 0)
                 return -ECONNRESET;
-        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+        if (msg.msg_flags & MSG_TRUNC)
                 return -EBADMSG;
+        /* With room for CTL_FDS_MAX, a descriptor is lost when the kernel
+         * could not install it: we are out of descriptors (RLIMIT_NOFILE). */
+        if (msg.msg_flags & MSG_CTRUNC)
+                return -EMFILE;
 
         r = ctl_decode(buf, (size_t)n, m);
         if (r < 0)

@@ -216,8 +216,9 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m);
  * Send one message on a SOCK_SEQPACKET socket, with @fd attached via
  * SCM_RIGHTS when @fd >= 0. Receive one message; a passed descriptor is
  * returned in *@fd (-1 if none; extra descriptors are closed). Both return
- * 0, -errno, or for ctl_recv -ECONNRESET on orderly close and -EBADMSG on
- * a truncated or undecodable message.
+ * 0, -errno, or for ctl_recv -ECONNRESET on orderly close, -EBADMSG on
+ * a truncated or undecodable message and -EMFILE when a descriptor passed
+ * could not be taken (our open file limit).
  */
 int ctl_send(int sock, const struct ctl_msg *m, int fd);
 int ctl_recv(int sock, struct ctl_msg *m, int *fd);

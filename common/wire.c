@@ -15,7 +15,7 @@
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
  *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
  *           mode u32, mtime_ns u64, token[16], source[16], nonce[32], mac[32],
- *           name[name_len]
+ *           pack_entries u32, pack_hash[32], name[name_len]
  *   ACCEPT  lanes u16, flags u16, file u32, resume[8] u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
@@ -26,7 +26,8 @@
  * which must equal the fixed part plus the string length exactly.
  */
 #define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + \
-                                 WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE)
+                                 WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE + 4 + \
+                                 WIRE_PACK_HASH_SIZE)
 #define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
@@ -226,6 +227,17 @@ static int wire_str_len(const char *s, size_t field_size, size_t min, size_t max
         return (int)n;
 }
 
+/* A pack's fields only with WIRE_OFFER_PACK, and then its entries within
+ * the job (in 64 bits: file + entries must not wrap). */
+static bool wire_offer_pack_ok(const struct wire_offer *o)
+{
+        static const uint8_t zero[WIRE_PACK_HASH_SIZE];
+
+        if (!(o->flags & WIRE_OFFER_PACK))
+                return o->pack_entries == 0 && memcmp(o->pack_hash, zero, WIRE_PACK_HASH_SIZE) == 0;
+        return o->pack_entries > 0 && (uint64_t)o->file + o->pack_entries <= o->job_files;
+}
+
 /* Payload length for @m, or -EINVAL. Also validates the fields. */
 static int wire_payload_len(const struct wire_msg *m)
 {
@@ -239,6 +251,8 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (m->offer.lanes == 0 || m->offer.lanes > WIRE_LANES_MAX)
                         return -EINVAL;
                 if (m->offer.job_files == 0 || m->offer.file >= m->offer.job_files)
+                        return -EINVAL;
+                if (!wire_offer_pack_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
@@ -304,6 +318,8 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->offer.source, WIRE_SOURCE_SIZE);
                 bytes_put_mem(&o, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
+                bytes_put_u32(&o, m->offer.pack_entries);
+                bytes_put_mem(&o, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
@@ -387,10 +403,12 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 bytes_get_mem(&in, m->offer.source, WIRE_SOURCE_SIZE);
                 bytes_get_mem(&in, m->offer.nonce, WIRE_NONCE_SIZE);
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
+                m->offer.pack_entries = bytes_get_u32(&in);
+                bytes_get_mem(&in, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
-                    m->offer.file >= m->offer.job_files)
+                    m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -527,6 +545,8 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_mem(out, o->token, WIRE_TOKEN_SIZE);
         bytes_put_mem(out, o->source, WIRE_SOURCE_SIZE);
         bytes_put_mem(out, o->nonce, WIRE_NONCE_SIZE);
+        bytes_put_u32(out, o->pack_entries);
+        bytes_put_mem(out, o->pack_hash, WIRE_PACK_HASH_SIZE);
         bytes_put_mem(out, o->name, n);
 }
 

@@ -41,10 +41,9 @@
  * lane carries its run of that file, split by that file's blocks
  * (wire_lane_range), and its END that file's lane digest (a run may be
  * empty: the lane sends only its END). The file index in ACCEPT, END and RESULT says which
- * file a message is about, so the next step may pipeline the next OFFER
- * while data flows, and pack small files into one chunk (the data path
- * would then carry the index too); this version does neither: one file at
- * a time. The last file's RESULT goes on every lane and ends the session
+ * file a message is about, so a later version may pipeline the next
+ * OFFER while data flows; this one does not: one offer at a time (but
+ * an offer may carry a pack of entries, below). The last file's RESULT goes on every lane and ends the session
  * (the sender hangs up); any failure or REFUSE ends it too. A session
  * whose connections drop before its last RESULT is a failed job.
  *
@@ -59,6 +58,22 @@
  * kept without setuid, setgid, sticky and group or other write; a file's
  * mtime is set once its data is in (a directory's is not kept).
  *
+ * Packs (version 5): a later OFFER of a tree session may carry
+ * WIRE_OFFER_PACK (never with WIRE_OFFER_DIR, never the first): its data
+ * is then not one entry's but a pack (common/pack.h) of pack_entries >= 1
+ * entries, directories and small files, which are entries file .. file +
+ * pack_entries - 1 of the job, in the order they would have been offered
+ * one by one. Its size is the pack's bytes (at most PACK_BYTES_MAX), its
+ * name DEST, its mode and mtime zero, and pack_hash the SHA-256 over the
+ * pack's record headers and names, so the offer's MAC covers every name,
+ * mode, mtime and size in it as it covers a single entry's. The pack moves
+ * as any file (lanes, ENDs and their digests); the receiver checks the
+ * digests, then the pack hash and the count, and makes every entry in the
+ * staging directory under the rules a single entry's offer is held to.
+ * ACCEPT and RESULT carry the pack's first index (file); the next offer's
+ * file is file + pack_entries. job_files counts every entry, packed or
+ * not, so the receiver's limits hold either way.
+ *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
  * OFFER goes over the first connection (lane 0) and asks for up to
@@ -70,8 +85,8 @@
  * no lane is granted without a block of the job's bytes of its own (in a
  * session, a file of fewer blocks than lanes leaves some lanes empty
  * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 4: sessions, the block-aligned runs, END's digest over
- * blocks and resuming (version 3 carried one file per connection, split
+ * own END. Version 5: packs. Version 4: sessions, the block-aligned
+ * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
  *
@@ -85,6 +100,8 @@
  *             port (u16). Not the sender's port: that one is ephemeral.
  *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v4 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
+ *             (the labels kept their "v4" in version 5: the version is
+ *             checked in the hello, before any MAC)
  *   next      a later OFFER of the session (file > 0):
  *   OFFER     mac = HMAC-SHA256(S, "rdmaxfer-v4 sender next offer" ||
  *             the offer's fields but the mac)
@@ -125,7 +142,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            4       /* 4: sessions, block digest, resuming */
+#define WIRE_VERSION            5       /* 5: packs; 4: sessions, block digest, resuming */
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
@@ -138,6 +155,7 @@
 #define WIRE_TOKEN_SIZE         16
 #define WIRE_SOURCE_SIZE        16              /* an OFFER's source identity token */
 #define WIRE_LANES_MAX          8
+#define WIRE_PACK_HASH_SIZE     32              /* SHA-256 (common/pack.h) */
 /* The digest's block (digest.h), and the unit of the lane split. */
 #define WIRE_BLOCK_SIZE         (64u << 20)
 
@@ -244,6 +262,11 @@ struct wire_offer {
         uint8_t source[WIRE_SOURCE_SIZE];
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the sender's (Ns); zero without a key */
         uint8_t mac[WIRE_MAC_SIZE];
+        /* With WIRE_OFFER_PACK: the entries the pack holds, file .. file +
+         * pack_entries - 1 of the job, and its pack hash (common/pack.h).
+         * Zero without. */
+        uint32_t pack_entries;
+        uint8_t pack_hash[WIRE_PACK_HASH_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
 };
 
@@ -251,6 +274,8 @@ struct wire_offer {
 #define WIRE_OFFER_TREE         0x0001u
 /* The entry is a directory (with WIRE_OFFER_TREE; size 0). */
 #define WIRE_OFFER_DIR          0x0002u
+/* The data is a pack of several entries (with WIRE_OFFER_TREE; version 5). */
+#define WIRE_OFFER_PACK         0x0004u
 /* The entry is a symlink (with WIRE_OFFER_TREE): its data, 1 to
  * NAME_LINK_MAX bytes, is the target. The receiver makes it a symlink,
  * never follows it, and holds its target to its tree_symlinks policy. */
@@ -327,7 +352,8 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * at most WIRE_CTRL_MAX) or -EMSGSIZE when @cap is too small, -EINVAL when a
  * field is out of range (name empty or too long, text too long, OFFER with
  * chunk_size 0 or lanes outside 1 .. WIRE_LANES_MAX or job_files 0 or
- * file >= job_files, ACCEPT with lanes 0,
+ * file >= job_files, or pack fields without WIRE_OFFER_PACK, or with it
+ * pack_entries 0 or file + pack_entries > job_files, ACCEPT with lanes 0,
  * unknown type).
  * wire_decode() checks magic, version, type and that the length matches
  * the type exactly, and that strings are NUL-free and in bounds; returns 0,

@@ -857,6 +857,15 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 conn_close(conn);
                 return;
         }
+        if (r == -EMFILE) {
+                /* Its job cannot go on without the file: it ends here, said. */
+                log_warning("control: client pid %d: a descriptor it passed was lost: rdmaxferd is out of "
+                            "file descriptors (LimitNOFILE)", (int)conn->cred.pid);
+                conn_error(conn, r, "rdmaxferd could not take the file's descriptor: it is out of file "
+                           "descriptors (LimitNOFILE, rdmaxferd(8))");
+                conn_close(conn);
+                return;
+        }
         if (r < 0) {
                 log_debug("control: closing client pid %d: %s", (int)conn->cred.pid, strerror(-r));
                 conn_close(conn);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <event2/event.h>
@@ -520,6 +521,24 @@ static void daemon_events_free(struct daemon_ctx *x)
                 }
 }
 
+/*
+ * Every file a tree job holds ahead is a descriptor (jobs.h): the soft
+ * RLIMIT_NOFILE (1024 by default) up to the hard one (the units set
+ * LimitNOFILE=65536). Nothing here uses select(), which the limit once
+ * protected. The jobs size their look-ahead from what this leaves.
+ */
+static void daemon_raise_nofile(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_notice("cannot raise the open file limit to %" PRIu64 ": %s", (uint64_t)rl.rlim_max,
+                           strerror(errno));
+}
+
 int daemon_run(const char *config_path)
 {
         static struct daemon_ctx ctx;   /* one per process; the signal events point at it */
@@ -542,6 +561,7 @@ int daemon_run(const char *config_path)
 
         /* A client or peer vanishing mid-write is an error return, not a signal. */
         sigaction(SIGPIPE, &sa, NULL);
+        daemon_raise_nofile();
 
         d->base = event_base_new();
         if (!d->base) {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,9 +52,10 @@ struct job_file {
 
 struct job_entry {
         struct job job;
-        /* A job of several files: a ring of the ones ahead, its feeder. */
-        struct job_file ahead[JOBS_FILES_AHEAD];
-        unsigned int ahead_first, ahead_n;
+        /* A job of several files: a ring of the ones ahead (grown as it
+         * fills, up to job_ahead_max()), its feeder. */
+        struct job_file *ahead;
+        unsigned int ahead_first, ahead_n, ahead_cap;
         bool want_next;                 /* the engine waits (ENGINE_NEXT_LATER) */
         /*
          * The file the engine is on, with a descriptor of our own (fd -1:
@@ -92,6 +94,7 @@ struct jobs {
         struct stats_tally tally;       /* every job that ended, since start */
         struct event *schedule_ev;      /* deferred: start queued jobs, prune */
         struct event *rate_ev;          /* 1 s: job->rate */
+        unsigned int ahead_max;         /* files a running job may hold ahead (job_ahead_max) */
 };
 
 static struct job_entry *job_entry(struct job *job)
@@ -110,7 +113,7 @@ static void job_ahead_drop(struct job_entry *e)
 {
         while (e->ahead_n > 0) {
                 safe_close(e->ahead[e->ahead_first].fd);
-                e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
+                e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
                 e->ahead_n--;
         }
 }
@@ -123,6 +126,7 @@ static void job_entry_free(struct job_entry *e)
                 return;
         job_ahead_drop(e);
         safe_close(e->cur.fd);
+        free(e->ahead);
         while ((w = e->watchers)) {
                 e->watchers = w->next;
                 free(w);
@@ -442,6 +446,35 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         job_finish(job, state, status, reason);
 }
 
+/*
+ * How many of its client's files a job may hold that the engine has not
+ * taken: every one is a descriptor. A running job, whose tree's small
+ * files the engine packs (engine.h), gets jobs->ahead_max; a waiting one
+ * only JOBS_FILES_AHEAD, so JOBS_QUEUED_MAX of them stay within the
+ * reserve jobs_new() sized ahead_max around.
+ */
+static unsigned int job_ahead_max(const struct job *job)
+{
+        return job->xfer ? job->jobs->ahead_max : JOBS_FILES_AHEAD;
+}
+
+/* The ring full: twice the room, in order from 0. */
+static int job_ahead_grow(struct job_entry *e)
+{
+        unsigned int cap = e->ahead_cap ? 2 * e->ahead_cap : JOBS_FILES_AHEAD;
+        struct job_file *a = calloc(cap, sizeof(*a));
+
+        if (!a)
+                return -ENOMEM;
+        for (unsigned int i = 0; i < e->ahead_n; i++)
+                a[i] = e->ahead[(e->ahead_first + i) % e->ahead_cap];
+        free(e->ahead);
+        e->ahead = a;
+        e->ahead_cap = cap;
+        e->ahead_first = 0;
+        return 0;
+}
+
 /* The engine asks for file @index of a job of several. */
 static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
 {
@@ -471,7 +504,7 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                   job->files, a->name, a->size);
         /* The engine takes the descriptor. */
         a->fd = -1;
-        e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
+        e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
         e->ahead_n--;
         if (e->feed_fn)
                 e->feed_fn(job, e->feed_userdata);
@@ -508,13 +541,15 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, u
                 return -EALREADY;
         if (job->files_in >= job->files || size > job->size - e->bytes_in)
                 return -E2BIG;
-        if (e->ahead_n >= JOBS_FILES_AHEAD)
+        if (e->ahead_n >= job_ahead_max(job))
                 return -ENOSPC;
         if (!name[0] || strlen(name) > CTL_NAME_MAX || (flags & ~(unsigned int)_CTL_FILE_FLAGS) ||
             (dir && (!job->tree || link || size != 0 || fd >= 0)) || (link && (!job->tree || size == 0)) ||
             (!dir && fd < 0))
                 return -EINVAL;
-        a = &e->ahead[(e->ahead_first + e->ahead_n) % JOBS_FILES_AHEAD];
+        if (e->ahead_n == e->ahead_cap && job_ahead_grow(e) < 0)
+                return -ENOMEM;
+        a = &e->ahead[(e->ahead_first + e->ahead_n) % e->ahead_cap];
         a->fd = TAKE_FD(fd);
         a->dir = dir;
         a->link = link;
@@ -541,7 +576,7 @@ unsigned int job_files_room(const struct job *job)
 
         if (ctl_job_state_final(job->state) || job->files_in >= job->files)
                 return 0;
-        return JOBS_FILES_AHEAD - e->ahead_n;
+        return job_ahead_max(job) > e->ahead_n ? job_ahead_max(job) - e->ahead_n : 0;
 }
 
 bool job_files_complete(const struct job *job)
@@ -594,7 +629,7 @@ static const struct job_file *jobs_first_file(struct job *job)
         /* The engine takes it as its first file: keep ours as cur. */
         e->cur = e->ahead[e->ahead_first];
         e->cur_index = job->files_done;
-        e->ahead_first = (e->ahead_first + 1) % JOBS_FILES_AHEAD;
+        e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
         e->ahead_n--;
         if (e->feed_fn)
                 e->feed_fn(job, e->feed_userdata);
@@ -778,6 +813,29 @@ static void jobs_rate_cb(evutil_socket_t fd, short what, void *userdata)
         }
 }
 
+/*
+ * The look-ahead of a running job, from the descriptors the process may
+ * hold (RLIMIT_NOFILE, which rdmaxferd raises to its hard limit at
+ * start): JOBS_FD_RESERVE for everything else (waiting jobs' files,
+ * control connections, the engine's own), the rest shared by
+ * max_transfers running jobs, each holding up to twice its look-ahead
+ * (the files ahead and a pack the engine builds from them). Between
+ * JOBS_FILES_AHEAD and JOBS_FILES_AHEAD_MAX.
+ */
+static unsigned int jobs_size_ahead(const struct config *cfg)
+{
+        struct rlimit rl;
+        uint64_t n;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                return JOBS_FILES_AHEAD_MAX;
+        n = rl.rlim_cur > JOBS_FD_RESERVE ? (rl.rlim_cur - JOBS_FD_RESERVE) / (2 * MAX(cfg->max_transfers, 1u)) : 0;
+        n = MAX(MIN(n, (uint64_t)JOBS_FILES_AHEAD_MAX), (uint64_t)JOBS_FILES_AHEAD);
+        log_debug("a running job holds up to %" PRIu64 " files ahead (RLIMIT_NOFILE %" PRIu64 ")", n,
+                  (uint64_t)rl.rlim_cur);
+        return (unsigned int)n;
+}
+
 int jobs_new(struct jobs **out, struct event_base *base, const struct config *cfg,
              struct engine *engine)
 {
@@ -794,6 +852,7 @@ int jobs_new(struct jobs **out, struct event_base *base, const struct config *cf
         jobs->next_id = clock_usec(CLOCK_REALTIME);
         /* Jitter needs no secret, only daemons that do not march in step. */
         jobs->rand = (jobs->next_id ^ clock_usec(CLOCK_MONOTONIC) ^ (uint64_t)getpid() << 32) | 1;
+        jobs->ahead_max = jobs_size_ahead(cfg);
         jobs->schedule_ev = event_new(base, -1, 0, jobs_schedule_cb, jobs);
         jobs->rate_ev = event_new(base, -1, EV_PERSIST, jobs_rate_cb, jobs);
         if (!jobs->schedule_ev || !jobs->rate_ev || event_add(jobs->rate_ev, &second) < 0) {

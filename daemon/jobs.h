@@ -74,8 +74,14 @@ struct jobs;
 #define JOBS_RETRY_FIRST_USEC   1000000 /* the first retry's delay; doubling from there */
 #define JOBS_RETAIN_FINAL       64
 /* A job of several files holds at most this many of its client's files
- * that the engine has not taken yet (ctl.h). */
+ * that the engine has not taken yet (ctl.h) while it waits; a running one
+ * up to JOBS_FILES_AHEAD_MAX, as the descriptor limit allows (jobs.c),
+ * so the engine can fill its packs. */
 #define JOBS_FILES_AHEAD        16
+#define JOBS_FILES_AHEAD_MAX    1024
+/* Descriptors kept for all but the running jobs' files: the waiting jobs'
+ * (JOBS_QUEUED_MAX * JOBS_FILES_AHEAD) and 1024 more. */
+#define JOBS_FD_RESERVE         (JOBS_QUEUED_MAX * JOBS_FILES_AHEAD + 1024)
 
 /* @cfg is read when needed (SIGHUP may replace what it points at);
  * @engine runs the jobs. */
@@ -108,7 +114,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
  * a tree only, with CTL_FILE_DIR in @flags a directory (@fd -1, @size 0),
  * with CTL_FILE_LINK a symlink whose target @fd holds (@size bytes). In a
  * tree, @mode and @mtime_ns (0: none) go to the receiver.
- * 0, -ENOSPC when the job holds JOBS_FILES_AHEAD already (job_files_room()
+ * 0, -ENOSPC when the job holds as many as it may already (job_files_room()
  * says when), -E2BIG when it has every file or @size is more than the
  * job's bytes left, -EALREADY when the job is final, -EINVAL for a bad
  * name.

@@ -158,6 +158,8 @@ void journal_xfer(const struct journal_xfer *x)
                 journal_add(&j, "RDMAXFER_FILES=%u", x->files);
                 journal_add(&j, "RDMAXFER_FILES_TOTAL=%u", x->files_total);
                 journal_add(&j, "RDMAXFER_FILES_PER_SEC=%s", fps);
+                if (x->packs)
+                        journal_add(&j, "RDMAXFER_PACKS=%u", x->packs);
         }
         if (x->digest && x->digest[0])
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);

@@ -24,6 +24,7 @@ struct journal_xfer {
         unsigned int lanes;     /* queue pairs it was striped over (0: never got that far) */
         unsigned int files;     /* a job of several files: how many were published (0: one file) */
         unsigned int files_total;       /* and how many it held */
+        unsigned int packs;     /* recv, a tree: offers that carried a pack of entries (wire.h) */
         bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
 };
 
@@ -37,7 +38,8 @@ struct journal_xfer {
  * RDMAXFER_LANES, RDMAXFER_ATTEMPT, RDMAXFER_DIGEST and RDMAXFER_ERROR when set;
  * for a job of several files (files_total > 1) the one entry of the job,
  * with RDMAXFER_FILES (published), RDMAXFER_FILES_TOTAL and
- * RDMAXFER_FILES_PER_SEC (one decimal), its MESSAGE counting files. Success means status ==
+ * RDMAXFER_FILES_PER_SEC (one decimal), its MESSAGE counting files, and
+ * RDMAXFER_PACKS when some came in packs. Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

@@ -14,13 +14,14 @@
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
  * then mkdir the staging directory and DEST's top in it); a directory
  * entry is a mkdir in it; a file is opened as any, and linked into it
- * once fsynced. A symlink's target arrives as a file's data; once
- * verified, a worker holds it to tree_symlinks and appends it to the
- * job's list of links (an O_TMPFILE): no symlink exists in the staging
- * directory while entries are still being made there, so no later entry
- * can be put through one. After the last entry, a worker makes the links
- * (each in its directory opened without following any symlink), syncs
- * the file system and renames the tree into place (incoming_stage_publish).
+ * once verified, with no fsync of its own (recv_tree_stage). A symlink's
+ * target arrives as a file's data; once verified, a worker holds it to
+ * tree_symlinks and appends it to the job's list of links (an O_TMPFILE):
+ * no symlink exists in the staging directory while entries are still
+ * being made there, so no later entry can be put through one. After the
+ * last entry, a worker makes the links (each in its directory opened
+ * without following any symlink), syncs the file system and renames the
+ * tree into place (incoming_stage_publish): the one sync covers every entry.
  */
 
 #include <errno.h>
@@ -230,7 +231,7 @@ static int64_t recv_tree_begin(void *arg)
 
 /* What a tree's entry keeps of its mode: no setuid, setgid or sticky
  * bit, no group or other write; a directory stays ours to fill (u+rwx). */
-static mode_t recv_tree_mode(uint32_t mode, bool dir)
+mode_t recv_tree_mode(uint32_t mode, bool dir)
 {
         return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
 }
@@ -421,12 +422,14 @@ static void recv_tree_open(struct recv_xfer *x)
 
         recv_tree_rel(x);
         if (!(x->offer.flags & WIRE_OFFER_DIR)) {
-                /* A symlink's target is read back once verified. */
+                /* A pack is read back to be unpacked (recv-pack.c), a
+                 * symlink's target once verified. */
                 x->file_req.done = recv_on_open;
                 recv_step(x, "creating the file",
                           io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
-                                    O_TMPFILE | ((x->offer.flags & WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY) |
-                                    O_CLOEXEC, 0640));
+                                    O_TMPFILE | O_CLOEXEC |
+                                    (x->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),
+                                    0640));
                 return;
         }
         x->file_req.done = recv_on_tree_ready;
@@ -582,13 +585,6 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
         /* linkat() of an O_TMPFILE through /proc needs no privilege (the
          * AT_EMPTY_PATH form needs CAP_DAC_READ_SEARCH), and link() never
          * replaces an existing name. */
-        if (x->tree) {
-                /* Into the staging directory: ours, 0700, no symlink in it. */
-                x->file_req.done = recv_on_tree_linked;
-                recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
-                                                  x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
-                return;
-        }
         x->file_req.done = recv_on_linked;
         recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
                                              recv_dirfd(x), x->offer.name, AT_SYMLINK_FOLLOW));
@@ -624,9 +620,9 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
 
 /* An entry of the tree is in place in the staging directory: the next, or
  * after the last, the whole tree into place. */
-static void recv_tree_entry_done(struct recv_xfer *x)
+void recv_tree_entry_done(struct recv_xfer *x)
 {
-        if (x->offer.file + 1 < x->job_files) {
+        if (x->offer.file + recv_span(&x->offer) < x->job_files) {
                 recv_published(x);
                 return;
         }
@@ -657,6 +653,18 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
         recv_tree_entry_done(x);
 }
 
+/* A tree's file, verified, into the staging directory (ours, 0700, no
+ * symlink in it), with no fsync of its own: nothing in the staging
+ * directory is visible, and recv_tree_publish() syncs the file system
+ * once before the tree's one rename, so a crash before it publishes
+ * nothing and one after it loses nothing. */
+static void recv_tree_stage(struct recv_xfer *x)
+{
+        x->file_req.done = recv_on_tree_linked;
+        recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
+                                          x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
+}
+
 static void recv_on_tree_meta(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -669,8 +677,7 @@ static void recv_on_tree_meta(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        x->file_req.done = recv_on_fsync;
-        recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
+        recv_tree_stage(x);
 }
 
 /* On a worker: IORING_OP_FSETXATTR needs Linux 5.19, a worker's
@@ -704,10 +711,14 @@ static void recv_on_digest_set(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        /* A tree's file: its mode and mtime, after the data, before the fsync. */
+        /* A tree's file: its mode and mtime, after the data; then staged. */
         if (x->tree && (x->offer.mode || x->offer.mtime_ns)) {
                 x->file_req.done = recv_on_tree_meta;
                 recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->file_req, recv_tree_meta, x));
+                return;
+        }
+        if (x->tree) {
+                recv_tree_stage(x);
                 return;
         }
         x->file_req.done = recv_on_fsync;
@@ -734,8 +745,9 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
 }
 
 /* The digest goes on before the name: the file never appears without it,
- * and the fsync covers both. A tree's directory entry has no data and no
- * digest; a symlink's data is its target, kept for the end. */
+ * and the fsync (a tree's syncfs) covers both. A tree's directory entry
+ * has no data and no digest; a symlink's data is its target, kept for the
+ * end; a pack's, its entries. */
 void recv_file_publish(struct recv_xfer *x)
 {
         if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
@@ -745,6 +757,10 @@ void recv_file_publish(struct recv_xfer *x)
         if (x->tree && (x->offer.flags & WIRE_OFFER_LINK)) {
                 x->file_req.done = recv_on_link_kept;
                 recv_step(x, "checking a symlink", io_call(recv_io(x), &x->file_req, recv_tree_link_keep, x));
+                return;
+        }
+        if (x->offer.flags & WIRE_OFFER_PACK) {
+                recv_pack_unpack(x);
                 return;
         }
         x->file_req.done = recv_on_digest_set;

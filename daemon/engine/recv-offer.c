@@ -19,6 +19,7 @@
 #include "log.h"
 #include "name.h"
 #include "pace.h"
+#include "pack.h"
 #include "recv.h"
 
 /*
@@ -257,6 +258,25 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                 snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
         }
+        /* A pack only in a tree, named DEST, within what a receiver reads
+         * into memory to unpack it; its entries are checked then. */
+        if (o->flags & WIRE_OFFER_PACK) {
+                if (!x->tree || o->flags != (WIRE_OFFER_TREE | WIRE_OFFER_PACK) || o->mode != 0 ||
+                    o->mtime_ns != 0) {
+                        snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
+                        return WIRE_E_PROTOCOL;
+                }
+                if (strcmp(o->name, x->dest) != 0) {
+                        snprintf(text, len, "a pack not named as the job's destination");
+                        return WIRE_E_NAME;
+                }
+                if (o->pack_entries > PACK_ENTRIES_MAX || o->size > PACK_BYTES_MAX) {
+                        snprintf(text, len, "a pack of %u entries and %" PRIu64 " bytes is over %u and %u",
+                                 o->pack_entries, o->size, PACK_ENTRIES_MAX, PACK_BYTES_MAX);
+                        return WIRE_E_PROTOCOL;
+                }
+                return WIRE_OK;
+        }
         /* In a tree, every entry is beneath DEST; outside one, no flags. */
         if (x->tree ? (o->flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK)) != WIRE_OFFER_TREE ||
                       ((o->flags & WIRE_OFFER_DIR) && (o->size != 0 || (o->flags & WIRE_OFFER_LINK))) ||
@@ -296,8 +316,10 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                         recv_fail(x, status, text[0] ? text : NULL);
                         return;
                 }
-                x->offered += o->size;
-                x->next_file++;
+                /* A pack's bytes are its entries' only once unpacked. */
+                if (!(o->flags & WIRE_OFFER_PACK))
+                        x->offered += o->size;
+                x->next_file += recv_span(o);
                 x->planned = false;
                 recv_file_open(x);
                 return;

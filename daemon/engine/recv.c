@@ -168,7 +168,9 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
 
         stats_tally_add(&b->e->recv_tally, false, status, x->offer.size);
         if (ok)
-                x->files_published++;
+                x->files_published += recv_span(&x->offer);
+        if (ok && (x->offer.flags & WIRE_OFFER_PACK))
+                x->packs++;
         if (x->job_files > 1 && b->e->cfg->log_level < CONFIG_LOG_DEBUG)
                 return;
         if (ok)
@@ -208,6 +210,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .lanes = b->t_start ? b->nlanes : 0,
                 .files = x->files_published,
                 .files_total = x->job_files,
+                .packs = x->packs,
         });
 }
 
@@ -594,7 +597,7 @@ void recv_published(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
 
-        if (x->offer.file + 1 < x->job_files) {
+        if (x->offer.file + recv_span(&x->offer) < x->job_files) {
                 log_debug("%s: received %s (%" PRIu64 " bytes, file %u of %u)", b->peer, x->offer.name,
                           x->offer.size, x->offer.file + 1, x->job_files);
                 recv_next_file(x);

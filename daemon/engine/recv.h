@@ -86,6 +86,13 @@ struct recv_xfer {
         int tree_err;           /* a worker's step: 0 or -errno */
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint32_t files_published;
+        /* A pack (wire.h): unpacked by a worker (recv-pack.c), which sets
+         * these; max_file_size copied for it when it starts. */
+        uint32_t packs;         /* published */
+        uint64_t pack_data;     /* its entries' data bytes */
+        uint64_t pack_max_file;
+        unsigned int pack_status;       /* enum wire_status of a failure */
+        char pack_why[WIRE_TEXT_MAX + 1];
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t file_bytes;    /* the file's data received */
         uint64_t t_file;        /* usec: its ACCEPT */
@@ -128,6 +135,12 @@ struct recv_xfer {
         bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
         bool drop_pending;              /* drop the partial once the checkpoint is stored */
 };
+
+/* The entries the offer carries: a pack's, or 1. */
+static inline uint32_t recv_span(const struct wire_offer *o)
+{
+        return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
+}
 
 static inline struct recv_xfer *recv_xfer_of(struct xfer *x)
 {
@@ -216,3 +229,12 @@ void recv_file_open(struct recv_xfer *x);
 /* fsync, link under the name (with overwrite: a .part renamed over), fsync
  * the directory: then recv_published(), or a failed RESULT. */
 void recv_file_publish(struct recv_xfer *x);
+/* A tree's offer is in the staging directory: the next, or the tree into place. */
+void recv_tree_entry_done(struct recv_xfer *x);
+/* What a tree's entry keeps of its mode (rdmaxferd(8) Trees). */
+mode_t recv_tree_mode(uint32_t mode, bool dir);
+
+/* recv-pack.c */
+/* A pack's data is in and verified: its entries into the staging
+ * directory, off the loop; then recv_tree_entry_done(), or a failure. */
+void recv_pack_unpack(struct recv_xfer *x);

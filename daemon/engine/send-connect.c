@@ -500,6 +500,11 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         s->files = MAX(req->files, 1u);
         s->job_bytes = s->files > 1 ? req->job_bytes : req->size;
         snprintf(s->name, sizeof(s->name), "%s", req->name);
+        if (s->tree)
+                snprintf(s->dest, sizeof(s->dest), "%s", req->name);
+        s->span = 1;
+        s->span_bytes = req->size;
+        s->pack.held.fd = -1;
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */
         {

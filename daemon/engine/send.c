@@ -150,7 +150,7 @@ static void send_log(struct xfer *b)
                 .text = b->text[0] ? b->text : NULL,
                 .digest = ok && s->files == 1 ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
-                .files = s->file + (s->result_ok ? 1 : 0),
+                .files = s->file + (s->result_ok ? s->span : 0),
                 .files_total = s->files,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
         });
@@ -439,7 +439,7 @@ static void send_paced(struct xfer *b, unsigned int first)
 void send_verifying(struct engine_send *s)
 {
         xfer_set_state(&s->base, XFER_FINISHING);
-        if (s->ops->phase && s->file + 1 == s->files)
+        if (s->ops->phase && s->file + s->span == s->files)
                 s->ops->phase(s->owner, ENGINE_PHASE_VERIFYING);
 }
 
@@ -465,102 +465,6 @@ void send_post_offer(struct engine_send *s)
         l->credits--;
 }
 
-/*
- * The receiver published file s->file, and every completion of it is in:
- * the session goes on with the owner's next file, offered on lane 0 over
- * the connections already up.
- */
-static void send_take_next(struct engine_send *s)
-{
-        struct xfer *b = &s->base;
-        struct engine_send_file f = { .fd = -1 };
-        uint32_t idx = s->file + 1;
-        uint64_t nchunks;
-        int r, fd;
-
-        s->want_next = false;
-        r = s->ops->next(s->owner, idx, &f);
-        /* The owner may have cancelled from its callback. */
-        if (b->state == XFER_CLOSING)
-                return;
-        if (r == ENGINE_NEXT_LATER) {
-                /* Our wait is the owner's, not the receiver's fault: no
-                 * deadline here; the receiver keeps its own. */
-                s->want_next = true;
-                evtimer_del(b->timer);
-                return;
-        }
-        if (r < 0) {
-                send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1, strerror(-r));
-                return;
-        }
-        /* Ours now, whatever happens. */
-        fd = f.fd;
-        if (f.dir ? !s->tree || f.size != 0 || f.link : fd < 0 || (f.link && (!s->tree || f.size == 0))) {
-                safe_close(fd);
-                send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1,
-                                    f.dir || f.link ? "a directory or symlink outside a tree" : "no descriptor");
-                return;
-        }
-        if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
-                safe_close(fd);
-                send_fail_permanent(s, WIRE_E_NAME, "file %u: no name to send it under", idx + 1);
-                return;
-        }
-        if (f.size > s->job_bytes - s->bytes_before) {
-                safe_close(fd);
-                send_fail_permanent(s, WIRE_E_SIZE, "file %u: more bytes than the job announced", idx + 1);
-                return;
-        }
-        nchunks = DIV_ROUND_UP(f.size, s->chunk);
-        if (nchunks > UINT32_MAX) {
-                safe_close(fd);
-                send_fail_permanent(s, WIRE_E_TOO_LARGE, "file %u needs more than 2^32 chunks of %u bytes",
-                                    idx + 1, s->chunk);
-                return;
-        }
-        safe_close(s->fd);
-        s->fd = fd;
-        s->size = f.size;
-        b->size = f.size;
-        s->dir = f.dir;
-        s->link = f.link;
-        s->mode = s->tree ? f.mode & 07777 : 0;
-        s->mtime_ns = s->tree ? f.mtime_ns : 0;
-        snprintf(s->name, sizeof(s->name), "%s", f.name);
-        s->file = idx;
-        b->nchunks = nchunks;
-        b->nended = 0;
-        s->ndone = 0;
-        for (unsigned int k = 0; k < b->nlanes; k++) {
-                if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
-                        return;
-                }
-        }
-        /* Token and nonce stay zero: the lanes are up, the session key is;
-         * the source too: a later file is never resumed (wire.h). */
-        s->offer = (struct wire_offer){
-                .transfer_id = s->id,
-                .size = s->size,
-                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
-                                    (s->link ? WIRE_OFFER_LINK : 0)),
-                .chunk_size = s->chunk,
-                .lanes = (uint16_t)b->nlanes,
-                .file = s->file,
-                .job_files = s->files,
-                .job_bytes = s->job_bytes,
-                .mode = s->mode,
-                .mtime_ns = s->mtime_ns,
-        };
-        snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
-        if (b->session.on)
-                auth_next_offer_mac(&b->session, &s->offer, s->offer.mac);
-        xfer_set_state(b, XFER_OFFER);
-        xfer_arm_deadline(b);
-        send_post_offer(s);
-}
-
 static void send_next_file(struct engine_send *s)
 {
         struct xfer *b = &s->base;
@@ -568,10 +472,9 @@ static void send_next_file(struct engine_send *s)
         if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
                 return;
         s->result_ok = false;
-        s->bytes_before += s->size;
+        s->bytes_before += s->span_bytes;
         b->bytes = s->bytes_before;
-        if (s->ops->file_done)
-                s->ops->file_done(s->owner, s->file, s->size);
+        send_span_done(s);
         /* The owner may have cancelled from its callback. */
         if (b->state == XFER_CLOSING)
                 return;
@@ -696,7 +599,7 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 /* The receiver verified the lot; the other lanes' last
                  * acknowledgements may not be polled yet. */
                 if (m->result.status == WIRE_OK && b->nended == b->nlanes) {
-                        if (s->file + 1 < s->files) {
+                        if (s->file + s->span < s->files) {
                                 /* The session goes on: only lane 0 hears of it. */
                                 if (l->base.idx != 0)
                                         break;
@@ -704,14 +607,13 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                                 send_next_file(s);
                                 return;
                         }
-                        b->bytes = s->bytes_before + s->size;
+                        b->bytes = s->bytes_before + s->span_bytes;
                         s->bytes_before = b->bytes;
                         s->result_ok = true;
                         if (b->t_last == 0)
                                 b->t_last = clock_usec(CLOCK_MONOTONIC);
                         send_abort(b, ENGINE_DONE, WIRE_OK, NULL);
-                        if (s->ops->file_done)
-                                s->ops->file_done(s->owner, s->file, s->size);
+                        send_span_done(s);
                         return;
                 }
                 send_fail_peer(s, m->result.status ?: WIRE_E_PROTOCOL, "receiver: %s%s%s",
@@ -788,7 +690,7 @@ static void send_ended(struct xfer *b)
                 .text = b->text,
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
-                .files = s->file + (s->result_ok ? 1 : 0),
+                .files = s->file + (s->result_ok ? s->span : 0),
         };
         s->ops->done(s->owner, &r);
 }
@@ -804,6 +706,7 @@ static void send_gone(struct xfer *b)
         struct engine_send *s = sender_of(b);
 
         safe_close(s->fd);
+        send_pack_free(s);
         free(s);
 }
 

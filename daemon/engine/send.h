@@ -16,6 +16,7 @@
 
 #include "engine.h"
 #include "io.h"
+#include "pack.h"
 #include "rehash.h"
 #include "wire.h"
 #include "xfer.h"
@@ -61,6 +62,38 @@ struct send_lane {
         bool rehashing;
 };
 
+/* An entry of a tree the owner handed over, not offered yet: ours to close. */
+struct send_entry {
+        int fd;                 /* -1: a directory, or closed already */
+        bool dir;
+        bool link;              /* a symlink: fd holds its target (never packed) */
+        uint32_t mode;
+        uint64_t mtime_ns;
+        uint64_t size;
+        char name[WIRE_NAME_MAX + 1];
+};
+
+/*
+ * A pack being gathered, built or sent (send-pack.c): entries taken from
+ * the owner in order; then, on a worker, read whole into a pack in a
+ * memfd, which becomes the offer's file. Kept until its RESULT, for the
+ * owner's file_done of each. @held is an entry taken that did not go in
+ * (too large, or past the pack's limits): offered next.
+ */
+struct send_pack {
+        struct send_entry *e;   /* PACK_ENTRIES_MAX of them, once a tree needs them */
+        uint32_t n;
+        uint64_t bytes;         /* the pack's, records so far */
+        uint64_t data;          /* the entries' data bytes */
+        struct send_entry held;
+        bool have_held;
+        /* The worker's: in while building, out once it is back. */
+        struct io_req req;
+        uint8_t hash[PACK_HASH_SIZE];
+        uint64_t len;
+        char why[XFER_TEXT_MAX + 1];
+};
+
 /* What the owner asked for, copied: the engine never looks back at it. */
 struct engine_send {
         struct xfer base;       /* first */
@@ -79,7 +112,11 @@ struct engine_send {
         uint32_t mode;          /* its mode and mtime, for the offer (0: none) */
         uint64_t mtime_ns;
         uint64_t job_bytes;     /* announced in the first offer */
-        uint32_t file;          /* the one being sent */
+        uint32_t file;          /* the one being sent (a pack's first entry) */
+        uint32_t span;          /* entries the offer carries: 1, or a pack's */
+        uint64_t span_bytes;    /* their data bytes */
+        char dest[WIRE_NAME_MAX + 1];   /* a tree's DEST: a pack's offer's name */
+        struct send_pack pack;
         uint64_t bytes_before;  /* the files before it, all published */
         bool result_ok;         /* its RESULT "ok" came; the next waits for the last completions */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
@@ -146,6 +183,25 @@ void send_on_batch_end(struct conn *c);
 int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **out);
 void send_lane_free(struct xfer_lane *l);
 extern const struct xfer_ops send_xfer_ops;
+
+/* send-pack.c */
+/*
+ * The receiver published what was offered: the session's next entries.
+ * Outside a tree, or for an entry that is not small, the next one alone
+ * (send_offer_entry); in a tree, the small entries the owner has ready,
+ * packed off the loop, then offered as one. Waits (want_next) when the
+ * owner has none yet.
+ */
+void send_take_next(struct engine_send *s);
+/* Offer @e, entry @idx, alone; takes its fd. */
+void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e);
+/* s->fd, size, name, mode and span are the next offer's (@pack: a pack's,
+ * with s->pack.hash): post it. */
+void send_offer_next(struct engine_send *s, bool pack);
+/* The owner's file_done for each entry the last offer carried. */
+void send_span_done(struct engine_send *s);
+/* Close what the pack still holds; free it. */
+void send_pack_free(struct engine_send *s);
 
 /* send-connect.c */
 /* engine_send(): admitted, copied, lane 0 resolving. */

@@ -54,6 +54,13 @@ static int wire_seeds(const char *dir)
         memset(m.offer.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.offer.name, "seed.bin");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* A pack of the job's last two entries. */
+        m.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK;
+        m.offer.pack_entries = 2;
+        m.offer.mode = 0;
+        m.offer.mtime_ns = 0;
+        memset(m.offer.pack_hash, 0x68, WIRE_PACK_HASH_SIZE);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ACCEPT;
         m.accept.lanes = 2;

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "digest.h"
 #include "macro.h"
+#include "pack.h"
 #include "rawconn.h"
 #include "wire.h"
 
@@ -68,9 +69,12 @@ enum act {
         ACT_NEXT_SOURCE,
         ACT_TREE_DEST,
         ACT_TREE_OUTSIDE,
-        ACT_TREE_PLANTED,
         ACT_TREE_LINK_SHADOW,
         ACT_TREE_LINK_UNDER,
+        ACT_TREE_PLANTED,
+        ACT_PACK_DOTDOT,
+        ACT_PACK_PAST_END,
+        ACT_PACK_HASH,
         ACT_PUBLISHED_RETRY,
 };
 
@@ -176,6 +180,15 @@ static const struct mode modes[] = {
         { "tree-link-under", ACT_TREE_LINK_UNDER, HELLO_OK, "rawlink", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false,
           20, "a tree rawlink: a symlink rawlink/l -> /tmp (the scenario allows any), then a file "
           "rawlink/l/x beneath it: RESULT, protocol (no entry goes through a link: nothing in /tmp)" },
+        { "pack-dotdot", ACT_PACK_DOTDOT, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "a tree rawpack, then a pack of 2 entries whose file is \"rawpack/../f\": RESULT, protocol "
+          "(nothing published)" },
+        { "pack-past-end", ACT_PACK_PAST_END, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "a tree rawpack, then a pack of 2 entries whose file's size runs 1 byte past the pack: RESULT, "
+          "protocol (nothing published)" },
+        { "pack-hash", ACT_PACK_HASH, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "a tree rawpack, then a well-formed pack of 2 entries whose offer carries another pack hash: "
+          "RESULT, protocol (nothing published)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
@@ -372,6 +385,80 @@ static int tree_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         if (tree_dir_done(c, md, 1, timeout_ms, true) != 0)
                 return 1;
         return expect_verdict(c, md, timeout_ms, 0);
+}
+
+/*
+ * A tree (pack-*): DEST, then one pack of its 2 other entries (a
+ * directory and a 100-byte file), offered, sent and ENDed as an honest
+ * sender would, but broken as md->act says. 0 when the receiver's verdict
+ * is md's, else 1.
+ */
+static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
+{
+        _cleanup_(pack_writer_deinit) struct pack_writer w = PACK_WRITER_NULL;
+        struct wire_msg o = { .type = WIRE_OFFER }, end = { .type = WIRE_END }, m;
+        char dir[64], file[64];
+        struct digest d = DIGEST_NULL;
+        uint8_t *data = NULL, *buf;
+        int r;
+
+        offer_flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        r = send_offer_job(c, md->file, chunk, 0, 1, NULL, 3, 100);
+        offer_flags = 0;
+        if (r != 0 || tree_dir_done(c, md, 0, timeout_ms, false) != 0) {
+                printf("rawpeer: %s: the receiver did not take the tree's DEST %s\n", md->name, md->file);
+                return 1;
+        }
+        snprintf(dir, sizeof(dir), "%s/d", md->file);
+        snprintf(file, sizeof(file), "%s/%s", md->file, md->act == ACT_PACK_DOTDOT ? "../f" : "d/f");
+        pack_writer_init(&w);
+        if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
+                                                  .name_len = strlen(dir) }, NULL) < 0 ||
+            pack_append(&w, &(struct pack_entry){ .type = PACK_FILE, .mode = 0644, .size = 100, .name = file,
+                                                  .name_len = strlen(file) }, &data) < 0)
+                return 1;
+        memset(data, 0x61, 100);
+        o.offer.pack_entries = 2;
+        pack_writer_hash(&w, o.offer.pack_hash);
+        if (md->act == ACT_PACK_HASH)
+                o.offer.pack_hash[0] ^= 0x01;
+        /* The file's size field, the last 8 bytes of its header. */
+        if (md->act == ACT_PACK_PAST_END)
+                data[-(ptrdiff_t)strlen(file) - 8] += 1;
+        /* Our data area (rawconn_alloc_send's), written before it is posted. */
+        buf = (uint8_t *)rawconn_data(c);
+        memcpy(buf, w.buf, w.len);
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK;
+        o.offer.size = w.len;
+        o.offer.chunk_size = chunk;
+        o.offer.lanes = 1;
+        o.offer.file = 1;
+        o.offer.job_files = 3;
+        o.offer.job_bytes = 100;
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
+        if (c->session.on)
+                auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
+        r = rawconn_send_ctrl(c, &o);
+        if (r == 0)
+                r = rawconn_next(c, timeout_ms, &m);
+        if (r != RAWCONN_MSG || m.type != WIRE_ACCEPT || m.accept.file != 1) {
+                printf("rawpeer: %s: no ACCEPT for the pack (event %d)\n", md->name, r);
+                return 1;
+        }
+        r = rawconn_send_chunk(c, w.len, chunk, 0);
+        if (r != 0)
+                return expect_verdict(c, md, timeout_ms, r);
+        if (digest_init(&d) < 0)
+                return 1;
+        digest_update(&d, buf, w.len);
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.file = 1;
+        end.end.bytes = w.len;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end.end, end.end.mac);
+        return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end));
 }
 
 /* A later offer of a tree session: entry @file of @files, @flags, @size bytes. 0 once ACCEPTed. */
@@ -918,6 +1005,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_TREE_LINK_SHADOW:
         case ACT_TREE_LINK_UNDER:
                 return tree_link(c, md, chunk, timeout_ms);
+        case ACT_PACK_DOTDOT:
+        case ACT_PACK_PAST_END:
+        case ACT_PACK_HASH:
+                return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);
         default:

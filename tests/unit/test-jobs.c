@@ -409,7 +409,9 @@ static void test_several_files(void)
         is_int(jobs_add_file(job, fds[1], 0, "empty", 0, 0, 0), 0, "file 3 (empty) handed over");
         fds[2] = make_file(301);
         is_int(jobs_add_file(job, fds[2], 301, "fourth.bin", 0, 0, 0), -E2BIG, "a last file past job_bytes is refused");
-        is_int(job_files_room(job), JOBS_FILES_AHEAD - 1, "one held ahead");
+        /* Running: the look-ahead the descriptor limit allows (jobs.h). */
+        ok(job_files_room(job) >= JOBS_FILES_AHEAD - 1 && job_files_room(job) <= JOBS_FILES_AHEAD_MAX - 1,
+           "one held ahead, of a running job's look-ahead (%u left)", job_files_room(job));
         fds[2] = make_file(300);
         is_int(jobs_add_file(job, fds[2], 300, "fourth.bin", 0, 0, 0), 0, "the last file handed over");
         ok(job_files_complete(job) && job_files_room(job) == 0, "every file is in");

@@ -11,7 +11,8 @@
 # only to a receiver whose tree_symlinks allows it), is invisible
 # until its last file is verified, is not published by a receiver killed
 # half-way, and hostile DESTs are refused; files keep their mode (less
-# setuid) and mtime, directories their mode.
+# setuid) and mtime, directories their mode. About 2,000 small files go
+# several to an offer (packs), the same as one by one.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -215,6 +216,62 @@ out=$(xferctl send -r "$tree" "$BETA_ADDR" --to runs/t5 --links none 2>&1) ||
 sed -i '/^tree_symlinks = /d' "$BETA_CONF"
 tb_run systemctl reload "$BETA_UNIT"
 tb_log "outside symlinks: refused by tree_symlinks safe, kept as links by any; none refuses every one"
+
+# Many small files: packed several to an offer (wire.h "Packs"), so the
+# receiver's job entry counts fewer packs than entries, and they arrive
+# exactly as entries offered one by one would: nested and empty
+# directories, empty files, UTF-8 names, the pack limit's edges (256 KiB
+# packed, 256 KiB + 1 alone), a few larger files between them, modes and
+# mtimes. Cut from one blob per directory: a few processes, not 2,000.
+pk=$SRC/packs
+rm -rf "$pk" && mkdir -p "$pk"
+head -c $((2 * 1024 * 1024)) /dev/urandom >"$SRC/pblob"
+for d in $(seq -w 1 20); do
+        mkdir -p "$pk/d$d/sub"
+        # 95 files of d * 211 + 300 bytes, the last one 7 bytes short.
+        (cd "$pk/d$d/sub" && head -c $((95 * (10#$d * 211 + 300) - 7)) "$SRC/pblob" |
+                split -b $((10#$d * 211 + 300)) -a 3 -d - f) || tb_fail "split in d$d"
+done
+mkdir -p "$pk/empty1" "$pk/empty2/inner" "$pk/zero" "$pk/été/über"
+(cd "$pk/zero" && touch z{00..39}) || tb_fail "touch"
+for n in un deux trois quatre; do make_file "$pk/été/über/fichier-$n.txt" 777; done
+make_file "$pk/d01/edge-256k" $((256 * 1024))
+make_file "$pk/d02/edge-256k+1" $((256 * 1024 + 1))
+make_file "$pk/d03/large-a" $((3 * 1024 * 1024 + 5))
+make_file "$pk/d10/large-b" $((1024 * 1024))
+chmod 600 "$pk/d04/sub/f000"
+chmod 4755 "$pk/d05/sub/f001"
+chmod 750 "$pk/d06/sub"
+touch -d '1999-12-31 23:59:59.987654321' "$pk/d07/sub/f002" "$pk/zero/z07"
+entries=$(find "$pk" | wc -l)
+t0=$(date +%s.%N)
+since="@${t0%.*}"
+rc=0
+out=$(xferctl send -r "$pk" "$BETA_ADDR" --to runs/packs 2>&1) || rc=$?
+t1=$(date +%s.%N)
+((rc == 0)) || tb_fail "send -r of $entries entries failed (exit $rc): $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out") ($(awk -v a="$t0" -v b="$t1" -v n="$entries" \
+        'BEGIN { printf "%.1f s, %.0f entries/s", b - a, n / (b - a) }'))"
+diff -r --no-dereference "$pk" "$BETA_IN/runs/packs" >&2 || tb_fail "the packed tree differs from the source"
+(cd "$pk" && find . -type f -printf '%P %m %T@\n' | sed 's/^d05\/sub\/f001 4755 /d05\/sub\/f001 755 /' |
+        sort) >"$TESTBED_SHARE/psrc.meta"
+(cd "$BETA_IN/runs/packs" && find . -type f -printf '%P %m %T@\n' | sort) >"$TESTBED_SHARE/pdst.meta"
+diff "$TESTBED_SHARE/psrc.meta" "$TESTBED_SHARE/pdst.meta" >&2 || tb_fail "packed files' modes or mtimes differ"
+(cd "$pk" && find . -mindepth 1 -type d -printf '%P %m\n' | sort) >"$TESTBED_SHARE/psrc.dirs"
+(cd "$BETA_IN/runs/packs" && find . -mindepth 1 -type d -printf '%P %m\n' | sort) >"$TESTBED_SHARE/pdst.dirs"
+diff "$TESTBED_SHARE/psrc.dirs" "$TESTBED_SHARE/pdst.dirs" >&2 || tb_fail "packed directories' modes differ"
+# A packed file carries the digest an entry offered alone does.
+want=$(xferctl sum "$pk/d08/sub/f003") || tb_fail "xferctl sum failed"
+got=$(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/runs/packs/d08/sub/f003") ||
+        tb_fail "a packed file was published without user.rdmaxfer.digest"
+[[ "$got  $pk/d08/sub/f003" == "$want" ]] || tb_fail "packed file's xattr $got, xferctl sum: $want"
+js=$(journalctl -u "$BETA_UNIT" --no-pager --since "$since" -o export RDMAXFER_DIRECTION=recv | tr -d '\000')
+files=$(sed -n 's/^RDMAXFER_FILES=//p' <<<"$js" | tail -n 1)
+packs=$(sed -n 's/^RDMAXFER_PACKS=//p' <<<"$js" | tail -n 1)
+[[ $files == "$entries" ]] || tb_fail "the receiver's job entry counts ${files:-no} files, not $entries"
+[[ -n $packs ]] && ((packs > 0 && packs * 10 < entries)) ||
+        tb_fail "${packs:-no} packs for $entries entries: small files were not packed"
+tb_log "$entries entries in $packs packs and a few single offers: identical, modes, mtimes, digests"
 
 # The same DEST again: refused (overwrite is off), and what is there stays.
 rc=0

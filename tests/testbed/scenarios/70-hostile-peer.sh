@@ -3,6 +3,8 @@
 # gets a refusal with a logged reason, the daemon neither crashes nor
 # restarts, nothing is published or written outside the incoming directory,
 # and honest peers are still served (also while hostile ones hold slots).
+# A tree's malformed pack (a ".." name, a size past its end, another pack
+# hash than its offer's) is refused whole and publishes nothing.
 # The hostile peer is tests/tools/rawpeer, installed for the testbed.
 # testbed-timeout: 600
 . "$TESTBED_LIB"
@@ -133,6 +135,26 @@ done
 sed -i '/^tree_symlinks = /d' "$BETA_CONF"
 tb_run systemctl reload "$BETA_UNIT"
 incoming_clean "$BETA_IN"
+
+# Hostile packs (wire.h "Packs"): received and verified like any file, then
+# refused whole before anything is made; the tree is not published.
+tb_log "hostile packs: refused, nothing published, no staging directory left"
+for m in "pack-dotdot|an entry's name is not acceptable" "pack-past-end|an entry's data past the end" \
+         "pack-hash|the pack hash does not match"; do
+        cur=$(beta_cursor)
+        rc=0
+        tb_log "rawpeer ${m%%|*}"
+        "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" "${m%%|*}" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+        ((rc == 0)) || tb_fail "${m%%|*}: the receiver did not react as it must (rawpeer exit $rc)"
+        wait_for 15 beta_logged "$cur" "rawpack.*a bad pack: ${m#*|}" || {
+                beta_log_after "$cur" | sed 's/^/    beta: /' >&2
+                tb_fail "${m%%|*}: beta did not log why"
+        }
+        sed 's/^/    beta: /' <<<"$BETA_SEEN"
+        wait_for 15 no_stage || tb_fail "${m%%|*}: a staging directory stayed in $BETA_IN"
+        [[ ! -e $BETA_IN/rawpack && ! -e $BETA_IN/f ]] || tb_fail "${m%%|*}: a hostile pack published something"
+        beta_unhurt "${m%%|*}"
+done
 
 tb_log "a session of several files that breaks its rules after a good first file (which stays)"
 hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat

@@ -1,0 +1,178 @@
+#include "pack.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "macro.h"
+#include "name.h"
+
+static_assert(PACK_RECORD_HEADER == 1 + 1 + 2 + 4 + 8 + 8, "pack record header layout");
+static_assert(PACK_HASH_SIZE == crypto_hash_sha256_BYTES, "the pack hash is SHA-256");
+static_assert(PACK_NAME_MAX <= UINT16_MAX, "u16 name length");
+
+void pack_writer_init(struct pack_writer *w)
+{
+        *w = PACK_WRITER_NULL;
+        crypto_hash_sha256_init(&w->h);
+}
+
+void pack_writer_deinit(struct pack_writer *w)
+{
+        free(w->buf);
+        *w = PACK_WRITER_NULL;
+}
+
+uint64_t pack_record_size(uint64_t name_len, uint64_t size)
+{
+        return PACK_RECORD_HEADER + name_len + size;
+}
+
+static void pack_put_header(uint8_t out[PACK_RECORD_HEADER], const struct pack_entry *e)
+{
+        struct bytes_out o = BYTES_OUT(out, PACK_RECORD_HEADER);
+
+        bytes_put_u8(&o, e->type);
+        bytes_put_u8(&o, 0);
+        bytes_put_u16(&o, (uint16_t)e->name_len);
+        bytes_put_u32(&o, e->mode);
+        bytes_put_u64(&o, e->mtime_ns);
+        bytes_put_u64(&o, e->size);
+}
+
+int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **data)
+{
+        uint64_t need;
+        uint8_t *rec;
+
+        if ((e->type != PACK_DIR && e->type != PACK_FILE) || e->mode > 07777 || e->name_len == 0 ||
+            e->name_len > PACK_NAME_MAX || (e->type == PACK_DIR && e->size != 0) ||
+            memchr(e->name, '\0', e->name_len))
+                return -EINVAL;
+        /* Each term is bounded above, so the sum cannot wrap. */
+        if (e->size > PACK_BYTES_MAX)
+                return -EFBIG;
+        need = pack_record_size(e->name_len, e->size);
+        if (w->count >= PACK_ENTRIES_MAX || need > PACK_BYTES_MAX - w->len)
+                return -EFBIG;
+        if (w->len + need > w->cap) {
+                size_t cap = MAX((size_t)(w->len + need), MIN(2 * w->cap, (size_t)PACK_BYTES_MAX));
+                uint8_t *p = realloc(w->buf, cap);
+
+                if (!p)
+                        return -ENOMEM;
+                w->buf = p;
+                w->cap = cap;
+        }
+        rec = w->buf + w->len;
+        pack_put_header(rec, e);
+        memcpy(rec + PACK_RECORD_HEADER, e->name, e->name_len);
+        crypto_hash_sha256_update(&w->h, rec, PACK_RECORD_HEADER + e->name_len);
+        if (data)
+                *data = e->size ? rec + PACK_RECORD_HEADER + e->name_len : NULL;
+        w->len += (size_t)need;
+        w->count++;
+        return 0;
+}
+
+void pack_writer_hash(const struct pack_writer *w, uint8_t out[PACK_HASH_SIZE])
+{
+        crypto_hash_sha256_state h = w->h;
+
+        crypto_hash_sha256_final(&h, out);
+}
+
+void pack_reader_init(struct pack_reader *r, const void *buf, size_t len, uint32_t entries)
+{
+        *r = (struct pack_reader){ .buf = buf, .len = len, .entries = entries };
+        crypto_hash_sha256_init(&r->h);
+}
+
+static int pack_bad(struct pack_reader *r, const char *why)
+{
+        r->why = why;
+        /* A reader that failed stays failed. */
+        r->off = r->len + 1;
+        return -EBADMSG;
+}
+
+int pack_next(struct pack_reader *r, struct pack_entry *e)
+{
+        struct bytes_in in;
+        uint8_t flags;
+        size_t left;
+
+        if (r->off > r->len)
+                return -EBADMSG;
+        left = r->len - r->off;
+        if (left == 0)
+                return r->count == r->entries ? PACK_END : pack_bad(r, "fewer entries than announced");
+        if (r->count >= r->entries)
+                return pack_bad(r, "bytes after the last entry");
+        if (left < PACK_RECORD_HEADER)
+                return pack_bad(r, "a record header cut short");
+        in = BYTES_IN(r->buf + r->off, PACK_RECORD_HEADER);
+        *e = (struct pack_entry){ .type = bytes_get_u8(&in) };
+        flags = bytes_get_u8(&in);
+        e->name_len = bytes_get_u16(&in);
+        e->mode = bytes_get_u32(&in);
+        e->mtime_ns = bytes_get_u64(&in);
+        e->size = bytes_get_u64(&in);
+        if (e->type != PACK_DIR && e->type != PACK_FILE)
+                return pack_bad(r, "an entry of unknown type");
+        if (flags != 0)
+                return pack_bad(r, "an entry with unknown flags");
+        if (e->mode > 07777)
+                return pack_bad(r, "an entry's mode has more than permission bits");
+        if (e->type == PACK_DIR && e->size != 0)
+                return pack_bad(r, "a directory entry with data");
+        left -= PACK_RECORD_HEADER;
+        if (e->name_len == 0 || e->name_len > PACK_NAME_MAX)
+                return pack_bad(r, "an entry's name length out of range");
+        if (e->name_len > left)
+                return pack_bad(r, "an entry's name past the end of the pack");
+        e->name = (const char *)r->buf + r->off + PACK_RECORD_HEADER;
+        if (name_path_check(e->name, e->name_len, NULL) != NAME_OK)
+                return pack_bad(r, "an entry's name is not acceptable");
+        left -= e->name_len;
+        if (e->size > left)
+                return pack_bad(r, "an entry's data past the end of the pack");
+        e->data = e->size ? (const uint8_t *)e->name + e->name_len : NULL;
+        crypto_hash_sha256_update(&r->h, r->buf + r->off, PACK_RECORD_HEADER + e->name_len);
+        r->off += PACK_RECORD_HEADER + e->name_len + (size_t)e->size;
+        r->count++;
+        return PACK_ENTRY;
+}
+
+void pack_reader_hash(const struct pack_reader *r, uint8_t out[PACK_HASH_SIZE])
+{
+        crypto_hash_sha256_state h = r->h;
+
+        crypto_hash_sha256_final(&h, out);
+}
+
+int pack_check(const void *buf, size_t len, uint32_t entries, const uint8_t hash[PACK_HASH_SIZE],
+               const char **why)
+{
+        struct pack_reader r;
+        struct pack_entry e;
+        uint8_t h[PACK_HASH_SIZE];
+        int n;
+
+        pack_reader_init(&r, buf, len, entries);
+        while ((n = pack_next(&r, &e)) == PACK_ENTRY)
+                ;
+        if (n < 0) {
+                *why = r.why;
+                return n;
+        }
+        pack_reader_hash(&r, h);
+        /* Public values on both sides; nothing secret to time. */
+        if (memcmp(h, hash, PACK_HASH_SIZE) != 0) {
+                *why = "the pack hash does not match its entries";
+                return -EBADMSG;
+        }
+        return 0;
+}

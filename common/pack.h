@@ -1,0 +1,115 @@
+#pragma once
+
+/*
+ * A pack: several small entries of a tree (wire.h) carried as one offer's
+ * data, so a 4 KiB file costs neither a round trip nor a slot of its own.
+ * Pure code: the sender's daemon builds one in memory, the receiver's
+ * parses one it has received whole.
+ *
+ * A pack is a byte stream of records, one per entry, in the order the
+ * entries would have been offered (a directory before what it holds):
+ *
+ *   type u8 (PACK_DIR, PACK_FILE), flags u8 (0), name_len u16, mode u32
+ *   (07777 at most), mtime_ns u64, size u64 (0 for a directory), then
+ *   name[name_len] ("DEST/a/b", no NUL), then the file's size bytes
+ *
+ * integers little-endian. Nothing follows the last record. The pack hash
+ * is SHA-256 over every record's header and name in order (not the data:
+ * the offer's block digest covers that), carried in the pack's OFFER so
+ * the session MAC covers the names, modes and sizes as it covers a single
+ * entry's offer.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sodium.h>
+
+#define PACK_RECORD_HEADER      24
+#define PACK_HASH_SIZE          32
+/* At most this many entries and bytes (headers, names and data) in one
+ * pack: what a receiver reads into memory to unpack it. */
+#define PACK_ENTRIES_MAX        4096u
+#define PACK_BYTES_MAX          (8u << 20)
+/* Files up to this size go into packs; larger ones are offered alone. */
+#define PACK_FILE_MAX           (256u << 10)
+/* A name's bytes, as an offer's (WIRE_NAME_MAX). */
+#define PACK_NAME_MAX           255
+
+enum pack_type {
+        PACK_DIR = 1,
+        PACK_FILE = 2,
+};
+
+struct pack_entry {
+        uint8_t type;           /* enum pack_type */
+        uint32_t mode;          /* permission bits, 07777 at most; 0: the receiver's own */
+        uint64_t mtime_ns;      /* a file's mtime, ns since the epoch; 0: not kept */
+        uint64_t size;          /* data bytes; 0 for a directory */
+        const char *name;       /* name_len bytes, no NUL in a parsed pack */
+        size_t name_len;
+        const uint8_t *data;    /* parsed: the data within the pack */
+};
+
+/* A pack being built, in memory. */
+struct pack_writer {
+        uint8_t *buf;
+        size_t len, cap;
+        uint32_t count;
+        crypto_hash_sha256_state h;
+};
+
+#define PACK_WRITER_NULL ((struct pack_writer){ .buf = NULL })
+
+void pack_writer_init(struct pack_writer *w);
+void pack_writer_deinit(struct pack_writer *w);         /* safe on PACK_WRITER_NULL */
+
+/* The room a record of @e (name and data) takes in a pack. */
+uint64_t pack_record_size(uint64_t name_len, uint64_t size);
+
+/*
+ * Append @e's record: its header and name now, and room for its data,
+ * *@data (NULL for an empty one), which the caller fills before the next
+ * append (that may move the pack). 0; -EINVAL for a bad entry (type, mode, name empty or longer
+ * than PACK_NAME_MAX, a directory with data); -EFBIG when the pack would
+ * grow past PACK_ENTRIES_MAX or PACK_BYTES_MAX; -ENOMEM.
+ */
+int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **data);
+/* The pack hash of what is appended so far. */
+void pack_writer_hash(const struct pack_writer *w, uint8_t out[PACK_HASH_SIZE]);
+
+/* Walks a pack in memory, trusting none of its lengths. */
+struct pack_reader {
+        const uint8_t *buf;
+        size_t len, off;
+        uint32_t count, entries;
+        crypto_hash_sha256_state h;
+        const char *why;        /* after -EBADMSG: what is wrong, for people */
+};
+
+/* Read the @len bytes at @buf, which must hold exactly @entries records. */
+void pack_reader_init(struct pack_reader *r, const void *buf, size_t len, uint32_t entries);
+
+enum {
+        PACK_END = 0,           /* every record read, the pack well formed */
+        PACK_ENTRY = 1,         /* *@e is the next record (pointing into the pack) */
+};
+
+/*
+ * The next record: PACK_ENTRY, PACK_END after the last one when the pack
+ * holds the count announced and nothing more, or -EBADMSG (r->why says
+ * what: a short header, an unknown type or flag, a mode past 07777, a
+ * directory with data, a name that name_path_check() refuses, data past
+ * the end, more or fewer records than announced, trailing bytes).
+ */
+int pack_next(struct pack_reader *r, struct pack_entry *e);
+/* After PACK_END: the pack hash of every record read. */
+void pack_reader_hash(const struct pack_reader *r, uint8_t out[PACK_HASH_SIZE]);
+
+/*
+ * Check a whole pack: well formed as pack_next() sees it, @entries
+ * records, and its pack hash @hash. 0, or -EBADMSG with *@why set.
+ */
+int pack_check(const void *buf, size_t len, uint32_t entries, const uint8_t hash[PACK_HASH_SIZE],
+               const char **why);

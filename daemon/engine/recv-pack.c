@@ -1,0 +1,224 @@
+/*
+ * A pack of a tree's entries (wire.h "Packs", common/pack.h), received
+ * whole into its nameless file and verified by its block digest like any
+ * file, is unpacked here, on a worker: read back into memory (at most
+ * PACK_BYTES_MAX), checked whole (its records, their count, the pack hash
+ * the offer's MAC covered) before anything is made, then each entry made
+ * beneath the staging directory under the rules an entry offered alone is
+ * held to: beneath DEST, a directory by mkdirat, a file created O_EXCL by
+ * openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS (where the kernel
+ * or the unit's seccomp filter allows; openat O_NOFOLLOW else), its mode less
+ * setuid, setgid and group or other write, its mtime, and its digest in
+ * user.rdmaxfer.digest. Any bad entry fails the job; the staging
+ * directory goes as for any failed tree, so nothing of it is visible.
+ * Like a tree's file offered alone, an entry gets no fsync of its own:
+ * the tree's syncfs before its rename covers it (recv-file.c).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "engine-private.h"
+#include "name.h"
+#include "pack.h"
+#include "recv.h"
+
+_printf_(3, 4)
+static int recv_pack_bad(struct recv_xfer *x, unsigned int status, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(x->pack_why, sizeof(x->pack_why), fmt, ap);
+        va_end(ap);
+        x->pack_status = status;
+        return -EINVAL;
+}
+
+static int recv_pack_errno(struct recv_xfer *x, const char *what, const struct pack_entry *e, int err)
+{
+        unsigned int status = err == ENOSPC || err == EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO;
+
+        if (err == EEXIST)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "an entry of the tree came twice: %.*s",
+                                     (int)e->name_len, e->name);
+        /* A symlink or a file where a directory should be: the peer's doing. */
+        if (err == ELOOP || err == ENOTDIR || err == EXDEV || err == ENOENT)
+                status = WIRE_E_NAME;
+        return recv_pack_bad(x, status, "%s %.*s: %s", what, (int)e->name_len, e->name, strerror(err));
+}
+
+static int recv_pack_write_all(int fd, const uint8_t *p, uint64_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, p, n);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? -errno : -EIO;
+                p += w;
+                n -= (uint64_t)w;
+        }
+        return 0;
+}
+
+/* A file of the pack beneath the staging directory, whole. 0 or -EINVAL with pack_why. */
+static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pack_entry *e)
+{
+        struct open_how how = {
+                .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                .mode = 0640,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        _cleanup_(closep) int fd = -1;
+        struct digest d = DIGEST_NULL;
+        uint8_t sum[WIRE_DIGEST_SIZE];
+        char hex[DIGEST_HEX_SIZE];
+        struct timespec ts[2];
+        int r;
+
+        fd = (int)syscall(SYS_openat2, x->stage_fd, rel, &how, sizeof(how));
+        /* Without openat2 (an older kernel, or a seccomp filter that does
+         * not know it: systemd's answers ENOSYS): the staging directory is
+         * ours, 0700, holds no symlink (none is ever made in it) and @rel
+         * passed name_path_check(), so the plain walk stays beneath it. */
+        if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+                fd = openat(x->stage_fd, rel, (int)how.flags, (mode_t)how.mode);
+        if (fd < 0)
+                return recv_pack_errno(x, "creating", e, errno);
+        r = recv_pack_write_all(fd, e->data, e->size);
+        if (r < 0)
+                return recv_pack_errno(x, "writing", e, -r);
+        /* The digest a file offered alone gets, over the same bytes. */
+        r = digest_init(&d);
+        if (r == 0)
+                r = digest_start(&d, 0, e->size);
+        if (r == 0)
+                r = digest_update(&d, e->data, e->size);
+        if (r == 0)
+                digest_final(&d, sum);
+        digest_deinit(&d);
+        if (r < 0)
+                return recv_pack_errno(x, "hashing", e, -r);
+        digest_hex(sum, hex);
+        if (fsetxattr(fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 && errno != EOPNOTSUPP)
+                return recv_pack_errno(x, "storing " DIGEST_XATTR " of", e, errno);
+        if (e->mode && fchmod(fd, recv_tree_mode(e->mode, false)) < 0)
+                return recv_pack_errno(x, "mode of", e, errno);
+        if (e->mtime_ns) {
+                ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000u);
+                ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000u);
+                if (futimens(fd, ts) < 0)
+                        return recv_pack_errno(x, "mtime of", e, errno);
+        }
+        return 0;
+}
+
+/* Every record, checked, then made. Touches x->fd, offer, dest, stage_fd,
+ * job_bytes, offered, pack_*; nothing else runs on them meanwhile. */
+static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
+{
+        size_t dlen = strlen(x->dest);
+        const char *leaf = name_leaf(x->dest), *why = NULL;
+        struct pack_reader r;
+        struct pack_entry e;
+        char rel[WIRE_NAME_MAX + 1];
+        uint64_t data = 0;
+        int n;
+
+        if (pack_check(buf, len, x->offer.pack_entries, x->offer.pack_hash, &why) < 0)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", why);
+        pack_reader_init(&r, buf, len, x->offer.pack_entries);
+        while ((n = pack_next(&r, &e)) == PACK_ENTRY) {
+                /* Beneath DEST, as an entry offered alone must be. */
+                if (e.name_len <= dlen + 1 || memcmp(e.name, x->dest, dlen) != 0 || e.name[dlen] != '/')
+                        return recv_pack_bad(x, WIRE_E_NAME, "a packed entry is not beneath the job's destination");
+                if (e.size > x->job_bytes - x->offered - data)
+                        return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack: more bytes than the job announced");
+                if (x->pack_max_file && e.size > x->pack_max_file)
+                        return recv_pack_bad(x, WIRE_E_TOO_LARGE, "%.*s: %" PRIu64 " bytes is over max_file_size",
+                                             (int)e.name_len, e.name, e.size);
+                data += e.size;
+                /* DEST's leaf, then what follows DEST: shorter than the name. */
+                snprintf(rel, sizeof(rel), "%s%.*s", leaf, (int)(e.name_len - dlen), e.name + dlen);
+                if (e.type == PACK_DIR) {
+                        if (mkdirat(x->stage_fd, rel, 0755) < 0)
+                                return recv_pack_errno(x, "making", &e, errno);
+                        if (e.mode && fchmodat(x->stage_fd, rel, recv_tree_mode(e.mode, true), 0) < 0)
+                                return recv_pack_errno(x, "mode of", &e, errno);
+                        continue;
+                }
+                if (recv_pack_file(x, rel, &e) < 0)
+                        return -EINVAL;
+        }
+        if (n < 0)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", r.why);
+        x->pack_data = data;
+        return 0;
+}
+
+/* On a worker: the pack read back whole, then its entries made. */
+static int64_t recv_pack_worker(void *arg)
+{
+        struct recv_xfer *x = arg;
+        size_t len = (size_t)x->offer.size, got = 0;
+        _cleanup_(freep) uint8_t *buf = malloc(len ?: 1);
+
+        if (!buf)
+                return recv_pack_bad(x, WIRE_E_INTERNAL, "no memory to unpack %zu bytes", len);
+        while (got < len) {
+                ssize_t n = pread(x->fd, buf + got, len - got, (off_t)got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return recv_pack_bad(x, WIRE_E_IO, "reading the pack back: %s",
+                                             n < 0 ? strerror(errno) : "short");
+                got += (size_t)n;
+        }
+        return recv_pack_make(x, buf, len);
+}
+
+static void recv_on_unpacked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!xfer_io_done(&x->base) || x->base.state != XFER_FINISHING)
+                return;
+        if (res < 0) {
+                recv_fail(x, x->pack_status ?: WIRE_E_INTERNAL, x->pack_why);
+                return;
+        }
+        x->offered += x->pack_data;
+        recv_tree_entry_done(x);
+}
+
+void recv_pack_unpack(struct recv_xfer *x)
+{
+        int r;
+
+        x->pack_max_file = x->base.e->cfg->max_file_size;
+        x->pack_status = 0;
+        x->pack_why[0] = '\0';
+        x->pack_data = 0;
+        x->file_req.done = recv_on_unpacked;
+        r = io_call(x->base.e->io, &x->file_req, recv_pack_worker, x);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "unpacking: cannot start a worker");
+                return;
+        }
+        xfer_io_start(&x->base, "unpacking");
+}

@@ -1,0 +1,380 @@
+/*
+ * The session's next offer: one entry, or in a tree a pack of small ones
+ * (common/pack.h, wire.h "Packs"). Small entries, directories and files
+ * of at most PACK_FILE_MAX bytes, are taken from the owner while it has
+ * them ready, up to PACK_ENTRIES_MAX and PACK_BYTES_MAX; a worker then
+ * reads each file whole into the pack and the pack into a memfd, which
+ * goes through the data path as that offer's file. So a 4 KiB file costs
+ * neither an offer's round trip nor a disk request on the loop of its own.
+ *
+ * Every descriptor taken from the owner is ours: the worker closes the
+ * pack's once read, send_pack_free() whatever is still held.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "engine-private.h"
+#include "log.h"
+#include "send.h"
+
+static void send_entry_close(struct send_entry *e)
+{
+        safe_close(e->fd);
+        e->fd = -1;
+}
+
+void send_pack_free(struct engine_send *s)
+{
+        struct send_pack *p = &s->pack;
+
+        for (uint32_t i = 0; p->e && i < p->n; i++)
+                send_entry_close(&p->e[i]);
+        free(p->e);
+        p->e = NULL;
+        p->n = 0;
+        if (p->have_held)
+                send_entry_close(&p->held);
+        p->have_held = false;
+}
+
+void send_span_done(struct engine_send *s)
+{
+        struct send_pack *p = &s->pack;
+        struct xfer *b = &s->base;
+
+        if (!s->ops->file_done)
+                return;
+        if (!(s->offer.flags & WIRE_OFFER_PACK)) {
+                s->ops->file_done(s->owner, s->file, s->span_bytes);
+                return;
+        }
+        /* The owner may cancel from its callback: then no more. */
+        for (uint32_t i = 0; i < p->n && (b->state != XFER_CLOSING || b->outcome == ENGINE_DONE); i++)
+                s->ops->file_done(s->owner, s->file + i, p->e[i].size);
+}
+
+/*
+ * Entry @idx: the one held back, or the owner's next, checked and copied.
+ * 0; ENGINE_NEXT_LATER; or -1 when the transfer failed (or the owner
+ * cancelled from its callback).
+ */
+static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entry *out)
+{
+        struct engine_send_file f = { .fd = -1 };
+        struct xfer *b = &s->base;
+        const char *why = NULL;
+        unsigned int status = WIRE_E_IO;
+        int r;
+
+        if (s->pack.have_held) {
+                *out = s->pack.held;
+                s->pack.held.fd = -1;
+                s->pack.have_held = false;
+                return 0;
+        }
+        r = s->ops->next(s->owner, idx, &f);
+        /* The owner may have cancelled from its callback. */
+        if (b->state == XFER_CLOSING) {
+                if (r == 0)
+                        safe_close(f.fd);
+                return -1;
+        }
+        if (r == ENGINE_NEXT_LATER)
+                return r;
+        if (r < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "file %u: %s", idx + 1, strerror(-r));
+                return -1;
+        }
+        /* Ours now, whatever happens. */
+        *out = (struct send_entry){ .fd = f.fd, .dir = f.dir, .link = f.link, .size = f.size,
+                                    .mode = s->tree ? f.mode & 07777 : 0,
+                                    .mtime_ns = s->tree ? f.mtime_ns : 0 };
+        if (f.dir ? !s->tree || f.size != 0 || f.link : f.fd < 0 || (f.link && (!s->tree || f.size == 0))) {
+                why = f.dir || f.link ? "a directory or symlink outside a tree" : "no descriptor";
+        } else if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
+                why = "no name to send it under";
+                status = WIRE_E_NAME;
+        } else if (f.size > s->job_bytes - s->bytes_before - s->pack.data) {
+                why = "more bytes than the job announced";
+                status = WIRE_E_SIZE;
+        } else if (f.size / s->chunk + (f.size % s->chunk != 0) > UINT32_MAX) {
+                why = "needs more than 2^32 chunks";
+                status = WIRE_E_TOO_LARGE;
+        }
+        if (why) {
+                send_entry_close(out);
+                send_fail_permanent(s, status, "file %u: %s", idx + 1, why);
+                return -1;
+        }
+        snprintf(out->name, sizeof(out->name), "%s", f.name);
+        return 0;
+}
+
+void send_offer_next(struct engine_send *s, bool pack)
+{
+        struct xfer *b = &s->base;
+
+        b->size = s->size;
+        b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
+        b->nended = 0;
+        s->ndone = 0;
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
+                        return;
+                }
+        }
+        /* Token and nonce stay zero: the lanes are up, the session key is;
+         * the source too: a later file is never resumed (wire.h). */
+        s->offer = (struct wire_offer){
+                .transfer_id = s->id,
+                .size = s->size,
+                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
+                                    (s->link ? WIRE_OFFER_LINK : 0)),
+                .chunk_size = s->chunk,
+                .lanes = (uint16_t)b->nlanes,
+                .file = s->file,
+                .job_files = s->files,
+                .job_bytes = s->job_bytes,
+                .mode = s->mode,
+                .mtime_ns = s->mtime_ns,
+        };
+        if (pack) {
+                s->offer.flags |= WIRE_OFFER_PACK;
+                s->offer.pack_entries = s->span;
+                memcpy(s->offer.pack_hash, s->pack.hash, PACK_HASH_SIZE);
+        }
+        snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
+        if (b->session.on)
+                auth_next_offer_mac(&b->session, &s->offer, s->offer.mac);
+        xfer_set_state(b, XFER_OFFER);
+        xfer_arm_deadline(b);
+        send_post_offer(s);
+}
+
+void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
+{
+        safe_close(s->fd);
+        s->fd = e->fd;
+        e->fd = -1;
+        s->size = e->size;
+        s->dir = e->dir;
+        s->link = e->link;
+        s->mode = e->mode;
+        s->mtime_ns = e->mtime_ns;
+        snprintf(s->name, sizeof(s->name), "%s", e->name);
+        s->file = idx;
+        s->span = 1;
+        s->span_bytes = e->size;
+        send_offer_next(s, false);
+}
+
+/*
+ * On a worker: every entry's record, each file read whole (it must still
+ * be the size the owner counted), into a pack in memory, then into a
+ * memfd. Touches only @arg, the pack; closes every descriptor in it. The
+ * memfd, or -errno with p->why.
+ */
+static int64_t send_pack_build(void *arg)
+{
+        struct send_pack *p = arg;
+        _cleanup_(pack_writer_deinit) struct pack_writer w = PACK_WRITER_NULL;
+        _cleanup_(closep) int mfd = -1;
+        int r = 0;
+
+        pack_writer_init(&w);
+        for (uint32_t i = 0; i < p->n; i++) {
+                struct send_entry *e = &p->e[i];
+                struct pack_entry pe = { .type = e->dir ? PACK_DIR : PACK_FILE, .mode = e->mode,
+                                         .mtime_ns = e->mtime_ns, .size = e->size, .name = e->name,
+                                         .name_len = strlen(e->name) };
+                uint8_t *data = NULL;
+                struct stat st;
+                uint64_t got = 0;
+
+                if (r < 0) {
+                        send_entry_close(e);
+                        continue;
+                }
+                r = pack_append(&w, &pe, &data);
+                if (r < 0) {
+                        snprintf(p->why, sizeof(p->why), "%s: packing: %s", e->name, strerror(-r));
+                        send_entry_close(e);
+                        continue;
+                }
+                if (e->dir)
+                        continue;
+                if (fstat(e->fd, &st) < 0) {
+                        r = -errno;
+                        snprintf(p->why, sizeof(p->why), "%s: %s", e->name, strerror(-r));
+                } else if ((uint64_t)st.st_size != e->size) {
+                        r = -ESTALE;
+                        snprintf(p->why, sizeof(p->why), "%s: file changed while being sent", e->name);
+                }
+                while (r == 0 && got < e->size) {
+                        ssize_t n = pread(e->fd, data + got, e->size - got, (off_t)got);
+
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0) {
+                                r = -errno;
+                                snprintf(p->why, sizeof(p->why), "%s: reading: %s", e->name, strerror(-r));
+                        } else if (n == 0) {
+                                r = -ESTALE;
+                                snprintf(p->why, sizeof(p->why), "%s: file changed while being sent",
+                                         e->name);
+                        }
+                        got += n > 0 ? (uint64_t)n : 0;
+                }
+                send_entry_close(e);
+        }
+        if (r < 0)
+                return r;
+        mfd = memfd_create("rdmaxfer-pack", MFD_CLOEXEC);
+        if (mfd < 0) {
+                r = -errno;
+                snprintf(p->why, sizeof(p->why), "a memfd for the pack: %s", strerror(-r));
+                return r;
+        }
+        for (size_t off = 0; off < w.len;) {
+                ssize_t n = write(mfd, w.buf + off, w.len - off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? -errno : -EIO;
+                        snprintf(p->why, sizeof(p->why), "writing the pack: %s", strerror(-r));
+                        return r;
+                }
+                off += (size_t)n;
+        }
+        pack_writer_hash(&w, p->hash);
+        p->len = w.len;
+        return TAKE_FD(mfd);
+}
+
+static void send_on_pack_built(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, pack.req);
+        struct send_pack *p;
+
+        /* An ended transfer may be gone once its last request is back. */
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING) {
+                if (res >= 0)
+                        safe_close((int)res);
+                return;
+        }
+        p = &s->pack;
+        if (res < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "%s", p->why[0] ? p->why : strerror((int)-res));
+                return;
+        }
+        safe_close(s->fd);
+        s->fd = (int)res;
+        s->size = p->len;
+        s->dir = false;
+        s->link = false;
+        s->mode = 0;
+        s->mtime_ns = 0;
+        snprintf(s->name, sizeof(s->name), "%s", s->dest);
+        log_debug("transfer %" PRIu64 ": entries %u to %u in a pack of %" PRIu64 " bytes", s->id, s->file + 1,
+                  s->file + s->span, p->len);
+        send_offer_next(s, true);
+}
+
+void send_take_next(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+        struct send_pack *p = &s->pack;
+        uint32_t idx = s->file + s->span;
+        struct send_entry e;
+        int r;
+
+        s->want_next = false;
+        /* The last pack's entries are all published. */
+        p->n = 0;
+        p->bytes = p->data = 0;
+        p->why[0] = '\0';
+        if (!s->tree) {
+                r = send_entry_take(s, idx, &e);
+                if (r == ENGINE_NEXT_LATER) {
+                        /* Our wait is the owner's, not the receiver's fault:
+                         * no deadline here; the receiver keeps its own. */
+                        s->want_next = true;
+                        evtimer_del(b->timer);
+                }
+                if (r == 0)
+                        send_offer_entry(s, idx, &e);
+                return;
+        }
+        if (!p->e) {
+                p->e = calloc(PACK_ENTRIES_MAX, sizeof(*p->e));
+                if (!p->e) {
+                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
+                        return;
+                }
+        }
+        /* Small entries while the owner has them, and the pack has room. */
+        while (idx + p->n < s->files && p->n < PACK_ENTRIES_MAX) {
+                uint64_t rec;
+
+                r = send_entry_take(s, idx + p->n, &e);
+                if (r < 0)
+                        return;
+                if (r == ENGINE_NEXT_LATER && p->n > 0)
+                        break;
+                if (r == ENGINE_NEXT_LATER) {
+                        s->want_next = true;
+                        evtimer_del(b->timer);
+                        return;
+                }
+                rec = pack_record_size(strlen(e.name), e.size);
+                /* A symlink goes alone: the receiver makes links at the end (recv-file.c). */
+                if (!e.link && (e.dir || e.size <= PACK_FILE_MAX) && rec <= PACK_BYTES_MAX - p->bytes) {
+                        p->e[p->n++] = e;
+                        p->bytes += rec;
+                        p->data += e.size;
+                        continue;
+                }
+                if (p->n == 0) {
+                        /* A large file or a symlink: alone, as ever. */
+                        send_offer_entry(s, idx, &e);
+                        return;
+                }
+                /* The next offer's, after this pack. */
+                p->held = e;
+                p->have_held = true;
+                break;
+        }
+        if (p->n == 0) {
+                send_fail(s, WIRE_E_INTERNAL, "file %u: nothing to offer", idx + 1);
+                return;
+        }
+        if (p->n == 1) {
+                /* A pack of one would cost the worker and save nothing. */
+                e = p->e[0];
+                p->e[0].fd = -1;
+                p->n = 0;
+                p->data = 0;
+                send_offer_entry(s, idx, &e);
+                return;
+        }
+        s->file = idx;
+        s->span = p->n;
+        s->span_bytes = p->data;
+        p->req.done = send_on_pack_built;
+        r = io_call(b->e->io, &p->req, send_pack_build, p);
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "packing files %u to %u: %s", idx + 1, idx + p->n, strerror(-r));
+                return;
+        }
+        xfer_io_start(b, "reading small files");
+}

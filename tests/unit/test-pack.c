@@ -1,0 +1,216 @@
+/* The pack format (common/pack.h): round trips, the byte layout, and every malformed pack. */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "pack.h"
+#include "tap.h"
+
+static void put64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+}
+
+static int append(struct pack_writer *w, uint8_t type, const char *name, uint32_t mode, uint64_t mtime,
+                  const char *data, uint64_t size)
+{
+        struct pack_entry e = { .type = type, .mode = mode, .mtime_ns = mtime, .size = size,
+                                .name = name, .name_len = strlen(name) };
+        uint8_t *p;
+        int r;
+
+        r = pack_append(w, &e, &p);
+        if (r == 0 && size)
+                memcpy(p, data, size);
+        return r;
+}
+
+/* A small pack of three records, its bytes in *@len. */
+static uint8_t *sample(size_t *len, uint8_t hash[PACK_HASH_SIZE])
+{
+        struct pack_writer w;
+        uint8_t *out;
+
+        pack_writer_init(&w);
+        append(&w, PACK_DIR, "dest/a", 0755, 0, NULL, 0);
+        append(&w, PACK_FILE, "dest/a/hello.txt", 0644, 1234567890123456789ull, "hello", 5);
+        append(&w, PACK_FILE, "dest/a/\xc3\xa9t\xc3\xa9", 0600, 1, NULL, 0);
+        pack_writer_hash(&w, hash);
+        *len = w.len;
+        out = TAKE_PTR(w.buf);
+        pack_writer_deinit(&w);
+        return out;
+}
+
+static void test_round_trip(void)
+{
+        uint8_t hash[PACK_HASH_SIZE], h2[PACK_HASH_SIZE];
+        struct pack_reader r;
+        struct pack_entry e;
+        const char *why = NULL;
+        size_t len;
+        uint8_t *p = sample(&len, hash);
+
+        is_int(len, 3 * PACK_RECORD_HEADER + 6 + 16 + 5 + 12, "three records' bytes");
+        /* The layout: type, flags, name_len, mode, mtime_ns, size, name, data. */
+        ok(p[0] == PACK_DIR && p[1] == 0 && p[2] == 6 && p[3] == 0, "first header's type and name length");
+        ok(memcmp(p + PACK_RECORD_HEADER, "dest/a", 6) == 0, "first name follows its header");
+
+        pack_reader_init(&r, p, len, 3);
+        is_int(pack_next(&r, &e), PACK_ENTRY, "first record");
+        ok(e.type == PACK_DIR && e.mode == 0755 && e.size == 0 && e.name_len == 6 &&
+           memcmp(e.name, "dest/a", 6) == 0 && !e.data, "a directory");
+        is_int(pack_next(&r, &e), PACK_ENTRY, "second record");
+        ok(e.type == PACK_FILE && e.mode == 0644 && e.mtime_ns == 1234567890123456789ull && e.size == 5 &&
+           memcmp(e.data, "hello", 5) == 0 && e.name_len == 16, "a file and its data");
+        is_int(pack_next(&r, &e), PACK_ENTRY, "third record");
+        ok(e.size == 0 && !e.data && e.mtime_ns == 1, "an empty file with a UTF-8 name");
+        is_int(pack_next(&r, &e), PACK_END, "then the end");
+        pack_reader_hash(&r, h2);
+        ok(memcmp(hash, h2, PACK_HASH_SIZE) == 0, "reader's hash is the writer's");
+        is_int(pack_check(p, len, 3, hash, &why), 0, "pack_check passes it");
+
+        /* The hash covers the headers and names, not the data. */
+        p[PACK_RECORD_HEADER + 6 + PACK_RECORD_HEADER + 16] ^= 1;
+        is_int(pack_check(p, len, 3, hash, &why), 0, "data is the offer digest's to cover");
+        p[PACK_RECORD_HEADER + 6 + 4] ^= 1;     /* the file's mode */
+        is_int(pack_check(p, len, 3, hash, &why), -EBADMSG, "a changed mode breaks the hash");
+        ok(why && strstr(why, "hash"), "and says so: %s", why ? why : "(null)");
+        free(p);
+}
+
+static void test_writer_limits(void)
+{
+        struct pack_writer w;
+        char name[PACK_NAME_MAX + 2];
+        uint8_t *data;
+        int r = 0;
+
+        pack_writer_init(&w);
+        is_int(append(&w, 3, "d/x", 0, 0, NULL, 0), -EINVAL, "unknown type");
+        is_int(append(&w, PACK_FILE, "d/x", 010000, 0, NULL, 0), -EINVAL, "mode past 07777");
+        is_int(append(&w, PACK_FILE, "", 0, 0, NULL, 0), -EINVAL, "empty name");
+        memset(name, 'a', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        is_int(append(&w, PACK_FILE, name, 0, 0, NULL, 0), -EINVAL, "name too long");
+        is_int(pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .size = 1, .name = "d/x",
+                                                      .name_len = 3 }, &data),
+               -EINVAL, "a directory with data");
+        is_int(pack_append(&w, &(struct pack_entry){ .type = PACK_FILE, .size = PACK_BYTES_MAX,
+                                                      .name = "d/x", .name_len = 3 }, &data),
+               -EFBIG, "more than PACK_BYTES_MAX");
+        is_int(w.count, 0, "nothing appended by a refusal");
+        for (unsigned int i = 0; i < PACK_ENTRIES_MAX && r == 0; i++)
+                r = append(&w, PACK_DIR, "d/x", 0, 0, NULL, 0);
+        is_int(r, 0, "PACK_ENTRIES_MAX entries");
+        is_int(append(&w, PACK_DIR, "d/x", 0, 0, NULL, 0), -EFBIG, "and not one more");
+        pack_writer_deinit(&w);
+        pack_writer_deinit(&w);
+        ok(w.buf == NULL, "deinit twice is safe");
+}
+
+/* Check one malformed pack: refused, with a reason. */
+static void bad(const uint8_t *p, size_t len, uint32_t entries, const char *what)
+{
+        struct pack_reader r;
+        struct pack_entry e;
+        int n;
+
+        pack_reader_init(&r, p, len, entries);
+        while ((n = pack_next(&r, &e)) == PACK_ENTRY)
+                ;
+        ok(n == -EBADMSG && r.why, "%s: refused (%s)", what, r.why ? r.why : "no reason");
+        /* A failed reader stays failed. */
+        is_int(pack_next(&r, &e), -EBADMSG, "%s: and stays refused", what);
+}
+
+static void test_malformed(void)
+{
+        uint8_t hash[PACK_HASH_SIZE];
+        size_t len, second = PACK_RECORD_HEADER + 6;
+        uint8_t *p = sample(&len, hash), q[256];
+        const char *why = NULL;
+
+        if (len + 8 > sizeof(q)) {
+                ok(false, "the sample pack fits the test's buffer");
+                free(p);
+                return;
+        }
+
+        bad(p, len, 2, "more records than announced");
+        bad(p, len, 4, "fewer records than announced");
+        bad(p, len - 1, 3, "the last record cut short");
+        bad(p, 10, 1, "a short header");
+        memcpy(q, p, len);
+        memset(q + len, 0, 8);
+        bad(q, len + 8, 3, "trailing bytes");
+
+        memcpy(q, p, len);
+        q[second] = 7;
+        bad(q, len, 3, "an unknown type");
+        memcpy(q, p, len);
+        q[second + 1] = 1;
+        bad(q, len, 3, "unknown flags");
+        memcpy(q, p, len);
+        q[second + 5] = 0x10;   /* mode 010644 */
+        bad(q, len, 3, "a mode past 07777");
+        memcpy(q, p, len);
+        put64(q + 16, 1);       /* the directory's size */
+        bad(q, len, 3, "a directory with data");
+        memcpy(q, p, len);
+        put16(q + second + 2, 0);
+        bad(q, len, 3, "an empty name");
+        memcpy(q, p, len);
+        put16(q + second + 2, 300);
+        bad(q, len, 3, "a name length past PACK_NAME_MAX");
+        memcpy(q, p, len);
+        put16(q + 2, 200);
+        bad(q, 60, 3, "a name past the end");
+        memcpy(q, p, len);
+        put64(q + second + 16, 6);
+        bad(q, len, 3, "data one past the end");
+        memcpy(q, p, len);
+        put64(q + second + 16, UINT64_MAX);
+        bad(q, len, 3, "a size that would wrap");
+        memcpy(q, p, len);
+        memcpy(q + PACK_RECORD_HEADER, "de/../", 6);
+        bad(q, len, 3, "a '..' component");
+        memcpy(q, p, len);
+        q[PACK_RECORD_HEADER] = '/';
+        bad(q, len, 3, "an absolute name");
+        memcpy(q, p, len);
+        memcpy(q + PACK_RECORD_HEADER, "dest/.", 6);
+        bad(q, len, 3, "a hidden component");
+        memcpy(q, p, len);
+        q[PACK_RECORD_HEADER + 5] = '\0';
+        bad(q, len, 3, "a NUL in a name");
+        memcpy(q, p, len);
+        q[PACK_RECORD_HEADER + 5] = '\xff';
+        bad(q, len, 3, "a name that is not UTF-8");
+        bad(p, 0, 1, "an empty pack that announces an entry");
+
+        memcpy(q, p, len);
+        memcpy(q + PACK_RECORD_HEADER, "dest/b", 6);
+        is_int(pack_check(q, len, 3, hash, &why), -EBADMSG, "a renamed entry fails pack_check");
+        ok(why && strstr(why, "hash"), "on the hash");
+        is_int(pack_check(p, len, 2, hash, &why), -EBADMSG, "pack_check: the count too");
+        free(p);
+}
+
+int main(void)
+{
+        test_round_trip();
+        test_writer_limits();
+        test_malformed();
+        return done_testing();
+}
