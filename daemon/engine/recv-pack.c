@@ -203,6 +203,9 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
                 return;
         }
         x->offered += x->pack_data;
+        /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
+         * headers and names too: its data is all in (recv_finish). */
+        x->base.bytes -= x->offer.size - x->pack_data;
         recv_tree_entry_done(x);
 }
 
