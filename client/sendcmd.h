@@ -44,6 +44,7 @@ struct sendcmd {
         bool multi;
         char src_leaf[CTL_NAME_MAX + 1];
         uint32_t fed;                   /* tree entries handed over (DEST itself is the first) */
+        bool feed_closed;               /* the daemon closed the connection we fed on */
         int feed_sock;
         struct ctl_submit submit;
         uint64_t id;

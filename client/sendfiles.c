@@ -153,6 +153,26 @@ int sendcmd_count(struct sendcmd *sc)
 }
 
 /*
+ * Handing a file over failed (@r): the daemon closed the connection. Its
+ * ERROR, if it could still be read, says why, unless it only says the job
+ * ended: the job's own report (sendcmd_watch) says how, and with what
+ * reason, whichever of the two the socket still held.
+ */
+static void sendcmd_feed_closed(int sock, int r)
+{
+        struct ctl_msg rep = { .type = 0 };
+        int pfd = -1;
+
+        if (ctl_recv(sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR) {
+                if (rep.error.code != -ECANCELED)
+                        xferctl_say_error("send", &rep.error);
+        } else if (r != -EPIPE && r != -ECONNRESET) {
+                xferctl_say_io(r);
+        }
+        safe_close(pfd);
+}
+
+/*
  * Hand the files after the first over on @sock, one FILE each, in order;
  * the daemon reads the next only when it has room, so this blocks as it
  * must. Returns -1 or an exit code.
@@ -160,11 +180,11 @@ int sendcmd_count(struct sendcmd *sc)
 int sendcmd_feed(struct sendcmd *sc, int sock)
 {
         for (unsigned int i = 1; i < sc->npaths; i++) {
-                struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+                struct ctl_msg m = { .type = CTL_FILE };
                 _cleanup_(freep) char *shown = esc_term_dup(sc->paths[i]);
                 _cleanup_(closep) int fd = -1;
                 uint64_t size;
-                int r, pfd = -1;
+                int r;
 
                 r = sendcmd_open_path(sc->paths[i], &fd, &size);
                 if (r >= 0) {
@@ -183,13 +203,9 @@ int sendcmd_feed(struct sendcmd *sc, int sock)
                 r = ctl_send(sock, &m, fd);
                 if (r >= 0)
                         continue;
-                /* The daemon closed: its ERROR says why. */
-                if (ctl_recv(sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR)
-                        xferctl_say_error("send", &rep.error);
-                else
-                        xferctl_say_io(r);
-                safe_close(pfd);
-                return XFERCTL_EXIT_FAILED;
+                /* The job's report follows. */
+                sendcmd_feed_closed(sock, r);
+                return -1;
         }
         return -1;
 }
@@ -407,9 +423,9 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
         struct sendcmd *sc = k->sc;
-        struct ctl_msg m = { .type = CTL_FILE }, rep = { .type = 0 };
+        struct ctl_msg m = { .type = CTL_FILE };
         _cleanup_(closep) int link_fd = -1;
-        int r, pfd = -1;
+        int r;
 
         /* DEST came with the SUBMIT. */
         if (e->kind == WALK_DIR_END || (e->depth == 0 && !sc->multi) ||
@@ -453,13 +469,8 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                 k->entries++;
                 return 0;
         }
-        /* The daemon closed: its ERROR says why. */
-        if (ctl_recv(sc->feed_sock, &rep, &pfd) == 0 && rep.type == CTL_ERROR)
-                xferctl_say_error("send", &rep.error);
-        else
-                xferctl_say_io(r);
-        safe_close(pfd);
-        k->exit = XFERCTL_EXIT_FAILED;
+        sendcmd_feed_closed(sc->feed_sock, r);
+        sc->feed_closed = true;
         return r;
 }
 
@@ -485,6 +496,9 @@ int sendcmd_feed_tree(struct sendcmd *sc, int sock)
                 /* Checked when counting. */
                 (void)sendcmd_src_begin(sc, i);
                 r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+                /* The daemon ended it: the job's report follows. */
+                if (sc->feed_closed)
+                        return -1;
                 if (k.exit >= 0 || r < 0) {
                         xferctl_say("job %" PRIu64 " is cancelled", sc->id);
                         return k.exit >= 0 ? k.exit : XFERCTL_EXIT_FAILED;
