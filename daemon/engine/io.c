@@ -348,10 +348,10 @@ static uint64_t io_now_ms(void)
  * the caller's MRs, about to go. SQEs it never took need no wait and go
  * with the ring; so do continuations still waiting for an SQE. A request
  * the kernel will not give up (a FUSE server that ignores interrupts, a
- * hard NFS mount) is waited for IO_DRAIN_MS at most: returns how many are
- * still out.
+ * hard NFS mount) is waited for until @deadline (io_now_ms()) at most:
+ * returns how many are still out.
  */
-static unsigned int io_drain(struct io *io)
+static unsigned int io_drain(struct io *io, uint64_t deadline)
 {
         unsigned int taken = io->sqes - io_uring_sq_ready(&io->ring);
         struct io_uring_sync_cancel_reg cancel = {
@@ -359,7 +359,6 @@ static unsigned int io_drain(struct io *io)
                 .flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
                 .timeout = { .tv_sec = 1 },
         };
-        uint64_t deadline = io_now_ms() + IO_DRAIN_MS;
         int r;
 
         if (taken == 0)
@@ -401,8 +400,13 @@ static void io_pool_unref(struct io_pool *pool)
         free(pool);
 }
 
-/* Drop the io's reference: a call still running is left to its thread. */
-static unsigned int io_pool_close(struct io_pool *pool)
+/*
+ * Drop the io's reference. A call still running is waited for until
+ * @deadline (io_now_ms()): one that is merely busy (a start-up sweep, an
+ * fstatvfs) finishes and its owner may free it; one still running then is
+ * stuck, and left to its thread. Returns how many were left.
+ */
+static unsigned int io_pool_close(struct io_pool *pool, uint64_t deadline)
 {
         unsigned int running;
         bool last;
@@ -414,6 +418,23 @@ static unsigned int io_pool_close(struct io_pool *pool)
         /* Never started: their owners may free them. */
         pool->todo = NULL;
         pool->todo_tail = &pool->todo;
+        while (pool->running > 0) {
+                uint64_t now = io_now_ms(), wait;
+                struct timespec ts;
+
+                if (now >= deadline)
+                        break;
+                /* The condition variable keeps CLOCK_REALTIME: wait relative to it. */
+                wait = deadline - now;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_sec += (time_t)(wait / 1000u);
+                ts.tv_nsec += (long)(wait % 1000u) * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&pool->cond, &pool->lock, &ts);
+        }
         running = pool->running;
         last = --pool->refs == 0;
         pthread_cond_broadcast(&pool->cond);
@@ -425,6 +446,7 @@ static unsigned int io_pool_close(struct io_pool *pool)
 
 unsigned int io_free(struct io *io)
 {
+        uint64_t deadline = io_now_ms() + IO_DRAIN_MS;
         unsigned int left = 0;
 
         if (!io)
@@ -433,9 +455,10 @@ unsigned int io_free(struct io *io)
                 event_free(io->ev);
         if (io->retry)
                 event_free(io->retry);
-        left = io_pool_close(io->pool);
+        /* One deadline for both: a worker's call and the kernel's requests. */
+        left = io_pool_close(io->pool, deadline);
         if (io->ring_ok) {
-                left += io_drain(io);
+                left += io_drain(io, deadline);
                 /* The kernel keeps what it still runs for us; closing does not wait. */
                 io_uring_queue_exit(&io->ring);
         }
@@ -549,10 +572,13 @@ static void *io_worker(void *arg)
 
                 pthread_mutex_lock(&pool->lock);
                 pool->running--;
-                /* Closed meanwhile: the owner was told this one is still
-                 * out and keeps it; nobody reads a result any more. */
-                if (pool->closing)
+                /* Closing: io_pool_close waits for this one (and told its
+                 * owner it was still out if it came back too late); nobody
+                 * reads a result any more. */
+                if (pool->closing) {
+                        pthread_cond_broadcast(&pool->cond);
                         continue;
+                }
                 req->res = res;
                 req->next = NULL;
                 *pool->done_tail = req;

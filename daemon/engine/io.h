@@ -52,9 +52,9 @@ struct io_req {
 /* @depth: the most requests in flight at once. 0 or -errno. */
 int io_new(struct io **out, struct event_base *base, unsigned int depth);
 /*
- * Cancels what the kernel is doing for us and waits for it, at most
- * IO_DRAIN_MS (the buffers are the caller's); drops the rest. No callback
- * runs. Not from a callback. Returns how many requests are still out (the
+ * Cancels what the kernel is doing for us and waits for it, and for the
+ * calls workers are running, at most IO_DRAIN_MS in all (the buffers are
+ * the caller's); drops the rest (calls not started). No callback runs. Not from a callback. Returns how many requests are still out (the
  * kernel would not cancel them, or a worker is stuck in its call): their
  * memory, and the buffers they read into or write from, must never be
  * freed or reused, since they may still be written when they return.
