@@ -205,6 +205,13 @@ void conn_disconnect(struct conn *c)
         if (c->disconnecting || !c->id)
                 return;
         c->disconnecting = true;
+        /* A DREQ posted while the port is down never completes on 6.1
+         * rxe: its id, and with it the device's removal, then wait for it
+         * for ever (reaper.h). The peer cannot hear it anyway; the id is
+         * destroyed once the port is back (which sends the DREQ then) or
+         * the device goes. */
+        if (c->env->port_down)
+                return;
         /* Fails with EINVAL when never connected; reap is then up to the caller. */
         if (rdma_disconnect(c->id) && errno != EINVAL)
                 log_debug("%s: rdma_disconnect: %m", c->peer);

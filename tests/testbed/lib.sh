@@ -92,6 +92,26 @@ rdma_active() {
         [[ $(rdma link show "$1/1" 2>/dev/null) == *"state ACTIVE"* ]]
 }
 
+# rdma_link_del DEV: `rdma link del DEV`, which returns once every process
+# has let go of the device. Fails after 60 s, with what the kernel says:
+# a removal stuck in the kernel (uninterruptible, so `timeout` could never
+# end it) would otherwise hold the scenario until its own timeout.
+rdma_link_del() {
+        local pid i
+        tb_log "+ rdma link del $1"
+        rdma link del "$1" &
+        pid=$!
+        for ((i = 0; i < 300; i++)); do
+                kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+                sleep 0.2
+        done
+        tb_log "rdma link del $1 still waits after 60 s: state $(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null), in $(cat "/proc/$pid/wchan" 2>/dev/null)"
+        sed 's/^/    stack: /' "/proc/$pid/stack" 2>/dev/null
+        rdma resource show cm_id 2>/dev/null | sed 's/^/    cm_id: /'
+        dmesg | tail -n 15 | sed 's/^/    dmesg: /'
+        return 1
+}
+
 # netdev_bytes NETDEV rx|tx: byte counter of a network device.
 netdev_bytes() {
         cat "/sys/class/net/$1/statistics/$2_bytes"

@@ -33,7 +33,7 @@ beta_ctl() { xferctl --socket "$BETA_SOCK" "$@"; }
 # rdma link del must return: it waits for every process to let go.
 device_del() {
         local t0=$SECONDS
-        tb_run timeout 60 rdma link del "$BETA_DEV" ||
+        rdma_link_del "$BETA_DEV" ||
                 tb_fail "rdma link del $BETA_DEV did not return in 60 s: something still holds the device"
         tb_log "rdma link del took $((SECONDS - t0)) s"
 }

@@ -107,7 +107,7 @@ journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "att
 sleep "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { d = 15 - (b - a); print (d > 0 ? d : 0) }')"
 link_restore
 t1=$(now)
-tb_run timeout 60 rdma link del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"
+rdma_link_del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"
 tb_run rdma link add "$BETA_DEV" type rxe netdev "$nb" || tb_fail "rdma link add"
 wait_for 30 rdma_active "$BETA_DEV" || tb_fail "$BETA_DEV not ACTIVE"
 wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA_DEV"
