@@ -205,13 +205,11 @@ void conn_disconnect(struct conn *c)
         if (c->disconnecting || !c->id)
                 return;
         c->disconnecting = true;
-        /* A DREQ posted while the port is down never completes on 6.1
-         * rxe: its id, and with it the device's removal, then wait for it
-         * for ever (reaper.h). The peer cannot hear it anyway; the id is
-         * destroyed once the port is back (which sends the DREQ then) or
-         * the device goes. */
-        if (c->env->port_down)
-                return;
+        /* At once, even on a port that is down: there the DREQ fails fast
+         * (no route) and the id goes to timewait. Left for the destroy
+         * after the port is back, an established id's DREQ never completed
+         * on 6.1 rxe after a link flap (cm_destroy_id_wait_timeout, state
+         * DREQ_SENT), and the device's removal waited for it for ever. */
         /* Fails with EINVAL when never connected; reap is then up to the caller. */
         if (rdma_disconnect(c->id) && errno != EINVAL)
                 log_debug("%s: rdma_disconnect: %m", c->peer);

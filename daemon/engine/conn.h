@@ -23,9 +23,6 @@ struct conn_env {
         struct ibv_context *verbs;
         struct ibv_pd *pd;
         struct reaper *reaper;
-        /* The port is down (IBV_EVENT_PORT_ERR until PORT_ACTIVE): no
-         * disconnect request is sent (conn_disconnect says why). */
-        bool port_down;
 };
 
 /* High bit of a wr_id marks a control-message buffer; the rest is its index. */

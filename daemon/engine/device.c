@@ -212,7 +212,6 @@ int engine_device_open(struct engine *e, bool quiet)
         }
         e->env.verbs = e->verbs;
         e->env.pd = e->pd;
-        e->env.port_down = false;
         r = device_register(e, e->ring_mem, e->ring_bytes, &e->ring_mr, "receive ring");
         if (r < 0)
                 goto fail;
@@ -357,8 +356,7 @@ static void device_port_down(struct engine *e, unsigned int port)
         unsigned int n;
 
         snprintf(text, sizeof(text), "RDMA port %s/%u went down", e->dev_name, port);
-        /* Their ids wait for the port, undisconnected (reaper.h says why). */
-        e->env.port_down = true;
+        /* Their ids wait for the port (reaper.h says why). */
         reaper_park(e->reaper, true);
         n = device_kill_all(e, text);
         log_err("%s: failed %u transfer(s)", text, n);
@@ -385,7 +383,6 @@ static void device_on_async(evutil_socket_t fd, short what, void *arg)
                         break;
                 case IBV_EVENT_PORT_ACTIVE:
                         log_notice("RDMA port %s/%u is active", e->dev_name, port);
-                        e->env.port_down = false;
                         reaper_park(e->reaper, false);
                         break;
                 case IBV_EVENT_DEVICE_FATAL:
