@@ -220,8 +220,8 @@ tb_log "outside symlinks: refused by tree_symlinks safe, kept as links by any; n
 # Many small files: packed several to an offer (wire.h "Packs"), so the
 # receiver's job entry counts fewer packs than entries, and they arrive
 # exactly as entries offered one by one would: nested and empty
-# directories, empty files, UTF-8 names, the pack limit's edges (256 KiB
-# packed, 256 KiB + 1 alone), a few larger files between them, modes and
+# directories, empty files, UTF-8 names, the pack limit's edges (4 MiB
+# packed, 4 MiB + 1 alone), a few larger files between them, modes and
 # mtimes. Cut from one blob per directory: a few processes, not 2,000.
 pk=$SRC/packs
 rm -rf "$pk" && mkdir -p "$pk"
@@ -235,10 +235,10 @@ done
 mkdir -p "$pk/empty1" "$pk/empty2/inner" "$pk/zero" "$pk/été/über"
 (cd "$pk/zero" && touch z{00..39}) || tb_fail "touch"
 for n in un deux trois quatre; do make_file "$pk/été/über/fichier-$n.txt" 777; done
-make_file "$pk/d01/edge-256k" $((256 * 1024))
-make_file "$pk/d02/edge-256k+1" $((256 * 1024 + 1))
-make_file "$pk/d03/large-a" $((3 * 1024 * 1024 + 5))
-make_file "$pk/d10/large-b" $((1024 * 1024))
+make_file "$pk/d01/edge-4m" $((4 * 1024 * 1024))
+make_file "$pk/d02/edge-4m+1" $((4 * 1024 * 1024 + 1))
+make_file "$pk/d03/large-a" $((6 * 1024 * 1024 + 5))
+make_file "$pk/d10/large-b" $((5 * 1024 * 1024))
 chmod 600 "$pk/d04/sub/f000"
 chmod 4755 "$pk/d05/sub/f001"
 chmod 750 "$pk/d06/sub"
