@@ -115,7 +115,10 @@ rdma_link_del() {
         tb_log "rdma link del $1 still waits after 60 s: state $(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null), in $(cat "/proc/$pid/wchan" 2>/dev/null)"
         sed 's/^/    stack: /' "/proc/$pid/stack" 2>/dev/null
         rdma resource show cm_id 2>/dev/null | sed 's/^/    cm_id: /'
-        journalctl --no-pager -o short-monotonic -u 'rdmaxferd*' --since "-90s" 2>/dev/null | tail -n 40 | sed 's/^/    journal: /'
+        journalctl --no-pager -o short-monotonic -u "$BETA_UNIT" --since "-150s" 2>/dev/null | tail -n 40 |
+                sed 's/^/    beta: /'
+        journalctl --no-pager -o short-monotonic -u "$ALPHA_UNIT" --since "-150s" 2>/dev/null | tail -n 10 |
+                sed 's/^/    alpha: /'
         dmesg | tail -n 8 | sed 's/^/    dmesg: /'
         if dmesg | awk -v t="$since" 'match($0, /^\[ *[0-9.]+\]/) && substr($0, 2, RLENGTH - 2) + 0 >= t &&
                 /cm_destroy_id_wait_timeout/ { f = 1 } END { exit !f }'; then
