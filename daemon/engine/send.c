@@ -152,6 +152,7 @@ static void send_log(struct xfer *b)
                 .lanes = b->t_start ? b->nlanes : 0,
                 .files = s->file + (s->result_ok ? s->span : 0),
                 .files_total = s->files,
+                .skipped = s->skipped,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
         });
 }
@@ -472,7 +473,8 @@ static void send_next_file(struct engine_send *s)
         if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
                 return;
         s->result_ok = false;
-        s->bytes_before += s->span_bytes;
+        /* A skipped file moved nothing. */
+        s->bytes_before += s->skipping ? 0 : s->span_bytes;
         b->bytes = s->bytes_before;
         send_span_done(s);
         /* The owner may have cancelled from its callback. */
@@ -599,6 +601,8 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 /* The receiver verified the lot; the other lanes' last
                  * acknowledgements may not be polled yet. */
                 if (m->result.status == WIRE_OK && b->nended == b->nlanes) {
+                        if (s->file + s->span < s->files && l->base.idx == 0)
+                                send_sync_result(s, &m->result);
                         if (s->file + s->span < s->files) {
                                 /* The session goes on: only lane 0 hears of it. */
                                 if (l->base.idx != 0)
@@ -607,7 +611,8 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                                 send_next_file(s);
                                 return;
                         }
-                        b->bytes = s->bytes_before + s->span_bytes;
+                        send_sync_result(s, &m->result);
+                        b->bytes = s->bytes_before + (s->skipping ? 0 : s->span_bytes);
                         s->bytes_before = b->bytes;
                         s->result_ok = true;
                         if (b->t_last == 0)
@@ -691,6 +696,7 @@ static void send_ended(struct xfer *b)
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .files = s->file + (s->result_ok ? s->span : 0),
+                .skipped = s->skipped,
         };
         s->ops->done(s->owner, &r);
 }
@@ -707,6 +713,7 @@ static void send_gone(struct xfer *b)
 
         safe_close(s->fd);
         send_pack_free(s);
+        send_sync_free(s);
         free(s);
 }
 
