@@ -175,7 +175,7 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
                 x->packs++;
         if (x->job_files > 1 && b->e->cfg->log_level < CONFIG_LOG_DEBUG)
                 return;
-        if (ok)
+        if (ok && !x->skip)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
@@ -183,12 +183,12 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
                 .peer = b->peer,
                 .file = x->offer.name,
                 /* Kept bytes of a resumed file count, as in the RESULT. */
-                .bytes = ok ? x->offer.size : x->file_bytes,
+                .bytes = ok && !x->skip ? x->offer.size : x->file_bytes,
                 .resumed = x->resumed,
                 .usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0,
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
-                .digest = ok ? hex : NULL,
+                .digest = ok && !x->skip ? hex : NULL,
                 .lanes = x->t_file ? b->nlanes : 0,
         });
 }

@@ -135,7 +135,7 @@ static void send_log(struct xfer *b)
                 log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
                             b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
         /* A job of several files has no one digest: the receiver logs each file's. */
-        if (ok && s->files == 1)
+        if (ok && s->files == 1 && !s->skipping)
                 digest_hex(s->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
@@ -148,7 +148,7 @@ static void send_log(struct xfer *b)
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
                 .text = b->text[0] ? b->text : NULL,
-                .digest = ok && s->files == 1 ? hex : NULL,
+                .digest = ok && s->files == 1 && !s->skipping ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
                 .files = s->file + (s->result_ok ? s->span : 0),
                 .files_total = s->files,
