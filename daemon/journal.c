@@ -124,8 +124,8 @@ void journal_xfer(const struct journal_xfer *x)
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps, fps);
         else if (ok)
                 snprintf(message, sizeof(message),
-                         "%s %s (%" PRIu64 " bytes%s) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
-                         recv ? "received" : "sent", file, x->bytes, resumed,
+                         "%s %s (%" PRIu64 " bytes%s%s) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
+                         recv ? "received" : "sent", file, x->bytes, resumed, x->skipped ? ", skipped" : "",
                          recv ? "from" : "to", peer,
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps);
         else

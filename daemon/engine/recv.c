@@ -190,6 +190,7 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
                 .text = ok || !b->text[0] ? NULL : b->text,
                 .digest = ok && !x->skip ? hex : NULL,
                 .lanes = x->t_file ? b->nlanes : 0,
+                .skipped = ok && x->skip,
         });
 }
 
