@@ -158,6 +158,9 @@ void send_offer_next(struct engine_send *s, bool pack)
                 memcpy(s->offer.pack_hash, s->pack.hash, PACK_HASH_SIZE);
         }
         snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
+        /* OFFER now: no lane posts an END for the new file while its
+         * digest is computed (send_pump runs in DATA and FINISHING only). */
+        xfer_set_state(b, XFER_OFFER);
         /* Sync by digest: the file's, off the loop, before the offer goes. */
         r = pack ? 1 : send_sync_digest(s, send_offer_post_next);
         if (r < 0) {
