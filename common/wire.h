@@ -76,7 +76,10 @@
  *
  * Sync (version 6): every OFFER of a session may carry the job's sync
  * flags (the first offer's; a later offer with others is a protocol
- * error): WIRE_OFFER_SKIP_EXISTING, an entry whose name exists on the
+ * error; WIRE_OFFER_DIGEST, which a tree's first offer, DEST, carries with
+ * a zero digest to say the session compares digests, goes only on a
+ * regular file's offer after it, never on a directory's, a symlink's or a
+ * pack's): WIRE_OFFER_SKIP_EXISTING, an entry whose name exists on the
  * receiver is left as it is; WIRE_OFFER_SYNC, a regular file of that name
  * and the offer's size is left as it is (with WIRE_OFFER_DIGEST, only when
  * its digest, digest.h, is the offer's digest too) and one that differs is
@@ -89,7 +92,11 @@
  * grants one lane), then at once the entry's RESULT, as for a published
  * one: no data and no END go for it. A pack's entries are held to the same
  * rules when unpacked (its offer never carries WIRE_OFFER_DIGEST; the
- * entry's data is at hand). A tree with a sync flag whose DEST exists as a
+ * entry's data is at hand, and compared with the old file's bytes); a
+ * pack's RESULT "ok" says "skipped N" when N of its entries were kept, a
+ * skipped entry's "skipped" (both covered by the RESULT's MAC). A symlink
+ * is never kept by WIRE_OFFER_SYNC (its target is not known before its
+ * data). A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
  * Lanes: a transfer may be striped over several connections (RC queue
