@@ -601,12 +601,11 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 /* The receiver verified the lot; the other lanes' last
                  * acknowledgements may not be polled yet. */
                 if (m->result.status == WIRE_OK && b->nended == b->nlanes) {
-                        if (s->file + s->span < s->files && l->base.idx == 0)
-                                send_sync_result(s, &m->result);
                         if (s->file + s->span < s->files) {
                                 /* The session goes on: only lane 0 hears of it. */
                                 if (l->base.idx != 0)
                                         break;
+                                send_sync_result(s, &m->result);
                                 s->result_ok = true;
                                 send_next_file(s);
                                 return;
