@@ -12,7 +12,11 @@
 # until its last file is verified, is not published by a receiver killed
 # half-way, and hostile DESTs are refused; files keep their mode (less
 # setuid) and mtime, directories their mode. About 2,000 small files go
-# several to an offer (packs), the same as one by one.
+# several to an offer (packs), the same as one by one. Sync: a tree sent
+# again with --sync=digest into its DEST moves only what changed and keeps
+# the rest (a file deleted at the source too); --skip-existing replaces
+# nothing; with overwrite off a file that differs fails the job and leaves
+# DEST as it was; flat files are skipped per file.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
