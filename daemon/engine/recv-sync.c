@@ -70,8 +70,8 @@ static int64_t recv_sync_differs(struct recv_xfer *x)
 }
 
 /*
- * On a worker: the name's entry, and the verdict. Touches x->offer,
- * overwrite, sync, sync_fd, sync_why, stx-free locals only.
+ * On a worker: the name's entry, and the verdict (or -errno). Reads
+ * x->offer, overwrite and sync; writes only x->sync_fd and sync_why.
  */
 static int64_t recv_sync_probe(void *arg)
 {
