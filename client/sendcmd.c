@@ -32,8 +32,9 @@
 
 const char sendcmd_help[] =
         "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
-        "                    [--no-wait] [--json]\n"
-        "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--bwlimit RATE] [--no-wait] [--json]\n"
+        "                    [--skip-existing | --sync=size|digest] [--no-wait] [--json]\n"
+        "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--skip-existing | --sync=size|digest]\n"
+        "                    [--bwlimit RATE] [--no-wait] [--json]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -66,6 +67,17 @@ const char sendcmd_help[] =
         "  --continue-on-error\n"
         "                leave out (with a warning) a FILE, or an entry of DIR, that cannot\n"
         "                be read, send the rest, and exit 23 (without: stop before sending)\n"
+        "  --skip-existing\n"
+        "                leave alone (and do not send) every file or entry whose name\n"
+        "                exists on the receiver; nothing there is replaced. With -r, DEST\n"
+        "                may exist as a directory: the tree is merged into it\n"
+        "  --sync=size|digest\n"
+        "                skip a file the receiver has as a regular file of the same size\n"
+        "                (digest: and the same rdmaxfer digest, see xferctl sum); send\n"
+        "                one that differs, which replaces it where the receiver's\n"
+        "                overwrite is yes (else the job fails). With -r, DEST may exist\n"
+        "                as a directory: the tree is merged into it, and nothing the\n"
+        "                receiver has beyond what is sent is removed\n"
         "  --as NAME     publish under NAME (default: the last component of FILE;\n"
         "                one FILE only)\n"
         "  --bwlimit RATE\n"
@@ -86,7 +98,8 @@ const char sendcmd_help[] =
         "By default xferctl waits, draws progress on stderr when it is a terminal,\n"
         "says each retry, and prints one summary line. Ctrl-C asks rdmaxferd to\n"
         "cancel the transfer and waits for it to stop; a second Ctrl-C stops waiting.\n"
-        "Exit status: 0 only when the receiver verified and published every file;\n"
+        "Exit status: 0 only when the receiver verified and published (or, with\n"
+        "--skip-existing or --sync, kept) every file;\n"
         "23 when it did, but --continue-on-error left some out;\n"
         "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable.\n";
 
@@ -198,6 +211,8 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "continue-on-error", no_argument, NULL, 'k' },
                 { "to", required_argument, NULL, 't' },
                 { "links", required_argument, NULL, 'l' },
+                { "skip-existing", no_argument, NULL, 'S' },
+                { "sync", required_argument, NULL, 'Y' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
@@ -225,6 +240,22 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         break;
                 case 'r':
                         sc->recursive = true;
+                        break;
+                case 'S':
+                        sc->submit.flags |= CTL_SUBMIT_SKIP_EXISTING;
+                        break;
+                case 'Y':
+                        if (!strcmp(optarg, "size")) {
+                                sc->submit.flags |= CTL_SUBMIT_SYNC_SIZE;
+                        } else if (!strcmp(optarg, "digest")) {
+                                sc->submit.flags |= CTL_SUBMIT_SYNC_DIGEST;
+                        } else {
+                                char shown[ESC_TERM_SIZE(32)];
+
+                                xferctl_say("send: --sync '%s': expected size or digest",
+                                            esc_term(shown, sizeof(shown), optarg));
+                                return XFERCTL_EXIT_USAGE;
+                        }
                         break;
                 case 'k':
                         sc->keep_going = true;
@@ -296,6 +327,10 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
         if (sc->recursive && argc - optind - 1 > 1 && !sc->to) {
                 xferctl_say("send: several sources with -r go into one directory on the receiver: "
                             "name it with --to DEST");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (__builtin_popcount(sc->submit.flags & CTL_SUBMIT_SYNC_MASK) > 1) {
+                xferctl_say("send: --skip-existing and --sync are one or the other (and --sync once)");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->to && !sc->recursive) {
@@ -528,17 +563,24 @@ static int sendcmd_report(struct sendcmd *sc)
         switch (j->state) {
         case CTL_JOB_DONE:
                 if (!sc->json && j->files_total > 1) {
-                        char files[CTL_NAME_MAX + 48];
+                        char files[CTL_NAME_MAX + 48], skipped[sizeof(j->peer) + 48] = "";
 
+                        if (j->files_skipped)
+                                snprintf(skipped, sizeof(skipped), ", %u skipped (already on %s)",
+                                         (unsigned int)j->files_skipped, j->peer);
                         if (sc->recursive)
-                                snprintf(files, sizeof(files), "%s (%u entries)", sc->dest,
-                                         (unsigned int)j->files_total);
+                                snprintf(files, sizeof(files), "%s (%u entries%s)", sc->dest,
+                                         (unsigned int)j->files_total, skipped);
                         else
-                                snprintf(files, sizeof(files), "%u files", (unsigned int)j->files_total);
+                                snprintf(files, sizeof(files), "%u files%s", (unsigned int)j->files_total,
+                                         skipped);
                         puts(progress_summary(line, sizeof(line), files, j->peer, j->bytes_done, j->usec));
                 } else if (!sc->json) {
-                        puts(progress_summary(line, sizeof(line), j->name, j->peer,
-                                              j->bytes_done, j->usec));
+                        char one[CTL_NAME_MAX + sizeof(j->peer) + 48];
+
+                        snprintf(one, sizeof(one), "%s%s%s%s", j->name, j->files_skipped ? ", skipped (already on " : "",
+                                 j->files_skipped ? j->peer : "", j->files_skipped ? ")" : "");
+                        puts(progress_summary(line, sizeof(line), one, j->peer, j->bytes_done, j->usec));
                 }
                 if (sc->unreadable > 0) {
                         xferctl_say("%u could not be read and %s not sent", sc->unreadable,

@@ -21,7 +21,7 @@
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
  *              bytes_total u64, usec u64, rate u64, bwlimit u64,
  *              attempt u16, attempts u16, retry_usec u64, files_done u32,
- *              files_total u32, peer_len u16,
+ *              files_total u32, files_skipped u32, peer_len u16,
  *              name_len u16, text_len u16, peer, name, text
  *   ERROR      code i32, text_len u16, text
  *   STATS      (empty)
@@ -38,7 +38,7 @@
 #define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 2 + 2 + 2)
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 4 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
@@ -252,6 +252,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u64(&o, m->job.retry_usec);
                 bytes_put_u32(&o, m->job.files_done);
                 bytes_put_u32(&o, m->job.files_total);
+                bytes_put_u32(&o, m->job.files_skipped);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
@@ -428,6 +429,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.retry_usec = bytes_get_u64(&in);
                 m->job.files_done = bytes_get_u32(&in);
                 m->job.files_total = bytes_get_u32(&in);
+                m->job.files_skipped = bytes_get_u32(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 l3 = bytes_get_u16(&in);

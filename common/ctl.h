@@ -43,8 +43,9 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             3       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
-                                         * 3: jobs of several files (FILE) */
+#define CTL_VERSION             4       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+                                         * 3: jobs of several files (FILE);
+                                         * 4: sync (SUBMIT flags, JOB files_skipped) */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             2048
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
@@ -99,7 +100,12 @@ enum {
         CTL_SUBMIT_RETRIES = 1 << 0,    /* retries is set; else the daemon's retry_max */
         CTL_SUBMIT_TREE = 1 << 1,       /* a tree: name is DEST, a relative path, the tree's top
                                          * directory (no fd); FILEs give what is beneath it */
-        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE,
+        /* Sync (xferctl send --skip-existing, --sync; wire.h): at most one. */
+        CTL_SUBMIT_SKIP_EXISTING = 1 << 2,      /* an entry whose name exists on the receiver is kept */
+        CTL_SUBMIT_SYNC_SIZE = 1 << 3,  /* a regular file of the same size is kept; others replace */
+        CTL_SUBMIT_SYNC_DIGEST = 1 << 4,        /* ... of the same size and digest (digest.h) */
+        CTL_SUBMIT_SYNC_MASK = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST,
+        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK,
 };
 
 /* ctl_file.flags */
@@ -146,6 +152,7 @@ struct ctl_job {
         uint64_t retry_usec;            /* RETRYING: the next attempt starts in this long; else 0 */
         uint32_t files_done;            /* files the receiver published */
         uint32_t files_total;           /* files in the job (1 for a single file) */
+        uint32_t files_skipped;         /* of files_done, those the receiver had already (sync) */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */

@@ -268,3 +268,199 @@ int incoming_clean_stages(int dirfd, void (*removed)(const char *name, int r))
 {
         return incoming_sweep(dirfd, incoming_is_stage, incoming_remove_tree, removed);
 }
+
+/* A directory entry beneath @atfd, opened without following a symlink. */
+static int incoming_open_dir_at(int atfd, const char *name)
+{
+        int fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        return fd < 0 ? -errno : fd;
+}
+
+/* A directory's entries, one by one, from a duplicate of @fd (fdopendir
+ * takes the fd it is given). NULL with errno set. */
+static DIR *incoming_opendir(int fd)
+{
+        int dup = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+
+        if (dup < 0)
+                return NULL;
+        d = fdopendir(dup);
+        if (!d) {
+                int e = errno;
+
+                close(dup);
+                errno = e;
+        }
+        return d;
+}
+
+static bool incoming_dot(const char *name)
+{
+        return !strcmp(name, ".") || !strcmp(name, "..");
+}
+
+/* The link step's walk: @old's entries missing in @new linked into it. */
+static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
+{
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (depth >= INCOMING_MERGE_DEPTH)
+                return -ELOOP;
+        d = incoming_opendir(oldfd);
+        if (!d)
+                return -errno;
+        while (r == 0 && (de = readdir(d))) {
+                struct stat os, ns;
+                bool have_new;
+                int o, n;
+
+                if (incoming_dot(de->d_name))
+                        continue;
+                if (fstatat(oldfd, de->d_name, &os, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno != ENOENT)    /* gone meanwhile: nothing to keep */
+                                r = -errno;
+                        continue;
+                }
+                have_new = fstatat(newfd, de->d_name, &ns, AT_SYMLINK_NOFOLLOW) == 0;
+                if (!have_new && errno != ENOENT) {
+                        r = -errno;
+                        break;
+                }
+                if (!S_ISDIR(os.st_mode)) {
+                        /* Without AT_SYMLINK_FOLLOW: a symlink is linked as itself. */
+                        if (!have_new && linkat(oldfd, de->d_name, newfd, de->d_name, 0) < 0 &&
+                            errno != ENOENT)
+                                r = -errno;
+                        continue;
+                }
+                if (have_new && !S_ISDIR(ns.st_mode))
+                        continue;       /* a sent entry took the name */
+                if (!have_new) {
+                        if (mkdirat(newfd, de->d_name, 0700) < 0 ||
+                            fchmodat(newfd, de->d_name, os.st_mode & 07777, 0) < 0) {
+                                r = -errno;
+                                break;
+                        }
+                }
+                o = incoming_open_dir_at(oldfd, de->d_name);
+                if (o == -ENOENT || o == -ENOTDIR || o == -ELOOP)
+                        continue;       /* replaced meanwhile: the move step sees it */
+                if (o < 0) {
+                        r = o;
+                        break;
+                }
+                n = incoming_open_dir_at(newfd, de->d_name);
+                if (n < 0) {
+                        close(o);
+                        r = n;
+                        break;
+                }
+                r = incoming_merge_link_at(o, n, depth + 1);
+                close(o);
+                close(n);
+        }
+        closedir(d);
+        return r;
+}
+
+int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf)
+{
+        int oldfd, newfd, r;
+
+        oldfd = incoming_open_beneath(dirfd, path, false);
+        if (oldfd == -ENOENT)
+                return 0;
+        if (oldfd < 0)
+                return oldfd;
+        newfd = incoming_open_dir_at(stagefd, leaf);
+        if (newfd < 0) {
+                close(oldfd);
+                return newfd;
+        }
+        r = incoming_merge_link_at(oldfd, newfd, 0);
+        close(oldfd);
+        close(newfd);
+        return r;
+}
+
+/* The move step's walk: what @old has and @new lacks goes over. Best
+ * effort: an entry that cannot move stays in the old tree, and goes with it. */
+static void incoming_merge_move_at(int oldfd, int newfd, unsigned int depth)
+{
+        struct dirent *de;
+        DIR *d;
+
+        if (depth >= INCOMING_MERGE_DEPTH || !(d = incoming_opendir(oldfd)))
+                return;
+        while ((de = readdir(d))) {
+                struct stat os, ns;
+                int o, n;
+
+                if (incoming_dot(de->d_name) || fstatat(oldfd, de->d_name, &os, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (fstatat(newfd, de->d_name, &ns, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno == ENOENT)
+                                (void)renameat2(oldfd, de->d_name, newfd, de->d_name, RENAME_NOREPLACE);
+                        continue;
+                }
+                /* Hard links of the same file (the link step's): nothing to do. */
+                if (!S_ISDIR(os.st_mode) || !S_ISDIR(ns.st_mode))
+                        continue;
+                o = incoming_open_dir_at(oldfd, de->d_name);
+                if (o < 0)
+                        continue;
+                n = incoming_open_dir_at(newfd, de->d_name);
+                if (n >= 0) {
+                        incoming_merge_move_at(o, n, depth + 1);
+                        close(n);
+                }
+                close(o);
+        }
+        closedir(d);
+}
+
+int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        const char *last = slash ? slash + 1 : path;
+        char parent[NAME_PATH_MAX + 1];
+        int pfd, oldfd, newfd, r = 0;
+
+        if (name_path_check(path, strlen(path), NULL) != NAME_OK)
+                return -EINVAL;
+        if (slash) {
+                snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+                pfd = incoming_open_beneath(dirfd, parent, true);
+                if (pfd < 0)
+                        return pfd;
+        } else {
+                pfd = dirfd;
+        }
+        if (renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0) {
+                r = -errno;
+                /* DEST went away since the link step: the new tree is all there is. */
+                if (r == -ENOENT)
+                        r = renameat2(stagefd, leaf, pfd, last, RENAME_NOREPLACE) < 0 ? -errno : 0;
+                if (r == 0 && fsync(pfd) < 0)
+                        r = -errno;
+                goto out_close_parent;
+        }
+        /* The old tree is in the staging directory now, under @leaf. */
+        oldfd = incoming_open_dir_at(stagefd, leaf);
+        newfd = incoming_open_dir_at(pfd, last);
+        if (oldfd >= 0 && newfd >= 0)
+                incoming_merge_move_at(oldfd, newfd, 0);
+        safe_close(oldfd);
+        safe_close(newfd);
+        if (fsync(pfd) < 0)
+                r = -errno;
+        (void)incoming_remove_tree(stagefd, leaf);
+out_close_parent:
+        if (slash)
+                close(pfd);
+        return r;
+}

@@ -92,6 +92,36 @@ int incoming_stage_make(int dirfd, const char *name);
  * Or -errno (incoming_open_beneath's for the path).
  */
 int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite);
+/*
+ * Merging (sync: xferctl send -r --sync or --skip-existing) a staged tree
+ * into a DEST that exists as a directory. The staging directory holds only
+ * what was sent; what the old DEST has beyond it stays, and nothing of it
+ * is removed but what a sent entry replaces. In two steps, both on a
+ * worker, DEST @path beneath @dirfd, the staged tree @leaf beneath
+ * @stagefd:
+ *
+ * incoming_merge_link: every entry of the old DEST that the staged tree
+ * lacks is hard-linked into it (linkat without following: a symlink is
+ * linked as a symlink), a missing directory made (with the old one's
+ * mode) and filled the same way; directories in both are recursed into;
+ * where both have a name, the staged entry wins. Every directory is
+ * opened without following a symlink, beneath @dirfd; at most
+ * INCOMING_MERGE_DEPTH levels (-ELOOP beyond). A DEST that is not there
+ * (any more) is nothing to merge: 0. Nothing of the old DEST changes; on
+ * failure (-errno) the job fails and the old DEST stays as it was.
+ *
+ * incoming_merge_publish: renameat2(RENAME_EXCHANGE) puts the staged
+ * tree in place as DEST in one step (readers see the old tree or the new,
+ * never a mix; a DEST gone meanwhile: a plain rename), then whatever
+ * appeared in the old tree since the link step and is missing in the new
+ * is moved over (RENAME_NOREPLACE: nothing anyone wrote is lost), then
+ * the rest of the old tree (replaced files, its directories) is removed.
+ * 0, or -errno (the parent's fsync, or the exchange: then nothing moved).
+ */
+#define INCOMING_MERGE_DEPTH    128     /* a WIRE_NAME_MAX path has at most 128 components */
+int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
+int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path);
+
 /* Remove @name beneath @dirfd with everything under it, never following a
  * symlink (at most 256 levels deep, else -ELOOP). 0, or the first -errno. */
 int incoming_remove_tree(int dirfd, const char *name);

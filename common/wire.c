@@ -15,7 +15,7 @@
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
  *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
  *           mode u32, mtime_ns u64, token[16], source[16], nonce[32], mac[32],
- *           pack_entries u32, pack_hash[32], name[name_len]
+ *           pack_entries u32, pack_hash[32], digest[16], name[name_len]
  *   ACCEPT  lanes u16, flags u16, file u32, resume[8] u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
@@ -27,7 +27,7 @@
  */
 #define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + \
                                  WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE + 4 + \
-                                 WIRE_PACK_HASH_SIZE)
+                                 WIRE_PACK_HASH_SIZE + WIRE_DIGEST_SIZE)
 #define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
@@ -238,6 +238,32 @@ static bool wire_offer_pack_ok(const struct wire_offer *o)
         return o->pack_entries > 0 && (uint64_t)o->file + o->pack_entries <= o->job_files;
 }
 
+/* A digest only with WIRE_OFFER_DIGEST, which needs WIRE_OFFER_SYNC and
+ * never goes with a pack. */
+static bool wire_offer_digest_ok(const struct wire_offer *o)
+{
+        static const uint8_t zero[WIRE_DIGEST_SIZE];
+
+        if (!(o->flags & WIRE_OFFER_DIGEST))
+                return memcmp(o->digest, zero, WIRE_DIGEST_SIZE) == 0;
+        return (o->flags & WIRE_OFFER_SYNC) && !(o->flags & WIRE_OFFER_PACK);
+}
+
+/* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming. */
+static bool wire_accept_flags_ok(const struct wire_accept *a)
+{
+        if ((a->flags & ~WIRE_ACCEPT_FLAGS) != 0)
+                return false;
+        if (!(a->flags & WIRE_ACCEPT_SKIP))
+                return true;
+        if (a->flags & WIRE_ACCEPT_PUBLISHED)
+                return false;
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                if (a->resume[k] != 0)
+                        return false;
+        return true;
+}
+
 /* Payload length for @m, or -EINVAL. Also validates the fields. */
 static int wire_payload_len(const struct wire_msg *m)
 {
@@ -252,13 +278,13 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 if (m->offer.job_files == 0 || m->offer.file >= m->offer.job_files)
                         return -EINVAL;
-                if (!wire_offer_pack_ok(&m->offer))
+                if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
         case WIRE_ACCEPT:
                 if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
-                    (m->accept.flags & ~WIRE_ACCEPT_FLAGS) != 0)
+                    !wire_accept_flags_ok(&m->accept))
                         return -EINVAL;
                 for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
                         if (m->accept.resume[k] != 0)
@@ -320,6 +346,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->offer.mac, WIRE_MAC_SIZE);
                 bytes_put_u32(&o, m->offer.pack_entries);
                 bytes_put_mem(&o, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
+                bytes_put_mem(&o, m->offer.digest, WIRE_DIGEST_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
@@ -405,10 +432,12 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 bytes_get_mem(&in, m->offer.mac, WIRE_MAC_SIZE);
                 m->offer.pack_entries = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
+                bytes_get_mem(&in, m->offer.digest, WIRE_DIGEST_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
-                    m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer))
+                    m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
+                    !wire_offer_digest_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -423,7 +452,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         m->accept.resume[k] = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->accept.mac, WIRE_MAC_SIZE);
                 if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
-                    (m->accept.flags & ~WIRE_ACCEPT_FLAGS) != 0)
+                    !wire_accept_flags_ok(&m->accept))
                         return -EBADMSG;
                 /* Lanes not granted resume nothing. */
                 for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
@@ -547,6 +576,7 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_mem(out, o->nonce, WIRE_NONCE_SIZE);
         bytes_put_u32(out, o->pack_entries);
         bytes_put_mem(out, o->pack_hash, WIRE_PACK_HASH_SIZE);
+        bytes_put_mem(out, o->digest, WIRE_DIGEST_SIZE);
         bytes_put_mem(out, o->name, n);
 }
 

@@ -74,6 +74,31 @@
  * file is file + pack_entries. job_files counts every entry, packed or
  * not, so the receiver's limits hold either way.
  *
+ * Sync (version 6): every OFFER of a session may carry the job's sync
+ * flags (the first offer's; a later offer with others is a protocol
+ * error; WIRE_OFFER_DIGEST, which a tree's first offer, DEST, carries with
+ * a zero digest to say the session compares digests, goes only on a
+ * regular file's offer after it, never on a directory's, a symlink's or a
+ * pack's): WIRE_OFFER_SKIP_EXISTING, an entry whose name exists on the
+ * receiver is left as it is; WIRE_OFFER_SYNC, a regular file of that name
+ * and the offer's size is left as it is (with WIRE_OFFER_DIGEST, only when
+ * its digest, digest.h, is the offer's digest too) and one that differs is
+ * sent and replaces it where the receiver's overwrite allows (else
+ * WIRE_E_EXISTS). An existing entry of another type than the offered one
+ * (a directory for a file, or a file for a directory) is WIRE_E_EXISTS; an
+ * existing directory where one is offered is merged into. The receiver
+ * answers an entry it keeps with an ACCEPT with WIRE_ACCEPT_SKIP (the
+ * session's lanes, resume[] zero; a skipped first file of a flat job
+ * grants one lane), then at once the entry's RESULT, as for a published
+ * one: no data and no END go for it. A pack's entries are held to the same
+ * rules when unpacked (its offer never carries WIRE_OFFER_DIGEST; the
+ * entry's data is at hand, and compared with the old file's bytes); a
+ * pack's RESULT "ok" says "skipped N" when N of its entries were kept, a
+ * skipped entry's "skipped" (both covered by the RESULT's MAC). A symlink
+ * is never kept by WIRE_OFFER_SYNC (its target is not known before its
+ * data). A tree with a sync flag whose DEST exists as a
+ * directory is merged into it: what was there and was not sent stays.
+ *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
  * OFFER goes over the first connection (lane 0) and asks for up to
@@ -85,7 +110,7 @@
  * no lane is granted without a block of the job's bytes of its own (in a
  * session, a file of fewer blocks than lanes leaves some lanes empty
  * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 5: packs. Version 4: sessions, the block-aligned
+ * own END. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
  * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
@@ -100,8 +125,9 @@
  *             port (u16). Not the sender's port: that one is ephemeral.
  *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v4 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
- *             (the labels kept their "v4" in version 5: the version is
- *             checked in the hello, before any MAC)
+ *             (the labels kept their "v4" in versions 5 and 6: the
+ *             version is checked in the hello, before any MAC; the
+ *             fields include version 6's digest)
  *   next      a later OFFER of the session (file > 0):
  *   OFFER     mac = HMAC-SHA256(S, "rdmaxfer-v4 sender next offer" ||
  *             the offer's fields but the mac)
@@ -142,7 +168,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            5       /* 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            6       /* 6: sync; 5: packs; 4: sessions, block digest, resuming */
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
@@ -267,6 +293,9 @@ struct wire_offer {
          * Zero without. */
         uint32_t pack_entries;
         uint8_t pack_hash[WIRE_PACK_HASH_SIZE];
+        /* With WIRE_OFFER_DIGEST: the file's digest (digest.h), for the
+         * receiver to compare with its own copy's. Zero without. */
+        uint8_t digest[WIRE_DIGEST_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
 };
 
@@ -280,6 +309,16 @@ struct wire_offer {
  * NAME_LINK_MAX bytes, is the target. The receiver makes it a symlink,
  * never follows it, and holds its target to its tree_symlinks policy. */
 #define WIRE_OFFER_LINK         0x0008u
+/* Sync (version 6, above): leave an entry the receiver has under the name
+ * as it is. Every offer of the session carries the first one's. */
+#define WIRE_OFFER_SKIP_EXISTING 0x0010u
+/* ... skip a regular file of the same size (with WIRE_OFFER_DIGEST: and
+ * the same digest); send, replacing it, one that differs. */
+#define WIRE_OFFER_SYNC         0x0020u
+/* The offer's digest is set (with WIRE_OFFER_SYNC, never with a pack). */
+#define WIRE_OFFER_DIGEST       0x0040u
+/* The sync flags of an offer. */
+#define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
@@ -297,7 +336,11 @@ struct wire_accept {
  * RESULT was lost): every lane resumes at its end, and the END's digests
  * are checked against the published file's. */
 #define WIRE_ACCEPT_PUBLISHED   0x0001u
-#define WIRE_ACCEPT_FLAGS       WIRE_ACCEPT_PUBLISHED
+/* The receiver has the entry already (an offer with a sync flag): no data
+ * and no END goes; its RESULT follows (version 6, above). Never with
+ * WIRE_ACCEPT_PUBLISHED; resume[] all zero. */
+#define WIRE_ACCEPT_SKIP        0x0002u
+#define WIRE_ACCEPT_FLAGS       (WIRE_ACCEPT_PUBLISHED | WIRE_ACCEPT_SKIP)
 
 struct wire_refuse {
         uint16_t status;
@@ -353,7 +396,9 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * field is out of range (name empty or too long, text too long, OFFER with
  * chunk_size 0 or lanes outside 1 .. WIRE_LANES_MAX or job_files 0 or
  * file >= job_files, or pack fields without WIRE_OFFER_PACK, or with it
- * pack_entries 0 or file + pack_entries > job_files, ACCEPT with lanes 0,
+ * pack_entries 0 or file + pack_entries > job_files, a digest without
+ * WIRE_OFFER_DIGEST or that flag without WIRE_OFFER_SYNC or with a pack,
+ * ACCEPT with lanes 0 or unknown flags or SKIP with PUBLISHED or resume,
  * unknown type).
  * wire_decode() checks magic, version, type and that the length matches
  * the type exactly, and that strings are NUL-free and in bounds; returns 0,
@@ -381,7 +426,7 @@ int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
  * small, or -EINVAL for a message wire_encode() would refuse (a bad name
  * or text).
  */
-#define WIRE_MAC_INPUT_MAX      512
+#define WIRE_MAC_INPUT_MAX      544
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
                          const struct wire_binding *b, const struct wire_offer *o);
 int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o);

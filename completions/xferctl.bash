@@ -53,7 +53,7 @@ _xferctl() {
         for ((i = cmd_i + 1; i < COMP_CWORD; i++)); do
                 w=${COMP_WORDS[i]}
                 case $w in
-                --as | --bwlimit | --retries)
+                --as | --bwlimit | --retries | --sync)
                         [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
                         ((i++))
                         ;;
@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --links --continue-on-error -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --links --continue-on-error --skip-existing --sync -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel | hosts) opts='-h --help' ;;
         sum) opts='--cached -h --help' ;;
@@ -78,6 +78,10 @@ _xferctl() {
         fi
         if [[ $cmd == send && $w == --links ]]; then
                 mapfile -t COMPREPLY < <(compgen -W 'safe all none' -- "$cur")
+                return 0
+        fi
+        if [[ $cmd == send && $w == --sync ]]; then
+                mapfile -t COMPREPLY < <(compgen -W 'size digest' -- "$cur")
                 return 0
         fi
         if [[ $cur == -* ]]; then

@@ -113,6 +113,7 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         m->job.retry_usec = job_retry_in(job);
         m->job.files_done = job->files_done;
         m->job.files_total = job->files;
+        m->job.files_skipped = job->files_skipped;
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);

@@ -69,6 +69,7 @@ struct job_entry {
         uint32_t base;                  /* the attempt's first file's index in the job */
         uint64_t published;             /* bytes of the files published, every attempt's */
         uint64_t base_bytes;            /* published before this attempt began */
+        uint32_t base_skipped;          /* skipped before this attempt began */
         uint64_t bytes_in;              /* of the files handed over */
         job_feed_fn feed_fn;
         void *feed_userdata;
@@ -209,6 +210,7 @@ void job_refresh(struct job *job)
         engine_send_progress(job->xfer, &p);
         /* This attempt's session counts from its own first file. */
         job->bytes_done = job_entry(job)->base_bytes + p.bytes;
+        job->files_skipped = job_entry(job)->base_skipped + p.skipped;
         job->usec = p.usec;
 }
 
@@ -429,6 +431,7 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
                 break;
         }
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
+        job->files_skipped = job_entry(job)->base_skipped + r->skipped;
         job->usec = r->usec;
         if (r->outcome == ENGINE_FAILED && r->transient &&
             job_retry(job, status, reason, why, sizeof(why)))
@@ -616,6 +619,7 @@ static const struct job_file *jobs_first_file(struct job *job)
 
         e->base = job->files_done;
         e->base_bytes = e->published;
+        e->base_skipped = job->files_skipped;
         if (job->files_done == 0) {
                 e->first = (struct job_file){ .fd = job->fd, .size = job->first_size };
                 snprintf(e->first.name, sizeof(e->first.name), "%s", job->name);
@@ -734,6 +738,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .peer = job->peer,
                 .attempt = job->attempt,
                 .bwlimit = job->bwlimit,
+                .sync = job->sync,
         };
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
         if (r == ENGINE_SEND_NODEV) {
@@ -904,7 +909,8 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         if ((s->flags & ~_CTL_SUBMIT_FLAGS) ||
             ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX) ||
             (s->files > 1 && s->job_bytes < size) ||
-            ((s->flags & CTL_SUBMIT_TREE) ? fd >= 0 || size != 0 || s->files < 2 : fd < 0))
+            ((s->flags & CTL_SUBMIT_TREE) ? fd >= 0 || size != 0 || s->files < 2 : fd < 0) ||
+            __builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1)
                 return -EINVAL;
         if (jobs->n_queued + jobs->n_retrying >= JOBS_QUEUED_MAX)
                 return -EBUSY;
@@ -933,6 +939,9 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->size = s->files > 1 ? s->job_bytes : size;
         job->files = MAX(s->files, 1u);
         job->tree = s->flags & CTL_SUBMIT_TREE;
+        job->sync = s->flags & CTL_SUBMIT_SKIP_EXISTING ? ENGINE_SYNC_SKIP_EXISTING :
+                    s->flags & CTL_SUBMIT_SYNC_SIZE     ? ENGINE_SYNC_SIZE :
+                    s->flags & CTL_SUBMIT_SYNC_DIGEST   ? ENGINE_SYNC_DIGEST : ENGINE_SYNC_NONE;
         job->files_in = 1;
         e->bytes_in = size;
         e->cur.fd = -1;

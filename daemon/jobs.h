@@ -47,6 +47,9 @@ struct job {
         uint32_t files_in;              /* handed over by the client so far (the first included) */
         uint32_t files_done;            /* published by the receiver */
         bool tree;                      /* CTL_SUBMIT_TREE: name is DEST, fd -1; its entries follow */
+        unsigned int sync;              /* enum engine_sync, from the CTL_SUBMIT sync flags; every
+                                         * attempt keeps it */
+        uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
         char name[CTL_NAME_MAX + 1];
         char host[CTL_HOST_MAX + 1];
         uint16_t port;

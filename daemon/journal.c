@@ -20,7 +20,7 @@
 #include "msgid.h"
 #include "wire.h"
 
-#define JOURNAL_FIELDS_MAX      20
+#define JOURNAL_FIELDS_MAX      24
 #define JOURNAL_FIELD_SIZE      2048
 
 double journal_mbps(uint64_t bytes, uint64_t usec)
@@ -94,7 +94,7 @@ void journal_xfer(const struct journal_xfer *x)
 {
         static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
         char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
-        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[48] = "";
+        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[48] = "", skipped[32] = "";
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
         bool ok = x->status == WIRE_OK && !x->cancelled;
         const char *result = ok ? "ok" : x->cancelled ? "cancelled" : wire_status_str(x->status);
@@ -110,6 +110,8 @@ void journal_xfer(const struct journal_xfer *x)
         snprintf(mbps, sizeof(mbps), "%.1f",
                  journal_mbps(x->bytes - MIN(x->resumed, x->bytes), x->usec));
 
+        if (x->skipped)
+                snprintf(skipped, sizeof(skipped), ", %u skipped", x->skipped);
         if (x->files_total > 1) {
                 /* One entry for the whole job: count files, name none. */
                 snprintf(file, sizeof(file), "%u of %u files", x->files, x->files_total);
@@ -117,13 +119,13 @@ void journal_xfer(const struct journal_xfer *x)
         }
         if (ok && x->files_total > 1)
                 snprintf(message, sizeof(message),
-                         "%s %u files (%" PRIu64 " bytes) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s, %s files/s",
-                         recv ? "received" : "sent", x->files, x->bytes, recv ? "from" : "to", peer,
+                         "%s %u files%s (%" PRIu64 " bytes) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s, %s files/s",
+                         recv ? "received" : "sent", x->files, skipped, x->bytes, recv ? "from" : "to", peer,
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps, fps);
         else if (ok)
                 snprintf(message, sizeof(message),
-                         "%s %s (%" PRIu64 " bytes%s) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
-                         recv ? "received" : "sent", file, x->bytes, resumed,
+                         "%s %s (%" PRIu64 " bytes%s%s) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
+                         recv ? "received" : "sent", file, x->bytes, resumed, x->skipped ? ", skipped" : "",
                          recv ? "from" : "to", peer,
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps);
         else
@@ -161,6 +163,8 @@ void journal_xfer(const struct journal_xfer *x)
                 if (x->packs)
                         journal_add(&j, "RDMAXFER_PACKS=%u", x->packs);
         }
+        if (x->skipped)
+                journal_add(&j, "RDMAXFER_SKIPPED=%u", x->skipped);
         if (x->digest && x->digest[0])
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);
         if (text[0])

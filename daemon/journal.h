@@ -25,6 +25,7 @@ struct journal_xfer {
         unsigned int files;     /* a job of several files: how many were published (0: one file) */
         unsigned int files_total;       /* and how many it held */
         unsigned int packs;     /* recv, a tree: offers that carried a pack of entries (wire.h) */
+        unsigned int skipped;   /* sync: entries the receiver had already, not sent (of files) */
         bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
 };
 
@@ -39,7 +40,8 @@ struct journal_xfer {
  * for a job of several files (files_total > 1) the one entry of the job,
  * with RDMAXFER_FILES (published), RDMAXFER_FILES_TOTAL and
  * RDMAXFER_FILES_PER_SEC (one decimal), its MESSAGE counting files, and
- * RDMAXFER_PACKS when some came in packs. Success means status ==
+ * RDMAXFER_PACKS when some came in packs; RDMAXFER_SKIPPED when a sync
+ * job skipped any (xferctl send --sync, --skip-existing). Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

@@ -557,4 +557,5 @@ void engine_send_progress(const struct engine_send *s, struct engine_progress *p
 
         p->bytes = x->bytes;
         p->usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
+        p->skipped = s->skipped;
 }

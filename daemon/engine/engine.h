@@ -140,12 +140,14 @@ struct engine_result {
         const char *text;               /* why, for people; "" when nothing to say */
         uint64_t bytes;                 /* acknowledged by the receiver, every file's */
         uint64_t usec;                  /* first post to last completion */
-        uint32_t files;                 /* files the receiver verified and published */
+        uint32_t files;                 /* files the receiver verified and published, or kept */
+        uint32_t skipped;               /* of those, kept: it had them already (sync) */
 };
 
 struct engine_progress {
         uint64_t bytes;                 /* acknowledged so far */
         uint64_t usec;                  /* since the first post */
+        uint32_t skipped;               /* entries the receiver kept so far (sync) */
 };
 
 /* One file of a job: engine_send_req's first, ops->next's after it. */
@@ -181,13 +183,22 @@ struct engine_send_ops {
          */
         int (*next)(void *owner, uint32_t index, struct engine_send_file *f);
         /* File @index (0 .. files - 1) was verified and published by the
-         * receiver, @bytes long (optional). Before done for the last. */
+         * receiver, @bytes long, or kept by it (sync: @bytes 0, except in a
+         * pack, whose data moves anyway) (optional). Before done for the last. */
         void (*file_done)(void *owner, uint32_t index, uint64_t bytes);
         /* Exactly once, from the loop, after the transfer released every
          * connection: the handle is gone when this returns. Buffers a
          * disk request that never came back reads into stay held until
          * it does (io_timeout, rdmaxferd(8)). */
         void (*done)(void *owner, const struct engine_result *r);
+};
+
+/* How a job treats what the receiver has already (wire.h, Sync). */
+enum engine_sync {
+        ENGINE_SYNC_NONE = 0,
+        ENGINE_SYNC_SKIP_EXISTING,      /* an entry whose name exists is kept */
+        ENGINE_SYNC_SIZE,               /* a regular file of the same size is kept, another replaced */
+        ENGINE_SYNC_DIGEST,             /* ... of the same size and digest */
 };
 
 /* Everything is copied: the pointers need to live only during the call. */
@@ -210,6 +221,7 @@ struct engine_send_req {
                                          * the journal; 0: not counted */
         uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
                                          * applies either way; the lower wins) */
+        unsigned int sync;              /* enum engine_sync */
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

@@ -219,9 +219,17 @@ static int64_t recv_tree_begin(void *arg)
         int dirfd = x->base.e->incoming_fd, fd;
         struct stat st;
 
-        /* incoming_stage_publish() checks again, without symlinks, when it renames. */
-        if (!x->overwrite && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        /* incoming_stage_publish() checks again, without symlinks, when it
+         * renames. Sync merges into a DEST that is a directory. */
+        if (x->sync && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                if (!S_ISDIR(st.st_mode)) {
+                        snprintf(x->sync_why, sizeof(x->sync_why), "the destination exists as a file");
+                        return -EEXIST;
+                }
+                x->merge = true;
+        } else if (!x->overwrite && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 return -EEXIST;
+        }
         fd = incoming_stage_make(dirfd, x->stage_name);
         if (fd < 0)
                 return fd;
@@ -382,8 +390,18 @@ static int64_t recv_tree_publish(void *arg)
 
         if (x->links_fd >= 0 && (r = recv_tree_make_links(x)) < 0)
                 return r == -EEXIST ? -EMLINK : r;
+        /* Sync: what the old DEST has beyond what was sent stays (incoming.h). */
+        if (x->merge && (r = incoming_merge_link(dirfd, x->dest, x->stage_fd, name_leaf(x->dest))) < 0)
+                return r;
         if (syncfs(x->stage_fd) < 0)
                 return -errno;
+        if (x->merge) {
+                r = incoming_merge_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest);
+                if (r < 0)
+                        return r;
+                (void)unlinkat(dirfd, x->stage_name, AT_REMOVEDIR);
+                return 0;
+        }
         r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
         if (r < 0)
                 return r;
@@ -399,7 +417,7 @@ static void recv_on_tree_ready(struct io_req *req, int64_t res)
         if (!recv_step_done(x, XFER_OFFER))
                 return;
         if (res == -EEXIST && x->offer.file == 0) {
-                recv_fail(x, WIRE_E_EXISTS, "the destination exists");
+                recv_fail(x, WIRE_E_EXISTS, x->sync_why[0] ? x->sync_why : "the destination exists");
                 return;
         }
         if (res == -EEXIST) {
@@ -447,6 +465,11 @@ static void recv_tree_open(struct recv_xfer *x)
 
 void recv_file_open(struct recv_xfer *x)
 {
+        /* Sync: held against what is there first (recv-sync.c). */
+        if (recv_sync_wanted(x)) {
+                recv_sync_probe_start(x);
+                return;
+        }
         if (x->tree) {
                 recv_tree_open(x);
                 return;

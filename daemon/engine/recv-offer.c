@@ -57,6 +57,12 @@ void recv_plan(struct recv_xfer *x)
         /* A later file of the session keeps its lanes and resumes nothing (wire.h). */
         if (o->file > 0)
                 return;
+        /* A skipped first file: the session goes on over lane 0 alone (a
+         * lane joins only a transfer whose data flows). */
+        if (x->skip) {
+                xfer_set_lanes(b, 1);
+                return;
+        }
         if (x->published_match) {
                 /* The lanes it was published over: their digests are recorded. */
                 xfer_set_lanes(b, x->found.lanes);
@@ -156,6 +162,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         enum name_verdict nv = tree ? name_path_check(o->name, strlen(o->name), NULL) :
                                       name_check(o->name, strlen(o->name));
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
+        uint16_t flags = o->flags & ~WIRE_OFFER_SYNC_FLAGS;
         struct wire_binding bd;
 
         text[0] = '\0';
@@ -188,10 +195,12 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "the first offer of a session is not its first file");
                 return WIRE_E_PROTOCOL;
         }
-        /* A tree starts with DEST, a directory, in a session of more. */
-        if (o->flags & ~(WIRE_OFFER_TREE | WIRE_OFFER_DIR) ||
-            (tree ? o->flags != (WIRE_OFFER_TREE | WIRE_OFFER_DIR) || o->size != 0 || o->job_files < 2 :
-                    o->flags != 0)) {
+        /* A tree starts with DEST, a directory, in a session of more; the
+         * sync flags are the session's (one way of syncing at most). */
+        if (flags & ~(WIRE_OFFER_TREE | WIRE_OFFER_DIR) ||
+            (tree ? flags != (WIRE_OFFER_TREE | WIRE_OFFER_DIR) || o->size != 0 || o->job_files < 2 :
+                    flags != 0) ||
+            ((o->flags & WIRE_OFFER_SKIP_EXISTING) && (o->flags & WIRE_OFFER_SYNC))) {
                 snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                 return WIRE_E_PROTOCOL;
         }
@@ -234,6 +243,9 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         const struct xfer *b = &x->base;
         const struct engine *e = b->e;
         size_t dlen = strlen(x->dest);
+        uint16_t flags = o->flags & ~WIRE_OFFER_SYNC_FLAGS;
+        /* A digest goes with a regular file's offer in a session that compares them. */
+        bool digest = (x->sync & WIRE_OFFER_DIGEST) && !(flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK));
         enum name_verdict nv = x->tree ? name_path_check(o->name, strlen(o->name), NULL) :
                                          name_check(o->name, strlen(o->name));
 
@@ -247,7 +259,8 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         /* A later file is never resumed: no source token (wire.h). */
         if (o->file != x->next_file || o->job_files != x->job_files || o->job_bytes != x->job_bytes ||
             o->chunk_size != x->chunk || o->lanes != b->nlanes ||
-            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0) {
+            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0 ||
+            (o->flags & WIRE_OFFER_SYNC_FLAGS) != ((x->sync & ~WIRE_OFFER_DIGEST) | (digest ? WIRE_OFFER_DIGEST : 0))) {
                 snprintf(text, len, "offer of file %u does not follow the session's", x->next_file + 1);
                 if (nv != NAME_OK)
                         snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
@@ -261,7 +274,7 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         /* A pack only in a tree, named DEST, within what a receiver reads
          * into memory to unpack it; its entries are checked then. */
         if (o->flags & WIRE_OFFER_PACK) {
-                if (!x->tree || o->flags != (WIRE_OFFER_TREE | WIRE_OFFER_PACK) || o->mode != 0 ||
+                if (!x->tree || flags != (WIRE_OFFER_TREE | WIRE_OFFER_PACK) || o->mode != 0 ||
                     o->mtime_ns != 0) {
                         snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                         return WIRE_E_PROTOCOL;
@@ -278,11 +291,11 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                 return WIRE_OK;
         }
         /* In a tree, every entry is beneath DEST; outside one, no flags. */
-        if (x->tree ? (o->flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK)) != WIRE_OFFER_TREE ||
-                      ((o->flags & WIRE_OFFER_DIR) && (o->size != 0 || (o->flags & WIRE_OFFER_LINK))) ||
-                      ((o->flags & WIRE_OFFER_LINK) && (o->size == 0 || o->size > NAME_LINK_MAX)) ||
+        if (x->tree ? (flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK)) != WIRE_OFFER_TREE ||
+                      ((flags & WIRE_OFFER_DIR) && (o->size != 0 || (flags & WIRE_OFFER_LINK))) ||
+                      ((flags & WIRE_OFFER_LINK) && (o->size == 0 || o->size > NAME_LINK_MAX)) ||
                       strncmp(o->name, x->dest, dlen) != 0 || o->name[dlen] != '/' :
-                      o->flags != 0) {
+                      flags != 0) {
                 snprintf(text, len, "entry %u is not beneath the job's destination", x->next_file + 1);
                 return WIRE_E_NAME;
         }
@@ -308,6 +321,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         int r;
 
         x->offer = *o;
+        x->skip = x->sync_probed = false;
         evtimer_del(x->base.timer);
         if (x->next_file > 0) {
                 /* The session's next file: admitted, the lanes up. */
@@ -334,6 +348,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         x->chunk = o->chunk_size;
         memcpy(x->token, o->token, WIRE_TOKEN_SIZE);
         x->tree = o->flags & WIRE_OFFER_TREE;
+        x->sync = o->flags & WIRE_OFFER_SYNC_FLAGS;
         if (x->tree)
                 snprintf(x->dest, sizeof(x->dest), "%s", o->name);
         x->offered = o->size;

@@ -11,6 +11,10 @@
  * setuid, setgid and group or other write, its mtime, and its digest in
  * user.rdmaxfer.digest. Any bad entry fails the job; the staging
  * directory goes as for any failed tree, so nothing of it is visible.
+ * In a sync job merged into an existing DEST (recv-sync.c), each entry is
+ * first held against the old DEST's: one kept is not made in the staging
+ * directory (the merge links the old one in); in a job that compares
+ * digests the entry's bytes, at hand, are compared with the old file's.
  * Like a tree's file offered alone, an entry gets no fsync of its own:
  * the tree's syncfs before its rename covers it (recv-file.c).
  */
@@ -127,6 +131,81 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         return 0;
 }
 
+/* The old DEST's file (@fd, @size bytes, the entry's size) holds the entry's bytes. */
+static bool recv_pack_same(int fd, const struct pack_entry *e)
+{
+        uint8_t buf[65536];
+        uint64_t off = 0;
+
+        while (off < e->size) {
+                ssize_t n = pread(fd, buf, (size_t)MIN((uint64_t)sizeof(buf), e->size - off), (off_t)off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0 || memcmp(buf, e->data + off, (size_t)n) != 0)
+                        return false;
+                off += (uint64_t)n;
+        }
+        return true;
+}
+
+/*
+ * Sync: entry @e against the old DEST's. 0: make it; 1: keep the old one
+ * (not made); or -EINVAL with pack_why (another type, or it differs and
+ * overwrite is off).
+ */
+static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
+{
+        char name[WIRE_NAME_MAX + 1], *slash;
+        bool differs;
+        struct stat st;
+        int pfd, fd, r;
+
+        snprintf(name, sizeof(name), "%.*s", (int)e->name_len, e->name);
+        slash = strrchr(name, '/');
+        *slash = '\0';
+        pfd = incoming_open_beneath(x->base.e->incoming_fd, name, false);
+        if (pfd == -ENOENT || pfd == -ENOTDIR)
+                return 0;
+        if (pfd < 0)
+                return recv_pack_errno(x, "looking at the old", e, -pfd);
+        r = fstatat(pfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        if (r == -ENOENT) {
+                close(pfd);
+                return 0;
+        }
+        if (r < 0) {
+                close(pfd);
+                return recv_pack_errno(x, "looking at the old", e, -r);
+        }
+        if ((e->type == PACK_DIR) != !!S_ISDIR(st.st_mode)) {
+                close(pfd);
+                return recv_pack_bad(x, WIRE_E_EXISTS, "%.*s: exists as a %s", (int)e->name_len, e->name,
+                                     S_ISDIR(st.st_mode) ? "directory" : "file");
+        }
+        if (e->type == PACK_DIR) {
+                close(pfd);
+                return 0;       /* merged into */
+        }
+        if (x->sync & WIRE_OFFER_SKIP_EXISTING) {
+                close(pfd);
+                return 1;
+        }
+        differs = !S_ISREG(st.st_mode) || (uint64_t)st.st_size != e->size;
+        if (!differs && (x->sync & WIRE_OFFER_DIGEST)) {
+                fd = openat(pfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                differs = fd < 0 || !recv_pack_same(fd, e);
+                safe_close(fd);
+        }
+        close(pfd);
+        if (!differs)
+                return 1;
+        if (!x->overwrite)
+                return recv_pack_bad(x, WIRE_E_EXISTS, "%.*s: exists and differs; overwrite is off on the receiver",
+                                     (int)e->name_len, e->name);
+        return 0;
+}
+
 /* Every record, checked, then made. Touches x->fd, offer, dest, stage_fd,
  * job_bytes, offered, pack_*; nothing else runs on them meanwhile. */
 static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
@@ -154,6 +233,16 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                 data += e.size;
                 /* DEST's leaf, then what follows DEST: shorter than the name. */
                 snprintf(rel, sizeof(rel), "%s%.*s", leaf, (int)(e.name_len - dlen), e.name + dlen);
+                if (x->merge) {
+                        int s = recv_pack_sync(x, &e);
+
+                        if (s < 0)
+                                return s;
+                        if (s == 1) {
+                                x->pack_skipped++;
+                                continue;
+                        }
+                }
                 if (e.type == PACK_DIR) {
                         if (mkdirat(x->stage_fd, rel, 0755) < 0)
                                 return recv_pack_errno(x, "making", &e, errno);
@@ -203,6 +292,7 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
                 return;
         }
         x->offered += x->pack_data;
+        x->files_skipped += x->pack_skipped;
         /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
          * headers and names too: its data is all in (recv_finish). */
         x->base.bytes -= x->offer.size - x->pack_data;
@@ -217,6 +307,10 @@ void recv_pack_unpack(struct recv_xfer *x)
         x->pack_status = 0;
         x->pack_why[0] = '\0';
         x->pack_data = 0;
+        x->pack_skipped = 0;
+        /* The worker reads this copy, not cfg (a reload may replace it). */
+        if (x->merge)
+                x->overwrite = x->base.e->cfg->overwrite;
         x->file_req.done = recv_on_unpacked;
         r = io_call(x->base.e->io, &x->file_req, recv_pack_worker, x);
         if (r < 0) {

@@ -112,6 +112,8 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         x->fd = -1;
         x->stage_fd = -1;
         x->links_fd = -1;
+        x->sync_fd = -1;
+        x->sync_rh = REHASH_NULL;
         x->pj = PARTIAL_JOB_NULL;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
@@ -166,14 +168,14 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
 
-        stats_tally_add(&b->e->recv_tally, false, status, x->offer.size);
+        stats_tally_add(&b->e->recv_tally, false, status, x->skip ? 0 : x->offer.size);
         if (ok)
                 x->files_published += recv_span(&x->offer);
         if (ok && (x->offer.flags & WIRE_OFFER_PACK))
                 x->packs++;
         if (x->job_files > 1 && b->e->cfg->log_level < CONFIG_LOG_DEBUG)
                 return;
-        if (ok)
+        if (ok && !x->skip)
                 digest_hex(x->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
@@ -181,13 +183,14 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
                 .peer = b->peer,
                 .file = x->offer.name,
                 /* Kept bytes of a resumed file count, as in the RESULT. */
-                .bytes = ok ? x->offer.size : x->file_bytes,
+                .bytes = ok && !x->skip ? x->offer.size : x->file_bytes,
                 .resumed = x->resumed,
                 .usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0,
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
-                .digest = ok ? hex : NULL,
+                .digest = ok && !x->skip ? hex : NULL,
                 .lanes = x->t_file ? b->nlanes : 0,
+                .skipped = ok && x->skip,
         });
 }
 
@@ -211,6 +214,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .files = x->files_published,
                 .files_total = x->job_files,
                 .packs = x->packs,
+                .skipped = x->files_skipped,
         });
 }
 
@@ -308,9 +312,12 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
                 m.type = WIRE_RESULT;
                 m.result.status = status;
                 m.result.file = x->offer.file;
-                m.result.bytes = status == WIRE_OK ? x->offer.size : x->file_bytes;
+                m.result.bytes = status == WIRE_OK && !x->skip ? x->offer.size : x->file_bytes;
                 m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
-                snprintf(m.result.text, sizeof(m.result.text), "%.*s", WIRE_TEXT_MAX, b->text);
+                snprintf(m.result.text, sizeof(m.result.text), "%.*s", WIRE_TEXT_MAX,
+                         status == WIRE_OK && x->skip ? "skipped" : b->text);
+                if (status == WIRE_OK && (x->offer.flags & WIRE_OFFER_PACK) && x->pack_skipped)
+                        snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pack_skipped);
         }
         xfer_set_state(b, XFER_CLOSING);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
@@ -560,7 +567,12 @@ static void recv_next_file(struct recv_xfer *x)
         l0->credits_pending = 0;
         m.result.status = WIRE_OK;
         m.result.file = x->offer.file;
-        m.result.bytes = x->offer.size;
+        /* A skipped file moved nothing; a pack says how many it kept (wire.h). */
+        m.result.bytes = x->skip ? 0 : x->offer.size;
+        if (x->skip)
+                snprintf(m.result.text, sizeof(m.result.text), "skipped");
+        else if ((x->offer.flags & WIRE_OFFER_PACK) && x->pack_skipped)
+                snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pack_skipped);
         m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
         if (b->session.on)
                 auth_result_mac(&b->session, 0, &m.result, m.result.mac);
@@ -955,6 +967,7 @@ static void recv_gone(struct xfer *b)
                 }
         }
         safe_close(x->pj.data_fd);
+        recv_sync_free(x);
         recv_partial_free(x);
         free(x);
 }

@@ -92,6 +92,7 @@ struct recv_xfer {
         uint64_t pack_data;     /* its entries' data bytes */
         uint64_t pack_max_file;
         unsigned int pack_status;       /* enum wire_status of a failure */
+        uint32_t pack_skipped;          /* sync: its entries kept as they were */
         char pack_why[WIRE_TEXT_MAX + 1];
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t file_bytes;    /* the file's data received */
@@ -134,6 +135,16 @@ struct recv_xfer {
         struct rehash rh[WIRE_LANES_MAX];
         bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
         bool drop_pending;              /* drop the partial once the checkpoint is stored */
+        /* Sync (recv-sync.c): the session's sync flags, the first offer's. */
+        uint16_t sync;
+        bool merge;             /* a tree merged into the DEST that exists */
+        bool sync_probed;       /* the offered entry was held against what is there */
+        bool skip;              /* ... and is kept: ACCEPT SKIP, no data */
+        uint32_t files_skipped;
+        int sync_fd;            /* the existing file, while its digest is computed */
+        struct digest sync_d;
+        struct rehash sync_rh;
+        char sync_why[WIRE_TEXT_MAX + 1];       /* a worker's refusal */
 };
 
 /* The entries the offer carries: a pack's, or 1. */
@@ -233,6 +244,14 @@ void recv_file_publish(struct recv_xfer *x);
 void recv_tree_entry_done(struct recv_xfer *x);
 /* What a tree's entry keeps of its mode (rdmaxferd(8) Trees). */
 mode_t recv_tree_mode(uint32_t mode, bool dir);
+
+/* recv-sync.c */
+/* The offered entry is to be held against what is there first. */
+bool recv_sync_wanted(const struct recv_xfer *x);
+/* Look, off the loop: then recv_file_open() again, the skip (ACCEPT
+ * SKIP and the RESULT), or a refusal. */
+void recv_sync_probe_start(struct recv_xfer *x);
+void recv_sync_free(struct recv_xfer *x);
 
 /* recv-pack.c */
 /* A pack's data is in and verified: its entries into the staging

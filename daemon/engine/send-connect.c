@@ -87,7 +87,9 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 .transfer_id = s->id,
                 .size = s->size,
                 .chunk_size = s->chunk,
-                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0)),
+                /* A tree's first offer says whether the session compares digests. */
+                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
+                                    send_sync_flags(s, s->tree || send_sync_wants_digest(s))),
                 .file = 0,
                 .job_files = s->files,
                 .job_bytes = s->job_bytes,
@@ -101,6 +103,8 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         o->lanes = (uint16_t)b->nlanes;
         memcpy(o->token, s->token, WIRE_TOKEN_SIZE);
         memcpy(o->source, s->source, WIRE_SOURCE_SIZE);
+        if (o->flags & WIRE_OFFER_DIGEST)
+                memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
         snprintf(o->name, sizeof(o->name), "%s", s->name);
         if (e->key->len) {
                 struct rdma_cm_id *id = l->base.conn.id;
@@ -176,7 +180,7 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 return;
         }
         /* A job of several files never resumes (no source token). */
-        if (s->files > 1 && a->flags != 0) {
+        if (s->files > 1 && (a->flags & ~WIRE_ACCEPT_SKIP) != 0) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes file %u of a job of several",
                                     s->file + 1);
                 return;
@@ -208,6 +212,10 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         /* The owner may have cancelled from its callback. */
         if (b->state != XFER_DATA)
                 return;
+        if (a->flags & WIRE_ACCEPT_SKIP) {
+                (void)send_sync_skipped(s, a);
+                return;
+        }
         s->ndone = 0;
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
                 r = send_lane_start(s, k, a->resume[k]);
@@ -314,8 +322,9 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                         send_fail(s, WIRE_E_INTERNAL, "rdma_resolve_route: %m");
                 return;
         case RDMA_CM_EVENT_ROUTE_RESOLVED:
-                /* The offer carries the source token: lane 0 waits for it. */
-                if (l->base.idx == 0 && !s->src_ready) {
+                /* The offer carries the source token (and the sync digest):
+                 * lane 0 waits for it. */
+                if (l->base.idx == 0 && (!s->src_ready || s->digest_busy)) {
                         s->connect_waiting = true;
                         return;
                 }
@@ -440,7 +449,18 @@ static void send_on_source(struct io_req *req, int64_t res)
         }
         s->src_ready = true;
         l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
-        if (s->connect_waiting && l0) {
+        if (s->connect_waiting && l0 && !s->digest_busy) {
+                s->connect_waiting = false;
+                send_connect(l0);
+        }
+}
+
+/* The first file's digest (sync) is in: connect, if that waited for it. */
+static void send_on_first_digest(struct engine_send *s)
+{
+        struct send_lane *l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
+
+        if (s->connect_waiting && l0 && s->src_ready) {
                 s->connect_waiting = false;
                 send_connect(l0);
         }
@@ -504,6 +524,8 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 snprintf(s->dest, sizeof(s->dest), "%s", req->name);
         s->span = 1;
         s->span_bytes = req->size;
+        s->sync = req->sync;
+        s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */
@@ -540,6 +562,10 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 s->src_ready = true;
         else
                 send_source_start(s);
+        /* Sync by digest: the first file's, before its offer. */
+        r = send_sync_digest(s, send_on_first_digest);
+        if (r < 0)
+                send_fail_permanent(s, WIRE_E_IO, "%s: its digest: %s", s->name, strerror(-r));
         /* Resolving and connecting have their own limits; this one covers
          * a receiver that never answers at all. */
         xfer_arm_deadline(&s->base);

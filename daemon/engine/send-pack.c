@@ -53,7 +53,7 @@ void send_span_done(struct engine_send *s)
         if (!s->ops->file_done)
                 return;
         if (!(s->offer.flags & WIRE_OFFER_PACK)) {
-                s->ops->file_done(s->owner, s->file, s->span_bytes);
+                s->ops->file_done(s->owner, s->file, s->skipping ? 0 : s->span_bytes);
                 return;
         }
         /* The owner may cancel from its callback: then no more. */
@@ -118,9 +118,12 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
         return 0;
 }
 
+static void send_offer_post_next(struct engine_send *s);
+
 void send_offer_next(struct engine_send *s, bool pack)
 {
         struct xfer *b = &s->base;
+        int r;
 
         b->size = s->size;
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
@@ -132,13 +135,15 @@ void send_offer_next(struct engine_send *s, bool pack)
                         return;
                 }
         }
+        s->skipping = false;
         /* Token and nonce stay zero: the lanes are up, the session key is;
          * the source too: a later file is never resumed (wire.h). */
         s->offer = (struct wire_offer){
                 .transfer_id = s->id,
                 .size = s->size,
                 .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
-                                    (s->link ? WIRE_OFFER_LINK : 0)),
+                                    (s->link ? WIRE_OFFER_LINK : 0) |
+                                    send_sync_flags(s, !pack && send_sync_wants_digest(s))),
                 .chunk_size = s->chunk,
                 .lanes = (uint16_t)b->nlanes,
                 .file = s->file,
@@ -153,6 +158,26 @@ void send_offer_next(struct engine_send *s, bool pack)
                 memcpy(s->offer.pack_hash, s->pack.hash, PACK_HASH_SIZE);
         }
         snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
+        /* OFFER now: no lane posts an END for the new file while its
+         * digest is computed (send_pump runs in DATA and FINISHING only). */
+        xfer_set_state(b, XFER_OFFER);
+        /* Sync by digest: the file's, off the loop, before the offer goes. */
+        r = pack ? 1 : send_sync_digest(s, send_offer_post_next);
+        if (r < 0) {
+                send_fail_permanent(s, WIRE_E_IO, "file %u: its digest: %s", s->file + 1, strerror(-r));
+                return;
+        }
+        if (r == 1)
+                send_offer_post_next(s);
+}
+
+/* The next offer, complete (its digest too): post it. */
+static void send_offer_post_next(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+
+        if (s->offer.flags & WIRE_OFFER_DIGEST)
+                memcpy(s->offer.digest, s->file_digest, WIRE_DIGEST_SIZE);
         if (b->session.on)
                 auth_next_offer_mac(&b->session, &s->offer, s->offer.mac);
         xfer_set_state(b, XFER_OFFER);

@@ -135,7 +135,7 @@ static void send_log(struct xfer *b)
                 log_warning("transfer %" PRIu64 ": send of %s to %s %s: %s", s->id, s->name, b->peer,
                             b->outcome == ENGINE_CANCELLED ? "cancelled" : "failed", b->text);
         /* A job of several files has no one digest: the receiver logs each file's. */
-        if (ok && s->files == 1)
+        if (ok && s->files == 1 && !s->skipping)
                 digest_hex(s->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
@@ -148,10 +148,11 @@ static void send_log(struct xfer *b)
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
                 .text = b->text[0] ? b->text : NULL,
-                .digest = ok && s->files == 1 ? hex : NULL,
+                .digest = ok && s->files == 1 && !s->skipping ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
                 .files = s->file + (s->result_ok ? s->span : 0),
                 .files_total = s->files,
+                .skipped = s->skipped,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
         });
 }
@@ -472,7 +473,8 @@ static void send_next_file(struct engine_send *s)
         if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
                 return;
         s->result_ok = false;
-        s->bytes_before += s->span_bytes;
+        /* A skipped file moved nothing. */
+        s->bytes_before += s->skipping ? 0 : s->span_bytes;
         b->bytes = s->bytes_before;
         send_span_done(s);
         /* The owner may have cancelled from its callback. */
@@ -603,11 +605,13 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                                 /* The session goes on: only lane 0 hears of it. */
                                 if (l->base.idx != 0)
                                         break;
+                                send_sync_result(s, &m->result);
                                 s->result_ok = true;
                                 send_next_file(s);
                                 return;
                         }
-                        b->bytes = s->bytes_before + s->span_bytes;
+                        send_sync_result(s, &m->result);
+                        b->bytes = s->bytes_before + (s->skipping ? 0 : s->span_bytes);
                         s->bytes_before = b->bytes;
                         s->result_ok = true;
                         if (b->t_last == 0)
@@ -691,6 +695,7 @@ static void send_ended(struct xfer *b)
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .files = s->file + (s->result_ok ? s->span : 0),
+                .skipped = s->skipped,
         };
         s->ops->done(s->owner, &r);
 }
@@ -707,6 +712,7 @@ static void send_gone(struct xfer *b)
 
         safe_close(s->fd);
         send_pack_free(s);
+        send_sync_free(s);
         free(s);
 }
 

@@ -137,6 +137,15 @@ struct engine_send {
         bool src_ready, connect_waiting;
         uint8_t source[WIRE_SOURCE_SIZE];
         uint64_t resumed;       /* bytes the receiver kept: not sent again */
+        /* Sync (send-sync.c): the job's way, enum engine_sync. */
+        unsigned int sync;
+        bool skipping;          /* the receiver skipped the offer (ACCEPT SKIP) */
+        bool digest_busy;       /* the file's digest is being computed */
+        uint32_t skipped;       /* entries the receiver kept, so far */
+        uint8_t file_digest[WIRE_DIGEST_SIZE];  /* the offered file's, with ENGINE_SYNC_DIGEST */
+        struct digest sync_d;
+        struct rehash sync_rh;
+        void (*digest_then)(struct engine_send *s);
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)
@@ -202,6 +211,23 @@ void send_offer_next(struct engine_send *s, bool pack);
 void send_span_done(struct engine_send *s);
 /* Close what the pack still holds; free it. */
 void send_pack_free(struct engine_send *s);
+
+/* send-sync.c */
+/* The offer's sync flags; WIRE_OFFER_DIGEST only where @digest (a regular
+ * file's offer, or a tree's first, which says the session compares them). */
+uint16_t send_sync_flags(const struct engine_send *s, bool digest);
+/* The entry now in s->fd, size, dir, link gets a digest in its offer. */
+bool send_sync_wants_digest(const struct engine_send *s);
+/* s->file_digest for the entry (zero when it needs none): 1 when done
+ * now; 0 when it is being computed, then @then(s) from the loop (unless
+ * the transfer failed); or -errno. */
+int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s));
+/* ACCEPT SKIP: the file counts as sent, its RESULT awaited. 0, or -1
+ * when the transfer failed (a skip it did not ask for). */
+int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
+/* A RESULT "ok": count what the receiver kept. */
+void send_sync_result(struct engine_send *s, const struct wire_result *r);
+void send_sync_free(struct engine_send *s);
 
 /* send-connect.c */
 /* engine_send(): admitted, copied, lane 0 resolving. */

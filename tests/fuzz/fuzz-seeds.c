@@ -61,6 +61,12 @@ static int wire_seeds(const char *dir)
         m.offer.mtime_ns = 0;
         memset(m.offer.pack_hash, 0x68, WIRE_PACK_HASH_SIZE);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* Sync: a file's offer with its digest. */
+        m.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
+        m.offer.pack_entries = 0;
+        memset(m.offer.pack_hash, 0, WIRE_PACK_HASH_SIZE);
+        memset(m.offer.digest, 0x64, WIRE_DIGEST_SIZE);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ACCEPT;
         m.accept.lanes = 2;
@@ -71,6 +77,10 @@ static int wire_seeds(const char *dir)
         m.accept.resume[1] = 3;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         m.accept.flags = WIRE_ACCEPT_PUBLISHED;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* The receiver has it: a skip. */
+        memset(m.accept.resume, 0, sizeof(m.accept.resume));
+        m.accept.flags = WIRE_ACCEPT_SKIP;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m.accept, 0, sizeof(m.accept));
         m.type = WIRE_CREDIT;

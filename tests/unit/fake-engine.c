@@ -173,6 +173,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.fd = fd;
         s->info.size = req->size;
         s->info.files = req->files;
+        s->info.sync = req->sync;
         s->info.job_bytes = req->job_bytes;
         s->info.attempt = req->attempt;
         s->info.bwlimit = req->bwlimit;
@@ -260,6 +261,11 @@ void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t us
         s->progress.usec = usec;
 }
 
+void fake_engine_set_skipped(struct engine_send *s, uint32_t skipped)
+{
+        s->progress.skipped = skipped;
+}
+
 void fake_engine_phase(struct engine_send *s, enum engine_phase phase)
 {
         struct engine *e = s->e;
@@ -273,6 +279,8 @@ static void fake_finish(struct engine_send *s, const struct engine_result *res)
 {
         struct engine *e = s->e;
         struct engine_result r = *res;
+
+        r.skipped = s->progress.skipped;
 
         /* Everything is released before done, as engine.h promises. */
         fake_unlink(s);

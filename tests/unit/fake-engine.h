@@ -50,6 +50,7 @@ struct fake_send_info {
         unsigned int attempt;
         uint64_t bwlimit;
         uint32_t files;                 /* engine_send_req's */
+        unsigned int sync;              /* engine_send_req's, enum engine_sync */
         uint64_t job_bytes;
         unsigned int cancels;           /* engine_send_cancel() calls */
         unsigned int resumes;           /* engine_send_resume() calls */
@@ -57,6 +58,8 @@ struct fake_send_info {
 const struct fake_send_info *fake_engine_info(const struct engine_send *s);
 
 void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t usec);
+/* Files the receiver kept so far (sync): in the progress and the result. */
+void fake_engine_set_skipped(struct engine_send *s, uint32_t skipped);
 void fake_engine_phase(struct engine_send *s, enum engine_phase phase);
 /* ops->next for file @index (the caller owns f->fd on 0), ops->file_done. */
 int fake_engine_next(struct engine_send *s, uint32_t index, struct engine_send_file *f);

@@ -72,7 +72,7 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--bwlimit\n--continue-on-error\n--help\n--json\n--links\n--no-wait\n--recursive\n--retries\n--to' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--continue-on-error\n--help\n--json\n--links\n--no-wait\n--recursive\n--retries\n--skip-existing\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--cached\n--help' "xferctl sum --<TAB>: its options" sum --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
@@ -95,6 +95,7 @@ expect "" "xferctl send FILE --as <TAB>: a name is the user's" send "$tmp/files/
 expect "" "xferctl send FILE --bwlimit <TAB>: a rate is the user's" send "$tmp/files/other.txt" --bwlimit ""
 expect "" "xferctl send -r DIR --to <TAB>: a destination is the user's" send -r "$tmp/files" --to ""
 expect $'all\nnone\nsafe' "xferctl send -r DIR --links <TAB>: which symlinks" send -r "$tmp/files" --links ""
+expect $'digest\nsize' "xferctl send -r DIR --sync <TAB>: how" send -r "$tmp/files" --sync ""
 expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send --retries N FILE<TAB>: N is not the FILE" \
         send --retries 3 "$tmp/files/da"
 expect "$tmp/files/other.txt" "xferctl --socket <TAB>: a path" --socket "$tmp/files/o"

@@ -88,6 +88,7 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.retry_usec = 0x1122334455667788ull;
         out[n].job.files_done = 0x01020304;
         out[n].job.files_total = 0x05060708;
+        out[n].job.files_skipped = 0x0a0b0c0d;
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
         strcpy(out[n++].job.text, "checksum mismatch");
@@ -259,10 +260,20 @@ static void test_codec(void)
         memset(s.submit.name, 'n', sizeof(s.submit.name));
         is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "unterminated name is -EINVAL");
 
+        /* The sync flags travel as any SUBMIT flag. */
+        s = msgs[0];
+        s.submit.flags = CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_DIGEST;
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 &&
+           m.submit.flags == (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_DIGEST) && buf[CTL_HEADER_SIZE + 2] == 0x12,
+           "SUBMIT with --sync=digest's flag round-trips, little-endian after port");
+        ok((CTL_SUBMIT_SYNC_MASK & (CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE)) == 0 &&
+           (_CTL_SUBMIT_FLAGS & CTL_SUBMIT_SYNC_MASK) == CTL_SUBMIT_SYNC_MASK, "the sync flags are known bits of their own");
+
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 78 + 15 + 10 + 17, "JOB: 78 fixed bytes, then peer, name and text");
+        is_int(len, CTL_HEADER_SIZE + 82 + 15 + 10 + 17, "JOB: 82 fixed bytes, then peer, name and text");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -272,7 +283,9 @@ static void test_codec(void)
         ok(tmp[CTL_HEADER_SIZE + 64] == 0x04 && tmp[CTL_HEADER_SIZE + 67] == 0x01 &&
            tmp[CTL_HEADER_SIZE + 68] == 0x08 && tmp[CTL_HEADER_SIZE + 71] == 0x05,
            "then files_done u32 and files_total u32, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 72] == 15 && tmp[CTL_HEADER_SIZE + 74] == 10 && tmp[CTL_HEADER_SIZE + 76] == 17,
+        ok(tmp[CTL_HEADER_SIZE + 72] == 0x0d && tmp[CTL_HEADER_SIZE + 75] == 0x0a,
+           "then files_skipped u32, little-endian");
+        ok(tmp[CTL_HEADER_SIZE + 76] == 15 && tmp[CTL_HEADER_SIZE + 78] == 10 && tmp[CTL_HEADER_SIZE + 80] == 17,
            "then the three string lengths");
         tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
@@ -306,8 +319,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 3 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v3, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 4 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v4, type, length 0");
 
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];

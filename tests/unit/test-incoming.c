@@ -246,6 +246,82 @@ static void test_stage(void)
         is_int(incoming_remove_tree(dirfd_, "none"), 0, "nothing to remove is fine");
 }
 
+/* @name's bytes beneath @at, or "" */
+static const char *slurp(int at, const char *name)
+{
+        static char buf[64];
+        int fd = openat(at, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n;
+
+        buf[0] = '\0';
+        if (fd < 0)
+                return buf;
+        n = read(fd, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        close(fd);
+        return buf;
+}
+
+/* Sync into an existing DEST: extras kept, sent entries win, a symlink
+ * stays one, what appears meanwhile is kept, a failure changes nothing. */
+static void test_merge(void)
+{
+        char name[INCOMING_STAGE_MAX], link[64];
+        struct stat a, b;
+        int st_fd;
+        ssize_t n;
+
+        /* The old DEST, as earlier jobs and local users left it. */
+        ok(mkdirat(dirfd_, "m", 0755) == 0 && mkdirat(dirfd_, "m/dest", 0755) == 0 &&
+           mkdirat(dirfd_, "m/dest/sub", 0750) == 0 && mkdirat(dirfd_, "m/dest/only-old", 0711) == 0 &&
+           mkfile(dirfd_, "m/dest/replaced", "old") == 0 && mkfile(dirfd_, "m/dest/skipped", "kept") == 0 &&
+           mkfile(dirfd_, "m/dest/sub/extra", "x") == 0 && mkfile(dirfd_, "m/dest/only-old/deep", "d") == 0 &&
+           symlinkat("/etc", dirfd_, "m/dest/sub/link") == 0, "an old DEST with files, directories and a symlink");
+        ok(fstatat(dirfd_, "m/dest/skipped", &a, 0) == 0, "the skipped file's inode");
+
+        /* The job sent "replaced" and "sub/new"; "skipped" it skipped. */
+        incoming_stage_name(name, 7);
+        st_fd = incoming_stage_make(dirfd_, name);
+        ok(st_fd >= 0 && mkdirat(st_fd, "dest", 0755) == 0 && mkdirat(st_fd, "dest/sub", 0755) == 0 &&
+           mkfile(st_fd, "dest/replaced", "new") == 0 && mkfile(st_fd, "dest/sub/new", "n") == 0,
+           "the staged tree holds only what was sent");
+        is_int(incoming_merge_link(dirfd_, "m/dest", st_fd, "dest"), 0, "link step");
+        ok(faccessat(st_fd, "dest/sub/extra", F_OK, 0) == 0 && faccessat(st_fd, "dest/only-old/deep", F_OK, 0) == 0,
+           "the old DEST's extras are linked into the staged tree, a missing directory made");
+        ok(fstatat(st_fd, "dest/only-old", &b, AT_SYMLINK_NOFOLLOW) == 0 && (b.st_mode & 07777) == 0711,
+           "with the old directory's mode");
+        is_str(slurp(st_fd, "dest/replaced"), "new", "a sent file is not replaced by the old one");
+        is_str(slurp(dirfd_, "m/dest/replaced"), "old", "the old DEST is untouched so far");
+
+        /* Someone writes into the old DEST between the two steps. */
+        ok(mkfile(dirfd_, "m/dest/sub/late", "late") == 0, "a file appears in the old DEST after the link step");
+        is_int(incoming_merge_publish(dirfd_, st_fd, "dest", "m/dest"), 0, "publish step");
+        is_str(slurp(dirfd_, "m/dest/replaced"), "new", "the replaced file is the sent one");
+        is_str(slurp(dirfd_, "m/dest/sub/new"), "n", "a new file is there");
+        is_str(slurp(dirfd_, "m/dest/skipped"), "kept", "a skipped file is kept");
+        ok(fstatat(dirfd_, "m/dest/skipped", &b, 0) == 0 && a.st_ino == b.st_ino, "the same inode, not a copy");
+        is_str(slurp(dirfd_, "m/dest/sub/extra"), "x", "an extra file is kept (nothing is deleted)");
+        is_str(slurp(dirfd_, "m/dest/only-old/deep"), "d", "and an extra directory with its contents");
+        n = readlinkat(dirfd_, "m/dest/sub/link", link, sizeof(link) - 1);
+        ok(n == 4 && !memcmp(link, "/etc", 4) && fstatat(dirfd_, "m/dest/sub/link", &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISLNK(b.st_mode), "the symlink is kept as a symlink, not followed");
+        is_str(slurp(dirfd_, "m/dest/sub/late"), "late", "the file that appeared meanwhile is moved over");
+        ok(faccessat(st_fd, "dest", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "the old tree is gone from the staging directory");
+
+        /* A DEST that is a symlink: refused, nothing changes. */
+        ok(symlinkat("dest", dirfd_, "m/alias") == 0 && mkdirat(st_fd, "alias", 0755) == 0 &&
+           mkfile(st_fd, "alias/f", "f") == 0, "a staged tree for a DEST that is a symlink");
+        is_int(incoming_merge_link(dirfd_, "m/alias", st_fd, "alias"), -ELOOP, "the link step refuses it");
+        ok(readlinkat(dirfd_, "m/alias", link, sizeof(link)) == 4 && faccessat(dirfd_, "m/dest/f", F_OK, 0) != 0,
+           "and the old DEST is as it was");
+        is_int(incoming_merge_link(dirfd_, "m/none", st_fd, "alias"), 0, "a DEST that is not there is nothing to merge");
+        is_int(incoming_merge_publish(dirfd_, st_fd, "alias", "m/none"), 0, "published as a plain rename");
+        is_str(slurp(dirfd_, "m/none/f"), "f", "there");
+        close(st_fd);
+        is_int(incoming_remove_tree(dirfd_, name), 0, "cleaned up the staging directory");
+        is_int(incoming_remove_tree(dirfd_, "m"), 0, "cleaned up the merged trees");
+}
+
 int main(void)
 {
         if (!mkdtemp(dir)) {
@@ -259,6 +335,7 @@ int main(void)
         test_clean_parts();
         test_open_beneath();
         test_stage();
+        test_merge();
         unlinkat(dirfd_, "keep.dat", 0);
         unlinkat(dirfd_, ".rdmaxfer-x.part", 0);
         unlinkat(dirfd_, "a.rdmaxfer-1.part", 0);

@@ -439,6 +439,56 @@ static void test_several_files(void)
  */
 static void wait_retry(struct fx *f, uint64_t id, int ms);
 
+/* Sync: the SUBMIT's flag becomes the engine's way, on every attempt; the
+ * files the receiver kept are counted across attempts. */
+static void test_sync_job(void)
+{
+        struct ctl_submit cs = { .files = 3, .job_bytes = 30, .flags = CTL_SUBMIT_SYNC_DIGEST };
+        struct engine_send_file ef;
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id;
+
+        fx_setup(&f_several, "sync", 4);
+        f_several.cfg.retry_max = 3;
+        f_several.cfg.retry_delay_max = 1;
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "a");
+        cs.flags = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE;
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), -EINVAL,
+               "sync: --skip-existing and --sync at once are refused");
+        cs.flags = CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST;
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), -EINVAL,
+               "sync: two ways of --sync are refused");
+        cs.flags = CTL_SUBMIT_SYNC_DIGEST;
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "sync: submitted");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        is_int(fake_engine_info(s)->sync, ENGINE_SYNC_DIGEST, "sync: the engine compares digests");
+        is_int(jobs_add_file(job, make_file(10), 10, "b", 0, 0, 0), 0, "sync: file 2 in");
+        fake_engine_file_done(s, 0, 0);
+        fake_engine_set_skipped(s, 1);
+        job_refresh(job);
+        ok(job->files_done == 1 && job->files_skipped == 1, "sync: file 1 skipped, counted while running");
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 1, &ef), 0, "sync: the engine takes file 2");
+        safe_close(ef.fd);
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        ok(job->state == CTL_JOB_RETRYING && job->files_skipped == 1, "sync: retrying, 1 skipped so far");
+        wait_retry(&f_several, id, 2000);
+        s = xfer_of(&f_several, id);
+        ok(s && fake_engine_info(s)->sync == ENGINE_SYNC_DIGEST, "sync: the retry keeps the way");
+        is_int(jobs_add_file(job, make_file(10), 10, "c", 0, 0, 0), 0, "sync: file 3 in");
+        fake_engine_file_done(s, 0, 0);
+        fake_engine_file_done(s, 1, 10);
+        fake_engine_set_skipped(s, 1);
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 100);
+        ok(job->state == CTL_JOB_DONE && job->files_done == 3 && job->files_skipped == 2,
+           "sync: done, 3 files of which 2 skipped, over two attempts");
+        fx_teardown(&f_several);
+}
+
 static void test_several_files_retry(void)
 {
         struct ctl_submit cs = { .files = 4, .job_bytes = 100 + 200 + 300 + 400 };
@@ -1449,6 +1499,7 @@ static void test_tally(void)
 
 int main(void)
 {
+        test_sync_job();
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();
         test_rate_timer();

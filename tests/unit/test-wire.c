@@ -160,9 +160,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 6);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v6 is -EPROTONOSUPPORT");
-        is_int(h2.version, 6, "and still reports the peer's version");
+        put16(buf + 4, 7);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v7 is -EPROTONOSUPPORT");
+        is_int(h2.version, 7, "and still reports the peer's version");
+        put16(buf + 4, 5);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-5 hello (no sync: it would not honour a skip) is -EPROTONOSUPPORT");
         put16(buf + 4, 4);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-4 hello (no packs) is -EPROTONOSUPPORT");
@@ -257,7 +260,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 186 + WIRE_NAME_MAX, "255-byte name: header + 186 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 202 + WIRE_NAME_MAX, "255-byte name: header + 202 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -275,7 +278,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x05, 0x00, 0x05, 0x00,  /* magic, v5, END */
+                0x52, 0x44, 0x52, 0x58, 0x06, 0x00, 0x05, 0x00,  /* magic, v6, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -287,7 +290,7 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x05, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x06, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
@@ -312,7 +315,7 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 186 + 1 && buf[6] == WIRE_OFFER && buf[8] == 187 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 202 + 1 && buf[6] == WIRE_OFFER && buf[8] == 203 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 2 && buf[16 + 29] == 0 &&
            buf[16 + 30] == 3 && buf[16 + 34] == 0x0c && buf[16 + 35] == 0x0b && buf[16 + 39] == 0x01 &&
@@ -321,16 +324,16 @@ static void test_golden(void)
            buf[16 + 70] == 0x40 && buf[16 + 85] == 0x4f &&
            buf[16 + 86] == 0x60 && buf[16 + 117] == 0x60 + 31 &&
            buf[16 + 118] == 0xa0 && buf[16 + 149] == 0xa0 + 31 && buf[16 + 150] == 0 &&
-           buf[16 + 185] == 0 && buf[16 + 186] == 'x',
+           buf[16 + 185] == 0 && buf[16 + 201] == 0 && buf[16 + 202] == 'x',
            "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, mode, mtime_ns, "
-           "token, source, nonce, mac, pack_entries, pack_hash, name in that order");
+           "token, source, nonce, mac, pack_entries, pack_hash, digest, name in that order");
         o.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK;
         o.offer.file = 1;
         o.offer.pack_entries = 0x0102;
         o.offer.job_files = 0x0103;
         memset(o.offer.pack_hash, 0xcd, WIRE_PACK_HASH_SIZE);
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 186 + 1 && buf[16 + 150] == 0x02 && buf[16 + 151] == 0x01 && buf[16 + 154] == 0xcd &&
+        ok(len == 16 + 202 + 1 && buf[16 + 150] == 0x02 && buf[16 + 151] == 0x01 && buf[16 + 154] == 0xcd &&
            buf[16 + 185] == 0xcd && buf[16 + 20] == 0x05, "a pack's OFFER: its flag, entries and hash");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
@@ -488,15 +491,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 186;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 202;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 186);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 186, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 202);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 202, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -552,16 +555,54 @@ static void test_decode_hostile(void)
         is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT with an unknown flag");
         acc.accept.resume[5] = 1;
         is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT resuming a lane not granted is refused");
+        acc = msgs[1];
+        acc.accept.flags = WIRE_ACCEPT_SKIP;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT SKIP that resumes is refused");
+        memset(acc.accept.resume, 0, sizeof(acc.accept.resume));
+        len = wire_encode(buf, sizeof(buf), &acc);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 && m.accept.flags == WIRE_ACCEPT_SKIP,
+           "an ACCEPT SKIP resuming nothing round-trips");
+        put32(buf + WIRE_HEADER_SIZE + 8, 1);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT SKIP with a lane resuming");
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put16(buf + WIRE_HEADER_SIZE + 2, WIRE_ACCEPT_SKIP | WIRE_ACCEPT_PUBLISHED);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT SKIP with PUBLISHED");
+        acc.accept.flags = WIRE_ACCEPT_SKIP | WIRE_ACCEPT_PUBLISHED;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT SKIP with PUBLISHED is refused");
+
+        /* The digest only with WIRE_OFFER_DIGEST, that only with SYNC and no pack. */
+        struct wire_msg so = sample_offer("s.dat");
+        so.offer.flags = WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
+        memset(so.offer.digest, 0xd1, WIRE_DIGEST_SIZE);
+        len = wire_encode(buf, sizeof(buf), &so);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 && m.offer.digest[0] == 0xd1 &&
+           m.offer.digest[15] == 0xd1 && m.offer.flags == (WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST),
+           "an OFFER with a digest round-trips");
+        put16(buf + WIRE_HEADER_SIZE + 20, WIRE_OFFER_SYNC);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "a digest without WIRE_OFFER_DIGEST");
+        put16(buf + WIRE_HEADER_SIZE + 20, WIRE_OFFER_DIGEST);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "WIRE_OFFER_DIGEST without WIRE_OFFER_SYNC");
+        so.offer.flags = WIRE_OFFER_SYNC;
+        is_int(wire_encode(buf, sizeof(buf), &so), -EINVAL, "an OFFER with a stray digest is refused");
+        so.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
+        so.offer.pack_entries = 1;
+        is_int(wire_encode(buf, sizeof(buf), &so), -EINVAL, "a pack with a digest is refused");
+        so.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK | WIRE_OFFER_SKIP_EXISTING;
+        memset(so.offer.digest, 0, WIRE_DIGEST_SIZE);
+        len = wire_encode(buf, sizeof(buf), &so);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 &&
+           m.offer.flags == (WIRE_OFFER_TREE | WIRE_OFFER_PACK | WIRE_OFFER_SKIP_EXISTING),
+           "a pack with WIRE_OFFER_SKIP_EXISTING round-trips");
         len = wire_encode(buf, sizeof(buf), &o);
 
         /* A 256-byte name, length fields consistent: still too long. */
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 186 + 256);
+        put32(tmp + 8, 202 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 186 + 255);
+        put32(tmp + 8, 202 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -622,7 +663,7 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 154 + 5, "OFFER MAC input: label + Nr + binding + 154 bytes of fields + name");
+        is_int(la, 24 + 32 + 34 + 170 + 5, "OFFER MAC input: label + Nr + binding + 170 bytes of fields + name");
         ok(memcmp(a, "rdmaxfer-v4 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
@@ -631,7 +672,7 @@ static void test_mac_input(void)
            a[114] == 4 && a[116] == 2 && a[120] == 3 && a[124] == 0x0c && a[125] == 0x0b &&
            a[132] == 0xed && a[136] == 0x88 && a[143] == 0x11 &&
            a[144] == 0x30 && a[159] == 0x3f && a[160] == 0x40 && a[175] == 0x4f &&
-           a[176] == 0x60 && a[207] == 0x7f && a[208] == 0 && memcmp(a + 244, "f.txt", 5) == 0,
+           a[176] == 0x60 && a[207] == 0x7f && a[208] == 0 && memcmp(a + 260, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
 
         o2 = o;
@@ -683,11 +724,24 @@ static void test_mac_input(void)
         la = wire_next_offer_mac_input(a, sizeof(a), &o);
         ok(differs(a, la, b, lb), "and in a later offer's MAC too");
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
+        o2 = o;
+        o2.flags = WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the sync flags are covered");
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2);
+        o2.digest[15] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the digest is covered");
+        la = wire_next_offer_mac_input(a, sizeof(a), &o2);
+        o2.digest[0] ^= 1;
+        lb = wire_next_offer_mac_input(b, sizeof(b), &o2);
+        ok(differs(a, la, b, lb), "and in a later offer's MAC too");
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
 
         /* A later offer of the session: under S, no nonce or binding of its own. */
         la = wire_next_offer_mac_input(a, sizeof(a), &o);
-        ok(la == 29 + 154 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
-           a[29 + 26] == 2 && a[29 + 70] == 0x40 && memcmp(a + 29 + 154, "f.txt", 5) == 0,
+        ok(la == 29 + 170 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
+           a[29 + 26] == 2 && a[29 + 70] == 0x40 && memcmp(a + 29 + 170, "f.txt", 5) == 0,
            "next OFFER MAC input: its own label, then the same fields");
         o2 = o;
         o2.file = 1;

@@ -12,7 +12,11 @@
 # until its last file is verified, is not published by a receiver killed
 # half-way, and hostile DESTs are refused; files keep their mode (less
 # setuid) and mtime, directories their mode. About 2,000 small files go
-# several to an offer (packs), the same as one by one.
+# several to an offer (packs), the same as one by one. Sync: a tree sent
+# again with --sync=digest into its DEST moves only what changed and keeps
+# the rest (a file deleted at the source too); --skip-existing replaces
+# nothing; with overwrite off a file that differs fails the job and leaves
+# DEST as it was; flat files are skipped per file.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -321,3 +325,78 @@ for bad in ../x /abs a/../../b; do
         ((rc == 2)) || tb_fail "--to $bad: exit $rc: $out"
 done
 tb_log "hostile destinations refused"
+
+# Sync (xferctl send --sync, --skip-existing): a tree sent again into its
+# existing DEST moves only what changed and keeps what the receiver has
+# beyond it; a file packed or alone, a size change or the same size with
+# other bytes (--sync=digest), a file added, one deleted at the source
+# (kept: this is not rsync --delete), a symlink kept a symlink.
+st=$SRC/sync-src
+rm -rf "$st" && mkdir -p "$st/sub"
+make_file "$st/big.bin" $((1536 * 1024))
+make_file "$st/sub/big2.bin" $((600 * 1024))
+for f in s1.txt s2.txt s3.txt sub/s4.txt gone.txt; do make_file "$st/$f" 3000; done
+ln -s s1.txt "$st/link"
+since_sync=$(date +%s)
+xferctl send -r "$st" "$BETA_ADDR" --to t-sync >/dev/null 2>&1 || tb_fail "the first send of t-sync failed"
+diff -r --no-dereference "$st" "$BETA_IN/t-sync" >/dev/null || tb_fail "t-sync differs after its first send"
+make_file "$st/big.bin" $((1536 * 1024))        # the same size, other bytes
+make_file "$st/s2.txt" 4000                     # another size
+make_file "$st/new.txt" 5000                    # added
+rm "$st/gone.txt"                               # deleted at the source
+echo "overwrite = yes" >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" overwrite
+sleep 1
+since_sync=$(date +%s)
+out=$(xferctl send -r "$st" "$BETA_ADDR" --to t-sync --sync=digest 2>&1) ||
+        tb_fail "send -r --sync=digest into the existing t-sync failed: $out"
+tb_log "sync: $(tail -n 1 <<<"$out")"
+[[ $out == *"4 skipped (already on"* ]] || tb_fail "the summary does not say 4 skipped: $out"
+diff -r --no-dereference "$st" "$BETA_IN/t-sync" | grep -v "^Only in $BETA_IN/t-sync: gone.txt\$" | grep . &&
+        tb_fail "t-sync is not the new source plus gone.txt"
+[[ -f $BETA_IN/t-sync/gone.txt && -L $BETA_IN/t-sync/link ]] ||
+        tb_fail "sync removed what the source no longer has, or the symlink is not one"
+js=$(journalctl -u "$ALPHA_UNIT" --no-pager --since "@$since_sync" -o export RDMAXFER_DIRECTION=send | tr -d '\000')
+skipped=$(sed -n 's/^RDMAXFER_SKIPPED=//p' <<<"$js" | tail -n 1)
+bytes=$(sed -n 's/^RDMAXFER_BYTES=//p' <<<"$js" | tail -n 1)
+total=$(find "$st" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+[[ $skipped == 4 ]] || tb_fail "the sender's entry has RDMAXFER_SKIPPED=${skipped:-none}, not 4"
+((bytes > 0 && bytes < total - 500000)) ||
+        tb_fail "RDMAXFER_BYTES=$bytes of a $total-byte tree: the unchanged files moved too"
+tb_log "sync=digest: 4 unchanged files skipped, $bytes of $total bytes moved, gone.txt kept"
+
+# --skip-existing: a changed file that is there already is left as it was.
+cp "$BETA_IN/t-sync/s1.txt" "$SRC/s1.before"
+make_file "$st/s1.txt" 3500
+out=$(xferctl send -r "$st" "$BETA_ADDR" --to t-sync --skip-existing 2>&1) ||
+        tb_fail "send -r --skip-existing failed: $out"
+same_file "$SRC/s1.before" "$BETA_IN/t-sync/s1.txt"
+tb_log "skip-existing: $(tail -n 1 <<<"$out")"
+
+# overwrite off: a file that differs fails the job, saying so; DEST stays.
+sed -i '/^overwrite = yes$/d' "$BETA_CONF"
+reload_applied "$BETA_UNIT" overwrite
+cp -a "$BETA_IN/t-sync" "$SRC/t-sync.before"
+make_file "$st/s3.txt" 3100
+rc=0
+out=$(xferctl send -r "$st" "$BETA_ADDR" --to t-sync --sync=size 2>&1) || rc=$?
+((rc == 1)) && grep -q "differs" <<<"$out" && grep -q "overwrite" <<<"$out" ||
+        tb_fail "--sync=size of a differing file with overwrite off: exit $rc: $out"
+diff -r --no-dereference "$SRC/t-sync.before" "$BETA_IN/t-sync" >/dev/null || tb_fail "the failed sync changed t-sync"
+tb_log "overwrite off: $(tail -n 1 <<<"$out")"
+
+# Flat files: the second send with --skip-existing skips both.
+make_file "$SRC/sync-f1.bin" 70000
+make_file "$SRC/sync-f2.bin" 700000
+send_ok "$SRC/sync-f1.bin" >/dev/null
+out=$(xferctl send "$SRC/sync-f1.bin" "$SRC/sync-f2.bin" "$BETA_ADDR" --skip-existing 2>&1) ||
+        tb_fail "flat --skip-existing with one file there: $out"
+[[ $out == *"1 skipped"* ]] || tb_fail "flat: not 1 skipped: $out"
+out=$(xferctl send "$SRC/sync-f1.bin" "$SRC/sync-f2.bin" "$BETA_ADDR" --skip-existing 2>&1) ||
+        tb_fail "flat --skip-existing again: $out"
+[[ $out == *"2 skipped"* ]] || tb_fail "flat: not 2 skipped: $out"
+out=$(send_ok "$SRC/sync-f2.bin" --sync=digest)
+[[ $out == *skipped* ]] || tb_fail "one file, --sync=digest, the same: not skipped: $out"
+same_file "$SRC/sync-f2.bin" "$BETA_IN/sync-f2.bin"
+rm -rf "$st" "$SRC/t-sync.before" "$SRC"/sync-f* "$SRC/s1.before" "$BETA_IN/t-sync" "$BETA_IN"/sync-f*
+tb_log "flat: --skip-existing skipped what was there (1, then 2); --sync=digest skipped the same file"
