@@ -38,6 +38,12 @@
  * whole latency plus the verdict's and the next offer's round trips
  * (~40 ms), where a pack's extra copies of its bytes cost far less. */
 #define PACK_FILE_MAX           (PACK_BYTES_MAX / 2)
+/* The same for a job that skips what the receiver has (xferctl send
+ * --sync, --skip-existing): a packed file's data moves whether or not the
+ * receiver keeps its own copy, so only files this small, whose data costs
+ * less than asking, go into packs; larger ones are offered alone, and the
+ * receiver can skip them before their data moves. */
+#define PACK_SYNC_FILE_MAX      (256u << 10)
 /* A name's bytes, as an offer's (WIRE_NAME_MAX). */
 #define PACK_NAME_MAX           255
 

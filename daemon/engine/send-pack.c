@@ -363,7 +363,8 @@ void send_take_next(struct engine_send *s)
                 }
                 rec = pack_record_size(strlen(e.name), e.size);
                 /* A symlink goes alone: the receiver makes links at the end (recv-file.c). */
-                if (!e.link && (e.dir || e.size <= PACK_FILE_MAX) && rec <= PACK_BYTES_MAX - p->bytes) {
+                if (!e.link && (e.dir || e.size <= (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) &&
+                    rec <= PACK_BYTES_MAX - p->bytes) {
                         p->e[p->n++] = e;
                         p->bytes += rec;
                         p->data += e.size;
