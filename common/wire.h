@@ -94,9 +94,10 @@
  * rules when unpacked (its offer never carries WIRE_OFFER_DIGEST; the
  * entry's data is at hand, and compared with the old file's bytes); a
  * pack's RESULT "ok" says "skipped N" when N of its entries were kept, a
- * skipped entry's "skipped" (both covered by the RESULT's MAC). A symlink
- * is never kept by WIRE_OFFER_SYNC (its target is not known before its
- * data). A tree with a sync flag whose DEST exists as a
+ * skipped entry's "skipped" (both covered by the RESULT's MAC). Under
+ * WIRE_OFFER_SYNC a symlink's target, its data, is compared once it has
+ * arrived: the very same symlink there is kept, and its RESULT says
+ * "skipped 1". A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
  * Lanes: a transfer may be striped over several connections (RC queue

@@ -314,6 +314,13 @@ static int64_t recv_tree_link_keep(void *arg)
                          "it points outside the tree, and tree_symlinks is safe here");
                 return -EPERM;
         }
+        /* Merged into an existing DEST: the same symlink there is kept. */
+        if (x->merge) {
+                int r = recv_sync_link(x, target, (size_t)n);
+
+                if (r != 0)
+                        return r;
+        }
         if (x->links_fd < 0) {
                 x->links_fd = openat(x->base.e->incoming_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
                 if (x->links_fd < 0)
@@ -755,8 +762,8 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
 
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
-        if (res == -EPERM) {
-                recv_fail(x, WIRE_E_NAME, x->link_text);
+        if (res == -EPERM || res == -EEXIST) {
+                recv_fail(x, res == -EPERM ? WIRE_E_NAME : WIRE_E_EXISTS, x->link_text);
                 return;
         }
         if (res < 0) {
@@ -764,6 +771,9 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
                 recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
+        /* The same symlink was there: kept, and its RESULT says so (wire.h). */
+        x->pack_skipped = res == 1;
+        x->files_skipped += x->pack_skipped;
         recv_tree_entry_done(x);
 }
 

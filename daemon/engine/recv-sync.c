@@ -118,7 +118,12 @@ static int64_t recv_sync_probe(void *arg)
                 r = RECV_SYNC_SKIP;
                 goto out;
         }
-        /* A symlink's target is not known before its data: sent again. */
+        /* A symlink's target is its data: one that is there as a symlink is
+         * compared once it has arrived (recv_sync_link). */
+        if ((o->flags & WIRE_OFFER_LINK) && S_ISLNK(st.st_mode)) {
+                r = RECV_SYNC_SEND;
+                goto out;
+        }
         if (!S_ISREG(st.st_mode) || (o->flags & WIRE_OFFER_LINK) || (uint64_t)st.st_size != o->size) {
                 r = (int)recv_sync_differs(x);
                 goto out;
@@ -279,4 +284,33 @@ void recv_sync_free(struct recv_xfer *x)
         x->sync_fd = -1;
         rehash_deinit(&x->sync_rh);
         digest_deinit(&x->sync_d);
+}
+
+int recv_sync_link(struct recv_xfer *x, const char *target, size_t len)
+{
+        const char *name = x->offer.name, *slash = strrchr(name, '/');
+        char parent[WIRE_NAME_MAX + 1], have[NAME_LINK_MAX + 1];
+        ssize_t n;
+        int pfd;
+
+        if (!slash)
+                return 0;
+        snprintf(parent, sizeof(parent), "%.*s", (int)(slash - name), name);
+        pfd = incoming_open_beneath(x->base.e->incoming_fd, parent, false);
+        if (pfd == -ENOENT || pfd == -ENOTDIR)
+                return 0;
+        if (pfd < 0)
+                return pfd;
+        n = readlinkat(pfd, slash + 1, have, sizeof(have));
+        close(pfd);
+        /* Nothing there, or not a symlink (the probe held that to overwrite). */
+        if (n < 0)
+                return errno == ENOENT || errno == EINVAL ? 0 : -errno;
+        if ((size_t)n == len && memcmp(have, target, len) == 0)
+                return 1;
+        if (x->overwrite)
+                return 0;
+        snprintf(x->link_text, sizeof(x->link_text), "%.*s: exists and differs; overwrite is off on the receiver",
+                 WIRE_TEXT_MAX - 60, name);
+        return -EEXIST;
 }

@@ -316,7 +316,7 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
                 m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
                 snprintf(m.result.text, sizeof(m.result.text), "%.*s", WIRE_TEXT_MAX,
                          status == WIRE_OK && x->skip ? "skipped" : b->text);
-                if (status == WIRE_OK && (x->offer.flags & WIRE_OFFER_PACK) && x->pack_skipped)
+                if (status == WIRE_OK && (x->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && x->pack_skipped)
                         snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pack_skipped);
         }
         xfer_set_state(b, XFER_CLOSING);
@@ -571,7 +571,7 @@ static void recv_next_file(struct recv_xfer *x)
         m.result.bytes = x->skip ? 0 : x->offer.size;
         if (x->skip)
                 snprintf(m.result.text, sizeof(m.result.text), "skipped");
-        else if ((x->offer.flags & WIRE_OFFER_PACK) && x->pack_skipped)
+        else if ((x->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && x->pack_skipped)
                 snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pack_skipped);
         m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
         if (b->session.on)

@@ -92,7 +92,7 @@ struct recv_xfer {
         uint64_t pack_data;     /* its entries' data bytes */
         uint64_t pack_max_file;
         unsigned int pack_status;       /* enum wire_status of a failure */
-        uint32_t pack_skipped;          /* sync: its entries kept as they were */
+        uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
         char pack_why[WIRE_TEXT_MAX + 1];
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t file_bytes;    /* the file's data received */
@@ -252,6 +252,12 @@ bool recv_sync_wanted(const struct recv_xfer *x);
  * SKIP and the RESULT), or a refusal. */
 void recv_sync_probe_start(struct recv_xfer *x);
 void recv_sync_free(struct recv_xfer *x);
+/* On a worker, a tree merged into an existing DEST: the symlink whose
+ * target (@len bytes) has arrived, against what the old DEST has under its
+ * name. 1: the very same symlink is there (kept; the merge links it in),
+ * 0: make the new one, -EEXIST with x->link_text: it differs and
+ * overwrite is off, or -errno. */
+int recv_sync_link(struct recv_xfer *x, const char *target, size_t len);
 
 /* recv-pack.c */
 /* A pack's data is in and verified: its entries into the staging

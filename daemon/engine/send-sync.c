@@ -111,8 +111,9 @@ void send_sync_result(struct engine_send *s, const struct wire_result *r)
                 s->skipped++;
                 return;
         }
-        /* A pack's RESULT says how many of its entries were kept (wire.h). */
-        if (!(s->offer.flags & WIRE_OFFER_PACK) || strncmp(r->text, "skipped ", 8) != 0)
+        /* A pack's RESULT says how many of its entries were kept, a
+         * symlink's whether it was (wire.h). */
+        if (!(s->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) || strncmp(r->text, "skipped ", 8) != 0)
                 return;
         n = strtoul(r->text + 8, &end, 10);
         if (*end == '\0' && n <= s->span)

@@ -373,9 +373,19 @@ out=$(xferctl send -r "$st" "$BETA_ADDR" --to t-sync --skip-existing 2>&1) ||
 same_file "$SRC/s1.before" "$BETA_IN/t-sync/s1.txt"
 tb_log "skip-existing: $(tail -n 1 <<<"$out")"
 
-# overwrite off: a file that differs fails the job, saying so; DEST stays.
+# overwrite off: nothing differs (the symlink compared by its target
+# once it has arrived): everything kept, exit 0.
 sed -i '/^overwrite = yes$/d' "$BETA_CONF"
 reload_applied "$BETA_UNIT" overwrite
+cp "$SRC/s1.before" "$st/s1.txt"
+touch -r "$BETA_IN/t-sync/s1.txt" "$st/s1.txt"
+out=$(xferctl send -r "$st" "$BETA_ADDR" --to t-sync --sync=digest 2>&1) ||
+        tb_fail "--sync=digest of an unchanged tree with overwrite off: $out"
+n=$(find "$st" -type f -o -type l | wc -l)
+[[ $out == *"$n skipped (already on"* ]] || tb_fail "an unchanged tree: not all $n files and links skipped: $out"
+[[ $(readlink "$BETA_IN/t-sync/link") == s1.txt ]] || tb_fail "the kept symlink changed"
+tb_log "unchanged, overwrite off: $(tail -n 1 <<<"$out")"
+# A file that differs fails the job, saying so; DEST stays.
 cp -a "$BETA_IN/t-sync" "$SRC/t-sync.before"
 make_file "$st/s3.txt" 3100
 rc=0
