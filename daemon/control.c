@@ -73,6 +73,7 @@ struct control_conn {
         /* The job of several files this client hands its files to (ctl.h):
          * reading waits while the job holds JOBS_FILES_AHEAD of them. */
         uint64_t feed_id;
+        const char *feed_why;           /* why the feed ended, when not the client's doing */
         bool checking_file;             /* the check is a FILE's, not a SUBMIT's */
         struct ctl_file file;
         struct control_conn *next;
@@ -168,7 +169,7 @@ static void conn_check_drop(struct control_conn *conn)
         conn->submit_fd = safe_close(conn->submit_fd);
 }
 
-/* This client hands @job no more files: done, or gone. */
+/* This client hands @job no more files: done, gone, or (conn->feed_why) failed. */
 static void conn_feed_end(struct control_conn *conn)
 {
         struct job *job;
@@ -180,8 +181,9 @@ static void conn_feed_end(struct control_conn *conn)
         if (!job)
                 return;
         job_set_feeder(job, NULL, NULL);
-        /* Before its last file: the job cannot finish, so it is cancelled. */
-        jobs_feeder_gone(job);
+        /* Before its last file: the job cannot finish, so it is cancelled,
+         * or fails when it was not the client's doing. */
+        jobs_feeder_gone(job, conn->feed_why);
 }
 
 static void conn_close(struct control_conn *conn)
@@ -864,6 +866,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                             "file descriptors (LimitNOFILE)", (int)conn->cred.pid);
                 conn_error(conn, r, "rdmaxferd could not take the file's descriptor: it is out of file "
                            "descriptors (LimitNOFILE, rdmaxferd(8))");
+                conn->feed_why = "rdmaxferd ran out of file descriptors taking it from xferctl (LimitNOFILE)";
                 conn_close(conn);
                 return;
         }

@@ -57,6 +57,8 @@ struct job_entry {
         struct job_file *ahead;
         unsigned int ahead_first, ahead_n, ahead_cap;
         bool want_next;                 /* the engine waits (ENGINE_NEXT_LATER) */
+        /* Its client's connection failed before the last file (jobs_feeder_gone): why. */
+        char feed_why[CTL_TEXT_MAX + 1];
         /*
          * The file the engine is on, with a descriptor of our own (fd -1:
          * none): what a later attempt starts from when this one fails
@@ -409,6 +411,11 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
 
         /* The handle is gone once this returns: never ask it anything again. */
         job->xfer = NULL;
+        /* A file its client could not hand over: that is the reason. */
+        if (r->outcome == ENGINE_FAILED && job_entry(job)->feed_why[0]) {
+                reason = job_entry(job)->feed_why;
+                status = WIRE_E_INTERNAL;
+        }
         if (ctl_job_state_final(job->state)) {
                 log_err("job %" PRIu64 ": finished twice (%s, then outcome %d)", job->id,
                         ctl_job_state_str(job->state), (int)r->outcome);
@@ -433,7 +440,8 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
         job->usec = r->usec;
-        if (r->outcome == ENGINE_FAILED && r->transient &&
+        /* Not with a file its client could not hand over: no attempt would get it. */
+        if (r->outcome == ENGINE_FAILED && r->transient && !job_entry(job)->feed_why[0] &&
             job_retry(job, status, reason, why, sizeof(why)))
                 return;
         if (state == CTL_JOB_FAILED && !why[0] && job->attempt > 1)
@@ -485,6 +493,8 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
         struct job_entry *e = job_entry(job);
         struct job_file *a;
 
+        if (e->ahead_n == 0 && e->feed_why[0])
+                return -EMFILE; /* never coming: jobs_on_done says why */
         if (e->ahead_n == 0) {
                 e->want_next = true;
                 return ENGINE_NEXT_LATER;
@@ -595,16 +605,31 @@ void job_set_feeder(struct job *job, job_feed_fn fn, void *userdata)
         e->feed_userdata = userdata;
 }
 
-void jobs_feeder_gone(struct job *job)
+void jobs_feeder_gone(struct job *job, const char *why)
 {
         struct job_entry *e = job_entry(job);
 
         e->feed_fn = NULL;
         if (ctl_job_state_final(job->state) || job_files_complete(job))
                 return;
-        log_notice("job %" PRIu64 ": its client went away after %u of %u files; cancelling", job->id,
-                   job->files_in, job->files);
-        (void)jobs_cancel(job->jobs, job->id);
+        if (!why) {
+                log_notice("job %" PRIu64 ": its client went away after %u of %u files; cancelling", job->id,
+                           job->files_in, job->files);
+                (void)jobs_cancel(job->jobs, job->id);
+                return;
+        }
+        /* Not the user's doing: the job fails, with the reason, once the
+         * engine has sent what it holds (and asks for what never comes). */
+        snprintf(e->feed_why, sizeof(e->feed_why), "file %u: %s", job->files_in + 1, why);
+        log_warning("job %" PRIu64 ": %s", job->id, e->feed_why);
+        if (!job->xfer) {
+                job_finish(job, CTL_JOB_FAILED, WIRE_E_INTERNAL, e->feed_why);
+                return;
+        }
+        if (e->want_next) {
+                e->want_next = false;
+                engine_send_resume(job->xfer);
+        }
 }
 
 /*

@@ -134,8 +134,10 @@ bool job_files_complete(const struct job *job);
 typedef void (*job_feed_fn)(struct job *job, void *userdata);
 void job_set_feeder(struct job *job, job_feed_fn fn, void *userdata);
 /* That connection went away before the last file: the job is cancelled
- * (the receiver publishes nothing more of it). */
-void jobs_feeder_gone(struct job *job);
+ * (the receiver publishes nothing more of it). With @why (the connection
+ * failed, not its client: a descriptor it passed was lost), the job fails
+ * instead, "file N: WHY", once the engine has sent the files it holds. */
+void jobs_feeder_gone(struct job *job, const char *why);
 
 /* Jobs of @uid waiting, QUEUED or RETRYING (what cfg.max_queued_per_user limits). */
 unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid);

@@ -417,7 +417,7 @@ static void test_several_files(void)
         ok(job_files_complete(job) && job_files_room(job) == 0, "every file is in");
         r = jobs_add_file(job, make_file(0), 0, "fifth", 0, 0, 0);
         is_int(r, -E2BIG, "a fifth is refused");
-        jobs_feeder_gone(job);
+        jobs_feeder_gone(job, NULL);
         is_int(job->state, CTL_JOB_CONNECTING, "the client may go once every file is in");
         for (uint32_t k = 2; k < 4; k++) {
                 ef = (struct engine_send_file){ .fd = -1 };
@@ -607,11 +607,58 @@ static void test_several_files_gone(void)
         run(&f_several);
         fd1 = make_file(10);
         is_int(jobs_add_file(job, fd1, 10, "b", 0, 0, 0), 0, "file 2 in");
-        jobs_feeder_gone(job);
+        jobs_feeder_gone(job, NULL);
         run(&f_several);
         is_int(job->state, CTL_JOB_CANCELLED, "cancelled when the client goes before file 3");
         ok(fd_closed(fd1), "the file held ahead is closed");
         is_int(jobs_add_file(job, make_file(1), 1, "c", 0, 0, 0), -EALREADY, "nothing more once final");
+        fx_teardown(&f_several);
+}
+
+/*
+ * The client's connection fails before the last file (rdmaxferd out of
+ * descriptors, control.c): the job fails with that reason, not
+ * "cancelled", once the engine has the files held; a queued one at once.
+ */
+static void test_several_files_feed_failed(void)
+{
+        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        const struct fake_send_info *info;
+        struct engine_send_file ef = { .fd = -1 };
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id;
+
+        fx_setup(&f_several, "several files, the feed failed", 4);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "a");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "submit 3 files");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        info = fake_engine_info(s);
+        is_int(jobs_add_file(job, make_file(10), 10, "b", 0, 0, 0), 0, "file 2 in");
+        /* The engine waits for file 3 when the feed fails. */
+        is_int(fake_engine_next(s, 1, &ef), 0, "file 2 taken");
+        safe_close(ef.fd);
+        is_int(fake_engine_next(s, 2, &ef), ENGINE_NEXT_LATER, "file 3 not there yet");
+        jobs_feeder_gone(job, "out of file descriptors");
+        is_int(job->state, CTL_JOB_CONNECTING, "not cancelled: the engine ends it");
+        is_int(info->resumes, 1, "the waiting engine is resumed");
+        ok(fake_engine_next(s, 2, &ef) < 0, "and told file 3 is never coming");
+        fake_engine_fail(s, WIRE_E_INTERNAL, false, "file 3: Too many open files");
+        is_int(job->state, CTL_JOB_FAILED, "failed, not cancelled");
+        ok(strstr(job->text, "file 3: out of file descriptors") != NULL, "with the reason: %s", job->text);
+        fx_teardown(&f_several);
+
+        /* Before its attempt started: failed at once. */
+        fx_setup(&f_several, "several files, the feed failed while queued", 0);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "submit 3 files");
+        job = job_of(&f_several, id);
+        jobs_feeder_gone(job, "out of file descriptors");
+        is_int(job->state, CTL_JOB_FAILED, "a queued job fails at once");
+        ok(strstr(job->text, "file 2: out of file descriptors") != NULL, "with the reason: %s", job->text);
         fx_teardown(&f_several);
 }
 
@@ -1523,6 +1570,7 @@ int main(void)
         test_tally();
         test_several_files();
         test_several_files_gone();
+        test_several_files_feed_failed();
         test_several_files_retry();
         test_several_files_end_feeder();
         test_tree_job();
