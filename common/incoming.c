@@ -231,35 +231,42 @@ int incoming_remove_tree(int dirfd, const char *name)
         return incoming_remove_at(dirfd, name, 0);
 }
 
-int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite)
+/* DEST's parent directory beneath @dirfd, made as needed (@dirfd itself
+ * for a DEST of one component), and DEST's last component in *@last. */
+static int incoming_dest_parent(int dirfd, const char *path, const char **last)
 {
         const char *slash = strrchr(path, '/');
         char parent[NAME_PATH_MAX + 1];
-        int pfd, r = 0;
 
         if (name_path_check(path, strlen(path), NULL) != NAME_OK)
                 return -EINVAL;
-        if (slash) {
-                snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
-                pfd = incoming_open_beneath(dirfd, parent, true);
-                if (pfd < 0)
-                        return pfd;
-        } else {
-                pfd = dirfd;
-        }
-        if (renameat2(stagefd, leaf, pfd, slash ? slash + 1 : path, RENAME_NOREPLACE) < 0) {
+        *last = slash ? slash + 1 : path;
+        if (!slash)
+                return dirfd;
+        snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+        return incoming_open_beneath(dirfd, parent, true);
+}
+
+int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite)
+{
+        const char *last;
+        int pfd, r = 0;
+
+        pfd = incoming_dest_parent(dirfd, path, &last);
+        if (pfd < 0)
+                return pfd;
+        if (renameat2(stagefd, leaf, pfd, last, RENAME_NOREPLACE) < 0) {
                 r = -errno;
                 if (r == -EEXIST && overwrite) {
                         /* The old DEST comes back to the staging directory, and goes. */
-                        r = renameat2(stagefd, leaf, pfd, slash ? slash + 1 : path, RENAME_EXCHANGE) < 0 ?
-                                -errno : 0;
+                        r = renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0 ? -errno : 0;
                         if (r == 0)
                                 (void)incoming_remove_tree(stagefd, leaf);
                 }
         }
         if (r == 0 && fsync(pfd) < 0)
                 r = -errno;
-        if (slash)
+        if (pfd != dirfd)
                 close(pfd);
         return r;
 }
@@ -425,21 +432,12 @@ static void incoming_merge_move_at(int oldfd, int newfd, unsigned int depth)
 
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path)
 {
-        const char *slash = strrchr(path, '/');
-        const char *last = slash ? slash + 1 : path;
-        char parent[NAME_PATH_MAX + 1];
+        const char *last;
         int pfd, oldfd, newfd, r = 0;
 
-        if (name_path_check(path, strlen(path), NULL) != NAME_OK)
-                return -EINVAL;
-        if (slash) {
-                snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
-                pfd = incoming_open_beneath(dirfd, parent, true);
-                if (pfd < 0)
-                        return pfd;
-        } else {
-                pfd = dirfd;
-        }
+        pfd = incoming_dest_parent(dirfd, path, &last);
+        if (pfd < 0)
+                return pfd;
         if (renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0) {
                 r = -errno;
                 /* DEST went away since the link step: the new tree is all there is. */
@@ -460,7 +458,7 @@ int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char 
                 r = -errno;
         (void)incoming_remove_tree(stagefd, leaf);
 out_close_parent:
-        if (slash)
+        if (pfd != dirfd)
                 close(pfd);
         return r;
 }

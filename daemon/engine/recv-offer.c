@@ -81,14 +81,36 @@ void recv_plan(struct recv_xfer *x)
                 x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
 }
 
+int recv_send_accept(struct recv_xfer *x, uint16_t flags)
+{
+        struct xfer *b = &x->base;
+        struct recv_lane *l0 = recv_lane(x, 0);
+        struct wire_msg m = { .type = WIRE_ACCEPT };
+        int r;
+
+        m.accept.lanes = (uint16_t)b->nlanes;
+        m.accept.flags = flags;
+        m.accept.file = x->offer.file;
+        memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
+        if (b->session.on)
+                auth_accept_mac(&b->session, &m.accept, m.accept.mac);
+        m.credits = recv_credits_take(l0);
+        r = conn_send_ctrl(&l0->base.conn, &m);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
+                return r;
+        }
+        x->t_file = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        if (x->offer.file == 0)
+                b->t_start = x->t_file;
+        return 0;
+}
+
 /* The file is open and its space reserved (or the file system cannot reserve). */
 void recv_accept(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         const struct wire_offer *o = &x->offer;
-        struct recv_lane *l0 = recv_lane(x, 0);
-        struct wire_msg m = { .type = WIRE_ACCEPT };
-        int r;
 
         recv_plan(x);
         /* A lane reading back its kept part gets no credits until it is done. */
@@ -108,24 +130,11 @@ void recv_accept(struct recv_xfer *x)
                 recv_partial_lane(x, l);
         }
         xfer_set_state(b, XFER_DATA);
-        m.accept.lanes = (uint16_t)b->nlanes;
-        m.accept.flags = x->published_match ? WIRE_ACCEPT_PUBLISHED : 0;
-        m.accept.file = o->file;
-        memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
         /* Kept bytes count as received: END's and the verdict's counts are the file's. */
         x->bytes_written = x->file_bytes = x->resumed;
         b->bytes += x->resumed;
-        if (b->session.on)
-                auth_accept_mac(&b->session, &m.accept, m.accept.mac);
-        m.credits = recv_credits_take(l0);
-        r = conn_send_ctrl(&l0->base.conn, &m);
-        if (r < 0) {
-                recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
+        if (recv_send_accept(x, x->published_match ? WIRE_ACCEPT_PUBLISHED : 0) < 0)
                 return;
-        }
-        x->t_file = b->t_last = clock_usec(CLOCK_MONOTONIC);
-        if (o->file == 0)
-                b->t_start = x->t_file;
         xfer_arm_deadline(b);
         xfer_grace(b, x->resumed);
         if (o->file > 0) {

@@ -160,27 +160,14 @@ static void recv_sync_skip(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         const struct wire_offer *o = &x->offer;
-        struct recv_lane *l0 = recv_lane(x, 0);
-        struct wire_msg m = { .type = WIRE_ACCEPT };
-        int r;
 
         x->skip = true;
         recv_plan(x);
         xfer_set_state(b, XFER_DATA);
-        m.accept.lanes = (uint16_t)b->nlanes;
-        m.accept.flags = WIRE_ACCEPT_SKIP;
-        m.accept.file = o->file;
-        if (b->session.on)
-                auth_accept_mac(&b->session, &m.accept, m.accept.mac);
-        m.credits = recv_credits_take(l0);
-        r = conn_send_ctrl(&l0->base.conn, &m);
-        if (r < 0) {
-                recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
+        /* Nothing resumes: the sender takes no run of it at all. */
+        memset(x->resume, 0, sizeof(x->resume));
+        if (recv_send_accept(x, WIRE_ACCEPT_SKIP) < 0)
                 return;
-        }
-        x->t_file = b->t_last = clock_usec(CLOCK_MONOTONIC);
-        if (o->file == 0)
-                b->t_start = x->t_file;
         x->files_skipped++;
         log_debug("%s: %s is there already: skipped (file %u of %u, transfer %" PRIu64 ")", b->peer, o->name,
                   o->file + 1, o->job_files, o->transfer_id);

@@ -208,6 +208,10 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o);
 void recv_plan(struct recv_xfer *x);
 /* The file is open, its space reserved, any kept part hashed: ACCEPT. */
 void recv_accept(struct recv_xfer *x);
+/* Lane 0's ACCEPT of the offered file with @flags, x->resume and the
+ * lanes granted, and the file's clock started: 0, or -errno and the
+ * transfer has failed. */
+int recv_send_accept(struct recv_xfer *x, uint16_t flags);
 
 /* recv-partial.c: keeping and resuming (partials.h). */
 /* Look for a partial of this transfer, then recv_file_open() or the ACCEPT. */
