@@ -47,9 +47,10 @@ void json_string(FILE *f, const char *str)
         fputc('"', f);
 }
 
-void json_job(FILE *f, const struct ctl_job *job)
+/* The job's keys, without the braces. */
+static void json_job_keys(FILE *f, const struct ctl_job *job)
 {
-        fprintf(f, "{\"id\":%" PRIu64 ",\"state\":", job->id);
+        fprintf(f, "\"id\":%" PRIu64 ",\"state\":", job->id);
         json_string(f, ctl_job_state_str(job->state));
         fprintf(f, ",\"status\":%u,\"status_text\":", (unsigned int)job->status);
         json_string(f, wire_status_str(job->status));
@@ -65,7 +66,55 @@ void json_job(FILE *f, const struct ctl_job *job)
         json_string(f, job->name);
         fputs(",\"text\":", f);
         json_string(f, job->text);
+}
+
+void json_job(FILE *f, const struct ctl_job *job)
+{
+        fputc('{', f);
+        json_job_keys(f, job);
         fputc('}', f);
+}
+
+void json_job_files(FILE *f, const struct ctl_job *job, const struct json_file *files, size_t n)
+{
+        uint32_t sent = 0;
+
+        fputc('{', f);
+        json_job_keys(f, job);
+        fputs(",\"file_results\":[", f);
+        for (size_t i = 0; i < n; i++) {
+                const struct json_file *e = &files[i];
+                const char *result, *text = NULL;
+
+                if (!e->name) {
+                        result = "left out";
+                        text = strerror(e->err);
+                } else if (sent < job->files_done) {
+                        result = "published";
+                } else if (sent == job->files_done && (job->state == CTL_JOB_FAILED ||
+                                                       job->state == CTL_JOB_CANCELLED)) {
+                        result = "failed";
+                        text = job->text;
+                } else {
+                        result = "not sent";
+                }
+                sent += e->name != NULL;
+                fputs(i ? ",{\"path\":" : "{\"path\":", f);
+                json_string(f, e->path);
+                if (e->name) {
+                        fputs(",\"name\":", f);
+                        json_string(f, e->name);
+                        fprintf(f, ",\"size\":%" PRIu64, e->size);
+                }
+                fputs(",\"result\":", f);
+                json_string(f, result);
+                if (text) {
+                        fputs(",\"text\":", f);
+                        json_string(f, text);
+                }
+                fputc('}', f);
+        }
+        fputs("]}", f);
 }
 
 static void json_stats_dir(FILE *f, const struct ctl_stats *s, unsigned int dir)

@@ -10,7 +10,10 @@
  * always valid UTF-8 and always parses.
  */
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ctl.h"
 
@@ -26,6 +29,27 @@ void json_string(FILE *f, const char *s);
  * ("retry_usec": while "retrying", the next attempt starts in that long.)
  */
 void json_job(FILE *f, const struct ctl_job *job);
+
+/* What became of one file of a job of several (json_job_files). */
+struct json_file {
+        const char *path;       /* as given to xferctl */
+        const char *name;       /* the name it was offered under; NULL: left out */
+        uint64_t size;
+        int err;                /* left out: the errno of opening it */
+};
+
+/*
+ * A finished job of several files (not a tree: that one is published
+ * whole or not at all) as json_job's object with one more key,
+ * "file_results": an array, one object per FILE in the order given, e.g.
+ * {"path":"x/a.dat","name":"a.dat","size":12,"result":"published"}.
+ * "result" is "published" for the job's first files_done (sent, or kept
+ * by the receiver with --sync or --skip-existing), "failed" (with
+ * "text", the job's) for the one a failed or cancelled job stopped at,
+ * "not sent" for the rest, and "left out" (with "text", why) for one
+ * --continue-on-error left out.
+ */
+void json_job_files(FILE *f, const struct ctl_job *job, const struct json_file *files, size_t n);
 
 /*
  * The daemon's counters as one object, no trailing newline (keys in

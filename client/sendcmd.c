@@ -89,7 +89,8 @@ const char sendcmd_help[] =
         "                a job of several files resumes from its first file not\n"
         "                published; a tree (-r) is never retried)\n"
         "  --no-wait     print the job ID and return once the job is queued\n"
-        "  --json        print the final job as one JSON object on stdout\n"
+        "  --json        print the final job as one JSON object on stdout (several\n"
+        "                FILEs: with each file's result, file_results)\n"
         "  -h, --help    show this help\n"
         "\n"
         "A transient failure (the peer unreachable, busy or restarting, the link\n"
@@ -557,7 +558,10 @@ static int sendcmd_report(struct sendcmd *sc)
                                        : wire_status_str(j->status);
 
         if (sc->json) {
-                json_job(stdout, j);
+                if (sc->results)
+                        json_job_files(stdout, j, sc->results, sc->nresults);
+                else
+                        json_job(stdout, j);
                 fputc('\n', stdout);
         }
         switch (j->state) {
@@ -693,6 +697,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         };
         _cleanup_(freep) char *path_shown = NULL, *peer_shown = NULL;
         _cleanup_(freep) uint64_t *sizes = NULL;
+        _cleanup_(freep) struct json_file *results = NULL;
         _cleanup_(closep) int fd = -1;
         int r;
 
@@ -710,6 +715,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         if (sc.npaths > 1 && !sc.recursive) {
                 r = sendcmd_count(&sc);
                 sizes = sc.sizes;
+                results = sc.results;
                 if (r >= 0)
                         return r;
                 /* --continue-on-error may have left the first out. */

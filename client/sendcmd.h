@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ctl.h"
+#include "json.h"
 
 /* -r: which symlinks are sent (as links, never followed). */
 enum sendcmd_links {
@@ -25,6 +26,9 @@ struct sendcmd {
         char **paths;                   /* every FILE */
         unsigned int npaths;
         uint64_t *sizes;                /* as counted before the submit (several files) */
+        /* --json, several files: each FILE as given, left out or not (json.h). */
+        struct json_file *results;
+        unsigned int nresults;
         const char *peer_arg;           /* PEER[:PORT] as typed */
         /* The two, escaped for messages (esc_term): a file name may hold anything. */
         const char *path_shown;

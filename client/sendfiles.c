@@ -91,7 +91,9 @@ int sendcmd_count(struct sendcmd *sc)
         uint64_t total = 0;
 
         sc->sizes = calloc(sc->npaths, sizeof(*sc->sizes));
-        if (!names || !sc->sizes) {
+        if (sc->json)
+                sc->results = calloc(sc->npaths, sizeof(*sc->results));
+        if (!names || !sc->sizes || (sc->json && !sc->results)) {
                 xferctl_say("out of memory");
                 return XFERCTL_EXIT_FAILED;
         }
@@ -106,6 +108,9 @@ int sendcmd_count(struct sendcmd *sc)
                         if (fd < 0) {
                                 _cleanup_(freep) char *shown = esc_term_dup(sc->paths[i]);
 
+                                if (sc->results)
+                                        sc->results[sc->nresults++] = (struct json_file){ .path = sc->paths[i],
+                                                                                         .err = errno };
                                 xferctl_say("cannot open %s: %s; not sent", shown ? shown : "?", strerror(errno));
                                 sc->unreadable++;
                                 memmove(&sc->paths[i], &sc->paths[i + 1], (sc->npaths - i - 1) * sizeof(*sc->paths));
@@ -131,6 +136,9 @@ int sendcmd_count(struct sendcmd *sc)
                 }
                 total += sc->sizes[i];
                 names[i] = name;
+                if (sc->results)
+                        sc->results[sc->nresults++] = (struct json_file){ .path = sc->paths[i], .name = name,
+                                                                         .size = sc->sizes[i] };
         }
         if (sc->npaths == 0) {
                 xferctl_say("nothing could be read: nothing sent");

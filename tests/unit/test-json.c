@@ -3,6 +3,7 @@
  * characters escaped too; invalid UTF-8 replaced) and the job object.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,50 @@ static void test_hostile(void)
                     "\"text\":\"denied\\u001b]0;pwned\\u0007\\u009b2J\\n\"}",
                "a job with hostile peer, name and text");
         ok(buf && clean(buf), "the object is valid UTF-8 with nothing raw a terminal would act on");
+        free(buf);
+}
+
+/* A job of several files, file by file: published, left out, failed, not sent. */
+static void test_files(void)
+{
+        struct ctl_job job = { .id = 5, .state = CTL_JOB_FAILED, .status = WIRE_E_EXISTS, .files_done = 1,
+                               .files_total = 3 };
+        const struct json_file files[] = {
+                { .path = "d/a.dat", .name = "a.dat", .size = 12 },
+                { .path = "d/secret", .err = EACCES },
+                { .path = "d/b\"x", .name = "b\"x", .size = 0 },
+                { .path = "c.dat", .name = "c.dat", .size = 7 },
+        };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return;
+        snprintf(job.text, sizeof(job.text), "refused by peer: file exists");
+        json_job_files(f, &job, files, 4);
+        fclose(f);
+        ok(buf && strncmp(buf, "{\"id\":5,\"state\":\"failed\",", 25) == 0, "the job's keys first");
+        ok(buf && strstr(buf, ",\"text\":\"refused by peer: file exists\",\"file_results\":["
+                              "{\"path\":\"d/a.dat\",\"name\":\"a.dat\",\"size\":12,\"result\":\"published\"},"
+                              "{\"path\":\"d/secret\",\"result\":\"left out\",\"text\":\"Permission denied\"},"
+                              "{\"path\":\"d/b\\\"x\",\"name\":\"b\\\"x\",\"size\":0,\"result\":\"failed\","
+                              "\"text\":\"refused by peer: file exists\"},"
+                              "{\"path\":\"c.dat\",\"name\":\"c.dat\",\"size\":7,\"result\":\"not sent\"}]}"),
+           "each file: published, left out (why), failed (the job's reason), not sent: %s", buf ? buf : "");
+        free(buf);
+
+        /* Done: every file sent is published. */
+        job.state = CTL_JOB_DONE;
+        job.files_done = 3;
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return;
+        json_job_files(f, &job, files, 4);
+        fclose(f);
+        ok(buf && !strstr(buf, "not sent") && !strstr(buf, "\"failed\"") && strstr(buf, "left out"),
+           "a job done: the rest published, the one left out still said");
         free(buf);
 }
 
@@ -175,5 +220,6 @@ int main(void)
         free(buf);
         test_hostile();
         test_stats();
+        test_files();
         return done_testing();
 }

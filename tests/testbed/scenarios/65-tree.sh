@@ -108,12 +108,19 @@ mkdir -p "$SRC/stop"
 for f in s1 s2 s3; do make_file "$SRC/stop/$f.dat" 1000; done
 cp "$SRC/stop/s2.dat" "$BETA_IN/s2.dat"
 rc=0
-out=$(xferctl send "$SRC/stop/s1.dat" "$SRC/stop/s2.dat" "$SRC/stop/s3.dat" "$BETA_ADDR" 2>&1) || rc=$?
-((rc == 1)) || tb_fail "a job with a refused file exited $rc, not 1: $out"
-grep -qi "exists" <<<"$out" || tb_fail "the refusal does not say why: $out"
+out=$(xferctl send --json "$SRC/stop/s1.dat" "$SRC/stop/s2.dat" "$SRC/stop/s3.dat" "$BETA_ADDR" 2>"$SRC/stop.err") ||
+        rc=$?
+err=$(cat "$SRC/stop.err")
+((rc == 1)) || tb_fail "a job with a refused file exited $rc, not 1: $out $err"
+grep -qi "exists" <<<"$err" || tb_fail "the refusal does not say why: $err"
 same_file "$SRC/stop/s1.dat" "$BETA_IN/s1.dat"
 [[ ! -e $BETA_IN/s3.dat ]] || tb_fail "s3.dat was sent after the job failed"
-tb_log "the job stopped at the refused file: $(tail -n 1 <<<"$out")"
+# --json says what became of each file.
+grep -qE '"file_results":\[\{"path":"[^"]*/s1\.dat","name":"s1\.dat","size":1000,"result":"published"\},'"$(
+        )"'\{"path":"[^"]*/s2\.dat","name":"s2\.dat","size":1000,"result":"failed","text":"[^"]*exists[^"]*"\},'"$(
+        )"'\{"path":"[^"]*/s3\.dat","name":"s3\.dat","size":1000,"result":"not sent"\}\]\}$' <<<"$out" ||
+        tb_fail "--json: no per-file results (published, failed, not sent): $out"
+tb_log "the job stopped at the refused file: $(tail -n 1 <<<"$err"); --json: s1 published, s2 failed, s3 not sent"
 
 # Usage errors, before anything is sent.
 rc=0
@@ -132,9 +139,12 @@ tb_log "a directory, a name twice, --as with several files: usage errors"
 make_file "$SRC/stop/c1.dat" 100
 make_file "$SRC/stop/c2.dat" 200
 rc=0
-out=$(xferctl send --continue-on-error "$SRC/stop/c1.dat" "$SRC/stop/none.dat" "$SRC/stop/c2.dat" "$BETA_ADDR" 2>&1) ||
-        rc=$?
+out=$(xferctl send --json --continue-on-error "$SRC/stop/c1.dat" "$SRC/stop/none.dat" "$SRC/stop/c2.dat" \
+        "$BETA_ADDR" 2>/dev/null) || rc=$?
 ((rc == 23)) || tb_fail "--continue-on-error with a missing file: exit $rc, not 23: $out"
+grep -qE '"result":"published"\},\{"path":"[^"]*/none\.dat","result":"left out","text":"No such file or directory"\},'"$(
+        )"'\{"path":"[^"]*/c2\.dat","name":"c2\.dat","size":200,"result":"published"\}\]\}$' <<<"$out" ||
+        tb_fail "--json: the file left out is not said: $out"
 same_file "$SRC/stop/c1.dat" "$BETA_IN/c1.dat"
 same_file "$SRC/stop/c2.dat" "$BETA_IN/c2.dat"
 tb_log "--continue-on-error: the readable files sent, exit 23"
