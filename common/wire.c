@@ -21,6 +21,7 @@
  *   CREDIT  (empty)
  *   END     file u32, bytes u64, digest[16], mac[32]
  *   RESULT  status u16, text_len u16, file u32, bytes u64, usec u64, mac[32], text[text_len]
+ *   WAIT    file u32
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
@@ -32,6 +33,7 @@
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
 #define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + WIRE_MAC_SIZE)
+#define WIRE_WAIT_LEN           4
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
@@ -297,6 +299,8 @@ static int wire_payload_len(const struct wire_msg *m)
                 return n < 0 ? n : WIRE_REFUSE_FIXED + n;
         case WIRE_END:
                 return WIRE_END_LEN;
+        case WIRE_WAIT:
+                return WIRE_WAIT_LEN;
         case WIRE_RESULT:
                 n = wire_str_len(m->result.text, sizeof(m->result.text), 0, WIRE_TEXT_MAX);
                 return n < 0 ? n : WIRE_RESULT_FIXED + n;
@@ -368,6 +372,9 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u64(&o, m->end.bytes);
                 bytes_put_mem(&o, m->end.digest, WIRE_DIGEST_SIZE);
                 bytes_put_mem(&o, m->end.mac, WIRE_MAC_SIZE);
+                break;
+        case WIRE_WAIT:
+                bytes_put_u32(&o, m->wait.file);
                 break;
         case WIRE_RESULT:
                 n = strlen(m->result.text);
@@ -480,6 +487,11 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->end.bytes = bytes_get_u64(&in);
                 bytes_get_mem(&in, m->end.digest, WIRE_DIGEST_SIZE);
                 bytes_get_mem(&in, m->end.mac, WIRE_MAC_SIZE);
+                break;
+        case WIRE_WAIT:
+                if (plen != WIRE_WAIT_LEN)
+                        return -EBADMSG;
+                m->wait.file = bytes_get_u32(&in);
                 break;
         case WIRE_RESULT:
                 if (plen < WIRE_RESULT_FIXED)

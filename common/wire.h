@@ -27,6 +27,8 @@
  *                 WIRE_BLOCK_SIZE blocks of that file (digest.h)
  *   R->S  RESULT  the file's index, status of verify + publish, receiver's
  *                 byte count and time, MAC
+ *   S->R  WAIT    between two files: the next file's index; its offer is
+ *                 coming (version 6, Sync, below)
  *
  * Sessions (version 4): one job of several files is one session over the
  * same connections. The first OFFER (file 0) announces the job's totals,
@@ -97,7 +99,12 @@
  * skipped entry's "skipped" (both covered by the RESULT's MAC). Under
  * WIRE_OFFER_SYNC a symlink's target, its data, is compared once it has
  * arrived: the very same symlink there is kept, and its RESULT says
- * "skipped 1". A tree with a sync flag whose DEST exists as a
+ * "skipped 1". While the sender reads a later file for its digest, it
+ * sends WAIT (the next file's index) on lane 0 every second, and the
+ * receiver, which waits between two files for its peer_timeout, counts
+ * it as the sender's progress and gives its credit straight back in a
+ * CREDIT: reading a file that takes longer than peer_timeout does not
+ * end the session. A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
  * Lanes: a transfer may be striped over several connections (RC queue
@@ -198,6 +205,7 @@ enum wire_type {
         WIRE_CREDIT = 4,
         WIRE_END = 5,
         WIRE_RESULT = 6,
+        WIRE_WAIT = 7,          /* version 6: the next offer is coming (Sync) */
         _WIRE_TYPE_MAX,
 };
 
@@ -355,6 +363,13 @@ struct wire_end {
         uint8_t mac[WIRE_MAC_SIZE];
 };
 
+/* S->R between two files of a session: the OFFER of @file (the next) is
+ * on its way, its file still being read for its digest. No MAC: it can
+ * only keep the receiver waiting, each one for its peer_timeout at most. */
+struct wire_wait {
+        uint32_t file;
+};
+
 struct wire_result {
         uint16_t status;
         uint32_t file;          /* the offer's it answers */
@@ -374,6 +389,7 @@ struct wire_msg {
                 struct wire_refuse refuse;
                 struct wire_end end;
                 struct wire_result result;
+                struct wire_wait wait;
         };
 };
 

@@ -788,6 +788,20 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         digest_update(&l->base.digest, recv_slot_mem(l, i), len);
 }
 
+/* Between two files, the next one's offer is coming (wire.h, WAIT): its
+ * credit goes straight back, and the message itself was progress. */
+static void recv_on_wait(struct recv_lane *l)
+{
+        struct wire_msg m = { .type = WIRE_CREDIT };
+
+        if (l->credits_pending == 0 || conn_ctrl_free(&l->base.conn) < 2)
+                return;
+        m.credits = l->credits_pending;
+        l->credits_pending = 0;
+        if (conn_send_ctrl(&l->base.conn, &m) < 0)
+                l->credits_pending = m.credits;
+}
+
 /*
  * A control message from the sender: in lane 0's one control buffer (the
  * offer, before the transfer holds any slot: @slot is -1), or in a slot of
@@ -820,6 +834,9 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
                 xfer_set_state(b, XFER_OFFER);
         if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state == XFER_OFFER && !x->offer.name[0])
                 recv_on_offer(x, &m.offer);
+        else if (m.type == WIRE_WAIT && l->base.idx == 0 && b->state == XFER_OFFER && !x->offer.name[0] &&
+                 x->next_file > 0 && m.wait.file == x->next_file)
+                recv_on_wait(l);
         else if (m.type == WIRE_END && b->state == XFER_DATA)
                 recv_on_end(l, &m.end);
         else

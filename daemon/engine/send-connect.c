@@ -460,6 +460,8 @@ static void send_on_first_digest(struct engine_send *s)
 {
         struct send_lane *l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
 
+        /* The receiver's wait starts now, not when the reading did. */
+        xfer_arm_deadline(&s->base);
         if (s->connect_waiting && l0 && s->src_ready) {
                 s->connect_waiting = false;
                 send_connect(l0);

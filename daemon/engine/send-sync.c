@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <event2/event.h>
 
 #include "clock.h"
 #include "engine-private.h"
@@ -36,11 +37,35 @@ bool send_sync_wants_digest(const struct engine_send *s)
         return s->sync == ENGINE_SYNC_DIGEST && !s->dir && !s->link && s->fd >= 0;
 }
 
+/* While a later file is read for its digest, the receiver, waiting for
+ * its offer, hears every second that it is coming (wire.h, WAIT). */
+static void send_sync_on_wait(evutil_socket_t fd, short what, void *arg)
+{
+        static const struct timeval second = { .tv_sec = 1 };
+        struct engine_send *s = arg;
+        struct xfer *b = &s->base;
+        struct send_lane *l0 = b->lane[0] ? send_lane_of(b->lane[0]) : NULL;
+        struct wire_msg m = { .type = WIRE_WAIT };
+
+        if (!s->digest_busy || b->state != XFER_OFFER || s->file == 0)
+                return;
+        /* Without a credit it waits for the next second (the receiver
+         * gives each WAIT's back at once). */
+        if (l0 && l0->credits > 0) {
+                m.wait.file = s->file;
+                if (conn_send_ctrl(&l0->base.conn, &m) == 0)
+                        l0->credits--;
+        }
+        evtimer_add(s->wait_ev, &second);
+}
+
 static void send_sync_hashed(struct rehash *h, int r)
 {
         struct engine_send *s = container_of(h, struct engine_send, sync_rh);
 
         s->digest_busy = false;
+        if (s->wait_ev)
+                evtimer_del(s->wait_ev);
         if (r < 0) {
                 send_fail_permanent(s, WIRE_E_IO, "%s: reading it for its digest: %s", s->name, strerror(-r));
                 return;
@@ -73,6 +98,18 @@ int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s))
         if (r < 0)
                 return r;
         s->digest_busy = true;
+        /* A later file: the session's receiver waits meanwhile. */
+        if (s->file > 0) {
+                static const struct timeval second = { .tv_sec = 1 };
+
+                if (!s->wait_ev)
+                        s->wait_ev = evtimer_new(s->base.e->base, send_sync_on_wait, s);
+                if (!s->wait_ev)
+                        log_warning("transfer %" PRIu64 ": no timer for WAIT: the receiver may give up on "
+                                    "a long digest", s->id);
+                else
+                        evtimer_add(s->wait_ev, &second);
+        }
         return 0;
 }
 
@@ -122,6 +159,9 @@ void send_sync_result(struct engine_send *s, const struct wire_result *r)
 
 void send_sync_free(struct engine_send *s)
 {
+        if (s->wait_ev)
+                event_free(s->wait_ev);
+        s->wait_ev = NULL;
         rehash_deinit(&s->sync_rh);
         digest_deinit(&s->sync_d);
 }

@@ -226,6 +226,15 @@ static void send_timeout(struct xfer *b)
         unsigned int sec = xfer_peer_timeout(b);
         char why[XFER_TEXT_MAX + 1];
 
+        /* Reading the file for its digest (sync) first: our own disk is
+         * the hold-up, not the peer (whom WAIT keeps informed, send-sync.c). */
+        if (s->digest_busy && b->state != XFER_CLOSING) {
+                if (xfer_disk_stalled(b))
+                        send_disk_fail(s);
+                else
+                        xfer_arm_timer(b, (int)sec);
+                return;
+        }
         switch (b->state) {
         case XFER_CLOSING:
                 xfer_reap_all(b);

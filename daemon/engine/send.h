@@ -141,6 +141,7 @@ struct engine_send {
         unsigned int sync;
         bool skipping;          /* the receiver skipped the offer (ACCEPT SKIP) */
         bool digest_busy;       /* the file's digest is being computed */
+        struct event *wait_ev;  /* meanwhile, between two files: WAIT every second */
         uint32_t skipped;       /* entries the receiver kept, so far */
         uint8_t file_digest[WIRE_DIGEST_SIZE];  /* the offered file's, with ENGINE_SYNC_DIGEST */
         struct digest sync_d;

@@ -86,6 +86,8 @@ static int sample_messages(struct wire_msg *out)
         out[n].result.usec = 2500000;
         memset(out[n].result.mac, 0x99, WIRE_MAC_SIZE);
         snprintf(out[n++].result.text, sizeof(out[0].result.text), "published");
+        msg_reset(&out[n], WIRE_WAIT, 0);
+        out[n++].wait.file = 0x0a0b0c0d;
         return n;
 }
 
