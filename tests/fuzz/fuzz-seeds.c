@@ -101,6 +101,10 @@ static int wire_seeds(const char *dir)
         memset(m.result.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.result.text, "ok");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_WAIT;
+        m.wait.file = 3;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
         memset(&m, 0, sizeof(m));
