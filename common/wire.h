@@ -103,8 +103,11 @@
  * sends WAIT (the next file's index) on lane 0 every second, and the
  * receiver, which waits between two files for its peer_timeout, counts
  * it as the sender's progress and gives its credit straight back in a
- * CREDIT: reading a file that takes longer than peer_timeout does not
- * end the session. A tree with a sync flag whose DEST exists as a
+ * CREDIT; a receiver that reads its own copy for its digest before it
+ * answers an offer sends an empty CREDIT (no credits) every second, which
+ * the sender, waiting for the ACCEPT, counts as progress: reading a file
+ * that takes longer than peer_timeout, on either side, does not end the
+ * session. A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
  * Lanes: a transfer may be striped over several connections (RC queue

@@ -142,6 +142,7 @@ struct recv_xfer {
         bool skip;              /* ... and is kept: ACCEPT SKIP, no data */
         uint32_t files_skipped;
         int sync_fd;            /* the existing file, while its digest is computed */
+        struct event *sync_tick;        /* meanwhile: an empty CREDIT every second */
         struct digest sync_d;
         struct rehash sync_rh;
         char sync_why[WIRE_TEXT_MAX + 1];       /* a worker's refusal */
