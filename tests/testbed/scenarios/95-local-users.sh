@@ -121,7 +121,18 @@ if ($mode eq 'hold') {
         my @s = map { conn() } 1 .. $n;
         # Header: magic, CTL_VERSION (common/ctl.h), type WATCH, length.
         for (@s) {
-                defined(send($_, pack('VvvVQ<', 0x4c544358, 3, 4, 8, $id), 0)) or die "send: $!\n";
+                defined(send($_, pack('VvvVQ<', 0x4c544358, 4, 4, 8, $id), 0)) or die "send: $!\n";
+        }
+        # Held once the daemon has answered each (its first JOB): a connect
+        # is done before the daemon has accepted, and on a busy host that
+        # can take a while.
+        for (@s) {
+                setsockopt($_, SOL_SOCKET, SO_RCVTIMEO, pack('l!l!', 20, 0)) or die "setsockopt: $!\n";
+                my $buf = '';
+                defined(recv($_, $buf, 4096, 0)) && length($buf) or die "no answer to WATCH: $!\n";
+                # An ERROR (a CTL_VERSION this script does not speak, say): said, not held.
+                my (undef, undef, $type) = unpack('VvvV', $buf);
+                $type == 10 and die "WATCH refused: " . substr($buf, 18) . "\n";
         }
         print "held $n\n";
         STDOUT->flush;
