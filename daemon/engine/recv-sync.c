@@ -164,6 +164,10 @@ static void recv_sync_skip(struct recv_xfer *x)
 
         x->skip = true;
         recv_plan(x);
+        /* A skipped first file: the other lanes would join only for its
+         * data, so the session goes on over lane 0 alone (wire.h, Sync). */
+        if (o->file == 0)
+                xfer_set_lanes(b, 1);
         xfer_set_state(b, XFER_DATA);
         /* Nothing resumes: the sender takes no run of it at all. */
         memset(x->resume, 0, sizeof(x->resume));
