@@ -249,9 +249,18 @@ static void recv_timeout(struct xfer *b)
                         return;
                 }
                 if (x->next_file > 0) {
-                        /* Between two files of a session. */
-                        if (!xfer_peer_silent(b))
+                        /* Between two files of a session: a sender reading
+                         * the next one for its digest says so (WAIT), for
+                         * as long as the job's bytes left take at min_rate. */
+                        if (!xfer_peer_silent(b)) {
+                                if (!xfer_wait_overdue(b, x->t_between, x->job_bytes - MIN(x->offered,
+                                                                                              x->job_bytes)))
+                                        return;
+                                snprintf(text, sizeof(text), "no offer of file %u in the time min_rate "
+                                         "allows", x->next_file + 1);
+                                recv_abort(b, WIRE_E_PROTOCOL, text);
                                 return;
+                        }
                         snprintf(text, sizeof(text), "no offer of file %u within %u s", x->next_file + 1,
                                  sec);
                 } else {
@@ -603,6 +612,7 @@ static void recv_next_file(struct recv_xfer *x)
         }
         xfer_set_state(b, XFER_OFFER);
         xfer_arm_deadline(b);
+        x->t_between = clock_usec(CLOCK_MONOTONIC);
 }
 
 void recv_published(struct recv_xfer *x)

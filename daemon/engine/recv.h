@@ -85,6 +85,7 @@ struct recv_xfer {
         char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
         int tree_err;           /* a worker's step: 0 or -errno */
         uint32_t next_file;     /* the index the next OFFER must carry */
+        uint64_t t_between;     /* usec: the previous file's RESULT went (xfer_wait_overdue) */
         uint32_t files_published;
         /* A pack (wire.h): unpacked by a worker (recv-pack.c), which sets
          * these; max_file_size copied for it when it starts. */

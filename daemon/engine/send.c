@@ -245,9 +245,15 @@ static void send_timeout(struct xfer *b)
                 return;
         case XFER_OFFER:
                 /* A receiver reading its copy for a digest (sync) says so
-                 * every second, with an empty CREDIT: that is progress. */
-                if (!xfer_peer_silent(b))
+                 * every second, with an empty CREDIT: that is progress,
+                 * for as long as reading the file at min_rate would take. */
+                if (!xfer_peer_silent(b)) {
+                        if (!s->t_offer || !xfer_wait_overdue(b, s->t_offer, s->size))
+                                return;
+                        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer of %" PRIu64
+                                  " bytes in the time min_rate allows", s->size);
                         return;
+                }
                 send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer within %u s", sec);
                 return;
         case XFER_FINISHING:
@@ -476,6 +482,7 @@ void send_post_offer(struct engine_send *s)
                 return;
         }
         s->offer_pending = false;
+        s->t_offer = clock_usec(CLOCK_MONOTONIC);
         l->credits--;
 }
 

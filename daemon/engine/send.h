@@ -120,6 +120,7 @@ struct engine_send {
         uint64_t bytes_before;  /* the files before it, all published */
         bool result_ok;         /* its RESULT "ok" came; the next waits for the last completions */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
+        uint64_t t_offer;       /* usec: the offer went (its answer's wait, xfer_wait_overdue) */
         bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
         struct wire_offer offer;        /* the latest offer */
         struct sockaddr_storage dst;

@@ -252,6 +252,17 @@ bool xfer_peer_silent(struct xfer *x)
         return false;
 }
 
+bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes)
+{
+        uint64_t rate = x->e->cfg->min_rate;
+        uint64_t limit;
+
+        if (rate == 0)
+                return false;
+        limit = (uint64_t)xfer_peer_timeout(x) * 1000000u + bytes / rate * 1000000u;
+        return clock_usec(CLOCK_MONOTONIC) - since > limit;
+}
+
 /*
  * cfg min_rate, or half of what our own limits leave this transfer if
  * that is lower: the daemon's rate_limit is shared by the transfers of

@@ -152,6 +152,14 @@ void xfer_arm_timer(struct xfer *x, int sec);
 void xfer_arm_deadline(struct xfer *x);
 void xfer_progress(struct xfer *x);
 bool xfer_peer_silent(struct xfer *x);
+/*
+ * A wait the peer keeps alive with messages (sync: WAIT, or a receiver's
+ * empty CREDIT while it reads a file for its digest) still has an end:
+ * true once it began @since (usec, CLOCK_MONOTONIC) longer ago than
+ * peer_timeout plus @bytes at cfg min_rate, the floor every transfer is
+ * held to. Never with min_rate 0 (no floor: a trickle may go on too).
+ */
+bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes);
 unsigned int xfer_peer_timeout(const struct xfer *x);
 
 /*
