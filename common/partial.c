@@ -16,6 +16,9 @@
  *   created u64, updated u64, kept[8] u64, digest[8][16], file_digest[16], dest_len u16,
  *   dest[dest_len], zeros up to the checksum, checksum[16]: BLAKE2b-128 of
  *   every byte before it (a torn or foreign file is not a record).
+ * A tree's (PARTIAL_TREE) has its progress where kept[] and digest[0] are:
+ *   kept[0..6] = job_files, entries, offered, links_len, published,
+ *   packs, skipped; kept[7] zero; digest[0] = boot_id.
  */
 #define PARTIAL_FIXED   (8 + 4 + 4 + WIRE_ADDR_SIZE + PARTIAL_KEY_ID_SIZE + WIRE_SOURCE_SIZE + \
                          8 + 8 + 4 + 4 + 8 + 8 + 8 * WIRE_LANES_MAX + \
@@ -48,10 +51,27 @@ void partial_encode(void *buf, const struct partial_rec *r)
         bytes_put_u32(&o, r->lanes);
         bytes_put_u64(&o, r->created);
         bytes_put_u64(&o, r->updated);
-        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
-                bytes_put_u64(&o, r->kept[k]);
-        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
-                bytes_put_mem(&o, r->digest[k], WIRE_DIGEST_SIZE);
+        if (r->flags & PARTIAL_TREE) {
+                const struct partial_tree *t = &r->tree;
+                uint8_t zero[WIRE_DIGEST_SIZE] = { 0 };
+
+                bytes_put_u64(&o, t->job_files);
+                bytes_put_u64(&o, t->entries);
+                bytes_put_u64(&o, t->offered);
+                bytes_put_u64(&o, t->links_len);
+                bytes_put_u64(&o, t->published);
+                bytes_put_u64(&o, t->packs);
+                bytes_put_u64(&o, t->skipped);
+                bytes_put_u64(&o, 0);
+                bytes_put_mem(&o, t->boot_id, PARTIAL_BOOT_SIZE);
+                for (unsigned int k = 1; k < WIRE_LANES_MAX; k++)
+                        bytes_put_mem(&o, zero, WIRE_DIGEST_SIZE);
+        } else {
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        bytes_put_u64(&o, r->kept[k]);
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        bytes_put_mem(&o, r->digest[k], WIRE_DIGEST_SIZE);
+        }
         bytes_put_mem(&o, r->file_digest, WIRE_DIGEST_SIZE);
         bytes_put_u16(&o, (uint16_t)n);
         bytes_put_mem(&o, r->dest, n);
@@ -67,6 +87,19 @@ int partial_check(const struct partial_rec *r)
             r->chunk_size == 0 || WIRE_BLOCK_SIZE % r->chunk_size != 0 || n == 0 ||
             n > PARTIAL_DEST_MAX)
                 return -EINVAL;
+        if (r->flags & PARTIAL_TREE) {
+                const struct partial_tree *t = &r->tree;
+
+                if ((r->flags & PARTIAL_PUBLISHED) || r->lanes != 1 || t->job_files < 2 ||
+                    t->entries == 0 || t->entries > t->job_files || t->offered > r->size ||
+                    t->published > t->entries || t->skipped > t->entries || t->packs > t->entries ||
+                    name_path_check(r->dest, n, NULL) != NAME_OK)
+                        return -EINVAL;
+                for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                        if (r->kept[k] != 0)
+                                return -EINVAL;
+                return 0;
+        }
         /* Every lane has a block of its own (wire_lane_range). */
         if (r->lanes > MAX(wire_blocks(r->size), 1u))
                 return -EINVAL;
@@ -123,6 +156,24 @@ int partial_decode(const void *buf, size_t len, struct partial_rec *r)
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
                 bytes_get_mem(&in, r->digest[k], WIRE_DIGEST_SIZE);
         bytes_get_mem(&in, r->file_digest, WIRE_DIGEST_SIZE);
+        if (r->flags & PARTIAL_TREE) {
+                struct partial_tree *t = &r->tree;
+
+                /* Counts of 32 bits where the file's are 64: larger is damage. */
+                if (r->kept[0] > UINT32_MAX || r->kept[1] > UINT32_MAX || r->kept[4] > UINT32_MAX ||
+                    r->kept[5] > UINT32_MAX || r->kept[6] > UINT32_MAX || r->kept[7] != 0)
+                        return -EINVAL;
+                t->job_files = (uint32_t)r->kept[0];
+                t->entries = (uint32_t)r->kept[1];
+                t->offered = r->kept[2];
+                t->links_len = r->kept[3];
+                t->published = (uint32_t)r->kept[4];
+                t->packs = (uint32_t)r->kept[5];
+                t->skipped = (uint32_t)r->kept[6];
+                memcpy(t->boot_id, r->digest[0], PARTIAL_BOOT_SIZE);
+                memset(r->kept, 0, sizeof(r->kept));
+                memset(r->digest, 0, sizeof(r->digest));
+        }
         n = bytes_get_u16(&in);
         if (n == 0 || n > PARTIAL_DEST_MAX || !bytes_get_str(&in, r->dest, sizeof(r->dest), n))
                 return -EINVAL;
@@ -161,6 +212,9 @@ void partial_key(const struct partial_rec *r, char out[PARTIAL_KEY_HEX])
         crypto_generichash_update(&st, r->peer, WIRE_ADDR_SIZE);
         crypto_generichash_update(&st, r->key_id, PARTIAL_KEY_ID_SIZE);
         crypto_generichash_update(&st, (const uint8_t *)r->dest, strnlen(r->dest, sizeof(r->dest)));
+        /* A tree's DEST and a file of that name are two partials. */
+        if (r->flags & PARTIAL_TREE)
+                crypto_generichash_update(&st, (const uint8_t *)"/", 1);
         crypto_generichash_final(&st, h, sizeof(h));
         sodium_bin2hex(out, PARTIAL_KEY_HEX, h, sizeof(h));
 }
@@ -180,7 +234,8 @@ enum partial_match partial_match(const struct partial_rec *r, const struct parti
             sodium_memcmp(r->key_id, o->key_id, PARTIAL_KEY_ID_SIZE) != 0)
                 return PARTIAL_OTHER_PEER;
         if (strncmp(r->dest, o->dest, sizeof(r->dest)) != 0 || r->size != o->size ||
-            r->chunk_size != o->chunk_size)
+            r->chunk_size != o->chunk_size || !(r->flags & PARTIAL_TREE) != !o->job_files ||
+            ((r->flags & PARTIAL_TREE) && r->tree.job_files != o->job_files))
                 return PARTIAL_OTHER_FILE;
         /* A sender that cannot name its source never resumes. */
         if (partial_zero(o->source, WIRE_SOURCE_SIZE) ||

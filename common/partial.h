@@ -36,7 +36,30 @@
  * are what was verified (a RESULT that never reached the sender), and the
  * file's digest what was logged then. */
 #define PARTIAL_PUBLISHED       0x0001u
-#define PARTIAL_FLAGS           PARTIAL_PUBLISHED
+/*
+ * A tree's staging directory kept for the job's next attempt (rdmaxferd(8),
+ * Resuming a tree): KEY.tree, a directory, instead of KEY.data. dest is
+ * the tree's DEST (a path), size the job's bytes, source the job's token
+ * (its first offer's), lanes 1; the progress is in @tree. Its record is
+ * written before each entry's RESULT goes, without an fsync: it holds
+ * within one boot of the host (boot_id), which is all a staging
+ * directory, synced only when the tree is published, can promise.
+ */
+#define PARTIAL_TREE            0x0002u
+#define PARTIAL_FLAGS           (PARTIAL_PUBLISHED | PARTIAL_TREE)
+#define PARTIAL_BOOT_SIZE       16
+
+/* A kept tree's progress: what its entries so far left on the receiver. */
+struct partial_tree {
+        uint32_t job_files;             /* the job's entries, DEST included */
+        uint32_t entries;               /* staged: entries 0 .. entries - 1 */
+        uint64_t offered;               /* their bytes */
+        uint64_t links_len;             /* bytes of the list of symlinks that hold them */
+        uint32_t published;             /* entries answered ok (journal counts) */
+        uint32_t packs;
+        uint32_t skipped;
+        uint8_t boot_id[PARTIAL_BOOT_SIZE];     /* the host's boot the record was written in */
+};
 
 struct partial_rec {
         uint32_t flags;
@@ -55,6 +78,9 @@ struct partial_rec {
         uint64_t kept[WIRE_LANES_MAX];
         uint8_t digest[WIRE_LANES_MAX][WIRE_DIGEST_SIZE];  /* PUBLISHED only */
         uint8_t file_digest[WIRE_DIGEST_SIZE];  /* PUBLISHED only: the file's (digest.h) */
+        /* TREE only (kept[] is zero then): on disk where kept[] and
+         * digest[0] are for a file. */
+        struct partial_tree tree;
         char dest[PARTIAL_DEST_MAX + 1];
 };
 
@@ -67,12 +93,15 @@ void partial_encode(void *buf, const struct partial_rec *r);
  */
 int partial_decode(const void *buf, size_t len, struct partial_rec *r);
 /* The fields hold together: lanes, chunk size, each lane's kept within its
- * run, the destination a name name_check() accepts, known flags. 0 or -EINVAL. */
+ * run, the destination a name name_check() accepts (a tree's: a path
+ * name_path_check() accepts, its entries within 1 .. job_files, lanes 1,
+ * kept[] zero, its bytes within size), known flags. 0 or -EINVAL. */
 int partial_check(const struct partial_rec *r);
 
 /* What names a key without revealing it: a keyed hash of a fixed label. */
 void partial_key_id(const uint8_t *key, size_t len, uint8_t out[PARTIAL_KEY_ID_SIZE]);
-/* The files' common name: a hash of peer, key id and destination, in hex. */
+/* The files' common name: a hash of peer, key id, destination and whether
+ * it is a tree, in hex. */
 void partial_key(const struct partial_rec *r, char out[PARTIAL_KEY_HEX]);
 
 /* What a new offer brings, to compare with a record. */
@@ -83,12 +112,13 @@ struct partial_offer {
         uint64_t size;
         uint32_t chunk_size;
         const char *dest;
+        uint32_t job_files;     /* a tree's (0: a file): a kept tree's must be the same */
 };
 
 enum partial_match {
         PARTIAL_MATCH = 0,
         PARTIAL_OTHER_PEER,     /* another address, or another key (or none) */
-        PARTIAL_OTHER_FILE,     /* another destination, size or chunk size */
+        PARTIAL_OTHER_FILE,     /* another destination, size, chunk size or count of entries */
         PARTIAL_OTHER_SOURCE,   /* the source changed (or the sender gave none) */
 };
 enum partial_match partial_match(const struct partial_rec *r, const struct partial_offer *o);

@@ -251,11 +251,20 @@ static bool wire_offer_digest_ok(const struct wire_offer *o)
         return (o->flags & WIRE_OFFER_SYNC) && !(o->flags & WIRE_OFFER_PACK);
 }
 
-/* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming. */
+/* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming,
+ * RESUMED alone, with resume[0] > 0 and every other resume[] zero. */
 static bool wire_accept_flags_ok(const struct wire_accept *a)
 {
         if ((a->flags & ~WIRE_ACCEPT_FLAGS) != 0)
                 return false;
+        if (a->flags & WIRE_ACCEPT_RESUMED) {
+                if (a->flags != WIRE_ACCEPT_RESUMED || a->resume[0] == 0)
+                        return false;
+                for (unsigned int k = 1; k < WIRE_LANES_MAX; k++)
+                        if (a->resume[k] != 0)
+                                return false;
+                return true;
+        }
         if (!(a->flags & WIRE_ACCEPT_SKIP))
                 return true;
         if (a->flags & WIRE_ACCEPT_PUBLISHED)

@@ -110,6 +110,22 @@
  * session. A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
+ * Resuming a tree (version 7): a tree's first OFFER (DEST) may carry a
+ * source token, the job's own (random, the same in every attempt of that
+ * job; zero: not resumable). A receiver that kept the staging directory
+ * of an earlier attempt of the same job (the same peer and key, DEST,
+ * job_files, job_bytes, chunk size and token) answers with an ACCEPT
+ * with WIRE_ACCEPT_RESUMED and resume[0] = n, the entries it holds
+ * (DEST is entry 0, so n >= 1); DEST's ENDs and RESULT follow as ever,
+ * and the sender's next OFFER is entry n, not 1 (a pack from n, as
+ * packs go). n = job_files: every entry is there, and DEST's RESULT is
+ * the session's last (the tree is published with it). The receiver
+ * records n before each entry's RESULT goes, so it never holds fewer
+ * entries than the sender saw acknowledged; a sender that no longer has
+ * entry n (it was acknowledged and let go) fails the job. An entry the
+ * receiver staged after its last record may come again: it replaces
+ * what the staging directory has under that name.
+ *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
  * OFFER goes over the first connection (lane 0) and asks for up to
@@ -121,7 +137,7 @@
  * no lane is granted without a block of the job's bytes of its own (in a
  * session, a file of fewer blocks than lanes leaves some lanes empty
  * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
+ * own END. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
  * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
@@ -179,7 +195,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            6       /* 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            7       /* 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */
@@ -352,7 +368,12 @@ struct wire_accept {
  * and no END goes; its RESULT follows (version 6, above). Never with
  * WIRE_ACCEPT_PUBLISHED; resume[] all zero. */
 #define WIRE_ACCEPT_SKIP        0x0002u
-#define WIRE_ACCEPT_FLAGS       (WIRE_ACCEPT_PUBLISHED | WIRE_ACCEPT_SKIP)
+/* A tree's first ACCEPT (DEST's, version 7, "Resuming a tree" above): the
+ * receiver holds the job's entries 0 .. resume[0] - 1 staged from an
+ * earlier attempt (1 <= resume[0] <= the offer's job_files; every other
+ * resume[] zero); the next offer is entry resume[0]. */
+#define WIRE_ACCEPT_RESUMED     0x0004u
+#define WIRE_ACCEPT_FLAGS       (WIRE_ACCEPT_PUBLISHED | WIRE_ACCEPT_SKIP | WIRE_ACCEPT_RESUMED)
 
 struct wire_refuse {
         uint16_t status;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "auth.h"
 #include "clock.h"
 #include "config.h"
 #include "engine.h"
@@ -67,6 +68,16 @@ struct job_entry {
          */
         struct job_file cur;
         uint32_t cur_index;             /* cur's index in the job */
+        /*
+         * A tree keeps every entry in the ring until the receiver has it:
+         * the front ones, from index ring_index on, went to the engine
+         * (given of them in this attempt, as duplicates), so an attempt
+         * after a failure offers them again, or skips those the receiver
+         * kept (engine.h, tree_token).
+         */
+        uint32_t ring_index;
+        unsigned int given;
+        uint8_t token[WIRE_SOURCE_SIZE];        /* the tree's, every attempt's */
         struct job_file first;          /* the first attempt's first file: the job's own */
         uint32_t base;                  /* the attempt's first file's index in the job */
         uint64_t published;             /* bytes of the files published, every attempt's */
@@ -486,6 +497,71 @@ static int job_ahead_grow(struct job_entry *e)
         return 0;
 }
 
+/* The ring's front entry of a tree, acknowledged (or kept by the receiver
+ * from an earlier attempt, @skipped: its bytes count as sent). */
+static void job_ring_pop(struct job *job, bool skipped)
+{
+        struct job_entry *e = job_entry(job);
+        struct job_file *a = &e->ahead[e->ahead_first];
+
+        if (skipped) {
+                e->published += a->size;
+                e->base_bytes += a->size;
+        }
+        safe_close(a->fd);
+        e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
+        e->ahead_n--;
+        if (e->given > 0)
+                e->given--;
+        job->files_done = MAX(job->files_done, e->ring_index + 1);
+        e->ring_index++;
+}
+
+/* A tree's entry @index for the engine: entries before it that the
+ * receiver kept are let go; the entry stays ours until acknowledged. */
+static int jobs_on_next_entry(struct job *job, uint32_t index, struct engine_send_file *f)
+{
+        struct job_entry *e = job_entry(job);
+        struct job_file *a;
+        int fd = -1;
+
+        if (index < e->ring_index) {
+                /* Acknowledged, let go, and now asked for again: the
+                 * receiver lost what it held. Not transient: jobs_on_done. */
+                snprintf(e->feed_why, sizeof(e->feed_why),
+                         "the receiver no longer holds entries %u to %u it had acknowledged "
+                         "(its kept tree expired or was lost); send the tree again",
+                         index + 1, e->ring_index);
+                return -ESTALE;
+        }
+        /* The attempt's first after DEST: what the receiver kept goes. */
+        if (e->given == 0)
+                while (e->ring_index < index && e->ahead_n > 0)
+                        job_ring_pop(job, true);
+        if (e->given != index - e->ring_index && !(e->given == 0 && e->ahead_n == 0))
+                return -EINVAL;         /* the engine asks in order */
+        if (e->given >= e->ahead_n) {
+                if (e->feed_why[0])
+                        return -EMFILE; /* never coming: jobs_on_done says why */
+                e->want_next = true;
+                return ENGINE_NEXT_LATER;
+        }
+        a = &e->ahead[(e->ahead_first + e->given) % e->ahead_cap];
+        if (a->fd >= 0) {
+                fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+                if (fd < 0)
+                        return -errno;
+        }
+        *f = (struct engine_send_file){ .fd = fd, .size = a->size, .name = a->name, .dir = a->dir,
+                                        .link = a->link, .mode = a->mode, .mtime_ns = a->mtime_ns };
+        log_debug("job %" PRIu64 ": entry %u of %u, %s (%" PRIu64 " bytes)", job->id, index + 1, job->files,
+                  a->name, a->size);
+        e->given++;
+        if (e->feed_fn)
+                e->feed_fn(job, e->feed_userdata);
+        return 0;
+}
+
 /* The engine asks for file @index of a job of several. */
 static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
 {
@@ -493,6 +569,8 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
         struct job_entry *e = job_entry(job);
         struct job_file *a;
 
+        if (job->tree)
+                return jobs_on_next_entry(job, index, f);
         if (e->ahead_n == 0 && e->feed_why[0])
                 return -EMFILE; /* never coming: jobs_on_done says why */
         if (e->ahead_n == 0) {
@@ -500,7 +578,7 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                 return ENGINE_NEXT_LATER;
         }
         a = &e->ahead[e->ahead_first];
-        if (!job->tree) {
+        {
                 /* Ours too, until it is published: a retry starts from it. */
                 int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
 
@@ -529,8 +607,15 @@ static void jobs_on_file_done(void *owner, uint32_t index, uint64_t bytes)
         struct job *job = owner;
         struct job_entry *e = job_entry(job);
 
-        job->files_done = e->base + index + 1;
         e->published += bytes;
+        if (job->tree) {
+                /* DEST (index 0) is not in the ring. */
+                while (e->ahead_n > 0 && e->ring_index <= index)
+                        job_ring_pop(job, false);
+                job->files_done = MAX(job->files_done, index + 1);
+                return;
+        }
+        job->files_done = e->base + index + 1;
         if (e->cur.fd >= 0 && e->cur_index < job->files_done)
                 e->cur.fd = safe_close(e->cur.fd);
 }
@@ -554,7 +639,7 @@ int jobs_add_file(struct job *job, int fd_in, uint64_t size, const char *name, u
                 return -EALREADY;
         if (job->files_in >= job->files || size > job->size - e->bytes_in)
                 return -E2BIG;
-        if (e->ahead_n >= job_ahead_max(job))
+        if (e->ahead_n - e->given >= job_ahead_max(job))
                 return -ENOSPC;
         if (!name[0] || strlen(name) > CTL_NAME_MAX || (flags & ~(unsigned int)_CTL_FILE_FLAGS) ||
             (dir && (!job->tree || link || size != 0 || fd >= 0)) || (link && (!job->tree || size == 0)) ||
@@ -589,7 +674,8 @@ unsigned int job_files_room(const struct job *job)
 
         if (ctl_job_state_final(job->state) || job->files_in >= job->files)
                 return 0;
-        return job_ahead_max(job) > e->ahead_n ? job_ahead_max(job) - e->ahead_n : 0;
+        /* A tree's entries given to the engine stay until acknowledged: not counted. */
+        return job_ahead_max(job) > e->ahead_n - e->given ? job_ahead_max(job) - (e->ahead_n - e->given) : 0;
 }
 
 bool job_files_complete(const struct job *job)
@@ -645,7 +731,13 @@ static const struct job_file *jobs_first_file(struct job *job)
         e->base = job->files_done;
         e->base_bytes = e->published;
         e->base_skipped = job->files_skipped;
-        if (job->files_done == 0) {
+        /* A tree starts from DEST every time: the receiver says what it
+         * kept, the ring has the rest (jobs_on_next_entry). */
+        if (job->tree) {
+                e->base = 0;
+                e->given = 0;
+        }
+        if (job->files_done == 0 || job->tree) {
                 e->first = (struct job_file){ .fd = job->fd, .size = job->first_size };
                 snprintf(e->first.name, sizeof(e->first.name), "%s", job->name);
                 return &e->first;
@@ -755,9 +847,10 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .fd = first->fd,
                 .size = first->size,
                 .name = first->name,
-                .files = job->files - job->files_done,
-                .job_bytes = job->size - e->published,
+                .files = job->tree ? job->files : job->files - job->files_done,
+                .job_bytes = job->tree ? job->size : job->size - e->published,
                 .tree = job->tree,
+                .tree_token = job->tree ? e->token : NULL,
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
                 .peer = job->peer,
@@ -848,8 +941,9 @@ static void jobs_rate_cb(evutil_socket_t fd, short what, void *userdata)
  * hold (RLIMIT_NOFILE, which rdmaxferd raises to its hard limit at
  * start): JOBS_FD_RESERVE for everything else (waiting jobs' files,
  * control connections, the engine's own), the rest shared by
- * max_transfers running jobs, each holding up to twice its look-ahead
- * (the files ahead and a pack the engine builds from them). Between
+ * max_transfers running jobs, each holding up to three times its
+ * look-ahead (the files ahead, a pack the engine builds from them and, in
+ * a tree, the entries in flight kept until acknowledged). Between
  * JOBS_FILES_AHEAD and JOBS_FILES_AHEAD_MAX.
  */
 static unsigned int jobs_size_ahead(const struct config *cfg)
@@ -859,7 +953,7 @@ static unsigned int jobs_size_ahead(const struct config *cfg)
 
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
                 return JOBS_FILES_AHEAD_MAX;
-        n = rl.rlim_cur > JOBS_FD_RESERVE ? (rl.rlim_cur - JOBS_FD_RESERVE) / (2 * MAX(cfg->max_transfers, 1u)) : 0;
+        n = rl.rlim_cur > JOBS_FD_RESERVE ? (rl.rlim_cur - JOBS_FD_RESERVE) / (3 * MAX(cfg->max_transfers, 1u)) : 0;
         n = MAX(MIN(n, (uint64_t)JOBS_FILES_AHEAD_MAX), (uint64_t)JOBS_FILES_AHEAD);
         log_debug("a running job holds up to %" PRIu64 " files ahead (RLIMIT_NOFILE %" PRIu64 ")", n,
                   (uint64_t)rl.rlim_cur);
@@ -974,12 +1068,16 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->uid = uid;
         job->attempt = 1;
         job->retries = (s->flags & CTL_SUBMIT_RETRIES) ? (int)s->retries : -1;
-        /* A tree's staging goes with a failed attempt, and the client's
-         * entries are handed over once: a second attempt would have none of
-         * those already sent. (Several files: a retry starts from the first
-         * one not published, jobs_first_file.) */
-        if (job->tree)
-                job->retries = 0;
+        /* Several files: a retry starts from the first one not published
+         * (jobs_first_file); a tree from DEST again, continuing where the
+         * receiver kept it (its token names the job to it). */
+        if (job->tree) {
+                uint8_t nonce[WIRE_NONCE_SIZE];
+
+                auth_nonce(nonce);
+                memcpy(e->token, nonce, sizeof(e->token));
+                e->ring_index = 1;
+        }
         snprintf(job->name, sizeof(job->name), "%s", s->name);
 
         if (jobs->tail)

@@ -76,6 +76,7 @@ struct engine {
         bool xattr_said;                /* "no user xattrs there", once (recv-file.c) */
         int partial_fd;                 /* O_DIRECTORY of cfg.partial_dir; -1: resuming off */
         uint8_t key_id[PARTIAL_KEY_ID_SIZE];    /* partial_key_id() of our key */
+        uint8_t boot_id[PARTIAL_BOOT_SIZE];     /* the host's, for a kept tree's record */
         struct partials_sweep *sweep;
         struct sockaddr_storage src;    /* listen address, source of outgoing connections */
         bool have_src;

@@ -179,7 +179,9 @@ struct engine_send_ops {
          * engine_send_resume() once it has (the receiver waits for the
          * next offer for its peer_timeout); or -errno to fail the job there
          * (not transient: the result's text says "file N: ..."). Required
-         * when files > 1.
+         * when files > 1. A tree whose receiver kept entries 1 .. n - 1
+         * from an earlier attempt (tree_token) is asked for @index n after
+         * DEST, with no file_done for those between.
          */
         int (*next)(void *owner, uint32_t index, struct engine_send_file *f);
         /* File @index (0 .. files - 1) was verified and published by the
@@ -222,6 +224,11 @@ struct engine_send_req {
         uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
                                          * applies either way; the lower wins) */
         unsigned int sync;              /* enum engine_sync */
+        /* A tree's job token (WIRE_SOURCE_SIZE bytes, the same in every
+         * attempt of the job; NULL: not resumable): its DEST offer carries
+         * it, so a receiver that kept what an earlier attempt staged
+         * continues from there (wire.h, Resuming a tree). */
+        const uint8_t *tree_token;
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

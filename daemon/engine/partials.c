@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "engine-private.h"
+#include "incoming.h"
 #include "io.h"
 #include "log.h"
 #include "partials.h"
@@ -58,6 +59,21 @@ static void partials_unlink(int dirfd, const char *key, const char *ext)
 
         partials_name(name, key, ext);
         (void)unlinkat(dirfd, name, 0);
+}
+
+/* A partial all gone: its record first (a crash in between leaves data
+ * without a record, which the sweep removes), then its data file or kept
+ * tree, whichever it has. 0, or the tree's removal's -errno. */
+static int partials_drop(int dirfd, const char *key)
+{
+        char name[PARTIAL_FILE_MAX];
+        int r;
+
+        partials_unlink(dirfd, key, "rec");
+        partials_unlink(dirfd, key, "data");
+        partials_name(name, key, "tree");
+        r = incoming_remove_tree(dirfd, name);
+        return r == -ENOENT ? 0 : r;
 }
 
 /* Read a whole record file; 0, or -errno / -EBADMSG & co. from decode. */
@@ -113,6 +129,20 @@ int64_t partials_lookup(void *arg)
         }
         if (j->rec.flags & PARTIAL_PUBLISHED)
                 return PARTIALS_PUBLISHED;
+        if (j->rec.flags & PARTIAL_TREE) {
+                if (memcmp(j->rec.tree.boot_id, j->boot_id, PARTIAL_BOOT_SIZE) != 0) {
+                        j->why = "the host restarted since: what was staged may not have reached the disk";
+                        goto drop;
+                }
+                partials_name(name, j->key, "tree");
+                fd = openat(j->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                        j->why = "its staging directory is gone";
+                        goto drop;
+                }
+                j->data_fd = fd;
+                return PARTIALS_RESUME;
+        }
         partials_name(name, j->key, "data");
         fd = openat(j->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
@@ -127,8 +157,7 @@ int64_t partials_lookup(void *arg)
         j->data_fd = fd;
         return PARTIALS_RESUME;
 drop:
-        partials_unlink(j->dirfd, j->key, "rec");
-        partials_unlink(j->dirfd, j->key, "data");
+        (void)partials_drop(j->dirfd, j->key);
         return PARTIALS_NONE;
 }
 
@@ -183,6 +212,17 @@ int64_t partials_store(void *arg)
         }
         if (j->link_from && linkat(AT_FDCWD, j->link_from, j->dirfd, data, AT_SYMLINK_FOLLOW) < 0)
                 return -errno;
+        if (j->mkdir_tree) {
+                char tree[PARTIAL_FILE_MAX];
+
+                /* Whatever had the name (a kept tree of another job) goes. */
+                partials_name(tree, j->key, "tree");
+                r = incoming_remove_tree(j->dirfd, tree);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                if (mkdirat(j->dirfd, tree, 0700) < 0)
+                        return -errno;
+        }
         if (j->punch_fd >= 0)
                 partials_punch(j);
         partial_encode(buf, &j->rec);
@@ -190,7 +230,7 @@ int64_t partials_store(void *arg)
         if (fd < 0)
                 return -errno;
         r = partials_write_all(fd, buf, sizeof(buf));
-        if (r == 0 && fsync(fd) < 0)
+        if (r == 0 && !j->nosync && fsync(fd) < 0)
                 r = -errno;
         close(fd);
         if (r == 0 && renameat(j->dirfd, tmp, j->dirfd, rec) < 0)
@@ -199,16 +239,17 @@ int64_t partials_store(void *arg)
                 (void)unlinkat(j->dirfd, tmp, 0);
                 return r;
         }
-        return fsync(j->dirfd) < 0 ? -errno : 0;
+        return !j->nosync && fsync(j->dirfd) < 0 ? -errno : 0;
 }
 
 int64_t partials_remove(void *arg)
 {
         struct partial_job *j = arg;
 
-        /* The record first: a crash in between leaves a data file the sweep removes. */
-        partials_unlink(j->dirfd, j->key, "rec");
-        partials_unlink(j->dirfd, j->key, "data");
+        int r = partials_drop(j->dirfd, j->key);
+
+        if (r < 0)
+                return r;
         return fsync(j->dirfd) < 0 ? -errno : 0;
 }
 
@@ -289,11 +330,11 @@ static int64_t partials_sweep_fn(void *arg)
                         }
                         continue;
                 }
-                if (partials_key_of(de->d_name, "data", key)) {
+                if (partials_key_of(de->d_name, "data", key) || partials_key_of(de->d_name, "tree", key)) {
                         partials_name(other, key, "rec");
                         if (!partials_active(s, key) && faccessat(s->dirfd, other, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
                             partials_stale(s->dirfd, de->d_name, s->now)) {
-                                (void)unlinkat(s->dirfd, de->d_name, 0);
+                                (void)partials_drop(s->dirfd, key);
                                 s->bad++;
                         }
                         continue;
@@ -301,16 +342,17 @@ static int64_t partials_sweep_fn(void *arg)
                 if (!partials_key_of(de->d_name, "rec", key) || partials_active(s, key))
                         continue;
                 if (partials_read_rec(s->dirfd, de->d_name, &rec) < 0) {
-                        partials_unlink(s->dirfd, key, "rec");
-                        partials_unlink(s->dirfd, key, "data");
+                        (void)partials_drop(s->dirfd, key);
                         s->bad++;
                         continue;
                 }
                 /* Expired: gone now, however many there are (records of
-                 * published transfers pile up as fast as files arrive). */
-                if (s->now > rec.updated && s->now - rec.updated >= s->retention) {
-                        partials_unlink(s->dirfd, key, "rec");
-                        partials_unlink(s->dirfd, key, "data");
+                 * published transfers pile up as fast as files arrive); a
+                 * kept tree of an earlier boot is not trusted. */
+                if ((s->now > rec.updated && s->now - rec.updated >= s->retention) ||
+                    ((rec.flags & PARTIAL_TREE) &&
+                     memcmp(rec.tree.boot_id, s->e->boot_id, PARTIAL_BOOT_SIZE) != 0)) {
+                        (void)partials_drop(s->dirfd, key);
                         s->removed++;
                         continue;
                 }
@@ -320,16 +362,19 @@ static int64_t partials_sweep_fn(void *arg)
                 partials_name(other, key, "data");
                 memcpy(found[n].key, key, sizeof(key));
                 ent[n].updated = rec.updated;
-                ent[n].bytes = fstatat(s->dirfd, other, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
-                               (uint64_t)st.st_blocks * 512 : 0;
+                /* A kept tree weighs what it staged (its record says). */
+                if (rec.flags & PARTIAL_TREE)
+                        ent[n].bytes = rec.tree.offered;
+                else
+                        ent[n].bytes = fstatat(s->dirfd, other, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+                                       (uint64_t)st.st_blocks * 512 : 0;
                 n++;
         }
         closedir(d);
         partial_sweep_select(ent, n, s->now, s->retention, s->max_bytes);
         for (size_t i = 0; i < n; i++) {
                 if (ent[i].remove) {
-                        partials_unlink(s->dirfd, found[i].key, "rec");
-                        partials_unlink(s->dirfd, found[i].key, "data");
+                        (void)partials_drop(s->dirfd, found[i].key);
                         s->removed++;
                 } else {
                         s->kept++;
@@ -358,12 +403,12 @@ static void partials_sweep_prepare(struct partials_sweep *s)
 
         /* On the loop: the worker reads only this copy. */
         for (struct xfer *b = xfer_first(s->e, XFER_RECV); b; b = b->next)
-                n += recv_xfer_of(b)->part_on;
+                n += recv_xfer_of(b)->part_on || recv_xfer_of(b)->tree_part;
         free(s->active);
         s->active = n ? calloc(n, sizeof(*s->active)) : NULL;
         s->nactive = 0;
         for (struct xfer *b = xfer_first(s->e, XFER_RECV); b && s->active; b = b->next)
-                if (recv_xfer_of(b)->part_on && s->nactive < n)
+                if ((recv_xfer_of(b)->part_on || recv_xfer_of(b)->tree_part) && s->nactive < n)
                         partial_key(&recv_xfer_of(b)->ident, s->active[s->nactive++]);
         s->now = clock_usec(CLOCK_REALTIME) / 1000000u;
         s->retention = s->e->cfg->partial_retention;
@@ -422,6 +467,35 @@ static bool partials_beneath(const char *sub, const char *dir)
         return strncmp(sub, dir, n) == 0 && (sub[n] == '\0' || sub[n] == '/');
 }
 
+/* The host's boot id (a kernel's random one per boot), for a kept tree's
+ * record: zero when it cannot be read (then every record matches it, as
+ * on a kernel without it). */
+static void partials_boot_id(uint8_t out[PARTIAL_BOOT_SIZE])
+{
+        char text[64];
+        unsigned int n = 0;
+        ssize_t len;
+        int fd;
+
+        memset(out, 0, PARTIAL_BOOT_SIZE);
+        fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        len = read(fd, text, sizeof(text) - 1);
+        close(fd);
+        if (len <= 0)
+                return;
+        text[len] = '\0';
+        for (const char *p = text; *p && n < 2 * PARTIAL_BOOT_SIZE; p++) {
+                const char *hex = "0123456789abcdef", *d = strchr(hex, *p);
+
+                if (*p == '-' || !d)
+                        continue;
+                out[n / 2] |= (uint8_t)((d - hex) << (n % 2 ? 0 : 4));
+                n++;
+        }
+}
+
 int partials_open(struct engine *e)
 {
         const struct config *cfg = e->cfg;
@@ -432,6 +506,7 @@ int partials_open(struct engine *e)
 
         e->partial_fd = -1;
         partial_key_id(e->key->bytes, e->key->len, e->key_id);
+        partials_boot_id(e->boot_id);
         if (!cfg->partial_dir[0] || cfg->partial_max_bytes == 0) {
                 log_info("resuming is off (partial_dir or partial_max_bytes unset)");
                 return 0;

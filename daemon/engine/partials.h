@@ -32,6 +32,13 @@ struct partial_job {
         const char *link_from;          /* link this path to KEY.data first, or NULL */
         bool unlink_data;               /* and/or remove KEY.data (published) */
         int punch_fd;                   /* the data: free what no lane kept (a last checkpoint), or -1 */
+        /* A kept tree (PARTIAL_TREE): lookup opens KEY.tree as data_fd (a
+         * directory), a record from another boot than @boot_id is not
+         * trusted; store makes KEY.tree when @mkdir_tree, and writes
+         * without fsync when @nosync (rdmaxferd(8), Resuming a tree). */
+        uint8_t boot_id[PARTIAL_BOOT_SIZE];
+        bool mkdir_tree;
+        bool nosync;
 };
 
 #define PARTIAL_JOB_NULL ((struct partial_job){ .dirfd = -1, .data_fd = -1, .punch_fd = -1 })
@@ -47,7 +54,7 @@ enum {
 int64_t partials_lookup(void *job);
 /* io_call_fn: (link, unlink) then write the record atomically. 0 or -errno. */
 int64_t partials_store(void *job);
-/* io_call_fn: remove KEY.rec, then KEY.data. 0 or -errno. */
+/* io_call_fn: remove KEY.rec, then KEY.data or KEY.tree. 0 or -errno. */
 int64_t partials_remove(void *job);
 
 /* engine_new(): open and sweep once; 0 (resuming may be off), or -errno. */

@@ -230,6 +230,9 @@ static int64_t recv_tree_begin(void *arg)
         } else if (!x->overwrite && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 return -EEXIST;
         }
+        /* Kept for the job's next attempt: in the partial directory (recv-keep.c). */
+        if (x->tree_part)
+                return recv_keep_stage(x);
         fd = incoming_stage_make(dirfd, x->stage_name);
         if (fd < 0)
                 return fd;
@@ -244,12 +247,16 @@ mode_t recv_tree_mode(uint32_t mode, bool dir)
         return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
 }
 
-/* On a worker: a directory entry of the tree, with its mode (not the umask's). */
+/* On a worker: a directory entry of the tree, with its mode (not the umask's).
+ * Continuing a kept tree, one staged after its last record may be there. */
 static int64_t recv_tree_mkdir(void *arg)
 {
         struct recv_xfer *x = arg;
+        struct stat st;
 
-        if (mkdirat(x->stage_fd, x->rel, 0755) < 0)
+        if (mkdirat(x->stage_fd, x->rel, 0755) < 0 &&
+            (errno != EEXIST || !x->tree_resumed || fstatat(x->stage_fd, x->rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+             !S_ISDIR(st.st_mode)))
                 return -errno;
         if (x->offer.mode && fchmodat(x->stage_fd, x->rel, recv_tree_mode(x->offer.mode, true), 0) < 0)
                 return -errno;
@@ -322,7 +329,10 @@ static int64_t recv_tree_link_keep(void *arg)
                         return r;
         }
         if (x->links_fd < 0) {
-                x->links_fd = openat(x->base.e->incoming_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+                /* A kept tree's list is kept with it (recv-keep.c). */
+                x->links_fd = x->tree_part ? openat(x->stage_fd, RECV_KEEP_LINKS,
+                                                    O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) :
+                                             openat(x->base.e->incoming_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
                 if (x->links_fd < 0)
                         return -errno;
         }
@@ -402,17 +412,16 @@ static int64_t recv_tree_publish(void *arg)
                 return r;
         if (syncfs(x->stage_fd) < 0)
                 return -errno;
-        if (x->merge) {
+        if (x->merge)
                 r = incoming_merge_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest);
-                if (r < 0)
-                        return r;
-                (void)unlinkat(dirfd, x->stage_name, AT_REMOVEDIR);
-                return 0;
-        }
-        r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
+        else
+                r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
         if (r < 0)
                 return r;
-        (void)unlinkat(dirfd, x->stage_name, AT_REMOVEDIR);
+        if (x->tree_part)
+                recv_keep_published(x);
+        else
+                (void)unlinkat(dirfd, x->stage_name, AT_REMOVEDIR);
         return 0;
 }
 
@@ -460,6 +469,12 @@ static void recv_tree_open(struct recv_xfer *x)
         x->file_req.done = recv_on_tree_ready;
         if (x->offer.file > 0) {
                 recv_step(x, "making a directory", io_call(recv_io(x), &x->file_req, recv_tree_mkdir, x));
+                return;
+        }
+        if (x->tree_part) {
+                x->overwrite = x->base.e->cfg->overwrite;
+                recv_step(x, x->tree_resumed ? "opening the kept tree" : "making the staging directory",
+                          io_call(recv_io(x), &x->file_req, recv_tree_begin, x));
                 return;
         }
         /* Random: two senders' job ids may be the same number. */
@@ -652,7 +667,7 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
  * after the last, the whole tree into place. */
 void recv_tree_entry_done(struct recv_xfer *x)
 {
-        if (x->offer.file + recv_span(&x->offer) < x->job_files) {
+        if (x->next_file < x->job_files) {
                 recv_published(x);
                 return;
         }
@@ -683,6 +698,19 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
         recv_tree_entry_done(x);
 }
 
+/* On a worker, continuing a kept tree: the file under its name in the
+ * staging directory, replacing one staged after the last record. */
+static int64_t recv_tree_restage(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        if (linkat(AT_FDCWD, x->proc_path, x->stage_fd, x->rel, AT_SYMLINK_FOLLOW) == 0)
+                return 0;
+        if (errno != EEXIST || unlinkat(x->stage_fd, x->rel, 0) < 0)
+                return -errno;
+        return linkat(AT_FDCWD, x->proc_path, x->stage_fd, x->rel, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}
+
 /* A tree's file, verified, into the staging directory (ours, 0700, no
  * symlink in it), with no fsync of its own: nothing in the staging
  * directory is visible, and recv_tree_publish() syncs the file system
@@ -691,6 +719,10 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
 static void recv_tree_stage(struct recv_xfer *x)
 {
         x->file_req.done = recv_on_tree_linked;
+        if (x->tree_resumed) {
+                recv_step(x, "staging", io_call(recv_io(x), &x->file_req, recv_tree_restage, x));
+                return;
+        }
         recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
                                           x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
 }

@@ -92,6 +92,11 @@ int recv_send_accept(struct recv_xfer *x, uint16_t flags)
         m.accept.flags = flags;
         m.accept.file = x->offer.file;
         memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
+        /* DEST's, continuing a kept tree: its entries are here (wire.h). */
+        if (flags & WIRE_ACCEPT_RESUMED) {
+                memset(m.accept.resume, 0, sizeof(m.accept.resume));
+                m.accept.resume[0] = x->tree_kept;
+        }
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = recv_credits_take(l0);
@@ -133,7 +138,9 @@ void recv_accept(struct recv_xfer *x)
         /* Kept bytes count as received: END's and the verdict's counts are the file's. */
         x->bytes_written = x->file_bytes = x->resumed;
         b->bytes += x->resumed;
-        if (recv_send_accept(x, x->published_match ? WIRE_ACCEPT_PUBLISHED : 0) < 0)
+        if (recv_send_accept(x, x->published_match                  ? WIRE_ACCEPT_PUBLISHED :
+                                x->tree_resumed && o->file == 0 ? WIRE_ACCEPT_RESUMED :
+                                                                  0) < 0)
                 return;
         xfer_arm_deadline(b);
         xfer_grace(b, x->resumed);

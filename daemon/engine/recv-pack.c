@@ -94,6 +94,9 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         struct timespec ts[2];
         int r;
 
+        /* Continuing a kept tree, one staged after its last record may be there. */
+        if (x->tree_resumed)
+                how.flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
         fd = (int)syscall(SYS_openat2, x->stage_fd, rel, &how, sizeof(how));
         /* Without openat2 (an older kernel, or a seccomp filter that does
          * not know it: systemd's answers ENOSYS): the staging directory is
@@ -244,7 +247,11 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                         }
                 }
                 if (e.type == PACK_DIR) {
-                        if (mkdirat(x->stage_fd, rel, 0755) < 0)
+                        struct stat st;
+
+                        if (mkdirat(x->stage_fd, rel, 0755) < 0 &&
+                            (errno != EEXIST || !x->tree_resumed ||
+                             fstatat(x->stage_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
                                 return recv_pack_errno(x, "making", &e, errno);
                         if (e.mode && fchmodat(x->stage_fd, rel, recv_tree_mode(e.mode, true), 0) < 0)
                                 return recv_pack_errno(x, "mode of", &e, errno);

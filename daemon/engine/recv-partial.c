@@ -43,7 +43,7 @@ static bool recv_source_zero(const uint8_t *p)
 /* Who offered it, what, and where it goes: the record's identity. Taken
  * at the offer: a lane's id is gone once it is reaped, and a checkpoint
  * may be stored after that. */
-static void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
+void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
 {
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         struct wire_binding bd = { 0 };
@@ -59,7 +59,7 @@ static void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
         snprintf(r->dest, sizeof(r->dest), "%s", x->offer.name);
 }
 
-static void recv_job_init(struct recv_xfer *x)
+void recv_job_init(struct recv_xfer *x)
 {
         x->pj.dirfd = x->base.e->partial_fd;
         x->pj.link_from = NULL;
@@ -119,6 +119,10 @@ void recv_partial_lookup(struct recv_xfer *x)
         struct xfer *b = &x->base;
         int r;
 
+        if (x->tree) {
+                recv_keep_lookup(x);
+                return;
+        }
         /* Only a job of one file is kept and resumed (rdmaxferd(8), Sessions):
          * its sender never retries a job of several, which sends no token. */
         x->part_on = x->job_files == 1 && partials_on(b->e, x->offer.size) &&

@@ -617,9 +617,20 @@ static void recv_next_file(struct recv_xfer *x)
 
 void recv_published(struct recv_xfer *x)
 {
+        if (x->tree_part && x->next_file < x->job_files) {
+                recv_keep_record(x);
+                return;
+        }
+        recv_published_now(x);
+}
+
+void recv_published_now(struct recv_xfer *x)
+{
         struct xfer *b = &x->base;
 
-        if (x->offer.file + recv_span(&x->offer) < x->job_files) {
+        /* The next OFFER's index: the file's and its span's (a resumed
+         * tree's DEST: the entries kept). */
+        if (x->next_file < x->job_files) {
                 log_debug("%s: received %s (%" PRIu64 " bytes, file %u of %u)", b->peer, x->offer.name,
                           x->offer.size, x->offer.file + 1, x->job_files);
                 recv_next_file(x);
@@ -981,6 +992,7 @@ static void recv_gone(struct xfer *b)
         safe_close(x->fd);
         safe_close(x->stage_fd);
         safe_close(x->links_fd);
+        recv_keep_gone(x);
         if (x->stage_name[0] && !x->published_tree && e->io && !e->freeing) {
                 struct recv_unstage *u = calloc(1, sizeof(*u));
 

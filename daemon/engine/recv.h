@@ -136,6 +136,20 @@ struct recv_xfer {
         struct rehash rh[WIRE_LANES_MAX];
         bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
         bool drop_pending;              /* drop the partial once the checkpoint is stored */
+        /*
+         * A tree kept for the job's next attempt (recv-keep.c): its
+         * staging directory is KEY.tree in the partial directory (ident's
+         * key), its record stored before each entry's RESULT goes. A
+         * session that continues a kept tree starts at entry tree_kept,
+         * and an entry staged after the last record may come again.
+         */
+        bool tree_part;
+        bool tree_resumed;
+        bool keep_recorded;             /* a record of it is stored */
+        bool keep_off;                  /* a record could not be stored: not kept */
+        uint32_t tree_kept;             /* entries held at DEST's offer (ACCEPT resume[0]) */
+        uint64_t tree_kept_bytes;       /* their bytes */
+        uint64_t tree_links_len;        /* the list of symlinks kept with them */
         /* Sync (recv-sync.c): the session's sync flags, the first offer's. */
         uint16_t sync;
         bool merge;             /* a tree merged into the DEST that exists */
@@ -195,8 +209,10 @@ void recv_credits_flush(struct recv_lane *l);
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
 struct recv_xfer *recv_of_file_req(struct io_req *req);
-/* Published: log it and send the RESULT; the session's next file, or its end. */
+/* Published: log it and send the RESULT; the session's next file, or its
+ * end (a kept tree's record stored first: recv_keep_record). */
 void recv_published(struct recv_xfer *x);
+void recv_published_now(struct recv_xfer *x);
 /* The ACCEPT of a later file of the session went out: the credits other
  * lanes held back between files go now. */
 void recv_lanes_flush(struct recv_xfer *x);
@@ -216,6 +232,10 @@ void recv_accept(struct recv_xfer *x);
 int recv_send_accept(struct recv_xfer *x, uint16_t flags);
 
 /* recv-partial.c: keeping and resuming (partials.h). */
+/* Who offered what, and where it goes (taken at the offer): a record's identity. */
+void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r);
+/* x->pj for one operation on the partial named by x->ident. */
+void recv_job_init(struct recv_xfer *x);
 /* Look for a partial of this transfer, then recv_file_open() or the ACCEPT. */
 void recv_partial_lookup(struct recv_xfer *x);
 /* With the ACCEPT: each lane that resumes reads its kept part back and
@@ -250,6 +270,27 @@ void recv_file_publish(struct recv_xfer *x);
 void recv_tree_entry_done(struct recv_xfer *x);
 /* What a tree's entry keeps of its mode (rdmaxferd(8) Trees). */
 mode_t recv_tree_mode(uint32_t mode, bool dir);
+
+/* recv-keep.c: a tree kept for the job's next attempt (wire.h, Resuming a tree). */
+/* A kept tree's list of symlinks, in its staging directory beside DEST's
+ * leaf (which never starts with a dot). */
+#define RECV_KEEP_LINKS         ".links"
+/* DEST's offer: look for a kept tree of this job (x->tree_resumed), then
+ * recv_file_open(). */
+void recv_keep_lookup(struct recv_xfer *x);
+/* On a worker, at DEST: the staging directory in the partial directory,
+ * made (or the kept one, its list of symlinks cut back to the record's):
+ * x->stage_fd, links_fd. 0 or -errno. */
+int recv_keep_stage(struct recv_xfer *x);
+/* An entry is answered ok, not the last: the record first, then
+ * recv_published_now(). */
+void recv_keep_record(struct recv_xfer *x);
+/* The tree is in place: its record and what is left of its staging
+ * directory go (on a worker: touches x->stage_fd, links_fd). */
+void recv_keep_published(struct recv_xfer *x);
+/* The transfer is gone without publishing: the kept tree stays for the
+ * next attempt after a failure that one may not meet again, else goes. */
+void recv_keep_gone(struct recv_xfer *x);
 
 /* recv-sync.c */
 /* The offered entry is to be held against what is there first. */

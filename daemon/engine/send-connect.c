@@ -179,6 +179,20 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                                     b->nlanes);
                 return;
         }
+        /* A tree the receiver kept from an earlier attempt: DEST's ACCEPT
+         * says how many of its entries are there (wire.h). */
+        if (a->flags & WIRE_ACCEPT_RESUMED) {
+                if (!s->tree || s->file != 0 || a->resume[0] == 0 || a->resume[0] > s->files ||
+                    memcmp(s->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) == 0) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver continues a tree at entry %u of %u",
+                                            a->resume[0] + 1, s->files);
+                        return;
+                }
+                s->span = a->resume[0];
+                log_info("transfer %" PRIu64 ": %s: the receiver kept %u of %u entries from an earlier "
+                         "attempt; sending the rest", s->id, s->name, s->span, s->files);
+                goto accepted;
+        }
         /* A job of several files never resumes (no source token). */
         if (s->files > 1 && (a->flags & ~WIRE_ACCEPT_SKIP) != 0) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes file %u of a job of several",
@@ -202,6 +216,7 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 log_info("transfer %" PRIu64 ": %s: the receiver kept %" PRIu64 " of %" PRIu64 " bytes%s",
                          s->id, s->name, s->resumed, s->size,
                          a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
+accepted:
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
         xfer_grace(b, s->resumed);
@@ -559,9 +574,13 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 send_undo(s, l);
                 return r;
         }
-        /* A job of several files never resumes (rdmaxferd(8)): no source token. */
-        if (s->files > 1)
+        /* A job of several files never resumes (rdmaxferd(8)): no source
+         * token; a tree's DEST carries the job's own (wire.h). */
+        if (s->files > 1) {
+                if (req->tree && req->tree_token)
+                        memcpy(s->source, req->tree_token, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
+        }
         else
                 send_source_start(s);
         /* Sync by digest: the first file's, before its offer. */

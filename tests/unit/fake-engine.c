@@ -175,6 +175,10 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.files = req->files;
         s->info.sync = req->sync;
         s->info.job_bytes = req->job_bytes;
+        s->info.tree = req->tree;
+        s->info.has_token = req->tree_token != NULL;
+        if (req->tree_token)
+                memcpy(s->info.token, req->tree_token, WIRE_SOURCE_SIZE);
         s->info.attempt = req->attempt;
         s->info.bwlimit = req->bwlimit;
         snprintf(s->name, sizeof(s->name), "%s", req->name);

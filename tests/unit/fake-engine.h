@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "engine.h"
+#include "wire.h"
 
 struct event_base;
 
@@ -52,6 +53,9 @@ struct fake_send_info {
         uint32_t files;                 /* engine_send_req's */
         unsigned int sync;              /* engine_send_req's, enum engine_sync */
         uint64_t job_bytes;
+        bool tree;                      /* engine_send_req's */
+        bool has_token;                 /* tree_token was given: it is in token */
+        uint8_t token[WIRE_SOURCE_SIZE];
         unsigned int cancels;           /* engine_send_cancel() calls */
         unsigned int resumes;           /* engine_send_resume() calls */
 };

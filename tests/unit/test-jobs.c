@@ -721,6 +721,94 @@ static void test_tree_job(void)
         fx_teardown(&f_several);
 }
 
+/*
+ * A tree retries (issue 11, item 4): every attempt starts from DEST with
+ * the job's token; the entries the receiver has not acknowledged stay
+ * ours, so the next attempt offers them again, or lets go of those the
+ * receiver kept; one it acknowledged and then lost fails the job.
+ */
+static void test_tree_retry(void)
+{
+        struct ctl_submit cs = { .files = 5, .job_bytes = 60, .flags = CTL_SUBMIT_TREE };
+        struct engine_send_file ef;
+        const struct fake_send_info *info;
+        uint8_t token[WIRE_SOURCE_SIZE];
+        struct engine_send *s;
+        struct job *job;
+        int fd2, fd3, fd4;
+        uint64_t id;
+
+        fx_setup(&f_several, "tree, retried", 4);
+        f_several.cfg.retry_max = 3;
+        f_several.cfg.retry_delay_max = 1;
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "set");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "tree retry: a tree of 5 entries");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        info = fake_engine_info(s);
+        ok(info->tree && info->has_token, "tree retry: the engine gets the job's token");
+        memcpy(token, info->token, sizeof(token));
+        is_int(jobs_add_file(job, -1, 0, "set/d", CTL_FILE_DIR, 0, 0), 0, "tree retry: entry 2, a directory");
+        fd2 = make_file(10);
+        fd3 = make_file(20);
+        fd4 = make_file(30);
+        is_int(jobs_add_file(job, fd2, 10, "set/d/a", 0, 0, 0), 0, "tree retry: entry 3");
+        is_int(jobs_add_file(job, fd3, 20, "set/d/b", 0, 0, 0), 0, "tree retry: entry 4");
+        fake_engine_file_done(s, 0, 0);
+        for (uint32_t i = 1; i <= 3; i++) {
+                ef = (struct engine_send_file){ .fd = -1 };
+                is_int(fake_engine_next(s, i, &ef), 0, "tree retry: the engine takes entry %u", i + 1);
+                safe_close(ef.fd);
+        }
+        fake_engine_file_done(s, 1, 0);
+        ok(!fd_closed(fd2) && !fd_closed(fd3), "tree retry: entries given but not acknowledged stay ours");
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        ok(job->state == CTL_JOB_RETRYING && job->files_done == 2,
+           "tree retry: a tree retries after a transient failure, 2 entries acknowledged");
+
+        wait_retry(&f_several, id, 2000);
+        is_int(state_of(&f_several, id), CTL_JOB_CONNECTING, "tree retry: attempt 2 starts");
+        s = xfer_of(&f_several, id);
+        info = fake_engine_info(s);
+        ok(info->files == 5 && info->job_bytes == 60 && info->size == 0 && !strcmp(info->name, "set") &&
+           info->has_token && memcmp(info->token, token, sizeof(token)) == 0,
+           "tree retry: from DEST again, the whole job, the same token");
+        /* The receiver kept entries 0 .. 2: the engine asks for entry 4 (index 3). */
+        fake_engine_file_done(s, 0, 0);
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 3, &ef), 0, "tree retry: the receiver kept 3, the engine asks for entry 4");
+        ok(ef.size == 20 && !strcmp(ef.name, "set/d/b") && same_file(ef.fd, fd3), "tree retry: entry 4 again");
+        safe_close(ef.fd);
+        ok(fd_closed(fd2), "tree retry: the entry the receiver kept is let go");
+        is_int(job->files_done, 3, "tree retry: counted done");
+        fake_engine_set_progress(s, 0, 1000);
+        job_refresh(job);
+        is_int(job->bytes_done, 10, "tree retry: and its bytes count as sent");
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 4, &ef), ENGINE_NEXT_LATER, "tree retry: entry 5 not handed over yet");
+        is_int(jobs_add_file(job, fd4, 30, "set/d/c", 0, 0, 0), 0, "tree retry: entry 5 in");
+        is_int(fake_engine_next(s, 4, &ef), 0, "tree retry: entry 5 taken");
+        safe_close(ef.fd);
+        fake_engine_file_done(s, 3, 20);
+        ok(fd_closed(fd3) && !fd_closed(fd4), "tree retry: acknowledged, let go; in flight, kept");
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        is_int(job->state, CTL_JOB_RETRYING, "tree retry: failed again");
+
+        /* The receiver lost what it kept: the engine asks for entry 2 again. */
+        wait_retry(&f_several, id, 2000);
+        s = xfer_of(&f_several, id);
+        fake_engine_file_done(s, 0, 0);
+        ef = (struct engine_send_file){ .fd = -1 };
+        ok(fake_engine_next(s, 1, &ef) < 0, "tree retry: an entry acknowledged and let go cannot be sent again");
+        fake_engine_fail(s, WIRE_E_IO, false, "file 2: Stale file handle");
+        is_int(job->state, CTL_JOB_FAILED, "tree retry: the job fails, not retried");
+        ok(strstr(job->text, "no longer holds entries 2 to 4") != NULL, "tree retry: saying why: %s", job->text);
+        ok(fd_closed(fd4), "tree retry: what it held is closed");
+        fx_teardown(&f_several);
+}
+
 /* xferctl send --bwlimit: kept with the job, handed to the engine. */
 static void test_bwlimit(void)
 {
@@ -1574,5 +1662,6 @@ int main(void)
         test_several_files_retry();
         test_several_files_end_feeder();
         test_tree_job();
+        test_tree_retry();
         return done_testing();
 }

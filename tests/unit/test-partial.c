@@ -40,6 +40,7 @@ static struct partial_offer offer_of(const struct partial_rec *r)
         o.size = r->size;
         o.chunk_size = r->chunk_size;
         o.dest = r->dest;
+        o.job_files = (r->flags & PARTIAL_TREE) ? r->tree.job_files : 0;
         return o;
 }
 
@@ -239,9 +240,78 @@ static void test_sweep(void)
         is_int(partial_sweep_select(e, 0, 1000, 1, 0), 0, "nothing to sweep");
 }
 
+/* A kept tree's record (PARTIAL_TREE): its progress where a file's lanes are. */
+static struct partial_rec tree_sample(void)
+{
+        struct partial_rec r = sample();
+
+        r.flags = PARTIAL_TREE;
+        r.lanes = 1;
+        memset(r.kept, 0, sizeof(r.kept));
+        r.size = 5000000;
+        r.chunk_size = 1u << 20;
+        r.tree = (struct partial_tree){ .job_files = 10001, .entries = 4321, .offered = 4000000,
+                                        .links_len = 77, .published = 4000, .packs = 3, .skipped = 9 };
+        memset(r.tree.boot_id, 0xb0, sizeof(r.tree.boot_id));
+        snprintf(r.dest, sizeof(r.dest), "runs/2026/set");
+        return r;
+}
+
+static void test_tree(void)
+{
+        struct partial_rec r = tree_sample(), back, file = sample();
+        uint8_t buf[PARTIAL_REC_SIZE];
+        char kt[PARTIAL_KEY_HEX], kf[PARTIAL_KEY_HEX];
+        struct partial_offer o;
+
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), 0, "a kept tree's record decodes");
+        ok(memcmp(&r, &back, sizeof(r)) == 0, "field for field, its progress and boot id too");
+        r.tree.entries = r.tree.job_files + 1;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "more entries kept than the job has: refused");
+        r = tree_sample();
+        r.tree.entries = 0;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "no entry kept (not even DEST): refused");
+        r = tree_sample();
+        r.tree.offered = r.size + 1;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "more bytes kept than the job has: refused");
+        r = tree_sample();
+        r.flags |= PARTIAL_PUBLISHED;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a kept tree is never a published record");
+        r = tree_sample();
+        snprintf(r.dest, sizeof(r.dest), "runs/../etc");
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a DEST with .. refused");
+        r = tree_sample();
+        snprintf(r.dest, sizeof(r.dest), "big.img");
+        file.flags = 0;
+        partial_key(&r, kt);
+        partial_key(&file, kf);
+        ok(strcmp(kt, kf) != 0, "a tree named big.img and a file named big.img are two partials");
+
+        r = tree_sample();
+        o = offer_of(&r);
+        is_int(partial_match(&r, &o), PARTIAL_MATCH, "the same tree job matches");
+        o.job_files = 10000;
+        is_int(partial_match(&r, &o), PARTIAL_OTHER_FILE, "another count of entries does not");
+        o.job_files = 0;
+        is_int(partial_match(&r, &o), PARTIAL_OTHER_FILE, "a file's offer never matches a kept tree");
+        o = offer_of(&r);
+        o.source[0] ^= 1;
+        is_int(partial_match(&r, &o), PARTIAL_OTHER_SOURCE, "another job's token does not");
+        o = offer_of(&file);
+        o.job_files = 3;
+        is_int(partial_match(&file, &o), PARTIAL_OTHER_FILE, "a tree's offer never matches a file's partial");
+}
+
 int main(void)
 {
         test_codec();
+        test_tree();
         test_key();
         test_match();
         test_resume();

@@ -162,9 +162,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 7);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v7 is -EPROTONOSUPPORT");
-        is_int(h2.version, 7, "and still reports the peer's version");
+        put16(buf + 4, 8);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v8 is -EPROTONOSUPPORT");
+        is_int(h2.version, 8, "and still reports the peer's version");
+        put16(buf + 4, 6);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-6 hello (no tree resuming: it would not skip what was kept) is -EPROTONOSUPPORT");
         put16(buf + 4, 5);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-5 hello (no sync: it would not honour a skip) is -EPROTONOSUPPORT");
@@ -280,7 +283,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x06, 0x00, 0x05, 0x00,  /* magic, v6, END */
+                0x52, 0x44, 0x52, 0x58, 0x07, 0x00, 0x05, 0x00,  /* magic, v7, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -292,7 +295,7 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x06, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x07, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
@@ -571,6 +574,27 @@ static void test_decode_hostile(void)
         is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT SKIP with PUBLISHED");
         acc.accept.flags = WIRE_ACCEPT_SKIP | WIRE_ACCEPT_PUBLISHED;
         is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT SKIP with PUBLISHED is refused");
+
+        /* RESUMED (version 7): alone, resume[0] the entries kept, the rest zero. */
+        acc = msgs[1];
+        memset(acc.accept.resume, 0, sizeof(acc.accept.resume));
+        acc.accept.flags = WIRE_ACCEPT_RESUMED;
+        acc.accept.resume[0] = 1234;
+        len = wire_encode(buf, sizeof(buf), &acc);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 && m.accept.flags == WIRE_ACCEPT_RESUMED &&
+           m.accept.resume[0] == 1234, "an ACCEPT RESUMED of 1234 entries round-trips");
+        put32(buf + WIRE_HEADER_SIZE + 8 + 4, 1);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT RESUMED with a second resume[] set");
+        len = wire_encode(buf, sizeof(buf), &acc);
+        put32(buf + WIRE_HEADER_SIZE + 8, 0);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "ACCEPT RESUMED of no entries");
+        acc.accept.flags = WIRE_ACCEPT_RESUMED | WIRE_ACCEPT_SKIP;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT RESUMED with SKIP is refused");
+        acc.accept.flags = WIRE_ACCEPT_RESUMED | WIRE_ACCEPT_PUBLISHED;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT RESUMED with PUBLISHED is refused");
+        acc.accept.flags = WIRE_ACCEPT_RESUMED;
+        acc.accept.resume[0] = 0;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT RESUMED of no entries is refused");
 
         /* The digest only with WIRE_OFFER_DIGEST, that only with SYNC and no pack. */
         struct wire_msg so = sample_offer("s.dat");

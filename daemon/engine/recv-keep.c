@@ -1,0 +1,304 @@
+/*
+ * A tree kept for its job's next attempt (rdmaxferd(8), Resuming a tree;
+ * wire.h, Resuming a tree).
+ *
+ * A tree whose first offer carries the job's token, received while
+ * resuming is on (partial_dir) and no larger than partial_max_bytes, is
+ * staged in the partial directory rather than in incoming_dir: KEY.tree,
+ * beside KEY.rec, its record (partials.h; the key names the peer, its key
+ * and DEST). Before each entry's RESULT goes, the record says how many
+ * entries are staged, so the receiver never holds fewer than the sender
+ * saw acknowledged. It is written without an fsync: the staging directory
+ * itself is synced once, when the tree is published, so what it holds
+ * lasts the daemon's crash or restart but not the host's; the record
+ * carries the host's boot id and one of another boot is not trusted.
+ *
+ * A session that fails for a reason the next attempt may not meet leaves
+ * both; that attempt (the same peer and key, DEST, totals, chunk size and
+ * token) continues after the last entry recorded, and an entry staged
+ * after that record may come again and replace itself. Published, both
+ * go; a failure the next attempt would meet again (name, exists, too
+ * large, no space, authentication) removes them; expiry and
+ * partial_max_bytes are the sweep's, as for a file's partial.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "engine-private.h"
+#include "incoming.h"
+#include "log.h"
+#include "recv.h"
+
+static struct io *recv_io(struct recv_xfer *x)
+{
+        return x->base.e->io;
+}
+
+static void recv_keep_tree_name(const struct recv_xfer *x, char out[PARTIAL_FILE_MAX])
+{
+        snprintf(out, PARTIAL_FILE_MAX, "%s.tree", x->pj.key);
+}
+
+/* ---- DEST's offer ---- */
+
+static void recv_keep_on_lookup(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        const struct partial_tree *t = &x->pj.rec.tree;
+        struct xfer *b = &x->base;
+
+        if (!xfer_io_done(b))
+                return;
+        if (b->state != XFER_OFFER) {
+                safe_close(x->pj.data_fd);
+                x->pj.data_fd = -1;
+                return;
+        }
+        if (res == PARTIALS_RESUME) {
+                x->stage_fd = x->pj.data_fd;
+                x->pj.data_fd = -1;
+                x->tree_resumed = x->keep_recorded = true;
+                x->tree_kept = x->next_file = t->entries;
+                x->tree_kept_bytes = x->offered = t->offered;
+                x->tree_links_len = t->links_len;
+                /* DEST's own RESULT counts it again. */
+                x->files_published = t->published ? t->published - 1 : 0;
+                x->packs = t->packs;
+                x->files_skipped = t->skipped;
+                x->created = x->pj.rec.created;
+                log_info("%s: %s: continuing transfer %" PRIu64 ": %u of %u entries (%" PRIu64
+                         " bytes) kept from an interrupted attempt", b->peer, x->dest, x->offer.transfer_id,
+                         t->entries, x->job_files, t->offered);
+        } else if (res < 0 || x->pj.why) {
+                log_notice("%s: %s: the kept tree is not continued: %s", b->peer, x->dest,
+                           res < 0 ? strerror((int)-res) : x->pj.why);
+        }
+        recv_file_open(x);
+}
+
+void recv_keep_lookup(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        static const uint8_t zero[WIRE_SOURCE_SIZE];
+        int r;
+
+        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->offer.source, zero, sizeof(zero)) != 0;
+        if (!x->tree_part) {
+                recv_file_open(x);
+                return;
+        }
+        recv_partial_identity(x, &x->ident);
+        x->ident.flags = PARTIAL_TREE;
+        x->ident.size = x->job_bytes;
+        x->ident.lanes = 1;
+        x->ident.tree.job_files = x->job_files;
+        recv_job_init(x);
+        /* One session at a time on a kept tree: an attempt that overtook
+         * the one still being torn down here waits (busy: it retries). */
+        for (struct xfer *o = xfer_first(b->e, XFER_RECV); o; o = o->next) {
+                struct recv_xfer *y = recv_xfer_of(o);
+
+                if (y != x && y->tree_part && strcmp(y->pj.key, x->pj.key) == 0) {
+                        x->tree_part = false;
+                        x->pj.key[0] = '\0';
+                        recv_fail(x, WIRE_E_BUSY, "an earlier attempt of this tree is still ending here");
+                        return;
+                }
+        }
+        memcpy(x->pj.boot_id, b->e->boot_id, sizeof(x->pj.boot_id));
+        memcpy(x->pj.offer.peer, x->ident.peer, sizeof(x->pj.offer.peer));
+        memcpy(x->pj.offer.key_id, x->ident.key_id, sizeof(x->pj.offer.key_id));
+        memcpy(x->pj.offer.source, x->offer.source, sizeof(x->pj.offer.source));
+        x->pj.offer.size = x->job_bytes;
+        x->pj.offer.chunk_size = x->offer.chunk_size;
+        x->pj.offer.dest = x->dest;
+        x->pj.offer.job_files = x->job_files;
+        x->pj.data_fd = -1;
+        x->file_req.done = recv_keep_on_lookup;
+        r = io_call(recv_io(x), &x->file_req, partials_lookup, &x->pj);
+        if (r < 0) {
+                /* Staged in incoming_dir as any tree: nothing is kept. */
+                log_warning("%s: looking for a kept tree: %s", b->peer, strerror(-r));
+                x->tree_part = false;
+                recv_file_open(x);
+                return;
+        }
+        xfer_io_start(b, "looking for a kept tree");
+}
+
+int recv_keep_stage(struct recv_xfer *x)
+{
+        int pdir = x->base.e->partial_fd, fd, r;
+        char name[PARTIAL_FILE_MAX];
+
+        if (!x->tree_resumed) {
+                /* What a crash before the first record left goes. */
+                recv_keep_tree_name(x, name);
+                r = incoming_remove_tree(pdir, name);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                if (mkdirat(pdir, name, 0700) < 0)
+                        return -errno;
+                fd = openat(pdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                x->stage_fd = fd;
+                return mkdirat(fd, x->rel, 0755) < 0 ? -errno : 0;
+        }
+        /* The symlinks of the entries recorded; the later ones come again. */
+        if (x->tree_links_len == 0) {
+                (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
+                return 0;
+        }
+        fd = openat(x->stage_fd, RECV_KEEP_LINKS, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        x->links_fd = fd;
+        if (ftruncate(fd, (off_t)x->tree_links_len) < 0)
+                return -errno;
+        x->links_len = x->tree_links_len;
+        return 0;
+}
+
+/* ---- each entry ---- */
+
+static void recv_keep_on_recorded(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        struct xfer *b = &x->base;
+
+        if (!xfer_io_done(b) || b->state == XFER_CLOSING)
+                return;
+        if (res < 0) {
+                /* Not keeping is no reason to fail: the tree goes on, and
+                 * goes if this session fails too. */
+                log_warning("%s: %s: recording the kept tree: %s; it is not kept", b->peer, x->dest,
+                            strerror((int)-res));
+                x->keep_off = true;
+        } else {
+                x->keep_recorded = true;
+        }
+        recv_published_now(x);
+}
+
+void recv_keep_record(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        struct partial_tree *t;
+        uint64_t now = clock_usec(CLOCK_REALTIME) / 1000000u;
+        int r;
+
+        if (x->keep_off) {
+                recv_published_now(x);
+                return;
+        }
+        recv_job_init(x);
+        if (!x->created)
+                x->created = now;
+        x->pj.rec.created = x->created;
+        x->pj.rec.updated = now;
+        x->pj.nosync = true;
+        t = &x->pj.rec.tree;
+        t->entries = x->next_file;
+        t->offered = x->offered;
+        t->links_len = x->links_len;
+        /* As they will be once this entry's RESULT is counted (recv_journal). */
+        t->published = x->files_published + recv_span(&x->offer);
+        t->packs = x->packs + !!(x->offer.flags & WIRE_OFFER_PACK);
+        t->skipped = x->files_skipped;
+        memcpy(t->boot_id, b->e->boot_id, sizeof(t->boot_id));
+        x->file_req.done = recv_keep_on_recorded;
+        r = io_call(recv_io(x), &x->file_req, partials_store, &x->pj);
+        if (r < 0) {
+                log_warning("%s: %s: recording the kept tree: %s; it is not kept", b->peer, x->dest,
+                            strerror(-r));
+                x->keep_off = true;
+                recv_published_now(x);
+                return;
+        }
+        xfer_io_start(b, "recording the kept tree");
+}
+
+/* ---- the end ---- */
+
+void recv_keep_published(struct recv_xfer *x)
+{
+        int pdir = x->base.e->partial_fd;
+        char name[PARTIAL_FILE_MAX];
+
+        /* The tree is in place: nothing of it is left to resume. */
+        (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
+        recv_keep_tree_name(x, name);
+        (void)unlinkat(pdir, name, AT_REMOVEDIR);
+        snprintf(name, sizeof(name), "%s.rec", x->pj.key);
+        (void)unlinkat(pdir, name, 0);
+}
+
+/* Whether a session that failed with @status leaves what it staged for
+ * the next attempt: not when that attempt would fail the same way, or
+ * when keeping it holds what the receiver lacks (space). */
+static bool recv_keep_worth(unsigned int status)
+{
+        switch (status) {
+        case WIRE_E_VERSION:
+        case WIRE_E_DENIED:
+        case WIRE_E_AUTH:
+        case WIRE_E_NAME:
+        case WIRE_E_EXISTS:
+        case WIRE_E_TOO_LARGE:
+        case WIRE_E_NO_SPACE:
+                return false;
+        default:
+                return true;
+        }
+}
+
+struct recv_keep_drop {
+        struct io_req req;      /* first */
+        struct partial_job pj;
+};
+
+static void recv_keep_on_dropped(struct io_req *req, int64_t res)
+{
+        struct recv_keep_drop *d = (struct recv_keep_drop *)req;
+
+        if (res < 0)
+                log_warning("partial_dir: removing the kept tree %s: %s (the sweep will)", d->pj.key,
+                            strerror((int)-res));
+        free(d);
+}
+
+void recv_keep_gone(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        struct engine *e = b->e;
+        struct recv_keep_drop *d;
+
+        if (!x->tree_part || x->published_tree || !x->pj.key[0])
+                return;
+        if (x->keep_recorded && !x->keep_off && recv_keep_worth(b->status)) {
+                log_info("%s: %s: its staged entries are kept for the job's next attempt (transfer %" PRIu64
+                         ", partial_retention %u s)", b->peer, x->dest, x->offer.transfer_id,
+                         e->cfg->partial_retention);
+                return;
+        }
+        /* Without a worker (stopping), the record stays for the next
+         * attempt or the sweep. */
+        if (!e->io || e->freeing)
+                return;
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return;
+        d->pj = x->pj;
+        d->pj.data_fd = d->pj.punch_fd = -1;
+        d->req.done = recv_keep_on_dropped;
+        if (io_call(e->io, &d->req, partials_remove, &d->pj) < 0)
+                free(d);
+}
