@@ -206,7 +206,8 @@ static void recv_journal_job(struct recv_xfer *x)
                 .peer = b->peer,
                 /* A tree is its DEST; MESSAGE counts the files either way. */
                 .file = x->tree ? x->dest : x->offer.name,
-                .bytes = b->bytes,
+                /* As a resumed file's: the kept bytes count, and take no time. */
+                .bytes = b->bytes + x->tree_kept_bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = b->status,
                 .text = ok || !b->text[0] ? NULL : b->text,
@@ -215,6 +216,8 @@ static void recv_journal_job(struct recv_xfer *x)
                 .files_total = x->job_files,
                 .packs = x->packs,
                 .skipped = x->files_skipped,
+                /* A tree continued from a kept one: the bytes staged before. */
+                .resumed = x->tree_kept_bytes,
         });
 }
 

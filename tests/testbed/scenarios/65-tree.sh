@@ -20,6 +20,8 @@
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
+BETA_PART=/var/lib/rdmaxferd-beta/partial
+
 peers_configure
 start_peers
 
@@ -310,23 +312,27 @@ xferctl send -r "$tree" "$BETA_ADDR" --to runs/t2 --bwlimit 2M >"$TESTBED_SHARE/
 t2=$!
 sleep 2
 [[ ! -e $BETA_IN/runs/t2 ]] || tb_fail "runs/t2 is visible before its job ended"
-ls -A "$BETA_IN" | grep -q '^\.rdmaxfer-stage-' || tb_fail "no staging directory while the job runs"
+# Kept for a retry: staged in beta's partial_dir, not in incoming_dir.
+ls -A "$BETA_PART" | grep -q '\.tree$' || tb_fail "no staging directory in partial_dir while the job runs"
+! ls -A "$BETA_IN" | grep -q '^\.rdmaxfer' || tb_fail "a staging directory in incoming_dir: $(ls -A "$BETA_IN")"
 wait "$t2" || tb_fail "the slowed send -r failed: $(cat "$TESTBED_SHARE/t2.out")"
 [[ -f $BETA_IN/runs/t2/a/b/slow.bin ]] || tb_fail "runs/t2 not published at the end"
 tb_log "nothing of runs/t2 was visible until its last file was verified"
 
-# A receiver SIGKILLed half-way publishes nothing, and its restart removes the staging.
-xferctl send -r "$tree" "$BETA_ADDR" --to runs/t3 --bwlimit 2M >"$TESTBED_SHARE/t3.out" 2>&1 &
+# A receiver SIGKILLed half-way publishes nothing (with no retry: the
+# sender gives up; 67-tree-resume has the retry that continues). What it
+# staged stays in its partial_dir for partial_retention, nothing of it in
+# incoming_dir.
+xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to runs/t3 --bwlimit 2M >"$TESTBED_SHARE/t3.out" 2>&1 &
 t3=$!
 sleep 2
 systemctl kill -s SIGKILL "$BETA_UNIT"
 wait "$t3" && tb_fail "the send to a killed receiver succeeded"
 [[ ! -e $BETA_IN/runs/t3 ]] || tb_fail "runs/t3 was published by a killed receiver"
 tb_run systemctl restart "$BETA_UNIT"
-# The restarted daemon's sweep runs on a worker: wait for it, bounded.
-no_stage() { [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]]; }
-wait_for 10 no_stage || tb_fail "the restart left a staging directory"
-tb_log "a receiver killed half-way published nothing; its restart removed the staging directory"
+ls -A "$BETA_PART" | grep -q '\.tree$' || tb_fail "beta kept nothing of runs/t3 for a retry"
+! ls -A "$BETA_IN" | grep -q '^\.rdmaxfer' || tb_fail "a staging directory in incoming_dir: $(ls -A "$BETA_IN")"
+tb_log "a receiver killed half-way published nothing; it kept what it staged in partial_dir"
 
 # Hostile destinations, refused by xferctl before anything is sent.
 for bad in ../x /abs a/../../b; do

@@ -1,0 +1,100 @@
+#!/bin/bash
+# A tree job continues where it stopped (issue 11 item 4):
+#  a. beta is SIGKILLed about half-way through a tree of nested directories,
+#     8 files of 5 MiB, 150 small files (packed) and a symlink, and comes
+#     back: the sender's own retry completes the job, continuing after the
+#     entries beta had staged (both journals say how many, beta's entry
+#     has RDMAXFER_RESUMED_BYTES), nothing of the
+#     tree visible until then, the received tree identical to the source,
+#     at most 1.4 x the tree's bytes on beta's link for the whole job, and
+#     nothing left in beta's partial_dir once it is published.
+#  b. killed again with no retry, then another tree of other contents sent
+#     under the same DEST (another job): not continued from the first (a
+#     mix of the two would differ from the source), the second arrives whole.
+# testbed-timeout: 300
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+BETA_PART=/var/lib/rdmaxferd-beta/partial
+COMMON=(peer_timeout=5 retry_max=20 retry_window=120 retry_delay_max=1)
+peers_configure "${COMMON[@]}"
+start_peers
+nb=$BETA_NETDEV
+
+rx_grown() { (($(netdev_bytes "$nb" rx) - $1 >= $2)); }
+kept_trees() { find "$BETA_PART" -maxdepth 1 -name '*.tree' 2>/dev/null | wc -l; }
+beta_log_since() { journalctl -u "$BETA_UNIT" --no-pager -o cat --since "$1"; }
+
+# make_tree DIR: nested directories, 8 files of 5 MiB (each offered alone),
+# 150 small ones (packed), an empty one and a symlink inside.
+make_tree() {
+        local t=$1
+        rm -rf "$t" && mkdir -p "$t/big/deeper" "$t/small" "$t/empty-dir"
+        head -c $((8 * 5 << 20)) /dev/urandom >"$SRC/bigblob"
+        (cd "$t/big" && split -b $((5 << 20)) -a 1 -d "$SRC/bigblob" part) || tb_fail "split big"
+        mv "$t/big/part7" "$t/big/deeper/part7"
+        head -c $((150 * 3000)) /dev/urandom >"$SRC/smallblob"
+        (cd "$t/small" && split -b 3000 -a 3 -d "$SRC/smallblob" s) || tb_fail "split small"
+        rm -f "$SRC/bigblob" "$SRC/smallblob"
+        : >"$t/small/empty"
+        ln -s ../big/part0 "$t/small/link"
+}
+
+tree_same() {
+        diff -r --no-dereference "$1" "$2" >&2 || tb_fail "$2 differs from $1"
+        [[ $(readlink "$2/small/link") == ../big/part0 ]] || tb_fail "$2/small/link is not the symlink sent"
+}
+
+tb_log "a. beta is killed half-way through a tree; the retry continues it"
+tree=$SRC/tree-a
+make_tree "$tree"
+bytes=$(du -sb --apparent-size "$tree" | cut -f1)
+since=$(date '+%F %T')
+rx0=$(netdev_bytes "$nb" rx)
+xferctl send -r "$tree" "$BETA_ADDR" --to sets/a --bwlimit 4M >"$SRC/a.out" 2>&1 &
+pid=$!
+wait_for 60 rx_grown "$rx0" $((bytes / 2)) || tb_fail "half of the tree never crossed"
+tb_run systemctl kill -s KILL "$BETA_UNIT"
+tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
+[[ ! -e $BETA_IN/sets/a ]] || tb_fail "sets/a is visible before its job ended"
+(($(kept_trees) == 1)) || tb_fail "beta keeps no staged tree: $(ls -A "$BETA_PART")"
+# Restart=on-failure brings it back; start it if that has not happened.
+wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job is not done 120 s after the kill"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/a.out"
+((rc == 0)) || tb_fail "xferctl send -r exited $rc"
+wire=$(($(netdev_bytes "$nb" rx) - rx0))
+tree_same "$tree" "$BETA_IN/sets/a"
+line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
+        tb_fail "beta's journal does not say it continued the tree"
+tb_log "beta: ${line#*: }"
+rr=$(jfield "$BETA_UNIT" sets/a RDMAXFER_RESUMED_BYTES)
+((${rr:-0} > 0)) || tb_fail "beta's entry for the tree has RDMAXFER_RESUMED_BYTES=$rr"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep -q 'the receiver kept [0-9]* of [0-9]* entries' ||
+        tb_fail "alpha's journal does not say what the receiver kept"
+tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
+       "($(awk -v w="$wire" -v s="$bytes" 'BEGIN { printf "%.2f", w / s }') x)"
+((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.4 x"
+(($(kept_trees) == 0)) && ! ls "$BETA_PART" | grep -q '\.rec$' ||
+        tb_fail "something of the published tree is left in partial_dir: $(ls -A "$BETA_PART")"
+
+tb_log "b. killed with no retry; another job's tree under the same DEST is not spliced onto it"
+since=$(date '+%F %T')
+rx0=$(netdev_bytes "$nb" rx)
+xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to sets/b --bwlimit 4M >"$SRC/b.out" 2>&1 &
+pid=$!
+wait_for 60 rx_grown "$rx0" $((bytes / 2)) || tb_fail "half of the tree never crossed (b)"
+tb_run systemctl kill -s KILL "$BETA_UNIT"
+wait "$pid" && tb_fail "a job with --retries 0 to a killed receiver succeeded"
+wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+(($(kept_trees) == 1)) || tb_fail "beta keeps no staged tree (b): $(ls -A "$BETA_PART")"
+other=$SRC/tree-b
+make_tree "$other"
+out=$(xferctl send -r "$other" "$BETA_ADDR" --to sets/b 2>&1) || tb_fail "the other tree's send failed: $out"
+tree_same "$other" "$BETA_IN/sets/b"
+beta_log_since "$since" | grep -q 'continuing transfer' && tb_fail "another job's tree was continued"
+(($(kept_trees) == 0)) || tb_fail "the other job's kept tree is left in partial_dir: $(ls -A "$BETA_PART")"
+tb_log "the second job's tree arrived whole; the first one's kept tree went"
+rm -rf "$tree" "$other" "$BETA_IN/sets"
