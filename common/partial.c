@@ -103,8 +103,8 @@ int partial_check(const struct partial_rec *r)
         /* Every lane has a block of its own (wire_lane_range). */
         if (r->lanes > MAX(wire_blocks(r->size), 1u))
                 return -EINVAL;
-        /* A leaf today; a later multi-file job checks its own paths. */
-        if (name_check(r->dest, n) != NAME_OK)
+        /* A leaf, or a tree's entry: a path beneath incoming_dir. */
+        if (name_check(r->dest, n) != NAME_OK && name_path_check(r->dest, n, NULL) != NAME_OK)
                 return -EINVAL;
         nchunks = r->size / r->chunk_size + (r->size % r->chunk_size != 0);
         if (nchunks > UINT32_MAX)

@@ -37,9 +37,13 @@
  * After file i's RESULT "ok" (on lane 0 only, unless it is the last), the
  * sender makes the OFFER of file i + 1 on lane 0, on the lanes already
  * connected: its lanes field must be the session's (the first ACCEPT's),
- * its chunk size the first offer's, its token, source and nonce zero (a
- * later file is never resumed); the ACCEPT grants the same lanes and
- * resumes nothing. Chunk sequence numbers start at 0 for each file; every
+ * its chunk size the first offer's, its token and nonce zero; the ACCEPT
+ * grants the same lanes. Its source is zero too, but for a regular file
+ * (version 7), which may carry its source token as a single file's offer
+ * does: then the ACCEPT may say where each lane resumes, from a partial
+ * of that file an earlier attempt left (the sender sends one for a file
+ * larger than a digest block, the receiver keeps one from its first
+ * checkpoint on); never ACCEPT PUBLISHED in a session of several. Chunk sequence numbers start at 0 for each file; every
  * lane carries its run of that file, split by that file's blocks
  * (wire_lane_range), and its END that file's lane digest (a run may be
  * empty: the lane sends only its END). The file index in ACCEPT, END and RESULT says which
@@ -110,7 +114,7 @@
  * session. A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
- * Resuming a tree (version 7): a tree's first OFFER (DEST) may carry a
+ * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
  * of an earlier attempt of the same job (the same peer and key, DEST,

@@ -403,13 +403,19 @@ static void partials_sweep_prepare(struct partials_sweep *s)
 
         /* On the loop: the worker reads only this copy. */
         for (struct xfer *b = xfer_first(s->e, XFER_RECV); b; b = b->next)
-                n += recv_xfer_of(b)->part_on || recv_xfer_of(b)->tree_part;
+                n += recv_xfer_of(b)->part_on + recv_xfer_of(b)->tree_part;
         free(s->active);
         s->active = n ? calloc(n, sizeof(*s->active)) : NULL;
         s->nactive = 0;
-        for (struct xfer *b = xfer_first(s->e, XFER_RECV); b && s->active; b = b->next)
-                if ((recv_xfer_of(b)->part_on || recv_xfer_of(b)->tree_part) && s->nactive < n)
-                        partial_key(&recv_xfer_of(b)->ident, s->active[s->nactive++]);
+        for (struct xfer *b = xfer_first(s->e, XFER_RECV); b && s->active; b = b->next) {
+                const struct recv_xfer *x = recv_xfer_of(b);
+
+                /* A file's partial, and the tree it is an entry of. */
+                if (x->part_on && s->nactive < n)
+                        partial_key(&x->ident, s->active[s->nactive++]);
+                if (x->tree_part && s->nactive < n)
+                        partial_key(&x->keep_ident, s->active[s->nactive++]);
+        }
         s->now = clock_usec(CLOCK_REALTIME) / 1000000u;
         s->retention = s->e->cfg->partial_retention;
         s->max_bytes = s->e->cfg->partial_max_bytes;

@@ -455,6 +455,12 @@ static void recv_tree_open(struct recv_xfer *x)
         uint64_t id;
 
         recv_tree_rel(x);
+        if (x->fd >= 0) {
+                /* Resuming: the partial's file is open already. */
+                x->file_req.done = recv_on_space;
+                recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
+                return;
+        }
         if (!(x->offer.flags & WIRE_OFFER_DIR)) {
                 /* A pack is read back to be unpacked (recv-pack.c), a
                  * symlink's target once verified. */
@@ -695,7 +701,7 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
                 recv_publish_failed(x, (int)res);
                 return;
         }
-        recv_tree_entry_done(x);
+        recv_partial_staged(x);
 }
 
 /* On a worker, continuing a kept tree: the file under its name in the

@@ -41,9 +41,18 @@ static struct io *recv_io(struct recv_xfer *x)
         return x->base.e->io;
 }
 
+/* x->keep_pj for one operation on the kept tree's record. */
+static void recv_keep_job_init(struct recv_xfer *x)
+{
+        x->keep_pj = PARTIAL_JOB_NULL;
+        x->keep_pj.dirfd = x->base.e->partial_fd;
+        x->keep_pj.rec = x->keep_ident;
+        partial_key(&x->keep_pj.rec, x->keep_pj.key);
+}
+
 static void recv_keep_tree_name(const struct recv_xfer *x, char out[PARTIAL_FILE_MAX])
 {
-        snprintf(out, PARTIAL_FILE_MAX, "%s.tree", x->pj.key);
+        snprintf(out, PARTIAL_FILE_MAX, "%s.tree", x->keep_pj.key);
 }
 
 /* ---- DEST's offer ---- */
@@ -51,19 +60,19 @@ static void recv_keep_tree_name(const struct recv_xfer *x, char out[PARTIAL_FILE
 static void recv_keep_on_lookup(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        const struct partial_tree *t = &x->pj.rec.tree;
+        const struct partial_tree *t = &x->keep_pj.rec.tree;
         struct xfer *b = &x->base;
 
         if (!xfer_io_done(b))
                 return;
         if (b->state != XFER_OFFER) {
-                safe_close(x->pj.data_fd);
-                x->pj.data_fd = -1;
+                safe_close(x->keep_pj.data_fd);
+                x->keep_pj.data_fd = -1;
                 return;
         }
         if (res == PARTIALS_RESUME) {
-                x->stage_fd = x->pj.data_fd;
-                x->pj.data_fd = -1;
+                x->stage_fd = x->keep_pj.data_fd;
+                x->keep_pj.data_fd = -1;
                 x->tree_resumed = x->keep_recorded = true;
                 x->tree_kept = x->next_file = t->entries;
                 x->tree_kept_bytes = x->offered = t->offered;
@@ -72,13 +81,13 @@ static void recv_keep_on_lookup(struct io_req *req, int64_t res)
                 x->files_published = t->published ? t->published - 1 : 0;
                 x->packs = t->packs;
                 x->files_skipped = t->skipped;
-                x->created = x->pj.rec.created;
+                x->keep_created = x->keep_pj.rec.created;
                 log_info("%s: %s: continuing transfer %" PRIu64 ": %u of %u entries (%" PRIu64
                          " bytes) kept from an interrupted attempt", b->peer, x->dest, x->offer.transfer_id,
                          t->entries, x->job_files, t->offered);
-        } else if (res < 0 || x->pj.why) {
+        } else if (res < 0 || x->keep_pj.why) {
                 log_notice("%s: %s: the kept tree is not continued: %s", b->peer, x->dest,
-                           res < 0 ? strerror((int)-res) : x->pj.why);
+                           res < 0 ? strerror((int)-res) : x->keep_pj.why);
         }
         recv_file_open(x);
 }
@@ -94,35 +103,35 @@ void recv_keep_lookup(struct recv_xfer *x)
                 recv_file_open(x);
                 return;
         }
-        recv_partial_identity(x, &x->ident);
-        x->ident.flags = PARTIAL_TREE;
-        x->ident.size = x->job_bytes;
-        x->ident.lanes = 1;
-        x->ident.tree.job_files = x->job_files;
-        recv_job_init(x);
+        recv_partial_identity(x, &x->keep_ident);
+        x->keep_ident.flags = PARTIAL_TREE;
+        x->keep_ident.size = x->job_bytes;
+        x->keep_ident.lanes = 1;
+        x->keep_ident.tree.job_files = x->job_files;
+        recv_keep_job_init(x);
         /* One session at a time on a kept tree: an attempt that overtook
          * the one still being torn down here waits (busy: it retries). */
         for (struct xfer *o = xfer_first(b->e, XFER_RECV); o; o = o->next) {
                 struct recv_xfer *y = recv_xfer_of(o);
 
-                if (y != x && y->tree_part && strcmp(y->pj.key, x->pj.key) == 0) {
+                if (y != x && y->tree_part && strcmp(y->keep_pj.key, x->keep_pj.key) == 0) {
                         x->tree_part = false;
-                        x->pj.key[0] = '\0';
+                        x->keep_pj.key[0] = '\0';
                         recv_fail(x, WIRE_E_BUSY, "an earlier attempt of this tree is still ending here");
                         return;
                 }
         }
-        memcpy(x->pj.boot_id, b->e->boot_id, sizeof(x->pj.boot_id));
-        memcpy(x->pj.offer.peer, x->ident.peer, sizeof(x->pj.offer.peer));
-        memcpy(x->pj.offer.key_id, x->ident.key_id, sizeof(x->pj.offer.key_id));
-        memcpy(x->pj.offer.source, x->offer.source, sizeof(x->pj.offer.source));
-        x->pj.offer.size = x->job_bytes;
-        x->pj.offer.chunk_size = x->offer.chunk_size;
-        x->pj.offer.dest = x->dest;
-        x->pj.offer.job_files = x->job_files;
-        x->pj.data_fd = -1;
+        memcpy(x->keep_pj.boot_id, b->e->boot_id, sizeof(x->keep_pj.boot_id));
+        memcpy(x->keep_pj.offer.peer, x->keep_ident.peer, sizeof(x->keep_pj.offer.peer));
+        memcpy(x->keep_pj.offer.key_id, x->keep_ident.key_id, sizeof(x->keep_pj.offer.key_id));
+        memcpy(x->keep_pj.offer.source, x->offer.source, sizeof(x->keep_pj.offer.source));
+        x->keep_pj.offer.size = x->job_bytes;
+        x->keep_pj.offer.chunk_size = x->offer.chunk_size;
+        x->keep_pj.offer.dest = x->dest;
+        x->keep_pj.offer.job_files = x->job_files;
+        x->keep_pj.data_fd = -1;
         x->file_req.done = recv_keep_on_lookup;
-        r = io_call(recv_io(x), &x->file_req, partials_lookup, &x->pj);
+        r = io_call(recv_io(x), &x->file_req, partials_lookup, &x->keep_pj);
         if (r < 0) {
                 /* Staged in incoming_dir as any tree: nothing is kept. */
                 log_warning("%s: looking for a kept tree: %s", b->peer, strerror(-r));
@@ -199,13 +208,13 @@ void recv_keep_record(struct recv_xfer *x)
                 recv_published_now(x);
                 return;
         }
-        recv_job_init(x);
-        if (!x->created)
-                x->created = now;
-        x->pj.rec.created = x->created;
-        x->pj.rec.updated = now;
-        x->pj.nosync = true;
-        t = &x->pj.rec.tree;
+        recv_keep_job_init(x);
+        if (!x->keep_created)
+                x->keep_created = now;
+        x->keep_pj.rec.created = x->keep_created;
+        x->keep_pj.rec.updated = now;
+        x->keep_pj.nosync = true;
+        t = &x->keep_pj.rec.tree;
         t->entries = x->next_file;
         t->offered = x->offered;
         t->links_len = x->links_len;
@@ -215,7 +224,7 @@ void recv_keep_record(struct recv_xfer *x)
         t->skipped = x->files_skipped;
         memcpy(t->boot_id, b->e->boot_id, sizeof(t->boot_id));
         x->file_req.done = recv_keep_on_recorded;
-        r = io_call(recv_io(x), &x->file_req, partials_store, &x->pj);
+        r = io_call(recv_io(x), &x->file_req, partials_store, &x->keep_pj);
         if (r < 0) {
                 log_warning("%s: %s: recording the kept tree: %s; it is not kept", b->peer, x->dest,
                             strerror(-r));
@@ -237,7 +246,7 @@ void recv_keep_published(struct recv_xfer *x)
         (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
         recv_keep_tree_name(x, name);
         (void)unlinkat(pdir, name, AT_REMOVEDIR);
-        snprintf(name, sizeof(name), "%s.rec", x->pj.key);
+        snprintf(name, sizeof(name), "%s.rec", x->keep_pj.key);
         (void)unlinkat(pdir, name, 0);
 }
 
@@ -281,7 +290,7 @@ void recv_keep_gone(struct recv_xfer *x)
         struct engine *e = b->e;
         struct recv_keep_drop *d;
 
-        if (!x->tree_part || x->published_tree || !x->pj.key[0])
+        if (!x->tree_part || x->published_tree || !x->keep_pj.key[0])
                 return;
         if (x->keep_recorded && !x->keep_off && recv_keep_worth(b->status)) {
                 log_info("%s: %s: its staged entries are kept for the job's next attempt (transfer %" PRIu64
@@ -296,7 +305,7 @@ void recv_keep_gone(struct recv_xfer *x)
         d = calloc(1, sizeof(*d));
         if (!d)
                 return;
-        d->pj = x->pj;
+        d->pj = x->keep_pj;
         d->pj.data_fd = d->pj.punch_fd = -1;
         d->req.done = recv_keep_on_dropped;
         if (io_call(e->io, &d->req, partials_remove, &d->pj) < 0)

@@ -54,9 +54,13 @@ void recv_plan(struct recv_xfer *x)
         b->size = o->size;
         b->chunk = o->chunk_size;
         b->nchunks = DIV_ROUND_UP(o->size, o->chunk_size);
-        /* A later file of the session keeps its lanes and resumes nothing (wire.h). */
-        if (o->file > 0)
+        /* A later file of the session keeps its lanes; it resumes what a
+         * partial of it holds (wire.h). */
+        if (o->file > 0) {
+                if (x->found.lanes > 0)
+                        x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
                 return;
+        }
         /* A skipped first file: the session goes on over lane 0 alone (a
          * lane joins only a transfer whose data flows). */
         if (x->skip) {
@@ -146,8 +150,11 @@ void recv_accept(struct recv_xfer *x)
         xfer_grace(b, x->resumed);
         if (o->file > 0) {
                 recv_lanes_flush(x);
-                log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ")",
-                          b->peer, o->name, o->size, o->file + 1, o->job_files, o->transfer_id);
+                log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ", %" PRIu64
+                          " bytes kept)", b->peer, o->name, o->size, o->file + 1, o->job_files, o->transfer_id,
+                          x->resumed);
+                x->ckpt_bytes = x->bytes_written;
+                recv_partial_rehash(x);
                 return;
         }
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64
@@ -272,10 +279,11 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                         snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
                 return WIRE_E_AUTH;
         }
-        /* A later file is never resumed: no source token (wire.h). */
+        /* Only a regular file carries a source token (it may resume, wire.h). */
         if (o->file != x->next_file || o->job_files != x->job_files || o->job_bytes != x->job_bytes ||
             o->chunk_size != x->chunk || o->lanes != b->nlanes ||
-            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0 ||
+            ((flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK)) &&
+             memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0) ||
             (o->flags & WIRE_OFFER_SYNC_FLAGS) != ((x->sync & ~WIRE_OFFER_DIGEST) | (digest ? WIRE_OFFER_DIGEST : 0))) {
                 snprintf(text, len, "offer of file %u does not follow the session's", x->next_file + 1);
                 if (nv != NAME_OK)
@@ -351,7 +359,9 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                         x->offered += o->size;
                 x->next_file += recv_span(o);
                 x->planned = false;
-                recv_file_open(x);
+                /* A partial of it first, when it may have one (recv-partial.c). */
+                recv_partial_reset(x);
+                recv_partial_lookup(x);
                 return;
         }
         status = recv_check_offer(x, o, text, sizeof(text));

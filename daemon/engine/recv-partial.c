@@ -86,7 +86,7 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
                 return;
         }
         if (res == PARTIALS_PUBLISHED && x->pj.rec.transfer_id == x->offer.transfer_id &&
-            x->pj.rec.lanes <= x->offer.lanes) {
+            x->pj.rec.lanes <= x->offer.lanes && x->job_files == 1) {
                 /* The same transfer again: its RESULT never reached the sender. */
                 x->found = x->pj.rec;
                 x->published_match = true;
@@ -119,14 +119,13 @@ void recv_partial_lookup(struct recv_xfer *x)
         struct xfer *b = &x->base;
         int r;
 
-        if (x->tree) {
+        if (x->tree && x->offer.file == 0) {
                 recv_keep_lookup(x);
                 return;
         }
-        /* Only a job of one file is kept and resumed (rdmaxferd(8), Sessions):
-         * its sender never retries a job of several, which sends no token. */
-        x->part_on = x->job_files == 1 && partials_on(b->e, x->offer.size) &&
-                     !recv_source_zero(x->offer.source);
+        /* A file whose offer names its source (a single file, or a large
+         * one in a session: rdmaxferd(8), Resuming). */
+        x->part_on = partials_on(b->e, x->offer.size) && !recv_source_zero(x->offer.source);
         if (!x->part_on) {
                 recv_file_open(x);
                 return;
@@ -421,6 +420,54 @@ void recv_partial_drop(struct recv_xfer *x)
                 xfer_io_start(&x->base, "removing a partial");
         log_notice("%s: %s: its partial is removed; the next attempt sends everything",
                    x->base.peer, x->offer.name);
+}
+
+void recv_partial_reset(struct recv_xfer *x)
+{
+        memset(&x->found, 0, sizeof(x->found));
+        memset(x->resume, 0, sizeof(x->resume));
+        memset(x->kept, 0, sizeof(x->kept));
+        memset(x->rh_busy, 0, sizeof(x->rh_busy));
+        x->resumed = 0;
+        x->part_on = x->part_linked = x->published_match = false;
+        x->drop_pending = x->ckpt_last = false;
+        x->created = x->ckpt_bytes = 0;
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
+                digest_deinit(&x->pre[k]);
+                rehash_deinit(&x->rh[k]);
+        }
+}
+
+static void recv_on_partial_staged(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!xfer_io_done(&x->base) || x->base.state != XFER_FINISHING)
+                return;
+        if (res < 0)
+                log_warning("%s: %s: removing its partial: %s (the sweep will)", x->base.peer, x->offer.name,
+                            strerror((int)-res));
+        recv_tree_entry_done(x);
+}
+
+void recv_partial_staged(struct recv_xfer *x)
+{
+        int r;
+
+        x->part_on = false;
+        if (!x->part_linked) {
+                recv_tree_entry_done(x);
+                return;
+        }
+        x->part_linked = false;
+        recv_job_init(x);
+        x->file_req.done = recv_on_partial_staged;
+        r = io_call(recv_io(x), &x->file_req, partials_remove, &x->pj);
+        if (r < 0) {
+                recv_tree_entry_done(x);
+                return;
+        }
+        xfer_io_start(&x->base, "removing a partial");
 }
 
 void recv_partial_free(struct recv_xfer *x)

@@ -115,6 +115,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         x->sync_fd = -1;
         x->sync_rh = REHASH_NULL;
         x->pj = PARTIAL_JOB_NULL;
+        x->keep_pj = PARTIAL_JOB_NULL;
         r = xfer_init(&x->base, e, XFER_RECV, &recv_xfer_ops, peer);
         if (r < 0) {
                 free(x);
@@ -171,6 +172,8 @@ static void recv_journal(struct recv_xfer *x, unsigned int status)
         stats_tally_add(&b->e->recv_tally, false, status, x->skip ? 0 : x->offer.size);
         if (ok)
                 x->files_published += recv_span(&x->offer);
+        if (ok && !x->published_match)
+                x->files_resumed += x->resumed;
         if (ok && (x->offer.flags & WIRE_OFFER_PACK))
                 x->packs++;
         if (x->job_files > 1 && b->e->cfg->log_level < CONFIG_LOG_DEBUG)
@@ -216,8 +219,9 @@ static void recv_journal_job(struct recv_xfer *x)
                 .files_total = x->job_files,
                 .packs = x->packs,
                 .skipped = x->files_skipped,
-                /* A tree continued from a kept one: the bytes staged before. */
-                .resumed = x->tree_kept_bytes,
+                /* A tree continued from a kept one: the bytes staged
+                 * before; and what its files' partials held. */
+                .resumed = x->tree_kept_bytes + x->files_resumed,
         });
 }
 
@@ -1009,6 +1013,7 @@ static void recv_gone(struct xfer *b)
                 }
         }
         safe_close(x->pj.data_fd);
+        safe_close(x->keep_pj.data_fd);
         recv_sync_free(x);
         recv_partial_free(x);
         free(x);

@@ -147,9 +147,13 @@ struct recv_xfer {
         bool tree_resumed;
         bool keep_recorded;             /* a record of it is stored */
         bool keep_off;                  /* a record could not be stored: not kept */
+        struct partial_rec keep_ident;  /* its record's identity (DEST, PARTIAL_TREE) */
+        struct partial_job keep_pj;     /* its one operation out at a time */
+        uint64_t keep_created;          /* its record's, CLOCK_REALTIME s */
         uint32_t tree_kept;             /* entries held at DEST's offer (ACCEPT resume[0]) */
         uint64_t tree_kept_bytes;       /* their bytes */
         uint64_t tree_links_len;        /* the list of symlinks kept with them */
+        uint64_t files_resumed;         /* bytes of the session's files resumed from partials */
         /* Sync (recv-sync.c): the session's sync flags, the first offer's. */
         uint16_t sync;
         bool merge;             /* a tree merged into the DEST that exists */
@@ -252,6 +256,11 @@ void recv_partial_final(struct recv_xfer *x);
 void recv_partial_published(struct recv_xfer *x);
 /* The data is bad (checksum, size): the partial goes. */
 void recv_partial_drop(struct recv_xfer *x);
+/* A session's next file: nothing of the last one's partial is left in x. */
+void recv_partial_reset(struct recv_xfer *x);
+/* A tree's entry is in the staging directory: its partial goes, then
+ * recv_tree_entry_done(). */
+void recv_partial_staged(struct recv_xfer *x);
 void recv_partial_free(struct recv_xfer *x);
 
 /*

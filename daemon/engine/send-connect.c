@@ -158,6 +158,8 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
 {
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
+        uint64_t kept = 0;
+        bool has_source;
         int r;
 
         /* Nothing goes out before the receiver proved the key too. */
@@ -193,33 +195,36 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                          "attempt; sending the rest", s->id, s->name, s->span, s->files);
                 goto accepted;
         }
-        /* A job of several files never resumes (no source token). */
+        /* Published already: a job of one file only (a session goes on). */
         if (s->files > 1 && (a->flags & ~WIRE_ACCEPT_SKIP) != 0) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes file %u of a job of several",
                                     s->file + 1);
                 return;
         }
-        /* Where each lane resumes: within its run; all of it when published already. */
+        /* Where each lane resumes: within its run, only a file whose offer
+         * named its source; all of it when published already. */
+        has_source = memcmp(s->offer.source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0;
         for (unsigned int k = 0; k < a->lanes; k++) {
                 uint64_t first, end;
 
                 wire_lane_range(b->nchunks, s->chunk, a->lanes, k, &first, &end);
-                if (a->resume[k] > end - first || (s->files > 1 && a->resume[k] != 0) ||
+                if (a->resume[k] > end - first || (!has_source && a->resume[k] != 0) ||
                     ((a->flags & WIRE_ACCEPT_PUBLISHED) && a->resume[k] != end - first)) {
                         send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes lane %u at chunk %u of %" PRIu64,
                                             k, a->resume[k], end - first);
                         return;
                 }
-                s->resumed += wire_run_bytes(s->size, s->chunk, first, first + a->resume[k]);
+                kept += wire_run_bytes(s->size, s->chunk, first, first + a->resume[k]);
         }
-        if (s->resumed)
+        s->resumed += kept;
+        if (kept)
                 log_info("transfer %" PRIu64 ": %s: the receiver kept %" PRIu64 " of %" PRIu64 " bytes%s",
-                         s->id, s->name, s->resumed, s->size,
+                         s->id, s->name, kept, s->size,
                          a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
 accepted:
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
-        xfer_grace(b, s->resumed);
+        xfer_grace(b, kept);
         xfer_set_lanes(b, a->lanes);
         xfer_set_state(b, XFER_DATA);
         if (s->file == 0 && s->ops->phase)
@@ -441,23 +446,29 @@ int send_lane_connect(struct send_lane *l)
  * partial made from the same token, so a file changed in between (a new
  * mtime, or replaced: a new inode) is sent whole.
  */
+void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_SOURCE_SIZE])
+{
+        uint64_t f[7];
+
+        f[0] = stx->stx_dev_major;
+        f[1] = stx->stx_dev_minor;
+        f[2] = stx->stx_ino;
+        f[3] = stx->stx_size;
+        f[4] = (uint64_t)stx->stx_mtime.tv_sec;
+        f[5] = stx->stx_mtime.tv_nsec;
+        f[6] = size;
+        crypto_generichash(out, WIRE_SOURCE_SIZE, (const uint8_t *)f, sizeof(f), NULL, 0);
+}
+
 static void send_on_source(struct io_req *req, int64_t res)
 {
         struct engine_send *s = container_of(req, struct engine_send, src_req);
         struct send_lane *l0;
-        uint64_t f[7];
 
         if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
         if (res == 0) {
-                f[0] = s->stx.stx_dev_major;
-                f[1] = s->stx.stx_dev_minor;
-                f[2] = s->stx.stx_ino;
-                f[3] = s->stx.stx_size;
-                f[4] = (uint64_t)s->stx.stx_mtime.tv_sec;
-                f[5] = s->stx.stx_mtime.tv_nsec;
-                f[6] = s->size;
-                crypto_generichash(s->source, sizeof(s->source), (const uint8_t *)f, sizeof(f), NULL, 0);
+                send_source_token(&s->stx, s->size, s->source);
         } else {
                 log_debug("transfer %" PRIu64 ": statx of the file: %s; it cannot resume", s->id,
                           strerror((int)-res));
@@ -574,15 +585,18 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 send_undo(s, l);
                 return r;
         }
-        /* A job of several files never resumes (rdmaxferd(8)): no source
-         * token; a tree's DEST carries the job's own (wire.h). */
-        if (s->files > 1) {
-                if (req->tree && req->tree_token)
+        /* A tree's DEST carries the job's token (wire.h); a session's
+         * first file its source only when it is large enough to resume
+         * (send_source_wanted), as every later one. */
+        if (req->tree) {
+                if (req->tree_token)
                         memcpy(s->source, req->tree_token, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
-        }
-        else
+        } else if (s->files > 1 && !send_source_wanted(s)) {
+                s->src_ready = true;
+        } else {
                 send_source_start(s);
+        }
         /* Sync by digest: the first file's, before its offer. */
         r = send_sync_digest(s, send_on_first_digest);
         if (r < 0)

@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,10 +121,12 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
 
 static void send_offer_post_next(struct engine_send *s);
 
+static void send_offer_source(struct engine_send *s);
+static void send_offer_digest(struct engine_send *s, bool pack);
+
 void send_offer_next(struct engine_send *s, bool pack)
 {
         struct xfer *b = &s->base;
-        int r;
 
         b->size = s->size;
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
@@ -137,7 +140,7 @@ void send_offer_next(struct engine_send *s, bool pack)
         }
         s->skipping = false;
         /* Token and nonce stay zero: the lanes are up, the session key is;
-         * the source too: a later file is never resumed (wire.h). */
+         * the source too, but for a file large enough to resume (below). */
         s->offer = (struct wire_offer){
                 .transfer_id = s->id,
                 .size = s->size,
@@ -161,6 +164,46 @@ void send_offer_next(struct engine_send *s, bool pack)
         /* OFFER now: no lane posts an END for the new file while its
          * digest is computed (send_pump runs in DATA and FINISHING only). */
         xfer_set_state(b, XFER_OFFER);
+        if (!pack && send_source_wanted(s)) {
+                send_offer_source(s);
+                return;
+        }
+        send_offer_digest(s, pack);
+}
+
+/* The source token is in (or could not be had: the file is sent whole). */
+static void send_on_next_source(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+
+        if (!xfer_io_done(&s->base) || s->base.state != XFER_OFFER)
+                return;
+        if (res == 0)
+                send_source_token(&s->stx, s->size, s->offer.source);
+        else
+                log_debug("transfer %" PRIu64 ": file %u: statx: %s; it cannot resume", s->id, s->file + 1,
+                          strerror((int)-res));
+        send_offer_digest(s, false);
+}
+
+/* A large file's source token, off the loop, before its offer (wire.h:
+ * a receiver that kept a part of it from an earlier attempt resumes it). */
+static void send_offer_source(struct engine_send *s)
+{
+        static const char empty[] = "";
+
+        s->src_req.done = send_on_next_source;
+        if (io_statx(s->base.e->io, &s->src_req, s->fd, empty, AT_EMPTY_PATH, &s->stx) < 0) {
+                send_offer_digest(s, false);
+                return;
+        }
+        xfer_io_start(&s->base, "looking at the file");
+}
+
+static void send_offer_digest(struct engine_send *s, bool pack)
+{
+        int r;
+
         /* Sync by digest: the file's, off the loop, before the offer goes. */
         r = pack ? 1 : send_sync_digest(s, send_offer_post_next);
         if (r < 0) {

@@ -232,6 +232,15 @@ void send_sync_result(struct engine_send *s, const struct wire_result *r);
 void send_sync_free(struct engine_send *s);
 
 /* send-connect.c */
+/* The source identity token (wire.h) of a file as statx saw it, @size long. */
+void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_SOURCE_SIZE]);
+/* A file of a session (not a single file's) names its source only when it is
+ * larger than a digest block: a receiver keeps nothing of a smaller one
+ * (its first checkpoint is at 64 MiB). */
+static inline bool send_source_wanted(const struct engine_send *s)
+{
+        return !s->dir && !s->link && s->size > WIRE_BLOCK_SIZE;
+}
 /* engine_send(): admitted, copied, lane 0 resolving. */
 int send_start(struct engine *e, const struct engine_send_req *req,
                const struct engine_send_ops *ops, void *owner, struct engine_send **out);

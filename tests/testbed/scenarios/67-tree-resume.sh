@@ -11,6 +11,10 @@
 #  b. killed again with no retry, then another tree of other contents sent
 #     under the same DEST (another job): not continued from the first (a
 #     mix of the two would differ from the source), the second arrives whole.
+#  c. killed inside a 160 MiB file of a tree, past its first checkpoint
+#     (64 MiB): the retry resumes that file from what beta had flushed of
+#     it (RDMAXFER_RESUMED_BYTES >= 64 MiB, at most 1.4 x on the link), the
+#     tree identical, nothing left in partial_dir.
 # testbed-timeout: 300
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -98,3 +102,33 @@ beta_log_since "$since" | grep -q 'continuing transfer' && tb_fail "another job'
 (($(kept_trees) == 0)) || tb_fail "the other job's kept tree is left in partial_dir: $(ls -A "$BETA_PART")"
 tb_log "the second job's tree arrived whole; the first one's kept tree went"
 rm -rf "$tree" "$other" "$BETA_IN/sets"
+
+tb_log "c. killed inside a large file of a tree: its partial is resumed"
+tree=$SRC/tree-c
+rm -rf "$tree" && mkdir -p "$tree/d"
+make_file "$tree/d/huge.bin" $((160 << 20))
+echo "a note" >"$tree/note.txt"
+bytes=$(du -sb --apparent-size "$tree" | cut -f1)
+rx0=$(netdev_bytes "$nb" rx)
+xferctl send -r "$tree" "$BETA_ADDR" --to sets/c --bwlimit 32M >"$SRC/c.out" 2>&1 &
+pid=$!
+wait_for 60 rx_grown "$rx0" $((110 << 20)) || tb_fail "110 MiB of huge.bin never crossed"
+tb_run systemctl kill -s KILL "$BETA_UNIT"
+tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
+ls "$BETA_PART" | grep -q '\.data$' || tb_fail "beta kept no partial of huge.bin: $(ls -A "$BETA_PART")"
+wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job is not done 120 s after the kill (c)"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/c.out"
+((rc == 0)) || tb_fail "xferctl send -r exited $rc (c)"
+wire=$(($(netdev_bytes "$nb" rx) - rx0))
+same_file "$tree/d/huge.bin" "$BETA_IN/sets/c/d/huge.bin"
+same_file "$tree/note.txt" "$BETA_IN/sets/c/note.txt"
+rr=$(jfield "$BETA_UNIT" sets/c RDMAXFER_RESUMED_BYTES)
+tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
+       "($(awk -v w="$wire" -v s="$bytes" 'BEGIN { printf "%.2f", w / s }') x), RDMAXFER_RESUMED_BYTES=$rr"
+((${rr:-0} >= 64 << 20)) || tb_fail "beta resumed $rr bytes of huge.bin, not its first checkpoint's 64 MiB"
+((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.4 x (c)"
+[[ -z $(ls -A "$BETA_PART") ]] || tb_fail "something is left in partial_dir: $(ls -A "$BETA_PART")"
+rm -rf "$tree" "$BETA_IN/sets"
