@@ -66,9 +66,9 @@ enum act {
         ACT_NEXT_WRONG_FILE,
         ACT_NEXT_MORE_BYTES,
         ACT_NEXT_BAD_MAC,
-        ACT_NEXT_SOURCE,
         ACT_TREE_DEST,
         ACT_TREE_OUTSIDE,
+        ACT_TREE_DIR_SOURCE,
         ACT_TREE_LINK_SHADOW,
         ACT_TREE_LINK_UNDER,
         ACT_TREE_PLANTED,
@@ -162,9 +162,9 @@ static const struct mode modes[] = {
         { "next-more-bytes", ACT_NEXT_MORE_BYTES, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
           "a session of 3 files announcing 1 byte more than sess-a.dat, which goes whole, then a "
           "4 KiB file 2: REFUSE, protocol" },
-        { "next-source", ACT_NEXT_SOURCE, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
-          "a session of 3 files: sess-a.dat whole, then file 2's offer with a source token (a later "
-          "file is never resumed): REFUSE, protocol" },
+        { "tree-dir-source", ACT_TREE_DIR_SOURCE, HELLO_OK, "rawtree", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false,
+          20, "a tree rawtree, then a directory rawtree/d whose offer carries a source token (only a "
+          "regular file may resume): REFUSE, protocol (nothing published)" },
         { "tree-dest-dotdot", ACT_TREE_DEST, HELLO_OK, "../escape", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
           "a tree whose DEST is \"../escape\": REFUSE, name" },
         { "tree-dest-abs", ACT_TREE_DEST, HELLO_OK, "/abs", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
@@ -369,11 +369,14 @@ static int tree_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         o.offer.lanes = 1;
         o.offer.file = 1;
         o.offer.job_files = 2;
-        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->act == ACT_TREE_OUTSIDE ? "other/x" : "planted/t/d");
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s",
+                 md->act == ACT_TREE_OUTSIDE ? "other/x" : md->act == ACT_TREE_DIR_SOURCE ? "rawtree/d" : "planted/t/d");
+        if (md->act == ACT_TREE_DIR_SOURCE)
+                memset(o.offer.source, 0x5a, WIRE_SOURCE_SIZE);
         if (c->session.on)
                 auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
         r = rawconn_send_ctrl(c, &o);
-        if (md->act == ACT_TREE_OUTSIDE)
+        if (md->act == ACT_TREE_OUTSIDE || md->act == ACT_TREE_DIR_SOURCE)
                 return expect_verdict(c, md, timeout_ms, r);
         if (r == 0)
                 r = rawconn_next(c, timeout_ms, &(struct wire_msg){ 0 });
@@ -602,8 +605,6 @@ static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk
         o.offer.job_files = 3;
         o.offer.job_bytes = job_bytes;
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
-        if (md->act == ACT_NEXT_SOURCE)
-                memset(o.offer.source, 0x5a, WIRE_SOURCE_SIZE);
         if (c->session.on)
                 auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
         if (md->act == ACT_NEXT_BAD_MAC)
@@ -996,10 +997,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_NEXT_WRONG_FILE:
         case ACT_NEXT_MORE_BYTES:
         case ACT_NEXT_BAD_MAC:
-        case ACT_NEXT_SOURCE:
                 return session_next(c, md, chunk, timeout_ms);
         case ACT_TREE_DEST:
         case ACT_TREE_OUTSIDE:
+        case ACT_TREE_DIR_SOURCE:
         case ACT_TREE_PLANTED:
                 return tree_hostile(c, md, chunk, timeout_ms);
         case ACT_TREE_LINK_SHADOW:

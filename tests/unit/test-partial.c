@@ -79,7 +79,14 @@ static void test_codec(void)
         r = sample();
         snprintf(r.dest, sizeof(r.dest), "../etc/passwd");
         partial_encode(buf, &r);
-        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a destination with a slash refused");
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a destination that climbs out refused");
+        r = sample();
+        snprintf(r.dest, sizeof(r.dest), "runs/set/big.img");
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), 0, "a tree entry's path is a destination");
+        snprintf(r.dest, sizeof(r.dest), "/abs/big.img");
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "an absolute path refused");
         r = sample();
         r.chunk_size = 0;
         is_int(partial_check(&r), -EINVAL, "chunk size 0 refused");
