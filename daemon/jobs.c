@@ -132,6 +132,26 @@ static void job_ahead_drop(struct job_entry *e)
         }
 }
 
+/* The ring's front entry of a tree, acknowledged (or kept by the receiver
+ * from an earlier attempt, @skipped: its bytes count as sent). */
+static void job_ring_pop(struct job *job, bool skipped)
+{
+        struct job_entry *e = job_entry(job);
+        struct job_file *a = &e->ahead[e->ahead_first];
+
+        if (skipped) {
+                e->published += a->size;
+                e->base_bytes += a->size;
+        }
+        safe_close(a->fd);
+        e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
+        e->ahead_n--;
+        if (e->given > 0)
+                e->given--;
+        job->files_done = MAX(job->files_done, e->ring_index + 1);
+        e->ring_index++;
+}
+
 static void job_entry_free(struct job_entry *e)
 {
         struct job_watcher *w;
@@ -448,6 +468,13 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
                 status = WIRE_E_INTERNAL;
                 break;
         }
+        /* A tree whose receiver had every entry kept: DEST's verdict was
+         * the last, and what the ring holds counts as sent. */
+        if (state == CTL_JOB_DONE && job->tree) {
+                while (job_entry(job)->ahead_n > 0)
+                        job_ring_pop(job, true);
+                job->files_done = job->files;
+        }
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
         job->usec = r->usec;
@@ -495,26 +522,6 @@ static int job_ahead_grow(struct job_entry *e)
         e->ahead_cap = cap;
         e->ahead_first = 0;
         return 0;
-}
-
-/* The ring's front entry of a tree, acknowledged (or kept by the receiver
- * from an earlier attempt, @skipped: its bytes count as sent). */
-static void job_ring_pop(struct job *job, bool skipped)
-{
-        struct job_entry *e = job_entry(job);
-        struct job_file *a = &e->ahead[e->ahead_first];
-
-        if (skipped) {
-                e->published += a->size;
-                e->base_bytes += a->size;
-        }
-        safe_close(a->fd);
-        e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
-        e->ahead_n--;
-        if (e->given > 0)
-                e->given--;
-        job->files_done = MAX(job->files_done, e->ring_index + 1);
-        e->ring_index++;
 }
 
 /* A tree's entry @index for the engine: entries before it that the

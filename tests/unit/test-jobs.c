@@ -807,6 +807,38 @@ static void test_tree_retry(void)
         ok(strstr(job->text, "no longer holds entries 2 to 4") != NULL, "tree retry: saying why: %s", job->text);
         ok(fd_closed(fd4), "tree retry: what it held is closed");
         fx_teardown(&f_several);
+
+        /* The receiver had every entry: DEST's verdict ends the job. */
+        fx_setup(&f_several, "tree, every entry kept", 4);
+        f_several.cfg.retry_max = 3;
+        f_several.cfg.retry_delay_max = 1;
+        cs = (struct ctl_submit){ .files = 3, .job_bytes = 30, .flags = CTL_SUBMIT_TREE };
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "set");
+        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "tree kept: a tree of 3 entries");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        fd2 = make_file(10);
+        fd3 = make_file(20);
+        is_int(jobs_add_file(job, fd2, 10, "set/a", 0, 0, 0), 0, "tree kept: entry 2");
+        is_int(jobs_add_file(job, fd3, 20, "set/b", 0, 0, 0), 0, "tree kept: entry 3");
+        fake_engine_file_done(s, 0, 0);
+        for (uint32_t i = 1; i <= 2; i++) {
+                ef = (struct engine_send_file){ .fd = -1 };
+                is_int(fake_engine_next(s, i, &ef), 0, "tree kept: the engine takes entry %u", i + 1);
+                safe_close(ef.fd);
+        }
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        wait_retry(&f_several, id, 2000);
+        s = xfer_of(&f_several, id);
+        fake_engine_file_done(s, 0, 0);
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 0, 100);
+        ok(job->state == CTL_JOB_DONE && job->files_done == 3 && job->bytes_done == 30,
+           "tree kept: done, every entry and byte counted (%u files, %llu bytes)", job->files_done,
+           (unsigned long long)job->bytes_done);
+        ok(fd_closed(fd2) && fd_closed(fd3), "tree kept: the entries are let go");
+        fx_teardown(&f_several);
 }
 
 /* xferctl send --bwlimit: kept with the job, handed to the engine. */
