@@ -44,6 +44,29 @@ make_tree() {
         ln -s ../big/part0 "$t/small/link"
 }
 
+# send_killed DEST AT OUT ASSERTION...: send $tree to beta as DEST (at $rate),
+# SIGKILL beta once AT bytes crossed, check nothing of DEST is visible,
+# then ASSERTION (a command) on what beta kept; bring beta back, and wait
+# for the sender's own retry to finish the job (exit 0). Sets rx0.
+send_killed() {
+        local dest=$1 at=$2 out=$3 pid rc=0
+        shift 3
+        rx0=$(netdev_bytes "$nb" rx)
+        xferctl send -r "$tree" "$BETA_ADDR" --to "$dest" --bwlimit "$rate" >"$out" 2>&1 &
+        pid=$!
+        wait_for 60 rx_grown "$rx0" "$at" || tb_fail "$((at >> 20)) MiB of $dest never crossed"
+        tb_run systemctl kill -s KILL "$BETA_UNIT"
+        tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
+        [[ ! -e $BETA_IN/$dest ]] || tb_fail "$dest is visible before its job ended"
+        "$@" || tb_fail "$dest: beta did not keep what it must: $(ls -A "$BETA_PART")"
+        # Restart=on-failure brings it back; start it if that has not happened.
+        wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+        timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "$dest: the job is not done 120 s after the kill"
+        wait "$pid" || rc=$?
+        sed 's/^/    | /' "$out"
+        ((rc == 0)) || tb_fail "$dest: xferctl send -r exited $rc"
+}
+
 tree_same() {
         diff -r --no-dereference "$1" "$2" >&2 || tb_fail "$2 differs from $1"
         [[ $(readlink "$2/small/link") == ../big/part0 ]] || tb_fail "$2/small/link is not the symlink sent"
@@ -54,21 +77,9 @@ tree=$SRC/tree-a
 make_tree "$tree"
 bytes=$(du -sb --apparent-size "$tree" | cut -f1)
 since=$(date '+%F %T')
-rx0=$(netdev_bytes "$nb" rx)
-xferctl send -r "$tree" "$BETA_ADDR" --to sets/a --bwlimit 4M >"$SRC/a.out" 2>&1 &
-pid=$!
-wait_for 60 rx_grown "$rx0" $((bytes / 2)) || tb_fail "half of the tree never crossed"
-tb_run systemctl kill -s KILL "$BETA_UNIT"
-tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
-[[ ! -e $BETA_IN/sets/a ]] || tb_fail "sets/a is visible before its job ended"
-(($(kept_trees) == 1)) || tb_fail "beta keeps no staged tree: $(ls -A "$BETA_PART")"
-# Restart=on-failure brings it back; start it if that has not happened.
-wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
-rc=0
-timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job is not done 120 s after the kill"
-wait "$pid" || rc=$?
-sed 's/^/    | /' "$SRC/a.out"
-((rc == 0)) || tb_fail "xferctl send -r exited $rc"
+one_tree() { (($(kept_trees) == 1)); }
+rate=4M
+send_killed sets/a $((bytes / 2)) "$SRC/a.out" one_tree
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 tree_same "$tree" "$BETA_IN/sets/a"
 line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
@@ -109,19 +120,9 @@ rm -rf "$tree" && mkdir -p "$tree/d"
 make_file "$tree/d/huge.bin" $((160 << 20))
 echo "a note" >"$tree/note.txt"
 bytes=$(du -sb --apparent-size "$tree" | cut -f1)
-rx0=$(netdev_bytes "$nb" rx)
-xferctl send -r "$tree" "$BETA_ADDR" --to sets/c --bwlimit 32M >"$SRC/c.out" 2>&1 &
-pid=$!
-wait_for 60 rx_grown "$rx0" $((110 << 20)) || tb_fail "110 MiB of huge.bin never crossed"
-tb_run systemctl kill -s KILL "$BETA_UNIT"
-tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
-ls "$BETA_PART" | grep -q '\.data$' || tb_fail "beta kept no partial of huge.bin: $(ls -A "$BETA_PART")"
-wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
-rc=0
-timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job is not done 120 s after the kill (c)"
-wait "$pid" || rc=$?
-sed 's/^/    | /' "$SRC/c.out"
-((rc == 0)) || tb_fail "xferctl send -r exited $rc (c)"
+a_partial() { ls "$BETA_PART" | grep -q '\.data$'; }
+rate=32M
+send_killed sets/c $((110 << 20)) "$SRC/c.out" a_partial
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 same_file "$tree/d/huge.bin" "$BETA_IN/sets/c/d/huge.bin"
 same_file "$tree/note.txt" "$BETA_IN/sets/c/note.txt"
