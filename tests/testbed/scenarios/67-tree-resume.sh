@@ -15,6 +15,8 @@
 #     (64 MiB): the retry resumes that file from what beta had flushed of
 #     it (RDMAXFER_RESUMED_BYTES >= 64 MiB, at most 1.4 x on the link), the
 #     tree identical, nothing left in partial_dir.
+#  d. the same file in a flat job of 3 files (not its last): the job's
+#     retry resumes it too.
 # testbed-timeout: 300
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -132,4 +134,27 @@ tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
 ((${rr:-0} >= 64 << 20)) || tb_fail "beta resumed $rr bytes of huge.bin, not its first checkpoint's 64 MiB"
 ((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.4 x (c)"
 [[ -z $(ls -A "$BETA_PART") ]] || tb_fail "something is left in partial_dir: $(ls -A "$BETA_PART")"
-rm -rf "$tree" "$BETA_IN/sets"
+
+tb_log "d. killed inside a large file of a job of several: its retry resumes it"
+since=$(date '+%F %T')
+echo "the last one" >"$SRC/z.dat"
+files=("$tree/note.txt" "$tree/d/huge.bin" "$SRC/z.dat")
+rx0=$(netdev_bytes "$nb" rx)
+xferctl send "${files[@]}" "$BETA_ADDR" --bwlimit 32M >"$SRC/d.out" 2>&1 &
+pid=$!
+wait_for 60 rx_grown "$rx0" $((110 << 20)) || tb_fail "110 MiB of huge.bin never crossed (d)"
+tb_run systemctl kill -s KILL "$BETA_UNIT"
+wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job is not done 120 s after the kill (d)"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/d.out"
+((rc == 0)) || tb_fail "xferctl send of 3 files exited $rc"
+wire=$(($(netdev_bytes "$nb" rx) - rx0))
+for f in "${files[@]}"; do
+        same_file "$f" "$BETA_IN/${f##*/}"
+done
+line=$(beta_log_since "$since" | grep -m 1 'huge.bin: resuming') || tb_fail "beta did not resume huge.bin"
+tb_log "beta: ${line#*: }; $((wire >> 20)) MiB on beta's link"
+((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for 3 files of $bytes bytes: more than 1.4 x (d)"
+rm -rf "$tree" "$BETA_IN/sets" "$SRC/z.dat"
