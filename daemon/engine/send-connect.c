@@ -238,7 +238,8 @@ accepted:
         }
         s->ndone = 0;
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
-                r = send_lane_start(s, k, a->resume[k]);
+                /* RESUMED's resume[0] counts a tree's entries, not DEST's chunks. */
+                r = send_lane_start(s, k, a->flags & WIRE_ACCEPT_RESUMED ? 0 : a->resume[k]);
                 if (r == 1)
                         return;
                 if (r != 0) {
