@@ -30,6 +30,12 @@ nb=$BETA_NETDEV
 rx_grown() { (($(netdev_bytes "$nb" rx) - $1 >= $2)); }
 kept_trees() { find "$BETA_PART" -maxdepth 1 -name '*.tree' 2>/dev/null | wc -l; }
 beta_log_since() { journalctl -u "$BETA_UNIT" --no-pager -o cat --since "$1"; }
+# resumed_since SINCE: the largest RDMAXFER_RESUMED_BYTES of beta's entries
+# since then (a job's entry is named "N of M files", not by its DEST).
+resumed_since() {
+        journalctl -u "$BETA_UNIT" --no-pager -o export --since "$1" RDMAXFER_DIRECTION=recv |
+                sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' | sort -n | tail -n 1
+}
 
 # make_tree DIR: nested directories, 8 files of 5 MiB (each offered alone),
 # 150 small ones (packed), an empty one and a symlink inside.
@@ -87,7 +93,7 @@ tree_same "$tree" "$BETA_IN/sets/a"
 line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
         tb_fail "beta's journal does not say it continued the tree"
 tb_log "beta: ${line#*: }"
-rr=$(jfield "$BETA_UNIT" sets/a RDMAXFER_RESUMED_BYTES)
+rr=$(resumed_since "$since")
 ((${rr:-0} > 0)) || tb_fail "beta's entry for the tree has RDMAXFER_RESUMED_BYTES=$rr"
 journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep -q 'the receiver kept [0-9]* of [0-9]* entries' ||
         tb_fail "alpha's journal does not say what the receiver kept"
@@ -117,6 +123,7 @@ tb_log "the second job's tree arrived whole; the first one's kept tree went"
 rm -rf "$tree" "$other" "$BETA_IN/sets"
 
 tb_log "c. killed inside a large file of a tree: its partial is resumed"
+since=$(date '+%F %T')
 tree=$SRC/tree-c
 rm -rf "$tree" && mkdir -p "$tree/d"
 make_file "$tree/d/huge.bin" $((160 << 20))
@@ -128,7 +135,7 @@ send_killed sets/c $((110 << 20)) "$SRC/c.out" a_partial
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 same_file "$tree/d/huge.bin" "$BETA_IN/sets/c/d/huge.bin"
 same_file "$tree/note.txt" "$BETA_IN/sets/c/note.txt"
-rr=$(jfield "$BETA_UNIT" sets/c RDMAXFER_RESUMED_BYTES)
+rr=$(resumed_since "$since")
 tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
        "($(awk -v w="$wire" -v s="$bytes" 'BEGIN { printf "%.2f", w / s }') x), RDMAXFER_RESUMED_BYTES=$rr"
 ((${rr:-0} >= 64 << 20)) || tb_fail "beta resumed $rr bytes of huge.bin, not its first checkpoint's 64 MiB"
