@@ -13,8 +13,10 @@
 #     mix of the two would differ from the source), the second arrives whole.
 #  c. killed inside a 160 MiB file of a tree, past its first checkpoint
 #     (64 MiB): the retry resumes that file from what beta had flushed of
-#     it (RDMAXFER_RESUMED_BYTES >= 64 MiB, at most 1.4 x on the link), the
-#     tree identical, nothing left in partial_dir.
+#     it (RDMAXFER_RESUMED_BYTES >= 64 MiB; at most 1.6 x on the link, as
+#     in 96-resume: checkpoints are 64 MiB apart, and a kill just before
+#     the second resends 96 MiB of 160), the tree identical, nothing left
+#     in partial_dir.
 #  d. the same file in a flat job of 3 files (not its last): the job's
 #     retry resumes it too.
 # testbed-timeout: 300
@@ -139,7 +141,7 @@ rr=$(resumed_since "$since")
 tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
        "($(awk -v w="$wire" -v s="$bytes" 'BEGIN { printf "%.2f", w / s }') x), RDMAXFER_RESUMED_BYTES=$rr"
 ((${rr:-0} >= 64 << 20)) || tb_fail "beta resumed $rr bytes of huge.bin, not its first checkpoint's 64 MiB"
-((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.4 x (c)"
+((wire * 10 <= bytes * 16)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.6 x (c)"
 [[ -z $(ls -A "$BETA_PART") ]] || tb_fail "something is left in partial_dir: $(ls -A "$BETA_PART")"
 
 tb_log "d. killed inside a large file of a job of several: its retry resumes it"
@@ -163,5 +165,5 @@ for f in "${files[@]}"; do
 done
 line=$(beta_log_since "$since" | grep -m 1 'huge.bin: resuming') || tb_fail "beta did not resume huge.bin"
 tb_log "beta: ${line#*: }; $((wire >> 20)) MiB on beta's link"
-((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for 3 files of $bytes bytes: more than 1.4 x (d)"
+((wire * 10 <= bytes * 16)) || tb_fail "$wire bytes crossed for 3 files of $bytes bytes: more than 1.6 x (d)"
 rm -rf "$tree" "$BETA_IN/sets" "$SRC/z.dat"
