@@ -575,6 +575,7 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
         struct job *job = owner;
         struct job_entry *e = job_entry(job);
         struct job_file *a;
+        int fd;
 
         if (job->tree)
                 return jobs_on_next_entry(job, index, f);
@@ -585,17 +586,14 @@ static int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
                 return ENGINE_NEXT_LATER;
         }
         a = &e->ahead[e->ahead_first];
-        {
-                /* Ours too, until it is published: a retry starts from it. */
-                int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
-
-                if (fd < 0)
-                        return -errno;
-                safe_close(e->cur.fd);
-                e->cur = *a;
-                e->cur.fd = fd;
-                e->cur_index = e->base + index;
-        }
+        /* Ours too, until it is published: a retry starts from it. */
+        fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        safe_close(e->cur.fd);
+        e->cur = *a;
+        e->cur.fd = fd;
+        e->cur_index = e->base + index;
         *f = (struct engine_send_file){ .fd = a->fd, .size = a->size, .name = a->name, .dir = a->dir,
                                         .link = a->link, .mode = a->mode, .mtime_ns = a->mtime_ns };
         log_debug("job %" PRIu64 ": file %u of %u, %s (%" PRIu64 " bytes)", job->id, e->base + index + 1,
