@@ -212,17 +212,6 @@ int64_t partials_store(void *arg)
         }
         if (j->link_from && linkat(AT_FDCWD, j->link_from, j->dirfd, data, AT_SYMLINK_FOLLOW) < 0)
                 return -errno;
-        if (j->mkdir_tree) {
-                char tree[PARTIAL_FILE_MAX];
-
-                /* Whatever had the name (a kept tree of another job) goes. */
-                partials_name(tree, j->key, "tree");
-                r = incoming_remove_tree(j->dirfd, tree);
-                if (r < 0 && r != -ENOENT)
-                        return r;
-                if (mkdirat(j->dirfd, tree, 0700) < 0)
-                        return -errno;
-        }
         if (j->punch_fd >= 0)
                 partials_punch(j);
         partial_encode(buf, &j->rec);

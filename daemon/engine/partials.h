@@ -33,11 +33,10 @@ struct partial_job {
         bool unlink_data;               /* and/or remove KEY.data (published) */
         int punch_fd;                   /* the data: free what no lane kept (a last checkpoint), or -1 */
         /* A kept tree (PARTIAL_TREE): lookup opens KEY.tree as data_fd (a
-         * directory), a record from another boot than @boot_id is not
-         * trusted; store makes KEY.tree when @mkdir_tree, and writes
-         * without fsync when @nosync (rdmaxferd(8), Resuming a tree). */
+         * directory; recv-keep.c makes it), a record from another boot
+         * than @boot_id is not trusted; store writes without fsync when
+         * @nosync (rdmaxferd(8), Resuming a tree). */
         uint8_t boot_id[PARTIAL_BOOT_SIZE];
-        bool mkdir_tree;
         bool nosync;
 };
 

@@ -166,6 +166,62 @@ int main(void)
         is_int(partials_remove(&j), 0, "removed");
         ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "both files gone");
 
+        /* A kept tree: KEY.tree, a directory, and its record, of this boot only. */
+        {
+                struct partial_rec t = sample();
+                char name[PARTIAL_FILE_MAX];
+                struct stat st;
+                int tfd;
+
+                t.flags = PARTIAL_TREE;
+                t.kept[0] = 0;
+                t.size = 5000;
+                snprintf(t.dest, sizeof(t.dest), "runs/set");
+                t.tree = (struct partial_tree){ .job_files = 40, .entries = 12, .offered = 3000, .published = 12 };
+                memset(t.tree.boot_id, 0xb1, sizeof(t.tree.boot_id));
+                job_for(&j, dirfd, &t);
+                j.offer.dest = "runs/set";
+                j.offer.job_files = 40;
+                j.nosync = true;
+                snprintf(name, sizeof(name), "%s.tree", j.key);
+                ok(mkdirat(dirfd, name, 0700) == 0, "a kept tree: its directory (as recv-keep.c makes it)");
+                is_int(partials_store(&j), 0, "and its record");
+                ok(fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+                   (st.st_mode & 07777) == 0700, "KEY.tree is a private directory");
+                tfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ok(tfd >= 0 && mkdirat(tfd, "set", 0755) == 0 && mkdirat(tfd, "set/a", 0755) == 0 &&
+                   close(openat(tfd, "set/a/f", O_WRONLY | O_CREAT | O_CLOEXEC, 0640)) == 0,
+                   "entries staged in it");
+                close(tfd);
+
+                job_for(&j, dirfd, &t);
+                j.offer.dest = "runs/set";
+                j.offer.job_files = 40;
+                memset(j.boot_id, 0xb1, sizeof(j.boot_id));
+                is_int(partials_lookup(&j), PARTIALS_RESUME, "the same job, the same boot: found");
+                ok(j.data_fd >= 0 && fstat(j.data_fd, &st) == 0 && S_ISDIR(st.st_mode) && j.rec.tree.entries == 12,
+                   "its staging directory open, 12 entries kept");
+                close(j.data_fd);
+
+                job_for(&j, dirfd, &t);
+                j.offer.dest = "runs/set";
+                j.offer.job_files = 40;
+                memset(j.boot_id, 0xb2, sizeof(j.boot_id));
+                is_int(partials_lookup(&j), PARTIALS_NONE, "after a reboot: not trusted");
+                ok(j.why && strstr(j.why, "restarted"), "and says why: %s", j.why ? j.why : "(null)");
+                ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "tree"), "record and staged tree removed");
+
+                job_for(&j, dirfd, &t);
+                j.nosync = true;
+                ok(mkdirat(dirfd, name, 0700) == 0, "kept again");
+                is_int(partials_store(&j), 0, "with a record");
+                tfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ok(tfd >= 0 && mkdirat(tfd, "set", 0755) == 0, "with an entry");
+                close(tfd);
+                is_int(partials_remove(&j), 0, "removed");
+                ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "tree"), "the whole staged tree with it");
+        }
+
         close(fd);
         close(dirfd);
         rmdir(dir);
