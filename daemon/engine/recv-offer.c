@@ -122,9 +122,12 @@ void recv_accept(struct recv_xfer *x)
         const struct wire_offer *o = &x->offer;
 
         recv_plan(x);
+        /* A later file's kept parts first (recv-partial.c): then here again. */
+        if (recv_partial_prehash(x))
+                return;
         /* A lane reading back its kept part gets no credits until it is done. */
         for (unsigned int k = 0; k < b->nlanes; k++)
-                x->rh_busy[k] = x->resume[k] > 0 && !x->published_match;
+                x->rh_busy[k] = x->resume[k] > 0 && !x->published_match && !x->prehashed;
         /* Lane 0 takes its run now; in a later file of the session every
          * lane is up and takes its run of this file. */
         for (unsigned int k = 0; k < b->nlanes; k++) {

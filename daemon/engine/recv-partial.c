@@ -171,7 +171,7 @@ static void recv_on_rehashed(struct rehash *h, int r)
         struct recv_lane *l;
         char text[WIRE_TEXT_MAX + 1];
 
-        if (x->base.state != XFER_DATA)
+        if (x->base.state != XFER_DATA && !(x->prehashing && x->base.state == XFER_OFFER))
                 return;
         if (r < 0) {
                 /* The next attempt sends everything. */
@@ -182,6 +182,17 @@ static void recv_on_rehashed(struct rehash *h, int r)
                 return;
         }
         x->rh_busy[h->idx] = false;
+        if (x->prehashing) {
+                for (unsigned int k = 0; k < x->base.nlanes; k++)
+                        if (x->rh_busy[k])
+                                return;
+                x->prehashing = false;
+                x->prehashed = true;
+                if (x->sync_tick)
+                        evtimer_del(x->sync_tick);
+                recv_accept(x);
+                return;
+        }
         l = recv_lane(x, h->idx);
         if (l) {
                 recv_lane_takes_pre(x, l);
@@ -195,7 +206,7 @@ void recv_partial_rehash(struct recv_xfer *x)
         uint64_t first, end;
         int r;
 
-        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
+        for (unsigned int k = 0; k < b->nlanes && (b->state == XFER_DATA || x->prehashing); k++) {
                 if (!x->rh_busy[k])
                         continue;
                 wire_lane_range(b->nchunks, b->chunk, b->nlanes, k, &first, &end);
@@ -422,6 +433,24 @@ void recv_partial_drop(struct recv_xfer *x)
                    x->base.peer, x->offer.name);
 }
 
+bool recv_partial_prehash(struct recv_xfer *x)
+{
+        bool any = false;
+
+        if (x->offer.file == 0 || x->prehashed || x->published_match)
+                return false;
+        for (unsigned int k = 0; k < x->base.nlanes; k++) {
+                x->rh_busy[k] = x->resume[k] > 0;
+                any |= x->rh_busy[k];
+        }
+        if (!any)
+                return false;
+        x->prehashing = true;
+        recv_tick_start(x);
+        recv_partial_rehash(x);
+        return true;
+}
+
 void recv_partial_reset(struct recv_xfer *x)
 {
         memset(&x->found, 0, sizeof(x->found));
@@ -431,6 +460,7 @@ void recv_partial_reset(struct recv_xfer *x)
         x->resumed = 0;
         x->part_on = x->part_linked = x->published_match = false;
         x->drop_pending = x->ckpt_last = false;
+        x->prehashing = x->prehashed = false;
         x->created = x->ckpt_bytes = 0;
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
                 digest_deinit(&x->pre[k]);

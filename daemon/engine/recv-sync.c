@@ -215,7 +215,7 @@ static void recv_sync_on_tick(evutil_socket_t fd, short what, void *arg)
         struct recv_lane *l0 = recv_lane(x, 0);
         struct wire_msg m = { .type = WIRE_CREDIT };
 
-        if (x->sync_fd < 0 || x->base.state != XFER_OFFER || !l0)
+        if ((x->sync_fd < 0 && !x->prehashing) || x->base.state != XFER_OFFER || !l0)
                 return;
         if (conn_ctrl_free(&l0->base.conn) >= 2)
                 (void)conn_send_ctrl(&l0->base.conn, &m);
@@ -271,13 +271,17 @@ static void recv_on_sync_probed(struct io_req *req, int64_t res)
                 recv_sync_verdict(x, r);
                 return;
         }
+        recv_tick_start(x);
+}
+
+void recv_tick_start(struct recv_xfer *x)
+{
+        static const struct timeval second = { .tv_sec = 1 };
+
         if (!x->sync_tick)
                 x->sync_tick = evtimer_new(x->base.e->base, recv_sync_on_tick, x);
-        if (x->sync_tick) {
-                static const struct timeval second = { .tv_sec = 1 };
-
+        if (x->sync_tick)
                 evtimer_add(x->sync_tick, &second);
-        }
 }
 
 void recv_sync_probe_start(struct recv_xfer *x)

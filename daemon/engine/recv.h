@@ -136,6 +136,9 @@ struct recv_xfer {
         struct rehash rh[WIRE_LANES_MAX];
         bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
         bool drop_pending;              /* drop the partial once the checkpoint is stored */
+        /* A later file of a session reads its kept parts back before its
+         * ACCEPT (recv_partial_prehash): while at it, and once done. */
+        bool prehashing, prehashed;
         /*
          * A tree kept for the job's next attempt (recv-keep.c): its
          * staging directory is KEY.tree in the partial directory (ident's
@@ -256,6 +259,11 @@ void recv_partial_final(struct recv_xfer *x);
 void recv_partial_published(struct recv_xfer *x);
 /* The data is bad (checksum, size): the partial goes. */
 void recv_partial_drop(struct recv_xfer *x);
+/* A later file of a session that resumes: each lane's kept part is read
+ * back and hashed before the ACCEPT, which recv_accept() then sends (the
+ * sender may still hold credits from the file before, so its data could
+ * come before a lane's digest had the kept part). True when started. */
+bool recv_partial_prehash(struct recv_xfer *x);
 /* A session's next file: nothing of the last one's partial is left in x. */
 void recv_partial_reset(struct recv_xfer *x);
 /* A tree's entry is in the staging directory: its partial goes, then
@@ -302,6 +310,10 @@ void recv_keep_published(struct recv_xfer *x);
 void recv_keep_gone(struct recv_xfer *x);
 
 /* recv-sync.c */
+/* While the receiver reads before it answers an offer (its copy for a
+ * digest, or a kept part), an empty CREDIT every second tells the waiting
+ * sender it is at it (wire.h, Sync). */
+void recv_tick_start(struct recv_xfer *x);
 /* The offered entry is to be held against what is there first. */
 bool recv_sync_wanted(const struct recv_xfer *x);
 /* Look, off the loop: then recv_file_open() again, the skip (ACCEPT
