@@ -43,7 +43,10 @@
  * does: then the ACCEPT may say where each lane resumes, from a partial
  * of that file an earlier attempt left (the sender sends one for a file
  * larger than a digest block, the receiver keeps one from its first
- * checkpoint on); never ACCEPT PUBLISHED in a session of several. Chunk sequence numbers start at 0 for each file; every
+ * checkpoint on; it reads the kept parts back before that ACCEPT, sending
+ * an empty CREDIT every second meanwhile, as Sync's digest, because the
+ * sender may hold credits from the file before); never ACCEPT PUBLISHED
+ * in a session of several. Chunk sequence numbers start at 0 for each file; every
  * lane carries its run of that file, split by that file's blocks
  * (wire_lane_range), and its END that file's lane digest (a run may be
  * empty: the lane sends only its END). The file index in ACCEPT, END and RESULT says which
