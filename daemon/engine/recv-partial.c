@@ -52,11 +52,11 @@ static void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
         (void)wire_binding_set(&bd, rdma_get_peer_addr(id), rdma_get_local_addr(id));
         memcpy(r->peer, bd.sender, sizeof(r->peer));
         memcpy(r->key_id, x->base.e->key_id, sizeof(r->key_id));
-        memcpy(r->source, x->offer.source, sizeof(r->source));
-        r->transfer_id = x->offer.transfer_id;
-        r->size = x->offer.size;
-        r->chunk_size = x->offer.chunk_size;
-        snprintf(r->dest, sizeof(r->dest), "%s", x->offer.name);
+        memcpy(r->source, x->cur->offer.source, sizeof(r->source));
+        r->transfer_id = x->cur->offer.transfer_id;
+        r->size = x->cur->offer.size;
+        r->chunk_size = x->cur->offer.chunk_size;
+        snprintf(r->dest, sizeof(r->dest), "%s", x->cur->offer.name);
 }
 
 static void recv_job_init(struct recv_xfer *x)
@@ -85,32 +85,32 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
                 x->pj.data_fd = -1;
                 return;
         }
-        if (res == PARTIALS_PUBLISHED && x->pj.rec.transfer_id == x->offer.transfer_id &&
-            x->pj.rec.lanes <= x->offer.lanes) {
+        if (res == PARTIALS_PUBLISHED && x->pj.rec.transfer_id == x->cur->offer.transfer_id &&
+            x->pj.rec.lanes <= x->cur->offer.lanes) {
                 /* The same transfer again: its RESULT never reached the sender. */
                 x->found = x->pj.rec;
                 x->published_match = true;
                 recv_plan(x);
                 log_info("%s: %s was published by transfer %" PRIu64 " already; checking the "
-                         "sender's digests against it", b->peer, x->offer.name, x->offer.transfer_id);
+                         "sender's digests against it", b->peer, x->cur->offer.name, x->cur->offer.transfer_id);
                 recv_accept(x);
                 return;
         }
         if (res == PARTIALS_RESUME) {
                 x->found = x->pj.rec;
-                x->fd = x->pj.data_fd;
+                x->cur->fd = x->pj.data_fd;
                 x->pj.data_fd = -1;
                 x->part_linked = true;
                 x->created = x->found.created;
-                snprintf(x->proc_path, sizeof(x->proc_path), "/proc/self/fd/%d", x->fd);
+                snprintf(x->cur->proc_path, sizeof(x->cur->proc_path), "/proc/self/fd/%d", x->cur->fd);
         } else if (res < 0 || why) {
-                log_notice("%s: %s: not resumed: %s", b->peer, x->offer.name,
+                log_notice("%s: %s: not resumed: %s", b->peer, x->cur->offer.name,
                            res < 0 ? strerror((int)-res) : why);
         }
         recv_plan(x);
         if (x->resumed)
                 log_info("%s: %s: resuming, %" PRIu64 " of %" PRIu64 " bytes kept from an "
-                         "interrupted attempt", b->peer, x->offer.name, x->resumed, x->offer.size);
+                         "interrupted attempt", b->peer, x->cur->offer.name, x->resumed, x->cur->offer.size);
         recv_file_open(x);
 }
 
@@ -121,8 +121,8 @@ void recv_partial_lookup(struct recv_xfer *x)
 
         /* Only a job of one file is kept and resumed (rdmaxferd(8), Sessions):
          * its sender never retries a job of several, which sends no token. */
-        x->part_on = x->job_files == 1 && partials_on(b->e, x->offer.size) &&
-                     !recv_source_zero(x->offer.source);
+        x->part_on = x->job_files == 1 && partials_on(b->e, x->cur->offer.size) &&
+                     !recv_source_zero(x->cur->offer.source);
         if (!x->part_on) {
                 recv_file_open(x);
                 return;
@@ -131,13 +131,13 @@ void recv_partial_lookup(struct recv_xfer *x)
         recv_job_init(x);
         memcpy(x->pj.offer.peer, x->pj.rec.peer, sizeof(x->pj.offer.peer));
         memcpy(x->pj.offer.key_id, x->pj.rec.key_id, sizeof(x->pj.offer.key_id));
-        memcpy(x->pj.offer.source, x->offer.source, sizeof(x->pj.offer.source));
-        x->pj.offer.size = x->offer.size;
-        x->pj.offer.chunk_size = x->offer.chunk_size;
-        x->pj.offer.dest = x->offer.name;
+        memcpy(x->pj.offer.source, x->cur->offer.source, sizeof(x->pj.offer.source));
+        x->pj.offer.size = x->cur->offer.size;
+        x->pj.offer.chunk_size = x->cur->offer.chunk_size;
+        x->pj.offer.dest = x->cur->offer.name;
         x->pj.data_fd = -1;
-        x->file_req.done = recv_on_lookup_done;
-        r = io_call(recv_io(x), &x->file_req, partials_lookup, &x->pj);
+        x->cur->req.done = recv_on_lookup_done;
+        r = io_call(recv_io(x), &x->cur->req, partials_lookup, &x->pj);
         if (r < 0) {
                 /* Not resuming is no reason to refuse. */
                 log_warning("%s: looking for a partial: %s", b->peer, strerror(-r));
@@ -202,8 +202,8 @@ void recv_partial_rehash(struct recv_xfer *x)
                                          wire_run_bytes(b->size, b->chunk, first, end));
                 x->rh[k].idx = k;
                 if (r == 0)
-                        r = rehash_start(&x->rh[k], b, &x->pre[k], x->fd, first * x->offer.chunk_size,
-                                         MIN((first + x->resume[k]) * x->offer.chunk_size, x->offer.size),
+                        r = rehash_start(&x->rh[k], b, &x->pre[k], x->cur->fd, first * x->cur->offer.chunk_size,
+                                         MIN((first + x->resume[k]) * x->cur->offer.chunk_size, x->cur->offer.size),
                                          recv_on_rehashed);
                 if (r < 0) {
                         recv_fail(x, WIRE_E_INTERNAL, "reading back the kept part: cannot start");
@@ -251,7 +251,7 @@ static void recv_ckpt_done(struct recv_xfer *x)
 
 static void recv_ckpt_failed(struct recv_xfer *x, const char *what, int64_t res)
 {
-        log_warning("%s: %s: %s: %s; this transfer will not resume", x->base.peer, x->offer.name,
+        log_warning("%s: %s: %s: %s; this transfer will not resume", x->base.peer, x->cur->offer.name,
                     what, strerror((int)-res));
         x->part_on = false;
         recv_ckpt_done(x);
@@ -272,7 +272,7 @@ static void recv_on_ckpt_stored(struct io_req *req, int64_t res)
                 /* One more partial: the cap may want an old one gone. */
                 partials_sweep(x->base.e);
         }
-        log_debug("%s: %s: %" PRIu64 " bytes durable", x->base.peer, x->offer.name,
+        log_debug("%s: %s: %" PRIu64 " bytes durable", x->base.peer, x->cur->offer.name,
                   partial_kept_bytes(&x->pj.rec));
         recv_ckpt_done(x);
 }
@@ -293,9 +293,9 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
                 x->pj.rec.created = x->created;
                 x->pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
                 memcpy(x->pj.rec.kept, x->kept, sizeof(x->kept));
-                x->pj.link_from = x->part_linked ? NULL : x->proc_path;
+                x->pj.link_from = x->part_linked ? NULL : x->cur->proc_path;
                 /* Nothing more will be written: the rest of the reservation goes back. */
-                x->pj.punch_fd = x->ckpt_last ? x->fd : -1;
+                x->pj.punch_fd = x->ckpt_last ? x->cur->fd : -1;
                 x->part_req.done = recv_on_ckpt_stored;
                 r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj);
                 if (r == 0)
@@ -321,7 +321,7 @@ static void recv_ckpt_start(struct recv_xfer *x)
                 x->created = clock_usec(CLOCK_REALTIME) / 1000000u;
         x->ckpt_bytes = x->bytes_written;
         x->part_req.done = recv_on_ckpt_synced;
-        r = io_fsync(recv_io(x), &x->part_req, x->fd);
+        r = io_fsync(recv_io(x), &x->part_req, x->cur->fd);
         if (r < 0)
                 return;         /* the ring is full: the next write tries again */
         x->ckpt_busy = true;
@@ -339,7 +339,7 @@ void recv_partial_final(struct recv_xfer *x)
 {
         /* What was written since the last checkpoint is kept too: the
          * transfer is failing, not the disk. */
-        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->fd >= 0 &&
+        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->cur->fd >= 0 &&
             x->bytes_written > x->ckpt_bytes) {
                 x->ckpt_last = true;
                 recv_ckpt_start(x);
@@ -356,7 +356,7 @@ static void recv_on_published_stored(struct io_req *req, int64_t res)
                 return;
         if (res < 0)
                 log_warning("%s: %s: recording that it was published: %s", x->base.peer,
-                            x->offer.name, strerror((int)-res));
+                            x->cur->offer.name, strerror((int)-res));
         recv_published(x);
 }
 
@@ -382,10 +382,10 @@ void recv_partial_published(struct recv_xfer *x)
                 x->pj.rec.kept[k] = end - first;
                 memcpy(x->pj.rec.digest[k], recv_lane(x, k)->end.digest, WIRE_DIGEST_SIZE);
         }
-        memcpy(x->pj.rec.file_digest, x->digest, WIRE_DIGEST_SIZE);
+        memcpy(x->pj.rec.file_digest, x->cur->digest, WIRE_DIGEST_SIZE);
         x->pj.unlink_data = x->part_linked;
-        x->file_req.done = recv_on_published_stored;
-        r = io_call(recv_io(x), &x->file_req, partials_store, &x->pj);
+        x->cur->req.done = recv_on_published_stored;
+        r = io_call(recv_io(x), &x->cur->req, partials_store, &x->pj);
         if (r < 0) {
                 recv_published(x);
                 return;
@@ -416,7 +416,7 @@ void recv_partial_drop(struct recv_xfer *x)
         if (io_call(recv_io(x), &x->part_req, partials_remove, &x->pj) == 0)
                 xfer_io_start(&x->base, "removing a partial");
         log_notice("%s: %s: its partial is removed; the next attempt sends everything",
-                   x->base.peer, x->offer.name);
+                   x->base.peer, x->cur->offer.name);
 }
 
 void recv_partial_free(struct recv_xfer *x)

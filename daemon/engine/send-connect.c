@@ -236,8 +236,10 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++)
                 send_pump(send_lane_of(b->lane[k]));
         /* Last: the owner may cancel from its callback. */
-        if (s->ndone == b->nlanes && b->state == XFER_DATA)
+        if (s->ndone == b->nlanes && b->state == XFER_DATA) {
                 send_verifying(s);
+                send_sent(s);
+        }
 }
 
 /* A lane other than 0 is up: it sends its run as credits come. */

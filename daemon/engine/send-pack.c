@@ -45,20 +45,60 @@ void send_pack_free(struct engine_send *s)
         p->have_held = false;
 }
 
-void send_span_done(struct engine_send *s)
+void send_span_done(struct engine_send *s, const struct send_span *sp)
 {
-        struct send_pack *p = &s->pack;
         struct xfer *b = &s->base;
 
         if (!s->ops->file_done)
                 return;
-        if (!(s->offer.flags & WIRE_OFFER_PACK)) {
-                s->ops->file_done(s->owner, s->file, s->skipping ? 0 : s->span_bytes);
+        if (!(sp->flags & WIRE_OFFER_PACK)) {
+                s->ops->file_done(s->owner, sp->file, sp->skipping ? 0 : sp->span_bytes);
                 return;
         }
         /* The owner may cancel from its callback: then no more. */
-        for (uint32_t i = 0; i < p->n && (b->state != XFER_CLOSING || b->outcome == ENGINE_DONE); i++)
-                s->ops->file_done(s->owner, s->file + i, p->e[i].size);
+        for (uint32_t i = 0; i < sp->span && (b->state != XFER_CLOSING || b->outcome == ENGINE_DONE); i++)
+                s->ops->file_done(s->owner, sp->file + i, sp->sizes[i]);
+}
+
+/* The offer sent becomes s->prev: what its RESULT settles. 0 or -ENOMEM. */
+static int send_span_keep(struct engine_send *s)
+{
+        struct send_span *sp = &s->prev;
+
+        if ((s->offer.flags & WIRE_OFFER_PACK) && !sp->sizes) {
+                sp->sizes = calloc(PACK_ENTRIES_MAX, sizeof(*sp->sizes));
+                if (!sp->sizes)
+                        return -ENOMEM;
+        }
+        sp->file = s->file;
+        sp->span = s->span;
+        sp->flags = s->offer.flags;
+        sp->skipping = s->skipping;
+        sp->span_bytes = s->span_bytes;
+        for (uint32_t i = 0; (sp->flags & WIRE_OFFER_PACK) && i < s->pack.n && i < s->span; i++)
+                sp->sizes[i] = s->pack.e[i].size;
+        sp->on = true;
+        s->kept = true;
+        /* A skipped file moved nothing; a pack's headers are not the job's bytes. */
+        s->bytes_before += s->skipping ? 0 : s->span_bytes;
+        s->base.bytes = s->bytes_before;
+        return 0;
+}
+
+void send_sent(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+
+        if (b->state != XFER_FINISHING || s->kept || s->prev.on || s->ndone < b->nlanes ||
+            b->nended < b->nlanes)
+                return;
+        if (send_span_keep(s) < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
+                return;
+        }
+        /* The last: its RESULT, on every lane, ends the session. */
+        if (s->file + s->span < s->files)
+                send_take_next(s);
 }
 
 /*
@@ -136,6 +176,7 @@ void send_offer_next(struct engine_send *s, bool pack)
                 }
         }
         s->skipping = false;
+        s->kept = false;
         /* Token and nonce stay zero: the lanes are up, the session key is;
          * the source too: a later file is never resumed (wire.h). */
         s->offer = (struct wire_offer){
@@ -334,7 +375,9 @@ void send_take_next(struct engine_send *s)
                         /* Our wait is the owner's, not the receiver's fault:
                          * no deadline here; the receiver keeps its own. */
                         s->want_next = true;
-                        evtimer_del(b->timer);
+                        /* The RESULT of the one sent keeps its deadline. */
+                        if (!s->prev.on)
+                                evtimer_del(b->timer);
                 }
                 if (r == 0)
                         send_offer_entry(s, idx, &e);
@@ -358,7 +401,9 @@ void send_take_next(struct engine_send *s)
                         break;
                 if (r == ENGINE_NEXT_LATER) {
                         s->want_next = true;
-                        evtimer_del(b->timer);
+                        /* The RESULT of the one sent keeps its deadline. */
+                        if (!s->prev.on)
+                                evtimer_del(b->timer);
                         return;
                 }
                 rec = pack_record_size(strlen(e.name), e.size);

@@ -94,6 +94,21 @@ struct send_pack {
         char why[XFER_TEXT_MAX + 1];
 };
 
+/*
+ * An offer whose every END is posted and every chunk acknowledged, its
+ * RESULT still to come while the next one goes (wire.h, version 7: two in
+ * flight at most): what that RESULT settles, the owner's file_done of
+ * each entry it carried.
+ */
+struct send_span {
+        bool on;
+        bool skipping;          /* the receiver skipped it (ACCEPT SKIP) */
+        uint16_t flags;         /* its offer's */
+        uint32_t file, span;
+        uint64_t span_bytes;
+        uint64_t *sizes;        /* a pack's entries' (PACK_ENTRIES_MAX, once one is sent) */
+};
+
 /* What the owner asked for, copied: the engine never looks back at it. */
 struct engine_send {
         struct xfer base;       /* first */
@@ -117,8 +132,10 @@ struct engine_send {
         uint64_t span_bytes;    /* their data bytes */
         char dest[WIRE_NAME_MAX + 1];   /* a tree's DEST: a pack's offer's name */
         struct send_pack pack;
-        uint64_t bytes_before;  /* the files before it, all published */
-        bool result_ok;         /* its RESULT "ok" came; the next waits for the last completions */
+        uint64_t bytes_before;  /* the files before it, all sent (their RESULTs may be out) */
+        struct send_span prev;  /* the last one sent, until its RESULT */
+        bool kept;              /* the one being sent is prev now: its RESULT is awaited */
+        uint32_t files_ok;      /* entries with a RESULT "ok" */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
         uint64_t t_offer;       /* usec: the offer went (its answer's wait, xfer_wait_overdue) */
         bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
@@ -209,8 +226,12 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
 /* s->fd, size, name, mode and span are the next offer's (@pack: a pack's,
  * with s->pack.hash): post it. */
 void send_offer_next(struct engine_send *s, bool pack);
-/* The owner's file_done for each entry the last offer carried. */
-void send_span_done(struct engine_send *s);
+/* The file offered last is sent (every END posted, every chunk
+ * acknowledged): it becomes s->prev, and the next offer goes, once the
+ * RESULT of the one before it came. */
+void send_sent(struct engine_send *s);
+/* The owner's file_done for each entry @sp carried. */
+void send_span_done(struct engine_send *s, const struct send_span *sp);
 /* Close what the pack still holds; free it. */
 void send_pack_free(struct engine_send *s);
 
@@ -227,8 +248,8 @@ int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s))
 /* ACCEPT SKIP: the file counts as sent, its RESULT awaited. 0, or -1
  * when the transfer failed (a skip it did not ask for). */
 int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
-/* A RESULT "ok": count what the receiver kept. */
-void send_sync_result(struct engine_send *s, const struct wire_result *r);
+/* A RESULT "ok" of @sp: count what the receiver kept. */
+void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r);
 void send_sync_free(struct engine_send *s);
 
 /* send-connect.c */
