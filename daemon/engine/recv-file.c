@@ -13,7 +13,7 @@
  * A tree (wire.h) is built in a staging directory (common/incoming.h):
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
  * then mkdir the staging directory and DEST's top in it); a directory
- * entry is a mkdir in it; a file is opened as any, and linked into it
+ * entry is a mkdir in it (once the entry before it is in); a file is opened as any, and linked into it
  * once verified, with no fsync of its own (recv_tree_stage). A symlink's
  * target arrives as a file's data; once verified, a worker holds it to
  * tree_symlinks and appends it to the job's list of links (an O_TMPFILE):
@@ -250,14 +250,16 @@ mode_t recv_tree_mode(uint32_t mode, bool dir)
         return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
 }
 
-/* On a worker: a directory entry of the tree, with its mode (not the umask's). */
+/* On a worker: a directory entry of the tree, published (@arg is fin),
+ * with its mode (not the umask's). */
 static int64_t recv_tree_mkdir(void *arg)
 {
-        struct recv_xfer *x = arg;
+        struct recv_file *f = arg;
+        int stage_fd = f->x->stage_fd;
 
-        if (mkdirat(x->stage_fd, x->cur->rel, 0755) < 0)
+        if (mkdirat(stage_fd, f->rel, 0755) < 0)
                 return -errno;
-        if (x->cur->offer.mode && fchmodat(x->stage_fd, x->cur->rel, recv_tree_mode(x->cur->offer.mode, true), 0) < 0)
+        if (f->offer.mode && fchmodat(stage_fd, f->rel, recv_tree_mode(f->offer.mode, true), 0) < 0)
                 return -errno;
         return 0;
 }
@@ -463,11 +465,14 @@ static void recv_tree_open(struct recv_xfer *x)
                                     0640));
                 return;
         }
-        x->cur->req.done = recv_on_tree_ready;
+        /* A directory entry is made when it is published, in order: the
+         * entry before it, being published meanwhile, may be a pack that
+         * makes its parent (recv-session.c). */
         if (x->cur->offer.file > 0) {
-                recv_step(x, "making a directory", io_call(recv_io(x), &x->cur->req, recv_tree_mkdir, x));
+                recv_accept(x);
                 return;
         }
+        x->cur->req.done = recv_on_tree_ready;
         /* Random: two senders' job ids may be the same number. */
         auth_nonce(r);
         memcpy(&id, r, sizeof(id));
@@ -799,7 +804,8 @@ void recv_file_publish(struct recv_xfer *x)
                 return;
         }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_DIR)) {
-                recv_tree_entry_done(x);
+                x->fin->req.done = recv_on_tree_linked;
+                recv_step(x, "making a directory", io_call(recv_io(x), &x->fin->req, recv_tree_mkdir, x->fin));
                 return;
         }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_LINK)) {
