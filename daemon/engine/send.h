@@ -74,19 +74,25 @@ struct send_entry {
 };
 
 /*
- * A pack being gathered, built or sent (send-pack.c): entries taken from
- * the owner in order; then, on a worker, read whole into a pack in a
- * memfd, which becomes the offer's file. Kept until its RESULT, for the
- * owner's file_done of each. @held is an entry taken that did not go in
- * (too large, or past the pack's limits): offered next.
+ * A pack being gathered or built (send-pack.c): entries taken from the
+ * owner in order; then, on a worker, read whole into a pack in a memfd,
+ * which becomes an offer's file. The next one is built while the offer
+ * before it is in flight (building, then built), and offered once that
+ * one is sent. @held is an entry taken that did not go in (too large, or
+ * past the pack's limits): offered next.
  */
 struct send_pack {
         struct send_entry *e;   /* PACK_ENTRIES_MAX of them, once a tree needs them */
+        uint32_t first;         /* the index of e[0] in the job */
         uint32_t n;
         uint64_t bytes;         /* the pack's, records so far */
         uint64_t data;          /* the entries' data bytes */
         struct send_entry held;
         bool have_held;
+        bool building;          /* the worker has it */
+        bool built;             /* fd, hash and len are its, not offered yet */
+        bool offer_built;       /* offer it as soon as it is built */
+        int fd;
         /* The worker's: in while building, out once it is back. */
         struct io_req req;
         uint8_t hash[PACK_HASH_SIZE];
@@ -130,6 +136,7 @@ struct engine_send {
         uint32_t file;          /* the one being sent (a pack's first entry) */
         uint32_t span;          /* entries the offer carries: 1, or a pack's */
         uint64_t span_bytes;    /* their data bytes */
+        uint64_t *sizes;        /* a pack's: its entries' (PACK_ENTRIES_MAX) */
         char dest[WIRE_NAME_MAX + 1];   /* a tree's DEST: a pack's offer's name */
         struct send_pack pack;
         uint64_t bytes_before;  /* the files before it, all sent (their RESULTs may be out) */
