@@ -469,15 +469,15 @@ static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end));
 }
 
-/* A later offer of a tree session: entry @file of @files, @flags, @size bytes. 0 once ACCEPTed. */
-static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
-                           uint32_t files, uint64_t job_bytes, uint32_t chunk, int timeout_ms)
+/* A later OFFER of the session, @flags beside WIRE_OFFER_TREE's: 0, or what
+ * rawconn_send_ctrl() said. */
+static int next_offer(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
+                      uint32_t files, uint64_t job_bytes, uint32_t chunk)
 {
-        struct wire_msg o = { .type = WIRE_OFFER }, m;
-        int r;
+        struct wire_msg o = { .type = WIRE_OFFER };
 
         o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.flags = (uint16_t)(WIRE_OFFER_TREE | flags);
+        o.offer.flags = flags;
         o.offer.size = size;
         o.offer.chunk_size = chunk;
         o.offer.lanes = 1;
@@ -487,7 +487,17 @@ static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, 
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->session.on)
                 auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
-        r = rawconn_send_ctrl(c, &o);
+        return rawconn_send_ctrl(c, &o);
+}
+
+/* A later offer of a tree session: entry @file of @files, @flags, @size bytes. 0 once ACCEPTed. */
+static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
+                           uint32_t files, uint64_t job_bytes, uint32_t chunk, int timeout_ms)
+{
+        struct wire_msg m;
+        int r;
+
+        r = next_offer(c, name, (uint16_t)(WIRE_OFFER_TREE | flags), size, file, files, job_bytes, chunk);
         if (r == 0)
                 r = rawconn_next(c, timeout_ms, &m);
         return r == RAWCONN_MSG && m.type == WIRE_ACCEPT && m.accept.file == file ? 0 : 1;
@@ -567,25 +577,6 @@ static int tree_link(struct rawconn *c, const struct mode *md, uint32_t chunk, i
         return expect_verdict(c, md, timeout_ms, 0);
 }
 
-/* A later OFFER of the session: 0, or what rawconn_send_ctrl() said. */
-static int next_offer(struct rawconn *c, const char *name, uint32_t file, uint32_t files, uint64_t size,
-                      uint64_t job_bytes, uint32_t chunk)
-{
-        struct wire_msg o = { .type = WIRE_OFFER };
-
-        o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.size = size;
-        o.offer.chunk_size = chunk;
-        o.offer.lanes = 1;
-        o.offer.file = file;
-        o.offer.job_files = files;
-        o.offer.job_bytes = job_bytes;
-        snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
-        if (c->session.on)
-                auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
-        return rawconn_send_ctrl(c, &o);
-}
-
 /*
  * Version 7: sess-a.dat's END is out; the next offer goes at once, before
  * its RESULT (and with ACT_NEXT_THIRD a third one too, which the receiver
@@ -600,9 +591,9 @@ static int session_pipelined(struct rawconn *c, const struct mode *md, uint32_t 
         struct wire_msg m;
         int r;
 
-        r = next_offer(c, "sess-b.dat", 1, files, size, job_bytes, chunk);
+        r = next_offer(c, "sess-b.dat", 0, size, 1, files, job_bytes, chunk);
         if (r == 0 && third)
-                r = next_offer(c, md->file, 2, files, size, job_bytes, chunk);
+                r = next_offer(c, md->file, 0, size, 2, files, job_bytes, chunk);
         if (r != 0)
                 return expect_verdict(c, md, timeout_ms, r);
         while (third || !result0 || !accept1) {
