@@ -56,8 +56,8 @@
  * Offer k is file i's, or a pack's whose first entry is i (i + span is the
  * next offer's file):
  *   - The sender may post the OFFER of file i + span on lane 0 as soon as
- *     it has posted file i's END on every lane and every chunk of file i
- *     is acknowledged, before file i's RESULT. It posts no further OFFER
+ *     it has posted file i's END on every lane, before file i's RESULT
+ *     (and before its last chunks are acknowledged). It posts no further OFFER
  *     (nor WAIT for one) until file i's RESULT "ok" came: at most two
  *     files of a session are in flight, offered without their RESULT.
  *   - The receiver keeps such an OFFER (one; it came after lane 0's END of

@@ -202,6 +202,23 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                 log_info("transfer %" PRIu64 ": %s: the receiver kept %" PRIu64 " of %" PRIu64 " bytes%s",
                          s->id, s->name, s->resumed, s->size,
                          a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
+        /* A later file's lanes start afresh once the file before is all
+         * acknowledged: its offer may go before (send_sent). */
+        if (s->file > 0) {
+                if (s->ndone < b->nlanes) {
+                        s->accept = *a;
+                        s->accept_waiting = true;
+                        return;
+                }
+                s->accept_waiting = false;
+                b->nended = 0;
+                for (unsigned int k = 0; k < b->nlanes; k++) {
+                        if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
+                                send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
+                                return;
+                        }
+                }
+        }
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
         xfer_grace(b, s->resumed);

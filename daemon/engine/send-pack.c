@@ -65,6 +65,23 @@ void send_span_done(struct engine_send *s, const struct send_span *sp)
                 s->ops->file_done(s->owner, sp->file + i, sp->sizes[i]);
 }
 
+/* Bytes of the file being sent posted and not acknowledged yet. */
+static uint64_t send_unacked(const struct engine_send *s)
+{
+        const struct xfer *b = &s->base;
+        uint64_t n = 0;
+
+        if (s->skipping)
+                return 0;
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+
+                if (l && l->next_done < l->base.end_seq)
+                        n += wire_run_bytes(s->size, s->chunk, l->next_done, l->base.end_seq);
+        }
+        return n;
+}
+
 /* The offer sent becomes s->prev: what its RESULT settles. 0 or -ENOMEM. */
 static int send_span_keep(struct engine_send *s)
 {
@@ -84,9 +101,10 @@ static int send_span_keep(struct engine_send *s)
                 memcpy(sp->sizes, s->sizes, s->span * sizeof(*sp->sizes));
         sp->on = true;
         s->kept = true;
-        /* A skipped file moved nothing; a pack's headers are not the job's bytes. */
+        /* A skipped file moved nothing; a pack's headers are not the job's
+         * bytes. What is not acknowledged yet is added as it is. */
         s->bytes_before += s->skipping ? 0 : s->span_bytes;
-        s->base.bytes = s->bytes_before;
+        s->base.bytes = s->bytes_before - MIN(s->bytes_before, send_unacked(s));
         return 0;
 }
 
@@ -94,7 +112,9 @@ void send_sent(struct engine_send *s)
 {
         struct xfer *b = &s->base;
 
-        if (b->state != XFER_FINISHING || s->ndone < b->nlanes || b->nended < b->nlanes)
+        /* Every END posted; the acknowledgements may still come (the next
+         * offer's lanes start once they are in: send_on_accept). */
+        if ((b->state != XFER_DATA && b->state != XFER_FINISHING) || b->nended < b->nlanes)
                 return;
         if (!s->kept) {
                 /* Two in flight at most: the one before awaits its RESULT. */
@@ -178,16 +198,10 @@ void send_offer_next(struct engine_send *s, bool pack)
         struct xfer *b = &s->base;
         int r;
 
+        /* The lanes keep the file before's runs until its every chunk is
+         * acknowledged and this one is accepted (send_on_accept). */
         b->size = s->size;
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
-        b->nended = 0;
-        s->ndone = 0;
-        for (unsigned int k = 0; k < b->nlanes; k++) {
-                if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
-                        return;
-                }
-        }
         s->skipping = false;
         s->kept = false;
         /* Token and nonce stay zero: the lanes are up, the session key is;

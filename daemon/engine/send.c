@@ -536,6 +536,9 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 if (b->state == XFER_DATA)
                         send_verifying(s);
                 send_sent(s);
+                /* The next file, offered meanwhile, was accepted already. */
+                if (s->accept_waiting && b->state == XFER_OFFER)
+                        send_on_accept(send_lane_of(b->lane[0]), &s->accept);
         }
 }
 

@@ -142,6 +142,10 @@ struct engine_send {
         uint64_t bytes_before;  /* the files before it, all sent (their RESULTs may be out) */
         struct send_span prev;  /* the last one sent, until its RESULT */
         bool kept;              /* the one being sent is prev now: its RESULT is awaited */
+        /* The next file's ACCEPT came before the last chunks of the one
+         * before were acknowledged: its lanes start once they are. */
+        bool accept_waiting;
+        struct wire_accept accept;
         uint32_t files_ok;      /* entries with a RESULT "ok" */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
         uint64_t t_offer;       /* usec: the offer went (its answer's wait, xfer_wait_overdue) */
