@@ -803,6 +803,11 @@ void recv_file_publish(struct recv_xfer *x)
                 recv_published(x);
                 return;
         }
+        /* DEST itself was made with the staging directory (recv_tree_begin). */
+        if (x->tree && (x->fin->offer.flags & WIRE_OFFER_DIR) && x->fin->offer.file == 0) {
+                recv_tree_entry_done(x);
+                return;
+        }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_DIR)) {
                 x->fin->req.done = recv_on_tree_linked;
                 recv_step(x, "making a directory", io_call(recv_io(x), &x->fin->req, recv_tree_mkdir, x->fin));

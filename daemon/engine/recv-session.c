@@ -51,7 +51,7 @@ void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o)
                 return;
         }
         recv_fail(x, WIRE_E_PROTOCOL, x->next_file > 0 && x->next_file < x->job_files ?
-                  "an offer while two files of the session are in flight" : "unexpected offer");
+                  "an offer while two files of the session are in flight" : "unexpected control message");
 }
 
 /* The other file of the pair becomes cur, empty: the lanes start afresh
