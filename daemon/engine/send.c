@@ -346,7 +346,7 @@ void send_post_end(struct send_lane *l)
                 /* Every lane is still here: each waits for the RESULT. */
                 (void)xfer_digest(b, s->digest);
                 xfer_arm_timer(b, SEND_VERDICT_SEC);
-                /* Every chunk acknowledged too: the next offer may go. */
+                /* The next offer may go (send_sent). */
                 send_sent(s);
         }
 }
@@ -601,8 +601,9 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 return;
         case WIRE_REFUSE:
                 /* Version 7: the next offer may be refused while the one
-                 * before awaits its RESULT (FINISHING). */
-                if (b->state != XFER_OFFER && b->state != XFER_FINISHING)
+                 * before awaits its RESULT (DATA or FINISHING, the offer
+                 * after it being built meanwhile). */
+                if (b->state != XFER_OFFER && b->state != XFER_DATA && b->state != XFER_FINISHING)
                         break;
                 /* A later offer's refusal comes on every lane: lane 0's says it. */
                 if (l->base.idx != 0)
