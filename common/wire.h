@@ -53,8 +53,9 @@
  *
  * Pipelining (version 7): "after file i's RESULT" above is relaxed so
  * that the next file's offer and data overlap file i's verify and publish.
- * Offer k is file i's, or a pack's whose first entry is i (i + span is the
- * next offer's file):
+ * Below, file i is an offer's (a pack's first entry) and file i + span the
+ * next offer's. (rdmaxferd does so in a tree; outside one it still offers
+ * after the RESULT, as a receiver may not assume.)
  *   - The sender may post the OFFER of file i + span on lane 0 as soon as
  *     it has posted file i's END on every lane, before file i's RESULT
  *     (and before its last chunks are acknowledged). It posts no further OFFER
