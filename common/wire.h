@@ -54,8 +54,8 @@
  * Pipelining (version 7): "after file i's RESULT" above is relaxed so
  * that the next file's offer and data overlap file i's verify and publish.
  * Below, file i is an offer's (a pack's first entry) and file i + span the
- * next offer's. (rdmaxferd does so in a tree; outside one it still offers
- * after the RESULT, as a receiver may not assume.)
+ * next offer's. (rdmaxferd's sender pipelines in a tree; outside one it
+ * still waits for the RESULT. A receiver must take either.)
  *   - The sender may post the OFFER of file i + span on lane 0 as soon as
  *     it has posted file i's END on every lane, before file i's RESULT
  *     (and before its last chunks are acknowledged). It posts no further OFFER
