@@ -30,6 +30,9 @@
  *   S->R  WAIT    between two files: the next file's index; its offer is
  *                 coming (version 6, Sync, below)
  *
+ * Up to two files of a session may be in flight (version 8, Pipelining,
+ * below): a lane's data and END after its END of file i are file i + 1's.
+ *
  * Sessions (version 4): one job of several files is one session over the
  * same connections. The first OFFER (file 0) announces the job's totals,
  * job_files >= 1 and job_bytes, which the receiver checks against its
@@ -49,12 +52,47 @@
  * in a session of several. Chunk sequence numbers start at 0 for each file; every
  * lane carries its run of that file, split by that file's blocks
  * (wire_lane_range), and its END that file's lane digest (a run may be
- * empty: the lane sends only its END). The file index in ACCEPT, END and RESULT says which
- * file a message is about, so a later version may pipeline the next
- * OFFER while data flows; this one does not: one offer at a time (but
- * an offer may carry a pack of entries, below). The last file's RESULT goes on every lane and ends the session
- * (the sender hangs up); any failure or REFUSE ends it too. A session
- * whose connections drop before its last RESULT is a failed job.
+ * empty: the lane sends only its END). The file index in ACCEPT, END and
+ * RESULT says which file a message is about (version 8 pipelines the next
+ * OFFER: below). The last file's RESULT goes on every lane and ends the
+ * session (the sender hangs up); any failure or REFUSE ends it too. A
+ * session whose connections drop before its last RESULT is a failed job.
+ *
+ * Pipelining (version 8): "after file i's RESULT" above is relaxed so
+ * that the next file's offer and data overlap file i's verify and publish.
+ * Below, file i is an offer's (a pack's first entry) and file i + span the
+ * next offer's. (rdmaxferd's sender pipelines in a tree; outside one it
+ * still waits for the RESULT. A receiver must take either.)
+ *   - The sender may post the OFFER of file i + span on lane 0 as soon as
+ *     it has posted file i's END on every lane, before file i's RESULT
+ *     (and before its last chunks are acknowledged). It posts no further OFFER
+ *     (nor WAIT for one) until file i's RESULT "ok" came: at most two
+ *     files of a session are in flight, offered without their RESULT.
+ *   - The receiver keeps such an OFFER (one; it came after lane 0's END of
+ *     file i, RC order) until every lane's END of file i is in and file i
+ *     is verified; then it answers it (ACCEPT, or REFUSE, which fails the
+ *     session) while file i is published. (It may hold it until file i is
+ *     published, too: rdmaxferd does when file i kept a partial, one
+ *     partial of a session being handled at a time.) Data of file i + span goes only
+ *     after its ACCEPT, so on every lane it follows that lane's END of
+ *     file i; its sequence numbers start at 0 again.
+ *   - RESULTs go in file order: file i + span's, even when verified (or
+ *     skipped) first, only after file i's. A RESULT that is not "ok", or a
+ *     REFUSE, may come while either file is in flight: it ends the session
+ *     (a tree publishes nothing).
+ *   - A third OFFER (file i + span's next, before file i's RESULT), an
+ *     OFFER before lane 0's END of file i, or one after the last file's,
+ *     is a protocol error: the receiver fails the session.
+ *   - A WAIT (Sync, below) for file i + span may come once lane 0's END of
+ *     file i is in, whether file i is still being verified or published.
+ *   - The receiver returns credits also after every END of a file came
+ *     (and lane 0's straight away once file i is verified), so the next
+ *     OFFER has one; each message still costs the sender one credit.
+ * The deadlines: waiting for an ACCEPT, the sender holds the receiver to
+ * peer_timeout as ever; waiting for file i's RESULT once the next file's
+ * ENDs are posted too, to the verdict's deadline; the receiver holds the
+ * sender to peer_timeout and min_rate for the file whose data flows, and
+ * its own disk steps of both files to io_timeout.
  *
  * A tree (WIRE_OFFER_TREE on every offer of the session): the first offer
  * is a directory (WIRE_OFFER_DIR, size 0) whose name is DEST, a relative
@@ -144,7 +182,7 @@
  * no lane is granted without a block of the job's bytes of its own (in a
  * session, a file of fewer blocks than lanes leaves some lanes empty
  * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
+ * own END. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
  * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
@@ -159,7 +197,7 @@
  *             port (u16). Not the sender's port: that one is ephemeral.
  *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v4 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
- *             (the labels kept their "v4" in versions 5 and 6: the
+ *             (the labels kept their "v4" in versions 5 to 8: the
  *             version is checked in the hello, before any MAC; the
  *             fields include version 6's digest)
  *   next      a later OFFER of the session (file > 0):
@@ -202,7 +240,9 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            7       /* 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            8       /* 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+/* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
+#define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
 #define WIRE_NONCE_SIZE         32
 #define WIRE_MAC_SIZE           32              /* HMAC-SHA256 */

@@ -13,7 +13,7 @@
  * A tree (wire.h) is built in a staging directory (common/incoming.h):
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
  * then mkdir the staging directory and DEST's top in it); a directory
- * entry is a mkdir in it; a file is opened as any, and linked into it
+ * entry is a mkdir in it (once the entry before it is in); a file is opened as any, and linked into it
  * once verified, with no fsync of its own (recv_tree_stage). A symlink's
  * target arrives as a file's data; once verified, a worker holds it to
  * tree_symlinks and appends it to the job's list of links (an O_TMPFILE):
@@ -73,10 +73,16 @@ static int recv_step(struct recv_xfer *x, const char *what, int r)
         return 0;
 }
 
-/* A step's completion: false when the transfer has moved on without it. */
+/* A step's completion: false when the transfer has moved on without it.
+ * Opening is cur's, in OFFER; publishing (@state FINISHING) is fin's,
+ * whatever cur does meanwhile (recv.h). */
 static bool recv_step_done(struct recv_xfer *x, enum xfer_state state)
 {
-        return xfer_io_done(&x->base) && x->base.state == state;
+        if (!xfer_io_done(&x->base))
+                return false;
+        if (state == XFER_FINISHING)
+                return x->base.state != XFER_CLOSING && x->fin;
+        return x->base.state == state;
 }
 
 /* ---- opening ---- */
@@ -90,7 +96,7 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
         if (!recv_step_done(x, XFER_OFFER))
                 return;
         if (iv != INCOMING_OK) {
-                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", x->offer.size,
+                snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", x->cur->offer.size,
                          strerror((int)-res));
                 recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
@@ -100,22 +106,22 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
 
 static void recv_reserve(struct recv_xfer *x)
 {
-        if (x->offer.size == 0) {
+        if (x->cur->offer.size == 0) {
                 recv_accept(x);
                 return;
         }
         /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
-        x->file_req.done = recv_on_reserved;
-        recv_step(x, "reserving space", io_fallocate(recv_io(x), &x->file_req, x->fd,
-                                                      x->offer.size));
+        x->cur->req.done = recv_on_reserved;
+        recv_step(x, "reserving space", io_fallocate(recv_io(x), &x->cur->req, x->cur->fd,
+                                                      x->cur->offer.size));
 }
 
-/* On a worker: io_uring has no statfs. Touches only x->fd, x->vfs, x->vfs_err. */
+/* On a worker: io_uring has no statfs. Touches only x->cur->fd, x->vfs, x->vfs_err. */
 static int64_t recv_statvfs(void *arg)
 {
         struct recv_xfer *x = arg;
 
-        x->vfs_err = fstatvfs(x->fd, &x->vfs) < 0 ? -errno : 0;
+        x->vfs_err = fstatvfs(x->cur->fd, &x->vfs) < 0 ? -errno : 0;
         return x->vfs_err;
 }
 
@@ -137,13 +143,13 @@ static void recv_on_space(struct io_req *req, int64_t res)
         }
         avail = (uint64_t)x->vfs.f_bavail * x->vfs.f_frsize;
         /* What is kept already takes no more room. */
-        if (incoming_space_verdict(avail, x->offer.size - x->resumed, cfg->min_free) != INCOMING_OK) {
-                if (x->offer.size > avail)
+        if (incoming_space_verdict(avail, x->cur->offer.size - x->resumed, cfg->min_free) != INCOMING_OK) {
+                if (x->cur->offer.size > avail)
                         snprintf(text, sizeof(text), "%" PRIu64 " bytes, %" PRIu64 " free",
-                                 x->offer.size, avail);
+                                 x->cur->offer.size, avail);
                 else
                         snprintf(text, sizeof(text), "%" PRIu64 " bytes would leave less than "
-                                 "min_free (%" PRIu64 ") of the %" PRIu64 " free", x->offer.size,
+                                 "min_free (%" PRIu64 ") of the %" PRIu64 " free", x->cur->offer.size,
                                  cfg->min_free, avail);
                 recv_fail(x, WIRE_E_NO_SPACE, text);
                 return;
@@ -163,15 +169,15 @@ static void recv_on_open(struct io_req *req, int64_t res)
                 return;
         }
         if (res < 0) {
-                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", x->offer.size,
+                snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", x->cur->offer.size,
                          strerror((int)-res));
                 recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        x->fd = (int)res;
-        snprintf(x->proc_path, sizeof(x->proc_path), "/proc/self/fd/%d", x->fd);
-        x->file_req.done = recv_on_space;
-        recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
+        x->cur->fd = (int)res;
+        snprintf(x->cur->proc_path, sizeof(x->cur->proc_path), "/proc/self/fd/%d", x->cur->fd);
+        x->cur->req.done = recv_on_space;
+        recv_step(x, "checking free space", io_call(recv_io(x), &x->cur->req, recv_statvfs, x));
 }
 
 static void recv_on_lookup(struct io_req *req, int64_t res)
@@ -190,15 +196,15 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        if (x->fd >= 0) {
+        if (x->cur->fd >= 0) {
                 /* Resuming: the partial's file is open already. */
-                x->file_req.done = recv_on_space;
-                recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
+                x->cur->req.done = recv_on_space;
+                recv_step(x, "checking free space", io_call(recv_io(x), &x->cur->req, recv_statvfs, x));
                 return;
         }
-        x->file_req.done = recv_on_open;
+        x->cur->req.done = recv_on_open;
         recv_step(x, "creating the file",
-                  io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
+                  io_openat(recv_io(x), &x->cur->req, recv_dirfd(x), ".",
                             O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
 }
 
@@ -208,7 +214,7 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
  * what follows DEST in its name. */
 static void recv_tree_rel(struct recv_xfer *x)
 {
-        snprintf(x->rel, sizeof(x->rel), "%s%s", name_leaf(x->dest), x->offer.name + strlen(x->dest));
+        snprintf(x->cur->rel, sizeof(x->cur->rel), "%s%s", name_leaf(x->dest), x->cur->offer.name + strlen(x->dest));
 }
 
 /* On a worker: DEST free (unless overwrite), the staging directory made,
@@ -237,7 +243,7 @@ static int64_t recv_tree_begin(void *arg)
         if (fd < 0)
                 return fd;
         x->stage_fd = fd;
-        return mkdirat(fd, x->rel, 0755) < 0 ? -errno : 0;
+        return mkdirat(fd, x->cur->rel, 0755) < 0 ? -errno : 0;
 }
 
 /* What a tree's entry keeps of its mode: no setuid, setgid or sticky
@@ -247,18 +253,20 @@ mode_t recv_tree_mode(uint32_t mode, bool dir)
         return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
 }
 
-/* On a worker: a directory entry of the tree, with its mode (not the umask's).
- * Continuing a kept tree, one staged after its last record may be there. */
+/* On a worker: a directory entry of the tree, published (@arg is fin),
+ * with its mode (not the umask's). Continuing a kept tree, one staged
+ * after its last record may be there. */
 static int64_t recv_tree_mkdir(void *arg)
 {
-        struct recv_xfer *x = arg;
+        struct recv_file *f = arg;
+        int stage_fd = f->x->stage_fd;
         struct stat st;
 
-        if (mkdirat(x->stage_fd, x->rel, 0755) < 0 &&
-            (errno != EEXIST || !x->tree_resumed || fstatat(x->stage_fd, x->rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        if (mkdirat(stage_fd, f->rel, 0755) < 0 &&
+            (errno != EEXIST || !f->x->tree_resumed || fstatat(stage_fd, f->rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
              !S_ISDIR(st.st_mode)))
                 return -errno;
-        if (x->offer.mode && fchmodat(x->stage_fd, x->rel, recv_tree_mode(x->offer.mode, true), 0) < 0)
+        if (f->offer.mode && fchmodat(stage_fd, f->rel, recv_tree_mode(f->offer.mode, true), 0) < 0)
                 return -errno;
         return 0;
 }
@@ -269,12 +277,12 @@ static int64_t recv_tree_meta(void *arg)
         struct recv_xfer *x = arg;
         struct timespec ts[2];
 
-        if (x->offer.mode && fchmod(x->fd, recv_tree_mode(x->offer.mode, false)) < 0)
+        if (x->fin->offer.mode && fchmod(x->fin->fd, recv_tree_mode(x->fin->offer.mode, false)) < 0)
                 return -errno;
-        if (x->offer.mtime_ns) {
-                ts[0].tv_sec = ts[1].tv_sec = (time_t)(x->offer.mtime_ns / 1000000000u);
-                ts[0].tv_nsec = ts[1].tv_nsec = (long)(x->offer.mtime_ns % 1000000000u);
-                if (futimens(x->fd, ts) < 0)
+        if (x->fin->offer.mtime_ns) {
+                ts[0].tv_sec = ts[1].tv_sec = (time_t)(x->fin->offer.mtime_ns / 1000000000u);
+                ts[0].tv_nsec = ts[1].tv_nsec = (long)(x->fin->offer.mtime_ns % 1000000000u);
+                if (futimens(x->fin->fd, ts) < 0)
                         return -errno;
         }
         return 0;
@@ -289,7 +297,7 @@ struct recv_link_rec {
 
 /* On a worker: a symlink entry's target, verified, read back from its
  * file, held to tree_symlinks and added to the list of links. -EPERM with
- * x->link_text when refused. Touches x->fd, rel, offer, links_fd, links_len. */
+ * x->fin->link_text when refused. Touches x->fin->fd, rel, offer, links_fd, links_len. */
 static int64_t recv_tree_link_keep(void *arg)
 {
         struct recv_xfer *x = arg;
@@ -301,21 +309,21 @@ static int64_t recv_tree_link_keep(void *arg)
         struct iovec iov[3];
         ssize_t n;
 
-        n = pread(x->fd, target, (size_t)x->offer.size, 0);
+        n = pread(x->fin->fd, target, (size_t)x->fin->offer.size, 0);
         if (n < 0)
                 return -errno;
-        if ((uint64_t)n != x->offer.size)
+        if ((uint64_t)n != x->fin->offer.size)
                 return -EIO;
         target[n] = '\0';
         /* rel is DEST's leaf, then the path beneath it: the link's depth is its slashes less one. */
-        for (const char *p = x->rel; *p; p++)
+        for (const char *p = x->fin->rel; *p; p++)
                 depth += *p == '/';
         if (depth == 0)
                 return -EINVAL;
         v = name_link_check(target, (size_t)n, depth - 1);
         if (v == NAME_LINK_BAD || cfg->tree_symlinks == CONFIG_SYMLINKS_NONE ||
             (v != NAME_LINK_SAFE && cfg->tree_symlinks != CONFIG_SYMLINKS_ANY)) {
-                snprintf(x->link_text, sizeof(x->link_text), "symlink %.*s: %s", 100, x->offer.name,
+                snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100, x->fin->offer.name,
                          v == NAME_LINK_BAD ? "its target is not a path" :
                          cfg->tree_symlinks == CONFIG_SYMLINKS_NONE ? "tree_symlinks is none here" :
                          "it points outside the tree, and tree_symlinks is safe here");
@@ -336,11 +344,11 @@ static int64_t recv_tree_link_keep(void *arg)
                 if (x->links_fd < 0)
                         return -errno;
         }
-        rec.rel_len = (uint16_t)strlen(x->rel);
+        rec.rel_len = (uint16_t)strlen(x->fin->rel);
         rec.target_len = (uint16_t)n;
-        rec.mtime_ns = x->offer.mtime_ns;
+        rec.mtime_ns = x->fin->offer.mtime_ns;
         iov[0] = (struct iovec){ &rec, sizeof(rec) };
-        iov[1] = (struct iovec){ x->rel, rec.rel_len };
+        iov[1] = (struct iovec){ x->fin->rel, rec.rel_len };
         iov[2] = (struct iovec){ target, (size_t)n };
         n = pwritev(x->links_fd, iov, 3, (off_t)x->links_len);
         if (n < 0)
@@ -432,7 +440,7 @@ static void recv_on_tree_ready(struct io_req *req, int64_t res)
 
         if (!recv_step_done(x, XFER_OFFER))
                 return;
-        if (res == -EEXIST && x->offer.file == 0) {
+        if (res == -EEXIST && x->cur->offer.file == 0) {
                 recv_fail(x, WIRE_E_EXISTS, x->sync_why[0] ? x->sync_why : "the destination exists");
                 return;
         }
@@ -455,32 +463,35 @@ static void recv_tree_open(struct recv_xfer *x)
         uint64_t id;
 
         recv_tree_rel(x);
-        if (x->fd >= 0) {
+        if (x->cur->fd >= 0) {
                 /* Resuming: the partial's file is open already. */
-                x->file_req.done = recv_on_space;
-                recv_step(x, "checking free space", io_call(recv_io(x), &x->file_req, recv_statvfs, x));
+                x->cur->req.done = recv_on_space;
+                recv_step(x, "checking free space", io_call(recv_io(x), &x->cur->req, recv_statvfs, x));
                 return;
         }
-        if (!(x->offer.flags & WIRE_OFFER_DIR)) {
+        if (!(x->cur->offer.flags & WIRE_OFFER_DIR)) {
                 /* A pack is read back to be unpacked (recv-pack.c), a
                  * symlink's target once verified. */
-                x->file_req.done = recv_on_open;
+                x->cur->req.done = recv_on_open;
                 recv_step(x, "creating the file",
-                          io_openat(recv_io(x), &x->file_req, recv_dirfd(x), ".",
+                          io_openat(recv_io(x), &x->cur->req, recv_dirfd(x), ".",
                                     O_TMPFILE | O_CLOEXEC |
-                                    (x->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),
+                                    (x->cur->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),
                                     0640));
                 return;
         }
-        x->file_req.done = recv_on_tree_ready;
-        if (x->offer.file > 0) {
-                recv_step(x, "making a directory", io_call(recv_io(x), &x->file_req, recv_tree_mkdir, x));
+        /* A directory entry is made when it is published, in order: the
+         * entry before it, being published meanwhile, may be a pack that
+         * makes its parent (recv-session.c). */
+        if (x->cur->offer.file > 0) {
+                recv_accept(x);
                 return;
         }
+        x->cur->req.done = recv_on_tree_ready;
         if (x->tree_part) {
                 x->overwrite = x->base.e->cfg->overwrite;
                 recv_step(x, x->tree_resumed ? "opening the kept tree" : "making the staging directory",
-                          io_call(recv_io(x), &x->file_req, recv_tree_begin, x));
+                          io_call(recv_io(x), &x->cur->req, recv_tree_begin, x));
                 return;
         }
         /* Random: two senders' job ids may be the same number. */
@@ -488,7 +499,7 @@ static void recv_tree_open(struct recv_xfer *x)
         memcpy(&id, r, sizeof(id));
         incoming_stage_name(x->stage_name, id);
         x->overwrite = x->base.e->cfg->overwrite;
-        recv_step(x, "making the staging directory", io_call(recv_io(x), &x->file_req, recv_tree_begin, x));
+        recv_step(x, "making the staging directory", io_call(recv_io(x), &x->cur->req, recv_tree_begin, x));
 }
 
 void recv_file_open(struct recv_xfer *x)
@@ -505,9 +516,9 @@ void recv_file_open(struct recv_xfer *x)
         /* The name is a leaf name_check() passed (no "/", not "." or ".."),
          * so a no-follow lookup beneath the directory cannot leave it; a
          * symlink under the name counts as existing. */
-        x->file_req.done = recv_on_lookup;
+        x->cur->req.done = recv_on_lookup;
         recv_step(x, "checking the incoming directory",
-                  io_statx(recv_io(x), &x->file_req, recv_dirfd(x), x->offer.name,
+                  io_statx(recv_io(x), &x->cur->req, recv_dirfd(x), x->cur->offer.name,
                            AT_SYMLINK_NOFOLLOW, &x->stx));
 }
 
@@ -539,9 +550,9 @@ static void recv_on_dir_synced(struct io_req *req, int64_t res)
 
 static void recv_sync_dir(struct recv_xfer *x)
 {
-        x->file_req.done = recv_on_dir_synced;
+        x->fin->req.done = recv_on_dir_synced;
         recv_step(x, "syncing the incoming directory",
-                  io_fsync(recv_io(x), &x->file_req, recv_dirfd(x)));
+                  io_fsync(recv_io(x), &x->fin->req, recv_dirfd(x)));
 }
 
 /* The .part of a failed rename is gone (or could not go): now fail. */
@@ -551,7 +562,7 @@ static void recv_on_part_removed(struct io_req *req, int64_t res)
 
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
-        recv_publish_failed(x, x->publish_err);
+        recv_publish_failed(x, x->fin->publish_err);
 }
 
 static void recv_on_renamed(struct io_req *req, int64_t res)
@@ -561,10 +572,10 @@ static void recv_on_renamed(struct io_req *req, int64_t res)
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
         if (res < 0) {
-                x->publish_err = (int)res;
-                x->file_req.done = recv_on_part_removed;
+                x->fin->publish_err = (int)res;
+                x->fin->req.done = recv_on_part_removed;
                 recv_step(x, "removing the temporary name",
-                          io_unlinkat(recv_io(x), &x->file_req, recv_dirfd(x), x->part, 0));
+                          io_unlinkat(recv_io(x), &x->fin->req, recv_dirfd(x), x->fin->part, 0));
                 return;
         }
         recv_sync_dir(x);
@@ -580,9 +591,9 @@ static void recv_on_part_linked(struct io_req *req, int64_t res)
                 recv_publish_failed(x, (int)res);
                 return;
         }
-        x->file_req.done = recv_on_renamed;
-        recv_step(x, "publishing", io_renameat(recv_io(x), &x->file_req, recv_dirfd(x), x->part,
-                                               recv_dirfd(x), x->offer.name));
+        x->fin->req.done = recv_on_renamed;
+        recv_step(x, "publishing", io_renameat(recv_io(x), &x->fin->req, recv_dirfd(x), x->fin->part,
+                                               recv_dirfd(x), x->fin->offer.name));
 }
 
 /* A .part of the same transfer id left by a crash is in the way: gone first. */
@@ -592,9 +603,9 @@ static void recv_on_stale_part(struct io_req *req, int64_t res)
 
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
-        x->file_req.done = recv_on_part_linked;
-        recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
-                                             recv_dirfd(x), x->part, AT_SYMLINK_FOLLOW));
+        x->fin->req.done = recv_on_part_linked;
+        recv_step(x, "publishing", io_linkat(recv_io(x), &x->fin->req, AT_FDCWD, x->fin->proc_path,
+                                             recv_dirfd(x), x->fin->part, AT_SYMLINK_FOLLOW));
 }
 
 static void recv_on_linked(struct io_req *req, int64_t res)
@@ -604,10 +615,10 @@ static void recv_on_linked(struct io_req *req, int64_t res)
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
         if (res == -EEXIST && x->base.e->cfg->overwrite) {
-                incoming_part_name(x->part, x->offer.transfer_id);
-                x->file_req.done = recv_on_stale_part;
+                incoming_part_name(x->fin->part, x->fin->offer.transfer_id);
+                x->fin->req.done = recv_on_stale_part;
                 recv_step(x, "publishing",
-                          io_unlinkat(recv_io(x), &x->file_req, recv_dirfd(x), x->part, 0));
+                          io_unlinkat(recv_io(x), &x->fin->req, recv_dirfd(x), x->fin->part, 0));
                 return;
         }
         if (res == -EEXIST) {
@@ -636,9 +647,9 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
         /* linkat() of an O_TMPFILE through /proc needs no privilege (the
          * AT_EMPTY_PATH form needs CAP_DAC_READ_SEARCH), and link() never
          * replaces an existing name. */
-        x->file_req.done = recv_on_linked;
-        recv_step(x, "publishing", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
-                                             recv_dirfd(x), x->offer.name, AT_SYMLINK_FOLLOW));
+        x->fin->req.done = recv_on_linked;
+        recv_step(x, "publishing", io_linkat(recv_io(x), &x->fin->req, AT_FDCWD, x->fin->proc_path,
+                                             recv_dirfd(x), x->fin->offer.name, AT_SYMLINK_FOLLOW));
 }
 
 static void recv_on_tree_published(struct io_req *req, int64_t res)
@@ -673,12 +684,12 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
  * after the last, the whole tree into place. */
 void recv_tree_entry_done(struct recv_xfer *x)
 {
-        if (x->next_file < x->job_files) {
+        if (x->fin->offer.file + recv_span(&x->fin->offer) < x->job_files) {
                 recv_published(x);
                 return;
         }
-        x->file_req.done = recv_on_tree_published;
-        recv_step(x, "publishing the tree", io_call(recv_io(x), &x->file_req, recv_tree_publish, x));
+        x->fin->req.done = recv_on_tree_published;
+        recv_step(x, "publishing the tree", io_call(recv_io(x), &x->fin->req, recv_tree_publish, x));
 }
 
 static void recv_on_tree_linked(struct io_req *req, int64_t res)
@@ -709,12 +720,13 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
 static int64_t recv_tree_restage(void *arg)
 {
         struct recv_xfer *x = arg;
+        const struct recv_file *f = x->fin;
 
-        if (linkat(AT_FDCWD, x->proc_path, x->stage_fd, x->rel, AT_SYMLINK_FOLLOW) == 0)
+        if (linkat(AT_FDCWD, f->proc_path, x->stage_fd, f->rel, AT_SYMLINK_FOLLOW) == 0)
                 return 0;
-        if (errno != EEXIST || unlinkat(x->stage_fd, x->rel, 0) < 0)
+        if (errno != EEXIST || unlinkat(x->stage_fd, f->rel, 0) < 0)
                 return -errno;
-        return linkat(AT_FDCWD, x->proc_path, x->stage_fd, x->rel, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+        return linkat(AT_FDCWD, f->proc_path, x->stage_fd, f->rel, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
 /* A tree's file, verified, into the staging directory (ours, 0700, no
@@ -724,13 +736,13 @@ static int64_t recv_tree_restage(void *arg)
  * nothing and one after it loses nothing. */
 static void recv_tree_stage(struct recv_xfer *x)
 {
-        x->file_req.done = recv_on_tree_linked;
+        x->fin->req.done = recv_on_tree_linked;
         if (x->tree_resumed) {
-                recv_step(x, "staging", io_call(recv_io(x), &x->file_req, recv_tree_restage, x));
+                recv_step(x, "staging", io_call(recv_io(x), &x->fin->req, recv_tree_restage, x));
                 return;
         }
-        recv_step(x, "staging", io_linkat(recv_io(x), &x->file_req, AT_FDCWD, x->proc_path,
-                                          x->stage_fd, x->rel, AT_SYMLINK_FOLLOW));
+        recv_step(x, "staging", io_linkat(recv_io(x), &x->fin->req, AT_FDCWD, x->fin->proc_path,
+                                          x->stage_fd, x->fin->rel, AT_SYMLINK_FOLLOW));
 }
 
 static void recv_on_tree_meta(struct io_req *req, int64_t res)
@@ -749,15 +761,15 @@ static void recv_on_tree_meta(struct io_req *req, int64_t res)
 }
 
 /* On a worker: IORING_OP_FSETXATTR needs Linux 5.19, a worker's
- * fsetxattr any kernel, and it is once per file. Touches only x->fd and
- * x->digest. */
+ * fsetxattr any kernel, and it is once per file. Touches only x->fin->fd and
+ * x->fin->digest. */
 static int64_t recv_set_digest(void *arg)
 {
         struct recv_xfer *x = arg;
         char hex[DIGEST_HEX_SIZE];
 
-        digest_hex(x->digest, hex);
-        return fsetxattr(x->fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 ? -errno : 0;
+        digest_hex(x->fin->digest, hex);
+        return fsetxattr(x->fin->fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 ? -errno : 0;
 }
 
 static void recv_on_digest_set(struct io_req *req, int64_t res)
@@ -780,17 +792,17 @@ static void recv_on_digest_set(struct io_req *req, int64_t res)
                 return;
         }
         /* A tree's file: its mode and mtime, after the data; then staged. */
-        if (x->tree && (x->offer.mode || x->offer.mtime_ns)) {
-                x->file_req.done = recv_on_tree_meta;
-                recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->file_req, recv_tree_meta, x));
+        if (x->tree && (x->fin->offer.mode || x->fin->offer.mtime_ns)) {
+                x->fin->req.done = recv_on_tree_meta;
+                recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->fin->req, recv_tree_meta, x));
                 return;
         }
         if (x->tree) {
                 recv_tree_stage(x);
                 return;
         }
-        x->file_req.done = recv_on_fsync;
-        recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->file_req, x->fd));
+        x->fin->req.done = recv_on_fsync;
+        recv_step(x, "fsync of the file", io_fsync(recv_io(x), &x->fin->req, x->fin->fd));
 }
 
 static void recv_on_link_kept(struct io_req *req, int64_t res)
@@ -801,7 +813,7 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
         if (res == -EPERM || res == -EEXIST) {
-                recv_fail(x, res == -EPERM ? WIRE_E_NAME : WIRE_E_EXISTS, x->link_text);
+                recv_fail(x, res == -EPERM ? WIRE_E_NAME : WIRE_E_EXISTS, x->fin->link_text);
                 return;
         }
         if (res < 0) {
@@ -810,8 +822,8 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
                 return;
         }
         /* The same symlink was there: kept, and its RESULT says so (wire.h). */
-        x->pack_skipped = res == 1;
-        x->files_skipped += x->pack_skipped;
+        x->fin->pack_skipped = res == 1;
+        x->files_skipped += x->fin->pack_skipped;
         recv_tree_entry_done(x);
 }
 
@@ -821,19 +833,34 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
  * end; a pack's, its entries. */
 void recv_file_publish(struct recv_xfer *x)
 {
-        if (x->tree && (x->offer.flags & WIRE_OFFER_DIR)) {
+        /* Kept as it was (sync): nothing to make, only its RESULT. */
+        if (x->fin->skip && x->tree) {
                 recv_tree_entry_done(x);
                 return;
         }
-        if (x->tree && (x->offer.flags & WIRE_OFFER_LINK)) {
-                x->file_req.done = recv_on_link_kept;
-                recv_step(x, "checking a symlink", io_call(recv_io(x), &x->file_req, recv_tree_link_keep, x));
+        if (x->fin->skip) {
+                recv_published(x);
                 return;
         }
-        if (x->offer.flags & WIRE_OFFER_PACK) {
+        /* DEST itself was made with the staging directory (recv_tree_begin). */
+        if (x->tree && (x->fin->offer.flags & WIRE_OFFER_DIR) && x->fin->offer.file == 0) {
+                recv_tree_entry_done(x);
+                return;
+        }
+        if (x->tree && (x->fin->offer.flags & WIRE_OFFER_DIR)) {
+                x->fin->req.done = recv_on_tree_linked;
+                recv_step(x, "making a directory", io_call(recv_io(x), &x->fin->req, recv_tree_mkdir, x->fin));
+                return;
+        }
+        if (x->tree && (x->fin->offer.flags & WIRE_OFFER_LINK)) {
+                x->fin->req.done = recv_on_link_kept;
+                recv_step(x, "checking a symlink", io_call(recv_io(x), &x->fin->req, recv_tree_link_keep, x));
+                return;
+        }
+        if (x->fin->offer.flags & WIRE_OFFER_PACK) {
                 recv_pack_unpack(x);
                 return;
         }
-        x->file_req.done = recv_on_digest_set;
-        recv_step(x, "storing the digest", io_call(recv_io(x), &x->file_req, recv_set_digest, x));
+        x->fin->req.done = recv_on_digest_set;
+        recv_step(x, "storing the digest", io_call(recv_io(x), &x->fin->req, recv_set_digest, x));
 }

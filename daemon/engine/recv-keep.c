@@ -83,7 +83,7 @@ static void recv_keep_on_lookup(struct io_req *req, int64_t res)
                 x->files_skipped = t->skipped;
                 x->keep_created = x->keep_pj.rec.created;
                 log_info("%s: %s: continuing transfer %" PRIu64 ": %u of %u entries (%" PRIu64
-                         " bytes) kept from an interrupted attempt", b->peer, x->dest, x->offer.transfer_id,
+                         " bytes) kept from an interrupted attempt", b->peer, x->dest, x->cur->offer.transfer_id,
                          t->entries, x->job_files, t->offered);
         } else if (res < 0 || x->keep_pj.why) {
                 log_notice("%s: %s: the kept tree is not continued: %s", b->peer, x->dest,
@@ -98,7 +98,7 @@ void recv_keep_lookup(struct recv_xfer *x)
         static const uint8_t zero[WIRE_SOURCE_SIZE];
         int r;
 
-        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->offer.source, zero, sizeof(zero)) != 0;
+        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0;
         if (!x->tree_part) {
                 recv_file_open(x);
                 return;
@@ -124,14 +124,14 @@ void recv_keep_lookup(struct recv_xfer *x)
         memcpy(x->keep_pj.boot_id, b->e->boot_id, sizeof(x->keep_pj.boot_id));
         memcpy(x->keep_pj.offer.peer, x->keep_ident.peer, sizeof(x->keep_pj.offer.peer));
         memcpy(x->keep_pj.offer.key_id, x->keep_ident.key_id, sizeof(x->keep_pj.offer.key_id));
-        memcpy(x->keep_pj.offer.source, x->offer.source, sizeof(x->keep_pj.offer.source));
+        memcpy(x->keep_pj.offer.source, x->cur->offer.source, sizeof(x->keep_pj.offer.source));
         x->keep_pj.offer.size = x->job_bytes;
-        x->keep_pj.offer.chunk_size = x->offer.chunk_size;
+        x->keep_pj.offer.chunk_size = x->cur->offer.chunk_size;
         x->keep_pj.offer.dest = x->dest;
         x->keep_pj.offer.job_files = x->job_files;
         x->keep_pj.data_fd = -1;
-        x->file_req.done = recv_keep_on_lookup;
-        r = io_call(recv_io(x), &x->file_req, partials_lookup, &x->keep_pj);
+        x->cur->req.done = recv_keep_on_lookup;
+        r = io_call(recv_io(x), &x->cur->req, partials_lookup, &x->keep_pj);
         if (r < 0) {
                 /* Staged in incoming_dir as any tree: nothing is kept. */
                 log_warning("%s: looking for a kept tree: %s", b->peer, strerror(-r));
@@ -159,7 +159,7 @@ int recv_keep_stage(struct recv_xfer *x)
                 if (fd < 0)
                         return -errno;
                 x->stage_fd = fd;
-                return mkdirat(fd, x->rel, 0755) < 0 ? -errno : 0;
+                return mkdirat(fd, x->cur->rel, 0755) < 0 ? -errno : 0;
         }
         /* The symlinks of the entries recorded; the later ones come again. */
         if (x->tree_links_len == 0) {
@@ -183,7 +183,7 @@ static void recv_keep_on_recorded(struct io_req *req, int64_t res)
         struct recv_xfer *x = recv_of_file_req(req);
         struct xfer *b = &x->base;
 
-        if (!xfer_io_done(b) || b->state == XFER_CLOSING)
+        if (!xfer_io_done(b) || b->state == XFER_CLOSING || !x->fin)
                 return;
         if (res < 0) {
                 /* Not keeping is no reason to fail: the tree goes on, and
@@ -200,6 +200,7 @@ static void recv_keep_on_recorded(struct io_req *req, int64_t res)
 void recv_keep_record(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
+        struct recv_file *f = x->fin;
         struct partial_tree *t;
         uint64_t now = clock_usec(CLOCK_REALTIME) / 1000000u;
         int r;
@@ -215,16 +216,25 @@ void recv_keep_record(struct recv_xfer *x)
         x->keep_pj.rec.updated = now;
         x->keep_pj.nosync = true;
         t = &x->keep_pj.rec.tree;
-        t->entries = x->next_file;
+        /* Up to fin, the entry whose RESULT goes next: not the one offered
+         * after it (cur, in flight: wire.h, Pipelining), whose bytes and
+         * skip are counted already. A resumed tree's DEST holds what was kept. */
+        t->entries = f->offer.file == 0 && x->tree_resumed ? x->tree_kept : f->offer.file + recv_span(&f->offer);
         t->offered = x->offered;
+        t->skipped = x->files_skipped;
+        if (x->cur != f && x->cur->offer.name[0]) {
+                if (!(x->cur->offer.flags & WIRE_OFFER_PACK))
+                        t->offered -= x->cur->offer.size;
+                t->skipped -= x->cur->skip;
+        }
+        /* Cur's symlink is listed only when it is published, after fin's RESULT. */
         t->links_len = x->links_len;
         /* As they will be once this entry's RESULT is counted (recv_journal). */
-        t->published = x->files_published + recv_span(&x->offer);
-        t->packs = x->packs + !!(x->offer.flags & WIRE_OFFER_PACK);
-        t->skipped = x->files_skipped;
+        t->published = x->files_published + recv_span(&f->offer);
+        t->packs = x->packs + !!(f->offer.flags & WIRE_OFFER_PACK);
         memcpy(t->boot_id, b->e->boot_id, sizeof(t->boot_id));
-        x->file_req.done = recv_keep_on_recorded;
-        r = io_call(recv_io(x), &x->file_req, partials_store, &x->keep_pj);
+        f->req.done = recv_keep_on_recorded;
+        r = io_call(recv_io(x), &f->req, partials_store, &x->keep_pj);
         if (r < 0) {
                 log_warning("%s: %s: recording the kept tree: %s; it is not kept", b->peer, x->dest,
                             strerror(-r));
@@ -294,7 +304,7 @@ void recv_keep_gone(struct recv_xfer *x)
                 return;
         if (x->keep_recorded && !x->keep_off && recv_keep_worth(b->status)) {
                 log_info("%s: %s: its staged entries are kept for the job's next attempt (transfer %" PRIu64
-                         ", partial_retention %u s)", b->peer, x->dest, x->offer.transfer_id,
+                         ", partial_retention %u s)", b->peer, x->dest, recv_named(x)->offer.transfer_id,
                          e->cfg->partial_retention);
                 return;
         }

@@ -36,9 +36,9 @@ static unsigned int recv_lanes_grant(const struct recv_xfer *x)
         /* The lanes serve the whole session: the job's bytes decide, one
          * lane per block of them at most (each file's runs split by its own
          * blocks, and a lane's run may be empty). */
-        uint64_t chunks = x->job_bytes / x->offer.chunk_size + (x->job_bytes % x->offer.chunk_size != 0);
+        uint64_t chunks = x->job_bytes / x->cur->offer.chunk_size + (x->job_bytes % x->cur->offer.chunk_size != 0);
         uint64_t by_size = MIN(chunks / RECV_LANE_MIN_CHUNKS, wire_blocks(x->job_bytes));
-        unsigned int n = MIN((unsigned int)x->offer.lanes, xfer_lanes_share(b->e, b->ring->conns));
+        unsigned int n = MIN((unsigned int)x->cur->offer.lanes, xfer_lanes_share(b->e, b->ring->conns));
 
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
 }
@@ -46,7 +46,7 @@ static unsigned int recv_lanes_grant(const struct recv_xfer *x)
 void recv_plan(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
-        const struct wire_offer *o = &x->offer;
+        const struct wire_offer *o = &x->cur->offer;
 
         if (x->planned)
                 return;
@@ -63,7 +63,7 @@ void recv_plan(struct recv_xfer *x)
         }
         /* A skipped first file: the session goes on over lane 0 alone (a
          * lane joins only a transfer whose data flows). */
-        if (x->skip) {
+        if (x->cur->skip) {
                 xfer_set_lanes(b, 1);
                 return;
         }
@@ -94,7 +94,7 @@ int recv_send_accept(struct recv_xfer *x, uint16_t flags)
 
         m.accept.lanes = (uint16_t)b->nlanes;
         m.accept.flags = flags;
-        m.accept.file = x->offer.file;
+        m.accept.file = x->cur->offer.file;
         memcpy(m.accept.resume, x->resume, sizeof(uint32_t) * b->nlanes);
         /* DEST's, continuing a kept tree: its entries are here (wire.h). */
         if (flags & WIRE_ACCEPT_RESUMED) {
@@ -109,9 +109,9 @@ int recv_send_accept(struct recv_xfer *x, uint16_t flags)
                 recv_fail(x, WIRE_E_INTERNAL, strerror(-r));
                 return r;
         }
-        x->t_file = b->t_last = clock_usec(CLOCK_MONOTONIC);
-        if (x->offer.file == 0)
-                b->t_start = x->t_file;
+        x->cur->t_file = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        if (x->cur->offer.file == 0)
+                b->t_start = x->cur->t_file;
         return 0;
 }
 
@@ -119,7 +119,7 @@ int recv_send_accept(struct recv_xfer *x, uint16_t flags)
 void recv_accept(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
-        const struct wire_offer *o = &x->offer;
+        const struct wire_offer *o = &x->cur->offer;
 
         recv_plan(x);
         /* A later file's kept parts first (recv-partial.c): then here again. */
@@ -143,7 +143,7 @@ void recv_accept(struct recv_xfer *x)
         }
         xfer_set_state(b, XFER_DATA);
         /* Kept bytes count as received: END's and the verdict's counts are the file's. */
-        x->bytes_written = x->file_bytes = x->resumed;
+        x->bytes_written = x->cur->file_bytes = x->resumed;
         b->bytes += x->resumed;
         if (recv_send_accept(x, x->published_match                  ? WIRE_ACCEPT_PUBLISHED :
                                 x->tree_resumed && o->file == 0 ? WIRE_ACCEPT_RESUMED :
@@ -200,13 +200,13 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "pre-shared key proof does not match "
                          "(another key, or an offer made for another connection)");
                 if (nv != NAME_OK)
-                        snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                        snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_AUTH;
         }
         if (nv != NAME_OK) {
                 /* Don't echo a hostile name into logs as if it were a file. */
                 snprintf(text, len, "%s", name_verdict_str(nv));
-                snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
         }
         if (!e->incoming_clean) {
@@ -279,7 +279,7 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         if (b->session.on && auth_next_offer_verify(&b->session, o) < 0) {
                 snprintf(text, len, "the offer of file %u does not prove the session key", x->next_file + 1);
                 if (nv != NAME_OK)
-                        snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                        snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_AUTH;
         }
         /* Only a regular file carries a source token (it may resume, wire.h). */
@@ -290,12 +290,12 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
             (o->flags & WIRE_OFFER_SYNC_FLAGS) != ((x->sync & ~WIRE_OFFER_DIGEST) | (digest ? WIRE_OFFER_DIGEST : 0))) {
                 snprintf(text, len, "offer of file %u does not follow the session's", x->next_file + 1);
                 if (nv != NAME_OK)
-                        snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                        snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_PROTOCOL;
         }
         if (nv != NAME_OK) {
                 snprintf(text, len, "%s", name_verdict_str(nv));
-                snprintf(x->offer.name, sizeof(x->offer.name), "(rejected name)");
+                snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
         }
         /* A pack only in a tree, named DEST, within what a receiver reads
@@ -347,8 +347,8 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         unsigned int status;
         int r;
 
-        x->offer = *o;
-        x->skip = x->sync_probed = false;
+        x->cur->offer = *o;
+        x->cur->skip = x->sync_probed = false;
         evtimer_del(x->base.timer);
         if (x->next_file > 0) {
                 /* The session's next file: admitted, the lanes up. */

@@ -45,9 +45,9 @@ static int recv_pack_bad(struct recv_xfer *x, unsigned int status, const char *f
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(x->pack_why, sizeof(x->pack_why), fmt, ap);
+        vsnprintf(x->fin->pack_why, sizeof(x->fin->pack_why), fmt, ap);
         va_end(ap);
-        x->pack_status = status;
+        x->fin->pack_status = status;
         return -EINVAL;
 }
 
@@ -209,8 +209,9 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
         return 0;
 }
 
-/* Every record, checked, then made. Touches x->fd, offer, dest, stage_fd,
- * job_bytes, offered, pack_*; nothing else runs on them meanwhile. */
+/* Every record, checked, then made. Touches x->fin->fd, offer, dest, stage_fd,
+ * and fin's pack_* (pack_room: the job's bytes left when it began);
+ * nothing else runs on them meanwhile. */
 static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
 {
         size_t dlen = strlen(x->dest);
@@ -221,16 +222,16 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
         uint64_t data = 0;
         int n;
 
-        if (pack_check(buf, len, x->offer.pack_entries, x->offer.pack_hash, &why) < 0)
+        if (pack_check(buf, len, x->fin->offer.pack_entries, x->fin->offer.pack_hash, &why) < 0)
                 return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", why);
-        pack_reader_init(&r, buf, len, x->offer.pack_entries);
+        pack_reader_init(&r, buf, len, x->fin->offer.pack_entries);
         while ((n = pack_next(&r, &e)) == PACK_ENTRY) {
                 /* Beneath DEST, as an entry offered alone must be. */
                 if (e.name_len <= dlen + 1 || memcmp(e.name, x->dest, dlen) != 0 || e.name[dlen] != '/')
                         return recv_pack_bad(x, WIRE_E_NAME, "a packed entry is not beneath the job's destination");
-                if (e.size > x->job_bytes - x->offered - data)
+                if (e.size > x->fin->pack_room - data)
                         return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack: more bytes than the job announced");
-                if (x->pack_max_file && e.size > x->pack_max_file)
+                if (x->fin->pack_max_file && e.size > x->fin->pack_max_file)
                         return recv_pack_bad(x, WIRE_E_TOO_LARGE, "%.*s: %" PRIu64 " bytes is over max_file_size",
                                              (int)e.name_len, e.name, e.size);
                 data += e.size;
@@ -242,7 +243,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                         if (s < 0)
                                 return s;
                         if (s == 1) {
-                                x->pack_skipped++;
+                                x->fin->pack_skipped++;
                                 continue;
                         }
                 }
@@ -262,7 +263,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
         }
         if (n < 0)
                 return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", r.why);
-        x->pack_data = data;
+        x->fin->pack_data = data;
         return 0;
 }
 
@@ -270,13 +271,13 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
 static int64_t recv_pack_worker(void *arg)
 {
         struct recv_xfer *x = arg;
-        size_t len = (size_t)x->offer.size, got = 0;
+        size_t len = (size_t)x->fin->offer.size, got = 0;
         _cleanup_(freep) uint8_t *buf = malloc(len ?: 1);
 
         if (!buf)
                 return recv_pack_bad(x, WIRE_E_INTERNAL, "no memory to unpack %zu bytes", len);
         while (got < len) {
-                ssize_t n = pread(x->fd, buf + got, len - got, (off_t)got);
+                ssize_t n = pread(x->fin->fd, buf + got, len - got, (off_t)got);
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -292,17 +293,17 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
 
-        if (!xfer_io_done(&x->base) || x->base.state != XFER_FINISHING)
+        if (!xfer_io_done(&x->base) || x->base.state == XFER_CLOSING || !x->fin)
                 return;
         if (res < 0) {
-                recv_fail(x, x->pack_status ?: WIRE_E_INTERNAL, x->pack_why);
+                recv_fail(x, x->fin->pack_status ?: WIRE_E_INTERNAL, x->fin->pack_why);
                 return;
         }
-        x->offered += x->pack_data;
-        x->files_skipped += x->pack_skipped;
+        x->offered += x->fin->pack_data;
+        x->files_skipped += x->fin->pack_skipped;
         /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
          * headers and names too: its data is all in (recv_finish). */
-        x->base.bytes -= x->offer.size - x->pack_data;
+        x->base.bytes -= x->fin->offer.size - x->fin->pack_data;
         recv_tree_entry_done(x);
 }
 
@@ -310,16 +311,18 @@ void recv_pack_unpack(struct recv_xfer *x)
 {
         int r;
 
-        x->pack_max_file = x->base.e->cfg->max_file_size;
-        x->pack_status = 0;
-        x->pack_why[0] = '\0';
-        x->pack_data = 0;
-        x->pack_skipped = 0;
+        x->fin->pack_max_file = x->base.e->cfg->max_file_size;
+        x->fin->pack_status = 0;
+        x->fin->pack_why[0] = '\0';
+        x->fin->pack_data = 0;
+        x->fin->pack_skipped = 0;
+        /* A copy: the next file's offer may add to offered meanwhile. */
+        x->fin->pack_room = x->job_bytes - MIN(x->offered, x->job_bytes);
         /* The worker reads this copy, not cfg (a reload may replace it). */
         if (x->merge)
                 x->overwrite = x->base.e->cfg->overwrite;
-        x->file_req.done = recv_on_unpacked;
-        r = io_call(x->base.e->io, &x->file_req, recv_pack_worker, x);
+        x->fin->req.done = recv_on_unpacked;
+        r = io_call(x->base.e->io, &x->fin->req, recv_pack_worker, x);
         if (r < 0) {
                 recv_fail(x, WIRE_E_INTERNAL, "unpacking: cannot start a worker");
                 return;

@@ -52,11 +52,11 @@ void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
         (void)wire_binding_set(&bd, rdma_get_peer_addr(id), rdma_get_local_addr(id));
         memcpy(r->peer, bd.sender, sizeof(r->peer));
         memcpy(r->key_id, x->base.e->key_id, sizeof(r->key_id));
-        memcpy(r->source, x->offer.source, sizeof(r->source));
-        r->transfer_id = x->offer.transfer_id;
-        r->size = x->offer.size;
-        r->chunk_size = x->offer.chunk_size;
-        snprintf(r->dest, sizeof(r->dest), "%s", x->offer.name);
+        memcpy(r->source, x->cur->offer.source, sizeof(r->source));
+        r->transfer_id = x->cur->offer.transfer_id;
+        r->size = x->cur->offer.size;
+        r->chunk_size = x->cur->offer.chunk_size;
+        snprintf(r->dest, sizeof(r->dest), "%s", x->cur->offer.name);
 }
 
 void recv_job_init(struct recv_xfer *x)
@@ -85,32 +85,32 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
                 x->pj.data_fd = -1;
                 return;
         }
-        if (res == PARTIALS_PUBLISHED && x->pj.rec.transfer_id == x->offer.transfer_id &&
-            x->pj.rec.lanes <= x->offer.lanes && x->job_files == 1) {
+        if (res == PARTIALS_PUBLISHED && x->pj.rec.transfer_id == x->cur->offer.transfer_id &&
+            x->pj.rec.lanes <= x->cur->offer.lanes && x->job_files == 1) {
                 /* The same transfer again: its RESULT never reached the sender. */
                 x->found = x->pj.rec;
                 x->published_match = true;
                 recv_plan(x);
                 log_info("%s: %s was published by transfer %" PRIu64 " already; checking the "
-                         "sender's digests against it", b->peer, x->offer.name, x->offer.transfer_id);
+                         "sender's digests against it", b->peer, x->cur->offer.name, x->cur->offer.transfer_id);
                 recv_accept(x);
                 return;
         }
         if (res == PARTIALS_RESUME) {
                 x->found = x->pj.rec;
-                x->fd = x->pj.data_fd;
+                x->cur->fd = x->pj.data_fd;
                 x->pj.data_fd = -1;
                 x->part_linked = true;
                 x->created = x->found.created;
-                snprintf(x->proc_path, sizeof(x->proc_path), "/proc/self/fd/%d", x->fd);
+                snprintf(x->cur->proc_path, sizeof(x->cur->proc_path), "/proc/self/fd/%d", x->cur->fd);
         } else if (res < 0 || why) {
-                log_notice("%s: %s: not resumed: %s", b->peer, x->offer.name,
+                log_notice("%s: %s: not resumed: %s", b->peer, x->cur->offer.name,
                            res < 0 ? strerror((int)-res) : why);
         }
         recv_plan(x);
         if (x->resumed)
                 log_info("%s: %s: resuming, %" PRIu64 " of %" PRIu64 " bytes kept from an "
-                         "interrupted attempt", b->peer, x->offer.name, x->resumed, x->offer.size);
+                         "interrupted attempt", b->peer, x->cur->offer.name, x->resumed, x->cur->offer.size);
         recv_file_open(x);
 }
 
@@ -119,13 +119,14 @@ void recv_partial_lookup(struct recv_xfer *x)
         struct xfer *b = &x->base;
         int r;
 
-        if (x->tree && x->offer.file == 0) {
+        if (x->tree && x->cur->offer.file == 0) {
                 recv_keep_lookup(x);
                 return;
         }
         /* A file whose offer names its source (a single file, or a large
          * one in a session: rdmaxferd(8), Resuming). */
-        x->part_on = partials_on(b->e, x->offer.size) && !recv_source_zero(x->offer.source);
+        x->part_on = partials_on(b->e, x->cur->offer.size) && !recv_source_zero(x->cur->offer.source);
+        x->part_of = x->part_on ? x->cur : NULL;
         if (!x->part_on) {
                 recv_file_open(x);
                 return;
@@ -134,13 +135,13 @@ void recv_partial_lookup(struct recv_xfer *x)
         recv_job_init(x);
         memcpy(x->pj.offer.peer, x->pj.rec.peer, sizeof(x->pj.offer.peer));
         memcpy(x->pj.offer.key_id, x->pj.rec.key_id, sizeof(x->pj.offer.key_id));
-        memcpy(x->pj.offer.source, x->offer.source, sizeof(x->pj.offer.source));
-        x->pj.offer.size = x->offer.size;
-        x->pj.offer.chunk_size = x->offer.chunk_size;
-        x->pj.offer.dest = x->offer.name;
+        memcpy(x->pj.offer.source, x->cur->offer.source, sizeof(x->pj.offer.source));
+        x->pj.offer.size = x->cur->offer.size;
+        x->pj.offer.chunk_size = x->cur->offer.chunk_size;
+        x->pj.offer.dest = x->cur->offer.name;
         x->pj.data_fd = -1;
-        x->file_req.done = recv_on_lookup_done;
-        r = io_call(recv_io(x), &x->file_req, partials_lookup, &x->pj);
+        x->cur->req.done = recv_on_lookup_done;
+        r = io_call(recv_io(x), &x->cur->req, partials_lookup, &x->pj);
         if (r < 0) {
                 /* Not resuming is no reason to refuse. */
                 log_warning("%s: looking for a partial: %s", b->peer, strerror(-r));
@@ -216,8 +217,8 @@ void recv_partial_rehash(struct recv_xfer *x)
                                          wire_run_bytes(b->size, b->chunk, first, end));
                 x->rh[k].idx = k;
                 if (r == 0)
-                        r = rehash_start(&x->rh[k], b, &x->pre[k], x->fd, first * x->offer.chunk_size,
-                                         MIN((first + x->resume[k]) * x->offer.chunk_size, x->offer.size),
+                        r = rehash_start(&x->rh[k], b, &x->pre[k], x->cur->fd, first * x->cur->offer.chunk_size,
+                                         MIN((first + x->resume[k]) * x->cur->offer.chunk_size, x->cur->offer.size),
                                          recv_on_rehashed);
                 if (r < 0) {
                         recv_fail(x, WIRE_E_INTERNAL, "reading back the kept part: cannot start");
@@ -265,7 +266,7 @@ static void recv_ckpt_done(struct recv_xfer *x)
 
 static void recv_ckpt_failed(struct recv_xfer *x, const char *what, int64_t res)
 {
-        log_warning("%s: %s: %s: %s; this transfer will not resume", x->base.peer, x->offer.name,
+        log_warning("%s: %s: %s: %s; this transfer will not resume", x->base.peer, x->part_of->offer.name,
                     what, strerror((int)-res));
         x->part_on = false;
         recv_ckpt_done(x);
@@ -286,7 +287,7 @@ static void recv_on_ckpt_stored(struct io_req *req, int64_t res)
                 /* One more partial: the cap may want an old one gone. */
                 partials_sweep(x->base.e);
         }
-        log_debug("%s: %s: %" PRIu64 " bytes durable", x->base.peer, x->offer.name,
+        log_debug("%s: %s: %" PRIu64 " bytes durable", x->base.peer, x->part_of->offer.name,
                   partial_kept_bytes(&x->pj.rec));
         recv_ckpt_done(x);
 }
@@ -307,9 +308,9 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
                 x->pj.rec.created = x->created;
                 x->pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
                 memcpy(x->pj.rec.kept, x->kept, sizeof(x->kept));
-                x->pj.link_from = x->part_linked ? NULL : x->proc_path;
+                x->pj.link_from = x->part_linked ? NULL : x->part_of->proc_path;
                 /* Nothing more will be written: the rest of the reservation goes back. */
-                x->pj.punch_fd = x->ckpt_last ? x->fd : -1;
+                x->pj.punch_fd = x->ckpt_last ? x->part_of->fd : -1;
                 x->part_req.done = recv_on_ckpt_stored;
                 r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj);
                 if (r == 0)
@@ -335,7 +336,7 @@ static void recv_ckpt_start(struct recv_xfer *x)
                 x->created = clock_usec(CLOCK_REALTIME) / 1000000u;
         x->ckpt_bytes = x->bytes_written;
         x->part_req.done = recv_on_ckpt_synced;
-        r = io_fsync(recv_io(x), &x->part_req, x->fd);
+        r = io_fsync(recv_io(x), &x->part_req, x->part_of->fd);
         if (r < 0)
                 return;         /* the ring is full: the next write tries again */
         x->ckpt_busy = true;
@@ -353,7 +354,7 @@ void recv_partial_final(struct recv_xfer *x)
 {
         /* What was written since the last checkpoint is kept too: the
          * transfer is failing, not the disk. */
-        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->fd >= 0 &&
+        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->part_of->fd >= 0 &&
             x->bytes_written > x->ckpt_bytes) {
                 x->ckpt_last = true;
                 recv_ckpt_start(x);
@@ -366,21 +367,32 @@ static void recv_on_published_stored(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
 
-        if (!xfer_io_done(&x->base) || x->base.state != XFER_FINISHING)
+        if (!xfer_io_done(&x->base) || x->base.state == XFER_CLOSING || !x->fin)
                 return;
         if (res < 0)
                 log_warning("%s: %s: recording that it was published: %s", x->base.peer,
-                            x->offer.name, strerror((int)-res));
+                            x->fin->offer.name, strerror((int)-res));
         recv_published(x);
 }
+
+/* The file being published had a partial (fin is part_of): its partial
+ * goes, then @then. */
+static void recv_partial_remove(struct recv_xfer *x, void (*then)(struct recv_xfer *x));
 
 void recv_partial_published(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
+        struct recv_file *f = x->fin;
         int r;
 
-        if (!x->part_on) {
+        if (!x->part_on || x->part_of != f) {
                 recv_published(x);
+                return;
+        }
+        /* A retry is checked against a published record only in a job of
+         * one file (the lanes have moved on to the next one here). */
+        if (x->job_files > 1) {
+                recv_partial_remove(x, recv_published);
                 return;
         }
         /* No data, each lane's verified digest: what a retry is checked against. */
@@ -396,10 +408,10 @@ void recv_partial_published(struct recv_xfer *x)
                 x->pj.rec.kept[k] = end - first;
                 memcpy(x->pj.rec.digest[k], recv_lane(x, k)->end.digest, WIRE_DIGEST_SIZE);
         }
-        memcpy(x->pj.rec.file_digest, x->digest, WIRE_DIGEST_SIZE);
+        memcpy(x->pj.rec.file_digest, f->digest, WIRE_DIGEST_SIZE);
         x->pj.unlink_data = x->part_linked;
-        x->file_req.done = recv_on_published_stored;
-        r = io_call(recv_io(x), &x->file_req, partials_store, &x->pj);
+        f->req.done = recv_on_published_stored;
+        r = io_call(recv_io(x), &f->req, partials_store, &x->pj);
         if (r < 0) {
                 recv_published(x);
                 return;
@@ -430,14 +442,14 @@ void recv_partial_drop(struct recv_xfer *x)
         if (io_call(recv_io(x), &x->part_req, partials_remove, &x->pj) == 0)
                 xfer_io_start(&x->base, "removing a partial");
         log_notice("%s: %s: its partial is removed; the next attempt sends everything",
-                   x->base.peer, x->offer.name);
+                   x->base.peer, x->part_of->offer.name);
 }
 
 bool recv_partial_prehash(struct recv_xfer *x)
 {
         bool any = false;
 
-        if (x->offer.file == 0 || x->prehashed || x->published_match)
+        if (x->cur->offer.file == 0 || x->prehashed || x->published_match)
                 return false;
         for (unsigned int k = 0; k < x->base.nlanes; k++) {
                 x->rh_busy[k] = x->resume[k] > 0;
@@ -459,6 +471,7 @@ void recv_partial_reset(struct recv_xfer *x)
         memset(x->rh_busy, 0, sizeof(x->rh_busy));
         x->resumed = 0;
         x->part_on = x->part_linked = x->published_match = false;
+        x->part_of = NULL;
         x->drop_pending = x->ckpt_last = false;
         x->prehashing = x->prehashed = false;
         x->created = x->ckpt_bytes = 0;
@@ -468,36 +481,47 @@ void recv_partial_reset(struct recv_xfer *x)
         }
 }
 
-static void recv_on_partial_staged(struct io_req *req, int64_t res)
+static void recv_on_partial_removed(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
 
-        if (!xfer_io_done(&x->base) || x->base.state != XFER_FINISHING)
+        if (!xfer_io_done(&x->base) || x->base.state == XFER_CLOSING || !x->fin)
                 return;
         if (res < 0)
-                log_warning("%s: %s: removing its partial: %s (the sweep will)", x->base.peer, x->offer.name,
-                            strerror((int)-res));
-        recv_tree_entry_done(x);
+                log_warning("%s: %s: removing its partial: %s (the sweep will)", x->base.peer,
+                            x->fin->offer.name, strerror((int)-res));
+        x->part_then(x);
 }
 
-void recv_partial_staged(struct recv_xfer *x)
+static void recv_partial_remove(struct recv_xfer *x, void (*then)(struct recv_xfer *x))
 {
+        struct recv_file *f = x->fin;
         int r;
 
         x->part_on = false;
         if (!x->part_linked) {
-                recv_tree_entry_done(x);
+                then(x);
                 return;
         }
         x->part_linked = false;
         recv_job_init(x);
-        x->file_req.done = recv_on_partial_staged;
-        r = io_call(recv_io(x), &x->file_req, partials_remove, &x->pj);
+        x->part_then = then;
+        f->req.done = recv_on_partial_removed;
+        r = io_call(recv_io(x), &f->req, partials_remove, &x->pj);
         if (r < 0) {
-                recv_tree_entry_done(x);
+                then(x);
                 return;
         }
         xfer_io_start(&x->base, "removing a partial");
+}
+
+void recv_partial_staged(struct recv_xfer *x)
+{
+        if (!x->part_of || x->part_of != x->fin) {
+                recv_tree_entry_done(x);
+                return;
+        }
+        recv_partial_remove(x, recv_tree_entry_done);
 }
 
 void recv_partial_free(struct recv_xfer *x)

@@ -42,7 +42,7 @@ enum {
 
 bool recv_sync_wanted(const struct recv_xfer *x)
 {
-        const struct wire_offer *o = &x->offer;
+        const struct wire_offer *o = &x->cur->offer;
 
         /* DEST itself is looked at when the tree begins; a pack's entries
          * when it is unpacked. */
@@ -66,18 +66,18 @@ static int64_t recv_sync_differs(struct recv_xfer *x)
         if (x->overwrite)
                 return RECV_SYNC_SEND;
         snprintf(x->sync_why, sizeof(x->sync_why), "%.*s: exists and differs; overwrite is off on the receiver",
-                 WIRE_TEXT_MAX - 60, x->offer.name);
+                 WIRE_TEXT_MAX - 60, x->cur->offer.name);
         return RECV_SYNC_REFUSE;
 }
 
 /*
  * On a worker: the name's entry, and the verdict (or -errno). Reads
- * x->offer, overwrite and sync; writes only x->sync_fd and sync_why.
+ * x->cur->offer, overwrite and sync; writes only x->sync_fd and sync_why.
  */
 static int64_t recv_sync_probe(void *arg)
 {
         struct recv_xfer *x = arg;
-        const struct wire_offer *o = &x->offer;
+        const struct wire_offer *o = &x->cur->offer;
         int dirfd = x->base.e->incoming_fd, pfd = dirfd, fd;
         const char *leaf = o->name, *slash = x->tree ? strrchr(o->name, '/') : NULL;
         bool dir = o->flags & WIRE_OFFER_DIR;
@@ -160,9 +160,9 @@ out:
 static void recv_sync_skip(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
-        const struct wire_offer *o = &x->offer;
+        const struct wire_offer *o = &x->cur->offer;
 
-        x->skip = true;
+        x->cur->skip = true;
         recv_plan(x);
         /* A skipped first file: the other lanes would join only for its
          * data, so the session goes on over lane 0 alone (wire.h, Sync). */
@@ -177,10 +177,8 @@ static void recv_sync_skip(struct recv_xfer *x)
         log_debug("%s: %s is there already: skipped (file %u of %u, transfer %" PRIu64 ")", b->peer, o->name,
                   o->file + 1, o->job_files, o->transfer_id);
         xfer_set_state(b, XFER_FINISHING);
-        if (x->tree)
-                recv_tree_entry_done(x);
-        else
-                recv_published(x);
+        /* Its RESULT after the file before it (recv_file_publish). */
+        recv_verified(x);
 }
 
 static void recv_sync_verdict(struct recv_xfer *x, int64_t res)
@@ -199,7 +197,7 @@ static void recv_sync_verdict(struct recv_xfer *x, int64_t res)
                 return;
         default:
                 snprintf(text, sizeof(text), "looking at the existing %.*s: %s", WIRE_TEXT_MAX - 60,
-                         x->offer.name, strerror((int)-res));
+                         x->cur->offer.name, strerror((int)-res));
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
@@ -238,7 +236,7 @@ static void recv_sync_hashed(struct rehash *h, int r)
                 return;
         }
         digest_final(&x->sync_d, have);
-        recv_sync_verdict(x, memcmp(have, x->offer.digest, WIRE_DIGEST_SIZE) == 0 ? RECV_SYNC_SKIP :
+        recv_sync_verdict(x, memcmp(have, x->cur->offer.digest, WIRE_DIGEST_SIZE) == 0 ? RECV_SYNC_SKIP :
                                                                                 recv_sync_differs(x));
 }
 
@@ -261,9 +259,9 @@ static void recv_on_sync_probed(struct io_req *req, int64_t res)
         rehash_deinit(&x->sync_rh);
         r = digest_init(&x->sync_d);
         if (r == 0)
-                r = digest_start(&x->sync_d, 0, x->offer.size);
+                r = digest_start(&x->sync_d, 0, x->cur->offer.size);
         if (r == 0)
-                r = rehash_start(&x->sync_rh, &x->base, &x->sync_d, x->sync_fd, 0, x->offer.size,
+                r = rehash_start(&x->sync_rh, &x->base, &x->sync_d, x->sync_fd, 0, x->cur->offer.size,
                                  recv_sync_hashed);
         if (r < 0) {
                 safe_close(x->sync_fd);
@@ -292,8 +290,8 @@ void recv_sync_probe_start(struct recv_xfer *x)
         x->sync_why[0] = '\0';
         /* The worker reads this copy, not cfg (a reload may replace it). */
         x->overwrite = x->base.e->cfg->overwrite;
-        x->file_req.done = recv_on_sync_probed;
-        r = io_call(x->base.e->io, &x->file_req, recv_sync_probe, x);
+        x->cur->req.done = recv_on_sync_probed;
+        r = io_call(x->base.e->io, &x->cur->req, recv_sync_probe, x);
         if (r < 0) {
                 recv_sync_verdict(x, r);
                 return;
@@ -314,7 +312,7 @@ void recv_sync_free(struct recv_xfer *x)
 
 int recv_sync_link(struct recv_xfer *x, const char *target, size_t len)
 {
-        const char *name = x->offer.name, *slash = strrchr(name, '/');
+        const char *name = x->fin->offer.name, *slash = strrchr(name, '/');
         char parent[WIRE_NAME_MAX + 1], have[NAME_LINK_MAX + 1];
         ssize_t n;
         int pfd;
@@ -336,7 +334,7 @@ int recv_sync_link(struct recv_xfer *x, const char *target, size_t len)
                 return 1;
         if (x->overwrite)
                 return 0;
-        snprintf(x->link_text, sizeof(x->link_text), "%.*s: exists and differs; overwrite is off on the receiver",
+        snprintf(x->fin->link_text, sizeof(x->fin->link_text), "%.*s: exists and differs; overwrite is off on the receiver",
                  WIRE_TEXT_MAX - 60, name);
         return -EEXIST;
 }

@@ -109,7 +109,11 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         x = calloc(1, sizeof(*x));
         if (!x)
                 return -ENOMEM;
-        x->fd = -1;
+        for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++) {
+                x->files[i].x = x;
+                x->files[i].fd = -1;
+        }
+        x->cur = &x->files[0];
         x->stage_fd = -1;
         x->links_fd = -1;
         x->sync_fd = -1;
@@ -158,42 +162,42 @@ static int recv_post_slot(struct recv_lane *l, uint32_t i)
 }
 
 /*
- * The file offered now is decided (@status): counted, and its own journal
+ * File @f of the transfer is decided (@status): counted, and its own journal
  * entry written, unless it is one of a session of several, where that is
  * only at log_level debug (a job of 100,000 files must not flood the
  * journal; the job has one entry of its own, recv_journal_job).
  */
-static void recv_journal(struct recv_xfer *x, unsigned int status)
+void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int status)
 {
         struct xfer *b = &x->base;
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
 
-        stats_tally_add(&b->e->recv_tally, false, status, x->skip ? 0 : x->offer.size);
+        stats_tally_add(&b->e->recv_tally, false, status, f->skip ? 0 : f->offer.size);
         if (ok)
-                x->files_published += recv_span(&x->offer);
-        if (ok && !x->published_match)
+                x->files_published += recv_span(&f->offer);
+        if (ok && !x->published_match && x->part_of == f)
                 x->files_resumed += x->resumed;
-        if (ok && (x->offer.flags & WIRE_OFFER_PACK))
+        if (ok && (f->offer.flags & WIRE_OFFER_PACK))
                 x->packs++;
         if (x->job_files > 1 && b->e->cfg->log_level < CONFIG_LOG_DEBUG)
                 return;
-        if (ok && !x->skip)
-                digest_hex(x->digest, hex);
+        if (ok && !f->skip)
+                digest_hex(f->digest, hex);
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
-                .id = x->offer.transfer_id,
+                .id = f->offer.transfer_id,
                 .peer = b->peer,
-                .file = x->offer.name,
+                .file = f->offer.name,
                 /* Kept bytes of a resumed file count, as in the RESULT. */
-                .bytes = ok && !x->skip ? x->offer.size : x->file_bytes,
-                .resumed = x->resumed,
-                .usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0,
+                .bytes = ok && !f->skip ? f->offer.size : f->file_bytes,
+                .resumed = x->part_of == f ? x->resumed : 0,
+                .usec = f->usec ?: (b->t_last > f->t_file ? b->t_last - f->t_file : 0),
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
-                .digest = ok && !x->skip ? hex : NULL,
-                .lanes = x->t_file ? b->nlanes : 0,
-                .skipped = ok && x->skip,
+                .digest = ok && !f->skip ? hex : NULL,
+                .lanes = f->t_file ? b->nlanes : 0,
+                .skipped = ok && f->skip,
         });
 }
 
@@ -205,10 +209,10 @@ static void recv_journal_job(struct recv_xfer *x)
 
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
-                .id = x->offer.transfer_id,
+                .id = recv_named(x)->offer.transfer_id,
                 .peer = b->peer,
                 /* A tree is its DEST; MESSAGE counts the files either way. */
-                .file = x->tree ? x->dest : x->offer.name,
+                .file = x->tree ? x->dest : recv_named(x)->offer.name,
                 /* As a resumed file's: the kept bytes count, and take no time. */
                 .bytes = b->bytes + x->tree_kept_bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
@@ -230,9 +234,10 @@ static void recv_log(struct xfer *b)
         struct recv_xfer *x = recv_xfer_of(b);
 
         /* Connections that never made an offer are not transfers; the file
-         * offered when it was decided is (none between two of a session). */
-        if (x->offer.name[0])
-                recv_journal(x, b->status);
+         * offered when it was decided is (none between two of a session),
+         * the one being published first. */
+        if (recv_named(x)->offer.name[0])
+                recv_journal(x, recv_named(x), b->status);
         if (x->job_files > 1)
                 recv_journal_job(x);
 }
@@ -247,7 +252,7 @@ static void recv_timeout(struct xfer *b)
         switch (b->state) {
         case XFER_CONNECTING:
         case XFER_OFFER:
-                if (x->offer.name[0]) {
+                if (x->cur->offer.name[0]) {
                         /* Offered: the wait is on our own disk (recv-file.c). */
                         if (xfer_disk_stalled(b)) {
                                 xfer_disk_text(b, text, sizeof(text));
@@ -256,6 +261,13 @@ static void recv_timeout(struct xfer *b)
                         return;
                 }
                 if (x->next_file > 0) {
+                        /* The file before may be published meanwhile: our
+                         * own disk first. */
+                        if (b->ios > 0 && xfer_disk_stalled(b)) {
+                                xfer_disk_text(b, text, sizeof(text));
+                                recv_abort(b, WIRE_E_IO, text);
+                                return;
+                        }
                         /* Between two files of a session: a sender reading
                          * the next one for its digest says so (WAIT), for
                          * as long as the job's bytes left take at min_rate. */
@@ -312,7 +324,7 @@ static void recv_timeout(struct xfer *b)
 
 /* Decide, send the verdict (REFUSE before data, RESULT after) on every
  * lane, then wait for the hang-up. */
-static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
+void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
 {
         struct xfer *b = &x->base;
         struct wire_msg m = { 0 };
@@ -325,15 +337,18 @@ static void recv_verdict(struct recv_xfer *x, unsigned int status, const char *t
                 m.refuse.status = status;
                 snprintf(m.refuse.text, sizeof(m.refuse.text), "%.*s", WIRE_TEXT_MAX, b->text);
         } else {
+                /* The file being published is the older one in flight. */
+                const struct recv_file *f = recv_named(x);
+
                 m.type = WIRE_RESULT;
                 m.result.status = status;
-                m.result.file = x->offer.file;
-                m.result.bytes = status == WIRE_OK && !x->skip ? x->offer.size : x->file_bytes;
-                m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
+                m.result.file = f->offer.file;
+                m.result.bytes = status == WIRE_OK && !f->skip ? f->offer.size : f->file_bytes;
+                m.result.usec = f->usec ?: (b->t_last > f->t_file ? b->t_last - f->t_file : 0);
                 snprintf(m.result.text, sizeof(m.result.text), "%.*s", WIRE_TEXT_MAX,
-                         status == WIRE_OK && x->skip ? "skipped" : b->text);
-                if (status == WIRE_OK && (x->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && x->pack_skipped)
-                        snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pack_skipped);
+                         status == WIRE_OK && f->skip ? "skipped" : b->text);
+                if (status == WIRE_OK && (f->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && f->pack_skipped)
+                        snprintf(m.result.text, sizeof(m.result.text), "skipped %u", f->pack_skipped);
         }
         xfer_set_state(b, XFER_CLOSING);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
@@ -363,8 +378,8 @@ void recv_abort(struct xfer *b, unsigned int status, const char *text)
         if (status == WIRE_OK)
                 status = WIRE_E_INTERNAL;
         recv_partial_final(x);
-        if (x->offer.name[0])
-                log_warning("%s: receive of %s failed: %s%s%s", b->peer, x->offer.name,
+        if (recv_named(x)->offer.name[0])
+                log_warning("%s: receive of %s failed: %s%s%s", b->peer, recv_named(x)->offer.name,
                             wire_status_str(status), text ? ": " : "", text ?: "");
         else
                 log_notice("%s: connection refused: %s%s%s", b->peer, wire_status_str(status),
@@ -396,9 +411,9 @@ static void recv_lost(struct recv_lane *l, const char *why)
                         snprintf(text, sizeof(text), "lane %u: %s", l->base.idx, why);
                 else
                         snprintf(text, sizeof(text), "%s", why);
-                if (x->offer.name[0])
+                if (recv_named(x)->offer.name[0])
                         log_warning("%s: receive of %s aborted: %s; nothing published",
-                                    b->peer, x->offer.name, text);
+                                    b->peer, recv_named(x)->offer.name, text);
                 xfer_decide(b, ENGINE_FAILED, WIRE_E_PROTOCOL, text);
         }
         xfer_hangup(b);
@@ -414,7 +429,7 @@ uint32_t recv_credits_take(struct recv_lane *l)
                 return 0;
         if (xfer_pace_on(b)) {
                 /* A credit is a chunk's worth: one slot, whatever lands in it. */
-                uint32_t chunk = recv_xfer_of(b)->offer.chunk_size;
+                uint32_t chunk = recv_xfer_of(b)->chunk;
 
                 /*
                  * A lane that has its whole run (END came) uses no credit
@@ -439,7 +454,8 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
         struct xfer *b = l->base.x;
         struct wire_msg m = { .type = WIRE_CREDIT };
 
-        if (b->state != XFER_DATA || l->credits_pending == 0)
+        /* After every END too: a session's next offer needs one (wire.h). */
+        if ((b->state != XFER_DATA && b->state != XFER_FINISHING) || l->credits_pending == 0)
                 return;
         /* Batched, but never in batches as large as what the sender holds
          * when it is down to a few slots: it would wait for ever. */
@@ -553,7 +569,7 @@ static void recv_feed(struct xfer_lane *b)
 
 struct recv_xfer *recv_of_file_req(struct io_req *req)
 {
-        return container_of(req, struct recv_xfer, file_req);
+        return container_of(req, struct recv_file, req)->x;
 }
 
 void recv_lanes_flush(struct recv_xfer *x)
@@ -564,91 +580,6 @@ void recv_lanes_flush(struct recv_xfer *x)
                 if (l && !l->base.conn.reaping)
                         recv_flush_credits(l, true);
         }
-}
-
-/*
- * A file of the session published, and more to come: its RESULT on lane 0
- * (with every credit lane 0 held back, so the next offer has one), then
- * wait for the next OFFER over the same lanes.
- */
-static void recv_next_file(struct recv_xfer *x)
-{
-        struct xfer *b = &x->base;
-        struct recv_lane *l0 = recv_lane(x, 0);
-        struct wire_msg m = { .type = WIRE_RESULT };
-        int r;
-
-        recv_journal(x, WIRE_OK);
-        m.credits = l0->credits_pending;
-        l0->credits_pending = 0;
-        m.result.status = WIRE_OK;
-        m.result.file = x->offer.file;
-        /* A skipped file moved nothing; a pack says how many it kept (wire.h). */
-        m.result.bytes = x->skip ? 0 : x->offer.size;
-        if (x->skip)
-                snprintf(m.result.text, sizeof(m.result.text), "skipped");
-        else if ((x->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && x->pack_skipped)
-                snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pack_skipped);
-        m.result.usec = b->t_last > x->t_file ? b->t_last - x->t_file : 0;
-        if (b->session.on)
-                auth_result_mac(&b->session, 0, &m.result, m.result.mac);
-        r = conn_send_ctrl(&l0->base.conn, &m);
-        if (r < 0) {
-                l0->credits_pending += m.credits;
-                recv_abort(b, WIRE_E_INTERNAL, "cannot send the result");
-                return;
-        }
-        /* Published under its name: our descriptor is no longer needed. */
-        safe_close(x->fd);
-        x->fd = -1;
-        x->bytes_written = x->file_bytes = 0;
-        x->publish_err = 0;
-        x->part[0] = '\0';
-        x->offer.name[0] = '\0';
-        b->nended = 0;
-        for (unsigned int k = 0; k < b->nlanes; k++) {
-                struct recv_lane *l = recv_lane(x, k);
-
-                if (!l)
-                        continue;
-                memset(&l->end, 0, sizeof(l->end));
-                if (xfer_lane_next_file(&l->base) < 0) {
-                        recv_abort(b, WIRE_E_INTERNAL, "out of memory");
-                        return;
-                }
-        }
-        xfer_set_state(b, XFER_OFFER);
-        xfer_arm_deadline(b);
-        x->t_between = clock_usec(CLOCK_MONOTONIC);
-}
-
-void recv_published(struct recv_xfer *x)
-{
-        if (x->tree_part && x->next_file < x->job_files) {
-                recv_keep_record(x);
-                return;
-        }
-        recv_published_now(x);
-}
-
-void recv_published_now(struct recv_xfer *x)
-{
-        struct xfer *b = &x->base;
-
-        /* The next OFFER's index: the file's and its span's (a resumed
-         * tree's DEST: the entries kept). */
-        if (x->next_file < x->job_files) {
-                log_debug("%s: received %s (%" PRIu64 " bytes, file %u of %u)", b->peer, x->offer.name,
-                          x->offer.size, x->offer.file + 1, x->job_files);
-                recv_next_file(x);
-                return;
-        }
-        if (x->job_files > 1)
-                log_info("%s: received %u files, the last %s (%" PRIu64 " bytes)", b->peer, x->job_files,
-                         x->offer.name, x->offer.size);
-        else
-                log_info("%s: received %s (%" PRIu64 " bytes)", b->peer, x->offer.name, x->offer.size);
-        recv_verdict(x, WIRE_OK, NULL);
 }
 
 /* A retry of a transfer published already: the sender's digests must be
@@ -662,8 +593,8 @@ static void recv_finish_published(struct recv_xfer *x)
                         recv_abort(b, WIRE_E_EXISTS, "another file was published under this name");
                         return;
                 }
-        memcpy(x->digest, x->found.file_digest, WIRE_DIGEST_SIZE);
-        log_info("%s: %s: published already by this transfer; answering ok", b->peer, x->offer.name);
+        memcpy(x->cur->digest, x->found.file_digest, WIRE_DIGEST_SIZE);
+        log_info("%s: %s: published already by this transfer; answering ok", b->peer, x->cur->offer.name);
         recv_verdict(x, WIRE_OK, NULL);
 }
 
@@ -672,7 +603,8 @@ void recv_finish(struct recv_xfer *x)
         struct xfer *b = &x->base;
         uint8_t d[WIRE_DIGEST_SIZE];
 
-        if (b->state != XFER_FINISHING || x->writes > 0)
+        /* Verified already, it waits for the file before (recv-session.c). */
+        if (b->state != XFER_FINISHING || x->writes > 0 || x->fin_waiting)
                 return;
         /* A checkpoint's store must not land after the partial is replaced. */
         if (x->ckpt_busy) {
@@ -683,7 +615,7 @@ void recv_finish(struct recv_xfer *x)
                 recv_finish_published(x);
                 return;
         }
-        if (x->bytes_written != x->offer.size) {
+        if (x->bytes_written != x->cur->offer.size) {
                 recv_partial_drop(x);
                 recv_abort(b, WIRE_E_SIZE, "short write");
                 return;
@@ -700,8 +632,8 @@ void recv_finish(struct recv_xfer *x)
                 }
         }
         /* Every lane verified, so every block hash is the sender's. */
-        (void)xfer_digest(b, x->digest);
-        recv_file_publish(x);
+        (void)xfer_digest(b, x->cur->digest);
+        recv_verified(x);
 }
 
 static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
@@ -716,8 +648,8 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
                 recv_abort(b, WIRE_E_AUTH, text);
                 return;
         }
-        if (l->base.ended || end->file != x->offer.file || l->next_seq != l->base.end_seq ||
-            end->bytes != wire_run_bytes(x->offer.size, x->offer.chunk_size, l->base.first_seq,
+        if (l->base.ended || end->file != x->cur->offer.file || l->next_seq != l->base.end_seq ||
+            end->bytes != wire_run_bytes(x->cur->offer.size, x->cur->offer.chunk_size, l->base.first_seq,
                                          l->base.end_seq)) {
                 recv_abort(b, WIRE_E_SIZE, "sender's byte count differs");
                 return;
@@ -726,7 +658,7 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
         l->base.ended = true;
         if (++b->nended < b->nlanes)
                 return;
-        if (x->file_bytes != x->offer.size) {
+        if (x->cur->file_bytes != x->cur->offer.size) {
                 recv_abort(b, WIRE_E_SIZE, "sender's byte count differs");
                 return;
         }
@@ -780,7 +712,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         struct xfer *b = l->base.x;
         struct recv_xfer *x = recv_xfer_of(b);
         struct recv_slot *rs = &l->rs[i];
-        uint64_t off = (uint64_t)seq * x->offer.chunk_size;
+        uint64_t off = (uint64_t)seq * x->cur->offer.chunk_size;
         uint64_t want;
         int r;
 
@@ -788,14 +720,14 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
                 recv_abort(b, WIRE_E_PROTOCOL, "data outside a transfer");
                 return;
         }
-        want = MIN((uint64_t)x->offer.chunk_size, x->offer.size - MIN(off, x->offer.size));
+        want = MIN((uint64_t)x->cur->offer.chunk_size, x->cur->offer.size - MIN(off, x->cur->offer.size));
         if (seq != (uint32_t)l->next_seq || l->next_seq >= l->base.end_seq || len != want) {
                 recv_abort(b, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
                 return;
         }
         l->next_seq++;
         b->bytes += len;
-        x->file_bytes += len;
+        x->cur->file_bytes += len;
         /* One clock read per chunk: data is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
 
@@ -803,7 +735,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         rs->len = len;
         rs->seq = seq;
         rs->io.done = recv_on_write;
-        r = io_write(b->e->io, &rs->io, x->fd, recv_slot_mem(l, i), len, off);
+        r = io_write(b->e->io, &rs->io, x->cur->fd, recv_slot_mem(l, i), len, off);
         if (r < 0) {
                 recv_abort(b, WIRE_E_IO, strerror(-r));
                 return;
@@ -816,9 +748,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         digest_update(&l->base.digest, recv_slot_mem(l, i), len);
 }
 
-/* Between two files, the next one's offer is coming (wire.h, WAIT): its
- * credit goes straight back, and the message itself was progress. */
-static void recv_on_wait(struct recv_lane *l)
+void recv_credits_return(struct recv_lane *l)
 {
         struct wire_msg m = { .type = WIRE_CREDIT };
 
@@ -860,11 +790,12 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
         /* The first message can beat our own ESTABLISHED event. */
         if (b->state == XFER_CONNECTING)
                 xfer_set_state(b, XFER_OFFER);
-        if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state == XFER_OFFER && !x->offer.name[0])
-                recv_on_offer(x, &m.offer);
-        else if (m.type == WIRE_WAIT && l->base.idx == 0 && b->state == XFER_OFFER && !x->offer.name[0] &&
-                 x->next_file > 0 && m.wait.file == x->next_file)
-                recv_on_wait(l);
+        if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state != XFER_CONNECTING)
+                recv_offer_in(x, &m.offer);
+        else if (m.type == WIRE_WAIT && l->base.idx == 0 && recv_wait_ok(x, m.wait.file))
+                /* The next offer is coming (wire.h, WAIT): its credit goes
+                 * straight back, and the message itself was progress. */
+                recv_credits_return(l);
         else if (m.type == WIRE_END && b->state == XFER_DATA)
                 recv_on_end(l, &m.end);
         else
@@ -959,10 +890,14 @@ static void recv_cancel_io(struct xfer *b)
 {
         struct recv_xfer *x = recv_xfer_of(b);
 
-        /* Not while a checkpoint syncs: its fsync is what keeps the progress. */
-        if (x->fd >= 0 && !x->ckpt_busy)
-                io_cancel_fd(b->e->io, x->fd);
-        io_cancel(b->e->io, &x->file_req);
+        for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++) {
+                struct recv_file *f = &x->files[i];
+
+                /* Not while a checkpoint syncs: its fsync is what keeps the progress. */
+                if (f->fd >= 0 && !x->ckpt_busy)
+                        io_cancel_fd(b->e->io, f->fd);
+                io_cancel(b->e->io, &f->req);
+        }
 }
 
 /* A tree job that did not publish: its staging directory goes, off the loop. */
@@ -996,7 +931,8 @@ static void recv_gone(struct xfer *b)
 
         /* Closing the O_TMPFILE without linking it frees its blocks; one
          * linked into the partial directory stays there. */
-        safe_close(x->fd);
+        for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++)
+                safe_close(x->files[i].fd);
         safe_close(x->stage_fd);
         safe_close(x->links_fd);
         recv_keep_gone(x);

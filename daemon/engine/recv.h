@@ -60,10 +60,52 @@ struct recv_lane {
         struct wire_end end;
 };
 
+/*
+ * One offered file of a session (wire.h: at most two in flight). The
+ * transfer's cur is the one offered, opened, receiving and verified; once
+ * verified, it becomes fin, published by its own disk steps (recv-file.c,
+ * recv-pack.c) while the next offer is answered and its data flows into
+ * the other. A single file's, and a session's last, is both at once.
+ */
+struct recv_file {
+        struct recv_xfer *x;
+        /* One step at a time of opening (recv_file_open) or publishing
+         * (recv_file_publish), each a disk request of the transfer's. */
+        struct io_req req;
+        struct wire_offer offer;        /* the file's; name empty when unused */
+        int fd;                 /* O_TMPFILE until published */
+        bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
+        uint64_t file_bytes;    /* the file's data received */
+        uint64_t t_file;        /* usec: its ACCEPT */
+        uint64_t usec;          /* its first-to-last data time, once verified */
+        char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
+        char proc_path[32];     /* "/proc/self/fd/N" of fd, for linkat */
+        char part[INCOMING_PART_MAX];
+        int publish_err;        /* a failed rename, reported once its .part is gone */
+        uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
+        char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
+        /* A pack (wire.h): unpacked by a worker (recv-pack.c), which sets
+         * these; max_file_size and the job's bytes left copied for it when
+         * it starts. */
+        uint64_t pack_data;     /* its entries' data bytes */
+        uint64_t pack_max_file;
+        uint64_t pack_room;
+        unsigned int pack_status;       /* enum wire_status of a failure */
+        uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
+        char pack_why[WIRE_TEXT_MAX + 1];
+};
+
 struct recv_xfer {
         struct xfer base;       /* first */
         bool admitted;          /* its offer was valid: lane 0 holds a share */
-        struct wire_offer offer;        /* the file's; name empty between files */
+        /* The files in flight (struct recv_file): cur is never NULL, fin
+         * while one is being published (cur itself for the last). */
+        struct recv_file files[WIRE_IN_FLIGHT_MAX];
+        struct recv_file *cur, *fin;
+        bool fin_waiting;       /* cur is verified and waits for fin's RESULT */
+        /* The next file's OFFER, come while cur still finished (wire.h). */
+        bool next_on;
+        struct wire_offer next;
         /* The session (wire.h): what the first offer announced, and how far it got. */
         uint32_t job_files;
         uint64_t job_bytes;
@@ -77,48 +119,35 @@ struct recv_xfer {
         char dest[WIRE_NAME_MAX + 1];
         char stage_name[INCOMING_STAGE_MAX];
         int stage_fd;
-        char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
         /* The tree's symlinks, checked as each arrived and made only once
          * every other entry is in (recv-file.c): an O_TMPFILE of records. */
         int links_fd;
         uint64_t links_len;
-        char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
         int tree_err;           /* a worker's step: 0 or -errno */
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint64_t t_between;     /* usec: the previous file's RESULT went (xfer_wait_overdue) */
         uint32_t files_published;
-        /* A pack (wire.h): unpacked by a worker (recv-pack.c), which sets
-         * these; max_file_size copied for it when it starts. */
         uint32_t packs;         /* published */
-        uint64_t pack_data;     /* its entries' data bytes */
-        uint64_t pack_max_file;
-        unsigned int pack_status;       /* enum wire_status of a failure */
-        uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
-        char pack_why[WIRE_TEXT_MAX + 1];
         uint64_t offered;       /* bytes of the files offered so far */
-        uint64_t file_bytes;    /* the file's data received */
-        uint64_t t_file;        /* usec: its ACCEPT */
-        int fd;                 /* O_TMPFILE until published */
         uint64_t bytes_written;
         unsigned int writes;    /* in flight */
-        /* One step at a time of opening (recv_file_open) or publishing
-         * (recv_file_publish), each a disk request of the transfer's. */
-        struct io_req file_req;
         struct statx stx;       /* the name's lookup */
         struct statvfs vfs;     /* free space, from a worker */
         int vfs_err;
-        char proc_path[32];     /* "/proc/self/fd/N" of fd, for linkat */
-        char part[INCOMING_PART_MAX];
-        int publish_err;        /* a failed rename, reported once its .part is gone */
-        uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
         /*
-         * Resuming (recv-partial.c). One partial operation is out at a time:
-         * the lookup (file_req, before the ACCEPT), a checkpoint (part_req:
-         * fsync, then the record), the published record (file_req) or a
-         * removal (part_req, once nothing else is out).
+         * Resuming (recv-partial.c). The partial state is one file's at a
+         * time, part_of's: cur's from its lookup on; it goes with it when
+         * it is verified, and the next offer waits until that file is
+         * published (recv-session.c). One partial operation is out at a
+         * time: the lookup (the file's req, before the ACCEPT), a
+         * checkpoint (part_req: fsync, then the record), the published
+         * record or removal once published (the file's req) or a removal
+         * (part_req, once nothing else is out).
          */
         bool planned;           /* nchunks, lanes and resume[] are set */
-        bool part_on;           /* a partial of it may be kept */
+        bool part_on;           /* a partial of part_of may be kept */
+        struct recv_file *part_of;      /* set with part_on, until recv_partial_reset() */
+        void (*part_then)(struct recv_xfer *x); /* once part_of's partial is removed */
         bool part_linked;       /* its file is in the partial directory */
         bool published_match;   /* a retry of a transfer published already */
         bool ckpt_busy, finish_waiting;
@@ -161,7 +190,6 @@ struct recv_xfer {
         uint16_t sync;
         bool merge;             /* a tree merged into the DEST that exists */
         bool sync_probed;       /* the offered entry was held against what is there */
-        bool skip;              /* ... and is kept: ACCEPT SKIP, no data */
         uint32_t files_skipped;
         int sync_fd;            /* the existing file, while its digest is computed */
         struct event *sync_tick;        /* meanwhile: an empty CREDIT every second */
@@ -174,6 +202,12 @@ struct recv_xfer {
 static inline uint32_t recv_span(const struct wire_offer *o)
 {
         return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
+}
+
+/* The file a verdict is about: the one being published, else cur. */
+static inline struct recv_file *recv_named(struct recv_xfer *x)
+{
+        return x->fin ?: x->cur;
 }
 
 static inline struct recv_xfer *recv_xfer_of(struct xfer *x)
@@ -216,15 +250,33 @@ void recv_credits_flush(struct recv_lane *l);
  * wait for the sender to hang up; a failure. */
 void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
 struct recv_xfer *recv_of_file_req(struct io_req *req);
-/* Published: log it and send the RESULT; the session's next file, or its
- * end (a kept tree's record stored first: recv_keep_record). */
-void recv_published(struct recv_xfer *x);
-void recv_published_now(struct recv_xfer *x);
+/* Lane @l's pending credits, all, now (a WAIT's, or a session's next offer's). */
+void recv_credits_return(struct recv_lane *l);
+/* Decide, send the verdict (REFUSE before data, RESULT after) on every
+ * lane, then wait for the hang-up. */
+void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text);
+/* File @f is decided: counted, and its journal entry (at debug level only
+ * in a session of several). */
+void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int status);
 /* The ACCEPT of a later file of the session went out: the credits other
  * lanes held back between files go now. */
 void recv_lanes_flush(struct recv_xfer *x);
 /* FINISHING: once no write (and no checkpoint) is out, verify, then publish. */
 void recv_finish(struct recv_xfer *x);
+
+/* recv-session.c: two files in flight (wire.h, version 7). */
+/* An OFFER on lane 0: answered now, kept until cur is verified, or refused. */
+void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o);
+/* A WAIT for @file may come now. */
+bool recv_wait_ok(const struct recv_xfer *x, uint32_t file);
+/* Cur is verified (or skipped): it becomes fin and is published, once the
+ * file before it is; cur is the next, empty, unless it was the last. */
+void recv_verified(struct recv_xfer *x);
+/* Fin is published: its RESULT (a kept tree's record stored first:
+ * recv_keep_record), then the next file's turn; the last's ends the
+ * session. */
+void recv_published(struct recv_xfer *x);
+void recv_published_now(struct recv_xfer *x);
 
 /* recv-offer.c */
 /* Lane 0's OFFER: checked, then REFUSE or, once space is reserved, ACCEPT. */

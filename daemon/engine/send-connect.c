@@ -163,7 +163,7 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
         int r;
 
         /* Nothing goes out before the receiver proved the key too. */
-        if (b->session.on && auth_accept_verify(&b->session, a) < 0) {
+        if (!s->accept_waiting && b->session.on && auth_accept_verify(&b->session, a) < 0) {
                 send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: its accept does not prove "
                                     "the pre-shared key");
                 return;
@@ -173,6 +173,15 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                                     a->file + 1, s->file + 1);
                 return;
         }
+        /* A later file's lanes start afresh once the file before is all
+         * acknowledged: its offer may go before (send_sent); then this
+         * runs again, from send.c. */
+        if (s->file > 0 && s->ndone < b->nlanes) {
+                s->accept = *a;
+                s->accept_waiting = true;
+                return;
+        }
+        s->accept_waiting = false;
         /* Every lane must have a block of its own to carry, over the job;
          * the session's later files keep the lanes the first was granted. */
         if (s->file == 0 ? a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(wire_blocks(s->job_bytes), 1u) :
@@ -222,6 +231,15 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                          s->id, s->name, kept, s->size,
                          a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
 accepted:
+        if (s->file > 0) {
+                b->nended = 0;
+                for (unsigned int k = 0; k < b->nlanes; k++) {
+                        if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
+                                send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
+                                return;
+                        }
+                }
+        }
         /* From here the deadline is on acknowledgements and credits. */
         xfer_arm_deadline(b);
         xfer_grace(b, kept);
@@ -257,8 +275,10 @@ accepted:
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++)
                 send_pump(send_lane_of(b->lane[k]));
         /* Last: the owner may cancel from its callback. */
-        if (s->ndone == b->nlanes && b->state == XFER_DATA)
+        if (s->ndone == b->nlanes && b->state == XFER_DATA) {
                 send_verifying(s);
+                send_sent(s);
+        }
 }
 
 /* A lane other than 0 is up: it sends its run as credits come. */

@@ -41,25 +41,97 @@ void send_pack_free(struct engine_send *s)
         free(p->e);
         p->e = NULL;
         p->n = 0;
+        if (p->built)
+                safe_close(p->fd);
+        p->built = false;
+        free(s->sizes);
+        s->sizes = NULL;
         if (p->have_held)
                 send_entry_close(&p->held);
         p->have_held = false;
 }
 
-void send_span_done(struct engine_send *s)
+void send_span_done(struct engine_send *s, const struct send_span *sp)
 {
-        struct send_pack *p = &s->pack;
         struct xfer *b = &s->base;
 
         if (!s->ops->file_done)
                 return;
-        if (!(s->offer.flags & WIRE_OFFER_PACK)) {
-                s->ops->file_done(s->owner, s->file, s->skipping ? 0 : s->span_bytes);
+        if (!(sp->flags & WIRE_OFFER_PACK)) {
+                s->ops->file_done(s->owner, sp->file, sp->skipping ? 0 : sp->span_bytes);
                 return;
         }
         /* The owner may cancel from its callback: then no more. */
-        for (uint32_t i = 0; i < p->n && (b->state != XFER_CLOSING || b->outcome == ENGINE_DONE); i++)
-                s->ops->file_done(s->owner, s->file + i, p->e[i].size);
+        for (uint32_t i = 0; i < sp->span && (b->state != XFER_CLOSING || b->outcome == ENGINE_DONE); i++)
+                s->ops->file_done(s->owner, sp->file + i, sp->sizes[i]);
+}
+
+/* Bytes of the file being sent posted and not acknowledged yet. */
+static uint64_t send_unacked(const struct engine_send *s)
+{
+        const struct xfer *b = &s->base;
+        uint64_t n = 0;
+
+        if (s->skipping)
+                return 0;
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+
+                if (l && l->next_done < l->base.end_seq)
+                        n += wire_run_bytes(s->size, s->chunk, l->next_done, l->base.end_seq);
+        }
+        return n;
+}
+
+/* The offer sent becomes s->prev: what its RESULT settles. 0 or -ENOMEM. */
+static int send_span_keep(struct engine_send *s)
+{
+        struct send_span *sp = &s->prev;
+
+        if ((s->offer.flags & WIRE_OFFER_PACK) && !sp->sizes) {
+                sp->sizes = calloc(PACK_ENTRIES_MAX, sizeof(*sp->sizes));
+                if (!sp->sizes)
+                        return -ENOMEM;
+        }
+        sp->file = s->file;
+        sp->span = s->span;
+        sp->flags = s->offer.flags;
+        sp->skipping = s->skipping;
+        sp->span_bytes = s->span_bytes;
+        if (sp->flags & WIRE_OFFER_PACK)
+                memcpy(sp->sizes, s->sizes, s->span * sizeof(*sp->sizes));
+        sp->on = true;
+        s->kept = true;
+        /* A skipped file moved nothing; a pack's headers are not the job's
+         * bytes. What is not acknowledged yet is added as it is. */
+        s->bytes_before += s->skipping ? 0 : s->span_bytes;
+        s->base.bytes = s->bytes_before - MIN(s->bytes_before, send_unacked(s));
+        return 0;
+}
+
+void send_sent(struct engine_send *s)
+{
+        struct xfer *b = &s->base;
+
+        /* Every END posted; the acknowledgements may still come (the next
+         * offer's lanes start once they are in: send_on_accept). */
+        if ((b->state != XFER_DATA && b->state != XFER_FINISHING) || b->nended < b->nlanes)
+                return;
+        if (!s->kept) {
+                /* Two in flight at most: the one before awaits its RESULT. */
+                if (s->prev.on)
+                        return;
+                if (send_span_keep(s) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
+                        return;
+                }
+        }
+        /* The last: its RESULT, on every lane, ends the session. Outside a
+         * tree the owner keeps the file sent for a retry until it is
+         * published (jobs.c): the next one is asked for after its RESULT. */
+        if (s->file + s->span >= s->files || (!s->tree && s->prev.on))
+                return;
+        send_take_next(s);
 }
 
 /*
@@ -103,7 +175,8 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
         } else if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
                 why = "no name to send it under";
                 status = WIRE_E_NAME;
-        } else if (f.size > s->job_bytes - s->bytes_before - s->pack.data) {
+        } else if (f.size > s->job_bytes - MIN(s->job_bytes, s->bytes_before + s->pack.data +
+                                                   (s->kept || s->skipping ? 0 : s->span_bytes))) {
                 why = "more bytes than the job announced";
                 status = WIRE_E_SIZE;
         } else if (f.size / s->chunk + (f.size % s->chunk != 0) > UINT32_MAX) {
@@ -128,17 +201,12 @@ void send_offer_next(struct engine_send *s, bool pack)
 {
         struct xfer *b = &s->base;
 
+        /* The lanes keep the file before's runs until its every chunk is
+         * acknowledged and this one is accepted (send_on_accept). */
         b->size = s->size;
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
-        b->nended = 0;
-        s->ndone = 0;
-        for (unsigned int k = 0; k < b->nlanes; k++) {
-                if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
-                        return;
-                }
-        }
         s->skipping = false;
+        s->kept = false;
         /* Token and nonce stay zero: the lanes are up, the session key is;
          * the source too, but for a file large enough to resume (below). */
         s->offer = (struct wire_offer){
@@ -214,7 +282,10 @@ static void send_offer_digest(struct engine_send *s, bool pack)
                 send_offer_post_next(s);
 }
 
-/* The next offer, complete (its digest too): post it. */
+static void send_pack_prebuild(struct engine_send *s);
+
+/* The next offer, complete (its digest too): post it; the pack after it
+ * is built meanwhile. */
 static void send_offer_post_next(struct engine_send *s)
 {
         struct xfer *b = &s->base;
@@ -226,6 +297,7 @@ static void send_offer_post_next(struct engine_send *s)
         xfer_set_state(b, XFER_OFFER);
         xfer_arm_deadline(b);
         send_post_offer(s);
+        send_pack_prebuild(s);
 }
 
 void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
@@ -329,6 +401,31 @@ static int64_t send_pack_build(void *arg)
         return TAKE_FD(mfd);
 }
 
+/* The pack built is the next offer's. */
+static void send_pack_offer(struct engine_send *s)
+{
+        struct send_pack *p = &s->pack;
+
+        p->built = p->offer_built = false;
+        s->file = p->first;
+        s->span = p->n;
+        s->span_bytes = p->data;
+        for (uint32_t i = 0; i < p->n; i++)
+                s->sizes[i] = p->e[i].size;
+        safe_close(s->fd);
+        s->fd = p->fd;
+        p->fd = -1;
+        s->size = p->len;
+        s->dir = false;
+        s->link = false;
+        s->mode = 0;
+        s->mtime_ns = 0;
+        snprintf(s->name, sizeof(s->name), "%s", s->dest);
+        log_debug("transfer %" PRIu64 ": entries %u to %u in a pack of %" PRIu64 " bytes", s->id, s->file + 1,
+                  s->file + s->span, p->len);
+        send_offer_next(s, true);
+}
+
 static void send_on_pack_built(struct io_req *req, int64_t res)
 {
         struct engine_send *s = container_of(req, struct engine_send, pack.req);
@@ -341,21 +438,117 @@ static void send_on_pack_built(struct io_req *req, int64_t res)
                 return;
         }
         p = &s->pack;
+        p->building = false;
         if (res < 0) {
                 send_fail_permanent(s, WIRE_E_IO, "%s", p->why[0] ? p->why : strerror((int)-res));
                 return;
         }
-        safe_close(s->fd);
-        s->fd = (int)res;
-        s->size = p->len;
-        s->dir = false;
-        s->link = false;
-        s->mode = 0;
-        s->mtime_ns = 0;
-        snprintf(s->name, sizeof(s->name), "%s", s->dest);
-        log_debug("transfer %" PRIu64 ": entries %u to %u in a pack of %" PRIu64 " bytes", s->id, s->file + 1,
-                  s->file + s->span, p->len);
-        send_offer_next(s, true);
+        p->fd = (int)res;
+        p->built = true;
+        if (p->offer_built)
+                send_pack_offer(s);
+}
+
+/* Room for a pack's entries, and their sizes: 0, or the transfer failed. */
+static int send_pack_alloc(struct engine_send *s, uint32_t idx)
+{
+        struct send_pack *p = &s->pack;
+
+        if (!p->e)
+                p->e = calloc(PACK_ENTRIES_MAX, sizeof(*p->e));
+        if (!s->sizes)
+                s->sizes = calloc(PACK_ENTRIES_MAX, sizeof(*s->sizes));
+        if (!p->e || !s->sizes) {
+                send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
+                return -1;
+        }
+        p->n = 0;
+        p->bytes = p->data = 0;
+        p->why[0] = '\0';
+        p->first = idx;
+        return 0;
+}
+
+/* Entry @e goes into the pack being gathered (true), or not: a large
+ * file, a symlink (the receiver makes links at the end, recv-file.c), or
+ * one past the pack's limits. */
+static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
+{
+        struct send_pack *p = &s->pack;
+        uint64_t rec = pack_record_size(strlen(e->name), e->size);
+
+        if (e->link || (!e->dir && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
+            rec > PACK_BYTES_MAX - p->bytes || p->n >= PACK_ENTRIES_MAX)
+                return false;
+        p->e[p->n++] = *e;
+        p->bytes += rec;
+        p->data += e->size;
+        return true;
+}
+
+/* The gathered pack to a worker: 0, or the transfer failed. */
+static int send_pack_build_start(struct engine_send *s)
+{
+        struct send_pack *p = &s->pack;
+        struct xfer *b = &s->base;
+        int r;
+
+        p->req.done = send_on_pack_built;
+        r = io_call(b->e->io, &p->req, send_pack_build, p);
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "packing files %u to %u: %s", p->first + 1, p->first + p->n,
+                          strerror(-r));
+                return -1;
+        }
+        p->building = true;
+        xfer_io_start(b, "reading small files");
+        return 0;
+}
+
+/*
+ * While an offer of a tree is in flight, the small entries after it go
+ * into the next pack, built meanwhile (send_take_next offers it once this
+ * one is sent). Only what the owner has ready: a large file or a symlink
+ * first is held for then, and so is a lone entry.
+ */
+static void send_pack_prebuild(struct engine_send *s)
+{
+        struct send_pack *p = &s->pack;
+        uint32_t idx = s->file + s->span;
+        struct send_entry e;
+        int r;
+
+        if (!s->tree || p->building || p->built || p->have_held || idx >= s->files ||
+            s->base.state == XFER_CLOSING || send_pack_alloc(s, idx) < 0)
+                return;
+        while (idx + p->n < s->files && p->n < PACK_ENTRIES_MAX) {
+                r = send_entry_take(s, idx + p->n, &e);
+                if (r < 0)
+                        return;
+                if (r == ENGINE_NEXT_LATER)
+                        break;
+                if (!send_pack_fits(s, &e)) {
+                        p->held = e;
+                        p->have_held = true;
+                        break;
+                }
+        }
+        if (p->n == 1) {
+                /* Alone after all: held for then, with what follows it. */
+                if (p->have_held) {
+                        /* Two to hold: the pack of one is built. */
+                        (void)send_pack_build_start(s);
+                        return;
+                }
+                p->held = p->e[0];
+                p->e[0].fd = -1;
+                p->have_held = true;
+                p->n = 0;
+                p->data = 0;
+                return;
+        }
+        if (p->n > 1)
+                (void)send_pack_build_start(s);
 }
 
 void send_take_next(struct engine_send *s)
@@ -367,33 +560,32 @@ void send_take_next(struct engine_send *s)
         int r;
 
         s->want_next = false;
-        /* The last pack's entries are all published. */
-        p->n = 0;
-        p->bytes = p->data = 0;
-        p->why[0] = '\0';
+        /* Built, or being built, while the one before was in flight. */
+        if (p->built) {
+                send_pack_offer(s);
+                return;
+        }
+        if (p->building) {
+                p->offer_built = true;
+                return;
+        }
         if (!s->tree) {
                 r = send_entry_take(s, idx, &e);
                 if (r == ENGINE_NEXT_LATER) {
                         /* Our wait is the owner's, not the receiver's fault:
                          * no deadline here; the receiver keeps its own. */
                         s->want_next = true;
-                        evtimer_del(b->timer);
+                        if (!s->prev.on)
+                                evtimer_del(b->timer);
                 }
                 if (r == 0)
                         send_offer_entry(s, idx, &e);
                 return;
         }
-        if (!p->e) {
-                p->e = calloc(PACK_ENTRIES_MAX, sizeof(*p->e));
-                if (!p->e) {
-                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
-                        return;
-                }
-        }
+        if (send_pack_alloc(s, idx) < 0)
+                return;
         /* Small entries while the owner has them, and the pack has room. */
         while (idx + p->n < s->files && p->n < PACK_ENTRIES_MAX) {
-                uint64_t rec;
-
                 r = send_entry_take(s, idx + p->n, &e);
                 if (r < 0)
                         return;
@@ -401,18 +593,13 @@ void send_take_next(struct engine_send *s)
                         break;
                 if (r == ENGINE_NEXT_LATER) {
                         s->want_next = true;
-                        evtimer_del(b->timer);
+                        /* The RESULT of the one sent keeps its deadline. */
+                        if (!s->prev.on)
+                                evtimer_del(b->timer);
                         return;
                 }
-                rec = pack_record_size(strlen(e.name), e.size);
-                /* A symlink goes alone: the receiver makes links at the end (recv-file.c). */
-                if (!e.link && (e.dir || e.size <= (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) &&
-                    rec <= PACK_BYTES_MAX - p->bytes) {
-                        p->e[p->n++] = e;
-                        p->bytes += rec;
-                        p->data += e.size;
+                if (send_pack_fits(s, &e))
                         continue;
-                }
                 if (p->n == 0) {
                         /* A large file or a symlink: alone, as ever. */
                         send_offer_entry(s, idx, &e);
@@ -436,14 +623,6 @@ void send_take_next(struct engine_send *s)
                 send_offer_entry(s, idx, &e);
                 return;
         }
-        s->file = idx;
-        s->span = p->n;
-        s->span_bytes = p->data;
-        p->req.done = send_on_pack_built;
-        r = io_call(b->e->io, &p->req, send_pack_build, p);
-        if (r < 0) {
-                send_fail(s, WIRE_E_INTERNAL, "packing files %u to %u: %s", idx + 1, idx + p->n, strerror(-r));
-                return;
-        }
-        xfer_io_start(b, "reading small files");
+        p->offer_built = true;
+        (void)send_pack_build_start(s);
 }

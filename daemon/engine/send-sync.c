@@ -136,24 +136,26 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
         send_verifying(s);
         if (b->state == XFER_FINISHING)
                 xfer_arm_timer(b, SEND_VERDICT_SEC);
+        /* Nothing to send: the next offer may go (wire.h, version 7). */
+        send_sent(s);
         return 0;
 }
 
-void send_sync_result(struct engine_send *s, const struct wire_result *r)
+void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r)
 {
         unsigned long n;
         char *end;
 
-        if (s->skipping) {
+        if (sp->skipping) {
                 s->skipped++;
                 return;
         }
         /* A pack's RESULT says how many of its entries were kept, a
          * symlink's whether it was (wire.h). */
-        if (!(s->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) || strncmp(r->text, "skipped ", 8) != 0)
+        if (!(sp->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) || strncmp(r->text, "skipped ", 8) != 0)
                 return;
         n = strtoul(r->text + 8, &end, 10);
-        if (*end == '\0' && n <= s->span)
+        if (*end == '\0' && n <= sp->span)
                 s->skipped += (uint32_t)n;
 }
 

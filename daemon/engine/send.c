@@ -150,7 +150,7 @@ static void send_log(struct xfer *b)
                 .text = b->text[0] ? b->text : NULL,
                 .digest = ok && s->files == 1 && !s->skipping ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
-                .files = s->file + (s->result_ok ? s->span : 0),
+                .files = s->files_ok,
                 .files_total = s->files,
                 .skipped = s->skipped,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
@@ -346,6 +346,8 @@ void send_post_end(struct send_lane *l)
                 /* Every lane is still here: each waits for the RESULT. */
                 (void)xfer_digest(b, s->digest);
                 xfer_arm_timer(b, SEND_VERDICT_SEC);
+                /* The next offer may go (send_sent). */
+                send_sent(s);
         }
 }
 
@@ -486,21 +488,23 @@ void send_post_offer(struct engine_send *s)
         l->credits--;
 }
 
-static void send_next_file(struct engine_send *s)
+/* A RESULT "ok" of s->prev, not the session's last: settled; the file
+ * sent since may go on to be prev now. */
+static void send_prev_done(struct engine_send *s, const struct wire_result *r)
 {
         struct xfer *b = &s->base;
 
-        if (!s->result_ok || s->ndone < b->nlanes || b->state == XFER_CLOSING)
-                return;
-        s->result_ok = false;
-        /* A skipped file moved nothing. */
-        s->bytes_before += s->skipping ? 0 : s->span_bytes;
-        b->bytes = s->bytes_before;
-        send_span_done(s);
+        send_sync_result(s, &s->prev, r);
+        s->files_ok += s->prev.span;
+        s->prev.on = false;
+        send_span_done(s, &s->prev);
         /* The owner may have cancelled from its callback. */
         if (b->state == XFER_CLOSING)
                 return;
-        send_take_next(s);
+        /* Waiting for the owner now, not for the receiver. */
+        if (s->want_next)
+                evtimer_del(b->timer);
+        send_sent(s);
 }
 
 void send_resume(struct engine_send *s)
@@ -531,7 +535,10 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
         if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes) {
                 if (b->state == XFER_DATA)
                         send_verifying(s);
-                send_next_file(s);
+                send_sent(s);
+                /* The next file, offered meanwhile, was accepted already. */
+                if (s->accept_waiting && b->state == XFER_OFFER)
+                        send_on_accept(send_lane_of(b->lane[0]), &s->accept);
         }
 }
 
@@ -553,7 +560,7 @@ static void send_on_rehashed(struct rehash *h, int r)
                         s->base.t_start = s->base.t_last = clock_usec(CLOCK_MONOTONIC);
                 if (b->state == XFER_DATA)
                         send_verifying(s);
-                send_next_file(s);
+                send_sent(s);
                 if (b->state == XFER_CLOSING)
                         return;
         }
@@ -593,7 +600,10 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 send_on_accept(l, &m->accept);
                 return;
         case WIRE_REFUSE:
-                if (b->state != XFER_OFFER)
+                /* Version 7: the next offer may be refused while the one
+                 * before awaits its RESULT (DATA or FINISHING, the offer
+                 * after it being built meanwhile). */
+                if (b->state != XFER_OFFER && b->state != XFER_DATA && b->state != XFER_FINISHING)
                         break;
                 /* A later offer's refusal comes on every lane: lane 0's says it. */
                 if (l->base.idx != 0)
@@ -605,7 +615,8 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 send_pump(l);
                 return;
         case WIRE_RESULT:
-                if (b->state != XFER_DATA && b->state != XFER_FINISHING)
+                /* Version 7: s->prev's may come while the next is offered. */
+                if (b->state != XFER_OFFER && b->state != XFER_DATA && b->state != XFER_FINISHING)
                         break;
                 /* Only a receiver that holds the key can say "ok". */
                 if (b->session.on && auth_result_verify(&b->session, l->base.idx, &m->result) < 0) {
@@ -613,36 +624,32 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                                             "not prove the pre-shared key", wire_status_str(m->result.status));
                         return;
                 }
-                if (m->result.file != s->file || s->result_ok) {
+                if (m->result.status != WIRE_OK) {
+                        send_fail_peer(s, m->result.status, "receiver: %s%s%s", wire_status_str(m->result.status),
+                                       m->result.text[0] ? ": " : "", m->result.text);
+                        return;
+                }
+                /* In order: the oldest file sent whose every END went. */
+                if (!s->prev.on || m->result.file != s->prev.file) {
                         send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver answered for file %u, file %u "
-                                            "was sent", m->result.file + 1, s->file + 1);
+                                            "was sent", m->result.file + 1, (s->prev.on ? s->prev.file : s->file) + 1);
                         return;
                 }
-                /* The receiver verified the lot; the other lanes' last
-                 * acknowledgements may not be polled yet. */
-                if (m->result.status == WIRE_OK && b->nended == b->nlanes) {
-                        if (s->file + s->span < s->files) {
-                                /* The session goes on: only lane 0 hears of it. */
-                                if (l->base.idx != 0)
-                                        break;
-                                send_sync_result(s, &m->result);
-                                s->result_ok = true;
-                                send_next_file(s);
-                                return;
-                        }
-                        send_sync_result(s, &m->result);
-                        b->bytes = s->bytes_before + (s->skipping ? 0 : s->span_bytes);
-                        s->bytes_before = b->bytes;
-                        s->result_ok = true;
-                        if (b->t_last == 0)
-                                b->t_last = clock_usec(CLOCK_MONOTONIC);
-                        send_abort(b, ENGINE_DONE, WIRE_OK, NULL);
-                        send_span_done(s);
+                if (s->prev.file + s->prev.span < s->files) {
+                        /* The session goes on: only lane 0 hears of it. */
+                        if (l->base.idx != 0)
+                                break;
+                        send_prev_done(s, &m->result);
                         return;
                 }
-                send_fail_peer(s, m->result.status ?: WIRE_E_PROTOCOL, "receiver: %s%s%s",
-                               wire_status_str(m->result.status), m->result.text[0] ? ": " : "",
-                          m->result.text);
+                /* The last, on every lane: the first ends the session. The
+                 * other lanes' last acknowledgements may not be polled yet. */
+                send_sync_result(s, &s->prev, &m->result);
+                s->files_ok += s->prev.span;
+                if (b->t_last == 0)
+                        b->t_last = clock_usec(CLOCK_MONOTONIC);
+                send_abort(b, ENGINE_DONE, WIRE_OK, NULL);
+                send_span_done(s, &s->prev);
                 return;
         default:
                 break;
@@ -714,7 +721,7 @@ static void send_ended(struct xfer *b)
                 .text = b->text,
                 .bytes = b->bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
-                .files = s->file + (s->result_ok ? s->span : 0),
+                .files = s->files_ok,
                 .skipped = s->skipped,
         };
         s->ops->done(s->owner, &r);
@@ -733,6 +740,7 @@ static void send_gone(struct xfer *b)
         safe_close(s->fd);
         send_pack_free(s);
         send_sync_free(s);
+        free(s->prev.sizes);
         free(s);
 }
 

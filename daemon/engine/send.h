@@ -74,24 +74,45 @@ struct send_entry {
 };
 
 /*
- * A pack being gathered, built or sent (send-pack.c): entries taken from
- * the owner in order; then, on a worker, read whole into a pack in a
- * memfd, which becomes the offer's file. Kept until its RESULT, for the
- * owner's file_done of each. @held is an entry taken that did not go in
- * (too large, or past the pack's limits): offered next.
+ * A pack being gathered or built (send-pack.c): entries taken from the
+ * owner in order; then, on a worker, read whole into a pack in a memfd,
+ * which becomes an offer's file. The next one is built while the offer
+ * before it is in flight (building, then built), and offered once that
+ * one is sent. @held is an entry taken that did not go in (too large, or
+ * past the pack's limits): offered next.
  */
 struct send_pack {
         struct send_entry *e;   /* PACK_ENTRIES_MAX of them, once a tree needs them */
+        uint32_t first;         /* the index of e[0] in the job */
         uint32_t n;
         uint64_t bytes;         /* the pack's, records so far */
         uint64_t data;          /* the entries' data bytes */
         struct send_entry held;
         bool have_held;
+        bool building;          /* the worker has it */
+        bool built;             /* fd, hash and len are its, not offered yet */
+        bool offer_built;       /* offer it as soon as it is built */
+        int fd;
         /* The worker's: in while building, out once it is back. */
         struct io_req req;
         uint8_t hash[PACK_HASH_SIZE];
         uint64_t len;
         char why[XFER_TEXT_MAX + 1];
+};
+
+/*
+ * An offer whose every END is posted and every chunk acknowledged, its
+ * RESULT still to come while the next one goes (wire.h, version 7: two in
+ * flight at most): what that RESULT settles, the owner's file_done of
+ * each entry it carried.
+ */
+struct send_span {
+        bool on;
+        bool skipping;          /* the receiver skipped it (ACCEPT SKIP) */
+        uint16_t flags;         /* its offer's */
+        uint32_t file, span;
+        uint64_t span_bytes;
+        uint64_t *sizes;        /* a pack's entries' (PACK_ENTRIES_MAX, once one is sent) */
 };
 
 /* What the owner asked for, copied: the engine never looks back at it. */
@@ -115,10 +136,17 @@ struct engine_send {
         uint32_t file;          /* the one being sent (a pack's first entry) */
         uint32_t span;          /* entries the offer carries: 1, or a pack's */
         uint64_t span_bytes;    /* their data bytes */
+        uint64_t *sizes;        /* a pack's: its entries' (PACK_ENTRIES_MAX) */
         char dest[WIRE_NAME_MAX + 1];   /* a tree's DEST: a pack's offer's name */
         struct send_pack pack;
-        uint64_t bytes_before;  /* the files before it, all published */
-        bool result_ok;         /* its RESULT "ok" came; the next waits for the last completions */
+        uint64_t bytes_before;  /* the files before it, all sent (their RESULTs may be out) */
+        struct send_span prev;  /* the last one sent, until its RESULT */
+        bool kept;              /* the one being sent is prev now: its RESULT is awaited */
+        /* The next file's ACCEPT came before the last chunks of the one
+         * before were acknowledged: its lanes start once they are. */
+        bool accept_waiting;
+        struct wire_accept accept;
+        uint32_t files_ok;      /* entries with a RESULT "ok" */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
         uint64_t t_offer;       /* usec: the offer went (its answer's wait, xfer_wait_overdue) */
         bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
@@ -209,8 +237,12 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
 /* s->fd, size, name, mode and span are the next offer's (@pack: a pack's,
  * with s->pack.hash): post it. */
 void send_offer_next(struct engine_send *s, bool pack);
-/* The owner's file_done for each entry the last offer carried. */
-void send_span_done(struct engine_send *s);
+/* The file offered last is sent (every END posted, every chunk
+ * acknowledged): it becomes s->prev, and the next offer goes, once the
+ * RESULT of the one before it came. */
+void send_sent(struct engine_send *s);
+/* The owner's file_done for each entry @sp carried. */
+void send_span_done(struct engine_send *s, const struct send_span *sp);
 /* Close what the pack still holds; free it. */
 void send_pack_free(struct engine_send *s);
 
@@ -227,8 +259,8 @@ int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s))
 /* ACCEPT SKIP: the file counts as sent, its RESULT awaited. 0, or -1
  * when the transfer failed (a skip it did not ask for). */
 int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
-/* A RESULT "ok": count what the receiver kept. */
-void send_sync_result(struct engine_send *s, const struct wire_result *r);
+/* A RESULT "ok" of @sp: count what the receiver kept. */
+void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r);
 void send_sync_free(struct engine_send *s);
 
 /* send-connect.c */

@@ -66,6 +66,8 @@ enum act {
         ACT_NEXT_WRONG_FILE,
         ACT_NEXT_MORE_BYTES,
         ACT_NEXT_BAD_MAC,
+        ACT_NEXT_PIPELINED,
+        ACT_NEXT_THIRD,
         ACT_TREE_DEST,
         ACT_TREE_OUTSIDE,
         ACT_TREE_DIR_SOURCE,
@@ -165,6 +167,12 @@ static const struct mode modes[] = {
         { "tree-dir-source", ACT_TREE_DIR_SOURCE, HELLO_OK, "rawtree", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false,
           20, "a tree rawtree, then a directory rawtree/d whose offer carries a source token (only a "
           "regular file may resume): REFUSE, protocol (nothing published)" },
+        { "next-pipelined", ACT_NEXT_PIPELINED, HELLO_OK, "sess-b.dat", 2, WIRE_RESULT, WIRE_OK, false, 20,
+          "a session of 2 files: sess-a.dat whole, and sess-b.dat's offer right after its END, before its "
+          "RESULT (version 8): RESULT ok and ACCEPT in either order, then sess-b.dat whole: RESULT ok" },
+        { "next-third-offer", ACT_NEXT_THIRD, HELLO_OK, "sess-c.dat", 2, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "a session of 3 files: sess-a.dat whole, then at once the offers of sess-b.dat and sess-c.dat, "
+          "three files in flight: RESULT (or REFUSE), protocol" },
         { "tree-dest-dotdot", ACT_TREE_DEST, HELLO_OK, "../escape", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
           "a tree whose DEST is \"../escape\": REFUSE, name" },
         { "tree-dest-abs", ACT_TREE_DEST, HELLO_OK, "/abs", 0, WIRE_REFUSE, WIRE_E_NAME, false, 10,
@@ -464,15 +472,15 @@ static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end));
 }
 
-/* A later offer of a tree session: entry @file of @files, @flags, @size bytes. 0 once ACCEPTed. */
-static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
-                           uint32_t files, uint64_t job_bytes, uint32_t chunk, int timeout_ms)
+/* A later OFFER of the session, @flags beside WIRE_OFFER_TREE's: 0, or what
+ * rawconn_send_ctrl() said. */
+static int next_offer(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
+                      uint32_t files, uint64_t job_bytes, uint32_t chunk)
 {
-        struct wire_msg o = { .type = WIRE_OFFER }, m;
-        int r;
+        struct wire_msg o = { .type = WIRE_OFFER };
 
         o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.flags = (uint16_t)(WIRE_OFFER_TREE | flags);
+        o.offer.flags = flags;
         o.offer.size = size;
         o.offer.chunk_size = chunk;
         o.offer.lanes = 1;
@@ -482,7 +490,17 @@ static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, 
         snprintf(o.offer.name, sizeof(o.offer.name), "%s", name);
         if (c->session.on)
                 auth_next_offer_mac(&c->session, &o.offer, o.offer.mac);
-        r = rawconn_send_ctrl(c, &o);
+        return rawconn_send_ctrl(c, &o);
+}
+
+/* A later offer of a tree session: entry @file of @files, @flags, @size bytes. 0 once ACCEPTed. */
+static int tree_offer_next(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
+                           uint32_t files, uint64_t job_bytes, uint32_t chunk, int timeout_ms)
+{
+        struct wire_msg m;
+        int r;
+
+        r = next_offer(c, name, (uint16_t)(WIRE_OFFER_TREE | flags), size, file, files, job_bytes, chunk);
         if (r == 0)
                 r = rawconn_next(c, timeout_ms, &m);
         return r == RAWCONN_MSG && m.type == WIRE_ACCEPT && m.accept.file == file ? 0 : 1;
@@ -562,15 +580,74 @@ static int tree_link(struct rawconn *c, const struct mode *md, uint32_t chunk, i
         return expect_verdict(c, md, timeout_ms, 0);
 }
 
+/*
+ * Version 7: sess-a.dat's END is out; the next offer goes at once, before
+ * its RESULT (and with ACT_NEXT_THIRD a third one too, which the receiver
+ * must refuse). Its RESULT and the next ACCEPT may come in either order;
+ * then sess-b.dat goes whole (@end: sess-a.dat's, the same bytes).
+ */
+static int session_pipelined(struct rawconn *c, const struct mode *md, uint32_t chunk, uint64_t size,
+                             uint64_t job_bytes, struct wire_msg *end, int timeout_ms)
+{
+        bool third = md->act == ACT_NEXT_THIRD, result0 = false, accept1 = false;
+        uint32_t files = third ? 3 : 2;
+        struct wire_msg m;
+        int r;
+
+        r = next_offer(c, "sess-b.dat", 0, size, 1, files, job_bytes, chunk);
+        if (r == 0 && third)
+                r = next_offer(c, md->file, 0, size, 2, files, job_bytes, chunk);
+        if (r != 0)
+                return expect_verdict(c, md, timeout_ms, r);
+        while (third || !result0 || !accept1) {
+                unsigned int status;
+
+                r = rawconn_next(c, timeout_ms, &m);
+                if (r != RAWCONN_MSG)
+                        return expect_verdict(c, md, timeout_ms, r);
+                status = m.type == WIRE_REFUSE ? m.refuse.status : m.type == WIRE_RESULT ? m.result.status : 0;
+                if (m.type == WIRE_RESULT && status == WIRE_OK && m.result.file == 0 && !result0 &&
+                    (!c->session.on || auth_result_verify(&c->session, 0, &m.result) == 0)) {
+                        printf("rawpeer: %s: sess-a.dat published\n", md->name);
+                        result0 = true;
+                        continue;
+                }
+                if (m.type == WIRE_ACCEPT && m.accept.file == 1 && !accept1 &&
+                    (!c->session.on || auth_accept_verify(&c->session, &m.accept) == 0)) {
+                        printf("rawpeer: %s: sess-b.dat accepted%s\n", md->name,
+                               result0 ? "" : " before sess-a.dat's RESULT");
+                        accept1 = true;
+                        continue;
+                }
+                if (third && (m.type == WIRE_REFUSE || m.type == WIRE_RESULT) && status == WIRE_E_PROTOCOL) {
+                        printf("rawpeer: %s: the third file in flight was refused\n", md->name);
+                        return 0;
+                }
+                printf("rawpeer: %s: unexpected message %u (status %u)\n", md->name, m.type, status);
+                return 1;
+        }
+        for (uint32_t seq = 0; seq < 2; seq++) {
+                r = rawconn_send_chunk(c, size, chunk, seq);
+                if (r != 0)
+                        return expect_verdict(c, md, timeout_ms, r);
+        }
+        end->end.file = 1;
+        if (c->session.on)
+                auth_end_mac(&c->session, 0, &end->end, end->end.mac);
+        r = rawconn_send_ctrl(c, end);
+        return expect_verdict(c, md, timeout_ms, r);
+}
+
 static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
 {
         uint64_t size = (uint64_t)chunk + chunk / 2;
-        uint64_t job_bytes = md->act == ACT_NEXT_MORE_BYTES ? size + 1 : 3 * size;
+        uint32_t files = md->act == ACT_NEXT_PIPELINED ? 2 : 3;
+        uint64_t job_bytes = md->act == ACT_NEXT_MORE_BYTES ? size + 1 : files * size;
         struct wire_msg o = { .type = WIRE_OFFER }, end = { .type = WIRE_END }, m;
         struct digest d = DIGEST_NULL;
         int r;
 
-        r = send_offer_job(c, "sess-a.dat", chunk, size, 1, NULL, 3, job_bytes);
+        r = send_offer_job(c, "sess-a.dat", chunk, size, 1, NULL, files, job_bytes);
         if (r != 0) {
                 printf("rawpeer: %s: the receiver did not accept the session's first offer\n", md->name);
                 return 1;
@@ -589,6 +666,8 @@ static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk
         if (c->session.on)
                 auth_end_mac(&c->session, 0, &end.end, end.end.mac);
         r = rawconn_send_ctrl(c, &end);
+        if (r == 0 && (md->act == ACT_NEXT_PIPELINED || md->act == ACT_NEXT_THIRD))
+                return session_pipelined(c, md, chunk, size, job_bytes, &end, timeout_ms);
         if (r == 0)
                 r = rawconn_next(c, timeout_ms, &m);
         if (r != RAWCONN_MSG || m.type != WIRE_RESULT || m.result.status != WIRE_OK || m.result.file != 0 ||
@@ -997,6 +1076,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_NEXT_WRONG_FILE:
         case ACT_NEXT_MORE_BYTES:
         case ACT_NEXT_BAD_MAC:
+        case ACT_NEXT_PIPELINED:
+        case ACT_NEXT_THIRD:
                 return session_next(c, md, chunk, timeout_ms);
         case ACT_TREE_DEST:
         case ACT_TREE_OUTSIDE:

@@ -5,6 +5,8 @@
 # and honest peers are still served (also while hostile ones hold slots).
 # A tree's malformed pack (a ".." name, a size past its end, another pack
 # hash than its offer's) is refused whole and publishes nothing.
+# A session's pipelined next offer (version 8) is taken; a third file in
+# flight is refused.
 # The hostile peer is tests/tools/rawpeer, installed for the testbed.
 # testbed-timeout: 600
 . "$TESTBED_LIB"
@@ -160,6 +162,11 @@ tb_log "a session of several files that breaks its rules after a good first file
 hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat
 rm -f "$BETA_IN/sess-a.dat"
 hostile next-more-bytes "sess-b\.dat failed: protocol error: file 2: more bytes than the job announced" sess-a.dat
+rm -f "$BETA_IN/sess-a.dat"
+tb_log "version 8: the next offer before the file's RESULT is taken; a third file in flight is refused"
+hostile next-pipelined "received 2 files, the last sess-b\.dat" sess-a.dat sess-b.dat
+rm -f "$BETA_IN/sess-a.dat" "$BETA_IN/sess-b.dat"
+hostile next-third-offer "failed: protocol error: an offer while two files of the session are in flight" sess-a.dat
 rm -f "$BETA_IN/sess-a.dat"
 
 tb_log "peers that hold slots and do nothing; an honest send meanwhile"
