@@ -14,7 +14,7 @@
  * DEST's offer makes it (a worker: DEST must not exist unless overwrite,
  * then mkdir the staging directory and DEST's top in it); a directory
  * entry is a mkdir in it (once the entry before it is in); a file is opened as any, and linked into it
- * once verified, with no fsync of its own (recv_tree_stage). A symlink's
+ * once verified, with no fsync of its own (recv_tree_file). A symlink's
  * target arrives as a file's data; once verified, a worker holds it to
  * tree_symlinks and appends it to the job's list of links (an O_TMPFILE):
  * no symlink exists in the staging directory while entries are still
@@ -456,6 +456,150 @@ static void recv_on_tree_ready(struct io_req *req, int64_t res)
         recv_accept(x);
 }
 
+/* ---- the next file, opened early ---- */
+
+static void recv_early_drop(struct recv_xfer *x)
+{
+        safe_close(x->early.fd);
+        x->early.fd = -1;
+        x->early.failed = true;
+}
+
+static void recv_tree_open(struct recv_xfer *x);
+
+/* A step of the early opening is back (xfer_io_done said so): false when
+ * nothing more is to be done with it. Once cur's opening waits for it, it
+ * carries on. */
+static bool recv_early_go(struct recv_xfer *x, int64_t res)
+{
+        if (x->base.state == XFER_CLOSING) {
+                recv_early_drop(x);
+                x->early.state = RECV_EARLY_NONE;
+                return false;
+        }
+        if (res < 0 || x->early.failed) {
+                recv_early_drop(x);
+                x->early.state = RECV_EARLY_READY;
+        }
+        if (x->early.state == RECV_EARLY_READY && x->early.waiting) {
+                x->early.waiting = false;
+                recv_tree_open(x);
+                return false;
+        }
+        return x->early.state == RECV_EARLY_BUSY;
+}
+
+static bool recv_early_step(struct recv_xfer *x, int64_t res)
+{
+        return xfer_io_done(&x->base) && recv_early_go(x, res);
+}
+
+static void recv_early_on_reserved(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = container_of(req, struct recv_xfer, early.req);
+
+        if (!xfer_io_done(&x->base))
+                return;
+        x->early.state = RECV_EARLY_READY;
+        (void)recv_early_go(x, res);
+}
+
+/* On a worker: as recv_statvfs(), for the early file. */
+static int64_t recv_early_statvfs(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return fstatvfs(x->early.fd, &x->early.vfs) < 0 ? -errno : 0;
+}
+
+static void recv_early_on_space(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = container_of(req, struct recv_xfer, early.req);
+        uint64_t avail = (uint64_t)x->early.vfs.f_bavail * x->early.vfs.f_frsize;
+
+        /* Short of room, or not told: the opening as ever says so. */
+        if (res == 0 && incoming_space_verdict(avail, x->early.size, x->base.e->cfg->min_free) != INCOMING_OK)
+                x->early.failed = true;
+        if (!recv_early_step(x, res))
+                return;
+        x->early.req.done = recv_early_on_reserved;
+        if (io_fallocate(recv_io(x), &x->early.req, x->early.fd, x->early.size) < 0) {
+                recv_early_drop(x);
+                x->early.state = RECV_EARLY_READY;
+                return;
+        }
+        xfer_io_start(&x->base, "reserving space");
+}
+
+static void recv_early_on_open(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = container_of(req, struct recv_xfer, early.req);
+
+        if (!xfer_io_done(&x->base)) {
+                /* Nameless: closing it is all the cleaning up it needs. */
+                if (res >= 0)
+                        safe_close((int)res);
+                return;
+        }
+        if (res >= 0)
+                x->early.fd = (int)res;
+        if (!recv_early_go(x, res))
+                return;
+        x->early.req.done = recv_early_on_space;
+        if (io_call(recv_io(x), &x->early.req, recv_early_statvfs, x) < 0) {
+                recv_early_drop(x);
+                x->early.state = RECV_EARLY_READY;
+                return;
+        }
+        xfer_io_start(&x->base, "checking free space");
+}
+
+void recv_early_open(struct recv_xfer *x)
+{
+        const struct wire_offer *o = &x->next;
+        uint16_t kind = o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK);
+
+        /* A file that may resume, or be skipped, has steps of its own. */
+        if (!x->tree || x->sync || x->early.state != RECV_EARLY_NONE || (o->flags & WIRE_OFFER_DIR) ||
+            o->size == 0 || o->file != x->next_file ||
+            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0)
+                return;
+        x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = o->file, .size = o->size };
+        x->early.req.done = recv_early_on_open;
+        if (io_openat(recv_io(x), &x->early.req, recv_dirfd(x), ".",
+                      O_TMPFILE | O_CLOEXEC | (kind & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),
+                      0640) < 0) {
+                x->early.state = RECV_EARLY_NONE;
+                return;
+        }
+        xfer_io_start(&x->base, "creating the file");
+}
+
+/* Cur's file, opened early: true when it is taken (or still being
+ * opened: then recv_tree_open() runs again once it is). */
+static bool recv_early_take(struct recv_xfer *x)
+{
+        struct recv_file *f = x->cur;
+
+        if (x->early.state == RECV_EARLY_NONE || x->early.file != f->offer.file ||
+            x->early.size != f->offer.size)
+                return false;
+        if (x->early.state == RECV_EARLY_BUSY) {
+                x->early.waiting = true;
+                return true;
+        }
+        x->early.state = RECV_EARLY_NONE;
+        if (x->early.failed || x->early.fd < 0) {
+                recv_early_drop(x);
+                return false;
+        }
+        f->fd = x->early.fd;
+        x->early.fd = -1;
+        snprintf(f->proc_path, sizeof(f->proc_path), "/proc/self/fd/%d", f->fd);
+        recv_accept(x);
+        return true;
+}
+
 /* A tree's entry: its directory made now, or its file opened as any. */
 static void recv_tree_open(struct recv_xfer *x)
 {
@@ -470,6 +614,8 @@ static void recv_tree_open(struct recv_xfer *x)
                 return;
         }
         if (!(x->cur->offer.flags & WIRE_OFFER_DIR)) {
+                if (recv_early_take(x))
+                        return;
                 /* A pack is read back to be unpacked (recv-pack.c), a
                  * symlink's target once verified. */
                 x->cur->req.done = recv_on_open;
@@ -692,12 +838,9 @@ void recv_tree_entry_done(struct recv_xfer *x)
         recv_step(x, "publishing the tree", io_call(recv_io(x), &x->fin->req, recv_tree_publish, x));
 }
 
-static void recv_on_tree_linked(struct io_req *req, int64_t res)
+/* Fin staged under its name (@res of the link). */
+static void recv_tree_linked(struct recv_xfer *x, int64_t res)
 {
-        struct recv_xfer *x = recv_of_file_req(req);
-
-        if (!recv_step_done(x, XFER_FINISHING))
-                return;
         if (res == -EEXIST) {
                 recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
                 return;
@@ -715,6 +858,15 @@ static void recv_on_tree_linked(struct io_req *req, int64_t res)
         recv_partial_staged(x);
 }
 
+static void recv_on_tree_linked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        recv_tree_linked(x, res);
+}
+
 /* On a worker, continuing a kept tree: the file under its name in the
  * staging directory, replacing one staged after the last record. */
 static int64_t recv_tree_restage(void *arg)
@@ -729,35 +881,98 @@ static int64_t recv_tree_restage(void *arg)
         return linkat(AT_FDCWD, f->proc_path, x->stage_fd, f->rel, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
-/* A tree's file, verified, into the staging directory (ours, 0700, no
- * symlink in it), with no fsync of its own: nothing in the staging
- * directory is visible, and recv_tree_publish() syncs the file system
- * once before the tree's one rename, so a crash before it publishes
- * nothing and one after it loses nothing. */
-static void recv_tree_stage(struct recv_xfer *x)
+/* ---- a tree's file, in one trip ---- */
+
+enum { RECV_FILED_XATTR = 1, RECV_FILED_META, RECV_FILED_LINK };
+
+/*
+ * On a worker: a tree's file, verified, published: its digest xattr, its
+ * mode and mtime, staged under its name, then the kept
+ * tree's record when one is due (recv-keep.c). One trip off the loop for
+ * what were four: a busy host makes each trip cost more than its system
+ * calls, and the next entries wait for this one's RESULT (wire.h,
+ * Pipelining). Touches fin, stage_fd and keep_pj (prepared on the loop).
+ *
+ * Staged into the staging directory (ours, 0700, no symlink in it) with
+ * no fsync of its own: nothing in the staging directory is visible, and
+ * recv_tree_publish() syncs the file system once before the tree's one
+ * rename, so a crash before it publishes nothing and one after it loses
+ * nothing.
+ */
+static int64_t recv_tree_file_worker(void *arg)
 {
-        x->fin->req.done = recv_on_tree_linked;
-        if (x->tree_resumed) {
-                recv_step(x, "staging", io_call(recv_io(x), &x->fin->req, recv_tree_restage, x));
-                return;
+        struct recv_xfer *x = arg;
+        struct recv_file *f = x->fin;
+        char hex[DIGEST_HEX_SIZE];
+        int64_t r;
+
+        f->step = RECV_FILED_XATTR;
+        digest_hex(f->digest, hex);
+        if (fsetxattr(f->fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0) {
+                if (errno != EOPNOTSUPP)
+                        return -errno;
+                f->no_xattr = true;
         }
-        recv_step(x, "staging", io_linkat(recv_io(x), &x->fin->req, AT_FDCWD, x->fin->proc_path,
-                                          x->stage_fd, x->fin->rel, AT_SYMLINK_FOLLOW));
+        f->step = RECV_FILED_META;
+        r = recv_tree_meta(x);
+        if (r < 0)
+                return r;
+        f->step = RECV_FILED_LINK;
+        if (x->tree_resumed)
+                r = recv_tree_restage(x);
+        else if (linkat(AT_FDCWD, f->proc_path, x->stage_fd, f->rel, AT_SYMLINK_FOLLOW) < 0)
+                r = -errno;
+        if (r < 0)
+                return r;
+        if (f->record)
+                f->record_res = (int)partials_store(&x->keep_pj);
+        return 0;
 }
 
-static void recv_on_tree_meta(struct io_req *req, int64_t res)
+static void recv_said_no_xattr(struct recv_xfer *x)
+{
+        struct engine *e = x->base.e;
+
+        /* The digest is a convenience (xferctl sum --cached): the file is whole without it. */
+        if (!e->xattr_said)
+                log_debug("%s: the incoming directory's file system takes no user xattrs: "
+                          "files are published without " DIGEST_XATTR, x->base.peer);
+        e->xattr_said = true;
+}
+
+static void recv_on_tree_filed(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
+        struct recv_file *f;
         char text[WIRE_TEXT_MAX + 1];
 
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "mode and mtime: %s", strerror((int)-res));
+        f = x->fin;
+        if (f->no_xattr)
+                recv_said_no_xattr(x);
+        if (res < 0 && f->step != RECV_FILED_LINK) {
+                snprintf(text, sizeof(text), "%s: %s",
+                         f->step == RECV_FILED_XATTR ? "storing " DIGEST_XATTR : "mode and mtime",
+                         strerror((int)-res));
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
-        recv_tree_stage(x);
+        if (res == 0 && f->record)
+                recv_keep_stored(x, f->record_res);
+        recv_tree_linked(x, res);
+}
+
+static void recv_tree_file(struct recv_xfer *x)
+{
+        struct recv_file *f = x->fin;
+
+        /* With its own partial, the record waits for that to go (recv_partial_staged). */
+        f->record = x->part_of != f && recv_keep_due(x);
+        if (f->record)
+                recv_keep_prepare(x);
+        f->req.done = recv_on_tree_filed;
+        recv_step(x, "staging", io_call(recv_io(x), &f->req, recv_tree_file_worker, x));
 }
 
 /* On a worker: IORING_OP_FSETXATTR needs Linux 5.19, a worker's
@@ -775,30 +990,15 @@ static int64_t recv_set_digest(void *arg)
 static void recv_on_digest_set(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        struct engine *e = x->base.e;
         char text[WIRE_TEXT_MAX + 1];
 
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
         if (res == -EOPNOTSUPP) {
-                /* The digest is a convenience (xferctl sum --cached): the file is whole without it. */
-                if (!e->xattr_said)
-                        log_debug("%s: the incoming directory's file system takes no user xattrs: "
-                                  "files are published without " DIGEST_XATTR, x->base.peer);
-                e->xattr_said = true;
+                recv_said_no_xattr(x);
         } else if (res < 0) {
                 snprintf(text, sizeof(text), "storing " DIGEST_XATTR ": %s", strerror((int)-res));
                 recv_fail(x, WIRE_E_IO, text);
-                return;
-        }
-        /* A tree's file: its mode and mtime, after the data; then staged. */
-        if (x->tree && (x->fin->offer.mode || x->fin->offer.mtime_ns)) {
-                x->fin->req.done = recv_on_tree_meta;
-                recv_step(x, "setting mode and mtime", io_call(recv_io(x), &x->fin->req, recv_tree_meta, x));
-                return;
-        }
-        if (x->tree) {
-                recv_tree_stage(x);
                 return;
         }
         x->fin->req.done = recv_on_fsync;
@@ -859,6 +1059,10 @@ void recv_file_publish(struct recv_xfer *x)
         }
         if (x->fin->offer.flags & WIRE_OFFER_PACK) {
                 recv_pack_unpack(x);
+                return;
+        }
+        if (x->tree) {
+                recv_tree_file(x);
                 return;
         }
         x->fin->req.done = recv_on_digest_set;

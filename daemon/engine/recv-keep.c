@@ -178,6 +178,20 @@ int recv_keep_stage(struct recv_xfer *x)
 
 /* ---- each entry ---- */
 
+void recv_keep_stored(struct recv_xfer *x, int64_t res)
+{
+        if (res < 0) {
+                /* Not keeping is no reason to fail: the tree goes on, and
+                 * goes if this session fails too. */
+                log_warning("%s: %s: recording the kept tree: %s; it is not kept", x->base.peer, x->dest,
+                            strerror((int)-res));
+                x->keep_off = true;
+        } else {
+                x->keep_recorded = true;
+        }
+        x->fin->recorded = true;
+}
+
 static void recv_keep_on_recorded(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -185,30 +199,25 @@ static void recv_keep_on_recorded(struct io_req *req, int64_t res)
 
         if (!xfer_io_done(b) || b->state == XFER_CLOSING || !x->fin)
                 return;
-        if (res < 0) {
-                /* Not keeping is no reason to fail: the tree goes on, and
-                 * goes if this session fails too. */
-                log_warning("%s: %s: recording the kept tree: %s; it is not kept", b->peer, x->dest,
-                            strerror((int)-res));
-                x->keep_off = true;
-        } else {
-                x->keep_recorded = true;
-        }
+        recv_keep_stored(x, res);
         recv_published_now(x);
 }
 
-void recv_keep_record(struct recv_xfer *x)
+bool recv_keep_due(const struct recv_xfer *x)
+{
+        const struct recv_file *f = x->fin;
+
+        return x->tree_part && !x->keep_off && !f->recorded &&
+               f->offer.file + recv_span(&f->offer) < x->job_files;
+}
+
+void recv_keep_prepare(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         struct recv_file *f = x->fin;
         struct partial_tree *t;
         uint64_t now = clock_usec(CLOCK_REALTIME) / 1000000u;
-        int r;
 
-        if (x->keep_off) {
-                recv_published_now(x);
-                return;
-        }
         recv_keep_job_init(x);
         if (!x->keep_created)
                 x->keep_created = now;
@@ -233,12 +242,23 @@ void recv_keep_record(struct recv_xfer *x)
         t->published = x->files_published + recv_span(&f->offer);
         t->packs = x->packs + !!(f->offer.flags & WIRE_OFFER_PACK);
         memcpy(t->boot_id, b->e->boot_id, sizeof(t->boot_id));
+}
+
+void recv_keep_record(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        struct recv_file *f = x->fin;
+        int r;
+
+        if (!recv_keep_due(x)) {
+                recv_published_now(x);
+                return;
+        }
+        recv_keep_prepare(x);
         f->req.done = recv_keep_on_recorded;
         r = io_call(recv_io(x), &f->req, partials_store, &x->keep_pj);
         if (r < 0) {
-                log_warning("%s: %s: recording the kept tree: %s; it is not kept", b->peer, x->dest,
-                            strerror(-r));
-                x->keep_off = true;
+                recv_keep_stored(x, r);
                 recv_published_now(x);
                 return;
         }

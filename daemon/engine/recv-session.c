@@ -1,13 +1,16 @@
 /*
- * A session's files in flight (wire.h, version 7): once file i is
+ * A session's files in flight (wire.h, version 8): once file i is
  * verified, it is published (x->fin: fsync, link, or staging, unpacking,
  * each a disk step of recv-file.c and recv-pack.c) while the next file's
  * offer is answered and its data flows (x->cur). The sender offers file
  * i + 1 as soon as it has posted file i's ENDs, so that offer may come
  * while file i is still receiving or being verified: it is kept until
- * then. At most two files are in flight: a third offer, before file i's
- * RESULT, is a protocol error. RESULTs go in order: file i + 1, verified,
- * waits for file i's (fin_waiting). A failure of either fails the session.
+ * then, its file opened meanwhile (recv_early_open). A file that kept a
+ * partial holds the next offer until it is published (the partial state
+ * is one file's at a time). At most two files are in flight: a third
+ * offer, before file i's RESULT, is a protocol error. RESULTs go in
+ * order: file i + 1, verified, waits for file i's (fin_waiting). A
+ * failure of either fails the session.
  */
 
 #include <inttypes.h>
@@ -55,11 +58,14 @@ void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o)
                 }
                 x->next = *o;
                 x->next_on = true;
+                recv_early_open(x);
                 return;
         }
         if (recv_next_may_wait(x)) {
                 x->next = *o;
                 x->next_on = true;
+                /* Its file opened meanwhile: its ACCEPT waits for no disk. */
+                recv_early_open(x);
                 return;
         }
         recv_fail(x, WIRE_E_PROTOCOL, x->next_file > 0 && x->next_file < x->job_files ?
@@ -162,10 +168,8 @@ static void recv_fin_result(struct recv_xfer *x)
 
 void recv_published(struct recv_xfer *x)
 {
-        const struct recv_file *f = x->fin;
-
         /* A kept tree's record says the entry is held before its RESULT goes. */
-        if (x->tree_part && f->offer.file + recv_span(&f->offer) < x->job_files) {
+        if (recv_keep_due(x)) {
                 recv_keep_record(x);
                 return;
         }

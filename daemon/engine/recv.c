@@ -116,6 +116,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         x->cur = &x->files[0];
         x->stage_fd = -1;
         x->links_fd = -1;
+        x->early.fd = -1;
         x->sync_fd = -1;
         x->sync_rh = REHASH_NULL;
         x->pj = PARTIAL_JOB_NULL;
@@ -501,8 +502,11 @@ static void recv_lane_grow(struct recv_lane *l, unsigned int max)
         struct xfer *b = l->base.x;
         /* What is left of its run, and one for its END at least: a lane
          * whose run is empty (a directory, a file of fewer blocks than
-         * lanes) still needs a slot and a credit to say so. */
-        uint64_t want = MAX(l->base.end_seq - l->next_seq, (uint64_t)1);
+         * lanes) still needs a slot and a credit to say so. In a session,
+         * one more: the next file's END may go before this one's credit
+         * comes back (wire.h, Pipelining), else every file of a tree
+         * waits a round trip for it. */
+        uint64_t want = MAX(l->base.end_seq - l->next_seq, (uint64_t)1) + (recv_xfer_of(b)->job_files > 1);
         uint32_t i;
 
         for (unsigned int n = 0; n < max; n++) {
@@ -898,6 +902,9 @@ static void recv_cancel_io(struct xfer *b)
                         io_cancel_fd(b->e->io, f->fd);
                 io_cancel(b->e->io, &f->req);
         }
+        if (x->early.fd >= 0)
+                io_cancel_fd(b->e->io, x->early.fd);
+        io_cancel(b->e->io, &x->early.req);
 }
 
 /* A tree job that did not publish: its staging directory goes, off the loop. */
@@ -933,6 +940,8 @@ static void recv_gone(struct xfer *b)
          * linked into the partial directory stays there. */
         for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++)
                 safe_close(x->files[i].fd);
+        safe_close(x->early.fd);
+        x->early.fd = -1;
         safe_close(x->stage_fd);
         safe_close(x->links_fd);
         recv_keep_gone(x);

@@ -84,6 +84,14 @@ struct recv_file {
         int publish_err;        /* a failed rename, reported once its .part is gone */
         uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
         char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
+        /* A tree's file published in one worker call (recv-file.c): the
+         * step that failed, no xattr taken, the kept tree's record stored
+         * with it (recorded) and what storing it returned. */
+        unsigned int step;
+        bool no_xattr;
+        bool record;
+        bool recorded;
+        int record_res;
         /* A pack (wire.h): unpacked by a worker (recv-pack.c), which sets
          * these; max_file_size and the job's bytes left copied for it when
          * it starts. */
@@ -106,6 +114,23 @@ struct recv_xfer {
         /* The next file's OFFER, come while cur still finished (wire.h). */
         bool next_on;
         struct wire_offer next;
+        /*
+         * That offer's file opened early (recv-file.c, recv_early_open): a
+         * tree's entry with data, an O_TMPFILE whose space is checked and
+         * reserved while cur's last data still comes, so that its ACCEPT
+         * need not wait for three disk steps once cur is verified. Only an
+         * optimisation: anything amiss, and the file is opened as ever.
+         */
+        struct recv_early {
+                struct io_req req;
+                enum { RECV_EARLY_NONE, RECV_EARLY_BUSY, RECV_EARLY_READY } state;
+                bool waiting;           /* cur's opening waits for it */
+                bool failed;            /* open as ever */
+                int fd;
+                uint32_t file;          /* the offer's index */
+                uint64_t size;
+                struct statvfs vfs;
+        } early;
         /* The session (wire.h): what the first offer announced, and how far it got. */
         uint32_t job_files;
         uint64_t job_bytes;
@@ -332,6 +357,8 @@ void recv_partial_free(struct recv_xfer *x);
 /* Look the name up, open a nameless file, check free space against
  * min_free, reserve: then recv_accept(), or a REFUSE with the reason. */
 void recv_file_open(struct recv_xfer *x);
+/* The kept next offer's file: opened now, if it may be (x->early). */
+void recv_early_open(struct recv_xfer *x);
 /* fsync, link under the name (with overwrite: a .part renamed over), fsync
  * the directory: then recv_published(), or a failed RESULT. */
 void recv_file_publish(struct recv_xfer *x);
@@ -354,6 +381,13 @@ int recv_keep_stage(struct recv_xfer *x);
 /* An entry is answered ok, not the last: the record first, then
  * recv_published_now(). */
 void recv_keep_record(struct recv_xfer *x);
+/* The record is due for fin (a kept tree, not its last entry, not
+ * recorded yet); its fields in keep_pj, for partials_store() on a worker
+ * (recv_keep_record, or recv-file.c with the entry's own steps); then
+ * what the store returned. */
+bool recv_keep_due(const struct recv_xfer *x);
+void recv_keep_prepare(struct recv_xfer *x);
+void recv_keep_stored(struct recv_xfer *x, int64_t res);
 /* The tree is in place: its record and what is left of its staging
  * directory go (on a worker: touches x->stage_fd, links_fd). */
 void recv_keep_published(struct recv_xfer *x);
