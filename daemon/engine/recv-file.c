@@ -1033,16 +1033,6 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
  * end; a pack's, its entries. */
 void recv_file_publish(struct recv_xfer *x)
 {
-        struct recv_file *f = x->fin;
-
-        /* Verified before its last writes were back: published once they are. */
-        f->publishing = f->writes > 0;
-        if (f->publishing)
-                return;
-        if (!f->skip && f->written != f->offer.size) {
-                recv_abort(&x->base, WIRE_E_SIZE, "short write");
-                return;
-        }
         /* Kept as it was (sync): nothing to make, only its RESULT. */
         if (x->fin->skip && x->tree) {
                 recv_tree_entry_done(x);

@@ -143,7 +143,7 @@ void recv_accept(struct recv_xfer *x)
         }
         xfer_set_state(b, XFER_DATA);
         /* Kept bytes count as received: END's and the verdict's counts are the file's. */
-        x->cur->written = x->cur->file_bytes = x->resumed;
+        x->bytes_written = x->cur->file_bytes = x->resumed;
         b->bytes += x->resumed;
         if (recv_send_accept(x, x->published_match                  ? WIRE_ACCEPT_PUBLISHED :
                                 x->tree_resumed && o->file == 0 ? WIRE_ACCEPT_RESUMED :
@@ -156,14 +156,14 @@ void recv_accept(struct recv_xfer *x)
                 log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ", %" PRIu64
                           " bytes kept)", b->peer, o->name, o->size, o->file + 1, o->job_files, o->transfer_id,
                           x->resumed);
-                x->ckpt_bytes = x->cur->written;
+                x->ckpt_bytes = x->bytes_written;
                 recv_partial_rehash(x);
                 return;
         }
         log_info("%s: receiving %s (%" PRIu64 " bytes, %" PRIu64 " chunks of %u over %u lane%s, transfer %" PRIu64
                  ", %" PRIu64 " bytes kept)", b->peer, o->name, o->size, b->nchunks, o->chunk_size, b->nlanes,
                  b->nlanes == 1 ? "" : "s", o->transfer_id, x->resumed);
-        x->ckpt_bytes = x->cur->written;
+        x->ckpt_bytes = x->bytes_written;
         recv_partial_rehash(x);
 }
 

@@ -246,7 +246,7 @@ static uint64_t recv_lane_written(struct recv_xfer *x, unsigned int k)
                 return x->resume[k];
         w = l->next_seq;
         for (uint32_t i = 0; i < l->base.hold.cap; i++)
-                if (l->rs[i].writing && l->rs[i].f == x->part_of && l->rs[i].seq < w)
+                if (l->rs[i].writing && l->rs[i].seq < w)
                         w = l->rs[i].seq;
         return w - l->base.first_seq;
 }
@@ -334,7 +334,7 @@ static void recv_ckpt_start(struct recv_xfer *x)
                 x->kept[k] = recv_lane_written(x, k);
         if (!x->created)
                 x->created = clock_usec(CLOCK_REALTIME) / 1000000u;
-        x->ckpt_bytes = x->part_of->written;
+        x->ckpt_bytes = x->bytes_written;
         x->part_req.done = recv_on_ckpt_synced;
         r = io_fsync(recv_io(x), &x->part_req, x->part_of->fd);
         if (r < 0)
@@ -346,7 +346,7 @@ static void recv_ckpt_start(struct recv_xfer *x)
 void recv_partial_checkpoint(struct recv_xfer *x)
 {
         if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA &&
-            x->part_of->written - x->ckpt_bytes >= RECV_CKPT_BYTES)
+            x->bytes_written - x->ckpt_bytes >= RECV_CKPT_BYTES)
                 recv_ckpt_start(x);
 }
 
@@ -355,7 +355,7 @@ void recv_partial_final(struct recv_xfer *x)
         /* What was written since the last checkpoint is kept too: the
          * transfer is failing, not the disk. */
         if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->part_of->fd >= 0 &&
-            x->part_of->written > x->ckpt_bytes) {
+            x->bytes_written > x->ckpt_bytes) {
                 x->ckpt_last = true;
                 recv_ckpt_start(x);
         }

@@ -84,6 +84,7 @@ static int recv_session_next(struct recv_xfer *x)
         *f = (struct recv_file){ .x = x, .fd = -1 };
         f->offer.transfer_id = id;
         x->cur = f;
+        x->bytes_written = 0;
         b->nended = 0;
         for (unsigned int k = 0; k < b->nlanes; k++) {
                 struct recv_lane *l = recv_lane(x, k);

@@ -605,17 +605,10 @@ static void recv_finish_published(struct recv_xfer *x)
 void recv_finish(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
-        struct recv_file *f = x->cur;
         uint8_t d[WIRE_DIGEST_SIZE];
 
-        /* Verified already, it may wait for the file before (recv-session.c). */
-        if (b->state != XFER_FINISHING || f->verified)
-                return;
-        /* The digests are over what arrived, so the rest may be verified
-         * while the last writes are out (recv_file_publish waits for
-         * them); not a file that may keep a partial: its checkpoints and
-         * records are over what is written. */
-        if ((x->part_on || x->published_match) && f->writes > 0)
+        /* Verified already, it waits for the file before (recv-session.c). */
+        if (b->state != XFER_FINISHING || x->writes > 0 || x->fin_waiting)
                 return;
         /* A checkpoint's store must not land after the partial is replaced. */
         if (x->ckpt_busy) {
@@ -626,7 +619,7 @@ void recv_finish(struct recv_xfer *x)
                 recv_finish_published(x);
                 return;
         }
-        if (f->writes == 0 && f->written != f->offer.size) {
+        if (x->bytes_written != x->cur->offer.size) {
                 recv_partial_drop(x);
                 recv_abort(b, WIRE_E_SIZE, "short write");
                 return;
@@ -643,8 +636,7 @@ void recv_finish(struct recv_xfer *x)
                 }
         }
         /* Every lane verified, so every block hash is the sender's. */
-        (void)xfer_digest(b, f->digest);
-        f->verified = true;
+        (void)xfer_digest(b, x->cur->digest);
         recv_verified(x);
 }
 
@@ -684,10 +676,9 @@ static void recv_on_write(struct io_req *req, int64_t res)
         struct recv_lane *l = rs->l;
         struct xfer *b = l->base.x;
         struct recv_xfer *x = recv_xfer_of(b);
-        struct recv_file *f = rs->f;
         uint32_t i = rs - l->rs;
 
-        f->writes--;
+        x->writes--;
         rs->writing = false;
         if (!xfer_io_done(b) || l->base.conn.reaping || b->state == XFER_CLOSING)
                 return;
@@ -699,7 +690,7 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 recv_abort(b, res == -ENOSPC ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        f->written += rs->len;
+        x->bytes_written += rs->len;
         if (ring_hold_over(&l->base.hold, b->ring)) {
                 /* Lent while it was alone: give it back, without a credit. */
                 ring_hold_release(&l->base.hold, b->ring, i);
@@ -712,11 +703,9 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 l->credits_pending++;
                 recv_lane_grow(l, 1);
         }
-        if (f->publishing && f->writes == 0 && f == x->fin)
-                recv_file_publish(x);
-        else if (f == x->cur && b->state == XFER_FINISHING)
+        if (b->state == XFER_FINISHING)
                 recv_finish(x);
-        else if (f == x->cur)
+        else
                 recv_partial_checkpoint(x);
         /* Credits go out in wc_batch_end or here, batched. */
         recv_flush_credits(l, false);
@@ -747,7 +736,6 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
 
         rs->l = l;
-        rs->f = x->cur;
         rs->len = len;
         rs->seq = seq;
         rs->io.done = recv_on_write;
@@ -756,7 +744,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
                 recv_abort(b, WIRE_E_IO, strerror(-r));
                 return;
         }
-        x->cur->writes++;
+        x->writes++;
         rs->writing = true;
         xfer_io_start(b, "writing the file");
         /* Hash while the kernel copies the slot out: both only read it, and

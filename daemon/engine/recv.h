@@ -45,7 +45,6 @@ struct recv_lane;
 struct recv_slot {
         struct io_req io;
         struct recv_lane *l;
-        struct recv_file *f;    /* while writing: the file's */
         uint64_t seq;           /* while writing: the chunk's */
         uint32_t len;
         bool writing;
@@ -77,13 +76,6 @@ struct recv_file {
         int fd;                 /* O_TMPFILE until published */
         bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
         uint64_t file_bytes;    /* the file's data received */
-        /* Its writes: out, and the bytes they wrote (with what a partial
-         * kept). A file is verified once its ENDs are in, its writes may
-         * still be out; it is published once they are back (publishing). */
-        unsigned int writes;
-        uint64_t written;
-        bool verified;
-        bool publishing;        /* recv_file_publish() waits for its writes */
         uint64_t t_file;        /* usec: its ACCEPT */
         uint64_t usec;          /* its first-to-last data time, once verified */
         char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
@@ -162,6 +154,8 @@ struct recv_xfer {
         uint32_t files_published;
         uint32_t packs;         /* published */
         uint64_t offered;       /* bytes of the files offered so far */
+        uint64_t bytes_written;
+        unsigned int writes;    /* in flight */
         struct statx stx;       /* the name's lookup */
         struct statvfs vfs;     /* free space, from a worker */
         int vfs_err;
@@ -188,7 +182,7 @@ struct recv_xfer {
         struct partial_rec ident;       /* who offered what: every record's identity */
         struct partial_rec found;       /* what the lookup found */
         uint64_t created;               /* the partial's, CLOCK_REALTIME s */
-        uint64_t ckpt_bytes;            /* part_of's written when the last checkpoint began */
+        uint64_t ckpt_bytes;            /* bytes_written when the last checkpoint began */
         uint64_t kept[WIRE_LANES_MAX];  /* that checkpoint's: chunks written, per lane */
         uint32_t resume[WIRE_LANES_MAX];        /* chunks kept from the lane's first */
         uint64_t resumed;               /* bytes not sent again */
@@ -292,8 +286,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
 /* The ACCEPT of a later file of the session went out: the credits other
  * lanes held back between files go now. */
 void recv_lanes_flush(struct recv_xfer *x);
-/* FINISHING: verify (once its writes are back too, for a file that may
- * keep a partial, and no checkpoint is out), then publish. */
+/* FINISHING: once no write (and no checkpoint) is out, verify, then publish. */
 void recv_finish(struct recv_xfer *x);
 
 /* recv-session.c: two files in flight (wire.h, version 7). */
