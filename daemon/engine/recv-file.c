@@ -40,6 +40,7 @@
 #include "incoming.h"
 #include "log.h"
 #include "name.h"
+#include "pack.h"
 #include "recv.h"
 
 static struct io *recv_io(struct recv_xfer *x)
@@ -559,9 +560,13 @@ void recv_early_open(struct recv_xfer *x)
         const struct wire_offer *o = &x->next;
         uint16_t kind = o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK);
 
-        /* A file that may resume, or be skipped, has steps of its own. */
+        /* A file that may resume, or be skipped, has steps of its own;
+         * nothing is reserved that its offer's checks would refuse
+         * (recv-offer.c: the job's bytes, a pack's bound, max_file_size). */
         if (!x->tree || x->sync || x->early.state != RECV_EARLY_NONE || (o->flags & WIRE_OFFER_DIR) ||
             o->size == 0 || o->file != x->next_file ||
+            ((o->flags & WIRE_OFFER_PACK) ? o->size > PACK_BYTES_MAX : o->size > x->job_bytes - x->offered) ||
+            (x->base.e->cfg->max_file_size && o->size > x->base.e->cfg->max_file_size) ||
             memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0)
                 return;
         x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = o->file, .size = o->size };
