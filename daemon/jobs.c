@@ -399,7 +399,12 @@ static bool job_retry(struct job *job, unsigned int status, const char *text, ch
                         snprintf(why, whylen, " (gave up after %u attempts)", job->attempt);
                 return false;
         }
-        if (now >= end) {
+        /*
+         * The attempt that was set to start as the window closed is the
+         * last, even if its timer (libevent's coarse clock) let it start a
+         * few ms early and it failed before the end.
+         */
+        if (now >= end || job->retry_usec >= end) {
                 snprintf(why, whylen, " (gave up after %u attempts: retry_window %u s is over)",
                          job->attempt, jobs->cfg->retry_window);
                 return false;

@@ -48,7 +48,7 @@ down() {
 }
 
 up() {
-        local nodes=(alpha beta) n m active t0=$SECONDS
+        local nodes=(alpha beta) n m q rps active t0=$SECONDS
         for n in "$@"; do
                 [[ -n ${ADDR[$n]:-} ]] || { echo "fabric: no node '$n' (gamma, delta)" >&2; exit 2; }
                 [[ $n == alpha || $n == beta ]] || nodes+=("$n")
@@ -71,6 +71,7 @@ up() {
         # No STP: ports forward at once. MTU 9000, as the pair: rxe runs 4096.
         ip link add "$BRIDGE" mtu 9000 type bridge stp_state 0 forward_delay 0
         ip link set "$BRIDGE" up
+        rps=$(printf '%x' $(((1 << $(nproc)) - 1)))
         for n in "${nodes[@]}"; do
                 ip link add "tb-$n" mtu 9000 type veth peer name "tb-$n-p" mtu 9000
                 ip link set "tb-$n-p" master "$BRIDGE"
@@ -78,6 +79,10 @@ up() {
                 sysctl -qw "net.ipv4.conf.tb-$n.rp_filter=0" "net.ipv4.conf.tb-$n.accept_local=1"
                 ip addr add "${ADDR[$n]}/24" dev "tb-$n"
                 ip link set "tb-$n" up
+                # One CPU per flow, as guest/rdma-setup.sh does for the pair.
+                for q in /sys/class/net/tb-"$n"/queues/rx-* /sys/class/net/tb-"$n"-p/queues/rx-*; do
+                        echo "$rps" >"$q/rps_cpus"
+                done
         done
         for n in "${nodes[@]}"; do
                 ip rule add pref "${PREF[$n]}" iif lo from "${ADDR[$n]}" lookup "${TABLE[$n]}"

@@ -26,6 +26,14 @@ ip addr add "$a/24" dev "$na"
 ip addr add "$b/24" dev "$nb"
 ip link set "$na" up
 ip link set "$nb" up
+# Each flow (rxe: one UDP source port per queue pair) to one CPU, as a real
+# NIC's RSS does. Without it, a veth hands packets to the backlog of
+# whichever CPU sent them, a queue pair's packets overtake each other, and
+# rxe answers with go-back-N retransmissions and ACK timeouts (0.5 s each).
+rps=$(printf '%x' $(((1 << $(nproc)) - 1)))
+for q in /sys/class/net/"$na"/queues/rx-* /sys/class/net/"$nb"/queues/rx-*; do
+        echo "$rps" >"$q/rps_cpus"
+done
 
 # Locally sent traffic to one endpoint goes out of the other one's veth end.
 ip route replace "$b" dev "$na" src "$a" table 102
