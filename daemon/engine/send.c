@@ -257,11 +257,9 @@ static void send_timeout(struct xfer *b)
                 send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer within %u s", sec);
                 return;
         case XFER_FINISHING:
-                /* Every END posted: the receiver verifies and publishes,
-                 * and says so every second (an empty CREDIT, wire.h). */
                 if (b->nended == b->nlanes) {
-                        if (xfer_peer_silent(b))
-                                send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %u s", sec);
+                        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %d s",
+                                  SEND_VERDICT_SEC);
                         return;
                 }
                 /* ENDs still to post, credits still to come: every byte is
@@ -347,7 +345,7 @@ void send_post_end(struct send_lane *l)
         if (++b->nended == b->nlanes) {
                 /* Every lane is still here: each waits for the RESULT. */
                 (void)xfer_digest(b, s->digest);
-                xfer_arm_deadline(b);
+                xfer_arm_timer(b, SEND_VERDICT_SEC);
                 /* The next offer may go (send_sent). */
                 send_sent(s);
         }
