@@ -18,7 +18,8 @@
  *   every byte before it (a torn or foreign file is not a record).
  * A tree's (PARTIAL_TREE) has its progress where kept[] and digest[0] are:
  *   kept[0..6] = job_files, entries, offered, links_len, published,
- *   packs, skipped; kept[7] zero; digest[0] = boot_id.
+ *   packs, skipped; kept[7] zero; digest[0] = boot_id; digest[1] = dest_dev
+ *   u64, dest_ino u64 (a published tree's; zero otherwise).
  */
 #define PARTIAL_FIXED   (8 + 4 + 4 + WIRE_ADDR_SIZE + PARTIAL_KEY_ID_SIZE + WIRE_SOURCE_SIZE + \
                          8 + 8 + 4 + 4 + 8 + 8 + 8 * WIRE_LANES_MAX + \
@@ -64,7 +65,9 @@ void partial_encode(void *buf, const struct partial_rec *r)
                 bytes_put_u64(&o, t->skipped);
                 bytes_put_u64(&o, 0);
                 bytes_put_mem(&o, t->boot_id, PARTIAL_BOOT_SIZE);
-                for (unsigned int k = 1; k < WIRE_LANES_MAX; k++)
+                bytes_put_u64(&o, t->dest_dev);
+                bytes_put_u64(&o, t->dest_ino);
+                for (unsigned int k = 2; k < WIRE_LANES_MAX; k++)
                         bytes_put_mem(&o, zero, WIRE_DIGEST_SIZE);
         } else {
                 for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
@@ -90,10 +93,15 @@ int partial_check(const struct partial_rec *r)
         if (r->flags & PARTIAL_TREE) {
                 const struct partial_tree *t = &r->tree;
 
-                if ((r->flags & PARTIAL_PUBLISHED) || r->lanes != 1 || t->job_files < 2 ||
+                if (r->lanes != 1 || t->job_files < 2 ||
                     t->entries == 0 || t->entries > t->job_files || t->offered > r->size ||
                     t->published > t->entries || t->skipped > t->entries || t->packs > t->entries ||
                     name_path_check(r->dest, n, NULL) != NAME_OK)
+                        return -EINVAL;
+                /* Published: every entry, and the directory it is. */
+                if ((r->flags & PARTIAL_PUBLISHED) ?
+                            t->entries != t->job_files || t->published != t->job_files || t->dest_ino == 0 :
+                            t->dest_dev != 0 || t->dest_ino != 0)
                         return -EINVAL;
                 for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
                         if (r->kept[k] != 0)
@@ -158,6 +166,7 @@ int partial_decode(const void *buf, size_t len, struct partial_rec *r)
         bytes_get_mem(&in, r->file_digest, WIRE_DIGEST_SIZE);
         if (r->flags & PARTIAL_TREE) {
                 struct partial_tree *t = &r->tree;
+                struct bytes_in d = BYTES_IN(r->digest[1], WIRE_DIGEST_SIZE);
 
                 /* Counts of 32 bits where the file's are 64: larger is damage. */
                 if (r->kept[0] > UINT32_MAX || r->kept[1] > UINT32_MAX || r->kept[4] > UINT32_MAX ||
@@ -171,6 +180,8 @@ int partial_decode(const void *buf, size_t len, struct partial_rec *r)
                 t->packs = (uint32_t)r->kept[5];
                 t->skipped = (uint32_t)r->kept[6];
                 memcpy(t->boot_id, r->digest[0], PARTIAL_BOOT_SIZE);
+                t->dest_dev = bytes_get_u64(&d);
+                t->dest_ino = bytes_get_u64(&d);
                 memset(r->kept, 0, sizeof(r->kept));
                 memset(r->digest, 0, sizeof(r->digest));
         }

@@ -44,6 +44,13 @@
  * written before each entry's RESULT goes, without an fsync: it holds
  * within one boot of the host (boot_id), which is all a staging
  * directory, synced only when the tree is published, can promise.
+ *
+ * Published (PARTIAL_TREE | PARTIAL_PUBLISHED): the tree is in place as
+ * dest, and its job's last RESULT may not have reached the sender. No
+ * KEY.tree; entries and published are job_files; dest_dev and dest_ino
+ * are DEST's as published, so that a retry of the job is answered
+ * "every entry is here" only while DEST is that directory.
+ * Written with an fsync, it holds across boots until partial_retention.
  */
 #define PARTIAL_TREE            0x0002u
 #define PARTIAL_FLAGS           (PARTIAL_PUBLISHED | PARTIAL_TREE)
@@ -59,6 +66,7 @@ struct partial_tree {
         uint32_t packs;
         uint32_t skipped;
         uint8_t boot_id[PARTIAL_BOOT_SIZE];     /* the host's boot the record was written in */
+        uint64_t dest_dev, dest_ino;            /* published: DEST's st_dev and st_ino; else 0 */
 };
 
 struct partial_rec {

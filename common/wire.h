@@ -89,8 +89,12 @@
  *     (and lane 0's straight away once file i is verified), so the next
  *     OFFER has one; each message still costs the sender one credit.
  * The deadlines: waiting for an ACCEPT, the sender holds the receiver to
- * peer_timeout as ever; waiting for file i's RESULT once the next file's
- * ENDs are posted too, to the verdict's deadline; the receiver holds the
+ * peer_timeout as ever; waiting for a RESULT with every END it sent
+ * posted, to peer_timeout of silence too: a receiver with every END of
+ * the file it received last (XFER_FINISHING: verifying, waiting for the
+ * file before, publishing) sends an empty CREDIT on lane 0 every second
+ * until that file's RESULT goes (version 9; version 8 had the sender wait
+ * 300 s, however dead the link); the receiver holds the
  * sender to peer_timeout and min_rate for the file whose data flows, and
  * its own disk steps of both files to io_timeout.
  *
@@ -164,7 +168,8 @@
  * (DEST is entry 0, so n >= 1); DEST's ENDs and RESULT follow as ever,
  * and the sender's next OFFER is entry n, not 1 (a pack from n, as
  * packs go). n = job_files: every entry is there, and DEST's RESULT is
- * the session's last (the tree is published with it). The receiver
+ * the session's last (rdmaxferd answers so a retry of a job whose tree
+ * it published already, its last RESULT lost: nothing is made again). The receiver
  * records n before each entry's RESULT goes, so it never holds fewer
  * entries than the sender saw acknowledged; a sender that no longer has
  * entry n (it was acknowledged and let go) fails the job. An entry the
@@ -240,7 +245,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            8       /* 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            9       /* 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16

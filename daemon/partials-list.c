@@ -52,11 +52,12 @@ static int partials_list_one(int dirfd, const char *name)
         t = (time_t)r.updated;
         gmtime_r(&t, &tm);
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        /* A kept tree: its entries too, and DEST ends with a slash. */
+        /* A kept tree (or the record of a published one): its entries
+         * too, and DEST ends with a slash. */
         if (r.flags & PARTIAL_TREE)
                 printf("%.32s  %-9s %" PRIu64 "/%" PRIu64 " bytes  %s  from %s%s  transfer %" PRIu64
                        "  %u/%u entries  %s/\n",
-                       name, "tree", r.tree.offered, r.size, when, peer,
+                       name, r.flags & PARTIAL_PUBLISHED ? "published" : "tree", r.tree.offered, r.size, when, peer,
                        r.key_id[0] | r.key_id[1] | r.key_id[2] | r.key_id[3] ? " (key)" : "", r.transfer_id,
                        r.tree.entries, r.tree.job_files, r.dest);
         else

@@ -181,7 +181,9 @@ struct engine_send_ops {
          * (not transient: the result's text says "file N: ..."). Required
          * when files > 1. A tree whose receiver kept entries 1 .. n - 1
          * from an earlier attempt (tree_token) is asked for @index n after
-         * DEST, with no file_done for those between.
+         * DEST, and DEST's file_done says @index n - 1 (every entry up to it
+         * settled); one that holds them all (its RESULT was lost after it
+         * published the tree) is asked for none.
          */
         int (*next)(void *owner, uint32_t index, struct engine_send_file *f);
         /* File @index (0 .. files - 1) was verified and published by the

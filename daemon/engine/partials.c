@@ -103,6 +103,16 @@ static int partials_read_rec(int dirfd, const char *name, struct partial_rec *re
         return r < 0 ? r : partial_decode(buf, got, rec);
 }
 
+/* A published tree's DEST is still the directory it published. */
+static bool partials_tree_there(const struct partial_job *j)
+{
+        struct stat st;
+
+        return j->dest_dirfd >= 0 && fstatat(j->dest_dirfd, j->rec.dest, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISDIR(st.st_mode) && (uint64_t)st.st_dev == j->rec.tree.dest_dev &&
+               (uint64_t)st.st_ino == j->rec.tree.dest_ino;
+}
+
 int64_t partials_lookup(void *arg)
 {
         struct partial_job *j = arg;
@@ -125,6 +135,10 @@ int64_t partials_lookup(void *arg)
                 return PARTIALS_NONE;   /* another's: a hash collision, left alone */
         if (j->match != PARTIAL_MATCH) {
                 j->why = partial_match_str(j->match);
+                goto drop;
+        }
+        if ((j->rec.flags & PARTIAL_PUBLISHED) && (j->rec.flags & PARTIAL_TREE) && !partials_tree_there(j)) {
+                j->why = "the tree it published is no longer there";
                 goto drop;
         }
         if (j->rec.flags & PARTIAL_PUBLISHED)
@@ -339,7 +353,7 @@ static int64_t partials_sweep_fn(void *arg)
                  * published transfers pile up as fast as files arrive); a
                  * kept tree of an earlier boot is not trusted. */
                 if ((s->now > rec.updated && s->now - rec.updated >= s->retention) ||
-                    ((rec.flags & PARTIAL_TREE) &&
+                    ((rec.flags & PARTIAL_TREE) && !(rec.flags & PARTIAL_PUBLISHED) &&
                      memcmp(rec.tree.boot_id, s->e->boot_id, PARTIAL_BOOT_SIZE) != 0)) {
                         (void)partials_drop(s->dirfd, key);
                         s->removed++;
@@ -351,9 +365,10 @@ static int64_t partials_sweep_fn(void *arg)
                 partials_name(other, key, "data");
                 memcpy(found[n].key, key, sizeof(key));
                 ent[n].updated = rec.updated;
-                /* A kept tree weighs what it staged (its record says). */
+                /* A kept tree weighs what it staged (its record says); a
+                 * published one, nothing. */
                 if (rec.flags & PARTIAL_TREE)
-                        ent[n].bytes = rec.tree.offered;
+                        ent[n].bytes = rec.flags & PARTIAL_PUBLISHED ? 0 : rec.tree.offered;
                 else
                         ent[n].bytes = fstatat(s->dirfd, other, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
                                        (uint64_t)st.st_blocks * 512 : 0;

@@ -38,15 +38,20 @@ struct partial_job {
          * @nosync (rdmaxferd(8), Resuming a tree). */
         uint8_t boot_id[PARTIAL_BOOT_SIZE];
         bool nosync;
+        /* lookup, a published tree (PARTIAL_TREE | PARTIAL_PUBLISHED):
+         * the incoming directory, beneath which its DEST must still be the
+         * directory it published, or the record goes. */
+        int dest_dirfd;
 };
 
-#define PARTIAL_JOB_NULL ((struct partial_job){ .dirfd = -1, .data_fd = -1, .punch_fd = -1 })
+#define PARTIAL_JOB_NULL \
+        ((struct partial_job){ .dirfd = -1, .data_fd = -1, .punch_fd = -1, .dest_dirfd = -1 })
 
 /* Lookup results (partials_lookup's return). */
 enum {
         PARTIALS_NONE = 0,
         PARTIALS_RESUME = 1,            /* rec, data_fd */
-        PARTIALS_PUBLISHED = 2,         /* rec: this transfer was published */
+        PARTIALS_PUBLISHED = 2,         /* rec: this transfer (a tree: this job) was published */
 };
 
 /* io_call_fn: the record under @key and, when it matches @offer, its data. */

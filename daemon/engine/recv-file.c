@@ -835,7 +835,7 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
  * after the last, the whole tree into place. */
 void recv_tree_entry_done(struct recv_xfer *x)
 {
-        if (x->fin->offer.file + recv_span(&x->fin->offer) < x->job_files) {
+        if (!recv_is_last(x, x->fin) || x->tree_again) {
                 recv_published(x);
                 return;
         }

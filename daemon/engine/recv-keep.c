@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -68,6 +69,19 @@ static void recv_keep_on_lookup(struct io_req *req, int64_t res)
         if (b->state != XFER_OFFER) {
                 safe_close(x->keep_pj.data_fd);
                 x->keep_pj.data_fd = -1;
+                return;
+        }
+        if (res == PARTIALS_PUBLISHED) {
+                /* Nothing to stage, keep or remove: only DEST's RESULT goes. */
+                x->tree_again = x->published_tree = x->keep_off = true;
+                x->tree_kept = x->next_file = x->job_files;
+                x->tree_kept_bytes = x->offered = t->offered;
+                x->files_published = t->published ? t->published - 1 : 0;
+                x->packs = t->packs;
+                x->files_skipped = t->skipped;
+                log_info("%s: %s was published by transfer %" PRIu64 " already; its last RESULT never "
+                         "reached the sender", b->peer, x->dest, x->cur->offer.transfer_id);
+                recv_accept(x);
                 return;
         }
         if (res == PARTIALS_RESUME) {
@@ -129,6 +143,7 @@ void recv_keep_lookup(struct recv_xfer *x)
         x->keep_pj.offer.chunk_size = x->cur->offer.chunk_size;
         x->keep_pj.offer.dest = x->dest;
         x->keep_pj.offer.job_files = x->job_files;
+        x->keep_pj.dest_dirfd = b->e->incoming_fd;
         x->keep_pj.data_fd = -1;
         x->cur->req.done = recv_keep_on_lookup;
         r = io_call(recv_io(x), &x->cur->req, partials_lookup, &x->keep_pj);
@@ -207,8 +222,7 @@ bool recv_keep_due(const struct recv_xfer *x)
 {
         const struct recv_file *f = x->fin;
 
-        return x->tree_part && !x->keep_off && !f->recorded &&
-               f->offer.file + recv_span(&f->offer) < x->job_files;
+        return x->tree_part && !x->keep_off && !f->recorded && !recv_is_last(x, f);
 }
 
 void recv_keep_prepare(struct recv_xfer *x)
@@ -269,15 +283,41 @@ void recv_keep_record(struct recv_xfer *x)
 
 void recv_keep_published(struct recv_xfer *x)
 {
-        int pdir = x->base.e->partial_fd;
+        struct engine *e = x->base.e;
         char name[PARTIAL_FILE_MAX];
+        struct partial_tree *t;
+        struct stat st;
 
         /* The tree is in place: nothing of it is left to resume. */
         (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
         recv_keep_tree_name(x, name);
-        (void)unlinkat(pdir, name, AT_REMOVEDIR);
-        snprintf(name, sizeof(name), "%s.rec", x->keep_pj.key);
-        (void)unlinkat(pdir, name, 0);
+        (void)unlinkat(e->partial_fd, name, AT_REMOVEDIR);
+        /* What a retry whose last RESULT was lost is answered from: DEST,
+         * this very directory (rdmaxferd(8), Resuming a tree). */
+        recv_keep_job_init(x);
+        if (fstatat(e->incoming_fd, x->dest, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                snprintf(name, sizeof(name), "%s.rec", x->keep_pj.key);
+                (void)unlinkat(e->partial_fd, name, 0);
+                return;
+        }
+        x->keep_pj.rec.flags |= PARTIAL_PUBLISHED;
+        x->keep_pj.rec.created = x->keep_created ?: clock_usec(CLOCK_REALTIME) / 1000000u;
+        x->keep_pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
+        t = &x->keep_pj.rec.tree;
+        t->dest_dev = (uint64_t)st.st_dev;
+        t->dest_ino = (uint64_t)st.st_ino;
+        t->entries = t->published = x->job_files;
+        t->offered = x->offered;
+        t->skipped = x->files_skipped;
+        t->packs = x->packs + !!(x->fin->offer.flags & WIRE_OFFER_PACK);
+        t->links_len = 0;
+        memcpy(t->boot_id, e->boot_id, sizeof(t->boot_id));
+        x->keep_pj.nosync = false;
+        if (partials_store(&x->keep_pj) < 0) {
+                /* A retry then meets DEST as existing: the job fails, saying so. */
+                snprintf(name, sizeof(name), "%s.rec", x->keep_pj.key);
+                (void)unlinkat(e->partial_fd, name, 0);
+        }
 }
 
 /* Whether a session that failed with @status leaves what it staged for

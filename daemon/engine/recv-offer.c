@@ -146,7 +146,7 @@ void recv_accept(struct recv_xfer *x)
         x->bytes_written = x->cur->file_bytes = x->resumed;
         b->bytes += x->resumed;
         if (recv_send_accept(x, x->published_match                  ? WIRE_ACCEPT_PUBLISHED :
-                                x->tree_resumed && o->file == 0 ? WIRE_ACCEPT_RESUMED :
+                                (x->tree_resumed || x->tree_again) && o->file == 0 ? WIRE_ACCEPT_RESUMED :
                                                                   0) < 0)
                 return;
         xfer_arm_deadline(b);

@@ -120,7 +120,7 @@ void recv_verified(struct recv_xfer *x)
         x->fin_waiting = false;
         f->usec = b->t_last > f->t_file ? b->t_last - f->t_file : 0;
         x->fin = f;
-        if (f->offer.file + recv_span(&f->offer) < x->job_files && recv_session_next(x) < 0)
+        if (!recv_is_last(x, f) && recv_session_next(x) < 0)
                 return;
         recv_file_publish(x);
         if (b->state != XFER_CLOSING && x->next_on && recv_next_may_go(x)) {
@@ -181,7 +181,7 @@ void recv_published_now(struct recv_xfer *x)
         struct xfer *b = &x->base;
         const struct recv_file *f = x->fin;
 
-        if (f->offer.file + recv_span(&f->offer) < x->job_files) {
+        if (!recv_is_last(x, f)) {
                 log_debug("%s: received %s (%" PRIu64 " bytes, file %u of %u)", b->peer, f->offer.name,
                           f->offer.size, f->offer.file + 1, x->job_files);
                 recv_fin_result(x);
@@ -197,7 +197,9 @@ void recv_published_now(struct recv_xfer *x)
                         recv_verified(x);
                 return;
         }
-        if (x->job_files > 1)
+        if (x->tree_again)
+                log_info("%s: %s: every entry is here already; answering ok", b->peer, x->dest);
+        else if (x->job_files > 1)
                 log_info("%s: received %u files, the last %s (%" PRIu64 " bytes)", b->peer, x->job_files,
                          f->offer.name, f->offer.size);
         else

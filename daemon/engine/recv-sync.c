@@ -177,6 +177,7 @@ static void recv_sync_skip(struct recv_xfer *x)
         log_debug("%s: %s is there already: skipped (file %u of %u, transfer %" PRIu64 ")", b->peer, o->name,
                   o->file + 1, o->job_files, o->transfer_id);
         xfer_set_state(b, XFER_FINISHING);
+        recv_tick_start(x);
         /* Its RESULT after the file before it (recv_file_publish). */
         recv_verified(x);
 }
@@ -205,15 +206,17 @@ static void recv_sync_verdict(struct recv_xfer *x, int64_t res)
 
 /* While its copy is read for its digest, the sender, waiting for the
  * ACCEPT, hears every second that the receiver is at it: an empty CREDIT,
- * which it counts as progress (wire.h, Sync). */
+ * which it counts as progress (wire.h, Sync). So it does while the
+ * receiver verifies and publishes, every END in (version 9). */
 static void recv_sync_on_tick(evutil_socket_t fd, short what, void *arg)
 {
         static const struct timeval second = { .tv_sec = 1 };
         struct recv_xfer *x = arg;
         struct recv_lane *l0 = recv_lane(x, 0);
         struct wire_msg m = { .type = WIRE_CREDIT };
+        bool reading = (x->sync_fd >= 0 || x->prehashing) && x->base.state == XFER_OFFER;
 
-        if ((x->sync_fd < 0 && !x->prehashing) || x->base.state != XFER_OFFER || !l0)
+        if ((!reading && x->base.state != XFER_FINISHING) || !l0)
                 return;
         if (conn_ctrl_free(&l0->base.conn) >= 2)
                 (void)conn_send_ctrl(&l0->base.conn, &m);

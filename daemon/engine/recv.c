@@ -667,6 +667,8 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
                 return;
         }
         xfer_set_state(b, XFER_FINISHING);
+        /* The sender waits for the verdict, held to peer_timeout of silence. */
+        recv_tick_start(x);
         recv_finish(x);
 }
 

@@ -202,6 +202,11 @@ struct recv_xfer {
          */
         bool tree_part;
         bool tree_resumed;
+        /* DEST's offer is a retry of this very job, whose tree the kept
+         * record says was published here already (its last RESULT was
+         * lost): DEST's ACCEPT says every entry is here, its RESULT is the
+         * session's last, nothing is made again. */
+        bool tree_again;
         bool keep_recorded;             /* a record of it is stored */
         bool keep_off;                  /* a record could not be stored: not kept */
         struct partial_rec keep_ident;  /* its record's identity (DEST, PARTIAL_TREE) */
@@ -227,6 +232,12 @@ struct recv_xfer {
 static inline uint32_t recv_span(const struct wire_offer *o)
 {
         return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
+}
+
+/* Whether @f's RESULT is the session's last. */
+static inline bool recv_is_last(const struct recv_xfer *x, const struct recv_file *f)
+{
+        return x->tree_again || f->offer.file + recv_span(&f->offer) >= x->job_files;
 }
 
 /* The file a verdict is about: the one being published, else cur. */
@@ -388,8 +399,9 @@ void recv_keep_record(struct recv_xfer *x);
 bool recv_keep_due(const struct recv_xfer *x);
 void recv_keep_prepare(struct recv_xfer *x);
 void recv_keep_stored(struct recv_xfer *x, int64_t res);
-/* The tree is in place: its record and what is left of its staging
- * directory go (on a worker: touches x->stage_fd, links_fd). */
+/* The tree is in place: what is left of its staging directory goes and
+ * its record says it was published, for a retry whose last RESULT was
+ * lost (on a worker: touches x->stage_fd, links_fd, keep_pj). */
 void recv_keep_published(struct recv_xfer *x);
 /* The transfer is gone without publishing: the kept tree stays for the
  * next attempt after a failure that one may not meet again, else goes. */
@@ -397,8 +409,9 @@ void recv_keep_gone(struct recv_xfer *x);
 
 /* recv-sync.c */
 /* While the receiver reads before it answers an offer (its copy for a
- * digest, or a kept part), an empty CREDIT every second tells the waiting
- * sender it is at it (wire.h, Sync). */
+ * digest, or a kept part), or verifies and publishes with every END in
+ * (XFER_FINISHING), an empty CREDIT every second tells the waiting sender
+ * it is at it (wire.h, Sync, Pipelining). */
 void recv_tick_start(struct recv_xfer *x);
 /* The offered entry is to be held against what is there first. */
 bool recv_sync_wanted(const struct recv_xfer *x);

@@ -200,8 +200,12 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                         return;
                 }
                 s->span = a->resume[0];
-                log_info("transfer %" PRIu64 ": %s: the receiver kept %u of %u entries from an earlier "
-                         "attempt; sending the rest", s->id, s->name, s->span, s->files);
+                if (s->span == s->files)
+                        log_info("transfer %" PRIu64 ": %s: the receiver has all %u entries from an earlier "
+                                 "attempt (published; its last RESULT was lost)", s->id, s->name, s->files);
+                else
+                        log_info("transfer %" PRIu64 ": %s: the receiver kept %u of %u entries from an earlier "
+                                 "attempt; sending the rest", s->id, s->name, s->span, s->files);
                 goto accepted;
         }
         /* Published already: a job of one file only (a session goes on). */

@@ -57,8 +57,10 @@ void send_span_done(struct engine_send *s, const struct send_span *sp)
 
         if (!s->ops->file_done)
                 return;
+        /* One entry; or DEST of a tree the receiver kept, whose span is
+         * every entry it holds (the last of them settles them all). */
         if (!(sp->flags & WIRE_OFFER_PACK)) {
-                s->ops->file_done(s->owner, sp->file, sp->skipping ? 0 : sp->span_bytes);
+                s->ops->file_done(s->owner, sp->file + sp->span - 1, sp->skipping ? 0 : sp->span_bytes);
                 return;
         }
         /* The owner may cancel from its callback: then no more. */

@@ -135,7 +135,7 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
         log_debug("transfer %" PRIu64 ": %s: the receiver has it already, skipped", s->id, s->name);
         send_verifying(s);
         if (b->state == XFER_FINISHING)
-                xfer_arm_timer(b, SEND_VERDICT_SEC);
+                xfer_arm_deadline(b);
         /* Nothing to send: the next offer may go (wire.h, version 7). */
         send_sent(s);
         return 0;

@@ -257,9 +257,11 @@ static void send_timeout(struct xfer *b)
                 send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer within %u s", sec);
                 return;
         case XFER_FINISHING:
+                /* Every END posted: the receiver verifies and publishes,
+                 * and says so every second (an empty CREDIT, wire.h). */
                 if (b->nended == b->nlanes) {
-                        send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %d s",
-                                  SEND_VERDICT_SEC);
+                        if (xfer_peer_silent(b))
+                                send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %u s", sec);
                         return;
                 }
                 /* ENDs still to post, credits still to come: every byte is
@@ -345,7 +347,7 @@ void send_post_end(struct send_lane *l)
         if (++b->nended == b->nlanes) {
                 /* Every lane is still here: each waits for the RESULT. */
                 (void)xfer_digest(b, s->digest);
-                xfer_arm_timer(b, SEND_VERDICT_SEC);
+                xfer_arm_deadline(b);
                 /* The next offer may go (send_sent). */
                 send_sent(s);
         }

@@ -24,9 +24,6 @@
 #define SEND_CTRL_RECVS         16
 #define SEND_RESOLVE_MS         5000
 #define SEND_LINGER_SEC         5
-/* A receiver that has every END must answer within this long (it fsyncs);
- * every other wait is cfg peer_timeout (xfer_arm_deadline). */
-#define SEND_VERDICT_SEC        300
 
 enum send_buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_POSTED };
 

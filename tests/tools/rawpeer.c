@@ -78,6 +78,7 @@ enum act {
         ACT_PACK_PAST_END,
         ACT_PACK_HASH,
         ACT_PUBLISHED_RETRY,
+        ACT_TREE_PUBLISHED_RETRY,
 };
 
 struct mode {
@@ -205,6 +206,12 @@ static const struct mode modes[] = {
           "a transfer with a source token (RESULT ok), then on a new connection the same transfer again, "
           "as a sender whose RESULT was lost: ACCEPT published, every lane resumed at its end, only the "
           "ENDs: RESULT ok; then the same name as another transfer: file exists" },
+        { "tree-published-retry", ACT_TREE_PUBLISHED_RETRY, HELLO_OK, "rawpeer-tree", 1, WIRE_RESULT, WIRE_OK,
+          false, 20,
+          "a tree of 2 entries (DEST and a 100-byte file f) with the job's token, RESULT ok; then on a new "
+          "connection the same job again, as a sender whose last RESULT was lost: DEST's ACCEPT says both "
+          "entries are there (RESUMED, 2), only DEST's END: RESULT ok, the session's last; then another "
+          "job of the same DEST: exists" },
 };
 
 /* Returned by mode_run when the process should die on the spot. */
@@ -1024,6 +1031,102 @@ static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, cons
         return 0;
 }
 
+/* DEST's offer of tree-published-retry's job (@source: its token) on @c. */
+static int tree_pub_offer(struct rawconn *c, const struct mode *md, uint32_t chunk, uint8_t source,
+                          struct wire_accept *a)
+{
+        struct wire_msg off = { .type = WIRE_OFFER };
+
+        off.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        off.offer.transfer_id = (uint64_t)getpid();
+        off.offer.chunk_size = chunk;
+        off.offer.lanes = 1;
+        off.offer.job_files = 2;
+        off.offer.job_bytes = 100;
+        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
+        memset(off.offer.source, source, WIRE_SOURCE_SIZE);
+        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
+        return send_offer_msg(c, &off, a);
+}
+
+/*
+ * Resuming a tree, "published already" (rdmaxferd(8)): md->file/f, a tree
+ * of 2 entries, whole, as a sender that may retry (the job's token on
+ * DEST's offer); then, on a new connection, the same job again, as if its
+ * last RESULT was lost: DEST's ACCEPT RESUMED with resume[0] = 2 (every
+ * entry there), DEST's END, RESULT ok as the session's last. Then another
+ * job (another token) to the same DEST: exists. 0 when all of it held.
+ */
+static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                                uint32_t chunk, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn again = RAWCONN_NULL;
+        _cleanup_(rawconn_deinit) struct rawconn other = RAWCONN_NULL;
+        char name[WIRE_NAME_MAX + 1];
+        uint8_t data[100];
+        struct wire_accept a;
+        struct wire_msg m;
+        int r;
+
+        /* 1. The tree, whole. */
+        memset(data, 'r', sizeof(data));
+        snprintf(name, sizeof(name), "%s/f", md->file);
+        r = tree_pub_offer(c, md, chunk, 0xa6, &a);
+        if (r != 0 || a.flags != 0 || tree_dir_done(c, md, 0, timeout_ms, false) != 0 ||
+            tree_offer_next(c, name, 0, sizeof(data), 1, 2, sizeof(data), chunk, timeout_ms) != 0 ||
+            tree_data_done(c, data, sizeof(data), 1, chunk, timeout_ms, true) != 0) {
+                printf("rawpeer: %s: the receiver did not take the tree %s as a new job\n", md->name, md->file);
+                return 1;
+        }
+        r = rawconn_next(c, timeout_ms, &m);
+        if (r != RAWCONN_MSG || m.type != WIRE_RESULT || m.result.status != WIRE_OK || m.result.file != 1) {
+                printf("rawpeer: %s: no RESULT ok for the tree's last entry (event %d)\n", md->name, r);
+                return 1;
+        }
+        printf("rawpeer: %s: tree %s published; offering the job again, as a retry\n", md->name, md->file);
+        if (!c->disconnected)
+                rdma_disconnect(c->id);
+
+        /* 2. The same job again: every entry is there. */
+        if (reconnect(&again, c, o, md) != 0)
+                return 1;
+        r = tree_pub_offer(&again, md, chunk, 0xa6, &a);
+        if (r != 0) {
+                printf("rawpeer: %s: the receiver did not accept the retry\n", md->name);
+                if (r == RAWCONN_MSG)
+                        rawconn_next(&again, 0, &m);    /* prints it */
+                return 1;
+        }
+        printf("rawpeer: %s: ACCEPT flags 0x%04x, resume[0] %u\n", md->name, a.flags, a.resume[0]);
+        if (a.flags != WIRE_ACCEPT_RESUMED || a.resume[0] != 2) {
+                printf("rawpeer: %s: wanted ACCEPT resumed with both entries there\n", md->name);
+                return 1;
+        }
+        if (tree_dir_done(&again, md, 0, timeout_ms, true) != 0 || expect_verdict(&again, md, timeout_ms, 0) != 0)
+                return 1;
+        printf("rawpeer: %s: RESULT ok for DEST, the session's last\n", md->name);
+        if (!again.disconnected)
+                rdma_disconnect(again.id);
+
+        /* 3. Another job to the same DEST: it exists. */
+        if (reconnect(&other, c, o, md) != 0)
+                return 1;
+        r = tree_pub_offer(&other, md, chunk, 0xa7, &a);
+        if (r == 0) {
+                printf("rawpeer: %s: the receiver ACCEPTED another job's tree %s\n", md->name, md->file);
+                return 1;
+        }
+        if (r != RAWCONN_MSG || rawconn_next(&other, 0, &m) != RAWCONN_MSG ||
+            (m.type == WIRE_REFUSE ? m.refuse.status : m.type == WIRE_RESULT ? m.result.status : WIRE_OK) !=
+                    WIRE_E_EXISTS) {
+                printf("rawpeer: %s: wanted another job's %s refused, exists (event %d)\n", md->name, md->file, r);
+                return 1;
+        }
+        if (!other.disconnected)
+                rdma_disconnect(other.id);
+        return 0;
+}
+
 static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
 {
         uint32_t chunk = MIN(c->welcome.slot_size, RAWPEER_CHUNK_MAX);
@@ -1093,6 +1196,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);
+        case ACT_TREE_PUBLISHED_RETRY:
+                return tree_published_retry(c, o, md, chunk, timeout_ms);
         default:
                 break;
         }

@@ -288,7 +288,20 @@ static void test_tree(void)
         r = tree_sample();
         r.flags |= PARTIAL_PUBLISHED;
         partial_encode(buf, &r);
-        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a kept tree is never a published record");
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL,
+               "a published tree's record with entries still to come: refused");
+        r.tree.entries = r.tree.published = r.tree.job_files;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a published tree's record without its DEST: refused");
+        r.tree.dest_dev = 2049;
+        r.tree.dest_ino = 1234567;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), 0, "a published tree's record, every entry, decodes");
+        ok(memcmp(&r, &back, sizeof(r)) == 0, "field for field, with the directory it published");
+        r = tree_sample();
+        r.tree.dest_ino = 1234567;
+        partial_encode(buf, &r);
+        is_int(partial_decode(buf, sizeof(buf), &back), -EINVAL, "a kept tree names no published directory");
         r = tree_sample();
         snprintf(r.dest, sizeof(r.dest), "runs/../etc");
         partial_encode(buf, &r);

@@ -162,9 +162,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 9);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v9 is -EPROTONOSUPPORT");
-        is_int(h2.version, 9, "and still reports the peer's version");
+        put16(buf + 4, 10);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v10 is -EPROTONOSUPPORT");
+        is_int(h2.version, 10, "and still reports the peer's version");
+        put16(buf + 4, 8);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-8 hello (silent while it verifies: a sender would give up on it) is -EPROTONOSUPPORT");
         put16(buf + 4, 7);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-7 hello (one file in flight: it would refuse a pipelined offer) is -EPROTONOSUPPORT");
@@ -286,7 +289,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x08, 0x00, 0x05, 0x00,  /* magic, v8, END */
+                0x52, 0x44, 0x52, 0x58, 0x09, 0x00, 0x05, 0x00,  /* magic, v9, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -298,7 +301,7 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x08, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x09, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };

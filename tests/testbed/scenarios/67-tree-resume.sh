@@ -19,11 +19,22 @@
 #     in partial_dir.
 #  d. the same file in a flat job of 3 files (not its last): the job's
 #     retry resumes it too.
-# testbed-timeout: 300
+#  e. a tree's last RESULT is lost: beta's way back to alpha is cut (netem,
+#     all of tb-beta's packets dropped) once beta makes the tree's symlinks,
+#     which it does only when it publishes, after every entry is in. Beta
+#     publishes; alpha never hears so, and its retry, with the way back,
+#     is answered "every entry is there" (beta's published record): the job
+#     ends ok without sending the tree again, nothing of it made twice.
+#  f. the same, by rawpeer (tree-published-retry): DEST's ACCEPT says both
+#     entries are there; another job to the same DEST meets "exists".
+# Once a tree is published, partial_dir holds only its record (no staging
+# directory, no data).
+# testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
 BETA_PART=/var/lib/rdmaxferd-beta/partial
+RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
 COMMON=(peer_timeout=5 retry_max=20 retry_window=120 retry_delay_max=1)
 peers_configure "${COMMON[@]}"
 start_peers
@@ -31,6 +42,7 @@ nb=$BETA_NETDEV
 
 rx_grown() { (($(netdev_bytes "$nb" rx) - $1 >= $2)); }
 kept_trees() { find "$BETA_PART" -maxdepth 1 -name '*.tree' 2>/dev/null | wc -l; }
+not_recs() { ls -A "$BETA_PART" | grep -v '\.rec$'; }
 beta_log_since() { journalctl -u "$BETA_UNIT" --no-pager -o cat --since "$1"; }
 # resumed_since SINCE: the largest RDMAXFER_RESUMED_BYTES of beta's entries
 # since then (a job's entry is named "N of M files", not by its DEST).
@@ -100,8 +112,8 @@ journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep -q 'the re
 tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
        "($(awk -v w="$wire" -v s="$bytes" 'BEGIN { printf "%.2f", w / s }') x)"
 ((wire * 10 <= bytes * 14)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.4 x"
-(($(kept_trees) == 0)) && ! ls "$BETA_PART" | grep -q '\.rec$' ||
-        tb_fail "something of the published tree is left in partial_dir: $(ls -A "$BETA_PART")"
+(($(kept_trees) == 0)) && (($(ls "$BETA_PART" | grep -c '\.rec$') == 1)) && [[ -z $(not_recs) ]] ||
+        tb_fail "partial_dir holds more than the published tree's record: $(ls -A "$BETA_PART")"
 
 tb_log "b. killed with no retry; another job's tree under the same DEST is not spliced onto it"
 since=$(date '+%F %T')
@@ -139,7 +151,7 @@ tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
        "($(awk -v w="$wire" -v s="$bytes" 'BEGIN { printf "%.2f", w / s }') x), RDMAXFER_RESUMED_BYTES=$rr"
 ((${rr:-0} >= 64 << 20)) || tb_fail "beta resumed $rr bytes of huge.bin, not its first checkpoint's 64 MiB"
 ((wire * 10 <= bytes * 16)) || tb_fail "$wire bytes crossed for a $bytes-byte tree: more than 1.6 x (c)"
-[[ -z $(ls -A "$BETA_PART") ]] || tb_fail "something is left in partial_dir: $(ls -A "$BETA_PART")"
+[[ -z $(not_recs) ]] || tb_fail "something besides records is left in partial_dir: $(ls -A "$BETA_PART")"
 
 tb_log "d. killed inside a large file of a job of several: its retry resumes it"
 since=$(date '+%F %T')
@@ -155,3 +167,45 @@ line=$(beta_log_since "$since" | grep -m 1 'huge.bin: resuming') || tb_fail "bet
 tb_log "beta: ${line#*: }; $((wire >> 20)) MiB on beta's link"
 ((wire * 10 <= bytes * 16)) || tb_fail "$wire bytes crossed for 3 files of $bytes bytes: more than 1.6 x (d)"
 rm -rf "$tree" "$BETA_IN/sets" "$SRC/z.dat"
+
+tb_log "e. the tree's last RESULT is lost; the retry finds it published"
+since=$(date '+%F %T')
+tree=$SRC/tree-e
+rm -rf "$tree" && mkdir -p "$tree/l"
+make_file "$tree/data.bin" $((4 << 20))
+perl -e 'symlink("../data.bin", "$ARGV[0]/$_") or die "$!\n" for 1 .. 2000' "$tree/l" || tb_fail "symlinks"
+xferctl send -r "$tree" "$BETA_ADDR" --to sets/e >"$SRC/e.out" 2>&1 &
+pid=$!
+# The first symlink in beta's staging directory: every entry is in.
+links_made() { [[ -n $(find "$BETA_PART" -mindepth 2 -type l -print -quit 2>/dev/null) ]]; }
+wait_for 120 links_made || tb_fail "beta never began to publish sets/e"
+tb_run tc qdisc add dev "$nb" root netem loss 100%
+wait_for 60 test -d "$BETA_IN/sets/e" || { tc qdisc del dev "$nb" root; tb_fail "beta did not publish sets/e"; }
+tb_log "beta published sets/e while its way back to alpha was cut"
+# Alpha's wait for the RESULT ends by peer_timeout, the retry's by
+# failing to connect; then the way back returns.
+wait_for 30 bash -c "journalctl -u $ALPHA_UNIT --no-pager -o cat --since '$since' | grep -q 'retrying in'" ||
+        { tc qdisc del dev "$nb" root; tb_fail "alpha did not retry the job whose RESULT was lost"; }
+tb_run tc qdisc del dev "$nb" root
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "e: the job is not done 120 s after the way back returned"
+rc=0
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/e.out"
+((rc == 0)) || tb_fail "e: xferctl send exited $rc"
+diff -r --no-dereference "$tree" "$BETA_IN/sets/e" >&2 || tb_fail "sets/e differs from the source"
+line=$(beta_log_since "$since" | grep -m 1 'was published by transfer .* already') ||
+        tb_fail "beta's journal does not say the retry's tree was published already"
+tb_log "beta: ${line#*: }"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep -q 'the receiver has all [0-9]* entries' ||
+        tb_fail "alpha's journal does not say the receiver had every entry"
+[[ -z $(find "$BETA_IN" -maxdepth 2 -name '.rdmaxfer*' -print -quit) ]] || tb_fail "a staging directory is left"
+[[ -z $(not_recs) ]] || tb_fail "something besides records is left in partial_dir: $(ls -A "$BETA_PART")"
+rm -rf "$tree" "$BETA_IN/sets"
+
+tb_log "f. rawpeer: a retry of a tree published already"
+rc=0
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" tree-published-retry 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+((rc == 0)) || tb_fail "tree-published-retry: beta did not answer the retry as published already (rawpeer exit $rc)"
+[[ $(head -c 100 "$BETA_IN/rawpeer-tree/f") == "$(printf 'r%.0s' $(seq 100))" ]] ||
+        tb_fail "rawpeer-tree/f is not the 100 bytes sent"
+rm -rf "$BETA_IN/rawpeer-tree"
