@@ -55,7 +55,10 @@
  * empty: the lane sends only its END). The file index in ACCEPT, END and
  * RESULT says which file a message is about (version 8 pipelines the next
  * OFFER: below). The last file's RESULT goes on every lane and ends the
- * session (the sender hangs up); any failure or REFUSE ends it too. A
+ * session (the sender hangs up); any failure or REFUSE ends it too. Lanes
+ * are not ordered between them: another lane's copy of the last RESULT may
+ * reach the sender before lane 0's ACCEPT or earlier RESULTs, so a sender
+ * takes an "ok" for a file it has not settled from lane 0 only. A
  * session whose connections drop before its last RESULT is a failed job.
  *
  * Pipelining (version 8): "after file i's RESULT" above is relaxed so
