@@ -47,8 +47,9 @@ int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **dat
         uint64_t need;
         uint8_t *rec;
 
-        if ((e->type != PACK_DIR && e->type != PACK_FILE) || e->mode > 07777 || e->name_len == 0 ||
-            e->name_len > PACK_NAME_MAX || (e->type == PACK_DIR && e->size != 0) ||
+        if ((e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK) || e->mode > 07777 ||
+            e->name_len == 0 || e->name_len > PACK_NAME_MAX || (e->type == PACK_DIR && e->size != 0) ||
+            (e->type == PACK_LINK && (e->mode != 0 || e->size == 0 || e->size > NAME_LINK_MAX)) ||
             memchr(e->name, '\0', e->name_len))
                 return -EINVAL;
         /* Each term is bounded above, so the sum cannot wrap. */
@@ -120,7 +121,7 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         e->mode = bytes_get_u32(&in);
         e->mtime_ns = bytes_get_u64(&in);
         e->size = bytes_get_u64(&in);
-        if (e->type != PACK_DIR && e->type != PACK_FILE)
+        if (e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK)
                 return pack_bad(r, "an entry of unknown type");
         if (flags != 0)
                 return pack_bad(r, "an entry with unknown flags");
@@ -128,6 +129,10 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
                 return pack_bad(r, "an entry's mode has more than permission bits");
         if (e->type == PACK_DIR && e->size != 0)
                 return pack_bad(r, "a directory entry with data");
+        if (e->type == PACK_LINK && e->mode != 0)
+                return pack_bad(r, "a symlink entry with a mode");
+        if (e->type == PACK_LINK && (e->size == 0 || e->size > NAME_LINK_MAX))
+                return pack_bad(r, "a symlink entry's target length out of range");
         left -= PACK_RECORD_HEADER;
         if (e->name_len == 0 || e->name_len > PACK_NAME_MAX)
                 return pack_bad(r, "an entry's name length out of range");
@@ -140,6 +145,8 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         if (e->size > left)
                 return pack_bad(r, "an entry's data past the end of the pack");
         e->data = e->size ? (const uint8_t *)e->name + e->name_len : NULL;
+        if (e->type == PACK_LINK && memchr(e->data, '\0', (size_t)e->size))
+                return pack_bad(r, "a symlink entry's target holds a NUL");
         crypto_hash_sha256_update(&r->h, r->buf + r->off, PACK_RECORD_HEADER + e->name_len);
         r->off += PACK_RECORD_HEADER + e->name_len + (size_t)e->size;
         r->count++;

@@ -9,9 +9,11 @@
  * A pack is a byte stream of records, one per entry, in the order the
  * entries would have been offered (a directory before what it holds):
  *
- *   type u8 (PACK_DIR, PACK_FILE), flags u8 (0), name_len u16, mode u32
- *   (07777 at most), mtime_ns u64, size u64 (0 for a directory), then
- *   name[name_len] ("DEST/a/b", no NUL), then the file's size bytes
+ *   type u8 (PACK_DIR, PACK_FILE, PACK_LINK), flags u8 (0), name_len u16,
+ *   mode u32 (07777 at most; 0 for a symlink), mtime_ns u64, size u64 (0
+ *   for a directory; 1 .. NAME_LINK_MAX for a symlink), then
+ *   name[name_len] ("DEST/a/b", no NUL), then the file's size bytes (a
+ *   symlink's: its target, no NUL)
  *
  * integers little-endian. Nothing follows the last record. The pack hash
  * is SHA-256 over every record's header and name in order (not the data:
@@ -50,13 +52,14 @@
 enum pack_type {
         PACK_DIR = 1,
         PACK_FILE = 2,
+        PACK_LINK = 3,          /* wire version 9 */
 };
 
 struct pack_entry {
         uint8_t type;           /* enum pack_type */
-        uint32_t mode;          /* permission bits, 07777 at most; 0: the receiver's own */
+        uint32_t mode;          /* permission bits, 07777 at most; 0: the receiver's own (a symlink: 0) */
         uint64_t mtime_ns;      /* a file's mtime, ns since the epoch; 0: not kept */
-        uint64_t size;          /* data bytes; 0 for a directory */
+        uint64_t size;          /* data bytes; 0 for a directory, the target's for a symlink */
         const char *name;       /* name_len bytes, no NUL in a parsed pack */
         size_t name_len;
         const uint8_t *data;    /* parsed: the data within the pack */
@@ -82,7 +85,8 @@ uint64_t pack_record_size(uint64_t name_len, uint64_t size);
  * Append @e's record: its header and name now, and room for its data,
  * *@data (NULL for an empty one), which the caller fills before the next
  * append (that may move the pack). 0; -EINVAL for a bad entry (type, mode, name empty or longer
- * than PACK_NAME_MAX, a directory with data); -EFBIG when the pack would
+ * than PACK_NAME_MAX, a directory with data, a symlink with a mode or
+ * without a target or one longer than NAME_LINK_MAX); -EFBIG when the pack would
  * grow past PACK_ENTRIES_MAX or PACK_BYTES_MAX; -ENOMEM.
  */
 int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **data);
@@ -110,8 +114,11 @@ enum {
  * The next record: PACK_ENTRY, PACK_END after the last one when the pack
  * holds the count announced and nothing more, or -EBADMSG (r->why says
  * what: a short header, an unknown type or flag, a mode past 07777, a
- * directory with data, a name that name_path_check() refuses, data past
- * the end, more or fewer records than announced, trailing bytes).
+ * directory with data, a symlink with a mode or whose target is empty,
+ * longer than NAME_LINK_MAX or holds a NUL, a name that name_path_check()
+ * refuses, data past the end, more or fewer records than announced,
+ * trailing bytes). Where a symlink's target may point is the receiver's
+ * to judge (name_link_check(), tree_symlinks), not the pack's.
  */
 int pack_next(struct pack_reader *r, struct pack_entry *e);
 /* After PACK_END: the pack hash of every record read. */

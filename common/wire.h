@@ -126,7 +126,9 @@
  * staging directory under the rules a single entry's offer is held to.
  * ACCEPT and RESULT carry the pack's first index (file); the next offer's
  * file is file + pack_entries. job_files counts every entry, packed or
- * not, so the receiver's limits hold either way.
+ * not, so the receiver's limits hold either way. From version 9 a pack
+ * may hold symlinks too (PACK_LINK, its target as its data), held to
+ * tree_symlinks and made at the end as a symlink offered alone is.
  *
  * Sync (version 6): every OFFER of a session may carry the job's sync
  * flags (the first offer's; a later offer with others is a protocol

@@ -296,47 +296,33 @@ struct recv_link_rec {
         uint64_t mtime_ns;
 };
 
-/* On a worker: a symlink entry's target, verified, read back from its
- * file, held to tree_symlinks and added to the list of links. -EPERM with
- * x->fin->link_text when refused. Touches x->fin->fd, rel, offer, links_fd, links_len. */
-static int64_t recv_tree_link_keep(void *arg)
+const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks)
 {
-        struct recv_xfer *x = arg;
-        const struct config *cfg = x->base.e->cfg;
-        struct recv_link_rec rec = { 0 };
-        char target[NAME_LINK_MAX + 1];
         enum name_link_verdict v;
         unsigned int depth = 0;
+
+        /* The link's depth beneath DEST is its slashes less one. */
+        for (const char *p = rel; *p; p++)
+                depth += *p == '/';
+        if (depth == 0)
+                return "its name is not beneath the destination";
+        v = name_link_check(target, len, depth - 1);
+        if (v == NAME_LINK_BAD)
+                return "its target is not a path";
+        if (symlinks == CONFIG_SYMLINKS_NONE)
+                return "tree_symlinks is none here";
+        if (v != NAME_LINK_SAFE && symlinks != CONFIG_SYMLINKS_ANY)
+                return "it points outside the tree, and tree_symlinks is safe here";
+        return NULL;
+}
+
+int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target, size_t len, uint64_t mtime_ns)
+{
+        struct recv_link_rec rec = { .rel_len = (uint16_t)strlen(rel), .target_len = (uint16_t)len,
+                                     .mtime_ns = mtime_ns };
         struct iovec iov[3];
         ssize_t n;
 
-        n = pread(x->fin->fd, target, (size_t)x->fin->offer.size, 0);
-        if (n < 0)
-                return -errno;
-        if ((uint64_t)n != x->fin->offer.size)
-                return -EIO;
-        target[n] = '\0';
-        /* rel is DEST's leaf, then the path beneath it: the link's depth is its slashes less one. */
-        for (const char *p = x->fin->rel; *p; p++)
-                depth += *p == '/';
-        if (depth == 0)
-                return -EINVAL;
-        v = name_link_check(target, (size_t)n, depth - 1);
-        if (v == NAME_LINK_BAD || cfg->tree_symlinks == CONFIG_SYMLINKS_NONE ||
-            (v != NAME_LINK_SAFE && cfg->tree_symlinks != CONFIG_SYMLINKS_ANY)) {
-                snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100, x->fin->offer.name,
-                         v == NAME_LINK_BAD ? "its target is not a path" :
-                         cfg->tree_symlinks == CONFIG_SYMLINKS_NONE ? "tree_symlinks is none here" :
-                         "it points outside the tree, and tree_symlinks is safe here");
-                return -EPERM;
-        }
-        /* Merged into an existing DEST: the same symlink there is kept. */
-        if (x->merge) {
-                int r = recv_sync_link(x, target, (size_t)n);
-
-                if (r != 0)
-                        return r;
-        }
         if (x->links_fd < 0) {
                 /* A kept tree's list is kept with it (recv-keep.c). */
                 x->links_fd = x->tree_part ? openat(x->stage_fd, RECV_KEEP_LINKS,
@@ -345,12 +331,9 @@ static int64_t recv_tree_link_keep(void *arg)
                 if (x->links_fd < 0)
                         return -errno;
         }
-        rec.rel_len = (uint16_t)strlen(x->fin->rel);
-        rec.target_len = (uint16_t)n;
-        rec.mtime_ns = x->fin->offer.mtime_ns;
         iov[0] = (struct iovec){ &rec, sizeof(rec) };
-        iov[1] = (struct iovec){ x->fin->rel, rec.rel_len };
-        iov[2] = (struct iovec){ target, (size_t)n };
+        iov[1] = (struct iovec){ (void *)rel, rec.rel_len };
+        iov[2] = (struct iovec){ (void *)target, len };
         n = pwritev(x->links_fd, iov, 3, (off_t)x->links_len);
         if (n < 0)
                 return -errno;
@@ -358,6 +341,43 @@ static int64_t recv_tree_link_keep(void *arg)
                 return -EIO;
         x->links_len += (uint64_t)n;
         return 0;
+}
+
+/* On a worker: a symlink entry's target, verified, read back from its
+ * file, held to tree_symlinks and added to the list of links. -EPERM or
+ * -EEXIST with x->fin->link_text when refused. Touches x->fin->fd, rel,
+ * offer, links_fd, links_len. */
+static int64_t recv_tree_link_keep(void *arg)
+{
+        struct recv_xfer *x = arg;
+        char target[NAME_LINK_MAX + 1];
+        const char *why;
+        ssize_t n;
+
+        n = pread(x->fin->fd, target, (size_t)x->fin->offer.size, 0);
+        if (n < 0)
+                return -errno;
+        if ((uint64_t)n != x->fin->offer.size)
+                return -EIO;
+        target[n] = '\0';
+        why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->base.e->cfg->tree_symlinks);
+        if (why) {
+                snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100,
+                         x->fin->offer.name, why);
+                return -EPERM;
+        }
+        /* Merged into an existing DEST: the same symlink there is kept. */
+        if (x->merge) {
+                int r = recv_sync_link(x, x->fin->offer.name, target, (size_t)n);
+
+                if (r == -EEXIST)
+                        snprintf(x->fin->link_text, sizeof(x->fin->link_text),
+                                 "%.*s: exists and differs; overwrite is off on the receiver", WIRE_TEXT_MAX - 60,
+                                 x->fin->offer.name);
+                if (r != 0)
+                        return r;
+        }
+        return recv_tree_link_add(x, x->fin->rel, target, (size_t)n, x->fin->offer.mtime_ns);
 }
 
 /* On a worker, at the end: every symlink of the list, each made in its

@@ -9,7 +9,8 @@
  * openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS (where the kernel
  * or the unit's seccomp filter allows; openat O_NOFOLLOW else), its mode less
  * setuid, setgid and group or other write, its mtime, and its digest in
- * user.rdmaxfer.digest. Any bad entry fails the job; the staging
+ * user.rdmaxfer.digest; a symlink held to tree_symlinks and kept in the
+ * job's list of links, made at the end (recv-file.c). Any bad entry fails the job; the staging
  * directory goes as for any failed tree, so nothing of it is visible.
  * In a sync job merged into an existing DEST (recv-sync.c), each entry is
  * first held against the old DEST's: one kept is not made in the staging
@@ -168,6 +169,7 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
         slash = strrchr(name, '/');
         *slash = '\0';
         pfd = incoming_open_beneath(x->base.e->incoming_fd, name, false);
+        *slash = '/';
         if (pfd == -ENOENT || pfd == -ENOTDIR)
                 return 0;
         if (pfd < 0)
@@ -194,7 +196,15 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
                 close(pfd);
                 return 1;
         }
-        differs = !S_ISREG(st.st_mode) || (uint64_t)st.st_size != e->size;
+        if (e->type == PACK_LINK && S_ISLNK(st.st_mode)) {
+                close(pfd);
+                r = recv_sync_link(x, name, (const char *)e->data, (size_t)e->size);
+                if (r == -EEXIST)
+                        return recv_pack_bad(x, WIRE_E_EXISTS, "%s: exists and differs; overwrite is off on the "
+                                             "receiver", name);
+                return r < 0 ? recv_pack_errno(x, "looking at the old", e, -r) : r;
+        }
+        differs = !S_ISREG(st.st_mode) || e->type == PACK_LINK || (uint64_t)st.st_size != e->size;
         if (!differs && (x->sync & WIRE_OFFER_DIGEST)) {
                 fd = openat(pfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
                 differs = fd < 0 || !recv_pack_same(fd, e);
@@ -258,6 +268,23 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                                 return recv_pack_errno(x, "mode of", &e, errno);
                         continue;
                 }
+                if (e.type == PACK_LINK) {
+                        char target[NAME_LINK_MAX + 1];
+                        const char *no;
+                        int err;
+
+                        /* Kept for the end, as a symlink offered alone (recv-file.c). */
+                        memcpy(target, e.data, (size_t)e.size);
+                        target[e.size] = '\0';
+                        no = recv_tree_link_refused(rel, target, (size_t)e.size, x->fin->pack_symlinks);
+                        if (no)
+                                return recv_pack_bad(x, WIRE_E_NAME, "symlink %.*s: %s", (int)MIN(e.name_len, 100u),
+                                                     e.name, no);
+                        err = recv_tree_link_add(x, rel, target, (size_t)e.size, e.mtime_ns);
+                        if (err < 0)
+                                return recv_pack_errno(x, "keeping the symlink", &e, -err);
+                        continue;
+                }
                 if (recv_pack_file(x, rel, &e) < 0)
                         return -EINVAL;
         }
@@ -312,6 +339,7 @@ void recv_pack_unpack(struct recv_xfer *x)
         int r;
 
         x->fin->pack_max_file = x->base.e->cfg->max_file_size;
+        x->fin->pack_symlinks = x->base.e->cfg->tree_symlinks;
         x->fin->pack_status = 0;
         x->fin->pack_why[0] = '\0';
         x->fin->pack_data = 0;

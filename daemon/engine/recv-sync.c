@@ -313,9 +313,9 @@ void recv_sync_free(struct recv_xfer *x)
         digest_deinit(&x->sync_d);
 }
 
-int recv_sync_link(struct recv_xfer *x, const char *target, size_t len)
+int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, size_t len)
 {
-        const char *name = x->fin->offer.name, *slash = strrchr(name, '/');
+        const char *slash = strrchr(name, '/');
         char parent[WIRE_NAME_MAX + 1], have[NAME_LINK_MAX + 1];
         ssize_t n;
         int pfd;
@@ -335,9 +335,5 @@ int recv_sync_link(struct recv_xfer *x, const char *target, size_t len)
                 return errno == ENOENT || errno == EINVAL ? 0 : -errno;
         if ((size_t)n == len && memcmp(have, target, len) == 0)
                 return 1;
-        if (x->overwrite)
-                return 0;
-        snprintf(x->fin->link_text, sizeof(x->fin->link_text), "%.*s: exists and differs; overwrite is off on the receiver",
-                 WIRE_TEXT_MAX - 60, name);
-        return -EEXIST;
+        return x->overwrite ? 0 : -EEXIST;
 }

@@ -98,6 +98,7 @@ struct recv_file {
         uint64_t pack_data;     /* its entries' data bytes */
         uint64_t pack_max_file;
         uint64_t pack_room;
+        int pack_symlinks;              /* cfg tree_symlinks when it began (enum config_symlinks) */
         unsigned int pack_status;       /* enum wire_status of a failure */
         uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
         char pack_why[WIRE_TEXT_MAX + 1];
@@ -377,6 +378,14 @@ void recv_file_publish(struct recv_xfer *x);
 void recv_tree_entry_done(struct recv_xfer *x);
 /* What a tree's entry keeps of its mode (rdmaxferd(8) Trees). */
 mode_t recv_tree_mode(uint32_t mode, bool dir);
+/* A tree's symlink @rel (DEST's leaf, then the path beneath it) to
+ * @target (@len bytes, no NUL), held to @symlinks (cfg tree_symlinks):
+ * NULL, or why it is refused. */
+const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks);
+/* On a worker: the symlink kept for the end, in the job's list of links
+ * (recv-file.c makes them once every entry is in). 0 or -errno. Touches
+ * x->links_fd, links_len, stage_fd. */
+int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target, size_t len, uint64_t mtime_ns);
 
 /* recv-keep.c: a tree kept for the job's next attempt (wire.h, Resuming a tree). */
 /* A kept tree's list of symlinks, in its staging directory beside DEST's
@@ -419,12 +428,12 @@ bool recv_sync_wanted(const struct recv_xfer *x);
  * SKIP and the RESULT), or a refusal. */
 void recv_sync_probe_start(struct recv_xfer *x);
 void recv_sync_free(struct recv_xfer *x);
-/* On a worker, a tree merged into an existing DEST: the symlink whose
- * target (@len bytes) has arrived, against what the old DEST has under its
- * name. 1: the very same symlink is there (kept; the merge links it in),
- * 0: make the new one, -EEXIST with x->link_text: it differs and
+/* On a worker, a tree merged into an existing DEST: the symlink @name
+ * ("DEST/a/l") whose target (@len bytes) has arrived, against what the
+ * old DEST has under that name. 1: the very same symlink is there (kept;
+ * the merge links it in), 0: make the new one, -EEXIST: it differs and
  * overwrite is off, or -errno. */
-int recv_sync_link(struct recv_xfer *x, const char *target, size_t len);
+int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, size_t len);
 
 /* recv-pack.c */
 /* A pack's data is in and verified: its entries into the staging

@@ -24,6 +24,7 @@
 #include "auth.h"
 #include "engine-private.h"
 #include "log.h"
+#include "name.h"
 #include "send.h"
 
 static void send_entry_close(struct send_entry *e)
@@ -172,7 +173,8 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
         *out = (struct send_entry){ .fd = f.fd, .dir = f.dir, .link = f.link, .size = f.size,
                                     .mode = s->tree ? f.mode & 07777 : 0,
                                     .mtime_ns = s->tree ? f.mtime_ns : 0 };
-        if (f.dir ? !s->tree || f.size != 0 || f.link : f.fd < 0 || (f.link && (!s->tree || f.size == 0))) {
+        if (f.dir ? !s->tree || f.size != 0 || f.link :
+                    f.fd < 0 || (f.link && (!s->tree || f.size == 0 || f.size > NAME_LINK_MAX))) {
                 why = f.dir || f.link ? "a directory or symlink outside a tree" : "no descriptor";
         } else if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
                 why = "no name to send it under";
@@ -335,7 +337,8 @@ static int64_t send_pack_build(void *arg)
         pack_writer_init(&w);
         for (uint32_t i = 0; i < p->n; i++) {
                 struct send_entry *e = &p->e[i];
-                struct pack_entry pe = { .type = e->dir ? PACK_DIR : PACK_FILE, .mode = e->mode,
+                struct pack_entry pe = { .type = e->dir ? PACK_DIR : e->link ? PACK_LINK : PACK_FILE,
+                                         .mode = e->link ? 0 : e->mode,
                                          .mtime_ns = e->mtime_ns, .size = e->size, .name = e->name,
                                          .name_len = strlen(e->name) };
                 uint8_t *data = NULL;
@@ -375,6 +378,10 @@ static int64_t send_pack_build(void *arg)
                                          e->name);
                         }
                         got += n > 0 ? (uint64_t)n : 0;
+                }
+                if (r == 0 && e->link && memchr(data, '\0', e->size)) {
+                        r = -EINVAL;
+                        snprintf(p->why, sizeof(p->why), "%s: a symlink's target holds a NUL", e->name);
                 }
                 send_entry_close(e);
         }
@@ -472,14 +479,14 @@ static int send_pack_alloc(struct engine_send *s, uint32_t idx)
 }
 
 /* Entry @e goes into the pack being gathered (true), or not: a large
- * file, a symlink (the receiver makes links at the end, recv-file.c), or
- * one past the pack's limits. */
+ * file, or one past the pack's limits. A symlink's target is its data
+ * (at most NAME_LINK_MAX bytes). */
 static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
 {
         struct send_pack *p = &s->pack;
         uint64_t rec = pack_record_size(strlen(e->name), e->size);
 
-        if (e->link || (!e->dir && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
+        if ((!e->dir && !e->link && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
             rec > PACK_BYTES_MAX - p->bytes || p->n >= PACK_ENTRIES_MAX)
                 return false;
         p->e[p->n++] = *e;
@@ -510,8 +517,8 @@ static int send_pack_build_start(struct engine_send *s)
 /*
  * While an offer of a tree is in flight, the small entries after it go
  * into the next pack, built meanwhile (send_take_next offers it once this
- * one is sent). Only what the owner has ready: a large file or a symlink
- * first is held for then, and so is a lone entry.
+ * one is sent). Only what the owner has ready: a large file first is held
+ * for then, and so is a lone entry.
  */
 static void send_pack_prebuild(struct engine_send *s)
 {
@@ -603,7 +610,7 @@ void send_take_next(struct engine_send *s)
                 if (send_pack_fits(s, &e))
                         continue;
                 if (p->n == 0) {
-                        /* A large file or a symlink: alone, as ever. */
+                        /* A large file: alone, as ever. */
                         send_offer_entry(s, idx, &e);
                         return;
                 }

@@ -77,6 +77,7 @@ enum act {
         ACT_PACK_DOTDOT,
         ACT_PACK_PAST_END,
         ACT_PACK_HASH,
+        ACT_PACK_LINK_OUTSIDE,
         ACT_PUBLISHED_RETRY,
         ACT_TREE_PUBLISHED_RETRY,
 };
@@ -198,6 +199,9 @@ static const struct mode modes[] = {
         { "pack-hash", ACT_PACK_HASH, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
           "a tree rawpack, then a well-formed pack of 2 entries whose offer carries another pack hash: "
           "RESULT, protocol (nothing published)" },
+        { "pack-link-outside", ACT_PACK_LINK_OUTSIDE, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_NAME, false,
+          20, "a tree rawpack, then a pack of 2 entries whose second is a symlink rawpack/d/l -> "
+          "../../../etc (tree_symlinks safe): RESULT, name (nothing published)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
@@ -430,12 +434,24 @@ static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         snprintf(dir, sizeof(dir), "%s/d", md->file);
         snprintf(file, sizeof(file), "%s/%s", md->file, md->act == ACT_PACK_DOTDOT ? "../f" : "d/f");
         pack_writer_init(&w);
-        if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
-                                                  .name_len = strlen(dir) }, NULL) < 0 ||
-            pack_append(&w, &(struct pack_entry){ .type = PACK_FILE, .mode = 0644, .size = 100, .name = file,
-                                                  .name_len = strlen(file) }, &data) < 0)
-                return 1;
-        memset(data, 0x61, 100);
+        if (md->act == ACT_PACK_LINK_OUTSIDE) {
+                static const char outside[] = "../../../etc";
+
+                snprintf(file, sizeof(file), "%s/d/l", md->file);
+                if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
+                                                          .name_len = strlen(dir) }, NULL) < 0 ||
+                    pack_append(&w, &(struct pack_entry){ .type = PACK_LINK, .size = sizeof(outside) - 1,
+                                                          .name = file, .name_len = strlen(file) }, &data) < 0)
+                        return 1;
+                memcpy(data, outside, sizeof(outside) - 1);
+        } else {
+                if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
+                                                          .name_len = strlen(dir) }, NULL) < 0 ||
+                    pack_append(&w, &(struct pack_entry){ .type = PACK_FILE, .mode = 0644, .size = 100,
+                                                          .name = file, .name_len = strlen(file) }, &data) < 0)
+                        return 1;
+                memset(data, 0x61, 100);
+        }
         o.offer.pack_entries = 2;
         pack_writer_hash(&w, o.offer.pack_hash);
         if (md->act == ACT_PACK_HASH)
@@ -1193,6 +1209,7 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_PACK_DOTDOT:
         case ACT_PACK_PAST_END:
         case ACT_PACK_HASH:
+        case ACT_PACK_LINK_OUTSIDE:
                 return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "name.h"
 #include "pack.h"
 #include "tap.h"
 
@@ -97,7 +98,7 @@ static void test_writer_limits(void)
         int r = 0;
 
         pack_writer_init(&w);
-        is_int(append(&w, 3, "d/x", 0, 0, NULL, 0), -EINVAL, "unknown type");
+        is_int(append(&w, 4, "d/x", 0, 0, NULL, 0), -EINVAL, "unknown type");
         is_int(append(&w, PACK_FILE, "d/x", 010000, 0, NULL, 0), -EINVAL, "mode past 07777");
         is_int(append(&w, PACK_FILE, "", 0, 0, NULL, 0), -EINVAL, "empty name");
         memset(name, 'a', sizeof(name) - 1);
@@ -207,10 +208,73 @@ static void test_malformed(void)
         free(p);
 }
 
+/* Symlinks (wire version 9): the target is the data; no mode; 1 .. NAME_LINK_MAX bytes, no NUL. */
+static void test_links(void)
+{
+        uint8_t hash[PACK_HASH_SIZE];
+        static uint8_t big[2 * PACK_RECORD_HEADER + NAME_LINK_MAX + 64];
+        struct pack_writer w;
+        struct pack_reader r;
+        struct pack_entry e;
+        const char *why = NULL;
+        char target[NAME_LINK_MAX + 2];
+        size_t len, at;
+        uint8_t *p;
+
+        pack_writer_init(&w);
+        is_int(append(&w, PACK_LINK, "d/l", 0, 42, "../x", 4), 0, "a symlink goes into a pack");
+        is_int(append(&w, PACK_FILE, "d/f", 0644, 0, "hi", 2), 0, "then a file");
+        is_int(append(&w, PACK_LINK, "d/m", 0777, 0, "x", 1), -EINVAL, "a symlink with a mode");
+        is_int(append(&w, PACK_LINK, "d/m", 0, 0, NULL, 0), -EINVAL, "a symlink without a target");
+        memset(target, 'a', sizeof(target) - 1);
+        target[sizeof(target) - 1] = '\0';
+        is_int(append(&w, PACK_LINK, "d/m", 0, 0, target, NAME_LINK_MAX + 1), -EINVAL,
+               "a target past NAME_LINK_MAX");
+        is_int(append(&w, PACK_LINK, "d/m", 0, 0, target, NAME_LINK_MAX), 0, "a target of NAME_LINK_MAX bytes");
+        is_int(w.count, 3, "three appended");
+        pack_writer_hash(&w, hash);
+        p = w.buf;
+        len = w.len;
+
+        pack_reader_init(&r, p, len, 3);
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the symlink read back");
+        ok(e.type == PACK_LINK && e.mode == 0 && e.mtime_ns == 42 && e.size == 4 && memcmp(e.data, "../x", 4) == 0,
+           "its target and mtime");
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the file after it");
+        ok(e.type == PACK_FILE && e.size == 2 && memcmp(e.data, "hi", 2) == 0, "is intact");
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the longest target");
+        ok(e.type == PACK_LINK && e.size == NAME_LINK_MAX, "read whole");
+        is_int(pack_check(p, len, 3, hash, &why), 0, "pack_check passes it");
+
+        /* The first record, broken as a hostile sender might. */
+        at = PACK_RECORD_HEADER + 3;    /* its data, the target */
+        if (len > sizeof(big)) {
+                ok(false, "the pack fits the test's buffer");
+                pack_writer_deinit(&w);
+                return;
+        }
+        memcpy(big, p, len);
+        big[4] = 0x01;                  /* mode 01 */
+        bad(big, len, 3, "a symlink with a mode");
+        memcpy(big, p, len);
+        big[at + 1] = '\0';
+        bad(big, len, 3, "a NUL in a target");
+        memcpy(big, p, len);
+        put64(big + 16, 0);
+        bad(big, len, 3, "a symlink without a target");
+        /* A lone record whose target is one past NAME_LINK_MAX, all there. */
+        memcpy(big, p, PACK_RECORD_HEADER + 3);
+        put64(big + 16, NAME_LINK_MAX + 1);
+        memset(big + PACK_RECORD_HEADER + 3, 'a', NAME_LINK_MAX + 1);
+        bad(big, PACK_RECORD_HEADER + 3 + NAME_LINK_MAX + 1, 1, "a target past NAME_LINK_MAX");
+        pack_writer_deinit(&w);
+}
+
 int main(void)
 {
         test_round_trip();
         test_writer_limits();
         test_malformed();
+        test_links();
         return done_testing();
 }

@@ -173,15 +173,24 @@ since=$(date '+%F %T')
 tree=$SRC/tree-e
 rm -rf "$tree" && mkdir -p "$tree/l"
 make_file "$tree/data.bin" $((4 << 20))
-perl -e 'symlink("../data.bin", "$ARGV[0]/$_") or die "$!\n" for 1 .. 2000' "$tree/l" || tb_fail "symlinks"
+# Enough symlinks that making them (beta does, one by one, once every
+# entry is in) outlasts noticing the first and cutting the way back.
+perl -e 'symlink("../data.bin", "$ARGV[0]/$_") or die "$!\n" for 1 .. 4000' "$tree/l" || tb_fail "symlinks"
 xferctl send -r "$tree" "$BETA_ADDR" --to sets/e >"$SRC/e.out" 2>&1 &
 pid=$!
-# The first symlink in beta's staging directory: every entry is in.
-links_made() { [[ -n $(find "$BETA_PART" -mindepth 2 -type l -print -quit 2>/dev/null) ]]; }
-wait_for 120 links_made || tb_fail "beta never began to publish sets/e"
+# The first symlink in beta's staging directory (the kept tree's, in
+# partial_dir: KEPT/e/l/N): every entry is in. Looked for without forking.
+t_end=$((SECONDS + 120))
+until compgen -G "$BETA_PART/*/e/l/*" >/dev/null; do
+        ((SECONDS < t_end)) || tb_fail "beta never began to publish sets/e"
+        sleep 0.05
+done
+t_seen=$(cut -d' ' -f1 /proc/uptime)
 tb_run tc qdisc add dev "$nb" root netem loss 100%
 wait_for 60 test -d "$BETA_IN/sets/e" || { tc qdisc del dev "$nb" root; tb_fail "beta did not publish sets/e"; }
-tb_log "beta published sets/e while its way back to alpha was cut"
+tb_log "beta published sets/e while its way back to alpha was cut (seen published" \
+       "$(awk -v a="$t_seen" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f", b - a }') s" \
+       "after its first symlink)"
 # Alpha's wait for the RESULT ends by peer_timeout, the retry's by
 # failing to connect; then the way back returns.
 wait_for 30 bash -c "journalctl -u $ALPHA_UNIT --no-pager -o cat --since '$since' | grep -q 'retrying in'" ||

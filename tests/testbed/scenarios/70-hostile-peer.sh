@@ -141,14 +141,15 @@ incoming_clean "$BETA_IN"
 # Hostile packs (wire.h "Packs"): received and verified like any file, then
 # refused whole before anything is made; the tree is not published.
 tb_log "hostile packs: refused, nothing published, no staging directory left"
-for m in "pack-dotdot|an entry's name is not acceptable" "pack-past-end|an entry's data past the end" \
-         "pack-hash|the pack hash does not match"; do
+for m in "pack-dotdot|a bad pack: an entry's name is not acceptable" \
+         "pack-past-end|a bad pack: an entry's data past the end" "pack-hash|a bad pack: the pack hash does not match" \
+         "pack-link-outside|symlink rawpack/d/l: it points outside the tree"; do
         cur=$(beta_cursor)
         rc=0
         tb_log "rawpeer ${m%%|*}"
         "$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" "${m%%|*}" 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
         ((rc == 0)) || tb_fail "${m%%|*}: the receiver did not react as it must (rawpeer exit $rc)"
-        wait_for 15 beta_logged "$cur" "rawpack.*a bad pack: ${m#*|}" || {
+        wait_for 15 beta_logged "$cur" "rawpack.*${m#*|}" || {
                 beta_log_after "$cur" | sed 's/^/    beta: /' >&2
                 tb_fail "${m%%|*}: beta did not log why"
         }
