@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 
 #include "esc.h"
+#include "hostlist.h"
+#include "macro.h"
 #include "peer.h"
 
 static int peer_port(const char *s, uint16_t *port, char *err, size_t errlen)
@@ -113,5 +115,79 @@ int peer_resolve(const char *host, char *num, size_t numlen, char *err, size_t e
                 return -ENAMETOOLONG;
         }
         memcpy(num, text, strlen(text) + 1);
+        return 0;
+}
+
+/* @n names, each @names[i] then @suffix, in one allocation as hostlist_new()'s. */
+static struct hostlist *peer_list_copy(char *const *names, size_t n, const char *suffix)
+{
+        size_t bytes = 0, slen = strlen(suffix);
+        struct hostlist *hl;
+        char *next;
+
+        for (size_t i = 0; i < n; i++)
+                bytes += strlen(names[i]) + slen + 1;
+        hl = calloc(1, sizeof(*hl) + n * sizeof(char *) + bytes);
+        if (!hl)
+                return NULL;
+        hl->n = n;
+        hl->names = (char **)(hl + 1);
+        next = (char *)(hl->names + n);
+        for (size_t i = 0; i < n; i++) {
+                hl->names[i] = next;
+                next = stpcpy(stpcpy(next, names[i]), suffix) + 1;
+        }
+        return hl;
+}
+
+int peer_list(const char *arg, struct hostlist **out, char *err, size_t errlen)
+{
+        _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
+        _cleanup_(freep) char *list = NULL;
+        struct hostlist_error e = { 0 };
+        const char *close = strrchr(arg, ']'), *port = NULL;
+        char suffix[8] = "";
+        int r;
+
+        if (arg[0] == '[') {
+                char *one = (char *)arg;
+
+                *out = peer_list_copy(&one, 1, "");
+                return *out ? 0 : -ENOMEM;
+        }
+        /* "node[01-04]:7471": the port is every host's. */
+        if (close && close[1] == ':' && close[2] && strspn(close + 2, "0123456789") == strlen(close + 2))
+                port = close + 2;
+        list = port ? strndup(arg, (size_t)(close + 1 - arg)) : strdup(arg);
+        if (!list)
+                return -ENOMEM;
+        r = hostlist_new(&hl, list, &e);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                snprintf(err, errlen, "%s at byte %zu", hostlist_problem_str(e.problem), e.offset + 1);
+                return r;
+        }
+        if (hl->n == 0) {
+                snprintf(err, errlen, "no host");
+                return -EINVAL;
+        }
+        if (port) {
+                uint16_t p;
+
+                if (peer_port(port, &p, err, errlen) < 0)
+                        return -EINVAL;
+                for (size_t i = 0; i < hl->n; i++) {
+                        if (strchr(hl->names[i], ':')) {
+                                snprintf(err, errlen, "a port after the list is every host's: "
+                                         "no host may name its own");
+                                return -EINVAL;
+                        }
+                }
+                snprintf(suffix, sizeof(suffix), ":%u", (unsigned int)p);
+                *out = peer_list_copy(hl->names, hl->n, suffix);
+                return *out ? 0 : -ENOMEM;
+        }
+        *out = TAKE_PTR(hl);
         return 0;
 }

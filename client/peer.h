@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct hostlist;
+
 /*
  * Split @spec into @host and *@port (0 when absent: the daemon's default).
  * Pure. Returns 0, or -EINVAL with a reason in @err ("port must be 1..65535").
@@ -24,3 +26,14 @@ int peer_split(const char *spec, char *host, size_t hostlen, uint16_t *port,
  * not fit.
  */
 int peer_resolve(const char *host, char *num, size_t numlen, char *err, size_t errlen);
+
+/*
+ * The PEER argument of `xferctl send` as a list of peers, each a
+ * PEER[:PORT] for peer_split(): one peer, or a Slurm hostlist
+ * (common/hostlist.h: "node[01-16,20]", "a,b:7471", "a b"). An argument
+ * that starts with '[' is one IPv6 peer. "node[01-04]:7471", a port after
+ * the list's last group, gives every host that port (and then no host may
+ * name its own). Pure. 0, or -EINVAL, -E2BIG, -ENAMETOOLONG or -ENOMEM with
+ * why in @err.
+ */
+int peer_list(const char *arg, struct hostlist **out, char *err, size_t errlen);

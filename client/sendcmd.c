@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "esc.h"
+#include "hostlist.h"
 #include "json.h"
 #include "name.h"
 #include "peer.h"
@@ -35,6 +36,7 @@ const char sendcmd_help[] =
         "                    [--skip-existing | --sync=size|digest] [--no-wait] [--json]\n"
         "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--skip-existing | --sync=size|digest]\n"
         "                    [--bwlimit RATE] [--no-wait] [--json]\n"
+        "       xferctl send [-r] SRC... NODELIST [--parallel N] [options as above]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -49,6 +51,12 @@ const char sendcmd_help[] =
         "PEER is a host name or an IPv4/IPv6 address; write an IPv6 address with\n"
         "a port as [ADDR]:PORT. Without a port, the local rdmaxferd's port (7470\n"
         "unless configured otherwise) is used.\n"
+        "\n"
+        "NODELIST is several peers: a comma list (a,b:7471) or a Slurm hostlist\n"
+        "(node[01-16,20], \"$SLURM_JOB_NODELIST\"; see xferctl hosts), with\n"
+        "node[01-16]:PORT giving every host that port. The same send goes to each,\n"
+        "as its own job from the local rdmaxferd, at most --parallel at once;\n"
+        "each line of output names its peer, a last line says which failed.\n"
         "\n"
         "  -r, --recursive\n"
         "                send DIR and everything beneath it (directories, regular files\n"
@@ -90,7 +98,10 @@ const char sendcmd_help[] =
         "                published; a tree (-r) is never retried)\n"
         "  --no-wait     print the job ID and return once the job is queued\n"
         "  --json        print the final job as one JSON object on stdout (several\n"
-        "                FILEs: with each file's result, file_results)\n"
+        "                FILEs: with each file's result, file_results; a NODELIST:\n"
+        "                {\"peers\":[{\"peer\":...,\"exit\":...,\"job\":{...}},...]})\n"
+        "  --parallel N  a NODELIST: send to at most N peers at once (1-64, default 8;\n"
+        "                1: one after the other)\n"
         "  -h, --help    show this help\n"
         "\n"
         "A transient failure (the peer unreachable, busy or restarting, the link\n"
@@ -101,8 +112,10 @@ const char sendcmd_help[] =
         "cancel the transfer and waits for it to stop; a second Ctrl-C stops waiting.\n"
         "Exit status: 0 only when the receiver verified and published (or, with\n"
         "--skip-existing or --sync, kept) every file;\n"
-        "23 when it did, but --continue-on-error left some out;\n"
-        "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable.\n";
+        "23 when it did, but --continue-on-error left some out, or, to a NODELIST,\n"
+        "when some peers got everything and others did not;\n"
+        "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable (to a\n"
+        "NODELIST: each peer's code when all have the same).\n";
 
 /* Expected outcomes of sendcmd_wait(), besides 0 (a message) and -errno. */
 enum {
@@ -216,6 +229,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "sync", required_argument, NULL, 'Y' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
+                { "parallel", required_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -299,6 +313,22 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 case 'n':
                         sc->no_wait = true;
                         break;
+                case 'P': {
+                        unsigned int n = 0;
+                        const char *p = optarg;
+
+                        for (; *p >= '0' && *p <= '9' && n <= SENDCMD_PARALLEL_MAX; p++)
+                                n = n * 10 + (unsigned int)(*p - '0');
+                        if (*p || p == optarg || n == 0 || n > SENDCMD_PARALLEL_MAX) {
+                                char shown[ESC_TERM_SIZE(32)];
+
+                                xferctl_say("send: --parallel '%s': expected a number from 1 to %u",
+                                            esc_term(shown, sizeof(shown), optarg), SENDCMD_PARALLEL_MAX);
+                                return XFERCTL_EXIT_USAGE;
+                        }
+                        sc->parallel = n;
+                        break;
+                }
                 case 'j':
                         sc->json = true;
                         break;
@@ -687,23 +717,16 @@ static int sendcmd_queued(struct sendcmd *sc)
         return XFERCTL_EXIT_OK;
 }
 
-int sendcmd_run(const char *socket_path, int argc, char **argv)
+/* One peer, sc->peer_arg: the whole send. Returns the exit code. */
+static int sendcmd_one(struct sendcmd *scp)
 {
-        struct sendcmd sc = {
-                .socket_path = socket_path,
-                .retries = -1,
-                .poll_sock = -1,
-                .feed_sock = -1,
-        };
+        struct sendcmd sc = *scp;
         _cleanup_(freep) char *path_shown = NULL, *peer_shown = NULL;
         _cleanup_(freep) uint64_t *sizes = NULL;
         _cleanup_(freep) struct json_file *results = NULL;
         _cleanup_(closep) int fd = -1;
         int r;
 
-        r = sendcmd_parse(&sc, argc, argv);
-        if (r >= 0)
-                return r;
         path_shown = esc_term_dup(sc.path);
         peer_shown = esc_term_dup(sc.peer_arg);
         if (!path_shown || !peer_shown) {
@@ -759,4 +782,46 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         r = sendcmd_watch(&sc);
         safe_close(sc.poll_sock);
         return r;
+}
+
+int sendcmd_run(const char *socket_path, int argc, char **argv)
+{
+        struct sendcmd sc = {
+                .socket_path = socket_path,
+                .retries = -1,
+                .poll_sock = -1,
+                .feed_sock = -1,
+        };
+        _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
+        char err[256];
+        int r;
+
+        r = sendcmd_parse(&sc, argc, argv);
+        if (r >= 0)
+                return r;
+        r = peer_list(sc.peer_arg, &hl, err, sizeof(err));
+        if (r < 0) {
+                _cleanup_(freep) char *shown = esc_term_dup(sc.peer_arg);
+
+                if (r == -ENOMEM)
+                        xferctl_say("out of memory");
+                else
+                        xferctl_say("bad peer list '%s': %s (expected PEER[:PORT] or a Slurm hostlist "
+                                    "such as node[01-16]:7470)", shown ? shown : "?", err);
+                return r == -ENOMEM ? XFERCTL_EXIT_FAILED : XFERCTL_EXIT_USAGE;
+        }
+        if (hl->n == 1)
+                return sendcmd_one(&sc);
+        /* Several peers: what every one of them would refuse is said once. */
+        if (!sc.recursive && !sc.keep_going) {
+                for (unsigned int i = 0; i < sc.npaths; i++) {
+                        _cleanup_(closep) int fd = -1;
+                        uint64_t size;
+
+                        r = sendcmd_open_path(sc.paths[i], &fd, &size);
+                        if (r >= 0)
+                                return r;
+                }
+        }
+        return sendcmd_fanout(&sc, hl, sendcmd_one);
 }

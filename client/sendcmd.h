@@ -20,6 +20,12 @@ enum sendcmd_links {
         SENDCMD_LINKS_NONE,
 };
 
+/* --parallel: how many peers of a NODELIST are sent to at once. */
+#define SENDCMD_PARALLEL_DEFAULT        8
+#define SENDCMD_PARALLEL_MAX            64
+
+struct hostlist;
+
 struct sendcmd {
         const char *socket_path;
         const char *path;               /* FILE as typed (the first) */
@@ -29,7 +35,8 @@ struct sendcmd {
         /* --json, several files: each FILE as given, left out or not (json.h). */
         struct json_file *results;
         unsigned int nresults;
-        const char *peer_arg;           /* PEER[:PORT] as typed */
+        const char *peer_arg;           /* PEER[:PORT] as typed; in a fan-out's child, its peer */
+        unsigned int parallel;          /* --parallel, or 0 */
         /* The two, escaped for messages (esc_term): a file name may hold anything. */
         const char *path_shown;
         const char *peer_shown;
@@ -78,3 +85,13 @@ int sendcmd_feed(struct sendcmd *sc, int sock);
 int sendcmd_tree_prepare(struct sendcmd *sc);
 /* -r: every entry handed over on @sock after the SUBMIT. -1 or an exit code. */
 int sendcmd_feed_tree(struct sendcmd *sc, int sock);
+
+/*
+ * Several peers (a NODELIST): @one(@sc) for each of @hl's, each in a child
+ * process with sc->peer_arg its peer, at most sc->parallel at once; their
+ * output shown line by line, each line naming its peer (--json: gathered
+ * into one object), then a summary line. Returns the exit code: the
+ * peers' own when they all have the same, else XFERCTL_EXIT_PARTIAL when
+ * some were sent to, else XFERCTL_EXIT_FAILED.
+ */
+int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc));

@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json -r --recursive --to --links --continue-on-error --skip-existing --sync -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json --parallel -r --recursive --to --links --continue-on-error --skip-existing --sync -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel | hosts) opts='-h --help' ;;
         sum) opts='--cached -h --help' ;;
@@ -73,7 +73,7 @@ _xferctl() {
 
         w=$prev
         [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
-        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to) ]]; then
+        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to || $w == --parallel) ]]; then
                 return 0        # a name, a rate, a count or a destination of the user's choosing
         fi
         if [[ $cmd == send && $w == --links ]]; then

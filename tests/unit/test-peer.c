@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "hostlist.h"
+#include "macro.h"
 #include "peer.h"
 #include "tap.h"
 
@@ -27,8 +29,56 @@ static void bad(const char *spec, const char *why)
         ok(r == -EINVAL && err[0] != '\0', "'%s' refused: %s (%s)", spec, why, err);
 }
 
+/* peer_list(@arg) gives exactly @want, space-separated. */
+static void list(const char *arg, const char *want)
+{
+        _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
+        char got[512] = "", err[128] = "";
+        int r = peer_list(arg, &hl, err, sizeof(err));
+
+        for (size_t i = 0; r == 0 && i < hl->n; i++)
+                snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? " " : "", hl->names[i]);
+        ok(r == 0 && strcmp(got, want) == 0, "list '%s' -> '%s' (got %d '%s' %s)", arg, want, r, got, err);
+}
+
+static void list_bad(const char *arg, const char *why)
+{
+        struct hostlist *hl = NULL;
+        char err[128] = "";
+        int r = peer_list(arg, &hl, err, sizeof(err));
+
+        ok(r < 0 && err[0] && !hl, "list '%s' refused: %s (%s)", arg, why, err);
+        hostlist_free(hl);
+}
+
+static void test_list(void)
+{
+        list("beta", "beta");
+        list("beta:7471", "beta:7471");
+        list("fd00::2", "fd00::2");
+        list("[fd00::2]:7470", "[fd00::2]:7470");
+        list("[fe80::1%eth0]", "[fe80::1%eth0]");
+        list("node[01-03]", "node01 node02 node03");
+        list("node[01-02,7],login1", "node01 node02 node7 login1");
+        list("a,b:7471", "a b:7471");
+        list("a b", "a b");
+        list("node[1-2]:7471", "node1:7471 node2:7471");
+        list("rack[1-2]-n[1-2]:9", "rack1-n1:9 rack1-n2:9 rack2-n1:9 rack2-n2:9");
+        list("198.18.0.2,198.18.0.3", "198.18.0.2 198.18.0.3");
+
+        list_bad("", "no host");
+        list_bad(" , ", "only separators");
+        list_bad("node[3-1]", "a reversed range");
+        list_bad("node[1-2", "unclosed");
+        list_bad("node[1-2]-ib", "text after the last group");
+        list_bad("a:1,node[1-2]:7471", "a host's own port beside the list's");
+        list_bad("node[1-2]:0", "port 0 for the list");
+        list_bad("node[1-2]:70000", "a port past 65535 for the list");
+}
+
 int main(void)
 {
+        test_list();
         char num[CTL_HOST_MAX + 1], err[128];
 
         check("beta", "beta", 0);

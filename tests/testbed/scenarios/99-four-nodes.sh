@@ -6,12 +6,14 @@
 # (link_cap: tc tbf, both directions): a 30 MiB transfer into gamma and one
 # out of it each run at the cap (+-20 %, as the sender measures it: bytes
 # over the job's time), and with the cap lifted the same transfer is faster
-# than the cap allows (so the cap, not the CPU, held the others).
+# than the cap allows (so the cap, not the CPU, held the others). Last,
+# one xferctl send to a NODELIST (alpha to the three others, as a Slurm
+# hostlist; then with delta down: partial, exit 23).
 #
 # Small rings (16 MiB to receive, 8 MiB to send per daemon) so that four
 # daemons start fast and pin 96 MiB between them; 8 slots of credit per
 # transfer still keep a 15 MB/s link busy.
-# testbed-timeout: 240
+# testbed-timeout: 300
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -75,3 +77,44 @@ tb_log "uncapped, into gamma: $bytes bytes in $usec usec = $(mbps "$got") MB/s"
 echo "uncapped-in $bytes $usec $got" >>"$TESTBED_SHARE/rates.txt"
 ((got > hi)) || tb_fail "without the cap the transfer ran at $got bytes/s, no faster than the cap allows:" \
         "the CPU, not the cap, may have held the capped ones"
+
+# Fan-out from one sender (xferctl send FILE NODELIST): a Slurm hostlist
+# of names (in /etc/hosts here, as on a cluster), two peers at a time;
+# every peer gets the file, each line names its peer. Then delta's daemon
+# is down: beta and gamma still get the next file, delta is named as
+# failed, and the exit status is 23 (partial); --json has each peer's exit
+# and job.
+grep -q ' tbnode2$' /etc/hosts ||
+        printf '%s tbnode2\n%s tbnode3\n%s tbnode4\n' "$BETA_ADDR" "$GAMMA_ADDR" "$DELTA_ADDR" >>/etc/hosts
+make_file "$SRC/fan.dat" $((4 * MIB))
+rc=0
+out=$(xferctl send "$SRC/fan.dat" 'tbnode[2-4]' --parallel 2 2>&1) || rc=$?
+sed 's/^/    | /' <<<"$out"
+((rc == 0)) || tb_fail "fan-out to tbnode[2-4]: exit $rc"
+for n in beta gamma delta; do
+        same_file "$SRC/fan.dat" "$(node_in "$n")/fan.dat"
+done
+for h in tbnode2 tbnode3 tbnode4; do
+        grep -q "^$h: sent fan.dat " <<<"$out" || tb_fail "no line of $h's send: $out"
+done
+[[ $(tail -n 1 <<<"$out") == "3 peers: every one sent" ]] || tb_fail "the last line is not the summary: $out"
+tb_log "fan-out: fan.dat on beta, gamma and delta, one xferctl send"
+
+tb_run systemctl stop "$(node_unit delta)"
+make_file "$SRC/fan2.dat" $((2 * MIB))
+rc=0
+json=$(xferctl send --json --retries 0 "$SRC/fan2.dat" "$BETA_ADDR,$GAMMA_ADDR,$DELTA_ADDR" 2>"$SRC/fan2.err") ||
+        rc=$?
+sed 's/^/    | /' "$SRC/fan2.err"
+tb_log "fan-out with delta down: exit $rc: $json"
+((rc == 23)) || tb_fail "fan-out with one peer down: exit $rc, not 23 (partial)"
+same_file "$SRC/fan2.dat" "$(node_in beta)/fan2.dat"
+same_file "$SRC/fan2.dat" "$(node_in gamma)/fan2.dat"
+[[ ! -e $(node_in delta)/fan2.dat ]] || tb_fail "delta has fan2.dat though its daemon was down"
+[[ $json == '{"peers":[{"peer":"'"$BETA_ADDR"'","exit":0,"job":{"id":'* ]] &&
+        [[ $json == *'{"peer":"'"$DELTA_ADDR"'","exit":1,"job":{"id":'* ]] ||
+        tb_fail "--json does not give each peer's exit and job: $json"
+grep -q "^xferctl: $DELTA_ADDR: send fan2.dat to .* failed" "$SRC/fan2.err" ||
+        tb_fail "delta's failure is not said, naming delta"
+tb_run systemctl start "$(node_unit delta)"
+tb_log "pass"

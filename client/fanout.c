@@ -1,0 +1,311 @@
+/*
+ * xferctl send to several peers (a NODELIST, peer.h): one child process
+ * per peer, each the very single-peer send (its own job in the local
+ * rdmaxferd, its retries, its report), at most --parallel at once. The
+ * children's output comes back through pipes and is shown line by line,
+ * each line naming its peer; with --json the children's objects are
+ * gathered into one. Each child is in a process group of its own, so a
+ * Ctrl-C reaches it once, passed on by us.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "esc.h"
+#include "hostlist.h"
+#include "json.h"
+#include "sendcmd.h"
+#include "xferctl.h"
+
+/* What one child may print on stdout with --json: one job object. */
+#define FANOUT_JSON_MAX         (1u << 20)
+#define FANOUT_LINE_MAX         4096
+
+struct fanout_stream {
+        int fd;                         /* read end, -1 once at EOF */
+        char *buf;                      /* a partial line, or (--json stdout) everything */
+        size_t len, cap;
+        bool truncated;
+};
+
+struct fanout_child {
+        const char *peer;               /* as expanded from the list */
+        pid_t pid;                      /* 0: not started; -1: reaped */
+        struct fanout_stream out, err;
+        int exit;
+};
+
+static volatile sig_atomic_t fanout_interrupts;
+
+static void fanout_on_sigint(int sig)
+{
+        fanout_interrupts++;
+}
+
+/* One line of a child's, named: "xferctl: PEER: ..." for its messages,
+ * "PEER: ..." for what it printed on stdout. */
+static void fanout_line(const struct fanout_child *c, FILE *f, const char *line, size_t len)
+{
+        static const char said[] = "xferctl: ";
+        char peer[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)];
+
+        esc_term(peer, sizeof(peer), c->peer);
+        if (len >= sizeof(said) - 1 && memcmp(line, said, sizeof(said) - 1) == 0)
+                fprintf(f, "xferctl: %s: %.*s\n", peer, (int)(len - (sizeof(said) - 1)),
+                        line + sizeof(said) - 1);
+        else
+                fprintf(f, "%s: %.*s\n", peer, (int)len, line);
+}
+
+static int fanout_grow(struct fanout_stream *s, size_t want)
+{
+        char *p;
+
+        if (want <= s->cap)
+                return 0;
+        want = MAX(want, 2 * s->cap);
+        p = realloc(s->buf, want);
+        if (!p)
+                return -ENOMEM;
+        s->buf = p;
+        s->cap = want;
+        return 0;
+}
+
+/* Read what a child wrote on @s: whole lines shown on @f, or, when @f is
+ * NULL, kept whole (bounded). 0 at EOF, 1 for more to come. */
+static int fanout_read(struct fanout_child *c, struct fanout_stream *s, FILE *f)
+{
+        char chunk[4096];
+        ssize_t n = read(s->fd, chunk, sizeof(chunk));
+        size_t start = 0;
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return 1;
+        if (n <= 0) {
+                if (f && s->len)
+                        fanout_line(c, f, s->buf, s->len);
+                s->len = f ? 0 : s->len;
+                s->fd = safe_close(s->fd);
+                return 0;
+        }
+        if (!f) {
+                if (s->len + (size_t)n > FANOUT_JSON_MAX || fanout_grow(s, s->len + (size_t)n) < 0) {
+                        s->truncated = true;
+                        return 1;
+                }
+                memcpy(s->buf + s->len, chunk, (size_t)n);
+                s->len += (size_t)n;
+                return 1;
+        }
+        for (size_t i = 0; i < (size_t)n; i++) {
+                if (chunk[i] != '\n')
+                        continue;
+                if (s->len) {
+                        if (fanout_grow(s, s->len + i - start) == 0) {
+                                memcpy(s->buf + s->len, chunk + start, i - start);
+                                fanout_line(c, f, s->buf, s->len + i - start);
+                        }
+                        s->len = 0;
+                } else {
+                        fanout_line(c, f, chunk + start, i - start);
+                }
+                start = i + 1;
+        }
+        /* The rest waits for its newline; a line past the bound is cut. */
+        if (start < (size_t)n) {
+                size_t rest = MIN((size_t)n - start, FANOUT_LINE_MAX - MIN(s->len, FANOUT_LINE_MAX));
+
+                if (rest && fanout_grow(s, s->len + rest) == 0) {
+                        memcpy(s->buf + s->len, chunk + start, rest);
+                        s->len += rest;
+                }
+        }
+        return 1;
+}
+
+/* Start @c: a child that sends to its peer as `xferctl send ... PEER`
+ * would, then exits with that command's code. 0 or -errno. */
+static int fanout_start(struct fanout_child *c, struct sendcmd *sc, int (*one)(struct sendcmd *sc))
+{
+        int out[2], err[2];
+        pid_t pid;
+
+        if (pipe2(out, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(err, O_CLOEXEC) < 0) {
+                int r = -errno;
+
+                close(out[0]);
+                close(out[1]);
+                return r;
+        }
+        /* What we have buffered must not be written twice. */
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+
+                close(out[0]);
+                close(out[1]);
+                close(err[0]);
+                close(err[1]);
+                return r;
+        }
+        if (pid == 0) {
+                struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+                /* Our Ctrl-C is the parent's to pass on, once. */
+                (void)setpgid(0, 0);
+                sigemptyset(&dfl.sa_mask);
+                sigaction(SIGINT, &dfl, NULL);
+                if (dup2(out[1], STDOUT_FILENO) < 0 || dup2(err[1], STDERR_FILENO) < 0)
+                        _exit(XFERCTL_EXIT_FAILED);
+                sc->peer_arg = c->peer;
+                exit(one(sc));
+        }
+        (void)setpgid(pid, pid);
+        close(out[1]);
+        close(err[1]);
+        c->pid = pid;
+        c->out.fd = out[0];
+        c->err.fd = err[0];
+        return 0;
+}
+
+/* Every child's object, in the list's order, as one:
+ * {"peers":[{"peer":"node01","exit":0,"job":{...}},...]} */
+static void fanout_json(struct fanout_child *c, size_t n)
+{
+        fputs("{\"peers\":[", stdout);
+        for (size_t i = 0; i < n; i++) {
+                struct fanout_stream *s = &c[i].out;
+
+                while (s->len && (s->buf[s->len - 1] == '\n' || s->buf[s->len - 1] == ' '))
+                        s->len--;
+                fputs(i ? ",{\"peer\":" : "{\"peer\":", stdout);
+                json_string(stdout, c[i].peer);
+                printf(",\"exit\":%d,\"job\":", c[i].exit);
+                /* Our own child's object, or null when it printed none (or too much). */
+                if (s->len && !s->truncated && s->buf[0] == '{' && s->buf[s->len - 1] == '}')
+                        fwrite(s->buf, 1, s->len, stdout);
+                else
+                        fputs("null", stdout);
+                fputc('}', stdout);
+        }
+        fputs("]}\n", stdout);
+}
+
+int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc))
+{
+        struct sigaction sa = { .sa_handler = fanout_on_sigint }, old;
+        unsigned int parallel = sc->parallel ? sc->parallel : SENDCMD_PARALLEL_DEFAULT;
+        _cleanup_(freep) struct fanout_child *c = calloc(hl->n, sizeof(*c));
+        _cleanup_(freep) size_t *run = calloc(parallel, sizeof(*run));
+        struct pollfd pfd[2 * SENDCMD_PARALLEL_MAX];
+        size_t next = 0, running = 0, sent = 0, failed = 0;
+        sig_atomic_t passed = 0;
+        int same = -1;
+
+        if (!c || !run) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        for (size_t i = 0; i < hl->n; i++)
+                c[i] = (struct fanout_child){ .peer = hl->names[i], .out.fd = -1, .err.fd = -1,
+                                              .exit = XFERCTL_EXIT_FAILED };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old);
+        if (old.sa_handler == SIG_IGN)
+                sigaction(SIGINT, &old, NULL);
+        if (!sc->json && isatty(STDERR_FILENO))
+                xferctl_say("sending to %zu peers, at most %u at once", hl->n, parallel);
+
+        while (next < hl->n || running > 0) {
+                /* Interrupted: the running ones are cancelled, no more start. */
+                if (fanout_interrupts > passed) {
+                        passed = fanout_interrupts;
+                        for (size_t k = 0; k < running; k++)
+                                kill(c[run[k]].pid, SIGINT);
+                        for (; next < hl->n; next++)
+                                xferctl_say("%s: not sent: interrupted", c[next].peer);
+                }
+                for (; next < hl->n && running < parallel; next++) {
+                        int r = fanout_start(&c[next], sc, one);
+
+                        if (r < 0)
+                                xferctl_say("%s: cannot start its send: %s", c[next].peer, strerror(-r));
+                        else
+                                run[running++] = next;
+                }
+                for (size_t k = 0; k < running; k++) {
+                        pfd[2 * k] = (struct pollfd){ .fd = c[run[k]].out.fd, .events = POLLIN };
+                        pfd[2 * k + 1] = (struct pollfd){ .fd = c[run[k]].err.fd, .events = POLLIN };
+                }
+                /* A negative fd (at EOF) is left out by poll. */
+                if (running > 0 && poll(pfd, 2 * running, 1000) < 0 && errno != EINTR) {
+                        xferctl_say("poll: %s", strerror(errno));
+                        break;
+                }
+                for (size_t k = 0; k < running;) {
+                        struct fanout_child *ch = &c[run[k]];
+                        int status;
+
+                        if (ch->out.fd >= 0 && (pfd[2 * k].revents & (POLLIN | POLLHUP | POLLERR)))
+                                (void)fanout_read(ch, &ch->out, sc->json ? NULL : stdout);
+                        if (ch->err.fd >= 0 && (pfd[2 * k + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                                (void)fanout_read(ch, &ch->err, stderr);
+                        /* Reaped once both its pipes are at EOF. */
+                        if (ch->out.fd >= 0 || ch->err.fd >= 0) {
+                                k++;
+                                continue;
+                        }
+                        if (waitpid(ch->pid, &status, 0) < 0)
+                                status = 0x100;
+                        ch->pid = -1;
+                        ch->exit = WIFEXITED(status) ? WEXITSTATUS(status) : XFERCTL_EXIT_FAILED;
+                        /* Its slot goes to the last running; pfd follows. */
+                        run[k] = run[--running];
+                        pfd[2 * k] = pfd[2 * running];
+                        pfd[2 * k + 1] = pfd[2 * running + 1];
+                }
+        }
+        for (size_t i = 0; i < hl->n; i++) {
+                bool ok = c[i].exit == XFERCTL_EXIT_OK || c[i].exit == XFERCTL_EXIT_PARTIAL;
+
+                sent += ok;
+                failed += !ok;
+                same = same == -1 || same == c[i].exit ? c[i].exit : -2;
+                free(c[i].err.buf);
+        }
+        if (sc->json) {
+                fanout_json(c, hl->n);
+        } else if (failed == 0) {
+                printf("%zu peers: every one sent\n", hl->n);
+        } else {
+                const char *sep = "";
+
+                printf("%zu peers: %zu sent, %zu failed (", hl->n, sent, failed);
+                for (size_t i = 0; i < hl->n; i++) {
+                        if (c[i].exit == XFERCTL_EXIT_OK || c[i].exit == XFERCTL_EXIT_PARTIAL)
+                                continue;
+                        printf("%s%s", sep, c[i].peer);
+                        sep = " ";
+                }
+                puts(")");
+        }
+        for (size_t i = 0; i < hl->n; i++)
+                free(c[i].out.buf);
+        /* Every peer alike: its code; some sent and some not: partial. */
+        if (same >= 0)
+                return same;
+        return sent > 0 ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_FAILED;
+}
