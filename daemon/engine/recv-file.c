@@ -107,7 +107,8 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
 
 static void recv_reserve(struct recv_xfer *x)
 {
-        if (x->cur->offer.size == 0) {
+        /* A pack is received into memory (recv.c): its entries take the room. */
+        if (x->cur->offer.size == 0 || (x->cur->offer.flags & WIRE_OFFER_PACK)) {
                 recv_accept(x);
                 return;
         }
@@ -543,6 +544,11 @@ static void recv_early_on_space(struct io_req *req, int64_t res)
                 x->early.failed = true;
         if (!recv_early_step(x, res))
                 return;
+        if (x->early.pack) {
+                x->early.state = RECV_EARLY_READY;
+                (void)recv_early_go(x, 0);
+                return;
+        }
         x->early.req.done = recv_early_on_reserved;
         if (io_fallocate(recv_io(x), &x->early.req, x->early.fd, x->early.size) < 0) {
                 recv_early_drop(x);
@@ -589,7 +595,8 @@ void recv_early_open(struct recv_xfer *x)
             (x->base.e->cfg->max_file_size && o->size > x->base.e->cfg->max_file_size) ||
             memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0)
                 return;
-        x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = o->file, .size = o->size };
+        x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = o->file, .size = o->size,
+                                        .pack = o->flags & WIRE_OFFER_PACK };
         x->early.req.done = recv_early_on_open;
         if (io_openat(recv_io(x), &x->early.req, recv_dirfd(x), ".",
                       O_TMPFILE | O_CLOEXEC | (kind & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),

@@ -1,8 +1,8 @@
 /*
  * A pack of a tree's entries (wire.h "Packs", common/pack.h), received
- * whole into its nameless file and verified by its block digest like any
- * file, is unpacked here, on a worker: read back into memory (at most
- * PACK_BYTES_MAX), checked whole (its records, their count, the pack hash
+ * whole into memory (at most PACK_BYTES_MAX; recv.c copies each chunk
+ * there, not into a file) and verified by its block digest like any
+ * file, is unpacked here, on a worker: checked whole (its records, their count, the pack hash
  * the offer's MAC covered) before anything is made, then each entry made
  * beneath the staging directory under the rules an entry offered alone is
  * held to: beneath DEST, a directory by mkdirat, a file created O_EXCL by
@@ -294,26 +294,14 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
         return 0;
 }
 
-/* On a worker: the pack read back whole, then its entries made. */
+/* On a worker: the pack, received into memory (recv.c), then its entries made. */
 static int64_t recv_pack_worker(void *arg)
 {
         struct recv_xfer *x = arg;
-        size_t len = (size_t)x->fin->offer.size, got = 0;
-        _cleanup_(freep) uint8_t *buf = malloc(len ?: 1);
 
-        if (!buf)
-                return recv_pack_bad(x, WIRE_E_INTERNAL, "no memory to unpack %zu bytes", len);
-        while (got < len) {
-                ssize_t n = pread(x->fin->fd, buf + got, len - got, (off_t)got);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return recv_pack_bad(x, WIRE_E_IO, "reading the pack back: %s",
-                                             n < 0 ? strerror(errno) : "short");
-                got += (size_t)n;
-        }
-        return recv_pack_make(x, buf, len);
+        if (!x->fin->pack_mem)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack without data");
+        return recv_pack_make(x, x->fin->pack_mem, (size_t)x->fin->offer.size);
 }
 
 static void recv_on_unpacked(struct io_req *req, int64_t res)

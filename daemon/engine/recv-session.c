@@ -15,6 +15,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
@@ -81,6 +82,7 @@ static int recv_session_next(struct recv_xfer *x)
         struct recv_file *f = x->cur == &x->files[0] ? &x->files[1] : &x->files[0];
         uint64_t id = x->cur->offer.transfer_id;
 
+        free(f->pack_mem);
         *f = (struct recv_file){ .x = x, .fd = -1 };
         f->offer.transfer_id = id;
         x->cur = f;
@@ -162,6 +164,8 @@ static void recv_fin_result(struct recv_xfer *x)
         /* Published under its name: our descriptor is no longer needed. */
         safe_close(f->fd);
         f->fd = -1;
+        free(f->pack_mem);
+        f->pack_mem = NULL;
         f->offer.name[0] = '\0';
         x->fin = NULL;
 }

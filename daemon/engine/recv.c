@@ -672,13 +672,14 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
         recv_finish(x);
 }
 
+static void recv_slot_written(struct recv_lane *l, uint32_t i);
+
 static void recv_on_write(struct io_req *req, int64_t res)
 {
         struct recv_slot *rs = (struct recv_slot *)req;
         struct recv_lane *l = rs->l;
         struct xfer *b = l->base.x;
         struct recv_xfer *x = recv_xfer_of(b);
-        uint32_t i = rs - l->rs;
 
         x->writes--;
         rs->writing = false;
@@ -692,7 +693,17 @@ static void recv_on_write(struct io_req *req, int64_t res)
                 recv_abort(b, res == -ENOSPC ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
                 return;
         }
-        x->bytes_written += rs->len;
+        recv_slot_written(l, (uint32_t)(rs - l->rs));
+}
+
+/* Slot @i's data is in the file, or in the pack's memory: the slot goes
+ * back (posted again with a credit, or given back to the ring). */
+static void recv_slot_written(struct recv_lane *l, uint32_t i)
+{
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        x->bytes_written += l->rs[i].len;
         if (ring_hold_over(&l->base.hold, b->ring)) {
                 /* Lent while it was alone: give it back, without a credit. */
                 ring_hold_release(&l->base.hold, b->ring, i);
@@ -740,6 +751,20 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         rs->l = l;
         rs->len = len;
         rs->seq = seq;
+        /* A pack (at most PACK_BYTES_MAX, recv-offer.c) is unpacked from
+         * memory: copied there, the slot is free at once. */
+        if (x->cur->offer.flags & WIRE_OFFER_PACK) {
+                if (!x->cur->pack_mem)
+                        x->cur->pack_mem = malloc(x->cur->offer.size);
+                if (!x->cur->pack_mem) {
+                        recv_abort(b, WIRE_E_INTERNAL, "no memory for a pack");
+                        return;
+                }
+                digest_update(&l->base.digest, recv_slot_mem(l, i), len);
+                memcpy(x->cur->pack_mem + off, recv_slot_mem(l, i), len);
+                recv_slot_written(l, i);
+                return;
+        }
         rs->io.done = recv_on_write;
         r = io_write(b->e->io, &rs->io, x->cur->fd, recv_slot_mem(l, i), len, off);
         if (r < 0) {
@@ -940,8 +965,10 @@ static void recv_gone(struct xfer *b)
 
         /* Closing the O_TMPFILE without linking it frees its blocks; one
          * linked into the partial directory stays there. */
-        for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++)
+        for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++) {
                 safe_close(x->files[i].fd);
+                free(x->files[i].pack_mem);
+        }
         safe_close(x->early.fd);
         x->early.fd = -1;
         safe_close(x->stage_fd);

@@ -74,6 +74,9 @@ struct recv_file {
         struct io_req req;
         struct wire_offer offer;        /* the file's; name empty when unused */
         int fd;                 /* O_TMPFILE until published */
+        /* A pack's data, received into memory rather than into fd (at most
+         * PACK_BYTES_MAX): unpacked from here (recv-pack.c). */
+        uint8_t *pack_mem;
         bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
         uint64_t file_bytes;    /* the file's data received */
         uint64_t t_file;        /* usec: its ACCEPT */
@@ -130,6 +133,7 @@ struct recv_xfer {
                 int fd;
                 uint32_t file;          /* the offer's index */
                 uint64_t size;
+                bool pack;              /* received into memory: no space reserved */
                 struct statvfs vfs;
         } early;
         /* The session (wire.h): what the first offer announced, and how far it got. */

@@ -3,9 +3,10 @@
  * (common/pack.h, wire.h "Packs"). Small entries, directories and files
  * of at most PACK_FILE_MAX bytes, are taken from the owner while it has
  * them ready, up to PACK_ENTRIES_MAX and PACK_BYTES_MAX; a worker then
- * reads each file whole into the pack and the pack into a memfd, which
- * goes through the data path as that offer's file. So a 4 KiB file costs
- * neither an offer's round trip nor a disk request on the loop of its own.
+ * reads each file whole into the pack, in memory, which goes through the
+ * data path as that offer's file (the lanes copy their chunks from it:
+ * no file, no disk request). So a 4 KiB file costs neither an offer's
+ * round trip nor a disk request on the loop of its own.
  *
  * Every descriptor taken from the owner is ours: the worker closes the
  * pack's once read, send_pack_free() whatever is still held.
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,9 +42,12 @@ void send_pack_free(struct engine_send *s)
         free(p->e);
         p->e = NULL;
         p->n = 0;
-        if (p->built)
-                safe_close(p->fd);
+        /* Called once no worker has it (send_gone). */
+        free(p->mem);
+        p->mem = NULL;
         p->built = false;
+        free(s->pack_mem);
+        s->pack_mem = NULL;
         free(s->sizes);
         s->sizes = NULL;
         if (p->have_held)
@@ -308,6 +311,8 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
 {
         safe_close(s->fd);
         s->fd = e->fd;
+        free(s->pack_mem);
+        s->pack_mem = NULL;
         e->fd = -1;
         s->size = e->size;
         s->dir = e->dir;
@@ -323,15 +328,14 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
 
 /*
  * On a worker: every entry's record, each file read whole (it must still
- * be the size the owner counted), into a pack in memory, then into a
- * memfd. Touches only @arg, the pack; closes every descriptor in it. The
- * memfd, or -errno with p->why.
+ * be the size the owner counted), into a pack in memory (p->mem, p->len:
+ * the lanes copy their chunks from there). Touches only @arg, the pack;
+ * closes every descriptor in it. 0, or -errno with p->why.
  */
 static int64_t send_pack_build(void *arg)
 {
         struct send_pack *p = arg;
         _cleanup_(pack_writer_deinit) struct pack_writer w = PACK_WRITER_NULL;
-        _cleanup_(closep) int mfd = -1;
         int r = 0;
 
         pack_writer_init(&w);
@@ -387,27 +391,10 @@ static int64_t send_pack_build(void *arg)
         }
         if (r < 0)
                 return r;
-        mfd = memfd_create("rdmaxfer-pack", MFD_CLOEXEC);
-        if (mfd < 0) {
-                r = -errno;
-                snprintf(p->why, sizeof(p->why), "a memfd for the pack: %s", strerror(-r));
-                return r;
-        }
-        for (size_t off = 0; off < w.len;) {
-                ssize_t n = write(mfd, w.buf + off, w.len - off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        r = n < 0 ? -errno : -EIO;
-                        snprintf(p->why, sizeof(p->why), "writing the pack: %s", strerror(-r));
-                        return r;
-                }
-                off += (size_t)n;
-        }
         pack_writer_hash(&w, p->hash);
         p->len = w.len;
-        return TAKE_FD(mfd);
+        p->mem = TAKE_PTR(w.buf);
+        return 0;
 }
 
 /* The pack built is the next offer's. */
@@ -422,8 +409,9 @@ static void send_pack_offer(struct engine_send *s)
         for (uint32_t i = 0; i < p->n; i++)
                 s->sizes[i] = p->e[i].size;
         safe_close(s->fd);
-        s->fd = p->fd;
-        p->fd = -1;
+        s->fd = -1;
+        free(s->pack_mem);
+        s->pack_mem = TAKE_PTR(p->mem);
         s->size = p->len;
         s->dir = false;
         s->link = false;
@@ -440,19 +428,16 @@ static void send_on_pack_built(struct io_req *req, int64_t res)
         struct engine_send *s = container_of(req, struct engine_send, pack.req);
         struct send_pack *p;
 
-        /* An ended transfer may be gone once its last request is back. */
-        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING) {
-                if (res >= 0)
-                        safe_close((int)res);
+        /* An ended transfer may be gone once its last request is back
+         * (send_gone frees the pack). */
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
-        }
         p = &s->pack;
         p->building = false;
         if (res < 0) {
                 send_fail_permanent(s, WIRE_E_IO, "%s", p->why[0] ? p->why : strerror((int)-res));
                 return;
         }
-        p->fd = (int)res;
         p->built = true;
         if (p->offer_built)
                 send_pack_offer(s);

@@ -370,6 +370,13 @@ static bool send_read_ahead(struct send_lane *l)
                 l->inflight[l->next_read % l->base.hold.cap] = i;
                 buf->seq = l->next_read;
                 buf->len = MIN((uint64_t)s->chunk, s->size - off);
+                /* A pack is in memory (send-pack.c): copied, ready at once. */
+                if (s->pack_mem) {
+                        memcpy(send_buf_mem(l, i), s->pack_mem + off, buf->len);
+                        buf->state = BUF_READY;
+                        l->next_read++;
+                        continue;
+                }
                 buf->io.done = send_on_read;
                 r = io_read(s->base.e->io, &buf->io, s->fd, send_buf_mem(l, i), buf->len, off);
                 if (r < 0) {

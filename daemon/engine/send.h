@@ -87,9 +87,9 @@ struct send_pack {
         struct send_entry held;
         bool have_held;
         bool building;          /* the worker has it */
-        bool built;             /* fd, hash and len are its, not offered yet */
+        bool built;             /* mem, hash and len are its, not offered yet */
         bool offer_built;       /* offer it as soon as it is built */
-        int fd;
+        uint8_t *mem;           /* the pack built, len bytes (the worker's until it is back) */
         /* The worker's: in while building, out once it is back. */
         struct io_req req;
         uint8_t hash[PACK_HASH_SIZE];
@@ -120,6 +120,7 @@ struct engine_send {
         uint64_t id;
         unsigned int attempt;   /* the owner's, for the journal */
         int fd;                 /* our own duplicate, of the file being sent */
+        uint8_t *pack_mem;      /* or, the pack being sent, in memory (then fd is -1) */
         uint64_t size;          /* that file's */
         char name[WIRE_NAME_MAX + 1];
         /* The session (wire.h): the job's files, one at a time. */

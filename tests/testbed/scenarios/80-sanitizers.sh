@@ -231,6 +231,25 @@ for dir in "alpha beta" "beta alpha"; do
         tb_log "$from -> $to: $(printf '%s\n' "$out" | tail -n 1)"
         xc "$from" list >/dev/null || tb_fail "xferctl list on $from"
 done
+# A tree: packs (small files, a directory, symlinks; received into memory)
+# and a file too large to pack, offered alone.
+t=$W/src/tree
+rm -rf "$t" && mkdir -p "$t/d/e"
+for i in 1 2 3 4 5; do head -c $((i * 3001)) /dev/urandom >"$t/d/f$i"; done
+head -c $((5 << 20)) /dev/urandom >"$t/large.bin"
+ln -s d/f1 "$t/l1"
+ln -s ../f2 "$t/d/e/l2"
+out=$(xc alpha send -r "$t" "${ADDR[beta]}" --to san-tree 2>&1) ||
+        { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta: sending a tree failed"; }
+diff -r --no-dereference "$t" "$W/beta/in/san-tree" >&2 || tb_fail "beta: san-tree differs from the source"
+tb_log "alpha -> beta: $(printf '%s\n' "$out" | tail -n 1)"
+# To a NODELIST (the same peer twice): one send publishes, the other meets
+# "exists"; partial, 23.
+rc=0
+out=$(xc alpha send "$W/src/one.dat" "${ADDR[beta]},${ADDR[beta]}" --as fan.dat 2>&1) || rc=$?
+((rc == 23)) || { printf '%s\n' "$out" >&2; tb_fail "a NODELIST with one peer refusing: exit $rc, not 23"; }
+cmp -s "$W/src/one.dat" "$W/beta/in/fan.dat" || tb_fail "beta: fan.dat differs from one.dat"
+tb_log "alpha -> beta twice: $(printf '%s\n' "$out" | tail -n 1)"
 san_stop alpha 0
 san_stop beta 0
 san_check "$CUR"
