@@ -72,8 +72,8 @@ struct send_entry {
 
 /*
  * A pack being gathered or built (send-pack.c): entries taken from the
- * owner in order; then, on a worker, read whole into a pack in a memfd,
- * which becomes an offer's file. The next one is built while the offer
+ * owner in order; then, on a worker, read whole into a pack in memory,
+ * which becomes an offer's data (pack_mem). The next one is built while the offer
  * before it is in flight (building, then built), and offered once that
  * one is sent. @held is an entry taken that did not go in (too large, or
  * past the pack's limits): offered next.
