@@ -1,0 +1,74 @@
+#!/bin/bash
+# Fan-out benchmark (issue 13), run in the guest by `tests/bench/bench
+# --fanout`: alpha delivers one file to beta, gamma and delta (lib.sh:
+# nodes_up, four nodes on one switch), every node's link capped at
+# BENCH_FAN_CAP (tc tbf, both ways: separate NICs), then uncapped. Each
+# round, side by side: the file to one peer; to the three by `xferctl send
+# FILE NODELIST --parallel 1` (one after the other) and `--parallel 3` (at
+# once, from alpha); a relay chain is not built yet. Every copy must
+# arrive identical (cmp) before its time counts. Times are wall seconds of
+# the whole xferctl command.
+#
+# Settings, as BENCH_*=VALUE arguments: BENCH_FAN_MB (512), BENCH_FAN_REPS
+# (1), BENCH_FAN_CAP (tc rate, 120mbit = 15 MB/s; "none" skips the capped
+# part).
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+for a in "$@"; do
+        [[ $a == BENCH_*=* ]] && export "${a?}"
+done
+MB=${BENCH_FAN_MB:-512}
+REPS=${BENCH_FAN_REPS:-1}
+CAP=${BENCH_FAN_CAP:-120mbit}
+OUT=$TESTBED_SHARE/bench
+mkdir -p "$OUT"
+RES=$OUT/fan-results.tsv
+: >"$RES"
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# One node's daemon may take every peer's send at once.
+nodes_up slot_count=16 send_slots=4 max_transfers=4
+make_file "$SRC/fan.bin" $((MB << 20))
+PEERS=("$BETA_ADDR" "$GAMMA_ADDR" "$DELTA_ADDR")
+
+# deliver LINK ROUND METRIC NODES PARALLEL: time one xferctl send of
+# fan.bin to NODES (comma list), check every copy, record the seconds.
+deliver() {
+        local link=$1 round=$2 metric=$3 nodes=$4 par=$5 t0 t1 out n ok=1
+        t0=$(now)
+        out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin --parallel "$par" 2>&1) || ok=0
+        t1=$(now)
+        for n in beta gamma delta; do
+                if [[ -e $(node_in "$n")/fan.bin ]]; then
+                        cmp -s "$SRC/fan.bin" "$(node_in "$n")/fan.bin" || ok=0
+                        rm -f "$(node_in "$n")/fan.bin"
+                fi
+        done
+        if ((ok)); then
+                printf '%s\t%s\t%s\t%s\n' "$link" "$metric" "$round" "$(secs "$t0" "$t1")" >>"$RES"
+                tb_log "$link round $round: $metric: $(secs "$t0" "$t1") s"
+        else
+                printf '%s\t%s\t%s\tfail\n' "$link" "$metric" "$round" >>"$RES"
+                tb_log "$link round $round: $metric FAILED: $out"
+        fi
+}
+
+for link in capped uncapped; do
+        if [[ $link == capped ]]; then
+                [[ $CAP == none ]] && continue
+                for n in alpha beta gamma delta; do link_cap "$n" "$CAP"; done
+        fi
+        for ((r = 1; r <= REPS; r++)); do
+                deliver "$link" "$r" one "$BETA_ADDR" 1
+                deliver "$link" "$r" sequential "$(IFS=,; echo "${PEERS[*]}")" 1
+                deliver "$link" "$r" parallel "$(IFS=,; echo "${PEERS[*]}")" 3
+        done
+        if [[ $link == capped ]]; then
+                for n in alpha beta gamma delta; do link_uncap "$n"; done
+        fi
+done
+rm -f "$SRC/fan.bin"
+tb_log "pass"
