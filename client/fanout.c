@@ -289,11 +289,11 @@ int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(str
         if (sc->json) {
                 fanout_json(c, hl->n);
         } else if (failed == 0) {
-                printf("%zu peers: every one sent\n", hl->n);
+                printf("%zu peers: every one %s\n", hl->n, sc->no_wait ? "queued" : "sent");
         } else {
                 const char *sep = "";
 
-                printf("%zu peers: %zu sent, %zu failed (", hl->n, sent, failed);
+                printf("%zu peers: %zu %s, %zu failed (", hl->n, sent, sc->no_wait ? "queued" : "sent", failed);
                 for (size_t i = 0; i < hl->n; i++) {
                         if (c[i].exit == XFERCTL_EXIT_OK || c[i].exit == XFERCTL_EXIT_PARTIAL)
                                 continue;
