@@ -57,6 +57,10 @@ struct engine {
         uint64_t dev_lost_usec;
         bool dev_stuck_said;
         uint32_t slot_size;
+        /* The process's umask at start (engine_umask), 07777 if unknown:
+         * a packed entry made with its mode needs no chmod when none of
+         * its bits are masked (recv-pack.c). */
+        mode_t umask;
         /* Receive ring: slot_count slots of slot_size, shared out by ring. */
         uint8_t *ring_mem;
         size_t ring_bytes;

@@ -201,6 +201,27 @@ static void engine_set_rate_limit(struct engine *e)
                 bucket_set(&e->rate_limit[dir], rate, bucket_burst(rate, e->slot_size), now);
 }
 
+/* The umask, read without changing it (umask(2) cannot, and other
+ * threads may create files meanwhile): /proc/self/status has it since
+ * Linux 4.7. 07777 when it cannot be told. */
+static mode_t engine_umask(void)
+{
+        FILE *f = fopen("/proc/self/status", "re");
+        mode_t um = 07777;
+        char line[128];
+        unsigned int m;
+
+        while (f && fgets(line, sizeof(line), f)) {
+                if (sscanf(line, "Umask: %o", &m) == 1 && m <= 0777) {
+                        um = (mode_t)m;
+                        break;
+                }
+        }
+        if (f)
+                fclose(f);
+        return um;
+}
+
 int engine_new(struct engine **out, const struct engine_params *p)
 {
         const struct config *cfg = p->cfg;
@@ -220,6 +241,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
         e->slot_size = cfg->slot_size;
+        e->umask = engine_umask();
         engine_set_rate_limit(e);
 
         e->incoming_fd = open(cfg->incoming_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -83,9 +83,13 @@ static int recv_pack_write_all(int fd, const uint8_t *p, uint64_t n)
 /* A file of the pack beneath the staging directory, whole. 0 or -EINVAL with pack_why. */
 static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pack_entry *e)
 {
+        /* Made with its mode: no chmod after, unless the umask masks some
+         * of it or the file may be there already (a kept tree's). */
+        mode_t mode = e->mode ? recv_tree_mode(e->mode, false) : 0640;
+        bool chmod_after = e->mode && (x->tree_resumed || (mode & x->base.e->umask));
         struct open_how how = {
                 .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                .mode = 0640,
+                .mode = mode,
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
         };
         _cleanup_(closep) int fd = -1;
@@ -124,7 +128,7 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         digest_hex(sum, hex);
         if (fsetxattr(fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 && errno != EOPNOTSUPP)
                 return recv_pack_errno(x, "storing " DIGEST_XATTR " of", e, errno);
-        if (e->mode && fchmod(fd, recv_tree_mode(e->mode, false)) < 0)
+        if (chmod_after && fchmod(fd, mode) < 0)
                 return recv_pack_errno(x, "mode of", e, errno);
         if (e->mtime_ns) {
                 ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000u);
@@ -258,13 +262,17 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                         }
                 }
                 if (e.type == PACK_DIR) {
+                        mode_t mode = e.mode ? recv_tree_mode(e.mode, true) : 0755;
+                        bool made = mkdirat(x->stage_fd, rel, mode) == 0;
                         struct stat st;
 
-                        if (mkdirat(x->stage_fd, rel, 0755) < 0 &&
-                            (errno != EEXIST || !x->tree_resumed ||
-                             fstatat(x->stage_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
+                        if (!made && (errno != EEXIST || !x->tree_resumed ||
+                                      fstatat(x->stage_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                                      !S_ISDIR(st.st_mode)))
                                 return recv_pack_errno(x, "making", &e, errno);
-                        if (e.mode && fchmodat(x->stage_fd, rel, recv_tree_mode(e.mode, true), 0) < 0)
+                        /* As a file's: no chmod when mkdirat gave it its mode. */
+                        if (e.mode && (!made || (mode & x->base.e->umask)) &&
+                            fchmodat(x->stage_fd, rel, mode, 0) < 0)
                                 return recv_pack_errno(x, "mode of", &e, errno);
                         continue;
                 }
