@@ -380,7 +380,8 @@ static int sendcmd_src_begin(struct sendcmd *sc, unsigned int i)
  * several sources, each beneath DEST. Returns -1 or an exit code. */
 int sendcmd_tree_prepare(struct sendcmd *sc)
 {
-        static const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip };
+        static const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip,
+                                             .no_open = true };
         struct sendcmd_walk k = { .sc = sc, .exit = -1 };
         enum name_verdict v;
         int r;

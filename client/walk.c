@@ -50,7 +50,7 @@ static int walk_push(struct walk *w, const char *name, unsigned int depth)
         return (int)len;
 }
 
-static int walk_at(struct walk *w, int dirfd, const char *name, unsigned int depth);
+static int walk_at(struct walk *w, int dirfd, const char *name, unsigned char type, unsigned int depth);
 
 static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int depth,
                     const struct stat *st)
@@ -81,7 +81,7 @@ static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int de
                 }
                 if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
                         continue;
-                r = walk_at(w, dirfd(d), de->d_name, depth + 1);
+                r = walk_at(w, dirfd(d), de->d_name, de->d_type, depth + 1);
                 if (r < 0)
                         break;
         }
@@ -92,8 +92,9 @@ static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int de
         return w->ops->entry(w->userdata, &e);
 }
 
-/* @name beneath @dirfd: whatever it is, never following it. */
-static int walk_at(struct walk *w, int dirfd, const char *name, unsigned int depth)
+/* @name beneath @dirfd: whatever it is (@type: readdir's d_type, or
+ * DT_UNKNOWN), never following it. */
+static int walk_at(struct walk *w, int dirfd, const char *name, unsigned char type, unsigned int depth)
 {
         struct walk_entry e = { .depth = depth, .name = name, .path = w->path, .fd = -1 };
         char target[PATH_MAX];
@@ -103,7 +104,11 @@ static int walk_at(struct walk *w, int dirfd, const char *name, unsigned int dep
         old = walk_push(w, name, depth);
         if (old < 0)
                 return old;
-        if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
+        /* A file or a directory by readdir's word: opened without a look
+         * first, O_NOFOLLOW (and O_DIRECTORY), and its fstat is what counts. */
+        if (type == DT_DIR || (type == DT_REG && !w->ops->no_open)) {
+                e.st.st_mode = type == DT_DIR ? S_IFDIR : S_IFREG;
+        } else if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
                 r = walk_skip(w, 0, -errno);
                 goto out;
         }
@@ -134,14 +139,24 @@ static int walk_at(struct walk *w, int dirfd, const char *name, unsigned int dep
                 r = walk_dir(w, fd, name, depth, &e.st);
                 break;
         case S_IFREG:
-                /* O_NONBLOCK: had it become a FIFO, the open must not hang. */
+                if (w->ops->no_open) {
+                        /* Counting: whether it could be read is enough. */
+                        if (faccessat(dirfd, name, R_OK, AT_EACCESS) < 0) {
+                                r = walk_skip(w, S_IFREG, -errno);
+                                break;
+                        }
+                        e.kind = WALK_FILE;
+                        r = w->ops->entry(w->userdata, &e);
+                        break;
+                }
+                /* O_NONBLOCK: had it become a FIFO, the open must not hang.
+                 * It is the only flag F_SETFL could change that we set. */
                 fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
                 if (fd < 0) {
                         r = walk_skip(w, S_IFREG, -errno);
                         break;
                 }
-                if (fstat(fd, &e.st) < 0 || !S_ISREG(e.st.st_mode) ||
-                    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+                if (fstat(fd, &e.st) < 0 || !S_ISREG(e.st.st_mode) || fcntl(fd, F_SETFL, 0) < 0) {
                         r = walk_skip(w, e.st.st_mode & S_IFMT, S_ISREG(e.st.st_mode) ? -errno : 0);
                         safe_close(fd);
                         break;
@@ -170,7 +185,7 @@ int walk_tree(int dirfd, const char *name, const struct walk_ops *ops, void *use
                 return -ENOMEM;
         w->ops = ops;
         w->userdata = userdata;
-        r = walk_at(w, dirfd, name, 0);
+        r = walk_at(w, dirfd, name, DT_UNKNOWN, 0);
         free(w);
         return r;
 }

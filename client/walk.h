@@ -11,7 +11,10 @@
  * cannot be opened or read.
  *
  * Depth first, in readdir order; memory is one open directory per level,
- * at most WALK_DEPTH_MAX levels, whatever the number of entries.
+ * at most WALK_DEPTH_MAX levels, whatever the number of entries. An entry
+ * readdir says is a regular file or a directory is opened straight away
+ * (the descriptor's fstat says what it is); others are looked at first
+ * (fstatat), so a file costs an open, an fstat and a close.
  */
 
 #include <stdbool.h>
@@ -47,6 +50,10 @@ struct walk_ops {
          * which), or what cannot be opened or read (@err -errno). 0 to go
          * on, negative to stop (walk_tree returns it). */
         int (*skip)(void *userdata, const char *path, mode_t mode, int err);
+        /* Counting only: a regular file is not opened (its entry's fd is
+         * -1, st its lstat); one the user may not read (faccessat,
+         * AT_EACCESS) is skipped with -EACCES. */
+        bool no_open;
 };
 
 /*

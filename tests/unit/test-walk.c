@@ -73,6 +73,18 @@ static int on_skip(void *userdata, const char *path, mode_t mode, int err)
 
 static const struct walk_ops ops = { .entry = on_entry, .skip = on_skip };
 
+/* Counting (no_open): a file's entry has no descriptor, and its lstat's size. */
+static int on_entry_no_open(void *userdata, struct walk_entry *e)
+{
+        if (e->kind == WALK_FILE) {
+                if (nsaid >= 64)
+                        return -E2BIG;
+                snprintf(said[nsaid++], 512, "F %s %lld fd %d", e->path, (long long)e->st.st_size, e->fd);
+                return 0;
+        }
+        return on_entry(userdata, e);
+}
+
 static int on_entry_count(void *userdata, struct walk_entry *e)
 {
         (void)e;
@@ -196,6 +208,21 @@ int main(void)
         nsaid = 0;
         is_int(walk_tree(rootfd, "tree/a/b/deep.txt", &ops, NULL), 0, "a single file walks as itself");
         ok(nsaid == 1 && find("F tree/a/b/deep.txt") == 0, "one entry");
+
+        /* Counting: the same entries, no file opened; an unreadable one skipped. */
+        nsaid = 0;
+        open_fds_in_callbacks = 0;
+        is_int(walk_tree(rootfd, "tree", &(struct walk_ops){ .entry = on_entry_no_open, .skip = on_skip,
+                                                              .no_open = true }, NULL),
+               0, "a counting walk completes");
+        ok(find_eq("F tree/a/b/deep.txt 4 fd -1") >= 0 && find_eq("F tree/empty.bin 0 fd -1") >= 0,
+           "counting: files with their sizes, none opened");
+        ok(find("D tree/a 1") >= 0 && find("L tree/link-in -> a/b/deep.txt") >= 0 &&
+           find("S tree/fifo a FIFO 0") >= 0, "counting: directories, symlinks and skips as ever");
+        if (geteuid() == 0)
+                ok(find_eq("F tree/secret 2 fd -1") >= 0, "counting, as root: the mode-000 file is readable");
+        else
+                ok(find("S tree/secret a regular file -13") >= 0, "counting: an unreadable file skipped with EACCES");
 
         /* Too deep: refused, not a stack overflow. */
         strcpy(q, "tree/d");
