@@ -51,6 +51,23 @@
 #define CONTROL_REFUSING_MAX    16
 #define CONTROL_REFUSE_WAIT_SEC 1
 
+/* A job of several files: how many of its FILEs' descriptors may be
+ * checked off the loop at once (control_file). */
+#define CONTROL_CHECKS_MAX      32
+
+/* One FILE whose descriptor is being checked: it becomes the job's once it
+ * and every FILE before it checked out (a directory needs no check). */
+struct control_check {
+        struct control_conn *conn;
+        struct engine_fstat *h;         /* while the kernel has it */
+        struct ctl_file file;
+        int fd;
+        bool done;
+        bool regular;
+        int res;
+        uint64_t size;
+};
+
 struct control_conn {
         struct control *c;
         int fd;
@@ -74,8 +91,13 @@ struct control_conn {
          * reading waits while the job holds JOBS_FILES_AHEAD of them. */
         uint64_t feed_id;
         const char *feed_why;           /* why the feed ended, when not the client's doing */
-        bool checking_file;             /* the check is a FILE's, not a SUBMIT's */
-        struct ctl_file file;
+        /* Its FILEs in order, a ring of CONTROL_CHECKS_MAX (allocated with
+         * the first): reading waits while it is full, or holds as many as
+         * the job has room for; io_timeout is the oldest one's deadline. */
+        struct control_check *checks;
+        unsigned int checks_first, checks_n;
+        bool eof;                       /* the client is done: closed once they are in */
+        struct ctl_file file;           /* the one being given to the job */
         struct control_conn *next;
 };
 
@@ -131,7 +153,7 @@ static void conn_idle_arm(struct control_conn *conn)
 
         if (conn->dead || conn->refusing)
                 return;
-        if (conn->checking) {
+        if (conn->checking || conn->checks_n > 0) {
                 tv.tv_sec = conn->c->d->cfg.io_timeout;
                 evtimer_add(conn->idle_ev, &tv);
                 return;
@@ -160,13 +182,22 @@ static void conn_unwatch(struct control_conn *conn)
         conn_idle_arm(conn);
 }
 
-/* Stop waiting for the file's check: the engine keeps what the kernel may write. */
+/* Stop waiting for the files' checks: the engine keeps what the kernel may write. */
 static void conn_check_drop(struct control_conn *conn)
 {
         if (conn->checking)
                 engine_fstat_cancel(conn->checking);
         conn->checking = NULL;
         conn->submit_fd = safe_close(conn->submit_fd);
+        for (; conn->checks_n > 0; conn->checks_n--) {
+                struct control_check *k = &conn->checks[conn->checks_first];
+
+                if (k->h)
+                        engine_fstat_cancel(k->h);
+                k->h = NULL;
+                k->fd = safe_close(k->fd);
+                conn->checks_first = (conn->checks_first + 1) % CONTROL_CHECKS_MAX;
+        }
 }
 
 /* This client hands @job no more files: done, gone, or (conn->feed_why) failed. */
@@ -215,6 +246,7 @@ static void conn_free(struct control_conn *conn)
         if (!conn)
                 return;
         conn_check_drop(conn);
+        free(conn->checks);
         if (conn->read_ev)
                 event_free(conn->read_ev);
         if (conn->write_ev)
@@ -401,7 +433,8 @@ static void control_feed_cb(struct job *job, void *userdata)
 {
         struct control_conn *conn = userdata;
 
-        if (conn->dead || conn->checking || (job_files_room(job) == 0 && !ctl_job_state_final(job->state)))
+        if (conn->dead || conn->eof || conn->checking || conn->checks_n >= CONTROL_CHECKS_MAX ||
+            (job_files_room(job) <= conn->checks_n && !ctl_job_state_final(job->state)))
                 return;
         event_add(conn->read_ev, NULL);
 }
@@ -457,9 +490,48 @@ static void control_file_checked(struct control_conn *conn, int fd_in, int res, 
                 job_set_feeder(job, NULL, NULL);
                 conn->feed_id = 0;
                 conn_idle_arm(conn);
-        } else if (job_files_room(job) == 0) {
+        } else if (job_files_room(job) <= conn->checks_n) {
                 event_del(conn->read_ev);
         }
+}
+
+/* The FILEs checked, oldest first, to the job, up to the first still out;
+ * then reading goes on while there is room. */
+static void control_checks_drain(struct control_conn *conn)
+{
+        struct job *job;
+
+        while (!conn->dead && conn->checks_n > 0 && conn->checks[conn->checks_first].done) {
+                struct control_check k = conn->checks[conn->checks_first];
+
+                conn->checks_first = (conn->checks_first + 1) % CONTROL_CHECKS_MAX;
+                conn->checks_n--;
+                conn->file = k.file;
+                control_file_checked(conn, k.fd, k.res, k.regular, k.size);
+        }
+        if (conn->dead)
+                return;
+        /* The client handed its last FILE over and went: it is done now. */
+        if (conn->eof && conn->checks_n == 0) {
+                conn_close(conn);
+                return;
+        }
+        conn_idle_arm(conn);
+        job = conn->feed_id ? jobs_find(conn->c->d->jobs, conn->feed_id) : NULL;
+        if (job && !conn->eof && !conn->checking && conn->checks_n < CONTROL_CHECKS_MAX && job_files_room(job) > conn->checks_n)
+                event_add(conn->read_ev, NULL);
+}
+
+static void control_on_file_fstat(void *userdata, int res, bool regular, uint64_t size)
+{
+        struct control_check *k = userdata;
+
+        k->h = NULL;
+        k->done = true;
+        k->res = res;
+        k->regular = regular;
+        k->size = size;
+        control_checks_drain(k->conn);
 }
 
 static void control_on_fstat(void *userdata, int res, bool regular, uint64_t size)
@@ -468,11 +540,6 @@ static void control_on_fstat(void *userdata, int res, bool regular, uint64_t siz
         int fd = TAKE_FD(conn->submit_fd);
 
         conn_check_end(conn);
-        if (conn->checking_file) {
-                conn->checking_file = false;
-                control_file_checked(conn, fd, res, regular, size);
-                return;
-        }
         if (res < 0) {
                 safe_close(fd);
                 conn_error(conn, res, "cannot stat the file: %s", strerror(-res));
@@ -496,11 +563,20 @@ static void conn_check_timeout(struct control_conn *conn)
         conn_check_drop(conn);
         conn_check_end(conn);
         conn_error(conn, -ETIMEDOUT, "checking the file: no answer within %u s", t);
-        /* A file of a job of several: the job cannot go on without it. */
-        if (conn->checking_file) {
-                conn->checking_file = false;
-                conn_close(conn);
-        }
+}
+
+/* A FILE of a job of several did not answer within io_timeout: the job
+ * cannot go on without it. */
+static void conn_checks_timeout(struct control_conn *conn)
+{
+        unsigned int t = conn->c->d->cfg.io_timeout;
+        struct control_check *k = &conn->checks[conn->checks_first];
+
+        log_warning("control: a file of uid %u pid %d did not answer a stat within %u s",
+                    (unsigned int)conn->cred.uid, (int)conn->cred.pid, t);
+        conn_error(conn, -ETIMEDOUT, "checking %s: no answer within %u s", k->file.name, t);
+        conn->feed_why = "a file handed over did not answer a stat within io_timeout";
+        conn_close(conn);
 }
 
 /* A tree's SUBMIT: DEST and the job's totals; no file to check. */
@@ -601,6 +677,7 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
 static void control_file(struct control_conn *conn, const struct ctl_file *f, int fd_in)
 {
         _cleanup_(closep) int fd = fd_in;
+        struct control_check *k;
         enum name_verdict v;
         int fl, r;
 
@@ -622,37 +699,44 @@ static void control_file(struct control_conn *conn, const struct ctl_file *f, in
                 conn_close(conn);
                 return;
         }
-        if (f->flags & CTL_FILE_DIR) {
-                if (v != NAME_OK) {
-                        conn_error(conn, -EINVAL, "%s: %s", f->name[0] ? f->name : "(no name)",
-                                   name_verdict_str(v));
+        if (v != NAME_OK) {
+                conn_error(conn, -EINVAL, "%s: %s", f->name[0] ? f->name : "(no name)", name_verdict_str(v));
+                conn_close(conn);
+                return;
+        }
+        if (!(f->flags & CTL_FILE_DIR)) {
+                fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+                if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY) {
+                        conn_error(conn, -EINVAL, "%s: no descriptor open for reading",
+                                   f->name[0] ? f->name : "(no name)");
                         conn_close(conn);
                         return;
                 }
-                /* A directory: nothing to check off the loop. */
-                conn->file = *f;
-                control_file_checked(conn, -1, 0, true, 0);
-                if (!conn->dead)
-                        conn_idle_arm(conn);
-                return;
         }
-        fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
-        if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY || v != NAME_OK) {
-                conn_error(conn, -EINVAL, "%s: %s", f->name[0] ? f->name : "(no name)",
-                           v != NAME_OK ? name_verdict_str(v) : "no descriptor open for reading");
+        if (!conn->checks)
+                conn->checks = calloc(CONTROL_CHECKS_MAX, sizeof(*conn->checks));
+        if (!conn->checks || conn->checks_n >= CONTROL_CHECKS_MAX) {
+                conn_error(conn, -ENOMEM, "%s: no room to check it", f->name);
                 conn_close(conn);
                 return;
         }
-        r = engine_fstat(conn->c->d->engine, fd, control_on_fstat, conn, &conn->checking);
-        if (r < 0) {
-                conn_error(conn, r, "cannot stat %s: %s", f->name, strerror(-r));
-                conn_close(conn);
-                return;
+        /* In order behind the FILEs still checked; a directory needs no check. */
+        k = &conn->checks[(conn->checks_first + conn->checks_n) % CONTROL_CHECKS_MAX];
+        *k = (struct control_check){ .conn = conn, .file = *f, .fd = -1, .done = f->flags & CTL_FILE_DIR,
+                                     .regular = true };
+        if (!k->done) {
+                r = engine_fstat(conn->c->d->engine, fd, control_on_file_fstat, k, &k->h);
+                if (r < 0) {
+                        conn_error(conn, r, "cannot stat %s: %s", f->name, strerror(-r));
+                        conn_close(conn);
+                        return;
+                }
+                k->fd = TAKE_FD(fd);
         }
-        conn->file = *f;
-        conn->checking_file = true;
-        conn->submit_fd = TAKE_FD(fd);
-        event_del(conn->read_ev);
+        conn->checks_n++;
+        if (conn->checks_n >= CONTROL_CHECKS_MAX || job_files_room(job) <= conn->checks_n)
+                event_del(conn->read_ev);
+        control_checks_drain(conn);
 }
 
 static void control_status(struct control_conn *conn, uint64_t id)
@@ -822,6 +906,10 @@ static void conn_idle_cb(evutil_socket_t fd, short what, void *userdata)
                 conn_check_timeout(conn);
                 return;
         }
+        if (conn->checks_n > 0) {
+                conn_checks_timeout(conn);
+                return;
+        }
         if (conn->watch)
                 return;
         log_debug("control: closing client uid %u pid %d: no request for %u s",
@@ -845,6 +933,12 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
         r = ctl_recv(conn->fd, &m, &pfd);
         if (r == -EAGAIN || r == -EWOULDBLOCK || r == -EINTR)
                 return;
+        if (r == -ECONNRESET && conn->checks_n > 0) {
+                /* Its FILEs still checked are its job's all the same. */
+                conn->eof = true;
+                event_del(conn->read_ev);
+                return;
+        }
         if (r == -ECONNRESET) {
                 conn_close(conn);
                 return;

@@ -96,6 +96,22 @@ grep -q "checking the file: no answer within $T s" /var/tmp/stuck-stat.out ||
 within "$took" $((T + 5)) || tb_fail "the submit took ${took} s to fail"
 tb_log "the submit failed after ${took} s"
 
+tb_log "the same file as the second of a job: its check never answers, the job fails by io_timeout"
+t0=$(now)
+rc=0
+out=$(xferctl send "$MNT/ok" "$MNT/stuck-stat" "$BETA_ADDR" --retries 0 2>&1) || rc=$?
+took=$(secs "$t0" "$(now)")
+printf '%s\n' "$out"
+((rc != 0)) || tb_fail "a job whose second file never answers succeeded"
+grep -q "file 2: a file handed over did not answer a stat within io_timeout" <<<"$out" ||
+        tb_fail "the job failed without the reason"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat | grep -q "a file of uid .* did not answer a stat within $T s" ||
+        tb_fail "alpha did not log the file that did not answer"
+within "$took" $((T + 15)) || tb_fail "the job took ${took} s to fail"
+list_answers
+rm -f "$BETA_IN/ok"
+tb_log "the job failed after ${took} s"
+
 tb_log "a read that never answers: the job fails by io_timeout; another transfer runs meanwhile"
 t0=$(now)
 id=$(submit "$MNT/stuck-read" "$BETA_ADDR")
