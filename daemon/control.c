@@ -93,7 +93,7 @@ struct control_conn {
         const char *feed_why;           /* why the feed ended, when not the client's doing */
         /* Its FILEs in order, a ring of CONTROL_CHECKS_MAX (allocated with
          * the first): reading waits while it is full, or holds as many as
-         * the job has room for; io_timeout is the oldest one's deadline. */
+         * the job has room for; io_timeout without an answer ends them. */
         struct control_check *checks;
         unsigned int checks_first, checks_n;
         bool eof;                       /* the client is done: closed once they are in */
