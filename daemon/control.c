@@ -574,8 +574,9 @@ static void conn_checks_timeout(struct control_conn *conn)
 
         log_warning("control: a file of uid %u pid %d did not answer a stat within %u s",
                     (unsigned int)conn->cred.uid, (int)conn->cred.pid, t);
-        conn_error(conn, -ETIMEDOUT, "checking %s: no answer within %u s", k->file.name, t);
+        /* First: saying it to a client that has gone closes the connection. */
         conn->feed_why = "a file handed over did not answer a stat within io_timeout";
+        conn_error(conn, -ETIMEDOUT, "checking %s: no answer within %u s", k->file.name, t);
         conn_close(conn);
 }
 
@@ -958,9 +959,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 /* Its job cannot go on without the file: it ends here, said. */
                 log_warning("control: client pid %d: a descriptor it passed was lost: rdmaxferd is out of "
                             "file descriptors (LimitNOFILE)", (int)conn->cred.pid);
+                conn->feed_why = "rdmaxferd ran out of file descriptors taking it from xferctl (LimitNOFILE)";
                 conn_error(conn, r, "rdmaxferd could not take the file's descriptor: it is out of file "
                            "descriptors (LimitNOFILE, rdmaxferd(8))");
-                conn->feed_why = "rdmaxferd ran out of file descriptors taking it from xferctl (LimitNOFILE)";
                 conn_close(conn);
                 return;
         }
