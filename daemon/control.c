@@ -518,7 +518,8 @@ static void control_checks_drain(struct control_conn *conn)
         }
         conn_idle_arm(conn);
         job = conn->feed_id ? jobs_find(conn->c->d->jobs, conn->feed_id) : NULL;
-        if (job && !conn->eof && !conn->checking && conn->checks_n < CONTROL_CHECKS_MAX && job_files_room(job) > conn->checks_n)
+        if (job && !conn->eof && !conn->checking && conn->checks_n < CONTROL_CHECKS_MAX &&
+            job_files_room(job) > conn->checks_n)
                 event_add(conn->read_ev, NULL);
 }
 
