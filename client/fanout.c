@@ -1,15 +1,23 @@
 /*
- * xferctl send to several peers (a NODELIST, peer.h): one child process
- * per peer, each the very single-peer send (its own job in the local
- * rdmaxferd, its retries, its report), at most --parallel at once. The
- * children's output comes back through pipes and is shown line by line,
- * each line naming its peer; with --json the children's objects are
- * gathered into one. Each child is in a process group of its own, so a
- * Ctrl-C reaches it once, passed on by us.
+ * xferctl send to several peers (a NODELIST, peer.h), two ways.
+ *
+ * A relay chain, what one regular file goes as: one job in the local
+ * rdmaxferd, to the first peer, which relays the file to the second, and
+ * so on (ctl.h); the sender's link carries it once. Its report is the
+ * star's, a line per peer and the summary, from the job's nodes.
+ *
+ * A star, for what a chain cannot carry (trees, several files, sync) or
+ * with --parallel: one child process per peer, each the very single-peer
+ * send (its own job in the local rdmaxferd, its retries, its report), at
+ * most --parallel at once. The children's output comes back through
+ * pipes and is shown line by line, each line naming its peer; with --json
+ * the children's objects are gathered into one. Each child is in a
+ * process group of its own, so a Ctrl-C reaches it once, passed on by us.
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +29,10 @@
 #include "esc.h"
 #include "hostlist.h"
 #include "json.h"
+#include "peer.h"
+#include "progress.h"
 #include "sendcmd.h"
+#include "wire.h"
 #include "xferctl.h"
 
 /* What one child may print on stdout with --json: one job object. */
@@ -307,5 +318,151 @@ int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(str
         /* Every peer alike: its code; some sent and some not: partial. */
         if (same >= 0)
                 return same;
+        return sent > 0 ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_FAILED;
+}
+
+bool sendcmd_chain_fits(const struct sendcmd *sc)
+{
+        return !sc->parallel && !sc->recursive && sc->npaths == 1 &&
+               !(sc->submit.flags & CTL_SUBMIT_SYNC_MASK);
+}
+
+int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc))
+{
+        char host[256], num[CTL_HOST_MAX + 1], err[256];
+        char shown[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)];
+        uint16_t port;
+
+        if (hl->n > CTL_NODES_MAX) {
+                xferctl_say("send: a relay chain takes at most %u peers, the NODELIST has %zu "
+                            "(send to each directly with --parallel N)", CTL_NODES_MAX, hl->n);
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* The first is sendcmd_one's to resolve, as a single peer. */
+        sc->submit.route[0] = '\0';
+        for (size_t i = 1; i < hl->n; i++) {
+                esc_term(shown, sizeof(shown), hl->names[i]);
+                if (peer_split(hl->names[i], host, sizeof(host), &port, err, sizeof(err)) < 0) {
+                        xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)", shown, err);
+                        return XFERCTL_EXIT_USAGE;
+                }
+                if (peer_resolve(host, num, sizeof(num), err, sizeof(err)) < 0) {
+                        xferctl_say("cannot resolve peer '%s': %s", shown, err);
+                        return XFERCTL_EXIT_USAGE;
+                }
+                /* Numeric and at most CTL_ROUTE_HOPS_MAX: it fits. */
+                if (ctl_route_add(sc->submit.route, sizeof(sc->submit.route), num, port) < 0) {
+                        xferctl_say("peer '%s': its address %s does not fit the chain", shown, num);
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        sc->peer_arg = hl->names[0];
+        sc->chain = hl;
+        if (!sc->json && isatty(STDERR_FILENO))
+                xferctl_say("sending to %zu peers as a relay chain, %s first (--parallel N: to each directly)",
+                            hl->n, esc_term(shown, sizeof(shown), hl->names[0]));
+        return one(sc);
+}
+
+/* What became of a chain's peer @i (0: the first), as the job says. */
+enum chain_result {
+        CHAIN_PUBLISHED,
+        CHAIN_FAILED,
+        CHAIN_CANCELLED,
+        CHAIN_NOT_REACHED,
+};
+
+static enum chain_result chain_result(const struct ctl_job *j, size_t i)
+{
+        /* ctl_decode() saw to it that nodes <= CTL_NODES_MAX, and that the
+         * bits, nodes_ok and node_failed agree. */
+        if (i < j->nodes && !(j->nodes_missing & (1u << i)))
+                return CHAIN_PUBLISHED;
+        if (i + 1 == j->node_failed)
+                return CHAIN_FAILED;
+        if (i == 0 && j->state == CTL_JOB_CANCELLED)
+                return CHAIN_CANCELLED;
+        return CHAIN_NOT_REACHED;
+}
+
+int sendcmd_chain_report(const struct sendcmd *sc)
+{
+        static const char *const word[] = {
+                [CHAIN_PUBLISHED] = "published",
+                [CHAIN_FAILED] = "failed",
+                [CHAIN_CANCELLED] = "cancelled",
+                [CHAIN_NOT_REACHED] = "not reached",
+        };
+        const struct hostlist *hl = sc->chain;
+        const struct ctl_job *j = &sc->job;
+        const char *cause = j->node_text[0] ? j->node_text : wire_status_str(j->node_status);
+        char peer[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)], prev[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)];
+        char name[ESC_TERM_SIZE(sizeof(j->name))], addr[ESC_TERM_SIZE(sizeof(j->node_peer))];
+        char text[ESC_TERM_SIZE(sizeof(j->node_text))], line[2048];
+        size_t sent = 0, from = 0;
+
+        esc_term(name, sizeof(name), j->name);
+        for (size_t i = 0; i < hl->n; i++) {
+                enum chain_result res = chain_result(j, i);
+
+                esc_term(peer, sizeof(peer), hl->names[i]);
+                if (res == CHAIN_PUBLISHED) {
+                        if (!sc->json && i == 0)
+                                printf("%s: %s\n", peer, progress_summary(line, sizeof(line), j->name, j->peer,
+                                                                          j->bytes_done, j->usec));
+                        else if (!sc->json)
+                                printf("%s: sent %s (%" PRIu64 " bytes), relayed by %s\n", peer, name,
+                                       j->bytes_total, esc_term(prev, sizeof(prev), hl->names[from]));
+                        /* A relay goes around a node that fails: the next
+                         * that has the file has it from this one. */
+                        from = i;
+                        sent++;
+                } else if (res == CHAIN_FAILED) {
+                        xferctl_say("%s: send %s to %s failed: %s", peer, name,
+                                    esc_term(addr, sizeof(addr), j->node_peer),
+                                    esc_term(text, sizeof(text), cause));
+                } else if (res == CHAIN_CANCELLED) {
+                        xferctl_say("%s: send %s cancelled", peer, name);
+                } else {
+                        xferctl_say("%s: %s", peer, word[res]);
+                }
+        }
+        if (sc->json) {
+                fputs("{\"peers\":[", stdout);
+                for (size_t i = 0; i < hl->n; i++) {
+                        enum chain_result res = chain_result(j, i);
+
+                        fputs(i ? ",{\"peer\":" : "{\"peer\":", stdout);
+                        json_string(stdout, hl->names[i]);
+                        printf(",\"exit\":%d,\"result\":", res == CHAIN_PUBLISHED ? XFERCTL_EXIT_OK
+                                                                               : XFERCTL_EXIT_FAILED);
+                        json_string(stdout, word[res]);
+                        if (res == CHAIN_FAILED) {
+                                fputs(",\"text\":", stdout);
+                                json_string(stdout, cause);
+                        }
+                        /* The one job that served them all. */
+                        fputs(",\"job\":", stdout);
+                        json_job(stdout, j);
+                        fputc('}', stdout);
+                }
+                fputs("]}\n", stdout);
+        } else if (sent == hl->n) {
+                printf("%zu peers: every one sent\n", hl->n);
+        } else {
+                const char *sep = "";
+
+                printf("%zu peers: %zu sent, %zu failed (", hl->n, sent, hl->n - sent);
+                for (size_t i = 0; i < hl->n; i++) {
+                        if (chain_result(j, i) == CHAIN_PUBLISHED)
+                                continue;
+                        printf("%s%s", sep, esc_term(peer, sizeof(peer), hl->names[i]));
+                        sep = " ";
+                }
+                puts(")");
+        }
+        /* As the star's: all or nothing is its code, some and not others partial. */
+        if (sent == hl->n)
+                return XFERCTL_EXIT_OK;
         return sent > 0 ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_FAILED;
 }

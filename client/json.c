@@ -66,6 +66,22 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
         json_string(f, job->name);
         fputs(",\"text\":", f);
         json_string(f, job->text);
+        if (!job->nodes)
+                return;
+        fprintf(f, ",\"nodes\":%u,\"nodes_ok\":%u,\"node_failed\":%u,\"node_status\":%u,\"node_status_text\":",
+                (unsigned int)job->nodes, (unsigned int)job->nodes_ok, (unsigned int)job->node_failed,
+                (unsigned int)job->node_status);
+        json_string(f, wire_status_str(job->node_status));
+        fputs(",\"node_peer\":", f);
+        json_string(f, job->node_peer);
+        fputs(",\"node_text\":", f);
+        json_string(f, job->node_text);
+        fputs(",\"nodes_missing\":[", f);
+        for (unsigned int k = 0, n = 0; k < job->nodes && k < 32; k++)
+                if (job->nodes_missing & (1u << k))
+                        fprintf(f, n++ ? ",%u" : "%u", k + 1);
+        fputs("],\"route\":", f);
+        json_string(f, job->route);
 }
 
 void json_job(FILE *f, const struct ctl_job *job)

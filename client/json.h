@@ -27,6 +27,10 @@ void json_string(FILE *f, const char *s);
  *  "attempts":6,"retry_usec":0,"peer":"198.18.0.2:7470","name":"foo.dat",
  *  "text":""}
  * ("retry_usec": while "retrying", the next attempt starts in that long.)
+ * A relay chain's (nodes > 0) has nine more, as ctl_job has them:
+ * "nodes", "nodes_ok", "node_failed", "node_status", "node_status_text",
+ * "node_peer", "node_text", "nodes_missing" (the nodes that did not
+ * publish, an array of their numbers, 1 the peer: [3,4]) and "route".
  */
 void json_job(FILE *f, const struct ctl_job *job);
 

@@ -54,9 +54,15 @@ const char sendcmd_help[] =
         "\n"
         "NODELIST is several peers: a comma list (a,b:7471) or a Slurm hostlist\n"
         "(node[01-16,20], \"$SLURM_JOB_NODELIST\"; see xferctl hosts), with\n"
-        "node[01-16]:PORT giving every host that port. The same send goes to each,\n"
-        "as its own job from the local rdmaxferd, at most --parallel at once;\n"
-        "each line of output names its peer, a last line says which failed.\n"
+        "node[01-16]:PORT giving every host that port. One FILE goes as a relay\n"
+        "chain, of 28 peers at most: the local rdmaxferd sends it once, to the\n"
+        "first peer, which publishes it and relays it to the next, and so on\n"
+        "(a relay goes around a peer that fails, to the one after it).\n"
+        "With --parallel, and for what a chain cannot carry yet (-r, several\n"
+        "FILEs, --skip-existing, --sync), the same send goes to each peer\n"
+        "directly instead, as its own job from the local rdmaxferd, at most\n"
+        "--parallel at once. Each line of output names its peer (one that a\n"
+        "chain did not get to: not reached), a last line says which failed.\n"
         "\n"
         "  -r, --recursive\n"
         "                send DIR and everything beneath it (directories, regular files\n"
@@ -100,8 +106,8 @@ const char sendcmd_help[] =
         "  --json        print the final job as one JSON object on stdout (several\n"
         "                FILEs: with each file's result, file_results; a NODELIST:\n"
         "                {\"peers\":[{\"peer\":...,\"exit\":...,\"job\":{...}},...]})\n"
-        "  --parallel N  a NODELIST: send to at most N peers at once (1-64, default 8;\n"
-        "                1: one after the other)\n"
+        "  --parallel N  a NODELIST: send to each peer directly, not as a chain, at\n"
+        "                most N at once (1-64, default 8; 1: one after the other)\n"
         "  -h, --help    show this help\n"
         "\n"
         "A transient failure (the peer unreachable, busy or restarting, the link\n"
@@ -587,6 +593,8 @@ static int sendcmd_report(struct sendcmd *sc)
         const char *cause = j->text[0] ? esc_term(text, sizeof(text), j->text)
                                        : wire_status_str(j->status);
 
+        if (sc->chain)
+                return sendcmd_chain_report(sc);
         if (sc->json) {
                 if (sc->results)
                         json_job_files(stdout, j, sc->results, sc->nresults);
@@ -812,6 +820,8 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         }
         if (hl->n == 1)
                 return sendcmd_one(&sc);
+        if (sendcmd_chain_fits(&sc))
+                return sendcmd_chain(&sc, hl, sendcmd_one);
         /* Several peers: what every one of them would refuse is said once. */
         if (!sc.recursive && !sc.keep_going) {
                 for (unsigned int i = 0; i < sc.npaths; i++) {

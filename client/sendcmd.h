@@ -37,6 +37,9 @@ struct sendcmd {
         unsigned int nresults;
         const char *peer_arg;           /* PEER[:PORT] as typed; in a fan-out's child, its peer */
         unsigned int parallel;          /* --parallel, or 0 */
+        /* A NODELIST sent as a relay chain: its peers in order, the first
+         * peer_arg, the others resolved into submit.route; else NULL. */
+        const struct hostlist *chain;
         /* The two, escaped for messages (esc_term): a file name may hold anything. */
         const char *path_shown;
         const char *peer_shown;
@@ -95,3 +98,17 @@ int sendcmd_feed_tree(struct sendcmd *sc, int sock);
  * some were sent to, else XFERCTL_EXIT_FAILED.
  */
 int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc));
+
+/* Whether a send to several peers goes as a relay chain: one regular
+ * FILE (no -r), no sync option, and no --parallel asking for the star. */
+bool sendcmd_chain_fits(const struct sendcmd *sc);
+/*
+ * Several peers as a relay chain (ctl.h): @one(@sc), one job, to the
+ * first of @hl's peers, which relays the file to the next, and so on;
+ * the others resolved as @one resolves its peer. A usage error beyond
+ * CTL_NODES_MAX peers. Returns the exit code, as sendcmd_fanout() would.
+ */
+int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc));
+/* A chain's finished job (sc->job): a line per peer, or with --json the
+ * star's object, then the summary line. Returns the exit code. */
+int sendcmd_chain_report(const struct sendcmd *sc);

@@ -34,7 +34,9 @@ static const char status_help[] =
         "Usage: xferctl status ID [--json]\n"
         "\n"
         "Show one job: state, peer, name, bytes, time, rate and result; for a job\n"
-        "waiting to retry, the attempt, when it starts and why the last one failed.\n"
+        "waiting to retry, the attempt, when it starts and why the last one failed;\n"
+        "for a relay chain, how many of its nodes published the file, which\n"
+        "one failed first, and why, and which others did not get it.\n"
         "Exits 0 when the job exists, whatever its state.\n"
         "\n"
         "  --json      one JSON object instead of text\n"
@@ -59,7 +61,8 @@ void xferctl_usage(FILE *f)
               "       [--bwlimit RATE] [--retries N] [--skip-existing | --sync=size|digest]\n"
               "       [--parallel N] [--no-wait] [--json]\n"
               "                       send files, or trees with -r, to PEER's rdmaxferd (or to\n"
-              "                       each of several peers), showing progress (help send)\n"
+              "                       several peers: one file down a relay chain, else to\n"
+              "                       each), showing progress (help send)\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
               "  cancel ID            cancel a queued, retrying or running job\n"
@@ -428,10 +431,44 @@ static int cmd_list(const char *socket_path, int argc, char **argv)
         return XFERCTL_EXIT_OK;
 }
 
+/* Why a chain's node failed: its text, else what its status means. */
+static const char *node_cause(char *buf, size_t len, const struct ctl_job *j)
+{
+        return j->node_text[0] ? esc_term(buf, len, j->node_text) : wire_status_str(j->node_status);
+}
+
+/* A chain's nodes that did not publish, in order: "missing:  ADDR:PORT, ..."
+ * (node 1 is the job's peer, the others its route's hops). */
+static void status_missing(const struct ctl_job *j)
+{
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        char hop[sizeof(j->peer)], esc[ESC_TERM_SIZE(sizeof(j->peer))];
+        int n = ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX);
+        const char *sep = "";
+
+        fputs("missing:  ", stdout);
+        for (unsigned int k = 0; k < j->nodes; k++) {
+                if (!(j->nodes_missing & (1u << k)))
+                        continue;
+                if (k == 0)
+                        snprintf(hop, sizeof(hop), "%s", j->peer);
+                else if ((int)k > n)
+                        snprintf(hop, sizeof(hop), "node %u", k + 1);
+                else if (strchr(hops[k - 1].host, ':'))
+                        snprintf(hop, sizeof(hop), "[%s]:%u", hops[k - 1].host, (unsigned int)hops[k - 1].port);
+                else
+                        snprintf(hop, sizeof(hop), "%s:%u", hops[k - 1].host, (unsigned int)hops[k - 1].port);
+                printf("%s%s", sep, esc_term(esc, sizeof(esc), hop));
+                sep = ", ";
+        }
+        putchar('\n');
+}
+
 static void status_print(const struct ctl_job *j)
 {
         unsigned int pm = progress_permille(j->bytes_done, j->bytes_total);
         char a[32], b[32], secs[32], esc[ESC_TERM_SIZE(MAX(sizeof(j->name), sizeof(j->text)))];
+        char cause[ESC_TERM_SIZE(sizeof(j->node_text))];
 
         printf("id:       %" PRIu64 "\n", j->id);
         printf("state:    %s\n", ctl_job_state_str(j->state));
@@ -459,6 +496,19 @@ static void status_print(const struct ctl_job *j)
         if (j->bwlimit)
                 printf("bwlimit:  %s/s (%" PRIu64 " bytes/s)\n", progress_size(a, sizeof(a), j->bwlimit),
                        j->bwlimit);
+        if (j->nodes && ctl_job_state_final(j->state))
+                printf("nodes:    %u of %u published (a relay chain)\n", (unsigned int)j->nodes_ok,
+                       (unsigned int)j->nodes);
+        else if (j->nodes)
+                printf("nodes:    %u (a relay chain)\n", (unsigned int)j->nodes);
+        if (j->node_failed)
+                printf("failed:   node %u, %s: %s\n", (unsigned int)j->node_failed,
+                       esc_term(esc, sizeof(esc), j->node_peer), node_cause(cause, sizeof(cause), j));
+        /* A relay goes around a node that fails: which others did not
+         * publish is not a matter of where the failed one is (when the
+         * job did not end done, none did: the count says it all). */
+        if (j->nodes && j->state == CTL_JOB_DONE && __builtin_popcount(j->nodes_missing) > 1)
+                status_missing(j);
         if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
                 printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));
         if (j->text[0])

@@ -36,6 +36,7 @@ enum config_key {
         CONFIG_KEY_MIN_FREE,
         CONFIG_KEY_IO_TIMEOUT,
         CONFIG_KEY_OVERWRITE,
+        CONFIG_KEY_RELAY,
         CONFIG_KEY_TREE_SYMLINKS,
         CONFIG_KEY_ALLOW_PEERS,
         CONFIG_KEY_KEY_FILE,
@@ -273,17 +274,27 @@ static int config_set_listen(struct config *cfg, const char *value, char *why, s
         return 0;
 }
 
-static int config_set_overwrite(struct config *cfg, const char *value, char *why, size_t whylen)
+static int config_bool(bool *out, const char *value, char *why, size_t whylen)
 {
         if (!strcasecmp(value, "yes") || !strcasecmp(value, "true") || !strcmp(value, "1"))
-                cfg->overwrite = true;
+                *out = true;
         else if (!strcasecmp(value, "no") || !strcasecmp(value, "false") || !strcmp(value, "0"))
-                cfg->overwrite = false;
+                *out = false;
         else {
                 config_why(why, whylen, "must be yes or no");
                 return -EINVAL;
         }
         return 0;
+}
+
+static int config_set_overwrite(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_bool(&cfg->overwrite, value, why, whylen);
+}
+
+static int config_set_relay(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_bool(&cfg->relay, value, why, whylen);
 }
 
 static int config_set_tree_symlinks(struct config *cfg, const char *value, char *why, size_t whylen)
@@ -447,6 +458,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                                    "0 for no floor" },
         [CONFIG_KEY_IO_TIMEOUT]         = CONFIG_NUMBER(io_timeout, 1, 3600),
         [CONFIG_KEY_OVERWRITE]          = CONFIG_CUSTOM("overwrite", config_set_overwrite),
+        [CONFIG_KEY_RELAY]              = CONFIG_CUSTOM("relay", config_set_relay),
         [CONFIG_KEY_TREE_SYMLINKS]      = CONFIG_CUSTOM("tree_symlinks", config_set_tree_symlinks),
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
         [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),

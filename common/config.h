@@ -54,6 +54,7 @@ struct config {
         uint64_t min_free;              /* min_free = bytes, K/M/G/T suffix, left free in incoming_dir */
         uint32_t io_timeout;            /* io_timeout = 1..3600 s a disk request may take */
         bool overwrite;                 /* overwrite = yes|no */
+        bool relay;                     /* relay = yes|no: pass a chain's file on (default no) */
         int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         char key_file[PATH_MAX];        /* key_file = path, "" = no key */

@@ -2,6 +2,8 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -14,15 +16,19 @@
  * (magic u32, version u16, type u16, length u32):
  *
  *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
- *              retries u16, files u32, job_bytes u64, host, name
+ *              retries u16, files u32, job_bytes u64, route_len u16, host,
+ *              name, route
  *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
  *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
  *              bytes_total u64, usec u64, rate u64, bwlimit u64,
  *              attempt u16, attempts u16, retry_usec u64, files_done u32,
- *              files_total u32, files_skipped u32, peer_len u16,
- *              name_len u16, text_len u16, peer, name, text
+ *              files_total u32, files_skipped u32, nodes u16, nodes_ok u16,
+ *              node_failed u16, node_status u16, nodes_missing u32,
+ *              peer_len u16, name_len u16, text_len u16, node_peer_len u16,
+ *              node_text_len u16, route_len u16, peer, name, text,
+ *              node_peer, node_text, route
  *   ERROR      code i32, text_len u16, text
  *   STATS      (empty)
  *   STATS_INFO uptime_usec u64, then for recv and send: bytes u64,
@@ -35,10 +41,11 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 4 + 2 + 2 + 2)
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 4 + \
+                                 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
@@ -50,10 +57,12 @@
 #define CTL_FDS_MAX             8
 
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
-static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + CTL_PEER_MAX + CTL_NAME_MAX + CTL_TEXT_MAX <= CTL_MSG_MAX,
-              "job fits");
-static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX <= CTL_MSG_MAX,
+static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 2 * CTL_PEER_MAX + CTL_NAME_MAX + 2 * CTL_TEXT_MAX +
+              CTL_ROUTE_MAX <= CTL_MSG_MAX, "job fits");
+static_assert(CTL_NODES_MAX <= 31, "nodes_missing has a bit per node, and one to spare for the mask");
+static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX,
               "submit fits");
+static_assert(CTL_HOP_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5, "a hop's text at its longest");
 
 static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
               CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) <= CTL_MSG_MAX,
@@ -106,6 +115,136 @@ static int ctl_str_len(const char *s, size_t field_size, size_t max)
         return (int)n;
 }
 
+int ctl_route_add(char *route, size_t size, const char *host, uint16_t port)
+{
+        size_t len = strnlen(route, size), hops = len > 0;
+        char hop[CTL_HOP_MAX + 2];
+        bool v6 = strchr(host, ':');
+        int n;
+
+        if (len >= size)
+                return -ENAMETOOLONG;
+        if (!host[0] || strpbrk(host, "[],"))
+                return -EINVAL;
+        for (const char *c = route; *c; c++)
+                hops += *c == ',';
+        if (hops >= CTL_ROUTE_HOPS_MAX)
+                return -E2BIG;
+        if (port)
+                n = snprintf(hop, sizeof(hop), "%s%s%s%s:%u", len ? "," : "", v6 ? "[" : "", host,
+                             v6 ? "]" : "", (unsigned int)port);
+        else
+                n = snprintf(hop, sizeof(hop), "%s%s%s%s", len ? "," : "", v6 ? "[" : "", host,
+                             v6 ? "]" : "");
+        if (n < 0 || (size_t)n > CTL_HOP_MAX + (len > 0) || len + (size_t)n >= size)
+                return -ENAMETOOLONG;
+        memcpy(route + len, hop, (size_t)n + 1);
+        return 0;
+}
+
+/* "PORT" (1..65535, digits only) of @len bytes at @s: the port, or 0. */
+static uint16_t ctl_port(const char *s, size_t len)
+{
+        unsigned int v = 0;
+
+        if (len == 0 || len > 5)
+                return 0;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return 0;
+                v = v * 10 + (unsigned int)(s[i] - '0');
+        }
+        return v <= UINT16_MAX ? (uint16_t)v : 0;
+}
+
+/* One hop, @len bytes at @s, as peer.h's PEER[:PORT] (a bare IPv6
+ * address, two colons or more and no brackets, has no port). */
+static int ctl_hop_parse(const char *s, size_t len, struct ctl_hop *h)
+{
+        const char *host = s, *colon;
+        size_t hlen = len;
+
+        h->port = 0;
+        if (len == 0 || len > CTL_HOP_MAX)
+                return -EINVAL;
+        if (s[0] == '[') {
+                const char *close = memchr(s, ']', len);
+
+                if (!close)
+                        return -EINVAL;
+                host = s + 1;
+                hlen = (size_t)(close - host);
+                if (close + 1 < s + len) {
+                        if (close[1] != ':')
+                                return -EINVAL;
+                        h->port = ctl_port(close + 2, (size_t)(s + len - close - 2));
+                        if (!h->port)
+                                return -EINVAL;
+                }
+        } else if ((colon = memchr(s, ':', len)) && !memchr(colon + 1, ':', (size_t)(s + len - colon - 1))) {
+                hlen = (size_t)(colon - s);
+                h->port = ctl_port(colon + 1, len - hlen - 1);
+                if (!h->port)
+                        return -EINVAL;
+        }
+        if (hlen == 0 || memchr(host, '[', hlen) || memchr(host, ']', hlen))
+                return -EINVAL;
+        memcpy(h->host, host, hlen);
+        h->host[hlen] = '\0';
+        return 0;
+}
+
+int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
+{
+        const char *s = route, *end;
+        unsigned int n = 0;
+
+        if (!route[0])
+                return 0;
+        do {
+                end = strchr(s, ',');
+                if (n >= max)
+                        return -E2BIG;
+                if (ctl_hop_parse(s, end ? (size_t)(end - s) : strlen(s), &hops[n]) < 0)
+                        return -EINVAL;
+                n++;
+                s = end + 1;
+        } while (end);
+        return (int)n;
+}
+
+/*
+ * A job's nodes: none (no chain, nothing else set, no route), or 2 ..
+ * CTL_NODES_MAX with a route of one hop fewer, a missing bit for no node
+ * past the last, nodes_ok what the bits leave, node_failed 0 or the first
+ * missing node. Only a DONE job's peer published; any other's missing
+ * all of them, and only a FAILED one names a failed node (the peer).
+ */
+static bool ctl_job_nodes_ok(const struct ctl_job *j)
+{
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        uint32_t all;
+
+        if (j->nodes == 0)
+                return j->nodes_ok == 0 && j->node_failed == 0 && j->nodes_missing == 0 && !j->route[0];
+        if (j->nodes < 2 || j->nodes > CTL_NODES_MAX)
+                return false;
+        all = (1u << j->nodes) - 1;
+        if ((j->nodes_missing & ~all) ||
+            j->nodes_ok != j->nodes - (unsigned int)__builtin_popcount(j->nodes_missing))
+                return false;
+        if (j->node_failed &&
+            (!j->nodes_missing || j->node_failed != (unsigned int)__builtin_ctz(j->nodes_missing) + 1))
+                return false;
+        if (j->state == CTL_JOB_DONE) {
+                if (j->nodes_missing & 1)
+                        return false;
+        } else if (j->nodes_missing != all || (j->node_failed != 0) != (j->state == CTL_JOB_FAILED)) {
+                return false;
+        }
+        return ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX) == j->nodes - 1;
+}
+
 /* A reason name: 1..CTL_REASON_MAX of [a-z0-9_]. */
 static bool ctl_reason_name_ok(const char *s, size_t len)
 {
@@ -146,16 +285,17 @@ static int ctl_stats_check(const struct ctl_stats *s)
 int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
-        int l1 = 0, l2 = 0, l3 = 0;
+        int l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0;
         size_t plen;
 
         switch (m->type) {
         case CTL_SUBMIT:
                 l1 = ctl_str_len(m->submit.host, sizeof(m->submit.host), CTL_HOST_MAX);
                 l2 = ctl_str_len(m->submit.name, sizeof(m->submit.name), CTL_NAME_MAX);
-                if (l1 < 0 || l2 < 0)
+                l3 = ctl_str_len(m->submit.route, sizeof(m->submit.route), CTL_ROUTE_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0)
                         return -EINVAL;
-                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2;
+                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3;
                 break;
         case CTL_FILE:
                 l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_NAME_MAX);
@@ -182,14 +322,19 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 plen = CTL_STATS_FIXED + (size_t)l1;
                 break;
         case CTL_JOB:
-                if (m->job.state >= _CTL_JOB_STATE_MAX)
-                        return -EINVAL;
                 l1 = ctl_str_len(m->job.peer, sizeof(m->job.peer), CTL_PEER_MAX);
                 l2 = ctl_str_len(m->job.name, sizeof(m->job.name), CTL_NAME_MAX);
                 l3 = ctl_str_len(m->job.text, sizeof(m->job.text), CTL_TEXT_MAX);
-                if (l1 < 0 || l2 < 0 || l3 < 0)
+                l4 = ctl_str_len(m->job.node_peer, sizeof(m->job.node_peer), CTL_PEER_MAX);
+                l5 = ctl_str_len(m->job.node_text, sizeof(m->job.node_text), CTL_TEXT_MAX);
+                l6 = ctl_str_len(m->job.route, sizeof(m->job.route), CTL_ROUTE_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l6 < 0)
                         return -EINVAL;
-                plen = CTL_JOB_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3;
+                /* After the lengths: the route is read as a string. */
+                if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job))
+                        return -EINVAL;
+                plen = CTL_JOB_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5 +
+                       (size_t)l6;
                 break;
         case CTL_ERROR:
                 l1 = ctl_str_len(m->error.text, sizeof(m->error.text), CTL_TEXT_MAX);
@@ -219,8 +364,10 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, m->submit.retries);
                 bytes_put_u32(&o, m->submit.files);
                 bytes_put_u64(&o, m->submit.job_bytes);
+                bytes_put_u16(&o, (uint16_t)l3);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
+                bytes_put_mem(&o, m->submit.route, (size_t)l3);
                 break;
         case CTL_FILE:
                 bytes_put_u64(&o, m->file.id);
@@ -253,12 +400,23 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u32(&o, m->job.files_done);
                 bytes_put_u32(&o, m->job.files_total);
                 bytes_put_u32(&o, m->job.files_skipped);
+                bytes_put_u16(&o, m->job.nodes);
+                bytes_put_u16(&o, m->job.nodes_ok);
+                bytes_put_u16(&o, m->job.node_failed);
+                bytes_put_u16(&o, m->job.node_status);
+                bytes_put_u32(&o, m->job.nodes_missing);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
+                bytes_put_u16(&o, (uint16_t)l4);
+                bytes_put_u16(&o, (uint16_t)l5);
+                bytes_put_u16(&o, (uint16_t)l6);
                 bytes_put_mem(&o, m->job.peer, (size_t)l1);
                 bytes_put_mem(&o, m->job.name, (size_t)l2);
                 bytes_put_mem(&o, m->job.text, (size_t)l3);
+                bytes_put_mem(&o, m->job.node_peer, (size_t)l4);
+                bytes_put_mem(&o, m->job.node_text, (size_t)l5);
+                bytes_put_mem(&o, m->job.route, (size_t)l6);
                 break;
         case CTL_ERROR:
                 bytes_put_u32(&o, (uint32_t)m->error.code);
@@ -343,7 +501,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
 {
         struct bytes_in in = BYTES_IN(buf, len);
         uint32_t magic, plen;
-        uint16_t version, l1, l2, l3;
+        uint16_t version, l1, l2, l3, l4, l5, l6;
 
         memset(m, 0, sizeof(*m));
         if (!buf || len < CTL_HEADER_SIZE)
@@ -372,11 +530,13 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->submit.retries = bytes_get_u16(&in);
                 m->submit.files = bytes_get_u32(&in);
                 m->submit.job_bytes = bytes_get_u64(&in);
-                if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX ||
-                    plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2)
+                l3 = bytes_get_u16(&in);
+                if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX ||
+                    plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
-                    !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2))
+                    !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2) ||
+                    !bytes_get_str(&in, m->submit.route, sizeof(m->submit.route), l3))
                         return -EBADMSG;
                 break;
         case CTL_FILE:
@@ -430,18 +590,31 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.files_done = bytes_get_u32(&in);
                 m->job.files_total = bytes_get_u32(&in);
                 m->job.files_skipped = bytes_get_u32(&in);
+                m->job.nodes = bytes_get_u16(&in);
+                m->job.nodes_ok = bytes_get_u16(&in);
+                m->job.node_failed = bytes_get_u16(&in);
+                m->job.node_status = bytes_get_u16(&in);
+                m->job.nodes_missing = bytes_get_u32(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 l3 = bytes_get_u16(&in);
-                /* The client keys "watch until final" off the state: reject unknown ones. */
-                if (m->job.state >= _CTL_JOB_STATE_MAX)
-                        return -EBADMSG;
+                l4 = bytes_get_u16(&in);
+                l5 = bytes_get_u16(&in);
+                l6 = bytes_get_u16(&in);
                 if (l1 > CTL_PEER_MAX || l2 > CTL_NAME_MAX || l3 > CTL_TEXT_MAX ||
-                    plen != CTL_JOB_FIXED + (uint32_t)l1 + l2 + l3)
+                    l4 > CTL_PEER_MAX || l5 > CTL_TEXT_MAX || l6 > CTL_ROUTE_MAX ||
+                    plen != CTL_JOB_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->job.peer, sizeof(m->job.peer), l1) ||
                     !bytes_get_str(&in, m->job.name, sizeof(m->job.name), l2) ||
-                    !bytes_get_str(&in, m->job.text, sizeof(m->job.text), l3))
+                    !bytes_get_str(&in, m->job.text, sizeof(m->job.text), l3) ||
+                    !bytes_get_str(&in, m->job.node_peer, sizeof(m->job.node_peer), l4) ||
+                    !bytes_get_str(&in, m->job.node_text, sizeof(m->job.node_text), l5) ||
+                    !bytes_get_str(&in, m->job.route, sizeof(m->job.route), l6))
+                        return -EBADMSG;
+                /* The client keys "watch until final" off the state: reject unknown ones;
+                 * and it prints a line per node, as the nodes' fields agree they fare. */
+                if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job))
                         return -EBADMSG;
                 break;
         case CTL_ERROR:

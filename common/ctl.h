@@ -9,7 +9,9 @@
  * with CTL_ERROR (-EPROTONOSUPPORT) and closes. Version 2 added SUBMIT's
  * and JOB's bwlimit, SUBMIT's retries, JOB's attempt numbers, the RETRYING
  * state and STATS. Version 3 added jobs of several files: SUBMIT's files
- * and job_bytes, FILE, JOB's files_done and files_total.
+ * and job_bytes, FILE, JOB's files_done and files_total. Version 4 added
+ * sync; version 5 relay chains: SUBMIT's route, JOB's nodes and route
+ * (below), and CTL_MSG_MAX 4096.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -36,6 +38,14 @@
  * name "DEST/...", a directory (CTL_FILE_DIR, no descriptor) before what
  * it holds, a symlink (CTL_FILE_LINK) with a descriptor of a file holding
  * its target, which goes to the receiver like a file's data.
+ *
+ * A relay chain (SUBMIT route not empty; wire.h, Relay chains) is a job
+ * of one regular file, neither a tree nor several files nor sync: the
+ * daemon sends it once, to host, which publishes it and relays it to the
+ * route's first hop, and so on; a relay whose next hop fails goes around
+ * it, to the hop after. Its JOB numbers the chain's nodes from 1, host,
+ * then the route's hops in order, and says which did not publish the
+ * file and why the first of those did not.
  */
 
 #include <stdbool.h>
@@ -43,15 +53,24 @@
 #include <stdint.h>
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             4       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             5       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
-                                         * 4: sync (SUBMIT flags, JOB files_skipped) */
+                                         * 4: sync (SUBMIT flags, JOB files_skipped);
+                                         * 5: relay chains (SUBMIT route, JOB nodes, route) */
 #define CTL_HEADER_SIZE         12
-#define CTL_MSG_MAX             2048
+#define CTL_MSG_MAX             4096
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
 #define CTL_TEXT_MAX            255
 #define CTL_RETRIES_MAX         100     /* SUBMIT retries: attempts after the first */
+/* A chain: the hops after host at most (wire.h's WIRE_ROUTE_MAX), so
+ * 1 + that many nodes in all. */
+#define CTL_ROUTE_HOPS_MAX      27
+#define CTL_NODES_MAX           (1 + CTL_ROUTE_HOPS_MAX)
+/* A hop's text at its longest: "[" IPv6 text (45) "]:" port (5). */
+#define CTL_HOP_MAX             53
+/* SUBMIT route: every hop at its longest, comma separated, no NUL. */
+#define CTL_ROUTE_MAX           (CTL_ROUTE_HOPS_MAX * (CTL_HOP_MAX + 1) - 1)
 
 enum ctl_type {
         CTL_SUBMIT = 1,
@@ -125,7 +144,33 @@ struct ctl_submit {
         uint64_t job_bytes;             /* with files > 1: every file's size summed */
         char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under (the first file's) */
+        /* A relay chain: the nodes after host, in order, comma separated,
+         * each a numeric "ADDR:PORT" or "[IPV6]:PORT" (ctl_route_add());
+         * ADDR or [IPV6] alone: the daemon's default port. "": no chain. */
+        char route[CTL_ROUTE_MAX + 1];
 };
+
+/* One hop of a SUBMIT route, split (ctl_route_parse()). */
+struct ctl_hop {
+        char host[CTL_HOP_MAX + 1];     /* as written, without brackets; not checked numeric */
+        uint16_t port;                  /* 0: none given, the daemon's default port */
+};
+
+/*
+ * Append @host (numeric text; an IPv6 one gets brackets) and @port (0:
+ * none) to the route in @route, a string of @size bytes, comma separated.
+ * 0, or -EINVAL (an empty @host, or one with a bracket or comma), -E2BIG
+ * when it would hold more than CTL_ROUTE_HOPS_MAX hops, -ENAMETOOLONG
+ * when it would not fit in @size (left as it was in either case).
+ */
+int ctl_route_add(char *route, size_t size, const char *host, uint16_t port);
+/*
+ * Split @route into @hops, at most @max of them. Returns how many (0 for
+ * ""), or -EINVAL (an empty hop, an unclosed bracket, a hop longer than
+ * CTL_HOP_MAX, a port not in 1..65535) or -E2BIG (more than @max). Pure:
+ * whether each host is a numeric address is the caller's to ask.
+ */
+int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max);
 
 /* The next file of a job of several (the descriptor comes with it). */
 struct ctl_file {
@@ -156,6 +201,33 @@ struct ctl_job {
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */
+        /*
+         * A relay chain (above): its nodes, 1 + the route's hops
+         * (0: the job is no chain, and the others below are 0 or "" too).
+         * nodes_missing has bit k set while node k + 1 has not published
+         * the file (every bit until the job is final); nodes_ok counts
+         * those that did. A relay goes around a node that fails, so the
+         * nodes after a missing one may have published. node_failed is
+         * the first missing node (1 .. nodes, 1 being host; 0: none
+         * failed), with its enum wire_status, "ADDR:PORT" and why (""
+         * when the status says it all); the other missing ones carry no
+         * reason of their own: not reached. DONE means node 1 published:
+         * nodes_ok < nodes then is a partial chain. FAILED: node 1 did
+         * not (node_failed 1, the job's own status and text), nor did
+         * any other; CANCELLED: none did, node_failed 0. The codec
+         * insists on nodes_ok = nodes - popcount(nodes_missing),
+         * node_failed 0 or the lowest bit set + 1, and those two ends.
+         */
+        uint16_t nodes;
+        uint16_t nodes_ok;
+        uint16_t node_failed;
+        uint16_t node_status;
+        uint32_t nodes_missing;
+        char node_peer[CTL_HOST_MAX + 1 + 6];
+        char node_text[CTL_TEXT_MAX + 1];
+        /* The nodes after the peer, as SUBMIT's route with every port
+         * given ("" with nodes 0; else nodes - 1 hops). */
+        char route[CTL_ROUTE_MAX + 1];
 };
 
 /* Directions in STATS_INFO. */

@@ -2,7 +2,10 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sodium.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bytes.h"
@@ -15,25 +18,30 @@
  *   OFFER   transfer_id u64, size u64, chunk_size u32, flags u16,
  *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
  *           mode u32, mtime_ns u64, token[16], source[16], nonce[32], mac[32],
- *           pack_entries u32, pack_hash[32], digest[16], name[name_len]
+ *           pack_entries u32, pack_hash[32], digest[16], route_hash[32],
+ *           name[name_len]
  *   ACCEPT  lanes u16, flags u16, file u32, resume[8] u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
  *   END     file u32, bytes u64, digest[16], mac[32]
- *   RESULT  status u16, text_len u16, file u32, bytes u64, usec u64, mac[32], text[text_len]
+ *   RESULT  status u16, text_len u16, file u32, bytes u64, usec u64, hops u16,
+ *           hop_failed u16, hop_status u16, hop_missing u32, mac[32], text[text_len]
  *   WAIT    file u32
+ *   ROUTE   hops u16, then per hop: addr[16], port u16
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
  */
 #define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + \
                                  WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE + 4 + \
-                                 WIRE_PACK_HASH_SIZE + WIRE_DIGEST_SIZE)
+                                 WIRE_PACK_HASH_SIZE + WIRE_DIGEST_SIZE + WIRE_ROUTE_HASH_SIZE)
 #define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
-#define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + WIRE_MAC_SIZE)
+#define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + 2 + 2 + 2 + 4 + WIRE_MAC_SIZE)
 #define WIRE_WAIT_LEN           4
+#define WIRE_HOP_LEN            (WIRE_ADDR_SIZE + 2)
+#define WIRE_ROUTE_LEN(n)       (2u + (uint32_t)(n) * WIRE_HOP_LEN)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
@@ -55,6 +63,7 @@ static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_S
               "rdma_cm private data limits");
 static_assert(WIRE_HEADER_SIZE + WIRE_OFFER_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "offer fits");
 static_assert(WIRE_HEADER_SIZE + WIRE_RESULT_FIXED + WIRE_TEXT_MAX <= WIRE_CTRL_MAX, "result fits");
+static_assert(WIRE_HEADER_SIZE + WIRE_ROUTE_LEN(WIRE_ROUTE_MAX) <= WIRE_CTRL_MAX, "route fits");
 static_assert(WIRE_NAME_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
               WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
@@ -251,6 +260,29 @@ static bool wire_offer_digest_ok(const struct wire_offer *o)
         return (o->flags & WIRE_OFFER_SYNC) && !(o->flags & WIRE_OFFER_PACK);
 }
 
+/* A RESULT's account of a route: within WIRE_ROUTE_MAX hops, the first
+ * missing one named exactly when one is. */
+static bool wire_result_hops_ok(const struct wire_result *r)
+{
+        static_assert(WIRE_ROUTE_MAX <= 32, "hop_missing has a bit per hop");
+        unsigned int missing = (unsigned int)__builtin_popcount(r->hop_missing);
+
+        if (r->hops + missing > WIRE_ROUTE_MAX || (r->hop_missing >> (WIRE_ROUTE_MAX - 1) >> 1))
+                return false;
+        if (!r->hop_missing)
+                return r->hop_failed == 0;
+        return r->hop_failed == (unsigned int)__builtin_ctz(r->hop_missing) + 1;
+}
+
+/* A route hash only with WIRE_OFFER_ROUTE. */
+static bool wire_offer_route_ok(const struct wire_offer *o)
+{
+        static const uint8_t zero[WIRE_ROUTE_HASH_SIZE];
+
+        return (o->flags & WIRE_OFFER_ROUTE) ||
+               memcmp(o->route_hash, zero, WIRE_ROUTE_HASH_SIZE) == 0;
+}
+
 /* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming,
  * RESUMED alone, with resume[0] > 0 and every other resume[] zero. */
 static bool wire_accept_flags_ok(const struct wire_accept *a)
@@ -289,7 +321,8 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 if (m->offer.job_files == 0 || m->offer.file >= m->offer.job_files)
                         return -EINVAL;
-                if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer))
+                if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
+                    !wire_offer_route_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
@@ -310,7 +343,13 @@ static int wire_payload_len(const struct wire_msg *m)
                 return WIRE_END_LEN;
         case WIRE_WAIT:
                 return WIRE_WAIT_LEN;
+        case WIRE_ROUTE:
+                if (m->route.hops == 0 || m->route.hops > WIRE_ROUTE_MAX)
+                        return -EINVAL;
+                return WIRE_ROUTE_LEN(m->route.hops);
         case WIRE_RESULT:
+                if (!wire_result_hops_ok(&m->result))
+                        return -EINVAL;
                 n = wire_str_len(m->result.text, sizeof(m->result.text), 0, WIRE_TEXT_MAX);
                 return n < 0 ? n : WIRE_RESULT_FIXED + n;
         default:
@@ -360,6 +399,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u32(&o, m->offer.pack_entries);
                 bytes_put_mem(&o, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
                 bytes_put_mem(&o, m->offer.digest, WIRE_DIGEST_SIZE);
+                bytes_put_mem(&o, m->offer.route_hash, WIRE_ROUTE_HASH_SIZE);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
@@ -385,6 +425,13 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
         case WIRE_WAIT:
                 bytes_put_u32(&o, m->wait.file);
                 break;
+        case WIRE_ROUTE:
+                bytes_put_u16(&o, m->route.hops);
+                for (unsigned int k = 0; k < m->route.hops; k++) {
+                        bytes_put_mem(&o, m->route.hop[k].addr, WIRE_ADDR_SIZE);
+                        bytes_put_u16(&o, m->route.hop[k].port);
+                }
+                break;
         case WIRE_RESULT:
                 n = strlen(m->result.text);
                 bytes_put_u16(&o, m->result.status);
@@ -392,6 +439,10 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u32(&o, m->result.file);
                 bytes_put_u64(&o, m->result.bytes);
                 bytes_put_u64(&o, m->result.usec);
+                bytes_put_u16(&o, m->result.hops);
+                bytes_put_u16(&o, m->result.hop_failed);
+                bytes_put_u16(&o, m->result.hop_status);
+                bytes_put_u32(&o, m->result.hop_missing);
                 bytes_put_mem(&o, m->result.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->result.text, n);
                 break;
@@ -449,11 +500,12 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->offer.pack_entries = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
                 bytes_get_mem(&in, m->offer.digest, WIRE_DIGEST_SIZE);
+                bytes_get_mem(&in, m->offer.route_hash, WIRE_ROUTE_HASH_SIZE);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
-                    !wire_offer_digest_ok(&m->offer))
+                    !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -502,6 +554,18 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         return -EBADMSG;
                 m->wait.file = bytes_get_u32(&in);
                 break;
+        case WIRE_ROUTE:
+                if (plen < WIRE_ROUTE_LEN(1))
+                        return -EBADMSG;
+                m->route.hops = bytes_get_u16(&in);
+                if (m->route.hops == 0 || m->route.hops > WIRE_ROUTE_MAX ||
+                    plen != WIRE_ROUTE_LEN(m->route.hops))
+                        return -EBADMSG;
+                for (unsigned int k = 0; k < m->route.hops; k++) {
+                        bytes_get_mem(&in, m->route.hop[k].addr, WIRE_ADDR_SIZE);
+                        m->route.hop[k].port = bytes_get_u16(&in);
+                }
+                break;
         case WIRE_RESULT:
                 if (plen < WIRE_RESULT_FIXED)
                         return -EBADMSG;
@@ -510,7 +574,13 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->result.file = bytes_get_u32(&in);
                 m->result.bytes = bytes_get_u64(&in);
                 m->result.usec = bytes_get_u64(&in);
+                m->result.hops = bytes_get_u16(&in);
+                m->result.hop_failed = bytes_get_u16(&in);
+                m->result.hop_status = bytes_get_u16(&in);
+                m->result.hop_missing = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->result.mac, WIRE_MAC_SIZE);
+                if (!wire_result_hops_ok(&m->result))
+                        return -EBADMSG;
                 if (n > WIRE_TEXT_MAX || plen != WIRE_RESULT_FIXED + (uint32_t)n)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->result.text, sizeof(m->result.text), n))
@@ -598,6 +668,7 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_u32(out, o->pack_entries);
         bytes_put_mem(out, o->pack_hash, WIRE_PACK_HASH_SIZE);
         bytes_put_mem(out, o->digest, WIRE_DIGEST_SIZE);
+        bytes_put_mem(out, o->route_hash, WIRE_ROUTE_HASH_SIZE);
         bytes_put_mem(out, o->name, n);
 }
 
@@ -724,8 +795,71 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
         bytes_put_u32(&out, r->file);
         bytes_put_u64(&out, r->bytes);
         bytes_put_u64(&out, r->usec);
+        bytes_put_u16(&out, r->hops);
+        bytes_put_u16(&out, r->hop_failed);
+        bytes_put_u16(&out, r->hop_status);
+        bytes_put_u32(&out, r->hop_missing);
         bytes_put_mem(&out, r->text, (size_t)n);
         return wire_mac_done(&out, total);
+}
+
+int wire_hop_set(struct wire_hop *h, const struct sockaddr *sa)
+{
+        memset(h, 0, sizeof(*h));
+        return sa ? wire_addr16(h->addr, sa, &h->port) : -EAFNOSUPPORT;
+}
+
+static bool wire_hop_v4(const struct wire_hop *h)
+{
+        static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+        return memcmp(h->addr, mapped, sizeof(mapped)) == 0;
+}
+
+socklen_t wire_hop_sockaddr(const struct wire_hop *h, struct sockaddr_storage *ss)
+{
+        memset(ss, 0, sizeof(*ss));
+        if (wire_hop_v4(h)) {
+                struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+                in->sin_family = AF_INET;
+                in->sin_port = htons(h->port);
+                memcpy(&in->sin_addr, h->addr + 12, 4);
+                return sizeof(*in);
+        }
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(h->port);
+        memcpy(&in6->sin6_addr, h->addr, WIRE_ADDR_SIZE);
+        return sizeof(*in6);
+}
+
+void wire_hop_str(const struct wire_hop *h, char *buf, size_t len)
+{
+        char a[INET6_ADDRSTRLEN];
+
+        if (wire_hop_v4(h)) {
+                inet_ntop(AF_INET, h->addr + 12, a, sizeof(a));
+                snprintf(buf, len, "%s:%u", a, h->port);
+        } else {
+                inet_ntop(AF_INET6, h->addr, a, sizeof(a));
+                snprintf(buf, len, "[%s]:%u", a, h->port);
+        }
+}
+
+void wire_route_hash(const struct wire_route *r, uint8_t out[WIRE_ROUTE_HASH_SIZE])
+{
+        uint8_t buf[WIRE_ROUTE_LEN(WIRE_ROUTE_MAX)];
+        struct bytes_out o = BYTES_OUT(buf, sizeof(buf));
+        unsigned int n = MIN(r->hops, WIRE_ROUTE_MAX);
+
+        bytes_put_u16(&o, (uint16_t)n);
+        for (unsigned int k = 0; k < n; k++) {
+                bytes_put_mem(&o, r->hop[k].addr, WIRE_ADDR_SIZE);
+                bytes_put_u16(&o, r->hop[k].port);
+        }
+        crypto_hash_sha256(out, buf, o.off);
 }
 
 uint64_t wire_blocks(uint64_t size)

@@ -181,6 +181,31 @@
  * receiver staged after its last record may come again: it replaces
  * what the staging directory has under that name.
  *
+ * Relay chains (version 10): one file to several nodes in about the time
+ * of one transfer. The sender's lane 0 sends ROUTE, the nodes after the
+ * receiver in order (at most WIRE_ROUTE_MAX), before the session's first
+ * OFFER, which then carries WIRE_OFFER_ROUTE and route_hash, the SHA-256
+ * of the ROUTE (wire_route_hash), under the offer's MAC with a key: nobody
+ * can splice a hop in. ROUTE lands in the receiver's one control buffer
+ * before the offer: the receiver posts it again and answers with a CREDIT
+ * (credits 1) for the OFFER. A route carries one regular file, without
+ * sync (job_files 1, no tree); a receiver that does not relay (rdmaxferd:
+ * relay = no) refuses it with WIRE_E_DENIED. One that does becomes the
+ * sender of the same file to the route's first hop, with the rest of the
+ * route, as soon as it has accepted it: it sends each chunk once the
+ * bytes are written on its side, and its ENDs only once its own copy is
+ * verified, so a relay never vouches for bytes it did not check. Its
+ * RESULT waits for the downstream's (XFER_FINISHING: the empty CREDIT
+ * every second keeps its sender waiting) and says what became of the
+ * route: hops, the route's nodes that published the file, hop_missing,
+ * a bit for each that did not (bit k: hop k + 1), and the first of those
+ * (hop_failed, 1-based; 0 none) with its status and, in the text, why.
+ * A relay whose next hop fails (refuses, dies, stalls) goes around it:
+ * it sends the file to the hop after it, with the rest of the route, and
+ * so on; a hop is missing only when it failed itself or the relay before
+ * it could not go on. The relay's own copy is published either way; the
+ * RESULT's status is its own.
+ *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
  * OFFER goes over the first connection (lane 0) and asks for up to
@@ -192,7 +217,7 @@
  * no lane is granted without a block of the job's bytes of its own (in a
  * session, a file of fewer blocks than lanes leaves some lanes empty
  * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
+ * own END. Version 10: relay chains. Version 9: the receiver says it verifies. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
  * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
@@ -207,9 +232,10 @@
  *             port (u16). Not the sender's port: that one is ephemeral.
  *   OFFER     mac = HMAC-SHA256(K, "rdmaxfer-v4 sender offer" || Nr ||
  *             binding(lane 0) || the offer's fields but the mac)
- *             (the labels kept their "v4" in versions 5 to 8: the
+ *             (the labels kept their "v4" in versions 5 to 10: the
  *             version is checked in the hello, before any MAC; the
- *             fields include version 6's digest)
+ *             fields include version 6's digest and version 10's
+ *             route_hash)
  *   next      a later OFFER of the session (file > 0):
  *   OFFER     mac = HMAC-SHA256(S, "rdmaxfer-v4 sender next offer" ||
  *             the offer's fields but the mac)
@@ -222,7 +248,9 @@
  *   END       mac = HMAC-SHA256(S, "rdmaxfer-v4 sender end" || lane ||
  *             file || bytes || digest)
  *   RESULT    mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver result" || lane ||
- *             status || text_len || file || bytes || usec || text)
+ *             status || text_len || file || bytes || usec || hops ||
+ *             hop_failed || hop_status || hop_missing || text) (the hop
+ *             fields from version 10)
  *
  * Each side's nonce makes every proof fresh; the labels name the role and
  * the message, so no proof passes for another; the binding ties the offer
@@ -250,7 +278,7 @@
 #include <sys/socket.h>
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            9       /* 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            10      /* 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -266,6 +294,9 @@
 #define WIRE_SOURCE_SIZE        16              /* an OFFER's source identity token */
 #define WIRE_LANES_MAX          8
 #define WIRE_PACK_HASH_SIZE     32              /* SHA-256 (common/pack.h) */
+#define WIRE_ROUTE_HASH_SIZE    32              /* SHA-256 of a ROUTE (wire_route_hash) */
+/* Hops a ROUTE names at most: what fits in one control message. */
+#define WIRE_ROUTE_MAX          27
 /* The digest's block (digest.h), and the unit of the lane split. */
 #define WIRE_BLOCK_SIZE         (64u << 20)
 
@@ -282,6 +313,7 @@ enum wire_type {
         WIRE_END = 5,
         WIRE_RESULT = 6,
         WIRE_WAIT = 7,          /* version 6: the next offer is coming (Sync) */
+        WIRE_ROUTE = 8,         /* version 10: the hops to relay to (Relay chains) */
         _WIRE_TYPE_MAX,
 };
 
@@ -381,6 +413,9 @@ struct wire_offer {
         /* With WIRE_OFFER_DIGEST: the file's digest (digest.h), for the
          * receiver to compare with its own copy's. Zero without. */
         uint8_t digest[WIRE_DIGEST_SIZE];
+        /* With WIRE_OFFER_ROUTE: SHA-256 of the ROUTE that came before
+         * (wire_route_hash). Zero without. */
+        uint8_t route_hash[WIRE_ROUTE_HASH_SIZE];
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
 };
 
@@ -402,6 +437,9 @@ struct wire_offer {
 #define WIRE_OFFER_SYNC         0x0020u
 /* The offer's digest is set (with WIRE_OFFER_SYNC, never with a pack). */
 #define WIRE_OFFER_DIGEST       0x0040u
+/* A ROUTE came before this offer (a session's first, version 10): the
+ * receiver relays the file to the route's first hop (Relay chains). */
+#define WIRE_OFFER_ROUTE        0x0080u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)
 
@@ -456,8 +494,30 @@ struct wire_result {
         uint32_t file;          /* the offer's it answers */
         uint64_t bytes;         /* bytes the receiver got (the file size on success) */
         uint64_t usec;          /* receiver's first-to-last data time */
+        /* A relay's (version 10, Relay chains): of the hops its ROUTE
+         * named, how many published the file; those that did not, bit k
+         * for hop k + 1 (hops plus their count is the route's); the first
+         * of them (1 .. the route's hops; 0: none) with its status (the
+         * text then says why). Zero outside a chain. */
+        uint16_t hops;
+        uint16_t hop_failed;
+        uint16_t hop_status;
+        uint32_t hop_missing;
         uint8_t mac[WIRE_MAC_SIZE];
         char text[WIRE_TEXT_MAX + 1];
+};
+
+/* A hop of a route: an IP address as a binding carries it, and a port. */
+struct wire_hop {
+        uint8_t addr[WIRE_ADDR_SIZE];
+        uint16_t port;
+};
+
+/* S->R on lane 0, before a session's first OFFER (version 10): the nodes
+ * the receiver relays to, in order (Relay chains). */
+struct wire_route {
+        uint16_t hops;          /* 1 .. WIRE_ROUTE_MAX */
+        struct wire_hop hop[WIRE_ROUTE_MAX];
 };
 
 /* A decoded control message. Strings are copied out: the buffer can be reused. */
@@ -471,6 +531,7 @@ struct wire_msg {
                 struct wire_end end;
                 struct wire_result result;
                 struct wire_wait wait;
+                struct wire_route route;
         };
 };
 
@@ -524,7 +585,7 @@ int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
  * small, or -EINVAL for a message wire_encode() would refuse (a bad name
  * or text).
  */
-#define WIRE_MAC_INPUT_MAX      544
+#define WIRE_MAC_INPUT_MAX      576
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
                          const struct wire_binding *b, const struct wire_offer *o);
 int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o);
@@ -534,6 +595,16 @@ int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
                         const struct wire_hello *h);
 int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e);
 int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r);
+
+/* A hop from a socket address (IPv4 or IPv6, with its port): 0 or -EAFNOSUPPORT. */
+int wire_hop_set(struct wire_hop *h, const struct sockaddr *sa);
+/* And back: the socket address (IPv4 for ::ffff:a.b.c.d) and its length. */
+socklen_t wire_hop_sockaddr(const struct wire_hop *h, struct sockaddr_storage *ss);
+/* "198.18.0.2:7471", "[fd00::2]:7471": for logs. */
+void wire_hop_str(const struct wire_hop *h, char *buf, size_t len);
+#define WIRE_HOP_STR_MAX        (46 + 2 + 6 + 1)
+/* SHA-256 over @r's hops, as ROUTE carries them: an offer's route_hash. */
+void wire_route_hash(const struct wire_route *r, uint8_t out[WIRE_ROUTE_HASH_SIZE]);
 
 /* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
 uint64_t wire_blocks(uint64_t size);

@@ -140,6 +140,14 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
+        m->job.nodes = job->nodes;
+        m->job.nodes_ok = job->nodes_ok;
+        m->job.node_failed = job->node_failed;
+        m->job.node_status = job->node_status;
+        m->job.nodes_missing = job->nodes_missing;
+        snprintf(m->job.route, sizeof(m->job.route), "%s", job->route);
+        snprintf(m->job.node_peer, sizeof(m->job.node_peer), "%s", job->node_peer);
+        snprintf(m->job.node_text, sizeof(m->job.node_text), "%s", job->node_text);
 }
 
 /*
@@ -370,6 +378,68 @@ static bool host_is_numeric(const char *host)
         unsigned char buf[sizeof(struct in6_addr)];
 
         return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/* A node of a chain as 16 address bytes (IPv4 mapped, as wire.h has
+ * it) and the port: false when @host is not a numeric address. */
+static bool control_node_key(uint8_t key[18], const char *host, uint16_t port)
+{
+        memset(key, 0, 18);
+        if (inet_pton(AF_INET, host, key + 12) == 1)
+                key[10] = key[11] = 0xff;
+        else if (inet_pton(AF_INET6, host, key) != 1)
+                return false;
+        key[16] = (uint8_t)(port >> 8);
+        key[17] = (uint8_t)port;
+        return true;
+}
+
+/*
+ * A chain's SUBMIT (ctl.h): one plain file, at most CTL_ROUTE_HOPS_MAX
+ * hops after the peer, each a numeric address, and no node twice (it
+ * would receive the file while it relays it to itself). Says why not.
+ */
+static bool control_route_ok(struct control_conn *conn, const struct ctl_submit *s)
+{
+        uint16_t dport = conn->c->d->cfg.port;
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        uint8_t key[CTL_NODES_MAX][18];
+        int n;
+
+        if ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK)) || s->files > 1) {
+                conn_error(conn, -EINVAL, "a chain carries one regular file: not a tree, several files, "
+                           "--skip-existing or --sync");
+                return false;
+        }
+        n = ctl_route_parse(s->route, hops, CTL_ROUTE_HOPS_MAX);
+        if (n == -E2BIG) {
+                conn_error(conn, -E2BIG, "a chain has at most %u nodes (the peer and %u more)",
+                           CTL_NODES_MAX, CTL_ROUTE_HOPS_MAX);
+                return false;
+        }
+        if (n < 0) {
+                conn_error(conn, -EINVAL, "bad chain route: expected ADDR:PORT or [IPV6]:PORT, comma separated");
+                return false;
+        }
+        if (!control_node_key(key[0], s->host, s->port ? s->port : dport)) {
+                conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return false;
+        }
+        for (int i = 0; i < n; i++) {
+                if (!control_node_key(key[i + 1], hops[i].host, hops[i].port ? hops[i].port : dport)) {
+                        conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address in the chain: %s",
+                                   hops[i].host);
+                        return false;
+                }
+                for (int k = 0; k <= i; k++) {
+                        if (memcmp(key[k], key[i + 1], sizeof(key[k])) == 0) {
+                                conn_error(conn, -EINVAL, "the chain names a node twice: %s, port %u",
+                                           hops[i].host, hops[i].port ? hops[i].port : dport);
+                                return false;
+                        }
+                }
+        }
+        return true;
 }
 
 /* The file checked out: queue the job. Takes @fd_in. */
@@ -617,6 +687,8 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
                 conn_error(conn, -ESHUTDOWN, "daemon is shutting down");
                 return;
         }
+        if (s->route[0] && !control_route_ok(conn, s))
+                return;
         if (s->flags & CTL_SUBMIT_TREE) {
                 control_submit_tree(conn, s, TAKE_FD(fd));
                 return;

@@ -368,6 +368,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "allow_peers");
         if (cfg.overwrite != d->cfg.overwrite)
                 changed_add(applied, sizeof(applied), "overwrite");
+        if (cfg.relay != d->cfg.relay)
+                changed_add(applied, sizeof(applied), "relay");
         if (cfg.max_file_size != d->cfg.max_file_size)
                 changed_add(applied, sizeof(applied), "max_file_size");
         if (cfg.max_job_files != d->cfg.max_job_files)

@@ -94,7 +94,12 @@ struct job_entry {
          * so it outlives the engine's use of it whatever the engine keeps. */
         struct sockaddr_storage dst;
         socklen_t dst_len;
+        /* A chain's route, resolved with it, for as long. */
+        struct wire_hop route[WIRE_ROUTE_MAX];
+        unsigned int route_hops;
 };
+
+static_assert(CTL_ROUTE_HOPS_MAX == WIRE_ROUTE_MAX, "a SUBMIT's route is what a ROUTE carries");
 
 struct jobs {
         struct event_base *base;
@@ -114,6 +119,12 @@ struct jobs {
 static struct job_entry *job_entry(struct job *job)
 {
         return container_of(job, struct job_entry, job);
+}
+
+/* A chain's every node, as nodes_missing has them; 0 for no chain. */
+static uint32_t job_nodes_all(const struct job *job)
+{
+        return job->nodes ? (1u << job->nodes) - 1 : 0;
 }
 
 static bool job_is_active(const struct job *job)
@@ -278,6 +289,17 @@ static void job_finish(struct job *job, enum ctl_job_state state, unsigned int s
         e->feed_fn = NULL;
         job->status = (uint16_t)status;
         snprintf(job->text, sizeof(job->text), "%s", text ? text : "");
+        /* A chain that failed failed at its first node, and then none
+         * has the file; a cancelled one is said to have reached none
+         * either (job_chain_done() says how far a done one got). */
+        if (job->nodes && state != CTL_JOB_DONE) {
+                job->nodes_missing = job_nodes_all(job);
+                job->nodes_ok = 0;
+                job->node_failed = state == CTL_JOB_FAILED;
+                job->node_status = state == CTL_JOB_FAILED ? job->status : WIRE_OK;
+                snprintf(job->node_peer, sizeof(job->node_peer), "%s", state == CTL_JOB_FAILED ? job->peer : "");
+                snprintf(job->node_text, sizeof(job->node_text), "%s", state == CTL_JOB_FAILED ? job->text : "");
+        }
         /* A finished job shows its average rate, not the last second's. */
         job->rate = job->usec ? job->bytes_done * 1000000u / job->usec : 0;
         /* Whatever ended it, the engine or before the engine had it; a failure always has a reason. */
@@ -437,6 +459,57 @@ static bool job_retry(struct job *job, unsigned int status, const char *text, ch
         return true;
 }
 
+/*
+ * A chain whose peer published: which of the route's hops did not
+ * (engine.h; a relay goes around a hop that fails, so any may have), and
+ * why the first of those did not. Where the engine's numbers do not add
+ * up, a hop is missing if anything it says makes it so: its bit, being
+ * hop_failed, or lying past the count, in route order, of those the bits
+ * leave published (the first of those then failed unheard of).
+ */
+static void job_chain_done(struct job *job, const struct engine_result *r)
+{
+        struct job_entry *e = job_entry(job);
+        uint32_t missing = r->hop_missing & ((1u << e->route_hops) - 1);
+        const char *why = r->hop_text ? r->hop_text : "";
+        unsigned int status = r->hop_status, failed, left;
+
+        if (r->hop_failed > 0 && r->hop_failed <= e->route_hops)
+                missing |= 1u << (r->hop_failed - 1);
+        left = r->hops;
+        for (unsigned int k = 0; k < e->route_hops; k++) {
+                if (missing & (1u << k))
+                        continue;
+                if (left > 0)
+                        left--;
+                else
+                        missing |= 1u << k;
+        }
+        failed = missing ? (unsigned int)__builtin_ctz(missing) + 1 : 0;
+        if (missing != r->hop_missing || failed != r->hop_failed ||
+            r->hops + (unsigned int)__builtin_popcount(missing) != e->route_hops)
+                log_warning("job %" PRIu64 ": the engine's account of the chain does not add up (%" PRIu32
+                            " of %u hops published, missing 0x%" PRIx32 ", hop_failed %" PRIu32
+                            "): taken as missing 0x%" PRIx32, job->id, r->hops, e->route_hops, r->hop_missing,
+                            r->hop_failed, missing);
+        if (failed && failed != r->hop_failed) {
+                status = WIRE_E_INTERNAL;
+                why = "no word from it";
+        }
+        /* The engine logged how far it got (RDMAXFER_NODES_OK): this is for the client. */
+        job->nodes_missing = missing << 1;
+        job->nodes_ok = (uint16_t)(job->nodes - __builtin_popcount(job->nodes_missing));
+        job->node_failed = 0;
+        job->node_status = WIRE_OK;
+        job->node_peer[0] = job->node_text[0] = '\0';
+        if (!failed)
+                return;
+        job->node_failed = (uint16_t)(1 + failed);
+        job->node_status = (uint16_t)(status ? status : WIRE_E_INTERNAL);
+        wire_hop_str(&e->route[failed - 1], job->node_peer, sizeof(job->node_peer));
+        snprintf(job->node_text, sizeof(job->node_text), "%s", why);
+}
+
 static void jobs_on_done(void *owner, const struct engine_result *r)
 {
         struct job *job = owner;
@@ -483,6 +556,8 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
         job->usec = r->usec;
+        if (state == CTL_JOB_DONE && job->nodes)
+                job_chain_done(job, r);
         /* Not with a file its client could not hand over: no attempt would get it. */
         if (r->outcome == ENGINE_FAILED && r->transient && !job_entry(job)->feed_why[0] &&
             job_retry(job, status, reason, why, sizeof(why)))
@@ -797,19 +872,29 @@ static void jobs_prune(struct jobs *jobs)
         }
 }
 
-/* host:port, numeric only (control.c checked the host), into the job's entry. */
-static int job_resolve(struct job *job)
+/* @host:@port, numeric only, as getaddrinfo() answers: never blocks. */
+static int job_addr(const char *host, uint16_t port, struct addrinfo **ai)
 {
         struct addrinfo hints = {
                 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
                 .ai_socktype = SOCK_STREAM,
         };
-        struct job_entry *e = job_entry(job);
-        struct addrinfo *ai = NULL;
-        char port[8];
+        char service[8];
 
-        snprintf(port, sizeof(port), "%u", job->port);
-        if (getaddrinfo(job->host, port, &hints, &ai) != 0)
+        snprintf(service, sizeof(service), "%u", port);
+        return getaddrinfo(host, service, &hints, ai) != 0 ? -EINVAL : 0;
+}
+
+/* host:port and a chain's route, numeric only (control.c checked the
+ * hosts), into the job's entry. */
+static int job_resolve(struct job *job)
+{
+        struct job_entry *e = job_entry(job);
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        struct addrinfo *ai = NULL;
+        int n, r;
+
+        if (job_addr(job->host, job->port, &ai) < 0)
                 return -EINVAL;
         if (ai->ai_addrlen > sizeof(e->dst)) {
                 freeaddrinfo(ai);
@@ -818,6 +903,20 @@ static int job_resolve(struct job *job)
         memcpy(&e->dst, ai->ai_addr, ai->ai_addrlen);
         e->dst_len = ai->ai_addrlen;
         freeaddrinfo(ai);
+
+        e->route_hops = 0;
+        n = ctl_route_parse(job->route, hops, CTL_ROUTE_HOPS_MAX);
+        if (n < 0)
+                return -EINVAL;
+        for (int i = 0; i < n; i++) {
+                if (job_addr(hops[i].host, hops[i].port, &ai) < 0)
+                        return -EINVAL;
+                r = wire_hop_set(&e->route[i], ai->ai_addr);
+                freeaddrinfo(ai);
+                if (r < 0)
+                        return r;
+        }
+        e->route_hops = (unsigned int)n;
         return 0;
 }
 
@@ -846,7 +945,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
         int r;
 
         if (job_resolve(job) < 0) {
-                jobs_fail_start(job, "invalid peer address");
+                jobs_fail_start(job, job->nodes ? "invalid address in the chain" : "invalid peer address");
                 return 0;
         }
         first = jobs_first_file(job);
@@ -867,6 +966,8 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .attempt = job->attempt,
                 .bwlimit = job->bwlimit,
                 .sync = job->sync,
+                .route = e->route_hops ? e->route : NULL,
+                .route_hops = e->route_hops,
         };
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
         if (r == ENGINE_SEND_NODEV) {
@@ -909,6 +1010,9 @@ static int jobs_start(struct jobs *jobs, struct job *job)
         else
                 log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id, job->name,
                          job->size, job->peer);
+        if (e->route_hops)
+                log_info("job %" PRIu64 ": a chain of %u nodes: %s relays it to %s", job->id,
+                         (unsigned int)job->nodes, job->peer, job->route);
         /* No callback can have come yet: they come only from the loop. */
         job_set_state(job, CTL_JOB_CONNECTING);
         return 0;
@@ -1024,6 +1128,27 @@ unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid)
         return n;
 }
 
+/*
+ * A SUBMIT's route into @job's, every hop with its port: @port (cfg.port)
+ * where it names none, fixed now as the peer's is. 0 or -EINVAL.
+ */
+static int job_route_set(struct job *job, const char *route, uint16_t port)
+{
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        int n = ctl_route_parse(route, hops, CTL_ROUTE_HOPS_MAX);
+
+        if (n < 0)
+                return -EINVAL;
+        job->route[0] = '\0';
+        for (int i = 0; i < n; i++)
+                if (ctl_route_add(job->route, sizeof(job->route), hops[i].host,
+                                  hops[i].port ? hops[i].port : port) < 0)
+                        return -EINVAL;
+        job->nodes = n > 0 ? (uint16_t)(1 + n) : 0;
+        job->nodes_missing = job_nodes_all(job);
+        return 0;
+}
+
 int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd_in, uint64_t size,
                 uint64_t *id)
 {
@@ -1039,7 +1164,8 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
             ((s->flags & CTL_SUBMIT_RETRIES) && s->retries > CTL_RETRIES_MAX) ||
             (s->files > 1 && s->job_bytes < size) ||
             ((s->flags & CTL_SUBMIT_TREE) ? fd >= 0 || size != 0 || s->files < 2 : fd < 0) ||
-            __builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1)
+            __builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1 ||
+            (s->route[0] && ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK)) || s->files > 1)))
                 return -EINVAL;
         if (jobs->n_queued + jobs->n_retrying >= JOBS_QUEUED_MAX)
                 return -EBUSY;
@@ -1056,7 +1182,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         v6 = strchr(job->host, ':');
         n = snprintf(job->peer, sizeof(job->peer), "%s%s%s:%u", v6 ? "[" : "", job->host,
                      v6 ? "]" : "", job->port);
-        if (n < 0 || (size_t)n >= sizeof(job->peer)) {
+        if (n < 0 || (size_t)n >= sizeof(job->peer) || job_route_set(job, s->route, jobs->cfg->port) < 0) {
                 free(e);
                 return -EINVAL;
         }

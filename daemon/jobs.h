@@ -50,6 +50,19 @@ struct job {
         unsigned int sync;              /* enum engine_sync, from the CTL_SUBMIT sync flags; every
                                          * attempt keeps it */
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
+        /* A relay chain (ctl.h): the nodes after the peer, each with its
+         * port ("": no chain); every attempt sends to the whole chain. */
+        char route[CTL_ROUTE_MAX + 1];
+        uint16_t nodes;                 /* 1 + the route's hops; 0: no chain */
+        /* As ctl_job has them: those not published (bit k: node k + 1;
+         * every one until final), how many did, the first that did not
+         * once final (1 is the peer; 0: none failed), its status, address, why. */
+        uint32_t nodes_missing;
+        uint16_t nodes_ok;
+        uint16_t node_failed;
+        uint16_t node_status;
+        char node_peer[CTL_HOST_MAX + 1 + 6];
+        char node_text[CTL_TEXT_MAX + 1];
         char name[CTL_NAME_MAX + 1];
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
@@ -105,7 +118,9 @@ enum {
  * loop: jobs never stat a client's file). Queues the job for @uid (the
  * submitter, from SO_PEERCRED) and starts it (from the loop) if a slot is
  * free. With CTL_SUBMIT_RETRIES in @s->flags, @s->retries (at most
- * CTL_RETRIES_MAX) replaces cfg.retry_max for this job. 0,
+ * CTL_RETRIES_MAX) replaces cfg.retry_max for this job. A route in @s
+ * makes it a relay chain (one plain file; numeric hosts, control.c
+ * checked them); a hop without a port gets cfg.port, as the peer does. 0,
  * JOBS_USER_QUEUE_FULL, -ESHUTDOWN while stopping, -EBUSY when
  * JOBS_QUEUED_MAX are waiting, -EINVAL for a bad @s, or -errno.
  */

@@ -169,6 +169,18 @@ void journal_xfer(const struct journal_xfer *x)
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);
         if (text[0])
                 journal_add(&j, "RDMAXFER_ERROR=%s", text);
+        if (x->relay)
+                journal_add(&j, "RDMAXFER_RELAY=%s", x->relay);
+        if (x->hops) {
+                char failed[4 * WIRE_TEXT_MAX + 1];
+
+                journal_add(&j, "RDMAXFER_NODES=%u", x->hops + 1);
+                journal_add(&j, "RDMAXFER_NODES_OK=%u", x->hops_ok);
+                if (x->hop_failed) {
+                        journal_escape(failed, sizeof(failed), x->hop_failed);
+                        journal_add(&j, "RDMAXFER_NODE_FAILED=%s", failed);
+                }
+        }
 
         sd_journal_sendv(j.iov, (int)j.n);
 

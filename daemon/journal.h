@@ -27,6 +27,12 @@ struct journal_xfer {
         unsigned int packs;     /* recv, a tree: offers that carried a pack of entries (wire.h) */
         unsigned int skipped;   /* sync: entries the receiver had already, not sent (of files) */
         bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
+        /* A relay chain (wire.h): recv, the next hop it relayed to; send,
+         * the hops after the peer, how many published the file too, and
+         * the first that did not ("198.18.0.4:7471: why"), or NULL. */
+        const char *relay;
+        unsigned int hops, hops_ok;
+        const char *hop_failed;
 };
 
 /*
@@ -41,7 +47,10 @@ struct journal_xfer {
  * with RDMAXFER_FILES (published), RDMAXFER_FILES_TOTAL and
  * RDMAXFER_FILES_PER_SEC (one decimal), its MESSAGE counting files, and
  * RDMAXFER_PACKS when some came in packs; RDMAXFER_SKIPPED when a sync
- * job skipped any (xferctl send --sync, --skip-existing). Success means status ==
+ * job skipped any (xferctl send --sync, --skip-existing). A relay's entry has
+ * RDMAXFER_RELAY (the next hop); a chain's sender's RDMAXFER_NODES (the
+ * peer and the hops after it), RDMAXFER_NODES_OK (those that published)
+ * and RDMAXFER_NODE_FAILED when one did not. Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

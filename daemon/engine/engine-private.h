@@ -89,6 +89,7 @@ struct engine {
         struct bucket rate_limit[XFER_DIRS];
         struct xfer *dead;              /* ended, waiting for disk requests (xfer.h) */
         struct engine_fstat *fstats;    /* owners' files being checked */
+        struct relay *relays;           /* downstreams of relay chains (relay.h) */
         struct stats_tally recv_tally;  /* incoming transfers that offered, since start */
         bool stopping;
         bool freeing;                   /* engine_free: no callbacks */

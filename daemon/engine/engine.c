@@ -19,6 +19,7 @@
 #include "conn.h"
 #include "engine.h"
 #include "engine-private.h"
+#include "relay.h"
 #include "partials.h"
 #include "incoming.h"
 #include "io.h"
@@ -446,6 +447,7 @@ void engine_free(struct engine *e)
                 free(e->clean);
         }
         xfer_free_all(e, keep);
+        relay_free_all(e);
         engine_fstat_free_all(e, keep);
         partials_close(e, keep);
         /* The ids, bounded: one stuck in the kernel is left to exit. */
@@ -560,7 +562,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
                 return -ESHUTDOWN;
         if (e->dev_state != ENGINE_DEV_UP)
                 return ENGINE_SEND_NODEV;
-        return send_start(e, req, ops, owner, out);
+        return send_start(e, req, ops, owner, NULL, out);
 }
 
 void engine_send_resume(struct engine_send *s)

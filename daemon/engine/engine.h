@@ -23,6 +23,7 @@ struct config;
 struct event_base;
 struct engine;
 struct engine_send;
+struct wire_hop;
 
 /* What the engine tells its owner about itself (from the loop). */
 struct engine_ops {
@@ -142,6 +143,19 @@ struct engine_result {
         uint64_t usec;                  /* first post to last completion */
         uint32_t files;                 /* files the receiver verified and published, or kept */
         uint32_t skipped;               /* of those, kept: it had them already (sync) */
+        /*
+         * A chain (engine_send_req.route): of the route's hops, how many
+         * published the file too (DONE says only that the first receiver
+         * did); those that did not, bit k for route[k] (a relay goes
+         * around a hop that fails: the ones after it may have it); the
+         * first of those, 1 .. route_hops (0: none), its enum wire_status
+         * and why ("" when none).
+         */
+        uint32_t hops;
+        uint32_t hop_missing;
+        uint32_t hop_failed;
+        unsigned int hop_status;
+        const char *hop_text;
 };
 
 struct engine_progress {
@@ -231,6 +245,12 @@ struct engine_send_req {
          * it, so a receiver that kept what an earlier attempt staged
          * continues from there (wire.h, Resuming a tree). */
         const uint8_t *tree_token;
+        /* A relay chain (wire.h, Relay chains): the nodes after the peer,
+         * in order; the peer relays the file to route[0], which relays it
+         * to route[1], and so on. A single regular file only (files <= 1,
+         * no tree, no sync). NULL, 0: the peer keeps it. */
+        const struct wire_hop *route;
+        unsigned int route_hops;        /* <= WIRE_ROUTE_MAX */
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

@@ -207,7 +207,7 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
         x->cur->req.done = recv_on_open;
         recv_step(x, "creating the file",
                   io_openat(recv_io(x), &x->cur->req, recv_dirfd(x), ".",
-                            O_TMPFILE | O_WRONLY | O_CLOEXEC, 0640));
+                            O_TMPFILE | O_CLOEXEC | (x->route_on ? O_RDWR : O_WRONLY), 0640));
 }
 
 /* ---- a tree ---- */

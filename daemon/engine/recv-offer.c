@@ -21,6 +21,7 @@
 #include "pace.h"
 #include "pack.h"
 #include "recv.h"
+#include "relay.h"
 
 /*
  * How many lanes to grant: as many as asked for, but about *lanes* queue
@@ -151,6 +152,12 @@ void recv_accept(struct recv_xfer *x)
                 return;
         xfer_arm_deadline(b);
         xfer_grace(b, x->resumed);
+        /* A chain's file goes on while it comes in (relay.h). */
+        if (x->route_on && o->file == 0) {
+                relay_start(x);
+                if (b->state == XFER_CLOSING)
+                        return;
+        }
         if (o->file > 0) {
                 recv_lanes_flush(x);
                 log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ", %" PRIu64
@@ -188,8 +195,9 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         enum name_verdict nv = tree ? name_path_check(o->name, strlen(o->name), NULL) :
                                       name_check(o->name, strlen(o->name));
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
-        uint16_t flags = o->flags & ~WIRE_OFFER_SYNC_FLAGS;
+        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE);
         struct wire_binding bd;
+        uint8_t hash[WIRE_ROUTE_HASH_SIZE];
 
         text[0] = '\0';
         /* The proof first: an unproven peer learns nothing of our rules. */
@@ -208,6 +216,27 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "%s", name_verdict_str(nv));
                 snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
+        }
+        /* A route is the one the offer names (with a key, under its MAC). */
+        if (!(o->flags & WIRE_OFFER_ROUTE) != !x->route_on) {
+                snprintf(text, len, x->route_on ? "a route, and an offer that names none" :
+                                                  "an offer that names a route that did not come");
+                return WIRE_E_PROTOCOL;
+        }
+        if (x->route_on) {
+                wire_route_hash(&x->route, hash);
+                if (memcmp(hash, o->route_hash, sizeof(hash)) != 0) {
+                        snprintf(text, len, "the route is not the one the offer names");
+                        return e->key->len > 0 ? WIRE_E_AUTH : WIRE_E_PROTOCOL;
+                }
+                if (!e->cfg->relay) {
+                        snprintf(text, len, "this node does not relay (relay = no)");
+                        return WIRE_E_DENIED;
+                }
+                if (tree || o->job_files != 1 || (o->flags & WIRE_OFFER_SYNC_FLAGS)) {
+                        snprintf(text, len, "a route carries one regular file, without sync");
+                        return WIRE_E_PROTOCOL;
+                }
         }
         if (!e->incoming_clean) {
                 snprintf(text, len, "starting up: removing what a crash left in incoming_dir");

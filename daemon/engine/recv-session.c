@@ -22,6 +22,7 @@
 #include "engine-private.h"
 #include "log.h"
 #include "recv.h"
+#include "relay.h"
 
 /* The next offer may be answered: not while the file being published
  * holds the partial state (recv.h), one file's at a time. */
@@ -201,6 +202,12 @@ void recv_published_now(struct recv_xfer *x)
                         recv_verified(x);
                 return;
         }
+        /* A relay answers once the rest of the route has (relay.h); the
+         * sender hears that it is at it meanwhile (recv_tick_start). */
+        if (x->relay && !relay_settled(x->relay)) {
+                x->relay_waiting = true;
+                return;
+        }
         if (x->tree_again)
                 log_info("%s: %s: every entry is here already; answering ok", b->peer, x->dest);
         else if (x->job_files > 1)
@@ -209,4 +216,12 @@ void recv_published_now(struct recv_xfer *x)
         else
                 log_info("%s: received %s (%" PRIu64 " bytes)", b->peer, f->offer.name, f->offer.size);
         recv_verdict(x, WIRE_OK, NULL);
+}
+
+void recv_relay_settled(struct recv_xfer *x)
+{
+        if (!x->relay_waiting || x->base.state != XFER_FINISHING)
+                return;
+        x->relay_waiting = false;
+        recv_published_now(x);
 }

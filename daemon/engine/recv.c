@@ -44,6 +44,7 @@
 #include "journal.h"
 #include "log.h"
 #include "recv.h"
+#include "relay.h"
 #include "wire.h"
 
 
@@ -199,6 +200,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .digest = ok && !f->skip ? hex : NULL,
                 .lanes = f->t_file ? b->nlanes : 0,
                 .skipped = ok && f->skip,
+                .relay = x->relay ? relay_next(x->relay) : NULL,
         });
 }
 
@@ -241,6 +243,8 @@ static void recv_log(struct xfer *b)
                 recv_journal(x, recv_named(x), b->status);
         if (x->job_files > 1)
                 recv_journal_job(x);
+        /* Decided: a downstream still running goes with it (relay.h). */
+        relay_detach(x);
 }
 
 /* The deadline (xfer_arm_deadline) or the linger after the verdict. */
@@ -329,8 +333,12 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
 {
         struct xfer *b = &x->base;
         struct wire_msg m = { 0 };
+        struct wire_result hops = { 0 };
         bool refuse = b->state == XFER_OFFER;
 
+        /* What became of the rest of the route, before deciding lets it go. */
+        if (status == WIRE_OK && x->relay)
+                relay_result(x->relay, &hops);
         if (!xfer_decide(b, status == WIRE_OK ? ENGINE_DONE : ENGINE_FAILED, status, text))
                 return;
         if (refuse) {
@@ -350,6 +358,12 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
                          status == WIRE_OK && f->skip ? "skipped" : b->text);
                 if (status == WIRE_OK && (f->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && f->pack_skipped)
                         snprintf(m.result.text, sizeof(m.result.text), "skipped %u", f->pack_skipped);
+                m.result.hops = hops.hops;
+                m.result.hop_failed = hops.hop_failed;
+                m.result.hop_status = hops.hop_status;
+                m.result.hop_missing = hops.hop_missing;
+                if (hops.hop_failed)
+                        memcpy(m.result.text, hops.text, sizeof(m.result.text));
         }
         xfer_set_state(b, XFER_CLOSING);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
@@ -637,6 +651,8 @@ void recv_finish(struct recv_xfer *x)
         }
         /* Every lane verified, so every block hash is the sender's. */
         (void)xfer_digest(b, x->cur->digest);
+        if (x->relay)
+                relay_verified(x->relay);
         recv_verified(x);
 }
 
@@ -704,6 +720,8 @@ static void recv_slot_written(struct recv_lane *l, uint32_t i)
         struct recv_xfer *x = recv_xfer_of(b);
 
         x->bytes_written += l->rs[i].len;
+        if (x->relay)
+                relay_written(x->relay, l->rs[i].seq);
         if (ring_hold_over(&l->base.hold, b->ring)) {
                 /* Lent while it was alone: give it back, without a credit. */
                 ring_hold_release(&l->base.hold, b->ring, i);
@@ -792,6 +810,24 @@ void recv_credits_return(struct recv_lane *l)
 }
 
 /*
+ * A chain's ROUTE, before the first offer (wire.h, Relay chains), in lane
+ * 0's one control buffer: kept for the offer, whose route hash must be
+ * its own, and the buffer given back for that offer with a CREDIT. It
+ * holds nothing the connection did not have already.
+ */
+static void recv_on_route(struct recv_lane *l, const struct wire_route *route)
+{
+        struct recv_xfer *x = recv_xfer_of(l->base.x);
+        struct wire_msg m = { .type = WIRE_CREDIT, .credits = 1 };
+
+        x->route = *route;
+        x->route_on = true;
+        if (conn_repost_ctrl(&l->base.conn, CONN_WRID_CTRL | CONN_CTRL_BUFS) < 0 ||
+            conn_send_ctrl(&l->base.conn, &m) < 0)
+                recv_abort(&x->base, WIRE_E_INTERNAL, "cannot take the offer after a route");
+}
+
+/*
  * A control message from the sender: in lane 0's one control buffer (the
  * offer, before the transfer holds any slot: @slot is -1), or in a slot of
  * the ring, which goes straight back with a credit.
@@ -823,6 +859,9 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
                 xfer_set_state(b, XFER_OFFER);
         if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state != XFER_CONNECTING)
                 recv_offer_in(x, &m.offer);
+        else if (m.type == WIRE_ROUTE && slot < 0 && b->state == XFER_OFFER && !x->route_on &&
+                 x->next_file == 0 && !x->cur->offer.name[0])
+                recv_on_route(l, &m.route);
         else if (m.type == WIRE_WAIT && l->base.idx == 0 && recv_wait_ok(x, m.wait.file))
                 /* The next offer is coming (wire.h, WAIT): its credit goes
                  * straight back, and the message itself was progress. */
@@ -974,6 +1013,8 @@ static void recv_gone(struct xfer *b)
         safe_close(x->stage_fd);
         safe_close(x->links_fd);
         recv_keep_gone(x);
+        if (!e->freeing)
+                relay_detach(x);
         if (x->stage_name[0] && !x->published_tree && e->io && !e->freeing) {
                 struct recv_unstage *u = calloc(1, sizeof(*u));
 

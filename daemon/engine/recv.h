@@ -41,6 +41,7 @@
 #define RECV_CKPT_BYTES         (64ull << 20)
 
 struct recv_lane;
+struct relay;
 
 struct recv_slot {
         struct io_req io;
@@ -231,6 +232,13 @@ struct recv_xfer {
         struct digest sync_d;
         struct rehash sync_rh;
         char sync_why[WIRE_TEXT_MAX + 1];       /* a worker's refusal */
+        /* A chain (wire.h, Relay chains): the ROUTE that came before the
+         * first offer, and once that is accepted, the downstream transfer
+         * (relay.h); the last RESULT waits for it (relay_waiting). */
+        bool route_on;
+        struct wire_route route;
+        struct relay *relay;
+        bool relay_waiting;
 };
 
 /* The entries the offer carries: a pack's, or 1. */
@@ -318,6 +326,8 @@ void recv_verified(struct recv_xfer *x);
  * session. */
 void recv_published(struct recv_xfer *x);
 void recv_published_now(struct recv_xfer *x);
+/* The relay's downstream is settled: a RESULT that waited for it goes. */
+void recv_relay_settled(struct recv_xfer *x);
 
 /* recv-offer.c */
 /* Lane 0's OFFER: checked, then REFUSE or, once space is reserved, ACCEPT. */

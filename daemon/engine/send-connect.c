@@ -105,6 +105,12 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         memcpy(o->source, s->source, WIRE_SOURCE_SIZE);
         if (o->flags & WIRE_OFFER_DIGEST)
                 memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
+        /* The route goes first, its hash in the offer, under the MAC. */
+        if (s->route.hops) {
+                o->flags |= WIRE_OFFER_ROUTE;
+                wire_route_hash(&s->route, o->route_hash);
+                s->route_pending = true;
+        }
         snprintf(o->name, sizeof(o->name), "%s", s->name);
         if (e->key->len) {
                 struct rdma_cm_id *id = l->base.conn.id;
@@ -542,7 +548,8 @@ static void send_undo(struct engine_send *s, struct send_lane *l)
 }
 
 int send_start(struct engine *e, const struct engine_send_req *req,
-               const struct engine_send_ops *ops, void *owner, struct engine_send **out)
+               const struct engine_send_ops *ops, void *owner, struct relay *relay,
+               struct engine_send **out)
 {
         struct engine_send *s;
         struct send_lane *l;
@@ -553,6 +560,10 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 return -EINVAL;
         /* A tree starts with DEST, a directory: nothing to read. */
         if (req->tree && (req->size != 0 || req->files < 2 || !ops->next))
+                return -EINVAL;
+        /* A chain carries one regular file (wire.h, Relay chains). */
+        if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
+            (req->route_hops && (req->tree || req->files > 1 || req->sync != ENGINE_SYNC_NONE)))
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -580,6 +591,10 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         s->sync = req->sync;
         s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
+        s->relay = relay;
+        s->route.hops = (uint16_t)req->route_hops;
+        if (req->route_hops)
+                memcpy(s->route.hop, req->route, req->route_hops * sizeof(*req->route));
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */
         {
@@ -617,7 +632,7 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 if (req->tree_token)
                         memcpy(s->source, req->tree_token, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
-        } else if (s->files > 1 && !send_source_wanted(s)) {
+        } else if ((s->files > 1 && !send_source_wanted(s)) || s->relay) {
                 s->src_ready = true;
         } else {
                 send_source_start(s);

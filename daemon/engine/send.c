@@ -32,6 +32,7 @@
 #include "engine-private.h"
 #include "journal.h"
 #include "log.h"
+#include "relay.h"
 #include "send.h"
 
 int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **out)
@@ -119,8 +120,16 @@ static void send_feed(struct xfer_lane *b)
 static void send_log(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
-        char hex[DIGEST_HEX_SIZE];
+        char hex[DIGEST_HEX_SIZE], failed[WIRE_HOP_STR_MAX + 2 * WIRE_TEXT_MAX + 8] = "";
         bool ok = b->outcome == ENGINE_DONE;
+
+        if (ok && s->hop_failed) {
+                wire_hop_str(&s->route.hop[s->hop_failed - 1], failed, WIRE_HOP_STR_MAX);
+                snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), ": %s%s%s",
+                         wire_status_str(s->hop_status), s->hop_text[0] ? ": " : "", s->hop_text);
+                log_warning("transfer %" PRIu64 ": %s reached %u of the %u nodes after %s; the first that "
+                            "did not: %s", s->id, s->name, s->hops, s->route.hops, b->peer, failed);
+        }
 
         if (ok && s->files > 1)
                 log_info("transfer %" PRIu64 ": sent %u files to %s, the last %s", s->id, s->files,
@@ -154,6 +163,9 @@ static void send_log(struct xfer *b)
                 .files_total = s->files,
                 .skipped = s->skipped,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
+                .hops = s->route.hops,
+                .hops_ok = ok ? 1u + s->hops : 0,
+                .hop_failed = failed[0] ? failed : NULL,
         });
 }
 
@@ -330,6 +342,9 @@ void send_post_end(struct send_lane *l)
          * the next CREDIT (send_pump). */
         if (l->credits == 0 || l->base.ended)
                 return;
+        /* A relay vouches only for what it verified (relay.h). */
+        if (s->relay && !relay_may_end(s->relay))
+                return;
         m.end.file = s->file;
         m.end.bytes = wire_run_bytes(s->size, s->chunk, l->base.first_seq, l->base.end_seq);
         digest_final(&l->base.digest, m.end.digest);
@@ -364,6 +379,9 @@ static bool send_read_ahead(struct send_lane *l)
                 uint32_t i;
                 int r;
 
+                /* A relay's file is still being written (relay.h). */
+                if (s->relay && !relay_readable(s->relay, off, MIN((uint64_t)s->chunk, s->size - off)))
+                        break;
                 if (!send_buf_get(l, &i))
                         break;
                 buf = &l->bufs[i];
@@ -484,6 +502,23 @@ void send_post_offer(struct engine_send *s)
         s->offer_pending = true;
         if (!l || l->credits == 0)
                 return;         /* a CREDIT brings one (send_on_batch_end) */
+        /* A chain's ROUTE first: the receiver has one control buffer
+         * before the offer, and gives it back with a CREDIT. */
+        if (s->route_pending) {
+                m = (struct wire_msg){ .type = WIRE_ROUTE, .route = s->route };
+                r = conn_send_ctrl(&l->base.conn, &m);
+                if (r == -ENOBUFS)
+                        return;
+                if (r < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "posting the route: %s", strerror(-r));
+                        return;
+                }
+                s->route_pending = false;
+                l->credits--;
+                if (l->credits == 0)
+                        return;
+                m = (struct wire_msg){ .type = WIRE_OFFER };
+        }
         m.offer = s->offer;
         r = conn_send_ctrl(&l->base.conn, &m);
         if (r == -ENOBUFS)
@@ -495,6 +530,29 @@ void send_post_offer(struct engine_send *s)
         s->offer_pending = false;
         s->t_offer = clock_usec(CLOCK_MONOTONIC);
         l->credits--;
+}
+
+/* The last RESULT "ok": what it says of the route's hops, which must add
+ * up (the receiver's word, under the MAC with a key). 0, or -1 when the
+ * transfer failed. */
+static int send_route_result(struct engine_send *s, const struct wire_result *r)
+{
+        unsigned int n = s->route.hops;
+
+        /* wire_decode() checked that hop_failed is the first missing one. */
+        if (n == 0 ? r->hops || r->hop_failed || r->hop_status || r->hop_missing :
+                     r->hops + (unsigned int)__builtin_popcount(r->hop_missing) != n ||
+                     (r->hop_missing >> (n - 1) >> 1)) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver's account of the route does not add up "
+                                    "(%u of %u hops, missing 0x%x)", r->hops, n, r->hop_missing);
+                return -1;
+        }
+        s->hops = r->hops;
+        s->hop_missing = r->hop_missing;
+        s->hop_failed = r->hop_failed;
+        s->hop_status = r->hop_failed ? r->hop_status : WIRE_OK;
+        snprintf(s->hop_text, sizeof(s->hop_text), "%s", r->hop_failed ? r->text : "");
+        return 0;
 }
 
 /* A RESULT "ok" of s->prev, not the session's last: settled; the file
@@ -659,6 +717,8 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 }
                 /* The last, on every lane: the first ends the session. The
                  * other lanes' last acknowledgements may not be polled yet. */
+                if (send_route_result(s, &m->result) < 0)
+                        return;
                 send_sync_result(s, &s->prev, &m->result);
                 s->files_ok += s->prev.span;
                 if (b->t_last == 0)
@@ -738,6 +798,11 @@ static void send_ended(struct xfer *b)
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .files = s->files_ok,
                 .skipped = s->skipped,
+                .hops = s->hops,
+                .hop_missing = s->hop_missing,
+                .hop_failed = s->hop_failed,
+                .hop_status = s->hop_status,
+                .hop_text = s->hop_text,
         };
         s->ops->done(s->owner, &r);
 }

@@ -27,6 +27,7 @@
 
 enum send_buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_POSTED };
 
+struct relay;
 struct send_lane;
 
 struct send_buf {
@@ -174,6 +175,16 @@ struct engine_send {
         struct digest sync_d;
         struct rehash sync_rh;
         void (*digest_then)(struct engine_send *s);
+        /* A chain (wire.h, Relay chains): the hops after the receiver,
+         * ROUTE before the first offer (route_pending until it went), and
+         * what the last RESULT said of them. */
+        struct wire_route route;
+        bool route_pending;
+        uint16_t hops, hop_failed, hop_status;
+        uint32_t hop_missing;
+        char hop_text[WIRE_TEXT_MAX + 1];
+        /* A relay's downstream (relay.h): reads and ENDs wait for it. */
+        struct relay *relay;
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)
@@ -271,9 +282,13 @@ static inline bool send_source_wanted(const struct engine_send *s)
 {
         return !s->dir && !s->link && s->size > WIRE_BLOCK_SIZE;
 }
-/* engine_send(): admitted, copied, lane 0 resolving. */
+/* engine_send(): admitted, copied, lane 0 resolving. A relay's downstream
+ * (@relay, relay.h) reads only what the relay has written, names no
+ * source (nothing of it is resumed: its file is new in every attempt)
+ * and ENDs only once the relay's copy is verified. */
 int send_start(struct engine *e, const struct engine_send_req *req,
-               const struct engine_send_ops *ops, void *owner, struct engine_send **out);
+               const struct engine_send_ops *ops, void *owner, struct relay *relay,
+               struct engine_send **out);
 /* Connect lane @l: an rdma_cm id and address resolution. 0, or -errno
  * when no id could be made (the lane is untouched). */
 int send_lane_connect(struct send_lane *l);

@@ -5,7 +5,8 @@
 # BENCH_FAN_CAP (tc tbf, both ways: separate NICs), then uncapped. Each
 # round, side by side: the file to one peer; to the three by `xferctl send
 # FILE NODELIST --parallel 1` (one after the other) and `--parallel 3` (at
-# once, from alpha); a relay chain is not built yet. Every copy must
+# once, from alpha); and by `xferctl send FILE NODELIST`, the relay chain
+# alpha -> beta -> gamma -> delta (relay = yes on every node). Every copy must
 # arrive identical (cmp) before its time counts. Times are wall seconds of
 # the whole xferctl command.
 #
@@ -30,16 +31,21 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # One node's daemon may take every peer's send at once.
-nodes_up slot_count=16 send_slots=4 max_transfers=4
+nodes_up slot_count=16 send_slots=4 max_transfers=4 relay=yes
 make_file "$SRC/fan.bin" $((MB << 20))
 PEERS=("$BETA_ADDR" "$GAMMA_ADDR" "$DELTA_ADDR")
 
 # deliver LINK ROUND METRIC NODES PARALLEL: time one xferctl send of
-# fan.bin to NODES (comma list), check every copy, record the seconds.
+# fan.bin to NODES (comma list; PARALLEL "chain": as a chain), check every
+# copy, record the seconds.
 deliver() {
         local link=$1 round=$2 metric=$3 nodes=$4 par=$5 t0 t1 out n ok=1
         t0=$(now)
-        out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin --parallel "$par" 2>&1) || ok=0
+        if [[ $par == chain ]]; then
+                out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin 2>&1) || ok=0
+        else
+                out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin --parallel "$par" 2>&1) || ok=0
+        fi
         t1=$(now)
         for n in beta gamma delta; do
                 if [[ -e $(node_in "$n")/fan.bin ]]; then
@@ -65,6 +71,7 @@ for link in capped uncapped; do
                 deliver "$link" "$r" one "$BETA_ADDR" 1
                 deliver "$link" "$r" sequential "$(IFS=,; echo "${PEERS[*]}")" 1
                 deliver "$link" "$r" parallel "$(IFS=,; echo "${PEERS[*]}")" 3
+                deliver "$link" "$r" chain "$(IFS=,; echo "${PEERS[*]}")" chain
         done
         if [[ $link == capped ]]; then
                 for n in alpha beta gamma delta; do link_uncap "$n"; done

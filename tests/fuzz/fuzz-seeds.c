@@ -181,6 +181,20 @@ static int ctl_seeds(const char *dir)
         m.job.retry_usec = 8000000;
         strcpy(m.job.text, "refused by peer: busy");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        /* A chain of 4 that went around its failed node 2: node 4 has it. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_JOB;
+        m.job.state = CTL_JOB_DONE;
+        m.job.nodes = 4;
+        m.job.nodes_missing = 1u << 1;
+        m.job.nodes_ok = 3;
+        m.job.node_failed = 2;
+        m.job.node_status = WIRE_E_EXISTS;
+        strcpy(m.job.peer, "10.0.0.2:7470");
+        strcpy(m.job.name, "seed.bin");
+        strcpy(m.job.node_peer, "10.0.0.3:7470");
+        strcpy(m.job.route, "10.0.0.3:7470,[fd00::4]:7470,10.0.0.5:7471");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = CTL_ERROR;
         m.error.code = -EINVAL;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -80,6 +81,9 @@ enum act {
         ACT_PACK_LINK_OUTSIDE,
         ACT_PUBLISHED_RETRY,
         ACT_TREE_PUBLISHED_RETRY,
+        ACT_ROUTE_HASH,
+        ACT_ROUTE_UNNAMED,
+        ACT_ROUTE_TWICE,
 };
 
 struct mode {
@@ -210,6 +214,13 @@ static const struct mode modes[] = {
           "a transfer with a source token (RESULT ok), then on a new connection the same transfer again, "
           "as a sender whose RESULT was lost: ACCEPT published, every lane resumed at its end, only the "
           "ENDs: RESULT ok; then the same name as another transfer: file exists" },
+        { "route-hash", ACT_ROUTE_HASH, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 10,
+          "a ROUTE of one hop, then an OFFER whose route hash is another route's: REFUSE, protocol "
+          "(auth with --key)" },
+        { "route-unnamed", ACT_ROUTE_UNNAMED, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 10,
+          "a ROUTE of one hop, then an OFFER that names no route: REFUSE, protocol" },
+        { "route-twice", ACT_ROUTE_TWICE, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
+          "two ROUTEs before the offer: REFUSE, protocol (or hang-up)" },
         { "tree-published-retry", ACT_TREE_PUBLISHED_RETRY, HELLO_OK, "rawpeer-tree", 1, WIRE_RESULT, WIRE_OK,
           false, 20,
           "a tree of 2 entries (DEST and a 100-byte file f) with the job's token, RESULT ok; then on a new "
@@ -362,6 +373,47 @@ static int tree_dir_done(struct rawconn *c, const struct mode *md, uint32_t file
                 return 1;
         }
         return 0;
+}
+
+/* A relay chain's ROUTE (route-*, wire.h "Relay chains"), then what
+ * breaks its rules. 0 when the receiver refused as it must, else 1. */
+static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
+{
+        struct sockaddr_in hop = {
+                .sin_family = AF_INET,
+                .sin_port = htons(7471),
+                .sin_addr.s_addr = htonl(0xc6120063),   /* 198.18.0.99: never reached */
+        };
+        struct wire_msg rt = { .type = WIRE_ROUTE }, o = { .type = WIRE_OFFER };
+        int r;
+
+        rt.route.hops = 1;
+        wire_hop_set(&rt.route.hop[0], (const struct sockaddr *)&hop);
+        r = rawconn_send_ctrl(c, &rt);
+        /* The second waits for the CREDIT the first earns. */
+        if (r == 0 && md->act == ACT_ROUTE_TWICE)
+                r = rawconn_send_ctrl(c, &rt);
+        if (r != 0 || md->act == ACT_ROUTE_TWICE)
+                return expect_verdict(c, md, timeout_ms, r);
+        o.offer.transfer_id = (uint64_t)getpid();
+        o.offer.size = chunk;
+        o.offer.chunk_size = chunk;
+        o.offer.lanes = 1;
+        o.offer.job_files = 1;
+        o.offer.job_bytes = chunk;
+        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
+        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
+        if (md->act == ACT_ROUTE_HASH) {
+                rt.route.hop[0].port++;
+                o.offer.flags = WIRE_OFFER_ROUTE;
+                wire_route_hash(&rt.route, o.offer.route_hash);
+        }
+        r = send_offer_msg(c, &o, NULL);
+        if (r == 0) {
+                printf("rawpeer: %s: the receiver ACCEPTED the offer\n", md->name);
+                return 1;
+        }
+        return expect_verdict(c, md, timeout_ms, r);
 }
 
 /* Trees with a hostile destination or entry (tree-*). */
@@ -1215,6 +1267,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 return published_retry(c, o, md, chunk, size, timeout_ms);
         case ACT_TREE_PUBLISHED_RETRY:
                 return tree_published_retry(c, o, md, chunk, timeout_ms);
+        case ACT_ROUTE_HASH:
+        case ACT_ROUTE_UNNAMED:
+        case ACT_ROUTE_TWICE:
+                return route_hostile(c, md, chunk, timeout_ms);
         default:
                 break;
         }

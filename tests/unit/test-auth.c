@@ -148,31 +148,31 @@ static void test_vectors(void)
                 o.nonce[i] = (uint8_t)(0x60 + i);
         }
         auth_offer_mac(&key, nr, &bd, &o, o.mac);
-        hex2bin("974ca7023ae20347376618ab4a6090a77b0ae44f067674636f1c6d2a318eac33", want, 32);
+        hex2bin("2de24bfdedb27105a6a904cc221a8eb398c92ffbe95eb093abd65b4a5ba73f68", want, 32);
         ok(memcmp(o.mac, want, 32) == 0, "OFFER MAC known answer");
         is_int(auth_session_derive(&sess, &key, nr, &o), 0, "session key derived");
-        hex2bin("a06eab59469554767005a4c3153b57de67c93cebdffdeb85d89ecf232e8cfcee", want, 32);
+        hex2bin("00596abbd9fe75e000b1a62bce4406373c77da048e42c4203a96788a20169b9c", want, 32);
         ok(sess.on && memcmp(sess.key, want, 32) == 0, "session key known answer (HKDF of K, Nr || Ns, the OFFER's mac)");
         auth_accept_mac(&sess, &acc, got);
-        hex2bin("b34720c75185f81f7e1ed9615af8f574e25cd07aa0e38a8e3403409728507413", want, 32);
+        hex2bin("061d450d8b451f0b5fc2ac0b7eff4c3a293349a7c8e29e576002253e8a298c27", want, 32);
         ok(memcmp(got, want, 32) == 0, "ACCEPT MAC known answer");
         memset(h.token, 0x17, WIRE_TOKEN_SIZE);
         auth_lane_tag(&sess, &bd, &h, tag);
-        hex2bin("569efbbd466ba8036d3e445cafb8f230", want, 16);
+        hex2bin("c4c913217d561b2fe922fac13288abd6", want, 16);
         ok(memcmp(tag, want, 16) == 0, "lane hello tag known answer (16 bytes)");
         for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
                 e.digest[i] = (uint8_t)i;
         auth_end_mac(&sess, 1, &e, got);
         memcpy(e.mac, got, 32);
-        hex2bin("a9c7ec4545dc6b0b063cc029c944b2241d0f9ec17a909096fec46e02d5ffb88b", want, 32);
+        hex2bin("934cc49486ced9d9ec409fdf910ae96cf19c89fa7573cb08c6699a7b0a6535dc", want, 32);
         ok(memcmp(got, want, 32) == 0, "END MAC known answer");
         auth_result_mac(&sess, 0, &r, got);
         memcpy(r.mac, got, 32);
-        hex2bin("6c3afeb2ed81b9f22a217b088272641784d39aab9323751a9e6f7030fcce188e", want, 32);
+        hex2bin("0cd41ecaf9441a975df5545518163b410751f246504c98ac8496dd544cf3a6cf", want, 32);
         ok(memcmp(got, want, 32) == 0, "RESULT MAC known answer");
         strcpy(next.name, "second.bin");
         auth_next_offer_mac(&sess, &next, next.mac);
-        hex2bin("a55090aab4164d4c83d59336587cc56019c9cffc0f2d7265d2b2b43c67557d31", want, 32);
+        hex2bin("0ff6e3e09d775fc49eb58753480c328db5d3adffb006f5ed86a542de58aa21ab", want, 32);
         ok(memcmp(next.mac, want, 32) == 0, "a later OFFER's MAC known answer (under S)");
         is_int(auth_next_offer_verify(&sess, &next), 0, "and it verifies");
         next.file = 2;
@@ -182,8 +182,30 @@ static void test_vectors(void)
                "nor without a session key");
         e.file = 2;
         is_int(auth_end_verify(&sess, 1, &e), -EACCES, "an END for another file does not verify");
+        r.file = 2;
+        is_int(auth_result_verify(&sess, 0, &r), 0, "the RESULT verifies");
+        r.hops = 1;
+        is_int(auth_result_verify(&sess, 0, &r), -EACCES,
+               "a RESULT that says another thing of the route (hops) does not verify");
+        r.hops = 0;
+        r.hop_failed = 1;
+        is_int(auth_result_verify(&sess, 0, &r), -EACCES, "nor one that names another failed hop");
+        r.hop_failed = 0;
+        r.hop_missing = 2;
+        is_int(auth_result_verify(&sess, 0, &r), -EACCES, "nor one that says another hop is missing");
+        r.hop_missing = 0;
         r.file = 1;
         is_int(auth_result_verify(&sess, 0, &r), -EACCES, "a RESULT for another file does not verify");
+        /* A relay chain's route travels under the OFFER's MAC, as its hash. */
+        is_int(auth_offer_verify(&key, nr, &bd, &o), 0, "the OFFER verifies");
+        o.flags |= WIRE_OFFER_ROUTE;
+        is_int(auth_offer_verify(&key, nr, &bd, &o), -EACCES, "the same OFFER naming a route does not");
+        o.route_hash[31] ^= 1;
+        auth_offer_mac(&key, nr, &bd, &o, o.mac);
+        is_int(auth_offer_verify(&key, nr, &bd, &o), 0, "one MACed with its route hash does");
+        o.route_hash[0] ^= 1;
+        is_int(auth_offer_verify(&key, nr, &bd, &o), -EACCES, "and with another route's hash does not: "
+               "no hop can be spliced in");
         auth_session_clear(&sess);
         auth_key_clear(&key);
 }

@@ -67,7 +67,8 @@ static int sample_messages(struct ctl_msg *out)
         out[n].submit.files = 0x0a0b0c0d;
         out[n].submit.job_bytes = 0x1112131415161718ull;
         strcpy(out[n].submit.host, "fd00::2");
-        strcpy(out[n++].submit.name, "backup.tar");
+        strcpy(out[n].submit.name, "backup.tar");
+        strcpy(out[n++].submit.route, "198.18.0.3:7471,[fd00::4]");
         for (size_t i = 0; i < sizeof(with_id) / sizeof(with_id[0]); i++) {
                 msg_reset(&out[n], with_id[i]);
                 out[n++].id = 0x1122334455667788ull + i;
@@ -76,7 +77,7 @@ static int sample_messages(struct ctl_msg *out)
                 msg_reset(&out[n++], empty[i]);
         msg_reset(&out[n], CTL_JOB);
         out[n].job.id = 42;
-        out[n].job.state = CTL_JOB_FAILED;
+        out[n].job.state = CTL_JOB_DONE;
         out[n].job.status = 11;
         out[n].job.bytes_done = 1000;
         out[n].job.bytes_total = 2000;
@@ -89,9 +90,18 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.files_done = 0x01020304;
         out[n].job.files_total = 0x05060708;
         out[n].job.files_skipped = 0x0a0b0c0d;
+        /* A chain of 4 that went around node 2 and lost node 4 too. */
+        out[n].job.nodes = 4;
+        out[n].job.nodes_ok = 2;
+        out[n].job.node_failed = 2;
+        out[n].job.node_status = 0x0107;
+        out[n].job.nodes_missing = 0x0a;
+        strcpy(out[n].job.route, "[fd00::4]:7470,198.18.0.3:7471,198.18.0.5:7470");
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
-        strcpy(out[n++].job.text, "checksum mismatch");
+        strcpy(out[n].job.text, "checksum mismatch");
+        strcpy(out[n].job.node_peer, "[fd00::4]:7470");
+        strcpy(out[n++].job.node_text, "file exists");
         msg_reset(&out[n], CTL_ERROR);
         out[n].error.code = -ENOENT;
         strcpy(out[n++].error.text, "no such job");
@@ -161,6 +171,209 @@ static void test_transitions(void)
            !ctl_job_transition_ok(CTL_JOB_QUEUED, _CTL_JOB_STATE_MAX), "unknown states are refused");
 }
 
+/* A route of @hops hops, 10.0.0.1:7470 and on. */
+static void route_of(char *route, size_t size, unsigned int hops)
+{
+        char host[24];
+
+        memset(route, 0, size);         /* what a decode leaves past the NUL */
+        for (unsigned int i = 0; i < hops; i++) {
+                snprintf(host, sizeof(host), "10.0.0.%u", i + 1);
+                ctl_route_add(route, size, host, 7470);
+        }
+}
+
+/* A chain's nodes: what encode and decode both refuse. */
+static void test_job_nodes(const struct ctl_msg *sample)
+{
+        enum { ALL3 = 0x7, ALL28 = (1u << 28) - 1, AS_NODES = -1 };
+        static const struct {
+                uint8_t state;
+                uint16_t nodes;
+                uint32_t missing;
+                uint16_t nodes_ok, node_failed;
+                int hops;                       /* the route's; AS_NODES: nodes - 1 */
+                bool good;
+                const char *what;
+        } cases[] = {
+                { CTL_JOB_DONE, 0, 0, 0, 0, AS_NODES, true, "no chain" },
+                { CTL_JOB_DONE, 2, 0, 2, 0, AS_NODES, true, "a chain of 2, both published" },
+                { CTL_JOB_DONE, 4, 0x2, 3, 2, AS_NODES, true, "4 nodes, around the failed node 2" },
+                { CTL_JOB_DONE, 4, 0xa, 2, 2, AS_NODES, true, "4 nodes, 2 failed, 4 not reached" },
+                { CTL_JOB_DONE, 4, 0x4, 3, 0, AS_NODES, true, "4 nodes, node 3 missing, none named" },
+                { CTL_JOB_DONE, 28, 1u << 27, 27, 28, AS_NODES, true, "28 nodes, the last failed" },
+                { CTL_JOB_DONE, 28, ALL28 & ~1u, 1, 2, AS_NODES, true, "28 nodes, only the peer published" },
+                { CTL_JOB_FAILED, 28, ALL28, 0, 1, AS_NODES, true, "28 nodes, the first failed" },
+                { CTL_JOB_SENDING, 3, ALL3, 0, 0, AS_NODES, true, "3 nodes, not final yet" },
+                { CTL_JOB_RETRYING, 3, ALL3, 0, 0, AS_NODES, true, "3 nodes, retrying" },
+                { CTL_JOB_CANCELLED, 3, ALL3, 0, 0, AS_NODES, true, "3 nodes, cancelled" },
+                { CTL_JOB_DONE, 1, 0, 1, 0, 0, false, "a chain of 1 node" },
+                { CTL_JOB_DONE, 29, 0, 29, 0, 27, false, "29 nodes" },
+                { CTL_JOB_DONE, 0, 0, 1, 0, 0, false, "no chain, one published" },
+                { CTL_JOB_DONE, 0, 0, 0, 1, 0, false, "no chain, one failed" },
+                { CTL_JOB_DONE, 0, 1, 0, 0, 0, false, "no chain, one missing" },
+                { CTL_JOB_DONE, 0, 0, 0, 0, 1, false, "no chain, a route" },
+                { CTL_JOB_DONE, 3, 0, 3, 0, 1, false, "3 nodes, a route of 1 hop" },
+                { CTL_JOB_DONE, 3, 0, 3, 0, 3, false, "3 nodes, a route of 3 hops" },
+                { CTL_JOB_DONE, 3, 0x8, 2, 0, AS_NODES, false, "a missing bit past the last node" },
+                { CTL_JOB_DONE, 28, 1u << 31, 27, 0, AS_NODES, false, "missing bit 31" },
+                { CTL_JOB_DONE, 3, 0x4, 3, 3, AS_NODES, false, "nodes_ok more than the bits leave" },
+                { CTL_JOB_DONE, 3, 0x4, 1, 3, AS_NODES, false, "nodes_ok fewer than the bits leave" },
+                { CTL_JOB_DONE, 3, 0x6, 1, 3, AS_NODES, false, "node_failed not the first missing" },
+                { CTL_JOB_DONE, 3, 0, 3, 2, AS_NODES, false, "node_failed with none missing" },
+                { CTL_JOB_DONE, 3, 0x2, 2, 4, AS_NODES, false, "node_failed past the last node" },
+                { CTL_JOB_DONE, 3, ALL3, 0, 1, AS_NODES, false, "done, the peer did not publish" },
+                { CTL_JOB_FAILED, 3, 0x6, 1, 2, AS_NODES, false, "failed, the peer published" },
+                { CTL_JOB_FAILED, 3, ALL3, 0, 0, AS_NODES, false, "failed, no node named" },
+                { CTL_JOB_CANCELLED, 3, ALL3, 0, 1, AS_NODES, false, "cancelled, a node named failed" },
+                { CTL_JOB_CANCELLED, 3, 0x6, 1, 2, AS_NODES, false, "cancelled, the peer published" },
+                { CTL_JOB_SENDING, 3, 0, 3, 0, AS_NODES, false, "sending, every node published" },
+                { CTL_JOB_RETRYING, 3, ALL3, 0, 1, AS_NODES, false, "retrying, a node named failed" },
+        };
+        uint8_t buf[CTL_MSG_MAX], tmp[CTL_MSG_MAX];
+        struct ctl_msg j = *sample, m;
+        int len;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                int hops = cases[i].hops == AS_NODES ? cases[i].nodes - 1 : cases[i].hops;
+
+                j = *sample;
+                j.job.state = cases[i].state;
+                j.job.nodes = cases[i].nodes;
+                j.job.nodes_missing = cases[i].missing;
+                j.job.nodes_ok = cases[i].nodes_ok;
+                j.job.node_failed = cases[i].node_failed;
+                route_of(j.job.route, sizeof(j.job.route), hops > 0 ? (unsigned int)hops : 0);
+                if (cases[i].good) {
+                        int l = ctl_encode(tmp, sizeof(tmp), &j);
+
+                        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
+                           "JOB nodes: %s round-trips", cases[i].what);
+                        continue;
+                }
+                is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB nodes: %s: encoding is -EINVAL",
+                       cases[i].what);
+                /* The bytes of a good twin with the same strings, then this case's fields. */
+                j.job.state = CTL_JOB_DONE;
+                j.job.nodes = hops > 0 ? (uint16_t)(hops + 1) : 0;
+                j.job.nodes_missing = 0;
+                j.job.nodes_ok = j.job.nodes;
+                j.job.node_failed = 0;
+                len = ctl_encode(tmp, sizeof(tmp), &j);
+                tmp[CTL_HEADER_SIZE + 8] = cases[i].state;
+                put16(tmp + CTL_HEADER_SIZE + 76, cases[i].nodes);
+                put16(tmp + CTL_HEADER_SIZE + 78, cases[i].nodes_ok);
+                put16(tmp + CTL_HEADER_SIZE + 80, cases[i].node_failed);
+                put32(tmp + CTL_HEADER_SIZE + 84, cases[i].missing);
+                is_int(len > 0 ? ctl_decode(tmp, (size_t)len, &m) : len, -EBADMSG,
+                       "JOB nodes: %s: decoding is -EBADMSG", cases[i].what);
+        }
+
+        len = ctl_encode(buf, sizeof(buf), sample);
+        /* A node_peer_len past its field, the total kept consistent. */
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 94, 14 + 11);
+        put16(tmp + CTL_HEADER_SIZE + 96, 0);
+        is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the node_peer/node_text split decodes");
+        is_str(m.job.node_peer, "[fd00::4]:7470file exists", "and node_peer follows its length");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 96, 0xffff);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB node_text_len 65535");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 98, 0xffff);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB route_len 65535");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len - 47] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB node_text with embedded NUL");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len - 1] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB route with embedded NUL");
+        /* The route's split moved into node_text: a hop short of the nodes. */
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 96, 11 + 15);
+        put16(tmp + CTL_HEADER_SIZE + 98, 46 - 15);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB whose route is a hop short of its nodes");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len - 4] = 'x';     /* the last hop's port: "x470" */
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB whose route does not parse");
+        j = *sample;
+        memset(j.job.route, 'r', sizeof(j.job.route));
+        is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "unterminated route is -EINVAL");
+}
+
+/* SUBMIT's route: built by the client, split by the daemon. */
+static void test_route(void)
+{
+        static const char v6[] = "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255";
+        static const struct {
+                const char *route;
+                int n;
+                const char *host1;
+                uint16_t port1;
+        } cases[] = {
+                { "", 0, NULL, 0 },
+                { "198.18.0.3", 1, "198.18.0.3", 0 },
+                { "198.18.0.3:7471", 1, "198.18.0.3", 7471 },
+                { "[fd00::4]", 1, "fd00::4", 0 },
+                { "[fd00::4]:65535", 1, "fd00::4", 65535 },
+                { "fd00::4", 1, "fd00::4", 0 },         /* bare IPv6: no port, as peer.h has it */
+                { "198.18.0.3:7471,[fd00::4]:1,10.0.0.1", 3, "198.18.0.3", 7471 },
+                { ",198.18.0.3", -EINVAL, NULL, 0 },
+                { "198.18.0.3,", -EINVAL, NULL, 0 },
+                { "198.18.0.3,,10.0.0.1", -EINVAL, NULL, 0 },
+                { "[fd00::4", -EINVAL, NULL, 0 },
+                { "[fd00::4]7471", -EINVAL, NULL, 0 },
+                { "[fd00::4]:", -EINVAL, NULL, 0 },
+                { "[]:7471", -EINVAL, NULL, 0 },
+                { "198.18.0.3:0", -EINVAL, NULL, 0 },
+                { "198.18.0.3:65536", -EINVAL, NULL, 0 },
+                { "198.18.0.3:+1", -EINVAL, NULL, 0 },
+                { "198.18.0.3:", -EINVAL, NULL, 0 },
+                { ":7471", -EINVAL, NULL, 0 },
+                { "a]b", -EINVAL, NULL, 0 },
+                { "[a[b]:1", -EINVAL, NULL, 0 },
+                { "a23456789012345678901234567890123456789012345678901234", -EINVAL, NULL, 0 },
+        };
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX + 1];
+        char route[CTL_ROUTE_MAX + 1] = "", small[32] = "";
+        bool all = true;
+        int n;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                n = ctl_route_parse(cases[i].route, hops, CTL_ROUTE_HOPS_MAX);
+                if (n > 0 && cases[i].host1)
+                        ok(n == cases[i].n && !strcmp(hops[0].host, cases[i].host1) &&
+                           hops[0].port == cases[i].port1, "route '%s': %d hops, the first %s port %u",
+                           cases[i].route, n, hops[0].host, (unsigned int)hops[0].port);
+                else
+                        is_int(n, cases[i].n, "route '%s'", cases[i].route);
+        }
+        is_int(ctl_route_parse("10.0.0.1,10.0.0.2", hops, 1), -E2BIG, "more hops than asked for is -E2BIG");
+
+        /* The longest hop there is, CTL_ROUTE_HOPS_MAX times: CTL_ROUTE_MAX exactly. */
+        for (int i = 0; i < CTL_ROUTE_HOPS_MAX; i++)
+                if (ctl_route_add(route, sizeof(route), v6, 65535) != 0)
+                        all = false;
+        ok(all && strlen(route) == CTL_ROUTE_MAX, "%d of the longest IPv6 hops fill CTL_ROUTE_MAX (%zu)",
+           CTL_ROUTE_HOPS_MAX, strlen(route));
+        is_int(ctl_route_add(route, sizeof(route), "10.0.0.1", 0), -E2BIG, "one hop more is -E2BIG");
+        n = ctl_route_parse(route, hops, CTL_ROUTE_HOPS_MAX);
+        all = n == CTL_ROUTE_HOPS_MAX;
+        for (int i = 0; all && i < n; i++)
+                all = !strcmp(hops[i].host, v6) && hops[i].port == 65535;
+        ok(all, "and parse back as they went in");
+
+        is_int(ctl_route_add(small, sizeof(small), "198.18.0.3", 7471), 0, "an IPv4 hop");
+        is_int(ctl_route_add(small, sizeof(small), "fd00::4", 0), 0, "an IPv6 hop, no port");
+        is_str(small, "198.18.0.3:7471,[fd00::4]", "comma separated, IPv6 bracketed");
+        is_int(ctl_route_add(small, sizeof(small), "198.18.0.5", 7471), -ENAMETOOLONG,
+               "a hop that does not fit is -ENAMETOOLONG");
+        is_str(small, "198.18.0.3:7471,[fd00::4]", "and leaves the route as it was");
+        is_int(ctl_route_add(small, sizeof(small), "", 0), -EINVAL, "an empty host is -EINVAL");
+        is_int(ctl_route_add(small, sizeof(small), "a,b", 0), -EINVAL, "a host with a comma is -EINVAL");
+        is_int(ctl_route_add(small, sizeof(small), "[a]", 0), -EINVAL, "a host with brackets is -EINVAL");
+}
+
 static void test_codec(void)
 {
         struct ctl_msg msgs[16], back, m;
@@ -216,9 +429,12 @@ static void test_codec(void)
         /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 30;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 32;
 
-        is_int(len, host + 7 + 10, "SUBMIT: 30 fixed bytes, then host and name");
+        is_int(len, host + 7 + 10 + 25, "SUBMIT: 32 fixed bytes, then host, name and route");
+        ok(buf[CTL_HEADER_SIZE + 30] == 25 && buf[CTL_HEADER_SIZE + 31] == 0 &&
+           memcmp(buf + host + 17, "198.18.0.3:7471,[fd00::4]", 25) == 0,
+           "route_len u16 after job_bytes, the route after the name");
         ok(buf[CTL_HEADER_SIZE + 18] == 0x0d && buf[CTL_HEADER_SIZE + 21] == 0x0a &&
            buf[CTL_HEADER_SIZE + 22] == 0x18 && buf[CTL_HEADER_SIZE + 29] == 0x11,
            "SUBMIT files u32 and job_bytes u64 after retries, little-endian");
@@ -229,8 +445,14 @@ static void test_codec(void)
         tmp[host + 2] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT host with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
-        tmp[len - 1] = '\0';
+        tmp[host + 7 + 9] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT name with embedded NUL");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len - 1] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT route with embedded NUL");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 30, 24);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "SUBMIT route_len one short of the payload");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + lens, 8);    /* host_len +1, name_len -1: same total */
         put16(tmp + lens + 2, 9);
@@ -247,6 +469,7 @@ static void test_codec(void)
         memset(tmp + host, 'h', 64);
         put16(tmp + lens, 64);
         put16(tmp + lens + 2, 0);
+        put16(tmp + CTL_HEADER_SIZE + 30, 0);
         put32(tmp + 8, (uint32_t)(host - CTL_HEADER_SIZE + 64));
         is_int(ctl_decode(tmp, host + 64, &m), -EBADMSG, "SUBMIT with a 64-byte host");
         put16(tmp + lens, 63);
@@ -259,6 +482,24 @@ static void test_codec(void)
         msg_reset(&s, CTL_SUBMIT);
         memset(s.submit.name, 'n', sizeof(s.submit.name));
         is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "unterminated name is -EINVAL");
+        msg_reset(&s, CTL_SUBMIT);
+        memset(s.submit.route, 'r', sizeof(s.submit.route));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "unterminated route is -EINVAL");
+
+        /* Every string at its longest: a chain of 27 hops still fits. */
+        s = msgs[0];
+        memset(s.submit.host, 'h', CTL_HOST_MAX);
+        memset(s.submit.name, 'n', CTL_NAME_MAX);
+        memset(s.submit.route, 'r', CTL_ROUTE_MAX);
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len > 0 && len <= CTL_MSG_MAX, "SUBMIT with every string at its limit fits (%d bytes)", len);
+        ok(ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0, "and round-trips");
+        /* One byte more of route, the lengths consistent: too long. */
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len] = 'r';
+        put16(tmp + CTL_HEADER_SIZE + 30, CTL_ROUTE_MAX + 1);
+        put32(tmp + 8, (uint32_t)(len + 1 - CTL_HEADER_SIZE));
+        is_int(ctl_decode(tmp, (size_t)len + 1, &m), -EBADMSG, "SUBMIT with a route of CTL_ROUTE_MAX + 1 bytes");
 
         /* The sync flags travel as any SUBMIT flag. */
         s = msgs[0];
@@ -273,7 +514,8 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 82 + 15 + 10 + 17, "JOB: 82 fixed bytes, then peer, name and text");
+        is_int(len, CTL_HEADER_SIZE + 100 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 100 fixed bytes, then peer, name, text, node_peer, node_text and route");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -285,8 +527,17 @@ static void test_codec(void)
            "then files_done u32 and files_total u32, little-endian");
         ok(tmp[CTL_HEADER_SIZE + 72] == 0x0d && tmp[CTL_HEADER_SIZE + 75] == 0x0a,
            "then files_skipped u32, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 76] == 15 && tmp[CTL_HEADER_SIZE + 78] == 10 && tmp[CTL_HEADER_SIZE + 80] == 17,
-           "then the three string lengths");
+        ok(tmp[CTL_HEADER_SIZE + 76] == 4 && tmp[CTL_HEADER_SIZE + 78] == 2 && tmp[CTL_HEADER_SIZE + 80] == 2 &&
+           tmp[CTL_HEADER_SIZE + 82] == 0x07 && tmp[CTL_HEADER_SIZE + 83] == 0x01,
+           "then nodes, nodes_ok, node_failed and node_status u16, little-endian");
+        ok(tmp[CTL_HEADER_SIZE + 84] == 0x0a && tmp[CTL_HEADER_SIZE + 85] == 0 && tmp[CTL_HEADER_SIZE + 87] == 0,
+           "then nodes_missing u32, little-endian");
+        ok(tmp[CTL_HEADER_SIZE + 88] == 15 && tmp[CTL_HEADER_SIZE + 90] == 10 && tmp[CTL_HEADER_SIZE + 92] == 17 &&
+           tmp[CTL_HEADER_SIZE + 94] == 14 && tmp[CTL_HEADER_SIZE + 96] == 11 && tmp[CTL_HEADER_SIZE + 98] == 46,
+           "then the six string lengths");
+        ok(memcmp(tmp + len - 25 - 46, "[fd00::4]:7470file exists", 25) == 0 &&
+           memcmp(tmp + len - 46, "[fd00::4]:7470,198.18.0.3:7471,198.18.0.5:7470", 46) == 0,
+           "node_peer and node_text, then the route last");
         tmp[CTL_HEADER_SIZE + 8] = _CTL_JOB_STATE_MAX;
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB with an unknown state");
         j.job.state = _CTL_JOB_STATE_MAX;
@@ -295,19 +546,38 @@ static void test_codec(void)
         memset(j.job.text, 't', sizeof(j.job.text));
         is_int(ctl_encode(buf, sizeof(buf), &j), -EINVAL, "unterminated job text is -EINVAL");
         j = msgs[8];
+        memset(j.job.node_text, 't', sizeof(j.job.node_text));
+        is_int(ctl_encode(buf, sizeof(buf), &j), -EINVAL, "unterminated node_text is -EINVAL");
+        j = msgs[8];
         memset(j.job.peer, '1', sizeof(j.job.peer) - 1);
         memset(j.job.name, 'n', CTL_NAME_MAX);
         memset(j.job.text, 't', CTL_TEXT_MAX);
+        memset(j.job.node_peer, '1', sizeof(j.job.node_peer) - 1);
+        memset(j.job.node_text, 't', CTL_TEXT_MAX);
+        /* The longest route: CTL_ROUTE_HOPS_MAX of the longest hops. */
+        j.job.route[0] = '\0';
+        for (int i = 0; i < CTL_ROUTE_HOPS_MAX; i++)
+                ctl_route_add(j.job.route, sizeof(j.job.route), "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255",
+                              65535);
+        j.job.nodes = CTL_NODES_MAX;
+        j.job.nodes_missing = 1u << (CTL_NODES_MAX - 1);
+        j.job.nodes_ok = CTL_NODES_MAX - 1;
+        j.job.node_failed = CTL_NODES_MAX;
         len = ctl_encode(buf, sizeof(buf), &j);
-        ok(len > 0 && len <= CTL_MSG_MAX, "JOB with every string at its limit fits (%d bytes)", len);
+        ok(len > 0 && len <= CTL_MSG_MAX && strlen(j.job.route) == CTL_ROUTE_MAX,
+           "JOB with every string at its limit, a route of 27 hops, fits (%d bytes)", len);
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
         ok(m.job.bwlimit == 0x0102030405060708ull && m.job.attempt == 0x0506 && m.job.attempts == 0x0708 &&
            m.job.retry_usec == 0x1122334455667788ull, "JOB carries bwlimit, attempt, attempts and retry_usec");
         j = msgs[8];
         j.job.state = CTL_JOB_RETRYING;
+        j.job.nodes_missing = 0xf;
+        j.job.nodes_ok = 0;
+        j.job.node_failed = 0;
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && m.job.state == CTL_JOB_RETRYING,
            "JOB in RETRYING round-trips");
+        test_job_nodes(&msgs[8]);
 
         /* ERROR text. */
         struct ctl_msg e = msgs[9];
@@ -319,8 +589,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 4 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v4, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 5 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v5, type, length 0");
 
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];
@@ -574,6 +844,7 @@ int main(void)
         test_states();
         test_transitions();
         test_codec();
+        test_route();
         test_stats();
         test_socket();
         return done_testing();

@@ -1664,8 +1664,195 @@ static void test_tally(void)
         fx_teardown(&f);
 }
 
+static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, const char *route, int flags,
+                             uint32_t files, int *r_out)
+{
+        struct ctl_submit s = { .port = port, .flags = (uint16_t)flags, .files = files, .job_bytes = 100 };
+        int fd = make_file(10);
+        uint64_t id = 0;
+        struct job *job;
+
+        snprintf(s.host, sizeof(s.host), "%s", host);
+        snprintf(s.name, sizeof(s.name), "%s", "c.bin");
+        snprintf(s.route, sizeof(s.route), "%s", route);
+        *r_out = jobs_submit(f->jobs, &s, TEST_UID, fd, 10, &id);
+        if (*r_out < 0)
+                return 0;
+        job = jobs_find(f->jobs, id);
+        recs[n_recs] = (struct rec){ .id = id, .last = job->state };
+        job_watch(job, rec_cb, &recs[n_recs]);
+        n_recs++;
+        return id;
+}
+
+/* What control.c sends of a chain's job makes a JOB ctl_encode() takes. */
+static bool job_encodes(const struct job *job)
+{
+        struct ctl_msg m = { .type = CTL_JOB };
+        uint8_t buf[CTL_MSG_MAX];
+
+        m.job.state = (uint8_t)job->state;
+        m.job.nodes = job->nodes;
+        m.job.nodes_ok = job->nodes_ok;
+        m.job.node_failed = job->node_failed;
+        m.job.node_status = job->node_status;
+        m.job.nodes_missing = job->nodes_missing;
+        snprintf(m.job.node_peer, sizeof(m.job.node_peer), "%s", job->node_peer);
+        snprintf(m.job.route, sizeof(m.job.route), "%s", job->route);
+        return ctl_encode(buf, sizeof(buf), &m) > 0;
+}
+
+static void test_chain(void)
+{
+        const struct fake_send_info *info;
+        struct fx f;
+        struct job *job;
+        uint64_t id;
+        char hop[WIRE_HOP_STR_MAX];
+        int r;
+
+        fx_setup(&f, "chain", 4);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", 0, 0, &r);
+        is_int(r, 0, "a chain submits");
+        job = job_of(&f, id);
+        is_int(job->nodes, 4, "4 nodes");
+        is_str(job->route, "192.0.2.2:7471,[fd00::3]:7470,192.0.2.4:7470", "the route with its ports fixed");
+        run(&f);
+        info = fake_engine_info(xfer_of(&f, id));
+        ok(info->has_route && info->route_hops == 3, "the engine got 3 hops");
+        wire_hop_str(&info->route[0], hop, sizeof(hop));
+        is_str(hop, "192.0.2.2:7471", "hop 1");
+        wire_hop_str(&info->route[1], hop, sizeof(hop));
+        is_str(hop, "[fd00::3]:7470", "hop 2");
+        wire_hop_str(&info->route[2], hop, sizeof(hop));
+        is_str(hop, "192.0.2.4:7470", "hop 3");
+        ok(job->nodes_missing == 0xf && job->nodes_ok == 0 && job->node_failed == 0 && job_encodes(job),
+           "before its end: every node missing, none failed");
+        /* The peer's relay went around hop 2 (node 3): hops 1 and 3 have it. */
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0x2, 2, WIRE_E_EXISTS, "file exists");
+        ok(job->state == CTL_JOB_DONE && job->nodes_missing == 0x4 && job->nodes_ok == 3 &&
+           job->node_failed == 3 && job->node_status == WIRE_E_EXISTS, "partial: done, 3 of 4, node 3 failed");
+        is_str(job->node_peer, "[fd00::3]:7470", "its address");
+        is_str(job->node_text, "file exists", "its reason");
+        ok(job_encodes(job), "and that makes a JOB");
+
+        /* Hops 1 and 2 missing: node 2 failed, node 3 not reached, node 4 has it. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 1, 0x3, 1, WIRE_E_NO_SPACE, "");
+        job = job_of(&f, id);
+        ok(job->nodes_missing == 0x6 && job->nodes_ok == 2 && job->node_failed == 2 &&
+           job->node_status == WIRE_E_NO_SPACE && job_encodes(job), "nodes 2 and 3 missing, 2 failed");
+        is_str(job->node_peer, "192.0.2.2:7471", "node 2's address");
+
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0, 0, 0, "");
+        job = job_of(&f, id);
+        ok(job->nodes == 3 && job->nodes_ok == 3 && job->nodes_missing == 0 && job->node_failed == 0 &&
+           job_encodes(job), "every node");
+
+        /* The engine says less than all and no failure: the first unheard failed. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 0, 0, 0, 0, NULL);
+        job = job_of(&f, id);
+        ok(job->nodes_ok == 1 && job->nodes_missing == 0x6 && job->node_failed == 2 &&
+           job->node_status == WIRE_E_INTERNAL && job_encodes(job), "no word from hops 1 and 2");
+        is_str(job->node_text, "no word from it", "said so");
+
+        /* A count short of what the bits leave: those past it, in order, are missing. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 1, 0x1, 1, WIRE_E_IO, "disk");
+        job = job_of(&f, id);
+        ok(job->nodes_ok == 2 && job->nodes_missing == 0xa && job->node_failed == 2 &&
+           job->node_status == WIRE_E_IO && job_encodes(job), "1 of 3 hops, hop 1 missing: hop 3 is too");
+        is_str(job->node_text, "disk", "hop 1 keeps its reason");
+
+        /* A count past what the bits leave: the bits say which. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0x1, 1, WIRE_E_IO, "disk");
+        job = job_of(&f, id);
+        ok(job->nodes_ok == 2 && job->nodes_missing == 0x2 && job->node_failed == 2 && job_encodes(job),
+           "2 of 2 hops, hop 1 missing: the bits win");
+
+        /* A hop_failed without its bit is missing all the same. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0, 2, WIRE_E_IO, "disk");
+        job = job_of(&f, id);
+        ok(job->nodes_ok == 2 && job->nodes_missing == 0x4 && job->node_failed == 3 &&
+           job->node_status == WIRE_E_IO && job_encodes(job), "hop_failed 2 with no bit: node 3 failed");
+
+        /* hop_failed not the first missing: the first is unheard of, hop_failed's reason unsaid. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 0, 0x3, 2, WIRE_E_IO, "disk");
+        job = job_of(&f, id);
+        ok(job->nodes_ok == 1 && job->nodes_missing == 0x6 && job->node_failed == 2 &&
+           job->node_status == WIRE_E_INTERNAL && job_encodes(job), "hop_failed past the first missing");
+
+        /* Bits past the route mean nothing. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0x4, 0, 0, NULL);
+        job = job_of(&f, id);
+        ok(job->nodes_ok == 3 && job->nodes_missing == 0 && job->node_failed == 0 && job_encodes(job),
+           "a missing bit past the route is dropped");
+
+        /* Node 1 fails, permanently. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 0, &r);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_DENIED, false, "refused by peer: denied");
+        job = job_of(&f, id);
+        ok(job->state == CTL_JOB_FAILED && job->nodes_ok == 0 && job->nodes_missing == 0x3 &&
+           job->node_failed == 1 && job->node_status == WIRE_E_DENIED && job_encodes(job), "node 1 failed");
+        is_str(job->node_peer, "192.0.2.1:7470", "node 1's address");
+        is_str(job->node_text, "refused by peer: denied", "the job's reason");
+
+        /* Cancelled while running: none has it, none failed. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        run(&f);
+        is_int(jobs_cancel(f.jobs, id), 0, "cancel a running chain");
+        run(&f);
+        job = job_of(&f, id);
+        ok(job->state == CTL_JOB_CANCELLED && job->nodes_ok == 0 && job->nodes_missing == 0x7 &&
+           job->node_failed == 0 && !job->node_peer[0] && job_encodes(job), "cancelled: every node missing");
+
+        /* Transient: the whole chain again. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 0, &r);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "busy");
+        job = job_of(&f, id);
+        ok(job->state == CTL_JOB_RETRYING && job->node_failed == 0 && job->nodes_missing == 0x3 &&
+           job_encodes(job), "retrying: no node verdict yet");
+
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_TREE, 3, &r);
+        is_int(r, -EINVAL, "no chain for a tree");
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 3, &r);
+        is_int(r, -EINVAL, "nor several files");
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_SYNC_SIZE, 0, &r);
+        is_int(r, -EINVAL, "nor sync");
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,", 0, 0, &r);
+        is_int(r, -EINVAL, "nor a bad route");
+        id = submit_chain(&f, "192.0.2.1", 0, "not-numeric", 0, 0, &r);
+        run(&f);
+        ok(job_of(&f, id)->state == CTL_JOB_FAILED && job_of(&f, id)->node_failed == 1 &&
+           job_of(&f, id)->nodes_missing == 0x3 && job_encodes(job_of(&f, id)),
+           "a non-numeric hop (control.c refuses it first) fails the start");
+        /* The one retrying ends, so nothing is left to the teardown. */
+        for (struct job *j = jobs_first(f.jobs); j; j = j->next)
+                if (j->state == CTL_JOB_RETRYING)
+                        jobs_cancel(f.jobs, j->id);
+        run(&f);
+        fx_teardown(&f);
+}
+
 int main(void)
 {
+        test_chain();
         test_sync_job();
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();

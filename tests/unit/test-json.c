@@ -218,6 +218,29 @@ int main(void)
                     "\"peer\":\"198.18.0.2:7470\",\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",
                "a job object");
         free(buf);
+
+        /* A chain that went around its failed node 2; node 4 not reached. */
+        job.state = CTL_JOB_DONE;
+        job.status = WIRE_OK;
+        job.text[0] = '\0';
+        job.nodes = 4;
+        job.nodes_ok = 2;
+        job.nodes_missing = 0xa;
+        job.node_failed = 2;
+        job.node_status = WIRE_E_EXISTS;
+        snprintf(job.node_peer, sizeof(job.node_peer), "198.18.0.3:7470");
+        snprintf(job.route, sizeof(job.route), "198.18.0.3:7470,198.18.0.4:7470,[fd00::5]:7470");
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return 1;
+        json_job(f, &job);
+        fclose(f);
+        ok(strstr(buf, ",\"text\":\"\",\"nodes\":4,\"nodes_ok\":2,\"node_failed\":2,\"node_status\":7,"
+                       "\"node_status_text\":\"file exists\",\"node_peer\":\"198.18.0.3:7470\",\"node_text\":\"\","
+                       "\"nodes_missing\":[2,4],\"route\":\"198.18.0.3:7470,198.18.0.4:7470,[fd00::5]:7470\"}") != NULL,
+           "a chain's job: its nodes, the missing ones by number, and the route");
+        free(buf);
         test_hostile();
         test_stats();
         test_files();

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -57,7 +58,30 @@ static struct wire_msg sample_offer(const char *name)
         return m;
 }
 
-/* One valid message of every type, for the generic hostile-input loops. */
+/* A hop from its address as IPv6 text (IPv4 as ::ffff:a.b.c.d). */
+static struct wire_hop sample_hop(const char *addr, uint16_t port)
+{
+        struct wire_hop h;
+
+        memset(&h, 0, sizeof(h));
+        inet_pton(AF_INET6, addr, h.addr);
+        h.port = port;
+        return h;
+}
+
+static struct wire_msg sample_route(void)
+{
+        struct wire_msg m;
+
+        msg_reset(&m, WIRE_ROUTE, 0);
+        m.route.hops = 2;
+        m.route.hop[0] = sample_hop("::ffff:198.18.0.2", 7471);
+        m.route.hop[1] = sample_hop("fd00::3", 7472);
+        return m;
+}
+
+/* One valid message of every type, for the generic hostile-input loops:
+ * out[] holds _WIRE_TYPE_MAX - 1 of them. */
 static int sample_messages(struct wire_msg *out)
 {
         int n = 0;
@@ -88,6 +112,7 @@ static int sample_messages(struct wire_msg *out)
         snprintf(out[n++].result.text, sizeof(out[0].result.text), "published");
         msg_reset(&out[n], WIRE_WAIT, 0);
         out[n++].wait.file = 0x0a0b0c0d;
+        out[n++] = sample_route();
         return n;
 }
 
@@ -162,9 +187,13 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 10);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v10 is -EPROTONOSUPPORT");
-        is_int(h2.version, 10, "and still reports the peer's version");
+        put16(buf + 4, 11);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v11 is -EPROTONOSUPPORT");
+        is_int(h2.version, 11, "and still reports the peer's version");
+        put16(buf + 4, 9);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-9 hello (no relay chains: no ROUTE, no hop fields in RESULT) is -EPROTONOSUPPORT");
+        is_int(h2.version, 9, "and reports version 9");
         put16(buf + 4, 8);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-8 hello (silent while it verifies: a sender would give up on it) is -EPROTONOSUPPORT");
@@ -253,10 +282,11 @@ static void test_private_data(void)
 
 static void test_round_trips(void)
 {
-        struct wire_msg msgs[8], back;
+        struct wire_msg msgs[_WIRE_TYPE_MAX], back;
         uint8_t buf[WIRE_CTRL_MAX];
         int n = sample_messages(msgs);
 
+        is_int(n, _WIRE_TYPE_MAX - 1, "one sample message of every type");
         for (int i = 0; i < n; i++) {
                 int len = wire_encode(buf, sizeof(buf), &msgs[i]);
 
@@ -271,7 +301,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 202 + WIRE_NAME_MAX, "255-byte name: header + 202 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 234 + WIRE_NAME_MAX, "255-byte name: header + 234 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -283,13 +313,78 @@ static void test_round_trips(void)
         is_int(len, WIRE_HEADER_SIZE + 4 + WIRE_TEXT_MAX, "200-byte refuse text encodes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
         ok(back.refuse.text[WIRE_TEXT_MAX] == '\0', "decoded text is NUL-terminated");
+
+        /* The largest ROUTE: WIRE_ROUTE_MAX hops still fit WIRE_CTRL_MAX. */
+        struct wire_msg rt;
+
+        msg_reset(&rt, WIRE_ROUTE, 0);
+        rt.route.hops = WIRE_ROUTE_MAX;
+        for (int i = 0; i < WIRE_ROUTE_MAX; i++) {
+                memset(rt.route.hop[i].addr, 0xf0 + i % 16, WIRE_ADDR_SIZE);
+                rt.route.hop[i].port = (uint16_t)(0xff00 + i);
+        }
+        len = wire_encode(buf, sizeof(buf), &rt);
+        is_int(len, WIRE_HEADER_SIZE + 2 + WIRE_ROUTE_MAX * 18, "%d-hop ROUTE: header + 2 + %d * 18 bytes",
+               WIRE_ROUTE_MAX, WIRE_ROUTE_MAX);
+        ok(len <= WIRE_CTRL_MAX, "and fits WIRE_CTRL_MAX");
+        is_int(wire_decode(buf, (size_t)len, &back), 0, "the %d-hop ROUTE decodes", WIRE_ROUTE_MAX);
+        ok(memcmp(&back, &rt, sizeof(back)) == 0, "and comes back hop for hop");
+
+        /* A relay's RESULT: its hop fields round-trip. */
+        msg_reset(&r, WIRE_RESULT, 2);
+        r.result.status = WIRE_E_NO_SPACE;
+        r.result.file = 5;
+        r.result.bytes = 1 << 20;
+        r.result.usec = 777;
+        r.result.hops = 2;
+        r.result.hop_failed = 3;
+        r.result.hop_status = WIRE_E_NO_SPACE;
+        r.result.hop_missing = 1u << 2;
+        memset(r.result.mac, 0x42, WIRE_MAC_SIZE);
+        snprintf(r.result.text, sizeof(r.result.text), "hop 3: no space");
+        len = wire_encode(buf, sizeof(buf), &r);
+        is_int(len, WIRE_HEADER_SIZE + 66 + 15, "RESULT with hop fields: header + 66 + text");
+        is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
+        ok(memcmp(&back, &r, sizeof(back)) == 0 && back.result.hops == 2 && back.result.hop_failed == 3 &&
+           back.result.hop_status == WIRE_E_NO_SPACE && back.result.hop_missing == 1u << 2,
+           "hops, hop_failed, hop_status and hop_missing round-trip");
+        r.result.hops = WIRE_ROUTE_MAX;
+        r.result.hop_failed = 0;
+        r.result.hop_status = 0;
+        r.result.hop_missing = 0;
+        len = wire_encode(buf, sizeof(buf), &r);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && back.result.hops == WIRE_ROUTE_MAX,
+           "a RESULT of %d hops all published round-trips", WIRE_ROUTE_MAX);
+        r.result.hops = WIRE_ROUTE_MAX - 1;
+        r.result.hop_failed = WIRE_ROUTE_MAX;
+        r.result.hop_missing = 1u << (WIRE_ROUTE_MAX - 1);
+        len = wire_encode(buf, sizeof(buf), &r);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && back.result.hop_failed == WIRE_ROUTE_MAX &&
+           back.result.hop_missing == 1u << (WIRE_ROUTE_MAX - 1),
+           "a RESULT whose last hop of %d failed round-trips", WIRE_ROUTE_MAX);
+
+        /* Gone around: hops 2 and 5 missing, the rest of the route published. */
+        r.result.hops = WIRE_ROUTE_MAX - 2;
+        r.result.hop_failed = 2;
+        r.result.hop_status = WIRE_E_IO;
+        r.result.hop_missing = 0x12;
+        len = wire_encode(buf, sizeof(buf), &r);
+        ok(len == WIRE_HEADER_SIZE + 66 + 15 && wire_decode(buf, (size_t)len, &back) == 0 &&
+           memcmp(&back, &r, sizeof(back)) == 0 && back.result.hop_missing == 0x12 && back.result.hop_failed == 2,
+           "a RESULT of %d hops published, hops 2 and 5 missing, round-trips", WIRE_ROUTE_MAX - 2);
+        r.result.hops = 0;
+        r.result.hop_failed = 1;
+        r.result.hop_missing = (1u << WIRE_ROUTE_MAX) - 1;
+        len = wire_encode(buf, sizeof(buf), &r);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &r, sizeof(back)) == 0,
+           "a RESULT whose %d hops are all missing round-trips", WIRE_ROUTE_MAX);
 }
 
 /* Pin the byte layout: a change here breaks interop with deployed daemons. */
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x09, 0x00, 0x05, 0x00,  /* magic, v9, END */
+                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x05, 0x00,  /* magic, v10, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -301,9 +396,20 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x09, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x03, 0x00,
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
+        };
+        static const uint8_t route[] = {
+                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x08, 0x00,  /* magic, v10, ROUTE */
+                0x26, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 38, credits 0 */
+                0x02, 0x00,                                      /* hops 2 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
+                0x00, 0x00, 0xff, 0xff, 0xc6, 0x12, 0x00, 0x02,
+                0x2f, 0x1d,                                      /* port 7471 */
+                0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::3 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03,
+                0x30, 0x1d,                                      /* port 7472 */
         };
         struct wire_msg m = { .type = WIRE_END, .credits = 7 };
         uint8_t buf[WIRE_CTRL_MAX];
@@ -324,9 +430,14 @@ static void test_golden(void)
         len = wire_encode(buf, sizeof(buf), &m);
         ok(len == sizeof(refuse) && memcmp(buf, refuse, sizeof(refuse)) == 0, "REFUSE matches the documented bytes");
 
+        m = sample_route();
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == sizeof(route) && memcmp(buf, route, sizeof(route)) == 0,
+           "ROUTE of 2 hops matches the documented bytes");
+
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 202 + 1 && buf[6] == WIRE_OFFER && buf[8] == 203 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 234 + 1 && buf[6] == WIRE_OFFER && buf[8] == 235 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 2 && buf[16 + 29] == 0 &&
            buf[16 + 30] == 3 && buf[16 + 34] == 0x0c && buf[16 + 35] == 0x0b && buf[16 + 39] == 0x01 &&
@@ -335,16 +446,26 @@ static void test_golden(void)
            buf[16 + 70] == 0x40 && buf[16 + 85] == 0x4f &&
            buf[16 + 86] == 0x60 && buf[16 + 117] == 0x60 + 31 &&
            buf[16 + 118] == 0xa0 && buf[16 + 149] == 0xa0 + 31 && buf[16 + 150] == 0 &&
-           buf[16 + 185] == 0 && buf[16 + 201] == 0 && buf[16 + 202] == 'x',
+           buf[16 + 185] == 0 && buf[16 + 201] == 0 && buf[16 + 202] == 0 && buf[16 + 233] == 0 &&
+           buf[16 + 234] == 'x',
            "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, mode, mtime_ns, "
-           "token, source, nonce, mac, pack_entries, pack_hash, digest, name in that order");
+           "token, source, nonce, mac, pack_entries, pack_hash, digest, route_hash, name in that order");
+        o.offer.flags = WIRE_OFFER_ROUTE;
+        for (int i = 0; i < WIRE_ROUTE_HASH_SIZE; i++)
+                o.offer.route_hash[i] = (uint8_t)(0xe0 + i);
+        len = wire_encode(buf, sizeof(buf), &o);
+        ok(len == 16 + 234 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0 && buf[16 + 201] == 0 &&
+           buf[16 + 202] == 0xe0 && buf[16 + 233] == 0xff && buf[16 + 234] == 'x',
+           "a routed OFFER: its flag, and route_hash after the digest, before the name");
+        o.offer.flags = 0;
+        memset(o.offer.route_hash, 0, WIRE_ROUTE_HASH_SIZE);
         o.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK;
         o.offer.file = 1;
         o.offer.pack_entries = 0x0102;
         o.offer.job_files = 0x0103;
         memset(o.offer.pack_hash, 0xcd, WIRE_PACK_HASH_SIZE);
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 202 + 1 && buf[16 + 150] == 0x02 && buf[16 + 151] == 0x01 && buf[16 + 154] == 0xcd &&
+        ok(len == 16 + 234 + 1 && buf[16 + 150] == 0x02 && buf[16 + 151] == 0x01 && buf[16 + 154] == 0xcd &&
            buf[16 + 185] == 0xcd && buf[16 + 20] == 0x05, "a pack's OFFER: its flag, entries and hash");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
@@ -366,13 +487,21 @@ static void test_golden(void)
         m.result.file = 7;
         m.result.bytes = 5;
         m.result.usec = 6;
+        m.result.hops = 0x0b;
+        m.result.hop_failed = 0x0c;
+        m.result.hop_status = 0x0d0e;
+        m.result.hop_missing = 0x02040800;     /* hops 12 (the first), 19 and 26 */
         m.result.mac[0] = 0x77;
         m.result.mac[31] = 0x88;
         strcpy(m.result.text, "zz");
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 16 + 56 + 2 && buf[16] == WIRE_E_SIZE && buf[18] == 2 && buf[20] == 7 && buf[24] == 5 &&
-           buf[32] == 6 && buf[40] == 0x77 && buf[71] == 0x88 && buf[72] == 'z',
-           "RESULT: status, text_len, file, bytes, usec, mac, text in that order");
+        ok(len == 16 + 66 + 2 && buf[8] == 68 && buf[16] == WIRE_E_SIZE && buf[18] == 2 && buf[20] == 7 &&
+           buf[24] == 5 && buf[32] == 6 && buf[39] == 0 && buf[40] == 0x0b && buf[41] == 0 && buf[42] == 0x0c &&
+           buf[43] == 0 && buf[44] == 0x0e && buf[45] == 0x0d && buf[46] == 0x00 && buf[47] == 0x08 &&
+           buf[48] == 0x04 && buf[49] == 0x02 && buf[50] == 0x77 && buf[81] == 0x88 && buf[82] == 'z' &&
+           buf[83] == 'z',
+           "RESULT: status, text_len, file, bytes, usec, hops, hop_failed, hop_status, hop_missing, mac, text "
+           "in that order");
 }
 
 static void test_encode_errors(void)
@@ -420,11 +549,89 @@ static void test_encode_errors(void)
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a pack past the job's files refused");
         bad.offer.pack_entries = 1;
         ok(wire_encode(buf, sizeof(buf), &bad) > 0, "a pack of the job's last file is fine");
+        bad = sample_offer("x");
+        bad.offer.route_hash[31] = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a route hash without WIRE_OFFER_ROUTE refused");
+        bad.offer.flags = WIRE_OFFER_ROUTE;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with it");
         bad = (struct wire_msg){ .type = WIRE_ACCEPT };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an ACCEPT of 0 lanes refused");
         bad = (struct wire_msg){ .type = WIRE_RESULT };
         memset(bad.result.text, 't', sizeof(bad.result.text));
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "unterminated result text refused");
+        bad = (struct wire_msg){ .type = WIRE_RESULT };
+        bad.result.hop_failed = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT whose failed hop is past WIRE_ROUTE_MAX refused");
+        bad.result.hop_failed = 0;
+        bad.result.hops = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT of more than WIRE_ROUTE_MAX hops refused");
+        bad.result.hops = WIRE_ROUTE_MAX;
+        bad.result.hop_failed = 1;
+        bad.result.hop_missing = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT of %d hops published and one failed refused", WIRE_ROUTE_MAX);
+        bad.result.hops = 0xffff;
+        bad.result.hop_failed = 0xffff;
+        bad.result.hop_missing = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT of 65535 hops refused");
+
+        /* hop_missing: bits below WIRE_ROUTE_MAX, the lowest named by hop_failed, counted with hops. */
+        bad = (struct wire_msg){ .type = WIRE_RESULT };
+        bad.result.hops = 1;
+        bad.result.hop_missing = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with a hop missing and none failed refused");
+        bad.result.hop_failed = 1;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with hop_failed 1");
+        bad.result.hop_missing = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with a hop failed and none missing refused");
+        bad.result.hops = WIRE_ROUTE_MAX - 2;
+        bad.result.hop_missing = 0x12;
+        bad.result.hop_failed = 5;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT whose failed hop is missing but not the first refused");
+        bad.result.hop_failed = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT whose failed hop is before the first missing refused");
+        bad.result.hop_failed = 3;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT whose failed hop is after the first missing, and not missing, refused");
+        bad.result.hop_failed = 2;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with hop_failed 2");
+        bad.result.hops = 0;
+        bad.result.hop_missing = 1u << WIRE_ROUTE_MAX;
+        bad.result.hop_failed = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT missing hop %d refused", WIRE_ROUTE_MAX + 1);
+        bad.result.hop_missing = 1u | 1u << 31;
+        bad.result.hop_failed = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with bit 31 of hop_missing set refused");
+        bad.result.hop_missing = 0xffffffff;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with every bit of hop_missing set refused");
+        bad.result.hops = WIRE_ROUTE_MAX - 2;
+        bad.result.hop_missing = 0x7;
+        bad.result.hop_failed = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT of %d hops published and 3 missing refused", WIRE_ROUTE_MAX - 2);
+        bad.result.hops = WIRE_ROUTE_MAX - 3;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with %d published", WIRE_ROUTE_MAX - 3);
+        bad.result.hops = 1;
+        bad.result.hop_missing = (1u << WIRE_ROUTE_MAX) - 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT of 1 hop published and %d missing refused", WIRE_ROUTE_MAX);
+        bad = sample_route();
+        bad.route.hops = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of no hops refused");
+        bad.route.hops = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of %d hops refused", WIRE_ROUTE_MAX + 1);
+        bad.route.hops = 0xffff;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of 65535 hops refused");
+        bad = sample_route();
+        len = wire_encode(buf, sizeof(buf), &bad);
+        all = true;
+        for (int cap = 0; cap < len; cap++)
+                if (wire_encode(buf, (size_t)cap, &bad) != -EMSGSIZE)
+                        all = false;
+        ok(all, "a ROUTE: every capacity below %d is -EMSGSIZE", len);
         bad = (struct wire_msg){ .type = 0 };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "type 0 refused");
         bad = (struct wire_msg){ .type = _WIRE_TYPE_MAX };
@@ -433,7 +640,7 @@ static void test_encode_errors(void)
 
 static void test_decode_hostile(void)
 {
-        struct wire_msg msgs[8], m;
+        struct wire_msg msgs[_WIRE_TYPE_MAX], m;
         uint8_t buf[WIRE_CTRL_MAX + 64], tmp[WIRE_CTRL_MAX + 64];
         int n = sample_messages(msgs);
 
@@ -460,7 +667,11 @@ static void test_decode_hostile(void)
 
                 memcpy(tmp, buf, (size_t)len);
                 put16(tmp + 4, WIRE_VERSION + 1);
-                is_int(wire_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 2", t);
+                is_int(wire_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT,
+                       "type %d from version %d", t, WIRE_VERSION + 1);
+                put16(tmp + 4, WIRE_VERSION - 1);
+                is_int(wire_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT,
+                       "type %d from version %d", t, WIRE_VERSION - 1);
                 put16(tmp + 4, 0xffff);
                 is_int(wire_decode(tmp, (size_t)len, &m), -EPROTONOSUPPORT, "type %d from version 65535", t);
 
@@ -502,15 +713,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 202;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 234;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 202);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 202, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 234);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 234, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -550,6 +761,23 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "a pack OFFER of the job's last entries decodes");
         ok(m.offer.pack_entries == 0xfffffffdu && m.offer.pack_hash[31] == 1 &&
            m.offer.flags == (WIRE_OFFER_TREE | WIRE_OFFER_PACK), "with its pack fields");
+
+        /* The route hash only with WIRE_OFFER_ROUTE. */
+        memcpy(tmp, buf, (size_t)len);
+        tmp[WIRE_HEADER_SIZE + 202] = 1;
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER with a route hash but no route flag");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[WIRE_HEADER_SIZE + 233] = 0x80;
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG,
+               "OFFER with the route hash's last byte set, no route flag");
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_ROUTE);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "OFFER with the route flag and a route hash decodes");
+        ok(m.offer.flags == WIRE_OFFER_ROUTE && m.offer.route_hash[31] == 0x80 && m.offer.route_hash[0] == 0 &&
+           !strcmp(m.offer.name, "abc"), "with its route hash, and the name after it");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_ROUTE);
+        ok(wire_decode(tmp, (size_t)len, &m) == 0 && m.offer.flags == WIRE_OFFER_ROUTE,
+           "the route flag with a zero hash decodes (the receiver judges it)");
 
         /* ACCEPT grants 1 .. WIRE_LANES_MAX lanes. */
         struct wire_msg acc = msgs[1];
@@ -631,10 +859,10 @@ static void test_decode_hostile(void)
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 202 + 256);
+        put32(tmp + 8, 234 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 202 + 255);
+        put32(tmp + 8, 234 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -656,6 +884,115 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT text with trailing NUL");
         put16(tmp + WIRE_HEADER_SIZE + 2, 0);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT text_len 0 with text bytes present");
+
+        /* RESULT's hop fields: hops + popcount(hop_missing) <= WIRE_ROUTE_MAX, no bit at WIRE_ROUTE_MAX or
+         * above, and hop_failed 0 with none missing, else the first missing. */
+        const int hops = WIRE_HEADER_SIZE + 24, failed = WIRE_HEADER_SIZE + 26, missing = WIRE_HEADER_SIZE + 30;
+
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + failed, WIRE_ROUTE_MAX + 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT whose failed hop is past WIRE_ROUTE_MAX");
+        put16(tmp + failed, 0xffff);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT whose failed hop is 65535");
+        put16(tmp + failed, 0);
+        put16(tmp + hops, WIRE_ROUTE_MAX + 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of more than WIRE_ROUTE_MAX hops");
+        put16(tmp + hops, WIRE_ROUTE_MAX);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT of WIRE_ROUTE_MAX hops, none failed, decodes");
+        is_int(m.result.hops, WIRE_ROUTE_MAX, "with its hops");
+        put16(tmp + failed, 1);
+        put32(tmp + missing, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of WIRE_ROUTE_MAX hops and one more failed");
+        put16(tmp + hops, WIRE_ROUTE_MAX - 1);
+        put16(tmp + failed, WIRE_ROUTE_MAX);
+        put16(tmp + WIRE_HEADER_SIZE + 28, WIRE_E_IO);
+        put32(tmp + missing, 1u << (WIRE_ROUTE_MAX - 1));
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT whose hop %d of %d failed decodes", WIRE_ROUTE_MAX,
+               WIRE_ROUTE_MAX);
+        ok(m.result.hops == WIRE_ROUTE_MAX - 1 && m.result.hop_failed == WIRE_ROUTE_MAX &&
+           m.result.hop_status == WIRE_E_IO && m.result.hop_missing == 1u << (WIRE_ROUTE_MAX - 1) &&
+           m.result.mac[0] == 0x99 && m.result.mac[WIRE_MAC_SIZE - 1] == 0x99 && !strcmp(m.result.text, "published"),
+           "with its hop fields, the mac after them, and the text after the mac");
+
+        put16(tmp + hops, WIRE_ROUTE_MAX - 2);
+        put16(tmp + failed, 2);
+        put32(tmp + missing, 0x12);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT of %d hops, hops 2 and 5 missing, decodes",
+               WIRE_ROUTE_MAX - 2);
+        ok(m.result.hops == WIRE_ROUTE_MAX - 2 && m.result.hop_failed == 2 && m.result.hop_missing == 0x12,
+           "with its hop fields");
+        put16(tmp + failed, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with hops missing and none failed");
+        put16(tmp + failed, 5);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT whose failed hop is missing but not the first");
+        put16(tmp + failed, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT whose failed hop is before the first missing");
+        put16(tmp + failed, 3);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG,
+               "RESULT whose failed hop is after the first missing, and not missing");
+        put16(tmp + failed, 2);
+        put32(tmp + missing, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with a hop failed and none missing");
+        put16(tmp + hops, 0);
+        put16(tmp + failed, WIRE_ROUTE_MAX + 1);
+        put32(tmp + missing, 1u << WIRE_ROUTE_MAX);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT missing hop %d", WIRE_ROUTE_MAX + 1);
+        put16(tmp + failed, 1);
+        put32(tmp + missing, 1u | 1u << 31);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with bit 31 of hop_missing set");
+        put32(tmp + missing, 0xffffffff);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with every bit of hop_missing set");
+        put32(tmp + missing, (1u << WIRE_ROUTE_MAX) - 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT with all %d hops missing decodes", WIRE_ROUTE_MAX);
+        put16(tmp + hops, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of 1 hop published and %d missing",
+               WIRE_ROUTE_MAX);
+        put16(tmp + hops, WIRE_ROUTE_MAX - 2);
+        put32(tmp + missing, 0x7);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of %d hops published and 3 missing",
+               WIRE_ROUTE_MAX - 2);
+        put16(tmp + hops, WIRE_ROUTE_MAX - 3);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "the same with %d published decodes", WIRE_ROUTE_MAX - 3);
+
+        /* ROUTE: 1 .. WIRE_ROUTE_MAX hops, and a length that agrees with them. */
+        struct wire_msg rt = msgs[7];
+        const int rh = WIRE_HEADER_SIZE;
+
+        is_int(rt.type, WIRE_ROUTE, "sample 7 is the ROUTE");
+        len = wire_encode(buf, sizeof(buf), &rt);
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + rh, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 0 hops (with 2 hops' bytes)");
+        put32(tmp + 8, 2);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 2, &m), -EBADMSG, "ROUTE of 0 hops, nothing after");
+        put32(tmp + 8, 0);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE, &m), -EBADMSG, "ROUTE with no payload at all");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + rh, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 1 hop with 2 hops' bytes");
+        put16(tmp + rh, 3);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 3 hops with 2 hops' bytes");
+        put16(tmp + rh, 0xffff);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 65535 hops with 2 hops' bytes");
+        memcpy(tmp, buf, (size_t)len);
+        put32(tmp + 8, (uint32_t)(len - WIRE_HEADER_SIZE - 18));
+        is_int(wire_decode(tmp, (size_t)len - 18, &m), -EBADMSG, "ROUTE of 2 hops with 1 hop's bytes");
+        put32(tmp + 8, (uint32_t)(len - WIRE_HEADER_SIZE - 1));
+        is_int(wire_decode(tmp, (size_t)len - 1, &m), -EBADMSG, "ROUTE of 2 hops a byte short");
+
+        /* WIRE_ROUTE_MAX + 1 hops, length agreeing: one hop too many (and past WIRE_CTRL_MAX). */
+        const int over = WIRE_HEADER_SIZE + 2 + (WIRE_ROUTE_MAX + 1) * 18;
+
+        memcpy(tmp, buf, WIRE_HEADER_SIZE);
+        memset(tmp + WIRE_HEADER_SIZE, 0x11, (size_t)over - WIRE_HEADER_SIZE);
+        put16(tmp + rh, WIRE_ROUTE_MAX + 1);
+        put32(tmp + 8, (uint32_t)(over - WIRE_HEADER_SIZE));
+        is_int(wire_decode(tmp, (size_t)over, &m), -EBADMSG, "ROUTE of %d hops", WIRE_ROUTE_MAX + 1);
+        put16(tmp + rh, WIRE_ROUTE_MAX);
+        put32(tmp + 8, (uint32_t)(over - 18 - WIRE_HEADER_SIZE));
+        is_int(wire_decode(tmp, (size_t)over - 18, &m), 0, "the same with %d hops decodes", WIRE_ROUTE_MAX);
+        ok(m.route.hops == WIRE_ROUTE_MAX && m.route.hop[WIRE_ROUTE_MAX - 1].port == 0x1111 &&
+           m.route.hop[WIRE_ROUTE_MAX - 1].addr[15] == 0x11, "with its last hop");
 
         /* Strings come back NUL-terminated whatever the struct held before. */
         len = wire_encode(buf, sizeof(buf), &o);
@@ -695,7 +1032,7 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 170 + 5, "OFFER MAC input: label + Nr + binding + 170 bytes of fields + name");
+        is_int(la, 24 + 32 + 34 + 202 + 5, "OFFER MAC input: label + Nr + binding + 202 bytes of fields + name");
         ok(memcmp(a, "rdmaxfer-v4 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
@@ -704,8 +1041,25 @@ static void test_mac_input(void)
            a[114] == 4 && a[116] == 2 && a[120] == 3 && a[124] == 0x0c && a[125] == 0x0b &&
            a[132] == 0xed && a[136] == 0x88 && a[143] == 0x11 &&
            a[144] == 0x30 && a[159] == 0x3f && a[160] == 0x40 && a[175] == 0x4f &&
-           a[176] == 0x60 && a[207] == 0x7f && a[208] == 0 && memcmp(a + 260, "f.txt", 5) == 0,
+           a[176] == 0x60 && a[207] == 0x7f && a[208] == 0 && a[244] == 0 && a[259] == 0 && a[260] == 0 &&
+           a[291] == 0 && memcmp(a + 292, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
+        o2 = o;
+        o2.flags = WIRE_OFFER_ROUTE;
+        for (int i = 0; i < WIRE_ROUTE_HASH_SIZE; i++)
+                o2.route_hash[i] = (uint8_t)(0xe0 + i);
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(lb == la && b[110] == 0x80 && b[259] == 0 && b[260] == 0xe0 && b[291] == 0xff &&
+           memcmp(b + 292, "f.txt", 5) == 0, "the route hash comes after the digest, before the name");
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2);
+        o2.route_hash[16] ^= 1;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
+        ok(differs(a, la, b, lb), "the route hash is covered");
+        la = wire_next_offer_mac_input(a, sizeof(a), &o2);
+        o2.route_hash[16] ^= 1;
+        lb = wire_next_offer_mac_input(b, sizeof(b), &o2);
+        ok(differs(a, la, b, lb), "and in a later offer's MAC too");
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
 
         o2 = o;
         memset(o2.mac, 0, sizeof(o2.mac));
@@ -772,8 +1126,8 @@ static void test_mac_input(void)
 
         /* A later offer of the session: under S, no nonce or binding of its own. */
         la = wire_next_offer_mac_input(a, sizeof(a), &o);
-        ok(la == 29 + 170 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
-           a[29 + 26] == 2 && a[29 + 70] == 0x40 && memcmp(a + 29 + 170, "f.txt", 5) == 0,
+        ok(la == 29 + 202 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
+           a[29 + 26] == 2 && a[29 + 70] == 0x40 && a[29 + 201] == 0 && memcmp(a + 29 + 202, "f.txt", 5) == 0,
            "next OFFER MAC input: its own label, then the same fields");
         o2 = o;
         o2.file = 1;
@@ -822,8 +1176,11 @@ static void test_mac_input(void)
         is_int(wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2), -EINVAL, "unterminated name is -EINVAL");
         memset(o2.name, 'z', WIRE_NAME_MAX);
         o2.name[WIRE_NAME_MAX] = '\0';
-        ok(wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2) <= WIRE_MAC_INPUT_MAX,
-           "the longest input fits WIRE_MAC_INPUT_MAX");
+        o2.flags = WIRE_OFFER_ROUTE;
+        memset(o2.route_hash, 0xee, WIRE_ROUTE_HASH_SIZE);
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2);
+        ok(la == 24 + 32 + 34 + 202 + WIRE_NAME_MAX && la <= WIRE_MAC_INPUT_MAX,
+           "the longest input (%d bytes) fits WIRE_MAC_INPUT_MAX", la);
 }
 
 static void test_mac_inputs_after_offer(void)
@@ -832,7 +1189,8 @@ static void test_mac_inputs_after_offer(void)
         struct wire_accept acc = { .lanes = 3 };
         struct wire_hello h = { .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 2 };
         struct wire_end e = { .bytes = 0x0102030405060708ull }, e2;
-        struct wire_result r = { .status = WIRE_E_CHECKSUM, .bytes = 9, .usec = 10 }, r2;
+        struct wire_result r = { .status = WIRE_E_CHECKSUM, .bytes = 9, .usec = 10, .hops = 2, .hop_failed = 3,
+                                 .hop_status = WIRE_E_NO_SPACE, .hop_missing = 0x01020004 }, r2;
         uint8_t mac[WIRE_MAC_SIZE], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
         int la, lb;
 
@@ -908,10 +1266,12 @@ static void test_mac_inputs_after_offer(void)
         strcpy(r.text, "bad");
         memset(r.mac, 0x66, sizeof(r.mac));
         la = wire_result_mac_input(a, sizeof(a), 0, &r);
-        ok(la == 27 + 2 + 24 + 3 && memcmp(a, "rdmaxfer-v4 receiver result", 27) == 0 && a[27] == 0 &&
+        ok(la == 27 + 2 + 34 + 3 && memcmp(a, "rdmaxfer-v4 receiver result", 27) == 0 && a[27] == 0 &&
            a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 0 && a[37] == 9 && a[45] == 10 &&
-           memcmp(a + 53, "bad", 3) == 0,
-           "RESULT MAC input: label, lane, status, text_len, file, bytes, usec, text (not the mac)");
+           a[53] == 2 && a[54] == 0 && a[55] == 3 && a[56] == 0 && a[57] == WIRE_E_NO_SPACE && a[58] == 0 &&
+           a[59] == 0x04 && a[60] == 0x00 && a[61] == 0x02 && a[62] == 0x01 && memcmp(a + 63, "bad", 3) == 0,
+           "RESULT MAC input: label, lane, status, text_len, file, bytes, usec, hops, hop_failed, hop_status, "
+           "hop_missing, text (not the mac)");
         r2 = r;
         r2.file = 4;
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
@@ -926,6 +1286,32 @@ static void test_mac_inputs_after_offer(void)
         ok(differs(a, la, b, lb), "RESULT: the text is covered");
         lb = wire_result_mac_input(b, sizeof(b), 1, &r);
         ok(differs(a, la, b, lb), "RESULT: the lane is covered");
+        r2 = r;
+        r2.hops = 1;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the hops published are covered");
+        r2 = r;
+        r2.hop_failed = 2;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the failed hop is covered");
+        r2 = r;
+        r2.hop_status = WIRE_E_IO;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the failed hop's status is covered");
+        r2 = r;
+        r2.hop_missing ^= 1u << 5;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: the missing hops are covered");
+        r2 = r;
+        r2.hop_missing ^= 1u << 24;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: hop_missing's high byte is covered");
+        r2 = r;
+        memset(r2.text, 't', WIRE_TEXT_MAX);
+        r2.text[WIRE_TEXT_MAX] = '\0';
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(lb == 27 + 2 + 34 + WIRE_TEXT_MAX && lb <= WIRE_MAC_INPUT_MAX,
+           "RESULT: the longest input (%d bytes) fits WIRE_MAC_INPUT_MAX", lb);
         is_int(wire_result_mac_input(a, (size_t)la - 1, 0, &r), -EMSGSIZE, "RESULT: one byte short is -EMSGSIZE");
 }
 
@@ -952,6 +1338,115 @@ static void test_binding(void)
         wire_binding_set(&b, (struct sockaddr *)&s4, (struct sockaddr *)&r4);
         ok(b.port == 7471 && memcmp(&a, &b, sizeof(a)) != 0, "another listening port binds differently");
         is_int(wire_binding_set(&b, &un, (struct sockaddr *)&r4), -EAFNOSUPPORT, "not IP: -EAFNOSUPPORT");
+}
+
+/* A route's hops from and back to socket addresses, and as log text. */
+static void test_hop(void)
+{
+        struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(7471) };
+        struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(7471) };
+        struct sockaddr_in6 m6 = { .sin6_family = AF_INET6, .sin6_port = htons(7472) };
+        struct sockaddr un = { .sa_family = AF_UNIX };
+        static const uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 2 };
+        static const uint8_t zero[sizeof(struct wire_hop)];
+        struct sockaddr_storage ss;
+        struct wire_hop h;
+        char str[WIRE_HOP_STR_MAX];
+
+        inet_pton(AF_INET, "198.18.0.2", &s4.sin_addr);
+        inet_pton(AF_INET6, "fd00::2", &s6.sin6_addr);
+        inet_pton(AF_INET6, "::ffff:198.18.0.2", &m6.sin6_addr);
+
+        is_int(wire_hop_set(&h, (struct sockaddr *)&s4), 0, "IPv4 hop");
+        ok(memcmp(h.addr, mapped, 16) == 0 && h.port == 7471, "IPv4 as ::ffff:a.b.c.d, with its port");
+        is_int(wire_hop_sockaddr(&h, &ss), sizeof(struct sockaddr_in), "and back: a sockaddr_in");
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+        ok(in->sin_family == AF_INET && in->sin_port == htons(7471) &&
+           in->sin_addr.s_addr == s4.sin_addr.s_addr, "the same address and port");
+        wire_hop_str(&h, str, sizeof(str));
+        is_str(str, "198.18.0.2:7471", "IPv4 hop text");
+
+        is_int(wire_hop_set(&h, (struct sockaddr *)&s6), 0, "IPv6 hop");
+        ok(memcmp(h.addr, &s6.sin6_addr, 16) == 0 && h.port == 7471, "IPv6 as is, with its port");
+        is_int(wire_hop_sockaddr(&h, &ss), sizeof(struct sockaddr_in6), "and back: a sockaddr_in6");
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+        ok(in6->sin6_family == AF_INET6 && in6->sin6_port == htons(7471) &&
+           memcmp(&in6->sin6_addr, &s6.sin6_addr, 16) == 0, "the same address and port");
+        wire_hop_str(&h, str, sizeof(str));
+        is_str(str, "[fd00::2]:7471", "IPv6 hop text, bracketed");
+
+        is_int(wire_hop_set(&h, (struct sockaddr *)&m6), 0, "a v4-mapped IPv6 hop");
+        ok(memcmp(h.addr, mapped, 16) == 0 && h.port == 7472, "is the IPv4 one's address");
+        is_int(wire_hop_sockaddr(&h, &ss), sizeof(struct sockaddr_in), "and comes back as IPv4");
+        wire_hop_str(&h, str, sizeof(str));
+        is_str(str, "198.18.0.2:7472", "and reads as IPv4");
+
+        memset(h.addr, 0xff, WIRE_ADDR_SIZE);
+        h.port = 65535;
+        wire_hop_str(&h, str, sizeof(str));
+        ok(strlen(str) < WIRE_HOP_STR_MAX && str[0] == '[' && !strcmp(str + strlen(str) - 7, "]:65535"),
+           "the longest hop text fits WIRE_HOP_STR_MAX (%s)", str);
+        wire_hop_str(&h, str, 8);
+        is_int(strlen(str), 7, "a short buffer gets a truncated, terminated text");
+
+        memset(&h, 0x5a, sizeof(h));
+        is_int(wire_hop_set(&h, &un), -EAFNOSUPPORT, "AF_UNIX: -EAFNOSUPPORT");
+        ok(memcmp(&h, zero, sizeof(h)) == 0, "and the hop is left zeroed");
+        is_int(wire_hop_set(&h, NULL), -EAFNOSUPPORT, "no address: -EAFNOSUPPORT");
+}
+
+/* An offer's route_hash: SHA-256 over the hops as ROUTE carries them. */
+static void test_route_hash(void)
+{
+        struct wire_msg m = sample_route();
+        struct wire_route r = m.route, r2;
+        uint8_t h[WIRE_ROUTE_HASH_SIZE], h2[WIRE_ROUTE_HASH_SIZE], want[WIRE_ROUTE_HASH_SIZE];
+        uint8_t bytes[2 + 2 * 18], buf[WIRE_CTRL_MAX];
+        int len;
+
+        /* By hand: hops u16 LE, then per hop addr[16] and port u16 LE. */
+        memset(bytes, 0, sizeof(bytes));
+        put16(bytes, 2);
+        bytes[2 + 10] = bytes[2 + 11] = 0xff;
+        bytes[2 + 12] = 198;
+        bytes[2 + 13] = 18;
+        bytes[2 + 15] = 2;
+        put16(bytes + 2 + 16, 7471);
+        bytes[20] = 0xfd;
+        bytes[20 + 15] = 3;
+        put16(bytes + 20 + 16, 7472);
+        crypto_hash_sha256(want, bytes, sizeof(bytes));
+        wire_route_hash(&r, h);
+        ok(memcmp(h, want, sizeof(h)) == 0, "route hash = SHA-256(hops, then addr and port per hop, LE)");
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == WIRE_HEADER_SIZE + (int)sizeof(bytes) && memcmp(buf + WIRE_HEADER_SIZE, bytes, sizeof(bytes)) == 0,
+           "which are the ROUTE's payload bytes");
+
+        r2 = r;
+        r2.hop[2] = sample_hop("fd00::9", 9);
+        wire_route_hash(&r2, h2);
+        ok(memcmp(h, h2, sizeof(h)) == 0, "hops past the count are not hashed");
+        r2 = r;
+        r2.hop[1].port++;
+        wire_route_hash(&r2, h2);
+        ok(memcmp(h, h2, sizeof(h)) != 0, "a hop's port changes the hash");
+        r2 = r;
+        r2.hop[0].addr[15] ^= 1;
+        wire_route_hash(&r2, h2);
+        ok(memcmp(h, h2, sizeof(h)) != 0, "a hop's address changes the hash");
+        r2 = r;
+        r2.hop[0] = r.hop[1];
+        r2.hop[1] = r.hop[0];
+        wire_route_hash(&r2, h2);
+        ok(memcmp(h, h2, sizeof(h)) != 0, "the hops' order changes the hash");
+        r2 = r;
+        r2.hops = 1;
+        wire_route_hash(&r2, h2);
+        ok(memcmp(h, h2, sizeof(h)) != 0, "dropping the last hop changes the hash");
+        r2.hops = 3;
+        r2.hop[2] = r.hop[1];
+        wire_route_hash(&r2, h2);
+        ok(memcmp(h, h2, sizeof(h)) != 0, "adding a hop changes the hash");
 }
 
 /* The runs of chunks the lanes carry: contiguous, in order, covering all,
@@ -1037,6 +1532,8 @@ int main(void)
         test_mac_input();
         test_mac_inputs_after_offer();
         test_binding();
+        test_hop();
+        test_route_hash();
         test_lane_range();
         return done_testing();
 }

@@ -159,6 +159,11 @@ for m in "pack-dotdot|a bad pack: an entry's name is not acceptable" \
         beta_unhurt "${m%%|*}"
 done
 
+tb_log "relay chains (version 10): a route the offer does not name, or names another, or two"
+hostile route-hash "routed\.dat failed: protocol error: the route is not the one the offer names"
+hostile route-unnamed "routed\.dat failed: protocol error: a route, and an offer that names none"
+hostile route-twice "connection refused: protocol error: unexpected control message"
+
 tb_log "a session of several files that breaks its rules after a good first file (which stays)"
 hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat
 rm -f "$BETA_IN/sess-a.dat"

@@ -218,7 +218,7 @@ CUR="a-transfers"
 san_path "$CUR"
 # An interrupted transfer must fail, not be retried (97-retry retries).
 san_config alpha retry_max=0
-san_config beta retry_max=0
+san_config beta retry_max=0 relay=yes
 san_start alpha
 san_start beta
 for dir in "alpha beta" "beta alpha"; do
@@ -243,10 +243,17 @@ out=$(xc alpha send -r "$t" "${ADDR[beta]}" --to san-tree 2>&1) ||
         { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta: sending a tree failed"; }
 diff -r --no-dereference "$t" "$W/beta/in/san-tree" >&2 || tb_fail "beta: san-tree differs from the source"
 tb_log "alpha -> beta: $(printf '%s\n' "$out" | tail -n 1)"
-# To a NODELIST (the same peer twice): one send publishes, the other meets
-# "exists"; partial, 23.
+# A relay chain through beta and back to alpha (relay.c under the
+# sanitizers): both publish it.
+out=$(xc alpha send "$W/src/one.dat" "${ADDR[beta]},${ADDR[alpha]}" --as chain.dat 2>&1) ||
+        { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta -> alpha: the chain failed"; }
+cmp -s "$W/src/one.dat" "$W/beta/in/chain.dat" && cmp -s "$W/src/one.dat" "$W/alpha/in/chain.dat" ||
+        tb_fail "the chain's copies differ from one.dat"
+tb_log "alpha -> beta -> alpha, a chain: $(printf '%s\n' "$out" | tail -n 1)"
+# To a NODELIST as a star (the same peer twice): one send publishes, the
+# other meets "exists"; partial, 23.
 rc=0
-out=$(xc alpha send "$W/src/one.dat" "${ADDR[beta]},${ADDR[beta]}" --as fan.dat 2>&1) || rc=$?
+out=$(xc alpha send "$W/src/one.dat" "${ADDR[beta]},${ADDR[beta]}" --parallel 2 --as fan.dat 2>&1) || rc=$?
 ((rc == 23)) || { printf '%s\n' "$out" >&2; tb_fail "a NODELIST with one peer refusing: exit $rc, not 23"; }
 cmp -s "$W/src/one.dat" "$W/beta/in/fan.dat" || tb_fail "beta: fan.dat differs from one.dat"
 tb_log "alpha -> beta twice: $(printf '%s\n' "$out" | tail -n 1)"

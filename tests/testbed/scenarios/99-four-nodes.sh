@@ -103,7 +103,8 @@ tb_log "fan-out: fan.dat on beta, gamma and delta, one xferctl send"
 tb_run systemctl stop "$(node_unit delta)"
 make_file "$SRC/fan2.dat" $((2 * MIB))
 rc=0
-json=$(xferctl send --json --retries 0 "$SRC/fan2.dat" "$BETA_ADDR,$GAMMA_ADDR,$DELTA_ADDR" 2>"$SRC/fan2.err") ||
+json=$(xferctl send --json --retries 0 --parallel 3 "$SRC/fan2.dat" "$BETA_ADDR,$GAMMA_ADDR,$DELTA_ADDR" \
+        2>"$SRC/fan2.err") ||
         rc=$?
 sed 's/^/    | /' "$SRC/fan2.err"
 tb_log "fan-out with delta down: exit $rc: $json"

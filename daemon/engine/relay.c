@@ -1,0 +1,322 @@
+/*
+ * Relay chains (relay.h, wire.h): the downstream transfer of a receiver
+ * whose offer named a route, gated on what the upstream has written.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-private.h"
+#include "log.h"
+#include "recv.h"
+#include "relay.h"
+#include "send.h"
+
+/* Writes of one upstream lane complete out of order only among the slots
+ * it holds (at most slot_count, config.c): a window that wide past the
+ * first unwritten chunk covers every one in flight. */
+#define RELAY_WINDOW            4096u
+
+/* One upstream lane's run, and how far it is written. */
+struct relay_lane {
+        uint64_t first, end;
+        uint64_t low;                   /* every chunk of the run before it is written */
+        uint64_t win[RELAY_WINDOW / 64];        /* written chunks from low on, by seq % RELAY_WINDOW */
+};
+
+struct relay {
+        struct engine *e;
+        struct relay *next;             /* the engine's relays */
+        struct recv_xfer *up;           /* NULL once the upstream transfer ended */
+        struct engine_send *down;       /* NULL between attempts, once settled, or never started */
+        /* What every attempt sends: our own duplicate of the file, and the
+         * route after us, of which the downstream goes to hop[at]. */
+        int fd;
+        uint64_t id, size;
+        char name[WIRE_NAME_MAX + 1];
+        char peer[XFER_TEXT_MAX + 1];   /* the upstream's, for logs */
+        struct wire_route route;
+        unsigned int at;
+        char next_hop[WIRE_HOP_STR_MAX];        /* hop[at]'s */
+        char first_hop[WIRE_HOP_STR_MAX];       /* hop[0]'s, for the journal */
+        uint32_t chunk;                 /* the upstream's */
+        unsigned int nlanes;
+        struct relay_lane lane[WIRE_LANES_MAX];
+        bool verified;
+        bool settled;
+        /* The route's outcome so far (wire_result's hop fields). */
+        uint16_t hops, hop_failed, hop_status;
+        uint32_t missing;
+        char text[WIRE_TEXT_MAX + 1];
+};
+
+static void relay_free(struct relay *r)
+{
+        for (struct relay **p = &r->e->relays; *p; p = &(*p)->next) {
+                if (*p == r) {
+                        *p = r->next;
+                        break;
+                }
+        }
+        safe_close(r->fd);
+        free(r);
+}
+
+/* The downstream's lanes look again at what they may read, or END. */
+static void relay_pump(struct relay *r)
+{
+        struct xfer *b;
+
+        if (!r->down)
+                return;
+        b = &r->down->base;
+        for (unsigned int k = 0; k < b->nlanes && b->state != XFER_CLOSING; k++)
+                if (b->lane[k])
+                        send_pump(send_lane_of(b->lane[k]));
+}
+
+/* Hop @k did not publish; the first such one says why. */
+static void relay_missing(struct relay *r, unsigned int k, unsigned int status, const char *text)
+{
+        r->missing |= 1u << k;
+        if (r->hop_failed)
+                return;
+        r->hop_failed = (uint16_t)(k + 1);
+        r->hop_status = (uint16_t)(status ?: WIRE_E_INTERNAL);
+        snprintf(r->text, sizeof(r->text), "%.*s", WIRE_TEXT_MAX, text && text[0] ? text : "failed");
+}
+
+static void relay_settle(struct relay *r)
+{
+        r->settled = true;
+        if (r->up)
+                recv_relay_settled(r->up);
+        else
+                relay_free(r);
+}
+
+static void relay_on_done(void *owner, const struct engine_result *res);
+
+static const struct engine_send_ops relay_send_ops = {
+        .done = relay_on_done,
+};
+
+/*
+ * Send to hop[at] with the rest of the route; one that cannot even start
+ * is missing, and the next is tried. Settled once none is left.
+ */
+static void relay_try(struct relay *r)
+{
+        struct engine_send_req req;
+        struct sockaddr_storage ss;
+        char text[WIRE_TEXT_MAX + 1];
+        int rc;
+
+        for (; r->at < r->route.hops; r->at++) {
+                wire_hop_str(&r->route.hop[r->at], r->next_hop, sizeof(r->next_hop));
+                req = (struct engine_send_req){
+                        .id = r->id,
+                        .fd = r->fd,
+                        .size = r->size,
+                        .name = r->name,
+                        .files = 1,
+                        .job_bytes = r->size,
+                        .dst = (const struct sockaddr *)&ss,
+                        .dst_len = wire_hop_sockaddr(&r->route.hop[r->at], &ss),
+                        .peer = r->next_hop,
+                        .route = r->at + 1 < r->route.hops ? &r->route.hop[r->at + 1] : NULL,
+                        .route_hops = r->route.hops - r->at - 1,
+                };
+                rc = send_start(r->e, &req, &relay_send_ops, r, r, &r->down);
+                if (rc == 0) {
+                        log_info("%s: relaying %s to %s (%u hop%s after it)", r->peer, r->name, r->next_hop,
+                                 req.route_hops, req.route_hops == 1 ? "" : "s");
+                        return;
+                }
+                r->down = NULL;
+                snprintf(text, sizeof(text), "cannot relay to it: %s",
+                         rc == ENGINE_SEND_FULL ? "no room in the send pool" :
+                         rc == ENGINE_SEND_NODEV ? "the RDMA device is gone" : strerror(-rc));
+                log_warning("%s: %s: %s", r->peer, r->next_hop, text);
+                relay_missing(r, r->at, rc == ENGINE_SEND_FULL ? WIRE_E_BUSY : WIRE_E_INTERNAL, text);
+        }
+        relay_settle(r);
+}
+
+static void relay_on_done(void *owner, const struct engine_result *res)
+{
+        struct relay *r = owner;
+
+        r->down = NULL;
+        if (res->outcome == ENGINE_DONE) {
+                /* hop[at] has it; what became of the hops after it is its word. */
+                r->hops = (uint16_t)(r->hops + 1 + res->hops);
+                for (unsigned int k = 0; k + r->at + 1 < r->route.hops; k++)
+                        if (res->hop_missing & (1u << k))
+                                relay_missing(r, r->at + 1 + k, res->hop_status,
+                                              k + 1 == res->hop_failed ? res->hop_text : "not reached");
+                relay_settle(r);
+                return;
+        }
+        relay_missing(r, r->at, res->outcome == ENGINE_CANCELLED ? WIRE_E_INTERNAL : res->status,
+                      res->outcome == ENGINE_CANCELLED ? "cancelled" : res->text);
+        /* Our own transfer failed (we cancelled): the rest is not reached. */
+        if (res->outcome == ENGINE_CANCELLED || !r->up) {
+                for (unsigned int k = r->at + 1; k < r->route.hops; k++)
+                        relay_missing(r, k, WIRE_E_INTERNAL, "not reached");
+                relay_settle(r);
+                return;
+        }
+        /* Around the hop that failed, to the one after it. */
+        if (r->at + 1 < r->route.hops)
+                log_warning("%s: relaying %s to %s failed (%s); going around it", r->peer, r->name,
+                            r->next_hop, res->text);
+        r->at++;
+        relay_try(r);
+}
+
+void relay_start(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        const struct wire_offer *o = &x->cur->offer;
+        struct engine *e = b->e;
+        struct relay *r;
+
+        r = calloc(1, sizeof(*r));
+        if (!r) {
+                recv_fail(x, WIRE_E_INTERNAL, "no memory to relay the file");
+                return;
+        }
+        r->e = e;
+        r->up = x;
+        r->fd = -1;
+        r->id = o->transfer_id;
+        r->size = o->size;
+        snprintf(r->name, sizeof(r->name), "%s", o->name);
+        snprintf(r->peer, sizeof(r->peer), "%s", b->peer);
+        r->route = x->route;
+        r->chunk = o->chunk_size;
+        r->nlanes = b->nlanes;
+        r->next = e->relays;
+        e->relays = r;
+        x->relay = r;
+        wire_hop_str(&r->route.hop[0], r->first_hop, sizeof(r->first_hop));
+        for (unsigned int k = 0; k < r->nlanes; k++) {
+                struct relay_lane *rl = &r->lane[k];
+
+                wire_lane_range(b->nchunks, o->chunk_size, r->nlanes, k, &rl->first, &rl->end);
+                /* What an earlier attempt left is in the file already. */
+                rl->low = MIN(rl->first + x->resume[k], rl->end);
+        }
+        if (!x->published_match && x->cur->fd >= 0)
+                r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
+        if (r->fd < 0) {
+                for (unsigned int k = 0; k < r->route.hops; k++)
+                        relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
+                                      x->published_match ? "published here by an earlier attempt: not relayed" :
+                                                           "the file could not be had again: not relayed");
+                r->settled = true;
+                return;
+        }
+        relay_try(r);
+}
+
+static bool relay_bit(const struct relay_lane *rl, uint64_t seq)
+{
+        return rl->win[seq % RELAY_WINDOW / 64] >> (seq % 64) & 1;
+}
+
+void relay_written(struct relay *r, uint64_t seq)
+{
+        struct relay_lane *rl = NULL;
+        uint64_t low;
+
+        for (unsigned int k = 0; k < r->nlanes; k++)
+                if (seq >= r->lane[k].first && seq < r->lane[k].end)
+                        rl = &r->lane[k];
+        if (!rl || seq < rl->low || seq - rl->low >= RELAY_WINDOW)
+                return;
+        rl->win[seq % RELAY_WINDOW / 64] |= 1ull << (seq % 64);
+        low = rl->low;
+        while (rl->low < rl->end && relay_bit(rl, rl->low)) {
+                rl->win[rl->low % RELAY_WINDOW / 64] &= ~(1ull << (rl->low % 64));
+                rl->low++;
+        }
+        if (rl->low != low)
+                relay_pump(r);
+}
+
+bool relay_readable(const struct relay *r, uint64_t off, uint64_t len)
+{
+        uint64_t c0 = off / r->chunk, c1 = (off + MAX(len, 1u) - 1) / r->chunk;
+
+        for (unsigned int k = 0; k < r->nlanes; k++) {
+                const struct relay_lane *rl = &r->lane[k];
+
+                if (rl->end <= c0 || rl->first > c1)
+                        continue;
+                if (rl->low < MIN(c1 + 1, rl->end))
+                        return false;
+        }
+        return true;
+}
+
+void relay_verified(struct relay *r)
+{
+        r->verified = true;
+        relay_pump(r);
+}
+
+bool relay_may_end(const struct relay *r)
+{
+        return r->verified;
+}
+
+bool relay_settled(const struct relay *r)
+{
+        return r->settled;
+}
+
+void relay_result(const struct relay *r, struct wire_result *m)
+{
+        m->hops = r->hops;
+        m->hop_missing = r->missing;
+        m->hop_failed = r->hop_failed;
+        m->hop_status = r->hop_failed ? r->hop_status : 0;
+        if (r->hop_failed)
+                snprintf(m->text, sizeof(m->text), "%s", r->text);
+}
+
+const char *relay_next(const struct relay *r)
+{
+        return r->first_hop;
+}
+
+void relay_detach(struct recv_xfer *x)
+{
+        struct relay *r = x->relay;
+
+        if (!r)
+                return;
+        x->relay = NULL;
+        r->up = NULL;
+        if (r->down)
+                engine_send_cancel(r->down);    /* its done frees r */
+        else
+                relay_free(r);
+}
+
+void relay_free_all(struct engine *e)
+{
+        while (e->relays) {
+                struct relay *r = e->relays;
+
+                e->relays = r->next;
+                safe_close(r->fd);
+                free(r);
+        }
+}

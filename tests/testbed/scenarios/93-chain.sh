@@ -1,0 +1,137 @@
+#!/bin/bash
+# Relay chains (issue 13; rdmaxferd(8) "Relay chains"): `xferctl send FILE
+# NODELIST` from alpha to beta, gamma and delta goes once over alpha's link,
+# and each node passes it on while it receives it.
+#   1. The chain delivers an identical file everywhere; beta's and gamma's
+#      receive entries name the next node (RDMAXFER_RELAY), alpha's send
+#      entry counts the nodes (RDMAXFER_NODES, _OK); each node's own send
+#      is in its journal too; the data of the hops overlapped (delta's
+#      receive began before beta's ended).
+#   2. gamma with relay = no (after a reload): gamma refuses, named with
+#      "this node does not relay (relay = no)"; beta goes around it, so
+#      beta and delta get the file; exit 23 (partial).
+#   3. gamma SIGKILLed while the file flows through it (links capped so
+#      that it takes seconds): beta goes around it to delta; beta and
+#      delta get the file, gamma is named as failed, exit 23; nothing
+#      half-written is visible on gamma, and every daemon still serves (the
+#      chain once more, whole).
+# testbed-timeout: 300
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+MIB=$((1024 * 1024))
+PORT=7470
+NODES="$BETA_ADDR,$GAMMA_ADDR,$DELTA_ADDR"
+
+# chain FILE [xferctl options]: send FILE to the three; sets OUT and RC.
+chain() {
+        local file=$1
+        shift
+        RC=0
+        OUT=$(xferctl send "$file" "$NODES" "$@" 2>&1) || RC=$?
+        sed 's/^/    | /' <<<"$OUT"
+}
+
+# jlast UNIT MATCH FIELD: FIELD of UNIT's newest entry (since SINCE) that
+# matches MATCH (FIELD=VALUE) and has it.
+jlast() {
+        journalctl -u "$1" --no-pager -o export --since "@$SINCE" "$2" 2>/dev/null | tr -d '\000' |
+                sed -n "s/^$3=//p" | tail -n 1
+}
+
+# t_receiving UNIT FILE: when UNIT logged "receiving FILE", seconds since the epoch.
+t_receiving() {
+        journalctl -u "$1" --no-pager -o short-unix --since "@$SINCE" |
+                sed -n "s/^\([0-9.]*\) .*: receiving $2 .*/\1/p" | tail -n 1
+}
+
+nodes_up slot_count=16 send_slots=4 max_transfers=2 relay=yes
+
+# 1. The whole chain.
+SINCE=$(date +%s)
+make_file "$SRC/chain.dat" $((24 * MIB))
+chain "$SRC/chain.dat"
+((RC == 0)) || tb_fail "chain to $NODES: exit $RC"
+for n in beta gamma delta; do
+        same_file "$SRC/chain.dat" "$(node_in "$n")/chain.dat"
+done
+[[ $(tail -n 1 <<<"$OUT") == "3 peers: every one sent" ]] || tb_fail "the last line is not the summary"
+grep -q "^$BETA_ADDR: sent chain.dat (25165824 bytes) to " <<<"$OUT" || tb_fail "no line for beta's send"
+grep -q "^$DELTA_ADDR: sent chain.dat (25165824 bytes), relayed by $GAMMA_ADDR" <<<"$OUT" ||
+        tb_fail "delta's line does not say gamma relayed it"
+relay_b=$(jlast "$(node_unit beta)" RDMAXFER_DIRECTION=recv RDMAXFER_RELAY)
+relay_g=$(jlast "$(node_unit gamma)" RDMAXFER_DIRECTION=recv RDMAXFER_RELAY)
+relay_d=$(jlast "$(node_unit delta)" RDMAXFER_DIRECTION=recv RDMAXFER_RELAY)
+[[ $relay_b == "$GAMMA_ADDR:$PORT" && $relay_g == "$DELTA_ADDR:$PORT" && -z $relay_d ]] ||
+        tb_fail "RDMAXFER_RELAY: beta '$relay_b', gamma '$relay_g', delta '$relay_d'"
+[[ $(jlast "$ALPHA_UNIT" RDMAXFER_DIRECTION=send RDMAXFER_NODES) == 3 &&
+   $(jlast "$ALPHA_UNIT" RDMAXFER_DIRECTION=send RDMAXFER_NODES_OK) == 3 ]] ||
+        tb_fail "alpha's send entry does not count 3 nodes, 3 published"
+[[ $(jlast "$(node_unit gamma)" RDMAXFER_DIRECTION=send RDMAXFER_PEER) == "$DELTA_ADDR:$PORT" ]] ||
+        tb_fail "gamma's journal has no entry of its own send to delta"
+# Pipelined: the last hop's data began before the first hop's ended (beta's
+# data ran from its "receiving" line for its entry's RDMAXFER_USEC).
+b0=$(t_receiving "$(node_unit beta)" 'chain\.dat')
+b_usec=$(jlast "$(node_unit beta)" RDMAXFER_DIRECTION=recv RDMAXFER_USEC)
+d0=$(t_receiving "$(node_unit delta)" 'chain\.dat')
+tb_log "beta received from $b0 s for $b_usec us; delta began at $d0 s"
+awk -v b="$b0" -v u="$b_usec" -v d="$d0" 'BEGIN { exit !(b != "" && u > 0 && d != "" && d < b + u / 1e6) }' ||
+        tb_fail "delta began receiving only after beta had the whole file: not pipelined"
+tb_log "chain: chain.dat identical on beta, gamma and delta, each hop relayed while it received"
+
+# 2. A node that does not relay.
+sed -i 's/^relay = yes$/relay = no/' "$(node_conf gamma)"
+reload_applied "$(node_unit gamma)" relay
+make_file "$SRC/norelay.dat" $((2 * MIB))
+chain "$SRC/norelay.dat" --retries 0
+((RC == 23)) || tb_fail "chain through a node with relay = no: exit $RC, not 23 (partial)"
+same_file "$SRC/norelay.dat" "$(node_in beta)/norelay.dat"
+same_file "$SRC/norelay.dat" "$(node_in delta)/norelay.dat"
+[[ ! -e $(node_in gamma)/norelay.dat ]] || tb_fail "gamma has the file though it does not relay"
+grep -q "^xferctl: $GAMMA_ADDR: .*this node does not relay (relay = no)" <<<"$OUT" ||
+        tb_fail "gamma's refusal is not said, naming gamma"
+grep -q "^$DELTA_ADDR: sent norelay.dat (2097152 bytes), relayed by $BETA_ADDR" <<<"$OUT" ||
+        tb_fail "delta is not said to have it from beta"
+sed -i 's/^relay = no$/relay = yes/' "$(node_conf gamma)"
+reload_applied "$(node_unit gamma)" relay
+tb_log "relay = no: refused with its reason, the node before went around it, exit 23"
+
+# 3. The middle node dies half-way. Capped links (5 MB/s): 24 MiB takes
+# about 5 s a hop, so gamma is killed with the file flowing through it.
+for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
+make_file "$SRC/killed.dat" $((24 * MIB))
+rm -f "$SRC/killed.out"
+(
+        rc=0
+        xferctl send --retries 0 "$SRC/killed.dat" "$NODES" >"$SRC/killed.out" 2>&1 || rc=$?
+        echo "rc=$rc" >>"$SRC/killed.out"
+) &
+wait_for 30 bash -c "journalctl -u '$(node_unit gamma)' --no-pager -o cat --since '@$SINCE' |
+        grep -q 'relaying killed\.dat'" || tb_fail "gamma did not start relaying killed.dat"
+sleep 1
+tb_run systemctl kill -s KILL "$(node_unit gamma)"
+wait
+for n in alpha beta gamma delta; do link_uncap "$n"; done
+sed 's/^/    | /' "$SRC/killed.out"
+grep -q '^rc=23$' "$SRC/killed.out" || tb_fail "chain with gamma killed: not exit 23 (partial)"
+same_file "$SRC/killed.dat" "$(node_in beta)/killed.dat"
+same_file "$SRC/killed.dat" "$(node_in delta)/killed.dat"
+grep -q "^xferctl: $GAMMA_ADDR: send killed.dat to .* failed" "$SRC/killed.out" || tb_fail "gamma's failure is not said"
+grep -q "^$DELTA_ADDR: sent killed.dat (25165824 bytes), relayed by $BETA_ADDR" "$SRC/killed.out" ||
+        tb_fail "delta is not said to have it from beta"
+journalctl -u "$(node_unit beta)" --no-pager -o cat --since "@$SINCE" | grep -q "relaying killed\.dat to $GAMMA_ADDR:$PORT failed .*going around it" ||
+        tb_fail "beta did not log that it went around gamma"
+wait_for 30 systemctl is-active --quiet "$(node_unit gamma)" || tb_fail "gamma did not come back"
+wait_for 30 test -S "$(node_sock gamma)" || tb_fail "gamma has no control socket after its restart"
+incoming_clean "$(node_in gamma)" chain.dat
+incoming_clean "$(node_in delta)" chain.dat norelay.dat killed.dat
+tb_log "gamma killed half-way: beta went around it, beta and delta have the file, gamma named, nothing half-written"
+
+# Every daemon still serves: the chain once more.
+make_file "$SRC/after.dat" $((1 * MIB))
+chain "$SRC/after.dat"
+((RC == 0)) || tb_fail "the chain after gamma's restart: exit $RC"
+for n in beta gamma delta; do
+        same_file "$SRC/after.dat" "$(node_in "$n")/after.dat"
+done
+tb_log "pass"
