@@ -208,7 +208,8 @@ int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
                 if (ctl_hop_parse(s, end ? (size_t)(end - s) : strlen(s), &hops[n]) < 0)
                         return -EINVAL;
                 n++;
-                s = end + 1;
+                if (end)
+                        s = end + 1;
         } while (end);
         return (int)n;
 }
