@@ -82,6 +82,10 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
                         fprintf(f, n++ ? ",%u" : "%u", k + 1);
         fputs("],\"route\":", f);
         json_string(f, job->route);
+        fputs(",\"node_bytes\":[", f);
+        for (unsigned int k = 0; k < job->nodes && k < CTL_NODES_MAX; k++)
+                fprintf(f, k ? ",%" PRIu64 : "%" PRIu64, job->node_bytes[k]);
+        fputc(']', f);
 }
 
 void json_job(FILE *f, const struct ctl_job *job)

@@ -27,10 +27,11 @@ void json_string(FILE *f, const char *s);
  *  "attempts":6,"retry_usec":0,"peer":"198.18.0.2:7470","name":"foo.dat",
  *  "text":""}
  * ("retry_usec": while "retrying", the next attempt starts in that long.)
- * A relay chain's (nodes > 0) has nine more, as ctl_job has them:
+ * A relay chain's (nodes > 0) has ten more, as ctl_job has them:
  * "nodes", "nodes_ok", "node_failed", "node_status", "node_status_text",
  * "node_peer", "node_text", "nodes_missing" (the nodes that did not
- * publish, an array of their numbers, 1 the peer: [3,4]) and "route".
+ * publish, an array of their numbers, 1 the peer: [3,4]), "route" and
+ * "node_bytes" (each node's bytes so far, in node order: [1048576,524288]).
  */
 void json_job(FILE *f, const struct ctl_job *job);
 

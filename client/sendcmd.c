@@ -146,6 +146,17 @@ static void sendcmd_clear(struct sendcmd *sc)
         }
 }
 
+/* The bytes the bar shows: a relay chain's are its slowest node's
+ * (xferctl(1)), as the relays last reported them. */
+static uint64_t sendcmd_done(const struct ctl_job *j)
+{
+        uint64_t done = j->bytes_done;
+
+        for (unsigned int k = 0; k < j->nodes && k < CTL_NODES_MAX; k++)
+                done = MIN(done, j->node_bytes[k]);
+        return done;
+}
+
 static void sendcmd_draw(struct sendcmd *sc)
 {
         const struct ctl_job *j = &sc->job;
@@ -153,7 +164,7 @@ static void sendcmd_draw(struct sendcmd *sc)
         struct progress p = {
                 .state = ctl_job_state_str(j->state),
                 .peer = j->peer,
-                .done = j->bytes_done,
+                .done = sendcmd_done(j),
                 .total = j->bytes_total,
                 .usec = j->usec,
                 .rate = j->rate,

@@ -35,8 +35,9 @@ static const char status_help[] =
         "\n"
         "Show one job: state, peer, name, bytes, time, rate and result; for a job\n"
         "waiting to retry, the attempt, when it starts and why the last one failed;\n"
-        "for a relay chain, how many of its nodes published the file, which\n"
-        "one failed first, and why, and which others did not get it.\n"
+        "for a relay chain, how many of its nodes published the file, each\n"
+        "node's bytes so far and what became of it, which one failed first,\n"
+        "and why, and which others did not get it.\n"
         "Exits 0 when the job exists, whatever its state.\n"
         "\n"
         "  --json      one JSON object instead of text\n"
@@ -437,12 +438,29 @@ static const char *node_cause(char *buf, size_t len, const struct ctl_job *j)
         return j->node_text[0] ? esc_term(buf, len, j->node_text) : wire_status_str(j->node_status);
 }
 
-/* A chain's nodes that did not publish, in order: "missing:  ADDR:PORT, ..."
- * (node 1 is the job's peer, the others its route's hops). */
+/* Node @k's address, escaped for the terminal (node 0 is the job's
+ * peer, the others the route's hops, @n of them in @hops). */
+static const char *node_addr(char *buf, size_t len, const struct ctl_job *j, const struct ctl_hop *hops, int n,
+                             unsigned int k)
+{
+        char hop[sizeof(j->peer)];
+
+        if (k == 0)
+                snprintf(hop, sizeof(hop), "%s", j->peer);
+        else if ((int)k > n)
+                snprintf(hop, sizeof(hop), "node %u", k + 1);
+        else if (strchr(hops[k - 1].host, ':'))
+                snprintf(hop, sizeof(hop), "[%s]:%u", hops[k - 1].host, (unsigned int)hops[k - 1].port);
+        else
+                snprintf(hop, sizeof(hop), "%s:%u", hops[k - 1].host, (unsigned int)hops[k - 1].port);
+        return esc_term(buf, len, hop);
+}
+
+/* A chain's nodes that did not publish, in order: "missing:  ADDR:PORT, ...". */
 static void status_missing(const struct ctl_job *j)
 {
         struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
-        char hop[sizeof(j->peer)], esc[ESC_TERM_SIZE(sizeof(j->peer))];
+        char esc[ESC_TERM_SIZE(sizeof(j->peer))];
         int n = ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX);
         const char *sep = "";
 
@@ -450,18 +468,41 @@ static void status_missing(const struct ctl_job *j)
         for (unsigned int k = 0; k < j->nodes; k++) {
                 if (!(j->nodes_missing & (1u << k)))
                         continue;
-                if (k == 0)
-                        snprintf(hop, sizeof(hop), "%s", j->peer);
-                else if ((int)k > n)
-                        snprintf(hop, sizeof(hop), "node %u", k + 1);
-                else if (strchr(hops[k - 1].host, ':'))
-                        snprintf(hop, sizeof(hop), "[%s]:%u", hops[k - 1].host, (unsigned int)hops[k - 1].port);
-                else
-                        snprintf(hop, sizeof(hop), "%s:%u", hops[k - 1].host, (unsigned int)hops[k - 1].port);
-                printf("%s%s", sep, esc_term(esc, sizeof(esc), hop));
+                printf("%s%s", sep, node_addr(esc, sizeof(esc), j, hops, n, k));
                 sep = ", ";
         }
         putchar('\n');
+}
+
+/*
+ * A chain's nodes, a line each: "  node 2  198.18.0.3:7470  12582912 of
+ * 25165824 bytes (50 %)", and once the job is final what became of the
+ * node: "published", "failed: WHY", "not reached" or "cancelled".
+ */
+static void status_nodes(const struct ctl_job *j)
+{
+        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        char addr[CTL_NODES_MAX][ESC_TERM_SIZE(sizeof(j->peer))];
+        char cause[ESC_TERM_SIZE(sizeof(j->node_text))];
+        int n = ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX);
+        bool final = ctl_job_state_final(j->state);
+        int width = 0;
+
+        /* ctl_decode() saw to it that nodes <= CTL_NODES_MAX. */
+        for (unsigned int k = 0; k < j->nodes && k < CTL_NODES_MAX; k++)
+                width = MAX(width, (int)strlen(node_addr(addr[k], sizeof(addr[k]), j, hops, n, k)));
+        for (unsigned int k = 0; k < j->nodes && k < CTL_NODES_MAX; k++) {
+                bool failed = final && k + 1 == j->node_failed;
+                const char *what = !final                               ? ""
+                                   : !(j->nodes_missing & (1u << k))    ? "  published"
+                                   : failed                             ? "  failed: "
+                                   : j->state == CTL_JOB_CANCELLED      ? "  cancelled"
+                                                                        : "  not reached";
+
+                printf("  node %-3u%-*s  %" PRIu64 " of %" PRIu64 " bytes (%u %%)%s%s\n", k + 1, width, addr[k],
+                       j->node_bytes[k], j->bytes_total, progress_permille(j->node_bytes[k], j->bytes_total) / 10,
+                       what, failed ? node_cause(cause, sizeof(cause), j) : "");
+        }
 }
 
 static void status_print(const struct ctl_job *j)
@@ -501,6 +542,8 @@ static void status_print(const struct ctl_job *j)
                        (unsigned int)j->nodes);
         else if (j->nodes)
                 printf("nodes:    %u (a relay chain)\n", (unsigned int)j->nodes);
+        if (j->nodes)
+                status_nodes(j);
         if (j->node_failed)
                 printf("failed:   node %u, %s: %s\n", (unsigned int)j->node_failed,
                        esc_term(esc, sizeof(esc), j->node_peer), node_cause(cause, sizeof(cause), j));

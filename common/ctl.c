@@ -27,7 +27,8 @@
  *              files_total u32, files_skipped u32, nodes u16, nodes_ok u16,
  *              node_failed u16, node_status u16, nodes_missing u32,
  *              peer_len u16, name_len u16, text_len u16, node_peer_len u16,
- *              node_text_len u16, route_len u16, peer, name, text,
+ *              node_text_len u16, route_len u16, nodes times
+ *              node_bytes u64 (none for no chain), peer, name, text,
  *              node_peer, node_text, route
  *   ERROR      code i32, text_len u16, text
  *   STATS      (empty)
@@ -57,8 +58,8 @@
 #define CTL_FDS_MAX             8
 
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
-static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 2 * CTL_PEER_MAX + CTL_NAME_MAX + 2 * CTL_TEXT_MAX +
-              CTL_ROUTE_MAX <= CTL_MSG_MAX, "job fits");
+static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER_MAX + CTL_NAME_MAX +
+              2 * CTL_TEXT_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX, "job fits");
 static_assert(CTL_NODES_MAX <= 31, "nodes_missing has a bit per node, and one to spare for the mask");
 static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX,
               "submit fits");
@@ -214,6 +215,22 @@ int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
         return (int)n;
 }
 
+/* A chain's bytes per node: none over the total, a published node's
+ * the total, none past the last node. */
+static bool ctl_job_node_bytes_ok(const struct ctl_job *j)
+{
+        for (unsigned int k = 0; k < CTL_NODES_MAX; k++) {
+                if (k >= j->nodes) {
+                        if (j->node_bytes[k])
+                                return false;
+                } else if (j->node_bytes[k] > j->bytes_total ||
+                           (!(j->nodes_missing & (1u << k)) && j->node_bytes[k] != j->bytes_total)) {
+                        return false;
+                }
+        }
+        return true;
+}
+
 /*
  * A job's nodes: none (no chain, nothing else set, no route), or 2 ..
  * CTL_NODES_MAX with a route of one hop fewer, a missing bit for no node
@@ -226,6 +243,8 @@ static bool ctl_job_nodes_ok(const struct ctl_job *j)
         struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
         uint32_t all;
 
+        if (!ctl_job_node_bytes_ok(j))
+                return false;
         if (j->nodes == 0)
                 return j->nodes_ok == 0 && j->node_failed == 0 && j->nodes_missing == 0 && !j->route[0];
         if (j->nodes < 2 || j->nodes > CTL_NODES_MAX)
@@ -334,8 +353,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 /* After the lengths: the route is read as a string. */
                 if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job))
                         return -EINVAL;
-                plen = CTL_JOB_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5 +
-                       (size_t)l6;
+                plen = CTL_JOB_FIXED + 8u * m->job.nodes + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 +
+                       (size_t)l5 + (size_t)l6;
                 break;
         case CTL_ERROR:
                 l1 = ctl_str_len(m->error.text, sizeof(m->error.text), CTL_TEXT_MAX);
@@ -412,6 +431,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l4);
                 bytes_put_u16(&o, (uint16_t)l5);
                 bytes_put_u16(&o, (uint16_t)l6);
+                for (unsigned int k = 0; k < m->job.nodes; k++)
+                        bytes_put_u64(&o, m->job.node_bytes[k]);
                 bytes_put_mem(&o, m->job.peer, (size_t)l1);
                 bytes_put_mem(&o, m->job.name, (size_t)l2);
                 bytes_put_mem(&o, m->job.text, (size_t)l3);
@@ -602,10 +623,14 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l4 = bytes_get_u16(&in);
                 l5 = bytes_get_u16(&in);
                 l6 = bytes_get_u16(&in);
+                /* A node's bytes each: the count is checked before any is read. */
                 if (l1 > CTL_PEER_MAX || l2 > CTL_NAME_MAX || l3 > CTL_TEXT_MAX ||
                     l4 > CTL_PEER_MAX || l5 > CTL_TEXT_MAX || l6 > CTL_ROUTE_MAX ||
-                    plen != CTL_JOB_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6)
+                    m->job.nodes > CTL_NODES_MAX ||
+                    plen != CTL_JOB_FIXED + 8u * m->job.nodes + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6)
                         return -EBADMSG;
+                for (unsigned int k = 0; k < m->job.nodes; k++)
+                        m->job.node_bytes[k] = bytes_get_u64(&in);
                 if (!bytes_get_str(&in, m->job.peer, sizeof(m->job.peer), l1) ||
                     !bytes_get_str(&in, m->job.name, sizeof(m->job.name), l2) ||
                     !bytes_get_str(&in, m->job.text, sizeof(m->job.text), l3) ||

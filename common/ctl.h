@@ -10,8 +10,8 @@
  * and JOB's bwlimit, SUBMIT's retries, JOB's attempt numbers, the RETRYING
  * state and STATS. Version 3 added jobs of several files: SUBMIT's files
  * and job_bytes, FILE, JOB's files_done and files_total. Version 4 added
- * sync; version 5 relay chains: SUBMIT's route, JOB's nodes and route
- * (below), and CTL_MSG_MAX 4096.
+ * sync; version 5 relay chains: SUBMIT's route, JOB's nodes, route and
+ * bytes per node (below), and CTL_MSG_MAX 4096.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -44,8 +44,8 @@
  * daemon sends it once, to host, which publishes it and relays it to the
  * route's first hop, and so on; a relay whose next hop fails goes around
  * it, to the hop after. Its JOB numbers the chain's nodes from 1, host,
- * then the route's hops in order, and says which did not publish the
- * file and why the first of those did not.
+ * then the route's hops in order, says how many bytes each has so far,
+ * which did not publish the file and why the first of those did not.
  */
 
 #include <stdbool.h>
@@ -56,7 +56,8 @@
 #define CTL_VERSION             5       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
-                                         * 5: relay chains (SUBMIT route, JOB nodes, route) */
+                                         * 5: relay chains (SUBMIT route, JOB nodes, route,
+                                         *    node_bytes) */
 #define CTL_HEADER_SIZE         12
 #define CTL_MSG_MAX             4096
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
@@ -228,6 +229,16 @@ struct ctl_job {
         /* The nodes after the peer, as SUBMIT's route with every port
          * given ("" with nodes 0; else nodes - 1 hops). */
         char route[CTL_ROUTE_MAX + 1];
+        /*
+         * A chain's bytes per node, [k] for node k + 1: node 1's are
+         * bytes_done, the others' what the relays last reported (about
+         * once a second; 0 before they have). Once final, a node that
+         * published has bytes_total, the others what they had. The codec
+         * carries nodes of them and insists that none is over
+         * bytes_total, that a published node's is bytes_total (DONE), and
+         * that those past nodes are 0.
+         */
+        uint64_t node_bytes[CTL_NODES_MAX];
 };
 
 /* Directions in STATS_INFO. */

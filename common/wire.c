@@ -28,6 +28,7 @@
  *           hop_failed u16, hop_status u16, hop_missing u32, mac[32], text[text_len]
  *   WAIT    file u32
  *   ROUTE   hops u16, then per hop: addr[16], port u16
+ *   PROGRESS hops u16, then per hop: bytes u64
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
@@ -42,6 +43,7 @@
 #define WIRE_WAIT_LEN           4
 #define WIRE_HOP_LEN            (WIRE_ADDR_SIZE + 2)
 #define WIRE_ROUTE_LEN(n)       (2u + (uint32_t)(n) * WIRE_HOP_LEN)
+#define WIRE_PROGRESS_LEN(n)    (2u + (uint32_t)(n) * 8u)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
@@ -64,6 +66,7 @@ static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_S
 static_assert(WIRE_HEADER_SIZE + WIRE_OFFER_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "offer fits");
 static_assert(WIRE_HEADER_SIZE + WIRE_RESULT_FIXED + WIRE_TEXT_MAX <= WIRE_CTRL_MAX, "result fits");
 static_assert(WIRE_HEADER_SIZE + WIRE_ROUTE_LEN(WIRE_ROUTE_MAX) <= WIRE_CTRL_MAX, "route fits");
+static_assert(WIRE_HEADER_SIZE + WIRE_PROGRESS_LEN(WIRE_ROUTE_MAX) <= WIRE_CTRL_MAX, "progress fits");
 static_assert(WIRE_NAME_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
               WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
@@ -347,6 +350,10 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (m->route.hops == 0 || m->route.hops > WIRE_ROUTE_MAX)
                         return -EINVAL;
                 return WIRE_ROUTE_LEN(m->route.hops);
+        case WIRE_PROGRESS:
+                if (m->progress.hops == 0 || m->progress.hops > WIRE_ROUTE_MAX)
+                        return -EINVAL;
+                return WIRE_PROGRESS_LEN(m->progress.hops);
         case WIRE_RESULT:
                 if (!wire_result_hops_ok(&m->result))
                         return -EINVAL;
@@ -431,6 +438,11 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                         bytes_put_mem(&o, m->route.hop[k].addr, WIRE_ADDR_SIZE);
                         bytes_put_u16(&o, m->route.hop[k].port);
                 }
+                break;
+        case WIRE_PROGRESS:
+                bytes_put_u16(&o, m->progress.hops);
+                for (unsigned int k = 0; k < m->progress.hops; k++)
+                        bytes_put_u64(&o, m->progress.bytes[k]);
                 break;
         case WIRE_RESULT:
                 n = strlen(m->result.text);
@@ -565,6 +577,16 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         bytes_get_mem(&in, m->route.hop[k].addr, WIRE_ADDR_SIZE);
                         m->route.hop[k].port = bytes_get_u16(&in);
                 }
+                break;
+        case WIRE_PROGRESS:
+                if (plen < WIRE_PROGRESS_LEN(1))
+                        return -EBADMSG;
+                m->progress.hops = bytes_get_u16(&in);
+                if (m->progress.hops == 0 || m->progress.hops > WIRE_ROUTE_MAX ||
+                    plen != WIRE_PROGRESS_LEN(m->progress.hops))
+                        return -EBADMSG;
+                for (unsigned int k = 0; k < m->progress.hops; k++)
+                        m->progress.bytes[k] = bytes_get_u64(&in);
                 break;
         case WIRE_RESULT:
                 if (plen < WIRE_RESULT_FIXED)

@@ -204,7 +204,10 @@
  * it sends the file to the hop after it, with the rest of the route, and
  * so on; a hop is missing only when it failed itself or the relay before
  * it could not go on. The relay's own copy is published either way; the
- * RESULT's status is its own.
+ * RESULT's status is its own. Meanwhile, about once a second, a relay
+ * tells its sender how far each hop of its route got (PROGRESS, on lane
+ * 0: its downstream's acknowledged bytes for the hop it sends to, and
+ * what that one's PROGRESS said of those after it), for display only.
  *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
@@ -314,6 +317,7 @@ enum wire_type {
         WIRE_RESULT = 6,
         WIRE_WAIT = 7,          /* version 6: the next offer is coming (Sync) */
         WIRE_ROUTE = 8,         /* version 10: the hops to relay to (Relay chains) */
+        WIRE_PROGRESS = 9,      /* version 10: how far the route's hops got (Relay chains) */
         _WIRE_TYPE_MAX,
 };
 
@@ -520,6 +524,15 @@ struct wire_route {
         struct wire_hop hop[WIRE_ROUTE_MAX];
 };
 
+/* R->S on lane 0 of a chain's transfer, about once a second while the
+ * relay's downstream runs (version 10): the bytes each hop of the route
+ * has acknowledged. No MAC: it feeds only a progress display, never a
+ * verdict. */
+struct wire_progress {
+        uint16_t hops;          /* the route's, 1 .. WIRE_ROUTE_MAX */
+        uint64_t bytes[WIRE_ROUTE_MAX];
+};
+
 /* A decoded control message. Strings are copied out: the buffer can be reused. */
 struct wire_msg {
         uint16_t type;          /* enum wire_type */
@@ -532,6 +545,7 @@ struct wire_msg {
                 struct wire_result result;
                 struct wire_wait wait;
                 struct wire_route route;
+                struct wire_progress progress;
         };
 };
 

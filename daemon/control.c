@@ -148,6 +148,7 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         snprintf(m->job.route, sizeof(m->job.route), "%s", job->route);
         snprintf(m->job.node_peer, sizeof(m->job.node_peer), "%s", job->node_peer);
         snprintf(m->job.node_text, sizeof(m->job.node_text), "%s", job->node_text);
+        memcpy(m->job.node_bytes, job->node_bytes, sizeof(m->job.node_bytes));
 }
 
 /*

@@ -100,6 +100,7 @@ struct job_entry {
 };
 
 static_assert(CTL_ROUTE_HOPS_MAX == WIRE_ROUTE_MAX, "a SUBMIT's route is what a ROUTE carries");
+static_assert(CTL_ROUTE_HOPS_MAX == ENGINE_ROUTE_MAX, "a chain's progress has a count per hop");
 
 struct jobs {
         struct event_base *base;
@@ -245,6 +246,20 @@ void jobs_schedule(struct jobs *jobs)
         jobs_kick(jobs);
 }
 
+/*
+ * A running chain's bytes per node: node 1's are the session's own, each
+ * later node's what the relays last said of its hop (engine.h). None is
+ * shown past the file's size, whatever a relay claims.
+ */
+static void job_nodes_refresh(struct job *job, const struct engine_progress *p)
+{
+        unsigned int hops = MIN(p->hops, (unsigned int)ENGINE_ROUTE_MAX);
+
+        job->node_bytes[0] = MIN(job->bytes_done, job->size);
+        for (unsigned int k = 0; k + 1u < job->nodes; k++)
+                job->node_bytes[k + 1] = k < hops ? MIN(p->hop_bytes[k], job->size) : 0;
+}
+
 void job_refresh(struct job *job)
 {
         struct engine_progress p = { 0 };
@@ -256,6 +271,8 @@ void job_refresh(struct job *job)
         job->bytes_done = job_entry(job)->base_bytes + p.bytes;
         job->files_skipped = job_entry(job)->base_skipped + p.skipped;
         job->usec = p.usec;
+        if (job->nodes)
+                job_nodes_refresh(job, &p);
 }
 
 /* A non-final state change of a running job. */
@@ -389,6 +406,7 @@ static void jobs_retry_cb(evutil_socket_t fd, short what, void *userdata)
         job->status = WIRE_OK;
         job->text[0] = '\0';
         job->bytes_done = job->usec = job->rate = 0;
+        memset(job->node_bytes, 0, sizeof(job->node_bytes));
         log_debug("job %" PRIu64 ": attempt %u queued", job->id, job->attempt);
         jobs_set_state(job, CTL_JOB_QUEUED);
         jobs_notify(job);
@@ -496,8 +514,13 @@ static void job_chain_done(struct job *job, const struct engine_result *r)
                 status = WIRE_E_INTERNAL;
                 why = "no word from it";
         }
-        /* The engine logged how far it got (RDMAXFER_NODES_OK): this is for the client. */
+        /* The engine logged how far it got (RDMAXFER_NODES_OK): this is for the client.
+         * A node that published has every byte; the others keep what
+         * the last refresh saw (the engine's result has no bytes per hop). */
         job->nodes_missing = missing << 1;
+        for (unsigned int k = 0; k < job->nodes; k++)
+                if (!(job->nodes_missing & (1u << k)))
+                        job->node_bytes[k] = job->size;
         job->nodes_ok = (uint16_t)(job->nodes - __builtin_popcount(job->nodes_missing));
         job->node_failed = 0;
         job->node_status = WIRE_OK;
@@ -556,6 +579,9 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
         job->usec = r->usec;
+        /* A chain's nodes keep the bytes they had, the peer's the result's. */
+        if (job->nodes)
+                job->node_bytes[0] = MIN(job->bytes_done, job->size);
         if (state == CTL_JOB_DONE && job->nodes)
                 job_chain_done(job, r);
         /* Not with a file its client could not hand over: no attempt would get it. */

@@ -63,6 +63,9 @@ struct job {
         uint16_t node_status;
         char node_peer[CTL_HOST_MAX + 1 + 6];
         char node_text[CTL_TEXT_MAX + 1];
+        /* As ctl_job has them: each node's bytes, [k] node k + 1's (job_refresh
+         * while it runs; once DONE, the size for those that published). */
+        uint64_t node_bytes[CTL_NODES_MAX];
         char name[CTL_NAME_MAX + 1];
         char host[CTL_HOST_MAX + 1];
         uint16_t port;
@@ -179,7 +182,8 @@ void jobs_schedule(struct jobs *jobs);
  * down"), start none, retry none. */
 void jobs_stop(struct jobs *jobs);
 
-/* Bring bytes_done and usec up to date from the engine (running jobs). */
+/* Bring bytes_done, usec and a chain's node_bytes up to date from the
+ * engine (running jobs). */
 void job_refresh(struct job *job);
 /* The most attempts @job gets as the configuration stands now (1 + retries). */
 unsigned int job_attempts(const struct job *job);

@@ -158,10 +158,19 @@ struct engine_result {
         const char *hop_text;
 };
 
+/* Hops a chain's route holds at most (wire.h's WIRE_ROUTE_MAX). */
+#define ENGINE_ROUTE_MAX        27
+
 struct engine_progress {
         uint64_t bytes;                 /* acknowledged so far */
         uint64_t usec;                  /* since the first post */
         uint32_t skipped;               /* entries the receiver kept so far (sync) */
+        /* A chain: the route's hops (engine_send_req.route_hops), and the
+         * bytes each has acknowledged, as the relays last said (about
+         * once a second; 0 before they have; a hop gone around starts
+         * again from 0 at the one after it). */
+        unsigned int hops;
+        uint64_t hop_bytes[ENGINE_ROUTE_MAX];
 };
 
 /* One file of a job: engine_send_req's first, ops->next's after it. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <event2/event.h>
 
 #include "engine-private.h"
 #include "log.h"
@@ -52,6 +53,9 @@ struct relay {
         uint16_t hops, hop_failed, hop_status;
         uint32_t missing;
         char text[WIRE_TEXT_MAX + 1];
+        /* How far each hop got, told upstream every second (PROGRESS). */
+        uint64_t hop_bytes[WIRE_ROUTE_MAX];
+        struct event *tick;
 };
 
 static void relay_free(struct relay *r)
@@ -63,6 +67,8 @@ static void relay_free(struct relay *r)
                 }
         }
         safe_close(r->fd);
+        if (r->tick)
+                event_free(r->tick);
         free(r);
 }
 
@@ -88,6 +94,34 @@ static void relay_missing(struct relay *r, unsigned int k, unsigned int status, 
         r->hop_failed = (uint16_t)(k + 1);
         r->hop_status = (uint16_t)(status ?: WIRE_E_INTERNAL);
         snprintf(r->text, sizeof(r->text), "%.*s", WIRE_TEXT_MAX, text && text[0] ? text : "failed");
+}
+
+/* Every second while the route is at it: how far each hop got, to the
+ * upstream sender (wire.h, PROGRESS), for its owner's display. */
+static void relay_on_tick(evutil_socket_t fd, short what, void *arg)
+{
+        static const struct timeval second = { .tv_sec = 1 };
+        struct relay *r = arg;
+        struct wire_msg m = { .type = WIRE_PROGRESS };
+        struct recv_lane *l0;
+        struct engine_progress p;
+
+        if (!r->up || r->settled)
+                return;
+        if (r->down) {
+                engine_send_progress(r->down, &p);
+                r->hop_bytes[r->at] = p.bytes;
+                for (unsigned int k = 0; k < p.hops && r->at + 1 + k < r->route.hops; k++)
+                        r->hop_bytes[r->at + 1 + k] = p.hop_bytes[k];
+        }
+        l0 = recv_lane(r->up, 0);
+        if (l0 && !l0->base.conn.reaping && conn_ctrl_free(&l0->base.conn) >= 2 &&
+            (r->up->base.state == XFER_DATA || r->up->base.state == XFER_FINISHING)) {
+                m.progress.hops = r->route.hops;
+                memcpy(m.progress.bytes, r->hop_bytes, r->route.hops * sizeof(*r->hop_bytes));
+                (void)conn_send_ctrl(&l0->base.conn, &m);
+        }
+        evtimer_add(r->tick, &second);
 }
 
 static void relay_settle(struct relay *r)
@@ -214,6 +248,9 @@ void relay_start(struct recv_xfer *x)
         }
         if (!x->published_match && x->cur->fd >= 0)
                 r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
+        r->tick = evtimer_new(e->base, relay_on_tick, r);
+        if (r->tick)
+                evtimer_add(r->tick, &(const struct timeval){ .tv_sec = 1 });
         if (r->fd < 0) {
                 for (unsigned int k = 0; k < r->route.hops; k++)
                         relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
@@ -317,6 +354,8 @@ void relay_free_all(struct engine *e)
 
                 e->relays = r->next;
                 safe_close(r->fd);
+                if (r->tick)
+                        event_free(r->tick);
                 free(r);
         }
 }

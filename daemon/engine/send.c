@@ -18,6 +18,7 @@
  * free buffers, and a lane held back waits for the transfer's pace timer.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -112,6 +113,8 @@ static uint8_t *send_buf_mem(struct send_lane *l, uint32_t i)
 }
 
 /* A starved lane (xfer_feed_starved): a pump reads into what it can get. */
+static_assert(ENGINE_ROUTE_MAX == WIRE_ROUTE_MAX, "engine_progress has a hop's bytes per route hop");
+
 static void send_feed(struct xfer_lane *b)
 {
         send_pump(send_lane_of(b));
@@ -680,6 +683,13 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 return;
         case WIRE_CREDIT:
                 send_pump(l);
+                return;
+        case WIRE_PROGRESS:
+                /* A relay's word on its route, for display (wire.h). */
+                if (l->base.idx != 0 || m->progress.hops != s->route.hops ||
+                    (b->state != XFER_DATA && b->state != XFER_FINISHING))
+                        break;
+                memcpy(s->hop_bytes, m->progress.bytes, s->route.hops * sizeof(*s->hop_bytes));
                 return;
         case WIRE_RESULT:
                 /* Version 7: s->prev's may come while the next is offered. */

@@ -183,6 +183,7 @@ struct engine_send {
         uint16_t hops, hop_failed, hop_status;
         uint32_t hop_missing;
         char hop_text[WIRE_TEXT_MAX + 1];
+        uint64_t hop_bytes[WIRE_ROUTE_MAX];     /* the receiver's last PROGRESS */
         /* A relay's downstream (relay.h): reads and ENDs wait for it. */
         struct relay *relay;
 };

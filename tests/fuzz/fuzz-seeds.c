@@ -105,6 +105,43 @@ static int wire_seeds(const char *dir)
         m.type = WIRE_WAIT;
         m.wait.file = 3;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* A relay chain (version 10): the route, its offer, a relay's
+         * RESULT that went around a hop, and its PROGRESS. */
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_ROUTE;
+        m.route.hops = 3;
+        for (unsigned int k = 0; k < 3; k++) {
+                m.route.hop[k].addr[10] = m.route.hop[k].addr[11] = 0xff;
+                m.route.hop[k].addr[15] = (uint8_t)(k + 3);
+                m.route.hop[k].port = 7470;
+        }
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_OFFER;
+        m.offer.chunk_size = 1 << 20;
+        m.offer.size = 3 << 20;
+        m.offer.lanes = 2;
+        m.offer.job_files = 1;
+        m.offer.job_bytes = 3 << 20;
+        m.offer.flags = WIRE_OFFER_ROUTE;
+        memset(m.offer.route_hash, 0x72, WIRE_ROUTE_HASH_SIZE);
+        strcpy(m.offer.name, "image.sif");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_RESULT;
+        m.result.hops = 2;
+        m.result.hop_missing = 1;
+        m.result.hop_failed = 1;
+        m.result.hop_status = WIRE_E_DENIED;
+        memset(m.result.mac, 0x6d, WIRE_MAC_SIZE);
+        strcpy(m.result.text, "this node does not relay (relay = no)");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_PROGRESS;
+        m.progress.hops = 3;
+        m.progress.bytes[0] = 3 << 20;
+        m.progress.bytes[1] = 1 << 20;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
         memset(&m, 0, sizeof(m));

@@ -269,6 +269,14 @@ void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t us
         s->progress.usec = usec;
 }
 
+void fake_engine_set_hops(struct engine_send *s, unsigned int hops, const uint64_t *bytes)
+{
+        s->progress.hops = hops;
+        memset(s->progress.hop_bytes, 0, sizeof(s->progress.hop_bytes));
+        for (unsigned int k = 0; k < hops && k < ENGINE_ROUTE_MAX; k++)
+                s->progress.hop_bytes[k] = bytes[k];
+}
+
 void fake_engine_set_skipped(struct engine_send *s, uint32_t skipped)
 {
         s->progress.skipped = skipped;

@@ -65,6 +65,9 @@ struct fake_send_info {
 const struct fake_send_info *fake_engine_info(const struct engine_send *s);
 
 void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t usec);
+/* A chain's relays' last word: @hops hops (engine_progress.hops), each
+ * hop's bytes from @bytes (hop_bytes; at most ENGINE_ROUTE_MAX taken). */
+void fake_engine_set_hops(struct engine_send *s, unsigned int hops, const uint64_t *bytes);
 /* Files the receiver kept so far (sync): in the progress and the result. */
 void fake_engine_set_skipped(struct engine_send *s, uint32_t skipped);
 void fake_engine_phase(struct engine_send *s, enum engine_phase phase);

@@ -27,6 +27,32 @@ static void put32(uint8_t *p, uint32_t v)
                 p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Where a JOB's node_bytes begin: after its 100 fixed bytes. */
+#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 100)
+
+/*
+ * @buf, an encoded JOB of @len bytes with @from node_bytes, given @to of
+ * them instead, each @fill, the header's length kept consistent (its
+ * nodes field is the caller's): the new length.
+ */
+static int job_node_bytes_resize(uint8_t *buf, int len, unsigned int from, unsigned int to, uint64_t fill)
+{
+        uint8_t *p = buf + JOB_NODE_BYTES;
+
+        memmove(p + 8 * to, p + 8 * from, (size_t)len - JOB_NODE_BYTES - 8 * from);
+        for (unsigned int k = 0; k < to; k++)
+                put64(p + 8 * k, fill);
+        len += 8 * ((int)to - (int)from);
+        put32(buf + 8, (uint32_t)(len - CTL_HEADER_SIZE));
+        return len;
+}
+
 static void msg_reset(struct ctl_msg *m, int type)
 {
         memset(m, 0, sizeof(*m));
@@ -96,6 +122,10 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.node_failed = 2;
         out[n].job.node_status = 0x0107;
         out[n].job.nodes_missing = 0x0a;
+        /* Those that published have every byte, node 2 got some, node 4 none. */
+        out[n].job.node_bytes[0] = 2000;
+        out[n].job.node_bytes[1] = 700;
+        out[n].job.node_bytes[2] = 2000;
         strcpy(out[n].job.route, "[fd00::4]:7470,198.18.0.3:7471,198.18.0.5:7470");
         strcpy(out[n].job.peer, "198.18.0.2:7470");
         strcpy(out[n].job.name, "backup.tar");
@@ -244,29 +274,40 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 j.job.nodes_ok = cases[i].nodes_ok;
                 j.job.node_failed = cases[i].node_failed;
                 route_of(j.job.route, sizeof(j.job.route), hops > 0 ? (unsigned int)hops : 0);
+                /* Every byte where a node published, half where not. */
+                memset(j.job.node_bytes, 0, sizeof(j.job.node_bytes));
+                for (unsigned int k = 0; k < cases[i].nodes && k < CTL_NODES_MAX; k++)
+                        j.job.node_bytes[k] = (cases[i].missing & (1u << k)) ? j.job.bytes_total / 2
+                                                                             : j.job.bytes_total;
                 if (cases[i].good) {
                         int l = ctl_encode(tmp, sizeof(tmp), &j);
 
                         ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
                            "JOB nodes: %s round-trips", cases[i].what);
-                        continue;
+                } else {
+                        is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB nodes: %s: encoding is -EINVAL",
+                               cases[i].what);
                 }
-                is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB nodes: %s: encoding is -EINVAL",
-                       cases[i].what);
                 /* The bytes of a good twin with the same strings, then this case's fields. */
                 j.job.state = CTL_JOB_DONE;
                 j.job.nodes = hops > 0 ? (uint16_t)(hops + 1) : 0;
                 j.job.nodes_missing = 0;
                 j.job.nodes_ok = j.job.nodes;
                 j.job.node_failed = 0;
+                for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
+                        j.job.node_bytes[k] = k < j.job.nodes ? j.job.bytes_total : 0;
                 len = ctl_encode(tmp, sizeof(tmp), &j);
+                /* As many node_bytes as this case's nodes, each the total: none refused for its own. */
+                if (len > 0)
+                        len = job_node_bytes_resize(tmp, len, j.job.nodes, cases[i].nodes, j.job.bytes_total);
                 tmp[CTL_HEADER_SIZE + 8] = cases[i].state;
                 put16(tmp + CTL_HEADER_SIZE + 76, cases[i].nodes);
                 put16(tmp + CTL_HEADER_SIZE + 78, cases[i].nodes_ok);
                 put16(tmp + CTL_HEADER_SIZE + 80, cases[i].node_failed);
                 put32(tmp + CTL_HEADER_SIZE + 84, cases[i].missing);
-                is_int(len > 0 ? ctl_decode(tmp, (size_t)len, &m) : len, -EBADMSG,
-                       "JOB nodes: %s: decoding is -EBADMSG", cases[i].what);
+                /* A good case made so decodes: only the fields make a bad one bad. */
+                is_int(len > 0 ? ctl_decode(tmp, (size_t)len, &m) : len, cases[i].good ? 0 : -EBADMSG,
+                       "JOB nodes: %s: decoding is %s", cases[i].what, cases[i].good ? "0" : "-EBADMSG");
         }
 
         len = ctl_encode(buf, sizeof(buf), sample);
@@ -299,6 +340,117 @@ static void test_job_nodes(const struct ctl_msg *sample)
         j = *sample;
         memset(j.job.route, 'r', sizeof(j.job.route));
         is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "unterminated route is -EINVAL");
+}
+
+/* A chain's bytes per node: what encode and decode both refuse. */
+static void test_job_node_bytes(const struct ctl_msg *sample)
+{
+        static const struct {
+                uint8_t state;
+                unsigned int node;              /* 1..: the one to set */
+                uint64_t bytes;
+                const char *what;
+        } bad[] = {
+                { CTL_JOB_DONE, 2, 2001, "a missing node's bytes over the total" },
+                { CTL_JOB_DONE, 1, 1999, "a published node short of the total" },
+                { CTL_JOB_DONE, 3, 0, "a published node with none" },
+                { CTL_JOB_SENDING, 4, UINT64_MAX, "a running node's bytes over the total" },
+        };
+        uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
+        struct ctl_msg j = *sample, m;
+        int len, l;
+
+        len = ctl_encode(buf, sizeof(buf), &j);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && m.job.node_bytes[0] == 2000 &&
+           m.job.node_bytes[1] == 700 && m.job.node_bytes[2] == 2000 && m.job.node_bytes[3] == 0 &&
+           m.job.node_bytes[4] == 0, "JOB node_bytes: a node each, none past them");
+
+        /* A chain on its way: every node missing, each as far as it got. */
+        j.job.state = CTL_JOB_SENDING;
+        j.job.nodes_missing = 0xf;
+        j.job.nodes_ok = 0;
+        j.job.node_failed = 0;
+        j.job.node_status = 0;
+        memset(j.job.node_peer, 0, sizeof(j.job.node_peer));
+        memset(j.job.node_text, 0, sizeof(j.job.node_text));
+        j.job.node_bytes[0] = 1500;
+        j.job.node_bytes[1] = 1000;
+        j.job.node_bytes[2] = 500;
+        j.job.node_bytes[3] = 0;
+        l = ctl_encode(tmp, sizeof(tmp), &j);
+        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
+           "JOB node_bytes: a running chain's round-trip");
+        j.job.node_bytes[0] = j.job.node_bytes[1] = j.job.node_bytes[2] = j.job.bytes_total;
+        l = ctl_encode(tmp, sizeof(tmp), &j);
+        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && m.job.node_bytes[2] == 2000,
+           "JOB node_bytes: a node with every byte, not yet published");
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                j = *sample;
+                if (bad[i].state != CTL_JOB_DONE) {
+                        j.job.state = bad[i].state;
+                        j.job.nodes_missing = 0xf;
+                        j.job.nodes_ok = 0;
+                        j.job.node_failed = 0;
+                }
+                j.job.node_bytes[bad[i].node - 1] = bad[i].bytes;
+                is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB node_bytes: %s: encoding is -EINVAL",
+                       bad[i].what);
+                memcpy(tmp, buf, (size_t)len);
+                tmp[CTL_HEADER_SIZE + 8] = bad[i].state;
+                if (bad[i].state != CTL_JOB_DONE) {
+                        put16(tmp + CTL_HEADER_SIZE + 78, 0);
+                        put16(tmp + CTL_HEADER_SIZE + 80, 0);
+                        put32(tmp + CTL_HEADER_SIZE + 84, 0xf);
+                }
+                /* The total itself is good for any node: only the bytes make it bad. */
+                put64(tmp + JOB_NODE_BYTES + 8 * (bad[i].node - 1), 2000);
+                l = ctl_decode(tmp, (size_t)len, &m);
+                put64(tmp + JOB_NODE_BYTES + 8 * (bad[i].node - 1), bad[i].bytes);
+                is_int(l == 0 ? ctl_decode(tmp, (size_t)len, &m) : 1, -EBADMSG,
+                       "JOB node_bytes: %s: decoding is -EBADMSG", bad[i].what);
+        }
+
+        /* What only the encoder can be asked: bytes for no node. */
+        j = *sample;
+        j.job.node_bytes[4] = 1;
+        is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB node_bytes: bytes past the last node: -EINVAL");
+        j = *sample;
+        j.job.nodes = j.job.nodes_ok = j.job.node_failed = 0;
+        j.job.nodes_missing = 0;
+        j.job.route[0] = '\0';
+        memset(j.job.node_bytes, 0, sizeof(j.job.node_bytes));
+        l = ctl_encode(tmp, sizeof(tmp), &j);
+        ok(l > 0 && l == len - 4 * 8 - 46 && ctl_decode(tmp, (size_t)l, &m) == 0,
+           "JOB node_bytes: no chain, none carried");
+        j.job.node_bytes[0] = 1;
+        is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB node_bytes: no chain with bytes: -EINVAL");
+
+        /* The count of node_bytes is the nodes field's, whatever the length says. */
+        memcpy(tmp, buf, (size_t)len);
+        l = job_node_bytes_resize(tmp, len, 4, 3, 2000);
+        is_int(ctl_decode(tmp, (size_t)l, &m), -EBADMSG, "JOB of 4 nodes with 3 node_bytes");
+        memcpy(tmp, buf, (size_t)len);
+        l = job_node_bytes_resize(tmp, len, 4, 5, 2000);
+        is_int(ctl_decode(tmp, (size_t)l, &m), -EBADMSG, "JOB of 4 nodes with 5 node_bytes");
+        memcpy(tmp, buf, (size_t)len);
+        l = job_node_bytes_resize(tmp, len, 4, 0, 0);
+        is_int(ctl_decode(tmp, (size_t)l, &m), -EBADMSG, "JOB of 4 nodes with none");
+        memcpy(tmp, buf, (size_t)len);
+        put32(tmp + 8, (uint32_t)(len - CTL_HEADER_SIZE - 8));
+        is_int(ctl_decode(tmp, (size_t)len - 8, &m), -EBADMSG, "JOB of 4 nodes 8 bytes short of its route");
+        /* 0xffff nodes: refused on the count, before any of them is read. */
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + CTL_HEADER_SIZE + 76, 0xffff);
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB of 65535 nodes");
+        j = *sample;
+        j.job.nodes = j.job.nodes_ok = j.job.node_failed = 0;
+        j.job.nodes_missing = 0;
+        j.job.route[0] = '\0';
+        memset(j.job.node_bytes, 0, sizeof(j.job.node_bytes));
+        l = ctl_encode(tmp, sizeof(tmp), &j);
+        l = l > 0 ? job_node_bytes_resize(tmp, l, 0, 1, 0) : l;
+        is_int(l > 0 ? ctl_decode(tmp, (size_t)l, &m) : l, -EBADMSG, "JOB of no chain with a node's bytes");
 }
 
 /* SUBMIT's route: built by the client, split by the daemon. */
@@ -514,8 +666,8 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 100 + 15 + 10 + 17 + 14 + 11 + 46,
-               "JOB: 100 fixed bytes, then peer, name, text, node_peer, node_text and route");
+        is_int(len, CTL_HEADER_SIZE + 100 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 100 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -535,6 +687,11 @@ static void test_codec(void)
         ok(tmp[CTL_HEADER_SIZE + 88] == 15 && tmp[CTL_HEADER_SIZE + 90] == 10 && tmp[CTL_HEADER_SIZE + 92] == 17 &&
            tmp[CTL_HEADER_SIZE + 94] == 14 && tmp[CTL_HEADER_SIZE + 96] == 11 && tmp[CTL_HEADER_SIZE + 98] == 46,
            "then the six string lengths");
+        ok(tmp[JOB_NODE_BYTES] == 0xd0 && tmp[JOB_NODE_BYTES + 1] == 0x07 && tmp[JOB_NODE_BYTES + 7] == 0 &&
+           tmp[JOB_NODE_BYTES + 8] == 0xbc && tmp[JOB_NODE_BYTES + 9] == 0x02 && tmp[JOB_NODE_BYTES + 16] == 0xd0 &&
+           tmp[JOB_NODE_BYTES + 24] == 0 && tmp[JOB_NODE_BYTES + 31] == 0,
+           "then node_bytes, a little-endian u64 for each of the 4 nodes");
+        ok(memcmp(tmp + JOB_NODE_BYTES + 32, "198.18.0.2:7470backup.tar", 25) == 0, "then the peer and the name");
         ok(memcmp(tmp + len - 25 - 46, "[fd00::4]:7470file exists", 25) == 0 &&
            memcmp(tmp + len - 46, "[fd00::4]:7470,198.18.0.3:7471,198.18.0.5:7470", 46) == 0,
            "node_peer and node_text, then the route last");
@@ -563,9 +720,11 @@ static void test_codec(void)
         j.job.nodes_missing = 1u << (CTL_NODES_MAX - 1);
         j.job.nodes_ok = CTL_NODES_MAX - 1;
         j.job.node_failed = CTL_NODES_MAX;
+        for (int k = 0; k < CTL_NODES_MAX; k++)
+                j.job.node_bytes[k] = j.job.bytes_total - (k == CTL_NODES_MAX - 1);
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && len <= CTL_MSG_MAX && strlen(j.job.route) == CTL_ROUTE_MAX,
-           "JOB with every string at its limit, a route of 27 hops, fits (%d bytes)", len);
+           "JOB with every string at its limit, a route of 27 hops and 28 nodes' bytes, fits (%d bytes)", len);
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
         ok(m.job.bwlimit == 0x0102030405060708ull && m.job.attempt == 0x0506 && m.job.attempts == 0x0708 &&
            m.job.retry_usec == 0x1122334455667788ull, "JOB carries bwlimit, attempt, attempts and retry_usec");
@@ -578,6 +737,7 @@ static void test_codec(void)
         ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && m.job.state == CTL_JOB_RETRYING,
            "JOB in RETRYING round-trips");
         test_job_nodes(&msgs[8]);
+        test_job_node_bytes(&msgs[8]);
 
         /* ERROR text. */
         struct ctl_msg e = msgs[9];

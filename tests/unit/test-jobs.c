@@ -1692,6 +1692,8 @@ static bool job_encodes(const struct job *job)
         uint8_t buf[CTL_MSG_MAX];
 
         m.job.state = (uint8_t)job->state;
+        m.job.bytes_total = job->size;
+        memcpy(m.job.node_bytes, job->node_bytes, sizeof(m.job.node_bytes));
         m.job.nodes = job->nodes;
         m.job.nodes_ok = job->nodes_ok;
         m.job.node_failed = job->node_failed;
@@ -1850,9 +1852,91 @@ static void test_chain(void)
         fx_teardown(&f);
 }
 
+/* Each node's bytes: while it runs as the engine says, once done the size where published. */
+static void test_chain_progress(void)
+{
+        static const uint64_t hops3[] = { 8, 5, 3 }, over[] = { 99, 5, 3 }, later[] = { 10, 6, 9 };
+        struct engine_send *s;
+        struct job *job;
+        struct fx f;
+        uint64_t id;
+        int r;
+
+        fx_setup(&f, "chain progress", 4);
+        f.cfg.retry_delay_max = 1;
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", 0, 0, &r);
+        job = job_of(&f, id);
+        ok(job->nodes == 4 && job->node_bytes[0] == 0 && job->node_bytes[3] == 0 && job_encodes(job),
+           "queued: every node at 0");
+        run(&f);
+        s = xfer_of(&f, id);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_set_progress(s, 9, 1000);
+        job_refresh(job);
+        ok(job->bytes_done == 9 && job->node_bytes[0] == 9 && job->node_bytes[1] == 0 && job->node_bytes[3] == 0 &&
+           job_encodes(job), "before the relays report: node 1 its bytes, the others 0");
+        fake_engine_set_hops(s, 3, hops3);
+        job_refresh(job);
+        ok(job->node_bytes[0] == 9 && job->node_bytes[1] == 8 && job->node_bytes[2] == 5 &&
+           job->node_bytes[3] == 3 && job->node_bytes[4] == 0 && job_encodes(job),
+           "node k + 2 has hop k's bytes, none past the last node");
+        fake_engine_set_hops(s, 3, over);
+        job_refresh(job);
+        ok(job->node_bytes[1] == 10 && job_encodes(job), "a relay claiming more than the file: the size");
+        fake_engine_set_hops(s, 1, later);
+        job_refresh(job);
+        ok(job->node_bytes[1] == 10 && job->node_bytes[2] == 0 && job->node_bytes[3] == 0 && job_encodes(job),
+           "hops the engine has no word of: 0");
+        /* The relay went around node 3, which stopped at 6; node 4 had it all. */
+        fake_engine_set_hops(s, 3, later);
+        fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
+        job_refresh(job);
+        ok(job->node_bytes[2] == 6 && job->node_bytes[3] == 9 && job_encodes(job), "verifying: as they go");
+        fake_engine_done_chain(s, 10, 2, 0x2, 2, WIRE_E_DENIED, "this node does not relay (relay = no)");
+        ok(job->state == CTL_JOB_DONE && job->node_bytes[0] == 10 && job->node_bytes[1] == 10 &&
+           job->node_bytes[2] == 6 && job->node_bytes[3] == 10 && job_encodes(job),
+           "done: those that published the size, node 3 what it had");
+
+        /* A chain that fails at node 1 transiently keeps its bytes while it waits, then starts from 0. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 0, &r);
+        job = job_of(&f, id);
+        run(&f);
+        s = xfer_of(&f, id);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_set_progress(s, 7, 1000);
+        fake_engine_set_hops(s, 1, hops3 + 1);
+        job_refresh(job);
+        fake_engine_fail(s, WIRE_E_BUSY, true, "busy");
+        ok(job->state == CTL_JOB_RETRYING && job->node_bytes[0] == 0 && job->node_bytes[1] == 5 &&
+           job_encodes(job), "retrying: node 1 the failed attempt's result, node 2 what it had");
+        wait_retry(&f, id, 2000);
+        ok(job->state != CTL_JOB_RETRYING && job->node_bytes[0] == 0 && job->node_bytes[1] == 0 &&
+           job_encodes(job), "the next attempt: every node from 0");
+        run(&f);
+        s = xfer_of(&f, id);
+        fake_engine_fail(s, WIRE_E_DENIED, false, "refused by peer: denied");
+        ok(job->state == CTL_JOB_FAILED && job_encodes(job), "failed: its bytes still make a JOB");
+
+        /* Cancelled half-way: each keeps what it had. */
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        job = job_of(&f, id);
+        run(&f);
+        s = xfer_of(&f, id);
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_set_progress(s, 6, 1000);
+        fake_engine_set_hops(s, 2, hops3 + 1);
+        job_refresh(job);
+        is_int(jobs_cancel(f.jobs, id), 0, "cancel a chain half-way");
+        run(&f);
+        ok(job->state == CTL_JOB_CANCELLED && job->node_bytes[1] == 5 && job->node_bytes[2] == 3 &&
+           job_encodes(job), "cancelled: the nodes keep their bytes");
+        fx_teardown(&f);
+}
+
 int main(void)
 {
         test_chain();
+        test_chain_progress();
         test_sync_job();
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();

@@ -230,6 +230,9 @@ int main(void)
         job.node_status = WIRE_E_EXISTS;
         snprintf(job.node_peer, sizeof(job.node_peer), "198.18.0.3:7470");
         snprintf(job.route, sizeof(job.route), "198.18.0.3:7470,198.18.0.4:7470,[fd00::5]:7470");
+        job.node_bytes[0] = job.node_bytes[2] = 2000000;
+        job.node_bytes[1] = 1048576;
+        job.node_bytes[3] = 0;
         buf = NULL;
         f = open_memstream(&buf, &len);
         if (!f)
@@ -238,8 +241,9 @@ int main(void)
         fclose(f);
         ok(strstr(buf, ",\"text\":\"\",\"nodes\":4,\"nodes_ok\":2,\"node_failed\":2,\"node_status\":7,"
                        "\"node_status_text\":\"file exists\",\"node_peer\":\"198.18.0.3:7470\",\"node_text\":\"\","
-                       "\"nodes_missing\":[2,4],\"route\":\"198.18.0.3:7470,198.18.0.4:7470,[fd00::5]:7470\"}") != NULL,
-           "a chain's job: its nodes, the missing ones by number, and the route");
+                       "\"nodes_missing\":[2,4],\"route\":\"198.18.0.3:7470,198.18.0.4:7470,[fd00::5]:7470\","
+                       "\"node_bytes\":[2000000,1048576,2000000,0]}") != NULL,
+           "a chain's job: its nodes, the missing ones by number, the route and each node's bytes");
         free(buf);
         test_hostile();
         test_stats();

@@ -113,6 +113,11 @@ static int sample_messages(struct wire_msg *out)
         msg_reset(&out[n], WIRE_WAIT, 0);
         out[n++].wait.file = 0x0a0b0c0d;
         out[n++] = sample_route();
+        msg_reset(&out[n], WIRE_PROGRESS, 0);
+        out[n].progress.hops = 3;
+        out[n].progress.bytes[0] = 0x0102030405060708ull;
+        out[n].progress.bytes[2] = 1;
+        n++;
         return n;
 }
 
@@ -1396,6 +1401,50 @@ static void test_hop(void)
 }
 
 /* An offer's route_hash: SHA-256 over the hops as ROUTE carries them. */
+/* PROGRESS (version 10): a relay's word on how far each hop got. */
+static void test_progress(void)
+{
+        static const uint8_t golden[] = {
+                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x09, 0x00,  /* magic, v10, PROGRESS */
+                0x12, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 18, credits 0 */
+                0x02, 0x00,                                      /* 2 hops */
+                0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 1's bytes */
+                0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* hop 2's */
+        };
+        struct wire_msg m = { .type = WIRE_PROGRESS }, back;
+        uint8_t buf[WIRE_CTRL_MAX];
+        int len;
+
+        m.progress.hops = 2;
+        m.progress.bytes[0] = 0x0102030405060708ull;
+        m.progress.bytes[1] = 42;
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == (int)sizeof(golden) && memcmp(buf, golden, sizeof(golden)) == 0,
+           "PROGRESS: hops u16, then each hop's bytes u64");
+        is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
+        ok(back.progress.hops == 2 && back.progress.bytes[0] == m.progress.bytes[0] &&
+           back.progress.bytes[1] == 42, "with its hops' bytes");
+
+        m.progress.hops = WIRE_ROUTE_MAX;
+        len = wire_encode(buf, sizeof(buf), &m);
+        is_int(len, WIRE_HEADER_SIZE + 2 + 8 * WIRE_ROUTE_MAX, "the largest PROGRESS fits");
+        is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
+        m.progress.hops = 0;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of 0 hops is refused");
+        m.progress.hops = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of 28 hops is refused");
+
+        memcpy(buf, golden, sizeof(golden));
+        buf[16] = 3;    /* 3 hops on 2 hops' bytes */
+        is_int(wire_decode(buf, sizeof(golden), &back), -EBADMSG, "a hop count that disagrees with the length");
+        buf[16] = 0;
+        buf[8] = 2;
+        is_int(wire_decode(buf, WIRE_HEADER_SIZE + 2, &back), -EBADMSG, "0 hops");
+        buf[16] = 2;
+        buf[8] = 0x11;
+        is_int(wire_decode(buf, sizeof(golden) - 1, &back), -EBADMSG, "a byte short");
+}
+
 static void test_route_hash(void)
 {
         struct wire_msg m = sample_route();
@@ -1534,6 +1583,7 @@ int main(void)
         test_binding();
         test_hop();
         test_route_hash();
+        test_progress();
         test_lane_range();
         return done_testing();
 }

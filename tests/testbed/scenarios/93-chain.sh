@@ -11,7 +11,9 @@
 #      "this node does not relay (relay = no)"; beta goes around it, so
 #      beta and delta get the file; exit 23 (partial).
 #   3. gamma SIGKILLed while the file flows through it (links capped so
-#      that it takes seconds): beta goes around it to delta; beta and
+#      that it takes seconds), once `xferctl status` on alpha shows delta
+#      has bytes (per-node progress, told up the chain by each relay
+#      every second): beta goes around it to delta; beta and
 #      delta get the file, gamma is named as failed, exit 23; nothing
 #      half-written is visible on gamma, and every daemon still serves (the
 #      chain once more, whole).
@@ -99,16 +101,23 @@ tb_log "relay = no: refused with its reason, the node before went around it, exi
 # 3. The middle node dies half-way. Capped links (5 MB/s): 24 MiB takes
 # about 5 s a hop, so gamma is killed with the file flowing through it.
 for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
-make_file "$SRC/killed.dat" $((24 * MIB))
+make_file "$SRC/killed.dat" $((32 * MIB))
 rm -f "$SRC/killed.out"
 (
         rc=0
         xferctl send --retries 0 "$SRC/killed.dat" "$NODES" >"$SRC/killed.out" 2>&1 || rc=$?
         echo "rc=$rc" >>"$SRC/killed.out"
 ) &
-wait_for 30 bash -c "journalctl -u '$(node_unit gamma)' --no-pager -o cat --since '@$SINCE' |
-        grep -q 'relaying killed\.dat'" || tb_fail "gamma did not start relaying killed.dat"
-sleep 1
+wait_for 30 bash -c "journalctl -u '$ALPHA_UNIT' --no-pager -o cat --since '@$SINCE' |
+        grep -q '^job [0-9]*: a chain of 3 nodes: .*'" || tb_fail "alpha did not start the chain"
+id=$(journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "@$SINCE" |
+        sed -n 's/^job \([0-9]*\): a chain of 3 nodes: .*/\1/p' | tail -n 1)
+# delta's line: "  node 3  198.18.0.4:7470  N of 33554432 bytes (P %)", N > 0.
+delta_has() {
+        xferctl status "$id" | grep -qE "^  node 3  $DELTA_ADDR:$PORT +[1-9][0-9]* of 33554432 bytes"
+}
+wait_for 20 delta_has || { xferctl status "$id" >&2; tb_fail "alpha's status never showed delta's bytes"; }
+xferctl status "$id" | sed 's/^/    status: /'
 tb_run systemctl kill -s KILL "$(node_unit gamma)"
 wait
 for n in alpha beta gamma delta; do link_uncap "$n"; done
@@ -117,7 +126,7 @@ grep -q '^rc=23$' "$SRC/killed.out" || tb_fail "chain with gamma killed: not exi
 same_file "$SRC/killed.dat" "$(node_in beta)/killed.dat"
 same_file "$SRC/killed.dat" "$(node_in delta)/killed.dat"
 grep -q "^xferctl: $GAMMA_ADDR: send killed.dat to .* failed" "$SRC/killed.out" || tb_fail "gamma's failure is not said"
-grep -q "^$DELTA_ADDR: sent killed.dat (25165824 bytes), relayed by $BETA_ADDR" "$SRC/killed.out" ||
+grep -q "^$DELTA_ADDR: sent killed.dat (33554432 bytes), relayed by $BETA_ADDR" "$SRC/killed.out" ||
         tb_fail "delta is not said to have it from beta"
 journalctl -u "$(node_unit beta)" --no-pager -o cat --since "@$SINCE" | grep -q "relaying killed\.dat to $GAMMA_ADDR:$PORT failed .*going around it" ||
         tb_fail "beta did not log that it went around gamma"
