@@ -278,6 +278,21 @@ xferctl_failed
 # beta has seen its sender vanish; it must still stop cleanly.
 san_stop beta 0
 [[ ! -e $W/beta/in/big.dat ]] || tb_fail "beta published a cut-off transfer"
+# A relay stopped mid-chain (alpha -> beta -> alpha): its receive fails,
+# and the send it relays on is cancelled with it (relay.c).
+san_start alpha
+san_start beta
+tb_log "SIGTERM to a relay mid-chain"
+XOUT=$LOG/xferctl-chain.out
+rx0=$(netdev_bytes "${NETDEV[beta]}" rx)
+xc alpha send "$W/src/big.dat" "${ADDR[beta]},${ADDR[alpha]}" --as chain-big.dat >"$XOUT" 2>&1 &
+XPID=$!
+echo "$XPID xferctl send on alpha" >>"$LOG/pids"
+wait_for 120 rx_grown beta "$rx0" $((16 << 20)) || tb_fail "alpha: no chain under way"
+san_stop beta 0
+xferctl_failed
+san_stop alpha 0
+[[ ! -e $W/beta/in/chain-big.dat && ! -e $W/alpha/in/chain-big.dat ]] || tb_fail "a cut-off chain published something"
 san_check "$CUR"
 
 # ------------------------------------------------ (c) a second SIGTERM: abort

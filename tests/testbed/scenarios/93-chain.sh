@@ -15,8 +15,10 @@
 #      has bytes (per-node progress, told up the chain by each relay
 #      every second): beta goes around it to delta; beta and
 #      delta get the file, gamma is named as failed, exit 23; nothing
-#      half-written is visible on gamma, and every daemon still serves (the
-#      chain once more, whole).
+#      half-written is visible on gamma.
+#   4. alpha (the origin) SIGKILLed mid-chain: beta, gamma and delta each
+#      fail their receive (each relay cancels the send it relays on) and
+#      publish nothing; every daemon still serves (the chain once more).
 # testbed-timeout: 300
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -135,6 +137,26 @@ wait_for 30 test -S "$(node_sock gamma)" || tb_fail "gamma has no control socket
 incoming_clean "$(node_in gamma)" chain.dat
 incoming_clean "$(node_in delta)" chain.dat norelay.dat killed.dat
 tb_log "gamma killed half-way: beta went around it, beta and delta have the file, gamma named, nothing half-written"
+
+# 4. The origin dies mid-chain: each relay's receive fails and the send
+# it relays on is cancelled with it, down the chain; nobody publishes.
+for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
+make_file "$SRC/orphan.dat" $((32 * MIB))
+(xferctl send --retries 0 "$SRC/orphan.dat" "$NODES" >/dev/null 2>&1 || true) &
+wait_for 30 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --since '@$SINCE' |
+        grep -q ': receiving orphan\.dat'" || tb_fail "delta did not start receiving orphan.dat"
+tb_run systemctl kill -s KILL "$ALPHA_UNIT"
+wait
+for n in alpha beta gamma delta; do link_uncap "$n"; done
+for n in beta gamma delta; do
+        wait_for 60 bash -c "journalctl -u '$(node_unit "$n")' --no-pager -o cat --since '@$SINCE' |
+                grep -qE 'receive of orphan\.dat (failed|aborted)'" ||
+                tb_fail "$n did not fail its receive of orphan.dat"
+        [[ ! -e $(node_in "$n")/orphan.dat ]] || tb_fail "$n published a chain whose origin died"
+done
+wait_for 30 systemctl is-active --quiet "$ALPHA_UNIT" || tb_fail "alpha did not come back"
+wait_for 30 test -S "$ALPHA_SOCK" || tb_fail "alpha has no control socket after its restart"
+tb_log "the origin killed mid-chain: every relay failed its receive and cancelled its send, nothing published"
 
 # Every daemon still serves: the chain once more.
 make_file "$SRC/after.dat" $((1 * MIB))
