@@ -20,7 +20,7 @@
 #include "msgid.h"
 #include "wire.h"
 
-#define JOURNAL_FIELDS_MAX      24
+#define JOURNAL_FIELDS_MAX      32
 #define JOURNAL_FIELD_SIZE      2048
 
 double journal_mbps(uint64_t bytes, uint64_t usec)
@@ -171,6 +171,8 @@ void journal_xfer(const struct journal_xfer *x)
                 journal_add(&j, "RDMAXFER_ERROR=%s", text);
         if (x->relay)
                 journal_add(&j, "RDMAXFER_RELAY=%s", x->relay);
+        if (x->relayed)
+                journal_add(&j, "RDMAXFER_FORWARDED_BYTES=%" PRIu64, x->forwarded);
         if (x->hops) {
                 char failed[4 * WIRE_TEXT_MAX + 1];
 

@@ -33,6 +33,10 @@ struct journal_xfer {
         const char *relay;
         unsigned int hops, hops_ok;
         const char *hop_failed;
+        /* send, a relay's downstream: of bytes, those sent straight from
+         * the receive ring (the rest was read back from its copy). */
+        bool relayed;
+        uint64_t forwarded;
 };
 
 /*
@@ -50,7 +54,8 @@ struct journal_xfer {
  * job skipped any (xferctl send --sync, --skip-existing). A relay's entry has
  * RDMAXFER_RELAY (the next hop); a chain's sender's RDMAXFER_NODES (the
  * peer and the hops after it), RDMAXFER_NODES_OK (those that published)
- * and RDMAXFER_NODE_FAILED when one did not. Success means status ==
+ * and RDMAXFER_NODE_FAILED when one did not; a relay's own send entry,
+ * RDMAXFER_FORWARDED_BYTES. Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

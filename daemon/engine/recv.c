@@ -303,6 +303,13 @@ static void recv_timeout(struct xfer *b)
                 }
                 return;
         case XFER_DATA:
+                /* A relay's downstream holding our slots is what holds the
+                 * sender up, not the sender; it has deadlines of its own,
+                 * and ours start again once it lets go (xfer_check_pace). */
+                if (x->relay && relay_holding(x->relay)) {
+                        xfer_hold_grace(b);
+                        return;
+                }
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
                         return;
@@ -712,34 +719,69 @@ static void recv_on_write(struct io_req *req, int64_t res)
         recv_slot_written(l, (uint32_t)(rs - l->rs));
 }
 
-/* Slot @i's data is in the file, or in the pack's memory: the slot goes
- * back (posted again with a credit, or given back to the ring). */
-static void recv_slot_written(struct recv_lane *l, uint32_t i)
+/* Slot @i goes back: posted again with a credit, or given back to the
+ * ring. 0, or -1 when the transfer failed. */
+static int recv_slot_return(struct recv_lane *l, uint32_t i)
 {
         struct xfer *b = l->base.x;
-        struct recv_xfer *x = recv_xfer_of(b);
 
-        x->bytes_written += l->rs[i].len;
-        if (x->relay)
-                relay_written(x->relay, l->rs[i].seq);
         if (ring_hold_over(&l->base.hold, b->ring)) {
                 /* Lent while it was alone: give it back, without a credit. */
                 ring_hold_release(&l->base.hold, b->ring, i);
                 xfer_feed_starved(b->e, XFER_RECV);
-        } else {
-                if (recv_post_slot(l, i) < 0) {
-                        recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
-                        return;
-                }
-                l->credits_pending++;
-                recv_lane_grow(l, 1);
+                return 0;
         }
+        if (recv_post_slot(l, i) < 0) {
+                recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
+                return -1;
+        }
+        l->credits_pending++;
+        recv_lane_grow(l, 1);
+        return 0;
+}
+
+/* Slot @i's data is in the file, or in the pack's memory: the slot goes
+ * back, unless a relay's downstream is to send the chunk from it first
+ * (relay_hold: it comes back through recv_slot_forwarded). */
+static void recv_slot_written(struct recv_lane *l, uint32_t i)
+{
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
+        bool held = false;
+
+        x->bytes_written += l->rs[i].len;
+        if (x->relay) {
+                /* Held before the downstream hears the chunk is written, so
+                 * that it sends from the slot rather than reading it back. */
+                held = relay_hold(x->relay, l, i, l->rs[i].seq);
+                relay_written(x->relay, l->rs[i].seq);
+        }
+        if (!held && recv_slot_return(l, i) < 0)
+                return;
         if (b->state == XFER_FINISHING)
                 recv_finish(x);
         else
                 recv_partial_checkpoint(x);
         /* Credits go out in wc_batch_end or here, batched. */
         recv_flush_credits(l, false);
+}
+
+void recv_slot_forwarded(struct recv_lane *l, uint32_t i)
+{
+        struct xfer *b = l->base.x;
+
+        /* Closing: the lane's slots go back with it. */
+        if (b->state == XFER_CLOSING || l->base.conn.reaping)
+                return;
+        if (recv_slot_return(l, i) == 0)
+                recv_flush_credits(l, false);
+}
+
+const uint8_t *recv_slot_data(const struct recv_lane *l, uint32_t i)
+{
+        const struct engine *e = l->base.x->e;
+
+        return e->ring_mem + (size_t)l->base.hold.slot[i] * e->slot_size;
 }
 
 static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t len)

@@ -301,6 +301,10 @@ void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
 struct recv_xfer *recv_of_file_req(struct io_req *req);
 /* Lane @l's pending credits, all, now (a WAIT's, or a session's next offer's). */
 void recv_credits_return(struct recv_lane *l);
+/* A slot a relay held (relay_hold) goes back, once its downstream sent
+ * the chunk in it; and that chunk's bytes meanwhile. */
+void recv_slot_forwarded(struct recv_lane *l, uint32_t i);
+const uint8_t *recv_slot_data(const struct recv_lane *l, uint32_t i);
 /* Decide, send the verdict (REFUSE before data, RESULT after) on every
  * lane, then wait for the hang-up. */
 void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text);

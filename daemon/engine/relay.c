@@ -22,11 +22,23 @@
  * first unwritten chunk covers every one in flight. */
 #define RELAY_WINDOW            4096u
 
-/* One upstream lane's run, and how far it is written. */
+/* An upstream slot whose chunk, written, the downstream is to send. */
+struct relay_held {
+        uint64_t seq;
+        uint32_t slot;                  /* the upstream lane's index (recv_lane.rs) */
+        bool on;
+};
+
+/* One upstream lane's run, and how far it is written; the slots held for
+ * the downstream lane of the same run, by seq % nmap (twice the ring:
+ * what one lane can have in slots, and in the downstream's buffers). */
 struct relay_lane {
         uint64_t first, end;
         uint64_t low;                   /* every chunk of the run before it is written */
         uint64_t win[RELAY_WINDOW / 64];        /* written chunks from low on, by seq % RELAY_WINDOW */
+        struct recv_lane *ul;
+        struct relay_held *held;        /* NULL until the first is held */
+        uint32_t nmap, nheld;
 };
 
 struct relay {
@@ -56,7 +68,14 @@ struct relay {
         /* How far each hop got, told upstream every second (PROGRESS). */
         uint64_t hop_bytes[WIRE_ROUTE_MAX];
         struct event *tick;
+        uint32_t nheld;                 /* upstream slots held, every lane's */
 };
+
+static void relay_free_lanes(struct relay *r)
+{
+        for (unsigned int k = 0; k < r->nlanes; k++)
+                free(r->lane[k].held);
+}
 
 static void relay_free(struct relay *r)
 {
@@ -69,7 +88,30 @@ static void relay_free(struct relay *r)
         safe_close(r->fd);
         if (r->tick)
                 event_free(r->tick);
+        relay_free_lanes(r);
         free(r);
+}
+
+/*
+ * Every slot held goes back to the upstream (@give_back: the downstream
+ * that was to send from them is gone, its queue pairs with it), or is
+ * forgotten (the upstream is closing: its lanes' slots go back with them).
+ */
+static void relay_unhold(struct relay *r, bool give_back)
+{
+        for (unsigned int k = 0; k < r->nlanes && r->nheld; k++) {
+                struct relay_lane *rl = &r->lane[k];
+
+                for (uint32_t j = 0; rl->held && j < rl->nmap; j++) {
+                        if (!rl->held[j].on)
+                                continue;
+                        rl->held[j].on = false;
+                        rl->nheld--;
+                        r->nheld--;
+                        if (give_back && r->up)
+                                recv_slot_forwarded(rl->ul, rl->held[j].slot);
+                }
+        }
 }
 
 /* The downstream's lanes look again at what they may read, or END. */
@@ -186,6 +228,7 @@ static void relay_on_done(void *owner, const struct engine_result *res)
         struct relay *r = owner;
 
         r->down = NULL;
+        relay_unhold(r, true);
         if (res->outcome == ENGINE_DONE) {
                 /* hop[at] has it; what became of the hops after it is its word. */
                 r->hops = (uint16_t)(r->hops + 1 + res->hops);
@@ -287,6 +330,80 @@ void relay_written(struct relay *r, uint64_t seq)
                 relay_pump(r);
 }
 
+bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq)
+{
+        unsigned int k = l->base.idx;
+        struct relay_lane *rl = &r->lane[k];
+        struct engine_send *d = r->down;
+        struct xfer_lane *dl;
+        struct relay_held *h;
+
+        /* Only into a downstream lane whose run is this lane's (the same
+         * chunk size and lanes: wire_lane_range), that reads it yet. */
+        if (!d || !r->up || d->base.state != XFER_DATA || d->chunk != r->chunk || d->base.nlanes != r->nlanes ||
+            k >= r->nlanes)
+                return false;
+        dl = d->base.lane[k];
+        if (!dl || dl->conn.reaping || dl->first_seq != rl->first || dl->end_seq != rl->end ||
+            seq < send_lane_of(dl)->next_read)
+                return false;
+        if (!rl->held) {
+                rl->nmap = 2 * l->base.x->ring->count;
+                rl->held = calloc(rl->nmap, sizeof(*rl->held));
+                if (!rl->held)
+                        return false;
+        }
+        h = &rl->held[seq % rl->nmap];
+        if (h->on)
+                return false;   /* read back from the file, then */
+        *h = (struct relay_held){ .seq = seq, .slot = i, .on = true };
+        rl->ul = l;
+        rl->nheld++;
+        r->nheld++;
+        return true;
+}
+
+const uint8_t *relay_slot(const struct relay *r, unsigned int k, uint64_t seq)
+{
+        const struct relay_lane *rl = &r->lane[k];
+        const struct relay_held *h;
+
+        if (k >= r->nlanes || !rl->held)
+                return NULL;
+        h = &rl->held[seq % rl->nmap];
+        return h->on && h->seq == seq ? recv_slot_data(rl->ul, h->slot) : NULL;
+}
+
+void relay_sent(struct relay *r, unsigned int k, uint64_t seq)
+{
+        struct relay_lane *rl = &r->lane[k];
+        struct relay_held *h;
+
+        if (k >= r->nlanes || !rl->held)
+                return;
+        h = &rl->held[seq % rl->nmap];
+        if (!h->on || h->seq != seq)
+                return;
+        h->on = false;
+        rl->nheld--;
+        r->nheld--;
+        if (r->up)
+                recv_slot_forwarded(rl->ul, h->slot);
+}
+
+bool relay_holding(const struct relay *r)
+{
+        /* A few slots are always held while the pipe is full; half of a
+         * lane's, and its sender is waiting on our downstream. */
+        for (unsigned int k = 0; k < r->nlanes && r->nheld; k++) {
+                const struct relay_lane *rl = &r->lane[k];
+
+                if (rl->nheld > 0 && rl->nheld * 2 >= rl->ul->base.hold.held)
+                        return true;
+        }
+        return false;
+}
+
 bool relay_readable(const struct relay *r, uint64_t off, uint64_t len)
 {
         uint64_t c0 = off / r->chunk, c1 = (off + MAX(len, 1u) - 1) / r->chunk;
@@ -341,6 +458,7 @@ void relay_detach(struct recv_xfer *x)
                 return;
         x->relay = NULL;
         r->up = NULL;
+        relay_unhold(r, false);
         if (r->down)
                 engine_send_cancel(r->down);    /* its done frees r */
         else
@@ -356,6 +474,7 @@ void relay_free_all(struct engine *e)
                 safe_close(r->fd);
                 if (r->tick)
                         event_free(r->tick);
+                relay_free_lanes(r);
                 free(r);
         }
 }

@@ -10,16 +10,25 @@
  * did not check. Its RESULT upstream waits for the downstream's, and
  * carries what became of the rest of the route.
  *
- * Memory stays bounded by the rings: the upstream's slots go back once
- * written, as ever; the downstream reads through the page cache into its
- * share of the send pool. A slower downstream leaves the difference on
- * the relay's disk, not in its memory.
+ * Relay without copies: once a chunk is written, the upstream's receive
+ * slot that holds it is held (relay_hold) and the downstream sends the
+ * chunk straight from it (the ring and the send pool are registered on
+ * the same PD); the slot, and so the upstream's credit, goes back only
+ * once that send is complete (relay_sent). Credits flow back up the chain
+ * and the slowest hop sets the pace, with memory bounded by the rings.
+ * While the relay holds slots, the upstream's deadlines wait on the
+ * downstream's (xfer_hold_grace), which has its own. A chunk that came in
+ * before the downstream could send it (while it connects, or goes around
+ * a failed hop), or whose run the downstream splits otherwise (another
+ * chunk size or lane count), is read back from the relay's file instead,
+ * through the page cache into the downstream's share of the send pool.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 
 struct engine;
+struct recv_lane;
 struct recv_xfer;
 struct relay;
 struct wire_result;
@@ -48,3 +57,14 @@ void relay_free_all(struct engine *e);
  * are written, and whether its ENDs may go. */
 bool relay_readable(const struct relay *r, uint64_t off, uint64_t len);
 bool relay_may_end(const struct relay *r);
+/* Upstream chunk @seq, in slot @i of lane @l, is written: true when the
+ * relay holds the slot for the downstream to send it from (then it comes
+ * back through recv_slot_forwarded), false when it may go back now. */
+bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq);
+/* Whether the relay holds so many of an upstream lane's slots (half)
+ * that its sender waits on the downstream, not the other way round. */
+bool relay_holding(const struct relay *r);
+/* The downstream's lane @k: chunk @seq's bytes in a held slot, or NULL
+ * (read it from the file); and once sent from there, the slot goes back. */
+const uint8_t *relay_slot(const struct relay *r, unsigned int k, uint64_t seq);
+void relay_sent(struct relay *r, unsigned int k, uint64_t seq);

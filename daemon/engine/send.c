@@ -97,8 +97,14 @@ static bool send_buf_get(struct send_lane *l, uint32_t *out)
 static void send_buf_put(struct send_lane *l, uint32_t i)
 {
         struct ring *pool = l->base.x->ring;
+        struct send_buf *buf = &l->bufs[i];
 
-        l->bufs[i].state = BUF_FREE;
+        /* Sent from a relay's receive slot: that slot may go back upstream. */
+        if (buf->fwd) {
+                buf->fwd = NULL;
+                relay_sent(sender_of(l->base.x)->relay, l->base.idx, buf->seq);
+        }
+        buf->state = BUF_FREE;
         if (ring_hold_over(&l->base.hold, pool))
                 ring_hold_release(&l->base.hold, pool, i);
         else
@@ -169,6 +175,8 @@ static void send_log(struct xfer *b)
                 .hops = s->route.hops,
                 .hops_ok = ok ? 1u + s->hops : 0,
                 .hop_failed = failed[0] ? failed : NULL,
+                .relayed = s->relay != NULL,
+                .forwarded = s->forwarded,
         });
 }
 
@@ -379,11 +387,15 @@ static bool send_read_ahead(struct send_lane *l)
         while (l->next_read < l->base.end_seq) {
                 struct send_buf *buf;
                 uint64_t off = l->next_read * s->chunk;
+                const uint8_t *fwd;
                 uint32_t i;
                 int r;
 
-                /* A relay's file is still being written (relay.h). */
-                if (s->relay && !relay_readable(s->relay, off, MIN((uint64_t)s->chunk, s->size - off)))
+                /* A relay sends a chunk from the upstream's receive slot
+                 * that still holds it, or else reads it back from its file
+                 * once it is written there (relay.h). */
+                fwd = s->relay ? relay_slot(s->relay, l->base.idx, l->next_read) : NULL;
+                if (s->relay && !fwd && !relay_readable(s->relay, off, MIN((uint64_t)s->chunk, s->size - off)))
                         break;
                 if (!send_buf_get(l, &i))
                         break;
@@ -391,6 +403,13 @@ static bool send_read_ahead(struct send_lane *l)
                 l->inflight[l->next_read % l->base.hold.cap] = i;
                 buf->seq = l->next_read;
                 buf->len = MIN((uint64_t)s->chunk, s->size - off);
+                if (fwd) {
+                        buf->fwd = fwd;
+                        buf->state = BUF_READY;
+                        s->forwarded += buf->len;
+                        l->next_read++;
+                        continue;
+                }
                 /* A pack is in memory (send-pack.c): copied, ready at once. */
                 if (s->pack_mem) {
                         memcpy(send_buf_mem(l, i), s->pack_mem + off, buf->len);
@@ -428,7 +447,8 @@ void send_pump(struct send_lane *l)
         /* Post what is ready, in order, as far as credits allow, as one chain. */
         while (l->credits > 0 && l->next_post < l->next_read && n < ARRAY_SIZE(wrs)) {
                 struct send_buf *buf = &l->bufs[l->inflight[l->next_post % l->base.hold.cap]];
-                uint8_t *mem = send_buf_mem(l, buf - l->bufs);
+                /* The receive ring and the send pool share the engine's PD. */
+                const uint8_t *mem = buf->fwd ?: send_buf_mem(l, buf - l->bufs);
 
                 if (buf->state != BUF_READY)
                         break;
@@ -438,7 +458,7 @@ void send_pump(struct send_lane *l)
                 sges[n] = (struct ibv_sge){
                         .addr = (uintptr_t)mem,
                         .length = buf->len,
-                        .lkey = s->base.e->send_mr->lkey,
+                        .lkey = buf->fwd ? s->base.e->ring_mr->lkey : s->base.e->send_mr->lkey,
                 };
                 wrs[n] = (struct ibv_send_wr){
                         .wr_id = buf->seq,

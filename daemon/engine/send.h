@@ -36,6 +36,9 @@ struct send_buf {
         uint64_t seq;
         uint32_t len;
         enum send_buf_state state;
+        /* A relay's downstream (relay.h): the upstream's receive slot the
+         * chunk is sent from, or NULL (the buffer's own pool slot). */
+        const uint8_t *fwd;
 };
 
 /*
@@ -184,8 +187,10 @@ struct engine_send {
         uint32_t hop_missing;
         char hop_text[WIRE_TEXT_MAX + 1];
         uint64_t hop_bytes[WIRE_ROUTE_MAX];     /* the receiver's last PROGRESS */
-        /* A relay's downstream (relay.h): reads and ENDs wait for it. */
+        /* A relay's downstream (relay.h): reads and ENDs wait for it;
+         * forwarded: the bytes sent straight from its receive slots. */
         struct relay *relay;
+        uint64_t forwarded;
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)

@@ -5,8 +5,9 @@
 #   1. The chain delivers an identical file everywhere; beta's and gamma's
 #      receive entries name the next node (RDMAXFER_RELAY), alpha's send
 #      entry counts the nodes (RDMAXFER_NODES, _OK); each node's own send
-#      is in its journal too; the data of the hops overlapped (delta's
-#      receive began before beta's ended).
+#      is in its journal too, and sent chunks straight from its receive
+#      ring (RDMAXFER_FORWARDED_BYTES); the data of the hops overlapped
+#      (delta's receive began before beta's ended).
 #   2. gamma with relay = no (after a reload): gamma refuses, named with
 #      "this node does not relay (relay = no)"; beta goes around it, so
 #      beta and delta get the file; exit 23 (partial).
@@ -73,6 +74,16 @@ relay_d=$(jlast "$(node_unit delta)" RDMAXFER_DIRECTION=recv RDMAXFER_RELAY)
         tb_fail "alpha's send entry does not count 3 nodes, 3 published"
 [[ $(jlast "$(node_unit gamma)" RDMAXFER_DIRECTION=send RDMAXFER_PEER) == "$DELTA_ADDR:$PORT" ]] ||
         tb_fail "gamma's journal has no entry of its own send to delta"
+# Relay without copies: each relay sent chunks straight from the slots of
+# its receive ring (those that came in before its downstream was ready are
+# read back from its copy); the origin is no relay.
+fwd_b=$(jlast "$(node_unit beta)" RDMAXFER_DIRECTION=send RDMAXFER_FORWARDED_BYTES)
+fwd_g=$(jlast "$(node_unit gamma)" RDMAXFER_DIRECTION=send RDMAXFER_FORWARDED_BYTES)
+tb_log "sent straight from the receive ring: beta $fwd_b, gamma $fwd_g of 25165824 bytes"
+((${fwd_b:-0} > 0 && ${fwd_g:-0} > 0 && fwd_b <= 25165824 && fwd_g <= 25165824)) ||
+        tb_fail "RDMAXFER_FORWARDED_BYTES: beta '$fwd_b', gamma '$fwd_g'"
+[[ -z $(jlast "$ALPHA_UNIT" RDMAXFER_DIRECTION=send RDMAXFER_FORWARDED_BYTES) ]] ||
+        tb_fail "alpha's send entry has RDMAXFER_FORWARDED_BYTES: it relays nothing"
 # Pipelined: the last hop's data began before the first hop's ended (beta's
 # data ran from its "receiving" line for its entry's RDMAXFER_USEC).
 b0=$(t_receiving "$(node_unit beta)" 'chain\.dat')
