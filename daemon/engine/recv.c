@@ -303,13 +303,6 @@ static void recv_timeout(struct xfer *b)
                 }
                 return;
         case XFER_DATA:
-                /* A relay's downstream holding our slots is what holds the
-                 * sender up, not the sender; it has deadlines of its own,
-                 * and ours start again once it lets go (xfer_check_pace). */
-                if (x->relay && relay_holding(x->relay)) {
-                        xfer_hold_grace(b);
-                        return;
-                }
                 switch (xfer_check_pace(b, why, sizeof(why))) {
                 case XFER_PACE_OK:
                         return;

@@ -347,6 +347,11 @@ bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq)
         if (!dl || dl->conn.reaping || dl->first_seq != rl->first || dl->end_seq != rl->end ||
             seq < send_lane_of(dl)->next_read)
                 return false;
+        /* At most half of the lane's slots: the rest keep its sender going
+         * at its own pace while the downstream lags, or stalls until its
+         * own deadlines fail it (what lags is read back later instead). */
+        if ((rl->nheld + 1) * 2 > l->base.hold.held)
+                return false;
         if (!rl->held) {
                 rl->nmap = 2 * l->base.x->ring->count;
                 rl->held = calloc(rl->nmap, sizeof(*rl->held));
@@ -389,19 +394,6 @@ void relay_sent(struct relay *r, unsigned int k, uint64_t seq)
         r->nheld--;
         if (r->up)
                 recv_slot_forwarded(rl->ul, h->slot);
-}
-
-bool relay_holding(const struct relay *r)
-{
-        /* A few slots are always held while the pipe is full; half of a
-         * lane's, and its sender is waiting on our downstream. */
-        for (unsigned int k = 0; k < r->nlanes && r->nheld; k++) {
-                const struct relay_lane *rl = &r->lane[k];
-
-                if (rl->nheld > 0 && rl->nheld * 2 >= rl->ul->base.hold.held)
-                        return true;
-        }
-        return false;
 }
 
 bool relay_readable(const struct relay *r, uint64_t off, uint64_t len)

@@ -14,14 +14,16 @@
  * slot that holds it is held (relay_hold) and the downstream sends the
  * chunk straight from it (the ring and the send pool are registered on
  * the same PD); the slot, and so the upstream's credit, goes back only
- * once that send is complete (relay_sent). Credits flow back up the chain
- * and the slowest hop sets the pace, with memory bounded by the rings.
- * While the relay holds slots, the upstream's deadlines wait on the
- * downstream's (xfer_hold_grace), which has its own. A chunk that came in
- * before the downstream could send it (while it connects, or goes around
- * a failed hop), or whose run the downstream splits otherwise (another
- * chunk size or lane count), is read back from the relay's file instead,
- * through the page cache into the downstream's share of the send pool.
+ * once that send is complete (relay_sent). Memory stays bounded by the
+ * rings. A relay holds at most half of an upstream lane's slots: past
+ * that, a chunk's slot goes back at once, so a downstream that lags (or
+ * stalls until its own deadlines fail it) never starves the upstream of
+ * credits, and its sender is never blamed for it. Such a chunk, one that
+ * came in before the downstream could send it (while it connects, or
+ * goes around a failed hop), or one whose run the downstream splits
+ * otherwise (another chunk size or lane count), is read back from the
+ * relay's file instead, through the page cache into the downstream's
+ * share of the send pool: the difference waits on the relay's disk.
  */
 
 #include <stdbool.h>
@@ -61,9 +63,6 @@ bool relay_may_end(const struct relay *r);
  * relay holds the slot for the downstream to send it from (then it comes
  * back through recv_slot_forwarded), false when it may go back now. */
 bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq);
-/* Whether the relay holds so many of an upstream lane's slots (half)
- * that its sender waits on the downstream, not the other way round. */
-bool relay_holding(const struct relay *r);
 /* The downstream's lane @k: chunk @seq's bytes in a held slot, or NULL
  * (read it from the file); and once sent from there, the slot goes back. */
 const uint8_t *relay_slot(const struct relay *r, unsigned int k, uint64_t seq);

@@ -312,14 +312,6 @@ void xfer_grace(struct xfer *x, uint64_t bytes)
                                  bytes % XFER_REREAD_FLOOR * 1000000u / XFER_REREAD_FLOOR + 1000000u;
 }
 
-void xfer_hold_grace(struct xfer *x)
-{
-        uint64_t sec = xfer_peer_timeout(x);
-
-        x->grace_until = clock_usec(CLOCK_MONOTONIC) + sec * 1000000u;
-        xfer_arm_timer(x, (int)sec);
-}
-
 enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
 {
         /* Our own disk holding the transfer up is not the peer's fault. */

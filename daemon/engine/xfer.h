@@ -105,7 +105,7 @@ struct xfer {
         uint64_t t_progress;    /* usec: the peer last did anything (xfer_progress, or set
                                  * with t_last on the data path) */
         struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
-        uint64_t grace_until;   /* usec: the peer is not judged until then (xfer_grace) */
+        uint64_t grace_until;   /* usec: resumed, the peer re-reads until about then (xfer_grace) */
         struct event *timer;
         /* Pacing: its own limit (a job's --bwlimit; rate 0: none) and the
          * timer a lane that found no tokens waits on, one per transfer. */
@@ -193,9 +193,6 @@ enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len);
  */
 #define XFER_REREAD_FLOOR       (64ull << 20)
 void xfer_grace(struct xfer *x, uint64_t bytes);
-/* The same for one peer_timeout from now: what holds the peer up is ours
- * (a relay's downstream holds its slots), and has deadlines of its own. */
-void xfer_hold_grace(struct xfer *x);
 
 /*
  * Pacing (cfg rate_limit, per direction; a job's bwlimit, per transfer):
