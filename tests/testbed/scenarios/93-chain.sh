@@ -19,8 +19,13 @@
 #      half-written is visible on gamma.
 #   4. alpha (the origin) SIGKILLed mid-chain: beta, gamma and delta each
 #      fail their receive (each relay cancels the send it relays on) and
-#      publish nothing; every daemon still serves (the chain once more).
-# testbed-timeout: 300
+#      publish nothing.
+#   5. delta SIGSTOPped mid-chain (peer_timeout 8 s): gamma's send to it
+#      fails on its silence while everything upstream goes on (a relay
+#      holds at most half its incoming slots for its next hop); beta and
+#      gamma get the file, delta is named, exit 23. Every daemon still
+#      serves (the chain once more).
+# testbed-timeout: 360
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -168,6 +173,48 @@ done
 wait_for 30 systemctl is-active --quiet "$ALPHA_UNIT" || tb_fail "alpha did not come back"
 wait_for 30 test -S "$ALPHA_SOCK" || tb_fail "alpha has no control socket after its restart"
 tb_log "the origin killed mid-chain: every relay failed its receive and cancelled its send, nothing published"
+
+# 5. The last node stalls (SIGSTOP) mid-chain, every node's peer_timeout
+# shortened to 8 s. gamma holds at most half of its incoming slots for
+# delta (relay.h), so gamma's own receive, and beta's and alpha's sends,
+# go on at their pace; gamma's send to delta fails on delta's silence and
+# delta alone is reported.
+for n in alpha beta gamma delta; do
+        echo "peer_timeout = 8" >>"$(node_conf "$n")"
+        reload_applied "$(node_unit "$n")" peer_timeout
+done
+for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
+make_file "$SRC/stall.dat" $((32 * MIB))
+rm -f "$SRC/stall.out"
+(
+        rc=0
+        xferctl send --retries 0 "$SRC/stall.dat" "$NODES" >"$SRC/stall.out" 2>&1 || rc=$?
+        echo "rc=$rc" >>"$SRC/stall.out"
+) &
+wait_for 30 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --since '@$SINCE' |
+        grep -q ': receiving stall\.dat'" || tb_fail "delta did not start receiving stall.dat"
+sleep 1
+tb_run systemctl kill -s STOP "$(node_unit delta)"
+wait
+tb_run systemctl kill -s CONT "$(node_unit delta)"
+for n in alpha beta gamma delta; do link_uncap "$n"; done
+sed 's/^/    | /' "$SRC/stall.out"
+grep -q '^rc=23$' "$SRC/stall.out" || tb_fail "chain with delta stalled: not exit 23 (partial)"
+same_file "$SRC/stall.dat" "$(node_in beta)/stall.dat"
+same_file "$SRC/stall.dat" "$(node_in gamma)/stall.dat"
+grep -q "^xferctl: $DELTA_ADDR: send stall.dat to .* failed" "$SRC/stall.out" || tb_fail "delta's failure is not said"
+grep -qE "^$GAMMA_ADDR: sent stall.dat \(33554432 bytes\), relayed by $BETA_ADDR" "$SRC/stall.out" ||
+        tb_fail "gamma is not said to have it"
+journalctl -u "$(node_unit gamma)" --no-pager -o cat --since "@$SINCE" | grep -q "relaying stall\.dat to $DELTA_ADDR:$PORT failed" ||
+        tb_fail "gamma did not log that its send to delta failed"
+for n in alpha beta gamma delta; do
+        sed -i '/^peer_timeout = 8$/d' "$(node_conf "$n")"
+        reload_applied "$(node_unit "$n")" peer_timeout
+done
+wait_for 60 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --since '@$SINCE' |
+        grep -qE 'receive of stall\.dat (failed|aborted)'" || tb_fail "delta did not fail its receive of stall.dat"
+incoming_clean "$(node_in delta)" chain.dat norelay.dat killed.dat
+tb_log "delta stalled mid-chain: gamma's send to it failed on its silence, beta and gamma have the file, delta named"
 
 # Every daemon still serves: the chain once more.
 make_file "$SRC/after.dat" $((1 * MIB))
