@@ -25,7 +25,7 @@
 #      holds at most half its incoming slots for its next hop); beta and
 #      gamma get the file, delta is named, exit 23. Every daemon still
 #      serves (the chain once more).
-# testbed-timeout: 360
+# testbed-timeout: 300
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
