@@ -106,7 +106,7 @@ static int wire_seeds(const char *dir)
         m.wait.file = 3;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         /* A relay chain (version 10): the route, its offer, a relay's
-         * RESULT that went around a hop, and its PROGRESS. */
+         * offer, a relay's RESULT that went around a hop, and its PROGRESS. */
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ROUTE;
         m.route.hops = 3;
@@ -127,6 +127,10 @@ static int wire_seeds(const char *dir)
         memset(m.offer.route_hash, 0x72, WIRE_ROUTE_HASH_SIZE);
         strcpy(m.offer.name, "image.sif");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* The same file as a middle relay offers it: relayed, the origin's source. */
+        m.offer.flags |= WIRE_OFFER_RELAYED;
+        memset(m.offer.source, 0x73, WIRE_SOURCE_SIZE);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_RESULT;
         m.result.hops = 2;
@@ -141,19 +145,6 @@ static int wire_seeds(const char *dir)
         m.progress.hops = 3;
         m.progress.bytes[0] = 3 << 20;
         m.progress.bytes[1] = 1 << 20;
-        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
-        /* A middle relay's offer: routed, relayed, the origin's source. */
-        memset(&m, 0, sizeof(m));
-        m.type = WIRE_OFFER;
-        m.offer.chunk_size = 1 << 20;
-        m.offer.size = 3 << 20;
-        m.offer.lanes = 2;
-        m.offer.job_files = 1;
-        m.offer.job_bytes = 3 << 20;
-        m.offer.flags = WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED;
-        memset(m.offer.source, 0x73, WIRE_SOURCE_SIZE);
-        memset(m.offer.route_hash, 0x72, WIRE_ROUTE_HASH_SIZE);
-        strcpy(m.offer.name, "image.sif");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
