@@ -143,6 +143,7 @@ kept=$(journalctl -u "$(node_unit delta)" --no-pager -o export --since "@$SINCE"
         RDMAXFER_DIRECTION=recv RDMAXFER_FILE=killed.dat RDMAXFER_RESULT=ok 2>/dev/null | tr -d '\000' |
         sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' | tail -n 1)
 tb_log "delta's receive from beta kept ${kept:-?} bytes of gamma's"
+journalctl -u "$(node_unit delta)" --no-pager -o cat --since "@$SINCE" | grep 'killed\.dat' | sed 's/^/    delta: /'
 [[ -n $kept ]] && ((kept > 0 && kept < 32 * MIB)) ||
         tb_fail "delta's receive from beta did not resume (RDMAXFER_RESUMED_BYTES '$kept')"
 journalctl -u "$(node_unit beta)" --no-pager -o cat --since "@$SINCE" |
