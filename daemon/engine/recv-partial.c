@@ -186,12 +186,14 @@ void recv_partial_lookup(struct recv_xfer *x)
                 return;
         }
         if (holder && holder->base.state == XFER_CLOSING) {
-                if (!x->part_waiting)
+                /* Once: well inside the sender's wait for our ACCEPT,
+                 * however many such transfers come and go meanwhile. */
+                if (!x->part_waiting) {
                         log_info("%s: %s: waiting for the transfer that ended before it here to "
                                  "store its progress", b->peer, x->cur->offer.name);
+                        xfer_arm_timer(b, (int)MAX(1u, xfer_peer_timeout(b) / 2));
+                }
                 x->part_waiting = true;
-                /* Well inside the sender's wait for our ACCEPT. */
-                xfer_arm_timer(b, (int)MAX(1u, xfer_peer_timeout(b) / 2));
                 return;
         }
         x->part_waiting = false;
