@@ -71,8 +71,10 @@ struct partial_tree {
 
 struct partial_rec {
         uint32_t flags;
-        /* Who offered it: the peer's address (IPv4 as ::ffff:a.b.c.d) and,
-         * with a pre-shared key, partial_key_id() of that key (zero without). */
+        /* Who offered it: the peer's address (IPv4 as ::ffff:a.b.c.d; zero
+         * for a relay's offer, which any node of the chain may continue)
+         * and, with a pre-shared key, partial_key_id() of that key (zero
+         * without). */
         uint8_t peer[WIRE_ADDR_SIZE];
         uint8_t key_id[PARTIAL_KEY_ID_SIZE];
         uint8_t source[WIRE_SOURCE_SIZE];       /* the OFFER's */

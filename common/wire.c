@@ -286,6 +286,17 @@ static bool wire_offer_route_ok(const struct wire_offer *o)
                memcmp(o->route_hash, zero, WIRE_ROUTE_HASH_SIZE) == 0;
 }
 
+/* A relay's flag only on the first offer of a job of one regular file:
+ * resuming across senders is for a chain's file, nothing else. */
+static bool wire_offer_relayed_ok(const struct wire_offer *o)
+{
+        if (!(o->flags & WIRE_OFFER_RELAYED))
+                return true;
+        return o->file == 0 && o->job_files == 1 &&
+               !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_PACK | WIRE_OFFER_LINK |
+                             WIRE_OFFER_SYNC_FLAGS));
+}
+
 /* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming,
  * RESUMED alone, with resume[0] > 0 and every other resume[] zero. */
 static bool wire_accept_flags_ok(const struct wire_accept *a)
@@ -325,7 +336,7 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (m->offer.job_files == 0 || m->offer.file >= m->offer.job_files)
                         return -EINVAL;
                 if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
-                    !wire_offer_route_ok(&m->offer))
+                    !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
@@ -517,7 +528,8 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
-                    !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer))
+                    !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer) ||
+                    !wire_offer_relayed_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;

@@ -204,7 +204,19 @@
  * it sends the file to the hop after it, with the rest of the route, and
  * so on; a hop is missing only when it failed itself or the relay before
  * it could not go on. The relay's own copy is published either way; the
- * RESULT's status is its own. Meanwhile, about once a second, a relay
+ * RESULT's status is its own. A relay's offers carry WIRE_OFFER_RELAYED
+ * and the source token and transfer id of the offer it received (the
+ * origin's), so a hop gone around continues where the failed one left
+ * it: its receiver keeps a partial of a relayed offer without the
+ * sender's address in its identity (the key's id, name, size, chunk
+ * size and source token remain), and the next relayed offer of that
+ * file, from whichever node, resumes it as an origin's retry would. The
+ * kept chunks are trusted no more than the wire: the receiver hashes
+ * them again into each lane's digest, and the relay's END digests are
+ * over its own copy (its lanes hash their resumed chunks from its file,
+ * never before they are written there), so bytes another node left that
+ * differ fail the transfer (WIRE_E_CHECKSUM, the partial removed)
+ * rather than being published. Meanwhile, about once a second, a relay
  * tells its sender how far each hop of its route got (PROGRESS, on lane
  * 0: its downstream's acknowledged bytes for the hop it sends to, and
  * what that one's PROGRESS said of those after it), for display only.
@@ -395,7 +407,7 @@ struct wire_offer {
         uint64_t transfer_id;   /* sender's job id, for logs on both sides */
         uint64_t size;          /* file size in bytes */
         uint32_t chunk_size;    /* bytes per data message (last may be short) */
-        uint16_t flags;         /* WIRE_OFFER_TREE, WIRE_OFFER_DIR, WIRE_OFFER_LINK; else 0 */
+        uint16_t flags;         /* WIRE_OFFER_*; else 0 */
         uint16_t lanes;         /* connections the sender would use, 1 .. WIRE_LANES_MAX */
         uint32_t file;          /* index in the session, < job_files */
         uint32_t job_files;     /* files in the whole job, >= 1 */
@@ -444,6 +456,13 @@ struct wire_offer {
 /* A ROUTE came before this offer (a session's first, version 10): the
  * receiver relays the file to the route's first hop (Relay chains). */
 #define WIRE_OFFER_ROUTE        0x0080u
+/* A relay's offer (version 10, Relay chains): the file is passed on, and
+ * its source token is the origin's. The receiver leaves the sender's
+ * address out of a partial's identity, so that the node before a hop
+ * that failed, going around it, continues what that hop sent. Only on a
+ * session's first offer, of one regular file (job_files 1), without a
+ * tree, a pack or sync: anything else is malformed. */
+#define WIRE_OFFER_RELAYED      0x0100u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)
 
@@ -571,6 +590,7 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * file >= job_files, or pack fields without WIRE_OFFER_PACK, or with it
  * pack_entries 0 or file + pack_entries > job_files, a digest without
  * WIRE_OFFER_DIGEST or that flag without WIRE_OFFER_SYNC or with a pack,
+ * WIRE_OFFER_RELAYED where it may not go (on the flag),
  * ACCEPT with lanes 0 or unknown flags or SKIP with PUBLISHED or resume,
  * unknown type).
  * wire_decode() checks magic, version, type and that the length matches

@@ -21,8 +21,12 @@
 static void partials_list_peer(const struct partial_rec *r, char *out, size_t len)
 {
         static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+        static const uint8_t none[WIRE_ADDR_SIZE];
 
-        if (memcmp(r->peer, v4mapped, sizeof(v4mapped)) == 0)
+        /* A relayed file's: any node of its chain may continue it. */
+        if (memcmp(r->peer, none, sizeof(none)) == 0)
+                snprintf(out, len, "a chain's relay");
+        else if (memcmp(r->peer, v4mapped, sizeof(v4mapped)) == 0)
                 inet_ntop(AF_INET, r->peer + 12, out, (socklen_t)len);
         else
                 inet_ntop(AF_INET6, r->peer, out, (socklen_t)len);

@@ -260,6 +260,11 @@ struct engine_send_req {
          * no tree, no sync). NULL, 0: the peer keeps it. */
         const struct wire_hop *route;
         unsigned int route_hops;        /* <= WIRE_ROUTE_MAX */
+        /* The engine's own relays only (engine_send() refuses it): the
+         * source token (WIRE_SOURCE_SIZE bytes) of the offer relayed, the
+         * origin's, offered in place of the file's own, so that the next
+         * hop may continue a partial the hop before it left. */
+        const uint8_t *relay_source;
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

@@ -195,7 +195,8 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         enum name_verdict nv = tree ? name_path_check(o->name, strlen(o->name), NULL) :
                                       name_check(o->name, strlen(o->name));
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
-        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE);
+        /* wire_decode() held a relay's flag to a single file already. */
+        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED);
         struct wire_binding bd;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
 

@@ -9,7 +9,8 @@
  * partial behind; success replaces it with a "published" record.
  *
  * Resuming: an offer whose partial matches (the same peer address and key,
- * destination, size, chunk size and source token) reopens its file; each
+ * destination, size, chunk size and source token; a relay's offer names
+ * no peer address) reopens its file; each
  * lane's kept prefix is read back and hashed through io_uring before the
  * ACCEPT says where each lane resumes, so the lanes' digests, and the
  * whole-file check, cover every byte as before. Nothing is published
@@ -20,6 +21,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <event2/event.h>
 
 #include "clock.h"
 #include "engine-private.h"
@@ -49,8 +51,13 @@ void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
         struct wire_binding bd = { 0 };
 
         memset(r, 0, sizeof(*r));
-        (void)wire_binding_set(&bd, rdma_get_peer_addr(id), rdma_get_local_addr(id));
-        memcpy(r->peer, bd.sender, sizeof(r->peer));
+        /* A chain's file: whichever node relays it next continues what
+         * the last one sent (wire.h, Relay chains); the END digests, over
+         * the kept bytes too, say whether they are its bytes. */
+        if (!(x->cur->offer.flags & WIRE_OFFER_RELAYED)) {
+                (void)wire_binding_set(&bd, rdma_get_peer_addr(id), rdma_get_local_addr(id));
+                memcpy(r->peer, bd.sender, sizeof(r->peer));
+        }
         memcpy(r->key_id, x->base.e->key_id, sizeof(r->key_id));
         memcpy(r->source, x->cur->offer.source, sizeof(r->source));
         r->transfer_id = x->cur->offer.transfer_id;
@@ -114,9 +121,46 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
         recv_file_open(x);
 }
 
+/* Another transfer here with the partial of @x's identity: the same file
+ * relayed by another node (a relay's offer names no peer), or a retry
+ * that overtook the failure of the attempt before it. Ended ones too
+ * (CLOSING, or dead): their last checkpoint, or a write, may be out. */
+static struct recv_xfer *recv_partial_holder(struct recv_xfer *x)
+{
+        struct engine *e = x->base.e;
+        struct xfer *lists[] = { e->xfers[XFER_RECV], e->dead };
+        char key[PARTIAL_KEY_HEX], other[PARTIAL_KEY_HEX];
+
+        partial_key(&x->ident, key);
+        for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+                for (struct xfer *b = lists[i]; b; b = b->next) {
+                        struct recv_xfer *o;
+
+                        if (b->dir != XFER_RECV || b == &x->base)
+                                continue;
+                        o = recv_xfer_of(b);
+                        if (!o->part_of)
+                                continue;
+                        partial_key(&o->ident, other);
+                        if (strcmp(key, other) == 0)
+                                return o;
+                }
+        }
+        return NULL;
+}
+
+static void recv_partial_off(struct recv_xfer *x, const char *why)
+{
+        log_notice("%s: %s: not resumed: %s", x->base.peer, x->cur->offer.name, why);
+        x->part_on = false;
+        x->part_of = NULL;
+        recv_file_open(x);
+}
+
 void recv_partial_lookup(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
+        struct recv_xfer *holder;
         int r;
 
         if (x->tree && x->cur->offer.file == 0) {
@@ -132,6 +176,27 @@ void recv_partial_lookup(struct recv_xfer *x)
                 return;
         }
         recv_partial_identity(x, &x->ident);
+        /* A transfer that ended here is let finish with the partial: its
+         * last checkpoint is what a relay going around it continues from
+         * (recv_partial_released). A relayed file's partial is not had by
+         * two transfers still receiving, from two nodes. */
+        holder = recv_partial_holder(x);
+        if (holder && holder->base.state != XFER_CLOSING && (x->cur->offer.flags & WIRE_OFFER_RELAYED)) {
+                recv_partial_off(x, "another transfer here is receiving it");
+                return;
+        }
+        if (holder && holder->base.state == XFER_CLOSING) {
+                /* Once: well inside the sender's wait for our ACCEPT,
+                 * however many such transfers come and go meanwhile. */
+                if (!x->part_waiting) {
+                        log_info("%s: %s: waiting for the transfer that ended before it here to "
+                                 "store its progress", b->peer, x->cur->offer.name);
+                        xfer_arm_timer(b, (int)MAX(1u, xfer_peer_timeout(b) / 2));
+                }
+                x->part_waiting = true;
+                return;
+        }
+        x->part_waiting = false;
         recv_job_init(x);
         memcpy(x->pj.offer.peer, x->pj.rec.peer, sizeof(x->pj.offer.peer));
         memcpy(x->pj.offer.key_id, x->pj.rec.key_id, sizeof(x->pj.offer.key_id));
@@ -474,6 +539,7 @@ void recv_partial_reset(struct recv_xfer *x)
         x->part_of = NULL;
         x->drop_pending = x->ckpt_last = false;
         x->prehashing = x->prehashed = false;
+        x->part_waiting = false;
         x->created = x->ckpt_bytes = 0;
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {
                 digest_deinit(&x->pre[k]);
@@ -522,6 +588,42 @@ void recv_partial_staged(struct recv_xfer *x)
                 return;
         }
         recv_partial_remove(x, recv_tree_entry_done);
+}
+
+/* From the loop, not from inside the gone transfer's callback. */
+static void recv_on_released(evutil_socket_t fd, short what, void *arg)
+{
+        struct engine *e = arg;
+        struct xfer *b, *next;
+
+        for (b = e->xfers[XFER_RECV]; b; b = next) {
+                struct recv_xfer *x = recv_xfer_of(b);
+
+                /* The lookup may fail it: the list may change behind it. */
+                next = b->next;
+                if (x->part_waiting && b->state == XFER_OFFER)
+                        recv_partial_lookup(x);
+        }
+}
+
+void recv_partial_released(struct recv_xfer *x)
+{
+        struct engine *e = x->base.e;
+
+        if (!x->part_of || e->freeing)
+                return;
+        for (struct xfer *b = e->xfers[XFER_RECV]; b; b = b->next)
+                if (recv_xfer_of(b)->part_waiting) {
+                        (void)event_base_once(e->base, -1, EV_TIMEOUT, recv_on_released, e,
+                                              &(const struct timeval){ 0 });
+                        return;
+                }
+}
+
+void recv_partial_wait_over(struct recv_xfer *x)
+{
+        x->part_waiting = false;
+        recv_partial_off(x, "the transfer before it here still holds its partial");
 }
 
 void recv_partial_free(struct recv_xfer *x)

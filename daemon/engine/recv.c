@@ -257,6 +257,10 @@ static void recv_timeout(struct xfer *b)
         switch (b->state) {
         case XFER_CONNECTING:
         case XFER_OFFER:
+                if (x->part_waiting) {
+                        recv_partial_wait_over(x);
+                        return;
+                }
                 if (x->cur->offer.name[0]) {
                         /* Offered: the wait is on our own disk (recv-file.c). */
                         if (xfer_disk_stalled(b)) {
@@ -1064,6 +1068,7 @@ static void recv_gone(struct xfer *b)
         }
         safe_close(x->pj.data_fd);
         safe_close(x->keep_pj.data_fd);
+        recv_partial_released(x);
         recv_sync_free(x);
         recv_partial_free(x);
         free(x);

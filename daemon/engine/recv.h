@@ -196,6 +196,10 @@ struct recv_xfer {
         struct rehash rh[WIRE_LANES_MAX];
         bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
         bool drop_pending;              /* drop the partial once the checkpoint is stored */
+        /* Another transfer here that ended still holds the partial this
+         * offer's lookup would open (a relayed file's failed hop, its last
+         * checkpoint on its way): the lookup waits until it is gone. */
+        bool part_waiting;
         /* A later file of a session reads its kept parts back before its
          * ACCEPT (recv_partial_prehash): while at it, and once done. */
         bool prehashing, prehashed;
@@ -377,6 +381,11 @@ void recv_partial_reset(struct recv_xfer *x);
  * recv_tree_entry_done(). */
 void recv_partial_staged(struct recv_xfer *x);
 void recv_partial_free(struct recv_xfer *x);
+/* @x is gone: a lookup that waited for the partial it held may look now. */
+void recv_partial_released(struct recv_xfer *x);
+/* The deadline of a lookup that waits (part_waiting): it goes on without
+ * the partial. */
+void recv_partial_wait_over(struct recv_xfer *x);
 
 /*
  * recv-file.c: the file in the incoming directory, one disk request at a

@@ -6,9 +6,13 @@
  * digest, in file order, before its first new chunk, so that END's digest
  * still covers the whole run. The bytes are read through io_uring in
  * REHASH_BUF pieces, one read out at a time per lane; the deadline on them
- * is the transfer's io_timeout (xfer_io_start), like any disk request.
+ * is the transfer's io_timeout (xfer_io_start), like any disk request. A
+ * piece not written yet (a relay's file, @ready) waits, without a read
+ * out, until its writer says so (rehash_kick), under the transfer's own
+ * deadlines as its other reads of such a file are.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +27,9 @@ struct rehash;
 /* 0 when all the bytes were hashed; else -errno (-EIO for a file shorter
  * than @end). Not called when the transfer ended meanwhile. */
 typedef void (*rehash_done_fn)(struct rehash *h, int r);
+/* Whether [@off, @off + @len) may be read now: a relay's file is still
+ * being written (relay.h). */
+typedef bool (*rehash_ready_fn)(struct rehash *h, uint64_t off, uint64_t len);
 
 struct rehash {
         struct io_req io;       /* first */
@@ -31,9 +38,14 @@ struct rehash {
         int fd;
         uint64_t off, end;
         uint8_t *buf;           /* REHASH_BUF, or less for a short range */
-        size_t cap;
+        size_t cap;             /* bytes a read asks for */
+        size_t alloc;           /* bytes buf holds */
         unsigned int idx;       /* the lane's, for the caller */
         rehash_done_fn done;
+        /* Optional: asked before each read; a read not ready waits for
+         * rehash_kick(). */
+        rehash_ready_fn ready;
+        bool parked;
 };
 
 #define REHASH_NULL ((struct rehash){ .fd = -1 })
@@ -47,5 +59,9 @@ struct rehash {
  */
 int rehash_start(struct rehash *h, struct xfer *x, struct digest *d, int fd, uint64_t off,
                  uint64_t end, rehash_done_fn done);
+/* The bytes @h->ready said were not there may be now: ask again, and read
+ * them if so (@done may run from inside this call). Nothing when @h does
+ * not wait. */
+void rehash_kick(struct rehash *h);
 /* Free the buffer; safe on REHASH_NULL. Only once no read is out. */
 void rehash_deinit(struct rehash *h);

@@ -57,6 +57,7 @@ struct relay {
         char next_hop[WIRE_HOP_STR_MAX];        /* hop[at]'s */
         char first_hop[WIRE_HOP_STR_MAX];       /* hop[0]'s, for the journal */
         uint32_t chunk;                 /* the upstream's */
+        uint8_t source[WIRE_SOURCE_SIZE];       /* the upstream offer's: the origin's */
         unsigned int nlanes;
         struct relay_lane lane[WIRE_LANES_MAX];
         bool verified;
@@ -114,7 +115,8 @@ static void relay_unhold(struct relay *r, bool give_back)
         }
 }
 
-/* The downstream's lanes look again at what they may read, or END. */
+/* The downstream's lanes look again at what they may read, or END; a
+ * resumed one may be waiting to read back what its receiver kept. */
 static void relay_pump(struct relay *r)
 {
         struct xfer *b;
@@ -122,9 +124,14 @@ static void relay_pump(struct relay *r)
         if (!r->down)
                 return;
         b = &r->down->base;
-        for (unsigned int k = 0; k < b->nlanes && b->state != XFER_CLOSING; k++)
-                if (b->lane[k])
-                        send_pump(send_lane_of(b->lane[k]));
+        for (unsigned int k = 0; k < b->nlanes && b->state != XFER_CLOSING; k++) {
+                struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+
+                if (l && l->rehashing)
+                        rehash_kick(&l->rh);
+                else if (l)
+                        send_pump(l);
+        }
 }
 
 /* Hop @k did not publish; the first such one says why. */
@@ -206,6 +213,7 @@ static void relay_try(struct relay *r)
                         .peer = r->next_hop,
                         .route = r->at + 1 < r->route.hops ? &r->route.hop[r->at + 1] : NULL,
                         .route_hops = r->route.hops - r->at - 1,
+                        .relay_source = r->source,
                 };
                 rc = send_start(r->e, &req, &relay_send_ops, r, r, &r->down);
                 if (rc == 0) {
@@ -277,6 +285,7 @@ void relay_start(struct recv_xfer *x)
         snprintf(r->peer, sizeof(r->peer), "%s", b->peer);
         r->route = x->route;
         r->chunk = o->chunk_size;
+        memcpy(r->source, o->source, WIRE_SOURCE_SIZE);
         r->nlanes = b->nlanes;
         r->next = e->relays;
         e->relays = r;

@@ -89,6 +89,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 .chunk_size = s->chunk,
                 /* A tree's first offer says whether the session compares digests. */
                 .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
+                                    (s->relay ? WIRE_OFFER_RELAYED : 0) |
                                     send_sync_flags(s, s->tree || send_sync_wants_digest(s))),
                 .file = 0,
                 .job_files = s->files,
@@ -565,6 +566,10 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
             (req->route_hops && (req->tree || req->files > 1 || req->sync != ENGINE_SYNC_NONE)))
                 return -EINVAL;
+        /* Only a relay speaks for another's source (its offer says RELAYED). */
+        if ((req->relay_source || relay) && (!relay || req->tree || req->files > 1 ||
+                                             req->sync != ENGINE_SYNC_NONE))
+                return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -632,7 +637,13 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 if (req->tree_token)
                         memcpy(s->source, req->tree_token, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
-        } else if ((s->files > 1 && !send_source_wanted(s)) || s->relay) {
+        } else if (s->relay) {
+                /* Its file is new in every attempt: the origin's token says
+                 * which file it is (wire.h, Relay chains). */
+                if (req->relay_source)
+                        memcpy(s->source, req->relay_source, WIRE_SOURCE_SIZE);
+                s->src_ready = true;
+        } else if (s->files > 1 && !send_source_wanted(s)) {
                 s->src_ready = true;
         } else {
                 send_source_start(s);

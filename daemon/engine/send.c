@@ -657,6 +657,13 @@ static void send_on_rehashed(struct rehash *h, int r)
         send_pump(l);
 }
 
+/* A relay's kept chunks are read back as its other reads are: once
+ * written there (relay.h); relay_written() kicks the lane again. */
+static bool send_rehash_ready(struct rehash *h, uint64_t off, uint64_t len)
+{
+        return relay_readable(sender_of(h->x)->relay, off, len);
+}
+
 int send_lane_resume(struct send_lane *l, uint32_t from)
 {
         struct engine_send *s = sender_of(l->base.x);
@@ -668,6 +675,7 @@ int send_lane_resume(struct send_lane *l, uint32_t from)
                 return 0;
         s->base.bytes += wire_run_bytes(s->size, s->chunk, l->base.first_seq, seq);
         l->rehashing = true;
+        l->rh.ready = s->relay ? send_rehash_ready : NULL;
         r = rehash_start(&l->rh, &s->base, &l->base.digest, s->fd, l->base.first_seq * s->chunk,
                          MIN(seq * s->chunk, s->size), send_on_rehashed);
         if (r < 0) {

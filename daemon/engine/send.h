@@ -289,9 +289,9 @@ static inline bool send_source_wanted(const struct engine_send *s)
         return !s->dir && !s->link && s->size > WIRE_BLOCK_SIZE;
 }
 /* engine_send(): admitted, copied, lane 0 resolving. A relay's downstream
- * (@relay, relay.h) reads only what the relay has written, names no
- * source (nothing of it is resumed: its file is new in every attempt)
- * and ENDs only once the relay's copy is verified. */
+ * (@relay, relay.h) reads only what the relay has written, offers the
+ * source token of what it relays (@req->relay_source, the origin's) with
+ * WIRE_OFFER_RELAYED, and ENDs only once the relay's copy is verified. */
 int send_start(struct engine *e, const struct engine_send_req *req,
                const struct engine_send_ops *ops, void *owner, struct relay *relay,
                struct engine_send **out);

@@ -106,7 +106,7 @@ static int wire_seeds(const char *dir)
         m.wait.file = 3;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         /* A relay chain (version 10): the route, its offer, a relay's
-         * RESULT that went around a hop, and its PROGRESS. */
+         * offer, a relay's RESULT that went around a hop, and its PROGRESS. */
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ROUTE;
         m.route.hops = 3;
@@ -126,6 +126,10 @@ static int wire_seeds(const char *dir)
         m.offer.flags = WIRE_OFFER_ROUTE;
         memset(m.offer.route_hash, 0x72, WIRE_ROUTE_HASH_SIZE);
         strcpy(m.offer.name, "image.sif");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* The same file as a middle relay offers it: relayed, the origin's source. */
+        m.offer.flags |= WIRE_OFFER_RELAYED;
+        memset(m.offer.source, 0x73, WIRE_SOURCE_SIZE);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_RESULT;

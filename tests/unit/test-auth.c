@@ -150,6 +150,17 @@ static void test_vectors(void)
         auth_offer_mac(&key, nr, &bd, &o, o.mac);
         hex2bin("2de24bfdedb27105a6a904cc221a8eb398c92ffbe95eb093abd65b4a5ba73f68", want, 32);
         ok(memcmp(o.mac, want, 32) == 0, "OFFER MAC known answer");
+        /* A relay's offer of a single file: the flag's bit in flags' second byte. */
+        {
+                struct wire_offer rel = o;
+
+                rel.flags = WIRE_OFFER_RELAYED;
+                rel.job_files = 1;
+                rel.job_bytes = rel.size;
+                auth_offer_mac(&key, nr, &bd, &rel, rel.mac);
+                hex2bin("28c6782b92b9747c5215fa3e9bbbcbac636d81135b1aee5a5053d5a231b3452b", want, 32);
+                ok(memcmp(rel.mac, want, 32) == 0, "a relayed OFFER's MAC known answer");
+        }
         is_int(auth_session_derive(&sess, &key, nr, &o), 0, "session key derived");
         hex2bin("00596abbd9fe75e000b1a62bce4406373c77da048e42c4203a96788a20169b9c", want, 32);
         ok(sess.on && memcmp(sess.key, want, 32) == 0, "session key known answer (HKDF of K, Nr || Ns, the OFFER's mac)");
@@ -206,6 +217,16 @@ static void test_vectors(void)
         o.route_hash[0] ^= 1;
         is_int(auth_offer_verify(&key, nr, &bd, &o), -EACCES, "and with another route's hash does not: "
                "no hop can be spliced in");
+        /* So is a relay's flag: nobody on the path makes an offer resume
+         * another node's partial, nor stops a relay's from doing so. */
+        o.route_hash[0] ^= 1;
+        is_int(auth_offer_verify(&key, nr, &bd, &o), 0, "the routed OFFER verifies");
+        o.flags |= WIRE_OFFER_RELAYED;
+        is_int(auth_offer_verify(&key, nr, &bd, &o), -EACCES, "the same OFFER marked relayed does not");
+        auth_offer_mac(&key, nr, &bd, &o, o.mac);
+        is_int(auth_offer_verify(&key, nr, &bd, &o), 0, "one MACed as relayed does");
+        o.flags &= (uint16_t)~WIRE_OFFER_RELAYED;
+        is_int(auth_offer_verify(&key, nr, &bd, &o), -EACCES, "and with the flag stripped does not");
         auth_session_clear(&sess);
         auth_key_clear(&key);
 }

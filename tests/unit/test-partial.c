@@ -183,6 +183,36 @@ static void test_match(void)
         ok(strlen(partial_match_str(PARTIAL_OTHER_SOURCE)) > 0, "each has words");
 }
 
+/* A relayed file's partial names no peer (wire.h, Relay chains): any
+ * relayed offer of it matches, an offer straight from a node never. */
+static void test_relayed(void)
+{
+        struct partial_rec r = sample(), direct = sample();
+        struct partial_offer o;
+        char kr[PARTIAL_KEY_HEX], kd[PARTIAL_KEY_HEX];
+        uint8_t buf[PARTIAL_REC_SIZE];
+        struct partial_rec back;
+
+        memset(r.peer, 0, sizeof(r.peer));
+        o = offer_of(&r);
+        is_int(partial_match(&r, &o), PARTIAL_MATCH, "a relayed offer matches a relayed file's partial");
+        partial_key(&r, kr);
+        partial_key(&direct, kd);
+        ok(strcmp(kr, kd) != 0, "and it has other files than the same file's sent straight");
+        o = offer_of(&direct);
+        is_int(partial_match(&r, &o), PARTIAL_OTHER_PEER, "an offer straight from a node does not match it");
+        o = offer_of(&r);
+        is_int(partial_match(&direct, &o), PARTIAL_OTHER_PEER, "nor a relayed one a partial sent straight");
+        o.key_id[0] ^= 1;
+        is_int(partial_match(&r, &o), PARTIAL_OTHER_PEER, "a relayed offer under another key does not");
+        o = offer_of(&r);
+        o.source[0] ^= 1;
+        is_int(partial_match(&r, &o), PARTIAL_OTHER_SOURCE, "nor one of another origin's source");
+        partial_encode(buf, &r);
+        ok(partial_decode(buf, sizeof(buf), &back) == 0 && memcmp(back.peer, r.peer, sizeof(r.peer)) == 0,
+           "its record, with no peer, round-trips");
+}
+
 static void test_resume(void)
 {
         struct partial_rec r = sample();
@@ -334,6 +364,7 @@ int main(void)
         test_tree();
         test_key();
         test_match();
+        test_relayed();
         test_resume();
         test_sweep();
         return done_testing();

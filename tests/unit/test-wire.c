@@ -462,6 +462,14 @@ static void test_golden(void)
         ok(len == 16 + 234 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0 && buf[16 + 201] == 0 &&
            buf[16 + 202] == 0xe0 && buf[16 + 233] == 0xff && buf[16 + 234] == 'x',
            "a routed OFFER: its flag, and route_hash after the digest, before the name");
+        o.offer.flags = WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED;
+        o.offer.file = 0;
+        o.offer.job_files = 1;
+        len = wire_encode(buf, sizeof(buf), &o);
+        ok(len == 16 + 234 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0x01 && buf[16 + 26] == 0 &&
+           buf[16 + 30] == 1, "a relay's routed OFFER of one file: flags 0x0180, little-endian");
+        o.offer.file = 2;
+        o.offer.job_files = 3;
         o.offer.flags = 0;
         memset(o.offer.route_hash, 0, WIRE_ROUTE_HASH_SIZE);
         o.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_PACK;
@@ -559,6 +567,38 @@ static void test_encode_errors(void)
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a route hash without WIRE_OFFER_ROUTE refused");
         bad.offer.flags = WIRE_OFFER_ROUTE;
         ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with it");
+
+        /* A relay's flag: the first offer of a job of one regular file only. */
+        bad = sample_offer("x");
+        bad.offer.file = 0;
+        bad.offer.job_files = 1;
+        bad.offer.flags = WIRE_OFFER_RELAYED;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "a relayed offer of one file is fine");
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_ROUTE;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and with a route (a middle hop's)");
+        bad.offer.job_files = 2;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed offer of a job of 2 files refused");
+        bad.offer.file = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed later offer refused");
+        bad.offer.file = 0;
+        bad.offer.job_files = 1;
+        {
+                static const uint16_t never[] = {
+                        WIRE_OFFER_TREE, WIRE_OFFER_DIR, WIRE_OFFER_LINK, WIRE_OFFER_SKIP_EXISTING,
+                        WIRE_OFFER_SYNC,
+                };
+
+                for (size_t i = 0; i < ARRAY_SIZE(never); i++) {
+                        bad.offer.flags = (uint16_t)(WIRE_OFFER_RELAYED | never[i]);
+                        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+                               "a relayed offer with flag 0x%x refused", (unsigned int)never[i]);
+                }
+        }
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed offer with a digest to sync by refused");
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_PACK;
+        bad.offer.pack_entries = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed pack refused");
         bad = (struct wire_msg){ .type = WIRE_ACCEPT };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an ACCEPT of 0 lanes refused");
         bad = (struct wire_msg){ .type = WIRE_RESULT };
@@ -749,6 +789,17 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "OFFER of file 2 of a 2^32-1-file job decodes");
         ok(m.offer.file == 2 && m.offer.job_files == 0xffffffffu && m.offer.job_bytes == (1ull << 40) + 0x0b0c,
            "with the session fields");
+        /* A relay's flag where it makes no sense is malformed, not a refusal. */
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_RELAYED);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a relayed OFFER of file 3 of 3");
+        put32(tmp + WIRE_HEADER_SIZE + 26, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a relayed OFFER of file 1 of 3");
+        put32(tmp + WIRE_HEADER_SIZE + 30, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "a relayed OFFER of file 1 of 1 decodes");
+        ok(m.offer.flags == WIRE_OFFER_RELAYED, "with its flag");
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a relayed tree's OFFER");
         memcpy(tmp, buf, (size_t)len);
         put32(tmp + WIRE_HEADER_SIZE + 150, 1);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER with pack entries but no pack flag");

@@ -13,10 +13,12 @@
 #      beta and delta get the file; exit 23 (partial).
 #   3. gamma SIGKILLed while the file flows through it (links capped so
 #      that it takes seconds), once `xferctl status` on alpha shows delta
-#      has bytes (per-node progress, told up the chain by each relay
-#      every second): beta goes around it to delta; beta and
-#      delta get the file, gamma is named as failed, exit 23; nothing
-#      half-written is visible on gamma.
+#      has 4 MiB or more (per-node progress, told up the chain by each
+#      relay every second): beta goes around it to delta, which continues
+#      from what it kept of gamma's send (a relayed offer: delta's
+#      receive entry has RDMAXFER_RESUMED_BYTES > 0, beta logs "the
+#      receiver kept"); beta and delta get the file, gamma is named as
+#      failed, exit 23; nothing half-written is visible on gamma.
 #   4. alpha (the origin) SIGKILLed mid-chain: beta, gamma and delta each
 #      fail their receive (each relay cancels the send it relays on) and
 #      publish nothing.
@@ -130,9 +132,12 @@ wait_for 30 bash -c "journalctl -u '$ALPHA_UNIT' --no-pager -o cat --since '@$SI
         grep -q '^job [0-9]*: a chain of 3 nodes: .*'" || tb_fail "alpha did not start the chain"
 id=$(journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "@$SINCE" |
         sed -n 's/^job \([0-9]*\): a chain of 3 nodes: .*/\1/p' | tail -n 1)
-# delta's line: "  node 3  198.18.0.4:7470  N of 33554432 bytes (P %)", N > 0.
+# delta's line: "  node 3  198.18.0.4:7470  N of 33554432 bytes (P %)", N >= 4 MiB:
+# enough that delta has written some when gamma dies, to keep and resume.
 delta_has() {
-        xferctl status "$id" | grep -qE "^  node 3  $DELTA_ADDR:$PORT +[1-9][0-9]* of 33554432 bytes"
+        local n
+        n=$(xferctl status "$id" | sed -nE "s/^  node 3  $DELTA_ADDR:$PORT +([0-9]+) of 33554432 bytes.*/\1/p")
+        [[ -n $n ]] && ((n >= 4 * MIB))
 }
 wait_for 20 delta_has || { xferctl status "$id" >&2; tb_fail "alpha's status never showed delta's bytes"; }
 xferctl status "$id" | sed 's/^/    status: /'
@@ -148,11 +153,23 @@ grep -q "^$DELTA_ADDR: sent killed.dat (33554432 bytes), relayed by $BETA_ADDR" 
         tb_fail "delta is not said to have it from beta"
 journalctl -u "$(node_unit beta)" --no-pager -o cat --since "@$SINCE" | grep -q "relaying killed\.dat to $GAMMA_ADDR:$PORT failed .*going around it" ||
         tb_fail "beta did not log that it went around gamma"
+# Around gamma, from where delta stopped: delta kept what gamma sent of the
+# relayed file (its partial names no peer), and beta sent only the rest.
+kept=$(journalctl -u "$(node_unit delta)" --no-pager -o export --since "@$SINCE" \
+        RDMAXFER_DIRECTION=recv RDMAXFER_FILE=killed.dat RDMAXFER_RESULT=ok 2>/dev/null | tr -d '\000' |
+        sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' | tail -n 1)
+tb_log "delta's receive from beta kept ${kept:-?} bytes of gamma's"
+journalctl -u "$(node_unit delta)" --no-pager -o cat --since "@$SINCE" | grep 'killed\.dat' | sed 's/^/    delta: /'
+[[ -n $kept ]] && ((kept > 0 && kept < 32 * MIB)) ||
+        tb_fail "delta's receive from beta did not resume (RDMAXFER_RESUMED_BYTES '$kept')"
+journalctl -u "$(node_unit beta)" --no-pager -o cat --since "@$SINCE" |
+        grep -q "killed\.dat: the receiver kept $kept of 33554432 bytes; sending the rest" ||
+        tb_fail "beta did not log that delta kept $kept bytes"
 wait_for 30 systemctl is-active --quiet "$(node_unit gamma)" || tb_fail "gamma did not come back"
 wait_for 30 test -S "$(node_sock gamma)" || tb_fail "gamma has no control socket after its restart"
 incoming_clean "$(node_in gamma)" chain.dat
 incoming_clean "$(node_in delta)" chain.dat norelay.dat killed.dat
-tb_log "gamma killed half-way: beta went around it, beta and delta have the file, gamma named, nothing half-written"
+tb_log "gamma killed half-way: beta went around it, delta resumed, beta and delta have the file, gamma named, nothing half-written"
 
 # 4. The origin dies mid-chain: each relay's receive fails and the send
 # it relays on is cancelled with it, down the chain; nobody publishes.
