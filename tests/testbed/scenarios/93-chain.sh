@@ -222,8 +222,9 @@ same_file "$SRC/stall.dat" "$(node_in gamma)/stall.dat"
 grep -q "^xferctl: $DELTA_ADDR: send stall.dat to .* failed" "$SRC/stall.out" || tb_fail "delta's failure is not said"
 grep -qE "^$GAMMA_ADDR: sent stall.dat \(33554432 bytes\), relayed by $BETA_ADDR" "$SRC/stall.out" ||
         tb_fail "gamma is not said to have it"
-journalctl -u "$(node_unit gamma)" --no-pager -o cat --since "@$SINCE" | grep -q "relaying stall\.dat to $DELTA_ADDR:$PORT failed" ||
-        tb_fail "gamma did not log that its send to delta failed"
+journalctl -u "$(node_unit gamma)" --no-pager -o cat --since "@$SINCE" |
+        grep -q "send of stall\.dat to $DELTA_ADDR:$PORT failed: no progress from receiver" ||
+        tb_fail "gamma did not log that its send to delta failed on delta's silence"
 for n in alpha beta gamma delta; do
         sed -i '/^peer_timeout = 8$/d' "$(node_conf "$n")"
         reload_applied "$(node_unit "$n")" peer_timeout
