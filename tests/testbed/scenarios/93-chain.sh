@@ -44,6 +44,17 @@ chain() {
         sed 's/^/    | /' <<<"$OUT"
 }
 
+# chain_bg NAME: send $SRC/NAME.dat to the three in the background, once
+# (no retries); $SRC/NAME.out gets its output, then "rc=N".
+chain_bg() {
+        rm -f "$SRC/$1.out"
+        (
+                rc=0
+                xferctl send --retries 0 "$SRC/$1.dat" "$NODES" >"$SRC/$1.out" 2>&1 || rc=$?
+                echo "rc=$rc" >>"$SRC/$1.out"
+        ) &
+}
+
 # jlast UNIT MATCH FIELD: FIELD of UNIT's newest entry (since SINCE) that
 # matches MATCH (FIELD=VALUE) and has it.
 jlast() {
@@ -122,12 +133,7 @@ tb_log "relay = no: refused with its reason, the node before went around it, exi
 # about 5 s a hop, so gamma is killed with the file flowing through it.
 for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
 make_file "$SRC/killed.dat" $((32 * MIB))
-rm -f "$SRC/killed.out"
-(
-        rc=0
-        xferctl send --retries 0 "$SRC/killed.dat" "$NODES" >"$SRC/killed.out" 2>&1 || rc=$?
-        echo "rc=$rc" >>"$SRC/killed.out"
-) &
+chain_bg killed
 wait_for 30 bash -c "journalctl -u '$ALPHA_UNIT' --no-pager -o cat --since '@$SINCE' |
         grep -q '^job [0-9]*: a chain of 3 nodes: .*'" || tb_fail "alpha did not start the chain"
 id=$(journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "@$SINCE" |
@@ -202,12 +208,7 @@ for n in alpha beta gamma delta; do
 done
 for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
 make_file "$SRC/stall.dat" $((32 * MIB))
-rm -f "$SRC/stall.out"
-(
-        rc=0
-        xferctl send --retries 0 "$SRC/stall.dat" "$NODES" >"$SRC/stall.out" 2>&1 || rc=$?
-        echo "rc=$rc" >>"$SRC/stall.out"
-) &
+chain_bg stall
 wait_for 30 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --since '@$SINCE' |
         grep -q ': receiving stall\.dat'" || tb_fail "delta did not start receiving stall.dat"
 sleep 1
