@@ -35,6 +35,13 @@ nodes_up slot_count=16 send_slots=4 max_transfers=4 relay=yes
 make_file "$SRC/fan.bin" $((MB << 20))
 PEERS=("$BETA_ADDR" "$GAMMA_ADDR" "$DELTA_ADDR")
 
+# forwarded NODE: RDMAXFER_FORWARDED_BYTES of NODE's latest send, a relay's
+# (what it sent straight from its receive ring, rdmaxferd(8)).
+forwarded() {
+        journalctl -u "$(node_unit "$1")" --no-pager -o export RDMAXFER_DIRECTION=send 2>/dev/null |
+                tr -d '\000' | sed -n 's/^RDMAXFER_FORWARDED_BYTES=//p' | tail -n 1
+}
+
 # deliver LINK ROUND METRIC NODES PARALLEL: time one xferctl send of
 # fan.bin to NODES (comma list; PARALLEL "chain": as a chain), check every
 # copy, record the seconds.
@@ -56,6 +63,8 @@ deliver() {
         if ((ok)); then
                 printf '%s\t%s\t%s\t%s\n' "$link" "$metric" "$round" "$(secs "$t0" "$t1")" >>"$RES"
                 tb_log "$link round $round: $metric: $(secs "$t0" "$t1") s"
+                [[ $par == chain ]] && tb_log "$link round $round: sent straight from the receive ring:" \
+                        "beta $(forwarded beta), gamma $(forwarded gamma) of $((MB << 20)) bytes"
         else
                 printf '%s\t%s\t%s\tfail\n' "$link" "$metric" "$round" >>"$RES"
                 tb_log "$link round $round: $metric FAILED: $out"
