@@ -235,8 +235,11 @@ static void relay_on_done(void *owner, const struct engine_result *res)
 {
         struct relay *r = owner;
 
-        r->down = NULL;
+        /* Before down is cleared: should giving a slot back fail the
+         * upstream, relay_detach() then leaves r to us (the cancel of a
+         * send that has ended does nothing). */
         relay_unhold(r, true);
+        r->down = NULL;
         if (res->outcome == ENGINE_DONE) {
                 /* hop[at] has it; what became of the hops after it is its word. */
                 r->hops = (uint16_t)(r->hops + 1 + res->hops);
