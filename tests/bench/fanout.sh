@@ -42,11 +42,23 @@ forwarded() {
                 tr -d '\000' | sed -n 's/^RDMAXFER_FORWARDED_BYTES=//p' | tail -n 1
 }
 
+# relay_cpu: CPU nanoseconds beta's and gamma's daemons have used (their
+# units' CPUUsageNSec; 0 where systemd does not account it).
+relay_cpu() {
+        local n v sum=0
+        for n in beta gamma; do
+                v=$(systemctl show -p CPUUsageNSec --value "$(node_unit "$n")")
+                [[ $v =~ ^[0-9]+$ ]] && sum=$((sum + v))
+        done
+        echo "$sum"
+}
+
 # deliver LINK ROUND METRIC NODES PARALLEL: time one xferctl send of
 # fan.bin to NODES (comma list; PARALLEL "chain": as a chain), check every
 # copy, record the seconds.
 deliver() {
-        local link=$1 round=$2 metric=$3 nodes=$4 par=$5 t0 t1 out n ok=1
+        local link=$1 round=$2 metric=$3 nodes=$4 par=$5 t0 t1 out n ok=1 cpu0 cpu1
+        cpu0=$(relay_cpu)
         t0=$(now)
         if [[ $par == chain ]]; then
                 out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin 2>&1) || ok=0
@@ -54,6 +66,7 @@ deliver() {
                 out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin --parallel "$par" 2>&1) || ok=0
         fi
         t1=$(now)
+        cpu1=$(relay_cpu)
         for n in beta gamma delta; do
                 if [[ -e $(node_in "$n")/fan.bin ]]; then
                         cmp -s "$SRC/fan.bin" "$(node_in "$n")/fan.bin" || ok=0
@@ -64,7 +77,9 @@ deliver() {
                 printf '%s\t%s\t%s\t%s\n' "$link" "$metric" "$round" "$(secs "$t0" "$t1")" >>"$RES"
                 tb_log "$link round $round: $metric: $(secs "$t0" "$t1") s"
                 [[ $par == chain ]] && tb_log "$link round $round: sent straight from the receive ring:" \
-                        "beta $(forwarded beta), gamma $(forwarded gamma) of $((MB << 20)) bytes"
+                        "beta $(forwarded beta), gamma $(forwarded gamma) of $((MB << 20)) bytes;" \
+                        "CPU of beta's and gamma's daemons: $(awk -v a="$cpu0" -v b="$cpu1" \
+                                'BEGIN { printf "%.2f", (b - a) / 1e9 }') s"
         else
                 printf '%s\t%s\t%s\tfail\n' "$link" "$metric" "$round" >>"$RES"
                 tb_log "$link round $round: $metric FAILED: $out"
