@@ -76,10 +76,12 @@ deliver() {
         if ((ok)); then
                 printf '%s\t%s\t%s\t%s\n' "$link" "$metric" "$round" "$(secs "$t0" "$t1")" >>"$RES"
                 tb_log "$link round $round: $metric: $(secs "$t0" "$t1") s"
-                [[ $par == chain ]] && tb_log "$link round $round: sent straight from the receive ring:" \
-                        "beta $(forwarded beta), gamma $(forwarded gamma) of $((MB << 20)) bytes;" \
-                        "CPU of beta's and gamma's daemons: $(awk -v a="$cpu0" -v b="$cpu1" \
-                                'BEGIN { printf "%.2f", (b - a) / 1e9 }') s"
+                if [[ $par == chain ]]; then
+                        tb_log "$link round $round: sent straight from the receive ring:" \
+                                "beta $(forwarded beta), gamma $(forwarded gamma) of $((MB << 20)) bytes;" \
+                                "CPU of beta's and gamma's daemons: $(awk -v a="$cpu0" -v b="$cpu1" \
+                                        'BEGIN { printf "%.2f", (b - a) / 1e9 }') s"
+                fi
         else
                 printf '%s\t%s\t%s\tfail\n' "$link" "$metric" "$round" >>"$RES"
                 tb_log "$link round $round: $metric FAILED: $out"
