@@ -343,6 +343,16 @@ static void test_job_nodes(const struct ctl_msg *sample)
 }
 
 /* A chain's bytes per node: what encode and decode both refuse. */
+/* @sample's JOB, made one of no chain: no nodes, route or node bytes. */
+static void job_no_chain(struct ctl_msg *j, const struct ctl_msg *sample)
+{
+        *j = *sample;
+        j->job.nodes = j->job.nodes_ok = j->job.node_failed = 0;
+        j->job.nodes_missing = 0;
+        j->job.route[0] = '\0';
+        memset(j->job.node_bytes, 0, sizeof(j->job.node_bytes));
+}
+
 static void test_job_node_bytes(const struct ctl_msg *sample)
 {
         static const struct {
@@ -415,11 +425,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
         j = *sample;
         j.job.node_bytes[4] = 1;
         is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB node_bytes: bytes past the last node: -EINVAL");
-        j = *sample;
-        j.job.nodes = j.job.nodes_ok = j.job.node_failed = 0;
-        j.job.nodes_missing = 0;
-        j.job.route[0] = '\0';
-        memset(j.job.node_bytes, 0, sizeof(j.job.node_bytes));
+        job_no_chain(&j, sample);
         l = ctl_encode(tmp, sizeof(tmp), &j);
         ok(l > 0 && l == len - 4 * 8 - 46 && ctl_decode(tmp, (size_t)l, &m) == 0,
            "JOB node_bytes: no chain, none carried");
@@ -443,11 +449,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + CTL_HEADER_SIZE + 76, 0xffff);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB of 65535 nodes");
-        j = *sample;
-        j.job.nodes = j.job.nodes_ok = j.job.node_failed = 0;
-        j.job.nodes_missing = 0;
-        j.job.route[0] = '\0';
-        memset(j.job.node_bytes, 0, sizeof(j.job.node_bytes));
+        job_no_chain(&j, sample);
         l = ctl_encode(tmp, sizeof(tmp), &j);
         l = l > 0 ? job_node_bytes_resize(tmp, l, 0, 1, 0) : l;
         is_int(l > 0 ? ctl_decode(tmp, (size_t)l, &m) : l, -EBADMSG, "JOB of no chain with a node's bytes");
