@@ -18,8 +18,16 @@ NODE_DIR=/var/lib/prometheus/node-exporter
 BETA_PROM=$NODE_DIR/rdmaxferd-beta.prom
 DROPIN=/run/systemd/system/rdmaxferd@beta.service.d/98-metrics.conf
 
+# Beta writes into $NODE_DIR every second: stop it before removing the
+# directory, or the removal races a new temporary file ("Directory not
+# empty") and, as the EXIT trap runs under set -e, fails the scenario.
 cleanup() {
         userdel -f "$USER_" 2>/dev/null || true
+        systemctl stop "$BETA_UNIT" 2>/dev/null || true
+        if [[ -e $DROPIN ]]; then
+                rm -f "$DROPIN"
+                systemctl daemon-reload || true
+        fi
         rm -rf /var/lib/prometheus
 }
 cleanup
