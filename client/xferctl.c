@@ -503,7 +503,10 @@ static void status_node(const struct ctl_job *j, unsigned int k, int width, cons
                            : j->state == CTL_JOB_CANCELLED              ? "  cancelled"
                                                                         : "  not reached";
 
-        printf("  node %-3u%-*s  %" PRIu64 " of %" PRIu64 " bytes (%u %%)%s%s\n", k + 1, width, addr,
+        /* "node 9  ADDR", "node 301 ADDR": the numbers' column as wide as the chain's. */
+        int numw = j->nodes >= 100 ? 4 : 3;
+
+        printf("  node %-*u%-*s  %" PRIu64 " of %" PRIu64 " bytes (%u %%)%s%s\n", numw, k + 1, width, addr,
                j->node_bytes[k], j->bytes_total, progress_permille(j->node_bytes[k], j->bytes_total) / 10,
                what, failed ? node_cause(cause, sizeof(cause), j) : "");
 }
