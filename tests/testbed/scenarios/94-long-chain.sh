@@ -55,18 +55,28 @@ done
 ((${#NODES[@]} == 35)) || tb_fail "${#NODES[@]} nodes, not 35"
 LIST=$(IFS=,; echo "${NODES[*]}")
 
-# in_of ADDR:PORT: that daemon's incoming directory.
-in_of() {
+# name_of ADDR:PORT: that daemon's instance name (beta, gamma7473, ...).
+name_of() {
         local e
         case $1 in
-        "$BETA_ADDR:7470") node_in beta; return ;;
-        "$GAMMA_ADDR:7470") node_in gamma; return ;;
-        "$DELTA_ADDR:7470") node_in delta; return ;;
+        "$BETA_ADDR:7470") echo beta; return 0 ;;
+        "$GAMMA_ADDR:7470") echo gamma; return 0 ;;
+        "$DELTA_ADDR:7470") echo delta; return 0 ;;
         esac
         for e in "${EXTRA[@]}"; do
-                [[ ${e#*:} == "$1" ]] && { echo "/var/lib/rdmaxferd-${e%%:*}/incoming"; return; }
+                if [[ ${e#*:} == "$1" ]]; then
+                        echo "${e%%:*}"
+                        return 0
+                fi
         done
         tb_fail "no daemon at $1"
+}
+
+# in_of ADDR:PORT: that daemon's incoming directory.
+in_of() {
+        local name
+        name=$(name_of "$1")
+        echo "/var/lib/rdmaxferd-$name/incoming"
 }
 
 # chain FILE: send FILE to the 35; sets OUT and RC.
@@ -92,14 +102,14 @@ nodes_ok=$(journalctl -u "$ALPHA_UNIT" --no-pager -o export --since "@$SINCE" RD
 # The 28th node is the first that only the route's second part named: the
 # 27th relayed to it with the rest of the route, which it had whole.
 n28=${NODES[27]}
-u27=rdmaxferd@$(for e in "${EXTRA[@]}"; do [[ ${e#*:} == "${NODES[26]}" ]] && echo "${e%%:*}"; done).service
+u27=rdmaxferd@$(name_of "${NODES[26]}").service
 journalctl -u "$u27" --no-pager -o cat --since "@$SINCE" | grep -q "relaying long\.dat to $n28 (7 hops after it)" ||
         tb_fail "the 27th node ($u27) did not relay to the 28th ($n28) with the 7 hops after it"
 tb_log "35 nodes, one route over two ROUTE parts: every node has long.dat"
 
 # 2. The 34th node down: the 33rd goes around it to the 35th.
 n34=${NODES[33]}
-u34=rdmaxferd@$(for e in "${EXTRA[@]}"; do [[ ${e#*:} == "$n34" ]] && echo "${e%%:*}"; done).service
+u34=rdmaxferd@$(name_of "$n34").service
 tb_run systemctl stop "$u34"
 make_file "$SRC/around.dat" $((1 * MIB))
 chain "$SRC/around.dat"
