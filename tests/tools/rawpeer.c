@@ -389,6 +389,19 @@ static int tree_dir_done(struct rawconn *c, const struct mode *md, uint32_t file
         return 0;
 }
 
+/* The offer after a route-* mode's ROUTE: one chunk of md->file. */
+static void route_offer(const struct rawconn *c, const struct mode *md, uint32_t chunk, struct wire_msg *o)
+{
+        o->offer.transfer_id = (uint64_t)getpid();
+        o->offer.size = chunk;
+        o->offer.chunk_size = chunk;
+        o->offer.lanes = 1;
+        o->offer.job_files = 1;
+        o->offer.job_bytes = chunk;
+        memcpy(o->offer.token, c->token, WIRE_TOKEN_SIZE);
+        snprintf(o->offer.name, sizeof(o->offer.name), "%s", md->file);
+}
+
 /* A relay chain's ROUTE (route-*, wire.h "Relay chains"), then what
  * breaks its rules. 0 when the receiver refused as it must, else 1. */
 static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
@@ -410,14 +423,7 @@ static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chun
                 r = rawconn_send_ctrl(c, &rt);
         if (r != 0 || md->act == ACT_ROUTE_TWICE)
                 return expect_verdict(c, md, timeout_ms, r);
-        o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.size = chunk;
-        o.offer.chunk_size = chunk;
-        o.offer.lanes = 1;
-        o.offer.job_files = 1;
-        o.offer.job_bytes = chunk;
-        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
-        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
+        route_offer(c, md, chunk, &o);
         if (md->act == ACT_ROUTE_HASH) {
                 rt.route.hop[0].port++;
                 o.offer.flags = WIRE_OFFER_ROUTE;
@@ -461,14 +467,7 @@ static int route_rest(struct rawconn *c, const struct mode *md, uint32_t chunk, 
         if (r != 0)
                 return expect_verdict(c, md, timeout_ms, r);
         o.offer.flags = WIRE_OFFER_ROUTE;
-        o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.size = chunk;
-        o.offer.chunk_size = chunk;
-        o.offer.lanes = 1;
-        o.offer.job_files = 1;
-        o.offer.job_bytes = chunk;
-        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
-        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
+        route_offer(c, md, chunk, &o);
         wire_route_hash(route, ARRAY_SIZE(route), o.offer.route_hash);
         r = send_offer_msg(c, &o, NULL);
         if (r != 0) {
