@@ -376,7 +376,7 @@ static enum chain_result chain_result(const struct ctl_job *j, size_t i)
 {
         /* ctl_decode() saw to it that nodes <= CTL_NODES_MAX, and that the
          * bits, nodes_ok and node_failed agree. */
-        if (i < j->nodes && !(j->nodes_missing & (1u << i)))
+        if (i < j->nodes && !nodeset_has(&j->nodes_missing, (unsigned int)i))
                 return CHAIN_PUBLISHED;
         if (i + 1 == j->node_failed)
                 return CHAIN_FAILED;
@@ -396,6 +396,8 @@ int sendcmd_chain_report(const struct sendcmd *sc)
         const struct hostlist *hl = sc->chain;
         const struct ctl_job *j = &sc->job;
         const char *cause = j->node_text[0] ? j->node_text : wire_status_str(j->node_status);
+        /* A long chain: a line for its first peer and each that did not publish, not 512. */
+        bool brief = hl->n > XFERCTL_NODES_LISTED;
         char peer[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)], prev[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)];
         char name[ESC_TERM_SIZE(sizeof(j->name))], addr[ESC_TERM_SIZE(sizeof(j->node_peer))];
         char text[ESC_TERM_SIZE(sizeof(j->node_text))], line[2048];
@@ -410,7 +412,7 @@ int sendcmd_chain_report(const struct sendcmd *sc)
                         if (!sc->json && i == 0)
                                 printf("%s: %s\n", peer, progress_summary(line, sizeof(line), j->name, j->peer,
                                                                           j->bytes_done, j->usec));
-                        else if (!sc->json)
+                        else if (!sc->json && !brief)
                                 printf("%s: sent %s (%" PRIu64 " bytes), relayed by %s\n", peer, name,
                                        j->bytes_total, esc_term(prev, sizeof(prev), hl->names[from]));
                         /* A relay goes around a node that fails: the next
@@ -451,13 +453,20 @@ int sendcmd_chain_report(const struct sendcmd *sc)
                 printf("%zu peers: every one sent\n", hl->n);
         } else {
                 const char *sep = "";
+                size_t named = 0;
 
                 printf("%zu peers: %zu sent, %zu failed (", hl->n, sent, hl->n - sent);
                 for (size_t i = 0; i < hl->n; i++) {
                         if (chain_result(j, i) == CHAIN_PUBLISHED)
                                 continue;
+                        /* The lines above name them all; the summary stays a line. */
+                        if (brief && named == XFERCTL_NODES_LISTED) {
+                                printf(" and %zu more", hl->n - sent - named);
+                                break;
+                        }
                         printf("%s%s", sep, esc_term(peer, sizeof(peer), hl->names[i]));
                         sep = " ";
+                        named++;
                 }
                 puts(")");
         }

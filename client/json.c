@@ -77,8 +77,8 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
         fputs(",\"node_text\":", f);
         json_string(f, job->node_text);
         fputs(",\"nodes_missing\":[", f);
-        for (unsigned int k = 0, n = 0; k < job->nodes && k < 32; k++)
-                if (job->nodes_missing & (1u << k))
+        for (unsigned int k = 0, n = 0; k < job->nodes; k++)
+                if (nodeset_has(&job->nodes_missing, k))
                         fprintf(f, n++ ? ",%u" : "%u", k + 1);
         fputs("],\"route\":", f);
         json_string(f, job->route);

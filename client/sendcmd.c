@@ -55,7 +55,7 @@ const char sendcmd_help[] =
         "NODELIST is several peers: a comma list (a,b:7471) or a Slurm hostlist\n"
         "(node[01-16,20], \"$SLURM_JOB_NODELIST\"; see xferctl hosts), with\n"
         "node[01-16]:PORT giving every host that port. One FILE goes as a relay\n"
-        "chain, of 28 peers at most: the local rdmaxferd sends it once, to the\n"
+        "chain, of 512 peers at most: the local rdmaxferd sends it once, to the\n"
         "first peer, which publishes it and relays it to the next, and so on\n"
         "(a relay goes around a peer that fails, to the one after it).\n"
         "With --parallel, and for what a chain cannot carry yet (-r, several\n"

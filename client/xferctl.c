@@ -115,6 +115,8 @@ int xferctl_connect(const char *socket_path, bool say)
                         xferctl_say("cannot create a socket: %s", strerror(errno));
                 return -1;
         }
+        /* A SUBMIT of a long chain is 28 KiB: room for it whatever wmem_default says (best effort). */
+        (void)ctl_socket_setup(fd);
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
                 return fd;
 
@@ -456,17 +458,31 @@ static const char *node_addr(char *buf, size_t len, const struct ctl_job *j, con
         return esc_term(buf, len, hop);
 }
 
+/*
+ * A chain's route split, for node_addr(): its hops on the heap (up to
+ * 511 of them, 28 KiB), NULL without memory (node_addr() then says
+ * "node N"); *@n how many there are.
+ */
+static struct ctl_hop *status_hops(const struct ctl_job *j, int *n)
+{
+        struct ctl_hop *hops = j->nodes > 1 ? calloc(j->nodes - 1u, sizeof(*hops)) : NULL;
+
+        *n = hops ? ctl_route_parse(j->route, hops, j->nodes - 1u) : 0;
+        return hops;
+}
+
 /* A chain's nodes that did not publish, in order: "missing:  ADDR:PORT, ...". */
 static void status_missing(const struct ctl_job *j)
 {
-        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
         char esc[ESC_TERM_SIZE(sizeof(j->peer))];
-        int n = ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX);
+        _cleanup_(freep) struct ctl_hop *hops = NULL;
         const char *sep = "";
+        int n;
 
+        hops = status_hops(j, &n);
         fputs("missing:  ", stdout);
         for (unsigned int k = 0; k < j->nodes; k++) {
-                if (!(j->nodes_missing & (1u << k)))
+                if (!nodeset_has(&j->nodes_missing, k))
                         continue;
                 printf("%s%s", sep, node_addr(esc, sizeof(esc), j, hops, n, k));
                 sep = ", ";
@@ -474,35 +490,73 @@ static void status_missing(const struct ctl_job *j)
         putchar('\n');
 }
 
+/* A node's line: "  node 2  198.18.0.3:7470  12582912 of 25165824 bytes (50 %)", and
+ * once final what became of it. */
+static void status_node(const struct ctl_job *j, unsigned int k, int width, const char *addr)
+{
+        char cause[ESC_TERM_SIZE(sizeof(j->node_text))];
+        bool final = ctl_job_state_final(j->state);
+        bool failed = final && k + 1 == j->node_failed;
+        const char *what = !final                                       ? ""
+                           : !nodeset_has(&j->nodes_missing, k)         ? "  published"
+                           : failed                                     ? "  failed: "
+                           : j->state == CTL_JOB_CANCELLED              ? "  cancelled"
+                                                                        : "  not reached";
+
+        /* "node 9  ADDR", "node 301 ADDR": the numbers' column as wide as the chain's. */
+        int numw = j->nodes >= 100 ? 4 : 3;
+
+        printf("  node %-*u%-*s  %" PRIu64 " of %" PRIu64 " bytes (%u %%)%s%s\n", numw, k + 1, width, addr,
+               j->node_bytes[k], j->bytes_total, progress_permille(j->node_bytes[k], j->bytes_total) / 10,
+               what, failed ? node_cause(cause, sizeof(cause), j) : "");
+}
+
+/* Whether node @k is one a long chain's status shows (status_nodes). */
+static bool status_node_shown(const struct ctl_job *j, unsigned int k, unsigned int slowest)
+{
+        if (j->nodes <= XFERCTL_NODES_LISTED)
+                return true;
+        if (ctl_job_state_final(j->state))
+                return j->state == CTL_JOB_DONE && nodeset_has(&j->nodes_missing, k);
+        return k == slowest;
+}
+
 /*
  * A chain's nodes, a line each: "  node 2  198.18.0.3:7470  12582912 of
  * 25165824 bytes (50 %)", and once the job is final what became of the
- * node: "published", "failed: WHY", "not reached" or "cancelled".
+ * node: "published", "failed: WHY", "not reached" or "cancelled". A chain
+ * of more than XFERCTL_NODES_LISTED nodes would fill screens: it gets a line
+ * that sums its nodes up, and lines only for the nodes that matter, the
+ * slowest while it runs, once done those that did not publish (`status
+ * --json` has every node).
  */
 static void status_nodes(const struct ctl_job *j)
 {
-        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
-        char addr[CTL_NODES_MAX][ESC_TERM_SIZE(sizeof(j->peer))];
-        char cause[ESC_TERM_SIZE(sizeof(j->node_text))];
-        int n = ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX);
-        bool final = ctl_job_state_final(j->state);
-        int width = 0;
+        char addr[ESC_TERM_SIZE(sizeof(j->peer))];
+        _cleanup_(freep) struct ctl_hop *hops = NULL;
+        unsigned int slowest = 0, full = 0, shown = 0;
+        int n, width = 0;
 
         /* ctl_decode() saw to it that nodes <= CTL_NODES_MAX. */
-        for (unsigned int k = 0; k < j->nodes && k < CTL_NODES_MAX; k++)
-                width = MAX(width, (int)strlen(node_addr(addr[k], sizeof(addr[k]), j, hops, n, k)));
-        for (unsigned int k = 0; k < j->nodes && k < CTL_NODES_MAX; k++) {
-                bool failed = final && k + 1 == j->node_failed;
-                const char *what = !final                               ? ""
-                                   : !(j->nodes_missing & (1u << k))    ? "  published"
-                                   : failed                             ? "  failed: "
-                                   : j->state == CTL_JOB_CANCELLED      ? "  cancelled"
-                                                                        : "  not reached";
-
-                printf("  node %-3u%-*s  %" PRIu64 " of %" PRIu64 " bytes (%u %%)%s%s\n", k + 1, width, addr[k],
-                       j->node_bytes[k], j->bytes_total, progress_permille(j->node_bytes[k], j->bytes_total) / 10,
-                       what, failed ? node_cause(cause, sizeof(cause), j) : "");
+        for (unsigned int k = 0; k < j->nodes; k++) {
+                if (j->node_bytes[k] < j->node_bytes[slowest])
+                        slowest = k;
+                full += j->node_bytes[k] == j->bytes_total;
         }
+        hops = status_hops(j, &n);
+        for (unsigned int k = 0; k < j->nodes; k++)
+                if (status_node_shown(j, k, slowest))
+                        width = MAX(width, (int)strlen(node_addr(addr, sizeof(addr), j, hops, n, k)));
+        if (j->nodes > XFERCTL_NODES_LISTED && !ctl_job_state_final(j->state))
+                printf("  %u of %u nodes have every byte; the slowest:\n", full, (unsigned int)j->nodes);
+        for (unsigned int k = 0; k < j->nodes; k++) {
+                if (!status_node_shown(j, k, slowest))
+                        continue;
+                status_node(j, k, width, node_addr(addr, sizeof(addr), j, hops, n, k));
+                shown++;
+        }
+        if (j->nodes > XFERCTL_NODES_LISTED && ctl_job_state_final(j->state) && shown)
+                printf("  (the other %u nodes published; --json lists every node)\n", j->nodes - shown);
 }
 
 static void status_print(const struct ctl_job *j)
@@ -550,7 +604,8 @@ static void status_print(const struct ctl_job *j)
         /* A relay goes around a node that fails: which others did not
          * publish is not a matter of where the failed one is (when the
          * job did not end done, none did: the count says it all). */
-        if (j->nodes && j->state == CTL_JOB_DONE && __builtin_popcount(j->nodes_missing) > 1)
+        if (j->nodes && j->nodes <= XFERCTL_NODES_LISTED && j->state == CTL_JOB_DONE &&
+            nodeset_count(&j->nodes_missing) > 1)
                 status_missing(j);
         if (j->status != WIRE_OK || j->state == CTL_JOB_FAILED)
                 printf("status:   %u (%s)\n", (unsigned int)j->status, wire_status_str(j->status));

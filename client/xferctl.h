@@ -24,6 +24,11 @@ enum {
                                          * (rsync's number for a partial transfer) */
 };
 
+/* A relay chain of up to this many nodes gets a line per node from
+ * `status` and send's report; a longer one (up to 512) a summary and the
+ * lines of the nodes that matter, lest it fill screens (--json: all). */
+#define XFERCTL_NODES_LISTED    16
+
 #define XFERCTL_SOCKET_DEFAULT  RDMAXFER_RUNSTATEDIR "/rdmaxferd/control.sock"
 #define XFERCTL_SOCKET_ENV      "RDMAXFER_SOCKET"
 

@@ -25,7 +25,8 @@
  *              bytes_total u64, usec u64, rate u64, bwlimit u64,
  *              attempt u16, attempts u16, retry_usec u64, files_done u32,
  *              files_total u32, files_skipped u32, nodes u16, nodes_ok u16,
- *              node_failed u16, node_status u16, nodes_missing u32,
+ *              node_failed u16, node_status u16, nodes_missing 8 x u64
+ *              (nodeset.h: bit k of word k / 64 for node k + 1),
  *              peer_len u16, name_len u16, text_len u16, node_peer_len u16,
  *              node_text_len u16, route_len u16, nodes times
  *              node_bytes u64 (none for no chain), peer, name, text,
@@ -46,7 +47,7 @@
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 4 + \
-                                 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2)
+                                 2 + 2 + 2 + 2 + NODESET_WIRE_SIZE + 2 + 2 + 2 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
@@ -60,7 +61,9 @@
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
 static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER_MAX + CTL_NAME_MAX +
               2 * CTL_TEXT_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX, "job fits");
-static_assert(CTL_NODES_MAX <= 31, "nodes_missing has a bit per node, and one to spare for the mask");
+static_assert(CTL_NODES_MAX == NODESET_MAX, "nodes_missing has a bit per node");
+static_assert(CTL_NODES_MAX <= UINT16_MAX, "u16 nodes");
+static_assert(CTL_ROUTE_MAX <= UINT16_MAX, "u16 route length");
 static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX,
               "submit fits");
 static_assert(CTL_HOP_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5, "a hop's text at its longest");
@@ -195,24 +198,38 @@ static int ctl_hop_parse(const char *s, size_t len, struct ctl_hop *h)
         return 0;
 }
 
+int ctl_route_next(struct ctl_route_iter *it, struct ctl_hop *hop)
+{
+        const char *end;
+
+        if (!it->at)
+                return 0;
+        end = strchr(it->at, ',');
+        if (ctl_hop_parse(it->at, end ? (size_t)(end - it->at) : strlen(it->at), hop) < 0)
+                return -EINVAL;
+        /* "a," ends in an empty hop: the next call says so. */
+        it->at = end ? end + 1 : NULL;
+        return 1;
+}
+
 int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
 {
-        const char *s = route, *end;
+        struct ctl_route_iter it = CTL_ROUTE_ITER(route);
+        struct ctl_hop scratch;
         unsigned int n = 0;
+        int r;
 
-        if (!route[0])
-                return 0;
-        do {
-                end = strchr(s, ',');
-                if (n >= max)
+        for (;;) {
+                /* More than @max is -E2BIG before the hop past them is looked at. */
+                if (it.at && n >= max)
                         return -E2BIG;
-                if (ctl_hop_parse(s, end ? (size_t)(end - s) : strlen(s), &hops[n]) < 0)
-                        return -EINVAL;
+                r = ctl_route_next(&it, hops ? &hops[n] : &scratch);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return (int)n;
                 n++;
-                if (end)
-                        s = end + 1;
-        } while (end);
-        return (int)n;
+        }
 }
 
 /* A chain's bytes per node: none over the total, a published node's
@@ -224,7 +241,7 @@ static bool ctl_job_node_bytes_ok(const struct ctl_job *j)
                         if (j->node_bytes[k])
                                 return false;
                 } else if (j->node_bytes[k] > j->bytes_total ||
-                           (!(j->nodes_missing & (1u << k)) && j->node_bytes[k] != j->bytes_total)) {
+                           (!nodeset_has(&j->nodes_missing, k) && j->node_bytes[k] != j->bytes_total)) {
                         return false;
                 }
         }
@@ -240,29 +257,30 @@ static bool ctl_job_node_bytes_ok(const struct ctl_job *j)
  */
 static bool ctl_job_nodes_ok(const struct ctl_job *j)
 {
-        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
-        uint32_t all;
+        struct nodeset all;
 
         if (!ctl_job_node_bytes_ok(j))
                 return false;
         if (j->nodes == 0)
-                return j->nodes_ok == 0 && j->node_failed == 0 && j->nodes_missing == 0 && !j->route[0];
+                return j->nodes_ok == 0 && j->node_failed == 0 && nodeset_empty(&j->nodes_missing) &&
+                       !j->route[0];
         if (j->nodes < 2 || j->nodes > CTL_NODES_MAX)
                 return false;
-        all = (1u << j->nodes) - 1;
-        if ((j->nodes_missing & ~all) ||
-            j->nodes_ok != j->nodes - (unsigned int)__builtin_popcount(j->nodes_missing))
+        all = nodeset_first_n(j->nodes);
+        if (!nodeset_below(&j->nodes_missing, j->nodes) ||
+            j->nodes_ok != j->nodes - nodeset_count(&j->nodes_missing))
                 return false;
-        if (j->node_failed &&
-            (!j->nodes_missing || j->node_failed != (unsigned int)__builtin_ctz(j->nodes_missing) + 1))
+        if (j->node_failed && j->node_failed != nodeset_first(&j->nodes_missing) + 1)
                 return false;
         if (j->state == CTL_JOB_DONE) {
-                if (j->nodes_missing & 1)
+                if (nodeset_has(&j->nodes_missing, 0))
                         return false;
-        } else if (j->nodes_missing != all || (j->node_failed != 0) != (j->state == CTL_JOB_FAILED)) {
+        } else if (!nodeset_equal(&j->nodes_missing, &all) ||
+                   (j->node_failed != 0) != (j->state == CTL_JOB_FAILED)) {
                 return false;
         }
-        return ctl_route_parse(j->route, hops, CTL_ROUTE_HOPS_MAX) == j->nodes - 1;
+        /* Counted, not kept: CTL_ROUTE_HOPS_MAX hops would be 28 KiB of stack. */
+        return ctl_route_parse(j->route, NULL, CTL_ROUTE_HOPS_MAX) == j->nodes - 1;
 }
 
 /* A reason name: 1..CTL_REASON_MAX of [a-z0-9_]. */
@@ -424,7 +442,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, m->job.nodes_ok);
                 bytes_put_u16(&o, m->job.node_failed);
                 bytes_put_u16(&o, m->job.node_status);
-                bytes_put_u32(&o, m->job.nodes_missing);
+                nodeset_put(&o, &m->job.nodes_missing);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
@@ -616,7 +634,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.nodes_ok = bytes_get_u16(&in);
                 m->job.node_failed = bytes_get_u16(&in);
                 m->job.node_status = bytes_get_u16(&in);
-                m->job.nodes_missing = bytes_get_u32(&in);
+                nodeset_get(&in, &m->job.nodes_missing);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
                 l3 = bytes_get_u16(&in);
@@ -659,6 +677,21 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
 
         if (in.underflow || in.off != len)
                 return -EBADMSG;
+        return 0;
+}
+
+int ctl_socket_setup(int sock)
+{
+        /* The kernel doubles what it is asked for: 4 x CTL_MSG_MAX here. */
+        int want = 2 * CTL_MSG_MAX, have = 0;
+        socklen_t len = sizeof(have);
+
+        if (getsockopt(sock, SOL_SOCKET, SO_SNDBUF, &have, &len) < 0)
+                return -errno;
+        if (have >= 2 * want)
+                return 0;
+        if (setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) < 0)
+                return -errno;
         return 0;
 }
 

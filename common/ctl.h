@@ -11,7 +11,9 @@
  * state and STATS. Version 3 added jobs of several files: SUBMIT's files
  * and job_bytes, FILE, JOB's files_done and files_total. Version 4 added
  * sync; version 5 relay chains: SUBMIT's route, JOB's nodes, route and
- * bytes per node (below), and CTL_MSG_MAX 4096.
+ * bytes per node (below), and CTL_MSG_MAX 4096; version 6 chains of up
+ * to 512 nodes: JOB's nodes_missing a set of 512 bits (nodeset.h), and
+ * CTL_MSG_MAX 32768 for the route and bytes of such a chain.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -52,21 +54,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodeset.h"
+
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             5       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             6       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
-                                         *    node_bytes) */
+                                         *    node_bytes);
+                                         * 6: chains of 512 nodes (JOB nodes_missing 64
+                                         *    bytes, CTL_MSG_MAX 32768) */
 #define CTL_HEADER_SIZE         12
-#define CTL_MSG_MAX             4096
+/* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
+ * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
+#define CTL_MSG_MAX             32768
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
 #define CTL_TEXT_MAX            255
 #define CTL_RETRIES_MAX         100     /* SUBMIT retries: attempts after the first */
-/* A chain: the hops after host at most (wire.h's WIRE_ROUTE_MAX), so
- * 1 + that many nodes in all. */
-#define CTL_ROUTE_HOPS_MAX      27
+/* A chain: the hops after host at most (wire.h's WIRE_ROUTE_MAX,
+ * engine.h's ENGINE_ROUTE_MAX), so 1 + that many nodes in all: as many
+ * as a struct nodeset holds. */
+#define CTL_ROUTE_HOPS_MAX      511
 #define CTL_NODES_MAX           (1 + CTL_ROUTE_HOPS_MAX)
 /* A hop's text at its longest: "[" IPv6 text (45) "]:" port (5). */
 #define CTL_HOP_MAX             53
@@ -166,12 +175,30 @@ struct ctl_hop {
  */
 int ctl_route_add(char *route, size_t size, const char *host, uint16_t port);
 /*
- * Split @route into @hops, at most @max of them. Returns how many (0 for
- * ""), or -EINVAL (an empty hop, an unclosed bracket, a hop longer than
- * CTL_HOP_MAX, a port not in 1..65535) or -E2BIG (more than @max). Pure:
- * whether each host is a numeric address is the caller's to ask.
+ * Split @route into @hops, at most @max of them (@hops NULL: only count
+ * and check them). Returns how many (0 for ""), or -EINVAL (an empty hop,
+ * an unclosed bracket, a hop longer than CTL_HOP_MAX, a port not in
+ * 1..65535) or -E2BIG (more than @max). Pure: whether each host is a
+ * numeric address is the caller's to ask.
  */
 int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max);
+
+/*
+ * A route one hop at a time, for callers that would rather not hold
+ * CTL_ROUTE_HOPS_MAX struct ctl_hop (28 KiB) at once:
+ *
+ *     struct ctl_route_iter it = CTL_ROUTE_ITER(route);
+ *     while ((r = ctl_route_next(&it, &hop)) > 0) ...
+ *
+ * 1 with the next hop in @hop, 0 past the last ("" has none), -EINVAL for
+ * a bad hop (as ctl_route_parse() says; the count is the caller's to
+ * check).
+ */
+struct ctl_route_iter {
+        const char *at;                 /* the next hop's text; NULL: none left */
+};
+#define CTL_ROUTE_ITER(route) ((struct ctl_route_iter){ .at = (route)[0] ? (route) : NULL })
+int ctl_route_next(struct ctl_route_iter *it, struct ctl_hop *hop);
 
 /* The next file of a job of several (the descriptor comes with it). */
 struct ctl_file {
@@ -216,14 +243,15 @@ struct ctl_job {
          * nodes_ok < nodes then is a partial chain. FAILED: node 1 did
          * not (node_failed 1, the job's own status and text), nor did
          * any other; CANCELLED: none did, node_failed 0. The codec
-         * insists on nodes_ok = nodes - popcount(nodes_missing),
-         * node_failed 0 or the lowest bit set + 1, and those two ends.
+         * insists on nodes_ok = nodes - count(nodes_missing), no bit at
+         * or past nodes, node_failed 0 or the lowest bit set + 1, and
+         * those two ends.
          */
         uint16_t nodes;
         uint16_t nodes_ok;
         uint16_t node_failed;
         uint16_t node_status;
-        uint32_t nodes_missing;
+        struct nodeset nodes_missing;
         char node_peer[CTL_HOST_MAX + 1 + 6];
         char node_text[CTL_TEXT_MAX + 1];
         /* The nodes after the peer, as SUBMIT's route with every port
@@ -301,6 +329,14 @@ struct ctl_msg {
  */
 int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m);
 int ctl_decode(const void *buf, size_t len, struct ctl_msg *m);
+
+/*
+ * A control connection's send buffer, raised (as far as net.core.wmem_max
+ * lets it) so that a few messages of CTL_MSG_MAX fit: an AF_UNIX
+ * SOCK_SEQPACKET send of more than the buffer fails with EMSGSIZE
+ * whatever is queued, and a host's wmem_default may be small. 0 or -errno.
+ */
+int ctl_socket_setup(int sock);
 
 /*
  * Send one message on a SOCK_SEQPACKET socket, with @fd attached via

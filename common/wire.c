@@ -10,6 +10,7 @@
 
 #include "bytes.h"
 #include "macro.h"
+#include "nodeset.h"
 
 /*
  * Control message layouts, after the 16-byte header
@@ -25,10 +26,10 @@
  *   CREDIT  (empty)
  *   END     file u32, bytes u64, digest[16], mac[32]
  *   RESULT  status u16, text_len u16, file u32, bytes u64, usec u64, hops u16,
- *           hop_failed u16, hop_status u16, hop_missing u32, mac[32], text[text_len]
+ *           hop_failed u16, hop_status u16, hop_missing[8] u64, mac[32], text[text_len]
  *   WAIT    file u32
- *   ROUTE   hops u16, then per hop: addr[16], port u16
- *   PROGRESS hops u16, then per hop: bytes u64
+ *   ROUTE   total u16, first u16, hops u16, then per hop: addr[16], port u16
+ *   PROGRESS total u16, first u16, hops u16, then per hop: bytes u64
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
@@ -39,11 +40,11 @@
 #define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
-#define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + 2 + 2 + 2 + 4 + WIRE_MAC_SIZE)
+#define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + 2 + 2 + 2 + NODESET_WIRE_SIZE + WIRE_MAC_SIZE)
 #define WIRE_WAIT_LEN           4
 #define WIRE_HOP_LEN            (WIRE_ADDR_SIZE + 2)
-#define WIRE_ROUTE_LEN(n)       (2u + (uint32_t)(n) * WIRE_HOP_LEN)
-#define WIRE_PROGRESS_LEN(n)    (2u + (uint32_t)(n) * 8u)
+#define WIRE_ROUTE_LEN(n)       (6u + (uint32_t)(n) * WIRE_HOP_LEN)
+#define WIRE_PROGRESS_LEN(n)    (6u + (uint32_t)(n) * 8u)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
@@ -65,8 +66,10 @@ static_assert(WIRE_HELLO_SIZE <= 56 && WIRE_WELCOME_SIZE <= 196 && WIRE_REJECT_S
               "rdma_cm private data limits");
 static_assert(WIRE_HEADER_SIZE + WIRE_OFFER_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "offer fits");
 static_assert(WIRE_HEADER_SIZE + WIRE_RESULT_FIXED + WIRE_TEXT_MAX <= WIRE_CTRL_MAX, "result fits");
-static_assert(WIRE_HEADER_SIZE + WIRE_ROUTE_LEN(WIRE_ROUTE_MAX) <= WIRE_CTRL_MAX, "route fits");
-static_assert(WIRE_HEADER_SIZE + WIRE_PROGRESS_LEN(WIRE_ROUTE_MAX) <= WIRE_CTRL_MAX, "progress fits");
+static_assert(WIRE_HEADER_SIZE + WIRE_ROUTE_LEN(WIRE_ROUTE_PART_MAX) <= WIRE_CTRL_MAX, "a route's part fits");
+static_assert(WIRE_HEADER_SIZE + WIRE_PROGRESS_LEN(WIRE_PROGRESS_PART_MAX) <= WIRE_CTRL_MAX,
+              "a progress window fits");
+static_assert(WIRE_ROUTE_MAX + 1 <= NODESET_MAX, "hop_missing has a bit per hop");
 static_assert(WIRE_NAME_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
               WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
@@ -267,14 +270,18 @@ static bool wire_offer_digest_ok(const struct wire_offer *o)
  * missing one named exactly when one is. */
 static bool wire_result_hops_ok(const struct wire_result *r)
 {
-        static_assert(WIRE_ROUTE_MAX <= 32, "hop_missing has a bit per hop");
-        unsigned int missing = (unsigned int)__builtin_popcount(r->hop_missing);
+        unsigned int missing = nodeset_count(&r->hop_missing);
 
-        if (r->hops + missing > WIRE_ROUTE_MAX || (r->hop_missing >> (WIRE_ROUTE_MAX - 1) >> 1))
+        if (r->hops + missing > WIRE_ROUTE_MAX || !nodeset_below(&r->hop_missing, WIRE_ROUTE_MAX))
                 return false;
-        if (!r->hop_missing)
-                return r->hop_failed == 0;
-        return r->hop_failed == (unsigned int)__builtin_ctz(r->hop_missing) + 1;
+        return r->hop_failed == (unsigned int)(nodeset_first(&r->hop_missing) + 1);
+}
+
+/* A part of a route (or of its progress): @n of the route's @total
+ * from @first on, within what one message carries. */
+static bool wire_part_ok(unsigned int total, unsigned int first, unsigned int n, unsigned int max)
+{
+        return total >= 1 && total <= WIRE_ROUTE_MAX && n >= 1 && n <= max && first + n <= total;
 }
 
 /* A route hash only with WIRE_OFFER_ROUTE. */
@@ -358,11 +365,12 @@ static int wire_payload_len(const struct wire_msg *m)
         case WIRE_WAIT:
                 return WIRE_WAIT_LEN;
         case WIRE_ROUTE:
-                if (m->route.hops == 0 || m->route.hops > WIRE_ROUTE_MAX)
+                if (!wire_part_ok(m->route.total, m->route.first, m->route.hops, WIRE_ROUTE_PART_MAX))
                         return -EINVAL;
                 return WIRE_ROUTE_LEN(m->route.hops);
         case WIRE_PROGRESS:
-                if (m->progress.hops == 0 || m->progress.hops > WIRE_ROUTE_MAX)
+                if (!wire_part_ok(m->progress.total, m->progress.first, m->progress.hops,
+                                  WIRE_PROGRESS_PART_MAX))
                         return -EINVAL;
                 return WIRE_PROGRESS_LEN(m->progress.hops);
         case WIRE_RESULT:
@@ -444,6 +452,8 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u32(&o, m->wait.file);
                 break;
         case WIRE_ROUTE:
+                bytes_put_u16(&o, m->route.total);
+                bytes_put_u16(&o, m->route.first);
                 bytes_put_u16(&o, m->route.hops);
                 for (unsigned int k = 0; k < m->route.hops; k++) {
                         bytes_put_mem(&o, m->route.hop[k].addr, WIRE_ADDR_SIZE);
@@ -451,6 +461,8 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 }
                 break;
         case WIRE_PROGRESS:
+                bytes_put_u16(&o, m->progress.total);
+                bytes_put_u16(&o, m->progress.first);
                 bytes_put_u16(&o, m->progress.hops);
                 for (unsigned int k = 0; k < m->progress.hops; k++)
                         bytes_put_u64(&o, m->progress.bytes[k]);
@@ -465,7 +477,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, m->result.hops);
                 bytes_put_u16(&o, m->result.hop_failed);
                 bytes_put_u16(&o, m->result.hop_status);
-                bytes_put_u32(&o, m->result.hop_missing);
+                nodeset_put(&o, &m->result.hop_missing);
                 bytes_put_mem(&o, m->result.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->result.text, n);
                 break;
@@ -581,8 +593,10 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
         case WIRE_ROUTE:
                 if (plen < WIRE_ROUTE_LEN(1))
                         return -EBADMSG;
+                m->route.total = bytes_get_u16(&in);
+                m->route.first = bytes_get_u16(&in);
                 m->route.hops = bytes_get_u16(&in);
-                if (m->route.hops == 0 || m->route.hops > WIRE_ROUTE_MAX ||
+                if (!wire_part_ok(m->route.total, m->route.first, m->route.hops, WIRE_ROUTE_PART_MAX) ||
                     plen != WIRE_ROUTE_LEN(m->route.hops))
                         return -EBADMSG;
                 for (unsigned int k = 0; k < m->route.hops; k++) {
@@ -593,8 +607,11 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
         case WIRE_PROGRESS:
                 if (plen < WIRE_PROGRESS_LEN(1))
                         return -EBADMSG;
+                m->progress.total = bytes_get_u16(&in);
+                m->progress.first = bytes_get_u16(&in);
                 m->progress.hops = bytes_get_u16(&in);
-                if (m->progress.hops == 0 || m->progress.hops > WIRE_ROUTE_MAX ||
+                if (!wire_part_ok(m->progress.total, m->progress.first, m->progress.hops,
+                                  WIRE_PROGRESS_PART_MAX) ||
                     plen != WIRE_PROGRESS_LEN(m->progress.hops))
                         return -EBADMSG;
                 for (unsigned int k = 0; k < m->progress.hops; k++)
@@ -611,7 +628,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 m->result.hops = bytes_get_u16(&in);
                 m->result.hop_failed = bytes_get_u16(&in);
                 m->result.hop_status = bytes_get_u16(&in);
-                m->result.hop_missing = bytes_get_u32(&in);
+                nodeset_get(&in, &m->result.hop_missing);
                 bytes_get_mem(&in, m->result.mac, WIRE_MAC_SIZE);
                 if (!wire_result_hops_ok(&m->result))
                         return -EBADMSG;
@@ -832,7 +849,7 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
         bytes_put_u16(&out, r->hops);
         bytes_put_u16(&out, r->hop_failed);
         bytes_put_u16(&out, r->hop_status);
-        bytes_put_u32(&out, r->hop_missing);
+        nodeset_put(&out, &r->hop_missing);
         bytes_put_mem(&out, r->text, (size_t)n);
         return wire_mac_done(&out, total);
 }
@@ -882,18 +899,24 @@ void wire_hop_str(const struct wire_hop *h, char *buf, size_t len)
         }
 }
 
-void wire_route_hash(const struct wire_route *r, uint8_t out[WIRE_ROUTE_HASH_SIZE])
+void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIRE_ROUTE_HASH_SIZE])
 {
-        uint8_t buf[WIRE_ROUTE_LEN(WIRE_ROUTE_MAX)];
-        struct bytes_out o = BYTES_OUT(buf, sizeof(buf));
-        unsigned int n = MIN(r->hops, WIRE_ROUTE_MAX);
+        crypto_hash_sha256_state st;
+        uint8_t buf[WIRE_HOP_LEN];
+        struct bytes_out o;
 
+        n = MIN(n, WIRE_ROUTE_MAX);
+        o = BYTES_OUT(buf, sizeof(buf));
         bytes_put_u16(&o, (uint16_t)n);
+        crypto_hash_sha256_init(&st);
+        crypto_hash_sha256_update(&st, buf, o.off);
         for (unsigned int k = 0; k < n; k++) {
-                bytes_put_mem(&o, r->hop[k].addr, WIRE_ADDR_SIZE);
-                bytes_put_u16(&o, r->hop[k].port);
+                o = BYTES_OUT(buf, sizeof(buf));
+                bytes_put_mem(&o, hop[k].addr, WIRE_ADDR_SIZE);
+                bytes_put_u16(&o, hop[k].port);
+                crypto_hash_sha256_update(&st, buf, o.off);
         }
-        crypto_hash_sha256(out, buf, o.off);
+        crypto_hash_sha256_final(&st, out);
 }
 
 uint64_t wire_blocks(uint64_t size)

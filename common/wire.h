@@ -182,13 +182,22 @@
  * what the staging directory has under that name.
  *
  * Relay chains (version 10): one file to several nodes in about the time
- * of one transfer. The sender's lane 0 sends ROUTE, the nodes after the
- * receiver in order (at most WIRE_ROUTE_MAX), before the session's first
- * OFFER, which then carries WIRE_OFFER_ROUTE and route_hash, the SHA-256
- * of the ROUTE (wire_route_hash), under the offer's MAC with a key: nobody
- * can splice a hop in. ROUTE lands in the receiver's one control buffer
- * before the offer: the receiver posts it again and answers with a CREDIT
- * (credits 1) for the OFFER. A route carries one regular file, without
+ * of one transfer. The route is the nodes after the receiver, in order,
+ * at most WIRE_ROUTE_MAX (a chain of 512 nodes). The sender's lane 0
+ * sends its first ROUTE part (hops 0 .. WIRE_ROUTE_PART_MAX - 1, with the
+ * route's total) before the session's first OFFER, which then carries
+ * WIRE_OFFER_ROUTE and route_hash, the SHA-256 of the whole route
+ * (wire_route_hash), under the offer's MAC with a key: nobody can splice
+ * a hop in. That part lands in the receiver's one control buffer before
+ * the offer: the receiver posts it again and answers with a CREDIT
+ * (credits 1) for the OFFER. The rest of a longer route (version 11)
+ * follows in order on lane 0 once the offer is accepted, before lane 0's
+ * first chunk, each part a control message in a ring slot like END: so
+ * an unauthenticated sender never makes the receiver hold more than one
+ * control message of it. The receiver checks route_hash when it has the
+ * whole route (before it if the first part is all of it), relays only
+ * then, and fails the transfer (WIRE_E_PROTOCOL) on a hash that differs,
+ * a part out of order, or lane 0's END before the last part. A route carries one regular file, without
  * sync (job_files 1, no tree); a receiver that does not relay (rdmaxferd:
  * relay = no) refuses it with WIRE_E_DENIED. One that does becomes the
  * sender of the same file to the route's first hop, with the rest of the
@@ -198,7 +207,8 @@
  * RESULT waits for the downstream's (XFER_FINISHING: the empty CREDIT
  * every second keeps its sender waiting) and says what became of the
  * route: hops, the route's nodes that published the file, hop_missing,
- * a bit for each that did not (bit k: hop k + 1), and the first of those
+ * a bit for each that did not (bit k: hop k + 1; a 512-bit set, version
+ * 11), and the first of those
  * (hop_failed, 1-based; 0 none) with its status and, in the text, why.
  * A relay whose next hop fails (refuses, dies, stalls) goes around it:
  * it sends the file to the hop after it, with the rest of the route, and
@@ -219,7 +229,9 @@
  * rather than being published. Meanwhile, about once a second, a relay
  * tells its sender how far each hop of its route got (PROGRESS, on lane
  * 0: its downstream's acknowledged bytes for the hop it sends to, and
- * what that one's PROGRESS said of those after it), for display only.
+ * what that one's PROGRESS said of those after it), for display only:
+ * WIRE_PROGRESS_PART_MAX hops at a time, the next window every second
+ * (hop 0 on, round the route; version 11).
  *
  * Lanes: a transfer may be striped over several connections (RC queue
  * pairs), so that one transfer is not held to what one QP can move. The
@@ -292,8 +304,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "nodeset.h"
+
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            10      /* 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            11      /* 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -310,8 +324,11 @@
 #define WIRE_LANES_MAX          8
 #define WIRE_PACK_HASH_SIZE     32              /* SHA-256 (common/pack.h) */
 #define WIRE_ROUTE_HASH_SIZE    32              /* SHA-256 of a ROUTE (wire_route_hash) */
-/* Hops a ROUTE names at most: what fits in one control message. */
-#define WIRE_ROUTE_MAX          27
+/* Hops a route names at most (a chain of 512 nodes), and what one ROUTE
+ * or PROGRESS message carries of them. */
+#define WIRE_ROUTE_MAX          511
+#define WIRE_ROUTE_PART_MAX     27
+#define WIRE_PROGRESS_PART_MAX  60
 /* The digest's block (digest.h), and the unit of the lane split. */
 #define WIRE_BLOCK_SIZE         (64u << 20)
 
@@ -525,7 +542,7 @@ struct wire_result {
         uint16_t hops;
         uint16_t hop_failed;
         uint16_t hop_status;
-        uint32_t hop_missing;
+        struct nodeset hop_missing;
         uint8_t mac[WIRE_MAC_SIZE];
         char text[WIRE_TEXT_MAX + 1];
 };
@@ -536,11 +553,15 @@ struct wire_hop {
         uint16_t port;
 };
 
-/* S->R on lane 0, before a session's first OFFER (version 10): the nodes
- * the receiver relays to, in order (Relay chains). */
+/* S->R on lane 0: the nodes the receiver relays to, in order (Relay
+ * chains), @hops of the route's @total from hop @first on. The part from
+ * 0 comes before a session's first OFFER; those after it, in order, once
+ * the offer is accepted (version 11). */
 struct wire_route {
-        uint16_t hops;          /* 1 .. WIRE_ROUTE_MAX */
-        struct wire_hop hop[WIRE_ROUTE_MAX];
+        uint16_t total;         /* the route's, 1 .. WIRE_ROUTE_MAX */
+        uint16_t first;
+        uint16_t hops;          /* 1 .. WIRE_ROUTE_PART_MAX, first + hops <= total */
+        struct wire_hop hop[WIRE_ROUTE_PART_MAX];
 };
 
 /* R->S on lane 0 of a chain's transfer, about once a second while the
@@ -548,8 +569,10 @@ struct wire_route {
  * has acknowledged. No MAC: it feeds only a progress display, never a
  * verdict. */
 struct wire_progress {
-        uint16_t hops;          /* the route's, 1 .. WIRE_ROUTE_MAX */
-        uint64_t bytes[WIRE_ROUTE_MAX];
+        uint16_t total;         /* the route's, 1 .. WIRE_ROUTE_MAX */
+        uint16_t first;         /* bytes[0] is hop first's */
+        uint16_t hops;          /* 1 .. WIRE_PROGRESS_PART_MAX, first + hops <= total */
+        uint64_t bytes[WIRE_PROGRESS_PART_MAX];
 };
 
 /* A decoded control message. Strings are copied out: the buffer can be reused. */
@@ -637,8 +660,10 @@ socklen_t wire_hop_sockaddr(const struct wire_hop *h, struct sockaddr_storage *s
 /* "198.18.0.2:7471", "[fd00::2]:7471": for logs. */
 void wire_hop_str(const struct wire_hop *h, char *buf, size_t len);
 #define WIRE_HOP_STR_MAX        (46 + 2 + 6 + 1)
-/* SHA-256 over @r's hops, as ROUTE carries them: an offer's route_hash. */
-void wire_route_hash(const struct wire_route *r, uint8_t out[WIRE_ROUTE_HASH_SIZE]);
+/* An offer's route_hash: SHA-256 over @n (u16) and then each of the
+ * route's @n hops (addr, port u16), every one of them, whichever ROUTE
+ * part carried it. */
+void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIRE_ROUTE_HASH_SIZE]);
 
 /* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
 uint64_t wire_blocks(uint64_t size);

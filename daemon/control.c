@@ -78,14 +78,15 @@ struct control_conn {
         struct job *watch;              /* job this client WATCHes, or NULL */
         bool sees_all;                  /* root, the daemon's user or admin_group: every job */
         bool refusing;                  /* over a limit: gets @refusal once its request is in */
-        struct ctl_msg refusal;
+        struct ctl_error refusal;       /* not a whole ctl_msg: 32 KiB a connection */
         bool listing;
         uint64_t list_next;             /* id of the next job to LIST (ids rise in table order) */
         bool dead;                      /* closed; freed by reap_ev */
         /* A SUBMIT whose file is being checked off the loop (a FUSE or NFS
-         * file may never answer): reading waits, idle_ev is its deadline. */
+         * file may never answer): reading waits, idle_ev is its deadline.
+         * Its copy is allocated for as long (a route makes it 28 KiB). */
         struct engine_fstat *checking;
-        struct ctl_submit submit;
+        struct ctl_submit *submit;
         int submit_fd;
         /* The job of several files this client hands its files to (ctl.h):
          * reading waits while the job holds JOBS_FILES_AHEAD of them. */
@@ -145,10 +146,11 @@ static void control_job_msg(struct ctl_msg *m, struct job *job)
         m->job.node_failed = job->node_failed;
         m->job.node_status = job->node_status;
         m->job.nodes_missing = job->nodes_missing;
-        snprintf(m->job.route, sizeof(m->job.route), "%s", job->route);
+        snprintf(m->job.route, sizeof(m->job.route), "%s", job->route ? job->route : "");
         snprintf(m->job.node_peer, sizeof(m->job.node_peer), "%s", job->node_peer);
         snprintf(m->job.node_text, sizeof(m->job.node_text), "%s", job->node_text);
-        memcpy(m->job.node_bytes, job->node_bytes, sizeof(m->job.node_bytes));
+        if (job->node_bytes)
+                memcpy(m->job.node_bytes, job->node_bytes, job->nodes * sizeof(job->node_bytes[0]));
 }
 
 /*
@@ -198,6 +200,8 @@ static void conn_check_drop(struct control_conn *conn)
                 engine_fstat_cancel(conn->checking);
         conn->checking = NULL;
         conn->submit_fd = safe_close(conn->submit_fd);
+        free(conn->submit);
+        conn->submit = NULL;
         for (; conn->checks_n > 0; conn->checks_n--) {
                 struct control_check *k = &conn->checks[conn->checks_first];
 
@@ -381,30 +385,54 @@ static bool host_is_numeric(const char *host)
         return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-/* A node of a chain as 16 address bytes (IPv4 mapped, as wire.h has
- * it) and the port: false when @host is not a numeric address. */
-static bool control_node_key(uint8_t key[18], const char *host, uint16_t port)
+/* A node of a chain: 16 address bytes (IPv4 mapped, as wire.h has
+ * it), the port, and where it is in the chain (0: the peer). */
+struct control_node {
+        uint8_t addr[16];
+        uint16_t port;
+        uint16_t index;
+};
+
+/* @host as a node: false when it is not a numeric address. */
+static bool control_node_set(struct control_node *node, const char *host, uint16_t port, unsigned int index)
 {
-        memset(key, 0, 18);
-        if (inet_pton(AF_INET, host, key + 12) == 1)
-                key[10] = key[11] = 0xff;
-        else if (inet_pton(AF_INET6, host, key) != 1)
+        memset(node, 0, sizeof(*node));
+        if (inet_pton(AF_INET, host, node->addr + 12) == 1)
+                node->addr[10] = node->addr[11] = 0xff;
+        else if (inet_pton(AF_INET6, host, node->addr) != 1)
                 return false;
-        key[16] = (uint8_t)(port >> 8);
-        key[17] = (uint8_t)port;
+        node->port = port;
+        node->index = (uint16_t)index;
         return true;
+}
+
+/* By address and port, then by place in the chain. */
+static int control_node_cmp(const void *a, const void *b)
+{
+        const struct control_node *x = a, *y = b;
+        int r = memcmp(x->addr, y->addr, sizeof(x->addr));
+
+        if (r)
+                return r;
+        if (x->port != y->port)
+                return x->port < y->port ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
 }
 
 /*
  * A chain's SUBMIT (ctl.h): one plain file, at most CTL_ROUTE_HOPS_MAX
  * hops after the peer, each a numeric address, and no node twice (it
  * would receive the file while it relays it to itself). Says why not.
+ * Up to 512 nodes: they are sorted to find a twin, on the heap (10 KiB).
  */
 static bool control_route_ok(struct control_conn *conn, const struct ctl_submit *s)
 {
         uint16_t dport = conn->c->d->cfg.port;
-        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
-        uint8_t key[CTL_NODES_MAX][18];
+        _cleanup_(freep) struct control_node *nodes = NULL;
+        const struct control_node *twin = NULL;
+        struct ctl_route_iter it;
+        struct ctl_hop hop;
+        char text[INET6_ADDRSTRLEN];
         int n;
 
         if ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK)) || s->files > 1) {
@@ -412,7 +440,7 @@ static bool control_route_ok(struct control_conn *conn, const struct ctl_submit 
                            "--skip-existing or --sync");
                 return false;
         }
-        n = ctl_route_parse(s->route, hops, CTL_ROUTE_HOPS_MAX);
+        n = ctl_route_parse(s->route, NULL, CTL_ROUTE_HOPS_MAX);
         if (n == -E2BIG) {
                 conn_error(conn, -E2BIG, "a chain has at most %u nodes (the peer and %u more)",
                            CTL_NODES_MAX, CTL_ROUTE_HOPS_MAX);
@@ -422,23 +450,39 @@ static bool control_route_ok(struct control_conn *conn, const struct ctl_submit 
                 conn_error(conn, -EINVAL, "bad chain route: expected ADDR:PORT or [IPV6]:PORT, comma separated");
                 return false;
         }
-        if (!control_node_key(key[0], s->host, s->port ? s->port : dport)) {
+        nodes = calloc((size_t)n + 1, sizeof(*nodes));
+        if (!nodes) {
+                conn_error(conn, -ENOMEM, "out of memory");
+                return false;
+        }
+        if (!control_node_set(&nodes[0], s->host, s->port ? s->port : dport, 0)) {
                 conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address: %s", s->host);
                 return false;
         }
-        for (int i = 0; i < n; i++) {
-                if (!control_node_key(key[i + 1], hops[i].host, hops[i].port ? hops[i].port : dport)) {
+        it = CTL_ROUTE_ITER(s->route);
+        for (int i = 1; i <= n && ctl_route_next(&it, &hop) > 0; i++) {
+                if (!control_node_set(&nodes[i], hop.host, hop.port ? hop.port : dport, (unsigned int)i)) {
                         conn_error(conn, -EINVAL, "not a numeric IPv4 or IPv6 address in the chain: %s",
-                                   hops[i].host);
+                                   hop.host);
                         return false;
                 }
-                for (int k = 0; k <= i; k++) {
-                        if (memcmp(key[k], key[i + 1], sizeof(key[k])) == 0) {
-                                conn_error(conn, -EINVAL, "the chain names a node twice: %s, port %u",
-                                           hops[i].host, hops[i].port ? hops[i].port : dport);
-                                return false;
-                        }
-                }
+        }
+        /* The twin named is the first node in chain order that repeats an earlier one. */
+        qsort(nodes, (size_t)n + 1, sizeof(*nodes), control_node_cmp);
+        for (int i = 1; i <= n; i++)
+                if (memcmp(nodes[i - 1].addr, nodes[i].addr, sizeof(nodes[i].addr)) == 0 &&
+                    nodes[i - 1].port == nodes[i].port && (!twin || nodes[i].index < twin->index))
+                        twin = &nodes[i];
+        if (twin) {
+                bool v4 = IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)(const void *)twin->addr);
+
+                if (v4)
+                        inet_ntop(AF_INET, twin->addr + 12, text, sizeof(text));
+                else
+                        inet_ntop(AF_INET6, twin->addr, text, sizeof(text));
+                conn_error(conn, -EINVAL, "the chain names a node twice: %s, port %u (node %u)", text,
+                           (unsigned int)twin->port, twin->index + 1u);
+                return false;
         }
         return true;
 }
@@ -609,6 +653,7 @@ static void control_on_file_fstat(void *userdata, int res, bool regular, uint64_
 static void control_on_fstat(void *userdata, int res, bool regular, uint64_t size)
 {
         struct control_conn *conn = userdata;
+        _cleanup_(freep) struct ctl_submit *s = TAKE_PTR(conn->submit);
         int fd = TAKE_FD(conn->submit_fd);
 
         conn_check_end(conn);
@@ -622,7 +667,7 @@ static void control_on_fstat(void *userdata, int res, bool regular, uint64_t siz
                 conn_error(conn, -EINVAL, "not a regular file");
                 return;
         }
-        control_submit_checked(conn, &conn->submit, fd, size);
+        control_submit_checked(conn, s, fd, size);
 }
 
 /* The file did not answer within io_timeout. */
@@ -680,6 +725,7 @@ static void control_submit_tree(struct control_conn *conn, const struct ctl_subm
 static void control_submit(struct control_conn *conn, const struct ctl_submit *s, int fd_in)
 {
         _cleanup_(closep) int fd = fd_in;
+        _cleanup_(freep) struct ctl_submit *copy = NULL;
         struct control *c = conn->c;
         enum name_verdict v;
         int fl, r;
@@ -736,6 +782,12 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
                 return;
         }
 
+        copy = malloc(sizeof(*copy));
+        if (!copy) {
+                conn_error(conn, -ENOMEM, "out of memory");
+                return;
+        }
+        *copy = *s;
         /* What the file is (regular, its size) is the file system's to
          * answer, off the loop; this client's requests wait meanwhile. */
         r = engine_fstat(c->d->engine, fd, control_on_fstat, conn, &conn->checking);
@@ -743,7 +795,7 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
                 conn_error(conn, r, "cannot stat the file: %s", strerror(-r));
                 return;
         }
-        conn->submit = *s;
+        conn->submit = TAKE_PTR(copy);
         conn->submit_fd = TAKE_FD(fd);
         event_del(conn->read_ev);
 }
@@ -961,7 +1013,9 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *userdata)
 
 static void conn_refuse_finish(struct control_conn *conn)
 {
-        control_socket_refuse(conn->fd, &conn->refusal);
+        struct ctl_msg m = { .type = CTL_ERROR, .error = conn->refusal };
+
+        control_socket_refuse(conn->fd, &m);
         conn_close(conn);
 }
 
@@ -1150,7 +1204,7 @@ static void control_refuse(struct control *c, int fd_in, const struct ucred *cre
                 return;
         }
         conn->refusing = true;
-        conn->refusal = m;
+        conn->refusal = m.error;
         conn->fd = TAKE_FD(fd);
         evtimer_add(conn->idle_ev, &wait);
         conn->next = c->conns;
@@ -1165,6 +1219,7 @@ static int control_conn_new(struct control *c, int fd_in)
         struct control_conn *conn;
         socklen_t len = sizeof(struct ucred);
         struct ucred cred;
+        int r;
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
                 return -errno;
@@ -1181,6 +1236,11 @@ static int control_conn_new(struct control *c, int fd_in)
                 return 0;
         }
 
+        /* A JOB of a long chain is 32 KiB: room for it whatever wmem_default says. */
+        r = ctl_socket_setup(fd);
+        if (r < 0)
+                log_warning("control: cannot raise the send buffer of client uid %u pid %d: %s",
+                            (unsigned int)cred.uid, (int)cred.pid, strerror(-r));
         conn = control_conn_alloc(c, fd, &cred);
         if (!conn)
                 return -ENOMEM;

@@ -94,13 +94,18 @@ struct job_entry {
          * so it outlives the engine's use of it whatever the engine keeps. */
         struct sockaddr_storage dst;
         socklen_t dst_len;
-        /* A chain's route, resolved with it, for as long. */
-        struct wire_hop route[WIRE_ROUTE_MAX];
+        /* A chain's route, resolved with it, for as long: job.nodes - 1
+         * hops, allocated with job.route (NULL: no chain). */
+        struct wire_hop *route;
         unsigned int route_hops;
 };
 
-static_assert(CTL_ROUTE_HOPS_MAX == WIRE_ROUTE_MAX, "a SUBMIT's route is what a ROUTE carries");
+/* A SUBMIT's route is what engine_send_req.route and a ROUTE carry
+ * (wire.h's WIRE_ROUTE_MAX is ENGINE_ROUTE_MAX, 511, once the engine has
+ * caught up; the engine refuses what its wire cannot carry). */
 static_assert(CTL_ROUTE_HOPS_MAX == ENGINE_ROUTE_MAX, "a chain's progress has a count per hop");
+static_assert(WIRE_ROUTE_MAX <= CTL_ROUTE_HOPS_MAX, "every route a ROUTE carries can be submitted");
+static_assert(CTL_NODES_MAX == 1 + ENGINE_ROUTE_MAX, "engine_result.hop_missing bit k is node k + 2");
 
 struct jobs {
         struct event_base *base;
@@ -122,10 +127,21 @@ static struct job_entry *job_entry(struct job *job)
         return container_of(job, struct job_entry, job);
 }
 
-/* A chain's every node, as nodes_missing has them; 0 for no chain. */
-static uint32_t job_nodes_all(const struct job *job)
+/* A chain's every node, as nodes_missing has them; none for no chain. */
+static struct nodeset job_nodes_all(const struct job *job)
 {
-        return job->nodes ? (1u << job->nodes) - 1 : 0;
+        return nodeset_first_n(job->nodes);
+}
+
+/* What a chain job allocates (job_route_set), on a job of any kind. */
+static void job_chain_free(struct job_entry *e)
+{
+        free(e->job.route);
+        free(e->job.node_bytes);
+        free(e->route);
+        e->job.route = NULL;
+        e->job.node_bytes = NULL;
+        e->route = NULL;
 }
 
 static bool job_is_active(const struct job *job)
@@ -180,6 +196,7 @@ static void job_entry_free(struct job_entry *e)
         if (e->retry_ev)
                 event_free(e->retry_ev);
         safe_close(e->job.fd);
+        job_chain_free(e);
         free(e);
 }
 
@@ -406,7 +423,8 @@ static void jobs_retry_cb(evutil_socket_t fd, short what, void *userdata)
         job->status = WIRE_OK;
         job->text[0] = '\0';
         job->bytes_done = job->usec = job->rate = 0;
-        memset(job->node_bytes, 0, sizeof(job->node_bytes));
+        if (job->node_bytes)
+                memset(job->node_bytes, 0, job->nodes * sizeof(job->node_bytes[0]));
         log_debug("job %" PRIu64 ": attempt %u queued", job->id, job->attempt);
         jobs_set_state(job, CTL_JOB_QUEUED);
         jobs_notify(job);
@@ -488,40 +506,49 @@ static bool job_retry(struct job *job, unsigned int status, const char *text, ch
 static void job_chain_done(struct job *job, const struct engine_result *r)
 {
         struct job_entry *e = job_entry(job);
-        uint32_t missing = r->hop_missing & ((1u << e->route_hops) - 1);
+        struct nodeset missing = { { 0 } };
         const char *why = r->hop_text ? r->hop_text : "";
         unsigned int status = r->hop_status, failed, left;
 
+        /* Bits past the route are none of its hops: left out. */
+        for (unsigned int k = 0; k < e->route_hops; k++)
+                if (nodeset_has(&r->hop_missing, k))
+                        nodeset_add(&missing, k);
         if (r->hop_failed > 0 && r->hop_failed <= e->route_hops)
-                missing |= 1u << (r->hop_failed - 1);
+                nodeset_add(&missing, r->hop_failed - 1);
         left = r->hops;
         for (unsigned int k = 0; k < e->route_hops; k++) {
-                if (missing & (1u << k))
+                if (nodeset_has(&missing, k))
                         continue;
                 if (left > 0)
                         left--;
                 else
-                        missing |= 1u << k;
+                        nodeset_add(&missing, k);
         }
-        failed = missing ? (unsigned int)__builtin_ctz(missing) + 1 : 0;
-        if (missing != r->hop_missing || failed != r->hop_failed ||
-            r->hops + (unsigned int)__builtin_popcount(missing) != e->route_hops)
+        failed = (unsigned int)(nodeset_first(&missing) + 1);
+        if (!nodeset_equal(&missing, &r->hop_missing) || failed != r->hop_failed ||
+            r->hops + nodeset_count(&missing) != e->route_hops)
                 log_warning("job %" PRIu64 ": the engine's account of the chain does not add up (%" PRIu32
-                            " of %u hops published, missing 0x%" PRIx32 ", hop_failed %" PRIu32
-                            "): taken as missing 0x%" PRIx32, job->id, r->hops, e->route_hops, r->hop_missing,
-                            r->hop_failed, missing);
+                            " of %u hops published, %u missing, hop_failed %" PRIu32 "): taken as %u "
+                            "missing, hop_failed %u", job->id, r->hops, e->route_hops,
+                            nodeset_count(&r->hop_missing), r->hop_failed, nodeset_count(&missing), failed);
         if (failed && failed != r->hop_failed) {
                 status = WIRE_E_INTERNAL;
                 why = "no word from it";
         }
         /* The engine logged how far it got (RDMAXFER_NODES_OK): this is for the client.
          * A node that published has every byte; the others keep what
-         * the last refresh saw (the engine's result has no bytes per hop). */
-        job->nodes_missing = missing << 1;
+         * the last refresh saw (the engine's result has no bytes per hop).
+         * Route hop k is node k + 2: bit k + 1 of nodes_missing, the
+         * peer's bit 0 clear (it published: the job is DONE). */
+        job->nodes_missing = (struct nodeset){ { 0 } };
+        for (unsigned int k = 0; k < e->route_hops; k++)
+                if (nodeset_has(&missing, k))
+                        nodeset_add(&job->nodes_missing, k + 1);
         for (unsigned int k = 0; k < job->nodes; k++)
-                if (!(job->nodes_missing & (1u << k)))
+                if (!nodeset_has(&job->nodes_missing, k))
                         job->node_bytes[k] = job->size;
-        job->nodes_ok = (uint16_t)(job->nodes - __builtin_popcount(job->nodes_missing));
+        job->nodes_ok = (uint16_t)(job->nodes - nodeset_count(&job->nodes_missing));
         job->node_failed = 0;
         job->node_status = WIRE_OK;
         job->node_peer[0] = job->node_text[0] = '\0';
@@ -916,9 +943,11 @@ static int job_addr(const char *host, uint16_t port, struct addrinfo **ai)
 static int job_resolve(struct job *job)
 {
         struct job_entry *e = job_entry(job);
-        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        struct ctl_route_iter it;
+        struct ctl_hop hop;
         struct addrinfo *ai = NULL;
-        int n, r;
+        unsigned int n = 0;
+        int r;
 
         if (job_addr(job->host, job->port, &ai) < 0)
                 return -EINVAL;
@@ -931,19 +960,39 @@ static int job_resolve(struct job *job)
         freeaddrinfo(ai);
 
         e->route_hops = 0;
-        n = ctl_route_parse(job->route, hops, CTL_ROUTE_HOPS_MAX);
-        if (n < 0)
-                return -EINVAL;
-        for (int i = 0; i < n; i++) {
-                if (job_addr(hops[i].host, hops[i].port, &ai) < 0)
+        if (!job->route)
+                return 0;
+        /* A hop at a time, into what job_route_set() sized for them. */
+        it = CTL_ROUTE_ITER(job->route);
+        while ((r = ctl_route_next(&it, &hop)) > 0) {
+                if (n + 1u >= job->nodes || job_addr(hop.host, hop.port, &ai) < 0)
                         return -EINVAL;
-                r = wire_hop_set(&e->route[i], ai->ai_addr);
+                r = wire_hop_set(&e->route[n], ai->ai_addr);
                 freeaddrinfo(ai);
                 if (r < 0)
                         return r;
+                n++;
         }
-        e->route_hops = (unsigned int)n;
+        if (r < 0 || n + 1u != job->nodes)
+                return -EINVAL;
+        e->route_hops = n;
         return 0;
+}
+
+/* A chain's route for the journal: whole while short, else its ends
+ * (512 nodes' addresses would make a 28 KiB line; `xferctl status`
+ * lists them). */
+static void job_log_chain(const struct job *job)
+{
+        const char *first_end = strchr(job->route, ','), *last = strrchr(job->route, ',');
+
+        if (job->nodes <= 8 || !first_end || !last)
+                log_info("job %" PRIu64 ": a chain of %u nodes: %s relays it to %s", job->id,
+                         (unsigned int)job->nodes, job->peer, job->route);
+        else
+                log_info("job %" PRIu64 ": a chain of %u nodes: %s relays it to %.*s, and on to %s (%u hops "
+                         "between)", job->id, (unsigned int)job->nodes, job->peer, (int)(first_end - job->route),
+                         job->route, last + 1, (unsigned int)job->nodes - 3);
 }
 
 static void jobs_fail_start(struct job *job, const char *why)
@@ -1037,8 +1086,7 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 log_info("job %" PRIu64 ": sending %s (%" PRIu64 " bytes) to %s", job->id, job->name,
                          job->size, job->peer);
         if (e->route_hops)
-                log_info("job %" PRIu64 ": a chain of %u nodes: %s relays it to %s", job->id,
-                         (unsigned int)job->nodes, job->peer, job->route);
+                job_log_chain(job);
         /* No callback can have come yet: they come only from the loop. */
         job_set_state(job, CTL_JOB_CONNECTING);
         return 0;
@@ -1156,21 +1204,39 @@ unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid)
 
 /*
  * A SUBMIT's route into @job's, every hop with its port: @port (cfg.port)
- * where it names none, fixed now as the peer's is. 0 or -EINVAL.
+ * where it names none, fixed now as the peer's is. A chain's route, bytes
+ * per node and resolved hops are allocated here, as long as its own
+ * (nothing for no chain). 0, -EINVAL or -ENOMEM; job_chain_free() undoes it.
  */
-static int job_route_set(struct job *job, const char *route, uint16_t port)
+static int job_route_set(struct job_entry *e, const char *route, uint16_t port)
 {
-        struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
-        int n = ctl_route_parse(route, hops, CTL_ROUTE_HOPS_MAX);
+        struct job *job = &e->job;
+        _cleanup_(freep) char *full = NULL;
+        struct ctl_route_iter it = CTL_ROUTE_ITER(route);
+        struct ctl_hop hop;
+        unsigned int n = 0;
+        int r;
 
-        if (n < 0)
-                return -EINVAL;
-        job->route[0] = '\0';
-        for (int i = 0; i < n; i++)
-                if (ctl_route_add(job->route, sizeof(job->route), hops[i].host,
-                                  hops[i].port ? hops[i].port : port) < 0)
+        if (!route[0])
+                return 0;
+        full = malloc(CTL_ROUTE_MAX + 1);
+        if (!full)
+                return -ENOMEM;
+        full[0] = '\0';
+        while ((r = ctl_route_next(&it, &hop)) > 0) {
+                /* ctl_route_add() refuses a hop past CTL_ROUTE_HOPS_MAX. */
+                if (ctl_route_add(full, CTL_ROUTE_MAX + 1, hop.host, hop.port ? hop.port : port) < 0)
                         return -EINVAL;
-        job->nodes = n > 0 ? (uint16_t)(1 + n) : 0;
+                n++;
+        }
+        if (r < 0)
+                return -EINVAL;
+        job->route = strdup(full);
+        job->node_bytes = calloc(1 + n, sizeof(job->node_bytes[0]));
+        e->route = calloc(n, sizeof(e->route[0]));
+        if (!job->route || !job->node_bytes || !e->route)
+                return -ENOMEM;
+        job->nodes = (uint16_t)(1 + n);
         job->nodes_missing = job_nodes_all(job);
         return 0;
 }
@@ -1182,7 +1248,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         struct job_entry *e;
         struct job *job;
         bool v6;
-        int n;
+        int n, r;
 
         if (jobs->stopping)
                 return -ESHUTDOWN;
@@ -1208,9 +1274,15 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         v6 = strchr(job->host, ':');
         n = snprintf(job->peer, sizeof(job->peer), "%s%s%s:%u", v6 ? "[" : "", job->host,
                      v6 ? "]" : "", job->port);
-        if (n < 0 || (size_t)n >= sizeof(job->peer) || job_route_set(job, s->route, jobs->cfg->port) < 0) {
+        if (n < 0 || (size_t)n >= sizeof(job->peer)) {
                 free(e);
                 return -EINVAL;
+        }
+        r = job_route_set(e, s->route, jobs->cfg->port);
+        if (r < 0) {
+                job_chain_free(e);
+                free(e);
+                return r;
         }
         job->jobs = jobs;
         job->id = jobs->next_id++;

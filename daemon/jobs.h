@@ -51,21 +51,24 @@ struct job {
                                          * attempt keeps it */
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
         /* A relay chain (ctl.h): the nodes after the peer, each with its
-         * port ("": no chain); every attempt sends to the whole chain. */
-        char route[CTL_ROUTE_MAX + 1];
+         * port, allocated with the job (NULL: no chain); every attempt
+         * sends to the whole chain. Up to CTL_ROUTE_MAX bytes, so only a
+         * chain pays for its own. */
+        char *route;
         uint16_t nodes;                 /* 1 + the route's hops; 0: no chain */
         /* As ctl_job has them: those not published (bit k: node k + 1;
          * every one until final), how many did, the first that did not
          * once final (1 is the peer; 0: none failed), its status, address, why. */
-        uint32_t nodes_missing;
+        struct nodeset nodes_missing;
         uint16_t nodes_ok;
         uint16_t node_failed;
         uint16_t node_status;
         char node_peer[CTL_HOST_MAX + 1 + 6];
         char node_text[CTL_TEXT_MAX + 1];
         /* As ctl_job has them: each node's bytes, [k] node k + 1's (job_refresh
-         * while it runs; once DONE, the size for those that published). */
-        uint64_t node_bytes[CTL_NODES_MAX];
+         * while it runs; once DONE, the size for those that published);
+         * nodes of them, allocated with the route (NULL: no chain). */
+        uint64_t *node_bytes;
         char name[CTL_NAME_MAX + 1];
         char host[CTL_HOST_MAX + 1];
         uint16_t port;

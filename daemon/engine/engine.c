@@ -582,7 +582,8 @@ void engine_send_progress(const struct engine_send *s, struct engine_progress *p
         p->bytes = x->bytes;
         p->usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
         p->skipped = s->skipped;
-        p->hops = s->route.hops;
+        p->hops = s->route_hops;
         memset(p->hop_bytes, 0, sizeof(p->hop_bytes));
-        memcpy(p->hop_bytes, s->hop_bytes, s->route.hops * sizeof(*s->hop_bytes));
+        if (s->route_hops)
+                memcpy(p->hop_bytes, s->hop_bytes, s->route_hops * sizeof(*s->hop_bytes));
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "nodeset.h"
 #include "stats.h"
 
 struct auth_key;
@@ -152,14 +153,14 @@ struct engine_result {
          * and why ("" when none).
          */
         uint32_t hops;
-        uint32_t hop_missing;
+        struct nodeset hop_missing;
         uint32_t hop_failed;
         unsigned int hop_status;
         const char *hop_text;
 };
 
 /* Hops a chain's route holds at most (wire.h's WIRE_ROUTE_MAX). */
-#define ENGINE_ROUTE_MAX        27
+#define ENGINE_ROUTE_MAX        511
 
 struct engine_progress {
         uint64_t bytes;                 /* acknowledged so far */

@@ -225,7 +225,11 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 return WIRE_E_PROTOCOL;
         }
         if (x->route_on) {
-                wire_route_hash(&x->route, hash);
+                /* A longer route's hash waits for its last part (relay_route_in). */
+                if (x->route.hops < x->route.total)
+                        memcpy(hash, o->route_hash, sizeof(hash));
+                else
+                        wire_route_hash(x->route.hop, x->route.total, hash);
                 if (memcmp(hash, o->route_hash, sizeof(hash)) != 0) {
                         snprintf(text, len, "the route is not the one the offer names");
                         return e->key->len > 0 ? WIRE_E_AUTH : WIRE_E_PROTOCOL;

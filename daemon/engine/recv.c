@@ -849,10 +849,11 @@ void recv_credits_return(struct recv_lane *l)
 }
 
 /*
- * A chain's ROUTE, before the first offer (wire.h, Relay chains), in lane
- * 0's one control buffer: kept for the offer, whose route hash must be
- * its own, and the buffer given back for that offer with a CREDIT. It
- * holds nothing the connection did not have already.
+ * A chain's first ROUTE part, before the first offer (wire.h, Relay
+ * chains), in lane 0's one control buffer: kept for the offer, whose
+ * route hash must be its own (once the route is whole: relay_route_in),
+ * and the buffer given back for that offer with a CREDIT. It holds
+ * nothing the connection did not have already.
  */
 static void recv_on_route(struct recv_lane *l, const struct wire_route *route)
 {
@@ -899,8 +900,13 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
         if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state != XFER_CONNECTING)
                 recv_offer_in(x, &m.offer);
         else if (m.type == WIRE_ROUTE && slot < 0 && b->state == XFER_OFFER && !x->route_on &&
-                 x->next_file == 0 && !x->cur->offer.name[0])
+                 x->next_file == 0 && !x->cur->offer.name[0] && m.route.first == 0)
                 recv_on_route(l, &m.route);
+        else if (m.type == WIRE_ROUTE && slot >= 0 && l->base.idx == 0 && b->state == XFER_DATA && x->relay)
+                relay_route_in(x->relay, &m.route);
+        else if (m.type == WIRE_END && b->state == XFER_DATA && l->base.idx == 0 && x->relay &&
+                 !relay_route_whole(x->relay))
+                recv_abort(b, WIRE_E_PROTOCOL, "lane 0's END before the route's last part");
         else if (m.type == WIRE_WAIT && l->base.idx == 0 && recv_wait_ok(x, m.wait.file))
                 /* The next offer is coming (wire.h, WAIT): its credit goes
                  * straight back, and the message itself was progress. */

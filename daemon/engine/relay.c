@@ -47,12 +47,16 @@ struct relay {
         struct recv_xfer *up;           /* NULL once the upstream transfer ended */
         struct engine_send *down;       /* NULL between attempts, once settled, or never started */
         /* What every attempt sends: our own duplicate of the file, and the
-         * route after us, of which the downstream goes to hop[at]. */
+         * route after us (total hops, of which have came so far: the
+         * first part before the offer, the rest after it; route_hash the
+         * offer's), of which the downstream goes to hop[at]. */
         int fd;
         uint64_t id, size;
         char name[WIRE_NAME_MAX + 1];
         char peer[XFER_TEXT_MAX + 1];   /* the upstream's, for logs */
-        struct wire_route route;
+        struct wire_hop *hop;
+        unsigned int total, have;
+        uint8_t route_hash[WIRE_ROUTE_HASH_SIZE];
         unsigned int at;
         char next_hop[WIRE_HOP_STR_MAX];        /* hop[at]'s */
         char first_hop[WIRE_HOP_STR_MAX];       /* hop[0]'s, for the journal */
@@ -64,10 +68,12 @@ struct relay {
         bool settled;
         /* The route's outcome so far (wire_result's hop fields). */
         uint16_t hops, hop_failed, hop_status;
-        uint32_t missing;
+        struct nodeset missing;
         char text[WIRE_TEXT_MAX + 1];
-        /* How far each hop got, told upstream every second (PROGRESS). */
-        uint64_t hop_bytes[WIRE_ROUTE_MAX];
+        /* How far each hop got (total of them), told upstream a window
+         * a second, from hop window_at on (PROGRESS). */
+        uint64_t *hop_bytes;
+        unsigned int window_at;
         struct event *tick;
         uint32_t nheld;                 /* upstream slots held, every lane's */
 };
@@ -76,6 +82,8 @@ static void relay_free_lanes(struct relay *r)
 {
         for (unsigned int k = 0; k < r->nlanes; k++)
                 free(r->lane[k].held);
+        free(r->hop);
+        free(r->hop_bytes);
 }
 
 static void relay_free(struct relay *r)
@@ -137,7 +145,7 @@ static void relay_pump(struct relay *r)
 /* Hop @k did not publish; the first such one says why. */
 static void relay_missing(struct relay *r, unsigned int k, unsigned int status, const char *text)
 {
-        r->missing |= 1u << k;
+        nodeset_add(&r->missing, k);
         if (r->hop_failed)
                 return;
         r->hop_failed = (uint16_t)(k + 1);
@@ -160,15 +168,18 @@ static void relay_on_tick(evutil_socket_t fd, short what, void *arg)
         if (r->down) {
                 engine_send_progress(r->down, &p);
                 r->hop_bytes[r->at] = p.bytes;
-                for (unsigned int k = 0; k < p.hops && r->at + 1 + k < r->route.hops; k++)
+                for (unsigned int k = 0; k < p.hops && r->at + 1 + k < r->total; k++)
                         r->hop_bytes[r->at + 1 + k] = p.hop_bytes[k];
         }
         l0 = recv_lane(r->up, 0);
         if (l0 && !l0->base.conn.reaping && conn_ctrl_free(&l0->base.conn) >= 2 &&
             (r->up->base.state == XFER_DATA || r->up->base.state == XFER_FINISHING)) {
-                m.progress.hops = r->route.hops;
-                memcpy(m.progress.bytes, r->hop_bytes, r->route.hops * sizeof(*r->hop_bytes));
-                (void)conn_send_ctrl(&l0->base.conn, &m);
+                m.progress.total = (uint16_t)r->total;
+                m.progress.first = (uint16_t)r->window_at;
+                m.progress.hops = (uint16_t)MIN(r->total - r->window_at, (unsigned int)WIRE_PROGRESS_PART_MAX);
+                memcpy(m.progress.bytes, r->hop_bytes + r->window_at, m.progress.hops * sizeof(*r->hop_bytes));
+                if (conn_send_ctrl(&l0->base.conn, &m) == 0)
+                        r->window_at = r->window_at + m.progress.hops < r->total ? r->window_at + m.progress.hops : 0;
         }
         evtimer_add(r->tick, &second);
 }
@@ -199,8 +210,8 @@ static void relay_try(struct relay *r)
         char text[WIRE_TEXT_MAX + 1];
         int rc;
 
-        for (; r->at < r->route.hops; r->at++) {
-                wire_hop_str(&r->route.hop[r->at], r->next_hop, sizeof(r->next_hop));
+        for (; r->at < r->total; r->at++) {
+                wire_hop_str(&r->hop[r->at], r->next_hop, sizeof(r->next_hop));
                 req = (struct engine_send_req){
                         .id = r->id,
                         .fd = r->fd,
@@ -209,10 +220,10 @@ static void relay_try(struct relay *r)
                         .files = 1,
                         .job_bytes = r->size,
                         .dst = (const struct sockaddr *)&ss,
-                        .dst_len = wire_hop_sockaddr(&r->route.hop[r->at], &ss),
+                        .dst_len = wire_hop_sockaddr(&r->hop[r->at], &ss),
                         .peer = r->next_hop,
-                        .route = r->at + 1 < r->route.hops ? &r->route.hop[r->at + 1] : NULL,
-                        .route_hops = r->route.hops - r->at - 1,
+                        .route = r->at + 1 < r->total ? &r->hop[r->at + 1] : NULL,
+                        .route_hops = r->total - r->at - 1,
                         .relay_source = r->source,
                 };
                 rc = send_start(r->e, &req, &relay_send_ops, r, r, &r->down);
@@ -243,8 +254,8 @@ static void relay_on_done(void *owner, const struct engine_result *res)
         if (res->outcome == ENGINE_DONE) {
                 /* hop[at] has it; what became of the hops after it is its word. */
                 r->hops = (uint16_t)(r->hops + 1 + res->hops);
-                for (unsigned int k = 0; k + r->at + 1 < r->route.hops; k++)
-                        if (res->hop_missing & (1u << k))
+                for (unsigned int k = 0; k + r->at + 1 < r->total; k++)
+                        if (nodeset_has(&res->hop_missing, k))
                                 relay_missing(r, r->at + 1 + k, res->hop_status,
                                               k + 1 == res->hop_failed ? res->hop_text : "not reached");
                 relay_settle(r);
@@ -254,13 +265,13 @@ static void relay_on_done(void *owner, const struct engine_result *res)
                       res->outcome == ENGINE_CANCELLED ? "cancelled" : res->text);
         /* Our own transfer failed (we cancelled): the rest is not reached. */
         if (res->outcome == ENGINE_CANCELLED || !r->up) {
-                for (unsigned int k = r->at + 1; k < r->route.hops; k++)
+                for (unsigned int k = r->at + 1; k < r->total; k++)
                         relay_missing(r, k, WIRE_E_INTERNAL, "not reached");
                 relay_settle(r);
                 return;
         }
         /* Around the hop that failed, to the one after it. */
-        if (r->at + 1 < r->route.hops)
+        if (r->at + 1 < r->total)
                 log_warning("%s: relaying %s to %s failed (%s); going around it", r->peer, r->name,
                             r->next_hop, res->text);
         r->at++;
@@ -275,7 +286,14 @@ void relay_start(struct recv_xfer *x)
         struct relay *r;
 
         r = calloc(1, sizeof(*r));
-        if (!r) {
+        if (r) {
+                r->hop = calloc(x->route.total, sizeof(*r->hop));
+                r->hop_bytes = calloc(x->route.total, sizeof(*r->hop_bytes));
+        }
+        if (!r || !r->hop || !r->hop_bytes) {
+                if (r)
+                        relay_free_lanes(r);
+                free(r);
                 recv_fail(x, WIRE_E_INTERNAL, "no memory to relay the file");
                 return;
         }
@@ -286,14 +304,18 @@ void relay_start(struct recv_xfer *x)
         r->size = o->size;
         snprintf(r->name, sizeof(r->name), "%s", o->name);
         snprintf(r->peer, sizeof(r->peer), "%s", b->peer);
-        r->route = x->route;
+        /* The first part; the rest follows (relay_route_in). */
+        r->total = x->route.total;
+        r->have = x->route.hops;
+        memcpy(r->hop, x->route.hop, r->have * sizeof(*r->hop));
+        memcpy(r->route_hash, o->route_hash, WIRE_ROUTE_HASH_SIZE);
         r->chunk = o->chunk_size;
         memcpy(r->source, o->source, WIRE_SOURCE_SIZE);
         r->nlanes = b->nlanes;
         r->next = e->relays;
         e->relays = r;
         x->relay = r;
-        wire_hop_str(&r->route.hop[0], r->first_hop, sizeof(r->first_hop));
+        wire_hop_str(&r->hop[0], r->first_hop, sizeof(r->first_hop));
         for (unsigned int k = 0; k < r->nlanes; k++) {
                 struct relay_lane *rl = &r->lane[k];
 
@@ -307,14 +329,50 @@ void relay_start(struct recv_xfer *x)
         if (r->tick)
                 evtimer_add(r->tick, &(const struct timeval){ .tv_sec = 1 });
         if (r->fd < 0) {
-                for (unsigned int k = 0; k < r->route.hops; k++)
+                for (unsigned int k = 0; k < r->total; k++)
                         relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
                                       x->published_match ? "published here by an earlier attempt: not relayed" :
                                                            "the file could not be had again: not relayed");
                 r->settled = true;
                 return;
         }
-        relay_try(r);
+        if (r->have == r->total)
+                relay_try(r);
+}
+
+void relay_route_in(struct relay *r, const struct wire_route *part)
+{
+        struct recv_xfer *x = r->up;
+        uint8_t hash[WIRE_ROUTE_HASH_SIZE];
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!x)
+                return;
+        /* wire_decode() checked first + hops <= total. */
+        if (part->total != r->total || part->first != r->have) {
+                snprintf(text, sizeof(text), "a part of the route out of order (hop %u on, of %u; "
+                         "expected hop %u on, of %u)", part->first, part->total, r->have, r->total);
+                recv_fail(x, WIRE_E_PROTOCOL, text);
+                return;
+        }
+        memcpy(r->hop + r->have, part->hop, part->hops * sizeof(*r->hop));
+        r->have += part->hops;
+        if (r->have < r->total)
+                return;
+        wire_route_hash(r->hop, r->total, hash);
+        if (memcmp(hash, r->route_hash, sizeof(hash)) != 0) {
+                recv_fail(x, x->base.e->key->len > 0 ? WIRE_E_AUTH : WIRE_E_PROTOCOL,
+                          "the route is not the one the offer names");
+                return;
+        }
+        log_debug("%s: the whole route of %s came: %u hops", r->peer, r->name, r->total);
+        if (!r->settled)
+                relay_try(r);
+}
+
+bool relay_route_whole(const struct relay *r)
+{
+        return r->have == r->total;
 }
 
 static bool relay_bit(const struct relay_lane *rl, uint64_t seq)

@@ -34,11 +34,18 @@ struct recv_lane;
 struct recv_xfer;
 struct relay;
 struct wire_result;
+struct wire_route;
 
 /* @x accepted a routed offer (x->route): start the downstream, or record
  * why it could not be (the relay's own copy goes on either way). Sets
  * x->relay. */
 void relay_start(struct recv_xfer *x);
+/* The next part of the route came (wire.h, Relay chains): kept; once the
+ * route is whole and its hash the offer's, the downstream starts. A part
+ * out of order or a hash that differs fails the upstream transfer. */
+void relay_route_in(struct relay *r, const struct wire_route *part);
+/* Whether every part of the route came. */
+bool relay_route_whole(const struct relay *r);
 /* Upstream chunk @seq is written to the file. */
 void relay_written(struct relay *r, uint64_t seq);
 /* The relay's own copy is verified: the downstream's ENDs may go. */

@@ -107,10 +107,11 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         if (o->flags & WIRE_OFFER_DIGEST)
                 memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
         /* The route goes first, its hash in the offer, under the MAC. */
-        if (s->route.hops) {
+        if (s->route_hops) {
                 o->flags |= WIRE_OFFER_ROUTE;
-                wire_route_hash(&s->route, o->route_hash);
+                wire_route_hash(s->route, s->route_hops, o->route_hash);
                 s->route_pending = true;
+                s->route_sent = 0;
         }
         snprintf(o->name, sizeof(o->name), "%s", s->name);
         if (e->key->len) {
@@ -545,6 +546,7 @@ static void send_undo(struct engine_send *s, struct send_lane *l)
                 send_lane_drop(l);
         xfer_discard(&s->base);
         safe_close(s->fd);
+        send_route_free(s);
         free(s);
 }
 
@@ -597,9 +599,18 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
         s->relay = relay;
-        s->route.hops = (uint16_t)req->route_hops;
-        if (req->route_hops)
-                memcpy(s->route.hop, req->route, req->route_hops * sizeof(*req->route));
+        if (req->route_hops) {
+                s->route = malloc(req->route_hops * sizeof(*s->route));
+                s->hop_bytes = calloc(req->route_hops, sizeof(*s->hop_bytes));
+                if (!s->route || !s->hop_bytes) {
+                        safe_close(s->fd);
+                        send_route_free(s);
+                        free(s);
+                        return -ENOMEM;
+                }
+                memcpy(s->route, req->route, req->route_hops * sizeof(*req->route));
+                s->route_hops = (uint16_t)req->route_hops;
+        }
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */
         {
@@ -612,6 +623,7 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         r = xfer_init(&s->base, e, XFER_SEND, &send_xfer_ops, req->peer);
         if (r < 0) {
                 safe_close(s->fd);
+                send_route_free(s);
                 free(s);
                 return r;
         }

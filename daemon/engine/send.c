@@ -133,11 +133,11 @@ static void send_log(struct xfer *b)
         bool ok = b->outcome == ENGINE_DONE;
 
         if (ok && s->hop_failed) {
-                wire_hop_str(&s->route.hop[s->hop_failed - 1], failed, WIRE_HOP_STR_MAX);
+                wire_hop_str(&s->route[s->hop_failed - 1], failed, WIRE_HOP_STR_MAX);
                 snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), ": %s%s%s",
                          wire_status_str(s->hop_status), s->hop_text[0] ? ": " : "", s->hop_text);
                 log_warning("transfer %" PRIu64 ": %s reached %u of the %u nodes after %s; the first that "
-                            "did not: %s", s->id, s->name, s->hops, s->route.hops, b->peer, failed);
+                            "did not: %s", s->id, s->name, s->hops, s->route_hops, b->peer, failed);
         }
 
         if (ok && s->files > 1)
@@ -172,7 +172,7 @@ static void send_log(struct xfer *b)
                 .files_total = s->files,
                 .skipped = s->skipped,
                 .cancelled = b->outcome == ENGINE_CANCELLED,
-                .hops = s->route.hops,
+                .hops = s->route_hops,
                 .hops_ok = ok ? 1u + s->hops : 0,
                 .hop_failed = failed[0] ? failed : NULL,
                 .relayed = s->relay != NULL,
@@ -431,6 +431,46 @@ static bool send_read_ahead(struct send_lane *l)
         return true;
 }
 
+/* The next part of the route: from hop route_sent on. */
+static void send_route_part(const struct engine_send *s, struct wire_msg *m)
+{
+        unsigned int n = MIN((unsigned int)(s->route_hops - s->route_sent), (unsigned int)WIRE_ROUTE_PART_MAX);
+
+        *m = (struct wire_msg){ .type = WIRE_ROUTE };
+        m->route.total = s->route_hops;
+        m->route.first = s->route_sent;
+        m->route.hops = (uint16_t)n;
+        memcpy(m->route.hop, s->route + s->route_sent, n * sizeof(*s->route));
+}
+
+/*
+ * The rest of a long route, on lane 0 once the offer is accepted and
+ * before any of its data (wire.h, Relay chains), each part a credit.
+ * True once every part is posted.
+ */
+static bool send_post_route_rest(struct send_lane *l)
+{
+        struct engine_send *s = sender_of(l->base.x);
+        struct wire_msg m;
+        int r;
+
+        while (s->route_sent < s->route_hops) {
+                if (l->credits == 0)
+                        return false;
+                send_route_part(s, &m);
+                r = conn_send_ctrl(&l->base.conn, &m);
+                if (r == -ENOBUFS)
+                        return false;   /* retried after the next completion */
+                if (r < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "posting the route: %s", strerror(-r));
+                        return false;
+                }
+                s->route_sent = (uint16_t)(s->route_sent + m.route.hops);
+                l->credits--;
+        }
+        return true;
+}
+
 void send_pump(struct send_lane *l)
 {
         struct engine_send *s = sender_of(l->base.x);
@@ -440,6 +480,8 @@ void send_pump(struct send_lane *l)
 
         if ((s->base.state != XFER_DATA && s->base.state != XFER_FINISHING) ||
             !l->base.established || l->base.conn.reaping || l->rehashing)
+                return;
+        if (l->base.idx == 0 && s->route_sent < s->route_hops && !send_post_route_rest(l))
                 return;
         if (!send_read_ahead(l))
                 return;
@@ -528,7 +570,7 @@ void send_post_offer(struct engine_send *s)
         /* A chain's ROUTE first: the receiver has one control buffer
          * before the offer, and gives it back with a CREDIT. */
         if (s->route_pending) {
-                m = (struct wire_msg){ .type = WIRE_ROUTE, .route = s->route };
+                send_route_part(s, &m);
                 r = conn_send_ctrl(&l->base.conn, &m);
                 if (r == -ENOBUFS)
                         return;
@@ -537,6 +579,7 @@ void send_post_offer(struct engine_send *s)
                         return;
                 }
                 s->route_pending = false;
+                s->route_sent = m.route.hops;
                 l->credits--;
                 if (l->credits == 0)
                         return;
@@ -560,14 +603,13 @@ void send_post_offer(struct engine_send *s)
  * transfer failed. */
 static int send_route_result(struct engine_send *s, const struct wire_result *r)
 {
-        unsigned int n = s->route.hops;
+        unsigned int n = s->route_hops;
 
         /* wire_decode() checked that hop_failed is the first missing one. */
-        if (n == 0 ? r->hops || r->hop_failed || r->hop_status || r->hop_missing :
-                     r->hops + (unsigned int)__builtin_popcount(r->hop_missing) != n ||
-                     (r->hop_missing >> (n - 1) >> 1)) {
+        if (n == 0 ? r->hops || r->hop_failed || r->hop_status || !nodeset_empty(&r->hop_missing) :
+                     r->hops + nodeset_count(&r->hop_missing) != n || !nodeset_below(&r->hop_missing, n)) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver's account of the route does not add up "
-                                    "(%u of %u hops, missing 0x%x)", r->hops, n, r->hop_missing);
+                                    "(%u of %u hops, %u missing)", r->hops, n, nodeset_count(&r->hop_missing));
                 return -1;
         }
         s->hops = r->hops;
@@ -713,11 +755,13 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 send_pump(l);
                 return;
         case WIRE_PROGRESS:
-                /* A relay's word on its route, for display (wire.h). */
-                if (l->base.idx != 0 || m->progress.hops != s->route.hops ||
+                /* A relay's word on a window of its route, for display
+                 * (wire.h; wire_decode() checked first + hops <= total). */
+                if (l->base.idx != 0 || m->progress.total != s->route_hops ||
                     (b->state != XFER_DATA && b->state != XFER_FINISHING))
                         break;
-                memcpy(s->hop_bytes, m->progress.bytes, s->route.hops * sizeof(*s->hop_bytes));
+                memcpy(s->hop_bytes + m->progress.first, m->progress.bytes,
+                       m->progress.hops * sizeof(*s->hop_bytes));
                 return;
         case WIRE_RESULT:
                 /* Version 7: s->prev's may come while the next is offered. */
@@ -858,8 +902,18 @@ static void send_gone(struct xfer *b)
         safe_close(s->fd);
         send_pack_free(s);
         send_sync_free(s);
+        send_route_free(s);
         free(s->prev.sizes);
         free(s);
+}
+
+void send_route_free(struct engine_send *s)
+{
+        free(s->route);
+        free(s->hop_bytes);
+        s->route = NULL;
+        s->hop_bytes = NULL;
+        s->route_hops = 0;
 }
 
 const struct xfer_ops send_xfer_ops = {

@@ -178,15 +178,18 @@ struct engine_send {
         struct digest sync_d;
         struct rehash sync_rh;
         void (*digest_then)(struct engine_send *s);
-        /* A chain (wire.h, Relay chains): the hops after the receiver,
-         * ROUTE before the first offer (route_pending until it went), and
-         * what the last RESULT said of them. */
-        struct wire_route route;
+        /* A chain (wire.h, Relay chains): the route_hops hops after the
+         * receiver (NULL: none), the first ROUTE part before the first
+         * offer (route_pending until it went), the rest on lane 0 once it
+         * is accepted (route_sent: hops posted so far); what the last
+         * RESULT said of them, and what the receiver's PROGRESS did. */
+        struct wire_hop *route;
+        uint16_t route_hops, route_sent;
         bool route_pending;
         uint16_t hops, hop_failed, hop_status;
-        uint32_t hop_missing;
+        struct nodeset hop_missing;
         char hop_text[WIRE_TEXT_MAX + 1];
-        uint64_t hop_bytes[WIRE_ROUTE_MAX];     /* the receiver's last PROGRESS */
+        uint64_t *hop_bytes;            /* route_hops of them */
         /* A relay's downstream (relay.h): reads and ENDs wait for it;
          * forwarded: the bytes sent straight from its receive slots. */
         struct relay *relay;
@@ -222,6 +225,8 @@ void send_fail_peer(struct engine_send *s, unsigned int status, const char *fmt,
 /* The data may flow: lane @l starts reading and posting as credits come. */
 void send_pump(struct send_lane *l);
 void send_post_end(struct send_lane *l);
+/* A chain's route and its hops' bytes, freed (send_start's, or at the end). */
+void send_route_free(struct engine_send *s);
 /* Every lane's chunks of this file are acknowledged: only its verdict is left. */
 void send_verifying(struct engine_send *s);
 /* The owner has the next file now (engine_send_resume). */

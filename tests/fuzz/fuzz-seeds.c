@@ -188,8 +188,9 @@ static int ctl_seeds(const char *dir)
 {
         static const int simple[] = { CTL_SUBMITTED, CTL_STATUS, CTL_WATCH, CTL_LIST,
                                       CTL_LIST_END, CTL_CANCEL, CTL_OK };
-        uint8_t buf[CTL_MSG_MAX];
-        struct ctl_msg m;
+        /* 32 KiB each: not on the stack. */
+        static uint8_t buf[CTL_MSG_MAX];
+        static struct ctl_msg m;
         int i = 0, r = 0;
 
         memset(&m, 0, sizeof(m));
@@ -227,7 +228,7 @@ static int ctl_seeds(const char *dir)
         m.type = CTL_JOB;
         m.job.state = CTL_JOB_DONE;
         m.job.nodes = 4;
-        m.job.nodes_missing = 1u << 1;
+        nodeset_add(&m.job.nodes_missing, 1);
         m.job.nodes_ok = 3;
         m.job.node_failed = 2;
         m.job.node_status = WIRE_E_EXISTS;
@@ -235,6 +236,28 @@ static int ctl_seeds(const char *dir)
         strcpy(m.job.name, "seed.bin");
         strcpy(m.job.node_peer, "10.0.0.3:7470");
         strcpy(m.job.route, "10.0.0.3:7470,[fd00::4]:7470,10.0.0.5:7471");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        /* The longest chain (version 6): 512 nodes, node 301 went around. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_JOB;
+        m.job.state = CTL_JOB_DONE;
+        m.job.bytes_done = m.job.bytes_total = 4096;
+        m.job.nodes = CTL_NODES_MAX;
+        nodeset_add(&m.job.nodes_missing, 300);
+        m.job.nodes_ok = CTL_NODES_MAX - 1;
+        m.job.node_failed = 301;
+        m.job.node_status = WIRE_E_IO;
+        strcpy(m.job.peer, "10.0.0.2:7470");
+        strcpy(m.job.name, "seed.bin");
+        strcpy(m.job.node_peer, "10.0.1.47:7470");
+        for (unsigned int k = 0; k < CTL_ROUTE_HOPS_MAX; k++) {
+                char host[24];
+
+                snprintf(host, sizeof(host), "10.0.%u.%u", (k + 3) / 256, (k + 3) % 256);
+                ctl_route_add(m.job.route, sizeof(m.job.route), host, 7470);
+        }
+        for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
+                m.job.node_bytes[k] = k == 300 ? 1024 : 4096;
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = CTL_ERROR;

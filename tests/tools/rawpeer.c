@@ -84,6 +84,9 @@ enum act {
         ACT_ROUTE_HASH,
         ACT_ROUTE_UNNAMED,
         ACT_ROUTE_TWICE,
+        ACT_ROUTE_REST_ORDER,
+        ACT_ROUTE_REST_HASH,
+        ACT_ROUTE_REST_MISSING,
 };
 
 struct mode {
@@ -221,6 +224,14 @@ static const struct mode modes[] = {
           "a ROUTE of one hop, then an OFFER that names no route: REFUSE, protocol" },
         { "route-twice", ACT_ROUTE_TWICE, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
           "two ROUTEs before the offer: REFUSE, protocol (or hang-up)" },
+        { "route-rest-order", ACT_ROUTE_REST_ORDER, HELLO_OK, "routed.dat", 1, WIRE_RESULT, WIRE_E_PROTOCOL, true,
+          10, "a route of 28 hops: after the ACCEPT, its first part again instead of the rest: RESULT, protocol" },
+        { "route-rest-hash", ACT_ROUTE_REST_HASH, HELLO_OK, "routed.dat", 1, WIRE_RESULT, WIRE_E_PROTOCOL, true,
+          10, "a route of 28 hops: after the ACCEPT, a last hop the offer's route hash does not cover: RESULT, "
+          "protocol" },
+        { "route-rest-missing", ACT_ROUTE_REST_MISSING, HELLO_OK, "routed.dat", 1, WIRE_RESULT, WIRE_E_PROTOCOL,
+          true, 10, "a route of 28 hops: after the ACCEPT, the data and END without the rest of the route: "
+          "RESULT, protocol" },
         { "tree-published-retry", ACT_TREE_PUBLISHED_RETRY, HELLO_OK, "rawpeer-tree", 1, WIRE_RESULT, WIRE_OK,
           false, 20,
           "a tree of 2 entries (DEST and a 100-byte file f) with the job's token, RESULT ok; then on a new "
@@ -246,6 +257,9 @@ static int expect_verdict(struct rawconn *c, const struct mode *md, int timeout_
                 ev = rawconn_next(c, timeout_ms, &m);
         else if (ev == RAWCONN_MSG)
                 rawconn_next(c, 0, &m);
+        /* A relay tells how its route gets on (PROGRESS): not a verdict. */
+        while (ev == RAWCONN_MSG && m.type == WIRE_PROGRESS)
+                ev = rawconn_next(c, timeout_ms, &m);
         switch (ev) {
         case RAWCONN_MSG:
                 if (m.type == WIRE_RESULT && c->session.on && auth_result_verify(&c->session, 0, &m.result) < 0) {
@@ -375,6 +389,19 @@ static int tree_dir_done(struct rawconn *c, const struct mode *md, uint32_t file
         return 0;
 }
 
+/* The offer after a route-* mode's ROUTE: one chunk of md->file. */
+static void route_offer(const struct rawconn *c, const struct mode *md, uint32_t chunk, struct wire_msg *o)
+{
+        o->offer.transfer_id = (uint64_t)getpid();
+        o->offer.size = chunk;
+        o->offer.chunk_size = chunk;
+        o->offer.lanes = 1;
+        o->offer.job_files = 1;
+        o->offer.job_bytes = chunk;
+        memcpy(o->offer.token, c->token, WIRE_TOKEN_SIZE);
+        snprintf(o->offer.name, sizeof(o->offer.name), "%s", md->file);
+}
+
 /* A relay chain's ROUTE (route-*, wire.h "Relay chains"), then what
  * breaks its rules. 0 when the receiver refused as it must, else 1. */
 static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
@@ -387,6 +414,7 @@ static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chun
         struct wire_msg rt = { .type = WIRE_ROUTE }, o = { .type = WIRE_OFFER };
         int r;
 
+        rt.route.total = 1;
         rt.route.hops = 1;
         wire_hop_set(&rt.route.hop[0], (const struct sockaddr *)&hop);
         r = rawconn_send_ctrl(c, &rt);
@@ -395,18 +423,11 @@ static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chun
                 r = rawconn_send_ctrl(c, &rt);
         if (r != 0 || md->act == ACT_ROUTE_TWICE)
                 return expect_verdict(c, md, timeout_ms, r);
-        o.offer.transfer_id = (uint64_t)getpid();
-        o.offer.size = chunk;
-        o.offer.chunk_size = chunk;
-        o.offer.lanes = 1;
-        o.offer.job_files = 1;
-        o.offer.job_bytes = chunk;
-        memcpy(o.offer.token, c->token, WIRE_TOKEN_SIZE);
-        snprintf(o.offer.name, sizeof(o.offer.name), "%s", md->file);
+        route_offer(c, md, chunk, &o);
         if (md->act == ACT_ROUTE_HASH) {
                 rt.route.hop[0].port++;
                 o.offer.flags = WIRE_OFFER_ROUTE;
-                wire_route_hash(&rt.route, o.offer.route_hash);
+                wire_route_hash(rt.route.hop, rt.route.hops, o.offer.route_hash);
         }
         r = send_offer_msg(c, &o, NULL);
         if (r == 0) {
@@ -414,6 +435,70 @@ static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chun
                 return 1;
         }
         return expect_verdict(c, md, timeout_ms, r);
+}
+
+/*
+ * A route longer than one ROUTE message (route-rest-*, wire.h "Relay
+ * chains", version 11): its first part and an offer that names the whole
+ * route, accepted; then the rest out of order, or with a hop the offer's
+ * hash does not cover, or not at all before lane 0's END. Every hop is
+ * 198.18.0.99, never reached: the receiver relays only a whole route.
+ */
+static int route_rest(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
+{
+        struct wire_hop route[WIRE_ROUTE_PART_MAX + 1];
+        struct wire_msg rt = { .type = WIRE_ROUTE }, o = { .type = WIRE_OFFER }, end = { .type = WIRE_END };
+        struct digest d;
+        int r;
+
+        for (unsigned int k = 0; k < ARRAY_SIZE(route); k++) {
+                struct sockaddr_in hop = {
+                        .sin_family = AF_INET,
+                        .sin_port = htons((uint16_t)(7471 + k)),
+                        .sin_addr.s_addr = htonl(0xc6120063),
+                };
+
+                wire_hop_set(&route[k], (const struct sockaddr *)&hop);
+        }
+        rt.route.total = ARRAY_SIZE(route);
+        rt.route.hops = WIRE_ROUTE_PART_MAX;
+        memcpy(rt.route.hop, route, WIRE_ROUTE_PART_MAX * sizeof(*route));
+        r = rawconn_send_ctrl(c, &rt);
+        if (r != 0)
+                return expect_verdict(c, md, timeout_ms, r);
+        o.offer.flags = WIRE_OFFER_ROUTE;
+        route_offer(c, md, chunk, &o);
+        wire_route_hash(route, ARRAY_SIZE(route), o.offer.route_hash);
+        r = send_offer_msg(c, &o, NULL);
+        if (r != 0) {
+                printf("rawpeer: %s: the receiver did not accept an offer of a 28-hop route\n", md->name);
+                if (r == RAWCONN_MSG)
+                        expect_verdict(c, md, 0, r);    /* prints it */
+                return 1;
+        }
+        switch (md->act) {
+        case ACT_ROUTE_REST_ORDER:
+                rt.route.hops = 1;      /* hop 0 again, where hop 27 is due */
+                return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &rt));
+        case ACT_ROUTE_REST_HASH:
+                route[WIRE_ROUTE_PART_MAX].port++;
+                rt.route.first = WIRE_ROUTE_PART_MAX;
+                rt.route.hops = 1;
+                rt.route.hop[0] = route[WIRE_ROUTE_PART_MAX];
+                return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &rt));
+        default:
+                break;
+        }
+        r = rawconn_send_chunk(c, chunk, chunk, 0);
+        if (r != 0)
+                return expect_verdict(c, md, timeout_ms, r);
+        if (digest_init(&d) < 0)
+                return 1;
+        digest_update(&d, rawconn_data(c), chunk);
+        digest_final(&d, end.end.digest);
+        digest_deinit(&d);
+        end.end.bytes = chunk;
+        return expect_verdict(c, md, timeout_ms, rawconn_send_ctrl(c, &end));
 }
 
 /* Trees with a hostile destination or entry (tree-*). */
@@ -1271,6 +1356,10 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_ROUTE_UNNAMED:
         case ACT_ROUTE_TWICE:
                 return route_hostile(c, md, chunk, timeout_ms);
+        case ACT_ROUTE_REST_ORDER:
+        case ACT_ROUTE_REST_HASH:
+        case ACT_ROUTE_REST_MISSING:
+                return route_rest(c, md, chunk, timeout_ms);
         default:
                 break;
         }

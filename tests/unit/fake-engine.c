@@ -179,7 +179,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.has_token = req->tree_token != NULL;
         s->info.has_route = req->route != NULL;
         s->info.route_hops = req->route_hops;
-        if (req->route && req->route_hops <= WIRE_ROUTE_MAX)
+        if (req->route && req->route_hops <= ENGINE_ROUTE_MAX)
                 memcpy(s->info.route, req->route, req->route_hops * sizeof(*req->route));
         if (req->tree_token)
                 memcpy(s->info.token, req->tree_token, WIRE_SOURCE_SIZE);
@@ -329,7 +329,7 @@ void fake_engine_fail(struct engine_send *s, unsigned int status, bool transient
         });
 }
 
-void fake_engine_done_chain(struct engine_send *s, uint64_t bytes, uint32_t hops, uint32_t hop_missing,
+void fake_engine_done_chain(struct engine_send *s, uint64_t bytes, uint32_t hops, struct nodeset hop_missing,
                             uint32_t hop_failed, unsigned int hop_status, const char *hop_text)
 {
         fake_finish(s, &(struct engine_result){

@@ -56,7 +56,7 @@ struct fake_send_info {
         bool tree;                      /* engine_send_req's */
         bool has_token;                 /* tree_token was given: it is in token */
         uint8_t token[WIRE_SOURCE_SIZE];
-        struct wire_hop route[WIRE_ROUTE_MAX];  /* engine_send_req's, copied */
+        struct wire_hop route[ENGINE_ROUTE_MAX];        /* engine_send_req's, copied */
         unsigned int route_hops;
         bool has_route;                 /* route was not NULL */
         unsigned int cancels;           /* engine_send_cancel() calls */
@@ -79,7 +79,7 @@ void fake_engine_done(struct engine_send *s, enum engine_outcome outcome, unsign
                       const char *text, uint64_t bytes, uint64_t usec);
 /* ENGINE_DONE for a chain: @hops of its route published, @hop_missing
  * those that did not (bit k: route[k]), @hop_failed the first of them. */
-void fake_engine_done_chain(struct engine_send *s, uint64_t bytes, uint32_t hops, uint32_t hop_missing,
+void fake_engine_done_chain(struct engine_send *s, uint64_t bytes, uint32_t hops, struct nodeset hop_missing,
                             uint32_t hop_failed, unsigned int hop_status, const char *hop_text);
 /* fake_engine_done() with ENGINE_FAILED, saying whether it is transient. */
 void fake_engine_fail(struct engine_send *s, unsigned int status, bool transient, const char *text);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "nodeset.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -127,6 +128,21 @@ static void test_hkdf(void)
  * Known answers for the layouts of wire.h, computed independently (Python's
  * hmac and hashlib from the documented layout): a change of a label, a
  * field's order or width breaks interoperability and shows here.
+ *
+ * The RESULT ones (version 11: hop_missing is 8 u64 words, 64 bytes), in
+ * Python, with S the session key below (itself re-derived there as
+ * HMAC(HMAC(Nr || Ns, K), "rdmaxfer-v4 session" || offer mac || 0x01)):
+ *   def result_mac(lane, status, file, nbytes, usec, hops, failed, hstatus, bits, text):
+ *       m = sum(1 << b for b in bits)
+ *       miss = b''.join(struct.pack('<Q', m >> (64 * w) & (2**64 - 1)) for w in range(8))
+ *       t = text.encode()
+ *       inp = (b'rdmaxfer-v4 receiver result' + struct.pack('<HHHIQQHHH', lane, status, len(t),
+ *              file, nbytes, usec, hops, failed, hstatus) + miss + t)
+ *       return hmac.new(S, inp, hashlib.sha256).hexdigest()
+ *   result_mac(0, 0, 2, 5 << 30, 2500000, 0, 0, 0, [], '')
+ *   result_mac(1, 0, 0, 5 << 30, 2500000, 509, 300, 10, [299, 510], 'hop 300: receiver I/O error')
+ * The same model with the version-10 u32 hop_missing gives back the old
+ * answer, 0cd41eca...cf3a6cf.
  */
 static void test_vectors(void)
 {
@@ -179,8 +195,27 @@ static void test_vectors(void)
         ok(memcmp(got, want, 32) == 0, "END MAC known answer");
         auth_result_mac(&sess, 0, &r, got);
         memcpy(r.mac, got, 32);
-        hex2bin("0cd41ecaf9441a975df5545518163b410751f246504c98ac8496dd544cf3a6cf", want, 32);
-        ok(memcmp(got, want, 32) == 0, "RESULT MAC known answer");
+        hex2bin("57b08653dad43e897f9847bddf6a3d02ea7f7163d01b38a4bd0130fdab51f47b", want, 32);
+        ok(memcmp(got, want, 32) == 0, "RESULT MAC known answer (64 zero bytes of hop_missing)");
+        /* A relay's RESULT on lane 1: hops 300 and 511 of a 511-hop route missing. */
+        {
+                struct wire_result rel = { .status = WIRE_OK, .file = 0, .bytes = 5ull << 30, .usec = 2500000,
+                                           .hops = WIRE_ROUTE_MAX - 2, .hop_failed = 300, .hop_status = WIRE_E_IO };
+                uint8_t mac2[WIRE_MAC_SIZE];
+
+                nodeset_add(&rel.hop_missing, 299);
+                nodeset_add(&rel.hop_missing, WIRE_ROUTE_MAX - 1);
+                strcpy(rel.text, "hop 300: receiver I/O error");
+                auth_result_mac(&sess, 1, &rel, rel.mac);
+                hex2bin("903ad7823ce26cadedc32374e89885a618719813148723784898d32aba00ac0f", want, 32);
+                ok(memcmp(rel.mac, want, 32) == 0, "a relay's RESULT MAC known answer (hop_missing bits 299, 510)");
+                is_int(auth_result_verify(&sess, 1, &rel), 0, "and it verifies");
+                rel.hop_missing.w[299 / 64] ^= UINT64_C(1) << (299 % 64);
+                rel.hop_missing.w[300 / 64] ^= UINT64_C(1) << (300 % 64);
+                auth_result_mac(&sess, 1, &rel, mac2);
+                ok(memcmp(mac2, rel.mac, 32) != 0, "a hop_missing with bit 300 for bit 299 MACs differently");
+                is_int(auth_result_verify(&sess, 1, &rel), -EACCES, "and does not verify under the other's MAC");
+        }
         strcpy(next.name, "second.bin");
         auth_next_offer_mac(&sess, &next, next.mac);
         hex2bin("0ff6e3e09d775fc49eb58753480c328db5d3adffb006f5ed86a542de58aa21ab", want, 32);
@@ -202,9 +237,13 @@ static void test_vectors(void)
         r.hop_failed = 1;
         is_int(auth_result_verify(&sess, 0, &r), -EACCES, "nor one that names another failed hop");
         r.hop_failed = 0;
-        r.hop_missing = 2;
+        nodeset_add(&r.hop_missing, 1);
         is_int(auth_result_verify(&sess, 0, &r), -EACCES, "nor one that says another hop is missing");
-        r.hop_missing = 0;
+        r.hop_missing = (struct nodeset){ { 0 } };
+        nodeset_add(&r.hop_missing, 300);
+        is_int(auth_result_verify(&sess, 0, &r), -EACCES, "nor one that says hop 301 is missing (bit 300)");
+        r.hop_missing = (struct nodeset){ { 0 } };
+        is_int(auth_result_verify(&sess, 0, &r), 0, "the RESULT as it was verifies again");
         r.file = 1;
         is_int(auth_result_verify(&sess, 0, &r), -EACCES, "a RESULT for another file does not verify");
         /* A relay chain's route travels under the OFFER's MAC, as its hash. */
@@ -430,6 +469,16 @@ static void test_session(void)
         r2 = r;
         strcpy(r2.text, "x");
         is_int(auth_result_verify(&s, 0, &r2), -EACCES, "RESULT: another text caught");
+        r2 = r;
+        nodeset_add(&r2.hop_missing, 300);
+        is_int(auth_result_verify(&s, 0, &r2), -EACCES, "RESULT: a hop_missing differing only in bit 300 caught");
+        {
+                uint8_t m1[WIRE_MAC_SIZE], m2[WIRE_MAC_SIZE];
+
+                auth_result_mac(&s, 0, &r, m1);
+                auth_result_mac(&s, 0, &r2, m2);
+                ok(memcmp(m1, m2, sizeof(m1)) != 0, "RESULT: and its MAC differs");
+        }
         is_int(auth_result_verify(&s2, 0, &r), -EACCES, "RESULT: forged under another session caught");
 
         /* The roles are in the labels: the receiver's ACCEPT of 2 lanes

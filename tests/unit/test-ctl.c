@@ -33,8 +33,26 @@ static void put64(uint8_t *p, uint64_t v)
                 p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Where a JOB's node_bytes begin: after its 100 fixed bytes. */
-#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 100)
+/* Where a JOB's fields are: nodes_missing's 8 words, the string lengths
+ * after them, node_bytes after its 160 fixed bytes. */
+#define JOB_MISSING             (CTL_HEADER_SIZE + 84)
+#define JOB_LENS                (JOB_MISSING + NODESET_WIRE_SIZE)
+#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 160)
+
+/* A set of the nodes whose bits are in @bits (the first 64 nodes). */
+static struct nodeset set_of(uint64_t bits)
+{
+        struct nodeset s = { { bits } };
+
+        return s;
+}
+
+/* @s as a JOB carries it, at @p. */
+static void put_set(uint8_t *p, const struct nodeset *s)
+{
+        for (int i = 0; i < NODESET_WORDS; i++)
+                put64(p + 8 * i, s->w[i]);
+}
 
 /*
  * @buf, an encoded JOB of @len bytes with @from node_bytes, given @to of
@@ -121,7 +139,7 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.nodes_ok = 2;
         out[n].job.node_failed = 2;
         out[n].job.node_status = 0x0107;
-        out[n].job.nodes_missing = 0x0a;
+        out[n].job.nodes_missing = set_of(0x0a);
         /* Those that published have every byte, node 2 got some, node 4 none. */
         out[n].job.node_bytes[0] = 2000;
         out[n].job.node_bytes[1] = 700;
@@ -216,11 +234,12 @@ static void route_of(char *route, size_t size, unsigned int hops)
 /* A chain's nodes: what encode and decode both refuse. */
 static void test_job_nodes(const struct ctl_msg *sample)
 {
-        enum { ALL3 = 0x7, ALL28 = (1u << 28) - 1, AS_NODES = -1 };
+        enum { ALL3 = 0x7, AS_NODES = -1 };
+        static const uint64_t ALL28 = (UINT64_C(1) << 28) - 1;
         static const struct {
                 uint8_t state;
                 uint16_t nodes;
-                uint32_t missing;
+                uint64_t missing;               /* the first 64 nodes' bits */
                 uint16_t nodes_ok, node_failed;
                 int hops;                       /* the route's; AS_NODES: nodes - 1 */
                 bool good;
@@ -232,13 +251,15 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 { CTL_JOB_DONE, 4, 0xa, 2, 2, AS_NODES, true, "4 nodes, 2 failed, 4 not reached" },
                 { CTL_JOB_DONE, 4, 0x4, 3, 0, AS_NODES, true, "4 nodes, node 3 missing, none named" },
                 { CTL_JOB_DONE, 28, 1u << 27, 27, 28, AS_NODES, true, "28 nodes, the last failed" },
-                { CTL_JOB_DONE, 28, ALL28 & ~1u, 1, 2, AS_NODES, true, "28 nodes, only the peer published" },
+                { CTL_JOB_DONE, 28, ALL28 & ~UINT64_C(1), 1, 2, AS_NODES, true,
+                  "28 nodes, only the peer published" },
+                { CTL_JOB_DONE, 64, UINT64_C(1) << 63, 63, 64, AS_NODES, true, "64 nodes, the last failed" },
                 { CTL_JOB_FAILED, 28, ALL28, 0, 1, AS_NODES, true, "28 nodes, the first failed" },
                 { CTL_JOB_SENDING, 3, ALL3, 0, 0, AS_NODES, true, "3 nodes, not final yet" },
                 { CTL_JOB_RETRYING, 3, ALL3, 0, 0, AS_NODES, true, "3 nodes, retrying" },
                 { CTL_JOB_CANCELLED, 3, ALL3, 0, 0, AS_NODES, true, "3 nodes, cancelled" },
                 { CTL_JOB_DONE, 1, 0, 1, 0, 0, false, "a chain of 1 node" },
-                { CTL_JOB_DONE, 29, 0, 29, 0, 27, false, "29 nodes" },
+                { CTL_JOB_DONE, 29, 0, 29, 0, 27, false, "29 nodes, a route of 27 hops" },
                 { CTL_JOB_DONE, 0, 0, 1, 0, 0, false, "no chain, one published" },
                 { CTL_JOB_DONE, 0, 0, 0, 1, 0, false, "no chain, one failed" },
                 { CTL_JOB_DONE, 0, 1, 0, 0, 0, false, "no chain, one missing" },
@@ -246,7 +267,8 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 { CTL_JOB_DONE, 3, 0, 3, 0, 1, false, "3 nodes, a route of 1 hop" },
                 { CTL_JOB_DONE, 3, 0, 3, 0, 3, false, "3 nodes, a route of 3 hops" },
                 { CTL_JOB_DONE, 3, 0x8, 2, 0, AS_NODES, false, "a missing bit past the last node" },
-                { CTL_JOB_DONE, 28, 1u << 31, 27, 0, AS_NODES, false, "missing bit 31" },
+                { CTL_JOB_DONE, 28, UINT64_C(1) << 31, 27, 0, AS_NODES, false, "missing bit 31 of 28 nodes" },
+                { CTL_JOB_DONE, 28, UINT64_C(1) << 63, 27, 0, AS_NODES, false, "missing bit 63 of 28 nodes" },
                 { CTL_JOB_DONE, 3, 0x4, 3, 3, AS_NODES, false, "nodes_ok more than the bits leave" },
                 { CTL_JOB_DONE, 3, 0x4, 1, 3, AS_NODES, false, "nodes_ok fewer than the bits leave" },
                 { CTL_JOB_DONE, 3, 0x6, 1, 3, AS_NODES, false, "node_failed not the first missing" },
@@ -270,15 +292,15 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 j = *sample;
                 j.job.state = cases[i].state;
                 j.job.nodes = cases[i].nodes;
-                j.job.nodes_missing = cases[i].missing;
+                j.job.nodes_missing = set_of(cases[i].missing);
                 j.job.nodes_ok = cases[i].nodes_ok;
                 j.job.node_failed = cases[i].node_failed;
                 route_of(j.job.route, sizeof(j.job.route), hops > 0 ? (unsigned int)hops : 0);
                 /* Every byte where a node published, half where not. */
                 memset(j.job.node_bytes, 0, sizeof(j.job.node_bytes));
                 for (unsigned int k = 0; k < cases[i].nodes && k < CTL_NODES_MAX; k++)
-                        j.job.node_bytes[k] = (cases[i].missing & (1u << k)) ? j.job.bytes_total / 2
-                                                                             : j.job.bytes_total;
+                        j.job.node_bytes[k] = nodeset_has(&j.job.nodes_missing, k) ? j.job.bytes_total / 2
+                                                                                   : j.job.bytes_total;
                 if (cases[i].good) {
                         int l = ctl_encode(tmp, sizeof(tmp), &j);
 
@@ -291,7 +313,7 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 /* The bytes of a good twin with the same strings, then this case's fields. */
                 j.job.state = CTL_JOB_DONE;
                 j.job.nodes = hops > 0 ? (uint16_t)(hops + 1) : 0;
-                j.job.nodes_missing = 0;
+                j.job.nodes_missing = set_of(0);
                 j.job.nodes_ok = j.job.nodes;
                 j.job.node_failed = 0;
                 for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
@@ -304,7 +326,7 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 put16(tmp + CTL_HEADER_SIZE + 76, cases[i].nodes);
                 put16(tmp + CTL_HEADER_SIZE + 78, cases[i].nodes_ok);
                 put16(tmp + CTL_HEADER_SIZE + 80, cases[i].node_failed);
-                put32(tmp + CTL_HEADER_SIZE + 84, cases[i].missing);
+                put_set(tmp + JOB_MISSING, &(struct nodeset){ { cases[i].missing } });
                 /* A good case made so decodes: only the fields make a bad one bad. */
                 is_int(len > 0 ? ctl_decode(tmp, (size_t)len, &m) : len, cases[i].good ? 0 : -EBADMSG,
                        "JOB nodes: %s: decoding is %s", cases[i].what, cases[i].good ? "0" : "-EBADMSG");
@@ -313,15 +335,15 @@ static void test_job_nodes(const struct ctl_msg *sample)
         len = ctl_encode(buf, sizeof(buf), sample);
         /* A node_peer_len past its field, the total kept consistent. */
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 94, 14 + 11);
-        put16(tmp + CTL_HEADER_SIZE + 96, 0);
+        put16(tmp + JOB_LENS + 6, 14 + 11);
+        put16(tmp + JOB_LENS + 8, 0);
         is_int(ctl_decode(tmp, (size_t)len, &m), 0, "moving the node_peer/node_text split decodes");
         is_str(m.job.node_peer, "[fd00::4]:7470file exists", "and node_peer follows its length");
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 96, 0xffff);
+        put16(tmp + JOB_LENS + 8, 0xffff);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB node_text_len 65535");
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 98, 0xffff);
+        put16(tmp + JOB_LENS + 10, 0xffff);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB route_len 65535");
         memcpy(tmp, buf, (size_t)len);
         tmp[len - 47] = '\0';
@@ -331,8 +353,8 @@ static void test_job_nodes(const struct ctl_msg *sample)
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB route with embedded NUL");
         /* The route's split moved into node_text: a hop short of the nodes. */
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 96, 11 + 15);
-        put16(tmp + CTL_HEADER_SIZE + 98, 46 - 15);
+        put16(tmp + JOB_LENS + 8, 11 + 15);
+        put16(tmp + JOB_LENS + 10, 46 - 15);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB whose route is a hop short of its nodes");
         memcpy(tmp, buf, (size_t)len);
         tmp[len - 4] = 'x';     /* the last hop's port: "x470" */
@@ -348,7 +370,7 @@ static void job_no_chain(struct ctl_msg *j, const struct ctl_msg *sample)
 {
         *j = *sample;
         j->job.nodes = j->job.nodes_ok = j->job.node_failed = 0;
-        j->job.nodes_missing = 0;
+        j->job.nodes_missing = set_of(0);
         j->job.route[0] = '\0';
         memset(j->job.node_bytes, 0, sizeof(j->job.node_bytes));
 }
@@ -377,7 +399,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
 
         /* A chain on its way: every node missing, each as far as it got. */
         j.job.state = CTL_JOB_SENDING;
-        j.job.nodes_missing = 0xf;
+        j.job.nodes_missing = set_of(0xf);
         j.job.nodes_ok = 0;
         j.job.node_failed = 0;
         j.job.node_status = 0;
@@ -399,7 +421,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
                 j = *sample;
                 if (bad[i].state != CTL_JOB_DONE) {
                         j.job.state = bad[i].state;
-                        j.job.nodes_missing = 0xf;
+                        j.job.nodes_missing = set_of(0xf);
                         j.job.nodes_ok = 0;
                         j.job.node_failed = 0;
                 }
@@ -411,7 +433,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
                 if (bad[i].state != CTL_JOB_DONE) {
                         put16(tmp + CTL_HEADER_SIZE + 78, 0);
                         put16(tmp + CTL_HEADER_SIZE + 80, 0);
-                        put32(tmp + CTL_HEADER_SIZE + 84, 0xf);
+                        put_set(tmp + JOB_MISSING, &(struct nodeset){ { 0xf } });
                 }
                 /* The total itself is good for any node: only the bytes make it bad. */
                 put64(tmp + JOB_NODE_BYTES + 8 * (bad[i].node - 1), 2000);
@@ -530,7 +552,9 @@ static void test_route(void)
 
 static void test_codec(void)
 {
-        struct ctl_msg msgs[16], back, m;
+        /* 32 KiB each: not on the stack. */
+        static struct ctl_msg msgs[16];
+        struct ctl_msg back, m;
         uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
         int n = sample_messages(msgs);
 
@@ -640,7 +664,7 @@ static void test_codec(void)
         memset(s.submit.route, 'r', sizeof(s.submit.route));
         is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "unterminated route is -EINVAL");
 
-        /* Every string at its longest: a chain of 27 hops still fits. */
+        /* Every string at its longest: a route of CTL_ROUTE_MAX bytes still fits. */
         s = msgs[0];
         memset(s.submit.host, 'h', CTL_HOST_MAX);
         memset(s.submit.name, 'n', CTL_NAME_MAX);
@@ -668,8 +692,8 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 100 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
-               "JOB: 100 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
+        is_int(len, CTL_HEADER_SIZE + 160 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 160 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -684,10 +708,15 @@ static void test_codec(void)
         ok(tmp[CTL_HEADER_SIZE + 76] == 4 && tmp[CTL_HEADER_SIZE + 78] == 2 && tmp[CTL_HEADER_SIZE + 80] == 2 &&
            tmp[CTL_HEADER_SIZE + 82] == 0x07 && tmp[CTL_HEADER_SIZE + 83] == 0x01,
            "then nodes, nodes_ok, node_failed and node_status u16, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 84] == 0x0a && tmp[CTL_HEADER_SIZE + 85] == 0 && tmp[CTL_HEADER_SIZE + 87] == 0,
-           "then nodes_missing u32, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 88] == 15 && tmp[CTL_HEADER_SIZE + 90] == 10 && tmp[CTL_HEADER_SIZE + 92] == 17 &&
-           tmp[CTL_HEADER_SIZE + 94] == 14 && tmp[CTL_HEADER_SIZE + 96] == 11 && tmp[CTL_HEADER_SIZE + 98] == 46,
+        {
+                bool zero = true;
+
+                for (int i = 1; i < NODESET_WIRE_SIZE; i++)
+                        zero = zero && tmp[JOB_MISSING + i] == 0;
+                ok(tmp[JOB_MISSING] == 0x0a && zero, "then nodes_missing, 8 little-endian u64, lowest first");
+        }
+        ok(tmp[JOB_LENS] == 15 && tmp[JOB_LENS + 2] == 10 && tmp[JOB_LENS + 4] == 17 &&
+           tmp[JOB_LENS + 6] == 14 && tmp[JOB_LENS + 8] == 11 && tmp[JOB_LENS + 10] == 46,
            "then the six string lengths");
         ok(tmp[JOB_NODE_BYTES] == 0xd0 && tmp[JOB_NODE_BYTES + 1] == 0x07 && tmp[JOB_NODE_BYTES + 7] == 0 &&
            tmp[JOB_NODE_BYTES + 8] == 0xbc && tmp[JOB_NODE_BYTES + 9] == 0x02 && tmp[JOB_NODE_BYTES + 16] == 0xd0 &&
@@ -719,20 +748,22 @@ static void test_codec(void)
                 ctl_route_add(j.job.route, sizeof(j.job.route), "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255",
                               65535);
         j.job.nodes = CTL_NODES_MAX;
-        j.job.nodes_missing = 1u << (CTL_NODES_MAX - 1);
+        j.job.nodes_missing = set_of(0);
+        nodeset_add(&j.job.nodes_missing, CTL_NODES_MAX - 1);
         j.job.nodes_ok = CTL_NODES_MAX - 1;
         j.job.node_failed = CTL_NODES_MAX;
         for (int k = 0; k < CTL_NODES_MAX; k++)
                 j.job.node_bytes[k] = j.job.bytes_total - (k == CTL_NODES_MAX - 1);
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && len <= CTL_MSG_MAX && strlen(j.job.route) == CTL_ROUTE_MAX,
-           "JOB with every string at its limit, a route of 27 hops and 28 nodes' bytes, fits (%d bytes)", len);
+           "JOB with every string at its limit, a route of %d hops and %d nodes' bytes, fits (%d bytes)",
+           CTL_ROUTE_HOPS_MAX, CTL_NODES_MAX, len);
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "and decodes");
         ok(m.job.bwlimit == 0x0102030405060708ull && m.job.attempt == 0x0506 && m.job.attempts == 0x0708 &&
            m.job.retry_usec == 0x1122334455667788ull, "JOB carries bwlimit, attempt, attempts and retry_usec");
         j = msgs[8];
         j.job.state = CTL_JOB_RETRYING;
-        j.job.nodes_missing = 0xf;
+        j.job.nodes_missing = set_of(0xf);
         j.job.nodes_ok = 0;
         j.job.node_failed = 0;
         len = ctl_encode(buf, sizeof(buf), &j);
@@ -751,8 +782,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 5 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v5, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 6 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v6, type, length 0");
 
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];
@@ -772,6 +803,156 @@ static void test_codec(void)
         memset(fm.file.name, 'n', sizeof(fm.file.name));
         is_int(ctl_encode(buf, sizeof(buf), &fm), -EINVAL, "unterminated FILE name is -EINVAL");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
+}
+
+/* A route of @hops IPv4 hops with ports, 10.0.x.y:7470 and on. */
+static void route_long(char *route, size_t size, unsigned int hops)
+{
+        char host[24];
+
+        memset(route, 0, size);
+        for (unsigned int i = 0; i < hops; i++) {
+                snprintf(host, sizeof(host), "10.0.%u.%u", (i + 1) / 256, (i + 1) % 256);
+                ctl_route_add(route, size, host, 7470);
+        }
+}
+
+/* The longest chain: 511 hops after the peer, 512 nodes (version 6). */
+static void test_chain_512(void)
+{
+        static struct ctl_msg s, j, m;
+        static uint8_t buf[CTL_MSG_MAX], tmp[CTL_MSG_MAX];
+        static char route[CTL_ROUTE_MAX + 32];
+        struct ctl_route_iter it;
+        struct ctl_hop hop;
+        int len, n, r;
+
+        /* SUBMIT: 511 hops go, and come back as they went. */
+        msg_reset(&s, CTL_SUBMIT);
+        strcpy(s.submit.host, "10.0.0.1");
+        strcpy(s.submit.name, "image.raw");
+        route_long(s.submit.route, sizeof(s.submit.route), CTL_ROUTE_HOPS_MAX);
+        is_int(ctl_route_parse(s.submit.route, NULL, CTL_ROUTE_HOPS_MAX), 511, "a route of 511 hops parses");
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0,
+           "SUBMIT with a route of 511 hops round-trips (%d bytes)", len);
+        is_int(ctl_route_add(s.submit.route, sizeof(s.submit.route), "10.0.2.0", 7470), -E2BIG,
+               "a 512th hop is -E2BIG for the client");
+        /* One more, written by hand: the daemon's parse refuses it. */
+        snprintf(route, sizeof(route), "%s,10.0.2.0:7470", s.submit.route);
+        is_int(ctl_route_parse(route, NULL, CTL_ROUTE_HOPS_MAX), -E2BIG, "a route of 512 hops is -E2BIG");
+        n = 0;
+        it = CTL_ROUTE_ITER(route);
+        while ((r = ctl_route_next(&it, &hop)) > 0)
+                n++;
+        ok(r == 0 && n == 512 && !strcmp(hop.host, "10.0.2.0") && hop.port == 7470,
+           "one hop at a time, it is 512 hops, the last 10.0.2.0:7470 (the count is the caller's)");
+        it = CTL_ROUTE_ITER("10.0.0.1,");
+        ok(ctl_route_next(&it, &hop) == 1 && ctl_route_next(&it, &hop) == -EINVAL,
+           "one hop at a time, a trailing comma is -EINVAL");
+        it = CTL_ROUTE_ITER("");
+        is_int(ctl_route_next(&it, &hop), 0, "one hop at a time, \"\" has none");
+
+        /* JOB: 512 nodes, node 301 failed and went around; the others published. */
+        msg_reset(&j, CTL_JOB);
+        j.job.id = 7;
+        j.job.state = CTL_JOB_DONE;
+        j.job.bytes_done = j.job.bytes_total = 1u << 20;
+        strcpy(j.job.peer, "10.0.0.1:7470");
+        strcpy(j.job.name, "image.raw");
+        route_long(j.job.route, sizeof(j.job.route), CTL_ROUTE_HOPS_MAX);
+        j.job.nodes = CTL_NODES_MAX;
+        nodeset_add(&j.job.nodes_missing, 300);
+        j.job.nodes_ok = CTL_NODES_MAX - 1;
+        j.job.node_failed = 301;
+        j.job.node_status = 7;
+        strcpy(j.job.node_peer, "10.0.1.45:7470");
+        strcpy(j.job.node_text, "disk full");
+        for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
+                j.job.node_bytes[k] = k == 300 ? 4096 : j.job.bytes_total;
+        len = ctl_encode(buf, sizeof(buf), &j);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
+           "JOB of 512 nodes, node 301 missing, round-trips (%d bytes)", len);
+        ok(len > 0 && buf[JOB_MISSING + 8 * 4 + 5] == 0x10, "node 301 is bit 300: word 4, bit 44");
+        ok(nodeset_has(&m.job.nodes_missing, 300) && nodeset_count(&m.job.nodes_missing) == 1 &&
+           m.job.node_bytes[511] == j.job.bytes_total && m.job.node_bytes[300] == 4096,
+           "and decodes to the same set and bytes");
+
+        /* What the codec refuses of it, encoded and as bytes. */
+        static const struct {
+                unsigned int add;               /* another missing node's bit (0: none) */
+                uint16_t nodes_ok, node_failed, nodes;
+                const char *what;
+        } bad[] = {
+                { 400, 510, 401, 512, "node_failed 401, not the lowest missing (301)" },
+                { 100, 510, 301, 512, "node_failed 301 with node 101 missing too" },
+                { 0, 510, 301, 512, "nodes_ok one fewer than the set leaves" },
+                { 0, 511, 0, 512, "node 301 missing, none named (node_failed 0): good" },
+                { 0, 300, 301, 300, "a bit at nodes (300 nodes, bit 300)" },
+                { 0, 299, 301, 299, "a bit past nodes (299 nodes, bit 300)" },
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                bool good = bad[i].node_failed == 0;
+                struct ctl_msg *b = &s;         /* reused: SUBMIT is done with */
+
+                *b = j;
+                if (bad[i].add)
+                        nodeset_add(&b->job.nodes_missing, bad[i].add);
+                b->job.nodes_ok = bad[i].nodes_ok;
+                b->job.node_failed = bad[i].node_failed;
+                if (bad[i].nodes != CTL_NODES_MAX) {
+                        b->job.nodes = bad[i].nodes;
+                        route_long(b->job.route, sizeof(b->job.route), bad[i].nodes - 1u);
+                        for (unsigned int k = bad[i].nodes; k < CTL_NODES_MAX; k++)
+                                b->job.node_bytes[k] = 0;
+                }
+                if (bad[i].add)
+                        b->job.node_bytes[bad[i].add] = 0;
+                r = ctl_encode(tmp, sizeof(tmp), b);
+                if (good) {
+                        ok(r > 0 && ctl_decode(tmp, (size_t)r, &m) == 0, "JOB of 512 nodes: %s", bad[i].what);
+                        continue;
+                }
+                is_int(r, -EINVAL, "JOB of 512 nodes: %s: encoding is -EINVAL", bad[i].what);
+                /* The good one's bytes with this one's fields. */
+                memcpy(tmp, buf, (size_t)len);
+                put16(tmp + CTL_HEADER_SIZE + 78, b->job.nodes_ok);
+                put16(tmp + CTL_HEADER_SIZE + 80, b->job.node_failed);
+                put_set(tmp + JOB_MISSING, &b->job.nodes_missing);
+                if (bad[i].add)
+                        put64(tmp + JOB_NODE_BYTES + 8 * bad[i].add, 0);
+                r = len;
+                if (bad[i].nodes != CTL_NODES_MAX) {
+                        /* As many node_bytes and hops as its nodes: only the set is wrong. */
+                        struct ctl_msg g = *b;
+
+                        g.job.nodes_missing = (struct nodeset){ { 0 } };
+                        nodeset_add(&g.job.nodes_missing, 1);
+                        g.job.nodes_ok = (uint16_t)(g.job.nodes - 1);
+                        g.job.node_failed = 2;
+                        g.job.node_bytes[1] = 0;
+                        r = ctl_encode(tmp, sizeof(tmp), &g);
+                        ok(r > 0 && ctl_decode(tmp, (size_t)r, &m) == 0, "JOB of %u nodes, node 2 missing, is good",
+                           (unsigned int)g.job.nodes);
+                        put16(tmp + CTL_HEADER_SIZE + 78, b->job.nodes_ok);
+                        put_set(tmp + JOB_MISSING, &b->job.nodes_missing);
+                }
+                is_int(r > 0 ? ctl_decode(tmp, (size_t)r, &m) : r, -EBADMSG,
+                       "JOB of 512 nodes: %s: decoding is -EBADMSG", bad[i].what);
+        }
+        /* Not final yet: every node missing, bits 0 .. 511. */
+        s = j;
+        s.job.state = CTL_JOB_SENDING;
+        s.job.nodes_missing = nodeset_first_n(CTL_NODES_MAX);
+        s.job.nodes_ok = 0;
+        s.job.node_failed = 0;
+        for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
+                s.job.node_bytes[k] = k;
+        r = ctl_encode(tmp, sizeof(tmp), &s);
+        ok(r > 0 && ctl_decode(tmp, (size_t)r, &m) == 0 && nodeset_count(&m.job.nodes_missing) == 512,
+           "JOB of 512 nodes on its way, every bit set, round-trips");
+        s.job.nodes_missing.w[7] &= ~(UINT64_C(1) << 63);
+        is_int(ctl_encode(tmp, sizeof(tmp), &s), -EINVAL, "and with node 512's bit clear, not final: -EINVAL");
 }
 
 /* STATS_INFO: what the decoder insists on, in encoded form. */
@@ -894,7 +1075,8 @@ static void on_alarm(int sig)
 
 static void test_socket(void)
 {
-        struct ctl_msg msgs[16], m;
+        static struct ctl_msg msgs[16];
+        struct ctl_msg m;
         char path[] = "/tmp/test-ctl-XXXXXX";
         int sv[2], file, fd, p[2], n;
         uint8_t buf[CTL_MSG_MAX];
@@ -964,6 +1146,41 @@ static void test_socket(void)
                 is_int(ctl_recv(sv[1], &m, &fd), -EBADMSG, "oversized datagram is -EBADMSG (MSG_TRUNC)");
         }
 
+        /* The largest JOB there is (test_codec's) crosses, once the send
+         * buffer is made room for whatever the host's default. */
+        {
+                static struct ctl_msg big, back;
+                int small = 4096, have = 0;
+                socklen_t sl = sizeof(have);
+
+                big = msgs[8];
+                memset(big.job.peer, '1', sizeof(big.job.peer) - 1);
+                memset(big.job.name, 'n', CTL_NAME_MAX);
+                memset(big.job.text, 't', CTL_TEXT_MAX);
+                memset(big.job.node_peer, '1', sizeof(big.job.node_peer) - 1);
+                memset(big.job.node_text, 't', CTL_TEXT_MAX);
+                big.job.route[0] = '\0';
+                for (int i = 0; i < CTL_ROUTE_HOPS_MAX; i++)
+                        ctl_route_add(big.job.route, sizeof(big.job.route),
+                                      "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", 65535);
+                big.job.nodes = CTL_NODES_MAX;
+                big.job.nodes_missing = (struct nodeset){ { 0 } };
+                big.job.nodes_ok = CTL_NODES_MAX;
+                big.job.node_failed = 0;
+                for (int k = 0; k < CTL_NODES_MAX; k++)
+                        big.job.node_bytes[k] = big.job.bytes_total;
+                len = ctl_encode(buf, sizeof(buf), &big);
+                ok(len > CTL_MSG_MAX - 64, "the largest JOB is %d bytes", len);
+                setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+                is_int(ctl_send(sv[1], &big, -1), -EMSGSIZE, "it does not fit a send buffer of 8 KiB");
+                is_int(ctl_socket_setup(sv[1]), 0, "ctl_socket_setup raises the send buffer");
+                getsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &have, &sl);
+                ok(have >= 2 * CTL_MSG_MAX, "to at least two of the largest messages (%d bytes)", have);
+                fd = -2;
+                ok(ctl_send(sv[1], &big, -1) == 0 && ctl_recv(sv[0], &back, &fd) == 0 &&
+                   memcmp(&back, &big, sizeof(back)) == 0 && fd == -1, "and then it crosses intact");
+        }
+
         /* NULL fd pointer: a passed fd is closed rather than leaked. */
         pipe2(p, O_CLOEXEC | O_NONBLOCK);
         ctl_send(sv[0], &msgs[0], p[1]);
@@ -1007,6 +1224,7 @@ int main(void)
         test_transitions();
         test_codec();
         test_route();
+        test_chain_512();
         test_stats();
         test_socket();
         return done_testing();

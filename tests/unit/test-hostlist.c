@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "hostlist.h"
 #include "macro.h"
 #include "tap.h"
@@ -167,6 +168,16 @@ static void test_bounds(void)
         _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
         struct hostlist_error e;
         size_t n;
+
+        /* The longest relay chain xferctl sends (CTL_NODES_MAX): the
+         * list itself holds more; xferctl refuses a chain past it. */
+        ok(hostlist_new(&hl, "node[001-512]", NULL) == 0 && hl->n == CTL_NODES_MAX &&
+           strcmp(hl->names[0], "node001") == 0 && strcmp(hl->names[511], "node512") == 0,
+           "node[001-512] is 512 hosts, node001 .. node512: the longest chain");
+        hostlist_free(TAKE_PTR(hl));
+        ok(hostlist_new(&hl, "node[001-513]", NULL) == 0 && hl->n == CTL_NODES_MAX + 1 &&
+           strcmp(hl->names[512], "node513") == 0, "node[001-513] is 513: one more than a chain takes");
+        hostlist_free(TAKE_PTR(hl));
 
         /* The largest list: Slurm prints the same 65536 names. */
         ok(hostlist_new(&hl, "n[0-65535]", NULL) == 0 && hl->n == HOSTLIST_MAX &&

@@ -1685,22 +1685,42 @@ static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, cons
         return id;
 }
 
+/* A set of the nodes whose bits are in @bits (the first 64). */
+static struct nodeset set_of(uint64_t bits)
+{
+        struct nodeset set = { { bits } };
+
+        return set;
+}
+
+/* Whether @job's missing nodes are those of @bits, and no other. */
+static bool missing_is(const struct job *job, uint64_t bits)
+{
+        struct nodeset want = set_of(bits);
+
+        return nodeset_equal(&job->nodes_missing, &want);
+}
+
 /* What control.c sends of a chain's job makes a JOB ctl_encode() takes. */
 static bool job_encodes(const struct job *job)
 {
-        struct ctl_msg m = { .type = CTL_JOB };
-        uint8_t buf[CTL_MSG_MAX];
+        /* 32 KiB each: not on the stack. */
+        static struct ctl_msg m;
+        static uint8_t buf[CTL_MSG_MAX];
 
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_JOB;
         m.job.state = (uint8_t)job->state;
         m.job.bytes_total = job->size;
-        memcpy(m.job.node_bytes, job->node_bytes, sizeof(m.job.node_bytes));
+        if (job->node_bytes)
+                memcpy(m.job.node_bytes, job->node_bytes, job->nodes * sizeof(job->node_bytes[0]));
         m.job.nodes = job->nodes;
         m.job.nodes_ok = job->nodes_ok;
         m.job.node_failed = job->node_failed;
         m.job.node_status = job->node_status;
         m.job.nodes_missing = job->nodes_missing;
         snprintf(m.job.node_peer, sizeof(m.job.node_peer), "%s", job->node_peer);
-        snprintf(m.job.route, sizeof(m.job.route), "%s", job->route);
+        snprintf(m.job.route, sizeof(m.job.route), "%s", job->route ? job->route : "");
         return ctl_encode(buf, sizeof(buf), &m) > 0;
 }
 
@@ -1728,11 +1748,11 @@ static void test_chain(void)
         is_str(hop, "[fd00::3]:7470", "hop 2");
         wire_hop_str(&info->route[2], hop, sizeof(hop));
         is_str(hop, "192.0.2.4:7470", "hop 3");
-        ok(job->nodes_missing == 0xf && job->nodes_ok == 0 && job->node_failed == 0 && job_encodes(job),
+        ok(missing_is(job, 0xf) && job->nodes_ok == 0 && job->node_failed == 0 && job_encodes(job),
            "before its end: every node missing, none failed");
         /* The peer's relay went around hop 2 (node 3): hops 1 and 3 have it. */
-        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0x2, 2, WIRE_E_EXISTS, "file exists");
-        ok(job->state == CTL_JOB_DONE && job->nodes_missing == 0x4 && job->nodes_ok == 3 &&
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0x2), 2, WIRE_E_EXISTS, "file exists");
+        ok(job->state == CTL_JOB_DONE && missing_is(job, 0x4) && job->nodes_ok == 3 &&
            job->node_failed == 3 && job->node_status == WIRE_E_EXISTS, "partial: done, 3 of 4, node 3 failed");
         is_str(job->node_peer, "[fd00::3]:7470", "its address");
         is_str(job->node_text, "file exists", "its reason");
@@ -1741,67 +1761,67 @@ static void test_chain(void)
         /* Hops 1 and 2 missing: node 2 failed, node 3 not reached, node 4 has it. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 1, 0x3, 1, WIRE_E_NO_SPACE, "");
+        fake_engine_done_chain(xfer_of(&f, id), 10, 1, set_of(0x3), 1, WIRE_E_NO_SPACE, "");
         job = job_of(&f, id);
-        ok(job->nodes_missing == 0x6 && job->nodes_ok == 2 && job->node_failed == 2 &&
+        ok(missing_is(job, 0x6) && job->nodes_ok == 2 && job->node_failed == 2 &&
            job->node_status == WIRE_E_NO_SPACE && job_encodes(job), "nodes 2 and 3 missing, 2 failed");
         is_str(job->node_peer, "192.0.2.2:7471", "node 2's address");
 
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0, 0, 0, "");
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0), 0, 0, "");
         job = job_of(&f, id);
-        ok(job->nodes == 3 && job->nodes_ok == 3 && job->nodes_missing == 0 && job->node_failed == 0 &&
+        ok(job->nodes == 3 && job->nodes_ok == 3 && missing_is(job, 0) && job->node_failed == 0 &&
            job_encodes(job), "every node");
 
         /* The engine says less than all and no failure: the first unheard failed. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 0, 0, 0, 0, NULL);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 0, set_of(0), 0, 0, NULL);
         job = job_of(&f, id);
-        ok(job->nodes_ok == 1 && job->nodes_missing == 0x6 && job->node_failed == 2 &&
+        ok(job->nodes_ok == 1 && missing_is(job, 0x6) && job->node_failed == 2 &&
            job->node_status == WIRE_E_INTERNAL && job_encodes(job), "no word from hops 1 and 2");
         is_str(job->node_text, "no word from it", "said so");
 
         /* A count short of what the bits leave: those past it, in order, are missing. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 1, 0x1, 1, WIRE_E_IO, "disk");
+        fake_engine_done_chain(xfer_of(&f, id), 10, 1, set_of(0x1), 1, WIRE_E_IO, "disk");
         job = job_of(&f, id);
-        ok(job->nodes_ok == 2 && job->nodes_missing == 0xa && job->node_failed == 2 &&
+        ok(job->nodes_ok == 2 && missing_is(job, 0xa) && job->node_failed == 2 &&
            job->node_status == WIRE_E_IO && job_encodes(job), "1 of 3 hops, hop 1 missing: hop 3 is too");
         is_str(job->node_text, "disk", "hop 1 keeps its reason");
 
         /* A count past what the bits leave: the bits say which. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0x1, 1, WIRE_E_IO, "disk");
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0x1), 1, WIRE_E_IO, "disk");
         job = job_of(&f, id);
-        ok(job->nodes_ok == 2 && job->nodes_missing == 0x2 && job->node_failed == 2 && job_encodes(job),
+        ok(job->nodes_ok == 2 && missing_is(job, 0x2) && job->node_failed == 2 && job_encodes(job),
            "2 of 2 hops, hop 1 missing: the bits win");
 
         /* A hop_failed without its bit is missing all the same. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0, 2, WIRE_E_IO, "disk");
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0), 2, WIRE_E_IO, "disk");
         job = job_of(&f, id);
-        ok(job->nodes_ok == 2 && job->nodes_missing == 0x4 && job->node_failed == 3 &&
+        ok(job->nodes_ok == 2 && missing_is(job, 0x4) && job->node_failed == 3 &&
            job->node_status == WIRE_E_IO && job_encodes(job), "hop_failed 2 with no bit: node 3 failed");
 
         /* hop_failed not the first missing: the first is unheard of, hop_failed's reason unsaid. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 0, 0x3, 2, WIRE_E_IO, "disk");
+        fake_engine_done_chain(xfer_of(&f, id), 10, 0, set_of(0x3), 2, WIRE_E_IO, "disk");
         job = job_of(&f, id);
-        ok(job->nodes_ok == 1 && job->nodes_missing == 0x6 && job->node_failed == 2 &&
+        ok(job->nodes_ok == 1 && missing_is(job, 0x6) && job->node_failed == 2 &&
            job->node_status == WIRE_E_INTERNAL && job_encodes(job), "hop_failed past the first missing");
 
         /* Bits past the route mean nothing. */
         id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
         run(&f);
-        fake_engine_done_chain(xfer_of(&f, id), 10, 2, 0x4, 0, 0, NULL);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0x4), 0, 0, NULL);
         job = job_of(&f, id);
-        ok(job->nodes_ok == 3 && job->nodes_missing == 0 && job->node_failed == 0 && job_encodes(job),
+        ok(job->nodes_ok == 3 && missing_is(job, 0) && job->node_failed == 0 && job_encodes(job),
            "a missing bit past the route is dropped");
 
         /* Node 1 fails, permanently. */
@@ -1809,7 +1829,7 @@ static void test_chain(void)
         run(&f);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_DENIED, false, "refused by peer: denied");
         job = job_of(&f, id);
-        ok(job->state == CTL_JOB_FAILED && job->nodes_ok == 0 && job->nodes_missing == 0x3 &&
+        ok(job->state == CTL_JOB_FAILED && job->nodes_ok == 0 && missing_is(job, 0x3) &&
            job->node_failed == 1 && job->node_status == WIRE_E_DENIED && job_encodes(job), "node 1 failed");
         is_str(job->node_peer, "192.0.2.1:7470", "node 1's address");
         is_str(job->node_text, "refused by peer: denied", "the job's reason");
@@ -1820,7 +1840,7 @@ static void test_chain(void)
         is_int(jobs_cancel(f.jobs, id), 0, "cancel a running chain");
         run(&f);
         job = job_of(&f, id);
-        ok(job->state == CTL_JOB_CANCELLED && job->nodes_ok == 0 && job->nodes_missing == 0x7 &&
+        ok(job->state == CTL_JOB_CANCELLED && job->nodes_ok == 0 && missing_is(job, 0x7) &&
            job->node_failed == 0 && !job->node_peer[0] && job_encodes(job), "cancelled: every node missing");
 
         /* Transient: the whole chain again. */
@@ -1828,7 +1848,7 @@ static void test_chain(void)
         run(&f);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "busy");
         job = job_of(&f, id);
-        ok(job->state == CTL_JOB_RETRYING && job->node_failed == 0 && job->nodes_missing == 0x3 &&
+        ok(job->state == CTL_JOB_RETRYING && job->node_failed == 0 && missing_is(job, 0x3) &&
            job_encodes(job), "retrying: no node verdict yet");
 
         submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_TREE, 3, &r);
@@ -1842,13 +1862,96 @@ static void test_chain(void)
         id = submit_chain(&f, "192.0.2.1", 0, "not-numeric", 0, 0, &r);
         run(&f);
         ok(job_of(&f, id)->state == CTL_JOB_FAILED && job_of(&f, id)->node_failed == 1 &&
-           job_of(&f, id)->nodes_missing == 0x3 && job_encodes(job_of(&f, id)),
+           missing_is(job_of(&f, id), 0x3) && job_encodes(job_of(&f, id)),
            "a non-numeric hop (control.c refuses it first) fails the start");
         /* The one retrying ends, so nothing is left to the teardown. */
         for (struct job *j = jobs_first(f.jobs); j; j = j->next)
                 if (j->state == CTL_JOB_RETRYING)
                         jobs_cancel(f.jobs, j->id);
         run(&f);
+        fx_teardown(&f);
+}
+
+/* A route of @hops hops, 10.1.x.y and on (the daemon's port), in @buf. */
+static const char *route_long(char *buf, size_t size, unsigned int hops)
+{
+        char host[24];
+
+        buf[0] = '\0';
+        for (unsigned int i = 0; i < hops; i++) {
+                snprintf(host, sizeof(host), "10.1.%u.%u", (i + 1) / 256, (i + 1) % 256);
+                ctl_route_add(buf, size, host, 0);
+        }
+        return buf;
+}
+
+/* The longest chain: 512 nodes, the peer and 511 hops. */
+static void test_chain_512(void)
+{
+        static char route[CTL_ROUTE_MAX + 32];
+        static uint64_t bytes[ENGINE_ROUTE_MAX];
+        const struct fake_send_info *info;
+        struct nodeset missing = { { 0 } };
+        struct engine_send *s;
+        char hop[WIRE_HOP_STR_MAX];
+        struct job *job;
+        struct fx f;
+        uint64_t id;
+        size_t len;
+        int r;
+
+        fx_setup(&f, "chain of 512", 4);
+        id = submit_chain(&f, "10.1.0.0", 0, route_long(route, sizeof(route), 511), 0, 0, &r);
+        is_int(r, 0, "a chain of 512 nodes submits");
+        job = job_of(&f, id);
+        len = strlen(job->route);
+        ok(job->nodes == 512 && nodeset_count(&job->nodes_missing) == 512 && job_encodes(job),
+           "512 nodes, every one missing while queued");
+        ok(len == strlen(route) + 511 * 5 && len + 1 < CTL_ROUTE_MAX,
+           "its route holds every hop with its port, and no more than it needs (%zu bytes)", len);
+        run(&f);
+        s = xfer_of(&f, id);
+        info = fake_engine_info(s);
+        ok(info->has_route && info->route_hops == 511, "the engine got 511 hops");
+        wire_hop_str(&info->route[510], hop, sizeof(hop));
+        is_str(hop, "10.1.1.255:7470", "the last one 10.1.1.255:7470");
+
+        /* The relays' word: hop k at k % 10 bytes, the last ones claiming more than the file. */
+        for (unsigned int k = 0; k < ENGINE_ROUTE_MAX; k++)
+                bytes[k] = k < 500 ? k % 10 : 99;
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        fake_engine_set_progress(s, 9, 1000);
+        fake_engine_set_hops(s, 511, bytes);
+        job_refresh(job);
+        ok(job->node_bytes[0] == 9 && job->node_bytes[1] == 0 && job->node_bytes[5] == 4 &&
+           job->node_bytes[511] == 10 && job_encodes(job), "node k + 2 has hop k's bytes, at most the size");
+
+        /* Hop 299 (node 301) failed; the relay went around it. */
+        nodeset_add(&missing, 299);
+        fake_engine_done_chain(s, 10, 510, missing, 300, WIRE_E_NO_SPACE, "disk full");
+        ok(job->state == CTL_JOB_DONE && nodeset_has(&job->nodes_missing, 300) &&
+           nodeset_count(&job->nodes_missing) == 1 && job->nodes_ok == 511 && job->node_failed == 301 &&
+           job->node_status == WIRE_E_NO_SPACE, "hop_missing bit 299 is nodes_missing bit 300: node 301 failed");
+        is_str(job->node_peer, "10.1.1.44:7470", "its address: the route's 300th hop");
+        ok(job->node_bytes[300] == 9 && job->node_bytes[301] == 10 && job->node_bytes[511] == 10 &&
+           job_encodes(job), "it keeps its bytes, the others have the size, and that makes a JOB");
+
+        /* The engine's numbers not adding up, at the far end of the set. */
+        id = submit_chain(&f, "10.1.0.0", 0, route, 0, 0, &r);
+        run(&f);
+        missing = (struct nodeset){ { 0 } };
+        nodeset_add(&missing, 510);
+        fake_engine_done_chain(xfer_of(&f, id), 10, 509, missing, 511, WIRE_E_IO, "disk");
+        job = job_of(&f, id);
+        ok(nodeset_count(&job->nodes_missing) == 2 && nodeset_has(&job->nodes_missing, 510) &&
+           nodeset_has(&job->nodes_missing, 511) && job->node_failed == 511 && job->nodes_ok == 510 &&
+           job->node_status == WIRE_E_INTERNAL && job_encodes(job),
+           "509 of 511 published, hop 511 missing: hop 510 is too, and failed first, unheard of");
+
+        /* 512 hops after the peer: one too many. */
+        snprintf(route + strlen(route), sizeof(route) - strlen(route), ",10.1.2.0");
+        submit_chain(&f, "10.1.0.0", 0, route, 0, 0, &r);
+        is_int(r, -EINVAL, "a chain of 513 nodes is refused");
         fx_teardown(&f);
 }
 
@@ -1878,8 +1981,7 @@ static void test_chain_progress(void)
         fake_engine_set_hops(s, 3, hops3);
         job_refresh(job);
         ok(job->node_bytes[0] == 9 && job->node_bytes[1] == 8 && job->node_bytes[2] == 5 &&
-           job->node_bytes[3] == 3 && job->node_bytes[4] == 0 && job_encodes(job),
-           "node k + 2 has hop k's bytes, none past the last node");
+           job->node_bytes[3] == 3 && job_encodes(job), "node k + 2 has hop k's bytes");
         fake_engine_set_hops(s, 3, over);
         job_refresh(job);
         ok(job->node_bytes[1] == 10 && job_encodes(job), "a relay claiming more than the file: the size");
@@ -1892,7 +1994,7 @@ static void test_chain_progress(void)
         fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
         job_refresh(job);
         ok(job->node_bytes[2] == 6 && job->node_bytes[3] == 9 && job_encodes(job), "verifying: as they go");
-        fake_engine_done_chain(s, 10, 2, 0x2, 2, WIRE_E_DENIED, "this node does not relay (relay = no)");
+        fake_engine_done_chain(s, 10, 2, set_of(0x2), 2, WIRE_E_DENIED, "this node does not relay (relay = no)");
         ok(job->state == CTL_JOB_DONE && job->node_bytes[0] == 10 && job->node_bytes[1] == 10 &&
            job->node_bytes[2] == 6 && job->node_bytes[3] == 10 && job_encodes(job),
            "done: those that published the size, node 3 what it had");
@@ -1937,6 +2039,7 @@ int main(void)
 {
         test_chain();
         test_chain_progress();
+        test_chain_512();
         test_sync_job();
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();

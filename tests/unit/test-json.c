@@ -225,7 +225,8 @@ int main(void)
         job.text[0] = '\0';
         job.nodes = 4;
         job.nodes_ok = 2;
-        job.nodes_missing = 0xa;
+        nodeset_add(&job.nodes_missing, 1);
+        nodeset_add(&job.nodes_missing, 3);
         job.node_failed = 2;
         job.node_status = WIRE_E_EXISTS;
         snprintf(job.node_peer, sizeof(job.node_peer), "198.18.0.3:7470");
@@ -244,6 +245,32 @@ int main(void)
                        "\"nodes_missing\":[2,4],\"route\":\"198.18.0.3:7470,198.18.0.4:7470,[fd00::5]:7470\","
                        "\"node_bytes\":[2000000,1048576,2000000,0]}") != NULL,
            "a chain's job: its nodes, the missing ones by number, the route and each node's bytes");
+        free(buf);
+
+        /* The longest chain: 512 nodes, node 301 missing; every node's bytes, none left out. */
+        job.nodes = CTL_NODES_MAX;
+        job.nodes_ok = CTL_NODES_MAX - 1;
+        job.nodes_missing = (struct nodeset){ { 0 } };
+        nodeset_add(&job.nodes_missing, 300);
+        job.node_failed = 301;
+        for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
+                job.node_bytes[k] = k == 300 ? 7 : 2000000;
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return 1;
+        json_job(f, &job);
+        fclose(f);
+        {
+                const char *bytes = strstr(buf, "\"node_bytes\":[");
+                unsigned int values = bytes ? 1 : 0;
+
+                for (const char *c = bytes; c && *c && *c != ']'; c++)
+                        values += *c == ',';
+                ok(strstr(buf, "\"nodes\":512,\"nodes_ok\":511,\"node_failed\":301,") &&
+                   strstr(buf, "\"nodes_missing\":[301],") && strstr(buf, ",2000000,7,2000000,") && values == 512,
+                   "a chain of 512 nodes: node 301 missing, and all 512 nodes' bytes");
+        }
         free(buf);
         test_hostile();
         test_stats();

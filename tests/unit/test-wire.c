@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <sodium.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "macro.h"
+#include "nodeset.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -21,6 +23,32 @@ static void put32(uint8_t *p, uint32_t v)
 {
         for (int i = 0; i < 4; i++)
                 p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A RESULT's hop_missing as the wire carries it: 8 u64 words, lowest first. */
+static void put_nodeset(uint8_t *p, const struct nodeset *s)
+{
+        for (unsigned int i = 0; i < NODESET_WORDS; i++)
+                put64(p + 8 * i, s->w[i]);
+}
+
+/* A set of the given indices, ended by -1. */
+static struct nodeset set_of(int first, ...)
+{
+        struct nodeset s = { { 0 } };
+        va_list ap;
+
+        va_start(ap, first);
+        for (int k = first; k >= 0; k = va_arg(ap, int))
+                nodeset_add(&s, (unsigned int)k);
+        va_end(ap);
+        return s;
 }
 
 /* memset, not an initialiser: round-trip checks memcmp whole structs, padding included. */
@@ -74,6 +102,8 @@ static struct wire_msg sample_route(void)
         struct wire_msg m;
 
         msg_reset(&m, WIRE_ROUTE, 0);
+        m.route.total = 2;
+        m.route.first = 0;
         m.route.hops = 2;
         m.route.hop[0] = sample_hop("::ffff:198.18.0.2", 7471);
         m.route.hop[1] = sample_hop("fd00::3", 7472);
@@ -114,6 +144,8 @@ static int sample_messages(struct wire_msg *out)
         out[n++].wait.file = 0x0a0b0c0d;
         out[n++] = sample_route();
         msg_reset(&out[n], WIRE_PROGRESS, 0);
+        out[n].progress.total = 3;
+        out[n].progress.first = 0;
         out[n].progress.hops = 3;
         out[n].progress.bytes[0] = 0x0102030405060708ull;
         out[n].progress.bytes[2] = 1;
@@ -192,9 +224,13 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 11);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v11 is -EPROTONOSUPPORT");
-        is_int(h2.version, 11, "and still reports the peer's version");
+        put16(buf + 4, 12);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v12 is -EPROTONOSUPPORT");
+        is_int(h2.version, 12, "and still reports the peer's version");
+        put16(buf + 4, 10);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-10 hello (routes of at most 27 hops, a 32-bit hop_missing) is -EPROTONOSUPPORT");
+        is_int(h2.version, 10, "and reports version 10");
         put16(buf + 4, 9);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-9 hello (no relay chains: no ROUTE, no hop fields in RESULT) is -EPROTONOSUPPORT");
@@ -319,21 +355,42 @@ static void test_round_trips(void)
         is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
         ok(back.refuse.text[WIRE_TEXT_MAX] == '\0', "decoded text is NUL-terminated");
 
-        /* The largest ROUTE: WIRE_ROUTE_MAX hops still fit WIRE_CTRL_MAX. */
+        /* The largest ROUTE part: WIRE_ROUTE_PART_MAX hops, the last of a
+         * route of WIRE_ROUTE_MAX, still fit WIRE_CTRL_MAX. */
         struct wire_msg rt;
 
         msg_reset(&rt, WIRE_ROUTE, 0);
-        rt.route.hops = WIRE_ROUTE_MAX;
-        for (int i = 0; i < WIRE_ROUTE_MAX; i++) {
+        rt.route.total = WIRE_ROUTE_MAX;
+        rt.route.first = WIRE_ROUTE_MAX - WIRE_ROUTE_PART_MAX;
+        rt.route.hops = WIRE_ROUTE_PART_MAX;
+        for (int i = 0; i < WIRE_ROUTE_PART_MAX; i++) {
                 memset(rt.route.hop[i].addr, 0xf0 + i % 16, WIRE_ADDR_SIZE);
                 rt.route.hop[i].port = (uint16_t)(0xff00 + i);
         }
         len = wire_encode(buf, sizeof(buf), &rt);
-        is_int(len, WIRE_HEADER_SIZE + 2 + WIRE_ROUTE_MAX * 18, "%d-hop ROUTE: header + 2 + %d * 18 bytes",
-               WIRE_ROUTE_MAX, WIRE_ROUTE_MAX);
+        is_int(len, WIRE_HEADER_SIZE + 6 + WIRE_ROUTE_PART_MAX * 18, "%d-hop ROUTE part: header + 6 + %d * 18 bytes",
+               WIRE_ROUTE_PART_MAX, WIRE_ROUTE_PART_MAX);
         ok(len <= WIRE_CTRL_MAX, "and fits WIRE_CTRL_MAX");
-        is_int(wire_decode(buf, (size_t)len, &back), 0, "the %d-hop ROUTE decodes", WIRE_ROUTE_MAX);
-        ok(memcmp(&back, &rt, sizeof(back)) == 0, "and comes back hop for hop");
+        is_int(wire_decode(buf, (size_t)len, &back), 0, "the %d-hop ROUTE part decodes", WIRE_ROUTE_PART_MAX);
+        ok(memcmp(&back, &rt, sizeof(back)) == 0 && back.route.total == WIRE_ROUTE_MAX &&
+           back.route.first == WIRE_ROUTE_MAX - WIRE_ROUTE_PART_MAX,
+           "and comes back hop for hop, with the route's total and where the part starts");
+
+        /* The first part of that route, and its short last one. */
+        rt.route.first = 0;
+        len = wire_encode(buf, sizeof(buf), &rt);
+        ok(len == WIRE_HEADER_SIZE + 6 + WIRE_ROUTE_PART_MAX * 18 && wire_decode(buf, (size_t)len, &back) == 0 &&
+           memcmp(&back, &rt, sizeof(back)) == 0, "the first part of a %d-hop route round-trips", WIRE_ROUTE_MAX);
+        msg_reset(&rt, WIRE_ROUTE, 0);
+        rt.route.total = WIRE_ROUTE_MAX;
+        rt.route.first = WIRE_ROUTE_MAX / WIRE_ROUTE_PART_MAX * WIRE_ROUTE_PART_MAX;
+        rt.route.hops = WIRE_ROUTE_MAX % WIRE_ROUTE_PART_MAX;
+        for (int i = 0; i < rt.route.hops; i++)
+                rt.route.hop[i] = sample_hop("fd00::7", (uint16_t)(9000 + i));
+        len = wire_encode(buf, sizeof(buf), &rt);
+        ok(len == WIRE_HEADER_SIZE + 6 + (WIRE_ROUTE_MAX % WIRE_ROUTE_PART_MAX) * 18 &&
+           wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &rt, sizeof(back)) == 0,
+           "its last part, hops %d .. %d, round-trips", rt.route.first, WIRE_ROUTE_MAX - 1);
 
         /* A relay's RESULT: its hop fields round-trip. */
         msg_reset(&r, WIRE_RESULT, 2);
@@ -344,44 +401,63 @@ static void test_round_trips(void)
         r.result.hops = 2;
         r.result.hop_failed = 3;
         r.result.hop_status = WIRE_E_NO_SPACE;
-        r.result.hop_missing = 1u << 2;
+        r.result.hop_missing = set_of(2, -1);
         memset(r.result.mac, 0x42, WIRE_MAC_SIZE);
         snprintf(r.result.text, sizeof(r.result.text), "hop 3: no space");
         len = wire_encode(buf, sizeof(buf), &r);
-        is_int(len, WIRE_HEADER_SIZE + 66 + 15, "RESULT with hop fields: header + 66 + text");
+        is_int(len, WIRE_HEADER_SIZE + 126 + 15, "RESULT with hop fields: header + 126 + text");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
         ok(memcmp(&back, &r, sizeof(back)) == 0 && back.result.hops == 2 && back.result.hop_failed == 3 &&
-           back.result.hop_status == WIRE_E_NO_SPACE && back.result.hop_missing == 1u << 2,
+           back.result.hop_status == WIRE_E_NO_SPACE && nodeset_has(&back.result.hop_missing, 2) &&
+           nodeset_count(&back.result.hop_missing) == 1,
            "hops, hop_failed, hop_status and hop_missing round-trip");
         r.result.hops = WIRE_ROUTE_MAX;
         r.result.hop_failed = 0;
         r.result.hop_status = 0;
-        r.result.hop_missing = 0;
+        r.result.hop_missing = (struct nodeset){ { 0 } };
         len = wire_encode(buf, sizeof(buf), &r);
         ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && back.result.hops == WIRE_ROUTE_MAX,
            "a RESULT of %d hops all published round-trips", WIRE_ROUTE_MAX);
         r.result.hops = WIRE_ROUTE_MAX - 1;
         r.result.hop_failed = WIRE_ROUTE_MAX;
-        r.result.hop_missing = 1u << (WIRE_ROUTE_MAX - 1);
+        r.result.hop_missing = set_of(WIRE_ROUTE_MAX - 1, -1);
         len = wire_encode(buf, sizeof(buf), &r);
         ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && back.result.hop_failed == WIRE_ROUTE_MAX &&
-           back.result.hop_missing == 1u << (WIRE_ROUTE_MAX - 1),
+           nodeset_equal(&back.result.hop_missing, &r.result.hop_missing),
            "a RESULT whose last hop of %d failed round-trips", WIRE_ROUTE_MAX);
 
         /* Gone around: hops 2 and 5 missing, the rest of the route published. */
         r.result.hops = WIRE_ROUTE_MAX - 2;
         r.result.hop_failed = 2;
         r.result.hop_status = WIRE_E_IO;
-        r.result.hop_missing = 0x12;
+        r.result.hop_missing = set_of(1, 4, -1);
         len = wire_encode(buf, sizeof(buf), &r);
-        ok(len == WIRE_HEADER_SIZE + 66 + 15 && wire_decode(buf, (size_t)len, &back) == 0 &&
-           memcmp(&back, &r, sizeof(back)) == 0 && back.result.hop_missing == 0x12 && back.result.hop_failed == 2,
+        ok(len == WIRE_HEADER_SIZE + 126 + 15 && wire_decode(buf, (size_t)len, &back) == 0 &&
+           memcmp(&back, &r, sizeof(back)) == 0 && back.result.hop_missing.w[0] == 0x12 &&
+           back.result.hop_failed == 2,
            "a RESULT of %d hops published, hops 2 and 5 missing, round-trips", WIRE_ROUTE_MAX - 2);
+
+        /* Far past the 32 hops a version-10 hop_missing could name. */
+        r.result.hops = WIRE_ROUTE_MAX - 1;
+        r.result.hop_failed = 300;
+        r.result.hop_missing = set_of(299, -1);
+        len = wire_encode(buf, sizeof(buf), &r);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &r, sizeof(back)) == 0 &&
+           nodeset_has(&back.result.hop_missing, 299) && nodeset_count(&back.result.hop_missing) == 1,
+           "a RESULT of a %d-hop route, hop 300 missing (bit 299, hop_failed 300), round-trips", WIRE_ROUTE_MAX);
+        r.result.hops = WIRE_ROUTE_MAX - 2;
+        r.result.hop_missing = set_of(299, WIRE_ROUTE_MAX - 1, -1);
+        len = wire_encode(buf, sizeof(buf), &r);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &r, sizeof(back)) == 0 &&
+           nodeset_has(&back.result.hop_missing, 299) && nodeset_has(&back.result.hop_missing, WIRE_ROUTE_MAX - 1) &&
+           nodeset_count(&back.result.hop_missing) == 2 && back.result.hop_failed == 300,
+           "hops 300 and %d missing (bits 299 and %d) round-trip", WIRE_ROUTE_MAX, WIRE_ROUTE_MAX - 1);
         r.result.hops = 0;
         r.result.hop_failed = 1;
-        r.result.hop_missing = (1u << WIRE_ROUTE_MAX) - 1;
+        r.result.hop_missing = nodeset_first_n(WIRE_ROUTE_MAX);
         len = wire_encode(buf, sizeof(buf), &r);
-        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &r, sizeof(back)) == 0,
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &r, sizeof(back)) == 0 &&
+           nodeset_count(&back.result.hop_missing) == WIRE_ROUTE_MAX,
            "a RESULT whose %d hops are all missing round-trips", WIRE_ROUTE_MAX);
 }
 
@@ -389,7 +465,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x05, 0x00,  /* magic, v10, END */
+                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x05, 0x00,  /* magic, v11, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -401,20 +477,51 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x03, 0x00,
+                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x03, 0x00,  /* magic, v11, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x08, 0x00,  /* magic, v10, ROUTE */
-                0x26, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 38, credits 0 */
-                0x02, 0x00,                                      /* hops 2 */
+                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x08, 0x00,  /* magic, v11, ROUTE */
+                0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
+                0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
                 0x00, 0x00, 0xff, 0xff, 0xc6, 0x12, 0x00, 0x02,
                 0x2f, 0x1d,                                      /* port 7471 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::3 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03,
                 0x30, 0x1d,                                      /* port 7472 */
+        };
+        /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
+        static const uint8_t route_part[] = {
+                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x08, 0x00,  /* magic, v11, ROUTE */
+                0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
+                0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
+                0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1c,
+                0x4b, 0x1d,                                      /* port 7499 */
+        };
+        static const uint8_t result[] = {
+                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x06, 0x00,  /* magic, v11, RESULT */
+                0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
+                0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
+                0x07, 0x00, 0x00, 0x00,                          /* file 7 */
+                0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* bytes 5 */
+                0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* usec 6 */
+                0x0b, 0x00, 0x0c, 0x00, 0x0e, 0x0d,              /* hops 11, hop_failed 12, hop_status */
+                0x00, 0x08, 0x04, 0x02, 0x00, 0x00, 0x00, 0x00,  /* hop_missing word 0: bits 11, 18, 25 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* word 1 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* word 2 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* word 3 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00,  /* word 4: bit 300 (256 + 44) */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* word 5 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* word 6 */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40,  /* word 7: bit 510 (448 + 62) */
+                0x77, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* mac */
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88,
+                'z', 'z',                                        /* text */
         };
         struct wire_msg m = { .type = WIRE_END, .credits = 7 };
         uint8_t buf[WIRE_CTRL_MAX];
@@ -439,6 +546,14 @@ static void test_golden(void)
         len = wire_encode(buf, sizeof(buf), &m);
         ok(len == sizeof(route) && memcmp(buf, route, sizeof(route)) == 0,
            "ROUTE of 2 hops matches the documented bytes");
+        msg_reset(&m, WIRE_ROUTE, 0);
+        m.route.total = 300;
+        m.route.first = 27;
+        m.route.hops = 1;
+        m.route.hop[0] = sample_hop("fd00::1c", 7499);
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == sizeof(route_part) && memcmp(buf, route_part, sizeof(route_part)) == 0,
+           "a later ROUTE part (total 300, first 27, hops 1) matches the documented bytes");
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
@@ -503,18 +618,20 @@ static void test_golden(void)
         m.result.hops = 0x0b;
         m.result.hop_failed = 0x0c;
         m.result.hop_status = 0x0d0e;
-        m.result.hop_missing = 0x02040800;     /* hops 12 (the first), 19 and 26 */
+        /* Hops 12 (the first), 19, 26, 301 and 511. */
+        m.result.hop_missing = set_of(11, 18, 25, 300, 510, -1);
         m.result.mac[0] = 0x77;
         m.result.mac[31] = 0x88;
         strcpy(m.result.text, "zz");
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == 16 + 66 + 2 && buf[8] == 68 && buf[16] == WIRE_E_SIZE && buf[18] == 2 && buf[20] == 7 &&
-           buf[24] == 5 && buf[32] == 6 && buf[39] == 0 && buf[40] == 0x0b && buf[41] == 0 && buf[42] == 0x0c &&
-           buf[43] == 0 && buf[44] == 0x0e && buf[45] == 0x0d && buf[46] == 0x00 && buf[47] == 0x08 &&
-           buf[48] == 0x04 && buf[49] == 0x02 && buf[50] == 0x77 && buf[81] == 0x88 && buf[82] == 'z' &&
-           buf[83] == 'z',
-           "RESULT: status, text_len, file, bytes, usec, hops, hop_failed, hop_status, hop_missing, mac, text "
-           "in that order");
+        ok(len == sizeof(result) && memcmp(buf, result, sizeof(result)) == 0,
+           "RESULT: status, text_len, file, bytes, usec, hops, hop_failed, hop_status, hop_missing (8 u64 words, "
+           "lowest first), mac, text in that order");
+        is_int(wire_decode(result, sizeof(result), &m), 0, "and the documented bytes decode");
+        ok(m.result.hops == 11 && m.result.hop_failed == 12 && nodeset_count(&m.result.hop_missing) == 5 &&
+           nodeset_has(&m.result.hop_missing, 300) && nodeset_has(&m.result.hop_missing, 510) &&
+           m.result.mac[0] == 0x77 && m.result.mac[31] == 0x88 && !strcmp(m.result.text, "zz"),
+           "to the same hop fields, mac and text");
 }
 
 static void test_encode_errors(void)
@@ -613,25 +730,25 @@ static void test_encode_errors(void)
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT of more than WIRE_ROUTE_MAX hops refused");
         bad.result.hops = WIRE_ROUTE_MAX;
         bad.result.hop_failed = 1;
-        bad.result.hop_missing = 1;
+        bad.result.hop_missing = set_of(0, -1);
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
                "a RESULT of %d hops published and one failed refused", WIRE_ROUTE_MAX);
         bad.result.hops = 0xffff;
         bad.result.hop_failed = 0xffff;
-        bad.result.hop_missing = 0;
+        bad.result.hop_missing = (struct nodeset){ { 0 } };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT of 65535 hops refused");
 
         /* hop_missing: bits below WIRE_ROUTE_MAX, the lowest named by hop_failed, counted with hops. */
         bad = (struct wire_msg){ .type = WIRE_RESULT };
         bad.result.hops = 1;
-        bad.result.hop_missing = 1;
+        bad.result.hop_missing = set_of(0, -1);
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with a hop missing and none failed refused");
         bad.result.hop_failed = 1;
         ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with hop_failed 1");
-        bad.result.hop_missing = 0;
+        bad.result.hop_missing = (struct nodeset){ { 0 } };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with a hop failed and none missing refused");
         bad.result.hops = WIRE_ROUTE_MAX - 2;
-        bad.result.hop_missing = 0x12;
+        bad.result.hop_missing = set_of(1, 4, -1);
         bad.result.hop_failed = 5;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
                "a RESULT whose failed hop is missing but not the first refused");
@@ -644,32 +761,86 @@ static void test_encode_errors(void)
         bad.result.hop_failed = 2;
         ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with hop_failed 2");
         bad.result.hops = 0;
-        bad.result.hop_missing = 1u << WIRE_ROUTE_MAX;
+        bad.result.hop_missing = set_of(WIRE_ROUTE_MAX, -1);
         bad.result.hop_failed = WIRE_ROUTE_MAX + 1;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT missing hop %d refused", WIRE_ROUTE_MAX + 1);
-        bad.result.hop_missing = 1u | 1u << 31;
+        bad.result.hop_missing = set_of(0, WIRE_ROUTE_MAX, -1);
         bad.result.hop_failed = 1;
-        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with bit 31 of hop_missing set refused");
-        bad.result.hop_missing = 0xffffffff;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT with bit %d of hop_missing set (past WIRE_ROUTE_MAX) refused", WIRE_ROUTE_MAX);
+        bad.result.hop_missing = set_of(0, 31, -1);
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "bit 31, past version 10's 27 hops, is fine");
+        memset(&bad.result.hop_missing, 0xff, sizeof(bad.result.hop_missing));
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a RESULT with every bit of hop_missing set refused");
         bad.result.hops = WIRE_ROUTE_MAX - 2;
-        bad.result.hop_missing = 0x7;
+        bad.result.hop_missing = set_of(0, 1, 2, -1);
         bad.result.hop_failed = 1;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
                "a RESULT of %d hops published and 3 missing refused", WIRE_ROUTE_MAX - 2);
         bad.result.hops = WIRE_ROUTE_MAX - 3;
         ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with %d published", WIRE_ROUTE_MAX - 3);
         bad.result.hops = 1;
-        bad.result.hop_missing = (1u << WIRE_ROUTE_MAX) - 1;
+        bad.result.hop_missing = nodeset_first_n(WIRE_ROUTE_MAX);
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
                "a RESULT of 1 hop published and %d missing refused", WIRE_ROUTE_MAX);
+        bad.result.hops = 0;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with none published");
+
+        /* Far bits: hop_failed is the lowest missing, whichever word holds it. */
+        bad.result.hops = WIRE_ROUTE_MAX - 2;
+        bad.result.hop_missing = set_of(299, WIRE_ROUTE_MAX - 1, -1);
+        bad.result.hop_failed = WIRE_ROUTE_MAX;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a RESULT missing bits 299 and %d, hop_failed %d (not the lowest) refused", WIRE_ROUTE_MAX - 1,
+               WIRE_ROUTE_MAX);
+        bad.result.hop_failed = 299;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "and with hop_failed 299 (one before it)");
+        bad.result.hop_failed = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "and with hop_failed 0");
+        bad.result.hop_failed = 300;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with hop_failed 300");
+        bad.result.hops = WIRE_ROUTE_MAX - 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "%d published and 2 missing (%d in all) refused", WIRE_ROUTE_MAX - 1, WIRE_ROUTE_MAX + 1);
+
+        /* ROUTE: a part of 1 .. WIRE_ROUTE_PART_MAX hops from first, within the route's 1 .. WIRE_ROUTE_MAX. */
         bad = sample_route();
         bad.route.hops = 0;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of no hops refused");
-        bad.route.hops = WIRE_ROUTE_MAX + 1;
-        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of %d hops refused", WIRE_ROUTE_MAX + 1);
+        bad.route.total = WIRE_ROUTE_MAX;
+        bad.route.hops = WIRE_ROUTE_PART_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE part of %d hops refused",
+               WIRE_ROUTE_PART_MAX + 1);
+        bad.route.hops = WIRE_ROUTE_PART_MAX;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine with %d", WIRE_ROUTE_PART_MAX);
         bad.route.hops = 0xffff;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of 65535 hops refused");
+        bad = sample_route();
+        bad.route.total = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of a route of no hops refused");
+        bad.route.total = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of a route of %d hops refused",
+               WIRE_ROUTE_MAX + 1);
+        bad.route.total = 0xffff;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of a route of 65535 hops refused");
+        bad.route.total = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE of 2 hops of a 1-hop route refused");
+        bad.route.total = 30;
+        bad.route.first = 4;
+        bad.route.hops = WIRE_ROUTE_PART_MAX;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL,
+               "a ROUTE part past the route's end (total 30, first 4, hops %d) refused", WIRE_ROUTE_PART_MAX);
+        bad.route.first = 3;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine from hop 3 (its last %d hops)", WIRE_ROUTE_PART_MAX);
+        bad.route.total = WIRE_ROUTE_MAX;
+        bad.route.first = 0xffff;
+        bad.route.hops = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE part from hop 65535 refused");
+        bad.route.first = WIRE_ROUTE_MAX;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a ROUTE part from hop %d (past the last) refused",
+               WIRE_ROUTE_MAX);
+        bad.route.first = WIRE_ROUTE_MAX - 1;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and fine from hop %d, the last", WIRE_ROUTE_MAX - 1);
         bad = sample_route();
         len = wire_encode(buf, sizeof(buf), &bad);
         all = true;
@@ -941,9 +1112,11 @@ static void test_decode_hostile(void)
         put16(tmp + WIRE_HEADER_SIZE + 2, 0);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT text_len 0 with text bytes present");
 
-        /* RESULT's hop fields: hops + popcount(hop_missing) <= WIRE_ROUTE_MAX, no bit at WIRE_ROUTE_MAX or
-         * above, and hop_failed 0 with none missing, else the first missing. */
+        /* RESULT's hop fields: hops + count(hop_missing) <= WIRE_ROUTE_MAX, no bit at WIRE_ROUTE_MAX or
+         * above, and hop_failed 0 with none missing, else the first missing. hop_missing is 8 u64
+         * words at payload offset 30, lowest first; the mac follows at 94, the text at 126. */
         const int hops = WIRE_HEADER_SIZE + 24, failed = WIRE_HEADER_SIZE + 26, missing = WIRE_HEADER_SIZE + 30;
+        struct nodeset ns;
 
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + failed, WIRE_ROUTE_MAX + 1);
@@ -957,25 +1130,29 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT of WIRE_ROUTE_MAX hops, none failed, decodes");
         is_int(m.result.hops, WIRE_ROUTE_MAX, "with its hops");
         put16(tmp + failed, 1);
-        put32(tmp + missing, 1);
+        put64(tmp + missing, 1);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of WIRE_ROUTE_MAX hops and one more failed");
         put16(tmp + hops, WIRE_ROUTE_MAX - 1);
         put16(tmp + failed, WIRE_ROUTE_MAX);
         put16(tmp + WIRE_HEADER_SIZE + 28, WIRE_E_IO);
-        put32(tmp + missing, 1u << (WIRE_ROUTE_MAX - 1));
+        put64(tmp + missing, 0);
+        put64(tmp + missing + 8 * 7, UINT64_C(1) << (WIRE_ROUTE_MAX - 1 - 7 * 64));
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT whose hop %d of %d failed decodes", WIRE_ROUTE_MAX,
                WIRE_ROUTE_MAX);
         ok(m.result.hops == WIRE_ROUTE_MAX - 1 && m.result.hop_failed == WIRE_ROUTE_MAX &&
-           m.result.hop_status == WIRE_E_IO && m.result.hop_missing == 1u << (WIRE_ROUTE_MAX - 1) &&
+           m.result.hop_status == WIRE_E_IO && nodeset_has(&m.result.hop_missing, WIRE_ROUTE_MAX - 1) &&
+           nodeset_count(&m.result.hop_missing) == 1 &&
            m.result.mac[0] == 0x99 && m.result.mac[WIRE_MAC_SIZE - 1] == 0x99 && !strcmp(m.result.text, "published"),
-           "with its hop fields, the mac after them, and the text after the mac");
+           "with its hop fields (bit %d in the last word), the mac after them, and the text after the mac",
+           WIRE_ROUTE_MAX - 1);
 
+        ns = set_of(1, 4, -1);
         put16(tmp + hops, WIRE_ROUTE_MAX - 2);
         put16(tmp + failed, 2);
-        put32(tmp + missing, 0x12);
+        put_nodeset(tmp + missing, &ns);
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT of %d hops, hops 2 and 5 missing, decodes",
                WIRE_ROUTE_MAX - 2);
-        ok(m.result.hops == WIRE_ROUTE_MAX - 2 && m.result.hop_failed == 2 && m.result.hop_missing == 0x12,
+        ok(m.result.hops == WIRE_ROUTE_MAX - 2 && m.result.hop_failed == 2 && nodeset_equal(&m.result.hop_missing, &ns),
            "with its hop fields");
         put16(tmp + failed, 0);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with hops missing and none failed");
@@ -987,40 +1164,75 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG,
                "RESULT whose failed hop is after the first missing, and not missing");
         put16(tmp + failed, 2);
-        put32(tmp + missing, 0);
+        ns = (struct nodeset){ { 0 } };
+        put_nodeset(tmp + missing, &ns);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with a hop failed and none missing");
+
+        /* Far bits, as the words carry them. */
+        put16(tmp + hops, WIRE_ROUTE_MAX - 1);
+        put16(tmp + failed, 300);
+        tmp[missing + 8 * 4 + 5] = 0x10;        /* word 4 (bits 256 ..), byte 5, bit 4: bit 300 */
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT missing bit 300 with hop_failed 300");
+        put16(tmp + failed, 301);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "and with hop_failed 301 it decodes");
+        ok(nodeset_has(&m.result.hop_missing, 300) && nodeset_count(&m.result.hop_missing) == 1 &&
+           m.result.mac[0] == 0x99, "word 4, byte 5, 0x10 is bit 300: the words are little-endian, lowest first");
+        ns = set_of(299, WIRE_ROUTE_MAX - 1, -1);
+        put16(tmp + hops, WIRE_ROUTE_MAX - 2);
+        put16(tmp + failed, 300);
+        put_nodeset(tmp + missing, &ns);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT of %d hops, hops 300 and %d missing, decodes",
+               WIRE_ROUTE_MAX - 2, WIRE_ROUTE_MAX);
+        ok(nodeset_equal(&m.result.hop_missing, &ns) && m.result.hop_failed == 300, "with both bits");
+        put16(tmp + failed, WIRE_ROUTE_MAX);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "the same naming hop %d failed (not the lowest)",
+               WIRE_ROUTE_MAX);
+        put16(tmp + failed, 300);
+        put16(tmp + hops, WIRE_ROUTE_MAX - 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "the same with %d published (%d in all)",
+               WIRE_ROUTE_MAX - 1, WIRE_ROUTE_MAX + 1);
+
+        ns = set_of(WIRE_ROUTE_MAX, -1);
         put16(tmp + hops, 0);
         put16(tmp + failed, WIRE_ROUTE_MAX + 1);
-        put32(tmp + missing, 1u << WIRE_ROUTE_MAX);
+        put_nodeset(tmp + missing, &ns);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT missing hop %d", WIRE_ROUTE_MAX + 1);
+        ns = set_of(0, WIRE_ROUTE_MAX, -1);
         put16(tmp + failed, 1);
-        put32(tmp + missing, 1u | 1u << 31);
-        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with bit 31 of hop_missing set");
-        put32(tmp + missing, 0xffffffff);
+        put_nodeset(tmp + missing, &ns);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with bit %d of hop_missing set",
+               WIRE_ROUTE_MAX);
+        memset(tmp + missing, 0xff, NODESET_WIRE_SIZE);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT with every bit of hop_missing set");
-        put32(tmp + missing, (1u << WIRE_ROUTE_MAX) - 1);
+        ns = nodeset_first_n(WIRE_ROUTE_MAX);
+        put_nodeset(tmp + missing, &ns);
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "RESULT with all %d hops missing decodes", WIRE_ROUTE_MAX);
+        ok(nodeset_count(&m.result.hop_missing) == WIRE_ROUTE_MAX && m.result.hop_failed == 1, "with every bit");
         put16(tmp + hops, 1);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of 1 hop published and %d missing",
                WIRE_ROUTE_MAX);
+        ns = set_of(0, 1, 2, -1);
         put16(tmp + hops, WIRE_ROUTE_MAX - 2);
-        put32(tmp + missing, 0x7);
+        put_nodeset(tmp + missing, &ns);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "RESULT of %d hops published and 3 missing",
                WIRE_ROUTE_MAX - 2);
         put16(tmp + hops, WIRE_ROUTE_MAX - 3);
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "the same with %d published decodes", WIRE_ROUTE_MAX - 3);
 
-        /* ROUTE: 1 .. WIRE_ROUTE_MAX hops, and a length that agrees with them. */
+        /* ROUTE: total u16, first u16, hops u16; a part of 1 .. WIRE_ROUTE_PART_MAX hops, first + hops
+         * within the route's 1 .. WIRE_ROUTE_MAX, and a length that agrees with them. */
         struct wire_msg rt = msgs[7];
-        const int rh = WIRE_HEADER_SIZE;
+        const int rtotal = WIRE_HEADER_SIZE, rfirst = WIRE_HEADER_SIZE + 2, rh = WIRE_HEADER_SIZE + 4;
 
         is_int(rt.type, WIRE_ROUTE, "sample 7 is the ROUTE");
         len = wire_encode(buf, sizeof(buf), &rt);
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + rh, 0);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 0 hops (with 2 hops' bytes)");
-        put32(tmp + 8, 2);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 2, &m), -EBADMSG, "ROUTE of 0 hops, nothing after");
+        put32(tmp + 8, 6);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 6, &m), -EBADMSG, "ROUTE of 0 hops, nothing after");
+        put32(tmp + 8, 4);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 4, &m), -EBADMSG, "ROUTE cut before its hop count");
         put32(tmp + 8, 0);
         is_int(wire_decode(tmp, WIRE_HEADER_SIZE, &m), -EBADMSG, "ROUTE with no payload at all");
         memcpy(tmp, buf, (size_t)len);
@@ -1036,19 +1248,51 @@ static void test_decode_hostile(void)
         put32(tmp + 8, (uint32_t)(len - WIRE_HEADER_SIZE - 1));
         is_int(wire_decode(tmp, (size_t)len - 1, &m), -EBADMSG, "ROUTE of 2 hops a byte short");
 
-        /* WIRE_ROUTE_MAX + 1 hops, length agreeing: one hop too many (and past WIRE_CTRL_MAX). */
-        const int over = WIRE_HEADER_SIZE + 2 + (WIRE_ROUTE_MAX + 1) * 18;
+        /* total and first, edited to disagree with hops (the length agreeing). */
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + rtotal, 0);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of a route of 0 hops");
+        put16(tmp + rtotal, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 2 hops of a 1-hop route");
+        put16(tmp + rtotal, WIRE_ROUTE_MAX + 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of a route of %d hops", WIRE_ROUTE_MAX + 1);
+        put16(tmp + rtotal, 0xffff);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of a route of 65535 hops");
+        memcpy(tmp, buf, (size_t)len);
+        put16(tmp + rfirst, 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of hops 1 and 2 of a 2-hop route");
+        put16(tmp + rfirst, 0xffff);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE from hop 65535");
+        put16(tmp + rtotal, WIRE_ROUTE_MAX);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE from hop 65535 of a %d-hop route",
+               WIRE_ROUTE_MAX);
+        put16(tmp + rfirst, WIRE_ROUTE_MAX - 2);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "ROUTE of the last 2 hops of a %d-hop route decodes",
+               WIRE_ROUTE_MAX);
+        ok(m.route.total == WIRE_ROUTE_MAX && m.route.first == WIRE_ROUTE_MAX - 2 && m.route.hops == 2 &&
+           m.route.hop[1].port == 7472, "with its total, first and hops");
+        put16(tmp + rfirst, WIRE_ROUTE_MAX - 1);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "ROUTE of 2 hops from the last of a %d-hop route",
+               WIRE_ROUTE_MAX);
+
+        /* WIRE_ROUTE_PART_MAX + 1 hops, length agreeing: one hop too many for a part. */
+        const int over = WIRE_HEADER_SIZE + 6 + (WIRE_ROUTE_PART_MAX + 1) * 18;
 
         memcpy(tmp, buf, WIRE_HEADER_SIZE);
         memset(tmp + WIRE_HEADER_SIZE, 0x11, (size_t)over - WIRE_HEADER_SIZE);
-        put16(tmp + rh, WIRE_ROUTE_MAX + 1);
+        put16(tmp + rtotal, WIRE_ROUTE_MAX);
+        put16(tmp + rfirst, 0);
+        put16(tmp + rh, WIRE_ROUTE_PART_MAX + 1);
         put32(tmp + 8, (uint32_t)(over - WIRE_HEADER_SIZE));
-        is_int(wire_decode(tmp, (size_t)over, &m), -EBADMSG, "ROUTE of %d hops", WIRE_ROUTE_MAX + 1);
-        put16(tmp + rh, WIRE_ROUTE_MAX);
+        is_int(wire_decode(tmp, (size_t)over, &m), -EBADMSG, "ROUTE part of %d hops", WIRE_ROUTE_PART_MAX + 1);
+        put16(tmp + rh, WIRE_ROUTE_PART_MAX);
         put32(tmp + 8, (uint32_t)(over - 18 - WIRE_HEADER_SIZE));
-        is_int(wire_decode(tmp, (size_t)over - 18, &m), 0, "the same with %d hops decodes", WIRE_ROUTE_MAX);
-        ok(m.route.hops == WIRE_ROUTE_MAX && m.route.hop[WIRE_ROUTE_MAX - 1].port == 0x1111 &&
-           m.route.hop[WIRE_ROUTE_MAX - 1].addr[15] == 0x11, "with its last hop");
+        is_int(wire_decode(tmp, (size_t)over - 18, &m), 0, "the same with %d hops decodes", WIRE_ROUTE_PART_MAX);
+        ok(m.route.hops == WIRE_ROUTE_PART_MAX && m.route.hop[WIRE_ROUTE_PART_MAX - 1].port == 0x1111 &&
+           m.route.hop[WIRE_ROUTE_PART_MAX - 1].addr[15] == 0x11, "with its last hop");
+        put16(tmp + rtotal, WIRE_ROUTE_PART_MAX - 1);
+        is_int(wire_decode(tmp, (size_t)over - 18, &m), -EBADMSG, "and is -EBADMSG as a part of a %d-hop route",
+               WIRE_ROUTE_PART_MAX - 1);
 
         /* Strings come back NUL-terminated whatever the struct held before. */
         len = wire_encode(buf, sizeof(buf), &o);
@@ -1246,7 +1490,7 @@ static void test_mac_inputs_after_offer(void)
         struct wire_hello h = { .flags = WIRE_HELLO_LANE | WIRE_HELLO_KEY, .lane = 2 };
         struct wire_end e = { .bytes = 0x0102030405060708ull }, e2;
         struct wire_result r = { .status = WIRE_E_CHECKSUM, .bytes = 9, .usec = 10, .hops = 2, .hop_failed = 3,
-                                 .hop_status = WIRE_E_NO_SPACE, .hop_missing = 0x01020004 }, r2;
+                                 .hop_status = WIRE_E_NO_SPACE }, r2;
         uint8_t mac[WIRE_MAC_SIZE], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
         int la, lb;
 
@@ -1319,15 +1563,24 @@ static void test_mac_inputs_after_offer(void)
         ok(differs(a, la, b, lb), "END: the byte count is covered");
         is_int(wire_end_mac_input(a, sizeof(a), WIRE_LANES_MAX, &e), -EINVAL, "END: a lane past the last is -EINVAL");
 
+        r.hop_missing = set_of(2, 17, 24, 300, -1);   /* word 0 0x01020004; word 4, byte 5, 0x10 */
         strcpy(r.text, "bad");
         memset(r.mac, 0x66, sizeof(r.mac));
         la = wire_result_mac_input(a, sizeof(a), 0, &r);
-        ok(la == 27 + 2 + 34 + 3 && memcmp(a, "rdmaxfer-v4 receiver result", 27) == 0 && a[27] == 0 &&
+        ok(la == 27 + 2 + 94 + 3 && memcmp(a, "rdmaxfer-v4 receiver result", 27) == 0 && a[27] == 0 &&
            a[29] == WIRE_E_CHECKSUM && a[31] == 3 && a[33] == 0 && a[37] == 9 && a[45] == 10 &&
            a[53] == 2 && a[54] == 0 && a[55] == 3 && a[56] == 0 && a[57] == WIRE_E_NO_SPACE && a[58] == 0 &&
-           a[59] == 0x04 && a[60] == 0x00 && a[61] == 0x02 && a[62] == 0x01 && memcmp(a + 63, "bad", 3) == 0,
+           a[59] == 0x04 && a[60] == 0x00 && a[61] == 0x02 && a[62] == 0x01 && a[63] == 0 && a[66] == 0 &&
+           a[59 + 37] == 0x10 && a[59 + 63] == 0 && memcmp(a + 123, "bad", 3) == 0,
            "RESULT MAC input: label, lane, status, text_len, file, bytes, usec, hops, hop_failed, hop_status, "
-           "hop_missing, text (not the mac)");
+           "hop_missing (64 bytes), text (not the mac)");
+        {
+                int nonzero = 0;
+
+                for (int i = 59; i < 123; i++)
+                        nonzero += a[i] != 0;
+                is_int(nonzero, 4, "hop_missing's 64 bytes hold its 4 bits and nothing else");
+        }
         r2 = r;
         r2.file = 4;
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
@@ -1355,18 +1608,26 @@ static void test_mac_inputs_after_offer(void)
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
         ok(differs(a, la, b, lb), "RESULT: the failed hop's status is covered");
         r2 = r;
-        r2.hop_missing ^= 1u << 5;
+        r2.hop_missing.w[0] ^= 1u << 5;
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
         ok(differs(a, la, b, lb), "RESULT: the missing hops are covered");
         r2 = r;
-        r2.hop_missing ^= 1u << 24;
+        r2.hop_missing.w[0] ^= 1u << 24;
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
-        ok(differs(a, la, b, lb), "RESULT: hop_missing's high byte is covered");
+        ok(differs(a, la, b, lb), "RESULT: hop_missing's first word's high bits are covered");
+        r2 = r;
+        r2.hop_missing.w[4] ^= UINT64_C(1) << 44;
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: hop_missing's bit 300 is covered");
+        r2 = r;
+        nodeset_add(&r2.hop_missing, WIRE_ROUTE_MAX - 1);
+        lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
+        ok(differs(a, la, b, lb), "RESULT: hop_missing's bit %d, in its last word, is covered", WIRE_ROUTE_MAX - 1);
         r2 = r;
         memset(r2.text, 't', WIRE_TEXT_MAX);
         r2.text[WIRE_TEXT_MAX] = '\0';
         lb = wire_result_mac_input(b, sizeof(b), 0, &r2);
-        ok(lb == 27 + 2 + 34 + WIRE_TEXT_MAX && lb <= WIRE_MAC_INPUT_MAX,
+        ok(lb == 27 + 2 + 94 + WIRE_TEXT_MAX && lb <= WIRE_MAC_INPUT_MAX,
            "RESULT: the longest input (%d bytes) fits WIRE_MAC_INPUT_MAX", lb);
         is_int(wire_result_mac_input(a, (size_t)la - 1, 0, &r), -EMSGSIZE, "RESULT: one byte short is -EMSGSIZE");
 }
@@ -1451,57 +1712,135 @@ static void test_hop(void)
         is_int(wire_hop_set(&h, NULL), -EAFNOSUPPORT, "no address: -EAFNOSUPPORT");
 }
 
-/* An offer's route_hash: SHA-256 over the hops as ROUTE carries them. */
-/* PROGRESS (version 10): a relay's word on how far each hop got. */
+/* PROGRESS (version 10; windows of a route, version 11): a relay's word on how far each hop got. */
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0a, 0x00, 0x09, 0x00,  /* magic, v10, PROGRESS */
-                0x12, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 18, credits 0 */
-                0x02, 0x00,                                      /* 2 hops */
-                0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 1's bytes */
-                0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* hop 2's */
+                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x09, 0x00,  /* magic, v11, PROGRESS */
+                0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
+                0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
+                0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
+                0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* hop 4's */
         };
-        struct wire_msg m = { .type = WIRE_PROGRESS }, back;
-        uint8_t buf[WIRE_CTRL_MAX];
+        const int ptotal = WIRE_HEADER_SIZE, pfirst = WIRE_HEADER_SIZE + 2, ph = WIRE_HEADER_SIZE + 4;
+        struct wire_msg m, back;
+        uint8_t buf[WIRE_CTRL_MAX + 64];
         int len;
 
+        msg_reset(&m, WIRE_PROGRESS, 0);
+        m.progress.total = 5;
+        m.progress.first = 3;
         m.progress.hops = 2;
         m.progress.bytes[0] = 0x0102030405060708ull;
         m.progress.bytes[1] = 42;
         len = wire_encode(buf, sizeof(buf), &m);
         ok(len == (int)sizeof(golden) && memcmp(buf, golden, sizeof(golden)) == 0,
-           "PROGRESS: hops u16, then each hop's bytes u64");
+           "PROGRESS: total u16, first u16, hops u16, then each hop's bytes u64");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
-        ok(back.progress.hops == 2 && back.progress.bytes[0] == m.progress.bytes[0] &&
-           back.progress.bytes[1] == 42, "with its hops' bytes");
+        ok(back.progress.total == 5 && back.progress.first == 3 && back.progress.hops == 2 &&
+           back.progress.bytes[0] == m.progress.bytes[0] && back.progress.bytes[1] == 42,
+           "with its window and its hops' bytes");
 
-        m.progress.hops = WIRE_ROUTE_MAX;
+        /* A window in the middle of a long route. */
+        msg_reset(&m, WIRE_PROGRESS, 0);
+        m.progress.total = WIRE_ROUTE_MAX;
+        m.progress.first = 480;
+        m.progress.hops = 31;
+        for (int i = 0; i < 31; i++)
+                m.progress.bytes[i] = (uint64_t)(480 + i) << 32 | (uint64_t)i;
         len = wire_encode(buf, sizeof(buf), &m);
-        is_int(len, WIRE_HEADER_SIZE + 2 + 8 * WIRE_ROUTE_MAX, "the largest PROGRESS fits");
+        is_int(len, WIRE_HEADER_SIZE + 6 + 8 * 31, "hops 480 .. 510 of a %d-hop route: header + 6 + 31 * 8",
+               WIRE_ROUTE_MAX);
+        ok(wire_decode(buf, (size_t)len, &back) == 0 && memcmp(&back, &m, sizeof(back)) == 0,
+           "and round-trip field for field");
+
+        m.progress.first = 0;
+        m.progress.hops = WIRE_PROGRESS_PART_MAX;
+        len = wire_encode(buf, sizeof(buf), &m);
+        is_int(len, WIRE_HEADER_SIZE + 6 + 8 * WIRE_PROGRESS_PART_MAX, "the largest PROGRESS (%d hops) encodes",
+               WIRE_PROGRESS_PART_MAX);
+        ok(len <= WIRE_CTRL_MAX, "and fits WIRE_CTRL_MAX");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
+        m.progress.first = WIRE_ROUTE_MAX - WIRE_PROGRESS_PART_MAX;
+        ok(wire_encode(buf, sizeof(buf), &m) > 0, "the route's last %d hops are fine", WIRE_PROGRESS_PART_MAX);
+        m.progress.first = WIRE_ROUTE_MAX - WIRE_PROGRESS_PART_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "a window past the route's end is refused");
+        m.progress.first = 0;
         m.progress.hops = 0;
         is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of 0 hops is refused");
-        m.progress.hops = WIRE_ROUTE_MAX + 1;
-        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of 28 hops is refused");
+        m.progress.hops = WIRE_PROGRESS_PART_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of %d hops is refused",
+               WIRE_PROGRESS_PART_MAX + 1);
+        m.progress.hops = 2;
+        m.progress.total = 0;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of a route of 0 hops is refused");
+        m.progress.total = WIRE_ROUTE_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of a route of %d hops is refused",
+               WIRE_ROUTE_MAX + 1);
+        m.progress.total = 3;
+        m.progress.first = 2;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "PROGRESS of hops 2 and 3 of a 3-hop route is refused");
 
         memcpy(buf, golden, sizeof(golden));
-        buf[16] = 3;    /* 3 hops on 2 hops' bytes */
+        buf[ph] = 3;    /* 3 hops on 2 hops' bytes */
         is_int(wire_decode(buf, sizeof(golden), &back), -EBADMSG, "a hop count that disagrees with the length");
-        buf[16] = 0;
-        buf[8] = 2;
-        is_int(wire_decode(buf, WIRE_HEADER_SIZE + 2, &back), -EBADMSG, "0 hops");
-        buf[16] = 2;
-        buf[8] = 0x11;
+        buf[ph] = 0;
+        buf[8] = 6;
+        is_int(wire_decode(buf, WIRE_HEADER_SIZE + 6, &back), -EBADMSG, "0 hops");
+        buf[ph] = 2;
+        buf[8] = 0x15;
         is_int(wire_decode(buf, sizeof(golden) - 1, &back), -EBADMSG, "a byte short");
+        buf[8] = 0x16;
+        buf[pfirst] = 4;
+        is_int(wire_decode(buf, sizeof(golden), &back), -EBADMSG, "a window past the route's end (4 + 2 > 5)");
+        buf[pfirst] = 3;
+        put16(buf + ptotal, 0);
+        is_int(wire_decode(buf, sizeof(golden), &back), -EBADMSG, "a route of 0 hops");
+        put16(buf + ptotal, WIRE_ROUTE_MAX + 1);
+        is_int(wire_decode(buf, sizeof(golden), &back), -EBADMSG, "a route of %d hops", WIRE_ROUTE_MAX + 1);
+        put16(buf + ptotal, WIRE_ROUTE_MAX);
+        is_int(wire_decode(buf, sizeof(golden), &back), 0, "a route of %d hops decodes", WIRE_ROUTE_MAX);
+
+        /* WIRE_PROGRESS_PART_MAX + 1 hops, the length agreeing. */
+        const int over = WIRE_HEADER_SIZE + 6 + 8 * (WIRE_PROGRESS_PART_MAX + 1);
+
+        memset(buf + WIRE_HEADER_SIZE, 0, (size_t)over - WIRE_HEADER_SIZE);
+        put16(buf + ptotal, WIRE_ROUTE_MAX);
+        put16(buf + pfirst, 0);
+        put16(buf + ph, WIRE_PROGRESS_PART_MAX + 1);
+        put32(buf + 8, (uint32_t)(over - WIRE_HEADER_SIZE));
+        is_int(wire_decode(buf, (size_t)over, &back), -EBADMSG, "PROGRESS of %d hops", WIRE_PROGRESS_PART_MAX + 1);
+        put16(buf + ph, WIRE_PROGRESS_PART_MAX);
+        put32(buf + 8, (uint32_t)(over - 8 - WIRE_HEADER_SIZE));
+        is_int(wire_decode(buf, (size_t)over - 8, &back), 0, "the same with %d decodes", WIRE_PROGRESS_PART_MAX);
 }
 
+/* Hop k of a long route: ::ffff:198.18.(k >> 8).(k & 255), port 7471 + k. */
+static struct wire_hop long_route_hop(unsigned int k)
+{
+        struct wire_hop h;
+
+        memset(&h, 0, sizeof(h));
+        h.addr[10] = h.addr[11] = 0xff;
+        h.addr[12] = 198;
+        h.addr[13] = 18;
+        h.addr[14] = (uint8_t)(k >> 8);
+        h.addr[15] = (uint8_t)k;
+        h.port = (uint16_t)(7471 + k);
+        return h;
+}
+
+/* An offer's route_hash: SHA-256 over the count and then every hop of the
+ * route, whichever ROUTE part carried it. */
 static void test_route_hash(void)
 {
-        struct wire_msg m = sample_route();
+        struct wire_msg m = sample_route(), part, back;
         struct wire_route r = m.route, r2;
+        struct wire_hop route[WIRE_ROUTE_MAX], got[WIRE_ROUTE_MAX];
         uint8_t h[WIRE_ROUTE_HASH_SIZE], h2[WIRE_ROUTE_HASH_SIZE], want[WIRE_ROUTE_HASH_SIZE];
         uint8_t bytes[2 + 2 * 18], buf[WIRE_CTRL_MAX];
+        unsigned int parts = 0, next = 0;
+        bool all = true;
         int len;
 
         /* By hand: hops u16 LE, then per hop addr[16] and port u16 LE. */
@@ -1516,37 +1855,87 @@ static void test_route_hash(void)
         bytes[20 + 15] = 3;
         put16(bytes + 20 + 16, 7472);
         crypto_hash_sha256(want, bytes, sizeof(bytes));
-        wire_route_hash(&r, h);
+        wire_route_hash(r.hop, r.hops, h);
         ok(memcmp(h, want, sizeof(h)) == 0, "route hash = SHA-256(hops, then addr and port per hop, LE)");
+        /* Python: hashlib.sha256(struct.pack('<H', 2) + ipaddress.IPv6Address('::ffff:198.18.0.2').packed +
+         * struct.pack('<H', 7471) + ipaddress.IPv6Address('fd00::3').packed + struct.pack('<H', 7472)). */
+        sodium_hex2bin(want, sizeof(want), "9bc2686d6bee7c6b0281a3a7bd2ff75361a7569aebf3cb968a21d1f29fccf568", 64,
+                       NULL, NULL, NULL);
+        ok(memcmp(h, want, sizeof(h)) == 0, "and its known answer, the same as version 10's for a 2-hop route");
         len = wire_encode(buf, sizeof(buf), &m);
-        ok(len == WIRE_HEADER_SIZE + (int)sizeof(bytes) && memcmp(buf + WIRE_HEADER_SIZE, bytes, sizeof(bytes)) == 0,
-           "which are the ROUTE's payload bytes");
+        ok(len == WIRE_HEADER_SIZE + 4 + (int)sizeof(bytes) &&
+           memcmp(buf + WIRE_HEADER_SIZE + 4, bytes, sizeof(bytes)) == 0,
+           "which are a whole route's only ROUTE part's bytes from its hop count on");
 
         r2 = r;
         r2.hop[2] = sample_hop("fd00::9", 9);
-        wire_route_hash(&r2, h2);
+        wire_route_hash(r2.hop, 2, h2);
         ok(memcmp(h, h2, sizeof(h)) == 0, "hops past the count are not hashed");
         r2 = r;
         r2.hop[1].port++;
-        wire_route_hash(&r2, h2);
+        wire_route_hash(r2.hop, 2, h2);
         ok(memcmp(h, h2, sizeof(h)) != 0, "a hop's port changes the hash");
         r2 = r;
         r2.hop[0].addr[15] ^= 1;
-        wire_route_hash(&r2, h2);
+        wire_route_hash(r2.hop, 2, h2);
         ok(memcmp(h, h2, sizeof(h)) != 0, "a hop's address changes the hash");
         r2 = r;
         r2.hop[0] = r.hop[1];
         r2.hop[1] = r.hop[0];
-        wire_route_hash(&r2, h2);
+        wire_route_hash(r2.hop, 2, h2);
         ok(memcmp(h, h2, sizeof(h)) != 0, "the hops' order changes the hash");
         r2 = r;
-        r2.hops = 1;
-        wire_route_hash(&r2, h2);
+        wire_route_hash(r2.hop, 1, h2);
         ok(memcmp(h, h2, sizeof(h)) != 0, "dropping the last hop changes the hash");
-        r2.hops = 3;
         r2.hop[2] = r.hop[1];
-        wire_route_hash(&r2, h2);
+        wire_route_hash(r2.hop, 3, h2);
         ok(memcmp(h, h2, sizeof(h)) != 0, "adding a hop changes the hash");
+
+        /* A route of WIRE_ROUTE_MAX hops. Known answer from Python's hashlib:
+         *   b = struct.pack('<H', 511)
+         *   for k in range(511):
+         *       b += bytes(10) + b'\xff\xff' + bytes([198, 18, k >> 8, k & 255]) + struct.pack('<H', 7471 + k)
+         *   hashlib.sha256(b).hexdigest() */
+        for (unsigned int k = 0; k < WIRE_ROUTE_MAX; k++)
+                route[k] = long_route_hop(k);
+        sodium_hex2bin(want, sizeof(want), "5d287e9756c13ab166f8880421708e981998926ecdfa5e4dabada4f109123628", 64,
+                       NULL, NULL, NULL);
+        wire_route_hash(route, WIRE_ROUTE_MAX, h);
+        ok(memcmp(h, want, sizeof(h)) == 0, "a %d-hop route's hash: its known answer", WIRE_ROUTE_MAX);
+        route[300].port ^= 1;
+        wire_route_hash(route, WIRE_ROUTE_MAX, h2);
+        route[300].port ^= 1;
+        ok(memcmp(h, h2, sizeof(h)) != 0, "hop 300's port changes it");
+        route[WIRE_ROUTE_MAX - 1].addr[15] ^= 1;
+        wire_route_hash(route, WIRE_ROUTE_MAX, h2);
+        route[WIRE_ROUTE_MAX - 1].addr[15] ^= 1;
+        ok(memcmp(h, h2, sizeof(h)) != 0, "the last hop's address changes it");
+        wire_route_hash(route, WIRE_ROUTE_MAX - 1, h2);
+        ok(memcmp(h, h2, sizeof(h)) != 0, "dropping the last hop changes it");
+
+        /* Sent in parts and put back together, the route hashes the same. */
+        memset(got, 0, sizeof(got));
+        for (unsigned int first = 0; first < WIRE_ROUTE_MAX; first += WIRE_ROUTE_PART_MAX) {
+                msg_reset(&part, WIRE_ROUTE, 0);
+                part.route.total = WIRE_ROUTE_MAX;
+                part.route.first = (uint16_t)first;
+                part.route.hops = (uint16_t)MIN(WIRE_ROUTE_PART_MAX, WIRE_ROUTE_MAX - first);
+                memcpy(part.route.hop, route + first, part.route.hops * sizeof(route[0]));
+                len = wire_encode(buf, sizeof(buf), &part);
+                if (len < 0 || len > WIRE_CTRL_MAX || wire_decode(buf, (size_t)len, &back) != 0 ||
+                    back.route.first != next || back.route.total != WIRE_ROUTE_MAX) {
+                        all = false;
+                        break;
+                }
+                memcpy(got + back.route.first, back.route.hop, back.route.hops * sizeof(got[0]));
+                next = back.route.first + back.route.hops;
+                parts++;
+        }
+        ok(all && next == WIRE_ROUTE_MAX && parts == (WIRE_ROUTE_MAX + WIRE_ROUTE_PART_MAX - 1) / WIRE_ROUTE_PART_MAX,
+           "a %d-hop route goes in %u ROUTE parts, in order", WIRE_ROUTE_MAX, parts);
+        wire_route_hash(got, next, h2);
+        ok(memcmp(h, want, sizeof(h)) == 0 && memcmp(h2, want, sizeof(h2)) == 0,
+           "and its hops, put back together, hash to the same known answer");
 }
 
 /* The runs of chunks the lanes carry: contiguous, in order, covering all,

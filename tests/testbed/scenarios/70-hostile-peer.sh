@@ -163,6 +163,14 @@ tb_log "relay chains (version 10): a route the offer does not name, or names ano
 hostile route-hash "routed\.dat failed: protocol error: the route is not the one the offer names"
 hostile route-unnamed "routed\.dat failed: protocol error: a route, and an offer that names none"
 hostile route-twice "connection refused: protocol error: unexpected control message"
+tb_log "version 11: the rest of a long route, after the accept, out of order, not the hashed one, or missing"
+echo "relay = yes" >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" relay
+hostile route-rest-order "routed\.dat failed: protocol error: a part of the route out of order"
+hostile route-rest-hash "routed\.dat failed: protocol error: the route is not the one the offer names"
+hostile route-rest-missing "routed\.dat failed: protocol error: lane 0's END before the route's last part"
+sed -i '/^relay = yes$/d' "$BETA_CONF"
+reload_applied "$BETA_UNIT" relay
 
 tb_log "a session of several files that breaks its rules after a good first file (which stays)"
 hostile next-wrong-file "sess-b\.dat failed: protocol error: offer of file 2 does not follow the session's" sess-a.dat

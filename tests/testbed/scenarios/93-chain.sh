@@ -213,8 +213,13 @@ wait_for 30 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --sinc
         grep -q ': receiving stall\.dat'" || tb_fail "delta did not start receiving stall.dat"
 sleep 1
 tb_run systemctl kill -s STOP "$(node_unit delta)"
-wait
+# Stopped only until gamma gives up on it (about 8 s): a stop that lasts
+# until the job ends could outlast delta's watchdog (WatchdogSec=30, pinged
+# every 15 s), which then kills it, as it should a daemon that hangs.
+wait_for 30 bash -c "journalctl -u '$(node_unit gamma)' --no-pager -o cat --since '@$SINCE' |
+        grep -q 'send of stall\.dat to $DELTA_ADDR:$PORT failed'" || tb_fail "gamma did not give up on delta"
 tb_run systemctl kill -s CONT "$(node_unit delta)"
+wait
 for n in alpha beta gamma delta; do link_uncap "$n"; done
 sed 's/^/    | /' "$SRC/stall.out"
 grep -q '^rc=23$' "$SRC/stall.out" || tb_fail "chain with delta stalled: not exit 23 (partial)"
