@@ -106,15 +106,20 @@ static int wire_seeds(const char *dir)
         m.wait.file = 3;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         /* A relay chain (version 10): the route, its offer, a relay's
-         * offer, a relay's RESULT that went around a hop, and its PROGRESS. */
+         * offer, a relay's RESULT that went around a hop, and its PROGRESS;
+         * version 11: a later part of a long route, a window of its progress. */
         memset(&m, 0, sizeof(m));
         m.type = WIRE_ROUTE;
+        m.route.total = 3;
         m.route.hops = 3;
         for (unsigned int k = 0; k < 3; k++) {
                 m.route.hop[k].addr[10] = m.route.hop[k].addr[11] = 0xff;
                 m.route.hop[k].addr[15] = (uint8_t)(k + 3);
                 m.route.hop[k].port = 7470;
         }
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        m.route.total = 40;
+        m.route.first = WIRE_ROUTE_PART_MAX;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_OFFER;
@@ -134,7 +139,8 @@ static int wire_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = WIRE_RESULT;
         m.result.hops = 2;
-        m.result.hop_missing = 1;
+        nodeset_add(&m.result.hop_missing, 0);
+        nodeset_add(&m.result.hop_missing, 300);
         m.result.hop_failed = 1;
         m.result.hop_status = WIRE_E_DENIED;
         memset(m.result.mac, 0x6d, WIRE_MAC_SIZE);
@@ -142,9 +148,14 @@ static int wire_seeds(const char *dir)
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = WIRE_PROGRESS;
+        m.progress.total = 3;
         m.progress.hops = 3;
         m.progress.bytes[0] = 3 << 20;
         m.progress.bytes[1] = 1 << 20;
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        m.progress.total = 400;
+        m.progress.first = 300;
+        m.progress.hops = WIRE_PROGRESS_PART_MAX;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
