@@ -361,6 +361,8 @@ static int64_t recv_tree_link_keep(void *arg)
         if ((uint64_t)n != x->fin->offer.size)
                 return -EIO;
         target[n] = '\0';
+        if (x->relay)
+                memcpy(x->fin->link_target, target, (size_t)n + 1);
         why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->base.e->cfg->tree_symlinks);
         if (why) {
                 snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100,
