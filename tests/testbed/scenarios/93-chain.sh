@@ -260,8 +260,10 @@ same_tree() {
         diff -r --no-dereference "$tree" "$1" >&2 || tb_fail "$1 differs from the source tree"
         [[ $(readlink "$1/link-in") == a/b/big.bin && $(readlink "$1/a/link-up") == ../données/été.txt ]] ||
                 tb_fail "$1: the symlinks did not arrive as symlinks"
-        [[ $(cd "$tree" && find . -type f -printf '%P %m %T@\n' | sort) ==
-           $(cd "$1" && find . -type f -printf '%P %m %T@\n' | sort) ]] || tb_fail "$1: files' modes or mtimes differ"
+        local src dst
+        src=$(cd "$tree" && find . -type f -printf '%P %m %T@\n' | sort)
+        dst=$(cd "$1" && find . -type f -printf '%P %m %T@\n' | sort)
+        [[ $src == "$dst" ]] || tb_fail "$1: files' modes or mtimes differ"
 }
 SINCE=$(date +%s)
 RC=0
