@@ -154,6 +154,10 @@ struct recv_xfer {
         char dest[WIRE_NAME_MAX + 1];
         char stage_name[INCOMING_STAGE_MAX];
         int stage_fd;
+        /* A relayed tree's DEST, its top directory in the staging
+         * directory: it stays the same directory once the tree is renamed
+         * into place, so the relay opens its entries beneath it. */
+        int top_fd;
         /* The tree's symlinks, checked as each arrived and made only once
          * every other entry is in (recv-file.c): an O_TMPFILE of records. */
         int links_fd;

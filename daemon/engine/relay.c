@@ -390,14 +390,15 @@ void relay_start(struct recv_xfer *x)
                 /* What an earlier attempt left is in the file already. */
                 rl->low = MIN(rl->first + x->resume[k], rl->end);
         }
-        /* A tree's entries are opened beneath its staging directory,
-         * which stays ours when the tree is renamed into place. */
+        /* A tree's entries are opened beneath its top directory (DEST),
+         * which stays the same directory when the tree is renamed into
+         * place. */
         r->tree = x->tree;
         if (r->tree) {
                 r->files = x->job_files;
                 r->job_bytes = x->job_bytes;
-                if (x->stage_fd >= 0)
-                        r->fd = fcntl(x->stage_fd, F_DUPFD_CLOEXEC, 3);
+                if (x->top_fd >= 0)
+                        r->fd = fcntl(x->top_fd, F_DUPFD_CLOEXEC, 3);
         } else if (!x->published_match && x->cur->fd >= 0) {
                 r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
         }
@@ -408,7 +409,7 @@ void relay_start(struct recv_xfer *x)
                 for (unsigned int k = 0; k < r->total; k++)
                         relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
                                       x->published_match ? "published here by an earlier attempt: not relayed" :
-                                      r->tree ? "the tree's staging directory could not be had again: not relayed" :
+                                      r->tree ? "the tree's directory could not be opened again: not relayed" :
                                                            "the file could not be had again: not relayed");
                 r->settled = true;
                 return;
@@ -454,25 +455,26 @@ bool relay_route_whole(const struct relay *r)
 
 /* ---- a tree ---- */
 
-/* On a worker: entry open->index's file, beneath the staging directory,
- * without following a symlink on the way (none is made there until the
- * tree is in place, and none is followed after). */
+/* On a worker: entry open->index's file, beneath the tree's top
+ * directory, without following a symlink on the way (none is made in
+ * the tree until every entry is in, and none is followed after). */
 static int64_t relay_open_call(void *arg)
 {
         struct relay_open *op = arg;
         char dir[WIRE_NAME_MAX + 1];
-        const char *slash = strrchr(op->rel, '/');
-        int dfd, fd;
+        const char *slash = strrchr(op->rel, '/'), *leaf = slash ? slash + 1 : op->rel;
+        int dfd = op->dirfd, fd;
 
-        if (!slash)
-                return -EINVAL;
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - op->rel), op->rel);
-        dfd = incoming_open_beneath(op->dirfd, dir, false);
-        if (dfd < 0)
-                return dfd;
-        fd = openat(dfd, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (slash) {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - op->rel), op->rel);
+                dfd = incoming_open_beneath(op->dirfd, dir, false);
+                if (dfd < 0)
+                        return dfd;
+        }
+        fd = openat(dfd, leaf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
         fd = fd < 0 ? -errno : fd;
-        close(dfd);
+        if (slash)
+                close(dfd);
         return fd;
 }
 
@@ -507,10 +509,14 @@ static int relay_open_start(struct relay *r, uint32_t index)
         const struct relay_entry *en = &r->ent[index - 1];
         struct relay_open *op;
         const char *dest = r->name;
+        size_t dlen = strlen(dest);
         int rc;
 
         if (r->opening)
                 return 0;       /* one at a time: next() asks for them in order */
+        /* The receiver held every entry beneath DEST before it staged it. */
+        if (strncmp(en->name, dest, dlen) != 0 || en->name[dlen] != '/')
+                return -EINVAL;
         op = calloc(1, sizeof(*op));
         if (!op)
                 return -ENOMEM;
@@ -522,8 +528,8 @@ static int relay_open_start(struct relay *r, uint32_t index)
         }
         op->r = r;
         op->index = index;
-        /* As recv_tree_rel(): DEST's last component, then what follows DEST. */
-        snprintf(op->rel, sizeof(op->rel), "%s%s", name_leaf(dest), en->name + strlen(dest));
+        /* Beneath DEST: what follows "DEST/" in the entry's name. */
+        snprintf(op->rel, sizeof(op->rel), "%s", en->name + dlen + 1);
         op->req.done = relay_on_open;
         rc = io_call(r->e->io, &op->req, relay_open_call, op);
         if (rc < 0) {
