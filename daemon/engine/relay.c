@@ -478,6 +478,8 @@ static int64_t relay_open_call(void *arg)
         return fd;
 }
 
+static int relay_open_start(struct relay *r, uint32_t index);
+
 static void relay_on_open(struct io_req *req, int64_t res)
 {
         struct relay_open *op = container_of(req, struct relay_open, req);
@@ -491,16 +493,27 @@ static void relay_on_open(struct io_req *req, int64_t res)
                 return;
         }
         r->opening = NULL;
-        if (res >= 0) {
+        r->open_index = op->index;
+        if (res >= 0)
                 r->open_fd = (int)res;
-                r->open_index = op->index;
-        } else {
+        else
                 r->open_err = (int)res;
-                r->open_index = op->index;
-        }
         free(op);
-        if (r->down && r->want == r->open_index)
-                engine_send_resume(r->down);
+        if (!r->down || !r->want)
+                return;
+        /* A new attempt (around a failed hop) asks for another entry. */
+        if (r->want != r->open_index) {
+                int rc;
+
+                safe_close(r->open_fd);
+                r->open_fd = -1;
+                r->open_index = r->want;
+                rc = relay_open_start(r, r->want);
+                r->open_err = rc < 0 ? rc : 0;
+                if (rc == 0)
+                        return;
+        }
+        engine_send_resume(r->down);
 }
 
 /* Open entry @index's file on a worker; its result comes to next() again. */
