@@ -230,6 +230,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 /* A tree continued from a kept one: the bytes staged
                  * before; and what its files' partials held. */
                 .resumed = x->tree_kept_bytes + x->files_resumed,
+                .relay = x->relay ? relay_next(x->relay) : NULL,
         });
 }
 
