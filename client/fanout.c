@@ -1,12 +1,13 @@
 /*
  * xferctl send to several peers (a NODELIST, peer.h), two ways.
  *
- * A relay chain, what one regular file goes as: one job in the local
- * rdmaxferd, to the first peer, which relays the file to the second, and
- * so on (ctl.h); the sender's link carries it once. Its report is the
- * star's, a line per peer and the summary, from the job's nodes.
+ * A relay chain, what one regular file or one tree (-r) goes as: one
+ * job in the local rdmaxferd, to the first peer, which relays the file
+ * (or every entry of the tree) to the second, and so on (ctl.h); the
+ * sender's link carries it once. Its report is the star's, a line per
+ * peer and the summary, from the job's nodes.
  *
- * A star, for what a chain cannot carry (trees, several files, sync) or
+ * A star, for what a chain cannot carry (several plain files, sync) or
  * with --parallel: one child process per peer, each the very single-peer
  * send (its own job in the local rdmaxferd, its retries, its report), at
  * most --parallel at once. The children's output comes back through
@@ -323,7 +324,8 @@ int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(str
 
 bool sendcmd_chain_fits(const struct sendcmd *sc)
 {
-        return !sc->parallel && !sc->recursive && sc->npaths == 1 &&
+        /* Sync skips what each node has: a relay cannot skip on another's behalf. */
+        return !sc->parallel && (sc->recursive || sc->npaths == 1) &&
                !(sc->submit.flags & CTL_SUBMIT_SYNC_MASK);
 }
 
@@ -401,20 +403,28 @@ int sendcmd_chain_report(const struct sendcmd *sc)
         char peer[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)], prev[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)];
         char name[ESC_TERM_SIZE(sizeof(j->name))], addr[ESC_TERM_SIZE(sizeof(j->node_peer))];
         char text[ESC_TERM_SIZE(sizeof(j->node_text))], line[2048];
+        /* A tree: "DEST (N entries)", as the one-peer report names it. */
+        char what[sizeof(j->name) + 32], entries[32] = "";
         size_t sent = 0, from = 0;
 
         esc_term(name, sizeof(name), j->name);
+        if (sc->recursive) {
+                snprintf(entries, sizeof(entries), "%u entries, ", (unsigned int)j->files_total);
+                snprintf(what, sizeof(what), "%s (%u entries)", j->name, (unsigned int)j->files_total);
+        } else {
+                snprintf(what, sizeof(what), "%s", j->name);
+        }
         for (size_t i = 0; i < hl->n; i++) {
                 enum chain_result res = chain_result(j, i);
 
                 esc_term(peer, sizeof(peer), hl->names[i]);
                 if (res == CHAIN_PUBLISHED) {
                         if (!sc->json && i == 0)
-                                printf("%s: %s\n", peer, progress_summary(line, sizeof(line), j->name, j->peer,
+                                printf("%s: %s\n", peer, progress_summary(line, sizeof(line), what, j->peer,
                                                                           j->bytes_done, j->usec));
                         else if (!sc->json && !brief)
-                                printf("%s: sent %s (%" PRIu64 " bytes), relayed by %s\n", peer, name,
-                                       j->bytes_total, esc_term(prev, sizeof(prev), hl->names[from]));
+                                printf("%s: sent %s (%s%" PRIu64 " bytes), relayed by %s\n", peer, name,
+                                       entries, j->bytes_total, esc_term(prev, sizeof(prev), hl->names[from]));
                         /* A relay goes around a node that fails: the next
                          * that has the file has it from this one. */
                         from = i;
@@ -469,6 +479,12 @@ int sendcmd_chain_report(const struct sendcmd *sc)
                         named++;
                 }
                 puts(")");
+        }
+        /* -r --continue-on-error left some out: every peer lacks them. */
+        if (sent > 0 && sc->unreadable > 0) {
+                xferctl_say("%u could not be read and %s not sent", sc->unreadable,
+                            sc->unreadable == 1 ? "was" : "were");
+                return XFERCTL_EXIT_PARTIAL;
         }
         /* As the star's: all or nothing is its code, some and not others partial. */
         if (sent == hl->n)

@@ -100,15 +100,18 @@ int sendcmd_feed_tree(struct sendcmd *sc, int sock);
 int sendcmd_fanout(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc));
 
 /* Whether a send to several peers goes as a relay chain: one regular
- * FILE (no -r), no sync option, and no --parallel asking for the star. */
+ * FILE, or a tree (-r), with no sync option (each peer's copy differs),
+ * and no --parallel asking for the star. */
 bool sendcmd_chain_fits(const struct sendcmd *sc);
 /*
  * Several peers as a relay chain (ctl.h): @one(@sc), one job, to the
- * first of @hl's peers, which relays the file to the next, and so on;
- * the others resolved as @one resolves its peer. A usage error beyond
- * CTL_NODES_MAX peers. Returns the exit code, as sendcmd_fanout() would.
+ * first of @hl's peers, which relays the file (or tree) to the next,
+ * and so on; the others resolved as @one resolves its peer. A usage
+ * error beyond CTL_NODES_MAX peers. Returns the exit code, as
+ * sendcmd_fanout() would.
  */
 int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc));
 /* A chain's finished job (sc->job): a line per peer, or with --json the
- * star's object, then the summary line. Returns the exit code. */
+ * star's object, then the summary line (and, -r --continue-on-error,
+ * what was left out). Returns the exit code. */
 int sendcmd_chain_report(const struct sendcmd *sc);

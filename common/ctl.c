@@ -232,6 +232,13 @@ int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
         }
 }
 
+bool ctl_submit_chain_ok(const struct ctl_submit *s)
+{
+        if (s->flags & CTL_SUBMIT_SYNC_MASK)
+                return false;
+        return (s->flags & CTL_SUBMIT_TREE) || s->files <= 1;
+}
+
 /* A chain's bytes per node: none over the total, a published node's
  * the total, none past the last node. */
 static bool ctl_job_node_bytes_ok(const struct ctl_job *j)

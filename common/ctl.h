@@ -42,10 +42,11 @@
  * its target, which goes to the receiver like a file's data.
  *
  * A relay chain (SUBMIT route not empty; wire.h, Relay chains) is a job
- * of one regular file, neither a tree nor several files nor sync: the
- * daemon sends it once, to host, which publishes it and relays it to the
- * route's first hop, and so on; a relay whose next hop fails goes around
- * it, to the hop after. Its JOB numbers the chain's nodes from 1, host,
+ * of one regular file or one tree, without sync (ctl_submit_chain_ok()):
+ * the daemon sends it once, to host, which publishes it and relays it to
+ * the route's first hop, and so on; a relay whose next hop fails goes
+ * around it, to the hop after. A tree goes down the chain as one
+ * session, each relay forwarding every entry it has verified. Its JOB numbers the chain's nodes from 1, host,
  * then the route's hops in order, says how many bytes each has so far,
  * which did not publish the file and why the first of those did not.
  */
@@ -199,6 +200,14 @@ struct ctl_route_iter {
 };
 #define CTL_ROUTE_ITER(route) ((struct ctl_route_iter){ .at = (route)[0] ? (route) : NULL })
 int ctl_route_next(struct ctl_route_iter *it, struct ctl_hop *hop);
+
+/*
+ * Whether @s's job is one a relay chain carries (its route aside): one
+ * regular file (files 0 or 1), or one tree (CTL_SUBMIT_TREE), and no sync
+ * flag (each node's copy differs: a relay cannot skip on another's
+ * behalf). Not several plain files.
+ */
+bool ctl_submit_chain_ok(const struct ctl_submit *s);
 
 /* The next file of a job of several (the descriptor comes with it). */
 struct ctl_file {

@@ -197,9 +197,16 @@
  * control message of it. The receiver checks route_hash when it has the
  * whole route (before it if the first part is all of it), relays only
  * then, and fails the transfer (WIRE_E_PROTOCOL) on a hash that differs,
- * a part out of order, or lane 0's END before the last part. A route carries one regular file, without
- * sync (job_files 1, no tree); a receiver that does not relay (rdmaxferd:
- * relay = no) refuses it with WIRE_E_DENIED. One that does becomes the
+ * a part out of order, or lane 0's END before the last part. A route
+ * carries one regular file (job_files 1) or one tree (its DEST offer
+ * names the route), never with sync; a receiver that does not relay
+ * (rdmaxferd: relay = no) refuses it with WIRE_E_DENIED. A relay of a
+ * tree sends it to the next hop as a session of its own: DEST at once,
+ * then each entry once it is staged here (a pack's entries one by one,
+ * packed again as the relay's sender sees fit), from the first entry
+ * again when it goes around a failed hop; such a tree keeps no partial
+ * anywhere on the chain. The rest of this paragraph is of a file's
+ * relay; the RESULT's hop fields are the same for both. One that does becomes the
  * sender of the same file to the route's first hop, with the rest of the
  * route, as soon as it has accepted it: it sends each chunk once the
  * bytes are written on its side, and its ENDs only once its own copy is

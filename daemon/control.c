@@ -420,9 +420,10 @@ static int control_node_cmp(const void *a, const void *b)
 }
 
 /*
- * A chain's SUBMIT (ctl.h): one plain file, at most CTL_ROUTE_HOPS_MAX
- * hops after the peer, each a numeric address, and no node twice (it
- * would receive the file while it relays it to itself). Says why not.
+ * A chain's SUBMIT (ctl.h): one plain file or one tree, without sync, at
+ * most CTL_ROUTE_HOPS_MAX hops after the peer, each a numeric address,
+ * and no node twice (it would receive the job while it relays it to
+ * itself). Says why not.
  * Up to 512 nodes: they are sorted to find a twin, on the heap (10 KiB).
  */
 static bool control_route_ok(struct control_conn *conn, const struct ctl_submit *s)
@@ -435,8 +436,8 @@ static bool control_route_ok(struct control_conn *conn, const struct ctl_submit 
         char text[INET6_ADDRSTRLEN];
         int n;
 
-        if ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK)) || s->files > 1) {
-                conn_error(conn, -EINVAL, "a chain carries one regular file: not a tree, several files, "
+        if (!ctl_submit_chain_ok(s)) {
+                conn_error(conn, -EINVAL, "a chain carries one regular file or one tree (-r), without "
                            "--skip-existing or --sync");
                 return false;
         }

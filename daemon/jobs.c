@@ -63,8 +63,8 @@ struct job_entry {
         /*
          * The file the engine is on, with a descriptor of our own (fd -1:
          * none): what a later attempt starts from when this one fails
-         * after some files were published (not in a tree: its staging goes
-         * with a failed attempt, so a tree is never retried).
+         * after some files were published (not in a tree: each attempt
+         * starts from DEST, the ring below keeps what is not acknowledged).
          */
         struct job_file cur;
         uint32_t cur_index;             /* cur's index in the job */
@@ -265,8 +265,9 @@ void jobs_schedule(struct jobs *jobs)
 
 /*
  * A running chain's bytes per node: node 1's are the session's own, each
- * later node's what the relays last said of its hop (engine.h). None is
- * shown past the file's size, whatever a relay claims.
+ * later node's what the relays last said of its hop (engine.h): bytes
+ * of the whole job, a tree's every entry as a file's. None is shown past
+ * the job's size, whatever a relay claims.
  */
 static void job_nodes_refresh(struct job *job, const struct engine_progress *p)
 {
@@ -1257,7 +1258,7 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
             (s->files > 1 && s->job_bytes < size) ||
             ((s->flags & CTL_SUBMIT_TREE) ? fd >= 0 || size != 0 || s->files < 2 : fd < 0) ||
             __builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1 ||
-            (s->route[0] && ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK)) || s->files > 1)))
+            (s->route[0] && !ctl_submit_chain_ok(s)))
                 return -EINVAL;
         if (jobs->n_queued + jobs->n_retrying >= JOBS_QUEUED_MAX)
                 return -EBUSY;

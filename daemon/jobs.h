@@ -50,10 +50,10 @@ struct job {
         unsigned int sync;              /* enum engine_sync, from the CTL_SUBMIT sync flags; every
                                          * attempt keeps it */
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
-        /* A relay chain (ctl.h): the nodes after the peer, each with its
-         * port, allocated with the job (NULL: no chain); every attempt
-         * sends to the whole chain. Up to CTL_ROUTE_MAX bytes, so only a
-         * chain pays for its own. */
+        /* A relay chain (ctl.h), of a file or a tree: the nodes after the
+         * peer, each with its port, allocated with the job (NULL: no
+         * chain); every attempt sends the whole job to the whole chain.
+         * Up to CTL_ROUTE_MAX bytes, so only a chain pays for its own. */
         char *route;
         uint16_t nodes;                 /* 1 + the route's hops; 0: no chain */
         /* As ctl_job has them: those not published (bit k: node k + 1;
@@ -125,8 +125,9 @@ enum {
  * submitter, from SO_PEERCRED) and starts it (from the loop) if a slot is
  * free. With CTL_SUBMIT_RETRIES in @s->flags, @s->retries (at most
  * CTL_RETRIES_MAX) replaces cfg.retry_max for this job. A route in @s
- * makes it a relay chain (one plain file; numeric hosts, control.c
- * checked them); a hop without a port gets cfg.port, as the peer does. 0,
+ * makes it a relay chain (one plain file or one tree, no sync:
+ * ctl_submit_chain_ok(); numeric hosts, control.c checked them); a hop
+ * without a port gets cfg.port, as the peer does. 0,
  * JOBS_USER_QUEUE_FULL, -ESHUTDOWN while stopping, -EBUSY when
  * JOBS_QUEUED_MAX are waiting, -EINVAL for a bad @s, or -errno.
  */

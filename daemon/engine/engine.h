@@ -257,8 +257,8 @@ struct engine_send_req {
         const uint8_t *tree_token;
         /* A relay chain (wire.h, Relay chains): the nodes after the peer,
          * in order; the peer relays the file to route[0], which relays it
-         * to route[1], and so on. A single regular file only (files <= 1,
-         * no tree, no sync). NULL, 0: the peer keeps it. */
+         * to route[1], and so on. One regular file (files <= 1) or one
+         * tree, never with sync. NULL, 0: the peer keeps it. */
         const struct wire_hop *route;
         unsigned int route_hops;        /* <= WIRE_ROUTE_MAX */
         /* The engine's own relays only (engine_send() refuses it): the

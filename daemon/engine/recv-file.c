@@ -245,7 +245,15 @@ static int64_t recv_tree_begin(void *arg)
         if (fd < 0)
                 return fd;
         x->stage_fd = fd;
-        return mkdirat(fd, x->cur->rel, 0755) < 0 ? -errno : 0;
+        if (mkdirat(fd, x->cur->rel, 0755) < 0)
+                return -errno;
+        /* A relay reads the tree's entries beneath its top (relay.c). */
+        if (x->route_on) {
+                x->top_fd = openat(fd, x->cur->rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (x->top_fd < 0)
+                        return -errno;
+        }
+        return 0;
 }
 
 /* What a tree's entry keeps of its mode: no setuid, setgid or sticky
@@ -361,6 +369,8 @@ static int64_t recv_tree_link_keep(void *arg)
         if ((uint64_t)n != x->fin->offer.size)
                 return -EIO;
         target[n] = '\0';
+        if (x->relay)
+                memcpy(x->fin->link_target, target, (size_t)n + 1);
         why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->base.e->cfg->tree_symlinks);
         if (why) {
                 snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100,

@@ -112,7 +112,9 @@ void recv_keep_lookup(struct recv_xfer *x)
         static const uint8_t zero[WIRE_SOURCE_SIZE];
         int r;
 
-        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0;
+        /* A relayed tree keeps nothing: its next hop needs every entry. */
+        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0 &&
+                       !x->route_on;
         if (!x->tree_part) {
                 recv_file_open(x);
                 return;

@@ -238,8 +238,8 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                         snprintf(text, len, "this node does not relay (relay = no)");
                         return WIRE_E_DENIED;
                 }
-                if (tree || o->job_files != 1 || (o->flags & WIRE_OFFER_SYNC_FLAGS)) {
-                        snprintf(text, len, "a route carries one regular file, without sync");
+                if ((!tree && o->job_files != 1) || (o->flags & WIRE_OFFER_SYNC_FLAGS)) {
+                        snprintf(text, len, "a route carries one regular file or one tree, without sync");
                         return WIRE_E_PROTOCOL;
                 }
         }

@@ -173,6 +173,9 @@ static void recv_fin_result(struct recv_xfer *x)
 
 void recv_published(struct recv_xfer *x)
 {
+        /* A relayed tree's next hop may have the entry now (relay.h). */
+        if (x->relay)
+                relay_tree_staged(x->relay, x->fin);
         /* A kept tree's record says the entry is held before its RESULT goes. */
         if (recv_keep_due(x)) {
                 recv_keep_record(x);

@@ -116,6 +116,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         }
         x->cur = &x->files[0];
         x->stage_fd = -1;
+        x->top_fd = -1;
         x->links_fd = -1;
         x->early.fd = -1;
         x->sync_fd = -1;
@@ -229,6 +230,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 /* A tree continued from a kept one: the bytes staged
                  * before; and what its files' partials held. */
                 .resumed = x->tree_kept_bytes + x->files_resumed,
+                .relay = x->relay ? relay_next(x->relay) : NULL,
         });
 }
 
@@ -1056,6 +1058,7 @@ static void recv_gone(struct xfer *b)
         safe_close(x->early.fd);
         x->early.fd = -1;
         safe_close(x->stage_fd);
+        safe_close(x->top_fd);
         safe_close(x->links_fd);
         recv_keep_gone(x);
         if (!e->freeing)

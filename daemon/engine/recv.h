@@ -14,6 +14,7 @@
 
 #include "incoming.h"
 #include "io.h"
+#include "name.h"
 #include "partials.h"
 #include "rehash.h"
 #include "wire.h"
@@ -88,6 +89,9 @@ struct recv_file {
         int publish_err;        /* a failed rename, reported once its .part is gone */
         uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
         char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
+        /* A relayed tree's symlink: its target as the worker read it, for
+         * the relay's next hop (relay_tree_staged). */
+        char link_target[NAME_LINK_MAX + 1];
         /* A tree's file published in one worker call (recv-file.c): the
          * step that failed, no xattr taken, the kept tree's record stored
          * with it (recorded) and what storing it returned. */
@@ -150,6 +154,10 @@ struct recv_xfer {
         char dest[WIRE_NAME_MAX + 1];
         char stage_name[INCOMING_STAGE_MAX];
         int stage_fd;
+        /* A relayed tree's DEST, its top directory in the staging
+         * directory: it stays the same directory once the tree is renamed
+         * into place, so the relay opens its entries beneath it. */
+        int top_fd;
         /* The tree's symlinks, checked as each arrived and made only once
          * every other entry is in (recv-file.c): an O_TMPFILE of records. */
         int links_fd;

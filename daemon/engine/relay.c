@@ -9,10 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <event2/event.h>
 
 #include "engine-private.h"
+#include "incoming.h"
 #include "log.h"
+#include "pack.h"
 #include "recv.h"
 #include "relay.h"
 #include "send.h"
@@ -27,6 +31,27 @@ struct relay_held {
         uint64_t seq;
         uint32_t slot;                  /* the upstream lane's index (recv_lane.rs) */
         bool on;
+};
+
+/* An entry of a relayed tree, staged here: what the next hop's session
+ * offers as its entry of the same index. */
+struct relay_entry {
+        char *name;                     /* "DEST/a/b" */
+        char *target;                   /* a symlink's; NULL otherwise */
+        uint64_t size, mtime_ns;
+        uint32_t mode;
+        bool dir;
+};
+
+/* A regular file of a relayed tree, opened on a worker beneath the
+ * staging directory (its own descriptor of it): it outlives the relay
+ * should the relay go first (r NULL then, and the result is closed). */
+struct relay_open {
+        struct io_req req;
+        struct relay *r;
+        int dirfd;
+        uint32_t index;
+        char rel[WIRE_NAME_MAX + 1];
 };
 
 /* One upstream lane's run, and how far it is written; the slots held for
@@ -76,6 +101,19 @@ struct relay {
         unsigned int window_at;
         struct event *tick;
         uint32_t nheld;                 /* upstream slots held, every lane's */
+        /* A tree (relay_tree_*): fd is the staging directory; its entries
+         * 1 .. nent as they are staged here (ent[i - 1]), of files; the
+         * downstream waits (ENGINE_NEXT_LATER) for entry want; a regular
+         * file opening, or opened (open_fd, for entry open_index). */
+        bool tree;
+        uint32_t files, nent, cap;
+        uint64_t job_bytes;
+        struct relay_entry *ent;
+        uint32_t want;
+        struct relay_open *opening;
+        int open_fd;
+        uint32_t open_index;
+        int open_err;
 };
 
 static void relay_free_lanes(struct relay *r)
@@ -84,6 +122,15 @@ static void relay_free_lanes(struct relay *r)
                 free(r->lane[k].held);
         free(r->hop);
         free(r->hop_bytes);
+        for (uint32_t i = 0; i < r->nent; i++) {
+                free(r->ent[i].name);
+                free(r->ent[i].target);
+        }
+        free(r->ent);
+        /* An open still on a worker closes what it opens (relay_on_open). */
+        if (r->opening)
+                r->opening->r = NULL;
+        safe_close(r->open_fd);
 }
 
 static void relay_free(struct relay *r)
@@ -194,8 +241,15 @@ static void relay_settle(struct relay *r)
 }
 
 static void relay_on_done(void *owner, const struct engine_result *res);
+static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file *f);
 
 static const struct engine_send_ops relay_send_ops = {
+        .done = relay_on_done,
+};
+
+/* A tree's downstream is a session of its own, asking for each entry. */
+static const struct engine_send_ops relay_tree_ops = {
+        .next = relay_tree_next,
         .done = relay_on_done,
 };
 
@@ -226,7 +280,19 @@ static void relay_try(struct relay *r)
                         .route_hops = r->total - r->at - 1,
                         .relay_source = r->source,
                 };
-                rc = send_start(r->e, &req, &relay_send_ops, r, r, &r->down);
+                /* A tree goes as its own session, each entry once staged
+                 * here (relay_tree_next), from the first again after a
+                 * failed hop; nothing of it resumes. */
+                if (r->tree) {
+                        req.fd = -1;
+                        req.tree = true;
+                        req.files = r->files;
+                        req.job_bytes = r->job_bytes;
+                        req.relay_source = NULL;
+                        r->want = 0;
+                }
+                rc = send_start(r->e, &req, r->tree ? &relay_tree_ops : &relay_send_ops, r,
+                                r->tree ? NULL : r, &r->down);
                 if (rc == 0) {
                         log_info("%s: relaying %s to %s (%u hop%s after it)", r->peer, r->name, r->next_hop,
                                  req.route_hops, req.route_hops == 1 ? "" : "s");
@@ -287,6 +353,7 @@ void relay_start(struct recv_xfer *x)
 
         r = calloc(1, sizeof(*r));
         if (r) {
+                r->open_fd = -1;
                 r->hop = calloc(x->route.total, sizeof(*r->hop));
                 r->hop_bytes = calloc(x->route.total, sizeof(*r->hop_bytes));
         }
@@ -323,8 +390,18 @@ void relay_start(struct recv_xfer *x)
                 /* What an earlier attempt left is in the file already. */
                 rl->low = MIN(rl->first + x->resume[k], rl->end);
         }
-        if (!x->published_match && x->cur->fd >= 0)
+        /* A tree's entries are opened beneath its top directory (DEST),
+         * which stays the same directory when the tree is renamed into
+         * place. */
+        r->tree = x->tree;
+        if (r->tree) {
+                r->files = x->job_files;
+                r->job_bytes = x->job_bytes;
+                if (x->top_fd >= 0)
+                        r->fd = fcntl(x->top_fd, F_DUPFD_CLOEXEC, 3);
+        } else if (!x->published_match && x->cur->fd >= 0) {
                 r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
+        }
         r->tick = evtimer_new(e->base, relay_on_tick, r);
         if (r->tick)
                 evtimer_add(r->tick, &(const struct timeval){ .tv_sec = 1 });
@@ -332,6 +409,7 @@ void relay_start(struct recv_xfer *x)
                 for (unsigned int k = 0; k < r->total; k++)
                         relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
                                       x->published_match ? "published here by an earlier attempt: not relayed" :
+                                      r->tree ? "the tree's directory could not be opened again: not relayed" :
                                                            "the file could not be had again: not relayed");
                 r->settled = true;
                 return;
@@ -375,6 +453,240 @@ bool relay_route_whole(const struct relay *r)
         return r->have == r->total;
 }
 
+/* ---- a tree ---- */
+
+/* On a worker: entry open->index's file, beneath the tree's top
+ * directory, without following a symlink on the way (none is made in
+ * the tree until every entry is in, and none is followed after). */
+static int64_t relay_open_call(void *arg)
+{
+        struct relay_open *op = arg;
+        char dir[WIRE_NAME_MAX + 1];
+        const char *slash = strrchr(op->rel, '/'), *leaf = slash ? slash + 1 : op->rel;
+        int dfd = op->dirfd, fd;
+
+        if (slash) {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - op->rel), op->rel);
+                dfd = incoming_open_beneath(op->dirfd, dir, false);
+                if (dfd < 0)
+                        return dfd;
+        }
+        fd = openat(dfd, leaf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        fd = fd < 0 ? -errno : fd;
+        if (slash)
+                close(dfd);
+        return fd;
+}
+
+static int relay_open_start(struct relay *r, uint32_t index);
+
+static void relay_on_open(struct io_req *req, int64_t res)
+{
+        struct relay_open *op = container_of(req, struct relay_open, req);
+        struct relay *r = op->r;
+
+        close(op->dirfd);
+        if (!r) {
+                if (res >= 0)
+                        close((int)res);
+                free(op);
+                return;
+        }
+        r->opening = NULL;
+        r->open_index = op->index;
+        if (res >= 0)
+                r->open_fd = (int)res;
+        else
+                r->open_err = (int)res;
+        free(op);
+        if (!r->down || !r->want)
+                return;
+        /* A new attempt (around a failed hop) asks for another entry. */
+        if (r->want != r->open_index) {
+                int rc;
+
+                safe_close(r->open_fd);
+                r->open_fd = -1;
+                r->open_index = r->want;
+                rc = relay_open_start(r, r->want);
+                r->open_err = rc < 0 ? rc : 0;
+                if (rc == 0)
+                        return;
+        }
+        engine_send_resume(r->down);
+}
+
+/* Open entry @index's file on a worker; its result comes to next() again. */
+static int relay_open_start(struct relay *r, uint32_t index)
+{
+        const struct relay_entry *en = &r->ent[index - 1];
+        struct relay_open *op;
+        const char *dest = r->name;
+        size_t dlen = strlen(dest);
+        int rc;
+
+        if (r->opening)
+                return 0;       /* one at a time: next() asks for them in order */
+        /* The receiver held every entry beneath DEST before it staged it. */
+        if (strncmp(en->name, dest, dlen) != 0 || en->name[dlen] != '/')
+                return -EINVAL;
+        op = calloc(1, sizeof(*op));
+        if (!op)
+                return -ENOMEM;
+        op->dirfd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+        if (op->dirfd < 0) {
+                rc = -errno;
+                free(op);
+                return rc;
+        }
+        op->r = r;
+        op->index = index;
+        /* Beneath DEST: what follows "DEST/" in the entry's name. */
+        snprintf(op->rel, sizeof(op->rel), "%s", en->name + dlen + 1);
+        op->req.done = relay_on_open;
+        rc = io_call(r->e->io, &op->req, relay_open_call, op);
+        if (rc < 0) {
+                close(op->dirfd);
+                free(op);
+                return rc;
+        }
+        r->opening = op;
+        return 0;
+}
+
+/* A symlink's target as the engine takes it: a file that holds it. */
+static int relay_link_fd(const char *target)
+{
+        size_t len = strlen(target);
+        int fd = memfd_create("rdmaxfer-link", MFD_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        if (write(fd, target, len) != (ssize_t)len) {
+                close(fd);
+                return -EIO;
+        }
+        return fd;
+}
+
+/* The downstream session asks for entry @index (1 .. files - 1). */
+static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file *f)
+{
+        struct relay *r = owner;
+        const struct relay_entry *en;
+        int fd, rc;
+
+        if (index == 0 || index >= r->files)
+                return -EINVAL;
+        if (index > r->nent) {
+                r->want = index;
+                return ENGINE_NEXT_LATER;
+        }
+        en = &r->ent[index - 1];
+        *f = (struct engine_send_file){
+                .fd = -1,
+                .size = en->size,
+                .name = en->name,
+                .dir = en->dir,
+                .link = en->target != NULL,
+                .mode = en->mode,
+                .mtime_ns = en->mtime_ns,
+        };
+        if (en->dir)
+                return 0;
+        if (en->target) {
+                fd = relay_link_fd(en->target);
+                if (fd < 0)
+                        return fd;
+                f->fd = fd;
+                return 0;
+        }
+        if (r->open_index == index && (r->open_fd >= 0 || r->open_err)) {
+                rc = r->open_err;
+                f->fd = r->open_fd;
+                r->open_fd = -1;
+                r->open_err = 0;
+                r->open_index = 0;
+                return rc < 0 ? rc : 0;
+        }
+        /* Another entry's, left by an attempt that ended: not this one. */
+        safe_close(r->open_fd);
+        r->open_fd = -1;
+        r->open_err = 0;
+        r->open_index = 0;
+        rc = relay_open_start(r, index);
+        if (rc < 0)
+                return rc;
+        r->want = index;
+        return ENGINE_NEXT_LATER;
+}
+
+static int relay_entry_add(struct relay *r, const char *name, size_t name_len, uint64_t size, uint32_t mode,
+                           uint64_t mtime_ns, bool dir, const char *target, size_t target_len)
+{
+        struct relay_entry *en;
+
+        if (r->nent + 1 >= r->files)
+                return -EMSGSIZE;
+        if (r->nent == r->cap) {
+                uint32_t cap = r->cap ? 2 * r->cap : 64;
+                struct relay_entry *n = reallocarray(r->ent, cap, sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                r->ent = n;
+                r->cap = cap;
+        }
+        en = &r->ent[r->nent];
+        *en = (struct relay_entry){ .size = size, .mode = mode, .mtime_ns = mtime_ns, .dir = dir };
+        en->name = strndup(name, name_len);
+        if (target)
+                en->target = strndup(target, target_len);
+        if (!en->name || (target && !en->target)) {
+                free(en->name);
+                free(en->target);
+                return -ENOMEM;
+        }
+        r->nent++;
+        return 0;
+}
+
+void relay_tree_staged(struct relay *r, const struct recv_file *f)
+{
+        const struct wire_offer *o = &f->offer;
+        int rc = 0;
+
+        if (!r->tree || !r->up || o->file == 0)
+                return;
+        if (o->flags & WIRE_OFFER_PACK) {
+                struct pack_reader pr;
+                struct pack_entry pe;
+
+                /* recv-pack.c checked it whole before it unpacked it. */
+                pack_reader_init(&pr, f->pack_mem, o->size, o->pack_entries);
+                while (rc == 0 && pack_next(&pr, &pe) == PACK_ENTRY)
+                        rc = relay_entry_add(r, pe.name, pe.name_len, pe.size, pe.mode, pe.mtime_ns,
+                                             pe.type == PACK_DIR, pe.type == PACK_LINK ? (const char *)pe.data : NULL,
+                                             pe.size);
+        } else {
+                bool link = o->flags & WIRE_OFFER_LINK;
+
+                rc = relay_entry_add(r, o->name, strlen(o->name), o->size, o->mode, o->mtime_ns,
+                                     o->flags & WIRE_OFFER_DIR, link ? f->link_target : NULL,
+                                     link ? strlen(f->link_target) : 0);
+        }
+        if (rc < 0) {
+                char text[WIRE_TEXT_MAX + 1];
+
+                snprintf(text, sizeof(text), "cannot keep the tree's entries for the next node: %s",
+                         strerror(-rc));
+                recv_fail(r->up, WIRE_E_INTERNAL, text);
+                return;
+        }
+        if (r->down && r->want && r->want <= r->nent)
+                engine_send_resume(r->down);
+}
+
 static bool relay_bit(const struct relay_lane *rl, uint64_t seq)
 {
         return rl->win[seq % RELAY_WINDOW / 64] >> (seq % 64) & 1;
@@ -385,6 +697,9 @@ void relay_written(struct relay *r, uint64_t seq)
         struct relay_lane *rl = NULL;
         uint64_t low;
 
+        /* A tree's entries go once staged (relay_tree_staged), not by chunk. */
+        if (r->tree)
+                return;
         for (unsigned int k = 0; k < r->nlanes; k++)
                 if (seq >= r->lane[k].first && seq < r->lane[k].end)
                         rl = &r->lane[k];
@@ -409,8 +724,9 @@ bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq)
         struct relay_held *h;
 
         /* Only into a downstream lane whose run is this lane's (the same
-         * chunk size and lanes: wire_lane_range), that reads it yet. */
-        if (!d || !r->up || d->base.state != XFER_DATA || d->chunk != r->chunk || d->base.nlanes != r->nlanes ||
+         * chunk size and lanes: wire_lane_range), that reads it yet; a
+         * tree's downstream reads what is staged. */
+        if (r->tree || !d || !r->up || d->base.state != XFER_DATA || d->chunk != r->chunk || d->base.nlanes != r->nlanes ||
             k >= r->nlanes)
                 return false;
         dl = d->base.lane[k];

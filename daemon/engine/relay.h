@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 struct engine;
+struct recv_file;
 struct recv_lane;
 struct recv_xfer;
 struct relay;
@@ -40,6 +41,10 @@ struct wire_route;
  * why it could not be (the relay's own copy goes on either way). Sets
  * x->relay. */
 void relay_start(struct recv_xfer *x);
+/* A relayed tree's entry (or a pack's entries), @f, is staged here: the
+ * next hop's session may offer it (relay_tree_next). Nothing for a single
+ * file's relay, or for DEST. */
+void relay_tree_staged(struct relay *r, const struct recv_file *f);
 /* The next part of the route came (wire.h, Relay chains): kept; once the
  * route is whole and its hash the offer's, the downstream starts. A part
  * out of order or a hash that differs fails the upstream transfer. */

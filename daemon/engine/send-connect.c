@@ -566,7 +566,7 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 return -EINVAL;
         /* A chain carries one regular file (wire.h, Relay chains). */
         if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
-            (req->route_hops && (req->tree || req->files > 1 || req->sync != ENGINE_SYNC_NONE)))
+            (req->route_hops && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE)))
                 return -EINVAL;
         /* Only a relay speaks for another's source (its offer says RELAYED). */
         if ((req->relay_source || relay) && (!relay || req->tree || req->files > 1 ||

@@ -12,7 +12,8 @@
 #
 # Settings, as BENCH_*=VALUE arguments: BENCH_FAN_MB (512), BENCH_FAN_REPS
 # (1), BENCH_FAN_CAP (tc rate, 120mbit = 15 MB/s; "none" skips the capped
-# part).
+# part), BENCH_FAN_TREE (0: one file; N: a tree of N files of BENCH_FAN_MB
+# in all, in 8 directories, sent with -r; every copy compared with diff -r).
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -22,6 +23,7 @@ done
 MB=${BENCH_FAN_MB:-512}
 REPS=${BENCH_FAN_REPS:-1}
 CAP=${BENCH_FAN_CAP:-120mbit}
+TREE=${BENCH_FAN_TREE:-0}
 OUT=$TESTBED_SHARE/bench
 mkdir -p "$OUT"
 RES=$OUT/fan-results.tsv
@@ -32,7 +34,19 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # One node's daemon may take every peer's send at once.
 nodes_up slot_count=16 send_slots=4 max_transfers=4 relay=yes
-make_file "$SRC/fan.bin" $((MB << 20))
+if ((TREE > 0)); then
+        rm -rf "$SRC/fantree"
+        for ((i = 0; i < TREE; i++)); do
+                mkdir -p "$SRC/fantree/d$((i % 8))"
+                make_file "$SRC/fantree/d$((i % 8))/f$i" $(((MB << 20) / TREE))
+        done
+        SRCS=(-r "$SRC/fantree")
+        DEST=(--to fantree)
+else
+        make_file "$SRC/fan.bin" $((MB << 20))
+        SRCS=("$SRC/fan.bin")
+        DEST=(--as fan.bin)
+fi
 PEERS=("$BETA_ADDR" "$GAMMA_ADDR" "$DELTA_ADDR")
 
 # forwarded NODE: RDMAXFER_FORWARDED_BYTES of NODE's latest send, a relay's
@@ -61,14 +75,17 @@ deliver() {
         cpu0=$(relay_cpu)
         t0=$(now)
         if [[ $par == chain ]]; then
-                out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin 2>&1) || ok=0
+                out=$(xferctl send "${SRCS[@]}" "$nodes" "${DEST[@]}" 2>&1) || ok=0
         else
-                out=$(xferctl send "$SRC/fan.bin" "$nodes" --as fan.bin --parallel "$par" 2>&1) || ok=0
+                out=$(xferctl send "${SRCS[@]}" "$nodes" "${DEST[@]}" --parallel "$par" 2>&1) || ok=0
         fi
         t1=$(now)
         cpu1=$(relay_cpu)
         for n in beta gamma delta; do
-                if [[ -e $(node_in "$n")/fan.bin ]]; then
+                if ((TREE > 0)) && [[ -e $(node_in "$n")/fantree ]]; then
+                        diff -r -q "$SRC/fantree" "$(node_in "$n")/fantree" >/dev/null || ok=0
+                        rm -rf "$(node_in "$n")/fantree"
+                elif [[ -e $(node_in "$n")/fan.bin ]]; then
                         cmp -s "$SRC/fan.bin" "$(node_in "$n")/fan.bin" || ok=0
                         rm -f "$(node_in "$n")/fan.bin"
                 fi
@@ -103,5 +120,5 @@ for link in capped uncapped; do
                 for n in alpha beta gamma delta; do link_uncap "$n"; done
         fi
 done
-rm -f "$SRC/fan.bin"
+rm -rf "$SRC/fan.bin" "$SRC/fantree"
 tb_log "pass"

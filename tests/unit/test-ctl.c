@@ -1218,6 +1218,37 @@ static void test_socket(void)
         close(file);
 }
 
+/* What a relay chain carries: one file or one tree, without sync; the
+ * daemon's control.c and jobs.c both ask ctl_submit_chain_ok(). */
+static void test_chain_kinds(void)
+{
+        static const struct {
+                uint16_t flags;
+                uint32_t files;
+                bool ok;
+                const char *what;
+        } cases[] = {
+                { 0, 0, true, "one file (files 0)" },
+                { 0, 1, true, "one file (files 1)" },
+                { CTL_SUBMIT_RETRIES, 1, true, "one file with --retries" },
+                { CTL_SUBMIT_TREE, 2, true, "a tree of 2 entries" },
+                { CTL_SUBMIT_TREE | CTL_SUBMIT_RETRIES, 100000, true, "a tree of 100000 entries" },
+                { 0, 2, false, "several plain files" },
+                { CTL_SUBMIT_SKIP_EXISTING, 1, false, "one file with --skip-existing" },
+                { CTL_SUBMIT_SYNC_SIZE, 1, false, "one file with --sync=size" },
+                { CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_DIGEST, 5, false, "a tree with --sync=digest" },
+                { CTL_SUBMIT_TREE | CTL_SUBMIT_SKIP_EXISTING, 5, false, "a tree with --skip-existing" },
+                { CTL_SUBMIT_SYNC_SIZE, 3, false, "several files with --sync=size" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct ctl_submit s = { .flags = cases[i].flags, .files = cases[i].files };
+
+                ok(ctl_submit_chain_ok(&s) == cases[i].ok, "a chain %s %s", cases[i].ok ? "carries" : "refuses",
+                   cases[i].what);
+        }
+}
+
 int main(void)
 {
         test_states();
@@ -1225,6 +1256,7 @@ int main(void)
         test_codec();
         test_route();
         test_chain_512();
+        test_chain_kinds();
         test_stats();
         test_socket();
         return done_testing();

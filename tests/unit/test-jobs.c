@@ -1852,7 +1852,7 @@ static void test_chain(void)
            job_encodes(job), "retrying: no node verdict yet");
 
         submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_TREE, 3, &r);
-        is_int(r, -EINVAL, "no chain for a tree");
+        is_int(r, -EINVAL, "a tree comes with no descriptor, chain or not");
         submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 3, &r);
         is_int(r, -EINVAL, "nor several files");
         submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_SYNC_SIZE, 0, &r);
@@ -2035,11 +2035,167 @@ static void test_chain_progress(void)
         fx_teardown(&f);
 }
 
+/* A tree of @files entries (DEST and @files - 1 more, 10 bytes a file)
+ * as a chain down @route, with @flags besides CTL_SUBMIT_TREE. */
+static uint64_t submit_tree_chain(struct fx *f, const char *route, int flags, uint32_t files, int *r_out)
+{
+        struct ctl_submit s = { .flags = (uint16_t)(CTL_SUBMIT_TREE | flags), .files = files,
+                                .job_bytes = 10u * (files - 1) };
+        uint64_t id = 0;
+        struct job *job;
+
+        snprintf(s.host, sizeof(s.host), "192.0.2.1");
+        snprintf(s.name, sizeof(s.name), "runs/set");
+        snprintf(s.route, sizeof(s.route), "%s", route);
+        *r_out = jobs_submit(f->jobs, &s, TEST_UID, -1, 0, &id);
+        if (*r_out < 0)
+                return 0;
+        job = jobs_find(f->jobs, id);
+        recs[n_recs] = (struct rec){ .id = id, .last = job->state };
+        job_watch(job, rec_cb, &recs[n_recs]);
+        n_recs++;
+        return id;
+}
+
+/* Entries 2 .. @files of a tree chain's job, handed over, taken by the
+ * engine and acknowledged by node 1, 10 bytes a file. */
+static void tree_chain_feed(struct job *job, struct engine_send *s, uint32_t files)
+{
+        struct engine_send_file ef;
+        char name[32];
+
+        fake_engine_file_done(s, 0, 0);
+        for (uint32_t i = 1; i < files; i++) {
+                snprintf(name, sizeof(name), "runs/set/f%u", i);
+                if (jobs_add_file(job, make_file(10), 10, name, 0, 0644, 0) < 0)
+                        abort();
+                ef = (struct engine_send_file){ .fd = -1 };
+                if (fake_engine_next(s, i, &ef) < 0)
+                        abort();
+                safe_close(ef.fd);
+                fake_engine_file_done(s, i, 10);
+        }
+}
+
+/*
+ * A tree down a chain: the engine gets the tree (DEST, every entry, its
+ * token) with the route; each node's bytes and verdict are the whole
+ * job's, as a file's are; a transient failure sends the whole tree to
+ * the whole chain again; sync, or several plain files, make no chain.
+ */
+static void test_tree_chain(void)
+{
+        static const uint64_t hops[] = { 20, 5 }, over[] = { 99, 31 }, early[] = { 5, 0 };
+        const struct fake_send_info *info;
+        uint8_t token[WIRE_SOURCE_SIZE];
+        char hop[WIRE_HOP_STR_MAX];
+        struct engine_send *s;
+        struct job *job;
+        struct fx f;
+        uint64_t id;
+        int r;
+
+        fx_setup(&f, "tree chain", 4);
+        f.cfg.retry_max = 3;
+        f.cfg.retry_delay_max = 1;
+        id = submit_tree_chain(&f, "192.0.2.2:7471,[fd00::3]", 0, 4, &r);
+        is_int(r, 0, "tree chain: a tree with a route submits");
+        job = job_of(&f, id);
+        ok(job->tree && job->files == 4 && job->size == 30 && job->nodes == 3 && missing_is(job, 0x7) &&
+           job->node_failed == 0 && job_encodes(job), "tree chain: a tree of 4 entries, 3 nodes, every one missing");
+        is_str(job->route, "192.0.2.2:7471,[fd00::3]:7470", "tree chain: the route with its ports fixed");
+        run(&f);
+        s = xfer_of(&f, id);
+        info = fake_engine_info(s);
+        ok(info->tree && info->files == 4 && info->job_bytes == 30 && info->size == 0 &&
+           !strcmp(info->name, "runs/set") && info->has_token, "tree chain: the engine gets the tree, from DEST");
+        memcpy(token, info->token, sizeof(token));
+        ok(info->has_route && info->route_hops == 2, "tree chain: and the route, 2 hops");
+        wire_hop_str(&info->route[0], hop, sizeof(hop));
+        is_str(hop, "192.0.2.2:7471", "tree chain: hop 1");
+        wire_hop_str(&info->route[1], hop, sizeof(hop));
+        is_str(hop, "[fd00::3]:7470", "tree chain: hop 2");
+
+        /* Node 1 has 25 of the job's bytes, the relays behind it less. */
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        tree_chain_feed(job, s, 4);
+        fake_engine_set_progress(s, 25, 1000);
+        fake_engine_set_hops(s, 2, hops);
+        job_refresh(job);
+        ok(job->node_bytes[0] == 25 && job->node_bytes[1] == 20 && job->node_bytes[2] == 5 && job_encodes(job),
+           "tree chain: each node's bytes of the whole job (%llu %llu %llu)",
+           (unsigned long long)job->node_bytes[0], (unsigned long long)job->node_bytes[1],
+           (unsigned long long)job->node_bytes[2]);
+        fake_engine_set_hops(s, 2, over);
+        job_refresh(job);
+        ok(job->node_bytes[1] == 30 && job->node_bytes[2] == 30 && job_encodes(job),
+           "tree chain: a relay claiming more than the job: the job's size");
+        fake_engine_set_hops(s, 2, hops);
+        job_refresh(job);
+        /* Node 3 refused DEST (it exists there): nodes 1 and 2 have the tree. */
+        fake_engine_done_chain(s, 30, 1, set_of(0x2), 2, WIRE_E_EXISTS, "runs/set exists");
+        ok(job->state == CTL_JOB_DONE && job->files_done == 4 && job->bytes_done == 30 && missing_is(job, 0x4) &&
+           job->nodes_ok == 2 && job->node_failed == 3 && job->node_status == WIRE_E_EXISTS,
+           "tree chain: done, 2 of 3 nodes, node 3 failed");
+        is_str(job->node_peer, "[fd00::3]:7470", "tree chain: node 3's address");
+        is_str(job->node_text, "runs/set exists", "tree chain: its reason");
+        ok(job->node_bytes[0] == 30 && job->node_bytes[1] == 30 && job->node_bytes[2] == 5 && job_encodes(job),
+           "tree chain: those that published the job's size, node 3 what it had, and that makes a JOB");
+
+        /* Every node. */
+        id = submit_tree_chain(&f, "192.0.2.2,192.0.2.3", 0, 3, &r);
+        job = job_of(&f, id);
+        run(&f);
+        s = xfer_of(&f, id);
+        tree_chain_feed(job, s, 3);
+        fake_engine_done_chain(s, 20, 2, set_of(0), 0, 0, NULL);
+        ok(job->state == CTL_JOB_DONE && job->nodes_ok == 3 && missing_is(job, 0) && job->node_failed == 0 &&
+           job->node_bytes[2] == 20 && job_encodes(job), "tree chain: every node published");
+
+        /* Transient at node 1: the whole tree to the whole chain again, with its token. */
+        id = submit_tree_chain(&f, "192.0.2.2,192.0.2.3", 0, 3, &r);
+        job = job_of(&f, id);
+        run(&f);
+        s = xfer_of(&f, id);
+        memcpy(token, fake_engine_info(s)->token, sizeof(token));
+        fake_engine_phase(s, ENGINE_PHASE_SENDING);
+        tree_chain_feed(job, s, 2);
+        fake_engine_set_progress(s, 10, 1000);
+        fake_engine_set_hops(s, 2, early);
+        job_refresh(job);
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        ok(job->state == CTL_JOB_RETRYING && job->node_failed == 0 && missing_is(job, 0x7) && job_encodes(job),
+           "tree chain: retrying, no node verdict yet");
+        wait_retry(&f, id, 2000);
+        is_int(job->state, CTL_JOB_CONNECTING, "tree chain: attempt 2 starts");
+        ok(job->node_bytes[0] == 0 && job->node_bytes[1] == 0 && job->node_bytes[2] == 0 && job_encodes(job),
+           "tree chain: attempt 2, every node from 0");
+        s = xfer_of(&f, id);
+        info = fake_engine_info(s);
+        ok(info->tree && info->files == 3 && info->job_bytes == 20 && info->size == 0 && info->attempt == 2 &&
+           info->has_token && memcmp(info->token, token, sizeof(token)) == 0 && info->has_route &&
+           info->route_hops == 2, "tree chain: from DEST again, the whole job, its token, the whole route");
+        fake_engine_fail(s, WIRE_E_DENIED, false, "refused by peer: denied");
+        ok(job->state == CTL_JOB_FAILED && job->nodes_ok == 0 && missing_is(job, 0x7) && job->node_failed == 1 &&
+           job->node_status == WIRE_E_DENIED && job_encodes(job), "tree chain: node 1 refused: failed, none has it");
+        is_str(job->node_peer, "192.0.2.1:7470", "tree chain: node 1's address");
+
+        /* What a chain cannot carry. */
+        submit_tree_chain(&f, "192.0.2.2", CTL_SUBMIT_SYNC_SIZE, 3, &r);
+        is_int(r, -EINVAL, "tree chain: no chain for a tree with --sync");
+        submit_tree_chain(&f, "192.0.2.2", CTL_SUBMIT_SKIP_EXISTING, 3, &r);
+        is_int(r, -EINVAL, "tree chain: nor with --skip-existing");
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 3, &r);
+        is_int(r, -EINVAL, "tree chain: nor for several plain files");
+        fx_teardown(&f);
+}
+
 int main(void)
 {
         test_chain();
         test_chain_progress();
         test_chain_512();
+        test_tree_chain();
         test_sync_job();
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();

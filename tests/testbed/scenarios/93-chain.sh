@@ -27,7 +27,10 @@
 #      holds at most half its incoming slots for its next hop); beta and
 #      gamma get the file, delta is named, exit 23. Every daemon still
 #      serves (the chain once more).
-# testbed-timeout: 300
+#   6. A tree (-r) through the chain: identical on beta, gamma and delta
+#      (symlinks, modes, mtimes, packed and lone files); with gamma not
+#      relaying, beta offers the whole tree to delta instead, exit 23.
+# testbed-timeout: 360
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -239,6 +242,60 @@ wait_for 60 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --sinc
         grep -qE 'receive of stall\.dat (failed|aborted)'" || tb_fail "delta did not fail its receive of stall.dat"
 incoming_clean "$(node_in delta)" chain.dat norelay.dat killed.dat
 tb_log "delta stalled mid-chain: gamma's send to it failed on its silence, beta and gamma have the file, delta named"
+
+# 6. A tree through the chain: each relay passes on every entry once it
+# has it staged, a session of its own to the next node.
+tree=$SRC/tree
+rm -rf "$tree" && mkdir -p "$tree/a/b" "$tree/empty" "$tree/données"
+make_file "$tree/a/b/big.bin" $((6 * MIB + 5))         # offered alone (over a pack's 4 MiB)
+: >"$tree/a/empty.txt"
+make_file "$tree/données/été.txt" 333
+for i in $(seq 1 30); do make_file "$tree/a/f$i" $((i * 997)); done   # packed
+chmod 600 "$tree/a/f1"
+touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
+ln -s a/b/big.bin "$tree/link-in"
+ln -s ../données/été.txt "$tree/a/link-up"
+# same_tree DIR: DIR is the source tree: contents, symlinks, files' modes and mtimes.
+same_tree() {
+        diff -r --no-dereference "$tree" "$1" >&2 || tb_fail "$1 differs from the source tree"
+        [[ $(readlink "$1/link-in") == a/b/big.bin && $(readlink "$1/a/link-up") == ../données/été.txt ]] ||
+                tb_fail "$1: the symlinks did not arrive as symlinks"
+        local src dst
+        src=$(cd "$tree" && find . -type f -printf '%P %m %T@\n' | sort)
+        dst=$(cd "$1" && find . -type f -printf '%P %m %T@\n' | sort)
+        [[ $src == "$dst" ]] || tb_fail "$1: files' modes or mtimes differ"
+}
+SINCE=$(date +%s)
+RC=0
+OUT=$(xferctl send -r "$tree" "$NODES" --to tchain 2>&1) || RC=$?
+sed 's/^/    | /' <<<"$OUT"
+((RC == 0)) || tb_fail "a tree to $NODES: exit $RC"
+for n in beta gamma delta; do
+        same_tree "$(node_in "$n")/tchain"
+done
+[[ $(jlast "$ALPHA_UNIT" RDMAXFER_DIRECTION=send RDMAXFER_NODES) == 3 &&
+   $(jlast "$ALPHA_UNIT" RDMAXFER_DIRECTION=send RDMAXFER_NODES_OK) == 3 ]] ||
+        tb_fail "alpha's send entry of the tree does not count 3 nodes, 3 published"
+[[ $(jlast "$(node_unit beta)" RDMAXFER_DIRECTION=recv RDMAXFER_RELAY) == "$GAMMA_ADDR:$PORT" ]] ||
+        tb_fail "beta's receive entry of the tree does not name gamma as its next node"
+tb_log "a tree through the chain: identical on beta, gamma and delta (symlinks, modes, mtimes)"
+
+# The same tree with gamma not relaying: beta's session to gamma is
+# refused at DEST, and beta offers every entry again to delta.
+sed -i 's/^relay = yes$/relay = no/' "$(node_conf gamma)"
+reload_applied "$(node_unit gamma)" relay
+RC=0
+OUT=$(xferctl send -r --retries 0 "$tree" "$NODES" --to tchain2 2>&1) || RC=$?
+sed 's/^/    | /' <<<"$OUT"
+((RC == 23)) || tb_fail "a tree through a node with relay = no: exit $RC, not 23 (partial)"
+same_tree "$(node_in beta)/tchain2"
+same_tree "$(node_in delta)/tchain2"
+[[ ! -e $(node_in gamma)/tchain2 ]] || tb_fail "gamma has the tree though it does not relay"
+grep -q "^xferctl: $GAMMA_ADDR: .*this node does not relay (relay = no)" <<<"$OUT" ||
+        tb_fail "gamma's refusal of the tree is not said, naming gamma"
+sed -i 's/^relay = no$/relay = yes/' "$(node_conf gamma)"
+reload_applied "$(node_unit gamma)" relay
+tb_log "a tree around a node that does not relay: beta offered it whole to delta, exit 23"
 
 # Every daemon still serves: the chain once more.
 make_file "$SRC/after.dat" $((1 * MIB))
