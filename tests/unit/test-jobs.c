@@ -1664,18 +1664,14 @@ static void test_tally(void)
         fx_teardown(&f);
 }
 
-static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, const char *route, int flags,
-                             uint32_t files, int *r_out)
+/* Submit @s (with @fd of @size bytes, or -1), watched into recs[]: its
+ * id, or 0 with the error in *@r_out. */
+static uint64_t submit_watched(struct fx *f, const struct ctl_submit *s, int fd, uint64_t size, int *r_out)
 {
-        struct ctl_submit s = { .port = port, .flags = (uint16_t)flags, .files = files, .job_bytes = 100 };
-        int fd = make_file(10);
         uint64_t id = 0;
         struct job *job;
 
-        snprintf(s.host, sizeof(s.host), "%s", host);
-        snprintf(s.name, sizeof(s.name), "%s", "c.bin");
-        snprintf(s.route, sizeof(s.route), "%s", route);
-        *r_out = jobs_submit(f->jobs, &s, TEST_UID, fd, 10, &id);
+        *r_out = jobs_submit(f->jobs, s, TEST_UID, fd, size, &id);
         if (*r_out < 0)
                 return 0;
         job = jobs_find(f->jobs, id);
@@ -1683,6 +1679,17 @@ static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, cons
         job_watch(job, rec_cb, &recs[n_recs]);
         n_recs++;
         return id;
+}
+
+static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, const char *route, int flags,
+                             uint32_t files, int *r_out)
+{
+        struct ctl_submit s = { .port = port, .flags = (uint16_t)flags, .files = files, .job_bytes = 100 };
+
+        snprintf(s.host, sizeof(s.host), "%s", host);
+        snprintf(s.name, sizeof(s.name), "%s", "c.bin");
+        snprintf(s.route, sizeof(s.route), "%s", route);
+        return submit_watched(f, &s, make_file(10), 10, r_out);
 }
 
 /* A set of the nodes whose bits are in @bits (the first 64). */
@@ -2041,20 +2048,11 @@ static uint64_t submit_tree_chain(struct fx *f, const char *route, int flags, ui
 {
         struct ctl_submit s = { .flags = (uint16_t)(CTL_SUBMIT_TREE | flags), .files = files,
                                 .job_bytes = 10u * (files - 1) };
-        uint64_t id = 0;
-        struct job *job;
 
         snprintf(s.host, sizeof(s.host), "192.0.2.1");
         snprintf(s.name, sizeof(s.name), "runs/set");
         snprintf(s.route, sizeof(s.route), "%s", route);
-        *r_out = jobs_submit(f->jobs, &s, TEST_UID, -1, 0, &id);
-        if (*r_out < 0)
-                return 0;
-        job = jobs_find(f->jobs, id);
-        recs[n_recs] = (struct rec){ .id = id, .last = job->state };
-        job_watch(job, rec_cb, &recs[n_recs]);
-        n_recs++;
-        return id;
+        return submit_watched(f, &s, -1, 0, r_out);
 }
 
 /* Entries 2 .. @files of a tree chain's job, handed over, taken by the
