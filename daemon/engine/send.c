@@ -756,9 +756,10 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 return;
         case WIRE_PROGRESS:
                 /* A relay's word on a window of its route, for display
-                 * (wire.h; wire_decode() checked first + hops <= total). */
+                 * (wire.h; wire_decode() checked first + hops <= total).
+                 * A tree's may cross the offer of its next entry. */
                 if (l->base.idx != 0 || m->progress.total != s->route_hops ||
-                    (b->state != XFER_DATA && b->state != XFER_FINISHING))
+                    (b->state != XFER_OFFER && b->state != XFER_DATA && b->state != XFER_FINISHING))
                         break;
                 memcpy(s->hop_bytes + m->progress.first, m->progress.bytes,
                        m->progress.hops * sizeof(*s->hop_bytes));
