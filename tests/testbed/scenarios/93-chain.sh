@@ -251,6 +251,7 @@ make_file "$tree/a/b/big.bin" $((6 * MIB + 5))         # offered alone (over a p
 : >"$tree/a/empty.txt"
 make_file "$tree/données/été.txt" 333
 for i in $(seq 1 30); do make_file "$tree/a/f$i" $((i * 997)); done   # packed
+for i in $(seq 1 12); do make_file "$tree/a/b/m$i" $((1 * MIB)); done   # packs of several
 chmod 600 "$tree/a/f1"
 touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
 ln -s a/b/big.bin "$tree/link-in"
@@ -267,7 +268,11 @@ same_tree() {
 }
 SINCE=$(date +%s)
 RC=0
+# Capped (5 MB/s), so that it takes seconds: each relay's report of its
+# route's progress (every second) then crosses the offers of the session.
+for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
 OUT=$(xferctl send -r "$tree" "$NODES" --to tchain 2>&1) || RC=$?
+for n in alpha beta gamma delta; do link_uncap "$n"; done
 sed 's/^/    | /' <<<"$OUT"
 ((RC == 0)) || tb_fail "a tree to $NODES: exit $RC"
 for n in beta gamma delta; do
