@@ -30,7 +30,9 @@
 #   6. A tree (-r) through the chain: identical on beta, gamma and delta
 #      (symlinks, modes, mtimes, packed and lone files); with gamma not
 #      relaying, beta offers the whole tree to delta instead, exit 23.
-# testbed-timeout: 360
+#   7. A tree whose one big entry takes longer to reach each relay than
+#      peer_timeout (3 s): the next node hears WAIT every second and waits.
+# testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -301,6 +303,32 @@ grep -q "^xferctl: $GAMMA_ADDR: .*this node does not relay (relay = no)" <<<"$OU
 sed -i 's/^relay = no$/relay = yes/' "$(node_conf gamma)"
 reload_applied "$(node_unit gamma)" relay
 tb_log "a tree around a node that does not relay: beta offered it whole to delta, exit 23"
+
+# 7. A tree's entry that takes longer to reach a relay than the next
+# node's peer_timeout: the relay's session to it waits for the entry, and
+# the next node hears every second that it is coming (WAIT), so nobody
+# gives up on anybody while the data flows upstream.
+for n in alpha beta gamma delta; do
+        echo "peer_timeout = 3" >>"$(node_conf "$n")"
+        reload_applied "$(node_unit "$n")" peer_timeout
+done
+rm -rf "$SRC/slowtree" && mkdir -p "$SRC/slowtree/d"
+make_file "$SRC/slowtree/d/small" 1000
+make_file "$SRC/slowtree/big.bin" $((24 * MIB))         # 5 s a hop at 5 MB/s
+for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
+RC=0
+OUT=$(xferctl send -r --retries 0 "$SRC/slowtree" "$NODES" --to slowtree 2>&1) || RC=$?
+for n in alpha beta gamma delta; do link_uncap "$n"; done
+sed 's/^/    | /' <<<"$OUT"
+for n in alpha beta gamma delta; do
+        sed -i '/^peer_timeout = 3$/d' "$(node_conf "$n")"
+        reload_applied "$(node_unit "$n")" peer_timeout
+done
+((RC == 0)) || tb_fail "a tree whose entry takes longer than peer_timeout to reach each relay: exit $RC"
+for n in beta gamma delta; do
+        diff -r "$SRC/slowtree" "$(node_in "$n")/slowtree" >&2 || tb_fail "$n: slowtree differs"
+done
+tb_log "an entry slower than peer_timeout at every relay: each next node kept waiting, the tree everywhere"
 
 # Every daemon still serves: the chain once more.
 make_file "$SRC/after.dat" $((1 * MIB))
