@@ -44,11 +44,12 @@ static bool recv_next_may_wait(const struct recv_xfer *x)
                l0 && l0->base.ended;
 }
 
+/* A WAIT names the next file, not yet offered: it was the sender's to
+ * offer next whatever cur's state (its owner may hold it up while cur's
+ * data still flows, wire.h). */
 bool recv_wait_ok(const struct recv_xfer *x, uint32_t file)
 {
-        bool between = x->base.state == XFER_OFFER && !x->cur->offer.name[0] && !x->next_on;
-
-        return x->next_file > 0 && file == x->next_file && (between || recv_next_may_wait(x));
+        return x->next_file > 0 && x->next_file < x->job_files && file == x->next_file && !x->next_on;
 }
 
 void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o)

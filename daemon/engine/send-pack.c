@@ -567,10 +567,11 @@ void send_take_next(struct engine_send *s)
                 r = send_entry_take(s, idx, &e);
                 if (r == ENGINE_NEXT_LATER) {
                         /* Our wait is the owner's, not the receiver's fault:
-                         * no deadline here; the receiver keeps its own. */
+                         * no deadline here; the receiver hears it is coming. */
                         s->want_next = true;
                         if (!s->prev.on)
                                 evtimer_del(b->timer);
+                        send_wait_start(s);
                 }
                 if (r == 0)
                         send_offer_entry(s, idx, &e);
@@ -590,6 +591,7 @@ void send_take_next(struct engine_send *s)
                         /* The RESULT of the one sent keeps its deadline. */
                         if (!s->prev.on)
                                 evtimer_del(b->timer);
+                        send_wait_start(s);
                         return;
                 }
                 if (send_pack_fits(s, &e))

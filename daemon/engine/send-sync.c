@@ -37,26 +37,46 @@ bool send_sync_wants_digest(const struct engine_send *s)
         return s->sync == ENGINE_SYNC_DIGEST && !s->dir && !s->link && s->fd >= 0;
 }
 
-/* While a later file is read for its digest, the receiver, waiting for
- * its offer, hears every second that it is coming (wire.h, WAIT). */
-static void send_sync_on_wait(evutil_socket_t fd, short what, void *arg)
+/*
+ * While a later file is read for its digest, or the owner has not handed
+ * it over yet (ENGINE_NEXT_LATER: a relay's tree entry not yet staged
+ * there, a client's next file), the receiver, waiting for its offer,
+ * hears every second that it is coming (wire.h, WAIT). The owner's wait
+ * has deadlines of its own: a relay's upstream transfer, a job's client.
+ */
+static void send_on_wait(evutil_socket_t fd, short what, void *arg)
 {
         static const struct timeval second = { .tv_sec = 1 };
         struct engine_send *s = arg;
         struct xfer *b = &s->base;
         struct send_lane *l0 = b->lane[0] ? send_lane_of(b->lane[0]) : NULL;
         struct wire_msg m = { .type = WIRE_WAIT };
+        bool digest = s->digest_busy && b->state == XFER_OFFER && s->file > 0;
+        bool owner = s->want_next && b->state != XFER_CLOSING && s->file + s->span < s->files;
 
-        if (!s->digest_busy || b->state != XFER_OFFER || s->file == 0)
+        if (!digest && !owner)
                 return;
         /* Without a credit it waits for the next second (the receiver
          * gives each WAIT's back at once). */
         if (l0 && l0->credits > 0) {
-                m.wait.file = s->file;
+                m.wait.file = digest ? s->file : s->file + s->span;
                 if (conn_send_ctrl(&l0->base.conn, &m) == 0)
                         l0->credits--;
         }
         evtimer_add(s->wait_ev, &second);
+}
+
+void send_wait_start(struct engine_send *s)
+{
+        static const struct timeval second = { .tv_sec = 1 };
+
+        if (!s->wait_ev)
+                s->wait_ev = evtimer_new(s->base.e->base, send_on_wait, s);
+        if (!s->wait_ev)
+                log_warning("transfer %" PRIu64 ": no timer for WAIT: the receiver may give up on "
+                            "a long wait for the next file", s->id);
+        else if (!evtimer_pending(s->wait_ev, NULL))
+                evtimer_add(s->wait_ev, &second);
 }
 
 static void send_sync_hashed(struct rehash *h, int r)
@@ -99,17 +119,8 @@ int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s))
                 return r;
         s->digest_busy = true;
         /* A later file: the session's receiver waits meanwhile. */
-        if (s->file > 0) {
-                static const struct timeval second = { .tv_sec = 1 };
-
-                if (!s->wait_ev)
-                        s->wait_ev = evtimer_new(s->base.e->base, send_sync_on_wait, s);
-                if (!s->wait_ev)
-                        log_warning("transfer %" PRIu64 ": no timer for WAIT: the receiver may give up on "
-                                    "a long digest", s->id);
-                else
-                        evtimer_add(s->wait_ev, &second);
-        }
+        if (s->file > 0)
+                send_wait_start(s);
         return 0;
 }
 

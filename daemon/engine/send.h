@@ -276,6 +276,8 @@ bool send_sync_wants_digest(const struct engine_send *s);
  * now; 0 when it is being computed, then @then(s) from the loop (unless
  * the transfer failed); or -errno. */
 int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s));
+/* WAIT every second while the next file's offer is held up (send-sync.c). */
+void send_wait_start(struct engine_send *s);
 /* ACCEPT SKIP: the file counts as sent, its RESULT awaited. 0, or -1
  * when the transfer failed (a skip it did not ask for). */
 int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
