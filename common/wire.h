@@ -28,7 +28,8 @@
  *   R->S  RESULT  the file's index, status of verify + publish, receiver's
  *                 byte count and time, MAC
  *   S->R  WAIT    between two files: the next file's index; its offer is
- *                 coming (version 6, Sync, below)
+ *                 coming (version 6, Sync, below; or its sender's owner
+ *                 holds it up: a relay's tree entry not yet staged there)
  *
  * Up to two files of a session may be in flight (version 8, Pipelining,
  * below): a lane's data and END after its END of file i are file i + 1's.
@@ -86,8 +87,9 @@
  *   - A third OFFER (file i + span's next, before file i's RESULT), an
  *     OFFER before lane 0's END of file i, or one after the last file's,
  *     is a protocol error: the receiver fails the session.
- *   - A WAIT (Sync, below) for file i + span may come once lane 0's END of
- *     file i is in, whether file i is still being verified or published.
+ *   - A WAIT (Sync, below) for file i + span, the next to be offered, may
+ *     come at any time before that offer: while file i's data still
+ *     flows, is verified or published.
  *   - The receiver returns credits also after every END of a file came
  *     (and lane 0's straight away once file i is verified), so the next
  *     OFFER has one; each message still costs the sender one credit.
@@ -153,7 +155,9 @@
  * skipped entry's "skipped" (both covered by the RESULT's MAC). Under
  * WIRE_OFFER_SYNC a symlink's target, its data, is compared once it has
  * arrived: the very same symlink there is kept, and its RESULT says
- * "skipped 1". While the sender reads a later file for its digest, it
+ * "skipped 1". While the sender reads a later file for its digest, or
+ * waits for its owner to hand the next file over (a relay of a tree waits
+ * for each entry to be staged on its own node), it
  * sends WAIT (the next file's index) on lane 0 every second, and the
  * receiver, which waits between two files for its peer_timeout, counts
  * it as the sender's progress and gives its credit straight back in a
@@ -530,8 +534,9 @@ struct wire_end {
 };
 
 /* S->R between two files of a session: the OFFER of @file (the next) is
- * on its way, its file still being read for its digest. No MAC: it can
- * only keep the receiver waiting, each one for its peer_timeout at most. */
+ * on its way, its file still being read for its digest, or not yet
+ * handed to the sender. No MAC: it can only keep the receiver waiting,
+ * each one for its peer_timeout at most. */
 struct wire_wait {
         uint32_t file;
 };
