@@ -6,16 +6,7 @@
 # daemon: the socket is a path where none listens, so a chain that passes
 # ends at connecting. TAP.
 xferctl=${1:?usage: test-chain-cli.sh XFERCTL}
-n=0
-
-ok() {
-        n=$((n + 1))
-        if [[ $1 == 0 ]]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-        fi
-}
+. "$(dirname "$0")/tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -76,4 +67,4 @@ rc=$?
 grep -q 'xferctl: 10.0.0.2: ' "$tmp/err" && grep -q '^2 peers: 0 sent, 2 failed' "$tmp/out"
 ok $? "several FILEs without -r to 2 peers: a star (exit $rc)"
 
-echo "1..$n"
+tap_done

@@ -5,23 +5,7 @@
 # checked to parse when zsh is installed (driving zsh's completion system
 # needs a terminal), else skipped. TAP.
 top=${1:?usage: test-completion.sh SOURCE_ROOT}
-n=0
-fail=0
-
-ok() {
-        n=$((n + 1))
-        if [[ $1 == 0 ]]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-                fail=1
-        fi
-}
-
-skip() {
-        n=$((n + 1))
-        echo "ok $n # SKIP $1"
-}
+. "$(dirname "$0")/tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -110,5 +94,4 @@ else
         skip "zsh is not installed: _xferctl not checked"
 fi
 
-echo "1..$n"
-exit $fail
+tap_done

@@ -3,21 +3,7 @@
 # split into 64 MiB blocks, xxh128sum each, xxh128sum the hashes' bytes.
 # Sizes around the block boundary; stdin; a missing file; --cached. TAP.
 xferctl=${1:?usage: test-sum.sh XFERCTL}
-n=0
-
-ok() {
-        n=$((n + 1))
-        if [[ $1 == 0 ]]; then
-                echo "ok $n - $2"
-        else
-                echo "not ok $n - $2"
-        fi
-}
-
-skip() {
-        n=$((n + 1))
-        echo "ok $n # SKIP $1"
-}
+. "$(dirname "$0")/tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -79,4 +65,4 @@ else
         skip "no user xattrs: --cached not checked"
 fi
 
-echo "1..$n"
+tap_done
