@@ -293,15 +293,20 @@ static bool wire_offer_route_ok(const struct wire_offer *o)
                memcmp(o->route_hash, zero, WIRE_ROUTE_HASH_SIZE) == 0;
 }
 
-/* A relay's flag only on the first offer of a job of one regular file:
- * resuming across senders is for a chain's file, nothing else. */
+/* A relay's flag only on a session's first offer: of a job of one
+ * regular file, or a tree's DEST (version 12), never with sync. Resuming
+ * across senders is for a chain's file or tree, nothing else. */
 static bool wire_offer_relayed_ok(const struct wire_offer *o)
 {
+        uint16_t tree = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+
         if (!(o->flags & WIRE_OFFER_RELAYED))
                 return true;
-        return o->file == 0 && o->job_files == 1 &&
-               !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_PACK | WIRE_OFFER_LINK |
-                             WIRE_OFFER_SYNC_FLAGS));
+        if (o->file != 0 || (o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_SYNC_FLAGS)))
+                return false;
+        if ((o->flags & tree) == tree)
+                return o->job_files >= 2;
+        return o->job_files == 1 && !(o->flags & tree);
 }
 
 /* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming,

@@ -318,7 +318,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            11      /* 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            12      /* 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -488,8 +488,9 @@ struct wire_offer {
  * its source token is the origin's. The receiver leaves the sender's
  * address out of a partial's identity, so that the node before a hop
  * that failed, going around it, continues what that hop sent. Only on a
- * session's first offer, of one regular file (job_files 1), without a
- * tree, a pack or sync: anything else is malformed. */
+ * session's first offer, of one regular file (job_files 1) or a tree's
+ * DEST (version 12; its token the origin's tree token), without a pack
+ * or sync: anything else is malformed. */
 #define WIRE_OFFER_RELAYED      0x0100u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)

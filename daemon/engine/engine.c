@@ -562,6 +562,9 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
                 return -ESHUTDOWN;
         if (e->dev_state != ENGINE_DEV_UP)
                 return ENGINE_SEND_NODEV;
+        /* Only the engine's own relays speak for another's source. */
+        if (req->relay_source)
+                return -EINVAL;
         return send_start(e, req, ops, owner, NULL, out);
 }
 

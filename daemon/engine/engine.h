@@ -263,8 +263,9 @@ struct engine_send_req {
         unsigned int route_hops;        /* <= WIRE_ROUTE_MAX */
         /* The engine's own relays only (engine_send() refuses it): the
          * source token (WIRE_SOURCE_SIZE bytes) of the offer relayed, the
-         * origin's, offered in place of the file's own, so that the next
-         * hop may continue a partial the hop before it left. */
+         * origin's, offered in place of the file's own (a tree's: as its
+         * DEST's token, without tree_token), so that the next hop may
+         * continue a partial, or a kept tree, the hop before it left. */
         const uint8_t *relay_source;
 };
 

@@ -369,7 +369,8 @@ static int64_t recv_tree_link_keep(void *arg)
         if ((uint64_t)n != x->fin->offer.size)
                 return -EIO;
         target[n] = '\0';
-        if (x->relay)
+        /* For the next hop, and the list of entries a kept tree keeps. */
+        if (x->route_on)
                 memcpy(x->fin->link_target, target, (size_t)n + 1);
         why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->base.e->cfg->tree_symlinks);
         if (why) {
@@ -478,6 +479,11 @@ static void recv_on_tree_ready(struct io_req *req, int64_t res)
         }
         if (res == -EEXIST) {
                 recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
+                return;
+        }
+        if (res == -EBADMSG && x->keep_off) {
+                /* It goes with this failure: the next attempt starts afresh. */
+                recv_fail(x, WIRE_E_IO, x->sync_why);
                 return;
         }
         if (res < 0) {
@@ -967,7 +973,7 @@ static int64_t recv_tree_file_worker(void *arg)
         if (r < 0)
                 return r;
         if (f->record)
-                f->record_res = (int)partials_store(&x->keep_pj);
+                f->record_res = (int)recv_keep_store(x);
         return 0;
 }
 

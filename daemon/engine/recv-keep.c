@@ -106,15 +106,37 @@ static void recv_keep_on_lookup(struct io_req *req, int64_t res)
         recv_file_open(x);
 }
 
+/* Another transfer here, ended or not, on the kept tree of @x's key. */
+static struct recv_xfer *recv_keep_holder(struct recv_xfer *x)
+{
+        struct engine *e = x->base.e;
+        struct xfer *lists[] = { e->xfers[XFER_RECV], e->dead };
+
+        for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+                for (struct xfer *o = lists[i]; o; o = o->next) {
+                        struct recv_xfer *y;
+
+                        if (o->dir != XFER_RECV || o == &x->base)
+                                continue;
+                        y = recv_xfer_of(o);
+                        if (y->tree_part && strcmp(y->keep_pj.key, x->keep_pj.key) == 0)
+                                return y;
+                }
+        }
+        return NULL;
+}
+
 void recv_keep_lookup(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         static const uint8_t zero[WIRE_SOURCE_SIZE];
+        bool relayed = x->cur->offer.flags & WIRE_OFFER_RELAYED;
+        struct recv_xfer *holder;
         int r;
 
-        /* A relayed tree keeps nothing: its next hop needs every entry. */
-        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0 &&
-                       !x->route_on;
+        /* A relayed tree too (wire.h, Relay chains): whichever node
+         * relays it next continues after what this one kept. */
+        x->tree_part = partials_on(b->e, x->job_bytes) && memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0;
         if (!x->tree_part) {
                 recv_file_open(x);
                 return;
@@ -125,18 +147,36 @@ void recv_keep_lookup(struct recv_xfer *x)
         x->keep_ident.lanes = 1;
         x->keep_ident.tree.job_files = x->job_files;
         recv_keep_job_init(x);
-        /* One session at a time on a kept tree: an attempt that overtook
-         * the one still being torn down here waits (busy: it retries). */
-        for (struct xfer *o = xfer_first(b->e, XFER_RECV); o; o = o->next) {
-                struct recv_xfer *y = recv_xfer_of(o);
-
-                if (y != x && y->tree_part && strcmp(y->keep_pj.key, x->keep_pj.key) == 0) {
-                        x->tree_part = false;
-                        x->keep_pj.key[0] = '\0';
-                        recv_fail(x, WIRE_E_BUSY, "an earlier attempt of this tree is still ending here");
-                        return;
-                }
+        /* One session at a time on a kept tree. An attempt that overtook
+         * the one still being torn down here is refused (busy: it
+         * retries); a relay's offer, going around a hop, waits for the
+         * failed hop's session here to store its last record (as a
+         * relayed file does: recv_partial_released), or, that session
+         * still receiving, is staged as any tree. */
+        holder = recv_keep_holder(x);
+        if (holder && !relayed) {
+                x->tree_part = false;
+                x->keep_pj.key[0] = '\0';
+                recv_fail(x, WIRE_E_BUSY, "an earlier attempt of this tree is still ending here");
+                return;
         }
+        if (holder && holder->base.state != XFER_CLOSING && !holder->base.dead) {
+                log_notice("%s: %s: not kept: another transfer here is receiving it", b->peer, x->dest);
+                x->tree_part = false;
+                x->keep_pj.key[0] = '\0';
+                recv_file_open(x);
+                return;
+        }
+        if (holder) {
+                if (!x->part_waiting) {
+                        log_info("%s: %s: waiting for the transfer that ended before it here to store "
+                                 "its progress", b->peer, x->dest);
+                        xfer_arm_timer(b, (int)MAX(1u, xfer_peer_timeout(b) / 2));
+                }
+                x->part_waiting = true;
+                return;
+        }
+        x->part_waiting = false;
         memcpy(x->keep_pj.boot_id, b->e->boot_id, sizeof(x->keep_pj.boot_id));
         memcpy(x->keep_pj.offer.peer, x->keep_ident.peer, sizeof(x->keep_pj.offer.peer));
         memcpy(x->keep_pj.offer.key_id, x->keep_ident.key_id, sizeof(x->keep_pj.offer.key_id));
@@ -159,6 +199,62 @@ void recv_keep_lookup(struct recv_xfer *x)
         xfer_io_start(b, "looking for a kept tree");
 }
 
+/*
+ * On a worker: a relay's top directory (DEST's, beneath which it opens
+ * the entries it offers) and its list of entries: made new, or that of
+ * the kept tree read back, every entry the record counts (cut back to
+ * them: the later ones come again). A list that holds fewer leaves the
+ * tree unkept (keep_off: it goes with this session's failure).
+ */
+static int recv_keep_top(struct recv_xfer *x)
+{
+        uint32_t want = x->tree_resumed ? x->tree_kept - 1 : 0;
+        struct stat st;
+        int64_t span;
+        int fd;
+
+        if (!x->route_on)
+                return 0;
+        x->top_fd = openat(x->stage_fd, x->cur->rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (x->top_fd < 0)
+                return -errno;
+        fd = openat(x->stage_fd, RECV_KEEP_ENTRIES,
+                    O_RDWR | O_NOFOLLOW | O_CLOEXEC | (x->tree_resumed ? 0 : O_CREAT | O_TRUNC), 0600);
+        if (fd < 0 && (errno != ENOENT || !x->tree_resumed))
+                return -errno;
+        x->ents_fd = fd;
+        if (!x->tree_resumed)
+                return 0;
+        if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size > SIZE_MAX / 2)
+                goto short_list;
+        x->ents_kept.cap = (size_t)st.st_size;
+        x->ents_kept.buf = malloc(MAX(x->ents_kept.cap, 1u));
+        if (!x->ents_kept.buf)
+                return -ENOMEM;
+        while (x->ents_kept.len < x->ents_kept.cap) {
+                ssize_t n = pread(fd, x->ents_kept.buf + x->ents_kept.len, x->ents_kept.cap - x->ents_kept.len,
+                                  (off_t)x->ents_kept.len);
+
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                x->ents_kept.len += (size_t)n;
+        }
+        span = relay_ents_span(x->ents_kept.buf, x->ents_kept.len, want);
+        if (span < 0)
+                goto short_list;
+        x->ents_kept.len = (size_t)span;
+        x->ents_len = (uint64_t)span;
+        return ftruncate(fd, (off_t)span) < 0 ? -errno : 0;
+
+short_list:
+        x->keep_off = true;
+        snprintf(x->sync_why, sizeof(x->sync_why), "the kept tree's list of entries holds fewer than "
+                 "the %u its record counts", want);
+        return -EBADMSG;
+}
+
 int recv_keep_stage(struct recv_xfer *x)
 {
         int pdir = x->base.e->partial_fd, fd, r;
@@ -176,21 +272,43 @@ int recv_keep_stage(struct recv_xfer *x)
                 if (fd < 0)
                         return -errno;
                 x->stage_fd = fd;
-                return mkdirat(fd, x->cur->rel, 0755) < 0 ? -errno : 0;
+                if (mkdirat(fd, x->cur->rel, 0755) < 0)
+                        return -errno;
+                return recv_keep_top(x);
         }
         /* The symlinks of the entries recorded; the later ones come again. */
         if (x->tree_links_len == 0) {
                 (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
-                return 0;
+        } else {
+                fd = openat(x->stage_fd, RECV_KEEP_LINKS, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                x->links_fd = fd;
+                if (ftruncate(fd, (off_t)x->tree_links_len) < 0)
+                        return -errno;
+                x->links_len = x->tree_links_len;
         }
-        fd = openat(x->stage_fd, RECV_KEEP_LINKS, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        x->links_fd = fd;
-        if (ftruncate(fd, (off_t)x->tree_links_len) < 0)
-                return -errno;
-        x->links_len = x->tree_links_len;
-        return 0;
+        return recv_keep_top(x);
+}
+
+int64_t recv_keep_store(void *arg)
+{
+        struct recv_xfer *x = arg;
+        const struct relay_ents *n = &x->ents_new;
+
+        /* The entries first: a record never counts one the list lacks. */
+        if (x->ents_oom)
+                return -ENOMEM;
+        for (size_t done = 0; done < n->len;) {
+                ssize_t w = pwrite(x->ents_fd, n->buf + done, n->len - done, (off_t)(x->ents_len + done));
+
+                if (w < 0)
+                        return -errno;
+                if (w == 0)
+                        return -EIO;
+                done += (size_t)w;
+        }
+        return partials_store(&x->keep_pj);
 }
 
 /* ---- each entry ---- */
@@ -205,7 +323,9 @@ void recv_keep_stored(struct recv_xfer *x, int64_t res)
                 x->keep_off = true;
         } else {
                 x->keep_recorded = true;
+                x->ents_len += x->ents_new.len;
         }
+        x->ents_new.len = 0;
         x->fin->recorded = true;
 }
 
@@ -258,6 +378,9 @@ void recv_keep_prepare(struct recv_xfer *x)
         t->published = x->files_published + recv_span(&f->offer);
         t->packs = x->packs + !!(f->offer.flags & WIRE_OFFER_PACK);
         memcpy(t->boot_id, b->e->boot_id, sizeof(t->boot_id));
+        /* A relay's list of entries: fin's, before the record that counts them. */
+        x->ents_new.len = 0;
+        x->ents_oom = x->ents_fd >= 0 && f->offer.file > 0 && relay_ents_add(&x->ents_new, f) < 0;
 }
 
 void recv_keep_record(struct recv_xfer *x)
@@ -272,7 +395,7 @@ void recv_keep_record(struct recv_xfer *x)
         }
         recv_keep_prepare(x);
         f->req.done = recv_keep_on_recorded;
-        r = io_call(recv_io(x), &f->req, partials_store, &x->keep_pj);
+        r = io_call(recv_io(x), &f->req, recv_keep_store, x);
         if (r < 0) {
                 recv_keep_stored(x, r);
                 recv_published_now(x);
@@ -292,6 +415,7 @@ void recv_keep_published(struct recv_xfer *x)
 
         /* The tree is in place: nothing of it is left to resume. */
         (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
+        (void)unlinkat(x->stage_fd, RECV_KEEP_ENTRIES, 0);
         recv_keep_tree_name(x, name);
         (void)unlinkat(e->partial_fd, name, AT_REMOVEDIR);
         /* What a retry whose last RESULT was lost is answered from: DEST,

@@ -610,7 +610,8 @@ void recv_partial_released(struct recv_xfer *x)
 {
         struct engine *e = x->base.e;
 
-        if (!x->part_of || e->freeing)
+        /* A file's partial, or a kept tree (recv_keep_lookup). */
+        if ((!x->part_of && !x->tree_part) || e->freeing)
                 return;
         for (struct xfer *b = e->xfers[XFER_RECV]; b; b = b->next)
                 if (recv_xfer_of(b)->part_waiting) {
@@ -623,6 +624,14 @@ void recv_partial_released(struct recv_xfer *x)
 void recv_partial_wait_over(struct recv_xfer *x)
 {
         x->part_waiting = false;
+        if (x->tree && x->cur->offer.file == 0) {
+                log_notice("%s: %s: not kept: the transfer before it here still holds the kept tree",
+                           x->base.peer, x->dest);
+                x->tree_part = false;
+                x->keep_pj.key[0] = '\0';
+                recv_file_open(x);
+                return;
+        }
         recv_partial_off(x, "the transfer before it here still holds its partial");
 }
 

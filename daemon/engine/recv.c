@@ -117,6 +117,7 @@ int recv_xfer_new(struct engine *e, const char *peer, struct recv_xfer **out)
         x->cur = &x->files[0];
         x->stage_fd = -1;
         x->top_fd = -1;
+        x->ents_fd = -1;
         x->links_fd = -1;
         x->early.fd = -1;
         x->sync_fd = -1;
@@ -1059,6 +1060,9 @@ static void recv_gone(struct xfer *b)
         x->early.fd = -1;
         safe_close(x->stage_fd);
         safe_close(x->top_fd);
+        safe_close(x->ents_fd);
+        relay_ents_free(&x->ents_new);
+        relay_ents_free(&x->ents_kept);
         safe_close(x->links_fd);
         recv_keep_gone(x);
         if (!e->freeing)

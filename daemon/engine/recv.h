@@ -17,6 +17,7 @@
 #include "name.h"
 #include "partials.h"
 #include "rehash.h"
+#include "relay.h"
 #include "wire.h"
 #include "xfer.h"
 
@@ -158,6 +159,14 @@ struct recv_xfer {
          * directory: it stays the same directory once the tree is renamed
          * into place, so the relay opens its entries beneath it. */
         int top_fd;
+        /* A relayed tree kept for the job's next attempt (recv-keep.c):
+         * its entries' records (relay.h) in RECV_KEEP_ENTRIES, ents_len
+         * bytes of them recorded; fin's, written with its record; and
+         * those read back when it resumed, for the relay to offer. */
+        int ents_fd;
+        uint64_t ents_len;
+        struct relay_ents ents_new, ents_kept;
+        bool ents_oom;                  /* fin's could not be listed: not recorded */
         /* The tree's symlinks, checked as each arrived and made only once
          * every other entry is in (recv-file.c): an O_TMPFILE of records. */
         int links_fd;
@@ -426,13 +435,19 @@ int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target,
 /* A kept tree's list of symlinks, in its staging directory beside DEST's
  * leaf (which never starts with a dot). */
 #define RECV_KEEP_LINKS         ".links"
+/* A relayed kept tree's entries, beside them (relay.h). */
+#define RECV_KEEP_ENTRIES       ".entries"
 /* DEST's offer: look for a kept tree of this job (x->tree_resumed), then
  * recv_file_open(). */
 void recv_keep_lookup(struct recv_xfer *x);
 /* On a worker, at DEST: the staging directory in the partial directory,
- * made (or the kept one, its list of symlinks cut back to the record's):
- * x->stage_fd, links_fd. 0 or -errno. */
+ * made (or the kept one, its list of symlinks cut back to the record's,
+ * and a relay's list of entries read back into ents_kept): x->stage_fd,
+ * top_fd, links_fd, ents_fd. 0 or -errno. */
 int recv_keep_stage(struct recv_xfer *x);
+/* On a worker: fin's record (keep_pj), after a relay's entries of it
+ * (ents_new). What partials_store() returns. */
+int64_t recv_keep_store(void *arg);
 /* An entry is answered ok, not the last: the record first, then
  * recv_published_now(). */
 void recv_keep_record(struct recv_xfer *x);

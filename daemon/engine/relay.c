@@ -106,6 +106,7 @@ struct relay {
          * downstream waits (ENGINE_NEXT_LATER) for entry want; a regular
          * file opening, or opened (open_fd, for entry open_index). */
         bool tree;
+        bool source_set;                /* the origin gave a token (source not zero) */
         uint32_t files, nent, cap;
         uint64_t job_bytes;
         struct relay_entry *ent;
@@ -242,6 +243,7 @@ static void relay_settle(struct relay *r)
 
 static void relay_on_done(void *owner, const struct engine_result *res);
 static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file *f);
+static int relay_ents_load(struct relay *r, const uint8_t *buf, size_t len);
 
 static const struct engine_send_ops relay_send_ops = {
         .done = relay_on_done,
@@ -281,14 +283,17 @@ static void relay_try(struct relay *r)
                         .relay_source = r->source,
                 };
                 /* A tree goes as its own session, each entry once staged
-                 * here (relay_tree_next), from the first again after a
-                 * failed hop; nothing of it resumes. */
+                 * here (relay_tree_next), offered relayed with the
+                 * origin's token: a node that kept what the hop before it
+                 * staged (around a failed hop, or a retry) continues after
+                 * that, and is asked for the entries from there on. */
                 if (r->tree) {
                         req.fd = -1;
                         req.tree = true;
                         req.files = r->files;
                         req.job_bytes = r->job_bytes;
-                        req.relay_source = NULL;
+                        if (!r->source_set)
+                                req.relay_source = NULL;
                         r->want = 0;
                 }
                 rc = send_start(r->e, &req, r->tree ? &relay_tree_ops : &relay_send_ops, r,
@@ -394,11 +399,16 @@ void relay_start(struct recv_xfer *x)
          * which stays the same directory when the tree is renamed into
          * place. */
         r->tree = x->tree;
+        for (unsigned int i = 0; i < WIRE_SOURCE_SIZE; i++)
+                r->source_set |= r->source[i] != 0;
         if (r->tree) {
                 r->files = x->job_files;
                 r->job_bytes = x->job_bytes;
-                if (x->top_fd >= 0)
+                /* What an earlier attempt kept here goes on first, under
+                 * its indices (recv-keep.c read it back). */
+                if (x->top_fd >= 0 && relay_ents_load(r, x->ents_kept.buf, x->ents_kept.len) == 0)
                         r->fd = fcntl(x->top_fd, F_DUPFD_CLOEXEC, 3);
+                relay_ents_free(&x->ents_kept);
         } else if (!x->published_match && x->cur->fd >= 0) {
                 r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
         }
@@ -408,7 +418,8 @@ void relay_start(struct recv_xfer *x)
         if (r->fd < 0) {
                 for (unsigned int k = 0; k < r->total; k++)
                         relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
-                                      x->published_match ? "published here by an earlier attempt: not relayed" :
+                                      x->published_match || x->tree_again ?
+                                                           "published here by an earlier attempt: not relayed" :
                                       r->tree ? "the tree's directory could not be opened again: not relayed" :
                                                            "the file could not be had again: not relayed");
                 r->settled = true;
@@ -651,13 +662,45 @@ static int relay_entry_add(struct relay *r, const char *name, size_t name_len, u
         return 0;
 }
 
-void relay_tree_staged(struct relay *r, const struct recv_file *f)
+/* A record's header (relay.h). */
+struct relay_rec {
+        uint8_t type, zero;
+        uint16_t name_len;
+        uint32_t mode;
+        uint64_t mtime_ns, size;
+};
+
+_Static_assert(sizeof(struct relay_rec) == 24, "a record's header is 24 bytes");
+
+static int relay_ents_put(struct relay_ents *out, uint8_t type, const char *name, size_t name_len, uint32_t mode,
+                          uint64_t mtime_ns, uint64_t size, const void *target)
+{
+        struct relay_rec h = { .type = type, .name_len = (uint16_t)name_len, .mode = mode, .mtime_ns = mtime_ns,
+                               .size = size };
+        size_t tlen = type == PACK_LINK ? (size_t)size : 0, need = sizeof(h) + name_len + tlen;
+
+        if (out->cap - out->len < need) {
+                size_t cap = MAX(out->cap ? 2 * out->cap : 4096, out->len + need);
+                uint8_t *n = realloc(out->buf, cap);
+
+                if (!n)
+                        return -ENOMEM;
+                out->buf = n;
+                out->cap = cap;
+        }
+        memcpy(out->buf + out->len, &h, sizeof(h));
+        memcpy(out->buf + out->len + sizeof(h), name, name_len);
+        if (tlen)
+                memcpy(out->buf + out->len + sizeof(h) + name_len, target, tlen);
+        out->len += need;
+        return 0;
+}
+
+int relay_ents_add(struct relay_ents *out, const struct recv_file *f)
 {
         const struct wire_offer *o = &f->offer;
         int rc = 0;
 
-        if (!r->tree || !r->up || o->file == 0)
-                return;
         if (o->flags & WIRE_OFFER_PACK) {
                 struct pack_reader pr;
                 struct pack_entry pe;
@@ -665,16 +708,88 @@ void relay_tree_staged(struct relay *r, const struct recv_file *f)
                 /* recv-pack.c checked it whole before it unpacked it. */
                 pack_reader_init(&pr, f->pack_mem, o->size, o->pack_entries);
                 while (rc == 0 && pack_next(&pr, &pe) == PACK_ENTRY)
-                        rc = relay_entry_add(r, pe.name, pe.name_len, pe.size, pe.mode, pe.mtime_ns,
-                                             pe.type == PACK_DIR, pe.type == PACK_LINK ? (const char *)pe.data : NULL,
-                                             pe.size);
-        } else {
-                bool link = o->flags & WIRE_OFFER_LINK;
-
-                rc = relay_entry_add(r, o->name, strlen(o->name), o->size, o->mode, o->mtime_ns,
-                                     o->flags & WIRE_OFFER_DIR, link ? f->link_target : NULL,
-                                     link ? strlen(f->link_target) : 0);
+                        rc = relay_ents_put(out, pe.type, pe.name, pe.name_len, pe.mode, pe.mtime_ns, pe.size,
+                                            pe.data);
+                return rc;
         }
+        if (o->flags & WIRE_OFFER_LINK)
+                return relay_ents_put(out, PACK_LINK, o->name, strlen(o->name), 0, o->mtime_ns,
+                                      strlen(f->link_target), f->link_target);
+        return relay_ents_put(out, o->flags & WIRE_OFFER_DIR ? PACK_DIR : PACK_FILE, o->name, strlen(o->name),
+                              o->mode, o->mtime_ns, o->flags & WIRE_OFFER_DIR ? 0 : o->size, NULL);
+}
+
+/* The record at *@off of @buf (@len bytes): 1 and *@off past it, 0 at
+ * the end, or -EBADMSG. */
+static int relay_ents_next(const uint8_t *buf, size_t len, size_t *off, struct relay_rec *h, const char **name,
+                           const char **target)
+{
+        size_t left = len - *off, tlen;
+
+        if (left == 0)
+                return 0;
+        if (left < sizeof(*h))
+                return -EBADMSG;
+        memcpy(h, buf + *off, sizeof(*h));
+        if (h->type < PACK_DIR || h->type > PACK_LINK || h->zero || h->name_len == 0 ||
+            h->name_len > WIRE_NAME_MAX || (h->type == PACK_DIR && h->size) ||
+            (h->type == PACK_LINK && (h->size == 0 || h->size > NAME_LINK_MAX)))
+                return -EBADMSG;
+        tlen = h->type == PACK_LINK ? (size_t)h->size : 0;
+        if (left - sizeof(*h) < h->name_len + tlen)
+                return -EBADMSG;
+        *name = (const char *)buf + *off + sizeof(*h);
+        *target = tlen ? *name + h->name_len : NULL;
+        *off += sizeof(*h) + h->name_len + tlen;
+        return 1;
+}
+
+int64_t relay_ents_span(const uint8_t *buf, size_t len, uint32_t n)
+{
+        struct relay_rec h;
+        const char *name, *target;
+        size_t off = 0;
+
+        for (uint32_t i = 0; i < n; i++)
+                if (relay_ents_next(buf, len, &off, &h, &name, &target) != 1)
+                        return -EBADMSG;
+        return (int64_t)off;
+}
+
+void relay_ents_free(struct relay_ents *ents)
+{
+        free(ents->buf);
+        *ents = (struct relay_ents){ .buf = NULL };
+}
+
+/* Every record of @buf (@len bytes), as the tree's next entries. */
+static int relay_ents_load(struct relay *r, const uint8_t *buf, size_t len)
+{
+        struct relay_rec h;
+        const char *name, *target;
+        size_t off = 0;
+        int rc;
+
+        while ((rc = relay_ents_next(buf, len, &off, &h, &name, &target)) == 1) {
+                rc = relay_entry_add(r, name, h.name_len, h.size, h.mode, h.mtime_ns, h.type == PACK_DIR, target,
+                                     target ? (size_t)h.size : 0);
+                if (rc < 0)
+                        return rc;
+        }
+        return rc;
+}
+
+void relay_tree_staged(struct relay *r, const struct recv_file *f)
+{
+        struct relay_ents one = { .buf = NULL };
+        int rc;
+
+        if (!r->tree || !r->up || f->offer.file == 0)
+                return;
+        rc = relay_ents_add(&one, f);
+        if (rc == 0)
+                rc = relay_ents_load(r, one.buf, one.len);
+        relay_ents_free(&one);
         if (rc < 0) {
                 char text[WIRE_TEXT_MAX + 1];
 

@@ -89,7 +89,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 .chunk_size = s->chunk,
                 /* A tree's first offer says whether the session compares digests. */
                 .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
-                                    (s->relay ? WIRE_OFFER_RELAYED : 0) |
+                                    (s->relayed ? WIRE_OFFER_RELAYED : 0) |
                                     send_sync_flags(s, s->tree || send_sync_wants_digest(s))),
                 .file = 0,
                 .job_files = s->files,
@@ -568,9 +568,12 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
             (req->route_hops && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE)))
                 return -EINVAL;
-        /* Only a relay speaks for another's source (its offer says RELAYED). */
-        if ((req->relay_source || relay) && (!relay || req->tree || req->files > 1 ||
-                                             req->sync != ENGINE_SYNC_NONE))
+        /* Only a relay speaks for another's source (its offer says
+         * RELAYED): a file's relay gates on what it has written, a tree's
+         * offers each entry once staged and gives the origin's token. */
+        if (relay && (req->tree || req->files > 1 || req->sync != ENGINE_SYNC_NONE))
+                return -EINVAL;
+        if (req->relay_source && ((!relay && !req->tree) || req->tree_token || req->sync != ENGINE_SYNC_NONE))
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -599,6 +602,7 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
         s->relay = relay;
+        s->relayed = relay || req->relay_source;
         if (req->route_hops) {
                 s->route = malloc(req->route_hops * sizeof(*s->route));
                 s->hop_bytes = calloc(req->route_hops, sizeof(*s->hop_bytes));
@@ -646,8 +650,8 @@ int send_start(struct engine *e, const struct engine_send_req *req,
          * first file its source only when it is large enough to resume
          * (send_source_wanted), as every later one. */
         if (req->tree) {
-                if (req->tree_token)
-                        memcpy(s->source, req->tree_token, WIRE_SOURCE_SIZE);
+                if (req->tree_token || req->relay_source)
+                        memcpy(s->source, req->tree_token ?: req->relay_source, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
         } else if (s->relay) {
                 /* Its file is new in every attempt: the origin's token says

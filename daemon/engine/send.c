@@ -175,7 +175,7 @@ static void send_log(struct xfer *b)
                 .hops = s->route_hops,
                 .hops_ok = ok ? 1u + s->hops : 0,
                 .hop_failed = failed[0] ? failed : NULL,
-                .relayed = s->relay != NULL,
+                .relayed = s->relayed,
                 .forwarded = s->forwarded,
         });
 }

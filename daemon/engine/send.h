@@ -194,6 +194,9 @@ struct engine_send {
          * forwarded: the bytes sent straight from its receive slots. */
         struct relay *relay;
         uint64_t forwarded;
+        /* A relay's (a file's, or a tree's: relay NULL): its offer says
+         * WIRE_OFFER_RELAYED and carries the origin's token. */
+        bool relayed;
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)
@@ -298,7 +301,9 @@ static inline bool send_source_wanted(const struct engine_send *s)
 /* engine_send(): admitted, copied, lane 0 resolving. A relay's downstream
  * (@relay, relay.h) reads only what the relay has written, offers the
  * source token of what it relays (@req->relay_source, the origin's) with
- * WIRE_OFFER_RELAYED, and ENDs only once the relay's copy is verified. */
+ * WIRE_OFFER_RELAYED, and ENDs only once the relay's copy is verified. A
+ * tree's relay has no @relay (its entries go once staged, relay.c) but
+ * gives @req->relay_source: the origin's tree token, offered relayed. */
 int send_start(struct engine *e, const struct engine_send_req *req,
                const struct engine_send_ops *ops, void *owner, struct relay *relay,
                struct engine_send **out);

@@ -157,6 +157,18 @@ static int wire_seeds(const char *dir)
         m.progress.first = 300;
         m.progress.hops = WIRE_PROGRESS_PART_MAX;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* Version 12: a tree's DEST as a middle relay offers it. */
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_OFFER;
+        m.offer.chunk_size = 1 << 20;
+        m.offer.lanes = 2;
+        m.offer.job_files = 40;
+        m.offer.job_bytes = 9 << 20;
+        m.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED;
+        memset(m.offer.route_hash, 0x72, WIRE_ROUTE_HASH_SIZE);
+        memset(m.offer.source, 0x74, WIRE_SOURCE_SIZE);
+        strcpy(m.offer.name, "dataset");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
         memset(&m, 0, sizeof(m));

@@ -224,9 +224,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 12);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v12 is -EPROTONOSUPPORT");
-        is_int(h2.version, 12, "and still reports the peer's version");
+        put16(buf + 4, 13);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v13 is -EPROTONOSUPPORT");
+        is_int(h2.version, 13, "and still reports the peer's version");
+        put16(buf + 4, 11);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-11 hello (a relayed tree's DEST malformed) is -EPROTONOSUPPORT");
         put16(buf + 4, 10);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-10 hello (routes of at most 27 hops, a 32-bit hop_missing) is -EPROTONOSUPPORT");
@@ -465,7 +468,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x05, 0x00,  /* magic, v11, END */
+                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x05, 0x00,  /* magic, v12, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -477,12 +480,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x03, 0x00,  /* magic, v11, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x03, 0x00,  /* magic, v12, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x08, 0x00,  /* magic, v11, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x08, 0x00,  /* magic, v12, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -494,7 +497,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x08, 0x00,  /* magic, v11, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x08, 0x00,  /* magic, v12, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -502,7 +505,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x06, 0x00,  /* magic, v11, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x06, 0x00,  /* magic, v12, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -700,9 +703,10 @@ static void test_encode_errors(void)
         bad.offer.file = 0;
         bad.offer.job_files = 1;
         {
+                /* A tree alone or a directory alone is no tree's DEST. */
                 static const uint16_t never[] = {
-                        WIRE_OFFER_TREE, WIRE_OFFER_DIR, WIRE_OFFER_LINK, WIRE_OFFER_SKIP_EXISTING,
-                        WIRE_OFFER_SYNC,
+                        WIRE_OFFER_TREE, WIRE_OFFER_DIR, WIRE_OFFER_TREE | WIRE_OFFER_DIR, WIRE_OFFER_LINK,
+                        WIRE_OFFER_SKIP_EXISTING, WIRE_OFFER_SYNC,
                 };
 
                 for (size_t i = 0; i < ARRAY_SIZE(never); i++) {
@@ -711,6 +715,20 @@ static void test_encode_errors(void)
                                "a relayed offer with flag 0x%x refused", (unsigned int)never[i]);
                 }
         }
+        /* A tree's DEST (version 12): relayed, so the hop gone around resumes it. */
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        bad.offer.size = 0;
+        bad.offer.job_files = 5;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "a relayed tree's DEST is fine");
+        bad.offer.flags |= WIRE_OFFER_ROUTE;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and with a route");
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SKIP_EXISTING;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed tree's DEST with sync refused");
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE;
+        bad.offer.file = 1;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed tree's later entry refused");
+        bad.offer.file = 0;
+        bad.offer.job_files = 1;
         bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed offer with a digest to sync by refused");
         bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_PACK;
@@ -970,7 +988,10 @@ static void test_decode_hostile(void)
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "a relayed OFFER of file 1 of 1 decodes");
         ok(m.offer.flags == WIRE_OFFER_RELAYED, "with its flag");
         put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR);
-        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a relayed tree's OFFER");
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a relayed tree's DEST of a job of 1 entry");
+        put32(tmp + WIRE_HEADER_SIZE + 30, 3);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "a relayed tree's DEST of 3 entries decodes (version 12)");
+        ok(m.offer.flags == (WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR), "with its flags");
         memcpy(tmp, buf, (size_t)len);
         put32(tmp + WIRE_HEADER_SIZE + 150, 1);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER with pack entries but no pack flag");
@@ -1716,7 +1737,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0b, 0x00, 0x09, 0x00,  /* magic, v11, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x09, 0x00,  /* magic, v12, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */

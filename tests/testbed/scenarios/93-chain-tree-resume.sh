@@ -1,0 +1,136 @@
+#!/bin/bash
+# A tree down a relay chain continues where a failed node left it (issue 13
+# item 5; rdmaxferd(8) "Relay chains"), alpha sending to beta, gamma and
+# delta over capped links (5 MB/s each), a tree of packed 1.5 MiB files,
+# lone 5 MiB files, directories, and symlinks:
+#   1. gamma SIGKILLed once delta has staged some entries: beta goes around
+#      it, and delta continues after the entries it kept of gamma's send
+#      (a relayed DEST names no peer: delta logs "continuing ... K of M
+#      entries", beta "the receiver kept K of M entries"), not from the
+#      first; beta and delta get the tree, exit 23, gamma named.
+#   2. beta (the first node, a relay) SIGKILLed once delta has staged some
+#      entries, and back: alpha's retry continues beta's kept tree, and
+#      beta's relay offers gamma the entries beta kept as well as the rest
+#      (read back from the list it keeps with them), gamma continues its
+#      own kept tree and relays to delta, which continues too. Every node
+#      resumed, the tree identical everywhere, exit 0, and nothing left of
+#      it in any partial_dir.
+# testbed-timeout: 300
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+MIB=$((1024 * 1024))
+PORT=7470
+NODES="$BETA_ADDR,$GAMMA_ADDR,$DELTA_ADDR"
+
+nodes_up slot_count=16 send_slots=4 max_transfers=2 relay=yes peer_timeout=5 retry_max=20 \
+        retry_window=120 retry_delay_max=1
+for n in alpha beta gamma delta; do link_cap "$n" 40mbit; done
+
+tree=$SRC/ctree
+rm -rf "$tree" && mkdir -p "$tree/p" "$tree/lone" "$tree/d/e/f"
+for i in $(seq 1 16); do make_file "$tree/p/f$i" $((3 * MIB / 2 + i)); done   # packed, 2 or 3 to a pack
+for i in 1 2 3; do make_file "$tree/lone/big$i" $((5 * MIB + i)); done          # offered alone
+make_file "$tree/d/e/f/deep" 4321
+ln -s ../p/f1 "$tree/lone/link1"
+ln -s d/e/f/deep "$tree/link2"
+chmod 640 "$tree/p/f3"
+touch -d '2003-04-05 06:07:08.987654321' "$tree/p/f5"
+ENTRIES=$(($(find "$tree" | wc -l)))       # DEST and everything beneath it
+
+# same_tree DIR: the source tree there: contents, symlinks, modes, mtimes.
+same_tree() {
+        diff -r --no-dereference "$tree" "$1" >&2 || tb_fail "$1 differs from the source tree"
+        [[ $(cd "$tree" && find . -printf '%P %y %m %T@\n' | sort) == \
+           "$(cd "$1" && find . -printf '%P %y %m %T@\n' | sort)" ]] || tb_fail "$1: types, modes or mtimes differ"
+}
+
+# staged NODE: regular files of a tree NODE keeps for the next attempt.
+staged() {
+        find "/var/lib/rdmaxferd-$1/partial" -path '*.tree/*' -type f ! -name '.*' 2>/dev/null | wc -l
+}
+
+# delta_staged N: delta keeps N or more files of a tree.
+delta_staged() { (($(staged delta) >= $1)); }
+# kept_trees NODE: the kept trees in NODE's partial_dir, by name.
+kept_trees() { find "/var/lib/rdmaxferd-$1/partial" -maxdepth 1 -name '*.tree' -printf '%f\n' 2>/dev/null | sort; }
+
+# send_bg DEST RETRIES: the tree to the three in the background; $SRC/DEST.out
+# gets its output, then "rc=N".
+send_bg() {
+        rm -f "$SRC/$1.out"
+        (
+                rc=0
+                xferctl send -r --retries "$2" "$tree" "$NODES" --to "$1" >"$SRC/$1.out" 2>&1 || rc=$?
+                echo "rc=$rc" >>"$SRC/$1.out"
+        ) &
+}
+
+# log_of NODE: its daemon's log since SINCE.
+log_of() { journalctl -u "$(node_unit "$1")" --no-pager -o cat --since "@$SINCE"; }
+
+# continued NODE DEST: K, where NODE logged "DEST: continuing transfer N: K of M entries".
+continued() {
+        log_of "$1" | sed -nE "s/.*: $2: continuing transfer [0-9]+: ([0-9]+) of $ENTRIES entries .*/\1/p" | tail -n 1
+}
+
+# 1. gamma dies; beta goes around it to delta, which continues.
+SINCE=$(date +%s)
+send_bg around 0
+wait_for 60 delta_staged 8 || tb_fail "delta never staged 8 entries of the tree"
+tb_log "delta has $(staged delta) files staged: gamma killed"
+tb_run systemctl kill -s KILL "$(node_unit gamma)"
+wait
+sed 's/^/    | /' "$SRC/around.out"
+grep -q '^rc=23$' "$SRC/around.out" || tb_fail "a tree with gamma killed: not exit 23 (partial)"
+same_tree "$(node_in beta)/around"
+same_tree "$(node_in delta)/around"
+grep -q "^xferctl: $GAMMA_ADDR: .*failed" "$SRC/around.out" || tb_fail "gamma's failure is not said"
+log_of beta | grep -q "relaying around to $GAMMA_ADDR:$PORT failed .*going around it" ||
+        tb_fail "beta did not log that it went around gamma"
+k=$(continued delta around)
+tb_log "delta continued the tree after ${k:-?} of $ENTRIES entries kept of gamma's send"
+[[ -n $k ]] && ((k > 1 && k < ENTRIES)) || tb_fail "delta did not continue the tree it kept of gamma's send"
+log_of beta | grep -q "around: the receiver kept $k of $ENTRIES entries from an earlier attempt; sending the rest" ||
+        tb_fail "beta did not log that delta kept $k entries"
+wait_for 30 systemctl is-active --quiet "$(node_unit gamma)" || tb_fail "gamma did not come back"
+wait_for 30 test -S "$(node_sock gamma)" || tb_fail "gamma has no control socket after its restart"
+tb_log "gamma killed: beta went around it, delta continued after entry $k of $ENTRIES, exit 23"
+
+# 2. beta, the first node and a relay, dies and comes back: alpha's retry
+# continues beta's kept tree, and down the chain each node continues its own.
+SINCE=$(date +%s)
+for n in beta gamma delta; do
+        declare "before_$n=$(kept_trees "$n")"
+done
+send_bg again 20
+wait_for 60 delta_staged 6 || tb_fail "delta never staged 6 entries of the tree"
+tb_log "beta has $(staged beta), gamma $(staged gamma), delta $(staged delta) files staged: beta killed"
+tb_run systemctl kill -s KILL "$(node_unit beta)"
+wait
+sed 's/^/    | /' "$SRC/again.out"
+grep -q '^rc=0$' "$SRC/again.out" || tb_fail "a tree with beta killed and back: not exit 0"
+for n in beta gamma delta; do
+        same_tree "$(node_in "$n")/again"
+done
+kb=$(continued beta again)
+kg=$(continued gamma again)
+kd=$(continued delta again)
+tb_log "continued after entries: beta ${kb:-?}, gamma ${kg:-?}, delta ${kd:-?} of $ENTRIES"
+for n in beta gamma delta; do
+        log_of "$n" | grep -E 'again: (continuing|the receiver kept|.*not kept|.*list of entries)' | sed "s/^/    $n: /"
+done
+[[ -n $kb && -n $kg && -n $kd ]] && ((kb > 1 && kg > 1 && kd > 1)) ||
+        tb_fail "not every node continued its kept tree (beta '$kb', gamma '$kg', delta '$kd')"
+log_of beta | grep -q "again: the receiver kept $kg of $ENTRIES entries" ||
+        tb_fail "beta's relay did not log that gamma kept $kg entries"
+log_of gamma | grep -q "again: the receiver kept $kd of $ENTRIES entries" ||
+        tb_fail "gamma's relay did not log that delta kept $kd entries"
+# What gamma kept of part 1 stays (for a retry of that job, until
+# partial_retention); nothing of this job does.
+for n in beta gamma delta; do
+        before=before_$n
+        [[ $(kept_trees "$n") == "${!before}" ]] || tb_fail "$n: a kept tree of the job left in partial_dir"
+done
+for n in alpha beta gamma delta; do link_uncap "$n"; done
+tb_log "beta killed and back: alpha's retry, then each node down the chain continued its kept tree"
