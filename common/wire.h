@@ -255,7 +255,7 @@
  * no lane is granted without a block of the job's bytes of its own (in a
  * session, a file of fewer blocks than lanes leaves some lanes empty
  * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 10: relay chains. Version 9: the receiver says it verifies. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
+ * own END. Version 12: a chain's tree resumes. Version 11: routes of 512 nodes. Version 10: relay chains. Version 9: the receiver says it verifies. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
  * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.

@@ -36,6 +36,7 @@
 #include "incoming.h"
 #include "log.h"
 #include "recv.h"
+#include "relay.h"
 
 static struct io *recv_io(struct recv_xfer *x)
 {
@@ -241,7 +242,7 @@ static int recv_keep_top(struct recv_xfer *x)
                         break;
                 x->ents_kept.len += (size_t)n;
         }
-        span = relay_ents_span(x->ents_kept.buf, x->ents_kept.len, want);
+        span = entlist_span(x->ents_kept.buf, x->ents_kept.len, want);
         if (span < 0)
                 goto short_list;
         x->ents_kept.len = (size_t)span;
@@ -294,7 +295,7 @@ int recv_keep_stage(struct recv_xfer *x)
 int64_t recv_keep_store(void *arg)
 {
         struct recv_xfer *x = arg;
-        const struct relay_ents *n = &x->ents_new;
+        const struct entlist *n = &x->ents_new;
 
         /* The entries first: a record never counts one the list lacks. */
         if (x->ents_oom)

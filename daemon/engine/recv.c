@@ -1061,8 +1061,8 @@ static void recv_gone(struct xfer *b)
         safe_close(x->stage_fd);
         safe_close(x->top_fd);
         safe_close(x->ents_fd);
-        relay_ents_free(&x->ents_new);
-        relay_ents_free(&x->ents_kept);
+        entlist_free(&x->ents_new);
+        entlist_free(&x->ents_kept);
         safe_close(x->links_fd);
         recv_keep_gone(x);
         if (!e->freeing)

@@ -16,8 +16,8 @@
 #include "io.h"
 #include "name.h"
 #include "partials.h"
+#include "entlist.h"
 #include "rehash.h"
-#include "relay.h"
 #include "wire.h"
 #include "xfer.h"
 
@@ -160,12 +160,12 @@ struct recv_xfer {
          * into place, so the relay opens its entries beneath it. */
         int top_fd;
         /* A relayed tree kept for the job's next attempt (recv-keep.c):
-         * its entries' records (relay.h) in RECV_KEEP_ENTRIES, ents_len
+         * its entries' records (common/entlist.h) in RECV_KEEP_ENTRIES, ents_len
          * bytes of them recorded; fin's, written with its record; and
          * those read back when it resumed, for the relay to offer. */
         int ents_fd;
         uint64_t ents_len;
-        struct relay_ents ents_new, ents_kept;
+        struct entlist ents_new, ents_kept;
         bool ents_oom;                  /* fin's could not be listed: not recorded */
         /* The tree's symlinks, checked as each arrived and made only once
          * every other entry is in (recv-file.c): an O_TMPFILE of records. */
@@ -435,7 +435,7 @@ int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target,
 /* A kept tree's list of symlinks, in its staging directory beside DEST's
  * leaf (which never starts with a dot). */
 #define RECV_KEEP_LINKS         ".links"
-/* A relayed kept tree's entries, beside them (relay.h). */
+/* A relayed kept tree's list of entries (common/entlist.h), beside them. */
 #define RECV_KEEP_ENTRIES       ".entries"
 /* DEST's offer: look for a kept tree of this job (x->tree_resumed), then
  * recv_file_open(). */

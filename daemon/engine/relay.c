@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "engine-private.h"
+#include "entlist.h"
 #include "incoming.h"
 #include "log.h"
 #include "pack.h"
@@ -408,7 +409,7 @@ void relay_start(struct recv_xfer *x)
                  * its indices (recv-keep.c read it back). */
                 if (x->top_fd >= 0 && relay_ents_load(r, x->ents_kept.buf, x->ents_kept.len) == 0)
                         r->fd = fcntl(x->top_fd, F_DUPFD_CLOEXEC, 3);
-                relay_ents_free(&x->ents_kept);
+                entlist_free(&x->ents_kept);
         } else if (!x->published_match && x->cur->fd >= 0) {
                 r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
         }
@@ -662,43 +663,11 @@ static int relay_entry_add(struct relay *r, const char *name, size_t name_len, u
         return 0;
 }
 
-/* A record's header (relay.h). */
-struct relay_rec {
-        uint8_t type, zero;
-        uint16_t name_len;
-        uint32_t mode;
-        uint64_t mtime_ns, size;
-};
-
-_Static_assert(sizeof(struct relay_rec) == 24, "a record's header is 24 bytes");
-
-static int relay_ents_put(struct relay_ents *out, uint8_t type, const char *name, size_t name_len, uint32_t mode,
-                          uint64_t mtime_ns, uint64_t size, const void *target)
-{
-        struct relay_rec h = { .type = type, .name_len = (uint16_t)name_len, .mode = mode, .mtime_ns = mtime_ns,
-                               .size = size };
-        size_t tlen = type == PACK_LINK ? (size_t)size : 0, need = sizeof(h) + name_len + tlen;
-
-        if (out->cap - out->len < need) {
-                size_t cap = MAX(out->cap ? 2 * out->cap : 4096, out->len + need);
-                uint8_t *n = realloc(out->buf, cap);
-
-                if (!n)
-                        return -ENOMEM;
-                out->buf = n;
-                out->cap = cap;
-        }
-        memcpy(out->buf + out->len, &h, sizeof(h));
-        memcpy(out->buf + out->len + sizeof(h), name, name_len);
-        if (tlen)
-                memcpy(out->buf + out->len + sizeof(h) + name_len, target, tlen);
-        out->len += need;
-        return 0;
-}
-
-int relay_ents_add(struct relay_ents *out, const struct recv_file *f)
+int relay_ents_add(struct entlist *out, const struct recv_file *f)
 {
         const struct wire_offer *o = &f->offer;
+        struct entlist_entry en = { .name = o->name, .name_len = strlen(o->name), .mode = o->mode,
+                                    .mtime_ns = o->mtime_ns, .size = o->size, .type = PACK_FILE };
         int rc = 0;
 
         if (o->flags & WIRE_OFFER_PACK) {
@@ -707,72 +676,36 @@ int relay_ents_add(struct relay_ents *out, const struct recv_file *f)
 
                 /* recv-pack.c checked it whole before it unpacked it. */
                 pack_reader_init(&pr, f->pack_mem, o->size, o->pack_entries);
-                while (rc == 0 && pack_next(&pr, &pe) == PACK_ENTRY)
-                        rc = relay_ents_put(out, pe.type, pe.name, pe.name_len, pe.mode, pe.mtime_ns, pe.size,
-                                            pe.data);
+                while (rc == 0 && pack_next(&pr, &pe) == PACK_ENTRY) {
+                        en = (struct entlist_entry){ .type = pe.type, .mode = pe.mode, .mtime_ns = pe.mtime_ns,
+                                                     .size = pe.size, .name = pe.name, .name_len = pe.name_len,
+                                                     .target = pe.type == PACK_LINK ? (const char *)pe.data : NULL };
+                        rc = entlist_put(out, &en);
+                }
                 return rc;
         }
-        if (o->flags & WIRE_OFFER_LINK)
-                return relay_ents_put(out, PACK_LINK, o->name, strlen(o->name), 0, o->mtime_ns,
-                                      strlen(f->link_target), f->link_target);
-        return relay_ents_put(out, o->flags & WIRE_OFFER_DIR ? PACK_DIR : PACK_FILE, o->name, strlen(o->name),
-                              o->mode, o->mtime_ns, o->flags & WIRE_OFFER_DIR ? 0 : o->size, NULL);
-}
-
-/* The record at *@off of @buf (@len bytes): 1 and *@off past it, 0 at
- * the end, or -EBADMSG. */
-static int relay_ents_next(const uint8_t *buf, size_t len, size_t *off, struct relay_rec *h, const char **name,
-                           const char **target)
-{
-        size_t left = len - *off, tlen;
-
-        if (left == 0)
-                return 0;
-        if (left < sizeof(*h))
-                return -EBADMSG;
-        memcpy(h, buf + *off, sizeof(*h));
-        if (h->type < PACK_DIR || h->type > PACK_LINK || h->zero || h->name_len == 0 ||
-            h->name_len > WIRE_NAME_MAX || (h->type == PACK_DIR && h->size) ||
-            (h->type == PACK_LINK && (h->size == 0 || h->size > NAME_LINK_MAX)))
-                return -EBADMSG;
-        tlen = h->type == PACK_LINK ? (size_t)h->size : 0;
-        if (left - sizeof(*h) < h->name_len + tlen)
-                return -EBADMSG;
-        *name = (const char *)buf + *off + sizeof(*h);
-        *target = tlen ? *name + h->name_len : NULL;
-        *off += sizeof(*h) + h->name_len + tlen;
-        return 1;
-}
-
-int64_t relay_ents_span(const uint8_t *buf, size_t len, uint32_t n)
-{
-        struct relay_rec h;
-        const char *name, *target;
-        size_t off = 0;
-
-        for (uint32_t i = 0; i < n; i++)
-                if (relay_ents_next(buf, len, &off, &h, &name, &target) != 1)
-                        return -EBADMSG;
-        return (int64_t)off;
-}
-
-void relay_ents_free(struct relay_ents *ents)
-{
-        free(ents->buf);
-        *ents = (struct relay_ents){ .buf = NULL };
+        if (o->flags & WIRE_OFFER_LINK) {
+                en.type = PACK_LINK;
+                en.mode = 0;
+                en.size = strlen(f->link_target);
+                en.target = f->link_target;
+        } else if (o->flags & WIRE_OFFER_DIR) {
+                en.type = PACK_DIR;
+                en.size = 0;
+        }
+        return entlist_put(out, &en);
 }
 
 /* Every record of @buf (@len bytes), as the tree's next entries. */
 static int relay_ents_load(struct relay *r, const uint8_t *buf, size_t len)
 {
-        struct relay_rec h;
-        const char *name, *target;
+        struct entlist_entry en;
         size_t off = 0;
         int rc;
 
-        while ((rc = relay_ents_next(buf, len, &off, &h, &name, &target)) == 1) {
-                rc = relay_entry_add(r, name, h.name_len, h.size, h.mode, h.mtime_ns, h.type == PACK_DIR, target,
-                                     target ? (size_t)h.size : 0);
+        while ((rc = entlist_next(buf, len, &off, &en)) == 1) {
+                rc = relay_entry_add(r, en.name, en.name_len, en.size, en.mode, en.mtime_ns, en.type == PACK_DIR,
+                                     en.target, en.target ? (size_t)en.size : 0);
                 if (rc < 0)
                         return rc;
         }
@@ -781,7 +714,7 @@ static int relay_ents_load(struct relay *r, const uint8_t *buf, size_t len)
 
 void relay_tree_staged(struct relay *r, const struct recv_file *f)
 {
-        struct relay_ents one = { .buf = NULL };
+        struct entlist one = ENTLIST_NULL;
         int rc;
 
         if (!r->tree || !r->up || f->offer.file == 0)
@@ -789,7 +722,7 @@ void relay_tree_staged(struct relay *r, const struct recv_file *f)
         rc = relay_ents_add(&one, f);
         if (rc == 0)
                 rc = relay_ents_load(r, one.buf, one.len);
-        relay_ents_free(&one);
+        entlist_free(&one);
         if (rc < 0) {
                 char text[WIRE_TEXT_MAX + 1];
 

@@ -27,10 +27,10 @@
  */
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 struct engine;
+struct entlist;
 struct recv_file;
 struct recv_lane;
 struct recv_xfer;
@@ -38,29 +38,12 @@ struct relay;
 struct wire_result;
 struct wire_route;
 
-/*
- * A relayed tree's entries as a node of its chain keeps them with its
- * kept tree (recv-keep.c), so that a relay whose upstream resumes that
- * tree can offer its next hop the entries it kept as well as those still
- * to come, under the same indices. One record an entry, in order:
- *
- *   type u8 (PACK_DIR, PACK_FILE, PACK_LINK), 0 u8, name_len u16,
- *   mode u32, mtime_ns u64, size u64, then name[name_len] ("DEST/a/b"),
- *   then a symlink's target (size bytes); a file's data is not in it
- *
- * in the host's byte order (it never leaves the host).
- */
-struct relay_ents {
-        uint8_t *buf;
-        size_t len, cap;
-};
-
-/* @f's entries (one, or a pack's), their records appended to @out. 0 or -ENOMEM. */
-int relay_ents_add(struct relay_ents *out, const struct recv_file *f);
-/* The bytes the first @n records of @buf (@len bytes) take, or -EBADMSG
- * when it holds fewer, or one that is malformed. */
-int64_t relay_ents_span(const uint8_t *buf, size_t len, uint32_t n);
-void relay_ents_free(struct relay_ents *ents);
+/* A relayed tree's entries as a node of its chain keeps them with its
+ * kept tree (recv-keep.c; common/entlist.h), so that a relay whose
+ * upstream resumes that tree can offer its next hop the entries it kept
+ * as well as those still to come, under the same indices: @f's (one, or
+ * a pack's) appended to @out. 0 or -ENOMEM. */
+int relay_ents_add(struct entlist *out, const struct recv_file *f);
 
 /* @x accepted a routed offer (x->route): start the downstream, or record
  * why it could not be (the relay's own copy goes on either way). Sets

@@ -1,0 +1,52 @@
+#pragma once
+
+/*
+ * A list of a tree's entries, without their data: what a relay keeps
+ * beside a tree it may continue (daemon/engine/relay.h), so that its next
+ * hop can be offered every entry under the origin's index. Pure code.
+ *
+ * A byte stream of records, one an entry, in order:
+ *
+ *   type u8 (PACK_DIR, PACK_FILE, PACK_LINK), 0 u8, name_len u16,
+ *   mode u32, mtime_ns u64, size u64, then name[name_len] ("DEST/a/b",
+ *   no NUL), then a symlink's target (size bytes, no NUL)
+ *
+ * in the host's byte order: a list never leaves the host that wrote it.
+ * A regular file's size is its length; its data is not in the list.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENTLIST_HEADER          24
+
+struct entlist {
+        uint8_t *buf;
+        size_t len, cap;
+};
+
+#define ENTLIST_NULL ((struct entlist){ .buf = NULL })
+
+struct entlist_entry {
+        uint8_t type;           /* enum pack_type */
+        uint32_t mode;
+        uint64_t mtime_ns;
+        uint64_t size;          /* a file's length; a symlink's target's; 0 for a directory */
+        const char *name;
+        size_t name_len;        /* 1 .. WIRE_NAME_MAX */
+        const char *target;     /* a symlink's, size bytes; NULL otherwise */
+};
+
+/* Append @e's record. 0; -EINVAL for an entry the list cannot hold (an
+ * unknown type, a name empty or longer than WIRE_NAME_MAX, a directory
+ * with a size, a symlink without a target or one longer than
+ * NAME_LINK_MAX); -ENOMEM. */
+int entlist_put(struct entlist *l, const struct entlist_entry *e);
+/* The record at *@off of @buf (@len bytes), into *@e (pointing into
+ * @buf), and *@off past it: 1; 0 at the end; -EBADMSG for a record cut
+ * short or one entlist_put() would not have written. */
+int entlist_next(const uint8_t *buf, size_t len, size_t *off, struct entlist_entry *e);
+/* The bytes the first @n records of @buf take; -EBADMSG when it holds
+ * fewer, or a malformed one among them. */
+int64_t entlist_span(const uint8_t *buf, size_t len, uint32_t n);
+void entlist_free(struct entlist *l);
