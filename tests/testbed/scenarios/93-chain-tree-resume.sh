@@ -66,6 +66,16 @@ send_bg() {
         ) &
 }
 
+# kill_when_staged N NODE DEST: once delta keeps N files of the tree, NODE
+# SIGKILLed; then the end of send_bg's job, its output shown.
+kill_when_staged() {
+        wait_for 60 delta_staged "$1" || tb_fail "delta never staged $1 entries of the tree"
+        tb_log "beta has $(staged beta), gamma $(staged gamma), delta $(staged delta) files staged: $2 killed"
+        tb_run systemctl kill -s KILL "$(node_unit "$2")"
+        wait
+        sed 's/^/    | /' "$SRC/$3.out"
+}
+
 # log_of NODE: its daemon's log since SINCE.
 log_of() { journalctl -u "$(node_unit "$1")" --no-pager -o cat --since "@$SINCE"; }
 
@@ -77,11 +87,7 @@ continued() {
 # 1. gamma dies; beta goes around it to delta, which continues.
 SINCE=$(date +%s)
 send_bg around 0
-wait_for 60 delta_staged 8 || tb_fail "delta never staged 8 entries of the tree"
-tb_log "delta has $(staged delta) files staged: gamma killed"
-tb_run systemctl kill -s KILL "$(node_unit gamma)"
-wait
-sed 's/^/    | /' "$SRC/around.out"
+kill_when_staged 8 gamma around
 grep -q '^rc=23$' "$SRC/around.out" || tb_fail "a tree with gamma killed: not exit 23 (partial)"
 same_tree "$(node_in beta)/around"
 same_tree "$(node_in delta)/around"
@@ -104,11 +110,7 @@ for n in beta gamma delta; do
         declare "before_$n=$(kept_trees "$n")"
 done
 send_bg again 20
-wait_for 60 delta_staged 6 || tb_fail "delta never staged 6 entries of the tree"
-tb_log "beta has $(staged beta), gamma $(staged gamma), delta $(staged delta) files staged: beta killed"
-tb_run systemctl kill -s KILL "$(node_unit beta)"
-wait
-sed 's/^/    | /' "$SRC/again.out"
+kill_when_staged 6 beta again
 grep -q '^rc=0$' "$SRC/again.out" || tb_fail "a tree with beta killed and back: not exit 0"
 for n in beta gamma delta; do
         same_tree "$(node_in "$n")/again"
