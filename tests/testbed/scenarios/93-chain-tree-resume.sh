@@ -15,7 +15,10 @@
 #      own kept tree and relays to delta, which continues too. Every node
 #      resumed, the tree identical everywhere, exit 0, and nothing left of
 #      it in any partial_dir.
-# testbed-timeout: 300
+#   3. gamma SIGSTOPped: beta gives up on its silence and goes around it;
+#      delta, whose session from gamma ends on the same silence, continues
+#      or takes the tree whole; beta and delta get it, exit 23.
+# testbed-timeout: 360
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -66,14 +69,18 @@ send_bg() {
         ) &
 }
 
-# kill_when_staged N NODE DEST: once delta keeps N files of the tree, NODE
-# SIGKILLed; then the end of send_bg's job, its output shown.
-kill_when_staged() {
+# signal_when_staged N SIGNAL NODE: once delta keeps N files of the tree,
+# SIGNAL to NODE.
+signal_when_staged() {
         wait_for 60 delta_staged "$1" || tb_fail "delta never staged $1 entries of the tree"
-        tb_log "beta has $(staged beta), gamma $(staged gamma), delta $(staged delta) files staged: $2 killed"
-        tb_run systemctl kill -s KILL "$(node_unit "$2")"
+        tb_log "beta has $(staged beta), gamma $(staged gamma), delta $(staged delta) files staged: SIG$2 to $3"
+        tb_run systemctl kill -s "$2" "$(node_unit "$3")"
+}
+
+# job_end DEST: the end of send_bg's job, its output shown.
+job_end() {
         wait
-        sed 's/^/    | /' "$SRC/$3.out"
+        sed 's/^/    | /' "$SRC/$1.out"
 }
 
 # log_of NODE: its daemon's log since SINCE.
@@ -87,7 +94,8 @@ continued() {
 # 1. gamma dies; beta goes around it to delta, which continues.
 SINCE=$(date +%s)
 send_bg around 0
-kill_when_staged 8 gamma around
+signal_when_staged 8 KILL gamma
+job_end around
 grep -q '^rc=23$' "$SRC/around.out" || tb_fail "a tree with gamma killed: not exit 23 (partial)"
 same_tree "$(node_in beta)/around"
 same_tree "$(node_in delta)/around"
@@ -110,7 +118,8 @@ for n in beta gamma delta; do
         declare "before_$n=$(kept_trees "$n")"
 done
 send_bg again 20
-kill_when_staged 6 beta again
+signal_when_staged 6 KILL beta
+job_end again
 grep -q '^rc=0$' "$SRC/again.out" || tb_fail "a tree with beta killed and back: not exit 0"
 for n in beta gamma delta; do
         same_tree "$(node_in "$n")/again"
@@ -134,5 +143,30 @@ for n in beta gamma delta; do
         before=before_$n
         [[ $(kept_trees "$n") == "${!before}" ]] || tb_fail "$n: a kept tree of the job left in partial_dir"
 done
-for n in alpha beta gamma delta; do link_uncap "$n"; done
 tb_log "beta killed and back: alpha's retry, then each node down the chain continued its kept tree"
+
+# 3. gamma stalls (SIGSTOP): beta's send to it fails on its silence
+# (peer_timeout 5 s) and beta goes around it to delta, whose own session
+# from gamma fails on the same silence about then. delta continues what it
+# kept once that session has ended (the relayed offer waits for it to store
+# its last record), or takes the tree whole while it is still receiving
+# ("not kept"); either way beta and delta get the tree, exit 23. gamma
+# runs again once beta has given up on it (a stop that lasted the job could
+# outlast its watchdog).
+SINCE=$(date +%s)
+send_bg stalled 0
+signal_when_staged 6 STOP gamma
+wait_for 30 bash -c "journalctl -u '$(node_unit beta)' --no-pager -o cat --since '@$SINCE' |
+        grep -q 'relaying stalled to $GAMMA_ADDR:$PORT failed'" || tb_fail "beta did not give up on gamma"
+tb_run systemctl kill -s CONT "$(node_unit gamma)"
+job_end stalled
+grep -q '^rc=23$' "$SRC/stalled.out" || tb_fail "a tree with gamma stalled: not exit 23 (partial)"
+same_tree "$(node_in beta)/stalled"
+same_tree "$(node_in delta)/stalled"
+grep -q "^xferctl: $GAMMA_ADDR: .*failed" "$SRC/stalled.out" || tb_fail "gamma's failure is not said"
+log_of delta | grep -E 'stalled: (continuing|not kept|waiting)' | sed 's/^/    delta: /'
+k=$(continued delta stalled)
+how="took the tree whole"
+if [[ -n $k ]]; then how="continued after $k of $ENTRIES entries"; fi
+tb_log "gamma stalled: beta went around it, delta $how, exit 23"
+for n in alpha beta gamma delta; do link_uncap "$n"; done
