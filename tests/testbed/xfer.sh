@@ -92,6 +92,31 @@ jfield() {
                 sed -n "s/^$field=//p" | tail -n 1
 }
 
+# jfields UNIT FILE: every field of UNIT's transfer entries for FILE into
+# the associative array JF, each with the value jfield would give (the
+# newest). One journalctl for all of them: under TCG each costs about half
+# a second once the journal has grown.
+declare -gA JF=()
+jfields() {
+        local line
+        JF=()
+        while IFS= read -r line; do
+                if [[ $line == [A-Z_]*=* ]]; then JF[${line%%=*}]=${line#*=}; fi
+        done < <(journalctl -u "$1" --no-pager -o export RDMAXFER_FILE="$2" | tr -d '\000')
+}
+
+# jfields_wait UNIT FILE: jfields, given up to 10 s for the entry with a
+# RDMAXFER_RESULT to be in the journal (a daemon may log it a moment after
+# xferctl returned). The caller checks what JF holds.
+jfields_wait() {
+        local i
+        for ((i = 0; i < 50; i++)); do
+                jfields "$1" "$2"
+                if [[ -n ${JF[RDMAXFER_RESULT]:-} ]]; then return 0; fi
+                sleep 0.2
+        done
+}
+
 # incoming_clean DIR [ALLOWED...]: nothing in DIR but the ALLOWED names
 # (no temporary or partial files).
 incoming_clean() {

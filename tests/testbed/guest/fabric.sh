@@ -48,7 +48,7 @@ down() {
 }
 
 up() {
-        local nodes=(alpha beta) n m q rps active t0=$SECONDS
+        local nodes=(alpha beta) sysctls n m q rps active t0=$SECONDS
         for n in "$@"; do
                 [[ -n ${ADDR[$n]:-} ]] || { echo "fabric: no node '$n' (gamma, delta)" >&2; exit 2; }
                 [[ $n == alpha || $n == beta ]] || nodes+=("$n")
@@ -69,30 +69,45 @@ up() {
         log "the pair removed after $((SECONDS - t0)) s"
 
         # No STP: ports forward at once. MTU 9000, as the pair: rxe runs 4096.
-        ip link add "$BRIDGE" mtu 9000 type bridge stp_state 0 forward_delay 0
-        ip link set "$BRIDGE" up
+        # The ip commands go in batches, one process each: under TCG every
+        # process costs about 0.1 s, and there are some 50.
+        {
+                echo "link add $BRIDGE mtu 9000 type bridge stp_state 0 forward_delay 0"
+                echo "link set $BRIDGE up"
+                for n in "${nodes[@]}"; do
+                        echo "link add tb-$n mtu 9000 type veth peer name tb-$n-p mtu 9000"
+                        echo "link set tb-$n-p master $BRIDGE"
+                        echo "link set tb-$n-p up"
+                done
+        } | ip -batch -
+        sysctls=()
+        for n in "${nodes[@]}"; do
+                sysctls+=("net.ipv4.conf.tb-$n.rp_filter=0" "net.ipv4.conf.tb-$n.accept_local=1")
+        done
+        sysctl -qw "${sysctls[@]}"
+        for n in "${nodes[@]}"; do
+                echo "addr add ${ADDR[$n]}/24 dev tb-$n"
+                echo "link set tb-$n up"
+        done | ip -batch -
         rps=$(printf '%x' $(((1 << $(nproc)) - 1)))
         for n in "${nodes[@]}"; do
-                ip link add "tb-$n" mtu 9000 type veth peer name "tb-$n-p" mtu 9000
-                ip link set "tb-$n-p" master "$BRIDGE"
-                ip link set "tb-$n-p" up
-                sysctl -qw "net.ipv4.conf.tb-$n.rp_filter=0" "net.ipv4.conf.tb-$n.accept_local=1"
-                ip addr add "${ADDR[$n]}/24" dev "tb-$n"
-                ip link set "tb-$n" up
                 # One CPU per flow, as guest/rdma-setup.sh does for the pair.
                 for q in /sys/class/net/tb-"$n"/queues/rx-* /sys/class/net/tb-"$n"-p/queues/rx-*; do
                         echo "$rps" >"$q/rps_cpus"
                 done
         done
+        declare -A mac
         for n in "${nodes[@]}"; do
-                ip rule add pref "${PREF[$n]}" iif lo from "${ADDR[$n]}" lookup "${TABLE[$n]}"
+                read -r "mac[$n]" <"/sys/class/net/tb-$n/address"
+        done
+        for n in "${nodes[@]}"; do
+                echo "rule add pref ${PREF[$n]} iif lo from ${ADDR[$n]} lookup ${TABLE[$n]}"
                 for m in "${nodes[@]}"; do
                         [[ $m == "$n" ]] && continue
-                        ip route replace "${ADDR[$m]}" dev "tb-$n" src "${ADDR[$n]}" table "${TABLE[$n]}"
-                        ip neigh replace "${ADDR[$m]}" lladdr "$(cat "/sys/class/net/tb-$m/address")" \
-                                dev "tb-$n" nud permanent
+                        echo "route replace ${ADDR[$m]} dev tb-$n src ${ADDR[$n]} table ${TABLE[$n]}"
+                        echo "neigh replace ${ADDR[$m]} lladdr ${mac[$m]} dev tb-$n nud permanent"
                 done
-        done
+        done | ip -batch -
         log "links and routes after $((SECONDS - t0)) s"
         for n in "${nodes[@]}"; do
                 rdma link add "rxe_$n" type rxe netdev "tb-$n"

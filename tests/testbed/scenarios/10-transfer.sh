@@ -1,9 +1,10 @@
 #!/bin/bash
-# Files of 0 bytes, 1 byte, a non-multiple of the slot size and 256 MiB go
+# Files of 0 bytes, 1 byte, a non-multiple of the slot size and 200 MiB go
 # from alpha to beta byte-identical, each with a journald entry on both
 # sides whose numbers agree with each other and with the file. Small files
-# go over one lane, 256 MiB over the default 4; a receiver configured for
-# fewer lanes than the sender asks for grants its own number. The digest
+# go over one lane, 200 MiB (four 64 MiB blocks, the last one short) over
+# the default 4; a receiver configured for fewer lanes than the sender asks
+# for grants its own number. The digest
 # does not depend on the lanes: both sides', `xferctl sum` of the source,
 # the received file's user.rdmaxfer.digest and the split + xxh128sum
 # recipe of xferctl(1) all agree.
@@ -14,11 +15,11 @@ peers_configure
 start_peers
 
 slot=$((1024 * 1024))
-declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((256 * 1024 * 1024)))
+declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((200 * 1024 * 1024)))
 # Lanes: 1 until each of them would get 8 chunks and a 64 MiB block, then
 # the configured 4.
 declare -A lanes=([empty.dat]=1 [one.dat]=1 [odd.dat]=1 [big.dat]=4)
-declare -A digest
+declare -A digest ids digs
 for name in empty.dat one.dat odd.dat big.dat; do
         size=${sizes[$name]}
         make_file "$SRC/$name" "$size"
@@ -31,29 +32,29 @@ for name in empty.dat one.dat odd.dat big.dat; do
         # Published files belong to the daemon's user and are not world-readable.
         [[ $(stat -c %U "$BETA_IN/$name") == rdmaxfer ]] || tb_fail "$name not owned by rdmaxfer"
 
+        ids=() digs=()
         for side in "$ALPHA_UNIT send" "$BETA_UNIT recv"; do
                 unit=${side% *} dir=${side#* }
-                [[ $(jfield "$unit" "$name" RDMAXFER_DIRECTION) == "$dir" ]] ||
-                        tb_fail "$unit: no $dir entry for $name"
-                [[ $(jfield "$unit" "$name" RDMAXFER_RESULT) == ok ]] || tb_fail "$unit: $name result not ok"
-                [[ $(jfield "$unit" "$name" RDMAXFER_BYTES) == "$size" ]] || tb_fail "$unit: $name byte count"
-                got=$(jfield "$unit" "$name" RDMAXFER_LANES)
+                jfields_wait "$unit" "$name"
+                [[ ${JF[RDMAXFER_DIRECTION]:-} == "$dir" ]] || tb_fail "$unit: no $dir entry for $name"
+                [[ ${JF[RDMAXFER_RESULT]:-} == ok ]] || tb_fail "$unit: $name result not ok"
+                [[ ${JF[RDMAXFER_BYTES]:-} == "$size" ]] || tb_fail "$unit: $name byte count"
+                got=${JF[RDMAXFER_LANES]:-}
                 [[ $got == "${lanes[$name]}" ]] || tb_fail "$unit: $name went over ${got:-no} lanes, not ${lanes[$name]}"
-                usec=$(jfield "$unit" "$name" RDMAXFER_USEC)
-                mbps=$(jfield "$unit" "$name" RDMAXFER_MBPS)
-                msg=$(jfield "$unit" "$name" MESSAGE)
+                usec=${JF[RDMAXFER_USEC]:-}
+                mbps=${JF[RDMAXFER_MBPS]:-}
+                msg=${JF[MESSAGE]:-}
                 tb_log "$unit: $msg"
                 [[ $msg == *"$mbps MB/s"* ]] || tb_fail "$unit: MESSAGE and RDMAXFER_MBPS disagree"
                 # MB/s = bytes / usec, to one decimal.
                 want=$(awk -v b="$size" -v u="$usec" 'BEGIN { printf "%.1f", (u > 0 ? b / u : 0) }')
                 [[ $mbps == "$want" ]] || tb_fail "$unit: RDMAXFER_MBPS $mbps, bytes/usec gives $want"
+                ids[$dir]=${JF[RDMAXFER_ID]:-} digs[$dir]=${JF[RDMAXFER_DIGEST]:-}
         done
-        sid=$(jfield "$ALPHA_UNIT" "$name" RDMAXFER_ID)
-        rid=$(jfield "$BETA_UNIT" "$name" RDMAXFER_ID)
-        [[ -n $sid && $sid == "$rid" ]] || tb_fail "transfer ids differ: $sid vs $rid"
-        sd=$(jfield "$ALPHA_UNIT" "$name" RDMAXFER_DIGEST)
-        rd=$(jfield "$BETA_UNIT" "$name" RDMAXFER_DIGEST)
-        [[ -n $sd && $sd == "$rd" ]] || tb_fail "digests differ: $sd vs $rd"
+        [[ -n ${ids[send]} && ${ids[send]} == "${ids[recv]}" ]] ||
+                tb_fail "transfer ids differ: ${ids[send]} vs ${ids[recv]}"
+        sd=${digs[send]}
+        [[ -n $sd && $sd == "${digs[recv]}" ]] || tb_fail "digests differ: $sd vs ${digs[recv]}"
         got=$(xferctl sum "$SRC/$name") || tb_fail "xferctl sum $name failed"
         [[ $got == "$sd  $SRC/$name" ]] || tb_fail "xferctl sum says '$got', the journal $sd"
         got=$(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/$name") ||
@@ -81,11 +82,10 @@ line=$(send_ok "$SRC/big.dat" --as big2.dat)
 tb_log "xferctl: $line"
 same_file "$SRC/big.dat" "$BETA_IN/big2.dat"
 for unit in "$ALPHA_UNIT" "$BETA_UNIT"; do
-        got=$(jfield "$unit" big2.dat RDMAXFER_LANES)
+        jfields_wait "$unit" big2.dat
+        got=${JF[RDMAXFER_LANES]:-}
         [[ $got == 2 ]] || tb_fail "$unit: asked for 8 lanes, beta allows 2, got ${got:-none}"
-done
-for unit in "$ALPHA_UNIT" "$BETA_UNIT"; do
-        got=$(jfield "$unit" big2.dat RDMAXFER_DIGEST)
+        got=${JF[RDMAXFER_DIGEST]:-}
         [[ $got == "${digest[big.dat]}" ]] || tb_fail "$unit: the digest over 2 lanes ($got) is not that over 4"
 done
 tb_log "a receiver's lanes setting caps what a sender gets"

@@ -22,14 +22,17 @@ for i in 1 2 3 4; do
 done
 
 # More jobs than max_transfers: the rest queue on alpha and still complete.
+# Six at once, 8 MiB each: under TCG the first four still run while the
+# other two are submitted, with a quarter of the data of 32 MiB each.
+make_file "$SRC/q.dat" $((8 * 1024 * 1024 + 4097))
 pids=()
 for i in 1 2 3 4 5 6; do
-        xferctl send "$SRC/c$((1 + i % 4)).dat" "$BETA_ADDR" --as "q$i.dat" >"$SRC/q$i.out" 2>&1 &
+        xferctl send "$SRC/q.dat" "$BETA_ADDR" --as "q$i.dat" >"$SRC/q$i.out" 2>&1 &
         pids+=($!)
 done
 for i in 1 2 3 4 5 6; do
         wait "${pids[$((i - 1))]}" || { cat "$SRC/q$i.out" >&2; tb_fail "queued transfer $i failed"; }
-        same_file "$SRC/c$((1 + i % 4)).dat" "$BETA_IN/q$i.dat"
+        same_file "$SRC/q.dat" "$BETA_IN/q$i.dat"
 done
 incoming_clean "$BETA_IN" c1.dat c2.dat c3.dat c4.dat q1.dat q2.dat q3.dat q4.dat q5.dat q6.dat
 

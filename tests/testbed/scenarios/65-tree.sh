@@ -83,9 +83,11 @@ echo "lanes = 4" >>"$ALPHA_CONF"
 echo "lanes = 4" >>"$BETA_CONF"
 tb_run systemctl reload "$ALPHA_UNIT" "$BETA_UNIT"
 mkdir -p "$SRC/lanes"
-make_file "$SRC/lanes/a.dat" $((130 * 1024 * 1024 + 1))
+# 3 blocks, a page, 2 blocks: the job's 4 blocks grant 4 lanes (each
+# file's last block short, the least that keeps them so).
+make_file "$SRC/lanes/a.dat" $((129 * 1024 * 1024 + 1))
 make_file "$SRC/lanes/b.dat" 4097
-make_file "$SRC/lanes/c.dat" $((100 * 1024 * 1024))
+make_file "$SRC/lanes/c.dat" $((65 * 1024 * 1024))
 line=$(xferctl send "$SRC/lanes/a.dat" "$SRC/lanes/b.dat" "$SRC/lanes/c.dat" "$BETA_ADDR" 2>&1) ||
         tb_fail "send over 4 lanes failed: $line"
 for f in a.dat b.dat c.dat; do
@@ -157,7 +159,9 @@ rm -rf "$tree" && mkdir -p "$tree/a/b/c" "$tree/empty" "$tree/données"
 make_file "$tree/a/b/c/deep.bin" $((2 * 1024 * 1024 + 7))
 : >"$tree/a/empty.txt"
 make_file "$tree/données/été.txt" 333
-for i in $(seq 1 40); do make_file "$tree/a/f$i" $((i * 97)); done
+# f1 .. f40 of i * 97 random bytes, from one process rather than 80.
+perl -e 'for my $i (1 .. 40) { open(my $f, ">", "$ARGV[0]/f$i") or die "$!\n";
+        print $f pack("C*", map { int(rand(256)) } 1 .. $i * 97) }' "$tree/a" || tb_fail "f1 .. f40"
 chmod 600 "$tree/a/f1"
 chmod 755 "$tree/a/f2"
 chmod 4755 "$tree/a/f3"
@@ -242,12 +246,18 @@ tb_log "outside symlinks: refused by tree_symlinks safe, kept as links by any; n
 pk=$SRC/packs
 rm -rf "$pk" && mkdir -p "$pk"
 head -c $((2 * 1024 * 1024)) /dev/urandom >"$SRC/pblob"
-for d in $(seq -w 1 20); do
-        mkdir -p "$pk/d$d/sub"
-        # 95 files of d * 211 + 300 bytes, the last one 7 bytes short.
-        (cd "$pk/d$d/sub" && head -c $((95 * (10#$d * 211 + 300) - 7)) "$SRC/pblob" |
-                split -b $((10#$d * 211 + 300)) -a 3 -d - f) || tb_fail "split in d$d"
-done
+# In each of d01 .. d20, 95 files of d * 211 + 300 bytes, the last one 7
+# bytes short (what split -a 3 -d makes of the blob's head), by one process.
+perl -e 'open(my $b, "<", $ARGV[1]) or die "$!\n"; local $/; my $blob = <$b>;
+        for my $d (1 .. 20) {
+                my $dir = sprintf("%s/d%02d/sub", $ARGV[0], $d);
+                for my $m (sprintf("%s/d%02d", $ARGV[0], $d), $dir) { -d $m or mkdir($m) or die "$m: $!\n" }
+                my $sz = $d * 211 + 300;
+                for my $k (0 .. 94) {
+                        open(my $f, ">", sprintf("%s/f%03d", $dir, $k)) or die "$!\n";
+                        print $f substr($blob, $k * $sz, $k == 94 ? $sz - 7 : $sz);
+                }
+        }' "$pk" "$SRC/pblob" || tb_fail "the packs' files"
 mkdir -p "$pk/empty1" "$pk/empty2/inner" "$pk/zero" "$pk/été/über"
 (cd "$pk/zero" && touch z{00..39}) || tb_fail "touch"
 for n in un deux trois quatre; do make_file "$pk/été/über/fichier-$n.txt" 777; done

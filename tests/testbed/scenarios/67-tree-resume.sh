@@ -56,7 +56,7 @@ resumed_since() {
 make_tree() {
         local t=$1
         rm -rf "$t" && mkdir -p "$t/big/deeper" "$t/small" "$t/empty-dir"
-        head -c $((8 * 5 << 20)) /dev/urandom >"$SRC/bigblob"
+        make_file "$SRC/bigblob" $((8 * 5 << 20))
         (cd "$t/big" && split -b $((5 << 20)) -a 1 -d "$SRC/bigblob" part) || tb_fail "split big"
         mv "$t/big/part7" "$t/big/deeper/part7"
         head -c $((150 * 3000)) /dev/urandom >"$SRC/smallblob"
@@ -99,7 +99,8 @@ make_tree "$tree"
 bytes=$(du -sb --apparent-size "$tree" | cut -f1)
 since=$(date '+%F %T')
 one_tree() { [[ ! -e $BETA_IN/sets/a ]] && (($(kept_trees) == 1)); }
-send_killed sets/a $((bytes / 2)) one_tree -- -r "$tree" "$BETA_ADDR" --to sets/a --bwlimit 4M
+# 8 MiB/s: the half takes 2.5 s, a 0.2 s poll lands well inside the tree.
+send_killed sets/a $((bytes / 2)) one_tree -- -r "$tree" "$BETA_ADDR" --to sets/a --bwlimit 8M
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 tree_same "$tree" "$BETA_IN/sets/a"
 line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
@@ -118,7 +119,7 @@ tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
 tb_log "b. killed with no retry; another job's tree under the same DEST is not spliced onto it"
 since=$(date '+%F %T')
 rx0=$(netdev_bytes "$nb" rx)
-xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to sets/b --bwlimit 4M >"$SRC/b.out" 2>&1 &
+xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to sets/b --bwlimit 8M >"$SRC/b.out" 2>&1 &
 pid=$!
 wait_for 60 rx_grown "$rx0" $((bytes / 2)) || tb_fail "half of the tree never crossed (b)"
 tb_run systemctl kill -s KILL "$BETA_UNIT"

@@ -252,8 +252,17 @@ rm -rf "$tree" && mkdir -p "$tree/a/b" "$tree/empty" "$tree/données"
 make_file "$tree/a/b/big.bin" $((6 * MIB + 5))         # offered alone (over a pack's 4 MiB)
 : >"$tree/a/empty.txt"
 make_file "$tree/données/été.txt" 333
-for i in $(seq 1 30); do make_file "$tree/a/f$i" $((i * 997)); done   # packed
-for i in $(seq 1 12); do make_file "$tree/a/b/m$i" $((1 * MIB)); done   # packs of several
+# f1 .. f30 of i * 997 bytes (packed) and m1 .. m12 of 1 MiB (packs of
+# several), cut from one random blob by one process rather than 84.
+make_file "$SRC/tblob" $((465 * 997 + 12 * MIB))
+perl -e 'open(my $b, "<", $ARGV[1]) or die "$!\n"; local $/; my $blob = <$b>; my $o = 0;
+        my @f = ((map { ["f$_", $_ * 997] } 1 .. 30), (map { ["b/m$_", 1 << 20] } 1 .. 12));
+        for (@f) {
+                open(my $f, ">", "$ARGV[0]/$_->[0]") or die "$!\n";
+                print $f substr($blob, $o, $_->[1]);
+                $o += $_->[1];
+        }' "$tree/a" "$SRC/tblob" || tb_fail "the tree's files"
+rm -f "$SRC/tblob"
 chmod 600 "$tree/a/f1"
 touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
 ln -s a/b/big.bin "$tree/link-in"

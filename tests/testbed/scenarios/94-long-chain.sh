@@ -21,12 +21,16 @@ EXTRA=()        # NAME:ADDR:PORT of the instances beyond the four nodes
 NODES=()        # ADDR:PORT, in the chain's order
 
 cleanup() {
-        local e name
+        local e name units=() paths=()
         for e in "${EXTRA[@]}"; do
                 name=${e%%:*}
-                systemctl stop "rdmaxferd@$name.service" 2>/dev/null || true
-                rm -rf "/etc/rdmaxferd/$name.conf" "/var/lib/rdmaxferd-$name"
+                units+=("rdmaxferd@$name.service")
+                paths+=("/etc/rdmaxferd/$name.conf" "/var/lib/rdmaxferd-$name")
         done
+        ((${#units[@]})) || return 0
+        # One systemctl for all 32: one at a time took seconds under TCG.
+        systemctl stop "${units[@]}" 2>/dev/null || true
+        rm -rf "${paths[@]}"
 }
 trap cleanup EXIT
 
