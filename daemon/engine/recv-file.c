@@ -481,11 +481,6 @@ static void recv_on_tree_ready(struct io_req *req, int64_t res)
                 recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
                 return;
         }
-        if (res == -EBADMSG && x->keep_off) {
-                /* It goes with this failure: the next attempt starts afresh. */
-                recv_fail(x, WIRE_E_IO, x->sync_why);
-                return;
-        }
         if (res < 0) {
                 snprintf(text, sizeof(text), "making a directory: %s", strerror((int)-res));
                 recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);

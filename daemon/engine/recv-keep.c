@@ -204,8 +204,9 @@ void recv_keep_lookup(struct recv_xfer *x)
  * On a worker: a relay's top directory (DEST's, beneath which it opens
  * the entries it offers) and its list of entries: made new, or that of
  * the kept tree read back, every entry the record counts (cut back to
- * them: the later ones come again). A list that holds fewer leaves the
- * tree unkept (keep_off: it goes with this session's failure).
+ * them: the later ones come again). A list that holds fewer (damaged, or
+ * removed) is lost: the tree goes on here, as kept, but its relay cannot
+ * offer the entries it kept (ents_lost), and no list is written further.
  */
 static int recv_keep_top(struct recv_xfer *x)
 {
@@ -227,7 +228,7 @@ static int recv_keep_top(struct recv_xfer *x)
         if (!x->tree_resumed)
                 return 0;
         if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size > SIZE_MAX / 2)
-                goto short_list;
+                goto lost;
         x->ents_kept.cap = (size_t)st.st_size;
         x->ents_kept.buf = malloc(MAX(x->ents_kept.cap, 1u));
         if (!x->ents_kept.buf)
@@ -244,16 +245,17 @@ static int recv_keep_top(struct recv_xfer *x)
         }
         span = entlist_span(x->ents_kept.buf, x->ents_kept.len, want);
         if (span < 0)
-                goto short_list;
+                goto lost;
         x->ents_kept.len = (size_t)span;
         x->ents_len = (uint64_t)span;
         return ftruncate(fd, (off_t)span) < 0 ? -errno : 0;
 
-short_list:
-        x->keep_off = true;
-        snprintf(x->sync_why, sizeof(x->sync_why), "the kept tree's list of entries holds fewer than "
-                 "the %u its record counts", want);
-        return -EBADMSG;
+lost:
+        x->ents_lost = true;
+        entlist_free(&x->ents_kept);
+        safe_close(x->ents_fd);
+        x->ents_fd = -1;
+        return 0;
 }
 
 int recv_keep_stage(struct recv_xfer *x)

@@ -167,6 +167,7 @@ struct recv_xfer {
         uint64_t ents_len;
         struct entlist ents_new, ents_kept;
         bool ents_oom;                  /* fin's could not be listed: not recorded */
+        bool ents_lost;                 /* the kept list held fewer than the record: not relayed */
         /* The tree's symlinks, checked as each arrived and made only once
          * every other entry is in (recv-file.c): an O_TMPFILE of records. */
         int links_fd;

@@ -407,7 +407,10 @@ void relay_start(struct recv_xfer *x)
                 r->job_bytes = x->job_bytes;
                 /* What an earlier attempt kept here goes on first, under
                  * its indices (recv-keep.c read it back). */
-                if (x->top_fd >= 0 && relay_ents_load(r, x->ents_kept.buf, x->ents_kept.len) == 0)
+                if (x->ents_lost)
+                        log_warning("%s: %s: the list of entries kept with the tree holds fewer than its "
+                                    "record counts: the tree is not relayed", r->peer, r->name);
+                else if (x->top_fd >= 0 && relay_ents_load(r, x->ents_kept.buf, x->ents_kept.len) == 0)
                         r->fd = fcntl(x->top_fd, F_DUPFD_CLOEXEC, 3);
                 entlist_free(&x->ents_kept);
         } else if (!x->published_match && x->cur->fd >= 0) {
@@ -421,6 +424,7 @@ void relay_start(struct recv_xfer *x)
                         relay_missing(r, k, WIRE_E_INTERNAL, k ? "not reached" :
                                       x->published_match || x->tree_again ?
                                                            "published here by an earlier attempt: not relayed" :
+                                      x->ents_lost ? "the list of entries kept with the tree here was lost: not relayed" :
                                       r->tree ? "the tree's directory could not be opened again: not relayed" :
                                                            "the file could not be had again: not relayed");
                 r->settled = true;

@@ -18,6 +18,9 @@
 #   3. gamma SIGSTOPped: beta gives up on its silence and goes around it;
 #      delta, whose session from gamma ends on the same silence, continues
 #      or takes the tree whole; beta and delta get it, exit 23.
+#   4. beta killed, and the list of entries it keeps lost while it is down:
+#      its own copy continues and is published; its relay, unable to offer
+#      the entries it kept, says so; gamma and delta named, exit 23.
 # testbed-timeout: 360
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -169,4 +172,23 @@ k=$(continued delta stalled)
 how="took the tree whole"
 if [[ -n $k ]]; then how="continued after $k of $ENTRIES entries"; fi
 tb_log "gamma stalled: beta went around it, delta $how, exit 23"
+# 4. beta killed again, and the list of entries it keeps beside its kept
+# tree lost while it is down: alpha's retry continues beta's own copy, but
+# beta cannot offer gamma the entries it kept, so it relays nothing and
+# says why; beta has the tree, gamma and delta are named, exit 23.
+SINCE=$(date +%s)
+send_bg lost 20
+signal_when_staged 6 KILL beta
+for f in /var/lib/rdmaxferd-beta/partial/*.tree/.entries; do
+        tb_log "truncating beta's $f ($(stat -c %s "$f") bytes)"
+        : >"$f"
+done
+job_end lost
+grep -q '^rc=23$' "$SRC/lost.out" || tb_fail "a tree whose relay lost its list of entries: not exit 23 (partial)"
+same_tree "$(node_in beta)/lost"
+grep -q "^xferctl: $GAMMA_ADDR: .*the list of entries kept with the tree here was lost: not relayed" "$SRC/lost.out" ||
+        tb_fail "gamma is not named with the reason"
+[[ -n $(continued beta lost) ]] || tb_fail "beta did not continue its own kept tree"
+[[ ! -e $(node_in gamma)/lost && ! -e $(node_in delta)/lost ]] || tb_fail "gamma or delta published a tree beta never relayed"
+tb_log "beta's list of entries lost: its own copy continued and published, the rest named, exit 23"
 for n in alpha beta gamma delta; do link_uncap "$n"; done
