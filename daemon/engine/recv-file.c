@@ -610,7 +610,8 @@ void recv_early_open(struct recv_xfer *x)
                                         .pack = o->flags & WIRE_OFFER_PACK };
         x->early.req.done = recv_early_on_open;
         if (io_openat(recv_io(x), &x->early.req, recv_dirfd(x), ".",
-                      O_TMPFILE | O_CLOEXEC | (kind & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),
+                      O_TMPFILE | O_CLOEXEC |
+                      ((kind & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) || x->route_on ? O_RDWR : O_WRONLY),
                       0640) < 0) {
                 x->early.state = RECV_EARLY_NONE;
                 return;
@@ -660,12 +661,14 @@ static void recv_tree_open(struct recv_xfer *x)
                 if (recv_early_take(x))
                         return;
                 /* A pack is read back to be unpacked (recv-pack.c), a
-                 * symlink's target once verified. */
+                 * symlink's target once verified, a relayed entry by the
+                 * relay while it comes in (relay_tree_stream). */
                 x->cur->req.done = recv_on_open;
                 recv_step(x, "creating the file",
                           io_openat(recv_io(x), &x->cur->req, recv_dirfd(x), ".",
                                     O_TMPFILE | O_CLOEXEC |
-                                    (x->cur->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK) ? O_RDWR : O_WRONLY),
+                                    ((x->cur->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) || x->route_on ?
+                                             O_RDWR : O_WRONLY),
                                     0640));
                 return;
         }

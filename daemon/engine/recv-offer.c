@@ -159,6 +159,8 @@ void recv_accept(struct recv_xfer *x)
                         return;
         }
         if (o->file > 0) {
+                if (x->relay)
+                        relay_tree_stream(x->relay);
                 recv_lanes_flush(x);
                 log_debug("%s: receiving %s (%" PRIu64 " bytes, file %u of %u, transfer %" PRIu64 ", %" PRIu64
                           " bytes kept)", b->peer, o->name, o->size, o->file + 1, o->job_files, o->transfer_id,

@@ -116,6 +116,16 @@ struct relay {
         int open_fd;
         uint32_t open_index;
         int open_err;
+        /* A tree's lone large entry while it comes in (relay_tree_stream):
+         * entry stream_index (0: none), its own descriptor of the
+         * receiver's file and its offer's fields. The downstream may take
+         * it before it is staged, and reads what the lanes' gates say is
+         * written; its ENDs wait until it is verified (stream_done). */
+        uint32_t stream_index;
+        bool stream_done;
+        int stream_fd;
+        struct relay_entry stream;
+        char stream_name[WIRE_NAME_MAX + 1];
 };
 
 static void relay_free_lanes(struct relay *r)
@@ -133,6 +143,7 @@ static void relay_free_lanes(struct relay *r)
         if (r->opening)
                 r->opening->r = NULL;
         safe_close(r->open_fd);
+        safe_close(r->stream_fd);
 }
 
 static void relay_free(struct relay *r)
@@ -284,10 +295,11 @@ static void relay_try(struct relay *r)
                         .relay_source = r->source,
                 };
                 /* A tree goes as its own session, each entry once staged
-                 * here (relay_tree_next), offered relayed with the
-                 * origin's token: a node that kept what the hop before it
-                 * staged (around a failed hop, or a retry) continues after
-                 * that, and is asked for the entries from there on. */
+                 * here, or a large one while it comes in (relay_tree_next),
+                 * offered relayed with the origin's token: a node that
+                 * kept what the hop before it staged (around a failed hop,
+                 * or a retry) continues after that, and is asked for the
+                 * entries from there on. */
                 if (r->tree) {
                         req.fd = -1;
                         req.tree = true;
@@ -297,8 +309,7 @@ static void relay_try(struct relay *r)
                                 req.relay_source = NULL;
                         r->want = 0;
                 }
-                rc = send_start(r->e, &req, r->tree ? &relay_tree_ops : &relay_send_ops, r,
-                                r->tree ? NULL : r, &r->down);
+                rc = send_start(r->e, &req, r->tree ? &relay_tree_ops : &relay_send_ops, r, r, &r->down);
                 if (rc == 0) {
                         log_info("%s: relaying %s to %s (%u hop%s after it)", r->peer, r->name, r->next_hop,
                                  req.route_hops, req.route_hops == 1 ? "" : "s");
@@ -350,6 +361,22 @@ static void relay_on_done(void *owner, const struct engine_result *res)
         relay_try(r);
 }
 
+/* The gates of cur's chunks, as the upstream's lanes split them: nothing
+ * written yet but what an earlier attempt left in the file. */
+static void relay_gates(struct relay *r, const struct recv_xfer *x)
+{
+        const struct xfer *b = &x->base;
+
+        r->chunk = x->cur->offer.chunk_size;
+        for (unsigned int k = 0; k < r->nlanes; k++) {
+                struct relay_lane *rl = &r->lane[k];
+
+                wire_lane_range(b->nchunks, r->chunk, r->nlanes, k, &rl->first, &rl->end);
+                rl->low = MIN(rl->first + x->resume[k], rl->end);
+                memset(rl->win, 0, sizeof(rl->win));
+        }
+}
+
 void relay_start(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
@@ -360,6 +387,7 @@ void relay_start(struct recv_xfer *x)
         r = calloc(1, sizeof(*r));
         if (r) {
                 r->open_fd = -1;
+                r->stream_fd = -1;
                 r->hop = calloc(x->route.total, sizeof(*r->hop));
                 r->hop_bytes = calloc(x->route.total, sizeof(*r->hop_bytes));
         }
@@ -382,20 +410,13 @@ void relay_start(struct recv_xfer *x)
         r->have = x->route.hops;
         memcpy(r->hop, x->route.hop, r->have * sizeof(*r->hop));
         memcpy(r->route_hash, o->route_hash, WIRE_ROUTE_HASH_SIZE);
-        r->chunk = o->chunk_size;
         memcpy(r->source, o->source, WIRE_SOURCE_SIZE);
         r->nlanes = b->nlanes;
         r->next = e->relays;
         e->relays = r;
         x->relay = r;
         wire_hop_str(&r->hop[0], r->first_hop, sizeof(r->first_hop));
-        for (unsigned int k = 0; k < r->nlanes; k++) {
-                struct relay_lane *rl = &r->lane[k];
-
-                wire_lane_range(b->nchunks, o->chunk_size, r->nlanes, k, &rl->first, &rl->end);
-                /* What an earlier attempt left is in the file already. */
-                rl->low = MIN(rl->first + x->resume[k], rl->end);
-        }
+        relay_gates(r, x);
         /* A tree's entries are opened beneath its top directory (DEST),
          * which stays the same directory when the tree is renamed into
          * place. */
@@ -594,6 +615,17 @@ static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file 
 
         if (index == 0 || index >= r->files)
                 return -EINVAL;
+        if (index > r->nent && index == r->stream_index) {
+                /* Coming in: read as far as it is written (relay_readable). */
+                fd = fcntl(r->stream_fd, F_DUPFD_CLOEXEC, 3);
+                if (fd < 0)
+                        return -errno;
+                en = &r->stream;
+                *f = (struct engine_send_file){ .fd = fd, .size = en->size, .name = en->name, .mode = en->mode,
+                                                .mtime_ns = en->mtime_ns };
+                log_debug("%s: relaying %s while it comes in", r->peer, en->name);
+                return 0;
+        }
         if (index > r->nent) {
                 r->want = index;
                 return ENGINE_NEXT_LATER;
@@ -739,6 +771,43 @@ void relay_tree_staged(struct relay *r, const struct recv_file *f)
                 engine_send_resume(r->down);
 }
 
+void relay_tree_stream(struct relay *r)
+{
+        struct recv_xfer *x = r->up;
+        const struct recv_file *f = x ? x->cur : NULL;
+        const struct wire_offer *o = f ? &f->offer : NULL;
+        int fd;
+
+        /* A regular file the next hop's session would offer alone (one a
+         * pack would take is read whole by a worker: it waits until it is
+         * staged), opened for reading too (recv-file.c). */
+        if (!r->tree || !o || r->settled || r->fd < 0 || o->file == 0 || f->skip || f->fd < 0 ||
+            (o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK)) || o->size <= PACK_FILE_MAX ||
+            (fcntl(f->fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+                return;
+        fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return;
+        safe_close(r->stream_fd);
+        r->stream_fd = fd;
+        r->stream_index = o->file;
+        r->stream_done = false;
+        snprintf(r->stream_name, sizeof(r->stream_name), "%s", o->name);
+        r->stream = (struct relay_entry){ .name = r->stream_name, .size = o->size, .mode = o->mode,
+                                          .mtime_ns = o->mtime_ns };
+        relay_gates(r, x);
+        if (r->down && r->want == o->file)
+                engine_send_resume(r->down);
+}
+
+/* Whether the downstream's file is one whose bytes are still coming in:
+ * a file's, or a tree's entry taken while it streams (the rest of a tree
+ * is staged: whole and verified). */
+static bool relay_gated(const struct relay *r)
+{
+        return !r->tree || (r->stream_index && !r->stream_done && r->down && r->down->file == r->stream_index);
+}
+
 static bool relay_bit(const struct relay_lane *rl, uint64_t seq)
 {
         return rl->win[seq % RELAY_WINDOW / 64] >> (seq % 64) & 1;
@@ -749,8 +818,9 @@ void relay_written(struct relay *r, uint64_t seq)
         struct relay_lane *rl = NULL;
         uint64_t low;
 
-        /* A tree's entries go once staged (relay_tree_staged), not by chunk. */
-        if (r->tree)
+        /* A tree's entries go once staged (relay_tree_staged), but for
+         * one taken while it comes in (relay_tree_stream): cur. */
+        if (r->tree && (!r->stream_index || r->stream_done || !r->up || r->up->cur->offer.file != r->stream_index))
                 return;
         for (unsigned int k = 0; k < r->nlanes; k++)
                 if (seq >= r->lane[k].first && seq < r->lane[k].end)
@@ -838,6 +908,8 @@ bool relay_readable(const struct relay *r, uint64_t off, uint64_t len)
 {
         uint64_t c0 = off / r->chunk, c1 = (off + MAX(len, 1u) - 1) / r->chunk;
 
+        if (!relay_gated(r))
+                return true;
         for (unsigned int k = 0; k < r->nlanes; k++) {
                 const struct relay_lane *rl = &r->lane[k];
 
@@ -851,13 +923,18 @@ bool relay_readable(const struct relay *r, uint64_t off, uint64_t len)
 
 void relay_verified(struct relay *r)
 {
-        r->verified = true;
+        if (!r->tree)
+                r->verified = true;
+        else if (r->up && r->up->cur->offer.file == r->stream_index)
+                r->stream_done = true;
+        else
+                return;
         relay_pump(r);
 }
 
 bool relay_may_end(const struct relay *r)
 {
-        return r->verified;
+        return r->tree ? !relay_gated(r) : r->verified;
 }
 
 bool relay_settled(const struct relay *r)

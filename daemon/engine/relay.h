@@ -54,6 +54,12 @@ void relay_start(struct recv_xfer *x);
  * next hop's session may offer it (relay_tree_next). Nothing for a single
  * file's relay, or for DEST. */
 void relay_tree_staged(struct relay *r, const struct recv_file *f);
+/* The upstream accepted a relayed tree's entry (its cur): a regular file
+ * the next hop's session would offer alone is handed to it before it is
+ * staged, if it asks, and read while it comes in, gated as a single
+ * file's relay is (relay_readable, relay_may_end) until it is verified.
+ * Nothing for any other entry. */
+void relay_tree_stream(struct relay *r);
 /* The next part of the route came (wire.h, Relay chains): kept; once the
  * route is whole and its hash the offer's, the downstream starts. A part
  * out of order or a hash that differs fails the upstream transfer. */
@@ -62,7 +68,8 @@ void relay_route_in(struct relay *r, const struct wire_route *part);
 bool relay_route_whole(const struct relay *r);
 /* Upstream chunk @seq is written to the file. */
 void relay_written(struct relay *r, uint64_t seq);
-/* The relay's own copy is verified: the downstream's ENDs may go. */
+/* The relay's own copy (a tree's: of the entry coming in) is verified:
+ * the downstream's ENDs may go. */
 void relay_verified(struct relay *r);
 /* The downstream's outcome is known. */
 bool relay_settled(const struct relay *r);

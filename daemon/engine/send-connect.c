@@ -570,8 +570,9 @@ int send_start(struct engine *e, const struct engine_send_req *req,
                 return -EINVAL;
         /* Only a relay speaks for another's source (its offer says
          * RELAYED): a file's relay gates on what it has written, a tree's
-         * offers each entry once staged and gives the origin's token. */
-        if (relay && (req->tree || req->files > 1 || req->sync != ENGINE_SYNC_NONE))
+         * on what it has of the entry coming in (the rest is staged) and
+         * gives the origin's token. */
+        if (relay && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE))
                 return -EINVAL;
         if (req->relay_source && ((!relay && !req->tree) || req->tree_token || req->sync != ENGINE_SYNC_NONE))
                 return -EINVAL;

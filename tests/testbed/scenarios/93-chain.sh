@@ -31,7 +31,9 @@
 #      (symlinks, modes, mtimes, packed and lone files); with gamma not
 #      relaying, beta offers the whole tree to delta instead, exit 23.
 #   7. A tree whose one big entry takes longer to reach each relay than
-#      peer_timeout (3 s): the next node hears WAIT every second and waits.
+#      peer_timeout (3 s): the next node hears WAIT every second and waits;
+#      each relay passes that entry on while it comes in (delta's receive
+#      of it began before beta's ended), as it does a single file.
 # testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -316,11 +318,14 @@ tb_log "a tree around a node that does not relay: beta offered it whole to delta
 # 7. A tree's entry that takes longer to reach a relay than the next
 # node's peer_timeout: the relay's session to it waits for the entry, and
 # the next node hears every second that it is coming (WAIT), so nobody
-# gives up on anybody while the data flows upstream.
+# gives up on anybody while the data flows upstream. A large entry goes
+# on while it comes in, so its hops overlap as a file's do (the per-entry
+# journal entries and lines are logged at log_level debug).
 for n in alpha beta gamma delta; do
-        echo "peer_timeout = 3" >>"$(node_conf "$n")"
+        printf 'peer_timeout = 3\nlog_level = debug\n' >>"$(node_conf "$n")"
         reload_applied "$(node_unit "$n")" peer_timeout
 done
+SINCE=$(date +%s)
 rm -rf "$SRC/slowtree" && mkdir -p "$SRC/slowtree/d"
 make_file "$SRC/slowtree/d/small" 1000
 make_file "$SRC/slowtree/big.bin" $((24 * MIB))         # 5 s a hop at 5 MB/s
@@ -330,14 +335,21 @@ OUT=$(xferctl send -r --retries 0 "$SRC/slowtree" "$NODES" --to slowtree 2>&1) |
 for n in alpha beta gamma delta; do link_uncap "$n"; done
 sed 's/^/    | /' <<<"$OUT"
 for n in alpha beta gamma delta; do
-        sed -i '/^peer_timeout = 3$/d' "$(node_conf "$n")"
+        sed -i '/^peer_timeout = 3$/d; /^log_level = debug$/d' "$(node_conf "$n")"
         reload_applied "$(node_unit "$n")" peer_timeout
 done
 ((RC == 0)) || tb_fail "a tree whose entry takes longer than peer_timeout to reach each relay: exit $RC"
 for n in beta gamma delta; do
         diff -r "$SRC/slowtree" "$(node_in "$n")/slowtree" >&2 || tb_fail "$n: slowtree differs"
 done
-tb_log "an entry slower than peer_timeout at every relay: each next node kept waiting, the tree everywhere"
+b0=$(t_receiving "$(node_unit beta)" 'slowtree/big\.bin')
+b_usec=$(journalctl -u "$(node_unit beta)" --no-pager -o export --since "@$SINCE" RDMAXFER_DIRECTION=recv \
+        RDMAXFER_FILE=slowtree/big.bin 2>/dev/null | tr -d '\000' | sed -n 's/^RDMAXFER_USEC=//p' | tail -n 1)
+d0=$(t_receiving "$(node_unit delta)" 'slowtree/big\.bin')
+tb_log "beta received big.bin from $b0 s for $b_usec us; delta began at $d0 s"
+awk -v b="$b0" -v u="$b_usec" -v d="$d0" 'BEGIN { exit !(b != "" && u > 0 && d != "" && d < b + u / 1e6) }' ||
+        tb_fail "delta began receiving big.bin only after beta had it whole: the tree's relays did not pipeline it"
+tb_log "an entry slower than peer_timeout at every relay: each next node kept waiting, each relay passed it on while it came in"
 
 # Every daemon still serves: the chain once more.
 make_file "$SRC/after.dat" $((1 * MIB))
