@@ -342,10 +342,10 @@ done
 for n in beta gamma delta; do
         diff -r "$SRC/slowtree" "$(node_in "$n")/slowtree" >&2 || tb_fail "$n: slowtree differs"
 done
-b0=$(t_receiving "$(node_unit beta)" 'slowtree/big\.bin')
+b0=$(t_receiving "$(node_unit beta)" 'slowtree.big\.bin')
 b_usec=$(journalctl -u "$(node_unit beta)" --no-pager -o export --since "@$SINCE" RDMAXFER_DIRECTION=recv \
         RDMAXFER_FILE=slowtree/big.bin 2>/dev/null | tr -d '\000' | sed -n 's/^RDMAXFER_USEC=//p' | tail -n 1)
-d0=$(t_receiving "$(node_unit delta)" 'slowtree/big\.bin')
+d0=$(t_receiving "$(node_unit delta)" 'slowtree.big\.bin')
 tb_log "beta received big.bin from $b0 s for $b_usec us; delta began at $d0 s"
 awk -v b="$b0" -v u="$b_usec" -v d="$d0" 'BEGIN { exit !(b != "" && u > 0 && d != "" && d < b + u / 1e6) }' ||
         tb_fail "delta began receiving big.bin only after beta had it whole: the tree's relays did not pipeline it"
