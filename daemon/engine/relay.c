@@ -31,6 +31,7 @@
 struct relay_held {
         uint64_t seq;
         uint32_t slot;                  /* the upstream lane's index (recv_lane.rs) */
+        uint32_t file;                  /* a tree's entry it is of (0 for a file) */
         bool on;
 };
 
@@ -847,9 +848,10 @@ bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq)
 
         /* Only into a downstream lane whose run is this lane's (the same
          * chunk size and lanes: wire_lane_range), that reads it yet; a
-         * tree's downstream reads what is staged. */
-        if (r->tree || !d || !r->up || d->base.state != XFER_DATA || d->chunk != r->chunk || d->base.nlanes != r->nlanes ||
-            k >= r->nlanes)
+         * tree's downstream, only while it sends the entry coming in (it
+         * reads the rest from what is staged). */
+        if ((r->tree && !relay_gated(r)) || !d || !r->up || d->base.state != XFER_DATA || d->chunk != r->chunk ||
+            d->base.nlanes != r->nlanes || k >= r->nlanes)
                 return false;
         dl = d->base.lane[k];
         if (!dl || dl->conn.reaping || dl->first_seq != rl->first || dl->end_seq != rl->end ||
@@ -869,7 +871,7 @@ bool relay_hold(struct relay *r, struct recv_lane *l, uint32_t i, uint64_t seq)
         h = &rl->held[seq % rl->nmap];
         if (h->on)
                 return false;   /* read back from the file, then */
-        *h = (struct relay_held){ .seq = seq, .slot = i, .on = true };
+        *h = (struct relay_held){ .seq = seq, .slot = i, .file = r->tree ? r->stream_index : 0, .on = true };
         rl->ul = l;
         rl->nheld++;
         r->nheld++;
@@ -884,6 +886,10 @@ const uint8_t *relay_slot(const struct relay *r, unsigned int k, uint64_t seq)
         if (k >= r->nlanes || !rl->held)
                 return NULL;
         h = &rl->held[seq % rl->nmap];
+        /* A tree's: held for the entry the downstream sends now (every
+         * one held is read before it takes the next: send_on_accept). */
+        if (r->tree && (!r->down || h->file != r->down->file))
+                return NULL;
         return h->on && h->seq == seq ? recv_slot_data(rl->ul, h->slot) : NULL;
 }
 

@@ -24,6 +24,12 @@
  * otherwise (another chunk size or lane count), is read back from the
  * relay's file instead, through the page cache into the downstream's
  * share of the send pool: the difference waits on the relay's disk.
+ *
+ * A tree goes on as a session of its own: each entry once it is staged
+ * here, read from the relay's copy; but a regular file the session would
+ * offer alone (too large for a pack) is handed on as soon as the upstream
+ * accepts it, and relayed as a single file is while it comes in: gated,
+ * sent from the held slots, its ENDs once it is verified.
  */
 
 #include <stdbool.h>

@@ -349,6 +349,10 @@ d0=$(t_receiving "$(node_unit delta)" 'slowtree.big\.bin')
 tb_log "beta received big.bin from $b0 s for $b_usec us; delta began at $d0 s"
 awk -v b="$b0" -v u="$b_usec" -v d="$d0" 'BEGIN { exit !(b != "" && u > 0 && d != "" && d < b + u / 1e6) }' ||
         tb_fail "delta began receiving big.bin only after beta had it whole: the tree's relays did not pipeline it"
+# Its chunks went from gamma's receive slots straight to delta, as a file's do.
+fwd_g=$(jlast "$(node_unit gamma)" RDMAXFER_DIRECTION=send RDMAXFER_FORWARDED_BYTES)
+tb_log "gamma sent $fwd_g bytes of the tree straight from its receive ring"
+((${fwd_g:-0} > 0 && fwd_g <= 25166824)) || tb_fail "gamma's send of the tree: RDMAXFER_FORWARDED_BYTES '$fwd_g'"
 tb_log "an entry slower than peer_timeout at every relay: each next node kept waiting, each relay passed it on while it came in"
 
 # Every daemon still serves: the chain once more.
