@@ -205,12 +205,16 @@
  * carries one regular file (job_files 1) or one tree (its DEST offer
  * names the route), never with sync; a receiver that does not relay
  * (rdmaxferd: relay = no) refuses it with WIRE_E_DENIED. A relay of a
- * tree sends it to the next hop as a session of its own: DEST at once,
- * then each entry once it is staged here (a pack's entries one by one,
- * packed again as the relay's sender sees fit), from the first entry
- * again when it goes around a failed hop; such a tree keeps no partial
- * anywhere on the chain. The rest of this paragraph is of a file's
- * relay; the RESULT's hop fields are the same for both. One that does becomes the
+ * tree sends it to the next hop as a session of its own: DEST at once
+ * (WIRE_OFFER_RELAYED, the origin's tree token: a node that kept a part
+ * of the tree from the failed hop before it, or from an earlier attempt,
+ * continues after it as from an origin's retry, version 12), then each
+ * entry once it is staged here (a pack's entries one by one, packed
+ * again as the relay's sender sees fit), but a regular file too large
+ * for a pack as soon as it is accepted here, sent while it comes in as a
+ * file's relay sends one (below: gated on what is written, its ENDs once
+ * verified). The rest of this paragraph is of a file's relay; the
+ * RESULT's hop fields are the same for both. One that does becomes the
  * sender of the same file to the route's first hop, with the rest of the
  * route, as soon as it has accepted it: it sends each chunk once the
  * bytes are written on its side, and its ENDs only once its own copy is

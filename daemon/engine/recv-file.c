@@ -392,6 +392,17 @@ static int64_t recv_tree_link_keep(void *arg)
         return recv_tree_link_add(x, x->fin->rel, target, (size_t)n, x->fin->offer.mtime_ns);
 }
 
+/* Whether the symlink at @dfd/@leaf is @target: one a kept tree's earlier
+ * attempt made before it ended (it was publishing, the last entry not
+ * recorded), which the list has again. */
+static bool recv_tree_link_made(int dfd, const char *leaf, const char *target, size_t len)
+{
+        char have[NAME_LINK_MAX + 1];
+        ssize_t n = readlinkat(dfd, leaf, have, sizeof(have));
+
+        return n >= 0 && (size_t)n == len && memcmp(have, target, len) == 0;
+}
+
 /* On a worker, at the end: every symlink of the list, each made in its
  * directory opened beneath the staging directory without following any
  * symlink (so a hostile list cannot put one through another), with its
@@ -424,7 +435,10 @@ static int recv_tree_make_links(struct recv_xfer *x)
                 dfd = incoming_open_beneath(x->stage_fd, rel, false);
                 if (dfd < 0)
                         return dfd;
-                if (symlinkat(target, dfd, slash + 1) < 0)
+                /* Anything else of its name is another entry (-EEXIST). */
+                if (symlinkat(target, dfd, slash + 1) < 0 &&
+                    (errno != EEXIST || !x->tree_resumed ||
+                     !recv_tree_link_made(dfd, slash + 1, target, rec.target_len)))
                         r = -errno;
                 if (r == 0 && rec.mtime_ns) {
                         ts[0].tv_sec = ts[1].tv_sec = (time_t)(rec.mtime_ns / 1000000000u);

@@ -108,23 +108,9 @@ static void recv_keep_on_lookup(struct io_req *req, int64_t res)
 }
 
 /* Another transfer here, ended or not, on the kept tree of @x's key. */
-static struct recv_xfer *recv_keep_holder(struct recv_xfer *x)
+static bool recv_keep_same(const struct recv_xfer *x, const struct recv_xfer *o)
 {
-        struct engine *e = x->base.e;
-        struct xfer *lists[] = { e->xfers[XFER_RECV], e->dead };
-
-        for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
-                for (struct xfer *o = lists[i]; o; o = o->next) {
-                        struct recv_xfer *y;
-
-                        if (o->dir != XFER_RECV || o == &x->base)
-                                continue;
-                        y = recv_xfer_of(o);
-                        if (y->tree_part && strcmp(y->keep_pj.key, x->keep_pj.key) == 0)
-                                return y;
-                }
-        }
-        return NULL;
+        return o->tree_part && strcmp(o->keep_pj.key, x->keep_pj.key) == 0;
 }
 
 void recv_keep_lookup(struct recv_xfer *x)
@@ -154,7 +140,7 @@ void recv_keep_lookup(struct recv_xfer *x)
          * failed hop's session here to store its last record (as a
          * relayed file does: recv_partial_released), or, that session
          * still receiving, is staged as any tree. */
-        holder = recv_keep_holder(x);
+        holder = recv_other(x, recv_keep_same);
         if (holder && !relayed) {
                 x->tree_part = false;
                 x->keep_pj.key[0] = '\0';

@@ -121,32 +121,32 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
         recv_file_open(x);
 }
 
-/* Another transfer here with the partial of @x's identity: the same file
- * relayed by another node (a relay's offer names no peer), or a retry
- * that overtook the failure of the attempt before it. Ended ones too
- * (CLOSING, or dead): their last checkpoint, or a write, may be out. */
-static struct recv_xfer *recv_partial_holder(struct recv_xfer *x)
+struct recv_xfer *recv_other(struct recv_xfer *x, bool (*match)(const struct recv_xfer *x, const struct recv_xfer *o))
 {
         struct engine *e = x->base.e;
         struct xfer *lists[] = { e->xfers[XFER_RECV], e->dead };
-        char key[PARTIAL_KEY_HEX], other[PARTIAL_KEY_HEX];
 
-        partial_key(&x->ident, key);
         for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
                 for (struct xfer *b = lists[i]; b; b = b->next) {
-                        struct recv_xfer *o;
-
-                        if (b->dir != XFER_RECV || b == &x->base)
-                                continue;
-                        o = recv_xfer_of(b);
-                        if (!o->part_of)
-                                continue;
-                        partial_key(&o->ident, other);
-                        if (strcmp(key, other) == 0)
-                                return o;
+                        if (b->dir == XFER_RECV && b != &x->base && match(x, recv_xfer_of(b)))
+                                return recv_xfer_of(b);
                 }
         }
         return NULL;
+}
+
+/* Another transfer here with the partial of @x's identity: the same file
+ * relayed by another node (a relay's offer names no peer), or a retry
+ * that overtook the failure of the attempt before it. */
+static bool recv_partial_same(const struct recv_xfer *x, const struct recv_xfer *o)
+{
+        char key[PARTIAL_KEY_HEX], other[PARTIAL_KEY_HEX];
+
+        if (!o->part_of)
+                return false;
+        partial_key(&x->ident, key);
+        partial_key(&o->ident, other);
+        return strcmp(key, other) == 0;
 }
 
 static void recv_partial_off(struct recv_xfer *x, const char *why)
@@ -180,7 +180,7 @@ void recv_partial_lookup(struct recv_xfer *x)
          * last checkpoint is what a relay going around it continues from
          * (recv_partial_released). A relayed file's partial is not had by
          * two transfers still receiving, from two nodes. */
-        holder = recv_partial_holder(x);
+        holder = recv_other(x, recv_partial_same);
         if (holder && holder->base.state != XFER_CLOSING && (x->cur->offer.flags & WIRE_OFFER_RELAYED)) {
                 recv_partial_off(x, "another transfer here is receiving it");
                 return;

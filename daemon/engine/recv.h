@@ -401,6 +401,10 @@ void recv_partial_staged(struct recv_xfer *x);
 void recv_partial_free(struct recv_xfer *x);
 /* @x is gone: a lookup that waited for the partial it held may look now. */
 void recv_partial_released(struct recv_xfer *x);
+/* Another receive here that @match says holds what @x is after, ended
+ * ones too (CLOSING, or dead: their last checkpoint, or a write, may be
+ * out); NULL if none. */
+struct recv_xfer *recv_other(struct recv_xfer *x, bool (*match)(const struct recv_xfer *x, const struct recv_xfer *o));
 /* The deadline of a lookup that waits (part_waiting): it goes on without
  * the partial. */
 void recv_partial_wait_over(struct recv_xfer *x);

@@ -175,13 +175,22 @@ tb_log "gamma stalled: beta went around it, delta $how, exit 23"
 # 4. beta killed again, and the list of entries it keeps beside its kept
 # tree lost while it is down: alpha's retry continues beta's own copy, but
 # beta cannot offer gamma the entries it kept, so it relays nothing and
-# says why; beta has the tree, gamma and delta are named, exit 23.
+# says why; beta has the tree, gamma and delta are named, exit 23. The
+# tree's symlinks are in its kept copy as if beta had been killed while
+# it published (they are made once every entry is in, before the tree's
+# rename, and the last entry is never recorded): made again, they are
+# taken as the ones it made, not refused as entries of the same name.
 SINCE=$(date +%s)
 send_bg lost 20
 signal_when_staged 6 KILL beta
 for f in /var/lib/rdmaxferd-beta/partial/*.tree/.entries; do
         tb_log "truncating beta's $f ($(stat -c %s "$f") bytes)"
         : >"$f"
+done
+for t in /var/lib/rdmaxferd-beta/partial/*.tree/lost; do
+        ln -s d/e/f/deep "$t/link2"
+        if [[ -d $t/lone ]]; then ln -s ../p/f1 "$t/lone/link1"; fi
+        tb_log "symlinks as a publish left them in $t: $(find "$t" -type l -printf '%P ' | sort)"
 done
 job_end lost
 grep -q '^rc=23$' "$SRC/lost.out" || tb_fail "a tree whose relay lost its list of entries: not exit 23 (partial)"
