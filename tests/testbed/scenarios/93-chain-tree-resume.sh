@@ -188,8 +188,9 @@ for f in /var/lib/rdmaxferd-beta/partial/*.tree/.entries; do
         : >"$f"
 done
 for t in /var/lib/rdmaxferd-beta/partial/*.tree/lost; do
-        ln -s d/e/f/deep "$t/link2"
-        if [[ -d $t/lone ]]; then ln -s ../p/f1 "$t/lone/link1"; fi
+        # The daemon's own, as those it made would be.
+        ln -s d/e/f/deep "$t/link2" && chown -h --reference="$t" "$t/link2"
+        if [[ -d $t/lone ]]; then ln -s ../p/f1 "$t/lone/link1" && chown -h --reference="$t" "$t/lone/link1"; fi
         tb_log "symlinks as a publish left them in $t: $(find "$t" -type l -printf '%P ' | sort)"
 done
 job_end lost
