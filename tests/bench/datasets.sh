@@ -31,7 +31,7 @@ done
 # environment's): rounds; (a)'s files and directories; (b)'s files and
 # MiB; the reference file's MiB (default: (b)'s); the loop's sample; the
 # timeout of each step, seconds; the 100,000-file RSS job (0 skips it);
-# the seed of the trees.
+# the reference file over one lane too (0 skips it); the seed of the trees.
 REPS=${BENCH_DS_REPS:-3}
 SMALL_FILES=${BENCH_DS_SMALL_FILES:-10000}
 SMALL_DIRS=${BENCH_DS_SMALL_DIRS:-250}
@@ -42,6 +42,7 @@ SINGLE_MB=${BENCH_DS_SINGLE_MB:-$MIXED_MB}
 LOOP=${BENCH_DS_LOOP:-200}
 TIMEOUT=${BENCH_DS_TIMEOUT:-900}
 RSS_100K=${BENCH_RSS_100K:-1}
+ONE_LANE=${BENCH_DS_ONE_LANE:-1}
 SEED=${BENCH_DS_SEED:-20261202}
 OUT=$TESTBED_SHARE/bench
 mkdir -p "$OUT"
@@ -372,6 +373,33 @@ run_single() {
         tb_log "single: $(tail -n 1 "$log")"
 }
 
+# The same file over one lane (lanes = 1 on both daemons, by reload): every
+# file of (b) is at most one 64 MiB block, and a file's lanes start on
+# block boundaries, so each of them moves over one lane (README, How it
+# works); this says how far (b) is from that ceiling.
+run_single_one_lane() {
+        local name=single1-$ROUND.bin log=$LOGS/single1-$ROUND.log t0 t1 rc=0
+        sed -i '/^lanes *=/d' "$ALPHA_CONF" "$BETA_CONF"
+        echo "lanes = 1" | tee -a "$ALPHA_CONF" >>"$BETA_CONF"
+        reload_applied "$ALPHA_UNIT" lanes
+        reload_applied "$BETA_UNIT" lanes
+        t0=$(now)
+        timeout -k 10 "$TIMEOUT" xferctl send "$DS/single.bin" "$BETA_ADDR" --as "$name" >"$log" 2>&1 || rc=$?
+        t1=$(now)
+        sed -i '/^lanes *=/d' "$ALPHA_CONF" "$BETA_CONF"
+        reload_applied "$ALPHA_UNIT" lanes
+        reload_applied "$BETA_UNIT" lanes
+        if ((rc)) || ! cmp -s "$DS/single.bin" "$BETA_IN/$name"; then
+                rm -f "$BETA_IN/$name"
+                fail_step single1_mbps "$log" "xferctl send of one file over one lane: $(rc_reason "$rc")"
+                ((rc)) && daemons_reset
+                return
+        fi
+        rm -f "$BETA_IN/$name"
+        record single1_mbps "$(mb_s "$SINGLE_B" "$(secs "$t0" "$t1")")"
+        tb_log "single, one lane: $(tail -n 1 "$log")"
+}
+
 run_small_xferctl() { run_xferctl small; }
 run_small_tar() { run_tar small; }
 run_small_rsync() { run_rsync small; }
@@ -380,8 +408,10 @@ run_mixed_xferctl() { run_xferctl mixed; }
 run_mixed_tar() { run_tar mixed; }
 run_mixed_rsync() { run_rsync mixed; }
 run_mixed_single() { run_single; }
+run_mixed_single1() { run_single_one_lane; }
 
 tools=(small_xferctl small_tar small_rsync small_loop mixed_xferctl mixed_tar mixed_rsync mixed_single)
+((ONE_LANE)) && tools+=(mixed_single1)
 for ((ROUND = 1; ROUND <= REPS; ROUND++)); do
         n=${#tools[@]}
         order=()
