@@ -302,8 +302,9 @@ static inline bool send_source_wanted(const struct engine_send *s)
  * (@relay, relay.h) reads only what the relay has written, offers the
  * source token of what it relays (@req->relay_source, the origin's) with
  * WIRE_OFFER_RELAYED, and ENDs only once the relay's copy is verified. A
- * tree's relay has no @relay (its entries go once staged, relay.c) but
- * gives @req->relay_source: the origin's tree token, offered relayed. */
+ * tree's relay gives @relay too (it gates only the entry that comes in
+ * while it is sent; every other is staged, relay.c) and @req->relay_source:
+ * the origin's tree token, offered relayed. */
 int send_start(struct engine *e, const struct engine_send_req *req,
                const struct engine_send_ops *ops, void *owner, struct relay *relay,
                struct engine_send **out);
