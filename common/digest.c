@@ -1,6 +1,7 @@
 #include "digest.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,78 +30,101 @@ static void digest_canonical(XXH128_hash_t h, uint8_t out[WIRE_DIGEST_SIZE])
         memcpy(out, c.digest, WIRE_DIGEST_SIZE);
 }
 
-int digest_init_block(struct digest *d, uint64_t block)
+int digest_init_block(struct digest *d, uint64_t block, uint64_t super)
 {
         XXH3_state_t *st;
+        void *head, *open;
 
-        if (block == 0)
+        if (block == 0 || super == 0 || super > SIZE_MAX / WIRE_DIGEST_SIZE)
                 return -EINVAL;
         st = XXH3_createState();
-        if (!st)
-                return -ENOMEM;
-        if (XXH3_128bits_reset(st) != XXH_OK) {
+        head = malloc((size_t)super * WIRE_DIGEST_SIZE);
+        open = malloc((size_t)super * WIRE_DIGEST_SIZE);
+        if (!st || !head || !open) {
                 XXH3_freeState(st);
-                return -EINVAL;
+                free(head);
+                free(open);
+                return -ENOMEM;
         }
-        *d = (struct digest){ .state = st, .block = block };
+        (void)XXH3_128bits_reset(st);
+        *d = (struct digest){ .state = st, .block = block, .super = super, .head = head, .open = open };
         return 0;
 }
 
 int digest_init(struct digest *d)
 {
-        return digest_init_block(d, DIGEST_BLOCK_SIZE);
+        return digest_init_block(d, DIGEST_BLOCK_SIZE, DIGEST_SUPER_BLOCKS);
 }
 
 void digest_deinit(struct digest *d)
 {
         if (d->state)
                 XXH3_freeState(d->state);
-        free(d->hash);
+        free(d->head);
+        free(d->open);
+        free(d->group);
         *d = DIGEST_NULL;
+}
+
+static int digest_reserve(struct digest *d, size_t n)
+{
+        void *p;
+
+        if (n <= d->cap)
+                return 0;
+        if (n > SIZE_MAX / WIRE_DIGEST_SIZE)
+                return -ENOMEM;
+        p = realloc(d->group, n * WIRE_DIGEST_SIZE);
+        if (!p)
+                return -ENOMEM;
+        d->group = p;
+        d->cap = n;
+        return 0;
 }
 
 int digest_start(struct digest *d, uint64_t offset, uint64_t len)
 {
-        uint64_t blocks = len / d->block + (len % d->block != 0);
+        uint64_t groups = len / d->block / d->super + 1;
+        int r;
 
         /* An empty run joins anywhere; any other must start a block. */
         if (len > 0 && offset % d->block != 0)
                 return -EINVAL;
-        if (blocks > d->cap) {
-                void *p;
-
-                if (blocks > SIZE_MAX / WIRE_DIGEST_SIZE)
-                        return -ENOMEM;
-                p = realloc(d->hash, (size_t)blocks * WIRE_DIGEST_SIZE);
-                if (!p)
-                        return -ENOMEM;
-                d->hash = p;
-                d->cap = (size_t)blocks;
-        }
-        d->nhash = 0;
+        if (groups > SIZE_MAX || (r = digest_reserve(d, (size_t)groups)) < 0)
+                return groups > SIZE_MAX ? -ENOMEM : r;
+        d->first = offset / d->block;
+        d->blocks = 0;
         d->in_block = 0;
+        d->nhead = d->nopen = d->ngroup = 0;
         (void)XXH3_128bits_reset(d->state);
         return 0;
 }
 
-/* The current block is whole: its hash goes on the list, the next begins. */
+/* Block @i of the file: is it in the group the run starts inside? */
+static bool digest_in_head(const struct digest *d, uint64_t i)
+{
+        return d->first % d->super != 0 && i / d->super == d->first / d->super;
+}
+
+/* The current block is whole: its hash goes where its group's are kept. */
 static int digest_close_block(struct digest *d)
 {
-        if (d->nhash == d->cap) {
-                size_t cap = d->cap ? d->cap * 2 : 16;
-                void *p;
+        bool head = digest_in_head(d, d->first + d->blocks);
+        int r;
 
-                if (cap > SIZE_MAX / WIRE_DIGEST_SIZE)
-                        return -ENOMEM;
-                p = realloc(d->hash, cap * WIRE_DIGEST_SIZE);
-                if (!p)
-                        return -ENOMEM;
-                d->hash = p;
-                d->cap = cap;
-        }
-        digest_canonical(XXH3_128bits_digest(d->state), d->hash[d->nhash++]);
+        /* Room for the group it completes, before anything changes. */
+        if (!head && d->nopen + 1 == d->super && d->ngroup == d->cap &&
+            (r = digest_reserve(d, d->cap ? d->cap * 2 : 16)) < 0)
+                return r;
+        digest_canonical(XXH3_128bits_digest(d->state), head ? d->head[d->nhead++] : d->open[d->nopen++]);
+        d->blocks++;
         d->in_block = 0;
         (void)XXH3_128bits_reset(d->state);
+        /* A group begun in the run is whole: one hash stands for it. */
+        if (d->nopen == d->super) {
+                digest_canonical(XXH3_128bits(d->open, d->nopen * WIRE_DIGEST_SIZE), d->group[d->ngroup++]);
+                d->nopen = 0;
+        }
         return 0;
 }
 
@@ -124,29 +148,72 @@ int digest_update(struct digest *d, const void *data, size_t len)
         return 0;
 }
 
-/* Adds run @d's block hashes, its short last block's too, to @outer. */
-static void digest_feed(XXH3_state_t *outer, const struct digest *d)
+/* Runs joined in order; a group may be assembled from several of them. */
+struct digest_joiner {
+        XXH3_state_t outer;     /* over the s_j */
+        XXH3_state_t group;     /* over the current group's block hashes */
+        uint64_t super;
+        bool pending;           /* some of them are in @group */
+};
+
+static void digest_join_group(struct digest_joiner *j, const uint8_t s[WIRE_DIGEST_SIZE])
 {
+        (void)XXH3_128bits_update(&j->outer, s, WIRE_DIGEST_SIZE);
+}
+
+static void digest_join_pending(struct digest_joiner *j)
+{
+        uint8_t s[WIRE_DIGEST_SIZE];
+
+        if (!j->pending)
+                return;
+        digest_canonical(XXH3_128bits_digest(&j->group), s);
+        digest_join_group(j, s);
+        (void)XXH3_128bits_reset(&j->group);
+        j->pending = false;
+}
+
+/* Block @i's hash: its group is done after its last block. */
+static void digest_join_block(struct digest_joiner *j, const uint8_t h[WIRE_DIGEST_SIZE], uint64_t i)
+{
+        (void)XXH3_128bits_update(&j->group, h, WIRE_DIGEST_SIZE);
+        j->pending = true;
+        if ((i + 1) % j->super == 0)
+                digest_join_pending(j);
+}
+
+static void digest_feed(struct digest_joiner *j, const struct digest *d)
+{
+        uint64_t i = d->first;
         uint8_t last[WIRE_DIGEST_SIZE];
 
-        if (d->nhash > 0)
-                (void)XXH3_128bits_update(outer, d->hash, d->nhash * WIRE_DIGEST_SIZE);
+        for (size_t k = 0; k < d->nhead; k++)
+                digest_join_block(j, d->head[k], i++);
+        for (size_t k = 0; k < d->ngroup; k++)
+                digest_join_group(j, d->group[k]);
+        i += d->ngroup * d->super;
+        for (size_t k = 0; k < d->nopen; k++)
+                digest_join_block(j, d->open[k], i++);
+        /* The short last block: the file's last, or a digest taken mid-block. */
         if (d->in_block > 0) {
                 digest_canonical(XXH3_128bits_digest(d->state), last);
-                (void)XXH3_128bits_update(outer, last, sizeof(last));
+                digest_join_block(j, last, i);
         }
 }
 
 void digest_join(const struct digest *const *run, unsigned int n, uint8_t out[WIRE_DIGEST_SIZE])
 {
-        XXH3_state_t outer;
+        struct digest_joiner j = { .super = n > 0 ? run[0]->super : 1 };
 
-        /* Over 16 bytes per 64 MiB: the plain entry point is plenty. */
-        XXH3_INITSTATE(&outer);
-        (void)XXH3_128bits_reset(&outer);
+        /* Over 16 bytes per MiB: the plain entry point is plenty. */
+        XXH3_INITSTATE(&j.outer);
+        XXH3_INITSTATE(&j.group);
+        (void)XXH3_128bits_reset(&j.outer);
+        (void)XXH3_128bits_reset(&j.group);
         for (unsigned int k = 0; k < n; k++)
-                digest_feed(&outer, run[k]);
-        digest_canonical(XXH3_128bits_digest(&outer), out);
+                digest_feed(&j, run[k]);
+        digest_join_pending(&j);
+        digest_canonical(XXH3_128bits_digest(&j.outer), out);
 }
 
 void digest_final(const struct digest *d, uint8_t out[WIRE_DIGEST_SIZE])

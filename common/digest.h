@@ -2,19 +2,29 @@
 
 /*
  * A file's digest, the same whatever the lane count (RDMAXFER_DIGEST, the
- * xattr user.rdmaxfer.digest, `xferctl sum`):
+ * xattr user.rdmaxfer.digest, `xferctl sum`), in two levels:
  *
- *   cut the file into blocks of B = WIRE_BLOCK_SIZE (64 MiB) bytes,
+ *   cut the file into blocks of B = DIGEST_BLOCK_SIZE (1 MiB) bytes,
  *   [iB, (i+1)B), the last one short; h_i = XXH3-128 of block i in its
- *   canonical (big-endian) 16 bytes; digest = XXH3-128, canonical, of
- *   h_0 || h_1 || ... in order. An empty file has no blocks: its digest
- *   is XXH3-128 of nothing (99aa06d3014798d86001c324468d497f).
+ *   canonical (big-endian) 16 bytes; group them by S = DIGEST_SUPER_BLOCKS
+ *   (64), so that group j is the file's 64 MiB [jSB, (j+1)SB), the last
+ *   one short; s_j = XXH3-128, canonical, of h_jS || ... (the group's
+ *   hashes in order); digest = XXH3-128, canonical, of s_0 || s_1 || ...
+ *   in order. An empty file has no blocks: its digest is XXH3-128 of
+ *   nothing (99aa06d3014798d86001c324468d497f).
  *
- * So `split -b 64M --filter=xxh128sum FILE | cut -c1-32 | tr a-f A-F |
- * basenc --base16 -d | xxh128sum` prints it too (xferctl(1)). Lanes start on block boundaries
- * (wire_lane_range), so each hashes whole blocks of its own run; a lane's
- * digest (END's) is XXH3-128 over its run's block hashes, and the file's
- * is assembled from the lanes' block hashes in order (digest_join). A
+ * So `split -b 64M --filter='split -b 1M --filter=xxh128sum | cut -c1-32 |
+ * tr a-f A-F | basenc --base16 -d | xxh128sum | cut -c1-32' FILE | tr a-f
+ * A-F | basenc --base16 -d | xxh128sum` prints it too (xferctl(1)).
+ *
+ * Lanes start on block boundaries (wire_lane_range), so each hashes whole
+ * blocks of its own run, and a file as small as a few MiB is striped over
+ * every lane; a lane's run may start or end inside a group. A run keeps
+ * the hashes of the blocks of a group it shares with another run (at most
+ * S at either end) and one hash per whole group: 16 bytes per 64 MiB, so a
+ * terabyte file costs a lane 256 KiB. A run's own digest (END's) is the
+ * definition above applied to its blocks, grouped as they are in the file;
+ * the file's is assembled from the runs in order (digest_join). A
  * one-lane transfer's lane digest is the file's.
  */
 
@@ -24,6 +34,7 @@
 #include "wire.h"
 
 #define DIGEST_BLOCK_SIZE       WIRE_BLOCK_SIZE
+#define DIGEST_SUPER_BLOCKS     64
 /* Where the receiver keeps a published file's digest: its 32 hex digits,
  * lower case, no newline (rdmaxferd(8)). */
 #define DIGEST_XATTR            "user.rdmaxfer.digest"
@@ -31,9 +42,18 @@
 struct digest {
         void *state;            /* XXH3_state_t over the current block, opaque here */
         uint64_t block;         /* B: DIGEST_BLOCK_SIZE but in tests */
+        uint64_t super;         /* S: DIGEST_SUPER_BLOCKS but in tests */
+        uint64_t first;         /* the run's first block */
+        uint64_t blocks;        /* its whole blocks hashed so far */
         uint64_t in_block;      /* bytes of the current block hashed so far */
-        uint8_t (*hash)[WIRE_DIGEST_SIZE];      /* the finished blocks' */
-        size_t nhash, cap;
+        /* Hashes of the run's blocks in the group it starts inside (ended
+         * by another run's), and of those of the group it is in now,
+         * begun at that group's start: S each. */
+        uint8_t (*head)[WIRE_DIGEST_SIZE];
+        uint8_t (*open)[WIRE_DIGEST_SIZE];
+        size_t nhead, nopen;
+        uint8_t (*group)[WIRE_DIGEST_SIZE];     /* the whole groups' s_j */
+        size_t ngroup, cap;
 };
 
 #define DIGEST_NULL ((struct digest){ .state = NULL })
@@ -41,12 +61,13 @@ struct digest {
 
 /* A digest at offset 0 of an empty run: 0 or -ENOMEM. */
 int digest_init(struct digest *d);
-/* The same with blocks of @block bytes (> 0), for tests: 0, -EINVAL or -ENOMEM. */
-int digest_init_block(struct digest *d, uint64_t block);
+/* The same with blocks of @block bytes (> 0), @super to a group (> 0), for
+ * tests: 0, -EINVAL or -ENOMEM. */
+int digest_init_block(struct digest *d, uint64_t block, uint64_t super);
 void digest_deinit(struct digest *d);           /* safe on DIGEST_NULL */
 /*
  * Start over for a run of the file that begins at @offset and is about
- * @len bytes: room for its block hashes is taken now (16 bytes per block),
+ * @len bytes: room for its group hashes is taken now (16 bytes per group),
  * so digest_update() of up to @len bytes never allocates. 0, -EINVAL when
  * @offset is not on a block boundary and @len > 0 (the run could not be
  * joined), or -ENOMEM.
@@ -59,14 +80,16 @@ int digest_start(struct digest *d, uint64_t offset, uint64_t len);
  */
 int digest_update(struct digest *d, const void *data, size_t len);
 /*
- * The run's digest so far, canonical bytes: XXH3-128 over the hashes of
- * its blocks (the last, short one included). Does not end the run.
+ * The run's digest so far, canonical bytes: the definition above over its
+ * blocks (the last, short one included), grouped as in the file. Does not
+ * end the run.
  */
 void digest_final(const struct digest *d, uint8_t out[WIRE_DIGEST_SIZE]);
 /*
  * The file's digest from its runs (lanes), @n of them, in file order,
- * each complete: XXH3-128 over all their block hashes in order. With one
- * run, the same as digest_final().
+ * each complete and each beginning where the one before it ends: the
+ * definition above over all their blocks. With one run, the same as
+ * digest_final().
  */
 void digest_join(const struct digest *const *run, unsigned int n, uint8_t out[WIRE_DIGEST_SIZE]);
 void digest_hex(const uint8_t in[WIRE_DIGEST_SIZE], char out[DIGEST_HEX_SIZE]);

@@ -87,7 +87,7 @@ int partial_check(const struct partial_rec *r)
         size_t n = strnlen(r->dest, sizeof(r->dest));
 
         if ((r->flags & ~PARTIAL_FLAGS) || r->lanes == 0 || r->lanes > WIRE_LANES_MAX ||
-            r->chunk_size == 0 || WIRE_BLOCK_SIZE % r->chunk_size != 0 || n == 0 ||
+            r->chunk_size == 0 || WIRE_GROUP_SIZE % r->chunk_size != 0 || n == 0 ||
             n > PARTIAL_DEST_MAX)
                 return -EINVAL;
         if (r->flags & PARTIAL_TREE) {

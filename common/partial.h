@@ -22,7 +22,8 @@
 #include "wire.h"
 
 #define PARTIAL_MAGIC           "RDXPART\n"
-#define PARTIAL_VERSION         1
+/* 2: lanes split by 1 MiB blocks (wire version 13); a record of 1 is not read */
+#define PARTIAL_VERSION         2
 #define PARTIAL_REC_SIZE        1536
 #define PARTIAL_KEY_ID_SIZE     32
 /* The destination, relative to the incoming directory: a leaf name today;

@@ -932,7 +932,7 @@ uint64_t wire_blocks(uint64_t size)
 void wire_lane_range(uint64_t nchunks, uint32_t chunk, unsigned int lanes, unsigned int k,
                      uint64_t *first, uint64_t *end)
 {
-        uint64_t per = WIRE_BLOCK_SIZE / chunk;
+        uint64_t per = chunk < WIRE_BLOCK_SIZE ? WIRE_BLOCK_SIZE / chunk : 1;
         uint64_t blocks = nchunks / per + (nchunks % per != 0);
 
         /* blocks <= nchunks < 2^32 and lanes <= 2^16: no overflow. */

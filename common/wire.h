@@ -253,13 +253,16 @@
  * OFFER goes over the first connection (lane 0) and asks for up to
  * WIRE_LANES_MAX lanes; the ACCEPT grants some number of them. The sender
  * then connects the other lanes with a hello that names the lane and
- * carries the offer's random token. The file's 64 MiB digest blocks are
- * split into contiguous runs, one per lane (wire_lane_range), so a lane
- * starts on a block boundary (the chunk size divides WIRE_BLOCK_SIZE) and
- * no lane is granted without a block of the job's bytes of its own (in a
- * session, a file of fewer blocks than lanes leaves some lanes empty
- * runs); each lane carries only its own run of chunks, in order, then its
- * own END. Version 12: a chain's tree resumes. Version 11: routes of 512 nodes. Version 10: relay chains. Version 9: the receiver says it verifies. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
+ * carries the offer's random token. The file's 1 MiB digest blocks (its
+ * chunks, where they are larger) are split into contiguous runs, one per
+ * lane (wire_lane_range), so a lane starts on a block boundary (the chunk
+ * size is a power of two dividing WIRE_GROUP_SIZE) and no lane is granted
+ * without a block of the job's bytes of its own (in a session, a file of
+ * fewer blocks than lanes leaves some lanes empty runs); each lane
+ * carries only its own run of chunks, in order, then its own END.
+ * Version 13: 1 MiB digest blocks in 64 MiB groups (digest.h), so a file
+ * of a few MiB is striped over every lane; the lane split and the digest
+ * both changed (they were 64 MiB blocks). Version 12: a chain's tree resumes. Version 11: routes of 512 nodes. Version 10: relay chains. Version 9: the receiver says it verifies. Version 8: pipelining. Version 7: a tree resumes. Version 6: sync. Version 5: packs. Version 4: sessions, the block-aligned
  * runs, END's digest over blocks and resuming (version 3 carried one file per connection, split
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
@@ -322,7 +325,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            12      /* 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            13      /* 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -344,8 +347,11 @@
 #define WIRE_ROUTE_MAX          511
 #define WIRE_ROUTE_PART_MAX     27
 #define WIRE_PROGRESS_PART_MAX  60
-/* The digest's block (digest.h), and the unit of the lane split. */
-#define WIRE_BLOCK_SIZE         (64u << 20)
+/* The digest's block (digest.h), and the unit of the lane split (a chunk,
+ * where chunks are larger); its group, which every chunk size divides
+ * (version 13: blocks of 1 MiB in groups; before, blocks of 64 MiB). */
+#define WIRE_BLOCK_SIZE         (1u << 20)
+#define WIRE_GROUP_SIZE         (64u << 20)
 
 /* Private data sizes (rdma_cm allows 56 bytes on REQ, 196 on REP, 148 on REJ). */
 #define WIRE_HELLO_SIZE         44
@@ -686,11 +692,12 @@ void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIR
 uint64_t wire_blocks(uint64_t size);
 
 /*
- * The chunks lane @k of @lanes carries: [*first, *end). The file's blocks
- * are cut into contiguous runs in lane order, their block counts differing
- * by at most one, so every run starts on a block boundary and is
- * non-empty when the blocks are at least @lanes. @chunk divides
- * WIRE_BLOCK_SIZE, @lanes >= 1, @k < @lanes, @nchunks < 2^32.
+ * The chunks lane @k of @lanes carries: [*first, *end). The file's units
+ * (a WIRE_BLOCK_SIZE block, or a chunk where @chunk is larger) are cut
+ * into contiguous runs in lane order, their unit counts differing by at
+ * most one, so every run starts on a block boundary and is non-empty when
+ * the units are at least @lanes. @chunk is a power of two dividing
+ * WIRE_GROUP_SIZE, @lanes >= 1, @k < @lanes, @nchunks < 2^32.
  */
 void wire_lane_range(uint64_t nchunks, uint32_t chunk, unsigned int lanes, unsigned int k,
                      uint64_t *first, uint64_t *end);

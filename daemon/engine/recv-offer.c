@@ -27,7 +27,7 @@
  * How many lanes to grant: as many as asked for, but about *lanes* queue
  * pairs in all, split between the transfers receiving now (this one
  * included), and only while each lane still gets a fair run of chunks and
- * a 64 MiB block of its own (runs start on block boundaries, wire.h).
+ * a 1 MiB block of its own (runs start on block boundaries, wire.h).
  * Concurrent transfers already use several queue pairs; striping them too
  * would only shrink every lane's window.
  */
@@ -266,10 +266,12 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                 return WIRE_E_PROTOCOL;
         }
-        /* Lanes start on digest block boundaries, which must be chunk boundaries. */
-        if (WIRE_BLOCK_SIZE % o->chunk_size != 0) {
-                snprintf(text, len, "chunk size %u does not divide the %u-byte digest block",
-                         o->chunk_size, WIRE_BLOCK_SIZE);
+        /* Lanes start on digest block boundaries, which must be chunk
+         * boundaries (or the chunks block boundaries): a power of two no
+         * larger than a digest group. */
+        if (WIRE_GROUP_SIZE % o->chunk_size != 0) {
+                snprintf(text, len, "chunk size %u does not divide the %u-byte digest group",
+                         o->chunk_size, WIRE_GROUP_SIZE);
                 return WIRE_E_PROTOCOL;
         }
         /* Not DIV_ROUND_UP: size + chunk - 1 would wrap for a hostile size. */

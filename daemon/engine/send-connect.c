@@ -67,8 +67,9 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 return;
         }
         s->chunk = MIN(e->slot_size, w.slot_size);
-        /* A power of two (ours is), so chunks tile the 64 MiB digest blocks
-         * whatever slot size the receiver names. */
+        /* A power of two (ours is, 16 MiB at most), so chunks tile the
+         * 1 MiB digest blocks, or blocks the chunks, whatever slot size the
+         * receiver names. */
         while (s->chunk & (s->chunk - 1))
                 s->chunk &= s->chunk - 1;
         /* The burst is counted in chunks (bucket.h): now we know them. */
@@ -98,7 +99,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         /* The receiver may grant fewer. */
         for (struct xfer *x = xfer_first(e, XFER_SEND); x; x = x->next)
                 sending += x->state != XFER_CLOSING;
-        /* A lane with no 64 MiB block of the job's own would carry nothing. */
+        /* A lane with no block of the job's own would carry nothing. */
         xfer_set_lanes(b, (unsigned int)MAX(1u, MIN((uint64_t)xfer_lanes_share(e, sending),
                                                      wire_blocks(s->job_bytes))));
         o->lanes = (uint16_t)b->nlanes;

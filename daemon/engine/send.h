@@ -292,11 +292,11 @@ void send_sync_free(struct engine_send *s);
 /* The source identity token (wire.h) of a file as statx saw it, @size long. */
 void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_SOURCE_SIZE]);
 /* A file of a session (not a single file's) names its source only when it is
- * larger than a digest block: a receiver keeps nothing of a smaller one
+ * larger than a digest group: a receiver keeps nothing of a smaller one
  * (its first checkpoint is at 64 MiB). */
 static inline bool send_source_wanted(const struct engine_send *s)
 {
-        return !s->dir && !s->link && s->size > WIRE_BLOCK_SIZE;
+        return !s->dir && !s->link && s->size > WIRE_GROUP_SIZE;
 }
 /* engine_send(): admitted, copied, lane 0 resolving. A relay's downstream
  * (@relay, relay.h) reads only what the relay has written, offers the

@@ -431,8 +431,8 @@ int xfer_lane_run(struct xfer_lane *l)
         const struct xfer *x = l->x;
 
         wire_lane_range(x->nchunks, x->chunk, x->nlanes, l->idx, &l->first_seq, &l->end_seq);
-        /* Its block hashes' room now, not on the data path: bounded by the
-         * file size (16 bytes per 64 MiB). */
+        /* Its group hashes' room now, not on the data path: bounded by the
+         * file size (16 bytes per 64 MiB, digest.h). */
         return digest_start(&l->digest, MIN(l->first_seq * x->chunk, x->size),
                             wire_run_bytes(x->size, x->chunk, l->first_seq, l->end_seq));
 }

@@ -862,8 +862,8 @@ static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk
 /*
  * A valid offer over two lanes (with a fresh token), and @l1 made ready to
  * join as lane 1 with that token and the session. 0, or 1 (said why). The
- * offer is for two 64 MiB digest blocks whatever @size: a lane is granted
- * only with a block of its own (wire.h).
+ * offer is for at least 128 MiB whatever @size: a lane is granted only
+ * with 8 chunks and a block of its own (wire.h).
  */
 static int offer_two_lanes(struct rawconn *c, const struct mode *md, uint32_t chunk, uint64_t size,
                            struct rawconn *l1)
@@ -871,7 +871,7 @@ static int offer_two_lanes(struct rawconn *c, const struct mode *md, uint32_t ch
         uint16_t granted = 0;
         int r;
 
-        size = MAX(size, 2ull * WIRE_BLOCK_SIZE);
+        size = MAX(size, 2ull * WIRE_GROUP_SIZE);
         if (getrandom(c->token, sizeof(c->token), 0) != (ssize_t)sizeof(c->token))
                 memset(c->token, 0x42, sizeof(c->token));
         r = send_offer_lanes(c, md->file, chunk, size, 2, &granted);
@@ -904,7 +904,7 @@ static int lane_trespass(struct rawconn *c, const struct rawpeer_opts *o, const 
                 printf("rawpeer: %s: lane 1 could not join\n", md->name);
                 return 1;
         }
-        /* Chunk 0 is lane 0's; lane 1's run starts at the second 64 MiB block. */
+        /* Chunk 0 is lane 0's; lane 1's run starts half-way. */
         r = rawconn_send_chunk(&l1, chunk, chunk, 0);
         r = expect_verdict(c, md, timeout_ms, r);
         if (l1.established && !l1.disconnected)

@@ -1,16 +1,20 @@
 #!/bin/bash
 # xferctl sum (client/sumcmd.c) against the recipe xferctl(1) documents:
-# split into 64 MiB blocks, xxh128sum each, xxh128sum the hashes' bytes.
-# Sizes around the block boundary; stdin; a missing file; --cached. TAP.
+# split into 64 MiB groups, each into 1 MiB blocks, xxh128sum each block,
+# xxh128sum each group's hashes' bytes, xxh128sum the groups' hashes' bytes.
+# Sizes around block and group boundaries; stdin; a missing file; --cached.
+# TAP.
 xferctl=${1:?usage: test-sum.sh XFERCTL}
 . "$(dirname "$0")/tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-B=$((64 * 1024 * 1024))
+B=$((1024 * 1024))
+G=$((64 * B))
 
 recipe() {
-        split -b 64M --filter=xxh128sum "$1" | cut -c1-32 | tr a-f A-F | basenc --base16 -d | xxh128sum | cut -c1-32
+        split -b 64M --filter='split -b 1M --filter=xxh128sum | cut -c1-32 | tr a-f A-F | basenc --base16 -d | xxh128sum | cut -c1-32' "$1" |
+                tr a-f A-F | basenc --base16 -d | xxh128sum | cut -c1-32
 }
 
 # The empty file's digest is fixed by the definition: XXH3-128 of nothing.
@@ -23,9 +27,9 @@ if ! command -v xxh128sum >/dev/null || ! command -v basenc >/dev/null; then
         skip "xxh128sum (package xxhash) or basenc (coreutils >= 8.31) missing: the recipe cannot run"
 else
         # One pseudo-random stream, so every block differs from the others.
-        head -c $((3 * B + 5)) /dev/urandom >"$tmp/data"
+        head -c $((2 * G + 3 * B + 5)) /dev/urandom >"$tmp/data"
         all=0
-        for size in 1 $((B - 1)) $B $((B + 1)) $((3 * B + 5)); do
+        for size in 1 $((B - 1)) $B $((B + 1)) $((3 * B + 5)) $((G - 1)) $G $((G + 1)) $((2 * G + 3 * B + 5)); do
                 head -c "$size" "$tmp/data" >"$tmp/f"
                 want=$(recipe "$tmp/f")
                 got=$("$xferctl" sum "$tmp/f" | cut -c1-32)
@@ -34,7 +38,7 @@ else
                         all=1
                 fi
         done
-        ok $all "sizes 1, B-1, B, B+1, 3B+5 (B = 64 MiB): xferctl sum equals split + xxh128sum"
+        ok $all "sizes 1, B-1, B, B+1, 3B+5, G-1, G, G+1, 2G+3B+5 (B = 1 MiB, G = 64 MiB): xferctl sum equals split + xxh128sum"
         want=$(recipe "$tmp/f")
         got=$("$xferctl" sum - <"$tmp/f")
         [[ $got == "$want  -" ]]

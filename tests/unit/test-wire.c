@@ -224,9 +224,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 13);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v13 is -EPROTONOSUPPORT");
-        is_int(h2.version, 13, "and still reports the peer's version");
+        put16(buf + 4, 14);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v14 is -EPROTONOSUPPORT");
+        is_int(h2.version, 14, "and still reports the peer's version");
         put16(buf + 4, 11);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-11 hello (a relayed tree's DEST malformed) is -EPROTONOSUPPORT");
@@ -468,7 +468,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x05, 0x00,  /* magic, v12, END */
+                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x05, 0x00,  /* magic, v13, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -480,12 +480,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x03, 0x00,  /* magic, v12, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x03, 0x00,  /* magic, v13, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x08, 0x00,  /* magic, v12, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x08, 0x00,  /* magic, v13, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -497,7 +497,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x08, 0x00,  /* magic, v12, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x08, 0x00,  /* magic, v13, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -505,7 +505,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x06, 0x00,  /* magic, v12, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x06, 0x00,  /* magic, v13, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1737,7 +1737,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0c, 0x00, 0x09, 0x00,  /* magic, v12, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x09, 0x00,  /* magic, v13, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -1960,16 +1960,17 @@ static void test_route_hash(void)
 }
 
 /* The runs of chunks the lanes carry: contiguous, in order, covering all,
- * each starting on a digest block boundary. */
+ * each starting on a digest block boundary; in units of a block, or of a
+ * chunk where chunks are larger. */
 static void test_lane_range(void)
 {
-        static const uint32_t chunks[] = { 4096, 1u << 20, 16u << 20, WIRE_BLOCK_SIZE };
+        static const uint32_t chunks[] = { 4096, 256u << 10, WIRE_BLOCK_SIZE, 16u << 20, WIRE_GROUP_SIZE };
         static const uint64_t blocks[] = { 0, 1, 2, 7, 8, 9, 33, 1024 };
         bool tiled = true, balanced = true, nonempty = true, aligned = true;
         uint64_t first, end;
 
         for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
-                uint64_t per = WIRE_BLOCK_SIZE / chunks[c];
+                uint64_t per = chunks[c] < WIRE_BLOCK_SIZE ? WIRE_BLOCK_SIZE / chunks[c] : 1;
 
                 for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
                         for (int tail = -1; tail <= 1; tail++) {
@@ -2004,23 +2005,27 @@ static void test_lane_range(void)
                         }
         }
         ok(tiled, "lane runs are contiguous, in lane order, and cover every chunk once");
-        ok(aligned, "every lane run starts on a 64 MiB block boundary");
-        ok(balanced, "lane runs differ by at most one block");
-        ok(nonempty, "no lane is empty while there are as many blocks as lanes");
+        ok(aligned, "every lane run starts on a 1 MiB block boundary (or a larger chunk's)");
+        ok(balanced, "lane runs differ by at most one unit");
+        ok(nonempty, "no lane is empty while there are as many units as lanes");
         wire_lane_range(1024, 1u << 20, 1, 0, &first, &end);
         ok(first == 0 && end == 1024, "one lane carries everything");
         wire_lane_range(1024, 1u << 20, 4, 2, &first, &end);
-        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767 (blocks 8..11)");
-        wire_lane_range(50, 1u << 20, 2, 0, &first, &end);
+        ok(first == 512 && end == 768, "lane 2 of 4 carries chunks 512..767");
+        wire_lane_range(8, 1u << 20, 4, 3, &first, &end);
+        ok(first == 6 && end == 8, "an 8 MiB file on 4 lanes: 2 MiB each, lane 3 the last two");
+        wire_lane_range(50, 4096, 2, 0, &first, &end);
         ok(first == 0 && end == 0, "a file under one block: lane 0 of 2 gets nothing");
-        wire_lane_range(50, 1u << 20, 2, 1, &first, &end);
+        wire_lane_range(50, 4096, 2, 1, &first, &end);
         ok(first == 0 && end == 50, "and lane 1 of 2 all of it (so the receiver grants one lane)");
-        wire_lane_range(2 * 64 + 5, 1u << 20, 2, 1, &first, &end);
-        ok(first == 64 && end == 2 * 64 + 5, "3 blocks, the last short, on 2 lanes: lane 1 from block 1");
+        wire_lane_range(2 * 256 + 5, 4096, 2, 1, &first, &end);
+        ok(first == 256 && end == 2 * 256 + 5, "4 KiB chunks, 3 blocks, the last short, on 2 lanes: lane 1 from block 1");
+        wire_lane_range(5, 16u << 20, 2, 1, &first, &end);
+        ok(first == 2 && end == 5, "16 MiB chunks: a chunk is the unit, lane 1 of 2 from chunk 2");
         is_int(wire_blocks(0), 0, "an empty file has no blocks");
         is_int(wire_blocks(1), 1, "one byte is one short block");
-        is_int(wire_blocks(WIRE_BLOCK_SIZE), 1, "64 MiB is one block");
-        is_int(wire_blocks(WIRE_BLOCK_SIZE + 1ull), 2, "64 MiB and a byte are two");
+        is_int(wire_blocks(WIRE_BLOCK_SIZE), 1, "1 MiB is one block");
+        is_int(wire_blocks(WIRE_BLOCK_SIZE + 1ull), 2, "1 MiB and a byte are two");
 
         is_int(wire_run_bytes(10 * 4096 + 100, 4096, 0, 11), 10 * 4096 + 100, "all runs: the file size");
         is_int(wire_run_bytes(10 * 4096 + 100, 4096, 8, 11), 2 * 4096 + 100, "the last run ends short");

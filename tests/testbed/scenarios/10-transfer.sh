@@ -2,8 +2,7 @@
 # Files of 0 bytes, 1 byte, a non-multiple of the slot size and 200 MiB go
 # from alpha to beta byte-identical, each with a journald entry on both
 # sides whose numbers agree with each other and with the file. Small files
-# go over one lane, 200 MiB (four 64 MiB blocks, the last one short) over
-# the default 4; a receiver configured for fewer lanes than the sender asks
+# go over one lane, 200 MiB (200 chunks of 1 MiB) over the default 4; a receiver configured for fewer lanes than the sender asks
 # for grants its own number. The digest
 # does not depend on the lanes: both sides', `xferctl sum` of the source,
 # the received file's user.rdmaxfer.digest and the split + xxh128sum
@@ -16,7 +15,7 @@ start_peers
 
 slot=$((1024 * 1024))
 declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((200 * 1024 * 1024)))
-# Lanes: 1 until each of them would get 8 chunks and a 64 MiB block, then
+# Lanes: 1 until each of them would get 8 chunks and a 1 MiB block, then
 # the configured 4.
 declare -A lanes=([empty.dat]=1 [one.dat]=1 [odd.dat]=1 [big.dat]=4)
 declare -A digest ids digs
@@ -60,7 +59,8 @@ for name in empty.dat one.dat odd.dat big.dat; do
         got=$(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/$name") ||
                 tb_fail "$name was published without user.rdmaxfer.digest"
         [[ $got == "$sd" ]] || tb_fail "$name: user.rdmaxfer.digest is '$got', the journal $sd"
-        got=$(split -b 64M --filter=xxh128sum "$BETA_IN/$name" | cut -c1-32 | tr a-f A-F |
+        got=$(split -b 64M --filter='split -b 1M --filter=xxh128sum | cut -c1-32 | tr a-f A-F |
+                basenc --base16 -d | xxh128sum | cut -c1-32' "$BETA_IN/$name" | tr a-f A-F |
                 basenc --base16 -d | xxh128sum | cut -c1-32)
         [[ $got == "$sd" ]] || tb_fail "$name: the split + xxh128sum recipe gives '$got', the journal $sd"
         digest[$name]=$sd

@@ -74,17 +74,17 @@ js=$(xferctl status "$id" --json)
         tb_fail "status --json does not count the files: $js"
 tb_log "one session, one transfer id, files counted in status"
 
-# Several lanes kept over the session: a lane per 64 MiB block of the
-# job at most, and each file striped over its own blocks (a file of
-# fewer blocks than lanes leaves some lanes only their END), with its own
-# block digest, stored on each published file.
+# Several lanes kept over the session: a lane per 8 chunks and 1 MiB
+# block of the job at most, and each file striped over its own blocks (a
+# file of fewer blocks than lanes leaves some lanes only their END), with
+# its own block digest, stored on each published file.
 sed -i '/^lanes/d' "$ALPHA_CONF" "$BETA_CONF"
 echo "lanes = 4" >>"$ALPHA_CONF"
 echo "lanes = 4" >>"$BETA_CONF"
 tb_run systemctl reload "$ALPHA_UNIT" "$BETA_UNIT"
 mkdir -p "$SRC/lanes"
-# 3 blocks, a page, 2 blocks: the job's 4 blocks grant 4 lanes (each
-# file's last block short, the least that keeps them so).
+# 130 blocks, a page, 65 blocks, each file's last block short: 4 lanes,
+# whose runs of a.dat and c.dat start and end inside 64 MiB digest groups.
 make_file "$SRC/lanes/a.dat" $((129 * 1024 * 1024 + 1))
 make_file "$SRC/lanes/b.dat" 4097
 make_file "$SRC/lanes/c.dat" $((65 * 1024 * 1024))

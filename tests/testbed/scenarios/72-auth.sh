@@ -81,7 +81,7 @@ start_peers
 published=()
 
 tb_log "the same key on both sides: a striped transfer succeeds"
-# Two 64 MiB digest blocks (the second short): two lanes.
+# 67 chunks: more than one lane (8 chunks and a 1 MiB block a lane).
 make_file "$SRC/keyed.dat" 70000000
 send_ok "$SRC/keyed.dat"
 same_file "$SRC/keyed.dat" "$BETA_IN/keyed.dat"
