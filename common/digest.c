@@ -33,21 +33,20 @@ static void digest_canonical(XXH128_hash_t h, uint8_t out[WIRE_DIGEST_SIZE])
 int digest_init_block(struct digest *d, uint64_t block, uint64_t super)
 {
         XXH3_state_t *st;
-        void *head, *open;
+        void *open;
 
         if (block == 0 || super == 0 || super > SIZE_MAX / WIRE_DIGEST_SIZE)
                 return -EINVAL;
         st = XXH3_createState();
-        head = malloc((size_t)super * WIRE_DIGEST_SIZE);
         open = malloc((size_t)super * WIRE_DIGEST_SIZE);
-        if (!st || !head || !open) {
+        if (!st || !open) {
                 XXH3_freeState(st);
-                free(head);
                 free(open);
                 return -ENOMEM;
         }
         (void)XXH3_128bits_reset(st);
-        *d = (struct digest){ .state = st, .block = block, .super = super, .head = head, .open = open };
+        /* head: only for a run that starts inside a group (digest_start). */
+        *d = (struct digest){ .state = st, .block = block, .super = super, .open = open };
         return 0;
 }
 
@@ -92,6 +91,9 @@ int digest_start(struct digest *d, uint64_t offset, uint64_t len)
                 return -EINVAL;
         if (groups > SIZE_MAX || (r = digest_reserve(d, (size_t)groups)) < 0)
                 return groups > SIZE_MAX ? -ENOMEM : r;
+        if (!d->head && offset / d->block % d->super != 0 &&
+            !(d->head = malloc((size_t)d->super * WIRE_DIGEST_SIZE)))
+                return -ENOMEM;
         d->first = offset / d->block;
         d->blocks = 0;
         d->in_block = 0;
