@@ -9,9 +9,11 @@
 #
 # Tools: xferctl send -r, tar c | nc -> tar x over the same veth, rsync to an
 # rsync daemon over TCP, and for (a) a loop of single-file xferctl send over
-# a sample of the files (its files/s is the sample's, not the whole tree's).
-# A single-file xferctl send of the same size as (b) is the reference for
-# (b). Then the daemons' peak RSS after a 10,000-file and a 100,000-file job.
+# a sample of the files (its files/s is the sample's, not the whole tree's),
+# and tar x of a local archive of it (no network: the floor of creating its
+# files in this guest, reported beside the targets). A single-file
+# xferctl send of the same size as (b) is the reference for (b). Then the
+# daemons' peak RSS after a 10,000-file and a 100,000-file job.
 #
 # Every step runs under a timeout (BENCH_DS_TIMEOUT); a step that fails or
 # times out is recorded as "fail" with its reason and the bench goes on.
@@ -199,6 +201,8 @@ manifest "$DS/mixed" >"$OUT/mixed.manifest"
 SMALL_N=$(wc -l <"$OUT/small.manifest") SMALL_B=$(tree_bytes "$DS/small")
 MIXED_N=$(wc -l <"$OUT/mixed.manifest") MIXED_B=$(tree_bytes "$DS/mixed")
 SINGLE_B=$(stat -c %s "$DS/single.bin")
+# (a) as one archive, for the floor below: made once, outside any timing.
+tar c -C "$DS/small" -f "$DS/small.tar" . || tb_fail "tar c of (a)"
 # The loop's sample: every k-th file of (a), spread over its directories.
 mkdir -p "$DS/loop"
 awk -v k=$((SMALL_N / LOOP > 0 ? SMALL_N / LOOP : 1)) -v n="$LOOP" \
@@ -325,6 +329,23 @@ run_rsync() {
         step_done "$set" rsync "$t0" "$t1" "$SINK/rsync-$set-$ROUND"
 }
 
+# The floor of (a) in this guest: tar x of a local archive of it (tmpfs to
+# tmpfs, one process, no network, no sender), what creating the files
+# alone costs any tool whose receiver makes them one by one.
+run_untar() {
+        local dir=$SINK/untar-$ROUND log=$LOGS/untar-$ROUND.log t0 t1 rc=0
+        mkdir -p "$dir"
+        t0=$(now)
+        timeout -k 5 "$TIMEOUT" tar x -C "$dir" -f "$DS/small.tar" >"$log" 2>&1 || rc=$?
+        t1=$(now)
+        if ((rc)); then
+                rm -rf "$dir"
+                step_failed small untar "$log" "tar x: $(rc_reason "$rc")"
+                return
+        fi
+        step_done small untar "$t0" "$t1" "$dir"
+}
+
 # The loop: one xferctl send per file of the sample, each its own job.
 # shellcheck disable=SC2016
 run_loop() {
@@ -404,13 +425,14 @@ run_small_xferctl() { run_xferctl small; }
 run_small_tar() { run_tar small; }
 run_small_rsync() { run_rsync small; }
 run_small_loop() { run_loop; }
+run_small_untar() { run_untar; }
 run_mixed_xferctl() { run_xferctl mixed; }
 run_mixed_tar() { run_tar mixed; }
 run_mixed_rsync() { run_rsync mixed; }
 run_mixed_single() { run_single; }
 run_mixed_single1() { run_single_one_lane; }
 
-tools=(small_xferctl small_tar small_rsync small_loop mixed_xferctl mixed_tar mixed_rsync mixed_single)
+tools=(small_xferctl small_tar small_rsync small_loop small_untar mixed_xferctl mixed_tar mixed_rsync mixed_single)
 ((ONE_LANE)) && tools+=(mixed_single1)
 for ((ROUND = 1; ROUND <= REPS; ROUND++)); do
         n=${#tools[@]}
@@ -425,7 +447,7 @@ for ((ROUND = 1; ROUND <= REPS; ROUND++)); do
 done
 ROUND=0
 kill "$RSYNCD" 2>/dev/null; wait "$RSYNCD" 2>/dev/null || true
-rm -rf "$DS/mixed" "$DS/single.bin" "${SINK:?}"/*
+rm -rf "$DS/mixed" "$DS/single.bin" "$DS/small.tar" "${SINK:?}"/*
 
 # ---- daemon RSS: fresh daemons, one job of 10,000 and one of 100,000 files -----
 # rss_job TAG DIR: restart both daemons, send DIR as one job, record the
