@@ -223,6 +223,24 @@ void digest_final(const struct digest *d, uint8_t out[WIRE_DIGEST_SIZE])
         digest_join(&d, 1, out);
 }
 
+void digest_buffer(const void *data, uint64_t len, uint8_t out[WIRE_DIGEST_SIZE])
+{
+        struct digest_joiner j = { .super = DIGEST_SUPER_BLOCKS };
+        const uint8_t *p = data;
+        uint8_t h[WIRE_DIGEST_SIZE];
+
+        XXH3_INITSTATE(&j.outer);
+        XXH3_INITSTATE(&j.group);
+        (void)XXH3_128bits_reset(&j.outer);
+        (void)XXH3_128bits_reset(&j.group);
+        for (uint64_t i = 0, off = 0; off < len; i++, off += DIGEST_BLOCK_SIZE) {
+                digest_canonical(XXH3_128bits(p + off, (size_t)MIN((uint64_t)DIGEST_BLOCK_SIZE, len - off)), h);
+                digest_join_block(&j, h, i);
+        }
+        digest_join_pending(&j);
+        digest_canonical(XXH3_128bits_digest(&j.outer), out);
+}
+
 void digest_hex(const uint8_t in[WIRE_DIGEST_SIZE], char out[DIGEST_HEX_SIZE])
 {
         static const char hex[] = "0123456789abcdef";

@@ -92,6 +92,9 @@ void digest_final(const struct digest *d, uint8_t out[WIRE_DIGEST_SIZE]);
  * digest_final().
  */
 void digest_join(const struct digest *const *run, unsigned int n, uint8_t out[WIRE_DIGEST_SIZE]);
+/* The digest of a whole file held in memory, @len bytes at @data: the same
+ * as a run over it, with nothing allocated (a packed entry's). */
+void digest_buffer(const void *data, uint64_t len, uint8_t out[WIRE_DIGEST_SIZE]);
 void digest_hex(const uint8_t in[WIRE_DIGEST_SIZE], char out[DIGEST_HEX_SIZE]);
 /* 32 hex digits (either case) to 16 bytes: 0 or -EINVAL. */
 int digest_parse(const char *hex, size_t len, uint8_t out[WIRE_DIGEST_SIZE]);

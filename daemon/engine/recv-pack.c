@@ -93,7 +93,6 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
         };
         _cleanup_(closep) int fd = -1;
-        struct digest d = DIGEST_NULL;
         uint8_t sum[WIRE_DIGEST_SIZE];
         char hex[DIGEST_HEX_SIZE];
         struct timespec ts[2];
@@ -115,16 +114,7 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         if (r < 0)
                 return recv_pack_errno(x, "writing", e, -r);
         /* The digest a file offered alone gets, over the same bytes. */
-        r = digest_init(&d);
-        if (r == 0)
-                r = digest_start(&d, 0, e->size);
-        if (r == 0)
-                r = digest_update(&d, e->data, e->size);
-        if (r == 0)
-                digest_final(&d, sum);
-        digest_deinit(&d);
-        if (r < 0)
-                return recv_pack_errno(x, "hashing", e, -r);
+        digest_buffer(e->data, e->size, sum);
         digest_hex(sum, hex);
         if (fsetxattr(fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 && errno != EOPNOTSUPP)
                 return recv_pack_errno(x, "storing " DIGEST_XATTR " of", e, errno);

@@ -269,6 +269,24 @@ static void test_real_block(void)
         feed(&a, data, 0, len, 1u << 20);
         digest_final(&a, got);
         ok(memcmp(got, want, sizeof(got)) == 0, "64 MiB + 5 bytes: XXH3-128 of its two groups' in order");
+        digest_buffer(data, len, got);
+        ok(memcmp(got, want, sizeof(got)) == 0, "digest_buffer: the same, in one call");
+        {
+                static const uint64_t sizes[] = { 0, 1, 4096, DIGEST_BLOCK_SIZE - 1, DIGEST_BLOCK_SIZE,
+                                                  DIGEST_BLOCK_SIZE + 1, 3 * DIGEST_BLOCK_SIZE + 7,
+                                                  DIGEST_SUPER_BLOCKS * DIGEST_BLOCK_SIZE };
+                uint8_t one[WIRE_DIGEST_SIZE], run1[WIRE_DIGEST_SIZE];
+                bool same = true;
+
+                for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+                        digest_start(&a, 0, sizes[i]);
+                        feed(&a, data, 0, sizes[i], 65536);
+                        digest_final(&a, run1);
+                        digest_buffer(data, sizes[i], one);
+                        same = same && memcmp(one, run1, sizeof(one)) == 0;
+                }
+                ok(same, "digest_buffer equals a run for 0, 1, 4 KiB and around block and group ends");
+        }
 
         digest_start(&a, 0, half);
         feed(&a, data, 0, half, 1u << 20);
