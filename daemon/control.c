@@ -54,6 +54,8 @@
 /* A job of several files: how many of its FILEs' descriptors may be
  * checked off the loop at once (control_file). */
 #define CONTROL_CHECKS_MAX      32
+/* Records read in one wake-up of a connection, at most (conn_read_cb). */
+#define CONTROL_READ_BATCH      32
 
 /* One FILE whose descriptor is being checked: it becomes the job's once it
  * and every FILE before it checked out (a directory needs no check). */
@@ -1048,41 +1050,35 @@ static void conn_idle_cb(evutil_socket_t fd, short what, void *userdata)
         conn_close(conn);
 }
 
-static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
+/* One record of @conn's: false when nothing was there to read. */
+static bool conn_read_one(struct control_conn *conn)
 {
-        struct control_conn *conn = userdata;
         struct ctl_msg m;
         int r, pfd = -1;
 
-        if (conn->dead)
-                return;
-        if (conn->refusing) {
-                conn_refuse_finish(conn);
-                return;
-        }
         r = ctl_recv(conn->fd, &m, &pfd);
         if (r == -EAGAIN || r == -EWOULDBLOCK || r == -EINTR)
-                return;
+                return false;
         if (r == -ECONNRESET && conn->checks_n > 0) {
                 /* Its FILEs still checked are its job's all the same. */
                 conn->eof = true;
                 event_del(conn->read_ev);
-                return;
+                return true;
         }
         if (r == -ECONNRESET) {
                 conn_close(conn);
-                return;
+                return true;
         }
         if (r == -EPROTONOSUPPORT) {
                 conn_error(conn, r, "control protocol version not supported (rdmaxferd speaks %u)",
                            CTL_VERSION);
                 conn_close(conn);
-                return;
+                return true;
         }
         if (r == -EBADMSG) {
                 conn_error(conn, r, "malformed control message");
                 conn_close(conn);
-                return;
+                return true;
         }
         if (r == -EMFILE) {
                 /* Its job cannot go on without the file: it ends here, said. */
@@ -1092,12 +1088,12 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 conn_error(conn, r, "rdmaxferd could not take the file's descriptor: it is out of file "
                            "descriptors (LimitNOFILE, rdmaxferd(8))");
                 conn_close(conn);
-                return;
+                return true;
         }
         if (r < 0) {
                 log_debug("control: closing client pid %d: %s", (int)conn->cred.pid, strerror(-r));
                 conn_close(conn);
-                return;
+                return true;
         }
 
         /* Only SUBMIT and FILE carry a descriptor; any other one is not ours to keep. */
@@ -1132,6 +1128,30 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 break;
         }
         conn_idle_arm(conn);
+        return true;
+}
+
+/*
+ * Records that are already queued are read in one wake-up, up to
+ * CONTROL_READ_BATCH (xferctl hands a tree over as one FILE record an
+ * entry): a loop pass a record would cost an epoll_wait each. It stops
+ * as soon as the connection stops reading (closed, refused, or waiting
+ * for its checks: the read event was taken off).
+ */
+static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct control_conn *conn = userdata;
+
+        if (conn->dead)
+                return;
+        if (conn->refusing) {
+                conn_refuse_finish(conn);
+                return;
+        }
+        for (unsigned int i = 0; i < CONTROL_READ_BATCH; i++)
+                if (!conn_read_one(conn) || conn->dead || conn->refusing ||
+                    !event_pending(conn->read_ev, EV_READ, NULL))
+                        break;
 }
 
 static void control_reap_cb(evutil_socket_t fd, short what, void *userdata)
