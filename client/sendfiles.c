@@ -225,6 +225,7 @@ struct sendcmd_walk {
         uint32_t entries;
         uint64_t bytes;
         int exit;                       /* an exit code once decided, else -1 */
+        struct ctl_batch *batch;        /* feeding: the FILEs not sent yet */
 };
 
 /* The entry's name on the receiver: DEST, then its path below FILE. */
@@ -473,7 +474,15 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         if (e->kind == WALK_SYMLINK && e->st.st_mtim.tv_sec > 0 &&
             (uint64_t)e->st.st_mtim.tv_sec < UINT64_MAX / 1000000000u)
                 m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u + (uint64_t)e->st.st_mtim.tv_nsec;
-        r = ctl_send(sc->feed_sock, &m, e->kind == WALK_FILE ? e->fd : link_fd);
+        /* The batch takes the descriptor: it goes with up to
+         * CTL_BATCH_MAX others in one system call. */
+        if (e->kind == WALK_FILE) {
+                r = ctl_batch_add(k->batch, &m, e->fd);
+                e->fd = -1;
+        } else {
+                r = ctl_batch_add(k->batch, &m, link_fd);
+                link_fd = -1;
+        }
         if (r >= 0) {
                 k->entries++;
                 return 0;
@@ -497,14 +506,26 @@ static int sendcmd_feed_skip(void *userdata, const char *path, mode_t mode, int 
 int sendcmd_feed_tree(struct sendcmd *sc, int sock)
 {
         static const struct walk_ops ops = { .entry = sendcmd_feed_entry, .skip = sendcmd_feed_skip };
-        struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1 };
+        _cleanup_(freep) struct ctl_batch *batch = malloc(sizeof(*batch));
+        struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1, .batch = batch };
         int r;
 
+        if (!batch) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        ctl_batch_init(batch, sock);
         sc->feed_sock = sock;
         for (unsigned int i = 0; i < sc->npaths; i++) {
                 /* Checked when counting. */
                 (void)sendcmd_src_begin(sc, i);
                 r = walk_tree(AT_FDCWD, sc->path, &ops, &k);
+                /* What is still held goes before anything is decided on it. */
+                if (!sc->feed_closed && k.exit < 0 && r >= 0 && (r = ctl_batch_flush(batch)) < 0) {
+                        sendcmd_feed_closed(sock, r);
+                        sc->feed_closed = true;
+                }
+                ctl_batch_drop(batch);
                 /* The daemon ended it: the job's report follows. */
                 if (sc->feed_closed)
                         return -1;

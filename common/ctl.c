@@ -744,6 +744,93 @@ int ctl_send(int sock, const struct ctl_msg *m, int fd)
         return 0;
 }
 
+void ctl_batch_init(struct ctl_batch *b, int sock)
+{
+        b->sock = sock;
+        b->n = 0;
+        b->used = 0;
+}
+
+void ctl_batch_drop(struct ctl_batch *b)
+{
+        for (unsigned int i = 0; i < b->n; i++)
+                safe_close(b->fd[i]);
+        b->n = 0;
+        b->used = 0;
+}
+
+int ctl_batch_flush(struct ctl_batch *b)
+{
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control[CTL_BATCH_MAX];
+        struct iovec iov[CTL_BATCH_MAX];
+        struct mmsghdr mm[CTL_BATCH_MAX];
+        unsigned int done = 0;
+
+        memset(control, 0, sizeof(control));
+        for (unsigned int i = 0; i < b->n; i++) {
+                iov[i] = (struct iovec){ .iov_base = b->buf + b->off[i], .iov_len = b->len[i] };
+                mm[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+                if (b->fd[i] >= 0) {
+                        struct cmsghdr *cmsg;
+
+                        mm[i].msg_hdr.msg_control = control[i].buf;
+                        mm[i].msg_hdr.msg_controllen = sizeof(control[i].buf);
+                        cmsg = CMSG_FIRSTHDR(&mm[i].msg_hdr);
+                        cmsg->cmsg_level = SOL_SOCKET;
+                        cmsg->cmsg_type = SCM_RIGHTS;
+                        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(cmsg), &b->fd[i], sizeof(int));
+                }
+        }
+        while (done < b->n) {
+                int n = sendmmsg(b->sock, mm + done, b->n - done, MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                /* Sent: the record holds its own copy of the descriptor. */
+                for (int i = 0; i < n; i++, done++) {
+                        /* SOCK_SEQPACKET sends whole records or fails. */
+                        if (mm[done].msg_len != b->len[done])
+                                return -EMSGSIZE;
+                        safe_close(b->fd[done]);
+                        b->fd[done] = -1;
+                }
+        }
+        b->n = 0;
+        b->used = 0;
+        return 0;
+}
+
+int ctl_batch_add(struct ctl_batch *b, const struct ctl_msg *m, int fd)
+{
+        int len, r;
+
+        len = b->n < CTL_BATCH_MAX ? ctl_encode(b->buf + b->used, sizeof(b->buf) - b->used, m) : -EMSGSIZE;
+        if (len == -EMSGSIZE && b->n > 0) {
+                r = ctl_batch_flush(b);
+                if (r < 0) {
+                        safe_close(fd);
+                        return r;
+                }
+                len = ctl_encode(b->buf, sizeof(b->buf), m);
+        }
+        if (len < 0) {
+                safe_close(fd);
+                return len;
+        }
+        b->off[b->n] = b->used;
+        b->len[b->n] = (size_t)len;
+        b->fd[b->n] = fd;
+        b->used += (size_t)len;
+        b->n++;
+        return 0;
+}
+
 /* Take the first passed descriptor, close every other one. */
 static int ctl_collect_fds(struct msghdr *msg)
 {

@@ -357,3 +357,27 @@ int ctl_socket_setup(int sock);
  */
 int ctl_send(int sock, const struct ctl_msg *m, int fd);
 int ctl_recv(int sock, struct ctl_msg *m, int *fd);
+
+/*
+ * Messages sent several to a sendmmsg(2), each still its own record with
+ * its own descriptor, in order (a tree's FILEs: one system call for up to
+ * CTL_BATCH_MAX entries instead of one each). ctl_batch_add() encodes @m
+ * and takes @fd (-1: none), sending what is held first when the batch is
+ * full; ctl_batch_flush() sends what is held. Both return 0 or -errno;
+ * a descriptor taken is closed once sent, or by ctl_batch_drop(), which
+ * an error leaves to the caller.
+ */
+#define CTL_BATCH_MAX           32
+#define CTL_BATCH_BYTES         16384
+struct ctl_batch {
+        int sock;
+        unsigned int n;
+        size_t used;
+        size_t off[CTL_BATCH_MAX], len[CTL_BATCH_MAX];
+        int fd[CTL_BATCH_MAX];
+        uint8_t buf[CTL_BATCH_BYTES];
+};
+void ctl_batch_init(struct ctl_batch *b, int sock);
+int ctl_batch_add(struct ctl_batch *b, const struct ctl_msg *m, int fd);
+int ctl_batch_flush(struct ctl_batch *b);
+void ctl_batch_drop(struct ctl_batch *b);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "macro.h"
 #include "tap.h"
 
 static void put16(uint8_t *p, uint16_t v)
@@ -1249,6 +1250,90 @@ static void test_chain_kinds(void)
         }
 }
 
+/* Open descriptors of this process: /proc/self/fd's entries. */
+static int open_fds(void)
+{
+        char path[64];
+        int n = 0;
+
+        for (int fd = 0; fd < 1024; fd++) {
+                snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+                n += access(path, F_OK) == 0;
+        }
+        return n;
+}
+
+/*
+ * A tree's FILEs in batches: 70 records (two full batches sent by
+ * ctl_batch_add, the rest by ctl_batch_flush), each its own record with
+ * its own descriptor, in order; the sender keeps none of them.
+ */
+static void test_batch(void)
+{
+        struct ctl_batch *b = malloc(sizeof(*b));
+        int sv[2], before, fds[70], got_fd, bad = 0;
+        struct ctl_msg m;
+        struct stat a, c;
+
+        if (!b || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                ok(false, "socketpair: %s", strerror(errno));
+                free(b);
+                return;
+        }
+        /* Room for all 70 records in flight. */
+        (void)ctl_socket_setup(sv[0]);
+        ctl_batch_init(b, sv[0]);
+        for (int i = 0; i < 70; i++) {
+                fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                fstat(fds[i], &a);
+        }
+        before = open_fds();
+        for (int i = 0; i < 70; i++) {
+                struct ctl_msg f = { .type = CTL_FILE, .file = { .id = 7, .size = (uint64_t)i } };
+
+                snprintf(f.file.name, sizeof(f.file.name), "dest/f%02d", i);
+                if (ctl_batch_add(b, &f, i % 10 == 9 ? -1 : fds[i]) != 0)
+                        bad++;
+                if (i == 64)
+                        is_int(b->n, 1, "a full batch goes as soon as another is added");
+        }
+        is_int(bad, 0, "70 FILEs added");
+        is_int(b->n, 6, "6 held");
+        is_int(ctl_batch_flush(b), 0, "flushed");
+        is_int(b->n, 0, "none held after");
+        is_int(before - open_fds(), 63, "every descriptor taken is closed once sent (63; 7 FILEs had none)");
+        bad = 0;
+        for (int i = 0; i < 70; i++) {
+                got_fd = -2;
+                if (ctl_recv(sv[1], &m, &got_fd) != 0 || m.type != CTL_FILE || m.file.size != (uint64_t)i) {
+                        bad++;
+                        continue;
+                }
+                if (i % 10 == 9 ? got_fd != -1 : got_fd < 0 || fstat(got_fd, &c) < 0 || c.st_rdev != a.st_rdev)
+                        bad++;
+                safe_close(got_fd);
+        }
+        is_int(bad, 0, "received in order, each with its own descriptor (or none)");
+        m.type = 0;
+        ok(recv(sv[1], &m, sizeof(m), MSG_DONTWAIT) < 0 && errno == EAGAIN, "and nothing more");
+
+        /* A peer gone: -EPIPE, and the caller drops what is held. */
+        close(sv[1]);
+        {
+                struct ctl_msg f = { .type = CTL_FILE, .file = { .id = 7 } };
+                int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                snprintf(f.file.name, sizeof(f.file.name), "dest/x");
+                is_int(ctl_batch_add(b, &f, fd), 0, "added while the peer is gone");
+                before = open_fds();
+                is_int(ctl_batch_flush(b), -EPIPE, "flush: -EPIPE");
+                ctl_batch_drop(b);
+                is_int(before - open_fds(), 1, "drop closes the descriptor held");
+        }
+        close(sv[0]);
+        free(b);
+}
+
 int main(void)
 {
         test_states();
@@ -1259,5 +1344,6 @@ int main(void)
         test_chain_kinds();
         test_stats();
         test_socket();
+        test_batch();
         return done_testing();
 }
