@@ -365,7 +365,9 @@ int ctl_recv(int sock, struct ctl_msg *m, int *fd);
  * and takes @fd (-1: none), sending what is held first when the batch is
  * full; ctl_batch_flush() sends what is held. Both return 0 or -errno;
  * a descriptor taken is closed once sent, or by ctl_batch_drop(), which
- * an error leaves to the caller.
+ * an error leaves to the caller. Each message must encode in
+ * CTL_BATCH_BYTES (a FILE takes a few hundred bytes; a SUBMIT with a long
+ * route may not fit: -EMSGSIZE, send it with ctl_send()).
  */
 #define CTL_BATCH_MAX           32
 #define CTL_BATCH_BYTES         16384
