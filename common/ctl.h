@@ -334,10 +334,16 @@ struct ctl_msg {
  * Encode into @buf; returns the length or -EMSGSIZE / -EINVAL (a string
  * too long, unknown type). Decode checks magic, version, type and the exact
  * length for the type, and that strings are NUL-free and in bounds;
- * returns 0, -EBADMSG or -EPROTONOSUPPORT.
+ * returns 0, -EBADMSG or -EPROTONOSUPPORT. It fills the first
+ * ctl_msg_size(type) bytes of @m, zeroed first (the type and its member
+ * of the union); the rest of @m is left as it was. On failure only
+ * m->type may be read (0 unless the header was good).
  */
 int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m);
 int ctl_decode(const void *buf, size_t len, struct ctl_msg *m);
+/* The bytes of a struct ctl_msg a message of @type uses: the type and its
+ * member of the union (a FILE: a few hundred of 32 KiB). */
+size_t ctl_msg_size(uint16_t type);
 
 /*
  * A control connection's send buffer, raised (as far as net.core.wmem_max
@@ -353,7 +359,7 @@ int ctl_socket_setup(int sock);
  * returned in *@fd (-1 if none; extra descriptors are closed). Both return
  * 0, -errno, or for ctl_recv -ECONNRESET on orderly close, -EBADMSG on
  * a truncated or undecodable message and -EMFILE when a descriptor passed
- * could not be taken (our open file limit).
+ * could not be taken (our open file limit). @m is as ctl_decode() leaves it.
  */
 int ctl_send(int sock, const struct ctl_msg *m, int fd);
 int ctl_recv(int sock, struct ctl_msg *m, int *fd);

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n = ctl_encode(buf, sizeof(buf), &m);
         if (n < 0 || (size_t)n != size || memcmp(buf, data, size) != 0)
                 abort();
-        if (ctl_decode(buf, (size_t)n, &again) != 0 || memcmp(&again, &m, sizeof(m)) != 0)
+        if (ctl_decode(buf, (size_t)n, &again) != 0 || again.type != m.type || memcmp(&again, &m, ctl_msg_size(m.type)) != 0)
                 abort();
 
         if (m.type == CTL_JOB) {

@@ -16,6 +16,12 @@
 #include "macro.h"
 #include "tap.h"
 
+
+/* What a decode defines: the type and its member (ctl_msg_size). */
+static bool same_msg(const struct ctl_msg *a, const struct ctl_msg *b)
+{
+        return a->type == b->type && memcmp(a, b, ctl_msg_size(b->type)) == 0;
+}
 static void put16(uint8_t *p, uint16_t v)
 {
         p[0] = (uint8_t)v;
@@ -305,7 +311,7 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 if (cases[i].good) {
                         int l = ctl_encode(tmp, sizeof(tmp), &j);
 
-                        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
+                        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && same_msg(&m, &j),
                            "JOB nodes: %s round-trips", cases[i].what);
                 } else {
                         is_int(ctl_encode(tmp, sizeof(tmp), &j), -EINVAL, "JOB nodes: %s: encoding is -EINVAL",
@@ -411,7 +417,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
         j.job.node_bytes[2] = 500;
         j.job.node_bytes[3] = 0;
         l = ctl_encode(tmp, sizeof(tmp), &j);
-        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
+        ok(l > 0 && ctl_decode(tmp, (size_t)l, &m) == 0 && same_msg(&m, &j),
            "JOB node_bytes: a running chain's round-trip");
         j.job.node_bytes[0] = j.job.node_bytes[1] = j.job.node_bytes[2] = j.job.bytes_total;
         l = ctl_encode(tmp, sizeof(tmp), &j);
@@ -566,7 +572,7 @@ static void test_codec(void)
 
                 ok(len >= CTL_HEADER_SIZE && len <= CTL_MSG_MAX, "type %d encodes (%d bytes)", t, len);
                 is_int(ctl_decode(buf, (size_t)len, &back), 0, "type %d decodes", t);
-                ok(memcmp(&back, &msgs[i], sizeof(back)) == 0, "type %d round-trips", t);
+                ok(same_msg(&back, &msgs[i]), "type %d round-trips", t);
 
                 for (int l = 0; l < len; l++)
                         if (ctl_decode(buf, (size_t)l, &m) != -EBADMSG)
@@ -672,7 +678,7 @@ static void test_codec(void)
         memset(s.submit.route, 'r', CTL_ROUTE_MAX);
         len = ctl_encode(buf, sizeof(buf), &s);
         ok(len > 0 && len <= CTL_MSG_MAX, "SUBMIT with every string at its limit fits (%d bytes)", len);
-        ok(ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0, "and round-trips");
+        ok(ctl_decode(buf, (size_t)len, &m) == 0 && same_msg(&m, &s), "and round-trips");
         /* One byte more of route, the lengths consistent: too long. */
         memcpy(tmp, buf, (size_t)len);
         tmp[len] = 'r';
@@ -800,6 +806,14 @@ static void test_codec(void)
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + CTL_HEADER_SIZE + 18, 18);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "FILE name_len beyond the payload");
+        /* A decode fills its type's part, zeroed first, and leaves the rest:
+         * the daemon reads a tree's entries one FILE each. */
+        memset(&m, 0xa5, sizeof(m));
+        is_int(ctl_decode(buf, (size_t)len, &m), 0, "FILE decodes into a message used before");
+        ok(same_msg(&m, &fm), "its type and member as sent, the name's tail zeroed");
+        ok(ctl_msg_size(CTL_FILE) < 512 && ((uint8_t *)&m)[ctl_msg_size(CTL_FILE)] == 0xa5 &&
+           ((uint8_t *)&m)[sizeof(m) - 1] == 0xa5, "the rest left as it was (%zu of %zu bytes written)",
+           ctl_msg_size(CTL_FILE), sizeof(m));
         msg_reset(&fm, CTL_FILE);
         memset(fm.file.name, 'n', sizeof(fm.file.name));
         is_int(ctl_encode(buf, sizeof(buf), &fm), -EINVAL, "unterminated FILE name is -EINVAL");
@@ -835,7 +849,7 @@ static void test_chain_512(void)
         route_long(s.submit.route, sizeof(s.submit.route), CTL_ROUTE_HOPS_MAX);
         is_int(ctl_route_parse(s.submit.route, NULL, CTL_ROUTE_HOPS_MAX), 511, "a route of 511 hops parses");
         len = ctl_encode(buf, sizeof(buf), &s);
-        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0,
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && same_msg(&m, &s),
            "SUBMIT with a route of 511 hops round-trips (%d bytes)", len);
         is_int(ctl_route_add(s.submit.route, sizeof(s.submit.route), "10.0.2.0", 7470), -E2BIG,
                "a 512th hop is -E2BIG for the client");
@@ -872,7 +886,7 @@ static void test_chain_512(void)
         for (unsigned int k = 0; k < CTL_NODES_MAX; k++)
                 j.job.node_bytes[k] = k == 300 ? 4096 : j.job.bytes_total;
         len = ctl_encode(buf, sizeof(buf), &j);
-        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &j, sizeof(m)) == 0,
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && same_msg(&m, &j),
            "JOB of 512 nodes, node 301 missing, round-trips (%d bytes)", len);
         ok(len > 0 && buf[JOB_MISSING + 8 * 4 + 5] == 0x10, "node 301 is bit 300: word 4, bit 44");
         ok(nodeset_has(&m.job.nodes_missing, 300) && nodeset_count(&m.job.nodes_missing) == 1 &&
@@ -1025,7 +1039,7 @@ static void test_stats(void)
         }
         len = ctl_encode(buf, sizeof(buf), &s);
         ok(len > 0 && len <= CTL_MSG_MAX, "STATS_INFO at its largest fits (%d bytes)", len);
-        ok(ctl_decode(buf, (size_t)len, &m) == 0 && memcmp(&m, &s, sizeof(m)) == 0, "and round-trips");
+        ok(ctl_decode(buf, (size_t)len, &m) == 0 && same_msg(&m, &s), "and round-trips");
 }
 
 static bool same_file(int a, int b)
@@ -1093,7 +1107,7 @@ static void test_socket(void)
         is_int(ctl_send(sv[0], &msgs[0], file), 0, "SUBMIT sent with an fd");
         fd = -2;
         is_int(ctl_recv(sv[1], &m, &fd), 0, "SUBMIT received");
-        ok(memcmp(&m, &msgs[0], sizeof(m)) == 0, "message intact");
+        ok(same_msg(&m, &msgs[0]), "message intact");
         ok(fd >= 0 && fd != file && same_file(fd, file), "the received fd is the same file (st_dev/st_ino)");
         ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "received fd is close-on-exec");
         if (fd >= 0)
@@ -1103,7 +1117,7 @@ static void test_socket(void)
         for (int i = 0; i < n; i++) {
                 fd = -2;
                 if (ctl_send(sv[1], &msgs[i], -1) < 0 || ctl_recv(sv[0], &m, &fd) < 0 ||
-                    memcmp(&m, &msgs[i], sizeof(m)) != 0 || fd != -1)
+                    !same_msg(&m, &msgs[i]) || fd != -1)
                         all = false;
         }
         ok(all, "every message type crosses the socket, no fd attached");
@@ -1179,7 +1193,7 @@ static void test_socket(void)
                 ok(have >= 2 * CTL_MSG_MAX, "to at least two of the largest messages (%d bytes)", have);
                 fd = -2;
                 ok(ctl_send(sv[1], &big, -1) == 0 && ctl_recv(sv[0], &back, &fd) == 0 &&
-                   memcmp(&back, &big, sizeof(back)) == 0 && fd == -1, "and then it crosses intact");
+                   same_msg(&back, &big) && fd == -1, "and then it crosses intact");
         }
 
         /* NULL fd pointer: a passed fd is closed rather than leaked. */
