@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,6 +100,25 @@ int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r))
         return incoming_sweep(dirfd, incoming_is_part, incoming_unlink, removed);
 }
 
+/* Set once openat2 answered ENOSYS or EPERM; any thread may read it. */
+static atomic_bool incoming_no_openat2;
+
+int incoming_openat2(int dirfd, const char *path, const struct open_how *how)
+{
+        long fd;
+
+        if (atomic_load_explicit(&incoming_no_openat2, memory_order_relaxed))
+                return -ENOSYS;
+        fd = syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+        if (fd >= 0)
+                return (int)fd;
+        if (errno == ENOSYS || errno == EPERM) {
+                atomic_store_explicit(&incoming_no_openat2, true, memory_order_relaxed);
+                return -ENOSYS;
+        }
+        return -errno;
+}
+
 /* One component beneath @dirfd, never through a symlink or a mount. */
 static int incoming_open_step(int dirfd, const char *name)
 {
@@ -107,14 +127,17 @@ static int incoming_open_step(int dirfd, const char *name)
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
                            RESOLVE_NO_XDEV,
         };
-        long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+        int fd = incoming_openat2(dirfd, name, &how);
 
         /* Without openat2 (an older kernel, or a seccomp filter that does not
          * know it): @name is one component name_path_check() passed, so
          * O_NOFOLLOW | O_DIRECTORY is the same walk, mounts aside. */
-        if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-                fd = openat(dirfd, name, how.flags);
-        return fd < 0 ? -errno : (int)fd;
+        if (fd == -ENOSYS) {
+                fd = openat(dirfd, name, (int)how.flags);
+                if (fd < 0)
+                        return -errno;
+        }
+        return fd;
 }
 
 int incoming_open_beneath(int dirfd, const char *path, bool create)

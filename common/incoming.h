@@ -52,6 +52,18 @@ bool incoming_is_part(const char *name);
  */
 int incoming_clean_parts(int dirfd, void (*removed)(const char *name, int r));
 
+struct open_how;
+
+/*
+ * openat2(2) of @path beneath @dirfd with @how: the descriptor, or -errno;
+ * -ENOSYS where the kernel has none, or a seccomp filter refuses it (one
+ * that cannot read the struct answers ENOSYS or EPERM: systemd's
+ * RestrictSUIDSGID= does). That answer is remembered: later calls return
+ * -ENOSYS without asking, so a caller's plain openat() fallback costs one
+ * system call a file, not two.
+ */
+int incoming_openat2(int dirfd, const char *path, const struct open_how *how);
+
 /*
  * A job's destination beneath the incoming directory @dirfd (DEST, already
  * accepted by name_path_check()): open the directory @path, with @create

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,15 +100,18 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         /* Continuing a kept tree, one staged after its last record may be there. */
         if (x->tree_resumed)
                 how.flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
-        fd = (int)syscall(SYS_openat2, x->stage_fd, rel, &how, sizeof(how));
+        fd = incoming_openat2(x->stage_fd, rel, &how);
         /* Without openat2 (an older kernel, or a seccomp filter that does
          * not know it: systemd's answers ENOSYS): the staging directory is
          * ours, 0700, holds no symlink (none is ever made in it) and @rel
          * passed name_path_check(), so the plain walk stays beneath it. */
-        if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+        if (fd == -ENOSYS) {
                 fd = openat(x->stage_fd, rel, (int)how.flags, (mode_t)how.mode);
+                if (fd < 0)
+                        fd = -errno;
+        }
         if (fd < 0)
-                return recv_pack_errno(x, "creating", e, errno);
+                return recv_pack_errno(x, "creating", e, -fd);
         r = recv_pack_write_all(fd, e->data, e->size);
         if (r < 0)
                 return recv_pack_errno(x, "writing", e, -r);
