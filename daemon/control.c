@@ -87,9 +87,8 @@ struct control_conn {
         /* A SUBMIT whose file is being checked off the loop (a FUSE or NFS
          * file may never answer): reading waits, idle_ev is its deadline.
          * Its copy is allocated for as long (a route makes it 28 KiB). */
-        struct engine_fstat *checking;
+        struct engine_fstat *checking;  /* has the SUBMIT's descriptor */
         struct ctl_submit *submit;
-        int submit_fd;
         /* The job of several files this client hands its files to (ctl.h):
          * reading waits while the job holds JOBS_FILES_AHEAD of them. */
         uint64_t feed_id;
@@ -201,7 +200,6 @@ static void conn_check_drop(struct control_conn *conn)
         if (conn->checking)
                 engine_fstat_cancel(conn->checking);
         conn->checking = NULL;
-        conn->submit_fd = safe_close(conn->submit_fd);
         free(conn->submit);
         conn->submit = NULL;
         for (; conn->checks_n > 0; conn->checks_n--) {
@@ -641,11 +639,12 @@ static void control_checks_drain(struct control_conn *conn)
                 event_add(conn->read_ev, NULL);
 }
 
-static void control_on_file_fstat(void *userdata, int res, bool regular, uint64_t size)
+static void control_on_file_fstat(void *userdata, int fd, int res, bool regular, uint64_t size)
 {
         struct control_check *k = userdata;
 
         k->h = NULL;
+        k->fd = fd;
         k->done = true;
         k->res = res;
         k->regular = regular;
@@ -653,11 +652,10 @@ static void control_on_file_fstat(void *userdata, int res, bool regular, uint64_
         control_checks_drain(k->conn);
 }
 
-static void control_on_fstat(void *userdata, int res, bool regular, uint64_t size)
+static void control_on_fstat(void *userdata, int fd, int res, bool regular, uint64_t size)
 {
         struct control_conn *conn = userdata;
         _cleanup_(freep) struct ctl_submit *s = TAKE_PTR(conn->submit);
-        int fd = TAKE_FD(conn->submit_fd);
 
         conn_check_end(conn);
         if (res < 0) {
@@ -793,13 +791,12 @@ static void control_submit(struct control_conn *conn, const struct ctl_submit *s
         *copy = *s;
         /* What the file is (regular, its size) is the file system's to
          * answer, off the loop; this client's requests wait meanwhile. */
-        r = engine_fstat(c->d->engine, fd, control_on_fstat, conn, &conn->checking);
+        r = engine_fstat(c->d->engine, TAKE_FD(fd), control_on_fstat, conn, &conn->checking);
         if (r < 0) {
                 conn_error(conn, r, "cannot stat the file: %s", strerror(-r));
                 return;
         }
         conn->submit = TAKE_PTR(copy);
-        conn->submit_fd = TAKE_FD(fd);
         event_del(conn->read_ev);
 }
 
@@ -855,13 +852,12 @@ static void control_file(struct control_conn *conn, const struct ctl_file *f, in
         *k = (struct control_check){ .conn = conn, .file = *f, .fd = -1, .done = f->flags & CTL_FILE_DIR,
                                      .regular = true };
         if (!k->done) {
-                r = engine_fstat(conn->c->d->engine, fd, control_on_file_fstat, k, &k->h);
+                r = engine_fstat(conn->c->d->engine, TAKE_FD(fd), control_on_file_fstat, k, &k->h);
                 if (r < 0) {
                         conn_error(conn, r, "cannot stat %s: %s", f->name, strerror(-r));
                         conn_close(conn);
                         return;
                 }
-                k->fd = TAKE_FD(fd);
         }
         conn->checks_n++;
         if (conn->checks_n >= CONTROL_CHECKS_MAX || job_files_room(job) <= conn->checks_n)
@@ -1189,7 +1185,6 @@ static struct control_conn *control_conn_alloc(struct control *c, int fd, const 
                 return NULL;
         conn->c = c;
         conn->fd = -1;
-        conn->submit_fd = -1;
         conn->cred = *cred;
         conn->read_ev = event_new(c->d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, conn);
         conn->write_ev = event_new(c->d->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, conn);

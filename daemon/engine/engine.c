@@ -328,7 +328,7 @@ fail:
 struct engine_fstat {
         struct io_req req;
         struct engine *e;
-        int fd;                         /* our own duplicate */
+        int fd;                         /* the owner's, ours until fn */
         struct statx stx;
         engine_fstat_fn fn;             /* NULL once cancelled */
         void *userdata;
@@ -352,11 +352,15 @@ static void engine_on_fstat(struct io_req *req, int64_t res)
         bool regular = S_ISREG(f->stx.stx_mode);
         uint64_t size = f->stx.stx_size;
 
+        int fd = f->fd;
+
         engine_fstat_unlink(f);
-        safe_close(f->fd);
         free(f);
-        if (fn)
-                fn(userdata, res < 0 ? (int)res : 0, regular, size);
+        if (!fn) {
+                safe_close(fd);
+                return;
+        }
+        fn(userdata, fd, res < 0 ? (int)res : 0, regular, size);
 }
 
 int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
@@ -366,15 +370,11 @@ int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
         int r;
 
         f = calloc(1, sizeof(*f));
-        if (!f)
+        if (!f) {
+                safe_close(fd);
                 return -ENOMEM;
-        /* Ours: the owner may close its own before the kernel gets to it. */
-        f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (f->fd < 0) {
-                r = -errno;
-                free(f);
-                return r;
         }
+        f->fd = fd;
         f->e = e;
         f->fn = fn;
         f->userdata = userdata;

@@ -100,14 +100,17 @@ void engine_stats(const struct engine *e, struct engine_stats *s);
 
 struct engine_fstat;
 
-/* @res: 0 or -errno; then what the file is. */
-typedef void (*engine_fstat_fn)(void *userdata, int res, bool regular, uint64_t size);
+/* @res: 0 or -errno; then what the file is. @fd is the caller's again. */
+typedef void (*engine_fstat_fn)(void *userdata, int fd, int res, bool regular, uint64_t size);
 
 /*
  * What @fd is, asked off the loop (statx through io_uring: a file on a
- * FUSE or NFS mount may take long to answer, or never). @fd is duplicated.
- * @fn(@userdata, ...) runs once, from the loop, never from inside this
- * call, unless cancelled; *@out is the handle until then. 0 or -errno.
+ * FUSE or NFS mount may take long to answer, or never). @fd is the
+ * engine's from the call on, whatever it returns: the kernel resolves it
+ * only when it gets to the request, so no one may close it before. @fn
+ * (@userdata, @fd, ...) hands it back, once, from the loop, never from
+ * inside this call, unless cancelled (the engine closes it then); *@out
+ * is the handle until then. 0 or -errno.
  */
 int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
                  struct engine_fstat **out);
