@@ -9,6 +9,8 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <event2/event.h>
 
 #include "io.h"
@@ -669,6 +671,30 @@ int io_call(struct io *io, struct io_req *req, io_call_fn fn, void *arg)
         }
         pthread_mutex_unlock(&pool->lock);
         return r;
+}
+
+int io_read_whole(int fd, void *buf, uint64_t size)
+{
+        uint8_t *p = buf;
+        uint64_t got = 0;
+
+        for (;;) {
+                uint8_t past;
+                struct iovec iov[2] = { { p ? p + got : NULL, (size_t)(size - got) }, { &past, 1 } };
+                ssize_t n = preadv(fd, iov, 2, (off_t)got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if ((uint64_t)n > size - got || (n == 0 && got < size))
+                        return -ESTALE;
+                got += (uint64_t)n;
+                /* The end, or all of it where a read stopped at the end
+                 * without looking past it (a FUSE file may). */
+                if (n == 0 || got == size)
+                        return 0;
+        }
 }
 
 /* Best effort: without an SQE now, what is out completes when it completes. */

@@ -95,6 +95,15 @@ int io_unlinkat(struct io *io, struct io_req *req, int dirfd, const char *path, 
 int io_call(struct io *io, struct io_req *req, io_call_fn fn, void *arg);
 
 /*
+ * Blocking, for an io_call worker: @fd's @size bytes from offset 0 into
+ * @buf, the file still @size bytes long: one preadv(2) asks a byte past
+ * the end, so a file that grew since its size was taken shows it without
+ * an fstat, and one that shrank ends early. 0; -ESTALE when it grew or
+ * shrank; or -errno of the read.
+ */
+int io_read_whole(int fd, void *buf, uint64_t size);
+
+/*
  * Ask the kernel to give up on @req (accepted, callback not yet run): its
  * callback still runs once, with -ECANCELED or whatever it got to. A call
  * on a worker, or a request the kernel cannot interrupt, just completes

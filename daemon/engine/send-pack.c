@@ -346,8 +346,6 @@ static int64_t send_pack_build(void *arg)
                                          .mtime_ns = e->mtime_ns, .size = e->size, .name = e->name,
                                          .name_len = strlen(e->name) };
                 uint8_t *data = NULL;
-                struct stat st;
-                uint64_t got = 0;
 
                 if (r < 0) {
                         send_entry_close(e);
@@ -361,28 +359,11 @@ static int64_t send_pack_build(void *arg)
                 }
                 if (e->dir)
                         continue;
-                if (fstat(e->fd, &st) < 0) {
-                        r = -errno;
-                        snprintf(p->why, sizeof(p->why), "%s: %s", e->name, strerror(-r));
-                } else if ((uint64_t)st.st_size != e->size) {
-                        r = -ESTALE;
+                r = io_read_whole(e->fd, data, e->size);
+                if (r == -ESTALE)
                         snprintf(p->why, sizeof(p->why), "%s: file changed while being sent", e->name);
-                }
-                while (r == 0 && got < e->size) {
-                        ssize_t n = pread(e->fd, data + got, e->size - got, (off_t)got);
-
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0) {
-                                r = -errno;
-                                snprintf(p->why, sizeof(p->why), "%s: reading: %s", e->name, strerror(-r));
-                        } else if (n == 0) {
-                                r = -ESTALE;
-                                snprintf(p->why, sizeof(p->why), "%s: file changed while being sent",
-                                         e->name);
-                        }
-                        got += n > 0 ? (uint64_t)n : 0;
-                }
+                else if (r < 0)
+                        snprintf(p->why, sizeof(p->why), "%s: reading: %s", e->name, strerror(-r));
                 if (r == 0 && e->link && memchr(data, '\0', e->size)) {
                         r = -EINVAL;
                         snprintf(p->why, sizeof(p->why), "%s: a symlink's target holds a NUL", e->name);

@@ -760,10 +760,43 @@ static bool want(const char *name)
         return !only || strstr(name, only);
 }
 
+/* A worker's read of a small file whole, and the size it must still have. */
+static void test_read_whole(void)
+{
+        static uint8_t data[5000], buf[sizeof(data) + 1];
+        int fd, wfd, pfd[2];
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (uint8_t)(i * 7 + 3);
+        fd = openat(dfd, "whole", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, data, sizeof(data)) != (ssize_t)sizeof(data))
+                abort();
+        memset(buf, 0, sizeof(buf));
+        is_int(io_read_whole(fd, buf, sizeof(data)), 0, "read_whole: a file of the size given: 0");
+        ok(memcmp(buf, data, sizeof(data)) == 0, "read_whole: its bytes, all of them");
+        is_int(io_read_whole(fd, buf, sizeof(data) - 1), -ESTALE, "read_whole: a file longer than said (it grew): -ESTALE");
+        is_int(io_read_whole(fd, buf, sizeof(data) + 1), -ESTALE, "read_whole: a file shorter than said (it shrank): -ESTALE");
+        if (ftruncate(fd, 0) < 0)
+                abort();
+        is_int(io_read_whole(fd, NULL, 0), 0, "read_whole: an empty file said empty: 0");
+        if (write(fd, "x", 1) != 1)
+                abort();
+        is_int(io_read_whole(fd, NULL, 0), -ESTALE, "read_whole: an empty file that has a byte now: -ESTALE");
+        close(fd);
+        wfd = openat(dfd, "whole", O_WRONLY | O_CLOEXEC);
+        is_int(io_read_whole(wfd, buf, 1), -EBADF, "read_whole: a descriptor not open for reading: -EBADF");
+        close(wfd);
+        if (pipe(pfd) < 0)
+                abort();
+        is_int(io_read_whole(pfd[0], buf, 1), -ESPIPE, "read_whole: a pipe: -ESPIPE");
+        close(pfd[0]);
+        close(pfd[1]);
+}
+
 int main(int argc, char **argv)
 {
         static const char *files[] = { "basic", "alloc", "many", "many-out", "fails", "full",
-                                       "short", "cont", "pending", "paths" };
+                                       "short", "cont", "pending", "paths", "whole" };
         struct io_uring_sync_cancel_reg probe_cancel = {
                 .fd = -1,
                 .flags = IORING_ASYNC_CANCEL_ANY,
@@ -818,6 +851,8 @@ int main(int argc, char **argv)
         test_call_busy();
         if (want("cancel"))
                 test_cancel();
+        if (want("read-whole"))
+                test_read_whole();
 
         event_free(tick);
         event_base_free(base);
