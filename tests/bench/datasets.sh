@@ -329,41 +329,26 @@ run_rsync() {
         step_done "$set" rsync "$t0" "$t1" "$SINK/rsync-$set-$ROUND"
 }
 
-# The floor of (a) in this guest: tar x of a local archive of it (tmpfs to
-# tmpfs, one process, no network, no sender), what creating the files
-# alone costs any tool whose receiver makes them one by one.
-run_untar() {
-        local dir=$SINK/untar-$ROUND log=$LOGS/untar-$ROUND.log t0 t1 rc=0
+# (a) copied locally, tmpfs to tmpfs, no network: bash -c SCRIPT with $1
+# the tree, $2 its archive and $3 where it goes. Two floors of this guest:
+# - untar: tar x of the archive (one process, no sender), what creating
+#   the files alone costs any tool whose receiver makes them one by one;
+# - copy: tar c | tar x (two processes and a pipe), the same with both
+#   vCPUs: no tool that reads the files on one side and makes them on the
+#   other, over any transport, can expect much more of them.
+run_local() {
+        local tool=$1 dir=$SINK/$1-$ROUND log=$LOGS/$1-$ROUND.log t0 t1 rc=0
         mkdir -p "$dir"
         t0=$(now)
-        timeout -k 5 "$TIMEOUT" tar x -C "$dir" -f "$DS/small.tar" >"$log" 2>&1 || rc=$?
-        t1=$(now)
-        if ((rc)); then
-                rm -rf "$dir"
-                step_failed small untar "$log" "tar x: $(rc_reason "$rc")"
-                return
-        fi
-        step_done small untar "$t0" "$t1" "$dir"
-}
-
-# The same with both vCPUs: a local copy of the tree by tar c | tar x
-# (tmpfs to tmpfs, two processes and a pipe, no network). No tool that
-# reads the files on one side and makes them on the other, over any
-# transport, beats it here by much: the bound (a)'s files/s meets.
-# shellcheck disable=SC2016
-run_copy() {
-        local dir=$SINK/copy-$ROUND log=$LOGS/copy-$ROUND.log t0 t1 rc=0
-        mkdir -p "$dir"
-        t0=$(now)
-        timeout -k 5 "$TIMEOUT" bash -o pipefail -c 'tar c -C "$1" . | tar x -C "$2"' _ "$DS/small" "$dir" \
+        timeout -k 5 "$TIMEOUT" bash -o pipefail -c "$2" _ "$DS/small" "$DS/small.tar" "$dir" \
                 >"$log" 2>&1 || rc=$?
         t1=$(now)
         if ((rc)); then
                 rm -rf "$dir"
-                step_failed small copy "$log" "tar c | tar x: $(rc_reason "$rc")"
+                step_failed small "$tool" "$log" "$2: $(rc_reason "$rc")"
                 return
         fi
-        step_done small copy "$t0" "$t1" "$dir"
+        step_done small "$tool" "$t0" "$t1" "$dir"
 }
 
 # The loop: one xferctl send per file of the sample, each its own job.
@@ -445,8 +430,10 @@ run_small_xferctl() { run_xferctl small; }
 run_small_tar() { run_tar small; }
 run_small_rsync() { run_rsync small; }
 run_small_loop() { run_loop; }
-run_small_untar() { run_untar; }
-run_small_copy() { run_copy; }
+# shellcheck disable=SC2016
+run_small_untar() { run_local untar 'tar x -C "$3" -f "$2"'; }
+# shellcheck disable=SC2016
+run_small_copy() { run_local copy 'tar c -C "$1" . | tar x -C "$3"'; }
 run_mixed_xferctl() { run_xferctl mixed; }
 run_mixed_tar() { run_tar mixed; }
 run_mixed_rsync() { run_rsync mixed; }
