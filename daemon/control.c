@@ -61,9 +61,9 @@
  * and every FILE before it checked out (a directory needs no check). */
 struct control_check {
         struct control_conn *conn;
-        struct engine_fstat *h;         /* while the kernel has it */
+        struct engine_fstat *h;         /* while the kernel has it, with the descriptor */
         struct ctl_file file;
-        int fd;
+        int fd;                         /* handed back by the check; -1 until then */
         bool done;
         bool regular;
         int res;
