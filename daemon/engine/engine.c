@@ -351,7 +351,6 @@ static void engine_on_fstat(struct io_req *req, int64_t res)
         void *userdata = f->userdata;
         bool regular = S_ISREG(f->stx.stx_mode);
         uint64_t size = f->stx.stx_size;
-
         int fd = f->fd;
 
         engine_fstat_unlink(f);
