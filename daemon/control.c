@@ -1130,13 +1130,15 @@ static bool conn_read_one(struct control_conn *conn)
 /*
  * Records that are already queued are read in one wake-up, up to
  * CONTROL_READ_BATCH (xferctl hands a tree over as one FILE record an
- * entry): a loop pass a record would cost an epoll_wait each. It stops
- * as soon as the connection stops reading (closed, refused, or waiting
- * for its checks: the read event was taken off).
+ * entry): a loop pass a record would cost an epoll_wait each, and their
+ * checks an io_uring_enter each. It stops as soon as the connection stops
+ * reading (closed, refused, or waiting for its checks: the read event was
+ * taken off).
  */
 static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct control_conn *conn = userdata;
+        struct engine *e = conn->c->d->engine;
 
         if (conn->dead)
                 return;
@@ -1144,10 +1146,13 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *userdata)
                 conn_refuse_finish(conn);
                 return;
         }
+        /* The batch's checks (a statx each) go to the kernel together. */
+        engine_io_hold(e);
         for (unsigned int i = 0; i < CONTROL_READ_BATCH; i++)
                 if (!conn_read_one(conn) || conn->dead || conn->refusing ||
                     !event_pending(conn->read_ev, EV_READ, NULL))
                         break;
+        engine_io_release(e);
 }
 
 static void control_reap_cb(evutil_socket_t fd, short what, void *userdata)

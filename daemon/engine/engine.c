@@ -396,6 +396,16 @@ void engine_fstat_cancel(struct engine_fstat *f)
         io_cancel(f->e->io, &f->req);
 }
 
+void engine_io_hold(struct engine *e)
+{
+        io_hold(e->io);
+}
+
+void engine_io_release(struct engine *e)
+{
+        io_release(e->io);
+}
+
 static void engine_fstat_free_all(struct engine *e, bool keep)
 {
         struct engine_fstat *f;

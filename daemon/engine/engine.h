@@ -117,6 +117,13 @@ int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
 /* The owner stops waiting (its own deadline, or it went away): @fn never
  * runs. The kernel's request may stay out; the engine keeps its memory. */
 void engine_fstat_cancel(struct engine_fstat *f);
+/*
+ * Around a burst of engine_fstat() calls from one callback (a batch of
+ * control records): their requests go to the kernel together, in one
+ * system call, at engine_io_release(). In pairs; they nest.
+ */
+void engine_io_hold(struct engine *e);
+void engine_io_release(struct engine *e);
 
 /* ---- outgoing transfers ---- */
 

@@ -68,7 +68,9 @@ struct io {
         int submit_err;                 /* the last one, logged once */
         unsigned int sqes;              /* filled, their CQE not yet reaped */
         struct io_req *waiting, **waiting_tail;
-        bool reaping;                   /* in io_on_event: it submits once, at its end */
+        /* io_hold()s, and io_on_event while it reaps: what is queued meanwhile
+         * is submitted once, at the end (unless the SQ fills first). */
+        unsigned int held;
 };
 
 static void io_fill(struct io *io, struct io_uring_sqe *sqe, struct io_req *req)
@@ -203,7 +205,7 @@ static int io_queue(struct io *io, struct io_req *req)
                         return -EBUSY;
         }
         io_fill(io, sqe, req);
-        if (!io->reaping)
+        if (!io->held)
                 io_submit(io);
         return 0;
 }
@@ -277,7 +279,7 @@ static void io_on_event(evutil_socket_t fd, short what, void *arg)
                 log_warning("io: reading eventfd: %m");
 
         /* What the callbacks queue is submitted once, after them. */
-        io->reaping = true;
+        io->held++;
         while (io_uring_peek_cqe(&io->ring, &cqe) == 0) {
                 struct io_req *req = io_uring_cqe_get_data(cqe);
                 int res = cqe->res;
@@ -291,8 +293,19 @@ static void io_on_event(evutil_socket_t fd, short what, void *arg)
                         io_complete(io, req, res);
         }
         io_reap_calls(io);
-        io->reaping = false;
-        io_submit(io);
+        io_release(io);
+}
+
+void io_hold(struct io *io)
+{
+        io->held++;
+}
+
+void io_release(struct io *io)
+{
+        assert(io->held > 0);
+        if (--io->held == 0)
+                io_submit(io);
 }
 
 int io_new(struct io **out, struct event_base *base, unsigned int depth)
@@ -710,7 +723,7 @@ static void io_queue_cancel(struct io *io, struct io_req *req, int fd)
                 io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
         io_uring_sqe_set_data(sqe, NULL);
         io->sqes++;
-        if (!io->reaping)
+        if (!io->held)
                 io_submit(io);
 }
 

@@ -63,6 +63,16 @@ int io_new(struct io **out, struct event_base *base, unsigned int depth);
 unsigned int io_free(struct io *io);
 
 /*
+ * Between io_hold() and io_release() requests are queued but not handed
+ * to the kernel (unless the SQ fills): io_release() submits them with one
+ * system call. For a callback that queues many (a control connection's
+ * batch of records, a statx each). Nests; callbacks of completions run
+ * inside one already.
+ */
+void io_hold(struct io *io);
+void io_release(struct io *io);
+
+/*
  * Queue a request; @req must stay valid until its callback. 0, or -EBUSY
  * when the ring is full and the kernel takes nothing now.
  */

@@ -43,6 +43,7 @@ int __wrap_io_uring_submit(struct io_uring *ring);
 static int fault_fail;          /* submits still to fail, with -fault_errno */
 static int fault_errno;
 static int fault_short;         /* submits still to hand the kernel one SQE only */
+static int submits;             /* calls, whatever they did */
 
 /* What liburing does before io_uring_enter(): the SQEs become the kernel's
  * to take, whatever the syscall then says. */
@@ -54,6 +55,7 @@ static void publish_sq(struct io_uring *ring)
 
 int __wrap_io_uring_submit(struct io_uring *ring)
 {
+        submits++;
         if (fault_fail > 0) {
                 fault_fail--;
                 publish_sq(ring);
@@ -760,6 +762,48 @@ static bool want(const char *name)
         return !only || strstr(name, only);
 }
 
+/* Requests queued while held go to the kernel together, at the release. */
+static void test_hold(void)
+{
+        struct tally tl = { 0 };
+        static uint8_t buf[12][512];
+        struct io *io = NULL;
+        int fd = make_file("hold", 8192), before;
+        bool data = true;
+
+        is_int(io_new(&io, base, 8), 0, "hold: io_new");
+        io_hold(io);
+        before = submits;
+        for (int i = 0; i < 4; i++)
+                queue_read(io, &tl, fd, buf[i], 512, (uint64_t)i * 512, 512);
+        is_int(submits - before, 0, "hold: four reads queued, none handed to the kernel");
+        io_hold(io);
+        queue_read(io, &tl, fd, buf[4], 512, 4 * 512, 512);
+        io_release(io);
+        is_int(submits - before, 0, "hold: nested: the inner release hands nothing over");
+        io_release(io);
+        is_int(submits - before, 1, "hold: the outer release: all five in one submit");
+        ok(run_until(5, 5000), "hold: all five completed");
+
+        /* More than the SQ holds (8): the full SQ goes over, held or not. */
+        io_hold(io);
+        before = submits;
+        for (int i = 0; i < 12; i++)
+                queue_read(io, &tl, fd, buf[i], 512, (uint64_t)i * 512, 512);
+        ok(submits - before >= 1, "hold: twelve queued, the SQ handed over when full (%d submits)",
+           submits - before);
+        io_release(io);
+        ok(run_until(17, 5000), "hold: the twelve completed");
+        for (int i = 0; i < 12; i++)
+                data = data && is_pattern(buf[i], 512, (uint64_t)i * 512);
+        ok(data, "hold: every read read its own bytes");
+        settle(20);
+        tally_check(&tl, "hold");
+        io_free_watched(io, "hold");
+        tally_clear(&tl);
+        close(fd);
+}
+
 /* A worker's read of a small file whole, and the size it must still have. */
 static void test_read_whole(void)
 {
@@ -796,7 +840,7 @@ static void test_read_whole(void)
 int main(int argc, char **argv)
 {
         static const char *files[] = { "basic", "alloc", "many", "many-out", "fails", "full",
-                                       "short", "cont", "pending", "paths", "whole" };
+                                       "short", "cont", "pending", "paths", "whole", "hold" };
         struct io_uring_sync_cancel_reg probe_cancel = {
                 .fd = -1,
                 .flags = IORING_ASYNC_CANCEL_ANY,
@@ -853,6 +897,8 @@ int main(int argc, char **argv)
                 test_cancel();
         if (want("read-whole"))
                 test_read_whole();
+        if (want("hold"))
+                test_hold();
 
         event_free(tick);
         event_base_free(base);
