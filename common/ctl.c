@@ -590,7 +590,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 return -EPROTONOSUPPORT;
         if (len > CTL_MSG_MAX || plen != len - CTL_HEADER_SIZE)
                 return -EBADMSG;
-        /* Only what this type fills: a FILE's 288 bytes, not all 32 KiB
+        /* Only what this type fills: a FILE's 296 bytes, not all 32 KiB
          * (zeroing those cost the daemon more than the rest of a tree's
          * entry). */
         memset(m, 0, ctl_msg_size(type));
