@@ -225,6 +225,10 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
                 return unlinkat(atfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (depth >= INCOMING_TREE_DEPTH_MAX)
                 return -ELOOP;
+        /* A directory of ours without read, write or search permission
+         * for us (a tree's, as it was sent) is ours to empty. */
+        if ((st.st_mode & 0700) != 0700 && st.st_uid == geteuid())
+                (void)fchmodat(atfd, name, (st.st_mode | 0700) & 07777, AT_SYMLINK_NOFOLLOW);
         fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -369,12 +373,10 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                 }
                 if (have_new && !S_ISDIR(ns.st_mode))
                         continue;       /* a sent entry took the name */
-                if (!have_new) {
-                        if (mkdirat(newfd, de->d_name, 0700) < 0 ||
-                            fchmodat(newfd, de->d_name, os.st_mode & 07777, 0) < 0) {
-                                r = -errno;
-                                break;
-                        }
+                /* Made ours to fill; its old mode and mtime once filled. */
+                if (!have_new && mkdirat(newfd, de->d_name, 0700) < 0) {
+                        r = -errno;
+                        break;
                 }
                 o = incoming_open_dir_at(oldfd, de->d_name);
                 if (o == -ENOENT || o == -ENOTDIR || o == -ELOOP)
@@ -390,6 +392,10 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                         break;
                 }
                 r = incoming_merge_link_at(o, n, depth + 1);
+                if (r == 0 && !have_new &&
+                    (fchmod(n, os.st_mode & 07777) < 0 || futimens(n, (struct timespec[2]){ os.st_atim,
+                                                                                           os.st_mtim }) < 0))
+                        r = -errno;
                 close(o);
                 close(n);
         }

@@ -391,21 +391,45 @@ enum wire_status {
         WIRE_E_SIZE = 12,       /* byte count mismatch */
         WIRE_E_SHUTDOWN = 13,   /* receiver is shutting down */
         WIRE_E_INTERNAL = 14,
+        WIRE_E_PERMISSION = 15, /* the receiver may not make or change the entry */
         _WIRE_STATUS_MAX,
 };
 
+/*
+ * What each status means to its sides, from one table (wire.c): every
+ * question below is answered there, and a status this build does not
+ * know (a newer peer's) is "unknown status", permanent, a failure, not
+ * worth keeping anything for.
+ */
 /* Human text for a status ("checksum mismatch"); never NULL. */
 const char *wire_status_str(unsigned int status);
-
+/* Its short, stable name ("checksum"): a JSON key and a metrics label;
+ * NULL for a status this build does not know. */
+const char *wire_status_name(unsigned int status);
 /*
  * Whether a receiver's refusal or verdict with @status may go another way
  * if the same transfer is offered again later: busy, shutting down, an
  * I/O error, internal trouble, data that arrived damaged (checksum, size).
  * False for what a new offer would get again (version, protocol, denied,
- * auth, name, exists, too large, no space) and for a status this build
- * does not know. rdmaxferd(8), Retrying, explains the choices.
+ * auth, name, exists, too large, no space, permission).
+ * rdmaxferd(8), Retrying, explains the choices.
  */
 bool wire_status_transient(unsigned int status);
+/* Whether @status is the receiver saying no to the job as offered (the
+ * user reads "refused"), not something that went wrong on the way. */
+bool wire_status_refusal(unsigned int status);
+/* Whether what a failed session with @status staged is worth keeping for
+ * the job's next attempt: not when that attempt would fail the same way,
+ * or when keeping it holds what the receiver lacks (space). */
+bool wire_status_keeps(unsigned int status);
+/*
+ * The status of a receiver's failed system call with @err (an errno):
+ * no space (ENOSPC, EDQUOT), permission (EACCES, EPERM, EROFS), a name
+ * too long (ENAMETOOLONG), too large (EFBIG), else an I/O error, which
+ * may pass. Where an errno means more in its place (ELOOP on the way to
+ * DEST: the peer's name), the caller says so instead.
+ */
+unsigned int wire_status_of_errno(int err);
 
 struct wire_hello {
         uint32_t magic;

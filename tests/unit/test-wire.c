@@ -181,7 +181,7 @@ static void test_status_transient(void)
         static const unsigned int permanent[] = { WIRE_OK, WIRE_E_VERSION, WIRE_E_PROTOCOL,
                                                   WIRE_E_DENIED, WIRE_E_AUTH, WIRE_E_NAME,
                                                   WIRE_E_EXISTS, WIRE_E_TOO_LARGE, WIRE_E_NO_SPACE,
-                                                  _WIRE_STATUS_MAX, ~0u };
+                                                  WIRE_E_PERMISSION, _WIRE_STATUS_MAX, ~0u };
         bool all = true;
 
         for (size_t i = 0; i < ARRAY_SIZE(transient); i++)
@@ -196,9 +196,50 @@ static void test_status_transient(void)
                         diag("%s should be permanent", wire_status_str(permanent[i]));
                         all = false;
                 }
-        ok(all, "version, protocol, denied, auth, name, exists, too large, no space and unknown are not");
+        ok(all, "version, protocol, denied, auth, name, exists, too large, no space, permission and "
+           "unknown are not");
         is_int(ARRAY_SIZE(transient) + ARRAY_SIZE(permanent) - 2, _WIRE_STATUS_MAX,
                "every status is classified (a new one must be added here)");
+}
+
+/* What the user reads as a refusal, and what a failed session's staging is kept for. */
+static void test_status_properties(void)
+{
+        static const unsigned int refusal[] = { WIRE_E_VERSION, WIRE_E_BUSY, WIRE_E_DENIED, WIRE_E_AUTH,
+                                                WIRE_E_NAME, WIRE_E_EXISTS, WIRE_E_TOO_LARGE,
+                                                WIRE_E_NO_SPACE, WIRE_E_SHUTDOWN, WIRE_E_PERMISSION };
+        static const unsigned int not_kept[] = { WIRE_E_VERSION, WIRE_E_DENIED, WIRE_E_AUTH, WIRE_E_NAME,
+                                                 WIRE_E_EXISTS, WIRE_E_TOO_LARGE, WIRE_E_NO_SPACE,
+                                                 WIRE_E_PERMISSION };
+        unsigned int n_refusal = 0, n_kept = 0;
+        bool names = true;
+
+        for (unsigned int s = 0; s < _WIRE_STATUS_MAX; s++) {
+                n_refusal += wire_status_refusal(s);
+                n_kept += wire_status_keeps(s);
+                names &= wire_status_name(s) && strlen(wire_status_name(s)) > 0;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(refusal); i++)
+                n_refusal -= wire_status_refusal(refusal[i]);
+        for (size_t i = 0; i < ARRAY_SIZE(not_kept); i++)
+                n_kept += wire_status_keeps(not_kept[i]) ? 100 : 0;
+        is_int(n_refusal, 0, "refusals: version, busy, denied, auth, name, exists, too large, no space, "
+               "shutdown, permission; nothing else");
+        is_int(n_kept, _WIRE_STATUS_MAX - ARRAY_SIZE(not_kept),
+               "a failed session's staging is kept but for what the next attempt would meet again");
+        ok(!wire_status_refusal(_WIRE_STATUS_MAX) && !wire_status_keeps(~0u), "an unknown status is neither");
+        ok(names, "every status has a name");
+        is_str(wire_status_name(WIRE_E_TOO_LARGE), "too_large", "too_large's name");
+        ok(wire_status_name(_WIRE_STATUS_MAX) == NULL, "an unknown status has none");
+        is_int(wire_status_of_errno(EACCES), WIRE_E_PERMISSION, "EACCES: permission");
+        is_int(wire_status_of_errno(EPERM), WIRE_E_PERMISSION, "EPERM: permission");
+        is_int(wire_status_of_errno(EROFS), WIRE_E_PERMISSION, "EROFS: permission");
+        is_int(wire_status_of_errno(ENOSPC), WIRE_E_NO_SPACE, "ENOSPC: no space");
+        is_int(wire_status_of_errno(EDQUOT), WIRE_E_NO_SPACE, "EDQUOT: no space");
+        is_int(wire_status_of_errno(ENAMETOOLONG), WIRE_E_NAME, "ENAMETOOLONG: name");
+        is_int(wire_status_of_errno(EFBIG), WIRE_E_TOO_LARGE, "EFBIG: too large");
+        is_int(wire_status_of_errno(EIO), WIRE_E_IO, "EIO: I/O, which may pass");
+        is_int(wire_status_of_errno(ENOMEM), WIRE_E_IO, "ENOMEM: I/O");
 }
 
 static void test_private_data(void)
@@ -2039,6 +2080,7 @@ int main(void)
 {
         test_status_str();
         test_status_transient();
+        test_status_properties();
         test_private_data();
         test_round_trips();
         test_golden();
