@@ -423,9 +423,15 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                             v != NAME_OK ? name_verdict_str(v) : "too long");
                 return XFERCTL_EXIT_USAGE;
         }
-        /* With several sources, DEST is a directory of their own. */
-        if (sc->multi)
+        /* With several sources, DEST is a directory of their own, with the
+         * mode mkdir would give it here (its mtime: when it is made). */
+        if (sc->multi) {
+                mode_t mask = umask(0);
+
+                umask(mask);
+                sc->submit.mode = 0777 & ~(uint32_t)mask;
                 k.entries = 1;
+        }
         for (unsigned int i = 0; i < sc->npaths; i++) {
                 r = sendcmd_src_begin(sc, i);
                 if (r >= 0)

@@ -274,6 +274,28 @@ static int incoming_dest_parent(int dirfd, const char *path, const char **last)
         return incoming_open_beneath(dirfd, parent, true);
 }
 
+/*
+ * renameat2(RENAME_EXCHANGE) of the staged @leaf and DEST @last beneath
+ * @pfd: moving the old DEST, a directory, to another parent changes its
+ * "..", which needs write permission on it; one of ours without (a tree
+ * sent read-only) gets u+w for the move, and back on failure (it goes
+ * once swapped out). 0 or -errno.
+ */
+static int incoming_exchange(int stagefd, const char *leaf, int pfd, const char *last)
+{
+        struct stat st;
+        bool made_writable = false;
+        int r;
+
+        if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IWUSR) &&
+            st.st_uid == geteuid())
+                made_writable = fchmodat(pfd, last, (st.st_mode | S_IWUSR) & 07777, AT_SYMLINK_NOFOLLOW) == 0;
+        r = renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0 ? -errno : 0;
+        if (r < 0 && made_writable)
+                (void)fchmodat(pfd, last, st.st_mode & 07777, AT_SYMLINK_NOFOLLOW);
+        return r;
+}
+
 int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite)
 {
         const char *last;
@@ -286,7 +308,7 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
                 r = -errno;
                 if (r == -EEXIST && overwrite) {
                         /* The old DEST comes back to the staging directory, and goes. */
-                        r = renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0 ? -errno : 0;
+                        r = incoming_exchange(stagefd, leaf, pfd, last);
                         if (r == 0)
                                 (void)incoming_remove_tree(stagefd, leaf);
                 }
@@ -467,8 +489,8 @@ int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char 
         pfd = incoming_dest_parent(dirfd, path, &last);
         if (pfd < 0)
                 return pfd;
-        if (renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0) {
-                r = -errno;
+        r = incoming_exchange(stagefd, leaf, pfd, last);
+        if (r < 0) {
                 /* DEST went away since the link step: the new tree is all there is. */
                 if (r == -ENOENT)
                         r = renameat2(stagefd, leaf, pfd, last, RENAME_NOREPLACE) < 0 ? -errno : 0;

@@ -110,9 +110,12 @@
  * it holds. The receiver builds the tree in a hidden staging directory and
  * renames it into place as DEST only after the last entry is verified: a
  * job that fails publishes nothing. A directory entry carries no data:
- * every lane's run is empty, and only its ENDs go. An entry's mode is
- * kept without setuid, setgid, sticky and group or other write; a file's
- * mtime is set once its data is in (a directory's is not kept).
+ * every lane's run is empty, and only its ENDs go. Every offer of a tree
+ * but a pack's carries its entry's mode, exact (07777 bits, 0 for none of
+ * them; version 14: before, 0 meant "the receiver's own" and DEST's was
+ * always 0), and its mtime (0: none). The receiver keeps the mode less
+ * setuid and setgid, and sets a file's once its data is in, a
+ * directory's (DEST's too) with its mtime after everything inside it.
  *
  * Packs (version 5): a later OFFER of a tree session may carry
  * WIRE_OFFER_PACK (never with WIRE_OFFER_DIR, never the first): its data
@@ -325,7 +328,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            13      /* 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            14      /* 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -474,7 +477,7 @@ struct wire_offer {
         uint32_t file;          /* index in the session, < job_files */
         uint32_t job_files;     /* files in the whole job, >= 1 */
         uint64_t job_bytes;     /* bytes in the whole job */
-        uint32_t mode;          /* in a tree: the entry's permission bits (07777), 0: the receiver's own */
+        uint32_t mode;          /* in a tree: the entry's permission bits (07777), exact */
         uint64_t mtime_ns;      /* in a tree: a file's mtime, ns since the epoch, 0: not kept */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
         /* The source file's identity as the sender sees it now (device,

@@ -212,6 +212,13 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
 
 /* ---- a tree ---- */
 
+/* @ns since the epoch, as futimens() takes it (atime and mtime). */
+static void recv_timespec(uint64_t ns, struct timespec ts[2])
+{
+        ts[0].tv_sec = ts[1].tv_sec = (time_t)(ns / 1000000000u);
+        ts[0].tv_nsec = ts[1].tv_nsec = (long)(ns % 1000000000u);
+}
+
 /* The entry's path in the staging directory: DEST's last component, then
  * what follows DEST in its name. */
 static void recv_tree_rel(struct recv_xfer *x)
@@ -269,7 +276,7 @@ mode_t recv_tree_staged_mode(mode_t mode, bool dir)
 
 int recv_tree_mkdir_at(struct recv_xfer *x, const char *rel, uint32_t mode, uint64_t mtime_ns)
 {
-        mode_t want = mode ? recv_tree_mode(mode) : 0755;
+        mode_t want = recv_tree_mode(mode);
         struct stat st;
 
         if (mkdirat(x->stage_fd, rel, 0700) < 0 &&
@@ -292,20 +299,16 @@ static int64_t recv_tree_mkdir(void *arg)
 static int64_t recv_tree_meta(void *arg)
 {
         struct recv_xfer *x = arg;
+        mode_t want = recv_tree_mode(x->fin->offer.mode), staged = recv_tree_staged_mode(want, false);
         struct timespec ts[2];
+        int r;
 
-        if (x->fin->offer.mode) {
-                mode_t want = recv_tree_mode(x->fin->offer.mode), staged = recv_tree_staged_mode(want, false);
-                int r;
-
-                if (fchmod(x->fin->fd, staged) < 0)
-                        return -errno;
-                if (staged != want && (r = recv_tree_attr_add(x, x->fin->rel, S_IFREG | want, 0)) < 0)
-                        return r;
-        }
+        if (fchmod(x->fin->fd, staged) < 0)
+                return -errno;
+        if (staged != want && (r = recv_tree_attr_add(x, x->fin->rel, S_IFREG | want, 0)) < 0)
+                return r;
         if (x->fin->offer.mtime_ns) {
-                ts[0].tv_sec = ts[1].tv_sec = (time_t)(x->fin->offer.mtime_ns / 1000000000u);
-                ts[0].tv_nsec = ts[1].tv_nsec = (long)(x->fin->offer.mtime_ns % 1000000000u);
+                recv_timespec(x->fin->offer.mtime_ns, ts);
                 if (futimens(x->fin->fd, ts) < 0)
                         return -errno;
         }
@@ -450,12 +453,6 @@ static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, stru
         return (int64_t)(off + sizeof(*rec) + rec->rel_len + rec->target_len);
 }
 
-static void recv_timespec(uint64_t ns, struct timespec ts[2])
-{
-        ts[0].tv_sec = ts[1].tv_sec = (time_t)(ns / 1000000000u);
-        ts[0].tv_nsec = ts[1].tv_nsec = (long)(ns % 1000000000u);
-}
-
 /* On a worker, at the end: every symlink of the list, each made in its
  * directory opened beneath the staging directory without following any
  * symlink (so a hostile list cannot put one through another), with its
@@ -545,6 +542,9 @@ static int recv_tree_attr_set(int dirfd, const char *path, mode_t mode, uint64_t
  * write, is ours to fill until then, and making entries in a directory
  * would change its mtime. @dirfd is the staging directory (@top NULL),
  * or DEST itself once published, whose records' names start "@top/".
+ * In the staging directory DEST's own are only noted (x->dest_attr): it
+ * keeps u+w until it is renamed into place, which moving a directory to
+ * another parent needs (its ".." changes), and the rename changes it.
  */
 int recv_tree_set_attrs(struct recv_xfer *x, int dirfd, const char *top)
 {
@@ -580,6 +580,12 @@ int recv_tree_set_attrs(struct recv_xfer *x, int dirfd, const char *top)
                 if (recv_tree_list_read(x, at[--n], &rec, rel, target) < 0)
                         return -EIO;
                 path = rel;
+                if (!top && !strchr(rel, '/')) {
+                        x->dest_attr = true;
+                        x->dest_mode = rec.mode;
+                        x->dest_mtime_ns = rec.mtime_ns;
+                        continue;
+                }
                 if (top) {
                         if (strncmp(rel, top, skip) != 0 || (rel[skip] != '\0' && rel[skip] != '/'))
                                 return -EINVAL;
@@ -616,6 +622,10 @@ static int64_t recv_tree_publish(void *arg)
                 r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
         if (r < 0)
                 return r;
+        /* In place: DEST's own mode and mtime, the last of the tree's. The
+         * tree is published whatever they do (recv_on_tree_published says). */
+        if (x->dest_attr)
+                x->dest_attr_err = recv_tree_attr_set(dirfd, x->dest, (mode_t)x->dest_mode, x->dest_mtime_ns);
         if (x->tree_part)
                 recv_keep_published(x);
         else
@@ -1060,6 +1070,9 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
                 return;
         }
         x->published_tree = true;
+        if (x->dest_attr_err < 0)
+                log_warning("%s: %s: published, but its own mode and mtime could not be set: %s", x->base.peer,
+                            x->dest, strerror(-x->dest_attr_err));
         recv_published(x);
 }
 
@@ -1161,8 +1174,12 @@ static int64_t recv_tree_file_worker(void *arg)
                 r = -errno;
         if (r < 0)
                 return r;
-        if (f->record)
+        if (f->record) {
+                /* What the entry listed just now (its mode, for the end) is
+                 * the record's too: a resumed attempt does not send it again. */
+                x->keep_pj.rec.tree.links_len = x->links_len;
                 f->record_res = (int)recv_keep_store(x);
+        }
         return 0;
 }
 

@@ -84,7 +84,7 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
 {
         /* Made with its mode (no chmod after, unless the umask masks some
          * of it), or with what the daemon needs of it until the end. */
-        mode_t want = e->mode ? recv_tree_mode(e->mode) : 0640, mode = recv_tree_staged_mode(want, false);
+        mode_t want = recv_tree_mode(e->mode), mode = recv_tree_staged_mode(want, false);
         bool chmod_after = mode & x->base.e->umask;
         struct open_how how = {
                 .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,

@@ -174,6 +174,10 @@ struct recv_xfer {
         uint64_t links_len;
         int tree_err;           /* a worker's step: 0 or -errno */
         bool attrs_set;         /* a relayed tree's modes, set once published (recv_tree_finish) */
+        bool dest_attr;         /* DEST's own mode and mtime, set once it is in place */
+        int dest_attr_err;      /* ... and what setting them returned */
+        uint32_t dest_mode;
+        uint64_t dest_mtime_ns;
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint64_t t_between;     /* usec: the previous file's RESULT went (xfer_wait_overdue) */
         uint32_t files_published;
@@ -435,7 +439,7 @@ mode_t recv_tree_mode(uint32_t mode);
  * entry's record in the tree's list sets @mode at the end. */
 mode_t recv_tree_staged_mode(mode_t mode, bool dir);
 /* On a worker: directory @rel of the tree made in the staging directory
- * (there already, continuing a kept tree), its @mode (0: 0755) and
+ * (there already, continuing a kept tree), its @mode and
  * @mtime_ns listed for the end. 0 or -errno. */
 int recv_tree_mkdir_at(struct recv_xfer *x, const char *rel, uint32_t mode, uint64_t mtime_ns);
 /* On a worker: @rel's @mode (with its type: S_IFDIR or S_IFREG) and

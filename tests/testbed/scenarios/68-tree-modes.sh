@@ -6,9 +6,12 @@
 #  1. sent into a new DEST, arrives whole, with exactly the modes and the
 #     files', symlinks' and directories' mtimes (DEST's own included) that
 #     `rsync -a` gives a copy of the same source;
-#  2. sent again with --sync=digest after a file inside a read-only
-#     directory changed and one was added to it: only those move, and
-#     the result is again what rsync -a makes;
+#  2. sent again with --sync=digest: into the tree above, refused at once
+#     with the directory named (the daemon cannot look into its old
+#     directories without read or search permission, rdmaxferd(8) Sync),
+#     nothing changed; into a tree of read-only files and directories
+#     after a file inside a read-only directory changed and one was added
+#     to it: only those move, and the result is again what rsync -a makes;
 #  3. sent again over it (overwrite): the old tree, unreadable
 #     directories and all, is swapped out and removed, nothing left over;
 #  4. a receiver that may not make DEST (a directory the daemon may not
@@ -92,20 +95,40 @@ same_as_rsync "$tree" "$BETA_IN/modes/t1"
 tb_log "arrived as rsync -a makes it: read-only and mode-000 files (packed and alone), directories" \
        "0555, 0600, 0300, 0000, 1777, 0777, DEST 0750, every mtime"
 
-tb_log "2. --sync=digest into it: a file changed in a read-only directory, one added"
-chmod 755 "$tree/ro-dir/sub"
-printf 'changed\n' >"$tree/ro-dir/sub/deep.txt"
-make_file "$tree/ro-dir/sub/new.txt" 77
-touch -d '2020-01-02 03:04:05.678' "$tree/ro-dir/sub/deep.txt" "$tree/ro-dir/sub/new.txt" "$tree/ro-dir/sub"
-chmod 555 "$tree/ro-dir/sub"
+tb_log "2. --sync=digest into it: refused, naming a directory beta may not look into"
 since=$(date '+%F %T')
+meta "$BETA_IN/modes/t1" >"$TESTBED_SHARE/modes.before"
 rc=0
-out=$(xferctl send -r "$tree" "$BETA_ADDR" --to modes/t1 --sync=digest 2>&1) || rc=$?
+out=$(timeout 120 xferctl send -r "$tree" "$BETA_ADDR" --to modes/t1 --sync=digest 2>&1) || rc=$?
+((rc == 1)) && grep -q 'permission denied on the receiver: .*modes/t1/\(noexec\|noread\|zero\)-dir' <<<"$out" ||
+        tb_fail "--sync into a tree whose directories beta may not look into: exit $rc: $out"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying in' &&
+        tb_fail "a permission refusal was retried (above)"
+meta "$BETA_IN/modes/t1" | diff "$TESTBED_SHARE/modes.before" - >&2 || tb_fail "the refused sync changed modes/t1"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+
+tb_log "2. --sync=digest into a read-only tree: a file changed in a read-only directory, one added"
+ro=$SRC/modes-ro
+rm -rf "$ro" && mkdir "$ro"
+(cd "$tree" && cp -a ro.txt big-ro.bin none.txt exec.sh ro-dir empty-ro "$ro/") || tb_fail "cp -a"
+chmod 555 "$ro"
+rc=0
+out=$(xferctl send -r "$ro" "$BETA_ADDR" --to modes/t2 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of a read-only tree: exit $rc: $out"
+same_as_rsync "$ro" "$BETA_IN/modes/t2"
+chmod 755 "$ro/ro-dir/sub"
+printf 'changed\n' >"$ro/ro-dir/sub/deep.txt"
+make_file "$ro/ro-dir/sub/new.txt" 77
+touch -d '2020-01-02 03:04:05.678' "$ro/ro-dir/sub/deep.txt" "$ro/ro-dir/sub/new.txt" "$ro/ro-dir/sub"
+chmod 555 "$ro/ro-dir/sub"
+rc=0
+out=$(xferctl send -r "$ro" "$BETA_ADDR" --to modes/t2 --sync=digest 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r --sync=digest into a tree with read-only directories: exit $rc: $out"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
 [[ $out == *skipped* ]] || tb_fail "the unchanged entries were not skipped: $out"
-same_as_rsync "$tree" "$BETA_IN/modes/t1"
+same_as_rsync "$ro" "$BETA_IN/modes/t2"
 tb_log "synced as rsync -a would leave it"
+since=$(date '+%F %T')
 
 tb_log "3. the same tree over it (overwrite): the old one swapped out and removed"
 rc=0
@@ -146,5 +169,5 @@ journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying 
 rm -rf "$BETA_IN/locked"
 tb_log "refused with the cause, no retry, nothing made"
 
-chmod -R u+rwx "$tree" "$BETA_IN/modes" 2>/dev/null
-rm -rf "$tree" "$SRC/rsync-ref" "$BETA_IN/modes"
+chmod -R u+rwx "$tree" "$ro" "$BETA_IN/modes" 2>/dev/null
+rm -rf "$tree" "$ro" "$SRC/rsync-ref" "$BETA_IN/modes"
