@@ -480,12 +480,9 @@ int sendcmd_chain_report(const struct sendcmd *sc)
                 }
                 puts(")");
         }
-        /* -r --continue-on-error left some out: every peer lacks them. */
-        if (sent > 0 && sc->unreadable > 0) {
-                xferctl_say("%u could not be read and %s not sent", sc->unreadable,
-                            sc->unreadable == 1 ? "was" : "were");
+        /* -r left some out: every peer lacks them. */
+        if (sent > 0 && sendcmd_left_out_say(sc))
                 return XFERCTL_EXIT_PARTIAL;
-        }
         /* As the star's: all or nothing is its code, some and not others partial. */
         if (sent == hl->n)
                 return XFERCTL_EXIT_OK;

@@ -69,8 +69,10 @@ const char sendcmd_help[] =
         "  -r, --recursive\n"
         "                send DIR and everything beneath it (directories, regular files\n"
         "                and symlinks, as links; devices, FIFOs and sockets are skipped\n"
-        "                with a warning) as one job; the receiver publishes the whole\n"
-        "                tree as DEST at once, when every file is verified, or nothing\n"
+        "                with a warning, and make the exit status 23) as one job, every\n"
+        "                entry with its mode (less setuid and setgid) and mtime; the\n"
+        "                receiver publishes the whole tree as DEST at once, when every\n"
+        "                file is verified, or nothing\n"
         "  --links safe|all|none\n"
         "                with -r: which symlinks to send: those whose target is relative\n"
         "                and stays beneath DIR (default), all, or none; the others are\n"
@@ -121,8 +123,9 @@ const char sendcmd_help[] =
         "cancel the transfer and waits for it to stop; a second Ctrl-C stops waiting.\n"
         "Exit status: 0 only when the receiver verified and published (or, with\n"
         "--skip-existing or --sync, kept) every file;\n"
-        "23 when it did, but --continue-on-error left some out, or, to a NODELIST,\n"
-        "when some peers got everything and others did not;\n"
+        "23 when it did, but --continue-on-error left some out, or -r left out\n"
+        "what it could not send (each said), or, to a NODELIST, when some peers\n"
+        "got everything and others did not;\n"
         "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable (to a\n"
         "NODELIST: each peer's code when all have the same).\n";
 
@@ -580,24 +583,6 @@ static int sendcmd_interrupted(struct sendcmd *sc)
         return -1;
 }
 
-static bool sendcmd_refusal(unsigned int status)
-{
-        switch (status) {
-        case WIRE_E_VERSION:
-        case WIRE_E_BUSY:
-        case WIRE_E_DENIED:
-        case WIRE_E_AUTH:
-        case WIRE_E_NAME:
-        case WIRE_E_EXISTS:
-        case WIRE_E_TOO_LARGE:
-        case WIRE_E_NO_SPACE:
-        case WIRE_E_SHUTDOWN:
-                return true;
-        default:
-                return false;
-        }
-}
-
 /* The final line (or JSON object) for a finished job. Returns the exit code. */
 static int sendcmd_report(struct sendcmd *sc)
 {
@@ -638,12 +623,7 @@ static int sendcmd_report(struct sendcmd *sc)
                                  j->files_skipped ? j->peer : "", j->files_skipped ? ")" : "");
                         puts(progress_summary(line, sizeof(line), one, j->peer, j->bytes_done, j->usec));
                 }
-                if (sc->unreadable > 0) {
-                        xferctl_say("%u could not be read and %s not sent", sc->unreadable,
-                                    sc->unreadable == 1 ? "was" : "were");
-                        return XFERCTL_EXIT_PARTIAL;
-                }
-                return XFERCTL_EXIT_OK;
+                return sendcmd_left_out_say(sc) ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_OK;
         case CTL_JOB_CANCELLED:
                 xferctl_say("send %s to %s cancelled%s%s", esc_term(name, sizeof(name), j->name),
                             esc_term(peer, sizeof(peer), j->peer), j->text[0] ? ": " : "",
@@ -653,7 +633,7 @@ static int sendcmd_report(struct sendcmd *sc)
                 /* The daemon's text says it best; without one, say what the status means. */
                 xferctl_say("send %s to %s failed: %s%s", esc_term(name, sizeof(name), j->name),
                             esc_term(peer, sizeof(peer), j->peer),
-                            !j->text[0] && sendcmd_refusal(j->status) ? "refused by peer: " : "",
+                            !j->text[0] && wire_status_refusal(j->status) ? "refused by peer: " : "",
                             cause);
                 return XFERCTL_EXIT_FAILED;
         }

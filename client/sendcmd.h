@@ -12,6 +12,7 @@
 
 #include "ctl.h"
 #include "json.h"
+#include "xferctl.h"
 
 /* -r: which symlinks are sent (as links, never followed). */
 enum sendcmd_links {
@@ -51,6 +52,10 @@ struct sendcmd {
         bool keep_going;                /* --continue-on-error: skip what cannot be read */
         int links;                      /* --links: enum sendcmd_links */
         unsigned int unreadable;        /* skipped for it */
+        /* -r: entries the receiver could not take as they are (a device,
+         * FIFO or socket, a name it refuses, a symlink --links leaves out
+         * unless it said none): not sent, and the exit status says so. */
+        unsigned int left_out;
         const char *to;                 /* --to DEST, or NULL: the directory's last component */
         char dest[CTL_NAME_MAX + 1];
         size_t root_len;                /* of FILE as typed: the walk's paths start with it */
@@ -77,6 +82,19 @@ struct sendcmd {
         bool cancel_sent;
         sig_atomic_t cancel_at;         /* sendcmd_interrupts when we sent CANCEL */
 };
+
+/* A finished job that published what was sent: whether something was
+ * left out of it (unreadable, or not sendable), said on stderr. */
+static inline bool sendcmd_left_out_say(const struct sendcmd *sc)
+{
+        if (sc->unreadable > 0)
+                xferctl_say("%u could not be read and %s not sent", sc->unreadable,
+                            sc->unreadable == 1 ? "was" : "were");
+        if (sc->left_out > 0)
+                xferctl_say("%u %s not sent (said above)", sc->left_out,
+                            sc->left_out == 1 ? "entry was" : "entries were");
+        return sc->unreadable > 0 || sc->left_out > 0;
+}
 
 /* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
 int sendcmd_open_path(const char *path, int *out, uint64_t *size);

@@ -271,6 +271,15 @@ static bool sendcmd_link_wanted(const struct sendcmd *sc, const struct walk_entr
         return !why;
 }
 
+/* An entry's mtime for the receiver (a symlink's is lstat's, walk.h);
+ * before 1970, or past 2554: 0, not kept. */
+static uint64_t sendcmd_mtime_ns(const struct stat *st)
+{
+        if (st->st_mtim.tv_sec <= 0 || (uint64_t)st->st_mtim.tv_sec >= UINT64_MAX / 1000000000u)
+                return 0;
+        return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+}
+
 static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
@@ -284,8 +293,16 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 k->exit = XFERCTL_EXIT_USAGE;
                 return -ENOTDIR;
         }
-        if (e->kind == WALK_SYMLINK && e->depth > 0 && !sendcmd_link_wanted(k->sc, e, true))
+        /* DEST is the directory: its mode and mtime go with the SUBMIT. */
+        if (e->depth == 0 && !k->sc->multi) {
+                k->sc->submit.mode = (uint32_t)(e->st.st_mode & 07777);
+                k->sc->submit.mtime_ns = sendcmd_mtime_ns(&e->st);
+        }
+        if (e->kind == WALK_SYMLINK && e->depth > 0 && !sendcmd_link_wanted(k->sc, e, true)) {
+                /* --links none asked for it; any other leaves out what the tree has. */
+                k->sc->left_out += k->sc->links != SENDCMD_LINKS_NONE;
                 return 0;
+        }
         if (!sendcmd_tree_ok(k->sc, e, name, sizeof(name))) {
                 _cleanup_(freep) char *shown = esc_term_dup(e->path);
                 enum name_verdict v = name_check(e->name, strlen(e->name));
@@ -293,6 +310,7 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 /* DEST itself was checked; beneath it, what the receiver would refuse is not sent. */
                 xferctl_say("skipping %s: %s", shown ? shown : "?",
                             v != NAME_OK ? name_verdict_str(v) : "its path on the receiver would be too long");
+                k->sc->left_out++;
                 return e->kind == WALK_DIR ? WALK_SKIP : 0;
         }
         if (e->kind == WALK_FILE) {
@@ -320,6 +338,7 @@ static int sendcmd_count_skip(void *userdata, const char *path, mode_t mode, int
 
         if (err == 0) {
                 xferctl_say("skipping %s: it is %s", shown ? shown : "?", walk_type_str(mode));
+                k->sc->left_out++;
                 return 0;
         }
         if (k->sc->keep_going) {
@@ -404,9 +423,15 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                             v != NAME_OK ? name_verdict_str(v) : "too long");
                 return XFERCTL_EXIT_USAGE;
         }
-        /* With several sources, DEST is a directory of their own. */
-        if (sc->multi)
+        /* With several sources, DEST is a directory of their own, with the
+         * mode mkdir would give it here (its mtime: when it is made). */
+        if (sc->multi) {
+                mode_t mask = umask(0);
+
+                umask(mask);
+                sc->submit.mode = 0777 & ~(uint32_t)mask;
                 k.entries = 1;
+        }
         for (unsigned int i = 0; i < sc->npaths; i++) {
                 r = sendcmd_src_begin(sc, i);
                 if (r >= 0)
@@ -450,9 +475,10 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                 return 0;
         if (!sendcmd_tree_ok(sc, e, m.file.name, sizeof(m.file.name)))
                 return e->kind == WALK_DIR ? WALK_SKIP : 0;     /* said when counting */
-        /* The receiver keeps the mode (less setuid, setgid, sticky and group
-         * or other write) and a file's mtime; a directory's it cannot. */
+        /* The receiver keeps the mode (less setuid and setgid) and the mtime
+         * (a directory's once everything in it is made). */
         m.file.mode = (uint32_t)(e->st.st_mode & 07777);
+        m.file.mtime_ns = sendcmd_mtime_ns(&e->st);
         if (e->kind == WALK_DIR) {
                 m.file.flags = CTL_FILE_DIR;
         } else if (e->kind == WALK_SYMLINK) {
@@ -471,15 +497,7 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                 m.file.mode = 0;
         } else {
                 m.file.size = (uint64_t)e->st.st_size;
-                /* Before 1970 (or past 2554): not kept. */
-                if (e->st.st_mtim.tv_sec > 0 && (uint64_t)e->st.st_mtim.tv_sec < UINT64_MAX / 1000000000u)
-                        m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u +
-                                          (uint64_t)e->st.st_mtim.tv_nsec;
         }
-        /* A symlink's mtime too (lstat's, walk.h). */
-        if (e->kind == WALK_SYMLINK && e->st.st_mtim.tv_sec > 0 &&
-            (uint64_t)e->st.st_mtim.tv_sec < UINT64_MAX / 1000000000u)
-                m.file.mtime_ns = (uint64_t)e->st.st_mtim.tv_sec * 1000000000u + (uint64_t)e->st.st_mtim.tv_nsec;
         /* The batch takes the descriptor: it goes with up to
          * CTL_BATCH_MAX others in one system call. */
         if (e->kind == WALK_FILE) {

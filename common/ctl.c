@@ -17,8 +17,8 @@
  * (magic u32, version u16, type u16, length u32):
  *
  *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
- *              retries u16, files u32, job_bytes u64, route_len u16, host,
- *              name, route
+ *              retries u16, files u32, job_bytes u64, route_len u16,
+ *              mode u32, mtime_ns u64, host, name, route
  *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
@@ -44,7 +44,7 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 4 + 4 + 4 + \
@@ -411,6 +411,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u32(&o, m->submit.files);
                 bytes_put_u64(&o, m->submit.job_bytes);
                 bytes_put_u16(&o, (uint16_t)l3);
+                bytes_put_u32(&o, m->submit.mode);
+                bytes_put_u64(&o, m->submit.mtime_ns);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
                 bytes_put_mem(&o, m->submit.route, (size_t)l3);
@@ -609,6 +611,8 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->submit.files = bytes_get_u32(&in);
                 m->submit.job_bytes = bytes_get_u64(&in);
                 l3 = bytes_get_u16(&in);
+                m->submit.mode = bytes_get_u32(&in);
+                m->submit.mtime_ns = bytes_get_u64(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX ||
                     plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3)
                         return -EBADMSG;

@@ -58,13 +58,14 @@
 #include "nodeset.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             6       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             7       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
                                          *    node_bytes);
                                          * 6: chains of 512 nodes (JOB nodes_missing 64
-                                         *    bytes, CTL_MSG_MAX 32768) */
+                                         *    bytes, CTL_MSG_MAX 32768);
+                                         * 7: a tree's DEST mode and mtime (SUBMIT) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
@@ -153,6 +154,8 @@ struct ctl_submit {
         uint16_t retries;               /* with CTL_SUBMIT_RETRIES: attempts after the first */
         uint32_t files;                 /* files in the job (0 or 1: this one); the others by FILE */
         uint64_t job_bytes;             /* with files > 1: every file's size summed */
+        uint32_t mode;                  /* a tree's DEST: the source directory's mode (07777 bits) */
+        uint64_t mtime_ns;              /* ... and mtime (0: none) */
         char host[CTL_HOST_MAX + 1];    /* numeric IPv4/IPv6 address */
         char name[CTL_NAME_MAX + 1];    /* leaf name to publish under (the first file's) */
         /* A relay chain: the nodes after host, in order, comma separated,

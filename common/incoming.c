@@ -225,6 +225,10 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
                 return unlinkat(atfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (depth >= INCOMING_TREE_DEPTH_MAX)
                 return -ELOOP;
+        /* A directory of ours without read, write or search permission
+         * for us (a tree's, as it was sent) is ours to empty. */
+        if ((st.st_mode & 0700) != 0700 && st.st_uid == geteuid())
+                (void)fchmodat(atfd, name, (st.st_mode | 0700) & 07777, AT_SYMLINK_NOFOLLOW);
         fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -270,6 +274,28 @@ static int incoming_dest_parent(int dirfd, const char *path, const char **last)
         return incoming_open_beneath(dirfd, parent, true);
 }
 
+/*
+ * renameat2(RENAME_EXCHANGE) of the staged @leaf and DEST @last beneath
+ * @pfd: moving the old DEST, a directory, to another parent changes its
+ * "..", which needs write permission on it; one of ours without (a tree
+ * sent read-only) gets u+w for the move, and back on failure (it goes
+ * once swapped out). 0 or -errno.
+ */
+static int incoming_exchange(int stagefd, const char *leaf, int pfd, const char *last)
+{
+        struct stat st;
+        bool made_writable = false;
+        int r;
+
+        if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IWUSR) &&
+            st.st_uid == geteuid())
+                made_writable = fchmodat(pfd, last, (st.st_mode | S_IWUSR) & 07777, AT_SYMLINK_NOFOLLOW) == 0;
+        r = renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0 ? -errno : 0;
+        if (r < 0 && made_writable)
+                (void)fchmodat(pfd, last, st.st_mode & 07777, AT_SYMLINK_NOFOLLOW);
+        return r;
+}
+
 int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char *path, bool overwrite)
 {
         const char *last;
@@ -282,7 +308,7 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
                 r = -errno;
                 if (r == -EEXIST && overwrite) {
                         /* The old DEST comes back to the staging directory, and goes. */
-                        r = renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0 ? -errno : 0;
+                        r = incoming_exchange(stagefd, leaf, pfd, last);
                         if (r == 0)
                                 (void)incoming_remove_tree(stagefd, leaf);
                 }
@@ -369,12 +395,10 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                 }
                 if (have_new && !S_ISDIR(ns.st_mode))
                         continue;       /* a sent entry took the name */
-                if (!have_new) {
-                        if (mkdirat(newfd, de->d_name, 0700) < 0 ||
-                            fchmodat(newfd, de->d_name, os.st_mode & 07777, 0) < 0) {
-                                r = -errno;
-                                break;
-                        }
+                /* Made ours to fill; its old mode and mtime once filled. */
+                if (!have_new && mkdirat(newfd, de->d_name, 0700) < 0) {
+                        r = -errno;
+                        break;
                 }
                 o = incoming_open_dir_at(oldfd, de->d_name);
                 if (o == -ENOENT || o == -ENOTDIR || o == -ELOOP)
@@ -390,6 +414,10 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                         break;
                 }
                 r = incoming_merge_link_at(o, n, depth + 1);
+                if (r == 0 && !have_new &&
+                    (fchmod(n, os.st_mode & 07777) < 0 || futimens(n, (struct timespec[2]){ os.st_atim,
+                                                                                           os.st_mtim }) < 0))
+                        r = -errno;
                 close(o);
                 close(n);
         }
@@ -461,8 +489,8 @@ int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char 
         pfd = incoming_dest_parent(dirfd, path, &last);
         if (pfd < 0)
                 return pfd;
-        if (renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0) {
-                r = -errno;
+        r = incoming_exchange(stagefd, leaf, pfd, last);
+        if (r < 0) {
                 /* DEST went away since the link step: the new tree is all there is. */
                 if (r == -ENOENT)
                         r = renameat2(stagefd, leaf, pfd, last, RENAME_NOREPLACE) < 0 ? -errno : 0;

@@ -114,8 +114,8 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
  *
  * incoming_merge_link: every entry of the old DEST that the staged tree
  * lacks is hard-linked into it (linkat without following: a symlink is
- * linked as a symlink), a missing directory made (with the old one's
- * mode) and filled the same way; directories in both are recursed into;
+ * linked as a symlink), a missing directory made and filled the same
+ * way, then given the old one's mode and mtime; directories in both are recursed into;
  * where both have a name, the staged entry wins. Every directory is
  * opened without following a symlink, beneath @dirfd; at most
  * INCOMING_MERGE_DEPTH levels (-ELOOP beyond). A DEST that is not there

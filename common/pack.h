@@ -57,7 +57,7 @@ enum pack_type {
 
 struct pack_entry {
         uint8_t type;           /* enum pack_type */
-        uint32_t mode;          /* permission bits, 07777 at most; 0: the receiver's own (a symlink: 0) */
+        uint32_t mode;          /* permission bits, 07777 at most, exact (a symlink: 0) */
         uint64_t mtime_ns;      /* a file's mtime, ns since the epoch; 0: not kept */
         uint64_t size;          /* data bytes; 0 for a directory, the target's for a symlink */
         const char *name;       /* name_len bytes, no NUL in a parsed pack */

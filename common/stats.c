@@ -10,28 +10,6 @@
 #include "ctl.h"
 #include "macro.h"
 
-/* Stable: they are JSON keys and Prometheus label values that dashboards name. */
-static const char *const stats_reason_names[STATS_SLOTS] = {
-        [WIRE_E_VERSION] = "version",
-        [WIRE_E_PROTOCOL] = "protocol",
-        [WIRE_E_BUSY] = "busy",
-        [WIRE_E_DENIED] = "denied",
-        [WIRE_E_AUTH] = "auth",
-        [WIRE_E_NAME] = "name",
-        [WIRE_E_EXISTS] = "exists",
-        [WIRE_E_TOO_LARGE] = "too_large",
-        [WIRE_E_NO_SPACE] = "no_space",
-        [WIRE_E_IO] = "io",
-        [WIRE_E_CHECKSUM] = "checksum",
-        [WIRE_E_SIZE] = "size",
-        [WIRE_E_SHUTDOWN] = "shutdown",
-        [WIRE_E_INTERNAL] = "internal",
-        [STATS_SLOT_UNKNOWN] = "unknown",
-        [STATS_SLOT_CANCELLED] = "cancelled",
-};
-
-/* A status added to wire.h needs its name here. */
-static_assert(WIRE_E_INTERNAL + 1 == _WIRE_STATUS_MAX, "every wire status has a reason name");
 static_assert(_CTL_DIR_MAX * (STATS_SLOTS - 1) <= CTL_STATS_REASONS_MAX,
               "every reason of both directions fits one STATS_INFO");
 
@@ -49,7 +27,12 @@ void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status,
 
 const char *stats_reason_name(unsigned int slot)
 {
-        return slot < STATS_SLOTS ? stats_reason_names[slot] : NULL;
+        /* Stable, as wire_status_name()'s: dashboards name them. */
+        if (slot == STATS_SLOT_UNKNOWN)
+                return "unknown";
+        if (slot == STATS_SLOT_CANCELLED)
+                return "cancelled";
+        return slot == WIRE_OK ? NULL : wire_status_name(slot);
 }
 
 int stats_tally_export(struct ctl_stats *s, unsigned int dir, const struct stats_tally *t)
@@ -60,14 +43,14 @@ int stats_tally_export(struct ctl_stats *s, unsigned int dir, const struct stats
         for (unsigned int k = 0; k < STATS_SLOTS; k++) {
                 struct ctl_stats_reason *r;
 
-                if (!t->failed[k] || !stats_reason_names[k])
+                if (!t->failed[k] || !stats_reason_name(k))
                         continue;
                 if (s->nreasons >= CTL_STATS_REASONS_MAX)
                         return -E2BIG;
                 r = &s->reason[s->nreasons++];
                 r->dir = (uint8_t)dir;
                 r->count = t->failed[k];
-                snprintf(r->name, sizeof(r->name), "%s", stats_reason_names[k]);
+                snprintf(r->name, sizeof(r->name), "%s", stats_reason_name(k));
         }
         return 0;
 }
@@ -93,7 +76,7 @@ static uint64_t stats_reason_count(const struct ctl_stats *s, unsigned int dir, 
 static bool stats_reason_known(const char *name)
 {
         for (unsigned int k = 0; k < STATS_SLOTS; k++)
-                if (stats_reason_names[k] && strcmp(stats_reason_names[k], name) == 0)
+                if (stats_reason_name(k) && strcmp(stats_reason_name(k), name) == 0)
                         return true;
         return false;
 }
@@ -154,7 +137,7 @@ int stats_prometheus(char *buf, size_t cap, const struct ctl_stats *s)
                 out_printf(&o, "rdmaxfer_transfers_total{direction=\"%s\",result=\"ok\"} %" PRIu64 "\n",
                            dir, s->dir[d].files);
                 for (unsigned int k = 0; k < STATS_SLOTS; k++) {
-                        const char *name = stats_reason_names[k];
+                        const char *name = stats_reason_name(k);
 
                         /* A receiver never sees a cancel: the sender's is a protocol failure there. */
                         if (!name || (k == STATS_SLOT_CANCELLED && d == CTL_DIR_RECV))

@@ -77,49 +77,94 @@ static_assert(WIRE_LABEL_LEN(WIRE_LABEL_RESULT) + 2 + WIRE_RESULT_FIXED - WIRE_M
               WIRE_MAC_INPUT_MAX, "result mac input bound");
 static_assert(WIRE_TAG_SIZE <= WIRE_MAC_SIZE, "a tag is a truncated MAC");
 
-static const char *const wire_status_text[_WIRE_STATUS_MAX] = {
-        [WIRE_OK] = "ok",
-        [WIRE_E_VERSION] = "protocol version not supported",
-        [WIRE_E_PROTOCOL] = "protocol error",
-        [WIRE_E_BUSY] = "receiver busy",
-        [WIRE_E_DENIED] = "peer not allowed",
-        [WIRE_E_AUTH] = "authentication failed",
-        [WIRE_E_NAME] = "file name not acceptable",
-        [WIRE_E_EXISTS] = "file exists",
-        [WIRE_E_TOO_LARGE] = "file too large",
-        [WIRE_E_NO_SPACE] = "no space left on receiver",
-        [WIRE_E_IO] = "receiver I/O error",
-        [WIRE_E_CHECKSUM] = "checksum mismatch",
-        [WIRE_E_SIZE] = "size mismatch",
-        [WIRE_E_SHUTDOWN] = "receiver shutting down",
-        [WIRE_E_INTERNAL] = "internal error",
+/* What a status means: its name, its text, and the flags below. */
+enum {
+        WIRE_STATUS_TRANSIENT = 1 << 0,
+        WIRE_STATUS_REFUSAL = 1 << 1,
+        WIRE_STATUS_KEEPS = 1 << 2,
 };
+
+static const struct {
+        const char *name;       /* stable: a JSON key and a Prometheus label value */
+        const char *text;
+        unsigned int flags;
+} wire_status_info[_WIRE_STATUS_MAX] = {
+        /* A receive that ends without a verdict of its own (torn down). */
+        [WIRE_OK] = { "ok", "ok", WIRE_STATUS_KEEPS },
+        [WIRE_E_VERSION] = { "version", "protocol version not supported", WIRE_STATUS_REFUSAL },
+        [WIRE_E_PROTOCOL] = { "protocol", "protocol error", WIRE_STATUS_KEEPS },
+        [WIRE_E_BUSY] = { "busy", "receiver busy",
+                           WIRE_STATUS_TRANSIENT | WIRE_STATUS_REFUSAL | WIRE_STATUS_KEEPS },
+        [WIRE_E_DENIED] = { "denied", "peer not allowed", WIRE_STATUS_REFUSAL },
+        [WIRE_E_AUTH] = { "auth", "authentication failed", WIRE_STATUS_REFUSAL },
+        [WIRE_E_NAME] = { "name", "file name not acceptable", WIRE_STATUS_REFUSAL },
+        [WIRE_E_EXISTS] = { "exists", "file exists", WIRE_STATUS_REFUSAL },
+        [WIRE_E_TOO_LARGE] = { "too_large", "file too large", WIRE_STATUS_REFUSAL },
+        /*
+         * Not transient: space comes back when somebody on the receiver
+         * acts, not within a retry window, and each attempt would resend
+         * the file into a disk that is already short.
+         */
+        [WIRE_E_NO_SPACE] = { "no_space", "no space left on receiver", WIRE_STATUS_REFUSAL },
+        [WIRE_E_IO] = { "io", "receiver I/O error", WIRE_STATUS_TRANSIENT | WIRE_STATUS_KEEPS },
+        [WIRE_E_CHECKSUM] = { "checksum", "checksum mismatch", WIRE_STATUS_TRANSIENT | WIRE_STATUS_KEEPS },
+        [WIRE_E_SIZE] = { "size", "size mismatch", WIRE_STATUS_TRANSIENT | WIRE_STATUS_KEEPS },
+        [WIRE_E_SHUTDOWN] = { "shutdown", "receiver shutting down",
+                              WIRE_STATUS_TRANSIENT | WIRE_STATUS_REFUSAL | WIRE_STATUS_KEEPS },
+        [WIRE_E_INTERNAL] = { "internal", "internal error", WIRE_STATUS_TRANSIENT | WIRE_STATUS_KEEPS },
+        /* Permissions change when somebody acts, as space does. */
+        [WIRE_E_PERMISSION] = { "permission", "permission denied on the receiver", WIRE_STATUS_REFUSAL },
+};
+
+static unsigned int wire_status_flags(unsigned int status)
+{
+        return status < _WIRE_STATUS_MAX ? wire_status_info[status].flags : 0;
+}
+
+const char *wire_status_name(unsigned int status)
+{
+        return status < _WIRE_STATUS_MAX ? wire_status_info[status].name : NULL;
+}
 
 const char *wire_status_str(unsigned int status)
 {
         /* A newer peer may send a status this build does not know. */
-        if (status >= _WIRE_STATUS_MAX || !wire_status_text[status])
+        if (status >= _WIRE_STATUS_MAX || !wire_status_info[status].text)
                 return "unknown status";
-        return wire_status_text[status];
+        return wire_status_info[status].text;
 }
 
 bool wire_status_transient(unsigned int status)
 {
-        switch (status) {
-        case WIRE_E_BUSY:
-        case WIRE_E_SHUTDOWN:
-        case WIRE_E_IO:
-        case WIRE_E_INTERNAL:
-        case WIRE_E_CHECKSUM:
-        case WIRE_E_SIZE:
-                return true;
-        /*
-         * NO_SPACE too: space comes back when somebody on the receiver
-         * acts, not within a retry window, and each attempt would resend
-         * the file into a disk that is already short.
-         */
+        return wire_status_flags(status) & WIRE_STATUS_TRANSIENT;
+}
+
+bool wire_status_refusal(unsigned int status)
+{
+        return wire_status_flags(status) & WIRE_STATUS_REFUSAL;
+}
+
+bool wire_status_keeps(unsigned int status)
+{
+        return wire_status_flags(status) & WIRE_STATUS_KEEPS;
+}
+
+unsigned int wire_status_of_errno(int err)
+{
+        switch (err) {
+        case ENOSPC:
+        case EDQUOT:
+                return WIRE_E_NO_SPACE;
+        case EACCES:
+        case EPERM:
+        case EROFS:
+                return WIRE_E_PERMISSION;
+        case ENAMETOOLONG:
+                return WIRE_E_NAME;
+        case EFBIG:
+                return WIRE_E_TOO_LARGE;
         default:
-                return false;
+                return WIRE_E_IO;
         }
 }
 

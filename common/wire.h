@@ -110,9 +110,12 @@
  * it holds. The receiver builds the tree in a hidden staging directory and
  * renames it into place as DEST only after the last entry is verified: a
  * job that fails publishes nothing. A directory entry carries no data:
- * every lane's run is empty, and only its ENDs go. An entry's mode is
- * kept without setuid, setgid, sticky and group or other write; a file's
- * mtime is set once its data is in (a directory's is not kept).
+ * every lane's run is empty, and only its ENDs go. Every offer of a tree
+ * but a pack's carries its entry's mode, exact (07777 bits, 0 for none of
+ * them; version 14: before, 0 meant "the receiver's own" and DEST's was
+ * always 0), and its mtime (0: none). The receiver keeps the mode less
+ * setuid and setgid, and sets a file's once its data is in, a
+ * directory's (DEST's too) with its mtime after everything inside it.
  *
  * Packs (version 5): a later OFFER of a tree session may carry
  * WIRE_OFFER_PACK (never with WIRE_OFFER_DIR, never the first): its data
@@ -325,7 +328,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            13      /* 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            14      /* 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -391,21 +394,45 @@ enum wire_status {
         WIRE_E_SIZE = 12,       /* byte count mismatch */
         WIRE_E_SHUTDOWN = 13,   /* receiver is shutting down */
         WIRE_E_INTERNAL = 14,
+        WIRE_E_PERMISSION = 15, /* the receiver may not make or change the entry */
         _WIRE_STATUS_MAX,
 };
 
+/*
+ * What each status means to its sides, from one table (wire.c): every
+ * question below is answered there, and a status this build does not
+ * know (a newer peer's) is "unknown status", permanent, a failure, not
+ * worth keeping anything for.
+ */
 /* Human text for a status ("checksum mismatch"); never NULL. */
 const char *wire_status_str(unsigned int status);
-
+/* Its short, stable name ("checksum"): a JSON key and a metrics label;
+ * NULL for a status this build does not know. */
+const char *wire_status_name(unsigned int status);
 /*
  * Whether a receiver's refusal or verdict with @status may go another way
  * if the same transfer is offered again later: busy, shutting down, an
  * I/O error, internal trouble, data that arrived damaged (checksum, size).
  * False for what a new offer would get again (version, protocol, denied,
- * auth, name, exists, too large, no space) and for a status this build
- * does not know. rdmaxferd(8), Retrying, explains the choices.
+ * auth, name, exists, too large, no space, permission).
+ * rdmaxferd(8), Retrying, explains the choices.
  */
 bool wire_status_transient(unsigned int status);
+/* Whether @status is the receiver saying no to the job as offered (the
+ * user reads "refused"), not something that went wrong on the way. */
+bool wire_status_refusal(unsigned int status);
+/* Whether what a failed session with @status staged is worth keeping for
+ * the job's next attempt: not when that attempt would fail the same way,
+ * or when keeping it holds what the receiver lacks (space). */
+bool wire_status_keeps(unsigned int status);
+/*
+ * The status of a receiver's failed system call with @err (an errno):
+ * no space (ENOSPC, EDQUOT), permission (EACCES, EPERM, EROFS), a name
+ * too long (ENAMETOOLONG), too large (EFBIG), else an I/O error, which
+ * may pass. Where an errno means more in its place (ELOOP on the way to
+ * DEST: the peer's name), the caller says so instead.
+ */
+unsigned int wire_status_of_errno(int err);
 
 struct wire_hello {
         uint32_t magic;
@@ -450,7 +477,7 @@ struct wire_offer {
         uint32_t file;          /* index in the session, < job_files */
         uint32_t job_files;     /* files in the whole job, >= 1 */
         uint64_t job_bytes;     /* bytes in the whole job */
-        uint32_t mode;          /* in a tree: the entry's permission bits (07777), 0: the receiver's own */
+        uint32_t mode;          /* in a tree: the entry's permission bits (07777), exact */
         uint64_t mtime_ns;      /* in a tree: a file's mtime, ns since the epoch, 0: not kept */
         uint8_t token[WIRE_TOKEN_SIZE]; /* random; the other lanes' hellos carry it */
         /* The source file's identity as the sender sees it now (device,

@@ -1035,6 +1035,8 @@ static int jobs_start(struct jobs *jobs, struct job *job)
                 .files = job->tree ? job->files : job->files - job->files_done,
                 .job_bytes = job->tree ? job->size : job->size - e->published,
                 .tree = job->tree,
+                .mode = job->mode,
+                .mtime_ns = job->mtime_ns,
                 .tree_token = job->tree ? e->token : NULL,
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
@@ -1293,6 +1295,10 @@ int jobs_submit(struct jobs *jobs, const struct ctl_submit *s, uid_t uid, int fd
         job->size = s->files > 1 ? s->job_bytes : size;
         job->files = MAX(s->files, 1u);
         job->tree = s->flags & CTL_SUBMIT_TREE;
+        if (job->tree) {
+                job->mode = s->mode & 07777;
+                job->mtime_ns = s->mtime_ns;
+        }
         job->sync = s->flags & CTL_SUBMIT_SKIP_EXISTING ? ENGINE_SYNC_SKIP_EXISTING :
                     s->flags & CTL_SUBMIT_SYNC_SIZE     ? ENGINE_SYNC_SIZE :
                     s->flags & CTL_SUBMIT_SYNC_DIGEST   ? ENGINE_SYNC_DIGEST : ENGINE_SYNC_NONE;

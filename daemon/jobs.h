@@ -47,6 +47,8 @@ struct job {
         uint32_t files_in;              /* handed over by the client so far (the first included) */
         uint32_t files_done;            /* published by the receiver */
         bool tree;                      /* CTL_SUBMIT_TREE: name is DEST, fd -1; its entries follow */
+        uint32_t mode;                  /* a tree's DEST: its source directory's mode and mtime */
+        uint64_t mtime_ns;
         unsigned int sync;              /* enum engine_sync, from the CTL_SUBMIT sync flags; every
                                          * attempt keeps it */
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */

@@ -252,6 +252,9 @@ struct engine_send_req {
                                          * "DEST/..." */
         uint64_t job_bytes;             /* every file's size summed, announced to the receiver
                                          * (its limits); with files <= 1: size */
+        uint32_t mode;                  /* a tree's DEST: its mode and mtime, the source
+                                         * directory's (0: none) */
+        uint64_t mtime_ns;
         const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */
         socklen_t dst_len;
         const char *peer;               /* "host:port", for logs */

@@ -99,7 +99,7 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
         if (iv != INCOMING_OK) {
                 snprintf(text, sizeof(text), "reserving %" PRIu64 " bytes: %s", x->cur->offer.size,
                          strerror((int)-res));
-                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                recv_fail(x, iv == INCOMING_NO_SPACE ? WIRE_E_NO_SPACE : wire_status_of_errno((int)-res), text);
                 return;
         }
         recv_accept(x);
@@ -173,7 +173,7 @@ static void recv_on_open(struct io_req *req, int64_t res)
         if (res < 0) {
                 snprintf(text, sizeof(text), "%" PRIu64 " bytes: %s", x->cur->offer.size,
                          strerror((int)-res));
-                recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         x->cur->fd = (int)res;
@@ -195,7 +195,7 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
         }
         if (res < 0 && res != -ENOENT) {
                 snprintf(text, sizeof(text), "checking name: %s", strerror((int)-res));
-                recv_fail(x, WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         if (x->cur->fd >= 0) {
@@ -212,6 +212,13 @@ static void recv_on_lookup(struct io_req *req, int64_t res)
 
 /* ---- a tree ---- */
 
+/* @ns since the epoch, as futimens() takes it (atime and mtime). */
+static void recv_timespec(uint64_t ns, struct timespec ts[2])
+{
+        ts[0].tv_sec = ts[1].tv_sec = (time_t)(ns / 1000000000u);
+        ts[0].tv_nsec = ts[1].tv_nsec = (long)(ns % 1000000000u);
+}
+
 /* The entry's path in the staging directory: DEST's last component, then
  * what follows DEST in its name. */
 static void recv_tree_rel(struct recv_xfer *x)
@@ -224,7 +231,7 @@ static void recv_tree_rel(struct recv_xfer *x)
 static int64_t recv_tree_begin(void *arg)
 {
         struct recv_xfer *x = arg;
-        int dirfd = x->base.e->incoming_fd, fd;
+        int dirfd = x->base.e->incoming_fd, fd, r;
         struct stat st;
 
         /* incoming_stage_publish() checks again, without symlinks, when it
@@ -245,8 +252,9 @@ static int64_t recv_tree_begin(void *arg)
         if (fd < 0)
                 return fd;
         x->stage_fd = fd;
-        if (mkdirat(fd, x->cur->rel, 0755) < 0)
-                return -errno;
+        r = recv_tree_mkdir_at(x, x->cur->rel, x->cur->offer.mode, x->cur->offer.mtime_ns);
+        if (r < 0)
+                return r;
         /* A relay reads the tree's entries beneath its top (relay.c). */
         if (x->route_on) {
                 x->top_fd = openat(fd, x->cur->rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -256,52 +264,66 @@ static int64_t recv_tree_begin(void *arg)
         return 0;
 }
 
-/* What a tree's entry keeps of its mode: no setuid, setgid or sticky
- * bit, no group or other write; a directory stays ours to fill (u+rwx). */
-mode_t recv_tree_mode(uint32_t mode, bool dir)
+mode_t recv_tree_mode(uint32_t mode)
 {
-        return (mode_t)(mode & 0755) | (dir ? 0700 : 0);
+        return (mode_t)(mode & 01777);
 }
 
-/* On a worker: a directory entry of the tree, published (@arg is fin),
- * with its mode (not the umask's). Continuing a kept tree, one staged
- * after its last record may be there. */
-static int64_t recv_tree_mkdir(void *arg)
+mode_t recv_tree_staged_mode(mode_t mode, bool dir)
 {
-        struct recv_file *f = arg;
-        int stage_fd = f->x->stage_fd;
+        return mode | (dir ? 0700 : 0600);
+}
+
+int recv_tree_mkdir_at(struct recv_xfer *x, const char *rel, uint32_t mode, uint64_t mtime_ns)
+{
+        mode_t want = recv_tree_mode(mode);
         struct stat st;
 
-        if (mkdirat(stage_fd, f->rel, 0755) < 0 &&
-            (errno != EEXIST || !f->x->tree_resumed || fstatat(stage_fd, f->rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        if (mkdirat(x->stage_fd, rel, 0700) < 0 &&
+            (errno != EEXIST || !x->tree_resumed || fstatat(x->stage_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
              !S_ISDIR(st.st_mode)))
                 return -errno;
-        if (f->offer.mode && fchmodat(stage_fd, f->rel, recv_tree_mode(f->offer.mode, true), 0) < 0)
-                return -errno;
-        return 0;
+        return recv_tree_attr_add(x, rel, S_IFDIR | want, mtime_ns);
 }
 
-/* On a worker: a file of the tree, all its data in: its mode and mtime. */
+/* On a worker: a directory entry of the tree, published (@arg is fin). */
+static int64_t recv_tree_mkdir(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return recv_tree_mkdir_at(x, x->fin->rel, x->fin->offer.mode, x->fin->offer.mtime_ns);
+}
+
+/* On a worker: a file of the tree, all its data in: its mode and mtime
+ * (a mode the staged file may not have yet: at the end). */
 static int64_t recv_tree_meta(void *arg)
 {
         struct recv_xfer *x = arg;
+        mode_t want = recv_tree_mode(x->fin->offer.mode), staged = recv_tree_staged_mode(want, false);
         struct timespec ts[2];
+        int r;
 
-        if (x->fin->offer.mode && fchmod(x->fin->fd, recv_tree_mode(x->fin->offer.mode, false)) < 0)
+        if (fchmod(x->fin->fd, staged) < 0)
                 return -errno;
+        if (staged != want && (r = recv_tree_attr_add(x, x->fin->rel, S_IFREG | want, 0)) < 0)
+                return r;
         if (x->fin->offer.mtime_ns) {
-                ts[0].tv_sec = ts[1].tv_sec = (time_t)(x->fin->offer.mtime_ns / 1000000000u);
-                ts[0].tv_nsec = ts[1].tv_nsec = (long)(x->fin->offer.mtime_ns % 1000000000u);
+                recv_timespec(x->fin->offer.mtime_ns, ts);
                 if (futimens(x->fin->fd, ts) < 0)
                         return -errno;
         }
         return 0;
 }
 
-/* A symlink kept for the end, in the job's list of links. */
+/*
+ * What the tree's list holds (x->links_fd), an entry a record: a symlink
+ * to make at the end (target_len > 0, its target follows its name), or
+ * a mode and mtime to set at the end (target_len 0; mode has the entry's
+ * type, S_IFDIR or S_IFREG, and mtime_ns 0 leaves the mtime alone).
+ */
 struct recv_link_rec {
         uint16_t rel_len, target_len;
-        uint32_t reserved;
+        uint32_t mode;
         uint64_t mtime_ns;
 };
 
@@ -325,10 +347,11 @@ const char *recv_tree_link_refused(const char *rel, const char *target, size_t l
         return NULL;
 }
 
-int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target, size_t len, uint64_t mtime_ns)
+static int recv_tree_list_add(struct recv_xfer *x, const char *rel, const char *target, size_t len, uint32_t mode,
+                              uint64_t mtime_ns)
 {
         struct recv_link_rec rec = { .rel_len = (uint16_t)strlen(rel), .target_len = (uint16_t)len,
-                                     .mtime_ns = mtime_ns };
+                                     .mode = mode, .mtime_ns = mtime_ns };
         struct iovec iov[3];
         ssize_t n;
 
@@ -350,6 +373,16 @@ int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target,
                 return -EIO;
         x->links_len += (uint64_t)n;
         return 0;
+}
+
+int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target, size_t len, uint64_t mtime_ns)
+{
+        return recv_tree_list_add(x, rel, target, len, 0, mtime_ns);
+}
+
+int recv_tree_attr_add(struct recv_xfer *x, const char *rel, mode_t mode, uint64_t mtime_ns)
+{
+        return recv_tree_list_add(x, rel, "", 0, (uint32_t)mode, mtime_ns);
 }
 
 /* On a worker: a symlink entry's target, verified, read back from its
@@ -403,6 +436,23 @@ static bool recv_tree_link_made(int dfd, const char *leaf, const char *target, s
         return n >= 0 && (size_t)n == len && memcmp(have, target, len) == 0;
 }
 
+/* The list's record at @off into @rec, @rel and @target (NUL-terminated):
+ * the next record's offset, or -EIO for a list that does not hold one. */
+static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, struct recv_link_rec *rec,
+                                   char rel[static WIRE_NAME_MAX + 1], char target[static NAME_LINK_MAX + 1])
+{
+        if (pread(x->links_fd, rec, sizeof(*rec), (off_t)off) != (ssize_t)sizeof(*rec) || rec->rel_len == 0 ||
+            rec->rel_len > WIRE_NAME_MAX || rec->target_len > NAME_LINK_MAX ||
+            (rec->target_len == 0 && !S_ISDIR(rec->mode) && !S_ISREG(rec->mode)) ||
+            pread(x->links_fd, rel, rec->rel_len, (off_t)(off + sizeof(*rec))) != rec->rel_len ||
+            pread(x->links_fd, target, rec->target_len, (off_t)(off + sizeof(*rec) + rec->rel_len)) !=
+                    rec->target_len)
+                return -EIO;
+        rel[rec->rel_len] = '\0';
+        target[rec->target_len] = '\0';
+        return (int64_t)(off + sizeof(*rec) + rec->rel_len + rec->target_len);
+}
+
 /* On a worker, at the end: every symlink of the list, each made in its
  * directory opened beneath the staging directory without following any
  * symlink (so a hostile list cannot put one through another), with its
@@ -411,23 +461,18 @@ static int recv_tree_make_links(struct recv_xfer *x)
 {
         char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
         struct recv_link_rec rec;
-        uint64_t off = 0;
+        int64_t off = 0;
 
-        while (off < x->links_len) {
+        while ((uint64_t)off < x->links_len) {
                 struct timespec ts[2];
                 char *slash;
                 int dfd, r = 0;
 
-                if (pread(x->links_fd, &rec, sizeof(rec), (off_t)off) != (ssize_t)sizeof(rec) ||
-                    rec.rel_len == 0 || rec.rel_len >= sizeof(rel) || rec.target_len == 0 ||
-                    rec.target_len > NAME_LINK_MAX ||
-                    pread(x->links_fd, rel, rec.rel_len, (off_t)(off + sizeof(rec))) != rec.rel_len ||
-                    pread(x->links_fd, target, rec.target_len, (off_t)(off + sizeof(rec) + rec.rel_len)) !=
-                            rec.target_len)
-                        return -EIO;
-                off += sizeof(rec) + rec.rel_len + rec.target_len;
-                rel[rec.rel_len] = '\0';
-                target[rec.target_len] = '\0';
+                off = recv_tree_list_read(x, (uint64_t)off, &rec, rel, target);
+                if (off < 0)
+                        return (int)off;
+                if (rec.target_len == 0)
+                        continue;       /* a mode and mtime: recv_tree_set_attrs */
                 slash = strrchr(rel, '/');
                 if (!slash)
                         return -EINVAL;
@@ -441,12 +486,112 @@ static int recv_tree_make_links(struct recv_xfer *x)
                      !recv_tree_link_made(dfd, slash + 1, target, rec.target_len)))
                         r = -errno;
                 if (r == 0 && rec.mtime_ns) {
-                        ts[0].tv_sec = ts[1].tv_sec = (time_t)(rec.mtime_ns / 1000000000u);
-                        ts[0].tv_nsec = ts[1].tv_nsec = (long)(rec.mtime_ns % 1000000000u);
+                        recv_timespec(rec.mtime_ns, ts);
                         if (utimensat(dfd, slash + 1, ts, AT_SYMLINK_NOFOLLOW) < 0)
                                 r = -errno;
                 }
                 close(dfd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The entry @path beneath @dirfd ("." for @dirfd itself) gets @mode
+ * (with its type, which it must have) and @mtime_ns (0: left alone),
+ * every directory on the way opened without following a symlink, and
+ * the entry itself too. 0 or -errno. */
+static int recv_tree_attr_set(int dirfd, const char *path, mode_t mode, uint64_t mtime_ns)
+{
+        char dir[WIRE_NAME_MAX + 1];
+        const char *slash = strrchr(path, '/'), *leaf = slash ? slash + 1 : path;
+        _cleanup_(closep) int pfd = -1, fd = -1;
+        struct timespec ts[2];
+        struct stat st;
+
+        if (slash) {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+                pfd = incoming_open_beneath(dirfd, dir, false);
+                if (pfd < 0)
+                        return pfd;
+        }
+        fd = openat(slash ? pfd : dirfd, leaf,
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (S_ISDIR(mode) ? O_DIRECTORY : 0));
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if ((st.st_mode & S_IFMT) != (mode & S_IFMT))
+                return -EINVAL;
+        if (fchmod(fd, mode & 07777) < 0)
+                return -errno;
+        if (mtime_ns) {
+                recv_timespec(mtime_ns, ts);
+                if (futimens(fd, ts) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+/*
+ * On a worker, at the very end, once nothing more is made in the tree:
+ * the modes and mtimes of the list, the last first, so that every
+ * directory gets its own only after every entry beneath it has its own
+ * (a sender offers a directory before what it holds): a directory without
+ * write or search permission for its owner, or a file without read or
+ * write, is ours to fill until then, and making entries in a directory
+ * would change its mtime. @dirfd is the staging directory (@top NULL),
+ * or DEST itself once published, whose records' names start "@top/".
+ * In the staging directory DEST's own are only noted (x->dest_attr): it
+ * keeps u+w until it is renamed into place, which moving a directory to
+ * another parent needs (its ".." changes), and the rename changes it.
+ */
+int recv_tree_set_attrs(struct recv_xfer *x, int dirfd, const char *top)
+{
+        char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        size_t skip = top ? strlen(top) : 0;
+        _cleanup_(freep) uint64_t *at = NULL;
+        size_t n = 0, cap = 0;
+        struct recv_link_rec rec;
+        int64_t off = 0;
+
+        while ((uint64_t)off < x->links_len) {
+                int64_t next = recv_tree_list_read(x, (uint64_t)off, &rec, rel, target);
+
+                if (next < 0)
+                        return (int)next;
+                if (rec.target_len == 0) {
+                        if (n == cap) {
+                                uint64_t *more = reallocarray(at, cap ? 2 * cap : 64, sizeof(*at));
+
+                                if (!more)
+                                        return -ENOMEM;
+                                at = more;
+                                cap = cap ? 2 * cap : 64;
+                        }
+                        at[n++] = (uint64_t)off;
+                }
+                off = next;
+        }
+        while (n > 0) {
+                const char *path;
+                int r;
+
+                if (recv_tree_list_read(x, at[--n], &rec, rel, target) < 0)
+                        return -EIO;
+                path = rel;
+                if (!top && !strchr(rel, '/')) {
+                        x->dest_attr = true;
+                        x->dest_mode = rec.mode;
+                        x->dest_mtime_ns = rec.mtime_ns;
+                        continue;
+                }
+                if (top) {
+                        if (strncmp(rel, top, skip) != 0 || (rel[skip] != '\0' && rel[skip] != '/'))
+                                return -EINVAL;
+                        path = rel[skip] ? rel + skip + 1 : ".";
+                }
+                r = recv_tree_attr_set(dirfd, path, (mode_t)rec.mode, rec.mtime_ns);
                 if (r < 0)
                         return r;
         }
@@ -465,6 +610,10 @@ static int64_t recv_tree_publish(void *arg)
         /* Sync: what the old DEST has beyond what was sent stays (incoming.h). */
         if (x->merge && (r = incoming_merge_link(dirfd, x->dest, x->stage_fd, name_leaf(x->dest))) < 0)
                 return r;
+        /* A relay still reads the entries beneath DEST: its modes once the
+         * relay is done (recv_tree_finish). */
+        if (x->links_fd >= 0 && !x->route_on && (r = recv_tree_set_attrs(x, x->stage_fd, NULL)) < 0)
+                return r;
         if (syncfs(x->stage_fd) < 0)
                 return -errno;
         if (x->merge)
@@ -473,6 +622,10 @@ static int64_t recv_tree_publish(void *arg)
                 r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
         if (r < 0)
                 return r;
+        /* In place: DEST's own mode and mtime, the last of the tree's. The
+         * tree is published whatever they do (recv_on_tree_published says). */
+        if (x->dest_attr)
+                x->dest_attr_err = recv_tree_attr_set(dirfd, x->dest, (mode_t)x->dest_mode, x->dest_mtime_ns);
         if (x->tree_part)
                 recv_keep_published(x);
         else
@@ -497,7 +650,7 @@ static void recv_on_tree_ready(struct io_req *req, int64_t res)
         }
         if (res < 0) {
                 snprintf(text, sizeof(text), "making a directory: %s", strerror((int)-res));
-                recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         recv_accept(x);
@@ -736,8 +889,9 @@ static void recv_publish_failed(struct recv_xfer *x, int r)
 {
         char text[WIRE_TEXT_MAX + 1];
 
-        snprintf(text, sizeof(text), "publishing: %s", strerror(-r));
-        recv_fail(x, WIRE_E_IO, text);
+        snprintf(text, sizeof(text), "publishing %.*s: %s", WIRE_TEXT_MAX - 80, recv_named(x)->offer.name,
+                 strerror(-r));
+        recv_fail(x, wire_status_of_errno(-r), text);
 }
 
 static void recv_on_dir_synced(struct io_req *req, int64_t res)
@@ -847,7 +1001,7 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
                 return;
         if (res < 0) {
                 snprintf(text, sizeof(text), "fsync: %s", strerror((int)-res));
-                recv_fail(x, WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         /* linkat() of an O_TMPFILE through /proc needs no privilege (the
@@ -856,6 +1010,39 @@ static void recv_on_fsync(struct io_req *req, int64_t res)
         x->fin->req.done = recv_on_linked;
         recv_step(x, "publishing", io_linkat(recv_io(x), &x->fin->req, AT_FDCWD, x->fin->proc_path,
                                              recv_dirfd(x), x->fin->offer.name, AT_SYMLINK_FOLLOW));
+}
+
+/* On a worker: a relayed tree's modes and mtimes, beneath DEST published. */
+static int64_t recv_tree_finish_worker(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return recv_tree_set_attrs(x, x->top_fd, name_leaf(x->dest));
+}
+
+static void recv_on_tree_finished(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "modes and mtimes of the tree: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        recv_published_now(x);
+}
+
+bool recv_tree_finish(struct recv_xfer *x)
+{
+        if (!x->tree || !x->route_on || x->attrs_set || x->links_fd < 0 || x->top_fd < 0 || !x->published_tree)
+                return false;
+        x->attrs_set = true;
+        x->fin->req.done = recv_on_tree_finished;
+        recv_step(x, "setting the tree's modes", io_call(recv_io(x), &x->fin->req, recv_tree_finish_worker, x));
+        return true;
 }
 
 static void recv_on_tree_published(struct io_req *req, int64_t res)
@@ -883,6 +1070,9 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
                 return;
         }
         x->published_tree = true;
+        if (x->dest_attr_err < 0)
+                log_warning("%s: %s: published, but its own mode and mtime could not be set: %s", x->base.peer,
+                            x->dest, strerror(-x->dest_attr_err));
         recv_published(x);
 }
 
@@ -984,8 +1174,12 @@ static int64_t recv_tree_file_worker(void *arg)
                 r = -errno;
         if (r < 0)
                 return r;
-        if (f->record)
+        if (f->record) {
+                /* What the entry listed just now (its mode, for the end) is
+                 * the record's too: a resumed attempt does not send it again. */
+                x->keep_pj.rec.tree.links_len = x->links_len;
                 f->record_res = (int)recv_keep_store(x);
+        }
         return 0;
 }
 
@@ -1012,10 +1206,10 @@ static void recv_on_tree_filed(struct io_req *req, int64_t res)
         if (f->no_xattr)
                 recv_said_no_xattr(x);
         if (res < 0 && f->step != RECV_FILED_LINK) {
-                snprintf(text, sizeof(text), "%s: %s",
+                snprintf(text, sizeof(text), "%s of %.*s: %s",
                          f->step == RECV_FILED_XATTR ? "storing " DIGEST_XATTR : "mode and mtime",
-                         strerror((int)-res));
-                recv_fail(x, WIRE_E_IO, text);
+                         WIRE_TEXT_MAX - 80, f->offer.name, strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         if (res == 0 && f->record)
@@ -1058,7 +1252,7 @@ static void recv_on_digest_set(struct io_req *req, int64_t res)
                 recv_said_no_xattr(x);
         } else if (res < 0) {
                 snprintf(text, sizeof(text), "storing " DIGEST_XATTR ": %s", strerror((int)-res));
-                recv_fail(x, WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         x->fin->req.done = recv_on_fsync;
@@ -1078,7 +1272,7 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
         }
         if (res < 0) {
                 snprintf(text, sizeof(text), "keeping a symlink: %s", strerror((int)-res));
-                recv_fail(x, res == -ENOSPC || res == -EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
         /* The same symlink was there: kept, and its RESULT says so (wire.h). */
@@ -1109,7 +1303,7 @@ void recv_file_publish(struct recv_xfer *x)
         }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_DIR)) {
                 x->fin->req.done = recv_on_tree_linked;
-                recv_step(x, "making a directory", io_call(recv_io(x), &x->fin->req, recv_tree_mkdir, x->fin));
+                recv_step(x, "making a directory", io_call(recv_io(x), &x->fin->req, recv_tree_mkdir, x));
                 return;
         }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_LINK)) {

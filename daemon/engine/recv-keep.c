@@ -261,8 +261,9 @@ int recv_keep_stage(struct recv_xfer *x)
                 if (fd < 0)
                         return -errno;
                 x->stage_fd = fd;
-                if (mkdirat(fd, x->cur->rel, 0755) < 0)
-                        return -errno;
+                r = recv_tree_mkdir_at(x, x->cur->rel, x->cur->offer.mode, x->cur->offer.mtime_ns);
+                if (r < 0)
+                        return r;
                 return recv_keep_top(x);
         }
         /* The symlinks of the entries recorded; the later ones come again. */
@@ -435,25 +436,6 @@ void recv_keep_published(struct recv_xfer *x)
         }
 }
 
-/* Whether a session that failed with @status leaves what it staged for
- * the next attempt: not when that attempt would fail the same way, or
- * when keeping it holds what the receiver lacks (space). */
-static bool recv_keep_worth(unsigned int status)
-{
-        switch (status) {
-        case WIRE_E_VERSION:
-        case WIRE_E_DENIED:
-        case WIRE_E_AUTH:
-        case WIRE_E_NAME:
-        case WIRE_E_EXISTS:
-        case WIRE_E_TOO_LARGE:
-        case WIRE_E_NO_SPACE:
-                return false;
-        default:
-                return true;
-        }
-}
-
 struct recv_keep_drop {
         struct io_req req;      /* first */
         struct partial_job pj;
@@ -477,7 +459,7 @@ void recv_keep_gone(struct recv_xfer *x)
 
         if (!x->tree_part || x->published_tree || !x->keep_pj.key[0])
                 return;
-        if (x->keep_recorded && !x->keep_off && recv_keep_worth(b->status)) {
+        if (x->keep_recorded && !x->keep_off && wire_status_keeps(b->status)) {
                 log_info("%s: %s: its staged entries are kept for the job's next attempt (transfer %" PRIu64
                          ", partial_retention %u s)", b->peer, x->dest, recv_named(x)->offer.transfer_id,
                          e->cfg->partial_retention);

@@ -53,7 +53,7 @@ static int recv_pack_bad(struct recv_xfer *x, unsigned int status, const char *f
 
 static int recv_pack_errno(struct recv_xfer *x, const char *what, const struct pack_entry *e, int err)
 {
-        unsigned int status = err == ENOSPC || err == EDQUOT ? WIRE_E_NO_SPACE : WIRE_E_IO;
+        unsigned int status = wire_status_of_errno(err);
 
         if (err == EEXIST)
                 return recv_pack_bad(x, WIRE_E_PROTOCOL, "an entry of the tree came twice: %.*s",
@@ -82,10 +82,10 @@ static int recv_pack_write_all(int fd, const uint8_t *p, uint64_t n)
 /* A file of the pack beneath the staging directory, whole. 0 or -EINVAL with pack_why. */
 static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pack_entry *e)
 {
-        /* Made with its mode: no chmod after, unless the umask masks some
-         * of it or the file may be there already (a kept tree's). */
-        mode_t mode = e->mode ? recv_tree_mode(e->mode, false) : 0640;
-        bool chmod_after = e->mode && (x->tree_resumed || (mode & x->base.e->umask));
+        /* Made with its mode (no chmod after, unless the umask masks some
+         * of it), or with what the daemon needs of it until the end. */
+        mode_t want = recv_tree_mode(e->mode), mode = recv_tree_staged_mode(want, false);
+        bool chmod_after = mode & x->base.e->umask;
         struct open_how how = {
                 .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                 .mode = mode,
@@ -97,9 +97,11 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
         struct timespec ts[2];
         int r;
 
-        /* Continuing a kept tree, one staged after its last record may be there. */
-        if (x->tree_resumed)
-                how.flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
+        /* Continuing a kept tree, one staged after its last record may be
+         * there: it goes, and the file is made anew, never written
+         * through whatever has its name. */
+        if (x->tree_resumed && unlinkat(x->stage_fd, rel, 0) < 0 && errno != ENOENT)
+                return recv_pack_errno(x, "replacing", e, errno);
         fd = incoming_openat2(x->stage_fd, rel, &how);
         /* Without openat2 (an older kernel, or a seccomp filter that does
          * not know it: systemd's answers ENOSYS): the staging directory is
@@ -122,6 +124,8 @@ static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pac
                 return recv_pack_errno(x, "storing " DIGEST_XATTR " of", e, errno);
         if (chmod_after && fchmod(fd, mode) < 0)
                 return recv_pack_errno(x, "mode of", e, errno);
+        if (mode != want && (r = recv_tree_attr_add(x, rel, S_IFREG | want, 0)) < 0)
+                return recv_pack_errno(x, "listing the mode of", e, -r);
         if (e->mtime_ns) {
                 ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000u);
                 ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000u);
@@ -254,18 +258,10 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                         }
                 }
                 if (e.type == PACK_DIR) {
-                        mode_t mode = e.mode ? recv_tree_mode(e.mode, true) : 0755;
-                        bool made = mkdirat(x->stage_fd, rel, mode) == 0;
-                        struct stat st;
+                        int err = recv_tree_mkdir_at(x, rel, e.mode, e.mtime_ns);
 
-                        if (!made && (errno != EEXIST || !x->tree_resumed ||
-                                      fstatat(x->stage_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                                      !S_ISDIR(st.st_mode)))
-                                return recv_pack_errno(x, "making", &e, errno);
-                        /* As a file's: no chmod when mkdirat gave it its mode. */
-                        if (e.mode && (!made || (mode & x->base.e->umask)) &&
-                            fchmodat(x->stage_fd, rel, mode, 0) < 0)
-                                return recv_pack_errno(x, "mode of", &e, errno);
+                        if (err < 0)
+                                return recv_pack_errno(x, "making", &e, -err);
                         continue;
                 }
                 if (e.type == PACK_LINK) {

@@ -212,6 +212,9 @@ void recv_published_now(struct recv_xfer *x)
                 x->relay_waiting = true;
                 return;
         }
+        /* A relayed tree's modes wait for the relay, which reads its entries. */
+        if (recv_tree_finish(x))
+                return;
         if (x->tree_again)
                 log_info("%s: %s: every entry is here already; answering ok", b->peer, x->dest);
         else if (x->job_files > 1)

@@ -199,7 +199,7 @@ static void recv_sync_verdict(struct recv_xfer *x, int64_t res)
         default:
                 snprintf(text, sizeof(text), "looking at the existing %.*s: %s", WIRE_TEXT_MAX - 60,
                          x->cur->offer.name, strerror((int)-res));
-                recv_fail(x, WIRE_E_IO, text);
+                recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
 }

@@ -713,7 +713,7 @@ static void recv_on_write(struct io_req *req, int64_t res)
 
                 snprintf(text, sizeof(text), "write at offset %" PRIu64 ": %s", req->off,
                          strerror((int)-res));
-                recv_abort(b, res == -ENOSPC ? WIRE_E_NO_SPACE : WIRE_E_IO, text);
+                recv_abort(b, wire_status_of_errno((int)-res), text);
                 return;
         }
         recv_slot_written(l, (uint32_t)(rs - l->rs));

@@ -173,6 +173,11 @@ struct recv_xfer {
         int links_fd;
         uint64_t links_len;
         int tree_err;           /* a worker's step: 0 or -errno */
+        bool attrs_set;         /* a relayed tree's modes, set once published (recv_tree_finish) */
+        bool dest_attr;         /* DEST's own mode and mtime, set once it is in place */
+        int dest_attr_err;      /* ... and what setting them returned */
+        uint32_t dest_mode;
+        uint64_t dest_mtime_ns;
         uint32_t next_file;     /* the index the next OFFER must carry */
         uint64_t t_between;     /* usec: the previous file's RESULT went (xfer_wait_overdue) */
         uint32_t files_published;
@@ -425,8 +430,29 @@ void recv_early_open(struct recv_xfer *x);
 void recv_file_publish(struct recv_xfer *x);
 /* A tree's offer is in the staging directory: the next, or the tree into place. */
 void recv_tree_entry_done(struct recv_xfer *x);
-/* What a tree's entry keeps of its mode (rdmaxferd(8) Trees). */
-mode_t recv_tree_mode(uint32_t mode, bool dir);
+/* What a tree's entry keeps of its mode: every permission bit and the
+ * sticky bit, never setuid or setgid (rdmaxferd(8) Trees). */
+mode_t recv_tree_mode(uint32_t mode);
+/* The mode @mode's entry has while the tree is staged: the daemon fills a
+ * directory (u+rwx), and writes a file's digest, reads it for a relay
+ * and replaces it on resume (u+rw); where that differs from @mode, the
+ * entry's record in the tree's list sets @mode at the end. */
+mode_t recv_tree_staged_mode(mode_t mode, bool dir);
+/* On a worker: directory @rel of the tree made in the staging directory
+ * (there already, continuing a kept tree), its @mode and
+ * @mtime_ns listed for the end. 0 or -errno. */
+int recv_tree_mkdir_at(struct recv_xfer *x, const char *rel, uint32_t mode, uint64_t mtime_ns);
+/* On a worker: @rel's @mode (with its type: S_IFDIR or S_IFREG) and
+ * @mtime_ns (0: none) listed for the end (recv_tree_set_attrs). 0 or -errno. */
+int recv_tree_attr_add(struct recv_xfer *x, const char *rel, mode_t mode, uint64_t mtime_ns);
+/* On a worker, once nothing more is made in the tree: the listed modes
+ * and mtimes, beneath the staging directory @dirfd (@top NULL) or beneath
+ * DEST @dirfd, whose leaf is @top. 0 or -errno. */
+int recv_tree_set_attrs(struct recv_xfer *x, int dirfd, const char *top);
+/* The last entry is published and a relay is done with the tree: its
+ * modes and mtimes, then recv_published_now() again. False when there is
+ * nothing to do (or it is done). */
+bool recv_tree_finish(struct recv_xfer *x);
 /* A tree's symlink @rel (DEST's leaf, then the path beneath it) to
  * @target (@len bytes, no NUL), held to @symlinks (cfg tree_symlinks):
  * NULL, or why it is refused. */

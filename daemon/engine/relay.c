@@ -79,6 +79,8 @@ struct relay {
          * offer's), of which the downstream goes to hop[at]. */
         int fd;
         uint64_t id, size;
+        uint32_t mode;                  /* a tree's DEST: the upstream offer's */
+        uint64_t mtime_ns;
         char name[WIRE_NAME_MAX + 1];
         char peer[XFER_TEXT_MAX + 1];   /* the upstream's, for logs */
         struct wire_hop *hop;
@@ -306,6 +308,8 @@ static void relay_try(struct relay *r)
                         req.tree = true;
                         req.files = r->files;
                         req.job_bytes = r->job_bytes;
+                        req.mode = r->mode;
+                        req.mtime_ns = r->mtime_ns;
                         if (!r->source_set)
                                 req.relay_source = NULL;
                         r->want = 0;
@@ -427,6 +431,8 @@ void relay_start(struct recv_xfer *x)
         if (r->tree) {
                 r->files = x->job_files;
                 r->job_bytes = x->job_bytes;
+                r->mode = o->mode;
+                r->mtime_ns = o->mtime_ns;
                 /* What an earlier attempt kept here goes on first, under
                  * its indices (recv-keep.c read it back). */
                 if (x->ents_lost)

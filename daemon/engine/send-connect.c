@@ -95,6 +95,8 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 .file = 0,
                 .job_files = s->files,
                 .job_bytes = s->job_bytes,
+                .mode = s->mode,
+                .mtime_ns = s->mtime_ns,
         };
         /* The receiver may grant fewer. */
         for (struct xfer *x = xfer_first(e, XFER_SEND); x; x = x->next)
@@ -588,6 +590,10 @@ int send_start(struct engine *e, const struct engine_send_req *req,
         }
         s->tree = req->tree;
         s->dir = req->tree;
+        if (s->tree) {
+                s->mode = req->mode & 07777;
+                s->mtime_ns = req->mtime_ns;
+        }
         s->ops = ops;
         s->owner = owner;
         s->id = req->id;

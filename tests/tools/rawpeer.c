@@ -331,6 +331,8 @@ static int send_offer_job(struct rawconn *c, const char *name, uint32_t chunk, u
         int ev;
 
         o.offer.flags = offer_flags;
+        /* A tree's DEST, as xferctl offers one made by mkdir. */
+        o.offer.mode = (offer_flags & WIRE_OFFER_TREE) ? 0755 : 0;
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.size = size;
         o.offer.chunk_size = chunk;
@@ -521,6 +523,7 @@ static int tree_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         }
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        o.offer.mode = 0755;
         o.offer.chunk_size = chunk;
         o.offer.lanes = 1;
         o.offer.file = 1;
@@ -641,6 +644,10 @@ static int next_offer(struct rawconn *c, const char *name, uint16_t flags, uint6
 
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.flags = flags;
+        /* A tree's entries carry their modes exact (wire.h, version 14): a
+         * directory's and a file's as mkdir and an editor make them. */
+        if ((flags & WIRE_OFFER_TREE) && !(flags & (WIRE_OFFER_LINK | WIRE_OFFER_PACK)))
+                o.offer.mode = (flags & WIRE_OFFER_DIR) ? 0755 : 0644;
         o.offer.size = size;
         o.offer.chunk_size = chunk;
         o.offer.lanes = 1;
@@ -1191,6 +1198,7 @@ static int tree_pub_offer(struct rawconn *c, const struct mode *md, uint32_t chu
         struct wire_msg off = { .type = WIRE_OFFER };
 
         off.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        off.offer.mode = 0755;
         off.offer.transfer_id = (uint64_t)getpid();
         off.offer.chunk_size = chunk;
         off.offer.lanes = 1;

@@ -117,6 +117,8 @@ static int sample_messages(struct ctl_msg *out)
         out[n].submit.retries = 0x0203;
         out[n].submit.files = 0x0a0b0c0d;
         out[n].submit.job_bytes = 0x1112131415161718ull;
+        out[n].submit.mode = 01750;
+        out[n].submit.mtime_ns = 0x2122232425262728ull;
         strcpy(out[n].submit.host, "fd00::2");
         strcpy(out[n].submit.name, "backup.tar");
         strcpy(out[n++].submit.route, "198.18.0.3:7471,[fd00::4]");
@@ -614,9 +616,12 @@ static void test_codec(void)
         /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 32;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 44;
 
-        is_int(len, host + 7 + 10 + 25, "SUBMIT: 32 fixed bytes, then host, name and route");
+        is_int(len, host + 7 + 10 + 25, "SUBMIT: 44 fixed bytes, then host, name and route");
+        ok(buf[CTL_HEADER_SIZE + 32] == 0xe8 && buf[CTL_HEADER_SIZE + 33] == 0x03 &&
+           buf[CTL_HEADER_SIZE + 35] == 0 && buf[CTL_HEADER_SIZE + 36] == 0x28 && buf[CTL_HEADER_SIZE + 43] == 0x21,
+           "SUBMIT mode u32 and mtime_ns u64 after route_len, little-endian");
         ok(buf[CTL_HEADER_SIZE + 30] == 25 && buf[CTL_HEADER_SIZE + 31] == 0 &&
            memcmp(buf + host + 17, "198.18.0.3:7471,[fd00::4]", 25) == 0,
            "route_len u16 after job_bytes, the route after the name");
@@ -789,8 +794,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 6 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v6, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 7 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v7, type, length 0");
 
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];

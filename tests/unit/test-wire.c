@@ -181,7 +181,7 @@ static void test_status_transient(void)
         static const unsigned int permanent[] = { WIRE_OK, WIRE_E_VERSION, WIRE_E_PROTOCOL,
                                                   WIRE_E_DENIED, WIRE_E_AUTH, WIRE_E_NAME,
                                                   WIRE_E_EXISTS, WIRE_E_TOO_LARGE, WIRE_E_NO_SPACE,
-                                                  _WIRE_STATUS_MAX, ~0u };
+                                                  WIRE_E_PERMISSION, _WIRE_STATUS_MAX, ~0u };
         bool all = true;
 
         for (size_t i = 0; i < ARRAY_SIZE(transient); i++)
@@ -196,9 +196,50 @@ static void test_status_transient(void)
                         diag("%s should be permanent", wire_status_str(permanent[i]));
                         all = false;
                 }
-        ok(all, "version, protocol, denied, auth, name, exists, too large, no space and unknown are not");
+        ok(all, "version, protocol, denied, auth, name, exists, too large, no space, permission and "
+           "unknown are not");
         is_int(ARRAY_SIZE(transient) + ARRAY_SIZE(permanent) - 2, _WIRE_STATUS_MAX,
                "every status is classified (a new one must be added here)");
+}
+
+/* What the user reads as a refusal, and what a failed session's staging is kept for. */
+static void test_status_properties(void)
+{
+        static const unsigned int refusal[] = { WIRE_E_VERSION, WIRE_E_BUSY, WIRE_E_DENIED, WIRE_E_AUTH,
+                                                WIRE_E_NAME, WIRE_E_EXISTS, WIRE_E_TOO_LARGE,
+                                                WIRE_E_NO_SPACE, WIRE_E_SHUTDOWN, WIRE_E_PERMISSION };
+        static const unsigned int not_kept[] = { WIRE_E_VERSION, WIRE_E_DENIED, WIRE_E_AUTH, WIRE_E_NAME,
+                                                 WIRE_E_EXISTS, WIRE_E_TOO_LARGE, WIRE_E_NO_SPACE,
+                                                 WIRE_E_PERMISSION };
+        unsigned int n_refusal = 0, n_kept = 0;
+        bool names = true;
+
+        for (unsigned int s = 0; s < _WIRE_STATUS_MAX; s++) {
+                n_refusal += wire_status_refusal(s);
+                n_kept += wire_status_keeps(s);
+                names &= wire_status_name(s) && strlen(wire_status_name(s)) > 0;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(refusal); i++)
+                n_refusal -= wire_status_refusal(refusal[i]);
+        for (size_t i = 0; i < ARRAY_SIZE(not_kept); i++)
+                n_kept += wire_status_keeps(not_kept[i]) ? 100 : 0;
+        is_int(n_refusal, 0, "refusals: version, busy, denied, auth, name, exists, too large, no space, "
+               "shutdown, permission; nothing else");
+        is_int(n_kept, _WIRE_STATUS_MAX - ARRAY_SIZE(not_kept),
+               "a failed session's staging is kept but for what the next attempt would meet again");
+        ok(!wire_status_refusal(_WIRE_STATUS_MAX) && !wire_status_keeps(~0u), "an unknown status is neither");
+        ok(names, "every status has a name");
+        is_str(wire_status_name(WIRE_E_TOO_LARGE), "too_large", "too_large's name");
+        ok(wire_status_name(_WIRE_STATUS_MAX) == NULL, "an unknown status has none");
+        is_int(wire_status_of_errno(EACCES), WIRE_E_PERMISSION, "EACCES: permission");
+        is_int(wire_status_of_errno(EPERM), WIRE_E_PERMISSION, "EPERM: permission");
+        is_int(wire_status_of_errno(EROFS), WIRE_E_PERMISSION, "EROFS: permission");
+        is_int(wire_status_of_errno(ENOSPC), WIRE_E_NO_SPACE, "ENOSPC: no space");
+        is_int(wire_status_of_errno(EDQUOT), WIRE_E_NO_SPACE, "EDQUOT: no space");
+        is_int(wire_status_of_errno(ENAMETOOLONG), WIRE_E_NAME, "ENAMETOOLONG: name");
+        is_int(wire_status_of_errno(EFBIG), WIRE_E_TOO_LARGE, "EFBIG: too large");
+        is_int(wire_status_of_errno(EIO), WIRE_E_IO, "EIO: I/O, which may pass");
+        is_int(wire_status_of_errno(ENOMEM), WIRE_E_IO, "ENOMEM: I/O");
 }
 
 static void test_private_data(void)
@@ -224,9 +265,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 14);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v14 is -EPROTONOSUPPORT");
-        is_int(h2.version, 14, "and still reports the peer's version");
+        put16(buf + 4, 15);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v15 is -EPROTONOSUPPORT");
+        is_int(h2.version, 15, "and still reports the peer's version");
+        put16(buf + 4, 13);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-13 hello (a tree's mode 0 was the receiver's own) is -EPROTONOSUPPORT");
         put16(buf + 4, 11);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-11 hello (a relayed tree's DEST malformed) is -EPROTONOSUPPORT");
@@ -468,7 +512,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x05, 0x00,  /* magic, v13, END */
+                0x52, 0x44, 0x52, 0x58, 0x0e, 0x00, 0x05, 0x00,  /* magic, v14, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -480,12 +524,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x03, 0x00,  /* magic, v13, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x0e, 0x00, 0x03, 0x00,  /* magic, v14, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x08, 0x00,  /* magic, v13, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x0e, 0x00, 0x08, 0x00,  /* magic, v14, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -497,7 +541,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x08, 0x00,  /* magic, v13, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x0e, 0x00, 0x08, 0x00,  /* magic, v14, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -505,7 +549,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x06, 0x00,  /* magic, v13, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x0e, 0x00, 0x06, 0x00,  /* magic, v14, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1737,7 +1781,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0d, 0x00, 0x09, 0x00,  /* magic, v13, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x0e, 0x00, 0x09, 0x00,  /* magic, v14, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2039,6 +2083,7 @@ int main(void)
 {
         test_status_str();
         test_status_transient();
+        test_status_properties();
         test_private_data();
         test_round_trips();
         test_golden();

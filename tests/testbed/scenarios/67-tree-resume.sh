@@ -1,7 +1,8 @@
 #!/bin/bash
 # A tree job continues where it stopped (issue 11 item 4):
 #  a. beta is SIGKILLed about half-way through a tree of nested directories,
-#     8 files of 5 MiB, 150 small files (packed) and a symlink, and comes
+#     8 files of 5 MiB, 150 small files (packed) and a symlink, some
+#     read-only in a read-only directory, and comes
 #     back: the sender's own retry completes the job, continuing after the
 #     entries beta had staged (both journals say how many, beta's entry
 #     has RDMAXFER_RESUMED_BYTES), nothing of the
@@ -64,6 +65,10 @@ make_tree() {
         rm -f "$SRC/bigblob" "$SRC/smallblob"
         : >"$t/small/empty"
         ln -s ../big/part0 "$t/small/link"
+        # Read-only entries, packed and alone, in a read-only directory:
+        # what a resumed attempt makes again must not meet them as walls.
+        chmod 444 "$t/small/s00"? "$t/big/part1" "$t/big/deeper/part7"
+        chmod 555 "$t/big/deeper"
 }
 
 # send_killed WHAT AT CHECK -- ARGS...: xferctl send ARGS (to beta), SIGKILL
@@ -90,6 +95,8 @@ send_killed() {
 
 tree_same() {
         diff -r --no-dereference "$1" "$2" >&2 || tb_fail "$2 differs from $1"
+        diff <(cd "$1" && find . -printf '%p %m\n' | sort) <(cd "$2" && find . -printf '%p %m\n' | sort) >&2 ||
+                tb_fail "$2: modes differ from $1's"
         [[ $(readlink "$2/small/link") == ../big/part0 ]] || tb_fail "$2/small/link is not the symlink sent"
 }
 

@@ -274,7 +274,15 @@ chmod 600 "$tree/a/f1"
 touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
 ln -s a/b/big.bin "$tree/link-in"
 ln -s ../données/été.txt "$tree/a/link-up"
-# same_tree DIR: DIR is the source tree: contents, symlinks, files' modes and mtimes.
+# A relay reads each entry back to pass it on: read-only, and no
+# permission at all, alone and packed, in a directory without write or
+# search permission, arrive all the same, with their modes, on every node.
+chmod 000 "$tree/a/b/big.bin" "$tree/a/f2"
+chmod 444 "$tree/a/b/m1"
+chmod 500 "$tree/a/b"
+chmod 600 "$tree/données"
+# same_tree DIR: DIR is the source tree: contents, symlinks, modes and
+# mtimes (files', and directories' with DEST's own).
 same_tree() {
         diff -r --no-dereference "$tree" "$1" >&2 || tb_fail "$1 differs from the source tree"
         [[ $(readlink "$1/link-in") == a/b/big.bin && $(readlink "$1/a/link-up") == ../données/été.txt ]] ||
@@ -283,6 +291,9 @@ same_tree() {
         src=$(cd "$tree" && find . -type f -printf '%P %m %T@\n' | sort)
         dst=$(cd "$1" && find . -type f -printf '%P %m %T@\n' | sort)
         [[ $src == "$dst" ]] || tb_fail "$1: files' modes or mtimes differ"
+        src=$(cd "$tree" && find . -type d -printf '%p %m %T@\n' | sort)
+        dst=$(cd "$1" && find . -type d -printf '%p %m %T@\n' | sort)
+        [[ $src == "$dst" ]] || tb_fail "$1: directories' modes or mtimes differ"
 }
 SINCE=$(date +%s)
 RC=0

@@ -1,0 +1,173 @@
+#!/bin/bash
+# Every mode arrives (issue 34, item 1). A tree of read-only files, packed
+# and offered alone, files without any permission bit, directories without
+# write, read or search permission for their owner, a sticky and a
+# group-writable one, symlinks in a read-only directory:
+#  1. sent into a new DEST, arrives whole, with exactly the modes and the
+#     files', symlinks' and directories' mtimes (DEST's own included) that
+#     `rsync -a` gives a copy of the same source;
+#  2. sent again with --sync=digest: into the tree above, refused at once
+#     with the directory named (the daemon cannot look into its old
+#     directories without read or search permission, rdmaxferd(8) Sync),
+#     nothing changed; into a tree of read-only files and directories
+#     after a file inside a read-only directory changed and one was added
+#     to it: only those move, and the result is again what rsync -a makes;
+#  3. sent again over it (overwrite): the old tree, unreadable
+#     directories and all, is swapped out and removed, nothing left over;
+#  4. a receiver that may not make DEST (a directory the daemon may not
+#     write into), or a single file (its incoming directory not writable),
+#     fails the job at once, no retry, and xferctl names the cause:
+#     "permission denied on the receiver".
+# The daemon runs as rdmaxfer with no capability; xferctl runs as root
+# here, so it reads every entry as rsync does.
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+peers_configure overwrite=yes
+start_peers
+
+# meta DIR: every entry's type, mode, size (files) and mtime (and a
+# symlink's target), one line each, sorted; DEST itself is ".".
+meta() {
+        (cd "$1" && find . \( -type d -printf '%p d %m %T@\n' \) -o \( -type f -printf '%p f %m %s %T@\n' \) \
+                -o \( -type l -printf '%p l %l %T@\n' \)) | LC_ALL=C sort
+}
+
+# same_as_rsync SRC DST: DST holds what rsync -a makes of SRC (contents,
+# types, modes, mtimes, symlink targets).
+same_as_rsync() {
+        local ref=$SRC/rsync-ref
+        rm -rf "$ref"
+        rsync -a "$1/" "$ref/" || tb_fail "rsync -a of $1 failed"
+        diff -r --no-dereference "$ref" "$2" >&2 || tb_fail "$2: contents differ from rsync -a's copy"
+        meta "$ref" >"$TESTBED_SHARE/modes.ref"
+        meta "$2" >"$TESTBED_SHARE/modes.got"
+        diff "$TESTBED_SHARE/modes.ref" "$TESTBED_SHARE/modes.got" >&2 ||
+                tb_fail "$2: modes or mtimes differ from rsync -a's copy (above: < rsync, > received)"
+}
+
+tree=$SRC/modes
+rm -rf "$tree"
+mkdir -p "$tree/ro-dir/sub" "$tree/noexec-dir" "$tree/noread-dir" "$tree/zero-dir" "$tree/sticky" \
+        "$tree/open-dir" "$tree/empty-ro"
+make_file "$tree/ro.txt" 4096
+make_file "$tree/big-ro.bin" $((5 << 20))       # over 4 MiB: offered alone, not packed
+make_file "$tree/none.txt" 100
+make_file "$tree/big-none.bin" $((5 << 20))
+make_file "$tree/wo.txt" 10
+make_file "$tree/shared.txt" 20
+make_file "$tree/exec.sh" 30
+make_file "$tree/ro-dir/inner.txt" 40
+make_file "$tree/ro-dir/sub/deep.txt" 50
+ln -s inner.txt "$tree/ro-dir/link"
+ln -s ../inner.txt "$tree/ro-dir/sub/up"
+make_file "$tree/noexec-dir/file.txt" 60
+make_file "$tree/noread-dir/file.txt" 70
+make_file "$tree/zero-dir/f.txt" 80
+make_file "$tree/sticky/f" 90
+chmod 444 "$tree/ro.txt" "$tree/big-ro.bin" "$tree/ro-dir/sub/deep.txt"
+chmod 000 "$tree/none.txt" "$tree/big-none.bin"
+chmod 200 "$tree/wo.txt"
+chmod 666 "$tree/shared.txt"
+chmod 755 "$tree/exec.sh"
+# mtimes, each its own, entries before their directories; then the
+# directories' modes (chmod changes no mtime).
+n=0
+while read -r p; do
+        n=$((n + 1))
+        touch -h -d "@$((1500000000 + n * 1000)).$((n * 7919 % 1000000000))" "$p"
+done < <(find "$tree" -depth)
+chmod 555 "$tree/ro-dir" "$tree/ro-dir/sub" "$tree/empty-ro"
+chmod 600 "$tree/noexec-dir"
+chmod 300 "$tree/noread-dir"
+chmod 000 "$tree/zero-dir"
+chmod 1777 "$tree/sticky"
+chmod 777 "$tree/open-dir"
+chmod 750 "$tree"
+
+tb_log "1. a tree of every mode into a new DEST"
+rc=0
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to modes/t1 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of a tree of every mode: exit $rc: $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+same_as_rsync "$tree" "$BETA_IN/modes/t1"
+[[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
+tb_log "arrived as rsync -a makes it: read-only and mode-000 files (packed and alone), directories" \
+       "0555, 0600, 0300, 0000, 1777, 0777, DEST 0750, every mtime"
+
+tb_log "2. --sync=digest into it: refused, naming a directory beta may not look into"
+since=$(date '+%F %T')
+meta "$BETA_IN/modes/t1" >"$TESTBED_SHARE/modes.before"
+rc=0
+out=$(timeout 120 xferctl send -r "$tree" "$BETA_ADDR" --to modes/t1 --sync=digest 2>&1) || rc=$?
+((rc == 1)) && grep -q 'permission denied on the receiver: .*modes/t1/\(noexec\|noread\|zero\)-dir' <<<"$out" ||
+        tb_fail "--sync into a tree whose directories beta may not look into: exit $rc: $out"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying in' &&
+        tb_fail "a permission refusal was retried (above)"
+meta "$BETA_IN/modes/t1" | diff "$TESTBED_SHARE/modes.before" - >&2 || tb_fail "the refused sync changed modes/t1"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+
+tb_log "2. --sync=digest into a read-only tree: a file changed in a read-only directory, one added"
+ro=$SRC/modes-ro
+rm -rf "$ro" && mkdir "$ro"
+(cd "$tree" && cp -a ro.txt big-ro.bin none.txt exec.sh ro-dir empty-ro "$ro/") || tb_fail "cp -a"
+chmod 555 "$ro"
+rc=0
+out=$(xferctl send -r "$ro" "$BETA_ADDR" --to modes/t2 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of a read-only tree: exit $rc: $out"
+same_as_rsync "$ro" "$BETA_IN/modes/t2"
+chmod 755 "$ro/ro-dir/sub"
+printf 'changed\n' >"$ro/ro-dir/sub/deep.txt"
+make_file "$ro/ro-dir/sub/new.txt" 77
+touch -d '2020-01-02 03:04:05.678' "$ro/ro-dir/sub/deep.txt" "$ro/ro-dir/sub/new.txt" "$ro/ro-dir/sub"
+chmod 555 "$ro/ro-dir/sub"
+rc=0
+out=$(xferctl send -r "$ro" "$BETA_ADDR" --to modes/t2 --sync=digest 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r --sync=digest into a tree with read-only directories: exit $rc: $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+[[ $out == *skipped* ]] || tb_fail "the unchanged entries were not skipped: $out"
+same_as_rsync "$ro" "$BETA_IN/modes/t2"
+tb_log "synced as rsync -a would leave it"
+since=$(date '+%F %T')
+
+tb_log "3. the same tree over it (overwrite): the old one swapped out and removed"
+rc=0
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to modes/t1 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r over an existing tree of every mode: exit $rc: $out"
+same_as_rsync "$tree" "$BETA_IN/modes/t1"
+[[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] ||
+        tb_fail "the old tree's staging directory stayed: $(ls -A "$BETA_IN")"
+journalctl -u "$BETA_UNIT" --no-pager -o cat --since "$since" | grep -i 'removing\|permission denied' &&
+        tb_fail "beta could not remove something of the old tree (above)"
+tb_log "replaced, nothing of the old tree left"
+
+tb_log "4. a DEST the daemon may not make: refused at once, the cause named"
+mkdir -p "$BETA_IN/locked"
+chown root:root "$BETA_IN/locked"
+chmod 755 "$BETA_IN/locked"
+since=$(date '+%F %T')
+rc=0
+out=$(timeout 120 xferctl send -r "$tree" "$BETA_ADDR" --to locked/t 2>&1) || rc=$?
+((rc == 1)) || tb_fail "a DEST in a directory beta may not write: exit $rc: $out"
+grep -q 'permission denied on the receiver\|Permission denied' <<<"$out" ||
+        tb_fail "xferctl does not name the cause: $out"
+grep -qi 'cancelled' <<<"$out" && tb_fail "xferctl says cancelled for a refusal: $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying in' &&
+        tb_fail "a permission refusal was retried (above)"
+[[ -z $(ls -A "$BETA_IN/locked") ]] || tb_fail "something was made in locked/: $(ls -A "$BETA_IN/locked")"
+# A single file, into an incoming directory the daemon may not write.
+mode=$(stat -c %a "$BETA_IN")
+chmod 555 "$BETA_IN"
+rc=0
+out=$(timeout 60 xferctl send "$tree/ro.txt" "$BETA_ADDR" 2>&1) || rc=$?
+chmod "$mode" "$BETA_IN"
+((rc == 1)) && grep -q 'permission denied on the receiver\|Permission denied' <<<"$out" ||
+        tb_fail "a single file into an incoming directory beta may not write: exit $rc: $out"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying in' &&
+        tb_fail "a permission refusal was retried (above)"
+rm -rf "$BETA_IN/locked"
+tb_log "refused with the cause, no retry, nothing made"
+
+chmod -R u+rwx "$tree" "$ro" "$BETA_IN/modes" 2>/dev/null
+rm -rf "$tree" "$ro" "$SRC/rsync-ref" "$BETA_IN/modes"
