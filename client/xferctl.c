@@ -43,6 +43,14 @@ static const char status_help[] =
         "  --json      one JSON object instead of text\n"
         "  -h, --help  show this help\n";
 
+static const char help_help[] =
+        "Usage: xferctl help [COMMAND]\n"
+        "\n"
+        "Show the usage of xferctl, or of COMMAND. Every command also takes\n"
+        "-h/--help.\n"
+        "\n"
+        "  -h, --help  show this help\n";
+
 static const char cancel_help[] =
         "Usage: xferctl cancel ID\n"
         "\n"
@@ -678,7 +686,7 @@ static const struct xferctl_cmd xferctl_cmds[] = {
         { "stats", statscmd_run, statscmd_help },
         { "sum", sumcmd_run, sumcmd_help },
         { "hosts", hostscmd_run, hostscmd_help },
-        { "help", cmd_help, NULL },
+        { "help", cmd_help, help_help },
 };
 
 static const struct xferctl_cmd *xferctl_find(const char *name)
@@ -692,14 +700,19 @@ static const struct xferctl_cmd *xferctl_find(const char *name)
 static int cmd_help(const char *socket_path, int argc, char **argv)
 {
         const struct xferctl_cmd *cmd;
+        int first, r;
 
-        if (argc < 2) {
+        /* help's own -h/--help, as every command takes it (help help too, below). */
+        r = xferctl_parse_opts(argc, argv, help_help, NULL, &first);
+        if (r >= 0)
+                return r;
+        if (first >= argc) {
                 xferctl_usage(stdout);
                 return XFERCTL_EXIT_OK;
         }
-        cmd = xferctl_find(argv[1]);
-        if (!cmd || !cmd->help) {
-                xferctl_say("no such command '%s' (see xferctl --help)", argv[1]);
+        cmd = xferctl_find(argv[first]);
+        if (!cmd) {
+                xferctl_say("no such command '%s' (see xferctl --help)", argv[first]);
                 return XFERCTL_EXIT_USAGE;
         }
         fputs(cmd->help, stdout);

@@ -399,10 +399,11 @@ run_single() {
         tb_log "single: $(tail -n 1 "$log")"
 }
 
-# The same file over one lane (lanes = 1 on both daemons, by reload): every
-# file of (b) is at most one 64 MiB block, and a file's lanes start on
-# block boundaries, so each of them moves over one lane (README, How it
-# works); this says how far (b) is from that ceiling.
+# The same file over one lane (lanes = 1 on both daemons, by reload):
+# before wire version 13 every file of (b) was at most one 64 MiB digest
+# block, and a file's lanes start on block boundaries, so each moved over
+# one lane; with 1 MiB blocks they spread over every lane. This says how
+# (b) compares with one queue pair's rate (doc/performance.md).
 run_single_one_lane() {
         local name=single1-$ROUND.bin log=$LOGS/single1-$ROUND.log t0 t1 rc=0
         sed -i '/^lanes *=/d' "$ALPHA_CONF" "$BETA_CONF"
