@@ -24,6 +24,7 @@
 #include "ctl.h"
 #include "daemon.h"
 #include "engine.h"
+#include "io.h"
 #include "jobs.h"
 #include "journal.h"
 #include "log.h"
@@ -420,7 +421,7 @@ static void daemon_reload(struct daemon_ctx *x)
         auth_key_clear(&d->key);
         d->key = key;
         log_set_level(d->cfg.log_level);
-        engine_reconfigure(d->engine);
+        engine_reconfigure(d->engine, &d->cfg);
         control_reconfigure(d->control);
         metrics_reconfigure(d->metrics);
 
@@ -541,6 +542,24 @@ static void daemon_raise_nofile(void)
                            strerror(errno));
 }
 
+/*
+ * The engine and the disk I/O they share go together: the engine's queue
+ * pairs first (nothing more is written into memory about to go), then the
+ * io drains (a request that never comes back keeps what it may touch),
+ * then what the engine and control's checks still hold.
+ */
+static void daemon_free_io(struct daemon *d)
+{
+        bool keep;
+
+        engine_quiesce(d->engine);
+        keep = d->io && io_free(d->io) > 0;
+        d->io = NULL;
+        fdchecks_free(&d->fdchecks, keep);
+        engine_free(d->engine, keep);
+        d->engine = NULL;
+}
+
 int daemon_run(const char *config_path)
 {
         static struct daemon_ctx ctx;   /* one per process; the signal events point at it */
@@ -578,9 +597,17 @@ int daemon_run(const char *config_path)
 
         x->max_transfers_start = d->cfg.max_transfers;
 
+        r = io_new(&d->io, d->base, engine_io_depth(&d->cfg));
+        if (r < 0) {
+                daemon_fail("cannot set up io_uring: %s", strerror(-r));
+                goto out;
+        }
+        d->fdchecks = (struct fdchecks){ .io = d->io };
+
         /* Order matters: READY=1 only once the ring is registered and both sockets listen. */
         r = engine_new(&d->engine, &(struct engine_params){
                 .base = d->base,
+                .io = d->io,
                 .cfg = &d->cfg,
                 .key = &d->key,
                 .ops = &daemon_engine_ops,
@@ -627,8 +654,7 @@ int daemon_run(const char *config_path)
                 d->metrics = NULL;
                 control_free(d->control);
                 d->control = NULL;
-                engine_free(d->engine);
-                d->engine = NULL;
+                daemon_free_io(d);
         }
         daemon_log_stopped(code);
 
@@ -639,8 +665,7 @@ out:
         d->control = NULL;
         jobs_free(d->jobs);
         d->jobs = NULL;
-        engine_free(d->engine);
-        d->engine = NULL;
+        daemon_free_io(d);
         daemon_events_free(x);
         if (d->base)
                 event_base_free(d->base);

@@ -6,8 +6,10 @@
 
 #include "auth.h"
 #include "config.h"
+#include "fdcheck.h"
 
 struct engine;
+struct io;
 struct jobs;
 struct control;
 struct metrics;
@@ -18,6 +20,10 @@ struct daemon {
         const char *config_path;
         struct config cfg;
         struct auth_key key;            /* from cfg.key_file; len 0 when none */
+        /* Disk I/O off the loop (io_uring and a worker pool), for the
+         * engine and for control's checks of clients' descriptors. */
+        struct io *io;
+        struct fdchecks fdchecks;       /* control's, let go after the io drained */
         struct engine *engine;
         struct jobs *jobs;
         struct control *control;

@@ -1,13 +1,23 @@
 /*
- * The engine owns what lives as long as the daemon: the rdma_cm event
- * channel and listener, the device's PD, the receive ring and send pool
- * (registered once, at start-up, before READY=1), and the io_uring. It
- * dispatches CM events to the connection they belong to, and is where
- * engine.h's interface is implemented.
+ * The engine's composition (engine.h): what lives as long as the daemon,
+ * and the layers it wires together, each with its own context:
+ *
+ *   transport/  the rdma_cm event channel (ours), the device with its
+ *               listener, PD and registered memory (device), connections'
+ *               env, the id reaper; the owner's io_uring (io)
+ *   transfer/   both directions' transfers (xfer_env): the receive ring,
+ *               the send pool, the shared rate limit, the deadlines
+ *   send/       the sending side (send_env)
+ *   recv/       the receiving side (recv_env), relays included
+ *
+ * It dispatches CM events to the connection they belong to, answers the
+ * layers' calls back (a transfer gone, the device lost), and turns the
+ * owner's configuration into each layer's own copy.
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +26,53 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "config.h"
 #include "conn.h"
+#include "device.h"
 #include "engine.h"
-#include "engine-private.h"
-#include "relay.h"
-#include "partials.h"
 #include "incoming.h"
 #include "io.h"
 #include "log.h"
+#include "partials.h"
 #include "reaper.h"
 #include "recv.h"
+#include "relay.h"
 #include "send.h"
+#include "xfer.h"
+
+struct engine_clean;
+
+struct engine {
+        struct event_base *base;
+        const struct engine_ops *ops;
+        void *owner;
+        char incoming_dir[PATH_MAX];    /* for messages */
+        struct rdma_event_channel *ch;
+        struct event *ch_ev;
+        struct conn_env env;            /* base, verbs, pd, reaper: for connections */
+        struct reaper *reaper;          /* rdma_destroy_id off the loop */
+        struct device dev;
+        /* Receive ring: slot_count slots of slot_size, shared out by ring;
+         * send pool: max_transfers shares of send_slots chunks. */
+        uint8_t *ring_mem;
+        size_t ring_bytes;
+        struct ring ring;
+        uint8_t *send_mem;
+        size_t send_bytes;
+        struct ring send_ring;
+        /* The layers' contexts. */
+        struct xfer_env xe;
+        struct send_env se;
+        struct recv_env re;
+        /* Start-up's sweep of what a crash left in incoming_dir, on a
+         * worker: until it is done, offers are refused as busy. */
+        struct engine_clean *clean;
+        bool stopping;
+        bool freeing;                   /* engine_free: no callbacks */
+        void (*stop_done)(void *userdata);
+        void *stop_userdata;
+        struct event *stop_ev;
+};
 
 static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
 {
@@ -39,7 +85,7 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                 /* Read before the ack: once acked, an id the reaper is
                  * destroying may be freed under us. */
                 struct conn *c = id->context;
-                bool listener = id == e->listen_id;
+                bool listener = id == e->dev.listen_id;
                 int status = ev->status;
                 uint8_t pdata[256];
                 size_t plen = 0;
@@ -55,19 +101,18 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                 log_debug("cm event %s (status %d)", rdma_event_str(type), status);
                 switch (type) {
                 case RDMA_CM_EVENT_CONNECT_REQUEST:
-                        if (e->dev_state == ENGINE_DEV_UP)
-                                recv_on_connect_request(e, id, pdata, plen);
+                        if (e->dev.state == DEVICE_UP)
+                                recv_on_connect_request(&e->re, id, pdata, plen);
                         else
                                 reaper_destroy_id(e->reaper, id);
                         continue;
                 case RDMA_CM_EVENT_DEVICE_REMOVAL:
                         /* On every id of the device; the first one is enough. */
-                        engine_device_lost(e, "RDMA device %s removed", e->dev_name);
+                        device_lost(&e->dev, "RDMA device %s removed", e->dev.name);
                         continue;
                 case RDMA_CM_EVENT_ADDR_CHANGE:
                         if (listener) {
-                                engine_device_lost(e, "the listen address moved off RDMA device %s",
-                                                   e->dev_name);
+                                device_lost(&e->dev, "the listen address moved off RDMA device %s", e->dev.name);
                                 continue;
                         }
                         break;
@@ -97,11 +142,6 @@ static void *engine_alloc(size_t bytes, const char *what)
         /* Touch it now: the pages are pinned by registration anyway. */
         memset(p, 0, bytes);
         return p;
-}
-
-static void engine_on_reaped(void *userdata)
-{
-        engine_device_check(userdata);
 }
 
 static void engine_part_removed(const char *name, int r)
@@ -154,16 +194,16 @@ static void engine_on_clean(struct io_req *req, int64_t res)
         (void)res;
         if (c->parts < 0)
                 log_warning("incoming_dir %s: looking for leftover .part files: %s",
-                            e->cfg->incoming_dir, strerror(-c->parts));
+                            e->incoming_dir, strerror(-c->parts));
         if (c->stages < 0)
                 log_warning("incoming_dir %s: looking for leftover staging directories: %s",
-                            e->cfg->incoming_dir, strerror(-c->stages));
+                            e->incoming_dir, strerror(-c->stages));
         log_debug("incoming_dir: start-up sweep done (%d .part files, %d staging directories)",
                   c->parts, c->stages);
         safe_close(c->dirfd);
         free(c);
         e->clean = NULL;
-        e->incoming_clean = true;
+        e->re.incoming_clean = true;
 }
 
 static int engine_clean_start(struct engine *e)
@@ -175,14 +215,14 @@ static int engine_clean_start(struct engine *e)
         if (!c)
                 return -ENOMEM;
         c->e = e;
-        c->dirfd = fcntl(e->incoming_fd, F_DUPFD_CLOEXEC, 3);
+        c->dirfd = fcntl(e->re.incoming_fd, F_DUPFD_CLOEXEC, 3);
         if (c->dirfd < 0) {
                 r = -errno;
                 free(c);
                 return r;
         }
         c->req.done = engine_on_clean;
-        r = io_call(e->io, &c->req, engine_clean_fn, c);
+        r = io_call(e->xe.io, &c->req, engine_clean_fn, c);
         if (r < 0) {
                 log_err("cannot start a worker to sweep incoming_dir: %s", strerror(-r));
                 safe_close(c->dirfd);
@@ -191,15 +231,6 @@ static int engine_clean_start(struct engine *e)
         }
         e->clean = c;
         return 0;
-}
-
-/* cfg rate_limit, one bucket each way; a chunk is at most a slot of ours. */
-static void engine_set_rate_limit(struct engine *e)
-{
-        uint64_t rate = e->cfg->rate_limit, now = clock_usec(CLOCK_MONOTONIC);
-
-        for (int dir = 0; dir < XFER_DIRS; dir++)
-                bucket_set(&e->rate_limit[dir], rate, bucket_burst(rate, e->slot_size), now);
 }
 
 /* The umask, read without changing it (umask(2) cannot, and other
@@ -223,9 +254,101 @@ static mode_t engine_umask(void)
         return um;
 }
 
+
+/* ---- the layers' calls back ---- */
+
+/* A transfer left its list (xfer_env): a lost device may let go now, a stop be done. */
+static void engine_xfer_gone(void *owner)
+{
+        struct engine *e = owner;
+
+        device_check(&e->dev);
+        if (e->stopping && !xfer_any(&e->xe) && e->stop_ev)
+                event_active(e->stop_ev, 0, 0);
+}
+
+static const struct xfer_env_ops engine_xfer_env_ops = {
+        .gone = engine_xfer_gone,
+};
+
+static void engine_on_reaped(void *userdata)
+{
+        struct engine *e = userdata;
+
+        device_check(&e->dev);
+}
+
+static unsigned int engine_dev_kill_all(void *owner, const char *text)
+{
+        struct engine *e = owner;
+
+        return xfer_kill_all(&e->xe, WIRE_E_INTERNAL, text);
+}
+
+static bool engine_dev_busy(void *owner)
+{
+        struct engine *e = owner;
+
+        return xfer_any(&e->xe);
+}
+
+static void engine_dev_changed(void *owner, bool up, const char *text)
+{
+        struct engine *e = owner;
+
+        if (e->ops && e->ops->device)
+                e->ops->device(e->owner, up, text);
+}
+
+static const struct device_ops engine_device_ops = {
+        .kill_all = engine_dev_kill_all,
+        .busy = engine_dev_busy,
+        .changed = engine_dev_changed,
+};
+
+/* ---- configuration: each layer's own copy ---- */
+
+static void engine_cfg_xfer(const struct config *cfg, struct xfer_cfg *out)
+{
+        *out = (struct xfer_cfg){
+                .peer_timeout = cfg->peer_timeout,
+                .io_timeout = cfg->io_timeout,
+                .min_rate = cfg->min_rate,
+                .rate_limit = cfg->rate_limit,
+                .lanes = cfg->lanes,
+                .slot_size = cfg->slot_size,
+        };
+}
+
+static void engine_cfg_recv(const struct config *cfg, struct recv_cfg *out)
+{
+        *out = (struct recv_cfg){
+                .allow_peers = cfg->allow_peers,
+                .relay = cfg->relay,
+                .overwrite = cfg->overwrite,
+                .tree_symlinks = cfg->tree_symlinks,
+                .log_level = cfg->log_level,
+                .max_transfers = cfg->max_transfers,
+                .max_job_files = cfg->max_job_files,
+                .max_file_size = cfg->max_file_size,
+                .max_job_bytes = cfg->max_job_bytes,
+                .min_free = cfg->min_free,
+                .partial_max_bytes = cfg->partial_max_bytes,
+                .partial_retention = cfg->partial_retention,
+        };
+        snprintf(out->partial_dir, sizeof(out->partial_dir), "%s", cfg->partial_dir);
+}
+
+unsigned int engine_io_depth(const struct config *cfg)
+{
+        return cfg->slot_count + cfg->send_slots * cfg->max_transfers + 16;
+}
+
 int engine_new(struct engine **out, const struct engine_params *p)
 {
         const struct config *cfg = p->cfg;
+        struct device_cfg dcfg = { .port = cfg->port, .tos = cfg->tos };
+        struct xfer_cfg xcfg;
         struct engine *e;
         int flags, r;
 
@@ -233,25 +356,31 @@ int engine_new(struct engine **out, const struct engine_params *p)
         if (!e)
                 return -ENOMEM;
         e->base = p->base;
-        e->cfg = p->cfg;
-        e->key = p->key;
         e->ops = p->ops;
         e->owner = p->owner;
-        e->incoming_fd = -1;
-        e->partial_fd = -1;
+        snprintf(e->incoming_dir, sizeof(e->incoming_dir), "%s", cfg->incoming_dir);
+        snprintf(dcfg.listen_addr, sizeof(dcfg.listen_addr), "%s", cfg->listen_addr);
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
-        e->slot_size = cfg->slot_size;
-        e->umask = engine_umask();
-        engine_set_rate_limit(e);
+        engine_cfg_xfer(cfg, &xcfg);
+        e->xe = (struct xfer_env){ .base = e->base, .io = p->io, .conn = &e->env,
+                                   .ring = { [XFER_RECV] = &e->ring, [XFER_SEND] = &e->send_ring },
+                                   .ops = &engine_xfer_env_ops, .owner = e };
+        xfer_env_reconfigure(&e->xe, &xcfg);
+        e->se = (struct send_env){ .xe = &e->xe, .dev = &e->dev, .key = p->key, .slot_size = cfg->slot_size,
+                                   .cfg = { .tos = cfg->tos } };
+        e->re = (struct recv_env){ .xe = &e->xe, .send = &e->se, .base = e->base, .io = p->io, .dev = &e->dev,
+                                   .ring = &e->ring, .slot_size = cfg->slot_size, .key = p->key,
+                                   .incoming_fd = -1, .partial_fd = -1, .umask = engine_umask() };
+        engine_cfg_recv(cfg, &e->re.cfg);
 
-        e->incoming_fd = open(cfg->incoming_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (e->incoming_fd < 0) {
+        e->re.incoming_fd = open(cfg->incoming_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (e->re.incoming_fd < 0) {
                 r = -errno;
                 log_err("incoming_dir %s: %m", cfg->incoming_dir);
                 goto fail;
         }
-        r = partials_open(e);
+        r = partials_open(&e->re, cfg->incoming_dir);
         if (r < 0)
                 goto fail;
 
@@ -263,6 +392,8 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 r = -ENOMEM;
                 goto fail;
         }
+        e->re.ring_mem = e->ring_mem;
+        e->se.pool = e->send_mem;
         r = ring_init(&e->ring, cfg->slot_count, cfg->slot_count / cfg->max_transfers);
         if (r < 0)
                 goto fail;
@@ -278,9 +409,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 goto fail;
         }
         e->env = (struct conn_env){ .base = e->base, .reaper = e->reaper };
-        r = engine_device_init(e);
-        if (r < 0)
-                goto fail;
+        e->re.reaper = e->reaper;
 
         e->ch = rdma_create_event_channel();
         if (!e->ch) {
@@ -288,22 +417,18 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 log_err("rdma_create_event_channel: %m (is /dev/infiniband/rdma_cm there and allowed?)");
                 goto fail;
         }
+        e->se.ch = e->ch;
         flags = fcntl(e->ch->fd, F_GETFL);
         if (flags < 0 || fcntl(e->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
                 r = -errno;
                 goto fail;
         }
-        r = engine_device_open(e, false);
+        r = device_init(&e->dev, e->base, e->ch, e->reaper, &e->env, &dcfg, &engine_device_ops, e);
         if (r < 0)
                 goto fail;
-
-        r = io_new(&e->io, e->base, cfg->slot_count + cfg->send_slots * cfg->max_transfers + 16);
-        if (r < 0) {
-                log_err("cannot set up io_uring: %s", strerror(-r));
-                goto fail;
-        }
-
-        r = engine_clean_start(e);
+        e->re.ring_idx = e->se.ring_mem = device_add_mem(&e->dev, e->ring_mem, e->ring_bytes, "receive ring");
+        e->se.pool_mem = device_add_mem(&e->dev, e->send_mem, e->send_bytes, "send pool");
+        r = device_open(&e->dev, false);
         if (r < 0)
                 goto fail;
 
@@ -312,157 +437,73 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 r = -ENOMEM;
                 goto fail;
         }
+        /* Last: nothing of ours is out on a worker when a step fails. */
+        r = engine_clean_start(e);
+        if (r < 0)
+                goto fail;
         log_info("RDMA device %s: receive ring %u x %u bytes (%zu MiB), %u per connection "
                  "(more while fewer receive); send pool %u x %u bytes (%zu MiB)",
-                 e->dev_name, cfg->slot_count, cfg->slot_size,
+                 e->dev.name, cfg->slot_count, cfg->slot_size,
                  e->ring_bytes >> 20, e->ring.share, cfg->send_slots * cfg->max_transfers,
                  cfg->slot_size, e->send_bytes >> 20);
         *out = e;
         return 0;
 
 fail:
-        engine_free(e);
+        engine_quiesce(e);
+        engine_free(e, false);
         return r;
-}
-
-struct engine_fstat {
-        struct io_req req;
-        struct engine *e;
-        int fd;                         /* the owner's, ours until fn */
-        struct statx stx;
-        engine_fstat_fn fn;             /* NULL once cancelled */
-        void *userdata;
-        struct engine_fstat *next;      /* e->fstats */
-};
-
-static void engine_fstat_unlink(struct engine_fstat *f)
-{
-        for (struct engine_fstat **p = &f->e->fstats; *p; p = &(*p)->next)
-                if (*p == f) {
-                        *p = f->next;
-                        return;
-                }
-}
-
-static void engine_on_fstat(struct io_req *req, int64_t res)
-{
-        struct engine_fstat *f = container_of(req, struct engine_fstat, req);
-        engine_fstat_fn fn = f->fn;
-        void *userdata = f->userdata;
-        bool regular = S_ISREG(f->stx.stx_mode);
-        uint64_t size = f->stx.stx_size;
-        int fd = f->fd;
-
-        engine_fstat_unlink(f);
-        free(f);
-        if (!fn) {
-                safe_close(fd);
-                return;
-        }
-        fn(userdata, fd, res < 0 ? (int)res : 0, regular, size);
-}
-
-int engine_fstat(struct engine *e, int fd, engine_fstat_fn fn, void *userdata,
-                 struct engine_fstat **out)
-{
-        struct engine_fstat *f;
-        int r;
-
-        f = calloc(1, sizeof(*f));
-        if (!f) {
-                safe_close(fd);
-                return -ENOMEM;
-        }
-        f->fd = fd;
-        f->e = e;
-        f->fn = fn;
-        f->userdata = userdata;
-        f->req.done = engine_on_fstat;
-        r = io_statx(e->io, &f->req, f->fd, "", AT_EMPTY_PATH, &f->stx);
-        if (r < 0) {
-                safe_close(f->fd);
-                free(f);
-                return r;
-        }
-        f->next = e->fstats;
-        e->fstats = f;
-        *out = f;
-        return 0;
-}
-
-void engine_fstat_cancel(struct engine_fstat *f)
-{
-        f->fn = NULL;
-        io_cancel(f->e->io, &f->req);
-}
-
-void engine_io_hold(struct engine *e)
-{
-        io_hold(e->io);
-}
-
-void engine_io_release(struct engine *e)
-{
-        io_release(e->io);
-}
-
-static void engine_fstat_free_all(struct engine *e, bool keep)
-{
-        struct engine_fstat *f;
-
-        while ((f = e->fstats)) {
-                e->fstats = f->next;
-                if (keep)
-                        continue;
-                safe_close(f->fd);
-                free(f);
-        }
 }
 
 /* How long engine_free() waits for ids still being destroyed. */
 #define ENGINE_REAPER_WAIT_MS   3000u
 
-void engine_free(struct engine *e)
+void engine_quiesce(struct engine *e)
 {
-        bool keep;
-
         if (!e)
                 return;
         e->freeing = true;
+        e->dev.stopping = true;
+        e->re.freeing = true;
         if (e->stop_ev)
                 event_free(e->stop_ev);
+        e->stop_ev = NULL;
         if (e->ch_ev)
                 event_free(e->ch_ev);
+        e->ch_ev = NULL;
         /*
          * Transfers still running (a second signal, a failed start): their
          * queue pairs go first, so nothing is written into the ring or read
-         * from the pool any more; then the disk I/O in flight drains (its
-         * callbacks are not run); then each connection's CQ, MR, channel
-         * and id, and the transfers themselves.
+         * from the pool any more. The owner then drains the disk I/O
+         * (io_free), whose callbacks are not run, before engine_free().
          */
-        xfer_kill_qps(e);
+        xfer_kill_qps(&e->xe);
+}
+
+void engine_free(struct engine *e, bool keep)
+{
+        if (!e)
+                return;
         /*
          * A disk request the kernel would not give up (a FUSE server that
-         * never answers, a hard NFS mount) may still write into a transfer,
-         * a slot of the ring or pool, or an fstat: that memory is left to it.
-         * The process exits anyway (the kernel holds it until the request
-         * returns, or the file system is aborted).
+         * never answers, a hard NFS mount) may still write into a transfer
+         * or a slot of the ring or pool: with @keep that memory is left to
+         * it. The process exits anyway (the kernel holds it until the
+         * request returns, or the file system is aborted).
          */
-        keep = io_free(e->io) > 0;
-        e->io = NULL;
         /* Its callback never ran; a worker stuck in it keeps it. */
         if (e->clean && !keep) {
                 safe_close(e->clean->dirfd);
                 free(e->clean);
         }
-        xfer_free_all(e, keep);
-        relay_free_all(e);
-        engine_fstat_free_all(e, keep);
-        partials_close(e, keep);
+        /* Each connection's CQ, MR, channel and id, and the transfers themselves. */
+        xfer_free_all(&e->xe, keep);
+        relay_free_all(&e->re);
+        partials_close(&e->re, keep);
         /* The ids, bounded: one stuck in the kernel is left to exit. */
         reaper_free(e->reaper, ENGINE_REAPER_WAIT_MS);
         e->reaper = NULL;
-        engine_device_deinit(e);
+        device_deinit(&e->dev);
         ring_deinit(&e->send_ring);
         if (!keep)
                 free(e->send_mem);
@@ -471,17 +512,21 @@ void engine_free(struct engine *e)
                 free(e->ring_mem);
         if (e->ch)
                 rdma_destroy_event_channel(e->ch);
-        safe_close(e->incoming_fd);
+        safe_close(e->re.incoming_fd);
         free(e);
 }
 
-void engine_reconfigure(struct engine *e)
+void engine_reconfigure(struct engine *e, const struct config *cfg)
 {
-        ring_set_conns_max(&e->ring, e->cfg->max_transfers);
-        ring_set_conns_max(&e->send_ring, e->cfg->max_transfers);
-        engine_set_rate_limit(e);
-        /* Those waiting for tokens under the old rate look again now. */
-        xfer_pace_kick(e);
+        struct xfer_cfg xcfg;
+
+        ring_set_conns_max(&e->ring, cfg->max_transfers);
+        ring_set_conns_max(&e->send_ring, cfg->max_transfers);
+        /* Each layer its own copy, replaced whole; a worker reads none. */
+        engine_cfg_xfer(cfg, &xcfg);
+        xfer_env_reconfigure(&e->xe, &xcfg);
+        engine_cfg_recv(cfg, &e->re.cfg);
+        e->se.cfg.tos = cfg->tos;
 }
 
 static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)
@@ -492,13 +537,6 @@ static void engine_on_stopped(evutil_socket_t fd, short what, void *arg)
                 e->stop_done(e->stop_userdata);
 }
 
-void engine_xfer_gone(struct engine *e)
-{
-        engine_device_check(e);
-        if (e->stopping && !e->xfers[XFER_RECV] && !e->xfers[XFER_SEND] && e->stop_ev)
-                event_active(e->stop_ev, 0, 0);
-}
-
 void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata)
 {
         struct xfer *x, *xn;
@@ -506,21 +544,23 @@ void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata)
         if (e->stopping)
                 return;
         e->stopping = true;
+        e->dev.stopping = true;
+        e->re.stopping = true;
         e->stop_done = done;
         e->stop_userdata = userdata;
         e->stop_ev = event_new(e->base, -1, 0, engine_on_stopped, e);
 
         /* No new connections: the listener goes first. */
-        if (e->listen_id) {
-                rdma_destroy_id(e->listen_id);
-                e->listen_id = NULL;
+        if (e->dev.listen_id) {
+                rdma_destroy_id(e->dev.listen_id);
+                e->dev.listen_id = NULL;
         }
         /* Reaping is deferred, so nothing leaves the lists under us. */
-        for (x = xfer_first(e, XFER_RECV); x; x = xn) {
+        for (x = xfer_first(&e->xe, XFER_RECV); x; x = xn) {
                 xn = x->next;
                 recv_abort(x, WIRE_E_SHUTDOWN, NULL);
         }
-        for (x = xfer_first(e, XFER_SEND); x; x = xn) {
+        for (x = xfer_first(&e->xe, XFER_SEND); x; x = xn) {
                 xn = x->next;
                 send_abort(x, ENGINE_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down");
         }
@@ -531,7 +571,7 @@ unsigned int engine_recv_active(const struct engine *e)
 {
         unsigned int n = 0;
 
-        for (const struct xfer *x = e->xfers[XFER_RECV]; x; x = x->next)
+        for (const struct xfer *x = e->xe.xfers[XFER_RECV]; x; x = x->next)
                 n += x->state == XFER_DATA || x->state == XFER_FINISHING;
         return n;
 }
@@ -541,7 +581,7 @@ uint64_t engine_recv_rate(struct engine *e)
         uint64_t now = clock_usec(CLOCK_MONOTONIC), sum = 0;
 
         /* Rate since the previous call (STATUS= asks about once a second). */
-        for (struct xfer *x = e->xfers[XFER_RECV]; x; x = x->next) {
+        for (struct xfer *x = e->xe.xfers[XFER_RECV]; x; x = x->next) {
                 if (x->state != XFER_DATA)
                         continue;
                 if (x->rate_t && now > x->rate_t)
@@ -555,7 +595,7 @@ uint64_t engine_recv_rate(struct engine *e)
 void engine_stats(const struct engine *e, struct engine_stats *s)
 {
         *s = (struct engine_stats){
-                .recv = e->recv_tally,
+                .recv = e->re.recv_tally,
                 .recv_active = engine_recv_active(e),
                 .ring_held = e->ring.count - e->ring.nfree,
                 .ring_slots = e->ring.count,
@@ -569,12 +609,12 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
 {
         if (e->stopping)
                 return -ESHUTDOWN;
-        if (e->dev_state != ENGINE_DEV_UP)
+        if (e->dev.state != DEVICE_UP)
                 return ENGINE_SEND_NODEV;
         /* Only the engine's own relays speak for another's source. */
         if (req->relay_source)
                 return -EINVAL;
-        return send_start(e, req, ops, owner, NULL, out);
+        return send_start(&e->se, req, ops, owner, NULL, NULL, out);
 }
 
 void engine_send_resume(struct engine_send *s)
@@ -584,18 +624,10 @@ void engine_send_resume(struct engine_send *s)
 
 void engine_send_cancel(struct engine_send *s)
 {
-        send_abort(&s->base, ENGINE_CANCELLED, WIRE_OK, "cancelled");
+        send_cancel(s);
 }
 
 void engine_send_progress(const struct engine_send *s, struct engine_progress *p)
 {
-        const struct xfer *x = &s->base;
-
-        p->bytes = x->bytes;
-        p->usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
-        p->skipped = s->skipped;
-        p->hops = s->route_hops;
-        memset(p->hop_bytes, 0, sizeof(p->hop_bytes));
-        if (s->route_hops)
-                memcpy(p->hop_bytes, s->hop_bytes, s->route_hops * sizeof(*s->hop_bytes));
+        send_progress(s, p);
 }

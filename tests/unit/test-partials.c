@@ -1,5 +1,5 @@
-/* daemon/engine/partials.c: a partial stored, found, refused and removed on
- * a real file system, as the receiver's worker calls do it. */
+/* daemon/engine/recv/partials.c: a partial stored, found, refused and
+ * removed on a real file system, as the receiver's worker calls do it. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,13 +11,6 @@
 
 #include "partials.h"
 #include "tap.h"
-#include "xfer.h"
-
-/* The sweep asks which transfers are receiving; none here. */
-struct xfer *xfer_first(struct engine *e, enum xfer_dir dir)
-{
-        return NULL;
-}
 
 static char dir[] = "/tmp/test-partials-XXXXXX";
 

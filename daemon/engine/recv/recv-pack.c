@@ -1,0 +1,342 @@
+/*
+ * A pack of a tree's entries (wire.h "Packs", common/pack.h), received
+ * whole into memory (at most PACK_BYTES_MAX; recv.c copies each chunk
+ * there, not into a file) and verified by its block digest like any
+ * file, is unpacked here, on a worker: checked whole (its records, their count, the pack hash
+ * the offer's MAC covered) before anything is made, then each entry made
+ * beneath the staging directory under the rules an entry offered alone is
+ * held to: beneath DEST, a directory by mkdirat, a file created O_EXCL by
+ * openat2 with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS (where the kernel
+ * or the unit's seccomp filter allows; openat O_NOFOLLOW else), its mode less
+ * setuid, setgid and group or other write, its mtime, and its digest in
+ * user.rdmaxfer.digest; a symlink held to tree_symlinks and kept in the
+ * job's list of links, made at the end (recv-file.c). Any bad entry fails the job; the staging
+ * directory goes as for any failed tree, so nothing of it is visible.
+ * In a sync job merged into an existing DEST (recv-sync.c), each entry is
+ * first held against the old DEST's: one kept is not made in the staging
+ * directory (the merge links the old one in); in a job that compares
+ * digests the entry's bytes, at hand, are compared with the old file's.
+ * Like a tree's file offered alone, an entry gets no fsync of its own:
+ * the tree's syncfs before its rename covers it (recv-file.c).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "name.h"
+#include "pack.h"
+#include "recv.h"
+
+_printf_(3, 4)
+static int recv_pack_bad(struct recv_xfer *x, unsigned int status, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(x->fin->pack_why, sizeof(x->fin->pack_why), fmt, ap);
+        va_end(ap);
+        x->fin->pack_status = status;
+        return -EINVAL;
+}
+
+static int recv_pack_errno(struct recv_xfer *x, const char *what, const struct pack_entry *e, int err)
+{
+        unsigned int status = wire_status_of_errno(err);
+
+        if (err == EEXIST)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "an entry of the tree came twice: %.*s",
+                                     (int)e->name_len, e->name);
+        /* A symlink or a file where a directory should be: the peer's doing. */
+        if (err == ELOOP || err == ENOTDIR || err == EXDEV || err == ENOENT)
+                status = WIRE_E_NAME;
+        return recv_pack_bad(x, status, "%s %.*s: %s", what, (int)e->name_len, e->name, strerror(err));
+}
+
+static int recv_pack_write_all(int fd, const uint8_t *p, uint64_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, p, n);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? -errno : -EIO;
+                p += w;
+                n -= (uint64_t)w;
+        }
+        return 0;
+}
+
+/* A file of the pack beneath the staging directory, whole. 0 or -EINVAL with pack_why. */
+static int recv_pack_file(struct recv_xfer *x, const char *rel, const struct pack_entry *e)
+{
+        /* Made with its mode (no chmod after, unless the umask masks some
+         * of it), or with what the daemon needs of it until the end. */
+        mode_t want = recv_tree_mode(e->mode), mode = recv_tree_staged_mode(want, false);
+        bool chmod_after = mode & x->env->umask;
+        struct open_how how = {
+                .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                .mode = mode,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        _cleanup_(closep) int fd = -1;
+        uint8_t sum[WIRE_DIGEST_SIZE];
+        char hex[DIGEST_HEX_SIZE];
+        struct timespec ts[2];
+        int r;
+
+        /* Continuing a kept tree, one staged after its last record may be
+         * there: it goes, and the file is made anew, never written
+         * through whatever has its name. */
+        if (x->tree_resumed && unlinkat(x->stage_fd, rel, 0) < 0 && errno != ENOENT)
+                return recv_pack_errno(x, "replacing", e, errno);
+        fd = incoming_openat2(x->stage_fd, rel, &how);
+        /* Without openat2 (an older kernel, or a seccomp filter that does
+         * not know it: systemd's answers ENOSYS): the staging directory is
+         * ours, 0700, holds no symlink (none is ever made in it) and @rel
+         * passed name_path_check(), so the plain walk stays beneath it. */
+        if (fd == -ENOSYS) {
+                fd = openat(x->stage_fd, rel, (int)how.flags, (mode_t)how.mode);
+                if (fd < 0)
+                        fd = -errno;
+        }
+        if (fd < 0)
+                return recv_pack_errno(x, "creating", e, -fd);
+        r = recv_pack_write_all(fd, e->data, e->size);
+        if (r < 0)
+                return recv_pack_errno(x, "writing", e, -r);
+        /* The digest a file offered alone gets, over the same bytes. */
+        digest_buffer(e->data, e->size, sum);
+        digest_hex(sum, hex);
+        if (fsetxattr(fd, DIGEST_XATTR, hex, strlen(hex), 0) < 0 && errno != EOPNOTSUPP)
+                return recv_pack_errno(x, "storing " DIGEST_XATTR " of", e, errno);
+        if (chmod_after && fchmod(fd, mode) < 0)
+                return recv_pack_errno(x, "mode of", e, errno);
+        if (mode != want && (r = recv_tree_attr_add(x, rel, S_IFREG | want, 0)) < 0)
+                return recv_pack_errno(x, "listing the mode of", e, -r);
+        if (e->mtime_ns) {
+                ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000u);
+                ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000u);
+                if (futimens(fd, ts) < 0)
+                        return recv_pack_errno(x, "mtime of", e, errno);
+        }
+        return 0;
+}
+
+/* The old DEST's file (@fd, @size bytes, the entry's size) holds the entry's bytes. */
+static bool recv_pack_same(int fd, const struct pack_entry *e)
+{
+        uint8_t buf[65536];
+        uint64_t off = 0;
+
+        while (off < e->size) {
+                ssize_t n = pread(fd, buf, (size_t)MIN((uint64_t)sizeof(buf), e->size - off), (off_t)off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0 || memcmp(buf, e->data + off, (size_t)n) != 0)
+                        return false;
+                off += (uint64_t)n;
+        }
+        return true;
+}
+
+/*
+ * Sync: entry @e against the old DEST's. 0: make it; 1: keep the old one
+ * (not made); or -EINVAL with pack_why (another type, or it differs and
+ * overwrite is off).
+ */
+static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
+{
+        char name[WIRE_NAME_MAX + 1], *slash;
+        bool differs;
+        struct stat st;
+        int pfd, fd, r;
+
+        snprintf(name, sizeof(name), "%.*s", (int)e->name_len, e->name);
+        slash = strrchr(name, '/');
+        *slash = '\0';
+        pfd = incoming_open_beneath(x->env->incoming_fd, name, false);
+        *slash = '/';
+        if (pfd == -ENOENT || pfd == -ENOTDIR)
+                return 0;
+        if (pfd < 0)
+                return recv_pack_errno(x, "looking at the old", e, -pfd);
+        r = fstatat(pfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        if (r == -ENOENT) {
+                close(pfd);
+                return 0;
+        }
+        if (r < 0) {
+                close(pfd);
+                return recv_pack_errno(x, "looking at the old", e, -r);
+        }
+        if ((e->type == PACK_DIR) != !!S_ISDIR(st.st_mode)) {
+                close(pfd);
+                return recv_pack_bad(x, WIRE_E_EXISTS, "%.*s: exists as a %s", (int)e->name_len, e->name,
+                                     S_ISDIR(st.st_mode) ? "directory" : "file");
+        }
+        if (e->type == PACK_DIR) {
+                close(pfd);
+                return 0;       /* merged into */
+        }
+        if (x->sync & WIRE_OFFER_SKIP_EXISTING) {
+                close(pfd);
+                return 1;
+        }
+        if (e->type == PACK_LINK && S_ISLNK(st.st_mode)) {
+                close(pfd);
+                r = recv_sync_link(x, name, (const char *)e->data, (size_t)e->size);
+                if (r == -EEXIST)
+                        return recv_pack_bad(x, WIRE_E_EXISTS, "%s: exists and differs; overwrite is off on the "
+                                             "receiver", name);
+                return r < 0 ? recv_pack_errno(x, "looking at the old", e, -r) : r;
+        }
+        differs = !S_ISREG(st.st_mode) || e->type == PACK_LINK || (uint64_t)st.st_size != e->size;
+        if (!differs && (x->sync & WIRE_OFFER_DIGEST)) {
+                fd = openat(pfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                differs = fd < 0 || !recv_pack_same(fd, e);
+                safe_close(fd);
+        }
+        close(pfd);
+        if (!differs)
+                return 1;
+        if (!x->overwrite)
+                return recv_pack_bad(x, WIRE_E_EXISTS, "%.*s: exists and differs; overwrite is off on the receiver",
+                                     (int)e->name_len, e->name);
+        return 0;
+}
+
+/* Every record, checked, then made. Touches x->fin->fd, offer, dest, stage_fd,
+ * and fin's pack_* (pack_room: the job's bytes left when it began);
+ * nothing else runs on them meanwhile. */
+static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
+{
+        size_t dlen = strlen(x->dest);
+        const char *leaf = name_leaf(x->dest), *why = NULL;
+        struct pack_reader r;
+        struct pack_entry e;
+        char rel[WIRE_NAME_MAX + 1];
+        uint64_t data = 0;
+        int n;
+
+        if (pack_check(buf, len, x->fin->offer.pack_entries, x->fin->offer.pack_hash, &why) < 0)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", why);
+        pack_reader_init(&r, buf, len, x->fin->offer.pack_entries);
+        while ((n = pack_next(&r, &e)) == PACK_ENTRY) {
+                /* Beneath DEST, as an entry offered alone must be. */
+                if (e.name_len <= dlen + 1 || memcmp(e.name, x->dest, dlen) != 0 || e.name[dlen] != '/')
+                        return recv_pack_bad(x, WIRE_E_NAME, "a packed entry is not beneath the job's destination");
+                if (e.size > x->fin->pack_room - data)
+                        return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack: more bytes than the job announced");
+                if (x->fin->pack_max_file && e.size > x->fin->pack_max_file)
+                        return recv_pack_bad(x, WIRE_E_TOO_LARGE, "%.*s: %" PRIu64 " bytes is over max_file_size",
+                                             (int)e.name_len, e.name, e.size);
+                data += e.size;
+                /* DEST's leaf, then what follows DEST: shorter than the name. */
+                snprintf(rel, sizeof(rel), "%s%.*s", leaf, (int)(e.name_len - dlen), e.name + dlen);
+                if (x->merge) {
+                        int s = recv_pack_sync(x, &e);
+
+                        if (s < 0)
+                                return s;
+                        if (s == 1) {
+                                x->fin->pack_skipped++;
+                                continue;
+                        }
+                }
+                if (e.type == PACK_DIR) {
+                        int err = recv_tree_mkdir_at(x, rel, e.mode, e.mtime_ns);
+
+                        if (err < 0)
+                                return recv_pack_errno(x, "making", &e, -err);
+                        continue;
+                }
+                if (e.type == PACK_LINK) {
+                        char target[NAME_LINK_MAX + 1];
+                        const char *no;
+                        int err;
+
+                        /* Kept for the end, as a symlink offered alone (recv-file.c). */
+                        memcpy(target, e.data, (size_t)e.size);
+                        target[e.size] = '\0';
+                        no = recv_tree_link_refused(rel, target, (size_t)e.size, x->fin->pack_symlinks);
+                        if (no)
+                                return recv_pack_bad(x, WIRE_E_NAME, "symlink %.*s: %s", (int)MIN(e.name_len, 100u),
+                                                     e.name, no);
+                        err = recv_tree_link_add(x, rel, target, (size_t)e.size, e.mtime_ns);
+                        if (err < 0)
+                                return recv_pack_errno(x, "keeping the symlink", &e, -err);
+                        continue;
+                }
+                if (recv_pack_file(x, rel, &e) < 0)
+                        return -EINVAL;
+        }
+        if (n < 0)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", r.why);
+        x->fin->pack_data = data;
+        return 0;
+}
+
+/* On a worker: the pack, received into memory (recv.c), then its entries made. */
+static int64_t recv_pack_worker(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        if (!x->fin->pack_mem)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack without data");
+        return recv_pack_make(x, x->fin->pack_mem, (size_t)x->fin->offer.size);
+}
+
+static void recv_on_unpacked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+
+        if (!xfer_io_done(&x->base) || x->base.state == XFER_CLOSING || !x->fin)
+                return;
+        if (res < 0) {
+                recv_fail(x, x->fin->pack_status ?: WIRE_E_INTERNAL, x->fin->pack_why);
+                return;
+        }
+        x->offered += x->fin->pack_data;
+        x->files_skipped += x->fin->pack_skipped;
+        /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
+         * headers and names too: its data is all in (recv_finish). */
+        x->base.bytes -= x->fin->offer.size - x->fin->pack_data;
+        recv_tree_entry_done(x);
+}
+
+void recv_pack_unpack(struct recv_xfer *x)
+{
+        int r;
+
+        x->fin->pack_max_file = x->env->cfg.max_file_size;
+        x->fin->pack_symlinks = x->env->cfg.tree_symlinks;
+        x->fin->pack_status = 0;
+        x->fin->pack_why[0] = '\0';
+        x->fin->pack_data = 0;
+        x->fin->pack_skipped = 0;
+        /* A copy: the next file's offer may add to offered meanwhile. */
+        x->fin->pack_room = x->job_bytes - MIN(x->offered, x->job_bytes);
+        /* The worker reads this copy, not cfg (a reload may replace it). */
+        if (x->merge)
+                x->overwrite = x->env->cfg.overwrite;
+        x->fin->req.done = recv_on_unpacked;
+        r = io_call(x->env->io, &x->fin->req, recv_pack_worker, x);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "unpacking: cannot start a worker");
+                return;
+        }
+        xfer_io_start(&x->base, "unpacking");
+}

@@ -1,0 +1,684 @@
+/*
+ * Starting an outgoing transfer and connecting its lanes: lane 0 resolves
+ * the peer, connects with a plain hello and makes the offer; once the
+ * receiver grants lanes, the others connect with the offer's token. With
+ * a key, the offer proves it and derives the session key; the receiver
+ * must prove it in its ACCEPT before any data goes out, and each lane
+ * hello carries a tag under the session key (wire.h).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sodium.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "log.h"
+#include "send.h"
+
+static void send_lane_drop(struct send_lane *l);
+
+/* Check the receiver's welcome on any lane; 0 or -1 after send_fail. */
+static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, struct wire_welcome *w)
+{
+        struct engine_send *s = sender_of(l->base.x);
+        int r;
+
+        r = wire_decode_welcome(pdata, plen, w);
+        if (r < 0) {
+                send_fail_permanent(s, r == -EPROTONOSUPPORT ? WIRE_E_VERSION : WIRE_E_PROTOCOL,
+                                    r == -EPROTONOSUPPORT ? "peer speaks protocol version %u" :
+                                    "peer's accept is not an rdmaxfer welcome", w->version);
+                return -1;
+        }
+        /* Lanes may start with nothing: credits follow as the ring lends. */
+        if ((l->base.idx == 0 && w->credits == 0) || w->slot_size == 0) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "peer granted no credits");
+                return -1;
+        }
+        l->credits = w->credits;
+        return 0;
+}
+
+static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct send_env *e = s->env;
+        struct wire_offer *o = &s->offer;
+        struct wire_welcome w;
+        unsigned int sending = 0;
+
+        if (send_welcome(l, pdata, plen, &w) < 0)
+                return;
+        if ((w.flags & WIRE_WELCOME_AUTH) && e->key->len == 0) {
+                send_fail_permanent(s, WIRE_E_AUTH, "peer requires a pre-shared key and key_file is not set");
+                return;
+        }
+        /* Ours would check nothing: not a receiver we can trust with a key's worth of proof. */
+        if (!(w.flags & WIRE_WELCOME_AUTH) && e->key->len > 0) {
+                send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: it asks for no key proof "
+                                    "(is key_file set there?)");
+                return;
+        }
+        s->chunk = MIN(e->slot_size, w.slot_size);
+        /* A power of two (ours is, 16 MiB at most), so chunks tile the
+         * 1 MiB digest blocks, or blocks the chunks, whatever slot size the
+         * receiver names. */
+        while (s->chunk & (s->chunk - 1))
+                s->chunk &= s->chunk - 1;
+        /* The burst is counted in chunks (bucket.h): now we know them. */
+        xfer_pace_set(b, s->bwlimit, s->chunk);
+        b->size = s->size;
+        b->chunk = s->chunk;
+        b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
+        if (b->nchunks > UINT32_MAX) {
+                send_fail_permanent(s, WIRE_E_TOO_LARGE, "file needs more than 2^32 chunks of %u bytes",
+                                    s->chunk);
+                return;
+        }
+        memcpy(b->nonce, w.nonce, sizeof(b->nonce));
+
+        *o = (struct wire_offer){
+                .transfer_id = s->id,
+                .size = s->size,
+                .chunk_size = s->chunk,
+                /* A tree's first offer says whether the session compares digests. */
+                .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
+                                    (s->relayed ? WIRE_OFFER_RELAYED : 0) |
+                                    send_sync_flags(s, s->tree || send_sync_wants_digest(s))),
+                .file = 0,
+                .job_files = s->files,
+                .job_bytes = s->job_bytes,
+                .mode = s->mode,
+                .mtime_ns = s->mtime_ns,
+        };
+        /* The receiver may grant fewer. */
+        for (struct xfer *x = xfer_first(e->xe, XFER_SEND); x; x = x->next)
+                sending += x->state != XFER_CLOSING;
+        /* A lane with no block of the job's own would carry nothing. */
+        xfer_set_lanes(b, (unsigned int)MAX(1u, MIN((uint64_t)xfer_lanes_share(e->xe, sending),
+                                                     wire_blocks(s->job_bytes))));
+        o->lanes = (uint16_t)b->nlanes;
+        memcpy(o->token, s->token, WIRE_TOKEN_SIZE);
+        memcpy(o->source, s->source, WIRE_SOURCE_SIZE);
+        if (o->flags & WIRE_OFFER_DIGEST)
+                memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
+        /* The route goes first, its hash in the offer, under the MAC. */
+        if (s->route_hops) {
+                o->flags |= WIRE_OFFER_ROUTE;
+                wire_route_hash(s->route, s->route_hops, o->route_hash);
+                s->route_pending = true;
+                s->route_sent = 0;
+        }
+        snprintf(o->name, sizeof(o->name), "%s", s->name);
+        if (e->key->len) {
+                struct rdma_cm_id *id = l->base.conn.id;
+                struct wire_binding bd;
+
+                if (wire_binding_set(&bd, rdma_get_local_addr(id), rdma_get_peer_addr(id)) < 0) {
+                        send_fail_permanent(s, WIRE_E_INTERNAL, "the connection's addresses are not IP addresses");
+                        return;
+                }
+                auth_nonce(o->nonce);
+                auth_offer_mac(e->key, b->nonce, &bd, o, o->mac);
+                if (auth_session_derive(&b->session, e->key, b->nonce, o) < 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "deriving the session key failed");
+                        return;
+                }
+        }
+        xfer_set_state(b, XFER_OFFER);
+        xfer_arm_deadline(b);
+        send_post_offer(s);
+}
+
+/* Lane @k's run of this file, from @resume chunks in; it is started (a
+ * new lane connects). 0, -errno, or 1 when the transfer failed already. */
+static int send_lane_start(struct engine_send *s, unsigned int k, uint32_t resume)
+{
+        struct xfer *b = &s->base;
+        struct send_lane *n = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+        int r;
+
+        if (!n) {
+                r = send_lane_new(s, k, &n);
+                if (r != 0)
+                        return r;
+                xfer_lane_add(&n->base);
+                r = xfer_lane_run(&n->base);
+                if (r == 0 && send_lane_resume(n, resume) < 0)
+                        return 1;
+                if (r == 0)
+                        r = send_lane_connect(n);
+                if (r < 0)
+                        send_lane_drop(n);
+                return r;
+        }
+        r = xfer_lane_run(&n->base);
+        if (r < 0)
+                return r;
+        return send_lane_resume(n, resume) < 0 ? 1 : 0;
+}
+
+void send_on_accept(struct send_lane *l, const struct wire_accept *a)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        uint64_t kept = 0;
+        bool has_source;
+        int r;
+
+        /* Nothing goes out before the receiver proved the key too. */
+        if (!s->accept_waiting && b->session.on && auth_accept_verify(&b->session, a) < 0) {
+                send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: its accept does not prove "
+                                    "the pre-shared key");
+                return;
+        }
+        if (a->file != s->file) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver accepted file %u, file %u was offered",
+                                    a->file + 1, s->file + 1);
+                return;
+        }
+        /* A later file's lanes start afresh once the file before is all
+         * acknowledged: its offer may go before (send_sent); then this
+         * runs again, from send.c. */
+        if (s->file > 0 && s->ndone < b->nlanes) {
+                s->accept = *a;
+                s->accept_waiting = true;
+                return;
+        }
+        s->accept_waiting = false;
+        /* Every lane must have a block of its own to carry, over the job;
+         * the session's later files keep the lanes the first was granted. */
+        if (s->file == 0 ? a->lanes == 0 || a->lanes > b->nlanes || a->lanes > MAX(wire_blocks(s->job_bytes), 1u) :
+            a->lanes != b->nlanes) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver granted %u lanes of %u", a->lanes,
+                                    b->nlanes);
+                return;
+        }
+        /* A tree the receiver kept from an earlier attempt: DEST's ACCEPT
+         * says how many of its entries are there (wire.h). */
+        if (a->flags & WIRE_ACCEPT_RESUMED) {
+                if (!s->tree || s->file != 0 || a->resume[0] == 0 || a->resume[0] > s->files ||
+                    memcmp(s->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) == 0) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver continues a tree at entry %u of %u",
+                                            a->resume[0] + 1, s->files);
+                        return;
+                }
+                s->span = a->resume[0];
+                if (s->span == s->files)
+                        log_info("transfer %" PRIu64 ": %s: the receiver has all %u entries from an earlier "
+                                 "attempt (published; its last RESULT was lost)", s->id, s->name, s->files);
+                else
+                        log_info("transfer %" PRIu64 ": %s: the receiver kept %u of %u entries from an earlier "
+                                 "attempt; sending the rest", s->id, s->name, s->span, s->files);
+                goto accepted;
+        }
+        /* Published already: a job of one file only (a session goes on). */
+        if (s->files > 1 && (a->flags & ~WIRE_ACCEPT_SKIP) != 0) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes file %u of a job of several",
+                                    s->file + 1);
+                return;
+        }
+        /* Where each lane resumes: within its run, only a file whose offer
+         * named its source; all of it when published already. */
+        has_source = memcmp(s->offer.source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0;
+        for (unsigned int k = 0; k < a->lanes; k++) {
+                uint64_t first, end;
+
+                wire_lane_range(b->nchunks, s->chunk, a->lanes, k, &first, &end);
+                if (a->resume[k] > end - first || (!has_source && a->resume[k] != 0) ||
+                    ((a->flags & WIRE_ACCEPT_PUBLISHED) && a->resume[k] != end - first)) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver resumes lane %u at chunk %u of %" PRIu64,
+                                            k, a->resume[k], end - first);
+                        return;
+                }
+                kept += wire_run_bytes(s->size, s->chunk, first, first + a->resume[k]);
+        }
+        s->resumed += kept;
+        if (kept)
+                log_info("transfer %" PRIu64 ": %s: the receiver kept %" PRIu64 " of %" PRIu64 " bytes%s",
+                         s->id, s->name, kept, s->size,
+                         a->flags & WIRE_ACCEPT_PUBLISHED ? " (published already)" : "; sending the rest");
+accepted:
+        if (s->file > 0) {
+                b->nended = 0;
+                for (unsigned int k = 0; k < b->nlanes; k++) {
+                        if (b->lane[k] && xfer_lane_next_file(b->lane[k]) < 0) {
+                                send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", s->file + 1);
+                                return;
+                        }
+                }
+        }
+        /* From here the deadline is on acknowledgements and credits. */
+        xfer_arm_deadline(b);
+        xfer_grace(b, kept);
+        xfer_set_lanes(b, a->lanes);
+        xfer_set_state(b, XFER_DATA);
+        if (s->file == 0 && s->ops->phase)
+                s->ops->phase(s->owner, ENGINE_PHASE_SENDING);
+        /* The owner may have cancelled from its callback. */
+        if (b->state != XFER_DATA)
+                return;
+        if (a->flags & WIRE_ACCEPT_SKIP) {
+                (void)send_sync_skipped(s, a);
+                return;
+        }
+        s->ndone = 0;
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
+                /* RESUMED's resume[0] counts a tree's entries, not DEST's chunks. */
+                r = send_lane_start(s, k, a->flags & WIRE_ACCEPT_RESUMED ? 0 : a->resume[k]);
+                if (r == 1)
+                        return;
+                if (r != 0) {
+                        send_fail(s, WIRE_E_INTERNAL, "starting lane %u: %s", k, strerror(-r));
+                        return;
+                }
+                /* A run of nothing (a file of fewer chunks than lanes): only its END. */
+                if (b->lane[k]->first_seq == b->lane[k]->end_seq)
+                        s->ndone++;
+        }
+        if (b->state != XFER_DATA)
+                return;
+        if (b->t_start == 0 && s->ndone == b->nlanes)
+                b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++)
+                send_pump(send_lane_of(b->lane[k]));
+        /* Last: the owner may cancel from its callback. */
+        if (s->ndone == b->nlanes && b->state == XFER_DATA) {
+                send_verifying(s);
+                send_sent(s);
+        }
+}
+
+/* A lane other than 0 is up: it sends its run as credits come. */
+static void send_lane_up(struct send_lane *l, const void *pdata, size_t plen)
+{
+        struct wire_welcome w;
+
+        if (send_welcome(l, pdata, plen, &w) < 0)
+                return;
+        xfer_progress(l->base.x);
+        log_debug("%s: transfer %" PRIu64 " lane %u up, %u credits", l->base.x->peer,
+                  sender_of(l->base.x)->id, l->base.idx, l->credits);
+        send_pump(l);
+}
+
+static void send_connect(struct send_lane *l)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct send_env *e = s->env;
+        struct rdma_conn_param param;
+        struct wire_hello h = { .magic = WIRE_MAGIC, .version = WIRE_VERSION };
+        uint8_t hbuf[WIRE_HELLO_SIZE];
+        int r;
+
+        if (l->base.conn.id->verbs != e->dev->verbs) {
+                send_fail(s, WIRE_E_INTERNAL, "peer is reached through device %s, this daemon's ring is on %s",
+                          ibv_get_device_name(l->base.conn.id->verbs->device), e->dev->name);
+                return;
+        }
+        /* Room for every buffer it may grow to. */
+        r = conn_setup_qp(&l->base.conn, l->base.hold.cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1,
+                          SEND_CTRL_RECVS);
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "setting up the queue pair: %s", strerror(-r));
+                return;
+        }
+        if (l->base.idx == 0 ? e->key->len > 0 : b->session.on)
+                h.flags |= WIRE_HELLO_KEY;
+        if (l->base.idx > 0) {
+                h.flags |= WIRE_HELLO_LANE;
+                h.lane = (uint16_t)l->base.idx;
+                memcpy(h.token, s->token, WIRE_TOKEN_SIZE);
+        }
+        if (l->base.idx > 0 && b->session.on) {
+                struct wire_binding bd;
+
+                if (wire_binding_set(&bd, rdma_get_local_addr(l->base.conn.id),
+                                     rdma_get_peer_addr(l->base.conn.id)) < 0) {
+                        send_fail_permanent(s, WIRE_E_INTERNAL, "lane %u's addresses are not IP addresses",
+                                            l->base.idx);
+                        return;
+                }
+                auth_lane_tag(&b->session, &bd, &h, h.tag);
+        }
+        wire_encode_hello(hbuf, &h);
+        conn_param(&param, hbuf, sizeof(hbuf));
+        if (rdma_connect(l->base.conn.id, &param)) {
+                send_fail(s, WIRE_E_INTERNAL, "rdma_connect: %m");
+                return;
+        }
+        if (l->base.idx == 0)
+                xfer_set_state(b, XFER_CONNECTING);
+}
+
+static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
+                       const void *pdata, size_t plen)
+{
+        struct send_lane *l = (struct send_lane *)c;
+        struct engine_send *s = sender_of(l->base.x);
+        struct wire_reject rj = { 0 };
+
+        if (s->base.state == XFER_CLOSING) {
+                if (type == RDMA_CM_EVENT_DISCONNECTED || !l->base.established)
+                        conn_reap(c);
+                return;
+        }
+        switch (type) {
+        case RDMA_CM_EVENT_ADDR_RESOLVED:
+                if (rdma_resolve_route(c->id, SEND_RESOLVE_MS))
+                        send_fail(s, WIRE_E_INTERNAL, "rdma_resolve_route: %m");
+                return;
+        case RDMA_CM_EVENT_ROUTE_RESOLVED:
+                /* The offer carries the source token (and the sync digest):
+                 * lane 0 waits for it. */
+                if (l->base.idx == 0 && (!s->src_ready || s->digest_busy)) {
+                        s->connect_waiting = true;
+                        return;
+                }
+                send_connect(l);
+                return;
+        case RDMA_CM_EVENT_ESTABLISHED:
+                l->base.established = true;
+                if (l->base.idx == 0)
+                        send_offer(l, pdata, plen);
+                else
+                        send_lane_up(l, pdata, plen);
+                return;
+        case RDMA_CM_EVENT_REJECTED:
+                if (wire_decode_reject(pdata, plen, &rj) == 0 || rj.magic == WIRE_MAGIC) {
+                        /* Before any offer, the only reason is who holds a key. */
+                        if (rj.status == WIRE_E_AUTH && l->base.idx == 0)
+                                send_fail_peer(s, rj.status, "refused by peer: %s: %s", wire_status_str(rj.status),
+                                               s->env->key->len ?
+                                               "the receiver has no pre-shared key, and key_file is set here" :
+                                               "the receiver requires a pre-shared key, and key_file is not set here");
+                        else
+                                send_fail_peer(s, rj.status, "refused by peer: %s", wire_status_str(rj.status));
+                        return;
+                }
+                /* Nobody listens there (yet): a daemon restarting, or not started. */
+                send_fail(s, WIRE_E_INTERNAL, "connection refused (is rdmaxferd listening on %s?)",
+                          s->base.peer);
+                return;
+        case RDMA_CM_EVENT_ADDR_ERROR:
+        case RDMA_CM_EVENT_ROUTE_ERROR:
+        case RDMA_CM_EVENT_UNREACHABLE:
+        case RDMA_CM_EVENT_CONNECT_ERROR:
+                send_fail(s, WIRE_E_INTERNAL, "peer unreachable: %s (%s)", rdma_event_str(type),
+                          strerror(status < 0 ? -status : status));
+                return;
+        case RDMA_CM_EVENT_DISCONNECTED:
+                l->base.established = false;
+                send_fail(s, WIRE_E_PROTOCOL, "peer disconnected");
+                return;
+        case RDMA_CM_EVENT_DEVICE_REMOVAL:
+                send_fail(s, WIRE_E_INTERNAL, "RDMA device removed");
+                return;
+        default:
+                return;
+        }
+}
+
+const struct conn_ops send_conn_ops = {
+        .cm_event = send_on_cm,
+        .wc = send_on_wc,
+        .wc_batch_end = send_on_batch_end,
+        .reaped = xfer_lane_reaped,
+};
+
+/* A lane whose connection could not even be created: gone at once. */
+static void send_lane_drop(struct send_lane *l)
+{
+        struct xfer *b = l->base.x;
+
+        b->lane[l->base.idx] = NULL;
+        b->nlive--;
+        ring_hold_leave(&l->base.hold, b->ring);
+        send_lane_free(&l->base);
+}
+
+int send_lane_connect(struct send_lane *l)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        struct send_env *e = s->env;
+        struct rdma_cm_id *id;
+
+        if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP))
+                return -errno;
+        conn_init(&l->base.conn, e->xe->conn, &send_conn_ops, id);
+        snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", b->peer);
+        /* Before the route is resolved: the route's traffic class (RoCE)
+         * or QoS class (InfiniBand) is taken from it then. */
+        if (e->cfg.tos >= 0) {
+                uint8_t tos = (uint8_t)e->cfg.tos;
+
+                if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos))) {
+                        send_fail(s, WIRE_E_INTERNAL, "setting tos %u on the connection: %m", tos);
+                        return 0;
+                }
+        }
+        /* Leave from our own address, so the route uses the ring's device. */
+        if (rdma_resolve_addr(id, e->dev->have_src ? (struct sockaddr *)&e->dev->src : NULL,
+                              (struct sockaddr *)&s->dst, SEND_RESOLVE_MS))
+                send_fail(s, WIRE_E_INTERNAL, "rdma_resolve_addr: %m");
+        return 0;
+}
+
+/* send_start() failed after admission: no id, nothing on the wire, no
+ * callback. */
+/*
+ * The source identity token: the file's device, inode, size and
+ * modification time as they are now, hashed. A receiver resumes only a
+ * partial made from the same token, so a file changed in between (a new
+ * mtime, or replaced: a new inode) is sent whole.
+ */
+void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_SOURCE_SIZE])
+{
+        uint64_t f[7];
+
+        f[0] = stx->stx_dev_major;
+        f[1] = stx->stx_dev_minor;
+        f[2] = stx->stx_ino;
+        f[3] = stx->stx_size;
+        f[4] = (uint64_t)stx->stx_mtime.tv_sec;
+        f[5] = stx->stx_mtime.tv_nsec;
+        f[6] = size;
+        crypto_generichash(out, WIRE_SOURCE_SIZE, (const uint8_t *)f, sizeof(f), NULL, 0);
+}
+
+static void send_on_source(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+        struct send_lane *l0;
+
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
+                return;
+        if (res == 0) {
+                send_source_token(&s->stx, s->size, s->source);
+        } else {
+                log_debug("transfer %" PRIu64 ": statx of the file: %s; it cannot resume", s->id,
+                          strerror((int)-res));
+        }
+        s->src_ready = true;
+        l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
+        if (s->connect_waiting && l0 && !s->digest_busy) {
+                s->connect_waiting = false;
+                send_connect(l0);
+        }
+}
+
+/* The first file's digest (sync) is in: connect, if that waited for it. */
+static void send_on_first_digest(struct engine_send *s)
+{
+        struct send_lane *l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
+
+        /* The receiver's wait starts now, not when the reading did. */
+        xfer_arm_deadline(&s->base);
+        if (s->connect_waiting && l0 && s->src_ready) {
+                s->connect_waiting = false;
+                send_connect(l0);
+        }
+}
+
+static void send_source_start(struct engine_send *s)
+{
+        static const char empty[] = "";
+
+        s->src_req.done = send_on_source;
+        if (io_statx(s->env->xe->io, &s->src_req, s->fd, empty, AT_EMPTY_PATH,
+                     &s->stx) < 0) {
+                s->src_ready = true;    /* no token: sent whole */
+                return;
+        }
+        xfer_io_start(&s->base, "looking at the file");
+}
+
+static void send_undo(struct engine_send *s, struct send_lane *l)
+{
+        if (l)
+                send_lane_drop(l);
+        xfer_discard(&s->base);
+        safe_close(s->fd);
+        send_route_free(s);
+        free(s);
+}
+
+int send_start(struct send_env *e, const struct engine_send_req *req, const struct engine_send_ops *ops,
+               void *owner, const struct send_source_ops *src_ops, void *src, struct engine_send **out)
+{
+        bool relay = src_ops != NULL;
+        struct engine_send *s;
+        struct send_lane *l;
+        int r;
+
+        if (req->dst_len > sizeof(s->dst) || !ops || !ops->done || (req->files > 1 && !ops->next) ||
+            (req->files > 1 && req->job_bytes < req->size))
+                return -EINVAL;
+        /* A tree starts with DEST, a directory: nothing to read. */
+        if (req->tree && (req->size != 0 || req->files < 2 || !ops->next))
+                return -EINVAL;
+        /* A chain carries one regular file (wire.h, Relay chains). */
+        if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
+            (req->route_hops && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE)))
+                return -EINVAL;
+        /* Only a relay speaks for another's source (its offer says
+         * RELAYED): a file's relay gates on what it has written, a tree's
+         * on what it has of the entry coming in (the rest is staged) and
+         * gives the origin's token. */
+        if (relay && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE))
+                return -EINVAL;
+        if (req->relay_source && ((!relay && !req->tree) || req->tree_token || req->sync != ENGINE_SYNC_NONE))
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->fd = req->tree ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
+        if (!req->tree && s->fd < 0) {
+                r = -errno;
+                free(s);
+                return r;
+        }
+        s->tree = req->tree;
+        s->dir = req->tree;
+        if (s->tree) {
+                s->mode = req->mode & 07777;
+                s->mtime_ns = req->mtime_ns;
+        }
+        s->ops = ops;
+        s->owner = owner;
+        s->id = req->id;
+        s->attempt = req->attempt;
+        s->size = req->size;
+        s->files = MAX(req->files, 1u);
+        s->job_bytes = s->files > 1 ? req->job_bytes : req->size;
+        snprintf(s->name, sizeof(s->name), "%s", req->name);
+        if (s->tree)
+                snprintf(s->dest, sizeof(s->dest), "%s", req->name);
+        s->span = 1;
+        s->span_bytes = req->size;
+        s->sync = req->sync;
+        s->sync_rh = REHASH_NULL;
+        s->pack.held.fd = -1;
+        s->env = e;
+        s->src_ops = src_ops;
+        s->src = src;
+        s->relayed = relay || req->relay_source;
+        if (req->route_hops) {
+                s->route = malloc(req->route_hops * sizeof(*s->route));
+                s->hop_bytes = calloc(req->route_hops, sizeof(*s->hop_bytes));
+                if (!s->route || !s->hop_bytes) {
+                        safe_close(s->fd);
+                        send_route_free(s);
+                        free(s);
+                        return -ENOMEM;
+                }
+                memcpy(s->route, req->route, req->route_hops * sizeof(*req->route));
+                s->route_hops = (uint16_t)req->route_hops;
+        }
+        memcpy(&s->dst, req->dst, req->dst_len);
+        /* The lanes' token: unguessable, so a random nonce's worth. */
+        {
+                uint8_t nonce[WIRE_NONCE_SIZE];
+
+                auth_nonce(nonce);
+                memcpy(s->token, nonce, WIRE_TOKEN_SIZE);
+        }
+        s->signal_every = MAX(1u, e->xe->ring[XFER_SEND]->share / 4);
+        r = xfer_init(&s->base, e->xe, XFER_SEND, &send_xfer_ops, req->peer);
+        if (r < 0) {
+                safe_close(s->fd);
+                send_route_free(s);
+                free(s);
+                return r;
+        }
+        xfer_set_lanes(&s->base, e->xe->cfg.lanes);
+        s->bwlimit = req->bwlimit;
+        xfer_pace_set(&s->base, s->bwlimit, e->slot_size);
+        /* Admission first: nothing has happened if the pool is full. */
+        r = send_lane_new(s, 0, &l);
+        if (r != 0) {
+                send_undo(s, NULL);
+                return r == XFER_FULL ? ENGINE_SEND_FULL : r;
+        }
+        xfer_lane_add(&l->base);
+        r = send_lane_connect(l);
+        if (r < 0) {
+                send_undo(s, l);
+                return r;
+        }
+        /* A tree's DEST carries the job's token (wire.h); a session's
+         * first file its source only when it is large enough to resume
+         * (send_source_wanted), as every later one. */
+        if (req->tree) {
+                if (req->tree_token || req->relay_source)
+                        memcpy(s->source, req->tree_token ?: req->relay_source, WIRE_SOURCE_SIZE);
+                s->src_ready = true;
+        } else if (s->src_ops) {
+                /* Its file is new in every attempt: the origin's token says
+                 * which file it is (wire.h, Relay chains). */
+                if (req->relay_source)
+                        memcpy(s->source, req->relay_source, WIRE_SOURCE_SIZE);
+                s->src_ready = true;
+        } else if (s->files > 1 && !send_source_wanted(s)) {
+                s->src_ready = true;
+        } else {
+                send_source_start(s);
+        }
+        /* Sync by digest: the first file's, before its offer. */
+        r = send_sync_digest(s, send_on_first_digest);
+        if (r < 0)
+                send_fail_permanent(s, WIRE_E_IO, "%s: its digest: %s", s->name, strerror(-r));
+        /* Resolving and connecting have their own limits; this one covers
+         * a receiver that never answers at all. */
+        xfer_arm_deadline(&s->base);
+        *out = s;
+        return 0;
+}

@@ -1,0 +1,364 @@
+#pragma once
+
+/*
+ * The sending side of a transfer (xfer.h), shared by send.c (the data
+ * path: buffers, posts, completions, the verdict) and send-connect.c
+ * (starting, connecting its lanes, the offer). One struct sender per
+ * transfer the owner started (the engine_send handle); one struct
+ * send_lane per connection of it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <sys/stat.h>
+#include <rdma/rdma_cma.h>
+
+#include "device.h"
+#include "engine-types.h"
+#include "io.h"
+#include "pack.h"
+#include "rehash.h"
+#include "wire.h"
+#include "xfer.h"
+
+#define SEND_CTRL_RECVS         16
+#define SEND_RESOLVE_MS         5000
+#define SEND_LINGER_SEC         5
+
+enum send_buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_POSTED };
+
+struct auth_key;
+struct send_lane;
+
+/* The send layer's part of the configuration, a copy the owner replaces
+ * whole on a reload (a connection takes it when it is made). */
+struct send_cfg {
+        int tos;                        /* -1: none */
+};
+
+/* The send layer's context: what it needs beside the transfer layer's. */
+struct send_env {
+        struct xfer_env *xe;
+        struct rdma_event_channel *ch;  /* the owner's, for each lane's id */
+        struct device *dev;             /* the source address; the pool's and ring's keys */
+        unsigned int pool_mem, ring_mem;        /* their indices in dev->mem */
+        uint8_t *pool;                  /* the send pool: a slot of slot_size per buffer */
+        uint32_t slot_size;
+        const struct auth_key *key;
+        struct send_cfg cfg;
+};
+
+/*
+ * A send whose data is not read from its file but passed on as it comes
+ * in: a relay's (recv/relay.h), from its upstream's receive slots. The
+ * send asks its source, @src, through these (on the loop).
+ */
+struct send_source_ops {
+        /* Whether @len bytes at @off are written upstream (verified or
+         * not): the send reads them from its file only then. */
+        bool (*readable)(void *src, uint64_t off, uint64_t len);
+        /* The upstream's receive slot holding chunk @seq of lane @lane,
+         * written, or NULL (read it from the file when readable). */
+        const uint8_t *(*slot)(void *src, unsigned int lane, uint64_t seq);
+        /* Chunk @seq of lane @lane, sent from its slot, is acknowledged. */
+        void (*sent)(void *src, unsigned int lane, uint64_t seq);
+        /* Whether the lanes may end the file: the source verified it. */
+        bool (*may_end)(void *src);
+};
+
+struct send_buf {
+        struct io_req io;
+        struct send_lane *l;
+        uint64_t seq;
+        uint32_t len;
+        enum send_buf_state state;
+        /* A relay's downstream (relay.h): the upstream's receive slot the
+         * chunk is sent from, or NULL (the buffer's own pool slot). */
+        const uint8_t *fwd;
+};
+
+/*
+ * One connection of the transfer: lane 0 offers, the others join with the
+ * offer's token. Each reads, hashes and posts its own run of chunks.
+ * Buffers, by index: base.hold gives each its pool slot; the free ones
+ * that have a slot are stacked in spare. The buffer of chunk seq,
+ * next_done <= seq < next_read, is inflight[seq % hold.cap].
+ */
+struct send_lane {
+        struct xfer_lane base;  /* first */
+        struct send_buf *bufs;
+        uint32_t *spare;
+        uint32_t nspare;
+        uint32_t *inflight;
+        uint64_t next_read, next_post, next_done;
+        uint32_t credits;
+        uint32_t unsignaled;
+        /* Resumed: the run's kept chunks are hashed from our file before
+         * the lane sends (rehash.h). */
+        struct rehash rh;
+        bool rehashing;
+};
+
+/* An entry of a tree the owner handed over, not offered yet: ours to close. */
+struct send_entry {
+        int fd;                 /* -1: a directory, or closed already */
+        bool dir;
+        bool link;              /* a symlink: fd holds its target (never packed) */
+        uint32_t mode;
+        uint64_t mtime_ns;
+        uint64_t size;
+        char name[WIRE_NAME_MAX + 1];
+};
+
+/*
+ * A pack being gathered or built (send-pack.c): entries taken from the
+ * owner in order; then, on a worker, read whole into a pack in memory,
+ * which becomes an offer's data (pack_mem). The next one is built while the offer
+ * before it is in flight (building, then built), and offered once that
+ * one is sent. @held is an entry taken that did not go in (too large, or
+ * past the pack's limits): offered next.
+ */
+struct send_pack {
+        struct send_entry *e;   /* PACK_ENTRIES_MAX of them, once a tree needs them */
+        uint32_t first;         /* the index of e[0] in the job */
+        uint32_t n;
+        uint64_t bytes;         /* the pack's, records so far */
+        uint64_t data;          /* the entries' data bytes */
+        struct send_entry held;
+        bool have_held;
+        bool building;          /* the worker has it */
+        bool built;             /* mem, hash and len are its, not offered yet */
+        bool offer_built;       /* offer it as soon as it is built */
+        uint8_t *mem;           /* the pack built, len bytes (the worker's until it is back) */
+        /* The worker's: in while building, out once it is back. */
+        struct io_req req;
+        uint8_t hash[PACK_HASH_SIZE];
+        uint64_t len;
+        char why[XFER_TEXT_MAX + 1];
+};
+
+/*
+ * An offer whose every END is posted and every chunk acknowledged, its
+ * RESULT still to come while the next one goes (wire.h, version 7: two in
+ * flight at most): what that RESULT settles, the owner's file_done of
+ * each entry it carried.
+ */
+struct send_span {
+        bool on;
+        bool skipping;          /* the receiver skipped it (ACCEPT SKIP) */
+        uint16_t flags;         /* its offer's */
+        uint32_t file, span;
+        uint64_t span_bytes;
+        uint64_t *sizes;        /* a pack's entries' (PACK_ENTRIES_MAX, once one is sent) */
+};
+
+/* What the owner asked for, copied: the engine never looks back at it. */
+struct engine_send {
+        struct xfer base;       /* first */
+        struct send_env *env;
+        const struct engine_send_ops *ops;
+        void *owner;
+        uint64_t id;
+        unsigned int attempt;   /* the owner's, for the journal */
+        int fd;                 /* our own duplicate, of the file being sent */
+        uint8_t *pack_mem;      /* or, the pack being sent, in memory (then fd is -1) */
+        uint64_t size;          /* that file's */
+        char name[WIRE_NAME_MAX + 1];
+        /* The session (wire.h): the job's files, one at a time. */
+        uint32_t files;         /* in the job, >= 1 */
+        bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */
+        bool dir;               /* the entry being sent is a directory */
+        bool link;              /* ... a symlink, its target the data */
+        uint32_t mode;          /* its mode and mtime, for the offer (0: none) */
+        uint64_t mtime_ns;
+        uint64_t job_bytes;     /* announced in the first offer */
+        uint32_t file;          /* the one being sent (a pack's first entry) */
+        uint32_t span;          /* entries the offer carries: 1, or a pack's */
+        uint64_t span_bytes;    /* their data bytes */
+        uint64_t *sizes;        /* a pack's: its entries' (PACK_ENTRIES_MAX) */
+        char dest[WIRE_NAME_MAX + 1];   /* a tree's DEST: a pack's offer's name */
+        struct send_pack pack;
+        uint64_t bytes_before;  /* the files before it, all sent (their RESULTs may be out) */
+        struct send_span prev;  /* the last one sent, until its RESULT */
+        bool kept;              /* the one being sent is prev now: its RESULT is awaited */
+        /* The next file's ACCEPT came before the last chunks of the one
+         * before were acknowledged: its lanes start once they are. */
+        bool accept_waiting;
+        struct wire_accept accept;
+        uint32_t files_ok;      /* entries with a RESULT "ok" */
+        bool offer_pending;     /* the next offer waits for a control buffer or a credit */
+        uint64_t t_offer;       /* usec: the offer went (its answer's wait, xfer_wait_overdue) */
+        bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
+        struct wire_offer offer;        /* the latest offer */
+        struct sockaddr_storage dst;
+        uint8_t token[WIRE_TOKEN_SIZE];
+        uint32_t chunk;
+        uint64_t bwlimit;       /* bytes/s, 0: none (base.bucket) */
+        uint32_t signal_every;
+        uint64_t bytes_done;    /* acknowledged */
+        unsigned int ndone;     /* lanes whose every chunk is acknowledged */
+        uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once every END is out */
+        /* The source identity token (wire.h): statx of our file, through
+         * io_uring, before lane 0 connects; zero if it could not be had. */
+        struct io_req src_req;
+        struct statx stx;
+        bool src_ready, connect_waiting;
+        uint8_t source[WIRE_SOURCE_SIZE];
+        uint64_t resumed;       /* bytes the receiver kept: not sent again */
+        /* Sync (send-sync.c): the job's way, enum engine_sync. */
+        unsigned int sync;
+        bool skipping;          /* the receiver skipped the offer (ACCEPT SKIP) */
+        bool digest_busy;       /* the file's digest is being computed */
+        struct event *wait_ev;  /* meanwhile, between two files: WAIT every second */
+        uint32_t skipped;       /* entries the receiver kept, so far */
+        uint8_t file_digest[WIRE_DIGEST_SIZE];  /* the offered file's, with ENGINE_SYNC_DIGEST */
+        struct digest sync_d;
+        struct rehash sync_rh;
+        void (*digest_then)(struct engine_send *s);
+        /* A chain (wire.h, Relay chains): the route_hops hops after the
+         * receiver (NULL: none), the first ROUTE part before the first
+         * offer (route_pending until it went), the rest on lane 0 once it
+         * is accepted (route_sent: hops posted so far); what the last
+         * RESULT said of them, and what the receiver's PROGRESS did. */
+        struct wire_hop *route;
+        uint16_t route_hops, route_sent;
+        bool route_pending;
+        uint16_t hops, hop_failed, hop_status;
+        struct nodeset hop_missing;
+        char hop_text[WIRE_TEXT_MAX + 1];
+        uint64_t *hop_bytes;            /* route_hops of them */
+        /* A relay's downstream (recv/relay.h): reads and ENDs wait for
+         * its source; forwarded: the bytes sent straight from its slots. */
+        const struct send_source_ops *src_ops;
+        void *src;
+        uint64_t forwarded;
+        /* A relay's (a file's, or a tree's: relay NULL): its offer says
+         * WIRE_OFFER_RELAYED and carries the origin's token. */
+        bool relayed;
+};
+
+static inline struct engine_send *sender_of(struct xfer *x)
+{
+        return container_of(x, struct engine_send, base);
+}
+
+static inline struct send_lane *send_lane_of(struct xfer_lane *l)
+{
+        return container_of(l, struct send_lane, base);
+}
+
+extern const struct conn_ops send_conn_ops;
+
+/* send.c */
+/*
+ * Fail the transfer (the first decision wins), saying whether another
+ * attempt may go another way (engine_result.transient): send_fail() for
+ * what it may not meet again (the fabric, the peer's state, a deadline,
+ * our own resources), send_fail_permanent() for what it would (the
+ * receiver's version or protocol, authentication, our own file),
+ * send_fail_peer() for a receiver's refusal or verdict, by its status
+ * (wire_status_transient()).
+ */
+void send_fail(struct engine_send *s, unsigned int status, const char *fmt, ...) _printf_(3, 4);
+void send_fail_permanent(struct engine_send *s, unsigned int status, const char *fmt, ...)
+        _printf_(3, 4);
+void send_fail_peer(struct engine_send *s, unsigned int status, const char *fmt, ...) _printf_(3, 4);
+/* The data may flow: lane @l starts reading and posting as credits come. */
+void send_pump(struct send_lane *l);
+void send_post_end(struct send_lane *l);
+/* A chain's route and its hops' bytes, freed (send_start's, or at the end). */
+void send_route_free(struct engine_send *s);
+/* Every lane's chunks of this file are acknowledged: only its verdict is left. */
+void send_verifying(struct engine_send *s);
+/* The owner has the next file now (engine_send_resume). */
+void send_resume(struct engine_send *s);
+/* Post s->offer on lane 0 now, or once a control buffer and a credit are
+ * there (offer_pending). */
+void send_post_offer(struct engine_send *s);
+/* The receiver's messages and our completions on lane @c. */
+void send_on_wc(struct conn *c, const struct ibv_wc *wc);
+void send_on_batch_end(struct conn *c);
+/* A new lane's buffers: 0, XFER_FULL (lane 0: the pool admits no more
+ * transfers), or -errno; nothing is left of it on failure. */
+int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **out);
+void send_lane_free(struct xfer_lane *l);
+extern const struct xfer_ops send_xfer_ops;
+
+/* send-pack.c */
+/*
+ * The receiver published what was offered: the session's next entries.
+ * Outside a tree, or for an entry that is not small, the next one alone
+ * (send_offer_entry); in a tree, the small entries the owner has ready,
+ * packed off the loop, then offered as one. Waits (want_next) when the
+ * owner has none yet.
+ */
+void send_take_next(struct engine_send *s);
+/* Offer @e, entry @idx, alone; takes its fd. */
+void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e);
+/* s->fd, size, name, mode and span are the next offer's (@pack: a pack's,
+ * with s->pack.hash): post it. */
+void send_offer_next(struct engine_send *s, bool pack);
+/* The file offered last is sent (every END posted, every chunk
+ * acknowledged): it becomes s->prev, and the next offer goes, once the
+ * RESULT of the one before it came. */
+void send_sent(struct engine_send *s);
+/* The owner's file_done for each entry @sp carried. */
+void send_span_done(struct engine_send *s, const struct send_span *sp);
+/* Close what the pack still holds; free it. */
+void send_pack_free(struct engine_send *s);
+
+/* send-sync.c */
+/* The offer's sync flags; WIRE_OFFER_DIGEST only where @digest (a regular
+ * file's offer, or a tree's first, which says the session compares them). */
+uint16_t send_sync_flags(const struct engine_send *s, bool digest);
+/* The entry now in s->fd, size, dir, link gets a digest in its offer. */
+bool send_sync_wants_digest(const struct engine_send *s);
+/* s->file_digest for the entry (zero when it needs none): 1 when done
+ * now; 0 when it is being computed, then @then(s) from the loop (unless
+ * the transfer failed); or -errno. */
+int send_sync_digest(struct engine_send *s, void (*then)(struct engine_send *s));
+/* WAIT every second while the next file's offer is held up (send-sync.c). */
+void send_wait_start(struct engine_send *s);
+/* ACCEPT SKIP: the file counts as sent, its RESULT awaited. 0, or -1
+ * when the transfer failed (a skip it did not ask for). */
+int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
+/* A RESULT "ok" of @sp: count what the receiver kept. */
+void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r);
+void send_sync_free(struct engine_send *s);
+
+/* send.c */
+/* Fail (or, @outcome DONE, end) @x, saying so on the wire where it can. */
+void send_abort(struct xfer *x, enum engine_outcome outcome, unsigned int status, const char *text);
+/* engine_send_cancel(), engine_send_progress() (engine.h). */
+void send_cancel(struct engine_send *s);
+void send_progress(const struct engine_send *s, struct engine_progress *p);
+
+/* send-connect.c */
+/* The source identity token (wire.h) of a file as statx saw it, @size long. */
+void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_SOURCE_SIZE]);
+/* A file of a session (not a single file's) names its source only when it is
+ * larger than a digest group: a receiver keeps nothing of a smaller one
+ * (its first checkpoint is at 64 MiB). */
+static inline bool send_source_wanted(const struct engine_send *s)
+{
+        return !s->dir && !s->link && s->size > WIRE_GROUP_SIZE;
+}
+/* engine_send(): admitted, copied, lane 0 resolving. A relay's downstream
+ * (@src_ops and @src, recv/relay.h) reads only what its source has
+ * written, offers the source token of what it relays (@req->relay_source,
+ * the origin's) with WIRE_OFFER_RELAYED, and ENDs only once the source
+ * verified its copy. A tree's relay gives a source too (it gates only the
+ * entry that comes in while it is sent; every other is staged) and
+ * @req->relay_source: the origin's tree token, offered relayed. */
+int send_start(struct send_env *env, const struct engine_send_req *req, const struct engine_send_ops *ops,
+               void *owner, const struct send_source_ops *src_ops, void *src, struct engine_send **out);
+/* Connect lane @l: an rdma_cm id and address resolution. 0, or -errno
+ * when no id could be made (the lane is untouched). */
+int send_lane_connect(struct send_lane *l);
+/* The receiver accepted on lane 0: connect the other lanes. */
+void send_on_accept(struct send_lane *l, const struct wire_accept *a);
+/* A lane resumes at chunk @from of its run: hash the kept ones, then pump. 0, or
+ * the transfer failed. */
+int send_lane_resume(struct send_lane *l, uint32_t from);
