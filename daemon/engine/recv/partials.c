@@ -22,7 +22,7 @@
 #include "io.h"
 #include "log.h"
 #include "partials.h"
-#include "recv.h"
+#include "recv-int.h"
 
 #define PARTIALS_SWEEP_SEC      3600
 /* At most this many partials are weighed against partial_max_bytes by one

@@ -27,7 +27,8 @@
 #include "acl.h"
 #include "log.h"
 #include "reaper.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
 
 /* Refuse with @status in the REJ; the caller still owns @id. */
 static void recv_reject(struct rdma_cm_id *id, unsigned int status)

@@ -41,7 +41,9 @@
 #include "name.h"
 #include "pack.h"
 #include "config.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-publish.h"
+#include "recv-resume.h"
 
 static struct io *recv_io(struct recv_xfer *x)
 {
@@ -388,7 +390,7 @@ int recv_tree_attr_add(struct recv_xfer *x, const char *rel, mode_t mode, uint64
 /* On a worker: a symlink entry's target, verified, read back from its
  * file, held to tree_symlinks and added to the list of links. -EPERM or
  * -EEXIST with x->fin->link_text when refused. Touches x->fin->fd, rel,
- * offer, links_fd, links_len. */
+ * offer, pack_symlinks (tree_symlinks when it began), links_fd, links_len. */
 static int64_t recv_tree_link_keep(void *arg)
 {
         struct recv_xfer *x = arg;
@@ -405,7 +407,7 @@ static int64_t recv_tree_link_keep(void *arg)
         /* For the next hop, and the list of entries a kept tree keeps. */
         if (x->route_on)
                 memcpy(x->fin->link_target, target, (size_t)n + 1);
-        why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->env->cfg.tree_symlinks);
+        why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->fin->pack_symlinks);
         if (why) {
                 snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100,
                          x->fin->offer.name, why);
@@ -1308,6 +1310,8 @@ void recv_file_publish(struct recv_xfer *x)
         }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_LINK)) {
                 x->fin->req.done = recv_on_link_kept;
+                /* The worker reads this copy, not cfg (a reload may replace it). */
+                x->fin->pack_symlinks = x->env->cfg.tree_symlinks;
                 recv_step(x, "checking a symlink", io_call(recv_io(x), &x->fin->req, recv_tree_link_keep, x));
                 return;
         }

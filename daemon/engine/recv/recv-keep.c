@@ -34,7 +34,9 @@
 #include "clock.h"
 #include "incoming.h"
 #include "log.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
+#include "recv-publish.h"
 #include "relay.h"
 
 static struct io *recv_io(struct recv_xfer *x)

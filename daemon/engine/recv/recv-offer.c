@@ -20,7 +20,8 @@
 #include "pace.h"
 #include "pack.h"
 #include "config.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
 #include "relay.h"
 
 /*

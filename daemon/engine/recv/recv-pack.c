@@ -36,7 +36,9 @@
 #include "digest.h"
 #include "name.h"
 #include "pack.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
+#include "recv-publish.h"
 
 _printf_(3, 4)
 static int recv_pack_bad(struct recv_xfer *x, unsigned int status, const char *fmt, ...)

@@ -25,7 +25,9 @@
 
 #include "clock.h"
 #include "log.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
+#include "recv-publish.h"
 
 static struct io *recv_io(struct recv_xfer *x)
 {

@@ -20,7 +20,9 @@
 
 #include "clock.h"
 #include "log.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
+#include "recv-publish.h"
 #include "relay.h"
 
 /* The next offer may be answered: not while the file being published

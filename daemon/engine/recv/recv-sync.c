@@ -29,7 +29,9 @@
 #include "incoming.h"
 #include "log.h"
 #include "name.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-resume.h"
+#include "recv-publish.h"
 
 /* A worker's verdict on the offered entry. */
 enum {

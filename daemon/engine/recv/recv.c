@@ -41,7 +41,9 @@
 #include "config.h"
 #include "journal.h"
 #include "log.h"
-#include "recv.h"
+#include "recv-int.h"
+#include "recv-publish.h"
+#include "recv-resume.h"
 #include "relay.h"
 #include "wire.h"
 

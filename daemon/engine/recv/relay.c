@@ -17,7 +17,7 @@
 #include "incoming.h"
 #include "log.h"
 #include "pack.h"
-#include "recv.h"
+#include "recv-int.h"
 #include "relay.h"
 #include "send.h"
 

@@ -18,7 +18,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "log.h"
-#include "send.h"
+#include "send-int.h"
 
 static void send_lane_drop(struct send_lane *l);
 

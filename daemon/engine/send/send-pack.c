@@ -24,7 +24,7 @@
 #include "auth.h"
 #include "log.h"
 #include "name.h"
-#include "send.h"
+#include "send-int.h"
 
 static void send_entry_close(struct send_entry *e)
 {

@@ -15,7 +15,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "send.h"
+#include "send-int.h"
 
 uint16_t send_sync_flags(const struct engine_send *s, bool digest)
 {

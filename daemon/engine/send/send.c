@@ -32,7 +32,7 @@
 #include "digest.h"
 #include "journal.h"
 #include "log.h"
-#include "send.h"
+#include "send-int.h"
 
 int send_lane_new(struct engine_send *s, unsigned int idx, struct send_lane **out)
 {

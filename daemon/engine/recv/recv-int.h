@@ -1,0 +1,363 @@
+#pragma once
+
+/*
+ * What the files of recv/ share: a receiving transfer, its lanes and
+ * files, and the functions of the data path (recv.c), the session
+ * (recv-session.c) and the offer (recv-offer.c). Publishing into the
+ * incoming directory is recv-publish.h's, resuming recv-resume.h's.
+ */
+
+#include "recv.h"
+
+/* How long to wait for the sender to hang up after RESULT or REFUSE. */
+#define RECV_LINGER_SEC         5
+/* A connection must make its offer within this long (or peer_timeout if
+ * shorter): until then it holds no share of the ring, but a queue pair. */
+#define RECV_OFFER_SEC          10
+/* Connections that have not made a valid offer yet: at most this many
+ * from one host, and in all. */
+#define RECV_PENDING_PER_HOST   8
+#define RECV_PENDING_MAX        64
+
+/* No chunk is smaller than the smallest slot_size a sender can have: tiny
+ * chunks would cost a receive, a write and a credit per few bytes. */
+#define RECV_CHUNK_MIN          4096u
+
+/* Beyond one lane, each lane is given at least this many chunks. */
+#define RECV_LANE_MIN_CHUNKS    8
+
+/* A transfer that may be resumed makes its progress durable (fsync, then
+ * its partial's record) every this many bytes written. */
+#define RECV_CKPT_BYTES         (64ull << 20)
+
+struct recv_lane;
+struct relay;
+
+struct recv_slot {
+        struct io_req io;
+        struct recv_lane *l;
+        uint64_t seq;           /* while writing: the chunk's */
+        uint32_t len;
+        bool writing;
+};
+
+/* One connection of a transfer: lane 0 offered, the others joined by the
+ * offer's token. Its slots are posted receives; each index is a wr_id. */
+struct recv_lane {
+        struct xfer_lane base;  /* first */
+        struct recv_slot *rs;   /* per index of base.hold */
+        uint64_t next_seq;
+        uint32_t credits_pending;
+        struct wire_end end;
+};
+
+/*
+ * One offered file of a session (wire.h: at most two in flight). The
+ * transfer's cur is the one offered, opened, receiving and verified; once
+ * verified, it becomes fin, published by its own disk steps (recv-file.c,
+ * recv-pack.c) while the next offer is answered and its data flows into
+ * the other. A single file's, and a session's last, is both at once.
+ */
+struct recv_file {
+        struct recv_xfer *x;
+        /* One step at a time of opening (recv_file_open) or publishing
+         * (recv_file_publish), each a disk request of the transfer's. */
+        struct io_req req;
+        struct wire_offer offer;        /* the file's; name empty when unused */
+        int fd;                 /* O_TMPFILE until published */
+        /* A pack's data, received into memory rather than into fd (at most
+         * PACK_BYTES_MAX): unpacked from here (recv-pack.c). */
+        uint8_t *pack_mem;
+        bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
+        uint64_t file_bytes;    /* the file's data received */
+        uint64_t t_file;        /* usec: its ACCEPT */
+        uint64_t usec;          /* its first-to-last data time, once verified */
+        char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
+        char proc_path[32];     /* "/proc/self/fd/N" of fd, for linkat */
+        char part[INCOMING_PART_MAX];
+        int publish_err;        /* a failed rename, reported once its .part is gone */
+        uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
+        char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
+        /* A relayed tree's symlink: its target as the worker read it, for
+         * the relay's next hop (relay_tree_staged). */
+        char link_target[NAME_LINK_MAX + 1];
+        /* A tree's file published in one worker call (recv-file.c): the
+         * step that failed, no xattr taken, the kept tree's record stored
+         * with it (recorded) and what storing it returned. */
+        unsigned int step;
+        bool no_xattr;
+        bool record;
+        bool recorded;
+        int record_res;
+        /* A pack (wire.h): unpacked by a worker (recv-pack.c), which sets
+         * these; max_file_size and the job's bytes left copied for it when
+         * it starts. */
+        uint64_t pack_data;     /* its entries' data bytes */
+        uint64_t pack_max_file;
+        uint64_t pack_room;
+        int pack_symlinks;              /* cfg tree_symlinks when it began (enum config_symlinks);
+                                         * a symlink's check too */
+        unsigned int pack_status;       /* enum wire_status of a failure */
+        uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
+        char pack_why[WIRE_TEXT_MAX + 1];
+};
+
+struct recv_xfer {
+        struct xfer base;       /* first */
+        struct recv_env *env;
+        bool admitted;          /* its offer was valid: lane 0 holds a share */
+        /* The files in flight (struct recv_file): cur is never NULL, fin
+         * while one is being published (cur itself for the last). */
+        struct recv_file files[WIRE_IN_FLIGHT_MAX];
+        struct recv_file *cur, *fin;
+        bool fin_waiting;       /* cur is verified and waits for fin's RESULT */
+        /* The next file's OFFER, come while cur still finished (wire.h). */
+        bool next_on;
+        struct wire_offer next;
+        /*
+         * That offer's file opened early (recv-file.c, recv_early_open): a
+         * tree's entry with data, an O_TMPFILE whose space is checked and
+         * reserved while cur's last data still comes, so that its ACCEPT
+         * need not wait for three disk steps once cur is verified. Only an
+         * optimisation: anything amiss, and the file is opened as ever.
+         */
+        struct recv_early {
+                struct io_req req;
+                enum { RECV_EARLY_NONE, RECV_EARLY_BUSY, RECV_EARLY_READY } state;
+                bool waiting;           /* cur's opening waits for it */
+                bool failed;            /* open as ever */
+                int fd;
+                uint32_t file;          /* the offer's index */
+                uint64_t size;
+                bool pack;              /* received into memory: no space reserved */
+                struct statvfs vfs;
+        } early;
+        /* The session (wire.h): what the first offer announced, and how far it got. */
+        uint32_t job_files;
+        uint64_t job_bytes;
+        uint32_t chunk;         /* every file's chunk size */
+        uint8_t token[WIRE_TOKEN_SIZE]; /* the first offer's: the lanes' hellos carry it */
+        /* A tree (wire.h): built in stage_name beneath the incoming
+         * directory, renamed into place as dest at the end. */
+        bool tree;
+        bool published_tree;    /* renamed into place: nothing to remove */
+        bool overwrite;         /* cfg overwrite when the tree began, for the workers */
+        char dest[WIRE_NAME_MAX + 1];
+        char stage_name[INCOMING_STAGE_MAX];
+        int stage_fd;
+        /* A relayed tree's DEST, its top directory in the staging
+         * directory: it stays the same directory once the tree is renamed
+         * into place, so the relay opens its entries beneath it. */
+        int top_fd;
+        /* A relayed tree kept for the job's next attempt (recv-keep.c):
+         * its entries' records (common/entlist.h) in RECV_KEEP_ENTRIES, ents_len
+         * bytes of them recorded; fin's, written with its record; and
+         * those read back when it resumed, for the relay to offer. */
+        int ents_fd;
+        uint64_t ents_len;
+        struct entlist ents_new, ents_kept;
+        bool ents_oom;                  /* fin's could not be listed: not recorded */
+        bool ents_lost;                 /* the kept list held fewer than the record: not relayed */
+        /* The tree's symlinks, checked as each arrived and made only once
+         * every other entry is in (recv-file.c): an O_TMPFILE of records. */
+        int links_fd;
+        uint64_t links_len;
+        int tree_err;           /* a worker's step: 0 or -errno */
+        bool attrs_set;         /* a relayed tree's modes, set once published (recv_tree_finish) */
+        bool dest_attr;         /* DEST's own mode and mtime, set once it is in place */
+        int dest_attr_err;      /* ... and what setting them returned */
+        uint32_t dest_mode;
+        uint64_t dest_mtime_ns;
+        uint32_t next_file;     /* the index the next OFFER must carry */
+        uint64_t t_between;     /* usec: the previous file's RESULT went (xfer_wait_overdue) */
+        uint32_t files_published;
+        uint32_t packs;         /* published */
+        uint64_t offered;       /* bytes of the files offered so far */
+        uint64_t bytes_written;
+        unsigned int writes;    /* in flight */
+        struct statx stx;       /* the name's lookup */
+        struct statvfs vfs;     /* free space, from a worker */
+        int vfs_err;
+        /*
+         * Resuming (recv-partial.c). The partial state is one file's at a
+         * time, part_of's: cur's from its lookup on; it goes with it when
+         * it is verified, and the next offer waits until that file is
+         * published (recv-session.c). One partial operation is out at a
+         * time: the lookup (the file's req, before the ACCEPT), a
+         * checkpoint (part_req: fsync, then the record), the published
+         * record or removal once published (the file's req) or a removal
+         * (part_req, once nothing else is out).
+         */
+        bool planned;           /* nchunks, lanes and resume[] are set */
+        bool part_on;           /* a partial of part_of may be kept */
+        struct recv_file *part_of;      /* set with part_on, until recv_partial_reset() */
+        void (*part_then)(struct recv_xfer *x); /* once part_of's partial is removed */
+        bool part_linked;       /* its file is in the partial directory */
+        bool published_match;   /* a retry of a transfer published already */
+        bool ckpt_busy, finish_waiting;
+        bool ckpt_last;                 /* the checkpoint out is the failing transfer's last */
+        struct partial_job pj;
+        struct io_req part_req;
+        struct partial_rec ident;       /* who offered what: every record's identity */
+        struct partial_rec found;       /* what the lookup found */
+        uint64_t created;               /* the partial's, CLOCK_REALTIME s */
+        uint64_t ckpt_bytes;            /* bytes_written when the last checkpoint began */
+        uint64_t kept[WIRE_LANES_MAX];  /* that checkpoint's: chunks written, per lane */
+        uint32_t resume[WIRE_LANES_MAX];        /* chunks kept from the lane's first */
+        uint64_t resumed;               /* bytes not sent again */
+        struct digest pre[WIRE_LANES_MAX];      /* the kept part's, until the lane has it */
+        struct rehash rh[WIRE_LANES_MAX];
+        bool rh_busy[WIRE_LANES_MAX];   /* the lane's kept part is being read back: no credits */
+        bool drop_pending;              /* drop the partial once the checkpoint is stored */
+        /* Another transfer here that ended still holds the partial this
+         * offer's lookup would open (a relayed file's failed hop, its last
+         * checkpoint on its way): the lookup waits until it is gone. */
+        bool part_waiting;
+        /* A later file of a session reads its kept parts back before its
+         * ACCEPT (recv_partial_prehash): while at it, and once done. */
+        bool prehashing, prehashed;
+        /*
+         * A tree kept for the job's next attempt (recv-keep.c): its
+         * staging directory is KEY.tree in the partial directory (ident's
+         * key), its record stored before each entry's RESULT goes. A
+         * session that continues a kept tree starts at entry tree_kept,
+         * and an entry staged after the last record may come again.
+         */
+        bool tree_part;
+        bool tree_resumed;
+        /* DEST's offer is a retry of this very job, whose tree the kept
+         * record says was published here already (its last RESULT was
+         * lost): DEST's ACCEPT says every entry is here, its RESULT is the
+         * session's last, nothing is made again. */
+        bool tree_again;
+        bool keep_recorded;             /* a record of it is stored */
+        bool keep_off;                  /* a record could not be stored: not kept */
+        struct partial_rec keep_ident;  /* its record's identity (DEST, PARTIAL_TREE) */
+        struct partial_job keep_pj;     /* its one operation out at a time */
+        uint64_t keep_created;          /* its record's, CLOCK_REALTIME s */
+        uint32_t tree_kept;             /* entries held at DEST's offer (ACCEPT resume[0]) */
+        uint64_t tree_kept_bytes;       /* their bytes */
+        uint64_t tree_links_len;        /* the list of symlinks kept with them */
+        uint64_t files_resumed;         /* bytes of the session's files resumed from partials */
+        /* Sync (recv-sync.c): the session's sync flags, the first offer's. */
+        uint16_t sync;
+        bool merge;             /* a tree merged into the DEST that exists */
+        bool sync_probed;       /* the offered entry was held against what is there */
+        uint32_t files_skipped;
+        int sync_fd;            /* the existing file, while its digest is computed */
+        struct event *sync_tick;        /* meanwhile: an empty CREDIT every second */
+        struct digest sync_d;
+        struct rehash sync_rh;
+        char sync_why[WIRE_TEXT_MAX + 1];       /* a worker's refusal */
+        /* A chain (wire.h, Relay chains): the ROUTE that came before the
+         * first offer, and once that is accepted, the downstream transfer
+         * (relay.h); the last RESULT waits for it (relay_waiting). */
+        bool route_on;
+        struct wire_route route;
+        struct relay *relay;
+        bool relay_waiting;
+};
+
+/* The entries the offer carries: a pack's, or 1. */
+static inline uint32_t recv_span(const struct wire_offer *o)
+{
+        return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
+}
+
+/* Whether @f's RESULT is the session's last. */
+static inline bool recv_is_last(const struct recv_xfer *x, const struct recv_file *f)
+{
+        return x->tree_again || f->offer.file + recv_span(&f->offer) >= x->job_files;
+}
+
+/* The file a verdict is about: the one being published, else cur. */
+static inline struct recv_file *recv_named(struct recv_xfer *x)
+{
+        return x->fin ?: x->cur;
+}
+
+static inline struct recv_xfer *recv_xfer_of(struct xfer *x)
+{
+        return container_of(x, struct recv_xfer, base);
+}
+
+static inline struct recv_lane *recv_lane_of(struct xfer_lane *l)
+{
+        return container_of(l, struct recv_lane, base);
+}
+
+static inline struct recv_lane *recv_lane(struct recv_xfer *x, unsigned int k)
+{
+        return x->base.lane[k] ? recv_lane_of(x->base.lane[k]) : NULL;
+}
+
+extern const struct conn_ops recv_conn_ops;
+
+/* recv.c */
+/* A new transfer around lane 0, not admitted to the ring yet: 0 or -errno. */
+int recv_xfer_new(struct recv_env *e, const char *peer, struct recv_xfer **out);
+/* Lane 0's offer is valid: a share of the ring, posted, credited with the
+ * ACCEPT. 0, XFER_FULL (max_transfers receiving), or -errno. */
+int recv_admit(struct recv_xfer *x);
+/* How long a new connection has to make its offer. */
+unsigned int recv_offer_timeout(const struct recv_xfer *x);
+/* A new lane @idx of @x: its slots taken, not yet posted. 0, or -errno. */
+int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out);
+/* Post every slot the lane holds and, beyond lane 0, what the ring lends
+ * now (pending credits, for its welcome). */
+int recv_lane_post_all(struct recv_lane *l);
+/* Of the lane's pending credits, those that may go now (all, without
+ * cfg rate_limit), taken off credits_pending; the rest wait for the
+ * transfer's pace timer. In DATA only. */
+uint32_t recv_credits_take(struct recv_lane *l);
+/* Send what credits a lane has pending now (they were held back). */
+void recv_credits_flush(struct recv_lane *l);
+/* Send the verdict (REFUSE before data, RESULT after) on every lane and
+ * wait for the sender to hang up; a failure. */
+void recv_fail(struct recv_xfer *x, unsigned int status, const char *text);
+struct recv_xfer *recv_of_file_req(struct io_req *req);
+/* Lane @l's pending credits, all, now (a WAIT's, or a session's next offer's). */
+void recv_credits_return(struct recv_lane *l);
+/* A slot a relay held (relay_hold) goes back, once its downstream sent
+ * the chunk in it; and that chunk's bytes meanwhile. */
+void recv_slot_forwarded(struct recv_lane *l, uint32_t i);
+const uint8_t *recv_slot_data(const struct recv_lane *l, uint32_t i);
+/* Decide, send the verdict (REFUSE before data, RESULT after) on every
+ * lane, then wait for the hang-up. */
+void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text);
+/* File @f is decided: counted, and its journal entry (at debug level only
+ * in a session of several). */
+void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int status);
+/* The ACCEPT of a later file of the session went out: the credits other
+ * lanes held back between files go now. */
+void recv_lanes_flush(struct recv_xfer *x);
+/* FINISHING: once no write (and no checkpoint) is out, verify, then publish. */
+void recv_finish(struct recv_xfer *x);
+
+/* recv-session.c: two files in flight (wire.h, version 7). */
+/* An OFFER on lane 0: answered now, kept until cur is verified, or refused. */
+void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o);
+/* A WAIT for @file may come now. */
+bool recv_wait_ok(const struct recv_xfer *x, uint32_t file);
+/* Cur is verified (or skipped): it becomes fin and is published, once the
+ * file before it is; cur is the next, empty, unless it was the last. */
+void recv_verified(struct recv_xfer *x);
+/* Fin is published: its RESULT (a kept tree's record stored first:
+ * recv_keep_record), then the next file's turn; the last's ends the
+ * session. */
+void recv_published(struct recv_xfer *x);
+void recv_published_now(struct recv_xfer *x);
+/* The relay's downstream is settled: a RESULT that waited for it goes. */
+void recv_relay_settled(struct recv_xfer *x);
+
+/* recv-offer.c */
+/* Lane 0's OFFER: checked, then REFUSE or, once space is reserved, ACCEPT. */
+void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o);
+/* The chunks, the lanes granted and where each resumes (x->planned). */
+void recv_plan(struct recv_xfer *x);
+/* The file is open, its space reserved, any kept part hashed: ACCEPT. */
+void recv_accept(struct recv_xfer *x);
+/* Lane 0's ACCEPT of the offered file with @flags, x->resume and the
+ * lanes granted, and the file's clock started: 0, or -errno and the
+ * transfer has failed. */
+int recv_send_accept(struct recv_xfer *x, uint16_t flags);

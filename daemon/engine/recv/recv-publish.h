@@ -1,0 +1,81 @@
+#pragma once
+
+/*
+ * The received file in the incoming directory: opening it, publishing it
+ * (a file, a tree's entries and its staging directory, a pack's entries),
+ * and sync's look at what is there already. Private to recv/.
+ */
+
+#include "recv-int.h"
+
+/*
+ * recv-file.c: the file in the incoming directory, one disk request at a
+ * time, none on the loop (a slow or dead NFS incoming directory stalls
+ * only its own transfers; cfg io_timeout ends them). Each step's
+ * completion starts the next; a transfer that closed meanwhile stops there.
+ */
+/* Look the name up, open a nameless file, check free space against
+ * min_free, reserve: then recv_accept(), or a REFUSE with the reason. */
+void recv_file_open(struct recv_xfer *x);
+/* The kept next offer's file: opened now, if it may be (x->early). */
+void recv_early_open(struct recv_xfer *x);
+/* fsync, link under the name (with overwrite: a .part renamed over), fsync
+ * the directory: then recv_published(), or a failed RESULT. */
+void recv_file_publish(struct recv_xfer *x);
+/* A tree's offer is in the staging directory: the next, or the tree into place. */
+void recv_tree_entry_done(struct recv_xfer *x);
+/* What a tree's entry keeps of its mode: every permission bit and the
+ * sticky bit, never setuid or setgid (rdmaxferd(8) Trees). */
+mode_t recv_tree_mode(uint32_t mode);
+/* The mode @mode's entry has while the tree is staged: the daemon fills a
+ * directory (u+rwx), and writes a file's digest, reads it for a relay
+ * and replaces it on resume (u+rw); where that differs from @mode, the
+ * entry's record in the tree's list sets @mode at the end. */
+mode_t recv_tree_staged_mode(mode_t mode, bool dir);
+/* On a worker: directory @rel of the tree made in the staging directory
+ * (there already, continuing a kept tree), its @mode and
+ * @mtime_ns listed for the end. 0 or -errno. */
+int recv_tree_mkdir_at(struct recv_xfer *x, const char *rel, uint32_t mode, uint64_t mtime_ns);
+/* On a worker: @rel's @mode (with its type: S_IFDIR or S_IFREG) and
+ * @mtime_ns (0: none) listed for the end (recv_tree_set_attrs). 0 or -errno. */
+int recv_tree_attr_add(struct recv_xfer *x, const char *rel, mode_t mode, uint64_t mtime_ns);
+/* On a worker, once nothing more is made in the tree: the listed modes
+ * and mtimes, beneath the staging directory @dirfd (@top NULL) or beneath
+ * DEST @dirfd, whose leaf is @top. 0 or -errno. */
+int recv_tree_set_attrs(struct recv_xfer *x, int dirfd, const char *top);
+/* The last entry is published and a relay is done with the tree: its
+ * modes and mtimes, then recv_published_now() again. False when there is
+ * nothing to do (or it is done). */
+bool recv_tree_finish(struct recv_xfer *x);
+/* A tree's symlink @rel (DEST's leaf, then the path beneath it) to
+ * @target (@len bytes, no NUL), held to @symlinks (cfg tree_symlinks):
+ * NULL, or why it is refused. */
+const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks);
+/* On a worker: the symlink kept for the end, in the job's list of links
+ * (recv-file.c makes them once every entry is in). 0 or -errno. Touches
+ * x->links_fd, links_len, stage_fd. */
+int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target, size_t len, uint64_t mtime_ns);
+
+/* recv-sync.c */
+/* While the receiver reads before it answers an offer (its copy for a
+ * digest, or a kept part), or verifies and publishes with every END in
+ * (XFER_FINISHING), an empty CREDIT every second tells the waiting sender
+ * it is at it (wire.h, Sync, Pipelining). */
+void recv_tick_start(struct recv_xfer *x);
+/* The offered entry is to be held against what is there first. */
+bool recv_sync_wanted(const struct recv_xfer *x);
+/* Look, off the loop: then recv_file_open() again, the skip (ACCEPT
+ * SKIP and the RESULT), or a refusal. */
+void recv_sync_probe_start(struct recv_xfer *x);
+void recv_sync_free(struct recv_xfer *x);
+/* On a worker, a tree merged into an existing DEST: the symlink @name
+ * ("DEST/a/l") whose target (@len bytes) has arrived, against what the
+ * old DEST has under that name. 1: the very same symlink is there (kept;
+ * the merge links it in), 0: make the new one, -EEXIST: it differs and
+ * overwrite is off, or -errno. */
+int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, size_t len);
+
+/* recv-pack.c */
+/* A pack's data is in and verified: its entries into the staging
+ * directory, off the loop; then recv_tree_entry_done(), or a failure. */
+void recv_pack_unpack(struct recv_xfer *x);
