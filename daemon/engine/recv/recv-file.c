@@ -896,6 +896,36 @@ static void recv_publish_failed(struct recv_xfer *x, int r)
         recv_fail(x, wire_status_of_errno(-r), text);
 }
 
+/* What an errno of a publishing step means there: a status and a text. */
+struct recv_step_err {
+        int err;
+        unsigned int status;
+        const char *text;               /* NULL: "@what: strerror" */
+};
+
+/*
+ * A publishing step's result @res: true when it succeeded. Else the
+ * transfer fails, by the first of @errs (ending with { 0 }) that names
+ * -@res, or by what the errno says (recv_publish_failed).
+ */
+static bool recv_step_ok(struct recv_xfer *x, int64_t res, const char *what, const struct recv_step_err *errs)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (res >= 0)
+                return true;
+        for (; errs && errs->err; errs++) {
+                if (errs->err != -res)
+                        continue;
+                if (!errs->text)
+                        snprintf(text, sizeof(text), "%s: %s", what, strerror((int)-res));
+                recv_fail(x, errs->status, errs->text ?: text);
+                return false;
+        }
+        recv_publish_failed(x, (int)res);
+        return false;
+}
+
 static void recv_on_dir_synced(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -983,14 +1013,10 @@ static void recv_on_linked(struct io_req *req, int64_t res)
                           io_unlinkat(recv_io(x), &x->fin->req, recv_dirfd(x), x->fin->part, 0));
                 return;
         }
-        if (res == -EEXIST) {
-                recv_fail(x, WIRE_E_EXISTS, "appeared during the transfer");
+        if (!recv_step_ok(x, res, "publishing",
+                          (const struct recv_step_err[]){ { EEXIST, WIRE_E_EXISTS, "appeared during the transfer" },
+                                                          { 0 } }))
                 return;
-        }
-        if (res < 0) {
-                recv_publish_failed(x, (int)res);
-                return;
-        }
         recv_sync_dir(x);
 }
 
@@ -1050,27 +1076,17 @@ bool recv_tree_finish(struct recv_xfer *x)
 static void recv_on_tree_published(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        char text[WIRE_TEXT_MAX + 1];
 
         if (!recv_step_done(x, XFER_FINISHING))
                 return;
-        if (res == -EEXIST) {
-                recv_fail(x, WIRE_E_EXISTS, "the destination appeared during the transfer");
+        if (!recv_step_ok(x, res, "the destination's way", (const struct recv_step_err[]){
+                        { EEXIST, WIRE_E_EXISTS, "the destination appeared during the transfer" },
+                        { EMLINK, WIRE_E_PROTOCOL, "a symlink of the tree has the name of another entry" },
+                        { ELOOP, WIRE_E_NAME, NULL },
+                        { ENOTDIR, WIRE_E_NAME, NULL },
+                        { EXDEV, WIRE_E_NAME, NULL },
+                        { 0 } }))
                 return;
-        }
-        if (res == -EMLINK) {
-                recv_fail(x, WIRE_E_PROTOCOL, "a symlink of the tree has the name of another entry");
-                return;
-        }
-        if (res == -ELOOP || res == -ENOTDIR || res == -EXDEV) {
-                snprintf(text, sizeof(text), "the destination's way: %s", strerror((int)-res));
-                recv_fail(x, WIRE_E_NAME, text);
-                return;
-        }
-        if (res < 0) {
-                recv_publish_failed(x, (int)res);
-                return;
-        }
         x->published_tree = true;
         if (x->dest_attr_err < 0)
                 log_warning("%s: %s: published, but its own mode and mtime could not be set: %s", x->base.peer,
@@ -1093,20 +1109,14 @@ void recv_tree_entry_done(struct recv_xfer *x)
 /* Fin staged under its name (@res of the link). */
 static void recv_tree_linked(struct recv_xfer *x, int64_t res)
 {
-        if (res == -EEXIST) {
-                recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
-                return;
-        }
         /* A sender offers every directory before what it holds (and a
          * symlink is not made until the end, so nothing goes through one). */
-        if (res == -ENOENT || res == -ENOTDIR) {
-                recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came before its directory");
+        if (!recv_step_ok(x, res, "staging", (const struct recv_step_err[]){
+                        { EEXIST, WIRE_E_PROTOCOL, "an entry of the tree came twice" },
+                        { ENOENT, WIRE_E_PROTOCOL, "an entry of the tree came before its directory" },
+                        { ENOTDIR, WIRE_E_PROTOCOL, "an entry of the tree came before its directory" },
+                        { 0 } }))
                 return;
-        }
-        if (res < 0) {
-                recv_publish_failed(x, (int)res);
-                return;
-        }
         recv_partial_staged(x);
 }
 
