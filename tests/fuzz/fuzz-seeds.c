@@ -4,20 +4,25 @@
  * the fuzzers start from inputs that get past the length checks instead of
  * having to discover each exact layout by chance; likewise a record of
  * each kind into DIR/partial (a file's partial, a published file, a kept
- * tree, a published tree). tests/fuzz/run-fuzz adds them to each run;
- * tests/fuzz/corpus/{wire,ctl,partial} hold a copy from when the formats
- * last changed. To renew the copy of F (wire, ctl or partial), from the
- * source tree:
+ * tree, a published tree) and lists of a tree's entries into DIR/entlist.
+ * tests/fuzz/run-fuzz adds them to each run; tests/fuzz/corpus/{wire,ctl,
+ * partial,entlist} hold a copy from when the formats last changed (entlist's
+ * in the byte order of x86, as a list is in its host's). To renew the copy
+ * of F (wire, ctl, partial or entlist), from the source tree:
  *   fuzz-seeds DIR && rm -f tests/fuzz/corpus/F/seed-?? && cp DIR/F/seed-?? tests/fuzz/corpus/F/
  */
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "ctl.h"
+#include "entlist.h"
+#include "name.h"
+#include "pack.h"
 #include "partial.h"
 #include "wire.h"
 
@@ -452,9 +457,63 @@ static int partial_seeds(const char *dir)
         return rc;
 }
 
+static int entlist_seed(const char *dir, int i, const struct entlist *l, uint16_t want)
+{
+        uint8_t *buf = malloc(2 + l->len);
+        int rc;
+
+        if (!buf)
+                return -1;
+        /* The count of entries asked for, then the list (fuzz-entlist.c). */
+        buf[0] = (uint8_t)want;
+        buf[1] = (uint8_t)(want >> 8);
+        if (l->len)
+                memcpy(buf + 2, l->buf, l->len);
+        rc = write_seed(dir, "entlist", i, buf, (int)(2 + l->len));
+        free(buf);
+        return rc;
+}
+
+static int entlist_add(struct entlist *l, uint8_t type, const char *name, uint32_t mode, uint64_t size,
+                       const char *target)
+{
+        struct entlist_entry e = { .type = type, .mode = mode, .mtime_ns = 1700000000123456789ull, .size = size,
+                                   .name = name, .name_len = strlen(name), .target = target };
+
+        return entlist_put(l, &e);
+}
+
+static int entlist_seeds(const char *dir)
+{
+        static char name[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        struct entlist l = ENTLIST_NULL;
+        int i = 0, rc = 0;
+
+        /* A directory, a file, a symlink: all three asked for, then two. */
+        rc |= entlist_add(&l, PACK_DIR, "DEST/d", 0755, 0, NULL);
+        rc |= entlist_add(&l, PACK_FILE, "DEST/d/f", 0640, 1 << 20, NULL);
+        rc |= entlist_add(&l, PACK_LINK, "DEST/l", 0777, 3, "d/f");
+        rc |= entlist_seed(dir, i++, &l, 3);
+        rc |= entlist_seed(dir, i++, &l, 2);
+        /* More than it holds. */
+        rc |= entlist_seed(dir, i++, &l, 4);
+        entlist_free(&l);
+        /* The longest name and target; an empty file, mode 0. */
+        memset(name, 'n', WIRE_NAME_MAX);
+        memcpy(name, "DEST/", 5);
+        memset(target, 't', NAME_LINK_MAX);
+        rc |= entlist_add(&l, PACK_FILE, "DEST/empty", 0, 0, NULL);
+        rc |= entlist_add(&l, PACK_LINK, name, 0777, NAME_LINK_MAX, target);
+        rc |= entlist_seed(dir, i++, &l, 2);
+        entlist_free(&l);
+        /* None. */
+        rc |= entlist_seed(dir, i++, &l, 0);
+        return rc;
+}
+
 int main(int argc, char **argv)
 {
-        static const char *const subs[] = { "wire", "ctl", "partial" };
+        static const char *const subs[] = { "wire", "ctl", "partial", "entlist" };
         char path[4096];
 
         if (argc != 2) {
@@ -466,7 +525,8 @@ int main(int argc, char **argv)
                 snprintf(path, sizeof(path), "%s/%s", argv[1], subs[k]);
                 mkdir(path, 0755);
         }
-        if (wire_seeds(argv[1]) != 0 || ctl_seeds(argv[1]) != 0 || partial_seeds(argv[1]) != 0) {
+        if (wire_seeds(argv[1]) != 0 || ctl_seeds(argv[1]) != 0 || partial_seeds(argv[1]) != 0 ||
+            entlist_seeds(argv[1]) != 0) {
                 fprintf(stderr, "%s: cannot write seeds: %s\n", argv[1], strerror(errno));
                 return 1;
         }
