@@ -2,19 +2,28 @@
  * Writes one valid message of every type into DIR/wire and DIR/ctl, and
  * the string-carrying ones once more with every string at its longest, so
  * the fuzzers start from inputs that get past the length checks instead of
- * having to discover each exact layout by chance. tests/fuzz/run-fuzz adds
- * them to each run; tests/fuzz/corpus/{wire,ctl} hold a copy from when the
- * formats last changed.
- *   fuzz-seeds DIR && fuzz-wire DIR/wire && fuzz-ctl DIR/ctl
+ * having to discover each exact layout by chance; likewise a record of
+ * each kind into DIR/partial (a file's partial, a published file, a kept
+ * tree, a published tree) and lists of a tree's entries into DIR/entlist.
+ * tests/fuzz/run-fuzz adds them to each run; tests/fuzz/corpus/{wire,ctl,
+ * partial,entlist} hold a copy from when the formats last changed (entlist's
+ * in the byte order of x86, as a list is in its host's). To renew the copy
+ * of F (wire, ctl, partial or entlist), from the source tree:
+ *   fuzz-seeds DIR && rm -f tests/fuzz/corpus/F/seed-?? && cp DIR/F/seed-?? tests/fuzz/corpus/F/
  */
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "ctl.h"
+#include "entlist.h"
+#include "name.h"
+#include "pack.h"
+#include "partial.h"
 #include "wire.h"
 
 static int write_seed(const char *dir, const char *sub, int i, const void *buf, int len)
@@ -344,8 +353,167 @@ static int ctl_seeds(const char *dir)
         return r;
 }
 
+static int partial_seed(const char *dir, int i, const struct partial_rec *r)
+{
+        uint8_t buf[PARTIAL_REC_SIZE];
+
+        /* A seed the decoder refuses would only waste the fuzzer's time. */
+        if (partial_check(r) != 0) {
+                errno = EINVAL;
+                return -1;
+        }
+        partial_encode(buf, r);
+        return write_seed(dir, "partial", i, buf, PARTIAL_REC_SIZE);
+}
+
+static int partial_seeds(const char *dir)
+{
+        static struct partial_rec r;
+        int i = 0, rc = 0;
+        size_t n;
+
+        /* A file's partial from 10.0.0.2 over 2 lanes, 3 and 5 blocks kept. */
+        memset(&r, 0, sizeof(r));
+        r.peer[10] = r.peer[11] = 0xff;
+        r.peer[12] = 10;
+        r.peer[15] = 2;
+        memset(r.source, 0x53, sizeof(r.source));
+        r.transfer_id = 77;
+        r.size = 10 * (uint64_t)WIRE_BLOCK_SIZE + 5;
+        r.chunk_size = WIRE_BLOCK_SIZE;
+        r.lanes = 2;
+        r.created = 1700000000;
+        r.updated = 1700000100;
+        r.kept[0] = 3;
+        r.kept[1] = 5;
+        strcpy(r.dest, "big.img");
+        rc |= partial_seed(dir, i++, &r);
+        /* With a key, every lane, chunks smaller than a block, a tree's entry. */
+        memset(r.key_id, 0x4b, sizeof(r.key_id));
+        r.size = 64 * (uint64_t)WIRE_BLOCK_SIZE;
+        r.chunk_size = 256 << 10;
+        r.lanes = WIRE_LANES_MAX;
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                r.kept[k] = 4 * k;
+        strcpy(r.dest, "runs/2026/set/part-0001.h5");
+        rc |= partial_seed(dir, i++, &r);
+        /* A relay's offer (no peer), one lane, an empty file. */
+        memset(&r.peer, 0, sizeof(r.peer));
+        memset(&r.key_id, 0, sizeof(r.key_id));
+        memset(r.kept, 0, sizeof(r.kept));
+        r.size = 0;
+        r.chunk_size = WIRE_BLOCK_SIZE;
+        r.lanes = 1;
+        strcpy(r.dest, "empty");
+        rc |= partial_seed(dir, i++, &r);
+        /* Published: the lanes' digests and the file's. */
+        r.flags = PARTIAL_PUBLISHED;
+        r.peer[10] = r.peer[11] = 0xff;
+        r.peer[15] = 9;
+        r.size = 3 * (uint64_t)WIRE_BLOCK_SIZE;
+        r.lanes = 3;
+        for (unsigned int k = 0; k < 3; k++) {
+                r.kept[k] = 1;
+                memset(r.digest[k], 0x61 + (int)k, WIRE_DIGEST_SIZE);
+        }
+        memset(r.file_digest, 0x44, sizeof(r.file_digest));
+        strcpy(r.dest, "image.sif");
+        rc |= partial_seed(dir, i++, &r);
+
+        /* A kept tree: its progress, the boot it holds within. */
+        memset(&r, 0, sizeof(r));
+        r.flags = PARTIAL_TREE;
+        r.peer[10] = r.peer[11] = 0xff;
+        r.peer[12] = 10;
+        r.peer[15] = 2;
+        memset(r.source, 0x74, sizeof(r.source));
+        r.transfer_id = 78;
+        r.size = 5000000;
+        r.chunk_size = WIRE_BLOCK_SIZE;
+        r.lanes = 1;
+        r.created = 1700000000;
+        r.updated = 1700000200;
+        r.tree = (struct partial_tree){ .job_files = 10001, .entries = 4321, .offered = 4000000,
+                                        .links_len = 77, .published = 4000, .packs = 3, .skipped = 9 };
+        memset(r.tree.boot_id, 0xb0, sizeof(r.tree.boot_id));
+        strcpy(r.dest, "runs/2026/set");
+        rc |= partial_seed(dir, i++, &r);
+        /* Published: every entry, and the directory it is. */
+        r.flags = PARTIAL_TREE | PARTIAL_PUBLISHED;
+        r.tree.entries = r.tree.published = r.tree.job_files;
+        r.tree.offered = r.size;
+        r.tree.dest_dev = 2049;
+        r.tree.dest_ino = 1234567;
+        rc |= partial_seed(dir, i++, &r);
+        /* The longest DEST: components of 255 bytes. */
+        r.flags = PARTIAL_TREE;
+        r.tree.published = 10;
+        r.tree.dest_dev = r.tree.dest_ino = 0;
+        memset(r.dest, 'd', PARTIAL_DEST_MAX);
+        r.dest[PARTIAL_DEST_MAX] = '\0';
+        for (n = 255; n < PARTIAL_DEST_MAX; n += 256)
+                r.dest[n] = '/';
+        rc |= partial_seed(dir, i++, &r);
+        return rc;
+}
+
+static int entlist_seed(const char *dir, int i, const struct entlist *l, uint16_t want)
+{
+        uint8_t *buf = malloc(2 + l->len);
+        int rc;
+
+        if (!buf)
+                return -1;
+        /* The count of entries asked for, then the list (fuzz-entlist.c). */
+        buf[0] = (uint8_t)want;
+        buf[1] = (uint8_t)(want >> 8);
+        if (l->len)
+                memcpy(buf + 2, l->buf, l->len);
+        rc = write_seed(dir, "entlist", i, buf, (int)(2 + l->len));
+        free(buf);
+        return rc;
+}
+
+static int entlist_add(struct entlist *l, uint8_t type, const char *name, uint32_t mode, uint64_t size,
+                       const char *target)
+{
+        struct entlist_entry e = { .type = type, .mode = mode, .mtime_ns = 1700000000123456789ull, .size = size,
+                                   .name = name, .name_len = strlen(name), .target = target };
+
+        return entlist_put(l, &e);
+}
+
+static int entlist_seeds(const char *dir)
+{
+        static char name[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        struct entlist l = ENTLIST_NULL;
+        int i = 0, rc = 0;
+
+        /* A directory, a file, a symlink: all three asked for, then two. */
+        rc |= entlist_add(&l, PACK_DIR, "DEST/d", 0755, 0, NULL);
+        rc |= entlist_add(&l, PACK_FILE, "DEST/d/f", 0640, 1 << 20, NULL);
+        rc |= entlist_add(&l, PACK_LINK, "DEST/l", 0777, 3, "d/f");
+        rc |= entlist_seed(dir, i++, &l, 3);
+        rc |= entlist_seed(dir, i++, &l, 2);
+        /* More than it holds. */
+        rc |= entlist_seed(dir, i++, &l, 4);
+        entlist_free(&l);
+        /* The longest name and target; an empty file, mode 0. */
+        memset(name, 'n', WIRE_NAME_MAX);
+        memcpy(name, "DEST/", 5);
+        memset(target, 't', NAME_LINK_MAX);
+        rc |= entlist_add(&l, PACK_FILE, "DEST/empty", 0, 0, NULL);
+        rc |= entlist_add(&l, PACK_LINK, name, 0777, NAME_LINK_MAX, target);
+        rc |= entlist_seed(dir, i++, &l, 2);
+        entlist_free(&l);
+        /* None. */
+        rc |= entlist_seed(dir, i++, &l, 0);
+        return rc;
+}
+
 int main(int argc, char **argv)
 {
+        static const char *const subs[] = { "wire", "ctl", "partial", "entlist" };
         char path[4096];
 
         if (argc != 2) {
@@ -353,11 +521,12 @@ int main(int argc, char **argv)
                 return 2;
         }
         mkdir(argv[1], 0755);
-        snprintf(path, sizeof(path), "%s/wire", argv[1]);
-        mkdir(path, 0755);
-        snprintf(path, sizeof(path), "%s/ctl", argv[1]);
-        mkdir(path, 0755);
-        if (wire_seeds(argv[1]) != 0 || ctl_seeds(argv[1]) != 0) {
+        for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
+                snprintf(path, sizeof(path), "%s/%s", argv[1], subs[k]);
+                mkdir(path, 0755);
+        }
+        if (wire_seeds(argv[1]) != 0 || ctl_seeds(argv[1]) != 0 || partial_seeds(argv[1]) != 0 ||
+            entlist_seeds(argv[1]) != 0) {
                 fprintf(stderr, "%s: cannot write seeds: %s\n", argv[1], strerror(errno));
                 return 1;
         }

@@ -7,8 +7,10 @@
  * structs the wrapper recognises; nothing else of librdmacm is called.
  */
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +59,25 @@ static struct rdma_cm_id *fake_id(void)
         return id;
 }
 
+/* Entries of /proc/self/@dir: the open fds (the reaper's eventfd among
+ * them), or the threads (its worker among them). */
+static int proc_count(const char *dir)
+{
+        char path[64];
+        struct dirent *d;
+        DIR *p;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/self/%s", dir);
+        p = opendir(path);
+        if (!p)
+                return -1;
+        while ((d = readdir(p)))
+                n += d->d_name[0] != '.';
+        closedir(p);
+        return n - (dir[0] == 'f');     /* not opendir's own fd */
+}
+
 static int drained_calls;
 
 static void on_drained(void *userdata)
@@ -80,8 +101,10 @@ int main(void)
         struct rdma_cm_id *ids[8];
         struct reaper *r = NULL;
         uint64_t t0, took;
+        int fds0, threads;
 
         main_thread = pthread_self();
+        fds0 = proc_count("fd");
         ok(reaper_new(&r, base, on_drained, base) == 0, "reaper_new");
 
         /* A destroy that hangs in the kernel does not hang the caller. */
@@ -139,9 +162,25 @@ int main(void)
         ok(took >= 250000 && took < 2000000, "reaper_free with a stuck destroy returns after its "
            "timeout (%llu us)", (unsigned long long)took);
         ok(destroyed == 10, "the stuck one was not counted as destroyed");
+        ok(proc_count("fd") == fds0 + 1, "its eventfd is left to the stuck destroy");
+        /* The worker's and any the sanitizer runtime started. */
+        threads = proc_count("task");
+
+        /* The kernel lets go at last: the worker finishes and frees the
+         * reaper (LeakSanitizer checks the memory at exit). */
+        drained_calls = 0;
+        gate(true);
+        for (t0 = clock_usec(CLOCK_MONOTONIC); (proc_count("fd") != fds0 || proc_count("task") != threads - 1) &&
+             clock_usec(CLOCK_MONOTONIC) - t0 < 10000000;)
+                usleep(10000);
+        ok(destroyed == 11, "the stuck destroy returned, on the worker");
+        ok(proc_count("fd") == fds0 && proc_count("task") == threads - 1,
+           "the worker closed the eventfd and exited (%d fds, %d threads; %d and %d expected)",
+           proc_count("fd"), proc_count("task"), fds0, threads - 1);
+        run_loop(base, 100);
+        ok(drained_calls == 0, "the freed reaper's loop event is gone");
 
         /* A fresh reaper frees at once when idle; NULL is safe. */
-        gate(true);
         ok(reaper_new(&r, base, NULL, NULL) == 0, "second reaper");
         reaper_destroy_id(r, fake_id());
         t0 = clock_usec(CLOCK_MONOTONIC);
@@ -149,7 +188,8 @@ int main(void)
         took = clock_usec(CLOCK_MONOTONIC) - t0;
         ok(took < 1000000, "an idle reaper frees without waiting out its timeout (%llu us)",
            (unsigned long long)took);
-        ok(destroyed >= 11, "the queued id was destroyed before the free returned");
+        ok(destroyed == 12, "the queued id was destroyed before the free returned");
+        ok(proc_count("fd") == fds0 && proc_count("task") == threads - 1, "and everything of it is gone");
         reaper_free(NULL, 0);
         ok(true, "reaper_free(NULL) is a no-op");
 

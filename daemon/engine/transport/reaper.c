@@ -34,6 +34,8 @@ struct reaper {
         struct reaper_item *head, **tail;       /* under mutex */
         bool quit;                              /* under mutex */
         bool parked;                            /* under mutex: destroy nothing for now */
+        bool orphaned;                          /* under mutex: reaper_free() gave up; the worker frees */
+        bool exiting;                           /* under mutex: the worker frees nothing; reaper_free() joins */
         uint64_t busy_since;                    /* under mutex */
         int efd;                                /* worker -> loop: ids destroyed */
         struct event *ev;
@@ -42,9 +44,20 @@ struct reaper {
         void *userdata;
 };
 
+/* What is left once the worker is gone (or never started), the queue emptied. */
+static void reaper_release(struct reaper *r)
+{
+        if (r->efd >= 0)
+                close(r->efd);
+        pthread_cond_destroy(&r->cond);
+        pthread_mutex_destroy(&r->mutex);
+        free(r);
+}
+
 static void *reaper_main(void *arg)
 {
         struct reaper *r = arg;
+        bool orphaned;
 
         pthread_mutex_lock(&r->mutex);
         for (;;) {
@@ -77,7 +90,12 @@ static void *reaper_main(void *arg)
                 if (write(r->efd, &one, sizeof(one)) < 0)
                         log_err("reaper: eventfd: %m");
         }
+        /* Whichever of reaper_free() and this sees the other's flag frees. */
+        orphaned = r->orphaned;
+        r->exiting = true;
         pthread_mutex_unlock(&r->mutex);
+        if (orphaned)
+                reaper_release(r);
         return NULL;
 }
 
@@ -147,6 +165,10 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms)
 {
         if (!r)
                 return;
+        /* The loop hears nothing more, whoever frees the rest. */
+        if (r->ev)
+                event_free(r->ev);
+        r->ev = NULL;
         if (r->started) {
                 struct timespec ts;
                 int e;
@@ -159,15 +181,23 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms)
                 reaper_timeout_at(&ts, timeout_ms);
                 e = pthread_timedjoin_np(r->thread, NULL, &ts);
                 if (e) {
-                        /* Stuck in the kernel: the worker keeps its queue and
-                         * the process exits around it. */
-                        log_warning("%u RDMA connection(s) still being destroyed in the kernel "
-                                    "after %u ms; leaving them to process exit",
-                                    r->pending, timeout_ms);
-                        pthread_detach(r->thread);
-                        if (r->ev)
-                                event_free(r->ev);
-                        return;
+                        pthread_mutex_lock(&r->mutex);
+                        if (!r->exiting) {
+                                /* Stuck in the kernel: the worker keeps its
+                                 * queue, and frees the reaper if the destroy
+                                 * ever returns; else process exit takes it.
+                                 * Not to be touched once the mutex is let go. */
+                                log_warning("%u RDMA connection(s) still being destroyed in the kernel "
+                                            "after %u ms; leaving them to process exit",
+                                            r->pending, timeout_ms);
+                                pthread_detach(r->thread);
+                                r->orphaned = true;
+                                pthread_mutex_unlock(&r->mutex);
+                                return;
+                        }
+                        /* It got out just now, and left the rest to us. */
+                        pthread_mutex_unlock(&r->mutex);
+                        pthread_join(r->thread, NULL);
                 }
         }
         while (r->head) {
@@ -177,13 +207,7 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms)
                 rdma_destroy_id(it->id);
                 free(it);
         }
-        if (r->ev)
-                event_free(r->ev);
-        if (r->efd >= 0)
-                close(r->efd);
-        pthread_cond_destroy(&r->cond);
-        pthread_mutex_destroy(&r->mutex);
-        free(r);
+        reaper_release(r);
 }
 
 void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id)

@@ -21,8 +21,10 @@ int reaper_new(struct reaper **out, struct event_base *base,
                void (*drained)(void *userdata), void *userdata);
 /*
  * Stop the worker: waits up to @timeout_ms for the queue to empty, then
- * leaves what is left (a destroy stuck in the kernel) to process exit and
- * says so in the log. Safe on NULL.
+ * leaves what is left (a destroy stuck in the kernel) to the worker and
+ * says so in the log: should the destroy return, the worker finishes the
+ * queue and frees the reaper itself; if not, process exit takes it. Either
+ * way @drained runs no more. Safe on NULL.
  */
 void reaper_free(struct reaper *r, unsigned int timeout_ms);
 
