@@ -486,7 +486,13 @@ static void rawconn_pump(struct rawconn *c, int timeout_ms)
                 int status;
 
                 if (rawconn_cm_event(c, 0, &type, &status, NULL, NULL) == 0) {
-                        if (type == RDMA_CM_EVENT_DISCONNECTED) {
+                        /* A receiver that hangs up before its own side saw the
+                         * connection established (a message of ours came first)
+                         * answers with a REJ: a hang-up all the same. */
+                        if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_REJECTED) {
+                                if (type == RDMA_CM_EVENT_REJECTED)
+                                        printf("rawpeer: hung up before it was established (REJ, status %d)\n",
+                                               status);
                                 /* Completions already in the CQ still count. */
                                 rawconn_drain_cq(c);
                                 c->disconnected = true;
