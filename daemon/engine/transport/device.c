@@ -260,7 +260,7 @@ void device_lost(struct device *d, const char *fmt, ...)
         d->state = DEVICE_LOST;
         d->lost_usec = clock_usec(CLOCK_MONOTONIC);
         /* The kernel has closed the ids of a removed device itself. */
-        reaper_park(d->reaper, false);
+        reaper_device_gone(d->reaper, true);
         d->stuck_said = false;
         if (d->async_ev)
                 event_del(d->async_ev);
@@ -306,6 +306,7 @@ static void device_on_timer(evutil_socket_t fd, short what, void *arg)
                 return;
         }
         d->state = DEVICE_UP;
+        reaper_device_gone(d->reaper, false);
         device_listen_str(d, where, sizeof(where));
         log_notice("RDMA device %s is back: listening on %s again", d->name, where);
         if (d->ops->changed)

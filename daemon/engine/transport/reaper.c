@@ -34,6 +34,7 @@ struct reaper {
         struct reaper_item *head, **tail;       /* under mutex */
         bool quit;                              /* under mutex */
         bool parked;                            /* under mutex: destroy nothing for now */
+        bool device_gone;                       /* under mutex: destroy whatever the ports say */
         bool orphaned;                          /* under mutex: reaper_free() gave up; the worker frees */
         bool exiting;                           /* under mutex: the worker frees nothing; reaper_free() joins */
         uint64_t busy_since;                    /* under mutex */
@@ -43,6 +44,31 @@ struct reaper {
         void (*drained)(void *userdata);
         void *userdata;
 };
+
+/* How often a worker waiting for a port to come back looks again (the
+ * port's ACTIVE event also wakes it, through reaper_park()). */
+#define REAPER_PORT_POLL_MS     500
+
+/*
+ * Whether @id may be destroyed now: its port is ACTIVE (or it has none:
+ * never bound to a device). A port that is down, or whose state cannot
+ * be told, waits: destroying a connected id then makes ib_cm send a DREQ
+ * that never completes (cm_destroy_id_wait_timeout), and the device's
+ * removal waits for it for ever. Whatever ended the transfer first (a QP
+ * or completion error, a timeout, a cancel, PORT_ERR) does not matter.
+ */
+static bool reaper_port_ready(struct rdma_cm_id *id)
+{
+        struct ibv_port_attr attr;
+
+        if (!id->verbs || !id->port_num)
+                return true;
+        if (ibv_query_port(id->verbs, id->port_num, &attr))
+                return false;
+        return attr.state == IBV_PORT_ACTIVE;
+}
+
+static void reaper_timeout_at(struct timespec *ts, unsigned int ms);
 
 /* What is left once the worker is gone (or never started), the queue emptied. */
 static void reaper_release(struct reaper *r)
@@ -68,6 +94,14 @@ static void *reaper_main(void *arg)
                         pthread_cond_wait(&r->cond, &r->mutex);
                 if (!r->head)
                         break;
+                /* Its port down: wait for it (or for the device to go). */
+                if (!r->quit && !r->device_gone && !reaper_port_ready(r->head->id)) {
+                        struct timespec ts;
+
+                        reaper_timeout_at(&ts, REAPER_PORT_POLL_MS);
+                        pthread_cond_timedwait(&r->cond, &r->mutex, &ts);
+                        continue;
+                }
                 it = r->head;
                 r->head = it->next;
                 if (!r->head)
@@ -229,6 +263,15 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id)
         pthread_mutex_lock(&r->mutex);
         *r->tail = it;
         r->tail = &it->next;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->mutex);
+}
+
+void reaper_device_gone(struct reaper *r, bool gone)
+{
+        pthread_mutex_lock(&r->mutex);
+        r->device_gone = gone;
+        r->parked = r->parked && !gone;
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->mutex);
 }

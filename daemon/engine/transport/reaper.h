@@ -38,9 +38,16 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id);
  * Parked, the worker destroys nothing and ids wait in the queue: while a
  * port is down, destroying an established id makes ib_cm send a DREQ that
  * never completes, and the destroy (then the device's removal) waits for
- * it for ever. Unparked when the port is back or the device goes.
+ * it for ever. Unparked when the port is back or the device goes. Parked
+ * or not, the worker asks each id's port before it destroys it
+ * (ibv_query_port) and waits while it is not ACTIVE: a transfer that a
+ * QP error ended just before the port's PORT_ERR arrived would otherwise
+ * be destroyed in that window.
  */
 void reaper_park(struct reaper *r, bool parked);
+/* The device is gone (@gone true: the kernel closed its ids itself, so
+ * every id is destroyed whatever its port says), or back (false). */
+void reaper_device_gone(struct reaper *r, bool gone);
 
 /* Ids queued or being destroyed. */
 unsigned int reaper_pending(const struct reaper *r);
