@@ -232,6 +232,20 @@ void filter_list_deinit(struct filter_list *l)
         *l = FILTER_LIST_NULL;
 }
 
+struct filter_list *filter_list_new(void)
+{
+        return calloc(1, sizeof(struct filter_list));
+}
+
+struct filter_list *filter_list_free(struct filter_list *l)
+{
+        if (l) {
+                filter_list_deinit(l);
+                free(l);
+        }
+        return NULL;
+}
+
 /* A wild pattern's shape: its "/" and "**", a trailing lone backslash or
  * an unknown class (an error, said in @err). */
 static int filter_scan(struct filter_rule *r, char *err, size_t errlen)
@@ -259,10 +273,9 @@ static int filter_scan(struct filter_rule *r, char *err, size_t errlen)
                 case '[':
                         next = filter_class(p + 1, 'a', &hit, &bad);
                         if (bad) {
-                                snprintf(err, errlen, "an unknown character class in '%s' (the known: "
-                                         "[:alnum:], [:alpha:], [:blank:], [:cntrl:], [:digit:], [:graph:], "
-                                         "[:lower:], [:print:], [:punct:], [:space:], [:upper:], [:xdigit:])",
-                                         r->pattern);
+                                snprintf(err, errlen, "an unknown character class (the known: [:alnum:], "
+                                         "[:alpha:], [:blank:], [:cntrl:], [:digit:], [:graph:], [:lower:], "
+                                         "[:print:], [:punct:], [:space:], [:upper:], [:xdigit:])");
                                 return -EINVAL;
                         }
                         if (next)

@@ -53,6 +53,16 @@ struct filter_list {
 /* Free every rule; the list is empty and usable again. Safe on FILTER_LIST_NULL. */
 void filter_list_deinit(struct filter_list *l);
 
+/* An empty list on the heap, or NULL (ENOMEM); filter_list_free() it. */
+struct filter_list *filter_list_new(void);
+/* Returns NULL; safe on NULL. */
+struct filter_list *filter_list_free(struct filter_list *l);
+
+static inline void filter_list_freep(struct filter_list **l)
+{
+        filter_list_free(*l);
+}
+
 /*
  * Add the rule @text of @kind (an "--exclude PATTERN") at the end of @l,
  * after its "+ " or "- " prefix if it has one, or, for "!", clear @l.
