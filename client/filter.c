@@ -289,7 +289,7 @@ static int filter_scan(struct filter_rule *r, char *err, size_t errlen)
 int filter_add(struct filter_list *l, enum filter_kind kind, const char *text, char *err, size_t errlen)
 {
         struct filter_rule r = { .kind = kind };
-        size_t len;
+        size_t len, stars;
         char *p;
         int ret;
 
@@ -338,10 +338,14 @@ int filter_add(struct filter_list *l, enum filter_kind kind, const char *text, c
                         return ret;
                 }
                 r.starstar_prefix = !r.anchored && !strncmp(p, "**", 2);
-                if (len > 4 && !strcmp(p + len - 4, "/***") && p[len - 5] != '*') {
+                /* Three stars or more after the last "/", as rsync reads them. */
+                stars = len;
+                while (stars > 0 && p[stars - 1] == '*')
+                        stars--;
+                if (len - stars >= 3 && stars > 1 && p[stars - 1] == '/') {
                         r.stem = p + len + 1;
-                        memcpy(r.stem, p, len - 4);
-                        r.stem[len - 4] = '\0';
+                        memcpy(r.stem, p, stars - 1);
+                        r.stem[stars - 1] = '\0';
                 }
         } else {
                 r.slash = strchr(p, '/') != NULL;

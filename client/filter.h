@@ -19,7 +19,9 @@
  *     component boundary ("b/c" matches "a/b/c", not "a/xb/c"); "**"
  *     then "/" at its start may also match nothing ("foo" at the root).
  *   - Trailing slashes make it match directories only; "dir/" + "***"
- *     matches the directory dir and everything beneath it.
+ *     (three stars or more) matches the directory dir and everything
+ *     beneath it. Several leading or trailing slashes are one (in rsync,
+ *     such a pattern matches nothing).
  *   - A rule may start with "+ " (include) or "- " (exclude) whatever its
  *     option said; "!" alone clears the rules before it.
  *

@@ -193,6 +193,9 @@ int main(void)
         ok(!ex("dir/***", "dir", F), "not a file named dir");
         ok(!ex("dir/***", "dirx", D) && !ex("dir/***", "xdir", D), "nor another name");
         ok(ex("/dir/***", "dir", D) && !ex("/dir/***", "x/dir", D), "anchored too");
+        ok(ex("dir/****", "dir", D) && ex("dir/****", "dir/a/b", F), "four stars are three (rsync)");
+        ok(!ex("dir/**", "dir", D) && ex("dir**", "dir", D), "two are not: not the directory (but dir** is)");
+        ok(ex("a/b/***", "x/a/b", D) && !ex("a/b/***", "b", D), "'a/b/***' is a/b's");
 
         /* ---- classes ---- */
         ok(ex("[abc].txt", "b.txt", F) && !ex("[abc].txt", "d.txt", F), "'[abc]'");
