@@ -65,6 +65,20 @@ send -r "$tmp/tree" "$tmp/file" --to set --exclude '*'
 [[ $rc == 3 ]] && ! grep -q skipping "$tmp/err"
 ok $? "several sources: each SRC itself is never left out (exit $rc: $(said))"
 
+# An entry nobody but root may read stops the job, unless a rule leaves it out.
+mkdir "$tmp/tree/locked"
+chmod 000 "$tmp/tree/locked"
+if [[ $(id -u) == 0 ]]; then
+        skip "running as root, which reads a mode-000 directory"
+else
+        send -r "$tmp/tree" --exclude '.*' --exclude pipe
+        r1=$rc
+        send -r "$tmp/tree" --exclude '.*' --exclude pipe --exclude locked/
+        [[ $r1 == 1 && $rc == 3 ]] && ! grep -q locked "$tmp/err"
+        ok $? "an unreadable directory stops the job (exit $r1); excluded, it is never opened (exit $rc: $(said))"
+fi
+rmdir "$tmp/tree/locked"
+
 send "$tmp/file" --exclude '*.o'
 [[ $rc == 2 ]] && grep -q 'are for a tree (-r)' "$tmp/err"
 ok $? "--exclude without -r: a usage error (exit $rc: $(said))"
