@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "esc.h"
+#include "filter.h"
 #include "hostlist.h"
 #include "json.h"
 #include "name.h"
@@ -35,6 +36,8 @@ const char sendcmd_help[] =
         "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
         "                    [--skip-existing | --sync=size|digest] [--no-wait] [--json]\n"
         "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--skip-existing | --sync=size|digest]\n"
+        "                    [--exclude PATTERN] [--include PATTERN]\n"
+        "                    [--exclude-from FILE] [--include-from FILE]\n"
         "                    [--bwlimit RATE] [--no-wait] [--json]\n"
         "       xferctl send [-r] SRC... NODELIST [--parallel N] [options as above]\n"
         "\n"
@@ -82,6 +85,20 @@ const char sendcmd_help[] =
         "                beneath its incoming directory (default: DIR's last component);\n"
         "                with several sources (directories or files), required: each\n"
         "                arrives as DEST/its last component\n"
+        "  --exclude PATTERN\n"
+        "                with -r: leave out what PATTERN matches beneath DIR (rsync's\n"
+        "                rules, see xferctl(1) FILTER RULES): \"*.o\" any name, \"build/\"\n"
+        "                any directory of that name, \"/tmp\" at DIR's top only, \"a/**\"\n"
+        "                everything beneath any a. A directory left out is not walked:\n"
+        "                nothing in it is sent. Repeatable; the first rule that matches\n"
+        "                an entry decides, none: it is sent. Not said, and not exit 23\n"
+        "  --include PATTERN\n"
+        "                with -r: send what PATTERN matches, whatever later rules say\n"
+        "                (but nothing in a directory left out: it is not walked)\n"
+        "  --exclude-from FILE, --include-from FILE\n"
+        "                with -r: the rules in FILE (- for standard input), one a line;\n"
+        "                blank lines and lines starting with # or ; are ignored, and a\n"
+        "                line may start with \"- \" or \"+ \" to exclude or include\n"
         "  --continue-on-error\n"
         "                leave out (with a warning) a FILE, or an entry of DIR, that cannot\n"
         "                be read, send the rest, and exit 23 (without: stop before sending)\n"
@@ -124,8 +141,8 @@ const char sendcmd_help[] =
         "Exit status: 0 only when the receiver verified and published (or, with\n"
         "--skip-existing or --sync, kept) every file;\n"
         "23 when it did, but --continue-on-error left some out, or -r left out\n"
-        "what it could not send (each said), or, to a NODELIST, when some peers\n"
-        "got everything and others did not;\n"
+        "what it could not send (each said; not what --exclude left out), or,\n"
+        "to a NODELIST, when some peers got everything and others did not;\n"
         "1 failed or cancelled; 2 usage error; 3 rdmaxferd unreachable (to a\n"
         "NODELIST: each peer's code when all have the same).\n";
 
@@ -238,6 +255,51 @@ static void sendcmd_signals(struct sendcmd *sc)
         sigdelset(&sc->waitmask, SIGINT);
 }
 
+/*
+ * --exclude or --include (@kind) PATTERN @arg, or with @from their -from
+ * FILE @arg ("-": standard input, which can be read once), into
+ * sc->filters, in the order given. Returns -1 or an exit code.
+ */
+static int sendcmd_filter_opt(struct sendcmd *sc, enum filter_kind kind, bool from, const char *arg,
+                              bool *stdin_read)
+{
+        const char *opt = kind == FILTER_EXCLUDE ? (from ? "--exclude-from" : "--exclude")
+                                                 : (from ? "--include-from" : "--include");
+        _cleanup_(freep) char *shown = esc_term_dup(arg);
+        char err[512], why[ESC_TERM_SIZE(sizeof(err))];
+        FILE *f = NULL;
+        int r;
+
+        if (!sc->filters)
+                sc->filters = filter_list_new();
+        if (!sc->filters || !shown) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        if (!from) {
+                r = filter_add(sc->filters, kind, arg, err, sizeof(err));
+        } else if (!strcmp(arg, "-") && *stdin_read) {
+                xferctl_say("send: %s -: standard input is read once, for the first", opt);
+                return XFERCTL_EXIT_USAGE;
+        } else {
+                f = strcmp(arg, "-") ? fopen(arg, "re") : stdin;
+                if (!f) {
+                        xferctl_say("send: %s '%s': %s", opt, shown, strerror(errno));
+                        return XFERCTL_EXIT_USAGE;
+                }
+                *stdin_read |= f == stdin;
+                r = filter_load(sc->filters, kind, f, err, sizeof(err));
+                if (f != stdin)
+                        fclose(f);
+        }
+        if (r < 0) {
+                /* The text may quote the pattern: escaped, as any name. */
+                xferctl_say("send: %s '%s': %s", opt, shown, esc_term(why, sizeof(why), err));
+                return r == -ENOMEM ? XFERCTL_EXIT_FAILED : XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
 static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -253,10 +315,15 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "parallel", required_argument, NULL, 'P' },
+                { "exclude", required_argument, NULL, 'x' },
+                { "include", required_argument, NULL, 'i' },
+                { "exclude-from", required_argument, NULL, 'X' },
+                { "include-from", required_argument, NULL, 'I' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        int c;
+        bool stdin_read = false;
+        int c, r;
 
         optind = 0;     /* glibc: start over on a fresh argv */
         opterr = 0;
@@ -355,6 +422,15 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 case 'j':
                         sc->json = true;
                         break;
+                case 'x':
+                case 'i':
+                case 'X':
+                case 'I':
+                        r = sendcmd_filter_opt(sc, c == 'x' || c == 'X' ? FILTER_EXCLUDE : FILTER_INCLUDE,
+                                               c == 'X' || c == 'I', optarg, &stdin_read);
+                        if (r >= 0)
+                                return r;
+                        break;
                 case 'h':
                         fputs(sendcmd_help, stdout);
                         return XFERCTL_EXIT_OK;
@@ -389,6 +465,11 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
         }
         if (sc->to && !sc->recursive) {
                 xferctl_say("send: --to DEST is for a tree (-r)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->filters && !sc->recursive) {
+                xferctl_say("send: --exclude, --include and their -from files are for a tree (-r); "
+                            "name the FILEs to send instead");
                 return XFERCTL_EXIT_USAGE;
         }
         sc->paths = &argv[optind];
@@ -795,10 +876,12 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                 .feed_sock = -1,
         };
         _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
+        _cleanup_(filter_list_freep) struct filter_list *filters = NULL;
         char err[256];
         int r;
 
         r = sendcmd_parse(&sc, argc, argv);
+        filters = sc.filters;
         if (r >= 0)
                 return r;
         r = peer_list(sc.peer_arg, &hl, err, sizeof(err));

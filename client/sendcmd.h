@@ -25,6 +25,7 @@ enum sendcmd_links {
 #define SENDCMD_PARALLEL_DEFAULT        8
 #define SENDCMD_PARALLEL_MAX            64
 
+struct filter_list;
 struct hostlist;
 
 struct sendcmd {
@@ -51,6 +52,10 @@ struct sendcmd {
         bool recursive;                 /* -r: FILE is a directory, sent as a tree */
         bool keep_going;                /* --continue-on-error: skip what cannot be read */
         int links;                      /* --links: enum sendcmd_links */
+        /* -r: --exclude, --include and their -from files' rules, in order
+         * (filter.h), or NULL for none; both walks apply them. What they
+         * leave out is the user's choice: not left_out, not said. */
+        struct filter_list *filters;
         unsigned int unreadable;        /* skipped for it */
         /* -r: entries the receiver could not take as they are (a device,
          * FIFO or socket, a name it refuses, a symlink --links leaves out

@@ -402,8 +402,9 @@ static int sendcmd_src_begin(struct sendcmd *sc, unsigned int i)
  * several sources, each beneath DEST. Returns -1 or an exit code. */
 int sendcmd_tree_prepare(struct sendcmd *sc)
 {
-        static const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip,
-                                             .no_open = true };
+        /* The feed walks with the same rules: both leave out the same entries. */
+        const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip,
+                                      .no_open = true, .filters = sc->filters };
         struct sendcmd_walk k = { .sc = sc, .exit = -1 };
         enum name_verdict v;
         int r;
@@ -447,7 +448,8 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                 }
         }
         if (k.entries < 2) {
-                xferctl_say("cannot send %s: no entry in it can be sent", sc->path_shown);
+                xferctl_say("cannot send %s: no entry in it can be sent%s", sc->path_shown,
+                            sc->filters ? " (after --exclude and --include)" : "");
                 return XFERCTL_EXIT_USAGE;
         }
         sc->submit.flags |= CTL_SUBMIT_TREE;
@@ -529,7 +531,8 @@ static int sendcmd_feed_skip(void *userdata, const char *path, mode_t mode, int 
 /* -r: walk again, handing every entry over in order on @sock. -1 or an exit code. */
 int sendcmd_feed_tree(struct sendcmd *sc, int sock)
 {
-        static const struct walk_ops ops = { .entry = sendcmd_feed_entry, .skip = sendcmd_feed_skip };
+        const struct walk_ops ops = { .entry = sendcmd_feed_entry, .skip = sendcmd_feed_skip,
+                                      .filters = sc->filters };
         _cleanup_(freep) struct ctl_batch *batch = malloc(sizeof(*batch));
         struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1, .batch = batch };
         int r;

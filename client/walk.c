@@ -15,6 +15,7 @@ struct walk {
         const struct walk_ops *ops;
         void *userdata;
         char path[PATH_MAX];    /* root-relative, for messages */
+        size_t root_len;        /* of the root's name, where path goes on beneath it */
 };
 
 const char *walk_type_str(mode_t mode)
@@ -48,6 +49,17 @@ static int walk_push(struct walk *w, const char *name, unsigned int depth)
                 return -ENAMETOOLONG;
         }
         return (int)len;
+}
+
+/* Whether the entry at w->path, beneath the root, is excluded by the rules. */
+static bool walk_excluded(const struct walk *w, unsigned int depth, bool is_dir)
+{
+        const char *rel = w->path + w->root_len;
+
+        if (depth == 0 || !w->ops->filters)
+                return false;
+        rel += strspn(rel, "/");
+        return filter_match(w->ops->filters, rel, is_dir) == FILTER_EXCLUDE;
 }
 
 static int walk_at(struct walk *w, int dirfd, const char *name, unsigned char type, unsigned int depth);
@@ -109,7 +121,14 @@ static int walk_at(struct walk *w, int dirfd, const char *name, unsigned char ty
         if (type == DT_DIR || (type == DT_REG && !w->ops->no_open)) {
                 e.st.st_mode = type == DT_DIR ? S_IFDIR : S_IFREG;
         } else if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
-                r = walk_skip(w, 0, -errno);
+                r = -errno;
+                /* What it was is unknown: matched as a file would be. */
+                r = walk_excluded(w, depth, false) ? 0 : walk_skip(w, 0, r);
+                goto out;
+        }
+        /* Before it is opened: what the user left out is never read. */
+        if (walk_excluded(w, depth, S_ISDIR(e.st.st_mode))) {
+                r = 0;
                 goto out;
         }
         switch (e.st.st_mode & S_IFMT) {
@@ -185,6 +204,7 @@ int walk_tree(int dirfd, const char *name, const struct walk_ops *ops, void *use
                 return -ENOMEM;
         w->ops = ops;
         w->userdata = userdata;
+        w->root_len = strlen(name);
         r = walk_at(w, dirfd, name, DT_UNKNOWN, 0);
         free(w);
         return r;

@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
+#include "filter.h"
+
 #define WALK_DEPTH_MAX          64
 
 enum walk_kind {
@@ -54,6 +56,11 @@ struct walk_ops {
          * -1, st its lstat); one the user may not read (faccessat,
          * AT_EACCESS) is skipped with -EACCES. */
         bool no_open;
+        /* Rules (filter.h), or NULL: an entry beneath the root that they
+         * exclude is left out in silence, before it is opened: neither
+         * entry nor skip hears of it, and a directory is not walked into.
+         * Its path is matched from the root, which is never left out. */
+        const struct filter_list *filters;
 };
 
 /*

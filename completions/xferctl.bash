@@ -53,7 +53,7 @@ _xferctl() {
         for ((i = cmd_i + 1; i < COMP_CWORD; i++)); do
                 w=${COMP_WORDS[i]}
                 case $w in
-                --as | --bwlimit | --retries | --sync)
+                --as | --bwlimit | --retries | --sync | --exclude | --include | --exclude-from | --include-from)
                         [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
                         ((i++))
                         ;;
@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json --parallel -r --recursive --to --links --continue-on-error --skip-existing --sync -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json --parallel -r --recursive --to --links --continue-on-error --skip-existing --sync --exclude --include --exclude-from --include-from -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel | hosts) opts='-h --help' ;;
         sum) opts='--cached -h --help' ;;
@@ -73,8 +73,14 @@ _xferctl() {
 
         w=$prev
         [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
-        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to || $w == --parallel) ]]; then
-                return 0        # a name, a rate, a count or a destination of the user's choosing
+        if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to || $w == --parallel ||
+                $w == --exclude || $w == --include) ]]; then
+                return 0        # a name, a rate, a count, a destination or a pattern of the user's choosing
+        fi
+        if [[ $cmd == send && ($w == --exclude-from || $w == --include-from) ]]; then
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                return 0
         fi
         if [[ $cmd == send && $w == --links ]]; then
                 mapfile -t COMPREPLY < <(compgen -W 'safe all none' -- "$cur")

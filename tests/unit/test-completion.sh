@@ -56,7 +56,7 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--bwlimit\n--continue-on-error\n--help\n--json\n--links\n--no-wait\n--parallel\n--recursive\n--retries\n--skip-existing\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--continue-on-error\n--exclude\n--exclude-from\n--help\n--include\n--include-from\n--json\n--links\n--no-wait\n--parallel\n--recursive\n--retries\n--skip-existing\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--cached\n--help' "xferctl sum --<TAB>: its options" sum --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
@@ -82,6 +82,12 @@ expect $'all\nnone\nsafe' "xferctl send -r DIR --links <TAB>: which symlinks" se
 expect $'digest\nsize' "xferctl send -r DIR --sync <TAB>: how" send -r "$tmp/files" --sync ""
 expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send --retries N FILE<TAB>: N is not the FILE" \
         send --retries 3 "$tmp/files/da"
+expect "" "xferctl send -r DIR --exclude <TAB>: a pattern is the user's" send -r "$tmp/files" --exclude ""
+expect "" "xferctl send -r DIR --include=<TAB>: so is this one" send -r "$tmp/files" --include = ""
+expect "$tmp/files/other.txt" "xferctl send -r DIR --exclude-from <TAB>: a file" send -r "$tmp/files" --exclude-from "$tmp/files/o"
+expect "$tmp/files/other.txt" "xferctl send -r DIR --include-from=<TAB>: a file" send -r "$tmp/files" --include-from = "$tmp/files/o"
+expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send -r --exclude PATTERN DIR<TAB>: PATTERN is not the DIR" \
+        send -r --exclude '*.o' "$tmp/files/da"
 expect "$tmp/files/other.txt" "xferctl --socket <TAB>: a path" --socket "$tmp/files/o"
 expect "" "xferctl send FILE PEER <TAB>: nothing more" send x localhost ""
 

@@ -1,5 +1,6 @@
 /* xferctl's walk of a tree (client/walk.c), on a real temporary tree: what
- * it reports, in which order, what it skips and never opens or follows. */
+ * it reports, in which order, what it skips and never opens or follows,
+ * and what --exclude/--include rules (client/filter.c) leave out of it. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +91,69 @@ static int on_entry_count(void *userdata, struct walk_entry *e)
         (void)e;
         ++*(int *)userdata;
         return 0;
+}
+
+/* Both walks of xferctl send -r, reduced to "K path" lines (K: D, E, F, L,
+ * or S for a skip), to see that they leave out the same entries. */
+static char seen[2][64][512];
+static int nseen[2];
+
+static int on_seen(void *userdata, struct walk_entry *e)
+{
+        int *w = userdata;
+
+        if (nseen[*w] >= 64)
+                return -E2BIG;
+        snprintf(seen[*w][nseen[*w]++], 512, "%c %s", "DEFL"[e->kind], e->path);
+        return 0;
+}
+
+static int on_seen_skip(void *userdata, const char *path, mode_t mode, int err)
+{
+        int *w = userdata;
+
+        if (nseen[*w] >= 64)
+                return -E2BIG;
+        snprintf(seen[*w][nseen[*w]++], 512, "S %s", path);
+        return 0;
+}
+
+static int seen_find(int w, const char *line)
+{
+        for (int i = 0; i < nseen[w]; i++)
+                if (!strcmp(seen[w][i], line))
+                        return i;
+        return -1;
+}
+
+static int seen_find_prefix(int w, const char *prefix)
+{
+        for (int i = 0; i < nseen[w]; i++)
+                if (!strncmp(seen[w][i], prefix, strlen(prefix)))
+                        return i;
+        return -1;
+}
+
+/* Walk @name both ways (counting: no_open; feeding: files opened) with
+ * @filters, into seen[0] and seen[1]; whether both completed. */
+static bool walk_both(int rootfd, const char *name, const struct filter_list *filters)
+{
+        struct walk_ops count = { .entry = on_seen, .skip = on_seen_skip, .no_open = true, .filters = filters };
+        struct walk_ops feed = { .entry = on_seen, .skip = on_seen_skip, .filters = filters };
+        int w0 = 0, w1 = 1;
+
+        nseen[0] = nseen[1] = 0;
+        return walk_tree(rootfd, name, &count, &w0) == 0 && walk_tree(rootfd, name, &feed, &w1) == 0;
+}
+
+static bool walks_agree(void)
+{
+        if (nseen[0] != nseen[1])
+                return false;
+        for (int i = 0; i < nseen[0]; i++)
+                if (strcmp(seen[0][i], seen[1][i]))
+                        return false;
+        return true;
 }
 
 static int find(const char *prefix)
@@ -223,6 +287,70 @@ int main(void)
                 ok(find_eq("F tree/secret 2 fd -1") >= 0, "counting, as root: the mode-000 file is readable");
         else
                 ok(find("S tree/secret a regular file -13") >= 0, "counting: an unreadable file skipped with EACCES");
+
+        /* Filters: what they exclude is never opened nor reported, a
+         * directory not walked into; both walks leave out the same. */
+        {
+                struct filter_list fl = FILTER_LIST_NULL;
+                static const char *const ex[] = { "a/", "fifo", "sock", "secret", "link-o*", "locked/",
+                                                  "+ keep.log", "*.log" };
+                char err[256];
+                bool added = true;
+
+                mkd("tree/locked");
+                put("tree/locked/inside", "x");
+                put("tree/keep.log", "k");
+                put("tree/drop.log", "d");
+                snprintf(p, sizeof(p), "%s/tree/locked", root);
+                chmod(p, 0);
+                for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++)
+                        added &= filter_add(&fl, FILTER_EXCLUDE, ex[i], err, sizeof(err)) == 0;
+                ok(added, "the rules");
+                ok(walk_both(rootfd, "tree", &fl), "both walks complete with rules");
+                for (int i = 0; i < nseen[1]; i++)
+                        diag("%s", seen[1][i]);
+                ok(walks_agree(), "the counting and the feeding walk see the same entries");
+                ok(seen_find(1, "D tree") == 0 && seen_find(1, "E tree") == nseen[1] - 1, "the root is walked");
+                ok(seen_find_prefix(1, "D tree/a") < 0 && seen_find_prefix(1, "F tree/a/") < 0 &&
+                   seen_find_prefix(1, "E tree/a") < 0, "an excluded directory: neither it nor its entries");
+                ok(seen_find_prefix(1, "S tree/fifo") < 0 && seen_find_prefix(1, "S tree/sock") < 0,
+                   "an excluded FIFO and socket: not even skipped");
+                ok(seen_find_prefix(1, "S tree/secret") < 0 && seen_find_prefix(1, "F tree/secret") < 0,
+                   "an excluded unreadable file: not reported");
+                ok(seen_find_prefix(1, "S tree/locked") < 0 && seen_find_prefix(1, "D tree/locked") < 0,
+                   "an excluded directory nobody may open: never opened");
+                ok(seen_find(1, "L tree/link-in") >= 0 && seen_find(1, "L tree/link-out") < 0,
+                   "a symlink by its name: link-in walked, link-out not");
+                ok(seen_find(1, "F tree/keep.log") >= 0 && seen_find(1, "F tree/drop.log") < 0,
+                   "'+ keep.log' before '*.log': the first that matches decides");
+                ok(seen_find(1, "D tree/empty-dir") >= 0 && seen_find(1, "F tree/empty.bin") >= 0 &&
+                   seen_find(1, "F tree/données été.txt") >= 0, "the rest is walked as ever");
+                filter_list_deinit(&fl);
+
+                /* Anchored at the root the walk was given, trailing slashes and all. */
+                ok(filter_add(&fl, FILTER_EXCLUDE, "/empty.bin", err, sizeof(err)) == 0 &&
+                   filter_add(&fl, FILTER_EXCLUDE, "/b/", err, sizeof(err)) == 0, "anchored rules");
+                ok(walk_both(rootfd, "tree//", &fl) && walks_agree(), "walking 'tree//'");
+                ok(seen_find(1, "F tree///empty.bin") < 0 && seen_find(1, "D tree///a") >= 0 &&
+                   seen_find(1, "D tree///a/b") >= 0, "'/empty.bin' is the root's; '/b/' is not a/b");
+                ok(walk_both(rootfd, "tree/a", &fl) && walks_agree() && seen_find(1, "D tree/a/b") < 0,
+                   "walking tree/a, '/b/' is its b");
+                filter_list_deinit(&fl);
+
+                /* The root itself is never left out. */
+                ok(filter_add(&fl, FILTER_EXCLUDE, "*", err, sizeof(err)) == 0, "'*'");
+                ok(walk_both(rootfd, "tree", &fl) && nseen[1] == 2 && seen_find(1, "D tree") == 0 &&
+                   seen_find(1, "E tree") == 1, "leaves the root alone, empty");
+                ok(walk_both(rootfd, "tree/keep.log", &fl) && nseen[1] == 1 && seen_find(1, "F tree/keep.log") == 0,
+                   "a single file given as the root is walked");
+                filter_list_deinit(&fl);
+
+                chmod(p, 0755);
+                snprintf(p, sizeof(p), "rm -rf '%s/tree/locked' '%s/tree/keep.log' '%s/tree/drop.log'", root, root,
+                         root);
+                if (system(p) != 0)
+                        diag("could not clean up");
+        }
 
         /* Too deep: refused, not a stack overflow. */
         strcpy(q, "tree/d");
