@@ -24,6 +24,7 @@
 struct reaper_item {
         struct reaper_item *next;
         struct rdma_cm_id *id;
+        uint64_t queued;                /* usec, CLOCK_MONOTONIC */
 };
 
 struct reaper {
@@ -35,6 +36,7 @@ struct reaper {
         bool quit;                              /* under mutex */
         bool parked;                            /* under mutex: destroy nothing for now */
         bool device_gone;                       /* under mutex: destroy whatever the ports say */
+        uint64_t hold_until;                    /* under mutex: after a flap, destroy nothing before */
         bool orphaned;                          /* under mutex: reaper_free() gave up; the worker frees */
         bool exiting;                           /* under mutex: the worker frees nothing; reaper_free() joins */
         uint64_t busy_since;                    /* under mutex */
@@ -48,6 +50,22 @@ struct reaper {
 /* How often a worker waiting for a port to come back looks again (the
  * port's ACTIVE event also wakes it, through reaper_park()). */
 #define REAPER_PORT_POLL_MS     500
+/*
+ * An id waits this long after it was queued before its port is asked: a
+ * link that goes down errors the QPs on it some milliseconds before the
+ * port says PORT_ERR (ibv_query_port still answers ACTIVE), and a
+ * transfer that a QP error ended is torn down in that window.
+ */
+#define REAPER_SETTLE_USEC      (1 * 1000000ull)
+/*
+ * After a port was down (a flap), ids wait this long more once it is
+ * ACTIVE again: 6.1 rxe carries no CM traffic after a flap with live QPs
+ * until its device is re-created, so a destroy then leaves a DREQ that
+ * never completes; an admin who re-creates the device does it well
+ * within this, and the device's removal lets them go at once. On a real
+ * NIC they go a little later than they could, holding only their ids.
+ */
+#define REAPER_FLAP_HOLD_USEC   (30 * 1000000ull)
 
 /*
  * Whether @id may be destroyed now: its port is ACTIVE (or it has none:
@@ -94,13 +112,19 @@ static void *reaper_main(void *arg)
                         pthread_cond_wait(&r->cond, &r->mutex);
                 if (!r->head)
                         break;
-                /* Its port down: wait for it (or for the device to go). */
-                if (!r->quit && !r->device_gone && !reaper_port_ready(r->head->id)) {
-                        struct timespec ts;
+                /* Settled, past a flap's hold, its port up: else wait (or
+                 * for the device to go). */
+                if (!r->quit && !r->device_gone) {
+                        uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
-                        reaper_timeout_at(&ts, REAPER_PORT_POLL_MS);
-                        pthread_cond_timedwait(&r->cond, &r->mutex, &ts);
-                        continue;
+                        if (now < r->head->queued + REAPER_SETTLE_USEC || now < r->hold_until ||
+                            !reaper_port_ready(r->head->id)) {
+                                struct timespec ts;
+
+                                reaper_timeout_at(&ts, REAPER_PORT_POLL_MS);
+                                pthread_cond_timedwait(&r->cond, &r->mutex, &ts);
+                                continue;
+                        }
                 }
                 it = r->head;
                 r->head = it->next;
@@ -259,6 +283,7 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id)
         }
         it->id = id;
         it->next = NULL;
+        it->queued = clock_usec(CLOCK_MONOTONIC);
         r->pending++;
         pthread_mutex_lock(&r->mutex);
         *r->tail = it;
@@ -272,6 +297,7 @@ void reaper_device_gone(struct reaper *r, bool gone)
         pthread_mutex_lock(&r->mutex);
         r->device_gone = gone;
         r->parked = r->parked && !gone;
+        r->hold_until = 0;
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->mutex);
 }
@@ -279,6 +305,9 @@ void reaper_device_gone(struct reaper *r, bool gone)
 void reaper_park(struct reaper *r, bool parked)
 {
         pthread_mutex_lock(&r->mutex);
+        /* Back from a flap: its ids wait a while more (REAPER_FLAP_HOLD_USEC). */
+        if (r->parked && !parked)
+                r->hold_until = clock_usec(CLOCK_MONOTONIC) + REAPER_FLAP_HOLD_USEC;
         r->parked = parked;
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->mutex);

@@ -39,10 +39,11 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id);
  * port is down, destroying an established id makes ib_cm send a DREQ that
  * never completes, and the destroy (then the device's removal) waits for
  * it for ever. Unparked when the port is back or the device goes. Parked
- * or not, the worker asks each id's port before it destroys it
- * (ibv_query_port) and waits while it is not ACTIVE: a transfer that a
- * QP error ended just before the port's PORT_ERR arrived would otherwise
- * be destroyed in that window.
+ * or not, an id waits a second after it is queued, then the worker asks
+ * its port (ibv_query_port) and waits while it is not ACTIVE: a transfer
+ * that a QP error ended just before the port's PORT_ERR arrived would
+ * otherwise be destroyed in that window. Unparked after a flap, ids wait
+ * 30 s more (reaper.c says why) unless the device goes meanwhile.
  */
 void reaper_park(struct reaper *r, bool parked);
 /* The device is gone (@gone true: the kernel closed its ids itself, so
