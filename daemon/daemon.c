@@ -173,35 +173,30 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 snprintf(buf + o, len - o, "%s%u retrying", in || out || queued ? ", " : "", retrying);
 }
 
-int daemon_stats(struct daemon *d, struct ctl_stats *s)
+void daemon_stats(struct daemon *d, struct stats_snapshot *s)
 {
         struct engine_stats es = { 0 };
-        struct stats_tally sent = { 0 };
         unsigned int active = 0, queued = 0;
-        int r;
 
+        memset(s, 0, sizeof(*s));
         if (d->engine)
                 engine_stats(d->engine, &es);
         if (d->jobs) {
                 jobs_counts(d->jobs, &active, &queued);
                 queued = jobs_waiting(d->jobs);
-                jobs_tally(d->jobs, &sent);
+                jobs_tally(d->jobs, &s->dir[STATS_DIR_SEND].tally);
         }
-        memset(s, 0, sizeof(*s));
         s->uptime_usec = clock_usec(CLOCK_MONOTONIC) - d->start_usec;
-        s->dir[CTL_DIR_RECV].rate = d->rate_in;
-        s->dir[CTL_DIR_RECV].active = es.recv_active;
-        s->dir[CTL_DIR_SEND].rate = d->rate_out;
-        s->dir[CTL_DIR_SEND].active = active;
+        s->dir[STATS_DIR_RECV].tally = es.recv;
+        s->dir[STATS_DIR_RECV].rate = d->rate_in;
+        s->dir[STATS_DIR_RECV].active = es.recv_active;
+        s->dir[STATS_DIR_SEND].rate = d->rate_out;
+        s->dir[STATS_DIR_SEND].active = active;
         s->queued = queued;
         s->ring_held = es.ring_held;
         s->ring_slots = es.ring_slots;
         s->pool_held = es.pool_held;
         s->pool_slots = es.pool_slots;
-        r = stats_tally_export(s, CTL_DIR_RECV, &es.recv);
-        if (r < 0)
-                return r;
-        return stats_tally_export(s, CTL_DIR_SEND, &sent);
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)

@@ -13,7 +13,7 @@ struct io;
 struct jobs;
 struct control;
 struct metrics;
-struct ctl_stats;
+struct stats_snapshot;
 
 struct daemon {
         struct event_base *base;
@@ -45,11 +45,11 @@ struct daemon {
 int daemon_run(const char *config_path);
 
 /*
- * The counters since start (`xferctl stats`, the metrics file): aggregate
- * numbers only, no job, peer or file. -E2BIG when some failure reasons did
- * not fit (the rest is filled in).
+ * The counters since start (`xferctl stats`, the metrics file), the
+ * engine's and the jobs' together: aggregate numbers only, no job, peer
+ * or file.
  */
-int daemon_stats(struct daemon *d, struct ctl_stats *s);
+void daemon_stats(struct daemon *d, struct stats_snapshot *s);
 
 enum daemon_config_source {
         DAEMON_CONFIG_FILE = 0,         /* read from the file */

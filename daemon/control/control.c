@@ -44,6 +44,7 @@
 #include "log.h"
 #include "macro.h"
 #include "name.h"
+#include "stats.h"
 
 #define CONTROL_TICK_USEC       250000          /* progress for watchers */
 #define CONTROL_LIST_END        UINT64_MAX      /* list cursor: only LIST_END left */
@@ -989,11 +990,40 @@ wait:
         }
 }
 
+/* The daemon's counters as a STATS_INFO: -E2BIG when some failure
+ * reasons did not fit (the rest is in). */
+static int control_stats_msg(struct ctl_msg *m, const struct stats_snapshot *s)
+{
+        static const unsigned int dirs[_STATS_DIR_MAX] = {
+                [STATS_DIR_RECV] = CTL_DIR_RECV,
+                [STATS_DIR_SEND] = CTL_DIR_SEND,
+        };
+        int r = 0;
+
+        memset(m, 0, sizeof(*m));
+        m->type = CTL_STATS_INFO;
+        m->stats.uptime_usec = s->uptime_usec;
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++) {
+                m->stats.dir[dirs[d]].rate = s->dir[d].rate;
+                m->stats.dir[dirs[d]].active = s->dir[d].active;
+                if (stats_tally_export(&m->stats, dirs[d], &s->dir[d].tally) < 0)
+                        r = -E2BIG;
+        }
+        m->stats.queued = s->queued;
+        m->stats.ring_held = s->ring_held;
+        m->stats.ring_slots = s->ring_slots;
+        m->stats.pool_held = s->pool_held;
+        m->stats.pool_slots = s->pool_slots;
+        return r;
+}
+
 static void control_stats(struct control_conn *conn)
 {
-        struct ctl_msg m = { .type = CTL_STATS_INFO };
+        struct stats_snapshot s;
+        struct ctl_msg m;
 
-        if (daemon_stats(conn->c->d, &m.stats) < 0)
+        daemon_stats(conn->c->d, &s);
+        if (control_stats_msg(&m, &s) < 0)
                 log_debug("control: stats: some failure reasons left out");
         conn_reply(conn, &m);
 }

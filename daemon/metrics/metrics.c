@@ -14,7 +14,6 @@
 #include <string.h>
 #include <event2/event.h>
 
-#include "ctl.h"
 #include "daemon.h"
 #include "log.h"
 #include "macro.h"
@@ -64,7 +63,7 @@ static void metrics_tick_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct metrics *m = userdata;
         const char *path = m->d->cfg.metrics_file;
-        struct ctl_stats s;
+        struct stats_snapshot s;
         int len, r;
 
         if (!path[0])
@@ -80,8 +79,7 @@ static void metrics_tick_cb(evutil_socket_t fd, short what, void *userdata)
         }
         metrics_check_writer(m);
 
-        if (daemon_stats(m->d, &s) < 0)
-                log_debug("metrics: some failure reasons left out");
+        daemon_stats(m->d, &s);
         len = stats_prometheus(m->text, sizeof(m->text), &s);
         if (len < 0) {
                 log_err("metrics: the text does not fit %zu bytes", sizeof(m->text));
