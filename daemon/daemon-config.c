@@ -1,6 +1,6 @@
 /*
  * The daemon's configuration: loading it (the file, then the key file or
- * the systemd credential).
+ * the systemd credential), and each layer's own copy of what it uses.
  */
 
 #include <errno.h>
@@ -11,7 +11,9 @@
 
 #include "config-build.h"
 #include "daemon.h"
+#include "daemon-config.h"
 #include "log.h"
+#include "metrics.h"
 
 /*
  * Without key_file, the key may come as the systemd credential
@@ -75,4 +77,13 @@ int daemon_load_config(const char *path, struct config *cfg, struct auth_key *ke
                 return r;
         }
         return source;
+}
+
+void daemon_metrics_cfg(const struct config *cfg, struct metrics_cfg *out)
+{
+        *out = (struct metrics_cfg){
+                .interval = cfg->metrics_interval,
+                .io_timeout = cfg->io_timeout,
+        };
+        snprintf(out->path, sizeof(out->path), "%s", cfg->metrics_file);
 }

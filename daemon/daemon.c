@@ -23,6 +23,7 @@
 #include "control.h"
 #include "ctl.h"
 #include "daemon.h"
+#include "daemon-config.h"
 #include "engine.h"
 #include "io.h"
 #include "jobs.h"
@@ -133,6 +134,12 @@ void daemon_stats(struct daemon *d, struct stats_snapshot *s)
         s->ring_slots = es.ring_slots;
         s->pool_held = es.pool_held;
         s->pool_slots = es.pool_slots;
+}
+
+/* The metrics' query (metrics_env.stats). */
+static void daemon_stats_query(void *owner, struct stats_snapshot *s)
+{
+        daemon_stats(owner, s);
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
@@ -246,6 +253,7 @@ static void daemon_reload(struct daemon_ctx *x)
 {
         struct daemon *d = &x->d;
         struct config cfg;
+        struct metrics_cfg metrics_cfg;
         struct auth_key key = { 0 };
         char err[1024], applied[512] = "", restart[256] = "";
         int r;
@@ -354,7 +362,8 @@ static void daemon_reload(struct daemon_ctx *x)
         log_set_level(d->cfg.log_level);
         engine_reconfigure(d->engine, &d->cfg);
         control_reconfigure(d->control);
-        metrics_reconfigure(d->metrics);
+        daemon_metrics_cfg(&d->cfg, &metrics_cfg);
+        metrics_reconfigure(d->metrics, &metrics_cfg);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
@@ -497,6 +506,7 @@ int daemon_run(const char *config_path)
         struct daemon_ctx *x = &ctx;
         struct daemon *d = &x->d;
         struct sigaction sa = { .sa_handler = SIG_IGN };
+        struct metrics_env metrics = { 0 };
         char err[1024];
         int r, code = 1;
 
@@ -558,7 +568,11 @@ int daemon_run(const char *config_path)
                 daemon_fail("cannot open the control socket: %s", strerror(-r));
                 goto out;
         }
-        r = metrics_new(&d->metrics, d);
+        metrics.base = d->base;
+        metrics.stats = daemon_stats_query;
+        metrics.owner = d;
+        daemon_metrics_cfg(&d->cfg, &metrics.cfg);
+        r = metrics_new(&d->metrics, &metrics);
         if (r < 0) {
                 daemon_fail("cannot set up the metrics file: %s", strerror(-r));
                 goto out;
