@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "config-build.h"
+#include "control.h"
 #include "daemon.h"
 #include "daemon-config.h"
+#include "jobs.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -77,6 +79,30 @@ int daemon_load_config(const char *path, struct config *cfg, struct auth_key *ke
                 return r;
         }
         return source;
+}
+
+void daemon_jobs_cfg(const struct config *cfg, struct jobs_cfg *out)
+{
+        *out = (struct jobs_cfg){
+                .port = cfg->port,
+                .max_transfers = cfg->max_transfers,
+                .max_queued_per_user = cfg->max_queued_per_user,
+                .retry_max = cfg->retry_max,
+                .retry_window = cfg->retry_window,
+                .retry_delay_max = cfg->retry_delay_max,
+                .slot_size = cfg->slot_size,
+                .peer_timeout = cfg->peer_timeout,
+        };
+}
+
+void daemon_control_cfg(const struct config *cfg, struct control_cfg *out)
+{
+        *out = (struct control_cfg){
+                .max_clients_per_user = cfg->max_clients_per_user,
+                .client_idle_timeout = cfg->client_idle_timeout,
+                .io_timeout = cfg->io_timeout,
+        };
+        snprintf(out->admin_group, sizeof(out->admin_group), "%s", cfg->admin_group);
 }
 
 void daemon_metrics_cfg(const struct config *cfg, struct metrics_cfg *out)

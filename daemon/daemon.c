@@ -1,7 +1,10 @@
 /*
  * The daemon's life: configuration, the event loop and its signals and
- * timers, start-up order (engine, jobs, control, then READY=1), SIGHUP
- * reload and the two-step SIGTERM stop.
+ * timers, start-up order (io, engine, jobs, control, metrics, then
+ * READY=1), SIGHUP reload and the two-step SIGTERM stop. It composes the
+ * layers: each gets what it works with and its own copy of the
+ * configuration, and the daemon's counters through a query of its own
+ * (daemon_stats).
  */
 
 #include <errno.h>
@@ -21,10 +24,10 @@
 #include "clock.h"
 #include "config-build.h"
 #include "control.h"
-#include "ctl.h"
 #include "daemon.h"
 #include "daemon-config.h"
 #include "engine.h"
+#include "fdcheck.h"
 #include "io.h"
 #include "jobs.h"
 #include "journal.h"
@@ -39,6 +42,25 @@ enum daemon_phase {
         DAEMON_STOPPING,        /* first SIGTERM: waiting for engine_stop()'s callback */
         DAEMON_STOPPED,         /* the engine is idle: leave the loop, exit 0 */
         DAEMON_ABORTED,         /* second signal while stopping: leave now, exit 1 */
+};
+
+struct daemon {
+        struct event_base *base;
+        const char *config_path;
+        struct config cfg;
+        struct auth_key key;            /* from cfg.key_file; len 0 when none */
+        /* Disk I/O off the loop (io_uring and a worker pool), for the
+         * engine and for control's checks of clients' descriptors. */
+        struct io *io;
+        struct fdchecks fdchecks;       /* control's, let go after the io drained */
+        struct engine *engine;
+        struct jobs *jobs;
+        struct control *control;
+        struct metrics *metrics;        /* the Prometheus textfile (cfg.metrics_file) */
+        bool stopping;
+        uint64_t start_usec;            /* CLOCK_MONOTONIC, for the uptime */
+        uint64_t rate_in, rate_out;     /* bytes/s over the last second, as STATUS= says */
+        char no_device[160];            /* why the RDMA device is gone; "" while it is there */
 };
 
 struct daemon_ctx {
@@ -110,8 +132,14 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 snprintf(buf + o, len - o, "%s%u retrying", in || out || queued ? ", " : "", retrying);
 }
 
-void daemon_stats(struct daemon *d, struct stats_snapshot *s)
+/*
+ * The counters since start (`xferctl stats`, the metrics file), the
+ * engine's and the jobs' together: aggregate numbers only, no job, peer
+ * or file. Control and metrics ask through their env.stats.
+ */
+static void daemon_stats(void *owner, struct stats_snapshot *s)
 {
+        struct daemon *d = owner;
         struct engine_stats es = { 0 };
         unsigned int active = 0, queued = 0;
 
@@ -134,12 +162,6 @@ void daemon_stats(struct daemon *d, struct stats_snapshot *s)
         s->ring_slots = es.ring_slots;
         s->pool_held = es.pool_held;
         s->pool_slots = es.pool_slots;
-}
-
-/* The metrics' query (metrics_env.stats). */
-static void daemon_stats_query(void *owner, struct stats_snapshot *s)
-{
-        daemon_stats(owner, s);
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
@@ -226,6 +248,23 @@ static void daemon_signal_stop_cb(evutil_socket_t sig, short what, void *userdat
         engine_stop(d->engine, daemon_stopped, x);
 }
 
+/* Each layer takes its copy of what it uses of d->cfg, replacing its own
+ * whole: none reads the daemon's while it is rewritten. */
+static void daemon_reconfigure(struct daemon *d)
+{
+        struct jobs_cfg jobs_cfg;
+        struct control_cfg control_cfg;
+        struct metrics_cfg metrics_cfg;
+
+        engine_reconfigure(d->engine, &d->cfg);
+        daemon_jobs_cfg(&d->cfg, &jobs_cfg);
+        jobs_reconfigure(d->jobs, &jobs_cfg);
+        daemon_control_cfg(&d->cfg, &control_cfg);
+        control_reconfigure(d->control, &control_cfg);
+        daemon_metrics_cfg(&d->cfg, &metrics_cfg);
+        metrics_reconfigure(d->metrics, &metrics_cfg);
+}
+
 static bool acl_equal(const struct acl *a, const struct acl *b)
 {
         if (a->n != b->n)
@@ -253,7 +292,6 @@ static void daemon_reload(struct daemon_ctx *x)
 {
         struct daemon *d = &x->d;
         struct config cfg;
-        struct metrics_cfg metrics_cfg;
         struct auth_key key = { 0 };
         char err[1024], applied[512] = "", restart[256] = "";
         int r;
@@ -360,17 +398,13 @@ static void daemon_reload(struct daemon_ctx *x)
         auth_key_clear(&d->key);
         d->key = key;
         log_set_level(d->cfg.log_level);
-        engine_reconfigure(d->engine, &d->cfg);
-        control_reconfigure(d->control);
-        daemon_metrics_cfg(&d->cfg, &metrics_cfg);
-        metrics_reconfigure(d->metrics, &metrics_cfg);
+        daemon_reconfigure(d);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
                    applied[0] ? "applied " : "no runtime changes", applied);
         if (restart[0])
                 log_warning("reload: %s changed; takes effect after a restart", restart);
-        jobs_schedule(d->jobs);
 out:
         auth_key_clear(&key);
         sd_notify(0, "READY=1");
@@ -500,13 +534,53 @@ static void daemon_free_io(struct daemon *d)
         d->engine = NULL;
 }
 
+/* The layers on the engine: jobs, control, metrics. 0, or -errno (said). */
+static int daemon_layers_new(struct daemon *d)
+{
+        struct jobs_cfg jobs_cfg;
+        struct control_env control = {
+                .base = d->base,
+                .io = d->io,
+                .fdchecks = &d->fdchecks,
+                .stats = daemon_stats,
+                .owner = d,
+                .socket_path = d->cfg.control_socket,
+        };
+        struct metrics_env metrics = {
+                .base = d->base,
+                .stats = daemon_stats,
+                .owner = d,
+        };
+        int r;
+
+        daemon_jobs_cfg(&d->cfg, &jobs_cfg);
+        r = jobs_new(&d->jobs, d->base, d->engine, &jobs_cfg);
+        if (r < 0) {
+                daemon_fail("cannot set up the job table: %s", strerror(-r));
+                return r;
+        }
+        control.jobs = d->jobs;
+        daemon_control_cfg(&d->cfg, &control.cfg);
+        r = control_new(&d->control, &control);
+        if (r < 0) {
+                daemon_fail("cannot open the control socket: %s", strerror(-r));
+                return r;
+        }
+        daemon_metrics_cfg(&d->cfg, &metrics.cfg);
+        r = metrics_new(&d->metrics, &metrics);
+        if (r < 0) {
+                daemon_fail("cannot set up the metrics file: %s", strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
 int daemon_run(const char *config_path)
 {
         static struct daemon_ctx ctx;   /* one per process; the signal events point at it */
         struct daemon_ctx *x = &ctx;
         struct daemon *d = &x->d;
         struct sigaction sa = { .sa_handler = SIG_IGN };
-        struct metrics_env metrics = { 0 };
         char err[1024];
         int r, code = 1;
 
@@ -558,25 +632,9 @@ int daemon_run(const char *config_path)
                 daemon_fail("cannot start the RDMA engine: %s", strerror(-r));
                 goto out;
         }
-        r = jobs_new(&d->jobs, d->base, &d->cfg, d->engine);
-        if (r < 0) {
-                daemon_fail("cannot set up the job table: %s", strerror(-r));
+        r = daemon_layers_new(d);
+        if (r < 0)
                 goto out;
-        }
-        r = control_new(&d->control, d);
-        if (r < 0) {
-                daemon_fail("cannot open the control socket: %s", strerror(-r));
-                goto out;
-        }
-        metrics.base = d->base;
-        metrics.stats = daemon_stats_query;
-        metrics.owner = d;
-        daemon_metrics_cfg(&d->cfg, &metrics.cfg);
-        r = metrics_new(&d->metrics, &metrics);
-        if (r < 0) {
-                daemon_fail("cannot set up the metrics file: %s", strerror(-r));
-                goto out;
-        }
 
         snprintf(x->status, sizeof(x->status), "idle");
         sd_notify(0, "READY=1\nSTATUS=idle");
