@@ -20,7 +20,6 @@
 #include "control-socket.h"
 #include "macro.h"
 
-struct control_spec;
 struct fdcheck;
 
 /* A job of several files: how many of its FILEs' descriptors may be
