@@ -12,6 +12,8 @@
 
 static_assert(_CTL_DIR_MAX * (STATS_SLOTS - 1) <= CTL_STATS_REASONS_MAX,
               "every reason of both directions fits one STATS_INFO");
+static_assert((int)STATS_DIR_RECV == (int)CTL_DIR_RECV && (int)STATS_DIR_SEND == (int)CTL_DIR_SEND &&
+              (int)_STATS_DIR_MAX == (int)_CTL_DIR_MAX, "a snapshot's directions are STATS_INFO's");
 
 void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes)
 {
@@ -65,22 +67,6 @@ uint64_t stats_failed_total(const struct ctl_stats *s, unsigned int dir)
         return n;
 }
 
-static uint64_t stats_reason_count(const struct ctl_stats *s, unsigned int dir, const char *name)
-{
-        for (size_t i = 0; i < s->nreasons; i++)
-                if (s->reason[i].dir == dir && strcmp(s->reason[i].name, name) == 0)
-                        return s->reason[i].count;
-        return 0;
-}
-
-static bool stats_reason_known(const char *name)
-{
-        for (unsigned int k = 0; k < STATS_SLOTS; k++)
-                if (stats_reason_name(k) && strcmp(stats_reason_name(k), name) == 0)
-                        return true;
-        return false;
-}
-
 struct stats_out {
         char *buf;
         size_t cap, len;
@@ -110,12 +96,12 @@ static void out_head(struct stats_out *o, const char *name, const char *type, co
         out_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static const char *const stats_dir_label[_CTL_DIR_MAX] = {
-        [CTL_DIR_RECV] = "recv",
-        [CTL_DIR_SEND] = "send",
+static const char *const stats_dir_label[_STATS_DIR_MAX] = {
+        [STATS_DIR_RECV] = "recv",
+        [STATS_DIR_SEND] = "send",
 };
 
-int stats_prometheus(char *buf, size_t cap, const struct ctl_stats *s)
+int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
 {
         struct stats_out o = { .buf = buf, .cap = cap };
 
@@ -124,41 +110,36 @@ int stats_prometheus(char *buf, size_t cap, const struct ctl_stats *s)
 
         out_head(&o, "rdmaxfer_received_bytes_total", "counter",
                  "Bytes of the files received, verified and published.");
-        out_printf(&o, "rdmaxfer_received_bytes_total %" PRIu64 "\n", s->dir[CTL_DIR_RECV].bytes);
+        out_printf(&o, "rdmaxfer_received_bytes_total %" PRIu64 "\n", s->dir[STATS_DIR_RECV].tally.bytes);
         out_head(&o, "rdmaxfer_sent_bytes_total", "counter",
                  "Bytes of the files sent that the receiver verified and published.");
-        out_printf(&o, "rdmaxfer_sent_bytes_total %" PRIu64 "\n", s->dir[CTL_DIR_SEND].bytes);
+        out_printf(&o, "rdmaxfer_sent_bytes_total %" PRIu64 "\n", s->dir[STATS_DIR_SEND].tally.bytes);
 
         out_head(&o, "rdmaxfer_transfers_total", "counter",
                  "Finished transfers by direction and result: ok, or why they failed.");
-        for (unsigned int d = 0; d < _CTL_DIR_MAX; d++) {
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++) {
                 const char *dir = stats_dir_label[d];
 
                 out_printf(&o, "rdmaxfer_transfers_total{direction=\"%s\",result=\"ok\"} %" PRIu64 "\n",
-                           dir, s->dir[d].files);
+                           dir, s->dir[d].tally.done);
                 for (unsigned int k = 0; k < STATS_SLOTS; k++) {
                         const char *name = stats_reason_name(k);
 
                         /* A receiver never sees a cancel: the sender's is a protocol failure there. */
-                        if (!name || (k == STATS_SLOT_CANCELLED && d == CTL_DIR_RECV))
+                        if (!name || (k == STATS_SLOT_CANCELLED && d == STATS_DIR_RECV))
                                 continue;
                         out_printf(&o, "rdmaxfer_transfers_total{direction=\"%s\",result=\"%s\"} %" PRIu64 "\n",
-                                   dir, name, stats_reason_count(s, d, name));
+                                   dir, name, s->dir[d].tally.failed[k]);
                 }
-                /* A newer daemon's reasons: names checked to [a-z0-9_] by ctl_decode. */
-                for (size_t i = 0; i < s->nreasons; i++)
-                        if (s->reason[i].dir == d && !stats_reason_known(s->reason[i].name))
-                                out_printf(&o, "rdmaxfer_transfers_total{direction=\"%s\",result=\"%s\"} %" PRIu64 "\n",
-                                           dir, s->reason[i].name, s->reason[i].count);
         }
 
         out_head(&o, "rdmaxfer_transfers_active", "gauge", "Transfers moving data now.");
-        for (unsigned int d = 0; d < _CTL_DIR_MAX; d++)
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
                 out_printf(&o, "rdmaxfer_transfers_active{direction=\"%s\"} %" PRIu32 "\n",
                            stats_dir_label[d], s->dir[d].active);
         out_head(&o, "rdmaxfer_rate_bytes_per_second", "gauge",
                  "Bytes per second moved by the active transfers over the last second.");
-        for (unsigned int d = 0; d < _CTL_DIR_MAX; d++)
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
                 out_printf(&o, "rdmaxfer_rate_bytes_per_second{direction=\"%s\"} %" PRIu64 "\n",
                            stats_dir_label[d], s->dir[d].rate);
         out_head(&o, "rdmaxfer_jobs_queued", "gauge", "Send jobs waiting: for a free transfer slot, or to retry.");

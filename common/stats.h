@@ -3,8 +3,8 @@
 /*
  * The daemon's counters since start (`xferctl stats`, the Prometheus
  * textfile): tallies of finished transfers by outcome, their short reason
- * names, and the Prometheus text rendering of a snapshot. Pure: no I/O,
- * no clocks.
+ * names, a snapshot of them all and its Prometheus text rendering. Pure:
+ * no I/O, no clocks.
  *
  * A reason is a failed transfer's wire status by a short name ("exists",
  * "checksum", ...: stats_reason_name()), or "cancelled" (a user cancelled
@@ -44,6 +44,31 @@ void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status,
 /* The reason's name for a slot ("exists", "cancelled", "unknown"); NULL for WIRE_OK. */
 const char *stats_reason_name(unsigned int slot);
 
+/* The directions of a snapshot, as ctl.h's enum ctl_dir numbers them (stats.c checks). */
+enum stats_dir {
+        STATS_DIR_RECV = 0,
+        STATS_DIR_SEND = 1,
+        _STATS_DIR_MAX,
+};
+
+/*
+ * The daemon's numbers at one moment, whoever composes them (the daemon:
+ * the engine's and the job table's): what `xferctl stats` shows (the
+ * control socket's STATS_INFO is its translation, stats_tally_export())
+ * and the metrics file renders (stats_prometheus()).
+ */
+struct stats_snapshot {
+        uint64_t uptime_usec;
+        struct {
+                struct stats_tally tally;       /* finished transfers */
+                uint64_t rate;                  /* bytes/s over the last second */
+                uint32_t active;                /* transfers moving data now */
+        } dir[_STATS_DIR_MAX];
+        uint32_t queued;                /* jobs waiting to be sent: QUEUED or RETRYING */
+        uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
+        uint32_t pool_held, pool_slots; /* send pool: the same */
+};
+
 /*
  * Append @t's non-zero reasons to @s->reason for direction @dir (enum
  * ctl_dir), and set its bytes and files. -E2BIG when they do not all fit
@@ -57,10 +82,10 @@ uint64_t stats_failed_total(const struct ctl_stats *s, unsigned int dir);
 /*
  * @s in the Prometheus text exposition format (version 0.0.4), with HELP
  * and TYPE lines; metric names are documented in rdmaxferd(8), METRICS.
- * Every known reason is present for each direction, 0 when none, so
- * increase() sees a series' first failure. Returns the length written
- * (NUL not counted), or -ENOSPC when @cap is too small (STATS_TEXT_MAX
- * always suffices).
+ * Every reason is present for each direction, 0 when none, so increase()
+ * sees a series' first failure. Returns the length written (NUL not
+ * counted), or -ENOSPC when @cap is too small (STATS_TEXT_MAX always
+ * suffices).
  */
 #define STATS_TEXT_MAX          8192
-int stats_prometheus(char *buf, size_t cap, const struct ctl_stats *s);
+int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s);

@@ -1,7 +1,10 @@
 /*
  * The daemon's life: configuration, the event loop and its signals and
- * timers, start-up order (engine, jobs, control, then READY=1), SIGHUP
- * reload and the two-step SIGTERM stop.
+ * timers, start-up order (io, engine, jobs, control, metrics, then
+ * READY=1), SIGHUP reload and the two-step SIGTERM stop. It composes the
+ * layers: each gets what it works with and its own copy of the
+ * configuration, and the daemon's counters through a query of its own
+ * (daemon_stats).
  */
 
 #include <errno.h>
@@ -21,9 +24,10 @@
 #include "clock.h"
 #include "config-build.h"
 #include "control.h"
-#include "ctl.h"
 #include "daemon.h"
+#include "daemon-config.h"
 #include "engine.h"
+#include "fdcheck.h"
 #include "io.h"
 #include "jobs.h"
 #include "journal.h"
@@ -40,6 +44,25 @@ enum daemon_phase {
         DAEMON_ABORTED,         /* second signal while stopping: leave now, exit 1 */
 };
 
+struct daemon {
+        struct event_base *base;
+        const char *config_path;
+        struct config cfg;
+        struct auth_key key;            /* from cfg.key_file; len 0 when none */
+        /* Disk I/O off the loop (io_uring and a worker pool), for the
+         * engine and for control's checks of clients' descriptors. */
+        struct io *io;
+        struct fdchecks fdchecks;       /* control's, let go after the io drained */
+        struct engine *engine;
+        struct jobs *jobs;
+        struct control *control;
+        struct metrics *metrics;        /* the Prometheus textfile (cfg.metrics_file) */
+        bool stopping;
+        uint64_t start_usec;            /* CLOCK_MONOTONIC, for the uptime */
+        uint64_t rate_in, rate_out;     /* bytes/s over the last second, as STATUS= says */
+        char no_device[160];            /* why the RDMA device is gone; "" while it is there */
+};
+
 struct daemon_ctx {
         struct daemon d;
         enum daemon_phase phase;
@@ -48,70 +71,6 @@ struct daemon_ctx {
         struct event *status_ev, *watchdog_ev;
         char status[256];       /* last STATUS= sent, to skip repeats */
 };
-
-/*
- * Without key_file, the key may come as the systemd credential
- * DAEMON_KEY_CREDENTIAL (LoadCredential= in the unit): systemd, as root,
- * reads the source, which can stay root's own (0600), and hands the
- * service a copy only it can read. 0 (none, or loaded) or -errno.
- */
-static int daemon_load_credential(struct auth_key *key, char *err, size_t errlen)
-{
-        const char *dir = getenv("CREDENTIALS_DIRECTORY");
-        char path[PATH_MAX];
-        int r;
-
-        err[0] = '\0';
-        if (!dir || !dir[0])
-                return 0;
-        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, DAEMON_KEY_CREDENTIAL) >= sizeof(path))
-                return -ENAMETOOLONG;
-        if (access(path, F_OK) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        r = auth_key_load_credential(key, path, err, errlen);
-        if (r == 0)
-                log_info("pre-shared key from credential %s", DAEMON_KEY_CREDENTIAL);
-        return r;
-}
-
-int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
-                       char *err, size_t errlen)
-{
-        int source = DAEMON_CONFIG_FILE;
-        char kerr[512];
-        int r;
-
-        config_init(cfg);
-        auth_key_clear(key);
-        r = config_load(cfg, path ? path : CONFIG_DEFAULT_PATH, err, errlen);
-        if (r == -ENOENT && !path) {
-                config_init(cfg);
-                source = DAEMON_CONFIG_DEFAULTS;
-                if (errlen)
-                        err[0] = '\0';
-        } else if (r < 0) {
-                if (errlen && !err[0])
-                        snprintf(err, errlen, "%s: %s", path ? path : CONFIG_DEFAULT_PATH,
-                                 strerror(-r));
-                return r;
-        }
-        if (cfg->key_file[0]) {
-                r = auth_key_load(key, cfg->key_file, kerr, sizeof(kerr));
-                if (r < 0) {
-                        snprintf(err, errlen, "%s: key_file: %s", path ? path : CONFIG_DEFAULT_PATH,
-                                 kerr[0] ? kerr : strerror(-r));
-                        return r;
-                }
-                return source;
-        }
-        r = daemon_load_credential(key, kerr, sizeof(kerr));
-        if (r < 0) {
-                snprintf(err, errlen, "credential %s: %s", DAEMON_KEY_CREDENTIAL,
-                         kerr[0] ? kerr : strerror(-r));
-                return r;
-        }
-        return source;
-}
 
 static void fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
@@ -173,35 +132,36 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t len)
                 snprintf(buf + o, len - o, "%s%u retrying", in || out || queued ? ", " : "", retrying);
 }
 
-int daemon_stats(struct daemon *d, struct ctl_stats *s)
+/*
+ * The counters since start (`xferctl stats`, the metrics file), the
+ * engine's and the jobs' together: aggregate numbers only, no job, peer
+ * or file. Control and metrics ask through their env.stats.
+ */
+static void daemon_stats(void *owner, struct stats_snapshot *s)
 {
+        struct daemon *d = owner;
         struct engine_stats es = { 0 };
-        struct stats_tally sent = { 0 };
         unsigned int active = 0, queued = 0;
-        int r;
 
+        memset(s, 0, sizeof(*s));
         if (d->engine)
                 engine_stats(d->engine, &es);
         if (d->jobs) {
                 jobs_counts(d->jobs, &active, &queued);
                 queued = jobs_waiting(d->jobs);
-                jobs_tally(d->jobs, &sent);
+                jobs_tally(d->jobs, &s->dir[STATS_DIR_SEND].tally);
         }
-        memset(s, 0, sizeof(*s));
         s->uptime_usec = clock_usec(CLOCK_MONOTONIC) - d->start_usec;
-        s->dir[CTL_DIR_RECV].rate = d->rate_in;
-        s->dir[CTL_DIR_RECV].active = es.recv_active;
-        s->dir[CTL_DIR_SEND].rate = d->rate_out;
-        s->dir[CTL_DIR_SEND].active = active;
+        s->dir[STATS_DIR_RECV].tally = es.recv;
+        s->dir[STATS_DIR_RECV].rate = d->rate_in;
+        s->dir[STATS_DIR_RECV].active = es.recv_active;
+        s->dir[STATS_DIR_SEND].rate = d->rate_out;
+        s->dir[STATS_DIR_SEND].active = active;
         s->queued = queued;
         s->ring_held = es.ring_held;
         s->ring_slots = es.ring_slots;
         s->pool_held = es.pool_held;
         s->pool_slots = es.pool_slots;
-        r = stats_tally_export(s, CTL_DIR_RECV, &es.recv);
-        if (r < 0)
-                return r;
-        return stats_tally_export(s, CTL_DIR_SEND, &sent);
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)
@@ -286,6 +246,23 @@ static void daemon_signal_stop_cb(evutil_socket_t sig, short what, void *userdat
         control_stop_accepting(d->control);
         jobs_stop(d->jobs);
         engine_stop(d->engine, daemon_stopped, x);
+}
+
+/* Each layer takes its copy of what it uses of d->cfg, replacing its own
+ * whole: none reads the daemon's while it is rewritten. */
+static void daemon_reconfigure(struct daemon *d)
+{
+        struct jobs_cfg jobs_cfg;
+        struct control_cfg control_cfg;
+        struct metrics_cfg metrics_cfg;
+
+        engine_reconfigure(d->engine, &d->cfg);
+        daemon_jobs_cfg(&d->cfg, &jobs_cfg);
+        jobs_reconfigure(d->jobs, &jobs_cfg);
+        daemon_control_cfg(&d->cfg, &control_cfg);
+        control_reconfigure(d->control, &control_cfg);
+        daemon_metrics_cfg(&d->cfg, &metrics_cfg);
+        metrics_reconfigure(d->metrics, &metrics_cfg);
 }
 
 static bool acl_equal(const struct acl *a, const struct acl *b)
@@ -421,16 +398,13 @@ static void daemon_reload(struct daemon_ctx *x)
         auth_key_clear(&d->key);
         d->key = key;
         log_set_level(d->cfg.log_level);
-        engine_reconfigure(d->engine, &d->cfg);
-        control_reconfigure(d->control);
-        metrics_reconfigure(d->metrics);
+        daemon_reconfigure(d);
 
         log_notice("reloaded %s%s: %s%s", d->config_path,
                    r == DAEMON_CONFIG_DEFAULTS ? " (absent: built-in defaults)" : "",
                    applied[0] ? "applied " : "no runtime changes", applied);
         if (restart[0])
                 log_warning("reload: %s changed; takes effect after a restart", restart);
-        jobs_schedule(d->jobs);
 out:
         auth_key_clear(&key);
         sd_notify(0, "READY=1");
@@ -560,6 +534,47 @@ static void daemon_free_io(struct daemon *d)
         d->engine = NULL;
 }
 
+/* The layers on the engine: jobs, control, metrics. 0, or -errno (said). */
+static int daemon_layers_new(struct daemon *d)
+{
+        struct jobs_cfg jobs_cfg;
+        struct control_env control = {
+                .base = d->base,
+                .io = d->io,
+                .fdchecks = &d->fdchecks,
+                .stats = daemon_stats,
+                .owner = d,
+                .socket_path = d->cfg.control_socket,
+        };
+        struct metrics_env metrics = {
+                .base = d->base,
+                .stats = daemon_stats,
+                .owner = d,
+        };
+        int r;
+
+        daemon_jobs_cfg(&d->cfg, &jobs_cfg);
+        r = jobs_new(&d->jobs, d->base, d->engine, &jobs_cfg);
+        if (r < 0) {
+                daemon_fail("cannot set up the job table: %s", strerror(-r));
+                return r;
+        }
+        control.jobs = d->jobs;
+        daemon_control_cfg(&d->cfg, &control.cfg);
+        r = control_new(&d->control, &control);
+        if (r < 0) {
+                daemon_fail("cannot open the control socket: %s", strerror(-r));
+                return r;
+        }
+        daemon_metrics_cfg(&d->cfg, &metrics.cfg);
+        r = metrics_new(&d->metrics, &metrics);
+        if (r < 0) {
+                daemon_fail("cannot set up the metrics file: %s", strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
 int daemon_run(const char *config_path)
 {
         static struct daemon_ctx ctx;   /* one per process; the signal events point at it */
@@ -617,21 +632,9 @@ int daemon_run(const char *config_path)
                 daemon_fail("cannot start the RDMA engine: %s", strerror(-r));
                 goto out;
         }
-        r = jobs_new(&d->jobs, d->base, &d->cfg, d->engine);
-        if (r < 0) {
-                daemon_fail("cannot set up the job table: %s", strerror(-r));
+        r = daemon_layers_new(d);
+        if (r < 0)
                 goto out;
-        }
-        r = control_new(&d->control, d);
-        if (r < 0) {
-                daemon_fail("cannot open the control socket: %s", strerror(-r));
-                goto out;
-        }
-        r = metrics_new(&d->metrics, d);
-        if (r < 0) {
-                daemon_fail("cannot set up the metrics file: %s", strerror(-r));
-                goto out;
-        }
 
         snprintf(x->status, sizeof(x->status), "idle");
         sd_notify(0, "READY=1\nSTATUS=idle");

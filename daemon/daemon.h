@@ -1,55 +1,20 @@
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <event2/event.h>
 
 #include "auth.h"
 #include "config.h"
-#include "fdcheck.h"
-
-struct engine;
-struct io;
-struct jobs;
-struct control;
-struct metrics;
-struct ctl_stats;
-
-struct daemon {
-        struct event_base *base;
-        const char *config_path;
-        struct config cfg;
-        struct auth_key key;            /* from cfg.key_file; len 0 when none */
-        /* Disk I/O off the loop (io_uring and a worker pool), for the
-         * engine and for control's checks of clients' descriptors. */
-        struct io *io;
-        struct fdchecks fdchecks;       /* control's, let go after the io drained */
-        struct engine *engine;
-        struct jobs *jobs;
-        struct control *control;
-        struct metrics *metrics;        /* the Prometheus textfile (cfg.metrics_file) */
-        bool stopping;
-        uint64_t start_usec;            /* CLOCK_MONOTONIC, for the uptime */
-        uint64_t rate_in, rate_out;     /* bytes/s over the last second, as STATUS= says */
-        char no_device[160];            /* why the RDMA device is gone; "" while it is there */
-};
 
 /*
  * Parse nothing, run everything: the daemon's whole life. Returns an exit
  * code. @config_path NULL means CONFIG_DEFAULT_PATH, where a missing file
  * means built-in defaults; a file named explicitly must exist.
  *
- * SIGHUP replaces d->cfg and d->key in place (runtime-safe keys only), so
- * other modules read them when they need them rather than caching copies.
+ * SIGHUP reloads it (runtime-safe keys only): each layer gets its own
+ * copy of what it uses (jobs_reconfigure(), control_reconfigure(),
+ * metrics_reconfigure(), engine_reconfigure()), replaced whole.
  */
 int daemon_run(const char *config_path);
-
-/*
- * The counters since start (`xferctl stats`, the metrics file): aggregate
- * numbers only, no job, peer or file. -E2BIG when some failure reasons did
- * not fit (the rest is filled in).
- */
-int daemon_stats(struct daemon *d, struct ctl_stats *s);
 
 enum daemon_config_source {
         DAEMON_CONFIG_FILE = 0,         /* read from the file */

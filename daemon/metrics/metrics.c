@@ -1,6 +1,6 @@
 /*
  * The Prometheus textfile (metrics.h): a timer on the loop renders the
- * counters and posts them to textfile.c's writer thread; what the writer
+ * daemon's counters (a snapshot it asks for) and posts them to textfile.c's writer thread; what the writer
  * reports back is logged from here, once per change, so a path that keeps
  * failing is one warning, not one per interval.
  */
@@ -14,8 +14,6 @@
 #include <string.h>
 #include <event2/event.h>
 
-#include "ctl.h"
-#include "daemon.h"
 #include "log.h"
 #include "macro.h"
 #include "metrics.h"
@@ -23,7 +21,7 @@
 #include "textfile.h"
 
 struct metrics {
-        struct daemon *d;
+        struct metrics_env env;         /* env.cfg: the metrics' own copy */
         struct event *tick_ev;
         struct textfile *writer;
         unsigned int interval;          /* the timer's, 0: stopped */
@@ -37,7 +35,7 @@ static void metrics_check_writer(struct metrics *m)
 {
         const char *what;
         uint64_t busy;
-        unsigned int limit = m->d->cfg.io_timeout;
+        unsigned int limit = m->env.cfg.io_timeout;
         int r = textfile_state(m->writer, &what, &busy);
 
         if (busy / 1000000 >= limit) {
@@ -63,8 +61,8 @@ static void metrics_check_writer(struct metrics *m)
 static void metrics_tick_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct metrics *m = userdata;
-        const char *path = m->d->cfg.metrics_file;
-        struct ctl_stats s;
+        const char *path = m->env.cfg.path;
+        struct stats_snapshot s;
         int len, r;
 
         if (!path[0])
@@ -80,8 +78,7 @@ static void metrics_tick_cb(evutil_socket_t fd, short what, void *userdata)
         }
         metrics_check_writer(m);
 
-        if (daemon_stats(m->d, &s) < 0)
-                log_debug("metrics: some failure reasons left out");
+        m->env.stats(m->env.owner, &s);
         len = stats_prometheus(m->text, sizeof(m->text), &s);
         if (len < 0) {
                 log_err("metrics: the text does not fit %zu bytes", sizeof(m->text));
@@ -94,15 +91,12 @@ static void metrics_tick_cb(evutil_socket_t fd, short what, void *userdata)
         }
 }
 
-void metrics_reconfigure(struct metrics *m)
+/* The timer as m->env.cfg asks: stopped, or every interval, the first file now. */
+static void metrics_apply(struct metrics *m)
 {
-        const struct config *cfg;
-        unsigned int interval;
+        const struct metrics_cfg *cfg = &m->env.cfg;
+        unsigned int interval = cfg->path[0] ? cfg->interval : 0;
 
-        if (!m)
-                return;
-        cfg = &m->d->cfg;
-        interval = cfg->metrics_file[0] ? cfg->metrics_interval : 0;
         if (interval == 0) {
                 if (m->interval)
                         log_info("metrics: no longer writing %s", m->path);
@@ -110,10 +104,10 @@ void metrics_reconfigure(struct metrics *m)
                 m->interval = 0;
                 return;
         }
-        if (interval != m->interval || strcmp(cfg->metrics_file, m->path) != 0) {
+        if (interval != m->interval || strcmp(cfg->path, m->path) != 0) {
                 struct timeval tv = { .tv_sec = interval };
 
-                log_info("metrics: writing %s every %u s", cfg->metrics_file, interval);
+                log_info("metrics: writing %s every %u s", cfg->path, interval);
                 event_add(m->tick_ev, &tv);
                 m->interval = interval;
                 /* The first file now, not an interval from now. */
@@ -121,25 +115,33 @@ void metrics_reconfigure(struct metrics *m)
         }
 }
 
-int metrics_new(struct metrics **out, struct daemon *d)
+void metrics_reconfigure(struct metrics *m, const struct metrics_cfg *cfg)
+{
+        if (!m)
+                return;
+        m->env.cfg = *cfg;
+        metrics_apply(m);
+}
+
+int metrics_new(struct metrics **out, const struct metrics_env *env)
 {
         struct metrics *m = calloc(1, sizeof(*m));
         int r;
 
         if (!m)
                 return -ENOMEM;
-        m->d = d;
+        m->env = *env;
         r = textfile_new(&m->writer);
         if (r < 0) {
                 free(m);
                 return r;
         }
-        m->tick_ev = event_new(d->base, -1, EV_PERSIST, metrics_tick_cb, m);
+        m->tick_ev = event_new(env->base, -1, EV_PERSIST, metrics_tick_cb, m);
         if (!m->tick_ev) {
                 metrics_free(m);
                 return -ENOMEM;
         }
-        metrics_reconfigure(m);
+        metrics_apply(m);
         *out = m;
         return 0;
 }

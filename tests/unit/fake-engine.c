@@ -1,4 +1,4 @@
-/* A fake transfer engine for test-jobs: see fake-engine.h. */
+/* A fake transfer engine for test-jobs and test-control-msg: see fake-engine.h. */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 
 /*
  * A stand-in for the transfer engine, for testing the job layer's policy
- * without RDMA: it implements what daemon/jobs.c calls from engine.h
+ * without RDMA: it implements what the job layer (daemon/jobs/) calls from engine.h
  * (engine_send, engine_send_cancel, engine_send_progress) and keeps its
  * contract. Callbacks never come from inside those calls: the test
  * delivers them (fake_engine_phase, fake_engine_done), and a cancel

@@ -1,9 +1,11 @@
 /*
- * The job layer's policy (daemon/jobs.c) against a fake engine
- * (fake-engine.c): scheduling and max_transfers, a full send pool, start
- * errors, cancel, the queue limit (global and per user), retention,
- * watchers, retries (backoff, limits, cancel), and that a job's state only
- * ever moves forward within an attempt. The real engine is tested on SoftRoCE.
+ * The job layer's policy (daemon/jobs/, its library) against a fake
+ * engine (fake-engine.c): what a job may be asked (jobs_spec_check),
+ * scheduling and max_transfers, a full send pool, start errors, cancel,
+ * the queue limit (global and per user), retention, watchers, retries
+ * (backoff, limits, cancel), a job's files and its feeder, chains, and
+ * that a job's state only ever moves forward within an attempt. The real
+ * engine is tested on SoftRoCE.
  */
 
 #include <arpa/inet.h>
@@ -26,6 +28,7 @@
 #include "fake-engine.h"
 #include "jobs.h"
 #include "log.h"
+#include "macro.h"
 #include "stats.h"
 #include "tap.h"
 #include "wire.h"
@@ -52,7 +55,7 @@ static void rec_cb(struct job *job, void *userdata)
 
         if ((int)job->state == r->last)
                 rec_repeats++;
-        else if (!ctl_job_transition_ok((unsigned int)r->last, job->state))
+        else if (!job_state_transition_ok((enum job_state)r->last, job->state))
                 rec_backwards++;
         r->last = job->state;
         if (r->n < REC_SEQ_MAX)
@@ -60,7 +63,7 @@ static void rec_cb(struct job *job, void *userdata)
         r->n++;
         rec_notes++;
         /* What control.c does: stop watching once final, from inside the callback. */
-        if (ctl_job_state_final(job->state))
+        if (job_state_final(job->state))
                 job_unwatch(job, rec_cb, r);
 }
 
@@ -92,7 +95,7 @@ static bool rec_is(uint64_t id, unsigned int n, const int *want)
 struct fx {
         const char *name;
         struct event_base *base;
-        struct config cfg;
+        struct jobs_cfg cfg;
         struct engine *engine;
         struct jobs *jobs;
         int fds_before;
@@ -118,6 +121,31 @@ static bool fd_closed(int fd)
         return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
 }
 
+/* The jobs' configuration as the daemon's defaults make it (daemon.c). */
+static void fx_cfg_defaults(struct jobs_cfg *jc)
+{
+        struct config c;
+
+        config_init(&c);
+        *jc = (struct jobs_cfg){
+                .port = c.port,
+                .max_transfers = c.max_transfers,
+                .max_queued_per_user = c.max_queued_per_user,
+                .retry_max = c.retry_max,
+                .retry_window = c.retry_window,
+                .retry_delay_max = c.retry_delay_max,
+                .slot_size = c.slot_size,
+                .peer_timeout = c.peer_timeout,
+        };
+        config_deinit(&c);
+}
+
+/* A reload: f->cfg, as the test changed it, replaces the jobs' copy. */
+static void fx_reload(struct fx *f)
+{
+        jobs_reconfigure(f->jobs, &f->cfg);
+}
+
 static void fx_setup(struct fx *f, const char *name, unsigned int max_transfers)
 {
         memset(f, 0, sizeof(*f));
@@ -129,12 +157,12 @@ static void fx_setup(struct fx *f, const char *name, unsigned int max_transfers)
         f->base = event_base_new();
         if (!f->base)
                 abort();
-        config_init(&f->cfg);
+        fx_cfg_defaults(&f->cfg);
         f->cfg.max_transfers = max_transfers;
         /* The per-user queue limit has a case of its own; elsewhere only the global one counts. */
         f->cfg.max_queued_per_user = JOBS_QUEUED_MAX;
         f->engine = fake_engine_new(f->base);
-        if (jobs_new(&f->jobs, f->base, &f->cfg, f->engine) < 0)
+        if (jobs_new(&f->jobs, f->base, f->engine, &f->cfg) < 0)
                 abort();
 }
 
@@ -148,7 +176,6 @@ static void fx_teardown(struct fx *f)
         fake_engine_free(f->engine);
         jobs_free(f->jobs);
         event_base_free(f->base);
-        config_deinit(&f->cfg);
         is_int(count_fds(), f->fds_before, "%s: no descriptor leaked", f->name);
 }
 
@@ -170,11 +197,45 @@ static int make_file(uint64_t size)
 
 #define TEST_UID        1000            /* the submitter unless a case says otherwise */
 
+/* jobs_submit() of @s as @s->uid, or TEST_UID where it names none: the
+ * job's id into *@id; its reason, when refused, into last_why. */
+static char last_why[256];
+
+static int submit_spec(struct fx *f, const struct job_spec *s, int fd, uint64_t size, uint64_t *id)
+{
+        struct job_spec c = *s;
+        struct job *job = NULL;
+        int r;
+
+        if (!c.uid)
+                c.uid = TEST_UID;
+        r = jobs_submit(f->jobs, &c, fd, size, &job, last_why, sizeof(last_why));
+        if (r == 0)
+                *id = job->id;
+        return r;
+}
+
+/* jobs_add_file() of a file of @kind: 0 once taken (how many more the job
+ * takes then in last_room), or what it returned. */
+static int last_room;
+
+static int add_file(struct job *job, int fd, uint64_t size, const char *name, enum job_file_kind kind,
+                    uint32_t mode, uint64_t mtime_ns)
+{
+        struct job_file_spec f = { .name = name, .kind = kind, .size = size, .mode = mode, .mtime_ns = mtime_ns };
+        int r = jobs_add_file(job, fd, &f);
+
+        if (r < 0)
+                return r;
+        last_room = r;
+        return 0;
+}
+
 /* Submit a @size-byte file as @uid; the recorder watches the job from the start. */
 static int submit_as(struct fx *f, uid_t uid, const char *host, uint16_t port, const char *name,
                      uint64_t size, uint64_t *id, int *fd_out)
 {
-        struct ctl_submit s = { .port = port };
+        struct job_spec s = { .port = port, .uid = uid };
         int fd = make_file(size), r;
         struct job *job;
 
@@ -182,10 +243,10 @@ static int submit_as(struct fx *f, uid_t uid, const char *host, uint16_t port, c
         snprintf(s.name, sizeof(s.name), "%s", name);
         if (fd_out)
                 *fd_out = fd;
-        r = jobs_submit(f->jobs, &s, uid, fd, size, id);
+        r = jobs_submit(f->jobs, &s, fd, size, &job, last_why, sizeof(last_why));
         if (r != 0)
                 return r;
-        job = jobs_find(f->jobs, *id);
+        *id = job->id;
         if (!job || n_recs >= REC_MAX)
                 abort();
         recs[n_recs] = (struct rec){ .id = *id, .last = job->state };
@@ -245,8 +306,8 @@ static unsigned int count_running(struct fx *f)
         unsigned int n = 0;
 
         for (struct job *job = jobs_first(f->jobs); job; job = job->next)
-                n += job->state == CTL_JOB_CONNECTING || job->state == CTL_JOB_SENDING ||
-                     job->state == CTL_JOB_VERIFYING;
+                n += job->state == JOB_CONNECTING || job->state == JOB_SENDING ||
+                     job->state == JOB_VERIFYING;
         return n;
 }
 
@@ -283,12 +344,13 @@ static void test_lifecycle(void)
 
         fx_setup(&f, "lifecycle", 4);
         f.cfg.port = 7471;
+        fx_reload(&f);
         is_int(submit(&f, "192.0.2.1", 0, "a.bin", 1000, &id, &fd), 0, "submit");
         job = job_of(&f, id);
-        is_int(job->state, CTL_JOB_QUEUED, "queued by jobs_submit");
+        is_int(job->state, JOB_QUEUED, "queued by jobs_submit");
         is_int(fake_engine_calls(f.engine), 0, "the engine is asked only from the loop");
         run(&f);
-        is_int(job->state, CTL_JOB_CONNECTING, "started: connecting");
+        is_int(job->state, JOB_CONNECTING, "started: connecting");
         s = fake_engine_find(f.engine, id);
         ok(s && job->xfer == s, "the engine's handle is kept in job->xfer");
         info = fake_engine_info(s);
@@ -303,15 +365,15 @@ static void test_lifecycle(void)
 
         fake_engine_set_progress(s, 300, 100);
         fake_engine_phase(s, ENGINE_PHASE_SENDING);
-        is_int(job->state, CTL_JOB_SENDING, "phase SENDING -> sending");
+        is_int(job->state, JOB_SENDING, "phase SENDING -> sending");
         fake_engine_set_progress(s, 400, 2000);
         job_refresh(job);
         ok(job->bytes_done == 400 && job->usec == 2000, "job_refresh asks the engine for progress");
         fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
-        is_int(job->state, CTL_JOB_VERIFYING, "phase VERIFYING -> verifying");
+        is_int(job->state, JOB_VERIFYING, "phase VERIFYING -> verifying");
         ok(!fd_closed(fd), "the job's fd stays open while it runs");
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 1000, 4000);
-        is_int(job->state, CTL_JOB_DONE, "outcome DONE -> done");
+        is_int(job->state, JOB_DONE, "outcome DONE -> done");
         ok(!job->xfer, "handle dropped at done");
         ok(job->bytes_done == 1000 && job->usec == 4000, "bytes and time from the result");
         is_int(job->rate, 250000, "a finished job shows its average rate");
@@ -319,7 +381,7 @@ static void test_lifecycle(void)
         ok(fd_closed(fd), "the job's fd is closed once final");
         job_refresh(job);
         is_int(job->bytes_done, 1000, "job_refresh on a finished job keeps the result");
-        ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_VERIFYING, CTL_JOB_DONE),
+        ok(SEQ(id, JOB_CONNECTING, JOB_SENDING, JOB_VERIFYING, JOB_DONE),
            "watcher saw connecting, sending, verifying, done");
         is_int(jobs_active(f.jobs), 0, "nothing active");
 
@@ -335,16 +397,16 @@ static void test_lifecycle(void)
            ntohs(sin6->sin6_port) == 9000 && memcmp(&sin6->sin6_addr, &a6, sizeof(a6)) == 0,
            "request: resolved IPv6 address and port");
         fake_engine_phase(s, ENGINE_PHASE_VERIFYING);
-        is_int(state_of(&f, id6), CTL_JOB_VERIFYING, "connecting -> verifying (SENDING skipped)");
+        is_int(state_of(&f, id6), JOB_VERIFYING, "connecting -> verifying (SENDING skipped)");
         fake_engine_phase(s, ENGINE_PHASE_SENDING);
-        is_int(state_of(&f, id6), CTL_JOB_VERIFYING, "a late SENDING never moves the job back");
+        is_int(state_of(&f, id6), JOB_VERIFYING, "a late SENDING never moves the job back");
         fake_engine_done(s, ENGINE_FAILED, WIRE_E_CHECKSUM, "whole-file checksum mismatch", 0, 10);
         job = job_of(&f, id6);
-        ok(job->state == CTL_JOB_FAILED && job->status == WIRE_E_CHECKSUM,
+        ok(job->state == JOB_FAILED && job->status == WIRE_E_CHECKSUM,
            "outcome FAILED -> failed, with the engine's status");
         is_str(job->text, "whole-file checksum mismatch", "and its text");
         ok(fd_closed(fd6), "fd closed after failure");
-        ok(SEQ(id6, CTL_JOB_CONNECTING, CTL_JOB_VERIFYING, CTL_JOB_FAILED),
+        ok(SEQ(id6, JOB_CONNECTING, JOB_VERIFYING, JOB_FAILED),
            "watcher saw connecting, verifying, failed");
         fx_teardown(&f);
 }
@@ -352,10 +414,10 @@ static void test_lifecycle(void)
 static int feeds;
 static struct fx f_several;
 
-static void feed_cb(struct job *job, void *userdata)
+static void feed_cb(void *owner, struct job *job)
 {
+        (void)owner;
         (void)job;
-        (void)userdata;
         feeds++;
 }
 
@@ -363,7 +425,7 @@ static void feed_cb(struct job *job, void *userdata)
  * held, the engine waits for the client and is resumed, one session. */
 static void test_several_files(void)
 {
-        struct ctl_submit cs = { .files = 4, .job_bytes = 100 + 200 + 0 + 300 };
+        struct job_spec cs = { .files = 4, .job_bytes = 100 + 200 + 0 + 300 };
         struct engine_send_file ef;
         const struct fake_send_info *info;
         struct engine_send *s;
@@ -376,13 +438,13 @@ static void test_several_files(void)
         fd0 = make_file(100);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "first.bin");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, fd0, 100, &id), 0, "submit a job of 4 files");
+        is_int(submit_spec(&f_several, &cs, fd0, 100, &id), 0, "submit a job of 4 files");
         job = job_of(&f_several, id);
         ok(job->files == 4 && job->files_in == 1 && job->size == 600 && job->first_size == 100,
            "it counts 4 files, 1 handed over, 600 bytes in all, 100 in the first");
         ok(job_attempts(job) > 1, "a job of several files is retried (%u attempts)", job_attempts(job));
         ok(!job_files_complete(job) && job_files_room(job) == JOBS_FILES_AHEAD, "room for the others");
-        job_set_feeder(job, feed_cb, NULL);
+        jobs_set_feeder(job->jobs, feed_cb, NULL);
         run(&f_several);
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
@@ -392,7 +454,9 @@ static void test_several_files(void)
         /* The engine is first to ask: nothing there yet. */
         is_int(fake_engine_next(s, 1, &ef), ENGINE_NEXT_LATER, "file 2 asked before it came: later");
         fds[0] = make_file(200);
-        is_int(jobs_add_file(job, fds[0], 200, "second.bin", 0, 0, 0), 0, "file 2 handed over");
+        is_int(add_file(job, fds[0], 200, "second.bin", JOB_FILE_REGULAR, 0, 0), 0, "file 2 handed over");
+        ok(last_room > 0 && (unsigned int)last_room == job_files_room(job),
+           "jobs_add_file says how many more it takes now (%d)", last_room);
         is_int(info->resumes, 1, "and the waiting engine is resumed");
         feeds = 0;
         ef = (struct engine_send_file){ .fd = -1 };
@@ -406,19 +470,20 @@ static void test_several_files(void)
 
         /* More than the job announced is refused. */
         fds[1] = make_file(0);
-        is_int(jobs_add_file(job, fds[1], 0, "empty", 0, 0, 0), 0, "file 3 (empty) handed over");
+        is_int(add_file(job, fds[1], 0, "empty", JOB_FILE_REGULAR, 0, 0), 0, "file 3 (empty) handed over");
         fds[2] = make_file(301);
-        is_int(jobs_add_file(job, fds[2], 301, "fourth.bin", 0, 0, 0), -E2BIG, "a last file past job_bytes is refused");
+        is_int(add_file(job, fds[2], 301, "fourth.bin", JOB_FILE_REGULAR, 0, 0), -E2BIG, "a last file past job_bytes is refused");
         /* Running: the look-ahead the descriptor limit allows (jobs.h). */
         ok(job_files_room(job) >= JOBS_FILES_AHEAD - 1 && job_files_room(job) <= JOBS_FILES_AHEAD_MAX - 1,
            "one held ahead, of a running job's look-ahead (%u left)", job_files_room(job));
         fds[2] = make_file(300);
-        is_int(jobs_add_file(job, fds[2], 300, "fourth.bin", 0, 0, 0), 0, "the last file handed over");
-        ok(job_files_complete(job) && job_files_room(job) == 0, "every file is in");
-        r = jobs_add_file(job, make_file(0), 0, "fifth", 0, 0, 0);
+        is_int(add_file(job, fds[2], 300, "fourth.bin", JOB_FILE_REGULAR, 0, 0), 0, "the last file handed over");
+        ok(job_files_complete(job) && job_files_room(job) == 0 && last_room == 0, "every file is in");
+        r = add_file(job, make_file(0), 0, "fifth", JOB_FILE_REGULAR, 0, 0);
         is_int(r, -E2BIG, "a fifth is refused");
-        jobs_feeder_gone(job, NULL);
-        is_int(job->state, CTL_JOB_CONNECTING, "the client may go once every file is in");
+        jobs_feed_end(job, NULL);
+        is_int(job->state, JOB_CONNECTING, "the client may go once every file is in");
+        feeds = 0;
         for (uint32_t k = 2; k < 4; k++) {
                 ef = (struct engine_send_file){ .fd = -1 };
                 is_int(fake_engine_next(s, k, &ef), 0, "file %u taken", k + 1);
@@ -426,8 +491,9 @@ static void test_several_files(void)
                 safe_close(ef.fd);
         }
         is_str(name, "fourth.bin", "in the order handed over");
+        is_int(feeds, 0, "a job with every file in wants no more");
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 600, 1000);
-        is_int(job->state, CTL_JOB_DONE, "done");
+        is_int(job->state, JOB_DONE, "done");
         fx_teardown(&f_several);
 }
 
@@ -443,7 +509,7 @@ static void wait_retry(struct fx *f, uint64_t id, int ms);
  * files the receiver kept are counted across attempts. */
 static void test_sync_job(void)
 {
-        struct ctl_submit cs = { .files = 3, .job_bytes = 30, .flags = CTL_SUBMIT_SYNC_DIGEST };
+        struct job_spec cs = { .files = 3, .job_bytes = 30, .sync = JOB_SYNC_DIGEST };
         struct engine_send_file ef;
         struct engine_send *s;
         struct job *job;
@@ -452,21 +518,21 @@ static void test_sync_job(void)
         fx_setup(&f_several, "sync", 4);
         f_several.cfg.retry_max = 3;
         f_several.cfg.retry_delay_max = 1;
+        fx_reload(&f_several);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
-        cs.flags = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE;
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), -EINVAL,
-               "sync: --skip-existing and --sync at once are refused");
-        cs.flags = CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST;
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), -EINVAL,
-               "sync: two ways of --sync are refused");
-        cs.flags = CTL_SUBMIT_SYNC_DIGEST;
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "sync: submitted");
+        /* Two ways at once are the SUBMIT's flags, refused by control (test-control-msg). */
+        cs.sync = (enum job_sync)(JOB_SYNC_DIGEST + 1);
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), -EINVAL,
+               "sync: a way the jobs do not know is refused");
+        is_str(last_why, "unknown sync 4", "sync: saying which");
+        cs.sync = JOB_SYNC_DIGEST;
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), 0, "sync: submitted");
         job = job_of(&f_several, id);
         run(&f_several);
         s = xfer_of(&f_several, id);
         is_int(fake_engine_info(s)->sync, ENGINE_SYNC_DIGEST, "sync: the engine compares digests");
-        is_int(jobs_add_file(job, make_file(10), 10, "b", 0, 0, 0), 0, "sync: file 2 in");
+        is_int(add_file(job, make_file(10), 10, "b", JOB_FILE_REGULAR, 0, 0), 0, "sync: file 2 in");
         fake_engine_file_done(s, 0, 0);
         fake_engine_set_skipped(s, 1);
         job_refresh(job);
@@ -475,23 +541,23 @@ static void test_sync_job(void)
         is_int(fake_engine_next(s, 1, &ef), 0, "sync: the engine takes file 2");
         safe_close(ef.fd);
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
-        ok(job->state == CTL_JOB_RETRYING && job->files_skipped == 1, "sync: retrying, 1 skipped so far");
+        ok(job->state == JOB_RETRYING && job->files_skipped == 1, "sync: retrying, 1 skipped so far");
         wait_retry(&f_several, id, 2000);
         s = xfer_of(&f_several, id);
         ok(s && fake_engine_info(s)->sync == ENGINE_SYNC_DIGEST, "sync: the retry keeps the way");
-        is_int(jobs_add_file(job, make_file(10), 10, "c", 0, 0, 0), 0, "sync: file 3 in");
+        is_int(add_file(job, make_file(10), 10, "c", JOB_FILE_REGULAR, 0, 0), 0, "sync: file 3 in");
         fake_engine_file_done(s, 0, 0);
         fake_engine_file_done(s, 1, 10);
         fake_engine_set_skipped(s, 1);
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 100);
-        ok(job->state == CTL_JOB_DONE && job->files_done == 3 && job->files_skipped == 2,
+        ok(job->state == JOB_DONE && job->files_done == 3 && job->files_skipped == 2,
            "sync: done, 3 files of which 2 skipped, over two attempts");
         fx_teardown(&f_several);
 }
 
 static void test_several_files_retry(void)
 {
-        struct ctl_submit cs = { .files = 4, .job_bytes = 100 + 200 + 300 + 400 };
+        struct job_spec cs = { .files = 4, .job_bytes = 100 + 200 + 300 + 400 };
         const struct fake_send_info *info;
         struct engine_send_file ef;
         struct engine_send *s;
@@ -502,25 +568,26 @@ static void test_several_files_retry(void)
         fx_setup(&f_several, "several files, retried", 4);
         f_several.cfg.retry_max = 3;
         f_several.cfg.retry_delay_max = 1;
+        fx_reload(&f_several);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "first.bin");
         fd0 = make_file(100);
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, fd0, 100, &id), 0, "retry: submit 4 files");
+        is_int(submit_spec(&f_several, &cs, fd0, 100, &id), 0, "retry: submit 4 files");
         job = job_of(&f_several, id);
         run(&f_several);
         s = xfer_of(&f_several, id);
         fd1 = make_file(200);
-        is_int(jobs_add_file(job, fd1, 200, "second.bin", 0, 0, 0), 0, "retry: file 2 in");
+        is_int(add_file(job, fd1, 200, "second.bin", JOB_FILE_REGULAR, 0, 0), 0, "retry: file 2 in");
         fake_engine_file_done(s, 0, 100);
         ef = (struct engine_send_file){ .fd = -1 };
         is_int(fake_engine_next(s, 1, &ef), 0, "retry: the engine takes file 2");
         safe_close(ef.fd);
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
-        ok(job->state == CTL_JOB_RETRYING && job->files_done == 1,
+        ok(job->state == JOB_RETRYING && job->files_done == 1,
            "retry: a transient failure on file 2 retries, 1 file published");
 
         wait_retry(&f_several, id, 2000);
-        is_int(state_of(&f_several, id), CTL_JOB_CONNECTING, "retry: attempt 2 starts");
+        is_int(state_of(&f_several, id), JOB_CONNECTING, "retry: attempt 2 starts");
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
         ok(info->files == 3 && info->job_bytes == 900 && info->size == 200 &&
@@ -528,7 +595,7 @@ static void test_several_files_retry(void)
            "retry: a session of the 3 files left, 900 bytes, from second.bin (%u, %llu, %s)", info->files,
            (unsigned long long)info->job_bytes, info->name);
         fd2 = make_file(300);
-        is_int(jobs_add_file(job, fd2, 300, "third.bin", 0, 0, 0), 0, "retry: file 3 in");
+        is_int(add_file(job, fd2, 300, "third.bin", JOB_FILE_REGULAR, 0, 0), 0, "retry: file 3 in");
         ef = (struct engine_send_file){ .fd = -1 };
         is_int(fake_engine_next(s, 1, &ef), 0, "retry: the session's file 2 is the job's third");
         ok(ef.size == 300 && strcmp(ef.name, "third.bin") == 0, "retry: third.bin");
@@ -543,22 +610,22 @@ static void test_several_files_retry(void)
         /* Failing before the client handed the next one over: the next
          * attempt waits queued for it, holding nothing of the engine's. */
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "no progress from receiver for 30 s");
-        is_int(job->state, CTL_JOB_RETRYING, "retry: failed again between two files");
+        is_int(job->state, JOB_RETRYING, "retry: failed again between two files");
         wait_retry(&f_several, id, 2000);
         run(&f_several);
-        ok(state_of(&f_several, id) == CTL_JOB_QUEUED && fake_engine_live(f_several.engine) == 0,
+        ok(state_of(&f_several, id) == JOB_QUEUED && fake_engine_live(f_several.engine) == 0,
            "retry: queued, not started, until the client hands file 4 over");
         fd3 = make_file(400);
-        is_int(jobs_add_file(job, fd3, 400, "fourth.bin", 0, 0, 0), 0, "retry: file 4 in");
+        is_int(add_file(job, fd3, 400, "fourth.bin", JOB_FILE_REGULAR, 0, 0), 0, "retry: file 4 in");
         run(&f_several);
-        is_int(state_of(&f_several, id), CTL_JOB_CONNECTING, "retry: attempt 3 starts");
+        is_int(state_of(&f_several, id), JOB_CONNECTING, "retry: attempt 3 starts");
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
         ok(info->files == 1 && info->job_bytes == 400 && info->size == 400 && same_file(info->fd, fd3) &&
            strcmp(info->name, "fourth.bin") == 0, "retry: a session of the last file alone");
         fake_engine_file_done(s, 0, 400);
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 400, 1000);
-        ok(job->state == CTL_JOB_DONE && job->files_done == 4 && job->bytes_done == 1000,
+        ok(job->state == JOB_DONE && job->files_done == 4 && job->bytes_done == 1000,
            "retry: done, 4 files, 1000 bytes");
         ok(fd_closed(fd0), "retry: the job's descriptors are closed");
         fx_teardown(&f_several);
@@ -568,21 +635,21 @@ static void test_several_files_retry(void)
  * so the client is not left waiting for room. */
 static void test_several_files_end_feeder(void)
 {
-        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        struct job_spec cs = { .files = 3, .job_bytes = 30 };
         struct job *job;
         uint64_t id;
 
         fx_setup(&f_several, "several files, the job ends while fed", 4);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "fed: submit 3 files");
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), 0, "fed: submit 3 files");
         job = job_of(&f_several, id);
         job->retries = 0;
-        job_set_feeder(job, feed_cb, NULL);
+        jobs_set_feeder(job->jobs, feed_cb, NULL);
         run(&f_several);
         feeds = 0;
         fake_engine_fail(xfer_of(&f_several, id), WIRE_E_NAME, false, "file name refused");
-        ok(job->state == CTL_JOB_FAILED && feeds == 1, "fed: the job failed, and its feeder heard once (%d)",
+        ok(job->state == JOB_FAILED && feeds == 1, "fed: the job failed, and its feeder heard once (%d)",
            feeds);
         is_int(job_files_room(job), 0, "fed: no room in a final job");
         fx_teardown(&f_several);
@@ -591,7 +658,7 @@ static void test_several_files_end_feeder(void)
 /* The client goes away before the last file: the job is cancelled, its files closed. */
 static void test_several_files_gone(void)
 {
-        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        struct job_spec cs = { .files = 3, .job_bytes = 30 };
         struct job *job;
         uint64_t id;
         int fd1;
@@ -599,19 +666,19 @@ static void test_several_files_gone(void)
         fx_setup(&f_several, "several files, client gone", 4);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "submit 3 files");
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), 0, "submit 3 files");
         cs.job_bytes = 5;
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), -EINVAL,
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), -EINVAL,
                "job_bytes below the first file's size is refused");
         job = job_of(&f_several, id);
         run(&f_several);
         fd1 = make_file(10);
-        is_int(jobs_add_file(job, fd1, 10, "b", 0, 0, 0), 0, "file 2 in");
-        jobs_feeder_gone(job, NULL);
+        is_int(add_file(job, fd1, 10, "b", JOB_FILE_REGULAR, 0, 0), 0, "file 2 in");
+        jobs_feed_end(job, NULL);
         run(&f_several);
-        is_int(job->state, CTL_JOB_CANCELLED, "cancelled when the client goes before file 3");
+        is_int(job->state, JOB_CANCELLED, "cancelled when the client goes before file 3");
         ok(fd_closed(fd1), "the file held ahead is closed");
-        is_int(jobs_add_file(job, make_file(1), 1, "c", 0, 0, 0), -EALREADY, "nothing more once final");
+        is_int(add_file(job, make_file(1), 1, "c", JOB_FILE_REGULAR, 0, 0), -EALREADY, "nothing more once final");
         fx_teardown(&f_several);
 }
 
@@ -622,7 +689,7 @@ static void test_several_files_gone(void)
  */
 static void test_several_files_feed_failed(void)
 {
-        struct ctl_submit cs = { .files = 3, .job_bytes = 30 };
+        struct job_spec cs = { .files = 3, .job_bytes = 30 };
         const struct fake_send_info *info;
         struct engine_send_file ef = { .fd = -1 };
         struct engine_send *s;
@@ -632,32 +699,32 @@ static void test_several_files_feed_failed(void)
         fx_setup(&f_several, "several files, the feed failed", 4);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "submit 3 files");
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), 0, "submit 3 files");
         job = job_of(&f_several, id);
         run(&f_several);
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
-        is_int(jobs_add_file(job, make_file(10), 10, "b", 0, 0, 0), 0, "file 2 in");
+        is_int(add_file(job, make_file(10), 10, "b", JOB_FILE_REGULAR, 0, 0), 0, "file 2 in");
         /* The engine waits for file 3 when the feed fails. */
         is_int(fake_engine_next(s, 1, &ef), 0, "file 2 taken");
         safe_close(ef.fd);
         is_int(fake_engine_next(s, 2, &ef), ENGINE_NEXT_LATER, "file 3 not there yet");
-        jobs_feeder_gone(job, "out of file descriptors");
-        is_int(job->state, CTL_JOB_CONNECTING, "not cancelled: the engine ends it");
+        jobs_feed_end(job, "out of file descriptors");
+        is_int(job->state, JOB_CONNECTING, "not cancelled: the engine ends it");
         is_int(info->resumes, 1, "the waiting engine is resumed");
         ok(fake_engine_next(s, 2, &ef) < 0, "and told file 3 is never coming");
         fake_engine_fail(s, WIRE_E_INTERNAL, false, "file 3: Too many open files");
-        is_int(job->state, CTL_JOB_FAILED, "failed, not cancelled");
+        is_int(job->state, JOB_FAILED, "failed, not cancelled");
         ok(strstr(job->text, "file 3: out of file descriptors") != NULL, "with the reason: %s", job->text);
         fx_teardown(&f_several);
 
         /* Before its attempt started: failed at once. */
         fx_setup(&f_several, "several files, the feed failed while queued", 0);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(10), 10, &id), 0, "submit 3 files");
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), 0, "submit 3 files");
         job = job_of(&f_several, id);
-        jobs_feeder_gone(job, "out of file descriptors");
-        is_int(job->state, CTL_JOB_FAILED, "a queued job fails at once");
+        jobs_feed_end(job, "out of file descriptors");
+        is_int(job->state, JOB_FAILED, "a queued job fails at once");
         ok(strstr(job->text, "file 2: out of file descriptors") != NULL, "with the reason: %s", job->text);
         fx_teardown(&f_several);
 }
@@ -665,7 +732,7 @@ static void test_several_files_feed_failed(void)
 /* A tree: DEST with no descriptor, then its directories and files in order. */
 static void test_tree_job(void)
 {
-        struct ctl_submit cs = { .files = 4, .job_bytes = 15, .flags = CTL_SUBMIT_TREE };
+        struct job_spec cs = { .files = 4, .job_bytes = 15, .tree = true };
         struct engine_send_file ef;
         const struct fake_send_info *info;
         struct engine_send *s;
@@ -675,9 +742,9 @@ static void test_tree_job(void)
         fx_setup(&f_several, "tree", 4);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "runs/set");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(1), 0, &id), -EINVAL,
+        is_int(submit_spec(&f_several, &cs, make_file(1), 0, &id), -EINVAL,
                "a tree's SUBMIT carries no descriptor");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "a tree of 4 entries");
+        is_int(submit_spec(&f_several, &cs, -1, 0, &id), 0, "a tree of 4 entries");
         job = job_of(&f_several, id);
         ok(job->tree && job->fd < 0 && job->files == 4, "a tree job, no file of its own");
         run(&f_several);
@@ -685,15 +752,15 @@ static void test_tree_job(void)
         info = fake_engine_info(s);
         ok(info->files == 4 && info->size == 0 && !strcmp(info->name, "runs/set"),
            "the engine starts with DEST, a directory of 0 bytes");
-        is_int(jobs_add_file(job, make_file(1), 0, "runs/set/sub", CTL_FILE_DIR, 0, 0), -EINVAL,
+        is_int(add_file(job, make_file(1), 0, "runs/set/sub", JOB_FILE_DIR, 0, 0), -EINVAL,
                "a directory comes with no descriptor");
-        is_int(jobs_add_file(job, -1, 0, "runs/set/sub", CTL_FILE_DIR, 0, 0), 0, "a directory entry");
-        is_int(jobs_add_file(job, make_file(10), 10, "runs/set/sub/f", 0, 0640, 1234567), 0, "a file in it");
-        is_int(jobs_add_file(job, make_file(0), 0, "runs/set/l", CTL_FILE_LINK, 0, 0), -EINVAL,
+        is_int(add_file(job, -1, 0, "runs/set/sub", JOB_FILE_DIR, 0, 0), 0, "a directory entry");
+        is_int(add_file(job, make_file(10), 10, "runs/set/sub/f", JOB_FILE_REGULAR, 0640, 1234567), 0, "a file in it");
+        is_int(add_file(job, make_file(0), 0, "runs/set/l", JOB_FILE_LINK, 0, 0), -EINVAL,
                "a symlink with an empty target is refused");
-        is_int(jobs_add_file(job, -1, 0, "runs/set/l", CTL_FILE_LINK | CTL_FILE_DIR, 0, 0), -EINVAL,
+        is_int(add_file(job, -1, 5, "runs/set/l", JOB_FILE_LINK, 0, 0), -EINVAL,
                "a symlink is not a directory");
-        is_int(jobs_add_file(job, make_file(5), 5, "runs/set/l", CTL_FILE_LINK, 0, 0), 0, "a symlink");
+        is_int(add_file(job, make_file(5), 5, "runs/set/l", JOB_FILE_LINK, 0, 0), 0, "a symlink");
         ef = (struct engine_send_file){ .fd = -2 };
         ok(fake_engine_next(s, 1, &ef) == 0 && ef.dir && ef.fd < 0 && !strcmp(ef.name, "runs/set/sub"),
            "the engine gets the directory as one");
@@ -706,15 +773,15 @@ static void test_tree_job(void)
            "then the symlink, its target in its descriptor");
         safe_close(ef.fd);
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 15, 100);
-        is_int(job->state, CTL_JOB_DONE, "done");
+        is_int(job->state, JOB_DONE, "done");
 
         /* Outside a tree, no directory or symlink entries. */
-        cs = (struct ctl_submit){ .files = 2, .job_bytes = 2 };
+        cs = (struct job_spec){ .files = 2, .job_bytes = 2 };
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "a");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, make_file(1), 1, &id), 0, "a flat job of 2");
-        is_int(jobs_add_file(job_of(&f_several, id), -1, 0, "d", CTL_FILE_DIR, 0, 0), -EINVAL, "takes no directory");
-        is_int(jobs_add_file(job_of(&f_several, id), make_file(1), 1, "l", CTL_FILE_LINK, 0, 0), -EINVAL,
+        is_int(submit_spec(&f_several, &cs, make_file(1), 1, &id), 0, "a flat job of 2");
+        is_int(add_file(job_of(&f_several, id), -1, 0, "d", JOB_FILE_DIR, 0, 0), -EINVAL, "takes no directory");
+        is_int(add_file(job_of(&f_several, id), make_file(1), 1, "l", JOB_FILE_LINK, 0, 0), -EINVAL,
                "takes no symlink");
         jobs_cancel(f_several.jobs, id);
         run(&f_several);
@@ -729,7 +796,7 @@ static void test_tree_job(void)
  */
 static void test_tree_retry(void)
 {
-        struct ctl_submit cs = { .files = 5, .job_bytes = 60, .flags = CTL_SUBMIT_TREE };
+        struct job_spec cs = { .files = 5, .job_bytes = 60, .tree = true };
         struct engine_send_file ef;
         const struct fake_send_info *info;
         uint8_t token[WIRE_SOURCE_SIZE];
@@ -741,21 +808,22 @@ static void test_tree_retry(void)
         fx_setup(&f_several, "tree, retried", 4);
         f_several.cfg.retry_max = 3;
         f_several.cfg.retry_delay_max = 1;
+        fx_reload(&f_several);
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "set");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "tree retry: a tree of 5 entries");
+        is_int(submit_spec(&f_several, &cs, -1, 0, &id), 0, "tree retry: a tree of 5 entries");
         job = job_of(&f_several, id);
         run(&f_several);
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
         ok(info->tree && info->has_token, "tree retry: the engine gets the job's token");
         memcpy(token, info->token, sizeof(token));
-        is_int(jobs_add_file(job, -1, 0, "set/d", CTL_FILE_DIR, 0, 0), 0, "tree retry: entry 2, a directory");
+        is_int(add_file(job, -1, 0, "set/d", JOB_FILE_DIR, 0, 0), 0, "tree retry: entry 2, a directory");
         fd2 = make_file(10);
         fd3 = make_file(20);
         fd4 = make_file(30);
-        is_int(jobs_add_file(job, fd2, 10, "set/d/a", 0, 0, 0), 0, "tree retry: entry 3");
-        is_int(jobs_add_file(job, fd3, 20, "set/d/b", 0, 0, 0), 0, "tree retry: entry 4");
+        is_int(add_file(job, fd2, 10, "set/d/a", JOB_FILE_REGULAR, 0, 0), 0, "tree retry: entry 3");
+        is_int(add_file(job, fd3, 20, "set/d/b", JOB_FILE_REGULAR, 0, 0), 0, "tree retry: entry 4");
         fake_engine_file_done(s, 0, 0);
         for (uint32_t i = 1; i <= 3; i++) {
                 ef = (struct engine_send_file){ .fd = -1 };
@@ -765,11 +833,11 @@ static void test_tree_retry(void)
         fake_engine_file_done(s, 1, 0);
         ok(!fd_closed(fd2) && !fd_closed(fd3), "tree retry: entries given but not acknowledged stay ours");
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
-        ok(job->state == CTL_JOB_RETRYING && job->files_done == 2,
+        ok(job->state == JOB_RETRYING && job->files_done == 2,
            "tree retry: a tree retries after a transient failure, 2 entries acknowledged");
 
         wait_retry(&f_several, id, 2000);
-        is_int(state_of(&f_several, id), CTL_JOB_CONNECTING, "tree retry: attempt 2 starts");
+        is_int(state_of(&f_several, id), JOB_CONNECTING, "tree retry: attempt 2 starts");
         s = xfer_of(&f_several, id);
         info = fake_engine_info(s);
         ok(info->files == 5 && info->job_bytes == 60 && info->size == 0 && !strcmp(info->name, "set") &&
@@ -788,13 +856,13 @@ static void test_tree_retry(void)
         is_int(job->bytes_done, 10, "tree retry: and its bytes count as sent");
         ef = (struct engine_send_file){ .fd = -1 };
         is_int(fake_engine_next(s, 4, &ef), ENGINE_NEXT_LATER, "tree retry: entry 5 not handed over yet");
-        is_int(jobs_add_file(job, fd4, 30, "set/d/c", 0, 0, 0), 0, "tree retry: entry 5 in");
+        is_int(add_file(job, fd4, 30, "set/d/c", JOB_FILE_REGULAR, 0, 0), 0, "tree retry: entry 5 in");
         is_int(fake_engine_next(s, 4, &ef), 0, "tree retry: entry 5 taken");
         safe_close(ef.fd);
         fake_engine_file_done(s, 3, 20);
         ok(fd_closed(fd3) && !fd_closed(fd4), "tree retry: acknowledged, let go; in flight, kept");
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
-        is_int(job->state, CTL_JOB_RETRYING, "tree retry: failed again");
+        is_int(job->state, JOB_RETRYING, "tree retry: failed again");
 
         /* The receiver lost what it kept: the engine asks for entry 2 again. */
         wait_retry(&f_several, id, 2000);
@@ -803,7 +871,7 @@ static void test_tree_retry(void)
         ef = (struct engine_send_file){ .fd = -1 };
         ok(fake_engine_next(s, 1, &ef) < 0, "tree retry: an entry acknowledged and let go cannot be sent again");
         fake_engine_fail(s, WIRE_E_IO, false, "file 2: Stale file handle");
-        is_int(job->state, CTL_JOB_FAILED, "tree retry: the job fails, not retried");
+        is_int(job->state, JOB_FAILED, "tree retry: the job fails, not retried");
         ok(strstr(job->text, "no longer holds entries 2 to 4") != NULL, "tree retry: saying why: %s", job->text);
         ok(fd_closed(fd4), "tree retry: what it held is closed");
         fx_teardown(&f_several);
@@ -812,17 +880,18 @@ static void test_tree_retry(void)
         fx_setup(&f_several, "tree, every entry kept", 4);
         f_several.cfg.retry_max = 3;
         f_several.cfg.retry_delay_max = 1;
-        cs = (struct ctl_submit){ .files = 3, .job_bytes = 30, .flags = CTL_SUBMIT_TREE };
+        fx_reload(&f_several);
+        cs = (struct job_spec){ .files = 3, .job_bytes = 30, .tree = true };
         snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
         snprintf(cs.name, sizeof(cs.name), "set");
-        is_int(jobs_submit(f_several.jobs, &cs, TEST_UID, -1, 0, &id), 0, "tree kept: a tree of 3 entries");
+        is_int(submit_spec(&f_several, &cs, -1, 0, &id), 0, "tree kept: a tree of 3 entries");
         job = job_of(&f_several, id);
         run(&f_several);
         s = xfer_of(&f_several, id);
         fd2 = make_file(10);
         fd3 = make_file(20);
-        is_int(jobs_add_file(job, fd2, 10, "set/a", 0, 0, 0), 0, "tree kept: entry 2");
-        is_int(jobs_add_file(job, fd3, 20, "set/b", 0, 0, 0), 0, "tree kept: entry 3");
+        is_int(add_file(job, fd2, 10, "set/a", JOB_FILE_REGULAR, 0, 0), 0, "tree kept: entry 2");
+        is_int(add_file(job, fd3, 20, "set/b", JOB_FILE_REGULAR, 0, 0), 0, "tree kept: entry 3");
         fake_engine_file_done(s, 0, 0);
         for (uint32_t i = 1; i <= 2; i++) {
                 ef = (struct engine_send_file){ .fd = -1 };
@@ -834,7 +903,7 @@ static void test_tree_retry(void)
         s = xfer_of(&f_several, id);
         fake_engine_file_done(s, 0, 0);
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 0, 100);
-        ok(job->state == CTL_JOB_DONE && job->files_done == 3 && job->bytes_done == 30,
+        ok(job->state == JOB_DONE && job->files_done == 3 && job->bytes_done == 30,
            "tree kept: done, every entry and byte counted (%u files, %llu bytes)", job->files_done,
            (unsigned long long)job->bytes_done);
         ok(fd_closed(fd2) && fd_closed(fd3), "tree kept: the entries are let go");
@@ -844,7 +913,7 @@ static void test_tree_retry(void)
 /* xferctl send --bwlimit: kept with the job, handed to the engine. */
 static void test_bwlimit(void)
 {
-        struct ctl_submit s = { .bwlimit = 8ull << 20 };
+        struct job_spec s = { .bwlimit = 8ull << 20 };
         struct fx f;
         struct job *job;
         uint64_t id, id2;
@@ -852,7 +921,7 @@ static void test_bwlimit(void)
         fx_setup(&f, "bwlimit", 4);
         snprintf(s.host, sizeof(s.host), "192.0.2.1");
         snprintf(s.name, sizeof(s.name), "limited.bin");
-        is_int(jobs_submit(f.jobs, &s, TEST_UID, make_file(10), 10, &id), 0, "submit with a limit");
+        is_int(submit_spec(&f, &s, make_file(10), 10, &id), 0, "submit with a limit");
         is_int(submit(&f, "192.0.2.1", 0, "free.bin", 10, &id2, NULL), 0, "and one without");
         run(&f);
         job = job_of(&f, id);
@@ -864,6 +933,18 @@ static void test_bwlimit(void)
         fake_engine_done(fake_engine_find(f.engine, id), ENGINE_DONE, WIRE_OK, "", 10, 10);
         fake_engine_done(fake_engine_find(f.engine, id2), ENGINE_DONE, WIRE_OK, "", 10, 10);
         run(&f);
+
+        /* Below one chunk (slot_size) per peer_timeout, a tree's too: the receiver would give up. */
+        f.cfg.slot_size = 1u << 20;
+        f.cfg.peer_timeout = 2;
+        fx_reload(&f);
+        s.bwlimit = (512u << 10) - 1;
+        ok(submit_spec(&f, &s, make_file(10), 10, &id) == -EINVAL && strstr(last_why, "is too low") &&
+           strstr(last_why, "at least 524288"), "a bwlimit too low is refused: %s", last_why);
+        s = (struct job_spec){ .tree = true, .files = 2, .job_bytes = 1, .bwlimit = 1 };
+        snprintf(s.host, sizeof(s.host), "192.0.2.1");
+        snprintf(s.name, sizeof(s.name), "runs/set");
+        is_int(submit_spec(&f, &s, -1, 0, &id), -EINVAL, "a tree's too");
         fx_teardown(&f);
 }
 
@@ -905,8 +986,8 @@ static void test_max_transfers(void)
         for (int i = 0; i < 5; i++)
                 id[i] = submit_ok(&f, 100, NULL);
         run(&f);
-        ok(state_of(&f, id[0]) == CTL_JOB_CONNECTING && state_of(&f, id[1]) == CTL_JOB_CONNECTING &&
-           state_of(&f, id[2]) == CTL_JOB_QUEUED && state_of(&f, id[4]) == CTL_JOB_QUEUED,
+        ok(state_of(&f, id[0]) == JOB_CONNECTING && state_of(&f, id[1]) == JOB_CONNECTING &&
+           state_of(&f, id[2]) == JOB_QUEUED && state_of(&f, id[4]) == JOB_QUEUED,
            "the first two start, in submission order");
         is_int(count_running(&f), 2, "2 running with max_transfers = 2");
         is_int(fake_engine_live(f.engine), 2, "the engine runs 2");
@@ -915,27 +996,28 @@ static void test_max_transfers(void)
 
         fake_engine_phase(xfer_of(&f, id[1]), ENGINE_PHASE_SENDING);
         finish_ok(&f, id[0]);
-        is_int(state_of(&f, id[2]), CTL_JOB_QUEUED, "the next starts from the loop, not inside done");
+        is_int(state_of(&f, id[2]), JOB_QUEUED, "the next starts from the loop, not inside done");
         run(&f);
-        is_int(state_of(&f, id[2]), CTL_JOB_CONNECTING, "a finished job makes room for the next");
+        is_int(state_of(&f, id[2]), JOB_CONNECTING, "a finished job makes room for the next");
         is_int(count_running(&f), 2, "still 2 running");
 
         f.cfg.max_transfers = 3;        /* SIGHUP */
-        jobs_schedule(f.jobs);
+        fx_reload(&f);
         run(&f);
         is_int(count_running(&f), 3, "raised max_transfers: 3 running");
-        is_int(state_of(&f, id[4]), CTL_JOB_QUEUED, "the fifth still waits");
+        is_int(state_of(&f, id[4]), JOB_QUEUED, "the fifth still waits");
 
         f.cfg.max_transfers = 1;
+        fx_reload(&f);
         finish_ok(&f, id[1]);
         run(&f);
-        is_int(state_of(&f, id[4]), CTL_JOB_QUEUED, "lowered max_transfers: 2 running > 1, none starts");
+        is_int(state_of(&f, id[4]), JOB_QUEUED, "lowered max_transfers: 2 running > 1, none starts");
         finish_ok(&f, id[2]);
         run(&f);
-        is_int(state_of(&f, id[4]), CTL_JOB_QUEUED, "1 running = 1, none starts");
+        is_int(state_of(&f, id[4]), JOB_QUEUED, "1 running = 1, none starts");
         finish_ok(&f, id[3]);
         run(&f);
-        is_int(state_of(&f, id[4]), CTL_JOB_CONNECTING, "none running: the fifth starts");
+        is_int(state_of(&f, id[4]), JOB_CONNECTING, "none running: the fifth starts");
         finish_ok(&f, id[4]);
         is_int(fake_engine_calls(f.engine), 5, "each job handed to the engine once");
         fx_teardown(&f);
@@ -954,10 +1036,10 @@ static void test_pool_full(void)
         for (int i = 0; i < 3; i++)
                 id[i] = submit_ok(&f, 100, NULL);
         run(&f);
-        is_int(state_of(&f, id[0]), CTL_JOB_CONNECTING, "the first starts");
-        is_int(state_of(&f, id[1]), CTL_JOB_QUEUED, "ENGINE_SEND_FULL: the second stays queued");
+        is_int(state_of(&f, id[0]), JOB_CONNECTING, "the first starts");
+        is_int(state_of(&f, id[1]), JOB_QUEUED, "ENGINE_SEND_FULL: the second stays queued");
         is_int(rec_find(id[1])->n, 0, "and never moved (no connecting-then-queued)");
-        is_int(state_of(&f, id[2]), CTL_JOB_QUEUED, "the third waits too");
+        is_int(state_of(&f, id[2]), JOB_QUEUED, "the third waits too");
         is_int(fake_engine_calls(f.engine), 2, "scheduling stops at the first FULL");
         jobs_counts(f.jobs, &active, &queued);
         ok(active == 1 && queued == 2, "counts: 1 active, 2 queued");
@@ -966,13 +1048,13 @@ static void test_pool_full(void)
 
         finish_ok(&f, id[0]);
         run(&f);
-        is_int(state_of(&f, id[1]), CTL_JOB_CONNECTING, "a running job ended: the second starts");
-        is_int(state_of(&f, id[2]), CTL_JOB_QUEUED, "the third still waits");
+        is_int(state_of(&f, id[1]), JOB_CONNECTING, "a running job ended: the second starts");
+        is_int(state_of(&f, id[2]), JOB_QUEUED, "the third still waits");
         finish_ok(&f, id[1]);
         run(&f);
-        is_int(state_of(&f, id[2]), CTL_JOB_CONNECTING, "then the third");
+        is_int(state_of(&f, id[2]), JOB_CONNECTING, "then the third");
         finish_ok(&f, id[2]);
-        ok(SEQ(id[1], CTL_JOB_CONNECTING, CTL_JOB_DONE), "the waiting job's watcher saw connecting, done");
+        ok(SEQ(id[1], JOB_CONNECTING, JOB_DONE), "the waiting job's watcher saw connecting, done");
 
         /* Nothing of ours runs, yet the pool is full: it never frees, so fail. */
         fake_engine_set_capacity(f.engine, 0);
@@ -980,7 +1062,7 @@ static void test_pool_full(void)
         is_int(submit(&f, "192.0.2.1", 0, "lone", 10, &lone, &fd), 0, "submit with none running");
         run(&f);
         job = job_of(&f, lone);
-        is_int(job->state, CTL_JOB_FAILED, "FULL with none running: failed, not queued forever");
+        is_int(job->state, JOB_FAILED, "FULL with none running: failed, not queued forever");
         ok(strstr(job->text, "cannot start: ") == job->text && strstr(job->text, "send pool"),
            "with a reason: %s", job->text);
         is_int(job->status, WIRE_E_INTERNAL, "status internal");
@@ -991,7 +1073,7 @@ static void test_pool_full(void)
 static void test_start_errors(void)
 {
         char want[CTL_TEXT_MAX + 1];
-        uint64_t a, b, bad;
+        uint64_t a, b, bad = 0;
         unsigned int calls;
         struct job *job;
         struct fx f;
@@ -1003,20 +1085,20 @@ static void test_start_errors(void)
         b = submit_ok(&f, 10, NULL);
         run(&f);
         job = job_of(&f, a);
-        is_int(job->state, CTL_JOB_FAILED, "engine_send -ENOMEM: failed");
+        is_int(job->state, JOB_FAILED, "engine_send -ENOMEM: failed");
         snprintf(want, sizeof(want), "cannot start: %s", strerror(ENOMEM));
         is_str(job->text, want, "text names the error");
         is_int(job->status, WIRE_E_INTERNAL, "status internal");
         ok(!job->xfer && fd_closed(fd), "no handle, fd closed");
-        ok(SEQ(a, CTL_JOB_FAILED), "queued -> failed directly");
-        is_int(state_of(&f, b), CTL_JOB_CONNECTING, "the next job still starts");
+        ok(SEQ(a, JOB_FAILED), "queued -> failed directly");
+        is_int(state_of(&f, b), JOB_CONNECTING, "the next job still starts");
 
+        /* The peer is resolved at the submit (numeric only): a job that is taken can start. */
         calls = fake_engine_calls(f.engine);
-        is_int(submit(&f, "example.invalid", 0, "x", 10, &bad, &fdbad), 0, "submit a non-numeric host");
+        is_int(submit(&f, "example.invalid", 0, "x", 10, &bad, &fdbad), -EINVAL, "a non-numeric host is refused");
         run(&f);
-        job = job_of(&f, bad);
-        is_int(job->state, CTL_JOB_FAILED, "bad address: failed");
-        is_str(job->text, "cannot start: invalid peer address", "with a clear text");
+        ok(bad == 0 && count_table(&f) == 2, "bad address: no job in the table");
+        is_str(last_why, "not a numeric IPv4 or IPv6 address: example.invalid", "with a clear text");
         is_int(fake_engine_calls(f.engine), calls, "the engine is not asked");
         ok(fd_closed(fdbad), "its fd closed");
         finish_ok(&f, b);
@@ -1034,13 +1116,13 @@ static void test_cancel_queued(void)
         a = submit_ok(&f, 10, NULL);
         b = submit_ok(&f, 10, &fd);
         run(&f);
-        is_int(state_of(&f, b), CTL_JOB_QUEUED, "b waits");
+        is_int(state_of(&f, b), JOB_QUEUED, "b waits");
         is_int(jobs_cancel(f.jobs, b), 0, "cancel b");
         job = job_of(&f, b);
-        is_int(job->state, CTL_JOB_CANCELLED, "cancelled at once");
+        is_int(job->state, JOB_CANCELLED, "cancelled at once");
         ok(job->status == WIRE_OK && strcmp(job->text, "cancelled") == 0, "status ok, text 'cancelled'");
         ok(fd_closed(fd), "its fd closed");
-        ok(SEQ(b, CTL_JOB_CANCELLED), "watcher saw cancelled");
+        ok(SEQ(b, JOB_CANCELLED), "watcher saw cancelled");
         is_int(jobs_cancel(f.jobs, b), -EALREADY, "cancel again: -EALREADY");
         is_int(jobs_cancel(f.jobs, 42), -ENOENT, "unknown id: -ENOENT");
         finish_ok(&f, a);
@@ -1067,14 +1149,14 @@ static void test_cancel_running(void)
         is_int(jobs_cancel(f.jobs, a), 0, "cancel it again");
         is_int(fake_engine_info(s)->cancels, 1, "engine_send_cancel called once");
         job = job_of(&f, a);
-        is_int(job->state, CTL_JOB_SENDING, "still sending until the engine's done");
+        is_int(job->state, JOB_SENDING, "still sending until the engine's done");
         ok(!fd_closed(fd), "fd still open");
         run(&f);        /* the fake delivers ENGINE_CANCELLED from the loop */
-        is_int(job->state, CTL_JOB_CANCELLED, "outcome CANCELLED -> cancelled");
+        is_int(job->state, JOB_CANCELLED, "outcome CANCELLED -> cancelled");
         is_str(job->text, "cancelled", "text from the engine");
         ok(!job->xfer && fd_closed(fd), "handle dropped, fd closed");
         is_int(jobs_cancel(f.jobs, a), -EALREADY, "cancel after the end: -EALREADY");
-        ok(SEQ(a, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_CANCELLED),
+        ok(SEQ(a, JOB_CONNECTING, JOB_SENDING, JOB_CANCELLED),
            "watcher saw connecting, sending, cancelled");
 
         /* The outcome was decided before the cancel took: the engine's word counts. */
@@ -1085,13 +1167,13 @@ static void test_cancel_running(void)
         is_int(jobs_cancel(f.jobs, b), 0, "cancel while verifying");
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 1000, 100);
         run(&f);
-        is_int(state_of(&f, b), CTL_JOB_DONE, "done anyway: the outcome comes from the engine");
+        is_int(state_of(&f, b), JOB_DONE, "done anyway: the outcome comes from the engine");
 
         c = submit_ok(&f, 1000, NULL);
         run(&f);
         is_int(jobs_cancel(f.jobs, c), 0, "cancel while connecting");
         run(&f);
-        ok(SEQ(c, CTL_JOB_CONNECTING, CTL_JOB_CANCELLED), "connecting -> cancelled");
+        ok(SEQ(c, JOB_CONNECTING, JOB_CANCELLED), "connecting -> cancelled");
         fx_teardown(&f);
 }
 
@@ -1194,7 +1276,7 @@ static void test_unwatch_in_notify(void)
         job_unwatch(job, counter_cb, NULL);
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 10);
         is_int(counter_calls, 2, "unwatched outside a notify: not called");
-        ok(SEQ(a, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_DONE), "the recorder saw it all");
+        ok(SEQ(a, JOB_CONNECTING, JOB_SENDING, JOB_DONE), "the recorder saw it all");
         fx_teardown(&f);
 }
 
@@ -1220,7 +1302,7 @@ static void test_queue_limit_and_stop(void)
         /* The limit counts waiting jobs, not all of them. */
         finish_ok(&f, first);
         run(&f);
-        is_int(state_of(&f, queued_ids[0]), CTL_JOB_CONNECTING, "the next one runs");
+        is_int(state_of(&f, queued_ids[0]), JOB_CONNECTING, "the next one runs");
         run_id = queued_ids[0];
         is_int(submit(&f, "192.0.2.1", 0, "fits", 10, &id, &last_fd), 0, "room for one more in the queue");
         is_int(submit(&f, "192.0.2.1", 0, "over", 10, &id, &fd), -EBUSY, "then -EBUSY again");
@@ -1228,17 +1310,17 @@ static void test_queue_limit_and_stop(void)
         jobs_stop(f.jobs);
         for (job = jobs_first(f.jobs); job; job = job->next)
                 if (job->id != first && job->id != run_id)
-                        all_cancelled &= job->state == CTL_JOB_CANCELLED &&
+                        all_cancelled &= job->state == JOB_CANCELLED &&
                                          strcmp(job->text, "daemon shutting down") == 0;
         ok(all_cancelled, "jobs_stop cancels every queued job (\"daemon shutting down\")");
         ok(fd_closed(last_fd), "their fds are closed");
-        is_int(state_of(&f, run_id), CTL_JOB_CONNECTING, "the running one is left to the engine");
+        is_int(state_of(&f, run_id), JOB_CONNECTING, "the running one is left to the engine");
         ok(fake_engine_info(xfer_of(&f, run_id))->cancels == 0, "and not cancelled by the job layer");
         is_int(submit(&f, "192.0.2.1", 0, "late", 10, &id, &fd), -ESHUTDOWN, "submit while stopping: -ESHUTDOWN");
         ok(fd_closed(fd), "and its fd is closed");
         /* engine_stop() fails running transfers; that done starts nothing. */
         fake_engine_done(xfer_of(&f, run_id), ENGINE_FAILED, WIRE_E_SHUTDOWN, "daemon shutting down", 0, 0);
-        is_int(state_of(&f, run_id), CTL_JOB_FAILED, "the running one ends as the engine says");
+        is_int(state_of(&f, run_id), JOB_FAILED, "the running one ends as the engine says");
         run(&f);
         is_int(fake_engine_calls(f.engine), 2, "nothing started while stopping");
         fx_teardown(&f);
@@ -1257,9 +1339,10 @@ static void test_queue_per_user(void)
 
         fx_setup(&f, "queue limit per user", 1);
         f.cfg.max_queued_per_user = 3;
+        fx_reload(&f);
         is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "run", 10, &running, NULL), 0, "alice's first job");
         run(&f);
-        is_int(state_of(&f, running), CTL_JOB_CONNECTING, "it runs, so it is not queued");
+        is_int(state_of(&f, running), JOB_CONNECTING, "it runs, so it is not queued");
         job = job_of(&f, running);
         is_int(job->uid, ALICE, "the job records its submitter");
         for (int i = 0; i < 3; i++)
@@ -1283,7 +1366,7 @@ static void test_queue_per_user(void)
                "and then no more");
         finish_ok(&f, running);
         run(&f);
-        is_int(state_of(&f, a[1]), CTL_JOB_CONNECTING, "her next job starts");
+        is_int(state_of(&f, a[1]), JOB_CONNECTING, "her next job starts");
         is_int(jobs_queued_by(f.jobs, ALICE), 2, "a started job no longer counts");
         is_int(submit_as(&f, ALICE, "192.0.2.1", 0, "fits", 10, &id, NULL), 0, "room for one more");
 
@@ -1296,6 +1379,7 @@ static void test_queue_per_user(void)
 
         /* A reload that lowers the limit drops nothing; it refuses until the user is below it. */
         f.cfg.max_queued_per_user = 1;
+        fx_reload(&f);
         is_int(jobs_queued_by(f.jobs, BOB), 2, "lowered: bob keeps his 2 queued jobs");
         is_int(submit_as(&f, BOB, "192.0.2.1", 0, "b", 10, &id, NULL), JOBS_USER_QUEUE_FULL,
                "but may queue no more");
@@ -1303,6 +1387,7 @@ static void test_queue_per_user(void)
 
         /* The global limit still holds whatever the per-user one allows. */
         f.cfg.max_queued_per_user = JOBS_QUEUED_MAX;
+        fx_reload(&f);
         jobs_counts(f.jobs, &active, &queued);
         for (uid_t u = 2000; queued < JOBS_QUEUED_MAX; u++, queued++)
                 filled &= submit_as(&f, u, "192.0.2.1", 0, "fill", 10, &id, NULL) == 0;
@@ -1338,7 +1423,7 @@ static void wait_retry(struct fx *f, uint64_t id, int ms)
 {
         struct timeval step = { 0, 20000 };
 
-        for (int t = 0; t < ms && state_of(f, id) == CTL_JOB_RETRYING; t += 20) {
+        for (int t = 0; t < ms && state_of(f, id) == JOB_RETRYING; t += 20) {
                 event_base_loopexit(f->base, &step);
                 event_base_dispatch(f->base);
         }
@@ -1366,6 +1451,7 @@ static void test_retry_transient(void)
         fx_setup(&f, "retry a transient failure", 1);
         f.cfg.retry_max = 2;
         f.cfg.retry_delay_max = 1;
+        fx_reload(&f);
         id = submit_ok(&f, 1000, &fd);
         other = submit_ok(&f, 10, NULL);
         run(&f);
@@ -1374,7 +1460,7 @@ static void test_retry_transient(void)
         fake_engine_phase(s, ENGINE_PHASE_SENDING);
         fake_engine_fail(s, WIRE_E_INTERNAL, true, "RDMA port rxe0/1 went down");
         job = job_of(&f, id);
-        is_int(job->state, CTL_JOB_RETRYING, "transient failure: retrying");
+        is_int(job->state, JOB_RETRYING, "transient failure: retrying");
         ok(!job->xfer && !fd_closed(fd), "no engine handle, the file stays open");
         ok(job->attempt == 2 && job_attempts(job) == 3, "attempt 2 of 3 next (%u of %u)", job->attempt,
            job_attempts(job));
@@ -1388,16 +1474,16 @@ static void test_retry_transient(void)
         ok(active == 0 && queued == 1, "not active: counts 0 active, 1 queued (the other job)");
         is_int(jobs_waiting(f.jobs), 2, "stats' queued figure counts it with the queued job");
         run(&f);
-        is_int(state_of(&f, other), CTL_JOB_CONNECTING,
+        is_int(state_of(&f, other), JOB_CONNECTING,
                "a retrying job holds no place in max_transfers: the next job starts");
         is_int(fake_engine_live(f.engine), 1, "and nothing of the engine's");
 
         wait_retry(&f, id, 2000);
-        is_int(state_of(&f, id), CTL_JOB_QUEUED, "its delay over, it queues again (max_transfers is full)");
+        is_int(state_of(&f, id), JOB_QUEUED, "its delay over, it queues again (max_transfers is full)");
         ok(job->status == WIRE_OK && job->text[0] == '\0', "a new attempt starts with no reason shown");
         finish_ok(&f, other);
         run(&f);
-        is_int(state_of(&f, id), CTL_JOB_CONNECTING, "then starts");
+        is_int(state_of(&f, id), JOB_CONNECTING, "then starts");
         s = xfer_of(&f, id);
         info = fake_engine_info(s);
         ok(info->id == id && info->attempt == 2, "the same transfer id is offered again, as attempt 2");
@@ -1405,23 +1491,23 @@ static void test_retry_transient(void)
            "the same file, size and name");
 
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "no progress from receiver for 30 s");
-        ok(job->state == CTL_JOB_RETRYING && job->attempt == 3, "failed again: retrying, attempt 3");
+        ok(job->state == JOB_RETRYING && job->attempt == 3, "failed again: retrying, attempt 3");
         delay = job_retry_in(job);
         ok(between(delay, 750000, 1000000), "the doubled delay is capped at retry_delay_max 1 s (%llu us)",
            (unsigned long long)delay);
         wait_retry(&f, id, 2000);
-        is_int(state_of(&f, id), CTL_JOB_CONNECTING, "attempt 3 starts at once with a free place");
+        is_int(state_of(&f, id), JOB_CONNECTING, "attempt 3 starts at once with a free place");
         is_int(fake_engine_info(xfer_of(&f, id))->attempt, 3, "as attempt 3");
         fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "refused by peer: busy");
-        is_int(job->state, CTL_JOB_FAILED, "the last attempt failed: failed");
+        is_int(job->state, JOB_FAILED, "the last attempt failed: failed");
         is_str(job->text, "refused by peer: busy (gave up after 3 attempts)", "saying how many");
         is_int(job->status, WIRE_E_BUSY, "with the last status");
         ok(fd_closed(fd), "the file is closed once final");
         is_int(jobs_retrying(f.jobs), 0, "nothing retrying");
         is_int(jobs_waiting(f.jobs), 0, "nothing waiting");
-        ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_SENDING, CTL_JOB_RETRYING, CTL_JOB_QUEUED,
-               CTL_JOB_CONNECTING, CTL_JOB_RETRYING, CTL_JOB_QUEUED, CTL_JOB_CONNECTING,
-               CTL_JOB_FAILED), "watcher saw each attempt, RETRYING and QUEUED between them");
+        ok(SEQ(id, JOB_CONNECTING, JOB_SENDING, JOB_RETRYING, JOB_QUEUED,
+               JOB_CONNECTING, JOB_RETRYING, JOB_QUEUED, JOB_CONNECTING,
+               JOB_FAILED), "watcher saw each attempt, RETRYING and QUEUED between them");
         fx_teardown(&f);
 }
 
@@ -1449,7 +1535,7 @@ static void test_retry_backoff_cancel(void)
 
         calls = fake_engine_calls(f.engine);
         is_int(jobs_cancel(f.jobs, id), 0, "cancel while retrying");
-        is_int(job->state, CTL_JOB_CANCELLED, "cancelled at once");
+        is_int(job->state, JOB_CANCELLED, "cancelled at once");
         is_str(job->text, "cancelled", "text 'cancelled'");
         ok(fd_closed(fd), "its file is closed");
         is_int(jobs_cancel(f.jobs, id), -EALREADY, "cancel again: -EALREADY");
@@ -1461,8 +1547,8 @@ static void test_retry_backoff_cancel(void)
                 event_base_dispatch(f.base);
         }
         is_int(fake_engine_calls(f.engine), calls, "no attempt after the cancel, its delay long over");
-        ok(SEQ(id, CTL_JOB_CONNECTING, CTL_JOB_RETRYING, CTL_JOB_QUEUED, CTL_JOB_CONNECTING,
-               CTL_JOB_RETRYING, CTL_JOB_CANCELLED), "retrying -> cancelled");
+        ok(SEQ(id, JOB_CONNECTING, JOB_RETRYING, JOB_QUEUED, JOB_CONNECTING,
+               JOB_RETRYING, JOB_CANCELLED), "retrying -> cancelled");
         fx_teardown(&f);
 }
 
@@ -1476,6 +1562,7 @@ static void test_retry_permanent(void)
 
         fx_setup(&f, "no retry for permanent failures", 4);
         f.cfg.retry_delay_max = 1;
+        fx_reload(&f);
         a = submit_ok(&f, 10, NULL);
         b = submit_ok(&f, 10, NULL);
         c = submit_ok(&f, 10, NULL);
@@ -1483,23 +1570,23 @@ static void test_retry_permanent(void)
         run(&f);
         fake_engine_fail(xfer_of(&f, a), WIRE_E_EXISTS, false, "refused by peer: file exists");
         job = job_of(&f, a);
-        is_int(job->state, CTL_JOB_FAILED, "file exists: failed at once");
+        is_int(job->state, JOB_FAILED, "file exists: failed at once");
         is_str(job->text, "refused by peer: file exists", "the reason as it came");
-        ok(SEQ(a, CTL_JOB_CONNECTING, CTL_JOB_FAILED), "never retrying");
+        ok(SEQ(a, JOB_CONNECTING, JOB_FAILED), "never retrying");
 
         fake_engine_done(xfer_of(&f, b), ENGINE_CANCELLED, WIRE_OK, "cancelled", 0, 0);
-        is_int(state_of(&f, b), CTL_JOB_CANCELLED, "cancelled by the engine: cancelled");
+        is_int(state_of(&f, b), JOB_CANCELLED, "cancelled by the engine: cancelled");
 
         is_int(jobs_cancel(f.jobs, c), 0, "cancel a running job");
         fake_engine_fail(xfer_of(&f, c), WIRE_E_INTERNAL, true, "peer disconnected");
-        is_int(state_of(&f, c), CTL_JOB_FAILED, "a transient failure decided before the cancel: failed, not retried");
+        is_int(state_of(&f, c), JOB_FAILED, "a transient failure decided before the cancel: failed, not retried");
 
         /* Attempt 2 meets a permanent refusal: the text says which attempt. */
         fake_engine_fail(xfer_of(&f, d), WIRE_E_SHUTDOWN, true, "refused by peer: receiver shutting down");
         wait_retry(&f, d, 2000);
         fake_engine_fail(xfer_of(&f, d), WIRE_E_AUTH, false, "refused by peer: authentication failed");
         job = job_of(&f, d);
-        is_int(job->state, CTL_JOB_FAILED, "attempt 2 refused: failed");
+        is_int(job->state, JOB_FAILED, "attempt 2 refused: failed");
         is_str(job->text, "refused by peer: authentication failed (attempt 2)", "naming the attempt");
         run(&f);
         fx_teardown(&f);
@@ -1508,7 +1595,7 @@ static void test_retry_permanent(void)
 /* xferctl send --retries N replaces retry_max for the job. */
 static void test_retry_per_job(void)
 {
-        struct ctl_submit sub = { .flags = CTL_SUBMIT_RETRIES, .retries = 0 };
+        struct job_spec sub = { .own_retries = true, .retries = 0 };
         struct job *job;
         uint64_t id;
         struct fx f;
@@ -1518,29 +1605,32 @@ static void test_retry_per_job(void)
         strcpy(sub.host, "192.0.2.1");
         strcpy(sub.name, "n.bin");
         fd = make_file(10);
-        is_int(jobs_submit(f.jobs, &sub, TEST_UID, fd, 10, &id), 0, "submit with --retries 0");
+        is_int(submit_spec(&f, &sub, fd, 10, &id), 0, "submit with --retries 0");
         run(&f);
         job = job_of(&f, id);
         is_int(job_attempts(job), 1, "one attempt");
         fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
-        is_int(job->state, CTL_JOB_FAILED, "--retries 0: a transient failure is final");
+        is_int(job->state, JOB_FAILED, "--retries 0: a transient failure is final");
         is_str(job->text, "peer unreachable", "and the text as it came");
 
         f.cfg.retry_max = 0;
+        fx_reload(&f);
         sub.retries = 1;
-        is_int(jobs_submit(f.jobs, &sub, TEST_UID, make_file(10), 10, &id), 0,
+        is_int(submit_spec(&f, &sub, make_file(10), 10, &id), 0,
                "submit with --retries 1 while retry_max is 0");
         run(&f);
         job = job_of(&f, id);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
-        ok(job->state == CTL_JOB_RETRYING && job_attempts(job) == 2, "retried: attempt 2 of 2");
+        ok(job->state == JOB_RETRYING && job_attempts(job) == 2, "retried: attempt 2 of 2");
         is_int(jobs_cancel(f.jobs, id), 0, "cancel it");
 
-        sub.retries = CTL_RETRIES_MAX + 1;
-        is_int(jobs_submit(f.jobs, &sub, TEST_UID, make_file(10), 10, &id), -EINVAL,
-               "more than CTL_RETRIES_MAX: -EINVAL");
-        sub.flags = 0x8000;
-        is_int(jobs_submit(f.jobs, &sub, TEST_UID, make_file(10), 10, &id), -EINVAL, "an unknown flag: -EINVAL");
+        sub.retries = JOB_RETRIES_MAX + 1;
+        is_int(submit_spec(&f, &sub, make_file(10), 10, &id), -EINVAL,
+               "more than JOB_RETRIES_MAX: -EINVAL");
+        /* An unknown SUBMIT flag is control's to refuse (test-control-msg). */
+        sub.retries = 1;
+        sub.sync = (enum job_sync)99;
+        is_int(submit_spec(&f, &sub, make_file(10), 10, &id), -EINVAL, "an unknown sync: -EINVAL");
         fx_teardown(&f);
 }
 
@@ -1555,6 +1645,7 @@ static void test_retry_window(void)
         fx_setup(&f, "retry_window", 1);
         f.cfg.retry_window = 2;
         f.cfg.retry_max = 10;
+        fx_reload(&f);
         id = submit_ok(&f, 10, NULL);
         run(&f);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
@@ -1564,12 +1655,12 @@ static void test_retry_window(void)
         /* About 1 s in: the doubled delay (1.5 s at least) would end past the window. */
         fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
         delay = job_retry_in(job);
-        ok(job->state == CTL_JOB_RETRYING && job->retry_usec == job->first_fail_usec + 2000000,
+        ok(job->state == JOB_RETRYING && job->retry_usec == job->first_fail_usec + 2000000,
            "the next would start after the window: it starts as the window closes (in %llu us)",
            (unsigned long long)delay);
         wait_retry(&f, id, 2000);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
-        is_int(job->state, CTL_JOB_FAILED, "the window is over: failed");
+        is_int(job->state, JOB_FAILED, "the window is over: failed");
         is_str(job->text, "peer unreachable (gave up after 3 attempts: retry_window 2 s is over)",
                "saying why");
         fx_teardown(&f);
@@ -1587,6 +1678,7 @@ static void test_retry_reload_stop(void)
         fx_setup(&f, "retry: reload, queue limits, stop", 4);
         f.cfg.retry_delay_max = 1;
         f.cfg.max_queued_per_user = 1;
+        fx_reload(&f);
         a = submit_ok(&f, 10, NULL);
         run(&f);
         fake_engine_fail(xfer_of(&f, a), WIRE_E_INTERNAL, true, "peer unreachable");
@@ -1598,24 +1690,26 @@ static void test_retry_reload_stop(void)
         ok(fd_closed(fd), "the refused fd is closed");
         f.cfg.max_queued_per_user = JOBS_QUEUED_MAX;
         f.cfg.retry_max = 1;    /* SIGHUP */
+        fx_reload(&f);
         is_int(job_attempts(job), 2, "after a reload to retry_max 1: 2 attempts");
         wait_retry(&f, a, 2000);
         fake_engine_fail(xfer_of(&f, a), WIRE_E_INTERNAL, true, "peer unreachable");
-        is_int(job->state, CTL_JOB_FAILED, "the next decision follows the reload");
+        is_int(job->state, JOB_FAILED, "the next decision follows the reload");
         is_str(job->text, "peer unreachable (gave up after 2 attempts)", "saying so");
 
         f.cfg.retry_max = 5;
+        fx_reload(&f);
         b = submit_ok(&f, 10, NULL);
         c = submit_ok(&f, 10, NULL);
         run(&f);
         fake_engine_fail(xfer_of(&f, b), WIRE_E_INTERNAL, true, "peer unreachable");
-        is_int(state_of(&f, b), CTL_JOB_RETRYING, "b retrying");
+        is_int(state_of(&f, b), JOB_RETRYING, "b retrying");
         jobs_stop(f.jobs);
         job = job_of(&f, b);
-        ok(job->state == CTL_JOB_CANCELLED && strcmp(job->text, "daemon shutting down") == 0,
+        ok(job->state == JOB_CANCELLED && strcmp(job->text, "daemon shutting down") == 0,
            "stopping cancels a retrying job");
         fake_engine_fail(xfer_of(&f, c), WIRE_E_SHUTDOWN, true, "daemon shutting down");
-        is_int(state_of(&f, c), CTL_JOB_FAILED, "while stopping, a transient failure is final");
+        is_int(state_of(&f, c), JOB_FAILED, "while stopping, a transient failure is final");
         run(&f);
         fx_teardown(&f);
 }
@@ -1650,7 +1744,7 @@ static void test_tally(void)
         fake_engine_fail_next(f.engine, -ENOMEM);
         g = submit_ok(&f, 6000, NULL);
         run(&f);
-        is_int(state_of(&f, g), CTL_JOB_FAILED, "g could not start");
+        is_int(state_of(&f, g), JOB_FAILED, "g could not start");
 
         jobs_tally(f.jobs, &t);
         ok(t.done == 1 && t.bytes == 1000, "one done, its 1000 bytes (%llu)", (unsigned long long)t.bytes);
@@ -1666,12 +1760,12 @@ static void test_tally(void)
 
 /* Submit @s (with @fd of @size bytes, or -1), watched into recs[]: its
  * id, or 0 with the error in *@r_out. */
-static uint64_t submit_watched(struct fx *f, const struct ctl_submit *s, int fd, uint64_t size, int *r_out)
+static uint64_t submit_watched(struct fx *f, const struct job_spec *s, int fd, uint64_t size, int *r_out)
 {
         uint64_t id = 0;
         struct job *job;
 
-        *r_out = jobs_submit(f->jobs, s, TEST_UID, fd, size, &id);
+        *r_out = submit_spec(f, s, fd, size, &id);
         if (*r_out < 0)
                 return 0;
         job = jobs_find(f->jobs, id);
@@ -1681,14 +1775,42 @@ static uint64_t submit_watched(struct fx *f, const struct ctl_submit *s, int fd,
         return id;
 }
 
-static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, const char *route, int flags,
-                             uint32_t files, int *r_out)
+/*
+ * @route, a SUBMIT's text (ctl.h), as a job's hops in @s: as
+ * ctl_route_parse() splits it (up to one hop too many), or where it cannot,
+ * split at each comma as it stands, so that the job sees what is wrong.
+ */
+static void route_hops(struct job_spec *s, const char *route)
 {
-        struct ctl_submit s = { .port = port, .flags = (uint16_t)flags, .files = files, .job_bytes = 100 };
+        static struct ctl_hop split[JOB_ROUTE_HOPS_MAX + 1];
+        static struct job_hop hops[JOB_ROUTE_HOPS_MAX + 1];
+        int n = ctl_route_parse(route, split, JOB_ROUTE_HOPS_MAX + 1);
+
+        memset(hops, 0, sizeof(hops));
+        for (int k = 0; k < n; k++) {
+                memcpy(hops[k].host, split[k].host, strlen(split[k].host));
+                hops[k].port = split[k].port;
+        }
+        s->route_hops = n > 0 ? (unsigned int)n : 0;
+        for (const char *at = route; n < 0; at = strchr(at, ',') + 1) {
+                size_t len = strcspn(at, ",");
+
+                memcpy(hops[s->route_hops++].host, at, MIN(len, (size_t)JOB_HOST_MAX));
+                if (!at[len])
+                        break;
+        }
+        s->route = hops;
+}
+
+/* A chain of one file (@files: several, refused), or with @tree, a tree. */
+static uint64_t submit_chain(struct fx *f, const char *host, uint16_t port, const char *route, bool tree,
+                             enum job_sync sync, uint32_t files, int *r_out)
+{
+        struct job_spec s = { .port = port, .tree = tree, .sync = sync, .files = files, .job_bytes = 100 };
 
         snprintf(s.host, sizeof(s.host), "%s", host);
         snprintf(s.name, sizeof(s.name), "%s", "c.bin");
-        snprintf(s.route, sizeof(s.route), "%s", route);
+        route_hops(&s, route);
         return submit_watched(f, &s, make_file(10), 10, r_out);
 }
 
@@ -1741,7 +1863,7 @@ static void test_chain(void)
         int r;
 
         fx_setup(&f, "chain", 4);
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", false, JOB_SYNC_NONE, 0, &r);
         is_int(r, 0, "a chain submits");
         job = job_of(&f, id);
         is_int(job->nodes, 4, "4 nodes");
@@ -1759,14 +1881,14 @@ static void test_chain(void)
            "before its end: every node missing, none failed");
         /* The peer's relay went around hop 2 (node 3): hops 1 and 3 have it. */
         fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0x2), 2, WIRE_E_EXISTS, "file exists");
-        ok(job->state == CTL_JOB_DONE && missing_is(job, 0x4) && job->nodes_ok == 3 &&
+        ok(job->state == JOB_DONE && missing_is(job, 0x4) && job->nodes_ok == 3 &&
            job->node_failed == 3 && job->node_status == WIRE_E_EXISTS, "partial: done, 3 of 4, node 3 failed");
         is_str(job->node_peer, "[fd00::3]:7470", "its address");
         is_str(job->node_text, "file exists", "its reason");
         ok(job_encodes(job), "and that makes a JOB");
 
         /* Hops 1 and 2 missing: node 2 failed, node 3 not reached, node 4 has it. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2:7471,[fd00::3],192.0.2.4", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 1, set_of(0x3), 1, WIRE_E_NO_SPACE, "");
         job = job_of(&f, id);
@@ -1774,7 +1896,7 @@ static void test_chain(void)
            job->node_status == WIRE_E_NO_SPACE && job_encodes(job), "nodes 2 and 3 missing, 2 failed");
         is_str(job->node_peer, "192.0.2.2:7471", "node 2's address");
 
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0), 0, 0, "");
         job = job_of(&f, id);
@@ -1782,7 +1904,7 @@ static void test_chain(void)
            job_encodes(job), "every node");
 
         /* The engine says less than all and no failure: the first unheard failed. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 0, set_of(0), 0, 0, NULL);
         job = job_of(&f, id);
@@ -1791,7 +1913,7 @@ static void test_chain(void)
         is_str(job->node_text, "no word from it", "said so");
 
         /* A count short of what the bits leave: those past it, in order, are missing. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 1, set_of(0x1), 1, WIRE_E_IO, "disk");
         job = job_of(&f, id);
@@ -1800,7 +1922,7 @@ static void test_chain(void)
         is_str(job->node_text, "disk", "hop 1 keeps its reason");
 
         /* A count past what the bits leave: the bits say which. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0x1), 1, WIRE_E_IO, "disk");
         job = job_of(&f, id);
@@ -1808,7 +1930,7 @@ static void test_chain(void)
            "2 of 2 hops, hop 1 missing: the bits win");
 
         /* A hop_failed without its bit is missing all the same. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0), 2, WIRE_E_IO, "disk");
         job = job_of(&f, id);
@@ -1816,7 +1938,7 @@ static void test_chain(void)
            job->node_status == WIRE_E_IO && job_encodes(job), "hop_failed 2 with no bit: node 3 failed");
 
         /* hop_failed not the first missing: the first is unheard of, hop_failed's reason unsaid. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 0, set_of(0x3), 2, WIRE_E_IO, "disk");
         job = job_of(&f, id);
@@ -1824,7 +1946,7 @@ static void test_chain(void)
            job->node_status == WIRE_E_INTERNAL && job_encodes(job), "hop_failed past the first missing");
 
         /* Bits past the route mean nothing. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_done_chain(xfer_of(&f, id), 10, 2, set_of(0x4), 0, 0, NULL);
         job = job_of(&f, id);
@@ -1832,48 +1954,50 @@ static void test_chain(void)
            "a missing bit past the route is dropped");
 
         /* Node 1 fails, permanently. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_DENIED, false, "refused by peer: denied");
         job = job_of(&f, id);
-        ok(job->state == CTL_JOB_FAILED && job->nodes_ok == 0 && missing_is(job, 0x3) &&
+        ok(job->state == JOB_FAILED && job->nodes_ok == 0 && missing_is(job, 0x3) &&
            job->node_failed == 1 && job->node_status == WIRE_E_DENIED && job_encodes(job), "node 1 failed");
         is_str(job->node_peer, "192.0.2.1:7470", "node 1's address");
         is_str(job->node_text, "refused by peer: denied", "the job's reason");
 
         /* Cancelled while running: none has it, none failed. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         is_int(jobs_cancel(f.jobs, id), 0, "cancel a running chain");
         run(&f);
         job = job_of(&f, id);
-        ok(job->state == CTL_JOB_CANCELLED && job->nodes_ok == 0 && missing_is(job, 0x7) &&
+        ok(job->state == JOB_CANCELLED && job->nodes_ok == 0 && missing_is(job, 0x7) &&
            job->node_failed == 0 && !job->node_peer[0] && job_encodes(job), "cancelled: every node missing");
 
         /* Transient: the whole chain again. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "busy");
         job = job_of(&f, id);
-        ok(job->state == CTL_JOB_RETRYING && job->node_failed == 0 && missing_is(job, 0x3) &&
+        ok(job->state == JOB_RETRYING && job->node_failed == 0 && missing_is(job, 0x3) &&
            job_encodes(job), "retrying: no node verdict yet");
 
-        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_TREE, 3, &r);
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", true, JOB_SYNC_NONE, 3, &r);
         is_int(r, -EINVAL, "a tree comes with no descriptor, chain or not");
-        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 3, &r);
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", false, JOB_SYNC_NONE, 3, &r);
         is_int(r, -EINVAL, "nor several files");
-        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", CTL_SUBMIT_SYNC_SIZE, 0, &r);
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", false, JOB_SYNC_SIZE, 0, &r);
         is_int(r, -EINVAL, "nor sync");
-        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,", 0, 0, &r);
-        is_int(r, -EINVAL, "nor a bad route");
-        id = submit_chain(&f, "192.0.2.1", 0, "not-numeric", 0, 0, &r);
-        run(&f);
-        ok(job_of(&f, id)->state == CTL_JOB_FAILED && job_of(&f, id)->node_failed == 1 &&
-           missing_is(job_of(&f, id), 0x3) && job_encodes(job_of(&f, id)),
-           "a non-numeric hop (control.c refuses it first) fails the start");
+        /* A route's text is control's to read (test-control-msg): a hop with no address here. */
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,", false, JOB_SYNC_NONE, 0, &r);
+        is_int(r, -EINVAL, "nor a hop with no address");
+        submit_chain(&f, "192.0.2.1", 0, "not-numeric", false, JOB_SYNC_NONE, 0, &r);
+        ok(r == -EINVAL && !strcmp(last_why, "not a numeric IPv4 or IPv6 address in the chain: not-numeric"),
+           "a non-numeric hop is refused at the submit, saying so: %s", last_why);
+        submit_chain(&f, "192.0.2.1", 7470, "192.0.2.2,[::ffff:192.0.2.1]", false, JOB_SYNC_NONE, 0, &r);
+        ok(r == -EINVAL && !strcmp(last_why, "the chain names a node twice: 192.0.2.1, port 7470 (node 3)"),
+           "nor a node twice, whichever way it is written: %s", last_why);
         /* The one retrying ends, so nothing is left to the teardown. */
         for (struct job *j = jobs_first(f.jobs); j; j = j->next)
-                if (j->state == CTL_JOB_RETRYING)
+                if (j->state == JOB_RETRYING)
                         jobs_cancel(f.jobs, j->id);
         run(&f);
         fx_teardown(&f);
@@ -1908,7 +2032,7 @@ static void test_chain_512(void)
         int r;
 
         fx_setup(&f, "chain of 512", 4);
-        id = submit_chain(&f, "10.1.0.0", 0, route_long(route, sizeof(route), 511), 0, 0, &r);
+        id = submit_chain(&f, "10.1.0.0", 0, route_long(route, sizeof(route), 511), false, JOB_SYNC_NONE, 0, &r);
         is_int(r, 0, "a chain of 512 nodes submits");
         job = job_of(&f, id);
         len = strlen(job->route);
@@ -1936,7 +2060,7 @@ static void test_chain_512(void)
         /* Hop 299 (node 301) failed; the relay went around it. */
         nodeset_add(&missing, 299);
         fake_engine_done_chain(s, 10, 510, missing, 300, WIRE_E_NO_SPACE, "disk full");
-        ok(job->state == CTL_JOB_DONE && nodeset_has(&job->nodes_missing, 300) &&
+        ok(job->state == JOB_DONE && nodeset_has(&job->nodes_missing, 300) &&
            nodeset_count(&job->nodes_missing) == 1 && job->nodes_ok == 511 && job->node_failed == 301 &&
            job->node_status == WIRE_E_NO_SPACE, "hop_missing bit 299 is nodes_missing bit 300: node 301 failed");
         is_str(job->node_peer, "10.1.1.44:7470", "its address: the route's 300th hop");
@@ -1944,7 +2068,7 @@ static void test_chain_512(void)
            job_encodes(job), "it keeps its bytes, the others have the size, and that makes a JOB");
 
         /* The engine's numbers not adding up, at the far end of the set. */
-        id = submit_chain(&f, "10.1.0.0", 0, route, 0, 0, &r);
+        id = submit_chain(&f, "10.1.0.0", 0, route, false, JOB_SYNC_NONE, 0, &r);
         run(&f);
         missing = (struct nodeset){ { 0 } };
         nodeset_add(&missing, 510);
@@ -1957,8 +2081,9 @@ static void test_chain_512(void)
 
         /* 512 hops after the peer: one too many. */
         snprintf(route + strlen(route), sizeof(route) - strlen(route), ",10.1.2.0");
-        submit_chain(&f, "10.1.0.0", 0, route, 0, 0, &r);
-        is_int(r, -EINVAL, "a chain of 513 nodes is refused");
+        submit_chain(&f, "10.1.0.0", 0, route, false, JOB_SYNC_NONE, 0, &r);
+        ok(r == -E2BIG && !strcmp(last_why, "a chain has at most 512 nodes (the peer and 511 more)"),
+           "a chain of 513 nodes is refused: %s", last_why);
         fx_teardown(&f);
 }
 
@@ -1974,7 +2099,8 @@ static void test_chain_progress(void)
 
         fx_setup(&f, "chain progress", 4);
         f.cfg.retry_delay_max = 1;
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", 0, 0, &r);
+        fx_reload(&f);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3,192.0.2.4", false, JOB_SYNC_NONE, 0, &r);
         job = job_of(&f, id);
         ok(job->nodes == 4 && job->node_bytes[0] == 0 && job->node_bytes[3] == 0 && job_encodes(job),
            "queued: every node at 0");
@@ -2002,12 +2128,12 @@ static void test_chain_progress(void)
         job_refresh(job);
         ok(job->node_bytes[2] == 6 && job->node_bytes[3] == 9 && job_encodes(job), "verifying: as they go");
         fake_engine_done_chain(s, 10, 2, set_of(0x2), 2, WIRE_E_DENIED, "this node does not relay (relay = no)");
-        ok(job->state == CTL_JOB_DONE && job->node_bytes[0] == 10 && job->node_bytes[1] == 10 &&
+        ok(job->state == JOB_DONE && job->node_bytes[0] == 10 && job->node_bytes[1] == 10 &&
            job->node_bytes[2] == 6 && job->node_bytes[3] == 10 && job_encodes(job),
            "done: those that published the size, node 3 what it had");
 
         /* A chain that fails at node 1 transiently keeps its bytes while it waits, then starts from 0. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", false, JOB_SYNC_NONE, 0, &r);
         job = job_of(&f, id);
         run(&f);
         s = xfer_of(&f, id);
@@ -2016,18 +2142,18 @@ static void test_chain_progress(void)
         fake_engine_set_hops(s, 1, hops3 + 1);
         job_refresh(job);
         fake_engine_fail(s, WIRE_E_BUSY, true, "busy");
-        ok(job->state == CTL_JOB_RETRYING && job->node_bytes[0] == 0 && job->node_bytes[1] == 5 &&
+        ok(job->state == JOB_RETRYING && job->node_bytes[0] == 0 && job->node_bytes[1] == 5 &&
            job_encodes(job), "retrying: node 1 the failed attempt's result, node 2 what it had");
         wait_retry(&f, id, 2000);
-        ok(job->state != CTL_JOB_RETRYING && job->node_bytes[0] == 0 && job->node_bytes[1] == 0 &&
+        ok(job->state != JOB_RETRYING && job->node_bytes[0] == 0 && job->node_bytes[1] == 0 &&
            job_encodes(job), "the next attempt: every node from 0");
         run(&f);
         s = xfer_of(&f, id);
         fake_engine_fail(s, WIRE_E_DENIED, false, "refused by peer: denied");
-        ok(job->state == CTL_JOB_FAILED && job_encodes(job), "failed: its bytes still make a JOB");
+        ok(job->state == JOB_FAILED && job_encodes(job), "failed: its bytes still make a JOB");
 
         /* Cancelled half-way: each keeps what it had. */
-        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", 0, 0, &r);
+        id = submit_chain(&f, "192.0.2.1", 0, "192.0.2.2,192.0.2.3", false, JOB_SYNC_NONE, 0, &r);
         job = job_of(&f, id);
         run(&f);
         s = xfer_of(&f, id);
@@ -2037,21 +2163,20 @@ static void test_chain_progress(void)
         job_refresh(job);
         is_int(jobs_cancel(f.jobs, id), 0, "cancel a chain half-way");
         run(&f);
-        ok(job->state == CTL_JOB_CANCELLED && job->node_bytes[1] == 5 && job->node_bytes[2] == 3 &&
+        ok(job->state == JOB_CANCELLED && job->node_bytes[1] == 5 && job->node_bytes[2] == 3 &&
            job_encodes(job), "cancelled: the nodes keep their bytes");
         fx_teardown(&f);
 }
 
 /* A tree of @files entries (DEST and @files - 1 more, 10 bytes a file)
- * as a chain down @route, with @flags besides CTL_SUBMIT_TREE. */
-static uint64_t submit_tree_chain(struct fx *f, const char *route, int flags, uint32_t files, int *r_out)
+ * as a chain down @route, with @sync. */
+static uint64_t submit_tree_chain(struct fx *f, const char *route, enum job_sync sync, uint32_t files, int *r_out)
 {
-        struct ctl_submit s = { .flags = (uint16_t)(CTL_SUBMIT_TREE | flags), .files = files,
-                                .job_bytes = 10u * (files - 1) };
+        struct job_spec s = { .tree = true, .sync = sync, .files = files, .job_bytes = 10u * (files - 1) };
 
         snprintf(s.host, sizeof(s.host), "192.0.2.1");
         snprintf(s.name, sizeof(s.name), "runs/set");
-        snprintf(s.route, sizeof(s.route), "%s", route);
+        route_hops(&s, route);
         return submit_watched(f, &s, -1, 0, r_out);
 }
 
@@ -2065,7 +2190,7 @@ static void tree_chain_feed(struct job *job, struct engine_send *s, uint32_t fil
         fake_engine_file_done(s, 0, 0);
         for (uint32_t i = 1; i < files; i++) {
                 snprintf(name, sizeof(name), "runs/set/f%u", i);
-                if (jobs_add_file(job, make_file(10), 10, name, 0, 0644, 0) < 0)
+                if (add_file(job, make_file(10), 10, name, JOB_FILE_REGULAR, 0644, 0) < 0)
                         abort();
                 ef = (struct engine_send_file){ .fd = -1 };
                 if (fake_engine_next(s, i, &ef) < 0)
@@ -2096,7 +2221,8 @@ static void test_tree_chain(void)
         fx_setup(&f, "tree chain", 4);
         f.cfg.retry_max = 3;
         f.cfg.retry_delay_max = 1;
-        id = submit_tree_chain(&f, "192.0.2.2:7471,[fd00::3]", 0, 4, &r);
+        fx_reload(&f);
+        id = submit_tree_chain(&f, "192.0.2.2:7471,[fd00::3]", JOB_SYNC_NONE, 4, &r);
         is_int(r, 0, "tree chain: a tree with a route submits");
         job = job_of(&f, id);
         ok(job->tree && job->files == 4 && job->size == 30 && job->nodes == 3 && missing_is(job, 0x7) &&
@@ -2132,7 +2258,7 @@ static void test_tree_chain(void)
         job_refresh(job);
         /* Node 3 refused DEST (it exists there): nodes 1 and 2 have the tree. */
         fake_engine_done_chain(s, 30, 1, set_of(0x2), 2, WIRE_E_EXISTS, "runs/set exists");
-        ok(job->state == CTL_JOB_DONE && job->files_done == 4 && job->bytes_done == 30 && missing_is(job, 0x4) &&
+        ok(job->state == JOB_DONE && job->files_done == 4 && job->bytes_done == 30 && missing_is(job, 0x4) &&
            job->nodes_ok == 2 && job->node_failed == 3 && job->node_status == WIRE_E_EXISTS,
            "tree chain: done, 2 of 3 nodes, node 3 failed");
         is_str(job->node_peer, "[fd00::3]:7470", "tree chain: node 3's address");
@@ -2141,17 +2267,17 @@ static void test_tree_chain(void)
            "tree chain: those that published the job's size, node 3 what it had, and that makes a JOB");
 
         /* Every node. */
-        id = submit_tree_chain(&f, "192.0.2.2,192.0.2.3", 0, 3, &r);
+        id = submit_tree_chain(&f, "192.0.2.2,192.0.2.3", JOB_SYNC_NONE, 3, &r);
         job = job_of(&f, id);
         run(&f);
         s = xfer_of(&f, id);
         tree_chain_feed(job, s, 3);
         fake_engine_done_chain(s, 20, 2, set_of(0), 0, 0, NULL);
-        ok(job->state == CTL_JOB_DONE && job->nodes_ok == 3 && missing_is(job, 0) && job->node_failed == 0 &&
+        ok(job->state == JOB_DONE && job->nodes_ok == 3 && missing_is(job, 0) && job->node_failed == 0 &&
            job->node_bytes[2] == 20 && job_encodes(job), "tree chain: every node published");
 
         /* Transient at node 1: the whole tree to the whole chain again, with its token. */
-        id = submit_tree_chain(&f, "192.0.2.2,192.0.2.3", 0, 3, &r);
+        id = submit_tree_chain(&f, "192.0.2.2,192.0.2.3", JOB_SYNC_NONE, 3, &r);
         job = job_of(&f, id);
         run(&f);
         s = xfer_of(&f, id);
@@ -2162,10 +2288,10 @@ static void test_tree_chain(void)
         fake_engine_set_hops(s, 2, early);
         job_refresh(job);
         fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
-        ok(job->state == CTL_JOB_RETRYING && job->node_failed == 0 && missing_is(job, 0x7) && job_encodes(job),
+        ok(job->state == JOB_RETRYING && job->node_failed == 0 && missing_is(job, 0x7) && job_encodes(job),
            "tree chain: retrying, no node verdict yet");
         wait_retry(&f, id, 2000);
-        is_int(job->state, CTL_JOB_CONNECTING, "tree chain: attempt 2 starts");
+        is_int(job->state, JOB_CONNECTING, "tree chain: attempt 2 starts");
         ok(job->node_bytes[0] == 0 && job->node_bytes[1] == 0 && job->node_bytes[2] == 0 && job_encodes(job),
            "tree chain: attempt 2, every node from 0");
         s = xfer_of(&f, id);
@@ -2174,16 +2300,16 @@ static void test_tree_chain(void)
            info->has_token && memcmp(info->token, token, sizeof(token)) == 0 && info->has_route &&
            info->route_hops == 2, "tree chain: from DEST again, the whole job, its token, the whole route");
         fake_engine_fail(s, WIRE_E_DENIED, false, "refused by peer: denied");
-        ok(job->state == CTL_JOB_FAILED && job->nodes_ok == 0 && missing_is(job, 0x7) && job->node_failed == 1 &&
+        ok(job->state == JOB_FAILED && job->nodes_ok == 0 && missing_is(job, 0x7) && job->node_failed == 1 &&
            job->node_status == WIRE_E_DENIED && job_encodes(job), "tree chain: node 1 refused: failed, none has it");
         is_str(job->node_peer, "192.0.2.1:7470", "tree chain: node 1's address");
 
         /* What a chain cannot carry. */
-        submit_tree_chain(&f, "192.0.2.2", CTL_SUBMIT_SYNC_SIZE, 3, &r);
+        submit_tree_chain(&f, "192.0.2.2", JOB_SYNC_SIZE, 3, &r);
         is_int(r, -EINVAL, "tree chain: no chain for a tree with --sync");
-        submit_tree_chain(&f, "192.0.2.2", CTL_SUBMIT_SKIP_EXISTING, 3, &r);
+        submit_tree_chain(&f, "192.0.2.2", JOB_SYNC_SKIP_EXISTING, 3, &r);
         is_int(r, -EINVAL, "tree chain: nor with --skip-existing");
-        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", 0, 3, &r);
+        submit_chain(&f, "192.0.2.1", 0, "192.0.2.2", false, JOB_SYNC_NONE, 3, &r);
         is_int(r, -EINVAL, "tree chain: nor for several plain files");
         fx_teardown(&f);
 }

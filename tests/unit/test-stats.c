@@ -1,4 +1,4 @@
-/* common/stats.c: tallies, reason names, export to STATS_INFO, the Prometheus text. */
+/* common/stats.c: tallies, reason names, export to STATS_INFO, a snapshot's Prometheus text. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -147,24 +147,22 @@ static const char expected[] =
         "rdmaxfer_uptime_seconds 3723.456\n"
         ;
 
-static void sample(struct ctl_stats *s)
+static void sample(struct stats_snapshot *s)
 {
-        struct stats_tally rt = { 0 }, st = { 0 };
+        struct stats_tally *rt = &s->dir[STATS_DIR_RECV].tally, *st = &s->dir[STATS_DIR_SEND].tally;
 
         memset(s, 0, sizeof(*s));
-        stats_tally_add(&rt, false, WIRE_OK, 100000);
-        stats_tally_add(&rt, false, WIRE_E_EXISTS, 5000);
-        stats_tally_add(&st, false, WIRE_OK, 100000);
-        stats_tally_add(&st, false, WIRE_E_EXISTS, 5000);
-        stats_tally_add(&st, true, WIRE_OK, 5000);
-        stats_tally_add(&st, false, 200, 5000);
-        stats_tally_export(s, CTL_DIR_RECV, &rt);
-        stats_tally_export(s, CTL_DIR_SEND, &st);
+        stats_tally_add(rt, false, WIRE_OK, 100000);
+        stats_tally_add(rt, false, WIRE_E_EXISTS, 5000);
+        stats_tally_add(st, false, WIRE_OK, 100000);
+        stats_tally_add(st, false, WIRE_E_EXISTS, 5000);
+        stats_tally_add(st, true, WIRE_OK, 5000);
+        stats_tally_add(st, false, 200, 5000);
         s->uptime_usec = 3723456789;
-        s->dir[CTL_DIR_RECV].rate = 104200000;
-        s->dir[CTL_DIR_RECV].active = 2;
-        s->dir[CTL_DIR_SEND].rate = 51000000;
-        s->dir[CTL_DIR_SEND].active = 1;
+        s->dir[STATS_DIR_RECV].rate = 104200000;
+        s->dir[STATS_DIR_RECV].active = 2;
+        s->dir[STATS_DIR_SEND].rate = 51000000;
+        s->dir[STATS_DIR_SEND].active = 1;
         s->queued = 3;
         s->ring_held = 12;
         s->ring_slots = 64;
@@ -175,7 +173,7 @@ static void sample(struct ctl_stats *s)
 static void test_prometheus(void)
 {
         char buf[STATS_TEXT_MAX];
-        struct ctl_stats s;
+        struct stats_snapshot s;
         int len;
 
         sample(&s);
@@ -187,11 +185,11 @@ static void test_prometheus(void)
         is_int(stats_prometheus(buf, (size_t)len + 1, &s), len, "exactly enough");
         is_int(stats_prometheus(buf, 0, &s), -ENOSPC, "no room at all");
 
-        /* A newer daemon's reason gets a series of its own; known ones are not repeated. */
-        s.reason[s.nreasons++] = (struct ctl_stats_reason){ .dir = CTL_DIR_RECV, .count = 4, .name = "quota" };
+        /* Each reason's series counts its own tally slot. */
+        s.dir[STATS_DIR_RECV].tally.failed[WIRE_E_IO] = 4;
         len = stats_prometheus(buf, sizeof(buf), &s);
-        ok(len > 0 && strstr(buf, "rdmaxfer_transfers_total{direction=\"recv\",result=\"quota\"} 4\n"),
-           "an unknown reason is kept");
+        ok(len > 0 && strstr(buf, "rdmaxfer_transfers_total{direction=\"recv\",result=\"io\"} 4\n"),
+           "a reason's count is its slot's");
         ok(!strstr(buf, "direction=\"recv\",result=\"cancelled\""), "a receiver has no cancelled series");
 
         /* Every sample line: a name, optional labels, one space, a number; a TYPE before each family. */
@@ -207,13 +205,6 @@ static void test_prometheus(void)
 
         /* A big ring and every counter at its largest still fit STATS_TEXT_MAX. */
         memset(&s, 0xff, sizeof(s));
-        s.nreasons = CTL_STATS_REASONS_MAX;
-        for (int i = 0; i < CTL_STATS_REASONS_MAX; i++) {
-                s.reason[i].dir = (uint8_t)(i % 2);
-                memset(s.reason[i].name, 'z', CTL_REASON_MAX);
-                s.reason[i].name[CTL_REASON_MAX] = '\0';
-                s.reason[i].name[0] = (char)('a' + i / 2);
-        }
         len = stats_prometheus(buf, sizeof(buf), &s);
         ok(len > 0, "the largest snapshot fits STATS_TEXT_MAX (%d bytes)", len);
 }

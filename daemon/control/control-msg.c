@@ -1,0 +1,191 @@
+/* The control protocol to and from the job table's model (control-msg.h). */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control-msg.h"
+#include "macro.h"
+#include "stats.h"
+
+/* What a JOB carries of a job fits as it is. */
+static_assert(JOB_HOST_MAX == CTL_HOST_MAX && JOB_NAME_MAX == CTL_NAME_MAX && JOB_TEXT_MAX == CTL_TEXT_MAX,
+              "a job's texts are a JOB's");
+static_assert(sizeof(((struct job *)0)->peer) == sizeof(((struct ctl_job *)0)->peer) &&
+              sizeof(((struct job *)0)->node_peer) == sizeof(((struct ctl_job *)0)->node_peer),
+              "a job's addresses are a JOB's");
+static_assert(JOB_NODES_MAX == CTL_NODES_MAX && JOB_ROUTE_HOPS_MAX == CTL_ROUTE_HOPS_MAX,
+              "a chain is as long in a job as in a SUBMIT and a JOB");
+static_assert(sizeof(((struct ctl_hop *)0)->host) <= sizeof(((struct job_hop *)0)->host),
+              "every hop a route names fits a job's");
+static_assert(JOB_RETRIES_MAX == CTL_RETRIES_MAX, "a SUBMIT's retries are a job's");
+
+/* No default: the compiler says when a state of the jobs' is not mapped. */
+enum ctl_job_state control_job_state(enum job_state state)
+{
+        switch (state) {
+        case JOB_QUEUED:
+                return CTL_JOB_QUEUED;
+        case JOB_CONNECTING:
+                return CTL_JOB_CONNECTING;
+        case JOB_SENDING:
+                return CTL_JOB_SENDING;
+        case JOB_VERIFYING:
+                return CTL_JOB_VERIFYING;
+        case JOB_DONE:
+                return CTL_JOB_DONE;
+        case JOB_FAILED:
+                return CTL_JOB_FAILED;
+        case JOB_CANCELLED:
+                return CTL_JOB_CANCELLED;
+        case JOB_RETRYING:
+                return CTL_JOB_RETRYING;
+        case _JOB_STATE_MAX:
+                break;
+        }
+        return _CTL_JOB_STATE_MAX;      /* no state: ctl_job_state_str() says "unknown" */
+}
+
+void control_job_msg(struct ctl_msg *m, const struct job *job)
+{
+        memset(m, 0, sizeof(*m));
+        m->type = CTL_JOB;
+        m->job.id = job->id;
+        m->job.state = (uint8_t)control_job_state(job->state);
+        m->job.status = job->status;
+        m->job.bytes_done = job->bytes_done;
+        m->job.bytes_total = job->size;
+        m->job.usec = job->usec;
+        m->job.rate = job->rate;
+        m->job.bwlimit = job->bwlimit;
+        m->job.attempt = (uint16_t)MIN(job->attempt, UINT16_MAX);
+        m->job.attempts = (uint16_t)MIN(job_attempts(job), UINT16_MAX);
+        m->job.retry_usec = job_retry_in(job);
+        m->job.files_done = job->files_done;
+        m->job.files_total = job->files;
+        m->job.files_skipped = job->files_skipped;
+        snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
+        snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
+        snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
+        m->job.nodes = job->nodes;
+        m->job.nodes_ok = job->nodes_ok;
+        m->job.node_failed = job->node_failed;
+        m->job.node_status = job->node_status;
+        m->job.nodes_missing = job->nodes_missing;
+        /* A job writes its route as a SUBMIT's, every port given. */
+        snprintf(m->job.route, sizeof(m->job.route), "%s", job->route ? job->route : "");
+        snprintf(m->job.node_peer, sizeof(m->job.node_peer), "%s", job->node_peer);
+        snprintf(m->job.node_text, sizeof(m->job.node_text), "%s", job->node_text);
+        if (job->node_bytes)
+                memcpy(m->job.node_bytes, job->node_bytes, job->nodes * sizeof(job->node_bytes[0]));
+}
+
+static enum job_sync control_sync(uint16_t flags)
+{
+        if (flags & CTL_SUBMIT_SKIP_EXISTING)
+                return JOB_SYNC_SKIP_EXISTING;
+        if (flags & CTL_SUBMIT_SYNC_SIZE)
+                return JOB_SYNC_SIZE;
+        if (flags & CTL_SUBMIT_SYNC_DIGEST)
+                return JOB_SYNC_DIGEST;
+        return JOB_SYNC_NONE;
+}
+
+int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec **out, char *why, size_t whylen)
+{
+        _cleanup_(freep) struct control_spec *c = NULL;
+        struct ctl_route_iter it = CTL_ROUTE_ITER(s->route);
+        struct ctl_hop hop;
+        int n;
+
+        if (s->flags & ~_CTL_SUBMIT_FLAGS) {
+                snprintf(why, whylen, "unknown submit flags 0x%x", (unsigned int)s->flags);
+                return -EINVAL;
+        }
+        if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {
+                snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
+                return -EINVAL;
+        }
+        n = ctl_route_parse(s->route, NULL, CTL_ROUTE_HOPS_MAX);
+        if (n == -E2BIG) {
+                snprintf(why, whylen, "a chain has at most %u nodes (the peer and %u more)", CTL_NODES_MAX,
+                         CTL_ROUTE_HOPS_MAX);
+                return n;
+        }
+        if (n < 0) {
+                snprintf(why, whylen, "bad chain route: expected ADDR:PORT or [IPV6]:PORT, comma separated");
+                return n;
+        }
+        c = calloc(1, sizeof(*c) + (size_t)n * sizeof(c->hops[0]));
+        if (!c) {
+                snprintf(why, whylen, "out of memory");
+                return -ENOMEM;
+        }
+        /* Parsed once already: every hop is there. */
+        for (int i = 0; i < n && ctl_route_next(&it, &hop) > 0; i++) {
+                snprintf(c->hops[i].host, sizeof(c->hops[i].host), "%s", hop.host);
+                c->hops[i].port = hop.port;
+        }
+        c->spec = (struct job_spec){
+                .port = s->port,
+                .files = s->files,
+                .job_bytes = s->job_bytes,
+                .tree = s->flags & CTL_SUBMIT_TREE,
+                .mode = s->mode,
+                .mtime_ns = s->mtime_ns,
+                .sync = control_sync(s->flags),
+                .bwlimit = s->bwlimit,
+                .own_retries = s->flags & CTL_SUBMIT_RETRIES,
+                .retries = s->retries,
+                .route = n ? c->hops : NULL,
+                .route_hops = (unsigned int)n,
+                .uid = uid,
+        };
+        snprintf(c->spec.host, sizeof(c->spec.host), "%s", s->host);
+        snprintf(c->spec.name, sizeof(c->spec.name), "%s", s->name);
+        *out = TAKE_PTR(c);
+        return 0;
+}
+
+int control_file_spec(const struct ctl_file *f, struct job_file_spec *out)
+{
+        if ((f->flags & ~_CTL_FILE_FLAGS) || (f->flags & CTL_FILE_DIR && f->flags & CTL_FILE_LINK))
+                return -EINVAL;
+        /* A directory's size says nothing: it is none. */
+        *out = (struct job_file_spec){
+                .name = f->name,
+                .kind = f->flags & CTL_FILE_DIR ? JOB_FILE_DIR : f->flags & CTL_FILE_LINK ? JOB_FILE_LINK :
+                                                                                           JOB_FILE_REGULAR,
+                .size = f->flags & CTL_FILE_DIR ? 0 : f->size,
+                .mode = f->mode,
+                .mtime_ns = f->mtime_ns,
+        };
+        return 0;
+}
+
+int control_stats_msg(struct ctl_msg *m, const struct stats_snapshot *s)
+{
+        static const unsigned int dirs[_STATS_DIR_MAX] = {
+                [STATS_DIR_RECV] = CTL_DIR_RECV,
+                [STATS_DIR_SEND] = CTL_DIR_SEND,
+        };
+        int r = 0;
+
+        memset(m, 0, sizeof(*m));
+        m->type = CTL_STATS_INFO;
+        m->stats.uptime_usec = s->uptime_usec;
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++) {
+                m->stats.dir[dirs[d]].rate = s->dir[d].rate;
+                m->stats.dir[dirs[d]].active = s->dir[d].active;
+                if (stats_tally_export(&m->stats, dirs[d], &s->dir[d].tally) < 0)
+                        r = -E2BIG;
+        }
+        m->stats.queued = s->queued;
+        m->stats.ring_held = s->ring_held;
+        m->stats.ring_slots = s->ring_slots;
+        m->stats.pool_held = s->pool_held;
+        m->stats.pool_slots = s->pool_slots;
+        return r;
+}
