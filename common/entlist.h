@@ -2,7 +2,7 @@
 
 /*
  * A list of a tree's entries, without their data: what a relay keeps
- * beside a tree it may continue (daemon/engine/relay.h), so that its next
+ * beside a tree it may continue (daemon/engine/recv/relay.h), so that its next
  * hop can be offered every entry under the origin's index. Pure code.
  *
  * A byte stream of records, one an entry, in order:

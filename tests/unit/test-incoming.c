@@ -1,7 +1,7 @@
 /* The incoming directory's pure rules: the free-space floor (min_free), the
  * reservation's verdict, and the temporary names an interrupted overwrite
  * may leave, removed at start-up. The publish sequence itself runs through
- * io_uring (daemon/engine/recv-file.c; its calls in test-io.c). */
+ * io_uring (daemon/engine/recv/recv-file.c; its calls in test-io.c). */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * Disk I/O through io_uring (daemon/engine/io.c) on a real event_base with
+ * Disk I/O through io_uring (daemon/engine/transport/io.c) on a real event_base with
  * temporary files: results, short reads, continuations, more requests than
  * the ring holds, and io_uring_submit failing (-Wl,--wrap=io_uring_submit):
  * a request io.c accepted runs its callback exactly once, one it refused
@@ -570,7 +570,7 @@ static int64_t run_one(struct treq *t, int r, const char *what)
 }
 
 /*
- * The path operations the receiver publishes with (daemon/engine/recv-file.c),
+ * The path operations the receiver publishes with (daemon/engine/recv/recv-file.c),
  * through io_uring: a no-follow lookup sees a planted symlink, a nameless file
  * is linked through /proc and never over an existing name, renamed over one
  * (a symlink is replaced, not followed), and the directory fsynced.

@@ -1,5 +1,5 @@
 /*
- * daemon/engine/reaper.c: rdma_destroy_id runs on the worker, never in the
+ * daemon/engine/transport/reaper.c: rdma_destroy_id runs on the worker, never in the
  * caller, however long the kernel takes; the loop hears when the queue has
  * drained; reaper_free() is bounded even when a destroy never returns.
  * rdma_destroy_id is wrapped (-Wl,--wrap): these machines have no RDMA, and
