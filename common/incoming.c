@@ -253,6 +253,25 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
         return r;
 }
 
+int incoming_stat_beneath(int dirfd, const char *path, struct stat *st)
+{
+        const char *slash = strrchr(path, '/');
+        char parent[NAME_PATH_MAX + 1];
+        int pfd = dirfd, r = 0;
+
+        if (slash) {
+                snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+                pfd = incoming_open_beneath(dirfd, parent, false);
+                if (pfd < 0)
+                        return pfd;
+        }
+        if (fstatat(pfd, slash ? slash + 1 : path, st, AT_SYMLINK_NOFOLLOW) < 0)
+                r = -errno;
+        if (pfd != dirfd)
+                close(pfd);
+        return r;
+}
+
 int incoming_remove_tree(int dirfd, const char *name)
 {
         return incoming_remove_at(dirfd, name, 0);

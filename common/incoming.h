@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 enum incoming_verdict {
         INCOMING_OK = 0,
@@ -133,6 +134,13 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
 #define INCOMING_MERGE_DEPTH    128     /* a WIRE_NAME_MAX path has at most 128 components */
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path);
+
+/* What @path (name_path_check()'s form) beneath @dirfd is, every
+ * directory on the way opened without following a symlink
+ * (incoming_open_beneath), the last component not followed either: 0
+ * with @st, or -errno (-ENOENT: not there; -ELOOP or -ENOTDIR: a symlink
+ * or a file on the way). */
+int incoming_stat_beneath(int dirfd, const char *path, struct stat *st);
 
 /* Remove @name beneath @dirfd with everything under it, never following a
  * symlink (at most 256 levels deep, else -ELOOP). 0, or the first -errno. */

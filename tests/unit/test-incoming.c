@@ -155,6 +155,16 @@ static void test_open_beneath(void)
         is_int(incoming_open_beneath(dirfd_, "a/../../b", true), -EINVAL, "'a/../../b' is refused");
         is_int(incoming_open_beneath(dirfd_, "", true), -EINVAL, "'' is refused");
         ok(faccessat(dirfd_, "a", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "and nothing of it was made");
+
+        /* A DEST looked at as a receiver does: never through a symlink. */
+        is_int(incoming_stat_beneath(dirfd_, "runs/2024/données", &st), 0, "stat beneath: a directory there");
+        ok(S_ISDIR(st.st_mode), "and it says so");
+        is_int(incoming_stat_beneath(dirfd_, "runs/in", &st), 0, "a symlink as the last component: itself");
+        ok(S_ISLNK(st.st_mode), "not followed");
+        is_int(incoming_stat_beneath(dirfd_, "runs/in/données", &st), -ELOOP,
+               "through a symlink to a directory that has the name: -ELOOP, not what it points at");
+        is_int(incoming_stat_beneath(dirfd_, "runs/none/x", &st), -ENOENT, "a missing directory on the way: -ENOENT");
+        is_int(incoming_stat_beneath(dirfd_, "runs/file/x", &st), -ENOTDIR, "a file on the way: -ENOTDIR");
 }
 
 static int n_stages;

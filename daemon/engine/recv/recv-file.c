@@ -236,15 +236,15 @@ static int64_t recv_tree_begin(void *arg)
         int dirfd = x->env->incoming_fd, fd, r;
         struct stat st;
 
-        /* incoming_stage_publish() checks again, without symlinks, when it
-         * renames. Sync merges into a DEST that is a directory. */
-        if (x->sync && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        /* incoming_stage_publish() checks again when it renames. Sync
+         * merges into a DEST that is a directory. Never through a symlink. */
+        if (x->sync && incoming_stat_beneath(dirfd, x->dest, &st) == 0) {
                 if (!S_ISDIR(st.st_mode)) {
                         snprintf(x->sync_why, sizeof(x->sync_why), "the destination exists as a file");
                         return -EEXIST;
                 }
                 x->merge = true;
-        } else if (!x->overwrite && fstatat(dirfd, x->dest, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        } else if (!x->overwrite && incoming_stat_beneath(dirfd, x->dest, &st) == 0) {
                 return -EEXIST;
         }
         /* Kept for the job's next attempt: in the partial directory (recv-keep.c). */
@@ -492,6 +492,74 @@ static int recv_tree_make_links(struct recv_xfer *x)
                         if (utimensat(dfd, slash + 1, ts, AT_SYMLINK_NOFOLLOW) < 0)
                                 r = -errno;
                 }
+                close(dfd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Entry @rel's staged mode back (recv_tree_staged_mode), if it is there. */
+static int recv_tree_restage_mode(struct recv_xfer *x, const char *rel, mode_t mode)
+{
+        char dir[WIRE_NAME_MAX + 1];
+        const char *slash = strrchr(rel, '/'), *leaf = slash ? slash + 1 : rel;
+        _cleanup_(closep) int pfd = -1;
+        struct stat st;
+
+        if (slash) {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+                pfd = incoming_open_beneath(x->stage_fd, dir, false);
+                if (pfd < 0)
+                        return pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP ? 0 : pfd;
+        }
+        if (fstatat(slash ? pfd : x->stage_fd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if ((st.st_mode & S_IFMT) != (mode & S_IFMT))
+                return 0;
+        if (fchmodat(slash ? pfd : x->stage_fd, leaf, recv_tree_staged_mode(mode & 07777, S_ISDIR(mode)),
+                     AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return 0;
+}
+
+int recv_tree_unpublish(struct recv_xfer *x)
+{
+        char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        struct recv_link_rec rec;
+        int64_t off;
+        int r;
+
+        /* Modes first, parents before what they hold: the daemon must be
+         * able to look into, and fill, every directory again. */
+        for (off = 0; (uint64_t)off < x->links_len;) {
+                off = recv_tree_list_read(x, (uint64_t)off, &rec, rel, target);
+                /* A list cut short by a crash: what it names is all there is. */
+                if (off < 0)
+                        break;
+                if (rec.target_len == 0 && (r = recv_tree_restage_mode(x, rel, (mode_t)rec.mode)) < 0)
+                        return r;
+        }
+        for (off = 0; (uint64_t)off < x->links_len;) {
+                struct stat st;
+                char *slash;
+                int dfd;
+
+                off = recv_tree_list_read(x, (uint64_t)off, &rec, rel, target);
+                if (off < 0)
+                        break;
+                if (rec.target_len == 0 || !(slash = strrchr(rel, '/')))
+                        continue;
+                *slash = '\0';
+                dfd = incoming_open_beneath(x->stage_fd, rel, false);
+                if (dfd == -ENOENT || dfd == -ENOTDIR || dfd == -ELOOP)
+                        continue;
+                if (dfd < 0)
+                        return dfd;
+                r = 0;
+                if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+                    unlinkat(dfd, slash + 1, 0) < 0)
+                        r = -errno;
                 close(dfd);
                 if (r < 0)
                         return r;

@@ -267,15 +267,38 @@ int recv_keep_stage(struct recv_xfer *x)
                         return r;
                 return recv_keep_top(x);
         }
+        /*
+         * An attempt that ended while it published (killed, or a link it
+         * could not make) left symlinks in the kept tree, and maybe
+         * directories with their final modes: undone first, by the whole
+         * list (not only what the record counts), so that nothing this
+         * attempt makes beneath the stage can go through a link or meet a
+         * directory it may not fill. The end makes them again.
+         */
+        fd = openat(x->stage_fd, RECV_KEEP_LINKS, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno != ENOENT)
+                return -errno;
+        if (fd >= 0) {
+                struct stat st;
+
+                x->links_fd = fd;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                x->links_len = (uint64_t)st.st_size;
+                r = recv_tree_unpublish(x);
+                if (r < 0)
+                        return r;
+        }
         /* The symlinks of the entries recorded; the later ones come again. */
         if (x->tree_links_len == 0) {
+                safe_close(x->links_fd);
+                x->links_fd = -1;
+                x->links_len = 0;
                 (void)unlinkat(x->stage_fd, RECV_KEEP_LINKS, 0);
         } else {
-                fd = openat(x->stage_fd, RECV_KEEP_LINKS, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
-                x->links_fd = fd;
-                if (ftruncate(fd, (off_t)x->tree_links_len) < 0)
+                if (x->links_fd < 0)
+                        return -ENOENT;
+                if (ftruncate(x->links_fd, (off_t)x->tree_links_len) < 0)
                         return -errno;
                 x->links_len = x->tree_links_len;
         }
@@ -412,7 +435,7 @@ void recv_keep_published(struct recv_xfer *x)
         /* What a retry whose last RESULT was lost is answered from: DEST,
          * this very directory (rdmaxferd(8), Resuming a tree). */
         recv_keep_job_init(x);
-        if (fstatat(e->incoming_fd, x->dest, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        if (incoming_stat_beneath(e->incoming_fd, x->dest, &st) < 0) {
                 snprintf(name, sizeof(name), "%s.rec", x->keep_pj.key);
                 (void)unlinkat(e->partial_fd, name, 0);
                 return;

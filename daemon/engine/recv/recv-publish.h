@@ -51,6 +51,11 @@ bool recv_tree_finish(struct recv_xfer *x);
  * @target (@len bytes, no NUL), held to @symlinks (cfg tree_symlinks):
  * NULL, or why it is refused. */
 const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks);
+/* On a worker, continuing a kept tree: what an earlier attempt that
+ * ended while it published left, undone by the list (x->links_len bytes
+ * of it): every entry's staged mode back, and every symlink it names
+ * removed, so that nothing is made through one. 0 or -errno. */
+int recv_tree_unpublish(struct recv_xfer *x);
 /* On a worker: the symlink kept for the end, in the job's list of links
  * (recv-file.c makes them once every entry is in). 0 or -errno. Touches
  * x->links_fd, links_len, stage_fd. */
