@@ -98,9 +98,12 @@ rdma_active() {
 # could never end it, and the scenario would sit out its own timeout).
 # When ib_cm is what waits (cm_destroy_id_wait_timeout: a connection
 # manager MAD that rxe never completed, which Debian's 6.1 kernel does now
-# and then after a link flap; no process holds anything then), the guest's
-# RDMA stack is wedged until reboot: the scenario is skipped with that
-# reason, and the runner skips the ones after it (guest/runner.sh).
+# when an established id is destroyed while its port is down or after a
+# link flap; no process holds anything then), the guest's RDMA stack is
+# wedged until reboot: the scenario fails with that reason (the daemon's
+# reaper must keep ids until their port is ACTIVE or the device gone), and
+# the runner fails the ones after it (guest/runner.sh); such scenarios get
+# a guest boot of their own (meson.build: testbed_own_boot).
 # Otherwise it returns 1: something in user space still holds the device.
 rdma_link_del() {
         local pid i since
@@ -123,7 +126,9 @@ rdma_link_del() {
         if dmesg | awk -v t="$since" 'match($0, /^\[ *[0-9.]+\]/) && substr($0, 2, RLENGTH - 2) + 0 >= t &&
                 /cm_destroy_id_wait_timeout/ { f = 1 } END { exit !f }'; then
                 printf '%s\n' "kernel: rdma link del $1 hangs in ib_cm (cm_destroy_id_wait_timeout: a CM MAD that rxe never completed)" >/run/testbed-wedged
-                tb_skip "$(cat /run/testbed-wedged); the guest's RDMA stack is wedged until reboot"
+                # An id destroyed while its port was down, or after a flap:
+                # the daemon's doing (reaper.c), not the machine's lack.
+                tb_fail "$(cat /run/testbed-wedged); the guest's RDMA stack is wedged until reboot"
         fi
         return 1
 }

@@ -158,9 +158,10 @@ done
 recv1=$(journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -c ': receiving m1.dat ')
 [[ $recv1 == 1 ]] || tb_fail "beta received m1.dat $recv1 times"
 rm -rf "$SRC/multi" "$SRC/m.out" "$BETA_IN"/m*.dat
-# b last: on 6.1 rxe the device's re-creation after a flap now and then
-# wedges in the kernel (lib.sh: rdma_link_del), and then nothing after it
-# could run. The short delays of the start again (d lengthened them).
+# b last: on 6.1 rxe the device's re-creation after a flap wedges in the
+# kernel if an id was destroyed at the wrong time (lib.sh: rdma_link_del),
+# and then nothing after it could run. The short delays of the start
+# again (d lengthened them).
 peers_configure peer_timeout=$T retry_max=30 retry_window=180 retry_delay_max=2
 reload_applied "$ALPHA_UNIT" retry_delay_max
 tb_log "b. the link goes down for 15 s mid-transfer"
