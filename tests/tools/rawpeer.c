@@ -37,6 +37,7 @@ struct rawpeer_opts {
         const char *key_file;
         int every_s;                    /* trickle: seconds between chunks; 0 = the default */
         unsigned int listen_port;       /* relay: where the sender comes to us */
+        const char *target;             /* tree-kept-link: where its symlink points */
 };
 
 /* ---- the modes --------------------------------------------------------- */
@@ -81,6 +82,7 @@ enum act {
         ACT_PACK_LINK_OUTSIDE,
         ACT_PUBLISHED_RETRY,
         ACT_TREE_PUBLISHED_RETRY,
+        ACT_TREE_KEPT_LINK,
         ACT_ROUTE_HASH,
         ACT_ROUTE_UNNAMED,
         ACT_ROUTE_TWICE,
@@ -238,6 +240,12 @@ static const struct mode modes[] = {
           "connection the same job again, as a sender whose last RESULT was lost: DEST's ACCEPT says both "
           "entries are there (RESUMED, 2), only DEST's END: RESULT ok, the session's last; then another "
           "job of the same DEST: exists" },
+        { "tree-kept-link", ACT_TREE_KEPT_LINK, HELLO_OK, "rawkept", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "(issue 32, H1; tree_symlinks = any, a kept tree) a tree of 4 entries, DEST, x/, a symlink x/l to "
+          "--target and a second symlink of that name: publishing fails (two links of one name) and the "
+          "tree is kept; then the same job again, continued after what was kept, whose last entry is a file "
+          "x/l/VICTIM: never made through the link an attempt made (RESULT protocol: x/l is not there "
+          "now), nothing written where it points" },
 };
 
 /* Returned by mode_run when the process should die on the spot. */
@@ -1288,6 +1296,93 @@ static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o,
         return 0;
 }
 
+/* DEST's offer of tree-kept-link's job on @c (its token, the same in both attempts). */
+static int tree_kept_offer(struct rawconn *c, const struct mode *md, uint32_t chunk, uint64_t job_bytes,
+                           struct wire_accept *a)
+{
+        struct wire_msg off = { .type = WIRE_OFFER };
+
+        off.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
+        off.offer.mode = 0755;
+        off.offer.transfer_id = (uint64_t)getpid();
+        off.offer.chunk_size = chunk;
+        off.offer.lanes = 1;
+        off.offer.job_files = 4;
+        off.offer.job_bytes = job_bytes;
+        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
+        memset(off.offer.source, 0xa8, WIRE_SOURCE_SIZE);
+        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
+        return send_offer_msg(c, &off, a);
+}
+
+/*
+ * Issue 32, H1: a kept tree must never hold a symlink the daemon made
+ * while a later attempt makes entries beneath it. Attempt 1: DEST, x/, a
+ * symlink x/l to @o->target (absolute: tree_symlinks = any), and a second
+ * symlink x/l: the links are made when the tree is published, the second
+ * fails (two of one name), and the tree stays kept for the job's next
+ * attempt (a protocol error may pass). Attempt 2, the same job: DEST's
+ * ACCEPT says 3 entries are kept; the 4th offered is a file x/l/VICTIM.
+ * The receiver must not make it through x/l: 0 when it is refused (or its
+ * publishing fails) and the sender is told, nothing written at @o->target.
+ */
+static int tree_kept_link(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md,
+                          uint32_t chunk, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn again = RAWCONN_NULL;
+        static const char victim[] = "gotcha\n";
+        const char *target = o->target ? o->target : "/tmp";
+        uint64_t job_bytes = 2 * strlen(target) + sizeof(victim) - 1;
+        char x[WIRE_NAME_MAX + 1], l[WIRE_NAME_MAX + 1], v[WIRE_NAME_MAX + 1];
+        struct wire_accept a;
+        struct wire_msg m;
+        int r;
+
+        snprintf(x, sizeof(x), "%s/x", md->file);
+        snprintf(l, sizeof(l), "%s/x/l", md->file);
+        snprintf(v, sizeof(v), "%s/x/l/VICTIM", md->file);
+        r = tree_kept_offer(c, md, chunk, job_bytes, &a);
+        if (r != 0 || tree_dir_done(c, md, 0, timeout_ms, false) != 0 ||
+            tree_offer_next(c, x, WIRE_OFFER_DIR, 0, 1, 4, job_bytes, chunk, timeout_ms) != 0 ||
+            tree_dir_done(c, md, 1, timeout_ms, false) != 0 ||
+            tree_offer_next(c, l, WIRE_OFFER_LINK, strlen(target), 2, 4, job_bytes, chunk, timeout_ms) != 0 ||
+            tree_data_done(c, target, strlen(target), 2, chunk, timeout_ms, false) != 0 ||
+            tree_offer_next(c, l, WIRE_OFFER_LINK, strlen(target), 3, 4, job_bytes, chunk, timeout_ms) != 0 ||
+            tree_data_done(c, target, strlen(target), 3, chunk, timeout_ms, true) != 0) {
+                printf("rawpeer: %s: the receiver did not take the first attempt's entries\n", md->name);
+                return 1;
+        }
+        r = rawconn_next(c, timeout_ms, &m);
+        if (r != RAWCONN_MSG || m.type != WIRE_RESULT || m.result.status == WIRE_OK) {
+                printf("rawpeer: %s: the first attempt was published (event %d)\n", md->name, r);
+                return 1;
+        }
+        printf("rawpeer: %s: first attempt failed as it must: %s: %s\n", md->name, wire_status_str(m.result.status),
+               m.result.text);
+        if (!c->disconnected)
+                rdma_disconnect(c->id);
+
+        if (reconnect(&again, c, o, md) != 0)
+                return 1;
+        r = tree_kept_offer(&again, md, chunk, job_bytes, &a);
+        if (r != 0) {
+                printf("rawpeer: %s: the receiver did not accept the job again\n", md->name);
+                return 1;
+        }
+        printf("rawpeer: %s: ACCEPT flags 0x%04x, resume[0] %u\n", md->name, a.flags, a.resume[0]);
+        if (a.flags != WIRE_ACCEPT_RESUMED || a.resume[0] != 3) {
+                printf("rawpeer: %s: wanted the kept tree continued after 3 entries\n", md->name);
+                return 1;
+        }
+        if (tree_dir_done(&again, md, 0, timeout_ms, false) != 0)
+                return 1;
+        /* Refused at once, or its publishing fails: either way a verdict, never ok. */
+        r = tree_offer_next(&again, v, 0, sizeof(victim) - 1, 3, 4, job_bytes, chunk, timeout_ms);
+        if (r == 0 && tree_data_done(&again, victim, sizeof(victim) - 1, 3, chunk, timeout_ms, true) != 0)
+                return 1;
+        return expect_verdict(&again, md, timeout_ms, r == 0 ? 0 : RAWCONN_MSG);
+}
+
 static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
 {
         uint32_t chunk = MIN(c->welcome.slot_size, RAWPEER_CHUNK_MAX);
@@ -1358,6 +1453,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);
+        case ACT_TREE_KEPT_LINK:
+                return tree_kept_link(c, o, md, chunk, timeout_ms);
         case ACT_TREE_PUBLISHED_RETRY:
                 return tree_published_retry(c, o, md, chunk, timeout_ms);
         case ACT_ROUTE_HASH:
@@ -1449,6 +1546,7 @@ static void usage(FILE *f)
         fprintf(f, "Usage: rawpeer --src ADDR --dst ADDR [--port N] [--timeout SEC] [--key FILE]\n"
                    "               [--every SEC] MODE\n"
                    "               [--listen-port N] MODE\n"
+                   "               [--target PATH] tree-kept-link\n"
                    "Connect to the rdmaxferd receiving at ADDR and misbehave as MODE says.\n"
                    "Exit 0 if the receiver reacted as it must, 1 if not, 2 on a usage error.\n\n"
                    "Modes:\n");
@@ -1520,6 +1618,7 @@ int main(int argc, char **argv)
                 { "key", required_argument, NULL, 'k' },
                 { "every", required_argument, NULL, 'e' },
                 { "listen-port", required_argument, NULL, 'l' },
+                { "target", required_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -1529,7 +1628,7 @@ int main(int argc, char **argv)
         long v;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "s:d:p:t:k:e:l:h", longopts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "s:d:p:t:k:e:l:T:h", longopts, NULL)) >= 0) {
                 switch (c) {
                 case 's':
                         o.src = optarg;
@@ -1560,6 +1659,9 @@ int main(int argc, char **argv)
                         break;
                 case 'k':
                         o.key_file = optarg;
+                        break;
+                case 'T':
+                        o.target = optarg;
                         break;
                 case 'h':
                         usage(stdout);

@@ -134,6 +134,19 @@ for m in tree-link-shadow tree-link-under; do
         wait_for 15 no_stage || tb_fail "$m: a staging directory stayed in $BETA_IN"
 done
 [[ ! -e $BETA_IN/rawlink && ! -e /tmp/x ]] || tb_fail "a tree with a hostile symlink published, or wrote through it"
+# Issue 32 H1: a kept tree continued by a later attempt of the same job
+# never makes an entry through a symlink an earlier attempt made (its
+# target here: a directory of the daemon's own beside incoming_dir).
+victim=/var/lib/rdmaxferd-beta/victim
+rm -rf "$victim" && mkdir "$victim" && chown rdmaxfer: "$victim"
+rc=0
+tb_log "rawpeer tree-kept-link"
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" --target "$victim" tree-kept-link 2>&1 | sed 's/^/    /' ||
+        rc=${PIPESTATUS[0]}
+((rc == 0)) || tb_fail "tree-kept-link: the receiver did not react as it must (rawpeer exit $rc)"
+[[ -z $(ls -A "$victim") && ! -e $BETA_IN/rawkept ]] ||
+        tb_fail "a kept tree's later attempt wrote through its own symlink: $(ls -A "$victim")"
+rm -rf "$victim" /var/lib/rdmaxferd-beta/partial/*
 sed -i '/^tree_symlinks = /d' "$BETA_CONF"
 tb_run systemctl reload "$BETA_UNIT"
 incoming_clean "$BETA_IN"
