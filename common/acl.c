@@ -137,6 +137,28 @@ int acl_parse(struct acl *acl, const char *list, char *bad, size_t badlen)
         return 0;
 }
 
+/* @sa's address as 16 bytes, IPv4 as ::ffff:a.b.c.d: false for another family. */
+static bool acl_addr16(const struct sockaddr *sa, uint8_t out[16])
+{
+        if (sa->sa_family == AF_INET) {
+                memcpy(out, acl_v4mapped_prefix, sizeof(acl_v4mapped_prefix));
+                memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+                return true;
+        }
+        if (sa->sa_family == AF_INET6) {
+                memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+                return true;
+        }
+        return false;
+}
+
+bool acl_same_addr(const struct sockaddr *a, const struct sockaddr *b)
+{
+        uint8_t x[16], y[16];
+
+        return a && b && acl_addr16(a, x) && acl_addr16(b, y) && memcmp(x, y, sizeof(x)) == 0;
+}
+
 bool acl_allows(const struct acl *acl, const struct sockaddr *sa)
 {
         uint8_t v4[4], v6[16];

@@ -29,3 +29,6 @@ int acl_parse(struct acl *acl, const char *list, char *bad, size_t badlen);
 
 /* An empty list allows everyone. IPv4-mapped IPv6 peers match IPv4 entries. */
 bool acl_allows(const struct acl *acl, const struct sockaddr *sa);
+/* Whether @a and @b hold the same address (ports aside; an IPv4 one and
+ * its ::ffff: form are the same). */
+bool acl_same_addr(const struct sockaddr *a, const struct sockaddr *b);

@@ -39,6 +39,7 @@ enum config_key {
         CONFIG_KEY_RELAY,
         CONFIG_KEY_TREE_SYMLINKS,
         CONFIG_KEY_ALLOW_PEERS,
+        CONFIG_KEY_RELAY_PEERS,
         CONFIG_KEY_KEY_FILE,
         CONFIG_KEY_LOG_LEVEL,
         CONFIG_KEY_MAX_CLIENTS_PER_USER,
@@ -314,12 +315,12 @@ static int config_set_tree_symlinks(struct config *cfg, const char *value, char 
         return -EINVAL;
 }
 
-static int config_set_allow_peers(struct config *cfg, const char *value, char *why, size_t whylen)
+static int config_set_acl(struct acl *acl, const char *value, char *why, size_t whylen)
 {
         char bad[64];
         int r;
 
-        r = acl_parse(&cfg->allow_peers, value, bad, sizeof(bad));
+        r = acl_parse(acl, value, bad, sizeof(bad));
         if (r == -E2BIG) {
                 config_why(why, whylen, "more than %d entries", ACL_MAX);
                 return -EINVAL;
@@ -329,6 +330,19 @@ static int config_set_allow_peers(struct config *cfg, const char *value, char *w
                 return -EINVAL;
         }
         return 0;
+}
+
+static int config_set_allow_peers(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_set_acl(&cfg->allow_peers, value, why, whylen);
+}
+
+static int config_set_relay_peers(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        int r = config_set_acl(&cfg->relay_peers, value, why, whylen);
+
+        cfg->relay_peers_set = r == 0;
+        return r;
 }
 
 static int config_set_log_level(struct config *cfg, const char *value, char *why, size_t whylen)
@@ -461,6 +475,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_RELAY]              = CONFIG_CUSTOM("relay", config_set_relay),
         [CONFIG_KEY_TREE_SYMLINKS]      = CONFIG_CUSTOM("tree_symlinks", config_set_tree_symlinks),
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
+        [CONFIG_KEY_RELAY_PEERS]        = CONFIG_CUSTOM("relay_peers", config_set_relay_peers),
         [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),
         [CONFIG_KEY_LOG_LEVEL]          = CONFIG_CUSTOM("log_level", config_set_log_level),
         /* The upper bounds are the daemon's own caps (CONTROL_CONN_MAX, JOBS_QUEUED_MAX). */

@@ -57,6 +57,8 @@ struct config {
         bool relay;                     /* relay = yes|no: pass a chain's file on (default no) */
         int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
+        struct acl relay_peers;         /* relay_peers = CIDR list a relay sends on to, empty = any */
+        bool relay_peers_set;           /* ... given; unset: allow_peers (config_relay_peers) */
         char key_file[PATH_MAX];        /* key_file = path, "" = no key */
         int log_level;                  /* log_level = err|warning|notice|info|debug */
         uint32_t max_clients_per_user;  /* max_clients_per_user = 1..64 control connections per uid */
@@ -72,6 +74,13 @@ struct config {
         uint32_t partial_retention;     /* partial_retention = 1..31536000 s a partial is kept */
         uint64_t partial_max_bytes;     /* partial_max_bytes = bytes, K/M/G/T, all partials; 0 = none */
 };
+
+/* The hosts a relay may pass a chain's file on to: relay_peers, or
+ * where it is not set, allow_peers. */
+static inline const struct acl *config_relay_peers(const struct config *cfg)
+{
+        return cfg->relay_peers_set ? &cfg->relay_peers : &cfg->allow_peers;
+}
 
 /* Fill @cfg with the built-in defaults. */
 void config_init(struct config *cfg);

@@ -936,6 +936,35 @@ socklen_t wire_hop_sockaddr(const struct wire_hop *h, struct sockaddr_storage *s
         return sizeof(*in6);
 }
 
+const char *wire_hop_refused(const struct wire_hop *h)
+{
+        static const uint8_t v4_loop = 127, zero[WIRE_ADDR_SIZE] = { 0 };
+        static const uint8_t v6_loop[WIRE_ADDR_SIZE] = { [15] = 1 };
+
+        if (h->port == 0)
+                return "port 0";
+        if (wire_hop_v4(h)) {
+                if (h->addr[12] == v4_loop)
+                        return "a loopback address";
+                if (memcmp(h->addr + 12, zero, 4) == 0)
+                        return "an unspecified address";
+                return NULL;
+        }
+        if (memcmp(h->addr, v6_loop, WIRE_ADDR_SIZE) == 0)
+                return "a loopback address";
+        if (memcmp(h->addr, zero, WIRE_ADDR_SIZE) == 0)
+                return "an unspecified address";
+        return NULL;
+}
+
+bool wire_route_repeats(const struct wire_hop *hops, unsigned int i)
+{
+        for (unsigned int k = 0; k < i; k++)
+                if (hops[k].port == hops[i].port && memcmp(hops[k].addr, hops[i].addr, WIRE_ADDR_SIZE) == 0)
+                        return true;
+        return false;
+}
+
 void wire_hop_str(const struct wire_hop *h, char *buf, size_t len)
 {
         char a[INET6_ADDRSTRLEN];

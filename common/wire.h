@@ -707,6 +707,11 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
 int wire_hop_set(struct wire_hop *h, const struct sockaddr *sa);
 /* And back: the socket address (IPv4 for ::ffff:a.b.c.d) and its length. */
 socklen_t wire_hop_sockaddr(const struct wire_hop *h, struct sockaddr_storage *ss);
+/* Why no relay may pass a file on to hop @h ("a loopback address", "an
+ * unspecified address", "port 0"), or NULL. */
+const char *wire_hop_refused(const struct wire_hop *h);
+/* Whether @hops[@i] is one of @hops[0 .. @i) again (address and port). */
+bool wire_route_repeats(const struct wire_hop *hops, unsigned int i);
 /* "198.18.0.2:7471", "[fd00::2]:7471": for logs. */
 void wire_hop_str(const struct wire_hop *h, char *buf, size_t len);
 #define WIRE_HOP_STR_MAX        (46 + 2 + 6 + 1)

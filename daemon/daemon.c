@@ -344,6 +344,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "log_level");
         if (!acl_equal(&cfg.allow_peers, &d->cfg.allow_peers))
                 changed_add(applied, sizeof(applied), "allow_peers");
+        if (cfg.relay_peers_set != d->cfg.relay_peers_set || !acl_equal(&cfg.relay_peers, &d->cfg.relay_peers))
+                changed_add(applied, sizeof(applied), "relay_peers");
         if (cfg.overwrite != d->cfg.overwrite)
                 changed_add(applied, sizeof(applied), "overwrite");
         if (cfg.relay != d->cfg.relay)

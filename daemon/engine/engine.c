@@ -324,6 +324,7 @@ static void engine_cfg_recv(const struct config *cfg, struct recv_cfg *out)
 {
         *out = (struct recv_cfg){
                 .allow_peers = cfg->allow_peers,
+                .relay_peers = *config_relay_peers(cfg),
                 .relay = cfg->relay,
                 .overwrite = cfg->overwrite,
                 .tree_symlinks = cfg->tree_symlinks,

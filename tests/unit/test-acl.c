@@ -142,9 +142,24 @@ static void test_match(void)
         ok(!acl_allows(&acl, NULL), "no address is denied");
 }
 
+/* The same address whatever its form; ports aside. */
+static void test_same_addr(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1) };
+        struct sockaddr_in6 b = { .sin6_family = AF_INET6, .sin6_port = htons(2) };
+
+        inet_pton(AF_INET, "198.18.0.2", &a.sin_addr);
+        inet_pton(AF_INET6, "::ffff:198.18.0.2", &b.sin6_addr);
+        ok(acl_same_addr((struct sockaddr *)&a, (struct sockaddr *)&b), "IPv4 and its ::ffff: form, other ports");
+        inet_pton(AF_INET6, "::ffff:198.18.0.3", &b.sin6_addr);
+        ok(!acl_same_addr((struct sockaddr *)&a, (struct sockaddr *)&b), "another address");
+        ok(!acl_same_addr((struct sockaddr *)&a, NULL), "NULL is no address");
+}
+
 int main(void)
 {
         test_parse();
         test_match();
+        test_same_addr();
         return done_testing();
 }

@@ -155,6 +155,16 @@ static void test_full(void)
         r = load("listen =\nallow_peers =\n", &c, err, sizeof(err));
         ok(r == 0 && c.listen_addr[0] == '\0' && c.allow_peers.n == 0, "empty listen and allow_peers mean any");
 
+        /* Where a relay passes a chain's file on: allow_peers unless relay_peers says. */
+        r = load("allow_peers = 198.18.0.0/24\n", &c, err, sizeof(err));
+        ok(r == 0 && config_relay_peers(&c) == &c.allow_peers, "relay_peers unset: allow_peers");
+        r = load("allow_peers = 198.18.0.0/24\nrelay_peers = 10.0.0.0/8\n", &c, err, sizeof(err));
+        ok(r == 0 && config_relay_peers(&c) == &c.relay_peers && c.relay_peers.n == 1, "relay_peers given: its own");
+        r = load("allow_peers = 198.18.0.0/24\nrelay_peers =\n", &c, err, sizeof(err));
+        ok(r == 0 && config_relay_peers(&c) == &c.relay_peers && c.relay_peers.n == 0,
+           "relay_peers empty: any host, whatever allow_peers says");
+        expect_error("relay_peers = 10.0.0.0/33\n", 1, "relay_peers", "is not an address");
+
         static const struct {
                 const char *v;
                 bool want;

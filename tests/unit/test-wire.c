@@ -202,6 +202,35 @@ static void test_status_transient(void)
                "every status is classified (a new one must be added here)");
 }
 
+/* Hops no relay may pass a file on to, and a route naming one twice. */
+static void test_hop_refused(void)
+{
+        struct wire_hop h[3] = { 0 };
+
+        h[0].addr[10] = h[0].addr[11] = 0xff;
+        h[0].addr[12] = 198, h[0].addr[13] = 18, h[0].addr[15] = 2;
+        h[0].port = 7470;
+        ok(wire_hop_refused(&h[0]) == NULL, "198.18.0.2:7470 may be relayed to");
+        h[1] = h[0];
+        h[1].addr[12] = 127;
+        is_str(wire_hop_refused(&h[1]), "a loopback address", "127.x is loopback");
+        memset(h[1].addr + 12, 0, 4);
+        is_str(wire_hop_refused(&h[1]), "an unspecified address", "0.0.0.0 is unspecified");
+        memset(h[1].addr, 0, sizeof(h[1].addr));
+        h[1].addr[15] = 1;
+        is_str(wire_hop_refused(&h[1]), "a loopback address", "::1 is loopback");
+        h[1].addr[15] = 0;
+        is_str(wire_hop_refused(&h[1]), "an unspecified address", ":: is unspecified");
+        h[1] = h[0];
+        h[1].port = 0;
+        is_str(wire_hop_refused(&h[1]), "port 0", "port 0");
+        h[1] = h[0];
+        h[1].port = 7471;
+        h[2] = h[0];
+        ok(!wire_route_repeats(h, 1), "another port of the same host is another hop");
+        ok(wire_route_repeats(h, 2), "the same host and port again repeats");
+}
+
 /* What the user reads as a refusal, and what a failed session's staging is kept for. */
 static void test_status_properties(void)
 {
@@ -2084,6 +2113,7 @@ int main(void)
         test_status_str();
         test_status_transient();
         test_status_properties();
+        test_hop_refused();
         test_private_data();
         test_round_trips();
         test_golden();

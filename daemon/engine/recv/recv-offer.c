@@ -202,6 +202,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED);
         struct wire_binding bd;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
+        unsigned int status;
 
         text[0] = '\0';
         /* The proof first: an unproven peer learns nothing of our rules. */
@@ -241,6 +242,9 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                         snprintf(text, len, "this node does not relay (relay = no)");
                         return WIRE_E_DENIED;
                 }
+                status = relay_route_refused(e, x->route.hop, 0, x->route.hops, text, len);
+                if (status != WIRE_OK)
+                        return status;
                 if ((!tree && o->job_files != 1) || (o->flags & WIRE_OFFER_SYNC_FLAGS)) {
                         snprintf(text, len, "a route carries one regular file or one tree, without sync");
                         return WIRE_E_PROTOCOL;

@@ -40,6 +40,7 @@ struct relay;
  * what it needs with it). */
 struct recv_cfg {
         struct acl allow_peers;
+        struct acl relay_peers;         /* where a relay may pass it on (config_relay_peers) */
         bool relay;                     /* pass a chain's file on */
         bool overwrite;
         int tree_symlinks;              /* enum config_symlinks */

@@ -4,6 +4,7 @@
  */
 
 #include <errno.h>
+#include <ifaddrs.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/mman.h>
 #include <event2/event.h>
 
+#include "acl.h"
 #include "entlist.h"
 #include "incoming.h"
 #include "log.h"
@@ -464,11 +466,58 @@ void relay_start(struct recv_xfer *x)
                 relay_try(r);
 }
 
+/* Whether @h is this node: one of its addresses (the listen address, or
+ * with the wildcard any address it has), and its port. */
+static bool relay_hop_is_self(const struct recv_env *e, const struct wire_hop *h)
+{
+        struct sockaddr_storage ss;
+        struct ifaddrs *ifs, *i;
+        bool self = false;
+
+        if (h->port != e->dev->cfg.port)
+                return false;
+        wire_hop_sockaddr(h, &ss);
+        if (e->dev->have_src)
+                return acl_same_addr((const struct sockaddr *)&ss, (const struct sockaddr *)&e->dev->src);
+        if (getifaddrs(&ifs) < 0)
+                return false;
+        for (i = ifs; i && !self; i = i->ifa_next)
+                self = i->ifa_addr && acl_same_addr((const struct sockaddr *)&ss, i->ifa_addr);
+        freeifaddrs(ifs);
+        return self;
+}
+
+unsigned int relay_route_refused(const struct recv_env *e, const struct wire_hop *hops, unsigned int from,
+                                 unsigned int to, char *text, size_t len)
+{
+        struct sockaddr_storage ss;
+        char where[WIRE_HOP_STR_MAX];
+        const char *why;
+
+        for (unsigned int k = from; k < to; k++) {
+                wire_hop_str(&hops[k], where, sizeof(where));
+                wire_hop_sockaddr(&hops[k], &ss);
+                if ((why = wire_hop_refused(&hops[k])))
+                        snprintf(text, len, "the route's hop %u, %s, is %s", k + 1, where, why);
+                else if (wire_route_repeats(hops, k))
+                        snprintf(text, len, "the route names %s twice", where);
+                else if (relay_hop_is_self(e, &hops[k]))
+                        snprintf(text, len, "the route's hop %u, %s, is this node", k + 1, where);
+                else if (!acl_allows(&e->cfg.relay_peers, (const struct sockaddr *)&ss))
+                        snprintf(text, len, "the route's hop %u, %s, is not in relay_peers here", k + 1, where);
+                else
+                        continue;
+                return WIRE_E_DENIED;
+        }
+        return WIRE_OK;
+}
+
 void relay_route_in(struct relay *r, const struct wire_route *part)
 {
         struct recv_xfer *x = r->up;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
         char text[WIRE_TEXT_MAX + 1];
+        unsigned int status;
 
         if (!x)
                 return;
@@ -480,6 +529,11 @@ void relay_route_in(struct relay *r, const struct wire_route *part)
                 return;
         }
         memcpy(r->hop + r->have, part->hop, part->hops * sizeof(*r->hop));
+        status = relay_route_refused(r->e, r->hop, r->have, r->have + part->hops, text, sizeof(text));
+        if (status != WIRE_OK) {
+                recv_fail(x, status, text);
+                return;
+        }
         r->have += part->hops;
         if (r->have < r->total)
                 return;

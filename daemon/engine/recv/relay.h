@@ -70,6 +70,15 @@ void relay_tree_stream(struct relay *r);
  * route is whole and its hash the offer's, the downstream starts. A part
  * out of order or a hash that differs fails the upstream transfer. */
 void relay_route_in(struct relay *r, const struct wire_route *part);
+/*
+ * Whether hops @from .. @to - 1 of @hops may be relayed to from here:
+ * WIRE_OK, or WIRE_E_DENIED with why in @text: a loopback or unspecified
+ * address, a hop the route names twice, this node itself, or a host
+ * outside relay_peers (checked at every relay: an origin's word is not
+ * enough). Hops before @from were checked already.
+ */
+unsigned int relay_route_refused(const struct recv_env *e, const struct wire_hop *hops, unsigned int from,
+                                 unsigned int to, char *text, size_t len);
 /* Whether every part of the route came. */
 bool relay_route_whole(const struct relay *r);
 /* Upstream chunk @seq is written to the file. */
