@@ -85,6 +85,9 @@ enum act {
         ACT_TREE_KEPT_LINK,
         ACT_ROUTE_HASH,
         ACT_ROUTE_UNNAMED,
+        ACT_ROUTE_LOOPBACK,
+        ACT_ROUTE_REPEAT,
+        ACT_ROUTE_OUTSIDE,
         ACT_ROUTE_TWICE,
         ACT_ROUTE_REST_ORDER,
         ACT_ROUTE_REST_HASH,
@@ -224,6 +227,14 @@ static const struct mode modes[] = {
           "(auth with --key)" },
         { "route-unnamed", ACT_ROUTE_UNNAMED, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 10,
           "a ROUTE of one hop, then an OFFER that names no route: REFUSE, protocol" },
+        { "route-loopback", ACT_ROUTE_LOOPBACK, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_DENIED, false, 10,
+          "(issue 32 M3; relay = yes) a ROUTE whose hop is 127.0.0.1, named by the offer: REFUSE, denied" },
+        { "route-repeat", ACT_ROUTE_REPEAT, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_DENIED, false, 10,
+          "(issue 32 M3; relay = yes) a ROUTE that names one hop twice (a loop), named by the offer: "
+          "REFUSE, denied" },
+        { "route-outside", ACT_ROUTE_OUTSIDE, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_DENIED, false, 10,
+          "(issue 32 M3; relay = yes, relay_peers without 198.18.0.99) a ROUTE to 198.18.0.99, named by "
+          "the offer: REFUSE, denied" },
         { "route-twice", ACT_ROUTE_TWICE, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 10,
           "two ROUTEs before the offer: REFUSE, protocol (or hang-up)" },
         { "route-rest-order", ACT_ROUTE_REST_ORDER, HELLO_OK, "routed.dat", 1, WIRE_RESULT, WIRE_E_PROTOCOL, true,
@@ -426,7 +437,13 @@ static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chun
 
         rt.route.total = 1;
         rt.route.hops = 1;
+        if (md->act == ACT_ROUTE_LOOPBACK)
+                hop.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         wire_hop_set(&rt.route.hop[0], (const struct sockaddr *)&hop);
+        if (md->act == ACT_ROUTE_REPEAT) {
+                rt.route.total = rt.route.hops = 2;
+                rt.route.hop[1] = rt.route.hop[0];
+        }
         r = rawconn_send_ctrl(c, &rt);
         /* The second waits for the CREDIT the first earns. */
         if (r == 0 && md->act == ACT_ROUTE_TWICE)
@@ -436,6 +453,11 @@ static int route_hostile(struct rawconn *c, const struct mode *md, uint32_t chun
         route_offer(c, md, chunk, &o);
         if (md->act == ACT_ROUTE_HASH) {
                 rt.route.hop[0].port++;
+                o.offer.flags = WIRE_OFFER_ROUTE;
+                wire_route_hash(rt.route.hop, rt.route.hops, o.offer.route_hash);
+        }
+        /* Named by the offer, hash and all: only where it goes is wrong. */
+        if (md->act == ACT_ROUTE_LOOPBACK || md->act == ACT_ROUTE_REPEAT || md->act == ACT_ROUTE_OUTSIDE) {
                 o.offer.flags = WIRE_OFFER_ROUTE;
                 wire_route_hash(rt.route.hop, rt.route.hops, o.offer.route_hash);
         }
@@ -1460,6 +1482,9 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_ROUTE_HASH:
         case ACT_ROUTE_UNNAMED:
         case ACT_ROUTE_TWICE:
+        case ACT_ROUTE_LOOPBACK:
+        case ACT_ROUTE_REPEAT:
+        case ACT_ROUTE_OUTSIDE:
                 return route_hostile(c, md, chunk, timeout_ms);
         case ACT_ROUTE_REST_ORDER:
         case ACT_ROUTE_REST_HASH:

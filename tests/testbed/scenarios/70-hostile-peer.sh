@@ -182,6 +182,13 @@ reload_applied "$BETA_UNIT" relay
 hostile route-rest-order "routed\.dat failed: protocol error: a part of the route out of order"
 hostile route-rest-hash "routed\.dat failed: protocol error: the route is not the one the offer names"
 hostile route-rest-missing "routed\.dat failed: protocol error: lane 0's END before the route's last part"
+tb_log "issue 32 M3: a relay checks where it would pass the file on: loopback, a hop twice, relay_peers"
+hostile route-loopback "routed\.dat failed: peer not allowed: the route's hop 1, 127\.0\.0\.1:7471, is a loopback address"
+hostile route-repeat "routed\.dat failed: peer not allowed: the route names 198\.18\.0\.99:7471 twice"
+echo "relay_peers = 198.18.0.1" >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" relay_peers
+hostile route-outside "routed\.dat failed: peer not allowed: the route's hop 1, 198\.18\.0\.99:7471, is not in relay_peers here"
+sed -i '/^relay_peers = /d' "$BETA_CONF"
 sed -i '/^relay = yes$/d' "$BETA_CONF"
 reload_applied "$BETA_UNIT" relay
 
