@@ -382,8 +382,7 @@ void recv_keep_prepare(struct recv_xfer *x)
         t->offered = x->offered;
         t->skipped = x->files_skipped;
         if (x->cur != f && x->cur->offer.name[0]) {
-                if (!(x->cur->offer.flags & WIRE_OFFER_PACK))
-                        t->offered -= x->cur->offer.size;
+                t->offered -= x->cur->reserved;
                 t->skipped -= x->cur->skip;
         }
         /* Cur's symlink is listed only when it is published, after fin's RESULT. */
