@@ -36,7 +36,6 @@ struct reaper {
         bool quit;                              /* under mutex */
         bool parked;                            /* under mutex: destroy nothing for now */
         bool device_gone;                       /* under mutex: destroy whatever the ports say */
-        uint64_t hold_until;                    /* under mutex: after a flap, destroy nothing before */
         bool orphaned;                          /* under mutex: reaper_free() gave up; the worker frees */
         bool exiting;                           /* under mutex: the worker frees nothing; reaper_free() joins */
         uint64_t busy_since;                    /* under mutex */
@@ -57,15 +56,6 @@ struct reaper {
  * transfer that a QP error ended is torn down in that window.
  */
 #define REAPER_SETTLE_USEC      (1 * 1000000ull)
-/*
- * After a port was down (a flap), ids wait this long more once it is
- * ACTIVE again: 6.1 rxe carries no CM traffic after a flap with live QPs
- * until its device is re-created, so a destroy then leaves a DREQ that
- * never completes; an admin who re-creates the device does it well
- * within this, and the device's removal lets them go at once. On a real
- * NIC they go a little later than they could, holding only their ids.
- */
-#define REAPER_FLAP_HOLD_USEC   (30 * 1000000ull)
 
 /*
  * Whether @id may be destroyed now: its port is ACTIVE (or it has none:
@@ -112,13 +102,11 @@ static void *reaper_main(void *arg)
                         pthread_cond_wait(&r->cond, &r->mutex);
                 if (!r->head)
                         break;
-                /* Settled, past a flap's hold, its port up: else wait (or
-                 * for the device to go). */
+                /* Settled, its port up: else wait (or for the device to go). */
                 if (!r->quit && !r->device_gone) {
                         uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
-                        if (now < r->head->queued + REAPER_SETTLE_USEC || now < r->hold_until ||
-                            !reaper_port_ready(r->head->id)) {
+                        if (now < r->head->queued + REAPER_SETTLE_USEC || !reaper_port_ready(r->head->id)) {
                                 struct timespec ts;
 
                                 reaper_timeout_at(&ts, REAPER_PORT_POLL_MS);
@@ -297,7 +285,6 @@ void reaper_device_gone(struct reaper *r, bool gone)
         pthread_mutex_lock(&r->mutex);
         r->device_gone = gone;
         r->parked = r->parked && !gone;
-        r->hold_until = 0;
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->mutex);
 }
@@ -305,9 +292,6 @@ void reaper_device_gone(struct reaper *r, bool gone)
 void reaper_park(struct reaper *r, bool parked)
 {
         pthread_mutex_lock(&r->mutex);
-        /* Back from a flap: its ids wait a while more (REAPER_FLAP_HOLD_USEC). */
-        if (r->parked && !parked)
-                r->hold_until = clock_usec(CLOCK_MONOTONIC) + REAPER_FLAP_HOLD_USEC;
         r->parked = parked;
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->mutex);

@@ -42,8 +42,7 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id);
  * or not, an id waits a second after it is queued, then the worker asks
  * its port (ibv_query_port) and waits while it is not ACTIVE: a transfer
  * that a QP error ended just before the port's PORT_ERR arrived would
- * otherwise be destroyed in that window. Unparked after a flap, ids wait
- * 30 s more (reaper.c says why) unless the device goes meanwhile.
+ * otherwise be destroyed in that window.
  */
 void reaper_park(struct reaper *r, bool parked);
 /* The device is gone (@gone true: the kernel closed its ids itself, so
