@@ -184,7 +184,7 @@ int main(void)
         for (t0 = clock_usec(CLOCK_MONOTONIC); (proc_count("fd") != fds0 || proc_count("task") != threads - 1) &&
              clock_usec(CLOCK_MONOTONIC) - t0 < 10000000;)
                 usleep(10000);
-        ok(destroyed == 11, "the stuck destroy returned, on the worker");
+        ok(destroyed == 12, "the stuck destroy returned, on the worker");
         ok(proc_count("fd") == fds0 && proc_count("task") == threads - 1,
            "the worker closed the eventfd and exited (%d fds, %d threads; %d and %d expected)",
            proc_count("fd"), proc_count("task"), fds0, threads - 1);
@@ -199,7 +199,7 @@ int main(void)
         took = clock_usec(CLOCK_MONOTONIC) - t0;
         ok(took < 1000000, "an idle reaper frees without waiting out its timeout (%llu us)",
            (unsigned long long)took);
-        ok(destroyed == 12, "the queued id was destroyed before the free returned");
+        ok(destroyed == 13, "the queued id was destroyed before the free returned");
         ok(proc_count("fd") == fds0 && proc_count("task") == threads - 1, "and everything of it is gone");
         reaper_free(NULL, 0);
         ok(true, "reaper_free(NULL) is a no-op");
