@@ -283,13 +283,14 @@ static void recv_timeout(struct xfer *b)
                         }
                         /* Between two files of a session: a sender reading
                          * the next one for its digest says so (WAIT), for
-                         * as long as the job's bytes left take at min_rate. */
+                         * as long as the job's bytes left take to read,
+                         * at most XFER_WAIT_MAX_SEC more than peer_timeout. */
                         if (!xfer_peer_silent(b)) {
                                 if (!xfer_wait_overdue(b, x->t_between, x->job_bytes - MIN(x->offered,
                                                                                               x->job_bytes)))
                                         return;
-                                snprintf(text, sizeof(text), "no offer of file %u in the time min_rate "
-                                         "allows", x->next_file + 1);
+                                snprintf(text, sizeof(text), "no offer of file %u in the time reading "
+                                         "it allows", x->next_file + 1);
                                 recv_abort(b, WIRE_E_PROTOCOL, text);
                                 return;
                         }

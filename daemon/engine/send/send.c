@@ -273,7 +273,7 @@ static void send_timeout(struct xfer *b)
                         if (!s->t_offer || !xfer_wait_overdue(b, s->t_offer, s->size))
                                 return;
                         send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer of %" PRIu64
-                                  " bytes in the time min_rate allows", s->size);
+                                  " bytes in the time reading it allows", s->size);
                         return;
                 }
                 send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer the offer within %u s", sec);

@@ -253,12 +253,11 @@ bool xfer_peer_silent(struct xfer *x)
 
 bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes)
 {
-        uint64_t rate = x->env->cfg.min_rate;
+        uint64_t rate = MAX(x->env->cfg.min_rate, XFER_REREAD_FLOOR);
         uint64_t limit;
 
-        if (rate == 0)
-                return false;
-        limit = (uint64_t)xfer_peer_timeout(x) * 1000000u + bytes / rate * 1000000u;
+        limit = (uint64_t)xfer_peer_timeout(x) * 1000000u +
+                MIN(bytes / rate, (uint64_t)XFER_WAIT_MAX_SEC) * 1000000u;
         return clock_usec(CLOCK_MONOTONIC) - since > limit;
 }
 

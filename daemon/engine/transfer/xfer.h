@@ -198,9 +198,12 @@ bool xfer_peer_silent(struct xfer *x);
  * A wait the peer keeps alive with messages (sync: WAIT, or a receiver's
  * empty CREDIT while it reads a file for its digest) still has an end:
  * true once it began @since (usec, CLOCK_MONOTONIC) longer ago than
- * peer_timeout plus @bytes at cfg min_rate, the floor every transfer is
- * held to. Never with min_rate 0 (no floor: a trickle may go on too).
+ * peer_timeout plus @bytes read at cfg min_rate or XFER_REREAD_FLOOR,
+ * whichever is faster, and never longer than peer_timeout plus
+ * XFER_WAIT_MAX_SEC: what a peer says it is reading (a job's bytes left
+ * are its own claim) cannot hold a slot for longer than that.
  */
+#define XFER_WAIT_MAX_SEC       600u
 bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes);
 unsigned int xfer_peer_timeout(const struct xfer *x);
 
