@@ -70,6 +70,7 @@ enum act {
         ACT_NEXT_BAD_MAC,
         ACT_NEXT_PIPELINED,
         ACT_NEXT_THIRD,
+        ACT_NEXT_WAIT,
         ACT_TREE_DEST,
         ACT_TREE_OUTSIDE,
         ACT_TREE_DIR_SOURCE,
@@ -175,6 +176,9 @@ static const struct mode modes[] = {
         { "next-wrong-file", ACT_NEXT_WRONG_FILE, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
           "a session of 3 files: sess-a.dat whole (RESULT ok), then the offer of file 3, not 2: REFUSE, "
           "protocol" },
+        { "wait-trickle", ACT_NEXT_WAIT, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 300,
+          "(issue 32 M1) a session of 3 files announcing 16 TiB: sess-a.dat whole (RESULT ok), then a WAIT "
+          "for file 2 every second, for ever: REFUSE, protocol, within 20 x the receiver's peer_timeout" },
         { "next-more-bytes", ACT_NEXT_MORE_BYTES, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
           "a session of 3 files announcing 1 byte more than sess-a.dat, which goes whole, then a "
           "4 KiB file 2: REFUSE, protocol" },
@@ -839,7 +843,8 @@ static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk
 {
         uint64_t size = (uint64_t)chunk + chunk / 2;
         uint32_t files = md->act == ACT_NEXT_PIPELINED ? 2 : 3;
-        uint64_t job_bytes = md->act == ACT_NEXT_MORE_BYTES ? size + 1 : files * size;
+        uint64_t job_bytes = md->act == ACT_NEXT_MORE_BYTES ? size + 1 :
+                             md->act == ACT_NEXT_WAIT ? 16ull << 40 : files * size;
         struct wire_msg o = { .type = WIRE_OFFER }, end = { .type = WIRE_END }, m;
         struct digest d = DIGEST_NULL;
         int r;
@@ -873,6 +878,21 @@ static int session_next(struct rawconn *c, const struct mode *md, uint32_t chunk
                 return 1;
         }
         printf("rawpeer: %s: sess-a.dat published, the session goes on\n", md->name);
+        if (md->act == ACT_NEXT_WAIT) {
+                struct wire_msg w = { .type = WIRE_WAIT, .wait.file = 1 };
+                uint64_t t0 = clock_usec(CLOCK_MONOTONIC);
+
+                /* "The next file is coming", a second at a time, for as
+                 * long as the receiver listens (or our verdict wait). */
+                do {
+                        r = rawconn_send_ctrl(c, &w);
+                        if (r == 0)
+                                r = rawconn_wait(c, 1000);
+                } while (r == RAWCONN_TIMEOUT && clock_usec(CLOCK_MONOTONIC) - t0 < (uint64_t)timeout_ms * 1000u);
+                printf("rawpeer: %s: WAIT a second for %.1f s, then: event %d\n", md->name,
+                       (double)(clock_usec(CLOCK_MONOTONIC) - t0) / 1e6, r);
+                return expect_verdict(c, md, timeout_ms, r == RAWCONN_TIMEOUT ? RAWCONN_TIMEOUT : r);
+        }
         o.offer.transfer_id = (uint64_t)getpid();
         o.offer.size = md->act == ACT_NEXT_MORE_BYTES ? 4096 : size;
         o.offer.chunk_size = chunk;
@@ -1459,6 +1479,7 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_NEXT_BAD_MAC:
         case ACT_NEXT_PIPELINED:
         case ACT_NEXT_THIRD:
+        case ACT_NEXT_WAIT:
                 return session_next(c, md, chunk, timeout_ms);
         case ACT_TREE_DEST:
         case ACT_TREE_OUTSIDE:

@@ -284,7 +284,7 @@ static void recv_timeout(struct xfer *b)
                         /* Between two files of a session: a sender reading
                          * the next one for its digest says so (WAIT), for
                          * as long as the job's bytes left take to read,
-                         * at most XFER_WAIT_MAX_SEC more than peer_timeout. */
+                         * at most XFER_WAIT_MAX times peer_timeout. */
                         if (!xfer_peer_silent(b)) {
                                 if (!xfer_wait_overdue(b, x->t_between, x->job_bytes - MIN(x->offered,
                                                                                               x->job_bytes)))

@@ -254,10 +254,9 @@ bool xfer_peer_silent(struct xfer *x)
 bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes)
 {
         uint64_t rate = MAX(x->env->cfg.min_rate, XFER_REREAD_FLOOR);
-        uint64_t limit;
+        uint64_t limit, pt = xfer_peer_timeout(x);
 
-        limit = (uint64_t)xfer_peer_timeout(x) * 1000000u +
-                MIN(bytes / rate, (uint64_t)XFER_WAIT_MAX_SEC) * 1000000u;
+        limit = (pt + MIN(bytes / rate, pt * (XFER_WAIT_MAX - 1u))) * 1000000u;
         return clock_usec(CLOCK_MONOTONIC) - since > limit;
 }
 

@@ -199,11 +199,11 @@ bool xfer_peer_silent(struct xfer *x);
  * empty CREDIT while it reads a file for its digest) still has an end:
  * true once it began @since (usec, CLOCK_MONOTONIC) longer ago than
  * peer_timeout plus @bytes read at cfg min_rate or XFER_REREAD_FLOOR,
- * whichever is faster, and never longer than peer_timeout plus
- * XFER_WAIT_MAX_SEC: what a peer says it is reading (a job's bytes left
- * are its own claim) cannot hold a slot for longer than that.
+ * whichever is faster, and never longer than XFER_WAIT_MAX times
+ * peer_timeout (10 min by default): what a peer says it is reading (a
+ * job's bytes left are its own claim) cannot hold a slot for longer.
  */
-#define XFER_WAIT_MAX_SEC       600u
+#define XFER_WAIT_MAX           20u
 bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes);
 unsigned int xfer_peer_timeout(const struct xfer *x);
 

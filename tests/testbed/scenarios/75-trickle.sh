@@ -4,7 +4,9 @@
 # reason, within one window: on the receiver (rawpeer trickle) and on the
 # sender (a receiver that runs 50 ms in every 2 s). min_rate 0 disables it,
 # a reload applies it, and honest transfers at the testbed's speed pass
-# every window while tricklers are connected.
+# every window while tricklers are connected. A sender that says "the
+# next file is coming" (WAIT) a second at a time between two files is cut
+# off too, within 20 x peer_timeout, whatever bytes it claims are left.
 # testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -129,4 +131,25 @@ tb_log "the slow receiver was cut off after ${took} s"
 systemctl is-active --quiet "$BETA_UNIT" || tb_fail "beta died"
 wait_for 30 bash -c "journalctl -u $BETA_UNIT -o export RDMAXFER_FILE=slow.dat | grep -q '^RDMAXFER_RESULT='" ||
         tb_fail "beta logged no entry for the abandoned transfer"
+incoming_clean "$BETA_IN" honest.dat meanwhile.dat
+
+# Issue 32 M1: between two files of a session the sender may say "the next
+# one is coming" (WAIT) while it reads it for its digest, but not for
+# longer than reading the job's bytes left takes, and never more than 20 x
+# peer_timeout, whatever those bytes are (16 TiB here, the sender's claim).
+tb_log "a WAIT a second between two files, for ever: cut off within 20 x peer_timeout"
+T=1
+_tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=$T min_rate=0
+restart_peers
+cur=$(beta_cursor)
+rc=0
+t0=$(now)
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" --timeout 120 wait-trickle 2>&1 | sed 's/^/    /' ||
+        rc=${PIPESTATUS[0]}
+took=$(secs "$t0" "$(now)")
+((rc == 0)) || tb_fail "wait-trickle: not cut off as it must (rawpeer exit $rc)"
+wait_for 10 beta_logged "$cur" "no offer of file 2 in the time reading it allows" >/dev/null ||
+        tb_fail "beta did not say why it gave up on the WAITs"
+within "$took" $((20 * T + 10)) || tb_fail "the WAITs held beta for ${took} s, over $((20 * T + 10)) s"
+tb_log "cut off after ${took} s of WAITs (peer_timeout $T s)"
 incoming_clean "$BETA_IN" honest.dat meanwhile.dat
