@@ -1126,15 +1126,17 @@ static int relay(const struct rawpeer_opts *o, const struct mode *md, int timeou
 }
 
 /* A new connection to the receiver, for the same transfer again. 0 or 1 (said). */
+/* Another connection as @c's sender, with the same key and token, and a
+ * send buffer of @data_len bytes for data (0: control messages only). */
 static int reconnect(struct rawconn *n, const struct rawconn *c, const struct rawpeer_opts *o,
-                     const struct mode *md)
+                     const struct mode *md, size_t data_len)
 {
         struct wire_reject rj;
 
         n->key = c->key;
         memcpy(n->token, c->token, WIRE_TOKEN_SIZE);
         if (rawconn_setup(n, o->src, o->dst, o->port) < 0 || rawconn_connect(n, HELLO_OK, &rj) != 0 ||
-            rawconn_alloc_send(n, 0) < 0) {
+            rawconn_alloc_send(n, data_len) < 0) {
                 printf("rawpeer: %s: could not connect again\n", md->name);
                 return 1;
         }
@@ -1197,7 +1199,7 @@ static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, cons
                 rdma_disconnect(c->id);
 
         /* 2. The same transfer again: published already. */
-        if (reconnect(&again, c, o, md) != 0)
+        if (reconnect(&again, c, o, md, 0) != 0)
                 return 1;
         r = send_offer_msg(&again, &off, &a);
         if (r != 0) {
@@ -1222,7 +1224,7 @@ static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, cons
                 rdma_disconnect(again.id);
 
         /* 3. Another transfer of the same name: the file exists. */
-        if (reconnect(&other, c, o, md) != 0)
+        if (reconnect(&other, c, o, md, 0) != 0)
                 return 1;
         off.offer.transfer_id++;
         r = send_offer_msg(&other, &off, &a);
@@ -1299,7 +1301,7 @@ static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o,
                 rdma_disconnect(c->id);
 
         /* 2. The same job again: every entry is there. */
-        if (reconnect(&again, c, o, md) != 0)
+        if (reconnect(&again, c, o, md, 0) != 0)
                 return 1;
         r = tree_pub_offer(&again, md, chunk, 0xa6, &a);
         if (r != 0) {
@@ -1320,7 +1322,7 @@ static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o,
                 rdma_disconnect(again.id);
 
         /* 3. Another job to the same DEST: it exists. */
-        if (reconnect(&other, c, o, md) != 0)
+        if (reconnect(&other, c, o, md, 0) != 0)
                 return 1;
         r = tree_pub_offer(&other, md, chunk, 0xa7, &a);
         if (r == 0) {
@@ -1404,7 +1406,7 @@ static int tree_kept_link(struct rawconn *c, const struct rawpeer_opts *o, const
         if (!c->disconnected)
                 rdma_disconnect(c->id);
 
-        if (reconnect(&again, c, o, md) != 0)
+        if (reconnect(&again, c, o, md, chunk) != 0)
                 return 1;
         r = tree_kept_offer(&again, md, chunk, job_bytes, &a);
         if (r != 0) {
