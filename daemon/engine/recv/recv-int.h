@@ -70,9 +70,6 @@ struct recv_file {
         uint8_t *pack_mem;
         bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
         uint64_t file_bytes;    /* the file's data received */
-        /* What its offer added to the transfer's offered: its size, or a
-         * pack's share of the job's bytes left until it is unpacked. */
-        uint64_t reserved;
         uint64_t t_file;        /* usec: its ACCEPT */
         uint64_t usec;          /* its first-to-last data time, once verified */
         char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */

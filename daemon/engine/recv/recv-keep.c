@@ -382,7 +382,8 @@ void recv_keep_prepare(struct recv_xfer *x)
         t->offered = x->offered;
         t->skipped = x->files_skipped;
         if (x->cur != f && x->cur->offer.name[0]) {
-                t->offered -= x->cur->reserved;
+                if (!(x->cur->offer.flags & WIRE_OFFER_PACK))
+                        t->offered -= x->cur->offer.size;
                 t->skipped -= x->cur->skip;
         }
         /* Cur's symlink is listed only when it is published, after fin's RESULT. */

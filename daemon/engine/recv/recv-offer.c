@@ -400,12 +400,9 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                         recv_fail(x, status, text[0] ? text : NULL);
                         return;
                 }
-                /* A pack's bytes are its entries' only once unpacked: until
-                 * then it holds what it may take of the job's (its size, or
-                 * what is left), so that no later offer takes it too and
-                 * offered never passes job_bytes (recv_on_unpacked). */
-                x->cur->reserved = (o->flags & WIRE_OFFER_PACK) ? MIN(o->size, x->job_bytes - x->offered) : o->size;
-                x->offered += x->cur->reserved;
+                /* A pack's bytes are its entries' only once unpacked. */
+                if (!(o->flags & WIRE_OFFER_PACK))
+                        x->offered += o->size;
                 x->next_file += recv_span(o);
                 x->planned = false;
                 /* A partial of it first, when it may have one (recv-partial.c). */

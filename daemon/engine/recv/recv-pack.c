@@ -311,8 +311,7 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
                 recv_fail(x, x->fin->pack_status ?: WIRE_E_INTERNAL, x->fin->pack_why);
                 return;
         }
-        /* What it held, down to what its entries have (pack_room). */
-        x->offered -= x->fin->reserved - x->fin->pack_data;
+        x->offered += x->fin->pack_data;
         x->files_skipped += x->fin->pack_skipped;
         /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
          * headers and names too: its data is all in (recv_finish). */
@@ -330,8 +329,8 @@ void recv_pack_unpack(struct recv_xfer *x)
         x->fin->pack_why[0] = '\0';
         x->fin->pack_data = 0;
         x->fin->pack_skipped = 0;
-        /* Its entries' bytes may be what its offer held of the job's. */
-        x->fin->pack_room = x->fin->reserved;
+        /* A copy: the next file's offer may add to offered meanwhile. */
+        x->fin->pack_room = x->job_bytes - MIN(x->offered, x->job_bytes);
         /* The worker reads this copy, not cfg (a reload may replace it). */
         if (x->merge)
                 x->overwrite = x->env->cfg.overwrite;
