@@ -311,6 +311,14 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
                 recv_fail(x, x->fin->pack_status ?: WIRE_E_INTERNAL, x->fin->pack_why);
                 return;
         }
+        /* A later offer, checked while this one unpacked, may have taken
+         * what its entries now say they are: the job said less than it sends.
+         * Every path that adds to offered checks first, so offered never
+         * passes job_bytes and job_bytes - offered never wraps. */
+        if (x->fin->pack_data > x->job_bytes - x->offered) {
+                recv_fail(x, WIRE_E_PROTOCOL, "a pack: more bytes than the job announced");
+                return;
+        }
         x->offered += x->fin->pack_data;
         x->files_skipped += x->fin->pack_skipped;
         /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
