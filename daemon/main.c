@@ -3,11 +3,12 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "config-build.h"
 #include "config.h"
 #include "daemon.h"
-#include "partials-list.h"
+#include "engine.h"
 
 static void usage(FILE *f)
 {
@@ -46,6 +47,32 @@ static int check_config(const char *path)
         else
                 printf("rdmaxferd: %s: ok\n", shown);
         return EXIT_SUCCESS;
+}
+
+static int list_partials(const char *path)
+{
+        struct config cfg;
+        struct auth_key key = { 0 };
+        char err[1024];
+        int r;
+
+        r = daemon_load_config(path, &cfg, &key, err, sizeof(err));
+        auth_key_clear(&key);
+        if (r < 0) {
+                fprintf(stderr, "rdmaxferd: %s\n", err);
+                config_deinit(&cfg);
+                return EXIT_FAILURE;
+        }
+        if (!cfg.partial_dir[0]) {
+                printf("rdmaxferd: partial_dir is empty: nothing is kept\n");
+                config_deinit(&cfg);
+                return EXIT_SUCCESS;
+        }
+        r = engine_print_partials(cfg.partial_dir, stdout);
+        if (r < 0)
+                fprintf(stderr, "rdmaxferd: partial_dir %s: %s\n", cfg.partial_dir, strerror(-r));
+        config_deinit(&cfg);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 int main(int argc, char *argv[])
@@ -91,7 +118,7 @@ int main(int argc, char *argv[])
         }
 
         if (check == 2)
-                return partials_list(config_path);
+                return list_partials(config_path);
         if (check)
                 return check_config(config_path);
         return daemon_run(config_path);

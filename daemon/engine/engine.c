@@ -632,3 +632,8 @@ void engine_send_progress(const struct engine_send *s, struct engine_progress *p
 {
         send_progress(s, p);
 }
+
+int engine_print_partials(const char *partial_dir, FILE *out)
+{
+        return partials_print(partial_dir, out);
+}

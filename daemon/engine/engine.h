@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "engine-types.h"
@@ -84,6 +85,11 @@ void engine_free(struct engine *e, bool keep_memory);
  * too; the other keys to what starts or is decided from now on.
  */
 void engine_reconfigure(struct engine *e, const struct config *cfg);
+
+/* rdmaxferd --list-partials: what @partial_dir holds, one line to @out
+ * per kept transfer (rdmaxferd(8), Resuming); no engine needed. 0, or
+ * -errno when the directory cannot be read. */
+int engine_print_partials(const char *partial_dir, FILE *out);
 
 /*
  * Begin shutdown: stop listening, fail every incoming transfer (nothing is

@@ -6,6 +6,7 @@
  * partial_max_bytes (oldest first), damaged records and leftovers.
  */
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -580,4 +581,79 @@ void partials_close(struct recv_env *e, bool keep)
         }
         safe_close(e->partial_fd);
         e->partial_fd = -1;
+}
+
+/* ---- rdmaxferd --list-partials ---- */
+
+static void partials_peer_text(const struct partial_rec *r, char *out, size_t len)
+{
+        static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+        static const uint8_t none[WIRE_ADDR_SIZE];
+
+        /* A relayed file's: any node of its chain may continue it. */
+        if (memcmp(r->peer, none, sizeof(none)) == 0)
+                snprintf(out, len, "a chain's relay");
+        else if (memcmp(r->peer, v4mapped, sizeof(v4mapped)) == 0)
+                inet_ntop(AF_INET, r->peer + 12, out, (socklen_t)len);
+        else
+                inet_ntop(AF_INET6, r->peer, out, (socklen_t)len);
+}
+
+static int partials_print_one(int dirfd, const char *name, FILE *out)
+{
+        uint8_t buf[PARTIAL_REC_SIZE + 1];
+        struct partial_rec r;
+        char peer[INET6_ADDRSTRLEN], when[32];
+        struct tm tm;
+        time_t t;
+        ssize_t n;
+        int fd, rc;
+
+        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf));
+        close(fd);
+        rc = n < 0 ? -errno : partial_decode(buf, (size_t)n, &r);
+        if (rc < 0) {
+                fprintf(out, "%.32s  (unreadable record: %s)\n", name, strerror(-rc));
+                return 0;
+        }
+        partials_peer_text(&r, peer, sizeof(peer));
+        t = (time_t)r.updated;
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        /* A kept tree (or the record of a published one): its entries
+         * too, and DEST ends with a slash. */
+        if (r.flags & PARTIAL_TREE)
+                fprintf(out, "%.32s  %-9s %" PRIu64 "/%" PRIu64 " bytes  %s  from %s%s  transfer %" PRIu64
+                       "  %u/%u entries  %s/\n",
+                       name, r.flags & PARTIAL_PUBLISHED ? "published" : "tree", r.tree.offered, r.size, when, peer,
+                       r.key_id[0] | r.key_id[1] | r.key_id[2] | r.key_id[3] ? " (key)" : "", r.transfer_id,
+                       r.tree.entries, r.tree.job_files, r.dest);
+        else
+                fprintf(out, "%.32s  %-9s %" PRIu64 "/%" PRIu64 " bytes  %s  from %s%s  transfer %" PRIu64 "  %s\n",
+                       name, r.flags & PARTIAL_PUBLISHED ? "published" : "partial",
+                       r.flags & PARTIAL_PUBLISHED ? r.size : partial_kept_bytes(&r), r.size, when, peer,
+                       r.key_id[0] | r.key_id[1] | r.key_id[2] | r.key_id[3] ? " (key)" : "", r.transfer_id,
+                       r.dest);
+        return 0;
+}
+
+int partials_print(const char *dir, FILE *out)
+{
+        struct dirent *de;
+        DIR *d;
+
+        d = opendir(dir);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+
+                if (n == PARTIAL_KEY_HEX - 1 + 4 && strcmp(de->d_name + n - 4, ".rec") == 0)
+                        partials_print_one(dirfd(d), de->d_name, out);
+        }
+        closedir(d);
+        return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <event2/event.h>
 
 #include "partial.h"
@@ -33,7 +34,7 @@ struct partial_job {
         bool unlink_data;               /* and/or remove KEY.data (published) */
         int punch_fd;                   /* the data: free what no lane kept (a last checkpoint), or -1 */
         /* A kept tree (PARTIAL_TREE): lookup opens KEY.tree as data_fd (a
-         * directory; recv-keep.c makes it), a record from another boot
+         * directory; recv-partial-tree.c makes it), a record from another boot
          * than @boot_id is not trusted; store writes without fsync when
          * @nosync (rdmaxferd(8), Resuming a tree). */
         uint8_t boot_id[PARTIAL_BOOT_SIZE];
@@ -70,3 +71,6 @@ void partials_close(struct recv_env *e, bool keep);
 bool partials_on(const struct recv_env *e, uint64_t size);
 /* Sweep now, off the loop (after a partial was made; the timer does it too). */
 void partials_sweep(struct recv_env *e);
+/* rdmaxferd --list-partials: one line to @out per record in @dir
+ * (rdmaxferd(8), Resuming). 0, or -errno when @dir cannot be read. */
+int partials_print(const char *dir, FILE *out);

@@ -28,7 +28,7 @@
 #include "log.h"
 #include "reaper.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 
 /* Refuse with @status in the REJ; the caller still owns @id. */
 static void recv_reject(struct rdma_cm_id *id, unsigned int status)

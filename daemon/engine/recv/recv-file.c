@@ -43,7 +43,7 @@
 #include "config.h"
 #include "recv-int.h"
 #include "recv-publish.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 
 static struct io *recv_io(struct recv_xfer *x)
 {
@@ -247,7 +247,7 @@ static int64_t recv_tree_begin(void *arg)
         } else if (!x->overwrite && incoming_stat_beneath(dirfd, x->dest, &st) == 0) {
                 return -EEXIST;
         }
-        /* Kept for the job's next attempt: in the partial directory (recv-keep.c). */
+        /* Kept for the job's next attempt: in the partial directory (recv-partial-tree.c). */
         if (x->tree_part)
                 return recv_keep_stage(x);
         fd = incoming_stage_make(dirfd, x->stage_name);
@@ -358,7 +358,7 @@ static int recv_tree_list_add(struct recv_xfer *x, const char *rel, const char *
         ssize_t n;
 
         if (x->links_fd < 0) {
-                /* A kept tree's list is kept with it (recv-keep.c). */
+                /* A kept tree's list is kept with it (recv-partial-tree.c). */
                 x->links_fd = x->tree_part ? openat(x->stage_fd, RECV_KEEP_LINKS,
                                                     O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) :
                                              openat(x->env->incoming_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -1218,7 +1218,7 @@ enum { RECV_FILED_XATTR = 1, RECV_FILED_META, RECV_FILED_LINK };
 /*
  * On a worker: a tree's file, verified, published: its digest xattr, its
  * mode and mtime, staged under its name, then the kept
- * tree's record when one is due (recv-keep.c). One trip off the loop for
+ * tree's record when one is due (recv-partial-tree.c). One trip off the loop for
  * what were four: a busy host makes each trip cost more than its system
  * calls, and the next entries wait for this one's RESULT (wire.h,
  * Pipelining). Touches fin, stage_fd and keep_pj (prepared on the loop).

@@ -4,7 +4,7 @@
  * What the files of recv/ share: a receiving transfer, its lanes and
  * files, and the functions of the data path (recv.c), the session
  * (recv-session.c) and the offer (recv-offer.c). Publishing into the
- * incoming directory is recv-publish.h's, resuming recv-resume.h's.
+ * incoming directory is recv-publish.h's, resuming recv-partial.h's.
  */
 
 #include "recv.h"
@@ -149,7 +149,7 @@ struct recv_xfer {
          * directory: it stays the same directory once the tree is renamed
          * into place, so the relay opens its entries beneath it. */
         int top_fd;
-        /* A relayed tree kept for the job's next attempt (recv-keep.c):
+        /* A relayed tree kept for the job's next attempt (recv-partial-tree.c):
          * its entries' records (common/entlist.h) in RECV_KEEP_ENTRIES, ents_len
          * bytes of them recorded; fin's, written with its record; and
          * those read back when it resumed, for the relay to offer. */
@@ -217,7 +217,7 @@ struct recv_xfer {
          * ACCEPT (recv_partial_prehash): while at it, and once done. */
         bool prehashing, prehashed;
         /*
-         * A tree kept for the job's next attempt (recv-keep.c): its
+         * A tree kept for the job's next attempt (recv-partial-tree.c): its
          * staging directory is KEY.tree in the partial directory (ident's
          * key), its record stored before each entry's RESULT goes. A
          * session that continues a kept tree starts at entry tree_kept,

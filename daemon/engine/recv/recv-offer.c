@@ -21,7 +21,7 @@
 #include "pack.h"
 #include "config.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "relay.h"
 
 /*

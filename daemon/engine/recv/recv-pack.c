@@ -37,7 +37,7 @@
 #include "name.h"
 #include "pack.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "recv-publish.h"
 
 _printf_(3, 4)

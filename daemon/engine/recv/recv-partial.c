@@ -26,7 +26,7 @@
 #include "clock.h"
 #include "log.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "recv-publish.h"
 
 static struct io *recv_io(struct recv_xfer *x)

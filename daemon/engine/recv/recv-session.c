@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "log.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "recv-publish.h"
 #include "relay.h"
 

@@ -30,7 +30,7 @@
 #include "log.h"
 #include "name.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "recv-publish.h"
 
 /* A worker's verdict on the offered entry. */

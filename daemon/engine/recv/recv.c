@@ -43,7 +43,7 @@
 #include "log.h"
 #include "recv-int.h"
 #include "recv-publish.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "relay.h"
 #include "wire.h"
 

@@ -6,7 +6,7 @@
  * engine's composition needs: the layer's configuration and context, and
  * the two ways in (a connection request, an abort); the files of recv/
  * share recv-int.h (the transfer, the data path, the session), and
- * recv-publish.h (the incoming directory) and recv-resume.h (partials
+ * recv-publish.h (the incoming directory) and recv-partial.h (partials
  * and kept trees) by responsibility.
  */
 

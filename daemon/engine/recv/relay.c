@@ -438,7 +438,7 @@ void relay_start(struct recv_xfer *x)
                 r->mode = o->mode;
                 r->mtime_ns = o->mtime_ns;
                 /* What an earlier attempt kept here goes on first, under
-                 * its indices (recv-keep.c read it back). */
+                 * its indices (recv-partial-tree.c read it back). */
                 if (x->ents_lost)
                         log_warning("%s: %s: the list of entries kept with the tree holds fewer than its "
                                     "record counts: the tree is not relayed", r->peer, r->name);

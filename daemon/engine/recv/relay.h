@@ -45,7 +45,7 @@ struct wire_result;
 struct wire_route;
 
 /* A relayed tree's entries as a node of its chain keeps them with its
- * kept tree (recv-keep.c; common/entlist.h), so that a relay whose
+ * kept tree (recv-partial-tree.c; common/entlist.h), so that a relay whose
  * upstream resumes that tree can offer its next hop the entries it kept
  * as well as those still to come, under the same indices: @f's (one, or
  * a pack's) appended to @out. 0 or -ENOMEM. */

@@ -35,7 +35,7 @@
 #include "incoming.h"
 #include "log.h"
 #include "recv-int.h"
-#include "recv-resume.h"
+#include "recv-partial.h"
 #include "recv-publish.h"
 #include "relay.h"
 

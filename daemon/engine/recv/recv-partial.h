@@ -2,7 +2,7 @@
 
 /*
  * Resuming: a file's partial kept and continued (recv-partial.c), a tree
- * kept for the job's next attempt (recv-keep.c), both in the partial
+ * kept for the job's next attempt (recv-partial-tree.c), both in the partial
  * directory (partials.h, the store). Private to recv/.
  */
 
@@ -50,7 +50,7 @@ struct recv_xfer *recv_other(struct recv_xfer *x, bool (*match)(const struct rec
  * the partial. */
 void recv_partial_wait_over(struct recv_xfer *x);
 
-/* recv-keep.c: a tree kept for the job's next attempt (wire.h, Resuming a tree). */
+/* recv-partial-tree.c: a tree kept for the job's next attempt (wire.h, Resuming a tree). */
 /* A kept tree's list of symlinks, in its staging directory beside DEST's
  * leaf (which never starts with a dot). */
 #define RECV_KEEP_LINKS         ".links"
