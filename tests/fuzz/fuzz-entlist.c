@@ -3,7 +3,7 @@
  * a relay keeps beside a staged tree and reads back from disk when the
  * tree's job resumes, so its bytes are untrusted. The input's first two
  * bytes are how many entries the kept tree's record says are staged
- * (little-endian), what recv-keep.c asks entlist_span() for; the rest is
+ * (little-endian), what recv-partial-tree.c asks entlist_span() for; the rest is
  * the list. Whatever the bytes, entlist_next() returns entries within the
  * list that entlist_put() would write, and writes them back byte for byte:
  * the whole list when it reaches the end, the records before the one it

@@ -64,6 +64,7 @@ enum act {
         ACT_BAD_LANE_MAC,
         ACT_BAD_END_MAC,
         ACT_RELAY,
+        ACT_VERDICT_TRICKLE,
         ACT_HONEST,
         ACT_NEXT_WRONG_FILE,
         ACT_NEXT_MORE_BYTES,
@@ -171,6 +172,10 @@ static const struct mode modes[] = {
           "connection, get a nonce from the receiver at --dst, pass it to the sender and its OFFER to "
           "the receiver (REFUSE, auth), then answer the sender with an ACCEPT that proves nothing "
           "(it must hang up sending nothing past its offer)" },
+        { "verdict-trickle", ACT_VERDICT_TRICKLE, HELLO_OK, NULL, 0, 0, 0, true, 120,
+          "(--listen-port N; issue 32 L4) stand in for a receiver on --dst:N: accept a sender's empty "
+          "file, take its END, then send an empty CREDIT a second and never a verdict: the sender "
+          "must hang up (within --timeout)" },
         { "honest", ACT_HONEST, HELLO_OK, "rawpeer-honest.dat", 5, WIRE_RESULT, WIRE_OK, false, 20,
           "a correct transfer, to check rawpeer itself: RESULT, ok" },
         { "next-wrong-file", ACT_NEXT_WRONG_FILE, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 20,
@@ -1125,6 +1130,72 @@ static int relay(const struct rawpeer_opts *o, const struct mode *md, int timeou
         return 1;
 }
 
+/*
+ * verdict-trickle: a receiver that says "still verifying" (an empty
+ * CREDIT, as a receiver publishing does every second) for ever after the
+ * sender's END, and never gives its RESULT. The sender must give up by
+ * itself: 0 when it hung up within @timeout_ms of its END (the time it
+ * took printed), else 1.
+ */
+static int verdict_trickle(const struct rawpeer_opts *o, const struct mode *md, int timeout_ms)
+{
+        _cleanup_(rawconn_deinit) struct rawconn b = RAWCONN_NULL;
+        struct wire_welcome w = { .credits = RAWCONN_RECVS, .slot_size = WIRE_CTRL_MAX };
+        struct wire_msg m, acc = { .type = WIRE_ACCEPT }, credit = { .type = WIRE_CREDIT };
+        struct wire_hello h;
+        uint64_t t_end;
+        unsigned int sent = 0;
+        int ev;
+
+        if (rawconn_listen(&b, o->dst, o->listen_port) < 0)
+                return 1;
+        printf("rawpeer: %s: listening on %s:%u\n", md->name, o->dst, o->listen_port);
+        if (rawconn_accept_req(&b, timeout_ms, &h) < 0 || rawconn_alloc_send(&b, 0) < 0 ||
+            rawconn_accept(&b, &w) < 0)
+                return 1;
+        /* The sender reposts a receive for each of our messages it takes. */
+        b.credits = UINT32_MAX;
+        ev = rawconn_next(&b, 10000, &m);
+        if (ev != RAWCONN_MSG || m.type != WIRE_OFFER || m.offer.size != 0) {
+                printf("rawpeer: %s: the sender made no offer of an empty file\n", md->name);
+                return 1;
+        }
+        acc.accept.lanes = 1;
+        if (rawconn_send_ctrl(&b, &acc) != 0)
+                return 1;
+        ev = rawconn_next(&b, 10000, &m);
+        if (ev != RAWCONN_MSG || m.type != WIRE_END) {
+                printf("rawpeer: %s: the sender sent no END (event %d)\n", md->name, ev);
+                return 1;
+        }
+        t_end = clock_usec(CLOCK_MONOTONIC);
+        for (;;) {
+                uint64_t took = clock_usec(CLOCK_MONOTONIC) - t_end;
+
+                if (took > (uint64_t)timeout_ms * 1000u) {
+                        printf("rawpeer: %s: %u empty CREDITs over %.1f s, and the sender still waits\n",
+                               md->name, sent, (double)took / 1e6);
+                        return 1;
+                }
+                ev = rawconn_send_ctrl(&b, &credit);
+                if (ev == 0) {
+                        sent++;
+                        ev = rawconn_wait(&b, 1000);
+                }
+                if (ev == RAWCONN_DISCONNECTED || ev == RAWCONN_SEND_ERROR || ev < 0) {
+                        printf("rawpeer: %s: the sender hung up after %u empty CREDITs, %.1f s after "
+                               "its END\n", md->name, sent,
+                               (double)(clock_usec(CLOCK_MONOTONIC) - t_end) / 1e6);
+                        return 0;
+                }
+                if (ev == RAWCONN_MSG) {
+                        (void)rawconn_next(&b, 0, &m);
+                        printf("rawpeer: %s: the sender sent a message of type %u while waiting\n",
+                               md->name, m.type);
+                }
+        }
+}
+
 /* A new connection to the receiver, for the same transfer again. 0 or 1 (said). */
 /* Another connection as @c's sender, with the same key and token, and a
  * send buffer of @data_len bytes for data (0: control messages only). */
@@ -1614,6 +1685,8 @@ static int rawpeer_main(const struct rawpeer_opts *o, const struct mode *md)
 
         if (md->act == ACT_RELAY)
                 return relay(o, md, timeout_ms);
+        if (md->act == ACT_VERDICT_TRICKLE)
+                return verdict_trickle(o, md, timeout_ms);
         if (o->key_file && auth_key_load(&c.key, o->key_file, err, sizeof(err)) < 0) {
                 fprintf(stderr, "rawpeer: %s\n", err);
                 return 1;
@@ -1729,8 +1802,9 @@ int main(int argc, char **argv)
                 usage(stderr);
                 return 2;
         }
-        if ((md->act == ACT_RELAY) != (o.listen_port != 0)) {
-                fprintf(stderr, "rawpeer: --listen-port goes with the relay mode, and only with it\n");
+        if ((md->act == ACT_RELAY || md->act == ACT_VERDICT_TRICKLE) != (o.listen_port != 0)) {
+                fprintf(stderr, "rawpeer: --listen-port goes with the relay and verdict-trickle modes, "
+                        "and only with them\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);

@@ -177,7 +177,7 @@ int main(void)
                 j.offer.job_files = 40;
                 j.nosync = true;
                 snprintf(name, sizeof(name), "%s.tree", j.key);
-                ok(mkdirat(dirfd, name, 0700) == 0, "a kept tree: its directory (as recv-keep.c makes it)");
+                ok(mkdirat(dirfd, name, 0700) == 0, "a kept tree: its directory (as recv-partial-tree.c makes it)");
                 is_int(partials_store(&j), 0, "and its record");
                 ok(fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
                    (st.st_mode & 07777) == 0700, "KEY.tree is a private directory");

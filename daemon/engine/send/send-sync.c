@@ -139,6 +139,7 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
                 if (b->lane[k])
                         b->lane[k]->ended = true;
         b->nended = b->nlanes;
+        s->t_ended = clock_usec(CLOCK_MONOTONIC);
         s->ndone = b->nlanes;
         if (b->t_start == 0)
                 b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);

@@ -282,8 +282,17 @@ static void send_timeout(struct xfer *b)
                 /* Every END posted: the receiver verifies and publishes,
                  * and says so every second (an empty CREDIT, wire.h). */
                 if (b->nended == b->nlanes) {
-                        if (xfer_peer_silent(b))
+                        if (xfer_peer_silent(b)) {
                                 send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %u s", sec);
+                                return;
+                        }
+                        /* Saying so is not a verdict: it comes within what
+                         * verifying and publishing the job's bytes takes
+                         * (xfer_wait_overdue), or, on a chain, that much
+                         * after the route last moved on. */
+                        if (s->t_ended && xfer_wait_overdue(b, s->t_ended, s->job_bytes))
+                                send_fail(s, WIRE_E_PROTOCOL, "receiver gave no verdict on %s in the time "
+                                          "verifying %" PRIu64 " bytes allows", s->name, s->job_bytes);
                         return;
                 }
                 /* ENDs still to post, credits still to come: every byte is
@@ -371,6 +380,7 @@ void send_post_end(struct send_lane *l)
         l->base.ended = true;
         if (++b->nended == b->nlanes) {
                 /* Every lane is still here: each waits for the RESULT. */
+                s->t_ended = clock_usec(CLOCK_MONOTONIC);
                 (void)xfer_digest(b, s->digest);
                 xfer_arm_deadline(b);
                 /* The next offer may go (send_sent). */
@@ -762,8 +772,12 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 if (l->base.idx != 0 || m->progress.total != s->route_hops ||
                     (b->state != XFER_OFFER && b->state != XFER_DATA && b->state != XFER_FINISHING))
                         break;
-                memcpy(s->hop_bytes + m->progress.first, m->progress.bytes,
-                       m->progress.hops * sizeof(*s->hop_bytes));
+                for (unsigned int k = 0; k < m->progress.hops; k++) {
+                        /* The route moving on restarts the verdict's wait. */
+                        if (m->progress.bytes[k] > s->hop_bytes[m->progress.first + k])
+                                s->t_ended = s->t_ended ? clock_usec(CLOCK_MONOTONIC) : 0;
+                        s->hop_bytes[m->progress.first + k] = m->progress.bytes[k];
+                }
                 return;
         case WIRE_RESULT:
                 /* Version 7: s->prev's may come while the next is offered. */

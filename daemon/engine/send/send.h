@@ -190,6 +190,7 @@ struct engine_send {
         uint32_t files_ok;      /* entries with a RESULT "ok" */
         bool offer_pending;     /* the next offer waits for a control buffer or a credit */
         uint64_t t_offer;       /* usec: the offer went (its answer's wait, xfer_wait_overdue) */
+        uint64_t t_ended;       /* usec: the last END went, or the route moved on (the verdict's wait) */
         bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
         struct wire_offer offer;        /* the latest offer */
         struct sockaddr_storage dst;

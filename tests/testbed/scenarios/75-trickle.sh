@@ -6,7 +6,8 @@
 # a reload applies it, and honest transfers at the testbed's speed pass
 # every window while tricklers are connected. A sender that says "the
 # next file is coming" (WAIT) a second at a time between two files is cut
-# off too, within 20 x peer_timeout, whatever bytes it claims are left.
+# off too, within 20 x peer_timeout, whatever bytes it claims are left;
+# and a receiver that says "still verifying" for ever after the last END.
 # testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -153,3 +154,31 @@ wait_for 10 beta_logged "$cur" "no offer of file 2 in the time reading it allows
 within "$took" $((20 * T + 10)) || tb_fail "the WAITs held beta for ${took} s, over $((20 * T + 10)) s"
 tb_log "cut off after ${took} s of WAITs (peer_timeout $T s)"
 incoming_clean "$BETA_IN" honest.dat meanwhile.dat
+
+# Issue 32 L4: after its ENDs a sender waits for the verdict while the
+# receiver says it still verifies (an empty CREDIT a second), but not for
+# longer than verifying the job's bytes takes: for an empty file, one
+# peer_timeout (the timer looks once a peer_timeout: two at most).
+tb_log "a receiver that says 'still verifying' for ever after the END: the sender gives up"
+T=2
+VPORT=7499
+_tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK" peer_timeout=$T retry_max=0
+tb_run systemctl restart "$ALPHA_UNIT" || tb_fail "restart of alpha failed"
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" --listen-port $VPORT --timeout 60 verdict-trickle \
+        >"$TESTBED_SHARE/verdict.out" 2>&1 &
+vpid=$!
+wait_for 10 rdma_listening $VPORT || tb_fail "verdict-trickle: rawpeer is not listening"
+: >"$SRC/empty.dat"
+rc=0
+t0=$(now)
+out=$(xferctl send "$SRC/empty.dat" "$BETA_ADDR:$VPORT" 2>&1) || rc=$?
+took=$(secs "$t0" "$(now)")
+vrc=0
+wait "$vpid" || vrc=$?
+sed 's/^/    /' "$TESTBED_SHARE/verdict.out"
+printf '%s\n' "$out" | tail -n 2 | sed 's/^/    /'
+((vrc == 0)) || tb_fail "verdict-trickle: the sender did not hang up (rawpeer exit $vrc)"
+((rc != 0)) || tb_fail "the send to a receiver that never gave its verdict succeeded"
+grep -q "receiver gave no verdict on .*empty\.dat" <<<"$out" || tb_fail "the failure does not say why: $out"
+within "$took" $((2 * T + 4)) || tb_fail "the sender waited ${took} s for the verdict, over $((2 * T + 4)) s"
+tb_log "the sender gave up after ${took} s of 'still verifying' (peer_timeout $T s)"
