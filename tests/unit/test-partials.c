@@ -111,6 +111,32 @@ int main(void)
         ok(j.why && strstr(j.why, "source"), "and says why: %s", j.why ? j.why : "(null)");
         ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "the stale partial is removed");
 
+        /* A chain's partial (no peer in its key, recv_partial_identity):
+         * any node's offer reaches it, so another transfer's offer under
+         * its name leaves it alone (issue 32 L1); its own still resumes. */
+        {
+                struct partial_rec c = sample();
+
+                memset(c.peer, 0, sizeof(c.peer));
+                fd = new_tmp(fd, proc);
+                ok(ftruncate(fd, (off_t)c.size) == 0, "its nameless file, of the size");
+                job_for(&j, dirfd, &c);
+                j.link_from = proc;
+                is_int(partials_store(&j), 0, "a chain's partial");
+                job_for(&j, dirfd, &c);
+                j.offer.source[0] ^= 1;
+                is_int(partials_lookup(&j), PARTIALS_HELD, "another transfer's offer under its name: held");
+                ok(count(dirfd, j.key, "rec") && count(dirfd, j.key, "data"), "the chain's partial is still there");
+                ok(j.why && strstr(j.why, "expires"), "and the offer is told why: %s", j.why ? j.why : "(null)");
+                job_for(&j, dirfd, &c);
+                j.offer.size++;
+                is_int(partials_lookup(&j), PARTIALS_HELD, "another size under its name: held too");
+                job_for(&j, dirfd, &c);
+                is_int(partials_lookup(&j), PARTIALS_RESUME, "the chain's own transfer resumes it");
+                close(j.data_fd);
+                is_int(partials_remove(&j), 0, "removed by its own");
+        }
+
         /* Published: no data, the lanes' digests. */
         r.flags = PARTIAL_PUBLISHED;
         memset(r.digest[0], 0xd1, WIRE_DIGEST_SIZE);

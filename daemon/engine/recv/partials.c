@@ -103,6 +103,14 @@ static int partials_read_rec(int dirfd, const char *name, struct partial_rec *re
         return r < 0 ? r : partial_decode(buf, got, rec);
 }
 
+/* A chain's (recv_partial_identity): whichever node relays it next may continue it. */
+static bool partials_relayed(const struct partial_rec *r)
+{
+        static const uint8_t none[WIRE_ADDR_SIZE];
+
+        return memcmp(r->peer, none, sizeof(none)) == 0;
+}
+
 /* A published tree's DEST is still the directory it published. */
 static bool partials_tree_there(const struct partial_job *j)
 {
@@ -133,6 +141,13 @@ int64_t partials_lookup(void *arg)
         j->match = partial_match(&j->rec, &j->offer);
         if (j->match == PARTIAL_OTHER_PEER)
                 return PARTIALS_NONE;   /* another's: a hash collision, left alone */
+        /* A relayed record's key names no peer: any node may offer under
+         * it, so only its own transfer (the same source) replaces what it
+         * kept (issue 32 L1). */
+        if (j->match != PARTIAL_MATCH && partials_relayed(&j->rec) && !(j->rec.flags & PARTIAL_PUBLISHED)) {
+                j->why = "a chain's partial of another transfer is kept under this name until it expires";
+                return PARTIALS_HELD;
+        }
         if (j->match != PARTIAL_MATCH) {
                 j->why = partial_match_str(j->match);
                 goto drop;

@@ -53,6 +53,9 @@ enum {
         PARTIALS_NONE = 0,
         PARTIALS_RESUME = 1,            /* rec, data_fd */
         PARTIALS_PUBLISHED = 2,         /* rec: this transfer (a tree: this job) was published */
+        /* A chain's record (no peer in its key) of another transfer: left
+         * alone until it expires, and this transfer is not kept (why). */
+        PARTIALS_HELD = 3,
 };
 
 /* io_call_fn: the record under @key and, when it matches @offer, its data. */

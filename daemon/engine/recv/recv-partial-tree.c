@@ -86,6 +86,14 @@ static void recv_keep_on_lookup(struct io_req *req, int64_t res)
                 recv_accept(x);
                 return;
         }
+        if (res == PARTIALS_HELD) {
+                /* Staged in incoming_dir as any tree: nothing is kept. */
+                log_notice("%s: %s: not kept: %s", b->peer, x->dest, x->keep_pj.why);
+                x->tree_part = false;
+                x->keep_pj.key[0] = '\0';
+                recv_file_open(x);
+                return;
+        }
         if (res == PARTIALS_RESUME) {
                 x->stage_fd = x->keep_pj.data_fd;
                 x->keep_pj.data_fd = -1;

@@ -79,6 +79,14 @@ void recv_job_init(struct recv_xfer *x)
 
 /* ---- lookup ---- */
 
+static void recv_partial_off(struct recv_xfer *x, const char *why)
+{
+        log_notice("%s: %s: not resumed: %s", x->base.peer, x->cur->offer.name, why);
+        x->part_on = false;
+        x->part_of = NULL;
+        recv_file_open(x);
+}
+
 static void recv_on_lookup_done(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -102,6 +110,10 @@ static void recv_on_lookup_done(struct io_req *req, int64_t res)
                 log_info("%s: %s was published by transfer %" PRIu64 " already; checking the "
                          "sender's digests against it", b->peer, x->cur->offer.name, x->cur->offer.transfer_id);
                 recv_accept(x);
+                return;
+        }
+        if (res == PARTIALS_HELD) {
+                recv_partial_off(x, why);
                 return;
         }
         if (res == PARTIALS_RESUME) {
@@ -148,14 +160,6 @@ static bool recv_partial_same(const struct recv_xfer *x, const struct recv_xfer 
         partial_key(&x->ident, key);
         partial_key(&o->ident, other);
         return strcmp(key, other) == 0;
-}
-
-static void recv_partial_off(struct recv_xfer *x, const char *why)
-{
-        log_notice("%s: %s: not resumed: %s", x->base.peer, x->cur->offer.name, why);
-        x->part_on = false;
-        x->part_of = NULL;
-        recv_file_open(x);
 }
 
 void recv_partial_lookup(struct recv_xfer *x)
