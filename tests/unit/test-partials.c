@@ -111,6 +111,28 @@ int main(void)
         ok(j.why && strstr(j.why, "source"), "and says why: %s", j.why ? j.why : "(null)");
         ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "the stale partial is removed");
 
+        /* Published (linked into place) before the record said so, the
+         * daemon gone in between (issue 32 L3): the data is someone's
+         * published file now, never written into by a resume. */
+        fd = new_tmp(fd, proc);
+        ok(ftruncate(fd, (off_t)r.size) == 0, "a nameless file of the size");
+        job_for(&j, dirfd, &r);
+        j.link_from = proc;
+        is_int(partials_store(&j), 0, "a partial");
+        {
+                char name[PARTIAL_FILE_MAX];
+
+                snprintf(name, sizeof(name), "%s.data", j.key);
+                ok(linkat(dirfd, name, dirfd, "published.bin", 0) == 0, "its data linked into place");
+        }
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_NONE, "then the same transfer does not resume it");
+        ok(j.why && strstr(j.why, "linked elsewhere"), "and says why: %s", j.why ? j.why : "(null)");
+        ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data") &&
+           faccessat(dirfd, "published.bin", F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+           "the partial goes, the published file stays");
+        ok(unlinkat(dirfd, "published.bin", 0) == 0, "(cleaned up)");
+
         /* A chain's partial (no peer in its key, recv_partial_identity):
          * any node's offer reaches it, so another transfer's offer under
          * its name leaves it alone (issue 32 L1); its own still resumes. */

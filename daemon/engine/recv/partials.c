@@ -183,6 +183,14 @@ int64_t partials_lookup(void *arg)
                 j->why = "its data file is not the size recorded";
                 goto drop;
         }
+        /* Published, and the daemon stopped before the record said so
+         * (the file is linked into place before KEY.data goes): never
+         * write into a file that is someone's published copy. */
+        if (st.st_nlink != 1) {
+                close(fd);
+                j->why = "its data file is linked elsewhere too (published before the record said so)";
+                goto drop;
+        }
         j->data_fd = fd;
         return PARTIALS_RESUME;
 drop:

@@ -139,7 +139,7 @@ incoming_clean "$BETA_IN" honest.dat meanwhile.dat
 # longer than reading the job's bytes left takes, and never more than 20 x
 # peer_timeout, whatever those bytes are (16 TiB here, the sender's claim).
 tb_log "a WAIT a second between two files, for ever: cut off within 20 x peer_timeout"
-T=1
+T=2             # a WAIT a second is never a silence of peer_timeout, even under TCG
 _tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=$T min_rate=0
 restart_peers
 cur=$(beta_cursor)
