@@ -1214,6 +1214,24 @@ static int reconnect(struct rawconn *n, const struct rawconn *c, const struct ra
         return 0;
 }
 
+/* Another transfer's offer of the same name, on @other, whose send gave
+ * @r: refused (or failed), "exists", then hung up. 0, or 1 (said). */
+static int refused_exists(struct rawconn *other, const struct mode *md, int r)
+{
+        struct wire_msg m;
+
+        if (r != RAWCONN_MSG || rawconn_next(other, 0, &m) != RAWCONN_MSG ||
+            (m.type == WIRE_REFUSE ? m.refuse.status : m.type == WIRE_RESULT ? m.result.status : WIRE_OK) !=
+                    WIRE_E_EXISTS) {
+                printf("rawpeer: %s: wanted another transfer's %s refused, exists (event %d)\n", md->name,
+                       md->file, r);
+                return 1;
+        }
+        if (!other->disconnected)
+                rdma_disconnect(other->id);
+        return 0;
+}
+
 /*
  * Resume's "published already" (rdmaxferd(8), Resuming): md->file whole,
  * as a sender that may retry (a source token); then, on a new connection,
@@ -1303,20 +1321,13 @@ static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, cons
                 printf("rawpeer: %s: the receiver ACCEPTED another transfer of %s\n", md->name, md->file);
                 return 1;
         }
-        if (r != RAWCONN_MSG || rawconn_next(&other, 0, &m) != RAWCONN_MSG ||
-            (m.type == WIRE_REFUSE ? m.refuse.status : m.type == WIRE_RESULT ? m.result.status : WIRE_OK) !=
-                    WIRE_E_EXISTS) {
-                printf("rawpeer: %s: wanted %s refused, file exists (event %d)\n", md->name, md->file, r);
-                return 1;
-        }
-        if (!other.disconnected)
-                rdma_disconnect(other.id);
-        return 0;
+        return refused_exists(&other, md, r);
 }
 
-/* DEST's offer of tree-published-retry's job (@source: its token) on @c. */
-static int tree_pub_offer(struct rawconn *c, const struct mode *md, uint32_t chunk, uint8_t source,
-                          struct wire_accept *a)
+/* DEST's offer, on @c, of a tree job of @files entries and @bytes bytes
+ * (its token; @source fills its source token). */
+static int tree_dest_offer(struct rawconn *c, const struct mode *md, uint32_t chunk, uint32_t files,
+                           uint64_t bytes, uint8_t source, struct wire_accept *a)
 {
         struct wire_msg off = { .type = WIRE_OFFER };
 
@@ -1325,8 +1336,8 @@ static int tree_pub_offer(struct rawconn *c, const struct mode *md, uint32_t chu
         off.offer.transfer_id = (uint64_t)getpid();
         off.offer.chunk_size = chunk;
         off.offer.lanes = 1;
-        off.offer.job_files = 2;
-        off.offer.job_bytes = 100;
+        off.offer.job_files = files;
+        off.offer.job_bytes = bytes;
         memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
         memset(off.offer.source, source, WIRE_SOURCE_SIZE);
         snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
@@ -1355,7 +1366,7 @@ static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o,
         /* 1. The tree, whole. */
         memset(data, 'r', sizeof(data));
         snprintf(name, sizeof(name), "%s/f", md->file);
-        r = tree_pub_offer(c, md, chunk, 0xa6, &a);
+        r = tree_dest_offer(c, md, chunk, 2, 100, 0xa6, &a);
         if (r != 0 || a.flags != 0 || tree_dir_done(c, md, 0, timeout_ms, false) != 0 ||
             tree_offer_next(c, name, 0, sizeof(data), 1, 2, sizeof(data), chunk, timeout_ms) != 0 ||
             tree_data_done(c, data, sizeof(data), 1, chunk, timeout_ms, true) != 0) {
@@ -1374,7 +1385,7 @@ static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o,
         /* 2. The same job again: every entry is there. */
         if (reconnect(&again, c, o, md, 0) != 0)
                 return 1;
-        r = tree_pub_offer(&again, md, chunk, 0xa6, &a);
+        r = tree_dest_offer(&again, md, chunk, 2, 100, 0xa6, &a);
         if (r != 0) {
                 printf("rawpeer: %s: the receiver did not accept the retry\n", md->name);
                 if (r == RAWCONN_MSG)
@@ -1395,39 +1406,12 @@ static int tree_published_retry(struct rawconn *c, const struct rawpeer_opts *o,
         /* 3. Another job to the same DEST: it exists. */
         if (reconnect(&other, c, o, md, 0) != 0)
                 return 1;
-        r = tree_pub_offer(&other, md, chunk, 0xa7, &a);
+        r = tree_dest_offer(&other, md, chunk, 2, 100, 0xa7, &a);
         if (r == 0) {
                 printf("rawpeer: %s: the receiver ACCEPTED another job's tree %s\n", md->name, md->file);
                 return 1;
         }
-        if (r != RAWCONN_MSG || rawconn_next(&other, 0, &m) != RAWCONN_MSG ||
-            (m.type == WIRE_REFUSE ? m.refuse.status : m.type == WIRE_RESULT ? m.result.status : WIRE_OK) !=
-                    WIRE_E_EXISTS) {
-                printf("rawpeer: %s: wanted another job's %s refused, exists (event %d)\n", md->name, md->file, r);
-                return 1;
-        }
-        if (!other.disconnected)
-                rdma_disconnect(other.id);
-        return 0;
-}
-
-/* DEST's offer of tree-kept-link's job on @c (its token, the same in both attempts). */
-static int tree_kept_offer(struct rawconn *c, const struct mode *md, uint32_t chunk, uint64_t job_bytes,
-                           struct wire_accept *a)
-{
-        struct wire_msg off = { .type = WIRE_OFFER };
-
-        off.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR;
-        off.offer.mode = 0755;
-        off.offer.transfer_id = (uint64_t)getpid();
-        off.offer.chunk_size = chunk;
-        off.offer.lanes = 1;
-        off.offer.job_files = 4;
-        off.offer.job_bytes = job_bytes;
-        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
-        memset(off.offer.source, 0xa8, WIRE_SOURCE_SIZE);
-        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
-        return send_offer_msg(c, &off, a);
+        return refused_exists(&other, md, r);
 }
 
 /*
@@ -1456,7 +1440,7 @@ static int tree_kept_link(struct rawconn *c, const struct rawpeer_opts *o, const
         snprintf(x, sizeof(x), "%s/x", md->file);
         snprintf(l, sizeof(l), "%s/x/l", md->file);
         snprintf(v, sizeof(v), "%s/x/l/VICTIM", md->file);
-        r = tree_kept_offer(c, md, chunk, job_bytes, &a);
+        r = tree_dest_offer(c, md, chunk, 4, job_bytes, 0xa8, &a);
         if (r != 0 || tree_dir_done(c, md, 0, timeout_ms, false) != 0 ||
             tree_offer_next(c, x, WIRE_OFFER_DIR, 0, 1, 4, job_bytes, chunk, timeout_ms) != 0 ||
             tree_dir_done(c, md, 1, timeout_ms, false) != 0 ||
@@ -1479,7 +1463,7 @@ static int tree_kept_link(struct rawconn *c, const struct rawpeer_opts *o, const
 
         if (reconnect(&again, c, o, md, chunk) != 0)
                 return 1;
-        r = tree_kept_offer(&again, md, chunk, job_bytes, &a);
+        r = tree_dest_offer(&again, md, chunk, 4, job_bytes, 0xa8, &a);
         if (r != 0) {
                 printf("rawpeer: %s: the receiver did not accept the job again\n", md->name);
                 return 1;
