@@ -282,15 +282,20 @@ static void send_timeout(struct xfer *b)
                 /* Every END posted: the receiver verifies and publishes,
                  * and says so every second (an empty CREDIT, wire.h). */
                 if (b->nended == b->nlanes) {
+                        uint64_t times = s->route_hops ? 2u * (1u + s->route_hops) : 1u;
+
                         if (xfer_peer_silent(b)) {
                                 send_fail(s, WIRE_E_PROTOCOL, "receiver did not answer within %u s", sec);
                                 return;
                         }
                         /* Saying so is not a verdict: it comes within what
                          * verifying and publishing the job's bytes takes
-                         * (xfer_wait_overdue), or, on a chain, that much
-                         * after the route last moved on. */
-                        if (s->t_ended && xfer_wait_overdue(b, s->t_ended, s->job_bytes))
+                         * (xfer_wait_limit). On a chain the verdict waits
+                         * for the route's, whose every hop may fail and be
+                         * gone around on deadlines of its own: twice that
+                         * for each node, from the route's last move on. */
+                        if (s->t_ended &&
+                            clock_usec(CLOCK_MONOTONIC) - s->t_ended > times * xfer_wait_limit(b, s->job_bytes))
                                 send_fail(s, WIRE_E_PROTOCOL, "receiver gave no verdict on %s in the time "
                                           "verifying %" PRIu64 " bytes allows", s->name, s->job_bytes);
                         return;

@@ -251,13 +251,17 @@ bool xfer_peer_silent(struct xfer *x)
         return false;
 }
 
-bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes)
+uint64_t xfer_wait_limit(const struct xfer *x, uint64_t bytes)
 {
         uint64_t rate = MAX(x->env->cfg.min_rate, XFER_REREAD_FLOOR);
-        uint64_t limit, pt = xfer_peer_timeout(x);
+        uint64_t pt = xfer_peer_timeout(x);
 
-        limit = (pt + MIN(bytes / rate, pt * (XFER_WAIT_MAX - 1u))) * 1000000u;
-        return clock_usec(CLOCK_MONOTONIC) - since > limit;
+        return (pt + MIN(bytes / rate, pt * (XFER_WAIT_MAX - 1u))) * 1000000u;
+}
+
+bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes)
+{
+        return clock_usec(CLOCK_MONOTONIC) - since > xfer_wait_limit(x, bytes);
 }
 
 /*

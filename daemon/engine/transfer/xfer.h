@@ -205,6 +205,8 @@ bool xfer_peer_silent(struct xfer *x);
  */
 #define XFER_WAIT_MAX           20u
 bool xfer_wait_overdue(const struct xfer *x, uint64_t since, uint64_t bytes);
+/* That wait's length, usec. */
+uint64_t xfer_wait_limit(const struct xfer *x, uint64_t bytes);
 unsigned int xfer_peer_timeout(const struct xfer *x);
 
 /*
