@@ -38,6 +38,7 @@ enum config_key {
         CONFIG_KEY_OVERWRITE,
         CONFIG_KEY_RELAY,
         CONFIG_KEY_TREE_SYMLINKS,
+        CONFIG_KEY_NAMES,
         CONFIG_KEY_ALLOW_PEERS,
         CONFIG_KEY_RELAY_PEERS,
         CONFIG_KEY_KEY_FILE,
@@ -315,6 +316,22 @@ static int config_set_tree_symlinks(struct config *cfg, const char *value, char 
         return -EINVAL;
 }
 
+static int config_set_names(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        static const char *const names[] = {
+                [CONFIG_NAMES_UTF8] = "utf8",
+                [CONFIG_NAMES_STRICT] = "strict",
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (!strcasecmp(value, names[i])) {
+                        cfg->names = (int)i;
+                        return 0;
+                }
+        config_why(why, whylen, "must be utf8 or strict");
+        return -EINVAL;
+}
+
 static int config_set_acl(struct acl *acl, const char *value, char *why, size_t whylen)
 {
         char bad[64];
@@ -474,6 +491,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_OVERWRITE]          = CONFIG_CUSTOM("overwrite", config_set_overwrite),
         [CONFIG_KEY_RELAY]              = CONFIG_CUSTOM("relay", config_set_relay),
         [CONFIG_KEY_TREE_SYMLINKS]      = CONFIG_CUSTOM("tree_symlinks", config_set_tree_symlinks),
+        [CONFIG_KEY_NAMES]              = CONFIG_CUSTOM("names", config_set_names),
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
         [CONFIG_KEY_RELAY_PEERS]        = CONFIG_CUSTOM("relay_peers", config_set_relay_peers),
         [CONFIG_KEY_KEY_FILE]           = CONFIG_PATH(key_file, true),

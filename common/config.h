@@ -34,6 +34,12 @@ enum config_symlinks {
         CONFIG_SYMLINKS_NONE,           /* a tree with a symlink is refused */
 };
 
+/* Which names a receiver takes (rdmaxferd.conf(5); common/name.h). */
+enum config_names {
+        CONFIG_NAMES_UTF8 = 0,          /* NAME_RULES_UTF8: dotfiles too */
+        CONFIG_NAMES_STRICT,            /* NAME_RULES_STRICT: no leading '.' */
+};
+
 struct config {
         char listen_addr[64];           /* listen = numeric IPv4/IPv6; "" = any */
         uint16_t port;                  /* port = 1..65535 */
@@ -56,6 +62,7 @@ struct config {
         bool overwrite;                 /* overwrite = yes|no */
         bool relay;                     /* relay = yes|no: pass a chain's file on (default no) */
         int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
+        int names;                      /* names = utf8|strict (enum config_names) */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         struct acl relay_peers;         /* relay_peers = CIDR list a relay sends on to, empty = any */
         bool relay_peers_set;           /* ... given; unset: allow_peers (config_relay_peers) */

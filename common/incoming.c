@@ -14,7 +14,7 @@
 #include "macro.h"
 #include "name.h"
 
-#define INCOMING_PART_PREFIX    ".rdmaxfer-"
+#define INCOMING_PART_PREFIX    INCOMING_RESERVED_PREFIX
 #define INCOMING_PART_SUFFIX    ".part"
 
 enum incoming_verdict incoming_space_verdict(uint64_t avail, uint64_t size, uint64_t min_free)
@@ -182,7 +182,7 @@ int incoming_open_beneath(int dirfd, const char *path, bool create)
         return fd;
 }
 
-#define INCOMING_STAGE_PREFIX   ".rdmaxfer-stage-"
+#define INCOMING_STAGE_PREFIX   INCOMING_RESERVED_PREFIX "stage-"
 #define INCOMING_TREE_DEPTH_MAX 256
 
 void incoming_stage_name(char buf[static INCOMING_STAGE_MAX], uint64_t id)

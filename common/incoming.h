@@ -44,6 +44,9 @@ enum incoming_verdict incoming_reserve_verdict(int r);
 void incoming_part_name(char buf[static INCOMING_PART_MAX], uint64_t tag);
 /* Is @name one of ours (".rdmaxfer-" digits ".part")? */
 bool incoming_is_part(const char *name);
+/* What every name the daemon makes directly beneath incoming_dir starts
+ * with: a peer's name never does (recv-offer.c). */
+#define INCOMING_RESERVED_PREFIX        ".rdmaxfer-"
 
 /*
  * Remove every incoming_is_part() entry directly beneath @dirfd, then fsync

@@ -72,7 +72,7 @@ static enum name_verdict name_code_point(uint32_t cp)
         return NAME_OK;
 }
 
-enum name_verdict name_check(const char *name, size_t len)
+enum name_verdict name_check_rules(const char *name, size_t len, enum name_rules rules)
 {
         const unsigned char *s = (const unsigned char *)name;
 
@@ -85,7 +85,7 @@ enum name_verdict name_check(const char *name, size_t len)
         /* A path is the telling reason for "../x", so before the leading dot. */
         if (memchr(s, '/', len))
                 return NAME_SLASH;
-        if (s[0] == '.')
+        if (s[0] == '.' && rules == NAME_RULES_STRICT)
                 return NAME_HIDDEN;
 
         for (size_t i = 0; i < len;) {
@@ -104,6 +104,11 @@ enum name_verdict name_check(const char *name, size_t len)
         return NAME_OK;
 }
 
+enum name_verdict name_check(const char *name, size_t len)
+{
+        return name_check_rules(name, len, NAME_RULES_UTF8);
+}
+
 const char *name_verdict_str(enum name_verdict v)
 {
         switch (v) {
@@ -116,7 +121,7 @@ const char *name_verdict_str(enum name_verdict v)
         case NAME_DOT:
                 return "name is \".\" or \"..\"";
         case NAME_HIDDEN:
-                return "name starts with '.'";
+                return "name starts with '.' (names = strict)";
         case NAME_SLASH:
                 return "name contains '/'";
         case NAME_CONTROL:
@@ -139,7 +144,7 @@ const char *name_verdict_str(enum name_verdict v)
         return "name is not acceptable";
 }
 
-enum name_verdict name_path_check(const char *path, size_t len, size_t *bad)
+enum name_verdict name_path_check_rules(const char *path, size_t len, size_t *bad, enum name_rules rules)
 {
         size_t start = 0, depth = 0;
 
@@ -162,7 +167,7 @@ enum name_verdict name_path_check(const char *path, size_t len, size_t *bad)
                         return NAME_PATH_FORM;
                 if (++depth > NAME_PATH_DEPTH_MAX)
                         return NAME_PATH_LONG;
-                v = name_check(path + start, end - start);
+                v = name_check_rules(path + start, end - start, rules);
                 if (v != NAME_OK)
                         return v;
                 if (!slash)
@@ -172,6 +177,11 @@ enum name_verdict name_path_check(const char *path, size_t len, size_t *bad)
         if (bad)
                 *bad = 0;
         return NAME_OK;
+}
+
+enum name_verdict name_path_check(const char *path, size_t len, size_t *bad)
+{
+        return name_path_check_rules(path, len, bad, NAME_RULES_UTF8);
 }
 
 const char *name_leaf(const char *path)

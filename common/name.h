@@ -3,8 +3,8 @@
 /*
  * Rules for a file name proposed by a remote peer: one path component,
  * 1..255 bytes, not "." or "..", no '/', no NUL or control characters
- * (Unicode Cc: < 0x20, 0x7f, and the C1 range U+0080..U+009F), no leading
- * '.' (hidden files are not created from the network), valid shortest-form
+ * (Unicode Cc: < 0x20, 0x7f, and the C1 range U+0080..U+009F), with
+ * NAME_RULES_STRICT no leading '.' (below), valid shortest-form
  * UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF), no invisible
  * formatting characters or line separators (Cf, Zl, Zp: U+202E, U+200B,
  * U+FEFF, U+2028, ...) and no unassigned code points or noncharacters (Cn),
@@ -33,7 +33,20 @@ enum name_verdict {
         NAME_PATH_LONG,         /* a path: too many bytes or components */
 };
 
-/* Check @len bytes at @name (need not be NUL-terminated). */
+/*
+ * Which names a receiver takes (rdmaxferd.conf(5), names): NAME_RULES_UTF8,
+ * the default, every rule above but the leading '.' (a tree's dotfiles,
+ * .git and the like, arrive as rsync sends them); NAME_RULES_STRICT all of
+ * them, hidden names refused too.
+ */
+enum name_rules {
+        NAME_RULES_UTF8 = 0,
+        NAME_RULES_STRICT,
+};
+
+/* Check @len bytes at @name (need not be NUL-terminated) by @rules. */
+enum name_verdict name_check_rules(const char *name, size_t len, enum name_rules rules);
+/* By NAME_RULES_UTF8: what a sender offers, and any receiver's floor. */
 enum name_verdict name_check(const char *name, size_t len);
 const char *name_verdict_str(enum name_verdict v);
 
@@ -47,6 +60,7 @@ const char *name_verdict_str(enum name_verdict v);
  */
 #define NAME_PATH_MAX           1023
 #define NAME_PATH_DEPTH_MAX     32
+enum name_verdict name_path_check_rules(const char *path, size_t len, size_t *bad, enum name_rules rules);
 enum name_verdict name_path_check(const char *path, size_t len, size_t *bad);
 
 /*

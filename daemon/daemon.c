@@ -350,6 +350,10 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "overwrite");
         if (cfg.relay != d->cfg.relay)
                 changed_add(applied, sizeof(applied), "relay");
+        if (cfg.tree_symlinks != d->cfg.tree_symlinks)
+                changed_add(applied, sizeof(applied), "tree_symlinks");
+        if (cfg.names != d->cfg.names)
+                changed_add(applied, sizeof(applied), "names");
         if (cfg.max_file_size != d->cfg.max_file_size)
                 changed_add(applied, sizeof(applied), "max_file_size");
         if (cfg.max_job_files != d->cfg.max_job_files)

@@ -66,8 +66,15 @@ static void test_refused(void)
 
         CHECK(".", NAME_DOT);
         CHECK("..", NAME_DOT);
-        CHECK(".hidden", NAME_HIDDEN);
-        CHECK("...", NAME_HIDDEN);
+        /* Dotfiles arrive by default; names = strict refuses them. */
+        CHECK(".hidden", NAME_OK);
+        CHECK("...", NAME_OK);
+        CHECK(".git", NAME_OK);
+        ok(name_check_rules(".hidden", 7, NAME_RULES_STRICT) == NAME_HIDDEN, "strict: \".hidden\" is hidden");
+        ok(name_check_rules("...", 3, NAME_RULES_STRICT) == NAME_HIDDEN, "strict: \"...\" is hidden");
+        ok(name_check_rules("..", 2, NAME_RULES_UTF8) == NAME_DOT && name_check_rules(".", 1, NAME_RULES_UTF8) == NAME_DOT,
+           "\".\" and \"..\" are refused by either rules");
+        ok(name_check_rules("visible", 7, NAME_RULES_STRICT) == NAME_OK, "strict: a plain name is fine");
         CHECK("../etc/passwd", NAME_SLASH);      /* the path is the telling reason */
         CHECK("a/b", NAME_SLASH);
         CHECK("/etc/passwd", NAME_SLASH);
@@ -121,7 +128,8 @@ static void test_refused(void)
         CHECK("\xff\xe2\x80\xae", NAME_UTF8);
         CHECK("\xcd\xb8\xe2\x80\xae", NAME_UNASSIGNED);
         /* Whole-name rules still come first. */
-        CHECK(".\xe2\x80\xae", NAME_HIDDEN);
+        ok(name_check_rules(".\xe2\x80\xae", 4, NAME_RULES_STRICT) == NAME_HIDDEN, "strict: hidden before format");
+        CHECK(".\xe2\x80\xae", NAME_FORMAT);
         CHECK("\xe2\x80\xae/x", NAME_SLASH);
 
         CHECK("\xc0\xaf", NAME_UTF8);                            /* overlong '/' */
@@ -166,7 +174,8 @@ static void test_strings(void)
         is_str(name_leaf("dir/"), "", "trailing slash gives \"\"");
         ok(name_check(name_leaf("dir/"), 0) == NAME_EMPTY, "which name_check refuses");
         is_str(name_leaf("./.bashrc"), ".bashrc", "hidden leaf is returned as is");
-        ok(name_check(".bashrc", 7) == NAME_HIDDEN, "and refused by the rules, not by name_leaf");
+        ok(name_check_rules(".bashrc", 7, NAME_RULES_STRICT) == NAME_HIDDEN,
+           "and judged by the rules (strict: refused), not by name_leaf");
 }
 
 static void path_is(const char *p, enum name_verdict want, size_t want_bad, const char *what)
@@ -192,7 +201,9 @@ static void test_paths(void)
         path_is("/abs", NAME_ABSOLUTE, 0, "'/abs' is absolute");
         path_is("a//b", NAME_PATH_FORM, 2, "'a//b' has an empty component");
         path_is("a/b/", NAME_PATH_FORM, 4, "a trailing '/' is an empty component");
-        path_is("a/.hidden/b", NAME_HIDDEN, 2, "a hidden component is refused");
+        path_is("a/.hidden/b", NAME_OK, 0, "a hidden component is fine");
+        ok(name_path_check_rules("a/.hidden/b", 11, NULL, NAME_RULES_STRICT) == NAME_HIDDEN,
+           "strict: a hidden component is refused");
         ok(name_path_check("a/b/c", 3, NULL) == NAME_OK && name_path_check("a/b/c", 2, NULL) == NAME_PATH_FORM,
            "@len cuts the path");
         ok(name_path_check("a/\xe2\x80\xae", 5, NULL) == NAME_FORMAT, "a format character in a component");

@@ -97,6 +97,7 @@ struct recv_file {
         uint64_t pack_room;
         int pack_symlinks;              /* cfg tree_symlinks when it began (enum config_symlinks);
                                          * a symlink's check too */
+        int pack_names;                 /* cfg names when it began (enum name_rules) */
         unsigned int pack_status;       /* enum wire_status of a failure */
         uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
         char pack_why[WIRE_TEXT_MAX + 1];

@@ -189,14 +189,29 @@ static bool recv_over_max_file_size(const struct recv_env *e, const struct wire_
         return true;
 }
 
+/*
+ * Names of the receiver's own beside what a peer names: what it keeps in
+ * incoming_dir while it receives (common/incoming.c: .rdmaxfer-N.part,
+ * .rdmaxfer-stage-N, swept at start) and beside a staged tree's top
+ * (RECV_KEEP_LINKS, RECV_KEEP_ENTRIES). Dotfiles arrive (names = utf8):
+ * these few do not.
+ */
+static bool recv_name_reserved(const char *name, bool tree)
+{
+        const char *leaf = name_leaf(name);
+
+        return strncmp(name, INCOMING_RESERVED_PREFIX, strlen(INCOMING_RESERVED_PREFIX)) == 0 ||
+               (tree && (strcmp(leaf, RECV_KEEP_LINKS) == 0 || strcmp(leaf, RECV_KEEP_ENTRIES) == 0));
+}
+
 /* The offer's own fields: WIRE_OK, or the refusal's status and @text. */
 static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offer *o,
                                      char *text, size_t len)
 {
         const struct recv_env *e = x->env;
         bool tree = o->flags & WIRE_OFFER_TREE;
-        enum name_verdict nv = tree ? name_path_check(o->name, strlen(o->name), NULL) :
-                                      name_check(o->name, strlen(o->name));
+        enum name_verdict nv = tree ? name_path_check_rules(o->name, strlen(o->name), NULL, e->cfg.names) :
+                                      name_check_rules(o->name, strlen(o->name), e->cfg.names);
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         /* wire_decode() held a relay's flag to a single file already. */
         uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED);
@@ -220,6 +235,11 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 /* Don't echo a hostile name into logs as if it were a file. */
                 snprintf(text, len, "%s", name_verdict_str(nv));
                 snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
+                return WIRE_E_NAME;
+        }
+        if (recv_name_reserved(o->name, tree)) {
+                snprintf(text, len, "a name this receiver keeps for itself (.rdmaxfer-* in incoming_dir; "
+                         "%s or %s as a tree's last component)", RECV_KEEP_LINKS, RECV_KEEP_ENTRIES);
                 return WIRE_E_NAME;
         }
         /* A route is the one the offer names (with a key, under its MAC). */
@@ -315,8 +335,8 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         uint16_t flags = o->flags & ~WIRE_OFFER_SYNC_FLAGS;
         /* A digest goes with a regular file's offer in a session that compares them. */
         bool digest = (x->sync & WIRE_OFFER_DIGEST) && !(flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK));
-        enum name_verdict nv = x->tree ? name_path_check(o->name, strlen(o->name), NULL) :
-                                         name_check(o->name, strlen(o->name));
+        enum name_verdict nv = x->tree ? name_path_check_rules(o->name, strlen(o->name), NULL, e->cfg.names) :
+                                         name_check_rules(o->name, strlen(o->name), e->cfg.names);
 
         text[0] = '\0';
         if (b->session.on && auth_next_offer_verify(&b->session, o) < 0) {

@@ -230,6 +230,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
         struct pack_reader r;
         struct pack_entry e;
         char rel[WIRE_NAME_MAX + 1];
+        enum name_verdict nv;
         uint64_t data = 0;
         int n;
 
@@ -240,6 +241,11 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                 /* Beneath DEST, as an entry offered alone must be. */
                 if (e.name_len <= dlen + 1 || memcmp(e.name, x->dest, dlen) != 0 || e.name[dlen] != '/')
                         return recv_pack_bad(x, WIRE_E_NAME, "a packed entry is not beneath the job's destination");
+                /* pack_next() held it to the rules every receiver takes; names = strict has more. */
+                nv = name_path_check_rules(e.name, e.name_len, NULL, x->fin->pack_names);
+                if (nv != NAME_OK)
+                        return recv_pack_bad(x, WIRE_E_NAME, "%.*s: %s", (int)MIN(e.name_len, 200u), e.name,
+                                             name_verdict_str(nv));
                 if (e.size > x->fin->pack_room - data)
                         return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack: more bytes than the job announced");
                 if (x->fin->pack_max_file && e.size > x->fin->pack_max_file)
@@ -333,6 +339,7 @@ void recv_pack_unpack(struct recv_xfer *x)
 
         x->fin->pack_max_file = x->env->cfg.max_file_size;
         x->fin->pack_symlinks = x->env->cfg.tree_symlinks;
+        x->fin->pack_names = x->env->cfg.names;
         x->fin->pack_status = 0;
         x->fin->pack_why[0] = '\0';
         x->fin->pack_data = 0;

@@ -52,7 +52,7 @@ void recv_partial_wait_over(struct recv_xfer *x);
 
 /* recv-partial-tree.c: a tree kept for the job's next attempt (wire.h, Resuming a tree). */
 /* A kept tree's list of symlinks, in its staging directory beside DEST's
- * leaf (which never starts with a dot). */
+ * leaf (which is never this name: recv_name_reserved()). */
 #define RECV_KEEP_LINKS         ".links"
 /* A relayed kept tree's list of entries (common/entlist.h), beside them. */
 #define RECV_KEEP_ENTRIES       ".entries"

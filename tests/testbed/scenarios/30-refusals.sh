@@ -11,8 +11,22 @@ make_file "$SRC/r.dat" 100000
 
 tb_log "a name with a path in it"
 send_fails "$SRC/r.dat" "name" --as "../escape.dat"
-send_fails "$SRC/r.dat" "name" --as ".hidden"
 [[ ! -e /var/lib/rdmaxferd-beta/escape.dat ]] || tb_fail "escaped the incoming directory"
+
+tb_log "a dotfile arrives (names = utf8); the names the receiver keeps for itself do not"
+send_ok "$SRC/r.dat" --as ".hidden" >/dev/null
+same_file "$SRC/r.dat" "$BETA_IN/.hidden"
+send_fails "$SRC/r.dat" "a name this receiver keeps for itself" --as ".rdmaxfer-stage-7"
+[[ ! -e $BETA_IN/.rdmaxfer-stage-7 ]] || tb_fail "a peer's file took a staging directory's name"
+rm -f "$BETA_IN/.hidden"
+
+tb_log "names = strict, applied by a reload: a dotfile is refused, saying why"
+_tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" names=strict
+reload_applied "$BETA_UNIT" names
+send_fails "$SRC/r.dat" "name starts with '\.' \(names = strict\)" --as ".strict"
+[[ ! -e $BETA_IN/.strict ]] || tb_fail "names = strict published a dotfile"
+_tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK"
+reload_applied "$BETA_UNIT" names
 
 tb_log "an existing file is not overwritten"
 send_ok "$SRC/r.dat" >/dev/null

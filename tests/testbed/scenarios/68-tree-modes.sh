@@ -2,7 +2,8 @@
 # Every mode arrives (issue 34, item 1). A tree of read-only files, packed
 # and offered alone, files without any permission bit, directories without
 # write, read or search permission for their owner, a sticky and a
-# group-writable one, symlinks in a read-only directory:
+# group-writable one, symlinks in a read-only directory, dotfiles and
+# dot directories (.git, .config: names = utf8, the default):
 #  1. sent into a new DEST, arrives whole, with exactly the modes and the
 #     files', symlinks' and directories' mtimes (DEST's own included) that
 #     `rsync -a` gives a copy of the same source;
@@ -58,6 +59,11 @@ make_file "$tree/wo.txt" 10
 make_file "$tree/shared.txt" 20
 make_file "$tree/exec.sh" 30
 make_file "$tree/ro-dir/inner.txt" 40
+mkdir -p "$tree/.config/app" "$tree/.git/refs"
+make_file "$tree/.hidden" 50
+make_file "$tree/.config/app/settings.ini" 60
+make_file "$tree/.git/HEAD" 23
+chmod 0700 "$tree/.git"
 make_file "$tree/ro-dir/sub/deep.txt" 50
 ln -s inner.txt "$tree/ro-dir/link"
 ln -s ../inner.txt "$tree/ro-dir/sub/up"

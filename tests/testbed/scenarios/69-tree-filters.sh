@@ -7,8 +7,8 @@
 #  1. --exclude .git/ --exclude '*.o' --exclude /build/ --include keep.log
 #     --exclude '*.log' --exclude pipe: exactly the expected entries arrive,
 #     the same as rsync -r with the same rules makes, with the same
-#     contents; exit 0, no warning (.git and the FIFO, which the receiver
-#     would refuse or could not take, are the user's to leave out); the
+#     contents; exit 0, no warning (.git, which would arrive, and the
+#     FIFO, which the receiver could not take, are the user's to leave out); the
 #     summary counts what was sent;
 #  2. the same rules from an --exclude-from file (comments, a blank and a
 #     CRLF line, "+ " for the include): the same tree;

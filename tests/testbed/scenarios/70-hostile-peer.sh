@@ -94,7 +94,7 @@ hostile name-traversal "name not acceptable"
 hostile name-slash "name not acceptable: name contains '/'"
 hostile name-dotdot "name not acceptable: name is \"\.\" or \"\.\.\""
 hostile name-control "name not acceptable: name contains a NUL or control character"
-hostile name-hidden "name not acceptable: name starts with '\.'"
+hostile name-reserved "name not acceptable: a name this receiver keeps for itself"
 
 tb_log "protocol violations"
 hostile huge-offer "huge\.dat failed: file too large: more than 2\^32 chunks"
