@@ -36,7 +36,7 @@ const char sendcmd_help[] =
         "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
         "                    [--skip-existing | --sync=size|digest] [--no-wait] [--json]\n"
         "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--skip-existing | --sync=size|digest]\n"
-        "                    [--exclude PATTERN] [--include PATTERN]\n"
+        "                    [--no-hard-links] [--exclude PATTERN] [--include PATTERN]\n"
         "                    [--exclude-from FILE] [--include-from FILE]\n"
         "                    [--bwlimit RATE] [--no-wait] [--json]\n"
         "       xferctl send [-r] SRC... NODELIST [--parallel N] [options as above]\n"
@@ -76,6 +76,12 @@ const char sendcmd_help[] =
         "                entry with its mode (less setuid and setgid) and mtime; the\n"
         "                receiver publishes the whole tree as DEST at once, when every\n"
         "                file is verified, or nothing\n"
+        "  -H, --hard-links\n"
+        "                with -r (the default): entries of DIR that are one file under\n"
+        "                several names arrive as one file under those names, its data\n"
+        "                sent once (as rsync -H); only names within the job are linked\n"
+        "  --no-hard-links\n"
+        "                with -r: send each name of such a file as a copy of its own\n"
         "  --links safe|all|none\n"
         "                with -r: which symlinks to send: those whose target is relative\n"
         "                and stays beneath DIR (default), all, or none; the others are\n"
@@ -310,6 +316,8 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "continue-on-error", no_argument, NULL, 'k' },
                 { "to", required_argument, NULL, 't' },
                 { "links", required_argument, NULL, 'l' },
+                { "hard-links", no_argument, NULL, 'H' },
+                { "no-hard-links", no_argument, NULL, 'N' },
                 { "skip-existing", no_argument, NULL, 'S' },
                 { "sync", required_argument, NULL, 'Y' },
                 { "no-wait", no_argument, NULL, 'n' },
@@ -327,7 +335,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 
         optind = 0;     /* glibc: start over on a fresh argv */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":hrH", opts, NULL)) != -1) {
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
@@ -364,6 +372,12 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         break;
                 case 'k':
                         sc->keep_going = true;
+                        break;
+                case 'H':
+                        sc->no_hard_links = false;
+                        break;
+                case 'N':
+                        sc->no_hard_links = true;
                         break;
                 case 't':
                         sc->to = optarg;

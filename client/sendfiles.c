@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "esc.h"
+#include "hardlinks.h"
 #include "name.h"
 #include "sendcmd.h"
 #include "walk.h"
@@ -228,7 +229,28 @@ struct sendcmd_walk {
         uint64_t bytes;
         int exit;                       /* an exit code once decided, else -1 */
         struct ctl_batch *batch;        /* feeding: the FILEs not sent yet */
+        struct hardlinks *hard;         /* the files met with several names; NULL: --no-hard-links */
 };
+
+/* Whether regular file @e is one met before under another name (both
+ * walks meet them in the same order): 1 with *@first that name, 0, or an
+ * exit code with k->exit set. */
+static int sendcmd_hard_link(struct sendcmd_walk *k, const struct walk_entry *e, const char *name,
+                             const char **first)
+{
+        int r;
+
+        *first = NULL;
+        if (!k->hard || e->kind != WALK_FILE || e->st.st_nlink < 2)
+                return 0;
+        r = hardlinks_seen(k->hard, e->st.st_dev, e->st.st_ino, name, first);
+        if (r < 0) {
+                xferctl_say("out of memory");
+                k->exit = XFERCTL_EXIT_FAILED;
+                return -ENOMEM;
+        }
+        return r;
+}
 
 /* The entry's name on the receiver: DEST, then its path below FILE. */
 static int sendcmd_tree_name(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
@@ -284,6 +306,8 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
         char name[CTL_NAME_MAX + 1];
+        const char *first;
+        int r;
 
         if (e->kind == WALK_DIR_END)
                 return 0;
@@ -313,7 +337,13 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
                 k->sc->left_out++;
                 return e->kind == WALK_DIR ? WALK_SKIP : 0;
         }
-        if (e->kind == WALK_FILE) {
+        r = sendcmd_hard_link(k, e, name, &first);
+        if (r < 0)
+                return r;
+        if (first) {
+                /* Its data is its first name's: what goes is that name. */
+                k->bytes += strlen(first);
+        } else if (e->kind == WALK_FILE) {
                 if ((uint64_t)e->st.st_size > UINT64_MAX - k->bytes) {
                         k->exit = XFERCTL_EXIT_USAGE;
                         return -EOVERFLOW;
@@ -405,10 +435,15 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
         /* The feed walks with the same rules: both leave out the same entries. */
         const struct walk_ops ops = { .entry = sendcmd_count_entry, .skip = sendcmd_count_skip,
                                       .no_open = true, .filters = sc->filters };
-        struct sendcmd_walk k = { .sc = sc, .exit = -1 };
+        _cleanup_(hardlinks_freep) struct hardlinks *hard = sc->no_hard_links ? NULL : hardlinks_new();
+        struct sendcmd_walk k = { .sc = sc, .exit = -1, .hard = hard };
         enum name_verdict v;
         int r;
 
+        if (!sc->no_hard_links && !hard) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
         sc->multi = sc->npaths > 1;
         /* DEST is the directory's last component by default. */
         if (sc->to)
@@ -466,6 +501,7 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
          * cost more than the rest of its record. */
         struct ctl_msg m;
         _cleanup_(closep) int link_fd = -1;
+        const char *first;
         int r;
 
         m.type = CTL_FILE;
@@ -481,28 +517,34 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
          * (a directory's once everything in it is made). */
         m.file.mode = (uint32_t)(e->st.st_mode & 07777);
         m.file.mtime_ns = sendcmd_mtime_ns(&e->st);
+        r = sendcmd_hard_link(k, e, m.file.name, &first);
+        if (r < 0)
+                return r;
         if (e->kind == WALK_DIR) {
                 m.file.flags = CTL_FILE_DIR;
-        } else if (e->kind == WALK_SYMLINK) {
-                /* Its target goes as its data, in a file of its own. */
-                size_t len = strlen(e->target);
+        } else if (e->kind == WALK_SYMLINK || first) {
+                /* A symlink's target goes as its data, in a file of its
+                 * own; a hard link's, the name of its file. */
+                const char *data = first ? first : e->target;
+                size_t len = strlen(data);
 
                 errno = EIO;
-                link_fd = memfd_create("xferctl-symlink", MFD_CLOEXEC);
-                if (link_fd < 0 || write(link_fd, e->target, len) != (ssize_t)len) {
-                        xferctl_say("cannot hand a symlink over: %s", strerror(errno));
+                link_fd = memfd_create("xferctl-link", MFD_CLOEXEC);
+                if (link_fd < 0 || write(link_fd, data, len) != (ssize_t)len) {
+                        xferctl_say("cannot hand a link over: %s", strerror(errno));
                         k->exit = XFERCTL_EXIT_FAILED;
                         return -EIO;
                 }
-                m.file.flags = CTL_FILE_LINK;
+                m.file.flags = first ? CTL_FILE_LINK | CTL_FILE_HARD : CTL_FILE_LINK;
                 m.file.size = len;
                 m.file.mode = 0;
+                m.file.mtime_ns = first ? 0 : m.file.mtime_ns;
         } else {
                 m.file.size = (uint64_t)e->st.st_size;
         }
         /* The batch takes the descriptor: it goes with up to
          * CTL_BATCH_MAX others in one system call. */
-        if (e->kind == WALK_FILE) {
+        if (e->kind == WALK_FILE && !first) {
                 r = ctl_batch_add(k->batch, &m, e->fd);
                 e->fd = -1;
         } else {
@@ -534,10 +576,11 @@ int sendcmd_feed_tree(struct sendcmd *sc, int sock)
         const struct walk_ops ops = { .entry = sendcmd_feed_entry, .skip = sendcmd_feed_skip,
                                       .filters = sc->filters };
         _cleanup_(freep) struct ctl_batch *batch = malloc(sizeof(*batch));
-        struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1, .batch = batch };
+        _cleanup_(hardlinks_freep) struct hardlinks *hard = sc->no_hard_links ? NULL : hardlinks_new();
+        struct sendcmd_walk k = { .sc = sc, .exit = -1, .entries = 1, .batch = batch, .hard = hard };
         int r;
 
-        if (!batch) {
+        if (!batch || (!sc->no_hard_links && !hard)) {
                 xferctl_say("out of memory");
                 return XFERCTL_EXIT_FAILED;
         }

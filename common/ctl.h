@@ -144,7 +144,9 @@ enum {
         CTL_FILE_DIR = 1 << 0,          /* in a tree: a directory (no fd, size 0) */
         CTL_FILE_LINK = 1 << 1,         /* in a tree: a symlink; the fd's file (a memfd of
                                          * the client's) holds its target, 1..NAME_LINK_MAX bytes */
-        _CTL_FILE_FLAGS = CTL_FILE_DIR | CTL_FILE_LINK,
+        CTL_FILE_HARD = 1 << 2,         /* with CTL_FILE_LINK: a hard link; the fd's file holds the
+                                         * name ("DEST/a/b") of an earlier regular file of the tree */
+        _CTL_FILE_FLAGS = CTL_FILE_DIR | CTL_FILE_LINK | CTL_FILE_HARD,
 };
 
 struct ctl_submit {

@@ -11,7 +11,7 @@
 #include "wire.h"
 
 struct entlist_rec {
-        uint8_t type, zero;
+        uint8_t type, flags;
         uint16_t name_len;
         uint32_t mode;
         uint64_t mtime_ns, size;
@@ -19,9 +19,11 @@ struct entlist_rec {
 
 _Static_assert(sizeof(struct entlist_rec) == ENTLIST_HEADER, "a record's header is 24 bytes");
 
-static bool entlist_ok(uint8_t type, size_t name_len, uint64_t size)
+static bool entlist_ok(uint8_t type, uint8_t flags, size_t name_len, uint64_t size)
 {
         if (type != PACK_DIR && type != PACK_FILE && type != PACK_LINK)
+                return false;
+        if ((flags & ~PACK_F_HARD) || (flags && (type != PACK_LINK || size > WIRE_NAME_MAX)))
                 return false;
         if (name_len == 0 || name_len > WIRE_NAME_MAX)
                 return false;
@@ -35,9 +37,9 @@ int entlist_put(struct entlist *l, const struct entlist_entry *e)
         struct entlist_rec h;
         size_t tlen, need;
 
-        if (!entlist_ok(e->type, e->name_len, e->size) || (e->type == PACK_LINK && !e->target))
+        if (!entlist_ok(e->type, e->flags, e->name_len, e->size) || (e->type == PACK_LINK && !e->target))
                 return -EINVAL;
-        h = (struct entlist_rec){ .type = e->type, .name_len = (uint16_t)e->name_len, .mode = e->mode,
+        h = (struct entlist_rec){ .type = e->type, .flags = e->flags, .name_len = (uint16_t)e->name_len, .mode = e->mode,
                                   .mtime_ns = e->mtime_ns, .size = e->size };
         tlen = e->type == PACK_LINK ? (size_t)e->size : 0;
         need = sizeof(h) + e->name_len + tlen;
@@ -68,12 +70,12 @@ int entlist_next(const uint8_t *buf, size_t len, size_t *off, struct entlist_ent
         if (left < sizeof(h))
                 return -EBADMSG;
         memcpy(&h, buf + *off, sizeof(h));
-        if (h.zero || !entlist_ok(h.type, h.name_len, h.size))
+        if (!entlist_ok(h.type, h.flags, h.name_len, h.size))
                 return -EBADMSG;
         tlen = h.type == PACK_LINK ? (size_t)h.size : 0;
         if (left - sizeof(h) < h.name_len + tlen)
                 return -EBADMSG;
-        *e = (struct entlist_entry){ .type = h.type, .mode = h.mode, .mtime_ns = h.mtime_ns, .size = h.size,
+        *e = (struct entlist_entry){ .type = h.type, .flags = h.flags, .mode = h.mode, .mtime_ns = h.mtime_ns, .size = h.size,
                                      .name = (const char *)buf + *off + sizeof(h), .name_len = h.name_len };
         if (tlen)
                 e->target = e->name + h.name_len;

@@ -35,7 +35,7 @@ static void pack_put_header(uint8_t out[PACK_RECORD_HEADER], const struct pack_e
         struct bytes_out o = BYTES_OUT(out, PACK_RECORD_HEADER);
 
         bytes_put_u8(&o, e->type);
-        bytes_put_u8(&o, 0);
+        bytes_put_u8(&o, e->flags);
         bytes_put_u16(&o, (uint16_t)e->name_len);
         bytes_put_u32(&o, e->mode);
         bytes_put_u64(&o, e->mtime_ns);
@@ -50,6 +50,7 @@ int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **dat
         if ((e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK) || e->mode > 07777 ||
             e->name_len == 0 || e->name_len > PACK_NAME_MAX || (e->type == PACK_DIR && e->size != 0) ||
             (e->type == PACK_LINK && (e->mode != 0 || e->size == 0 || e->size > NAME_LINK_MAX)) ||
+            (e->flags & ~PACK_F_HARD) || (e->flags && (e->type != PACK_LINK || e->size > PACK_NAME_MAX)) ||
             memchr(e->name, '\0', e->name_len))
                 return -EINVAL;
         /* Each term is bounded above, so the sum cannot wrap. */
@@ -123,15 +124,16 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         e->size = bytes_get_u64(&in);
         if (e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK)
                 return pack_bad(r, "an entry of unknown type");
-        if (flags != 0)
+        if ((flags & ~PACK_F_HARD) || (flags && e->type != PACK_LINK))
                 return pack_bad(r, "an entry with unknown flags");
+        e->flags = flags;
         if (e->mode > 07777)
                 return pack_bad(r, "an entry's mode has more than permission bits");
         if (e->type == PACK_DIR && e->size != 0)
                 return pack_bad(r, "a directory entry with data");
         if (e->type == PACK_LINK && e->mode != 0)
                 return pack_bad(r, "a symlink entry with a mode");
-        if (e->type == PACK_LINK && (e->size == 0 || e->size > NAME_LINK_MAX))
+        if (e->type == PACK_LINK && (e->size == 0 || e->size > (flags ? PACK_NAME_MAX : NAME_LINK_MAX)))
                 return pack_bad(r, "a symlink entry's target length out of range");
         left -= PACK_RECORD_HEADER;
         if (e->name_len == 0 || e->name_len > PACK_NAME_MAX)
@@ -147,6 +149,8 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         e->data = e->size ? (const uint8_t *)e->name + e->name_len : NULL;
         if (e->type == PACK_LINK && memchr(e->data, '\0', (size_t)e->size))
                 return pack_bad(r, "a symlink entry's target holds a NUL");
+        if (e->flags && name_path_check((const char *)e->data, (size_t)e->size, NULL) != NAME_OK)
+                return pack_bad(r, "a hard link entry's target is not an acceptable name");
         crypto_hash_sha256_update(&r->h, r->buf + r->off, PACK_RECORD_HEADER + e->name_len);
         r->off += PACK_RECORD_HEADER + e->name_len + (size_t)e->size;
         r->count++;

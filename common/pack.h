@@ -9,11 +9,13 @@
  * A pack is a byte stream of records, one per entry, in the order the
  * entries would have been offered (a directory before what it holds):
  *
- *   type u8 (PACK_DIR, PACK_FILE, PACK_LINK), flags u8 (0), name_len u16,
- *   mode u32 (07777 at most; 0 for a symlink), mtime_ns u64, size u64 (0
- *   for a directory; 1 .. NAME_LINK_MAX for a symlink), then
- *   name[name_len] ("DEST/a/b", no NUL), then the file's size bytes (a
- *   symlink's: its target, no NUL)
+ *   type u8 (PACK_DIR, PACK_FILE, PACK_LINK), flags u8 (0, or a link's
+ *   PACK_F_HARD), name_len u16, mode u32 (07777 at most; 0 for a
+ *   symlink), mtime_ns u64, size u64 (0 for a directory; 1 ..
+ *   NAME_LINK_MAX for a symlink, 1 .. PACK_NAME_MAX for a hard link),
+ *   then name[name_len] ("DEST/a/b", no NUL), then the file's size bytes
+ *   (a symlink's: its target; a hard link's: the name of the tree's
+ *   regular file it is another name of, "DEST/c/d"; no NUL)
  *
  * integers little-endian. Nothing follows the last record. The pack hash
  * is SHA-256 over every record's header and name in order (not the data:
@@ -55,8 +57,13 @@ enum pack_type {
         PACK_LINK = 3,          /* wire version 9 */
 };
 
+/* A PACK_LINK's flag (wire version 15): not a symlink but a hard link,
+ * its data the name of an earlier regular file of the same tree. */
+#define PACK_F_HARD             0x01u
+
 struct pack_entry {
         uint8_t type;           /* enum pack_type */
+        uint8_t flags;          /* PACK_F_HARD on a PACK_LINK, else 0 */
         uint32_t mode;          /* permission bits, 07777 at most, exact (a symlink: 0) */
         uint64_t mtime_ns;      /* a file's mtime, ns since the epoch; 0: not kept */
         uint64_t size;          /* data bytes; 0 for a directory, the target's for a symlink */
@@ -86,7 +93,8 @@ uint64_t pack_record_size(uint64_t name_len, uint64_t size);
  * *@data (NULL for an empty one), which the caller fills before the next
  * append (that may move the pack). 0; -EINVAL for a bad entry (type, mode, name empty or longer
  * than PACK_NAME_MAX, a directory with data, a symlink with a mode or
- * without a target or one longer than NAME_LINK_MAX); -EFBIG when the pack would
+ * without a target or one longer than NAME_LINK_MAX, a flag but a link's
+ * PACK_F_HARD, a hard link's target longer than PACK_NAME_MAX); -EFBIG when the pack would
  * grow past PACK_ENTRIES_MAX or PACK_BYTES_MAX; -ENOMEM.
  */
 int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **data);
@@ -115,8 +123,8 @@ enum {
  * holds the count announced and nothing more, or -EBADMSG (r->why says
  * what: a short header, an unknown type or flag, a mode past 07777, a
  * directory with data, a symlink with a mode or whose target is empty,
- * longer than NAME_LINK_MAX or holds a NUL, a name that name_path_check()
- * refuses, data past the end, more or fewer records than announced,
+ * longer than NAME_LINK_MAX or holds a NUL, a hard link whose target
+ * name_path_check() refuses, a name that name_path_check() refuses, data past the end, more or fewer records than announced,
  * trailing bytes). Where a symlink's target may point is the receiver's
  * to judge (name_link_check(), tree_symlinks), not the pack's.
  */

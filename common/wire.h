@@ -135,6 +135,19 @@
  * may hold symlinks too (PACK_LINK, its target as its data), held to
  * tree_symlinks and made at the end as a symlink offered alone is.
  *
+ * Hard links (version 15): a link's offer (WIRE_OFFER_LINK) with
+ * WIRE_OFFER_HARD, or a PACK_LINK record with PACK_F_HARD, is a hard
+ * link: its data (1 .. WIRE_NAME_MAX bytes) is the name of an earlier
+ * regular file of the same tree ("DEST/c/d", beneath the session's
+ * DEST, not the entry's own name), and the receiver makes the entry
+ * another name of that file, at the end with the symlinks. The sender
+ * offers a file with several names in the tree once, every other name
+ * as a hard link to the first it offered; the receiver never follows a
+ * symlink to reach the file, and refuses one that is not a regular file
+ * of the tree (or, merged into an existing DEST, of the old DEST). The
+ * file's mode and mtime are its first name's. tree_symlinks does not
+ * apply: a hard link cannot leave the tree.
+ *
  * Sync (version 6): every OFFER of a session may carry the job's sync
  * flags (the first offer's; a later offer with others is a protocol
  * error; WIRE_OFFER_DIGEST, which a tree's first offer, DEST, carries with
@@ -328,7 +341,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            14      /* 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            15      /* 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -529,6 +542,8 @@ struct wire_offer {
  * DEST (version 12; its token the origin's tree token), without a pack
  * or sync: anything else is malformed. */
 #define WIRE_OFFER_RELAYED      0x0100u
+/* With WIRE_OFFER_LINK: a hard link (version 15, "Hard links" above). */
+#define WIRE_OFFER_HARD         0x0200u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)
 

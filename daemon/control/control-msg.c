@@ -151,13 +151,15 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
 
 int control_file_spec(const struct ctl_file *f, struct job_file_spec *out)
 {
-        if ((f->flags & ~_CTL_FILE_FLAGS) || (f->flags & CTL_FILE_DIR && f->flags & CTL_FILE_LINK))
+        if ((f->flags & ~_CTL_FILE_FLAGS) || (f->flags & CTL_FILE_DIR && f->flags & CTL_FILE_LINK) ||
+            ((f->flags & CTL_FILE_HARD) && !(f->flags & CTL_FILE_LINK)))
                 return -EINVAL;
         /* A directory's size says nothing: it is none. */
         *out = (struct job_file_spec){
                 .name = f->name,
-                .kind = f->flags & CTL_FILE_DIR ? JOB_FILE_DIR : f->flags & CTL_FILE_LINK ? JOB_FILE_LINK :
-                                                                                           JOB_FILE_REGULAR,
+                .kind = f->flags & CTL_FILE_DIR ? JOB_FILE_DIR :
+                        f->flags & CTL_FILE_HARD ? JOB_FILE_HARDLINK :
+                        f->flags & CTL_FILE_LINK ? JOB_FILE_LINK : JOB_FILE_REGULAR,
                 .size = f->flags & CTL_FILE_DIR ? 0 : f->size,
                 .mode = f->mode,
                 .mtime_ns = f->mtime_ns,

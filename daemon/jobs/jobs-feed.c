@@ -24,7 +24,9 @@
 static void job_file_export(const struct job_file *a, int fd, struct engine_send_file *f)
 {
         *f = (struct engine_send_file){ .fd = fd, .size = a->size, .name = a->name,
-                                        .dir = a->kind == JOB_FILE_DIR, .link = a->kind == JOB_FILE_LINK,
+                                        .dir = a->kind == JOB_FILE_DIR,
+                                        .link = a->kind == JOB_FILE_LINK || a->kind == JOB_FILE_HARDLINK,
+                                        .hard = a->kind == JOB_FILE_HARDLINK,
                                         .mode = a->mode, .mtime_ns = a->mtime_ns };
 }
 
@@ -202,6 +204,11 @@ int jobs_file_check(const struct job *job, const struct job_file_spec *f, char *
         if (f->kind == JOB_FILE_LINK && (f->size == 0 || f->size > NAME_LINK_MAX)) {
                 snprintf(why, whylen, "%s: a symlink's target of %" PRIu64 " bytes (1 to %u)", shown, f->size,
                          NAME_LINK_MAX);
+                return -EINVAL;
+        }
+        if (f->kind == JOB_FILE_HARDLINK && (f->size == 0 || f->size > JOB_NAME_MAX)) {
+                snprintf(why, whylen, "%s: a hard link's target name of %" PRIu64 " bytes (1 to %u)", shown,
+                         f->size, JOB_NAME_MAX);
                 return -EINVAL;
         }
         if (f->kind == JOB_FILE_DIR && f->size != 0) {

@@ -125,6 +125,9 @@ enum job_file_kind {
         JOB_FILE_DIR,                   /* in a tree: a directory (no descriptor, size 0) */
         JOB_FILE_LINK,                  /* in a tree: a symlink; its descriptor's file holds its
                                          * target (size bytes, 1 .. NAME_LINK_MAX) */
+        JOB_FILE_HARDLINK,              /* in a tree: another name of an earlier regular file;
+                                         * its descriptor's file holds that one's name ("DEST/a/b",
+                                         * size bytes, 1 .. JOB_NAME_MAX) */
 };
 
 struct job_file_spec {

@@ -36,6 +36,9 @@ static void check_entry(const uint8_t *buf, size_t len, size_t at, size_t off, c
                 abort();
         if (e->type == PACK_DIR && e->size != 0)
                 abort();
+        /* A hard link's flag only on a link, whose target is then a name's length at most. */
+        if ((e->flags & ~PACK_F_HARD) || (e->flags && (e->type != PACK_LINK || e->size > WIRE_NAME_MAX)))
+                abort();
         if (e->type == PACK_LINK ? !e->target || e->target != e->name + e->name_len || e->size == 0 ||
                                            e->size > NAME_LINK_MAX
                                  : e->target != NULL)

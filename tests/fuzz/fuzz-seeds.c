@@ -506,6 +506,12 @@ static int entlist_seeds(const char *dir)
         rc |= entlist_add(&l, PACK_LINK, name, 0777, NAME_LINK_MAX, target);
         rc |= entlist_seed(dir, i++, &l, 2);
         entlist_free(&l);
+        /* A file and a hard link to it. */
+        rc |= entlist_add(&l, PACK_FILE, "DEST/f", 0644, 10, NULL);
+        rc |= entlist_put(&l, &(struct entlist_entry){ .type = PACK_LINK, .flags = PACK_F_HARD, .name = "DEST/h",
+                                                       .name_len = 6, .size = 6, .target = "DEST/f" });
+        rc |= entlist_seed(dir, i++, &l, 2);
+        entlist_free(&l);
         /* None. */
         rc |= entlist_seed(dir, i++, &l, 0);
         return rc;

@@ -82,6 +82,8 @@ enum act {
         ACT_PACK_PAST_END,
         ACT_PACK_HASH,
         ACT_PACK_LINK_OUTSIDE,
+        ACT_PACK_HARD_DIR,
+        ACT_PACK_HARD_OTHER,
         ACT_PUBLISHED_RETRY,
         ACT_TREE_PUBLISHED_RETRY,
         ACT_TREE_KEPT_LINK,
@@ -223,6 +225,12 @@ static const struct mode modes[] = {
         { "pack-link-outside", ACT_PACK_LINK_OUTSIDE, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_NAME, false,
           20, "a tree rawpack, then a pack of 2 entries whose second is a symlink rawpack/d/l -> "
           "../../../etc (tree_symlinks safe): RESULT, name (nothing published)" },
+        { "pack-hard-dir", ACT_PACK_HARD_DIR, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "a tree rawpack, then a pack of 2 entries: directory rawpack/d and a hard link rawpack/h to it: "
+          "RESULT, protocol (nothing published)" },
+        { "pack-hard-other", ACT_PACK_HARD_OTHER, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_NAME, false, 20,
+          "a tree rawpack, then a pack of 2 entries whose second is a hard link rawpack/d/h to another "
+          "tree's file, other/x: RESULT, name (nothing published)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
@@ -623,6 +631,18 @@ static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
                                                           .name = file, .name_len = strlen(file) }, &data) < 0)
                         return 1;
                 memcpy(data, outside, sizeof(outside) - 1);
+        } else if (md->act == ACT_PACK_HARD_DIR || md->act == ACT_PACK_HARD_OTHER) {
+                /* A hard link's data is its file's name: the directory, or another tree's. */
+                const char *target = md->act == ACT_PACK_HARD_DIR ? dir : "other/x";
+
+                snprintf(file, sizeof(file), "%s/%s", md->file, md->act == ACT_PACK_HARD_DIR ? "h" : "d/h");
+                if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
+                                                          .name_len = strlen(dir) }, NULL) < 0 ||
+                    pack_append(&w, &(struct pack_entry){ .type = PACK_LINK, .flags = PACK_F_HARD,
+                                                          .size = strlen(target), .name = file,
+                                                          .name_len = strlen(file) }, &data) < 0)
+                        return 1;
+                memcpy(data, target, strlen(target));
         } else {
                 if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
                                                           .name_len = strlen(dir) }, NULL) < 0 ||
@@ -1550,6 +1570,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_PACK_PAST_END:
         case ACT_PACK_HASH:
         case ACT_PACK_LINK_OUTSIDE:
+        case ACT_PACK_HARD_DIR:
+        case ACT_PACK_HARD_OTHER:
                 return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);

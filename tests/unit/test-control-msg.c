@@ -149,6 +149,10 @@ static void test_file(void)
         ok(control_file_spec(&f, &j) == 0 && j.kind == JOB_FILE_LINK, "CTL_FILE_LINK: a symlink");
         f.flags = CTL_FILE_LINK | CTL_FILE_DIR;
         is_int(control_file_spec(&f, &j), -EINVAL, "a symlink is not a directory");
+        f.flags = CTL_FILE_LINK | CTL_FILE_HARD;
+        ok(control_file_spec(&f, &j) == 0 && j.kind == JOB_FILE_HARDLINK, "CTL_FILE_HARD: a hard link");
+        f.flags = CTL_FILE_HARD;
+        is_int(control_file_spec(&f, &j), -EINVAL, "CTL_FILE_HARD without CTL_FILE_LINK is refused");
         f.flags = 0x80;
         is_int(control_file_spec(&f, &j), -EINVAL, "an unknown flag is refused");
 }

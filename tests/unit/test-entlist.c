@@ -162,11 +162,35 @@ static void test_malformed(void)
         entlist_free(&l);
 }
 
+/* A hard link: a link's record with PACK_F_HARD, its file's name as its target. */
+static void test_hard_link(void)
+{
+        struct entlist l = ENTLIST_NULL;
+        struct entlist_entry e = { .type = PACK_LINK, .flags = PACK_F_HARD, .name = "DEST/h", .name_len = 6,
+                                   .size = 8, .target = "DEST/d/f" };
+        size_t off = 0;
+
+        is_int(entlist_put(&l, &e), 0, "a hard link listed");
+        e.type = PACK_FILE;
+        is_int(entlist_put(&l, &e), -EINVAL, "the flag on a file's record refused");
+        e = (struct entlist_entry){ .type = PACK_LINK, .flags = 0x80, .name = "DEST/h", .name_len = 6, .size = 1,
+                                    .target = "x" };
+        is_int(entlist_put(&l, &e), -EINVAL, "an unknown flag refused");
+        is_int(entlist_next(l.buf, l.len, &off, &e), 1, "read back");
+        ok(e.type == PACK_LINK && e.flags == PACK_F_HARD && e.size == 8 && memcmp(e.target, "DEST/d/f", 8) == 0,
+           "with its flag and its file's name");
+        l.buf[1] = 0x80;
+        off = 0;
+        is_int(entlist_next(l.buf, l.len, &off, &e), -EBADMSG, "an unknown flag is malformed");
+        entlist_free(&l);
+}
+
 int main(void)
 {
         test_round_trip();
         test_span();
         test_refused();
         test_malformed();
+        test_hard_link();
         done_testing();
 }

@@ -270,11 +270,57 @@ static void test_links(void)
         pack_writer_deinit(&w);
 }
 
+/* A hard link (PACK_F_HARD): its data is a tree's name, checked as one. */
+static void test_hard_links(void)
+{
+        uint8_t hash[PACK_HASH_SIZE], *p;
+        struct pack_writer w;
+        struct pack_reader r;
+        struct pack_entry e = { .type = PACK_LINK, .flags = PACK_F_HARD, .name = "D/h", .name_len = 3, .size = 3 };
+        const char *why = NULL;
+        char big[PACK_NAME_MAX + 2];
+
+        pack_writer_init(&w);
+        is_int(append(&w, PACK_FILE, "D/f", 0444, 5, "data", 4), 0, "a file");
+        is_int(pack_append(&w, &e, &p), 0, "then a hard link to it");
+        memcpy(p, "D/f", 3);
+        e.type = PACK_FILE;
+        is_int(pack_append(&w, &e, &p), -EINVAL, "a hard link's flag on a file is refused");
+        e = (struct pack_entry){ .type = PACK_LINK, .flags = 0x02, .name = "D/g", .name_len = 3, .size = 1 };
+        is_int(pack_append(&w, &e, &p), -EINVAL, "an unknown flag is refused");
+        memset(big, 'a', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        e = (struct pack_entry){ .type = PACK_LINK, .flags = PACK_F_HARD, .name = "D/g", .name_len = 3,
+                                 .size = PACK_NAME_MAX + 1 };
+        is_int(pack_append(&w, &e, &p), -EINVAL, "a hard link's target past PACK_NAME_MAX is refused");
+        pack_writer_hash(&w, hash);
+        pack_reader_init(&r, w.buf, w.len, 2);
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the file read back");
+        ok(e.type == PACK_FILE && e.flags == 0, "without a flag");
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the hard link read back");
+        ok(e.type == PACK_LINK && e.flags == PACK_F_HARD && e.size == 3 && memcmp(e.data, "D/f", 3) == 0,
+           "with its flag and its file's name");
+        is_int(pack_check(w.buf, w.len, 2, hash, &why), 0, "pack_check passes it");
+
+        /* Its target as a hostile sender might write it: not a name. */
+        memcpy(w.buf + w.len - 3, "../", 3);
+        pack_reader_init(&r, w.buf, w.len, 2);
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the file");
+        is_int(pack_next(&r, &e), -EBADMSG, "a hard link to \"../\" is malformed");
+        ok(r.why && strstr(r.why, "hard link"), "... and says so: %s", r.why ? r.why : "(none)");
+        /* The flag on a file's record. */
+        w.buf[1] = PACK_F_HARD;
+        pack_reader_init(&r, w.buf, w.len, 2);
+        is_int(pack_next(&r, &e), -EBADMSG, "a flag on a file's record is malformed");
+        pack_writer_deinit(&w);
+}
+
 int main(void)
 {
         test_round_trip();
         test_writer_limits();
         test_malformed();
         test_links();
+        test_hard_links();
         return done_testing();
 }

@@ -319,9 +319,11 @@ static int64_t recv_tree_meta(void *arg)
 
 /*
  * What the tree's list holds (x->links_fd), an entry a record: a symlink
- * to make at the end (target_len > 0, its target follows its name), or
- * a mode and mtime to set at the end (target_len 0; mode has the entry's
- * type, S_IFDIR or S_IFREG, and mtime_ns 0 leaves the mtime alone).
+ * to make at the end (target_len > 0, mode 0, its target follows its
+ * name), a hard link to make then (target_len > 0, mode S_IFREG, the
+ * staged name of its file follows), or a mode and mtime to set at the
+ * end (target_len 0; mode has the entry's type, S_IFDIR or S_IFREG, and
+ * mtime_ns 0 leaves the mtime alone).
  */
 struct recv_link_rec {
         uint16_t rel_len, target_len;
@@ -382,9 +384,55 @@ int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target,
         return recv_tree_list_add(x, rel, target, len, 0, mtime_ns);
 }
 
+const char *recv_tree_hard_refused(const struct recv_xfer *x, const char *name, const char *target, size_t len,
+                                   int names, char trel[static WIRE_NAME_MAX + 1])
+{
+        size_t dlen = strlen(x->dest);
+
+        if (len <= dlen + 1 || memcmp(target, x->dest, dlen) != 0 || target[dlen] != '/')
+                return "its file is not beneath the destination";
+        if (memchr(target, '\0', len) || name_path_check_rules(target, len, NULL, names) != NAME_OK)
+                return "its file's name is not acceptable";
+        if (strlen(name) == len && memcmp(name, target, len) == 0)
+                return "it names itself";
+        /* DEST's leaf, then what follows DEST: no longer than @target. */
+        snprintf(trel, WIRE_NAME_MAX + 1, "%s%.*s", name_leaf(x->dest), (int)(len - dlen), target + dlen);
+        return NULL;
+}
+
+int recv_tree_hard_add(struct recv_xfer *x, const char *rel, const char *trel)
+{
+        return recv_tree_list_add(x, rel, trel, strlen(trel), S_IFREG, 0);
+}
+
 int recv_tree_attr_add(struct recv_xfer *x, const char *rel, mode_t mode, uint64_t mtime_ns)
 {
         return recv_tree_list_add(x, rel, "", 0, (uint32_t)mode, mtime_ns);
+}
+
+/* On a worker: a hard link's @target ("DEST/c/d", @len bytes) held to the
+ * rules and added to the list, as recv_tree_link_keep() does a symlink's. */
+static int recv_tree_hard_keep(struct recv_xfer *x, const char *target, size_t len)
+{
+        char trel[WIRE_NAME_MAX + 1];
+        const char *why = recv_tree_hard_refused(x, x->fin->offer.name, target, len, x->fin->pack_names, trel);
+
+        if (why) {
+                snprintf(x->fin->link_text, sizeof(x->fin->link_text), "hard link %.*s: %s", 100,
+                         x->fin->offer.name, why);
+                return -EPERM;
+        }
+        if (x->merge) {
+                int r = recv_sync_hard(x, x->fin->offer.name, target, len);
+
+                if (r == -EEXIST)
+                        snprintf(x->fin->link_text, sizeof(x->fin->link_text),
+                                 "%.*s: exists and differs; overwrite is off on the receiver", WIRE_TEXT_MAX - 60,
+                                 x->fin->offer.name);
+                if (r < 0)
+                        return r;
+        }
+        return recv_tree_hard_add(x, x->fin->rel, trel);
 }
 
 /* On a worker: a symlink entry's target, verified, read back from its
@@ -407,6 +455,8 @@ static int64_t recv_tree_link_keep(void *arg)
         /* For the next hop, and the list of entries a kept tree keeps. */
         if (x->route_on)
                 memcpy(x->fin->link_target, target, (size_t)n + 1);
+        if (x->fin->offer.flags & WIRE_OFFER_HARD)
+                return recv_tree_hard_keep(x, target, (size_t)n);
         why = recv_tree_link_refused(x->fin->rel, target, (size_t)n, x->fin->pack_symlinks);
         if (why) {
                 snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100,
@@ -446,6 +496,7 @@ static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, stru
         if (pread(x->links_fd, rec, sizeof(*rec), (off_t)off) != (ssize_t)sizeof(*rec) || rec->rel_len == 0 ||
             rec->rel_len > WIRE_NAME_MAX || rec->target_len > NAME_LINK_MAX ||
             (rec->target_len == 0 && !S_ISDIR(rec->mode) && !S_ISREG(rec->mode)) ||
+            (rec->target_len > 0 && rec->mode != 0 && rec->mode != S_IFREG) ||
             pread(x->links_fd, rel, rec->rel_len, (off_t)(off + sizeof(*rec))) != rec->rel_len ||
             pread(x->links_fd, target, rec->target_len, (off_t)(off + sizeof(*rec) + rec->rel_len)) !=
                     rec->target_len)
@@ -455,10 +506,97 @@ static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, stru
         return (int64_t)(off + sizeof(*rec) + rec->rel_len + rec->target_len);
 }
 
-/* On a worker, at the end: every symlink of the list, each made in its
- * directory opened beneath the staging directory without following any
- * symlink (so a hostile list cannot put one through another), with its
- * mtime. 0 or -errno. */
+/* Staged name @trel's file: its directory opened beneath the staging
+ * directory, or, merged into an old DEST that kept the file (sync), the
+ * old DEST's, without following any symlink; *@leaf its last component,
+ * *@st what it is. The directory's descriptor, or -errno. */
+static int recv_tree_hard_file(struct recv_xfer *x, const char *trel, const char **leaf, struct stat *st)
+{
+        const char *slash = strrchr(trel, '/'), *below;
+        char dir[WIRE_NAME_MAX + 1], old[WIRE_NAME_MAX + 1];
+        int dfd;
+
+        if (!slash)
+                return -EINVAL;
+        *leaf = slash + 1;
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - trel), trel);
+        dfd = incoming_open_beneath(x->stage_fd, dir, false);
+        if (dfd >= 0 && fstatat(dfd, *leaf, st, AT_SYMLINK_NOFOLLOW) == 0)
+                return dfd;
+        if (dfd >= 0 && errno != ENOENT) {
+                int r = -errno;
+
+                close(dfd);
+                return r;
+        }
+        if (dfd >= 0)
+                close(dfd);
+        if ((dfd < 0 && dfd != -ENOENT) || !x->merge)
+                return dfd < 0 ? dfd : -ENOENT;
+        /* DEST, then what follows DEST's leaf. */
+        below = dir + strlen(name_leaf(x->dest));
+        if (snprintf(old, sizeof(old), "%s%s", x->dest, below) >= (int)sizeof(old))
+                return -ENAMETOOLONG;
+        dfd = incoming_open_beneath(x->env->incoming_fd, old, false);
+        if (dfd >= 0 && fstatat(dfd, *leaf, st, AT_SYMLINK_NOFOLLOW) < 0) {
+                int r = -errno;
+
+                close(dfd);
+                return r;
+        }
+        return dfd;
+}
+
+/* Hard link @rel (in @dfd, named @leaf) to staged name @trel's file: only
+ * a regular file of the tree (-ENOLINK for anything else, or nothing
+ * there). Merged into an old DEST that keeps both the file and the name
+ * as one already, nothing to make. 0 or -errno. */
+static int recv_tree_make_hard(struct recv_xfer *x, int dfd, const char *leaf, const char *trel)
+{
+        _cleanup_(closep) int tfd = -1;
+        const char *tleaf;
+        struct stat st, have;
+
+        tfd = recv_tree_hard_file(x, trel, &tleaf, &st);
+        if (tfd == -ENOENT)
+                return -ENOLINK;
+        if (tfd < 0)
+                return tfd;
+        if (!S_ISREG(st.st_mode))
+                return -ENOLINK;
+        if (linkat(tfd, tleaf, dfd, leaf, 0) == 0)
+                return 0;
+        if (errno != EEXIST)
+                return -errno;
+        /* The same file under that name: an earlier attempt's, or the old
+         * DEST's, which the merge links in. Anything else is another entry. */
+        if (fstatat(dfd, leaf, &have, AT_SYMLINK_NOFOLLOW) == 0 && have.st_dev == st.st_dev &&
+            have.st_ino == st.st_ino && x->tree_resumed)
+                return 0;
+        return -EEXIST;
+}
+
+/* Whether hard link @rel is, in the old DEST, the same file as @trel,
+ * which the staging directory does not have: the merge links both in. */
+static bool recv_tree_hard_kept(struct recv_xfer *x, const char *rel, const char *trel)
+{
+        const char *leaf = name_leaf(x->dest);
+        char name[WIRE_NAME_MAX + 1], file[WIRE_NAME_MAX + 1];
+        struct stat a, b;
+
+        if (!x->merge || incoming_stat_beneath(x->stage_fd, trel, &a) == 0)
+                return false;
+        snprintf(name, sizeof(name), "%s%s", x->dest, rel + strlen(leaf));
+        snprintf(file, sizeof(file), "%s%s", x->dest, trel + strlen(leaf));
+        return incoming_stat_beneath(x->env->incoming_fd, name, &a) == 0 &&
+               incoming_stat_beneath(x->env->incoming_fd, file, &b) == 0 && S_ISREG(a.st_mode) &&
+               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* On a worker, at the end: every symlink and hard link of the list, each
+ * made in its directory opened beneath the staging directory without
+ * following any symlink (so a hostile list cannot put one through
+ * another), a symlink with its mtime. 0 or -errno. */
 static int recv_tree_make_links(struct recv_xfer *x)
 {
         char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
@@ -479,9 +617,22 @@ static int recv_tree_make_links(struct recv_xfer *x)
                 if (!slash)
                         return -EINVAL;
                 *slash = '\0';
+                if (rec.mode == S_IFREG) {
+                        *slash = '/';
+                        if (recv_tree_hard_kept(x, rel, target))
+                                continue;
+                        *slash = '\0';
+                }
                 dfd = incoming_open_beneath(x->stage_fd, rel, false);
                 if (dfd < 0)
                         return dfd;
+                if (rec.mode == S_IFREG) {
+                        r = recv_tree_make_hard(x, dfd, slash + 1, target);
+                        close(dfd);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 /* Anything else of its name is another entry (-EEXIST). */
                 if (symlinkat(target, dfd, slash + 1) < 0 &&
                     (errno != EEXIST || !x->tree_resumed ||
@@ -557,9 +708,18 @@ int recv_tree_unpublish(struct recv_xfer *x)
                 if (dfd < 0)
                         return dfd;
                 r = 0;
-                if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
-                    unlinkat(dfd, slash + 1, 0) < 0)
+                if (rec.mode == S_IFREG) {
+                        struct stat file;
+
+                        /* A hard link made: the same file as its first name. */
+                        if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+                            incoming_stat_beneath(x->stage_fd, target, &file) == 0 && file.st_dev == st.st_dev &&
+                            file.st_ino == st.st_ino && unlinkat(dfd, slash + 1, 0) < 0)
+                                r = -errno;
+                } else if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+                           unlinkat(dfd, slash + 1, 0) < 0) {
                         r = -errno;
+                }
                 close(dfd);
                 if (r < 0)
                         return r;
@@ -1149,7 +1309,8 @@ static void recv_on_tree_published(struct io_req *req, int64_t res)
                 return;
         if (!recv_step_ok(x, res, "the destination's way", (const struct recv_step_err[]){
                         { EEXIST, WIRE_E_EXISTS, "the destination appeared during the transfer" },
-                        { EMLINK, WIRE_E_PROTOCOL, "a symlink of the tree has the name of another entry" },
+                        { EMLINK, WIRE_E_PROTOCOL, "a link of the tree has the name of another entry" },
+                        { ENOLINK, WIRE_E_PROTOCOL, "a hard link of the tree names no regular file of it" },
                         { ELOOP, WIRE_E_NAME, NULL },
                         { ENOTDIR, WIRE_E_NAME, NULL },
                         { EXDEV, WIRE_E_NAME, NULL },
@@ -1388,8 +1549,9 @@ void recv_file_publish(struct recv_xfer *x)
         }
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_LINK)) {
                 x->fin->req.done = recv_on_link_kept;
-                /* The worker reads this copy, not cfg (a reload may replace it). */
+                /* The worker reads these copies, not cfg (a reload may replace it). */
                 x->fin->pack_symlinks = x->env->cfg.tree_symlinks;
+                x->fin->pack_names = x->env->cfg.names;
                 recv_step(x, "checking a symlink", io_call(recv_io(x), &x->fin->req, recv_tree_link_keep, x));
                 return;
         }

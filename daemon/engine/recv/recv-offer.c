@@ -381,15 +381,18 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                 return WIRE_OK;
         }
         /* In a tree, every entry is beneath DEST; outside one, no flags. */
-        if (x->tree ? (flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK)) != WIRE_OFFER_TREE ||
+        if (x->tree ? (flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_HARD)) != WIRE_OFFER_TREE ||
                       ((flags & WIRE_OFFER_DIR) && (o->size != 0 || (flags & WIRE_OFFER_LINK))) ||
-                      ((flags & WIRE_OFFER_LINK) && (o->size == 0 || o->size > NAME_LINK_MAX)) ||
+                      ((flags & WIRE_OFFER_HARD) && !(flags & WIRE_OFFER_LINK)) ||
+                      ((flags & WIRE_OFFER_LINK) &&
+                       (o->size == 0 || o->size > ((flags & WIRE_OFFER_HARD) ? WIRE_NAME_MAX : NAME_LINK_MAX))) ||
                       strncmp(o->name, x->dest, dlen) != 0 || o->name[dlen] != '/' :
                       flags != 0) {
                 snprintf(text, len, "entry %u is not beneath the job's destination", x->next_file + 1);
                 return WIRE_E_NAME;
         }
-        if ((o->flags & WIRE_OFFER_LINK) && e->cfg.tree_symlinks == CONFIG_SYMLINKS_NONE) {
+        if ((o->flags & WIRE_OFFER_LINK) && !(o->flags & WIRE_OFFER_HARD) &&
+            e->cfg.tree_symlinks == CONFIG_SYMLINKS_NONE) {
                 snprintf(text, len, "%.*s: a symlink, and tree_symlinks is none here", WIRE_TEXT_MAX - 48,
                          o->name);
                 return WIRE_E_NAME;

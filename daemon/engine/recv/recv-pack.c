@@ -205,6 +205,14 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
                                              "receiver", name);
                 return r < 0 ? recv_pack_errno(x, "looking at the old", e, -r) : r;
         }
+        if (e->flags & PACK_F_HARD) {
+                close(pfd);
+                r = recv_sync_hard(x, name, (const char *)e->data, (size_t)e->size);
+                if (r == -EEXIST)
+                        return recv_pack_bad(x, WIRE_E_EXISTS, "%s: exists and differs; overwrite is off on the "
+                                             "receiver", name);
+                return r < 0 ? recv_pack_errno(x, "looking at the old", e, -r) : 0;
+        }
         differs = !S_ISREG(st.st_mode) || e->type == PACK_LINK || (uint64_t)st.st_size != e->size;
         if (!differs && (x->sync & WIRE_OFFER_DIGEST)) {
                 fd = openat(pfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
@@ -269,6 +277,23 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
 
                         if (err < 0)
                                 return recv_pack_errno(x, "making", &e, -err);
+                        continue;
+                }
+                if (e.type == PACK_LINK && (e.flags & PACK_F_HARD)) {
+                        char trel[WIRE_NAME_MAX + 1], name[WIRE_NAME_MAX + 1];
+                        const char *no;
+                        int err;
+
+                        /* Made at the end, with the symlinks. */
+                        snprintf(name, sizeof(name), "%.*s", (int)e.name_len, e.name);
+                        no = recv_tree_hard_refused(x, name, (const char *)e.data, (size_t)e.size,
+                                                    x->fin->pack_names, trel);
+                        if (no)
+                                return recv_pack_bad(x, WIRE_E_NAME, "hard link %.*s: %s",
+                                                     (int)MIN(e.name_len, 100u), e.name, no);
+                        err = recv_tree_hard_add(x, rel, trel);
+                        if (err < 0)
+                                return recv_pack_errno(x, "keeping the hard link", &e, -err);
                         continue;
                 }
                 if (e.type == PACK_LINK) {

@@ -51,10 +51,20 @@ bool recv_tree_finish(struct recv_xfer *x);
  * @target (@len bytes, no NUL), held to @symlinks (cfg tree_symlinks):
  * NULL, or why it is refused. */
 const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks);
+/* A tree's hard link @name ("DEST/a/h") to the tree's file @target
+ * (@len bytes, no NUL), held to @names (cfg names): NULL, or why it is
+ * refused; @trel gets the file's name in the staging directory (DEST's
+ * leaf, then the path beneath it). */
+const char *recv_tree_hard_refused(const struct recv_xfer *x, const char *name, const char *target, size_t len,
+                                   int names, char trel[static WIRE_NAME_MAX + 1]);
+/* On a worker: hard link @rel to the staged file @trel kept for the end,
+ * as a symlink is. 0 or -errno. */
+int recv_tree_hard_add(struct recv_xfer *x, const char *rel, const char *trel);
 /* On a worker, continuing a kept tree: what an earlier attempt that
  * ended while it published left, undone by the list (x->links_len bytes
- * of it): every entry's staged mode back, and every symlink it names
- * removed, so that nothing is made through one. 0 or -errno. */
+ * of it): every entry's staged mode back, every symlink it names
+ * removed, so that nothing is made through one, and every hard link it
+ * made. 0 or -errno. */
 int recv_tree_unpublish(struct recv_xfer *x);
 /* On a worker: the symlink kept for the end, in the job's list of links
  * (recv-file.c makes them once every entry is in). 0 or -errno. Touches
@@ -79,6 +89,12 @@ void recv_sync_free(struct recv_xfer *x);
  * the merge links it in), 0: make the new one, -EEXIST: it differs and
  * overwrite is off, or -errno. */
 int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, size_t len);
+/* The same for hard link @name to the tree's file @target ("DEST/c/d",
+ * @len bytes): 0 when nothing is there, or the old DEST's @name is
+ * already its @target's other name (the end keeps it if the file is
+ * kept too), or overwrite is on; -EEXIST: something else is there and
+ * overwrite is off; or -errno. */
+int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, size_t len);
 
 /* recv-pack.c */
 /* A pack's data is in and verified: its entries into the staging

@@ -122,7 +122,9 @@ static int64_t recv_sync_probe(void *arg)
         }
         /* A symlink's target is its data: one that is there as a symlink is
          * compared once it has arrived (recv_sync_link). */
-        if ((o->flags & WIRE_OFFER_LINK) && S_ISLNK(st.st_mode)) {
+        /* A hard link's name, too, is compared once it has arrived (recv_sync_hard). */
+        if (((o->flags & WIRE_OFFER_LINK) && S_ISLNK(st.st_mode)) ||
+            ((o->flags & WIRE_OFFER_HARD) && S_ISREG(st.st_mode))) {
                 r = RECV_SYNC_SEND;
                 goto out;
         }
@@ -342,5 +344,23 @@ int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, si
                 return errno == ENOENT || errno == EINVAL ? 0 : -errno;
         if ((size_t)n == len && memcmp(have, target, len) == 0)
                 return 1;
+        return x->overwrite ? 0 : -EEXIST;
+}
+
+int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, size_t len)
+{
+        char file[WIRE_NAME_MAX + 1];
+        struct stat have, want;
+        int r;
+
+        r = incoming_stat_beneath(x->env->incoming_fd, name, &have);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        snprintf(file, sizeof(file), "%.*s", (int)MIN(len, (size_t)WIRE_NAME_MAX), target);
+        if (S_ISREG(have.st_mode) && incoming_stat_beneath(x->env->incoming_fd, file, &want) == 0 &&
+            have.st_dev == want.st_dev && have.st_ino == want.st_ino)
+                return 0;
         return x->overwrite ? 0 : -EEXIST;
 }

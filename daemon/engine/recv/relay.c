@@ -40,10 +40,11 @@ struct relay_held {
  * offers as its entry of the same index. */
 struct relay_entry {
         char *name;                     /* "DEST/a/b" */
-        char *target;                   /* a symlink's; NULL otherwise */
+        char *target;                   /* a symlink's, or a hard link's name; NULL otherwise */
         uint64_t size, mtime_ns;
         uint32_t mode;
         bool dir;
+        bool hard;                      /* with target: a hard link */
 };
 
 /* A regular file of a relayed tree, opened on a worker beneath the
@@ -700,6 +701,7 @@ static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file 
                 .name = en->name,
                 .dir = en->dir,
                 .link = en->target != NULL,
+                .hard = en->hard,
                 .mode = en->mode,
                 .mtime_ns = en->mtime_ns,
         };
@@ -732,9 +734,9 @@ static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file 
         return ENGINE_NEXT_LATER;
 }
 
-static int relay_entry_add(struct relay *r, const char *name, size_t name_len, uint64_t size, uint32_t mode,
-                           uint64_t mtime_ns, bool dir, const char *target, size_t target_len)
+static int relay_entry_add(struct relay *r, const struct entlist_entry *e)
 {
+        const char *target = e->type == PACK_LINK ? e->target : NULL;
         struct relay_entry *en;
 
         if (r->nent + 1 >= r->files)
@@ -749,10 +751,11 @@ static int relay_entry_add(struct relay *r, const char *name, size_t name_len, u
                 r->cap = cap;
         }
         en = &r->ent[r->nent];
-        *en = (struct relay_entry){ .size = size, .mode = mode, .mtime_ns = mtime_ns, .dir = dir };
-        en->name = strndup(name, name_len);
+        *en = (struct relay_entry){ .size = e->size, .mode = e->mode, .mtime_ns = e->mtime_ns,
+                                    .dir = e->type == PACK_DIR, .hard = (e->flags & PACK_F_HARD) != 0 };
+        en->name = strndup(e->name, e->name_len);
         if (target)
-                en->target = strndup(target, target_len);
+                en->target = strndup(target, (size_t)e->size);
         if (!en->name || (target && !en->target)) {
                 free(en->name);
                 free(en->target);
@@ -776,7 +779,8 @@ int relay_ents_add(struct entlist *out, const struct recv_file *f)
                 /* recv-pack.c checked it whole before it unpacked it. */
                 pack_reader_init(&pr, f->pack_mem, o->size, o->pack_entries);
                 while (rc == 0 && pack_next(&pr, &pe) == PACK_ENTRY) {
-                        en = (struct entlist_entry){ .type = pe.type, .mode = pe.mode, .mtime_ns = pe.mtime_ns,
+                        en = (struct entlist_entry){ .type = pe.type, .flags = pe.flags, .mode = pe.mode,
+                                                     .mtime_ns = pe.mtime_ns,
                                                      .size = pe.size, .name = pe.name, .name_len = pe.name_len,
                                                      .target = pe.type == PACK_LINK ? (const char *)pe.data : NULL };
                         rc = entlist_put(out, &en);
@@ -785,6 +789,7 @@ int relay_ents_add(struct entlist *out, const struct recv_file *f)
         }
         if (o->flags & WIRE_OFFER_LINK) {
                 en.type = PACK_LINK;
+                en.flags = o->flags & WIRE_OFFER_HARD ? PACK_F_HARD : 0;
                 en.mode = 0;
                 en.size = strlen(f->link_target);
                 en.target = f->link_target;
@@ -803,8 +808,7 @@ static int relay_ents_load(struct relay *r, const uint8_t *buf, size_t len)
         int rc;
 
         while ((rc = entlist_next(buf, len, &off, &en)) == 1) {
-                rc = relay_entry_add(r, en.name, en.name_len, en.size, en.mode, en.mtime_ns, en.type == PACK_DIR,
-                                     en.target, en.target ? (size_t)en.size : 0);
+                rc = relay_entry_add(r, &en);
                 if (rc < 0)
                         return rc;
         }

@@ -172,11 +172,13 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
                 return -1;
         }
         /* Ours now, whatever happens. */
-        *out = (struct send_entry){ .fd = f.fd, .dir = f.dir, .link = f.link, .size = f.size,
+        *out = (struct send_entry){ .fd = f.fd, .dir = f.dir, .link = f.link, .hard = f.link && f.hard,
+                                    .size = f.size,
                                     .mode = s->tree ? f.mode & 07777 : 0,
                                     .mtime_ns = s->tree ? f.mtime_ns : 0 };
         if (f.dir ? !s->tree || f.size != 0 || f.link :
-                    f.fd < 0 || (f.link && (!s->tree || f.size == 0 || f.size > NAME_LINK_MAX))) {
+                    f.fd < 0 || (f.link && (!s->tree || f.size == 0 ||
+                                            f.size > (f.hard ? WIRE_NAME_MAX : NAME_LINK_MAX)))) {
                 why = f.dir || f.link ? "a directory or symlink outside a tree" : "no descriptor";
         } else if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
                 why = "no name to send it under";
@@ -219,7 +221,7 @@ void send_offer_next(struct engine_send *s, bool pack)
                 .transfer_id = s->id,
                 .size = s->size,
                 .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
-                                    (s->link ? WIRE_OFFER_LINK : 0) |
+                                    (s->link ? WIRE_OFFER_LINK : 0) | (s->hard ? WIRE_OFFER_HARD : 0) |
                                     send_sync_flags(s, !pack && send_sync_wants_digest(s))),
                 .chunk_size = s->chunk,
                 .lanes = (uint16_t)b->nlanes,
@@ -316,6 +318,7 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
         s->size = e->size;
         s->dir = e->dir;
         s->link = e->link;
+        s->hard = e->hard;
         s->mode = e->mode;
         s->mtime_ns = e->mtime_ns;
         snprintf(s->name, sizeof(s->name), "%s", e->name);
@@ -341,7 +344,7 @@ static int64_t send_pack_build(void *arg)
         for (uint32_t i = 0; i < p->n; i++) {
                 struct send_entry *e = &p->e[i];
                 struct pack_entry pe = { .type = e->dir ? PACK_DIR : e->link ? PACK_LINK : PACK_FILE,
-                                         .mode = e->link ? 0 : e->mode,
+                                         .flags = e->hard ? PACK_F_HARD : 0, .mode = e->link ? 0 : e->mode,
                                          .mtime_ns = e->mtime_ns, .size = e->size, .name = e->name,
                                          .name_len = strlen(e->name) };
                 uint8_t *data = NULL;
@@ -395,6 +398,7 @@ static void send_pack_offer(struct engine_send *s)
         s->size = p->len;
         s->dir = false;
         s->link = false;
+        s->hard = false;
         s->mode = 0;
         s->mtime_ns = 0;
         snprintf(s->name, sizeof(s->name), "%s", s->dest);

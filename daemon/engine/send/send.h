@@ -106,6 +106,7 @@ struct send_entry {
         int fd;                 /* -1: a directory, or closed already */
         bool dir;
         bool link;              /* a symlink: fd holds its target (never packed) */
+        bool hard;              /* with link: a hard link, fd holds the tree's name it shares */
         uint32_t mode;
         uint64_t mtime_ns;
         uint64_t size;
@@ -171,6 +172,7 @@ struct engine_send {
         bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */
         bool dir;               /* the entry being sent is a directory */
         bool link;              /* ... a symlink, its target the data */
+        bool hard;              /* ... with link: a hard link, the name it shares the data */
         uint32_t mode;          /* its mode and mtime, for the offer (0: none) */
         uint64_t mtime_ns;
         uint64_t job_bytes;     /* announced in the first offer */

@@ -83,6 +83,9 @@ struct engine_send_file {
         bool dir;                       /* in a tree: a directory (size 0, no fd) */
         bool link;                      /* in a tree: a symlink; fd's file holds its target
                                          * (size bytes, 1..NAME_LINK_MAX), sent as its data */
+        bool hard;                      /* with link: a hard link; fd's file holds the name
+                                         * ("DEST/a/b", 1..WIRE_NAME_MAX bytes) of an earlier
+                                         * regular file of the tree */
         uint32_t mode;                  /* in a tree: permission bits to keep, 0: none */
         uint64_t mtime_ns;              /* in a tree: a file's mtime (ns since the epoch), 0: none */
 };

@@ -156,7 +156,9 @@ incoming_clean "$BETA_IN"
 tb_log "hostile packs: refused, nothing published, no staging directory left"
 for m in "pack-dotdot|a bad pack: an entry's name is not acceptable" \
          "pack-past-end|a bad pack: an entry's data past the end" "pack-hash|a bad pack: the pack hash does not match" \
-         "pack-link-outside|symlink rawpack/d/l: it points outside the tree"; do
+         "pack-link-outside|symlink rawpack/d/l: it points outside the tree" \
+         "pack-hard-dir|a hard link of the tree names no regular file of it" \
+         "pack-hard-other|hard link rawpack/d/h: its file is not beneath the destination"; do
         cur=$(beta_cursor)
         rc=0
         tb_log "rawpeer ${m%%|*}"
