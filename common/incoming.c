@@ -226,9 +226,11 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
         if (depth >= INCOMING_TREE_DEPTH_MAX)
                 return -ELOOP;
         /* A directory of ours without read, write or search permission
-         * for us (a tree's, as it was sent) is ours to empty. */
-        if ((st.st_mode & 0700) != 0700 && st.st_uid == geteuid())
-                (void)fchmodat(atfd, name, (st.st_mode | 0700) & 07777, AT_SYMLINK_NOFOLLOW);
+         * for us (a tree's, as it was sent) is ours to empty; if we cannot
+         * give ourselves those, its chmod's error is the one that says why. */
+        if ((st.st_mode & 0700) != 0700 && st.st_uid == geteuid() &&
+            fchmodat(atfd, name, (st.st_mode | 0700) & 07777, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
         fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -310,8 +312,11 @@ static int incoming_exchange(int stagefd, const char *leaf, int pfd, const char 
             st.st_uid == geteuid())
                 made_writable = fchmodat(pfd, last, (st.st_mode | S_IWUSR) & 07777, AT_SYMLINK_NOFOLLOW) == 0;
         r = renameat2(stagefd, leaf, pfd, last, RENAME_EXCHANGE) < 0 ? -errno : 0;
-        if (r < 0 && made_writable)
-                (void)fchmodat(pfd, last, st.st_mode & 07777, AT_SYMLINK_NOFOLLOW);
+        if (r < 0 && made_writable && fchmodat(pfd, last, st.st_mode & 07777, AT_SYMLINK_NOFOLLOW) < 0) {
+                /* DEST keeps u+w: the rename's error stays the one to report
+                 * (it is why nothing was published), and a retry's exchange
+                 * needs the bit anyway. */
+        }
         return r;
 }
 
