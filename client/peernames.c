@@ -168,7 +168,10 @@ int peernames_map(struct peernames *pn, const char *host, char *out, size_t outl
         if (r < 0) {
                 _cleanup_(freep) char *shown = esc_term_dup(host);
 
-                if (r == -ENAMETOOLONG)
+                if (r == -ENAMETOOLONG && peername_identity(pn->pattern))
+                        xferctl_say("%speer '%s': a host name is at most %d bytes", pn->prefix,
+                                    shown ? shown : "?", PEERNAME_NAME_MAX);
+                else if (r == -ENAMETOOLONG)
                         xferctl_say("%speer '%s': its name by %s is longer than %d bytes", pn->prefix,
                                     shown ? shown : "?", peernames_origin(pn, origin, sizeof(origin)),
                                     PEERNAME_NAME_MAX);

@@ -75,6 +75,11 @@ RDMAXFER_PEER_NAMES='%h:1' run send "$tmp/file" n1
 [[ $rc == 2 && $err == *"RDMAXFER_PEER_NAMES '%h:1': ':' cannot be part of a host name"* ]]
 ok $? "and for send (exit $rc: $err)"
 
+long=$(printf 'n%.0s' $(seq 251))
+run hosts --peer-names %h-ib "$long"
+[[ $rc == 2 && ! -s $tmp/out ]] && grep -q "its name by --peer-names %h-ib is longer than 253 bytes" "$tmp/err"
+ok $? "a mapped name past 253 bytes: nothing printed, a usage error (exit $rc: ${err:0:80})"
+
 # Without a daemon to ask: hosts prints the names as given and says so; send cannot send anyway.
 run hosts 'n[1-2]'
 [[ $rc == 0 && $out == "n1 n2" && $err == *"cannot ask rdmaxferd at $sock for its peer_names"*"names are shown as given"* ]]
