@@ -329,11 +329,13 @@ bool sendcmd_chain_fits(const struct sendcmd *sc)
                !(sc->submit.flags & CTL_SUBMIT_SYNC_MASK);
 }
 
-int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc))
+int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc),
+                  int (*resolve)(struct sendcmd *sc, const char *host, char *num, size_t numlen))
 {
         char host[256], num[CTL_HOST_MAX + 1], err[256];
         char shown[ESC_TERM_SIZE(HOSTLIST_NAME_MAX + 8)];
         uint16_t port;
+        int r;
 
         if (hl->n > CTL_NODES_MAX) {
                 xferctl_say("send: a relay chain takes at most %u peers, the NODELIST has %zu "
@@ -348,10 +350,9 @@ int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(stru
                         xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)", shown, err);
                         return XFERCTL_EXIT_USAGE;
                 }
-                if (peer_resolve(host, num, sizeof(num), err, sizeof(err)) < 0) {
-                        xferctl_say("cannot resolve peer '%s': %s", shown, err);
-                        return XFERCTL_EXIT_USAGE;
-                }
+                r = resolve(sc, host, num, sizeof(num));
+                if (r >= 0)
+                        return r;
                 /* Numeric and at most CTL_ROUTE_HOPS_MAX: it fits. */
                 if (ctl_route_add(sc->submit.route, sizeof(sc->submit.route), num, port) < 0) {
                         xferctl_say("peer '%s': its address %s does not fit the chain", shown, num);

@@ -155,10 +155,17 @@ int peer_list(const char *arg, struct hostlist **out, char *err, size_t errlen)
                 *out = peer_list_copy(&one, 1, "");
                 return *out ? 0 : -ENOMEM;
         }
-        /* "node[01-04]:7471": the port is every host's. */
-        if (close && close[1] == ':' && close[2] && strspn(close + 2, "0123456789") == strlen(close + 2))
-                port = close + 2;
-        list = port ? strndup(arg, (size_t)(close + 1 - arg)) : strdup(arg);
+        /* "node[01-04]:7471", "node[01-04]-ib:7471": the port is every host's. */
+        if (close) {
+                const char *colon = strrchr(close, ':');
+
+                if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+                    !memchr(close, ',', (size_t)(colon - close)) &&
+                    !memchr(close, ' ', (size_t)(colon - close)) &&
+                    !memchr(close, '\t', (size_t)(colon - close)))
+                        port = colon + 1;
+        }
+        list = port ? strndup(arg, (size_t)(port - 1 - arg)) : strdup(arg);
         if (!list)
                 return -ENOMEM;
         r = hostlist_new(&hl, list, &e);

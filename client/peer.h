@@ -31,9 +31,10 @@ int peer_resolve(const char *host, char *num, size_t numlen, char *err, size_t e
  * The PEER argument of `xferctl send` as a list of peers, each a
  * PEER[:PORT] for peer_split(): one peer, or a Slurm hostlist
  * (common/hostlist.h: "node[01-16,20]", "a,b:7471", "a b"). An argument
- * that starts with '[' is one IPv6 peer. "node[01-04]:7471", a port after
- * the list's last group, gives every host that port (and then no host may
- * name its own). Pure. 0, or -EINVAL, -E2BIG, -ENAMETOOLONG or -ENOMEM with
+ * that starts with '[' is one IPv6 peer. "node[01-04]:7471" or
+ * "node[01-04]-ib:7471", a port at the end of the host with the list's
+ * last group, gives every host that port (and then no host may name its
+ * own). Pure. 0, or -EINVAL, -E2BIG, -ENAMETOOLONG or -ENOMEM with
  * why in @err.
  */
 int peer_list(const char *arg, struct hostlist **out, char *err, size_t errlen);

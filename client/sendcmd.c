@@ -39,7 +39,8 @@ const char sendcmd_help[] =
         "                    [--no-hard-links] [--exclude PATTERN] [--include PATTERN]\n"
         "                    [--exclude-from FILE] [--include-from FILE]\n"
         "                    [--bwlimit RATE] [--no-wait] [--json]\n"
-        "       xferctl send [-r] SRC... NODELIST [--parallel N] [options as above]\n"
+        "       xferctl send [-r] SRC... NODELIST [--parallel N] [--peer-names PATTERN]\n"
+        "                    [options as above]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -53,7 +54,11 @@ const char sendcmd_help[] =
         "\n"
         "PEER is a host name or an IPv4/IPv6 address; write an IPv6 address with\n"
         "a port as [ADDR]:PORT. Without a port, the local rdmaxferd's port (7470\n"
-        "unless configured otherwise) is used.\n"
+        "unless configured otherwise) is used. A name goes through the peer_names\n"
+        "pattern first, which makes the name of a node's RDMA interface from the\n"
+        "name a job has (node01 as node01-ib with %h-ib): --peer-names, else\n"
+        "$RDMAXFER_PEER_NAMES, else the local rdmaxferd's peer_names; an address\n"
+        "is never mapped (xferctl hosts --resolve shows what a NODELIST becomes).\n"
         "\n"
         "NODELIST is several peers: a comma list (a,b:7471) or a Slurm hostlist\n"
         "(node[01-16,20], \"$SLURM_JOB_NODELIST\"; see xferctl hosts), with\n"
@@ -136,6 +141,11 @@ const char sendcmd_help[] =
         "                {\"peers\":[{\"peer\":...,\"exit\":...,\"job\":{...}},...]})\n"
         "  --parallel N  a NODELIST: send to each peer directly, not as a chain, at\n"
         "                most N at once (1-64, default 8; 1: one after the other)\n"
+        "  --peer-names PATTERN\n"
+        "                map each peer's name through PATTERN before resolving it:\n"
+        "                %h the name, %s its short name (up to the first '.'), %d the\n"
+        "                rest (\".example.org\" or nothing), %% a '%'; %h maps nothing\n"
+        "                (default: $RDMAXFER_PEER_NAMES, else rdmaxferd's peer_names)\n"
         "  -h, --help    show this help\n"
         "\n"
         "A transient failure (the peer unreachable, busy or restarting, the link\n"
@@ -323,6 +333,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "parallel", required_argument, NULL, 'P' },
+                { "peer-names", required_argument, NULL, 'N' },
                 { "exclude", required_argument, NULL, 'x' },
                 { "include", required_argument, NULL, 'i' },
                 { "exclude-from", required_argument, NULL, 'X' },
@@ -436,6 +447,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 case 'j':
                         sc->json = true;
                         break;
+                case 'N':
+                        sc->peer_names_opt = optarg;
+                        break;
                 case 'x':
                 case 'i':
                 case 'X':
@@ -501,13 +515,31 @@ static int sendcmd_open(struct sendcmd *sc, int *out)
         return sendcmd_open_path(sc->path, out, &size);
 }
 
+/* @host (a PEER's, no port) through peer_names, then resolved into @num
+ * (numeric text). -1, or an exit code (said). */
+static int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen)
+{
+        char name[PEERNAME_NAME_MAX + 1], err[256];
+        bool mapped;
+        int r;
+
+        r = peernames_map(&sc->names, host, name, sizeof(name), &mapped);
+        if (r >= 0)
+                return r;
+        if (peer_resolve(name, num, numlen, err, sizeof(err)) < 0) {
+                peernames_say_unresolved(&sc->names, host, name, mapped, err);
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
 /* Check the name and resolve the peer into sc->submit. Returns -1 or an exit code. */
 static int sendcmd_target(struct sendcmd *sc)
 {
         const char *name = sc->recursive ? sc->dest : sc->as ? sc->as : name_leaf(sc->path);
         enum name_verdict v = sc->recursive ? name_path_check(name, strlen(name), NULL) :
                                               name_check(name, strlen(name));
-        char host[256], err[256], shown[ESC_TERM_SIZE(sizeof(host))];
+        char host[256], err[256];
         int r;
 
         if (v != NAME_OK) {
@@ -536,13 +568,7 @@ static int sendcmd_target(struct sendcmd *sc)
                             sc->peer_shown, err);
                 return XFERCTL_EXIT_USAGE;
         }
-        r = peer_resolve(host, sc->submit.host, sizeof(sc->submit.host), err, sizeof(err));
-        if (r < 0) {
-                xferctl_say("cannot resolve peer '%s': %s", esc_term(shown, sizeof(shown), host),
-                            err);
-                return XFERCTL_EXIT_USAGE;
-        }
-        return -1;
+        return sendcmd_resolve(sc, host, sc->submit.host, sizeof(sc->submit.host));
 }
 
 /* Submit with the file attached; sets sc->id, and hands the other files
@@ -553,7 +579,6 @@ static int sendcmd_submit(struct sendcmd *sc, int fd)
         char text[ESC_TERM_SIZE(sizeof(rep.error.text))];
         _cleanup_(closep) int sock = -1;
         int r;
-
 
         sock = xferctl_connect(sc->socket_path, true);
         if (sock < 0 || xferctl_send(sock, &req, fd) < 0)
@@ -898,6 +923,9 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         filters = sc.filters;
         if (r >= 0)
                 return r;
+        r = peernames_init(&sc.names, "", socket_path, sc.peer_names_opt, false);
+        if (r >= 0)
+                return r;
         r = peer_list(sc.peer_arg, &hl, err, sizeof(err));
         if (r < 0) {
                 _cleanup_(freep) char *shown = esc_term_dup(sc.peer_arg);
@@ -912,7 +940,7 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         if (hl->n == 1)
                 return sendcmd_one(&sc);
         if (sendcmd_chain_fits(&sc))
-                return sendcmd_chain(&sc, hl, sendcmd_one);
+                return sendcmd_chain(&sc, hl, sendcmd_one, sendcmd_resolve);
         /* Several peers: what every one of them would refuse is said once. */
         if (!sc.recursive && !sc.keep_going) {
                 for (unsigned int i = 0; i < sc.npaths; i++) {
@@ -923,6 +951,12 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
                         if (r >= 0)
                                 return r;
                 }
+        }
+        /* The daemon's peer_names, once, not once for each child. */
+        if (peernames_wanted(hl)) {
+                r = peernames_load(&sc.names);
+                if (r >= 0)
+                        return r;
         }
         return sendcmd_fanout(&sc, hl, sendcmd_one);
 }

@@ -12,6 +12,7 @@
 
 #include "ctl.h"
 #include "json.h"
+#include "peernames.h"
 #include "xferctl.h"
 
 /* -r: which symlinks are sent (as links, never followed). */
@@ -46,6 +47,10 @@ struct sendcmd {
         const char *path_shown;
         const char *peer_shown;
         const char *as;                 /* --as, or NULL */
+        const char *peer_names_opt;     /* --peer-names, or NULL */
+        /* The peers' names through peer_names (peernames.h): asked of the
+         * daemon once, before a star's children are forked. */
+        struct peernames names;
         int retries;                    /* --retries, or -1 */
         bool no_wait;
         bool json;
@@ -130,11 +135,13 @@ bool sendcmd_chain_fits(const struct sendcmd *sc);
 /*
  * Several peers as a relay chain (ctl.h): @one(@sc), one job, to the
  * first of @hl's peers, which relays the file (or tree) to the next,
- * and so on; the others resolved as @one resolves its peer. A usage
- * error beyond CTL_NODES_MAX peers. Returns the exit code, as
- * sendcmd_fanout() would.
+ * and so on; the others resolved by @resolve, as @one resolves its peer
+ * (a host, no port, through peer_names into numeric text in @num; -1 or
+ * an exit code, said). A usage error beyond CTL_NODES_MAX peers. Returns
+ * the exit code, as sendcmd_fanout() would.
  */
-int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc));
+int sendcmd_chain(struct sendcmd *sc, const struct hostlist *hl, int (*one)(struct sendcmd *sc),
+                  int (*resolve)(struct sendcmd *sc, const char *host, char *num, size_t numlen));
 /* A chain's finished job (sc->job): a line per peer, or with --json the
  * star's object, then the summary line (and, -r --continue-on-error,
  * what was left out). Returns the exit code. */

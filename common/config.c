@@ -47,6 +47,7 @@ enum config_key {
         CONFIG_KEY_MAX_QUEUED_PER_USER,
         CONFIG_KEY_CLIENT_IDLE_TIMEOUT,
         CONFIG_KEY_ADMIN_GROUP,
+        CONFIG_KEY_PEER_NAMES,
         CONFIG_KEY_RETRY_MAX,
         CONFIG_KEY_RETRY_WINDOW,
         CONFIG_KEY_RETRY_DELAY_MAX,
@@ -144,6 +145,7 @@ void config_init(struct config *cfg)
                 .max_queued_per_user = 64,
                 .client_idle_timeout = 60,
                 .admin_group = "",
+                .peer_names = "",
                 /* Rides out a daemon restart or a link flap (1 + 2 + 4 + 8 + 16 s of
                  * waiting), and gives up on a peer that is gone for good. */
                 .retry_max = 5,
@@ -438,6 +440,19 @@ static int config_set_admin_group(struct config *cfg, const char *value, char *w
         return 0;
 }
 
+/* Checked here; the daemon only hands it to xferctl (ctl.h SETTINGS). */
+static int config_set_peer_names(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        char reason[192];
+
+        if (peername_check(value, reason, sizeof(reason)) < 0) {
+                config_why(why, whylen, "%s", reason);
+                return -EINVAL;
+        }
+        snprintf(cfg->peer_names, sizeof(cfg->peer_names), "%s", value);
+        return 0;
+}
+
 /* A file's path: the daemon writes a temporary file beside it and renames it over. */
 static int config_set_metrics_file(struct config *cfg, const char *value, char *why, size_t whylen)
 {
@@ -501,6 +516,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_MAX_QUEUED_PER_USER] = CONFIG_NUMBER(max_queued_per_user, 1, 256),
         [CONFIG_KEY_CLIENT_IDLE_TIMEOUT] = CONFIG_NUMBER(client_idle_timeout, 1, 3600),
         [CONFIG_KEY_ADMIN_GROUP]        = CONFIG_CUSTOM("admin_group", config_set_admin_group),
+        [CONFIG_KEY_PEER_NAMES]         = CONFIG_CUSTOM("peer_names", config_set_peer_names),
         /* CTL_RETRIES_MAX, what xferctl send --retries may ask for too. */
         [CONFIG_KEY_RETRY_MAX]          = CONFIG_NUMBER(retry_max, 0, CTL_RETRIES_MAX),
         [CONFIG_KEY_RETRY_WINDOW]       = CONFIG_NUMBER(retry_window, 1, 7 * 24 * 3600),

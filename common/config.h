@@ -14,6 +14,7 @@
 #include <limits.h>
 
 #include "acl.h"
+#include "peername.h"
 
 #define CONFIG_DEFAULT_PATH     RDMAXFER_SYSCONFDIR "/rdmaxferd/rdmaxferd.conf"
 #define CONFIG_DEFAULT_PORT     7470
@@ -72,6 +73,8 @@ struct config {
         uint32_t max_queued_per_user;   /* max_queued_per_user = 1..256 queued jobs per uid */
         uint32_t client_idle_timeout;   /* client_idle_timeout = 1..3600 s without a request */
         char admin_group[CONFIG_GROUP_MAX + 1]; /* admin_group = group name or gid; "" = none */
+        /* peer_names = a pattern (peername.h) xferctl maps peers' names through; "" = none */
+        char peer_names[PEERNAME_PATTERN_MAX + 1];
         uint32_t retry_max;             /* retry_max = 0..100 attempts after the first, 0 = never retry */
         uint32_t retry_window;          /* retry_window = 1..604800 s after a job's first failure */
         uint32_t retry_delay_max;       /* retry_delay_max = 1..3600 s, the backoff's cap */

@@ -39,6 +39,8 @@
  *              ring_held u32, ring_slots u32, pool_held u32,
  *              pool_slots u32, nreasons u16, and nreasons times
  *              { dir u8, count u64, name_len u8, name }
+ *   SETTINGS   (empty)
+ *   SETTINGS_INFO  peer_names_len u16, peer_names
  *
  * Strings carry no NUL; the payload length must equal the fixed part plus
  * the string lengths exactly. Empty strings are allowed here: whether an
@@ -54,6 +56,7 @@
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
 #define CTL_STATS_FIXED         (8 + _CTL_DIR_MAX * CTL_STATS_DIR_LEN + 5 * 4 + 2)
 #define CTL_REASON_FIXED        (1 + 8 + 1)
+#define CTL_SETTINGS_FIXED      2
 
 /* Room for a few descriptors so a sender that attaches extras cannot make
  * us lose the first one to MSG_CTRUNC; the extras are closed. */
@@ -73,6 +76,7 @@ static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
               CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) <= CTL_MSG_MAX,
               "stats fit");
 static_assert(CTL_REASON_MAX <= UINT8_MAX, "u8 reason length");
+static_assert(CTL_HEADER_SIZE + CTL_SETTINGS_FIXED + CTL_PEER_NAMES_MAX <= CTL_MSG_MAX, "settings fit");
 
 static const char *const ctl_job_state_text[_CTL_JOB_STATE_MAX] = {
         [CTL_JOB_QUEUED] = "queued",
@@ -359,7 +363,14 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_LIST_END:
         case CTL_OK:
         case CTL_STATS:
+        case CTL_SETTINGS:
                 plen = 0;
+                break;
+        case CTL_SETTINGS_INFO:
+                l1 = ctl_str_len(m->settings.peer_names, sizeof(m->settings.peer_names), CTL_PEER_NAMES_MAX);
+                if (l1 < 0 || peername_check(m->settings.peer_names, NULL, 0) < 0)
+                        return -EINVAL;
+                plen = CTL_SETTINGS_FIXED + (size_t)l1;
                 break;
         case CTL_STATS_INFO:
                 l1 = ctl_stats_check(&m->stats);
@@ -473,6 +484,10 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_mem(&o, m->error.text, (size_t)l1);
                 break;
+        case CTL_SETTINGS_INFO:
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_mem(&o, m->settings.peer_names, (size_t)l1);
+                break;
         case CTL_STATS_INFO:
                 bytes_put_u64(&o, m->stats.uptime_usec);
                 for (size_t d = 0; d < _CTL_DIR_MAX; d++) {
@@ -563,6 +578,8 @@ size_t ctl_msg_size(uint16_t type)
                 return head + sizeof(uint64_t);
         case CTL_STATS_INFO:
                 return head + sizeof(struct ctl_stats);
+        case CTL_SETTINGS_INFO:
+                return head + sizeof(struct ctl_settings);
         case CTL_JOB:
                 return head + sizeof(struct ctl_job);
         case CTL_ERROR:
@@ -647,7 +664,17 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
         case CTL_LIST_END:
         case CTL_OK:
         case CTL_STATS:
+        case CTL_SETTINGS:
                 if (plen != 0)
+                        return -EBADMSG;
+                break;
+        case CTL_SETTINGS_INFO:
+                if (plen < CTL_SETTINGS_FIXED)
+                        return -EBADMSG;
+                l1 = bytes_get_u16(&in);
+                if (l1 > CTL_PEER_NAMES_MAX || plen != CTL_SETTINGS_FIXED + (uint32_t)l1 ||
+                    !bytes_get_str(&in, m->settings.peer_names, sizeof(m->settings.peer_names), l1) ||
+                    peername_check(m->settings.peer_names, NULL, 0) < 0)
                         return -EBADMSG;
                 break;
         case CTL_STATS_INFO:

@@ -13,7 +13,9 @@
  * sync; version 5 relay chains: SUBMIT's route, JOB's nodes, route and
  * bytes per node (below), and CTL_MSG_MAX 4096; version 6 chains of up
  * to 512 nodes: JOB's nodes_missing a set of 512 bits (nodeset.h), and
- * CTL_MSG_MAX 32768 for the route and bytes of such a chain.
+ * CTL_MSG_MAX 32768 for the route and bytes of such a chain; version 8
+ * SETTINGS, what the daemon's configuration says to its clients (the
+ * pattern of peer_names, peername.h).
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -23,6 +25,7 @@
  *   LIST                                 JOB ... then LIST_END
  *   CANCEL {id}                          OK                 | ERROR
  *   STATS                                STATS_INFO         | ERROR
+ *   SETTINGS                             SETTINGS_INFO      | ERROR
  *
  * A version 1 daemon answers every version 2 message, STATS included,
  * with that ERROR; nothing was released with version 2 before all of it.
@@ -56,16 +59,18 @@
 #include <stdint.h>
 
 #include "nodeset.h"
+#include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             7       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             8       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
                                          *    node_bytes);
                                          * 6: chains of 512 nodes (JOB nodes_missing 64
                                          *    bytes, CTL_MSG_MAX 32768);
-                                         * 7: a tree's DEST mode and mtime (SUBMIT) */
+                                         * 7: a tree's DEST mode and mtime (SUBMIT);
+                                         * 8: SETTINGS (peer_names) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
@@ -74,6 +79,7 @@
 #define CTL_NAME_MAX            255
 #define CTL_TEXT_MAX            255
 #define CTL_RETRIES_MAX         100     /* SUBMIT retries: attempts after the first */
+#define CTL_PEER_NAMES_MAX      PEERNAME_PATTERN_MAX    /* SETTINGS_INFO peer_names */
 /* A chain: the hops after host at most (wire.h's WIRE_ROUTE_MAX,
  * engine.h's ENGINE_ROUTE_MAX), so 1 + that many nodes in all: as many
  * as a struct nodeset holds. */
@@ -98,6 +104,8 @@ enum ctl_type {
         CTL_STATS = 11,
         CTL_STATS_INFO = 12,
         CTL_FILE = 13,
+        CTL_SETTINGS = 14,
+        CTL_SETTINGS_INFO = 15,
         _CTL_TYPE_MAX,
 };
 
@@ -318,6 +326,17 @@ struct ctl_stats {
         struct ctl_stats_reason reason[CTL_STATS_REASONS_MAX];  /* each (dir, name) once */
 };
 
+/*
+ * What rdmaxferd.conf says to the daemon's clients, for every user of the
+ * socket: nothing in it names a job, peer, file or user.
+ */
+struct ctl_settings {
+        /* peer_names: the pattern xferctl maps peers' names through
+         * (peername.h; the codec insists peername_check() takes it), ""
+         * for none. */
+        char peer_names[CTL_PEER_NAMES_MAX + 1];
+};
+
 struct ctl_error {
         int32_t code;                   /* -errno */
         char text[CTL_TEXT_MAX + 1];
@@ -332,6 +351,7 @@ struct ctl_msg {
                 struct ctl_job job;
                 struct ctl_error error;
                 struct ctl_stats stats;
+                struct ctl_settings settings;
         };
 };
 

@@ -20,7 +20,7 @@ struct hl_group {
 };
 
 /*
- * One host of the list ("rack[1-2]-n[01-16]"). Each group prints at least
+ * One host of the list ("rack[1-2]-n[01-16]-ib"). Each group prints at least
  * one byte, so a host with more groups than HOSTLIST_NAME_MAX has a name
  * too long anyway: the array never needs to be larger.
  */
@@ -54,8 +54,6 @@ const char *hostlist_problem_str(enum hostlist_problem p)
                 return "reversed range (LO greater than HI)";
         case HOSTLIST_NUMBER_TOO_BIG:
                 return "number too big";
-        case HOSTLIST_SUFFIX:
-                return "text after the last ']' (Slurm refuses it too)";
         case HOSTLIST_BAD_CHAR:
                 return "character not allowed in a host name";
         case HOSTLIST_TOO_MANY:
@@ -215,11 +213,6 @@ static int hl_scan(const char *list, const char **pos, struct hl_token *t,
         }
         t->end = s;
         *pos = s;
-        if (t->ngroups > 0 && t->g[t->ngroups - 1].close + 1 != s) {
-                const char *after = t->g[t->ngroups - 1].close + 1;
-
-                return hl_fail(err, HOSTLIST_SUFFIX, list, after, (size_t)(s - after));
-        }
         return 0;
 }
 

@@ -4,7 +4,8 @@
  * Slurm hostlists ($SLURM_JOB_NODELIST, `scontrol show hostnames`):
  * "node[01-16,20],login1 gpu[1-2]-ib[1-2]" and the like, expanded in the
  * order Slurm expands them (checked against Slurm 22.05's scontrol; the
- * cases are in tests/unit/test-hostlist.c).
+ * cases are in tests/unit/test-hostlist.c), and the fabric's names as
+ * sites write them, with text after the last group ("node[01-04]-ib").
  *
  *   - Hosts are separated by ',', ' ' or '\t'; runs of them count as one.
  *   - "[...]" holds a comma list of N or LO-HI; the width of N or LO keeps
@@ -12,8 +13,10 @@
  *   - Several groups in one name expand to every combination: the last group
  *     varies fastest, then the first, the second, ... up to the one before
  *     the last, the slowest (Slurm's order; for two groups, plain row order).
- *   - Text may follow a group only when another group comes after it:
- *     "rack[1-2]-n[1-3]" is fine, "n[1-2]-ib" is an error, as in Slurm.
+ *   - Text may come before, between and after groups: "rack[1-2]-n[1-3]",
+ *     "node[01-04]-ib", "rack[1-2]-node[01-16]-ib0", "n[1-2].ib". Slurm
+ *     22.05 refuses text after the last group; ClusterShell's nodeset and
+ *     pdsh take it, and IB names are often written so.
  *
  * Stricter than Slurm, where Slurm guesses: unbalanced or nested brackets,
  * an empty list or item ("n[]", "n[1,,2]", "n[1-]"), anything but digits in
@@ -40,7 +43,6 @@ enum hostlist_problem {
         HOSTLIST_NOT_A_NUMBER,          /* "[a-b]", "[ 1]", "[+1]", "[1-2-3]" */
         HOSTLIST_REVERSED,              /* "[3-1]" */
         HOSTLIST_NUMBER_TOO_BIG,        /* past 2^64 - 1 */
-        HOSTLIST_SUFFIX,                /* text after the last group: "n[1-2]-ib" */
         HOSTLIST_BAD_CHAR,              /* in a name: a control character or a byte > 0x7e */
         HOSTLIST_TOO_MANY,              /* more than HOSTLIST_MAX hosts */
         HOSTLIST_NAME_TOO_LONG,         /* a name longer than HOSTLIST_NAME_MAX */

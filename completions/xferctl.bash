@@ -53,7 +53,7 @@ _xferctl() {
         for ((i = cmd_i + 1; i < COMP_CWORD; i++)); do
                 w=${COMP_WORDS[i]}
                 case $w in
-                --as | --bwlimit | --retries | --sync | --exclude | --include | --exclude-from | --include-from)
+                --as | --bwlimit | --retries | --sync | --exclude | --include | --exclude-from | --include-from | --peer-names)
                         [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
                         ((i++))
                         ;;
@@ -63,9 +63,10 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json --parallel -r --recursive --to --links --continue-on-error --skip-existing --sync --exclude --include --exclude-from --include-from -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json --parallel --peer-names -r --recursive --to --links --continue-on-error --skip-existing --sync --exclude --include --exclude-from --include-from -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
-        cancel | hosts) opts='-h --help' ;;
+        cancel) opts='-h --help' ;;
+        hosts) opts='--resolve --peer-names -h --help' ;;
         sum) opts='--cached -h --help' ;;
         help) opts='' ;;
         *) return 0 ;;
@@ -74,7 +75,7 @@ _xferctl() {
         w=$prev
         [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
         if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to || $w == --parallel ||
-                $w == --exclude || $w == --include) ]]; then
+                $w == --exclude || $w == --include) ]] || [[ $w == --peer-names ]]; then
                 return 0        # a name, a rate, a count, a destination or a pattern of the user's choosing
         fi
         if [[ $cmd == send && ($w == --exclude-from || $w == --include-from) ]]; then

@@ -103,6 +103,7 @@ void daemon_control_cfg(const struct config *cfg, struct control_cfg *out)
                 .io_timeout = cfg->io_timeout,
         };
         snprintf(out->admin_group, sizeof(out->admin_group), "%s", cfg->admin_group);
+        snprintf(out->peer_names, sizeof(out->peer_names), "%s", cfg->peer_names);
 }
 
 void daemon_metrics_cfg(const struct config *cfg, struct metrics_cfg *out)

@@ -388,6 +388,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "client_idle_timeout");
         if (strcmp(cfg.admin_group, d->cfg.admin_group))
                 changed_add(applied, sizeof(applied), "admin_group");
+        if (strcmp(cfg.peer_names, d->cfg.peer_names))
+                changed_add(applied, sizeof(applied), "peer_names");
         if (cfg.retry_max != d->cfg.retry_max)
                 changed_add(applied, sizeof(applied), "retry_max");
         if (cfg.retry_window != d->cfg.retry_window)

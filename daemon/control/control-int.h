@@ -5,7 +5,7 @@
  * holds the connections (accepting, limits, reading and dispatch, idle
  * and refused clients, replies); control-submit.c a SUBMIT and a job's
  * FILEs (their descriptors checked, the files fed to the job);
- * control-list.c the queries (STATUS, WATCH, LIST, CANCEL, STATS);
+ * control-list.c the queries (STATUS, WATCH, LIST, CANCEL, STATS, SETTINGS);
  * control-msg.c the translation between ctl messages and jobs' model.
  */
 
@@ -113,6 +113,7 @@ void control_list(struct control_conn *conn);
 /* A LIST paused on a full socket: go on (the socket has room). */
 void control_list_continue(struct control_conn *conn);
 void control_stats(struct control_conn *conn);
+void control_settings(struct control_conn *conn);
 void conn_unwatch(struct control_conn *conn);
 /* Progress for the watchers of running jobs (tick_ev). */
 void control_tick_cb(evutil_socket_t fd, short what, void *userdata);

@@ -1,13 +1,16 @@
 /*
  * The queries (ctl.h): STATUS, WATCH (a JOB on every change of the job,
  * and its progress every CONTROL_TICK_USEC while it runs), LIST (resumed
- * from a job id when the socket drains), CANCEL and STATS. A client sees
- * only its own jobs unless it sees all (control_socket_sees_all()); to it
- * another user's job does not exist. STATS is aggregate numbers only.
+ * from a job id when the socket drains), CANCEL, STATS and SETTINGS. A
+ * client sees only its own jobs unless it sees all
+ * (control_socket_sees_all()); to it another user's job does not exist.
+ * STATS is aggregate numbers only, SETTINGS the configuration's word to
+ * clients.
  */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <event2/event.h>
@@ -234,5 +237,15 @@ void control_stats(struct control_conn *conn)
         c->env.stats(c->env.owner, &s);
         if (control_stats_msg(&m, &s) < 0)
                 log_debug("control: stats: some failure reasons left out");
+        conn_reply(conn, &m);
+}
+
+void control_settings(struct control_conn *conn)
+{
+        struct ctl_msg m = { .type = CTL_SETTINGS_INFO };
+
+        /* Checked by the configuration's parser, as the codec wants it. */
+        snprintf(m.settings.peer_names, sizeof(m.settings.peer_names), "%s",
+                 conn->c->env.cfg.peer_names);
         conn_reply(conn, &m);
 }

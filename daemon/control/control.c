@@ -15,7 +15,8 @@
  * WATCH, CANCEL) only its own jobs, unless it is root, the daemon's user
  * or in cfg.admin_group; to the others another user's job does not exist.
  * STATS is for every client: aggregate numbers only (bytes, counts by
- * reason, rates, occupancy), nothing that names a job, peer, file or user.
+ * reason, rates, occupancy), nothing that names a job, peer, file or user;
+ * so is SETTINGS, what the configuration says to clients.
  */
 
 #include <errno.h>
@@ -266,6 +267,9 @@ static bool conn_read_one(struct control_conn *conn)
                 break;
         case CTL_STATS:
                 control_stats(conn);
+                break;
+        case CTL_SETTINGS:
+                control_settings(conn);
                 break;
         default:
                 conn_error(conn, -EBADMSG, "unexpected message type %u", m.type);

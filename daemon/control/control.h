@@ -4,7 +4,8 @@
  * The local control socket (AF_UNIX SOCK_SEQPACKET, see ctl.h): taken from
  * rdmaxferd.socket when socket-activated, else bound at the given path
  * with mode 0660. Serves xferctl: SUBMIT, STATUS, WATCH, LIST, CANCEL,
- * STATS (aggregate counters, for every user of the socket). It speaks the
+ * STATS (aggregate counters, for every user of the socket), SETTINGS (what
+ * the configuration says to clients, for every user too). It speaks the
  * control protocol and the job table's model (jobs.h), translating at
  * this edge; the daemon's counters it asks for through env.stats.
  *
@@ -32,6 +33,7 @@ struct control_cfg {
         uint32_t client_idle_timeout;   /* s without a request before a client is closed */
         uint32_t io_timeout;            /* s a client's file may take to answer a stat */
         char admin_group[CONFIG_GROUP_MAX + 1]; /* group name or gid whose members see every job; "" none */
+        char peer_names[PEERNAME_PATTERN_MAX + 1];      /* told to clients (SETTINGS); "" none */
 };
 
 /* What control works with; the daemon owns each of them, and they outlive control. */

@@ -350,6 +350,18 @@ static int ctl_seeds(const char *dir)
         m.file.mtime_ns = 1700000000123456789ull;
         strcpy(m.file.name, "b.bin");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+
+        /* SETTINGS and its answer (version 8): a pattern, and the longest. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_SETTINGS;
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_SETTINGS_INFO;
+        strcpy(m.settings.peer_names, "%s-ib%d");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(m.settings.peer_names, 'a', CTL_PEER_NAMES_MAX);
+        memcpy(m.settings.peer_names, "%h%%", 4);
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         return r;
 }
 

@@ -56,11 +56,14 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--bwlimit\n--continue-on-error\n--exclude\n--exclude-from\n--help\n--include\n--include-from\n--json\n--links\n--no-wait\n--parallel\n--recursive\n--retries\n--skip-existing\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--continue-on-error\n--exclude\n--exclude-from\n--help\n--include\n--include-from\n--json\n--links\n--no-wait\n--parallel\n--peer-names\n--recursive\n--retries\n--skip-existing\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--cached\n--help' "xferctl sum --<TAB>: its options" sum --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h
 expect $'--help' "xferctl hosts --<TAB>" hosts --h
+expect $'--help\n--peer-names\n--resolve' "xferctl hosts --<TAB>: its options" hosts --
+expect "" "xferctl hosts --peer-names <TAB>: a pattern is the user's" hosts --peer-names ""
+expect "" "xferctl send FILE --peer-names <TAB>: a pattern is the user's" send /etc/hostname --peer-names ""
 expect $'1733000000000017\n42' "xferctl cancel <TAB>: the job IDs, none forged by a name" cancel ""
 expect $'42' "xferctl status 4<TAB>" status 4
 expect "" "xferctl cancel ID <TAB>: one ID only" cancel 42 ""

@@ -492,6 +492,39 @@ static void test_control_keys(void)
         config_deinit(&c);
 }
 
+/* peer_names: a pattern xferctl maps peers' names through (peername.h). */
+static void test_peer_names(void)
+{
+        static const char *const good[] = { "%h-ib", "i%h", "%s.ib0", "%s-ib%d", "%h", "%%%h" };
+        struct config c;
+        char err[512], text[128];
+        int r;
+
+        config_init(&c);
+        ok(c.peer_names[0] == '\0', "no peer_names by default: names as given");
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                snprintf(text, sizeof(text), "peer_names = %s\n", good[i]);
+                r = load(text, &c, err, sizeof(err));
+                ok(r == 0 && strcmp(c.peer_names, good[i]) == 0, "peer_names = %s", good[i]);
+        }
+        r = load("peer_names =\n", &c, err, sizeof(err));
+        ok(r == 0 && c.peer_names[0] == '\0', "peer_names = (empty): none");
+        r = load("peer_names = \"%h-ib\"\n", &c, err, sizeof(err));
+        ok(r == 0 && strcmp(c.peer_names, "%h-ib") == 0, "peer_names = \"%%h-ib\" (quoted)");
+        r = load("peer_names = %h-ib ; the fabric's names\n", &c, err, sizeof(err));
+        ok(r == 0 && strcmp(c.peer_names, "%h-ib") == 0, "a ';' comment after the pattern");
+
+        expect_message("peer_names = ib\n",
+                       ":1: peer_names: names no host: it needs %h (the name) or %s (its short name)");
+        expect_error("peer_names = %x-ib\n", 1, "peer_names", "%x is not one of");
+        expect_error("peer_names = %h:7471\n", 1, "peer_names", "':' cannot be part of a host name");
+        expect_error("peer_names = %h ib\n", 1, "peer_names", "' ' cannot be part of a host name");
+        snprintf(text, sizeof(text), "peer_names = %%h%063d\n", 0);
+        expect_error(text, 1, "peer_names", "longer than 64 bytes");
+        expect_error("peer_names = %h-ib\npeer_names = %h-ib\n", 2, "peer_names", "duplicate key");
+        config_deinit(&c);
+}
+
 /* The sender's retries: retry_max, retry_window, retry_delay_max. */
 static void test_retry_keys(void)
 {
@@ -640,6 +673,7 @@ int main(void)
         test_line_errors();
         test_file_errors();
         test_control_keys();
+        test_peer_names();
         test_retry_keys();
         test_fabric_keys();
         test_metrics_keys();

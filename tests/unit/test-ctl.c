@@ -171,6 +171,9 @@ static int sample_messages(struct ctl_msg *out)
         out[n].file.mode = 0755;
         out[n].file.mtime_ns = 0x0102030405060708ull;
         strcpy(out[n++].file.name, "part-0002.parquet");
+        msg_reset(&out[n++], CTL_SETTINGS);
+        msg_reset(&out[n], CTL_SETTINGS_INFO);
+        strcpy(out[n++].settings.peer_names, "%s-ib%d");
         return n;
 }
 
@@ -794,8 +797,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 7 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v7, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 8 && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", v8, type, length 0");
 
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];
@@ -973,6 +976,57 @@ static void test_chain_512(void)
            "JOB of 512 nodes on its way, every bit set, round-trips");
         s.job.nodes_missing.w[7] &= ~(UINT64_C(1) << 63);
         is_int(ctl_encode(tmp, sizeof(tmp), &s), -EINVAL, "and with node 512's bit clear, not final: -EINVAL");
+}
+
+/* SETTINGS_INFO: its layout, and a pattern xferctl would refuse is refused here too. */
+static void test_settings(void)
+{
+        uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
+        struct ctl_msg s, m;
+        int len;
+
+        msg_reset(&s, CTL_SETTINGS_INFO);
+        strcpy(s.settings.peer_names, "%h-ib");
+        len = ctl_encode(buf, sizeof(buf), &s);
+        is_int(len, CTL_HEADER_SIZE + 2 + 5, "SETTINGS_INFO: peer_names_len, peer_names");
+        ok(buf[CTL_HEADER_SIZE] == 5 && buf[CTL_HEADER_SIZE + 1] == 0 &&
+           memcmp(buf + CTL_HEADER_SIZE + 2, "%h-ib", 5) == 0, "peer_names_len little-endian, then the text");
+
+        memcpy(tmp, buf, (size_t)len);
+        tmp[CTL_HEADER_SIZE + 2 + 2] = ':';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a pattern with a ':' is refused");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[CTL_HEADER_SIZE + 2 + 1] = 'x';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a pattern with an unknown escape (%%x-ib)");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[CTL_HEADER_SIZE + 2 + 1] = '\0';
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a pattern with a NUL");
+        memcpy(tmp, buf, (size_t)len);
+        tmp[CTL_HEADER_SIZE] = 6;
+        is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a length past the end");
+
+        msg_reset(&s, CTL_SETTINGS_INFO);
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len == CTL_HEADER_SIZE + 2 && ctl_decode(buf, (size_t)len, &m) == 0 && m.settings.peer_names[0] == '\0',
+           "no peer_names: an empty string, round-trips");
+
+        memset(s.settings.peer_names, 'a', CTL_PEER_NAMES_MAX);
+        memcpy(s.settings.peer_names, "%h", 2);
+        s.settings.peer_names[CTL_PEER_NAMES_MAX] = '\0';
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len == CTL_HEADER_SIZE + 2 + CTL_PEER_NAMES_MAX && ctl_decode(buf, (size_t)len, &m) == 0 &&
+           same_msg(&m, &s), "the longest pattern round-trips (%d bytes)", len);
+        /* One byte more, by hand: the decoder's own bound. */
+        memcpy(tmp, buf, (size_t)len);
+        tmp[len] = 'a';
+        put16(tmp + CTL_HEADER_SIZE, CTL_PEER_NAMES_MAX + 1);
+        put32(tmp + 8, (uint32_t)(len + 1 - CTL_HEADER_SIZE));
+        is_int(ctl_decode(tmp, (size_t)len + 1, &m), -EBADMSG, "a pattern past CTL_PEER_NAMES_MAX");
+
+        strcpy(s.settings.peer_names, "ib");
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding a pattern that names no host is -EINVAL");
+        memset(s.settings.peer_names, 'a', sizeof(s.settings.peer_names));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding an unterminated pattern is -EINVAL");
 }
 
 /* STATS_INFO: what the decoder insists on, in encoded form. */
@@ -1376,6 +1430,7 @@ int main(void)
         test_chain_512();
         test_chain_kinds();
         test_stats();
+        test_settings();
         test_socket();
         test_batch();
         return done_testing();

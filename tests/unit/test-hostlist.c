@@ -7,7 +7,10 @@
  * slurm.conf; no controller is needed), one host per line, joined here by
  * spaces. Slurm's "Invalid hostlist" is an error here too. The "stricter"
  * cases are inputs where Slurm guesses and we refuse: Slurm's own output is
- * in the comment beside each.
+ * in the comment beside each. The "suffix" cases go past Slurm 22.05,
+ * which refuses text after the last group ("Invalid hostlist"): names as
+ * sites write their fabric's, as ClusterShell's nodeset and pdsh take
+ * them, in the same order as without the suffix.
  */
 
 #include <errno.h>
@@ -51,6 +54,15 @@ static void expands(const char *list, const char *want)
 
         if (!ok(r == 0 && n == j.calls && strcmp(j.buf, want) == 0, "'%s' -> %s", list, want))
                 diag("r=%d n=%zu calls=%zu got '%s'", r, n, j.calls, j.buf);
+}
+
+/* @list (too long to show) is valid and expands to @want names. */
+static void expands_count(const char *list, size_t want)
+{
+        size_t n = 0;
+        int r = hostlist_foreach(list, NULL, NULL, &n, NULL);
+
+        ok(r == 0 && n == want, "a list of %zu bytes -> %zu names (got %d, %zu)", strlen(list), want, r, n);
 }
 
 /* @list for a TAP line: 40 bytes at most, control and non-ASCII bytes as '?'. */
@@ -126,8 +138,6 @@ static void test_slurm(void)
         expands("n[4294967295-4294967296]", "n4294967295 n4294967296");
 
         /* Slurm's "Invalid hostlist" (and its _parse_single_range errors). */
-        refused("node[1-2]-ib", -EINVAL, HOSTLIST_SUFFIX, 9, 3);
-        refused("node[1-2].ib,x", -EINVAL, HOSTLIST_SUFFIX, 9, 3);
         refused("n[3-1]", -EINVAL, HOSTLIST_REVERSED, 2, 3);
         refused("n[]", -EINVAL, HOSTLIST_EMPTY_ITEM, 2, 0);
         refused("n[1,,2]", -EINVAL, HOSTLIST_EMPTY_ITEM, 4, 0);
@@ -138,11 +148,41 @@ static void test_slurm(void)
         refused("n[1 ]", -EINVAL, HOSTLIST_NOT_A_NUMBER, 2, 2);
         refused("n[[1-2]]", -EINVAL, HOSTLIST_NESTED, 2, 1);
         refused("n[1-2]]", -EINVAL, HOSTLIST_UNOPENED, 6, 1);
-        refused("n[1-2];x", -EINVAL, HOSTLIST_SUFFIX, 6, 2);
         /* Slurm: "Too many hosts in range `0-65536'"; 0-65535 is its largest. */
         refused("n[0-65536]", -E2BIG, HOSTLIST_TOO_MANY, 2, 7);
         /* The whole list is refused, even when the bad part comes last. */
         refused("a,b,c[2-1]", -EINVAL, HOSTLIST_REVERSED, 6, 3);
+}
+
+static void test_suffix(void)
+{
+        char name[HOSTLIST_NAME_MAX + 16];
+
+        expands("node[01-04]-ib", "node01-ib node02-ib node03-ib node04-ib");
+        expands("n[1-2].ib", "n1.ib n2.ib");
+        expands("node[1-2].ib,x", "node1.ib node2.ib x");
+        expands("node[9-10]-ib0", "node9-ib0 node10-ib0");
+        expands("[1-2]-ib", "1-ib 2-ib");
+        expands("n[1-2];x", "n1;x n2;x");
+        expands("node[01-02]-ib,login1-ib gpu[7]-ib", "node01-ib node02-ib login1-ib gpu7-ib");
+        /* Several groups, then text: the order is the groups' alone. */
+        expands("rack[1-2]-node[01-02]-ib0", "rack1-node01-ib0 rack1-node02-ib0 rack2-node01-ib0 rack2-node02-ib0");
+        expands("a[1-2]b[3-4]c[5-6]-ib",
+                "a1b3c5-ib a1b3c6-ib a2b3c5-ib a2b3c6-ib a1b4c5-ib a1b4c6-ib a2b4c5-ib a2b4c6-ib");
+        /* The other rules hold after the last group too. */
+        refused("n[1-2]-ib]", -EINVAL, HOSTLIST_UNOPENED, 9, 1);
+        refused("n[1-2]-ib[", -EINVAL, HOSTLIST_UNCLOSED, 9, 1);
+        refused("n[1-2]-ib[3-1]", -EINVAL, HOSTLIST_REVERSED, 10, 3);
+        refused("n[1-2]-\x01", -EINVAL, HOSTLIST_BAD_CHAR, 7, 1);
+        refused("n[1-2]-caf\xc3\xa9", -EINVAL, HOSTLIST_BAD_CHAR, 10, 1);
+        refused("n[0-65536]-ib", -E2BIG, HOSTLIST_TOO_MANY, 2, 7);
+        /* The suffix counts in a name's length: 248 + 2 + 3 bytes fit, one more does not. */
+        memset(name, 'a', 248);
+        strcpy(name + 248, "[10-11]-ib");
+        expands_count(name, 2);
+        memset(name, 'a', 249);
+        strcpy(name + 249, "[10-11]-ib");
+        refused(name, -ENAMETOOLONG, HOSTLIST_NAME_TOO_LONG, 0, 259);
 }
 
 static void test_stricter(void)
@@ -255,6 +295,7 @@ static void test_api(void)
 int main(void)
 {
         test_slurm();
+        test_suffix();
         test_stricter();
         test_bounds();
         test_api();

@@ -65,12 +65,20 @@ static void test_list(void)
         list("node[1-2]:7471", "node1:7471 node2:7471");
         list("rack[1-2]-n[1-2]:9", "rack1-n1:9 rack1-n2:9 rack2-n1:9 rack2-n2:9");
         list("198.18.0.2,198.18.0.3", "198.18.0.2 198.18.0.3");
+        /* Text after the last group (the fabric's names), with the list's port too. */
+        list("node[1-2]-ib", "node1-ib node2-ib");
+        list("node[01-02]-ib:7471", "node01-ib:7471 node02-ib:7471");
+        list("rack[1-2]-n[1-2]-ib0:9", "rack1-n1-ib0:9 rack1-n2-ib0:9 rack2-n1-ib0:9 rack2-n2-ib0:9");
+        list("n[1-2].ib,login1:7471", "n1.ib n2.ib login1:7471");
+        list("node[1-2]-ib,a:7471", "node1-ib node2-ib a:7471");
 
         list_bad("", "no host");
         list_bad(" , ", "only separators");
         list_bad("node[3-1]", "a reversed range");
         list_bad("node[1-2", "unclosed");
-        list_bad("node[1-2]-ib", "text after the last group");
+        list_bad("node[1-2]-ib]", "a ']' after the last group");
+        list_bad("a:1,node[1-2]-ib:7471", "a host's own port beside the list's, after a suffix");
+        list_bad("node[1-2]-ib:0", "port 0 for the list, after a suffix");
         list_bad("a:1,node[1-2]:7471", "a host's own port beside the list's");
         list_bad("node[1-2]:0", "port 0 for the list");
         list_bad("node[1-2]:70000", "a port past 65535 for the list");

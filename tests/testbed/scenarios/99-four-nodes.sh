@@ -8,7 +8,9 @@
 # over the job's time), and with the cap lifted the same transfer is faster
 # than the cap allows (so the cap, not the CPU, held the others). Last,
 # one xferctl send to a NODELIST (alpha to the three others, as a Slurm
-# hostlist; then with delta down: partial, exit 23).
+# hostlist; then with delta down: partial, exit 23). Last, peer names
+# (issue 36): names whose /etc/hosts address is a management network's,
+# mapped to the fabric's by alpha's peer_names = %h-ib.
 #
 # Small rings (16 MiB to receive, 8 MiB to send per daemon) so that four
 # daemons start fast and pin 96 MiB between them; 8 slots of credit per
@@ -118,4 +120,30 @@ same_file "$SRC/fan2.dat" "$(node_in gamma)/fan2.dat"
 grep -q "^xferctl: $DELTA_ADDR: send fan2.dat to .* failed" "$SRC/fan2.err" ||
         tb_fail "delta's failure is not said, naming delta"
 tb_run systemctl start "$(node_unit delta)"
+
+# Peer names: mgmtN is the management network's name (192.0.2.0/24,
+# TEST-NET-1: nothing answers there), mgmtN-ib the fabric's. peer_names =
+# %h-ib in alpha's rdmaxferd.conf, applied by a reload, is what xferctl
+# asks the daemon for: hosts --resolve shows the mapped names and
+# addresses, and a send to 'mgmt[2-3]' (a star) reaches beta and gamma.
+# --peer-names %h turns it off for one command.
+grep -q ' mgmt2-ib$' /etc/hosts ||
+        printf '%s mgmt2-ib\n%s mgmt3-ib\n192.0.2.2 mgmt2\n192.0.2.3 mgmt3\n' "$BETA_ADDR" "$GAMMA_ADDR" \
+                >>/etc/hosts
+echo 'peer_names = %h-ib' >>"$(node_conf alpha)"
+reload_applied "$(node_unit alpha)" peer_names
+out=$(xferctl hosts --resolve 'mgmt[2-3]' 2>&1) || tb_fail "xferctl hosts --resolve 'mgmt[2-3]': $out"
+[[ $out == "mgmt2-ib $BETA_ADDR"$'\n'"mgmt3-ib $GAMMA_ADDR" ]] ||
+        tb_fail "hosts --resolve did not map through rdmaxferd's peer_names = %h-ib: $out"
+out=$(xferctl hosts --resolve --peer-names %h mgmt2 2>&1)
+[[ $out == "mgmt2 192.0.2.2" ]] || tb_fail "--peer-names %h did not turn the mapping off: $out"
+make_file "$SRC/names.dat" $((1 * MIB))
+rc=0
+out=$(xferctl send "$SRC/names.dat" 'mgmt[2-3]' --parallel 2 --retries 0 2>&1) || rc=$?
+sed 's/^/    | /' <<<"$out"
+((rc == 0)) || tb_fail "send to mgmt[2-3] through peer_names = %h-ib: exit $rc"
+same_file "$SRC/names.dat" "$(node_in beta)/names.dat"
+same_file "$SRC/names.dat" "$(node_in gamma)/names.dat"
+grep -q "^mgmt2: sent names.dat " <<<"$out" || tb_fail "no line of mgmt2's send, by the name given: $out"
+tb_log "peer names: mgmt[2-3] went to mgmt2-ib and mgmt3-ib (peer_names = %h-ib)"
 tb_log "pass"
