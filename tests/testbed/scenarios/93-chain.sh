@@ -28,7 +28,7 @@
 #      gamma get the file, delta is named, exit 23. Every daemon still
 #      serves (the chain once more).
 #   6. A tree (-r) through the chain: identical on beta, gamma and delta
-#      (symlinks, modes, mtimes, packed and lone files); with gamma not
+#      (symlinks, hard links, modes, mtimes, packed and lone files); with gamma not
 #      relaying, beta offers the whole tree to delta instead, exit 23.
 #   7. A tree whose one big entry takes longer to reach each relay than
 #      peer_timeout (3 s): the next node hears WAIT every second and waits;
@@ -274,6 +274,9 @@ chmod 600 "$tree/a/f1"
 touch -d '2001-02-03 04:05:06.123456789' "$tree/a/f4"
 ln -s a/b/big.bin "$tree/link-in"
 ln -s ../données/été.txt "$tree/a/link-up"
+# Hard links: each relay passes the second name on as a link, not as data.
+ln "$tree/a/f5" "$tree/données/f5-hard"
+ln "$tree/a/b/big.bin" "$tree/big-hard.bin"
 # A relay reads each entry back to pass it on: read-only, and no
 # permission at all, alone and packed, in a directory without write or
 # search permission, arrive all the same, with their modes, on every node.
@@ -287,6 +290,9 @@ same_tree() {
         diff -r --no-dereference "$tree" "$1" >&2 || tb_fail "$1 differs from the source tree"
         [[ $(readlink "$1/link-in") == a/b/big.bin && $(readlink "$1/a/link-up") == ../données/été.txt ]] ||
                 tb_fail "$1: the symlinks did not arrive as symlinks"
+        [[ $(stat -c %i "$1/a/f5") == "$(stat -c %i "$1/données/f5-hard")" &&
+           $(stat -c %i "$1/a/b/big.bin") == "$(stat -c %i "$1/big-hard.bin")" ]] ||
+                tb_fail "$1: the hard links did not arrive as hard links"
         local src dst
         src=$(cd "$tree" && find . -type f -printf '%P %m %T@\n' | sort)
         dst=$(cd "$1" && find . -type f -printf '%P %m %T@\n' | sort)
