@@ -327,7 +327,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "to", required_argument, NULL, 't' },
                 { "links", required_argument, NULL, 'l' },
                 { "hard-links", no_argument, NULL, 'H' },
-                { "no-hard-links", no_argument, NULL, 'N' },
+                { "no-hard-links", no_argument, NULL, 'L' },
                 { "skip-existing", no_argument, NULL, 'S' },
                 { "sync", required_argument, NULL, 'Y' },
                 { "no-wait", no_argument, NULL, 'n' },
@@ -387,7 +387,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 case 'H':
                         sc->no_hard_links = false;
                         break;
-                case 'N':
+                case 'L':
                         sc->no_hard_links = true;
                         break;
                 case 't':
