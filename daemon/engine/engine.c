@@ -104,7 +104,7 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                         if (e->dev.state == DEVICE_UP)
                                 recv_on_connect_request(&e->re, id, pdata, plen);
                         else
-                                reaper_destroy_id(e->reaper, id);
+                                reaper_destroy_id(e->reaper, id, false);
                         continue;
                 case RDMA_CM_EVENT_DEVICE_REMOVAL:
                         /* On every id of the device; the first one is enough. */

@@ -1,5 +1,6 @@
 /*
- * libFuzzer harness for the name rules: name_check() must agree with a
+ * libFuzzer harness for the name rules: name_check() and
+ * name_check_rules(NAME_RULES_STRICT) must each agree with a
  * second reading of name.h's rules that decodes UTF-8 with libunistring's
  * u8_mbtoucr() instead of name.c's own decoder, so an overlong form, a
  * surrogate or a truncated sequence that one of them lets through shows up
@@ -17,7 +18,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static enum name_verdict reference(const uint8_t *s, size_t len)
+static enum name_verdict reference(const uint8_t *s, size_t len, enum name_rules rules)
 {
         if (len == 0)
                 return NAME_EMPTY;
@@ -27,7 +28,8 @@ static enum name_verdict reference(const uint8_t *s, size_t len)
                 return NAME_DOT;
         if (memchr(s, '/', len))
                 return NAME_SLASH;
-        if (s[0] == '.')
+        /* A dotfile is any other name but under names = strict. */
+        if (s[0] == '.' && rules == NAME_RULES_STRICT)
                 return NAME_HIDDEN;
         for (size_t i = 0; i < len;) {
                 ucs4_t uc;
@@ -54,8 +56,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *why, *leaf;
         char *copy;
 
+        v = name_check_rules((const char *)data, size, NAME_RULES_STRICT);
+        want = reference(data, size, NAME_RULES_STRICT);
+        if (v != want) {
+                fprintf(stderr, "name_check_rules(strict) says %d (%s), the rules say %d (%s)\n", v,
+                        name_verdict_str(v), want, name_verdict_str(want));
+                abort();
+        }
         v = name_check((const char *)data, size);
-        want = reference(data, size);
+        want = reference(data, size, NAME_RULES_UTF8);
         if (v != want) {
                 fprintf(stderr, "name_check says %d (%s), the rules say %d (%s)\n", v,
                         name_verdict_str(v), want, name_verdict_str(want));

@@ -232,12 +232,12 @@ void recv_on_connect_request(struct recv_env *e, struct rdma_cm_id *id, const vo
         status = recv_admit_peer(e, id, peer, pdata, plen, &h);
         if (status != WIRE_OK) {
                 recv_reject(id, status);
-                reaper_destroy_id(e->reaper, id);
+                reaper_destroy_id(e->reaper, id, false);
                 return;
         }
         l = recv_lane_for(e, id, peer, &h);
         if (!l) {
-                reaper_destroy_id(e->reaper, id);
+                reaper_destroy_id(e->reaper, id, false);
                 return;
         }
         conn_init(&l->base.conn, e->xe->conn, &recv_conn_ops, id);

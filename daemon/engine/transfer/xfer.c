@@ -332,8 +332,13 @@ enum xfer_pace xfer_check_pace(struct xfer *x, char *text, size_t len)
                 xfer_arm_deadline(x);
                 return XFER_PACE_OK;
         }
-        if (x->ios > 0)
+        /* A request of ours in flight, not stalled (xfer_disk_stalled armed
+         * the timer for as much as peer_timeout): the peer is judged once
+         * it is back, within a second, not a whole window later. */
+        if (x->ios > 0) {
+                xfer_arm_usec(x, MIN((uint64_t)1000000u, (uint64_t)xfer_peer_timeout(x) * 1000000u));
                 return XFER_PACE_OK;
+        }
         return xfer_check_rate(x, text, len);
 }
 

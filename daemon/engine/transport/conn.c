@@ -80,8 +80,12 @@ static void conn_on_cq(evutil_socket_t fd, short what, void *arg)
 
         while (!c->reaping && handled < CONN_WC_BUDGET &&
                (n = ibv_poll_cq(c->cq, CONN_WC_BATCH, wc)) > 0) {
-                for (int i = 0; i < n && !c->reaping; i++)
+                for (int i = 0; i < n && !c->reaping; i++) {
+                        /* The QP is in error now: conn_disconnect says why that matters. */
+                        if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR)
+                                c->wc_error = true;
                         c->ops->wc(c, &wc[i]);
+                }
                 handled += n;
         }
         if (!c->reaping && c->ops->wc_batch_end)
@@ -209,7 +213,16 @@ void conn_disconnect(struct conn *c)
          * (no route) and the id goes to timewait. Left for the destroy
          * after the port is back, an established id's DREQ never completed
          * on 6.1 rxe after a link flap (cm_destroy_id_wait_timeout, state
-         * DREQ_SENT), and the device's removal waited for it for ever. */
+         * DREQ_SENT), and the device's removal waited for it for ever.
+         * But not the moment a completion failed: a link going down errors
+         * the QPs on it before its routes go and the port says PORT_ERR,
+         * and a DREQ sent in that window is lost on the wire, retried into
+         * the flap and never completes either. The reaper sends it once
+         * the port has settled (reaper.h), before it asks the port. */
+        if (c->wc_error) {
+                c->disconnect_late = true;
+                return;
+        }
         /* Fails with EINVAL when never connected; reap is then up to the caller. */
         if (rdma_disconnect(c->id) && errno != EINVAL)
                 log_debug("%s: rdma_disconnect: %m", c->peer);
@@ -239,7 +252,7 @@ void conn_teardown(struct conn *c)
         if (c->chan)
                 ibv_destroy_comp_channel(c->chan);
         if (c->id)
-                reaper_destroy_id(c->env->reaper, c->id);
+                reaper_destroy_id(c->env->reaper, c->id, c->disconnect_late);
         if (c->reap_ev)
                 event_free(c->reap_ev);
         c->cq_ev = NULL;

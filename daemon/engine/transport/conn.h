@@ -59,6 +59,8 @@ struct conn {
         uint32_t ctrl_busy;             /* bitmap of CONN_CTRL_BUFS send buffers */
         unsigned int ctrl_recvs;        /* how many of ctrl[] are receive buffers */
         bool disconnecting;
+        bool wc_error;                  /* a completion failed: the QP is in error */
+        bool disconnect_late;           /* the reaper sends the DREQ (conn_disconnect) */
         bool reaping;
         unsigned int holds;             /* outstanding disk I/O and the like: reap waits */
 };

@@ -25,6 +25,7 @@ struct reaper_item {
         struct reaper_item *next;
         struct rdma_cm_id *id;
         uint64_t queued;                /* usec, CLOCK_MONOTONIC */
+        bool disconnect;                /* its DREQ still to send (reaper_destroy_id) */
 };
 
 struct reaper {
@@ -106,6 +107,12 @@ static void *reaper_main(void *arg)
                 if (!r->quit && !r->device_gone) {
                         uint64_t now = clock_usec(CLOCK_MONOTONIC);
 
+                        /* Settled: the DREQ a failed completion held back goes now. */
+                        if (r->head->disconnect && now >= r->head->queued + REAPER_SETTLE_USEC) {
+                                r->head->disconnect = false;
+                                if (rdma_disconnect(r->head->id) && errno != EINVAL)
+                                        log_debug("rdma_disconnect: %m");
+                        }
                         if (now < r->head->queued + REAPER_SETTLE_USEC || !reaper_port_ready(r->head->id)) {
                                 struct timespec ts;
 
@@ -256,7 +263,7 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms)
         reaper_release(r);
 }
 
-void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id)
+void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id, bool disconnect)
 {
         struct reaper_item *it;
 
@@ -270,6 +277,7 @@ void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id)
                 return;
         }
         it->id = id;
+        it->disconnect = disconnect;
         it->next = NULL;
         it->queued = clock_usec(CLOCK_MONOTONIC);
         r->pending++;

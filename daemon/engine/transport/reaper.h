@@ -31,8 +31,12 @@ void reaper_free(struct reaper *r, unsigned int timeout_ms);
 /*
  * Queue @id (its context is cleared first: no event is dispatched for it
  * any more). Never blocks. Out of memory: destroyed on the spot, as before.
+ * @disconnect: its DREQ is not sent yet (a completion failed just before,
+ * conn.c): the worker sends it once the id has waited its second, whatever
+ * the port says then (down: it fails fast, no route), then waits for the
+ * port as for any id.
  */
-void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id);
+void reaper_destroy_id(struct reaper *r, struct rdma_cm_id *id, bool disconnect);
 
 /*
  * Parked, the worker destroys nothing and ids wait in the queue: while a
