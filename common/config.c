@@ -72,6 +72,10 @@ struct config_parser {
         unsigned int err_line;          /* first error this file found itself; 0 = none */
         int err_code;
         char err[CONFIG_ERR_MAX];
+        /* config_load_each(): told of every error, not only the first. */
+        void (*each)(void *userdata, unsigned int line, const char *msg);
+        void *each_data;
+        unsigned int syntax_line;       /* the last line the reader found no '=' on */
 };
 
 /* Setters return 0 or -EINVAL with the reason (no key, no line) in @why. */
@@ -597,19 +601,24 @@ static int config_set(struct config *cfg, const struct config_keydef *k, const c
         return 0;
 }
 
-/* Keep only the first error: it is the one the user should fix first. */
+/* Keep the first error: it is the one the user should fix first (and
+ * config_load_each()'s caller hears of every one). */
 _printf_(4, 5)
 static void config_fail(struct config_parser *p, unsigned int line, int code, const char *fmt, ...)
 {
+        char msg[CONFIG_ERR_MAX];
         va_list ap;
 
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (p->each)
+                p->each(p->each_data, line, msg);
         if (p->err_line != 0)
                 return;
         p->err_line = line;
         p->err_code = code;
-        va_start(ap, fmt);
-        vsnprintf(p->err, sizeof(p->err), fmt, ap);
-        va_end(ap);
+        memcpy(p->err, msg, sizeof(p->err));
 }
 
 /* config_fail() for a syntax or value error: -EINVAL, message prefixed "PATH:LINE: ". */
@@ -656,6 +665,12 @@ static char *config_reader(char *str, int num, void *stream)
                 if (s[0] == '[') {
                         config_fail_line(p, p->lineno,
                                          "sections are not supported; write plain 'key = value' lines");
+                        s = "\n";
+                } else if (p->each && s[0] != ';' && s[0] != '#' && strspn(s, " \t\r\n") != strlen(s) &&
+                           !strpbrk(s, "=:")) {
+                        /* inih tells only of the first such line: every one is told here. */
+                        config_fail_line(p, p->lineno, "expected 'key = value'");
+                        p->syntax_line = p->lineno;
                         s = "\n";
                 }
         }
@@ -764,6 +779,13 @@ static void config_parser_freep(struct config_parser **pp)
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
 {
+        return config_load_each(cfg, path, NULL, NULL, err, errlen);
+}
+
+int config_load_each(struct config *cfg, const char *path,
+                     void (*each)(void *userdata, unsigned int line, const char *msg), void *userdata,
+                     char *err, size_t errlen)
+{
         _cleanup_(config_parser_freep) struct config_parser *p = NULL;
         int r;
 
@@ -778,6 +800,8 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
         }
         p->cfg = *cfg;
         p->path = path;
+        p->each = each;
+        p->each_data = userdata;
 
         p->f = fopen(path, "re");
         if (!p->f) {
@@ -797,6 +821,12 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
         if (r > 0 && (p->err_line == 0 || (unsigned int)r < p->err_line)) {
                 p->err_line = 0;
                 config_fail_line(p, (unsigned int)r, "expected 'key = value'");
+        } else if (r > 0 && p->each && (unsigned int)r != p->syntax_line && (unsigned int)r != p->err_line) {
+                /* A line inih refused that the reader let through: still told. */
+                char msg[CONFIG_ERR_MAX];
+
+                snprintf(msg, sizeof(msg), "%s:%d: expected 'key = value'", p->path, r);
+                p->each(p->each_data, (unsigned int)r, msg);
         }
         if (p->err_line == 0)
                 config_check(p);

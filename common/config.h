@@ -103,6 +103,17 @@ void config_deinit(struct config *cfg);
  * Checks cross-key rules (max_transfers * 2 <= slot_count) after parsing.
  */
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen);
+/*
+ * The same, and @each is told of every error as it is found, each with
+ * its line and the message config_load() would give for it alone (a
+ * line that is not 'key = value', an unknown or duplicate key, a bad
+ * value), for rdmaxferd --check-config; the cross-key rules only when
+ * every line was good (they would judge values that were refused).
+ * Lines come in order, but for inih's own first refusal, told last.
+ */
+int config_load_each(struct config *cfg, const char *path,
+                     void (*each)(void *userdata, unsigned int line, const char *msg), void *userdata,
+                     char *err, size_t errlen);
 
 /*
  * A byte count or a rate in bytes per second as the configuration writes

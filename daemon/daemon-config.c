@@ -45,13 +45,20 @@ static int daemon_load_credential(struct auth_key *key, char *err, size_t errlen
 int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
                        char *err, size_t errlen)
 {
+        return daemon_load_config_each(path, cfg, key, NULL, NULL, err, errlen);
+}
+
+int daemon_load_config_each(const char *path, struct config *cfg, struct auth_key *key,
+                            void (*each)(void *userdata, unsigned int line, const char *msg), void *userdata,
+                            char *err, size_t errlen)
+{
         int source = DAEMON_CONFIG_FILE;
         char kerr[512];
         int r;
 
         config_init(cfg);
         auth_key_clear(key);
-        r = config_load(cfg, path ? path : CONFIG_DEFAULT_PATH, err, errlen);
+        r = config_load_each(cfg, path ? path : CONFIG_DEFAULT_PATH, each, userdata, err, errlen);
         if (r == -ENOENT && !path) {
                 config_init(cfg);
                 source = DAEMON_CONFIG_DEFAULTS;

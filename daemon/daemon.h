@@ -32,3 +32,8 @@ enum daemon_config_source {
  */
 int daemon_load_config(const char *path, struct config *cfg, struct auth_key *key,
                        char *err, size_t errlen);
+/* The same, with every error of the file told to @each (config_load_each()):
+ * rdmaxferd --check-config. */
+int daemon_load_config_each(const char *path, struct config *cfg, struct auth_key *key,
+                            void (*each)(void *userdata, unsigned int line, const char *msg), void *userdata,
+                            char *err, size_t errlen);

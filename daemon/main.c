@@ -27,19 +27,71 @@ static void usage(FILE *f)
                 CONFIG_DEFAULT_PATH);
 }
 
+/* --check-config's errors, every one, to print in line order. */
+struct check_errors {
+        struct check_error {
+                unsigned int line;
+                char *msg;
+        } *e;
+        size_t n, cap;
+        bool lost;                      /* out of memory: some not kept */
+};
+
+static void check_error_add(void *userdata, unsigned int line, const char *msg)
+{
+        struct check_errors *c = userdata;
+
+        if (c->n == c->cap) {
+                size_t cap = c->cap ? 2 * c->cap : 16;
+                struct check_error *e = reallocarray(c->e, cap, sizeof(*e));
+
+                if (!e) {
+                        c->lost = true;
+                        return;
+                }
+                c->e = e;
+                c->cap = cap;
+        }
+        c->e[c->n].msg = strdup(msg);
+        if (!c->e[c->n].msg) {
+                c->lost = true;
+                return;
+        }
+        c->e[c->n++].line = line;
+}
+
+static int check_error_cmp(const void *a, const void *b)
+{
+        const struct check_error *x = a, *y = b;
+
+        return (x->line > y->line) - (x->line < y->line);
+}
+
 static int check_config(const char *path)
 {
         const char *shown = path ? path : CONFIG_DEFAULT_PATH;
+        struct check_errors c = { 0 };
         struct config cfg;
         struct auth_key key = { 0 };
         char err[1024];
         int r;
 
-        r = daemon_load_config(path, &cfg, &key, err, sizeof(err));
+        r = daemon_load_config_each(path, &cfg, &key, check_error_add, &c, err, sizeof(err));
         auth_key_clear(&key);
         config_deinit(&cfg);
+        /* Every error of the file, in line order; else the one there is (the key file's, ...). */
+        qsort(c.e, c.n, sizeof(*c.e), check_error_cmp);
+        for (size_t i = 0; i < c.n; i++) {
+                fprintf(stderr, "rdmaxferd: %s\n", c.e[i].msg);
+                free(c.e[i].msg);
+        }
+        free(c.e);
         if (r < 0) {
-                fprintf(stderr, "rdmaxferd: %s\n", err);
+                if (c.n == 0)
+                        fprintf(stderr, "rdmaxferd: %s\n", err);
+                else if (c.n > 1)
+                        fprintf(stderr, "rdmaxferd: %s: %zu errors%s\n", shown, c.n,
+                                c.lost ? " (and more, out of memory)" : "");
                 return EXIT_FAILURE;
         }
         if (r == DAEMON_CONFIG_DEFAULTS)

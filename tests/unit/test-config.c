@@ -379,6 +379,53 @@ static void test_line_errors(void)
                 diag("r=%d err=\"%s\"", r, err);
 }
 
+/* config_load_each(): every error of a file, each with its line. */
+struct each_seen {
+        unsigned int n, lines[16];
+        char last[512];
+};
+
+static void each_add(void *userdata, unsigned int line, const char *msg)
+{
+        struct each_seen *e = userdata;
+
+        if (e->n < 16)
+                e->lines[e->n] = line;
+        e->n++;
+        snprintf(e->last, sizeof(e->last), "%s", msg);
+}
+
+static void test_every_error(void)
+{
+        struct each_seen e = { 0 };
+        struct config c;
+        char err[512];
+        int r;
+
+        config_init(&c);
+        write_conf("slot_size = 3K\nbogus = 1\n[s]\nport = 1\nport = 2\nno separator\nlanes = x\n"
+                   "# a comment\n\nmax_transfers = 4\n");
+        r = config_load_each(&c, path, each_add, &e, err, sizeof(err));
+        is_int(r, -EINVAL, "a file of six bad lines is refused");
+        is_int(e.n, 6, "each of the six is told");
+        ok(e.n == 6 && e.lines[0] == 1 && e.lines[1] == 2 && e.lines[2] == 3 && e.lines[3] == 5 &&
+           e.lines[4] == 6 && e.lines[5] == 7, "in line order: 1, 2, 3, 5, 6, 7");
+        ok(strstr(e.last, ":7: lanes: ") != NULL, "each with its message as config_load gives it: %s", e.last);
+        ok(strstr(err, ":1: slot_size: ") != NULL, "and the first is the one returned: %s", err);
+
+        /* The same file through config_load(): the first, as ever. */
+        config_init(&c);
+        r = config_load(&c, path, err, sizeof(err));
+        ok(r == -EINVAL && strstr(err, ":1: slot_size: ") != NULL, "config_load says the first only");
+
+        /* A good file: nothing told. */
+        e = (struct each_seen){ 0 };
+        config_init(&c);
+        write_conf("port = 7470\n");
+        r = config_load_each(&c, path, each_add, &e, err, sizeof(err));
+        ok(r == 0 && e.n == 0 && c.port == 7470, "a good file: loaded, nothing told");
+}
+
 static void test_file_errors(void)
 {
         struct config c, before;
@@ -672,6 +719,7 @@ int main(void)
         test_numbers();
         test_line_errors();
         test_file_errors();
+        test_every_error();
         test_control_keys();
         test_peer_names();
         test_retry_keys();
