@@ -1,6 +1,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistr.h>
+#include <uniwidth.h>
 
 #include "esc.h"
 
@@ -97,4 +99,19 @@ char *esc_term_dup(const char *s)
         if (!buf)
                 return NULL;
         return (char *)esc_term(buf, len, s);
+}
+
+int esc_width(const char *s)
+{
+        int w = u8_strwidth((const uint8_t *)s, "UTF-8");
+
+        /* Not valid UTF-8 after all: one column a byte, as a terminal would at worst. */
+        return w < 0 ? (int)strlen(s) : w;
+}
+
+void esc_print_padded(FILE *f, const char *s, int width)
+{
+        fputs(s, f);
+        for (int w = esc_width(s); w < width; w++)
+                fputc(' ', f);
 }

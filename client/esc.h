@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* Bytes esc_term() needs for any input of @n bytes, NUL included ("\xNN" per byte). */
@@ -58,3 +59,9 @@ const char *esc_term(char *buf, size_t len, const char *s);
 
 /* esc_term() into a string of its own, for text of any length; free() it. NULL on ENOMEM. */
 char *esc_term_dup(const char *s);
+
+/* The columns @s (esc_term()'s output: valid UTF-8) takes on a terminal:
+ * a wide character (CJK) two, a combining one none. */
+int esc_width(const char *s);
+/* @s, then spaces up to @width columns (none when it is wider). */
+void esc_print_padded(FILE *f, const char *s, int width);

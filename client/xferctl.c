@@ -357,27 +357,27 @@ static void list_print(const struct ctl_job *jobs, size_t n)
         int wid = 2, wpeer = 4, wname = 4;
         char id[24], progress[48], rate[32];
 
-        /* Widths from the escaped text, which is what is printed. */
+        /* Widths from the escaped text, which is what is printed, in the
+         * columns a terminal gives it (a CJK name takes two a character). */
         for (size_t i = 0; i < n; i++) {
                 int l = snprintf(id, sizeof(id), "%" PRIu64, jobs[i].id);
 
                 wid = MAX(wid, l);
-                wpeer = MAX(wpeer, (int)strlen(esc_term(peer, sizeof(peer), jobs[i].peer)));
+                wpeer = MAX(wpeer, esc_width(esc_term(peer, sizeof(peer), jobs[i].peer)));
                 /* A very long name overflows its column rather than widen every row. */
                 esc_term(name, sizeof(name), jobs[i].name);
-                wname = MAX(wname, MIN(40, (int)strlen(name)));
+                wname = MAX(wname, MIN(40, esc_width(name)));
         }
         printf("%-*s  %-10s  %-*s  %-*s  %-20s  %s\n", wid, "ID", "STATE", wpeer, "PEER",
                wname, "NAME", "PROGRESS", "RATE");
         for (size_t i = 0; i < n; i++) {
                 const struct ctl_job *j = &jobs[i];
 
-                printf("%*" PRIu64 "  %-10s  %-*s  %-*s  %-20s  %s\n", wid, j->id,
-                       ctl_job_state_str(j->state),
-                       wpeer, esc_term(peer, sizeof(peer), j->peer),
-                       wname, esc_term(name, sizeof(name), j->name),
-                       job_progress(progress, sizeof(progress), j),
-                       job_rate(rate, sizeof(rate), j));
+                printf("%*" PRIu64 "  %-10s  ", wid, j->id, ctl_job_state_str(j->state));
+                esc_print_padded(stdout, esc_term(peer, sizeof(peer), j->peer), wpeer);
+                fputs("  ", stdout);
+                esc_print_padded(stdout, esc_term(name, sizeof(name), j->name), wname);
+                printf("  %-20s  %s\n", job_progress(progress, sizeof(progress), j), job_rate(rate, sizeof(rate), j));
                 /* Why it waits, under its row: the table stays one row per job above it. */
                 if (j->state == CTL_JOB_RETRYING && j->text[0])
                         printf("%*s  last failure: %s\n", wid, "", esc_term(text, sizeof(text), j->text));

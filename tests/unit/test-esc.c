@@ -167,10 +167,35 @@ static void test_users(void)
         is_str(err, "port '7\\x1b[2J' is not a number in 1..65535", "... and echoed escaped");
 }
 
+/* The columns a terminal gives what esc_term() prints (xferctl list's alignment). */
+static void test_width(void)
+{
+        char buf[256], out[64];
+        FILE *f;
+
+        is_int(esc_width("abc"), 3, "ASCII: a column a byte");
+        is_int(esc_width("\xc3\xa9t\xc3\xa9.txt"), 7, "\"\u00e9t\u00e9.txt\": 7 columns, 9 bytes");
+        is_int(esc_width("\xe6\x97\xa5\xe6\x9c\xac"), 4, "two CJK characters: 4 columns, 6 bytes");
+        is_int(esc_width("e\xcc\x81"), 1, "e and a combining accent: 1 column");
+        is_int(esc_width(esc_term(buf, sizeof(buf), "a\tb")), 4, "an escaped tab (a\\tb as printed, 4 bytes): 4 columns");
+        is_int(esc_width(""), 0, "nothing: none");
+        f = fmemopen(out, sizeof(out), "w");
+        if (!f)
+                abort();
+        esc_print_padded(f, "\xe6\x97\xa5", 4);
+        fputc('|', f);
+        esc_print_padded(f, "toolong", 3);
+        fputc('|', f);
+        fputc('\0', f);
+        fclose(f);
+        is_str(out, "\xe6\x97\xa5  |toolong|", "padded to 4 columns (one wide character and two spaces); a wider one not cut");
+}
+
 int main(void)
 {
         test_decode();
         test_term();
         test_users();
+        test_width();
         return done_testing();
 }
