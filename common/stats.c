@@ -15,8 +15,29 @@ static_assert(_CTL_DIR_MAX * (STATS_SLOTS - 1) <= CTL_STATS_REASONS_MAX,
 static_assert((int)STATS_DIR_RECV == (int)CTL_DIR_RECV && (int)STATS_DIR_SEND == (int)CTL_DIR_SEND &&
               (int)_STATS_DIR_MAX == (int)_CTL_DIR_MAX, "a snapshot's directions are STATS_INFO's");
 
-void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes)
+static const uint64_t stats_duration_bounds[STATS_DURATION_BOUNDS] = {
+        100000, 1000000, 10000000, 60000000, 600000000, 3600000000,
+};
+/* The same, as the text's le labels say them. */
+static const char *const stats_duration_le[STATS_DURATION_BOUNDS] = {
+        "0.1", "1", "10", "60", "600", "3600",
+};
+
+uint64_t stats_duration_bound_usec(unsigned int i)
 {
+        assert(i < STATS_DURATION_BOUNDS);
+        return stats_duration_bounds[i];
+}
+
+void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes,
+                     uint64_t usec)
+{
+        unsigned int b = 0;
+
+        while (b < STATS_DURATION_BOUNDS && usec > stats_duration_bounds[b])
+                b++;
+        t->duration[b]++;
+        t->duration_usec += usec;
         if (cancelled) {
                 t->failed[STATS_SLOT_CANCELLED]++;
         } else if (status == WIRE_OK) {
@@ -101,6 +122,41 @@ static const char *const stats_dir_label[_STATS_DIR_MAX] = {
         [STATS_DIR_SEND] = "send",
 };
 
+/* @v as a label value: backslash, quote and newline escaped. */
+static void out_label_value(struct stats_out *o, const char *v)
+{
+        for (; *v; v++) {
+                if (*v == '\\' || *v == '"')
+                        out_printf(o, "\\%c", *v);
+                else if (*v == '\n')
+                        out_printf(o, "\\n");
+                else
+                        out_printf(o, "%c", *v);
+        }
+}
+
+static void out_seconds(struct stats_out *o, uint64_t usec)
+{
+        out_printf(o, "%" PRIu64 ".%06" PRIu64, usec / 1000000, usec % 1000000);
+}
+
+static void out_duration(struct stats_out *o, const char *dir, const struct stats_tally *t)
+{
+        const char *name = "rdmaxfer_transfer_duration_seconds";
+        uint64_t n = 0;
+
+        for (unsigned int b = 0; b < STATS_DURATION_BOUNDS; b++) {
+                n += t->duration[b];
+                out_printf(o, "%s_bucket{direction=\"%s\",le=\"%s\"} %" PRIu64 "\n",
+                           name, dir, stats_duration_le[b], n);
+        }
+        n += t->duration[STATS_DURATION_BOUNDS];
+        out_printf(o, "%s_bucket{direction=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", name, dir, n);
+        out_printf(o, "%s_sum{direction=\"%s\"} ", name, dir);
+        out_seconds(o, t->duration_usec);
+        out_printf(o, "\n%s_count{direction=\"%s\"} %" PRIu64 "\n", name, dir, n);
+}
+
 int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
 {
         struct stats_out o = { .buf = buf, .cap = cap };
@@ -108,6 +164,11 @@ int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
         if (!buf || cap == 0)
                 return -ENOSPC;
 
+        out_head(&o, "rdmaxfer_transferred_bytes_total", "counter",
+                 "Data bytes moved on the wire by every transfer, running or ended, whatever its result.");
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
+                out_printf(&o, "rdmaxfer_transferred_bytes_total{direction=\"%s\"} %" PRIu64 "\n",
+                           stats_dir_label[d], s->dir[d].wire_bytes);
         out_head(&o, "rdmaxfer_received_bytes_total", "counter",
                  "Bytes of the files received, verified and published.");
         out_printf(&o, "rdmaxfer_received_bytes_total %" PRIu64 "\n", s->dir[STATS_DIR_RECV].tally.bytes);
@@ -132,16 +193,15 @@ int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
                                    dir, name, s->dir[d].tally.failed[k]);
                 }
         }
+        out_head(&o, "rdmaxfer_transfer_duration_seconds", "histogram",
+                 "Finished transfers, done or failed, by the seconds they ran.");
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
+                out_duration(&o, stats_dir_label[d], &s->dir[d].tally);
 
         out_head(&o, "rdmaxfer_transfers_active", "gauge", "Transfers moving data now.");
         for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
                 out_printf(&o, "rdmaxfer_transfers_active{direction=\"%s\"} %" PRIu32 "\n",
                            stats_dir_label[d], s->dir[d].active);
-        out_head(&o, "rdmaxfer_rate_bytes_per_second", "gauge",
-                 "Bytes per second moved by the active transfers over the last second.");
-        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
-                out_printf(&o, "rdmaxfer_rate_bytes_per_second{direction=\"%s\"} %" PRIu64 "\n",
-                           stats_dir_label[d], s->dir[d].rate);
         out_head(&o, "rdmaxfer_jobs_queued", "gauge", "Send jobs waiting: for a free transfer slot, or to retry.");
         out_printf(&o, "rdmaxfer_jobs_queued %" PRIu32 "\n", s->queued);
 
@@ -154,9 +214,14 @@ int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
         out_printf(&o, "rdmaxfer_ring_slots{ring=\"send\",state=\"free\"} %" PRIu32 "\n",
                    s->pool_slots > s->pool_held ? s->pool_slots - s->pool_held : 0);
 
-        out_head(&o, "rdmaxfer_uptime_seconds", "gauge", "Seconds since the daemon started.");
-        out_printf(&o, "rdmaxfer_uptime_seconds %" PRIu64 ".%03" PRIu64 "\n",
-                   s->uptime_usec / 1000000, s->uptime_usec % 1000000 / 1000);
+        out_head(&o, "rdmaxfer_start_time_seconds", "gauge", "When the daemon started, in seconds since the Unix epoch.");
+        out_printf(&o, "rdmaxfer_start_time_seconds ");
+        out_seconds(&o, s->start_time_usec);
+        out_printf(&o, "\n");
+        out_head(&o, "rdmaxfer_build_info", "gauge", "Always 1; the daemon's version in its label.");
+        out_printf(&o, "rdmaxfer_build_info{version=\"");
+        out_label_value(&o, s->version ? s->version : "");
+        out_printf(&o, "\"} 1\n");
 
         if (o.full)
                 return -ENOSPC;

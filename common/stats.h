@@ -28,18 +28,32 @@ struct ctl_stats;
 #define STATS_SLOT_CANCELLED    (_WIRE_STATUS_MAX + 1)
 #define STATS_SLOTS             (_WIRE_STATUS_MAX + 2)
 
+/* The duration histogram's upper bounds (seconds: 0.1, 1, 10, 60, 600,
+ * 3600), then +Inf: seconds to hours, as transfers of a file or a tree run. */
+#define STATS_DURATION_BOUNDS   6
+
 /* Finished transfers of one direction. */
 struct stats_tally {
         uint64_t bytes;                 /* of the transfers done: the files' sizes */
         uint64_t done;                  /* done: verified and published */
         uint64_t failed[STATS_SLOTS];   /* by reason slot; [WIRE_OK] stays 0 */
+        /* Every transfer counted above, done or failed, by how long it ran:
+         * [i] those within bound i and above bound i - 1 (not cumulative;
+         * the text makes them so), [STATS_DURATION_BOUNDS] the longer ones. */
+        uint64_t duration[STATS_DURATION_BOUNDS + 1];
+        uint64_t duration_usec;         /* their durations summed */
 };
 
 /*
- * Count one finished transfer: done when @status is WIRE_OK and not
- * @cancelled (then @bytes are added), else failed by reason.
+ * Count one finished transfer that ran @usec: done when @status is WIRE_OK
+ * and not @cancelled (then @bytes are added), else failed by reason.
+ * Either way its duration goes into the histogram.
  */
-void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes);
+void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes,
+                     uint64_t usec);
+
+/* Bound @i of the duration histogram in microseconds (i < STATS_DURATION_BOUNDS). */
+uint64_t stats_duration_bound_usec(unsigned int i);
 
 /* The reason's name for a slot ("exists", "cancelled", "unknown"); NULL for WIRE_OK. */
 const char *stats_reason_name(unsigned int slot);
@@ -59,9 +73,16 @@ enum stats_dir {
  */
 struct stats_snapshot {
         uint64_t uptime_usec;
+        uint64_t start_time_usec;       /* CLOCK_REALTIME when the daemon started (unix time) */
+        const char *version;            /* this build's; NULL: none said */
         struct {
                 struct stats_tally tally;       /* finished transfers */
-                uint64_t rate;                  /* bytes/s over the last second */
+                /* Data bytes moved on the wire since start, in chunks, by
+                 * every transfer, running or ended, whatever became of it:
+                 * a receiver's as they arrive, a sender's as the peer's
+                 * adapter acknowledges them. Never goes down. */
+                uint64_t wire_bytes;
+                uint64_t rate;                  /* bytes/s over the last second (`xferctl stats`) */
                 uint32_t active;                /* transfers moving data now */
         } dir[_STATS_DIR_MAX];
         uint32_t queued;                /* jobs waiting to be sent: QUEUED or RETRYING */
@@ -87,5 +108,5 @@ uint64_t stats_failed_total(const struct ctl_stats *s, unsigned int dir);
  * counted), or -ENOSPC when @cap is too small (STATS_TEXT_MAX always
  * suffices).
  */
-#define STATS_TEXT_MAX          8192
+#define STATS_TEXT_MAX          16384
 int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s);

@@ -59,6 +59,7 @@ struct daemon {
         struct metrics *metrics;        /* the Prometheus textfile (cfg.metrics_file) */
         bool stopping;
         uint64_t start_usec;            /* CLOCK_MONOTONIC, for the uptime */
+        uint64_t start_time_usec;       /* CLOCK_REALTIME, the same moment (the metrics' start time) */
         uint64_t rate_in, rate_out;     /* bytes/s over the last second, as STATUS= says */
         char no_device[160];            /* why the RDMA device is gone; "" while it is there */
 };
@@ -152,7 +153,11 @@ static void daemon_stats(void *owner, struct stats_snapshot *s)
                 jobs_tally(d->jobs, &s->dir[STATS_DIR_SEND].tally);
         }
         s->uptime_usec = clock_usec(CLOCK_MONOTONIC) - d->start_usec;
+        s->start_time_usec = d->start_time_usec;
+        s->version = RDMAXFER_VERSION;
         s->dir[STATS_DIR_RECV].tally = es.recv;
+        s->dir[STATS_DIR_RECV].wire_bytes = es.recv_wire_bytes;
+        s->dir[STATS_DIR_SEND].wire_bytes = es.send_wire_bytes;
         s->dir[STATS_DIR_RECV].rate = d->rate_in;
         s->dir[STATS_DIR_RECV].active = es.recv_active;
         s->dir[STATS_DIR_SEND].rate = d->rate_out;
@@ -594,6 +599,7 @@ int daemon_run(const char *config_path)
 
         d->config_path = config_path ? config_path : CONFIG_DEFAULT_PATH;
         d->start_usec = clock_usec(CLOCK_MONOTONIC);
+        d->start_time_usec = clock_usec(CLOCK_REALTIME);
         r = daemon_load_config(config_path, &d->cfg, &d->key, err, sizeof(err));
         if (r < 0) {
                 daemon_fail("%s", err);

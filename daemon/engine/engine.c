@@ -599,6 +599,8 @@ void engine_stats(const struct engine *e, struct engine_stats *s)
         *s = (struct engine_stats){
                 .recv = e->re.recv_tally,
                 .recv_active = engine_recv_active(e),
+                .recv_wire_bytes = e->xe.wire_bytes[XFER_RECV],
+                .send_wire_bytes = e->xe.wire_bytes[XFER_SEND],
                 .ring_held = e->ring.count - e->ring.nfree,
                 .ring_slots = e->ring.count,
                 .pool_held = e->send_ring.count - e->send_ring.nfree,

@@ -110,6 +110,10 @@ struct engine_stats {
          * decided; a connection that never made an offer is not a transfer. */
         struct stats_tally recv;
         unsigned int recv_active;       /* as engine_recv_active() */
+        /* Data bytes moved on the wire since engine_new, by every transfer
+         * (a relay's onward sends too), running or ended, whatever became of
+         * it: received chunks, and sent ones the peer's adapter acknowledged. */
+        uint64_t recv_wire_bytes, send_wire_bytes;
         uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
         uint32_t pool_held, pool_slots; /* send pool: the same */
 };

@@ -208,9 +208,9 @@ static void test_stats(void)
         struct stats_snapshot s = { .uptime_usec = 5, .queued = 3, .ring_held = 1, .ring_slots = 8,
                                     .pool_held = 2, .pool_slots = 9 };
 
-        stats_tally_add(&s.dir[STATS_DIR_RECV].tally, false, WIRE_OK, 100);
-        stats_tally_add(&s.dir[STATS_DIR_RECV].tally, false, WIRE_E_EXISTS, 7);
-        stats_tally_add(&s.dir[STATS_DIR_SEND].tally, true, WIRE_OK, 7);
+        stats_tally_add(&s.dir[STATS_DIR_RECV].tally, false, WIRE_OK, 100, 0);
+        stats_tally_add(&s.dir[STATS_DIR_RECV].tally, false, WIRE_E_EXISTS, 7, 0);
+        stats_tally_add(&s.dir[STATS_DIR_SEND].tally, true, WIRE_OK, 7, 0);
         s.dir[STATS_DIR_RECV].rate = 11;
         s.dir[STATS_DIR_SEND].active = 4;
         is_int(control_stats_msg(&m, &s), 0, "the counters as a STATS_INFO");

@@ -14,12 +14,12 @@ static void test_tally(void)
 {
         struct stats_tally t = { 0 };
 
-        stats_tally_add(&t, false, WIRE_OK, 1000);
-        stats_tally_add(&t, false, WIRE_OK, 24);
-        stats_tally_add(&t, false, WIRE_E_EXISTS, 5000);
-        stats_tally_add(&t, true, WIRE_OK, 5000);
-        stats_tally_add(&t, true, WIRE_E_PROTOCOL, 5000);
-        stats_tally_add(&t, false, 999, 5000);
+        stats_tally_add(&t, false, WIRE_OK, 1000, 0);
+        stats_tally_add(&t, false, WIRE_OK, 24, 0);
+        stats_tally_add(&t, false, WIRE_E_EXISTS, 5000, 0);
+        stats_tally_add(&t, true, WIRE_OK, 5000, 0);
+        stats_tally_add(&t, true, WIRE_E_PROTOCOL, 5000, 0);
+        stats_tally_add(&t, false, 999, 5000, 0);
         ok(t.done == 2 && t.bytes == 1024, "done: two, their bytes only (%llu)", (unsigned long long)t.bytes);
         ok(t.failed[WIRE_E_EXISTS] == 1, "a refusal counts under its status");
         ok(t.failed[STATS_SLOT_CANCELLED] == 2, "cancelled wins over any status");
@@ -50,9 +50,9 @@ static void test_export(void)
         uint8_t buf[CTL_MSG_MAX];
         int len;
 
-        stats_tally_add(&rt, false, WIRE_OK, 100000);
-        stats_tally_add(&rt, false, WIRE_E_EXISTS, 5000);
-        stats_tally_add(&st, true, WIRE_OK, 1);
+        stats_tally_add(&rt, false, WIRE_OK, 100000, 0);
+        stats_tally_add(&rt, false, WIRE_E_EXISTS, 5000, 0);
+        stats_tally_add(&st, true, WIRE_OK, 1, 0);
         is_int(stats_tally_export(&m.stats, CTL_DIR_RECV, &rt), 0, "export recv");
         is_int(stats_tally_export(&m.stats, CTL_DIR_SEND, &st), 0, "export send");
         ok(m.stats.dir[CTL_DIR_RECV].bytes == 100000 && m.stats.dir[CTL_DIR_RECV].files == 1,
@@ -69,8 +69,8 @@ static void test_export(void)
         /* Every reason of both directions at once still fits one message. */
         struct ctl_msg all = { .type = CTL_STATS_INFO };
         for (unsigned int k = 1; k < STATS_SLOTS; k++) {
-                stats_tally_add(&rt, false, k < _WIRE_STATUS_MAX ? k : 1000, 0);
-                stats_tally_add(&st, k == STATS_SLOT_CANCELLED, k < _WIRE_STATUS_MAX ? k : 1000, 0);
+                stats_tally_add(&rt, false, k < _WIRE_STATUS_MAX ? k : 1000, 0, 0);
+                stats_tally_add(&st, k == STATS_SLOT_CANCELLED, k < _WIRE_STATUS_MAX ? k : 1000, 0, 0);
         }
         ok(stats_tally_export(&all.stats, CTL_DIR_RECV, &rt) == 0 &&
            stats_tally_export(&all.stats, CTL_DIR_SEND, &st) == 0, "every reason of both directions exports");
@@ -82,6 +82,10 @@ static void test_export(void)
 }
 
 static const char expected[] =
+        "# HELP rdmaxfer_transferred_bytes_total Data bytes moved on the wire by every transfer, running or ended, whatever its result.\n"
+        "# TYPE rdmaxfer_transferred_bytes_total counter\n"
+        "rdmaxfer_transferred_bytes_total{direction=\"recv\"} 123456789\n"
+        "rdmaxfer_transferred_bytes_total{direction=\"send\"} 987654321\n"
         "# HELP rdmaxfer_received_bytes_total Bytes of the files received, verified and published.\n"
         "# TYPE rdmaxfer_received_bytes_total counter\n"
         "rdmaxfer_received_bytes_total 100000\n"
@@ -125,14 +129,30 @@ static const char expected[] =
         "rdmaxfer_transfers_total{direction=\"send\",result=\"permission\"} 0\n"
         "rdmaxfer_transfers_total{direction=\"send\",result=\"unknown\"} 1\n"
         "rdmaxfer_transfers_total{direction=\"send\",result=\"cancelled\"} 1\n"
+        "# HELP rdmaxfer_transfer_duration_seconds Finished transfers, done or failed, by the seconds they ran.\n"
+        "# TYPE rdmaxfer_transfer_duration_seconds histogram\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"0.1\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"1\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"10\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"60\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"600\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"3600\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"recv\",le=\"+Inf\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_sum{direction=\"recv\"} 0.050000\n"
+        "rdmaxfer_transfer_duration_seconds_count{direction=\"recv\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"0.1\"} 1\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"1\"} 1\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"10\"} 2\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"60\"} 3\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"600\"} 3\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"3600\"} 3\n"
+        "rdmaxfer_transfer_duration_seconds_bucket{direction=\"send\",le=\"+Inf\"} 4\n"
+        "rdmaxfer_transfer_duration_seconds_sum{direction=\"send\"} 7262.500000\n"
+        "rdmaxfer_transfer_duration_seconds_count{direction=\"send\"} 4\n"
         "# HELP rdmaxfer_transfers_active Transfers moving data now.\n"
         "# TYPE rdmaxfer_transfers_active gauge\n"
         "rdmaxfer_transfers_active{direction=\"recv\"} 2\n"
         "rdmaxfer_transfers_active{direction=\"send\"} 1\n"
-        "# HELP rdmaxfer_rate_bytes_per_second Bytes per second moved by the active transfers over the last second.\n"
-        "# TYPE rdmaxfer_rate_bytes_per_second gauge\n"
-        "rdmaxfer_rate_bytes_per_second{direction=\"recv\"} 104200000\n"
-        "rdmaxfer_rate_bytes_per_second{direction=\"send\"} 51000000\n"
         "# HELP rdmaxfer_jobs_queued Send jobs waiting: for a free transfer slot, or to retry.\n"
         "# TYPE rdmaxfer_jobs_queued gauge\n"
         "rdmaxfer_jobs_queued 3\n"
@@ -142,9 +162,12 @@ static const char expected[] =
         "rdmaxfer_ring_slots{ring=\"recv\",state=\"free\"} 52\n"
         "rdmaxfer_ring_slots{ring=\"send\",state=\"held\"} 16\n"
         "rdmaxfer_ring_slots{ring=\"send\",state=\"free\"} 48\n"
-        "# HELP rdmaxfer_uptime_seconds Seconds since the daemon started.\n"
-        "# TYPE rdmaxfer_uptime_seconds gauge\n"
-        "rdmaxfer_uptime_seconds 3723.456\n"
+        "# HELP rdmaxfer_start_time_seconds When the daemon started, in seconds since the Unix epoch.\n"
+        "# TYPE rdmaxfer_start_time_seconds gauge\n"
+        "rdmaxfer_start_time_seconds 1764950400.123456\n"
+        "# HELP rdmaxfer_build_info Always 1; the daemon's version in its label.\n"
+        "# TYPE rdmaxfer_build_info gauge\n"
+        "rdmaxfer_build_info{version=\"0.9.0\"} 1\n"
         ;
 
 static void sample(struct stats_snapshot *s)
@@ -152,13 +175,18 @@ static void sample(struct stats_snapshot *s)
         struct stats_tally *rt = &s->dir[STATS_DIR_RECV].tally, *st = &s->dir[STATS_DIR_SEND].tally;
 
         memset(s, 0, sizeof(*s));
-        stats_tally_add(rt, false, WIRE_OK, 100000);
-        stats_tally_add(rt, false, WIRE_E_EXISTS, 5000);
-        stats_tally_add(st, false, WIRE_OK, 100000);
-        stats_tally_add(st, false, WIRE_E_EXISTS, 5000);
-        stats_tally_add(st, true, WIRE_OK, 5000);
-        stats_tally_add(st, false, 200, 5000);
+        /* Durations: a bound itself is within it (le), 7200 s is past the last. */
+        stats_tally_add(rt, false, WIRE_OK, 100000, 50000);
+        stats_tally_add(rt, false, WIRE_E_EXISTS, 5000, 0);
+        stats_tally_add(st, false, WIRE_OK, 100000, 2500000);
+        stats_tally_add(st, false, WIRE_E_EXISTS, 5000, 0);
+        stats_tally_add(st, true, WIRE_OK, 5000, 7200000000);
+        stats_tally_add(st, false, 200, 5000, 60000000);
         s->uptime_usec = 3723456789;
+        s->start_time_usec = 1764950400123456;
+        s->version = "0.9.0";
+        s->dir[STATS_DIR_RECV].wire_bytes = 123456789;
+        s->dir[STATS_DIR_SEND].wire_bytes = 987654321;
         s->dir[STATS_DIR_RECV].rate = 104200000;
         s->dir[STATS_DIR_RECV].active = 2;
         s->dir[STATS_DIR_SEND].rate = 51000000;
@@ -192,6 +220,15 @@ static void test_prometheus(void)
            "a reason's count is its slot's");
         ok(!strstr(buf, "direction=\"recv\",result=\"cancelled\""), "a receiver has no cancelled series");
 
+        /* A version's quote and backslash are escaped in its label. */
+        s.version = "1.0 \"x\\y\"";
+        len = stats_prometheus(buf, sizeof(buf), &s);
+        ok(len > 0 && strstr(buf, "rdmaxfer_build_info{version=\"1.0 \\\"x\\\\y\\\"\"} 1\n"),
+           "the version label escaped");
+        s.version = NULL;
+        len = stats_prometheus(buf, sizeof(buf), &s);
+        ok(len > 0 && strstr(buf, "rdmaxfer_build_info{version=\"\"} 1\n"), "no version: an empty label");
+
         /* Every sample line: a name, optional labels, one space, a number; a TYPE before each family. */
         bool good = true;
         for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
@@ -205,14 +242,48 @@ static void test_prometheus(void)
 
         /* A big ring and every counter at its largest still fit STATS_TEXT_MAX. */
         memset(&s, 0xff, sizeof(s));
+        s.version = "0.9.0";
         len = stats_prometheus(buf, sizeof(buf), &s);
         ok(len > 0, "the largest snapshot fits STATS_TEXT_MAX (%d bytes)", len);
 }
 
-int main(void)
+static void test_duration(void)
 {
+        struct stats_tally t = { 0 };
+
+        stats_tally_add(&t, false, WIRE_OK, 1, stats_duration_bound_usec(0));
+        stats_tally_add(&t, false, WIRE_OK, 1, stats_duration_bound_usec(0) + 1);
+        stats_tally_add(&t, false, WIRE_E_IO, 1, stats_duration_bound_usec(STATS_DURATION_BOUNDS - 1) + 1);
+        stats_tally_add(&t, true, WIRE_OK, 1, 3);
+        ok(t.duration[0] == 2 && t.duration[1] == 1 && t.duration[STATS_DURATION_BOUNDS] == 1,
+           "a bound is within its bucket, a microsecond more is in the next; failed and cancelled count too");
+        ok(t.duration_usec == 2 * stats_duration_bound_usec(0) + 1 + stats_duration_bound_usec(STATS_DURATION_BOUNDS - 1) + 1 + 3,
+           "the durations summed");
+        bool rising = true;
+        for (unsigned int i = 1; i < STATS_DURATION_BOUNDS; i++)
+                rising = rising && stats_duration_bound_usec(i) > stats_duration_bound_usec(i - 1);
+        ok(rising, "the bounds rise");
+}
+
+int main(int argc, char **argv)
+{
+        /* --print: the sample snapshot's text, for test-prometheus-parse.py
+         * (a real parser's opinion of it). */
+        if (argc == 2 && !strcmp(argv[1], "--print")) {
+                char buf[STATS_TEXT_MAX];
+                struct stats_snapshot s;
+                int len;
+
+                sample(&s);
+                len = stats_prometheus(buf, sizeof(buf), &s);
+                if (len < 0)
+                        return 1;
+                fwrite(buf, 1, (size_t)len, stdout);
+                return 0;
+        }
         test_tally();
         test_export();
         test_prometheus();
+        test_duration();
         return done_testing();
 }

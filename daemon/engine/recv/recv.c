@@ -177,8 +177,10 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         struct xfer *b = &x->base;
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
+        /* Its first-to-last data time; a file never accepted took none. */
+        uint64_t usec = f->usec ?: (f->t_file && b->t_last > f->t_file ? b->t_last - f->t_file : 0);
 
-        stats_tally_add(&recv_xfer_of(b)->env->recv_tally, false, status, f->skip ? 0 : f->offer.size);
+        stats_tally_add(&recv_xfer_of(b)->env->recv_tally, false, status, f->skip ? 0 : f->offer.size, usec);
         if (ok)
                 x->files_published += recv_span(&f->offer);
         if (ok && !x->published_match && x->part_of == f)
@@ -197,7 +199,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 /* Kept bytes of a resumed file count, as in the RESULT. */
                 .bytes = ok && !f->skip ? f->offer.size : f->file_bytes,
                 .resumed = x->part_of == f ? x->resumed : 0,
-                .usec = f->usec ?: (b->t_last > f->t_file ? b->t_last - f->t_file : 0),
+                .usec = usec,
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
                 .digest = ok && !f->skip ? hex : NULL,
@@ -806,6 +808,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         }
         l->next_seq++;
         b->bytes += len;
+        b->env->wire_bytes[XFER_RECV] += len;
         x->cur->file_bytes += len;
         /* One clock read per chunk: data is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);

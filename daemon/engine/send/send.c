@@ -671,6 +671,7 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 uint32_t i = l->inflight[l->next_done % l->base.hold.cap];
 
                 b->bytes += l->bufs[i].len;
+                b->env->wire_bytes[XFER_SEND] += l->bufs[i].len;
                 send_buf_put(l, i);
                 l->next_done++;
         }

@@ -68,6 +68,10 @@ struct xfer_env {
         struct xfer *dead;              /* ended, waiting for disk requests */
         /* cfg rate_limit: each direction's transfers share one (pacing). */
         struct bucket rate_limit[XFER_DIRS];
+        /* Data bytes each direction moved on the wire since start, of any
+         * transfer, whatever became of it (a chunk received; a chunk the
+         * peer's adapter acknowledged): never goes down (engine_stats). */
+        uint64_t wire_bytes[XFER_DIRS];
         const struct xfer_env_ops *ops;
         void *owner;
 };

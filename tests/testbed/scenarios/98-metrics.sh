@@ -4,15 +4,20 @@
 # the file's bytes in and out, one file each way and the refusal under
 # "exists" on both sides, the same for a plain member of group rdmaxfer as
 # for root; the Prometheus textfile appears (mode 0644, nothing temporary
-# left), is valid text format with the same numbers, and is rewritten
-# every metrics_interval. In node_exporter's directory it is refused by the
-# sandbox, with a warning that says why, until the documented
-# ReadWritePaths= drop-in is there.
-# testbed-timeout: 300
+# left), is valid text format with the same numbers, a duration histogram
+# with one observation per finished transfer, the daemon's start time and
+# version, and is rewritten every metrics_interval. While a bandwidth-limited
+# transfer runs, the wire byte counters of both daemons advance between two
+# files (the published ones do not), and they never go down when it is
+# cancelled. In node_exporter's directory it is refused by the sandbox,
+# with a warning that says why, until the documented ReadWritePaths=
+# drop-in is there.
+# testbed-timeout: 360
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
 USER_=tb-stats
+MIB=$((1024 * 1024))
 ALPHA_PROM=/var/lib/rdmaxferd/rdmaxferd.prom
 NODE_DIR=/var/lib/prometheus/node-exporter
 BETA_PROM=$NODE_DIR/rdmaxferd-beta.prom
@@ -49,14 +54,16 @@ failed() {
         sed -nE "s/.*\"$2\":\{\"bytes\":[0-9]+,\"files\":[0-9]+,\"failed\":(\{[^}]*\}).*/\1/p" <<<"$1"
 }
 
-# prom_valid FILE: every line a HELP, a TYPE, or a sample of a family typed before it.
+# prom_valid FILE: every line a HELP, a TYPE, or a sample of a family typed
+# before it (a histogram's _bucket, _sum and _count are its family's).
 prom_valid() {
         awk '
                 /^# HELP rdmaxfer_[a-z_]+ .+$/ { next }
-                /^# TYPE rdmaxfer_[a-z_]+ (counter|gauge)$/ { typed[$3] = 1; next }
-                /^rdmaxfer_[a-z_]+(\{[a-z_]+="[a-z0-9_]*"(,[a-z_]+="[a-z0-9_]*")*\})? [0-9]+(\.[0-9]+)?$/ {
+                /^# TYPE rdmaxfer_[a-z_]+ (counter|gauge|histogram)$/ { typed[$3] = $4; next }
+                /^rdmaxfer_[a-z_]+(\{[a-z_]+="[a-zA-Z0-9_.+~-]*"(,[a-z_]+="[a-zA-Z0-9_.+~-]*")*\})? [0-9]+(\.[0-9]+)?$/ {
                         name = $1; sub(/\{.*/, "", name)
-                        if (!(name in typed)) { print "untyped: " $0; bad = 1 }
+                        base = name; sub(/_(bucket|sum|count)$/, "", base)
+                        if (!(name in typed) && typed[base] != "histogram") { print "untyped: " $0; bad = 1 }
                         n++; next
                 }
                 { print "bad line: " $0; bad = 1 }
@@ -67,6 +74,30 @@ prom_valid() {
 # sample FILE NAME{LABELS}: the value of that sample (not of its HELP or TYPE line).
 sample() {
         awk -v k="$2" '$1 == k { print $2 }' "$1"
+}
+
+# durations_match FILE DIR: the duration histogram of DIR has one
+# observation per finished transfer (its _count and +Inf bucket are the sum
+# of rdmaxfer_transfers_total over every result), and cumulative buckets.
+durations_match() {
+        awk -v d="$2" '
+                index($1, "rdmaxfer_transfers_total{direction=\"" d "\",") == 1 { total += $2 }
+                index($1, "rdmaxfer_transfer_duration_seconds_bucket{direction=\"" d "\",") == 1 {
+                        if ($2 < last) bad = 1
+                        last = $2; inf = $2; nb++
+                }
+                $1 == "rdmaxfer_transfer_duration_seconds_count{direction=\"" d "\"}" { count = $2 }
+                END {
+                        printf "%s: %d transfers, %d observed, +Inf %d, %d buckets\n", d, total, count, inf, nb
+                        exit !(!bad && nb == 7 && count == total && inf == count)
+                }' "$1"
+}
+
+# rewritten FILE: wait for the next write of FILE (up to 5 s).
+rewritten() {
+        local ino
+        ino=$(stat -c %i "$1")
+        wait_for 5 sh -c "[ \"\$(stat -c %i $1)\" != $ino ]" || tb_fail "$1 not rewritten"
 }
 
 mkdir -p "$NODE_DIR"
@@ -151,15 +182,77 @@ done
         tb_fail "alpha's file: exists"
 [[ $(sample "$ALPHA_PROM" 'rdmaxfer_ring_slots{ring="send",state="free"}') == 64 ]] ||
         tb_fail "alpha's file: send pool"
-grep -E '^rdmaxfer_(transfers_total|ring_slots|uptime)' "$BETA_PROM"
+# The wire: at least the file's bytes (the refused one moved none).
+r=$(sample "$BETA_PROM" 'rdmaxfer_transferred_bytes_total{direction="recv"}')
+w=$(sample "$ALPHA_PROM" 'rdmaxfer_transferred_bytes_total{direction="send"}')
+tb_log "on the wire: beta received $r bytes, alpha sent $w"
+((r >= 100000 && w >= 100000)) || tb_fail "transferred bytes: beta received $r, alpha sent $w; want 100000 or more"
+for f in "$ALPHA_PROM" "$BETA_PROM"; do
+        for d in recv send; do
+                durations_match "$f" "$d" || tb_fail "$f: the $d duration histogram does not match the transfers"
+        done
+done
+[[ $(sample "$ALPHA_PROM" 'rdmaxfer_transfer_duration_seconds_count{direction="send"}') == 2 ]] ||
+        tb_fail "alpha's file: two sends in the duration histogram"
+grep -E '^rdmaxfer_(transfer|transfers_total|ring_slots|start_time|build_info)' "$BETA_PROM"
 
-tb_log "rewritten every interval"
-up1=$(sample "$ALPHA_PROM" rdmaxfer_uptime_seconds)
-ino1=$(stat -c %i "$ALPHA_PROM")
-wait_for 10 sh -c "[ \"\$(stat -c %i $ALPHA_PROM)\" != $ino1 ]" || tb_fail "$ALPHA_PROM not rewritten"
-up2=$(sample "$ALPHA_PROM" rdmaxfer_uptime_seconds)
-awk -v a="$up1" -v b="$up2" 'BEGIN { exit !(b > a) }' || tb_fail "uptime did not grow: $up1 then $up2"
-tb_log "uptime $up1 s, then $up2 s"
+tb_log "start time and version"
+v=$(rdmaxferd --version | awk '{ print $2 }')
+[[ $(sample "$BETA_PROM" "rdmaxfer_build_info{version=\"$v\"}") == 1 ]] ||
+        tb_fail "beta's file: no build_info for version $v: $(grep build_info "$BETA_PROM")"
+st=$(sample "$ALPHA_PROM" rdmaxfer_start_time_seconds)
+t0=$(date -d "$(systemctl show -P ExecMainStartTimestamp "$ALPHA_UNIT")" +%s)
+tb_log "alpha's process started at $t0 (systemd), its file says $st"
+# The daemon takes its time a moment after exec (whole seconds from systemd).
+awk -v s="$st" -v t="$t0" 'BEGIN { exit !(s >= t && s < t + 30) }' ||
+        tb_fail "alpha's start time $st is not when systemd started it ($t0)"
+
+tb_log "rewritten every interval; the start time stays"
+rewritten "$ALPHA_PROM"
+[[ $(sample "$ALPHA_PROM" rdmaxfer_start_time_seconds) == "$st" ]] || tb_fail "the start time changed"
+! grep -qE '^rdmaxfer_(uptime|rate)' "$ALPHA_PROM" || tb_fail "a sampled rate or an uptime is back"
+
+tb_log "the wire counters advance while a transfer runs, and never go down"
+make_sparse "$SRC/slow.dat" $((64 * MIB))
+id=$(xferctl send --no-wait --bwlimit 4M "$SRC/slow.dat" "$BETA_ADDR" --as slow.dat) ||
+        tb_fail "xferctl send --no-wait --bwlimit 4M failed"
+wait_for 20 job_in_state "$id" sending || tb_fail "job $id never started sending"
+rewritten "$BETA_PROM"
+rewritten "$ALPHA_PROM"
+r1=$(sample "$BETA_PROM" 'rdmaxfer_transferred_bytes_total{direction="recv"}')
+w1=$(sample "$ALPHA_PROM" 'rdmaxfer_transferred_bytes_total{direction="send"}')
+sleep 2
+rewritten "$BETA_PROM"
+rewritten "$ALPHA_PROM"
+r2=$(sample "$BETA_PROM" 'rdmaxfer_transferred_bytes_total{direction="recv"}')
+w2=$(sample "$ALPHA_PROM" 'rdmaxfer_transferred_bytes_total{direction="send"}')
+job_in_state "$id" sending || tb_fail "job $id is no longer sending: the reads were not during it ($(xferctl status "$id"))"
+tb_log "while sending: beta received $r1 then $r2 bytes, alpha sent $w1 then $w2"
+((r2 > r1 && r1 >= r && w2 > w1 && w1 >= w)) || tb_fail "the wire counters did not advance during the transfer"
+[[ $(sample "$BETA_PROM" rdmaxfer_received_bytes_total) == 100000 &&
+   $(sample "$ALPHA_PROM" rdmaxfer_sent_bytes_total) == 100000 ]] ||
+        tb_fail "the published counters moved before the file was published"
+tb_run xferctl cancel "$id" || tb_fail "cancel failed"
+wait_for 30 job_in_state "$id" cancelled || { xferctl status "$id"; tb_fail "job $id not cancelled"; }
+for s in "$ALPHA_SOCK" "$BETA_SOCK"; do
+        wait_for 10 idle "$s" || tb_fail "not idle after the cancel: $(stats_of "$s")"
+done
+rewritten "$BETA_PROM"
+rewritten "$ALPHA_PROM"
+r3=$(sample "$BETA_PROM" 'rdmaxfer_transferred_bytes_total{direction="recv"}')
+w3=$(sample "$ALPHA_PROM" 'rdmaxfer_transferred_bytes_total{direction="send"}')
+tb_log "after the cancel: beta received $r3 bytes, alpha sent $w3"
+((r3 >= r2 && w3 >= w2)) || tb_fail "a wire counter went down when the transfer was cancelled"
+[[ $(sample "$ALPHA_PROM" 'rdmaxfer_transfers_total{direction="send",result="cancelled"}') == 1 ]] ||
+        tb_fail "alpha's file: the cancel is not counted"
+for f in "$ALPHA_PROM" "$BETA_PROM"; do
+        for d in recv send; do
+                durations_match "$f" "$d" || tb_fail "$f: the $d histogram does not match after the cancel"
+        done
+done
+# The cancelled job ran seconds, more than the 0.1 s bucket holds.
+[[ $(sample "$ALPHA_PROM" 'rdmaxfer_transfer_duration_seconds_bucket{direction="send",le="0.1"}') -lt 3 ]] ||
+        tb_fail "the cancelled job's seconds are not in the histogram"
 
 tb_log "a reload that empties metrics_file stops the writes"
 _tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK"
