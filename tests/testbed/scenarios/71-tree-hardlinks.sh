@@ -32,8 +32,8 @@ meta() {
 }
 
 # same_as_rsync SRC DST: DST is what rsync -aH makes of SRC: contents and
-# the names of each file; modes and mtimes are SRC's own (rsync -H makes
-# its links after it set the directories' mtimes: its copy's are not SRC's).
+# the names of each file; modes and mtimes are SRC's own (rsync's copy's
+# top directory sometimes keeps the time of the copy: 68-tree-modes).
 same_as_rsync() {
         local ref=$SRC/rsync-ref
         rm -rf "$ref"
