@@ -3,6 +3,7 @@
  * and what --exclude/--include rules (client/filter.c) leave out of it. */
 
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "tap.h"
 #include "walk.h"
@@ -193,6 +195,35 @@ static void mkd(const char *rel)
                 abort();
 }
 
+/* As root: walk "tree" in a child that is nobody (uid and gid 65534, no
+ * groups), so a mode-000 file is unreadable as it is to a user. 0 when
+ * the walk reported it skipped with EACCES, else what went wrong. */
+static int walk_as_nobody(int rootfd, const struct walk_ops *wops)
+{
+        int status;
+        pid_t pid;
+
+        /* mkdtemp's 0700: nobody may look up "tree" in it without search permission. */
+        if (fchmod(rootfd, 0711) < 0)
+                return -errno;
+        fflush(stdout);
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                nsaid = 0;
+                if (walk_tree(rootfd, "tree", wops, NULL) < 0)
+                        _exit(3);
+                _exit(find("S tree/secret a regular file -13") >= 0 ? 0 : 1);
+        }
+        if (waitpid(pid, &status, 0) < 0 || fchmod(rootfd, 0700) < 0)
+                return -errno;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int main(void)
 {
         char p[512], q[512];
@@ -249,8 +280,8 @@ int main(void)
         ok(find("S tree/fifo a FIFO 0") >= 0, "the FIFO is skipped, never opened (the walk did not hang)");
         ok(find("S tree/sock a socket 0") >= 0, "the socket is skipped");
         if (geteuid() == 0) {
-                /* root reads a mode-000 file (CAP_DAC_OVERRIDE): nothing to skip. */
-                ok(1, "# SKIP an unreadable file: running as root, which can read it");
+                /* root reads a mode-000 file (CAP_DAC_OVERRIDE): the same walk as nobody. */
+                is_int(walk_as_nobody(rootfd, &ops), 0, "an unreadable file (walked as nobody): skipped with EACCES");
         } else {
                 ok(find("S tree/secret a regular file -13") >= 0, "an unreadable file: skipped with EACCES");
         }
