@@ -108,8 +108,8 @@ static bool digest_in_head(const struct digest *d, uint64_t i)
         return d->first % d->super != 0 && i / d->super == d->first / d->super;
 }
 
-/* The current block is whole: its hash goes where its group's are kept. */
-static int digest_close_block(struct digest *d)
+/* A whole block's hash @h goes where its group's are kept. */
+static int digest_put_block(struct digest *d, const uint8_t h[WIRE_DIGEST_SIZE])
 {
         bool head = digest_in_head(d, d->first + d->blocks);
         int r;
@@ -118,7 +118,7 @@ static int digest_close_block(struct digest *d)
         if (!head && d->nopen + 1 == d->super && d->ngroup == d->cap &&
             (r = digest_reserve(d, d->cap ? d->cap * 2 : 16)) < 0)
                 return r;
-        digest_canonical(XXH3_128bits_digest(d->state), head ? d->head[d->nhead++] : d->open[d->nopen++]);
+        memcpy(head ? d->head[d->nhead++] : d->open[d->nopen++], h, WIRE_DIGEST_SIZE);
         d->blocks++;
         d->in_block = 0;
         (void)XXH3_128bits_reset(d->state);
@@ -128,6 +128,15 @@ static int digest_close_block(struct digest *d)
                 d->nopen = 0;
         }
         return 0;
+}
+
+/* The current block is whole: hashed, and put. */
+static int digest_close_block(struct digest *d)
+{
+        uint8_t h[WIRE_DIGEST_SIZE];
+
+        digest_canonical(XXH3_128bits_digest(d->state), h);
+        return digest_put_block(d, h);
 }
 
 int digest_update(struct digest *d, const void *data, size_t len)
@@ -146,6 +155,44 @@ int digest_update(struct digest *d, const void *data, size_t len)
                 len -= n;
                 if (d->in_block == d->block && (r = digest_close_block(d)) < 0)
                         return r;
+        }
+        return 0;
+}
+
+/* Zeros for the hasher, a piece at a time: 64 KiB of .rodata. */
+static const uint8_t digest_zero_piece[64 << 10];
+
+int digest_zeros(struct digest *d, uint64_t len)
+{
+        int r;
+
+        while (len > 0) {
+                /* Inside a block, or less than one left: hashed as any bytes. */
+                if (d->in_block > 0 || len < d->block) {
+                        size_t n = (size_t)MIN(MIN(len, d->block - d->in_block), (uint64_t)sizeof(digest_zero_piece));
+
+                        if ((r = digest_update(d, digest_zero_piece, n)) < 0)
+                                return r;
+                        len -= n;
+                        continue;
+                }
+                /* A whole block of zeros: its hash, once per digest, then copied. */
+                if (!d->zero_known) {
+                        XXH3_state_t *st = d->state;
+
+                        for (uint64_t left = d->block; left > 0;) {
+                                size_t n = (size_t)MIN(left, (uint64_t)sizeof(digest_zero_piece));
+
+                                (void)digest_xxh3_update(st, digest_zero_piece, n);
+                                left -= n;
+                        }
+                        digest_canonical(XXH3_128bits_digest(st), d->zero);
+                        (void)XXH3_128bits_reset(st);
+                        d->zero_known = true;
+                }
+                if ((r = digest_put_block(d, d->zero)) < 0)
+                        return r;
+                len -= d->block;
         }
         return 0;
 }

@@ -28,6 +28,7 @@
  * one-lane transfer's lane digest is the file's.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,8 @@ struct digest {
         size_t nhead, nopen;
         uint8_t (*group)[WIRE_DIGEST_SIZE];     /* the whole groups' s_j */
         size_t ngroup, cap;
+        uint8_t zero[WIRE_DIGEST_SIZE];         /* h of a block of zeros, once zero_known */
+        bool zero_known;
 };
 
 #define DIGEST_NULL ((struct digest){ .state = NULL })
@@ -79,6 +82,12 @@ int digest_start(struct digest *d, uint64_t offset, uint64_t len);
  * then unusable).
  */
 int digest_update(struct digest *d, const void *data, size_t len);
+/*
+ * @len bytes of zeros, as digest_update() of them would be: a hole of a
+ * sparse file, never read. A whole block of them costs a stored hash
+ * (computed the first time), not the hashing of a megabyte.
+ */
+int digest_zeros(struct digest *d, uint64_t len);
 /*
  * The run's digest so far, canonical bytes: the definition above over its
  * blocks (the last, short one included), grouped as in the file. Does not

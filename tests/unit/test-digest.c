@@ -301,11 +301,64 @@ static void test_real_block(void)
         free(data);
 }
 
+/*
+ * digest_zeros() stands for digest_update() of that many zero bytes,
+ * wherever the hole starts and ends (inside a block, on its boundary,
+ * across groups), mixed with data, with small blocks and with the real
+ * 1 MiB ones.
+ */
+static void test_zeros(void)
+{
+        static const struct { uint64_t block, super; } shapes[] = { { 64, 4 }, { 100, 3 }, { DIGEST_BLOCK_SIZE, 2 } };
+
+        for (size_t sh = 0; sh < ARRAY_SIZE(shapes); sh++) {
+                uint64_t block = shapes[sh].block, super = shapes[sh].super;
+                uint64_t len = block * super * 3 + block / 2 + 7;
+                uint8_t *data = make_data((size_t)len);
+                /* Holes: [a, b) of each pattern zeroed in the data. */
+                const uint64_t cuts[][2] = { { 0, block }, { 3, block * 2 + 5 }, { block, block * super * 2 },
+                                             { block / 2, len }, { 0, len }, { len - 1, len } };
+
+                for (size_t c = 0; c < ARRAY_SIZE(cuts); c++) {
+                        struct digest d;
+                        uint8_t want[WIRE_DIGEST_SIZE], got[WIRE_DIGEST_SIZE];
+                        uint8_t *z = malloc((size_t)len);
+
+                        memcpy(z, data, (size_t)len);
+                        memset(z + cuts[c][0], 0, (size_t)(cuts[c][1] - cuts[c][0]));
+                        reference(z, len, block, super, want);
+                        if (digest_init_block(&d, block, super) < 0 || digest_start(&d, 0, len) < 0) {
+                                ok(0, "digest_init_block");
+                                free(z);
+                                continue;
+                        }
+                        digest_update(&d, z, (size_t)cuts[c][0]);
+                        is_int(digest_zeros(&d, cuts[c][1] - cuts[c][0]), 0, "zeros");
+                        digest_update(&d, z + cuts[c][1], (size_t)(len - cuts[c][1]));
+                        digest_final(&d, got);
+                        ok(memcmp(got, want, WIRE_DIGEST_SIZE) == 0,
+                           "block %" PRIu64 ": a hole [%" PRIu64 ", %" PRIu64 ") of %" PRIu64 " hashes as its zeros",
+                           block, cuts[c][0], cuts[c][1], len);
+                        /* Twice in one digest: the stored hash of a block of zeros is reused. */
+                        digest_start(&d, 0, len);
+                        digest_update(&d, z, (size_t)cuts[c][0]);
+                        digest_zeros(&d, cuts[c][1] - cuts[c][0]);
+                        digest_update(&d, z + cuts[c][1], (size_t)(len - cuts[c][1]));
+                        digest_final(&d, got);
+                        ok(memcmp(got, want, WIRE_DIGEST_SIZE) == 0, "the same after digest_start again");
+                        digest_deinit(&d);
+                        free(z);
+                }
+                free(data);
+        }
+}
+
 int main(void)
 {
         test_known();
         test_blocks();
         test_lanes();
         test_real_block();
+        test_zeros();
         return done_testing();
 }
