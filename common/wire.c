@@ -20,7 +20,7 @@
  *           name_len u16, lanes u16, file u32, job_files u32, job_bytes u64,
  *           mode u32, mtime_ns u64, token[16], source[16], nonce[32], mac[32],
  *           pack_entries u32, pack_hash[32], digest[16], route_hash[32],
- *           name[name_len]
+ *           data_bytes u64, name[name_len]
  *   ACCEPT  lanes u16, flags u16, file u32, resume[8] u32, mac[32]
  *   REFUSE  status u16, text_len u16, text[text_len]
  *   CREDIT  (empty)
@@ -36,7 +36,7 @@
  */
 #define WIRE_OFFER_FIXED        (8 + 8 + 4 + 2 + 2 + 2 + 4 + 4 + 8 + 4 + 8 + WIRE_TOKEN_SIZE + \
                                  WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE + 4 + \
-                                 WIRE_PACK_HASH_SIZE + WIRE_DIGEST_SIZE + WIRE_ROUTE_HASH_SIZE)
+                                 WIRE_PACK_HASH_SIZE + WIRE_DIGEST_SIZE + WIRE_ROUTE_HASH_SIZE + 8)
 #define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
@@ -354,6 +354,18 @@ static bool wire_offer_relayed_ok(const struct wire_offer *o)
         return o->job_files == 1 && !(o->flags & tree);
 }
 
+/* A sparse file's offer (version 16): a regular file's, alone (no pack,
+ * no link, no directory) and not along a chain, its data bytes within its
+ * size; data_bytes zero without the flag. */
+static bool wire_offer_sparse_ok(const struct wire_offer *o)
+{
+        if (!(o->flags & WIRE_OFFER_SPARSE))
+                return o->data_bytes == 0;
+        if (o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))
+                return false;
+        return o->data_bytes <= o->size;
+}
+
 /* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming,
  * RESUMED alone, with resume[0] > 0 and every other resume[] zero. */
 static bool wire_accept_flags_ok(const struct wire_accept *a)
@@ -393,7 +405,8 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (m->offer.job_files == 0 || m->offer.file >= m->offer.job_files)
                         return -EINVAL;
                 if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
-                    !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer))
+                    !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer) ||
+                    !wire_offer_sparse_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
@@ -476,6 +489,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
                 bytes_put_mem(&o, m->offer.digest, WIRE_DIGEST_SIZE);
                 bytes_put_mem(&o, m->offer.route_hash, WIRE_ROUTE_HASH_SIZE);
+                bytes_put_u64(&o, m->offer.data_bytes);
                 bytes_put_mem(&o, m->offer.name, n);
                 break;
         case WIRE_ACCEPT:
@@ -586,12 +600,13 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 bytes_get_mem(&in, m->offer.pack_hash, WIRE_PACK_HASH_SIZE);
                 bytes_get_mem(&in, m->offer.digest, WIRE_DIGEST_SIZE);
                 bytes_get_mem(&in, m->offer.route_hash, WIRE_ROUTE_HASH_SIZE);
+                m->offer.data_bytes = bytes_get_u64(&in);
                 if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
                     !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer) ||
-                    !wire_offer_relayed_ok(&m->offer))
+                    !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -770,6 +785,7 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_mem(out, o->pack_hash, WIRE_PACK_HASH_SIZE);
         bytes_put_mem(out, o->digest, WIRE_DIGEST_SIZE);
         bytes_put_mem(out, o->route_hash, WIRE_ROUTE_HASH_SIZE);
+        bytes_put_u64(out, o->data_bytes);
         bytes_put_mem(out, o->name, n);
 }
 

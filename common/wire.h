@@ -148,6 +148,19 @@
  * file's mode and mtime are its first name's. tree_symlinks does not
  * apply: a hard link cannot leave the tree.
  *
+ * Sparse files (version 16): a regular file's offer (single, or a
+ * tree's entry offered alone; never a pack, a link, a directory, nor an
+ * offer along a chain) may carry WIRE_OFFER_SPARSE and data_bytes: the
+ * sender leaves out every chunk that lies wholly in a hole of its file
+ * (a range that reads as zeros and that SEEK_DATA skips), so a lane's
+ * sequence numbers may jump forward, and its END may follow a chunk
+ * before its run's last. The chunks left out are zeros: both sides feed
+ * them to the lane's digest as such (END's bytes and digest are the
+ * whole run's, as ever). The receiver makes the file its offered size
+ * without reserving it, writes the chunks that come, and so keeps the
+ * holes; it checks free space for data_bytes, and fails the transfer
+ * (WIRE_E_SIZE) when more than data_bytes of data arrive.
+ *
  * Sync (version 6): every OFFER of a session may carry the job's sync
  * flags (the first offer's; a later offer with others is a protocol
  * error; WIRE_OFFER_DIGEST, which a tree's first offer, DEST, carries with
@@ -341,7 +354,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            15      /* 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            16      /* 16: sparse files (WIRE_OFFER_SPARSE, data_bytes); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -352,7 +365,7 @@
 #define WIRE_DIGEST_SIZE        16              /* XXH3-128, canonical form */
 #define WIRE_NAME_MAX           255             /* bytes, without NUL */
 #define WIRE_TEXT_MAX           200             /* bytes, without NUL */
-#define WIRE_CTRL_MAX           512             /* largest control message */
+#define WIRE_CTRL_MAX           520             /* largest control message (version 16: 512 before) */
 #define WIRE_TOKEN_SIZE         16
 #define WIRE_SOURCE_SIZE        16              /* an OFFER's source identity token */
 #define WIRE_LANES_MAX          8
@@ -510,6 +523,9 @@ struct wire_offer {
         /* With WIRE_OFFER_ROUTE: SHA-256 of the ROUTE that came before
          * (wire_route_hash). Zero without. */
         uint8_t route_hash[WIRE_ROUTE_HASH_SIZE];
+        /* With WIRE_OFFER_SPARSE: the bytes of the chunks the sender will
+         * send, <= size. Zero without. */
+        uint64_t data_bytes;
         char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
 };
 
@@ -544,6 +560,9 @@ struct wire_offer {
 #define WIRE_OFFER_RELAYED      0x0100u
 /* With WIRE_OFFER_LINK: a hard link (version 15, "Hard links" above). */
 #define WIRE_OFFER_HARD         0x0200u
+/* A sparse file: chunks wholly in its holes are not sent ("Sparse
+ * files", version 16); its data_bytes says how many bytes are. */
+#define WIRE_OFFER_SPARSE       0x0400u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)
 

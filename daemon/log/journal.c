@@ -94,7 +94,7 @@ void journal_xfer(const struct journal_xfer *x)
 {
         static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
         char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
-        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[48] = "", skipped[32] = "";
+        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[96] = "", skipped[32] = "";
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
         bool ok = x->status == WIRE_OK && !x->cancelled;
         const char *result = ok ? "ok" : x->cancelled ? "cancelled" : wire_status_str(x->status);
@@ -104,11 +104,17 @@ void journal_xfer(const struct journal_xfer *x)
         journal_escape(peer, sizeof(peer), x->peer);
         journal_escape(text, sizeof(text), x->text);
         /* MESSAGE and RDMAXFER_MBPS come from the same string: they always agree. */
-        if (x->resumed)
+        if (x->resumed && x->holes)
+                snprintf(resumed, sizeof(resumed), ", %" PRIu64 " of them resumed, %" PRIu64 " holes not sent",
+                         x->resumed, x->holes);
+        else if (x->resumed)
                 snprintf(resumed, sizeof(resumed), ", %" PRIu64 " of them resumed", x->resumed);
-        /* What moved in this attempt: bytes kept from an earlier one took no time. */
+        else if (x->holes)
+                snprintf(resumed, sizeof(resumed), ", %" PRIu64 " of them holes not sent", x->holes);
+        /* What moved in this attempt: bytes kept from an earlier one took
+         * no time, and a sparse file's holes never moved. */
         snprintf(mbps, sizeof(mbps), "%.1f",
-                 journal_mbps(x->bytes - MIN(x->resumed, x->bytes), x->usec));
+                 journal_mbps(x->bytes - MIN(x->resumed + x->holes, x->bytes), x->usec));
 
         if (x->skipped)
                 snprintf(skipped, sizeof(skipped), ", %u skipped", x->skipped);
@@ -148,6 +154,8 @@ void journal_xfer(const struct journal_xfer *x)
         journal_add(&j, "RDMAXFER_FILE=%s", file);
         journal_add(&j, "RDMAXFER_BYTES=%" PRIu64, x->bytes);
         journal_add(&j, "RDMAXFER_RESUMED_BYTES=%" PRIu64, x->resumed);
+        if (x->holes)
+                journal_add(&j, "RDMAXFER_HOLE_BYTES=%" PRIu64, x->holes);
         journal_add(&j, "RDMAXFER_USEC=%" PRIu64, x->usec);
         journal_add(&j, "RDMAXFER_MBPS=%s", mbps);
         journal_add(&j, "RDMAXFER_RESULT=%s", result);

@@ -17,6 +17,7 @@ struct journal_xfer {
         const char *file;       /* leaf name */
         uint64_t bytes;         /* bytes moved (the file size on success, resumed bytes included) */
         uint64_t resumed;       /* of those, kept from an interrupted attempt: not sent again */
+        uint64_t holes;         /* of those, a sparse file's holes: never sent (wire.h version 16) */
         uint64_t usec;          /* first send .. last completion (send), first .. last data (recv) */
         unsigned int status;    /* enum wire_status; WIRE_OK on success */
         const char *text;       /* cause on failure ("ibv_wc: transport retry counter exceeded"), or NULL */

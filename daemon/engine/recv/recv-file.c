@@ -107,11 +107,25 @@ static void recv_on_reserved(struct io_req *req, int64_t res)
         recv_accept(x);
 }
 
+/* On a worker: a sparse file is made its size, holes and all, with
+ * nothing reserved (wire.h, Sparse files). Touches only x->cur->fd, offer. */
+static int64_t recv_truncate(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return ftruncate(x->cur->fd, (off_t)x->cur->offer.size) < 0 ? -errno : 0;
+}
+
 static void recv_reserve(struct recv_xfer *x)
 {
         /* A pack is received into memory (recv.c): its entries take the room. */
         if (x->cur->offer.size == 0 || (x->cur->offer.flags & WIRE_OFFER_PACK)) {
                 recv_accept(x);
+                return;
+        }
+        if (x->cur->offer.flags & WIRE_OFFER_SPARSE) {
+                x->cur->req.done = recv_on_reserved;
+                recv_step(x, "sizing the sparse file", io_call(recv_io(x), &x->cur->req, recv_truncate, x));
                 return;
         }
         /* Reserving can mean allocating (tmpfs zeroes pages): not on the loop. */
@@ -134,7 +148,7 @@ static void recv_on_space(struct io_req *req, int64_t res)
         struct recv_xfer *x = recv_of_file_req(req);
         const struct recv_cfg *cfg = &x->env->cfg;
         char text[WIRE_TEXT_MAX + 1];
-        uint64_t avail;
+        uint64_t avail, need;
 
         if (!recv_step_done(x, XFER_OFFER))
                 return;
@@ -146,14 +160,16 @@ static void recv_on_space(struct io_req *req, int64_t res)
                 return;
         }
         avail = (uint64_t)x->vfs.f_bavail * x->vfs.f_frsize;
-        /* What is kept already takes no more room. */
-        if (incoming_space_verdict(avail, x->cur->offer.size - x->resumed, cfg->min_free) != INCOMING_OK) {
-                if (x->cur->offer.size > avail)
-                        snprintf(text, sizeof(text), "%" PRIu64 " bytes, %" PRIu64 " free",
-                                 x->cur->offer.size, avail);
+        /* What is kept already takes no more room; a sparse file's holes take none. */
+        need = x->cur->offer.size - x->resumed;
+        if (x->cur->offer.flags & WIRE_OFFER_SPARSE)
+                need = MIN(need, x->cur->offer.data_bytes);
+        if (incoming_space_verdict(avail, need, cfg->min_free) != INCOMING_OK) {
+                if (need > avail)
+                        snprintf(text, sizeof(text), "%" PRIu64 " bytes, %" PRIu64 " free", need, avail);
                 else
                         snprintf(text, sizeof(text), "%" PRIu64 " bytes would leave less than "
-                                 "min_free (%" PRIu64 ") of the %" PRIu64 " free", x->cur->offer.size,
+                                 "min_free (%" PRIu64 ") of the %" PRIu64 " free", need,
                                  cfg->min_free, avail);
                 recv_fail(x, WIRE_E_NO_SPACE, text);
                 return;
@@ -997,7 +1013,8 @@ void recv_early_open(struct recv_xfer *x)
         /* A file that may resume, or be skipped, has steps of its own;
          * nothing is reserved that its offer's checks would refuse
          * (recv-offer.c: the job's bytes, a pack's bound, max_file_size). */
-        if (!x->tree || x->sync || x->early.state != RECV_EARLY_NONE || (o->flags & WIRE_OFFER_DIR) ||
+        if (!x->tree || x->sync || x->early.state != RECV_EARLY_NONE ||
+            (o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_SPARSE)) ||
             o->size == 0 || o->file != x->next_file ||
             ((o->flags & WIRE_OFFER_PACK) ? o->size > PACK_BYTES_MAX : o->size > x->job_bytes - x->offered) ||
             (x->env->cfg.max_file_size && o->size > x->env->cfg.max_file_size) ||

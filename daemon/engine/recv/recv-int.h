@@ -69,7 +69,9 @@ struct recv_file {
          * PACK_BYTES_MAX): unpacked from here (recv-pack.c). */
         uint8_t *pack_mem;
         bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
-        uint64_t file_bytes;    /* the file's data received */
+        uint64_t file_bytes;    /* the file's data received (a sparse file's holes too) */
+        uint64_t data_in;       /* a sparse file's data chunks received: within offer.data_bytes */
+        uint64_t holes;         /* ... and the bytes of its chunks left out */
         uint64_t t_file;        /* usec: its ACCEPT */
         uint64_t usec;          /* its first-to-last data time, once verified */
         char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
@@ -175,6 +177,7 @@ struct recv_xfer {
         uint32_t packs;         /* published */
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t bytes_written;
+        uint64_t holes;                 /* the job's sparse files' chunks left out (wire.h version 16) */
         unsigned int writes;    /* in flight */
         struct statx stx;       /* the name's lookup */
         struct statvfs vfs;     /* free space, from a worker */

@@ -146,6 +146,7 @@ void recv_accept(struct recv_xfer *x)
         xfer_set_state(b, XFER_DATA);
         /* Kept bytes count as received: END's and the verdict's counts are the file's. */
         x->bytes_written = x->cur->file_bytes = x->resumed;
+        x->cur->data_in = x->cur->holes = 0;
         b->bytes += x->resumed;
         if (recv_send_accept(x, x->published_match                  ? WIRE_ACCEPT_PUBLISHED :
                                 (x->tree_resumed || x->tree_again) && o->file == 0 ? WIRE_ACCEPT_RESUMED :
@@ -214,7 +215,8 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                                       name_check_rules(o->name, strlen(o->name), e->cfg.names);
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         /* wire_decode() held a relay's flag to a single file already. */
-        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED);
+        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED |
+                                      WIRE_OFFER_SPARSE);
         struct wire_binding bd;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
         unsigned int status;
@@ -332,7 +334,8 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         const struct xfer *b = &x->base;
         const struct recv_env *e = x->env;
         size_t dlen = strlen(x->dest);
-        uint16_t flags = o->flags & ~WIRE_OFFER_SYNC_FLAGS;
+        /* wire_decode() held a sparse file's flag to a regular file. */
+        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_SPARSE);
         /* A digest goes with a regular file's offer in a session that compares them. */
         bool digest = (x->sync & WIRE_OFFER_DIGEST) && !(flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK));
         enum name_verdict nv = x->tree ? name_path_check_rules(o->name, strlen(o->name), NULL, e->cfg.names) :

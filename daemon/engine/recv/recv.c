@@ -199,6 +199,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 /* Kept bytes of a resumed file count, as in the RESULT. */
                 .bytes = ok && !f->skip ? f->offer.size : f->file_bytes,
                 .resumed = x->part_of == f ? x->resumed : 0,
+                .holes = f->holes,
                 .usec = usec,
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
@@ -234,6 +235,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 /* A tree continued from a kept one: the bytes staged
                  * before; and what its files' partials held. */
                 .resumed = x->tree_kept_bytes + x->files_resumed,
+                .holes = x->holes,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
         });
 }
@@ -667,6 +669,34 @@ void recv_finish(struct recv_xfer *x)
         recv_verified(x);
 }
 
+/*
+ * A sparse file's lane @l jumps to chunk @seq (its next, or its run's end
+ * for END): the chunks left out are a hole, zeros in the digest, and
+ * already what the file holds there (recv_truncate). 0, or -1 after a
+ * failure.
+ */
+static int recv_hole(struct recv_lane *l, uint64_t seq)
+{
+        struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
+        uint64_t chunk = x->cur->offer.chunk_size, size = x->cur->offer.size;
+        uint64_t from = MIN(l->next_seq * chunk, size), to = MIN(seq * chunk, size);
+
+        if (to <= from)
+                return 0;
+        if (digest_zeros(&l->base.digest, to - from) < 0) {
+                recv_abort(b, WIRE_E_INTERNAL, "no memory for the digest");
+                return -1;
+        }
+        x->cur->file_bytes += to - from;
+        x->cur->holes += to - from;
+        x->holes += to - from;
+        x->bytes_written += to - from;
+        b->bytes += to - from;
+        l->next_seq = seq;
+        return 0;
+}
+
 static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
 {
         struct xfer *b = l->base.x;
@@ -679,6 +709,10 @@ static void recv_on_end(struct recv_lane *l, const struct wire_end *end)
                 recv_abort(b, WIRE_E_AUTH, text);
                 return;
         }
+        /* A sparse file's run may end in a hole. */
+        if ((x->cur->offer.flags & WIRE_OFFER_SPARSE) && !l->base.ended && end->file == x->cur->offer.file &&
+            recv_hole(l, l->base.end_seq) < 0)
+                return;
         if (l->base.ended || end->file != x->cur->offer.file || l->next_seq != l->base.end_seq ||
             end->bytes != wire_run_bytes(x->cur->offer.size, x->cur->offer.chunk_size, l->base.first_seq,
                                          l->base.end_seq)) {
@@ -802,8 +836,17 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
                 return;
         }
         want = MIN((uint64_t)x->cur->offer.chunk_size, x->cur->offer.size - MIN(off, x->cur->offer.size));
+        /* A sparse file's chunks may skip a hole, forward only, within the run. */
+        if ((x->cur->offer.flags & WIRE_OFFER_SPARSE) && seq > l->next_seq && seq < l->base.end_seq &&
+            recv_hole(l, seq) < 0)
+                return;
         if (seq != (uint32_t)l->next_seq || l->next_seq >= l->base.end_seq || len != want) {
                 recv_abort(b, WIRE_E_PROTOCOL, "data chunk out of sequence or of wrong length");
+                return;
+        }
+        if ((x->cur->offer.flags & WIRE_OFFER_SPARSE) &&
+            (x->cur->data_in += len) > x->cur->offer.data_bytes) {
+                recv_abort(b, WIRE_E_SIZE, "more data than the sparse file's offer announced");
                 return;
         }
         l->next_seq++;

@@ -108,6 +108,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         memcpy(o->source, s->source, WIRE_SOURCE_SIZE);
         if (o->flags & WIRE_OFFER_DIGEST)
                 memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
+        send_sparse_offer(s, o);
         /* The route goes first, its hash in the offer, under the MAC. */
         if (s->route_hops) {
                 o->flags |= WIRE_OFFER_ROUTE;
@@ -286,7 +287,9 @@ accepted:
                 return;
         if (b->t_start == 0 && s->ndone == b->nlanes)
                 b->t_start = b->t_last = clock_usec(CLOCK_MONOTONIC);
-        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++)
+        /* A sparse file's lane may find its whole run a hole, and the
+         * last of them make the file FINISHING: every lane still posts its END. */
+        for (unsigned int k = 0; k < b->nlanes && (b->state == XFER_DATA || b->state == XFER_FINISHING); k++)
                 send_pump(send_lane_of(b->lane[k]));
         /* Last: the owner may cancel from its callback. */
         if (s->ndone == b->nlanes && b->state == XFER_DATA) {
@@ -494,25 +497,44 @@ void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_
         crypto_generichash(out, WIRE_SOURCE_SIZE, (const uint8_t *)f, sizeof(f), NULL, 0);
 }
 
-static void send_on_source(struct io_req *req, int64_t res)
+/* The source token is in, and the holes mapped: lane 0 may connect. */
+static void send_source_ready(struct engine_send *s)
 {
-        struct engine_send *s = container_of(req, struct engine_send, src_req);
         struct send_lane *l0;
 
-        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
-                return;
-        if (res == 0) {
-                send_source_token(&s->stx, s->size, s->source);
-        } else {
-                log_debug("transfer %" PRIu64 ": statx of the file: %s; it cannot resume", s->id,
-                          strerror((int)-res));
-        }
         s->src_ready = true;
         l0 = s->base.lane[0] ? send_lane_of(s->base.lane[0]) : NULL;
         if (s->connect_waiting && l0 && !s->digest_busy) {
                 s->connect_waiting = false;
                 send_connect(l0);
         }
+}
+
+static void send_on_mapped(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
+                return;
+        send_sparse_mapped(s, res);
+        send_source_ready(s);
+}
+
+static void send_on_source(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+
+        if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
+                return;
+        if (res == 0) {
+                send_source_token(&s->stx, s->size, s->source);
+                if (send_sparse_wanted(s) && send_sparse_start(s, send_on_mapped) == 0)
+                        return;
+        } else {
+                log_debug("transfer %" PRIu64 ": statx of the file: %s; it cannot resume", s->id,
+                          strerror((int)-res));
+        }
+        send_source_ready(s);
 }
 
 /* The first file's digest (sync) is in: connect, if that waited for it. */

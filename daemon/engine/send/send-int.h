@@ -64,6 +64,23 @@ void send_span_done(struct engine_send *s, const struct send_span *sp);
 /* Close what the pack still holds; free it. */
 void send_pack_free(struct engine_send *s);
 
+/* send-sparse.c */
+/* The file in s->fd, statx'd into s->stx, has holes worth mapping. */
+bool send_sparse_wanted(const struct engine_send *s);
+/* Map it on a worker (s->src_req), then @done: 0, or -errno (nothing started). */
+int send_sparse_start(struct engine_send *s, void (*done)(struct io_req *req, int64_t res));
+/* The worker's result, from @done: the map is this file's, or not used. */
+void send_sparse_mapped(struct engine_send *s, int64_t res);
+/* The offer of a mapped file says WIRE_OFFER_SPARSE and its data bytes
+ * (s->chunk known), where a chunk is left out. */
+void send_sparse_offer(struct engine_send *s, struct wire_offer *o);
+/* Before lane @l reads chunk next_read: a hole is skipped (true), or waits
+ * for what is in flight to be acknowledged (false); false also when the
+ * transfer ended meanwhile. */
+bool send_sparse_skip(struct send_lane *l);
+/* send.c: every chunk of @l's run is acknowledged (or left out). */
+void send_lane_acked(struct send_lane *l);
+
 /* send-sync.c */
 /* The offer's sync flags; WIRE_OFFER_DIGEST only where @digest (a regular
  * file's offer, or a tree's first, which says the session compares them). */

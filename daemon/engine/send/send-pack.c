@@ -215,6 +215,7 @@ void send_offer_next(struct engine_send *s, bool pack)
         b->nchunks = DIV_ROUND_UP(s->size, s->chunk);
         s->skipping = false;
         s->kept = false;
+        s->sparse_mapped = false;
         /* Token and nonce stay zero: the lanes are up, the session key is;
          * the source too, but for a file large enough to resume (below). */
         s->offer = (struct wire_offer){
@@ -240,11 +241,23 @@ void send_offer_next(struct engine_send *s, bool pack)
         /* OFFER now: no lane posts an END for the new file while its
          * digest is computed (send_pump runs in DATA and FINISHING only). */
         xfer_set_state(b, XFER_OFFER);
-        if (!pack && send_source_wanted(s)) {
+        if (!pack && (send_source_wanted(s) || (!s->dir && !s->link && s->size > WIRE_BLOCK_SIZE))) {
                 send_offer_source(s);
                 return;
         }
         send_offer_digest(s, pack);
+}
+
+/* A sparse file's holes are mapped (or not: it is sent whole). */
+static void send_on_next_mapped(struct io_req *req, int64_t res)
+{
+        struct engine_send *s = container_of(req, struct engine_send, src_req);
+
+        if (!xfer_io_done(&s->base) || s->base.state != XFER_OFFER)
+                return;
+        send_sparse_mapped(s, res);
+        send_sparse_offer(s, &s->offer);
+        send_offer_digest(s, false);
 }
 
 /* The source token is in (or could not be had: the file is sent whole). */
@@ -254,9 +267,11 @@ static void send_on_next_source(struct io_req *req, int64_t res)
 
         if (!xfer_io_done(&s->base) || s->base.state != XFER_OFFER)
                 return;
-        if (res == 0)
+        if (res == 0 && send_source_wanted(s))
                 send_source_token(&s->stx, s->size, s->offer.source);
-        else
+        if (res == 0 && send_sparse_wanted(s) && send_sparse_start(s, send_on_next_mapped) == 0)
+                return;
+        if (res < 0)
                 log_debug("transfer %" PRIu64 ": file %u: statx: %s; it cannot resume", s->id, s->file + 1,
                           strerror((int)-res));
         send_offer_digest(s, false);

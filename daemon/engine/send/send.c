@@ -162,6 +162,7 @@ static void send_log(struct xfer *b)
                 .file = s->name,
                 .bytes = b->bytes,
                 .resumed = s->resumed,
+                .holes = s->holes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = ok ? WIRE_OK : (b->status ?: WIRE_E_INTERNAL),
                 .text = b->text[0] ? b->text : NULL,
@@ -400,10 +401,17 @@ static bool send_read_ahead(struct send_lane *l)
 
         while (l->next_read < l->base.end_seq) {
                 struct send_buf *buf;
-                uint64_t off = l->next_read * s->chunk;
+                uint64_t off;
                 const uint8_t *fwd;
                 uint32_t i;
                 int r;
+
+                /* A sparse file's hole is left out (send-sparse.c). */
+                if (!send_sparse_skip(l))
+                        return s->base.state != XFER_CLOSING;
+                if (l->next_read == l->base.end_seq)
+                        break;
+                off = l->next_read * s->chunk;
 
                 /* A relay sends a chunk from the upstream's receive slot
                  * that still holds it, or else reads it back from its file
@@ -662,7 +670,6 @@ void send_resume(struct engine_send *s)
 static void send_on_data_done(struct send_lane *l, uint64_t seq)
 {
         struct xfer *b = l->base.x;
-        struct engine_send *s = sender_of(b);
         bool was_done = l->next_done == l->base.end_seq;
         uint32_t held = l->base.hold.held;
 
@@ -679,14 +686,23 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 xfer_feed_starved(b->env, XFER_SEND);
         /* One clock read per completion: an acknowledgement is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
-        if (!was_done && l->next_done == l->base.end_seq && ++s->ndone == b->nlanes) {
-                if (b->state == XFER_DATA)
-                        send_verifying(s);
-                send_sent(s);
-                /* The next file, offered meanwhile, was accepted already. */
-                if (s->accept_waiting && b->state == XFER_OFFER)
-                        send_on_accept(send_lane_of(b->lane[0]), &s->accept);
-        }
+        if (!was_done && l->next_done == l->base.end_seq)
+                send_lane_acked(l);
+}
+
+void send_lane_acked(struct send_lane *l)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+
+        if (++s->ndone < b->nlanes)
+                return;
+        if (b->state == XFER_DATA)
+                send_verifying(s);
+        send_sent(s);
+        /* The next file, offered meanwhile, was accepted already. */
+        if (s->accept_waiting && b->state == XFER_OFFER)
+                send_on_accept(send_lane_of(b->lane[0]), &s->accept);
 }
 
 static void send_on_rehashed(struct rehash *h, int r)
@@ -730,6 +746,7 @@ int send_lane_resume(struct send_lane *l, uint32_t from)
         int r;
 
         l->next_read = l->next_post = l->next_done = seq;
+        l->sparse_cur = 0;
         if (from == 0)
                 return 0;
         s->base.bytes += wire_run_bytes(s->size, s->chunk, l->base.first_seq, seq);
@@ -925,6 +942,7 @@ static void send_gone(struct xfer *b)
         send_pack_free(s);
         send_sync_free(s);
         send_route_free(s);
+        sparse_map_free(&s->sparse);
         free(s->prev.sizes);
         free(s);
 }

@@ -20,6 +20,7 @@
 #include "io.h"
 #include "pack.h"
 #include "rehash.h"
+#include "sparse.h"
 #include "wire.h"
 #include "xfer.h"
 
@@ -99,6 +100,7 @@ struct send_lane {
          * the lane sends (rehash.h). */
         struct rehash rh;
         bool rehashing;
+        uint32_t sparse_cur;    /* a sparse file's: the lane's place in its map */
 };
 
 /* An entry of a tree the owner handed over, not offered yet: ours to close. */
@@ -240,6 +242,13 @@ struct engine_send {
         /* A relay's (a file's, or a tree's: relay NULL): its offer says
          * WIRE_OFFER_RELAYED and carries the origin's token. */
         bool relayed;
+        /* Sparse files (send-sparse.c): the map of the file being offered
+         * (sparse_mapped: it is this file's), the bytes of holes left out
+         * over the job; no_sparse: the owner wants every chunk sent. */
+        struct sparse_map sparse;
+        bool sparse_mapped;
+        bool no_sparse;
+        uint64_t holes;
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)

@@ -10,6 +10,10 @@
  * piece not written yet (a relay's file, @ready) waits, without a read
  * out, until its writer says so (rehash_kick), under the transfer's own
  * deadlines as its other reads of such a file are.
+ *
+ * A sparse file (fewer blocks than its length; never a file still being
+ * written, @ready) is not read in its holes: SEEK_DATA finds them, and
+ * their zeros go to the digest as such (digest_zeros).
  */
 
 #include <stdbool.h>
@@ -46,6 +50,8 @@ struct rehash {
          * rehash_kick(). */
         rehash_ready_fn ready;
         bool parked;
+        bool holes;             /* the file may have holes: skipped, not read */
+        uint64_t data_end;      /* with holes: data known up to here */
 };
 
 #define REHASH_NULL ((struct rehash){ .fd = -1 })
