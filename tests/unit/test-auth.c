@@ -143,6 +143,11 @@ static void test_hkdf(void)
  *   result_mac(1, 0, 0, 5 << 30, 2500000, 509, 300, 10, [299, 510], 'hop 300: receiver I/O error')
  * The same model with the version-10 u32 hop_missing gives back the old
  * answer, 0cd41eca...cf3a6cf.
+ *
+ * Version 16 put data_bytes (u64) between route_hash and the name of an
+ * OFFER: every answer below moved with it (the session key is derived
+ * from the offer's MAC). The model without that field still gives
+ * version 15's (offer 2de24bfd...5ba73f68, session 00596abb...20169b9c).
  */
 static void test_vectors(void)
 {
@@ -164,7 +169,7 @@ static void test_vectors(void)
                 o.nonce[i] = (uint8_t)(0x60 + i);
         }
         auth_offer_mac(&key, nr, &bd, &o, o.mac);
-        hex2bin("2de24bfdedb27105a6a904cc221a8eb398c92ffbe95eb093abd65b4a5ba73f68", want, 32);
+        hex2bin("6c07c090080b3c9d581064151bcaae59de8899fee1cba2ef8bb9d8f9f012b140", want, 32);
         ok(memcmp(o.mac, want, 32) == 0, "OFFER MAC known answer");
         /* A relay's offer of a single file: the flag's bit in flags' second byte. */
         {
@@ -174,28 +179,38 @@ static void test_vectors(void)
                 rel.job_files = 1;
                 rel.job_bytes = rel.size;
                 auth_offer_mac(&key, nr, &bd, &rel, rel.mac);
-                hex2bin("28c6782b92b9747c5215fa3e9bbbcbac636d81135b1aee5a5053d5a231b3452b", want, 32);
+                hex2bin("f96e4f551e15d876e2e4057c7cde6ed917bfed6b8b2be14072be926c52d6118f", want, 32);
                 ok(memcmp(rel.mac, want, 32) == 0, "a relayed OFFER's MAC known answer");
         }
+        /* A sparse file's offer: its flag, and data_bytes before the name. */
+        {
+                struct wire_offer sp = o;
+
+                sp.flags = WIRE_OFFER_SPARSE;
+                sp.data_bytes = 3u << 20;
+                auth_offer_mac(&key, nr, &bd, &sp, sp.mac);
+                hex2bin("e2cf2e2115ba184d41fbadec76587ddfd2550b5234884ab4fdc8f74e4694ab06", want, 32);
+                ok(memcmp(sp.mac, want, 32) == 0, "a sparse file's OFFER MAC known answer");
+        }
         is_int(auth_session_derive(&sess, &key, nr, &o), 0, "session key derived");
-        hex2bin("00596abbd9fe75e000b1a62bce4406373c77da048e42c4203a96788a20169b9c", want, 32);
+        hex2bin("6647518c6f3e12ab1010469a223459a694451b5b70313edd6044639abd85bb74", want, 32);
         ok(sess.on && memcmp(sess.key, want, 32) == 0, "session key known answer (HKDF of K, Nr || Ns, the OFFER's mac)");
         auth_accept_mac(&sess, &acc, got);
-        hex2bin("061d450d8b451f0b5fc2ac0b7eff4c3a293349a7c8e29e576002253e8a298c27", want, 32);
+        hex2bin("21e17ac4fed78380b4a1afc7f46d0cf30f1bddb670905ded1f334b4e39edae04", want, 32);
         ok(memcmp(got, want, 32) == 0, "ACCEPT MAC known answer");
         memset(h.token, 0x17, WIRE_TOKEN_SIZE);
         auth_lane_tag(&sess, &bd, &h, tag);
-        hex2bin("c4c913217d561b2fe922fac13288abd6", want, 16);
+        hex2bin("ab6b69ba13bd6e2d734d1a057ffce5de", want, 16);
         ok(memcmp(tag, want, 16) == 0, "lane hello tag known answer (16 bytes)");
         for (int i = 0; i < WIRE_DIGEST_SIZE; i++)
                 e.digest[i] = (uint8_t)i;
         auth_end_mac(&sess, 1, &e, got);
         memcpy(e.mac, got, 32);
-        hex2bin("934cc49486ced9d9ec409fdf910ae96cf19c89fa7573cb08c6699a7b0a6535dc", want, 32);
+        hex2bin("def53824ba2a3bb08e5ab947264ec26e1fa7f71de2dde680987cffba638ffda5", want, 32);
         ok(memcmp(got, want, 32) == 0, "END MAC known answer");
         auth_result_mac(&sess, 0, &r, got);
         memcpy(r.mac, got, 32);
-        hex2bin("57b08653dad43e897f9847bddf6a3d02ea7f7163d01b38a4bd0130fdab51f47b", want, 32);
+        hex2bin("4a05b1ce9825dfd6c409244eaa13de45e4da362957cea99b337afc800f7ef612", want, 32);
         ok(memcmp(got, want, 32) == 0, "RESULT MAC known answer (64 zero bytes of hop_missing)");
         /* A relay's RESULT on lane 1: hops 300 and 511 of a 511-hop route missing. */
         {
@@ -207,7 +222,7 @@ static void test_vectors(void)
                 nodeset_add(&rel.hop_missing, WIRE_ROUTE_MAX - 1);
                 strcpy(rel.text, "hop 300: receiver I/O error");
                 auth_result_mac(&sess, 1, &rel, rel.mac);
-                hex2bin("903ad7823ce26cadedc32374e89885a618719813148723784898d32aba00ac0f", want, 32);
+                hex2bin("433d469ad637678a9fd0c23d1522f101c8df36702232a941818dacd001e1eac6", want, 32);
                 ok(memcmp(rel.mac, want, 32) == 0, "a relay's RESULT MAC known answer (hop_missing bits 299, 510)");
                 is_int(auth_result_verify(&sess, 1, &rel), 0, "and it verifies");
                 rel.hop_missing.w[299 / 64] ^= UINT64_C(1) << (299 % 64);
@@ -218,7 +233,7 @@ static void test_vectors(void)
         }
         strcpy(next.name, "second.bin");
         auth_next_offer_mac(&sess, &next, next.mac);
-        hex2bin("0ff6e3e09d775fc49eb58753480c328db5d3adffb006f5ed86a542de58aa21ab", want, 32);
+        hex2bin("20aad06f421b9d954739d9713ef2a8130b214d83eff3f1205db6fffccaa23103", want, 32);
         ok(memcmp(next.mac, want, 32) == 0, "a later OFFER's MAC known answer (under S)");
         is_int(auth_next_offer_verify(&sess, &next), 0, "and it verifies");
         next.file = 2;

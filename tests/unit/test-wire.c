@@ -294,9 +294,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 16);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v16 is -EPROTONOSUPPORT");
-        is_int(h2.version, 16, "and still reports the peer's version");
+        put16(buf + 4, 17);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v17 is -EPROTONOSUPPORT");
+        is_int(h2.version, 17, "and still reports the peer's version");
         put16(buf + 4, 14);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-14 hello (it knows no hard links) is -EPROTONOSUPPORT");
@@ -421,7 +421,7 @@ static void test_round_trips(void)
                 big.offer.name[i] = (char)(i % 3 == 0 ? 0xe2 : i % 3 == 1 ? 0x82 : 0xac);
         big.offer.name[WIRE_NAME_MAX] = '\0';
         int len = wire_encode(buf, sizeof(buf), &big);
-        is_int(len, WIRE_HEADER_SIZE + 234 + WIRE_NAME_MAX, "255-byte name: header + 234 + 255 bytes");
+        is_int(len, WIRE_HEADER_SIZE + 242 + WIRE_NAME_MAX, "255-byte name: header + 242 + 255 bytes");
         is_int(wire_decode(buf, (size_t)len, &back), 0, "255-byte name decodes");
         is_int(strlen(back.offer.name), WIRE_NAME_MAX, "and comes back whole");
 
@@ -544,7 +544,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x05, 0x00,  /* magic, v15, END */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x05, 0x00,  /* magic, v16, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -556,12 +556,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x03, 0x00,  /* magic, v15, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x03, 0x00,  /* magic, v16, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x08, 0x00,  /* magic, v15, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x08, 0x00,  /* magic, v16, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -573,7 +573,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x08, 0x00,  /* magic, v15, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x08, 0x00,  /* magic, v16, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -581,7 +581,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x06, 0x00,  /* magic, v15, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x06, 0x00,  /* magic, v16, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -636,7 +636,7 @@ static void test_golden(void)
 
         struct wire_msg o = sample_offer("x");
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 234 + 1 && buf[6] == WIRE_OFFER && buf[8] == 235 && buf[16] == 0x08 && buf[23] == 0x01 &&
+        ok(len == 16 + 242 + 1 && buf[6] == WIRE_OFFER && buf[8] == 243 && buf[16] == 0x08 && buf[23] == 0x01 &&
            buf[16 + 13] == 0x01 && buf[16 + 18] == 0x10 && buf[16 + 20] == 0 && buf[16 + 22] == 1 &&
            buf[16 + 24] == 4 && buf[16 + 25] == 0 && buf[16 + 26] == 2 && buf[16 + 29] == 0 &&
            buf[16 + 30] == 3 && buf[16 + 34] == 0x0c && buf[16 + 35] == 0x0b && buf[16 + 39] == 0x01 &&
@@ -646,21 +646,21 @@ static void test_golden(void)
            buf[16 + 86] == 0x60 && buf[16 + 117] == 0x60 + 31 &&
            buf[16 + 118] == 0xa0 && buf[16 + 149] == 0xa0 + 31 && buf[16 + 150] == 0 &&
            buf[16 + 185] == 0 && buf[16 + 201] == 0 && buf[16 + 202] == 0 && buf[16 + 233] == 0 &&
-           buf[16 + 234] == 'x',
+           buf[16 + 234] == 0 && buf[16 + 241] == 0 && buf[16 + 242] == 'x',
            "OFFER: id, size, chunk, flags, name_len, lanes, file, job_files, job_bytes, mode, mtime_ns, "
            "token, source, nonce, mac, pack_entries, pack_hash, digest, route_hash, name in that order");
         o.offer.flags = WIRE_OFFER_ROUTE;
         for (int i = 0; i < WIRE_ROUTE_HASH_SIZE; i++)
                 o.offer.route_hash[i] = (uint8_t)(0xe0 + i);
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 234 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0 && buf[16 + 201] == 0 &&
-           buf[16 + 202] == 0xe0 && buf[16 + 233] == 0xff && buf[16 + 234] == 'x',
+        ok(len == 16 + 242 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0 && buf[16 + 201] == 0 &&
+           buf[16 + 202] == 0xe0 && buf[16 + 233] == 0xff && buf[16 + 234] == 0 && buf[16 + 241] == 0 && buf[16 + 242] == 'x',
            "a routed OFFER: its flag, and route_hash after the digest, before the name");
         o.offer.flags = WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED;
         o.offer.file = 0;
         o.offer.job_files = 1;
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 234 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0x01 && buf[16 + 26] == 0 &&
+        ok(len == 16 + 242 + 1 && buf[16 + 20] == 0x80 && buf[16 + 21] == 0x01 && buf[16 + 26] == 0 &&
            buf[16 + 30] == 1, "a relay's routed OFFER of one file: flags 0x0180, little-endian");
         o.offer.file = 2;
         o.offer.job_files = 3;
@@ -672,7 +672,7 @@ static void test_golden(void)
         o.offer.job_files = 0x0103;
         memset(o.offer.pack_hash, 0xcd, WIRE_PACK_HASH_SIZE);
         len = wire_encode(buf, sizeof(buf), &o);
-        ok(len == 16 + 234 + 1 && buf[16 + 150] == 0x02 && buf[16 + 151] == 0x01 && buf[16 + 154] == 0xcd &&
+        ok(len == 16 + 242 + 1 && buf[16 + 150] == 0x02 && buf[16 + 151] == 0x01 && buf[16 + 154] == 0xcd &&
            buf[16 + 185] == 0xcd && buf[16 + 20] == 0x05, "a pack's OFFER: its flag, entries and hash");
 
         m = (struct wire_msg){ .type = WIRE_ACCEPT, .credits = 16 };
@@ -1023,15 +1023,15 @@ static void test_decode_hostile(void)
         /* OFFER names. */
         struct wire_msg o = sample_offer("abc");
         len = wire_encode(buf, sizeof(buf), &o);
-        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 234;
+        const int nl = WIRE_HEADER_SIZE + 22, name = WIRE_HEADER_SIZE + 242;
 
         memcpy(tmp, buf, (size_t)len);
         tmp[name + 1] = '\0';
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name with embedded NUL");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 0);
-        put32(tmp + 8, 234);
-        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 234, &m), -EBADMSG, "OFFER with empty name");
+        put32(tmp + 8, 242);
+        is_int(wire_decode(tmp, WIRE_HEADER_SIZE + 242, &m), -EBADMSG, "OFFER with empty name");
         memcpy(tmp, buf, (size_t)len);
         put16(tmp + nl, 4);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER name_len beyond the payload");
@@ -1183,10 +1183,10 @@ static void test_decode_hostile(void)
         memcpy(tmp, buf, (size_t)name);
         memset(tmp + name, 'n', 256);
         put16(tmp + nl, 256);
-        put32(tmp + 8, 234 + 256);
+        put32(tmp + 8, 242 + 256);
         is_int(wire_decode(tmp, (size_t)name + 256, &m), -EBADMSG, "OFFER with a 256-byte name");
         put16(tmp + nl, 255);
-        put32(tmp + 8, 234 + 255);
+        put32(tmp + 8, 242 + 255);
         is_int(wire_decode(tmp, (size_t)name + 255, &m), 0, "the same with 255 bytes is fine");
 
         /* REFUSE and RESULT text. */
@@ -1429,7 +1429,7 @@ static void test_mac_input(void)
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 nonce[i] = (uint8_t)(0x30 + i);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o);
-        is_int(la, 24 + 32 + 34 + 202 + 5, "OFFER MAC input: label + Nr + binding + 202 bytes of fields + name");
+        is_int(la, 24 + 32 + 34 + 210 + 5, "OFFER MAC input: label + Nr + binding + 210 bytes of fields + name");
         ok(memcmp(a, "rdmaxfer-v4 sender offer", 24) == 0, "starts with the label, which names the role");
         ok(memcmp(a + 24, nonce, 32) == 0, "then the receiver's nonce");
         ok(a[56] == 0x10 && a[71] == 0x1f && a[72] == 0x20 && a[87] == 0x2f && a[88] == (7470 & 0xff) &&
@@ -1439,7 +1439,7 @@ static void test_mac_input(void)
            a[132] == 0xed && a[136] == 0x88 && a[143] == 0x11 &&
            a[144] == 0x30 && a[159] == 0x3f && a[160] == 0x40 && a[175] == 0x4f &&
            a[176] == 0x60 && a[207] == 0x7f && a[208] == 0 && a[244] == 0 && a[259] == 0 && a[260] == 0 &&
-           a[291] == 0 && memcmp(a + 292, "f.txt", 5) == 0,
+           a[291] == 0 && a[292] == 0 && a[299] == 0 && memcmp(a + 300, "f.txt", 5) == 0,
            "then the offer fields little-endian, as on the wire, the sender's nonce among them");
         o2 = o;
         o2.flags = WIRE_OFFER_ROUTE;
@@ -1447,7 +1447,7 @@ static void test_mac_input(void)
                 o2.route_hash[i] = (uint8_t)(0xe0 + i);
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
         ok(lb == la && b[110] == 0x80 && b[259] == 0 && b[260] == 0xe0 && b[291] == 0xff &&
-           memcmp(b + 292, "f.txt", 5) == 0, "the route hash comes after the digest, before the name");
+           memcmp(b + 300, "f.txt", 5) == 0, "the route hash comes after the digest, before data_bytes");
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2);
         o2.route_hash[16] ^= 1;
         lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &o2);
@@ -1523,8 +1523,8 @@ static void test_mac_input(void)
 
         /* A later offer of the session: under S, no nonce or binding of its own. */
         la = wire_next_offer_mac_input(a, sizeof(a), &o);
-        ok(la == 29 + 202 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
-           a[29 + 26] == 2 && a[29 + 70] == 0x40 && a[29 + 201] == 0 && memcmp(a + 29 + 202, "f.txt", 5) == 0,
+        ok(la == 29 + 210 + 5 && memcmp(a, "rdmaxfer-v4 sender next offer", 29) == 0 && a[29] == 0x08 &&
+           a[29 + 26] == 2 && a[29 + 70] == 0x40 && a[29 + 201] == 0 && memcmp(a + 29 + 210, "f.txt", 5) == 0,
            "next OFFER MAC input: its own label, then the same fields");
         o2 = o;
         o2.file = 1;
@@ -1576,7 +1576,7 @@ static void test_mac_input(void)
         o2.flags = WIRE_OFFER_ROUTE;
         memset(o2.route_hash, 0xee, WIRE_ROUTE_HASH_SIZE);
         la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &o2);
-        ok(la == 24 + 32 + 34 + 202 + WIRE_NAME_MAX && la <= WIRE_MAC_INPUT_MAX,
+        ok(la == 24 + 32 + 34 + 210 + WIRE_NAME_MAX && la <= WIRE_MAC_INPUT_MAX,
            "the longest input (%d bytes) fits WIRE_MAC_INPUT_MAX", la);
 }
 
@@ -1813,7 +1813,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x09, 0x00,  /* magic, v15, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x09, 0x00,  /* magic, v16, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2111,6 +2111,77 @@ static void test_lane_range(void)
            "2^32 - 1 chunks of 16 MiB do not overflow");
 }
 
+/*
+ * Sparse files (version 16): data_bytes goes just before the name, is
+ * covered by both MACs, and only a regular file offered alone, not along
+ * a chain, may say WIRE_OFFER_SPARSE, within its size; data_bytes is zero
+ * without it, on encode and decode alike.
+ */
+static void test_sparse_offer(void)
+{
+        struct wire_msg m = sample_offer("s.img"), d;
+        struct wire_binding bd = sample_binding();
+        uint8_t buf[WIRE_CTRL_MAX], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX], nonce[WIRE_NONCE_SIZE] = { 0 };
+        static const uint16_t bad[] = { WIRE_OFFER_TREE | WIRE_OFFER_DIR, WIRE_OFFER_TREE | WIRE_OFFER_PACK,
+                                        WIRE_OFFER_TREE | WIRE_OFFER_LINK, WIRE_OFFER_ROUTE, WIRE_OFFER_RELAYED };
+        int len, la, lb;
+
+        m.offer.flags = WIRE_OFFER_SPARSE;
+        m.offer.data_bytes = 0x0405060708ull;
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == 16 + 242 + 5 && buf[16 + 20] == 0x00 && buf[16 + 21] == 0x04 && buf[16 + 234] == 0x08 &&
+           buf[16 + 238] == 0x04 && buf[16 + 241] == 0 && memcmp(buf + 16 + 242, "s.img", 5) == 0,
+           "a sparse OFFER: its flag 0x0400, data_bytes little-endian before the name");
+        ok(len > 0 && wire_decode(buf, (size_t)len, &d) == 0 && d.offer.data_bytes == m.offer.data_bytes &&
+           d.offer.flags == WIRE_OFFER_SPARSE, "and round-trips");
+        m.offer.data_bytes = 0;
+        ok(wire_encode(buf, sizeof(buf), &m) > 0, "a sparse file of nothing but holes: data_bytes 0");
+        m.offer.data_bytes = m.offer.size;
+        ok(wire_encode(buf, sizeof(buf), &m) > 0, "data_bytes up to the size");
+        m.offer.data_bytes = m.offer.size + 1;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "data_bytes over the size is refused");
+        /* The same bytes, hostile: decoded as malformed. */
+        m.offer.data_bytes = 1;
+        len = wire_encode(buf, sizeof(buf), &m);
+        buf[16 + 234 + 7] = 0xff;
+        is_int(wire_decode(buf, (size_t)len, &d), -EBADMSG, "a received one over its size is -EBADMSG");
+        m.offer.flags = 0;
+        m.offer.data_bytes = 5;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "data_bytes without the flag is refused");
+        m.offer.data_bytes = 0;
+        len = wire_encode(buf, sizeof(buf), &m);
+        buf[16 + 234] = 5;
+        is_int(wire_decode(buf, (size_t)len, &d), -EBADMSG, "and -EBADMSG received");
+        for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+                struct wire_msg x = sample_offer("s.img");
+
+                x.offer.flags = (uint16_t)(bad[k] | WIRE_OFFER_SPARSE);
+                x.offer.size = 10;
+                x.offer.data_bytes = 1;
+                x.offer.job_files = 3;
+                if (bad[k] & WIRE_OFFER_PACK) {
+                        x.offer.pack_entries = 1;
+                        x.offer.pack_hash[0] = 1;
+                }
+                if (bad[k] & WIRE_OFFER_RELAYED) {
+                        x.offer.file = 0;
+                        x.offer.job_files = 1;
+                }
+                is_int(wire_encode(buf, sizeof(buf), &x), -EINVAL, "sparse with flags 0x%04x is refused", bad[k]);
+        }
+        m = sample_offer("s.img");
+        m.offer.flags = WIRE_OFFER_SPARSE;
+        m.offer.data_bytes = 4096;
+        la = wire_offer_mac_input(a, sizeof(a), nonce, &bd, &m.offer);
+        m.offer.data_bytes = 8192;
+        lb = wire_offer_mac_input(b, sizeof(b), nonce, &bd, &m.offer);
+        ok(differs(a, la, b, lb), "the OFFER's MAC covers data_bytes");
+        lb = wire_next_offer_mac_input(b, sizeof(b), &m.offer);
+        m.offer.data_bytes = 4096;
+        la = wire_next_offer_mac_input(a, sizeof(a), &m.offer);
+        ok(differs(a, la, b, lb), "and a later offer's");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2129,5 +2200,6 @@ int main(void)
         test_route_hash();
         test_progress();
         test_lane_range();
+        test_sparse_offer();
         return done_testing();
 }
