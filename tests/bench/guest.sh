@@ -220,7 +220,7 @@ rm -f "$SRC"/q*.bin
 
 # ---- 6b. RSS with a larger file: fresh daemons, one transfer -------------------
 if ((BIG_MB > 0)); then
-        truncate -s $((BIG_MB * 1024 * 1024)) "$SRC/big.bin"
+        fallocate -l $((BIG_MB * 1024 * 1024)) "$SRC/big.bin"
         systemctl restart "$ALPHA_UNIT" "$BETA_UNIT"
         a_pid=$(systemctl show -P MainPID "$ALPHA_UNIT")
         b_pid=$(systemctl show -P MainPID "$BETA_UNIT")

@@ -51,12 +51,14 @@ make_file() {
         [[ $(stat -c %s "$path") == "$size" ]] || tb_fail "make_file $path"
 }
 
-# make_sparse PATH SIZE: a file of SIZE bytes that costs no time to make or
-# to read (a hole, all zeros), for transfers only ever cut off mid-way,
-# whose contents are never compared.
-make_sparse() {
+# make_zeros PATH SIZE: a file of SIZE bytes that costs no time to make or
+# to read (blocks allocated but never written: all zeros), for transfers
+# only ever cut off mid-way, whose contents are never compared. Not a hole:
+# a sparse file's holes are never sent (wire.h, Sparse files), so a file of
+# nothing but a hole would move no data at all.
+make_zeros() {
         rm -f "$1"
-        truncate -s "$2" "$1" || tb_fail "make_sparse $1"
+        fallocate -l "$2" "$1" || tb_fail "make_zeros $1"
 }
 
 # send_ok FILE [xferctl send options...]: alpha sends FILE to beta; must succeed.

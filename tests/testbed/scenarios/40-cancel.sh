@@ -6,7 +6,7 @@
 
 peers_configure
 start_peers
-make_sparse "$SRC/big.dat" $((1024 * 1024 * 1024))
+make_zeros "$SRC/big.dat" $((1024 * 1024 * 1024))
 
 id=$(xferctl send "$SRC/big.dat" "$BETA_ADDR" --no-wait) || tb_fail "submit failed"
 id=${id//[^0-9]/}

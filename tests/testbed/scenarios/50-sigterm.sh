@@ -7,7 +7,7 @@
 # The sender's retries would outlast the stopped receiver: this is about the stop.
 peers_configure retry_max=0
 start_peers
-make_sparse "$SRC/big.dat" $((1024 * 1024 * 1024))
+make_zeros "$SRC/big.dat" $((1024 * 1024 * 1024))
 
 xferctl send "$SRC/big.dat" "$BETA_ADDR" >"$SRC/term.out" 2>&1 &
 pid=$!

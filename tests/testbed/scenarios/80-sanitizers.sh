@@ -210,8 +210,9 @@ tb_log "leaks, UB, a heap overflow, verbs objects freed in the wrong order or ne
 head -c $((1024 * 1024 * 3 + 12345)) /dev/urandom >"$W/src/odd.dat"
 head -c $((24 * 1024 * 1024)) /dev/urandom >"$W/src/mid.dat"
 printf x >"$W/src/one.dat"
-# Only ever cut off mid-way, so its contents do not matter: sparse, free to read.
-truncate -s 1G "$W/src/big.dat"
+# Only ever cut off mid-way, so its contents do not matter: allocated, never
+# written, free to read (not a hole: holes are not sent).
+fallocate -l 1G "$W/src/big.dat"
 
 # ------------------------------------------------ (a) start, transfers, stop
 CUR="a-transfers"

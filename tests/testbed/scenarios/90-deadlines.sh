@@ -35,7 +35,7 @@ expect_failed() {
 }
 
 tb_log "a receiver that goes silent mid-transfer"
-make_sparse "$SRC/big.dat" $((384 * 1024 * 1024))
+make_zeros "$SRC/big.dat" $((384 * 1024 * 1024))
 id=$(xferctl send "$SRC/big.dat" "$BETA_ADDR" --no-wait) || tb_fail "submit failed"
 id=${id//[^0-9]/}
 wait_for 60 job_in_state "$id" sending || tb_fail "job never started sending"

@@ -56,7 +56,7 @@ same_daemons() {
                 tb_fail "a daemon was restarted by systemd"
 }
 
-make_sparse "$SRC/big.dat" $((256 * 1024 * 1024))
+make_zeros "$SRC/big.dat" $((256 * 1024 * 1024))
 
 tb_log "1. the link goes down mid-transfer"
 id=$(xferctl send "$SRC/big.dat" "$BETA_ADDR" --no-wait) || tb_fail "submit failed"

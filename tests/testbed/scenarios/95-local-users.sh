@@ -160,7 +160,7 @@ useradd -M -s /usr/sbin/nologin -G rdmaxfer "$ALICE" || tb_fail "useradd $ALICE"
 useradd -M -s /usr/sbin/nologin -G rdmaxfer "$BOB" || tb_fail "useradd $BOB"
 useradd -M -s /usr/sbin/nologin -G "rdmaxfer,$AUDIT" "$CAROL" || tb_fail "useradd $CAROL"
 make_file "$SRC/users.dat" 100000
-make_sparse "$SRC/hold.dat" $((1024 * 1024 * 1024))
+make_zeros "$SRC/hold.dat" $((1024 * 1024 * 1024))
 chmod 0644 "$SRC/users.dat"
 
 # Beta is stopped for most of the scenario: its watchdog must not restart it.

@@ -213,7 +213,7 @@ rewritten "$ALPHA_PROM"
 ! grep -qE '^rdmaxfer_(uptime|rate)' "$ALPHA_PROM" || tb_fail "a sampled rate or an uptime is back"
 
 tb_log "the wire counters advance while a transfer runs, and never go down"
-make_sparse "$SRC/slow.dat" $((64 * MIB))
+make_zeros "$SRC/slow.dat" $((64 * MIB))
 id=$(xferctl send --no-wait --bwlimit 4M "$SRC/slow.dat" "$BETA_ADDR" --as slow.dat) ||
         tb_fail "xferctl send --no-wait --bwlimit 4M failed"
 wait_for 20 job_in_state "$id" sending || tb_fail "job $id never started sending"
