@@ -34,7 +34,7 @@
 
 const char sendcmd_help[] =
         "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
-        "                    [--skip-existing | --sync=size|digest] [--no-wait] [--json]\n"
+        "                    [--skip-existing | --sync=size|digest] [--no-sparse] [--no-wait] [--json]\n"
         "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--skip-existing | --sync=size|digest]\n"
         "                    [--no-hard-links] [--exclude PATTERN] [--include PATTERN]\n"
         "                    [--exclude-from FILE] [--include-from FILE]\n"
@@ -87,6 +87,11 @@ const char sendcmd_help[] =
         "                sent once (as rsync -H); only names within the job are linked\n"
         "  --no-hard-links\n"
         "                with -r: send each name of such a file as a copy of its own\n"
+        "  -S, --sparse  (the default) a sparse file's holes (what SEEK_DATA skips;\n"
+        "                files larger than 1 MiB) are neither read nor sent, and arrive\n"
+        "                as holes: a 100 GiB image holding 5 GiB moves 5 GiB\n"
+        "  --no-sparse   send every byte of a sparse file, holes as zeros; the\n"
+        "                receiver reserves the whole file first\n"
         "  --links safe|all|none\n"
         "                with -r: which symlinks to send: those whose target is relative\n"
         "                and stays beneath DIR (default), all, or none; the others are\n"
@@ -328,7 +333,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "links", required_argument, NULL, 'l' },
                 { "hard-links", no_argument, NULL, 'H' },
                 { "no-hard-links", no_argument, NULL, 'L' },
-                { "skip-existing", no_argument, NULL, 'S' },
+                { "skip-existing", no_argument, NULL, 'E' },
+                { "sparse", no_argument, NULL, 'S' },
+                { "no-sparse", no_argument, NULL, 'Z' },
                 { "sync", required_argument, NULL, 'Y' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
@@ -346,7 +353,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 
         optind = 0;     /* glibc: start over on a fresh argv */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hrH", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":hrHS", opts, NULL)) != -1) {
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
@@ -366,6 +373,12 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         sc->recursive = true;
                         break;
                 case 'S':
+                        sc->submit.flags &= (uint16_t)~CTL_SUBMIT_NO_SPARSE;
+                        break;
+                case 'Z':
+                        sc->submit.flags |= CTL_SUBMIT_NO_SPARSE;
+                        break;
+                case 'E':
                         sc->submit.flags |= CTL_SUBMIT_SKIP_EXISTING;
                         break;
                 case 'Y':

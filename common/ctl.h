@@ -144,7 +144,11 @@ enum {
         CTL_SUBMIT_SYNC_SIZE = 1 << 3,  /* a regular file of the same size is kept; others replace */
         CTL_SUBMIT_SYNC_DIGEST = 1 << 4,        /* ... of the same size and digest (digest.h) */
         CTL_SUBMIT_SYNC_MASK = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST,
-        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK,
+        /* Every chunk of a sparse file sent, holes too (xferctl send
+         * --no-sparse; wire.h, Sparse files). A daemon before it refuses
+         * the bit as unknown. */
+        CTL_SUBMIT_NO_SPARSE = 1 << 6,
+        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_NO_SPARSE,
 };
 
 /* ctl_file.flags */

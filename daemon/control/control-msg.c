@@ -137,6 +137,7 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 .mtime_ns = s->mtime_ns,
                 .sync = control_sync(s->flags),
                 .bwlimit = s->bwlimit,
+                .no_sparse = s->flags & CTL_SUBMIT_NO_SPARSE,
                 .own_retries = s->flags & CTL_SUBMIT_RETRIES,
                 .retries = s->retries,
                 .route = n ? c->hops : NULL,

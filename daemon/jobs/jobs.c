@@ -423,6 +423,7 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
         e->bytes_in = size;
         e->cur.fd = -1;
         job->bwlimit = s->bwlimit;
+        job->no_sparse = s->no_sparse;
         job->uid = s->uid;
         job->attempt = 1;
         job->retries = s->own_retries ? (int)s->retries : -1;

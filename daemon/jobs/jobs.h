@@ -109,6 +109,7 @@ struct job_spec {
         uint64_t mtime_ns;              /* ... and mtime (0: none) */
         enum job_sync sync;
         uint64_t bwlimit;               /* bytes/s, 0: none */
+        bool no_sparse;                 /* a sparse file's holes sent as any bytes */
         bool own_retries;               /* retries is the job's own; else cfg.retry_max */
         unsigned int retries;           /* attempts after the first, up to JOB_RETRIES_MAX */
         /* A relay chain (engine.h): the nodes after the peer, in order
@@ -179,6 +180,7 @@ struct job {
         uint16_t port;
         char peer[JOB_PEER_MAX + 1];    /* "host:port", for logs */
         uint64_t bwlimit;               /* bytes/s, 0: none */
+        bool no_sparse;                 /* the spec's */
         /* Progress: asked of the engine while it runs the job (job_refresh),
          * its result once done. */
         uint64_t bytes_done;

@@ -627,6 +627,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         s->span = 1;
         s->span_bytes = req->size;
         s->sync = req->sync;
+        s->no_sparse = req->no_sparse;
         s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
         s->env = e;

@@ -156,6 +156,7 @@ struct engine_send_req {
         uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
                                          * applies either way; the lower wins) */
         unsigned int sync;              /* enum engine_sync */
+        bool no_sparse;                 /* send a sparse file's holes too (wire.h, Sparse files) */
         /* A tree's job token (WIRE_SOURCE_SIZE bytes, the same in every
          * attempt of the job; NULL: not resumable): its DEST offer carries
          * it, so a receiver that kept what an earlier attempt staged
