@@ -11,6 +11,7 @@
 #     or must compute it (skipping its holes too);
 #  3. a tree: a file of nothing but a hole, one with data only in its
 #     middle, small files: the same as rsync -aS's copy, holes kept;
+#  3b. --no-sparse: the same file moves whole, and arrives dense;
 #  4. a file written dense (make_zeros: allocated, never written) is sent
 #     whole: a file's holes are found, never guessed from its zeros.
 . "$TESTBED_LIB"
@@ -29,7 +30,7 @@ make_file "$SRC/rnd" $((4 * MIB))
 truncate -s $((256 * MIB)) "$img"
 dd if="$SRC/rnd" of="$img" bs=1M count=3 conv=notrunc status=none
 dd if="$SRC/rnd" of="$img" bs=1M seek=100 count=3 conv=notrunc status=none
-dd if="$SRC/rnd" of="$img" bs=1 skip=7 seek=$((200 * MIB + 12345)) count=10240 conv=notrunc status=none
+dd if="$SRC/rnd" of="$img" bs=64K iflag=skip_bytes,count_bytes oflag=seek_bytes skip=7 seek=$((200 * MIB + 12345)) count=10240 conv=notrunc status=none
 dd if="$SRC/rnd" of="$img" bs=1M skip=1 seek=255 count=1 conv=notrunc status=none
 [[ $(stat -c %s "$img") == $((256 * MIB)) ]] || tb_fail "the image is not 256 MiB"
 tb_log "source: $(($(alloc "$img") / MIB)) MiB allocated of 256"
@@ -86,6 +87,15 @@ for f in hole.img sub/middle.img; do
         tb_log "$f: $a bytes allocated (rsync -aS: $r)"
         ((a <= r + 4 * MIB)) || tb_fail "$f arrived denser than rsync -aS makes it"
 done
+
+tb_log "3b. --no-sparse: every byte sent, the copy dense"
+rx0=$(netdev_bytes "$BETA_NETDEV" rx)
+send_ok "$tree/sub/middle.img" --no-sparse >/dev/null
+rx=$(($(netdev_bytes "$BETA_NETDEV" rx) - rx0))
+same_file "$tree/sub/middle.img" "$BETA_IN/middle.img"
+((rx >= 48 * MIB)) || tb_fail "--no-sparse: only $rx bytes crossed for a 48 MiB file"
+(($(alloc "$BETA_IN/middle.img") >= 48 * MIB)) || tb_fail "--no-sparse: the copy has holes"
+rm -f "$BETA_IN/middle.img"
 
 tb_log "4. a file of written zeros is sent whole"
 make_zeros "$SRC/zeros.img" $((16 * MIB))

@@ -209,6 +209,11 @@ tb_log "leaks, UB, a heap overflow, verbs objects freed in the wrong order or ne
 
 head -c $((1024 * 1024 * 3 + 12345)) /dev/urandom >"$W/src/odd.dat"
 head -c $((24 * 1024 * 1024)) /dev/urandom >"$W/src/mid.dat"
+# Sparse (holes left out, wire.h version 16): data at the start and at
+# 13 MiB + 1000, holes between and after.
+truncate -s $((40 * 1024 * 1024)) "$W/src/holes.dat"
+head -c $((2 * 1024 * 1024)) /dev/urandom | dd of="$W/src/holes.dat" conv=notrunc status=none
+head -c 70000 /dev/urandom | dd of="$W/src/holes.dat" bs=64K iflag=fullblock oflag=seek_bytes seek=$((13 * 1024 * 1024 + 1000)) conv=notrunc status=none
 printf x >"$W/src/one.dat"
 # Only ever cut off mid-way, so its contents do not matter: allocated, never
 # written, free to read (not a hole: holes are not sent).
@@ -224,7 +229,7 @@ san_start alpha
 san_start beta
 for dir in "alpha beta" "beta alpha"; do
         from=${dir% *} to=${dir#* }
-        for f in one.dat odd.dat mid.dat; do
+        for f in one.dat odd.dat mid.dat holes.dat; do
                 out=$(xc "$from" send "$W/src/$f" "${ADDR[$to]}" --as "$from-$f" 2>&1) ||
                         { printf '%s\n' "$out" >&2; tb_fail "$from -> $to: sending $f failed"; }
                 cmp -s "$W/src/$f" "$W/$to/in/$from-$f" || tb_fail "$to: $from-$f differs from $f"
