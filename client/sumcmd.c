@@ -45,20 +45,70 @@ static bool sum_cached(int fd, uint8_t out[WIRE_DIGEST_SIZE])
         return n == 2 * WIRE_DIGEST_SIZE && digest_parse(hex, (size_t)n, out) == 0;
 }
 
+/*
+ * A sparse file (fewer blocks than bytes), @size long, into @d: its holes,
+ * found with SEEK_DATA and SEEK_HOLE, hashed as the zeros they read as
+ * (digest_zeros) and never read, the rest read as data. 0 or -errno.
+ */
+static int sum_sparse(int fd, uint64_t size, uint8_t *buf, struct digest *d)
+{
+        uint64_t pos = 0, data_end = 0;
+        int r;
+
+        for (;;) {
+                ssize_t n;
+
+                if (pos >= data_end) {
+                        off_t dd = lseek(fd, (off_t)pos, SEEK_DATA), hh;
+
+                        if (dd < 0 && errno != ENXIO)
+                                return -errno;
+                        /* No data from here on: a hole to what fstat said the end was. */
+                        if (dd < 0)
+                                return pos < size ? digest_zeros(d, size - pos) : 0;
+                        if ((uint64_t)dd > pos && (r = digest_zeros(d, (uint64_t)dd - pos)) < 0)
+                                return r;
+                        pos = (uint64_t)dd;
+                        hh = lseek(fd, dd, SEEK_HOLE);
+                        data_end = hh > dd ? (uint64_t)hh : UINT64_MAX;
+                }
+                n = pread(fd, buf, (size_t)MIN((uint64_t)SUMCMD_READ_SIZE, data_end - pos), (off_t)pos);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return 0;
+                r = digest_update(d, buf, (size_t)n);
+                if (r < 0)
+                        return r;
+                pos += (uint64_t)n;
+        }
+}
+
 /* Reads @fd to its end: 0 or -errno. */
 static int sum_fd(int fd, uint8_t *buf, uint8_t out[WIRE_DIGEST_SIZE])
 {
         _cleanup_(digest_deinit) struct digest d = DIGEST_NULL;
         struct stat st;
+        bool reg;
         int r;
 
         r = digest_init(&d);
         if (r < 0)
                 return r;
         /* Room for the block hashes now when the size is known; a pipe grows it. */
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (r = digest_start(&d, 0, (uint64_t)st.st_size)) < 0)
+        reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (reg && (r = digest_start(&d, 0, (uint64_t)st.st_size)) < 0)
                 return r;
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        if (reg && (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+                r = sum_sparse(fd, (uint64_t)st.st_size, buf, &d);
+                if (r < 0)
+                        return r;
+                digest_final(&d, out);
+                return 0;
+        }
         for (;;) {
                 ssize_t n = read(fd, buf, SUMCMD_READ_SIZE);
 

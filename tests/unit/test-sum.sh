@@ -43,6 +43,22 @@ else
         got=$("$xferctl" sum - <"$tmp/f")
         [[ $got == "$want  -" ]]
         ok $? "standard input: the same digest, named -"
+        # Sparse files: holes (not read, hashed as zeros) at the start, in
+        # the middle across a group boundary, off block boundaries, at the end.
+        all=0
+        rm -f "$tmp/s"
+        truncate -s $((G + 7 * B + 100)) "$tmp/s"
+        dd if="$tmp/data" of="$tmp/s" bs=64K iflag=count_bytes oflag=seek_bytes seek=$((3 * B + 12345)) \
+                count=$((2 * B)) conv=notrunc status=none
+        dd if="$tmp/data" of="$tmp/s" bs=64K iflag=skip_bytes,count_bytes oflag=seek_bytes skip=7 \
+                seek=$((G - 1000)) count=5000 conv=notrunc status=none
+        blocks=$(stat -c %b "$tmp/s")
+        want=$(recipe "$tmp/s")
+        got=$("$xferctl" sum "$tmp/s" | cut -c1-32)
+        [[ $got == "$want" ]] || { echo "# sparse: xferctl sum $got, the recipe $want"; all=1; }
+        truncate -s $((3 * B)) "$tmp/hole"
+        [[ $("$xferctl" sum "$tmp/hole" | cut -c1-32) == "$(recipe "$tmp/hole")" ]] || all=1
+        ok $all "a sparse file ($((blocks / 2)) KiB allocated of $(((G + 7 * B + 100) / 1024))) and one of nothing but a hole: as the recipe"
 fi
 
 out=$("$xferctl" sum "$tmp/empty" "$tmp/missing" 2>&1)
