@@ -25,6 +25,7 @@ enum config_key {
         CONFIG_KEY_SLOT_COUNT,
         CONFIG_KEY_SEND_SLOTS,
         CONFIG_KEY_MAX_TRANSFERS,
+        CONFIG_KEY_MAX_TRANSFERS_PER_HOST,
         CONFIG_KEY_LANES,
         CONFIG_KEY_PEER_TIMEOUT,
         CONFIG_KEY_MIN_RATE,
@@ -482,6 +483,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_SEND_SLOTS]         = CONFIG_NUMBER(send_slots, 2, 4096),
         /* The upper bound against slot_count is checked once every key is known. */
         [CONFIG_KEY_MAX_TRANSFERS]      = CONFIG_NUMBER(max_transfers, 1, 2048),
+        [CONFIG_KEY_MAX_TRANSFERS_PER_HOST] = CONFIG_NUMBER(max_transfers_per_host, 0, 2048),
         [CONFIG_KEY_LANES]              = CONFIG_NUMBER(lanes, 1, WIRE_LANES_MAX),
         [CONFIG_KEY_PEER_TIMEOUT]       = CONFIG_NUMBER(peer_timeout, 1, 3600),
         [CONFIG_KEY_MIN_RATE]           = { CONFIG_FIELD(min_rate), .kind = CONFIG_VALUE_SIZE,
@@ -747,6 +749,13 @@ static void config_check(struct config_parser *p)
                             "%s%s: max_transfers: %u transfers need at least %u receive slots, "
                             "but slot_count is %u (max_transfers * 2 <= slot_count)",
                             p->path, where, c->max_transfers, c->max_transfers * 2, c->slot_count);
+        }
+        if (c->max_transfers_per_host > c->max_transfers) {
+                unsigned int line = p->seen[CONFIG_KEY_MAX_TRANSFERS_PER_HOST];
+
+                config_fail(p, line ? line : 1, -EINVAL,
+                            "%s:%u: max_transfers_per_host: %u is more than max_transfers (%u)",
+                            p->path, line, c->max_transfers_per_host, c->max_transfers);
         }
         /* Shared by max_transfers, each must still move a chunk within
          * peer_timeout, or its peer (or we) would give up between two. */

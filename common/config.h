@@ -50,6 +50,9 @@ struct config {
         uint32_t slot_count;            /* slot_count = 2..4096 */
         uint32_t send_slots;            /* send_slots = 2..4096, per outgoing job */
         uint32_t max_transfers;         /* max_transfers = 1..slot_count/2 (each way) */
+        /* max_transfers_per_host = 0..max_transfers: receiving from one
+         * host at once; 0: max_transfers (config_per_host) */
+        uint32_t max_transfers_per_host;
         uint32_t lanes;                 /* lanes = 1..8, queue pairs per transfer */
         uint32_t peer_timeout;          /* peer_timeout = 1..3600 s without progress from the peer */
         uint64_t min_rate;              /* min_rate = bytes/s over each peer_timeout, K/M/G/T, 0 = none */
@@ -87,6 +90,13 @@ struct config {
 
 /* The hosts a relay may pass a chain's file on to: relay_peers, or
  * where it is not set, allow_peers. */
+/* The transfers one host may have received at once: max_transfers_per_host,
+ * or unset (0), max_transfers: no cap of its own. */
+static inline uint32_t config_per_host(const struct config *cfg)
+{
+        return cfg->max_transfers_per_host ? cfg->max_transfers_per_host : cfg->max_transfers;
+}
+
 static inline const struct acl *config_relay_peers(const struct config *cfg)
 {
         return cfg->relay_peers_set ? &cfg->relay_peers : &cfg->allow_peers;

@@ -370,6 +370,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "key_file");
         if (cfg.max_transfers != d->cfg.max_transfers)
                 changed_add(applied, sizeof(applied), "max_transfers");
+        if (cfg.max_transfers_per_host != d->cfg.max_transfers_per_host)
+                changed_add(applied, sizeof(applied), "max_transfers_per_host");
         if (cfg.lanes != d->cfg.lanes)
                 changed_add(applied, sizeof(applied), "lanes");
         if (cfg.peer_timeout != d->cfg.peer_timeout)

@@ -331,6 +331,7 @@ static void engine_cfg_recv(const struct config *cfg, struct recv_cfg *out)
                 .names = cfg->names == CONFIG_NAMES_STRICT ? NAME_RULES_STRICT : NAME_RULES_UTF8,
                 .log_level = cfg->log_level,
                 .max_transfers = cfg->max_transfers,
+                .per_host = config_per_host(cfg),
                 .max_job_files = cfg->max_job_files,
                 .max_file_size = cfg->max_file_size,
                 .max_job_bytes = cfg->max_job_bytes,

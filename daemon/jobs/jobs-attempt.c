@@ -73,7 +73,9 @@ static void jobs_on_phase(void *owner, enum engine_phase phase)
 
 unsigned int job_attempts(const struct job *job)
 {
-        return 1 + (job->retries >= 0 ? (unsigned int)job->retries : job->jobs->cfg.retry_max);
+        /* A receiver that was busy (max_transfers, max_transfers_per_host)
+         * said nothing about the transfer: that attempt is given back. */
+        return 1 + (job->retries >= 0 ? (unsigned int)job->retries : job->jobs->cfg.retry_max) + job->busy_waits;
 }
 
 uint64_t job_retry_in(const struct job *job)
@@ -150,7 +152,9 @@ static bool job_retry(struct job *job, unsigned int status, const char *text, ch
         if (!job->first_fail_usec)
                 job->first_fail_usec = now;
         end = job->first_fail_usec + (uint64_t)jobs->cfg.retry_window * 1000000u;
-        if (job->attempt >= max) {
+        /* A busy receiver is asked again, uncounted, unless the job may
+         * not retry at all (retries 0). */
+        if (job->attempt >= max && (status != WIRE_E_BUSY || max == 1 + job->busy_waits)) {
                 if (max > 1)
                         snprintf(why, whylen, " (gave up after %u attempts)", job->attempt);
                 return false;
@@ -171,16 +175,22 @@ static bool job_retry(struct job *job, unsigned int status, const char *text, ch
                 snprintf(why, whylen, " (cannot wait to retry: out of memory)");
                 return false;
         }
-        /* The last attempt may start as the window closes, not after. */
-        delay = MIN(jobs_backoff_usec(jobs, job->attempt), end - now);
+        /* The last attempt may start as the window closes, not after; a
+         * busy receiver is asked again soon, within retry_window still. */
+        delay = MIN(jobs_backoff_usec(jobs, status == WIRE_E_BUSY ? MIN(job->busy_waits + 1, 3u) :
+                                                                    job->attempt - job->busy_waits),
+                    end - now);
         tv = (struct timeval){ .tv_sec = (time_t)(delay / 1000000u),
                                .tv_usec = (suseconds_t)(delay % 1000000u) };
         if (evtimer_add(e->retry_ev, &tv) < 0) {
                 snprintf(why, whylen, " (cannot wait to retry)");
                 return false;
         }
-        log_notice("job %" PRIu64 ": attempt %u of %u failed: %s; retrying in %.1f s", job->id,
-                   job->attempt, max, text, (double)delay / 1e6);
+        if (status == WIRE_E_BUSY)
+                job->busy_waits++;
+        log_notice("job %" PRIu64 ": attempt %u of %u failed: %s; retrying in %.1f s%s", job->id,
+                   job->attempt, job_attempts(job), text, (double)delay / 1e6,
+                   status == WIRE_E_BUSY ? " (a busy receiver does not count)" : "");
         job->attempt++;
         job->retry_usec = now + delay;
         job->status = (uint16_t)status;

@@ -193,6 +193,8 @@ struct job {
         unsigned int attempt;           /* running (or next, while RETRYING); 1 is the first */
         int retries;                    /* the job's own, or -1: cfg.retry_max */
         uint64_t first_fail_usec;       /* CLOCK_MONOTONIC: when its first attempt failed; 0 = not yet */
+        unsigned int busy_waits;        /* attempts the receiver refused as busy: not counted
+                                         * against retries (job_attempts) */
         uint64_t retry_usec;            /* CLOCK_MONOTONIC: RETRYING until then */
         struct job *next;               /* table order */
 };

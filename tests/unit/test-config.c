@@ -74,6 +74,11 @@ static void test_defaults(void)
         is_int(c.slot_count, 64, "slot_count 64");
         is_int(c.send_slots, 16, "send_slots 16");
         is_int(c.max_transfers, 4, "max_transfers 4");
+        is_int(c.max_transfers_per_host, 0, "max_transfers_per_host unset");
+        is_int(config_per_host(&c), 4, "unset: one host may take max_transfers");
+        c.max_transfers_per_host = 2;
+        is_int(config_per_host(&c), 2, "set: its value");
+        c.max_transfers_per_host = 0;
         is_int(c.lanes, 4, "lanes 4");
         is_int(c.peer_timeout, 30, "peer_timeout 30 s");
         is_int(c.min_rate, 1 << 20, "min_rate 1 MiB/s");
@@ -262,6 +267,9 @@ static void test_errors(void)
         expect_error("\nmax_transfers = 33\n", 2, "max_transfers", "slot_count is 64");
         expect_error("slot_count = 8\nmax_transfers = 5\n", 2, "max_transfers", "max_transfers * 2 <= slot_count");
         expect_error("slot_count = 6\n", 1, "max_transfers", "slot_count is 6");
+        expect_error("max_transfers = 3\n\nmax_transfers_per_host = 4\n", 3, "max_transfers_per_host",
+                     "more than max_transfers");
+        expect_error("max_transfers_per_host = 2049\n", 1, "max_transfers_per_host", "0 to 2048");
 }
 
 /* Every numeric key at its limits, and stored at the width of its field. */

@@ -1498,10 +1498,10 @@ static void test_retry_transient(void)
         wait_retry(&f, id, 2000);
         is_int(state_of(&f, id), JOB_CONNECTING, "attempt 3 starts at once with a free place");
         is_int(fake_engine_info(xfer_of(&f, id))->attempt, 3, "as attempt 3");
-        fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "refused by peer: busy");
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_SHUTDOWN, true, "refused by peer: shutting down");
         is_int(job->state, JOB_FAILED, "the last attempt failed: failed");
-        is_str(job->text, "refused by peer: busy (gave up after 3 attempts)", "saying how many");
-        is_int(job->status, WIRE_E_BUSY, "with the last status");
+        is_str(job->text, "refused by peer: shutting down (gave up after 3 attempts)", "saying how many");
+        is_int(job->status, WIRE_E_SHUTDOWN, "with the last status");
         ok(fd_closed(fd), "the file is closed once final");
         is_int(jobs_retrying(f.jobs), 0, "nothing retrying");
         is_int(jobs_waiting(f.jobs), 0, "nothing waiting");
@@ -1631,6 +1631,54 @@ static void test_retry_per_job(void)
         sub.retries = 1;
         sub.sync = (enum job_sync)99;
         is_int(submit_spec(&f, &sub, make_file(10), 10, &id), -EINVAL, "an unknown sync: -EINVAL");
+        fx_teardown(&f);
+}
+
+/*
+ * A receiver that refuses as busy (max_transfers, max_transfers_per_host)
+ * said nothing about the transfer: that attempt is not counted, and the
+ * next comes soon (1, 2, then 4 s at most, within retry_delay_max); other
+ * failures still count.
+ * With --retries 0 nothing is retried, busy or not.
+ */
+static void test_retry_busy(void)
+{
+        struct job_spec sub = { .own_retries = true, .retries = 1 };
+        struct job *job;
+        uint64_t id, delay;
+        struct fx f;
+
+        fx_setup(&f, "busy is not an attempt", 2);
+        f.cfg.retry_delay_max = 1;
+        fx_reload(&f);
+        strcpy(sub.host, "192.0.2.1");
+        strcpy(sub.name, "b.bin");
+        is_int(submit_spec(&f, &sub, make_file(10), 10, &id), 0, "submit with --retries 1");
+        run(&f);
+        job = job_of(&f, id);
+        for (unsigned int k = 1; k <= 4; k++) {
+                fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "refused by peer: busy");
+                ok(job->state == JOB_RETRYING && job->attempt == k + 1 && job_attempts(job) == 2 + k,
+                   "busy %u time(s): retrying, attempt %u of %u", k, job->attempt, job_attempts(job));
+                delay = job_retry_in(job);
+                ok(delay <= 1000000u, "asked again within retry_delay_max (%llu us)", (unsigned long long)delay);
+                wait_retry(&f, id, 5000);
+                run(&f);
+        }
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        is_int(job->state, JOB_RETRYING, "a counted failure, its one retry left: retrying");
+        wait_retry(&f, id, 2000);
+        run(&f);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_INTERNAL, true, "peer unreachable");
+        is_int(job->state, JOB_FAILED, "the second counted failure: failed");
+        is_str(job->text, "peer unreachable (gave up after 6 attempts)", "after 4 busy and 2 counted attempts");
+
+        sub.retries = 0;
+        is_int(submit_spec(&f, &sub, make_file(10), 10, &id), 0, "submit with --retries 0");
+        run(&f);
+        job = job_of(&f, id);
+        fake_engine_fail(xfer_of(&f, id), WIRE_E_BUSY, true, "refused by peer: busy");
+        is_int(job->state, JOB_FAILED, "--retries 0: busy is final too");
         fx_teardown(&f);
 }
 
@@ -2335,6 +2383,7 @@ int main(void)
         test_queue_limit_and_stop();
         test_queue_per_user();
         test_free_busy();
+        test_retry_busy();
         test_retry_transient();
         test_retry_backoff_cancel();
         test_retry_permanent();

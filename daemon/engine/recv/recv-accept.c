@@ -70,6 +70,17 @@ static void recv_count_pending(struct recv_env *e, const struct sockaddr *peer,
         }
 }
 
+unsigned int recv_admitted_from(struct recv_env *e, const struct sockaddr *peer)
+{
+        unsigned int n = 0;
+
+        for (struct xfer *b = xfer_first(e->xe, XFER_RECV); b; b = b->next)
+                if (recv_xfer_of(b)->admitted && b->state != XFER_CLOSING && b->lane[0] &&
+                    recv_same_host(peer, rdma_get_peer_addr(b->lane[0]->conn.id)))
+                        n++;
+        return n;
+}
+
 /* Who may connect at all: WIRE_OK, or the status to refuse with. */
 static unsigned int recv_admit_peer(struct recv_env *e, struct rdma_cm_id *id, const char *peer,
                                     const void *pdata, size_t plen, struct wire_hello *h)

@@ -303,6 +303,9 @@ int recv_xfer_new(struct recv_env *e, const char *peer, struct recv_xfer **out);
 /* Lane 0's offer is valid: a share of the ring, posted, credited with the
  * ACCEPT. 0, XFER_FULL (max_transfers receiving), or -errno. */
 int recv_admit(struct recv_xfer *x);
+/* recv-accept.c: transfers admitted (an offer accepted) from @peer's host,
+ * not closing. */
+unsigned int recv_admitted_from(struct recv_env *e, const struct sockaddr *peer);
 /* How long a new connection has to make its offer. */
 unsigned int recv_offer_timeout(const struct recv_xfer *x);
 /* A new lane @idx of @x: its slots taken, not yet posted. 0, or -errno. */

@@ -452,7 +452,15 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         x->offered = o->size;
         x->next_file = 1;
         /* Only now, the offer valid (and proven, with a key), does the
-         * transfer count against max_transfers and take its share. */
+         * transfer count against max_transfers and take its share; one
+         * host never takes them all (issue 32: sessions that hold a slot
+         * as long as their claims let them). */
+        if (recv_admitted_from(e, rdma_get_peer_addr(x->base.lane[0]->conn.id)) >= e->cfg.per_host) {
+                snprintf(text, sizeof(text), "%u transfers from this host already receiving "
+                         "(max_transfers_per_host)", e->cfg.per_host);
+                recv_fail(x, WIRE_E_BUSY, text);
+                return;
+        }
         r = recv_admit(x);
         if (r == XFER_FULL) {
                 snprintf(text, sizeof(text), "%u transfers already receiving", e->ring->conns_max);

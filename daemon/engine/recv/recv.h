@@ -47,6 +47,7 @@ struct recv_cfg {
         int names;                      /* enum name_rules (config names) */
         int log_level;                  /* enum config_log_level */
         uint32_t max_transfers;
+        uint32_t per_host;              /* admitted from one host at once (config_per_host) */
         uint32_t max_job_files;
         uint64_t max_file_size, max_job_bytes, min_free;        /* 0: none */
         uint64_t partial_max_bytes;

@@ -100,6 +100,26 @@ same_file "$SRC/meanwhile.dat" "$BETA_IN/meanwhile.dat"
 tb_log "after the cut-off, $(secs "$t0" "$(now)") s after the tricklers came, the honest send got in"
 incoming_clean "$BETA_IN" honest.dat meanwhile.dat
 
+tb_log "max_transfers_per_host 2 (a reload): two tricklers from alpha's host, and nothing more from it"
+cur=$(beta_cursor)
+_tb_write_conf "$BETA_CONF" "$BETA_ADDR" "$BETA_IN" "$BETA_SOCK" peer_timeout=$T max_transfers_per_host=2
+tb_run systemctl reload "$BETA_UNIT"
+wait_for 10 beta_logged "$cur" "applied .*max_transfers_per_host" ||
+        tb_fail "beta did not say it applied max_transfers_per_host"
+cur=$(beta_cursor)
+pids=()
+for i in 1 2; do
+        trickle "d$i"
+        pids+=($!)
+done
+wait_for 10 bash -c "journalctl -u $BETA_UNIT -o cat --after-cursor '$cur' | grep -c 'receiving trickle.dat' | grep -qx 2" ||
+        tb_fail "beta did not accept 2 tricklers"
+send_fails "$SRC/meanwhile.dat" "2 transfers from this host already receiving \\(max_transfers_per_host\\)"
+for i in 1 2; do trickle_cut "${pids[i - 1]}" "d$i" $((T + 1)); done
+wait_for 10 xferctl send "$SRC/meanwhile.dat" "$BETA_ADDR" --as after-cap.dat ||
+        tb_fail "no send got in once the tricklers were cut off"
+rm -f "$BETA_IN/after-cap.dat"
+
 tb_log "the mirror: a receiver that returns credits 50 ms in every 2 s is cut off by the sender"
 T=6
 _tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK" peer_timeout=$T min_rate=16M retry_max=0
