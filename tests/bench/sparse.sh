@@ -53,7 +53,7 @@ for ((r = 1; r <= REPS; r++)); do
                 send_ok "$f" >/dev/null
                 t1=$(date +%s.%N)
                 rx=$(($(netdev_bytes "$BETA_NETDEV" rx) - rx0))
-                [[ $(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/$kind.img") == "$want" ]] ||
+                [[ $(getfattr --absolute-names --only-values -n user.rdmaxfer.digest "$BETA_IN/$kind.img") == "$want" ]] ||
                         tb_fail "round $r: $kind.img arrived with another digest"
                 alloc=$(($(stat -c '%b * %B' "$BETA_IN/$kind.img")))
                 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')

@@ -41,7 +41,7 @@ rx0=$(netdev_bytes "$BETA_NETDEV" rx)
 tb_log "xferctl: $(send_ok "$img")"
 rx=$(($(netdev_bytes "$BETA_NETDEV" rx) - rx0))
 same_file "$img" "$BETA_IN/sparse.img"
-[[ $(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/sparse.img" 2>/dev/null) == "${sum%% *}" ]] ||
+[[ $(getfattr --absolute-names --only-values -n user.rdmaxfer.digest "$BETA_IN/sparse.img" 2>/dev/null) == "${sum%% *}" ]] ||
         tb_fail "beta's digest of the image is not the source's"
 got=$(alloc "$BETA_IN/sparse.img")
 tb_log "received: $((got / MIB)) MiB allocated; $((rx / MIB)) MiB crossed beta's NIC"
