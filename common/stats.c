@@ -32,6 +32,12 @@ uint64_t stats_duration_bound_usec(unsigned int i)
 void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes,
                      uint64_t usec)
 {
+        stats_tally_add_files(t, cancelled, status, bytes, usec, 1);
+}
+
+void stats_tally_add_files(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes,
+                           uint64_t usec, uint64_t files)
+{
         unsigned int b = 0;
 
         while (b < STATS_DURATION_BOUNDS && usec > stats_duration_bounds[b])
@@ -42,6 +48,7 @@ void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status,
                 t->failed[STATS_SLOT_CANCELLED]++;
         } else if (status == WIRE_OK) {
                 t->done++;
+                t->files += files;
                 t->bytes += bytes;
         } else {
                 t->failed[status < _WIRE_STATUS_MAX ? status : STATS_SLOT_UNKNOWN]++;
@@ -62,7 +69,7 @@ int stats_tally_export(struct ctl_stats *s, unsigned int dir, const struct stats
 {
         assert(dir < _CTL_DIR_MAX);
         s->dir[dir].bytes = t->bytes;
-        s->dir[dir].files = t->done;
+        s->dir[dir].files = t->files;
         for (unsigned int k = 0; k < STATS_SLOTS; k++) {
                 struct ctl_stats_reason *r;
 
@@ -176,6 +183,11 @@ int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
                  "Bytes of the files sent that the receiver verified and published.");
         out_printf(&o, "rdmaxfer_sent_bytes_total %" PRIu64 "\n", s->dir[STATS_DIR_SEND].tally.bytes);
 
+        out_head(&o, "rdmaxfer_files_total", "counter",
+                 "Files (a tree's entries) of the transfers done, by direction.");
+        for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
+                out_printf(&o, "rdmaxfer_files_total{direction=\"%s\"} %" PRIu64 "\n", stats_dir_label[d],
+                           s->dir[d].tally.files);
         out_head(&o, "rdmaxfer_transfers_total", "counter",
                  "Finished transfers by direction and result: ok, or why they failed.");
         for (unsigned int d = 0; d < _STATS_DIR_MAX; d++) {

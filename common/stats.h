@@ -36,6 +36,7 @@ struct ctl_stats;
 struct stats_tally {
         uint64_t bytes;                 /* of the transfers done: the files' sizes */
         uint64_t done;                  /* done: verified and published */
+        uint64_t files;                 /* the files (a tree's entries) of those done */
         uint64_t failed[STATS_SLOTS];   /* by reason slot; [WIRE_OK] stays 0 */
         /* Every transfer counted above, done or failed, by how long it ran:
          * [i] those within bound i and above bound i - 1 (not cumulative;
@@ -51,6 +52,11 @@ struct stats_tally {
  */
 void stats_tally_add(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes,
                      uint64_t usec);
+/* The same for a transfer of @files files (a job of several, a tree and
+ * its entries: one transfer), counted in files when done. Both sides
+ * count a job this way: one transfer, its files, its bytes. */
+void stats_tally_add_files(struct stats_tally *t, bool cancelled, unsigned int status, uint64_t bytes,
+                           uint64_t usec, uint64_t files);
 
 /* Bound @i of the duration histogram in microseconds (i < STATS_DURATION_BOUNDS). */
 uint64_t stats_duration_bound_usec(unsigned int i);

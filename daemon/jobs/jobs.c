@@ -192,8 +192,10 @@ void job_finish(struct job *job, enum job_state state, unsigned int status, cons
         /* A finished job shows its average rate, not the last second's. */
         job->rate = job->usec ? job->bytes_done * 1000000u / job->usec : 0;
         /* Whatever ended it, the engine or before the engine had it; a failure always has a reason. */
-        stats_tally_add(&job->jobs->tally, state == JOB_CANCELLED,
-                        state == JOB_DONE ? WIRE_OK : status ? status : WIRE_E_INTERNAL, job->size, job->usec);
+        /* One transfer, its files as the receiver counts them. */
+        stats_tally_add_files(&job->jobs->tally, state == JOB_CANCELLED,
+                              state == JOB_DONE ? WIRE_OK : status ? status : WIRE_E_INTERNAL, job->size, job->usec,
+                              job->files_done);
         jobs_set_state(job, state);
         /* A client still handing files over must not wait for room that
          * never comes: its feeder hears once more, the job final. */

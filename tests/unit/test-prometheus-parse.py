@@ -39,6 +39,7 @@ want = {
     "rdmaxfer_transferred_bytes_total": "counter",
     "rdmaxfer_received_bytes_total": "counter",
     "rdmaxfer_sent_bytes_total": "counter",
+    "rdmaxfer_files_total": "counter",
     "rdmaxfer_transfers_total": "counter",
     "rdmaxfer_transfer_duration_seconds": "histogram",
     "rdmaxfer_transfers_active": "gauge",
@@ -83,6 +84,8 @@ ok(not any(k.startswith(("rdmaxfer_rate_", "rdmaxfer_uptime")) for k in by_name)
 
 tb = {s.labels["direction"]: s.value for s in by_name.get("rdmaxfer_transferred_bytes_total", [])}
 ok(tb == {"recv": 123456789, "send": 987654321}, "transferred bytes by direction: %s" % tb)
+fl = {s.labels["direction"]: s.value for s in by_name.get("rdmaxfer_files_total", [])}
+ok(fl == {"recv": 1, "send": 7}, "files of the transfers done, by direction: %s" % fl)
 ok([s.value for s in by_name.get("rdmaxfer_start_time_seconds", [])] == [1764950400.123456], "start time")
 bi = by_name.get("rdmaxfer_build_info", [])
 ok(len(bi) == 1 and bi[0].labels == {"version": "0.9.0"} and bi[0].value == 1, "build_info{version} 1")

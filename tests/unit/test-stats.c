@@ -21,6 +21,10 @@ static void test_tally(void)
         stats_tally_add(&t, true, WIRE_E_PROTOCOL, 5000, 0);
         stats_tally_add(&t, false, 999, 5000, 0);
         ok(t.done == 2 && t.bytes == 1024, "done: two, their bytes only (%llu)", (unsigned long long)t.bytes);
+        is_int(t.files, 2, "a file each");
+        stats_tally_add_files(&t, false, WIRE_OK, 76, 0, 40);
+        stats_tally_add_files(&t, false, WIRE_E_IO, 76, 0, 40);
+        ok(t.done == 3 && t.files == 42 && t.bytes == 1100, "a job of 40 files: one transfer, 40 files");
         ok(t.failed[WIRE_E_EXISTS] == 1, "a refusal counts under its status");
         ok(t.failed[STATS_SLOT_CANCELLED] == 2, "cancelled wins over any status");
         ok(t.failed[STATS_SLOT_UNKNOWN] == 1, "a status from a newer peer: unknown");
@@ -92,6 +96,10 @@ static const char expected[] =
         "# HELP rdmaxfer_sent_bytes_total Bytes of the files sent that the receiver verified and published.\n"
         "# TYPE rdmaxfer_sent_bytes_total counter\n"
         "rdmaxfer_sent_bytes_total 100000\n"
+        "# HELP rdmaxfer_files_total Files (a tree's entries) of the transfers done, by direction.\n"
+        "# TYPE rdmaxfer_files_total counter\n"
+        "rdmaxfer_files_total{direction=\"recv\"} 1\n"
+        "rdmaxfer_files_total{direction=\"send\"} 7\n"
         "# HELP rdmaxfer_transfers_total Finished transfers by direction and result: ok, or why they failed.\n"
         "# TYPE rdmaxfer_transfers_total counter\n"
         "rdmaxfer_transfers_total{direction=\"recv\",result=\"ok\"} 1\n"
@@ -178,7 +186,8 @@ static void sample(struct stats_snapshot *s)
         /* Durations: a bound itself is within it (le), 7200 s is past the last. */
         stats_tally_add(rt, false, WIRE_OK, 100000, 50000);
         stats_tally_add(rt, false, WIRE_E_EXISTS, 5000, 0);
-        stats_tally_add(st, false, WIRE_OK, 100000, 2500000);
+        /* A job of 7 files (a tree: DEST and 6 entries) is one transfer. */
+        stats_tally_add_files(st, false, WIRE_OK, 100000, 2500000, 7);
         stats_tally_add(st, false, WIRE_E_EXISTS, 5000, 0);
         stats_tally_add(st, true, WIRE_OK, 5000, 7200000000);
         stats_tally_add(st, false, 200, 5000, 60000000);

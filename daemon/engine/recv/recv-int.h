@@ -178,6 +178,7 @@ struct recv_xfer {
         uint64_t offered;       /* bytes of the files offered so far */
         uint64_t bytes_written;
         uint64_t holes;                 /* the job's sparse files' chunks left out (wire.h version 16) */
+        uint64_t published_bytes;       /* a session of several: its files' bytes published, for the tally */
         unsigned int writes;    /* in flight */
         struct statx stx;       /* the name's lookup */
         struct statvfs vfs;     /* free space, from a worker */

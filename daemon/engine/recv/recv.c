@@ -180,7 +180,13 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         /* Its first-to-last data time; a file never accepted took none. */
         uint64_t usec = f->usec ?: (f->t_file && b->t_last > f->t_file ? b->t_last - f->t_file : 0);
 
-        stats_tally_add(&recv_xfer_of(b)->env->recv_tally, false, status, f->skip ? 0 : f->offer.size, usec);
+        /* A session of several is one transfer, counted when it is decided
+         * (recv_journal_job), in files as its sender counts it. */
+        if (x->job_files <= 1)
+                stats_tally_add(&recv_xfer_of(b)->env->recv_tally, false, status, f->skip ? 0 : f->offer.size,
+                                usec);
+        else if (ok && !f->skip)
+                x->published_bytes += (f->offer.flags & WIRE_OFFER_PACK) ? f->pack_data : f->offer.size;
         if (ok)
                 x->files_published += recv_span(&f->offer);
         if (ok && !x->published_match && x->part_of == f)
@@ -215,6 +221,9 @@ static void recv_journal_job(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         bool ok = b->status == WIRE_OK;
+
+        stats_tally_add_files(&x->env->recv_tally, false, b->status, x->published_bytes,
+                              b->t_last > b->t_start ? b->t_last - b->t_start : 0, x->files_published);
 
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",

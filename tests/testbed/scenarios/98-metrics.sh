@@ -263,3 +263,23 @@ sleep 3
 [[ $(stat -c %i "$ALPHA_PROM") == "$ino1" ]] || tb_fail "still rewritten after metrics_file was emptied"
 journalctl -u "$ALPHA_UNIT" --no-pager -o cat | grep -q "metrics: no longer writing" ||
         tb_fail "alpha did not say it stopped writing"
+
+tb_log "a tree: one transfer on both sides, its files counted alike"
+a0=$(stats_of "$ALPHA_SOCK")
+b0=$(stats_of "$BETA_SOCK")
+t=$SRC/m-tree
+rm -rf "$t" "$BETA_IN/m-tree"
+mkdir -p "$t/d"
+for i in 1 2 3; do make_file "$t/d/f$i" $((i * 1000)); done
+make_file "$t/top" 500
+send_ok "$t" -r >/dev/null
+a1=$(stats_of "$ALPHA_SOCK")
+b1=$(stats_of "$BETA_SOCK")
+sent=$(($(num "$a1" send files) - $(num "$a0" send files)))
+got=$(($(num "$b1" recv files) - $(num "$b0" recv files)))
+tb_log "alpha counts $sent files sent, beta $got received (DEST, d, 4 files: 6)"
+((sent == 6 && got == 6)) || tb_fail "the tree's files: alpha sent $sent, beta received $got; want 6 each"
+sb=$(($(num "$a1" send bytes) - $(num "$a0" send bytes)))
+rb=$(($(num "$b1" recv bytes) - $(num "$b0" recv bytes)))
+((sb == 6500 && rb == 6500)) || tb_fail "the tree's bytes: alpha sent $sb, beta received $rb; want 6500 each"
+rm -rf "$t" "$BETA_IN/m-tree"
