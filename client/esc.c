@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unictype.h>
 #include <unistr.h>
 #include <uniwidth.h>
 
@@ -8,46 +9,25 @@
 
 size_t esc_utf8_decode(const char *str, uint32_t *cp)
 {
-        const unsigned char *s = (const unsigned char *)str;
-        uint32_t c;
-        size_t n;
+        ucs4_t uc;
+        /* libunistring's strict decoder: overlong forms, surrogates, code
+         * points past U+10FFFF and a sequence cut by the NUL all fail. */
+        int n = u8_strmbtouc(&uc, (const uint8_t *)str);
 
-        if (s[0] < 0x80) {
-                *cp = s[0];
-                return 1;
-        }
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                n = 2, c = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                n = 3, c = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                n = 4, c = s[0] & 0x07;
-        else
+        if (n <= 0)
                 return 0;
-        for (size_t i = 1; i < n; i++) {
-                /* A NUL terminator fails this test too, so we never read past it. */
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                c = c << 6 | (s[i] & 0x3f);
-        }
-        /* Overlong forms, surrogates and code points past U+10FFFF. */
-        if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-            (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-                return 0;
-        *cp = c;
-        return n;
+        *cp = uc;
+        return (size_t)n;
 }
 
 bool esc_cp_unsafe(uint32_t cp)
 {
-        return cp < 0x20 ||
-               (cp >= 0x7f && cp <= 0x9f) ||
-               cp == 0x061c ||
-               (cp >= 0x200b && cp <= 0x200f) ||
-               (cp >= 0x2028 && cp <= 0x202e) ||
-               (cp >= 0x2060 && cp <= 0x206f) ||
-               cp == 0xfeff ||
-               (cp >= 0xfff9 && cp <= 0xfffb);
+        /* Controls (C0, DEL, C1), format characters (the bidi controls and
+         * isolates, zero-width ones, U+FEFF, the interlinear annotation
+         * marks, U+00AD) and the line and paragraph separators, from the
+         * Unicode tables of the host's libunistring, as common/name.c. */
+        return uc_is_general_category(cp, UC_CATEGORY_Cc) || uc_is_general_category(cp, UC_CATEGORY_Cf) ||
+               uc_is_general_category(cp, UC_CATEGORY_Zl) || uc_is_general_category(cp, UC_CATEGORY_Zp);
 }
 
 const char *esc_term(char *buf, size_t len, const char *str)

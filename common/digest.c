@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "macro.h"
 
@@ -290,36 +291,18 @@ void digest_buffer(const void *data, uint64_t len, uint8_t out[WIRE_DIGEST_SIZE]
 
 void digest_hex(const uint8_t in[WIRE_DIGEST_SIZE], char out[DIGEST_HEX_SIZE])
 {
-        static const char hex[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < WIRE_DIGEST_SIZE; i++) {
-                out[2 * i] = hex[in[i] >> 4];
-                out[2 * i + 1] = hex[in[i] & 0x0f];
-        }
-        out[2 * WIRE_DIGEST_SIZE] = '\0';
-}
-
-static int digest_nibble(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
+        sodium_bin2hex(out, DIGEST_HEX_SIZE, in, WIRE_DIGEST_SIZE);
 }
 
 int digest_parse(const char *hex, size_t len, uint8_t out[WIRE_DIGEST_SIZE])
 {
-        if (len != 2 * WIRE_DIGEST_SIZE)
-                return -EINVAL;
-        for (size_t i = 0; i < WIRE_DIGEST_SIZE; i++) {
-                int hi = digest_nibble(hex[2 * i]), lo = digest_nibble(hex[2 * i + 1]);
+        const char *end;
+        size_t n;
 
-                if (hi < 0 || lo < 0)
-                        return -EINVAL;
-                out[i] = (uint8_t)(hi << 4 | lo);
-        }
+        /* Exactly 32 hex digits, either case: no separators, nothing after. */
+        if (len != 2 * WIRE_DIGEST_SIZE ||
+            sodium_hex2bin(out, WIRE_DIGEST_SIZE, hex, len, NULL, &n, &end) != 0 ||
+            n != WIRE_DIGEST_SIZE || end != hex + len)
+                return -EINVAL;
         return 0;
 }

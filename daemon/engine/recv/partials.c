@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -506,8 +507,9 @@ static bool partials_beneath(const char *sub, const char *dir)
 static void partials_boot_id(uint8_t out[PARTIAL_BOOT_SIZE])
 {
         char text[64];
-        unsigned int n = 0;
+        const char *end;
         ssize_t len;
+        size_t n;
         int fd;
 
         memset(out, 0, PARTIAL_BOOT_SIZE);
@@ -519,14 +521,10 @@ static void partials_boot_id(uint8_t out[PARTIAL_BOOT_SIZE])
         if (len <= 0)
                 return;
         text[len] = '\0';
-        for (const char *p = text; *p && n < 2 * PARTIAL_BOOT_SIZE; p++) {
-                const char *hex = "0123456789abcdef", *d = strchr(hex, *p);
-
-                if (*p == '-' || !d)
-                        continue;
-                out[n / 2] |= (uint8_t)((d - hex) << (n % 2 ? 0 : 4));
-                n++;
-        }
+        /* "8c3f...-...-...\n": 32 hex digits, dashes between; anything
+         * else counts as none. */
+        if (sodium_hex2bin(out, PARTIAL_BOOT_SIZE, text, (size_t)len, "-", &n, &end) != 0 || n != PARTIAL_BOOT_SIZE)
+                memset(out, 0, PARTIAL_BOOT_SIZE);
 }
 
 int partials_open(struct recv_env *e, const char *incoming_dir)
