@@ -2,7 +2,8 @@
 # Guest side of the testbed, exec'd by the image's testbed-boot (from
 # testbed.service) with the host's run directory mounted at /mnt/testbed:
 #   plan          what to run (written by tests/testbed/testbed)
-#   stage/        the project's .deb, and tools/ (rawpeer, stuckfs)
+#   stage/        the project's .deb, tools/ (rawpeer, stuckfs) and
+#                 debian-tests/ (the package's autopkgtest)
 #   sanitize/     the ASan+UBSan build's programs, when staged (TESTBED_SANITIZE)
 #   testbed/      a copy of tests/testbed (this file, lib.sh, ...)
 #   scripts/N/    the scripts to run
