@@ -193,22 +193,54 @@ static int fanout_start(struct fanout_child *c, struct sendcmd *sc, int (*one)(s
         return 0;
 }
 
-/* Every child's object, in the list's order, as one:
+/*
+ * The job in what our child printed for its one peer (json_peer_open():
+ * {"peers":[{"peer":PEER,"exit":N,"job":JOB}]}): JOB's first byte, and its
+ * length in *@len; NULL when it printed something else (none, too much).
+ */
+static const char *fanout_child_job(const struct fanout_child *c, size_t *len)
+{
+        const struct fanout_stream *s = &c->out;
+        _cleanup_(freep) char *head = NULL;
+        size_t hlen = 0, n = s->len, k;
+        FILE *f;
+
+        while (n && (s->buf[n - 1] == '\n' || s->buf[n - 1] == ' '))
+                n--;
+        if (s->truncated || !(f = open_memstream(&head, &hlen)))
+                return NULL;
+        json_peer_open(f, c->peer, 0);
+        fclose(f);
+        /* Everything up to "exit": as we would write it; the digits; ,"job":. */
+        k = (size_t)(strstr(head, "\"exit\":") - head) + strlen("\"exit\":");
+        if (n < k + 3 || memcmp(s->buf, head, k) != 0)
+                return NULL;
+        k += s->buf[k] == '-';
+        while (k < n && s->buf[k] >= '0' && s->buf[k] <= '9')
+                k++;
+        if (n < k + 7 + 3 || memcmp(s->buf + k, ",\"job\":", 7) != 0 || memcmp(s->buf + n - 3, "}]}", 3) != 0)
+                return NULL;
+        k += 7;
+        *len = n - 3 - k;
+        return s->buf[k] == '{' && s->buf[n - 4] == '}' ? s->buf + k : NULL;
+}
+
+/* Every child's object, in the list's order, as one (json.h):
  * {"peers":[{"peer":"node01","exit":0,"job":{...}},...]} */
 static void fanout_json(struct fanout_child *c, size_t n)
 {
         fputs("{\"peers\":[", stdout);
         for (size_t i = 0; i < n; i++) {
-                struct fanout_stream *s = &c[i].out;
+                const char *job;
+                size_t len = 0;
 
-                while (s->len && (s->buf[s->len - 1] == '\n' || s->buf[s->len - 1] == ' '))
-                        s->len--;
                 fputs(i ? ",{\"peer\":" : "{\"peer\":", stdout);
                 json_string(stdout, c[i].peer);
                 printf(",\"exit\":%d,\"job\":", c[i].exit);
-                /* Our own child's object, or null when it printed none (or too much). */
-                if (s->len && !s->truncated && s->buf[0] == '{' && s->buf[s->len - 1] == '}')
-                        fwrite(s->buf, 1, s->len, stdout);
+                /* Our own child's job, or null when it printed none (or too much). */
+                job = fanout_child_job(&c[i], &len);
+                if (job)
+                        fwrite(job, 1, len, stdout);
                 else
                         fputs("null", stdout);
                 fputc('}', stdout);

@@ -47,6 +47,18 @@ void json_string(FILE *f, const char *str)
         fputc('"', f);
 }
 
+void json_peer_open(FILE *f, const char *peer, int exit_status)
+{
+        fputs("{\"peers\":[{\"peer\":", f);
+        json_string(f, peer);
+        fprintf(f, ",\"exit\":%d,\"job\":", exit_status);
+}
+
+void json_peer_close(FILE *f)
+{
+        fputs("}]}", f);
+}
+
 /* The job's keys, without the braces. */
 static void json_job_keys(FILE *f, const struct ctl_job *job)
 {

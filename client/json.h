@@ -21,6 +21,17 @@
 void json_string(FILE *f, const char *s);
 
 /*
+ * xferctl send --json has one shape whatever the mode (one peer, a star,
+ * a relay chain; --no-wait): {"peers":[P,...]}, each P
+ * {"peer":"node01","exit":0,"job":{...}}, peer as given, exit the status
+ * xferctl would give for that peer alone, job json_job's (null when there
+ * is none). json_peer_open() writes {"peers":[{"peer":...,"exit":N,"job":
+ * and json_peer_close() the "}]}" after the job, for a send to one peer.
+ */
+void json_peer_open(FILE *f, const char *peer, int exit_status);
+void json_peer_close(FILE *f);
+
+/*
  * One job as an object, no trailing newline:
  * {"id":3,"state":"done","status":0,"status_text":"ok","bytes":1073741824,
  *  "bytes_total":1073741824,"usec":20400000,"mbps":52.6,"attempt":1,

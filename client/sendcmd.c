@@ -728,10 +728,16 @@ static int sendcmd_report(struct sendcmd *sc)
         if (sc->chain)
                 return sendcmd_chain_report(sc);
         if (sc->json) {
+                int rc = j->state != CTL_JOB_DONE ? XFERCTL_EXIT_FAILED :
+                         sc->left_out || sc->unreadable ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_OK;
+
+                /* Every mode's shape: a peers array (json.h). */
+                json_peer_open(stdout, sc->peer_arg, rc);
                 if (sc->results)
                         json_job_files(stdout, j, sc->results, sc->nresults);
                 else
                         json_job(stdout, j);
+                json_peer_close(stdout);
                 fputc('\n', stdout);
         }
         switch (j->state) {
@@ -844,7 +850,9 @@ static int sendcmd_queued(struct sendcmd *sc)
                 if (sendcmd_fetch(sc, &sock, true, &job) < 0)
                         return XFERCTL_EXIT_UNREACHABLE;
                 safe_close(sock);
+                json_peer_open(stdout, sc->peer_arg, XFERCTL_EXIT_OK);
                 json_job(stdout, &job);
+                json_peer_close(stdout);
                 fputc('\n', stdout);
         } else {
                 printf("%" PRIu64 "\n", sc->id);

@@ -455,7 +455,8 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
          * transfer count against max_transfers and take its share; one
          * host never takes them all (issue 32: sessions that hold a slot
          * as long as their claims let them). */
-        if (recv_admitted_from(e, rdma_get_peer_addr(x->base.lane[0]->conn.id)) >= e->cfg.per_host) {
+        if (e->cfg.per_host < e->cfg.max_transfers &&
+            recv_admitted_from(e, rdma_get_peer_addr(x->base.lane[0]->conn.id)) >= e->cfg.per_host) {
                 snprintf(text, sizeof(text), "%u transfers from this host already receiving "
                          "(max_transfers_per_host)", e->cfg.per_host);
                 recv_fail(x, WIRE_E_BUSY, text);

@@ -122,7 +122,7 @@ same_file "$SRC/stop/s1.dat" "$BETA_IN/s1.dat"
 # --json says what became of each file.
 grep -qE '"file_results":\[\{"path":"[^"]*/s1\.dat","name":"s1\.dat","size":1000,"result":"published"\},'"$(
         )"'\{"path":"[^"]*/s2\.dat","name":"s2\.dat","size":1000,"result":"failed","text":"[^"]*exists[^"]*"\},'"$(
-        )"'\{"path":"[^"]*/s3\.dat","name":"s3\.dat","size":1000,"result":"not sent"\}\]\}$' <<<"$out" ||
+        )"'\{"path":"[^"]*/s3\.dat","name":"s3\.dat","size":1000,"result":"not sent"\}\]\}\}\]\}$' <<<"$out" ||
         tb_fail "--json: no per-file results (published, failed, not sent): $out"
 tb_log "the job stopped at the refused file: $(tail -n 1 <<<"$err"); --json: s1 published, s2 failed, s3 not sent"
 
@@ -147,7 +147,7 @@ out=$(xferctl send --json --continue-on-error "$SRC/stop/c1.dat" "$SRC/stop/none
         "$BETA_ADDR" 2>/dev/null) || rc=$?
 ((rc == 23)) || tb_fail "--continue-on-error with a missing file: exit $rc, not 23: $out"
 grep -qE '"result":"published"\},\{"path":"[^"]*/none\.dat","result":"left out","text":"No such file or directory"\},'"$(
-        )"'\{"path":"[^"]*/c2\.dat","name":"c2\.dat","size":200,"result":"published"\}\]\}$' <<<"$out" ||
+        )"'\{"path":"[^"]*/c2\.dat","name":"c2\.dat","size":200,"result":"published"\}\]\}\}\]\}$' <<<"$out" ||
         tb_fail "--json: the file left out is not said: $out"
 same_file "$SRC/stop/c1.dat" "$BETA_IN/c1.dat"
 same_file "$SRC/stop/c2.dat" "$BETA_IN/c2.dat"

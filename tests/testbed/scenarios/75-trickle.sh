@@ -92,7 +92,7 @@ done
 wait_for 10 bash -c "journalctl -u $BETA_UNIT -o cat --after-cursor '$cur' | grep -c 'receiving trickle.dat' | grep -qx 4" ||
         tb_fail "beta did not accept 4 tricklers"
 make_file "$SRC/meanwhile.dat" 1000000
-send_fails "$SRC/meanwhile.dat" "busy"
+send_fails "$SRC/meanwhile.dat" "busy: 4 transfers already receiving"
 for i in 1 2 3 4; do trickle_cut "${pids[i - 1]}" "c$i" $((T + 1)); done
 # Their places come back as their connections are reaped, a moment later.
 wait_for 10 xferctl send "$SRC/meanwhile.dat" "$BETA_ADDR" || tb_fail "no honest send got in after the cut-off"
