@@ -1,4 +1,5 @@
 #include <inttypes.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -59,6 +60,19 @@ void json_peer_close(FILE *f)
         fputs("}]}", f);
 }
 
+void json_time(FILE *f, uint64_t usec)
+{
+        time_t t = (time_t)(usec / 1000000u);
+        struct tm tm;
+        char buf[32];
+
+        if (!usec || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
+                fputs("null", f);
+                return;
+        }
+        fprintf(f, "\"%s.%03uZ\"", buf, (unsigned int)(usec % 1000000u / 1000u));
+}
+
 /* The job's keys, without the braces. */
 static void json_job_keys(FILE *f, const struct ctl_job *job)
 {
@@ -74,6 +88,12 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
                 (unsigned int)job->attempts, job->retry_usec, (unsigned int)job->files_done,
                 (unsigned int)job->files_total, (unsigned int)job->files_skipped);
         json_string(f, job->peer);
+        fputs(",\"created\":", f);
+        json_time(f, job->created_us);
+        fputs(",\"started\":", f);
+        json_time(f, job->started_us);
+        fputs(",\"ended\":", f);
+        json_time(f, job->ended_us);
         fputs(",\"name\":", f);
         json_string(f, job->name);
         fputs(",\"text\":", f);

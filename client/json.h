@@ -19,6 +19,9 @@
 
 /* @s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
+/* A time, microseconds since the epoch, as an RFC 3339 string in UTC to
+ * the millisecond ("2026-12-05T19:52:53.123Z"); 0: null. */
+void json_time(FILE *f, uint64_t usec);
 
 /*
  * xferctl send --json has one shape whatever the mode (one peer, a star,
@@ -35,8 +38,11 @@ void json_peer_close(FILE *f);
  * One job as an object, no trailing newline:
  * {"id":3,"state":"done","status":0,"status_text":"ok","bytes":1073741824,
  *  "bytes_total":1073741824,"usec":20400000,"mbps":52.6,"attempt":1,
- *  "attempts":6,"retry_usec":0,"peer":"198.18.0.2:7470","name":"foo.dat",
- *  "text":""}
+ *  "attempts":6,"retry_usec":0,"files":1,"files_total":1,"files_skipped":0,
+ *  "peer":"198.18.0.2:7470","created":"2026-12-05T19:52:53.123Z",
+ *  "started":"2026-12-05T19:52:53.125Z","ended":"2026-12-05T19:53:13.530Z",
+ *  "name":"foo.dat","text":""}
+ * (created, started, ended: RFC 3339 in UTC; null until it happened.)
  * ("retry_usec": while "retrying", the next attempt starts in that long.)
  * A relay chain's (nodes > 0) has ten more, as ctl_job has them:
  * "nodes", "nodes_ok", "node_failed", "node_status", "node_status_text",

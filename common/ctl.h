@@ -15,7 +15,8 @@
  * to 512 nodes: JOB's nodes_missing a set of 512 bits (nodeset.h), and
  * CTL_MSG_MAX 32768 for the route and bytes of such a chain; version 8
  * SETTINGS, what the daemon's configuration says to its clients (the
- * pattern of peer_names, peername.h).
+ * pattern of peer_names, peername.h); version 9 JOB's times (created,
+ * started, ended) and CTL_MSG_MAX 32832 for them.
  *
  *   client -> daemon                      daemon -> client
  *   SUBMIT + fd (SCM_RIGHTS)             SUBMITTED {id}     | ERROR
@@ -62,7 +63,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             8       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             9       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -70,11 +71,13 @@
                                          * 6: chains of 512 nodes (JOB nodes_missing 64
                                          *    bytes, CTL_MSG_MAX 32768);
                                          * 7: a tree's DEST mode and mtime (SUBMIT);
-                                         * 8: SETTINGS (peer_names) */
+                                         * 8: SETTINGS (peer_names);
+                                         * 9: JOB created_us, started_us, ended_us,
+                                         *    CTL_MSG_MAX 32832 */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
-#define CTL_MSG_MAX             32768
+#define CTL_MSG_MAX             32832
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
 #define CTL_TEXT_MAX            255
@@ -249,6 +252,9 @@ struct ctl_job {
         uint16_t attempt;               /* the attempt running, next (RETRYING) or last; 1 is the first */
         uint16_t attempts;              /* at most this many, as things stand (1 + retries) */
         uint64_t retry_usec;            /* RETRYING: the next attempt starts in this long; else 0 */
+        /* Microseconds since the epoch (CLOCK_REALTIME), 0: not yet: the
+         * job submitted, its first attempt begun, the job final. */
+        uint64_t created_us, started_us, ended_us;
         uint32_t files_done;            /* files the receiver published */
         uint32_t files_total;           /* files in the job (1 for a single file) */
         uint32_t files_skipped;         /* of files_done, those the receiver had already (sync) */

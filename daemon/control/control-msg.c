@@ -63,6 +63,9 @@ void control_job_msg(struct ctl_msg *m, const struct job *job)
         m->job.attempt = (uint16_t)MIN(job->attempt, UINT16_MAX);
         m->job.attempts = (uint16_t)MIN(job_attempts(job), UINT16_MAX);
         m->job.retry_usec = job_retry_in(job);
+        m->job.created_us = job->created_us;
+        m->job.started_us = job->started_us;
+        m->job.ended_us = job->ended_us;
         m->job.files_done = job->files_done;
         m->job.files_total = job->files;
         m->job.files_skipped = job->files_skipped;

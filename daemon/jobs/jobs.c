@@ -124,6 +124,10 @@ void jobs_set_state(struct job *job, enum job_state state)
         (*jobs_counter(jobs, old))--;
         (*jobs_counter(jobs, state))++;
         job->state = state;
+        if (state == JOB_CONNECTING && !job->started_us)
+                job->started_us = clock_usec(CLOCK_REALTIME);
+        if (state == JOB_DONE || state == JOB_FAILED || state == JOB_CANCELLED)
+                job->ended_us = clock_usec(CLOCK_REALTIME);
         log_debug("job %" PRIu64 ": %s -> %s", job->id, job_state_str(old),
                   job_state_str(state));
 }
@@ -409,6 +413,7 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
         }
         job->jobs = jobs;
         job->id = jobs->next_id++;
+        job->created_us = clock_usec(CLOCK_REALTIME);
         job->state = JOB_QUEUED;
         job->fd = TAKE_FD(fd);
         job->first_size = size;

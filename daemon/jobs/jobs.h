@@ -181,6 +181,10 @@ struct job {
         char peer[JOB_PEER_MAX + 1];    /* "host:port", for logs */
         uint64_t bwlimit;               /* bytes/s, 0: none */
         bool no_sparse;                 /* the spec's */
+        /* CLOCK_REALTIME, microseconds since the epoch (0: not yet): when
+         * it was submitted, when its first attempt began to connect, when
+         * it became final (jobs_set_state). For people and the JSON. */
+        uint64_t created_us, started_us, ended_us;
         /* Progress: asked of the engine while it runs the job (job_refresh),
          * its result once done. */
         uint64_t bytes_done;

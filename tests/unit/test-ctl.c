@@ -34,6 +34,15 @@ static void put32(uint8_t *p, uint32_t v)
                 p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static uint64_t get64(const uint8_t *p)
+{
+        uint64_t v = 0;
+
+        for (int i = 7; i >= 0; i--)
+                v = v << 8 | p[i];
+        return v;
+}
+
 static void put64(uint8_t *p, uint64_t v)
 {
         for (int i = 0; i < 8; i++)
@@ -41,10 +50,10 @@ static void put64(uint8_t *p, uint64_t v)
 }
 
 /* Where a JOB's fields are: nodes_missing's 8 words, the string lengths
- * after them, node_bytes after its 160 fixed bytes. */
-#define JOB_MISSING             (CTL_HEADER_SIZE + 84)
+ * after them, node_bytes after its 184 fixed bytes. */
+#define JOB_MISSING             (CTL_HEADER_SIZE + 108)
 #define JOB_LENS                (JOB_MISSING + NODESET_WIRE_SIZE)
-#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 160)
+#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 184)
 
 /* A set of the nodes whose bits are in @bits (the first 64 nodes). */
 static struct nodeset set_of(uint64_t bits)
@@ -140,6 +149,9 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.attempt = 0x0506;
         out[n].job.attempts = 0x0708;
         out[n].job.retry_usec = 0x1122334455667788ull;
+        out[n].job.created_us = 1764963173123456ull;
+        out[n].job.started_us = 0x0102030405060708ull;
+        out[n].job.ended_us = 0;
         out[n].job.files_done = 0x01020304;
         out[n].job.files_total = 0x05060708;
         out[n].job.files_skipped = 0x0a0b0c0d;
@@ -335,9 +347,9 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 if (len > 0)
                         len = job_node_bytes_resize(tmp, len, j.job.nodes, cases[i].nodes, j.job.bytes_total);
                 tmp[CTL_HEADER_SIZE + 8] = cases[i].state;
-                put16(tmp + CTL_HEADER_SIZE + 76, cases[i].nodes);
-                put16(tmp + CTL_HEADER_SIZE + 78, cases[i].nodes_ok);
-                put16(tmp + CTL_HEADER_SIZE + 80, cases[i].node_failed);
+                put16(tmp + CTL_HEADER_SIZE + 100, cases[i].nodes);
+                put16(tmp + CTL_HEADER_SIZE + 102, cases[i].nodes_ok);
+                put16(tmp + CTL_HEADER_SIZE + 104, cases[i].node_failed);
                 put_set(tmp + JOB_MISSING, &(struct nodeset){ { cases[i].missing } });
                 /* A good case made so decodes: only the fields make a bad one bad. */
                 is_int(len > 0 ? ctl_decode(tmp, (size_t)len, &m) : len, cases[i].good ? 0 : -EBADMSG,
@@ -443,8 +455,8 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
                 memcpy(tmp, buf, (size_t)len);
                 tmp[CTL_HEADER_SIZE + 8] = bad[i].state;
                 if (bad[i].state != CTL_JOB_DONE) {
-                        put16(tmp + CTL_HEADER_SIZE + 78, 0);
-                        put16(tmp + CTL_HEADER_SIZE + 80, 0);
+                        put16(tmp + CTL_HEADER_SIZE + 102, 0);
+                        put16(tmp + CTL_HEADER_SIZE + 104, 0);
                         put_set(tmp + JOB_MISSING, &(struct nodeset){ { 0xf } });
                 }
                 /* The total itself is good for any node: only the bytes make it bad. */
@@ -481,7 +493,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
         is_int(ctl_decode(tmp, (size_t)len - 8, &m), -EBADMSG, "JOB of 4 nodes 8 bytes short of its route");
         /* 0xffff nodes: refused on the count, before any of them is read. */
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 76, 0xffff);
+        put16(tmp + CTL_HEADER_SIZE + 100, 0xffff);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB of 65535 nodes");
         job_no_chain(&j, sample);
         l = ctl_encode(tmp, sizeof(tmp), &j);
@@ -707,21 +719,25 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 160 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
-               "JOB: 160 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
+        is_int(len, CTL_HEADER_SIZE + 184 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 184 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
         ok(tmp[CTL_HEADER_SIZE + 52] == 0x06 && tmp[CTL_HEADER_SIZE + 54] == 0x08 &&
            tmp[CTL_HEADER_SIZE + 56] == 0x88 && tmp[CTL_HEADER_SIZE + 63] == 0x11,
            "then attempt u16, attempts u16 and retry_usec u64, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 64] == 0x04 && tmp[CTL_HEADER_SIZE + 67] == 0x01 &&
-           tmp[CTL_HEADER_SIZE + 68] == 0x08 && tmp[CTL_HEADER_SIZE + 71] == 0x05,
+        ok(get64(tmp + CTL_HEADER_SIZE + 64) == 1764963173123456ull &&
+           tmp[CTL_HEADER_SIZE + 72] == 0x08 && tmp[CTL_HEADER_SIZE + 79] == 0x01 &&
+           get64(tmp + CTL_HEADER_SIZE + 80) == 0,
+           "then created_us, started_us and ended_us u64, little-endian (version 9)");
+        ok(tmp[CTL_HEADER_SIZE + 88] == 0x04 && tmp[CTL_HEADER_SIZE + 91] == 0x01 &&
+           tmp[CTL_HEADER_SIZE + 92] == 0x08 && tmp[CTL_HEADER_SIZE + 95] == 0x05,
            "then files_done u32 and files_total u32, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 72] == 0x0d && tmp[CTL_HEADER_SIZE + 75] == 0x0a,
+        ok(tmp[CTL_HEADER_SIZE + 96] == 0x0d && tmp[CTL_HEADER_SIZE + 99] == 0x0a,
            "then files_skipped u32, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 76] == 4 && tmp[CTL_HEADER_SIZE + 78] == 2 && tmp[CTL_HEADER_SIZE + 80] == 2 &&
-           tmp[CTL_HEADER_SIZE + 82] == 0x07 && tmp[CTL_HEADER_SIZE + 83] == 0x01,
+        ok(tmp[CTL_HEADER_SIZE + 100] == 4 && tmp[CTL_HEADER_SIZE + 102] == 2 && tmp[CTL_HEADER_SIZE + 104] == 2 &&
+           tmp[CTL_HEADER_SIZE + 106] == 0x07 && tmp[CTL_HEADER_SIZE + 107] == 0x01,
            "then nodes, nodes_ok, node_failed and node_status u16, little-endian");
         {
                 bool zero = true;
@@ -797,8 +813,8 @@ static void test_codec(void)
 
         msg_reset(&m, CTL_OK);
         len = ctl_encode(buf, sizeof(buf), &m);
-        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == 8 && buf[6] == CTL_OK && buf[8] == 0,
-           "OK is a bare header: \"XCTL\", v8, type, length 0");
+        ok(len == CTL_HEADER_SIZE && memcmp(buf, "XCTL", 4) == 0 && buf[4] == CTL_VERSION && buf[6] == CTL_OK && buf[8] == 0,
+           "OK is a bare header: \"XCTL\", the version, type, length 0");
 
         /* FILE: id, size, name_len, name. */
         struct ctl_msg fm = msgs[12];
@@ -939,8 +955,8 @@ static void test_chain_512(void)
                 is_int(r, -EINVAL, "JOB of 512 nodes: %s: encoding is -EINVAL", bad[i].what);
                 /* The good one's bytes with this one's fields. */
                 memcpy(tmp, buf, (size_t)len);
-                put16(tmp + CTL_HEADER_SIZE + 78, b->job.nodes_ok);
-                put16(tmp + CTL_HEADER_SIZE + 80, b->job.node_failed);
+                put16(tmp + CTL_HEADER_SIZE + 102, b->job.nodes_ok);
+                put16(tmp + CTL_HEADER_SIZE + 104, b->job.node_failed);
                 put_set(tmp + JOB_MISSING, &b->job.nodes_missing);
                 if (bad[i].add)
                         put64(tmp + JOB_NODE_BYTES + 8 * bad[i].add, 0);
@@ -957,7 +973,7 @@ static void test_chain_512(void)
                         r = ctl_encode(tmp, sizeof(tmp), &g);
                         ok(r > 0 && ctl_decode(tmp, (size_t)r, &m) == 0, "JOB of %u nodes, node 2 missing, is good",
                            (unsigned int)g.job.nodes);
-                        put16(tmp + CTL_HEADER_SIZE + 78, b->job.nodes_ok);
+                        put16(tmp + CTL_HEADER_SIZE + 102, b->job.nodes_ok);
                         put_set(tmp + JOB_MISSING, &b->job.nodes_missing);
                 }
                 is_int(r > 0 ? ctl_decode(tmp, (size_t)r, &m) : r, -EBADMSG,

@@ -76,7 +76,7 @@ static void test_hostile(void)
         is_str(buf, "{\"id\":9,\"state\":\"failed\",\"status\":4,\"status_text\":\"peer not allowed\","
                     "\"bytes\":0,\"bytes_total\":0,\"usec\":0,\"mbps\":0.0,\"bwlimit\":0,"
                     "\"attempt\":0,\"attempts\":0,\"retry_usec\":0,\"files\":0,\"files_total\":0,\"files_skipped\":0,"
-                    "\"peer\":\"198.18.0.2:7470\\u001b[8m\",\"name\":\"a\\u202eb\\ufffd\\rc\","
+                    "\"peer\":\"198.18.0.2:7470\\u001b[8m\",\"created\":null,\"started\":null,\"ended\":null,\"name\":\"a\\u202eb\\ufffd\\rc\","
                     "\"text\":\"denied\\u001b]0;pwned\\u0007\\u009b2J\\n\"}",
                "a job with hostile peer, name and text");
         ok(buf && clean(buf), "the object is valid UTF-8 with nothing raw a terminal would act on");
@@ -186,6 +186,9 @@ int main(void)
                 .attempt = 2,
                 .attempts = 6,
                 .retry_usec = 8000000,
+                /* 2025-12-05 19:52:53.123456 UTC (Python's datetime says so), 1.999543 s later; not ended. */
+                .created_us = 1764964373123456ull,
+                .started_us = 1764964375122999ull,
         };
         char *buf = NULL;
         size_t len = 0;
@@ -215,8 +218,22 @@ int main(void)
         is_str(buf, "{\"id\":3,\"state\":\"failed\",\"status\":7,\"status_text\":\"file exists\","
                     "\"bytes\":1000000,\"bytes_total\":2000000,\"usec\":500000,\"mbps\":2.0,"
                     "\"bwlimit\":8388608,\"attempt\":2,\"attempts\":6,\"retry_usec\":8000000,\"files\":0,\"files_total\":0,\"files_skipped\":0,"
-                    "\"peer\":\"198.18.0.2:7470\",\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",
-               "a job object");
+                    "\"peer\":\"198.18.0.2:7470\",\"created\":\"2025-12-05T19:52:53.123Z\","
+                    "\"started\":\"2025-12-05T19:52:55.122Z\",\"ended\":null,"
+                    "\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",
+               "a job object: times in RFC 3339, UTC, to the millisecond (cut, not rounded), null when not yet");
+        free(buf);
+
+        /* send --json's one shape: the job inside a peers array. */
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return 1;
+        json_peer_open(f, "node\"01", 23);
+        fputs("{}", f);
+        json_peer_close(f);
+        fclose(f);
+        is_str(buf, "{\"peers\":[{\"peer\":\"node\\\"01\",\"exit\":23,\"job\":{}}]}",
+               "a send to one peer: {\"peers\":[{\"peer\",\"exit\",\"job\"}]}");
         free(buf);
 
         /* A chain that went around its failed node 2; node 4 not reached. */
