@@ -124,6 +124,11 @@ grep -qE '"file_results":\[\{"path":"[^"]*/s1\.dat","name":"s1\.dat","size":1000
         )"'\{"path":"[^"]*/s2\.dat","name":"s2\.dat","size":1000,"result":"failed","text":"[^"]*exists[^"]*"\},'"$(
         )"'\{"path":"[^"]*/s3\.dat","name":"s3\.dat","size":1000,"result":"not sent"\}\]\}\}\]\}$' <<<"$out" ||
         tb_fail "--json: no per-file results (published, failed, not sent): $out"
+# One shape (a peers array), and the job's times in RFC 3339, UTC.
+grep -qE '^\{"peers":\[\{"peer":"'"$BETA_ADDR"'","exit":1,"job":\{"id":' <<<"$out" ||
+        tb_fail "--json: not the peers shape: $out"
+grep -qE '"created":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z","started":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z","ended":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"' <<<"$out" ||
+        tb_fail "--json: no RFC 3339 created, started and ended: $out"
 tb_log "the job stopped at the refused file: $(tail -n 1 <<<"$err"); --json: s1 published, s2 failed, s3 not sent"
 
 # Usage errors, before anything is sent.
