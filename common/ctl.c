@@ -239,7 +239,7 @@ int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
 
 bool ctl_submit_chain_ok(const struct ctl_submit *s)
 {
-        if (s->flags & CTL_SUBMIT_SYNC_MASK)
+        if (s->flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE))
                 return false;
         return (s->flags & CTL_SUBMIT_TREE) || s->files <= 1;
 }

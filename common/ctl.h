@@ -144,7 +144,11 @@ enum {
         CTL_SUBMIT_SYNC_SIZE = 1 << 3,  /* a regular file of the same size is kept; others replace */
         CTL_SUBMIT_SYNC_DIGEST = 1 << 4,        /* ... of the same size and digest (digest.h) */
         CTL_SUBMIT_SYNC_MASK = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST,
-        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK,
+        /* xferctl send --delete: with CTL_SUBMIT_TREE and one of the sync
+         * flags, DEST ends with only the tree's entries (wire.h, Deleting);
+         * never in a chain. A daemon before it refuses the unknown bit. */
+        CTL_SUBMIT_DELETE = 1 << 5,
+        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE,
 };
 
 /* ctl_file.flags */

@@ -108,6 +108,11 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
+        if ((s->flags & CTL_SUBMIT_DELETE) &&
+            (!(s->flags & CTL_SUBMIT_TREE) || !(s->flags & CTL_SUBMIT_SYNC_MASK))) {
+                snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
+                return -EINVAL;
+        }
         n = ctl_route_parse(s->route, NULL, CTL_ROUTE_HOPS_MAX);
         if (n == -E2BIG) {
                 snprintf(why, whylen, "a chain has at most %u nodes (the peer and %u more)", CTL_NODES_MAX,
@@ -136,6 +141,7 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 .mode = s->mode,
                 .mtime_ns = s->mtime_ns,
                 .sync = control_sync(s->flags),
+                .delete = s->flags & CTL_SUBMIT_DELETE,
                 .bwlimit = s->bwlimit,
                 .own_retries = s->flags & CTL_SUBMIT_RETRIES,
                 .retries = s->retries,

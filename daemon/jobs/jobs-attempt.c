@@ -327,6 +327,7 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .attempt = job->attempt,
                 .bwlimit = job->bwlimit,
                 .sync = job_engine_sync(job->sync),
+                .delete = job->delete,
                 .route = e->route_hops ? e->route : NULL,
                 .route_hops = e->route_hops,
         };

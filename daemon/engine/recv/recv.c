@@ -231,6 +231,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .files_total = x->job_files,
                 .packs = x->packs,
                 .skipped = x->files_skipped,
+                .deleted = x->deleted,
                 /* A tree continued from a kept one: the bytes staged
                  * before; and what its files' partials held. */
                 .resumed = x->tree_kept_bytes + x->files_resumed,

@@ -19,13 +19,16 @@
 
 uint16_t send_sync_flags(const struct engine_send *s, bool digest)
 {
+        /* engine_send() took deleting only for a tree that syncs. */
+        uint16_t del = s->delete ? WIRE_OFFER_DELETE : 0;
+
         switch (s->sync) {
         case ENGINE_SYNC_SKIP_EXISTING:
-                return WIRE_OFFER_SKIP_EXISTING;
+                return WIRE_OFFER_SKIP_EXISTING | del;
         case ENGINE_SYNC_SIZE:
-                return WIRE_OFFER_SYNC;
+                return WIRE_OFFER_SYNC | del;
         case ENGINE_SYNC_DIGEST:
-                return WIRE_OFFER_SYNC | (digest ? WIRE_OFFER_DIGEST : 0);
+                return WIRE_OFFER_SYNC | (digest ? WIRE_OFFER_DIGEST : 0) | del;
         default:
                 return 0;
         }

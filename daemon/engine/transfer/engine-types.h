@@ -156,6 +156,8 @@ struct engine_send_req {
         uint64_t bwlimit;               /* bytes/s for this transfer, 0: none (cfg rate_limit
                                          * applies either way; the lower wins) */
         unsigned int sync;              /* enum engine_sync */
+        bool delete;                    /* with a tree's sync: the receiver removes what DEST
+                                         * holds beyond the tree's entries (wire.h, Deleting) */
         /* A tree's job token (WIRE_SOURCE_SIZE bytes, the same in every
          * attempt of the job; NULL: not resumable): its DEST offer carries
          * it, so a receiver that kept what an earlier attempt staged
