@@ -763,11 +763,14 @@ static int sendcmd_report(struct sendcmd *sc)
         switch (j->state) {
         case CTL_JOB_DONE:
                 if (!sc->json && j->files_total > 1) {
-                        char files[CTL_NAME_MAX + 48], skipped[sizeof(j->peer) + 48] = "";
+                        char files[CTL_NAME_MAX + 80], skipped[sizeof(j->peer) + 80] = "";
 
                         if (j->files_skipped)
                                 snprintf(skipped, sizeof(skipped), ", %u skipped (already on %s)",
                                          (unsigned int)j->files_skipped, j->peer);
+                        if (j->deleted)
+                                snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped),
+                                         ", %u deleted", (unsigned int)j->deleted);
                         if (sc->recursive)
                                 snprintf(files, sizeof(files), "%s (%u entries%s)", sc->dest,
                                          (unsigned int)j->files_total, skipped);

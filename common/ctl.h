@@ -62,7 +62,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             8       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             9       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -70,7 +70,8 @@
                                          * 6: chains of 512 nodes (JOB nodes_missing 64
                                          *    bytes, CTL_MSG_MAX 32768);
                                          * 7: a tree's DEST mode and mtime (SUBMIT);
-                                         * 8: SETTINGS (peer_names) */
+                                         * 8: SETTINGS (peer_names);
+                                         * 9: deleting (SUBMIT flag DELETE, JOB deleted) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
@@ -252,6 +253,9 @@ struct ctl_job {
         uint32_t files_done;            /* files the receiver published */
         uint32_t files_total;           /* files in the job (1 for a single file) */
         uint32_t files_skipped;         /* of files_done, those the receiver had already (sync) */
+        uint32_t deleted;               /* DONE, a tree with CTL_SUBMIT_DELETE: what the receiver
+                                         * removed from DEST (its entries, a directory's too;
+                                         * UINT32_MAX: that many or more) */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */

@@ -66,6 +66,7 @@ void control_job_msg(struct ctl_msg *m, const struct job *job)
         m->job.files_done = job->files_done;
         m->job.files_total = job->files;
         m->job.files_skipped = job->files_skipped;
+        m->job.deleted = (uint32_t)MIN(job->deleted, (uint64_t)UINT32_MAX);
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);

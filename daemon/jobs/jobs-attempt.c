@@ -238,6 +238,7 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         }
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
+        job->deleted = r->deleted;
         job->usec = r->usec;
         /* A chain's nodes keep the bytes they had, the peer's the result's. */
         if (job->nodes)

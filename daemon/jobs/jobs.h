@@ -156,6 +156,7 @@ struct job {
         uint64_t mtime_ns;
         enum job_sync sync;             /* every attempt keeps it */
         bool delete;                    /* ... and this (job_spec's) */
+        uint64_t deleted;               /* DONE: what the receiver removed (delete) */
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
         /* A relay chain, of a file or a tree: the nodes after the peer,
          * each "ADDR:PORT" or "[IPV6]:PORT" with its port fixed, comma

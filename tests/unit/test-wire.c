@@ -294,12 +294,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 16);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v16 is -EPROTONOSUPPORT");
-        is_int(h2.version, 16, "and still reports the peer's version");
-        put16(buf + 4, 14);
+        put16(buf + 4, 17);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v17 is -EPROTONOSUPPORT");
+        is_int(h2.version, 17, "and still reports the peer's version");
+        put16(buf + 4, 15);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
-               "a version-14 hello (it knows no hard links) is -EPROTONOSUPPORT");
+               "a version-15 hello (it knows no deleting) is -EPROTONOSUPPORT");
         put16(buf + 4, 13);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-13 hello (a tree's mode 0 was the receiver's own) is -EPROTONOSUPPORT");
@@ -544,7 +544,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x05, 0x00,  /* magic, v15, END */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x05, 0x00,  /* magic, v16, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -556,12 +556,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x03, 0x00,  /* magic, v15, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x03, 0x00,  /* magic, v16, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x08, 0x00,  /* magic, v15, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x08, 0x00,  /* magic, v16, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -573,7 +573,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x08, 0x00,  /* magic, v15, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x08, 0x00,  /* magic, v16, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -581,7 +581,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x06, 0x00,  /* magic, v15, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x06, 0x00,  /* magic, v16, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1834,7 +1834,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x0f, 0x00, 0x09, 0x00,  /* magic, v15, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x09, 0x00,  /* magic, v16, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */

@@ -44,6 +44,7 @@ struct engine_result {
         uint64_t usec;                  /* first post to last completion */
         uint32_t files;                 /* files the receiver verified and published, or kept */
         uint32_t skipped;               /* of those, kept: it had them already (sync) */
+        uint64_t deleted;               /* a tree with delete: entries the receiver removed */
         /*
          * A chain (engine_send_req.route): of the route's hops, how many
          * published the file too (DONE says only that the first receiver
