@@ -191,7 +191,7 @@
  * offered, whether sent or kept, and whatever else the old DEST held
  * beneath it is removed in the same step that publishes the tree. A
  * receiver that does not allow it (rdmaxferd: tree_delete = no) refuses
- * DEST's offer with WIRE_E_DENIED. The session's last RESULT "ok" (the
+ * DEST's offer with WIRE_E_PERMISSION. The session's last RESULT "ok" (the
  * tree's publishing) ends with "deleted N" when it removed N entries (a
  * directory and each entry in it count; after "skipped..." and "; ").
  *
