@@ -281,9 +281,14 @@ diff -r --no-dereference "$SRC/del-sibling" "$BETA_IN/modes/sibling" >&2 ||
         tb_fail "the sibling directory beside DEST changed"
 same_file "$SRC/del-outside.txt" "$BETA_IN/modes/outside.txt"
 [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
-jfields_wait "$BETA_UNIT" modes/del
-[[ ${JF[RDMAXFER_RESULT]} == ok && ${JF[RDMAXFER_DELETED]:-} == "$want" ]] ||
-        tb_fail "beta's journal entry: RESULT ${JF[RDMAXFER_RESULT]:-none}, DELETED ${JF[RDMAXFER_DELETED]:-none} (want $want)"
+# Both daemons' entries of this job (the refusal's came before $since).
+for unit in "$BETA_UNIT" "$ALPHA_UNIT"; do
+        wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o export --since '$since' RDMAXFER_FILE=modes/del |
+                tr -d '\\000' | grep -qx 'RDMAXFER_DELETED=$want'" || {
+                journalctl -u "$unit" --no-pager -o cat --since "$since" >&2
+                tb_fail "$unit's journal entry of the job has no RDMAXFER_DELETED=$want (above)"
+        }
+done
 tb_log "the receiver's extras gone ($want deleted, so says the journal), kept and changed files as" \
        "rsync -a --delete makes them, the sibling and the file outside DEST untouched"
 
