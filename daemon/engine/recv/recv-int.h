@@ -266,7 +266,6 @@ static inline uint32_t recv_span(const struct wire_offer *o)
         return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
 }
 
-/* Whether @f's RESULT is the session's last. */
 /* Merged into an existing DEST that is to hold only the tree's entries
  * (wire.h, Deleting): each one kept goes into the staging directory as
  * it is decided (recv_sync_keep), and nothing else of the old DEST does. */
@@ -275,6 +274,7 @@ static inline bool recv_deleting(const struct recv_xfer *x)
         return x->merge && (x->sync & WIRE_OFFER_DELETE);
 }
 
+/* Whether @f's RESULT is the session's last. */
 static inline bool recv_is_last(const struct recv_xfer *x, const struct recv_file *f)
 {
         return x->tree_again || f->offer.file + recv_span(&f->offer) >= x->job_files;
