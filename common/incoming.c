@@ -591,8 +591,8 @@ int incoming_keep_link(int oldfd, const char *leaf, int newfd, const char *newle
                 if (unlinkat(newfd, newleaf, 0) < 0 || linkat(oldfd, leaf, newfd, newleaf, 0) < 0)
                         return -errno;
         }
-        /* The name may have been given to another entry since it was
-         * looked at: only the entry the sync judged is kept. */
+        /* The name may have been given to another entry (a symlink, say)
+         * between the look above and the link: only that entry is kept. */
         if (fstatat(newfd, newleaf, &ns, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         if (ns.st_dev != os.st_dev || ns.st_ino != os.st_ino) {
