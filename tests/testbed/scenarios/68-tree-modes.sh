@@ -281,9 +281,10 @@ diff -r --no-dereference "$SRC/del-sibling" "$BETA_IN/modes/sibling" >&2 ||
         tb_fail "the sibling directory beside DEST changed"
 same_file "$SRC/del-outside.txt" "$BETA_IN/modes/outside.txt"
 [[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
-# Both daemons' entries of this job (the refusal's came before $since).
+# Both daemons' entries of this job (the refusal's came before $since; a
+# job's entry is named "N of M files", not by its DEST).
 for unit in "$BETA_UNIT" "$ALPHA_UNIT"; do
-        wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o export --since '$since' RDMAXFER_FILE=modes/del |
+        wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o export --since '$since' |
                 tr -d '\\000' | grep -qx 'RDMAXFER_DELETED=$want'" || {
                 journalctl -u "$unit" --no-pager -o cat --since "$since" >&2
                 tb_fail "$unit's journal entry of the job has no RDMAXFER_DELETED=$want (above)"
