@@ -302,7 +302,10 @@ out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --skip-existing --delet
         --delete-excluded 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r --skip-existing --delete --exclude --delete-excluded: exit $rc: $out"
 [[ ! -e $d/old.tmp && ! -e $d/scratch.tmp ]] || tb_fail "an excluded name is on the receiver: $(ls -A "$d")"
+# The source as it was sent, less what the rule left out (its mtime too).
+sent=$(stat -c %y "$del")
 rm "$del/scratch.tmp"
+touch -d "$sent" "$del"
 same_as_rsync "$del" "$d"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
 
