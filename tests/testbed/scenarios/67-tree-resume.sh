@@ -41,7 +41,7 @@
 
 BETA_PART=/var/lib/rdmaxferd-beta/partial
 RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
-COMMON=(peer_timeout=5 retry_max=20 retry_window=120 retry_delay_max=1 tree_delete=yes)
+COMMON=(peer_timeout=5 retry_max=20 retry_window=120 retry_delay_max=1)
 peers_configure "${COMMON[@]}"
 start_peers
 nb=$BETA_NETDEV
@@ -233,6 +233,9 @@ rc=0
 rm -rf "$BETA_IN/rawpeer-tree"
 
 tb_log "g. --sync --delete, killed half-way: the retry continues, DEST ends as the source"
+# Changed files replace beta's (overwrite), and what the source lacks goes.
+printf 'overwrite = yes\ntree_delete = yes\n' >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" tree_delete
 tree=$SRC/tree-g
 make_tree "$tree"
 out=$(xferctl send -r "$tree" "$BETA_ADDR" --to sets/g 2>&1) || tb_fail "the first send of sets/g failed: $out"
