@@ -82,11 +82,12 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
         json_string(f, wire_status_str(job->status));
         fprintf(f, ",\"bytes\":%" PRIu64 ",\"bytes_total\":%" PRIu64 ",\"usec\":%" PRIu64
                    ",\"mbps\":%.1f,\"bwlimit\":%" PRIu64 ",\"attempt\":%u,\"attempts\":%u"
-                   ",\"retry_usec\":%" PRIu64 ",\"files\":%u,\"files_total\":%u,\"files_skipped\":%u,\"peer\":",
+                   ",\"retry_usec\":%" PRIu64 ",\"files\":%u,\"files_total\":%u,\"files_skipped\":%u"
+                   ",\"deleted\":%u,\"peer\":",
                 job->bytes_done, job->bytes_total, job->usec,
                 progress_mbps(job->bytes_done, job->usec), job->bwlimit, (unsigned int)job->attempt,
                 (unsigned int)job->attempts, job->retry_usec, (unsigned int)job->files_done,
-                (unsigned int)job->files_total, (unsigned int)job->files_skipped);
+                (unsigned int)job->files_total, (unsigned int)job->files_skipped, (unsigned int)job->deleted);
         json_string(f, job->peer);
         fputs(",\"created\":", f);
         json_time(f, job->created_us);

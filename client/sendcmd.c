@@ -128,7 +128,16 @@ const char sendcmd_help[] =
         "                one that differs, which replaces it where the receiver's\n"
         "                overwrite is yes (else the job fails). With -r, DEST may exist\n"
         "                as a directory: the tree is merged into it, and nothing the\n"
-        "                receiver has beyond what is sent is removed\n"
+        "                receiver has beyond what is sent is removed (but see --delete)\n"
+        "  --delete      with -r and --sync or --skip-existing: DEST on the receiver\n"
+        "                ends with exactly the tree's entries; whatever else it held\n"
+        "                (files, directories, symlinks) is removed in the same step that\n"
+        "                publishes the tree, never anything outside DEST. The receiver\n"
+        "                must allow it (tree_delete = yes); not in a chain\n"
+        "  --delete-excluded\n"
+        "                with --delete and --exclude or --include: remove on the receiver\n"
+        "                what the rules leave out too (without it, --delete refuses the\n"
+        "                rules: rdmaxfer cannot yet keep excluded names there as rsync does)\n"
         "  --as NAME     publish under NAME (default: the last component of FILE;\n"
         "                one FILE only)\n"
         "  --bwlimit RATE\n"
@@ -338,6 +347,8 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "sparse", no_argument, NULL, 'S' },
                 { "no-sparse", no_argument, NULL, 'Z' },
                 { "sync", required_argument, NULL, 'Y' },
+                { "delete", no_argument, NULL, 'D' },
+                { "delete-excluded", no_argument, NULL, 'e' },
                 { "no-wait", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "parallel", required_argument, NULL, 'P' },
@@ -394,6 +405,12 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                                             esc_term(shown, sizeof(shown), optarg));
                                 return XFERCTL_EXIT_USAGE;
                         }
+                        break;
+                case 'D':
+                        sc->submit.flags |= CTL_SUBMIT_DELETE;
+                        break;
+                case 'e':
+                        sc->delete_excluded = true;
                         break;
                 case 'k':
                         sc->keep_going = true;
@@ -503,6 +520,28 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
         }
         if (__builtin_popcount(sc->submit.flags & CTL_SUBMIT_SYNC_MASK) > 1) {
                 xferctl_say("send: --skip-existing and --sync are one or the other (and --sync once)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if ((sc->submit.flags & CTL_SUBMIT_DELETE) && !sc->recursive) {
+                xferctl_say("send: --delete is for a tree (-r): it removes what DEST on the receiver "
+                            "holds beyond the tree");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if ((sc->submit.flags & CTL_SUBMIT_DELETE) && !(sc->submit.flags & CTL_SUBMIT_SYNC_MASK)) {
+                xferctl_say("send: --delete needs --sync or --skip-existing: without them an existing "
+                            "DEST is refused, not merged into");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->delete_excluded && !(sc->submit.flags & CTL_SUBMIT_DELETE)) {
+                xferctl_say("send: --delete-excluded goes with --delete");
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* The receiver never sees the rules: it would remove what they
+         * leave out, which rsync keeps unless told --delete-excluded. */
+        if ((sc->submit.flags & CTL_SUBMIT_DELETE) && sc->filters && !sc->delete_excluded) {
+                xferctl_say("send: --delete with --exclude or --include would remove on the receiver "
+                            "what the rules leave out (rsync keeps it; rdmaxfer cannot yet): say "
+                            "--delete-excluded to remove it");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->to && !sc->recursive) {
@@ -744,11 +783,14 @@ static int sendcmd_report(struct sendcmd *sc)
         switch (j->state) {
         case CTL_JOB_DONE:
                 if (!sc->json && j->files_total > 1) {
-                        char files[CTL_NAME_MAX + 48], skipped[sizeof(j->peer) + 48] = "";
+                        char files[CTL_NAME_MAX + 80], skipped[sizeof(j->peer) + 80] = "";
 
                         if (j->files_skipped)
                                 snprintf(skipped, sizeof(skipped), ", %u skipped (already on %s)",
                                          (unsigned int)j->files_skipped, j->peer);
+                        if (j->deleted)
+                                snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped),
+                                         ", %u deleted", (unsigned int)j->deleted);
                         if (sc->recursive)
                                 snprintf(files, sizeof(files), "%s (%u entries%s)", sc->dest,
                                          (unsigned int)j->files_total, skipped);

@@ -58,6 +58,7 @@ struct sendcmd {
         bool keep_going;                /* --continue-on-error: skip what cannot be read */
         int links;                      /* --links: enum sendcmd_links */
         bool no_hard_links;             /* --no-hard-links: every name of a file a copy */
+        bool delete_excluded;           /* --delete-excluded: --delete with filters allowed */
         /* -r: --exclude, --include and their -from files' rules, in order
          * (filter.h), or NULL for none; both walks apply them. What they
          * leave out is the user's choice: not left_out, not said. */

@@ -584,6 +584,8 @@ static void status_print(const struct ctl_job *j)
                 printf("files:    %u of %u\n", (unsigned int)j->files_done, (unsigned int)j->files_total);
         if (j->files_skipped)
                 printf("skipped:  %u (the receiver had them already)\n", (unsigned int)j->files_skipped);
+        if (j->deleted)
+                printf("deleted:  %u (the receiver had them, the source not: --delete)\n", (unsigned int)j->deleted);
         printf("bytes:    %" PRIu64 " of %" PRIu64 " (%u.%u%%; %s of %s)\n",
                j->bytes_done, j->bytes_total, pm / 10, pm % 10,
                progress_size(a, sizeof(a), j->bytes_done),

@@ -39,6 +39,7 @@ enum config_key {
         CONFIG_KEY_OVERWRITE,
         CONFIG_KEY_RELAY,
         CONFIG_KEY_TREE_SYMLINKS,
+        CONFIG_KEY_TREE_DELETE,
         CONFIG_KEY_NAMES,
         CONFIG_KEY_ALLOW_PEERS,
         CONFIG_KEY_RELAY_PEERS,
@@ -142,6 +143,9 @@ void config_init(struct config *cfg)
                 .min_free = 1ull << 30,
                 .io_timeout = 60,
                 .overwrite = false,
+                /* A sender may empty DEST of what it lacks (--delete) only
+                 * where the admin says so: rdmaxferd.conf(5). */
+                .tree_delete = false,
                 .allow_peers = { .n = 0 },
                 .key_file = "",
                 .log_level = CONFIG_LOG_INFO,
@@ -304,6 +308,11 @@ static int config_set_overwrite(struct config *cfg, const char *value, char *why
 static int config_set_relay(struct config *cfg, const char *value, char *why, size_t whylen)
 {
         return config_bool(&cfg->relay, value, why, whylen);
+}
+
+static int config_set_tree_delete(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_bool(&cfg->tree_delete, value, why, whylen);
 }
 
 static int config_set_tree_symlinks(struct config *cfg, const char *value, char *why, size_t whylen)
@@ -512,6 +521,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_OVERWRITE]          = CONFIG_CUSTOM("overwrite", config_set_overwrite),
         [CONFIG_KEY_RELAY]              = CONFIG_CUSTOM("relay", config_set_relay),
         [CONFIG_KEY_TREE_SYMLINKS]      = CONFIG_CUSTOM("tree_symlinks", config_set_tree_symlinks),
+        [CONFIG_KEY_TREE_DELETE]        = CONFIG_CUSTOM("tree_delete", config_set_tree_delete),
         [CONFIG_KEY_NAMES]              = CONFIG_CUSTOM("names", config_set_names),
         [CONFIG_KEY_ALLOW_PEERS]        = CONFIG_CUSTOM("allow_peers", config_set_allow_peers),
         [CONFIG_KEY_RELAY_PEERS]        = CONFIG_CUSTOM("relay_peers", config_set_relay_peers),

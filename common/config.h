@@ -66,6 +66,8 @@ struct config {
         bool overwrite;                 /* overwrite = yes|no */
         bool relay;                     /* relay = yes|no: pass a chain's file on (default no) */
         int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
+        bool tree_delete;               /* tree_delete = yes|no: a synced tree may remove what its
+                                         * source lacks (xferctl send --delete; default no) */
         int names;                      /* names = utf8|strict (enum config_names) */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         struct acl relay_peers;         /* relay_peers = CIDR list a relay sends on to, empty = any */

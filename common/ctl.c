@@ -26,7 +26,7 @@
  *              bytes_total u64, usec u64, rate u64, bwlimit u64,
  *              attempt u16, attempts u16, retry_usec u64, created_us u64,
  *              started_us u64, ended_us u64, files_done u32,
- *              files_total u32, files_skipped u32, nodes u16, nodes_ok u16,
+ *              files_total u32, files_skipped u32, deleted u32, nodes u16, nodes_ok u16,
  *              node_failed u16, node_status u16, nodes_missing 8 x u64
  *              (nodeset.h: bit k of word k / 64 for node k + 1),
  *              peer_len u16, name_len u16, text_len u16, node_peer_len u16,
@@ -50,7 +50,7 @@
 #define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
-#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + \
+#define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4 + \
                                  2 + 2 + 2 + 2 + NODESET_WIRE_SIZE + 2 + 2 + 2 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
@@ -240,7 +240,7 @@ int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
 
 bool ctl_submit_chain_ok(const struct ctl_submit *s)
 {
-        if (s->flags & CTL_SUBMIT_SYNC_MASK)
+        if (s->flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE))
                 return false;
         return (s->flags & CTL_SUBMIT_TREE) || s->files <= 1;
 }
@@ -463,6 +463,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u32(&o, m->job.files_done);
                 bytes_put_u32(&o, m->job.files_total);
                 bytes_put_u32(&o, m->job.files_skipped);
+                bytes_put_u32(&o, m->job.deleted);
                 bytes_put_u16(&o, m->job.nodes);
                 bytes_put_u16(&o, m->job.nodes_ok);
                 bytes_put_u16(&o, m->job.node_failed);
@@ -706,6 +707,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->job.files_done = bytes_get_u32(&in);
                 m->job.files_total = bytes_get_u32(&in);
                 m->job.files_skipped = bytes_get_u32(&in);
+                m->job.deleted = bytes_get_u32(&in);
                 m->job.nodes = bytes_get_u16(&in);
                 m->job.nodes_ok = bytes_get_u16(&in);
                 m->job.node_failed = bytes_get_u16(&in);

@@ -72,8 +72,9 @@
                                          *    bytes, CTL_MSG_MAX 32768);
                                          * 7: a tree's DEST mode and mtime (SUBMIT);
                                          * 8: SETTINGS (peer_names);
-                                         * 9: JOB created_us, started_us, ended_us,
-                                         *    CTL_MSG_MAX 32832 */
+                                         * 9: deleting (SUBMIT flag DELETE, JOB deleted);
+                                         *    SUBMIT flag NO_SPARSE; JOB created_us,
+                                         *    started_us, ended_us; CTL_MSG_MAX 32832 */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
@@ -147,11 +148,16 @@ enum {
         CTL_SUBMIT_SYNC_SIZE = 1 << 3,  /* a regular file of the same size is kept; others replace */
         CTL_SUBMIT_SYNC_DIGEST = 1 << 4,        /* ... of the same size and digest (digest.h) */
         CTL_SUBMIT_SYNC_MASK = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST,
+        /* xferctl send --delete: with CTL_SUBMIT_TREE and one of the sync
+         * flags, DEST ends with only the tree's entries (wire.h, Deleting);
+         * never in a chain. A daemon before it refuses the unknown bit. */
+        CTL_SUBMIT_DELETE = 1 << 5,
         /* Every chunk of a sparse file sent, holes too (xferctl send
          * --no-sparse; wire.h, Sparse files). A daemon before it refuses
          * the bit as unknown. */
         CTL_SUBMIT_NO_SPARSE = 1 << 6,
-        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_NO_SPARSE,
+        _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
+                            CTL_SUBMIT_NO_SPARSE,
 };
 
 /* ctl_file.flags */
@@ -258,6 +264,9 @@ struct ctl_job {
         uint32_t files_done;            /* files the receiver published */
         uint32_t files_total;           /* files in the job (1 for a single file) */
         uint32_t files_skipped;         /* of files_done, those the receiver had already (sync) */
+        uint32_t deleted;               /* DONE, a tree with CTL_SUBMIT_DELETE: what the receiver
+                                         * removed from DEST (its entries, a directory's too;
+                                         * UINT32_MAX: that many or more) */
         char peer[CTL_HOST_MAX + 1 + 6];/* "198.18.0.2:7470" */
         char name[CTL_NAME_MAX + 1];
         char text[CTL_TEXT_MAX + 1];    /* error or result text (RETRYING: the last failure's), may be empty */

@@ -505,7 +505,104 @@ static void incoming_merge_move_at(int oldfd, int newfd, unsigned int depth)
         closedir(d);
 }
 
-int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path)
+/* Entries beneath directory @fd, all levels, counted into *@n. */
+static void incoming_count_in(int fd, unsigned int depth, uint64_t *n)
+{
+        struct dirent *de;
+        DIR *d;
+
+        if (depth >= INCOMING_TREE_DEPTH_MAX || !(d = incoming_opendir(fd)))
+                return;
+        while ((de = readdir(d))) {
+                int sub;
+
+                if (incoming_dot(de->d_name))
+                        continue;
+                (*n)++;
+                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+                        continue;
+                sub = incoming_open_dir_at(dirfd(d), de->d_name);
+                if (sub >= 0) {
+                        incoming_count_in(sub, depth + 1, n);
+                        close(sub);
+                }
+        }
+        closedir(d);
+}
+
+/* Deleting: what @old has and @new lacks, counted into *@n (a directory
+ * with what it holds); directories in both are recursed into. */
+static void incoming_count_gone(int oldfd, int newfd, unsigned int depth, uint64_t *n)
+{
+        struct dirent *de;
+        DIR *d;
+
+        if (depth >= INCOMING_TREE_DEPTH_MAX || !(d = incoming_opendir(oldfd)))
+                return;
+        while ((de = readdir(d))) {
+                struct stat os, ns;
+                int o, nfd;
+
+                if (incoming_dot(de->d_name) || fstatat(oldfd, de->d_name, &os, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (fstatat(newfd, de->d_name, &ns, AT_SYMLINK_NOFOLLOW) < 0) {
+                        (*n)++;
+                        if (S_ISDIR(os.st_mode) && (o = incoming_open_dir_at(oldfd, de->d_name)) >= 0) {
+                                incoming_count_in(o, depth + 1, n);
+                                close(o);
+                        }
+                        continue;
+                }
+                if (!S_ISDIR(os.st_mode) || !S_ISDIR(ns.st_mode))
+                        continue;
+                o = incoming_open_dir_at(oldfd, de->d_name);
+                if (o < 0)
+                        continue;
+                nfd = incoming_open_dir_at(newfd, de->d_name);
+                if (nfd >= 0) {
+                        incoming_count_gone(o, nfd, depth + 1, n);
+                        close(nfd);
+                }
+                close(o);
+        }
+        closedir(d);
+}
+
+int incoming_keep_link(int oldfd, const char *leaf, int newfd, const char *newleaf, bool replace)
+{
+        struct stat os, ns;
+
+        if (fstatat(oldfd, leaf, &os, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISDIR(os.st_mode))
+                return -EISDIR;
+        if (S_ISLNK(os.st_mode))
+                return -ELOOP;
+        /* Without AT_SYMLINK_FOLLOW: what the name holds, never followed. */
+        if (linkat(oldfd, leaf, newfd, newleaf, 0) < 0) {
+                if (errno != EEXIST)
+                        return -errno;
+                if (fstatat(newfd, newleaf, &ns, AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+                if (ns.st_dev == os.st_dev && ns.st_ino == os.st_ino)
+                        return 0;
+                if (!replace || S_ISDIR(ns.st_mode))
+                        return -EEXIST;
+                if (unlinkat(newfd, newleaf, 0) < 0 || linkat(oldfd, leaf, newfd, newleaf, 0) < 0)
+                        return -errno;
+        }
+        /* The name may have been given to another entry (a symlink, say)
+         * between the look above and the link: only that entry is kept. */
+        if (fstatat(newfd, newleaf, &ns, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (ns.st_dev != os.st_dev || ns.st_ino != os.st_ino) {
+                (void)unlinkat(newfd, newleaf, 0);
+                return -ESTALE;
+        }
+        return 0;
+}
+
+int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted)
 {
         const char *last;
         int pfd, oldfd, newfd, r = 0;
@@ -525,8 +622,11 @@ int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char 
         /* The old tree is in the staging directory now, under @leaf. */
         oldfd = incoming_open_dir_at(stagefd, leaf);
         newfd = incoming_open_dir_at(pfd, last);
-        if (oldfd >= 0 && newfd >= 0)
+        if (oldfd >= 0 && newfd >= 0 && !deleted)
                 incoming_merge_move_at(oldfd, newfd, 0);
+        /* Deleting: the rest of the old tree is what goes. */
+        if (oldfd >= 0 && newfd >= 0 && deleted)
+                incoming_count_gone(oldfd, newfd, 0, deleted);
         safe_close(oldfd);
         safe_close(newfd);
         if (fsync(pfd) < 0)

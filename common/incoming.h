@@ -133,10 +133,32 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
  * is moved over (RENAME_NOREPLACE: nothing anyone wrote is lost), then
  * the rest of the old tree (replaced files, its directories) is removed.
  * 0, or -errno (the parent's fsync, or the exchange: then nothing moved).
+ *
+ * With @deleted (xferctl send --delete), the staged tree is all the new
+ * DEST holds: the caller skipped incoming_merge_link (it put every entry
+ * it keeps into the staging directory itself, incoming_keep_link), and
+ * after the exchange nothing is moved over: the old tree is counted into
+ * *@deleted (each entry it has that the new one lacks at the same path,
+ * a directory's contents too) and removed, which is the deletion. Never
+ * anything outside DEST: both walks stay beneath it, without following a
+ * symlink.
  */
 #define INCOMING_MERGE_DEPTH    128     /* a WIRE_NAME_MAX path has at most 128 components */
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
-int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path);
+int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted);
+/*
+ * Deleting: the entry @leaf beneath @oldfd (a directory of the old DEST),
+ * kept by a sync, hard-linked as @newleaf beneath @newfd (its directory
+ * in the staging directory), without following it. An entry already
+ * there that is the same file is fine; with @replace (a kept tree
+ * continued: what an earlier attempt staged may come again), another one
+ * is replaced. 0, -ENOENT when the old entry is gone, -EISDIR for a
+ * directory (a sync never keeps one: it is merged into), -ELOOP for a
+ * symlink (the caller makes it anew at the end, so that none is in the
+ * staging directory while entries are made there), -EEXIST, -ESTALE when
+ * the old name was given to another entry meanwhile, or -errno.
+ */
+int incoming_keep_link(int oldfd, const char *leaf, int newfd, const char *newleaf, bool replace);
 
 /* What @path (name_path_check()'s form) beneath @dirfd is, every
  * directory on the way opened without following a symlink

@@ -311,6 +311,14 @@ static bool wire_offer_digest_ok(const struct wire_offer *o)
         return (o->flags & WIRE_OFFER_SYNC) && !(o->flags & WIRE_OFFER_PACK);
 }
 
+/* Deleting only in a tree that syncs (version 16). */
+static bool wire_offer_delete_ok(const struct wire_offer *o)
+{
+        if (!(o->flags & WIRE_OFFER_DELETE))
+                return true;
+        return (o->flags & WIRE_OFFER_TREE) && (o->flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC));
+}
+
 /* A RESULT's account of a route: within WIRE_ROUTE_MAX hops, the first
  * missing one named exactly when one is. */
 static bool wire_result_hops_ok(const struct wire_result *r)
@@ -406,7 +414,7 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
                     !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer) ||
-                    !wire_offer_sparse_ok(&m->offer))
+                    !wire_offer_sparse_ok(&m->offer) || !wire_offer_delete_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
@@ -606,7 +614,8 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
                     !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer) ||
-                    !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer))
+                    !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer) ||
+                    !wire_offer_delete_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;

@@ -197,6 +197,17 @@
  * session. A tree with a sync flag whose DEST exists as a
  * directory is merged into it: what was there and was not sent stays.
  *
+ * Deleting (version 16): a tree's offers may carry WIRE_OFFER_DELETE
+ * beside WIRE_OFFER_SKIP_EXISTING or WIRE_OFFER_SYNC (never alone, never
+ * outside a tree, never on a relay's or a route's offer): merged into an
+ * existing DEST, the published tree holds only the entries the session
+ * offered, whether sent or kept, and whatever else the old DEST held
+ * beneath it is removed in the same step that publishes the tree. A
+ * receiver that does not allow it (rdmaxferd: tree_delete = no) refuses
+ * DEST's offer with WIRE_E_PERMISSION. The session's last RESULT "ok" (the
+ * tree's publishing) ends with "deleted N" when it removed N entries (a
+ * directory and each entry in it count; after "skipped..." and "; ").
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
@@ -354,7 +365,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            16      /* 16: sparse files (WIRE_OFFER_SPARSE, data_bytes); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            16      /* 16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's deletions (WIRE_OFFER_DELETE); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -563,8 +574,12 @@ struct wire_offer {
 /* A sparse file: chunks wholly in its holes are not sent ("Sparse
  * files", version 16); its data_bytes says how many bytes are. */
 #define WIRE_OFFER_SPARSE       0x0400u
+/* With WIRE_OFFER_TREE and WIRE_OFFER_SKIP_EXISTING or WIRE_OFFER_SYNC:
+ * DEST, once published, holds only the entries the session offered
+ * (version 16, "Deleting" above). A sync flag: on every offer. */
+#define WIRE_OFFER_DELETE       0x0800u
 /* The sync flags of an offer. */
-#define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)
+#define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST | WIRE_OFFER_DELETE)
 
 struct wire_accept {
         uint16_t lanes;         /* granted: 1 .. the offer's lanes */
@@ -698,6 +713,7 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * pack_entries 0 or file + pack_entries > job_files, a digest without
  * WIRE_OFFER_DIGEST or that flag without WIRE_OFFER_SYNC or with a pack,
  * WIRE_OFFER_RELAYED where it may not go (on the flag),
+ * WIRE_OFFER_DELETE without WIRE_OFFER_TREE and a sync flag beside it,
  * ACCEPT with lanes 0 or unknown flags or SKIP with PUBLISHED or resume,
  * unknown type).
  * wire_decode() checks magic, version, type and that the length matches

@@ -357,6 +357,8 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(applied, sizeof(applied), "relay");
         if (cfg.tree_symlinks != d->cfg.tree_symlinks)
                 changed_add(applied, sizeof(applied), "tree_symlinks");
+        if (cfg.tree_delete != d->cfg.tree_delete)
+                changed_add(applied, sizeof(applied), "tree_delete");
         if (cfg.names != d->cfg.names)
                 changed_add(applied, sizeof(applied), "names");
         if (cfg.max_file_size != d->cfg.max_file_size)

@@ -69,6 +69,7 @@ void control_job_msg(struct ctl_msg *m, const struct job *job)
         m->job.files_done = job->files_done;
         m->job.files_total = job->files;
         m->job.files_skipped = job->files_skipped;
+        m->job.deleted = (uint32_t)MIN(job->deleted, (uint64_t)UINT32_MAX);
         snprintf(m->job.peer, sizeof(m->job.peer), "%s", job->peer);
         snprintf(m->job.name, sizeof(m->job.name), "%s", job->name);
         snprintf(m->job.text, sizeof(m->job.text), "%s", job->text);
@@ -111,6 +112,11 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
+        if ((s->flags & CTL_SUBMIT_DELETE) &&
+            (!(s->flags & CTL_SUBMIT_TREE) || !(s->flags & CTL_SUBMIT_SYNC_MASK))) {
+                snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
+                return -EINVAL;
+        }
         n = ctl_route_parse(s->route, NULL, CTL_ROUTE_HOPS_MAX);
         if (n == -E2BIG) {
                 snprintf(why, whylen, "a chain has at most %u nodes (the peer and %u more)", CTL_NODES_MAX,
@@ -139,6 +145,7 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 .mode = s->mode,
                 .mtime_ns = s->mtime_ns,
                 .sync = control_sync(s->flags),
+                .delete = s->flags & CTL_SUBMIT_DELETE,
                 .bwlimit = s->bwlimit,
                 .no_sparse = s->flags & CTL_SUBMIT_NO_SPARSE,
                 .own_retries = s->flags & CTL_SUBMIT_RETRIES,

@@ -328,6 +328,7 @@ static void engine_cfg_recv(const struct config *cfg, struct recv_cfg *out)
                 .relay = cfg->relay,
                 .overwrite = cfg->overwrite,
                 .tree_symlinks = cfg->tree_symlinks,
+                .tree_delete = cfg->tree_delete,
                 .names = cfg->names == CONFIG_NAMES_STRICT ? NAME_RULES_STRICT : NAME_RULES_UTF8,
                 .log_level = cfg->log_level,
                 .max_transfers = cfg->max_transfers,

@@ -248,6 +248,7 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
         }
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
+        job->deleted = r->deleted;
         job->usec = r->usec;
         /* A chain's nodes keep the bytes they had, the peer's the result's. */
         if (job->nodes)
@@ -338,6 +339,7 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .bwlimit = job->bwlimit,
                 .sync = job_engine_sync(job->sync),
                 .no_sparse = job->no_sparse,
+                .delete = job->delete,
                 .route = e->route_hops ? e->route : NULL,
                 .route_hops = e->route_hops,
         };

@@ -141,6 +141,10 @@ static int job_shape_check(const struct jobs *jobs, const struct job_spec *s, ch
                 snprintf(why, whylen, "unknown sync %u", (unsigned int)s->sync);
                 return -EINVAL;
         }
+        if (s->delete && (!s->tree || s->sync == JOB_SYNC_NONE)) {
+                snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
+                return -EINVAL;
+        }
         if (s->own_retries && s->retries > JOB_RETRIES_MAX) {
                 snprintf(why, whylen, "retries: %u is more than %u", s->retries, JOB_RETRIES_MAX);
                 return -EINVAL;
@@ -191,9 +195,9 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
         int r;
 
         why[0] = '\0';
-        if (s->route_hops > 0 && (s->sync != JOB_SYNC_NONE || (!s->tree && s->files > 1))) {
+        if (s->route_hops > 0 && (s->sync != JOB_SYNC_NONE || s->delete || (!s->tree && s->files > 1))) {
                 snprintf(why, whylen, "a chain carries one regular file or one tree (-r), without "
-                         "--skip-existing or --sync");
+                         "--skip-existing, --sync or --delete");
                 return -EINVAL;
         }
         if (s->route_hops > JOB_ROUTE_HOPS_MAX) {

@@ -425,6 +425,7 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
                 job->mtime_ns = s->mtime_ns;
         }
         job->sync = s->sync;
+        job->delete = s->delete;
         job->files_in = 1;
         e->fed = job->files > 1;
         e->bytes_in = size;

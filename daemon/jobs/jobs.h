@@ -108,6 +108,7 @@ struct job_spec {
         uint32_t mode;                  /* a tree's DEST: its source directory's mode (07777 bits kept) */
         uint64_t mtime_ns;              /* ... and mtime (0: none) */
         enum job_sync sync;
+        bool delete;                    /* with a tree's sync: DEST ends with only its entries */
         uint64_t bwlimit;               /* bytes/s, 0: none */
         bool no_sparse;                 /* a sparse file's holes sent as any bytes */
         bool own_retries;               /* retries is the job's own; else cfg.retry_max */
@@ -155,6 +156,8 @@ struct job {
         uint32_t mode;                  /* a tree's DEST: its source directory's mode and mtime */
         uint64_t mtime_ns;
         enum job_sync sync;             /* every attempt keeps it */
+        bool delete;                    /* ... and this (job_spec's) */
+        uint64_t deleted;               /* DONE: what the receiver removed (delete) */
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
         /* A relay chain, of a file or a tree: the nodes after the peer,
          * each "ADDR:PORT" or "[IPV6]:PORT" with its port fixed, comma

@@ -94,7 +94,7 @@ void journal_xfer(const struct journal_xfer *x)
 {
         static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
         char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
-        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[96] = "", skipped[32] = "";
+        char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[96] = "", skipped[64] = "";
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
         bool ok = x->status == WIRE_OK && !x->cancelled;
         const char *result = ok ? "ok" : x->cancelled ? "cancelled" : wire_status_str(x->status);
@@ -118,6 +118,9 @@ void journal_xfer(const struct journal_xfer *x)
 
         if (x->skipped)
                 snprintf(skipped, sizeof(skipped), ", %u skipped", x->skipped);
+        if (x->deleted)
+                snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped), ", %" PRIu64 " deleted",
+                         x->deleted);
         if (x->files_total > 1) {
                 /* One entry for the whole job: count files, name none. */
                 snprintf(file, sizeof(file), "%u of %u files", x->files, x->files_total);
@@ -173,6 +176,8 @@ void journal_xfer(const struct journal_xfer *x)
         }
         if (x->skipped)
                 journal_add(&j, "RDMAXFER_SKIPPED=%u", x->skipped);
+        if (x->deleted)
+                journal_add(&j, "RDMAXFER_DELETED=%" PRIu64, x->deleted);
         if (x->digest && x->digest[0])
                 journal_add(&j, "RDMAXFER_DIGEST=%s", x->digest);
         if (text[0])

@@ -27,6 +27,7 @@ struct journal_xfer {
         unsigned int files_total;       /* and how many it held */
         unsigned int packs;     /* recv, a tree: offers that carried a pack of entries (wire.h) */
         unsigned int skipped;   /* sync: entries the receiver had already, not sent (of files) */
+        uint64_t deleted;       /* a tree with --delete: entries of the old DEST removed */
         bool cancelled;         /* stopped by the user: logged as a failure, RESULT "cancelled" */
         /* A relay chain (wire.h): recv, the next hop it relayed to; send,
          * the hops after the peer, how many published the file too, and
@@ -52,7 +53,9 @@ struct journal_xfer {
  * with RDMAXFER_FILES (published), RDMAXFER_FILES_TOTAL and
  * RDMAXFER_FILES_PER_SEC (one decimal), its MESSAGE counting files, and
  * RDMAXFER_PACKS when some came in packs; RDMAXFER_SKIPPED when a sync
- * job skipped any (xferctl send --sync, --skip-existing). A relay's entry has
+ * job skipped any (xferctl send --sync, --skip-existing); RDMAXFER_DELETED
+ * on a tree's entry, either side, when --delete removed any (also in MESSAGE,
+ * "N deleted"). A relay's entry has
  * RDMAXFER_RELAY (the next hop); a chain's sender's RDMAXFER_NODES (the
  * peer and the hops after it), RDMAXFER_NODES_OK (those that published)
  * and RDMAXFER_NODE_FAILED when one did not; a relay's own send entry,

@@ -22,6 +22,7 @@ struct engine_send {
         void *owner;
         struct event *cancel_ev;        /* deferred ENGINE_CANCELLED */
         struct engine_progress progress;
+        uint64_t deleted;
         struct engine_send *next;
 };
 
@@ -174,6 +175,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
         s->info.size = req->size;
         s->info.files = req->files;
         s->info.sync = req->sync;
+        s->info.delete = req->delete;
         s->info.job_bytes = req->job_bytes;
         s->info.tree = req->tree;
         s->info.has_token = req->tree_token != NULL;
@@ -282,6 +284,11 @@ void fake_engine_set_skipped(struct engine_send *s, uint32_t skipped)
         s->progress.skipped = skipped;
 }
 
+void fake_engine_set_deleted(struct engine_send *s, uint64_t deleted)
+{
+        s->deleted = deleted;
+}
+
 void fake_engine_phase(struct engine_send *s, enum engine_phase phase)
 {
         struct engine *e = s->e;
@@ -297,6 +304,7 @@ static void fake_finish(struct engine_send *s, const struct engine_result *res)
         struct engine_result r = *res;
 
         r.skipped = s->progress.skipped;
+        r.deleted = s->deleted;
 
         /* Everything is released before done, as engine.h promises. */
         fake_unlink(s);

@@ -52,6 +52,7 @@ struct fake_send_info {
         uint64_t bwlimit;
         uint32_t files;                 /* engine_send_req's */
         unsigned int sync;              /* engine_send_req's, enum engine_sync */
+        bool delete;                    /* engine_send_req's */
         uint64_t job_bytes;
         bool tree;                      /* engine_send_req's */
         bool has_token;                 /* tree_token was given: it is in token */
@@ -70,6 +71,8 @@ void fake_engine_set_progress(struct engine_send *s, uint64_t bytes, uint64_t us
 void fake_engine_set_hops(struct engine_send *s, unsigned int hops, const uint64_t *bytes);
 /* Files the receiver kept so far (sync): in the progress and the result. */
 void fake_engine_set_skipped(struct engine_send *s, uint32_t skipped);
+/* What the receiver deleted (--delete): the result's, when it is done. */
+void fake_engine_set_deleted(struct engine_send *s, uint64_t deleted);
 void fake_engine_phase(struct engine_send *s, enum engine_phase phase);
 /* ops->next for file @index (the caller owns f->fd on 0), ops->file_done. */
 int fake_engine_next(struct engine_send *s, uint32_t index, struct engine_send_file *f);

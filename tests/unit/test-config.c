@@ -90,6 +90,7 @@ static void test_defaults(void)
         is_int(c.min_free, 1ull << 30, "min_free 1G");
         is_int(c.io_timeout, 60, "io_timeout 60 s");
         ok(!c.overwrite, "overwrite off");
+        ok(!c.tree_delete, "tree_delete off");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
         ok(c.key_file[0] == '\0', "no key file");
         is_int(c.log_level, CONFIG_LOG_INFO, "log_level info");
@@ -190,6 +191,11 @@ static void test_full(void)
         r = load("tree_symlinks = None\n", &c, err, sizeof(err));
         ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_NONE, "tree_symlinks = None");
         expect_error("tree_symlinks = yes\n", 1, "tree_symlinks", "safe, any or none");
+        r = load("tree_delete = yes\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tree_delete, "tree_delete = yes");
+        r = load("tree_delete = no\n", &c, err, sizeof(err));
+        ok(r == 0 && !c.tree_delete, "tree_delete = no");
+        expect_error("tree_delete = some\n", 1, "tree_delete", "yes or no");
 
         static const struct {
                 const char *v;

@@ -100,7 +100,19 @@ static void test_submit(void)
         s->flags = CTL_SUBMIT_SYNC_DIGEST;
         c = NULL;
         ok(control_spec_new(s, 0, &c, why, sizeof(why)) == 0 && c->spec.sync == JOB_SYNC_DIGEST, "--sync digest");
+        ok(!c->spec.delete, "and no deleting");
         free(c);
+        s->flags = CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_DIGEST | CTL_SUBMIT_DELETE;
+        c = NULL;
+        ok(control_spec_new(s, 0, &c, why, sizeof(why)) == 0 && c->spec.delete && c->spec.tree &&
+           c->spec.sync == JOB_SYNC_DIGEST, "-r --sync digest --delete");
+        free(c);
+        c = NULL;
+        s->flags = CTL_SUBMIT_TREE | CTL_SUBMIT_DELETE;
+        is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -EINVAL, "--delete without a sync is refused");
+        ok(strstr(why, "--sync or --skip-existing") != NULL, "saying why: %s", why);
+        s->flags = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_DELETE;
+        is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -EINVAL, "--delete without a tree is refused");
 
         c = NULL;
         s->flags = CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_SIZE;

@@ -50,10 +50,10 @@ static void put64(uint8_t *p, uint64_t v)
 }
 
 /* Where a JOB's fields are: nodes_missing's 8 words, the string lengths
- * after them, node_bytes after its 184 fixed bytes. */
-#define JOB_MISSING             (CTL_HEADER_SIZE + 108)
+ * after them, node_bytes after its 188 fixed bytes. */
+#define JOB_MISSING             (CTL_HEADER_SIZE + 112)
 #define JOB_LENS                (JOB_MISSING + NODESET_WIRE_SIZE)
-#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 184)
+#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 188)
 
 /* A set of the nodes whose bits are in @bits (the first 64 nodes). */
 static struct nodeset set_of(uint64_t bits)
@@ -155,6 +155,7 @@ static int sample_messages(struct ctl_msg *out)
         out[n].job.files_done = 0x01020304;
         out[n].job.files_total = 0x05060708;
         out[n].job.files_skipped = 0x0a0b0c0d;
+        out[n].job.deleted = 0x24232221;
         /* A chain of 4 that went around node 2 and lost node 4 too. */
         out[n].job.nodes = 4;
         out[n].job.nodes_ok = 2;
@@ -347,9 +348,9 @@ static void test_job_nodes(const struct ctl_msg *sample)
                 if (len > 0)
                         len = job_node_bytes_resize(tmp, len, j.job.nodes, cases[i].nodes, j.job.bytes_total);
                 tmp[CTL_HEADER_SIZE + 8] = cases[i].state;
-                put16(tmp + CTL_HEADER_SIZE + 100, cases[i].nodes);
-                put16(tmp + CTL_HEADER_SIZE + 102, cases[i].nodes_ok);
-                put16(tmp + CTL_HEADER_SIZE + 104, cases[i].node_failed);
+                put16(tmp + CTL_HEADER_SIZE + 104, cases[i].nodes);
+                put16(tmp + CTL_HEADER_SIZE + 106, cases[i].nodes_ok);
+                put16(tmp + CTL_HEADER_SIZE + 108, cases[i].node_failed);
                 put_set(tmp + JOB_MISSING, &(struct nodeset){ { cases[i].missing } });
                 /* A good case made so decodes: only the fields make a bad one bad. */
                 is_int(len > 0 ? ctl_decode(tmp, (size_t)len, &m) : len, cases[i].good ? 0 : -EBADMSG,
@@ -455,8 +456,8 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
                 memcpy(tmp, buf, (size_t)len);
                 tmp[CTL_HEADER_SIZE + 8] = bad[i].state;
                 if (bad[i].state != CTL_JOB_DONE) {
-                        put16(tmp + CTL_HEADER_SIZE + 102, 0);
-                        put16(tmp + CTL_HEADER_SIZE + 104, 0);
+                        put16(tmp + CTL_HEADER_SIZE + 106, 0);
+                        put16(tmp + CTL_HEADER_SIZE + 108, 0);
                         put_set(tmp + JOB_MISSING, &(struct nodeset){ { 0xf } });
                 }
                 /* The total itself is good for any node: only the bytes make it bad. */
@@ -493,7 +494,7 @@ static void test_job_node_bytes(const struct ctl_msg *sample)
         is_int(ctl_decode(tmp, (size_t)len - 8, &m), -EBADMSG, "JOB of 4 nodes 8 bytes short of its route");
         /* 0xffff nodes: refused on the count, before any of them is read. */
         memcpy(tmp, buf, (size_t)len);
-        put16(tmp + CTL_HEADER_SIZE + 100, 0xffff);
+        put16(tmp + CTL_HEADER_SIZE + 104, 0xffff);
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "JOB of 65535 nodes");
         job_no_chain(&j, sample);
         l = ctl_encode(tmp, sizeof(tmp), &j);
@@ -719,8 +720,8 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 184 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
-               "JOB: 184 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
+        is_int(len, CTL_HEADER_SIZE + 188 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 188 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -736,8 +737,10 @@ static void test_codec(void)
            "then files_done u32 and files_total u32, little-endian");
         ok(tmp[CTL_HEADER_SIZE + 96] == 0x0d && tmp[CTL_HEADER_SIZE + 99] == 0x0a,
            "then files_skipped u32, little-endian");
-        ok(tmp[CTL_HEADER_SIZE + 100] == 4 && tmp[CTL_HEADER_SIZE + 102] == 2 && tmp[CTL_HEADER_SIZE + 104] == 2 &&
-           tmp[CTL_HEADER_SIZE + 106] == 0x07 && tmp[CTL_HEADER_SIZE + 107] == 0x01,
+        ok(tmp[CTL_HEADER_SIZE + 100] == 0x21 && tmp[CTL_HEADER_SIZE + 103] == 0x24,
+           "then deleted u32, little-endian (version 9)");
+        ok(tmp[CTL_HEADER_SIZE + 104] == 4 && tmp[CTL_HEADER_SIZE + 106] == 2 && tmp[CTL_HEADER_SIZE + 108] == 2 &&
+           tmp[CTL_HEADER_SIZE + 110] == 0x07 && tmp[CTL_HEADER_SIZE + 111] == 0x01,
            "then nodes, nodes_ok, node_failed and node_status u16, little-endian");
         {
                 bool zero = true;
@@ -955,8 +958,8 @@ static void test_chain_512(void)
                 is_int(r, -EINVAL, "JOB of 512 nodes: %s: encoding is -EINVAL", bad[i].what);
                 /* The good one's bytes with this one's fields. */
                 memcpy(tmp, buf, (size_t)len);
-                put16(tmp + CTL_HEADER_SIZE + 102, b->job.nodes_ok);
-                put16(tmp + CTL_HEADER_SIZE + 104, b->job.node_failed);
+                put16(tmp + CTL_HEADER_SIZE + 106, b->job.nodes_ok);
+                put16(tmp + CTL_HEADER_SIZE + 108, b->job.node_failed);
                 put_set(tmp + JOB_MISSING, &b->job.nodes_missing);
                 if (bad[i].add)
                         put64(tmp + JOB_NODE_BYTES + 8 * bad[i].add, 0);
@@ -973,7 +976,7 @@ static void test_chain_512(void)
                         r = ctl_encode(tmp, sizeof(tmp), &g);
                         ok(r > 0 && ctl_decode(tmp, (size_t)r, &m) == 0, "JOB of %u nodes, node 2 missing, is good",
                            (unsigned int)g.job.nodes);
-                        put16(tmp + CTL_HEADER_SIZE + 102, b->job.nodes_ok);
+                        put16(tmp + CTL_HEADER_SIZE + 106, b->job.nodes_ok);
                         put_set(tmp + JOB_MISSING, &b->job.nodes_missing);
                 }
                 is_int(r > 0 ? ctl_decode(tmp, (size_t)r, &m) : r, -EBADMSG,

@@ -305,7 +305,7 @@ static void test_merge(void)
 
         /* Someone writes into the old DEST between the two steps. */
         ok(mkfile(dirfd_, "m/dest/sub/late", "late") == 0, "a file appears in the old DEST after the link step");
-        is_int(incoming_merge_publish(dirfd_, st_fd, "dest", "m/dest"), 0, "publish step");
+        is_int(incoming_merge_publish(dirfd_, st_fd, "dest", "m/dest", NULL), 0, "publish step");
         is_str(slurp(dirfd_, "m/dest/replaced"), "new", "the replaced file is the sent one");
         is_str(slurp(dirfd_, "m/dest/sub/new"), "n", "a new file is there");
         is_str(slurp(dirfd_, "m/dest/skipped"), "kept", "a skipped file is kept");
@@ -325,11 +325,80 @@ static void test_merge(void)
         ok(readlinkat(dirfd_, "m/alias", link, sizeof(link)) == 4 && faccessat(dirfd_, "m/dest/f", F_OK, 0) != 0,
            "and the old DEST is as it was");
         is_int(incoming_merge_link(dirfd_, "m/none", st_fd, "alias"), 0, "a DEST that is not there is nothing to merge");
-        is_int(incoming_merge_publish(dirfd_, st_fd, "alias", "m/none"), 0, "published as a plain rename");
+        is_int(incoming_merge_publish(dirfd_, st_fd, "alias", "m/none", NULL), 0, "published as a plain rename");
         is_str(slurp(dirfd_, "m/none/f"), "f", "there");
         close(st_fd);
         is_int(incoming_remove_tree(dirfd_, name), 0, "cleaned up the staging directory");
         is_int(incoming_remove_tree(dirfd_, "m"), 0, "cleaned up the merged trees");
+}
+
+/* Deleting (xferctl send --delete): kept entries linked in one by one,
+ * no link step, and the old DEST's extras, counted, gone; nothing
+ * outside DEST touched, no symlink followed. */
+static void test_merge_delete(void)
+{
+        char name[INCOMING_STAGE_MAX], link[64];
+        uint64_t deleted = 0;
+        struct stat a, b;
+        int st_fd, ofd, nfd;
+
+        ok(mkdirat(dirfd_, "d", 0755) == 0 && mkdirat(dirfd_, "d/dest", 0755) == 0 &&
+           mkdirat(dirfd_, "d/dest/sub", 0755) == 0 && mkdirat(dirfd_, "d/dest/gone", 0700) == 0 &&
+           mkdirat(dirfd_, "d/dest/gone/deeper", 0500) == 0 && mkdirat(dirfd_, "d/sibling", 0755) == 0 &&
+           mkfile(dirfd_, "d/dest/kept", "kept") == 0 && mkfile(dirfd_, "d/dest/replaced", "old") == 0 &&
+           mkfile(dirfd_, "d/dest/.dot", "dot") == 0 && mkfile(dirfd_, "d/dest/sub/extra", "x") == 0 &&
+           mkfile(dirfd_, "d/dest/gone/f", "f") == 0 && mkfile(dirfd_, "d/sibling/s", "s") == 0 &&
+           mkfile(dirfd_, "d/outside", "o") == 0 && symlinkat("../sibling", dirfd_, "d/dest/sub/link") == 0 &&
+           symlinkat("/etc", dirfd_, "d/dest/kept-link") == 0,
+           "an old DEST with extras, a sibling beside it and a file outside");
+        ok(fchmodat(dirfd_, "d/dest/.dot", 0444, 0) == 0, "a read-only extra");
+        ok(fstatat(dirfd_, "d/dest/kept", &a, 0) == 0, "the kept file's inode");
+
+        /* The job sent "replaced" and "sub/new", kept "kept". */
+        incoming_stage_name(name, 8);
+        st_fd = incoming_stage_make(dirfd_, name);
+        ok(st_fd >= 0 && mkdirat(st_fd, "dest", 0755) == 0 && mkdirat(st_fd, "dest/sub", 0755) == 0 &&
+           mkfile(st_fd, "dest/replaced", "new") == 0 && mkfile(st_fd, "dest/sub/new", "n") == 0,
+           "the staged tree holds what was sent");
+        ofd = incoming_open_beneath(dirfd_, "d/dest", false);
+        nfd = incoming_open_beneath(st_fd, "dest", false);
+        ok(ofd >= 0 && nfd >= 0, "both DESTs open");
+        is_int(incoming_keep_link(ofd, "kept", nfd, "kept", false), 0, "a kept file is linked into the stage");
+        is_int(incoming_keep_link(ofd, "kept", nfd, "kept", false), 0, "again: the same file there is fine");
+        is_int(incoming_keep_link(ofd, "replaced", nfd, "replaced", false), -EEXIST,
+               "another entry under the name is not replaced");
+        is_int(incoming_keep_link(ofd, "replaced", nfd, "replaced", true), 0, "... unless a kept tree continues");
+        is_str(slurp(nfd, "replaced"), "old", "then it is");
+        ok(unlinkat(nfd, "replaced", 0) == 0 && mkfile(st_fd, "dest/replaced", "new") == 0, "the sent one back");
+        is_int(incoming_keep_link(ofd, "kept-link", nfd, "kept-link", false), -ELOOP,
+               "a symlink is the caller's to make at the end");
+        is_int(incoming_keep_link(ofd, "sub", nfd, "sub2", false), -EISDIR, "a directory is never kept whole");
+        is_int(incoming_keep_link(ofd, "none", nfd, "none", false), -ENOENT, "nothing there");
+        ok(faccessat(nfd, "kept-link", F_OK, AT_SYMLINK_NOFOLLOW) != 0 && faccessat(nfd, "sub2", F_OK, 0) != 0,
+           "and nothing made for them");
+        close(ofd);
+        close(nfd);
+
+        is_int(incoming_merge_publish(dirfd_, st_fd, "dest", "d/dest", &deleted), 0, "publish step, deleting");
+        /* .dot, kept-link, sub/extra, sub/link, gone, gone/f, gone/deeper. */
+        is_int(deleted, 7, "seven entries of the old DEST deleted, a directory's contents counted");
+        is_str(slurp(dirfd_, "d/dest/kept"), "kept", "the kept file is there");
+        ok(fstatat(dirfd_, "d/dest/kept", &b, 0) == 0 && a.st_ino == b.st_ino, "the same inode, not a copy");
+        is_str(slurp(dirfd_, "d/dest/replaced"), "new", "the sent file replaced the old");
+        is_str(slurp(dirfd_, "d/dest/sub/new"), "n", "a new file is there");
+        ok(faccessat(dirfd_, "d/dest/.dot", F_OK, AT_SYMLINK_NOFOLLOW) != 0 &&
+           faccessat(dirfd_, "d/dest/sub/extra", F_OK, AT_SYMLINK_NOFOLLOW) != 0 &&
+           faccessat(dirfd_, "d/dest/sub/link", F_OK, AT_SYMLINK_NOFOLLOW) != 0 &&
+           faccessat(dirfd_, "d/dest/kept-link", F_OK, AT_SYMLINK_NOFOLLOW) != 0 &&
+           faccessat(dirfd_, "d/dest/gone", F_OK, AT_SYMLINK_NOFOLLOW) != 0,
+           "every extra is gone: a dotfile, a read-only file, a symlink, a nested directory");
+        is_str(slurp(dirfd_, "d/sibling/s"), "s", "the sibling directory, a symlink in DEST pointed at, survives");
+        is_str(slurp(dirfd_, "d/outside"), "o", "and the file outside DEST");
+        ok(readlinkat(dirfd_, "d/dest/sub/new", link, sizeof(link)) < 0, "no symlink where a file was sent");
+        ok(faccessat(st_fd, "dest", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "the old tree is gone from the staging directory");
+        close(st_fd);
+        is_int(incoming_remove_tree(dirfd_, name), 0, "cleaned up the staging directory");
+        is_int(incoming_remove_tree(dirfd_, "d"), 0, "cleaned up");
 }
 
 int main(void)
@@ -346,6 +415,7 @@ int main(void)
         test_open_beneath();
         test_stage();
         test_merge();
+        test_merge_delete();
         unlinkat(dirfd_, "keep.dat", 0);
         unlinkat(dirfd_, ".rdmaxfer-x.part", 0);
         unlinkat(dirfd_, "a.rdmaxfer-1.part", 0);

@@ -526,7 +526,14 @@ static void test_sync_job(void)
         is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), -EINVAL,
                "sync: a way the jobs do not know is refused");
         is_str(last_why, "unknown sync 4", "sync: saying which");
+        cs.sync = JOB_SYNC_NONE;
+        cs.delete = true;
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), -EINVAL, "sync: deleting without a sync refused");
         cs.sync = JOB_SYNC_DIGEST;
+        is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), -EINVAL,
+               "sync: deleting outside a tree refused");
+        is_str(last_why, "deleting is for a tree sent with --sync or --skip-existing", "sync: saying why");
+        cs.delete = false;
         is_int(submit_spec(&f_several, &cs, make_file(10), 10, &id), 0, "sync: submitted");
         job = job_of(&f_several, id);
         run(&f_several);
@@ -552,6 +559,44 @@ static void test_sync_job(void)
         fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 100);
         ok(job->state == JOB_DONE && job->files_done == 3 && job->files_skipped == 2,
            "sync: done, 3 files of which 2 skipped, over two attempts");
+        fx_teardown(&f_several);
+}
+
+/* Deleting: a tree's SUBMIT with a sync and delete gets the engine's
+ * delete on every attempt, and the job the count the receiver said. */
+static void test_delete_job(void)
+{
+        struct job_spec cs = { .tree = true, .files = 2, .job_bytes = 10, .sync = JOB_SYNC_SIZE, .delete = true };
+        struct engine_send_file ef;
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id;
+
+        fx_setup(&f_several, "delete", 4);
+        f_several.cfg.retry_max = 3;
+        f_several.cfg.retry_delay_max = 1;
+        fx_reload(&f_several);
+        snprintf(cs.host, sizeof(cs.host), "192.0.2.1");
+        snprintf(cs.name, sizeof(cs.name), "runs/set");
+        is_int(submit_spec(&f_several, &cs, -1, 0, &id), 0, "delete: a synced tree submitted");
+        job = job_of(&f_several, id);
+        run(&f_several);
+        s = xfer_of(&f_several, id);
+        ok(s && fake_engine_info(s)->delete && fake_engine_info(s)->sync == ENGINE_SYNC_SIZE,
+           "delete: the engine deletes, and syncs by size");
+        fake_engine_fail(s, WIRE_E_PROTOCOL, true, "peer disconnected");
+        wait_retry(&f_several, id, 2000);
+        s = xfer_of(&f_several, id);
+        ok(s && fake_engine_info(s)->delete, "delete: the retry deletes too");
+        is_int(add_file(job, make_file(10), 10, "runs/set/a", JOB_FILE_REGULAR, 0644, 0), 0, "delete: entry 1 in");
+        fake_engine_file_done(s, 0, 0);
+        ef = (struct engine_send_file){ .fd = -1 };
+        is_int(fake_engine_next(s, 1, &ef), 0, "delete: the engine takes entry 1");
+        safe_close(ef.fd);
+        fake_engine_file_done(s, 1, 10);
+        fake_engine_set_deleted(s, 7);
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 10, 100);
+        ok(job->state == JOB_DONE && job->deleted == 7, "delete: done, 7 deleted on the receiver");
         fx_teardown(&f_several);
 }
 
@@ -2369,6 +2414,7 @@ int main(void)
         test_chain_512();
         test_tree_chain();
         test_sync_job();
+        test_delete_job();
         log_set_level(getenv("TEST_JOBS_DEBUG") ? LOG_DEBUG : LOG_WARNING);
         test_lifecycle();
         test_rate_timer();

@@ -75,7 +75,7 @@ static void test_hostile(void)
         fclose(f);
         is_str(buf, "{\"id\":9,\"state\":\"failed\",\"status\":4,\"status_text\":\"peer not allowed\","
                     "\"bytes\":0,\"bytes_total\":0,\"usec\":0,\"mbps\":0.0,\"bwlimit\":0,"
-                    "\"attempt\":0,\"attempts\":0,\"retry_usec\":0,\"files\":0,\"files_total\":0,\"files_skipped\":0,"
+                    "\"attempt\":0,\"attempts\":0,\"retry_usec\":0,\"files\":0,\"files_total\":0,\"files_skipped\":0,\"deleted\":0,"
                     "\"peer\":\"198.18.0.2:7470\\u001b[8m\",\"created\":null,\"started\":null,\"ended\":null,\"name\":\"a\\u202eb\\ufffd\\rc\","
                     "\"text\":\"denied\\u001b]0;pwned\\u0007\\u009b2J\\n\"}",
                "a job with hostile peer, name and text");
@@ -217,7 +217,7 @@ int main(void)
         fclose(f);
         is_str(buf, "{\"id\":3,\"state\":\"failed\",\"status\":7,\"status_text\":\"file exists\","
                     "\"bytes\":1000000,\"bytes_total\":2000000,\"usec\":500000,\"mbps\":2.0,"
-                    "\"bwlimit\":8388608,\"attempt\":2,\"attempts\":6,\"retry_usec\":8000000,\"files\":0,\"files_total\":0,\"files_skipped\":0,"
+                    "\"bwlimit\":8388608,\"attempt\":2,\"attempts\":6,\"retry_usec\":8000000,\"files\":0,\"files_total\":0,\"files_skipped\":0,\"deleted\":0,"
                     "\"peer\":\"198.18.0.2:7470\",\"created\":\"2025-12-05T19:52:53.123Z\","
                     "\"started\":\"2025-12-05T19:52:55.122Z\",\"ended\":null,"
                     "\"name\":\"x\\\"y\",\"text\":\"refused by peer\"}",

@@ -297,9 +297,9 @@ static void test_private_data(void)
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v17 is -EPROTONOSUPPORT");
         is_int(h2.version, 17, "and still reports the peer's version");
-        put16(buf + 4, 14);
+        put16(buf + 4, 15);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
-               "a version-14 hello (it knows no hard links) is -EPROTONOSUPPORT");
+               "a version-15 hello (it knows no deleting) is -EPROTONOSUPPORT");
         put16(buf + 4, 13);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-13 hello (a tree's mode 0 was the receiver's own) is -EPROTONOSUPPORT");
@@ -810,6 +810,19 @@ static void test_encode_errors(void)
         bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_PACK;
         bad.offer.pack_entries = 1;
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed pack refused");
+        /* Deleting (version 16): a tree's, beside a sync flag, never relayed. */
+        bad = sample_offer("d");
+        bad.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "a synced tree's DEST with WIRE_OFFER_DELETE is fine");
+        bad.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_DELETE;
+        ok(wire_encode(buf, sizeof(buf), &bad) > 0, "and an entry's, with --skip-existing");
+        bad.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_DELETE;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "WIRE_OFFER_DELETE without a sync flag refused");
+        bad.offer.flags = WIRE_OFFER_SYNC | WIRE_OFFER_DELETE;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "WIRE_OFFER_DELETE outside a tree refused");
+        bad.offer.flags = WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE;
+        bad.offer.file = 0;
+        is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "a relayed tree's DEST with WIRE_OFFER_DELETE refused");
         bad = (struct wire_msg){ .type = WIRE_ACCEPT };
         is_int(wire_encode(buf, sizeof(buf), &bad), -EINVAL, "an ACCEPT of 0 lanes refused");
         bad = (struct wire_msg){ .type = WIRE_RESULT };
@@ -1068,6 +1081,14 @@ static void test_decode_hostile(void)
         put32(tmp + WIRE_HEADER_SIZE + 30, 3);
         is_int(wire_decode(tmp, (size_t)len, &m), 0, "a relayed tree's DEST of 3 entries decodes (version 12)");
         ok(m.offer.flags == (WIRE_OFFER_RELAYED | WIRE_OFFER_TREE | WIRE_OFFER_DIR), "with its flags");
+        /* Deleting where it means nothing is malformed too. */
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_DELETE);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a tree's OFFER with WIRE_OFFER_DELETE alone");
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_SYNC | WIRE_OFFER_DELETE);
+        is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "a file's OFFER with WIRE_OFFER_DELETE");
+        put16(tmp + WIRE_HEADER_SIZE + 20, WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE);
+        is_int(wire_decode(tmp, (size_t)len, &m), 0, "a synced tree's DEST with WIRE_OFFER_DELETE decodes");
+        ok(m.offer.flags == (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE), "with its flags");
         memcpy(tmp, buf, (size_t)len);
         put32(tmp + WIRE_HEADER_SIZE + 150, 1);
         is_int(wire_decode(tmp, (size_t)len, &m), -EBADMSG, "OFFER with pack entries but no pack flag");

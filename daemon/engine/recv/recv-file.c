@@ -479,7 +479,8 @@ static int64_t recv_tree_link_keep(void *arg)
                          x->fin->offer.name, why);
                 return -EPERM;
         }
-        /* Merged into an existing DEST: the same symlink there is kept. */
+        /* Merged into an existing DEST: the same symlink there is kept
+         * (deleting, made again at the end: the new DEST is the stage's). */
         if (x->merge) {
                 int r = recv_sync_link(x, x->fin->offer.name, target, (size_t)n);
 
@@ -487,6 +488,10 @@ static int64_t recv_tree_link_keep(void *arg)
                         snprintf(x->fin->link_text, sizeof(x->fin->link_text),
                                  "%.*s: exists and differs; overwrite is off on the receiver", WIRE_TEXT_MAX - 60,
                                  x->fin->offer.name);
+                if (r == 1 && recv_deleting(x)) {
+                        r = recv_sync_keep(x, x->fin->offer.name);
+                        return r < 0 ? r : 1;
+                }
                 if (r != 0)
                         return r;
         }
@@ -853,8 +858,10 @@ static int64_t recv_tree_publish(void *arg)
 
         if (x->links_fd >= 0 && (r = recv_tree_make_links(x)) < 0)
                 return r == -EEXIST ? -EMLINK : r;
-        /* Sync: what the old DEST has beyond what was sent stays (incoming.h). */
-        if (x->merge && (r = incoming_merge_link(dirfd, x->dest, x->stage_fd, name_leaf(x->dest))) < 0)
+        /* Sync: what the old DEST has beyond what was sent stays
+         * (incoming.h); deleting, only what was kept, linked in already. */
+        if (x->merge && !recv_deleting(x) &&
+            (r = incoming_merge_link(dirfd, x->dest, x->stage_fd, name_leaf(x->dest))) < 0)
                 return r;
         /* A relay still reads the entries beneath DEST: its modes once the
          * relay is done (recv_tree_finish). */
@@ -863,7 +870,8 @@ static int64_t recv_tree_publish(void *arg)
         if (syncfs(x->stage_fd) < 0)
                 return -errno;
         if (x->merge)
-                r = incoming_merge_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest);
+                r = incoming_merge_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest,
+                                           recv_deleting(x) ? &x->deleted : NULL);
         else
                 r = incoming_stage_publish(dirfd, x->stage_fd, name_leaf(x->dest), x->dest, x->overwrite);
         if (r < 0)
@@ -1539,13 +1547,43 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
         recv_tree_entry_done(x);
 }
 
+/* On a worker, deleting: a kept entry (fin) into the staging directory. */
+static int64_t recv_tree_keep(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return recv_sync_keep(x, x->fin->offer.name);
+}
+
+static void recv_on_kept(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_step_done(x, XFER_FINISHING))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "keeping the existing %.*s: %s", WIRE_TEXT_MAX - 60,
+                         x->fin->offer.name, strerror((int)-res));
+                recv_fail(x, res == -EEXIST ? WIRE_E_PROTOCOL : wire_status_of_errno((int)-res), text);
+                return;
+        }
+        recv_tree_entry_done(x);
+}
+
 /* The digest goes on before the name: the file never appears without it,
  * and the fsync (a tree's syncfs) covers both. A tree's directory entry
  * has no data and no digest; a symlink's data is its target, kept for the
  * end; a pack's, its entries. */
 void recv_file_publish(struct recv_xfer *x)
 {
-        /* Kept as it was (sync): nothing to make, only its RESULT. */
+        /* Kept as it was (sync): nothing to make, only its RESULT;
+         * deleting, the old entry into the staging directory first. */
+        if (x->fin->skip && x->tree && recv_deleting(x)) {
+                x->fin->req.done = recv_on_kept;
+                recv_step(x, "keeping the existing entry", io_call(recv_io(x), &x->fin->req, recv_tree_keep, x));
+                return;
+        }
         if (x->fin->skip && x->tree) {
                 recv_tree_entry_done(x);
                 return;

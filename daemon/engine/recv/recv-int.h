@@ -247,6 +247,7 @@ struct recv_xfer {
         /* Sync (recv-sync.c): the session's sync flags, the first offer's. */
         uint16_t sync;
         bool merge;             /* a tree merged into the DEST that exists */
+        uint64_t deleted;       /* WIRE_OFFER_DELETE: entries of the old DEST removed at publish */
         bool sync_probed;       /* the offered entry was held against what is there */
         uint32_t files_skipped;
         int sync_fd;            /* the existing file, while its digest is computed */
@@ -267,6 +268,14 @@ struct recv_xfer {
 static inline uint32_t recv_span(const struct wire_offer *o)
 {
         return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
+}
+
+/* Merged into an existing DEST that is to hold only the tree's entries
+ * (wire.h, Deleting): each one kept goes into the staging directory as
+ * it is decided (recv_sync_keep), and nothing else of the old DEST does. */
+static inline bool recv_deleting(const struct recv_xfer *x)
+{
+        return x->merge && (x->sync & WIRE_OFFER_DELETE);
 }
 
 /* Whether @f's RESULT is the session's last. */

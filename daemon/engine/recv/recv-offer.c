@@ -293,6 +293,12 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                 return WIRE_E_PROTOCOL;
         }
+        /* Removing what the sender lacks is the admin's to allow (wire_decode()
+         * held the flag to a tree that syncs): not retried, the sender says why. */
+        if ((o->flags & WIRE_OFFER_DELETE) && !e->cfg.tree_delete) {
+                snprintf(text, len, "deleting is off on the receiver (tree_delete)");
+                return WIRE_E_PERMISSION;
+        }
         /* Lanes start on digest block boundaries, which must be chunk
          * boundaries (or the chunks block boundaries): a power of two no
          * larger than a digest group. */

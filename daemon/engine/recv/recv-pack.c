@@ -14,7 +14,8 @@
  * directory goes as for any failed tree, so nothing of it is visible.
  * In a sync job merged into an existing DEST (recv-sync.c), each entry is
  * first held against the old DEST's: one kept is not made in the staging
- * directory (the merge links the old one in); in a job that compares
+ * directory (the merge links the old one in; deleting, it is linked in
+ * at once, recv_sync_keep); in a job that compares
  * digests the entry's bytes, at hand, are compared with the old file's.
  * Like a tree's file offered alone, an entry gets no fsync of its own:
  * the tree's syncfs before its rename covers it (recv-file.c).
@@ -267,6 +268,16 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
 
                         if (s < 0)
                                 return s;
+                        if (s == 1 && recv_deleting(x)) {
+                                char name[WIRE_NAME_MAX + 1];
+                                int err;
+
+                                /* The new DEST is the stage's: the kept one goes in. */
+                                snprintf(name, sizeof(name), "%.*s", (int)e.name_len, e.name);
+                                err = recv_sync_keep(x, name);
+                                if (err < 0)
+                                        return recv_pack_errno(x, "keeping the existing", &e, -err);
+                        }
                         if (s == 1) {
                                 x->fin->pack_skipped++;
                                 continue;

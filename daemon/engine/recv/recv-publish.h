@@ -95,6 +95,14 @@ int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, si
  * kept too), or overwrite is on; -EEXIST: something else is there and
  * overwrite is off; or -errno. */
 int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, size_t len);
+/* On a worker, deleting (recv_deleting): the old DEST's entry @name
+ * ("DEST/a/b"), which the sync keeps, into the staging directory under
+ * the same path (incoming_keep_link), its directory there made already
+ * (a sender offers a directory before what it holds); a symlink is not
+ * linked in while entries are still made there but added to the list of
+ * links with its target and mtime, made at the end as the tree's own. 0
+ * or -errno (-ENOENT: gone since it was judged). */
+int recv_sync_keep(struct recv_xfer *x, const char *name);
 
 /* recv-pack.c */
 /* A pack's data is in and verified: its entries into the staging

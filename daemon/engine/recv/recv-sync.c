@@ -347,6 +347,43 @@ int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, si
         return x->overwrite ? 0 : -EEXIST;
 }
 
+int recv_sync_keep(struct recv_xfer *x, const char *name)
+{
+        const char *slash = strrchr(name, '/'), *leaf;
+        char parent[WIRE_NAME_MAX + 1], rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        _cleanup_(closep) int ofd = -1, nfd = -1;
+        size_t dlen = strlen(x->dest);
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        /* An entry's name is beneath DEST (recv-offer.c): "DEST/...". */
+        if (!slash || strncmp(name, x->dest, dlen) != 0 || name[dlen] != '/')
+                return -EINVAL;
+        leaf = slash + 1;
+        snprintf(parent, sizeof(parent), "%.*s", (int)(slash - name), name);
+        ofd = incoming_open_beneath(x->env->incoming_fd, parent, false);
+        if (ofd < 0)
+                return ofd;
+        /* The same path in the stage: DEST's leaf, then what follows DEST. */
+        snprintf(rel, sizeof(rel), "%s%.*s", name_leaf(x->dest), (int)(slash - name - dlen), name + dlen);
+        nfd = incoming_open_beneath(x->stage_fd, rel, false);
+        if (nfd < 0)
+                return nfd;
+        r = incoming_keep_link(ofd, leaf, nfd, leaf, x->tree_resumed);
+        if (r != -ELOOP || fstatat(ofd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+                return r;
+        /* A symlink: made at the end, so no later entry goes through it. */
+        n = readlinkat(ofd, leaf, target, sizeof(target));
+        if (n < 0)
+                return -errno;
+        if (n == 0 || (size_t)n > NAME_LINK_MAX)
+                return -ENAMETOOLONG;
+        snprintf(rel, sizeof(rel), "%s%s", name_leaf(x->dest), name + dlen);
+        return recv_tree_link_add(x, rel, target, (size_t)n,
+                                  (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec);
+}
+
 int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, size_t len)
 {
         char file[WIRE_NAME_MAX + 1];

@@ -241,6 +241,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .files_total = x->job_files,
                 .packs = x->packs,
                 .skipped = x->files_skipped,
+                .deleted = x->deleted,
                 /* A tree continued from a kept one: the bytes staged
                  * before; and what its files' partials held. */
                 .resumed = x->tree_kept_bytes + x->files_resumed,
@@ -386,6 +387,13 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
                 m.result.hop_missing = hops.hop_missing;
                 if (hops.hop_failed)
                         memcpy(m.result.text, hops.text, sizeof(m.result.text));
+                /* A tree published with --delete says what went (wire.h, Deleting). */
+                if (status == WIRE_OK && x->deleted) {
+                        size_t n = strlen(m.result.text);
+
+                        snprintf(m.result.text + n, sizeof(m.result.text) - n, "%sdeleted %" PRIu64,
+                                 n ? "; " : "", x->deleted);
+                }
         }
         xfer_set_state(b, XFER_CLOSING);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++) {

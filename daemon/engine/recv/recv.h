@@ -44,6 +44,7 @@ struct recv_cfg {
         bool relay;                     /* pass a chain's file on */
         bool overwrite;
         int tree_symlinks;              /* enum config_symlinks */
+        bool tree_delete;               /* a synced tree may remove what its source lacks */
         int names;                      /* enum name_rules (config names) */
         int log_level;                  /* enum config_log_level */
         uint32_t max_transfers;

@@ -587,6 +587,9 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         /* A tree starts with DEST, a directory: nothing to read. */
         if (req->tree && (req->size != 0 || req->files < 2 || !ops->next))
                 return -EINVAL;
+        /* Deleting is a synced tree's (wire.h, Deleting). */
+        if (req->delete && (!req->tree || req->sync == ENGINE_SYNC_NONE))
+                return -EINVAL;
         /* A chain carries one regular file (wire.h, Relay chains). */
         if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
             (req->route_hops && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE)))
@@ -628,6 +631,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         s->span_bytes = req->size;
         s->sync = req->sync;
         s->no_sparse = req->no_sparse;
+        s->delete = req->delete;
         s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
         s->env = e;

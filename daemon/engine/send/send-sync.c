@@ -19,13 +19,16 @@
 
 uint16_t send_sync_flags(const struct engine_send *s, bool digest)
 {
+        /* engine_send() took deleting only for a tree that syncs. */
+        uint16_t del = s->delete ? WIRE_OFFER_DELETE : 0;
+
         switch (s->sync) {
         case ENGINE_SYNC_SKIP_EXISTING:
-                return WIRE_OFFER_SKIP_EXISTING;
+                return WIRE_OFFER_SKIP_EXISTING | del;
         case ENGINE_SYNC_SIZE:
-                return WIRE_OFFER_SYNC;
+                return WIRE_OFFER_SYNC | del;
         case ENGINE_SYNC_DIGEST:
-                return WIRE_OFFER_SYNC | (digest ? WIRE_OFFER_DIGEST : 0);
+                return WIRE_OFFER_SYNC | (digest ? WIRE_OFFER_DIGEST : 0) | del;
         default:
                 return 0;
         }
@@ -154,9 +157,17 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
 
 void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r)
 {
+        const char *del = strstr(r->text, "deleted ");
+        unsigned long long d;
         unsigned long n;
         char *end;
 
+        /* The tree's last RESULT: what --delete removed (wire.h, Deleting). */
+        if (s->delete && del && (del == r->text || (del - r->text >= 2 && !memcmp(del - 2, "; ", 2)))) {
+                d = strtoull(del + 8, &end, 10);
+                if (*end == '\0' && end != del + 8)
+                        s->deleted = d;
+        }
         if (sp->skipping) {
                 s->skipped++;
                 return;
@@ -166,7 +177,7 @@ void send_sync_result(struct engine_send *s, const struct send_span *sp, const s
         if (!(sp->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) || strncmp(r->text, "skipped ", 8) != 0)
                 return;
         n = strtoul(r->text + 8, &end, 10);
-        if (*end == '\0' && n <= sp->span)
+        if ((*end == '\0' || *end == ';') && n <= sp->span)
                 s->skipped += (uint32_t)n;
 }
 

@@ -214,6 +214,8 @@ struct engine_send {
         uint64_t resumed;       /* bytes the receiver kept: not sent again */
         /* Sync (send-sync.c): the job's way, enum engine_sync. */
         unsigned int sync;
+        bool delete;            /* WIRE_OFFER_DELETE on every offer (a tree's, with sync) */
+        uint64_t deleted;       /* ... and what the receiver removed, its last RESULT says */
         bool skipping;          /* the receiver skipped the offer (ACCEPT SKIP) */
         bool digest_busy;       /* the file's digest is being computed */
         struct event *wait_ev;  /* meanwhile, between two files: WAIT every second */

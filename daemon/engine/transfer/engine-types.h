@@ -44,6 +44,7 @@ struct engine_result {
         uint64_t usec;                  /* first post to last completion */
         uint32_t files;                 /* files the receiver verified and published, or kept */
         uint32_t skipped;               /* of those, kept: it had them already (sync) */
+        uint64_t deleted;               /* a tree with delete: entries the receiver removed */
         /*
          * A chain (engine_send_req.route): of the route's hops, how many
          * published the file too (DONE says only that the first receiver
@@ -157,6 +158,8 @@ struct engine_send_req {
                                          * applies either way; the lower wins) */
         unsigned int sync;              /* enum engine_sync */
         bool no_sparse;                 /* send a sparse file's holes too (wire.h, Sparse files) */
+        bool delete;                    /* with a tree's sync: the receiver removes what DEST
+                                         * holds beyond the tree's entries (wire.h, Deleting) */
         /* A tree's job token (WIRE_SOURCE_SIZE bytes, the same in every
          * attempt of the job; NULL: not resumable): its DEST offer carries
          * it, so a receiver that kept what an earlier attempt staged

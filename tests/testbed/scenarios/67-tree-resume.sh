@@ -28,6 +28,11 @@
 #     ends ok without sending the tree again, nothing of it made twice.
 #  f. the same, by rawpeer (tree-published-retry): DEST's ACCEPT says both
 #     entries are there; another job to the same DEST meets "exists".
+#  g. --sync=digest --delete into a tree beta added to (files, a nested
+#     directory, a symlink): beta is killed half-way, after it kept the
+#     unchanged entries; the retry continues the kept tree, and DEST ends
+#     with exactly the source's entries (beta's extras gone, kept and
+#     changed files the source's), as a job never interrupted would.
 # Once a tree is published, partial_dir holds only its record (no staging
 # directory, no data).
 # testbed-timeout: 420
@@ -226,3 +231,38 @@ rc=0
 [[ $(head -c 100 "$BETA_IN/rawpeer-tree/f") == "$(printf 'r%.0s' $(seq 100))" ]] ||
         tb_fail "rawpeer-tree/f is not the 100 bytes sent"
 rm -rf "$BETA_IN/rawpeer-tree"
+
+tb_log "g. --sync --delete, killed half-way: the retry continues, DEST ends as the source"
+# Changed files replace beta's (overwrite), and what the source lacks goes.
+printf 'overwrite = yes\ntree_delete = yes\n' >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" tree_delete
+tree=$SRC/tree-g
+make_tree "$tree"
+out=$(xferctl send -r "$tree" "$BETA_ADDR" --to sets/g 2>&1) || tb_fail "the first send of sets/g failed: $out"
+g=$BETA_IN/sets/g
+# beta's own additions, made as the daemon's user would (it removes them).
+mkdir -p "$g/extra-dir/sub"
+echo extra >"$g/extra-dir/sub/f"
+echo dot >"$g/small/.extra"
+ln -s ../../elsewhere "$g/big/extra-link"
+chown -R rdmaxfer: "$g/extra-dir" "$g/small/.extra"
+chown -h rdmaxfer: "$g/big/extra-link"
+# The source changes half its large files (same size, other bytes: only
+# --sync=digest sees it) and drops a small one.
+for p in 4 5 6; do make_file "$tree/big/part$p" $((5 << 20)); done
+chmod u+w "$tree/big/deeper" && make_file "$tree/big/deeper/part7" $((5 << 20)) && chmod 444 "$tree/big/deeper/part7" &&
+        chmod 555 "$tree/big/deeper"
+rm "$tree/small/s149"
+bytes=$((4 * 5 << 20))
+since=$(date '+%F %T')
+kept_old() { [[ -e $g/extra-dir/sub/f ]] && (($(kept_trees) == 1)); }
+send_killed sets/g $((bytes / 2)) kept_old -- -r "$tree" "$BETA_ADDR" --to sets/g --sync=digest --delete --bwlimit 8M
+tree_same "$tree" "$g"
+line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
+        tb_fail "beta's journal does not say it continued the deleting tree"
+tb_log "beta: ${line#*: }"
+[[ -z $(find "$BETA_IN" -maxdepth 2 -name '.rdmaxfer*' -print -quit) ]] || tb_fail "a staging directory is left"
+(($(kept_trees) == 0)) || tb_fail "a kept tree is left in partial_dir: $(ls -A "$BETA_PART")"
+tb_log "resumed, and sets/g holds exactly the source's entries"
+chmod -R u+w "$tree"
+rm -rf "$tree" "$BETA_IN/sets"

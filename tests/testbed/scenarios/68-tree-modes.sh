@@ -19,6 +19,15 @@
 #     write into), or a single file (its incoming directory not writable),
 #     fails the job at once, no retry, and xferctl names the cause:
 #     "permission denied on the receiver".
+#  5. --sync --delete (issue 34, item 6) into a DEST the receiver added
+#     to (a dotfile, a read-only file, a nested and read-only directory, a
+#     symlink out of DEST, a file beside a kept one): refused at once with
+#     tree_delete = no, and as a usage error with --exclude but no
+#     --delete-excluded, nothing changed; allowed, exactly what rsync -a
+#     --delete makes of the source in a copy of the old DEST, the count
+#     in xferctl's summary and beta's journal (RDMAXFER_DELETED), a
+#     sibling directory and a file beside DEST untouched; with
+#     --delete-excluded an excluded name goes too.
 # The daemon runs as rdmaxfer with no capability; xferctl runs as root
 # here, so it reads every entry as rsync does.
 . "$TESTBED_LIB"
@@ -179,5 +188,126 @@ journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying 
 rm -rf "$BETA_IN/locked"
 tb_log "refused with the cause, no retry, nothing made"
 
-chmod -R u+rwx "$tree" "$ro" "$BETA_IN/modes" 2>/dev/null
-rm -rf "$tree" "$ro" "$SRC/rsync-ref" "$BETA_IN/modes"
+tb_log "5. --sync --delete: DEST ends with the source's entries, nothing outside it touched"
+del=$SRC/del
+d=$BETA_IN/modes/del
+rm -rf "$del" && mkdir -p "$del/keep-dir/nested" "$del/ro-keep"
+make_file "$del/same.txt" 1000
+make_file "$del/changed.txt" 2000
+make_file "$del/gone-later.txt" 300
+make_file "$del/big-same.bin" $((5 << 20))      # offered alone, kept by its size and digest
+make_file "$del/keep-dir/nested/deep.txt" 400
+make_file "$del/ro-keep/r.txt" 500
+ln -s same.txt "$del/link"
+ln "$del/same.txt" "$del/hard"
+chmod 444 "$del/ro-keep/r.txt"
+chmod 555 "$del/ro-keep"
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of the tree to delete in: exit $rc: $out"
+# What only the receiver has: a dotfile, a read-only file, a nested
+# directory (one of them read-only), a symlink out of DEST, a file in a
+# directory the source has too, and a file the source no longer has;
+# beside DEST a sibling directory (the symlink's target) and a file.
+make_file "$d/.extra-dot" 10
+make_file "$d/ro-extra" 20
+chmod 444 "$d/ro-extra"
+mkdir -p "$d/extra-dir/sub"
+make_file "$d/extra-dir/sub/f" 30
+chmod 555 "$d/extra-dir/sub"
+ln -s ../sibling "$d/extra-link"
+make_file "$d/keep-dir/nested/extra.txt" 40
+mkdir -p "$BETA_IN/modes/sibling"
+make_file "$BETA_IN/modes/sibling/s.txt" 50
+make_file "$BETA_IN/modes/outside.txt" 60
+# Made as a local user of the drop box would, one beta's daemon may remove.
+chown -R rdmaxfer: "$d" "$BETA_IN/modes/sibling" "$BETA_IN/modes/outside.txt"
+rm "$del/gone-later.txt"
+printf 'changed, and longer than before\n' >"$del/changed.txt"
+make_file "$del/keep-dir/new.txt" 70
+cp -a "$BETA_IN/modes/sibling" "$SRC/del-sibling"
+cp -a "$BETA_IN/modes/outside.txt" "$SRC/del-outside.txt"
+
+# Refusals first: nothing may change.
+meta "$d" >"$TESTBED_SHARE/del.before"
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete --exclude '*.tmp' 2>&1) || rc=$?
+((rc == 2)) && grep -q -- '--delete-excluded' <<<"$out" ||
+        tb_fail "--delete with --exclude and no --delete-excluded: exit $rc (want 2): $out"
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --delete 2>&1) || rc=$?
+((rc == 2)) && grep -q -- '--sync or --skip-existing' <<<"$out" ||
+        tb_fail "--delete without --sync: exit $rc (want 2): $out"
+rc=0
+out=$(xferctl send "$del/same.txt" "$BETA_ADDR" --sync=size --delete 2>&1) || rc=$?
+((rc == 2)) && grep -q -- 'for a tree (-r)' <<<"$out" || tb_fail "--delete without -r: exit $rc (want 2): $out"
+tb_log "usage errors: --exclude without --delete-excluded, no --sync, no -r (exit 2)"
+since=$(date '+%F %T')
+rc=0
+out=$(timeout 120 xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete 2>&1) || rc=$?
+((rc == 1)) && grep -q 'deleting is off on the receiver (tree_delete)' <<<"$out" ||
+        tb_fail "--delete into a receiver with tree_delete = no: exit $rc: $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep 'retrying in' &&
+        tb_fail "a refused --delete was retried (above)"
+journalctl -u "$BETA_UNIT" --no-pager -o cat --since "$since" | grep -q 'tree_delete' ||
+        tb_fail "beta's journal does not name tree_delete"
+meta "$d" | diff "$TESTBED_SHARE/del.before" - >&2 || tb_fail "the refused --delete changed DEST"
+tb_log "tree_delete = no: refused at once, named on both sides, nothing changed"
+
+echo "tree_delete = yes" >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" tree_delete
+# The reference: rsync -a --delete of the source into a copy of the old DEST.
+ref=$SRC/del-ref
+rm -rf "$ref" && cp -a "$d" "$ref"
+rsync -a --delete "$del/" "$ref/" || tb_fail "rsync -a --delete failed"
+want=$(comm -23 <(cd "$d" && find . -mindepth 1 | LC_ALL=C sort) <(cd "$del" && find . -mindepth 1 | LC_ALL=C sort) |
+        wc -l)
+since=$(date '+%F %T')
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r --sync=digest --delete: exit $rc: $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+[[ $out == *skipped* ]] || tb_fail "the unchanged entries were not skipped: $out"
+[[ $out == *"$want deleted"* ]] || tb_fail "xferctl does not say $want deleted: $out"
+diff -r --no-dereference "$ref" "$d" >&2 || tb_fail "$d differs from rsync -a --delete's copy"
+diff <(cd "$ref" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort) \
+        <(cd "$d" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort) >&2 ||
+        tb_fail "$d: entries, types or modes differ from rsync -a --delete's copy (< rsync, > received)"
+same_as_rsync "$del" "$d"
+[[ $(readlink "$d/link") == same.txt ]] || tb_fail "the kept symlink is not the source's"
+[[ $(stat -c %i "$d/same.txt") == $(stat -c %i "$d/hard") ]] || tb_fail "the kept hard link is not one file"
+diff -r --no-dereference "$SRC/del-sibling" "$BETA_IN/modes/sibling" >&2 ||
+        tb_fail "the sibling directory beside DEST changed"
+same_file "$SRC/del-outside.txt" "$BETA_IN/modes/outside.txt"
+[[ -z $(find "$BETA_IN" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
+# Both daemons' entries of this job (the refusal's came before $since; a
+# job's entry is named "N of M files", not by its DEST).
+for unit in "$BETA_UNIT" "$ALPHA_UNIT"; do
+        wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o export --since '$since' |
+                tr -d '\\000' | grep -qx 'RDMAXFER_DELETED=$want'" || {
+                journalctl -u "$unit" --no-pager -o cat --since "$since" >&2
+                tb_fail "$unit's journal entry of the job has no RDMAXFER_DELETED=$want (above)"
+        }
+done
+tb_log "the receiver's extras gone ($want deleted, so says the journal), kept and changed files as" \
+       "rsync -a --delete makes them, the sibling and the file outside DEST untouched"
+
+tb_log "5. --delete-excluded: an excluded name is deleted on the receiver too"
+make_file "$del/scratch.tmp" 80
+make_file "$d/old.tmp" 90
+chown rdmaxfer: "$d/old.tmp"
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --skip-existing --delete --exclude '*.tmp' \
+        --delete-excluded 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r --skip-existing --delete --exclude --delete-excluded: exit $rc: $out"
+[[ ! -e $d/old.tmp && ! -e $d/scratch.tmp ]] || tb_fail "an excluded name is on the receiver: $(ls -A "$d")"
+# The source as it was sent, less what the rule left out (its mtime too).
+sent=$(stat -c %y "$del")
+rm "$del/scratch.tmp"
+touch -d "$sent" "$del"
+same_as_rsync "$del" "$d"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+
+chmod -R u+rwx "$tree" "$ro" "$del" "$ref" "$BETA_IN/modes" 2>/dev/null
+rm -rf "$tree" "$ro" "$del" "$ref" "$SRC/del-sibling" "$SRC/del-outside.txt" "$SRC/rsync-ref" "$BETA_IN/modes"

@@ -224,7 +224,7 @@ CUR="a-transfers"
 san_path "$CUR"
 # An interrupted transfer must fail, not be retried (97-retry retries).
 san_config alpha retry_max=0
-san_config beta retry_max=0 relay=yes
+san_config beta retry_max=0 relay=yes tree_delete=yes
 san_start alpha
 san_start beta
 for dir in "alpha beta" "beta alpha"; do
@@ -249,6 +249,18 @@ out=$(xc alpha send -r "$t" "${ADDR[beta]}" --to san-tree 2>&1) ||
         { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta: sending a tree failed"; }
 diff -r --no-dereference "$t" "$W/beta/in/san-tree" >&2 || tb_fail "beta: san-tree differs from the source"
 tb_log "alpha -> beta: $(printf '%s\n' "$out" | tail -n 1)"
+# The same tree synced with --delete (recv-sync.c, incoming.c's keep and
+# prune): a file added, one dropped, beta's own extras gone.
+head -c 4000 /dev/urandom >"$t/d/new"
+rm "$t/d/f5"
+mkdir -p "$W/beta/in/san-tree/extra/sub"
+echo x >"$W/beta/in/san-tree/extra/sub/x"
+echo y >"$W/beta/in/san-tree/d/e/y"
+out=$(xc alpha send -r "$t" "${ADDR[beta]}" --to san-tree --sync=size --delete 2>&1) ||
+        { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta: syncing the tree with --delete failed"; }
+diff -r --no-dereference "$t" "$W/beta/in/san-tree" >&2 || tb_fail "beta: san-tree differs from the source after --delete"
+[[ $out == *"5 deleted"* ]] || tb_fail "alpha -> beta: --delete did not say 5 deleted (d/f5, d/e/y, extra and its 2): $out"
+tb_log "alpha -> beta, --sync=size --delete: $(printf '%s\n' "$out" | tail -n 1)"
 # A relay chain through beta and back to alpha (relay.c under the
 # sanitizers): both publish it.
 out=$(xc alpha send "$W/src/one.dat" "${ADDR[beta]},${ADDR[alpha]}" --as chain.dat 2>&1) ||
