@@ -13,7 +13,9 @@
 #     middle, small files: the same as rsync -aS's copy, holes kept;
 #  3b. --no-sparse: the same file moves whole, and arrives dense;
 #  4. a file written dense (make_zeros: allocated, never written) is sent
-#     whole: a file's holes are found, never guessed from its zeros.
+#     whole: a file's holes are found, never guessed from its zeros;
+#  5. one cancelled part way and sent again: resumed from what beta kept
+#     (its holes too), identical, still sparse.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
 
@@ -104,5 +106,32 @@ send_ok "$SRC/zeros.img" >/dev/null
 rx=$(($(netdev_bytes "$BETA_NETDEV" rx) - rx0))
 same_file "$SRC/zeros.img" "$BETA_IN/zeros.img"
 ((rx >= 16 * MIB)) || tb_fail "only $rx bytes crossed for 16 MiB of allocated zeros"
-rm -rf "$img" "$SRC/rnd" "$SRC/zeros.img" "$tree" "$ref" "$BETA_IN/sparse.img" "$BETA_IN/zeros.img" "$BETA_IN/sp-tree"
+tb_log "5. cancelled part way, sent again: resumed, and still sparse"
+# 64 MiB over four lanes: data in the first 4 MiB (lane 0, sent at 1 MiB/s
+# and cancelled in it), none at all in lanes 1 and 2, 4 MiB at the end.
+res=$SRC/resume.img
+rm -f "$res" "$BETA_IN/resume.img"
+truncate -s $((64 * MIB)) "$res"
+dd if="$SRC/rnd" of="$res" bs=1M count=4 conv=notrunc status=none
+dd if="$SRC/rnd" of="$res" bs=1M seek=60 count=4 conv=notrunc status=none
+datas() { find /var/lib/rdmaxferd-beta/partial -name '*.data' 2>/dev/null | wc -l; }
+n0=$(datas)
+rx0=$(netdev_bytes "$BETA_NETDEV" rx)
+id=$(xferctl send --no-wait --bwlimit 1M "$res" "$BETA_ADDR") || tb_fail "submit of resume.img failed"
+id=${id//[^0-9]/}
+wait_for 20 bash -c "(( \$(cat /sys/class/net/$BETA_NETDEV/statistics/rx_bytes) - $rx0 >= 3 * $MIB ))" ||
+        tb_fail "resume.img never got under way"
+tb_run xferctl cancel "$id" >/dev/null || tb_fail "cancel failed"
+wait_for 10 job_in_state "$id" cancelled || tb_fail "job $id not cancelled"
+wait_for 10 bash -c "(( \$(find /var/lib/rdmaxferd-beta/partial -name '*.data' | wc -l) > $n0 ))" ||
+        tb_fail "beta kept nothing of the cancelled resume.img"
+send_ok "$res" >/dev/null
+same_file "$res" "$BETA_IN/resume.img"
+r=$(jfield "$BETA_UNIT" resume.img RDMAXFER_RESUMED_BYTES)
+tb_log "resume.img: RDMAXFER_RESUMED_BYTES=$r, $(($(alloc "$BETA_IN/resume.img") / MIB)) MiB allocated"
+((${r:-0} > 0)) || tb_fail "resume.img was not resumed"
+(($(alloc "$BETA_IN/resume.img") <= 16 * MIB)) || tb_fail "the resumed copy is dense"
+
+rm -rf "$img" "$res" "$SRC/rnd" "$SRC/zeros.img" "$tree" "$ref" "$BETA_IN/sparse.img" "$BETA_IN/zeros.img" \
+        "$BETA_IN/sp-tree" "$BETA_IN/resume.img"
 tb_log "pass"
