@@ -28,38 +28,54 @@ static void rehash_on_read(struct io_req *req, int64_t res)
                 h->done(h, r);
 }
 
-/* The last piece that is read of a hole at the end: something is read
- * always, so that @done comes from the loop. */
-#define REHASH_TAIL     4096u
-
 /*
- * A hole at h->off: its zeros hashed, h->off past it; h->data_end where
- * the data from there ends. Blocking lseeks, each on a file's extent
- * list: one pair per extent of data. 0 or -errno.
+ * On a worker (seeking asks the file system, which may not answer: never
+ * on the loop): the first time, whether the file has holes at all (fewer
+ * blocks than bytes); then where the data from h->off starts and ends.
+ * Touches only h->fd, off, holes, seek_data and seek_hole.
  */
-static int rehash_hole(struct rehash *h)
+static int64_t rehash_seek(void *arg)
 {
-        uint64_t data;
-        off_t d, e;
+        struct rehash *h = arg;
+        struct stat st;
 
-        if (!h->holes || h->off < h->data_end)
+        if (h->holes < 0)
+                h->holes = fstat(h->fd, &st) == 0 && (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size;
+        if (!h->holes)
                 return 0;
-        d = lseek(h->fd, (off_t)h->off, SEEK_DATA);
-        if (d < 0 && errno != ENXIO)
-                return -errno;
-        data = d < 0 ? h->end : MIN((uint64_t)d, h->end);
-        if (data == h->end)
-                data -= MIN(h->end - h->off, (uint64_t)REHASH_TAIL);
-        if (data > h->off) {
-                if (digest_zeros(h->d, data - h->off) < 0)
-                        return -ENOMEM;
-                h->off = data;
-        }
-        if (d >= 0 && (uint64_t)d < h->end) {
-                e = lseek(h->fd, d, SEEK_HOLE);
-                h->data_end = e > d ? (uint64_t)e : h->end;
-        }
+        h->seek_data = lseek(h->fd, (off_t)h->off, SEEK_DATA);
+        if (h->seek_data < 0)
+                return errno == ENXIO ? 0 : -errno;     /* ENXIO: no data from here on */
+        h->seek_hole = lseek(h->fd, h->seek_data, SEEK_HOLE);
         return 0;
+}
+
+/* Where the data is, known: the hole before it hashed as its zeros, and
+ * the reads go up to the next hole. */
+static void rehash_on_seek(struct io_req *req, int64_t res)
+{
+        struct rehash *h = (struct rehash *)req;
+        uint64_t data;
+        int r;
+
+        if (!xfer_io_done(h->x) || h->x->state == XFER_CLOSING)
+                return;
+        if (res < 0) {
+                h->done(h, (int)res);
+                return;
+        }
+        if (h->holes) {
+                data = h->seek_data < 0 ? h->end : MIN((uint64_t)h->seek_data, h->end);
+                if (data > h->off && digest_zeros(h->d, data - h->off) < 0) {
+                        h->done(h, -ENOMEM);
+                        return;
+                }
+                h->off = MAX(h->off, data);
+                h->data_end = h->seek_data >= 0 && h->seek_hole > h->seek_data ? (uint64_t)h->seek_hole : h->end;
+        }
+        r = rehash_next(h);
+        if (r < 0)
+                h->done(h, r);
 }
 
 /* The next piece, or (all read) the caller's callback. */
@@ -72,12 +88,18 @@ static int rehash_next(struct rehash *h)
                 h->done(h, 0);
                 return 0;
         }
-        r = rehash_hole(h);
-        if (r < 0)
-                return r;
+        /* Past the data known: where the next is, first (a hole's zeros). */
+        if (h->holes && h->off >= h->data_end) {
+                h->io.done = rehash_on_seek;
+                r = io_call(h->x->env->io, &h->io, rehash_seek, h);
+                if (r < 0)
+                        return r;
+                xfer_io_start(h->x, "looking for the holes of the kept part");
+                return 0;
+        }
         len = (size_t)MIN((uint64_t)h->cap, h->end - h->off);
         /* Up to the next hole, which is skipped when it comes. */
-        if (h->holes && h->data_end > h->off)
+        if (h->holes > 0)
                 len = (size_t)MIN((uint64_t)len, h->data_end - h->off);
         if (h->ready && !h->ready(h, h->off, len)) {
                 h->parked = true;
@@ -94,7 +116,6 @@ static int rehash_next(struct rehash *h)
 int rehash_start(struct rehash *h, struct xfer *x, struct digest *d, int fd, uint64_t off,
                  uint64_t end, rehash_done_fn done)
 {
-        struct stat st;
         int r;
 
         if (off >= end)
@@ -106,8 +127,9 @@ int rehash_start(struct rehash *h, struct xfer *x, struct digest *d, int fd, uin
         h->end = end;
         h->done = done;
         h->parked = false;
-        /* A file still being written has holes that are not zeros yet. */
-        h->holes = !h->ready && fstat(fd, &st) == 0 && (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size;
+        /* A file still being written has holes that are not zeros yet;
+         * any other is asked whether it has any (rehash_seek, on a worker). */
+        h->holes = h->ready ? 0 : -1;
         h->data_end = off;
         h->cap = (size_t)MIN((uint64_t)REHASH_BUF, MAX(end - off, (uint64_t)1));
         /* A lane's next file may keep a longer part than its last did. */

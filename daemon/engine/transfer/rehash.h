@@ -12,13 +12,15 @@
  * deadlines as its other reads of such a file are.
  *
  * A sparse file (fewer blocks than its length; never a file still being
- * written, @ready) is not read in its holes: SEEK_DATA finds them, and
- * their zeros go to the digest as such (digest_zeros).
+ * written, @ready) is not read in its holes: SEEK_DATA finds them, on a
+ * worker as the file system may not answer, and their zeros go to the
+ * digest as such (digest_zeros).
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "digest.h"
 #include "io.h"
@@ -50,8 +52,10 @@ struct rehash {
          * rehash_kick(). */
         rehash_ready_fn ready;
         bool parked;
-        bool holes;             /* the file may have holes: skipped, not read */
+        int holes;              /* the file has holes, skipped, not read: 1; 0: none
+                                 * (or a file still being written); -1: not asked yet */
         uint64_t data_end;      /* with holes: data known up to here */
+        off_t seek_data, seek_hole;     /* rehash_seek's answer */
 };
 
 #define REHASH_NULL ((struct rehash){ .fd = -1 })
