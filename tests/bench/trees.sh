@@ -40,6 +40,7 @@ start_peers
 # files DIR N SIZE SEED: N files of SIZE random bytes in DIR/dNN/fNNNNN,
 # 100 to a directory, no two alike.
 files() {
+        mkdir -p "$1" || tb_fail "mkdir $1"
         perl -e '
 my ($dir, $n, $size, $seed) = @ARGV;
 srand($seed);
