@@ -114,7 +114,7 @@ $2 == "links" { lw[++nl] = $4 / distinct; lt[nl] = $3 }
 $2 == "sync" { st[++ns] = $3; at[ns] = $4; ratio[ns] = $4 / $3 }
 END {
         printf "trees-bench: (h) 1,000 files of 64 KiB, 500 more names: %.2f s, wire %.3f x the distinct data (target <= 1.05: %s)\n",
-               median(lt, nl), median(lw, nl), median(lw, nl) <= 1.05 ? "met" : "missed"
+               median(lt, nl), median(lw, nl), (median(lw, nl) <= 1.05) ? "met" : "missed"
         printf "trees-bench: (s) %d files of 4 KiB, 1 %% changed: --sync=size --delete %.2f s, sent again %.2f s: %.1f x faster (target >= 5: %s)\n",
-               files, median(st, ns), median(at, ns), median(ratio, ns), median(ratio, ns) >= 5 ? "met" : "missed"
+               files, median(st, ns), median(at, ns), median(ratio, ns), (median(ratio, ns) >= 5) ? "met" : "missed"
 }' "$RES" | tee "$OUT/trees-report.txt"
