@@ -108,7 +108,7 @@ deliver() {
 for link in capped uncapped; do
         if [[ $link == capped ]]; then
                 [[ $CAP == none ]] && continue
-                for n in alpha beta gamma delta; do link_cap "$n" "$CAP"; done
+                link_cap "$CAP" alpha beta gamma delta
         fi
         for ((r = 1; r <= REPS; r++)); do
                 deliver "$link" "$r" one "$BETA_ADDR" 1
@@ -117,7 +117,7 @@ for link in capped uncapped; do
                 deliver "$link" "$r" chain "$(IFS=,; echo "${PEERS[*]}")" chain
         done
         if [[ $link == capped ]]; then
-                for n in alpha beta gamma delta; do link_uncap "$n"; done
+                link_uncap alpha beta gamma delta
         fi
 done
 rm -rf "$SRC/fan.bin" "$SRC/fantree"

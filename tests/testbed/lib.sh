@@ -207,7 +207,14 @@ nodes_up() {
         done
 }
 
-# link_cap NODE RATE: shape NODE's link to RATE (tc units: 120mbit is
+# tree_oracle [--base OLD] [--slack BYTES] SRC GOT [-- RSYNC-OPTION...]:
+# GOT is what rsync -aHS makes of SRC, entry by entry (tests/testbed/
+# tree-oracle says what is compared); else the differences, and a failure.
+tree_oracle() {
+        "$(dirname "$TESTBED_LIB")/tree-oracle" "$@" || tb_fail "tree-oracle $*: not what rsync makes (above)"
+}
+
+# link_cap RATE NODE...: shape each NODE's link to RATE (tc units: 120mbit is
 # 15 MB/s) both ways, with a token bucket (tbf) on each end of its veth:
 # tb-NODE holds what NODE sends, tb-NODE-p (the bridge's port) what it
 # receives. The burst (256 KiB) is what a 4 ms tick needs at 500 Mbit/s;
@@ -215,11 +222,20 @@ nodes_up() {
 # (64 packets), so the cap delays packets rather than dropping them. tbf
 # counts whole frames: at rxe's 4096-byte MTU the payload gets ~98.5 %.
 link_cap() {
-        local node=$1 rate=$2 dev
-        for dev in "tb-$node" "tb-$node-p"; do
-                tb_run tc qdisc replace dev "$dev" root tbf rate "$rate" burst 256kb limit 4mb ||
-                        tb_fail "tc on $dev failed"
+        local rate=$1 node cmds=()
+        shift
+        for node; do
+                cmds+=("qdisc replace dev tb-$node root tbf rate $rate burst 256kb limit 4mb"
+                       "qdisc replace dev tb-$node-p root tbf rate $rate burst 256kb limit 4mb")
         done
+        _tc_batch "${cmds[@]}"
+}
+
+# _tc_batch COMMAND...: tc commands in one tc process (each a process
+# of its own costs about 0.1 s under TCG).
+_tc_batch() {
+        tb_log "+ tc -batch: $(printf '%s; ' "$@")"
+        printf '%s\n' "$@" | tc -batch - || tb_fail "tc -batch failed: $*"
 }
 
 # link_stats NODE: log what the shaping did (tbf's sent, dropped and
@@ -234,10 +250,11 @@ link_stats() {
         tb_log "rxe_$node: $(rdma statistic show link "rxe_$node/1" 2>&1 | tr -s ' \n' ' ')"
 }
 
-# link_uncap NODE: remove link_cap's shaping.
+# link_uncap NODE...: remove link_cap's shaping.
 link_uncap() {
-        local node=$1 dev
-        for dev in "tb-$node" "tb-$node-p"; do
-                tb_run tc qdisc del dev "$dev" root || tb_fail "removing the cap on $dev failed"
+        local node cmds=()
+        for node; do
+                cmds+=("qdisc del dev tb-$node root" "qdisc del dev tb-$node-p root")
         done
+        _tc_batch "${cmds[@]}"
 }

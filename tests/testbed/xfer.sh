@@ -28,15 +28,22 @@ restart_peers() {
         tb_run systemctl restart "$ALPHA_UNIT" "$BETA_UNIT" || tb_fail "restart failed"
 }
 
-# reload_applied UNIT KEY: systemctl reload UNIT (its ExecReload only sends
-# SIGHUP) and wait until the daemon logs that it applied KEY.
+# reload_applied UNIT... KEY: systemctl reload each UNIT (its ExecReload
+# only sends SIGHUP; one systemctl call, so they reload side by side) and
+# wait until every daemon logs that it applied KEY.
 reload_applied() {
-        local unit=$1 key=$2 cur
-        cur=$(journalctl -u "$unit" -n 1 --no-pager -o export | sed -n 's/^__CURSOR=//p')
-        tb_run systemctl reload "$unit" || tb_fail "systemctl reload $unit failed"
-        wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o cat --after-cursor '$cur' |
-                grep -qE 'reloaded .*applied .*\\b$key\\b'" ||
-                tb_fail "$unit did not log that its reload applied $key"
+        local key=${*: -1} units=("${@:1:$#-1}") unit cur
+        local -A curs=()
+        for unit in "${units[@]}"; do
+                curs[$unit]=$(journalctl -u "$unit" -n 1 --no-pager -o export | sed -n 's/^__CURSOR=//p')
+        done
+        tb_run systemctl reload "${units[@]}" || tb_fail "systemctl reload ${units[*]} failed"
+        for unit in "${units[@]}"; do
+                cur=${curs[$unit]}
+                wait_for 15 bash -c "journalctl -u '$unit' --no-pager -o cat --after-cursor '$cur' |
+                        grep -qE 'reloaded .*applied .*\\b$key\\b'" ||
+                        tb_fail "$unit did not log that its reload applied $key"
+        done
 }
 
 # make_file PATH SIZE: random contents (SIZE in bytes). shred's one random

@@ -6,8 +6,8 @@
 # FIFO:
 #  1. --exclude .git/ --exclude '*.o' --exclude /build/ --include keep.log
 #     --exclude '*.log' --exclude pipe: exactly the expected entries arrive,
-#     the same as rsync -r with the same rules makes, with the same
-#     contents; exit 0, no warning (.git, which would arrive, and the
+#     the same as rsync -aHS with the same rules makes (tree-oracle:
+#     contents, modes, mtimes); exit 0, no warning (.git, which would arrive, and the
 #     FIFO, which the receiver could not take, are the user's to leave out); the
 #     summary counts what was sent;
 #  2. the same rules from an --exclude-from file (comments, a blank and a
@@ -39,17 +39,6 @@ send_tree() {
         out=$(xferctl send -r "$tree" "$BETA_ADDR" --to "filters/$dest" "$@" 2>&1) || rc=$?
 }
 
-# same_as_rsync DIR RULES...: DIR holds what rsync -r makes of $tree with
-# RULES (entries, types and contents).
-same_as_rsync() {
-        local dir=$1 ref=$SRC/filters-ref
-        shift
-        rm -rf "$ref"
-        rsync -r "$@" "$tree/" "$ref/" || tb_fail "rsync -r $* failed"
-        diff <(list "$ref") <(list "$dir") >&2 || tb_fail "$dir: entries differ from rsync -r $*'s (< rsync, > received)"
-        diff -r "$ref" "$dir" >&2 || tb_fail "$dir: contents differ from rsync -r $*'s"
-}
-
 tree=$SRC/filters
 rm -rf "$tree" "$BETA_IN/filters" "$ALPHA_IN/filters"
 mkdir -p "$tree/.git/objects/ab" "$tree/src/lib" "$tree/build/sub" "$tree/docs/build" "$tree/logs/old"
@@ -79,7 +68,7 @@ send_tree t1 "${rules[@]}"
 grep -q 'skipping\|not sent' <<<"$out" && tb_fail "something left out by a rule was said: $out"
 grep -q "filters/t1 ($((n + 1)) entries" <<<"$out" || tb_fail "the summary does not count $n entries and DEST: $out"
 diff <(echo "$expected") <(list "$BETA_IN/filters/t1") >&2 || tb_fail "t1: not the expected entries (< expected)"
-same_as_rsync "$BETA_IN/filters/t1" "${rules[@]}"
+tree_oracle "$tree" "$BETA_IN/filters/t1" -- "${rules[@]}"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
 
 tb_log "2. the same rules from --exclude-from FILE"
@@ -89,7 +78,7 @@ send_tree t2 --exclude-from "$SRC/filters.rules"
 ((rc == 0)) || tb_fail "send -r --exclude-from: exit $rc: $out"
 grep -q 'skipping\|not sent' <<<"$out" && tb_fail "something left out by a rule was said: $out"
 diff <(echo "$expected") <(list "$BETA_IN/filters/t2") >&2 || tb_fail "t2: not the expected entries (< expected)"
-diff -r "$BETA_IN/filters/t1" "$BETA_IN/filters/t2" >&2 || tb_fail "t2 differs from t1"
+tree_oracle "$tree" "$BETA_IN/filters/t2" -- "${rules[@]}"
 
 tb_log "3. only the C sources, rsync's way"
 c_rules=(--exclude .git/ --include '*/' --include '*.c' --exclude '*')
@@ -97,7 +86,7 @@ send_tree t3 "${c_rules[@]}"
 ((rc == 0)) || tb_fail "send -r ${c_rules[*]}: exit $rc: $out"
 [[ $(list "$BETA_IN/filters/t3" | grep -c '^f') == 2 && -d $BETA_IN/filters/t3/build/sub ]] ||
         tb_fail "t3: not the two .c files and every directory: $(list "$BETA_IN/filters/t3")"
-same_as_rsync "$BETA_IN/filters/t3" "${c_rules[@]}"
+tree_oracle "$tree" "$BETA_IN/filters/t3" -- "${c_rules[@]}"
 
 tb_log "4. what no rule covers is still skipped, said, and exit 23"
 send_tree t4 --exclude .git/
@@ -119,14 +108,13 @@ rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR,$ALPHA_ADDR" --to filters/chain "${rules[@]}" 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "a chain with rules: exit $rc: $out"
 for dir in "$BETA_IN/filters/chain" "$ALPHA_IN/filters/chain"; do
-        diff -r "$BETA_IN/filters/t1" "$dir" >&2 || tb_fail "$dir differs from t1"
-        diff <(list "$BETA_IN/filters/t1") <(list "$dir") >&2 || tb_fail "$dir: not t1's entries"
+        tree_oracle "$tree" "$dir" -- "${rules[@]}"
 done
 rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR,$BETA_ADDR" --parallel 1 --to filters/star "${rules[@]}" 2>&1) || rc=$?
 ((rc == 0)) && grep -q '^2 peers: every one sent' <<<"$out" || tb_fail "a star with rules: exit $rc: $out"
 grep -q 'skipping\|not sent' <<<"$out" && tb_fail "the star said something left out by a rule: $out"
-diff <(list "$BETA_IN/filters/t1") <(list "$BETA_IN/filters/star") >&2 || tb_fail "star: not t1's entries"
+tree_oracle "$tree" "$BETA_IN/filters/star" -- "${rules[@]}"
 tb_log "chain and star: t1's entries on every copy"
 
-rm -rf "$tree" "$SRC/filters-ref" "$SRC/filters.rules" "$BETA_IN/filters" "$ALPHA_IN/filters"
+rm -rf "$tree" "$SRC/filters.rules" "$BETA_IN/filters" "$ALPHA_IN/filters"

@@ -57,7 +57,7 @@ tb_log "alpha -> beta -> gamma -> delta: 8 MiB arrived identical at each hop"
 # The cap, both ways: into gamma (tbf on the bridge's port tb-gamma-p), then
 # out of it (tbf on tb-gamma).
 make_file "$SRC/capped.dat" $((30 * MIB))
-link_cap gamma "$CAP_TC"
+link_cap "$CAP_TC" gamma
 lo=$((CAP * 8 / 10)) hi=$((CAP * 12 / 10))
 for way in "beta gamma in" "gamma delta out"; do
         read -r from to dir <<<"$way"
