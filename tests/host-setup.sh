@@ -12,7 +12,8 @@ HOST_PACKAGES=(meson ninja-build pkg-config gcc libibverbs-dev librdmacm-dev lib
 # and llvm-symbolizer (llvm) for the stacks in a crash report.
 FUZZ_PACKAGES=(clang libclang-rt-dev llvm)
 
-host_say() { printf '==> %s\n' "$*" >&2; }
+# host_say TEXT: a step of the run, with the seconds since it began.
+host_say() { printf '==> [%4d s] %s\n' "$SECONDS" "$*" >&2; }
 
 # host_install PACKAGE...: install whichever are missing (needs root then).
 host_install() {
