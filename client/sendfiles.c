@@ -407,9 +407,9 @@ static int sendcmd_src_begin(struct sendcmd *sc, unsigned int i)
         sendcmd_src_leaf(sc->path, sc->src_leaf, sizeof(sc->src_leaf));
         v = name_check(sc->src_leaf, strlen(sc->src_leaf));
         if (v != NAME_OK) {
-                _cleanup_(freep) char *shown = esc_term_dup(sc->path);
+                _cleanup_(freep) char *shown = esc_term_dup(sc->path), *dest = esc_term_dup(sc->dest);
 
-                xferctl_say("cannot send %s into %s: its name: %s", shown ? shown : "?", sc->dest,
+                xferctl_say("cannot send %s into %s: its name: %s", shown ? shown : "?", dest ? dest : "?",
                             name_verdict_str(v));
                 return XFERCTL_EXIT_USAGE;
         }

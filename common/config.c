@@ -315,37 +315,45 @@ static int config_set_tree_delete(struct config *cfg, const char *value, char *w
         return config_bool(&cfg->tree_delete, value, why, whylen);
 }
 
+/*
+ * @value, one of the @n words in @words (any case), into *@out as its
+ * index; else the words in the reason ("must be a, b or c").
+ */
+static int config_enum(int *out, const char *const *words, size_t n, const char *value, char *why, size_t whylen)
+{
+        size_t o = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!strcasecmp(value, words[i])) {
+                        *out = (int)i;
+                        return 0;
+                }
+        o += (size_t)snprintf(why, whylen, "must be");
+        for (size_t i = 0; i < n && o < whylen; i++)
+                o += (size_t)snprintf(why + o, whylen - o, "%s%s", i == 0 ? " " : i + 1 == n ? " or " : ", ", words[i]);
+        return -EINVAL;
+}
+
 static int config_set_tree_symlinks(struct config *cfg, const char *value, char *why, size_t whylen)
 {
-        static const char *const names[] = {
+        static const char *const words[] = {
                 [CONFIG_SYMLINKS_SAFE] = "safe",
                 [CONFIG_SYMLINKS_ANY] = "any",
                 [CONFIG_SYMLINKS_NONE] = "none",
         };
 
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (!strcasecmp(value, names[i])) {
-                        cfg->tree_symlinks = (int)i;
-                        return 0;
-                }
-        config_why(why, whylen, "must be safe, any or none");
-        return -EINVAL;
+        return config_enum(&cfg->tree_symlinks, words, ARRAY_SIZE(words), value, why, whylen);
 }
 
 static int config_set_names(struct config *cfg, const char *value, char *why, size_t whylen)
 {
-        static const char *const names[] = {
+        static const char *const words[] = {
+                [CONFIG_NAMES_ANY] = "any",
                 [CONFIG_NAMES_UTF8] = "utf8",
                 [CONFIG_NAMES_STRICT] = "strict",
         };
 
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (!strcasecmp(value, names[i])) {
-                        cfg->names = (int)i;
-                        return 0;
-                }
-        config_why(why, whylen, "must be utf8 or strict");
-        return -EINVAL;
+        return config_enum(&cfg->names, words, ARRAY_SIZE(words), value, why, whylen);
 }
 
 static int config_set_acl(struct acl *acl, const char *value, char *why, size_t whylen)

@@ -37,8 +37,9 @@ enum config_symlinks {
 
 /* Which names a receiver takes (rdmaxferd.conf(5); common/name.h). */
 enum config_names {
-        CONFIG_NAMES_UTF8 = 0,          /* NAME_RULES_UTF8: dotfiles too */
-        CONFIG_NAMES_STRICT,            /* NAME_RULES_STRICT: no leading '.' */
+        CONFIG_NAMES_ANY = 0,           /* NAME_RULES_ANY: any bytes but '/' and NUL */
+        CONFIG_NAMES_UTF8,              /* NAME_RULES_UTF8: printable UTF-8, dotfiles too */
+        CONFIG_NAMES_STRICT,            /* NAME_RULES_STRICT: and no leading '.' */
 };
 
 struct config {
@@ -68,7 +69,7 @@ struct config {
         int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
         bool tree_delete;               /* tree_delete = yes|no: a synced tree may remove what its
                                          * source lacks (xferctl send --delete; default no) */
-        int names;                      /* names = utf8|strict (enum config_names) */
+        int names;                      /* names = any|utf8|strict (enum config_names) */
         struct acl allow_peers;         /* allow_peers = CIDR list, empty = any */
         struct acl relay_peers;         /* relay_peers = CIDR list a relay sends on to, empty = any */
         bool relay_peers_set;           /* ... given; unset: allow_peers (config_relay_peers) */

@@ -85,6 +85,8 @@ enum name_verdict name_check_rules(const char *name, size_t len, enum name_rules
         /* A path is the telling reason for "../x", so before the leading dot. */
         if (memchr(s, '/', len))
                 return NAME_SLASH;
+        if (rules == NAME_RULES_ANY)
+                return memchr(s, '\0', len) ? NAME_CONTROL : NAME_OK;
         if (s[0] == '.' && rules == NAME_RULES_STRICT)
                 return NAME_HIDDEN;
 
@@ -106,7 +108,7 @@ enum name_verdict name_check_rules(const char *name, size_t len, enum name_rules
 
 enum name_verdict name_check(const char *name, size_t len)
 {
-        return name_check_rules(name, len, NAME_RULES_UTF8);
+        return name_check_rules(name, len, NAME_RULES_ANY);
 }
 
 const char *name_verdict_str(enum name_verdict v)
@@ -125,15 +127,15 @@ const char *name_verdict_str(enum name_verdict v)
         case NAME_SLASH:
                 return "name contains '/'";
         case NAME_CONTROL:
-                return "name contains a NUL or control character";
+                return "name contains a NUL, or a control character (names = utf8)";
         case NAME_UTF8:
-                return "name is not valid UTF-8";
+                return "name is not valid UTF-8 (names = utf8)";
         case NAME_FORMAT:
                 return "name contains an invisible formatting character or line separator "
-                       "(Unicode Cf, Zl or Zp)";
+                       "(Unicode Cf, Zl or Zp; names = utf8)";
         case NAME_UNASSIGNED:
                 return "name contains an unassigned code point or noncharacter "
-                       "(Unicode Cn, by this host's tables)";
+                       "(Unicode Cn, by this host's tables; names = utf8)";
         case NAME_ABSOLUTE:
                 return "path is absolute";
         case NAME_PATH_FORM:
@@ -181,7 +183,7 @@ enum name_verdict name_path_check_rules(const char *path, size_t len, size_t *ba
 
 enum name_verdict name_path_check(const char *path, size_t len, size_t *bad)
 {
-        return name_path_check_rules(path, len, bad, NAME_RULES_UTF8);
+        return name_path_check_rules(path, len, bad, NAME_RULES_ANY);
 }
 
 const char *name_leaf(const char *path)

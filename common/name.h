@@ -2,16 +2,20 @@
 
 /*
  * Rules for a file name proposed by a remote peer: one path component,
- * 1..255 bytes, not "." or "..", no '/', no NUL or control characters
- * (Unicode Cc: < 0x20, 0x7f, and the C1 range U+0080..U+009F), with
- * NAME_RULES_STRICT no leading '.' (below), valid shortest-form
- * UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF), no invisible
- * formatting characters or line separators (Cf, Zl, Zp: U+202E, U+200B,
- * U+FEFF, U+2028, ...) and no unassigned code points or noncharacters (Cn),
- * by libunistring's tables. Private use (Co) is allowed.
+ * 1..255 bytes, not "." or "..", no '/' and no NUL. That is all a name
+ * must be (NAME_RULES_ANY: what the file system takes, as rsync sends
+ * it: leading dots, control characters and bytes that are not UTF-8 too;
+ * whatever prints one escapes it, esc.h). A receiver may ask for more
+ * (rdmaxferd.conf(5), names): NAME_RULES_UTF8, no control characters
+ * (Unicode Cc: < 0x20, 0x7f, and the C1 range U+0080..U+009F), valid
+ * shortest-form UTF-8 (no overlongs, no surrogates, nothing above
+ * U+10FFFF), no invisible formatting characters or line separators (Cf,
+ * Zl, Zp: U+202E, U+200B, U+FEFF, U+2028, ...) and no unassigned code
+ * points or noncharacters (Cn), by libunistring's tables (private use, Co,
+ * is allowed); NAME_RULES_STRICT, all that and no leading '.'.
  *
- * Past the whole-name rules (empty, length, dots, '/'), the first offending
- * code point decides the verdict.
+ * Past the whole-name rules (empty, length, dots, '/', NUL), the first
+ * offending code point decides the verdict.
  */
 
 #include <stdbool.h>
@@ -33,20 +37,16 @@ enum name_verdict {
         NAME_PATH_LONG,         /* a path: too many bytes or components */
 };
 
-/*
- * Which names a receiver takes (rdmaxferd.conf(5), names): NAME_RULES_UTF8,
- * the default, every rule above but the leading '.' (a tree's dotfiles,
- * .git and the like, arrive as rsync sends them); NAME_RULES_STRICT all of
- * them, hidden names refused too.
- */
+/* Which names a receiver takes (rdmaxferd.conf(5), names; above). */
 enum name_rules {
-        NAME_RULES_UTF8 = 0,
+        NAME_RULES_ANY = 0,
+        NAME_RULES_UTF8,
         NAME_RULES_STRICT,
 };
 
 /* Check @len bytes at @name (need not be NUL-terminated) by @rules. */
 enum name_verdict name_check_rules(const char *name, size_t len, enum name_rules rules);
-/* By NAME_RULES_UTF8: what a sender offers, and any receiver's floor. */
+/* By NAME_RULES_ANY: what a sender offers, and any receiver's floor. */
 enum name_verdict name_check(const char *name, size_t len);
 const char *name_verdict_str(enum name_verdict v);
 

@@ -329,7 +329,9 @@ static void engine_cfg_recv(const struct config *cfg, struct recv_cfg *out)
                 .overwrite = cfg->overwrite,
                 .tree_symlinks = cfg->tree_symlinks,
                 .tree_delete = cfg->tree_delete,
-                .names = cfg->names == CONFIG_NAMES_STRICT ? NAME_RULES_STRICT : NAME_RULES_UTF8,
+                .names = cfg->names == CONFIG_NAMES_STRICT ? NAME_RULES_STRICT :
+                         cfg->names == CONFIG_NAMES_UTF8   ? NAME_RULES_UTF8 :
+                                                             NAME_RULES_ANY,
                 .log_level = cfg->log_level,
                 .max_transfers = cfg->max_transfers,
                 .per_host = config_per_host(cfg),

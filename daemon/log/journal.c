@@ -14,6 +14,7 @@
 #include <syslog.h>
 #include <systemd/sd-journal.h>
 
+#include "esc.h"
 #include "journal.h"
 #include "macro.h"
 #include "log.h"
@@ -31,38 +32,6 @@ double journal_mbps(uint64_t bytes, uint64_t usec)
         return (double)bytes / (double)usec;
 }
 
-/*
- * Names and texts may come from the network (a refused name is logged
- * too), so control bytes are escaped: one entry stays one line.
- */
-static void journal_escape(char *out, size_t cap, const char *in)
-{
-        size_t o = 0;
-
-        if (cap == 0)
-                return;
-        for (const unsigned char *p = (const unsigned char *)(in ? in : ""); *p; p++) {
-                char esc[5];
-                size_t n;
-
-                if (*p < 0x20 || *p == 0x7f || *p == '\\') {
-                        if (*p == '\\')
-                                snprintf(esc, sizeof(esc), "\\\\");
-                        else
-                                snprintf(esc, sizeof(esc), "\\x%02x", *p);
-                        n = strlen(esc);
-                } else {
-                        esc[0] = (char)*p;
-                        esc[1] = '\0';
-                        n = 1;
-                }
-                if (o + n >= cap)
-                        break;
-                memcpy(out + o, esc, n);
-                o += n;
-        }
-        out[o] = '\0';
-}
 
 struct journal_entry {
         struct iovec iov[JOURNAL_FIELDS_MAX];
@@ -93,16 +62,21 @@ static void journal_add(struct journal_entry *j, const char *fmt, ...)
 void journal_xfer(const struct journal_xfer *x)
 {
         static struct journal_entry j;  /* 40 KiB: keep it off the loop's stack */
-        char file[3 * WIRE_NAME_MAX + 1], text[4 * WIRE_TEXT_MAX + 1], peer[128];
+        char file[ESC_TERM_SIZE(WIRE_NAME_MAX)], text[ESC_TERM_SIZE(WIRE_TEXT_MAX)], peer[128];
         char message[JOURNAL_FIELD_SIZE - 16], mbps[32], fps[32] = "", resumed[96] = "", skipped[64] = "";
         bool recv = x->direction && strcmp(x->direction, "recv") == 0;
         bool ok = x->status == WIRE_OK && !x->cancelled;
         const char *result = ok ? "ok" : x->cancelled ? "cancelled" : wire_status_str(x->status);
         int priority = ok ? LOG_INFO : LOG_WARNING;
 
-        journal_escape(file, sizeof(file), x->file);
-        journal_escape(peer, sizeof(peer), x->peer);
-        journal_escape(text, sizeof(text), x->text);
+        /* Names and texts may come from the network (a refused name is
+         * logged too), and a name may be any bytes (names = any): each
+         * goes in esc_term()'s form (control bytes, bytes that are not
+         * UTF-8 and invisible formatting characters escaped), so an entry
+         * stays one line of text, never a blob or a terminal's command. */
+        esc_term(file, sizeof(file), x->file);
+        esc_term(peer, sizeof(peer), x->peer);
+        esc_term(text, sizeof(text), x->text);
         /* MESSAGE and RDMAXFER_MBPS come from the same string: they always agree. */
         if (x->resumed && x->holes)
                 snprintf(resumed, sizeof(resumed), ", %" PRIu64 " of them resumed, %" PRIu64 " holes not sent",
@@ -187,12 +161,12 @@ void journal_xfer(const struct journal_xfer *x)
         if (x->relayed)
                 journal_add(&j, "RDMAXFER_FORWARDED_BYTES=%" PRIu64, x->forwarded);
         if (x->hops) {
-                char failed[4 * WIRE_TEXT_MAX + 1];
+                char failed[ESC_TERM_SIZE(WIRE_TEXT_MAX)];
 
                 journal_add(&j, "RDMAXFER_NODES=%u", x->hops + 1);
                 journal_add(&j, "RDMAXFER_NODES_OK=%u", x->hops_ok);
                 if (x->hop_failed) {
-                        journal_escape(failed, sizeof(failed), x->hop_failed);
+                        esc_term(failed, sizeof(failed), x->hop_failed);
                         journal_add(&j, "RDMAXFER_NODE_FAILED=%s", failed);
                 }
         }

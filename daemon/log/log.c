@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "log.h"
 
 static int log_level = LOG_INFO;
@@ -77,7 +78,7 @@ static const char *log_level_word(int level)
 
 void log_msg(int level, const char *fmt, ...)
 {
-        char prefix[32], text[2048];
+        char prefix[32], raw[2048], text[ESC_TERM_SIZE(sizeof(raw))];
         struct iovec iov[3];
         va_list ap;
         int saved = errno, n;
@@ -86,16 +87,15 @@ void log_msg(int level, const char *fmt, ...)
                 return;
 
         va_start(ap, fmt);
-        n = vsnprintf(text, sizeof(text), fmt, ap);
+        n = vsnprintf(raw, sizeof(raw), fmt, ap);
         va_end(ap);
         if (n < 0)
                 goto out;
-        if ((size_t)n >= sizeof(text))
-                n = sizeof(text) - 1;
-        /* One entry per call: a newline inside would split it in the journal. */
-        for (char *p = text; p < text + n; p++)
-                if (*p == '\n')
-                        *p = ' ';
+        /* One entry per call, and text: a name may be any bytes (names =
+         * any), so a newline, a terminal's escape or a byte that is not
+         * UTF-8 in one is written escaped (esc.h), never as itself. */
+        esc_term(text, sizeof(text), raw);
+        n = (int)strlen(text);
 
         if (log_journal_stream())
                 snprintf(prefix, sizeof(prefix), "<%d>", level);

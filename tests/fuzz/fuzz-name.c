@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness for the name rules: name_check() and
- * name_check_rules(NAME_RULES_STRICT) must each agree with a
+ * libFuzzer harness for the name rules: name_check() (names = any) and
+ * name_check_rules() by utf8 and strict must each agree with a
  * second reading of name.h's rules that decodes UTF-8 with libunistring's
  * u8_mbtoucr() instead of name.c's own decoder, so an overlong form, a
  * surrogate or a truncated sequence that one of them lets through shows up
@@ -28,6 +28,9 @@ static enum name_verdict reference(const uint8_t *s, size_t len, enum name_rules
                 return NAME_DOT;
         if (memchr(s, '/', len))
                 return NAME_SLASH;
+        /* Any bytes but '/' and NUL make a name. */
+        if (rules == NAME_RULES_ANY)
+                return memchr(s, '\0', len) ? NAME_CONTROL : NAME_OK;
         /* A dotfile is any other name but under names = strict. */
         if (s[0] == '.' && rules == NAME_RULES_STRICT)
                 return NAME_HIDDEN;
@@ -63,8 +66,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         name_verdict_str(v), want, name_verdict_str(want));
                 abort();
         }
-        v = name_check((const char *)data, size);
+        v = name_check_rules((const char *)data, size, NAME_RULES_UTF8);
         want = reference(data, size, NAME_RULES_UTF8);
+        if (v != want) {
+                fprintf(stderr, "name_check_rules(utf8) says %d (%s), the rules say %d (%s)\n", v,
+                        name_verdict_str(v), want, name_verdict_str(want));
+                abort();
+        }
+        v = name_check((const char *)data, size);
+        want = reference(data, size, NAME_RULES_ANY);
         if (v != want) {
                 fprintf(stderr, "name_check says %d (%s), the rules say %d (%s)\n", v,
                         name_verdict_str(v), want, name_verdict_str(want));

@@ -191,6 +191,13 @@ static void test_full(void)
         r = load("tree_symlinks = None\n", &c, err, sizeof(err));
         ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_NONE, "tree_symlinks = None");
         expect_error("tree_symlinks = yes\n", 1, "tree_symlinks", "safe, any or none");
+        r = load("", &c, err, sizeof(err));
+        ok(r == 0 && c.names == CONFIG_NAMES_ANY, "names: any by default");
+        r = load("names = UTF8\n", &c, err, sizeof(err));
+        ok(r == 0 && c.names == CONFIG_NAMES_UTF8, "names = UTF8");
+        r = load("names = strict\n", &c, err, sizeof(err));
+        ok(r == 0 && c.names == CONFIG_NAMES_STRICT, "names = strict");
+        expect_error("names = latin1\n", 1, "names", "must be any, utf8 or strict");
         r = load("tree_delete = yes\n", &c, err, sizeof(err));
         ok(r == 0 && c.tree_delete, "tree_delete = yes");
         r = load("tree_delete = no\n", &c, err, sizeof(err));

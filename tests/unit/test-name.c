@@ -1,4 +1,4 @@
-/* Names from remote peers: one safe leaf, valid UTF-8, nothing that escapes the directory. */
+/* Names from remote peers: one leaf, nothing that escapes the directory; valid UTF-8 where names = utf8. */
 
 #include <string.h>
 
@@ -9,7 +9,7 @@
 
 static void check_len(const char *s, size_t len, enum name_verdict want, const char *what)
 {
-        enum name_verdict got = name_check(s, len);
+        enum name_verdict got = name_check_rules(s, len, NAME_RULES_UTF8);
 
         if (!ok(got == want, "%s -> %s", what, name_verdict_str(want)))
                 diag("got %s", name_verdict_str(got));
@@ -206,8 +206,12 @@ static void test_paths(void)
            "strict: a hidden component is refused");
         ok(name_path_check("a/b/c", 3, NULL) == NAME_OK && name_path_check("a/b/c", 2, NULL) == NAME_PATH_FORM,
            "@len cuts the path");
-        ok(name_path_check("a/\xe2\x80\xae", 5, NULL) == NAME_FORMAT, "a format character in a component");
-        ok(name_path_check("ok/bad\x01", 7, NULL) == NAME_CONTROL, "a control character in a component");
+        ok(name_path_check_rules("a/\xe2\x80\xae", 5, NULL, NAME_RULES_UTF8) == NAME_FORMAT,
+           "utf8: a format character in a component");
+        ok(name_path_check_rules("ok/bad\x01", 7, NULL, NAME_RULES_UTF8) == NAME_CONTROL,
+           "utf8: a control character in a component");
+        ok(name_path_check("a/\xe2\x80\xae/ok/bad\x01/caf\xe9", 18, NULL) == NAME_OK,
+           "any, the floor: the same components, and Latin-1");
         ok(name_path_check("", 0, NULL) == NAME_EMPTY && name_path_check(NULL, 3, NULL) == NAME_EMPTY,
            "empty and NULL");
         memset(long_path, 'a', sizeof(long_path));
@@ -269,8 +273,32 @@ static void test_links(void)
         is_int(name_link_check(big, NAME_LINK_MAX + 1, 0), NAME_LINK_BAD, "link: one byte more");
 }
 
+/* names = any, the default and every receiver's floor: what the file system takes. */
+static void test_any(void)
+{
+        static const char *const fine[] = {
+                "latin1-\xe9t\xe9", "\xc3(", "line\nbreak", "\x1b[31mred", "del\x7f", "invoice\xe2\x80\xaetxt.exe",
+                "\xef\xbf\xbe", ".hidden", "-rf", " ", "back\\slash", "\xff\xfe",
+        };
+        char big[256];
+
+        for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+                ok(name_check(fine[i], strlen(fine[i])) == NAME_OK &&
+                   name_check_rules(fine[i], strlen(fine[i]), NAME_RULES_ANY) == NAME_OK,
+                   "any: name %zu is taken", i);
+        }
+        ok(name_check_rules("line\nbreak", 10, NAME_RULES_UTF8) == NAME_CONTROL &&
+           name_check_rules("\xff\xfe", 2, NAME_RULES_STRICT) == NAME_UTF8, "utf8 and strict still refuse them");
+        ok(name_check("a\0b", 3) == NAME_CONTROL, "any: a NUL is not");
+        ok(name_check("a/b", 3) == NAME_SLASH && name_check("..", 2) == NAME_DOT && name_check(".", 1) == NAME_DOT &&
+           name_check("", 0) == NAME_EMPTY, "any: '/', \".\", \"..\" and \"\" are not");
+        memset(big, '\xe9', sizeof(big));
+        ok(name_check(big, 255) == NAME_OK && name_check(big, 256) == NAME_TOO_LONG, "any: 255 bytes, not 256");
+}
+
 int main(void)
 {
+        test_any();
         test_links();
         test_ok();
         test_paths();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "esc.h"
 #include "incoming.h"
 #include "io.h"
 #include "log.h"
@@ -624,7 +625,7 @@ static int partials_print_one(int dirfd, const char *name, FILE *out)
 {
         uint8_t buf[PARTIAL_REC_SIZE + 1];
         struct partial_rec r;
-        char peer[INET6_ADDRSTRLEN], when[32];
+        char peer[INET6_ADDRSTRLEN], when[32], dest[ESC_TERM_SIZE(PARTIAL_DEST_MAX)];
         struct tm tm;
         time_t t;
         ssize_t n;
@@ -641,6 +642,8 @@ static int partials_print_one(int dirfd, const char *name, FILE *out)
                 return 0;
         }
         partials_peer_text(&r, peer, sizeof(peer));
+        /* A name may be any bytes (names = any): shown escaped. */
+        esc_term(dest, sizeof(dest), r.dest);
         t = (time_t)r.updated;
         gmtime_r(&t, &tm);
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -651,13 +654,13 @@ static int partials_print_one(int dirfd, const char *name, FILE *out)
                        "  %u/%u entries  %s/\n",
                        name, r.flags & PARTIAL_PUBLISHED ? "published" : "tree", r.tree.offered, r.size, when, peer,
                        r.key_id[0] | r.key_id[1] | r.key_id[2] | r.key_id[3] ? " (key)" : "", r.transfer_id,
-                       r.tree.entries, r.tree.job_files, r.dest);
+                       r.tree.entries, r.tree.job_files, dest);
         else
                 fprintf(out, "%.32s  %-9s %" PRIu64 "/%" PRIu64 " bytes  %s  from %s%s  transfer %" PRIu64 "  %s\n",
                        name, r.flags & PARTIAL_PUBLISHED ? "published" : "partial",
                        r.flags & PARTIAL_PUBLISHED ? r.size : partial_kept_bytes(&r), r.size, when, peer,
                        r.key_id[0] | r.key_id[1] | r.key_id[2] | r.key_id[3] ? " (key)" : "", r.transfer_id,
-                       r.dest);
+                       dest);
         return 0;
 }
 
