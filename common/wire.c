@@ -1108,3 +1108,35 @@ uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t 
         /* first, end <= 2^32 and chunk < 2^32: no overflow. */
         return MIN(end * chunk, size) - MIN(first * chunk, size);
 }
+
+int wire_verdict_parse(const char *text, char changes[4])
+{
+        static const char *const words[_WIRE_VERDICT_MAX] = {
+                [WIRE_VERDICT_CREATE] = "would create",
+                [WIRE_VERDICT_REPLACE] = "would replace ",
+                [WIRE_VERDICT_KEPT] = "skipped",
+                [WIRE_VERDICT_EXISTS] = "exists",
+        };
+        static const char letters[] = "cst";
+
+        memcpy(changes, "...", 4);
+        for (int v = 0; v < _WIRE_VERDICT_MAX; v++) {
+                size_t n = strlen(words[v]);
+                const char *end = text + n;
+
+                if (strncmp(text, words[v], n) != 0)
+                        continue;
+                if (v == WIRE_VERDICT_REPLACE) {
+                        for (int k = 0; k < 3; k++) {
+                                if (end[k] != '.' && end[k] != letters[k])
+                                        return -EBADMSG;
+                                changes[k] = end[k];
+                        }
+                        end += 3;
+                }
+                if (*end != '\0' && strncmp(end, "; ", 2) != 0)
+                        return -EBADMSG;
+                return v;
+        }
+        return -EBADMSG;
+}

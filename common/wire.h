@@ -827,6 +827,20 @@ void wire_hop_str(const struct wire_hop *h, char *buf, size_t len);
  * part carried it. */
 void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIRE_ROUTE_HASH_SIZE]);
 
+/* A dry run's verdict on an entry (its RESULT's text, "Dry runs" above). */
+enum wire_verdict {
+        WIRE_VERDICT_CREATE = 0,        /* "would create" */
+        WIRE_VERDICT_REPLACE,           /* "would replace CST" */
+        WIRE_VERDICT_KEPT,              /* "skipped" */
+        WIRE_VERDICT_EXISTS,            /* "exists": a directory merged into */
+        _WIRE_VERDICT_MAX,
+};
+/* The verdict @text says, with "; ..." after it allowed (the last
+ * RESULT's "deleted N"): its enum wire_verdict, and with REPLACE the
+ * three letters (c, s, t or '.') in @changes, NUL-terminated ("..." for
+ * the others); -EBADMSG for a text that is none. */
+int wire_verdict_parse(const char *text, char changes[4]);
+
 /* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
 uint64_t wire_blocks(uint64_t size);
 

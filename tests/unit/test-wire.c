@@ -2300,6 +2300,27 @@ static void test_dry_run(void)
         is_int(wire_gone_mac_input(b, 10, &m.gone), -EMSGSIZE, "a short buffer is -EMSGSIZE");
 }
 
+/* A dry run's RESULT texts: the verdict, and a replace's letters. */
+static void test_verdict(void)
+{
+        char c[4];
+
+        is_int(wire_verdict_parse("would create", c), WIRE_VERDICT_CREATE, "\"would create\"");
+        ok(strcmp(c, "...") == 0, "with no letters");
+        is_int(wire_verdict_parse("would replace .st", c), WIRE_VERDICT_REPLACE, "\"would replace .st\"");
+        ok(strcmp(c, ".st") == 0, "with its letters");
+        is_int(wire_verdict_parse("would replace c..; deleted 3", c), WIRE_VERDICT_REPLACE,
+               "and the last RESULT's \"; deleted N\" after it");
+        ok(strcmp(c, "c..") == 0, "its letters");
+        is_int(wire_verdict_parse("skipped", c), WIRE_VERDICT_KEPT, "\"skipped\"");
+        is_int(wire_verdict_parse("exists; deleted 1", c), WIRE_VERDICT_EXISTS, "\"exists; deleted 1\"");
+        is_int(wire_verdict_parse("would replace", c), -EBADMSG, "a replace without its letters");
+        is_int(wire_verdict_parse("would replace sct", c), -EBADMSG, "letters out of place");
+        is_int(wire_verdict_parse("would create it", c), -EBADMSG, "words after the verdict");
+        is_int(wire_verdict_parse("skipped 1", c), -EBADMSG, "a real session's \"skipped 1\"");
+        is_int(wire_verdict_parse("", c), -EBADMSG, "nothing");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2320,5 +2341,6 @@ int main(void)
         test_lane_range();
         test_sparse_offer();
         test_dry_run();
+        test_verdict();
         return done_testing();
 }
