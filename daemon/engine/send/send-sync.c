@@ -166,7 +166,7 @@ static void send_dry_item(struct engine_send *s, const struct send_span *sp, con
                 [WIRE_VERDICT_KEPT] = ENGINE_WOULD_KEEP,
                 [WIRE_VERDICT_EXISTS] = ENGINE_WOULD_MERGE,
         };
-        struct engine_item it = { .index = sp->file, .name = sp->name };
+        struct engine_item it = { .index = sp->file, .size = sp->span_bytes, .name = sp->name };
         int v = wire_verdict_parse(r->text, it.changes);
 
         if (!s->ops->item)

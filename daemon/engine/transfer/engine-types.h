@@ -115,6 +115,7 @@ struct engine_item {
         /* WOULD_REPLACE: 'c' the digests differ, 's' the sizes, 't' the
          * mtimes, each else '.'; "..." otherwise. */
         char changes[4];
+        uint64_t size;                  /* the entry's bytes as offered (a deletion's: 0) */
         const char *name;               /* "DEST/a/b", or a single file's name */
 };
 
