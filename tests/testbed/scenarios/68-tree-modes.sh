@@ -355,7 +355,8 @@ grep -q '^[>c*]' <<<"$out" && tb_fail "a dry run after the send still sees chang
 grep -qx '\.f          modes/dry/sub/new.txt' <<<"$out" || tb_fail "-ii does not list what is kept: $out"
 tb_log "the real send did what it said; -ii lists every entry, unchanged"
 # A single file onto a name there, overwrite off: the real refusal, and nothing made.
-echo "overwrite = no" >>"$BETA_CONF"
+# Set once (a key twice is refused): the line peers_configure wrote.
+sed -i 's/^overwrite *=.*/overwrite = no/' "$BETA_CONF"
 reload_applied "$BETA_UNIT" overwrite
 xferctl send "$dry/same.txt" "$BETA_ADDR" --as dry-one.txt >/dev/null || tb_fail "sending dry-one.txt failed"
 rc=0
