@@ -21,6 +21,7 @@
 #include "json.h"
 #include "name.h"
 #include "peer.h"
+#include "itemize.h"
 #include "progress.h"
 #include "sendcmd.h"
 #include "wire.h"
@@ -35,6 +36,7 @@
 const char sendcmd_help[] =
         "Usage: xferctl send FILE... PEER[:PORT] [--as NAME] [--bwlimit RATE] [--retries N]\n"
         "                    [--skip-existing | --sync=size|digest] [--no-sparse] [--no-wait] [--json]\n"
+        "                    [-n [-i]]\n"
         "       xferctl send -r DIR PEER[:PORT] [--to DEST] [--skip-existing | --sync=size|digest]\n"
         "                    [--no-hard-links] [--exclude PATTERN] [--include PATTERN]\n"
         "                    [--exclude-from FILE] [--include-from FILE]\n"
@@ -149,6 +151,13 @@ const char sendcmd_help[] =
         "                a job of several files resumes from its first file not\n"
         "                published; a tree (-r) from DEST, the receiver keeping\n"
         "                what it had verified)\n"
+        "  -n, --dry-run ask the receiver what the send would create, replace, keep\n"
+        "                and (--delete) delete, under its rules, and move nothing:\n"
+        "                a summary line, or the refusal the send would get (and its\n"
+        "                exit status). Not with a chain, nor --no-wait\n"
+        "  -i, --itemize-changes\n"
+        "                with -n: one line an entry, as rsync -i (xferctl(1)): what\n"
+        "                would change; -ii every entry\n"
         "  --no-wait     print the job ID and return once the job is queued\n"
         "  --json        print the final job as one JSON object on stdout, the same\n"
         "                shape for one peer or several (xferctl(1), JSON OUTPUT):\n"
@@ -349,12 +358,14 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "sync", required_argument, NULL, 'Y' },
                 { "delete", no_argument, NULL, 'D' },
                 { "delete-excluded", no_argument, NULL, 'e' },
-                { "no-wait", no_argument, NULL, 'n' },
+                { "no-wait", no_argument, NULL, 'w' },
+                { "dry-run", no_argument, NULL, 'n' },
+                { "itemize-changes", no_argument, NULL, 'i' },
                 { "json", no_argument, NULL, 'j' },
                 { "parallel", required_argument, NULL, 'P' },
                 { "peer-names", required_argument, NULL, 'N' },
                 { "exclude", required_argument, NULL, 'x' },
-                { "include", required_argument, NULL, 'i' },
+                { "include", required_argument, NULL, 'u' },
                 { "exclude-from", required_argument, NULL, 'X' },
                 { "include-from", required_argument, NULL, 'I' },
                 { "help", no_argument, NULL, 'h' },
@@ -365,7 +376,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 
         optind = 0;     /* glibc: start over on a fresh argv */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hrHS", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":hrHSni", opts, NULL)) != -1) {
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
@@ -456,8 +467,14 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         sc->retries = (int)n;
                         break;
                 }
-                case 'n':
+                case 'w':
                         sc->no_wait = true;
+                        break;
+                case 'n':
+                        sc->submit.flags |= CTL_SUBMIT_DRY_RUN;
+                        break;
+                case 'i':
+                        sc->itemize++;
                         break;
                 case 'P': {
                         unsigned int n = 0;
@@ -482,7 +499,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         sc->peer_names_opt = optarg;
                         break;
                 case 'x':
-                case 'i':
+                case 'u':
                 case 'X':
                 case 'I':
                         r = sendcmd_filter_opt(sc, c == 'x' || c == 'X' ? FILTER_EXCLUDE : FILTER_INCLUDE,
@@ -542,6 +559,14 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: --delete with --exclude or --include would remove on the receiver "
                             "what the rules leave out (rsync keeps it; rdmaxfer cannot yet): say "
                             "--delete-excluded to remove it");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->itemize && !(sc->submit.flags & CTL_SUBMIT_DRY_RUN)) {
+                xferctl_say("send: --itemize-changes goes with --dry-run (-n)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if ((sc->submit.flags & CTL_SUBMIT_DRY_RUN) && sc->no_wait) {
+                xferctl_say("send: --dry-run waits for the receiver's word: not with --no-wait");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->to && !sc->recursive) {
@@ -756,6 +781,62 @@ static int sendcmd_interrupted(struct sendcmd *sc)
         return -1;
 }
 
+/* A symlink's (or hard link's) target as the feed handed it, or NULL. */
+static const char *sendcmd_dry_target(const struct sendcmd *sc, const char *name)
+{
+        for (unsigned int i = 0; i < sc->ndry_links; i++)
+                if (strcmp(sc->dry_links[i].name, name) == 0)
+                        return sc->dry_links[i].target;
+        return NULL;
+}
+
+/* A dry run done: its items (ITEMS), as itemize lines with -i, else
+ * summed up in one line. 0, or -1 (said). */
+static int sendcmd_dry_report(struct sendcmd *sc)
+{
+        struct ctl_msg req = { .type = CTL_ITEMS, .id = sc->id }, m;
+        struct itemize_sum sum = { 0 };
+        _cleanup_(closep) int sock = -1;
+        char line[ITEMIZE_LINE_MAX];
+        int fd = -1, r;
+
+        sock = xferctl_connect(sc->socket_path, true);
+        if (sock < 0 || xferctl_send(sock, &req, -1) < 0)
+                return -1;
+        for (;;) {
+                r = ctl_recv(sock, &m, &fd);
+                fd = safe_close(fd);
+                if (r < 0) {
+                        xferctl_say_io(r);
+                        return -1;
+                }
+                if (m.type == CTL_LIST_END)
+                        break;
+                if (m.type == CTL_ERROR) {
+                        xferctl_say_error("the dry run's items", &m.error);
+                        return -1;
+                }
+                if (m.type != CTL_ITEM || m.item.id != sc->id) {
+                        xferctl_say_unexpected(&m);
+                        return -1;
+                }
+                itemize_add(&sum, &m.item);
+                if (sc->itemize && !sc->json) {
+                        _cleanup_(freep) char *name = esc_term_dup(m.item.name);
+                        const char *t = sendcmd_dry_target(sc, m.item.name);
+                        _cleanup_(freep) char *target = t ? esc_term_dup(t) : NULL;
+
+                        if (!name)
+                                return -1;
+                        if (itemize_line(line, sizeof(line), &m.item, name, target, (unsigned int)sc->itemize))
+                                puts(line);
+                }
+        }
+        if (!sc->itemize && !sc->json)
+                puts(itemize_summary(line, sizeof(line), &sum));
+        return 0;
+}
+
 /* The final line (or JSON object) for a finished job. Returns the exit code. */
 static int sendcmd_report(struct sendcmd *sc)
 {
@@ -782,6 +863,10 @@ static int sendcmd_report(struct sendcmd *sc)
         }
         switch (j->state) {
         case CTL_JOB_DONE:
+                /* Nothing moved: what would have, instead. */
+                if (sc->submit.flags & CTL_SUBMIT_DRY_RUN)
+                        return sendcmd_dry_report(sc) < 0 ? XFERCTL_EXIT_FAILED :
+                               sendcmd_left_out_say(sc) ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_OK;
                 if (!sc->json && j->files_total > 1) {
                         char files[CTL_NAME_MAX + 80], skipped[sizeof(j->peer) + 80] = "";
 
@@ -967,6 +1052,11 @@ static int sendcmd_one(struct sendcmd *scp)
 
         r = sendcmd_watch(&sc);
         safe_close(sc.poll_sock);
+        for (unsigned int i = 0; i < sc.ndry_links; i++) {
+                free(sc.dry_links[i].name);
+                free(sc.dry_links[i].target);
+        }
+        free(sc.dry_links);
         return r;
 }
 
@@ -1003,6 +1093,12 @@ int sendcmd_run(const char *socket_path, int argc, char **argv)
         }
         if (hl->n == 1)
                 return sendcmd_one(&sc);
+        /* A relay cannot judge on another node's behalf (wire.h, Dry runs). */
+        if ((sc.submit.flags & CTL_SUBMIT_DRY_RUN) && sendcmd_chain_fits(&sc)) {
+                xferctl_say("send: --dry-run asks one receiver what it would do; a relay chain's nodes "
+                            "cannot be asked: name one peer (or --parallel to ask each)");
+                return XFERCTL_EXIT_USAGE;
+        }
         if (sendcmd_chain_fits(&sc))
                 return sendcmd_chain(&sc, hl, sendcmd_one, sendcmd_resolve);
         /* Several peers: what every one of them would refuse is said once. */

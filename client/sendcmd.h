@@ -59,6 +59,12 @@ struct sendcmd {
         int links;                      /* --links: enum sendcmd_links */
         bool no_hard_links;             /* --no-hard-links: every name of a file a copy */
         bool delete_excluded;           /* --delete-excluded: --delete with filters allowed */
+        int itemize;                    /* -i: 1, -ii: 2 (with --dry-run) */
+        /* A dry run's links as the feed handed them over: each target, for -i. */
+        struct sendcmd_dry_link {
+                char *name, *target;
+        } *dry_links;
+        unsigned int ndry_links;
         /* -r: --exclude, --include and their -from files' rules, in order
          * (filter.h), or NULL for none; both walks apply them. What they
          * leave out is the user's choice: not left_out, not said. */

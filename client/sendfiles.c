@@ -493,6 +493,24 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
         return -1;
 }
 
+/* -n -i: a link's target, for its line (best effort: without, none shown). */
+static void sendcmd_dry_link_add(struct sendcmd *sc, const char *name, const char *target)
+{
+        struct sendcmd_dry_link *v = realloc(sc->dry_links, (sc->ndry_links + 1) * sizeof(*v));
+
+        if (!v)
+                return;
+        sc->dry_links = v;
+        v[sc->ndry_links].name = strdup(name);
+        v[sc->ndry_links].target = strdup(target);
+        if (v[sc->ndry_links].name && v[sc->ndry_links].target) {
+                sc->ndry_links++;
+                return;
+        }
+        free(v[sc->ndry_links].name);
+        free(v[sc->ndry_links].target);
+}
+
 static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
@@ -536,6 +554,8 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                         return -EIO;
                 }
                 m.file.flags = first ? CTL_FILE_LINK | CTL_FILE_HARD : CTL_FILE_LINK;
+                if (sc->itemize)
+                        sendcmd_dry_link_add(sc, m.file.name, data);
                 m.file.size = len;
                 m.file.mode = 0;
                 m.file.mtime_ns = first ? 0 : m.file.mtime_ns;

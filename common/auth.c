@@ -402,3 +402,18 @@ int auth_result_verify(const struct auth_session *s, unsigned int lane, const st
         return auth_check(s->key, auth_skey_len(s), in, wire_result_mac_input(in, sizeof(in), lane, r),
                           r->mac, WIRE_MAC_SIZE);
 }
+
+void auth_gone_mac(const struct auth_session *s, const struct wire_gone *g, uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_gone_mac_input(in, sizeof(in), g), mac);
+}
+
+int auth_gone_verify(const struct auth_session *s, const struct wire_gone *g)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_gone_mac_input(in, sizeof(in), g), g->mac,
+                          WIRE_MAC_SIZE);
+}

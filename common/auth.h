@@ -79,6 +79,9 @@ int auth_end_verify(const struct auth_session *s, unsigned int lane, const struc
 void auth_result_mac(const struct auth_session *s, unsigned int lane, const struct wire_result *r,
                      uint8_t mac[WIRE_MAC_SIZE]);
 int auth_result_verify(const struct auth_session *s, unsigned int lane, const struct wire_result *r);
+/* A dry run's GONE (wire.h, version 17). */
+void auth_gone_mac(const struct auth_session *s, const struct wire_gone *g, uint8_t mac[WIRE_MAC_SIZE]);
+int auth_gone_verify(const struct auth_session *s, const struct wire_gone *g);
 
 /* HKDF-SHA256 (RFC 5869): extract with @salt, expand with @info into
  * @outlen bytes (at most 255 * 32). 0 or -EINVAL. */

@@ -40,6 +40,9 @@
  *              ring_held u32, ring_slots u32, pool_held u32,
  *              pool_slots u32, nreasons u16, and nreasons times
  *              { dir u8, count u64, name_len u8, name }
+ *   ITEMS      id u64
+ *   ITEM       id u64, seq u32, verdict u8, kind u8, changes[3], size u64,
+ *              name_len u16, name
  *   SETTINGS   (empty)
  *   SETTINGS_INFO  peer_names_len u16, peer_names
  *
@@ -58,6 +61,7 @@
 #define CTL_STATS_FIXED         (8 + _CTL_DIR_MAX * CTL_STATS_DIR_LEN + 5 * 4 + 2)
 #define CTL_REASON_FIXED        (1 + 8 + 1)
 #define CTL_SETTINGS_FIXED      2
+#define CTL_ITEM_FIXED          (8 + 4 + 1 + 1 + 3 + 8 + 2)
 
 /* Room for a few descriptors so a sender that attaches extras cannot make
  * us lose the first one to MSG_CTRUNC; the extras are closed. */
@@ -240,7 +244,7 @@ int ctl_route_parse(const char *route, struct ctl_hop *hops, unsigned int max)
 
 bool ctl_submit_chain_ok(const struct ctl_submit *s)
 {
-        if (s->flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE))
+        if (s->flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN))
                 return false;
         return (s->flags & CTL_SUBMIT_TREE) || s->files <= 1;
 }
@@ -333,6 +337,20 @@ static int ctl_stats_check(const struct ctl_stats *s)
         return (int)len;
 }
 
+/* An ITEM's verdict, kind and letters: known, and letters only where a
+ * replace has them. */
+static bool ctl_item_ok(const struct ctl_item *i)
+{
+        static const char letters[] = "cst";
+
+        if (i->verdict >= _CTL_VERDICT_MAX || i->kind >= _CTL_ITEM_KIND_MAX || i->changes[3] != '\0')
+                return false;
+        for (int k = 0; k < 3; k++)
+                if (i->changes[k] != '.' && (i->changes[k] != letters[k] || i->verdict != CTL_WOULD_REPLACE))
+                        return false;
+        return true;
+}
+
 int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
@@ -358,7 +376,14 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_STATUS:
         case CTL_WATCH:
         case CTL_CANCEL:
+        case CTL_ITEMS:
                 plen = CTL_ID_LEN;
+                break;
+        case CTL_ITEM:
+                l1 = ctl_str_len(m->item.name, sizeof(m->item.name), CTL_NAME_MAX);
+                if (l1 < 0 || !ctl_item_ok(&m->item))
+                        return -EINVAL;
+                plen = CTL_ITEM_FIXED + (size_t)l1;
                 break;
         case CTL_LIST:
         case CTL_LIST_END:
@@ -442,7 +467,18 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_STATUS:
         case CTL_WATCH:
         case CTL_CANCEL:
+        case CTL_ITEMS:
                 bytes_put_u64(&o, m->id);
+                break;
+        case CTL_ITEM:
+                bytes_put_u64(&o, m->item.id);
+                bytes_put_u32(&o, m->item.seq);
+                bytes_put_u8(&o, m->item.verdict);
+                bytes_put_u8(&o, m->item.kind);
+                bytes_put_mem(&o, m->item.changes, 3);
+                bytes_put_u64(&o, m->item.size);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_mem(&o, m->item.name, (size_t)l1);
                 break;
         case CTL_JOB:
                 bytes_put_u64(&o, m->job.id);
@@ -580,7 +616,10 @@ size_t ctl_msg_size(uint16_t type)
         case CTL_STATUS:
         case CTL_WATCH:
         case CTL_CANCEL:
+        case CTL_ITEMS:
                 return head + sizeof(uint64_t);
+        case CTL_ITEM:
+                return head + sizeof(struct ctl_item);
         case CTL_STATS_INFO:
                 return head + sizeof(struct ctl_stats);
         case CTL_SETTINGS_INFO:
@@ -661,9 +700,24 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
         case CTL_STATUS:
         case CTL_WATCH:
         case CTL_CANCEL:
+        case CTL_ITEMS:
                 if (plen != CTL_ID_LEN)
                         return -EBADMSG;
                 m->id = bytes_get_u64(&in);
+                break;
+        case CTL_ITEM:
+                if (plen < CTL_ITEM_FIXED)
+                        return -EBADMSG;
+                m->item.id = bytes_get_u64(&in);
+                m->item.seq = bytes_get_u32(&in);
+                m->item.verdict = bytes_get_u8(&in);
+                m->item.kind = bytes_get_u8(&in);
+                bytes_get_mem(&in, m->item.changes, 3);
+                m->item.size = bytes_get_u64(&in);
+                l1 = bytes_get_u16(&in);
+                if (l1 > CTL_NAME_MAX || plen != CTL_ITEM_FIXED + (uint32_t)l1 || !ctl_item_ok(&m->item) ||
+                    !bytes_get_str(&in, m->item.name, sizeof(m->item.name), l1))
+                        return -EBADMSG;
                 break;
         case CTL_LIST:
         case CTL_LIST_END:

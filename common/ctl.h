@@ -27,6 +27,12 @@
  *   CANCEL {id}                          OK                 | ERROR
  *   STATS                                STATS_INFO         | ERROR
  *   SETTINGS                             SETTINGS_INFO      | ERROR
+ *   ITEMS {id}                           ITEM ... then LIST_END | ERROR
+ *
+ * A dry run (SUBMIT flag DRY_RUN, version 10) moves nothing: the peer
+ * says what a real send would do with each entry (wire.h, Dry runs), and
+ * the daemon keeps each verdict with the job, in order, until the job
+ * goes; ITEMS asks for them (any time: those so far), one ITEM each.
  *
  * A version 1 daemon answers every version 2 message, STATS included,
  * with that ERROR; nothing was released with version 2 before all of it.
@@ -63,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             9       /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             10      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -74,7 +80,8 @@
                                          * 8: SETTINGS (peer_names);
                                          * 9: deleting (SUBMIT flag DELETE, JOB deleted);
                                          *    SUBMIT flag NO_SPARSE; JOB created_us,
-                                         *    started_us, ended_us; CTL_MSG_MAX 32832 */
+                                         *    started_us, ended_us; CTL_MSG_MAX 32832;
+                                         * 10: dry runs (SUBMIT flag DRY_RUN; ITEMS, ITEM) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
@@ -110,6 +117,8 @@ enum ctl_type {
         CTL_FILE = 13,
         CTL_SETTINGS = 14,
         CTL_SETTINGS_INFO = 15,
+        CTL_ITEMS = 16,                 /* version 10: a dry run's verdicts */
+        CTL_ITEM = 17,
         _CTL_TYPE_MAX,
 };
 
@@ -156,8 +165,11 @@ enum {
          * --no-sparse; wire.h, Sparse files). A daemon before it refuses
          * the bit as unknown. */
         CTL_SUBMIT_NO_SPARSE = 1 << 6,
+        /* xferctl send --dry-run: the peer judges every entry, nothing
+         * moves; the verdicts by ITEMS. Never in a chain. */
+        CTL_SUBMIT_DRY_RUN = 1 << 7,
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
-                            CTL_SUBMIT_NO_SPARSE,
+                            CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN,
 };
 
 /* ctl_file.flags */
@@ -356,6 +368,37 @@ struct ctl_settings {
         char peer_names[CTL_PEER_NAMES_MAX + 1];
 };
 
+/* A dry run's verdict on an entry (ITEM). */
+enum ctl_verdict {
+        CTL_WOULD_CREATE = 0,
+        CTL_WOULD_REPLACE,
+        CTL_WOULD_KEEP,                 /* the peer has it (sync): skipped */
+        CTL_WOULD_MERGE,                /* a directory there, merged into */
+        CTL_WOULD_DELETE,               /* --delete: the peer's, beyond the tree */
+        _CTL_VERDICT_MAX,
+};
+
+enum ctl_item_kind {
+        CTL_ITEM_FILE = 0,
+        CTL_ITEM_DIR,
+        CTL_ITEM_LINK,                  /* a symlink */
+        CTL_ITEM_HARD,                  /* a hard link */
+        CTL_ITEM_OTHER,                 /* a device, fifo or socket (only deleted) */
+        _CTL_ITEM_KIND_MAX,
+};
+
+struct ctl_item {
+        uint64_t id;                    /* the job's */
+        uint32_t seq;                   /* its place among the job's items, from 0 */
+        uint8_t verdict;                /* enum ctl_verdict */
+        uint8_t kind;                   /* enum ctl_item_kind */
+        /* WOULD_REPLACE: 'c' (digests differ), 's' (sizes), 't' (mtimes),
+         * each or '.'; the codec insists on those, "..." otherwise. */
+        char changes[4];
+        uint64_t size;                  /* the entry's bytes as offered; a deletion's 0 */
+        char name[CTL_NAME_MAX + 1];    /* "DEST/a/b", a single file's name */
+};
+
 struct ctl_error {
         int32_t code;                   /* -errno */
         char text[CTL_TEXT_MAX + 1];
@@ -366,7 +409,8 @@ struct ctl_msg {
         union {
                 struct ctl_submit submit;
                 struct ctl_file file;
-                uint64_t id;            /* SUBMITTED, STATUS, WATCH, CANCEL */
+                uint64_t id;            /* SUBMITTED, STATUS, WATCH, CANCEL, ITEMS */
+                struct ctl_item item;
                 struct ctl_job job;
                 struct ctl_error error;
                 struct ctl_stats stats;

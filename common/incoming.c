@@ -568,6 +568,84 @@ static void incoming_count_gone(int oldfd, int newfd, unsigned int depth, uint64
         closedir(d);
 }
 
+/* Everything beneath directory @fd (at @path, @len bytes of @buf), then
+ * @path itself, to @gone: what a directory holds before it (a dry run's). */
+static void incoming_gone_all(int fd, char *buf, size_t len, mode_t mode, unsigned int depth,
+                              const struct incoming_gone_ops *ops, void *arg)
+{
+        struct dirent *de;
+        DIR *d;
+
+        if (S_ISDIR(mode) && fd >= 0 && depth < INCOMING_TREE_DEPTH_MAX && (d = incoming_opendir(fd))) {
+                while ((de = readdir(d))) {
+                        size_t n = strlen(de->d_name);
+                        struct stat st;
+                        int sub = -1;
+
+                        if (incoming_dot(de->d_name) || len + 1 + n >= INCOMING_GONE_PATH_MAX ||
+                            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue;
+                        buf[len] = '/';
+                        memcpy(buf + len + 1, de->d_name, n + 1);
+                        if (S_ISDIR(st.st_mode))
+                                sub = incoming_open_dir_at(dirfd(d), de->d_name);
+                        incoming_gone_all(sub, buf, len + 1 + n, st.st_mode, depth + 1, ops, arg);
+                        safe_close(sub);
+                }
+                closedir(d);
+        }
+        buf[len] = '\0';
+        ops->gone(arg, buf, mode);
+}
+
+static void incoming_gone_at(int fd, char *buf, size_t len, unsigned int depth, const struct incoming_gone_ops *ops,
+                             void *arg)
+{
+        struct dirent *de;
+        DIR *d;
+
+        if (depth >= INCOMING_TREE_DEPTH_MAX || !(d = incoming_opendir(fd)))
+                return;
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                struct stat st;
+                int kept, sub = -1;
+
+                if (incoming_dot(de->d_name) || len + 1 + n >= INCOMING_GONE_PATH_MAX ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                buf[len] = '/';
+                memcpy(buf + len + 1, de->d_name, n + 1);
+                kept = ops->kept(arg, buf);
+                if (S_ISDIR(st.st_mode) && kept != INCOMING_KEPT)
+                        sub = incoming_open_dir_at(dirfd(d), de->d_name);
+                if (kept == INCOMING_GONE)
+                        incoming_gone_all(sub, buf, len + 1 + n, st.st_mode, depth + 1, ops, arg);
+                else if (kept == INCOMING_KEPT_DIR && sub >= 0)
+                        incoming_gone_at(sub, buf, len + 1 + n, depth + 1, ops, arg);
+                safe_close(sub);
+                buf[len] = '\0';
+        }
+        closedir(d);
+}
+
+int incoming_dry_gone(int dirfd, const char *path, const struct incoming_gone_ops *ops, void *arg)
+{
+        char buf[INCOMING_GONE_PATH_MAX];
+        size_t len = strlen(path);
+        int fd;
+
+        if (len >= sizeof(buf))
+                return -ENAMETOOLONG;
+        fd = incoming_open_beneath(dirfd, path, false);
+        if (fd < 0)
+                return fd;
+        memcpy(buf, path, len + 1);
+        incoming_gone_at(fd, buf, len, 0, ops, arg);
+        close(fd);
+        return 0;
+}
+
 int incoming_keep_link(int oldfd, const char *leaf, int newfd, const char *newleaf, bool replace)
 {
         struct stat os, ns;

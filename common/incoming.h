@@ -143,6 +143,25 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
  * anything outside DEST: both walks stay beneath it, without following a
  * symlink.
  */
+/*
+ * A dry run's --delete (wire.h, Dry runs): what incoming_merge_publish()
+ * with @deleted would remove from DEST @path beneath @dirfd, without
+ * removing it. Each entry beneath DEST is put to @ops->kept with its path
+ * ("DEST/a/b"): INCOMING_GONE (the session did not offer it), it and all
+ * it holds go to @ops->gone, what a directory holds before the directory,
+ * with its mode; INCOMING_KEPT_DIR, a directory offered as one, is walked
+ * into; INCOMING_KEPT, left alone. Never follows a symlink; a path of
+ * INCOMING_GONE_PATH_MAX bytes or more is not walked to. 0, or -errno
+ * when DEST cannot be opened.
+ */
+enum { INCOMING_GONE = 0, INCOMING_KEPT, INCOMING_KEPT_DIR };
+#define INCOMING_GONE_PATH_MAX  4096
+struct incoming_gone_ops {
+        int (*kept)(void *arg, const char *path);
+        void (*gone)(void *arg, const char *path, mode_t mode);
+};
+int incoming_dry_gone(int dirfd, const char *path, const struct incoming_gone_ops *ops, void *arg);
+
 #define INCOMING_MERGE_DEPTH    128     /* a WIRE_NAME_MAX path has at most 128 components */
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted);

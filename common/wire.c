@@ -30,6 +30,7 @@
  *   WAIT    file u32
  *   ROUTE   total u16, first u16, hops u16, then per hop: addr[16], port u16
  *   PROGRESS total u16, first u16, hops u16, then per hop: bytes u64
+ *   GONE    file u32, seq u32, kind u16, name_len u16, mac[32], name[name_len]
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
@@ -46,6 +47,7 @@
 #define WIRE_ROUTE_LEN(n)       (6u + (uint32_t)(n) * WIRE_HOP_LEN)
 #define WIRE_PROGRESS_LEN(n)    (6u + (uint32_t)(n) * 8u)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
+#define WIRE_GONE_FIXED         (4 + 4 + 2 + 2 + WIRE_MAC_SIZE)
 
 /* The MAC labels: each names the role that MACs and the message. None is
  * a prefix of another. */
@@ -56,6 +58,7 @@
 #define WIRE_LABEL_LANE         "rdmaxfer-v4 sender lane"
 #define WIRE_LABEL_END          "rdmaxfer-v4 sender end"
 #define WIRE_LABEL_RESULT       "rdmaxfer-v4 receiver result"
+#define WIRE_LABEL_GONE         "rdmaxfer-v4 receiver gone"
 #define WIRE_LABEL_LEN(l)       (sizeof(l) - 1)
 
 static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
@@ -75,6 +78,9 @@ static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_
               WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_RESULT) + 2 + WIRE_RESULT_FIXED - WIRE_MAC_SIZE + WIRE_TEXT_MAX <=
               WIRE_MAC_INPUT_MAX, "result mac input bound");
+static_assert(WIRE_HEADER_SIZE + WIRE_GONE_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "gone fits");
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_GONE) + WIRE_GONE_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX,
+              "gone mac input bound");
 static_assert(WIRE_TAG_SIZE <= WIRE_MAC_SIZE, "a tag is a truncated MAC");
 
 /* What a status means: its name, its text, and the flags below. */
@@ -319,6 +325,14 @@ static bool wire_offer_delete_ok(const struct wire_offer *o)
         return (o->flags & WIRE_OFFER_TREE) && (o->flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC));
 }
 
+/* A dry run's offer (version 17): never a pack's, a route's nor a relay's. */
+static bool wire_offer_dry_ok(const struct wire_offer *o)
+{
+        if (!(o->flags & WIRE_OFFER_DRY_RUN))
+                return true;
+        return !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED));
+}
+
 /* A RESULT's account of a route: within WIRE_ROUTE_MAX hops, the first
  * missing one named exactly when one is. */
 static bool wire_result_hops_ok(const struct wire_result *r)
@@ -414,7 +428,8 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
                     !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer) ||
-                    !wire_offer_sparse_ok(&m->offer) || !wire_offer_delete_ok(&m->offer))
+                    !wire_offer_sparse_ok(&m->offer) || !wire_offer_delete_ok(&m->offer) ||
+                    !wire_offer_dry_ok(&m->offer))
                         return -EINVAL;
                 n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_OFFER_FIXED + n;
@@ -449,6 +464,11 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 n = wire_str_len(m->result.text, sizeof(m->result.text), 0, WIRE_TEXT_MAX);
                 return n < 0 ? n : WIRE_RESULT_FIXED + n;
+        case WIRE_GONE:
+                if (m->gone.kind >= _WIRE_GONE_KIND_MAX)
+                        return -EINVAL;
+                n = wire_str_len(m->gone.name, sizeof(m->gone.name), 1, WIRE_NAME_MAX);
+                return n < 0 ? n : WIRE_GONE_FIXED + n;
         default:
                 return -EINVAL;
         }
@@ -553,6 +573,15 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->result.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->result.text, n);
                 break;
+        case WIRE_GONE:
+                n = strlen(m->gone.name);
+                bytes_put_u32(&o, m->gone.file);
+                bytes_put_u32(&o, m->gone.seq);
+                bytes_put_u16(&o, m->gone.kind);
+                bytes_put_u16(&o, (uint16_t)n);
+                bytes_put_mem(&o, m->gone.mac, WIRE_MAC_SIZE);
+                bytes_put_mem(&o, m->gone.name, n);
+                break;
         default:
                 break;
         }
@@ -615,7 +644,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
                     !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer) ||
                     !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer) ||
-                    !wire_offer_delete_ok(&m->offer))
+                    !wire_offer_delete_ok(&m->offer) || !wire_offer_dry_ok(&m->offer))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -709,6 +738,20 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (n > WIRE_TEXT_MAX || plen != WIRE_RESULT_FIXED + (uint32_t)n)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->result.text, sizeof(m->result.text), n))
+                        return -EBADMSG;
+                break;
+        case WIRE_GONE:
+                if (plen < WIRE_GONE_FIXED)
+                        return -EBADMSG;
+                m->gone.file = bytes_get_u32(&in);
+                m->gone.seq = bytes_get_u32(&in);
+                m->gone.kind = bytes_get_u16(&in);
+                n = bytes_get_u16(&in);
+                bytes_get_mem(&in, m->gone.mac, WIRE_MAC_SIZE);
+                if (m->gone.kind >= _WIRE_GONE_KIND_MAX || n == 0 || n > WIRE_NAME_MAX ||
+                    plen != WIRE_GONE_FIXED + (uint32_t)n)
+                        return -EBADMSG;
+                if (!bytes_get_str(&in, m->gone.name, sizeof(m->gone.name), n))
                         return -EBADMSG;
                 break;
         default:
@@ -929,6 +972,27 @@ int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct
         return wire_mac_done(&out, total);
 }
 
+int wire_gone_mac_input(void *buf, size_t cap, const struct wire_gone *g)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total;
+        int n;
+
+        n = wire_str_len(g->name, sizeof(g->name), 1, WIRE_NAME_MAX);
+        if (n < 0)
+                return n;
+        total = WIRE_LABEL_LEN(WIRE_LABEL_GONE) + (WIRE_GONE_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_GONE, WIRE_LABEL_LEN(WIRE_LABEL_GONE));
+        bytes_put_u32(&out, g->file);
+        bytes_put_u32(&out, g->seq);
+        bytes_put_u16(&out, g->kind);
+        bytes_put_u16(&out, (uint16_t)n);
+        bytes_put_mem(&out, g->name, (size_t)n);
+        return wire_mac_done(&out, total);
+}
+
 int wire_hop_set(struct wire_hop *h, const struct sockaddr *sa)
 {
         memset(h, 0, sizeof(*h));
@@ -1043,4 +1107,36 @@ uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t 
 {
         /* first, end <= 2^32 and chunk < 2^32: no overflow. */
         return MIN(end * chunk, size) - MIN(first * chunk, size);
+}
+
+int wire_verdict_parse(const char *text, char changes[4])
+{
+        static const char *const words[_WIRE_VERDICT_MAX] = {
+                [WIRE_VERDICT_CREATE] = "would create",
+                [WIRE_VERDICT_REPLACE] = "would replace ",
+                [WIRE_VERDICT_KEPT] = "skipped",
+                [WIRE_VERDICT_EXISTS] = "exists",
+        };
+        static const char letters[] = "cst";
+
+        memcpy(changes, "...", 4);
+        for (int v = 0; v < _WIRE_VERDICT_MAX; v++) {
+                size_t n = strlen(words[v]);
+                const char *end = text + n;
+
+                if (strncmp(text, words[v], n) != 0)
+                        continue;
+                if (v == WIRE_VERDICT_REPLACE) {
+                        for (int k = 0; k < 3; k++) {
+                                if (end[k] != '.' && end[k] != letters[k])
+                                        return -EBADMSG;
+                                changes[k] = end[k];
+                        }
+                        end += 3;
+                }
+                if (*end != '\0' && strncmp(end, "; ", 2) != 0)
+                        return -EBADMSG;
+                return v;
+        }
+        return -EBADMSG;
 }

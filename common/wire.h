@@ -208,6 +208,35 @@
  * tree's publishing) ends with "deleted N" when it removed N entries (a
  * directory and each entry in it count; after "skipped..." and "; ").
  *
+ * Dry runs (version 17): every offer of a session may carry
+ * WIRE_OFFER_DRY_RUN (the first offer's; a later one without it, or one
+ * with it after a first without, is a protocol error; never with a pack,
+ * a route or WIRE_OFFER_RELAYED). The receiver holds each entry to the
+ * rules a real session's would meet (names, tree_symlinks, overwrite, the
+ * sync flags, max_file_size, the job's limits, tree_delete, a DEST of
+ * another type) and makes nothing: no staging directory, no partial, no
+ * reservation, no journal entry of a file received. A regular file or a
+ * directory is answered with ACCEPT WIRE_ACCEPT_SKIP and at once its
+ * RESULT (no data, no END), or with the refusal a real session would
+ * get; a link (symlink or hard link) is accepted as ever, because its
+ * data, the target, is what the rules judge: it comes (at most
+ * NAME_LINK_MAX bytes), is judged, and is never made. A RESULT "ok" of a
+ * dry run says the verdict, one of (machine-readable, first word fixed):
+ *   "would create"           nothing of that name there
+ *   "would replace CST"      something there differs: C is 'c' where the
+ *                            digests were compared and differ (else '.'),
+ *                            S 's' where the sizes differ, T 't' where the
+ *                            mtimes differ (the offer's, when it has one)
+ *   "skipped"                kept as it is (sync), as in a real session
+ *   "exists"                 a directory there, merged into
+ * and the session's last RESULT, as in a real session, "; deleted N"
+ * after it with WIRE_OFFER_DELETE. Before that last RESULT, on lane 0, the
+ * receiver names each entry a real session would remove in a GONE
+ * message (seq 0 .. N - 1, in order; what a directory holds before the
+ * directory), under the session's MAC; N counts them, as a real
+ * session's "deleted N" does. A sender takes a dry run's ACCEPT SKIP for
+ * any entry.
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
@@ -336,6 +365,8 @@
  *             status || text_len || file || bytes || usec || hops ||
  *             hop_failed || hop_status || hop_missing || text) (the hop
  *             fields from version 10)
+ *   GONE      mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver gone" || file ||
+ *             seq || kind || name_len || name) (version 17)
  *
  * Each side's nonce makes every proof fresh; the labels name the role and
  * the message, so no proof passes for another; the binding ties the offer
@@ -365,7 +396,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            16      /* 16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's deletions (WIRE_OFFER_DELETE); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            17      /* 17: dry runs (WIRE_OFFER_DRY_RUN, GONE); 16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's deletions (WIRE_OFFER_DELETE); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -408,6 +439,7 @@ enum wire_type {
         WIRE_WAIT = 7,          /* version 6: the next offer is coming (Sync) */
         WIRE_ROUTE = 8,         /* version 10: the hops to relay to (Relay chains) */
         WIRE_PROGRESS = 9,      /* version 10: how far the route's hops got (Relay chains) */
+        WIRE_GONE = 10,         /* version 17: what a dry run's --delete would remove (Dry runs) */
         _WIRE_TYPE_MAX,
 };
 
@@ -578,6 +610,9 @@ struct wire_offer {
  * DEST, once published, holds only the entries the session offered
  * (version 16, "Deleting" above). A sync flag: on every offer. */
 #define WIRE_OFFER_DELETE       0x0800u
+/* A dry run (version 17, "Dry runs" above): judge every entry as a real
+ * session would, make nothing. On every offer of the session. */
+#define WIRE_OFFER_DRY_RUN      0x1000u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST | WIRE_OFFER_DELETE)
 
@@ -646,6 +681,24 @@ struct wire_result {
         char text[WIRE_TEXT_MAX + 1];
 };
 
+/* R->S on lane 0, a dry run with WIRE_OFFER_DELETE: an entry of the old
+ * DEST that the session's last RESULT (of @file) counts as deleted. */
+struct wire_gone {
+        uint32_t file;          /* the session's last offer's (its RESULT follows) */
+        uint32_t seq;           /* 0, 1, ... in the order sent */
+        uint16_t kind;          /* enum wire_gone_kind */
+        uint8_t mac[WIRE_MAC_SIZE];
+        char name[WIRE_NAME_MAX + 1];   /* "DEST/a/b"; NUL-terminated after decode */
+};
+
+enum wire_gone_kind {
+        WIRE_GONE_FILE = 0,     /* a regular file */
+        WIRE_GONE_DIR = 1,
+        WIRE_GONE_LINK = 2,     /* a symlink */
+        WIRE_GONE_OTHER = 3,    /* a device, fifo, socket */
+        _WIRE_GONE_KIND_MAX,
+};
+
 /* A hop of a route: an IP address as a binding carries it, and a port. */
 struct wire_hop {
         uint8_t addr[WIRE_ADDR_SIZE];
@@ -687,6 +740,7 @@ struct wire_msg {
                 struct wire_wait wait;
                 struct wire_route route;
                 struct wire_progress progress;
+                struct wire_gone gone;
         };
 };
 
@@ -714,6 +768,8 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * WIRE_OFFER_DIGEST or that flag without WIRE_OFFER_SYNC or with a pack,
  * WIRE_OFFER_RELAYED where it may not go (on the flag),
  * WIRE_OFFER_DELETE without WIRE_OFFER_TREE and a sync flag beside it,
+ * WIRE_OFFER_DRY_RUN with a pack, a route or WIRE_OFFER_RELAYED, GONE
+ * with an empty name or an unknown kind,
  * ACCEPT with lanes 0 or unknown flags or SKIP with PUBLISHED or resume,
  * unknown type).
  * wire_decode() checks magic, version, type and that the length matches
@@ -752,6 +808,7 @@ int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
                         const struct wire_hello *h);
 int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e);
 int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r);
+int wire_gone_mac_input(void *buf, size_t cap, const struct wire_gone *g);
 
 /* A hop from a socket address (IPv4 or IPv6, with its port): 0 or -EAFNOSUPPORT. */
 int wire_hop_set(struct wire_hop *h, const struct sockaddr *sa);
@@ -769,6 +826,20 @@ void wire_hop_str(const struct wire_hop *h, char *buf, size_t len);
  * route's @n hops (addr, port u16), every one of them, whichever ROUTE
  * part carried it. */
 void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIRE_ROUTE_HASH_SIZE]);
+
+/* A dry run's verdict on an entry (its RESULT's text, "Dry runs" above). */
+enum wire_verdict {
+        WIRE_VERDICT_CREATE = 0,        /* "would create" */
+        WIRE_VERDICT_REPLACE,           /* "would replace CST" */
+        WIRE_VERDICT_KEPT,              /* "skipped" */
+        WIRE_VERDICT_EXISTS,            /* "exists": a directory merged into */
+        _WIRE_VERDICT_MAX,
+};
+/* The verdict @text says, with "; ..." after it allowed (the last
+ * RESULT's "deleted N"): its enum wire_verdict, and with REPLACE the
+ * three letters (c, s, t or '.') in @changes, NUL-terminated ("..." for
+ * the others); -EBADMSG for a text that is none. */
+int wire_verdict_parse(const char *text, char changes[4]);
 
 /* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
 uint64_t wire_blocks(uint64_t size);

@@ -63,7 +63,7 @@ _xferctl() {
         done
 
         case $cmd in
-        send) opts='--as --bwlimit --retries --no-wait --json --parallel --peer-names -r --recursive --to --links -H --hard-links --no-hard-links -S --sparse --no-sparse --continue-on-error --skip-existing --sync --delete --delete-excluded --exclude --include --exclude-from --include-from -h --help' ;;
+        send) opts='--as --bwlimit --retries --no-wait --json --parallel --peer-names -r --recursive --to --links -H --hard-links --no-hard-links -S --sparse --no-sparse --continue-on-error --skip-existing --sync --delete --delete-excluded -n --dry-run -i --itemize-changes --exclude --include --exclude-from --include-from -h --help' ;;
         list | stats | status) opts='--json -h --help' ;;
         cancel) opts='-h --help' ;;
         hosts) opts='--resolve --peer-names -h --help' ;;

@@ -52,6 +52,9 @@ struct control_conn {
         struct ctl_error refusal;       /* not a whole ctl_msg: 32 KiB a connection */
         bool listing;
         uint64_t list_next;             /* id of the next job to LIST (ids rise in table order) */
+        /* ITEMS streams as LIST does (listing): the job's id, the next item. */
+        uint64_t items_id;
+        uint32_t items_next;
         bool dead;                      /* closed; freed by reap_ev */
         /* A SUBMIT whose file is being checked off the loop (a FUSE or NFS
          * file may never answer): reading waits, idle_ev is its deadline.
@@ -110,7 +113,8 @@ void control_status(struct control_conn *conn, uint64_t id);
 void control_watch(struct control_conn *conn, uint64_t id);
 void control_cancel(struct control_conn *conn, uint64_t id);
 void control_list(struct control_conn *conn);
-/* A LIST paused on a full socket: go on (the socket has room). */
+void control_items(struct control_conn *conn, uint64_t id);
+/* A LIST (or ITEMS) paused on a full socket: go on (the socket has room). */
 void control_list_continue(struct control_conn *conn);
 void control_stats(struct control_conn *conn);
 void control_settings(struct control_conn *conn);

@@ -173,11 +173,42 @@ void control_cancel(struct control_conn *conn, uint64_t id)
         conn_reply(conn, &m);
 }
 
+/* A dry run's items from items_next on, while the socket takes them:
+ * true when every one went (or the connection is gone: @r). */
+static bool control_items_more(struct control_conn *conn, int *r)
+{
+        struct job *job = conn_find_job(conn, conn->items_id);
+        struct ctl_msg m;
+
+        /* Gone meanwhile (retention): what went is all there is. */
+        while (job && conn->items_next < job->n_items) {
+                control_item_msg(&m, job, conn->items_next);
+                *r = ctl_send(conn->fd, &m, -1);
+                if (*r == -EAGAIN || *r == -EWOULDBLOCK)
+                        return false;
+                if (*r < 0)
+                        return true;
+                conn->items_next++;
+        }
+        *r = 0;
+        return true;
+}
+
 void control_list_continue(struct control_conn *conn)
 {
         struct ctl_msg m;
         int r;
 
+        if (conn->items_id) {
+                if (!control_items_more(conn, &r))
+                        goto wait;
+                if (r < 0) {
+                        conn_close(conn);
+                        return;
+                }
+                conn->items_id = 0;
+                conn->list_next = CONTROL_LIST_END;
+        }
         if (conn->list_next != CONTROL_LIST_END) {
                 for (struct job *job = jobs_first(conn->c->env.jobs); job; job = job->next) {
                         if (job->id < conn->list_next || !conn_may_see(conn, job))
@@ -220,6 +251,23 @@ wait:
                 event_del(conn->read_ev);
                 event_add(conn->write_ev, NULL);
         }
+}
+
+void control_items(struct control_conn *conn, uint64_t id)
+{
+        struct job *job = conn_find_job(conn, id);
+
+        if (!job) {
+                conn_error(conn, -ENOENT, "no such job");
+                return;
+        }
+        if (!job->dry_run) {
+                conn_error(conn, -EINVAL, "job %" PRIu64 " is no dry run: it has no items", id);
+                return;
+        }
+        conn->items_id = id;
+        conn->items_next = 0;
+        control_list_continue(conn);
 }
 
 void control_list(struct control_conn *conn)

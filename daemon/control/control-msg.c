@@ -146,6 +146,7 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 .mtime_ns = s->mtime_ns,
                 .sync = control_sync(s->flags),
                 .delete = s->flags & CTL_SUBMIT_DELETE,
+                .dry_run = s->flags & CTL_SUBMIT_DRY_RUN,
                 .bwlimit = s->bwlimit,
                 .no_sparse = s->flags & CTL_SUBMIT_NO_SPARSE,
                 .own_retries = s->flags & CTL_SUBMIT_RETRIES,
@@ -158,6 +159,31 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
         snprintf(c->spec.name, sizeof(c->spec.name), "%s", s->name);
         *out = TAKE_PTR(c);
         return 0;
+}
+
+void control_item_msg(struct ctl_msg *m, const struct job *job, uint32_t seq)
+{
+        static const uint8_t verdicts[] = {
+                [JOB_WOULD_CREATE] = CTL_WOULD_CREATE, [JOB_WOULD_REPLACE] = CTL_WOULD_REPLACE,
+                [JOB_WOULD_KEEP] = CTL_WOULD_KEEP,     [JOB_WOULD_MERGE] = CTL_WOULD_MERGE,
+                [JOB_WOULD_DELETE] = CTL_WOULD_DELETE,
+        };
+        static const uint8_t kinds[] = {
+                [JOB_ITEM_FILE] = CTL_ITEM_FILE, [JOB_ITEM_DIR] = CTL_ITEM_DIR, [JOB_ITEM_LINK] = CTL_ITEM_LINK,
+                [JOB_ITEM_HARD] = CTL_ITEM_HARD, [JOB_ITEM_OTHER] = CTL_ITEM_OTHER,
+        };
+        const struct job_item *i = &job->items[seq];
+
+        memset(m, 0, ctl_msg_size(CTL_ITEM));
+        m->type = CTL_ITEM;
+        m->item.id = job->id;
+        m->item.seq = seq;
+        m->item.verdict = verdicts[i->verdict];
+        m->item.kind = kinds[i->kind];
+        /* The codec holds letters to a replace's (ctl.h). */
+        memcpy(m->item.changes, i->verdict == JOB_WOULD_REPLACE ? i->changes : "...", sizeof(m->item.changes));
+        m->item.size = i->size;
+        snprintf(m->item.name, sizeof(m->item.name), "%s", i->name);
 }
 
 int control_file_spec(const struct ctl_file *f, struct job_file_spec *out)

@@ -39,6 +39,9 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
  * flags it does not know, or a directory that would be a symlink too. */
 int control_file_spec(const struct ctl_file *f, struct job_file_spec *out);
 
+/* A dry run's item @seq (< job->n_items) of @job as an ITEM. */
+void control_item_msg(struct ctl_msg *m, const struct job *job, uint32_t seq);
+
 /* The daemon's counters as a STATS_INFO: -E2BIG when some failure
  * reasons did not fit (the rest is in). */
 int control_stats_msg(struct ctl_msg *m, const struct stats_snapshot *s);

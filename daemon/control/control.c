@@ -271,6 +271,9 @@ static bool conn_read_one(struct control_conn *conn)
         case CTL_SETTINGS:
                 control_settings(conn);
                 break;
+        case CTL_ITEMS:
+                control_items(conn, m.id);
+                break;
         default:
                 conn_error(conn, -EBADMSG, "unexpected message type %u", m.type);
                 conn_close(conn);

@@ -296,7 +296,50 @@ static unsigned int job_engine_sync(enum job_sync sync)
         return ENGINE_SYNC_NONE;        /* jobs_spec_check() took none other */
 }
 
+/* A dry run's verdict on an entry: kept for the job's client (ctl ITEM). */
+static void jobs_on_item(void *owner, const struct engine_item *it)
+{
+        static const enum job_verdict verdicts[] = {
+                [ENGINE_WOULD_CREATE] = JOB_WOULD_CREATE,   [ENGINE_WOULD_REPLACE] = JOB_WOULD_REPLACE,
+                [ENGINE_WOULD_KEEP] = JOB_WOULD_KEEP,       [ENGINE_WOULD_MERGE] = JOB_WOULD_MERGE,
+                [ENGINE_WOULD_DELETE] = JOB_WOULD_DELETE,
+        };
+        static const enum job_item_kind kinds[] = {
+                [ENGINE_ITEM_FILE] = JOB_ITEM_FILE, [ENGINE_ITEM_DIR] = JOB_ITEM_DIR,
+                [ENGINE_ITEM_LINK] = JOB_ITEM_LINK, [ENGINE_ITEM_HARD] = JOB_ITEM_HARD,
+                [ENGINE_ITEM_OTHER] = JOB_ITEM_OTHER,
+        };
+        struct job *job = owner;
+        struct job_item *i;
+
+        if (job->n_items >= (uint64_t)job->files + JOB_ITEMS_DELETED_MAX) {
+                job->items_lost++;
+                return;
+        }
+        if (job->n_items == job->cap_items) {
+                uint32_t cap = job->cap_items ? 2 * job->cap_items : 64;
+                struct job_item *v = realloc(job->items, cap * sizeof(*v));
+
+                if (!v) {
+                        job->items_lost++;
+                        return;
+                }
+                job->items = v;
+                job->cap_items = cap;
+        }
+        i = &job->items[job->n_items];
+        *i = (struct job_item){ .verdict = verdicts[it->verdict], .kind = kinds[it->kind], .size = it->size };
+        memcpy(i->changes, it->changes, sizeof(i->changes));
+        i->name = strdup(it->name);
+        if (!i->name) {
+                job->items_lost++;
+                return;
+        }
+        job->n_items++;
+}
+
 static const struct engine_send_ops jobs_send_ops = {
+        .item = jobs_on_item,
         .phase = jobs_on_phase,
         .next = jobs_on_next,
         .file_done = jobs_on_file_done,
@@ -340,9 +383,12 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .sync = job_engine_sync(job->sync),
                 .no_sparse = job->no_sparse,
                 .delete = job->delete,
+                .dry_run = job->dry_run,
                 .route = e->route_hops ? e->route : NULL,
                 .route_hops = e->route_hops,
         };
+        /* A dry run's verdicts are this attempt's. */
+        job_items_clear(job);
         r = engine_send(jobs->engine, &req, &jobs_send_ops, job, &xfer);
         if (r == ENGINE_SEND_NODEV) {
                 /* The engine says when the device is back (jobs_schedule). */

@@ -136,6 +136,8 @@ const struct job_file *job_first_file(struct job *job);
 /* The engine's ops->next and ops->file_done (engine.h). */
 int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f);
 void jobs_on_file_done(void *owner, uint32_t index, uint64_t bytes);
+/* A dry run's items: let go of them all (a new attempt says them anew). */
+void job_items_clear(struct job *job);
 
 /* jobs-chain.c */
 /* A chain's every node, as nodes_missing has them; none for no chain. */

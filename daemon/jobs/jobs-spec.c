@@ -195,9 +195,10 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
         int r;
 
         why[0] = '\0';
-        if (s->route_hops > 0 && (s->sync != JOB_SYNC_NONE || s->delete || (!s->tree && s->files > 1))) {
+        if (s->route_hops > 0 && (s->sync != JOB_SYNC_NONE || s->delete || s->dry_run ||
+                                  (!s->tree && s->files > 1))) {
                 snprintf(why, whylen, "a chain carries one regular file or one tree (-r), without "
-                         "--skip-existing, --sync or --delete");
+                         "--skip-existing, --sync, --delete or --dry-run");
                 return -EINVAL;
         }
         if (s->route_hops > JOB_ROUTE_HOPS_MAX) {

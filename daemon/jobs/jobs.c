@@ -81,6 +81,13 @@ static bool job_is_active(const struct job *job)
         return job_state_active(job->state);
 }
 
+void job_items_clear(struct job *job)
+{
+        for (uint32_t i = 0; i < job->n_items; i++)
+                free(job->items[i].name);
+        job->n_items = job->items_lost = 0;
+}
+
 void job_entry_free(struct job_entry *e)
 {
         struct job_watcher *w;
@@ -89,6 +96,8 @@ void job_entry_free(struct job_entry *e)
                 return;
         job_ahead_drop(e);
         safe_close(e->cur.fd);
+        job_items_clear(&e->job);
+        free(e->job.items);
         free(e->ahead);
         while ((w = e->watchers)) {
                 e->watchers = w->next;
@@ -426,6 +435,7 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
         }
         job->sync = s->sync;
         job->delete = s->delete;
+        job->dry_run = s->dry_run;
         job->files_in = 1;
         e->fed = job->files > 1;
         e->bytes_in = size;

@@ -109,6 +109,7 @@ struct job_spec {
         uint64_t mtime_ns;              /* ... and mtime (0: none) */
         enum job_sync sync;
         bool delete;                    /* with a tree's sync: DEST ends with only its entries */
+        bool dry_run;                   /* judge every entry, move nothing; never a chain */
         uint64_t bwlimit;               /* bytes/s, 0: none */
         bool no_sparse;                 /* a sparse file's holes sent as any bytes */
         bool own_retries;               /* retries is the job's own; else cfg.retry_max */
@@ -140,6 +141,34 @@ struct job_file_spec {
         uint64_t mtime_ns;              /* in a tree: a file's mtime, ns since the epoch, 0: none */
 };
 
+/* A dry run's verdict on one entry (the engine's, translated). */
+enum job_verdict {
+        JOB_WOULD_CREATE,
+        JOB_WOULD_REPLACE,
+        JOB_WOULD_KEEP,
+        JOB_WOULD_MERGE,
+        JOB_WOULD_DELETE,
+};
+
+enum job_item_kind {
+        JOB_ITEM_FILE,
+        JOB_ITEM_DIR,
+        JOB_ITEM_LINK,
+        JOB_ITEM_HARD,
+        JOB_ITEM_OTHER,
+};
+
+struct job_item {
+        enum job_verdict verdict;
+        enum job_item_kind kind;
+        char changes[4];                /* WOULD_REPLACE: c, s, t or '.' each */
+        uint64_t size;                  /* the entry's bytes, as offered (0 for a deletion) */
+        char *name;
+};
+
+/* Items a dry run's job keeps at most: its files, and this many deletions. */
+#define JOB_ITEMS_DELETED_MAX   100000u
+
 struct job {
         struct jobs *jobs;
         uint64_t id;                    /* > 0, unique for the daemon's lifetime */
@@ -158,6 +187,12 @@ struct job {
         enum job_sync sync;             /* every attempt keeps it */
         bool delete;                    /* ... and this (job_spec's) */
         uint64_t deleted;               /* DONE: what the receiver removed (delete) */
+        /* A dry run: the receiver's verdicts, in the order they came (each
+         * attempt's anew), kept until the job goes; items_lost: verdicts
+         * past the bound or out of memory, not kept. */
+        bool dry_run;
+        struct job_item *items;
+        uint32_t n_items, cap_items, items_lost;
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
         /* A relay chain, of a file or a tree: the nodes after the peer,
          * each "ADDR:PORT" or "[IPV6]:PORT" with its port fixed, comma

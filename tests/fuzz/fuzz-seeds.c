@@ -178,6 +178,20 @@ static int wire_seeds(const char *dir)
         memset(m.offer.source, 0x74, WIRE_SOURCE_SIZE);
         strcpy(m.offer.name, "dataset");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* Version 17: a dry run's entry with --delete, and what it would remove. */
+        m.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE | WIRE_OFFER_DRY_RUN;
+        memset(m.offer.route_hash, 0, WIRE_ROUTE_HASH_SIZE);
+        memset(m.offer.source, 0, WIRE_SOURCE_SIZE);
+        m.offer.file = 3;
+        strcpy(m.offer.name, "dataset/a");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_GONE;
+        m.gone.file = 39;
+        m.gone.kind = WIRE_GONE_DIR;
+        memset(m.gone.mac, 0x6d, WIRE_MAC_SIZE);
+        strcpy(m.gone.name, "dataset/old");
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
         memset(&m, 0, sizeof(m));

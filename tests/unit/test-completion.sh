@@ -56,7 +56,7 @@ ok $? "sourcing registers a completion for xferctl"
 expect $'cancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
-expect $'--as\n--bwlimit\n--continue-on-error\n--delete\n--delete-excluded\n--exclude\n--exclude-from\n--hard-links\n--help\n--include\n--include-from\n--json\n--links\n--no-hard-links\n--no-sparse\n--no-wait\n--parallel\n--peer-names\n--recursive\n--retries\n--skip-existing\n--sparse\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
+expect $'--as\n--bwlimit\n--continue-on-error\n--delete\n--delete-excluded\n--dry-run\n--exclude\n--exclude-from\n--hard-links\n--help\n--include\n--include-from\n--itemize-changes\n--json\n--links\n--no-hard-links\n--no-sparse\n--no-wait\n--parallel\n--peer-names\n--recursive\n--retries\n--skip-existing\n--sparse\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
 expect $'--help\n--json' "xferctl stats --<TAB>" stats --
 expect $'--cached\n--help' "xferctl sum --<TAB>: its options" sum --
 expect $'--help' "xferctl cancel --<TAB>" cancel --h

@@ -150,6 +150,12 @@ static int sample_messages(struct wire_msg *out)
         out[n].progress.bytes[0] = 0x0102030405060708ull;
         out[n].progress.bytes[2] = 1;
         n++;
+        msg_reset(&out[n], WIRE_GONE, 1);
+        out[n].gone.file = 9;
+        out[n].gone.seq = 3;
+        out[n].gone.kind = WIRE_GONE_LINK;
+        memset(out[n].gone.mac, 0x47, WIRE_MAC_SIZE);
+        snprintf(out[n++].gone.name, sizeof(out[0].gone.name), "dest/gone");
         return n;
 }
 
@@ -294,9 +300,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 17);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v17 is -EPROTONOSUPPORT");
-        is_int(h2.version, 17, "and still reports the peer's version");
+        put16(buf + 4, 18);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v18 is -EPROTONOSUPPORT");
+        is_int(h2.version, 18, "and still reports the peer's version");
+        put16(buf + 4, 16);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-16 hello (it knows no dry run) is -EPROTONOSUPPORT");
         put16(buf + 4, 15);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-15 hello (it knows no deleting) is -EPROTONOSUPPORT");
@@ -544,7 +553,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x05, 0x00,  /* magic, v16, END */
+                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x05, 0x00,  /* magic, v17, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -556,12 +565,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x03, 0x00,  /* magic, v16, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x03, 0x00,  /* magic, v17, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x08, 0x00,  /* magic, v16, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x08, 0x00,  /* magic, v17, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -573,7 +582,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x08, 0x00,  /* magic, v16, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x08, 0x00,  /* magic, v17, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -581,7 +590,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x06, 0x00,  /* magic, v16, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x06, 0x00,  /* magic, v17, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1834,7 +1843,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x10, 0x00, 0x09, 0x00,  /* magic, v16, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x09, 0x00,  /* magic, v17, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2203,6 +2212,115 @@ static void test_sparse_offer(void)
         ok(differs(a, la, b, lb), "and a later offer's");
 }
 
+/*
+ * Dry runs (version 17): the offer's flag 0x1000, never with a pack, a
+ * route or a relay; GONE's layout, its limits and what its MAC covers.
+ */
+static void test_dry_run(void)
+{
+        struct wire_msg m = sample_offer("d/f"), d;
+        uint8_t buf[WIRE_CTRL_MAX], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
+        static const uint16_t bad[] = { WIRE_OFFER_TREE | WIRE_OFFER_PACK, WIRE_OFFER_ROUTE, WIRE_OFFER_RELAYED };
+        int len, la, lb;
+
+        m.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE | WIRE_OFFER_DRY_RUN;
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && buf[16 + 20] == 0x21 && buf[16 + 21] == 0x18, "a dry run's OFFER: its flag 0x1000");
+        ok(len > 0 && wire_decode(buf, (size_t)len, &d) == 0 && d.offer.flags == m.offer.flags, "and round-trips");
+        m.offer.flags = WIRE_OFFER_DRY_RUN;
+        ok(wire_encode(buf, sizeof(buf), &m) > 0, "a single file's dry run, without sync");
+        for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
+                struct wire_msg x = sample_offer("d/f");
+
+                x.offer.flags = (uint16_t)(bad[k] | WIRE_OFFER_DRY_RUN);
+                x.offer.job_files = 3;
+                if (bad[k] & WIRE_OFFER_PACK) {
+                        x.offer.pack_entries = 1;
+                        x.offer.pack_hash[0] = 1;
+                }
+                if (bad[k] & WIRE_OFFER_RELAYED) {
+                        x.offer.file = 0;
+                        x.offer.job_files = 1;
+                }
+                is_int(wire_encode(buf, sizeof(buf), &x), -EINVAL, "a dry run with flags 0x%04x is refused",
+                       bad[k]);
+                x.offer.flags = bad[k];
+                len = wire_encode(buf, sizeof(buf), &x);
+                put16(buf + WIRE_HEADER_SIZE + 20, (uint16_t)(bad[k] | WIRE_OFFER_DRY_RUN));
+                is_int(len > 0 ? wire_decode(buf, (size_t)len, &d) : len, -EBADMSG, "and -EBADMSG received");
+        }
+
+        m = (struct wire_msg){ .type = WIRE_GONE, .credits = 2 };
+        m.gone.file = 0x01020304;
+        m.gone.seq = 7;
+        m.gone.kind = WIRE_GONE_DIR;
+        memset(m.gone.mac, 0x6d, WIRE_MAC_SIZE);
+        strcpy(m.gone.name, "d/x");
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == 16 + 44 + 3 && buf[6] == WIRE_GONE && buf[16] == 0x04 && buf[19] == 0x01 && buf[20] == 7 &&
+           buf[24] == WIRE_GONE_DIR && buf[26] == 3 && buf[28] == 0x6d && memcmp(buf + 60, "d/x", 3) == 0,
+           "GONE: file, seq, kind, name_len, mac, name");
+        ok(len > 0 && wire_decode(buf, (size_t)len, &d) == 0 && d.gone.file == m.gone.file && d.gone.seq == 7 &&
+           d.gone.kind == WIRE_GONE_DIR && strcmp(d.gone.name, "d/x") == 0 && d.credits == 2, "and round-trips");
+        buf[24] = _WIRE_GONE_KIND_MAX;
+        is_int(wire_decode(buf, (size_t)len, &d), -EBADMSG, "GONE of an unknown kind");
+        buf[24] = WIRE_GONE_FILE;
+        is_int(wire_decode(buf, (size_t)len - 1, &d), -EBADMSG, "GONE cut short");
+        buf[26] = 0;
+        is_int(wire_decode(buf, (size_t)len, &d), -EBADMSG, "GONE whose name length is not its payload's");
+        m.gone.kind = _WIRE_GONE_KIND_MAX;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "an unknown kind is not encoded");
+        m.gone.kind = WIRE_GONE_LINK;
+        m.gone.name[0] = '\0';
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "nor an empty name");
+        memset(m.gone.name, 'n', WIRE_NAME_MAX);
+        m.gone.name[WIRE_NAME_MAX] = '\0';
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len == 16 + 44 + WIRE_NAME_MAX && wire_decode(buf, (size_t)len, &d) == 0, "a name of %d bytes fits",
+           WIRE_NAME_MAX);
+
+        strcpy(m.gone.name, "d/x");
+        la = wire_gone_mac_input(a, sizeof(a), &m.gone);
+        ok(la == 25 + 12 + 3 && memcmp(a, "rdmaxfer-v4 receiver gone", 25) == 0, "GONE's MAC input: label, fields, name");
+        m.gone.seq = 8;
+        lb = wire_gone_mac_input(b, sizeof(b), &m.gone);
+        ok(differs(a, la, b, lb), "the MAC covers the sequence number");
+        m.gone.seq = 7;
+        m.gone.kind = WIRE_GONE_FILE;
+        lb = wire_gone_mac_input(b, sizeof(b), &m.gone);
+        ok(differs(a, la, b, lb), "the kind");
+        m.gone.kind = WIRE_GONE_LINK;
+        strcpy(m.gone.name, "d/y");
+        lb = wire_gone_mac_input(b, sizeof(b), &m.gone);
+        ok(differs(a, la, b, lb), "and the name");
+        m.gone.file = 1;
+        strcpy(m.gone.name, "d/x");
+        lb = wire_gone_mac_input(b, sizeof(b), &m.gone);
+        ok(differs(a, la, b, lb), "and the file it precedes");
+        is_int(wire_gone_mac_input(b, 10, &m.gone), -EMSGSIZE, "a short buffer is -EMSGSIZE");
+}
+
+/* A dry run's RESULT texts: the verdict, and a replace's letters. */
+static void test_verdict(void)
+{
+        char c[4];
+
+        is_int(wire_verdict_parse("would create", c), WIRE_VERDICT_CREATE, "\"would create\"");
+        ok(strcmp(c, "...") == 0, "with no letters");
+        is_int(wire_verdict_parse("would replace .st", c), WIRE_VERDICT_REPLACE, "\"would replace .st\"");
+        ok(strcmp(c, ".st") == 0, "with its letters");
+        is_int(wire_verdict_parse("would replace c..; deleted 3", c), WIRE_VERDICT_REPLACE,
+               "and the last RESULT's \"; deleted N\" after it");
+        ok(strcmp(c, "c..") == 0, "its letters");
+        is_int(wire_verdict_parse("skipped", c), WIRE_VERDICT_KEPT, "\"skipped\"");
+        is_int(wire_verdict_parse("exists; deleted 1", c), WIRE_VERDICT_EXISTS, "\"exists; deleted 1\"");
+        is_int(wire_verdict_parse("would replace", c), -EBADMSG, "a replace without its letters");
+        is_int(wire_verdict_parse("would replace sct", c), -EBADMSG, "letters out of place");
+        is_int(wire_verdict_parse("would create it", c), -EBADMSG, "words after the verdict");
+        is_int(wire_verdict_parse("skipped 1", c), -EBADMSG, "a real session's \"skipped 1\"");
+        is_int(wire_verdict_parse("", c), -EBADMSG, "nothing");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2222,5 +2340,7 @@ int main(void)
         test_progress();
         test_lane_range();
         test_sparse_offer();
+        test_dry_run();
+        test_verdict();
         return done_testing();
 }

@@ -119,7 +119,8 @@ static int64_t recv_truncate(void *arg)
 static void recv_reserve(struct recv_xfer *x)
 {
         /* A pack is received into memory (recv.c): its entries take the room. */
-        if (x->cur->offer.size == 0 || (x->cur->offer.flags & WIRE_OFFER_PACK)) {
+        /* A dry run's link reserves nothing (wire.h, Dry runs). */
+        if (x->cur->offer.size == 0 || (x->cur->offer.flags & WIRE_OFFER_PACK) || x->dry) {
                 recv_accept(x);
                 return;
         }
@@ -448,6 +449,8 @@ static int recv_tree_hard_keep(struct recv_xfer *x, const char *target, size_t l
                 if (r < 0)
                         return r;
         }
+        if (x->dry)
+                return recv_dry_link(x, false);
         return recv_tree_hard_add(x, x->fin->rel, trel);
 }
 
@@ -492,9 +495,13 @@ static int64_t recv_tree_link_keep(void *arg)
                         r = recv_sync_keep(x, x->fin->offer.name);
                         return r < 0 ? r : 1;
                 }
-                if (r != 0)
+                if (r < 0 || (r == 1 && !x->dry))
                         return r;
+                if (x->dry)
+                        return recv_dry_link(x, r == 1);
         }
+        if (x->dry)
+                return recv_dry_link(x, false);
         return recv_tree_link_add(x, x->fin->rel, target, (size_t)n, x->fin->offer.mtime_ns);
 }
 
@@ -1021,7 +1028,7 @@ void recv_early_open(struct recv_xfer *x)
         /* A file that may resume, or be skipped, has steps of its own;
          * nothing is reserved that its offer's checks would refuse
          * (recv-offer.c: the job's bytes, a pack's bound, max_file_size). */
-        if (!x->tree || x->sync || x->early.state != RECV_EARLY_NONE ||
+        if (!x->tree || x->sync || x->dry || x->early.state != RECV_EARLY_NONE ||
             (o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_SPARSE)) ||
             o->size == 0 || o->file != x->next_file ||
             ((o->flags & WIRE_OFFER_PACK) ? o->size > PACK_BYTES_MAX : o->size > x->job_bytes - x->offered) ||
@@ -1354,6 +1361,11 @@ void recv_tree_entry_done(struct recv_xfer *x)
 {
         if (!recv_is_last(x, x->fin) || x->tree_again) {
                 recv_published(x);
+                return;
+        }
+        /* A dry run publishes nothing: what --delete would remove, then its verdict. */
+        if (x->dry) {
+                recv_dry_end(x);
                 return;
         }
         x->fin->req.done = recv_on_tree_published;

@@ -58,6 +58,8 @@ struct recv_lane {
  * recv-pack.c) while the next offer is answered and its data flows into
  * the other. A single file's, and a session's last, is both at once.
  */
+#define RECV_DRY_TEXT_MAX       24
+
 struct recv_file {
         struct recv_xfer *x;
         /* One step at a time of opening (recv_file_open) or publishing
@@ -69,6 +71,9 @@ struct recv_file {
          * PACK_BYTES_MAX): unpacked from here (recv-pack.c). */
         uint8_t *pack_mem;
         bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
+        /* A dry run (recv-dry.c): the verdict its RESULT says ("would
+         * create", ...; wire.h, Dry runs), "" until judged. */
+        char dry[RECV_DRY_TEXT_MAX + 1];
         uint64_t file_bytes;    /* the file's data received (a sparse file's holes too) */
         uint64_t data_in;       /* a sparse file's data chunks received: within offer.data_bytes */
         uint64_t holes;         /* ... and the bytes of its chunks left out */
@@ -255,6 +260,24 @@ struct recv_xfer {
         struct digest sync_d;
         struct rehash sync_rh;
         char sync_why[WIRE_TEXT_MAX + 1];       /* a worker's refusal */
+        /* What the probe found under the name (recv_sync_probe), for a dry run's verdict. */
+        bool sync_had;
+        struct stat sync_st;
+        /*
+         * A dry run (WIRE_OFFER_DRY_RUN, recv-dry.c): nothing is made. With
+         * WIRE_OFFER_DELETE, the names offered (at most job_files, sorted
+         * at the end) and, once the last entry is judged, what the old
+         * DEST holds beyond them, sent one GONE each before the last RESULT.
+         */
+        bool dry;
+        unsigned int dry_status;        /* a worker's refusal: enum wire_status, text in sync_why */
+        char **dry_names;
+        uint32_t dry_n, dry_cap;
+        bool dry_oom;                   /* a name could not be kept: deleting is not judged */
+        char *dry_gone;                 /* records: kind u8, then the name, NUL-terminated */
+        size_t dry_gone_len, dry_gone_cap, dry_gone_off;
+        uint32_t dry_gone_seq;
+        bool dry_pumping;               /* the GONEs are going out (recv_dry_pump) */
         /* A chain (wire.h, Relay chains): the ROUTE that came before the
          * first offer, and once that is accepted, the downstream transfer
          * (relay.h); the last RESULT waits for it (relay_waiting). */
@@ -275,7 +298,7 @@ static inline uint32_t recv_span(const struct wire_offer *o)
  * it is decided (recv_sync_keep), and nothing else of the old DEST does. */
 static inline bool recv_deleting(const struct recv_xfer *x)
 {
-        return x->merge && (x->sync & WIRE_OFFER_DELETE);
+        return x->merge && (x->sync & WIRE_OFFER_DELETE) && !x->dry;
 }
 
 /* Whether @f's RESULT is the session's last. */

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "recv-int.h"
 #include "recv-partial.h"
+#include "recv-publish.h"
 #include "relay.h"
 
 /*
@@ -216,7 +217,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         /* wire_decode() held a relay's flag to a single file already. */
         uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED |
-                                      WIRE_OFFER_SPARSE);
+                                      WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN);
         struct wire_binding bd;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
         unsigned int status;
@@ -341,7 +342,7 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         const struct recv_env *e = x->env;
         size_t dlen = strlen(x->dest);
         /* wire_decode() held a sparse file's flag to a regular file. */
-        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_SPARSE);
+        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN);
         /* A digest goes with a regular file's offer in a session that compares them. */
         bool digest = (x->sync & WIRE_OFFER_DIGEST) && !(flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK));
         enum name_verdict nv = x->tree ? name_path_check_rules(o->name, strlen(o->name), NULL, e->cfg.names) :
@@ -359,7 +360,8 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
             o->chunk_size != x->chunk || o->lanes != b->nlanes ||
             ((flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK)) &&
              memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0) ||
-            (o->flags & WIRE_OFFER_SYNC_FLAGS) != ((x->sync & ~WIRE_OFFER_DIGEST) | (digest ? WIRE_OFFER_DIGEST : 0))) {
+            (o->flags & WIRE_OFFER_SYNC_FLAGS) != ((x->sync & ~WIRE_OFFER_DIGEST) | (digest ? WIRE_OFFER_DIGEST : 0)) ||
+            !(o->flags & WIRE_OFFER_DRY_RUN) != !x->dry) {
                 snprintf(text, len, "offer of file %u does not follow the session's", x->next_file + 1);
                 if (nv != NAME_OK)
                         snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
@@ -437,6 +439,11 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                         x->offered += o->size;
                 x->next_file += recv_span(o);
                 x->planned = false;
+                /* A dry run: judged, nothing made (recv-dry.c). */
+                if (x->dry) {
+                        recv_dry_offer(x);
+                        return;
+                }
                 /* A partial of it first, when it may have one (recv-partial.c). */
                 recv_partial_reset(x);
                 recv_partial_lookup(x);
@@ -453,6 +460,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         memcpy(x->token, o->token, WIRE_TOKEN_SIZE);
         x->tree = o->flags & WIRE_OFFER_TREE;
         x->sync = o->flags & WIRE_OFFER_SYNC_FLAGS;
+        x->dry = o->flags & WIRE_OFFER_DRY_RUN;
         if (x->tree)
                 snprintf(x->dest, sizeof(x->dest), "%s", o->name);
         x->offered = o->size;
@@ -477,6 +485,10 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         if (r < 0) {
                 snprintf(text, sizeof(text), "posting receives: %s", strerror(-r));
                 recv_fail(x, WIRE_E_INTERNAL, text);
+                return;
+        }
+        if (x->dry) {
+                recv_dry_offer(x);
                 return;
         }
         /* A partial of it first (recv-partial.c), then the incoming

@@ -104,6 +104,27 @@ int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, si
  * or -errno (-ENOENT: gone since it was judged). */
 int recv_sync_keep(struct recv_xfer *x, const char *name);
 
+/* The offered entry is answered as a kept one is: ACCEPT SKIP, its
+ * RESULT once the file before it is published (recv_verified). */
+void recv_answer_skip(struct recv_xfer *x);
+
+/* recv-dry.c: a dry run (wire.h, version 17; x->dry) */
+/* Cur's offer checked: judge it, make nothing. */
+void recv_dry_offer(struct recv_xfer *x);
+/* The probe (or the look) says a real session would send the entry:
+ * the verdict ("would create", "would replace CST", "exists"), answered. */
+void recv_dry_sent(struct recv_xfer *x);
+/* On a worker, where a real session adds fin, a link, to the tree's list:
+ * its verdict instead (@same: the very same link is there). 1 kept, 0. */
+int recv_dry_link(struct recv_xfer *x, bool same);
+/* The last entry is judged: what --delete would remove (GONE), then the last RESULT. */
+void recv_dry_end(struct recv_xfer *x);
+/* A control buffer of lane 0 is free again: the next GONEs. */
+void recv_dry_pump(struct recv_xfer *x);
+/* @f's RESULT text in a dry run. */
+const char *recv_dry_text(const struct recv_file *f);
+void recv_dry_free(struct recv_xfer *x);
+
 /* recv-pack.c */
 /* A pack's data is in and verified: its entries into the staging
  * directory, off the loop; then recv_tree_entry_done(), or a failure. */

@@ -144,14 +144,18 @@ static void recv_fin_result(struct recv_xfer *x)
         struct wire_msg m = { .type = WIRE_RESULT };
         int r;
 
-        recv_journal(x, f, WIRE_OK);
+        /* A dry run received nothing: no journal entry of a file. */
+        if (!x->dry)
+                recv_journal(x, f, WIRE_OK);
         m.credits = l0->credits_pending;
         l0->credits_pending = 0;
         m.result.status = WIRE_OK;
         m.result.file = f->offer.file;
         /* A skipped file moved nothing; a pack says how many it kept (wire.h). */
         m.result.bytes = f->skip ? 0 : f->offer.size;
-        if (f->skip)
+        if (x->dry)
+                snprintf(m.result.text, sizeof(m.result.text), "%s", recv_dry_text(f));
+        else if (f->skip)
                 snprintf(m.result.text, sizeof(m.result.text), "skipped");
         else if ((f->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && f->pack_skipped)
                 snprintf(m.result.text, sizeof(m.result.text), "skipped %u", f->pack_skipped);

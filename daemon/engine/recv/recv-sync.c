@@ -99,6 +99,9 @@ static int64_t recv_sync_probe(void *arg)
                 leaf = slash + 1;
         }
         r = fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        x->sync_had = r == 0;
+        if (r == 0)
+                x->sync_st = st;
         if (r == -ENOENT) {
                 r = RECV_SYNC_SEND;
                 goto out;
@@ -165,8 +168,7 @@ out:
         return r;
 }
 
-/* The entry is kept: ACCEPT SKIP, then its RESULT as for a published one. */
-static void recv_sync_skip(struct recv_xfer *x)
+void recv_answer_skip(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         const struct wire_offer *o = &x->cur->offer;
@@ -182,13 +184,22 @@ static void recv_sync_skip(struct recv_xfer *x)
         memset(x->resume, 0, sizeof(x->resume));
         if (recv_send_accept(x, WIRE_ACCEPT_SKIP) < 0)
                 return;
-        x->files_skipped++;
-        log_debug("%s: %s is there already: skipped (file %u of %u, transfer %" PRIu64 ")", b->peer, o->name,
-                  o->file + 1, o->job_files, o->transfer_id);
+        log_debug("%s: %s: %s (file %u of %u, transfer %" PRIu64 ")", b->peer, o->name,
+                  x->cur->dry[0] ? x->cur->dry : "there already, skipped", o->file + 1, o->job_files,
+                  o->transfer_id);
         xfer_set_state(b, XFER_FINISHING);
         recv_tick_start(x);
         /* Its RESULT after the file before it (recv_file_publish). */
         recv_verified(x);
+}
+
+/* The entry is kept: ACCEPT SKIP, then its RESULT as for a published one. */
+static void recv_sync_skip(struct recv_xfer *x)
+{
+        x->files_skipped++;
+        if (x->dry)
+                snprintf(x->cur->dry, sizeof(x->cur->dry), "skipped");
+        recv_answer_skip(x);
 }
 
 static void recv_sync_verdict(struct recv_xfer *x, int64_t res)
@@ -197,6 +208,11 @@ static void recv_sync_verdict(struct recv_xfer *x, int64_t res)
 
         switch (res) {
         case RECV_SYNC_SEND:
+                /* A dry run says what a real one would make (recv-dry.c). */
+                if (x->dry && !(x->cur->offer.flags & WIRE_OFFER_LINK)) {
+                        recv_dry_sent(x);
+                        return;
+                }
                 recv_file_open(x);
                 return;
         case RECV_SYNC_SKIP:
@@ -300,6 +316,7 @@ void recv_sync_probe_start(struct recv_xfer *x)
 
         x->sync_probed = true;
         x->sync_why[0] = '\0';
+        x->sync_had = false;
         /* The worker reads this copy, not cfg (a reload may replace it). */
         x->overwrite = x->env->cfg.overwrite;
         x->cur->req.done = recv_on_sync_probed;

@@ -257,9 +257,13 @@ static void recv_log(struct xfer *b)
         /* Connections that never made an offer are not transfers; the file
          * offered when it was decided is (none between two of a session),
          * the one being published first. */
-        if (recv_named(x)->offer.name[0])
+        /* A dry run received nothing: the log says what it judged. */
+        if (x->dry)
+                log_info("%s: dry run of %s: %s%s%s", b->peer, x->tree ? x->dest : recv_named(x)->offer.name,
+                         wire_status_str(b->status), b->text[0] ? ": " : "", b->text);
+        else if (recv_named(x)->offer.name[0])
                 recv_journal(x, recv_named(x), b->status);
-        if (x->job_files > 1)
+        if (x->job_files > 1 && !x->dry)
                 recv_journal_job(x);
         /* Decided: a downstream still running goes with it (relay.h). */
         relay_detach(x);
@@ -381,6 +385,8 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
                          status == WIRE_OK && f->skip ? "skipped" : b->text);
                 if (status == WIRE_OK && (f->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && f->pack_skipped)
                         snprintf(m.result.text, sizeof(m.result.text), "skipped %u", f->pack_skipped);
+                if (status == WIRE_OK && x->dry)
+                        snprintf(m.result.text, sizeof(m.result.text), "%s", recv_dry_text(f));
                 m.result.hops = hops.hops;
                 m.result.hop_failed = hops.hop_failed;
                 m.result.hop_status = hops.hop_status;
@@ -991,8 +997,13 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
 
         if ((wc->wr_id & CONN_WRID_CTRL) && (wc->wr_id & ~CONN_WRID_CTRL) < CONN_CTRL_BUFS) {
                 conn_ctrl_send_done(c, wc->wr_id);
-                if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
+                if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
                         recv_lost(l, ibv_wc_status_str(wc->status));
+                        return;
+                }
+                /* A dry run's GONEs wait for a buffer (recv-dry.c). */
+                if (l->base.idx == 0 && l->base.x)
+                        recv_dry_pump(recv_xfer_of(l->base.x));
                 return;
         }
         if ((wc->wr_id & CONN_WRID_CTRL) && wc->status != IBV_WC_SUCCESS &&
@@ -1148,6 +1159,7 @@ static void recv_gone(struct xfer *b)
         safe_close(x->keep_pj.data_fd);
         recv_partial_released(x);
         recv_sync_free(x);
+        recv_dry_free(x);
         recv_partial_free(x);
         free(x);
 }

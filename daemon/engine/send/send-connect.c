@@ -590,6 +590,9 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         /* Deleting is a synced tree's (wire.h, Deleting). */
         if (req->delete && (!req->tree || req->sync == ENGINE_SYNC_NONE))
                 return -EINVAL;
+        /* A dry run is judged by the receiver itself, never along a chain. */
+        if (req->dry_run && (req->route_hops || req->relay_source))
+                return -EINVAL;
         /* A chain carries one regular file (wire.h, Relay chains). */
         if (req->route_hops > WIRE_ROUTE_MAX || (req->route_hops && !req->route) ||
             (req->route_hops && ((!req->tree && req->files > 1) || req->sync != ENGINE_SYNC_NONE)))
@@ -632,6 +635,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         s->sync = req->sync;
         s->no_sparse = req->no_sparse;
         s->delete = req->delete;
+        s->dry = req->dry_run;
         s->sync_rh = REHASH_NULL;
         s->pack.held.fd = -1;
         s->env = e;

@@ -99,6 +99,9 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
 /* A RESULT "ok" of @sp: count what the receiver kept. */
 void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r);
 void send_sync_free(struct engine_send *s);
+/* A dry run's GONE (lane 0, its MAC checked): to the owner. 0, or -1
+ * when the transfer failed (one out of order, or not asked for). */
+int send_dry_gone(struct engine_send *s, const struct wire_gone *g);
 
 /* send-connect.c */
 /* The source identity token (wire.h) of a file as statx saw it, @size long. */

@@ -103,6 +103,8 @@ static int send_span_keep(struct engine_send *s)
         sp->flags = s->offer.flags;
         sp->skipping = s->skipping;
         sp->span_bytes = s->span_bytes;
+        if (s->dry)
+                snprintf(sp->name, sizeof(sp->name), "%s", s->name);
         if (sp->flags & WIRE_OFFER_PACK)
                 memcpy(sp->sizes, s->sizes, s->span * sizeof(*sp->sizes));
         sp->on = true;
@@ -470,6 +472,9 @@ static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
         struct send_pack *p = &s->pack;
         uint64_t rec = pack_record_size(strlen(e->name), e->size);
 
+        /* A dry run offers every entry alone: each gets its own verdict. */
+        if (s->dry)
+                return false;
         if ((!e->dir && !e->link && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
             rec > PACK_BYTES_MAX - p->bytes || p->n >= PACK_ENTRIES_MAX)
                 return false;
@@ -511,7 +516,7 @@ static void send_pack_prebuild(struct engine_send *s)
         struct send_entry e;
         int r;
 
-        if (!s->tree || p->building || p->built || p->have_held || idx >= s->files ||
+        if (!s->tree || s->dry || p->building || p->built || p->have_held || idx >= s->files ||
             s->base.state == XFER_CLOSING || send_pack_alloc(s, idx) < 0)
                 return;
         while (idx + p->n < s->files && p->n < PACK_ENTRIES_MAX) {

@@ -20,7 +20,7 @@
 uint16_t send_sync_flags(const struct engine_send *s, bool digest)
 {
         /* engine_send() took deleting only for a tree that syncs. */
-        uint16_t del = s->delete ? WIRE_OFFER_DELETE : 0;
+        uint16_t del = (s->delete ? WIRE_OFFER_DELETE : 0) | (s->dry ? WIRE_OFFER_DRY_RUN : 0);
 
         switch (s->sync) {
         case ENGINE_SYNC_SKIP_EXISTING:
@@ -130,7 +130,7 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
 {
         struct xfer *b = &s->base;
 
-        if (!(s->offer.flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC)) ||
+        if (!(s->offer.flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DRY_RUN)) ||
             (s->file == 0 && a->lanes != 1)) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver skipped file %u, which it was not asked to "
                                     "(or over %u lanes)", s->file + 1, a->lanes);
@@ -155,6 +155,54 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
         return 0;
 }
 
+/* A dry run's RESULT: its verdict to the owner (a text that says none is
+ * a receiver that does not do what it was asked: the verdict is "would
+ * create", as a real session's first step would). */
+static void send_dry_item(struct engine_send *s, const struct send_span *sp, const struct wire_result *r)
+{
+        static const enum engine_verdict verdicts[_WIRE_VERDICT_MAX] = {
+                [WIRE_VERDICT_CREATE] = ENGINE_WOULD_CREATE,
+                [WIRE_VERDICT_REPLACE] = ENGINE_WOULD_REPLACE,
+                [WIRE_VERDICT_KEPT] = ENGINE_WOULD_KEEP,
+                [WIRE_VERDICT_EXISTS] = ENGINE_WOULD_MERGE,
+        };
+        struct engine_item it = { .index = sp->file, .size = sp->span_bytes, .name = sp->name };
+        int v = wire_verdict_parse(r->text, it.changes);
+
+        if (!s->ops->item)
+                return;
+        it.verdict = verdicts[v < 0 ? WIRE_VERDICT_CREATE : v];
+        it.kind = (sp->flags & WIRE_OFFER_DIR)  ? ENGINE_ITEM_DIR :
+                  (sp->flags & WIRE_OFFER_HARD) ? ENGINE_ITEM_HARD :
+                  (sp->flags & WIRE_OFFER_LINK) ? ENGINE_ITEM_LINK : ENGINE_ITEM_FILE;
+        s->ops->item(s->owner, &it);
+}
+
+int send_dry_gone(struct engine_send *s, const struct wire_gone *g)
+{
+        static const enum engine_item_kind kinds[_WIRE_GONE_KIND_MAX] = {
+                [WIRE_GONE_FILE] = ENGINE_ITEM_FILE,
+                [WIRE_GONE_DIR] = ENGINE_ITEM_DIR,
+                [WIRE_GONE_LINK] = ENGINE_ITEM_LINK,
+                [WIRE_GONE_OTHER] = ENGINE_ITEM_OTHER,
+        };
+        size_t dlen = strlen(s->dest);
+        struct engine_item it = { .index = g->file, .verdict = ENGINE_WOULD_DELETE, .kind = kinds[g->kind],
+                                  .changes = "...", .name = g->name };
+
+        /* In order, beneath DEST, before the last RESULT (wire.h, Dry runs). */
+        if (!s->dry || !s->delete || g->seq != s->gone_seen || g->file + 1 != s->files ||
+            strncmp(g->name, s->dest, dlen) != 0 || g->name[dlen] != '/') {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver's GONE %u (%s) is not one it may send",
+                                    g->seq, g->name);
+                return -1;
+        }
+        s->gone_seen++;
+        if (s->ops->item)
+                s->ops->item(s->owner, &it);
+        return 0;
+}
+
 void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r)
 {
         const char *del = strstr(r->text, "deleted ");
@@ -162,6 +210,9 @@ void send_sync_result(struct engine_send *s, const struct send_span *sp, const s
         unsigned long n;
         char *end;
 
+        /* A dry run's verdict on each entry (wire.h, Dry runs). */
+        if (s->dry)
+                send_dry_item(s, sp, r);
         /* The tree's last RESULT: what --delete removed (wire.h, Deleting). */
         if (s->delete && del && (del == r->text || (del - r->text >= 2 && !memcmp(del - 2, "; ", 2)))) {
                 d = strtoull(del + 8, &end, 10);

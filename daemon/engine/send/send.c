@@ -803,6 +803,20 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                         s->hop_bytes[m->progress.first + k] = m->progress.bytes[k];
                 }
                 return;
+        case WIRE_GONE:
+                /* A dry run's, before the last RESULT (wire.h, Dry runs). */
+                if (l->base.idx != 0 || (b->state != XFER_OFFER && b->state != XFER_DATA &&
+                                         b->state != XFER_FINISHING))
+                        break;
+                if (b->session.on && auth_gone_verify(&b->session, &m->gone) < 0) {
+                        send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: its GONE does "
+                                            "not prove the pre-shared key");
+                        return;
+                }
+                /* The verdict's wait restarts: the receiver is at it. */
+                s->t_ended = s->t_ended ? clock_usec(CLOCK_MONOTONIC) : 0;
+                (void)send_dry_gone(s, &m->gone);
+                return;
         case WIRE_RESULT:
                 /* Version 7: s->prev's may come while the next is offered. */
                 if (b->state != XFER_OFFER && b->state != XFER_DATA && b->state != XFER_FINISHING)
@@ -842,6 +856,12 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                 if (send_route_result(s, &m->result) < 0)
                         return;
                 send_sync_result(s, &s->prev, &m->result);
+                /* A dry run named at most what its "deleted N" counts. */
+                if (s->dry && s->gone_seen > s->deleted) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver named %u entries to delete and "
+                                            "counted %" PRIu64, s->gone_seen, s->deleted);
+                        return;
+                }
                 s->files_ok += s->prev.span;
                 if (b->t_last == 0)
                         b->t_last = clock_usec(CLOCK_MONOTONIC);

@@ -155,6 +155,7 @@ struct send_span {
         uint32_t file, span;
         uint64_t span_bytes;
         uint64_t *sizes;        /* a pack's entries' (PACK_ENTRIES_MAX, once one is sent) */
+        char name[WIRE_NAME_MAX + 1];   /* a dry run's: the entry's, for its verdict */
 };
 
 /* What the owner asked for, copied: the engine never looks back at it. */
@@ -216,6 +217,8 @@ struct engine_send {
         unsigned int sync;
         bool delete;            /* WIRE_OFFER_DELETE on every offer (a tree's, with sync) */
         uint64_t deleted;       /* ... and what the receiver removed, its last RESULT says */
+        bool dry;               /* WIRE_OFFER_DRY_RUN on every offer: no pack, no data */
+        uint32_t gone_seen;     /* a dry run's GONEs so far (send-sync.c) */
         bool skipping;          /* the receiver skipped the offer (ACCEPT SKIP) */
         bool digest_busy;       /* the file's digest is being computed */
         struct event *wait_ev;  /* meanwhile, between two files: WAIT every second */

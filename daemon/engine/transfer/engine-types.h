@@ -91,6 +91,34 @@ struct engine_send_file {
         uint64_t mtime_ns;              /* in a tree: a file's mtime (ns since the epoch), 0: none */
 };
 
+/* A dry run's word on one entry (engine_send_req.dry_run; wire.h, Dry runs). */
+enum engine_verdict {
+        ENGINE_WOULD_CREATE = 0,
+        ENGINE_WOULD_REPLACE,
+        ENGINE_WOULD_KEEP,              /* sync: the receiver has it (skipped) */
+        ENGINE_WOULD_MERGE,             /* a directory there, merged into */
+        ENGINE_WOULD_DELETE,            /* --delete: the receiver's, beyond the tree */
+};
+
+enum engine_item_kind {
+        ENGINE_ITEM_FILE = 0,
+        ENGINE_ITEM_DIR,
+        ENGINE_ITEM_LINK,               /* a symlink */
+        ENGINE_ITEM_HARD,               /* a hard link */
+        ENGINE_ITEM_OTHER,              /* a device, fifo, socket (only deleted) */
+};
+
+struct engine_item {
+        uint32_t index;                 /* the entry's in the job; a deletion's: the last entry's */
+        enum engine_verdict verdict;
+        enum engine_item_kind kind;
+        /* WOULD_REPLACE: 'c' the digests differ, 's' the sizes, 't' the
+         * mtimes, each else '.'; "..." otherwise. */
+        char changes[4];
+        uint64_t size;                  /* the entry's bytes as offered (a deletion's: 0) */
+        const char *name;               /* "DEST/a/b", or a single file's name */
+};
+
 /* The owner may call engine_send_cancel() and engine_send_progress() from
  * inside phase, file_done and next; after done, the handle is gone. */
 struct engine_send_ops {
@@ -118,6 +146,10 @@ struct engine_send_ops {
          * receiver, @bytes long, or kept by it (sync: @bytes 0, except in a
          * pack, whose data moves anyway) (optional). Before done for the last. */
         void (*file_done)(void *owner, uint32_t index, uint64_t bytes);
+        /* A dry run (optional): the receiver's verdict on an entry, once
+         * its RESULT "ok" came (before its file_done), and each entry a
+         * --delete would remove, before the last file_done. */
+        void (*item)(void *owner, const struct engine_item *it);
         /* Exactly once, from the loop, after the transfer released every
          * connection: the handle is gone when this returns. Buffers a
          * disk request that never came back reads into stay held until
@@ -160,6 +192,8 @@ struct engine_send_req {
         bool no_sparse;                 /* send a sparse file's holes too (wire.h, Sparse files) */
         bool delete;                    /* with a tree's sync: the receiver removes what DEST
                                          * holds beyond the tree's entries (wire.h, Deleting) */
+        bool dry_run;                   /* judge every entry, move nothing (wire.h, Dry runs;
+                                         * ops->item says each verdict); never in a chain */
         /* A tree's job token (WIRE_SOURCE_SIZE bytes, the same in every
          * attempt of the job; NULL: not resumable): its DEST offer carries
          * it, so a receiver that kept what an earlier attempt staged

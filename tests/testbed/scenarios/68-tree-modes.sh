@@ -28,6 +28,12 @@
 #     in xferctl's summary and beta's journal (RDMAXFER_DELETED), a
 #     sibling directory and a file beside DEST untouched; with
 #     --delete-excluded an excluded name goes too.
+#  6. --dry-run (issue 34, item 7): a tree sent, then on the source one
+#     file changed, one added, one removed: send -r -n -i --sync=size
+#     --delete says exactly those three lines, changes nothing on the
+#     receiver, and the real send after it does what it said; a dry run
+#     of a single file onto a name there, overwrite off, is refused as
+#     the real send is.
 # The daemon runs as rdmaxfer with no capability; xferctl runs as root
 # here, so it reads every entry as rsync does.
 . "$TESTBED_LIB"
@@ -287,5 +293,59 @@ touch -d "$sent" "$del"
 tree_oracle "$del" "$d"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
 
+tb_log "6. --dry-run -i: what a send would do, one line an entry, nothing moved"
+dry=$SRC/dry
+dd=$BETA_IN/modes/dry
+rm -rf "$dry" && mkdir -p "$dry/sub"
+make_file "$dry/same.txt" 1000
+make_file "$dry/changed.txt" 2000
+make_file "$dry/gone.txt" 300
+make_file "$dry/sub/s.txt" 400
+rc=0
+out=$(xferctl send -r "$dry" "$BETA_ADDR" --to modes/dry 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of the tree for the dry run: exit $rc: $out"
+rm "$dry/gone.txt"
+printf 'changed, and longer than before\n' >"$dry/changed.txt"
+make_file "$dry/sub/new.txt" 70
+meta "$dd" >"$TESTBED_SHARE/dry.before"
+rc=0
+out=$(xferctl send -r "$dry" "$BETA_ADDR" --to modes/dry -n -i --sync=size --delete 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r -n -i --sync=size --delete: exit $rc: $out"
+want=$(printf '%s\n' '>f.st...... modes/dry/changed.txt' '>f+++++++++ modes/dry/sub/new.txt' \
+        '*deleting   modes/dry/gone.txt' | LC_ALL=C sort)
+[[ $(LC_ALL=C sort <<<"$out") == "$want" ]] || tb_fail "the dry run's lines: want
+$want
+got
+$out"
+meta "$dd" | diff "$TESTBED_SHARE/dry.before" - >&2 || tb_fail "the dry run changed DEST"
+out=$(xferctl send -r "$dry" "$BETA_ADDR" --to modes/dry -n --sync=size --delete 2>&1) || tb_fail "-n: $out"
+[[ $out == "would send 2 files ("*"), keep 2, delete 1" ]] || tb_fail "the dry run's summary: $out"
+meta "$dd" | diff "$TESTBED_SHARE/dry.before" - >&2 || tb_fail "the summary's dry run changed DEST"
+tb_log "dry run: $(tr '\n' ';' <<<"$want"), nothing changed; $out"
+rc=0
+out=$(xferctl send -r "$dry" "$BETA_ADDR" --to modes/dry --sync=size --delete 2>&1) || rc=$?
+((rc == 0)) && [[ $out == *"2 skipped"*"1 deleted"* ]] ||
+        tb_fail "the real send after the dry run: exit $rc: $out"
+diff -r "$dry" "$dd" >&2 || tb_fail "the real send did not do what the dry run said"
+out=$(xferctl send -r "$dry" "$BETA_ADDR" --to modes/dry -n -ii --sync=size --delete 2>&1) ||
+        tb_fail "-n -ii: $out"
+grep -q '^[>c*]' <<<"$out" && tb_fail "a dry run after the send still sees changes: $out"
+grep -qx '\.f          modes/dry/sub/new.txt' <<<"$out" || tb_fail "-ii does not list what is kept: $out"
+tb_log "the real send did what it said; -ii lists every entry, unchanged"
+# A single file onto a name there, overwrite off: the real refusal, and nothing made.
+# Set once (a key twice is refused): the line peers_configure wrote.
+sed -i 's/^overwrite *=.*/overwrite = no/' "$BETA_CONF"
+reload_applied "$BETA_UNIT" overwrite
+xferctl send "$dry/same.txt" "$BETA_ADDR" --as dry-one.txt >/dev/null || tb_fail "sending dry-one.txt failed"
+rc=0
+real=$(xferctl send "$dry/changed.txt" "$BETA_ADDR" --as dry-one.txt --retries 0 2>&1) || rc=$?
+((rc == 1)) || tb_fail "the real send onto dry-one.txt: exit $rc (want 1): $real"
+rc=0
+out=$(xferctl send "$dry/changed.txt" "$BETA_ADDR" --as dry-one.txt -n -i --retries 0 2>&1) || rc=$?
+((rc == 1)) && [[ $out == "$real" ]] || tb_fail "the dry run onto dry-one.txt: exit $rc: $out (the real one: $real)"
+cmp -s "$dry/same.txt" "$BETA_IN/dry-one.txt" || tb_fail "the refused dry run changed dry-one.txt"
+tb_log "a single file onto a name there, overwrite off: refused as the real send is: $out"
+rm -f "$BETA_IN/dry-one.txt"
+
 chmod -R u+rwx "$tree" "$ro" "$del" "$ref" "$BETA_IN/modes" 2>/dev/null
-rm -rf "$tree" "$ro" "$del" "$ref" "$SRC/del-sibling" "$SRC/del-outside.txt" "$SRC/rsync-ref" "$BETA_IN/modes"
+rm -rf "$tree" "$ro" "$del" "$dry" "$ref" "$SRC/del-sibling" "$SRC/del-outside.txt" "$SRC/rsync-ref" "$BETA_IN/modes"

@@ -1,0 +1,403 @@
+/*
+ * A dry run (wire.h, version 17, Dry runs): every offer is held to the
+ * rules a real session's would meet, and nothing is made.
+ *
+ *   DEST, or a single file without sync: a worker looks at the name (and
+ *   at DEST's parent, which a real session renames into); a tree's entry
+ *   merged into an existing DEST, or a file that syncs: the sync probe
+ *   (recv-sync.c), whose verdict is the real one's; an entry of a tree
+ *   that is not merged: nothing is there, it would be created.
+ *
+ * Each is answered as a kept entry is (ACCEPT SKIP, then its RESULT),
+ * the RESULT saying the verdict; a refusal is the real one's. A link's
+ * target is its data: it comes as ever, is judged when a real session
+ * would add it to the tree's list (recv-file.c), and goes nowhere.
+ *
+ * With WIRE_OFFER_DELETE and a DEST merged into, the names offered are
+ * kept (at most job_files of them); once the last entry is judged, a
+ * worker walks the old DEST for what a real session would remove
+ * (incoming_dry_gone), and each goes to the sender in a GONE, a control
+ * buffer at a time, before the session's last RESULT ("deleted N").
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "auth.h"
+#include "incoming.h"
+#include "log.h"
+#include "recv-int.h"
+#include "recv-publish.h"
+
+/* Names listed in GONEs at most; beyond, counted only ("deleted N" says all). */
+#define RECV_DRY_GONE_MAX       100000u
+
+static bool recv_dry_deleting(const struct recv_xfer *x)
+{
+        return x->tree && (x->sync & WIRE_OFFER_DELETE);
+}
+
+/* An offered entry's name, its kind first ('d' a directory, 'f' another). */
+static void recv_dry_keep_name(struct recv_xfer *x, const struct wire_offer *o)
+{
+        size_t n = strlen(o->name);
+        char *s;
+
+        if (x->dry_oom)
+                return;
+        if (x->dry_n == x->dry_cap) {
+                uint32_t cap = x->dry_cap ? 2 * x->dry_cap : 64;
+                char **v = cap <= x->job_files + 64u ? realloc(x->dry_names, cap * sizeof(*v)) : NULL;
+
+                if (!v) {
+                        x->dry_oom = true;
+                        return;
+                }
+                x->dry_names = v;
+                x->dry_cap = cap;
+        }
+        s = malloc(n + 2);
+        if (!s) {
+                x->dry_oom = true;
+                return;
+        }
+        s[0] = (o->flags & WIRE_OFFER_DIR) ? 'd' : 'f';
+        memcpy(s + 1, o->name, n + 1);
+        x->dry_names[x->dry_n++] = s;
+}
+
+static int recv_dry_cmp(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
+}
+
+void recv_dry_free(struct recv_xfer *x)
+{
+        for (uint32_t i = 0; i < x->dry_n; i++)
+                free(x->dry_names[i]);
+        free(x->dry_names);
+        x->dry_names = NULL;
+        x->dry_n = x->dry_cap = 0;
+        free(x->dry_gone);
+        x->dry_gone = NULL;
+        x->dry_gone_len = x->dry_gone_cap = x->dry_gone_off = 0;
+}
+
+const char *recv_dry_text(const struct recv_file *f)
+{
+        if (f->dry[0])
+                return f->dry;
+        /* A link kept as it was (recv_sync_link said so). */
+        return f->skip || f->pack_skipped ? "skipped" : "would create";
+}
+
+/* What a real session would do with the entry the probe or the look found
+ * (x->sync_had, sync_st): make it, merge into it, or replace it. */
+static void recv_dry_say(struct recv_xfer *x, struct recv_file *f)
+{
+        const struct wire_offer *o = &f->offer;
+        const struct stat *st = &x->sync_st;
+        uint64_t mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+        bool reg = S_ISREG(st->st_mode), dir = o->flags & WIRE_OFFER_DIR;
+
+        if (!x->sync_had) {
+                snprintf(f->dry, sizeof(f->dry), "would create");
+                return;
+        }
+        /* A directory merged into; DEST replaced whole (overwrite, no sync). */
+        if (dir && S_ISDIR(st->st_mode) && !(o->file == 0 && !x->merge)) {
+                snprintf(f->dry, sizeof(f->dry), "exists");
+                return;
+        }
+        /* The digests were compared only where the sizes are the same. */
+        snprintf(f->dry, sizeof(f->dry), "would replace %c%c%c",
+                 (x->sync & WIRE_OFFER_DIGEST) && reg && (uint64_t)st->st_size == o->size ? 'c' : '.',
+                 !dir && (!reg || (uint64_t)st->st_size != o->size) ? 's' : '.',
+                 o->mtime_ns && mtime != o->mtime_ns ? 't' : '.');
+}
+
+void recv_dry_sent(struct recv_xfer *x)
+{
+        recv_dry_say(x, x->cur);
+        recv_answer_skip(x);
+}
+
+/* DEST's parent, which a real session makes as needed and renames into:
+ * one that is there must let us. 0 or -errno. */
+static int recv_dry_parent(int dirfd, const char *name)
+{
+        const char *slash = strrchr(name, '/');
+        char parent[WIRE_NAME_MAX + 1];
+        int pfd, r = 0;
+
+        if (!slash)
+                return 0;
+        snprintf(parent, sizeof(parent), "%.*s", (int)(slash - name), name);
+        pfd = incoming_open_beneath(dirfd, parent, false);
+        if (pfd == -ENOENT)
+                return 0;
+        if (pfd < 0)
+                return pfd;
+        if (faccessat(pfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+                r = -errno;
+        close(pfd);
+        return r;
+}
+
+/* On a worker: DEST, or a single file without sync, looked at as a real
+ * session's first steps do (recv_tree_begin, recv_on_lookup). Writes
+ * x->sync_had, sync_st, merge, dry_status, sync_why. */
+static int64_t recv_dry_look(void *arg)
+{
+        struct recv_xfer *x = arg;
+        const struct wire_offer *o = &x->cur->offer;
+        int dirfd = x->env->incoming_fd;
+        struct stat st;
+        int r;
+
+        x->dry_status = WIRE_OK;
+        r = incoming_stat_beneath(dirfd, o->name, &st);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        x->sync_had = r == 0;
+        if (r == 0)
+                x->sync_st = st;
+        if (!x->tree) {
+                if (x->sync_had && !x->overwrite)
+                        x->dry_status = WIRE_E_EXISTS;
+                return 0;
+        }
+        if (x->sync_had && (x->sync & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC))) {
+                if (!S_ISDIR(st.st_mode)) {
+                        snprintf(x->sync_why, sizeof(x->sync_why), "the destination exists as a file");
+                        x->dry_status = WIRE_E_EXISTS;
+                        return 0;
+                }
+                x->merge = true;
+        } else if (x->sync_had && !x->overwrite) {
+                snprintf(x->sync_why, sizeof(x->sync_why), "the destination exists");
+                x->dry_status = WIRE_E_EXISTS;
+                return 0;
+        }
+        return recv_dry_parent(dirfd, o->name);
+}
+
+static void recv_dry_on_looked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!xfer_io_done(&x->base) || x->base.state != XFER_OFFER)
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "looking at %.*s: %s", WIRE_TEXT_MAX - 60, x->cur->offer.name,
+                         strerror((int)-res));
+                recv_fail(x, res == -ENOTDIR || res == -ELOOP ? WIRE_E_NAME : wire_status_of_errno((int)-res),
+                          text);
+                return;
+        }
+        if (x->dry_status != WIRE_OK) {
+                recv_fail(x, x->dry_status, x->sync_why[0] ? x->sync_why : NULL);
+                return;
+        }
+        recv_dry_sent(x);
+}
+
+void recv_dry_offer(struct recv_xfer *x)
+{
+        const struct wire_offer *o = &x->cur->offer;
+        int r;
+
+        x->cur->dry[0] = '\0';
+        x->sync_had = false;
+        if (recv_dry_deleting(x) && o->file > 0)
+                recv_dry_keep_name(x, o);
+        /* A link's target is its data, judged once it is here. */
+        if (o->flags & WIRE_OFFER_LINK) {
+                recv_file_open(x);
+                return;
+        }
+        if (x->tree && o->file > 0 && !x->merge) {
+                recv_dry_sent(x);
+                return;
+        }
+        if (x->tree ? o->file > 0 : (x->sync & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC)) != 0) {
+                recv_sync_probe_start(x);
+                return;
+        }
+        x->sync_why[0] = '\0';
+        /* The worker reads this copy, not cfg (a reload may replace it). */
+        x->overwrite = x->env->cfg.overwrite;
+        x->cur->req.done = recv_dry_on_looked;
+        r = io_call(x->env->io, &x->cur->req, recv_dry_look, x);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "looking at the destination: no room for a disk request");
+                return;
+        }
+        xfer_io_start(&x->base, "looking at the destination");
+}
+
+int recv_dry_link(struct recv_xfer *x, bool same)
+{
+        struct recv_file *f = x->fin;
+        struct stat st;
+
+        if (same) {
+                snprintf(f->dry, sizeof(f->dry), "skipped");
+                return 1;
+        }
+        x->sync_had = x->merge && incoming_stat_beneath(x->env->incoming_fd, f->offer.name, &st) == 0;
+        if (x->sync_had) {
+                uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+
+                snprintf(f->dry, sizeof(f->dry), "would replace c.%c",
+                         f->offer.mtime_ns && mtime != f->offer.mtime_ns ? 't' : '.');
+        } else {
+                snprintf(f->dry, sizeof(f->dry), "would create");
+        }
+        return 0;
+}
+
+/* ---- what --delete would remove ---- */
+
+static int recv_dry_kept(void *arg, const char *path)
+{
+        struct recv_xfer *x = arg;
+        const char *key = path;
+        char **hit;
+
+        /* recv_dry_cmp looks past the kind: the key gets one too. */
+        char buf[INCOMING_GONE_PATH_MAX + 1];
+
+        snprintf(buf, sizeof(buf), "?%s", key);
+        key = buf;
+        hit = bsearch(&key, x->dry_names, x->dry_n, sizeof(*x->dry_names), recv_dry_cmp);
+        if (!hit)
+                return INCOMING_GONE;
+        return (*hit)[0] == 'd' ? INCOMING_KEPT_DIR : INCOMING_KEPT;
+}
+
+static uint8_t recv_dry_kind(mode_t mode)
+{
+        return S_ISREG(mode) ? WIRE_GONE_FILE : S_ISDIR(mode) ? WIRE_GONE_DIR :
+               S_ISLNK(mode) ? WIRE_GONE_LINK : WIRE_GONE_OTHER;
+}
+
+static void recv_dry_gone(void *arg, const char *path, mode_t mode)
+{
+        struct recv_xfer *x = arg;
+        size_t n = strlen(path);
+
+        x->deleted++;
+        /* Counted, not named: one a GONE cannot carry, or past the bound. */
+        if (n > WIRE_NAME_MAX || x->deleted > RECV_DRY_GONE_MAX)
+                return;
+        if (x->dry_gone_len + n + 2 > x->dry_gone_cap) {
+                size_t cap = MAX(2 * x->dry_gone_cap, (size_t)4096);
+                char *b = realloc(x->dry_gone, cap);
+
+                if (!b)
+                        return;
+                x->dry_gone = b;
+                x->dry_gone_cap = cap;
+        }
+        x->dry_gone[x->dry_gone_len] = (char)recv_dry_kind(mode);
+        memcpy(x->dry_gone + x->dry_gone_len + 1, path, n + 1);
+        x->dry_gone_len += n + 2;
+}
+
+static const struct incoming_gone_ops recv_dry_gone_ops = {
+        .kept = recv_dry_kept,
+        .gone = recv_dry_gone,
+};
+
+/* On a worker: the old DEST against the names offered. Touches x->dest,
+ * dry_names (sorted), deleted, dry_gone. */
+static int64_t recv_dry_walk(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return incoming_dry_gone(x->env->incoming_fd, x->dest, &recv_dry_gone_ops, x);
+}
+
+static void recv_dry_on_walked(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!xfer_io_done(&x->base) || x->base.state == XFER_CLOSING || !x->fin)
+                return;
+        /* DEST gone since: a real session would remove nothing either. */
+        if (res < 0 && res != -ENOENT) {
+                snprintf(text, sizeof(text), "looking for what deleting would remove: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        x->dry_pumping = true;
+        x->dry_gone_off = 0;
+        recv_dry_pump(x);
+}
+
+void recv_dry_pump(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        struct recv_lane *l0 = recv_lane(x, 0);
+        int r;
+
+        if (!x->dry_pumping || b->state == XFER_CLOSING || !l0 || !x->fin)
+                return;
+        while (x->dry_gone_off < x->dry_gone_len) {
+                struct wire_msg m = { .type = WIRE_GONE };
+                const char *rec = x->dry_gone + x->dry_gone_off;
+
+                /* One buffer stays free for the RESULT and the tick's CREDIT. */
+                if (conn_ctrl_free(&l0->base.conn) < 3)
+                        return;
+                m.gone.file = x->fin->offer.file;
+                m.gone.seq = x->dry_gone_seq;
+                m.gone.kind = (uint8_t)rec[0];
+                snprintf(m.gone.name, sizeof(m.gone.name), "%s", rec + 1);
+                if (b->session.on)
+                        auth_gone_mac(&b->session, &m.gone, m.gone.mac);
+                r = conn_send_ctrl(&l0->base.conn, &m);
+                if (r == -ENOBUFS)
+                        return;
+                if (r < 0) {
+                        recv_fail(x, WIRE_E_INTERNAL, "cannot send what deleting would remove");
+                        return;
+                }
+                x->dry_gone_off += strlen(rec + 1) + 2;
+                x->dry_gone_seq++;
+        }
+        x->dry_pumping = false;
+        recv_published(x);
+}
+
+void recv_dry_end(struct recv_xfer *x)
+{
+        int r;
+
+        if (!recv_dry_deleting(x) || !x->merge) {
+                recv_published(x);
+                return;
+        }
+        if (x->dry_oom) {
+                recv_fail(x, WIRE_E_INTERNAL, "no memory for the names offered, to judge deleting");
+                return;
+        }
+        qsort(x->dry_names, x->dry_n, sizeof(*x->dry_names), recv_dry_cmp);
+        x->fin->req.done = recv_dry_on_walked;
+        r = io_call(x->env->io, &x->fin->req, recv_dry_walk, x);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "looking for what deleting would remove: no room for a disk "
+                          "request");
+                return;
+        }
+        xfer_io_start(&x->base, "looking for what deleting would remove");
+}
