@@ -34,6 +34,12 @@
 #     receiver, and the real send after it does what it said; a dry run
 #     of a single file onto a name there, overwrite off, is refused as
 #     the real send is.
+#  7. every name (issue 34, item 2): a tree whose names hold a newline,
+#     an ESC, a backslash, Latin-1 and other bytes that are not UTF-8, a
+#     leading '-', spaces, a dotfile, a directory and a symlink target of
+#     such names arrives as rsync -aHS makes it; xferctl and beta's log
+#     show them escaped, never as their bytes; names = utf8 refuses the
+#     tree whole, naming why.
 # The daemon runs as rdmaxfer with no capability; xferctl runs as root
 # here, so it reads every entry as rsync does.
 . "$TESTBED_LIB"
@@ -347,5 +353,37 @@ cmp -s "$dry/same.txt" "$BETA_IN/dry-one.txt" || tb_fail "the refused dry run ch
 tb_log "a single file onto a name there, overwrite off: refused as the real send is: $out"
 rm -f "$BETA_IN/dry-one.txt"
 
+tb_log "7. every name: control characters, bytes that are not UTF-8, a leading '-', spaces"
+nm=$SRC/names
+rm -rf "$nm" && mkdir -p "$nm/caf$(printf '\xe9')-dir"
+for n in "caf$(printf '\xe9').txt" "line$(printf '\n')break" "esc$(printf '\033')[31mred" 'back\slash' -rf ' space ' \
+        "$(printf '\xff\xfe')" ".dot" "caf$(printf '\xe9')-dir/inner"; do
+        make_file "$nm/$n" 64
+done
+ln -s "caf$(printf '\xe9').txt" "$nm/link-latin1"
+make_file "$nm/big-$(printf '\xe9').bin" $((5 << 20))     # offered alone, not packed
+since=$(date '+%F %T')
+rc=0
+out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names 2>&1) || rc=$?
+((rc == 0)) || tb_fail "send -r of a tree of odd names: exit $rc: $out"
+tree_oracle "$nm" "$BETA_IN/modes/names"
+[[ -e $BETA_IN/modes/names/$(printf 'line\nbreak') ]] || tb_fail "the name with a newline is not there as itself"
+# Shown escaped, never as the bytes: no ESC nor a bare 0xe9 in xferctl's output or beta's log.
+LC_ALL=C grep -q "$(printf '[\033\xe9]')" <<<"$out" && tb_fail "xferctl printed a name's raw bytes: $out"
+journalctl -u "$BETA_UNIT" --since "$since" --no-pager -o cat | LC_ALL=C grep -q "$(printf '[\033\xe9]')" && tb_fail "beta logged a name's raw bytes"
+xferctl send "$nm/caf$(printf '\xe9').txt" "$BETA_ADDR" >/dev/null || tb_fail "a single Latin-1 name failed"
+cmp -s "$nm/caf$(printf '\xe9').txt" "$BETA_IN/caf$(printf '\xe9').txt" || tb_fail "the Latin-1 file differs"
+tb_log "arrived as rsync -aHS makes it (tree-oracle), shown escaped: $(tail -n 1 <<<"$out")"
+# names = utf8, the admin's choice: the tree is refused whole, the cause named.
+echo "names = utf8" >>"$BETA_CONF"
+reload_applied "$BETA_UNIT" names
+rc=0
+out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names-utf8 --retries 0 2>&1) || rc=$?
+((rc != 0)) && grep -q "not valid UTF-8 (names = utf8)" <<<"$out" ||
+        tb_fail "names = utf8 took a tree of names that are not UTF-8: exit $rc: $out"
+[[ ! -e $BETA_IN/modes/names-utf8 ]] || tb_fail "names = utf8: a part of the refused tree was published"
+tb_log "names = utf8: refused, $(tail -n 1 <<<"$out")"
+rm -f "$BETA_IN/caf$(printf '\xe9').txt"
+
 chmod -R u+rwx "$tree" "$ro" "$del" "$ref" "$BETA_IN/modes" 2>/dev/null
-rm -rf "$tree" "$ro" "$del" "$dry" "$ref" "$SRC/del-sibling" "$SRC/del-outside.txt" "$SRC/rsync-ref" "$BETA_IN/modes"
+rm -rf "$nm" "$tree" "$ro" "$del" "$dry" "$ref" "$SRC/del-sibling" "$SRC/del-outside.txt" "$SRC/rsync-ref" "$BETA_IN/modes"
