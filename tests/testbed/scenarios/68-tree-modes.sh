@@ -355,24 +355,26 @@ rm -f "$BETA_IN/dry-one.txt"
 
 tb_log "7. every name: control characters, bytes that are not UTF-8, a leading '-', spaces"
 nm=$SRC/names
-rm -rf "$nm" && mkdir -p "$nm/caf$(printf '\xe9')-dir"
-for n in "caf$(printf '\xe9').txt" "line$(printf '\n')break" "esc$(printf '\033')[31mred" 'back\slash' -rf ' space ' \
-        "$(printf '\xff\xfe')" ".dot" "caf$(printf '\xe9')-dir/inner"; do
+latin1=$'caf\xe9'
+rm -rf "$nm" && mkdir -p "$nm/$latin1-dir"
+for n in "$latin1.txt" $'line\nbreak' $'esc\e[31mred' 'back\slash' -rf ' space ' $'\xff\xfe' .dot "$latin1-dir/inner"; do
         make_file "$nm/$n" 64
 done
-ln -s "caf$(printf '\xe9').txt" "$nm/link-latin1"
-make_file "$nm/big-$(printf '\xe9').bin" $((5 << 20))     # offered alone, not packed
+ln -s "$latin1.txt" "$nm/link-latin1"
+make_file "$nm/big-$latin1.bin" $((5 << 20))    # offered alone, not packed
 since=$(date '+%F %T')
 rc=0
 out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r of a tree of odd names: exit $rc: $out"
 tree_oracle "$nm" "$BETA_IN/modes/names"
-[[ -e $BETA_IN/modes/names/$(printf 'line\nbreak') ]] || tb_fail "the name with a newline is not there as itself"
+[[ -f $BETA_IN/modes/names/$'line\nbreak' && -f $BETA_IN/modes/names/$'\xff\xfe' ]] ||
+        tb_fail "the names with a newline and with bytes that are not UTF-8 are not there as themselves"
 # Shown escaped, never as the bytes: no ESC nor a bare 0xe9 in xferctl's output or beta's log.
-LC_ALL=C grep -q "$(printf '[\033\xe9]')" <<<"$out" && tb_fail "xferctl printed a name's raw bytes: $out"
-journalctl -u "$BETA_UNIT" --since "$since" --no-pager -o cat | LC_ALL=C grep -q "$(printf '[\033\xe9]')" && tb_fail "beta logged a name's raw bytes"
-xferctl send "$nm/caf$(printf '\xe9').txt" "$BETA_ADDR" >/dev/null || tb_fail "a single Latin-1 name failed"
-cmp -s "$nm/caf$(printf '\xe9').txt" "$BETA_IN/caf$(printf '\xe9').txt" || tb_fail "the Latin-1 file differs"
+LC_ALL=C grep -q $'[\e\xe9]' <<<"$out" && tb_fail "xferctl printed a name's raw bytes: $out"
+journalctl -u "$BETA_UNIT" --since "$since" --no-pager -o cat | LC_ALL=C grep -q $'[\e\xe9]' &&
+        tb_fail "beta logged a name's raw bytes"
+xferctl send "$nm/$latin1.txt" "$BETA_ADDR" >/dev/null || tb_fail "a single Latin-1 name failed"
+cmp -s "$nm/$latin1.txt" "$BETA_IN/$latin1.txt" || tb_fail "the Latin-1 file differs"
 tb_log "arrived as rsync -aHS makes it (tree-oracle), shown escaped: $(tail -n 1 <<<"$out")"
 # names = utf8, the admin's choice: the tree is refused whole, the cause named.
 echo "names = utf8" >>"$BETA_CONF"
@@ -383,7 +385,7 @@ out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names-utf8 --retries 0 2>&1)
         tb_fail "names = utf8 took a tree of names that are not UTF-8: exit $rc: $out"
 [[ ! -e $BETA_IN/modes/names-utf8 ]] || tb_fail "names = utf8: a part of the refused tree was published"
 tb_log "names = utf8: refused, $(tail -n 1 <<<"$out")"
-rm -f "$BETA_IN/caf$(printf '\xe9').txt"
+rm -f "$BETA_IN/$latin1.txt"
 
 chmod -R u+rwx "$tree" "$ro" "$del" "$ref" "$BETA_IN/modes" 2>/dev/null
 rm -rf "$nm" "$tree" "$ro" "$del" "$dry" "$ref" "$SRC/del-sibling" "$SRC/del-outside.txt" "$SRC/rsync-ref" "$BETA_IN/modes"
