@@ -256,6 +256,12 @@ rm "$t/d/f5"
 mkdir -p "$W/beta/in/san-tree/extra/sub"
 echo x >"$W/beta/in/san-tree/extra/sub/x"
 echo y >"$W/beta/in/san-tree/d/e/y"
+# First a dry run of it (recv-dry.c, the GONEs): said, nothing moved.
+out=$(xc alpha send -r "$t" "${ADDR[beta]}" --to san-tree --sync=size --delete -n -i 2>&1) ||
+        { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta: the dry run of syncing the tree failed"; }
+[[ $(grep -c '^\*deleting ' <<<"$out") == 5 && -e $W/beta/in/san-tree/d/f5 && ! -e $W/beta/in/san-tree/d/new ]] ||
+        tb_fail "alpha -> beta: the dry run did not list 5 deletions, or moved something: $out"
+tb_log "alpha -> beta, --sync=size --delete -n -i: $(grep -c . <<<"$out") lines, nothing moved"
 out=$(xc alpha send -r "$t" "${ADDR[beta]}" --to san-tree --sync=size --delete 2>&1) ||
         { printf '%s\n' "$out" >&2; tb_fail "alpha -> beta: syncing the tree with --delete failed"; }
 diff -r --no-dereference "$t" "$W/beta/in/san-tree" >&2 || tb_fail "beta: san-tree differs from the source after --delete"
