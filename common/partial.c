@@ -14,8 +14,10 @@
  *   magic[8] "RDXPART\n", version u32, flags u32, peer[16], key_id[32],
  *   source[16], transfer_id u64, size u64, chunk_size u32, lanes u32,
  *   created u64, updated u64, kept[8] u64, digest[8][16], file_digest[16], dest_len u16,
- *   dest[dest_len], zeros up to the checksum, checksum[16]: BLAKE2b-128 of
- *   every byte before it (a torn or foreign file is not a record).
+ *   dest[dest_len], zeros up to idle_resumes u32, the 4 bytes before the
+ *   checksum (zero in records of before it, which read as none), then
+ *   checksum[16]: BLAKE2b-128 of every byte before it (a torn or foreign
+ *   file is not a record).
  * A tree's (PARTIAL_TREE) has its progress where kept[] and digest[0] are:
  *   kept[0..6] = job_files, entries, offered, links_len, published,
  *   packs, skipped; kept[7] zero; digest[0] = boot_id; digest[1] = dest_dev
@@ -25,9 +27,10 @@
                          8 + 8 + 4 + 4 + 8 + 8 + 8 * WIRE_LANES_MAX + \
                          WIRE_DIGEST_SIZE * (WIRE_LANES_MAX + 1) + 2)
 #define PARTIAL_SUM     16
+#define PARTIAL_IDLE_AT (PARTIAL_REC_SIZE - PARTIAL_SUM - 4)
 
 static_assert(sizeof(PARTIAL_MAGIC) - 1 == 8, "magic is 8 bytes");
-static_assert(PARTIAL_FIXED + PARTIAL_DEST_MAX + PARTIAL_SUM <= PARTIAL_REC_SIZE, "record fits");
+static_assert(PARTIAL_FIXED + PARTIAL_DEST_MAX + 4 + PARTIAL_SUM <= PARTIAL_REC_SIZE, "record fits");
 
 static void partial_sum(const uint8_t *buf, uint8_t out[PARTIAL_SUM])
 {
@@ -78,6 +81,11 @@ void partial_encode(void *buf, const struct partial_rec *r)
         bytes_put_mem(&o, r->file_digest, WIRE_DIGEST_SIZE);
         bytes_put_u16(&o, (uint16_t)n);
         bytes_put_mem(&o, r->dest, n);
+        {
+                struct bytes_out t = BYTES_OUT((uint8_t *)buf + PARTIAL_IDLE_AT, 4);
+
+                bytes_put_u32(&t, r->idle_resumes);
+        }
         partial_sum(buf, (uint8_t *)buf + PARTIAL_REC_SIZE - PARTIAL_SUM);
 }
 
@@ -188,6 +196,11 @@ int partial_decode(const void *buf, size_t len, struct partial_rec *r)
         n = bytes_get_u16(&in);
         if (n == 0 || n > PARTIAL_DEST_MAX || !bytes_get_str(&in, r->dest, sizeof(r->dest), n))
                 return -EINVAL;
+        {
+                struct bytes_in t = BYTES_IN((const uint8_t *)buf + PARTIAL_IDLE_AT, 4);
+
+                r->idle_resumes = bytes_get_u32(&t);
+        }
         return partial_check(r);
 }
 

@@ -56,6 +56,14 @@
 #define PARTIAL_TREE            0x0002u
 #define PARTIAL_FLAGS           (PARTIAL_PUBLISHED | PARTIAL_TREE)
 #define PARTIAL_BOOT_SIZE       16
+/*
+ * A file's partial resumed this many times in a row by attempts that
+ * ended without a byte more is dropped, and the next attempt starts from
+ * nothing (issue 32 M2): each resume gives its sender time to read back
+ * what was kept (xfer_grace), and a peer must not take that time for
+ * ever by resuming and sending nothing.
+ */
+#define PARTIAL_IDLE_MAX        3
 
 /* A kept tree's progress: what its entries so far left on the receiver. */
 struct partial_tree {
@@ -93,6 +101,9 @@ struct partial_rec {
          * digest[0] are for a file. */
         struct partial_tree tree;
         char dest[PARTIAL_DEST_MAX + 1];
+        /* A file's: attempts in a row that resumed it and ended without
+         * a byte more (PARTIAL_IDLE_MAX); zero in a record written before. */
+        uint32_t idle_resumes;
 };
 
 /* Exactly PARTIAL_REC_SIZE bytes into @buf; @r must be valid (partial_check). */

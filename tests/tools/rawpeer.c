@@ -85,6 +85,7 @@ enum act {
         ACT_PACK_HARD_DIR,
         ACT_PACK_HARD_OTHER,
         ACT_PUBLISHED_RETRY,
+        ACT_RESUME_IDLE,
         ACT_TREE_PUBLISHED_RETRY,
         ACT_TREE_KEPT_LINK,
         ACT_ROUTE_HASH,
@@ -239,6 +240,9 @@ static const struct mode modes[] = {
           "a transfer with a source token (RESULT ok), then on a new connection the same transfer again, "
           "as a sender whose RESULT was lost: ACCEPT published, every lane resumed at its end, only the "
           "ENDs: RESULT ok; then the same name as another transfer: file exists" },
+        { "resume-idle", ACT_RESUME_IDLE, HELLO_OK, "rawpeer-idle.dat", 8, WIRE_RESULT, WIRE_OK, false, 20,
+          "half a file with a source token, then a hang-up (the receiver keeps a partial); then 3 attempts "
+          "that resume it and hang up without a byte (issue 32 M2): the 4th is not resumed" },
         { "route-hash", ACT_ROUTE_HASH, HELLO_OK, "routed.dat", 0, WIRE_REFUSE, WIRE_E_PROTOCOL, false, 10,
           "a ROUTE of one hop, then an OFFER whose route hash is another route's: REFUSE, protocol "
           "(auth with --key)" },
@@ -1344,6 +1348,72 @@ static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, cons
         return refused_exists(&other, md, r);
 }
 
+/*
+ * Issue 32 M2, the resume's grace: the first half of md->file as a sender
+ * that may retry (a source token), then a hang-up: the receiver keeps a
+ * partial. Then attempts that resume it (ACCEPT, lane 0 past chunk 0) and
+ * hang up without sending a byte, each of which would have had the time
+ * to read back what was kept; after 3 (PARTIAL_IDLE_MAX) the next offer is
+ * not resumed: ACCEPT with lane 0 at chunk 0. 0 when all of it held.
+ */
+static int resume_idle(struct rawconn *c, const struct rawpeer_opts *o, const struct mode *md, uint32_t chunk,
+                       uint64_t size)
+{
+        struct wire_msg off = { .type = WIRE_OFFER };
+        struct wire_accept a;
+        int r;
+
+        off.offer.transfer_id = (uint64_t)getpid();
+        off.offer.size = size;
+        off.offer.chunk_size = chunk;
+        off.offer.lanes = 1;
+        off.offer.job_files = 1;
+        off.offer.job_bytes = size;
+        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
+        memset(off.offer.source, 0x5e, WIRE_SOURCE_SIZE);
+        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
+
+        r = send_offer_msg(c, &off, &a);
+        if (r != 0 || a.lanes != 1 || a.resume[0] != 0) {
+                printf("rawpeer: %s: the receiver did not accept %s as a new transfer\n", md->name, md->file);
+                return 1;
+        }
+        for (uint32_t seq = 0; seq < md->chunks / 2; seq++) {
+                if (rawconn_send_chunk(c, size, chunk, seq) != 0) {
+                        printf("rawpeer: %s: sending chunk %u failed\n", md->name, seq);
+                        return 1;
+                }
+        }
+        /* Its writes done before the hang-up: what it keeps is what came. */
+        sleep(1);
+        rdma_disconnect(c->id);
+        printf("rawpeer: %s: %u of %u chunks sent, then a hang-up\n", md->name, md->chunks / 2, md->chunks);
+
+        for (unsigned int i = 0; i <= 3; i++) {
+                _cleanup_(rawconn_deinit) struct rawconn again = RAWCONN_NULL;
+
+                if (reconnect(&again, c, o, md, 0) != 0)
+                        return 1;
+                r = send_offer_msg(&again, &off, &a);
+                if (r != 0) {
+                        printf("rawpeer: %s: attempt %u: the receiver did not accept the retry\n", md->name, i + 2);
+                        return 1;
+                }
+                printf("rawpeer: %s: attempt %u: ACCEPT, lane 0 resumes at chunk %u\n", md->name, i + 2, a.resume[0]);
+                if (i < 3 && a.resume[0] == 0) {
+                        printf("rawpeer: %s: attempt %u was not resumed; wanted a resume\n", md->name, i + 2);
+                        return 1;
+                }
+                if (i == 3 && a.resume[0] != 0) {
+                        printf("rawpeer: %s: resumed after 3 attempts that sent nothing\n", md->name);
+                        return 1;
+                }
+                rdma_disconnect(again.id);
+        }
+        printf("rawpeer: %s: after 3 idle resumes the partial is gone: sent again from chunk 0\n", md->name);
+        return 0;
+}
+
 /* DEST's offer, on @c, of a tree job of @files entries and @bytes bytes
  * (its token; @source fills its source token). */
 static int tree_dest_offer(struct rawconn *c, const struct mode *md, uint32_t chunk, uint32_t files,
@@ -1575,6 +1645,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
                 return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);
+        case ACT_RESUME_IDLE:
+                return resume_idle(c, o, md, chunk, size);
         case ACT_TREE_KEPT_LINK:
                 return tree_kept_link(c, o, md, chunk, timeout_ms);
         case ACT_TREE_PUBLISHED_RETRY:

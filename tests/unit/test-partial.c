@@ -53,6 +53,11 @@ static void test_codec(void)
         is_int(partial_decode(buf, sizeof(buf), &back), 0, "a record decodes");
         ok(memcmp(&r, &back, sizeof(r)) == 0, "field for field");
         ok(memcmp(buf, PARTIAL_MAGIC, 8) == 0 && buf[8] == PARTIAL_VERSION, "magic, then the version");
+        r.idle_resumes = 2;
+        partial_encode(buf, &r);
+        ok(partial_decode(buf, sizeof(buf), &back) == 0 && back.idle_resumes == 2, "idle resumes kept (issue 32 M2)");
+        ok(buf[PARTIAL_REC_SIZE - 16 - 4] == 2, "in the 4 bytes before the checksum, where older records hold zeros");
+        r = sample();
 
         is_int(partial_decode(buf, sizeof(buf) - 1, &back), -EBADMSG, "a short record is not one");
         memcpy(tmp, buf, sizeof(tmp));

@@ -100,6 +100,28 @@ int main(void)
         ok(pread(j.data_fd, buf, 4, 0) == 4 && memcmp(buf, "kept", 4) == 0, "the data is the transfer's file");
         close(j.data_fd);
 
+        /* Issue 32 M2: attempts that resume it and bring not a byte more
+         * are counted; at PARTIAL_IDLE_MAX it is dropped, sent again whole. */
+        r.idle_resumes = PARTIAL_IDLE_MAX - 1;
+        job_for(&j, dirfd, &r);
+        is_int(partials_store(&j), 0, "stored after idle resumes");
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_RESUME, "%d idle resumes: still resumed", PARTIAL_IDLE_MAX - 1);
+        close(j.data_fd);
+        r.idle_resumes = PARTIAL_IDLE_MAX;
+        job_for(&j, dirfd, &r);
+        is_int(partials_store(&j), 0, "one more");
+        job_for(&j, dirfd, &r);
+        is_int(partials_lookup(&j), PARTIALS_NONE, "%d: not resumed", PARTIAL_IDLE_MAX);
+        ok(j.why && strstr(j.why, "without a byte more"), "and says why: %s", j.why ? j.why : "(null)");
+        ok(!count(dirfd, j.key, "rec") && !count(dirfd, j.key, "data"), "the partial is removed");
+        r.idle_resumes = 0;
+        fd = new_tmp(fd, proc);
+        ok(ftruncate(fd, (off_t)r.size) == 0, "a nameless file of the size");
+        job_for(&j, dirfd, &r);
+        j.link_from = proc;
+        is_int(partials_store(&j), 0, "(kept again, for what follows)");
+
         job_for(&j, dirfd, &r);
         j.offer.peer[15] = 8;
         is_int(partials_lookup(&j), PARTIALS_NONE, "another peer (same files by accident) finds nothing");

@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -173,6 +174,14 @@ int64_t partials_lookup(void *arg)
                 }
                 j->data_fd = fd;
                 return PARTIALS_RESUME;
+        }
+        /* Issue 32 M2: each resume gives the sender time to read back
+         * what was kept; a partial that attempts resume and leave without
+         * a byte more is not resumed for ever. */
+        if (j->rec.idle_resumes >= PARTIAL_IDLE_MAX) {
+                static_assert(PARTIAL_IDLE_MAX == 3, "the text says 3");
+                j->why = "resumed 3 times in a row without a byte more; dropped, sent again whole";
+                goto drop;
         }
         partials_name(name, j->key, "data");
         fd = openat(j->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);

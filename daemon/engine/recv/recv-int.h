@@ -206,6 +206,7 @@ struct recv_xfer {
         bool published_match;   /* a retry of a transfer published already */
         bool ckpt_busy, finish_waiting;
         bool ckpt_last;                 /* the checkpoint out is the failing transfer's last */
+        bool ckpt_idle;                 /* ... of a resumed attempt that got not a byte more */
         struct partial_job pj;
         struct io_req part_req;
         struct partial_rec ident;       /* who offered what: every record's identity */

@@ -378,6 +378,8 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
                 x->pj.rec.created = x->created;
                 x->pj.rec.updated = clock_usec(CLOCK_REALTIME) / 1000000u;
                 memcpy(x->pj.rec.kept, x->kept, sizeof(x->kept));
+                /* Progress clears the count; one more attempt without a byte adds to it. */
+                x->pj.rec.idle_resumes = x->ckpt_idle ? x->found.idle_resumes + 1 : 0;
                 x->pj.link_from = x->part_linked ? NULL : x->part_of->proc_path;
                 /* Nothing more will be written: the rest of the reservation goes back. */
                 x->pj.punch_fd = x->ckpt_last ? x->part_of->fd : -1;
@@ -424,9 +426,15 @@ void recv_partial_final(struct recv_xfer *x)
 {
         /* What was written since the last checkpoint is kept too: the
          * transfer is failing, not the disk. */
-        if (x->part_on && !x->ckpt_busy && x->base.state == XFER_DATA && x->part_of->fd >= 0 &&
-            x->bytes_written > x->ckpt_bytes) {
+        if (!x->part_on || x->ckpt_busy || x->base.state != XFER_DATA || x->part_of->fd < 0)
+                return;
+        if (x->bytes_written > x->ckpt_bytes) {
                 x->ckpt_last = true;
+                recv_ckpt_start(x);
+        } else if (x->resumed > 0 && x->bytes_written == x->resumed) {
+                /* Resumed, and it ends without a byte more: counted in
+                 * the record (partial.h, PARTIAL_IDLE_MAX). */
+                x->ckpt_last = x->ckpt_idle = true;
                 recv_ckpt_start(x);
         }
 }

@@ -16,6 +16,10 @@
 #     transfer again as a retry whose RESULT was lost: ACCEPT published,
 #     only the ENDs, RESULT ok (beta's journal says so); another transfer
 #     of the same name: file exists.
+#  q. resumed for nothing (issue 32 M2): rawpeer sends half a file and
+#     hangs up, then resumes it 3 times sending nothing (each resume
+#     gives it time to read back what was kept); the 4th offer is not
+#     resumed, and beta says why.
 # testbed-timeout: 420
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -145,6 +149,18 @@ rc=0
 pub_said() { journalctl -u "$BETA_UNIT" --no-pager -o cat | grep -q "rawpeer-published\.dat: published already by this transfer; answering ok"; }
 wait_for 10 pub_said || tb_fail "beta's journal does not say it answered ok for a transfer published already"
 rm -f "$BETA_IN/rawpeer-published.dat"
+
+tb_log "q. a partial resumed 3 times for nothing is dropped"
+rc=0
+"$RAWPEER" --src "$ALPHA_ADDR" --dst "$BETA_ADDR" resume-idle 2>&1 | sed 's/^/    /' || rc=${PIPESTATUS[0]}
+((rc == 0)) || tb_fail "resume-idle: beta resumed a partial for ever, or never (rawpeer exit $rc)"
+idle_said() {
+        journalctl -u "$BETA_UNIT" --no-pager -o cat |
+                grep "rawpeer-idle\.dat: not resumed: resumed 3 times in a row without a byte more"
+}
+wait_for 10 idle_said || tb_fail "beta's journal does not say why rawpeer-idle.dat was not resumed"
+tb_log "beta: $(idle_said | tail -n 1)"
+[[ ! -e $BETA_IN/rawpeer-idle.dat ]] || tb_fail "rawpeer-idle.dat was published"
 
 tb_log "d, e. a key now; partial_max_bytes 10M"
 make_file "$SRC/d.dat" $SMALL
