@@ -376,6 +376,27 @@ static int ctl_seeds(const char *dir)
         memset(m.settings.peer_names, 'a', CTL_PEER_NAMES_MAX);
         memcpy(m.settings.peer_names, "%h%%", 4);
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+
+        /* A dry run's ITEMS and its ITEMs (version 10): a replaced file, a deletion. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_ITEMS;
+        m.id = 7;
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_ITEM;
+        m.item.id = 7;
+        m.item.verdict = CTL_WOULD_REPLACE;
+        memcpy(m.item.changes, "cs.", 4);
+        m.item.size = 4096;
+        strcpy(m.item.name, "dest/a/changed.txt");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        m.item.seq = 1;
+        m.item.verdict = CTL_WOULD_DELETE;
+        m.item.kind = CTL_ITEM_DIR;
+        memcpy(m.item.changes, "...", 4);
+        m.item.size = 0;
+        strcpy(m.item.name, "dest/old");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         return r;
 }
 

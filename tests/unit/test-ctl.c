@@ -187,6 +187,18 @@ static int sample_messages(struct ctl_msg *out)
         msg_reset(&out[n++], CTL_SETTINGS);
         msg_reset(&out[n], CTL_SETTINGS_INFO);
         strcpy(out[n++].settings.peer_names, "%s-ib%d");
+        /* A dry run's items (version 10), asked for by the job's id; a
+         * file that would be replaced, its sizes and mtimes differing. */
+        msg_reset(&out[n], CTL_ITEMS);
+        out[n++].id = 0x8877665544332211ull;
+        msg_reset(&out[n], CTL_ITEM);
+        out[n].item.id = 0x0102030405060708ull;
+        out[n].item.seq = 0x11121314;
+        out[n].item.verdict = CTL_WOULD_REPLACE;
+        out[n].item.kind = CTL_ITEM_FILE;
+        memcpy(out[n].item.changes, ".st", 4);
+        out[n].item.size = 1ull << 40;
+        strcpy(out[n++].item.name, "dest/a/changed.txt");
         return n;
 }
 
@@ -578,7 +590,7 @@ static void test_route(void)
 static void test_codec(void)
 {
         /* 32 KiB each: not on the stack. */
-        static struct ctl_msg msgs[16];
+        static struct ctl_msg msgs[20];
         struct ctl_msg back, m;
         uint8_t buf[CTL_MSG_MAX + 16], tmp[CTL_MSG_MAX + 16];
         int n = sample_messages(msgs);
@@ -628,6 +640,31 @@ static void test_codec(void)
         }
         msg_reset(&m, 0);
         is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "encoding type 0 is -EINVAL");
+
+        /* ITEM: id, seq, verdict, kind, changes[3], size, the name's length, the name;
+         * a verdict, a kind or a change letter out of range is refused. */
+        {
+                struct ctl_msg it;
+                int ilen, at = CTL_HEADER_SIZE + 8 + 4;
+
+                msg_reset(&it, CTL_ITEM);
+                it.item.id = 7;
+                it.item.verdict = CTL_WOULD_DELETE;
+                it.item.kind = CTL_ITEM_DIR;
+                memcpy(it.item.changes, "...", 4);
+                strcpy(it.item.name, "dest/old");
+                ilen = ctl_encode(buf, sizeof(buf), &it);
+                is_int(ilen, CTL_HEADER_SIZE + 8 + 4 + 1 + 1 + 3 + 8 + 2 + 8, "ITEM: 27 fixed bytes, then the name");
+                memcpy(tmp, buf, (size_t)ilen);
+                tmp[at] = _CTL_VERDICT_MAX;
+                is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: an unknown verdict");
+                memcpy(tmp, buf, (size_t)ilen);
+                tmp[at + 1] = _CTL_ITEM_KIND_MAX;
+                is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: an unknown kind");
+                memcpy(tmp, buf, (size_t)ilen);
+                tmp[at + 2] = 'x';
+                is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: a change letter not c, s, t or '.'");
+        }
 
         /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
@@ -1178,7 +1215,7 @@ static void on_alarm(int sig)
 
 static void test_socket(void)
 {
-        static struct ctl_msg msgs[16];
+        static struct ctl_msg msgs[20];
         struct ctl_msg m;
         char path[] = "/tmp/test-ctl-XXXXXX";
         int sv[2], file, fd, p[2], n;
