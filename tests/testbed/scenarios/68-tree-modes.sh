@@ -381,7 +381,8 @@ echo "names = utf8" >>"$BETA_CONF"
 reload_applied "$BETA_UNIT" names
 rc=0
 out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names-utf8 --retries 0 2>&1) || rc=$?
-((rc != 0)) && grep -q "not valid UTF-8 (names = utf8)" <<<"$out" ||
+# Whichever entry comes first: a control character, or bytes that are not UTF-8.
+((rc != 0)) && grep -qE "(not valid UTF-8|a control character) \(names = utf8\)" <<<"$out" ||
         tb_fail "names = utf8 took a tree of names that are not UTF-8: exit $rc: $out"
 [[ ! -e $BETA_IN/modes/names-utf8 ]] || tb_fail "names = utf8: a part of the refused tree was published"
 tb_log "names = utf8: refused, $(tail -n 1 <<<"$out")"

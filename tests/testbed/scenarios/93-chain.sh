@@ -75,6 +75,13 @@ t_receiving() {
                 sed -n "s/^\([0-9.]*\) .*: receiving $2 .*/\1/p" | tail -n 1
 }
 
+# Delta is stopped (SIGSTOP) in step 5 until gamma gives up on it, 13-15 s
+# under TCG: with the unit's WatchdogSec=30, pinged every 15 s, that can
+# outlast its watchdog, which then kills it as it should a daemon that
+# hangs. This scenario's delta gets longer.
+mkdir -p /run/systemd/system/rdmaxferd@delta.service.d
+printf '[Service]\nWatchdogSec=120\n' >/run/systemd/system/rdmaxferd@delta.service.d/93-watchdog.conf
+systemctl daemon-reload
 nodes_up slot_count=16 send_slots=4 max_transfers=2 relay=yes
 
 # 1. The whole chain.
@@ -220,9 +227,9 @@ wait_for 30 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --sinc
         grep -q ': receiving stall\.dat'" || tb_fail "delta did not start receiving stall.dat"
 sleep 1
 tb_run systemctl kill -s STOP "$(node_unit delta)"
-# Stopped only until gamma gives up on it (about 8 s): a stop that lasts
-# until the job ends could outlast delta's watchdog (WatchdogSec=30, pinged
-# every 15 s), which then kills it, as it should a daemon that hangs.
+# Stopped only until gamma gives up on it (8 s of peer_timeout, 13-15 s
+# here): a stop that lasted until the job ends could outlast even the
+# longer watchdog given delta above.
 wait_for 30 bash -c "journalctl -u '$(node_unit gamma)' --no-pager -o cat --since '@$SINCE' |
         grep -q 'send of stall\.dat to $DELTA_ADDR:$PORT failed'" || tb_fail "gamma did not give up on delta"
 tb_run systemctl kill -s CONT "$(node_unit delta)"
