@@ -1256,6 +1256,22 @@ static int refused_exists(struct rawconn *other, const struct mode *md, int r)
         return 0;
 }
 
+/* md->file alone on one lane, as a sender that may retry: @source fills
+ * its source token (rdmaxferd(8), Resuming). */
+static void retry_offer(struct wire_msg *off, const struct rawconn *c, const struct mode *md, uint32_t chunk,
+                        uint64_t size, uint8_t source)
+{
+        off->offer.transfer_id = (uint64_t)getpid();
+        off->offer.size = size;
+        off->offer.chunk_size = chunk;
+        off->offer.lanes = 1;
+        off->offer.job_files = 1;
+        off->offer.job_bytes = size;
+        memcpy(off->offer.token, c->token, WIRE_TOKEN_SIZE);
+        memset(off->offer.source, source, WIRE_SOURCE_SIZE);
+        snprintf(off->offer.name, sizeof(off->offer.name), "%s", md->file);
+}
+
 /*
  * Resume's "published already" (rdmaxferd(8), Resuming): md->file whole,
  * as a sender that may retry (a source token); then, on a new connection,
@@ -1275,15 +1291,7 @@ static int published_retry(struct rawconn *c, const struct rawpeer_opts *o, cons
         uint64_t first, last;
         int r;
 
-        off.offer.transfer_id = (uint64_t)getpid();
-        off.offer.size = size;
-        off.offer.chunk_size = chunk;
-        off.offer.lanes = 1;
-        off.offer.job_files = 1;
-        off.offer.job_bytes = size;
-        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
-        memset(off.offer.source, 0xa5, WIRE_SOURCE_SIZE);
-        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
+        retry_offer(&off, c, md, chunk, size, 0xa5);
 
         /* 1. The transfer, whole. */
         r = send_offer_msg(c, &off, &a);
@@ -1363,15 +1371,7 @@ static int resume_idle(struct rawconn *c, const struct rawpeer_opts *o, const st
         struct wire_accept a;
         int r;
 
-        off.offer.transfer_id = (uint64_t)getpid();
-        off.offer.size = size;
-        off.offer.chunk_size = chunk;
-        off.offer.lanes = 1;
-        off.offer.job_files = 1;
-        off.offer.job_bytes = size;
-        memcpy(off.offer.token, c->token, WIRE_TOKEN_SIZE);
-        memset(off.offer.source, 0x5e, WIRE_SOURCE_SIZE);
-        snprintf(off.offer.name, sizeof(off.offer.name), "%s", md->file);
+        retry_offer(&off, c, md, chunk, size, 0x5e);
 
         r = send_offer_msg(c, &off, &a);
         if (r != 0 || a.lanes != 1 || a.resume[0] != 0) {
