@@ -21,8 +21,9 @@
 #      failed, exit 23; nothing half-written is visible on gamma.
 #   4. alpha (the origin) SIGKILLed mid-chain: beta, gamma and delta each
 #      fail their receive (each relay cancels the send it relays on) and
-#      publish nothing.
-#   5. delta SIGSTOPped mid-chain (peer_timeout 8 s): gamma's send to it
+#      publish nothing. Every node's peer_timeout is 8 s (what the relays
+#      wait for a killed origin), not the default 30.
+#   5. delta SIGSTOPped mid-chain: gamma's send to it
 #      fails on its silence while everything upstream goes on (a relay
 #      holds at most half its incoming slots for its next hop); beta and
 #      gamma get the file, delta is named, exit 23. Every daemon still
@@ -82,7 +83,9 @@ t_receiving() {
 mkdir -p /run/systemd/system/rdmaxferd@delta.service.d
 printf '[Service]\nWatchdogSec=120\n' >/run/systemd/system/rdmaxferd@delta.service.d/93-watchdog.conf
 systemctl daemon-reload
-nodes_up slot_count=16 send_slots=4 max_transfers=2 relay=yes
+# peer_timeout 8 s throughout (30 by default): steps 4 and 5 wait on it,
+# and step 7 shortens it further.
+nodes_up slot_count=16 send_slots=4 max_transfers=2 relay=yes peer_timeout=8
 
 # 1. The whole chain.
 SINCE=$(date +%s)
@@ -211,15 +214,10 @@ wait_for 30 systemctl is-active --quiet "$ALPHA_UNIT" || tb_fail "alpha did not 
 wait_for 30 test -S "$ALPHA_SOCK" || tb_fail "alpha has no control socket after its restart"
 tb_log "the origin killed mid-chain: every relay failed its receive and cancelled its send, nothing published"
 
-# 5. The last node stalls (SIGSTOP) mid-chain, every node's peer_timeout
-# shortened to 8 s. gamma holds at most half of its incoming slots for
-# delta (relay.h), so gamma's own receive, and beta's and alpha's sends,
-# go on at their pace; gamma's send to delta fails on delta's silence and
-# delta alone is reported.
-for n in alpha beta gamma delta; do
-        echo "peer_timeout = 8" >>"$(node_conf "$n")"
-done
-reload_applied "$(node_unit alpha)" "$(node_unit beta)" "$(node_unit gamma)" "$(node_unit delta)" peer_timeout
+# 5. The last node stalls (SIGSTOP) mid-chain (peer_timeout 8 s). gamma
+# holds at most half of its incoming slots for delta (relay.h), so gamma's
+# own receive, and beta's and alpha's sends, go on at their pace; gamma's
+# send to delta fails on delta's silence and delta alone is reported.
 link_cap 40mbit alpha beta gamma delta
 make_file "$SRC/stall.dat" $((32 * MIB))
 chain_bg stall
@@ -250,10 +248,6 @@ grep -qE "^$GAMMA_ADDR: sent stall.dat \(33554432 bytes\), relayed by $BETA_ADDR
 journalctl -u "$(node_unit gamma)" --no-pager -o cat --since "@$SINCE" |
         grep -qE "send of stall\.dat to $DELTA_ADDR:$PORT failed: (no progress from receiver|receiver too slow: [0-9.]+ (bytes|KiB|MiB) in the last [0-9.]+ s)" ||
         tb_fail "gamma did not log that its send to delta failed on delta's silence"
-for n in alpha beta gamma delta; do
-        sed -i '/^peer_timeout = 8$/d' "$(node_conf "$n")"
-done
-reload_applied "$(node_unit alpha)" "$(node_unit beta)" "$(node_unit gamma)" "$(node_unit delta)" peer_timeout
 wait_for 60 bash -c "journalctl -u '$(node_unit delta)' --no-pager -o cat --since '@$SINCE' |
         grep -qE 'receive of stall\.dat (failed|aborted)'" || tb_fail "delta did not fail its receive of stall.dat"
 incoming_clean "$(node_in delta)" chain.dat norelay.dat killed.dat
@@ -341,7 +335,8 @@ tb_log "a tree around a node that does not relay: beta offered it whole to delta
 # on while it comes in, so its hops overlap as a file's do (the per-entry
 # journal entries and lines are logged at log_level debug).
 for n in alpha beta gamma delta; do
-        printf 'peer_timeout = 3\nlog_level = debug\n' >>"$(node_conf "$n")"
+        sed -i 's/^peer_timeout = 8$/peer_timeout = 3/' "$(node_conf "$n")"
+        echo 'log_level = debug' >>"$(node_conf "$n")"
 done
 reload_applied "$(node_unit alpha)" "$(node_unit beta)" "$(node_unit gamma)" "$(node_unit delta)" peer_timeout
 SINCE=$(date +%s)
@@ -354,7 +349,7 @@ OUT=$(xferctl send -r --retries 0 "$SRC/slowtree" "$NODES" --to slowtree 2>&1) |
 link_uncap alpha beta gamma delta
 sed 's/^/    | /' <<<"$OUT"
 for n in alpha beta gamma delta; do
-        sed -i '/^peer_timeout = 3$/d; /^log_level = debug$/d' "$(node_conf "$n")"
+        sed -i 's/^peer_timeout = 3$/peer_timeout = 8/; /^log_level = debug$/d' "$(node_conf "$n")"
 done
 reload_applied "$(node_unit alpha)" "$(node_unit beta)" "$(node_unit gamma)" "$(node_unit delta)" peer_timeout
 ((RC == 0)) || tb_fail "a tree whose entry takes longer than peer_timeout to reach each relay: exit $RC"
