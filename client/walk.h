@@ -22,7 +22,10 @@
 
 #include "filter.h"
 
-#define WALK_DEPTH_MAX          64
+/* An entry 128 levels down is as deep as an offer's 255 bytes can name
+ * ("DEST/a/b/...": 128 components of one byte); anything deeper could
+ * never be sent. */
+#define WALK_DEPTH_MAX          128
 
 enum walk_kind {
         WALK_DIR,               /* a directory: its entries follow, then WALK_DIR_END */

@@ -52,14 +52,16 @@ const char *name_verdict_str(enum name_verdict v);
 
 /*
  * A destination a peer proposes for a job beneath the incoming directory
- * (DEST): a relative path of 1 to NAME_PATH_DEPTH_MAX components joined by
- * single '/', at most NAME_PATH_MAX bytes, each component acceptable to
+ * (DEST), or an entry's path beneath it: a relative path of components
+ * joined by single '/', at most NAME_PATH_MAX bytes (NAME_PATH_DEPTH_MAX
+ * components is what that many bytes can hold: depth alone never refuses
+ * a path), each component acceptable to
  * name_check() (so no ".", "..", hidden or empty one). *@bad, when not
  * NULL, gets the offset of the component that decided a refusal. Whether
  * a component is a symlink on disk is incoming_open_beneath()'s to see.
  */
 #define NAME_PATH_MAX           1023
-#define NAME_PATH_DEPTH_MAX     32
+#define NAME_PATH_DEPTH_MAX     ((NAME_PATH_MAX + 1) / 2)
 enum name_verdict name_path_check_rules(const char *path, size_t len, size_t *bad, enum name_rules rules);
 enum name_verdict name_path_check(const char *path, size_t len, size_t *bad);
 

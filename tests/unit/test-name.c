@@ -227,10 +227,16 @@ static void test_paths(void)
                 deep[2 * i + 1] = '/';
         }
         deep[2 * NAME_PATH_DEPTH_MAX - 1] = '\0';
-        ok(name_path_check(deep, strlen(deep), NULL) == NAME_OK, "%d components is the limit", NAME_PATH_DEPTH_MAX);
+        ok(name_path_check(deep, strlen(deep), NULL) == NAME_OK, "%d components (%zu bytes) pass",
+           NAME_PATH_DEPTH_MAX, strlen(deep));
+        /* An entry of a tree 128 deep, in the 255 bytes of an offer's name. */
+        deep[255] = '\0';
+        ok(name_path_check(deep, strlen(deep), NULL) == NAME_OK, "128 components in 255 bytes pass");
+        deep[255] = '/';
         deep[2 * NAME_PATH_DEPTH_MAX - 1] = '/';
         deep[2 * NAME_PATH_DEPTH_MAX + 1] = '\0';
-        ok(name_path_check(deep, strlen(deep), NULL) == NAME_PATH_LONG, "one more is too deep");
+        ok(name_path_check(deep, strlen(deep), NULL) == NAME_PATH_LONG, "one more is too long (%zu bytes)",
+           strlen(deep));
 }
 
 /* Symlink targets in a tree: safe only when they cannot resolve outside it. */

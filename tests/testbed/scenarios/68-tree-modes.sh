@@ -37,7 +37,8 @@
 #  7. every name (issue 34, item 2): a tree whose names hold a newline,
 #     an ESC, a backslash, Latin-1 and other bytes that are not UTF-8, a
 #     leading '-', spaces, a dotfile, a directory and a symlink target of
-#     such names arrives as rsync -aHS makes it; xferctl and beta's log
+#     such names, and a file 100 directories down, arrives as rsync -aHS
+#     makes it; xferctl and beta's log
 #     show them escaped, never as their bytes; names = utf8 refuses the
 #     tree whole, naming why.
 # The daemon runs as rdmaxfer with no capability; xferctl runs as root
@@ -362,6 +363,9 @@ for n in "$latin1.txt" $'line\nbreak' $'esc\e[31mred' 'back\slash' -rf ' space '
 done
 ln -s "$latin1.txt" "$nm/link-latin1"
 make_file "$nm/big-$latin1.bin" $((5 << 20))    # offered alone, not packed
+# A tree 100 levels deep: "modes/names/d/.../d/deep.txt" is 220 bytes.
+deep=$nm$(printf '/d%.0s' {1..100})
+mkdir -p "$deep" && make_file "$deep/deep.txt" 100
 since=$(date '+%F %T')
 rc=0
 out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names 2>&1) || rc=$?

@@ -13,6 +13,17 @@
 #     process holds it), a job submitted to beta meanwhile waits in the
 #     queue, STATUS= says why, and when the device is back the queued job
 #     goes out and transfers both ways succeed.
+#  3. Part 1 ten times more (issue 32 R1), each drop landing at another
+#     moment: 0.2 to 1 s into the data, or (every odd round) while the
+#     lanes are going down already: beta's packets are dropped, alpha's
+#     transfer fails on the silence (peer_timeout 3 s here), and the link
+#     drops the moment alpha logs it, its connections going down with
+#     their disconnects unanswered. That is the
+#     order that once left ids in DREQ_SENT (a destroy while the port was
+#     down) and `rdma link del` hanging. Every round the job fails, both
+#     daemons answer, the device is removed and re-created with no wait
+#     and beta comes back on it; the kernel logs no
+#     cm_destroy_id_wait_timeout.
 # Same PIDs and no restarts throughout; nothing partial is published.
 # testbed-timeout: 420
 . "$TESTBED_LIB"
@@ -125,5 +136,63 @@ send_ok "$SRC/after2.dat"
 same_file "$SRC/after2.dat" "$BETA_IN/after2.dat"
 same_daemons
 rm -f "$SRC"/*.dat "$BETA_IN"/* "$ALPHA_IN"/queued.dat
-tb_log "kernel: $(dmesg | grep -c cm_destroy_id_wait_timeout || true) cm_destroy_id_wait_timeout line(s) during the scenario"
+
+tb_log "3. ten more link drops, each at another moment"
+wedged() { dmesg | grep -c cm_destroy_id_wait_timeout || true; }
+backs() { journalctl -u "$BETA_UNIT" --no-pager -o cat --since "@${t0%.*}" | grep -c "is back: listening" || true; }
+backs_over() { (($(backs) > $1)); }
+# alpha_gave_up ID: alpha logged that transfer ID failed; alpha_why ID: why.
+alpha_log() { journalctl -u "$ALPHA_UNIT" --no-pager -o cat -n 30; }
+alpha_gave_up() { [[ $(alpha_log) == *"transfer $1: send of r.dat to "*" failed: "* ]]; }
+alpha_why() { alpha_log | sed -n "s/^transfer $1: send of r\.dat to .* failed: //p" | tail -n 1; }
+wedges0=$(wedged)
+# A deadline of 3 s: alpha gives up on a silent beta, and starts taking
+# its connections down, 3 s after beta's packets stop.
+sed -i "s/^peer_timeout = $T\$/peer_timeout = 3/" "$ALPHA_CONF" "$BETA_CONF"
+reload_applied "$ALPHA_UNIT" "$BETA_UNIT" peer_timeout
+make_file "$SRC/r.dat" $((64 * 1024 * 1024))
+for ((round = 1; round <= 10; round++)); do
+        # A new mtime: what beta kept of the last round is not resumed.
+        touch "$SRC/r.dat"
+        # 4 s at least, so that every drop lands inside the data.
+        id=$(xferctl send "$SRC/r.dat" "$BETA_ADDR" --bwlimit 16M --no-wait) || tb_fail "round $round: submit failed"
+        id=${id//[^0-9]/}
+        wait_for 60 job_in_state "$id" sending || tb_fail "round $round: job never started sending"
+        if ((round % 2)); then
+                # beta's packets dropped: alpha's transfer fails on the
+                # silence, and the link drops the moment alpha says so,
+                # while its connections are going down with their
+                # disconnects unanswered.
+                tc qdisc add dev "$nb" root netem loss 100% || tb_fail "round $round: netem"
+                wait_for 20 alpha_gave_up "$id" || tb_fail "round $round: alpha's transfer did not fail"
+                ip link set "$nb" down
+                how="as alpha's connections went down ($(alpha_why "$id"))"
+                tc qdisc del dev "$nb" root
+        else
+                d=$(awk -v r="$round" 'BEGIN { printf "%.1f", r / 10 }')
+                sleep "$d"
+                ip link set "$nb" down
+                how="$d s into the data"
+        fi
+        wait_for 20 job_in_state "$id" failed || { xferctl status "$id"; tb_fail "round $round: job $id did not fail"; }
+        both_serve
+        n=$(backs)
+        link_restore
+        device_del
+        device_add
+        wait_for 30 backs_over "$n" ||
+                tb_fail "round $round: beta did not come back on the new $BETA_DEV"
+        tb_log "round $round: link dropped $how; device re-created, beta back"
+        # Where beta had all of it before its answers were lost, it published it.
+        rm -f "$BETA_IN/r.dat"
+done
+n=$(($(wedged) - wedges0))
+((n == 0)) || tb_fail "the kernel logged cm_destroy_id_wait_timeout $n time(s) in part 3: an id stuck in DREQ_SENT"
+make_file "$SRC/after3.dat" 3000000
+send_ok "$SRC/after3.dat"
+same_file "$SRC/after3.dat" "$BETA_IN/after3.dat"
+incoming_clean "$BETA_IN" after3.dat
+same_daemons
+rm -f "$SRC"/*.dat "$BETA_IN"/*
+tb_log "kernel: $(wedged) cm_destroy_id_wait_timeout line(s) during the scenario"
 tb_log "pass"
