@@ -487,6 +487,17 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                             sc->filters ? " (after --exclude and --include)" : "");
                 return XFERCTL_EXIT_USAGE;
         }
+        /* What the receiver has of an entry not sent here would go with
+         * --delete, as if the source had lost it: nothing is deleted
+         * then (rsync's rule after an I/O error), and the exit is 23. */
+        if ((sc->submit.flags & CTL_SUBMIT_DELETE) && (sc->left_out || sc->unreadable)) {
+                _cleanup_(freep) char *dest = esc_term_dup(sc->dest);
+
+                xferctl_say("--delete: %u %s not sent (above), and the receiver would remove its copy: "
+                            "nothing in %s is deleted", sc->left_out + sc->unreadable,
+                            sc->left_out + sc->unreadable == 1 ? "entry is" : "entries are", dest ? dest : "?");
+                sc->submit.flags &= (uint16_t)~CTL_SUBMIT_DELETE;
+        }
         sc->submit.flags |= CTL_SUBMIT_TREE;
         sc->submit.files = k.entries;
         sc->submit.job_bytes = k.bytes;

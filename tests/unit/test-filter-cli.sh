@@ -149,4 +149,14 @@ rc=$?
 [[ $rc == 3 ]] && ! grep -q skipping "$tmp/err"
 ok $? "a relay chain too (exit $rc: $(said))"
 
+# --delete with an entry not sent (the FIFO): the receiver would remove
+# its copy, so nothing is deleted, said; left out by a rule, it goes.
+send -r "$tmp/tree" --sync=size --delete
+[[ $rc == 3 ]] && grep -q 'skipping .*pipe: it is a FIFO' "$tmp/err" &&
+        grep -q -- '--delete: 1 entry is not sent (above), and the receiver would remove its copy: nothing in tree is deleted' "$tmp/err"
+ok $? "--delete with a FIFO skipped: nothing deleted, said (exit $rc: $(said))"
+send -r "$tmp/tree" --sync=size --delete --exclude pipe --delete-excluded
+[[ $rc == 3 ]] && ! grep -q -- '--delete:' "$tmp/err"
+ok $? "--delete with the FIFO left out by a rule: deleting stays on (exit $rc: $(said))"
+
 tap_done
