@@ -27,7 +27,8 @@
 #     --delete makes of the source in a copy of the old DEST, the count
 #     in xferctl's summary and beta's journal (RDMAXFER_DELETED), a
 #     sibling directory and a file beside DEST untouched; with
-#     --delete-excluded an excluded name goes too.
+#     --delete-excluded an excluded name goes too; with an entry not sent
+#     (a FIFO), nothing is deleted, said, exit 23.
 #  6. --dry-run (issue 34, item 7): a tree sent, then on the source one
 #     file changed, one added, one removed: send -r -n -i --sync=size
 #     --delete says exactly those three lines, changes nothing on the
@@ -299,6 +300,20 @@ rm "$del/scratch.tmp"
 touch -d "$sent" "$del"
 tree_oracle "$del" "$d"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
+# An entry not sent (a FIFO, skipped with a warning): the receiver would
+# take its copy for gone, so nothing is deleted, said, exit 23.
+mkfifo "$del/pipe"
+make_file "$d/pipe" 70
+chown rdmaxfer: "$d/pipe"
+make_file "$d/extra.txt" 60
+chown rdmaxfer: "$d/extra.txt"
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=size --delete 2>&1) || rc=$?
+((rc == 23)) && grep -q -- '--delete: 1 entry is not sent (above).*nothing in modes/del is deleted' <<<"$out" ||
+        tb_fail "--delete with a FIFO skipped: exit $rc (want 23): $out"
+[[ -f $d/pipe && -f $d/extra.txt ]] || tb_fail "--delete with an entry not sent deleted the receiver's: $(ls -A "$d")"
+rm -f "$del/pipe" "$d/pipe" "$d/extra.txt"
+tb_log "an entry not sent: nothing deleted, exit 23: $(grep -- '--delete:' <<<"$out")"
 
 tb_log "6. --dry-run -i: what a send would do, one line an entry, nothing moved"
 dry=$SRC/dry
