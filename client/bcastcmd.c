@@ -63,21 +63,6 @@ const char bcastcmd_help[] =
         "--to nor --as): see xferctl send --help. Exit status as send's to a\n"
         "NODELIST: 0 every node has it, 23 some do, 1 none, 2 usage.\n";
 
-/* @name is this node: @self whole, or @self's short name (up to the first '.') either way. */
-static bool bcast_is_self(const char *name, const char *self)
-{
-        size_t n = strcspn(name, ":"), s = strlen(self), ns = strcspn(name, "."), ss = strcspn(self, ".");
-
-        if (!*self)
-                return false;
-        if (n == s && strncmp(name, self, n) == 0)
-                return true;
-        /* node01 and node01.cluster.example are one node. */
-        if (ns > n)
-                ns = n;
-        return ns == ss && strncmp(name, self, ss) == 0 && (ns == n || ss == s);
-}
-
 /* This node's name as Slurm knows it: $SLURMD_NODENAME, else the host name. */
 static void bcast_self(char *buf, size_t len)
 {
@@ -100,7 +85,7 @@ static char *bcast_nodes(const char *arg, int *exit)
 {
         _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
         char self[256], err[256];
-        size_t len = 1, first = SIZE_MAX;
+        size_t len = 1;
         char *out, *p;
         int r;
 
@@ -116,11 +101,9 @@ static char *bcast_nodes(const char *arg, int *exit)
                 return NULL;
         }
         bcast_self(self, sizeof(self));
-        for (size_t i = 0; i < hl->n; i++) {
+        peer_list_self_first(hl, self);
+        for (size_t i = 0; i < hl->n; i++)
                 len += strlen(hl->names[i]) + 1;
-                if (first == SIZE_MAX && bcast_is_self(hl->names[i], self))
-                        first = i;
-        }
         out = malloc(len);
         if (!out) {
                 xferctl_say("out of memory");
@@ -128,11 +111,7 @@ static char *bcast_nodes(const char *arg, int *exit)
                 return NULL;
         }
         p = out;
-        if (first != SIZE_MAX)
-                p = stpcpy(p, hl->names[first]);
         for (size_t i = 0; i < hl->n; i++) {
-                if (i == first)
-                        continue;
                 if (p != out)
                         *p++ = ',';
                 p = stpcpy(p, hl->names[i]);
