@@ -19,7 +19,9 @@
 #     `bcast -r --nodes beta,gamma,$SLURM_JOB_NODELIST,delta DIR DEST`
 #     (a chain, alpha moved first) land in slurm/JOBID/DEST on every
 #     node, identical; after the job the epilog removed every slurm/JOBID
-#     (a read-only directory in the tree too) and logged it.
+#     (a read-only directory in the tree too) and logged it. A node
+#     whose prolog did not run gets the directory from its daemon as it
+#     publishes; the epilog removes it the same.
 #  3. relay = peers refuses a chain whose sender is not in the relay's
 #     relay_peers (gamma's, after a reload), the node before goes around
 #     it, exit 23.
@@ -169,6 +171,16 @@ journalctl -t rdmaxfer-slurm --no-pager -o cat | grep -q "^epilog: job $JOB: rem
         tb_fail "the epilog's removal is not in the journal"
 systemctl stop slurmd slurmctld munge || :
 tb_log "job $JOB completed; the epilog removed slurm/$JOB on all four nodes"
+
+# A node whose prolog did not run: the daemon makes the job directory as
+# it publishes (as any DEST's parents); the epilog removes it.
+RC=0
+OUT=$(xferctl bcast --job 999 --nodes beta --retries 0 "$WORK/src/data.bin" late 2>&1) || RC=$?
+((RC == 0)) || tb_fail "bcast to a node without its job directory: exit $RC: $OUT"
+same_file "$WORK/src/data.bin" "$(node_in beta)/slurm/999/late/data.bin"
+SLURM_JOB_ID=999 RDMAXFER_CONF=$(node_conf beta) $EPILOG || tb_fail "beta's epilog for job 999 failed"
+[[ ! -e $(node_in beta)/slurm/999 ]] || tb_fail "beta's slurm/999 is still there"
+tb_log "no prolog on a node: the send made slurm/999 there, the epilog removed it"
 
 # 3. relay = peers: a sender outside the relay's relay_peers.
 echo "relay_peers = $GAMMA_ADDR, $DELTA_ADDR" >>"$(node_conf gamma)"
