@@ -198,3 +198,33 @@ int peer_list(const char *arg, struct hostlist **out, char *err, size_t errlen)
         *out = TAKE_PTR(hl);
         return 0;
 }
+
+bool peer_is_self(const char *name, const char *self)
+{
+        size_t n = strcspn(name, ":"), s = strlen(self), ns = strcspn(name, "."), ss = strcspn(self, ".");
+
+        if (!*self || n == 0)
+                return false;
+        if (n == s && strncmp(name, self, n) == 0)
+                return true;
+        /* node01 and node01.cluster.example are one node; 10.0.0.1 and 10 are not. */
+        if (strspn(name, "0123456789.") >= n || strspn(self, "0123456789.") == s)
+                return false;
+        if (ns > n)
+                ns = n;
+        return ns == ss && strncmp(name, self, ss) == 0 && (ns == n || ss == s);
+}
+
+long peer_list_self_first(struct hostlist *hl, const char *self)
+{
+        for (size_t i = 0; i < hl->n; i++) {
+                char *me = hl->names[i];
+
+                if (!peer_is_self(me, self))
+                        continue;
+                memmove(hl->names + 1, hl->names, i * sizeof(*hl->names));
+                hl->names[0] = me;
+                return (long)i;
+        }
+        return -1;
+}

@@ -7,6 +7,7 @@
  * address, so names are resolved here, as the user who typed them.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,3 +39,18 @@ int peer_resolve(const char *host, char *num, size_t numlen, char *err, size_t e
  * why in @err.
  */
 int peer_list(const char *arg, struct hostlist **out, char *err, size_t errlen);
+
+/*
+ * Whether @name, a host of a NODELIST (PEER[:PORT]), is the host @self
+ * (a node's name: $SLURMD_NODENAME, its host name): the same name, or
+ * the one's short name (up to its first '.') the other whole, as
+ * node01 and node01.cluster.example; an IPv4 address only as itself. Pure.
+ */
+bool peer_is_self(const char *name, const char *self);
+
+/*
+ * Move the first host of @hl that is @self (peer_is_self) to the front,
+ * the others keeping their order. Returns its index before, or -1 when
+ * none is. Pure.
+ */
+long peer_list_self_first(struct hostlist *hl, const char *self);

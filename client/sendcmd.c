@@ -1062,8 +1062,14 @@ static int sendcmd_one(struct sendcmd *scp)
 
 int sendcmd_run(const char *socket_path, int argc, char **argv)
 {
+        return sendcmd_run_into(socket_path, argc, argv, false);
+}
+
+int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
+{
         struct sendcmd sc = {
                 .socket_path = socket_path,
+                .into = into,
                 .retries = -1,
                 .poll_sock = -1,
                 .feed_sock = -1,

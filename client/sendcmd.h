@@ -79,6 +79,9 @@ struct sendcmd {
         size_t root_len;                /* of FILE as typed: the walk's paths start with it */
         /* -r with several sources: each arrives as DEST/src_leaf. */
         bool multi;
+        /* xferctl bcast without -r: every SRC a file (a directory is
+         * refused), DEST a directory of their own even for one. */
+        bool into;
         char src_leaf[CTL_NAME_MAX + 1];
         uint32_t fed;                   /* tree entries handed over (DEST itself is the first) */
         bool feed_closed;               /* the daemon closed the connection we fed on */

@@ -311,6 +311,11 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 
         if (e->kind == WALK_DIR_END)
                 return 0;
+        if (e->depth == 0 && e->kind == WALK_DIR && k->sc->into) {
+                xferctl_say("cannot bcast %s: it is a directory (bcast -r sends a tree)", k->sc->path_shown);
+                k->exit = XFERCTL_EXIT_USAGE;
+                return -EISDIR;
+        }
         if (e->depth == 0 && e->kind != WALK_DIR && !k->sc->multi) {
                 xferctl_say("cannot send %s with -r: it is %s, not a directory", k->sc->path_shown,
                             walk_type_str(e->st.st_mode));
@@ -444,7 +449,7 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                 xferctl_say("out of memory");
                 return XFERCTL_EXIT_FAILED;
         }
-        sc->multi = sc->npaths > 1;
+        sc->multi = sc->npaths > 1 || sc->into;
         /* DEST is the directory's last component by default. */
         if (sc->to)
                 snprintf(sc->dest, sizeof(sc->dest), "%s", sc->to);

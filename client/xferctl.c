@@ -82,6 +82,9 @@ void xferctl_usage(FILE *f)
               "                       print a Slurm hostlist (node[01-16]-ib) one host a\n"
               "                       line, each name as send maps it (peer_names);\n"
               "                       --resolve: with its address\n"
+              "  bcast [-r] [--nodes NODELIST] [--job ID] SRC... DEST\n"
+              "                       stage SRC on every node of a Slurm job, as\n"
+              "                       slurm/JOBID/DEST in each one's incoming directory\n"
               "  help [COMMAND]       show help for a command\n"
               "\n"
               "Options (before the command):\n"
@@ -691,6 +694,7 @@ static const struct xferctl_cmd xferctl_cmds[] = {
         { "stats", statscmd_run, statscmd_help },
         { "sum", sumcmd_run, sumcmd_help },
         { "hosts", hostscmd_run, hostscmd_help },
+        { "bcast", bcastcmd_run, bcastcmd_help },
         { "help", cmd_help, help_help },
 };
 

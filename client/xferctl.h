@@ -102,3 +102,10 @@ extern const char hostscmd_help[];
 /* The `send` command (sendcmd.c). */
 int sendcmd_run(const char *socket_path, int argc, char **argv);
 extern const char sendcmd_help[];
+/* send, for bcast (bcastcmd.c): with @into, argv's sources are files that
+ * arrive in --to DEST as a directory, even one (send -r SRC... --to DEST). */
+int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into);
+
+/* The `bcast` command (bcastcmd.c): send to a Slurm job's nodes, into its directory. */
+int bcastcmd_run(const char *socket_path, int argc, char **argv);
+extern const char bcastcmd_help[];

@@ -307,7 +307,19 @@ static int config_set_overwrite(struct config *cfg, const char *value, char *why
 
 static int config_set_relay(struct config *cfg, const char *value, char *why, size_t whylen)
 {
-        return config_bool(&cfg->relay, value, why, whylen);
+        bool b;
+
+        /* yes and no as every boolean takes them, then peers. */
+        if (config_bool(&b, value, why, whylen) == 0) {
+                cfg->relay = b ? CONFIG_RELAY_YES : CONFIG_RELAY_NO;
+                return 0;
+        }
+        if (!strcasecmp(value, "peers")) {
+                cfg->relay = CONFIG_RELAY_PEERS;
+                return 0;
+        }
+        config_why(why, whylen, "must be yes, no or peers");
+        return -EINVAL;
 }
 
 static int config_set_tree_delete(struct config *cfg, const char *value, char *why, size_t whylen)

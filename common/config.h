@@ -35,6 +35,17 @@ enum config_symlinks {
         CONFIG_SYMLINKS_NONE,           /* a tree with a symlink is refused */
 };
 
+/*
+ * Whether a receiver passes a chain's file on (rdmaxferd.conf(5), Relay
+ * chains; SECURITY.md). PEERS decides per chain, not per node: it relays
+ * only within a bounded set of hosts the admin already trusts.
+ */
+enum config_relay {
+        CONFIG_RELAY_NO = 0,            /* refuse every route */
+        CONFIG_RELAY_YES,               /* every hop in relay_peers */
+        CONFIG_RELAY_PEERS,             /* and the sender too, and relay_peers not everyone */
+};
+
 /* Which names a receiver takes (rdmaxferd.conf(5); common/name.h). */
 enum config_names {
         CONFIG_NAMES_ANY = 0,           /* NAME_RULES_ANY: any bytes but '/' and NUL */
@@ -65,7 +76,7 @@ struct config {
         uint64_t min_free;              /* min_free = bytes, K/M/G/T suffix, left free in incoming_dir */
         uint32_t io_timeout;            /* io_timeout = 1..3600 s a disk request may take */
         bool overwrite;                 /* overwrite = yes|no */
-        bool relay;                     /* relay = yes|no: pass a chain's file on (default no) */
+        int relay;                      /* relay = no|yes|peers (enum config_relay; default no) */
         int tree_symlinks;              /* tree_symlinks = safe|any|none (enum config_symlinks) */
         bool tree_delete;               /* tree_delete = yes|no: a synced tree may remove what its
                                          * source lacks (xferctl send --delete; default no) */

@@ -44,7 +44,7 @@ _xferctl() {
                 elif [[ $cur == -* ]]; then
                         mapfile -t COMPREPLY < <(compgen -W '-s --socket -h --help -V --version' -- "$cur")
                 else
-                        mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts help' -- "$cur")
+                        mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts bcast help' -- "$cur")
                 fi
                 return 0
         fi
@@ -53,7 +53,7 @@ _xferctl() {
         for ((i = cmd_i + 1; i < COMP_CWORD; i++)); do
                 w=${COMP_WORDS[i]}
                 case $w in
-                --as | --bwlimit | --retries | --sync | --exclude | --include | --exclude-from | --include-from | --peer-names)
+                --as | --bwlimit | --retries | --sync | --exclude | --include | --exclude-from | --include-from | --peer-names | --nodes | --job)
                         [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
                         ((i++))
                         ;;
@@ -67,6 +67,7 @@ _xferctl() {
         list | stats | status) opts='--json -h --help' ;;
         cancel) opts='-h --help' ;;
         hosts) opts='--resolve --peer-names -h --help' ;;
+        bcast) opts='-r --recursive --nodes --job --bwlimit --retries --no-wait --json --parallel --peer-names --links -H --hard-links --no-hard-links -S --sparse --no-sparse --continue-on-error --exclude --include --exclude-from --include-from -h --help' ;;
         sum) opts='--cached -h --help' ;;
         help) opts='' ;;
         *) return 0 ;;
@@ -74,6 +75,13 @@ _xferctl() {
 
         w=$prev
         [[ $prev == = ]] && w=${COMP_WORDS[COMP_CWORD - 2]}
+        if [[ $cmd == bcast && ($w == --nodes || $w == --job || $w == --bwlimit || $w == --retries ||
+                $w == --parallel || $w == --exclude || $w == --include) ]]; then
+                return 0        # a hostlist, a job id, a rate, a count or a pattern
+        fi
+        if [[ $cmd == bcast ]]; then
+                cmd=send        # the rest as send's: --links, --sync, -from files
+        fi
         if [[ $cmd == send && ($w == --as || $w == --bwlimit || $w == --retries || $w == --to || $w == --parallel ||
                 $w == --exclude || $w == --include) ]] || [[ $w == --peer-names ]]; then
                 return 0        # a name, a rate, a count, a destination or a pattern of the user's choosing
@@ -96,6 +104,11 @@ _xferctl() {
                 return 0
         fi
         case $cmd in
+        bcast)
+                # SRC... DEST: local files; DEST is the user's to name.
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                ;;
         send)
                 if ((npos == 0)); then
                         compopt -o filenames 2>/dev/null
@@ -112,7 +125,7 @@ _xferctl() {
                 ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W "$(_xferctl_ids "$sock")" -- "$cur")
                 ;;
         help)
-                ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts' -- "$cur")
+                ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W 'send list status cancel stats sum hosts bcast' -- "$cur")
                 ;;
         esac
         return 0

@@ -53,7 +53,7 @@ expect() {
 
 complete -p xferctl >/dev/null 2>&1
 ok $? "sourcing registers a completion for xferctl"
-expect $'cancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
+expect $'bcast\ncancel\nhelp\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl <TAB>: the commands" ""
 expect $'stats\nstatus' "xferctl st<TAB>" st
 expect $'--help\n--socket\n--version\n-V\n-h\n-s' "xferctl -<TAB>: the global options" -
 expect $'--as\n--bwlimit\n--continue-on-error\n--delete\n--delete-excluded\n--dry-run\n--exclude\n--exclude-from\n--hard-links\n--help\n--include\n--include-from\n--itemize-changes\n--json\n--links\n--no-hard-links\n--no-sparse\n--no-wait\n--parallel\n--peer-names\n--recursive\n--retries\n--skip-existing\n--sparse\n--sync\n--to' "xferctl send --<TAB>: send's options" send --
@@ -75,7 +75,7 @@ ok $? "the IDs come from the daemon named by --socket on the line"
 comp --socket = /run/x.sock cancel "" >/dev/null
 grep -qx -- "--socket /run/x.sock list --json" "$tmp/log"
 ok $? "and by --socket=PATH"
-expect $'cancel\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl help <TAB>: the commands" help ""
+expect $'bcast\ncancel\nhosts\nlist\nsend\nstats\nstatus\nsum' "xferctl help <TAB>: the commands" help ""
 expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send FILE<TAB>: local files" \
         send "$tmp/files/da"
 expect "" "xferctl send FILE --as <TAB>: a name is the user's" send "$tmp/files/other.txt" --as ""
@@ -93,6 +93,13 @@ expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl send -r --e
         send -r --exclude '*.o' "$tmp/files/da"
 expect "$tmp/files/other.txt" "xferctl --socket <TAB>: a path" --socket "$tmp/files/o"
 expect "" "xferctl send FILE PEER <TAB>: nothing more" send x localhost ""
+expect $'--job\n--json' "xferctl bcast --j<TAB>" bcast --j
+expect $'--no-hard-links\n--no-sparse\n--no-wait\n--nodes' "xferctl bcast --no<TAB>" bcast --no
+expect "" "xferctl bcast --nodes <TAB>: a hostlist is the user's" bcast --nodes ""
+expect "" "xferctl bcast --job <TAB>: so is the job" bcast --job ""
+expect "$tmp/files/data one.bin"$'\n'"$tmp/files/data2.bin" "xferctl bcast --job ID SRC<TAB>: local files" \
+        bcast --job 7 "$tmp/files/da"
+expect $'all\nnone\nsafe' "xferctl bcast -r DIR --links <TAB>: as send's" bcast -r "$tmp/files" --links ""
 
 if command -v zsh >/dev/null 2>&1; then
         zsh -n "$top/completions/_xferctl"

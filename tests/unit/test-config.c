@@ -171,6 +171,21 @@ static void test_full(void)
            "relay_peers empty: any host, whatever allow_peers says");
         expect_error("relay_peers = 10.0.0.0/33\n", 1, "relay_peers", "is not an address");
 
+        /* relay: no (the default), yes, or peers (decided per chain, recv-offer.c). */
+        r = load("", &c, err, sizeof(err));
+        ok(r == 0 && c.relay == CONFIG_RELAY_NO, "relay unset: no");
+        r = load("relay = yes\n", &c, err, sizeof(err));
+        ok(r == 0 && c.relay == CONFIG_RELAY_YES, "relay = yes");
+        r = load("relay = true\n", &c, err, sizeof(err));
+        ok(r == 0 && c.relay == CONFIG_RELAY_YES, "relay = true, as any boolean");
+        r = load("relay = 0\n", &c, err, sizeof(err));
+        ok(r == 0 && c.relay == CONFIG_RELAY_NO, "relay = 0");
+        r = load("relay = Peers\nallow_peers = 198.18.0.0/24\n", &c, err, sizeof(err));
+        ok(r == 0 && c.relay == CONFIG_RELAY_PEERS && config_relay_peers(&c) == &c.allow_peers,
+           "relay = peers (any case), bounded by allow_peers");
+        expect_error("relay = maybe\n", 1, "relay", "yes, no or peers");
+        expect_error("relay =\n", 1, "relay", "yes, no or peers");
+
         static const struct {
                 const char *v;
                 bool want;

@@ -9,7 +9,7 @@ xferctl=${1:?usage: test-help.sh XFERCTL}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for cmd in send list status cancel stats sum hosts help; do
+for cmd in send list status cancel stats sum hosts bcast help; do
         "$xferctl" help "$cmd" >"$tmp/help" 2>"$tmp/err"
         rc=$?
         "$xferctl" "$cmd" --help >"$tmp/own" 2>>"$tmp/err"

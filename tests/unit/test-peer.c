@@ -84,9 +84,49 @@ static void test_list(void)
         list_bad("node[1-2]:70000", "a port past 65535 for the list");
 }
 
+/* @arg's hosts after peer_list_self_first(@self): @want (space-separated), @moved its return. */
+static void self_first(const char *arg, const char *self, const char *want, long moved)
+{
+        struct hostlist *hl = NULL;
+        char err[128], got[512] = "";
+        size_t o = 0;
+        long r = -2;
+
+        if (peer_list(arg, &hl, err, sizeof(err)) == 0) {
+                r = peer_list_self_first(hl, self);
+                for (size_t i = 0; i < hl->n && o < sizeof(got); i++)
+                        o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%s", i ? " " : "", hl->names[i]);
+        }
+        ok(r == moved && strcmp(got, want) == 0, "'%s' with self '%s': %s (got '%s', %ld)", arg, self, want, got, r);
+        hostlist_free(hl);
+}
+
+/* xferctl bcast: the node running it goes first in the chain. */
+static void test_self(void)
+{
+        ok(peer_is_self("node01", "node01"), "a name is itself");
+        ok(peer_is_self("node01:7471", "node01"), "with a port");
+        ok(peer_is_self("node01", "node01.cluster.example"), "the short name of the host name");
+        ok(peer_is_self("node01.cluster.example", "node01"), "the whole name of a short host name");
+        ok(!peer_is_self("node01.a", "node01.b"), "two whole names that differ");
+        ok(!peer_is_self("node010", "node01"), "a longer name");
+        ok(!peer_is_self("node01-ib", "node01"), "a suffix is another name");
+        ok(!peer_is_self("node01", ""), "no self");
+        ok(peer_is_self("10.0.0.1", "10.0.0.1"), "an address as itself");
+        ok(!peer_is_self("10.0.0.1", "10"), "not an address by its first number");
+        ok(!peer_is_self("10", "10.0.0.1"), "nor the other way");
+
+        self_first("node[01-04]", "node03", "node03 node01 node02 node04", 2);
+        self_first("node[01-04]", "node01", "node01 node02 node03 node04", 0);
+        self_first("node[01-04]", "login1", "node01 node02 node03 node04", -1);
+        self_first("node[01-04]:7471", "node04.cluster", "node04:7471 node01:7471 node02:7471 node03:7471", 3);
+        self_first("b,a,c,a", "a", "a b c a", 1);
+}
+
 int main(void)
 {
         test_list();
+        test_self();
         char num[CTL_HOST_MAX + 1], err[128];
 
         check("beta", "beta", 0);

@@ -261,8 +261,20 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                         snprintf(text, len, "the route is not the one the offer names");
                         return e->key->len > 0 ? WIRE_E_AUTH : WIRE_E_PROTOCOL;
                 }
-                if (!e->cfg.relay) {
+                if (e->cfg.relay == CONFIG_RELAY_NO) {
                         snprintf(text, len, "this node does not relay (relay = no)");
+                        return WIRE_E_DENIED;
+                }
+                /* relay = peers: the chain stays within the hosts the admin
+                 * named, the one that sent it included (SECURITY.md). */
+                if (e->cfg.relay == CONFIG_RELAY_PEERS && e->cfg.relay_peers.n == 0) {
+                        snprintf(text, len, "this node relays only among named peers (relay = peers), "
+                                 "and its allow_peers (relay_peers) names none");
+                        return WIRE_E_DENIED;
+                }
+                if (e->cfg.relay == CONFIG_RELAY_PEERS && !acl_allows(&e->cfg.relay_peers, rdma_get_peer_addr(id))) {
+                        snprintf(text, len, "this node relays only among named peers (relay = peers), "
+                                 "and the sender is not in its relay_peers");
                         return WIRE_E_DENIED;
                 }
                 status = relay_route_refused(e, x->route.hop, 0, x->route.hops, text, len);

@@ -41,7 +41,7 @@ struct relay;
 struct recv_cfg {
         struct acl allow_peers;
         struct acl relay_peers;         /* where a relay may pass it on (config_relay_peers) */
-        bool relay;                     /* pass a chain's file on */
+        int relay;                      /* pass a chain's file on (enum config_relay) */
         bool overwrite;
         int tree_symlinks;              /* enum config_symlinks */
         bool tree_delete;               /* a synced tree may remove what its source lacks */
