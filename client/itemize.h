@@ -23,7 +23,7 @@
 
 #include "ctl.h"
 
-#define ITEMIZE_LINE_MAX        (12 + 4 * CTL_NAME_MAX + 5 + 4 * 4096 + 1)
+#define ITEMIZE_LINE_MAX        (12 + 4 * CTL_PATH_MAX + 5 + 4 * 4096 + 1)
 
 /*
  * @it's line into @buf (@name and @target as shown: escaped by the

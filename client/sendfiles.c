@@ -262,7 +262,7 @@ static int sendcmd_tree_name(const struct sendcmd *sc, const struct walk_entry *
 }
 
 /* Whether the receiver would take the entry's name (each component by
- * name_check(), the whole under CTL_NAME_MAX): @buf gets it. Both walks
+ * name_check(), the whole under CTL_PATH_MAX): @buf gets it. Both walks
  * ask, so they skip the same entries. */
 static bool sendcmd_tree_ok(const struct sendcmd *sc, const struct walk_entry *e, char *buf, size_t len)
 {
@@ -305,7 +305,7 @@ static uint64_t sendcmd_mtime_ns(const struct stat *st)
 static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
-        char name[CTL_NAME_MAX + 1];
+        char name[CTL_PATH_MAX + 1];
         const char *first;
         int r;
 

@@ -14,7 +14,7 @@
 struct walk {
         const struct walk_ops *ops;
         void *userdata;
-        char path[PATH_MAX];    /* root-relative, for messages */
+        char path[2 * PATH_MAX];        /* the root as given, then what is below it */
         size_t root_len;        /* of the root's name, where path goes on beneath it */
 };
 

@@ -367,7 +367,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3;
                 break;
         case CTL_FILE:
-                l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_NAME_MAX);
+                l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_PATH_MAX);
                 if (l1 < 0)
                         return -EINVAL;
                 plen = CTL_FILE_FIXED + (size_t)l1;
@@ -380,7 +380,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 plen = CTL_ID_LEN;
                 break;
         case CTL_ITEM:
-                l1 = ctl_str_len(m->item.name, sizeof(m->item.name), CTL_NAME_MAX);
+                l1 = ctl_str_len(m->item.name, sizeof(m->item.name), CTL_PATH_MAX);
                 if (l1 < 0 || !ctl_item_ok(&m->item))
                         return -EINVAL;
                 plen = CTL_ITEM_FIXED + (size_t)l1;
@@ -691,7 +691,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l1 = bytes_get_u16(&in);
                 m->file.mode = bytes_get_u32(&in);
                 m->file.mtime_ns = bytes_get_u64(&in);
-                if (l1 > CTL_NAME_MAX || plen != CTL_FILE_FIXED + (uint32_t)l1)
+                if (l1 > CTL_PATH_MAX || plen != CTL_FILE_FIXED + (uint32_t)l1)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->file.name, sizeof(m->file.name), l1))
                         return -EBADMSG;
@@ -715,7 +715,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 bytes_get_mem(&in, m->item.changes, 3);
                 m->item.size = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
-                if (l1 > CTL_NAME_MAX || plen != CTL_ITEM_FIXED + (uint32_t)l1 || !ctl_item_ok(&m->item) ||
+                if (l1 > CTL_PATH_MAX || plen != CTL_ITEM_FIXED + (uint32_t)l1 || !ctl_item_ok(&m->item) ||
                     !bytes_get_str(&in, m->item.name, sizeof(m->item.name), l1))
                         return -EBADMSG;
                 break;

@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             10      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             11      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -81,13 +81,17 @@
                                          * 9: deleting (SUBMIT flag DELETE, JOB deleted);
                                          *    SUBMIT flag NO_SPARSE; JOB created_us,
                                          *    started_us, ended_us; CTL_MSG_MAX 32832;
-                                         * 10: dry runs (SUBMIT flag DRY_RUN; ITEMS, ITEM) */
+                                         * 10: dry runs (SUBMIT flag DRY_RUN; ITEMS, ITEM);
+                                         * 11: a tree's paths of up to CTL_PATH_MAX bytes
+                                         *    (FILE, ITEM) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
 #define CTL_MSG_MAX             32832
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
+/* A tree's entry, "DEST/a/b" (wire.h's WIRE_PATH_MAX): a FILE's, an ITEM's. */
+#define CTL_PATH_MAX            4095
 #define CTL_TEXT_MAX            255
 #define CTL_RETRIES_MAX         100     /* SUBMIT retries: attempts after the first */
 #define CTL_PEER_NAMES_MAX      PEERNAME_PATTERN_MAX    /* SETTINGS_INFO peer_names */
@@ -254,7 +258,7 @@ struct ctl_file {
         uint16_t flags;                 /* CTL_FILE_*; the daemon refuses unknown bits */
         uint32_t mode;                  /* in a tree: permission bits to keep (07777), 0: none */
         uint64_t mtime_ns;              /* in a tree: a file's mtime, ns since the epoch, 0: none */
-        char name[CTL_NAME_MAX + 1];    /* leaf name to publish under; in a tree "DEST/a/b" */
+        char name[CTL_PATH_MAX + 1];    /* leaf name to publish under; in a tree "DEST/a/b" */
 };
 
 struct ctl_job {
@@ -396,7 +400,7 @@ struct ctl_item {
          * each or '.'; the codec insists on those, "..." otherwise. */
         char changes[4];
         uint64_t size;                  /* the entry's bytes as offered; a deletion's 0 */
-        char name[CTL_NAME_MAX + 1];    /* "DEST/a/b", a single file's name */
+        char name[CTL_PATH_MAX + 1];    /* "DEST/a/b", a single file's name */
 };
 
 struct ctl_error {

@@ -23,9 +23,9 @@ static bool entlist_ok(uint8_t type, uint8_t flags, size_t name_len, uint64_t si
 {
         if (type != PACK_DIR && type != PACK_FILE && type != PACK_LINK)
                 return false;
-        if ((flags & ~PACK_F_HARD) || (flags && (type != PACK_LINK || size > WIRE_NAME_MAX)))
+        if ((flags & ~PACK_F_HARD) || (flags && (type != PACK_LINK || size > WIRE_PATH_MAX)))
                 return false;
-        if (name_len == 0 || name_len > WIRE_NAME_MAX)
+        if (name_len == 0 || name_len > WIRE_PATH_MAX)
                 return false;
         if (type == PACK_DIR && size != 0)
                 return false;

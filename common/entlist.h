@@ -35,15 +35,15 @@ struct entlist_entry {
         uint64_t mtime_ns;
         uint64_t size;          /* a file's length; a symlink's target's; 0 for a directory */
         const char *name;
-        size_t name_len;        /* 1 .. WIRE_NAME_MAX */
+        size_t name_len;        /* 1 .. WIRE_PATH_MAX */
         const char *target;     /* a symlink's, size bytes; NULL otherwise */
 };
 
 /* Append @e's record. 0; -EINVAL for an entry the list cannot hold (an
- * unknown type, a name empty or longer than WIRE_NAME_MAX, a directory
+ * unknown type, a name empty or longer than WIRE_PATH_MAX, a directory
  * with a size, a symlink without a target or one longer than
  * NAME_LINK_MAX, a flag but a link's PACK_F_HARD, a hard link's target
- * longer than WIRE_NAME_MAX); -ENOMEM. */
+ * longer than WIRE_PATH_MAX); -ENOMEM. */
 int entlist_put(struct entlist *l, const struct entlist_entry *e);
 /* The record at *@off of @buf (@len bytes), into *@e (pointing into
  * @buf), and *@off past it: 1; 0 at the end; -EBADMSG for a record cut

@@ -162,7 +162,7 @@ struct incoming_gone_ops {
 };
 int incoming_dry_gone(int dirfd, const char *path, const struct incoming_gone_ops *ops, void *arg);
 
-#define INCOMING_MERGE_DEPTH    128     /* a WIRE_NAME_MAX path has at most 128 components */
+#define INCOMING_MERGE_DEPTH    128     /* levels of a DEST merged into (a sync); deeper: -ELOOP */
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted);
 /*

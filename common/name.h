@@ -60,7 +60,7 @@ const char *name_verdict_str(enum name_verdict v);
  * NULL, gets the offset of the component that decided a refusal. Whether
  * a component is a symlink on disk is incoming_open_beneath()'s to see.
  */
-#define NAME_PATH_MAX           1023
+#define NAME_PATH_MAX           4095    /* PATH_MAX less its NUL (wire.h: WIRE_PATH_MAX) */
 #define NAME_PATH_DEPTH_MAX     ((NAME_PATH_MAX + 1) / 2)
 enum name_verdict name_path_check_rules(const char *path, size_t len, size_t *bad, enum name_rules rules);
 enum name_verdict name_path_check(const char *path, size_t len, size_t *bad);

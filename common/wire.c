@@ -31,6 +31,10 @@
  *   ROUTE   total u16, first u16, hops u16, then per hop: addr[16], port u16
  *   PROGRESS total u16, first u16, hops u16, then per hop: bytes u64
  *   GONE    file u32, seq u32, kind u16, name_len u16, mac[32], name[name_len]
+ *   NAME    total u16, offset u16, len u16, bytes[len]
+ *
+ * An OFFER with WIRE_OFFER_LONG_NAME has name_len 0 and no name: the NAME
+ * parts before it carry the path (its MAC input has the whole path).
  *
  * Strings carry no NUL on the wire; length is the header's payload length,
  * which must equal the fixed part plus the string length exactly.
@@ -48,6 +52,7 @@
 #define WIRE_PROGRESS_LEN(n)    (6u + (uint32_t)(n) * 8u)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 #define WIRE_GONE_FIXED         (4 + 4 + 2 + 2 + WIRE_MAC_SIZE)
+#define WIRE_NAME_FIXED         (2 + 2 + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
  * a prefix of another. */
@@ -73,9 +78,10 @@ static_assert(WIRE_HEADER_SIZE + WIRE_ROUTE_LEN(WIRE_ROUTE_PART_MAX) <= WIRE_CTR
 static_assert(WIRE_HEADER_SIZE + WIRE_PROGRESS_LEN(WIRE_PROGRESS_PART_MAX) <= WIRE_CTRL_MAX,
               "a progress window fits");
 static_assert(WIRE_ROUTE_MAX + 1 <= NODESET_MAX, "hop_missing has a bit per hop");
-static_assert(WIRE_NAME_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
+static_assert(WIRE_PATH_MAX <= UINT16_MAX && WIRE_TEXT_MAX <= UINT16_MAX, "u16 lengths");
+static_assert(WIRE_HEADER_SIZE + WIRE_NAME_FIXED + WIRE_NAME_PART_MAX <= WIRE_CTRL_MAX, "a name's part fits");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
-              WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
+              WIRE_OFFER_FIXED - WIRE_MAC_SIZE + WIRE_PATH_MAX <= WIRE_MAC_INPUT_MAX, "offer mac input bound");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_RESULT) + 2 + WIRE_RESULT_FIXED - WIRE_MAC_SIZE + WIRE_TEXT_MAX <=
               WIRE_MAC_INPUT_MAX, "result mac input bound");
 static_assert(WIRE_HEADER_SIZE + WIRE_GONE_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "gone fits");
@@ -333,6 +339,23 @@ static bool wire_offer_dry_ok(const struct wire_offer *o)
         return !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED));
 }
 
+/* A path over WIRE_NAME_MAX bytes comes in NAME parts (version 18): only a
+ * later offer of a tree, never a pack's. */
+static bool wire_offer_long_ok(const struct wire_offer *o)
+{
+        if (!(o->flags & WIRE_OFFER_LONG_NAME))
+                return true;
+        return (o->flags & WIRE_OFFER_TREE) && o->file > 0 && !(o->flags & WIRE_OFFER_PACK);
+}
+
+/* The offer's name: up to WIRE_NAME_MAX bytes in it, or WIRE_OFFER_LONG_NAME's longer path. */
+static int wire_offer_name_len(const struct wire_offer *o)
+{
+        if (o->flags & WIRE_OFFER_LONG_NAME)
+                return wire_str_len(o->name, sizeof(o->name), WIRE_NAME_MAX + 1, WIRE_PATH_MAX);
+        return wire_str_len(o->name, sizeof(o->name), 1, WIRE_NAME_MAX);
+}
+
 /* A RESULT's account of a route: within WIRE_ROUTE_MAX hops, the first
  * missing one named exactly when one is. */
 static bool wire_result_hops_ok(const struct wire_result *r)
@@ -429,10 +452,12 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
                     !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer) ||
                     !wire_offer_sparse_ok(&m->offer) || !wire_offer_delete_ok(&m->offer) ||
-                    !wire_offer_dry_ok(&m->offer))
+                    !wire_offer_dry_ok(&m->offer) || !wire_offer_long_ok(&m->offer))
                         return -EINVAL;
-                n = wire_str_len(m->offer.name, sizeof(m->offer.name), 1, WIRE_NAME_MAX);
-                return n < 0 ? n : WIRE_OFFER_FIXED + n;
+                n = wire_offer_name_len(&m->offer);
+                if (n < 0)
+                        return n;
+                return WIRE_OFFER_FIXED + ((m->offer.flags & WIRE_OFFER_LONG_NAME) ? 0 : n);
         case WIRE_ACCEPT:
                 if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
                     !wire_accept_flags_ok(&m->accept))
@@ -469,6 +494,12 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 n = wire_str_len(m->gone.name, sizeof(m->gone.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_GONE_FIXED + n;
+        case WIRE_NAME:
+                if (m->name.total <= WIRE_NAME_MAX || m->name.total > WIRE_PATH_MAX || m->name.len == 0 ||
+                    m->name.len > WIRE_NAME_PART_MAX || m->name.offset >= m->name.total ||
+                    m->name.len > m->name.total - m->name.offset || memchr(m->name.bytes, '\0', m->name.len))
+                        return -EINVAL;
+                return WIRE_NAME_FIXED + m->name.len;
         default:
                 return -EINVAL;
         }
@@ -497,7 +528,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
 
         switch (m->type) {
         case WIRE_OFFER:
-                n = strlen(m->offer.name);
+                n = (m->offer.flags & WIRE_OFFER_LONG_NAME) ? 0 : strlen(m->offer.name);
                 bytes_put_u64(&o, m->offer.transfer_id);
                 bytes_put_u64(&o, m->offer.size);
                 bytes_put_u32(&o, m->offer.chunk_size);
@@ -582,6 +613,12 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->gone.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->gone.name, n);
                 break;
+        case WIRE_NAME:
+                bytes_put_u16(&o, m->name.total);
+                bytes_put_u16(&o, m->name.offset);
+                bytes_put_u16(&o, m->name.len);
+                bytes_put_mem(&o, m->name.bytes, m->name.len);
+                break;
         default:
                 break;
         }
@@ -638,7 +675,11 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 bytes_get_mem(&in, m->offer.digest, WIRE_DIGEST_SIZE);
                 bytes_get_mem(&in, m->offer.route_hash, WIRE_ROUTE_HASH_SIZE);
                 m->offer.data_bytes = bytes_get_u64(&in);
-                if (n == 0 || n > WIRE_NAME_MAX || plen != WIRE_OFFER_FIXED + (uint32_t)n ||
+                /* With WIRE_OFFER_LONG_NAME no name: the NAME parts had it. */
+                if ((m->offer.flags & WIRE_OFFER_LONG_NAME) ? n != 0 || !wire_offer_long_ok(&m->offer) :
+                    n == 0 || n > WIRE_NAME_MAX)
+                        return -EBADMSG;
+                if (plen != WIRE_OFFER_FIXED + (uint32_t)n ||
                     m->offer.chunk_size == 0 || m->offer.lanes == 0 ||
                     m->offer.lanes > WIRE_LANES_MAX || m->offer.job_files == 0 ||
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
@@ -646,7 +687,7 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer) ||
                     !wire_offer_delete_ok(&m->offer) || !wire_offer_dry_ok(&m->offer))
                         return -EBADMSG;
-                if (!bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
+                if (n > 0 && !bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
                 break;
         case WIRE_ACCEPT:
@@ -754,6 +795,20 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (!bytes_get_str(&in, m->gone.name, sizeof(m->gone.name), n))
                         return -EBADMSG;
                 break;
+        case WIRE_NAME:
+                if (plen < WIRE_NAME_FIXED)
+                        return -EBADMSG;
+                m->name.total = bytes_get_u16(&in);
+                m->name.offset = bytes_get_u16(&in);
+                m->name.len = bytes_get_u16(&in);
+                if (m->name.total <= WIRE_NAME_MAX || m->name.total > WIRE_PATH_MAX || m->name.len == 0 ||
+                    m->name.len > WIRE_NAME_PART_MAX || m->name.offset >= m->name.total ||
+                    m->name.len > m->name.total - m->name.offset || plen != WIRE_NAME_FIXED + (uint32_t)m->name.len)
+                        return -EBADMSG;
+                bytes_get_mem(&in, m->name.bytes, m->name.len);
+                if (memchr(m->name.bytes, '\0', m->name.len))
+                        return -EBADMSG;
+                break;
         default:
                 return -EBADMSG;
         }
@@ -848,7 +903,7 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_
         size_t total;
         int n;
 
-        n = wire_str_len(o->name, sizeof(o->name), 1, WIRE_NAME_MAX);
+        n = wire_offer_name_len(o);
         if (n < 0)
                 return n;
         total = WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
@@ -870,7 +925,7 @@ int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o)
         size_t total;
         int n;
 
-        n = wire_str_len(o->name, sizeof(o->name), 1, WIRE_NAME_MAX);
+        n = wire_offer_name_len(o);
         if (n < 0)
                 return n;
         total = WIRE_LABEL_LEN(WIRE_LABEL_NEXT) + (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;

@@ -237,6 +237,20 @@
  * session's "deleted N" does. A sender takes a dry run's ACCEPT SKIP for
  * any entry.
  *
+ * Long paths (version 18): a later offer of a tree (never the first, never
+ * a pack) whose entry's path is longer than WIRE_NAME_MAX bytes (up to
+ * WIRE_PATH_MAX) carries WIRE_OFFER_LONG_NAME and no name of its own; on
+ * lane 0, right before it, the sender posts the path in NAME messages
+ * (total: its length, WIRE_NAME_MAX + 1 .. WIRE_PATH_MAX; offset: where
+ * this part's 1 .. WIRE_NAME_PART_MAX bytes go), in order, each from
+ * where the one before ended, the last ending at total, each a credit.
+ * The receiver assembles them and takes the whole as the offer's name,
+ * held to every rule a short one is; the offer's MAC covers it (the MAC
+ * input is the offer's with the whole path as its name). A NAME out of
+ * order, one of another total, an offer with WIRE_OFFER_LONG_NAME before
+ * the last part, or one without it after a part is a protocol error. GONE names at most WIRE_NAME_MAX
+ * bytes; a dry run counts a longer one in "deleted N" without a GONE.
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
@@ -396,7 +410,7 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            17      /* 17: dry runs (WIRE_OFFER_DRY_RUN, GONE); 16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's deletions (WIRE_OFFER_DELETE); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+#define WIRE_VERSION            18      /* 18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME); 17: dry runs (WIRE_OFFER_DRY_RUN, GONE); 16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's deletions (WIRE_OFFER_DELETE); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -405,7 +419,11 @@
 #define WIRE_TAG_SIZE           16              /* HMAC-SHA256, truncated: a lane hello's */
 #define WIRE_ADDR_SIZE          16              /* an IP address in a binding */
 #define WIRE_DIGEST_SIZE        16              /* XXH3-128, canonical form */
-#define WIRE_NAME_MAX           255             /* bytes, without NUL */
+#define WIRE_NAME_MAX           255             /* bytes, without NUL: a name in one message */
+/* A tree entry's path ("DEST/a/b"), bytes without NUL: PATH_MAX less its
+ * NUL, in NAME parts before its offer when over WIRE_NAME_MAX (version 18). */
+#define WIRE_PATH_MAX           4095
+#define WIRE_NAME_PART_MAX      480             /* bytes of a path one NAME carries */
 #define WIRE_TEXT_MAX           200             /* bytes, without NUL */
 #define WIRE_CTRL_MAX           520             /* largest control message (version 16: 512 before) */
 #define WIRE_TOKEN_SIZE         16
@@ -440,6 +458,7 @@ enum wire_type {
         WIRE_ROUTE = 8,         /* version 10: the hops to relay to (Relay chains) */
         WIRE_PROGRESS = 9,      /* version 10: how far the route's hops got (Relay chains) */
         WIRE_GONE = 10,         /* version 17: what a dry run's --delete would remove (Dry runs) */
+        WIRE_NAME = 11,         /* version 18: a part of the next offer's long path (Long paths) */
         _WIRE_TYPE_MAX,
 };
 
@@ -569,7 +588,9 @@ struct wire_offer {
         /* With WIRE_OFFER_SPARSE: the bytes of the chunks the sender will
          * send, <= size. Zero without. */
         uint64_t data_bytes;
-        char name[WIRE_NAME_MAX + 1];   /* NUL-terminated after decode */
+        /* NUL-terminated after decode; with WIRE_OFFER_LONG_NAME empty
+         * there, the NAME parts' path once the receiver has them all. */
+        char name[WIRE_PATH_MAX + 1];
 };
 
 /* The session is a tree: the names are paths, the first is DEST (above). */
@@ -613,6 +634,10 @@ struct wire_offer {
 /* A dry run (version 17, "Dry runs" above): judge every entry as a real
  * session would, make nothing. On every offer of the session. */
 #define WIRE_OFFER_DRY_RUN      0x1000u
+/* The entry's path came in NAME parts before the offer, which carries
+ * none itself (version 18, "Long paths" above; only a later offer of a
+ * tree, never a pack's). */
+#define WIRE_OFFER_LONG_NAME    0x2000u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST | WIRE_OFFER_DELETE)
 
@@ -727,6 +752,16 @@ struct wire_progress {
         uint64_t bytes[WIRE_PROGRESS_PART_MAX];
 };
 
+/* S->R on lane 0, right before a WIRE_OFFER_LONG_NAME offer: a part of
+ * its path (version 18, "Long paths" above). No MAC of its own: the
+ * offer's covers the whole path. */
+struct wire_name {
+        uint16_t total;         /* the path's bytes, WIRE_NAME_MAX + 1 .. WIRE_PATH_MAX */
+        uint16_t offset;        /* where bytes[] go in it */
+        uint16_t len;           /* 1 .. WIRE_NAME_PART_MAX, offset + len <= total */
+        char bytes[WIRE_NAME_PART_MAX]; /* no NUL among them */
+};
+
 /* A decoded control message. Strings are copied out: the buffer can be reused. */
 struct wire_msg {
         uint16_t type;          /* enum wire_type */
@@ -741,6 +776,7 @@ struct wire_msg {
                 struct wire_route route;
                 struct wire_progress progress;
                 struct wire_gone gone;
+                struct wire_name name;
         };
 };
 
@@ -768,7 +804,11 @@ int wire_decode_reject(const void *buf, size_t len, struct wire_reject *r);
  * WIRE_OFFER_DIGEST or that flag without WIRE_OFFER_SYNC or with a pack,
  * WIRE_OFFER_RELAYED where it may not go (on the flag),
  * WIRE_OFFER_DELETE without WIRE_OFFER_TREE and a sync flag beside it,
- * WIRE_OFFER_DRY_RUN with a pack, a route or WIRE_OFFER_RELAYED, GONE
+ * WIRE_OFFER_DRY_RUN with a pack, a route or WIRE_OFFER_RELAYED,
+ * WIRE_OFFER_LONG_NAME on an offer that may not carry it or with a name
+ * of WIRE_NAME_MAX bytes or less (encoded without it, with it decoded
+ * with an empty name), a name over WIRE_NAME_MAX without the flag, a
+ * NAME part out of range or holding a NUL, GONE
  * with an empty name or an unknown kind,
  * ACCEPT with lanes 0 or unknown flags or SKIP with PUBLISHED or resume,
  * unknown type).
@@ -798,7 +838,7 @@ int wire_binding_set(struct wire_binding *b, const struct sockaddr *sender,
  * small, or -EINVAL for a message wire_encode() would refuse (a bad name
  * or text).
  */
-#define WIRE_MAC_INPUT_MAX      576
+#define WIRE_MAC_INPUT_MAX      4608
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
                          const struct wire_binding *b, const struct wire_offer *o);
 int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o);

@@ -141,7 +141,7 @@ static void control_file_checked(struct control_conn *conn, struct control_check
         _cleanup_(closep) int fd = TAKE_FD(k->fd);
         struct job *job = jobs_find(conn->c->env.jobs, conn->feed_id);
         const char *name = k->file.name;
-        char why[CTL_TEXT_MAX + CTL_NAME_MAX + 64];
+        char why[CTL_TEXT_MAX + CTL_PATH_MAX + 64];
         struct job_file_spec f;
         int r = 0;
 

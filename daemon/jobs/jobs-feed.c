@@ -23,7 +23,7 @@
 /* The engine's view of a file held. */
 static void job_file_export(const struct job_file *a, int fd, struct engine_send_file *f)
 {
-        *f = (struct engine_send_file){ .fd = fd, .size = a->size, .name = a->name,
+        *f = (struct engine_send_file){ .fd = fd, .size = a->size, .name = job_file_name(a),
                                         .dir = a->kind == JOB_FILE_DIR,
                                         .link = a->kind == JOB_FILE_LINK || a->kind == JOB_FILE_HARDLINK,
                                         .hard = a->kind == JOB_FILE_HARDLINK,
@@ -43,6 +43,8 @@ void job_ahead_drop(struct job_entry *e)
 {
         while (e->ahead_n > 0) {
                 safe_close(e->ahead[e->ahead_first].fd);
+                free(e->ahead[e->ahead_first].lname);
+                e->ahead[e->ahead_first].lname = NULL;
                 e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
                 e->ahead_n--;
         }
@@ -58,6 +60,8 @@ void job_ring_pop(struct job *job, bool skipped)
                 e->base_bytes += a->size;
         }
         safe_close(a->fd);
+        free(a->lname);
+        a->lname = NULL;
         e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
         e->ahead_n--;
         if (e->given > 0)
@@ -132,7 +136,7 @@ static int jobs_on_next_entry(struct job *job, uint32_t index, struct engine_sen
         }
         job_file_export(a, fd, f);
         log_debug("job %" PRIu64 ": entry %u of %u, %s (%" PRIu64 " bytes)", job->id, index + 1, job->files,
-                  a->name, a->size);
+                  job_file_name(a), a->size);
         e->given++;
         job_want_more(job);
         return 0;
@@ -194,7 +198,7 @@ void jobs_on_file_done(void *owner, uint32_t index, uint64_t bytes)
 int jobs_file_check(const struct job *job, const struct job_file_spec *f, char *why, size_t whylen)
 {
         const char *shown = f->name[0] ? f->name : "(no name)";
-        size_t len = strnlen(f->name, JOB_NAME_MAX + 1);
+        size_t len = strnlen(f->name, JOB_PATH_MAX + 1);
         enum name_verdict v;
 
         if (f->kind != JOB_FILE_REGULAR && !job->tree) {
@@ -206,9 +210,9 @@ int jobs_file_check(const struct job *job, const struct job_file_spec *f, char *
                          NAME_LINK_MAX);
                 return -EINVAL;
         }
-        if (f->kind == JOB_FILE_HARDLINK && (f->size == 0 || f->size > JOB_NAME_MAX)) {
+        if (f->kind == JOB_FILE_HARDLINK && (f->size == 0 || f->size > JOB_PATH_MAX)) {
                 snprintf(why, whylen, "%s: a hard link's target name of %" PRIu64 " bytes (1 to %u)", shown,
-                         f->size, JOB_NAME_MAX);
+                         f->size, JOB_PATH_MAX);
                 return -EINVAL;
         }
         if (f->kind == JOB_FILE_DIR && f->size != 0) {
@@ -216,7 +220,7 @@ int jobs_file_check(const struct job *job, const struct job_file_spec *f, char *
                 return -EINVAL;
         }
         /* In a tree, "DEST/a/b": the receiver checks it is beneath DEST. */
-        v = len > JOB_NAME_MAX ? NAME_TOO_LONG :
+        v = len > (job->tree ? JOB_PATH_MAX : JOB_NAME_MAX) ? NAME_TOO_LONG :
             job->tree ? name_path_check(f->name, len, NULL) : name_check(f->name, len);
         if (v != NAME_OK) {
                 snprintf(why, whylen, "%s: %s", shown, name_verdict_str(v));
@@ -229,7 +233,7 @@ int jobs_add_file(struct job *job, int fd_in, const struct job_file_spec *f)
 {
         _cleanup_(closep) int fd = fd_in;
         struct job_entry *e = job_entry(job);
-        char why[JOB_TEXT_MAX + JOB_NAME_MAX + 64];
+        char why[JOB_TEXT_MAX + JOB_PATH_MAX + 64];
         struct job_file *a;
 
         if (job_state_final(job->state))
@@ -245,7 +249,15 @@ int jobs_add_file(struct job *job, int fd_in, const struct job_file_spec *f)
         a = &e->ahead[(e->ahead_first + e->ahead_n) % e->ahead_cap];
         *a = (struct job_file){ .fd = TAKE_FD(fd), .kind = f->kind, .mode = f->mode, .mtime_ns = f->mtime_ns,
                                 .size = f->size };
-        snprintf(a->name, sizeof(a->name), "%s", f->name);
+        if (strlen(f->name) > JOB_NAME_MAX) {
+                a->lname = strdup(f->name);
+                if (!a->lname) {
+                        safe_close(a->fd);
+                        return -ENOMEM;
+                }
+        } else {
+                memcpy(a->name, f->name, strlen(f->name) + 1);
+        }
         e->ahead_n++;
         e->bytes_in += f->size;
         job->files_in++;

@@ -31,8 +31,16 @@ struct job_file {
         uint32_t mode;
         uint64_t mtime_ns;
         uint64_t size;
+        /* Up to JOB_NAME_MAX bytes here; a tree's longer path (JOB_PATH_MAX
+         * at most) in lname, ours to free (job_file_name()). */
         char name[JOB_NAME_MAX + 1];
+        char *lname;
 };
+
+static inline const char *job_file_name(const struct job_file *a)
+{
+        return a->lname ? a->lname : a->name;
+}
 
 struct job_entry {
         struct job job;

@@ -46,6 +46,7 @@ struct jobs;
 #define JOB_HOST_MAX            63      /* a numeric IPv4 or IPv6 address */
 #define JOB_PEER_MAX            (JOB_HOST_MAX + 6)      /* "HOST:PORT", "[IPV6]:PORT" */
 #define JOB_NAME_MAX            255
+#define JOB_PATH_MAX            4095    /* a tree's entry, "DEST/a/b" (PATH_MAX less its NUL) */
 #define JOB_TEXT_MAX            255
 #define JOB_RETRIES_MAX         100     /* a job's own retries: attempts after the first */
 /* A chain: the hops after the peer at most (engine.h's ENGINE_ROUTE_MAX),
@@ -130,7 +131,7 @@ enum job_file_kind {
                                          * target (size bytes, 1 .. NAME_LINK_MAX) */
         JOB_FILE_HARDLINK,              /* in a tree: another name of an earlier regular file;
                                          * its descriptor's file holds that one's name ("DEST/a/b",
-                                         * size bytes, 1 .. JOB_NAME_MAX) */
+                                         * size bytes, 1 .. JOB_PATH_MAX) */
 };
 
 struct job_file_spec {

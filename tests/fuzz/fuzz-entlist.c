@@ -30,14 +30,14 @@ static void check_entry(const uint8_t *buf, size_t len, size_t at, size_t off, c
 
         if (e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK)
                 abort();
-        if (e->name_len == 0 || e->name_len > WIRE_NAME_MAX || e->name != (const char *)buf + at + ENTLIST_HEADER)
+        if (e->name_len == 0 || e->name_len > WIRE_PATH_MAX || e->name != (const char *)buf + at + ENTLIST_HEADER)
                 abort();
         if (off != at + ENTLIST_HEADER + e->name_len + tlen || off > len)
                 abort();
         if (e->type == PACK_DIR && e->size != 0)
                 abort();
         /* A hard link's flag only on a link, whose target is then a name's length at most. */
-        if ((e->flags & ~PACK_F_HARD) || (e->flags && (e->type != PACK_LINK || e->size > WIRE_NAME_MAX)))
+        if ((e->flags & ~PACK_F_HARD) || (e->flags && (e->type != PACK_LINK || e->size > WIRE_PATH_MAX)))
                 abort();
         if (e->type == PACK_LINK ? !e->target || e->target != e->name + e->name_len || e->size == 0 ||
                                            e->size > NAME_LINK_MAX

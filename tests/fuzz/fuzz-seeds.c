@@ -192,6 +192,24 @@ static int wire_seeds(const char *dir)
         memset(m.gone.mac, 0x6d, WIRE_MAC_SIZE);
         strcpy(m.gone.name, "dataset/old");
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* Version 18: a long path's last part, and the offer it goes before. */
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_NAME;
+        m.name.total = 700;
+        m.name.offset = 480;
+        m.name.len = 220;
+        memset(m.name.bytes, 'p', 220);
+        m.name.bytes[100] = '/';
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_OFFER;
+        m.offer.chunk_size = 1 << 20;
+        m.offer.lanes = 1;
+        m.offer.file = 5;
+        m.offer.job_files = 9;
+        m.offer.flags = WIRE_OFFER_TREE | WIRE_OFFER_LONG_NAME;
+        memset(m.offer.name, 'p', 700);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
         /* Longest strings, most lanes. */
         memset(&m, 0, sizeof(m));

@@ -875,12 +875,19 @@ static void test_codec(void)
         memset(&m, 0xa5, sizeof(m));
         is_int(ctl_decode(buf, (size_t)len, &m), 0, "FILE decodes into a message used before");
         ok(same_msg(&m, &fm), "its type and member as sent, the name's tail zeroed");
-        ok(ctl_msg_size(CTL_FILE) < 512 && ((uint8_t *)&m)[ctl_msg_size(CTL_FILE)] == 0xa5 &&
+        ok(ctl_msg_size(CTL_FILE) < sizeof(m) / 4 && ((uint8_t *)&m)[ctl_msg_size(CTL_FILE)] == 0xa5 &&
            ((uint8_t *)&m)[sizeof(m) - 1] == 0xa5, "the rest left as it was (%zu of %zu bytes written)",
            ctl_msg_size(CTL_FILE), sizeof(m));
         msg_reset(&fm, CTL_FILE);
         memset(fm.file.name, 'n', sizeof(fm.file.name));
         is_int(ctl_encode(buf, sizeof(buf), &fm), -EINVAL, "unterminated FILE name is -EINVAL");
+        /* A tree's entry of CTL_PATH_MAX bytes (version 11): "DEST/" and 4090 more. */
+        memcpy(fm.file.name, "DEST/", 5);
+        fm.file.name[CTL_PATH_MAX] = '\0';
+        len = ctl_encode(buf, sizeof(buf), &fm);
+        is_int(len, CTL_HEADER_SIZE + 32 + CTL_PATH_MAX, "a FILE of a %d-byte path encodes", CTL_PATH_MAX);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &m) == 0 && strlen(m.file.name) == CTL_PATH_MAX &&
+           memcmp(m.file.name, "DEST/nnn", 8) == 0, "and comes back whole");
         is_int(ctl_decode(NULL, 0, &m), -EBADMSG, "NULL buffer");
 }
 

@@ -78,7 +78,7 @@ static void test_span(void)
 static void test_refused(void)
 {
         struct entlist l = ENTLIST_NULL;
-        char longname[WIRE_NAME_MAX + 2];
+        char longname[WIRE_PATH_MAX + 2];
         char *target = malloc(NAME_LINK_MAX + 1);
 
         memset(longname, 'n', sizeof(longname) - 1);
@@ -87,9 +87,9 @@ static void test_refused(void)
         is_int(put(&l, 0, "DEST/x", 0, 0, 0, NULL), -EINVAL, "type 0 refused");
         is_int(put(&l, 4, "DEST/x", 0, 0, 0, NULL), -EINVAL, "type 4 refused");
         is_int(put(&l, PACK_FILE, "", 0, 0, 0, NULL), -EINVAL, "an empty name refused");
-        is_int(put(&l, PACK_FILE, longname, 0, 0, 0, NULL), -EINVAL, "a name of %d bytes refused", WIRE_NAME_MAX + 1);
-        longname[WIRE_NAME_MAX] = '\0';
-        is_int(put(&l, PACK_FILE, longname, 0, 0, 0, NULL), 0, "one of %d bytes listed", WIRE_NAME_MAX);
+        is_int(put(&l, PACK_FILE, longname, 0, 0, 0, NULL), -EINVAL, "a name of %d bytes refused", WIRE_PATH_MAX + 1);
+        longname[WIRE_PATH_MAX] = '\0';
+        is_int(put(&l, PACK_FILE, longname, 0, 0, 0, NULL), 0, "one of %d bytes listed", WIRE_PATH_MAX);
         is_int(put(&l, PACK_DIR, "DEST/x", 0, 0, 1, NULL), -EINVAL, "a directory with a size refused");
         is_int(put(&l, PACK_LINK, "DEST/x", 0, 0, 1, NULL), -EINVAL, "a symlink without its target refused");
         is_int(put(&l, PACK_LINK, "DEST/x", 0, 0, 0, ""), -EINVAL, "a symlink to nothing refused");
@@ -126,7 +126,7 @@ static void test_malformed(void)
                 { 0, 0, 9, "type 9" },
                 { 0, 1, 1, "the reserved byte set" },
                 { 0, 2, 0, "a name of 0 bytes" },
-                { 0, 2, WIRE_NAME_MAX + 1, "a name longer than WIRE_NAME_MAX" },
+                { 0, 2, WIRE_PATH_MAX + 1, "a name longer than WIRE_PATH_MAX" },
                 { 0, 2, 200, "a name past the list's end" },
                 { 0, 3, 5, "a directory with a size" },
                 { third, 3, 0, "a symlink of no target" },

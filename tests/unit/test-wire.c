@@ -156,6 +156,12 @@ static int sample_messages(struct wire_msg *out)
         out[n].gone.kind = WIRE_GONE_LINK;
         memset(out[n].gone.mac, 0x47, WIRE_MAC_SIZE);
         snprintf(out[n++].gone.name, sizeof(out[0].gone.name), "dest/gone");
+        msg_reset(&out[n], WIRE_NAME, 0);
+        out[n].name.total = 300;
+        out[n].name.offset = 256;
+        out[n].name.len = 44;
+        memset(out[n].name.bytes, 'n', 44);
+        n++;
         return n;
 }
 
@@ -300,9 +306,12 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 18);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v18 is -EPROTONOSUPPORT");
-        is_int(h2.version, 18, "and still reports the peer's version");
+        put16(buf + 4, 19);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v19 is -EPROTONOSUPPORT");
+        is_int(h2.version, 19, "and still reports the peer's version");
+        put16(buf + 4, 17);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
+               "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
         put16(buf + 4, 16);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-16 hello (it knows no dry run) is -EPROTONOSUPPORT");
@@ -553,7 +562,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x05, 0x00,  /* magic, v17, END */
+                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x05, 0x00,  /* magic, v18, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -565,12 +574,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x03, 0x00,  /* magic, v17, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x03, 0x00,  /* magic, v18, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x08, 0x00,  /* magic, v17, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x08, 0x00,  /* magic, v18, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -582,7 +591,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x08, 0x00,  /* magic, v17, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x08, 0x00,  /* magic, v18, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -590,7 +599,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x06, 0x00,  /* magic, v17, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x06, 0x00,  /* magic, v18, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1843,7 +1852,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x11, 0x00, 0x09, 0x00,  /* magic, v17, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x09, 0x00,  /* magic, v18, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2321,6 +2330,108 @@ static void test_verdict(void)
         is_int(wire_verdict_parse("", c), -EBADMSG, "nothing");
 }
 
+/* Version 18: a tree entry's path of up to WIRE_PATH_MAX bytes, in NAME
+ * parts before an offer that carries WIRE_OFFER_LONG_NAME and no name. */
+static void test_long_paths(void)
+{
+        struct wire_msg o = sample_offer(""), back, part;
+        uint8_t buf[WIRE_CTRL_MAX], in1[WIRE_MAC_INPUT_MAX], in2[WIRE_MAC_INPUT_MAX];
+        char path[WIRE_PATH_MAX + 2], got[WIRE_PATH_MAX + 1];
+        size_t have = 0;
+        bool parts_ok = true;
+        int len, n1, n2, parts = 0;
+
+        /* "dest/" then components of 200 bytes, to exactly WIRE_PATH_MAX bytes. */
+        for (int i = 0; i < WIRE_PATH_MAX; i++)
+                path[i] = i < 5 ? "dest/"[i] : (i - 5) % 201 == 200 ? '/' : (char)('a' + i % 26);
+        path[WIRE_PATH_MAX] = '\0';
+        o.offer.flags = WIRE_OFFER_TREE;
+        memcpy(o.offer.name, path, WIRE_PATH_MAX + 1);
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a path over %d bytes without WIRE_OFFER_LONG_NAME is refused",
+               WIRE_NAME_MAX);
+        o.offer.flags |= WIRE_OFFER_LONG_NAME;
+        len = wire_encode(buf, sizeof(buf), &o);
+        is_int(len, WIRE_HEADER_SIZE + 242, "with it, the offer carries no name: header + 242 bytes");
+        is_int(buf[16 + 22] | buf[16 + 23] << 8, 0, "its name_len is 0");
+        is_int(wire_decode(buf, (size_t)len, &back), 0, "and decodes");
+        ok(back.offer.name[0] == '\0' && (back.offer.flags & WIRE_OFFER_LONG_NAME), "to no name, the flag kept");
+
+        /* The MAC covers the whole path: two that differ in the last byte differ there. */
+        n1 = wire_next_offer_mac_input(in1, sizeof(in1), &o.offer);
+        o.offer.name[WIRE_PATH_MAX - 1] ^= 1;
+        n2 = wire_next_offer_mac_input(in2, sizeof(in2), &o.offer);
+        o.offer.name[WIRE_PATH_MAX - 1] ^= 1;
+        ok(n1 > WIRE_PATH_MAX && n1 == n2 && memcmp(in1, in2, (size_t)n1) != 0,
+           "the next offer's MAC input holds the whole path (%d bytes)", n1);
+        n1 = wire_offer_mac_input(in1, sizeof(in1), o.offer.nonce, &(struct wire_binding){ 0 }, &o.offer);
+        ok(n1 > WIRE_PATH_MAX && n1 <= WIRE_MAC_INPUT_MAX, "and the first offer's fits WIRE_MAC_INPUT_MAX (%d)", n1);
+
+        /* Where the flag may not go. */
+        o.offer.file = 0;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not on a session's first offer");
+        o.offer.file = 2;
+        o.offer.flags &= (uint16_t)~WIRE_OFFER_TREE;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not outside a tree");
+        o.offer.flags |= WIRE_OFFER_TREE | WIRE_OFFER_PACK;
+        o.offer.pack_entries = 1;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not on a pack");
+        o.offer.flags &= (uint16_t)~WIRE_OFFER_PACK;
+        o.offer.pack_entries = 0;
+        snprintf(o.offer.name, sizeof(o.offer.name), "dest/short");
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not with a name that fits the offer");
+        /* On the wire: the flag with a name of its own, or a long name's flag on a first offer. */
+        o.offer.flags = WIRE_OFFER_TREE;
+        len = wire_encode(buf, sizeof(buf), &o);
+        buf[16 + 20] = (uint8_t)(WIRE_OFFER_TREE | WIRE_OFFER_LONG_NAME);
+        buf[16 + 21] = (uint8_t)((WIRE_OFFER_TREE | WIRE_OFFER_LONG_NAME) >> 8);
+        is_int(wire_decode(buf, (size_t)len, &back), -EBADMSG, "an offer with the flag and a name of its own is -EBADMSG");
+
+        /* The path in parts of WIRE_NAME_PART_MAX, each a message that fits. */
+        while (have < WIRE_PATH_MAX) {
+                msg_reset(&part, WIRE_NAME, 0);
+                part.name.total = WIRE_PATH_MAX;
+                part.name.offset = (uint16_t)have;
+                part.name.len = (uint16_t)(WIRE_PATH_MAX - have < WIRE_NAME_PART_MAX ? WIRE_PATH_MAX - have :
+                                                                                          WIRE_NAME_PART_MAX);
+                memcpy(part.name.bytes, path + have, part.name.len);
+                len = wire_encode(buf, sizeof(buf), &part);
+                if (len <= 0 || len > WIRE_CTRL_MAX || wire_decode(buf, (size_t)len, &back) != 0 ||
+                    back.name.offset != have || back.name.total != WIRE_PATH_MAX)
+                        parts_ok = false;
+                else
+                        memcpy(got + have, back.name.bytes, back.name.len);
+                have += part.name.len;
+                parts++;
+        }
+        got[WIRE_PATH_MAX] = '\0';
+        ok(parts_ok && parts == 9 && strcmp(got, path) == 0, "%d bytes in %d NAME parts come back whole",
+           WIRE_PATH_MAX, parts);
+
+        /* A part out of range. */
+        msg_reset(&part, WIRE_NAME, 0);
+        part.name.total = WIRE_NAME_MAX;
+        part.name.len = 10;
+        memset(part.name.bytes, 'p', 10);
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a path that fits an offer needs no NAME");
+        part.name.total = WIRE_PATH_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "nor one over WIRE_PATH_MAX");
+        part.name.total = 1000;
+        part.name.offset = 995;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a part past the path's end");
+        part.name.offset = 0;
+        part.name.len = 0;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "an empty part");
+        part.name.len = WIRE_NAME_PART_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a part over WIRE_NAME_PART_MAX");
+        part.name.len = 10;
+        len = wire_encode(buf, sizeof(buf), &part);
+        is_int(len, WIRE_HEADER_SIZE + 6 + 10, "a part: header, total, offset, len, its bytes");
+        buf[WIRE_HEADER_SIZE + 6 + 4] = '\0';
+        is_int(wire_decode(buf, (size_t)len, &back), -EBADMSG, "a NUL among its bytes is -EBADMSG");
+        part.name.bytes[4] = '\0';
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "and is not encoded");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2342,5 +2453,6 @@ int main(void)
         test_sparse_offer();
         test_dry_run();
         test_verdict();
+        test_long_paths();
         return done_testing();
 }

@@ -133,7 +133,7 @@ void recv_dry_sent(struct recv_xfer *x)
 static int recv_dry_parent(int dirfd, const char *name)
 {
         const char *slash = strrchr(name, '/');
-        char parent[WIRE_NAME_MAX + 1];
+        char parent[WIRE_PATH_MAX + 1];
         int pfd, r = 0;
 
         if (!slash)

@@ -402,7 +402,7 @@ int recv_tree_link_add(struct recv_xfer *x, const char *rel, const char *target,
 }
 
 const char *recv_tree_hard_refused(const struct recv_xfer *x, const char *name, const char *target, size_t len,
-                                   int names, char trel[static WIRE_NAME_MAX + 1])
+                                   int names, char trel[static WIRE_PATH_MAX + 1])
 {
         size_t dlen = strlen(x->dest);
 
@@ -413,7 +413,7 @@ const char *recv_tree_hard_refused(const struct recv_xfer *x, const char *name, 
         if (strlen(name) == len && memcmp(name, target, len) == 0)
                 return "it names itself";
         /* DEST's leaf, then what follows DEST: no longer than @target. */
-        snprintf(trel, WIRE_NAME_MAX + 1, "%s%.*s", name_leaf(x->dest), (int)(len - dlen), target + dlen);
+        snprintf(trel, WIRE_PATH_MAX + 1, "%s%.*s", name_leaf(x->dest), (int)(len - dlen), target + dlen);
         return NULL;
 }
 
@@ -431,7 +431,7 @@ int recv_tree_attr_add(struct recv_xfer *x, const char *rel, mode_t mode, uint64
  * rules and added to the list, as recv_tree_link_keep() does a symlink's. */
 static int recv_tree_hard_keep(struct recv_xfer *x, const char *target, size_t len)
 {
-        char trel[WIRE_NAME_MAX + 1];
+        char trel[WIRE_PATH_MAX + 1];
         const char *why = recv_tree_hard_refused(x, x->fin->offer.name, target, len, x->fin->pack_names, trel);
 
         if (why) {
@@ -519,10 +519,10 @@ static bool recv_tree_link_made(int dfd, const char *leaf, const char *target, s
 /* The list's record at @off into @rec, @rel and @target (NUL-terminated):
  * the next record's offset, or -EIO for a list that does not hold one. */
 static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, struct recv_link_rec *rec,
-                                   char rel[static WIRE_NAME_MAX + 1], char target[static NAME_LINK_MAX + 1])
+                                   char rel[static WIRE_PATH_MAX + 1], char target[static NAME_LINK_MAX + 1])
 {
         if (pread(x->links_fd, rec, sizeof(*rec), (off_t)off) != (ssize_t)sizeof(*rec) || rec->rel_len == 0 ||
-            rec->rel_len > WIRE_NAME_MAX || rec->target_len > NAME_LINK_MAX ||
+            rec->rel_len > WIRE_PATH_MAX || rec->target_len > NAME_LINK_MAX ||
             (rec->target_len == 0 && !S_ISDIR(rec->mode) && !S_ISREG(rec->mode)) ||
             (rec->target_len > 0 && rec->mode != 0 && rec->mode != S_IFREG) ||
             pread(x->links_fd, rel, rec->rel_len, (off_t)(off + sizeof(*rec))) != rec->rel_len ||
@@ -541,7 +541,7 @@ static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, stru
 static int recv_tree_hard_file(struct recv_xfer *x, const char *trel, const char **leaf, struct stat *st)
 {
         const char *slash = strrchr(trel, '/'), *below;
-        char dir[WIRE_NAME_MAX + 1], old[WIRE_NAME_MAX + 1];
+        char dir[WIRE_PATH_MAX + 1], old[WIRE_PATH_MAX + 1];
         int dfd;
 
         if (!slash)
@@ -609,7 +609,7 @@ static int recv_tree_make_hard(struct recv_xfer *x, int dfd, const char *leaf, c
 static bool recv_tree_hard_kept(struct recv_xfer *x, const char *rel, const char *trel)
 {
         const char *leaf = name_leaf(x->dest);
-        char name[WIRE_NAME_MAX + 1], file[WIRE_NAME_MAX + 1];
+        char name[WIRE_PATH_MAX + 1], file[WIRE_PATH_MAX + 1];
         struct stat a, b;
 
         if (!x->merge || incoming_stat_beneath(x->stage_fd, trel, &a) == 0)
@@ -627,7 +627,7 @@ static bool recv_tree_hard_kept(struct recv_xfer *x, const char *rel, const char
  * another), a symlink with its mtime. 0 or -errno. */
 static int recv_tree_make_links(struct recv_xfer *x)
 {
-        char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        char rel[WIRE_PATH_MAX + 1], target[NAME_LINK_MAX + 1];
         struct recv_link_rec rec;
         int64_t off = 0;
 
@@ -681,7 +681,7 @@ static int recv_tree_make_links(struct recv_xfer *x)
 /* Entry @rel's staged mode back (recv_tree_staged_mode), if it is there. */
 static int recv_tree_restage_mode(struct recv_xfer *x, const char *rel, mode_t mode)
 {
-        char dir[WIRE_NAME_MAX + 1];
+        char dir[WIRE_PATH_MAX + 1];
         const char *slash = strrchr(rel, '/'), *leaf = slash ? slash + 1 : rel;
         _cleanup_(closep) int pfd = -1;
         struct stat st;
@@ -704,7 +704,7 @@ static int recv_tree_restage_mode(struct recv_xfer *x, const char *rel, mode_t m
 
 int recv_tree_unpublish(struct recv_xfer *x)
 {
-        char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        char rel[WIRE_PATH_MAX + 1], target[NAME_LINK_MAX + 1];
         struct recv_link_rec rec;
         int64_t off;
         int r;
@@ -761,7 +761,7 @@ int recv_tree_unpublish(struct recv_xfer *x)
  * the entry itself too. 0 or -errno. */
 static int recv_tree_attr_set(int dirfd, const char *path, mode_t mode, uint64_t mtime_ns)
 {
-        char dir[WIRE_NAME_MAX + 1];
+        char dir[WIRE_PATH_MAX + 1];
         const char *slash = strrchr(path, '/'), *leaf = slash ? slash + 1 : path;
         _cleanup_(closep) int pfd = -1, fd = -1;
         struct timespec ts[2];
@@ -806,7 +806,7 @@ static int recv_tree_attr_set(int dirfd, const char *path, mode_t mode, uint64_t
  */
 int recv_tree_set_attrs(struct recv_xfer *x, int dirfd, const char *top)
 {
-        char rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        char rel[WIRE_PATH_MAX + 1], target[NAME_LINK_MAX + 1];
         size_t skip = top ? strlen(top) : 0;
         _cleanup_(freep) uint64_t *at = NULL;
         size_t n = 0, cap = 0;

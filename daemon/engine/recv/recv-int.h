@@ -79,7 +79,7 @@ struct recv_file {
         uint64_t holes;         /* ... and the bytes of its chunks left out */
         uint64_t t_file;        /* usec: its ACCEPT */
         uint64_t usec;          /* its first-to-last data time, once verified */
-        char rel[WIRE_NAME_MAX + 1];    /* the entry's path in the staging directory */
+        char rel[WIRE_PATH_MAX + 1];    /* the entry's path in the staging directory */
         char proc_path[32];     /* "/proc/self/fd/N" of fd, for linkat */
         char part[INCOMING_PART_MAX];
         int publish_err;        /* a failed rename, reported once its .part is gone */
@@ -122,6 +122,10 @@ struct recv_xfer {
         /* The next file's OFFER, come while cur still finished (wire.h). */
         bool next_on;
         struct wire_offer next;
+        /* The next offer's long path, as its NAME parts come (wire.h,
+         * Long paths): lname_len of lname_total bytes so far. */
+        char lname[WIRE_PATH_MAX + 1];
+        uint16_t lname_len, lname_total;
         /*
          * That offer's file opened early (recv-file.c, recv_early_open): a
          * tree's entry with data, an O_TMPFILE whose space is checked and

@@ -354,7 +354,7 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         const struct recv_env *e = x->env;
         size_t dlen = strlen(x->dest);
         /* wire_decode() held a sparse file's flag to a regular file. */
-        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN);
+        uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LONG_NAME);
         /* A digest goes with a regular file's offer in a session that compares them. */
         bool digest = (x->sync & WIRE_OFFER_DIGEST) && !(flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK));
         enum name_verdict nv = x->tree ? name_path_check_rules(o->name, strlen(o->name), NULL, e->cfg.names) :
@@ -408,7 +408,7 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                       ((flags & WIRE_OFFER_DIR) && (o->size != 0 || (flags & WIRE_OFFER_LINK))) ||
                       ((flags & WIRE_OFFER_HARD) && !(flags & WIRE_OFFER_LINK)) ||
                       ((flags & WIRE_OFFER_LINK) &&
-                       (o->size == 0 || o->size > ((flags & WIRE_OFFER_HARD) ? WIRE_NAME_MAX : NAME_LINK_MAX))) ||
+                       (o->size == 0 || o->size > ((flags & WIRE_OFFER_HARD) ? WIRE_PATH_MAX : NAME_LINK_MAX))) ||
                       strncmp(o->name, x->dest, dlen) != 0 || o->name[dlen] != '/' :
                       flags != 0) {
                 snprintf(text, len, "entry %u is not beneath the job's destination", x->next_file + 1);

@@ -291,7 +291,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                         continue;
                 }
                 if (e.type == PACK_LINK && (e.flags & PACK_F_HARD)) {
-                        char trel[WIRE_NAME_MAX + 1], name[WIRE_NAME_MAX + 1];
+                        char trel[WIRE_PATH_MAX + 1], name[WIRE_NAME_MAX + 1];
                         const char *no;
                         int err;
 

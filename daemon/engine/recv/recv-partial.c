@@ -64,7 +64,9 @@ void recv_partial_identity(struct recv_xfer *x, struct partial_rec *r)
         r->transfer_id = x->cur->offer.transfer_id;
         r->size = x->cur->offer.size;
         r->chunk_size = x->cur->offer.chunk_size;
-        snprintf(r->dest, sizeof(r->dest), "%s", x->cur->offer.name);
+        /* At most PARTIAL_DEST_MAX bytes: a longer path keeps no partial
+         * (recv_partial_lookup), and a tree's DEST is an offer's name. */
+        memcpy(r->dest, x->cur->offer.name, strnlen(x->cur->offer.name, PARTIAL_DEST_MAX));
 }
 
 void recv_job_init(struct recv_xfer *x)
@@ -174,7 +176,8 @@ void recv_partial_lookup(struct recv_xfer *x)
         }
         /* A file whose offer names its source (a single file, or a large
          * one in a session: rdmaxferd(8), Resuming). */
-        x->part_on = partials_on(recv_xfer_of(b)->env, x->cur->offer.size) && !recv_source_zero(x->cur->offer.source);
+        x->part_on = partials_on(recv_xfer_of(b)->env, x->cur->offer.size) && !recv_source_zero(x->cur->offer.source) &&
+                     strlen(x->cur->offer.name) <= PARTIAL_DEST_MAX;
         x->part_of = x->part_on ? x->cur : NULL;
         if (!x->part_on) {
                 recv_file_open(x);

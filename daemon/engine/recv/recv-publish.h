@@ -56,7 +56,7 @@ const char *recv_tree_link_refused(const char *rel, const char *target, size_t l
  * refused; @trel gets the file's name in the staging directory (DEST's
  * leaf, then the path beneath it). */
 const char *recv_tree_hard_refused(const struct recv_xfer *x, const char *name, const char *target, size_t len,
-                                   int names, char trel[static WIRE_NAME_MAX + 1]);
+                                   int names, char trel[static WIRE_PATH_MAX + 1]);
 /* On a worker: hard link @rel to the staged file @trel kept for the end,
  * as a symlink is. 0 or -errno. */
 int recv_tree_hard_add(struct recv_xfer *x, const char *rel, const char *trel);

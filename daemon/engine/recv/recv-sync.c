@@ -87,7 +87,7 @@ static int64_t recv_sync_probe(void *arg)
         int r;
 
         if (slash) {
-                char parent[WIRE_NAME_MAX + 1];
+                char parent[WIRE_PATH_MAX + 1];
 
                 snprintf(parent, sizeof(parent), "%.*s", (int)(slash - o->name), o->name);
                 pfd = incoming_open_beneath(dirfd, parent, false);
@@ -342,7 +342,7 @@ void recv_sync_free(struct recv_xfer *x)
 int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, size_t len)
 {
         const char *slash = strrchr(name, '/');
-        char parent[WIRE_NAME_MAX + 1], have[NAME_LINK_MAX + 1];
+        char parent[WIRE_PATH_MAX + 1], have[NAME_LINK_MAX + 1];
         ssize_t n;
         int pfd;
 
@@ -367,7 +367,7 @@ int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, si
 int recv_sync_keep(struct recv_xfer *x, const char *name)
 {
         const char *slash = strrchr(name, '/'), *leaf;
-        char parent[WIRE_NAME_MAX + 1], rel[WIRE_NAME_MAX + 1], target[NAME_LINK_MAX + 1];
+        char parent[WIRE_PATH_MAX + 1], rel[WIRE_PATH_MAX + 1], target[NAME_LINK_MAX + 1];
         _cleanup_(closep) int ofd = -1, nfd = -1;
         size_t dlen = strlen(x->dest);
         struct stat st;
@@ -403,7 +403,7 @@ int recv_sync_keep(struct recv_xfer *x, const char *name)
 
 int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, size_t len)
 {
-        char file[WIRE_NAME_MAX + 1];
+        char file[WIRE_PATH_MAX + 1];
         struct stat have, want;
         int r;
 
@@ -412,7 +412,7 @@ int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, si
                 return 0;
         if (r < 0)
                 return r;
-        snprintf(file, sizeof(file), "%.*s", (int)MIN(len, (size_t)WIRE_NAME_MAX), target);
+        snprintf(file, sizeof(file), "%.*s", (int)MIN(len, (size_t)WIRE_PATH_MAX), target);
         if (S_ISREG(have.st_mode) && incoming_stat_beneath(x->env->incoming_fd, file, &want) == 0 &&
             have.st_dev == want.st_dev && have.st_ino == want.st_ino)
                 return 0;

@@ -941,6 +941,19 @@ static void recv_on_route(struct recv_lane *l, const struct wire_route *route)
                 recv_abort(&x->base, WIRE_E_INTERNAL, "cannot take the offer after a route");
 }
 
+/* A part of the next offer's long path: from where the last one ended,
+ * of the same whole (wire_decode() held it within WIRE_PATH_MAX). */
+static void recv_on_name(struct recv_xfer *x, const struct wire_name *n)
+{
+        if (n->offset != x->lname_len || (x->lname_len > 0 && n->total != x->lname_total)) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of a path out of order");
+                return;
+        }
+        x->lname_total = n->total;
+        memcpy(x->lname + n->offset, n->bytes, n->len);
+        x->lname_len = (uint16_t)(x->lname_len + n->len);
+}
+
 /*
  * A control message from the sender: in lane 0's one control buffer (the
  * offer, before the transfer holds any slot: @slot is -1), or in a slot of
@@ -971,8 +984,23 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
         /* The first message can beat our own ESTABLISHED event. */
         if (b->state == XFER_CONNECTING)
                 xfer_set_state(b, XFER_OFFER);
-        if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state != XFER_CONNECTING)
+        if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state != XFER_CONNECTING) {
+                /* Its long path came before it, whole (wire.h, Long paths). */
+                if ((m.offer.flags & WIRE_OFFER_LONG_NAME) ?
+                    x->lname_len == 0 || x->lname_len != x->lname_total : x->lname_len != 0) {
+                        recv_abort(b, WIRE_E_PROTOCOL, (m.offer.flags & WIRE_OFFER_LONG_NAME) ?
+                                   "an offer before the last part of its path" :
+                                   "a path's parts before an offer without one");
+                        return;
+                }
+                if (m.offer.flags & WIRE_OFFER_LONG_NAME) {
+                        memcpy(m.offer.name, x->lname, x->lname_len);
+                        m.offer.name[x->lname_len] = '\0';
+                        x->lname_len = 0;
+                }
                 recv_offer_in(x, &m.offer);
+        } else if (m.type == WIRE_NAME && slot >= 0 && l->base.idx == 0 && x->next_file > 0)
+                recv_on_name(x, &m.name);
         else if (m.type == WIRE_ROUTE && slot < 0 && b->state == XFER_OFFER && !x->route_on &&
                  x->next_file == 0 && !x->cur->offer.name[0] && m.route.first == 0)
                 recv_on_route(l, &m.route);

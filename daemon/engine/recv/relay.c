@@ -55,7 +55,7 @@ struct relay_open {
         struct relay *r;
         int dirfd;
         uint32_t index;
-        char rel[WIRE_NAME_MAX + 1];
+        char rel[WIRE_PATH_MAX + 1];
 };
 
 /* One upstream lane's run, and how far it is written; the slots held for
@@ -130,7 +130,7 @@ struct relay {
         bool stream_done;
         int stream_fd;
         struct relay_entry stream;
-        char stream_name[WIRE_NAME_MAX + 1];
+        char stream_name[WIRE_PATH_MAX + 1];
 };
 
 static void relay_free_lanes(struct relay *r)
@@ -413,7 +413,8 @@ void relay_start(struct recv_xfer *x)
         r->fd = -1;
         r->id = o->transfer_id;
         r->size = o->size;
-        snprintf(r->name, sizeof(r->name), "%s", o->name);
+        /* The session's first offer: a name of WIRE_NAME_MAX bytes at most. */
+        snprintf(r->name, sizeof(r->name), "%.*s", WIRE_NAME_MAX, o->name);
         snprintf(r->peer, sizeof(r->peer), "%s", b->peer);
         /* The first part; the rest follows (relay_route_in). */
         r->total = x->route.total;
@@ -562,7 +563,7 @@ bool relay_route_whole(const struct relay *r)
 static int64_t relay_open_call(void *arg)
 {
         struct relay_open *op = arg;
-        char dir[WIRE_NAME_MAX + 1];
+        char dir[WIRE_PATH_MAX + 1];
         const char *slash = strrchr(op->rel, '/'), *leaf = slash ? slash + 1 : op->rel;
         int dfd = op->dirfd, fd;
 

@@ -30,6 +30,13 @@ static void send_entry_close(struct send_entry *e)
 {
         safe_close(e->fd);
         e->fd = -1;
+        free(e->lname);
+        e->lname = NULL;
+}
+
+static const char *send_entry_name(const struct send_entry *e)
+{
+        return e->lname ?: e->name;
 }
 
 void send_pack_free(struct engine_send *s)
@@ -157,6 +164,7 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
         if (s->pack.have_held) {
                 *out = s->pack.held;
                 s->pack.held.fd = -1;
+                s->pack.held.lname = NULL;
                 s->pack.have_held = false;
                 return 0;
         }
@@ -180,9 +188,10 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
                                     .mtime_ns = s->tree ? f.mtime_ns : 0 };
         if (f.dir ? !s->tree || f.size != 0 || f.link :
                     f.fd < 0 || (f.link && (!s->tree || f.size == 0 ||
-                                            f.size > (f.hard ? WIRE_NAME_MAX : NAME_LINK_MAX)))) {
+                                            f.size > (f.hard ? WIRE_PATH_MAX : NAME_LINK_MAX)))) {
                 why = f.dir || f.link ? "a directory or symlink outside a tree" : "no descriptor";
-        } else if (!f.name || !f.name[0] || strlen(f.name) > WIRE_NAME_MAX) {
+        } else if (!f.name || !f.name[0] || strlen(f.name) > (s->tree ? WIRE_PATH_MAX : WIRE_NAME_MAX) ||
+                   (idx == 0 && strlen(f.name) > WIRE_NAME_MAX)) {
                 why = "no name to send it under";
                 status = WIRE_E_NAME;
         } else if (f.size > s->job_bytes - MIN(s->job_bytes, s->bytes_before + s->pack.data +
@@ -198,7 +207,16 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
                 send_fail_permanent(s, status, "file %u: %s", idx + 1, why);
                 return -1;
         }
-        snprintf(out->name, sizeof(out->name), "%s", f.name);
+        if (strlen(f.name) > PACK_NAME_MAX) {
+                out->lname = strdup(f.name);
+                if (!out->lname) {
+                        send_entry_close(out);
+                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
+                        return -1;
+                }
+        } else {
+                memcpy(out->name, f.name, strlen(f.name) + 1);
+        }
         return 0;
 }
 
@@ -240,6 +258,9 @@ void send_offer_next(struct engine_send *s, bool pack)
                 memcpy(s->offer.pack_hash, s->pack.hash, PACK_HASH_SIZE);
         }
         snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
+        /* A longer path goes in NAME parts before the offer (send_post_offer). */
+        if (strlen(s->name) > WIRE_NAME_MAX)
+                s->offer.flags |= WIRE_OFFER_LONG_NAME;
         /* OFFER now: no lane posts an END for the new file while its
          * digest is computed (send_pump runs in DATA and FINISHING only). */
         xfer_set_state(b, XFER_OFFER);
@@ -338,7 +359,9 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
         s->hard = e->hard;
         s->mode = e->mode;
         s->mtime_ns = e->mtime_ns;
-        snprintf(s->name, sizeof(s->name), "%s", e->name);
+        snprintf(s->name, sizeof(s->name), "%s", send_entry_name(e));
+        free(e->lname);
+        e->lname = NULL;
         s->file = idx;
         s->span = 1;
         s->span_bytes = e->size;
@@ -470,12 +493,14 @@ static int send_pack_alloc(struct engine_send *s, uint32_t idx)
 static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
 {
         struct send_pack *p = &s->pack;
-        uint64_t rec = pack_record_size(strlen(e->name), e->size);
+        uint64_t rec = pack_record_size(strlen(send_entry_name(e)), e->size);
 
-        /* A dry run offers every entry alone: each gets its own verdict. */
-        if (s->dry)
+        /* A dry run offers every entry alone: each gets its own verdict;
+         * so is a path a pack's record cannot name. */
+        if (s->dry || e->lname)
                 return false;
         if ((!e->dir && !e->link && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
+            (e->hard && e->size > PACK_NAME_MAX) ||
             rec > PACK_BYTES_MAX - p->bytes || p->n >= PACK_ENTRIES_MAX)
                 return false;
         p->e[p->n++] = *e;

@@ -590,6 +590,33 @@ void send_post_offer(struct engine_send *s)
         s->offer_pending = true;
         if (!l || l->credits == 0)
                 return;         /* a CREDIT brings one (send_on_batch_end) */
+        /* A long path first, in NAME parts, each a credit (wire.h, Long
+         * paths); what is posted of it is kept across the waits for one. */
+        if (s->offer.flags & WIRE_OFFER_LONG_NAME) {
+                size_t len = strlen(s->offer.name);
+
+                while (s->name_sent < len) {
+                        uint16_t n = (uint16_t)MIN(len - s->name_sent, (size_t)WIRE_NAME_PART_MAX);
+
+                        m = (struct wire_msg){ .type = WIRE_NAME };
+                        m.name.total = (uint16_t)len;
+                        m.name.offset = s->name_sent;
+                        m.name.len = n;
+                        memcpy(m.name.bytes, s->offer.name + s->name_sent, n);
+                        r = conn_send_ctrl(&l->base.conn, &m);
+                        if (r == -ENOBUFS)
+                                return;
+                        if (r < 0) {
+                                send_fail(s, WIRE_E_INTERNAL, "posting the offer's path: %s", strerror(-r));
+                                return;
+                        }
+                        s->name_sent = (uint16_t)(s->name_sent + n);
+                        l->credits--;
+                        if (l->credits == 0)
+                                return;
+                }
+                m = (struct wire_msg){ .type = WIRE_OFFER };
+        }
         /* A chain's ROUTE first: the receiver has one control buffer
          * before the offer, and gives it back with a CREDIT. */
         if (s->route_pending) {
@@ -617,6 +644,7 @@ void send_post_offer(struct engine_send *s)
                 return;
         }
         s->offer_pending = false;
+        s->name_sent = 0;
         s->t_offer = clock_usec(CLOCK_MONOTONIC);
         l->credits--;
 }

@@ -112,7 +112,10 @@ struct send_entry {
         uint32_t mode;
         uint64_t mtime_ns;
         uint64_t size;
-        char name[WIRE_NAME_MAX + 1];
+        /* "DEST/a/b": up to PACK_NAME_MAX bytes here, a longer path (never
+         * packed, at most WIRE_PATH_MAX) in lname, ours to free. */
+        char name[PACK_NAME_MAX + 1];
+        char *lname;
 };
 
 /*
@@ -155,7 +158,7 @@ struct send_span {
         uint32_t file, span;
         uint64_t span_bytes;
         uint64_t *sizes;        /* a pack's entries' (PACK_ENTRIES_MAX, once one is sent) */
-        char name[WIRE_NAME_MAX + 1];   /* a dry run's: the entry's, for its verdict */
+        char name[WIRE_PATH_MAX + 1];   /* a dry run's: the entry's, for its verdict */
 };
 
 /* What the owner asked for, copied: the engine never looks back at it. */
@@ -169,7 +172,8 @@ struct engine_send {
         int fd;                 /* our own duplicate, of the file being sent */
         uint8_t *pack_mem;      /* or, the pack being sent, in memory (then fd is -1) */
         uint64_t size;          /* that file's */
-        char name[WIRE_NAME_MAX + 1];
+        char name[WIRE_PATH_MAX + 1];
+        uint16_t name_sent;     /* bytes of the offer's long path posted in NAMEs */
         /* The session (wire.h): the job's files, one at a time. */
         uint32_t files;         /* in the job, >= 1 */
         bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */

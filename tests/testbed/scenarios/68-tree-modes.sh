@@ -381,11 +381,32 @@ make_file "$nm/big-$latin1.bin" $((5 << 20))    # offered alone, not packed
 # A tree 100 levels deep: "modes/names/d/.../d/deep.txt" is 220 bytes.
 deep=$nm$(printf '/d%.0s' {1..100})
 mkdir -p "$deep" && make_file "$deep/deep.txt" 100
+# Paths over 255 bytes (wire version 18): one of 300 bytes, and 14
+# directories of 245-byte names with a file, a symlink and a 5 MiB file
+# (offered alone, no partial kept past 1023 bytes) at the bottom: 3,464
+# bytes on the receiver; a hard link of a long name to a short one, and
+# one of a short name to a long one.
+mid=$nm/$(printf 'm%.0s' {1..250})
+mkdir -p "$mid" && make_file "$mid/$(printf 'f%.0s' {1..36})" 300
+long=$nm/$(printf '%s/' "$(printf 'q%.0s' {1..243})"{10..23} | sed 's,/$,,')
+mkdir -p "$long"
+make_file "$long/end.txt" 1234
+make_file "$long/big.bin" $((5 << 20))
+ln -s end.txt "$long/end-link"
+ln "$nm/$latin1.txt" "$long/hard-to-short.txt"
+ln "$long/end.txt" "$nm/hard-to-long.txt"
 since=$(date '+%F %T')
 rc=0
 out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r of a tree of odd names: exit $rc: $out"
 tree_oracle "$nm" "$BETA_IN/modes/names"
+[[ -f $BETA_IN/modes/names/${long#"$nm"/}/big.bin ]] || tb_fail "the file at a path of 3,464 bytes is not there"
+# Again with --sync=digest: every entry, the long ones too, is found and kept.
+rc=0
+again=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names --sync=digest 2>&1) || rc=$?
+((rc == 0)) && [[ $again == *"skipped"* ]] || tb_fail "--sync=digest of the odd names: exit $rc: $again"
+tree_oracle "$nm" "$BETA_IN/modes/names"
+tb_log "paths of 300 and 3,464 bytes arrived, and a sync found them: $(tail -n 1 <<<"$again")"
 [[ -f $BETA_IN/modes/names/$'line\nbreak' && -f $BETA_IN/modes/names/$'\xff\xfe' ]] ||
         tb_fail "the names with a newline and with bytes that are not UTF-8 are not there as themselves"
 # Shown escaped, never as the bytes: no ESC nor a bare 0xe9 in xferctl's output or beta's log.

@@ -278,6 +278,14 @@ ln -s ../données/été.txt "$tree/a/link-up"
 # Hard links: each relay passes the second name on as a link, not as data.
 ln "$tree/a/f5" "$tree/données/f5-hard"
 ln "$tree/a/b/big.bin" "$tree/big-hard.bin"
+# Paths over 255 bytes (wire version 18: in NAME parts before their
+# offers): a directory and a file 1,200 bytes down, a large file there
+# (offered alone, streamed by each relay), and a hard link to it.
+long=$tree/$(printf '%s/' "$(printf 'p%.0s' {1..240})"{1..5} | sed 's,/$,,')
+mkdir -p "$long"
+make_file "$long/small.txt" 777
+make_file "$long/big-long.bin" $((5 * MIB + 3))
+ln "$long/big-long.bin" "$tree/hard-to-long.bin"
 # A relay reads each entry back to pass it on: read-only, and no
 # permission at all, alone and packed, in a directory without write or
 # search permission, arrive all the same, with their modes, on every node.
