@@ -52,15 +52,17 @@ static void recv_dry_keep_name(struct recv_xfer *x, const struct wire_offer *o)
         if (x->dry_oom)
                 return;
         if (x->dry_n == x->dry_cap) {
-                uint32_t cap = x->dry_cap ? 2 * x->dry_cap : 64;
-                char **v = cap <= x->job_files + 64u ? realloc(x->dry_names, cap * sizeof(*v)) : NULL;
+                /* Twice the room, up to one a job's entry (and a few): an
+                 * offer past the job's entries never comes this far. */
+                uint64_t cap = MIN(x->dry_cap ? 2ull * x->dry_cap : 64u, (uint64_t)x->job_files + 64u);
+                char **v = cap > x->dry_cap ? realloc(x->dry_names, cap * sizeof(*v)) : NULL;
 
                 if (!v) {
                         x->dry_oom = true;
                         return;
                 }
                 x->dry_names = v;
-                x->dry_cap = cap;
+                x->dry_cap = (uint32_t)cap;
         }
         s = malloc(n + 2);
         if (!s) {
