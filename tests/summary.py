@@ -4,7 +4,9 @@
 TAP tests count per subtest (meson's testlog.json keeps their stdout); a
 test that meson failed with no failing subtest (crash, bail out, missing
 plan) counts as one more failure, as do subtests its plan announced but
-never reported. Exit status 1 if anything failed.
+never reported. Each test that failed is named just above that line, with
+its failing subtests (a CI log is often read from its end only). Exit
+status 1 if anything failed.
 """
 import argparse
 import json
@@ -16,9 +18,10 @@ TAP_LINE = re.compile(r'^(not ok|ok)\b[^#]*(?:#\s*(\w+))?', re.IGNORECASE)
 TAP_PLAN = re.compile(r'^1\.\.(\d+)')
 
 
-def count_test(t, tot):
+def count_test(t, tot, report):
     lines = (t.get('stdout') or '').splitlines()
     plan, seen, passed, failed, skipped = None, 0, 0, 0, 0
+    not_ok = []
     for line in lines:
         m = TAP_PLAN.match(line)
         if m and plan is None:
@@ -36,7 +39,9 @@ def count_test(t, tot):
             passed += 1
         else:
             failed += 1
+            not_ok.append(line)
     result = t.get('result', 'ERROR')
+    name = t.get('name', '?')
     if plan is None and seen == 0:
         # Not TAP: one verdict.
         if result in ('OK', 'EXPECTEDFAIL'):
@@ -45,11 +50,19 @@ def count_test(t, tot):
             tot['skipped'] += 1
         else:
             tot['failed'] += 1
+            report.append(f'FAILED: {name} ({result})')
         return
     if plan is not None and seen < plan:
         failed += plan - seen
+        not_ok.append(f'(its plan announced {plan} subtests, {seen} reported)')
     if result not in ('OK', 'EXPECTEDFAIL', 'SKIP') and failed == 0:
         failed += 1
+        not_ok.append(f'(every subtest passed, but the test ended {result})')
+    if failed:
+        report.append(f'FAILED: {name} ({result}, {failed} failed)')
+        report.extend('    ' + line[:300] for line in not_ok[:20])
+        if len(not_ok) > 20:
+            report.append(f'    ... and {len(not_ok) - 20} more')
     tot['passed'] += passed
     tot['failed'] += failed
     tot['skipped'] += skipped
@@ -62,15 +75,20 @@ def main():
     ap.add_argument('logs', nargs='*')
     args = ap.parse_args()
     tot = {'passed': 0, 'failed': args.failed, 'skipped': 0}
+    report = []
+    if args.failed:
+        report.append(f'FAILED: {args.failed} step(s) before any test (see "==> ... FAILED" above)')
     for path in args.logs:
         if not os.path.exists(path):
-            print(f'summary: {path} missing: meson test did not run', file=sys.stderr)
+            report.append(f'FAILED: {path} missing: meson test did not run')
             tot['failed'] += 1
             continue
         with open(path, encoding='utf-8', errors='replace') as f:
             for line in f:
                 if line.strip():
-                    count_test(json.loads(line), tot)
+                    count_test(json.loads(line), tot, report)
+    for line in report:
+        print(line)
     print(f"{tot['passed']} passed, {tot['failed']} failed, {tot['skipped']} skipped")
     return 1 if tot['failed'] else 0
 
