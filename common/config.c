@@ -146,6 +146,11 @@ void config_init(struct config *cfg)
                 /* A sender may empty DEST of what it lacks (--delete) only
                  * where the admin says so: rdmaxferd.conf(5). */
                 .tree_delete = false,
+                /* A chain relays among the hosts of allow_peers (its sender
+                 * and every hop), and nowhere while it names none: a cluster
+                 * that lists its fabric stages jobs (xferctl bcast) with no
+                 * relay set on any node. rdmaxferd.conf(5), SECURITY.md. */
+                .relay = CONFIG_RELAY_PEERS,
                 .allow_peers = { .n = 0 },
                 .key_file = "",
                 .log_level = CONFIG_LOG_INFO,

@@ -171,9 +171,12 @@ static void test_full(void)
            "relay_peers empty: any host, whatever allow_peers says");
         expect_error("relay_peers = 10.0.0.0/33\n", 1, "relay_peers", "is not an address");
 
-        /* relay: no (the default), yes, or peers (decided per chain, recv-offer.c). */
+        /* relay: peers (the default, decided per chain, recv-offer.c), yes or no. */
         r = load("", &c, err, sizeof(err));
-        ok(r == 0 && c.relay == CONFIG_RELAY_NO, "relay unset: no");
+        ok(r == 0 && c.relay == CONFIG_RELAY_PEERS && config_relay_peers(&c)->n == 0,
+           "relay unset: peers, among no one while allow_peers is empty");
+        r = load("relay = no\n", &c, err, sizeof(err));
+        ok(r == 0 && c.relay == CONFIG_RELAY_NO, "relay = no");
         r = load("relay = yes\n", &c, err, sizeof(err));
         ok(r == 0 && c.relay == CONFIG_RELAY_YES, "relay = yes");
         r = load("relay = true\n", &c, err, sizeof(err));

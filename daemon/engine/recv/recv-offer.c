@@ -269,7 +269,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                  * named, the one that sent it included (SECURITY.md). */
                 if (e->cfg.relay == CONFIG_RELAY_PEERS && e->cfg.relay_peers.n == 0) {
                         snprintf(text, len, "this node relays only among named peers (relay = peers), "
-                                 "and its allow_peers (relay_peers) names none");
+                                 "and its allow_peers (relay_peers) names none: set allow_peers, or relay = yes");
                         return WIRE_E_DENIED;
                 }
                 if (e->cfg.relay == CONFIG_RELAY_PEERS && !acl_allows(&e->cfg.relay_peers, rdma_get_peer_addr(id))) {

@@ -580,12 +580,30 @@ void send_verifying(struct engine_send *s)
                 s->ops->phase(s->owner, ENGINE_PHASE_VERIFYING);
 }
 
+/* Posts @m, one of an offer's control messages (NAME, ROUTE, OFFER), on
+ * lane 0 @l, spending a credit: 1 when posted; 0 when no buffer is free
+ * (the next completion posts it again); -1 when the transfer failed,
+ * @what naming the message. */
+static int send_offer_msg(struct engine_send *s, struct send_lane *l, const struct wire_msg *m,
+                          const char *what)
+{
+        int r = conn_send_ctrl(&l->base.conn, m);
+
+        if (r == -ENOBUFS)
+                return 0;
+        if (r < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "posting %s: %s", what, strerror(-r));
+                return -1;
+        }
+        l->credits--;
+        return 1;
+}
+
 void send_post_offer(struct engine_send *s)
 {
         struct xfer *b = &s->base;
         struct send_lane *l = b->lane[0] ? send_lane_of(b->lane[0]) : NULL;
         struct wire_msg m = { .type = WIRE_OFFER };
-        int r;
 
         s->offer_pending = true;
         if (!l || l->credits == 0)
@@ -603,15 +621,9 @@ void send_post_offer(struct engine_send *s)
                         m.name.offset = s->name_sent;
                         m.name.len = n;
                         memcpy(m.name.bytes, s->offer.name + s->name_sent, n);
-                        r = conn_send_ctrl(&l->base.conn, &m);
-                        if (r == -ENOBUFS)
+                        if (send_offer_msg(s, l, &m, "the offer's path") <= 0)
                                 return;
-                        if (r < 0) {
-                                send_fail(s, WIRE_E_INTERNAL, "posting the offer's path: %s", strerror(-r));
-                                return;
-                        }
                         s->name_sent = (uint16_t)(s->name_sent + n);
-                        l->credits--;
                         if (l->credits == 0)
                                 return;
                 }
@@ -621,32 +633,20 @@ void send_post_offer(struct engine_send *s)
          * before the offer, and gives it back with a CREDIT. */
         if (s->route_pending) {
                 send_route_part(s, &m);
-                r = conn_send_ctrl(&l->base.conn, &m);
-                if (r == -ENOBUFS)
+                if (send_offer_msg(s, l, &m, "the route") <= 0)
                         return;
-                if (r < 0) {
-                        send_fail(s, WIRE_E_INTERNAL, "posting the route: %s", strerror(-r));
-                        return;
-                }
                 s->route_pending = false;
                 s->route_sent = m.route.hops;
-                l->credits--;
                 if (l->credits == 0)
                         return;
                 m = (struct wire_msg){ .type = WIRE_OFFER };
         }
         m.offer = s->offer;
-        r = conn_send_ctrl(&l->base.conn, &m);
-        if (r == -ENOBUFS)
-                return;         /* retried after the next completion */
-        if (r < 0) {
-                send_fail(s, WIRE_E_INTERNAL, "posting the offer: %s", strerror(-r));
+        if (send_offer_msg(s, l, &m, "the offer") <= 0)
                 return;
-        }
         s->offer_pending = false;
         s->name_sent = 0;
         s->t_offer = clock_usec(CLOCK_MONOTONIC);
-        l->credits--;
 }
 
 /* The last RESULT "ok": what it says of the route's hops, which must add

@@ -2,8 +2,9 @@
 # Slurm staging (issue 36, item 2) with a real slurmctld and slurmd
 # (Debian's, started here; the image does not start them at boot). One
 # Slurm node, alpha (slurmd -N alpha on this guest); the relay chain's
-# nodes are the testbed's four daemons, each configured relay = peers with
-# allow_peers the fabric, nothing per node or per job. slurm.conf's
+# nodes are the testbed's four daemons, each configured with allow_peers
+# the fabric and relay left at its default (peers): nothing set for
+# relaying, per node or per job. slurm.conf's
 # Prolog/Epilog run the shipped /usr/lib/rdmaxfer/slurm-{prolog,epilog}
 # once for each daemon's config, as each node's slurmd would.
 #  1. The scripts' contract without Slurm: idempotent; the epilog removes
@@ -35,7 +36,10 @@ JOBUSER=tbslurm
 WORK=/var/tmp/tb-slurm
 [[ -x $PROLOG && -x $EPILOG ]] || tb_fail "the package did not install $PROLOG and $EPILOG"
 
-nodes_up relay=peers allow_peers=198.18.0.0/24 retry_max=0
+nodes_up allow_peers=198.18.0.0/24 retry_max=0
+for n in "${NODES[@]}"; do
+        ! grep -q '^relay' "$(node_conf "$n")" || tb_fail "$n's config sets relay: the default is what is tested"
+done
 for n in "${NODES[@]}"; do
         printf '%s\t%s\n' "$(node_addr "$n")" "$n" >>/etc/hosts
 done
