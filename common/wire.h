@@ -410,7 +410,26 @@
 #include "nodeset.h"
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
-#define WIRE_VERSION            18      /* 18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME); 17: dry runs (WIRE_OFFER_DRY_RUN, GONE); 16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's deletions (WIRE_OFFER_DELETE); 15: hard links (WIRE_OFFER_HARD, PACK_F_HARD); 14: a tree's modes exact (0: none of the bits), DEST's and directories' mtimes; 13: 1 MiB digest blocks in 64 MiB groups, lanes split by them; 12: a chain's tree resumes (a relayed DEST); 11: routes of 512 nodes; 10: relay chains (ROUTE); 9: the receiver says it is verifying; 8: two files in flight; 7: trees resume; 6: sync; 5: packs; 4: sessions, block digest, resuming */
+/* The protocol's version, and what each added:
+ *   18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME);
+ *   17: dry runs (WIRE_OFFER_DRY_RUN, GONE);
+ *   16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's
+ *     deletions (WIRE_OFFER_DELETE);
+ *   15: hard links (WIRE_OFFER_HARD, PACK_F_HARD);
+ *   14: a tree's modes exact (0: none of the bits), DEST's and directories'
+ *     mtimes;
+ *   13: 1 MiB digest blocks in 64 MiB groups, lanes split by them;
+ *   12: a chain's tree resumes (a relayed DEST);
+ *   11: routes of 512 nodes;
+ *   10: relay chains (ROUTE);
+ *   9: the receiver says it is verifying;
+ *   8: two files in flight;
+ *   7: trees resume;
+ *   6: sync;
+ *   5: packs;
+ *   4: sessions, block digest, resuming.
+ */
+#define WIRE_VERSION            18
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
