@@ -119,12 +119,18 @@ static void jobs_retry_cb(evutil_socket_t fd, short what, void *userdata)
 
         if (job->state != JOB_RETRYING)
                 return;
-        /* Each attempt starts from nothing (resuming is the receiver's to offer). */
+        /* Each attempt starts from what was published (job_first_file;
+         * resuming the rest is the receiver's to offer), shown so from
+         * now on, not from the next refresh: a chain's first node has
+         * those bytes, the relays' hops start over. */
         job->status = WIRE_OK;
         job->text[0] = '\0';
-        job->bytes_done = job->usec = job->rate = 0;
-        if (job->node_bytes)
+        job->usec = job->rate = 0;
+        job->bytes_done = job_entry(job)->published;
+        if (job->node_bytes) {
                 memset(job->node_bytes, 0, job->nodes * sizeof(job->node_bytes[0]));
+                job->node_bytes[0] = MIN(job->bytes_done, job->size);
+        }
         log_debug("job %" PRIu64 ": attempt %u queued", job->id, job->attempt);
         jobs_set_state(job, JOB_QUEUED);
         jobs_notify(job);
