@@ -18,11 +18,22 @@ TAP_LINE = re.compile(r'^(not ok|ok)\b[^#]*(?:#\s*(\w+))?', re.IGNORECASE)
 TAP_PLAN = re.compile(r'^1\.\.(\d+)')
 
 
+def why_failed(comments):
+    """What a failed subtest printed about its failure: its FAIL lines (the
+    testbed's tb_fail) or, without any, its last comment lines."""
+    fails = [c for c in comments if '] FAIL: ' in c]
+    return (fails or comments)[-5:]
+
+
 def count_test(t, tot, report):
     lines = (t.get('stdout') or '').splitlines()
     plan, seen, passed, failed, skipped = None, 0, 0, 0, 0
     not_ok = []
+    section = []        # comment lines since the last subtest's verdict
     for line in lines:
+        if line.startswith('#'):
+            section.append(line)
+            continue
         m = TAP_PLAN.match(line)
         if m and plan is None:
             plan = int(m.group(1))
@@ -40,6 +51,8 @@ def count_test(t, tot, report):
         else:
             failed += 1
             not_ok.append(line)
+            not_ok.extend('  ' + c for c in why_failed(section))
+        section = []
     result = t.get('result', 'ERROR')
     name = t.get('name', '?')
     if plan is None and seen == 0:
@@ -60,9 +73,9 @@ def count_test(t, tot, report):
         not_ok.append(f'(every subtest passed, but the test ended {result})')
     if failed:
         report.append(f'FAILED: {name} ({result}, {failed} failed)')
-        report.extend('    ' + line[:300] for line in not_ok[:20])
-        if len(not_ok) > 20:
-            report.append(f'    ... and {len(not_ok) - 20} more')
+        report.extend('    ' + line[:500] for line in not_ok[:40])
+        if len(not_ok) > 40:
+            report.append(f'    ... and {len(not_ok) - 40} more')
     tot['passed'] += passed
     tot['failed'] += failed
     tot['skipped'] += skipped

@@ -6,6 +6,9 @@
 # A scenario exits 0 to pass, 77 to skip (tb_skip), anything else to fail.
 
 set -euo pipefail
+# A scenario that set -e ends names what failed, as tb_fail would: the
+# command and its line (a failure inside a function ends it unnamed).
+trap 'tb_log "FAIL: exit status $? of line $LINENO: $BASH_COMMAND" >&2' ERR
 
 # Config files, units and control sockets of the two peers, for scenarios.
 ALPHA_CONF=/etc/rdmaxferd/rdmaxferd.conf

@@ -126,6 +126,21 @@ jfields_wait() {
         done
 }
 
+# jobs_since UNIT SINCE DIRECTION: UNIT's transfer entries of DIRECTION
+# (send, recv) since SINCE (journalctl's --since), as -o export without
+# NULs, given up to 10 s for one with a RDMAXFER_RESULT to be there: a
+# receiver logs its job a moment after the sender's xferctl returned, and
+# journald writes what it is sent asynchronously.
+jobs_since() {
+        local i js
+        for ((i = 0; i < 50; i++)); do
+                js=$(journalctl -u "$1" --no-pager --since "$2" -o export RDMAXFER_DIRECTION="$3" | tr -d '\000')
+                if grep -q '^RDMAXFER_RESULT=' <<<"$js"; then break; fi
+                sleep 0.2
+        done
+        printf '%s\n' "$js"
+}
+
 # incoming_clean DIR [ALLOWED...]: nothing in DIR but the ALLOWED names
 # (no temporary or partial files).
 incoming_clean() {

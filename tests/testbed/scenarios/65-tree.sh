@@ -54,7 +54,7 @@ tb_log "all $nfiles files identical on beta"
 # are for log_level debug), counting every file, under one transfer id.
 for side in "$ALPHA_UNIT send" "$BETA_UNIT recv"; do
         unit=${side% *} dir=${side#* }
-        js=$(journalctl -u "$unit" --no-pager --since "$since" -o export RDMAXFER_DIRECTION="$dir" | tr -d '\000')
+        js=$(jobs_since "$unit" "$since" "$dir")
         [[ $(grep -c '^RDMAXFER_FILE=' <<<"$js") == 1 ]] || tb_fail "$unit: not one journal entry for the job"
         [[ $(sed -n 's/^RDMAXFER_FILES=//p' <<<"$js") == "$nfiles" &&
            $(sed -n 's/^RDMAXFER_FILES_TOTAL=//p' <<<"$js") == "$nfiles" &&
@@ -289,7 +289,7 @@ want=$(xferctl sum "$pk/d08/sub/f003") || tb_fail "xferctl sum failed"
 got=$(getfattr --only-values -n user.rdmaxfer.digest "$BETA_IN/runs/packs/d08/sub/f003") ||
         tb_fail "a packed file was published without user.rdmaxfer.digest"
 [[ "$got  $pk/d08/sub/f003" == "$want" ]] || tb_fail "packed file's xattr $got, xferctl sum: $want"
-js=$(journalctl -u "$BETA_UNIT" --no-pager --since "$since" -o export RDMAXFER_DIRECTION=recv | tr -d '\000')
+js=$(jobs_since "$BETA_UNIT" "$since" recv)
 files=$(sed -n 's/^RDMAXFER_FILES=//p' <<<"$js" | tail -n 1)
 packs=$(sed -n 's/^RDMAXFER_PACKS=//p' <<<"$js" | tail -n 1)
 [[ $files == "$entries" ]] || tb_fail "the receiver's job entry counts ${files:-no} files, not $entries"
@@ -314,14 +314,19 @@ out=$(timeout 120 xferctl send -r "$SRC/wide" "$BETA_ADDR" --to runs/wide 2>&1) 
 rm -rf "$SRC/wide" "$BETA_IN/runs/wide"
 tb_log "a job that failed while entries were still being handed over let xferctl go"
 
+# stage_new STAGES: beta's partial_dir has a tree's staging directory that
+# is not among STAGES (what it had before).
+stages() { find "$BETA_PART" -mindepth 1 -maxdepth 1 -name '*.tree' | sort; }
+stage_new() { [[ -n $(comm -13 <(printf '%s\n' "$1") <(stages)) ]]; }
+
 # Nothing visible before the end: slowed down, the tree is not there half-way.
 make_file "$tree/a/b/slow.bin" $((6 * 1024 * 1024))
+before=$(stages)
 xferctl send -r "$tree" "$BETA_ADDR" --to runs/t2 --bwlimit 2M >"$TESTBED_SHARE/t2.out" 2>&1 &
 t2=$!
-sleep 2
-[[ ! -e $BETA_IN/runs/t2 ]] || tb_fail "runs/t2 is visible before its job ended"
 # Kept for a retry: staged in beta's partial_dir, not in incoming_dir.
-ls -A "$BETA_PART" | grep -q '\.tree$' || tb_fail "no staging directory in partial_dir while the job runs"
+wait_for 60 stage_new "$before" || tb_fail "no staging directory in partial_dir while the job runs"
+[[ ! -e $BETA_IN/runs/t2 ]] || tb_fail "runs/t2 is visible before its job ended"
 ! ls -A "$BETA_IN" | grep -q '^\.rdmaxfer' || tb_fail "a staging directory in incoming_dir: $(ls -A "$BETA_IN")"
 # 23: the FIFO and the outside symlink are left out, as before.
 rc=0
@@ -334,14 +339,16 @@ tb_log "nothing of runs/t2 was visible until its last file was verified"
 # sender gives up; 67-tree-resume has the retry that continues). What it
 # staged stays in its partial_dir for partial_retention, nothing of it in
 # incoming_dir.
+before=$(stages)
 xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to runs/t3 --bwlimit 2M >"$TESTBED_SHARE/t3.out" 2>&1 &
 t3=$!
-sleep 2
+wait_for 60 stage_new "$before" || tb_fail "runs/t3 was never staged in partial_dir"
+sleep 1
 systemctl kill -s SIGKILL "$BETA_UNIT"
 wait "$t3" && tb_fail "the send to a killed receiver succeeded"
 [[ ! -e $BETA_IN/runs/t3 ]] || tb_fail "runs/t3 was published by a killed receiver"
 tb_run systemctl restart "$BETA_UNIT"
-ls -A "$BETA_PART" | grep -q '\.tree$' || tb_fail "beta kept nothing of runs/t3 for a retry"
+stage_new "$before" || tb_fail "beta kept nothing of runs/t3 for a retry"
 ! ls -A "$BETA_IN" | grep -q '^\.rdmaxfer' || tb_fail "a staging directory in incoming_dir: $(ls -A "$BETA_IN")"
 tb_log "a receiver killed half-way published nothing; it kept what it staged in partial_dir"
 
@@ -384,7 +391,7 @@ diff -r --no-dereference "$st" "$BETA_IN/t-sync" | grep -v "^Only in $BETA_IN/t-
         tb_fail "t-sync is not the new source plus gone.txt"
 [[ -f $BETA_IN/t-sync/gone.txt && -L $BETA_IN/t-sync/link ]] ||
         tb_fail "sync removed what the source no longer has, or the symlink is not one"
-js=$(journalctl -u "$ALPHA_UNIT" --no-pager --since "@$since_sync" -o export RDMAXFER_DIRECTION=send | tr -d '\000')
+js=$(jobs_since "$ALPHA_UNIT" "@$since_sync" send)
 skipped=$(sed -n 's/^RDMAXFER_SKIPPED=//p' <<<"$js" | tail -n 1)
 bytes=$(sed -n 's/^RDMAXFER_BYTES=//p' <<<"$js" | tail -n 1)
 total=$(find "$st" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')

@@ -44,8 +44,7 @@ tree_oracle "$tree" "$BETA_IN/links/t1"
 [[ $(stat -c %h "$BETA_IN/links/t1/sub/deep/small3.txt") == 3 ]] || tb_fail "small.txt's file has not 3 names"
 [[ $(stat -c %h "$BETA_IN/links/t1/once.txt") == 1 ]] || tb_fail "once.txt is linked to something"
 # The job's one entry on beta (its RDMAXFER_FILE counts files, names none).
-bytes=$(journalctl -u "$BETA_UNIT" --no-pager --since "$since" -o export RDMAXFER_DIRECTION=recv |
-        tr -d '\000' | sed -n 's/^RDMAXFER_BYTES=//p' | tail -n 1)
+bytes=$(jobs_since "$BETA_UNIT" "$since" recv | sed -n 's/^RDMAXFER_BYTES=//p' | tail -n 1)
 [[ -n $bytes ]] || tb_fail "no RDMAXFER_BYTES for the job in beta's journal"
 ((bytes <= distinct * 105 / 100)) ||
         tb_fail "$bytes bytes moved for $distinct bytes of distinct data (more than 1.05 x: sent twice?)"

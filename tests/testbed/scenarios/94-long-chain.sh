@@ -98,10 +98,9 @@ chain "$SRC/long.dat"
 for a in "${NODES[@]}"; do
         same_file "$SRC/long.dat" "$(in_of "$a")/long.dat"
 done
-nodes=$(journalctl -u "$ALPHA_UNIT" --no-pager -o export --since "@$SINCE" RDMAXFER_DIRECTION=send |
-        tr -d '\000' | sed -n 's/^RDMAXFER_NODES=//p' | tail -n 1)
-nodes_ok=$(journalctl -u "$ALPHA_UNIT" --no-pager -o export --since "@$SINCE" RDMAXFER_DIRECTION=send |
-        tr -d '\000' | sed -n 's/^RDMAXFER_NODES_OK=//p' | tail -n 1)
+js=$(jobs_since "$ALPHA_UNIT" "@$SINCE" send)
+nodes=$(sed -n 's/^RDMAXFER_NODES=//p' <<<"$js" | tail -n 1)
+nodes_ok=$(sed -n 's/^RDMAXFER_NODES_OK=//p' <<<"$js" | tail -n 1)
 [[ $nodes == 35 && $nodes_ok == 35 ]] || tb_fail "alpha's send entry: RDMAXFER_NODES '$nodes', _OK '$nodes_ok'"
 # The 28th node is the first that only the route's second part named: the
 # 27th relayed to it with the rest of the route, which it had whole.
