@@ -39,6 +39,8 @@ LAYERS = [
     ("daemon", 9, "daemon/*"),
     ("xferctl-pure", 1, "client/pure/"),
     ("xferctl", 2, "client/*"),
+    ("lander-fs", 1, "lander/fs/"),
+    ("lander", 2, "lander/*"),
 ]
 
 # The build's own generated header (config-build.h): below everything.
