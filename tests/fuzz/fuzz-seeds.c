@@ -5,10 +5,11 @@
  * having to discover each exact layout by chance; likewise a record of
  * each kind into DIR/partial (a file's partial, a published file, a kept
  * tree, a published tree) and lists of a tree's entries into DIR/entlist.
+ * And one lander message of every type into DIR/landmsg.
  * tests/fuzz/run-fuzz adds them to each run; tests/fuzz/corpus/{wire,ctl,
- * partial,entlist} hold a copy from when the formats last changed (entlist's
+ * partial,entlist,landmsg} hold a copy from when the formats last changed (entlist's
  * in the byte order of x86, as a list is in its host's). To renew the copy
- * of F (wire, ctl, partial or entlist), from the source tree:
+ * of F (wire, ctl, partial, entlist or landmsg), from the source tree:
  *   fuzz-seeds DIR && rm -f tests/fuzz/corpus/F/seed-?? && cp DIR/F/seed-?? tests/fuzz/corpus/F/
  */
 
@@ -21,6 +22,7 @@
 
 #include "ctl.h"
 #include "entlist.h"
+#include "landmsg.h"
 #include "name.h"
 #include "pack.h"
 #include "partial.h"
@@ -582,9 +584,60 @@ static int entlist_seeds(const char *dir)
         return rc;
 }
 
+static int landmsg_seeds(const char *dir)
+{
+        static uint8_t buf[LANDMSG_MSG_MAX];
+        static struct landmsg m;
+        static const uint16_t ops[] = { LANDMSG_MKDIR, LANDMSG_TMPFILE, LANDMSG_LINK, LANDMSG_OPEN_READ,
+                                        LANDMSG_END };
+        int i = 0, r = 0;
+
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_SESSION;
+        m.id = 1;
+        m.session.direction = LANDMSG_PUSH;
+        m.session.naddrs = 2;
+        memset(m.session.token, 0x11, sizeof(m.session.token));
+        m.session.addrs[0][10] = m.session.addrs[0][11] = 0xff;
+        m.session.addrs[0][12] = 198;
+        m.session.addrs[0][13] = 18;
+        m.session.addrs[0][15] = 2;
+        m.session.addrs[1][0] = 0xfd;
+        strcpy(m.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
+        strcpy(m.session.dest, "/scratch/alice/run1");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_SESSION_OK;
+        m.id = 1;
+        m.session_ok = (struct landmsg_session_ok){ .session = 1, .uid = 61001, .gid = 61001, .user = "alice" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+                memset(&m, 0, sizeof(m));
+                m.type = ops[k];
+                m.id = 2 + (uint32_t)k;
+                m.op.session = 1;
+                if (ops[k] == LANDMSG_MKDIR || ops[k] == LANDMSG_TMPFILE)
+                        m.op.mode = 0640;
+                if (ops[k] != LANDMSG_END)
+                        strcpy(m.op.path, "sub/.dot/d");
+                if (ops[k] == LANDMSG_LINK)
+                        strcpy(m.op.leaf, "data.bin");
+                r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        }
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_OK;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.type = LANDMSG_FD;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.type = LANDMSG_ERROR;
+        m.error = (struct landmsg_error){ .err = 13, .verdict = 2, .where = "/scratch/evil", .text = "refused" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        return r;
+}
+
 int main(int argc, char **argv)
 {
-        static const char *const subs[] = { "wire", "ctl", "partial", "entlist" };
+        static const char *const subs[] = { "wire", "ctl", "partial", "entlist", "landmsg" };
         char path[4096];
 
         if (argc != 2) {
@@ -597,7 +650,7 @@ int main(int argc, char **argv)
                 mkdir(path, 0755);
         }
         if (wire_seeds(argv[1]) != 0 || ctl_seeds(argv[1]) != 0 || partial_seeds(argv[1]) != 0 ||
-            entlist_seeds(argv[1]) != 0) {
+            entlist_seeds(argv[1]) != 0 || landmsg_seeds(argv[1]) != 0) {
                 fprintf(stderr, "%s: cannot write seeds: %s\n", argv[1], strerror(errno));
                 return 1;
         }

@@ -1,0 +1,352 @@
+#include "landmsg.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <sodium.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "bytes.h"
+#include "macro.h"
+#include "name.h"
+
+/* Fixed parts of each payload, before its variable fields. */
+#define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
+#define SESSION_OK_FIXED        (8 + 4 + 4 + 1)
+#define OP_FIXED                (8 + 4 + 2 + 1)         /* session, mode, path and leaf lengths */
+#define ERROR_FIXED             (4 + 2 + 2 + 1)
+
+static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
+              LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
+static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX <= LANDMSG_MSG_MAX, "an op fits");
+static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
+              "an ERROR fits");
+
+static bool cred_ok(const char *s, size_t n)
+{
+        if (n == 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (s[i] < 0x21 || s[i] > 0x7e)
+                        return false;
+        return true;
+}
+
+/* A request's path: "" (DEST itself) or relative, in name_path_check's form. */
+static bool rel_ok(const char *s, size_t n)
+{
+        return n == 0 || name_path_check(s, n, NULL) == NAME_OK;
+}
+
+static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t dest_len)
+{
+        return (s->direction == LANDMSG_PUSH || s->direction == LANDMSG_PULL) && s->naddrs >= 1 &&
+               s->naddrs <= LANDMSG_ADDRS_MAX && cred_len <= LANDMSG_CRED_MAX && cred_ok(s->cred, cred_len) &&
+               dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
+}
+
+/* What each op type carries: a path, a leaf, a mode. */
+static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, size_t leaf_len)
+{
+        if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
+            !rel_ok(op->path, path_len))
+                return false;
+        switch (type) {
+        case LANDMSG_MKDIR:
+        case LANDMSG_TMPFILE:
+                return (op->mode & ~07777u) == 0 && leaf_len == 0;
+        case LANDMSG_LINK:
+                return op->mode == 0 && name_check(op->leaf, leaf_len) == NAME_OK;
+        case LANDMSG_OPEN_READ:
+                return op->mode == 0 && leaf_len == 0;
+        case LANDMSG_END:
+                return op->mode == 0 && leaf_len == 0 && path_len == 0;
+        default:
+                return false;
+        }
+}
+
+static size_t field_len(const char *s, size_t size)
+{
+        return strnlen(s, size);
+}
+
+int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
+{
+        struct bytes_out o = BYTES_OUT(buf, cap);
+        size_t l1 = 0, l2 = 0, plen;
+
+        switch (m->type) {
+        case LANDMSG_SESSION:
+                l1 = field_len(m->session.cred, sizeof(m->session.cred));
+                l2 = field_len(m->session.dest, sizeof(m->session.dest));
+                if (!session_ok(&m->session, l1, l2))
+                        return -EINVAL;
+                plen = SESSION_FIXED + (size_t)m->session.naddrs * LANDMSG_ADDR_SIZE + l1 + l2;
+                break;
+        case LANDMSG_SESSION_OK:
+                l1 = field_len(m->session_ok.user, sizeof(m->session_ok.user));
+                if (m->session_ok.session == 0 || l1 > LANDMSG_USER_MAX)
+                        return -EINVAL;
+                plen = SESSION_OK_FIXED + l1;
+                break;
+        case LANDMSG_MKDIR:
+        case LANDMSG_TMPFILE:
+        case LANDMSG_LINK:
+        case LANDMSG_OPEN_READ:
+        case LANDMSG_END:
+                l1 = field_len(m->op.path, sizeof(m->op.path));
+                l2 = field_len(m->op.leaf, sizeof(m->op.leaf));
+                if (!op_ok(m->type, &m->op, l1, l2))
+                        return -EINVAL;
+                plen = OP_FIXED + l1 + l2;
+                break;
+        case LANDMSG_OK:
+        case LANDMSG_FD:
+                plen = 0;
+                break;
+        case LANDMSG_ERROR:
+                l1 = field_len(m->error.where, sizeof(m->error.where));
+                l2 = field_len(m->error.text, sizeof(m->error.text));
+                if (m->error.err == 0 || l1 > LANDMSG_PATH_MAX || l2 > LANDMSG_TEXT_MAX)
+                        return -EINVAL;
+                plen = ERROR_FIXED + l1 + l2;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (LANDMSG_HEADER_SIZE + plen > cap)
+                return -ENOBUFS;
+
+        bytes_put_u32(&o, LANDMSG_MAGIC);
+        bytes_put_u16(&o, LANDMSG_VERSION);
+        bytes_put_u16(&o, m->type);
+        bytes_put_u32(&o, m->id);
+        bytes_put_u32(&o, (uint32_t)plen);
+        switch (m->type) {
+        case LANDMSG_SESSION:
+                bytes_put_u8(&o, m->session.direction);
+                bytes_put_u8(&o, 0);
+                bytes_put_u16(&o, m->session.naddrs);
+                bytes_put_mem(&o, m->session.token, LANDMSG_TOKEN_SIZE);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u16(&o, (uint16_t)l2);
+                bytes_put_mem(&o, m->session.addrs, (size_t)m->session.naddrs * LANDMSG_ADDR_SIZE);
+                bytes_put_mem(&o, m->session.cred, l1);
+                bytes_put_mem(&o, m->session.dest, l2);
+                break;
+        case LANDMSG_SESSION_OK:
+                bytes_put_u64(&o, m->session_ok.session);
+                bytes_put_u32(&o, m->session_ok.uid);
+                bytes_put_u32(&o, m->session_ok.gid);
+                bytes_put_u8(&o, (uint8_t)l1);
+                bytes_put_mem(&o, m->session_ok.user, l1);
+                break;
+        case LANDMSG_MKDIR:
+        case LANDMSG_TMPFILE:
+        case LANDMSG_LINK:
+        case LANDMSG_OPEN_READ:
+        case LANDMSG_END:
+                bytes_put_u64(&o, m->op.session);
+                bytes_put_u32(&o, m->op.mode);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u8(&o, (uint8_t)l2);
+                bytes_put_mem(&o, m->op.path, l1);
+                bytes_put_mem(&o, m->op.leaf, l2);
+                break;
+        case LANDMSG_ERROR:
+                bytes_put_u32(&o, m->error.err);
+                bytes_put_u16(&o, m->error.verdict);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u8(&o, (uint8_t)l2);
+                bytes_put_mem(&o, m->error.where, l1);
+                bytes_put_mem(&o, m->error.text, l2);
+                break;
+        }
+        return o.overflow ? -ENOBUFS : (int)o.off;
+}
+
+int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+        uint32_t magic, plen;
+        uint16_t version, l1, l2;
+        bool ok = true;
+
+        memset(m, 0, sizeof(*m));
+        if (!buf || len < LANDMSG_HEADER_SIZE || len > LANDMSG_MSG_MAX)
+                return -EBADMSG;
+        magic = bytes_get_u32(&in);
+        version = bytes_get_u16(&in);
+        m->type = bytes_get_u16(&in);
+        m->id = bytes_get_u32(&in);
+        plen = bytes_get_u32(&in);
+        if (magic != LANDMSG_MAGIC)
+                return -EBADMSG;
+        if (version != LANDMSG_VERSION)
+                return -EPROTONOSUPPORT;
+        if (plen != len - LANDMSG_HEADER_SIZE)
+                return -EBADMSG;
+
+        switch (m->type) {
+        case LANDMSG_SESSION: {
+                struct landmsg_session *s = &m->session;
+
+                s->direction = bytes_get_u8(&in);
+                ok = bytes_get_u8(&in) == 0;
+                s->naddrs = bytes_get_u16(&in);
+                bytes_get_mem(&in, s->token, LANDMSG_TOKEN_SIZE);
+                l1 = bytes_get_u16(&in);
+                l2 = bytes_get_u16(&in);
+                if (!ok || s->naddrs < 1 || s->naddrs > LANDMSG_ADDRS_MAX)
+                        return -EBADMSG;
+                bytes_get_mem(&in, s->addrs, (size_t)s->naddrs * LANDMSG_ADDR_SIZE);
+                ok = bytes_get_str(&in, s->cred, sizeof(s->cred), l1) &&
+                     bytes_get_str(&in, s->dest, sizeof(s->dest), l2) && session_ok(s, l1, l2);
+                break;
+        }
+        case LANDMSG_SESSION_OK:
+                m->session_ok.session = bytes_get_u64(&in);
+                m->session_ok.uid = bytes_get_u32(&in);
+                m->session_ok.gid = bytes_get_u32(&in);
+                l1 = bytes_get_u8(&in);
+                ok = bytes_get_str(&in, m->session_ok.user, sizeof(m->session_ok.user), l1) &&
+                     m->session_ok.session != 0;
+                break;
+        case LANDMSG_MKDIR:
+        case LANDMSG_TMPFILE:
+        case LANDMSG_LINK:
+        case LANDMSG_OPEN_READ:
+        case LANDMSG_END:
+                m->op.session = bytes_get_u64(&in);
+                m->op.mode = bytes_get_u32(&in);
+                l1 = bytes_get_u16(&in);
+                l2 = bytes_get_u8(&in);
+                ok = bytes_get_str(&in, m->op.path, sizeof(m->op.path), l1) &&
+                     bytes_get_str(&in, m->op.leaf, sizeof(m->op.leaf), l2) && op_ok(m->type, &m->op, l1, l2);
+                break;
+        case LANDMSG_OK:
+        case LANDMSG_FD:
+                break;
+        case LANDMSG_ERROR:
+                m->error.err = bytes_get_u32(&in);
+                m->error.verdict = bytes_get_u16(&in);
+                l1 = bytes_get_u16(&in);
+                l2 = bytes_get_u8(&in);
+                ok = bytes_get_str(&in, m->error.where, sizeof(m->error.where), l1) &&
+                     bytes_get_str(&in, m->error.text, sizeof(m->error.text), l2) && m->error.err != 0;
+                break;
+        default:
+                return -EBADMSG;
+        }
+        /* Every byte accounted for: nothing trails a message. */
+        if (!ok || in.underflow || in.off != len)
+                return -EBADMSG;
+        return 0;
+}
+
+int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_BINDING_SIZE])
+{
+        static const char prefix[16] = "rdmaxfer-land-1";
+        static const uint8_t key[] = "rdmaxfer lander binding, version 1";
+        crypto_generichash_state st;
+        uint8_t head[1 + 2 + 2];
+        size_t dest_len = strnlen(s->dest, sizeof(s->dest));
+        struct bytes_out o = BYTES_OUT(head, sizeof(head));
+
+        if (s->naddrs < 1 || s->naddrs > LANDMSG_ADDRS_MAX || dest_len > LANDMSG_PATH_MAX)
+                return -EINVAL;
+        bytes_put_u8(&o, s->direction);
+        bytes_put_u16(&o, (uint16_t)dest_len);
+        bytes_put_u16(&o, s->naddrs);
+        if (crypto_generichash_init(&st, key, sizeof(key) - 1, 32) < 0)
+                return -EIO;
+        crypto_generichash_update(&st, head, sizeof(head));
+        crypto_generichash_update(&st, (const uint8_t *)s->dest, dest_len);
+        crypto_generichash_update(&st, s->token, LANDMSG_TOKEN_SIZE);
+        crypto_generichash_update(&st, &s->addrs[0][0], (size_t)s->naddrs * LANDMSG_ADDR_SIZE);
+        memcpy(out, prefix, sizeof(prefix));
+        return crypto_generichash_final(&st, out + sizeof(prefix), 32) < 0 ? -EIO : 0;
+}
+
+int landmsg_send(int sock, const struct landmsg *m, int fd)
+{
+        uint8_t buf[LANDMSG_MSG_MAX];
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        struct iovec iov;
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+        int len = landmsg_encode(buf, sizeof(buf), m);
+
+        if (len < 0)
+                return len;
+        iov = (struct iovec){ .iov_base = buf, .iov_len = (size_t)len };
+        if (fd >= 0) {
+                struct cmsghdr *cmsg;
+
+                memset(&control, 0, sizeof(control));
+                msg.msg_control = control.buf;
+                msg.msg_controllen = sizeof(control.buf);
+                cmsg = CMSG_FIRSTHDR(&msg);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+        }
+        do
+                n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == len ? 0 : -EMSGSIZE;
+}
+
+int landmsg_recv(int sock, struct landmsg *m, int *fd)
+{
+        uint8_t buf[LANDMSG_MSG_MAX];
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control;
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+        struct msghdr msg;
+        _cleanup_(closep) int passed = -1;
+        ssize_t n;
+        int r;
+
+        *fd = -1;
+        do {
+                msg = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                                       .msg_controllen = sizeof(control.buf) };
+                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        } while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        /* Every descriptor that came is taken before anything is checked:
+         * the first kept, any other closed. */
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int got;
+
+                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (passed < 0)
+                                passed = got;
+                        else
+                                safe_close(got);
+                }
+        }
+        if (n == 0)
+                return -ECONNRESET;
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+                return -EBADMSG;
+        r = landmsg_decode(buf, (size_t)n, m);
+        if (r < 0)
+                return r;
+        *fd = TAKE_FD(passed);
+        return 0;
+}

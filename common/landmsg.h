@@ -1,0 +1,143 @@
+#pragma once
+
+/*
+ * The lander protocol (issue 33): rdmaxferd and rdmaxfer-lander over an
+ * AF_UNIX SOCK_SEQPACKET socket, one datagram a message. The daemon asks,
+ * the lander answers each request in order, echoing its id; a descriptor
+ * travels with a message by SCM_RIGHTS.
+ *
+ * Every message: a 16-byte header (magic "XLND", version, type, id,
+ * payload length), little-endian, then the payload. A lander answers a
+ * version it does not speak with ERROR (EPROTONOSUPPORT) and closes.
+ *
+ *   daemon -> lander                         lander -> daemon
+ *   SESSION {direction, token, addrs,        SESSION_OK {session, uid, gid, user} | ERROR
+ *            cred, dest}
+ *   MKDIR {session, mode, path}              OK | ERROR
+ *   TMPFILE {session, mode, path}            FD + fd (O_TMPFILE, O_RDWR) | ERROR
+ *   LINK {session, path, leaf} + fd          OK | ERROR
+ *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
+ *   END {session}                            OK | ERROR
+ *
+ * A session is one job's identity, proven by the MUNGE credential @cred
+ * that the user's xferctl made: the lander decodes it through its own
+ * munged, so that the daemon, which only carries it, can never make the
+ * lander act as a user who did not ask. The credential's payload binds
+ * it to the job (landmsg_binding): the direction, DEST (the absolute
+ * path the user named), the job's token and the addresses of the nodes
+ * it may be used on, one of which must be this host's. Every request
+ * after it names a path relative to DEST ("" for DEST itself), walked as
+ * that user beneath the admin's landing roots.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
+#define LANDMSG_VERSION         1
+#define LANDMSG_HEADER_SIZE     16
+/* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
+ * binding's payload is some 200 bytes. */
+#define LANDMSG_CRED_MAX        2048
+#define LANDMSG_PATH_MAX        4095    /* DEST, absolute; a request's path, relative */
+#define LANDMSG_LEAF_MAX        255
+#define LANDMSG_USER_MAX        255
+#define LANDMSG_TEXT_MAX        255
+/* A relay chain's nodes (ctl.h's CTL_NODES_MAX), each as 16 bytes: an
+ * IPv6 address, or an IPv4 one mapped (::ffff:a.b.c.d). */
+#define LANDMSG_ADDRS_MAX       512
+#define LANDMSG_ADDR_SIZE       16
+#define LANDMSG_TOKEN_SIZE      16
+#define LANDMSG_MSG_MAX         (LANDMSG_HEADER_SIZE + 24 + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + \
+                                 LANDMSG_CRED_MAX + LANDMSG_PATH_MAX)
+
+enum landmsg_type {
+        LANDMSG_SESSION = 1,
+        LANDMSG_SESSION_OK = 2,
+        LANDMSG_MKDIR = 3,
+        LANDMSG_TMPFILE = 4,
+        LANDMSG_LINK = 5,
+        LANDMSG_OPEN_READ = 6,
+        LANDMSG_END = 7,
+        LANDMSG_OK = 8,
+        LANDMSG_FD = 9,
+        LANDMSG_ERROR = 10,
+        _LANDMSG_TYPE_MAX,
+};
+
+enum landmsg_direction {
+        LANDMSG_PUSH = 1,       /* files land as the user (xferctl send ... PEER:/path) */
+        LANDMSG_PULL = 2,       /* files are read as the user (xferctl get PEER:/path) */
+};
+
+struct landmsg_session {
+        uint8_t direction;      /* enum landmsg_direction */
+        uint16_t naddrs;        /* 1 .. LANDMSG_ADDRS_MAX */
+        uint8_t token[LANDMSG_TOKEN_SIZE];
+        uint8_t addrs[LANDMSG_ADDRS_MAX][LANDMSG_ADDR_SIZE];
+        char cred[LANDMSG_CRED_MAX + 1];        /* printable ASCII */
+        char dest[LANDMSG_PATH_MAX + 1];        /* begins with '/' */
+};
+
+struct landmsg_session_ok {
+        uint64_t session;       /* not 0 */
+        uint32_t uid, gid;
+        char user[LANDMSG_USER_MAX + 1];        /* the local user database's name, "" if none */
+};
+
+/* MKDIR, TMPFILE, LINK, OPEN_READ, END: what each uses of it. */
+struct landmsg_op {
+        uint64_t session;
+        uint32_t mode;          /* MKDIR, TMPFILE: 07777 bits */
+        char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST (name_path_check), "": DEST */
+        char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK: one name (name_check) */
+};
+
+/* Why a request was refused: an errno, and for a path the lander
+ * refused on its own grounds a verdict (landfs.h's), where it stopped
+ * and a sentence for the user. */
+struct landmsg_error {
+        uint32_t err;           /* a positive errno, not 0 */
+        uint16_t verdict;       /* 0, or the lander's own reason */
+        char where[LANDMSG_PATH_MAX + 1];
+        char text[LANDMSG_TEXT_MAX + 1];
+};
+
+struct landmsg {
+        uint16_t type;
+        uint32_t id;            /* the request's; its answer echoes it */
+        union {
+                struct landmsg_session session;
+                struct landmsg_session_ok session_ok;
+                struct landmsg_op op;
+                struct landmsg_error error;
+        };
+};
+
+/* Encode @m into @buf (@cap bytes): its length, or -EINVAL (a field out
+ * of its bounds, an unknown type) or -ENOBUFS. */
+int landmsg_encode(void *buf, size_t cap, const struct landmsg *m);
+/*
+ * Decode the @len bytes at @buf into @m: 0, -EPROTONOSUPPORT (another
+ * version: the header's id and type are still in @m, for the answer), or
+ * -EBADMSG (anything else wrong: magic, length, a field out of bounds, an
+ * unknown type).
+ */
+int landmsg_decode(const void *buf, size_t len, struct landmsg *m);
+
+/*
+ * The payload of a session's MUNGE credential: LANDMSG_BINDING_SIZE bytes,
+ * a fixed prefix and a keyed BLAKE2b-256 of the direction, DEST, the
+ * token and the addresses, each with its length, so that no two jobs
+ * share one. xferctl puts it in the credential; the lander computes it
+ * again from SESSION and compares.
+ */
+#define LANDMSG_BINDING_SIZE    48
+int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_BINDING_SIZE]);
+
+/* Send @m with @fd (-1: none) on @sock; receive one into @m and *@fd
+ * (-1 when none came; any more are closed). 0 or -errno (-ECONNRESET at
+ * the end, landmsg_decode's). */
+int landmsg_send(int sock, const struct landmsg *m, int fd);
+int landmsg_recv(int sock, struct landmsg *m, int *fd);

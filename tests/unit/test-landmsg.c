@@ -1,0 +1,287 @@
+/*
+ * The lander protocol (common/landmsg.c): every message round-trips, every
+ * field out of its bounds is refused on both sides, a message cut short
+ * or with a byte too many is refused, another version is told apart, the
+ * binding of a credential changes with every field it covers, and a
+ * descriptor travels with a message over a real socket pair.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "landmsg.h"
+#include "macro.h"
+#include "tap.h"
+
+static uint8_t buf[LANDMSG_MSG_MAX + 16];
+
+static struct landmsg *msg_new(uint16_t type)
+{
+        struct landmsg *m = calloc(1, sizeof(*m));
+
+        if (!m)
+                abort();
+        m->type = type;
+        m->id = 77;
+        return m;
+}
+
+static void session_fill(struct landmsg_session *s)
+{
+        s->direction = LANDMSG_PUSH;
+        s->naddrs = 2;
+        memset(s->token, 0xa5, sizeof(s->token));
+        s->addrs[0][10] = s->addrs[0][11] = 0xff;
+        s->addrs[0][12] = 198;
+        s->addrs[0][13] = 18;
+        s->addrs[0][15] = 2;
+        s->addrs[1][0] = 0xfd;
+        strcpy(s->cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
+        strcpy(s->dest, "/scratch/alice/run1");
+}
+
+/* Encode @m, decode it again: the same message, every byte. */
+static bool round_trip(const struct landmsg *m)
+{
+        struct landmsg *back = msg_new(0);
+        int n = landmsg_encode(buf, sizeof(buf), m);
+        bool same = n > 0 && landmsg_decode(buf, (size_t)n, back) == 0 && back->type == m->type &&
+                    back->id == m->id;
+
+        if (same) {
+                switch (m->type) {
+                case LANDMSG_SESSION:
+                        same = memcmp(&back->session, &m->session, sizeof(m->session)) == 0;
+                        break;
+                case LANDMSG_SESSION_OK:
+                        same = memcmp(&back->session_ok, &m->session_ok, sizeof(m->session_ok)) == 0;
+                        break;
+                case LANDMSG_ERROR:
+                        same = memcmp(&back->error, &m->error, sizeof(m->error)) == 0;
+                        break;
+                case LANDMSG_OK:
+                case LANDMSG_FD:
+                        break;
+                default:
+                        same = memcmp(&back->op, &m->op, sizeof(m->op)) == 0;
+                }
+        }
+        free(back);
+        return same;
+}
+
+static void test_round_trips(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_SESSION);
+
+        session_fill(&m->session);
+        ok(round_trip(m), "SESSION");
+        m->session.naddrs = LANDMSG_ADDRS_MAX;
+        memset(m->session.cred, 'A', LANDMSG_CRED_MAX);
+        memset(m->session.dest + 1, 'd', LANDMSG_PATH_MAX - 1);
+        ok(round_trip(m), "SESSION at every bound");
+        free(m);
+
+        m = msg_new(LANDMSG_SESSION_OK);
+        m->session_ok = (struct landmsg_session_ok){ .session = 9, .uid = 61001, .gid = 61001, .user = "alice" };
+        ok(round_trip(m), "SESSION_OK");
+        free(m);
+
+        static const uint16_t ops[] = { LANDMSG_MKDIR, LANDMSG_TMPFILE, LANDMSG_OPEN_READ };
+        for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+                m = msg_new(ops[i]);
+                m->op.session = 3;
+                m->op.mode = ops[i] == LANDMSG_OPEN_READ ? 0 : 0640;
+                strcpy(m->op.path, "a/.hidden/b c");
+                ok(round_trip(m), "op %u with a path", ops[i]);
+                memset(m->op.path, 0, sizeof(m->op.path));
+                ok(round_trip(m), "op %u on DEST itself", ops[i]);
+                free(m);
+        }
+        m = msg_new(LANDMSG_LINK);
+        m->op.session = 3;
+        strcpy(m->op.path, "sub");
+        strcpy(m->op.leaf, "data.bin");
+        ok(round_trip(m), "LINK");
+        free(m);
+        m = msg_new(LANDMSG_END);
+        m->op.session = 3;
+        ok(round_trip(m), "END");
+        m->type = LANDMSG_OK;
+        ok(round_trip(m), "OK");
+        m->type = LANDMSG_FD;
+        ok(round_trip(m), "FD");
+        free(m);
+        m = msg_new(LANDMSG_ERROR);
+        m->error = (struct landmsg_error){ .err = EACCES, .verdict = 2, .where = "/scratch/evil",
+                                           .text = "a symlink bob owns" };
+        ok(round_trip(m), "ERROR");
+        free(m);
+}
+
+static void test_bounds(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_SESSION);
+        int n;
+
+        session_fill(&m->session);
+        m->session.naddrs = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SESSION with no address: not encoded");
+        m->session.naddrs = LANDMSG_ADDRS_MAX + 1;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... with more than LANDMSG_ADDRS_MAX");
+        m->session.naddrs = 1;
+        m->session.direction = 3;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... an unknown direction");
+        m->session.direction = LANDMSG_PULL;
+        strcpy(m->session.cred, "MUNGE: x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... a credential that is not printable ASCII");
+        m->session.cred[0] = '\0';
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... no credential");
+        strcpy(m->session.cred, "MUNGE:x:");
+        strcpy(m->session.dest, "scratch");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... a relative DEST");
+        strcpy(m->session.dest, "/");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... DEST '/'");
+        strcpy(m->session.dest, "/x");
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0, "... and with all that right, encoded");
+        /* The decoder refuses what the encoder would not write. */
+        buf[LANDMSG_HEADER_SIZE] = 7;
+        is_int(landmsg_decode(buf, (size_t)n, m), -EBADMSG, "a direction of 7 on the wire: EBADMSG");
+        free(m);
+
+        m = msg_new(LANDMSG_MKDIR);
+        m->op.session = 1;
+        m->op.mode = 010000;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "MKDIR with a mode beyond 07777");
+        m->op.mode = 0755;
+        strcpy(m->op.path, "../x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a path with '..'");
+        strcpy(m->op.path, "/x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an absolute path");
+        strcpy(m->op.path, "a//b");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a path with '//'");
+        strcpy(m->op.path, "a");
+        m->op.session = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "session 0");
+        m->op.session = 1;
+        m->type = LANDMSG_LINK;
+        m->op.mode = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK without a leaf");
+        strcpy(m->op.leaf, "a/b");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK with a leaf holding '/'");
+        strcpy(m->op.leaf, "..");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK with '..'");
+        m->type = LANDMSG_END;
+        m->op.leaf[0] = '\0';
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "END with a path");
+        m->type = LANDMSG_ERROR;
+        memset(&m->error, 0, sizeof(m->error));
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "ERROR with errno 0");
+        m->type = 99;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an unknown type");
+        free(m);
+}
+
+static void test_framing(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_LINK), *d = msg_new(0);
+        bool all = true;
+        int n;
+
+        m->op.session = 5;
+        strcpy(m->op.path, "x/y");
+        strcpy(m->op.leaf, "f");
+        n = landmsg_encode(buf, sizeof(buf), m);
+        for (int cut = 0; cut < n; cut++)
+                all = all && landmsg_decode(buf, (size_t)cut, d) == -EBADMSG;
+        ok(all, "every prefix of a LINK: EBADMSG");
+        buf[n] = 0;
+        is_int(landmsg_decode(buf, (size_t)n + 1, d), -EBADMSG, "a byte more than its length says: EBADMSG");
+        buf[12]++;      /* the payload length */
+        buf[n] = 'g';
+        is_int(landmsg_decode(buf, (size_t)n + 1, d), -EBADMSG,
+               "a byte more, the length saying so, the leaf's length not: EBADMSG");
+        buf[12]--;
+        buf[0] ^= 1;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "another magic: EBADMSG");
+        buf[0] ^= 1;
+        buf[4] = 2;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EPROTONOSUPPORT, "version 2: EPROTONOSUPPORT");
+        ok(d->id == 77 && d->type == LANDMSG_LINK, "with the id and type to answer");
+        buf[4] = 1;
+        memcpy(buf + LANDMSG_HEADER_SIZE + 8 + 4 + 2 + 1 + 1, "\0", 1);
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a NUL inside a path: EBADMSG");
+        free(m);
+        free(d);
+}
+
+static void test_binding(void)
+{
+        struct landmsg_session *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+        uint8_t x[LANDMSG_BINDING_SIZE], y[LANDMSG_BINDING_SIZE];
+
+        session_fill(a);
+        *b = *a;
+        ok(landmsg_binding(a, x) == 0 && landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) == 0,
+           "one job, one binding");
+        ok(memcmp(x, "rdmaxfer-land-1", 16) == 0, "which says what it is");
+        strcpy(b->cred, "MUNGE:other:");
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) == 0, "the credential itself is not in it");
+        b->direction = LANDMSG_PULL;
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "another direction: another binding");
+        *b = *a;
+        strcpy(b->dest, "/scratch/alice/run2");
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "another DEST: another");
+        *b = *a;
+        b->token[15] ^= 1;
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "another token: another");
+        *b = *a;
+        b->addrs[1][15] = 1;
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "another address: another");
+        *b = *a;
+        b->naddrs = 1;
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "one address fewer: another");
+        free(a);
+        free(b);
+}
+
+static void test_socket(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_FD), *got = msg_new(0);
+        int sv[2], fd = -1, rfd = -1;
+        struct stat st1, st2;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                abort();
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        is_int(landmsg_send(sv[0], m, fd), 0, "an FD sent with a descriptor");
+        is_int(landmsg_recv(sv[1], got, &rfd), 0, "received");
+        ok(got->type == LANDMSG_FD && got->id == 77 && rfd >= 0 && rfd != fd && fstat(fd, &st1) == 0 &&
+           fstat(rfd, &st2) == 0 && st1.st_ino == st2.st_ino, "the same message, the same file");
+        ok((fcntl(rfd, F_GETFD) & FD_CLOEXEC) != 0, "close-on-exec");
+        safe_close(rfd);
+        ok(write(sv[0], "XLND", 4) == 4, "a broken message written");
+        is_int(landmsg_recv(sv[1], got, &rfd), -EBADMSG, "EBADMSG");
+        ok(rfd == -1, "and no descriptor");
+        safe_close(sv[0]);
+        is_int(landmsg_recv(sv[1], got, &rfd), -ECONNRESET, "the other end closed: ECONNRESET");
+        safe_close(sv[1]);
+        safe_close(fd);
+        free(m);
+        free(got);
+}
+
+int main(void)
+{
+        test_round_trips();
+        test_bounds();
+        test_framing();
+        test_binding();
+        test_socket();
+        return done_testing();
+}
