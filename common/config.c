@@ -58,6 +58,8 @@ enum config_key {
         CONFIG_KEY_PARTIAL_DIR,
         CONFIG_KEY_PARTIAL_RETENTION,
         CONFIG_KEY_PARTIAL_MAX_BYTES,
+        CONFIG_KEY_LANDING_ROOTS,
+        CONFIG_KEY_ALLOW_ROOT_LANDING,
         _CONFIG_KEY_MAX,
 };
 
@@ -332,6 +334,68 @@ static int config_set_tree_delete(struct config *cfg, const char *value, char *w
         return config_bool(&cfg->tree_delete, value, why, whylen);
 }
 
+static int config_set_allow_root_landing(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        return config_bool(&cfg->allow_root_landing, value, why, whylen);
+}
+
+/* One landing root, @n bytes at @p: absolute, in normal form, not "/". */
+static bool config_root_ok(const char *p, size_t n)
+{
+        size_t comp = 0;
+
+        if (n < 2 || p[0] != '/' || p[n - 1] == '/')
+                return false;
+        for (size_t i = 1; i <= n; i++) {
+                if (i < n && p[i] != '/') {
+                        comp++;
+                        continue;
+                }
+                if (comp == 0 || comp > 255 ||
+                    (p[i - comp] == '.' && (comp == 1 || (comp == 2 && p[i - 1] == '.'))))
+                        return false;
+                comp = 0;
+        }
+        return true;
+}
+
+static int config_set_landing_roots(struct config *cfg, const char *value, char *why, size_t whylen)
+{
+        char out[CONFIG_LANDING_ROOTS_LEN];
+        size_t o = 0, count = 0;
+        const char *p = value;
+
+        while (*p) {
+                size_t n;
+
+                p += strspn(p, " \t");
+                n = strcspn(p, " \t");
+                if (n == 0)
+                        break;
+                if (!config_root_ok(p, n)) {
+                        config_why(why, whylen, "'%.*s' is not an absolute directory in normal form "
+                                   "(no '.', '..', '//' or trailing '/'; not '/')", (int)MIN(n, 256), p);
+                        return -EINVAL;
+                }
+                if (++count > CONFIG_LANDING_ROOTS_MAX) {
+                        config_why(why, whylen, "more than %d directories", CONFIG_LANDING_ROOTS_MAX);
+                        return -EINVAL;
+                }
+                if (o + (o > 0) + n >= sizeof(out)) {
+                        config_why(why, whylen, "longer than %d bytes", CONFIG_LANDING_ROOTS_LEN - 1);
+                        return -EINVAL;
+                }
+                if (o > 0)
+                        out[o++] = ' ';
+                memcpy(out + o, p, n);
+                o += n;
+                p += n;
+        }
+        out[o] = '\0';
+        memcpy(cfg->landing_roots, out, o + 1);
+        return 0;
+}
+
 /*
  * @value, one of the @n words in @words (any case), into *@out as its
  * index; else the words in the reason ("must be a, b or c").
@@ -571,6 +635,8 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                             .min = 0, .max = UINT64_MAX,
                                             .why = "must be a size in bytes (suffix K, M, G or T), "
                                                    "0 to keep no partial" },
+        [CONFIG_KEY_LANDING_ROOTS]      = CONFIG_CUSTOM("landing_roots", config_set_landing_roots),
+        [CONFIG_KEY_ALLOW_ROOT_LANDING] = CONFIG_CUSTOM("allow_root_landing", config_set_allow_root_landing),
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */

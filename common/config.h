@@ -53,6 +53,10 @@ enum config_names {
         CONFIG_NAMES_STRICT,            /* NAME_RULES_STRICT: and no leading '.' */
 };
 
+/* landing_roots: at most this many directories, in this many bytes. */
+#define CONFIG_LANDING_ROOTS_MAX        16
+#define CONFIG_LANDING_ROOTS_LEN        4096
+
 struct config {
         char listen_addr[64];           /* listen = numeric IPv4/IPv6; "" = any */
         uint16_t port;                  /* port = 1..65535 */
@@ -100,6 +104,11 @@ struct config {
         char partial_dir[PATH_MAX];     /* partial_dir = absolute path; "" = never resume */
         uint32_t partial_retention;     /* partial_retention = 1..31536000 s a partial is kept */
         uint64_t partial_max_bytes;     /* partial_max_bytes = bytes, K/M/G/T, all partials; 0 = none */
+        /* landing_roots = absolute directories, space separated, a user's
+         * files may land beneath (rdmaxfer-lander); "" = no user landing.
+         * Kept in normal form, one space between. */
+        char landing_roots[CONFIG_LANDING_ROOTS_LEN];
+        bool allow_root_landing;        /* allow_root_landing = yes|no: uid 0 may land files */
 };
 
 /* The hosts a relay may pass a chain's file on to: relay_peers, or

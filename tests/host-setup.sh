@@ -4,10 +4,11 @@
 
 # rsync: test-filter-rsync holds the --exclude/--include rules to rsync's own.
 # python3-prometheus-client: test-prometheus-parse reads the metrics text with its parser.
+# munge: test-lander decodes real credentials through a munged of its own.
 HOST_PACKAGES=(meson ninja-build pkg-config gcc libibverbs-dev librdmacm-dev libsystemd-dev
         libevent-dev libinih-dev libxxhash-dev liburing-dev libsodium-dev libunistring-dev scdoc
         libfuse3-dev qemu-system-x86 qemu-utils mmdebstrap e2fsprogs python3 xxhash
-        dpkg-dev debhelper systemd lintian zsh rsync python3-prometheus-client)
+        dpkg-dev debhelper systemd lintian zsh rsync python3-prometheus-client libmunge-dev munge)
 # tests/run's fuzz step only: clang with libFuzzer's runtime (libclang-rt),
 # and llvm-symbolizer (llvm) for the stacks in a crash report.
 FUZZ_PACKAGES=(clang libclang-rt-dev llvm)

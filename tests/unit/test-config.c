@@ -91,6 +91,8 @@ static void test_defaults(void)
         is_int(c.io_timeout, 60, "io_timeout 60 s");
         ok(!c.overwrite, "overwrite off");
         ok(!c.tree_delete, "tree_delete off");
+        ok(c.landing_roots[0] == '\0', "landing_roots: none, no user landing");
+        ok(!c.allow_root_landing, "allow_root_landing off");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
         ok(c.key_file[0] == '\0', "no key file");
         is_int(c.log_level, CONFIG_LOG_INFO, "log_level info");
@@ -170,6 +172,21 @@ static void test_full(void)
         ok(r == 0 && config_relay_peers(&c) == &c.relay_peers && c.relay_peers.n == 0,
            "relay_peers empty: any host, whatever allow_peers says");
         expect_error("relay_peers = 10.0.0.0/33\n", 1, "relay_peers", "is not an address");
+
+        /* landing_roots: kept in normal form, one space between. */
+        r = load("landing_roots =  /scratch\t/home /tmp  /dev/shm \nallow_root_landing = yes\n", &c, err, sizeof(err));
+        ok(r == 0 && strcmp(c.landing_roots, "/scratch /home /tmp /dev/shm") == 0 && c.allow_root_landing,
+           "landing_roots: four directories; allow_root_landing yes");
+        r = load("landing_roots =\n", &c, err, sizeof(err));
+        ok(r == 0 && c.landing_roots[0] == '\0', "landing_roots empty: none");
+        expect_error("landing_roots = scratch\n", 1, "landing_roots", "'scratch' is not an absolute directory");
+        expect_error("landing_roots = /scratch /\n", 1, "landing_roots", "'/' is not");
+        expect_error("landing_roots = /scratch/\n", 1, "landing_roots", "'/scratch/' is not");
+        expect_error("landing_roots = /a/../etc\n", 1, "landing_roots", "'/a/../etc' is not");
+        expect_error("landing_roots = /a//b\n", 1, "landing_roots", "'/a//b' is not");
+        expect_error("landing_roots = /1 /2 /3 /4 /5 /6 /7 /8 /9 /10 /11 /12 /13 /14 /15 /16 /17\n", 1,
+                     "landing_roots", "more than 16 directories");
+        expect_error("allow_root_landing = maybe\n", 1, "allow_root_landing", "");
 
         /* relay: peers (the default, decided per chain, recv-offer.c), yes or no. */
         r = load("", &c, err, sizeof(err));

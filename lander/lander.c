@@ -1,0 +1,460 @@
+#include "lander.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <munge.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+struct lander_session {
+        uint64_t id;                    /* 0: a free slot */
+        unsigned int conn;
+        uint8_t direction;
+        struct landfs_id who;
+        char user[LANDMSG_USER_MAX + 1];
+        char dest[LANDMSG_PATH_MAX + 1];
+};
+
+struct lander_cred {
+        uint8_t digest[32];             /* of the credential's text */
+        uint8_t binding[LANDMSG_BINDING_SIZE];
+        uid_t uid;
+        gid_t gid;
+        time_t expires;                 /* 0: a free slot */
+};
+
+struct lander {
+        struct lander_settings s;
+        munge_ctx_t ctx;
+        uint64_t next_id;
+        unsigned int nsessions;
+        struct lander_session session[LANDER_SESSIONS_MAX];
+        unsigned int cred_next;
+        struct lander_cred cred[LANDER_CREDS_MAX];
+};
+
+int lander_new(struct lander **out, struct lander_settings *s)
+{
+        struct lander *l = calloc(1, sizeof(*l));
+
+        if (!l)
+                return -ENOMEM;
+        l->s = *s;
+        s->roots.n = 0;         /* ours now */
+        l->next_id = 1;
+        l->ctx = munge_ctx_create();
+        if (!l->ctx || (s->munge_socket && munge_ctx_set(l->ctx, MUNGE_OPT_SOCKET, s->munge_socket) != EMUNGE_SUCCESS)) {
+                lander_free(l);
+                return -EIO;
+        }
+        *out = l;
+        return 0;
+}
+
+void lander_free(struct lander *l)
+{
+        if (!l)
+                return;
+        if (l->ctx)
+                munge_ctx_destroy(l->ctx);
+        landfs_roots_free(&l->s.roots);
+        free(l);
+}
+
+unsigned int lander_sessions(const struct lander *l)
+{
+        return l->nsessions;
+}
+
+_printf_(5, 6)
+static void error_reply(struct landmsg *reply, int err, unsigned int verdict, const char *where, const char *fmt, ...)
+{
+        va_list ap;
+
+        reply->type = LANDMSG_ERROR;
+        memset(&reply->error, 0, sizeof(reply->error));
+        reply->error.err = (uint32_t)(err < 0 ? -err : err);
+        reply->error.verdict = (uint16_t)verdict;
+        if (where)
+                snprintf(reply->error.where, sizeof(reply->error.where), "%s", where);
+        va_start(ap, fmt);
+        vsnprintf(reply->error.text, sizeof(reply->error.text), fmt, ap);
+        va_end(ap);
+}
+
+/* Is one of @s's addresses this node's? */
+static bool addrs_local(const struct landmsg_session *s)
+{
+        struct ifaddrs *ifa = NULL;
+        bool found = false;
+
+        if (getifaddrs(&ifa) < 0)
+                return false;
+        for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
+                uint8_t a[LANDMSG_ADDR_SIZE] = { 0 };
+
+                if (!i->ifa_addr)
+                        continue;
+                if (i->ifa_addr->sa_family == AF_INET) {
+                        const struct sockaddr_in *in = (const void *)i->ifa_addr;
+
+                        a[10] = a[11] = 0xff;
+                        memcpy(a + 12, &in->sin_addr, 4);
+                } else if (i->ifa_addr->sa_family == AF_INET6) {
+                        memcpy(a, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr, 16);
+                } else {
+                        continue;
+                }
+                for (unsigned int k = 0; k < s->naddrs && !found; k++)
+                        found = memcmp(a, s->addrs[k], LANDMSG_ADDR_SIZE) == 0;
+        }
+        freeifaddrs(ifa);
+        return found;
+}
+
+static struct lander_cred *cred_find(struct lander *l, const uint8_t digest[32], time_t now)
+{
+        for (unsigned int i = 0; i < LANDER_CREDS_MAX; i++)
+                if (l->cred[i].expires > now && memcmp(l->cred[i].digest, digest, 32) == 0)
+                        return &l->cred[i];
+        return NULL;
+}
+
+/* Remember a credential until it expires: the oldest slot goes first. */
+static void cred_keep(struct lander *l, const uint8_t digest[32], const uint8_t *binding, uid_t uid, gid_t gid,
+                      time_t expires)
+{
+        struct lander_cred *c = &l->cred[l->cred_next];
+
+        l->cred_next = (l->cred_next + 1) % LANDER_CREDS_MAX;
+        memcpy(c->digest, digest, 32);
+        memcpy(c->binding, binding, LANDMSG_BINDING_SIZE);
+        c->uid = uid;
+        c->gid = gid;
+        c->expires = expires;
+}
+
+/*
+ * The identity @s's credential proves, bound to this job: 0 with *@uid
+ * and *@gid, or -errno with the reason in @reply.
+ */
+static int session_identity(struct lander *l, const struct landmsg_session *s, uid_t *uid, gid_t *gid,
+                            struct landmsg *reply)
+{
+        uint8_t want[LANDMSG_BINDING_SIZE], digest[32];
+        void *payload = NULL;
+        int plen = 0, ttl = 0;
+        time_t now = time(NULL), encoded = 0;
+        struct lander_cred *kept;
+        munge_err_t e;
+
+        if (landmsg_binding(s, want) < 0) {
+                error_reply(reply, EINVAL, 0, NULL, "a session that binds nothing");
+                return -EINVAL;
+        }
+        crypto_generichash(digest, sizeof(digest), (const uint8_t *)s->cred, strlen(s->cred), NULL, 0);
+        e = munge_decode(s->cred, l->ctx, &payload, &plen, uid, gid);
+        if (e == EMUNGE_CRED_REPLAYED) {
+                /* The same job again (a retry) presents what it had; only
+                 * a credential this lander let in, for this very job. */
+                free(payload);
+                kept = cred_find(l, digest, now);
+                if (!kept || memcmp(kept->binding, want, sizeof(want)) != 0) {
+                        error_reply(reply, EPERM, 0, NULL, "MUNGE: the credential was used before (replayed)");
+                        return -EPERM;
+                }
+                *uid = kept->uid;
+                *gid = kept->gid;
+                return 0;
+        }
+        if (e != EMUNGE_SUCCESS) {
+                free(payload);
+                if (e == EMUNGE_SOCKET) {
+                        error_reply(reply, EHOSTDOWN, 0, NULL,
+                                    "munged is not reachable on the receiving node (%s): is munge.service running?",
+                                    munge_ctx_strerror(l->ctx) ?: munge_strerror(e));
+                        return -EHOSTDOWN;
+                }
+                error_reply(reply, e == EMUNGE_CRED_EXPIRED ? ETIME : EPERM, 0, NULL, "MUNGE refused the credential: %s",
+                            munge_ctx_strerror(l->ctx) ?: munge_strerror(e));
+                return e == EMUNGE_CRED_EXPIRED ? -ETIME : -EPERM;
+        }
+        if (plen != LANDMSG_BINDING_SIZE || sodium_memcmp(payload, want, sizeof(want)) != 0) {
+                free(payload);
+                error_reply(reply, EPERM, 0, NULL,
+                            "the credential was made for another job (its destination, token or nodes differ)");
+                return -EPERM;
+        }
+        free(payload);
+        munge_ctx_get(l->ctx, MUNGE_OPT_ENCODE_TIME, &encoded);
+        munge_ctx_get(l->ctx, MUNGE_OPT_TTL, &ttl);
+        cred_keep(l, digest, want, *uid, *gid, encoded + (ttl > 0 ? ttl : 0) + 1);
+        return 0;
+}
+
+static void lander_session(struct lander *l, unsigned int conn, const struct landmsg_session *s,
+                           struct landmsg *reply)
+{
+        struct lander_session *ss = NULL;
+        struct passwd pw, *pwp = NULL;
+        char pwbuf[4096];
+        gid_t groups[LANDFS_GROUPS_MAX];
+        int ngroups = LANDFS_GROUPS_MAX;
+        uid_t uid;
+        gid_t gid;
+
+        if (l->s.roots.n == 0) {
+                error_reply(reply, EPERM, 0, NULL, "user landing is off on this node: its landing_roots is empty");
+                return;
+        }
+        if (session_identity(l, s, &uid, &gid, reply) < 0)
+                return;
+        if (!addrs_local(s)) {
+                error_reply(reply, EPERM, 0, NULL, "the credential names none of this node's addresses");
+                return;
+        }
+        if (uid == 0 && !l->s.allow_root) {
+                error_reply(reply, EPERM, 0, NULL, "root does not land files here (allow_root_landing is off)");
+                return;
+        }
+        if (!landfs_path_check(s->dest)) {
+                error_reply(reply, EINVAL, 0, s->dest, "not an absolute path in normal form");
+                return;
+        }
+        if (!landfs_roots_find(&l->s.roots, s->dest)) {
+                error_reply(reply, EPERM, LANDFS_OUTSIDE_ROOTS, s->dest, "not beneath this node's landing_roots (%s)",
+                            l->s.roots_text);
+                return;
+        }
+        if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 || !pwp) {
+                error_reply(reply, ENOENT, 0, NULL, "uid %u is no user on this node", (unsigned int)uid);
+                return;
+        }
+        if (getgrouplist(pw.pw_name, gid, groups, &ngroups) < 0) {
+                error_reply(reply, E2BIG, 0, NULL, "%s is in more than %d groups", pw.pw_name, LANDFS_GROUPS_MAX);
+                return;
+        }
+        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX && !ss; i++)
+                if (l->session[i].id == 0)
+                        ss = &l->session[i];
+        if (!ss) {
+                error_reply(reply, ENOSPC, 0, NULL, "the lander holds %d sessions already", LANDER_SESSIONS_MAX);
+                return;
+        }
+        memset(ss, 0, sizeof(*ss));
+        ss->id = l->next_id++;
+        ss->conn = conn;
+        ss->direction = s->direction;
+        ss->who.uid = uid;
+        ss->who.gid = gid;
+        ss->who.ngroups = (size_t)ngroups;
+        memcpy(ss->who.groups, groups, (size_t)ngroups * sizeof(gid_t));
+        snprintf(ss->user, sizeof(ss->user), "%s", pw.pw_name);
+        snprintf(ss->dest, sizeof(ss->dest), "%s", s->dest);
+        l->nsessions++;
+
+        reply->type = LANDMSG_SESSION_OK;
+        memset(&reply->session_ok, 0, sizeof(reply->session_ok));
+        reply->session_ok.session = ss->id;
+        reply->session_ok.uid = uid;
+        reply->session_ok.gid = gid;
+        snprintf(reply->session_ok.user, sizeof(reply->session_ok.user), "%s", pw.pw_name);
+}
+
+static struct lander_session *session_find(struct lander *l, unsigned int conn, uint64_t id)
+{
+        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX; i++)
+                if (l->session[i].id == id && l->session[i].conn == conn)
+                        return &l->session[i];
+        return NULL;
+}
+
+static void session_end(struct lander *l, struct lander_session *ss)
+{
+        memset(ss, 0, sizeof(*ss));
+        l->nsessions--;
+}
+
+void lander_conn_closed(struct lander *l, unsigned int conn)
+{
+        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX; i++)
+                if (l->session[i].id != 0 && l->session[i].conn == conn)
+                        session_end(l, &l->session[i]);
+}
+
+/* Why landfs_open_dir refused, for the user. */
+static void walk_error(const struct lander *l, struct landmsg *reply, int r, const char *where)
+{
+        switch (r) {
+        case LANDFS_OUTSIDE_ROOTS:
+                error_reply(reply, EPERM, (unsigned int)r, where, "not beneath this node's landing_roots (%s)",
+                            l->s.roots_text);
+                break;
+        case LANDFS_FOREIGN_SYMLINK:
+                error_reply(reply, EPERM, (unsigned int)r, where,
+                            "a symlink that neither you nor root owns: not followed");
+                break;
+        default:
+                error_reply(reply, -r, 0, where, "%s", strerror(-r));
+        }
+}
+
+/*
+ * The directory @dir as the session's user: its O_PATH fd, or -1 with the
+ * ERROR in @reply. The caller has become the user.
+ */
+static int open_dir(struct lander *l, const struct lander_session *ss, const char *dir, bool create, mode_t mode,
+                    struct landmsg *reply)
+{
+        char where[LANDFS_PATH_MAX];
+        int fd = -1, r = landfs_open_dir(&l->s.roots, &ss->who, dir, create, mode, &fd, where);
+
+        if (r != LANDFS_OK) {
+                walk_error(l, reply, r, where);
+                return -1;
+        }
+        return fd;
+}
+
+/* DEST, or DEST/@rel: 0, or -ENAMETOOLONG. */
+static int full_path(const struct lander_session *ss, const char *rel, char out[static LANDFS_PATH_MAX])
+{
+        int n = rel[0] ? snprintf(out, LANDFS_PATH_MAX, "%s/%s", ss->dest, rel)
+                       : snprintf(out, LANDFS_PATH_MAX, "%s", ss->dest);
+
+        return n < 0 || n >= LANDFS_PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+static void lander_op(struct lander *l, struct lander_session *ss, const struct landmsg *req, int fd,
+                      struct landmsg *reply, int *reply_fd)
+{
+        char path[LANDFS_PATH_MAX], *slash;
+        _cleanup_(closep) int dfd = -1;
+        struct stat st;
+        int r, nfd;
+
+        if (full_path(ss, req->op.path, path) < 0) {
+                error_reply(reply, ENAMETOOLONG, 0, ss->dest, "%s", strerror(ENAMETOOLONG));
+                return;
+        }
+        if ((req->type == LANDMSG_OPEN_READ) != (ss->direction == LANDMSG_PULL)) {
+                error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
+                            ss->direction == LANDMSG_PULL ? "reading" : "landing");
+                return;
+        }
+        if (req->type == LANDMSG_LINK &&
+            (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_uid != ss->who.uid)) {
+                /* Only a nameless file made for this user (TMPFILE). */
+                error_reply(reply, EBADF, 0, path, "not a nameless file of %s's", ss->user);
+                return;
+        }
+        r = landfs_become(&ss->who);
+        if (r < 0) {
+                error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
+                return;
+        }
+        reply->type = LANDMSG_OK;
+        switch (req->type) {
+        case LANDMSG_MKDIR:
+                dfd = open_dir(l, ss, path, true, req->op.mode, reply);
+                break;
+        case LANDMSG_TMPFILE:
+                dfd = open_dir(l, ss, path, false, 0, reply);
+                if (dfd < 0)
+                        break;
+                nfd = landfs_tmpfile(dfd, req->op.mode);
+                if (nfd < 0) {
+                        error_reply(reply, nfd, 0, path, "%s", strerror(-nfd));
+                        break;
+                }
+                reply->type = LANDMSG_FD;
+                *reply_fd = nfd;
+                break;
+        case LANDMSG_LINK:
+                dfd = open_dir(l, ss, path, false, 0, reply);
+                if (dfd < 0)
+                        break;
+                r = landfs_link(fd, dfd, req->op.leaf);
+                if (r < 0)
+                        error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
+                break;
+        case LANDMSG_OPEN_READ:
+                /* The file's directory walked as the user; the file itself
+                 * opened without following a symlink. */
+                slash = strrchr(path, '/');
+                *slash = '\0';
+                dfd = path[0] ? open_dir(l, ss, path, false, 0, reply) : -1;
+                *slash = '/';
+                if (dfd < 0) {
+                        if (reply->type == LANDMSG_OK)
+                                error_reply(reply, EPERM, LANDFS_OUTSIDE_ROOTS, path, "not a file beneath a landing root");
+                        break;
+                }
+                nfd = openat(dfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                if (nfd < 0 || fstat(nfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                        r = nfd < 0 ? errno : EISDIR;
+                        safe_close(nfd);
+                        error_reply(reply, r, 0, path, "%s", r == ELOOP ? "a symlink: name the file it points to"
+                                                             : r == EISDIR ? "not a regular file" : strerror(r));
+                        break;
+                }
+                /* O_NONBLOCK was for the open (a FIFO planted there); reads block. */
+                fcntl(nfd, F_SETFL, fcntl(nfd, F_GETFL) & ~O_NONBLOCK);
+                reply->type = LANDMSG_FD;
+                *reply_fd = nfd;
+                break;
+        }
+        if (landfs_unbecome() < 0) {
+                /* Never go on as someone else. */
+                fprintf(stderr, "<2>cannot become the lander again after acting as %s: exiting\n", ss->user);
+                exit(1);
+        }
+}
+
+void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,
+                   int *reply_fd)
+{
+        _cleanup_(closep) int passed = fd;
+        struct lander_session *ss;
+
+        memset(reply, 0, sizeof(*reply));
+        reply->id = req->id;
+        *reply_fd = -1;
+        switch (req->type) {
+        case LANDMSG_SESSION:
+                lander_session(l, conn, &req->session, reply);
+                return;
+        case LANDMSG_MKDIR:
+        case LANDMSG_TMPFILE:
+        case LANDMSG_LINK:
+        case LANDMSG_OPEN_READ:
+        case LANDMSG_END:
+                ss = session_find(l, conn, req->op.session);
+                if (!ss) {
+                        error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->op.session);
+                        return;
+                }
+                if (req->type == LANDMSG_END) {
+                        session_end(l, ss);
+                        reply->type = LANDMSG_OK;
+                        return;
+                }
+                lander_op(l, ss, req, passed, reply, reply_fd);
+                return;
+        default:
+                error_reply(reply, EPROTO, 0, NULL, "not a request");
+        }
+}

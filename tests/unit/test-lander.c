@@ -1,0 +1,389 @@
+/*
+ * rdmaxfer-lander's service (lander/lander.c) against a real munged of its
+ * own (a private socket and key in a temporary directory): credentials made
+ * by a real user (nobody) through that munged, decoded by the lander; what
+ * a session lets that user do, as that user, beneath two landing roots;
+ * and every refusal: a forged credential, one made for another job or
+ * other nodes, a replay that is no retry, root, a DEST outside the roots,
+ * munged gone, a file that is no nameless one of the user's, reading in a
+ * landing session, another connection's session.
+ *
+ * Needs root (to be other users, and to start munged as root) and munged:
+ * without either, a SKIP that says which.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <munge.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lander.h"
+#include "macro.h"
+#include "tap.h"
+
+static char base[LANDFS_PATH_MAX];
+static char sock[LANDFS_PATH_MAX + 32];
+static pid_t munged_pid = -1;
+static uid_t nobody_uid;
+static gid_t nobody_gid;
+
+static const char *at(const char *rel)
+{
+        static char buf[4][2 * LANDFS_PATH_MAX];
+        static int i;
+
+        i = (i + 1) % 4;
+        snprintf(buf[i], sizeof(buf[i]), "%s/%s", base, rel);
+        return buf[i];
+}
+
+static void mk(const char *rel, mode_t mode, uid_t uid, gid_t gid)
+{
+        if (mkdir(at(rel), mode) < 0 || chown(at(rel), uid, gid) < 0 || chmod(at(rel), mode) < 0) {
+                fprintf(stderr, "mkdir %s: %m\n", at(rel));
+                exit(1);
+        }
+}
+
+static bool munged_start(void)
+{
+        char key[2 * LANDFS_PATH_MAX];
+        unsigned char bytes[1024];
+        int fd;
+
+        snprintf(key, sizeof(key), "%s/munge/key", base);
+        mk("munge", 0711, 0, 0);
+        randombytes_buf(bytes, sizeof(bytes));
+        fd = open(key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, bytes, sizeof(bytes)) != (ssize_t)sizeof(bytes))
+                return false;
+        close(fd);
+        snprintf(sock, sizeof(sock), "%s/munge/sock", base);
+        munged_pid = fork();
+        if (munged_pid == 0) {
+                char a[4][2 * LANDFS_PATH_MAX + 32];
+
+                snprintf(a[0], sizeof(a[0]), "--socket=%s", sock);
+                snprintf(a[1], sizeof(a[1]), "--key-file=%s", key);
+                snprintf(a[2], sizeof(a[2]), "--pid-file=%s/munge/pid", base);
+                snprintf(a[3], sizeof(a[3]), "--seed-file=%s/munge/seed", base);
+                int devnull = open("/dev/null", O_WRONLY);
+                dup2(devnull, 1);
+                dup2(devnull, 2);
+                execlp("munged", "munged", "-F", "-f", a[0], a[1], a[2], a[3], "--log-file=/dev/null", (char *)NULL);
+                _exit(127);
+        }
+        /* Ready when its socket answers. */
+        for (int i = 0; i < 100; i++) {
+                munge_ctx_t ctx = munge_ctx_create();
+                char *cred = NULL;
+                munge_err_t e;
+
+                munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock);
+                e = munge_encode(&cred, ctx, NULL, 0);
+                free(cred);
+                munge_ctx_destroy(ctx);
+                if (e == EMUNGE_SUCCESS)
+                        return true;
+                usleep(100000);
+        }
+        return false;
+}
+
+static void munged_stop(void)
+{
+        if (munged_pid > 0) {
+                kill(munged_pid, SIGTERM);
+                waitpid(munged_pid, NULL, 0);
+                munged_pid = -1;
+        }
+}
+
+static void session_fill(struct landmsg_session *s, uint8_t direction, const char *dest_rel, const char *addr)
+{
+        memset(s, 0, sizeof(*s));
+        s->direction = direction;
+        s->naddrs = 1;
+        randombytes_buf(s->token, sizeof(s->token));
+        s->addrs[0][10] = s->addrs[0][11] = 0xff;
+        if (sscanf(addr, "%hhu.%hhu.%hhu.%hhu", &s->addrs[0][12], &s->addrs[0][13], &s->addrs[0][14],
+                   &s->addrs[0][15]) != 4)
+                abort();
+        snprintf(s->dest, sizeof(s->dest), "%s", at(dest_rel));
+}
+
+/* A credential for @s made by @uid (fork, become, munge_encode), its
+ * payload @s's binding, or @binding_of's when given. */
+static void cred_make(struct landmsg_session *s, uid_t uid, gid_t gid, const struct landmsg_session *binding_of)
+{
+        uint8_t binding[LANDMSG_BINDING_SIZE];
+        int p[2];
+        pid_t pid;
+        ssize_t n;
+
+        landmsg_binding(binding_of ? binding_of : s, binding);
+        if (pipe(p) < 0)
+                abort();
+        pid = fork();
+        if (pid == 0) {
+                munge_ctx_t ctx = munge_ctx_create();
+                char *cred = NULL;
+
+                if ((gid && setgid(gid) < 0) || (uid && setuid(uid) < 0))
+                        _exit(1);
+                munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock);
+                if (munge_encode(&cred, ctx, binding, sizeof(binding)) != EMUNGE_SUCCESS)
+                        _exit(2);
+                n = write(p[1], cred, strlen(cred));
+                _exit(n > 0 ? 0 : 3);
+        }
+        close(p[1]);
+        n = read(p[0], s->cred, LANDMSG_CRED_MAX);
+        s->cred[n > 0 ? n : 0] = '\0';
+        close(p[0]);
+        waitpid(pid, NULL, 0);
+}
+
+static struct landmsg req, reply;
+
+static int ask(struct lander *l, unsigned int conn, int fd, int *rfd)
+{
+        int dummy;
+
+        req.id++;
+        lander_handle(l, conn, &req, fd, &reply, rfd ? rfd : &dummy);
+        if (!rfd)
+                safe_close(dummy);
+        if (reply.id != req.id)
+                return -999;
+        return reply.type == LANDMSG_ERROR ? -(int)reply.error.err : 0;
+}
+
+static uint64_t open_session(struct lander *l, unsigned int conn)
+{
+        req.type = LANDMSG_SESSION;
+        if (ask(l, conn, -1, NULL) < 0) {
+                diag("session refused: %s", reply.error.text);
+                return 0;
+        }
+        return reply.session_ok.session;
+}
+
+static int op(struct lander *l, unsigned int conn, uint16_t type, uint64_t session, const char *path, mode_t mode,
+              const char *leaf, int fd, int *rfd)
+{
+        req.type = type;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = session;
+        req.op.mode = mode;
+        snprintf(req.op.path, sizeof(req.op.path), "%s", path);
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "%s", leaf ? leaf : "");
+        return ask(l, conn, fd, rfd);
+}
+
+static void test_push(struct lander *l)
+{
+        static struct landmsg_session job;
+        struct stat st;
+        uint64_t s1, s2;
+        int fd = -1, r;
+
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run1", "127.0.0.1");
+        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        ok(strncmp(req.session.cred, "MUNGE:", 6) == 0, "nobody made a credential for the job");
+        job = req.session;      /* the requests below share its memory */
+        s1 = open_session(l, 1);
+        ok(s1 != 0 && reply.session_ok.uid == nobody_uid && reply.session_ok.gid == nobody_gid &&
+           strcmp(reply.session_ok.user, "nobody") == 0, "the lander proves it: uid %u, nobody", (unsigned)nobody_uid);
+        is_int(lander_sessions(l), 1, "one session");
+
+        is_int(op(l, 1, LANDMSG_MKDIR, s1, "sub/deeper", 0750, NULL, -1, NULL), 0, "MKDIR of DEST/sub/deeper");
+        ok(stat(at("scratch/nobody/run1/sub"), &st) == 0 && st.st_uid == nobody_uid && (st.st_mode & 07777) == 0750,
+           "DEST and beneath made as nobody, mode 0750");
+        r = op(l, 1, LANDMSG_TMPFILE, s1, "sub", 0644, NULL, -1, &fd);
+        ok(r == 0 && reply.type == LANDMSG_FD && fd >= 0, "TMPFILE: a descriptor");
+        ok(fd >= 0 && write(fd, "hello\n", 6) == 6, "the daemon's side writes into it");
+        is_int(op(l, 1, LANDMSG_LINK, s1, "sub", 0, "hello.txt", fd, NULL), 0, "LINK as hello.txt");
+        ok(stat(at("scratch/nobody/run1/sub/hello.txt"), &st) == 0 && st.st_uid == nobody_uid &&
+           st.st_gid == nobody_gid && (st.st_mode & 07777) == 0644 && st.st_size == 6,
+           "hello.txt: nobody's, 0644, 6 bytes");
+        safe_close(fd);
+        fd = open(at("scratch/nobody/run1/sub/hello.txt"), O_RDONLY | O_CLOEXEC);
+        is_int(op(l, 1, LANDMSG_LINK, s1, "sub", 0, "again.txt", fd, NULL), -EBADF,
+               "LINK of a file that has a name: EBADF (only a nameless file of the user's)");
+        safe_close(fd);
+        is_int(op(l, 1, LANDMSG_LINK, s1, "sub", 0, "none.txt", -1, NULL), -EBADF, "LINK without a file: EBADF");
+        is_int(op(l, 1, LANDMSG_OPEN_READ, s1, "sub/hello.txt", 0, NULL, -1, &fd), -EPERM,
+               "OPEN_READ in a landing session: refused");
+        is_int(op(l, 2, LANDMSG_MKDIR, s1, "x", 0755, NULL, -1, NULL), -ESRCH,
+               "another connection's session: ESRCH");
+
+        /* nobody may not write in bob's directory, nor walk through
+         * a symlink another user planted. */
+        is_int(op(l, 1, LANDMSG_MKDIR, s1, "", 0755, NULL, -1, NULL), 0, "MKDIR of DEST itself (there): fine");
+        if (symlink(at("scratch/daemon"), at("scratch/nobody/run1/planted")) < 0 ||
+            lchown(at("scratch/nobody/run1/planted"), 1, 1) < 0)
+                abort();
+        is_int(op(l, 1, LANDMSG_MKDIR, s1, "planted/x", 0755, NULL, -1, NULL), -EPERM,
+               "through a symlink another user planted: refused");
+        ok(reply.error.verdict == LANDFS_FOREIGN_SYMLINK && strstr(reply.error.where, "/planted") &&
+           strstr(reply.error.text, "neither you nor root"), "saying so: %s: %s", reply.error.where, reply.error.text);
+
+        /* The next attempt of the same job presents the same credential:
+         * munged calls it replayed, the lander knows it. */
+        req.session = job;
+        s2 = open_session(l, 1);
+        ok(s2 != 0 && s2 != s1 && reply.session_ok.uid == nobody_uid, "the same job's retry: a new session");
+        is_int(op(l, 1, LANDMSG_END, s1, "", 0, NULL, -1, NULL), 0, "END");
+        is_int(op(l, 1, LANDMSG_MKDIR, s1, "y", 0755, NULL, -1, NULL), -ESRCH, "an ended session: ESRCH");
+        lander_conn_closed(l, 1);
+        is_int(lander_sessions(l), 0, "a connection gone: its sessions too");
+
+        /* The same credential for another DEST: refused. */
+        req.session = job;
+        snprintf(req.session.dest, sizeof(req.session.dest), "%s", at("scratch/nobody/run2"));
+        ok(open_session(l, 1) == 0 && reply.error.err == EPERM && strstr(reply.error.text, "replayed"),
+           "a used credential for another DEST: refused as replayed");
+        ok(lstat(at("scratch/nobody/run2"), &st) < 0, "nothing made");
+}
+
+static void test_refusals(struct lander *l)
+{
+        static struct landmsg_session other;
+        struct stat st;
+
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run3", "127.0.0.1");
+        other = req.session;
+        snprintf(other.dest, sizeof(other.dest), "%s", at("scratch/nobody/elsewhere"));
+        cred_make(&req.session, nobody_uid, nobody_gid, &other);
+        ok(open_session(l, 1) == 0 && reply.error.err == EPERM && strstr(reply.error.text, "another job"),
+           "a fresh credential made for another DEST: refused (%s)", reply.error.text);
+
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run3", "203.0.113.9");
+        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        ok(open_session(l, 1) == 0 && strstr(reply.error.text, "none of this node's addresses"),
+           "a credential for another node: refused (%s)", reply.error.text);
+
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run3", "127.0.0.1");
+        strcpy(req.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7yforged:");
+        ok(open_session(l, 1) == 0 && strstr(reply.error.text, "MUNGE refused"),
+           "a forged credential: refused (%s)", reply.error.text);
+
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/root", "127.0.0.1");
+        cred_make(&req.session, 0, 0, NULL);
+        ok(open_session(l, 1) == 0 && strstr(reply.error.text, "allow_root_landing"),
+           "root's credential: refused (%s)", reply.error.text);
+
+        session_fill(&req.session, LANDMSG_PUSH, "outside/x", "127.0.0.1");
+        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        ok(open_session(l, 1) == 0 && reply.error.verdict == LANDFS_OUTSIDE_ROOTS &&
+           strstr(reply.error.text, "landing_roots"), "a DEST outside the roots: refused (%s)", reply.error.text);
+
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/daemon/x", "127.0.0.1");
+        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        uint64_t s = open_session(l, 1);
+        ok(s != 0, "a DEST in another user's directory: a session (the walk decides)");
+        is_int(op(l, 1, LANDMSG_MKDIR, s, "", 0755, NULL, -1, NULL), -EACCES, "MKDIR there: EACCES");
+        ok(strcmp(reply.error.where, at("scratch/daemon/x")) == 0, "naming the path: %s", reply.error.where);
+        ok(lstat(at("scratch/daemon/x"), &st) < 0, "nothing made");
+        lander_conn_closed(l, 1);
+}
+
+static void test_pull(struct lander *l)
+{
+        uint64_t s;
+        int fd = -1;
+        char buf[16] = "";
+
+        session_fill(&req.session, LANDMSG_PULL, "scratch/nobody/run1/sub/hello.txt", "127.0.0.1");
+        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        s = open_session(l, 1);
+        ok(s != 0, "a reading session for one file");
+        ok(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd) == 0 && fd >= 0 && read(fd, buf, sizeof(buf)) == 6 &&
+           memcmp(buf, "hello\n", 6) == 0, "OPEN_READ: the file, read through the descriptor");
+        safe_close(fd);
+        is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, NULL, -1, &fd), -EPERM, "TMPFILE in a reading session: refused");
+        lander_conn_closed(l, 1);
+
+        /* The daemon user's 0600 file: not nobody's to read. */
+        int wfd = open(at("scratch/daemon/secret"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (wfd < 0 || write(wfd, "s", 1) != 1 || fchown(wfd, 1, 1) < 0)
+                abort();
+        close(wfd);
+        chmod(at("scratch/daemon"), 0755);
+        session_fill(&req.session, LANDMSG_PULL, "scratch/daemon/secret", "127.0.0.1");
+        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        s = open_session(l, 1);
+        is_int(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd), -EACCES, "another user's 0600 file: EACCES");
+        ok(fd == -1, "and no descriptor");
+        lander_conn_closed(l, 1);
+}
+
+static void test_munged_gone(struct lander *l)
+{
+        munged_stop();
+        session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run4", "127.0.0.1");
+        strcpy(req.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
+        ok(open_session(l, 1) == 0 && reply.error.err == EHOSTDOWN && strstr(reply.error.text, "munged is not reachable"),
+           "munged stopped: %s", reply.error.text);
+}
+
+int main(void)
+{
+        char tmpl[] = "/tmp/test-lander.XXXXXX";
+        struct lander_settings s = { .allow_root = false };
+        struct lander *l = NULL;
+        struct passwd *pw;
+        char cmd[LANDFS_PATH_MAX + 16];
+
+        if (geteuid() != 0) {
+                printf("1..0 # SKIP needs root to act as other users and to start munged\n");
+                return 0;
+        }
+        if (system("command -v munged >/dev/null") != 0) {
+                printf("1..0 # SKIP no munged here (Debian's munge package)\n");
+                return 0;
+        }
+        pw = getpwnam("nobody");
+        if (!pw || sodium_init() < 0)
+                return 1;
+        nobody_uid = pw->pw_uid;
+        nobody_gid = pw->pw_gid;
+        umask(0);
+        if (!mkdtemp(tmpl) || !realpath(tmpl, base))
+                return 1;
+        chmod(base, 0711);
+        mk("scratch", 01777, 0, 0);
+        mk("scratch/nobody", 0700, nobody_uid, nobody_gid);
+        mk("scratch/daemon", 0700, 1, 1);
+        mk("outside", 0777, 0, 0);
+        if (!munged_start()) {
+                printf("not ok 1 - munged started on %s\n", sock);
+                munged_stop();
+                return 1;
+        }
+        if (landfs_roots_add(&s.roots, at("scratch")) < 0)
+                return 1;
+        snprintf(s.roots_text, sizeof(s.roots_text), "%s", at("scratch"));
+        s.munge_socket = sock;
+        ok(lander_new(&l, &s) == 0, "a lander");
+
+        test_push(l);
+        test_refusals(l);
+        test_pull(l);
+        test_munged_gone(l);
+
+        lander_free(l);
+        munged_stop();
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+        if (system(cmd) != 0)
+                diag("could not remove %s", base);
+        return done_testing();
+}
