@@ -26,11 +26,11 @@
 
 #include "lander.h"
 #include "macro.h"
+#include "munge-fixture.h"
 #include "tap.h"
 
 static char base[LANDFS_PATH_MAX];
 static char sock[LANDFS_PATH_MAX + 32];
-static pid_t munged_pid = -1;
 static uid_t nobody_uid;
 static gid_t nobody_gid;
 
@@ -52,60 +52,6 @@ static void mk(const char *rel, mode_t mode, uid_t uid, gid_t gid)
         }
 }
 
-static bool munged_start(void)
-{
-        char key[2 * LANDFS_PATH_MAX];
-        unsigned char bytes[1024];
-        int fd;
-
-        snprintf(key, sizeof(key), "%s/munge/key", base);
-        mk("munge", 0711, 0, 0);
-        randombytes_buf(bytes, sizeof(bytes));
-        fd = open(key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 || write(fd, bytes, sizeof(bytes)) != (ssize_t)sizeof(bytes))
-                return false;
-        close(fd);
-        snprintf(sock, sizeof(sock), "%s/munge/sock", base);
-        munged_pid = fork();
-        if (munged_pid == 0) {
-                char a[4][2 * LANDFS_PATH_MAX + 32];
-
-                snprintf(a[0], sizeof(a[0]), "--socket=%s", sock);
-                snprintf(a[1], sizeof(a[1]), "--key-file=%s", key);
-                snprintf(a[2], sizeof(a[2]), "--pid-file=%s/munge/pid", base);
-                snprintf(a[3], sizeof(a[3]), "--seed-file=%s/munge/seed", base);
-                int devnull = open("/dev/null", O_WRONLY);
-                dup2(devnull, 1);
-                dup2(devnull, 2);
-                execlp("munged", "munged", "-F", "-f", a[0], a[1], a[2], a[3], "--log-file=/dev/null", (char *)NULL);
-                _exit(127);
-        }
-        /* Ready when its socket answers. */
-        for (int i = 0; i < 100; i++) {
-                munge_ctx_t ctx = munge_ctx_create();
-                char *cred = NULL;
-                munge_err_t e;
-
-                munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock);
-                e = munge_encode(&cred, ctx, NULL, 0);
-                free(cred);
-                munge_ctx_destroy(ctx);
-                if (e == EMUNGE_SUCCESS)
-                        return true;
-                usleep(100000);
-        }
-        return false;
-}
-
-static void munged_stop(void)
-{
-        if (munged_pid > 0) {
-                kill(munged_pid, SIGTERM);
-                waitpid(munged_pid, NULL, 0);
-                munged_pid = -1;
-        }
-}
-
 static void session_fill(struct landmsg_session *s, uint8_t direction, const char *dest_rel, const char *addr)
 {
         memset(s, 0, sizeof(*s));
@@ -117,38 +63,6 @@ static void session_fill(struct landmsg_session *s, uint8_t direction, const cha
                    &s->addrs[0][15]) != 4)
                 abort();
         snprintf(s->dest, sizeof(s->dest), "%s", at(dest_rel));
-}
-
-/* A credential for @s made by @uid (fork, become, munge_encode), its
- * payload @s's binding, or @binding_of's when given. */
-static void cred_make(struct landmsg_session *s, uid_t uid, gid_t gid, const struct landmsg_session *binding_of)
-{
-        uint8_t binding[LANDMSG_BINDING_SIZE];
-        int p[2];
-        pid_t pid;
-        ssize_t n;
-
-        landmsg_binding(binding_of ? binding_of : s, binding);
-        if (pipe(p) < 0)
-                abort();
-        pid = fork();
-        if (pid == 0) {
-                munge_ctx_t ctx = munge_ctx_create();
-                char *cred = NULL;
-
-                if ((gid && setgid(gid) < 0) || (uid && setuid(uid) < 0))
-                        _exit(1);
-                munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock);
-                if (munge_encode(&cred, ctx, binding, sizeof(binding)) != EMUNGE_SUCCESS)
-                        _exit(2);
-                n = write(p[1], cred, strlen(cred));
-                _exit(n > 0 ? 0 : 3);
-        }
-        close(p[1]);
-        n = read(p[0], s->cred, LANDMSG_CRED_MAX);
-        s->cred[n > 0 ? n : 0] = '\0';
-        close(p[0]);
-        waitpid(pid, NULL, 0);
 }
 
 static struct landmsg req, reply;
@@ -196,7 +110,7 @@ static void test_push(struct lander *l)
         int fd = -1, r;
 
         session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run1", "127.0.0.1");
-        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         ok(strncmp(req.session.cred, "MUNGE:", 6) == 0, "nobody made a credential for the job");
         job = req.session;      /* the requests below share its memory */
         s1 = open_session(l, 1);
@@ -262,12 +176,12 @@ static void test_refusals(struct lander *l)
         session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run3", "127.0.0.1");
         other = req.session;
         snprintf(other.dest, sizeof(other.dest), "%s", at("scratch/nobody/elsewhere"));
-        cred_make(&req.session, nobody_uid, nobody_gid, &other);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, &other);
         ok(open_session(l, 1) == 0 && reply.error.err == EPERM && strstr(reply.error.text, "another job"),
            "a fresh credential made for another DEST: refused (%s)", reply.error.text);
 
         session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run3", "203.0.113.9");
-        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         ok(open_session(l, 1) == 0 && strstr(reply.error.text, "none of this node's addresses"),
            "a credential for another node: refused (%s)", reply.error.text);
 
@@ -277,17 +191,17 @@ static void test_refusals(struct lander *l)
            "a forged credential: refused (%s)", reply.error.text);
 
         session_fill(&req.session, LANDMSG_PUSH, "scratch/root", "127.0.0.1");
-        cred_make(&req.session, 0, 0, NULL);
+        munge_fixture_cred(&req.session, 0, 0, NULL);
         ok(open_session(l, 1) == 0 && strstr(reply.error.text, "allow_root_landing"),
            "root's credential: refused (%s)", reply.error.text);
 
         session_fill(&req.session, LANDMSG_PUSH, "outside/x", "127.0.0.1");
-        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         ok(open_session(l, 1) == 0 && reply.error.verdict == LANDFS_OUTSIDE_ROOTS &&
            strstr(reply.error.text, "landing_roots"), "a DEST outside the roots: refused (%s)", reply.error.text);
 
         session_fill(&req.session, LANDMSG_PUSH, "scratch/daemon/x", "127.0.0.1");
-        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         uint64_t s = open_session(l, 1);
         ok(s != 0, "a DEST in another user's directory: a session (the walk decides)");
         is_int(op(l, 1, LANDMSG_MKDIR, s, "", 0755, NULL, -1, NULL), -EACCES, "MKDIR there: EACCES");
@@ -303,7 +217,7 @@ static void test_pull(struct lander *l)
         char buf[16] = "";
 
         session_fill(&req.session, LANDMSG_PULL, "scratch/nobody/run1/sub/hello.txt", "127.0.0.1");
-        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         s = open_session(l, 1);
         ok(s != 0, "a reading session for one file");
         ok(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd) == 0 && fd >= 0 && read(fd, buf, sizeof(buf)) == 6 &&
@@ -319,7 +233,7 @@ static void test_pull(struct lander *l)
         close(wfd);
         chmod(at("scratch/daemon"), 0755);
         session_fill(&req.session, LANDMSG_PULL, "scratch/daemon/secret", "127.0.0.1");
-        cred_make(&req.session, nobody_uid, nobody_gid, NULL);
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         s = open_session(l, 1);
         is_int(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd), -EACCES, "another user's 0600 file: EACCES");
         ok(fd == -1, "and no descriptor");
@@ -328,7 +242,7 @@ static void test_pull(struct lander *l)
 
 static void test_munged_gone(struct lander *l)
 {
-        munged_stop();
+        munge_fixture_stop();
         session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run4", "127.0.0.1");
         strcpy(req.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
         ok(open_session(l, 1) == 0 && reply.error.err == EHOSTDOWN && strstr(reply.error.text, "munged is not reachable"),
@@ -364,9 +278,9 @@ int main(void)
         mk("scratch/nobody", 0700, nobody_uid, nobody_gid);
         mk("scratch/daemon", 0700, 1, 1);
         mk("outside", 0777, 0, 0);
-        if (!munged_start()) {
+        if (!munge_fixture_start(at("munge"), sock, sizeof(sock))) {
                 printf("not ok 1 - munged started on %s\n", sock);
-                munged_stop();
+                munge_fixture_stop();
                 return 1;
         }
         if (landfs_roots_add(&s.roots, at("scratch")) < 0)
@@ -381,7 +295,7 @@ int main(void)
         test_munged_gone(l);
 
         lander_free(l);
-        munged_stop();
+        munge_fixture_stop();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
         if (system(cmd) != 0)
                 diag("could not remove %s", base);

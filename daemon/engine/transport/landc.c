@@ -1,0 +1,319 @@
+#include "landc.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+struct landc_req {
+        struct landc_req *next;
+        uint32_t id;
+        bool sent;
+        int fd;                         /* to go with it, -1: none */
+        size_t len;
+        landc_done_fn done;
+        void *arg;
+        uint8_t buf[];                  /* the encoded request */
+};
+
+struct landc {
+        struct event_base *base;
+        struct sockaddr_un sa;
+        int sock;
+        struct event *ev_io;            /* on sock: readable, and writable while something is unsent */
+        struct event *ev_fail;          /* fails what is waiting, from the loop */
+        int fail_err;
+        struct landc_req *head, *tail;  /* in the order they were asked: the sent ones first */
+        unsigned int pending;
+        uint32_t next_id;
+        struct landmsg reply;           /* 14 KiB: not on the stack of every callback */
+};
+
+static void landc_io_cb(evutil_socket_t fd, short what, void *arg);
+
+/* The event stays allocated (a disconnect may come from its own
+ * callback); a connection assigns it again. */
+static void landc_disconnect(struct landc *c)
+{
+        if (c->sock >= 0)
+                event_del(c->ev_io);
+        c->sock = safe_close(c->sock);
+}
+
+static struct landc_req *landc_pop(struct landc *c)
+{
+        struct landc_req *r = c->head;
+
+        if (!r)
+                return NULL;
+        c->head = r->next;
+        if (!c->head)
+                c->tail = NULL;
+        c->pending--;
+        return r;
+}
+
+/* Every request waiting, sent or not, answered with an ERROR of @err. */
+static void landc_fail_all(struct landc *c, int err, const char *text)
+{
+        struct landc_req *r;
+
+        while ((r = landc_pop(c))) {
+                memset(&c->reply, 0, sizeof(c->reply));
+                c->reply.type = LANDMSG_ERROR;
+                c->reply.id = r->id;
+                c->reply.error.err = (uint32_t)err;
+                snprintf(c->reply.error.text, sizeof(c->reply.error.text), "%s", text);
+                safe_close(r->fd);
+                r->done(r->arg, &c->reply, -1);
+                free(r);
+        }
+}
+
+static void landc_fail_cb(evutil_socket_t fd, short what, void *arg)
+{
+        struct landc *c = arg;
+        char text[LANDMSG_TEXT_MAX + 1];
+
+        (void)fd;
+        (void)what;
+        snprintf(text, sizeof(text), "cannot reach rdmaxfer-lander at %s: %s", c->sa.sun_path, strerror(c->fail_err));
+        landc_disconnect(c);
+        landc_fail_all(c, c->fail_err, text);
+}
+
+static int landc_connect(struct landc *c)
+{
+        int r;
+
+        c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->sock < 0)
+                return -errno;
+        if (connect(c->sock, (struct sockaddr *)&c->sa, sizeof(c->sa)) < 0) {
+                r = -errno;
+                c->sock = safe_close(c->sock);
+                return r;
+        }
+        if (event_assign(c->ev_io, c->base, c->sock, EV_READ | EV_PERSIST, landc_io_cb, c) < 0 ||
+            event_add(c->ev_io, NULL) < 0) {
+                landc_disconnect(c);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Watch for writable as well while something is unsent. */
+static void landc_want_write(struct landc *c, bool want)
+{
+        short events = EV_READ | EV_PERSIST | (want ? EV_WRITE : 0);
+
+        if (c->sock < 0 || event_get_events(c->ev_io) == events)
+                return;
+        event_del(c->ev_io);
+        event_assign(c->ev_io, c->base, c->sock, events, landc_io_cb, c);
+        event_add(c->ev_io, NULL);
+}
+
+/* Send what is unsent, in order, as far as the socket takes it. 0 or -errno. */
+static int landc_flush(struct landc *c)
+{
+        for (struct landc_req *r = c->head; r; r = r->next) {
+                union {
+                        struct cmsghdr align;
+                        char buf[CMSG_SPACE(sizeof(int))];
+                } control;
+                struct iovec iov = { .iov_base = r->buf, .iov_len = r->len };
+                struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+                ssize_t n;
+
+                if (r->sent)
+                        continue;
+                if (r->fd >= 0) {
+                        struct cmsghdr *cm;
+
+                        memset(&control, 0, sizeof(control));
+                        msg.msg_control = control.buf;
+                        msg.msg_controllen = sizeof(control.buf);
+                        cm = CMSG_FIRSTHDR(&msg);
+                        cm->cmsg_level = SOL_SOCKET;
+                        cm->cmsg_type = SCM_RIGHTS;
+                        cm->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(cm), &r->fd, sizeof(int));
+                }
+                do
+                        n = sendmsg(c->sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+                while (n < 0 && errno == EINTR);
+                if (n < 0 && errno == EAGAIN) {
+                        landc_want_write(c, true);
+                        return 0;
+                }
+                if (n < 0)
+                        return -errno;
+                if ((size_t)n != r->len)
+                        return -EMSGSIZE;
+                r->sent = true;
+                r->fd = safe_close(r->fd);
+        }
+        landc_want_write(c, false);
+        return 0;
+}
+
+static void landc_gone(struct landc *c, int err, const char *why)
+{
+        char text[LANDMSG_TEXT_MAX + 1];
+
+        snprintf(text, sizeof(text), "rdmaxfer-lander went away (%s)", why);
+        landc_disconnect(c);
+        landc_fail_all(c, err, text);
+}
+
+static void landc_io_cb(evutil_socket_t fd, short what, void *arg)
+{
+        struct landc *c = arg;
+        int r, sock = c->sock;
+
+        (void)fd;
+        if (what & EV_WRITE) {
+                r = landc_flush(c);
+                if (r < 0) {
+                        landc_gone(c, ECONNRESET, strerror(-r));
+                        return;
+                }
+        }
+        if (!(what & EV_READ))
+                return;
+        /* Every answer there is now; each to the request at the head. */
+        for (;;) {
+                struct landc_req *req;
+                int rfd = -1;
+
+                r = landmsg_recv(c->sock, &c->reply, &rfd);
+                if (r == -EAGAIN)
+                        return;
+                if (r < 0) {
+                        landc_gone(c, ECONNRESET, r == -ECONNRESET ? "closed" : strerror(-r));
+                        return;
+                }
+                req = c->head;
+                if (!req || !req->sent || c->reply.id != req->id) {
+                        safe_close(rfd);
+                        landc_gone(c, ECONNRESET, "an answer to no request of ours");
+                        return;
+                }
+                landc_pop(c);
+                req->done(req->arg, &c->reply, rfd);
+                free(req);
+                if (c->sock != sock)
+                        return;         /* gone meanwhile (and maybe connected anew) */
+        }
+}
+
+int landc_new(struct landc **out, struct event_base *base, const char *path)
+{
+        struct landc *c;
+
+        if (strlen(path) >= sizeof(c->sa.sun_path))
+                return -ENAMETOOLONG;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->base = base;
+        c->sock = -1;
+        c->next_id = 1;
+        c->sa.sun_family = AF_UNIX;
+        strcpy(c->sa.sun_path, path);
+        c->ev_fail = event_new(base, -1, 0, landc_fail_cb, c);
+        c->ev_io = event_new(base, -1, 0, landc_io_cb, c);
+        if (!c->ev_fail || !c->ev_io) {
+                if (c->ev_fail)
+                        event_free(c->ev_fail);
+                if (c->ev_io)
+                        event_free(c->ev_io);
+                free(c);
+                return -ENOMEM;
+        }
+        *out = c;
+        return 0;
+}
+
+void landc_free(struct landc *c)
+{
+        struct landc_req *r;
+
+        if (!c)
+                return;
+        while ((r = landc_pop(c))) {
+                safe_close(r->fd);
+                free(r);
+        }
+        landc_disconnect(c);
+        event_free(c->ev_io);
+        event_free(c->ev_fail);
+        free(c);
+}
+
+unsigned int landc_pending(const struct landc *c)
+{
+        return c->pending;
+}
+
+int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn done, void *arg)
+{
+        static uint8_t buf[LANDMSG_MSG_MAX];
+        struct landc_req *r;
+        uint32_t id_le;
+        int len;
+
+        if (c->pending >= LANDC_PENDING_MAX)
+                return -EBUSY;
+        len = landmsg_encode(buf, sizeof(buf), req);
+        if (len < 0)
+                return len == -ENOBUFS ? -EINVAL : len;
+        r = malloc(sizeof(*r) + (size_t)len);
+        if (!r)
+                return -ENOMEM;
+        *r = (struct landc_req){ .id = c->next_id++, .fd = -1, .len = (size_t)len, .done = done, .arg = arg };
+        memcpy(r->buf, buf, (size_t)len);
+        /* The id is ours: the header's bytes 8..11 (landmsg.h). */
+        id_le = htole32(r->id);
+        memcpy(r->buf + 8, &id_le, sizeof(id_le));
+        if (fd >= 0) {
+                r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (r->fd < 0) {
+                        free(r);
+                        return -errno;
+                }
+        }
+        if (c->tail)
+                c->tail->next = r;
+        else
+                c->head = r;
+        c->tail = r;
+        c->pending++;
+
+        if (c->sock < 0) {
+                int e = landc_connect(c);
+
+                if (e < 0) {
+                        /* Answered from the loop, not from here. */
+                        c->fail_err = -e;
+                        event_active(c->ev_fail, 0, 0);
+                        return 0;
+                }
+        }
+        if (landc_flush(c) < 0) {
+                landc_disconnect(c);
+                c->fail_err = ECONNRESET;
+                event_active(c->ev_fail, 0, 0);
+        }
+        return 0;
+}
