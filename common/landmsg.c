@@ -13,12 +13,15 @@
 /* Fixed parts of each payload, before its variable fields. */
 #define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
 #define SESSION_OK_FIXED        (8 + 4 + 4 + 1)
-#define OP_FIXED                (8 + 4 + 2 + 1)         /* session, mode, path and leaf lengths */
+#define OP_FIXED                (8 + 4 + 4 + 2 + 1)     /* session, mode, flags, path and leaf lengths */
+#define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2) /* session, flags, mode, mtime, xattr lengths */
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
 static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX <= LANDMSG_MSG_MAX, "an op fits");
+static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LANDMSG_XATTR_VALUE_MAX <=
+              LANDMSG_MSG_MAX, "a SETATTR fits");
 static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
               "an ERROR fits");
 
@@ -51,12 +54,15 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
             !rel_ok(op->path, path_len))
                 return false;
+        if (type != LANDMSG_LINK && op->flags != 0)
+                return false;
         switch (type) {
         case LANDMSG_MKDIR:
         case LANDMSG_TMPFILE:
                 return (op->mode & ~07777u) == 0 && leaf_len == 0;
         case LANDMSG_LINK:
-                return op->mode == 0 && name_check(op->leaf, leaf_len) == NAME_OK;
+                return op->mode == 0 && (op->flags & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 &&
+                       name_check(op->leaf, leaf_len) == NAME_OK;
         case LANDMSG_OPEN_READ:
                 return op->mode == 0 && leaf_len == 0;
         case LANDMSG_END:
@@ -64,6 +70,18 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         default:
                 return false;
         }
+}
+
+static bool setattr_ok(const struct landmsg_setattr *a, size_t xname_len)
+{
+        uint32_t f = a->flags;
+
+        return a->session != 0 && f != 0 && (f & ~(uint32_t)_LANDMSG_SET_FLAGS) == 0 &&
+               (a->mode & ~07777u) == 0 && ((f & LANDMSG_SET_MODE) || a->mode == 0) &&
+               ((f & LANDMSG_SET_MTIME) || a->mtime_ns == 0) && a->xlen <= LANDMSG_XATTR_VALUE_MAX &&
+               ((f & LANDMSG_SET_XATTR) ? xname_len > 5 && xname_len <= LANDMSG_XATTR_NAME_MAX &&
+                                                  strncmp(a->xname, "user.", 5) == 0
+                                        : xname_len == 0 && a->xlen == 0);
 }
 
 static size_t field_len(const char *s, size_t size)
@@ -100,6 +118,12 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 if (!op_ok(m->type, &m->op, l1, l2))
                         return -EINVAL;
                 plen = OP_FIXED + l1 + l2;
+                break;
+        case LANDMSG_SETATTR:
+                l1 = field_len(m->setattr.xname, sizeof(m->setattr.xname));
+                if (!setattr_ok(&m->setattr, l1))
+                        return -EINVAL;
+                plen = SETATTR_FIXED + l1 + m->setattr.xlen;
                 break;
         case LANDMSG_OK:
         case LANDMSG_FD:
@@ -149,10 +173,21 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         case LANDMSG_END:
                 bytes_put_u64(&o, m->op.session);
                 bytes_put_u32(&o, m->op.mode);
+                bytes_put_u32(&o, m->op.flags);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u8(&o, (uint8_t)l2);
                 bytes_put_mem(&o, m->op.path, l1);
                 bytes_put_mem(&o, m->op.leaf, l2);
+                break;
+        case LANDMSG_SETATTR:
+                bytes_put_u64(&o, m->setattr.session);
+                bytes_put_u32(&o, m->setattr.flags);
+                bytes_put_u32(&o, m->setattr.mode);
+                bytes_put_u64(&o, m->setattr.mtime_ns);
+                bytes_put_u8(&o, (uint8_t)l1);
+                bytes_put_u16(&o, m->setattr.xlen);
+                bytes_put_mem(&o, m->setattr.xname, l1);
+                bytes_put_mem(&o, m->setattr.xvalue, m->setattr.xlen);
                 break;
         case LANDMSG_ERROR:
                 bytes_put_u32(&o, m->error.err);
@@ -220,10 +255,24 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
         case LANDMSG_END:
                 m->op.session = bytes_get_u64(&in);
                 m->op.mode = bytes_get_u32(&in);
+                m->op.flags = bytes_get_u32(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u8(&in);
                 ok = bytes_get_str(&in, m->op.path, sizeof(m->op.path), l1) &&
                      bytes_get_str(&in, m->op.leaf, sizeof(m->op.leaf), l2) && op_ok(m->type, &m->op, l1, l2);
+                break;
+        case LANDMSG_SETATTR:
+                m->setattr.session = bytes_get_u64(&in);
+                m->setattr.flags = bytes_get_u32(&in);
+                m->setattr.mode = bytes_get_u32(&in);
+                m->setattr.mtime_ns = bytes_get_u64(&in);
+                l1 = bytes_get_u8(&in);
+                m->setattr.xlen = bytes_get_u16(&in);
+                if (m->setattr.xlen > LANDMSG_XATTR_VALUE_MAX)
+                        return -EBADMSG;
+                ok = bytes_get_str(&in, m->setattr.xname, sizeof(m->setattr.xname), l1);
+                bytes_get_mem(&in, m->setattr.xvalue, m->setattr.xlen);
+                ok = ok && setattr_ok(&m->setattr, l1);
                 break;
         case LANDMSG_OK:
         case LANDMSG_FD:

@@ -15,7 +15,9 @@
  *            cred, dest}
  *   MKDIR {session, mode, path}              OK | ERROR
  *   TMPFILE {session, mode, path}            FD + fd (O_TMPFILE, O_RDWR) | ERROR
- *   LINK {session, path, leaf} + fd          OK | ERROR
+ *   LINK {session, flags, path, leaf} + fd   OK | ERROR
+ *   SETATTR {session, flags, mode, mtime,    OK | ERROR
+ *            xattr} + fd
  *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
  *   END {session}                            OK | ERROR
  *
@@ -63,6 +65,7 @@ enum landmsg_type {
         LANDMSG_OK = 8,
         LANDMSG_FD = 9,
         LANDMSG_ERROR = 10,
+        LANDMSG_SETATTR = 11,
         _LANDMSG_TYPE_MAX,
 };
 
@@ -86,12 +89,46 @@ struct landmsg_session_ok {
         char user[LANDMSG_USER_MAX + 1];        /* the local user database's name, "" if none */
 };
 
+/* LINK's flags. */
+enum {
+        /* Replace what has the name: linked under a temporary name first
+         * and renamed over it, so the name holds the old file or the new. */
+        LANDMSG_LINK_REPLACE = 1 << 0,
+        LANDMSG_LINK_SYNC = 1 << 1,     /* fsync the directory once linked */
+        _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC,
+};
+
 /* MKDIR, TMPFILE, LINK, OPEN_READ, END: what each uses of it. */
 struct landmsg_op {
         uint64_t session;
         uint32_t mode;          /* MKDIR, TMPFILE: 07777 bits */
+        uint32_t flags;         /* LINK: LANDMSG_LINK_* */
         char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST (name_path_check), "": DEST */
         char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK: one name (name_check) */
+};
+
+/*
+ * SETATTR: what to set on the file that comes with it, a regular file of
+ * the session's user, as that user: its mode, its mtime, an extended
+ * attribute (the user.* namespace only: what its owner may set).
+ */
+enum {
+        LANDMSG_SET_MODE = 1 << 0,
+        LANDMSG_SET_MTIME = 1 << 1,
+        LANDMSG_SET_XATTR = 1 << 2,
+        _LANDMSG_SET_FLAGS = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR,
+};
+#define LANDMSG_XATTR_NAME_MAX  255
+#define LANDMSG_XATTR_VALUE_MAX 1024
+
+struct landmsg_setattr {
+        uint64_t session;
+        uint32_t flags;         /* LANDMSG_SET_*, at least one */
+        uint32_t mode;          /* 07777 bits */
+        uint64_t mtime_ns;      /* since the epoch */
+        char xname[LANDMSG_XATTR_NAME_MAX + 1];         /* "user.", then at least one byte */
+        uint16_t xlen;
+        uint8_t xvalue[LANDMSG_XATTR_VALUE_MAX];
 };
 
 /* Why a request was refused: an errno, and for a path the lander
@@ -111,6 +148,7 @@ struct landmsg {
                 struct landmsg_session session;
                 struct landmsg_session_ok session_ok;
                 struct landmsg_op op;
+                struct landmsg_setattr setattr;
                 struct landmsg_error error;
         };
 };

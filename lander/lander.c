@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +339,67 @@ static int full_path(const struct lander_session *ss, const char *rel, char out[
         return n < 0 || n >= LANDFS_PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * LINK: @fd named @leaf in @dirfd, as the user the caller became. With
+ * LANDMSG_LINK_REPLACE, under a random temporary name first
+ * (".rdmaxfer-XXXXXXXX.part", another tried while one is taken) and
+ * renamed over @leaf; with LANDMSG_LINK_SYNC, the directory fsynced after.
+ * 0 or -errno.
+ */
+static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, uint32_t flags)
+{
+        char tmp[64];
+        int r, d;
+
+        (void)l;
+        if (!(flags & LANDMSG_LINK_REPLACE)) {
+                r = landfs_link(fd, dirfd, leaf);
+        } else {
+                do {
+                        snprintf(tmp, sizeof(tmp), ".rdmaxfer-%08x.part", randombytes_random());
+                        r = landfs_link(fd, dirfd, tmp);
+                } while (r == -EEXIST);
+                if (r == 0 && renameat(dirfd, tmp, dirfd, leaf) < 0) {
+                        r = -errno;
+                        unlinkat(dirfd, tmp, 0);
+                }
+        }
+        if (r < 0 || !(flags & LANDMSG_LINK_SYNC))
+                return r;
+        /* The directory's own descriptor to sync: O_PATH cannot. */
+        d = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return -errno;
+        r = fsync(d) < 0 ? -errno : 0;
+        safe_close(d);
+        return r;
+}
+
+/* SETATTR on @fd, as the user the caller became. 0 or -errno, *@what saying which. */
+static int setattr_as_user(int fd, const struct landmsg_setattr *a, const char **what)
+{
+        if (a->flags & LANDMSG_SET_XATTR) {
+                *what = a->xname;
+                if (fsetxattr(fd, a->xname, a->xvalue, a->xlen, 0) < 0)
+                        return -errno;
+        }
+        if (a->flags & LANDMSG_SET_MODE) {
+                *what = "mode";
+                if (fchmod(fd, a->mode & 01777) < 0)
+                        return -errno;
+        }
+        if (a->flags & LANDMSG_SET_MTIME) {
+                struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+                                          { .tv_sec = (time_t)(a->mtime_ns / 1000000000u),
+                                            .tv_nsec = (long)(a->mtime_ns % 1000000000u) } };
+
+                *what = "mtime";
+                if (futimens(fd, ts) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
 static void lander_op(struct lander *l, struct lander_session *ss, const struct landmsg *req, int fd,
                       struct landmsg *reply, int *reply_fd)
 {
@@ -387,7 +449,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = open_dir(l, ss, path, false, 0, reply);
                 if (dfd < 0)
                         break;
-                r = landfs_link(fd, dfd, req->op.leaf);
+                r = link_as_user(l, dfd, fd, req->op.leaf, req->op.flags);
                 if (r < 0)
                         error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
                 break;
@@ -424,6 +486,37 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         }
 }
 
+static void lander_setattr(struct lander_session *ss, const struct landmsg_setattr *a, int fd, struct landmsg *reply)
+{
+        const char *what = "";
+        struct stat st;
+        int r;
+
+        if (ss->direction != LANDMSG_PUSH) {
+                error_reply(reply, EPERM, 0, NULL, "not what this session's credential was made for (reading)");
+                return;
+        }
+        /* Only a file of the session's user: one TMPFILE made for it. */
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ss->who.uid) {
+                error_reply(reply, EBADF, 0, NULL, "not a file of %s's", ss->user);
+                return;
+        }
+        r = landfs_become(&ss->who);
+        if (r < 0) {
+                error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
+                return;
+        }
+        r = setattr_as_user(fd, a, &what);
+        if (landfs_unbecome() < 0) {
+                fprintf(stderr, "<2>cannot become the lander again after acting as %s: exiting\n", ss->user);
+                exit(1);
+        }
+        if (r < 0)
+                error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
+        else
+                reply->type = LANDMSG_OK;
+}
+
 void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,
                    int *reply_fd)
 {
@@ -436,6 +529,14 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
         switch (req->type) {
         case LANDMSG_SESSION:
                 lander_session(l, conn, &req->session, reply);
+                return;
+        case LANDMSG_SETATTR:
+                ss = session_find(l, conn, req->setattr.session);
+                if (!ss) {
+                        error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->setattr.session);
+                        return;
+                }
+                lander_setattr(ss, &req->setattr, passed, reply);
                 return;
         case LANDMSG_MKDIR:
         case LANDMSG_TMPFILE:

@@ -625,6 +625,22 @@ static int landmsg_seeds(const char *dir)
                 r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         }
         memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_LINK;
+        m.op.session = 1;
+        m.op.flags = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC;
+        strcpy(m.op.leaf, "data.bin");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_SETATTR;
+        m.setattr.session = 1;
+        m.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR;
+        m.setattr.mode = 0444;
+        m.setattr.mtime_ns = 981173106123456789ull;
+        strcpy(m.setattr.xname, "user.rdmaxfer.digest");
+        m.setattr.xlen = 4;
+        memcpy(m.setattr.xvalue, "abcd", 4);
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
         m.type = LANDMSG_OK;
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         m.type = LANDMSG_FD;

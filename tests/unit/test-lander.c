@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "lander.h"
@@ -72,7 +74,8 @@ static int ask(struct lander *l, unsigned int conn, int fd, int *rfd)
         int dummy;
 
         req.id++;
-        lander_handle(l, conn, &req, fd, &reply, rfd ? rfd : &dummy);
+        /* The lander takes the descriptor it is given (its copy, over a socket). */
+        lander_handle(l, conn, &req, fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1, &reply, rfd ? rfd : &dummy);
         if (!rfd)
                 safe_close(dummy);
         if (reply.id != req.id)
@@ -128,12 +131,54 @@ static void test_push(struct lander *l)
         ok(stat(at("scratch/nobody/run1/sub/hello.txt"), &st) == 0 && st.st_uid == nobody_uid &&
            st.st_gid == nobody_gid && (st.st_mode & 07777) == 0644 && st.st_size == 6,
            "hello.txt: nobody's, 0644, 6 bytes");
+        /* Its metadata, as nobody: only nobody (or root) may set them. */
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s1;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR;
+        req.setattr.mode = 0444;
+        req.setattr.mtime_ns = 981173106123456789ull;
+        strcpy(req.setattr.xname, "user.rdmaxfer.digest");
+        req.setattr.xlen = 5;
+        memcpy(req.setattr.xvalue, "abcde", 5);
+        is_int(ask(l, 1, fd, NULL), 0, "SETATTR: mode 0444, an mtime, user.rdmaxfer.digest");
+        char xv[16] = "";
+        ok(stat(at("scratch/nobody/run1/sub/hello.txt"), &st) == 0 && (st.st_mode & 07777) == 0444 &&
+           st.st_mtim.tv_sec == 981173106 && st.st_mtim.tv_nsec == 123456789 &&
+           getxattr(at("scratch/nobody/run1/sub/hello.txt"), "user.rdmaxfer.digest", xv, sizeof(xv)) == 5 &&
+           memcmp(xv, "abcde", 5) == 0, "all three set on hello.txt");
+        safe_close(fd);
+        /* Replacing: a new file renamed over the name, syncing the directory. */
+        r = op(l, 1, LANDMSG_TMPFILE, s1, "sub", 0600, NULL, -1, &fd);
+        ok(r == 0 && fd >= 0 && write(fd, "v2\n", 3) == 3, "another nameless file");
+        is_int(op(l, 1, LANDMSG_LINK, s1, "sub", 0, "hello.txt", fd, NULL), -EEXIST, "LINK over hello.txt: EEXIST");
+        req.op.flags = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC;
+        is_int(ask(l, 1, fd, NULL), 0, "LINK with REPLACE and SYNC");
+        ok(stat(at("scratch/nobody/run1/sub/hello.txt"), &st) == 0 && st.st_size == 3 && st.st_uid == nobody_uid,
+           "hello.txt is the new file");
+        DIR *dir = opendir(at("scratch/nobody/run1/sub"));
+        struct dirent *de;
+        int parts = 0;
+        while (dir && (de = readdir(dir)))
+                parts += strstr(de->d_name, ".part") != NULL;
+        if (dir)
+                closedir(dir);
+        is_int(parts, 0, "no temporary name left behind");
         safe_close(fd);
         fd = open(at("scratch/nobody/run1/sub/hello.txt"), O_RDONLY | O_CLOEXEC);
         is_int(op(l, 1, LANDMSG_LINK, s1, "sub", 0, "again.txt", fd, NULL), -EBADF,
                "LINK of a file that has a name: EBADF (only a nameless file of the user's)");
         safe_close(fd);
         is_int(op(l, 1, LANDMSG_LINK, s1, "sub", 0, "none.txt", -1, NULL), -EBADF, "LINK without a file: EBADF");
+        fd = open(at("scratch/daemon"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s1;
+        req.setattr.flags = LANDMSG_SET_MODE;
+        req.setattr.mode = 0777;
+        is_int(ask(l, 1, fd, NULL), -EBADF, "SETATTR on another user's directory: EBADF");
+        safe_close(fd);
+        ok(stat(at("scratch/daemon"), &st) == 0 && (st.st_mode & 07777) == 0700, "its mode unchanged");
         is_int(op(l, 1, LANDMSG_OPEN_READ, s1, "sub/hello.txt", 0, NULL, -1, &fd), -EPERM,
                "OPEN_READ in a landing session: refused");
         is_int(op(l, 2, LANDMSG_MKDIR, s1, "x", 0755, NULL, -1, NULL), -ESRCH,
@@ -220,8 +265,8 @@ static void test_pull(struct lander *l)
         munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         s = open_session(l, 1);
         ok(s != 0, "a reading session for one file");
-        ok(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd) == 0 && fd >= 0 && read(fd, buf, sizeof(buf)) == 6 &&
-           memcmp(buf, "hello\n", 6) == 0, "OPEN_READ: the file, read through the descriptor");
+        ok(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd) == 0 && fd >= 0 && read(fd, buf, sizeof(buf)) == 3 &&
+           memcmp(buf, "v2\n", 3) == 0, "OPEN_READ: the file (replaced: v2), read through the descriptor");
         safe_close(fd);
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, NULL, -1, &fd), -EPERM, "TMPFILE in a reading session: refused");
         lander_conn_closed(l, 1);

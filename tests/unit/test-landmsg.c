@@ -63,6 +63,9 @@ static bool round_trip(const struct landmsg *m)
                 case LANDMSG_ERROR:
                         same = memcmp(&back->error, &m->error, sizeof(m->error)) == 0;
                         break;
+                case LANDMSG_SETATTR:
+                        same = memcmp(&back->setattr, &m->setattr, sizeof(m->setattr)) == 0;
+                        break;
                 case LANDMSG_OK:
                 case LANDMSG_FD:
                         break;
@@ -107,6 +110,38 @@ static void test_round_trips(void)
         strcpy(m->op.path, "sub");
         strcpy(m->op.leaf, "data.bin");
         ok(round_trip(m), "LINK");
+        m->op.flags = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC;
+        ok(round_trip(m), "LINK, replacing, syncing");
+        m->op.flags = 1u << 5;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK with an unknown flag: not encoded");
+        m->op.flags = 0;
+        free(m);
+        m = msg_new(LANDMSG_SETATTR);
+        m->setattr.session = 3;
+        m->setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR;
+        m->setattr.mode = 0444;
+        m->setattr.mtime_ns = 981173106123456789ull;
+        strcpy(m->setattr.xname, "user.rdmaxfer.digest");
+        m->setattr.xlen = LANDMSG_XATTR_VALUE_MAX;
+        memset(m->setattr.xvalue, 0x61, LANDMSG_XATTR_VALUE_MAX);
+        ok(round_trip(m), "SETATTR of mode, mtime and an xattr of LANDMSG_XATTR_VALUE_MAX bytes");
+        m->setattr.flags = LANDMSG_SET_MODE;
+        m->setattr.mtime_ns = 0;
+        memset(m->setattr.xname, 0, sizeof(m->setattr.xname));
+        m->setattr.xlen = 0;
+        memset(m->setattr.xvalue, 0, sizeof(m->setattr.xvalue));
+        ok(round_trip(m), "SETATTR of a mode alone");
+        m->setattr.flags = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SETATTR of nothing: not encoded");
+        m->setattr.flags = LANDMSG_SET_XATTR;
+        m->setattr.mode = 0;
+        strcpy(m->setattr.xname, "trusted.x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an xattr outside user.*: not encoded");
+        strcpy(m->setattr.xname, "user.");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "'user.' alone: not encoded");
+        strcpy(m->setattr.xname, "user.x");
+        m->setattr.mtime_ns = 5;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an mtime without SET_MTIME: not encoded");
         free(m);
         m = msg_new(LANDMSG_END);
         m->op.session = 3;
@@ -214,7 +249,9 @@ static void test_framing(void)
         is_int(landmsg_decode(buf, (size_t)n, d), -EPROTONOSUPPORT, "version 2: EPROTONOSUPPORT");
         ok(d->id == 77 && d->type == LANDMSG_LINK, "with the id and type to answer");
         buf[4] = 1;
-        memcpy(buf + LANDMSG_HEADER_SIZE + 8 + 4 + 2 + 1 + 1, "\0", 1);
+        /* The path "x/y" begins after session, mode, flags and the two lengths. */
+        ok(buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 2 + 1 + 1] == '/', "(the path's second byte found)");
+        buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 2 + 1 + 1] = 0;
         is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a NUL inside a path: EBADMSG");
         free(m);
         free(d);
