@@ -11,6 +11,7 @@
 
 #include "bytes.h"
 #include "macro.h"
+#include "scm.h"
 
 /*
  * Payload layouts, after the 12-byte header
@@ -830,43 +831,12 @@ int ctl_socket_setup(int sock)
 int ctl_send(int sock, const struct ctl_msg *m, int fd)
 {
         uint8_t buf[CTL_MSG_MAX];
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control;
-        struct iovec iov;
-        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-        ssize_t n;
         int len;
 
         len = ctl_encode(buf, sizeof(buf), m);
         if (len < 0)
                 return len;
-        iov = (struct iovec){ .iov_base = buf, .iov_len = (size_t)len };
-
-        if (fd >= 0) {
-                struct cmsghdr *cmsg;
-
-                memset(&control, 0, sizeof(control));
-                msg.msg_control = control.buf;
-                msg.msg_controllen = sizeof(control.buf);
-                cmsg = CMSG_FIRSTHDR(&msg);
-                cmsg->cmsg_level = SOL_SOCKET;
-                cmsg->cmsg_type = SCM_RIGHTS;
-                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-        }
-
-        /* MSG_NOSIGNAL: a vanished peer is an -EPIPE for this connection, not SIGPIPE for the process. */
-        do
-                n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        /* SOCK_SEQPACKET sends whole records or fails; anything else is not ours. */
-        if (n != len)
-                return -EMSGSIZE;
-        return 0;
+        return scm_send(sock, buf, (size_t)len, fd, 0);
 }
 
 void ctl_batch_init(struct ctl_batch *b, int sock)
@@ -886,29 +856,15 @@ void ctl_batch_drop(struct ctl_batch *b)
 
 int ctl_batch_flush(struct ctl_batch *b)
 {
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control[CTL_BATCH_MAX];
+        union scm_one control[CTL_BATCH_MAX];
         struct iovec iov[CTL_BATCH_MAX];
         struct mmsghdr mm[CTL_BATCH_MAX];
         unsigned int done = 0;
 
-        memset(control, 0, sizeof(control));
         for (unsigned int i = 0; i < b->n; i++) {
                 iov[i] = (struct iovec){ .iov_base = b->buf + b->off[i], .iov_len = b->len[i] };
                 mm[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
-                if (b->fd[i] >= 0) {
-                        struct cmsghdr *cmsg;
-
-                        mm[i].msg_hdr.msg_control = control[i].buf;
-                        mm[i].msg_hdr.msg_controllen = sizeof(control[i].buf);
-                        cmsg = CMSG_FIRSTHDR(&mm[i].msg_hdr);
-                        cmsg->cmsg_level = SOL_SOCKET;
-                        cmsg->cmsg_type = SCM_RIGHTS;
-                        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cmsg), &b->fd[i], sizeof(int));
-                }
+                scm_attach(&mm[i].msg_hdr, &control[i], b->fd[i]);
         }
         while (done < b->n) {
                 int n = sendmmsg(b->sock, mm + done, b->n - done, MSG_NOSIGNAL);
@@ -957,29 +913,6 @@ int ctl_batch_add(struct ctl_batch *b, const struct ctl_msg *m, int fd)
 }
 
 /* Take the first passed descriptor, close every other one. */
-static int ctl_collect_fds(struct msghdr *msg)
-{
-        int keep = -1;
-
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-                size_t nfds;
-
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < nfds; i++) {
-                        int fd;
-
-                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                        if (keep < 0)
-                                keep = fd;
-                        else
-                                safe_close(fd);
-                }
-        }
-        return keep;
-}
-
 int ctl_recv(int sock, struct ctl_msg *m, int *fd)
 {
         uint8_t buf[CTL_MSG_MAX];
@@ -1010,7 +943,7 @@ int ctl_recv(int sock, struct ctl_msg *m, int *fd)
                 return -errno;
 
         /* Collect before any other check so no descriptor leaks on an error path. */
-        passed = ctl_collect_fds(&msg);
+        passed = scm_take_fds(&msg);
 
         if (n == 0)
                 return -ECONNRESET;

@@ -9,6 +9,7 @@
 #include "bytes.h"
 #include "macro.h"
 #include "name.h"
+#include "scm.h"
 
 /* Fixed parts of each payload, before its variable fields. */
 #define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
@@ -321,36 +322,9 @@ int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_
 int landmsg_send(int sock, const struct landmsg *m, int fd)
 {
         uint8_t buf[LANDMSG_MSG_MAX];
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control;
-        struct iovec iov;
-        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-        ssize_t n;
         int len = landmsg_encode(buf, sizeof(buf), m);
 
-        if (len < 0)
-                return len;
-        iov = (struct iovec){ .iov_base = buf, .iov_len = (size_t)len };
-        if (fd >= 0) {
-                struct cmsghdr *cmsg;
-
-                memset(&control, 0, sizeof(control));
-                msg.msg_control = control.buf;
-                msg.msg_controllen = sizeof(control.buf);
-                cmsg = CMSG_FIRSTHDR(&msg);
-                cmsg->cmsg_level = SOL_SOCKET;
-                cmsg->cmsg_type = SCM_RIGHTS;
-                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-        }
-        do
-                n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        return n == len ? 0 : -EMSGSIZE;
+        return len < 0 ? len : scm_send(sock, buf, (size_t)len, fd, 0);
 }
 
 int landmsg_recv(int sock, struct landmsg *m, int *fd)
@@ -374,21 +348,7 @@ int landmsg_recv(int sock, struct landmsg *m, int *fd)
         } while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;
-        /* Every descriptor that came is taken before anything is checked:
-         * the first kept, any other closed. */
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                        int got;
-
-                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                        if (passed < 0)
-                                passed = got;
-                        else
-                                safe_close(got);
-                }
-        }
+        passed = scm_take_fds(&msg);
         if (n == 0)
                 return -ECONNRESET;
         if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))

@@ -296,6 +296,15 @@ void lander_conn_closed(struct lander *l, unsigned int conn)
                         session_end(l, &l->session[i]);
 }
 
+/* Back to the lander's own identity, or out: never go on as someone else. */
+static void unbecome_or_exit(const struct lander_session *ss)
+{
+        if (landfs_unbecome() < 0) {
+                fprintf(stderr, "<2>cannot become the lander again after acting as %s: exiting\n", ss->user);
+                exit(1);
+        }
+}
+
 /* Why landfs_open_dir refused, for the user. */
 static void walk_error(const struct lander *l, struct landmsg *reply, int r, const char *where)
 {
@@ -479,11 +488,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 *reply_fd = nfd;
                 break;
         }
-        if (landfs_unbecome() < 0) {
-                /* Never go on as someone else. */
-                fprintf(stderr, "<2>cannot become the lander again after acting as %s: exiting\n", ss->user);
-                exit(1);
-        }
+        unbecome_or_exit(ss);
 }
 
 static void lander_setattr(struct lander_session *ss, const struct landmsg_setattr *a, int fd, struct landmsg *reply)
@@ -507,10 +512,7 @@ static void lander_setattr(struct lander_session *ss, const struct landmsg_setat
                 return;
         }
         r = setattr_as_user(fd, a, &what);
-        if (landfs_unbecome() < 0) {
-                fprintf(stderr, "<2>cannot become the lander again after acting as %s: exiting\n", ss->user);
-                exit(1);
-        }
+        unbecome_or_exit(ss);
         if (r < 0)
                 error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
         else

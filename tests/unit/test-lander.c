@@ -30,29 +30,12 @@
 #include "macro.h"
 #include "munge-fixture.h"
 #include "tap.h"
+#include "tmptree.h"
 
-static char base[LANDFS_PATH_MAX];
+#define base tmptree_base
 static char sock[LANDFS_PATH_MAX + 32];
 static uid_t nobody_uid;
 static gid_t nobody_gid;
-
-static const char *at(const char *rel)
-{
-        static char buf[4][2 * LANDFS_PATH_MAX];
-        static int i;
-
-        i = (i + 1) % 4;
-        snprintf(buf[i], sizeof(buf[i]), "%s/%s", base, rel);
-        return buf[i];
-}
-
-static void mk(const char *rel, mode_t mode, uid_t uid, gid_t gid)
-{
-        if (mkdir(at(rel), mode) < 0 || chown(at(rel), uid, gid) < 0 || chmod(at(rel), mode) < 0) {
-                fprintf(stderr, "mkdir %s: %m\n", at(rel));
-                exit(1);
-        }
-}
 
 static void session_fill(struct landmsg_session *s, uint8_t direction, const char *dest_rel, const char *addr)
 {
@@ -300,7 +283,6 @@ int main(void)
         struct lander_settings s = { .allow_root = false };
         struct lander *l = NULL;
         struct passwd *pw;
-        char cmd[LANDFS_PATH_MAX + 16];
 
         if (geteuid() != 0) {
                 printf("1..0 # SKIP needs root to act as other users and to start munged\n");
@@ -316,9 +298,8 @@ int main(void)
         nobody_uid = pw->pw_uid;
         nobody_gid = pw->pw_gid;
         umask(0);
-        if (!mkdtemp(tmpl) || !realpath(tmpl, base))
+        if (tmptree_make(tmpl) < 0)
                 return 1;
-        chmod(base, 0711);
         mk("scratch", 01777, 0, 0);
         mk("scratch/nobody", 0700, nobody_uid, nobody_gid);
         mk("scratch/daemon", 0700, 1, 1);
@@ -341,8 +322,6 @@ int main(void)
 
         lander_free(l);
         munge_fixture_stop();
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-        if (system(cmd) != 0)
-                diag("could not remove %s", base);
+        tmptree_remove();
         return done_testing();
 }

@@ -18,40 +18,15 @@
 #include "landfs.h"
 #include "macro.h"
 #include "tap.h"
+#include "tmptree.h"
 
 #define ALICE   61001
 #define BOB     61002
 #define SHARED  61100   /* a group alice is in */
 #define STAFF   61200   /* a group nobody is in */
 
-static char base[LANDFS_PATH_MAX];
+#define base tmptree_base
 static struct landfs_roots roots = LANDFS_ROOTS_NULL;
-
-static const char *at(const char *rel)
-{
-        static char buf[4][2 * LANDFS_PATH_MAX];
-        static int i;
-
-        i = (i + 1) % 4;
-        snprintf(buf[i], sizeof(buf[i]), "%s/%s", base, rel);
-        return buf[i];
-}
-
-static void mk(const char *rel, mode_t mode, uid_t uid, gid_t gid)
-{
-        if (mkdir(at(rel), mode) < 0 || chown(at(rel), uid, gid) < 0 || chmod(at(rel), mode) < 0) {
-                fprintf(stderr, "mkdir %s: %m\n", at(rel));
-                exit(1);
-        }
-}
-
-static void ln(const char *target, const char *rel, uid_t uid)
-{
-        if (symlink(target, at(rel)) < 0 || lchown(at(rel), uid, uid) < 0) {
-                fprintf(stderr, "symlink %s: %m\n", at(rel));
-                exit(1);
-        }
-}
 
 static struct landfs_id id_of(uid_t uid, size_t ngroups, gid_t group)
 {
@@ -249,7 +224,7 @@ int main(void)
                 return 0;
         }
         umask(0);
-        if (!mkdtemp(tmpl) || !realpath(tmpl, base)) {
+        if (tmptree_make(tmpl) < 0) {
                 perror("mkdtemp");
                 return 1;
         }
@@ -274,9 +249,6 @@ int main(void)
         test_groups();
         landfs_roots_free(&roots);
 
-        char cmd[LANDFS_PATH_MAX + 16];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-        if (system(cmd) != 0)
-                diag("could not remove %s", base);
+        tmptree_remove();
         return done_testing();
 }

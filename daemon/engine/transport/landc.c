@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "scm.h"
 
 struct landc_req {
         struct landc_req *next;
@@ -127,39 +128,17 @@ static void landc_want_write(struct landc *c, bool want)
 static int landc_flush(struct landc *c)
 {
         for (struct landc_req *r = c->head; r; r = r->next) {
-                union {
-                        struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int))];
-                } control;
-                struct iovec iov = { .iov_base = r->buf, .iov_len = r->len };
-                struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-                ssize_t n;
+                int e;
 
                 if (r->sent)
                         continue;
-                if (r->fd >= 0) {
-                        struct cmsghdr *cm;
-
-                        memset(&control, 0, sizeof(control));
-                        msg.msg_control = control.buf;
-                        msg.msg_controllen = sizeof(control.buf);
-                        cm = CMSG_FIRSTHDR(&msg);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &r->fd, sizeof(int));
-                }
-                do
-                        n = sendmsg(c->sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-                while (n < 0 && errno == EINTR);
-                if (n < 0 && errno == EAGAIN) {
+                e = scm_send(c->sock, r->buf, r->len, r->fd, MSG_DONTWAIT);
+                if (e == -EAGAIN) {
                         landc_want_write(c, true);
                         return 0;
                 }
-                if (n < 0)
-                        return -errno;
-                if ((size_t)n != r->len)
-                        return -EMSGSIZE;
+                if (e < 0)
+                        return e;
                 r->sent = true;
                 r->fd = safe_close(r->fd);
         }
