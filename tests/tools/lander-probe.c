@@ -9,8 +9,9 @@
  *   runuser -u rdmaxfer -- lander-probe read --cred cred --dest PATH --token HEX --addr A >copy
  *
  * Each step prints what happened ("session 1: alice (uid 1001)", "put
- * REL/LEAF"; read's on stderr, its stdout being the file); a refusal prints "lander: EACCES: WHERE: TEXT"
- * and exits 1; usage errors exit 2.
+ * REL/LEAF"; read's on stderr, its stdout being the file); a refusal
+ * prints "lander: STEP: EACCES: WHERE: TEXT" on stderr and exits 1; usage
+ * errors exit 2.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,10 +59,10 @@ static int addrs_parse(char *list, struct landmsg_session *s)
 static void refused(const char *what)
 {
         if (reply.type == LANDMSG_ERROR)
-                printf("lander: %s: %s: %s: %s\n", what, strerrorname_np((int)reply.error.err) ?: "?",
+                fprintf(stderr, "lander: %s: %s: %s: %s\n", what, strerrorname_np((int)reply.error.err) ?: "?",
                        reply.error.where[0] ? reply.error.where : "-", reply.error.text);
         else
-                printf("lander: %s: answered with type %u\n", what, reply.type);
+                fprintf(stderr, "lander: %s: answered with type %u\n", what, reply.type);
         exit(1);
 }
 

@@ -51,10 +51,19 @@ kept_trees() { find "$BETA_PART" -maxdepth 1 -name '*.tree' 2>/dev/null | wc -l;
 not_recs() { ls -A "$BETA_PART" | grep -v '\.rec$'; }
 beta_log_since() { journalctl -u "$BETA_UNIT" --no-pager -o cat --since "$1"; }
 # resumed_since SINCE: the largest RDMAXFER_RESUMED_BYTES of beta's entries
-# since then (a job's entry is named "N of M files", not by its DEST).
+# since then (a job's entry is named "N of M files", not by its DEST), once
+# the job's ok is among them (jobs_since: beta logs it a moment after the
+# sender's xferctl returned; read before, only an earlier attempt's showed).
 resumed_since() {
-        journalctl -u "$BETA_UNIT" --no-pager -o export --since "$1" RDMAXFER_DIRECTION=recv |
-                sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' | sort -n | tail -n 1
+        local js i
+
+        js=$(jobs_since "$BETA_UNIT" "$1" recv)
+        for ((i = 0; i < 50; i++)); do
+                grep -q '^RDMAXFER_RESULT=ok' <<<"$js" && break
+                sleep 0.2
+                js=$(jobs_since "$BETA_UNIT" "$1" recv)
+        done
+        sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' <<<"$js" | sort -n | tail -n 1
 }
 
 # make_tree DIR: nested directories, 8 files of 5 MiB (each offered alone),

@@ -64,10 +64,18 @@ chain_bg() {
 }
 
 # jlast UNIT MATCH FIELD: FIELD of UNIT's newest entry (since SINCE) that
-# matches MATCH (FIELD=VALUE) and has it.
+# matches MATCH (FIELD=VALUE) and has it, given up to 10 s for a job's entry
+# (one with a RDMAXFER_RESULT) to be in the journal at all: journald writes
+# asynchronously, and a node may log its job after the origin's is done.
 jlast() {
-        journalctl -u "$1" --no-pager -o export --since "@$SINCE" "$2" 2>/dev/null | tr -d '\000' |
-                sed -n "s/^$3=//p" | tail -n 1
+        local js i
+
+        for ((i = 0; i < 50; i++)); do
+                js=$(journalctl -u "$1" --no-pager -o export --since "@$SINCE" "$2" 2>/dev/null | tr -d '\000')
+                grep -q '^RDMAXFER_RESULT=' <<<"$js" && break
+                sleep 0.2
+        done
+        sed -n "s/^$3=//p" <<<"$js" | tail -n 1
 }
 
 # t_receiving UNIT FILE: when UNIT logged "receiving FILE", seconds since the epoch.
