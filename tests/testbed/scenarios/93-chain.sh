@@ -78,6 +78,20 @@ jlast() {
         sed -n "s/^$3=//p" <<<"$js" | tail -n 1
 }
 
+# jvalue UNIT FIELD MATCH...: FIELD of UNIT's newest entry since SINCE
+# that matches every MATCH, given up to 10 s to be there (as jlast).
+jvalue() {
+        local unit=$1 field=$2 v i
+        shift 2
+        for ((i = 0; i < 50; i++)); do
+                v=$(journalctl -u "$unit" --no-pager -o export --since "@$SINCE" "$@" 2>/dev/null | tr -d '\000' |
+                        sed -n "s/^$field=//p" | tail -n 1)
+                [[ -n $v ]] && break
+                sleep 0.2
+        done
+        printf '%s\n' "$v"
+}
+
 # t_receiving UNIT FILE: when UNIT logged "receiving FILE", seconds since the epoch.
 t_receiving() {
         journalctl -u "$1" --no-pager -o short-unix --since "@$SINCE" |
@@ -186,9 +200,8 @@ journalctl -u "$(node_unit beta)" --no-pager -o cat --since "@$SINCE" | grep -q 
         tb_fail "beta did not log that it went around gamma"
 # Around gamma, from where delta stopped: delta kept what gamma sent of the
 # relayed file (its partial names no peer), and beta sent only the rest.
-kept=$(journalctl -u "$(node_unit delta)" --no-pager -o export --since "@$SINCE" \
-        RDMAXFER_DIRECTION=recv RDMAXFER_FILE=killed.dat RDMAXFER_RESULT=ok 2>/dev/null | tr -d '\000' |
-        sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' | tail -n 1)
+kept=$(jvalue "$(node_unit delta)" RDMAXFER_RESUMED_BYTES RDMAXFER_DIRECTION=recv RDMAXFER_FILE=killed.dat \
+        RDMAXFER_RESULT=ok)
 tb_log "delta's receive from beta kept ${kept:-?} bytes of gamma's"
 journalctl -u "$(node_unit delta)" --no-pager -o cat --since "@$SINCE" | grep 'killed\.dat' | sed 's/^/    delta: /'
 [[ -n $kept ]] && ((kept > 0 && kept < 32 * MIB)) ||
@@ -373,8 +386,7 @@ for n in beta gamma delta; do
         diff -r "$SRC/slowtree" "$(node_in "$n")/slowtree" >&2 || tb_fail "$n: slowtree differs"
 done
 b0=$(t_receiving "$(node_unit beta)" 'slowtree.big\.bin')
-b_usec=$(journalctl -u "$(node_unit beta)" --no-pager -o export --since "@$SINCE" RDMAXFER_DIRECTION=recv \
-        RDMAXFER_FILE=slowtree/big.bin 2>/dev/null | tr -d '\000' | sed -n 's/^RDMAXFER_USEC=//p' | tail -n 1)
+b_usec=$(jvalue "$(node_unit beta)" RDMAXFER_USEC RDMAXFER_DIRECTION=recv RDMAXFER_FILE=slowtree/big.bin)
 d0=$(t_receiving "$(node_unit delta)" 'slowtree.big\.bin')
 tb_log "beta received big.bin from $b0 s for $b_usec us; delta began at $d0 s"
 awk -v b="$b0" -v u="$b_usec" -v d="$d0" 'BEGIN { exit !(b != "" && u > 0 && d != "" && d < b + u / 1e6) }' ||
