@@ -14,15 +14,16 @@
 /* Fixed parts of each payload, before its variable fields. */
 #define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
 #define SESSION_OK_FIXED        (8 + 4 + 4 + 1)
-#define OP_FIXED                (8 + 4 + 4 + 2 + 1)     /* session, mode, flags, path and leaf lengths */
-#define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2) /* session, flags, mode, mtime, xattr lengths */
+#define OP_FIXED                (8 + 4 + 4 + 2 + 1 + 2) /* session, mode, flags; path, leaf, target lengths */
+#define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2 + 2)     /* ...; xattr and path lengths */
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
-static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX <= LANDMSG_MSG_MAX, "an op fits");
-static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LANDMSG_XATTR_VALUE_MAX <=
-              LANDMSG_MSG_MAX, "a SETATTR fits");
+static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX <= LANDMSG_MSG_MAX,
+              "an op fits");
+static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LANDMSG_XATTR_VALUE_MAX +
+              LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SETATTR fits");
 static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
               "an ERROR fits");
 
@@ -49,35 +50,65 @@ static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t 
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
 }
 
-/* What each op type carries: a path, a leaf, a mode. */
-static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, size_t leaf_len)
+static bool is_op(uint16_t type)
 {
-        if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
-            !rel_ok(op->path, path_len))
-                return false;
-        if (type != LANDMSG_LINK && op->flags != 0)
-                return false;
         switch (type) {
         case LANDMSG_MKDIR:
         case LANDMSG_TMPFILE:
-                return (op->mode & ~07777u) == 0 && leaf_len == 0;
         case LANDMSG_LINK:
-                return op->mode == 0 && (op->flags & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 &&
-                       name_check(op->leaf, leaf_len) == NAME_OK;
         case LANDMSG_OPEN_READ:
-                return op->mode == 0 && leaf_len == 0;
         case LANDMSG_END:
-                return op->mode == 0 && leaf_len == 0 && path_len == 0;
+        case LANDMSG_SYMLINK:
+        case LANDMSG_HARDLINK:
+        case LANDMSG_PUBLISH:
+        case LANDMSG_DISCARD:
+                return true;
         default:
                 return false;
         }
 }
 
-static bool setattr_ok(const struct landmsg_setattr *a, size_t xname_len)
+/* What each op type carries: a path, a leaf, a target, a mode, flags. */
+static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, size_t leaf_len, size_t target_len)
+{
+        uint32_t stage = op->flags & LANDMSG_OP_STAGE, rest = op->flags & ~LANDMSG_OP_STAGE;
+        bool named = name_check(op->leaf, leaf_len) == NAME_OK;
+
+        if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
+            target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
+                return false;
+        if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && op->mode != 0)
+                return false;
+        switch (type) {
+        case LANDMSG_MKDIR:
+        case LANDMSG_TMPFILE:
+                return (op->mode & ~07777u) == 0 && rest == 0 && leaf_len == 0 && target_len == 0;
+        case LANDMSG_LINK:
+                return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && target_len == 0;
+        case LANDMSG_SYMLINK:
+                return rest == 0 && named && target_len > 0;
+        case LANDMSG_HARDLINK:
+                return rest == 0 && named && target_len > 0 && rel_ok(op->target, target_len);
+        case LANDMSG_OPEN_READ:
+                return op->flags == 0 && leaf_len == 0 && target_len == 0;
+        case LANDMSG_PUBLISH:
+                return !stage && (rest & ~LANDMSG_PUBLISH_REPLACE) == 0 && path_len == 0 && leaf_len == 0 &&
+                       target_len == 0;
+        case LANDMSG_END:
+        case LANDMSG_DISCARD:
+                return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
+        default:
+                return false;
+        }
+}
+
+static bool setattr_ok(const struct landmsg_setattr *a, size_t xname_len, size_t path_len)
 {
         uint32_t f = a->flags;
 
-        return a->session != 0 && f != 0 && (f & ~(uint32_t)_LANDMSG_SET_FLAGS) == 0 &&
+        return a->session != 0 && (f & (LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR)) != 0 &&
+               (f & ~(uint32_t)_LANDMSG_SET_FLAGS) == 0 && path_len <= LANDMSG_PATH_MAX &&
+               ((f & LANDMSG_SET_AT_PATH) ? rel_ok(a->path, path_len) : path_len == 0 && !(f & LANDMSG_OP_STAGE)) &&
                (a->mode & ~07777u) == 0 && ((f & LANDMSG_SET_MODE) || a->mode == 0) &&
                ((f & LANDMSG_SET_MTIME) || a->mtime_ns == 0) && a->xlen <= LANDMSG_XATTR_VALUE_MAX &&
                ((f & LANDMSG_SET_XATTR) ? xname_len > 5 && xname_len <= LANDMSG_XATTR_NAME_MAX &&
@@ -93,9 +124,19 @@ static size_t field_len(const char *s, size_t size)
 int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
-        size_t l1 = 0, l2 = 0, plen;
+        size_t l1 = 0, l2 = 0, l3 = 0, plen = 0;
 
-        switch (m->type) {
+        if (is_op(m->type)) {
+                l1 = field_len(m->op.path, sizeof(m->op.path));
+                l2 = field_len(m->op.leaf, sizeof(m->op.leaf));
+                l3 = field_len(m->op.target, sizeof(m->op.target));
+                if (!op_ok(m->type, &m->op, l1, l2, l3))
+                        return -EINVAL;
+                plen = OP_FIXED + l1 + l2 + l3;
+        }
+        switch (is_op(m->type) ? 0 : m->type) {
+        case 0:
+                break;
         case LANDMSG_SESSION:
                 l1 = field_len(m->session.cred, sizeof(m->session.cred));
                 l2 = field_len(m->session.dest, sizeof(m->session.dest));
@@ -109,22 +150,12 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                         return -EINVAL;
                 plen = SESSION_OK_FIXED + l1;
                 break;
-        case LANDMSG_MKDIR:
-        case LANDMSG_TMPFILE:
-        case LANDMSG_LINK:
-        case LANDMSG_OPEN_READ:
-        case LANDMSG_END:
-                l1 = field_len(m->op.path, sizeof(m->op.path));
-                l2 = field_len(m->op.leaf, sizeof(m->op.leaf));
-                if (!op_ok(m->type, &m->op, l1, l2))
-                        return -EINVAL;
-                plen = OP_FIXED + l1 + l2;
-                break;
         case LANDMSG_SETATTR:
                 l1 = field_len(m->setattr.xname, sizeof(m->setattr.xname));
-                if (!setattr_ok(&m->setattr, l1))
+                l2 = field_len(m->setattr.path, sizeof(m->setattr.path));
+                if (!setattr_ok(&m->setattr, l1, l2))
                         return -EINVAL;
-                plen = SETATTR_FIXED + l1 + m->setattr.xlen;
+                plen = SETATTR_FIXED + l1 + m->setattr.xlen + l2;
                 break;
         case LANDMSG_OK:
         case LANDMSG_FD:
@@ -148,6 +179,17 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         bytes_put_u16(&o, m->type);
         bytes_put_u32(&o, m->id);
         bytes_put_u32(&o, (uint32_t)plen);
+        if (is_op(m->type)) {
+                bytes_put_u64(&o, m->op.session);
+                bytes_put_u32(&o, m->op.mode);
+                bytes_put_u32(&o, m->op.flags);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u8(&o, (uint8_t)l2);
+                bytes_put_u16(&o, (uint16_t)l3);
+                bytes_put_mem(&o, m->op.path, l1);
+                bytes_put_mem(&o, m->op.leaf, l2);
+                bytes_put_mem(&o, m->op.target, l3);
+        }
         switch (m->type) {
         case LANDMSG_SESSION:
                 bytes_put_u8(&o, m->session.direction);
@@ -167,19 +209,6 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 bytes_put_u8(&o, (uint8_t)l1);
                 bytes_put_mem(&o, m->session_ok.user, l1);
                 break;
-        case LANDMSG_MKDIR:
-        case LANDMSG_TMPFILE:
-        case LANDMSG_LINK:
-        case LANDMSG_OPEN_READ:
-        case LANDMSG_END:
-                bytes_put_u64(&o, m->op.session);
-                bytes_put_u32(&o, m->op.mode);
-                bytes_put_u32(&o, m->op.flags);
-                bytes_put_u16(&o, (uint16_t)l1);
-                bytes_put_u8(&o, (uint8_t)l2);
-                bytes_put_mem(&o, m->op.path, l1);
-                bytes_put_mem(&o, m->op.leaf, l2);
-                break;
         case LANDMSG_SETATTR:
                 bytes_put_u64(&o, m->setattr.session);
                 bytes_put_u32(&o, m->setattr.flags);
@@ -187,8 +216,10 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 bytes_put_u64(&o, m->setattr.mtime_ns);
                 bytes_put_u8(&o, (uint8_t)l1);
                 bytes_put_u16(&o, m->setattr.xlen);
+                bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_mem(&o, m->setattr.xname, l1);
                 bytes_put_mem(&o, m->setattr.xvalue, m->setattr.xlen);
+                bytes_put_mem(&o, m->setattr.path, l2);
                 break;
         case LANDMSG_ERROR:
                 bytes_put_u32(&o, m->error.err);
@@ -206,7 +237,7 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
 {
         struct bytes_in in = BYTES_IN(buf, len);
         uint32_t magic, plen;
-        uint16_t version, l1, l2;
+        uint16_t version, l1, l2, l3;
         bool ok = true;
 
         memset(m, 0, sizeof(*m));
@@ -254,13 +285,20 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
         case LANDMSG_LINK:
         case LANDMSG_OPEN_READ:
         case LANDMSG_END:
+        case LANDMSG_SYMLINK:
+        case LANDMSG_HARDLINK:
+        case LANDMSG_PUBLISH:
+        case LANDMSG_DISCARD:
                 m->op.session = bytes_get_u64(&in);
                 m->op.mode = bytes_get_u32(&in);
                 m->op.flags = bytes_get_u32(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u8(&in);
+                l3 = bytes_get_u16(&in);
                 ok = bytes_get_str(&in, m->op.path, sizeof(m->op.path), l1) &&
-                     bytes_get_str(&in, m->op.leaf, sizeof(m->op.leaf), l2) && op_ok(m->type, &m->op, l1, l2);
+                     bytes_get_str(&in, m->op.leaf, sizeof(m->op.leaf), l2) &&
+                     bytes_get_str(&in, m->op.target, sizeof(m->op.target), l3) &&
+                     op_ok(m->type, &m->op, l1, l2, l3);
                 break;
         case LANDMSG_SETATTR:
                 m->setattr.session = bytes_get_u64(&in);
@@ -269,11 +307,13 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 m->setattr.mtime_ns = bytes_get_u64(&in);
                 l1 = bytes_get_u8(&in);
                 m->setattr.xlen = bytes_get_u16(&in);
+                l2 = bytes_get_u16(&in);
                 if (m->setattr.xlen > LANDMSG_XATTR_VALUE_MAX)
                         return -EBADMSG;
                 ok = bytes_get_str(&in, m->setattr.xname, sizeof(m->setattr.xname), l1);
                 bytes_get_mem(&in, m->setattr.xvalue, m->setattr.xlen);
-                ok = ok && setattr_ok(&m->setattr, l1);
+                ok = ok && bytes_get_str(&in, m->setattr.path, sizeof(m->setattr.path), l2) &&
+                     setattr_ok(&m->setattr, l1, l2);
                 break;
         case LANDMSG_OK:
         case LANDMSG_FD:

@@ -17,7 +17,13 @@
  *   TMPFILE {session, mode, path}            FD + fd (O_TMPFILE, O_RDWR) | ERROR
  *   LINK {session, flags, path, leaf} + fd   OK | ERROR
  *   SETATTR {session, flags, mode, mtime,    OK | ERROR
- *            xattr} + fd
+ *            xattr, path} + fd (or a directory's path)
+ *   SYMLINK {session, flags, path, leaf,     OK | ERROR
+ *            target}
+ *   HARDLINK {session, flags, path, leaf,    OK | ERROR
+ *             target}
+ *   PUBLISH {session, flags}                 OK | ERROR
+ *   DISCARD {session}                        OK | ERROR
  *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
  *   END {session}                            OK | ERROR
  *
@@ -30,6 +36,15 @@
  * it may be used on, one of which must be this host's. Every request
  * after it names a path relative to DEST ("" for DEST itself), walked as
  * that user beneath the admin's landing roots.
+ *
+ * A tree lands whole or not at all, as the drop box's do: it is built in
+ * the job's staging directory, a sibling of DEST named for the job's token
+ * (".rdmaxfer-stage-" and its 32 hex digits: the same job's next attempt
+ * finds what the last one made), owned by the user and mode 0700 as the
+ * daemon asks; a request with LANDMSG_OP_STAGE names a path in it instead.
+ * PUBLISH renames it to DEST in one step (replacing an existing DEST only
+ * with LANDMSG_PUBLISH_REPLACE: exchanged, then the old tree removed);
+ * DISCARD removes it.
  */
 
 #include <stdbool.h>
@@ -52,7 +67,7 @@
 #define LANDMSG_ADDR_SIZE       16
 #define LANDMSG_TOKEN_SIZE      16
 #define LANDMSG_MSG_MAX         (LANDMSG_HEADER_SIZE + 24 + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + \
-                                 LANDMSG_CRED_MAX + LANDMSG_PATH_MAX)
+                                 LANDMSG_CRED_MAX + LANDMSG_PATH_MAX)   /* a SESSION's, the longest */
 
 enum landmsg_type {
         LANDMSG_SESSION = 1,
@@ -66,6 +81,10 @@ enum landmsg_type {
         LANDMSG_FD = 9,
         LANDMSG_ERROR = 10,
         LANDMSG_SETATTR = 11,
+        LANDMSG_SYMLINK = 12,
+        LANDMSG_HARDLINK = 13,
+        LANDMSG_PUBLISH = 14,
+        LANDMSG_DISCARD = 15,
         _LANDMSG_TYPE_MAX,
 };
 
@@ -89,6 +108,12 @@ struct landmsg_session_ok {
         char user[LANDMSG_USER_MAX + 1];        /* the local user database's name, "" if none */
 };
 
+/* A path in the job's staging directory, not DEST: MKDIR, TMPFILE, LINK,
+ * SYMLINK, HARDLINK, SETATTR. */
+#define LANDMSG_OP_STAGE        (1u << 8)
+/* PUBLISH's: an existing DEST is replaced (else EEXIST). */
+#define LANDMSG_PUBLISH_REPLACE (1u << 0)
+
 /* LINK's flags. */
 enum {
         /* Replace what has the name: linked under a temporary name first
@@ -98,13 +123,18 @@ enum {
         _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC,
 };
 
-/* MKDIR, TMPFILE, LINK, OPEN_READ, END: what each uses of it. */
+/* MKDIR, TMPFILE, LINK, OPEN_READ, END, SYMLINK, HARDLINK, PUBLISH,
+ * DISCARD: what each uses of it. */
 struct landmsg_op {
         uint64_t session;
         uint32_t mode;          /* MKDIR, TMPFILE: 07777 bits */
-        uint32_t flags;         /* LINK: LANDMSG_LINK_* */
-        char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST (name_path_check), "": DEST */
-        char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK: one name (name_check) */
+        uint32_t flags;         /* LANDMSG_OP_STAGE; LINK: LANDMSG_LINK_*; PUBLISH: LANDMSG_PUBLISH_* */
+        char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST or the staging directory
+                                                 * (name_path_check), "": itself */
+        char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK, SYMLINK, HARDLINK: one name (name_check) */
+        /* SYMLINK: the link's target, any bytes; HARDLINK: the entry to
+         * link, a path relative to the same place as @path. */
+        char target[LANDMSG_PATH_MAX + 1];
 };
 
 /*
@@ -116,7 +146,11 @@ enum {
         LANDMSG_SET_MODE = 1 << 0,
         LANDMSG_SET_MTIME = 1 << 1,
         LANDMSG_SET_XATTR = 1 << 2,
-        _LANDMSG_SET_FLAGS = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR,
+        /* No file comes: the directory at @path (a directory's own mode and
+         * mtime are set once everything inside it is in). */
+        LANDMSG_SET_AT_PATH = 1 << 3,
+        _LANDMSG_SET_FLAGS = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR | LANDMSG_SET_AT_PATH |
+                             LANDMSG_OP_STAGE,
 };
 #define LANDMSG_XATTR_NAME_MAX  255
 #define LANDMSG_XATTR_VALUE_MAX 1024
@@ -129,6 +163,7 @@ struct landmsg_setattr {
         char xname[LANDMSG_XATTR_NAME_MAX + 1];         /* "user.", then at least one byte */
         uint16_t xlen;
         uint8_t xvalue[LANDMSG_XATTR_VALUE_MAX];
+        char path[LANDMSG_PATH_MAX + 1];        /* with LANDMSG_SET_AT_PATH; else "" */
 };
 
 /* Why a request was refused: an errno, and for a path the lander

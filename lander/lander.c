@@ -27,6 +27,13 @@ struct lander_session {
         struct landfs_id who;
         char user[LANDMSG_USER_MAX + 1];
         char dest[LANDMSG_PATH_MAX + 1];
+        /* DEST's parent and leaf, and the job's staging directory: a
+         * sibling of DEST named for the token, "" where DEST has no parent
+         * beneath a landing root (it is one: no tree lands as a root). */
+        char parent[LANDMSG_PATH_MAX + 1];
+        char leaf[LANDMSG_LEAF_MAX + 1];
+        char stage_name[64];
+        char stage[LANDMSG_PATH_MAX + 1];
 };
 
 struct lander_cred {
@@ -206,6 +213,23 @@ static int session_identity(struct lander *l, const struct landmsg_session *s, u
         return 0;
 }
 
+/* @ss's parent, leaf and staging directory (struct lander_session). */
+static void session_stage(const struct lander *l, struct lander_session *ss, const uint8_t token[LANDMSG_TOKEN_SIZE])
+{
+        const char *slash = strrchr(ss->dest, '/');
+        int n;
+
+        snprintf(ss->leaf, sizeof(ss->leaf), "%s", slash + 1);
+        n = snprintf(ss->stage_name, sizeof(ss->stage_name), ".rdmaxfer-stage-");
+        for (int i = 0; i < LANDMSG_TOKEN_SIZE; i++)
+                n += snprintf(ss->stage_name + n, sizeof(ss->stage_name) - (size_t)n, "%02x", token[i]);
+        memcpy(ss->parent, ss->dest, (size_t)(slash - ss->dest));
+        ss->parent[slash - ss->dest] = '\0';
+        if (!ss->parent[0] || !landfs_roots_find(&l->s.roots, ss->parent) ||
+            snprintf(ss->stage, sizeof(ss->stage), "%s/%s", ss->parent, ss->stage_name) >= (int)sizeof(ss->stage))
+                ss->parent[0] = ss->stage[0] = '\0';
+}
+
 static void lander_session(struct lander *l, unsigned int conn, const struct landmsg_session *s,
                            struct landmsg *reply)
 {
@@ -265,6 +289,7 @@ static void lander_session(struct lander *l, unsigned int conn, const struct lan
         memcpy(ss->who.groups, groups, (size_t)ngroups * sizeof(gid_t));
         snprintf(ss->user, sizeof(ss->user), "%s", pw.pw_name);
         snprintf(ss->dest, sizeof(ss->dest), "%s", s->dest);
+        session_stage(l, ss, s->token);
         l->nsessions++;
 
         reply->type = LANDMSG_SESSION_OK;
@@ -340,12 +365,29 @@ static int open_dir(struct lander *l, const struct lander_session *ss, const cha
 }
 
 /* DEST, or DEST/@rel: 0, or -ENAMETOOLONG. */
-static int full_path(const struct lander_session *ss, const char *rel, char out[static LANDFS_PATH_MAX])
+/* DEST or the staging directory (@flags LANDMSG_OP_STAGE), then /@rel
+ * unless "": 0, -ENAMETOOLONG, or -EXDEV when the job has no staging
+ * directory (DEST is a landing root). */
+static int full_path(const struct lander_session *ss, uint32_t flags, const char *rel,
+                     char out[static LANDFS_PATH_MAX])
 {
-        int n = rel[0] ? snprintf(out, LANDFS_PATH_MAX, "%s/%s", ss->dest, rel)
-                       : snprintf(out, LANDFS_PATH_MAX, "%s", ss->dest);
+        const char *base = (flags & LANDMSG_OP_STAGE) ? ss->stage : ss->dest;
+        int n;
 
+        if (!base[0])
+                return -EXDEV;
+        n = rel[0] ? snprintf(out, LANDFS_PATH_MAX, "%s/%s", base, rel) : snprintf(out, LANDFS_PATH_MAX, "%s", base);
         return n < 0 || n >= LANDFS_PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+/* full_path's refusal, said. */
+static void path_error(const struct lander_session *ss, struct landmsg *reply, int r)
+{
+        if (r == -EXDEV)
+                error_reply(reply, EXDEV, 0, ss->dest, "a tree cannot land as a landing root itself: name a "
+                            "directory beneath it");
+        else
+                error_reply(reply, -r, 0, ss->dest, "%s", strerror(-r));
 }
 
 /*
@@ -384,29 +426,53 @@ static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, u
         return r;
 }
 
-/* SETATTR on @fd, as the user the caller became. 0 or -errno, *@what saying which. */
-static int setattr_as_user(int fd, const struct landmsg_setattr *a, const char **what)
+/* HARDLINK: @req's target (beneath the same base) named @req->op.leaf
+ * in @dfd (@path), without following it. */
+static void hardlink_as_user(struct lander *l, const struct lander_session *ss, const struct landmsg *req, int dfd,
+                             const char *path, struct landmsg *reply)
 {
-        if (a->flags & LANDMSG_SET_XATTR) {
-                *what = a->xname;
-                if (fsetxattr(fd, a->xname, a->xvalue, a->xlen, 0) < 0)
-                        return -errno;
-        }
-        if (a->flags & LANDMSG_SET_MODE) {
-                *what = "mode";
-                if (fchmod(fd, a->mode & 01777) < 0)
-                        return -errno;
-        }
-        if (a->flags & LANDMSG_SET_MTIME) {
-                struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
-                                          { .tv_sec = (time_t)(a->mtime_ns / 1000000000u),
-                                            .tv_nsec = (long)(a->mtime_ns % 1000000000u) } };
+        char src[LANDFS_PATH_MAX], *slash;
+        _cleanup_(closep) int sfd = -1;
+        int r = full_path(ss, req->op.flags, req->op.target, src);
 
-                *what = "mtime";
-                if (futimens(fd, ts) < 0)
-                        return -errno;
+        if (r < 0) {
+                path_error(ss, reply, r);
+                return;
         }
-        return 0;
+        slash = strrchr(src, '/');
+        *slash = '\0';
+        sfd = open_dir(l, ss, src, false, 0, reply);
+        *slash = '/';
+        if (sfd < 0)
+                return;
+        if (linkat(sfd, slash + 1, dfd, req->op.leaf, 0) < 0)
+                error_reply(reply, errno, 0, path, "%s (to %s): %s", req->op.leaf, req->op.target, strerror(errno));
+}
+
+/* PUBLISH: the staging directory renamed to DEST beneath @pfd (DEST's
+ * parent), the parent then fsynced. An existing DEST: -EEXIST, or with
+ * LANDMSG_PUBLISH_REPLACE exchanged and the old tree removed. */
+static int publish_as_user(const struct lander_session *ss, int pfd, uint32_t flags)
+{
+        int r = 0, d;
+
+        if (renameat2(pfd, ss->stage_name, pfd, ss->leaf, RENAME_NOREPLACE) < 0) {
+                r = -errno;
+                if (r == -EEXIST && (flags & LANDMSG_PUBLISH_REPLACE)) {
+                        r = renameat2(pfd, ss->stage_name, pfd, ss->leaf, RENAME_EXCHANGE) < 0 ? -errno : 0;
+                        /* The old tree now has the staging directory's name. */
+                        if (r == 0)
+                                r = landfs_remove_tree(pfd, ss->stage_name);
+                }
+        }
+        if (r < 0)
+                return r;
+        d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return -errno;
+        r = fsync(d) < 0 ? -errno : 0;
+        safe_close(d);
+        return r;
 }
 
 static void lander_op(struct lander *l, struct lander_session *ss, const struct landmsg *req, int fd,
@@ -417,8 +483,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         struct stat st;
         int r, nfd;
 
-        if (full_path(ss, req->op.path, path) < 0) {
-                error_reply(reply, ENAMETOOLONG, 0, ss->dest, "%s", strerror(ENAMETOOLONG));
+        r = full_path(ss, req->type == LANDMSG_PUBLISH || req->type == LANDMSG_DISCARD ? LANDMSG_OP_STAGE
+                                                                                       : req->op.flags,
+                      req->op.path, path);
+        if (r < 0) {
+                path_error(ss, reply, r);
                 return;
         }
         if ((req->type == LANDMSG_OPEN_READ) != (ss->direction == LANDMSG_PULL)) {
@@ -462,6 +531,27 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 if (r < 0)
                         error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
                 break;
+        case LANDMSG_SYMLINK:
+                dfd = open_dir(l, ss, path, false, 0, reply);
+                if (dfd >= 0 && symlinkat(req->op.target, dfd, req->op.leaf) < 0)
+                        error_reply(reply, errno, 0, path, "%s: %s", req->op.leaf, strerror(errno));
+                break;
+        case LANDMSG_HARDLINK:
+                dfd = open_dir(l, ss, path, false, 0, reply);
+                if (dfd >= 0)
+                        hardlink_as_user(l, ss, req, dfd, path, reply);
+                break;
+        case LANDMSG_PUBLISH:
+        case LANDMSG_DISCARD:
+                dfd = open_dir(l, ss, ss->parent, false, 0, reply);
+                if (dfd < 0)
+                        break;
+                r = req->type == LANDMSG_PUBLISH ? publish_as_user(ss, dfd, req->op.flags)
+                                                 : landfs_remove_tree(dfd, ss->stage_name);
+                if (r < 0)
+                        error_reply(reply, r, 0, req->type == LANDMSG_PUBLISH && r == -EEXIST ? ss->dest : path, "%s",
+                                    r == -EEXIST ? "exists (and replacing it was not asked for)" : strerror(-r));
+                break;
         case LANDMSG_OPEN_READ:
                 /* The file's directory walked as the user; the file itself
                  * opened without following a symlink. */
@@ -491,9 +581,39 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         unbecome_or_exit(ss);
 }
 
-static void lander_setattr(struct lander_session *ss, const struct landmsg_setattr *a, int fd, struct landmsg *reply)
+/* SETATTR on @fd, or on @proc (a /proc/self/fd name) where @fd is -1, as
+ * the user the caller became. 0 or -errno, *@what saying which. */
+static int setattr_as_user(const char *proc, int fd, const struct landmsg_setattr *a, const char **what)
 {
+        if (a->flags & LANDMSG_SET_XATTR) {
+                *what = a->xname;
+                if ((fd >= 0 ? fsetxattr(fd, a->xname, a->xvalue, a->xlen, 0)
+                             : setxattr(proc, a->xname, a->xvalue, a->xlen, 0)) < 0)
+                        return -errno;
+        }
+        if (a->flags & LANDMSG_SET_MODE) {
+                *what = "mode";
+                if ((fd >= 0 ? fchmod(fd, a->mode & 01777) : chmod(proc, a->mode & 01777)) < 0)
+                        return -errno;
+        }
+        if (a->flags & LANDMSG_SET_MTIME) {
+                struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+                                          { .tv_sec = (time_t)(a->mtime_ns / 1000000000u),
+                                            .tv_nsec = (long)(a->mtime_ns % 1000000000u) } };
+
+                *what = "mtime";
+                if ((fd >= 0 ? futimens(fd, ts) : utimensat(AT_FDCWD, proc, ts, 0)) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+static void lander_setattr(struct lander *l, struct lander_session *ss, const struct landmsg_setattr *a, int fd,
+                           struct landmsg *reply)
+{
+        char path[LANDFS_PATH_MAX], proc[64];
         const char *what = "";
+        _cleanup_(closep) int dfd = -1;
         struct stat st;
         int r;
 
@@ -501,8 +621,14 @@ static void lander_setattr(struct lander_session *ss, const struct landmsg_setat
                 error_reply(reply, EPERM, 0, NULL, "not what this session's credential was made for (reading)");
                 return;
         }
-        /* Only a file of the session's user: one TMPFILE made for it. */
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ss->who.uid) {
+        if (a->flags & LANDMSG_SET_AT_PATH) {
+                r = full_path(ss, a->flags, a->path, path);
+                if (r < 0) {
+                        path_error(ss, reply, r);
+                        return;
+                }
+        } else if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ss->who.uid) {
+                /* Only a file of the session's user: one TMPFILE made for it. */
                 error_reply(reply, EBADF, 0, NULL, "not a file of %s's", ss->user);
                 return;
         }
@@ -511,12 +637,23 @@ static void lander_setattr(struct lander_session *ss, const struct landmsg_setat
                 error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
                 return;
         }
-        r = setattr_as_user(fd, a, &what);
+        reply->type = LANDMSG_OK;
+        if (a->flags & LANDMSG_SET_AT_PATH) {
+                /* A directory, walked to as the user; set through its
+                 * O_PATH descriptor's /proc name (fchmod cannot take one). */
+                dfd = open_dir(l, ss, path, false, 0, reply);
+                if (dfd >= 0) {
+                        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+                        r = setattr_as_user(proc, -1, a, &what);
+                        if (r < 0)
+                                error_reply(reply, r, 0, path, "setting %s: %s", what, strerror(-r));
+                }
+        } else {
+                r = setattr_as_user(NULL, fd, a, &what);
+                if (r < 0)
+                        error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
+        }
         unbecome_or_exit(ss);
-        if (r < 0)
-                error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
-        else
-                reply->type = LANDMSG_OK;
 }
 
 void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,
@@ -538,13 +675,17 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
                         error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->setattr.session);
                         return;
                 }
-                lander_setattr(ss, &req->setattr, passed, reply);
+                lander_setattr(l, ss, &req->setattr, passed, reply);
                 return;
         case LANDMSG_MKDIR:
         case LANDMSG_TMPFILE:
         case LANDMSG_LINK:
         case LANDMSG_OPEN_READ:
         case LANDMSG_END:
+        case LANDMSG_SYMLINK:
+        case LANDMSG_HARDLINK:
+        case LANDMSG_PUBLISH:
+        case LANDMSG_DISCARD:
                 ss = session_find(l, conn, req->op.session);
                 if (!ss) {
                         error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->op.session);

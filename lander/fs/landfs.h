@@ -121,3 +121,12 @@ int landfs_tmpfile(int dirfd, mode_t mode);
  * 0, or -errno.
  */
 int landfs_link(int fd, int dirfd, const char *leaf);
+
+/*
+ * Remove @name beneath @dirfd and everything under it, as whoever the
+ * caller became (a tree of theirs: a staging directory, a tree replaced),
+ * never following a symlink; a directory its owner could not list or
+ * empty (0555, 0000) is given its owner's rwx first. At most 256 levels
+ * (-ELOOP beyond). 0 (@name not there included), or the first -errno.
+ */
+int landfs_remove_tree(int dirfd, const char *name);

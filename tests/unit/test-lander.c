@@ -268,6 +268,119 @@ static void test_pull(struct lander *l)
         lander_conn_closed(l, 1);
 }
 
+
+/* stage_op TYPE SESSION PATH LEAF TARGET MODE: an op in the staging directory. */
+static int stage_op(struct lander *l, uint16_t type, uint64_t session, const char *path, const char *leaf,
+                    const char *target, mode_t mode, int fd, int *rfd)
+{
+        req.type = type;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = session;
+        req.op.flags = type == LANDMSG_PUBLISH || type == LANDMSG_DISCARD ? 0 : LANDMSG_OP_STAGE;
+        req.op.mode = mode;
+        snprintf(req.op.path, sizeof(req.op.path), "%s", path);
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "%s", leaf ? leaf : "");
+        snprintf(req.op.target, sizeof(req.op.target), "%s", target ? target : "");
+        return ask(l, 1, fd, rfd);
+}
+
+static uint64_t push_session(struct lander *l, const char *dest_rel)
+{
+        session_fill(&req.session, LANDMSG_PUSH, dest_rel, "127.0.0.1");
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
+        return open_session(l, 1);
+}
+
+/* The staging directory of the session whose token is in @token. */
+static bool a_stage_is_there(void)
+{
+        DIR *d = opendir(at("scratch/nobody"));
+        struct dirent *de;
+        bool found = false;
+
+        while (d && (de = readdir(d)))
+                found = found || strncmp(de->d_name, ".rdmaxfer-stage-", 16) == 0;
+        if (d)
+                closedir(d);
+        return found;
+}
+
+static void test_tree(struct lander *l)
+{
+        struct stat st, st2;
+        char target[64] = "";
+        uint64_t s;
+        int fd = -1;
+
+        s = push_session(l, "scratch/nobody/tree1");
+        ok(s != 0, "a session for a tree, DEST scratch/nobody/tree1");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), 0, "its staging directory made");
+        ok(a_stage_is_there(), "beside DEST, named .rdmaxfer-stage-...");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "a/b", NULL, NULL, 0755, -1, NULL), 0, "a/b in it");
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "a/b", NULL, NULL, 0640, -1, &fd) == 0 && fd >= 0 &&
+           write(fd, "tree\n", 5) == 5, "a file's data");
+        req.op.flags = LANDMSG_OP_STAGE;
+        is_int(stage_op(l, LANDMSG_LINK, s, "a/b", "f", NULL, 0, fd, NULL), 0, "linked as a/b/f");
+        safe_close(fd);
+        is_int(stage_op(l, LANDMSG_SYMLINK, s, "a", "l", "b/f", 0, -1, NULL), 0, "a symlink a/l -> b/f");
+        is_int(stage_op(l, LANDMSG_HARDLINK, s, "a", "h", "a/b/f", 0, -1, NULL), 0, "a hard link a/h to a/b/f");
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE;
+        req.setattr.mode = 0555;
+        req.setattr.mtime_ns = 1000000000ull * 1234567890;
+        strcpy(req.setattr.path, "a/b");
+        is_int(ask(l, 1, -1, NULL), 0, "a/b made read-only, its mtime set, by its path");
+        ok(lstat(at("scratch/nobody/tree1"), &st) < 0, "nothing at DEST before PUBLISH");
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), 0, "PUBLISH");
+        ok(!a_stage_is_there(), "the staging directory is DEST now");
+        ok(stat(at("scratch/nobody/tree1/a/b/f"), &st) == 0 && st.st_uid == nobody_uid && st.st_size == 5,
+           "DEST/a/b/f, nobody's");
+        ok(lstat(at("scratch/nobody/tree1/a/h"), &st2) == 0 && st2.st_ino == st.st_ino && st2.st_nlink == 2,
+           "DEST/a/h is the same file");
+        ok(lstat(at("scratch/nobody/tree1/a/l"), &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid == nobody_uid &&
+           readlink(at("scratch/nobody/tree1/a/l"), target, sizeof(target) - 1) == 3 && strcmp(target, "b/f") == 0,
+           "DEST/a/l a symlink of nobody's to b/f");
+        ok(stat(at("scratch/nobody/tree1/a/b"), &st) == 0 && (st.st_mode & 07777) == 0555 &&
+           st.st_mtim.tv_sec == 1234567890, "DEST/a/b 0555, its mtime");
+        lander_conn_closed(l, 1);
+
+        /* Another job to the same DEST: refused unless replacing. */
+        s = push_session(l, "scratch/nobody/tree1");
+        stage_op(l, LANDMSG_MKDIR, s, "new", NULL, NULL, 0755, -1, NULL);
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), -EEXIST, "PUBLISH over DEST: EEXIST");
+        ok(strcmp(reply.error.where, at("scratch/nobody/tree1")) == 0 && strstr(reply.error.text, "replacing"),
+           "naming DEST: %s", reply.error.text);
+        ok(stat(at("scratch/nobody/tree1/a/b/f"), &st) == 0, "DEST as it was");
+        req.op.flags = LANDMSG_PUBLISH_REPLACE;
+        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH with REPLACE");
+        ok(stat(at("scratch/nobody/tree1/new"), &st) == 0 && lstat(at("scratch/nobody/tree1/a"), &st) < 0,
+           "DEST is the new tree");
+        ok(!a_stage_is_there(), "and the old one (a read-only directory in it) is gone");
+        lander_conn_closed(l, 1);
+
+        /* A job given up: its staging directory goes, however locked. */
+        s = push_session(l, "scratch/nobody/tree2");
+        stage_op(l, LANDMSG_MKDIR, s, "x/y", NULL, NULL, 0755, -1, NULL);
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE;
+        strcpy(req.setattr.path, "x");
+        ask(l, 1, -1, NULL);
+        ok(a_stage_is_there(), "a staging directory with a directory of mode 0000 in it");
+        is_int(stage_op(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "DISCARD");
+        ok(!a_stage_is_there() && lstat(at("scratch/nobody/tree2"), &st) < 0, "gone, and nothing at DEST");
+        lander_conn_closed(l, 1);
+
+        /* DEST a landing root itself: no sibling to stage in. */
+        s = push_session(l, "scratch");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), -EXDEV,
+               "a tree as the landing root itself: EXDEV (%s)", reply.error.text);
+        lander_conn_closed(l, 1);
+}
+
 static void test_munged_gone(struct lander *l)
 {
         munge_fixture_stop();
@@ -318,6 +431,7 @@ int main(void)
         test_push(l);
         test_refusals(l);
         test_pull(l);
+        test_tree(l);
         test_munged_gone(l);
 
         lander_free(l);
