@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,10 @@ int main(int argc, char **argv)
         if (optind < argc) {
                 usage(stderr);
                 return 2;
+        }
+        if (sodium_init() < 0) {
+                fprintf(stderr, "<3>libsodium cannot start\n");
+                return 1;
         }
         /* Modes exactly as asked: the daemon sends the sender's. */
         umask(0);
