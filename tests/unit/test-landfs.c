@@ -181,6 +181,47 @@ static void test_land(void)
         r = open_as(&alice, "scratchy", true, &dfd, where);
         is_int(r, LANDFS_OUTSIDE_ROOTS, "a sibling of a root that shares its prefix: refused");
 
+        /* Out of one root by "..", into the other. */
+        ln("../../home/alice", "scratch/alice/up", ALICE);
+        r = open_as(&alice, "scratch/alice/up", false, &dfd, where);
+        is_int(r, LANDFS_OK, "a symlink whose '..' leave one root for another: followed");
+        is_str(fd_path(dfd), at("home/alice"), "to there");
+        safe_close(dfd);
+        ln("/", "scratch/alice/slash", ALICE);
+        r = open_as(&alice, "scratch/alice/slash/tmp", false, &dfd, where);
+        is_int(r, LANDFS_OUTSIDE_ROOTS, "a symlink to '/': refused");
+        /* The kernel's own bound on links: 40 followed, the 41st refused. */
+        char name[32], next[32];
+        for (int i = 0; i <= 40; i++) {
+                snprintf(name, sizeof(name), "scratch/alice/c%d", i);
+                snprintf(next, sizeof(next), "c%d", i + 1);
+                ln(i == 40 ? "run1" : next, name, ALICE);
+        }
+        r = open_as(&alice, "scratch/alice/c1/sub", false, &dfd, where);
+        is_int(r, LANDFS_OK, "a chain of 40 symlinks: followed");
+        safe_close(dfd);
+        r = open_as(&alice, "scratch/alice/c0/sub", false, &dfd, where);
+        is_int(r, -ELOOP, "a chain of 41: ELOOP");
+        /* A path as long as a path may be. */
+        char deep[LANDFS_PATH_MAX];
+        size_t n = (size_t)snprintf(deep, sizeof(deep), "%s", at("scratch/alice/run1"));
+        while (n + 1 + 200 < LANDFS_PATH_MAX - 1) {
+                deep[n++] = '/';
+                memset(deep + n, 'd', 200);
+                n += 200;
+        }
+        deep[n] = '\0';
+        landfs_become(&alice);
+        r = landfs_open_dir(&roots, &alice, deep, true, 0750, &dfd, where);
+        landfs_unbecome();
+        ok(r == LANDFS_OK && strcmp(fd_path(dfd), deep) == 0, "a path of %zu bytes, made and opened", n);
+        safe_close(dfd);
+        ln(deep, "scratch/alice/far", ALICE);
+        char far[300];
+        snprintf(far, sizeof(far), "scratch/alice/far/%0250d", 7);
+        r = open_as(&alice, far, true, &dfd, where);
+        is_int(r, -ENAMETOOLONG, "through a symlink to it, a path too long: ENAMETOOLONG");
+
         ln("loop", "scratch/alice/loop", ALICE);
         r = open_as(&alice, "scratch/alice/loop/x", true, &dfd, where);
         is_int(r, -ELOOP, "a symlink to itself: ELOOP");
