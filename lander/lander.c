@@ -235,9 +235,9 @@ static void lander_session(struct lander *l, unsigned int conn, const struct lan
 {
         struct lander_session *ss = NULL;
         struct passwd pw, *pwp = NULL;
-        char pwbuf[4096];
+        static char pwbuf[16384];
         gid_t groups[LANDFS_GROUPS_MAX];
-        int ngroups = LANDFS_GROUPS_MAX;
+        int ngroups = LANDFS_GROUPS_MAX, r;
         uid_t uid;
         gid_t gid;
 
@@ -264,8 +264,15 @@ static void lander_session(struct lander *l, unsigned int conn, const struct lan
                             l->s.roots_text);
                 return;
         }
-        if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 || !pwp) {
-                error_reply(reply, ENOENT, 0, NULL, "uid %u is no user on this node", (unsigned int)uid);
+        r = getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp);
+        if (r != 0 || !pwp) {
+                /* Not there, or the user database could not say (ERANGE: an
+                 * entry of more than 16 KiB; EIO: sssd or LDAP away). */
+                if (r == 0 || r == ENOENT || r == ESRCH)
+                        error_reply(reply, ENOENT, 0, NULL, "uid %u is no user on this node", (unsigned int)uid);
+                else
+                        error_reply(reply, r, 0, NULL, "uid %u: the user database: %s", (unsigned int)uid,
+                                    strerror(r));
                 return;
         }
         if (getgrouplist(pw.pw_name, gid, groups, &ngroups) < 0) {
