@@ -64,10 +64,6 @@
 #define CTL_SETTINGS_FIXED      2
 #define CTL_ITEM_FIXED          (8 + 4 + 1 + 1 + 3 + 8 + 2)
 
-/* Room for a few descriptors so a sender that attaches extras cannot make
- * us lose the first one to MSG_CTRUNC; the extras are closed. */
-#define CTL_FDS_MAX             8
-
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
 static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER_MAX + CTL_NAME_MAX +
               2 * CTL_TEXT_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX, "job fits");
@@ -916,12 +912,6 @@ int ctl_batch_add(struct ctl_batch *b, const struct ctl_msg *m, int fd)
 int ctl_recv(int sock, struct ctl_msg *m, int *fd)
 {
         uint8_t buf[CTL_MSG_MAX];
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int) * CTL_FDS_MAX)];
-        } control;
-        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-        struct msghdr msg;
         _cleanup_(closep) int passed = -1;
         ssize_t n;
         int r;
@@ -929,30 +919,9 @@ int ctl_recv(int sock, struct ctl_msg *m, int *fd)
         if (fd)
                 *fd = -1;
         m->type = 0;
-
-        do {
-                msg = (struct msghdr){
-                        .msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = control.buf,
-                        .msg_controllen = sizeof(control.buf),
-                };
-                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        } while (n < 0 && errno == EINTR);
+        n = scm_recv(sock, buf, sizeof(buf), &passed);
         if (n < 0)
-                return -errno;
-
-        /* Collect before any other check so no descriptor leaks on an error path. */
-        passed = scm_take_fds(&msg);
-
-        if (n == 0)
-                return -ECONNRESET;
-        if (msg.msg_flags & MSG_TRUNC)
-                return -EBADMSG;
-        /* With room for CTL_FDS_MAX, a descriptor is lost when the kernel
-         * could not install it: we are out of descriptors (RLIMIT_NOFILE). */
-        if (msg.msg_flags & MSG_CTRUNC)
-                return -EMFILE;
+                return (int)n;
 
         r = ctl_decode(buf, (size_t)n, m);
         if (r < 0)

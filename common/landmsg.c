@@ -50,7 +50,7 @@ static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t 
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
 }
 
-static bool is_op(uint16_t type)
+bool landmsg_is_op(uint16_t type)
 {
         switch (type) {
         case LANDMSG_MKDIR:
@@ -126,7 +126,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         struct bytes_out o = BYTES_OUT(buf, cap);
         size_t l1 = 0, l2 = 0, l3 = 0, plen = 0;
 
-        if (is_op(m->type)) {
+        if (landmsg_is_op(m->type)) {
                 l1 = field_len(m->op.path, sizeof(m->op.path));
                 l2 = field_len(m->op.leaf, sizeof(m->op.leaf));
                 l3 = field_len(m->op.target, sizeof(m->op.target));
@@ -134,7 +134,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                         return -EINVAL;
                 plen = OP_FIXED + l1 + l2 + l3;
         }
-        switch (is_op(m->type) ? 0 : m->type) {
+        switch (landmsg_is_op(m->type) ? 0 : m->type) {
         case 0:
                 break;
         case LANDMSG_SESSION:
@@ -179,7 +179,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         bytes_put_u16(&o, m->type);
         bytes_put_u32(&o, m->id);
         bytes_put_u32(&o, (uint32_t)plen);
-        if (is_op(m->type)) {
+        if (landmsg_is_op(m->type)) {
                 bytes_put_u64(&o, m->op.session);
                 bytes_put_u32(&o, m->op.mode);
                 bytes_put_u32(&o, m->op.flags);
@@ -255,7 +255,7 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
         if (plen != len - LANDMSG_HEADER_SIZE)
                 return -EBADMSG;
 
-        switch (m->type) {
+        switch (landmsg_is_op(m->type) ? 0 : m->type) {
         case LANDMSG_SESSION: {
                 struct landmsg_session *s = &m->session;
 
@@ -280,15 +280,7 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 ok = bytes_get_str(&in, m->session_ok.user, sizeof(m->session_ok.user), l1) &&
                      m->session_ok.session != 0;
                 break;
-        case LANDMSG_MKDIR:
-        case LANDMSG_TMPFILE:
-        case LANDMSG_LINK:
-        case LANDMSG_OPEN_READ:
-        case LANDMSG_END:
-        case LANDMSG_SYMLINK:
-        case LANDMSG_HARDLINK:
-        case LANDMSG_PUBLISH:
-        case LANDMSG_DISCARD:
+        case 0:         /* an op (landmsg_is_op) */
                 m->op.session = bytes_get_u64(&in);
                 m->op.mode = bytes_get_u32(&in);
                 m->op.flags = bytes_get_u32(&in);
@@ -370,29 +362,14 @@ int landmsg_send(int sock, const struct landmsg *m, int fd)
 int landmsg_recv(int sock, struct landmsg *m, int *fd)
 {
         uint8_t buf[LANDMSG_MSG_MAX];
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int) * 4)];
-        } control;
-        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-        struct msghdr msg;
         _cleanup_(closep) int passed = -1;
         ssize_t n;
         int r;
 
         *fd = -1;
-        do {
-                msg = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                                       .msg_controllen = sizeof(control.buf) };
-                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        } while (n < 0 && errno == EINTR);
+        n = scm_recv(sock, buf, sizeof(buf), &passed);
         if (n < 0)
-                return -errno;
-        passed = scm_take_fds(&msg);
-        if (n == 0)
-                return -ECONNRESET;
-        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-                return -EBADMSG;
+                return (int)n;
         r = landmsg_decode(buf, (size_t)n, m);
         if (r < 0)
                 return r;

@@ -188,6 +188,9 @@ struct landmsg {
         };
 };
 
+/* Whether @type is one of the requests struct landmsg_op carries. */
+bool landmsg_is_op(uint16_t type);
+
 /* Encode @m into @buf (@cap bytes): its length, or -EINVAL (a field out
  * of its bounds, an unknown type) or -ENOBUFS. */
 int landmsg_encode(void *buf, size_t cap, const struct landmsg *m);

@@ -60,3 +60,34 @@ int scm_take_fds(struct msghdr *msg)
         }
         return keep;
 }
+
+ssize_t scm_recv(int sock, void *buf, size_t cap, int *fd)
+{
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * SCM_FDS_ROOM)];
+        } control;
+        struct iovec iov = { .iov_base = buf, .iov_len = cap };
+        struct msghdr msg;
+        int passed;
+        ssize_t n;
+
+        *fd = -1;
+        do {
+                msg = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                                       .msg_controllen = sizeof(control.buf) };
+                n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        } while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        /* Taken before anything is checked: no descriptor leaks on an error. */
+        passed = scm_take_fds(&msg);
+        if (n == 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                safe_close(passed);
+                /* With room for SCM_FDS_ROOM, a descriptor is cut when the
+                 * kernel could not install it: out of them (RLIMIT_NOFILE). */
+                return n == 0 ? -ECONNRESET : (msg.msg_flags & MSG_TRUNC) ? -EBADMSG : -EMFILE;
+        }
+        *fd = passed;
+        return n;
+}

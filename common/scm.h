@@ -6,6 +6,7 @@
  */
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <sys/socket.h>
 
 /* Room for one descriptor in a message's control data. */
@@ -25,6 +26,16 @@ void scm_attach(struct msghdr *msg, union scm_one *control, int fd);
  * with MSG_DONTWAIT).
  */
 int scm_send(int sock, const void *buf, size_t len, int fd, int flags);
+
+/*
+ * Receive one record of at most @cap bytes into @buf, and the descriptor
+ * that came with it into *@fd (-1: none; any more are closed). Its
+ * length, or -ECONNRESET (the other end closed), -EBADMSG (longer than
+ * @cap), -EMFILE (a descriptor the kernel could not install: out of
+ * them), -errno (-EAGAIN on a non-blocking socket). EINTR is tried again.
+ */
+#define SCM_FDS_ROOM    8       /* descriptors a record may bring before the rest are cut */
+ssize_t scm_recv(int sock, void *buf, size_t cap, int *fd);
 
 /* The descriptors @msg brought: the first, or -1; any others are closed
  * (no leak on any path: take them before anything else is checked). */

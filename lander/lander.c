@@ -328,6 +328,16 @@ void lander_conn_closed(struct lander *l, unsigned int conn)
                         session_end(l, &l->session[i]);
 }
 
+/* Become @ss's user, or say why not in @reply. */
+static bool become_or_say(const struct lander_session *ss, struct landmsg *reply)
+{
+        int r = landfs_become(&ss->who);
+
+        if (r < 0)
+                error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
+        return r == 0;
+}
+
 /* Back to the lander's own identity, or out: never go on as someone else. */
 static void unbecome_or_exit(const struct lander_session *ss)
 {
@@ -508,11 +518,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 error_reply(reply, EBADF, 0, path, "not a nameless file of %s's", ss->user);
                 return;
         }
-        r = landfs_become(&ss->who);
-        if (r < 0) {
-                error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
+        if (!become_or_say(ss, reply))
                 return;
-        }
         reply->type = LANDMSG_OK;
         switch (req->type) {
         case LANDMSG_MKDIR:
@@ -639,11 +646,8 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
                 error_reply(reply, EBADF, 0, NULL, "not a file of %s's", ss->user);
                 return;
         }
-        r = landfs_become(&ss->who);
-        if (r < 0) {
-                error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
+        if (!become_or_say(ss, reply))
                 return;
-        }
         reply->type = LANDMSG_OK;
         if (a->flags & LANDMSG_SET_AT_PATH) {
                 /* A directory, walked to as the user; set through its
@@ -672,7 +676,7 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
         memset(reply, 0, sizeof(*reply));
         reply->id = req->id;
         *reply_fd = -1;
-        switch (req->type) {
+        switch (landmsg_is_op(req->type) ? 0 : req->type) {
         case LANDMSG_SESSION:
                 lander_session(l, conn, &req->session, reply);
                 return;
@@ -684,15 +688,7 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
                 }
                 lander_setattr(l, ss, &req->setattr, passed, reply);
                 return;
-        case LANDMSG_MKDIR:
-        case LANDMSG_TMPFILE:
-        case LANDMSG_LINK:
-        case LANDMSG_OPEN_READ:
-        case LANDMSG_END:
-        case LANDMSG_SYMLINK:
-        case LANDMSG_HARDLINK:
-        case LANDMSG_PUBLISH:
-        case LANDMSG_DISCARD:
+        case 0:         /* an op (landmsg_is_op) */
                 ss = session_find(l, conn, req->op.session);
                 if (!ss) {
                         error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->op.session);
