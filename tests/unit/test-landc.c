@@ -158,9 +158,20 @@ static void test_flow(struct landc *c)
         is_int(landc_pending(c), 0, "nothing waits");
 }
 
+/* A request asked from another's failure: it must get a connection of
+ * its own, not the failure it was asked from. */
+static struct landc *retry_c;
+static struct landmsg retry_req;
+static struct answer retry_ans;
+static void on_done_retry(void *arg, const struct landmsg *reply, int fd)
+{
+        on_done(arg, reply, fd);
+        landc_ask(retry_c, &retry_req, -1, on_done, &retry_ans);
+}
+
 static void test_gone(struct landc *c)
 {
-        static struct answer s, w, again;
+        static struct answer s, w, again, w2;
 
         session_fill(&req, "run2");
         landc_ask(c, &req, -1, on_done, &s);
@@ -180,6 +191,21 @@ static void test_gone(struct landc *c)
         landc_ask(c, &req, -1, on_done, &again);
         ok(wait_for(&again) && again.reply.type == LANDMSG_SESSION_OK,
            "the next request reaches the new lander (the job's credential again: its retry)");
+
+        /* Killed again with a request waiting; a new lander is up before the
+         * loop hears of it, and the failure's callback asks anew. */
+        kill(lander_pid, SIGSTOP);
+        op_fill(&req, LANDMSG_MKDIR, again.reply.session_ok.session, "", NULL);
+        landc_ask(c, &req, -1, on_done_retry, &w2);
+        for (int i = 0; i < 20; i++)
+                event_base_loop(evb, EVLOOP_NONBLOCK);
+        session_fill(&retry_req, "run3");
+        retry_c = c;
+        lander_kill();
+        lander_start();
+        ok(wait_for(&w2) && w2.reply.type == LANDMSG_ERROR && w2.reply.error.err == ECONNRESET, "the waiting one failed");
+        ok(wait_for(&retry_ans) && retry_ans.reply.type == LANDMSG_SESSION_OK,
+           "what its callback asked went to the new lander, not down with it");
 }
 
 static void test_absent(struct event_base *b)

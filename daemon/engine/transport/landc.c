@@ -33,6 +33,7 @@ struct landc {
         struct event *ev_io;            /* on sock: readable, and writable while something is unsent */
         struct event *ev_fail;          /* fails what is waiting, from the loop */
         int fail_err;
+        bool failing;                   /* ev_fail is on its way: no connecting until it ran */
         struct landc_req *head, *tail;  /* in the order they were asked: the sent ones first */
         unsigned int pending;
         uint32_t next_id;
@@ -63,12 +64,21 @@ static struct landc_req *landc_pop(struct landc *c)
         return r;
 }
 
-/* Every request waiting, sent or not, answered with an ERROR of @err. */
+static void landc_kick(struct landc *c);
+
+/*
+ * Every request waiting, sent or not, answered with an ERROR of @err; the
+ * list is taken first, so what a callback asks meanwhile waits for a
+ * connection of its own (landc_kick, after).
+ */
 static void landc_fail_all(struct landc *c, int err, const char *text)
 {
-        struct landc_req *r;
+        struct landc_req *r = c->head, *next;
 
-        while ((r = landc_pop(c))) {
+        c->head = c->tail = NULL;
+        for (; r; r = next) {
+                next = r->next;
+                c->pending--;
                 memset(&c->reply, 0, sizeof(c->reply));
                 c->reply.type = LANDMSG_ERROR;
                 c->reply.id = r->id;
@@ -78,6 +88,7 @@ static void landc_fail_all(struct landc *c, int err, const char *text)
                 r->done(r->arg, &c->reply, -1);
                 free(r);
         }
+        landc_kick(c);
 }
 
 static void landc_fail_cb(evutil_socket_t fd, short what, void *arg)
@@ -87,9 +98,19 @@ static void landc_fail_cb(evutil_socket_t fd, short what, void *arg)
 
         (void)fd;
         (void)what;
+        c->failing = false;
         snprintf(text, sizeof(text), "cannot reach rdmaxfer-lander at %s: %s", c->sa.sun_path, strerror(c->fail_err));
         landc_disconnect(c);
         landc_fail_all(c, c->fail_err, text);
+}
+
+/* What is waiting fails from the loop, with @err. */
+static void landc_fail_later(struct landc *c, int err)
+{
+        landc_disconnect(c);
+        c->fail_err = err;
+        c->failing = true;
+        event_active(c->ev_fail, 0, 0);
 }
 
 static int landc_connect(struct landc *c)
@@ -144,6 +165,25 @@ static int landc_flush(struct landc *c)
         }
         landc_want_write(c, false);
         return 0;
+}
+
+/* Connect if need be, and send what waits; a failure fails it all from
+ * the loop (a caller of landc_ask never hears of it from within). */
+static void landc_kick(struct landc *c)
+{
+        int e;
+
+        if (!c->head || c->failing)
+                return;
+        if (c->sock < 0) {
+                e = landc_connect(c);
+                if (e < 0) {
+                        landc_fail_later(c, -e);
+                        return;
+                }
+        }
+        if (landc_flush(c) < 0)
+                landc_fail_later(c, ECONNRESET);
 }
 
 static void landc_gone(struct landc *c, int err, const char *why)
@@ -278,21 +318,6 @@ int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn 
                 c->head = r;
         c->tail = r;
         c->pending++;
-
-        if (c->sock < 0) {
-                int e = landc_connect(c);
-
-                if (e < 0) {
-                        /* Answered from the loop, not from here. */
-                        c->fail_err = -e;
-                        event_active(c->ev_fail, 0, 0);
-                        return 0;
-                }
-        }
-        if (landc_flush(c) < 0) {
-                landc_disconnect(c);
-                c->fail_err = ECONNRESET;
-                event_active(c->ev_fail, 0, 0);
-        }
+        landc_kick(c);
         return 0;
 }
