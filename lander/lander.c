@@ -407,6 +407,18 @@ static void path_error(const struct lander_session *ss, struct landmsg *reply, i
                 error_reply(reply, -r, 0, ss->dest, "%s", strerror(-r));
 }
 
+/* fsync the directory @dirfd (O_PATH: its own descriptor is opened for it). */
+static int fsync_dir(int dirfd)
+{
+        int d = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+        if (d < 0)
+                return -errno;
+        r = fsync(d) < 0 ? -errno : 0;
+        safe_close(d);
+        return r;
+}
+
 /*
  * LINK: @fd named @leaf in @dirfd, as the user the caller became. With
  * LANDMSG_LINK_REPLACE, under a random temporary name first
@@ -417,7 +429,7 @@ static void path_error(const struct lander_session *ss, struct landmsg *reply, i
 static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, uint32_t flags)
 {
         char tmp[64];
-        int r, d;
+        int r;
 
         (void)l;
         if (!(flags & LANDMSG_LINK_REPLACE)) {
@@ -434,13 +446,7 @@ static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, u
         }
         if (r < 0 || !(flags & LANDMSG_LINK_SYNC))
                 return r;
-        /* The directory's own descriptor to sync: O_PATH cannot. */
-        d = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return -errno;
-        r = fsync(d) < 0 ? -errno : 0;
-        safe_close(d);
-        return r;
+        return fsync_dir(dirfd);
 }
 
 /* HARDLINK: @req's target (beneath the same base) named @req->op.leaf
@@ -471,7 +477,7 @@ static void hardlink_as_user(struct lander *l, const struct lander_session *ss, 
  * LANDMSG_PUBLISH_REPLACE exchanged and the old tree removed. */
 static int publish_as_user(const struct lander_session *ss, int pfd, uint32_t flags)
 {
-        int r = 0, d;
+        int r = 0;
 
         if (renameat2(pfd, ss->stage_name, pfd, ss->leaf, RENAME_NOREPLACE) < 0) {
                 r = -errno;
@@ -482,14 +488,7 @@ static int publish_as_user(const struct lander_session *ss, int pfd, uint32_t fl
                                 r = landfs_remove_tree(pfd, ss->stage_name);
                 }
         }
-        if (r < 0)
-                return r;
-        d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (d < 0)
-                return -errno;
-        r = fsync(d) < 0 ? -errno : 0;
-        safe_close(d);
-        return r;
+        return r < 0 ? r : fsync_dir(pfd);
 }
 
 static void lander_op(struct lander *l, struct lander_session *ss, const struct landmsg *req, int fd,
