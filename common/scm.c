@@ -77,6 +77,18 @@ ssize_t scm_recv(int sock, void *buf, size_t cap, int *fd)
                 msg = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                                        .msg_controllen = sizeof(control.buf) };
                 n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+                /* A peer that closed with something of ours unread leaves
+                 * ECONNRESET here once (the kernel's sk_err), ahead of the
+                 * records it sent before closing, which are still queued:
+                 * those come first (a client's last FILEs; its job is not
+                 * cancelled for them), then the end. */
+                if (n < 0 && errno == ECONNRESET) {
+                        msg = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                                               .msg_controllen = sizeof(control.buf) };
+                        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+                        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                                errno = ECONNRESET;
+                }
         } while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;

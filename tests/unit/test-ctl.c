@@ -1484,6 +1484,37 @@ static void test_batch(void)
         free(b);
 }
 
+/*
+ * A client that closes with a reply of the daemon's unread (xferctl after
+ * its last FILE): the kernel leaves ECONNRESET at the daemon's end once,
+ * ahead of the FILEs still queued. They are read all the same, then the
+ * end: a job is never cancelled for FILEs its client did send (65-tree,
+ * CI of 75460fa: "its client went away after 44 of 52 files").
+ */
+static void test_close_unread(void)
+{
+        struct ctl_msg m, f = { .type = CTL_FILE, .file = { .id = 7, .size = 1 } };
+        struct ctl_msg reply = { .type = CTL_ERROR, .error = { .code = -ECANCELED } };
+        int sv[2], got_fd = -1, bad = 0;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                ok(false, "socketpair: %s", strerror(errno));
+                return;
+        }
+        snprintf(f.file.name, sizeof(f.file.name), "dest/f");
+        for (int i = 0; i < 3; i++)
+                bad += ctl_send(sv[0], &f, -1) != 0;
+        bad += ctl_send(sv[1], &reply, -1) != 0;        /* never read by the client */
+        close(sv[0]);
+        for (int i = 0; i < 3; i++) {
+                m.type = 0;
+                bad += ctl_recv(sv[1], &m, &got_fd) != 0 || m.type != CTL_FILE;
+        }
+        is_int(bad, 0, "a client gone with a reply unread: its three FILEs are read all the same");
+        is_int(ctl_recv(sv[1], &m, &got_fd), -ECONNRESET, "then the end: -ECONNRESET");
+        close(sv[1]);
+}
+
 int main(void)
 {
         test_states();
@@ -1496,5 +1527,6 @@ int main(void)
         test_settings();
         test_socket();
         test_batch();
+        test_close_unread();
         return done_testing();
 }
