@@ -212,7 +212,7 @@ int incoming_stage_make(int dirfd, const char *name)
         return fd < 0 ? -errno : fd;
 }
 
-static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
+static int incoming_remove_at(int atfd, const char *name, unsigned int depth, uid_t owner)
 {
         struct dirent *de;
         struct stat st;
@@ -228,7 +228,7 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
         /* A directory of ours without read, write or search permission
          * for us (a tree's, as it was sent) is ours to empty; if we cannot
          * give ourselves those, its chmod's error is the one that says why. */
-        if ((st.st_mode & 0700) != 0700 && st.st_uid == geteuid() &&
+        if ((st.st_mode & 0700) != 0700 && st.st_uid == owner &&
             fchmodat(atfd, name, (st.st_mode | 0700) & 07777, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -245,7 +245,7 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth)
 
                 if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
                         continue;
-                q = incoming_remove_at(dirfd(d), de->d_name, depth + 1);
+                q = incoming_remove_at(dirfd(d), de->d_name, depth + 1, owner);
                 if (q < 0 && r == 0)
                         r = q;
         }
@@ -276,7 +276,12 @@ int incoming_stat_beneath(int dirfd, const char *path, struct stat *st)
 
 int incoming_remove_tree(int dirfd, const char *name)
 {
-        return incoming_remove_at(dirfd, name, 0);
+        return incoming_remove_at(dirfd, name, 0, geteuid());
+}
+
+int incoming_remove_tree_of(int dirfd, const char *name, uid_t owner)
+{
+        return incoming_remove_at(dirfd, name, 0, owner);
 }
 
 /* DEST's parent directory beneath @dirfd, made as needed (@dirfd itself

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 enum incoming_verdict {
         INCOMING_OK = 0,
@@ -189,6 +190,9 @@ int incoming_stat_beneath(int dirfd, const char *path, struct stat *st);
 /* Remove @name beneath @dirfd with everything under it, never following a
  * symlink (at most 256 levels deep, else -ELOOP). 0, or the first -errno. */
 int incoming_remove_tree(int dirfd, const char *name);
+/* The same for a caller acting as @owner (the lander, its fsuid a user's):
+ * @owner's directories are the ones given rwx to be emptied. */
+int incoming_remove_tree_of(int dirfd, const char *name, uid_t owner);
 /* Start-up: remove every incoming_is_stage() directory directly beneath
  * @dirfd with its contents; @removed(@name, @r) is told of each. How many
  * were removed, or -errno when the directory cannot be read. */

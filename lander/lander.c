@@ -485,7 +485,7 @@ static int publish_as_user(const struct lander_session *ss, int pfd, uint32_t fl
                         r = renameat2(pfd, ss->stage_name, pfd, ss->leaf, RENAME_EXCHANGE) < 0 ? -errno : 0;
                         /* The old tree now has the staging directory's name. */
                         if (r == 0)
-                                r = landfs_remove_tree(pfd, ss->stage_name);
+                                r = landfs_remove_tree(pfd, ss->stage_name, ss->who.uid);
                 }
         }
         return r < 0 ? r : fsync_dir(pfd);
@@ -560,7 +560,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 if (dfd < 0)
                         break;
                 r = req->type == LANDMSG_PUBLISH ? publish_as_user(ss, dfd, req->op.flags)
-                                                 : landfs_remove_tree(dfd, ss->stage_name);
+                                                 : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
                 if (r < 0)
                         error_reply(reply, r, 0, req->type == LANDMSG_PUBLISH && r == -EEXIST ? ss->dest : path, "%s",
                                     r == -EEXIST ? "exists (and replacing it was not asked for)" : strerror(-r));

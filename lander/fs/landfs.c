@@ -1,6 +1,5 @@
 #include "landfs.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "incoming.h"
 #include "macro.h"
 
 bool landfs_path_check(const char *path)
@@ -382,45 +382,7 @@ int landfs_link(int fd, int dirfd, const char *leaf)
         return linkat(AT_FDCWD, proc, dirfd, leaf, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
-static int remove_at(int at, const char *name, unsigned int depth)
+int landfs_remove_tree(int dirfd, const char *name, uid_t owner)
 {
-        struct stat st;
-        DIR *d;
-        struct dirent *de;
-        int fd, r = 0, e;
-
-        if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        if (depth >= 256)
-                return -ELOOP;
-        /* Listing and emptying it take its owner's read, write and search. */
-        if ((st.st_mode & 0700) != 0700 && fchmodat(at, name, (st.st_mode & 07777) | 0700, 0) < 0)
-                return -errno;
-        fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                safe_close(fd);
-                return r;
-        }
-        while ((de = readdir(d))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                e = remove_at(dirfd(d), de->d_name, depth + 1);
-                if (e < 0 && r == 0)
-                        r = e;
-        }
-        closedir(d);
-        if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
-                r = -errno;
-        return r;
-}
-
-int landfs_remove_tree(int dirfd, const char *name)
-{
-        return remove_at(dirfd, name, 0);
+        return incoming_remove_tree_of(dirfd, name, owner);
 }

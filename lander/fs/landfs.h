@@ -124,9 +124,9 @@ int landfs_link(int fd, int dirfd, const char *leaf);
 
 /*
  * Remove @name beneath @dirfd and everything under it, as whoever the
- * caller became (a tree of theirs: a staging directory, a tree replaced),
- * never following a symlink; a directory its owner could not list or
- * empty (0555, 0000) is given its owner's rwx first. At most 256 levels
- * (-ELOOP beyond). 0 (@name not there included), or the first -errno.
+ * caller became, @owner (a tree of theirs: a staging directory, a tree
+ * replaced), never following a symlink; a directory of @owner's it could
+ * not list or empty (0555, 0000) is given @owner's rwx first
+ * (incoming_remove_tree_of). 0 (@name not there included), or -errno.
  */
-int landfs_remove_tree(int dirfd, const char *name);
+int landfs_remove_tree(int dirfd, const char *name, uid_t owner);
