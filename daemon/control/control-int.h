@@ -65,6 +65,7 @@ struct control_conn {
          * reading waits while the job holds as many as it takes. */
         uint64_t feed_id;
         const char *feed_why;           /* why the feed ended, when not the client's doing */
+        char feed_text[CTL_TEXT_MAX + 1];       /* an ERROR said on the feed: feed_why then */
         /* Its FILEs in order, a ring of CONTROL_CHECKS_MAX (allocated with
          * the first): reading waits while it is full, or holds as many as
          * the job has room for; io_timeout without an answer ends them. */

@@ -140,6 +140,13 @@ int conn_error(struct control_conn *conn, int code, const char *fmt, ...)
         va_start(ap, fmt);
         control_error_msg(&m, code, fmt, ap);
         va_end(ap);
+        /* Refused while handing a job's files over: the job fails with
+         * this, whether or not the client is still there to read it (it
+         * may have handed everything over and gone to watch). */
+        if (conn->feed_id && !conn->feed_why) {
+                snprintf(conn->feed_text, sizeof(conn->feed_text), "%s", m.error.text);
+                conn->feed_why = conn->feed_text;
+        }
         return conn_reply(conn, &m);
 }
 
@@ -237,7 +244,16 @@ static bool conn_read_one(struct control_conn *conn)
                 return true;
         }
         if (r < 0) {
-                log_debug("control: closing client pid %d: %s", (int)conn->cred.pid, strerror(-r));
+                /* Not the client's doing: a job it was handing over fails, said. */
+                if (conn->feed_id) {
+                        log_warning("control: client pid %d: reading its next file: %s", (int)conn->cred.pid,
+                                    strerror(-r));
+                        snprintf(conn->feed_text, sizeof(conn->feed_text),
+                                 "rdmaxferd could not read it from xferctl: %s", strerror(-r));
+                        conn->feed_why = conn->feed_text;
+                } else {
+                        log_debug("control: closing client pid %d: %s", (int)conn->cred.pid, strerror(-r));
+                }
                 conn_close(conn);
                 return true;
         }

@@ -240,8 +240,6 @@ int jobs_add_file(struct job *job, int fd_in, const struct job_file_spec *f)
                 return -EALREADY;
         if (job->files_in >= job->files || f->size > job->size - e->bytes_in)
                 return -E2BIG;
-        if (e->ahead_n - e->given >= job_ahead_max(job))
-                return -ENOSPC;
         if (jobs_file_check(job, f, why, sizeof(why)) < 0 || (f->kind == JOB_FILE_DIR) != (fd < 0))
                 return -EINVAL;
         if (e->ahead_n == e->ahead_cap && job_ahead_grow(e) < 0)

@@ -329,13 +329,19 @@ int jobs_file_check(const struct job *job, const struct job_file_spec *f, char *
  * directory), whose file is @f (checked off the loop, as for a submit).
  * Returns how many more the job takes now (0: wait for want_more, or none
  * at all once it has every file: job_files_complete()), or -EALREADY when
- * the job is final, -ENOSPC when it holds as many as it may already, -E2BIG
- * when it has every file or @f is more than the job's bytes left, -EINVAL
+ * the job is final, -E2BIG when it has every file or @f is more than the
+ * job's bytes left, -EINVAL
  * for a file jobs_file_check() refuses or a descriptor that does not fit
  * its kind, -ENOMEM.
  */
 int jobs_add_file(struct job *job, int fd, const struct job_file_spec *f);
-/* How many more files the job takes now (0: wait for want_more). */
+/*
+ * How many more files the job takes now (0: wait for want_more): the
+ * feeder's pace. It shrinks when an attempt ends (a waiting job holds
+ * fewer ahead than a running one, and a tree's entries the engine held
+ * count again), so a file read while there was room is taken all the
+ * same: the feeder holds at most its checks in flight beyond it.
+ */
 unsigned int job_files_room(const struct job *job);
 /* Whether every file of the job is handed over. */
 bool job_files_complete(const struct job *job);

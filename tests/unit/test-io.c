@@ -441,6 +441,52 @@ static void test_sq_full(void)
         close(fd);
 }
 
+/*
+ * A path operation is never refused (io.h): with the SQ full and every
+ * submit failing, a statx of a client's descriptor (how the daemon checks
+ * a FILE handed over) is accepted, waits, and completes once, with the
+ * file's size, when submits work again; so does an openat behind it.
+ */
+static void test_sq_full_path(void)
+{
+        struct tally tl = { 0 };
+        struct treq *st = treq_new(0), *op = treq_new(0);
+        struct io *io = NULL;
+        static uint8_t buf[32][4096];
+        struct statx stx;
+        unsigned int before;
+        int fd = make_file("fullpath", FILE_SIZE);
+
+        is_int(io_new(&io, base, 8), 0, "sq full, path: io_new");
+        fault_errno = EBUSY;
+        fault_fail = 1000;
+        for (unsigned int i = 0; i < 32; i++)
+                queue_read(io, &tl, fd, buf[i], 4096, i * 4096, 4096);
+        ok(tl.refused > 0, "sq full, path: reads refused, the SQ is full");
+        memset(&stx, 0, sizeof(stx));
+        is_int(io_statx(io, &st->req, fd, "", AT_EMPTY_PATH, &stx), 0, "sq full, path: statx accepted");
+        is_int(io_openat(io, &op->req, dfd, "fullpath", O_RDONLY | O_CLOEXEC, 0), 0,
+               "sq full, path: openat accepted");
+        settle(20);
+        is_int(st->runs + op->runs, 0, "sq full, path: nothing ran while submits failed");
+        faults_off();
+        before = n_runs;
+        ok(run_until(before + tl.accepted + 2, 3000) && st->runs == 1 && op->runs == 1,
+           "sq full, path: both ran once submits worked");
+        ok(st->res == 0 && S_ISREG(stx.stx_mode) && stx.stx_size == FILE_SIZE,
+           "sq full, path: statx gave the file's size (%lld)", (long long)st->res);
+        ok(op->res >= 0, "sq full, path: openat gave a descriptor (%lld)", (long long)op->res);
+        if (op->res >= 0)
+                close((int)op->res);
+        settle(20);
+        ok(st->runs == 1 && op->runs == 1, "sq full, path: each ran exactly once");
+        io_free_watched(io, "sq full, path");
+        tally_clear(&tl);
+        free(st);
+        free(op);
+        close(fd);
+}
+
 /* The kernel takes one SQE per io_uring_enter: the rest must still go in. */
 static void test_short_submit(void)
 {
@@ -880,6 +926,8 @@ int main(int argc, char **argv)
                 test_submit_fails(EINTR, "EINTR");
         if (want("sq-full"))
                 test_sq_full();
+        if (want("sq-full-path"))
+                test_sq_full_path();
         if (want("short-submit"))
                 test_short_submit();
         if (want("continuation-fails"))

@@ -519,6 +519,13 @@ int io_fallocate(struct io *io, struct io_req *req, int fd, uint64_t len)
         return io_start(io, req, IO_OP_FALLOCATE, fd, NULL, len, 0);
 }
 
+/*
+ * A path operation is never refused: without an SQE it waits with the
+ * continuations for one (io_submit's retry timer). Its callers cannot
+ * hold it back and ask again as the data path does with its slots: a
+ * client's FILE checked, a publish's linkat; refusing those failed a
+ * user's job for a ring that was merely full for a moment.
+ */
 static int io_path(struct io *io, struct io_req *req, int op, int fd, const char *path, int fd2,
                    const char *path2, int flags, unsigned int mode, void *buf)
 {
@@ -527,7 +534,13 @@ static int io_path(struct io *io, struct io_req *req, int op, int fd, const char
         req->path2 = path2;
         req->flags = flags;
         req->mode = mode;
-        return io_start(io, req, op, fd, buf, 0, 0);
+        if (io_start(io, req, op, fd, buf, 0, 0) == 0)
+                return 0;
+        req->next = NULL;
+        *io->waiting_tail = req;
+        io->waiting_tail = &req->next;
+        io_submit(io);
+        return 0;
 }
 
 int io_statx(struct io *io, struct io_req *req, int dirfd, const char *path, int flags,

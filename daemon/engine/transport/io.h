@@ -86,7 +86,7 @@ int io_fallocate(struct io *io, struct io_req *req, int fd, uint64_t len);
  * The path operations: the strings and @stx must stay valid until the
  * callback. Their result is the syscall's (openat: the new fd, which the
  * callback then owns; a callback that does not run leaves the fd to the
- * process).
+ * process). Never refused: with the ring full they wait for room (0).
  */
 int io_statx(struct io *io, struct io_req *req, int dirfd, const char *path, int flags,
              struct statx *stx);

@@ -13,7 +13,8 @@
 #     under the same DEST (another job): not continued from the first (a
 #     mix of the two would differ from the source), the second arrives whole.
 #  c. killed inside a 160 MiB file of a tree, past its first checkpoint
-#     (64 MiB): the retry resumes that file from what beta had flushed of
+#     (64 MiB; the kill waits for beta's partial data file, which appears
+#     when that checkpoint is fsynced): the retry resumes that file from what beta had flushed of
 #     it (RDMAXFER_RESUMED_BYTES >= 64 MiB; at most 1.6 x on the link, as
 #     in 96-resume: checkpoints are 64 MiB apart, and a kill just before
 #     the second resends 96 MiB of 160), the tree identical, nothing left
@@ -85,12 +86,12 @@ make_tree() {
         chmod 555 "$t/big/deeper"
 }
 
-# send_killed WHAT AT CHECK -- ARGS...: xferctl send ARGS (to beta), SIGKILL
-# beta once AT bytes crossed, CHECK (a command: nothing visible yet, what
-# beta kept), bring beta back and wait for the sender's own retry to finish
-# the job (exit 0). Sets rx0.
+# send_killed WHAT READY CHECK -- ARGS...: xferctl send ARGS (to beta),
+# SIGKILL beta once READY holds (a command, asked every 0.2 s), CHECK (a
+# command: nothing visible yet, what beta kept), bring beta back and wait
+# for the sender's own retry to finish the job (exit 0). Sets rx0.
 send_killed() {
-        local what=$1 at=$2 check=$3 pid rc=0 main
+        local what=$1 ready=$2 check=$3 pid rc=0 main
         shift 4
         rx0=$(netdev_bytes "$nb" rx)
         # The daemon's PID now: the kill is then one system call, not a
@@ -99,7 +100,7 @@ send_killed() {
         ((main > 0)) || tb_fail "$BETA_UNIT has no main process"
         xferctl send "$@" >"$SRC/killed.out" 2>&1 &
         pid=$!
-        wait_for 60 rx_grown "$rx0" "$at" || tb_fail "$((at >> 20)) MiB of $what never crossed"
+        wait_for 60 "$ready" || tb_fail "$what: beta was never where it is to be killed ($ready)"
         tb_run kill -KILL "$main"
         tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
         "$check" || tb_fail "$what: beta shows or keeps what it must not: $(ls -A "$BETA_PART")"
@@ -125,7 +126,8 @@ bytes=$(du -sb --apparent-size "$tree" | cut -f1)
 since=$(date '+%F %T')
 one_tree() { [[ ! -e $BETA_IN/sets/a ]] && (($(kept_trees) == 1)); }
 # 8 MiB/s: the half takes 2.5 s, a 0.2 s poll lands well inside the tree.
-send_killed sets/a $((bytes / 2)) one_tree -- -r "$tree" "$BETA_ADDR" --to sets/a --bwlimit 8M
+half_crossed() { rx_grown "$rx0" $((bytes / 2)); }
+send_killed sets/a half_crossed one_tree -- -r "$tree" "$BETA_ADDR" --to sets/a --bwlimit 8M
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 tree_same "$tree" "$BETA_IN/sets/a"
 line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
@@ -168,7 +170,10 @@ make_file "$tree/d/huge.bin" $((160 << 20))
 echo "a note" >"$tree/note.txt"
 bytes=$(du -sb --apparent-size "$tree" | cut -f1)
 a_partial() { [[ ! -e $BETA_IN/sets/c ]] && ls "$BETA_PART" | grep -q '\.data$'; }
-send_killed sets/c $((110 << 20)) a_partial -- -r "$tree" "$BETA_ADDR" --to sets/c --bwlimit 32M
+# Past the first checkpoint is when beta has fsynced it and linked the
+# partial's data in: under a loaded guest, seconds after its 64 MiB crossed.
+checkpointed() { rx_grown "$rx0" $((64 << 20)) && ls "$BETA_PART" | grep -q '\.data$'; }
+send_killed sets/c checkpointed a_partial -- -r "$tree" "$BETA_ADDR" --to sets/c --bwlimit 32M
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 same_file "$tree/d/huge.bin" "$BETA_IN/sets/c/d/huge.bin"
 same_file "$tree/note.txt" "$BETA_IN/sets/c/note.txt"
@@ -184,7 +189,7 @@ since=$(date '+%F %T')
 echo "the last one" >"$SRC/z.dat"
 files=("$tree/note.txt" "$tree/d/huge.bin" "$SRC/z.dat")
 a_file_partial() { ls "$BETA_PART" | grep -q '\.data$'; }
-send_killed "3 files" $((110 << 20)) a_file_partial -- "${files[@]}" "$BETA_ADDR" --bwlimit 32M
+send_killed "3 files" checkpointed a_file_partial -- "${files[@]}" "$BETA_ADDR" --bwlimit 32M
 wire=$(($(netdev_bytes "$nb" rx) - rx0))
 for f in "${files[@]}"; do
         same_file "$f" "$BETA_IN/${f##*/}"
@@ -269,7 +274,7 @@ rm "$tree/small/s149"
 bytes=$((4 * 5 << 20))
 since=$(date '+%F %T')
 kept_old() { [[ -e $g/extra-dir/sub/f ]] && (($(kept_trees) == 1)); }
-send_killed sets/g $((bytes / 2)) kept_old -- -r "$tree" "$BETA_ADDR" --to sets/g --sync=digest --delete --bwlimit 8M
+send_killed sets/g half_crossed kept_old -- -r "$tree" "$BETA_ADDR" --to sets/g --sync=digest --delete --bwlimit 8M
 tree_same "$tree" "$g"
 line=$(beta_log_since "$since" | grep -m 1 'continuing transfer') ||
         tb_fail "beta's journal does not say it continued the deleting tree"
