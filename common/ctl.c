@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "bytes.h"
+#include "landmsg.h"
 #include "macro.h"
 #include "scm.h"
 
@@ -19,7 +20,8 @@
  *
  *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
  *              retries u16, files u32, job_bytes u64, route_len u16,
- *              mode u32, mtime_ns u64, host, name, route
+ *              mode u32, mtime_ns u64, land_path_len u16, land_cred_len u16,
+ *              land_token[16], host, name, route, land_path, land_cred
  *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
@@ -51,7 +53,7 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8 + 2 + 2 + CTL_LAND_TOKEN_SIZE)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4 + \
@@ -70,8 +72,10 @@ static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER
 static_assert(CTL_NODES_MAX == NODESET_MAX, "nodes_missing has a bit per node");
 static_assert(CTL_NODES_MAX <= UINT16_MAX, "u16 nodes");
 static_assert(CTL_ROUTE_MAX <= UINT16_MAX, "u16 route length");
-static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX,
-              "submit fits");
+static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX +
+              CTL_LAND_PATH_MAX + CTL_LAND_CRED_MAX <= CTL_MSG_MAX, "submit fits");
+static_assert(CTL_LAND_PATH_MAX == LANDMSG_PATH_MAX && CTL_LAND_CRED_MAX == LANDMSG_CRED_MAX &&
+              CTL_LAND_TOKEN_SIZE == LANDMSG_TOKEN_SIZE, "what a SUBMIT carries, a SESSION carries");
 static_assert(CTL_HOP_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5, "a hop's text at its longest");
 
 static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
@@ -359,9 +363,11 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 l1 = ctl_str_len(m->submit.host, sizeof(m->submit.host), CTL_HOST_MAX);
                 l2 = ctl_str_len(m->submit.name, sizeof(m->submit.name), CTL_NAME_MAX);
                 l3 = ctl_str_len(m->submit.route, sizeof(m->submit.route), CTL_ROUTE_MAX);
-                if (l1 < 0 || l2 < 0 || l3 < 0)
+                l4 = ctl_str_len(m->submit.land_path, sizeof(m->submit.land_path), CTL_LAND_PATH_MAX);
+                l5 = ctl_str_len(m->submit.land_cred, sizeof(m->submit.land_cred), CTL_LAND_CRED_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0)
                         return -EINVAL;
-                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3;
+                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5;
                 break;
         case CTL_FILE:
                 l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_PATH_MAX);
@@ -447,9 +453,14 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l3);
                 bytes_put_u32(&o, m->submit.mode);
                 bytes_put_u64(&o, m->submit.mtime_ns);
+                bytes_put_u16(&o, (uint16_t)l4);
+                bytes_put_u16(&o, (uint16_t)l5);
+                bytes_put_mem(&o, m->submit.land_token, CTL_LAND_TOKEN_SIZE);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
                 bytes_put_mem(&o, m->submit.route, (size_t)l3);
+                bytes_put_mem(&o, m->submit.land_path, (size_t)l4);
+                bytes_put_mem(&o, m->submit.land_cred, (size_t)l5);
                 break;
         case CTL_FILE:
                 bytes_put_u64(&o, m->file.id);
@@ -671,12 +682,17 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l3 = bytes_get_u16(&in);
                 m->submit.mode = bytes_get_u32(&in);
                 m->submit.mtime_ns = bytes_get_u64(&in);
-                if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX ||
-                    plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3)
+                l4 = bytes_get_u16(&in);
+                l5 = bytes_get_u16(&in);
+                bytes_get_mem(&in, m->submit.land_token, CTL_LAND_TOKEN_SIZE);
+                if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX || l4 > CTL_LAND_PATH_MAX ||
+                    l5 > CTL_LAND_CRED_MAX || plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
                     !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2) ||
-                    !bytes_get_str(&in, m->submit.route, sizeof(m->submit.route), l3))
+                    !bytes_get_str(&in, m->submit.route, sizeof(m->submit.route), l3) ||
+                    !bytes_get_str(&in, m->submit.land_path, sizeof(m->submit.land_path), l4) ||
+                    !bytes_get_str(&in, m->submit.land_cred, sizeof(m->submit.land_cred), l5))
                         return -EBADMSG;
                 break;
         case CTL_FILE:

@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             11      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             12      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -83,13 +83,19 @@
                                          *    started_us, ended_us; CTL_MSG_MAX 32832;
                                          * 10: dry runs (SUBMIT flag DRY_RUN; ITEMS, ITEM);
                                          * 11: a tree's paths of up to CTL_PATH_MAX bytes
-                                         *    (FILE, ITEM) */
+                                         *    (FILE, ITEM);
+                                         * 12: landing as the user (SUBMIT flags LAND,
+                                         *    LAND_DIR, land_path, land_cred, land_token;
+                                         *    CTL_MSG_MAX 36864) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
-#define CTL_MSG_MAX             32832
+#define CTL_MSG_MAX             36864
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
+#define CTL_LAND_PATH_MAX       4095    /* landmsg.h's LANDMSG_PATH_MAX */
+#define CTL_LAND_CRED_MAX       2048    /* landmsg.h's LANDMSG_CRED_MAX */
+#define CTL_LAND_TOKEN_SIZE     16      /* landmsg.h's LANDMSG_TOKEN_SIZE */
 /* A tree's entry, "DEST/a/b" (wire.h's WIRE_PATH_MAX): a FILE's, an ITEM's. */
 #define CTL_PATH_MAX            4095
 #define CTL_TEXT_MAX            255
@@ -172,8 +178,16 @@ enum {
         /* xferctl send --dry-run: the peer judges every entry, nothing
          * moves; the verdicts by ITEMS. Never in a chain. */
         CTL_SUBMIT_DRY_RUN = 1 << 7,
+        /* xferctl send FILE... PEER:/PATH: the files land as the submitting
+         * user at land_path on the peer, land_cred (MUNGE) proving who asks
+         * (landmsg.h); name is the first file's leaf. */
+        CTL_SUBMIT_LAND = 1 << 8,
+        /* With LAND: PATH is a directory the files go into under their own
+         * names (it ended with '/', or several files go); without, one file
+         * is PATH itself unless PATH is a directory there. */
+        CTL_SUBMIT_LAND_DIR = 1 << 9,
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
-                            CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN,
+                            CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR,
 };
 
 /* ctl_file.flags */
@@ -201,6 +215,13 @@ struct ctl_submit {
          * each a numeric "ADDR:PORT" or "[IPV6]:PORT" (ctl_route_add());
          * ADDR or [IPV6] alone: the daemon's default port. "": no chain. */
         char route[CTL_ROUTE_MAX + 1];
+        /* With CTL_SUBMIT_LAND: where on the peer (absolute, normal form:
+         * landfs_path_check), the MUNGE credential xferctl made as the
+         * user (printable; its payload is landmsg_binding() of this job:
+         * PUSH, land_path, land_token, host), and the job's token. */
+        char land_path[CTL_LAND_PATH_MAX + 1];
+        char land_cred[CTL_LAND_CRED_MAX + 1];
+        uint8_t land_token[CTL_LAND_TOKEN_SIZE];
 };
 
 /* One hop of a SUBMIT route, split (ctl_route_parse()). */

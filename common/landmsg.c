@@ -1,5 +1,6 @@
 #include "landmsg.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <sodium.h>
@@ -349,6 +350,19 @@ int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_
         crypto_generichash_update(&st, &s->addrs[0][0], (size_t)s->naddrs * LANDMSG_ADDR_SIZE);
         memcpy(out, prefix, sizeof(prefix));
         return crypto_generichash_final(&st, out + sizeof(prefix), 32) < 0 ? -EIO : 0;
+}
+
+int landmsg_addr_parse(const char *text, uint8_t out[static LANDMSG_ADDR_SIZE])
+{
+        struct in_addr in;
+
+        memset(out, 0, LANDMSG_ADDR_SIZE);
+        if (inet_pton(AF_INET, text, &in) == 1) {
+                out[10] = out[11] = 0xff;
+                memcpy(out + 12, &in, sizeof(in));
+                return 0;
+        }
+        return inet_pton(AF_INET6, text, out) == 1 ? 0 : -EINVAL;
 }
 
 int landmsg_send(int sock, const struct landmsg *m, int fd)

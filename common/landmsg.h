@@ -211,6 +211,10 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m);
  */
 #define LANDMSG_BINDING_SIZE    48
 int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_BINDING_SIZE]);
+/* A numeric IPv4 or IPv6 address as a session's 16 bytes (IPv4 mapped,
+ * ::ffff:a.b.c.d): xferctl's binding and the daemons' SESSION must agree
+ * byte for byte. 0, or -EINVAL (not a numeric address). */
+int landmsg_addr_parse(const char *text, uint8_t out[static LANDMSG_ADDR_SIZE]);
 
 /* Send @m with @fd (-1: none) on @sock; receive one into @m and *@fd
  * (-1 when none came; any more are closed). 0 or -errno (-ECONNRESET at

@@ -108,6 +108,11 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "unknown submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
+        if (s->flags & (CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR)) {
+                snprintf(why, whylen, "this rdmaxferd cannot land files as their user yet (PEER:/PATH); "
+                         "send them to its drop box (--to)");
+                return -EOPNOTSUPP;
+        }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {
                 snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;

@@ -45,12 +45,8 @@ static int addrs_parse(char *list, struct landmsg_session *s)
         char *save = NULL;
 
         for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
-                struct in_addr in;
-
-                if (s->naddrs >= LANDMSG_ADDRS_MAX || inet_pton(AF_INET, a, &in) != 1)
+                if (s->naddrs >= LANDMSG_ADDRS_MAX || landmsg_addr_parse(a, s->addrs[s->naddrs]) < 0)
                         return -1;
-                s->addrs[s->naddrs][10] = s->addrs[s->naddrs][11] = 0xff;
-                memcpy(&s->addrs[s->naddrs][12], &in, 4);
                 s->naddrs++;
         }
         return s->naddrs ? 0 : -1;

@@ -331,6 +331,23 @@ static void test_binding(void)
         free(b);
 }
 
+/* xferctl's binding and the daemons' SESSION name an address alike. */
+static void test_addr(void)
+{
+        static const uint8_t v4[LANDMSG_ADDR_SIZE] = { [10] = 0xff, [11] = 0xff, [12] = 198, [13] = 18, [14] = 0,
+                                                        [15] = 2 };
+        static const uint8_t v6[LANDMSG_ADDR_SIZE] = { 0xfd, 0, [15] = 2 };
+        uint8_t a[LANDMSG_ADDR_SIZE];
+
+        ok(landmsg_addr_parse("198.18.0.2", a) == 0 && memcmp(a, v4, sizeof(a)) == 0, "IPv4: mapped");
+        ok(landmsg_addr_parse("fd00::2", a) == 0 && memcmp(a, v6, sizeof(a)) == 0, "IPv6: as it is");
+        ok(landmsg_addr_parse("::ffff:198.18.0.2", a) == 0 && memcmp(a, v4, sizeof(a)) == 0,
+           "IPv4 written mapped: the same bytes");
+        is_int(landmsg_addr_parse("beta", a), -EINVAL, "a name: EINVAL (xferctl resolves it first)");
+        is_int(landmsg_addr_parse("[fd00::2]", a), -EINVAL, "brackets: EINVAL");
+        is_int(landmsg_addr_parse("", a), -EINVAL, "nothing: EINVAL");
+}
+
 static void test_socket(void)
 {
         struct landmsg *m = msg_new(LANDMSG_FD), *got = msg_new(0);
@@ -363,6 +380,7 @@ int main(void)
         test_bounds();
         test_framing();
         test_binding();
+        test_addr();
         test_socket();
         return done_testing();
 }
