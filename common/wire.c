@@ -32,6 +32,7 @@
  *   PROGRESS total u16, first u16, hops u16, then per hop: bytes u64
  *   GONE    file u32, seq u32, kind u16, name_len u16, mac[32], name[name_len]
  *   NAME    total u16, offset u16, len u16, bytes[len]
+ *   LAND    total u16, offset u16, len u16, bytes[len] (wire_land_encode's)
  *
  * An OFFER with WIRE_OFFER_LONG_NAME has name_len 0 and no name: the NAME
  * parts before it carry the path (its MAC input has the whole path).
@@ -53,6 +54,7 @@
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 #define WIRE_GONE_FIXED         (4 + 4 + 2 + 2 + WIRE_MAC_SIZE)
 #define WIRE_NAME_FIXED         (2 + 2 + 2)
+#define WIRE_LAND_PART_FIXED    (2 + 2 + 2)
 
 /* The MAC labels: each names the role that MACs and the message. None is
  * a prefix of another. */
@@ -88,6 +90,10 @@ static_assert(WIRE_HEADER_SIZE + WIRE_GONE_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MA
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_GONE) + WIRE_GONE_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX,
               "gone mac input bound");
 static_assert(WIRE_TAG_SIZE <= WIRE_MAC_SIZE, "a tag is a truncated MAC");
+static_assert(WIRE_HEADER_SIZE + WIRE_LAND_PART_FIXED + WIRE_LAND_PART_MAX <= WIRE_CTRL_MAX, "a landing's part fits");
+static_assert(WIRE_LAND_MAX <= UINT16_MAX, "u16 landing lengths");
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN + WIRE_OFFER_FIXED -
+              WIRE_MAC_SIZE + WIRE_NAME_MAX + WIRE_LAND_HASH_SIZE <= WIRE_MAC_INPUT_MAX, "landing mac input bound");
 
 /* What a status means: its name, its text, and the flags below. */
 enum {
@@ -348,6 +354,19 @@ static bool wire_offer_long_ok(const struct wire_offer *o)
         return (o->flags & WIRE_OFFER_TREE) && o->file > 0 && !(o->flags & WIRE_OFFER_PACK);
 }
 
+/* Landing as the user (version 19): the session's first offer, of one
+ * regular file, and nothing a landing does not do yet. */
+static bool wire_offer_land_ok(const struct wire_offer *o)
+{
+        static const uint8_t zero[WIRE_SOURCE_SIZE];
+
+        if (!(o->flags & WIRE_OFFER_LAND))
+                return true;
+        return o->file == 0 && memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 &&
+               !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_ROUTE |
+                             WIRE_OFFER_RELAYED | WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LONG_NAME));
+}
+
 /* The offer's name: up to WIRE_NAME_MAX bytes in it, or WIRE_OFFER_LONG_NAME's longer path. */
 static int wire_offer_name_len(const struct wire_offer *o)
 {
@@ -452,7 +471,8 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (!wire_offer_pack_ok(&m->offer) || !wire_offer_digest_ok(&m->offer) ||
                     !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer) ||
                     !wire_offer_sparse_ok(&m->offer) || !wire_offer_delete_ok(&m->offer) ||
-                    !wire_offer_dry_ok(&m->offer) || !wire_offer_long_ok(&m->offer))
+                    !wire_offer_dry_ok(&m->offer) || !wire_offer_long_ok(&m->offer) ||
+                    !wire_offer_land_ok(&m->offer))
                         return -EINVAL;
                 n = wire_offer_name_len(&m->offer);
                 if (n < 0)
@@ -500,6 +520,12 @@ static int wire_payload_len(const struct wire_msg *m)
                     m->name.len > m->name.total - m->name.offset || memchr(m->name.bytes, '\0', m->name.len))
                         return -EINVAL;
                 return WIRE_NAME_FIXED + m->name.len;
+        case WIRE_LAND:
+                if (m->land.total < WIRE_LAND_FIXED || m->land.total > WIRE_LAND_MAX || m->land.len == 0 ||
+                    m->land.len > WIRE_LAND_PART_MAX || m->land.offset >= m->land.total ||
+                    m->land.len > m->land.total - m->land.offset)
+                        return -EINVAL;
+                return WIRE_LAND_PART_FIXED + m->land.len;
         default:
                 return -EINVAL;
         }
@@ -619,6 +645,12 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, m->name.len);
                 bytes_put_mem(&o, m->name.bytes, m->name.len);
                 break;
+        case WIRE_LAND:
+                bytes_put_u16(&o, m->land.total);
+                bytes_put_u16(&o, m->land.offset);
+                bytes_put_u16(&o, m->land.len);
+                bytes_put_mem(&o, m->land.bytes, m->land.len);
+                break;
         default:
                 break;
         }
@@ -685,7 +717,8 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     m->offer.file >= m->offer.job_files || !wire_offer_pack_ok(&m->offer) ||
                     !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer) ||
                     !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer) ||
-                    !wire_offer_delete_ok(&m->offer) || !wire_offer_dry_ok(&m->offer))
+                    !wire_offer_delete_ok(&m->offer) || !wire_offer_dry_ok(&m->offer) ||
+                    !wire_offer_land_ok(&m->offer))
                         return -EBADMSG;
                 if (n > 0 && !bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
@@ -809,6 +842,19 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 if (memchr(m->name.bytes, '\0', m->name.len))
                         return -EBADMSG;
                 break;
+        case WIRE_LAND:
+                if (plen < WIRE_LAND_PART_FIXED)
+                        return -EBADMSG;
+                m->land.total = bytes_get_u16(&in);
+                m->land.offset = bytes_get_u16(&in);
+                m->land.len = bytes_get_u16(&in);
+                if (m->land.total < WIRE_LAND_FIXED || m->land.total > WIRE_LAND_MAX || m->land.len == 0 ||
+                    m->land.len > WIRE_LAND_PART_MAX || m->land.offset >= m->land.total ||
+                    m->land.len > m->land.total - m->land.offset ||
+                    plen != WIRE_LAND_PART_FIXED + (uint32_t)m->land.len)
+                        return -EBADMSG;
+                bytes_get_mem(&in, m->land.bytes, m->land.len);
+                break;
         default:
                 return -EBADMSG;
         }
@@ -894,6 +940,15 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_mem(out, o->route_hash, WIRE_ROUTE_HASH_SIZE);
         bytes_put_u64(out, o->data_bytes);
         bytes_put_mem(out, o->name, n);
+        /* Not on the wire: what the LAND parts before it carried, whole. */
+        if (o->flags & WIRE_OFFER_LAND)
+                bytes_put_mem(out, o->land_hash, WIRE_LAND_HASH_SIZE);
+}
+
+/* What an offer's MAC input holds beyond its fields on the wire. */
+static size_t wire_offer_mac_extra(const struct wire_offer *o)
+{
+        return (o->flags & WIRE_OFFER_LAND) ? WIRE_LAND_HASH_SIZE : 0;
 }
 
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
@@ -907,7 +962,7 @@ int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_
         if (n < 0)
                 return n;
         total = WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN +
-                (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+                (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n + wire_offer_mac_extra(o);
         if (!buf || cap < total)
                 return -EMSGSIZE;
 
@@ -928,7 +983,8 @@ int wire_next_offer_mac_input(void *buf, size_t cap, const struct wire_offer *o)
         n = wire_offer_name_len(o);
         if (n < 0)
                 return n;
-        total = WIRE_LABEL_LEN(WIRE_LABEL_NEXT) + (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n;
+        total = WIRE_LABEL_LEN(WIRE_LABEL_NEXT) + (WIRE_OFFER_FIXED - WIRE_MAC_SIZE) + (size_t)n +
+                wire_offer_mac_extra(o);
         if (!buf || cap < total)
                 return -EMSGSIZE;
         bytes_put_mem(&out, WIRE_LABEL_NEXT, WIRE_LABEL_LEN(WIRE_LABEL_NEXT));
@@ -1140,6 +1196,79 @@ void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIR
                 crypto_hash_sha256_update(&st, buf, o.off);
         }
         crypto_hash_sha256_final(&st, out);
+}
+
+/* ---- landing as the user ---------------------------------------------- */
+
+static bool wire_land_cred_ok(const char *s, size_t n)
+{
+        if (n == 0 || n > WIRE_LAND_CRED_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (s[i] < 0x21 || s[i] > 0x7e)
+                        return false;
+        return true;
+}
+
+static bool wire_land_ok(const struct wire_landing *l, size_t cred_len, size_t path_len)
+{
+        return l->direction == WIRE_LAND_PUSH && (l->flags & ~_WIRE_LAND_FLAGS) == 0 && l->naddrs >= 1 &&
+               l->naddrs <= WIRE_LAND_ADDRS_MAX && wire_land_cred_ok(l->cred, cred_len) && path_len >= 2 &&
+               path_len <= WIRE_PATH_MAX && l->path[0] == '/' && !memchr(l->path, '\0', path_len);
+}
+
+int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l)
+{
+        struct bytes_out o = BYTES_OUT(buf, cap);
+        size_t cred_len = strnlen(l->cred, sizeof(l->cred)), path_len = strnlen(l->path, sizeof(l->path));
+        size_t total;
+
+        if (cred_len == sizeof(l->cred) || path_len == sizeof(l->path) || !wire_land_ok(l, cred_len, path_len))
+                return -EINVAL;
+        total = WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len;
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_u8(&o, l->direction);
+        bytes_put_u8(&o, l->flags);
+        bytes_put_u16(&o, l->naddrs);
+        bytes_put_mem(&o, l->token, WIRE_TOKEN_SIZE);
+        bytes_put_u16(&o, (uint16_t)cred_len);
+        bytes_put_u16(&o, (uint16_t)path_len);
+        bytes_put_mem(&o, l->addrs, (size_t)l->naddrs * WIRE_ADDR_SIZE);
+        bytes_put_mem(&o, l->cred, cred_len);
+        bytes_put_mem(&o, l->path, path_len);
+        return o.overflow || o.off != total ? -EMSGSIZE : (int)total;
+}
+
+int wire_land_decode(const void *buf, size_t len, struct wire_landing *l)
+{
+        struct bytes_in in = BYTES_IN(buf, len);
+        uint16_t cred_len, path_len;
+
+        memset(l, 0, sizeof(*l));
+        if (!buf || len < WIRE_LAND_FIXED || len > WIRE_LAND_MAX)
+                return -EBADMSG;
+        l->direction = bytes_get_u8(&in);
+        l->flags = bytes_get_u8(&in);
+        l->naddrs = bytes_get_u16(&in);
+        bytes_get_mem(&in, l->token, WIRE_TOKEN_SIZE);
+        cred_len = bytes_get_u16(&in);
+        path_len = bytes_get_u16(&in);
+        if (l->naddrs < 1 || l->naddrs > WIRE_LAND_ADDRS_MAX || cred_len > WIRE_LAND_CRED_MAX ||
+            path_len > WIRE_PATH_MAX ||
+            len != WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len)
+                return -EBADMSG;
+        bytes_get_mem(&in, l->addrs, (size_t)l->naddrs * WIRE_ADDR_SIZE);
+        bytes_get_mem(&in, l->cred, cred_len);
+        bytes_get_mem(&in, l->path, path_len);
+        if (in.underflow || in.off != len || !wire_land_ok(l, cred_len, path_len))
+                return -EBADMSG;
+        return 0;
+}
+
+void wire_land_hash(const void *buf, size_t len, uint8_t out[WIRE_LAND_HASH_SIZE])
+{
+        crypto_hash_sha256(out, buf, len);
 }
 
 uint64_t wire_blocks(uint64_t size)

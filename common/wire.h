@@ -411,6 +411,7 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   19: landing as the user (LAND, WIRE_OFFER_LAND);
  *   18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME);
  *   17: dry runs (WIRE_OFFER_DRY_RUN, GONE);
  *   16: sparse files (WIRE_OFFER_SPARSE, data_bytes), a synced tree's
@@ -429,7 +430,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            18
+#define WIRE_VERSION            19
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -450,6 +451,16 @@
 #define WIRE_LANES_MAX          8
 #define WIRE_PACK_HASH_SIZE     32              /* SHA-256 (common/pack.h) */
 #define WIRE_ROUTE_HASH_SIZE    32              /* SHA-256 of a ROUTE (wire_route_hash) */
+/* Landing as the user (version 19): a landing's addresses at most, its
+ * MUNGE credential's bytes, what one LAND part carries, a landing whole
+ * at its longest, and its hash. */
+#define WIRE_LAND_ADDRS_MAX     16
+#define WIRE_LAND_CRED_MAX      2048
+#define WIRE_LAND_PART_MAX      480
+#define WIRE_LAND_FIXED         (1 + 1 + 2 + WIRE_TOKEN_SIZE + 2 + 2)
+#define WIRE_LAND_MAX           (WIRE_LAND_FIXED + WIRE_LAND_ADDRS_MAX * WIRE_ADDR_SIZE + WIRE_LAND_CRED_MAX + \
+                                 WIRE_PATH_MAX)
+#define WIRE_LAND_HASH_SIZE     32
 /* Hops a route names at most (a chain of 512 nodes), and what one ROUTE
  * or PROGRESS message carries of them. */
 #define WIRE_ROUTE_MAX          511
@@ -478,6 +489,7 @@ enum wire_type {
         WIRE_PROGRESS = 9,      /* version 10: how far the route's hops got (Relay chains) */
         WIRE_GONE = 10,         /* version 17: what a dry run's --delete would remove (Dry runs) */
         WIRE_NAME = 11,         /* version 18: a part of the next offer's long path (Long paths) */
+        WIRE_LAND = 12,         /* version 19: a part of the session's landing (Landing as the user) */
         _WIRE_TYPE_MAX,
 };
 
@@ -610,6 +622,10 @@ struct wire_offer {
         /* NUL-terminated after decode; with WIRE_OFFER_LONG_NAME empty
          * there, the NAME parts' path once the receiver has them all. */
         char name[WIRE_PATH_MAX + 1];
+        /* With WIRE_OFFER_LAND, not on the wire: the SHA-256 of the LAND
+         * parts' whole (wire_land_hash), which the offer's MAC covers; the
+         * receiver sets it from the parts it assembled before it checks. */
+        uint8_t land_hash[WIRE_LAND_HASH_SIZE];
 };
 
 /* The session is a tree: the names are paths, the first is DEST (above). */
@@ -657,6 +673,11 @@ struct wire_offer {
  * none itself (version 18, "Long paths" above; only a later offer of a
  * tree, never a pack's). */
 #define WIRE_OFFER_LONG_NAME    0x2000u
+/* The session lands as a user (version 19, "Landing as the user"
+ * above): the session's first offer, of a regular file, no tree, pack,
+ * route, relay, sync or dry run; LAND parts came before it, and its MAC
+ * covers their whole (land_hash). Not resumable: source is zero. */
+#define WIRE_OFFER_LAND         0x4000u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST | WIRE_OFFER_DELETE)
 
@@ -781,6 +802,46 @@ struct wire_name {
         char bytes[WIRE_NAME_PART_MAX]; /* no NUL among them */
 };
 
+/* A part of the session's landing (version 19, "Landing as the user"):
+ * where its bytes go in the whole (wire_land_encode's). No MAC of its
+ * own: the offer's covers the whole. */
+struct wire_land {
+        uint16_t total;         /* the whole's bytes, WIRE_LAND_FIXED + ... .. WIRE_LAND_MAX */
+        uint16_t offset;        /* where bytes[] go in it */
+        uint16_t len;           /* 1 .. WIRE_LAND_PART_MAX, offset + len <= total */
+        uint8_t bytes[WIRE_LAND_PART_MAX];
+};
+
+/* What a session's LAND parts carry, whole: who the files land as and
+ * where (landmsg.h's SESSION, which the receiver asks its lander for). */
+enum {
+        WIRE_LAND_PUSH = 1,     /* files land as the user (the only direction yet) */
+};
+enum {
+        WIRE_LAND_DIR = 1 << 0,         /* path is a directory the files go into */
+        WIRE_LAND_REPLACE = 1 << 1,     /* a file there of the name is replaced, as the user may */
+        _WIRE_LAND_FLAGS = WIRE_LAND_DIR | WIRE_LAND_REPLACE,
+};
+struct wire_landing {
+        uint8_t direction;      /* WIRE_LAND_PUSH */
+        uint8_t flags;          /* WIRE_LAND_* */
+        uint16_t naddrs;        /* 1 .. WIRE_LAND_ADDRS_MAX: the nodes the credential names */
+        uint8_t token[WIRE_TOKEN_SIZE];
+        uint8_t addrs[WIRE_LAND_ADDRS_MAX][WIRE_ADDR_SIZE];
+        char cred[WIRE_LAND_CRED_MAX + 1];      /* printable ASCII, 1 .. WIRE_LAND_CRED_MAX bytes */
+        char path[WIRE_PATH_MAX + 1];           /* absolute: begins with '/' */
+};
+
+/*
+ * A landing as bytes, for LAND parts: direction u8, flags u8, naddrs u16,
+ * token, cred_len u16, path_len u16, addrs, cred, path. Encode: its
+ * length, or -EINVAL (a field out of bounds), -EMSGSIZE (@cap short).
+ * Decode: 0 or -EBADMSG. wire_land_hash: SHA-256 of the bytes.
+ */
+int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l);
+int wire_land_decode(const void *buf, size_t len, struct wire_landing *l);
+void wire_land_hash(const void *buf, size_t len, uint8_t out[WIRE_LAND_HASH_SIZE]);
+
 /* A decoded control message. Strings are copied out: the buffer can be reused. */
 struct wire_msg {
         uint16_t type;          /* enum wire_type */
@@ -796,6 +857,7 @@ struct wire_msg {
                 struct wire_progress progress;
                 struct wire_gone gone;
                 struct wire_name name;
+                struct wire_land land;
         };
 };
 

@@ -213,6 +213,33 @@ static int wire_seeds(const char *dir)
         memset(m.offer.name, 'p', 700);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
 
+        /* Version 19: a landing, whole (as its LAND parts assemble it), its
+         * one part, and the offer it goes before. */
+        {
+                static struct wire_landing l = { .direction = WIRE_LAND_PUSH, .flags = WIRE_LAND_DIR, .naddrs = 1,
+                                                 .addrs = { { [10] = 0xff, [11] = 0xff, 198, 18, 0, 2 } },
+                                                 .cred = "MUNGE:AwQFAAB5cEtu7Jw:", .path = "/scratch/alice" };
+                static uint8_t whole[WIRE_LAND_MAX];
+                int len = wire_land_encode(whole, sizeof(whole), &l);
+
+                r |= write_seed(dir, "wire", i++, whole, len);
+                memset(&m, 0, sizeof(m));
+                m.type = WIRE_LAND;
+                m.land.total = (uint16_t)len;
+                m.land.len = (uint16_t)len;
+                memcpy(m.land.bytes, whole, (size_t)len);
+                r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+                memset(&m, 0, sizeof(m));
+                m.type = WIRE_OFFER;
+                m.offer.chunk_size = 1 << 20;
+                m.offer.lanes = 2;
+                m.offer.job_files = 1;
+                m.offer.size = m.offer.job_bytes = 4096;
+                m.offer.flags = WIRE_OFFER_LAND;
+                strcpy(m.offer.name, "data.bin");
+                r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        }
+
         /* Longest strings, most lanes. */
         memset(&m, 0, sizeof(m));
         m.type = WIRE_OFFER;

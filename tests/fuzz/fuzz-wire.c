@@ -6,7 +6,8 @@
  * (wire.h, "Authentication") must build within WIRE_MAC_INPUT_MAX. An
  * offer whose path came in NAME parts (WIRE_OFFER_LONG_NAME) decodes
  * without a name: it is given the longest one, as a receiver would once
- * it has the parts, before it is encoded again.
+ * it has the parts, before it is encoded again. The same bytes are tried
+ * as a whole landing (LAND parts assembled, wire_land_decode) too.
  */
 
 #include <errno.h>
@@ -67,6 +68,28 @@ static void check_private(const uint8_t *data, size_t size)
                 abort();
 }
 
+/* The bytes as a whole landing (LAND parts assembled): canonical too. */
+static void check_landing(const uint8_t *data, size_t size)
+{
+        static struct wire_landing l, again;
+        static uint8_t buf[WIRE_LAND_MAX];
+        int r = wire_land_decode(data, size, &l), n;
+
+        if (r != 0) {
+                if (r != -EBADMSG)
+                        abort();
+                return;
+        }
+        if (l.direction != WIRE_LAND_PUSH || l.naddrs == 0 || l.naddrs > WIRE_LAND_ADDRS_MAX || l.path[0] != '/' ||
+            strlen(l.cred) == 0 || strlen(l.path) > WIRE_PATH_MAX)
+                abort();
+        n = wire_land_encode(buf, sizeof(buf), &l);
+        if (n < 0 || (size_t)n != size || memcmp(buf, data, size) != 0)
+                abort();
+        if (wire_land_decode(buf, (size_t)n, &again) != 0 || memcmp(&again, &l, sizeof(l)) != 0)
+                abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static const uint8_t nonce[WIRE_NONCE_SIZE];
@@ -76,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int r, n;
 
         check_private(data, size);
+        check_landing(data, size);
 
         r = wire_decode(data, size, &m);
         if (r != 0) {
@@ -141,6 +165,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (r <= 0 || r > WIRE_MAC_INPUT_MAX)
                         abort();
                 (void)strlen(wire_status_str(m.result.status));
+                break;
+        case WIRE_LAND:
+                if (m.land.total < WIRE_LAND_FIXED || m.land.total > WIRE_LAND_MAX || m.land.len == 0 ||
+                    m.land.len > WIRE_LAND_PART_MAX || m.land.offset + m.land.len > m.land.total)
+                        abort();
                 break;
         case WIRE_NAME:
                 if (m.name.total <= WIRE_NAME_MAX || m.name.total > WIRE_PATH_MAX || m.name.len == 0 ||

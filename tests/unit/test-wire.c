@@ -162,6 +162,13 @@ static int sample_messages(struct wire_msg *out)
         out[n].name.len = 44;
         memset(out[n].name.bytes, 'n', 44);
         n++;
+        msg_reset(&out[n], WIRE_LAND, 0);
+        out[n].land.total = 600;
+        out[n].land.offset = 480;
+        out[n].land.len = 120;
+        memset(out[n].land.bytes, 0, 120);
+        out[n].land.bytes[7] = 0xff;
+        n++;
         return n;
 }
 
@@ -306,9 +313,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 19);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v19 is -EPROTONOSUPPORT");
-        is_int(h2.version, 19, "and still reports the peer's version");
+        put16(buf + 4, 20);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v20 is -EPROTONOSUPPORT");
+        is_int(h2.version, 20, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -562,7 +569,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x05, 0x00,  /* magic, v18, END */
+                0x52, 0x44, 0x52, 0x58, 0x13, 0x00, 0x05, 0x00,  /* magic, v19, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -574,12 +581,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x03, 0x00,  /* magic, v18, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x13, 0x00, 0x03, 0x00,  /* magic, v19, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x08, 0x00,  /* magic, v18, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x13, 0x00, 0x08, 0x00,  /* magic, v19, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -591,7 +598,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x08, 0x00,  /* magic, v18, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x13, 0x00, 0x08, 0x00,  /* magic, v19, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -599,7 +606,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x06, 0x00,  /* magic, v18, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x13, 0x00, 0x06, 0x00,  /* magic, v19, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1852,7 +1859,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x12, 0x00, 0x09, 0x00,  /* magic, v18, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x13, 0x00, 0x09, 0x00,  /* magic, v19, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2432,6 +2439,145 @@ static void test_long_paths(void)
         is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "and is not encoded");
 }
 
+/* Landing as the user (version 19): the landing whole, its parts, the offer. */
+static void test_landing(void)
+{
+        static struct wire_landing l, back;
+        static uint8_t whole[WIRE_LAND_MAX + 1];
+        struct wire_msg o = sample_offer("data.bin"), part, got;
+        uint8_t buf[WIRE_CTRL_MAX], in1[WIRE_MAC_INPUT_MAX], in2[WIRE_MAC_INPUT_MAX];
+        uint8_t assembled[WIRE_LAND_MAX];
+        size_t have = 0;
+        bool parts_ok = true;
+        int len, n, n1, n2, parts = 0;
+
+        memset(&l, 0, sizeof(l));
+        l.direction = WIRE_LAND_PUSH;
+        l.flags = WIRE_LAND_DIR;
+        l.naddrs = 2;
+        l.addrs[0][10] = l.addrs[0][11] = 0xff;
+        l.addrs[0][15] = 2;
+        l.addrs[1][0] = 0xfd;
+        for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
+                l.token[i] = (uint8_t)(0x70 + i);
+        strcpy(l.cred, "MUNGE:AwQFAAB5cEtu7Jw:");
+        strcpy(l.path, "/scratch/alice/run 1");
+        len = wire_land_encode(whole, sizeof(whole), &l);
+        is_int(len, WIRE_LAND_FIXED + 2 * WIRE_ADDR_SIZE + 22 + 20, "a landing: fixed part, addresses, credential, path");
+        ok(whole[0] == WIRE_LAND_PUSH && whole[1] == WIRE_LAND_DIR && whole[2] == 2 && whole[3] == 0 &&
+           whole[4] == 0x70 && whole[20] == 22 && whole[22] == 20,
+           "direction, flags, naddrs, token, then the two lengths, little-endian");
+        ok(wire_land_decode(whole, (size_t)len, &back) == 0 && memcmp(&back, &l, sizeof(l)) == 0, "and round-trips");
+        n = 0;
+        for (int k = 0; k < len; k++)
+                n += wire_land_decode(whole, (size_t)k, &back) == -EBADMSG;
+        is_int(n, len, "cut short anywhere: -EBADMSG");
+        is_int(wire_land_decode(whole, (size_t)len + 1, &back), -EBADMSG, "a byte more: -EBADMSG");
+        for (int k = 0; k < len; k++)
+                if (wire_land_encode(buf, (size_t)k, &l) != -EMSGSIZE)
+                        parts_ok = false;
+        ok(parts_ok, "every short buffer: -EMSGSIZE");
+
+        back = l;
+        back.direction = 2;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "only the push direction");
+        back = l;
+        back.flags = 0x80;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "no unknown flag");
+        back = l;
+        back.naddrs = 0;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "at least one address");
+        back.naddrs = WIRE_LAND_ADDRS_MAX + 1;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "at most WIRE_LAND_ADDRS_MAX");
+        back = l;
+        back.cred[5] = ' ';
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a credential is printable, no space");
+        back.cred[0] = '\0';
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "and not empty");
+        back = l;
+        strcpy(back.path, "scratch/alice");
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a relative path: -EINVAL");
+        memcpy(in1, whole, (size_t)len);
+        in1[WIRE_LAND_FIXED + 2 * WIRE_ADDR_SIZE + 3] = 0x7f;
+        is_int(wire_land_decode(in1, (size_t)len, &back), -EBADMSG, "a control byte in the credential: -EBADMSG");
+        memcpy(in1, whole, (size_t)len);
+        in1[len - 1] = '\0';
+        is_int(wire_land_decode(in1, (size_t)len, &back), -EBADMSG, "a NUL in the path: -EBADMSG");
+
+        /* The longest landing, in parts of WIRE_LAND_PART_MAX, each a message that fits. */
+        l.naddrs = WIRE_LAND_ADDRS_MAX;
+        memset(l.cred, 'c', WIRE_LAND_CRED_MAX);
+        l.cred[WIRE_LAND_CRED_MAX] = '\0';
+        memset(l.path, 'p', WIRE_PATH_MAX);
+        l.path[0] = '/';
+        l.path[WIRE_PATH_MAX] = '\0';
+        len = wire_land_encode(whole, sizeof(whole), &l);
+        is_int(len, WIRE_LAND_MAX, "the longest landing is WIRE_LAND_MAX bytes");
+        parts_ok = true;
+        while (have < (size_t)len) {
+                msg_reset(&part, WIRE_LAND, 0);
+                part.land.total = (uint16_t)len;
+                part.land.offset = (uint16_t)have;
+                part.land.len = (uint16_t)MIN((size_t)len - have, (size_t)WIRE_LAND_PART_MAX);
+                memcpy(part.land.bytes, whole + have, part.land.len);
+                n = wire_encode(buf, sizeof(buf), &part);
+                if (n <= 0 || n > WIRE_CTRL_MAX || wire_decode(buf, (size_t)n, &got) != 0 ||
+                    got.land.offset != have || got.land.total != len)
+                        parts_ok = false;
+                else
+                        memcpy(assembled + have, got.land.bytes, got.land.len);
+                have += part.land.len;
+                parts++;
+        }
+        ok(parts_ok && memcmp(assembled, whole, (size_t)len) == 0 && wire_land_decode(assembled, have, &back) == 0,
+           "it comes back whole from %d LAND parts", parts);
+        msg_reset(&part, WIRE_LAND, 0);
+        part.land.total = WIRE_LAND_FIXED - 1;
+        part.land.len = 1;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a part of a whole too short to be a landing");
+        part.land.total = WIRE_LAND_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "or too long");
+        part.land.total = 100;
+        part.land.offset = 95;
+        part.land.len = 10;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a part past the whole's end");
+
+        /* The offer: the session's first, of a regular file, nothing resumable. */
+        o.offer.file = 0;
+        o.offer.job_files = 1;
+        memset(o.offer.source, 0, sizeof(o.offer.source));
+        o.offer.flags = WIRE_OFFER_LAND;
+        n = wire_encode(buf, sizeof(buf), &o);
+        ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_LAND),
+           "an offer that lands as the user round-trips");
+        memset(got.offer.land_hash, 0, sizeof(got.offer.land_hash));
+        ok(got.offer.land_hash[0] == 0, "its land hash is not on the wire (the receiver sets it)");
+        wire_land_hash(whole, (size_t)len, o.offer.land_hash);
+        n1 = wire_offer_mac_input(in1, sizeof(in1), o.offer.nonce, &(struct wire_binding){ 0 }, &o.offer);
+        o.offer.land_hash[31] ^= 1;
+        n2 = wire_offer_mac_input(in2, sizeof(in2), o.offer.nonce, &(struct wire_binding){ 0 }, &o.offer);
+        ok(n1 > 0 && n1 == n2 && memcmp(in1, in2, (size_t)n1) != 0, "the offer's MAC covers the landing's hash");
+        o.offer.flags = 0;
+        n2 = wire_offer_mac_input(in2, sizeof(in2), o.offer.nonce, &(struct wire_binding){ 0 }, &o.offer);
+        is_int(n2, n1 - WIRE_LAND_HASH_SIZE, "and without the flag it is not in it");
+        o.offer.flags = WIRE_OFFER_LAND;
+        o.offer.source[0] = 1;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a landing is not resumable: no source token");
+        o.offer.source[0] = 0;
+        o.offer.file = 1;
+        o.offer.job_files = 2;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "only on the session's first offer");
+        o.offer.file = 0;
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_TREE;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not a tree's");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_SYNC;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not with sync");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_ROUTE;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not in a chain");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_DRY_RUN;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not in a dry run");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2454,5 +2600,6 @@ int main(void)
         test_dry_run();
         test_verdict();
         test_long_paths();
+        test_landing();
         return done_testing();
 }
