@@ -72,18 +72,23 @@ bool landmsg_is_op(uint16_t type)
 /* What each op type carries: a path, a leaf, a target, a mode, flags. */
 static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, size_t leaf_len, size_t target_len)
 {
-        uint32_t stage = op->flags & LANDMSG_OP_STAGE, rest = op->flags & ~LANDMSG_OP_STAGE;
+        uint32_t stage = op->flags & LANDMSG_OP_STAGE, parent = op->flags & LANDMSG_OP_PARENT;
+        uint32_t rest = op->flags & ~(LANDMSG_OP_STAGE | LANDMSG_OP_PARENT);
         bool named = name_check(op->leaf, leaf_len) == NAME_OK;
 
         if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
             target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
                 return false;
+        /* DEST's parent: one file, DEST itself, and nothing in a stage. */
+        if (parent && (stage || path_len != 0 || (type != LANDMSG_TMPFILE && type != LANDMSG_LINK)))
+                return false;
         if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && op->mode != 0)
                 return false;
         switch (type) {
         case LANDMSG_MKDIR:
-        case LANDMSG_TMPFILE:
                 return (op->mode & ~07777u) == 0 && rest == 0 && leaf_len == 0 && target_len == 0;
+        case LANDMSG_TMPFILE:
+                return (op->mode & ~07777u) == 0 && rest == 0 && (leaf_len == 0 || named) && target_len == 0;
         case LANDMSG_LINK:
                 return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && target_len == 0;
         case LANDMSG_SYMLINK:

@@ -14,7 +14,8 @@
  *   SESSION {direction, token, addrs,        SESSION_OK {session, uid, gid, user} | ERROR
  *            cred, dest}
  *   MKDIR {session, mode, path}              OK | ERROR
- *   TMPFILE {session, mode, path}            FD + fd (O_TMPFILE, O_RDWR) | ERROR
+ *   TMPFILE {session, mode, path, [leaf]}    FD + fd (O_TMPFILE, O_RDWR) | ERROR
+ *                                            (with a leaf: EEXIST when the directory has it)
  *   LINK {session, flags, path, leaf} + fd   OK | ERROR
  *   SETATTR {session, flags, mode, mtime,    OK | ERROR
  *            xattr, path} + fd (or a directory's path)
@@ -111,6 +112,11 @@ struct landmsg_session_ok {
 /* A path in the job's staging directory, not DEST: MKDIR, TMPFILE, LINK,
  * SYMLINK, HARDLINK, SETATTR. */
 #define LANDMSG_OP_STAGE        (1u << 8)
+/* TMPFILE, LINK: in DEST's parent, path "", and a LINK's leaf is DEST's
+ * own: one file that is DEST itself (xferctl send FILE PEER:/dir/name,
+ * where /dir/name is no directory). Nothing else in the parent: the
+ * credential names DEST, not its siblings. */
+#define LANDMSG_OP_PARENT       (1u << 9)
 /* PUBLISH's: an existing DEST is replaced (else EEXIST). */
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
 
@@ -131,7 +137,8 @@ struct landmsg_op {
         uint32_t flags;         /* LANDMSG_OP_STAGE; LINK: LANDMSG_LINK_*; PUBLISH: LANDMSG_PUBLISH_* */
         char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST or the staging directory
                                                  * (name_path_check), "": itself */
-        char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK, SYMLINK, HARDLINK: one name (name_check) */
+        char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK, SYMLINK, HARDLINK: one name (name_check);
+                                                 * TMPFILE: "" or the name it is to have */
         /* SYMLINK: the link's target, any bytes; HARDLINK: the entry to
          * link, a path relative to the same place as @path. */
         char target[LANDMSG_PATH_MAX + 1];

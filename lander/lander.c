@@ -388,11 +388,11 @@ static int open_dir(struct lander *l, const struct lander_session *ss, const cha
 static int full_path(const struct lander_session *ss, uint32_t flags, const char *rel,
                      char out[static LANDFS_PATH_MAX])
 {
-        const char *base = (flags & LANDMSG_OP_STAGE) ? ss->stage : ss->dest;
+        const char *base = (flags & LANDMSG_OP_STAGE) ? ss->stage : (flags & LANDMSG_OP_PARENT) ? ss->parent : ss->dest;
         int n;
 
         if (!base[0])
-                return -EXDEV;
+                return (flags & LANDMSG_OP_PARENT) ? -EISDIR : -EXDEV;
         n = rel[0] ? snprintf(out, LANDFS_PATH_MAX, "%s/%s", base, rel) : snprintf(out, LANDFS_PATH_MAX, "%s", base);
         return n < 0 || n >= LANDFS_PATH_MAX ? -ENAMETOOLONG : 0;
 }
@@ -403,6 +403,9 @@ static void path_error(const struct lander_session *ss, struct landmsg *reply, i
         if (r == -EXDEV)
                 error_reply(reply, EXDEV, 0, ss->dest, "a tree cannot land as a landing root itself: name a "
                             "directory beneath it");
+        else if (r == -EISDIR)
+                error_reply(reply, EISDIR, 0, ss->dest, "a landing root is a directory: a file lands in it, "
+                            "not as it");
         else
                 error_reply(reply, -r, 0, ss->dest, "%s", strerror(-r));
 }
@@ -511,6 +514,12 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
                 return;
         }
+        /* In DEST's parent, only DEST's own name: the credential names no sibling. */
+        if (req->type == LANDMSG_LINK && (req->op.flags & LANDMSG_OP_PARENT) && strcmp(req->op.leaf, ss->leaf) != 0) {
+                error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", req->op.leaf,
+                            ss->leaf, ss->dest);
+                return;
+        }
         if (req->type == LANDMSG_LINK &&
             (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_uid != ss->who.uid)) {
                 /* Only a nameless file made for this user (TMPFILE). */
@@ -528,6 +537,16 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = open_dir(l, ss, path, false, 0, reply);
                 if (dfd < 0)
                         break;
+                /* The name it is to have, where it must be new: refused
+                 * now, before any data comes for it. */
+                if (req->op.leaf[0] && fstatat(dfd, req->op.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                        error_reply(reply, EEXIST, 0, path, "%s exists", req->op.leaf);
+                        break;
+                }
+                if (req->op.leaf[0] && errno != ENOENT) {
+                        error_reply(reply, errno, 0, path, "%s: %s", req->op.leaf, strerror(errno));
+                        break;
+                }
                 nfd = landfs_tmpfile(dfd, req->op.mode);
                 if (nfd < 0) {
                         error_reply(reply, nfd, 0, path, "%s", strerror(-nfd));

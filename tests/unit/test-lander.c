@@ -381,6 +381,62 @@ static void test_tree(struct lander *l)
         lander_conn_closed(l, 1);
 }
 
+/*
+ * One file, as xferctl send FILE PEER:/PATH lands it: into DEST when it is
+ * a directory; else as DEST itself, made in DEST's parent under DEST's own
+ * name and no other; a name that exists refused before any data.
+ */
+static void test_file_dest(struct lander *l)
+{
+        struct stat st;
+        uint64_t s;
+        int fd = -1, r;
+
+        mk("scratch/nobody/inbox", 0755, nobody_uid, nobody_gid);
+        s = push_session(l, "scratch/nobody/inbox");
+        r = op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "a.dat", -1, &fd);
+        ok(r == 0 && fd >= 0, "DEST a directory: TMPFILE in it, its name a.dat free");
+        is_int(op(l, 1, LANDMSG_LINK, s, "", 0, "a.dat", fd, NULL), 0, "linked as DEST/a.dat");
+        safe_close(fd);
+        is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "a.dat", -1, &fd), -EEXIST,
+               "again with the name a.dat: EEXIST, before any data");
+        ok(fd < 0 && strstr(reply.error.text, "a.dat exists"), "saying so: %s", reply.error.text);
+        is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+
+        s = push_session(l, "scratch/nobody/inbox/b.dat");
+        is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "x", -1, &fd), -ENOENT,
+               "DEST no directory (not there): its TMPFILE fails with ENOENT");
+        ok(strcmp(reply.error.where, at("scratch/nobody/inbox/b.dat")) == 0, "at DEST itself: %s", reply.error.where);
+        req.type = LANDMSG_TMPFILE;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.mode = 0640;
+        req.op.flags = LANDMSG_OP_PARENT;
+        strcpy(req.op.leaf, "b.dat");
+        r = ask(l, 1, -1, &fd);
+        ok(r == 0 && fd >= 0, "TMPFILE in DEST's parent (OP_PARENT), DEST's name free");
+        req.type = LANDMSG_LINK;
+        strcpy(req.op.leaf, "c.dat");
+        req.op.mode = 0;
+        is_int(ask(l, 1, fd, NULL), -EPERM, "LINK in the parent under another name than DEST's: refused");
+        ok(strstr(reply.error.text, "the credential names"), "saying why: %s", reply.error.text);
+        strcpy(req.op.leaf, "b.dat");
+        is_int(ask(l, 1, fd, NULL), 0, "LINK under DEST's own name");
+        ok(stat(at("scratch/nobody/inbox/b.dat"), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == nobody_uid &&
+           lstat(at("scratch/nobody/inbox/c.dat"), &st) < 0, "DEST is the file, nobody's; no c.dat");
+        safe_close(fd);
+        is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+
+        s = push_session(l, "scratch");
+        req.type = LANDMSG_TMPFILE;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_PARENT;
+        ok(s == 0 || ask(l, 1, -1, &fd) == -EISDIR, "DEST a landing root: never a file in its parent");
+        if (s)
+                op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL);
+}
+
 static void test_munged_gone(struct lander *l)
 {
         munge_fixture_stop();
@@ -432,6 +488,7 @@ int main(void)
         test_refusals(l);
         test_pull(l);
         test_tree(l);
+        test_file_dest(l);
         test_munged_gone(l);
 
         lander_free(l);
