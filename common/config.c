@@ -60,6 +60,7 @@ enum config_key {
         CONFIG_KEY_PARTIAL_MAX_BYTES,
         CONFIG_KEY_LANDING_ROOTS,
         CONFIG_KEY_ALLOW_ROOT_LANDING,
+        CONFIG_KEY_LANDER_SOCKET,
         _CONFIG_KEY_MAX,
 };
 
@@ -121,6 +122,7 @@ void config_init(struct config *cfg)
                 .listen_addr = "",
                 .port = CONFIG_DEFAULT_PORT,
                 .control_socket = "/run/rdmaxferd/control.sock",
+                .lander_socket = "/run/rdmaxfer-lander.sock",
                 .incoming_dir = "/var/lib/rdmaxferd/incoming",
                 .slot_size = 1024 * 1024,
                 .slot_count = 64,
@@ -637,6 +639,8 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
                                                    "0 to keep no partial" },
         [CONFIG_KEY_LANDING_ROOTS]      = CONFIG_CUSTOM("landing_roots", config_set_landing_roots),
         [CONFIG_KEY_ALLOW_ROOT_LANDING] = CONFIG_CUSTOM("allow_root_landing", config_set_allow_root_landing),
+        /* sun_path's size, as control_socket's. */
+        [CONFIG_KEY_LANDER_SOCKET]      = CONFIG_PATH(lander_socket, false),
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */

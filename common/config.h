@@ -109,6 +109,7 @@ struct config {
          * Kept in normal form, one space between. */
         char landing_roots[CONFIG_LANDING_ROOTS_LEN];
         bool allow_root_landing;        /* allow_root_landing = yes|no: uid 0 may land files */
+        char lander_socket[108];        /* lander_socket = absolute path: rdmaxfer-lander's */
 };
 
 /* The hosts a relay may pass a chain's file on to: relay_peers, or

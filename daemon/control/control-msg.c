@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control-msg.h"
+#include "landmsg.h"
 #include "macro.h"
 #include "stats.h"
 
@@ -97,6 +98,39 @@ static enum job_sync control_sync(uint16_t flags)
         return JOB_SYNC_NONE;
 }
 
+/*
+ * A SUBMIT's landing as its user, for the peer's lander (wire.h, Landing
+ * as the user): the credential and the path xferctl bound it to, and the
+ * peer's address, which xferctl bound it to too (landmsg_binding): the
+ * lander there checks all of it; here, only the form.
+ */
+static int control_land(const struct ctl_submit *s, struct wire_landing *l, char *why, size_t whylen)
+{
+        static const uint8_t zero[CTL_LAND_TOKEN_SIZE];
+
+        memset(l, 0, sizeof(*l));
+        if (s->land_path[0] != '/' || !s->land_cred[0] || memcmp(s->land_token, zero, sizeof(zero)) == 0) {
+                snprintf(why, whylen, "landing as the user needs an absolute path, a MUNGE credential and a token");
+                return -EINVAL;
+        }
+        l->direction = WIRE_LAND_PUSH;
+        l->flags = (s->flags & CTL_SUBMIT_LAND_DIR) || s->files > 1 ? WIRE_LAND_DIR : 0;
+        l->naddrs = 1;
+        if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {
+                snprintf(why, whylen, "not a numeric IPv4 or IPv6 address: %s", s->host);
+                return -EINVAL;
+        }
+        memcpy(l->token, s->land_token, sizeof(l->token));
+        snprintf(l->cred, sizeof(l->cred), "%s", s->land_cred);
+        snprintf(l->path, sizeof(l->path), "%s", s->land_path);
+        /* What the wire carries: a credential of printable ASCII, say. */
+        if (wire_land_encode(NULL, 0, l) == -EINVAL) {
+                snprintf(why, whylen, "the landing's credential or path is malformed");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec **out, char *why, size_t whylen)
 {
         _cleanup_(freep) struct control_spec *c = NULL;
@@ -108,10 +142,9 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "unknown submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
-        if (s->flags & (CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR)) {
-                snprintf(why, whylen, "this rdmaxferd cannot land files as their user yet (PEER:/PATH); "
-                         "send them to its drop box (--to)");
-                return -EOPNOTSUPP;
+        if ((s->flags & CTL_SUBMIT_LAND_DIR) && !(s->flags & CTL_SUBMIT_LAND)) {
+                snprintf(why, whylen, "submit flag LAND_DIR without LAND");
+                return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {
                 snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
@@ -162,6 +195,12 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
         };
         snprintf(c->spec.host, sizeof(c->spec.host), "%s", s->host);
         snprintf(c->spec.name, sizeof(c->spec.name), "%s", s->name);
+        if (s->flags & CTL_SUBMIT_LAND) {
+                n = control_land(s, &c->land, why, whylen);
+                if (n < 0)
+                        return n;
+                c->spec.land = &c->land;
+        }
         *out = TAKE_PTR(c);
         return 0;
 }

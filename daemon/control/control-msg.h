@@ -12,6 +12,7 @@
 
 #include "ctl.h"
 #include "jobs.h"
+#include "wire.h"
 
 struct stats_snapshot;
 
@@ -24,6 +25,7 @@ void control_job_msg(struct ctl_msg *m, const struct job *job);
 /* A SUBMIT as a job: the spec and its route's hops, one allocation. */
 struct control_spec {
         struct job_spec spec;
+        struct wire_landing land;       /* spec.land, when the files land as their user */
         struct job_hop hops[];          /* spec.route: spec.route_hops of them */
 };
 

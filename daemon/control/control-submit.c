@@ -54,11 +54,18 @@ static void control_submit_checked(struct control_conn *conn, const struct job_s
                 conn_error(conn, r == JOBS_USER_QUEUE_FULL ? -EDQUOT : r, "%s", why);
                 return;
         }
+        if (job->land_path)
+                log_info("job %" PRIu64 ": %u file%s (%" PRIu64 " bytes), the first %s, to %s:%s as its user, "
+                         "submitted by uid %u pid %d", job->id, job->files, job->files == 1 ? "" : "s", job->size,
+                         job->name, job->peer, job->land_path, (unsigned int)conn->cred.uid, (int)conn->cred.pid);
         if (job->files > 1) {
-                log_info("job %" PRIu64 ": %u files (%" PRIu64 " bytes), the first %s, to %s submitted by "
-                         "uid %u pid %d", job->id, job->files, job->size, job->name, job->peer,
-                         (unsigned int)conn->cred.uid, (int)conn->cred.pid);
+                if (!job->land_path)
+                        log_info("job %" PRIu64 ": %u files (%" PRIu64 " bytes), the first %s, to %s submitted by "
+                                 "uid %u pid %d", job->id, job->files, job->size, job->name, job->peer,
+                                 (unsigned int)conn->cred.uid, (int)conn->cred.pid);
                 conn->feed_id = job->id;
+        } else if (job->land_path) {
+                /* Said above. */
         } else if (job->bwlimit > 0)
                 log_info("job %" PRIu64 ": %s (%" PRIu64 " bytes) to %s submitted by uid %u pid %d, "
                          "bwlimit %" PRIu64 " bytes/s", job->id, job->name, size, job->peer,

@@ -32,6 +32,7 @@
 #include "engine.h"
 #include "incoming.h"
 #include "io.h"
+#include "landc.h"
 #include "log.h"
 #include "partials.h"
 #include "reaper.h"
@@ -343,6 +344,8 @@ static void engine_cfg_recv(const struct config *cfg, struct recv_cfg *out)
                 .partial_retention = cfg->partial_retention,
         };
         snprintf(out->partial_dir, sizeof(out->partial_dir), "%s", cfg->partial_dir);
+        out->user_landing = cfg->landing_roots[0] != '\0';
+        snprintf(out->lander_socket, sizeof(out->lander_socket), "%s", cfg->lander_socket);
 }
 
 unsigned int engine_io_depth(const struct config *cfg)
@@ -506,6 +509,8 @@ void engine_free(struct engine *e, bool keep)
         xfer_free_all(&e->xe, keep);
         relay_free_all(&e->re);
         partials_close(&e->re, keep);
+        landc_free(e->re.landc);
+        e->re.landc = NULL;
         /* The ids, bounded: one stuck in the kernel is left to exit. */
         reaper_free(e->reaper, ENGINE_REAPER_WAIT_MS);
         e->reaper = NULL;

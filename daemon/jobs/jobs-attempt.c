@@ -392,6 +392,7 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .dry_run = job->dry_run,
                 .route = e->route_hops ? e->route : NULL,
                 .route_hops = e->route_hops,
+                .land = e->land,
         };
         /* A dry run's verdicts are this attempt's. */
         job_items_clear(job);

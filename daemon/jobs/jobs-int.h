@@ -89,6 +89,8 @@ struct job_entry {
          * hops, allocated with job.route (NULL: no chain). */
         struct wire_hop *route;
         unsigned int route_hops;
+        /* Landing as the submitter (job_spec.land), copied: NULL, none. */
+        struct wire_landing *land;
 };
 
 struct jobs {

@@ -201,6 +201,11 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                          "--skip-existing, --sync, --delete or --dry-run");
                 return -EINVAL;
         }
+        if (s->land && (s->route_hops > 0 || s->tree || s->sync != JOB_SYNC_NONE || s->delete || s->dry_run)) {
+                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go to one peer, without -r, "
+                         "--skip-existing, --sync, --delete or --dry-run");
+                return -EINVAL;
+        }
         if (s->route_hops > JOB_ROUTE_HOPS_MAX) {
                 snprintf(why, whylen, "a chain has at most %u nodes (the peer and %u more)", JOB_NODES_MAX,
                          JOB_ROUTE_HOPS_MAX);
@@ -227,6 +232,15 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
         }
         e->dst = dst;
         e->dst_len = dst_len;
+        if (s->land) {
+                e->land = malloc(sizeof(*e->land));
+                if (!e->land) {
+                        snprintf(why, whylen, "out of memory");
+                        return -ENOMEM;
+                }
+                *e->land = *s->land;
+                job->land_path = e->land->path;
+        }
         if (!s->route_hops)
                 return 0;
         /* A chain's route, bytes per node and hops, as long as its own. */

@@ -107,6 +107,7 @@ void job_entry_free(struct job_entry *e)
                 event_free(e->retry_ev);
         safe_close(e->job.fd);
         job_chain_free(e);
+        free(e->land);
         free(e);
 }
 
@@ -417,6 +418,7 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
         }
         if (r != 0) {
                 job_chain_free(e);
+                free(e->land);
                 free(e);
                 return r;
         }

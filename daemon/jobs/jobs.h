@@ -36,6 +36,8 @@
 
 #include "nodeset.h"
 
+struct wire_landing;
+
 struct engine;
 struct stats_tally;
 struct engine_send;
@@ -121,6 +123,11 @@ struct job_spec {
         const struct job_hop *route;
         unsigned int route_hops;
         uid_t uid;                      /* the submitter; only it or root may cancel */
+        /* Its files land as the submitter on the peer (xferctl send FILE
+         * PEER:/PATH; wire.h, Landing as the user): who (its MUNGE
+         * credential) and where, for the peer's lander. NULL: the peer's
+         * drop box. Regular files only: no tree, chain, sync or dry run. */
+        const struct wire_landing *land;
 };
 
 /* What a file handed over is (jobs_add_file()). */
@@ -233,6 +240,7 @@ struct job {
         uint64_t rate_bytes, rate_usec; /* sample at the last rate update */
         struct engine_send *xfer;       /* the engine's handle while it runs the job */
         uid_t uid;                      /* submitter; only it or root may cancel */
+        const char *land_path;          /* its files land as uid there on the peer; NULL: drop box */
         unsigned int attempt;           /* running (or next, while RETRYING); 1 is the first */
         int retries;                    /* the job's own, or -1: cfg.retry_max */
         uint64_t first_fail_usec;       /* CLOCK_MONOTONIC: when its first attempt failed; 0 = not yet */

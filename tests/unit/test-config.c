@@ -93,6 +93,7 @@ static void test_defaults(void)
         ok(!c.tree_delete, "tree_delete off");
         ok(c.landing_roots[0] == '\0', "landing_roots: none, no user landing");
         ok(!c.allow_root_landing, "allow_root_landing off");
+        is_str(c.lander_socket, "/run/rdmaxfer-lander.sock", "lander_socket: the socket unit's");
         is_int(c.allow_peers.n, 0, "allow_peers: anyone");
         ok(c.key_file[0] == '\0', "no key file");
         is_int(c.log_level, CONFIG_LOG_INFO, "log_level info");
@@ -177,6 +178,10 @@ static void test_full(void)
         r = load("landing_roots =  /scratch\t/home /tmp  /dev/shm \nallow_root_landing = yes\n", &c, err, sizeof(err));
         ok(r == 0 && strcmp(c.landing_roots, "/scratch /home /tmp /dev/shm") == 0 && c.allow_root_landing,
            "landing_roots: four directories; allow_root_landing yes");
+        r = load("lander_socket = /tmp/l.sock\n", &c, err, sizeof(err));
+        ok(r == 0 && strcmp(c.lander_socket, "/tmp/l.sock") == 0, "lander_socket set");
+        expect_error("lander_socket = l.sock\n", 1, "lander_socket", "absolute");
+        expect_error("lander_socket =\n", 1, "lander_socket", "");
         r = load("landing_roots =\n", &c, err, sizeof(err));
         ok(r == 0 && c.landing_roots[0] == '\0', "landing_roots empty: none");
         expect_error("landing_roots = scratch\n", 1, "landing_roots", "'scratch' is not an absolute directory");

@@ -195,7 +195,12 @@ static void recv_on_open(struct io_req *req, int64_t res)
                 recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
-        x->cur->fd = (int)res;
+        recv_file_opened(x, (int)res);
+}
+
+void recv_file_opened(struct recv_xfer *x, int fd)
+{
+        x->cur->fd = fd;
         snprintf(x->cur->proc_path, sizeof(x->cur->proc_path), "/proc/self/fd/%d", x->cur->fd);
         x->cur->req.done = recv_on_space;
         recv_step(x, "checking free space", io_call(recv_io(x), &x->cur->req, recv_statvfs, x));
@@ -1134,6 +1139,10 @@ void recv_file_open(struct recv_xfer *x)
                 recv_tree_open(x);
                 return;
         }
+        if (x->landing) {
+                recv_land_open(x);
+                return;
+        }
         /* The name is a leaf name_check() passed (no "/", not "." or ".."),
          * so a no-follow lookup beneath the directory cannot leave it; a
          * symlink under the name counts as existing. */
@@ -1461,7 +1470,7 @@ static int64_t recv_tree_file_worker(void *arg)
         return 0;
 }
 
-static void recv_said_no_xattr(struct recv_xfer *x)
+void recv_said_no_xattr(struct recv_xfer *x)
 {
         struct recv_env *e = x->env;
 
@@ -1628,6 +1637,10 @@ void recv_file_publish(struct recv_xfer *x)
         }
         if (x->tree) {
                 recv_tree_file(x);
+                return;
+        }
+        if (x->landing) {
+                recv_land_publish(x);
                 return;
         }
         x->fin->req.done = recv_on_digest_set;

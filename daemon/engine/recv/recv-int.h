@@ -290,6 +290,21 @@ struct recv_xfer {
         struct wire_route route;
         struct relay *relay;
         bool relay_waiting;
+        /*
+         * Landing as the user (recv-land.c; wire.h): the LAND parts as they
+         * come before the first offer (land_len of land_total bytes), the
+         * landing they make (NULL: the drop box), and the lander's session
+         * for it (0: none yet), the user it proved, and whether the one
+         * file is PATH itself, made in PATH's parent (else it goes into
+         * PATH, a directory, under its own name).
+         */
+        uint8_t *land_buf;
+        uint16_t land_len, land_total;
+        struct wire_landing *landing;
+        uint64_t land_session;
+        uint32_t land_uid;
+        char land_user[256];
+        bool land_parent;
 };
 
 /* The entries the offer carries: a pack's, or 1. */

@@ -217,7 +217,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         /* wire_decode() held a relay's flag to a single file already. */
         uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED |
-                                      WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN);
+                                      WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LAND);
         struct wire_binding bd;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
         unsigned int status;
@@ -240,7 +240,8 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 snprintf(x->cur->offer.name, sizeof(x->cur->offer.name), "(rejected name)");
                 return WIRE_E_NAME;
         }
-        if (recv_name_reserved(o->name, tree)) {
+        /* A user's directory holds none of ours: a landing may take any name. */
+        if (!x->landing && recv_name_reserved(o->name, tree)) {
                 snprintf(text, len, "a name this receiver keeps for itself (.rdmaxfer-* in incoming_dir; "
                          "%s or %s as a tree's last component)", RECV_KEEP_LINKS, RECV_KEEP_ENTRIES);
                 return WIRE_E_NAME;
@@ -285,6 +286,9 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                         return WIRE_E_PROTOCOL;
                 }
         }
+        status = recv_land_check(x, text, len);
+        if (status != WIRE_OK)
+                return status;
         if (!e->incoming_clean) {
                 snprintf(text, len, "starting up: removing what a crash left in incoming_dir");
                 return WIRE_E_BUSY;

@@ -175,9 +175,10 @@ void recv_partial_lookup(struct recv_xfer *x)
                 return;
         }
         /* A file whose offer names its source (a single file, or a large
-         * one in a session: rdmaxferd(8), Resuming). */
+         * one in a session: rdmaxferd(8), Resuming); never a user's (it
+         * would be theirs, in our partial_dir: recv-land.c). */
         x->part_on = partials_on(recv_xfer_of(b)->env, x->cur->offer.size) && !recv_source_zero(x->cur->offer.source) &&
-                     strlen(x->cur->offer.name) <= PARTIAL_DEST_MAX;
+                     strlen(x->cur->offer.name) <= PARTIAL_DEST_MAX && !x->landing;
         x->part_of = x->part_on ? x->cur : NULL;
         if (!x->part_on) {
                 recv_file_open(x);

@@ -22,6 +22,33 @@ void recv_early_open(struct recv_xfer *x);
 /* fsync, link under the name (with overwrite: a .part renamed over), fsync
  * the directory: then recv_published(), or a failed RESULT. */
 void recv_file_publish(struct recv_xfer *x);
+/* The file system takes no user xattrs: files go without their digest, said once. */
+void recv_said_no_xattr(struct recv_xfer *x);
+/* Cur's nameless file @fd is made (a user's, by the lander: recv-land.c):
+ * free space, its reserve, then the ACCEPT, as for the drop box's. */
+void recv_file_opened(struct recv_xfer *x, int fd);
+
+/*
+ * recv-land.c: a session that lands as its user (wire.h, Landing as the
+ * user), through rdmaxfer-lander (landc.h), which proves the user by the
+ * MUNGE credential and does what the user's files need done as them.
+ */
+/* A LAND part before the first offer, in lane 0's one control buffer. */
+void recv_land_part(struct recv_lane *l, const struct wire_land *p);
+/* The session's first offer @o: its landing whole (its hash into @o, for
+ * the MAC). False when the transfer failed (a protocol error). */
+bool recv_land_offer(struct recv_xfer *x, struct wire_offer *o);
+/* Whether this node lands users' files, and why not: WIRE_OK or a refusal. */
+unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len);
+/* Cur's file, as the user: the session first, then a nameless file of
+ * theirs; then recv_file_opened(). */
+void recv_land_open(struct recv_xfer *x);
+/* Fin, verified: its mode and digest, fsync, its name, as the user; then
+ * recv_partial_published() (no partial: recv_published()). */
+void recv_land_publish(struct recv_xfer *x);
+/* The transfer is gone: its session ends (the lander forgets it). */
+void recv_land_gone(struct recv_xfer *x);
+
 /* A tree's offer is in the staging directory: the next, or the tree into place. */
 void recv_tree_entry_done(struct recv_xfer *x);
 /* What a tree's entry keeps of its mode: every permission bit and the

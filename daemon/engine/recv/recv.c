@@ -985,6 +985,13 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
         if (b->state == XFER_CONNECTING)
                 xfer_set_state(b, XFER_OFFER);
         if (m.type == WIRE_OFFER && l->base.idx == 0 && b->state != XFER_CONNECTING) {
+                /* The session's landing came before its first offer, whole (wire.h). */
+                if (x->next_file == 0 && !x->landing && !recv_land_offer(x, &m.offer))
+                        return;
+                if (m.offer.flags & WIRE_OFFER_LAND && (x->next_file != 0 || !x->landing)) {
+                        recv_abort(b, WIRE_E_PROTOCOL, "a later offer that lands as a user");
+                        return;
+                }
                 /* Its long path came before it, whole (wire.h, Long paths). */
                 if ((m.offer.flags & WIRE_OFFER_LONG_NAME) ?
                     x->lname_len == 0 || x->lname_len != x->lname_total : x->lname_len != 0) {
@@ -1001,6 +1008,9 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
                 recv_offer_in(x, &m.offer);
         } else if (m.type == WIRE_NAME && slot >= 0 && l->base.idx == 0 && x->next_file > 0)
                 recv_on_name(x, &m.name);
+        else if (m.type == WIRE_LAND && slot < 0 && l->base.idx == 0 && b->state == XFER_OFFER &&
+                 x->next_file == 0 && !x->landing && !x->cur->offer.name[0] && !x->route_on)
+                recv_land_part(l, &m.land);
         else if (m.type == WIRE_ROUTE && slot < 0 && b->state == XFER_OFFER && !x->route_on &&
                  x->next_file == 0 && !x->cur->offer.name[0] && m.route.first == 0)
                 recv_on_route(l, &m.route);
@@ -1183,6 +1193,7 @@ static void recv_gone(struct xfer *b)
                                 free(u);
                 }
         }
+        recv_land_gone(x);
         safe_close(x->pj.data_fd);
         safe_close(x->keep_pj.data_fd);
         recv_partial_released(x);

@@ -54,6 +54,8 @@ struct recv_cfg {
         uint64_t partial_max_bytes;
         uint32_t partial_retention;     /* s */
         char partial_dir[PATH_MAX];     /* for messages: opened at start (partials_open) */
+        bool user_landing;              /* landing_roots set: users' files may land (recv-land.c) */
+        char lander_socket[108];        /* rdmaxfer-lander's (config lander_socket) */
 };
 
 /*
@@ -84,6 +86,7 @@ struct recv_env {
         uint8_t boot_id[PARTIAL_BOOT_SIZE];     /* the host's, for a kept tree's record */
         struct partials_sweep *sweep;
         struct relay *relays;           /* downstreams of relay chains (relay.h) */
+        struct landc *landc;            /* rdmaxfer-lander, once a landing needed it (recv-land.c) */
         struct stats_tally recv_tally;  /* incoming transfers that offered */
         bool stopping, freeing;
 };

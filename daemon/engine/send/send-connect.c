@@ -109,6 +109,12 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         if (o->flags & WIRE_OFFER_DIGEST)
                 memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
         send_sparse_offer(s, o);
+        /* The landing goes first, its hash under the offer's MAC. */
+        if (s->land) {
+                o->flags |= WIRE_OFFER_LAND;
+                memcpy(o->land_hash, s->land_hash, WIRE_LAND_HASH_SIZE);
+                s->land_sent = 0;
+        }
         /* The route goes first, its hash in the offer, under the MAC. */
         if (s->route_hops) {
                 o->flags |= WIRE_OFFER_ROUTE;
@@ -526,7 +532,12 @@ static void send_on_source(struct io_req *req, int64_t res)
 
         if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
-        if (res == 0) {
+        if (res == 0 && s->land) {
+                /* Landing: its mode is the file's; nothing to resume by. */
+                s->mode = s->stx.stx_mode & 07777;
+                if (send_sparse_wanted(s) && send_sparse_start(s, send_on_mapped) == 0)
+                        return;
+        } else if (res == 0) {
                 send_source_token(&s->stx, s->size, s->source);
                 if (send_sparse_wanted(s) && send_sparse_start(s, send_on_mapped) == 0)
                         return;
@@ -605,6 +616,10 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 return -EINVAL;
         if (req->relay_source && ((!relay && !req->tree) || req->tree_token || req->sync != ENGINE_SYNC_NONE))
                 return -EINVAL;
+        /* A landing is of regular files to one peer (wire.h). */
+        if (req->land && (relay || req->tree || req->route_hops || req->sync != ENGINE_SYNC_NONE || req->dry_run ||
+                          req->relay_source))
+                return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -654,6 +669,21 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 memcpy(s->route, req->route, req->route_hops * sizeof(*req->route));
                 s->route_hops = (uint16_t)req->route_hops;
         }
+        if (req->land) {
+                uint8_t buf[WIRE_LAND_MAX];
+                int n = wire_land_encode(buf, sizeof(buf), req->land);
+
+                s->land = n > 0 ? malloc((size_t)n) : NULL;
+                if (!s->land) {
+                        safe_close(s->fd);
+                        send_route_free(s);
+                        free(s);
+                        return n < 0 ? n : -ENOMEM;
+                }
+                memcpy(s->land, buf, (size_t)n);
+                s->land_len = (uint16_t)n;
+                wire_land_hash(s->land, (size_t)n, s->land_hash);
+        }
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */
         {
@@ -698,7 +728,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 if (req->relay_source)
                         memcpy(s->source, req->relay_source, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
-        } else if (s->files > 1 && !send_source_wanted(s)) {
+        } else if (s->files > 1 && !send_source_wanted(s) && !s->land) {
                 s->src_ready = true;
         } else {
                 send_source_start(s);

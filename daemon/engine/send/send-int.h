@@ -111,7 +111,8 @@ void send_source_token(const struct statx *stx, uint64_t size, uint8_t out[WIRE_
  * (its first checkpoint is at 64 MiB). */
 static inline bool send_source_wanted(const struct engine_send *s)
 {
-        return !s->dir && !s->link && s->size > WIRE_GROUP_SIZE;
+        /* A landing is never resumed: its partial would be the user's file in our partial_dir. */
+        return !s->dir && !s->link && s->size > WIRE_GROUP_SIZE && !s->land;
 }
 /* Connect lane @l: an rdma_cm id and address resolution. 0, or -errno
  * when no id could be made (the lane is untouched). */

@@ -264,7 +264,7 @@ void send_offer_next(struct engine_send *s, bool pack)
         /* OFFER now: no lane posts an END for the new file while its
          * digest is computed (send_pump runs in DATA and FINISHING only). */
         xfer_set_state(b, XFER_OFFER);
-        if (!pack && (send_source_wanted(s) || (!s->dir && !s->link && s->size > WIRE_BLOCK_SIZE))) {
+        if (!pack && (send_source_wanted(s) || (!s->dir && !s->link && (s->size > WIRE_BLOCK_SIZE || s->land)))) {
                 send_offer_source(s);
                 return;
         }
@@ -292,6 +292,9 @@ static void send_on_next_source(struct io_req *req, int64_t res)
                 return;
         if (res == 0 && send_source_wanted(s))
                 send_source_token(&s->stx, s->size, s->offer.source);
+        /* Landing: each file with its own mode (wire.h). */
+        if (res == 0 && s->land)
+                s->offer.mode = s->mode = s->stx.stx_mode & 07777;
         if (res == 0 && send_sparse_wanted(s) && send_sparse_start(s, send_on_next_mapped) == 0)
                 return;
         if (res < 0)

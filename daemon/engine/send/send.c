@@ -629,6 +629,24 @@ void send_post_offer(struct engine_send *s)
                 }
                 m = (struct wire_msg){ .type = WIRE_OFFER };
         }
+        /* A landing's LAND parts before the session's first offer: each
+         * in the receiver's one control buffer, given back with a CREDIT
+         * (wire.h, Landing as the user). */
+        while (s->offer.file == 0 && s->land && s->land_sent < s->land_len) {
+                uint16_t n = (uint16_t)MIN((size_t)(s->land_len - s->land_sent), (size_t)WIRE_LAND_PART_MAX);
+
+                m = (struct wire_msg){ .type = WIRE_LAND };
+                m.land.total = s->land_len;
+                m.land.offset = s->land_sent;
+                m.land.len = n;
+                memcpy(m.land.bytes, s->land + s->land_sent, n);
+                if (send_offer_msg(s, l, &m, "the landing") <= 0)
+                        return;
+                s->land_sent = (uint16_t)(s->land_sent + n);
+                if (l->credits == 0)
+                        return;
+                m = (struct wire_msg){ .type = WIRE_OFFER };
+        }
         /* A chain's ROUTE first: the receiver has one control buffer
          * before the offer, and gives it back with a CREDIT. */
         if (s->route_pending) {
@@ -1001,8 +1019,10 @@ void send_route_free(struct engine_send *s)
 {
         free(s->route);
         free(s->hop_bytes);
+        free(s->land);
         s->route = NULL;
         s->hop_bytes = NULL;
+        s->land = NULL;
         s->route_hops = 0;
 }
 

@@ -239,6 +239,14 @@ struct engine_send {
         struct wire_hop *route;
         uint16_t route_hops, route_sent;
         bool route_pending;
+        /* Landing as the user (wire.h): the landing's bytes (NULL: the
+         * peer's drop box), posted in LAND parts before the session's first
+         * offer (land_sent of them so far), and their hash, in that offer's
+         * MAC. Each file offered carries its mode (its statx's); none a
+         * source token. */
+        uint8_t *land;
+        uint16_t land_len, land_sent;
+        uint8_t land_hash[WIRE_LAND_HASH_SIZE];
         uint16_t hops, hop_failed, hop_status;
         struct nodeset hop_missing;
         char hop_text[WIRE_TEXT_MAX + 1];

@@ -211,6 +211,11 @@ struct engine_send_req {
          * DEST's token, without tree_token), so that the next hop may
          * continue a partial, or a kept tree, the hop before it left. */
         const uint8_t *relay_source;
+        /* The files land as a user on the peer (wire.h, Landing as the
+         * user): regular files only, nothing resumable (no source token),
+         * never with a tree, a route, sync or a dry run. NULL: the peer's
+         * drop box. */
+        const struct wire_landing *land;
 };
 
 /* engine_send()'s named outcomes: no transfer was started. */

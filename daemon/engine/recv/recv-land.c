@@ -1,0 +1,384 @@
+/*
+ * A session that lands as its user (wire.h, Landing as the user).
+ *
+ * This process talks RDMA and parses what peers send: it never switches
+ * uid nor holds a capability. What a user's file needs done as that user,
+ * rdmaxfer-lander does (landmsg.h), and proves the user itself, from the
+ * MUNGE credential the user's xferctl made: this side only carries it.
+ *
+ *   first offer:  SESSION {the landing}           -> the uid and user it proved
+ *   each file:    TMPFILE {PATH, or PATH's parent} -> a nameless file of theirs,
+ *                 written here as any (recv_file_opened: space, reserve, ACCEPT)
+ *   verified:     SETATTR {mode, digest xattr} -> fsync (here) ->
+ *                 LINK {its name, SYNC, REPLACE when asked}
+ *   gone:         END
+ *
+ * One file to PATH (not asked for as a directory) lands in PATH when PATH
+ * is a directory there, else as PATH itself, in its parent; the lander
+ * says which by the first TMPFILE's answer (ENOTDIR or ENOENT at PATH).
+ * A user's file is never kept as a partial (it would be theirs in our
+ * partial_dir): the sender offers no source token, and nothing here keeps
+ * one.
+ *
+ * Each request is a disk request of the transfer's (xfer_io_start): its
+ * answer may come after the transfer ended, and then only lets it go.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digest.h"
+#include "landc.h"
+#include "landmsg.h"
+#include "log.h"
+#include "recv-int.h"
+#include "recv-partial.h"
+#include "recv-publish.h"
+
+/* The lander's connection, made when a landing first needs it. */
+static struct landc *recv_landc(struct recv_env *e)
+{
+        if (!e->landc && landc_new(&e->landc, e->base, e->cfg.lander_socket) < 0)
+                e->landc = NULL;
+        return e->landc;
+}
+
+/* A lander's refusal as a wire status: what the user must change is not retried. */
+static unsigned int recv_land_status(uint32_t err)
+{
+        switch (err) {
+        case EEXIST:
+                return WIRE_E_EXISTS;
+        case EPERM:
+        case EACCES:
+        case EROFS:
+        case ETIME:
+        case ESRCH:
+                return WIRE_E_PERMISSION;
+        case ENOENT:
+        case ENOTDIR:
+        case EISDIR:
+        case ELOOP:
+        case EXDEV:
+        case EINVAL:
+        case ENAMETOOLONG:
+                return WIRE_E_NAME;
+        default:
+                return wire_status_of_errno((int)err);
+        }
+}
+
+/* Fail with the lander's refusal, said as the user's: where and why. */
+static void recv_land_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
+{
+        /* Cut to WIRE_TEXT_MAX by recv_fail. */
+        char text[LANDMSG_PATH_MAX + 2 * LANDMSG_TEXT_MAX + 64];
+        const struct landmsg_error *er = &reply->error;
+
+        if (reply->type != LANDMSG_ERROR) {
+                snprintf(text, sizeof(text), "%s: rdmaxfer-lander answered with message %u", doing,
+                         (unsigned int)reply->type);
+                recv_fail(x, WIRE_E_INTERNAL, text);
+                return;
+        }
+        if (er->where[0] && !strstr(er->text, er->where))
+                snprintf(text, sizeof(text), "%s%s%s: %s: %s", doing, x->land_user[0] ? " as " : "", x->land_user,
+                         er->where, er->text);
+        else
+                snprintf(text, sizeof(text), "%s%s%s: %s", doing, x->land_user[0] ? " as " : "", x->land_user,
+                         er->text);
+        recv_fail(x, recv_land_status(er->err), text);
+}
+
+/* Ask @req of the lander for this transfer; @done gets x. False when the
+ * transfer failed (nothing could be asked). */
+static bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done,
+                          const char *what)
+{
+        struct landc *c = recv_landc(x->env);
+        char text[WIRE_TEXT_MAX + 1];
+        int r = c ? landc_ask(c, req, fd, done, x) : -ENOMEM;
+
+        if (r < 0) {
+                snprintf(text, sizeof(text), "%s: asking rdmaxfer-lander: %s", what, strerror(-r));
+                recv_fail(x, r == -EBUSY ? WIRE_E_BUSY : WIRE_E_INTERNAL, text);
+                return false;
+        }
+        xfer_io_start(&x->base, what);
+        return true;
+}
+
+/* An answer for a transfer still opening (cur, in OFFER): false when it moved on. */
+static bool recv_land_opening(struct recv_xfer *x)
+{
+        return xfer_io_done(&x->base) && x->base.state == XFER_OFFER;
+}
+
+/* ... still publishing (fin). */
+static bool recv_land_publishing(struct recv_xfer *x)
+{
+        return xfer_io_done(&x->base) && x->base.state != XFER_CLOSING && x->fin;
+}
+
+void recv_land_part(struct recv_lane *l, const struct wire_land *p)
+{
+        struct recv_xfer *x = recv_xfer_of(l->base.x);
+        struct wire_msg m = { .type = WIRE_CREDIT, .credits = 1 };
+
+        if (!x->land_buf) {
+                x->land_buf = malloc(WIRE_LAND_MAX);
+                if (!x->land_buf) {
+                        recv_abort(&x->base, WIRE_E_INTERNAL, "out of memory for a landing");
+                        return;
+                }
+                x->land_total = p->total;
+        }
+        if (p->offset != x->land_len || p->total != x->land_total) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of a landing out of order");
+                return;
+        }
+        memcpy(x->land_buf + p->offset, p->bytes, p->len);
+        x->land_len = (uint16_t)(x->land_len + p->len);
+        /* Its buffer back for the next part, or the offer (as a ROUTE's). */
+        if (conn_repost_ctrl(&l->base.conn, CONN_WRID_CTRL | CONN_CTRL_BUFS) < 0 ||
+            conn_send_ctrl(&l->base.conn, &m) < 0)
+                recv_abort(&x->base, WIRE_E_INTERNAL, "cannot take the next part of a landing");
+}
+
+bool recv_land_offer(struct recv_xfer *x, struct wire_offer *o)
+{
+        if (!(o->flags & WIRE_OFFER_LAND)) {
+                if (!x->land_buf)
+                        return true;
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "a landing, and an offer that lands nothing");
+                return false;
+        }
+        if (!x->land_buf || x->land_len != x->land_total) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "an offer to land as a user before its whole landing");
+                return false;
+        }
+        /* The MAC (with a key) covers what came: checked with the offer. */
+        wire_land_hash(x->land_buf, x->land_len, o->land_hash);
+        x->landing = malloc(sizeof(*x->landing));
+        if (!x->landing || wire_land_decode(x->land_buf, x->land_len, x->landing) < 0) {
+                recv_abort(&x->base, x->landing ? WIRE_E_PROTOCOL : WIRE_E_INTERNAL,
+                           x->landing ? "a malformed landing" : "out of memory for a landing");
+                return false;
+        }
+        free(x->land_buf);
+        x->land_buf = NULL;
+        return true;
+}
+
+unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len)
+{
+        if (!x->landing)
+                return WIRE_OK;
+        if (!x->env->cfg.user_landing) {
+                snprintf(text, len, "this node lands no user's files (its landing_roots is empty); "
+                         "send to its drop box (--to)");
+                return WIRE_E_DENIED;
+        }
+        return WIRE_OK;
+}
+
+/* PATH's own leaf: one file that is PATH. */
+static const char *recv_land_leaf(const struct recv_xfer *x)
+{
+        return strrchr(x->landing->path, '/') + 1;
+}
+
+static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd);
+
+/* Cur's nameless file, in PATH or (land_parent) as PATH. */
+static void recv_land_tmpfile(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_TMPFILE };
+
+        req.op.session = x->land_session;
+        /* Only the user, while it is written; its own mode once it is whole. */
+        req.op.mode = 0600;
+        req.op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
+        /* Refused now, before any data, where it must be new. */
+        if (!(x->landing->flags & WIRE_LAND_REPLACE))
+                snprintf(req.op.leaf, sizeof(req.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
+                         x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
+        recv_land_ask(x, &req, -1, recv_land_on_tmpfile, "making the file as its user");
+}
+
+static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct landmsg_error *er = &reply->error;
+
+        if (!recv_land_opening(x)) {
+                safe_close(fd);
+                return;
+        }
+        if (reply->type == LANDMSG_FD && fd >= 0) {
+                recv_file_opened(x, fd);
+                return;
+        }
+        safe_close(fd);
+        /* PATH is no directory (not there, or a file): one file is PATH itself. */
+        if (reply->type == LANDMSG_ERROR && !x->land_parent && !(x->landing->flags & WIRE_LAND_DIR) &&
+            x->job_files == 1 && (er->err == ENOENT || er->err == ENOTDIR) &&
+            strcmp(er->where, x->landing->path) == 0) {
+                x->land_parent = true;
+                recv_land_tmpfile(x);
+                return;
+        }
+        recv_land_refused(x, "making the file", reply);
+}
+
+static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        safe_close(fd);
+        if (!recv_land_opening(x))
+                return;
+        if (reply->type != LANDMSG_SESSION_OK) {
+                recv_land_refused(x, "landing as its user", reply);
+                return;
+        }
+        x->land_session = reply->session_ok.session;
+        x->land_uid = reply->session_ok.uid;
+        snprintf(x->land_user, sizeof(x->land_user), "%s", reply->session_ok.user);
+        log_info("%s: %s lands as %s (uid %u) at %s", x->base.peer, x->cur->offer.name, x->land_user,
+                 (unsigned int)x->land_uid, x->landing->path);
+        recv_land_tmpfile(x);
+}
+
+void recv_land_open(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_SESSION };
+        const struct wire_landing *l = x->landing;
+
+        if (x->land_session) {
+                recv_land_tmpfile(x);
+                return;
+        }
+        req.session.direction = LANDMSG_PUSH;
+        req.session.naddrs = l->naddrs;
+        memcpy(req.session.token, l->token, sizeof(req.session.token));
+        memcpy(req.session.addrs, l->addrs, (size_t)l->naddrs * sizeof(l->addrs[0]));
+        snprintf(req.session.cred, sizeof(req.session.cred), "%s", l->cred);
+        snprintf(req.session.dest, sizeof(req.session.dest), "%s", l->path);
+        recv_land_ask(x, &req, -1, recv_land_on_session, "proving the user to rdmaxfer-lander");
+}
+
+/* ---- publishing ---- */
+
+static void recv_land_on_linked(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        safe_close(fd);
+        if (!recv_land_publishing(x))
+                return;
+        if (reply->type != LANDMSG_OK) {
+                recv_land_refused(x, "publishing", reply);
+                return;
+        }
+        recv_partial_published(x);
+}
+
+static void recv_land_on_fsync(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        struct landmsg lreq = { .type = LANDMSG_LINK };
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_land_publishing(x))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "fsync: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        lreq.op.session = x->land_session;
+        lreq.op.flags = LANDMSG_LINK_SYNC | (x->land_parent ? LANDMSG_OP_PARENT : 0) |
+                        ((x->landing->flags & WIRE_LAND_REPLACE) ? LANDMSG_LINK_REPLACE : 0);
+        snprintf(lreq.op.leaf, sizeof(lreq.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
+                 x->land_parent ? recv_land_leaf(x) : x->fin->offer.name);
+        recv_land_ask(x, &lreq, x->fin->fd, recv_land_on_linked, "publishing as its user");
+}
+
+static void recv_land_setattr(struct recv_xfer *x, bool xattr);
+
+static void recv_land_on_setattr(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        int r;
+
+        safe_close(fd);
+        if (!recv_land_publishing(x))
+                return;
+        /* A file system without user xattrs: the file goes without its digest, said once. */
+        if (reply->type == LANDMSG_ERROR && reply->error.err == EOPNOTSUPP) {
+                recv_said_no_xattr(x);
+                recv_land_setattr(x, false);
+                return;
+        }
+        if (reply->type != LANDMSG_OK) {
+                recv_land_refused(x, "setting the file's mode and digest", reply);
+                return;
+        }
+        x->fin->req.done = recv_land_on_fsync;
+        r = io_fsync(x->env->io, &x->fin->req, x->fin->fd);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "fsync of the file: cannot queue it");
+                return;
+        }
+        xfer_io_start(&x->base, "fsync of the file");
+}
+
+/* Its mode as sent, less setuid and setgid; its digest as the drop box's
+ * files have it (user.rdmaxfer.digest). Mode last: a read-only file still
+ * takes its xattr (the lander sets the xattr first). */
+static void recv_land_setattr(struct recv_xfer *x, bool xattr)
+{
+        struct landmsg req = { .type = LANDMSG_SETATTR };
+        char hex[DIGEST_HEX_SIZE];
+
+        req.setattr.session = x->land_session;
+        req.setattr.flags = LANDMSG_SET_MODE;
+        req.setattr.mode = x->fin->offer.mode & 01777;
+        if (xattr) {
+                digest_hex(x->fin->digest, hex);
+                req.setattr.flags |= LANDMSG_SET_XATTR;
+                snprintf(req.setattr.xname, sizeof(req.setattr.xname), "%s", DIGEST_XATTR);
+                req.setattr.xlen = (uint16_t)strlen(hex);
+                memcpy(req.setattr.xvalue, hex, req.setattr.xlen);
+        }
+        recv_land_ask(x, &req, x->fin->fd, recv_land_on_setattr, "setting the file's mode as its user");
+}
+
+void recv_land_publish(struct recv_xfer *x)
+{
+        recv_land_setattr(x, !x->env->xattr_said);
+}
+
+static void recv_land_on_end(void *arg, const struct landmsg *reply, int fd)
+{
+        safe_close(fd);
+}
+
+void recv_land_gone(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_END };
+
+        free(x->land_buf);
+        x->land_buf = NULL;
+        /* The lander forgets the session: nothing waits for the answer. */
+        if (x->land_session && x->env->landc && !x->env->freeing) {
+                req.op.session = x->land_session;
+                (void)landc_ask(x->env->landc, &req, -1, recv_land_on_end, NULL);
+        }
+        free(x->landing);
+        x->landing = NULL;
+}
