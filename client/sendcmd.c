@@ -43,6 +43,8 @@ const char sendcmd_help[] =
         "                    [--bwlimit RATE] [--no-wait] [--json]\n"
         "       xferctl send [-r] SRC... NODELIST [--parallel N] [--peer-names PATTERN]\n"
         "                    [options as above]\n"
+        "       xferctl send FILE... PEER:/PATH [--bwlimit RATE] [--retries N]\n"
+        "                    [--no-sparse] [--continue-on-error] [--no-wait] [--json]\n"
         "\n"
         "Send FILE to the rdmaxferd on PEER. The receiver publishes it in its\n"
         "incoming directory under NAME only once every byte has arrived and the\n"
@@ -75,6 +77,17 @@ const char sendcmd_help[] =
         "peer directly instead, as its own job from the local rdmaxferd, at\n"
         "most --parallel at once. Each line of output names its peer (one that\n"
         "a chain did not get to: not reached), a last line says which failed.\n"
+        "\n"
+        "PEER:/PATH, as scp writes it (beta:/scratch/you/x, beta:7471:/x,\n"
+        "[fd00::2]:7470:/x), lands the files on PEER as you, owned by you, at\n"
+        "PATH instead of in its drop box: with a trailing '/', or for several\n"
+        "FILEs, PATH is a directory they go into under their own names; one\n"
+        "FILE is PATH itself, unless PATH is a directory on PEER. PATH is\n"
+        "absolute, without \"..\", beneath a landing root of PEER's admin. It\n"
+        "needs munged on both nodes, with one key: xferctl asks it for a\n"
+        "credential that proves to PEER who you are. Not yet with -r, --to,\n"
+        "--as, --skip-existing, --sync, --delete, -n, --parallel or several\n"
+        "peers (xferctl(1), LANDING AS YOURSELF).\n"
         "\n"
         "  -r, --recursive\n"
         "                send DIR and everything beneath it (directories, regular files\n"
@@ -522,6 +535,12 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: expected FILE... and PEER (see xferctl send --help)");
                 return XFERCTL_EXIT_USAGE;
         }
+        /* bcast's last argument is its own NODELIST, never a PATH. */
+        if (!sc->into) {
+                r = sendland_parse(sc, argv[argc - 1], (unsigned int)(argc - optind - 1));
+                if (r >= 0)
+                        return r;
+        }
         if ((unsigned int)(argc - optind - 1) > 1 && sc->as) {
                 xferctl_say("send: --as names one file; several FILEs keep their own names");
                 return XFERCTL_EXIT_USAGE;
@@ -581,7 +600,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
         sc->paths = &argv[optind];
         sc->npaths = (unsigned int)(argc - optind - 1);
         sc->path = argv[optind];
-        sc->peer_arg = argv[argc - 1];
+        sc->peer_arg = sc->land_peer ? sc->land_peer : argv[argc - 1];
         return -1;
 }
 
@@ -628,6 +647,9 @@ static int sendcmd_target(struct sendcmd *sc)
                         xferctl_say("out of memory");
                 else if (sc->as)
                         xferctl_say("--as '%s': %s", bad, name_verdict_str(v));
+                else if (sc->submit.flags & CTL_SUBMIT_LAND)
+                        xferctl_say("cannot send %s as '%s': %s (rename it first)",
+                                    sc->path_shown, bad, name_verdict_str(v));
                 else
                         xferctl_say("cannot send %s as '%s': %s (choose a name with --as NAME)",
                                     sc->path_shown, bad, name_verdict_str(v));
@@ -1030,6 +1052,12 @@ static int sendcmd_one(struct sendcmd *scp)
         r = sendcmd_target(&sc);
         if (r >= 0)
                 return r;
+        /* Made last, for the peer just resolved: its lifetime starts here. */
+        if (sc.submit.flags & CTL_SUBMIT_LAND) {
+                r = sendland_cred(&sc);
+                if (r >= 0)
+                        return r;
+        }
 
         sc.tty = !sc.no_wait && isatty(STDERR_FILENO);
         sendcmd_signals(&sc);
@@ -1076,11 +1104,13 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
         };
         _cleanup_(hostlist_freep) struct hostlist *hl = NULL;
         _cleanup_(filter_list_freep) struct filter_list *filters = NULL;
+        _cleanup_(freep) char *land_peer = NULL;
         char err[256];
         int r;
 
         r = sendcmd_parse(&sc, argc, argv);
         filters = sc.filters;
+        land_peer = sc.land_peer;
         if (r >= 0)
                 return r;
         r = peernames_init(&sc.names, "", socket_path, sc.peer_names_opt, false);
@@ -1097,6 +1127,8 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
                                     "such as node[01-16]:7470)", shown ? shown : "?", err);
                 return r == -ENOMEM ? XFERCTL_EXIT_FAILED : XFERCTL_EXIT_USAGE;
         }
+        if (hl->n > 1 && (sc.submit.flags & CTL_SUBMIT_LAND))
+                return sendland_several(&sc, hl->n);
         if (hl->n == 1)
                 return sendcmd_one(&sc);
         /* A relay cannot judge on another node's behalf (wire.h, Dry runs). */

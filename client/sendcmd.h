@@ -39,6 +39,9 @@ struct sendcmd {
         struct json_file *results;
         unsigned int nresults;
         const char *peer_arg;           /* PEER[:PORT] as typed; in a fan-out's child, its peer */
+        /* PEER:/PATH: the PEER part (peer_arg points here); PATH and the
+         * credential are in submit (CTL_SUBMIT_LAND). Else NULL. */
+        char *land_peer;
         unsigned int parallel;          /* --parallel, or 0 */
         /* A NODELIST sent as a relay chain: its peers in order, the first
          * peer_arg, the others resolved into submit.route; else NULL. */
@@ -116,6 +119,20 @@ static inline bool sendcmd_left_out_say(const struct sendcmd *sc)
                             sc->left_out == 1 ? "entry was" : "entries were");
         return sc->unreadable > 0 || sc->left_out > 0;
 }
+
+/*
+ * xferctl send FILE... PEER:/PATH (sendland.c). @arg, the last argument,
+ * when it holds ":/": PATH normalised into sc->submit with CTL_SUBMIT_LAND
+ * (and LAND_DIR for a trailing '/' or @nfiles > 1), PEER into
+ * sc->land_peer; the options a landing cannot go with yet refused. -1
+ * (@arg is a PEER as ever, or the landing is set), or an exit code (said).
+ */
+int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles);
+/* A landing's PEER that is @n peers: refused, said. Returns the exit code. */
+int sendland_several(const struct sendcmd *sc, size_t n);
+/* The landing's MUNGE credential and token, made as the user for the peer
+ * now in sc->submit.host, into sc->submit. -1, or an exit code (said). */
+int sendland_cred(struct sendcmd *sc);
 
 /* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
 int sendcmd_open_path(const char *path, int *out, uint64_t *size);

@@ -72,6 +72,8 @@ void xferctl_usage(FILE *f)
               "                       send files, or trees with -r, to PEER's rdmaxferd (or to\n"
               "                       several peers: one file down a relay chain, else to\n"
               "                       each), showing progress (help send)\n"
+              "  send FILE... PEER[:PORT]:/PATH [--bwlimit RATE] [--retries N] [--no-wait]\n"
+              "                       land files on PEER as you, at PATH (help send)\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
               "  cancel ID            cancel a queued, retrying or running job\n"

@@ -1,0 +1,33 @@
+#pragma once
+
+/*
+ * The MUNGE credential of a landing (xferctl send FILE... PEER:/PATH),
+ * made by xferctl as the user through this node's munged. Its payload is
+ * the job's binding (landmsg_binding: the direction, PATH, a fresh token
+ * and the peer's address), so that it proves who asks for this job and
+ * no other; only root may decode it (the receiving node's
+ * rdmaxfer-lander, never the daemons that carry it); and it lives as
+ * long as munged allows, since the job may wait in the queue, and each
+ * retry presents it again.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "landmsg.h"
+
+struct landcred {
+        uint8_t token[LANDMSG_TOKEN_SIZE];
+        char cred[LANDMSG_CRED_MAX + 1];        /* "MUNGE:...:" */
+};
+
+/*
+ * A push of files to @dest (absolute, normal form) on the node at @addr
+ * (numeric text, as the SUBMIT's host) into @out. @munge_socket: munged's
+ * socket, NULL for libmunge's default. 0, or -EINVAL (@addr not numeric,
+ * @dest too long), -EHOSTDOWN (munged not reachable), -EPERM (munged
+ * refused), -E2BIG (a credential longer than a SUBMIT carries), -EIO
+ * (libsodium) or -ENOMEM, each with a sentence in @err saying why.
+ */
+int landcred_make(const char *addr, const char *dest, const char *munge_socket, struct landcred *out,
+                  char *err, size_t errlen);

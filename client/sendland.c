@@ -1,0 +1,132 @@
+/*
+ * xferctl send FILE... PEER:/PATH: the files land on PEER as the user who
+ * sends them, at PATH (issue 33), rather than in PEER's drop box. Here:
+ * the argument read, what this first version cannot do refused before
+ * anything is counted or sent, and the MUNGE credential that proves to
+ * the peer's lander who asks. The send itself is sendcmd's, unchanged.
+ */
+
+#include <assert.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "esc.h"
+#include "landcred.h"
+#include "landpath.h"
+#include "macro.h"
+#include "sendcmd.h"
+
+static_assert(sizeof(((struct ctl_submit *)0)->land_path) == LANDPATH_MAX + 1, "PATH fits a SUBMIT");
+static_assert(sizeof(((struct landcred *)0)->cred) == sizeof(((struct ctl_submit *)0)->land_cred) &&
+              sizeof(((struct landcred *)0)->token) == sizeof(((struct ctl_submit *)0)->land_token),
+              "a credential fits a SUBMIT");
+
+/* What a landing cannot go with yet: the option, and what to do instead. -1 or XFERCTL_EXIT_USAGE. */
+static int sendland_refuse(const struct sendcmd *sc)
+{
+        const uint16_t f = sc->submit.flags;
+        const char *sync = f & CTL_SUBMIT_SKIP_EXISTING ? "--skip-existing" :
+                           f & CTL_SUBMIT_SYNC_MASK ? "--sync" :
+                           f & CTL_SUBMIT_DELETE ? "--delete" :
+                           sc->delete_excluded ? "--delete-excluded" : NULL;
+
+        if (sc->recursive) {
+                xferctl_say("send: landing a tree as yourself is not supported yet: -r cannot go with "
+                            "PEER:/PATH (send the tree to PEER's drop box instead: "
+                            "xferctl send -r DIR PEER --to DEST)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->to) {
+                xferctl_say("send: --to names a tree in PEER's drop box, PEER:/PATH where files land "
+                            "as you: one or the other");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->as) {
+                xferctl_say("send: --as names a file in PEER's drop box; with PEER:/PATH, PATH names it "
+                            "(PEER:/DIR/NAME)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sync) {
+                xferctl_say("send: %s with PEER:/PATH is not supported yet: a landing compares nothing "
+                            "with what is there (to sync, send to PEER's drop box: PEER without :/PATH)",
+                            sync);
+                return XFERCTL_EXIT_USAGE;
+        }
+        if ((f & CTL_SUBMIT_DRY_RUN) || sc->itemize) {
+                xferctl_say("send: %s with PEER:/PATH is not supported yet: the peer cannot say yet "
+                            "what a landing would do (a dry run of the drop box: PEER without :/PATH)",
+                            f & CTL_SUBMIT_DRY_RUN ? "--dry-run" : "--itemize-changes");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (sc->parallel) {
+                xferctl_say("send: --parallel is for several peers; PEER:/PATH lands on one");
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
+int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
+{
+        const char *colon = landpath_split(arg);
+        enum landpath_verdict v;
+        bool dir;
+        int r;
+
+        if (!colon)
+                return -1;
+        r = sendland_refuse(sc);
+        if (r >= 0)
+                return r;
+        v = landpath_normal(colon + 1, sc->submit.land_path, &dir);
+        if (v != LANDPATH_OK) {
+                _cleanup_(freep) char *shown = esc_term_dup(colon + 1);
+
+                if (!shown) {
+                        xferctl_say("out of memory");
+                        return XFERCTL_EXIT_FAILED;
+                }
+                /* A PATH that long is said by its rule, not echoed whole. */
+                xferctl_say("send: PEER:/PATH '%.200s%s': %s", shown, strlen(shown) > 200 ? "..." : "",
+                            landpath_verdict_str(v));
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->land_peer = strndup(arg, (size_t)(colon - arg));
+        if (!sc->land_peer) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        sc->submit.flags |= CTL_SUBMIT_LAND;
+        /* Several files go into PATH whatever it is; one file is PATH itself,
+         * unless the peer finds a directory there (its call, not ours). */
+        if (dir || nfiles > 1)
+                sc->submit.flags |= CTL_SUBMIT_LAND_DIR;
+        return -1;
+}
+
+int sendland_several(const struct sendcmd *sc, size_t n)
+{
+        _cleanup_(freep) char *shown = esc_term_dup(sc->peer_arg);
+
+        xferctl_say("send: landing as yourself on several peers is not supported yet: '%s' is %zu peers "
+                    "(land on each with its own xferctl send, or send to their drop boxes: the "
+                    "NODELIST without :/PATH)", shown ? shown : "?", n);
+        return XFERCTL_EXIT_USAGE;
+}
+
+int sendland_cred(struct sendcmd *sc)
+{
+        struct landcred lc;
+        char err[512];
+
+        if (landcred_make(sc->submit.host, sc->submit.land_path, NULL, &lc, err, sizeof(err)) < 0) {
+                xferctl_say("cannot land as yourself on %s: %s (without :/PATH the files go to its drop "
+                            "box instead)", sc->peer_shown, err);
+                return XFERCTL_EXIT_FAILED;
+        }
+        memcpy(sc->submit.land_token, lc.token, sizeof(lc.token));
+        memcpy(sc->submit.land_cred, lc.cred, sizeof(lc.cred));
+        /* It vouches for us until it expires: no second copy left about. */
+        sodium_memzero(&lc, sizeof(lc));
+        return -1;
+}

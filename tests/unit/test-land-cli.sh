@@ -1,0 +1,148 @@
+#!/bin/bash
+# xferctl send FILE... PEER:/PATH (client/sendland.c, landpath.c,
+# landcred.c): what this first version of landing as yourself cannot go
+# with, refused before anything is sent, each saying what instead; PATH's
+# rules; several peers; a node without munged; PEERs without ":/" as
+# they always were. Then, as root in a mount namespace of its own (a
+# munged of the test's at libmunge's default socket, which the namespace's
+# own /run holds), the SUBMIT xferctl makes, read by fake-submit: its
+# flags, PATH in normal form, and a credential made as the user who ran
+# xferctl that binds this job. TAP.
+xferctl=${1:?usage: test-land-cli.sh XFERCTL FAKE-SUBMIT}
+fake=${2:?usage: test-land-cli.sh XFERCTL FAKE-SUBMIT}
+. "$(dirname "$0")/tap.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+chmod 0755 "$tmp"
+echo data >"$tmp/a"
+echo more >"$tmp/b"
+chmod 0644 "$tmp/a" "$tmp/b"
+mkdir "$tmp/dir"
+sock=$tmp/none.sock
+
+# run ARGS...: xferctl send against a socket where none listens.
+run() {
+        "$xferctl" --socket "$sock" send "$@" >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        err=$(head -c 400 "$tmp/err")
+}
+
+# usage WANT ARGS...: exit 2, WANT said, nothing sent.
+usage() {
+        local want=$1
+        shift
+        run "$@"
+        local args="$*"
+        [[ $rc == 2 ]] && grep -qF -- "$want" "$tmp/err" && ! grep -q 'rdmaxferd' "$tmp/err"
+        ok $? "${args:0:100} refused (exit $rc: ${err:0:300})"
+}
+
+usage 'landing a tree as yourself is not supported yet: -r cannot go with PEER:/PATH' -r "$tmp/dir" 10.0.0.2:/scratch/x
+usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
+usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
+for opt in --skip-existing --sync=size --sync=digest --delete; do
+        usage "${opt%=*} with PEER:/PATH is not supported yet" "$opt" "$tmp/a" 10.0.0.2:/scratch/x
+done
+usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
+usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
+usage '--parallel is for several peers' --parallel 2 "$tmp/a" 10.0.0.2:/scratch/x
+usage "several peers is not supported yet: '10.0.0.[1-2]' is 2 peers" "$tmp/a" '10.0.0.[1-2]:/scratch/x'
+usage "several peers is not supported yet: 'node[01-04]' is 4 peers" "$tmp/a" 'node[01-04]:/scratch/x'
+usage "several peers is not supported yet: 'a,b:7471' is 2 peers" "$tmp/a" 'a,b:7471:/scratch/x'
+
+usage "'..' is not allowed in PATH" "$tmp/a" 10.0.0.2:/scratch/../etc/x
+usage "'/' itself is no place to land in" "$tmp/a" 10.0.0.2:/
+usage "'/' itself is no place to land in" "$tmp/a" '10.0.0.2://./'
+usage 'a component of PATH is longer than 255 bytes' "$tmp/a" "10.0.0.2:/scratch/$(printf 'x%.0s' {1..256})"
+usage 'PATH is longer than 4095 bytes' "$tmp/a" "10.0.0.2:$(printf '/%0199d' $(seq 21))"
+usage "bad peer list '': no host" "$tmp/a" :/scratch/x
+usage "bad peer '10.0.0.2:x': port 'x' is not a number" "$tmp/a" 10.0.0.2:x:/scratch/x
+
+# PEERs without ":/" keep their errors.
+usage "bad peer 'beta:': port '' is not a number" "$tmp/a" beta:
+usage "bad peer 'beta:x/y': port 'x/y' is not a number" "$tmp/a" beta:x/y
+run "$tmp/a" 10.0.0.2:7470
+[[ $rc == 3 ]] && grep -q 'cannot connect to rdmaxferd' "$tmp/err"
+ok $? "10.0.0.2:7470 is a peer with a port, on to the daemon (exit $rc: $err)"
+
+# No munged at libmunge's socket: nothing submitted, said why.
+if [[ -e /run/munge/munge.socket.2 ]]; then
+        skip "a munged listens on this node (/run/munge/munge.socket.2)"
+else
+        run "$tmp/a" '[::1]:7471:/scratch/x'
+        [[ $rc == 1 ]] && grep -qF "cannot land as yourself on [::1]:7471: no MUNGE credential: munged is not reachable" "$tmp/err" &&
+                grep -q 'is munged running on this node?' "$tmp/err" && ! grep -q 'cannot connect' "$tmp/err"
+        ok $? "no munged: said, nothing submitted (exit $rc: $err)"
+fi
+
+if [[ $(id -u) != 0 ]] || ! command -v munged >/dev/null || ! command -v unshare >/dev/null ||
+        ! unshare -m --propagation private true 2>/dev/null; then
+        skip "the SUBMIT and its credential need root, munged and a mount namespace (unshare -m)"
+        tap_done
+fi
+
+# In the namespace: /run a tmpfs, munged on /run/munge/munge.socket.2,
+# fake-submit on $tmp/ctl.sock, then each send; outputs in $tmp/N.*.
+export xferctl fake tmp
+# shellcheck disable=SC2016 # the inner bash expands them, from the environment
+unshare -m --propagation private bash -c '
+        mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -m 0755 /run/munge || exit 1
+        head -c 1024 /dev/urandom >"$tmp/munge.key" && chmod 0600 "$tmp/munge.key"
+        munged -F -f --socket=/run/munge/munge.socket.2 --key-file="$tmp/munge.key" \
+                --pid-file="$tmp/munged.pid" --seed-file="$tmp/munged.seed" --log-file=/dev/null &
+        munged=$!
+        "$fake" "$tmp/ctl.sock" "$tmp/log" &
+        fake_pid=$!
+        for _ in $(seq 100); do
+                [[ -S /run/munge/munge.socket.2 && -S $tmp/ctl.sock ]] && munge -n >/dev/null 2>&1 && break
+                sleep 0.05
+        done
+        send() {
+                local i=$1
+                shift
+                "$@" >"$tmp/$i.out" 2>"$tmp/$i.err"
+                echo $? >"$tmp/$i.rc"
+                cat "$tmp/log" >"$tmp/$i.log" 2>/dev/null
+                : >"$tmp/log"
+        }
+        send 1 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" 10.0.0.2:7471:/scratch/alice/x
+        send 2 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "[fd00::2]:/scratch//alice/./in/"
+        send 3 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "$tmp/b" 10.0.0.2:/scratch/alice/in
+        send 4 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+                "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/b" 10.0.0.2:/scratch/nobody/b
+        kill "$fake_pid" "$munged"
+        wait
+'
+nobody=$(id -u nobody)
+
+check() {
+        local i=$1 submit=$2 what=$3
+        local rc log
+        rc=$(cat "$tmp/$i.rc" 2>/dev/null)
+        log=$(cat "$tmp/$i.log" 2>/dev/null)
+        [[ $rc == 0 && $(cat "$tmp/$i.out") == 7 ]] && grep -qxF "$submit" "$tmp/$i.log"
+        ok $? "$what: submitted as '$submit' (exit $rc: $(head -c 300 "$tmp/$i.err"); ${log//$'\n'/ | })"
+}
+# cred N UID: the credential decoded, made by UID, restricted to root, binding this job.
+cred() {
+        local line
+        line=$(grep '^CRED' "$tmp/$1.log" 2>/dev/null)
+        [[ $line =~ ^CRED\ uid=$2\ ttl=([0-9]+)\ restriction=0\ binding=ok$ ]] && ((BASH_REMATCH[1] > 300))
+        ok $? "its credential: uid $2, for root only, longer than munged's default 300 s, this job's ($line)"
+}
+
+check 1 'SUBMIT flags=LAND host=10.0.0.2 port=7471 name=a files=0 path=/scratch/alice/x' 'one file to PEER:PORT:/PATH'
+cred 1 0
+check 2 'SUBMIT flags=LAND,LAND_DIR host=fd00::2 port=0 name=a files=0 path=/scratch/alice/in' \
+        "one file to [IPV6]:/PATH/, PATH normalised"
+cred 2 0
+check 3 'SUBMIT flags=LAND,LAND_DIR host=10.0.0.2 port=0 name=a files=2 path=/scratch/alice/in' \
+        'two files: into PATH, a directory'
+grep -qx 'FILE b' "$tmp/3.log"
+ok $? "the second handed over after the SUBMIT"
+cred 3 0
+check 4 'SUBMIT flags=LAND host=10.0.0.2 port=0 name=b files=0 path=/scratch/nobody/b' 'as nobody'
+cred 4 "$nobody"
+
+tap_done
