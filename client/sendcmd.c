@@ -85,9 +85,10 @@ const char sendcmd_help[] =
         "FILE is PATH itself, unless PATH is a directory on PEER. PATH is\n"
         "absolute, without \"..\", beneath a landing root of PEER's admin. It\n"
         "needs munged on both nodes, with one key: xferctl asks it for a\n"
-        "credential that proves to PEER who you are. Not yet with -r, --to,\n"
-        "--as, --skip-existing, --sync, --delete, -n, --parallel or several\n"
-        "peers (xferctl(1), LANDING AS YOURSELF).\n"
+        "credential that proves to PEER who you are. A file of the name there\n"
+        "is replaced only with --overwrite, where you may replace it. Not yet\n"
+        "with -r, --to, --as, --skip-existing, --sync, --delete, -n, --parallel\n"
+        "or several peers (xferctl(1), LANDING AS YOURSELF).\n"
         "\n"
         "  -r, --recursive\n"
         "                send DIR and everything beneath it (directories, regular files\n"
@@ -153,6 +154,8 @@ const char sendcmd_help[] =
         "                with --delete and --exclude or --include: remove on the receiver\n"
         "                what the rules leave out too (without it, --delete refuses the\n"
         "                rules: rdmaxfer cannot yet keep excluded names there as rsync does)\n"
+        "  --overwrite   with PEER:/PATH: replace a file of the name there, as you\n"
+        "                may (without: such a send fails at once, \"exists\")\n"
         "  --as NAME     publish under NAME (default: the last component of FILE;\n"
         "                one FILE only)\n"
         "  --bwlimit RATE\n"
@@ -374,6 +377,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "no-wait", no_argument, NULL, 'w' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "itemize-changes", no_argument, NULL, 'i' },
+                { "overwrite", no_argument, NULL, 'O' },
                 { "json", no_argument, NULL, 'j' },
                 { "parallel", required_argument, NULL, 'P' },
                 { "peer-names", required_argument, NULL, 'N' },
@@ -393,6 +397,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
+                        break;
+                case 'O':
+                        sc->overwrite = true;
                         break;
                 case 'b':
                         if (config_parse_size(optarg, &sc->submit.bwlimit) < 0 ||
@@ -540,6 +547,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 r = sendland_parse(sc, argv[argc - 1], (unsigned int)(argc - optind - 1));
                 if (r >= 0)
                         return r;
+        } else if (sc->overwrite) {
+                xferctl_say("bcast: --overwrite is for send's PEER:/PATH");
+                return XFERCTL_EXIT_USAGE;
         }
         if ((unsigned int)(argc - optind - 1) > 1 && sc->as) {
                 xferctl_say("send: --as names one file; several FILEs keep their own names");

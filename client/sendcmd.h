@@ -62,6 +62,7 @@ struct sendcmd {
         int links;                      /* --links: enum sendcmd_links */
         bool no_hard_links;             /* --no-hard-links: every name of a file a copy */
         bool delete_excluded;           /* --delete-excluded: --delete with filters allowed */
+        bool overwrite;                 /* --overwrite: PEER:/PATH replaces a file there */
         int itemize;                    /* -i: 1, -ii: 2 (with --dry-run) */
         /* A dry run's links as the feed handed them over: each target, for -i. */
         struct sendcmd_dry_link {

@@ -73,8 +73,14 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
         bool dir;
         int r;
 
-        if (!colon)
-                return -1;
+        if (!colon) {
+                if (!sc->overwrite)
+                        return -1;
+                /* The drop box's is its admin's call (overwrite in rdmaxferd.conf). */
+                xferctl_say("send: --overwrite is for PEER:/PATH, where files land as you; whether the "
+                            "drop box replaces a file is its administrator's setting (overwrite)");
+                return XFERCTL_EXIT_USAGE;
+        }
         r = sendland_refuse(sc);
         if (r >= 0)
                 return r;
@@ -96,7 +102,7 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
                 xferctl_say("out of memory");
                 return XFERCTL_EXIT_FAILED;
         }
-        sc->submit.flags |= CTL_SUBMIT_LAND;
+        sc->submit.flags |= CTL_SUBMIT_LAND | (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
         /* Several files go into PATH whatever it is; one file is PATH itself,
          * unless the peer finds a directory there (its call, not ours). */
         if (dir || nfiles > 1)

@@ -85,7 +85,8 @@
                                          * 11: a tree's paths of up to CTL_PATH_MAX bytes
                                          *    (FILE, ITEM);
                                          * 12: landing as the user (SUBMIT flags LAND,
-                                         *    LAND_DIR, land_path, land_cred, land_token;
+                                         *    LAND_DIR, LAND_REPLACE, land_path, land_cred,
+                                         *    land_token;
                                          *    CTL_MSG_MAX 36864) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
@@ -186,8 +187,12 @@ enum {
          * names (it ended with '/', or several files go); without, one file
          * is PATH itself unless PATH is a directory there. */
         CTL_SUBMIT_LAND_DIR = 1 << 9,
+        /* With LAND (xferctl send --overwrite): a file of the name there is
+         * replaced, where the user may replace it themselves. */
+        CTL_SUBMIT_LAND_REPLACE = 1 << 10,
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
-                            CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR,
+                            CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR |
+                            CTL_SUBMIT_LAND_REPLACE,
 };
 
 /* ctl_file.flags */

@@ -251,6 +251,28 @@
  * the last part, or one without it after a part is a protocol error. GONE names at most WIRE_NAME_MAX
  * bytes; a dry run counts a longer one in "deleted N" without a GONE.
  *
+ * Landing as the user (version 19): a session whose files are to land
+ * as the user who sent them, where that user said (xferctl send FILE...
+ * PEER:/PATH), rather than in the receiver's drop box. On lane 0, before
+ * the session's first OFFER, the sender posts its landing (struct
+ * wire_landing, wire_land_encode: who, by the MUNGE credential the user's
+ * xferctl made, bound to PATH, a token and the receiver's address; PATH;
+ * whether PATH is a directory the files go into; whether an existing file
+ * is replaced) in LAND parts (total, offset, len, bytes), in order, each
+ * in the receiver's one control buffer, which it posts again and answers
+ * with a CREDIT (credits 1), as a route's first part. The first OFFER
+ * then carries WIRE_OFFER_LAND, and its MAC input ends with the SHA-256
+ * of the landing's bytes (land_hash: not on the wire, the receiver hashes
+ * what it assembled). Every file of the session lands so: regular files
+ * only (no tree, pack, route, relay, sync or dry run), none resumable (no
+ * source token: a partial of a user's file would sit in the receiver's
+ * partial_dir). The receiver takes nothing from the credential itself:
+ * its lander decodes it (landmsg.h) and refuses what it does not prove;
+ * a receiver that lands no user's files refuses the offer (WIRE_E_PERMISSION).
+ * A LAND part after the first offer, out of order, or an offer with
+ * WIRE_OFFER_LAND before the whole landing, or without it after a part, is
+ * a protocol error.
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory

@@ -114,7 +114,8 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
                 return -EINVAL;
         }
         l->direction = WIRE_LAND_PUSH;
-        l->flags = (s->flags & CTL_SUBMIT_LAND_DIR) || s->files > 1 ? WIRE_LAND_DIR : 0;
+        l->flags = (uint8_t)(((s->flags & CTL_SUBMIT_LAND_DIR) || s->files > 1 ? WIRE_LAND_DIR : 0) |
+                             ((s->flags & CTL_SUBMIT_LAND_REPLACE) ? WIRE_LAND_REPLACE : 0));
         l->naddrs = 1;
         if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {
                 snprintf(why, whylen, "not a numeric IPv4 or IPv6 address: %s", s->host);
@@ -142,8 +143,8 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "unknown submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
-        if ((s->flags & CTL_SUBMIT_LAND_DIR) && !(s->flags & CTL_SUBMIT_LAND)) {
-                snprintf(why, whylen, "submit flag LAND_DIR without LAND");
+        if ((s->flags & (CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_LAND_REPLACE)) && !(s->flags & CTL_SUBMIT_LAND)) {
+                snprintf(why, whylen, "submit flags LAND_DIR or LAND_REPLACE without LAND");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {

@@ -158,6 +158,12 @@ void journal_xfer(const struct journal_xfer *x)
                 journal_add(&j, "RDMAXFER_ERROR=%s", text);
         if (x->relay)
                 journal_add(&j, "RDMAXFER_RELAY=%s", x->relay);
+        if (x->land_path) {
+                journal_add(&j, "RDMAXFER_LANDED=%s", x->land_path);
+                journal_add(&j, "RDMAXFER_UID=%u", x->land_uid);
+                if (x->land_user && x->land_user[0])
+                        journal_add(&j, "RDMAXFER_USER=%s", x->land_user);
+        }
         if (x->relayed)
                 journal_add(&j, "RDMAXFER_FORWARDED_BYTES=%" PRIu64, x->forwarded);
         if (x->hops) {

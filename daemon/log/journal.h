@@ -39,6 +39,11 @@ struct journal_xfer {
          * the receive ring (the rest was read back from its copy). */
         bool relayed;
         uint64_t forwarded;
+        /* recv, landed as a user (wire.h, Landing as the user): where, and
+         * as whom (land_user may be ""); NULL: the drop box. */
+        const char *land_path;
+        const char *land_user;
+        unsigned int land_uid;
 };
 
 /*
@@ -59,7 +64,9 @@ struct journal_xfer {
  * RDMAXFER_RELAY (the next hop); a chain's sender's RDMAXFER_NODES (the
  * peer and the hops after it), RDMAXFER_NODES_OK (those that published)
  * and RDMAXFER_NODE_FAILED when one did not; a relay's own send entry,
- * RDMAXFER_FORWARDED_BYTES. Success means status ==
+ * RDMAXFER_FORWARDED_BYTES. A receiver's entry of files that landed as
+ * their user has RDMAXFER_UID, RDMAXFER_USER and RDMAXFER_LANDED (the path
+ * the user named). Success means status ==
  * WIRE_OK and not cancelled; anything else gets MSGID_XFER_FAILED and
  * PRIORITY=warning.
  */

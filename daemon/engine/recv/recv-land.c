@@ -179,8 +179,8 @@ unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len)
                 return WIRE_OK;
         if (!x->env->cfg.user_landing) {
                 snprintf(text, len, "this node lands no user's files (its landing_roots is empty); "
-                         "send to its drop box (--to)");
-                return WIRE_E_DENIED;
+                         "send without :/PATH for its drop box");
+                return WIRE_E_PERMISSION;
         }
         return WIRE_OK;
 }

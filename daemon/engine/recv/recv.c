@@ -213,6 +213,9 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .lanes = f->t_file ? b->nlanes : 0,
                 .skipped = ok && f->skip,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
+                .land_path = x->landing && x->land_session ? x->landing->path : NULL,
+                .land_user = x->land_user,
+                .land_uid = x->land_uid,
         });
 }
 
@@ -247,6 +250,9 @@ static void recv_journal_job(struct recv_xfer *x)
                 .resumed = x->tree_kept_bytes + x->files_resumed,
                 .holes = x->holes,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
+                .land_path = x->landing && x->land_session ? x->landing->path : NULL,
+                .land_user = x->land_user,
+                .land_uid = x->land_uid,
         });
 }
 

@@ -1,0 +1,156 @@
+#!/bin/bash
+# Files land as the user who sent them (issue 33), end to end: users run
+# xferctl send FILE... PEER:/PATH against alpha (members of group rdmaxfer,
+# as its control socket asks) with real MUNGE; beta's
+# rdmaxferd, which talks RDMA and never switches uid, has rdmaxfer-lander
+# (socket-activated, root, CAP_SETUID/CAP_SETGID) make each file as them.
+#  1. alice: a file into her 0700 directory (PATH/ names a directory),
+#     and one as a new name (PATH itself): hers (uid, gid), its mode as on
+#     her side (0640, and a read-only 0444 one), the bytes hers, the digest
+#     xattr set, nothing in beta's drop box, nothing of hers in beta's
+#     partial_dir; beta's journal entry has RDMAXFER_UID, RDMAXFER_USER and
+#     RDMAXFER_LANDED.
+#  2. three files into a directory, one job.
+#  3. the same name again: refused before any data ("exists"), no retry,
+#     the old file untouched; with --overwrite, replaced; into a directory
+#     that is not there: refused, naming it.
+#  4. bob into alice's 0700 directory: "Permission denied", naming it,
+#     nothing made; bob outside landing_roots: refused, naming them.
+#  5. a receiver whose landing_roots is empty refuses it, saying so; the
+#     drop box works as ever meanwhile.
+#  6. munged stopped on the sending node: xferctl says it cannot get a
+#     MUNGE credential and that munged is what is missing; nothing queued.
+. "$TESTBED_LIB"
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+ALICE=tb-ualice BOB=tb-ubob
+SCR=/scratch
+WORK=/var/tmp/land-test
+BETA_PART=/var/lib/rdmaxferd-beta/partial
+
+cleanup() {
+        systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service 2>/dev/null || true
+        for u in "$ALICE" "$BOB"; do userdel -f "$u" 2>/dev/null || true; done
+        rm -rf "$SCR" "$WORK"
+}
+cleanup
+trap cleanup EXIT
+
+as() {
+        local u=$1
+        shift
+        setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
+}
+
+useradd -M -s /usr/sbin/nologin -G rdmaxfer "$ALICE"
+useradd -M -s /usr/sbin/nologin -G rdmaxfer "$BOB"
+mkdir -m 1777 "$SCR"
+install -d -m 0700 -o "$ALICE" -g "$ALICE" "$SCR/$ALICE"
+install -d -m 0755 -o "$ALICE" -g "$ALICE" "$WORK"
+if [[ ! -s /etc/munge/munge.key ]]; then
+        dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
+        chown munge: /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key
+fi
+tb_run systemctl start munge
+# Both daemons land users' files (beta receives; the lander reads alpha's
+# file, the node's default rdmaxferd.conf, for its landing_roots).
+peers_configure "landing_roots=$SCR /tmp"
+start_peers
+tb_run systemctl start rdmaxfer-lander.socket
+
+# send USER ARGS...: xferctl send as USER; its output in OUT, status in RC.
+send() {
+        local u=$1
+        shift
+        RC=0
+        OUT=$(as "$u" timeout 120 xferctl send "$@" 2>&1) || RC=$?
+}
+# beta_entry SINCE: beta's receive entries since then (jobs_since).
+beta_entry() { jobs_since "$BETA_UNIT" "$1" recv; }
+
+in_before=$(ls -A "$BETA_IN" | wc -l)
+make_file "$WORK/a.dat" 3000000
+make_file "$WORK/ro.txt" 5000
+make_file "$WORK/x1" 1000 && make_file "$WORK/x2" 0 && make_file "$WORK/x3" 70000
+chown "$ALICE:" "$WORK"/*
+chmod 0640 "$WORK/a.dat"
+chmod 0444 "$WORK/ro.txt"
+
+tb_log "1. alice lands files in her own directory, as herself"
+since=$(date '+%F %T')
+send "$ALICE" "$WORK/a.dat" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) || tb_fail "alice's send into her directory: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+same_file "$WORK/a.dat" "$SCR/$ALICE/a.dat"
+[[ $(stat -c '%U %G %a' "$SCR/$ALICE/a.dat") == "$ALICE $ALICE 640" ]] ||
+        tb_fail "a.dat is not alice's with her mode: $(stat -c '%U %G %a' "$SCR/$ALICE/a.dat")"
+[[ $(getfattr --only-values -n user.rdmaxfer.digest "$SCR/$ALICE/a.dat" 2>/dev/null) =~ ^[0-9a-f]{32}$ ]] ||
+        tb_fail "a.dat has no digest xattr"
+e=$(beta_entry "$since")
+grep -q "^RDMAXFER_UID=$(id -u "$ALICE")$" <<<"$e" && grep -q "^RDMAXFER_USER=$ALICE$" <<<"$e" &&
+        grep -q "^RDMAXFER_LANDED=$SCR/$ALICE$" <<<"$e" && grep -q '^RDMAXFER_RESULT=ok$' <<<"$e" ||
+        tb_fail "beta's journal entry does not say whose and where: $(grep '^RDMAXFER_' <<<"$e" | tr '\n' ' ')"
+send "$ALICE" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/notes.txt"
+((RC == 0)) || tb_fail "alice's send as a new name: exit $RC: $OUT"
+same_file "$WORK/ro.txt" "$SCR/$ALICE/notes.txt"
+[[ $(stat -c '%U %a' "$SCR/$ALICE/notes.txt") == "$ALICE 444" ]] ||
+        tb_fail "notes.txt (PATH itself) is not alice's read-only file: $(stat -c '%U %a' "$SCR/$ALICE/notes.txt")"
+[[ $(ls -A "$BETA_IN" | wc -l) == "$in_before" ]] || tb_fail "something landed in beta's drop box: $(ls -A "$BETA_IN")"
+[[ -z $(find "$BETA_PART" -user "$ALICE" 2>/dev/null) ]] || tb_fail "a file of alice's is in beta's partial_dir"
+tb_log "hers, her modes (640, 444), her bytes and digest; the journal names her; the drop box untouched"
+
+tb_log "2. three files into a directory, one job"
+as "$ALICE" mkdir "$SCR/$ALICE/set"
+send "$ALICE" "$WORK/x1" "$WORK/x2" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/set"
+((RC == 0)) || tb_fail "three files: exit $RC: $OUT"
+for f in x1 x2 x3; do
+        same_file "$WORK/$f" "$SCR/$ALICE/set/$f"
+        [[ $(stat -c %U "$SCR/$ALICE/set/$f") == "$ALICE" ]] || tb_fail "set/$f is not alice's"
+done
+
+tb_log "3. refusals of a path: a name there already, a directory that is not"
+since=$(date '+%F %T')
+cp -p "$SCR/$ALICE/a.dat" "$WORK/a.before"
+send "$ALICE" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
+((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "the same name again: exit $RC, not 'exists': $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+cmp -s "$WORK/a.before" "$SCR/$ALICE/a.dat" || tb_fail "the refused send changed a.dat"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep -q 'retrying in' &&
+        tb_fail "an existing name was retried"
+send "$ALICE" --overwrite "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
+((RC == 0)) || tb_fail "--overwrite of her own a.dat: exit $RC: $OUT"
+same_file "$WORK/ro.txt" "$SCR/$ALICE/a.dat"
+[[ $(stat -c '%U %a' "$SCR/$ALICE/a.dat") == "$ALICE 444" ]] || tb_fail "a.dat replaced is not her 0444 file"
+tb_log "with --overwrite, her a.dat replaced by the new one
+send "$ALICE" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/none/deeper/x"
+((RC != 0)) && grep -q "$SCR/$ALICE/none" <<<"$OUT" || tb_fail "a missing directory: exit $RC, not named: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+
+tb_log "4. bob may not land in alice's directory, nor outside landing_roots"
+chown "$BOB:" "$WORK/x1"
+send "$BOB" "$WORK/x1" "$BETA_ADDR:$SCR/$ALICE/"
+((RC != 0)) && grep -q "Permission denied" <<<"$OUT" && grep -q "$SCR/$ALICE" <<<"$OUT" ||
+        tb_fail "bob into alice's 0700 directory: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+send "$BOB" "$WORK/x1" "$BETA_ADDR:/var/tmp/bob.dat"
+((RC != 0)) && grep -q "landing_roots" <<<"$OUT" || tb_fail "outside landing_roots: exit $RC: $OUT"
+[[ ! -e /var/tmp/bob.dat ]] || tb_fail "bob's file landed outside landing_roots"
+tb_log "$(tail -n 1 <<<"$OUT")"
+
+tb_log "5. a receiver without landing_roots refuses it; its drop box still takes files"
+peers_configure
+restart_peers
+send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/later.dat"
+((RC != 0)) && grep -q "lands no user's files" <<<"$OUT" || tb_fail "user landing off: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+[[ ! -e $SCR/$ALICE/later.dat ]] || tb_fail "a file landed with landing_roots empty"
+out=$(xferctl send "$WORK/x3" "$BETA_ADDR" --as land-dropbox.dat 2>&1) || tb_fail "the drop box: $out"
+same_file "$WORK/x3" "$BETA_IN/land-dropbox.dat"
+rm -f "$BETA_IN/land-dropbox.dat"
+
+tb_log "6. no munged on the sending node: said, nothing queued"
+tb_run systemctl stop munge
+send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/"
+((RC != 0)) && grep -qi "munged" <<<"$OUT" || tb_fail "without munged: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+tb_run systemctl start munge
