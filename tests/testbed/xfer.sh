@@ -167,3 +167,20 @@ job_in_state() {
 beta_back() {
         journalctl -u "$BETA_UNIT" --no-pager --since "@${1%.*}" | grep -q "is back: listening"
 }
+
+# as USER COMMAND...: COMMAND as USER, with USER's groups (what a login gives).
+as() {
+        local u=$1
+        shift
+        setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
+}
+
+# munge_up: munged running, with the node's key (made here the first time:
+# the guest's nodes are one host, so one key is the whole cluster's).
+munge_up() {
+        if [[ ! -s /etc/munge/munge.key ]]; then
+                dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
+                chown munge: /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key
+        fi
+        tb_run systemctl start munge || tb_fail "munged did not start"
+}

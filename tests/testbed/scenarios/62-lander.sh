@@ -30,23 +30,13 @@ cleanup() {
 cleanup
 trap cleanup EXIT
 
-as() {
-        local u=$1
-        shift
-        setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
-}
-
 useradd -M -s /usr/sbin/nologin "$ALICE"
 useradd -M -s /usr/sbin/nologin "$BOB"
 mkdir -m 1777 "$SCR"
 install -d -m 0700 -o "$ALICE" -g "$ALICE" "$SCR/$ALICE"
 install -d -m 0755 -o "$BOB" -g "$BOB" "$SCR/$BOB"
 install -d -m 0755 "$WORK"
-if [[ ! -s /etc/munge/munge.key ]]; then
-        dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
-        chown munge: /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key
-fi
-tb_run systemctl start munge
+munge_up
 echo "landing_roots = $SCR /tmp" >>"$ALPHA_CONF"
 tb_run systemctl start rdmaxfer-lander.socket
 

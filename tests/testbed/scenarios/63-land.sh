@@ -3,7 +3,8 @@
 # xferctl send FILE... PEER:/PATH against alpha (members of group rdmaxfer,
 # as its control socket asks) with real MUNGE; beta's
 # rdmaxferd, which talks RDMA and never switches uid, has rdmaxfer-lander
-# (socket-activated, root, CAP_SETUID/CAP_SETGID) make each file as them.
+# (socket-activated, root, CAP_SETUID/CAP_SETGID) make each file as them;
+# the daemons share a pre-shared key, so each landing is under the MAC.
 #  1. alice: a file into her 0700 directory (PATH/ names a directory),
 #     and one as a new name (PATH itself): hers (uid, gid), its mode as on
 #     her side (0640, and a read-only 0444 one), the bytes hers, the digest
@@ -27,34 +28,28 @@ ALICE=tb-ualice BOB=tb-ubob
 SCR=/scratch
 WORK=/var/tmp/land-test
 BETA_PART=/var/lib/rdmaxferd-beta/partial
+KEY=/etc/rdmaxferd/psk-land
 
 cleanup() {
         systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service 2>/dev/null || true
         for u in "$ALICE" "$BOB"; do userdel -f "$u" 2>/dev/null || true; done
-        rm -rf "$SCR" "$WORK"
+        rm -rf "$SCR" "$WORK" "$KEY"
 }
 cleanup
 trap cleanup EXIT
-
-as() {
-        local u=$1
-        shift
-        setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
-}
 
 useradd -M -s /usr/sbin/nologin -G rdmaxfer "$ALICE"
 useradd -M -s /usr/sbin/nologin -G rdmaxfer "$BOB"
 mkdir -m 1777 "$SCR"
 install -d -m 0700 -o "$ALICE" -g "$ALICE" "$SCR/$ALICE"
 install -d -m 0755 -o "$ALICE" -g "$ALICE" "$WORK"
-if [[ ! -s /etc/munge/munge.key ]]; then
-        dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
-        chown munge: /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key
-fi
-tb_run systemctl start munge
+munge_up
 # Both daemons land users' files (beta receives; the lander reads alpha's
-# file, the node's default rdmaxferd.conf, for its landing_roots).
-peers_configure "landing_roots=$SCR /tmp"
+# file, the node's default rdmaxferd.conf, for its landing_roots), with a
+# pre-shared key, as SECURITY.md asks: the offer's MAC covers the landing.
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$KEY")
+chown rdmaxfer: "$KEY" && chmod 0400 "$KEY"
+peers_configure "landing_roots=$SCR /tmp" "key_file=$KEY"
 start_peers
 tb_run systemctl start rdmaxfer-lander.socket
 
@@ -121,7 +116,7 @@ send "$ALICE" --overwrite "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
 ((RC == 0)) || tb_fail "--overwrite of her own a.dat: exit $RC: $OUT"
 same_file "$WORK/ro.txt" "$SCR/$ALICE/a.dat"
 [[ $(stat -c '%U %a' "$SCR/$ALICE/a.dat") == "$ALICE 444" ]] || tb_fail "a.dat replaced is not her 0444 file"
-tb_log "with --overwrite, her a.dat replaced by the new one
+tb_log "with --overwrite, her a.dat replaced by the new one"
 send "$ALICE" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/none/deeper/x"
 ((RC != 0)) && grep -q "$SCR/$ALICE/none" <<<"$OUT" || tb_fail "a missing directory: exit $RC, not named: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
@@ -138,7 +133,7 @@ send "$BOB" "$WORK/x1" "$BETA_ADDR:/var/tmp/bob.dat"
 tb_log "$(tail -n 1 <<<"$OUT")"
 
 tb_log "5. a receiver without landing_roots refuses it; its drop box still takes files"
-peers_configure
+peers_configure "key_file=$KEY"
 restart_peers
 send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/later.dat"
 ((RC != 0)) && grep -q "lands no user's files" <<<"$OUT" || tb_fail "user landing off: exit $RC: $OUT"

@@ -32,12 +32,6 @@ cleanup() {
 trap cleanup EXIT
 
 # as USER COMMAND...: COMMAND as USER, with USER's groups (no PAM session).
-as() {
-        local u=$1
-        shift
-        setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
-}
-
 # submit USER NAME: USER queues a small file to beta as NAME; prints the job id.
 submit() {
         local out

@@ -1,0 +1,116 @@
+#!/bin/bash
+# The landing benchmark, inside the testbed guest (tests/bench/bench --land
+# runs it): what landing as the user (xferctl send FILE... PEER:/PATH,
+# through rdmaxfer-lander and MUNGE) costs against the drop box, side by
+# side, interleaved in rounds: one file of BENCH_LD_MB (1 GiB), and a job
+# of BENCH_LD_FILES (1,000) files of 4 KiB each (one job, a session offer
+# each, as a flat job of several files goes; trees do not land as the
+# user yet). Each received copy is checked. Then the medians and the
+# issue's targets: the large file landed >= 0.95 x the drop box's rate;
+# the small files >= 0.85 x its files/s.
+# testbed-timeout: 3600
+# shellcheck source=tests/testbed/lib.sh
+. "${TESTBED_LIB:?run me with tests/bench/bench --land}"
+# shellcheck source=tests/testbed/xfer.sh
+. "$(dirname "$TESTBED_LIB")/xfer.sh"
+
+for a in "$@"; do
+        [[ $a == BENCH_*=* ]] && export "${a?}"
+done
+REPS=${BENCH_LD_REPS:-3}
+MB=${BENCH_LD_MB:-1024}
+NFILES=${BENCH_LD_FILES:-1000}
+MIB=$((1024 * 1024))
+OUT=$TESTBED_SHARE/bench
+mkdir -p "$OUT"
+RES=$OUT/land-results.tsv
+: >"$RES"
+USER_=tb-bench
+SCR=/scratch
+WORK=/var/tmp/land-bench
+
+useradd -M -s /usr/sbin/nologin -G rdmaxfer "$USER_" 2>/dev/null || true
+rm -rf "$SCR" "$WORK"
+mkdir -m 1777 "$SCR"
+install -d -m 0755 -o "$USER_" -g "$USER_" "$SCR/$USER_" "$WORK" "$WORK/small"
+munge_up
+peers_configure overwrite=yes "landing_roots=$SCR"
+start_peers
+systemctl start rdmaxfer-lander.socket || tb_fail "rdmaxfer-lander.socket did not start"
+
+make_file "$WORK/big.dat" $((MB * MIB))
+head -c $((NFILES * 4096)) /dev/urandom >"$WORK/smallblob"
+(cd "$WORK/small" && split -b 4096 -a 5 -d "$WORK/smallblob" f) || tb_fail "split"
+rm -f "$WORK/smallblob"
+chown -R "$USER_:" "$WORK"
+small=("$WORK"/small/f*)
+((${#small[@]} == NFILES)) || tb_fail "${#small[@]} small files, not $NFILES"
+want=$(xferctl sum "$WORK/big.dat" | cut -c1-32)
+tb_log "$MB MiB file, $NFILES files of 4 KiB; $REPS round(s), drop box and landing interleaved"
+
+# run KIND WHAT: one send as the user, timed; the copy checked, then removed.
+run() {
+        local kind=$1 what=$2 dest t0 t1 out
+        if [[ $kind == dropbox ]]; then
+                dest=$BETA_ADDR
+        else
+                dest=$BETA_ADDR:$SCR/$USER_/
+        fi
+        sync
+        t0=$(date +%s.%N)
+        if [[ $what == big ]]; then
+                out=$(as "$USER_" xferctl send "$WORK/big.dat" "$dest" 2>&1) || tb_fail "$kind $what: $out"
+        else
+                out=$(as "$USER_" xferctl send "${small[@]}" "$dest" 2>&1) || tb_fail "$kind $what: $out"
+        fi
+        t1=$(date +%s.%N)
+        if [[ $what == big ]]; then
+                local got=$BETA_IN/big.dat
+                [[ $kind == land ]] && got=$SCR/$USER_/big.dat
+                [[ $(getfattr --absolute-names --only-values -n user.rdmaxfer.digest "$got") == "$want" ]] ||
+                        tb_fail "$kind: big.dat arrived with another digest"
+                [[ $kind == dropbox || $(stat -c %U "$got") == "$USER_" ]] || tb_fail "landed big.dat is not the user's"
+                rm -f "$got"
+        else
+                local dir=$BETA_IN
+                [[ $kind == land ]] && dir=$SCR/$USER_
+                cmp -s "$WORK/small/f00000" "$dir/f00000" && [[ -e $dir/f$(printf '%05d' $((NFILES - 1))) ]] ||
+                        tb_fail "$kind: the small files did not all arrive"
+                rm -f "$dir"/f[0-9]*
+        fi
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+
+for ((r = 1; r <= REPS; r++)); do
+        for what in big small; do
+                for kind in dropbox land; do
+                        secs=$(run "$kind" "$what")
+                        printf '%s\t%s\t%s\t%s\n' "$r" "$what" "$kind" "$secs" >>"$RES"
+                        tb_log "round $r, $what, $kind: $secs s"
+                done
+        done
+done
+rm -rf "$WORK" "$SCR"
+userdel -f "$USER_" 2>/dev/null || true
+
+awk -F'\t' -v mb="$MB" -v n="$NFILES" '
+function median(a, k,   i, j, t) {
+        for (i = 2; i <= k; i++)
+                for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
+{ t[$1, $2, $3] = $4; if ($1 > R) R = $1 }
+END {
+        for (r = 1; r <= R; r++) {
+                bd[r] = t[r, "big", "dropbox"]; bl[r] = t[r, "big", "land"]; br[r] = bd[r] / bl[r]
+                sd[r] = t[r, "small", "dropbox"]; sl[r] = t[r, "small", "land"]; sr[r] = sd[r] / sl[r]
+        }
+        printf "land-bench: %d MiB file and %d x 4 KiB files, %d round(s), drop box and landing interleaved\n", mb, n, R
+        printf "land-bench: large file: drop box %.2f s (%.1f MB/s), landed %.2f s (%.1f MB/s)\n",
+               median(bd, R), mb * 1.048576 / median(bd, R), median(bl, R), mb * 1.048576 / median(bl, R)
+        printf "land-bench: small files: drop box %.2f s (%.1f files/s), landed %.2f s (%.1f files/s)\n",
+               median(sd, R), n / median(sd, R), median(sl, R), n / median(sl, R)
+        rb = median(br, R); rs = median(sr, R)
+        printf "land-bench: landed / drop box, large file rate: %.3f (target >= 0.95: %s)\n", rb, rb >= 0.95 ? "met" : "NOT met"
+        printf "land-bench: landed / drop box, small files/s:   %.3f (target >= 0.85: %s)\n", rs, rs >= 0.85 ? "met" : "NOT met"
+}' "$RES" | tee "$OUT/land-report.txt"
