@@ -24,7 +24,7 @@ static void landcred_text_freep(char **text)
         }
 }
 
-int landcred_make(const char *addr, const char *dest, const char *munge_socket, struct landcred *out,
+int landcred_make(const char *addr, const char *dest, bool replace, const char *munge_socket, struct landcred *out,
                   char *err, size_t errlen)
 {
         _cleanup_(landcred_ctx_destroyp) munge_ctx_t ctx = NULL;
@@ -44,6 +44,7 @@ int landcred_make(const char *addr, const char *dest, const char *munge_socket, 
                 return -ENOMEM;
         }
         s->direction = LANDMSG_PUSH;
+        s->flags = replace ? LANDMSG_SESSION_REPLACE : 0;
         s->naddrs = 1;
         if (landmsg_addr_parse(addr, s->addrs[0]) < 0) {
                 char shown[ESC_TERM_SIZE(64)];

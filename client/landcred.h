@@ -11,6 +11,7 @@
  * retry presents it again.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,11 +24,12 @@ struct landcred {
 
 /*
  * A push of files to @dest (absolute, normal form) on the node at @addr
- * (numeric text, as the SUBMIT's host) into @out. @munge_socket: munged's
+ * (numeric text, as the SUBMIT's host) into @out; @replace: the user
+ * allows replacing what is there (--overwrite), bound in with the rest. @munge_socket: munged's
  * socket, NULL for libmunge's default. 0, or -EINVAL (@addr not numeric,
  * @dest too long), -EHOSTDOWN (munged not reachable), -EPERM (munged
  * refused), -E2BIG (a credential longer than a SUBMIT carries), -EIO
  * (libsodium) or -ENOMEM, each with a sentence in @err saying why.
  */
-int landcred_make(const char *addr, const char *dest, const char *munge_socket, struct landcred *out,
+int landcred_make(const char *addr, const char *dest, bool replace, const char *munge_socket, struct landcred *out,
                   char *err, size_t errlen);

@@ -125,7 +125,7 @@ int sendland_cred(struct sendcmd *sc)
         struct landcred lc;
         char err[512];
 
-        if (landcred_make(sc->submit.host, sc->submit.land_path, NULL, &lc, err, sizeof(err)) < 0) {
+        if (landcred_make(sc->submit.host, sc->submit.land_path, sc->overwrite, NULL, &lc, err, sizeof(err)) < 0) {
                 xferctl_say("cannot land as yourself on %s: %s (without :/PATH the files go to its drop "
                             "box instead)", sc->peer_shown, err);
                 return XFERCTL_EXIT_FAILED;

@@ -46,7 +46,8 @@ static bool rel_ok(const char *s, size_t n)
 
 static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t dest_len)
 {
-        return (s->direction == LANDMSG_PUSH || s->direction == LANDMSG_PULL) && s->naddrs >= 1 &&
+        return (s->direction == LANDMSG_PUSH || s->direction == LANDMSG_PULL) &&
+               (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0 && s->naddrs >= 1 &&
                s->naddrs <= LANDMSG_ADDRS_MAX && cred_len <= LANDMSG_CRED_MAX && cred_ok(s->cred, cred_len) &&
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
 }
@@ -199,7 +200,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         switch (m->type) {
         case LANDMSG_SESSION:
                 bytes_put_u8(&o, m->session.direction);
-                bytes_put_u8(&o, 0);
+                bytes_put_u8(&o, m->session.flags);
                 bytes_put_u16(&o, m->session.naddrs);
                 bytes_put_mem(&o, m->session.token, LANDMSG_TOKEN_SIZE);
                 bytes_put_u16(&o, (uint16_t)l1);
@@ -266,7 +267,8 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 struct landmsg_session *s = &m->session;
 
                 s->direction = bytes_get_u8(&in);
-                ok = bytes_get_u8(&in) == 0;
+                s->flags = bytes_get_u8(&in);
+                ok = (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0;
                 s->naddrs = bytes_get_u16(&in);
                 bytes_get_mem(&in, s->token, LANDMSG_TOKEN_SIZE);
                 l1 = bytes_get_u16(&in);
@@ -338,13 +340,14 @@ int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_
         static const char prefix[16] = "rdmaxfer-land-1";
         static const uint8_t key[] = "rdmaxfer lander binding, version 1";
         crypto_generichash_state st;
-        uint8_t head[1 + 2 + 2];
+        uint8_t head[1 + 1 + 2 + 2];
         size_t dest_len = strnlen(s->dest, sizeof(s->dest));
         struct bytes_out o = BYTES_OUT(head, sizeof(head));
 
         if (s->naddrs < 1 || s->naddrs > LANDMSG_ADDRS_MAX || dest_len > LANDMSG_PATH_MAX)
                 return -EINVAL;
         bytes_put_u8(&o, s->direction);
+        bytes_put_u8(&o, s->flags);
         bytes_put_u16(&o, (uint16_t)dest_len);
         bytes_put_u16(&o, s->naddrs);
         if (crypto_generichash_init(&st, key, sizeof(key) - 1, 32) < 0)

@@ -32,9 +32,10 @@
  * that the user's xferctl made: the lander decodes it through its own
  * munged, so that the daemon, which only carries it, can never make the
  * lander act as a user who did not ask. The credential's payload binds
- * it to the job (landmsg_binding): the direction, DEST (the absolute
- * path the user named), the job's token and the addresses of the nodes
- * it may be used on, one of which must be this host's. Every request
+ * it to the job (landmsg_binding): the direction, its flags (whether the
+ * user allows replacing), DEST (the absolute path the user named), the
+ * job's token and the addresses of the nodes it may be used on, one of
+ * which must be this host's. Every request
  * after it names a path relative to DEST ("" for DEST itself), walked as
  * that user beneath the admin's landing roots.
  *
@@ -94,8 +95,17 @@ enum landmsg_direction {
         LANDMSG_PULL = 2,       /* files are read as the user (xferctl get PEER:/path) */
 };
 
+/* A session's flags, which its credential's binding covers: what the
+ * user asked for, not the daemon's to add. */
+enum {
+        /* xferctl send --overwrite: LINK and PUBLISH may replace (as the user may). */
+        LANDMSG_SESSION_REPLACE = 1 << 0,
+        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE,
+};
+
 struct landmsg_session {
         uint8_t direction;      /* enum landmsg_direction */
+        uint8_t flags;          /* LANDMSG_SESSION_* */
         uint16_t naddrs;        /* 1 .. LANDMSG_ADDRS_MAX */
         uint8_t token[LANDMSG_TOKEN_SIZE];
         uint8_t addrs[LANDMSG_ADDRS_MAX][LANDMSG_ADDR_SIZE];
@@ -211,8 +221,8 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m);
 
 /*
  * The payload of a session's MUNGE credential: LANDMSG_BINDING_SIZE bytes,
- * a fixed prefix and a keyed BLAKE2b-256 of the direction, DEST, the
- * token and the addresses, each with its length, so that no two jobs
+ * a fixed prefix and a keyed BLAKE2b-256 of the direction, the flags,
+ * DEST, the token and the addresses, each with its length, so that no two jobs
  * share one. xferctl puts it in the credential; the lander computes it
  * again from SESSION and compares.
  */

@@ -24,6 +24,7 @@ struct lander_session {
         uint64_t id;                    /* 0: a free slot */
         unsigned int conn;
         uint8_t direction;
+        uint8_t flags;                  /* LANDMSG_SESSION_*, as the credential's binding has them */
         struct landfs_id who;
         char user[LANDMSG_USER_MAX + 1];
         char dest[LANDMSG_PATH_MAX + 1];
@@ -290,6 +291,7 @@ static void lander_session(struct lander *l, unsigned int conn, const struct lan
         ss->id = l->next_id++;
         ss->conn = conn;
         ss->direction = s->direction;
+        ss->flags = s->flags;
         ss->who.uid = uid;
         ss->who.gid = gid;
         ss->who.ngroups = (size_t)ngroups;
@@ -512,6 +514,14 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         if ((req->type == LANDMSG_OPEN_READ) != (ss->direction == LANDMSG_PULL)) {
                 error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
+                return;
+        }
+        /* Replacing is the user's to allow, in the credential (xferctl send --overwrite). */
+        if (((req->type == LANDMSG_LINK && (req->op.flags & LANDMSG_LINK_REPLACE)) ||
+             (req->type == LANDMSG_PUBLISH && (req->op.flags & LANDMSG_PUBLISH_REPLACE))) &&
+            !(ss->flags & LANDMSG_SESSION_REPLACE)) {
+                error_reply(reply, EPERM, 0, path, "replacing what is there was not asked for "
+                            "(xferctl send --overwrite)");
                 return;
         }
         /* In DEST's parent, only DEST's own name: the credential names no sibling. */

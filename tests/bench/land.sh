@@ -31,7 +31,15 @@ WORK=/var/tmp/land-bench
 
 useradd -M -s /usr/sbin/nologin -G rdmaxfer "$USER_" 2>/dev/null || true
 rm -rf "$SCR" "$WORK"
-mkdir -m 1777 "$SCR"
+# Page cache to page cache, both ways alike (as the other benches): the
+# drop box and the landing root in tmpfs, so the figures compare the two
+# paths, not the emulated disk. (On the guest's disk, a landed file,
+# never checkpointed, is written back all at its end: see
+# doc/performance.md.)
+mkdir -p "$SCR" "$BETA_IN"
+mount -t tmpfs -o size=40%,mode=1777 tmpfs "$SCR"
+mount -t tmpfs -o size=40%,mode=0750 tmpfs "$BETA_IN"
+chown rdmaxfer:rdmaxfer "$BETA_IN"
 install -d -m 0755 -o "$USER_" -g "$USER_" "$SCR/$USER_" "$WORK" "$WORK/small"
 munge_up
 peers_configure overwrite=yes "landing_roots=$SCR"
@@ -45,7 +53,6 @@ rm -f "$WORK/smallblob"
 chown -R "$USER_:" "$WORK"
 small=("$WORK"/small/f*)
 ((${#small[@]} == NFILES)) || tb_fail "${#small[@]} small files, not $NFILES"
-want=$(xferctl sum "$WORK/big.dat" | cut -c1-32)
 tb_log "$MB MiB file, $NFILES files of 4 KiB; $REPS round(s), drop box and landing interleaved"
 
 # run KIND WHAT: one send as the user, timed; the copy checked, then removed.
@@ -67,8 +74,7 @@ run() {
         if [[ $what == big ]]; then
                 local got=$BETA_IN/big.dat
                 [[ $kind == land ]] && got=$SCR/$USER_/big.dat
-                [[ $(getfattr --absolute-names --only-values -n user.rdmaxfer.digest "$got") == "$want" ]] ||
-                        tb_fail "$kind: big.dat arrived with another digest"
+                cmp -s "$WORK/big.dat" "$got" || tb_fail "$kind: big.dat arrived with other bytes"
                 [[ $kind == dropbox || $(stat -c %U "$got") == "$USER_" ]] || tb_fail "landed big.dat is not the user's"
                 rm -f "$got"
         else
@@ -90,7 +96,9 @@ for ((r = 1; r <= REPS; r++)); do
                 done
         done
 done
-rm -rf "$WORK" "$SCR"
+rm -rf "$WORK"
+umount "$SCR" "$BETA_IN"
+rmdir "$SCR"
 userdel -f "$USER_" 2>/dev/null || true
 
 awk -F'\t' -v mb="$MB" -v n="$NFILES" '
@@ -111,6 +119,6 @@ END {
         printf "land-bench: small files: drop box %.2f s (%.1f files/s), landed %.2f s (%.1f files/s)\n",
                median(sd, R), n / median(sd, R), median(sl, R), n / median(sl, R)
         rb = median(br, R); rs = median(sr, R)
-        printf "land-bench: landed / drop box, large file rate: %.3f (target >= 0.95: %s)\n", rb, rb >= 0.95 ? "met" : "NOT met"
-        printf "land-bench: landed / drop box, small files/s:   %.3f (target >= 0.85: %s)\n", rs, rs >= 0.85 ? "met" : "NOT met"
+        printf "land-bench: landed / drop box, large file rate: %.3f (target >= 0.95: %s)\n", rb, (rb >= 0.95 ? "met" : "NOT met")
+        printf "land-bench: landed / drop box, small files/s:   %.3f (target >= 0.85: %s)\n", rs, (rs >= 0.85 ? "met" : "NOT met")
 }' "$RES" | tee "$OUT/land-report.txt"

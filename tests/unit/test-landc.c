@@ -185,7 +185,8 @@ static void test_gone(struct landc *c)
         ok(!w.done, "a stopped lander: the request waits");
         lander_kill();
         ok(wait_for(&w) && w.reply.type == LANDMSG_ERROR && w.reply.error.err == ECONNRESET &&
-           strstr(w.reply.error.text, "went away"), "killed: ECONNRESET (%s)", w.reply.error.text);
+           w.reply.error.verdict == LANDC_UNREACHABLE && strstr(w.reply.error.text, "went away"),
+           "killed: ECONNRESET, unreachable (%s)", w.reply.error.text);
         lander_start();
         session_fill(&req, "run2");
         landc_ask(c, &req, -1, on_done, &again);
@@ -222,7 +223,8 @@ static void test_absent(struct event_base *b)
         in_ask = false;
         ok(!a.done, "not answered from within landc_ask");
         ok(wait_for(&a) && a.order != -1 && a.reply.type == LANDMSG_ERROR && a.reply.error.err == ENOENT &&
-           strstr(a.reply.error.text, "cannot reach rdmaxfer-lander"), "from the loop: %s", a.reply.error.text);
+           a.reply.error.verdict == LANDC_UNREACHABLE && strstr(a.reply.error.text, "cannot reach rdmaxfer-lander"),
+           "from the loop, unreachable: %s", a.reply.error.text);
         landc_free(c);
 }
 

@@ -55,12 +55,14 @@ static struct decoded decode(const char *cred)
 }
 
 /* The binding a lander computes for a push of @dest to @addr with @token. */
-static void binding_of(const char *addr, const char *dest, const uint8_t *token, uint8_t out[LANDMSG_BINDING_SIZE])
+static void binding_of(const char *addr, const char *dest, const uint8_t *token, uint8_t flags,
+                       uint8_t out[LANDMSG_BINDING_SIZE])
 {
         static struct landmsg_session s;
 
         memset(&s, 0, sizeof(s));
         s.direction = LANDMSG_PUSH;
+        s.flags = flags;
         s.naddrs = 1;
         landmsg_addr_parse(addr, s.addrs[0]);
         memcpy(s.token, token, LANDMSG_TOKEN_SIZE);
@@ -98,7 +100,7 @@ static int make_into(void *arg)
         char err[512];
         int fd = *(int *)arg;
 
-        if (landcred_make("fd00::2", "/scratch/nobody/x", sock, &lc, err, sizeof(err)) < 0)
+        if (landcred_make("fd00::2", "/scratch/nobody/x", false, sock, &lc, err, sizeof(err)) < 0)
                 return 1;
         return write(fd, &lc, sizeof(lc)) == (ssize_t)sizeof(lc) ? 0 : 2;
 }
@@ -111,17 +113,17 @@ static void test_made(void)
         munge_ctx_t ctx;
         char err[512] = "", *cred = NULL;
 
-        ok(landcred_make("10.0.0.2", "/scratch/alice/x", sock, &a, err, sizeof(err)) == 0,
+        ok(landcred_make("10.0.0.2", "/scratch/alice/x", false, sock, &a, err, sizeof(err)) == 0,
            "a credential for a push of /scratch/alice/x to 10.0.0.2 (%s)", err);
         ok(strncmp(a.cred, "MUNGE:", 6) == 0 && strlen(a.cred) < sizeof(a.cred), "MUNGE text, %zu bytes",
            strlen(a.cred));
         d = decode(a.cred);
         ok(d.e == EMUNGE_SUCCESS && d.uid == geteuid(), "decoded by root: made as uid %u (%s)",
            (unsigned int)d.uid, munge_strerror(d.e));
-        binding_of("10.0.0.2", "/scratch/alice/x", a.token, want);
+        binding_of("10.0.0.2", "/scratch/alice/x", a.token, 0, want);
         ok(d.len == LANDMSG_BINDING_SIZE && memcmp(d.payload, want, sizeof(want)) == 0,
            "its payload is the job's binding, with the token it handed out (%d bytes)", d.len);
-        binding_of("10.0.0.3", "/scratch/alice/x", a.token, want);
+        binding_of("10.0.0.3", "/scratch/alice/x", a.token, 0, want);
         ok(memcmp(d.payload, want, sizeof(want)) != 0, "not another node's binding");
         ok(d.restriction == 0, "only root may decode it (uid restriction %u)", (unsigned int)d.restriction);
 
@@ -135,10 +137,19 @@ static void test_made(void)
         ok(plain.e == EMUNGE_SUCCESS && d.ttl > plain.ttl, "it lives as long as munged allows: %d s, not "
            "the default %d s", d.ttl, plain.ttl);
 
-        ok(landcred_make("10.0.0.2", "/scratch/alice/x", sock, &b, err, sizeof(err)) == 0 &&
+        ok(landcred_make("10.0.0.2", "/scratch/alice/x", false, sock, &b, err, sizeof(err)) == 0 &&
            memcmp(a.token, b.token, sizeof(a.token)) != 0 && strcmp(a.cred, b.cred) != 0,
            "the same send again: another token, another credential");
         ok(as_nobody(decode_refused, a.cred) == 0, "another user cannot decode it");
+
+        /* --overwrite is the user's word, in the binding: the daemon cannot add it. */
+        ok(landcred_make("10.0.0.2", "/scratch/alice/x", true, sock, &b, err, sizeof(err)) == 0, "with --overwrite");
+        d = decode(b.cred);
+        binding_of("10.0.0.2", "/scratch/alice/x", b.token, LANDMSG_SESSION_REPLACE, want);
+        ok(d.e == EMUNGE_SUCCESS && d.len == LANDMSG_BINDING_SIZE && memcmp(d.payload, want, sizeof(want)) == 0,
+           "its binding says replacing is allowed");
+        binding_of("10.0.0.2", "/scratch/alice/x", b.token, 0, want);
+        ok(memcmp(d.payload, want, sizeof(want)) != 0, "and is not the binding of one that does not");
 }
 
 static void test_as_user(void)
@@ -157,7 +168,7 @@ static void test_as_user(void)
         close(p[0]);
         ok(r == 0 && n == (ssize_t)sizeof(lc), "nobody makes one (exit %d)", r);
         d = decode(lc.cred);
-        binding_of("fd00::2", "/scratch/nobody/x", lc.token, want);
+        binding_of("fd00::2", "/scratch/nobody/x", lc.token, 0, want);
         ok(d.e == EMUNGE_SUCCESS && d.uid == nobody_uid && memcmp(d.payload, want, sizeof(want)) == 0,
            "it says nobody (uid %u), for an IPv6 peer's binding (%s)", (unsigned int)d.uid, munge_strerror(d.e));
 }
@@ -167,14 +178,14 @@ static void test_refused(void)
         static struct landcred lc;
         char err[512] = "", gone[sizeof(sock) + 8];
 
-        ok(landcred_make("beta", "/scratch/x", sock, &lc, err, sizeof(err)) == -EINVAL &&
+        ok(landcred_make("beta", "/scratch/x", false, sock, &lc, err, sizeof(err)) == -EINVAL &&
            strstr(err, "'beta'"), "a name, not an address: refused (%s)", err);
         err[0] = '\0';
-        ok(landcred_make("fe80::1%eth0", "/scratch/x", sock, &lc, err, sizeof(err)) == -EINVAL &&
+        ok(landcred_make("fe80::1%eth0", "/scratch/x", false, sock, &lc, err, sizeof(err)) == -EINVAL &&
            strstr(err, "scope"), "an address with a scope: refused, saying so (%s)", err);
         snprintf(gone, sizeof(gone), "%s.gone", sock);
         err[0] = '\0';
-        ok(landcred_make("10.0.0.2", "/scratch/x", gone, &lc, err, sizeof(err)) == -EHOSTDOWN &&
+        ok(landcred_make("10.0.0.2", "/scratch/x", false, gone, &lc, err, sizeof(err)) == -EHOSTDOWN &&
            strstr(err, "no MUNGE credential: munged is not reachable") && strstr(err, "is munged running"),
            "no munged: said (%s)", err);
 }

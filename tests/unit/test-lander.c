@@ -96,8 +96,9 @@ static void test_push(struct lander *l)
         int fd = -1, r;
 
         session_fill(&req.session, LANDMSG_PUSH, "scratch/nobody/run1", "127.0.0.1");
+        req.session.flags = LANDMSG_SESSION_REPLACE;
         munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
-        ok(strncmp(req.session.cred, "MUNGE:", 6) == 0, "nobody made a credential for the job");
+        ok(strncmp(req.session.cred, "MUNGE:", 6) == 0, "nobody made a credential for the job (--overwrite)");
         job = req.session;      /* the requests below share its memory */
         s1 = open_session(l, 1);
         ok(s1 != 0 && reply.session_ok.uid == nobody_uid && reply.session_ok.gid == nobody_gid &&
@@ -284,9 +285,12 @@ static int stage_op(struct lander *l, uint16_t type, uint64_t session, const cha
         return ask(l, 1, fd, rfd);
 }
 
+static uint8_t push_flags;      /* the next push_session's (LANDMSG_SESSION_*) */
+
 static uint64_t push_session(struct lander *l, const char *dest_rel)
 {
         session_fill(&req.session, LANDMSG_PUSH, dest_rel, "127.0.0.1");
+        req.session.flags = push_flags;
         munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         return open_session(l, 1);
 }
@@ -354,7 +358,19 @@ static void test_tree(struct lander *l)
            "naming DEST: %s", reply.error.text);
         ok(stat(at("scratch/nobody/tree1/a/b/f"), &st) == 0, "DEST as it was");
         req.op.flags = LANDMSG_PUBLISH_REPLACE;
-        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH with REPLACE");
+        is_int(ask(l, 1, -1, NULL), -EPERM, "PUBLISH with REPLACE, the credential not allowing it: EPERM");
+        ok(strstr(reply.error.text, "--overwrite") != NULL, "saying so: %s", reply.error.text);
+        is_int(stage_op(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "that job given up");
+        lander_conn_closed(l, 1);
+        push_flags = LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/tree1");
+        push_flags = 0;
+        stage_op(l, LANDMSG_MKDIR, s, "new", NULL, NULL, 0755, -1, NULL);
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_PUBLISH_REPLACE;
+        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH with REPLACE, the credential allowing it (--overwrite)");
         ok(stat(at("scratch/nobody/tree1/new"), &st) == 0 && lstat(at("scratch/nobody/tree1/a"), &st) < 0,
            "DEST is the new tree");
         ok(!a_stage_is_there(), "and the old one (a read-only directory in it) is gone");
@@ -401,6 +417,14 @@ static void test_file_dest(struct lander *l)
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "a.dat", -1, &fd), -EEXIST,
                "again with the name a.dat: EEXIST, before any data");
         ok(fd < 0 && strstr(reply.error.text, "a.dat exists"), "saying so: %s", reply.error.text);
+        ok(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, NULL, -1, &fd) == 0 && fd >= 0, "a file without a name yet");
+        req.type = LANDMSG_LINK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_LINK_REPLACE;
+        strcpy(req.op.leaf, "a.dat");
+        is_int(ask(l, 1, fd, NULL), -EPERM, "LINK over a.dat with REPLACE, not in the credential: EPERM");
+        safe_close(fd);
         is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
 
         s = push_session(l, "scratch/nobody/inbox/b.dat");

@@ -213,6 +213,9 @@ static void test_bounds(void)
         m->session.naddrs = LANDMSG_ADDRS_MAX + 1;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... with more than LANDMSG_ADDRS_MAX");
         m->session.naddrs = 1;
+        m->session.flags = 0x80;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... an unknown flag");
+        m->session.flags = 0;
         m->session.direction = 3;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "... an unknown direction");
         m->session.direction = LANDMSG_PULL;
@@ -341,6 +344,9 @@ static void test_binding(void)
         ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) == 0, "the credential itself is not in it");
         b->direction = LANDMSG_PULL;
         ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "another direction: another binding");
+        *b = *a;
+        b->flags = LANDMSG_SESSION_REPLACE;
+        ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "replacing allowed: another binding");
         *b = *a;
         strcpy(b->dest, "/scratch/alice/run2");
         ok(landmsg_binding(b, y) == 0 && memcmp(x, y, sizeof(x)) != 0, "another DEST: another");

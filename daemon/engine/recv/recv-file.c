@@ -1030,6 +1030,10 @@ void recv_early_open(struct recv_xfer *x)
         const struct wire_offer *o = &x->next;
         uint16_t kind = o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_PACK);
 
+        if (x->landing) {
+                recv_land_early(x);
+                return;
+        }
         /* A file that may resume, or be skipped, has steps of its own;
          * nothing is reserved that its offer's checks would refuse
          * (recv-offer.c: the job's bytes, a pack's bound, max_file_size). */

@@ -34,6 +34,7 @@
 #include "landc.h"
 #include "landmsg.h"
 #include "log.h"
+#include "name.h"
 #include "recv-int.h"
 #include "recv-partial.h"
 #include "recv-publish.h"
@@ -82,6 +83,13 @@ static void recv_land_refused(struct recv_xfer *x, const char *doing, const stru
                 snprintf(text, sizeof(text), "%s: rdmaxfer-lander answered with message %u", doing,
                          (unsigned int)reply->type);
                 recv_fail(x, WIRE_E_INTERNAL, text);
+                return;
+        }
+        /* The lander gone or not there: ours, not the user's, and maybe
+         * for a moment (restarted: its socket starts another). */
+        if (er->verdict == LANDC_UNREACHABLE) {
+                snprintf(text, sizeof(text), "%s: %s", doing, er->text);
+                recv_fail(x, WIRE_E_IO, text);
                 return;
         }
         if (er->where[0] && !strstr(er->text, er->where))
@@ -193,20 +201,98 @@ static const char *recv_land_leaf(const struct recv_xfer *x)
 
 static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd);
 
+/* A TMPFILE for the file named @name: in PATH, or (land_parent) as PATH. */
+static void recv_land_tmpfile_req(const struct recv_xfer *x, const char *name, struct landmsg *req)
+{
+        *req = (struct landmsg){ .type = LANDMSG_TMPFILE };
+        req->op.session = x->land_session;
+        /* Only the user, while it is written; its own mode once it is whole. */
+        req->op.mode = 0600;
+        req->op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
+        /* Refused now, before any data, where it must be new. */
+        if (!(x->landing->flags & WIRE_LAND_REPLACE))
+                snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX,
+                         x->land_parent ? recv_land_leaf(x) : name);
+}
+
+/* Cur's file made early (recv_land_early): true when it is taken, or
+ * still being made (recv_land_open() runs again once it is). */
+static bool recv_land_early_take(struct recv_xfer *x)
+{
+        if (x->early.state == RECV_EARLY_NONE || x->early.file != x->cur->offer.file ||
+            x->early.size != x->cur->offer.size)
+                return false;
+        if (x->early.state == RECV_EARLY_BUSY) {
+                x->early.waiting = true;
+                return true;
+        }
+        x->early.state = RECV_EARLY_NONE;
+        /* Refused, or not made: asked again, and its refusal said as cur's. */
+        if (x->early.failed || x->early.fd < 0) {
+                safe_close(x->early.fd);
+                x->early.fd = -1;
+                return false;
+        }
+        recv_file_opened(x, TAKE_FD(x->early.fd));
+        return true;
+}
+
 /* Cur's nameless file, in PATH or (land_parent) as PATH. */
 static void recv_land_tmpfile(struct recv_xfer *x)
 {
-        struct landmsg req = { .type = LANDMSG_TMPFILE };
+        struct landmsg req;
 
-        req.op.session = x->land_session;
-        /* Only the user, while it is written; its own mode once it is whole. */
-        req.op.mode = 0600;
-        req.op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
-        /* Refused now, before any data, where it must be new. */
-        if (!(x->landing->flags & WIRE_LAND_REPLACE))
-                snprintf(req.op.leaf, sizeof(req.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
-                         x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
+        if (recv_land_early_take(x))
+                return;
+        recv_land_tmpfile_req(x, x->cur->offer.name, &req);
         recv_land_ask(x, &req, -1, recv_land_on_tmpfile, "making the file as its user");
+}
+
+static void recv_land_on_early(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        if (!xfer_io_done(&x->base)) {
+                safe_close(fd);
+                return;
+        }
+        if (x->base.state == XFER_CLOSING) {
+                safe_close(fd);
+                x->early.state = RECV_EARLY_NONE;
+                return;
+        }
+        if (reply->type == LANDMSG_FD && fd >= 0) {
+                x->early.fd = fd;
+        } else {
+                safe_close(fd);
+                x->early.failed = true;
+        }
+        x->early.state = RECV_EARLY_READY;
+        if (x->early.waiting && x->base.state == XFER_OFFER) {
+                x->early.waiting = false;
+                recv_land_tmpfile(x);
+        }
+}
+
+void recv_land_early(struct recv_xfer *x)
+{
+        const struct wire_offer *o = &x->next;
+        struct landmsg req;
+
+        /* Into PATH, a directory, once the session is open; what its
+         * offer's checks would refuse is not made (recv-offer.c). */
+        if (!x->land_session || x->land_parent || x->early.state != RECV_EARLY_NONE || o->file != x->next_file ||
+            o->size > x->job_bytes - x->offered ||
+            (x->env->cfg.max_file_size && o->size > x->env->cfg.max_file_size) ||
+            name_check(o->name, strlen(o->name)) != NAME_OK)
+                return;
+        x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = o->file, .size = o->size };
+        recv_land_tmpfile_req(x, o->name, &req);
+        if (!x->env->landc || landc_ask(x->env->landc, &req, -1, recv_land_on_early, x) < 0) {
+                x->early.state = RECV_EARLY_NONE;
+                return;
+        }
+        xfer_io_start(&x->base, "making the file as its user");
 }
 
 static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
@@ -263,6 +349,7 @@ void recv_land_open(struct recv_xfer *x)
                 return;
         }
         req.session.direction = LANDMSG_PUSH;
+        req.session.flags = (l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0;
         req.session.naddrs = l->naddrs;
         memcpy(req.session.token, l->token, sizeof(req.session.token));
         memcpy(req.session.addrs, l->addrs, (size_t)l->naddrs * sizeof(l->addrs[0]));

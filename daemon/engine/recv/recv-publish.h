@@ -43,6 +43,9 @@ unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len);
 /* Cur's file, as the user: the session first, then a nameless file of
  * theirs; then recv_file_opened(). */
 void recv_land_open(struct recv_xfer *x);
+/* The next offer's file, made early (x->early: its ACCEPT then waits for
+ * no round trip to the lander), as recv_early_open() does for a tree's. */
+void recv_land_early(struct recv_xfer *x);
 /* Fin, verified: its mode and digest, fsync, its name, as the user; then
  * recv_partial_published() (no partial: recv_published()). */
 void recv_land_publish(struct recv_xfer *x);

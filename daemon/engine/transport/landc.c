@@ -83,6 +83,7 @@ static void landc_fail_all(struct landc *c, int err, const char *text)
                 c->reply.type = LANDMSG_ERROR;
                 c->reply.id = r->id;
                 c->reply.error.err = (uint32_t)err;
+                c->reply.error.verdict = LANDC_UNREACHABLE;
                 snprintf(c->reply.error.text, sizeof(c->reply.error.text), "%s", text);
                 safe_close(r->fd);
                 r->done(r->arg, &c->reply, -1);

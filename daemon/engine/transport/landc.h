@@ -26,9 +26,11 @@ struct landc;
 
 /*
  * Told of @req's answer, on the loop: @reply (an ERROR when the lander
- * refused, or went away: err ECONNRESET), and @fd, a descriptor that came
- * with it (-1: none), now the callee's.
+ * refused, or went away: err ECONNRESET, or could not be reached: the
+ * connect's errno; those two with verdict LANDC_UNREACHABLE), and @fd, a
+ * descriptor that came with it (-1: none), now the callee's.
  */
+#define LANDC_UNREACHABLE       0xffff
 typedef void (*landc_done_fn)(void *arg, const struct landmsg *reply, int fd);
 
 int landc_new(struct landc **out, struct event_base *base, const char *path);

@@ -17,9 +17,11 @@
 #     that is not there: refused, naming it.
 #  4. bob into alice's 0700 directory: "Permission denied", naming it,
 #     nothing made; bob outside landing_roots: refused, naming them.
-#  5. a receiver whose landing_roots is empty refuses it, saying so; the
+#  5. the lander not running (its socket stopped): the send fails naming
+#     it ("cannot reach rdmaxfer-lander"); started again, landing works.
+#  6. a receiver whose landing_roots is empty refuses it, saying so; the
 #     drop box works as ever meanwhile.
-#  6. munged stopped on the sending node: xferctl says it cannot get a
+#  7. munged stopped on the sending node: xferctl says it cannot get a
 #     MUNGE credential and that munged is what is missing; nothing queued.
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -132,7 +134,18 @@ send "$BOB" "$WORK/x1" "$BETA_ADDR:/var/tmp/bob.dat"
 [[ ! -e /var/tmp/bob.dat ]] || tb_fail "bob's file landed outside landing_roots"
 tb_log "$(tail -n 1 <<<"$OUT")"
 
-tb_log "5. a receiver without landing_roots refuses it; its drop box still takes files"
+tb_log "5. the lander not running: said; with it back, landing works again"
+tb_run systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service
+send "$ALICE" --retries 0 "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/later.dat"
+((RC != 0)) && grep -q "cannot reach rdmaxfer-lander" <<<"$OUT" || tb_fail "no lander: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+tb_run systemctl start rdmaxfer-lander.socket
+send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/later.dat"
+((RC == 0)) || tb_fail "with the lander back: exit $RC: $OUT"
+same_file "$WORK/x3" "$SCR/$ALICE/later.dat"
+rm -f "$SCR/$ALICE/later.dat"
+
+tb_log "6. a receiver without landing_roots refuses it; its drop box still takes files"
 peers_configure "key_file=$KEY"
 restart_peers
 send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/later.dat"
@@ -143,7 +156,7 @@ out=$(xferctl send "$WORK/x3" "$BETA_ADDR" --as land-dropbox.dat 2>&1) || tb_fai
 same_file "$WORK/x3" "$BETA_IN/land-dropbox.dat"
 rm -f "$BETA_IN/land-dropbox.dat"
 
-tb_log "6. no munged on the sending node: said, nothing queued"
+tb_log "7. no munged on the sending node: said, nothing queued"
 tb_run systemctl stop munge
 send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC != 0)) && grep -qi "munged" <<<"$OUT" || tb_fail "without munged: exit $RC: $OUT"
