@@ -70,6 +70,17 @@ bool landmsg_is_op(uint16_t type)
         }
 }
 
+/* A digest's text: 1 to 64 lowercase hex digits. */
+static bool hex_ok(const char *s, size_t n)
+{
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
 /* What each op type carries: a path, a leaf, a target, a mode, flags. */
 static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, size_t leaf_len, size_t target_len)
 {
@@ -83,7 +94,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
         if (parent && (stage || path_len != 0 || (type != LANDMSG_TMPFILE && type != LANDMSG_LINK)))
                 return false;
-        if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && op->mode != 0)
+        if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && op->mode != 0 &&
+            !(type == LANDMSG_LINK && (op->flags & LANDMSG_LINK_MODE)))
                 return false;
         switch (type) {
         case LANDMSG_MKDIR:
@@ -91,7 +103,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_TMPFILE:
                 return (op->mode & ~07777u) == 0 && rest == 0 && (leaf_len == 0 || named) && target_len == 0;
         case LANDMSG_LINK:
-                return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && target_len == 0;
+                return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && (op->mode & ~07777u) == 0 &&
+                       ((rest & LANDMSG_LINK_DIGEST) ? hex_ok(op->target, target_len) : target_len == 0);
         case LANDMSG_SYMLINK:
                 return rest == 0 && named && target_len > 0;
         case LANDMSG_HARDLINK:

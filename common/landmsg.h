@@ -16,7 +16,8 @@
  *   MKDIR {session, mode, path}              OK | ERROR
  *   TMPFILE {session, mode, path, [leaf]}    FD + fd (O_TMPFILE, O_RDWR) | ERROR
  *                                            (with a leaf: EEXIST when the directory has it)
- *   LINK {session, flags, path, leaf} + fd   OK | ERROR
+ *   LINK {session, flags, [mode], path,      OK | ERROR
+ *         leaf, [digest]} + fd
  *   SETATTR {session, flags, mode, mtime,    OK | ERROR
  *            xattr, path} + fd (or a directory's path)
  *   SYMLINK {session, flags, path, leaf,     OK | ERROR
@@ -135,22 +136,32 @@ enum {
         /* Replace what has the name: linked under a temporary name first
          * and renamed over it, so the name holds the old file or the new. */
         LANDMSG_LINK_REPLACE = 1 << 0,
-        LANDMSG_LINK_SYNC = 1 << 1,     /* fsync the directory once linked */
-        _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC,
+        /* fsync the directory once linked (and the file first, when
+         * MODE or DIGEST changed it: its data the daemon fsynced before). */
+        LANDMSG_LINK_SYNC = 1 << 1,
+        /* Before it is linked, as the user: the file's mode (op.mode, less
+         * setuid and setgid), and its digest (op.target, hex) as
+         * user.rdmaxfer.digest where the file system keeps user xattrs; the
+         * xattr first, so that a read-only mode still takes it. One round
+         * trip for a file's publishing, where SETATTR and LINK were two. */
+        LANDMSG_LINK_MODE = 1 << 2,
+        LANDMSG_LINK_DIGEST = 1 << 3,
+        _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST,
 };
 
 /* MKDIR, TMPFILE, LINK, OPEN_READ, END, SYMLINK, HARDLINK, PUBLISH,
  * DISCARD: what each uses of it. */
 struct landmsg_op {
         uint64_t session;
-        uint32_t mode;          /* MKDIR, TMPFILE: 07777 bits */
+        uint32_t mode;          /* MKDIR, TMPFILE, LINK with LANDMSG_LINK_MODE: 07777 bits */
         uint32_t flags;         /* LANDMSG_OP_STAGE; LINK: LANDMSG_LINK_*; PUBLISH: LANDMSG_PUBLISH_* */
         char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST or the staging directory
                                                  * (name_path_check), "": itself */
         char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK, SYMLINK, HARDLINK: one name (name_check);
                                                  * TMPFILE: "" or the name it is to have */
         /* SYMLINK: the link's target, any bytes; HARDLINK: the entry to
-         * link, a path relative to the same place as @path. */
+         * link, a path relative to the same place as @path; LINK with
+         * LANDMSG_LINK_DIGEST: the file's digest, 1 to 64 hex digits. */
         char target[LANDMSG_PATH_MAX + 1];
 };
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "macro.h"
 
 struct lander_session {
@@ -431,6 +432,37 @@ static int fsync_dir(int dirfd)
  * renamed over @leaf; with LANDMSG_LINK_SYNC, the directory fsynced after.
  * 0 or -errno.
  */
+/*
+ * LINK's LANDMSG_LINK_DIGEST and LANDMSG_LINK_MODE on @fd, as the user the
+ * caller became, the xattr first (a read-only mode would refuse it), then
+ * with LANDMSG_LINK_SYNC an fsync, so that they are on disk before the
+ * name is (the data is: the daemon fsynced it). A file system without
+ * user xattrs takes the file without its digest. 0 or -errno, *@what
+ * saying which.
+ */
+static int link_attrs_as_user(int fd, const struct landmsg_op *op, const char **what)
+{
+        bool changed = false;
+
+        *what = "";
+        if (op->flags & LANDMSG_LINK_DIGEST) {
+                *what = DIGEST_XATTR;
+                if (fsetxattr(fd, DIGEST_XATTR, op->target, strlen(op->target), 0) < 0 && errno != EOPNOTSUPP)
+                        return -errno;
+                changed = true;
+        }
+        if (op->flags & LANDMSG_LINK_MODE) {
+                *what = "mode";
+                if (fchmod(fd, op->mode & 01777) < 0)
+                        return -errno;
+                changed = true;
+        }
+        *what = "metadata (fsync)";
+        if (changed && (op->flags & LANDMSG_LINK_SYNC) && fsync(fd) < 0)
+                return -errno;
+        return 0;
+}
+
 static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, uint32_t flags)
 {
         char tmp[64];
@@ -501,6 +533,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
 {
         char path[LANDFS_PATH_MAX], *slash;
         _cleanup_(closep) int dfd = -1;
+        const char *what;
         struct stat st;
         int r, nfd;
 
@@ -569,6 +602,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = open_dir(l, ss, path, false, 0, reply);
                 if (dfd < 0)
                         break;
+                r = link_attrs_as_user(fd, &req->op, &what);
+                if (r < 0) {
+                        error_reply(reply, r, 0, path, "%s: setting its %s: %s", req->op.leaf, what, strerror(-r));
+                        break;
+                }
                 r = link_as_user(l, dfd, fd, req->op.leaf, req->op.flags);
                 if (r < 0)
                         error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));

@@ -35,6 +35,7 @@ struct control_check {
         int fd;                         /* handed back by the check; -1 until then */
         bool done;
         bool regular;
+        uint32_t mode;          /* its permission bits, as the daemon saw them */
         int res;
         uint64_t size;
 };

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <event2/event.h>
 
 #include "control-int.h"
@@ -164,6 +165,9 @@ static void control_file_checked(struct control_conn *conn, struct control_check
         /* Its flags were checked when it came (control_file). */
         (void)control_file_spec(&k->file, &f);
         f.size = k->size;
+        /* A landing's file keeps its mode, as the daemon sees it. */
+        if (job->land_path && f.kind == JOB_FILE_REGULAR)
+                f.mode = k->mode;
         if (k->res < 0)
                 snprintf(why, sizeof(why), "cannot stat %s: %s", name, strerror(-k->res));
         else if (!k->regular)
@@ -217,7 +221,7 @@ static void control_checks_drain(struct control_conn *conn)
                 event_add(conn->read_ev, NULL);
 }
 
-static void control_on_file_fstat(void *userdata, int fd, int res, bool regular, uint64_t size)
+static void control_on_file_fstat(void *userdata, int fd, int res, uint32_t mode, uint64_t size)
 {
         struct control_check *k = userdata;
 
@@ -225,12 +229,13 @@ static void control_on_file_fstat(void *userdata, int fd, int res, bool regular,
         k->fd = fd;
         k->done = true;
         k->res = res;
-        k->regular = regular;
+        k->regular = S_ISREG(mode);
+        k->mode = mode & 07777;
         k->size = size;
         control_checks_drain(k->conn);
 }
 
-static void control_on_fstat(void *userdata, int fd_in, int res, bool regular, uint64_t size)
+static void control_on_fstat(void *userdata, int fd_in, int res, uint32_t mode, uint64_t size)
 {
         _cleanup_(closep) int fd = fd_in;
         struct control_conn *conn = userdata;
@@ -239,10 +244,14 @@ static void control_on_fstat(void *userdata, int fd_in, int res, bool regular, u
         conn_check_end(conn);
         if (res < 0)
                 conn_error(conn, res, "cannot stat the file: %s", strerror(-res));
-        else if (!regular)
+        else if (!S_ISREG(mode))
                 conn_error(conn, -EINVAL, "not a regular file");
-        else
+        else {
+                /* A landing's first file keeps its mode (a tree's DEST came with its own). */
+                if (spec->spec.land)
+                        spec->spec.mode = mode & 07777;
                 control_submit_checked(conn, &spec->spec, TAKE_FD(fd), size);
+        }
 }
 
 void conn_check_timeout(struct control_conn *conn)

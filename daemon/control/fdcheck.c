@@ -33,7 +33,7 @@ static void fdcheck_on_statx(struct io_req *req, int64_t res)
         struct fdcheck *f = container_of(req, struct fdcheck, req);
         fdcheck_fn fn = f->fn;
         void *userdata = f->userdata;
-        bool regular = S_ISREG(f->stx.stx_mode);
+        uint32_t mode = f->stx.stx_mode;
         uint64_t size = f->stx.stx_size;
         int fd = f->fd;
 
@@ -43,7 +43,7 @@ static void fdcheck_on_statx(struct io_req *req, int64_t res)
                 safe_close(fd);
                 return;
         }
-        fn(userdata, fd, res < 0 ? (int)res : 0, regular, size);
+        fn(userdata, fd, res < 0 ? (int)res : 0, mode, size);
 }
 
 int fdcheck_start(struct fdchecks *cs, int fd, fdcheck_fn fn, void *userdata, struct fdcheck **out)

@@ -20,8 +20,9 @@ struct fdchecks {
         struct fdcheck *list;           /* out: the kernel has their descriptors */
 };
 
-/* @res: 0 or -errno; then what the file is. @fd is the caller's again. */
-typedef void (*fdcheck_fn)(void *userdata, int fd, int res, bool regular, uint64_t size);
+/* @res: 0 or -errno; then what the file is (@mode: its type and
+ * permission bits, st_mode's), its size. @fd is the caller's again. */
+typedef void (*fdcheck_fn)(void *userdata, int fd, int res, uint32_t mode, uint64_t size);
 
 /*
  * Ask what @fd is: @fn(@userdata, ...) from the loop, once. The check

@@ -378,7 +378,8 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .files = job->tree ? job->files : job->files - job->files_done,
                 .job_bytes = job->tree ? job->size : job->size - e->published,
                 .tree = job->tree,
-                .mode = job->mode,
+                /* A landing's retry may start from a later file: its own mode. */
+                .mode = job->tree || job->files_done == 0 ? job->mode : first->mode,
                 .mtime_ns = job->mtime_ns,
                 .tree_token = job->tree ? e->token : NULL,
                 .dst = (const struct sockaddr *)&e->dst,

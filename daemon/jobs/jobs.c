@@ -434,6 +434,8 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
         if (job->tree) {
                 job->mode = s->mode & 07777;
                 job->mtime_ns = s->mtime_ns;
+        } else if (s->land) {
+                job->mode = s->mode & 07777;    /* the first file's, to land with */
         }
         job->sync = s->sync;
         job->delete = s->delete;

@@ -108,7 +108,8 @@ struct job_spec {
                                          * entries, 2 or more */
         uint64_t job_bytes;             /* files > 1: every file's size summed */
         bool tree;
-        uint32_t mode;                  /* a tree's DEST: its source directory's mode (07777 bits kept) */
+        uint32_t mode;                  /* a tree's DEST: its source directory's mode (07777 bits kept);
+                                         * a landing: the first file's */
         uint64_t mtime_ns;              /* ... and mtime (0: none) */
         enum job_sync sync;
         bool delete;                    /* with a tree's sync: DEST ends with only its entries */
@@ -145,7 +146,7 @@ struct job_file_spec {
         const char *name;               /* the leaf name to publish under; in a tree "DEST/a/b" */
         enum job_file_kind kind;
         uint64_t size;
-        uint32_t mode;                  /* in a tree: permission bits to keep (07777), 0: none */
+        uint32_t mode;                  /* in a tree or a landing: permission bits to keep (07777) */
         uint64_t mtime_ns;              /* in a tree: a file's mtime, ns since the epoch, 0: none */
 };
 

@@ -18,6 +18,7 @@ for a in "$@"; do
         [[ $a == BENCH_*=* ]] && export "${a?}"
 done
 REPS=${BENCH_LD_REPS:-3}
+BENCH_LD_DEBUG=${BENCH_LD_DEBUG:-}
 MB=${BENCH_LD_MB:-1024}
 NFILES=${BENCH_LD_FILES:-1000}
 MIB=$((1024 * 1024))
@@ -42,7 +43,8 @@ mount -t tmpfs -o size=40%,mode=0750 tmpfs "$BETA_IN"
 chown rdmaxfer:rdmaxfer "$BETA_IN"
 install -d -m 0755 -o "$USER_" -g "$USER_" "$SCR/$USER_" "$WORK" "$WORK/small"
 munge_up
-peers_configure overwrite=yes "landing_roots=$SCR"
+# BENCH_LD_DEBUG=1: both daemons log at debug (each lander round trip's time).
+peers_configure overwrite=yes "landing_roots=$SCR" ${BENCH_LD_DEBUG:+log_level=debug}
 start_peers
 systemctl start rdmaxfer-lander.socket || tb_fail "rdmaxfer-lander.socket did not start"
 
@@ -97,8 +99,6 @@ for ((r = 1; r <= REPS; r++)); do
         done
 done
 rm -rf "$WORK"
-umount "$SCR" "$BETA_IN"
-rmdir "$SCR"
 userdel -f "$USER_" 2>/dev/null || true
 
 awk -F'\t' -v mb="$MB" -v n="$NFILES" '

@@ -412,7 +412,23 @@ static void test_file_dest(struct lander *l)
         s = push_session(l, "scratch/nobody/inbox");
         r = op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "a.dat", -1, &fd);
         ok(r == 0 && fd >= 0, "DEST a directory: TMPFILE in it, its name a.dat free");
-        is_int(op(l, 1, LANDMSG_LINK, s, "", 0, "a.dat", fd, NULL), 0, "linked as DEST/a.dat");
+        req.type = LANDMSG_LINK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        strcpy(req.op.leaf, "a.dat");
+        req.op.flags = LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | LANDMSG_LINK_SYNC;
+        req.op.mode = 04444;
+        strcpy(req.op.target, "00112233445566778899aabbccddeeff");
+        is_int(ask(l, 1, fd, NULL), 0, "linked as DEST/a.dat with mode 04444 and a digest, synced");
+        {
+                char xv[40] = "";
+
+                ok(stat(at("scratch/nobody/inbox/a.dat"), &st) == 0 && (st.st_mode & 07777) == 0444 &&
+                   st.st_uid == nobody_uid, "a.dat: nobody's, read-only, the setuid bit dropped");
+                ok(getxattr(at("scratch/nobody/inbox/a.dat"), "user.rdmaxfer.digest", xv, sizeof(xv)) == 32 &&
+                   memcmp(xv, "00112233445566778899aabbccddeeff", 32) == 0,
+                   "its digest xattr, set before the read-only mode");
+        }
         safe_close(fd);
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "a.dat", -1, &fd), -EEXIST,
                "again with the name a.dat: EEXIST, before any data");

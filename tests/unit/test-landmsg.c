@@ -258,6 +258,22 @@ static void test_bounds(void)
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK with a leaf holding '/'");
         strcpy(m->op.leaf, "..");
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK with '..'");
+        /* LINK with the file's mode and digest (one round trip to publish). */
+        m->op.flags = LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | LANDMSG_LINK_SYNC;
+        m->op.mode = 0444;
+        strcpy(m->op.leaf, "b.dat");
+        strcpy(m->op.target, "0123456789abcdef0123456789abcdef");
+        ok(landmsg_encode(buf, sizeof(buf), m) > 0, "LINK with a mode and a digest: encoded");
+        m->op.flags = LANDMSG_LINK_DIGEST;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a mode without LINK_MODE: refused");
+        m->op.mode = 0;
+        strcpy(m->op.target, "0123456789ABCDEF");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a digest that is not lowercase hex: refused");
+        m->op.flags = 0;
+        strcpy(m->op.target, "00");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a digest without LINK_DIGEST: refused");
+        m->op.target[0] = '\0';
+
         /* One file that is DEST itself: TMPFILE and LINK in DEST's parent only. */
         strcpy(m->op.leaf, "b.dat");
         m->op.path[0] = '\0';

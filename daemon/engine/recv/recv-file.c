@@ -1474,7 +1474,7 @@ static int64_t recv_tree_file_worker(void *arg)
         return 0;
 }
 
-void recv_said_no_xattr(struct recv_xfer *x)
+static void recv_said_no_xattr(struct recv_xfer *x)
 {
         struct recv_env *e = x->env;
 

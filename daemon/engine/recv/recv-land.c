@@ -9,8 +9,8 @@
  *   first offer:  SESSION {the landing}           -> the uid and user it proved
  *   each file:    TMPFILE {PATH, or PATH's parent} -> a nameless file of theirs,
  *                 written here as any (recv_file_opened: space, reserve, ACCEPT)
- *   verified:     SETATTR {mode, digest xattr} -> fsync (here) ->
- *                 LINK {its name, SYNC, REPLACE when asked}
+ *   verified:     fsync (here) -> LINK {its name, its mode and digest
+ *                 xattr, SYNC, REPLACE when asked}
  *   gone:         END
  *
  * One file to PATH (not asked for as a directory) lands in PATH when PATH
@@ -387,34 +387,26 @@ static void recv_land_on_fsync(struct io_req *req, int64_t res)
                 recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
+        /* Its mode as sent, less setuid and setgid, and its digest as the
+         * drop box's files have it: set as the user, synced, then its name
+         * (landmsg.h, LANDMSG_LINK_MODE and _DIGEST), one round trip. */
         lreq.op.session = x->land_session;
-        lreq.op.flags = LANDMSG_LINK_SYNC | (x->land_parent ? LANDMSG_OP_PARENT : 0) |
+        lreq.op.flags = LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST |
+                        (x->land_parent ? LANDMSG_OP_PARENT : 0) |
                         ((x->landing->flags & WIRE_LAND_REPLACE) ? LANDMSG_LINK_REPLACE : 0);
+        lreq.op.mode = x->fin->offer.mode & 01777;
+        digest_hex(x->fin->digest, lreq.op.target);
         snprintf(lreq.op.leaf, sizeof(lreq.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
                  x->land_parent ? recv_land_leaf(x) : x->fin->offer.name);
         recv_land_ask(x, &lreq, x->fin->fd, recv_land_on_linked, "publishing as its user");
 }
 
-static void recv_land_setattr(struct recv_xfer *x, bool xattr);
-
-static void recv_land_on_setattr(void *arg, const struct landmsg *reply, int fd)
+/* Its data on disk first (here, where it was written: the lander's
+ * fsync then has only the mode and xattr to write). */
+void recv_land_publish(struct recv_xfer *x)
 {
-        struct recv_xfer *x = arg;
         int r;
 
-        safe_close(fd);
-        if (!recv_land_publishing(x))
-                return;
-        /* A file system without user xattrs: the file goes without its digest, said once. */
-        if (reply->type == LANDMSG_ERROR && reply->error.err == EOPNOTSUPP) {
-                recv_said_no_xattr(x);
-                recv_land_setattr(x, false);
-                return;
-        }
-        if (reply->type != LANDMSG_OK) {
-                recv_land_refused(x, "setting the file's mode and digest", reply);
-                return;
-        }
         x->fin->req.done = recv_land_on_fsync;
         r = io_fsync(x->env->io, &x->fin->req, x->fin->fd);
         if (r < 0) {
@@ -422,32 +414,6 @@ static void recv_land_on_setattr(void *arg, const struct landmsg *reply, int fd)
                 return;
         }
         xfer_io_start(&x->base, "fsync of the file");
-}
-
-/* Its mode as sent, less setuid and setgid; its digest as the drop box's
- * files have it (user.rdmaxfer.digest). Mode last: a read-only file still
- * takes its xattr (the lander sets the xattr first). */
-static void recv_land_setattr(struct recv_xfer *x, bool xattr)
-{
-        struct landmsg req = { .type = LANDMSG_SETATTR };
-        char hex[DIGEST_HEX_SIZE];
-
-        req.setattr.session = x->land_session;
-        req.setattr.flags = LANDMSG_SET_MODE;
-        req.setattr.mode = x->fin->offer.mode & 01777;
-        if (xattr) {
-                digest_hex(x->fin->digest, hex);
-                req.setattr.flags |= LANDMSG_SET_XATTR;
-                snprintf(req.setattr.xname, sizeof(req.setattr.xname), "%s", DIGEST_XATTR);
-                req.setattr.xlen = (uint16_t)strlen(hex);
-                memcpy(req.setattr.xvalue, hex, req.setattr.xlen);
-        }
-        recv_land_ask(x, &req, x->fin->fd, recv_land_on_setattr, "setting the file's mode as its user");
-}
-
-void recv_land_publish(struct recv_xfer *x)
-{
-        recv_land_setattr(x, !x->env->xattr_said);
 }
 
 static void recv_land_on_end(void *arg, const struct landmsg *reply, int fd)

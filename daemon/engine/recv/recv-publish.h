@@ -22,8 +22,6 @@ void recv_early_open(struct recv_xfer *x);
 /* fsync, link under the name (with overwrite: a .part renamed over), fsync
  * the directory: then recv_published(), or a failed RESULT. */
 void recv_file_publish(struct recv_xfer *x);
-/* The file system takes no user xattrs: files go without their digest, said once. */
-void recv_said_no_xattr(struct recv_xfer *x);
 /* Cur's nameless file @fd is made (a user's, by the lander: recv-land.c):
  * free space, its reserve, then the ACCEPT, as for the drop box's. */
 void recv_file_opened(struct recv_xfer *x, int fd);
@@ -46,8 +44,8 @@ void recv_land_open(struct recv_xfer *x);
 /* The next offer's file, made early (x->early: its ACCEPT then waits for
  * no round trip to the lander), as recv_early_open() does for a tree's. */
 void recv_land_early(struct recv_xfer *x);
-/* Fin, verified: its mode and digest, fsync, its name, as the user; then
- * recv_partial_published() (no partial: recv_published()). */
+/* Fin, verified: fsync, then its mode, digest xattr and name, as the
+ * user; then recv_partial_published() (no partial: recv_published()). */
 void recv_land_publish(struct recv_xfer *x);
 /* The transfer is gone: its session ends (the lander forgets it). */
 void recv_land_gone(struct recv_xfer *x);

@@ -533,8 +533,7 @@ static void send_on_source(struct io_req *req, int64_t res)
         if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
         if (res == 0 && s->land) {
-                /* Landing: its mode is the file's; nothing to resume by. */
-                s->mode = s->stx.stx_mode & 07777;
+                /* Landing: nothing to resume by (its mode came with it). */
                 if (send_sparse_wanted(s) && send_sparse_start(s, send_on_mapped) == 0)
                         return;
         } else if (res == 0) {
@@ -634,6 +633,8 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         if (s->tree) {
                 s->mode = req->mode & 07777;
                 s->mtime_ns = req->mtime_ns;
+        } else if (req->land) {
+                s->mode = req->mode & 07777;    /* the first file's, to land with */
         }
         s->ops = ops;
         s->owner = owner;
@@ -728,7 +729,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 if (req->relay_source)
                         memcpy(s->source, req->relay_source, WIRE_SOURCE_SIZE);
                 s->src_ready = true;
-        } else if (s->files > 1 && !send_source_wanted(s) && !s->land) {
+        } else if (s->files > 1 && !send_source_wanted(s)) {
                 s->src_ready = true;
         } else {
                 send_source_start(s);

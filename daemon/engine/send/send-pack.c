@@ -184,7 +184,7 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
         /* Ours now, whatever happens. */
         *out = (struct send_entry){ .fd = f.fd, .dir = f.dir, .link = f.link, .hard = f.link && f.hard,
                                     .size = f.size,
-                                    .mode = s->tree ? f.mode & 07777 : 0,
+                                    .mode = s->tree || s->land ? f.mode & 07777 : 0,
                                     .mtime_ns = s->tree ? f.mtime_ns : 0 };
         if (f.dir ? !s->tree || f.size != 0 || f.link :
                     f.fd < 0 || (f.link && (!s->tree || f.size == 0 ||
@@ -264,7 +264,7 @@ void send_offer_next(struct engine_send *s, bool pack)
         /* OFFER now: no lane posts an END for the new file while its
          * digest is computed (send_pump runs in DATA and FINISHING only). */
         xfer_set_state(b, XFER_OFFER);
-        if (!pack && (send_source_wanted(s) || (!s->dir && !s->link && (s->size > WIRE_BLOCK_SIZE || s->land)))) {
+        if (!pack && (send_source_wanted(s) || (!s->dir && !s->link && s->size > WIRE_BLOCK_SIZE))) {
                 send_offer_source(s);
                 return;
         }
@@ -292,9 +292,6 @@ static void send_on_next_source(struct io_req *req, int64_t res)
                 return;
         if (res == 0 && send_source_wanted(s))
                 send_source_token(&s->stx, s->size, s->offer.source);
-        /* Landing: each file with its own mode (wire.h). */
-        if (res == 0 && s->land)
-                s->offer.mode = s->mode = s->stx.stx_mode & 07777;
         if (res == 0 && send_sparse_wanted(s) && send_sparse_start(s, send_on_next_mapped) == 0)
                 return;
         if (res < 0)

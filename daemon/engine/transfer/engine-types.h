@@ -179,7 +179,8 @@ struct engine_send_req {
         uint64_t job_bytes;             /* every file's size summed, announced to the receiver
                                          * (its limits); with files <= 1: size */
         uint32_t mode;                  /* a tree's DEST: its mode and mtime, the source
-                                         * directory's (0: none) */
+                                         * directory's (0: none); a landing: the first
+                                         * file's mode (ops->next gives the others') */
         uint64_t mtime_ns;
         const struct sockaddr *dst;     /* the peer's daemon, resolved by the owner */
         socklen_t dst_len;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +13,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "log.h"
 #include "macro.h"
 #include "scm.h"
 
 struct landc_req {
         struct landc_req *next;
         uint32_t id;
+        uint16_t type;
+        uint64_t t_asked;               /* usec, CLOCK_MONOTONIC: for the debug log's round trip */
         bool sent;
         int fd;                         /* to go with it, -1: none */
         size_t len;
@@ -230,6 +235,9 @@ static void landc_io_cb(evutil_socket_t fd, short what, void *arg)
                         return;
                 }
                 landc_pop(c);
+                log_debug("lander: request %u (type %u) answered (type %u) in %" PRIu64 " us, %u waiting", req->id,
+                          (unsigned int)req->type, (unsigned int)c->reply.type,
+                          clock_usec(CLOCK_MONOTONIC) - req->t_asked, c->pending);
                 req->done(req->arg, &c->reply, rfd);
                 free(req);
                 if (c->sock != sock)
@@ -301,7 +309,8 @@ int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn 
         r = malloc(sizeof(*r) + (size_t)len);
         if (!r)
                 return -ENOMEM;
-        *r = (struct landc_req){ .id = c->next_id++, .fd = -1, .len = (size_t)len, .done = done, .arg = arg };
+        *r = (struct landc_req){ .id = c->next_id++, .type = req->type, .t_asked = clock_usec(CLOCK_MONOTONIC),
+                                 .fd = -1, .len = (size_t)len, .done = done, .arg = arg };
         memcpy(r->buf, buf, (size_t)len);
         /* The id is ours: the header's bytes 8..11 (landmsg.h). */
         id_le = htole32(r->id);
