@@ -98,6 +98,10 @@ for ((r = 1; r <= REPS; r++)); do
                 done
         done
 done
+# With BENCH_LD_DEBUG, both daemons' and the lander's journal, for their timings.
+[[ -z $BENCH_LD_DEBUG ]] ||
+        journalctl -u "$ALPHA_UNIT" -u "$BETA_UNIT" -u rdmaxfer-lander.service -o short-monotonic --no-pager \
+                >"$OUT/land-journal.txt"
 rm -rf "$WORK"
 userdel -f "$USER_" 2>/dev/null || true
 
