@@ -1057,26 +1057,37 @@ void recv_early_open(struct recv_xfer *x)
         xfer_io_start(&x->base, "creating the file");
 }
 
+int recv_early_claim(struct recv_xfer *x)
+{
+        const struct recv_file *f = x->cur;
+
+        if (x->early.state == RECV_EARLY_NONE || x->early.file != f->offer.file ||
+            x->early.size != f->offer.size)
+                return -1;
+        if (x->early.state == RECV_EARLY_BUSY) {
+                x->early.waiting = true;
+                return RECV_EARLY_WAIT;
+        }
+        x->early.state = RECV_EARLY_NONE;
+        if (x->early.failed || x->early.fd < 0) {
+                recv_early_drop(x);
+                return -1;
+        }
+        return TAKE_FD(x->early.fd);
+}
+
 /* Cur's file, opened early: true when it is taken (or still being
  * opened: then recv_tree_open() runs again once it is). */
 static bool recv_early_take(struct recv_xfer *x)
 {
         struct recv_file *f = x->cur;
+        int fd = recv_early_claim(x);
 
-        if (x->early.state == RECV_EARLY_NONE || x->early.file != f->offer.file ||
-            x->early.size != f->offer.size)
-                return false;
-        if (x->early.state == RECV_EARLY_BUSY) {
-                x->early.waiting = true;
+        if (fd == RECV_EARLY_WAIT)
                 return true;
-        }
-        x->early.state = RECV_EARLY_NONE;
-        if (x->early.failed || x->early.fd < 0) {
-                recv_early_drop(x);
+        if (fd < 0)
                 return false;
-        }
-        f->fd = x->early.fd;
-        x->early.fd = -1;
+        f->fd = fd;
         snprintf(f->proc_path, sizeof(f->proc_path), "/proc/self/fd/%d", f->fd);
         recv_accept(x);
         return true;

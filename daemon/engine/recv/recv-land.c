@@ -219,21 +219,14 @@ static void recv_land_tmpfile_req(const struct recv_xfer *x, const char *name, s
  * still being made (recv_land_open() runs again once it is). */
 static bool recv_land_early_take(struct recv_xfer *x)
 {
-        if (x->early.state == RECV_EARLY_NONE || x->early.file != x->cur->offer.file ||
-            x->early.size != x->cur->offer.size)
-                return false;
-        if (x->early.state == RECV_EARLY_BUSY) {
-                x->early.waiting = true;
-                return true;
-        }
-        x->early.state = RECV_EARLY_NONE;
         /* Refused, or not made: asked again, and its refusal said as cur's. */
-        if (x->early.failed || x->early.fd < 0) {
-                safe_close(x->early.fd);
-                x->early.fd = -1;
+        int fd = recv_early_claim(x);
+
+        if (fd == RECV_EARLY_WAIT)
+                return true;
+        if (fd < 0)
                 return false;
-        }
-        recv_file_opened(x, TAKE_FD(x->early.fd));
+        recv_file_opened(x, fd);
         return true;
 }
 

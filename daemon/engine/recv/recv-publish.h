@@ -19,6 +19,11 @@
 void recv_file_open(struct recv_xfer *x);
 /* The kept next offer's file: opened now, if it may be (x->early). */
 void recv_early_open(struct recv_xfer *x);
+/* Cur's file, if it was opened early: its descriptor, now the caller's;
+ * RECV_EARLY_WAIT when it is still being opened (the caller's opening
+ * runs again once it is: x->early.waiting); -1: open it as ever. */
+#define RECV_EARLY_WAIT         (-2)
+int recv_early_claim(struct recv_xfer *x);
 /* fsync, link under the name (with overwrite: a .part renamed over), fsync
  * the directory: then recv_published(), or a failed RESULT. */
 void recv_file_publish(struct recv_xfer *x);
