@@ -172,8 +172,13 @@ bool recv_land_offer(struct recv_xfer *x, struct wire_offer *o)
         wire_land_hash(x->land_buf, x->land_len, o->land_hash);
         x->landing = malloc(sizeof(*x->landing));
         if (!x->landing || wire_land_decode(x->land_buf, x->land_len, x->landing) < 0) {
-                recv_abort(&x->base, x->landing ? WIRE_E_PROTOCOL : WIRE_E_INTERNAL,
-                           x->landing ? "a malformed landing" : "out of memory for a landing");
+                bool oom = !x->landing;
+
+                /* No landing, then: nothing later takes the session for one. */
+                free(x->landing);
+                x->landing = NULL;
+                recv_abort(&x->base, oom ? WIRE_E_INTERNAL : WIRE_E_PROTOCOL,
+                           oom ? "out of memory for a landing" : "a malformed landing");
                 return false;
         }
         free(x->land_buf);
