@@ -1061,8 +1061,17 @@ int recv_early_claim(struct recv_xfer *x)
 {
         const struct recv_file *f = x->cur;
 
-        if (x->early.state == RECV_EARLY_NONE || x->early.file != f->offer.file ||
-            x->early.size != f->offer.size)
+        if (x->early.state == RECV_EARLY_NONE || x->early.file != f->offer.file)
+                return -1;
+        /* A landing's made ahead, for a file too large for it: not used. */
+        if (x->early.ahead && f->offer.size > RECV_LAND_AHEAD_MAX) {
+                if (x->early.state == RECV_EARLY_READY) {
+                        recv_early_drop(x);
+                        x->early.state = RECV_EARLY_NONE;
+                }
+                return -1;
+        }
+        if (!x->early.ahead && x->early.size != f->offer.size)
                 return -1;
         if (x->early.state == RECV_EARLY_BUSY) {
                 x->early.waiting = true;

@@ -29,6 +29,9 @@
 /* A transfer that may be resumed makes its progress durable (fsync, then
  * its partial's record) every this many bytes written. */
 #define RECV_CKPT_BYTES         (64ull << 20)
+/* A landing's next file made before its offer is used for a file this
+ * large at most: one larger learns "exists" before its data, not after. */
+#define RECV_LAND_AHEAD_MAX     (1ull << 20)
 
 struct recv_lane;
 struct relay;
@@ -142,6 +145,10 @@ struct recv_xfer {
                 uint32_t file;          /* the offer's index */
                 uint64_t size;
                 bool pack;              /* received into memory: no space reserved */
+                /* A landing's, made before its offer came (recv-land.c): for
+                 * a file of any size up to RECV_LAND_AHEAD_MAX, its name not
+                 * checked (a name that exists fails at LINK, after its data). */
+                bool ahead;
                 struct statvfs vfs;
         } early;
         /* The session (wire.h): what the first offer announced, and how far it got. */

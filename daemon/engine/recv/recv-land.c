@@ -272,6 +272,30 @@ static void recv_land_on_early(void *arg, const struct landmsg *reply, int fd)
         }
 }
 
+/*
+ * While fin is published, the next file's nameless file, before its offer
+ * comes: asked right behind fin's LINK, so that it is there when the offer
+ * is (for small files the sender offers the next one only once this one
+ * is answered, and a round trip to the lander per file would be on the
+ * path). For a file of at most RECV_LAND_AHEAD_MAX only (recv_early_claim).
+ */
+static void recv_land_ahead(struct recv_xfer *x)
+{
+        struct landmsg req;
+
+        if (x->land_parent || x->early.state != RECV_EARLY_NONE || x->next_on || x->cur->offer.name[0] ||
+            x->next_file >= x->job_files || !x->env->landc)
+                return;
+        x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = x->next_file, .ahead = true };
+        recv_land_tmpfile_req(x, "", &req);
+        req.op.leaf[0] = '\0';
+        if (landc_ask(x->env->landc, &req, -1, recv_land_on_early, x) < 0) {
+                x->early.state = RECV_EARLY_NONE;
+                return;
+        }
+        xfer_io_start(&x->base, "making the next file as its user");
+}
+
 void recv_land_early(struct recv_xfer *x)
 {
         const struct wire_offer *o = &x->next;
@@ -396,7 +420,8 @@ static void recv_land_on_fsync(struct io_req *req, int64_t res)
         digest_hex(x->fin->digest, lreq.op.target);
         snprintf(lreq.op.leaf, sizeof(lreq.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
                  x->land_parent ? recv_land_leaf(x) : x->fin->offer.name);
-        recv_land_ask(x, &lreq, x->fin->fd, recv_land_on_linked, "publishing as its user");
+        if (recv_land_ask(x, &lreq, x->fin->fd, recv_land_on_linked, "publishing as its user"))
+                recv_land_ahead(x);
 }
 
 /* Its data on disk first (here, where it was written: the lander's
