@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "fake-daemon.h"
 #include "macro.h"
 
 static void note(const char *log, const char *what)
@@ -87,32 +88,25 @@ static void serve(int fd, const char *pattern, const char *log)
         }
 }
 
+struct fake_settings {
+        const char *pattern, *log;
+};
+
+static void serve_one(int fd, void *arg)
+{
+        const struct fake_settings *fs = arg;
+
+        serve(fd, fs->pattern, fs->log);
+}
+
 int main(int argc, char **argv)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int lfd;
+        struct fake_settings fs;
 
-        if (argc != 4 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
+        if (argc != 4) {
                 fprintf(stderr, "usage: fake-settings SOCKET PATTERN LOG\n");
                 return 2;
         }
-        signal(SIGPIPE, SIG_IGN);
-        memcpy(sa.sun_path, argv[1], strlen(argv[1]) + 1);
-        lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0) {
-                perror("fake-settings");
-                return 1;
-        }
-        for (;;) {
-                int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-                if (fd < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        perror("fake-settings: accept");
-                        return 1;
-                }
-                serve(fd, argv[2], argv[3]);
-                safe_close(fd);
-        }
+        fs = (struct fake_settings){ .pattern = argv[2], .log = argv[3] };
+        return fake_daemon_run("fake-settings", argv[1], 0, serve_one, &fs);
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "fake-daemon.h"
 #include "landmsg.h"
 #include "macro.h"
 
@@ -102,33 +103,16 @@ static void serve(int fd, const char *log)
         }
 }
 
+static void serve_one(int fd, void *log)
+{
+        serve(fd, log);
+}
+
 int main(int argc, char **argv)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int lfd;
-
-        if (argc != 3 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
+        if (argc != 3) {
                 fprintf(stderr, "usage: fake-submit SOCKET LOG\n");
                 return 2;
         }
-        signal(SIGPIPE, SIG_IGN);
-        memcpy(sa.sun_path, argv[1], strlen(argv[1]) + 1);
-        lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(argv[1], 0666) < 0 ||
-            listen(lfd, 16) < 0) {
-                perror("fake-submit");
-                return 1;
-        }
-        for (;;) {
-                int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-                if (fd < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        perror("fake-submit: accept");
-                        return 1;
-                }
-                serve(fd, argv[2]);
-                safe_close(fd);
-        }
+        return fake_daemon_run("fake-submit", argv[1], 0666, serve_one, argv[2]);
 }
