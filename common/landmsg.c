@@ -15,7 +15,7 @@
 /* Fixed parts of each payload, before its variable fields. */
 #define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
 #define SESSION_OK_FIXED        (8 + 4 + 4 + 1)
-#define OP_FIXED                (8 + 4 + 4 + 2 + 1 + 2) /* session, mode, flags; path, leaf, target lengths */
+#define OP_FIXED                (8 + 4 + 4 + 8 + 2 + 1 + 2) /* session, mode, flags, mtime; path, leaf, target lengths */
 #define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2 + 2)     /* ...; xattr and path lengths */
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
 
@@ -85,21 +85,30 @@ static bool hex_ok(const char *s, size_t n)
 static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, size_t leaf_len, size_t target_len)
 {
         uint32_t stage = op->flags & LANDMSG_OP_STAGE, parent = op->flags & LANDMSG_OP_PARENT;
-        uint32_t rest = op->flags & ~(LANDMSG_OP_STAGE | LANDMSG_OP_PARENT);
+        uint32_t into = op->flags & LANDMSG_OP_INTO;
+        uint32_t rest = op->flags & ~(LANDMSG_OP_STAGE | LANDMSG_OP_PARENT | LANDMSG_OP_INTO);
         bool named = name_check(op->leaf, leaf_len) == NAME_OK;
 
         if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
             target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
                 return false;
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
-        if (parent && (stage || path_len != 0 || (type != LANDMSG_TMPFILE && type != LANDMSG_LINK)))
+        if (parent && (stage || into || path_len != 0 || (type != LANDMSG_TMPFILE && type != LANDMSG_LINK)))
+                return false;
+        /* Into DEST: a tree's, in its staging directory, or its end. */
+        if (into && !stage && type != LANDMSG_PUBLISH && type != LANDMSG_DISCARD)
                 return false;
         if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && op->mode != 0 &&
             !(type == LANDMSG_LINK && (op->flags & LANDMSG_LINK_MODE)))
                 return false;
+        if (op->mtime_ns != 0 && type != LANDMSG_SYMLINK &&
+            !(type == LANDMSG_LINK && (op->flags & LANDMSG_LINK_MTIME)))
+                return false;
         switch (type) {
         case LANDMSG_MKDIR:
-                return (op->mode & ~07777u) == 0 && rest == 0 && leaf_len == 0 && target_len == 0;
+                /* A leaf only for the staging directory itself: its name to be. */
+                return (op->mode & ~07777u) == 0 && rest == 0 &&
+                       (leaf_len == 0 || (named && stage && path_len == 0)) && target_len == 0;
         case LANDMSG_TMPFILE:
                 return (op->mode & ~07777u) == 0 && rest == 0 && (leaf_len == 0 || named) && target_len == 0;
         case LANDMSG_LINK:
@@ -112,10 +121,11 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_OPEN_READ:
                 return op->flags == 0 && leaf_len == 0 && target_len == 0;
         case LANDMSG_PUBLISH:
-                return !stage && (rest & ~LANDMSG_PUBLISH_REPLACE) == 0 && path_len == 0 && leaf_len == 0 &&
-                       target_len == 0;
-        case LANDMSG_END:
+                return !stage && (rest & ~LANDMSG_PUBLISH_REPLACE) == 0 && path_len == 0 &&
+                       (into ? named : leaf_len == 0) && target_len == 0;
         case LANDMSG_DISCARD:
+                return (op->flags & ~LANDMSG_OP_INTO) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
+        case LANDMSG_END:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         default:
                 return false;
@@ -129,6 +139,7 @@ static bool setattr_ok(const struct landmsg_setattr *a, size_t xname_len, size_t
         return a->session != 0 && (f & (LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR)) != 0 &&
                (f & ~(uint32_t)_LANDMSG_SET_FLAGS) == 0 && path_len <= LANDMSG_PATH_MAX &&
                ((f & LANDMSG_SET_AT_PATH) ? rel_ok(a->path, path_len) : path_len == 0 && !(f & LANDMSG_OP_STAGE)) &&
+               (!(f & LANDMSG_OP_INTO) || (f & LANDMSG_OP_STAGE)) &&
                (a->mode & ~07777u) == 0 && ((f & LANDMSG_SET_MODE) || a->mode == 0) &&
                ((f & LANDMSG_SET_MTIME) || a->mtime_ns == 0) && a->xlen <= LANDMSG_XATTR_VALUE_MAX &&
                ((f & LANDMSG_SET_XATTR) ? xname_len > 5 && xname_len <= LANDMSG_XATTR_NAME_MAX &&
@@ -203,6 +214,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 bytes_put_u64(&o, m->op.session);
                 bytes_put_u32(&o, m->op.mode);
                 bytes_put_u32(&o, m->op.flags);
+                bytes_put_u64(&o, m->op.mtime_ns);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u8(&o, (uint8_t)l2);
                 bytes_put_u16(&o, (uint16_t)l3);
@@ -305,6 +317,7 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 m->op.session = bytes_get_u64(&in);
                 m->op.mode = bytes_get_u32(&in);
                 m->op.flags = bytes_get_u32(&in);
+                m->op.mtime_ns = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u8(&in);
                 l3 = bytes_get_u16(&in);

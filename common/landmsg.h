@@ -13,7 +13,7 @@
  *   daemon -> lander                         lander -> daemon
  *   SESSION {direction, token, addrs,        SESSION_OK {session, uid, gid, user} | ERROR
  *            cred, dest}
- *   MKDIR {session, mode, path}              OK | ERROR
+ *   MKDIR {session, mode, path, [leaf]}      OK | ERROR
  *   TMPFILE {session, mode, path, [leaf]}    FD + fd (O_TMPFILE, O_RDWR) | ERROR
  *                                            (with a leaf: EEXIST when the directory has it)
  *   LINK {session, flags, [mode], path,      OK | ERROR
@@ -24,7 +24,7 @@
  *            target}
  *   HARDLINK {session, flags, path, leaf,    OK | ERROR
  *             target}
- *   PUBLISH {session, flags}                 OK | ERROR
+ *   PUBLISH {session, flags, [leaf]}         OK | ERROR
  *   DISCARD {session}                        OK | ERROR
  *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
  *   END {session}                            OK | ERROR
@@ -45,9 +45,15 @@
  * (".rdmaxfer-stage-" and its 32 hex digits: the same job's next attempt
  * finds what the last one made), owned by the user and mode 0700 as the
  * daemon asks; a request with LANDMSG_OP_STAGE names a path in it instead.
- * PUBLISH renames it to DEST in one step (replacing an existing DEST only
- * with LANDMSG_PUBLISH_REPLACE: exchanged, then the old tree removed);
- * DISCARD removes it.
+ * PUBLISH syncs the file system and renames it to DEST in one step
+ * (replacing an existing DEST only with LANDMSG_PUBLISH_REPLACE: exchanged,
+ * then the old tree removed); DISCARD removes it. With LANDMSG_OP_INTO the
+ * tree lands in DEST, a directory, rather than as DEST: the staging
+ * directory is made in DEST and PUBLISH names it DEST/leaf.
+ *
+ * Beneath the staging directory nothing is followed: no symlink, whoever
+ * owns it (a tree's symlinks are made there, by the peer's say, and a
+ * later request must not go through one).
  */
 
 #include <stdbool.h>
@@ -55,7 +61,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         1
+#define LANDMSG_VERSION         2
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -128,6 +134,10 @@ struct landmsg_session_ok {
  * where /dir/name is no directory). Nothing else in the parent: the
  * credential names DEST, not its siblings. */
 #define LANDMSG_OP_PARENT       (1u << 9)
+/* Every op on a tree, and its PUBLISH and DISCARD: the tree lands in
+ * DEST (a directory) as DEST/leaf, its staging directory in DEST, rather
+ * than as DEST, staged beside it. */
+#define LANDMSG_OP_INTO         (1u << 10)
 /* PUBLISH's: an existing DEST is replaced (else EEXIST). */
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
 
@@ -146,7 +156,10 @@ enum {
          * trip for a file's publishing, where SETATTR and LINK were two. */
         LANDMSG_LINK_MODE = 1 << 2,
         LANDMSG_LINK_DIGEST = 1 << 3,
-        _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST,
+        /* Its mtime (op.mtime_ns), last of what is set before the name. */
+        LANDMSG_LINK_MTIME = 1 << 4,
+        _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST |
+                              LANDMSG_LINK_MTIME,
 };
 
 /* MKDIR, TMPFILE, LINK, OPEN_READ, END, SYMLINK, HARDLINK, PUBLISH,
@@ -155,10 +168,15 @@ struct landmsg_op {
         uint64_t session;
         uint32_t mode;          /* MKDIR, TMPFILE, LINK with LANDMSG_LINK_MODE: 07777 bits */
         uint32_t flags;         /* LANDMSG_OP_STAGE; LINK: LANDMSG_LINK_*; PUBLISH: LANDMSG_PUBLISH_* */
+        uint64_t mtime_ns;      /* LINK with LANDMSG_LINK_MTIME, SYMLINK (0: left alone); else 0 */
         char path[LANDMSG_PATH_MAX + 1];        /* relative to DEST or the staging directory
                                                  * (name_path_check), "": itself */
         char leaf[LANDMSG_LEAF_MAX + 1];        /* LINK, SYMLINK, HARDLINK: one name (name_check);
-                                                 * TMPFILE: "" or the name it is to have */
+                                                 * TMPFILE: "" or the name it is to have;
+                                                 * MKDIR of the staging directory itself:
+                                                 * "" or the name it is to be published
+                                                 * under (EEXIST now, unless replacing);
+                                                 * PUBLISH with LANDMSG_OP_INTO: that name */
         /* SYMLINK: the link's target, any bytes; HARDLINK: the entry to
          * link, a path relative to the same place as @path; LINK with
          * LANDMSG_LINK_DIGEST: the file's digest, 1 to 64 hex digits. */
@@ -178,7 +196,7 @@ enum {
          * mtime are set once everything inside it is in). */
         LANDMSG_SET_AT_PATH = 1 << 3,
         _LANDMSG_SET_FLAGS = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_XATTR | LANDMSG_SET_AT_PATH |
-                             LANDMSG_OP_STAGE,
+                             LANDMSG_OP_STAGE | LANDMSG_OP_INTO,
 };
 #define LANDMSG_XATTR_NAME_MAX  255
 #define LANDMSG_XATTR_VALUE_MAX 1024

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "incoming.h"
 #include "macro.h"
 
 struct lander_session {
@@ -31,11 +32,13 @@ struct lander_session {
         char dest[LANDMSG_PATH_MAX + 1];
         /* DEST's parent and leaf, and the job's staging directory: a
          * sibling of DEST named for the token, "" where DEST has no parent
-         * beneath a landing root (it is one: no tree lands as a root). */
+         * beneath a landing root (it is one: no tree lands as a root);
+         * or, for a tree that lands in DEST (LANDMSG_OP_INTO), in DEST. */
         char parent[LANDMSG_PATH_MAX + 1];
         char leaf[LANDMSG_LEAF_MAX + 1];
         char stage_name[64];
         char stage[LANDMSG_PATH_MAX + 1];
+        char stage_in[LANDMSG_PATH_MAX + 1];
 };
 
 struct lander_cred {
@@ -215,6 +218,13 @@ static int session_identity(struct lander *l, const struct landmsg_session *s, u
         return 0;
 }
 
+/* @ns since the epoch as utimensat's atime and mtime. */
+static void ns_timespec(uint64_t ns, struct timespec ts[2])
+{
+        ts[0].tv_sec = ts[1].tv_sec = (time_t)(ns / 1000000000u);
+        ts[0].tv_nsec = ts[1].tv_nsec = (long)(ns % 1000000000u);
+}
+
 /* @ss's parent, leaf and staging directory (struct lander_session). */
 static void session_stage(const struct lander *l, struct lander_session *ss, const uint8_t token[LANDMSG_TOKEN_SIZE])
 {
@@ -225,6 +235,9 @@ static void session_stage(const struct lander *l, struct lander_session *ss, con
         n = snprintf(ss->stage_name, sizeof(ss->stage_name), ".rdmaxfer-stage-");
         for (int i = 0; i < LANDMSG_TOKEN_SIZE; i++)
                 n += snprintf(ss->stage_name + n, sizeof(ss->stage_name) - (size_t)n, "%02x", token[i]);
+        if (snprintf(ss->stage_in, sizeof(ss->stage_in), "%s/%s", ss->dest, ss->stage_name) >=
+            (int)sizeof(ss->stage_in))
+                ss->stage_in[0] = '\0';
         memcpy(ss->parent, ss->dest, (size_t)(slash - ss->dest));
         ss->parent[slash - ss->dest] = '\0';
         if (!ss->parent[0] || !landfs_roots_find(&l->s.roots, ss->parent) ||
@@ -384,18 +397,24 @@ static int open_dir(struct lander *l, const struct lander_session *ss, const cha
         return fd;
 }
 
-/* DEST, or DEST/@rel: 0, or -ENAMETOOLONG. */
+/* The staging directory @flags name: beside DEST, or in it (LANDMSG_OP_INTO). */
+static const char *stage_of(const struct lander_session *ss, uint32_t flags)
+{
+        return (flags & LANDMSG_OP_INTO) ? ss->stage_in : ss->stage;
+}
+
 /* DEST or the staging directory (@flags LANDMSG_OP_STAGE), then /@rel
  * unless "": 0, -ENAMETOOLONG, or -EXDEV when the job has no staging
  * directory (DEST is a landing root). */
 static int full_path(const struct lander_session *ss, uint32_t flags, const char *rel,
                      char out[static LANDFS_PATH_MAX])
 {
-        const char *base = (flags & LANDMSG_OP_STAGE) ? ss->stage : (flags & LANDMSG_OP_PARENT) ? ss->parent : ss->dest;
+        const char *base = (flags & LANDMSG_OP_STAGE) ? stage_of(ss, flags) :
+                           (flags & LANDMSG_OP_PARENT) ? ss->parent : ss->dest;
         int n;
 
         if (!base[0])
-                return (flags & LANDMSG_OP_PARENT) ? -EISDIR : -EXDEV;
+                return (flags & LANDMSG_OP_PARENT) ? -EISDIR : (flags & LANDMSG_OP_INTO) ? -ENAMETOOLONG : -EXDEV;
         n = rel[0] ? snprintf(out, LANDFS_PATH_MAX, "%s/%s", base, rel) : snprintf(out, LANDFS_PATH_MAX, "%s", base);
         return n < 0 || n >= LANDFS_PATH_MAX ? -ENAMETOOLONG : 0;
 }
@@ -411,6 +430,107 @@ static void path_error(const struct lander_session *ss, struct landmsg *reply, i
                             "not as it");
         else
                 error_reply(reply, -r, 0, ss->dest, "%s", strerror(-r));
+}
+
+/*
+ * The directory of a request: @path (full_path's of @rel) walked as the
+ * user, made with @mode where @create; beneath a staging directory
+ * (@flags LANDMSG_OP_STAGE) the staging directory is walked to, then @rel
+ * beneath it without following anything (incoming_open_beneath): the
+ * tree's own symlinks are made there, by what a peer sent, and no later
+ * request may go through one. Making one there makes its last component
+ * only (@mode): its parent must be there. The caller has become the user.
+ */
+static int op_dir(struct lander *l, const struct lander_session *ss, uint32_t flags, const char *rel, bool create,
+                  mode_t mode, const char *path, struct landmsg *reply)
+{
+        char dir[LANDFS_PATH_MAX];
+        const char *slash = strrchr(rel, '/'), *leaf;
+        _cleanup_(closep) int sfd = -1, pfd = -1;
+        int fd;
+
+        if (!(flags & LANDMSG_OP_STAGE))
+                return open_dir(l, ss, path, create, mode, reply);
+        sfd = open_dir(l, ss, stage_of(ss, flags), false, 0, reply);
+        if (sfd < 0 || !rel[0])
+                return TAKE_FD(sfd);
+        if (!create) {
+                fd = incoming_open_beneath(sfd, rel, false);
+                if (fd < 0)
+                        error_reply(reply, -fd, 0, path, "%s", fd == -ELOOP ? "a symlink of the tree: not followed"
+                                                                            : strerror(-fd));
+                return fd < 0 ? -1 : fd;
+        }
+        leaf = slash ? slash + 1 : rel;
+        if (slash) {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+                pfd = incoming_open_beneath(sfd, dir, false);
+                if (pfd < 0) {
+                        error_reply(reply, -pfd, 0, path, "%s",
+                                    pfd == -ELOOP ? "a symlink of the tree: not followed" : strerror(-pfd));
+                        return -1;
+                }
+        }
+        if (mkdirat(slash ? pfd : sfd, leaf, mode & 01777) < 0) {
+                error_reply(reply, errno, 0, path, "%s", strerror(errno));
+                return -1;
+        }
+        fd = incoming_open_beneath(slash ? pfd : sfd, leaf, false);
+        if (fd < 0)
+                error_reply(reply, -fd, 0, path, "%s", strerror(-fd));
+        return fd < 0 ? -1 : fd;
+}
+
+/* The name a tree is published under: DEST, or DEST/@leaf (@into). */
+static const char *published_name(const struct lander_session *ss, bool into, const char *leaf,
+                                  char out[static LANDFS_PATH_MAX])
+{
+        if (!into || snprintf(out, LANDFS_PATH_MAX, "%s/%s", ss->dest, leaf) >= LANDFS_PATH_MAX)
+                snprintf(out, LANDFS_PATH_MAX, "%s", ss->dest);
+        return out;
+}
+
+/*
+ * MKDIR of the staging directory itself (@op: LANDMSG_OP_STAGE, path ""):
+ * made afresh, 0700, beside DEST or in it (LANDMSG_OP_INTO), whatever
+ * this job's earlier attempt left there removed first; with a leaf, the
+ * name it is to be published under refused now if it is there (unless
+ * the user asked to replace it), before any data comes. The caller has
+ * become the user. 0, or -1 with the ERROR in @reply.
+ */
+static int make_stage(struct lander *l, const struct lander_session *ss, const struct landmsg_op *op,
+                      const char *path, struct landmsg *reply)
+{
+        const bool into = op->flags & LANDMSG_OP_INTO;
+        char target[LANDFS_PATH_MAX];
+        _cleanup_(closep) int pfd = -1;
+        struct stat st;
+        int r;
+
+        if (!into && op->leaf[0] && strcmp(op->leaf, ss->leaf) != 0) {
+                error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", op->leaf,
+                            ss->leaf, ss->dest);
+                return -1;
+        }
+        pfd = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
+        if (pfd < 0)
+                return -1;
+        r = landfs_remove_tree(pfd, ss->stage_name, ss->who.uid);
+        if (r < 0) {
+                error_reply(reply, -r, 0, path, "removing what an earlier attempt left: %s", strerror(-r));
+                return -1;
+        }
+        if (op->leaf[0] && !(ss->flags & LANDMSG_SESSION_REPLACE) &&
+            fstatat(pfd, op->leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                error_reply(reply, EEXIST, 0, published_name(ss, into, op->leaf, target),
+                            "exists (and replacing it was not asked for)");
+                return -1;
+        }
+        if (mkdirat(pfd, ss->stage_name, 0700) < 0) {
+                error_reply(reply, errno, 0, path, "%s", strerror(errno));
+                return -1;
+        }
+        return 0;
 }
 
 /* fsync the directory @dirfd (O_PATH: its own descriptor is opened for it). */
@@ -457,10 +577,34 @@ static int link_attrs_as_user(int fd, const struct landmsg_op *op, const char **
                         return -errno;
                 changed = true;
         }
+        if (op->flags & LANDMSG_LINK_MTIME) {
+                struct timespec ts[2];
+
+                *what = "mtime";
+                ns_timespec(op->mtime_ns, ts);
+                if (futimens(fd, ts) < 0)
+                        return -errno;
+                changed = true;
+        }
         *what = "metadata (fsync)";
         if (changed && (op->flags & LANDMSG_LINK_SYNC) && fsync(fd) < 0)
                 return -errno;
         return 0;
+}
+
+/* SYMLINK: @op's target named @op->leaf in @dirfd, with @op's mtime (the
+ * link's own) unless 0. */
+static void symlink_as_user(int dirfd, const struct landmsg_op *op, const char *path, struct landmsg *reply)
+{
+        struct timespec ts[2];
+
+        if (symlinkat(op->target, dirfd, op->leaf) < 0) {
+                error_reply(reply, errno, 0, path, "%s: %s", op->leaf, strerror(errno));
+                return;
+        }
+        ns_timespec(op->mtime_ns, ts);
+        if (op->mtime_ns && utimensat(dirfd, op->leaf, ts, AT_SYMLINK_NOFOLLOW) < 0)
+                error_reply(reply, errno, 0, path, "%s: its mtime: %s", op->leaf, strerror(errno));
 }
 
 static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, uint32_t flags)
@@ -491,7 +635,8 @@ static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, u
 static void hardlink_as_user(struct lander *l, const struct lander_session *ss, const struct landmsg *req, int dfd,
                              const char *path, struct landmsg *reply)
 {
-        char src[LANDFS_PATH_MAX], *slash;
+        const char *tslash = strrchr(req->op.target, '/');
+        char src[LANDFS_PATH_MAX], tdir[LANDFS_PATH_MAX], *slash;
         _cleanup_(closep) int sfd = -1;
         int r = full_path(ss, req->op.flags, req->op.target, src);
 
@@ -499,9 +644,11 @@ static void hardlink_as_user(struct lander *l, const struct lander_session *ss, 
                 path_error(ss, reply, r);
                 return;
         }
+        /* The target's directory, beneath the same base, walked as op_dir walks. */
+        snprintf(tdir, sizeof(tdir), "%.*s", tslash ? (int)(tslash - req->op.target) : 0, req->op.target);
         slash = strrchr(src, '/');
         *slash = '\0';
-        sfd = open_dir(l, ss, src, false, 0, reply);
+        sfd = op_dir(l, ss, req->op.flags, tdir, false, 0, src, reply);
         *slash = '/';
         if (sfd < 0)
                 return;
@@ -509,17 +656,29 @@ static void hardlink_as_user(struct lander *l, const struct lander_session *ss, 
                 error_reply(reply, errno, 0, path, "%s (to %s): %s", req->op.leaf, req->op.target, strerror(errno));
 }
 
-/* PUBLISH: the staging directory renamed to DEST beneath @pfd (DEST's
- * parent), the parent then fsynced. An existing DEST: -EEXIST, or with
- * LANDMSG_PUBLISH_REPLACE exchanged and the old tree removed. */
-static int publish_as_user(const struct lander_session *ss, int pfd, uint32_t flags)
+/*
+ * PUBLISH: the file system synced (the daemon wrote the tree's data and
+ * synced none of it: one syncfs covers every entry), then the staging
+ * directory renamed to @leaf beneath @pfd (DEST's parent, and DEST's
+ * leaf; or DEST, and the name the tree is to have in it), @pfd then
+ * fsynced. What is there: -EEXIST, or with LANDMSG_PUBLISH_REPLACE
+ * exchanged and the old tree removed.
+ */
+static int publish_as_user(const struct lander_session *ss, int pfd, const char *leaf, uint32_t flags)
 {
-        int r = 0;
+        int d = openat(pfd, ss->stage_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r = 0;
 
-        if (renameat2(pfd, ss->stage_name, pfd, ss->leaf, RENAME_NOREPLACE) < 0) {
+        if (d < 0)
+                return -errno;
+        if (syncfs(d) < 0)
+                r = -errno;
+        safe_close(d);
+        if (r < 0)
+                return r;
+        if (renameat2(pfd, ss->stage_name, pfd, leaf, RENAME_NOREPLACE) < 0) {
                 r = -errno;
                 if (r == -EEXIST && (flags & LANDMSG_PUBLISH_REPLACE)) {
-                        r = renameat2(pfd, ss->stage_name, pfd, ss->leaf, RENAME_EXCHANGE) < 0 ? -errno : 0;
+                        r = renameat2(pfd, ss->stage_name, pfd, leaf, RENAME_EXCHANGE) < 0 ? -errno : 0;
                         /* The old tree now has the staging directory's name. */
                         if (r == 0)
                                 r = landfs_remove_tree(pfd, ss->stage_name, ss->who.uid);
@@ -535,10 +694,12 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         _cleanup_(closep) int dfd = -1;
         const char *what;
         struct stat st;
+        bool into;
         int r, nfd;
 
-        r = full_path(ss, req->type == LANDMSG_PUBLISH || req->type == LANDMSG_DISCARD ? LANDMSG_OP_STAGE
-                                                                                       : req->op.flags,
+        r = full_path(ss, req->type == LANDMSG_PUBLISH || req->type == LANDMSG_DISCARD
+                                  ? LANDMSG_OP_STAGE | (req->op.flags & LANDMSG_OP_INTO)
+                                  : req->op.flags,
                       req->op.path, path);
         if (r < 0) {
                 path_error(ss, reply, r);
@@ -574,10 +735,13 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         reply->type = LANDMSG_OK;
         switch (req->type) {
         case LANDMSG_MKDIR:
-                dfd = open_dir(l, ss, path, true, req->op.mode, reply);
+                if ((req->op.flags & LANDMSG_OP_STAGE) && !req->op.path[0])
+                        (void)make_stage(l, ss, &req->op, path, reply);
+                else
+                        dfd = op_dir(l, ss, req->op.flags, req->op.path, true, req->op.mode, path, reply);
                 break;
         case LANDMSG_TMPFILE:
-                dfd = open_dir(l, ss, path, false, 0, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
                 if (dfd < 0)
                         break;
                 /* The name it is to have, where it must be new: refused
@@ -599,7 +763,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 *reply_fd = nfd;
                 break;
         case LANDMSG_LINK:
-                dfd = open_dir(l, ss, path, false, 0, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
                 if (dfd < 0)
                         break;
                 r = link_attrs_as_user(fd, &req->op, &what);
@@ -612,24 +776,28 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                         error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
                 break;
         case LANDMSG_SYMLINK:
-                dfd = open_dir(l, ss, path, false, 0, reply);
-                if (dfd >= 0 && symlinkat(req->op.target, dfd, req->op.leaf) < 0)
-                        error_reply(reply, errno, 0, path, "%s: %s", req->op.leaf, strerror(errno));
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
+                if (dfd >= 0)
+                        symlink_as_user(dfd, &req->op, path, reply);
                 break;
         case LANDMSG_HARDLINK:
-                dfd = open_dir(l, ss, path, false, 0, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
                 if (dfd >= 0)
                         hardlink_as_user(l, ss, req, dfd, path, reply);
                 break;
         case LANDMSG_PUBLISH:
         case LANDMSG_DISCARD:
-                dfd = open_dir(l, ss, ss->parent, false, 0, reply);
+                into = req->op.flags & LANDMSG_OP_INTO;
+                dfd = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
                 if (dfd < 0)
                         break;
-                r = req->type == LANDMSG_PUBLISH ? publish_as_user(ss, dfd, req->op.flags)
-                                                 : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
+                r = req->type == LANDMSG_PUBLISH
+                            ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags)
+                            : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
+                if (r == -EEXIST && req->type == LANDMSG_PUBLISH)
+                        (void)published_name(ss, into, req->op.leaf, path);
                 if (r < 0)
-                        error_reply(reply, r, 0, req->type == LANDMSG_PUBLISH && r == -EEXIST ? ss->dest : path, "%s",
+                        error_reply(reply, r, 0, path, "%s",
                                     r == -EEXIST ? "exists (and replacing it was not asked for)" : strerror(-r));
                 break;
         case LANDMSG_OPEN_READ:
@@ -718,7 +886,7 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
         if (a->flags & LANDMSG_SET_AT_PATH) {
                 /* A directory, walked to as the user; set through its
                  * O_PATH descriptor's /proc name (fchmod cannot take one). */
-                dfd = open_dir(l, ss, path, false, 0, reply);
+                dfd = op_dir(l, ss, a->flags, a->path, false, 0, path, reply);
                 if (dfd >= 0) {
                         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
                         r = setattr_as_user(proc, -1, a, &what);

@@ -657,6 +657,23 @@ static int landmsg_seeds(const char *dir)
         m.op.flags = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC;
         strcpy(m.op.leaf, "data.bin");
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* A tree's file into DEST: staged, its mode and mtime. */
+        m.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO | LANDMSG_LINK_MODE | LANDMSG_LINK_MTIME;
+        m.op.mode = 0444;
+        m.op.mtime_ns = 981173106123456789ull;
+        strcpy(m.op.path, "a/b");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_MKDIR;
+        m.op.session = 1;
+        m.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        m.op.mode = 0700;
+        strcpy(m.op.leaf, "run1");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.type = LANDMSG_PUBLISH;
+        m.op.flags = LANDMSG_OP_INTO;
+        m.op.mode = 0;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = LANDMSG_SETATTR;
         m.setattr.session = 1;

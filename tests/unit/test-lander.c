@@ -320,6 +320,9 @@ static void test_tree(struct lander *l)
         ok(s != 0, "a session for a tree, DEST scratch/nobody/tree1");
         is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), 0, "its staging directory made");
         ok(a_stage_is_there(), "beside DEST, named .rdmaxfer-stage-...");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "a/b", NULL, NULL, 0755, -1, NULL), -ENOENT,
+               "a/b before a: ENOENT (an entry's directory comes first)");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "a", NULL, NULL, 0755, -1, NULL), 0, "a in it");
         is_int(stage_op(l, LANDMSG_MKDIR, s, "a/b", NULL, NULL, 0755, -1, NULL), 0, "a/b in it");
         ok(stage_op(l, LANDMSG_TMPFILE, s, "a/b", NULL, NULL, 0640, -1, &fd) == 0 && fd >= 0 &&
            write(fd, "tree\n", 5) == 5, "a file's data");
@@ -352,6 +355,10 @@ static void test_tree(struct lander *l)
 
         /* Another job to the same DEST: refused unless replacing. */
         s = push_session(l, "scratch/nobody/tree1");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", "tree1", NULL, 0700, -1, NULL), -EEXIST,
+               "its staging directory, to be named tree1: EEXIST, before any data");
+        ok(strcmp(reply.error.where, at("scratch/nobody/tree1")) == 0, "naming DEST: %s", reply.error.where);
+        stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
         stage_op(l, LANDMSG_MKDIR, s, "new", NULL, NULL, 0755, -1, NULL);
         is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), -EEXIST, "PUBLISH over DEST: EEXIST");
         ok(strcmp(reply.error.where, at("scratch/nobody/tree1")) == 0 && strstr(reply.error.text, "replacing"),
@@ -365,6 +372,7 @@ static void test_tree(struct lander *l)
         push_flags = LANDMSG_SESSION_REPLACE;
         s = push_session(l, "scratch/nobody/tree1");
         push_flags = 0;
+        stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
         stage_op(l, LANDMSG_MKDIR, s, "new", NULL, NULL, 0755, -1, NULL);
         req.type = LANDMSG_PUBLISH;
         memset(&req.op, 0, sizeof(req.op));
@@ -378,6 +386,8 @@ static void test_tree(struct lander *l)
 
         /* A job given up: its staging directory goes, however locked. */
         s = push_session(l, "scratch/nobody/tree2");
+        stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
+        stage_op(l, LANDMSG_MKDIR, s, "x", NULL, NULL, 0755, -1, NULL);
         stage_op(l, LANDMSG_MKDIR, s, "x/y", NULL, NULL, 0755, -1, NULL);
         req.type = LANDMSG_SETATTR;
         memset(&req.setattr, 0, sizeof(req.setattr));
@@ -394,6 +404,107 @@ static void test_tree(struct lander *l)
         s = push_session(l, "scratch");
         is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), -EXDEV,
                "a tree as the landing root itself: EXDEV (%s)", reply.error.text);
+        lander_conn_closed(l, 1);
+}
+
+/* stage_into TYPE SESSION PATH LEAF TARGET MODE: an op in a staging directory in DEST. */
+static int stage_into(struct lander *l, uint16_t type, uint64_t session, const char *path, const char *leaf,
+                      const char *target, mode_t mode, int fd, int *rfd)
+{
+        req.type = type;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = session;
+        req.op.flags = LANDMSG_OP_INTO | (type == LANDMSG_PUBLISH || type == LANDMSG_DISCARD ? 0 : LANDMSG_OP_STAGE);
+        req.op.mode = mode;
+        snprintf(req.op.path, sizeof(req.op.path), "%s", path);
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "%s", leaf ? leaf : "");
+        snprintf(req.op.target, sizeof(req.op.target), "%s", target ? target : "");
+        return ask(l, 1, fd, rfd);
+}
+
+/*
+ * A tree landing in DEST, a directory (xferctl send -r run1 PEER:/DEST):
+ * staged in DEST, published as DEST/run1; the name refused before any
+ * data when taken; an earlier attempt's staging directory cleared; the
+ * tree's own symlinks never followed by a later request; mtimes of files
+ * and symlinks as sent.
+ */
+static void test_tree_into(struct lander *l)
+{
+        const uint64_t t = 1000000000ull * 1234567890 + 5;
+        char target[64] = "";
+        struct stat st;
+        uint64_t s;
+        int fd = -1;
+
+        mk("scratch/nobody/in", 0755, nobody_uid, nobody_gid);
+        mk("scratch/nobody/in/taken", 0755, nobody_uid, nobody_gid);
+        s = push_session(l, "scratch/nobody/in");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "", "taken", NULL, 0700, -1, NULL), -EEXIST,
+               "a tree to be DEST/taken, which is there: EEXIST before any data");
+        ok(strcmp(reply.error.where, at("scratch/nobody/in/taken")) == 0, "naming DEST/taken: %s",
+           reply.error.where);
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "", "run1", NULL, 0700, -1, NULL), 0, "staged in DEST, to be run1");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "d", NULL, NULL, 0700, -1, NULL), 0, "d in it");
+        is_int(stage_into(l, LANDMSG_SYMLINK, s, "", "esc", "/", 0, -1, NULL), 0, "a symlink esc -> /");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "esc/x", NULL, NULL, 0700, -1, NULL), -ELOOP,
+               "MKDIR through it: ELOOP (%s)", reply.error.text);
+        is_int(stage_into(l, LANDMSG_TMPFILE, s, "esc", NULL, NULL, 0600, -1, &fd), -ELOOP,
+               "a file through it: ELOOP");
+        ok(fd == -1, "and no descriptor");
+        is_int(stage_into(l, LANDMSG_SYMLINK, s, "esc", "y", "z", 0, -1, NULL), -ELOOP, "a symlink through it: ELOOP");
+        ok(stage_into(l, LANDMSG_TMPFILE, s, "d", NULL, NULL, 0600, -1, &fd) == 0 && fd >= 0 &&
+           write(fd, "in\n", 3) == 3, "a file's data");
+        req.type = LANDMSG_LINK;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO | LANDMSG_LINK_MODE | LANDMSG_LINK_MTIME;
+        req.op.mode = 0444;
+        req.op.mtime_ns = t;
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "f");
+        is_int(ask(l, 1, fd, NULL), 0, "linked as d/f, read-only, its mtime");
+        safe_close(fd);
+        is_int(stage_into(l, LANDMSG_HARDLINK, s, "", "h", "esc/f", 0, -1, NULL), -ELOOP,
+               "a hard link to a file through the symlink: ELOOP");
+        is_int(stage_into(l, LANDMSG_HARDLINK, s, "", "h", "d/f", 0, -1, NULL), 0, "a hard link h to d/f");
+        req.type = LANDMSG_SYMLINK;
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "l");
+        snprintf(req.op.target, sizeof(req.op.target), "d/f");
+        req.op.mtime_ns = t;
+        is_int(ask(l, 1, -1, NULL), 0, "a symlink l -> d/f with its mtime");
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        req.setattr.mode = 0500;
+        strcpy(req.setattr.path, "d");
+        is_int(ask(l, 1, -1, NULL), 0, "d made 0500, by its path");
+        ok(lstat(at("scratch/nobody/in/run1"), &st) < 0, "nothing at DEST/run1 before PUBLISH");
+        is_int(stage_into(l, LANDMSG_PUBLISH, s, "", "run1", NULL, 0, -1, NULL), 0, "PUBLISH as run1");
+        ok(stat(at("scratch/nobody/in/run1/d/f"), &st) == 0 && st.st_uid == nobody_uid &&
+           (st.st_mode & 07777) == 0444 && st.st_mtim.tv_sec == 1234567890 && st.st_mtim.tv_nsec == 5 &&
+           st.st_nlink == 2, "DEST/run1/d/f nobody's, 0444, its mtime, two names");
+        ok(lstat(at("scratch/nobody/in/run1/l"), &st) == 0 && S_ISLNK(st.st_mode) &&
+           st.st_mtim.tv_sec == 1234567890 &&
+           readlink(at("scratch/nobody/in/run1/l"), target, sizeof(target) - 1) == 3, "DEST/run1/l, its mtime");
+        ok(stat(at("scratch/nobody/in/run1/d"), &st) == 0 && (st.st_mode & 07777) == 0500, "DEST/run1/d 0500");
+        lander_conn_closed(l, 1);
+
+        /* The same job again, an earlier attempt's staging directory left: made afresh. */
+        s = push_session(l, "scratch/nobody/in");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "", "run2", NULL, 0700, -1, NULL), 0, "run2 staged");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "old", NULL, NULL, 0700, -1, NULL), 0, "an entry in it");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "", "run2", NULL, 0700, -1, NULL), 0, "staged again");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "old", NULL, NULL, 0700, -1, NULL), 0, "the entry made anew: "
+               "the last attempt's is gone");
+        is_int(stage_into(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "DISCARD");
+        ok(lstat(at("scratch/nobody/in/run2"), &st) < 0, "nothing published");
+        lander_conn_closed(l, 1);
+
+        /* DEST not there: nothing to stage in. */
+        s = push_session(l, "scratch/nobody/none");
+        is_int(stage_into(l, LANDMSG_MKDIR, s, "", "run1", NULL, 0700, -1, NULL), -ENOENT,
+               "a tree into a DEST that is not there: ENOENT");
+        ok(strcmp(reply.error.where, at("scratch/nobody/none")) == 0, "at DEST: %s", reply.error.where);
+        ok(lstat(at("scratch/nobody/none"), &st) < 0, "and DEST not made");
         lander_conn_closed(l, 1);
 }
 
@@ -528,6 +639,7 @@ int main(void)
         test_refusals(l);
         test_pull(l);
         test_tree(l);
+        test_tree_into(l);
         test_file_dest(l);
         test_munged_gone(l);
 

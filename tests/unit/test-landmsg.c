@@ -114,7 +114,27 @@ static void test_round_trips(void)
         ok(round_trip(m), "LINK, replacing, syncing");
         m->op.flags = 1u << 5;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK with an unknown flag: not encoded");
+        m->op.flags = LANDMSG_LINK_MTIME | LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        m->op.mtime_ns = 1234567890123456789ull;
+        ok(round_trip(m), "LINK with its mtime, in a staging directory in DEST");
+        m->op.flags = LANDMSG_OP_STAGE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an mtime without LINK_MTIME: not encoded");
+        m->op.mtime_ns = 0;
+        m->op.flags = LANDMSG_OP_INTO;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "OP_INTO outside a staging directory: not encoded");
         m->op.flags = 0;
+        free(m);
+        m = msg_new(LANDMSG_MKDIR);
+        m->op.session = 3;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        strcpy(m->op.leaf, "run1");
+        ok(round_trip(m), "MKDIR of the staging directory, with the name it is to have");
+        strcpy(m->op.path, "a");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "MKDIR of an entry with a leaf: not encoded");
+        memset(m->op.path, 0, sizeof(m->op.path));
+        m->op.flags = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "MKDIR outside a staging directory with a leaf: not "
+               "encoded");
         free(m);
         m = msg_new(LANDMSG_SYMLINK);
         m->op.session = 3;
@@ -123,6 +143,9 @@ static void test_round_trips(void)
         strcpy(m->op.leaf, "l");
         strcpy(m->op.target, "../../x y/../z");
         ok(round_trip(m), "SYMLINK in the staging directory, any target");
+        m->op.mtime_ns = 1;
+        ok(round_trip(m), "SYMLINK with its mtime");
+        m->op.mtime_ns = 0;
         m->type = LANDMSG_HARDLINK;
         memset(m->op.target, 0, sizeof(m->op.target));
         strcpy(m->op.target, "a/c/f");
@@ -143,8 +166,18 @@ static void test_round_trips(void)
         strcpy(m->op.path, "x");
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH with a path: not encoded");
         memset(m->op.path, 0, sizeof(m->op.path));
+        m->op.flags = LANDMSG_OP_INTO;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH into DEST without the name: not encoded");
+        strcpy(m->op.leaf, "run1");
+        ok(round_trip(m), "PUBLISH into DEST as run1");
+        m->op.flags = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH as DEST with a name: not encoded");
+        memset(m->op.leaf, 0, sizeof(m->op.leaf));
         m->type = LANDMSG_DISCARD;
         ok(round_trip(m), "DISCARD");
+        m->op.flags = LANDMSG_OP_INTO;
+        ok(round_trip(m), "DISCARD of a staging directory in DEST");
+        m->op.flags = 0;
         m->type = LANDMSG_MKDIR;
         m->op.flags = LANDMSG_LINK_REPLACE;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "MKDIR with LINK's flag: not encoded");
@@ -334,13 +367,13 @@ static void test_framing(void)
         buf[0] ^= 1;
         is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "another magic: EBADMSG");
         buf[0] ^= 1;
-        buf[4] = 2;
-        is_int(landmsg_decode(buf, (size_t)n, d), -EPROTONOSUPPORT, "version 2: EPROTONOSUPPORT");
-        ok(d->id == 77 && d->type == LANDMSG_LINK, "with the id and type to answer");
         buf[4] = 1;
-        /* The path "x/y" begins after session, mode, flags and the three lengths. */
-        ok(buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 2 + 1 + 2 + 1] == '/', "(the path's second byte found)");
-        buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 2 + 1 + 2 + 1] = 0;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EPROTONOSUPPORT, "version 1 (no mtime in an op): EPROTONOSUPPORT");
+        ok(d->id == 77 && d->type == LANDMSG_LINK, "with the id and type to answer");
+        buf[4] = 2;
+        /* The path "x/y" begins after session, mode, flags, mtime and the three lengths. */
+        ok(buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 8 + 2 + 1 + 2 + 1] == '/', "(the path's second byte found)");
+        buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 8 + 2 + 1 + 2 + 1] = 0;
         is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a NUL inside a path: EBADMSG");
         free(m);
         free(d);
