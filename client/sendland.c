@@ -1,6 +1,7 @@
 /*
- * xferctl send FILE... PEER:/PATH: the files land on PEER as the user who
- * sends them, at PATH (issue 33), rather than in PEER's drop box. Here:
+ * xferctl send FILE... PEER:/PATH (and send -r DIR PEER:/PATH): the files
+ * land on PEER as the user who sends them, at PATH (issue 33), rather than
+ * in PEER's drop box. Here:
  * the argument read, what this first version cannot do refused before
  * anything is counted or sent, and the MUNGE credential that proves to
  * the peer's lander who asks. The send itself is sendcmd's, unchanged.
@@ -23,7 +24,7 @@ static_assert(sizeof(((struct landcred *)0)->cred) == sizeof(((struct ctl_submit
               "a credential fits a SUBMIT");
 
 /* What a landing cannot go with yet: the option, and what to do instead. -1 or XFERCTL_EXIT_USAGE. */
-static int sendland_refuse(const struct sendcmd *sc)
+static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
 {
         const uint16_t f = sc->submit.flags;
         const char *sync = f & CTL_SUBMIT_SKIP_EXISTING ? "--skip-existing" :
@@ -31,12 +32,6 @@ static int sendland_refuse(const struct sendcmd *sc)
                            f & CTL_SUBMIT_DELETE ? "--delete" :
                            sc->delete_excluded ? "--delete-excluded" : NULL;
 
-        if (sc->recursive) {
-                xferctl_say("send: landing a tree as yourself is not supported yet: -r cannot go with "
-                            "PEER:/PATH (send the tree to PEER's drop box instead: "
-                            "xferctl send -r DIR PEER --to DEST)");
-                return XFERCTL_EXIT_USAGE;
-        }
         if (sc->to) {
                 xferctl_say("send: --to names a tree in PEER's drop box, PEER:/PATH where files land "
                             "as you: one or the other");
@@ -63,6 +58,11 @@ static int sendland_refuse(const struct sendcmd *sc)
                 xferctl_say("send: --parallel is for several peers; PEER:/PATH lands on one");
                 return XFERCTL_EXIT_USAGE;
         }
+        if (sc->recursive && nfiles > 1) {
+                xferctl_say("send: -r with PEER:/PATH lands one directory at a time: send each with its "
+                            "own xferctl send -r DIR PEER:/PATH");
+                return XFERCTL_EXIT_USAGE;
+        }
         return -1;
 }
 
@@ -81,7 +81,7 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
                             "drop box replaces a file is its administrator's setting (overwrite)");
                 return XFERCTL_EXIT_USAGE;
         }
-        r = sendland_refuse(sc);
+        r = sendland_refuse(sc, nfiles);
         if (r >= 0)
                 return r;
         v = landpath_normal(colon + 1, sc->submit.land_path, &dir);
@@ -103,8 +103,9 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
                 return XFERCTL_EXIT_FAILED;
         }
         sc->submit.flags |= CTL_SUBMIT_LAND | (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
-        /* Several files go into PATH whatever it is; one file is PATH itself,
-         * unless the peer finds a directory there (its call, not ours). */
+        /* Several files go into PATH whatever it is; one file (or one
+         * tree) is PATH itself, unless the peer finds a directory there
+         * (its call, not ours), and then goes into it. */
         if (dir || nfiles > 1)
                 sc->submit.flags |= CTL_SUBMIT_LAND_DIR;
         return -1;

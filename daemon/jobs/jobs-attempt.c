@@ -381,7 +381,8 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 /* A landing's retry may start from a later file: its own mode. */
                 .mode = job->tree || job->files_done == 0 ? job->mode : first->mode,
                 .mtime_ns = job->mtime_ns,
-                .tree_token = job->tree ? e->token : NULL,
+                /* A landing's tree is never kept for a retry (recv-land-tree.c). */
+                .tree_token = job->tree && !e->land ? e->token : NULL,
                 .dst = (const struct sockaddr *)&e->dst,
                 .dst_len = e->dst_len,
                 .peer = job->peer,

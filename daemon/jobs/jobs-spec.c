@@ -201,8 +201,8 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                          "--skip-existing, --sync, --delete or --dry-run");
                 return -EINVAL;
         }
-        if (s->land && (s->route_hops > 0 || s->tree || s->sync != JOB_SYNC_NONE || s->delete || s->dry_run)) {
-                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go to one peer, without -r, "
+        if (s->land && (s->route_hops > 0 || s->sync != JOB_SYNC_NONE || s->delete || s->dry_run)) {
+                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go to one peer, without "
                          "--skip-existing, --sync, --delete or --dry-run");
                 return -EINVAL;
         }

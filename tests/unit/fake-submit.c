@@ -81,10 +81,11 @@ static void serve(int fd, const char *log)
                 if (m.type == CTL_SUBMIT) {
                         const struct ctl_submit *s = &m.submit;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s host=%s port=%u name=%s files=%u path=%s\n",
+                        fprintf(f, "SUBMIT flags=%s%s%s%s host=%s port=%u name=%s files=%u path=%s\n",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
-                                s->flags & ~(CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR) ? ",OTHER" : "",
+                                s->flags & CTL_SUBMIT_TREE ? ",TREE" : "",
+                                s->flags & ~(CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE) ? ",OTHER" : "",
                                 s->host, (unsigned int)s->port, s->name, (unsigned int)s->files, s->land_path);
                         if (s->flags & CTL_SUBMIT_LAND)
                                 note_cred(f, s);

@@ -18,7 +18,7 @@ chmod 0755 "$tmp"
 echo data >"$tmp/a"
 echo more >"$tmp/b"
 chmod 0644 "$tmp/a" "$tmp/b"
-mkdir "$tmp/dir"
+mkdir "$tmp/dir" && echo in >"$tmp/dir/f"
 sock=$tmp/none.sock
 
 # run ARGS...: xferctl send against a socket where none listens.
@@ -38,7 +38,7 @@ usage() {
         ok $? "${args:0:100} refused (exit $rc: ${err:0:300})"
 }
 
-usage 'landing a tree as yourself is not supported yet: -r cannot go with PEER:/PATH' -r "$tmp/dir" 10.0.0.2:/scratch/x
+usage '-r with PEER:/PATH lands one directory at a time' -r "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/x
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
 for opt in --skip-existing --sync=size --sync=digest --delete; do
@@ -109,6 +109,7 @@ unshare -m --propagation private bash -c '
         send 1 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" 10.0.0.2:7471:/scratch/alice/x
         send 2 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "[fd00::2]:/scratch//alice/./in/"
         send 3 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "$tmp/b" 10.0.0.2:/scratch/alice/in
+        send 5 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r "$tmp/dir" 10.0.0.2:/scratch/alice/run1
         send 4 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
                 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/b" 10.0.0.2:/scratch/nobody/b
         kill "$fake_pid" "$munged"
@@ -144,5 +145,8 @@ ok $? "the second handed over after the SUBMIT"
 cred 3 0
 check 4 'SUBMIT flags=LAND host=10.0.0.2 port=0 name=b files=0 path=/scratch/nobody/b' 'as nobody'
 cred 4 "$nobody"
+check 5 'SUBMIT flags=LAND,TREE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice/run1' \
+        'a tree (-r DIR): DEST is its name, PATH where it lands'
+cred 5 0
 
 tap_done

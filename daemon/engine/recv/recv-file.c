@@ -339,19 +339,6 @@ static int64_t recv_tree_meta(void *arg)
         return 0;
 }
 
-/*
- * What the tree's list holds (x->links_fd), an entry a record: a symlink
- * to make at the end (target_len > 0, mode 0, its target follows its
- * name), a hard link to make then (target_len > 0, mode S_IFREG, the
- * staged name of its file follows), or a mode and mtime to set at the
- * end (target_len 0; mode has the entry's type, S_IFDIR or S_IFREG, and
- * mtime_ns 0 leaves the mtime alone).
- */
-struct recv_link_rec {
-        uint16_t rel_len, target_len;
-        uint32_t mode;
-        uint64_t mtime_ns;
-};
 
 const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks)
 {
@@ -523,8 +510,8 @@ static bool recv_tree_link_made(int dfd, const char *leaf, const char *target, s
 
 /* The list's record at @off into @rec, @rel and @target (NUL-terminated):
  * the next record's offset, or -EIO for a list that does not hold one. */
-static int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, struct recv_link_rec *rec,
-                                   char rel[static WIRE_PATH_MAX + 1], char target[static NAME_LINK_MAX + 1])
+int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, struct recv_link_rec *rec,
+                            char rel[static WIRE_PATH_MAX + 1], char target[static NAME_LINK_MAX + 1])
 {
         if (pread(x->links_fd, rec, sizeof(*rec), (off_t)off) != (ssize_t)sizeof(*rec) || rec->rel_len == 0 ||
             rec->rel_len > WIRE_PATH_MAX || rec->target_len > NAME_LINK_MAX ||
@@ -1109,6 +1096,11 @@ static void recv_tree_open(struct recv_xfer *x)
         uint64_t id;
 
         recv_tree_rel(x);
+        /* As the user: a symlink's target still comes into a file of ours. */
+        if (x->landing && !(x->cur->offer.flags & WIRE_OFFER_LINK)) {
+                recv_land_tree_open(x);
+                return;
+        }
         if (x->cur->fd >= 0) {
                 /* Resuming: the partial's file is open already. */
                 x->cur->req.done = recv_on_space;
@@ -1401,6 +1393,10 @@ void recv_tree_entry_done(struct recv_xfer *x)
                 recv_dry_end(x);
                 return;
         }
+        if (x->landing) {
+                recv_land_tree_end(x);
+                return;
+        }
         x->fin->req.done = recv_on_tree_published;
         recv_step(x, "publishing the tree", io_call(recv_io(x), &x->fin->req, recv_tree_publish, x));
 }
@@ -1635,6 +1631,11 @@ void recv_file_publish(struct recv_xfer *x)
         }
         if (x->fin->skip) {
                 recv_published(x);
+                return;
+        }
+        /* As the user: made by the lander (a symlink's target read as any). */
+        if (x->tree && x->landing && !(x->fin->offer.flags & WIRE_OFFER_LINK)) {
+                recv_land_tree_publish(x);
                 return;
         }
         /* DEST itself was made with the staging directory (recv_tree_begin). */

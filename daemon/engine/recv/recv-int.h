@@ -312,6 +312,12 @@ struct recv_xfer {
         uint32_t land_uid;
         char land_user[256];
         bool land_parent;
+        /* A tree that lands as the user (recv-land-tree.c): into PATH, as
+         * PATH/DEST (else as PATH itself), its staging directory made (a
+         * failure discards it), and the end's links and modes as they go. */
+        bool land_into;
+        bool land_staged;
+        struct recv_land_end *land_end;
 };
 
 /* The entries the offer carries: a pack's, or 1. */

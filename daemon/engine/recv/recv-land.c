@@ -72,8 +72,7 @@ static unsigned int recv_land_status(uint32_t err)
         }
 }
 
-/* Fail with the lander's refusal, said as the user's: where and why. */
-static void recv_land_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
+void recv_land_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
 {
         /* Cut to WIRE_TEXT_MAX by recv_fail. */
         char text[LANDMSG_PATH_MAX + 2 * LANDMSG_TEXT_MAX + 64];
@@ -101,9 +100,7 @@ static void recv_land_refused(struct recv_xfer *x, const char *doing, const stru
         recv_fail(x, recv_land_status(er->err), text);
 }
 
-/* Ask @req of the lander for this transfer; @done gets x. False when the
- * transfer failed (nothing could be asked). */
-static bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done,
+bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done,
                           const char *what)
 {
         struct landc *c = recv_landc(x->env);
@@ -186,7 +183,7 @@ bool recv_land_offer(struct recv_xfer *x, struct wire_offer *o)
         return true;
 }
 
-unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len)
+unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, char *text, size_t len)
 {
         if (!x->landing)
                 return WIRE_OK;
@@ -194,6 +191,14 @@ unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len)
                 snprintf(text, len, "this node lands no user's files (its landing_roots is empty); "
                          "send without :/PATH for its drop box");
                 return WIRE_E_PERMISSION;
+        }
+        /* A tree lands as one directory, as sent: compared with nothing,
+         * relayed nowhere (recv-land-tree.c). */
+        if ((o->flags & WIRE_OFFER_TREE) &&
+            ((o->flags & (WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_DRY_RUN | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) ||
+             strchr(o->name, '/'))) {
+                snprintf(text, len, "a tree that lands as its user is one directory, not synced, dry-run or relayed");
+                return WIRE_E_PROTOCOL;
         }
         return WIRE_OK;
 }
@@ -283,7 +288,7 @@ static void recv_land_ahead(struct recv_xfer *x)
 {
         struct landmsg req;
 
-        if (x->land_parent || x->early.state != RECV_EARLY_NONE || x->next_on || x->cur->offer.name[0] ||
+        if (x->tree || x->land_parent || x->early.state != RECV_EARLY_NONE || x->next_on || x->cur->offer.name[0] ||
             x->next_file >= x->job_files || !x->env->landc)
                 return;
         x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = x->next_file, .ahead = true };
@@ -303,7 +308,8 @@ void recv_land_early(struct recv_xfer *x)
 
         /* Into PATH, a directory, once the session is open; what its
          * offer's checks would refuse is not made (recv-offer.c). */
-        if (!x->land_session || x->land_parent || x->early.state != RECV_EARLY_NONE || o->file != x->next_file ||
+        if (x->tree || !x->land_session || x->land_parent || x->early.state != RECV_EARLY_NONE ||
+            o->file != x->next_file ||
             o->size > x->job_bytes - x->offered ||
             (x->env->cfg.max_file_size && o->size > x->env->cfg.max_file_size) ||
             name_check(o->name, strlen(o->name)) != NAME_OK)
@@ -358,7 +364,10 @@ static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
         snprintf(x->land_user, sizeof(x->land_user), "%s", reply->session_ok.user);
         log_info("%s: %s lands as %s (uid %u) at %s", x->base.peer, x->cur->offer.name, x->land_user,
                  (unsigned int)x->land_uid, x->landing->path);
-        recv_land_tmpfile(x);
+        if (x->tree)
+                recv_land_tree_open(x);
+        else
+                recv_land_tmpfile(x);
 }
 
 void recv_land_open(struct recv_xfer *x)
@@ -450,6 +459,7 @@ void recv_land_gone(struct recv_xfer *x)
 
         free(x->land_buf);
         x->land_buf = NULL;
+        recv_land_tree_gone(x);
         /* The lander forgets the session: nothing waits for the answer. */
         if (x->land_session && x->env->landc && !x->env->freeing) {
                 req.op.session = x->land_session;

@@ -132,7 +132,8 @@ void recv_keep_lookup(struct recv_xfer *x)
 
         /* A relayed tree too (wire.h, Relay chains): whichever node
          * relays it next continues after what this one kept. */
-        x->tree_part = partials_on(recv_xfer_of(b)->env, x->job_bytes) && memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0;
+        x->tree_part = partials_on(recv_xfer_of(b)->env, x->job_bytes) &&
+                       memcmp(x->cur->offer.source, zero, sizeof(zero)) != 0 && !x->landing;
         if (!x->tree_part) {
                 recv_file_open(x);
                 return;

@@ -6,6 +6,7 @@
  * and sync's look at what is there already. Private to recv/.
  */
 
+#include "landc.h"
 #include "recv-int.h"
 
 /*
@@ -41,8 +42,9 @@ void recv_land_part(struct recv_lane *l, const struct wire_land *p);
 /* The session's first offer @o: its landing whole (its hash into @o, for
  * the MAC). False when the transfer failed (a protocol error). */
 bool recv_land_offer(struct recv_xfer *x, struct wire_offer *o);
-/* Whether this node lands users' files, and why not: WIRE_OK or a refusal. */
-unsigned int recv_land_check(struct recv_xfer *x, char *text, size_t len);
+/* Whether this node lands users' files (and the first offer @o as a
+ * landing may be), and why not: WIRE_OK or a refusal. */
+unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, char *text, size_t len);
 /* Cur's file, as the user: the session first, then a nameless file of
  * theirs; then recv_file_opened(). */
 void recv_land_open(struct recv_xfer *x);
@@ -54,6 +56,47 @@ void recv_land_early(struct recv_xfer *x);
 void recv_land_publish(struct recv_xfer *x);
 /* The transfer is gone: its session ends (the lander forgets it). */
 void recv_land_gone(struct recv_xfer *x);
+/* Ask @req of the lander for @x (@fd: -1, or one it is to have), @done
+ * told with x: false when nothing could be asked (then @x has failed). */
+bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done, const char *what);
+/* Fail @x with the lander's refusal @reply of @doing, said as the user's:
+ * where and why, as a status the sender retries only when it was ours. */
+void recv_land_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply);
+
+/*
+ * recv-land-tree.c: a tree that lands as its user, staged as the user in
+ * a staging directory of theirs and published whole.
+ */
+/* Cur's entry: DEST's staging directory (the session first), a file's
+ * nameless file; then recv_accept() or recv_file_opened(). */
+void recv_land_tree_open(struct recv_xfer *x);
+/* Fin, verified: a directory made, a file named with its mode and mtime;
+ * then recv_tree_entry_done(). */
+void recv_land_tree_publish(struct recv_xfer *x);
+/* After the last entry: links, directories' modes, PUBLISH, DEST's mode;
+ * then recv_published(). */
+void recv_land_tree_end(struct recv_xfer *x);
+/* The transfer is gone: what it staged is discarded. */
+void recv_land_tree_gone(struct recv_xfer *x);
+
+/*
+ * What the tree's list holds (x->links_fd), an entry a record: a symlink
+ * to make at the end (target_len > 0, mode 0, its target follows its
+ * name), a hard link to make then (target_len > 0, mode S_IFREG, the
+ * staged name of its file follows), or a mode and mtime to set at the
+ * end (target_len 0; mode has the entry's type, S_IFDIR or S_IFREG, and
+ * mtime_ns 0 leaves the mtime alone).
+ */
+struct recv_link_rec {
+        uint16_t rel_len, target_len;
+        uint32_t mode;
+        uint64_t mtime_ns;
+};
+/* On a worker: the list's record at @off into @rec, @rel and @target
+ * (NUL-terminated): the next record's offset, or -EIO for a list that
+ * does not hold one. */
+int64_t recv_tree_list_read(const struct recv_xfer *x, uint64_t off, struct recv_link_rec *rec,
+                            char rel[static WIRE_PATH_MAX + 1], char target[static NAME_LINK_MAX + 1]);
 
 /* A tree's offer is in the staging directory: the next, or the tree into place. */
 void recv_tree_entry_done(struct recv_xfer *x);

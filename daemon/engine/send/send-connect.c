@@ -615,9 +615,9 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 return -EINVAL;
         if (req->relay_source && ((!relay && !req->tree) || req->tree_token || req->sync != ENGINE_SYNC_NONE))
                 return -EINVAL;
-        /* A landing is of regular files to one peer (wire.h). */
-        if (req->land && (relay || req->tree || req->route_hops || req->sync != ENGINE_SYNC_NONE || req->dry_run ||
-                          req->relay_source))
+        /* A landing is of regular files, or one tree, to one peer (wire.h). */
+        if (req->land && (relay || req->route_hops || req->sync != ENGINE_SYNC_NONE || req->dry_run ||
+                          req->relay_source || req->tree_token))
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)

@@ -1,0 +1,578 @@
+/*
+ * A tree that lands as its user (xferctl send -r DIR PEER:/PATH; wire.h,
+ * Landing as the user).
+ *
+ * As the drop box's trees do (recv-file.c), it lands whole or not at all:
+ * it is built in a staging directory of its own and renamed into place in
+ * one step at the end. Here the staging directory is the user's, and
+ * every entry in it is made by rdmaxfer-lander as that user (landmsg.h);
+ * this process writes the data into the descriptors it hands back.
+ *
+ *   DEST's offer:   SESSION, then MKDIR of the staging directory in PATH,
+ *                   to be PATH/DEST (LANDMSG_OP_INTO: that name refused now
+ *                   if taken). PATH not there, or no directory, and not
+ *                   asked for as one: beside PATH, to be PATH itself (as
+ *                   cp -r and scp -r do)
+ *   a directory:    MKDIR, 0700 (its own mode and mtime at the end: the
+ *                   tree's list, recv_tree_attr_add)
+ *   a file:         TMPFILE in its directory -> written here -> LINK with
+ *                   its mode, mtime and digest xattr; no fsync of its own
+ *                   (PUBLISH syncs the file system once, for every entry)
+ *   a symlink or    its target read back here and listed, as the drop
+ *   a hard link:    box's are (recv_tree_link_keep)
+ *   the last entry: from the list, in batches that the lander takes back
+ *                   to back: each HARDLINK and SYMLINK in order, then each
+ *                   directory's SETATTR, the deepest first; then PUBLISH,
+ *                   then DEST's own mode and mtime
+ *   failed:         DISCARD (then END: recv_land_gone)
+ *
+ * Nothing beneath the staging directory is followed by the lander, so
+ * the tree's own symlinks (made at the end anyway) cannot take a later
+ * request elsewhere. A landing's tree is never kept for a retry (it would
+ * be the user's files in our partial_dir: the attempt after starts
+ * afresh, the lander removing what the last one staged), and it carries
+ * no packs: each entry comes in its own offer.
+ *
+ * Each request is one of the transfer's disk requests (xfer_io_start): a
+ * lander that stalls fails the transfer at io_timeout.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "digest.h"
+#include "landc.h"
+#include "landmsg.h"
+#include "log.h"
+#include "name.h"
+#include "recv-int.h"
+#include "recv-publish.h"
+
+/* The end's requests, a batch at a time: their names in the arena. */
+#define RECV_LAND_BATCH         128
+#define RECV_LAND_ARENA         (256 * 1024)
+
+struct recv_land_item {
+        uint16_t type;          /* LANDMSG_HARDLINK, _SYMLINK, _SETATTR */
+        uint32_t mode;
+        uint64_t mtime_ns;
+        size_t rel, target;     /* offsets of NUL-terminated strings in the arena */
+};
+
+struct recv_land_end {
+        struct io_req req;
+        struct recv_xfer *x;
+        uint64_t off;           /* the list's next record */
+        bool links_done;        /* every link asked for: the directories now */
+        uint64_t *attr_at;      /* the offsets of the directories' records */
+        size_t nattr, cap;
+        struct recv_land_item item[RECV_LAND_BATCH];
+        size_t n, waiting, used;
+        char arena[RECV_LAND_ARENA];
+};
+
+/* @rel (DEST, then what follows it) in the staging directory: "" for DEST. */
+static const char *recv_land_srel(const struct recv_xfer *x, const char *rel)
+{
+        size_t n = strlen(x->dest);
+
+        return rel[n] == '/' ? rel + n + 1 : rel + n;
+}
+
+/* @srel's directory into @dir ("": the staging directory), and its last component. */
+static const char *recv_land_split(const char *srel, char dir[static LANDMSG_PATH_MAX + 1])
+{
+        const char *slash = strrchr(srel, '/');
+        size_t n = slash ? MIN((size_t)(slash - srel), (size_t)LANDMSG_PATH_MAX) : 0;
+
+        memcpy(dir, srel, n);
+        dir[n] = '\0';
+        return slash ? slash + 1 : srel;
+}
+
+/* An op of the tree's, in its staging directory: @srel's directory, and its leaf. */
+static void recv_land_stage_op(const struct recv_xfer *x, uint16_t type, const char *srel, struct landmsg *req)
+{
+        *req = (struct landmsg){ .type = type };
+        req->op.session = x->land_session;
+        req->op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+        snprintf(req->op.leaf, sizeof(req->op.leaf), "%s", recv_land_split(srel, req->op.path));
+}
+
+/* A refusal that says the sender broke the tree's order, or the lander's. */
+static void recv_land_entry_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
+{
+        if (reply->type == LANDMSG_ERROR && reply->error.verdict != LANDC_UNREACHABLE) {
+                switch (reply->error.err) {
+                case EEXIST:
+                        recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came twice");
+                        return;
+                case ENOENT:
+                case ENOTDIR:
+                        recv_fail(x, WIRE_E_PROTOCOL, "an entry of the tree came before its directory");
+                        return;
+                }
+        }
+        recv_land_refused(x, doing, reply);
+}
+
+/* An answer for cur, still opening (in OFFER): false when the transfer moved on. */
+static bool recv_land_tree_opening(struct recv_xfer *x)
+{
+        return xfer_io_done(&x->base) && x->base.state == XFER_OFFER;
+}
+
+/* ... for fin, or the end, still publishing. */
+static bool recv_land_tree_publishing(struct recv_xfer *x)
+{
+        return xfer_io_done(&x->base) && x->base.state != XFER_CLOSING && x->fin;
+}
+
+/* ---- opening ---- */
+
+/* On a worker: DEST's own mode and mtime, listed for the end. */
+static int64_t recv_land_top_list(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return recv_tree_attr_add(x, x->cur->rel, S_IFDIR | recv_tree_mode(x->cur->offer.mode),
+                                  x->cur->offer.mtime_ns);
+}
+
+static void recv_land_on_top_listed(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_land_tree_opening(x))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        recv_accept(x);
+}
+
+static void recv_land_stage(struct recv_xfer *x);
+
+static void recv_land_on_staged(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct landmsg_error *er = &reply->error;
+        int r;
+
+        safe_close(fd);
+        if (!recv_land_tree_opening(x))
+                return;
+        /* PATH is no directory there: the tree is PATH itself, unless PATH was asked for as one. */
+        if (reply->type == LANDMSG_ERROR && x->land_into && !(x->landing->flags & WIRE_LAND_DIR) &&
+            (er->err == ENOENT || er->err == ENOTDIR) && strcmp(er->where, x->landing->path) == 0) {
+                x->land_into = false;
+                recv_land_stage(x);
+                return;
+        }
+        if (reply->type != LANDMSG_OK) {
+                recv_land_refused(x, "staging the tree", reply);
+                return;
+        }
+        x->land_staged = true;
+        log_info("%s: the tree %s lands as %s at %s%s%s", x->base.peer, x->dest, x->land_user, x->landing->path,
+                 x->land_into ? "/" : "", x->land_into ? x->dest : "");
+        x->cur->req.done = recv_land_on_top_listed;
+        r = io_call(x->env->io, &x->cur->req, recv_land_top_list, x);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "the tree's list: cannot queue it");
+                return;
+        }
+        xfer_io_start(&x->base, "listing the tree's top");
+}
+
+/* The staging directory, made afresh, in PATH (land_into) or beside it,
+ * the name it is to have refused now if it is taken. */
+static void recv_land_stage(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_MKDIR };
+
+        req.op.session = x->land_session;
+        req.op.mode = 0700;
+        req.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "%s",
+                 x->land_into ? x->dest : strrchr(x->landing->path, '/') + 1);
+        recv_land_ask(x, &req, -1, recv_land_on_staged, "staging the tree as its user");
+}
+
+static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        if (!recv_land_tree_opening(x)) {
+                safe_close(fd);
+                return;
+        }
+        if (reply->type == LANDMSG_FD && fd >= 0) {
+                recv_file_opened(x, fd);
+                return;
+        }
+        safe_close(fd);
+        recv_land_entry_refused(x, "making the file", reply);
+}
+
+void recv_land_tree_open(struct recv_xfer *x)
+{
+        const struct wire_offer *o = &x->cur->offer;
+        struct landmsg req;
+
+        if (!x->land_session) {
+                recv_land_open(x);      /* the session first; then here again */
+                return;
+        }
+        if (o->file == 0) {
+                x->land_into = true;
+                recv_land_stage(x);
+                return;
+        }
+        /* A directory is made when it is published, in order. */
+        if (o->flags & WIRE_OFFER_DIR) {
+                recv_accept(x);
+                return;
+        }
+        recv_land_stage_op(x, LANDMSG_TMPFILE, recv_land_srel(x, x->cur->rel), &req);
+        req.op.mode = 0600;     /* only the user, while it is written */
+        req.op.leaf[0] = '\0';
+        recv_land_ask(x, &req, -1, recv_land_on_tmpfile, "making the file as its user");
+}
+
+/* ---- publishing an entry ---- */
+
+static void recv_land_on_entry(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (reply->type != LANDMSG_OK) {
+                recv_land_entry_refused(x, (x->fin->offer.flags & WIRE_OFFER_DIR) ? "making a directory"
+                                                                                  : "publishing",
+                                        reply);
+                return;
+        }
+        recv_tree_entry_done(x);
+}
+
+/* On a worker: fin, a directory, listed for its mode and mtime at the end. */
+static int64_t recv_land_dir_list(void *arg)
+{
+        struct recv_xfer *x = arg;
+
+        return recv_tree_attr_add(x, x->fin->rel, S_IFDIR | recv_tree_mode(x->fin->offer.mode),
+                                  x->fin->offer.mtime_ns);
+}
+
+static void recv_land_on_dir_listed(struct io_req *req, int64_t res)
+{
+        struct recv_xfer *x = recv_of_file_req(req);
+        char text[WIRE_TEXT_MAX + 1];
+        struct landmsg lreq;
+
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        /* The directory itself: op.path is its path, with no leaf. */
+        lreq = (struct landmsg){ .type = LANDMSG_MKDIR };
+        lreq.op.session = x->land_session;
+        lreq.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+        lreq.op.mode = 0700;
+        snprintf(lreq.op.path, sizeof(lreq.op.path), "%s", recv_land_srel(x, x->fin->rel));
+        recv_land_ask(x, &lreq, -1, recv_land_on_entry, "making a directory as its user");
+}
+
+void recv_land_tree_publish(struct recv_xfer *x)
+{
+        struct recv_file *f = x->fin;
+        struct landmsg req;
+        int r;
+
+        /* DEST itself was made with the staging directory. */
+        if ((f->offer.flags & WIRE_OFFER_DIR) && f->offer.file == 0) {
+                recv_tree_entry_done(x);
+                return;
+        }
+        if (f->offer.flags & WIRE_OFFER_DIR) {
+                f->req.done = recv_land_on_dir_listed;
+                r = io_call(x->env->io, &f->req, recv_land_dir_list, x);
+                if (r < 0) {
+                        recv_fail(x, WIRE_E_INTERNAL, "the tree's list: cannot queue it");
+                        return;
+                }
+                xfer_io_start(&x->base, "listing a directory");
+                return;
+        }
+        /* A file, whole and verified: its mode, mtime and digest as the
+         * user, then its name, in one round trip (landmsg.h, LINK). */
+        recv_land_stage_op(x, LANDMSG_LINK, recv_land_srel(x, f->rel), &req);
+        req.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (f->offer.mtime_ns ? LANDMSG_LINK_MTIME : 0);
+        req.op.mode = recv_tree_mode(f->offer.mode);
+        req.op.mtime_ns = f->offer.mtime_ns;
+        digest_hex(f->digest, req.op.target);
+        recv_land_ask(x, &req, f->fd, recv_land_on_entry, "publishing as its user");
+}
+
+/* ---- the end ---- */
+
+/* The batch's next request, from a record: 0 when the batch is full. */
+static int recv_land_end_add(struct recv_land_end *le, uint16_t type, const struct recv_link_rec *rec,
+                             const char *rel, const char *target)
+{
+        size_t rl = strlen(rel) + 1, tl = strlen(target) + 1;
+        struct recv_land_item *it;
+
+        if (le->n == RECV_LAND_BATCH || le->used + rl + tl > sizeof(le->arena))
+                return 0;
+        it = &le->item[le->n++];
+        *it = (struct recv_land_item){ .type = type, .mode = rec->mode, .mtime_ns = rec->mtime_ns,
+                                       .rel = le->used, .target = le->used + rl };
+        memcpy(le->arena + it->rel, rel, rl);
+        memcpy(le->arena + it->target, target, tl);
+        le->used += rl + tl;
+        return 1;
+}
+
+/*
+ * On a worker: the end's next batch from the tree's list: its links in
+ * the order they came, then its directories' modes and mtimes, the last
+ * first (each directory's once everything beneath it has its own); DEST's
+ * own noted for after PUBLISH (x->dest_attr). The batch's size, 0 when
+ * nothing is left, or -errno. Touches le, x->links_fd, links_len and
+ * dest_attr, dest_mode, dest_mtime_ns.
+ */
+static int64_t recv_land_end_fill(void *arg)
+{
+        struct recv_land_end *le = arg;
+        struct recv_xfer *x = le->x;
+        char rel[WIRE_PATH_MAX + 1], target[NAME_LINK_MAX + 1];
+        struct recv_link_rec rec;
+        int64_t next;
+
+        le->n = le->used = 0;
+        while (!le->links_done) {
+                if (le->off >= x->links_len) {
+                        le->links_done = true;
+                        break;
+                }
+                next = recv_tree_list_read(x, le->off, &rec, rel, target);
+                if (next < 0)
+                        return next;
+                if (rec.target_len == 0) {
+                        if (le->nattr == le->cap) {
+                                size_t cap = le->cap ? 2 * le->cap : 64;
+                                uint64_t *more = reallocarray(le->attr_at, cap, sizeof(*more));
+
+                                if (!more)
+                                        return -ENOMEM;
+                                le->attr_at = more;
+                                le->cap = cap;
+                        }
+                        le->attr_at[le->nattr++] = le->off;
+                } else if (!recv_land_end_add(le, rec.mode == S_IFREG ? LANDMSG_HARDLINK : LANDMSG_SYMLINK, &rec,
+                                              rel, target)) {
+                        return (int64_t)le->n;  /* full: this record heads the next batch */
+                }
+                le->off = (uint64_t)next;
+        }
+        while (le->nattr > 0) {
+                if (recv_tree_list_read(x, le->attr_at[le->nattr - 1], &rec, rel, target) < 0)
+                        return -EIO;
+                if (!strchr(rel, '/')) {
+                        x->dest_attr = true;
+                        x->dest_mode = rec.mode;
+                        x->dest_mtime_ns = rec.mtime_ns;
+                } else if (!S_ISDIR(rec.mode) || !recv_land_end_add(le, LANDMSG_SETATTR, &rec, rel, "")) {
+                        if (!S_ISDIR(rec.mode))
+                                return -EIO;    /* a landing lists no file's mode */
+                        break;
+                }
+                le->nattr--;
+        }
+        return (int64_t)le->n;
+}
+
+static void recv_land_end_next(struct recv_xfer *x);
+
+static void recv_land_on_end_answer(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (reply->type != LANDMSG_OK) {
+                recv_land_refused(x, "finishing the tree", reply);
+                return;
+        }
+        if (--x->land_end->waiting == 0)
+                recv_land_end_next(x);
+}
+
+/* The batch to the lander, every request at once (it answers in order). */
+static void recv_land_end_ask(struct recv_xfer *x)
+{
+        struct recv_land_end *le = x->land_end;
+        struct landmsg req;
+
+        le->waiting = le->n;
+        for (size_t i = 0; i < le->n; i++) {
+                const struct recv_land_item *it = &le->item[i];
+                const char *srel = recv_land_srel(x, le->arena + it->rel), *target = le->arena + it->target;
+
+                if (it->type == LANDMSG_SETATTR) {
+                        req = (struct landmsg){ .type = LANDMSG_SETATTR };
+                        req.setattr.session = x->land_session;
+                        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE |
+                                            (it->mtime_ns ? LANDMSG_SET_MTIME : 0) |
+                                            (x->land_into ? LANDMSG_OP_INTO : 0);
+                        req.setattr.mode = recv_tree_mode(it->mode);
+                        req.setattr.mtime_ns = it->mtime_ns;
+                        snprintf(req.setattr.path, sizeof(req.setattr.path), "%s", srel);
+                } else {
+                        recv_land_stage_op(x, it->type, srel, &req);
+                        /* A hard link's file by its staged name; a symlink's target as sent. */
+                        snprintf(req.op.target, sizeof(req.op.target), "%s",
+                                 it->type == LANDMSG_HARDLINK ? recv_land_srel(x, target) : target);
+                        req.op.mtime_ns = it->type == LANDMSG_SYMLINK ? it->mtime_ns : 0;
+                }
+                if (!recv_land_ask(x, &req, -1, recv_land_on_end_answer, "finishing the tree as its user"))
+                        return;
+        }
+}
+
+static void recv_land_on_dest_attr(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return;
+        /* Published whatever they do, as the drop box's DEST. */
+        if (reply->type != LANDMSG_OK)
+                log_warning("%s: %s: published, but its own mode and mtime could not be set: %s", x->base.peer,
+                            reply->type == LANDMSG_ERROR ? reply->error.where : x->landing->path,
+                            reply->type == LANDMSG_ERROR ? reply->error.text : "no answer");
+        recv_published(x);
+}
+
+static void recv_land_on_published(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        struct landmsg req = { .type = LANDMSG_SETATTR };
+
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (reply->type != LANDMSG_OK) {
+                recv_land_refused(x, "publishing the tree", reply);
+                return;
+        }
+        x->published_tree = true;
+        x->land_staged = false;
+        if (!x->dest_attr) {
+                recv_published(x);
+                return;
+        }
+        /* DEST's own mode and mtime, in place (its parent is the same). */
+        req.setattr.session = x->land_session;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_AT_PATH | (x->dest_mtime_ns ? LANDMSG_SET_MTIME : 0);
+        req.setattr.mode = recv_tree_mode(x->dest_mode);
+        req.setattr.mtime_ns = x->dest_mtime_ns;
+        snprintf(req.setattr.path, sizeof(req.setattr.path), "%s", x->land_into ? x->dest : "");
+        recv_land_ask(x, &req, -1, recv_land_on_dest_attr, "setting the tree's own mode as its user");
+}
+
+/* Every entry made: the staging directory synced and renamed into place. */
+static void recv_land_publish_tree(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_PUBLISH };
+
+        req.op.session = x->land_session;
+        req.op.flags = (x->land_into ? LANDMSG_OP_INTO : 0) |
+                       ((x->landing->flags & WIRE_LAND_REPLACE) ? LANDMSG_PUBLISH_REPLACE : 0);
+        if (x->land_into)
+                snprintf(req.op.leaf, sizeof(req.op.leaf), "%s", x->dest);
+        recv_land_ask(x, &req, -1, recv_land_on_published, "publishing the tree as its user");
+}
+
+static void recv_land_on_filled(struct io_req *req, int64_t res)
+{
+        struct recv_land_end *le = container_of(req, struct recv_land_end, req);
+        struct recv_xfer *x = le->x;
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        if (res == 0)
+                recv_land_publish_tree(x);
+        else
+                recv_land_end_ask(x);
+}
+
+static void recv_land_end_next(struct recv_xfer *x)
+{
+        struct recv_land_end *le = x->land_end;
+        int r;
+
+        le->req.done = recv_land_on_filled;
+        r = io_call(x->env->io, &le->req, recv_land_end_fill, le);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "the tree's list: cannot queue it");
+                return;
+        }
+        xfer_io_start(&x->base, "reading the tree's list");
+}
+
+void recv_land_tree_end(struct recv_xfer *x)
+{
+        x->land_end = calloc(1, sizeof(*x->land_end));
+        if (!x->land_end) {
+                recv_fail(x, WIRE_E_INTERNAL, "out of memory to finish the tree");
+                return;
+        }
+        x->land_end->x = x;
+        recv_land_end_next(x);
+}
+
+static void recv_land_on_discarded(void *arg, const struct landmsg *reply, int fd)
+{
+        safe_close(fd);
+        if (reply->type == LANDMSG_ERROR && reply->error.verdict != LANDC_UNREACHABLE)
+                log_warning("a landing's staging directory was not removed: %s: %s", reply->error.where,
+                            reply->error.text);
+}
+
+void recv_land_tree_gone(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_DISCARD };
+
+        /* What it staged goes (the lander's END comes after: it answers in order). */
+        if (x->land_staged && x->land_session && x->env->landc && !x->env->freeing) {
+                req.op.session = x->land_session;
+                req.op.flags = x->land_into ? LANDMSG_OP_INTO : 0;
+                (void)landc_ask(x->env->landc, &req, -1, recv_land_on_discarded, NULL);
+        }
+        if (x->land_end)
+                free(x->land_end->attr_at);
+        free(x->land_end);
+        x->land_end = NULL;
+}
