@@ -41,22 +41,12 @@ struct lander_session {
         char stage_in[LANDMSG_PATH_MAX + 1];
 };
 
-struct lander_cred {
-        uint8_t digest[32];             /* of the credential's text */
-        uint8_t binding[LANDMSG_BINDING_SIZE];
-        uid_t uid;
-        gid_t gid;
-        time_t expires;                 /* 0: a free slot */
-};
-
 struct lander {
         struct lander_settings s;
         munge_ctx_t ctx;
         uint64_t next_id;
         unsigned int nsessions;
         struct lander_session session[LANDER_SESSIONS_MAX];
-        unsigned int cred_next;
-        struct lander_cred cred[LANDER_CREDS_MAX];
 };
 
 int lander_new(struct lander **out, struct lander_settings *s)
@@ -138,28 +128,6 @@ static bool addrs_local(const struct landmsg_session *s)
         return found;
 }
 
-static struct lander_cred *cred_find(struct lander *l, const uint8_t digest[32], time_t now)
-{
-        for (unsigned int i = 0; i < LANDER_CREDS_MAX; i++)
-                if (l->cred[i].expires > now && memcmp(l->cred[i].digest, digest, 32) == 0)
-                        return &l->cred[i];
-        return NULL;
-}
-
-/* Remember a credential until it expires: the oldest slot goes first. */
-static void cred_keep(struct lander *l, const uint8_t digest[32], const uint8_t *binding, uid_t uid, gid_t gid,
-                      time_t expires)
-{
-        struct lander_cred *c = &l->cred[l->cred_next];
-
-        l->cred_next = (l->cred_next + 1) % LANDER_CREDS_MAX;
-        memcpy(c->digest, digest, 32);
-        memcpy(c->binding, binding, LANDMSG_BINDING_SIZE);
-        c->uid = uid;
-        c->gid = gid;
-        c->expires = expires;
-}
-
 /*
  * The identity @s's credential proves, bound to this job: 0 with *@uid
  * and *@gid, or -errno with the reason in @reply.
@@ -167,33 +135,23 @@ static void cred_keep(struct lander *l, const uint8_t digest[32], const uint8_t 
 static int session_identity(struct lander *l, const struct landmsg_session *s, uid_t *uid, gid_t *gid,
                             struct landmsg *reply)
 {
-        uint8_t want[LANDMSG_BINDING_SIZE], digest[32];
+        uint8_t want[LANDMSG_BINDING_SIZE];
         void *payload = NULL;
-        int plen = 0, ttl = 0;
-        time_t now = time(NULL), encoded = 0;
-        struct lander_cred *kept;
+        int plen = 0;
+        bool replayed;
         munge_err_t e;
 
         if (landmsg_binding(s, want) < 0) {
                 error_reply(reply, EINVAL, 0, NULL, "a session that binds nothing");
                 return -EINVAL;
         }
-        crypto_generichash(digest, sizeof(digest), (const uint8_t *)s->cred, strlen(s->cred), NULL, 0);
         e = munge_decode(s->cred, l->ctx, &payload, &plen, uid, gid);
-        if (e == EMUNGE_CRED_REPLAYED) {
-                /* The same job again (a retry) presents what it had; only
-                 * a credential this lander let in, for this very job. */
-                free(payload);
-                kept = cred_find(l, digest, now);
-                if (!kept || memcmp(kept->binding, want, sizeof(want)) != 0) {
-                        error_reply(reply, EPERM, 0, NULL, "MUNGE: the credential was used before (replayed)");
-                        return -EPERM;
-                }
-                *uid = kept->uid;
-                *gid = kept->gid;
-                return 0;
-        }
-        if (e != EMUNGE_SUCCESS) {
+        /* Decoded on this node before: munged still says whose it is and
+         * what it binds (munge(3)). The same job's next attempt presents
+         * it again, to this lander or, after a restart, to the next one:
+         * its binding decides, as for a fresh one (SECURITY.md). */
+        replayed = e == EMUNGE_CRED_REPLAYED && payload;
+        if (e != EMUNGE_SUCCESS && !replayed) {
                 free(payload);
                 if (e == EMUNGE_SOCKET) {
                         error_reply(reply, EHOSTDOWN, 0, NULL,
@@ -207,14 +165,12 @@ static int session_identity(struct lander *l, const struct landmsg_session *s, u
         }
         if (plen != LANDMSG_BINDING_SIZE || sodium_memcmp(payload, want, sizeof(want)) != 0) {
                 free(payload);
-                error_reply(reply, EPERM, 0, NULL,
-                            "the credential was made for another job (its destination, token or nodes differ)");
+                error_reply(reply, EPERM, 0, NULL, "%s (its destination, token or nodes differ)",
+                            replayed ? "MUNGE: the credential was used before (replayed), for another job"
+                                     : "the credential was made for another job");
                 return -EPERM;
         }
         free(payload);
-        munge_ctx_get(l->ctx, MUNGE_OPT_ENCODE_TIME, &encoded);
-        munge_ctx_get(l->ctx, MUNGE_OPT_TTL, &ttl);
-        cred_keep(l, digest, want, *uid, *gid, encoded + (ttl > 0 ? ttl : 0) + 1);
         return 0;
 }
 

@@ -20,7 +20,6 @@
 #include "landmsg.h"
 
 #define LANDER_SESSIONS_MAX     256     /* at once, every connection together (5 KiB each) */
-#define LANDER_CREDS_MAX        4096    /* credentials remembered for retries */
 
 struct lander_settings {
         struct landfs_roots roots;      /* the lander's own: lander_new takes them */

@@ -184,6 +184,18 @@ static void test_push(struct lander *l)
         req.session = job;
         s2 = open_session(l, 1);
         ok(s2 != 0 && s2 != s1 && reply.session_ok.uid == nobody_uid, "the same job's retry: a new session");
+        {
+                /* The lander killed and started again: the retry after it gets in as well. */
+                struct lander_settings s = { .munge_socket = sock };
+                struct lander *l2 = NULL;
+
+                req.session = job;
+                ok(landfs_roots_add(&s.roots, at("scratch")) == 0 && lander_new(&l2, &s) == 0 &&
+                   open_session(l2, 1) != 0 && reply.session_ok.uid == nobody_uid,
+                   "the same job's retry at a new lander: a session, as nobody");
+                lander_free(l2);
+                landfs_roots_free(&s.roots);
+        }
         is_int(op(l, 1, LANDMSG_END, s1, "", 0, NULL, -1, NULL), 0, "END");
         is_int(op(l, 1, LANDMSG_MKDIR, s1, "y", 0755, NULL, -1, NULL), -ESRCH, "an ended session: ESRCH");
         lander_conn_closed(l, 1);

@@ -556,7 +556,9 @@ void recv_land_tree_end(struct recv_xfer *x)
 static void recv_land_on_discarded(void *arg, const struct landmsg *reply, int fd)
 {
         safe_close(fd);
-        if (reply->type == LANDMSG_ERROR && reply->error.verdict != LANDC_UNREACHABLE)
+        /* ESRCH: the lander that held the session is gone; the job's next
+         * attempt clears what it staged (MKDIR of the staging directory). */
+        if (reply->type == LANDMSG_ERROR && reply->error.verdict != LANDC_UNREACHABLE && reply->error.err != ESRCH)
                 log_warning("a landing's staging directory was not removed: %s: %s", reply->error.where,
                             reply->error.text);
 }

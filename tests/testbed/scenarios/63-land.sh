@@ -12,6 +12,13 @@
 #     partial_dir; beta's journal entry has RDMAXFER_UID, RDMAXFER_USER and
 #     RDMAXFER_LANDED.
 #  2. three files into a directory, one job.
+#  2b. a tree (-r) of every mode, dotfiles, symlinks, hard links and
+#     mtimes: into PATH/ (a directory: PATH/DIR) and as a new PATH, each
+#     what rsync -aHS makes (tree-oracle), every entry alice's, nothing
+#     staged left, nothing in the drop box; into PATH/ again: "exists".
+#  2c. the lander SIGKILLed while a 300-file tree is staged: nothing
+#     published then; the sender retries, the tree lands whole; beta's
+#     rdmaxferd the same process, nothing staged left.
 #  3. the same name again: refused before any data ("exists"), no retry,
 #     the old file untouched; with --overwrite, replaced; into a directory
 #     that is not there: refused, naming it.
@@ -104,6 +111,76 @@ for f in x1 x2 x3; do
         same_file "$WORK/$f" "$SCR/$ALICE/set/$f"
         [[ $(stat -c %U "$SCR/$ALICE/set/$f") == "$ALICE" ]] || tb_fail "set/$f is not alice's"
 done
+
+tb_log "2b. a tree as alice: every mode, dotfiles, symlinks, hard links, mtimes"
+tree=$WORK/proj
+mkdir -p "$tree/.git/refs" "$tree/ro-dir/sub" "$tree/zero-dir" "$tree/deep/a/b/c/d/e/f/g"
+make_file "$tree/.git/HEAD" 23
+make_file "$tree/ro.txt" 4096
+make_file "$tree/none.txt" 100
+make_file "$tree/big.bin" $((3 << 20))
+make_file "$tree/empty" 0
+make_file "$tree/ro-dir/inner.txt" 40
+make_file "$tree/ro-dir/sub/deep.txt" 50
+make_file "$tree/zero-dir/f.txt" 80
+make_file "$tree/deep/a/b/c/d/e/f/g/leaf.txt" 10
+ln "$tree/ro.txt" "$tree/ro-dir/ro-again.txt"
+ln -s inner.txt "$tree/ro-dir/link"
+ln -s ../../ro.txt "$tree/ro-dir/sub/up"
+chmod 444 "$tree/ro.txt"
+chmod 000 "$tree/none.txt"
+n=0
+while read -r p; do
+        n=$((n + 1))
+        touch -h -d "@$((1500000000 + n * 1000)).$((n * 7919 % 1000000000))" "$p"
+done < <(find "$tree" -depth)
+chmod 555 "$tree/ro-dir" "$tree/ro-dir/sub"
+chmod 000 "$tree/zero-dir"
+chmod 750 "$tree"
+chown -R "$ALICE:" "$tree"
+send "$ALICE" -r "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) || tb_fail "alice's tree into her directory: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+tree_oracle "$tree" "$SCR/$ALICE/proj"
+[[ -z $(find "$SCR/$ALICE/proj" ! -user "$ALICE" -o ! -group "$ALICE") ]] ||
+        tb_fail "entries of the tree not alice's: $(find "$SCR/$ALICE/proj" ! -user "$ALICE" | head -3)"
+[[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
+[[ $(ls -A "$BETA_IN" | wc -l) == "$in_before" ]] || tb_fail "the tree left something in beta's drop box"
+send "$ALICE" -r "$tree" "$BETA_ADDR:$SCR/$ALICE/copy2"
+((RC == 0)) || tb_fail "alice's tree as a new PATH: exit $RC: $OUT"
+tree_oracle "$tree" "$SCR/$ALICE/copy2"
+send "$ALICE" -r "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC != 0)) && grep -q "$SCR/$ALICE/proj: exists" <<<"$OUT" || tb_fail "the tree again: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+tb_log "as rsync -aHS makes it, all hers, into PATH/ and as PATH; PATH/proj again refused, naming it"
+
+tb_log "2c. the lander killed mid-tree: nothing half-published; the retry lands it whole"
+big=$WORK/many
+mkdir -p "$big"
+for i in $(seq 1 300); do make_file "$big/f$i" 4096; done
+chown -R "$ALICE:" "$big"
+beta_pid=$(tb_run systemctl show -p MainPID --value "$BETA_UNIT")
+since=$(date '+%F %T')
+as "$ALICE" timeout 300 xferctl send -r "$big" "$BETA_ADDR:$SCR/$ALICE/" >"$WORK/kill.out" 2>&1 &
+sender=$!
+for _ in $(seq 600); do
+        stage=$(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*' -print -quit)
+        [[ -n $stage ]] && (($(find "$stage" -type f | wc -l) >= 20)) && break
+        sleep 0.05
+done
+[[ -n $stage ]] || tb_fail "no staging directory appeared for the tree"
+tb_run systemctl kill -s KILL rdmaxfer-lander.service
+[[ ! -e $SCR/$ALICE/many ]] || tb_fail "the tree was published before the lander died"
+RC=0
+wait "$sender" || RC=$?
+((RC == 0)) || tb_fail "the tree after the lander was killed: exit $RC: $(cat "$WORK/kill.out")"
+tree_oracle "$big" "$SCR/$ALICE/many"
+[[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
+[[ $(tb_run systemctl show -p MainPID --value "$BETA_UNIT") == "$beta_pid" ]] || tb_fail "beta's daemon restarted"
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat --since "$since" | grep -q 'retrying in' ||
+        tb_fail "the lost lander was not retried"
+tb_log "retried; whole, hers, nothing left staged; beta's daemon the same process"
+rm -rf "$SCR/$ALICE/proj" "$SCR/$ALICE/copy2" "$SCR/$ALICE/many"
 
 tb_log "3. refusals of a path: a name there already, a directory that is not"
 since=$(date '+%F %T')
