@@ -318,6 +318,7 @@ struct recv_xfer {
         bool land_into;
         bool land_staged;
         struct recv_land_end *land_end;
+        struct recv_land_pack *land_pack;       /* fin's, a pack being landed */
 };
 
 /* The entries the offer carries: a pack's, or 1. */

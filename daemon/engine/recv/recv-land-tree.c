@@ -42,12 +42,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "digest.h"
 #include "landc.h"
 #include "landmsg.h"
 #include "log.h"
 #include "name.h"
+#include "pack.h"
 #include "recv-int.h"
 #include "recv-publish.h"
 
@@ -326,6 +328,249 @@ void recv_land_tree_publish(struct recv_xfer *x)
         recv_land_ask(x, &req, f->fd, recv_land_on_entry, "publishing as its user");
 }
 
+/* ---- a pack ---- */
+
+/*
+ * A pack's directories and files, in its order, made by the lander a
+ * chunk at a time (a pack holds up to PACK_ENTRIES_MAX; a chunk's
+ * requests all wait in landc at once): every MKDIR and TMPFILE of the
+ * chunk asked back to back (each directory made before what it holds:
+ * the lander answers in order); the files' data written from the pack
+ * into the descriptors that came back, on a worker; every LINK (mode,
+ * mtime, digest) asked back to back. Symlinks and hard links are in the
+ * tree's list by then, made at the end as any (recv_pack_make).
+ */
+#define RECV_LAND_CHUNK         128
+
+struct recv_land_op {
+        bool dir;
+        uint32_t mode;
+        uint64_t mtime_ns;
+        const uint8_t *data;    /* in fin's pack_mem */
+        uint64_t size;
+        const char *name;       /* the entry's, DEST first, not NUL-terminated */
+        size_t name_len;
+        int fd;
+        char hex[DIGEST_HEX_SIZE];
+};
+
+struct recv_land_pack {
+        struct io_req req;
+        struct recv_xfer *x;
+        size_t n, cap;
+        size_t first, count;    /* the chunk */
+        size_t answered, waiting;
+        int err;                /* the worker's */
+        struct recv_land_op op[];
+};
+
+int recv_land_pack_new(struct recv_xfer *x)
+{
+        size_t cap = MAX(x->fin->offer.pack_entries, 1u);
+
+        recv_land_pack_free(x);
+        x->land_pack = calloc(1, sizeof(*x->land_pack) + cap * sizeof(x->land_pack->op[0]));
+        if (!x->land_pack)
+                return -ENOMEM;
+        x->land_pack->x = x;
+        x->land_pack->cap = cap;
+        return 0;
+}
+
+void recv_land_pack_free(struct recv_xfer *x)
+{
+        struct recv_land_pack *lp = x->land_pack;
+
+        if (!lp)
+                return;
+        for (size_t i = 0; i < lp->n; i++)
+                safe_close(lp->op[i].fd);
+        free(lp);
+        x->land_pack = NULL;
+}
+
+int recv_land_pack_plan(struct recv_xfer *x, const struct pack_entry *e, const char *rel)
+{
+        struct recv_land_pack *lp = x->land_pack;
+        int r;
+
+        if (lp->n == lp->cap)
+                return -E2BIG;
+        if (e->type == PACK_DIR) {
+                r = recv_tree_attr_add(x, rel, S_IFDIR | recv_tree_mode(e->mode), e->mtime_ns);
+                if (r < 0)
+                        return r;
+        }
+        lp->op[lp->n++] = (struct recv_land_op){ .dir = e->type == PACK_DIR, .mode = recv_tree_mode(e->mode),
+                                                 .mtime_ns = e->mtime_ns, .data = e->data, .size = e->size,
+                                                 .name = e->name, .name_len = e->name_len, .fd = -1 };
+        return 0;
+}
+
+/* @op's path in the staging directory, NUL-terminated. */
+static void recv_land_op_srel(const struct recv_xfer *x, const struct recv_land_op *op,
+                              char out[static WIRE_PATH_MAX + 1])
+{
+        size_t dlen = strlen(x->dest) + 1;      /* DEST and its '/': recv_pack_make held it */
+
+        snprintf(out, WIRE_PATH_MAX + 1, "%.*s", (int)(op->name_len - dlen), op->name + dlen);
+}
+
+static void recv_land_pack_chunk(struct recv_xfer *x);
+
+static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        struct recv_land_pack *lp;
+
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (reply->type != LANDMSG_OK) {
+                recv_land_entry_refused(x, "publishing a packed file", reply);
+                return;
+        }
+        lp = x->land_pack;
+        if (--lp->waiting == 0)
+                recv_land_pack_chunk(x);
+}
+
+/* On a worker: the chunk's files' data into their descriptors, and their digests. */
+static int64_t recv_land_pack_write(void *arg)
+{
+        struct recv_land_pack *lp = arg;
+
+        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+                struct recv_land_op *op = &lp->op[i];
+                uint8_t sum[WIRE_DIGEST_SIZE];
+                uint64_t off = 0;
+
+                if (op->dir)
+                        continue;
+                while (off < op->size) {
+                        ssize_t w = pwrite(op->fd, op->data + off, op->size - off, (off_t)off);
+
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w <= 0)
+                                return w < 0 ? -errno : -EIO;
+                        off += (uint64_t)w;
+                }
+                digest_buffer(op->data, op->size, sum);
+                digest_hex(sum, op->hex);
+        }
+        return 0;
+}
+
+static void recv_land_on_pack_written(struct io_req *req, int64_t res)
+{
+        struct recv_land_pack *lp = container_of(req, struct recv_land_pack, req);
+        struct recv_xfer *x = lp->x;
+        char srel[WIRE_PATH_MAX + 1], text[WIRE_TEXT_MAX + 1];
+        struct landmsg lreq;
+
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "writing a packed file: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        lp->waiting = 0;
+        for (size_t i = lp->first; i < lp->first + lp->count; i++)
+                lp->waiting += !lp->op[i].dir;
+        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+                struct recv_land_op *op = &lp->op[i];
+
+                if (op->dir)
+                        continue;
+                recv_land_op_srel(x, op, srel);
+                recv_land_stage_op(x, LANDMSG_LINK, srel, &lreq);
+                lreq.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0);
+                lreq.op.mode = op->mode;
+                lreq.op.mtime_ns = op->mtime_ns;
+                snprintf(lreq.op.target, sizeof(lreq.op.target), "%s", op->hex);
+                if (!recv_land_ask(x, &lreq, op->fd, recv_land_on_pack_linked, "publishing packed files as their user"))
+                        return;
+                /* landc holds its own copy until it is sent. */
+                safe_close(op->fd);
+                op->fd = -1;
+        }
+}
+
+static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        struct recv_land_pack *lp;
+        struct recv_land_op *op;
+        int r;
+
+        if (!recv_land_tree_publishing(x)) {
+                safe_close(fd);
+                return;
+        }
+        lp = x->land_pack;
+        /* The lander answers in order: this is the chunk's next one. */
+        op = &lp->op[lp->first + lp->answered++];
+        if (reply->type == (op->dir ? LANDMSG_OK : LANDMSG_FD) && (op->dir || fd >= 0)) {
+                op->fd = fd;
+        } else {
+                safe_close(fd);
+                recv_land_entry_refused(x, op->dir ? "making a packed directory" : "making a packed file", reply);
+                return;
+        }
+        if (--lp->waiting > 0)
+                return;
+        lp->req.done = recv_land_on_pack_written;
+        r = io_call(x->env->io, &lp->req, recv_land_pack_write, lp);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "writing packed files: cannot queue it");
+                return;
+        }
+        xfer_io_start(&x->base, "writing packed files");
+}
+
+/* The next chunk's MKDIR and TMPFILE requests, or after the last, the entry done. */
+static void recv_land_pack_chunk(struct recv_xfer *x)
+{
+        struct recv_land_pack *lp = x->land_pack;
+        char srel[WIRE_PATH_MAX + 1];
+        struct landmsg req;
+
+        lp->first += lp->count;
+        lp->count = MIN(lp->n - lp->first, (size_t)RECV_LAND_CHUNK);
+        lp->answered = 0;
+        lp->waiting = lp->count;
+        if (lp->count == 0) {
+                recv_land_pack_free(x);
+                recv_tree_entry_done(x);
+                return;
+        }
+        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+                struct recv_land_op *op = &lp->op[i];
+
+                recv_land_op_srel(x, op, srel);
+                if (op->dir) {
+                        req = (struct landmsg){ .type = LANDMSG_MKDIR };
+                        req.op.session = x->land_session;
+                        req.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+                        snprintf(req.op.path, sizeof(req.op.path), "%s", srel);
+                } else {
+                        recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &req);
+                        req.op.leaf[0] = '\0';
+                }
+                req.op.mode = op->dir ? 0700 : 0600;
+                if (!recv_land_ask(x, &req, -1, recv_land_on_pack_made, "making packed entries as their user"))
+                        return;
+        }
+}
+
+void recv_land_pack_go(struct recv_xfer *x)
+{
+        x->land_pack->first = x->land_pack->count = 0;
+        recv_land_pack_chunk(x);
+}
+
 /* ---- the end ---- */
 
 /* The batch's next request, from a record: 0 when the batch is full. */
@@ -577,4 +822,5 @@ void recv_land_tree_gone(struct recv_xfer *x)
                 free(x->land_end->attr_at);
         free(x->land_end);
         x->land_end = NULL;
+        recv_land_pack_free(x);
 }

@@ -391,9 +391,8 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
         /* A pack only in a tree, named DEST, within what a receiver reads
          * into memory to unpack it; its entries are checked then. */
         if (o->flags & WIRE_OFFER_PACK) {
-                /* A landing's entries come one by one (recv-land-tree.c). */
                 if (!x->tree || flags != (WIRE_OFFER_TREE | WIRE_OFFER_PACK) || o->mode != 0 ||
-                    o->mtime_ns != 0 || x->landing) {
+                    o->mtime_ns != 0) {
                         snprintf(text, len, "offer flags 0x%x not understood", (unsigned int)o->flags);
                         return WIRE_E_PROTOCOL;
                 }

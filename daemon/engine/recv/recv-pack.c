@@ -283,6 +283,14 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                                 continue;
                         }
                 }
+                /* As the user: the lander makes them (recv-land-tree.c), in order. */
+                if (x->landing && e.type != PACK_LINK) {
+                        int err = recv_land_pack_plan(x, &e, rel);
+
+                        if (err < 0)
+                                return recv_pack_errno(x, e.type == PACK_DIR ? "listing" : "planning", &e, -err);
+                        continue;
+                }
                 if (e.type == PACK_DIR) {
                         int err = recv_tree_mkdir_at(x, rel, e.mode, e.mtime_ns);
 
@@ -366,6 +374,10 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
         /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
          * headers and names too: its data is all in (recv_finish). */
         x->base.bytes -= x->fin->offer.size - x->fin->pack_data;
+        if (x->landing) {
+                recv_land_pack_go(x);
+                return;
+        }
         recv_tree_entry_done(x);
 }
 
@@ -385,6 +397,10 @@ void recv_pack_unpack(struct recv_xfer *x)
         /* The worker reads this copy, not cfg (a reload may replace it). */
         if (x->merge)
                 x->overwrite = x->env->cfg.overwrite;
+        if (x->landing && recv_land_pack_new(x) < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "unpacking: out of memory");
+                return;
+        }
         x->fin->req.done = recv_on_unpacked;
         r = io_call(x->env->io, &x->fin->req, recv_pack_worker, x);
         if (r < 0) {

@@ -7,6 +7,7 @@
  */
 
 #include "landc.h"
+#include "pack.h"
 #include "recv-int.h"
 
 /*
@@ -78,6 +79,15 @@ void recv_land_tree_publish(struct recv_xfer *x);
 void recv_land_tree_end(struct recv_xfer *x);
 /* The transfer is gone: what it staged is discarded. */
 void recv_land_tree_gone(struct recv_xfer *x);
+/* A pack of fin's, landed as the user: its plan made (on the loop, before
+ * unpacking: 0 or -ENOMEM); on the unpacking worker, each directory and
+ * file of it added in order (@rel: DEST's leaf, then what follows); once
+ * unpacked, made by the lander in chunks; then recv_tree_entry_done(). */
+int recv_land_pack_new(struct recv_xfer *x);
+int recv_land_pack_plan(struct recv_xfer *x, const struct pack_entry *e, const char *rel);
+void recv_land_pack_go(struct recv_xfer *x);
+/* Fin's pack plan, and the descriptors it holds, gone. Safe without one. */
+void recv_land_pack_free(struct recv_xfer *x);
 
 /*
  * What the tree's list holds (x->links_fd), an entry a record: a symlink

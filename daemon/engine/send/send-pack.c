@@ -496,9 +496,8 @@ static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
         uint64_t rec = pack_record_size(strlen(send_entry_name(e)), e->size);
 
         /* A dry run offers every entry alone: each gets its own verdict;
-         * so does a landing (the receiver's lander makes each entry);
          * so is a path a pack's record cannot name. */
-        if (s->dry || s->land || e->lname)
+        if (s->dry || e->lname)
                 return false;
         if ((!e->dir && !e->link && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
             (e->hard && e->size > PACK_NAME_MAX) ||
@@ -542,7 +541,7 @@ static void send_pack_prebuild(struct engine_send *s)
         struct send_entry e;
         int r;
 
-        if (!s->tree || s->dry || s->land || p->building || p->built || p->have_held || idx >= s->files ||
+        if (!s->tree || s->dry || p->building || p->built || p->have_held || idx >= s->files ||
             s->base.state == XFER_CLOSING || send_pack_alloc(s, idx) < 0)
                 return;
         while (idx + p->n < s->files && p->n < PACK_ENTRIES_MAX) {
