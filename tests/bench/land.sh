@@ -2,12 +2,13 @@
 # The landing benchmark, inside the testbed guest (tests/bench/bench --land
 # runs it): what landing as the user (xferctl send FILE... PEER:/PATH,
 # through rdmaxfer-lander and MUNGE) costs against the drop box, side by
-# side, interleaved in rounds: one file of BENCH_LD_MB (1 GiB), and a job
-# of BENCH_LD_FILES (1,000) files of 4 KiB each (one job, a session offer
-# each, as a flat job of several files goes; trees do not land as the
-# user yet). Each received copy is checked. Then the medians and the
-# issue's targets: the large file landed >= 0.95 x the drop box's rate;
-# the small files >= 0.85 x its files/s.
+# side, interleaved in rounds: one file of BENCH_LD_MB (1 GiB); a job of
+# BENCH_LD_FILES (1,000) files of 4 KiB each (one job, a session offer
+# each, as a flat job of several files goes); and the same files as a
+# tree (send -r: packed, the lander making each packed file). Each
+# received copy is checked. Then the medians and the issue's targets: the
+# large file landed >= 0.95 x the drop box's rate; the small files >= 0.85
+# x its files/s (flat and as a tree).
 # testbed-timeout: 3600
 # shellcheck source=tests/testbed/lib.sh
 . "${TESTBED_LIB:?run me with tests/bench/bench --land}"
@@ -69,6 +70,8 @@ run() {
         t0=$(date +%s.%N)
         if [[ $what == big ]]; then
                 out=$(as "$USER_" xferctl send "$WORK/big.dat" "$dest" 2>&1) || tb_fail "$kind $what: $out"
+        elif [[ $what == tree ]]; then
+                out=$(as "$USER_" xferctl send -r "$WORK/small" "$dest" 2>&1) || tb_fail "$kind $what: $out"
         else
                 out=$(as "$USER_" xferctl send "${small[@]}" "$dest" 2>&1) || tb_fail "$kind $what: $out"
         fi
@@ -79,6 +82,12 @@ run() {
                 cmp -s "$WORK/big.dat" "$got" || tb_fail "$kind: big.dat arrived with other bytes"
                 [[ $kind == dropbox || $(stat -c %U "$got") == "$USER_" ]] || tb_fail "landed big.dat is not the user's"
                 rm -f "$got"
+        elif [[ $what == tree ]]; then
+                local got=$BETA_IN/small
+                [[ $kind == land ]] && got=$SCR/$USER_/small
+                diff -r "$WORK/small" "$got" >/dev/null || tb_fail "$kind: the tree arrived with other bytes"
+                [[ $kind == dropbox || -z $(find "$got" ! -user "$USER_") ]] || tb_fail "the landed tree is not the user's"
+                rm -rf "$got"
         else
                 local dir=$BETA_IN
                 [[ $kind == land ]] && dir=$SCR/$USER_
@@ -90,7 +99,7 @@ run() {
 }
 
 for ((r = 1; r <= REPS; r++)); do
-        for what in big small; do
+        for what in big small tree; do
                 for kind in dropbox land; do
                         secs=$(run "$kind" "$what")
                         printf '%s\t%s\t%s\t%s\n' "$r" "$what" "$kind" "$secs" >>"$RES"
@@ -116,13 +125,17 @@ END {
         for (r = 1; r <= R; r++) {
                 bd[r] = t[r, "big", "dropbox"]; bl[r] = t[r, "big", "land"]; br[r] = bd[r] / bl[r]
                 sd[r] = t[r, "small", "dropbox"]; sl[r] = t[r, "small", "land"]; sr[r] = sd[r] / sl[r]
+                td[r] = t[r, "tree", "dropbox"]; tl[r] = t[r, "tree", "land"]; tr[r] = td[r] / tl[r]
         }
         printf "land-bench: %d MiB file and %d x 4 KiB files, %d round(s), drop box and landing interleaved\n", mb, n, R
         printf "land-bench: large file: drop box %.2f s (%.1f MB/s), landed %.2f s (%.1f MB/s)\n",
                median(bd, R), mb * 1.048576 / median(bd, R), median(bl, R), mb * 1.048576 / median(bl, R)
         printf "land-bench: small files: drop box %.2f s (%.1f files/s), landed %.2f s (%.1f files/s)\n",
                median(sd, R), n / median(sd, R), median(sl, R), n / median(sl, R)
-        rb = median(br, R); rs = median(sr, R)
+        printf "land-bench: the same as a tree: drop box %.2f s (%.1f files/s), landed %.2f s (%.1f files/s)\n",
+               median(td, R), n / median(td, R), median(tl, R), n / median(tl, R)
+        rb = median(br, R); rs = median(sr, R); rt = median(tr, R)
         printf "land-bench: landed / drop box, large file rate: %.3f (target >= 0.95: %s)\n", rb, (rb >= 0.95 ? "met" : "NOT met")
         printf "land-bench: landed / drop box, small files/s:   %.3f (target >= 0.85: %s)\n", rs, (rs >= 0.85 ? "met" : "NOT met")
+        printf "land-bench: landed / drop box, a tree, files/s: %.3f (target >= 0.85: %s)\n", rt, (rt >= 0.85 ? "met" : "NOT met")
 }' "$RES" | tee "$OUT/land-report.txt"
