@@ -263,10 +263,11 @@
  * with a CREDIT (credits 1), as a route's first part. The first OFFER
  * then carries WIRE_OFFER_LAND, and its MAC input ends with the SHA-256
  * of the landing's bytes (land_hash: not on the wire, the receiver hashes
- * what it assembled). Every file of the session lands so: regular files
- * only (no tree, pack, route, relay, sync or dry run), none resumable (no
- * source token: a partial of a user's file would sit in the receiver's
- * partial_dir). The receiver takes nothing from the credential itself:
+ * what it assembled). Every file of the session lands so: regular files,
+ * or one tree (version 20: WIRE_OFFER_LAND on DEST's offer, its entries
+ * and packs as any tree's), never a route, relay, sync or dry run, nothing
+ * resumable (no source token: a partial of a user's file, or a kept tree,
+ * would sit in the receiver's partial_dir). The receiver takes nothing from the credential itself:
  * its lander decodes it (landmsg.h) and refuses what it does not prove;
  * a receiver that lands no user's files refuses the offer (WIRE_E_PERMISSION).
  * A LAND part after the first offer, out of order, or an offer with
@@ -433,6 +434,7 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   20: a tree that lands as the user (WIRE_OFFER_LAND on DEST's offer);
  *   19: landing as the user (LAND, WIRE_OFFER_LAND);
  *   18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME);
  *   17: dry runs (WIRE_OFFER_DRY_RUN, GONE);
@@ -452,7 +454,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            19
+#define WIRE_VERSION            20
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16

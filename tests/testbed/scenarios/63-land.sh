@@ -12,11 +12,11 @@
 #     partial_dir; beta's journal entry has RDMAXFER_UID, RDMAXFER_USER and
 #     RDMAXFER_LANDED.
 #  2. three files into a directory, one job.
-#  2b. a tree (-r) of every mode, dotfiles, symlinks, hard links and
-#     mtimes: into PATH/ (a directory: PATH/DIR) and as a new PATH, each
+#  2b. a tree (-r) of every mode alice can read (read-only files and
+#     directories, 0400, 0500), dotfiles, symlinks, hard links and mtimes: into PATH/ (a directory: PATH/DIR) and as a new PATH, each
 #     what rsync -aHS makes (tree-oracle), every entry alice's, nothing
 #     staged left, nothing in the drop box; into PATH/ again: "exists".
-#  2c. the lander SIGKILLed while a 300-file tree is staged: nothing
+#  2c. the lander SIGKILLed while a 1,500-file tree is staged: nothing
 #     published then; the sender retries, the tree lands whole; beta's
 #     rdmaxferd the same process, nothing staged left.
 #  3. the same name again: refused before any data ("exists"), no retry,
@@ -112,30 +112,30 @@ for f in x1 x2 x3; do
         [[ $(stat -c %U "$SCR/$ALICE/set/$f") == "$ALICE" ]] || tb_fail "set/$f is not alice's"
 done
 
-tb_log "2b. a tree as alice: every mode, dotfiles, symlinks, hard links, mtimes"
+tb_log "2b. a tree as alice: read-only modes, dotfiles, symlinks, hard links, mtimes"
 tree=$WORK/proj
-mkdir -p "$tree/.git/refs" "$tree/ro-dir/sub" "$tree/zero-dir" "$tree/deep/a/b/c/d/e/f/g"
+mkdir -p "$tree/.git/refs" "$tree/ro-dir/sub" "$tree/rx-dir" "$tree/deep/a/b/c/d/e/f/g"
 make_file "$tree/.git/HEAD" 23
 make_file "$tree/ro.txt" 4096
-make_file "$tree/none.txt" 100
+make_file "$tree/owner-ro.txt" 100
 make_file "$tree/big.bin" $((3 << 20))
 make_file "$tree/empty" 0
 make_file "$tree/ro-dir/inner.txt" 40
 make_file "$tree/ro-dir/sub/deep.txt" 50
-make_file "$tree/zero-dir/f.txt" 80
+make_file "$tree/rx-dir/f.txt" 80
 make_file "$tree/deep/a/b/c/d/e/f/g/leaf.txt" 10
 ln "$tree/ro.txt" "$tree/ro-dir/ro-again.txt"
 ln -s inner.txt "$tree/ro-dir/link"
 ln -s ../../ro.txt "$tree/ro-dir/sub/up"
 chmod 444 "$tree/ro.txt"
-chmod 000 "$tree/none.txt"
+chmod 400 "$tree/owner-ro.txt"
 n=0
 while read -r p; do
         n=$((n + 1))
         touch -h -d "@$((1500000000 + n * 1000)).$((n * 7919 % 1000000000))" "$p"
 done < <(find "$tree" -depth)
 chmod 555 "$tree/ro-dir" "$tree/ro-dir/sub"
-chmod 000 "$tree/zero-dir"
+chmod 500 "$tree/rx-dir"
 chmod 750 "$tree"
 chown -R "$ALICE:" "$tree"
 send "$ALICE" -r "$tree" "$BETA_ADDR:$SCR/$ALICE/"
@@ -157,7 +157,8 @@ tb_log "as rsync -aHS makes it, all hers, into PATH/ and as PATH; PATH/proj agai
 tb_log "2c. the lander killed mid-tree: nothing half-published; the retry lands it whole"
 big=$WORK/many
 mkdir -p "$big"
-for i in $(seq 1 300); do make_file "$big/f$i" 4096; done
+# 1,500 files of 4 KiB: a pack the lander makes in a dozen chunks.
+head -c $((1500 * 4096)) /dev/urandom | (cd "$big" && split -b 4096 -a 4 -d - f) || tb_fail "split"
 chown -R "$ALICE:" "$big"
 beta_pid=$(tb_run systemctl show -p MainPID --value "$BETA_UNIT")
 since=$(date '+%F %T')
@@ -165,7 +166,7 @@ as "$ALICE" timeout 300 xferctl send -r "$big" "$BETA_ADDR:$SCR/$ALICE/" >"$WORK
 sender=$!
 for _ in $(seq 600); do
         stage=$(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*' -print -quit)
-        [[ -n $stage ]] && (($(find "$stage" -type f | wc -l) >= 20)) && break
+        [[ -n $stage ]] && (($(find "$stage" -type f | wc -l) >= 100)) && break
         sleep 0.05
 done
 [[ -n $stage ]] || tb_fail "no staging directory appeared for the tree"
