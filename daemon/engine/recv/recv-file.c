@@ -1096,8 +1096,9 @@ static void recv_tree_open(struct recv_xfer *x)
         uint64_t id;
 
         recv_tree_rel(x);
-        /* As the user: a symlink's target still comes into a file of ours. */
-        if (x->landing && !(x->cur->offer.flags & WIRE_OFFER_LINK)) {
+        /* As the user: a symlink's target, and a pack, still come into a
+         * file of ours (a pack's entries are the lander's to make). */
+        if (x->landing && !(x->cur->offer.flags & (WIRE_OFFER_LINK | WIRE_OFFER_PACK))) {
                 recv_land_tree_open(x);
                 return;
         }
@@ -1633,8 +1634,9 @@ void recv_file_publish(struct recv_xfer *x)
                 recv_published(x);
                 return;
         }
-        /* As the user: made by the lander (a symlink's target read as any). */
-        if (x->tree && x->landing && !(x->fin->offer.flags & WIRE_OFFER_LINK)) {
+        /* As the user: made by the lander (a symlink's target read as any,
+         * a pack unpacked as any, its entries then made by the lander). */
+        if (x->tree && x->landing && !(x->fin->offer.flags & (WIRE_OFFER_LINK | WIRE_OFFER_PACK))) {
                 recv_land_tree_publish(x);
                 return;
         }
