@@ -114,7 +114,10 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
                 return -EINVAL;
         }
         l->direction = WIRE_LAND_PUSH;
-        l->flags = (uint8_t)(((s->flags & CTL_SUBMIT_LAND_DIR) || s->files > 1 ? WIRE_LAND_DIR : 0) |
+        /* Several files go into PATH; one file or one tree may be PATH itself. */
+        l->flags = (uint8_t)(((s->flags & CTL_SUBMIT_LAND_DIR) || (s->files > 1 && !(s->flags & CTL_SUBMIT_TREE))
+                                      ? WIRE_LAND_DIR
+                                      : 0) |
                              ((s->flags & CTL_SUBMIT_LAND_REPLACE) ? WIRE_LAND_REPLACE : 0));
         l->naddrs = 1;
         if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {

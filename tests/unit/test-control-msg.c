@@ -144,6 +144,27 @@ static void test_submit(void)
         is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -E2BIG, "a route of 512 hops is refused");
         is_str(why, "a chain has at most 512 nodes (the peer and 511 more)", "saying how many a chain has");
         free(s);
+
+        /* Landing as the user: several files go into PATH; one tree may be PATH itself. */
+        s = submit_new(CTL_SUBMIT_LAND, "");
+        s->files = 3;
+        snprintf(s->land_path, sizeof(s->land_path), "/scratch/alice/in");
+        snprintf(s->land_cred, sizeof(s->land_cred), "MUNGE:x:");
+        s->land_token[0] = 1;
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
+           (c->spec.land->flags & WIRE_LAND_DIR), "three files to PEER:/PATH: into PATH, a directory (%s)", why);
+        free(c);
+        c = NULL;
+        s->flags |= CTL_SUBMIT_TREE;
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
+           !(c->spec.land->flags & WIRE_LAND_DIR), "a tree of three entries: PATH's to say (%s)", why);
+        free(c);
+        c = NULL;
+        s->flags |= CTL_SUBMIT_LAND_DIR;
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
+           (c->spec.land->flags & WIRE_LAND_DIR), "a tree to PEER:/PATH/: into PATH (%s)", why);
+        free(c);
+        free(s);
 }
 
 static void test_file(void)
