@@ -109,11 +109,18 @@ static int jobs_on_next_entry(struct job *job, uint32_t index, struct engine_sen
 
         if (index < e->ring_index) {
                 /* Acknowledged, let go, and now asked for again: the
-                 * receiver lost what it held. Not transient: jobs_on_done. */
-                snprintf(e->feed_why, sizeof(e->feed_why),
-                         "the receiver no longer holds entries %u to %u it had acknowledged "
-                         "(its kept tree expired or was lost); send the tree again",
-                         index + 1, e->ring_index);
+                 * receiver lost what it held (a landing's tree it never
+                 * keeps: recv-land-tree.c). Not transient: jobs_on_done. */
+                if (job->land_path)
+                        snprintf(e->feed_why, sizeof(e->feed_why),
+                                 "a tree that lands as its user starts over after a failed attempt, and "
+                                 "entries %u to %u had gone already; nothing of it was published: send "
+                                 "the tree again", index + 1, e->ring_index);
+                else
+                        snprintf(e->feed_why, sizeof(e->feed_why),
+                                 "the receiver no longer holds entries %u to %u it had acknowledged "
+                                 "(its kept tree expired or was lost); send the tree again",
+                                 index + 1, e->ring_index);
                 return -ESTALE;
         }
         /* The attempt's first after DEST: what the receiver kept goes. */
