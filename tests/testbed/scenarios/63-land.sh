@@ -161,7 +161,7 @@ mkdir -p "$big"
 # 1,500 files of 4 KiB: a pack the lander makes in a dozen chunks.
 head -c $((1500 * 4096)) /dev/urandom | (cd "$big" && split -b 4096 -a 4 -d - f) || tb_fail "split"
 chown -R "$ALICE:" "$big"
-beta_pid=$(tb_run systemctl show -p MainPID --value "$BETA_UNIT")
+beta_pid=$(systemctl show -p MainPID --value "$BETA_UNIT")
 as "$ALICE" timeout 300 xferctl send -r "$big" "$BETA_ADDR:$SCR/$ALICE/" >"$WORK/kill.out" 2>&1 &
 sender=$!
 for _ in $(seq 600); do
@@ -182,7 +182,7 @@ OUT=$(cat "$WORK/kill.out")
 tb_log "$(tail -n 1 <<<"$OUT")"
 [[ ! -e $SCR/$ALICE/many ]] || tb_fail "a tree was published although its transfer failed"
 [[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
-[[ $(tb_run systemctl show -p MainPID --value "$BETA_UNIT") == "$beta_pid" ]] || tb_fail "beta's daemon restarted"
+[[ $(systemctl show -p MainPID --value "$BETA_UNIT") == "$beta_pid" ]] || tb_fail "beta's daemon restarted"
 send "$ALICE" -r "$big" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "the tree sent again, with a new lander: exit $RC: $OUT"
 tree_oracle "$big" "$SCR/$ALICE/many"
