@@ -184,3 +184,15 @@ munge_up() {
         fi
         tb_run systemctl start munge || tb_fail "munged did not start"
 }
+
+# restart_killed UNIT PID: UNIT back at once after its main process PID
+# was killed, not after the unit's RestartSec (Restart=on-failure would
+# start it 2 s later): once systemd has seen PID go, restart it unless it
+# runs again already (a start would wait out the holdoff; a restart does
+# not). Returns once it is ready (Type=notify).
+restart_killed() {
+        local unit=$1 pid=$2
+        wait_for 10 bash -c "[[ \$(systemctl show -p MainPID --value '$unit') != '$pid' ]]" ||
+                tb_fail "systemd did not see $unit's process $pid go"
+        systemctl is-active --quiet "$unit" || tb_run systemctl restart "$unit" || tb_fail "restarting $unit failed"
+}

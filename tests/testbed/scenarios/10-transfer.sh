@@ -1,8 +1,9 @@
 #!/bin/bash
-# Files of 0 bytes, 1 byte, a non-multiple of the slot size and 200 MiB go
+# Files of 0 bytes, 1 byte, a non-multiple of the slot size and 136 MiB go
 # from alpha to beta byte-identical, each with a journald entry on both
 # sides whose numbers agree with each other and with the file. Small files
-# go over one lane, 200 MiB (200 chunks of 1 MiB) over the default 4; a receiver configured for fewer lanes than the sender asks
+# go over one lane, 136 MiB (136 chunks of 1 MiB: two whole 64 MiB digest
+# groups and a short third) over the default 4; a receiver configured for fewer lanes than the sender asks
 # for grants its own number. The digest
 # does not depend on the lanes: both sides', `xferctl sum` of the source,
 # the received file's user.rdmaxfer.digest and the split + xxh128sum
@@ -12,8 +13,8 @@
 
 # recipe_batched FILE: xferctl(1)'s split + xxh128sum recipe, the same
 # arithmetic with one xxh128sum for all the 1 MiB pieces instead of a
-# process each (200 of them take 20 s under TCG). The recipe itself is
-# run as written on the files of one 64 MiB block; big.dat has four.
+# process each (136 of them take 14 s under TCG). The recipe itself is
+# run as written on the files of one 64 MiB block; big.dat has three.
 recipe_batched() {
         local d g
         d=$(mktemp -d)
@@ -32,7 +33,7 @@ peers_configure
 start_peers
 
 slot=$((1024 * 1024))
-declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((200 * 1024 * 1024)))
+declare -A sizes=([empty.dat]=0 [one.dat]=1 [odd.dat]=$((3 * slot + 12345)) [big.dat]=$((136 * 1024 * 1024)))
 # Lanes: 1 until each of them would get 8 chunks and a 1 MiB block, then
 # the configured 4.
 declare -A lanes=([empty.dat]=1 [one.dat]=1 [odd.dat]=1 [big.dat]=4)
@@ -98,8 +99,7 @@ tb_log "all sizes transferred intact"
 sed -i '/^lanes/d' "$ALPHA_CONF" "$BETA_CONF"
 echo "lanes = 8" >>"$ALPHA_CONF"
 echo "lanes = 2" >>"$BETA_CONF"
-tb_run systemctl reload "$ALPHA_UNIT" "$BETA_UNIT"
-sleep 1
+reload_applied "$ALPHA_UNIT" "$BETA_UNIT" lanes
 line=$(send_ok "$SRC/big.dat" --as big2.dat)
 tb_log "xferctl: $line"
 same_file "$SRC/big.dat" "$BETA_IN/big2.dat"

@@ -104,8 +104,7 @@ send_killed() {
         tb_run kill -KILL "$main"
         tb_log "killed after $((($(netdev_bytes "$nb" rx) - rx0) >> 20)) MiB of $((bytes >> 20)) MiB crossed"
         "$check" || tb_fail "$what: beta shows or keeps what it must not: $(ls -A "$BETA_PART")"
-        # Restart=on-failure brings it back; start it if that has not happened.
-        wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+        restart_killed "$BETA_UNIT" "$main"
         timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "$what: the job is not done 120 s after the kill"
         wait "$pid" || rc=$?
         sed 's/^/    | /' "$SRC/killed.out"
@@ -146,12 +145,13 @@ tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
 tb_log "b. killed with no retry; another job's tree under the same DEST is not spliced onto it"
 since=$(date '+%F %T')
 rx0=$(netdev_bytes "$nb" rx)
+main=$(systemctl show -p MainPID --value "$BETA_UNIT")
 xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to sets/b --bwlimit 8M >"$SRC/b.out" 2>&1 &
 pid=$!
 wait_for 60 rx_grown "$rx0" $((bytes / 2)) || tb_fail "half of the tree never crossed (b)"
 tb_run systemctl kill -s KILL "$BETA_UNIT"
 wait "$pid" && tb_fail "a job with --retries 0 to a killed receiver succeeded"
-wait_for 10 systemctl is-active --quiet "$BETA_UNIT" || tb_run systemctl start "$BETA_UNIT"
+restart_killed "$BETA_UNIT" "$main"
 (($(kept_trees) == 1)) || tb_fail "beta keeps no staged tree (b): $(ls -A "$BETA_PART")"
 other=$SRC/tree-b
 make_tree "$other"

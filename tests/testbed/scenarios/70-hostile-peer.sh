@@ -16,12 +16,14 @@ RAWPEER=/usr/libexec/rdmaxfer-tests/rawpeer
 BETA_STATE=/var/lib/rdmaxferd-beta
 [[ -x $RAWPEER ]] || tb_fail "$RAWPEER is not installed (tests/tools)"
 
-# A stalled sender is dropped after peer_timeout: 10 s rather than the
-# default 30 s keeps the wait short. The offer deadline stays 10 s (it is
-# the lesser of 10 s and peer_timeout). names = utf8: the admin's choice
+# A stalled sender is dropped after peer_timeout: 7 s rather than the
+# default 30 s keeps the wait short. The offer deadline is 7 s too (it is
+# the lesser of 10 s and peer_timeout): long enough that the four idle
+# peers of the admission check still hold their places when the 9th
+# connection comes, seconds later on a loaded host. names = utf8: the admin's choice
 # that refuses a control character in a name (the default, any, takes
 # every name the file system does).
-peers_configure peer_timeout=10 names=utf8
+peers_configure peer_timeout=7 names=utf8
 start_peers
 beta_pid=$(systemctl show -P MainPID "$BETA_UNIT")
 state_before=$(ls -A "$BETA_STATE")
@@ -225,8 +227,8 @@ rc=0
 wait "$stall_pid" || rc=$?
 sed 's/^/    /' "$TESTBED_SHARE/stall.out"
 ((rc == 0)) || tb_fail "stall: the receiver did not drop a stalled sender (rawpeer exit $rc)"
-wait_for 15 beta_logged "$cur" "no offer within 10 s" || tb_fail "idle: beta did not log the timeout"
-wait_for 15 beta_logged "$cur" "stall\.dat failed: .*no progress from sender for 10 s" ||
+wait_for 15 beta_logged "$cur" "no offer within 7 s" || tb_fail "idle: beta did not log the timeout"
+wait_for 15 beta_logged "$cur" "stall\.dat failed: .*no progress from sender for 7 s" ||
         tb_fail "stall: beta did not log the stall"
 beta_log_after "$cur" | grep -E "no offer|no progress" | sed 's/^/    beta: /'
 beta_unhurt idle-stall meanwhile.dat

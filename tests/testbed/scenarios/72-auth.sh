@@ -143,8 +143,7 @@ tb_log "alpha without a key, beta with one"
 cur=$(beta_cursor)
 beta_reload key_file="$KEY"
 _tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK"
-tb_run systemctl reload "$ALPHA_UNIT"
-sleep 1
+reload_applied "$ALPHA_UNIT" key_file
 send_fails_fast "$BETA_ADDR" "$SRC/wrongkey.dat" "the receiver requires a pre-shared key, and key_file is not set here"
 wait_for 15 beta_logged "$cur" "refused: the sender has no pre-shared key, and key_file is set here" ||
         tb_fail "beta did not name the key mismatch"
@@ -152,8 +151,7 @@ incoming_clean "$BETA_IN" "${published[@]}"
 
 tb_log "and with the key back on alpha, transfers go through again"
 _tb_write_conf "$ALPHA_CONF" "$ALPHA_ADDR" "$ALPHA_IN" "$ALPHA_SOCK" key_file="$KEY"
-tb_run systemctl reload "$ALPHA_UNIT"
-sleep 1
+reload_applied "$ALPHA_UNIT" key_file
 make_file "$SRC/again.dat" 2000000
 send_ok "$SRC/again.dat"
 same_file "$SRC/again.dat" "$BETA_IN/again.dat"

@@ -96,19 +96,25 @@ san_config() {
         } >"$W/$name/conf"
 }
 
-# san_start NAME: start daemon NAME in the background, wait for its socket.
+# san_start NAME...: start each daemon NAME in the background, then wait
+# for their sockets (they come up side by side: an ASan daemon takes
+# seconds to register its rings under TCG).
 san_start() {
-        local name=$1
-        # A socket left by an aborted run would look like readiness.
-        rm -f "$W/$name/control.sock"
-        ERR[$name]=$(mktemp "$LOG/$name.XXXX.stderr")
-        LD_PRELOAD=$AUDIT "$SAN/rdmaxferd" --config "$W/$name/conf" >"${ERR[$name]}" 2>&1 &
-        PID[$name]=$!
-        echo "${PID[$name]} rdmaxferd $name" >>"$LOG/pids"
-        if ! wait_for 60 test -S "$W/$name/control.sock"; then
-                sed 's/^/    | /' "${ERR[$name]}" >&2
-                tb_fail "rdmaxferd $name did not come up"
-        fi
+        local name
+        for name; do
+                # A socket left by an aborted run would look like readiness.
+                rm -f "$W/$name/control.sock"
+                ERR[$name]=$(mktemp "$LOG/$name.XXXX.stderr")
+                LD_PRELOAD=$AUDIT "$SAN/rdmaxferd" --config "$W/$name/conf" >"${ERR[$name]}" 2>&1 &
+                PID[$name]=$!
+                echo "${PID[$name]} rdmaxferd $name" >>"$LOG/pids"
+        done
+        for name; do
+                if ! wait_for 60 test -S "$W/$name/control.sock"; then
+                        sed 's/^/    | /' "${ERR[$name]}" >&2
+                        tb_fail "rdmaxferd $name did not come up"
+                fi
+        done
 }
 
 rc_note() {
@@ -225,8 +231,7 @@ san_path "$CUR"
 # An interrupted transfer must fail, not be retried (97-retry retries).
 san_config alpha retry_max=0
 san_config beta retry_max=0 relay=yes tree_delete=yes
-san_start alpha
-san_start beta
+san_start alpha beta
 for dir in "alpha beta" "beta alpha"; do
         from=${dir% *} to=${dir#* }
         for f in one.dat odd.dat mid.dat holes.dat; do
@@ -288,8 +293,7 @@ san_check "$CUR"
 # ------------------------------------------------ (b) SIGTERM mid-transfer
 CUR="b-sigterm"
 san_path "$CUR"
-san_start alpha
-san_start beta
+san_start alpha beta
 tb_log "SIGTERM to the receiver mid-transfer"
 mid_transfer alpha beta "$W/src/big.dat"
 san_stop beta 0
@@ -304,8 +308,7 @@ san_stop beta 0
 [[ ! -e $W/beta/in/big.dat ]] || tb_fail "beta published a cut-off transfer"
 # A relay stopped mid-chain (alpha -> beta -> alpha): its receive fails,
 # and the send it relays on is cancelled with it (relay.c).
-san_start alpha
-san_start beta
+san_start alpha beta
 tb_log "SIGTERM to a relay mid-chain"
 XOUT=$LOG/xferctl-chain.out
 rx0=$(netdev_bytes "${NETDEV[beta]}" rx)
@@ -346,8 +349,7 @@ abort_while_stopping() {
 
 CUR="c-abort"
 san_path "$CUR"
-san_start alpha
-san_start beta
+san_start alpha beta
 tb_log "abort on the receiver (its sender frozen)"
 mid_transfer alpha beta "$W/src/big.dat"
 abort_while_stopping beta alpha

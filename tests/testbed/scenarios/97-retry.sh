@@ -4,7 +4,7 @@
 #     status say why, which attempt, when the next), says each retry, and
 #     completes by itself once beta is started; the journal has
 #     RDMAXFER_ATTEMPT >= 2.
-#  b. the link goes down for 15 s mid-transfer of 200 MiB and comes back
+#  b. the link goes down for 10 s mid-transfer of 200 MiB and comes back
 #     with its routes and neighbours (as networkd would put them back);
 #     rxe_beta is re-created, as 92-device-loss does (6.1 rxe carries no CM
 #     traffic after a flap under live queue pairs otherwise): the job
@@ -164,7 +164,7 @@ rm -rf "$SRC/multi" "$SRC/m.out" "$BETA_IN"/m*.dat
 # again (d lengthened them).
 peers_configure peer_timeout=$T retry_max=30 retry_window=180 retry_delay_max=2
 reload_applied "$ALPHA_UNIT" retry_delay_max
-tb_log "b. the link goes down for 15 s mid-transfer"
+tb_log "b. the link goes down for 10 s mid-transfer"
 make_file "$SRC/big.dat" $((200 * 1024 * 1024))
 rx0=$(netdev_bytes "$nb" rx)
 xferctl send "$SRC/big.dat" "$BETA_ADDR" >"$SRC/big.out" 2>&1 &
@@ -182,7 +182,7 @@ wait_for $((T + 10)) bash -c "xferctl status $id --json | grep -qE '\"attempt\":
         { xferctl status "$id"; tb_fail "job $id was not retried"; }
 tb_log "after $(secs "$t0" "$(now)") s: $(xferctl status "$id" | grep -E '^(state|attempt|failure):' | tr '\n' ' ')"
 journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "attempt 1 of" | sed 's/^/    alpha: /' || true
-sleep "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { d = 15 - (b - a); print (d > 0 ? d : 0) }')"
+sleep "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { d = 10 - (b - a); print (d > 0 ? d : 0) }')"
 link_restore
 t1=$(now)
 rdma_link_del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"

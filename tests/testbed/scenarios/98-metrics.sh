@@ -164,7 +164,9 @@ u=$(setpriv --reuid="$USER_" --regid="$(id -g "$USER_")" --init-groups -- \
         tb_fail "the user's stats differ: $u"
 
 tb_log "the textfiles"
-sleep 2         # one interval past the transfers
+# Rewritten since the transfers ended (metrics_interval 1 s).
+rewritten "$ALPHA_PROM"
+rewritten "$BETA_PROM"
 for f in "$ALPHA_PROM" "$BETA_PROM"; do
         prom_valid "$f" || tb_fail "$f is not valid text format"
         [[ $(stat -c %a "$f") == 644 ]] || tb_fail "$f mode $(stat -c %a "$f"), want 644"
