@@ -133,30 +133,47 @@ static bool recv_land_tree_publishing(struct recv_xfer *x)
         return xfer_io_done(&x->base) && x->base.state != XFER_CLOSING && x->fin;
 }
 
-/* ---- opening ---- */
-
-/* On a worker: DEST's own mode and mtime, listed for the end. */
-static int64_t recv_land_top_list(void *arg)
+/* On a worker: the directory @arg (a struct recv_file: DEST, or fin), its
+ * mode and mtime listed for the end. */
+static int64_t recv_land_dir_list(void *arg)
 {
-        struct recv_xfer *x = arg;
+        struct recv_file *f = arg;
 
-        return recv_tree_attr_add(x, x->cur->rel, S_IFDIR | recv_tree_mode(x->cur->offer.mode),
-                                  x->cur->offer.mtime_ns);
+        return recv_tree_attr_add(f->x, f->rel, S_IFDIR | recv_tree_mode(f->offer.mode), f->offer.mtime_ns);
 }
+
+/* @f's directory listed on a worker, then @done: false when it could not start. */
+static bool recv_land_dir_list_start(struct recv_xfer *x, struct recv_file *f, io_done_fn done)
+{
+        f->req.done = done;
+        if (io_call(x->env->io, &f->req, recv_land_dir_list, f) < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "the tree's list: cannot queue it");
+                return false;
+        }
+        xfer_io_start(&x->base, "listing a directory");
+        return true;
+}
+
+/* The listing's @res: true when it is in, else the transfer failed. */
+static bool recv_land_listed(struct recv_xfer *x, int64_t res)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (res >= 0)
+                return true;
+        snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
+        recv_fail(x, wire_status_of_errno((int)-res), text);
+        return false;
+}
+
+/* ---- opening ---- */
 
 static void recv_land_on_top_listed(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        char text[WIRE_TEXT_MAX + 1];
 
-        if (!recv_land_tree_opening(x))
-                return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
-        recv_accept(x);
+        if (recv_land_tree_opening(x) && recv_land_listed(x, res))
+                recv_accept(x);
 }
 
 static void recv_land_stage(struct recv_xfer *x);
@@ -165,7 +182,6 @@ static void recv_land_on_staged(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
         const struct landmsg_error *er = &reply->error;
-        int r;
 
         safe_close(fd);
         if (!recv_land_tree_opening(x))
@@ -184,13 +200,7 @@ static void recv_land_on_staged(void *arg, const struct landmsg *reply, int fd)
         x->land_staged = true;
         log_info("%s: the tree %s lands as %s at %s%s%s", x->base.peer, x->dest, x->land_user, x->landing->path,
                  x->land_into ? "/" : "", x->land_into ? x->dest : "");
-        x->cur->req.done = recv_land_on_top_listed;
-        r = io_call(x->env->io, &x->cur->req, recv_land_top_list, x);
-        if (r < 0) {
-                recv_fail(x, WIRE_E_INTERNAL, "the tree's list: cannot queue it");
-                return;
-        }
-        xfer_io_start(&x->base, "listing the tree's top");
+        (void)recv_land_dir_list_start(x, x->cur, recv_land_on_top_listed);
 }
 
 /* The staging directory, made afresh, in PATH (land_into) or beside it,
@@ -266,28 +276,13 @@ static void recv_land_on_entry(void *arg, const struct landmsg *reply, int fd)
         recv_tree_entry_done(x);
 }
 
-/* On a worker: fin, a directory, listed for its mode and mtime at the end. */
-static int64_t recv_land_dir_list(void *arg)
-{
-        struct recv_xfer *x = arg;
-
-        return recv_tree_attr_add(x, x->fin->rel, S_IFDIR | recv_tree_mode(x->fin->offer.mode),
-                                  x->fin->offer.mtime_ns);
-}
-
 static void recv_land_on_dir_listed(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        char text[WIRE_TEXT_MAX + 1];
         struct landmsg lreq;
 
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_publishing(x) || !recv_land_listed(x, res))
                 return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
         /* The directory itself: op.path is its path, with no leaf. */
         lreq = (struct landmsg){ .type = LANDMSG_MKDIR };
         lreq.op.session = x->land_session;
@@ -301,7 +296,6 @@ void recv_land_tree_publish(struct recv_xfer *x)
 {
         struct recv_file *f = x->fin;
         struct landmsg req;
-        int r;
 
         /* DEST itself was made with the staging directory. */
         if ((f->offer.flags & WIRE_OFFER_DIR) && f->offer.file == 0) {
@@ -309,13 +303,7 @@ void recv_land_tree_publish(struct recv_xfer *x)
                 return;
         }
         if (f->offer.flags & WIRE_OFFER_DIR) {
-                f->req.done = recv_land_on_dir_listed;
-                r = io_call(x->env->io, &f->req, recv_land_dir_list, x);
-                if (r < 0) {
-                        recv_fail(x, WIRE_E_INTERNAL, "the tree's list: cannot queue it");
-                        return;
-                }
-                xfer_io_start(&x->base, "listing a directory");
+                (void)recv_land_dir_list_start(x, f, recv_land_on_dir_listed);
                 return;
         }
         /* A file, whole and verified: its mode, mtime and digest as the
