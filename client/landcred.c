@@ -27,6 +27,20 @@ static void landcred_text_freep(char **text)
 int landcred_make(const char *addr, const char *dest, bool replace, const char *munge_socket, struct landcred *out,
                   char *err, size_t errlen)
 {
+        const struct landcred_req rq = {
+                .direction = LANDMSG_PUSH,
+                .addrs = { addr },
+                .naddrs = 1,
+                .dest = dest,
+                .replace = replace,
+        };
+
+        return landcred_make_for(&rq, munge_socket, out, err, errlen);
+}
+
+int landcred_make_for(const struct landcred_req *rq, const char *munge_socket, struct landcred *out, char *err,
+                      size_t errlen)
+{
         _cleanup_(landcred_ctx_destroyp) munge_ctx_t ctx = NULL;
         _cleanup_(landcred_text_freep) char *text = NULL;
         _cleanup_(freep) struct landmsg_session *s = NULL;
@@ -43,12 +57,19 @@ int landcred_make(const char *addr, const char *dest, bool replace, const char *
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        s->direction = LANDMSG_PUSH;
-        s->flags = replace ? LANDMSG_SESSION_REPLACE : 0;
-        s->naddrs = 1;
-        if (landmsg_addr_parse(addr, s->addrs[0]) < 0) {
+        s->direction = rq->direction;
+        s->flags = rq->replace ? LANDMSG_SESSION_REPLACE : 0;
+        if (rq->naddrs < 1 || rq->naddrs > ARRAY_SIZE(rq->addrs)) {
+                snprintf(err, errlen, "a credential names one or two nodes");
+                return -EINVAL;
+        }
+        s->naddrs = (uint16_t)rq->naddrs;
+        for (unsigned int k = 0; k < rq->naddrs; k++) {
+                const char *addr = rq->addrs[k];
                 char shown[ESC_TERM_SIZE(64)];
 
+                if (landmsg_addr_parse(addr, s->addrs[k]) >= 0)
+                        continue;
                 /* fe80::1%eth0: the scope is this node's name for a link, and the
                  * binding's address is the one the peer finds among its own. */
                 if (strchr(addr, '%'))
@@ -59,12 +80,15 @@ int landcred_make(const char *addr, const char *dest, bool replace, const char *
                         snprintf(err, errlen, "'%s' is not a numeric address", esc_term(shown, sizeof(shown), addr));
                 return -EINVAL;
         }
-        if (strlen(dest) >= sizeof(s->dest)) {
+        if (strlen(rq->dest) >= sizeof(s->dest)) {
                 snprintf(err, errlen, "PATH is longer than %d bytes", LANDMSG_PATH_MAX);
                 return -EINVAL;
         }
-        strcpy(s->dest, dest);
-        randombytes_buf(s->token, sizeof(s->token));
+        strcpy(s->dest, rq->dest);
+        if (rq->token)
+                memcpy(s->token, rq->token, sizeof(s->token));
+        else
+                randombytes_buf(s->token, sizeof(s->token));
         if (landmsg_binding(s, binding) < 0) {
                 snprintf(err, errlen, "cannot compute the job's binding");
                 return -EIO;

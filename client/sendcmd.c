@@ -624,7 +624,7 @@ static int sendcmd_open(struct sendcmd *sc, int *out)
 
 /* @host (a PEER's, no port) through peer_names, then resolved into @num
  * (numeric text). -1, or an exit code (said). */
-static int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen)
+int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen)
 {
         char name[PEERNAME_NAME_MAX + 1], err[256];
         bool mapped;
@@ -710,8 +710,8 @@ static int sendcmd_submit(struct sendcmd *sc, int fd)
                         xferctl_say_io(rep.error.code);
                         return XFERCTL_EXIT_UNREACHABLE;
                 }
-                xferctl_say("rdmaxferd refused to send %s to %s: %s",
-                            sc->path_shown, sc->peer_shown,
+                xferctl_say("rdmaxferd refused to %s %s %s %s: %s", sc->get_dest ? "get" : "send",
+                            sc->path_shown, sc->get_dest ? "from" : "to", sc->peer_shown,
                             rep.error.text[0] ? esc_term(text, sizeof(text), rep.error.text)
                                               : strerror(-rep.error.code));
                 return XFERCTL_EXIT_FAILED;
@@ -880,6 +880,8 @@ static int sendcmd_report(struct sendcmd *sc)
 
         if (sc->chain)
                 return sendcmd_chain_report(sc);
+        if (sc->get_dest)
+                return getcmd_report(sc);
         if (sc->json) {
                 int rc = j->state != CTL_JOB_DONE ? XFERCTL_EXIT_FAILED :
                          sc->left_out || sc->unreadable ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_OK;
@@ -1069,32 +1071,41 @@ static int sendcmd_one(struct sendcmd *scp)
                         return r;
         }
 
-        sc.tty = !sc.no_wait && isatty(STDERR_FILENO);
-        sendcmd_signals(&sc);
+        r = sendcmd_go(&sc, TAKE_FD(fd));
+        for (unsigned int i = 0; i < sc.ndry_links; i++) {
+                free(sc.dry_links[i].name);
+                free(sc.dry_links[i].target);
+        }
+        free(sc.dry_links);
+        return r;
+}
 
-        r = sendcmd_submit(&sc, fd);
+int sendcmd_go(struct sendcmd *sc, int fd_in)
+{
+        _cleanup_(closep) int fd = fd_in;
+        int r;
+
+        sc->tty = !sc->no_wait && isatty(STDERR_FILENO);
+        sendcmd_signals(sc);
+
+        r = sendcmd_submit(sc, fd);
         /* The daemon holds its own reference to the file now. */
         fd = safe_close(fd);
         if (r >= 0)
                 return r;
 
         if (sendcmd_interrupts > 0) {
-                r = sendcmd_interrupted(&sc);
+                r = sendcmd_interrupted(sc);
                 if (r >= 0)
                         return r;
-                if (sc.no_wait)
+                if (sc->no_wait)
                         return XFERCTL_EXIT_FAILED;
-        } else if (sc.no_wait) {
-                return sendcmd_queued(&sc);
+        } else if (sc->no_wait) {
+                return sendcmd_queued(sc);
         }
 
-        r = sendcmd_watch(&sc);
-        safe_close(sc.poll_sock);
-        for (unsigned int i = 0; i < sc.ndry_links; i++) {
-                free(sc.dry_links[i].name);
-                free(sc.dry_links[i].target);
-        }
-        free(sc.dry_links);
+        r = sendcmd_watch(sc);
+        sc->poll_sock = safe_close(sc->poll_sock);
         return r;
 }
 

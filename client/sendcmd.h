@@ -106,7 +106,19 @@ struct sendcmd {
         /* Cancellation. */
         bool cancel_sent;
         sig_atomic_t cancel_at;         /* sendcmd_interrupts when we sent CANCEL */
+        /* xferctl get (getcmd.c): DEST as it lands here, or NULL: a send. */
+        const char *get_dest;
 };
+
+/* The submit made (sc->submit, @fd its first file or -1), signals set up,
+ * the job watched to its end and reported (or its id, --no-wait): the
+ * exit code. Takes @fd. */
+int sendcmd_go(struct sendcmd *sc, int fd);
+/* @host (a PEER's, no port) through peer_names, then resolved into @num
+ * (numeric text). -1, or an exit code (said). */
+int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen);
+/* getcmd.c: a pull's end, said (sendcmd's report for a get). */
+int getcmd_report(struct sendcmd *sc);
 
 /* A finished job that published what was sent: whether something was
  * left out of it (unreadable, or not sendable), said on stderr. */

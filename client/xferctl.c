@@ -74,6 +74,9 @@ void xferctl_usage(FILE *f)
               "                       each), showing progress (help send)\n"
               "  send FILE... PEER[:PORT]:/PATH [--bwlimit RATE] [--retries N] [--no-wait]\n"
               "                       land files on PEER as you, at PATH (help send)\n"
+              "  get PEER[:PORT]:/PATH DEST [--overwrite] [--retries N] [--no-wait]\n"
+              "                       fetch a file from PEER, read there and landed here as\n"
+              "                       you (help get)\n"
               "  list [--json]        list queued, running and recent jobs\n"
               "  status ID [--json]   show one job\n"
               "  cancel ID            cancel a queued, retrying or running job\n"
@@ -690,6 +693,7 @@ static int cmd_help(const char *socket_path, int argc, char **argv);
 
 static const struct xferctl_cmd xferctl_cmds[] = {
         { "send", sendcmd_run, sendcmd_help },
+        { "get", getcmd_run, getcmd_help },
         { "list", cmd_list, list_help },
         { "status", cmd_status, status_help },
         { "cancel", cmd_cancel, cancel_help },

@@ -102,6 +102,9 @@ extern const char hostscmd_help[];
 /* The `send` command (sendcmd.c). */
 int sendcmd_run(const char *socket_path, int argc, char **argv);
 extern const char sendcmd_help[];
+/* getcmd.c: xferctl get PEER:/PATH DEST. */
+int getcmd_run(const char *socket_path, int argc, char **argv);
+extern const char getcmd_help[];
 /* send, for bcast (bcastcmd.c): with @into, argv's sources are files that
  * arrive in --to DEST as a directory, even one (send -r SRC... --to DEST). */
 int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into);

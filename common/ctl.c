@@ -21,7 +21,9 @@
  *   SUBMIT     port u16, flags u16, bwlimit u64, host_len u16, name_len u16,
  *              retries u16, files u32, job_bytes u64, route_len u16,
  *              mode u32, mtime_ns u64, land_path_len u16, land_cred_len u16,
- *              land_token[16], host, name, route, land_path, land_cred
+ *              land_token[16], back_host_len u16, back_path_len u16,
+ *              back_cred_len u16, host, name, route, land_path, land_cred,
+ *              back_host, back_path, back_cred
  *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
@@ -53,7 +55,7 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8 + 2 + 2 + CTL_LAND_TOKEN_SIZE)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8 + 2 + 2 + CTL_LAND_TOKEN_SIZE + 2 + 2 + 2)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4 + \
@@ -73,7 +75,7 @@ static_assert(CTL_NODES_MAX == NODESET_MAX, "nodes_missing has a bit per node");
 static_assert(CTL_NODES_MAX <= UINT16_MAX, "u16 nodes");
 static_assert(CTL_ROUTE_MAX <= UINT16_MAX, "u16 route length");
 static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX +
-              CTL_LAND_PATH_MAX + CTL_LAND_CRED_MAX <= CTL_MSG_MAX, "submit fits");
+              2 * (CTL_LAND_PATH_MAX + CTL_LAND_CRED_MAX) + CTL_HOST_MAX <= CTL_MSG_MAX, "submit fits");
 static_assert(CTL_LAND_PATH_MAX == LANDMSG_PATH_MAX && CTL_LAND_CRED_MAX == LANDMSG_CRED_MAX &&
               CTL_LAND_TOKEN_SIZE == LANDMSG_TOKEN_SIZE, "what a SUBMIT carries, a SESSION carries");
 static_assert(CTL_HOP_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5, "a hop's text at its longest");
@@ -355,7 +357,7 @@ static bool ctl_item_ok(const struct ctl_item *i)
 int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
-        int l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0;
+        int l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0, l8 = 0, l9 = 0;
         size_t plen;
 
         switch (m->type) {
@@ -365,9 +367,13 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 l3 = ctl_str_len(m->submit.route, sizeof(m->submit.route), CTL_ROUTE_MAX);
                 l4 = ctl_str_len(m->submit.land_path, sizeof(m->submit.land_path), CTL_LAND_PATH_MAX);
                 l5 = ctl_str_len(m->submit.land_cred, sizeof(m->submit.land_cred), CTL_LAND_CRED_MAX);
-                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0)
+                l7 = ctl_str_len(m->submit.back_host, sizeof(m->submit.back_host), CTL_HOST_MAX);
+                l8 = ctl_str_len(m->submit.back_path, sizeof(m->submit.back_path), CTL_LAND_PATH_MAX);
+                l9 = ctl_str_len(m->submit.back_cred, sizeof(m->submit.back_cred), CTL_LAND_CRED_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l7 < 0 || l8 < 0 || l9 < 0)
                         return -EINVAL;
-                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5;
+                plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5 +
+                       (size_t)l7 + (size_t)l8 + (size_t)l9;
                 break;
         case CTL_FILE:
                 l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_PATH_MAX);
@@ -456,11 +462,17 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l4);
                 bytes_put_u16(&o, (uint16_t)l5);
                 bytes_put_mem(&o, m->submit.land_token, CTL_LAND_TOKEN_SIZE);
+                bytes_put_u16(&o, (uint16_t)l7);
+                bytes_put_u16(&o, (uint16_t)l8);
+                bytes_put_u16(&o, (uint16_t)l9);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
                 bytes_put_mem(&o, m->submit.route, (size_t)l3);
                 bytes_put_mem(&o, m->submit.land_path, (size_t)l4);
                 bytes_put_mem(&o, m->submit.land_cred, (size_t)l5);
+                bytes_put_mem(&o, m->submit.back_host, (size_t)l7);
+                bytes_put_mem(&o, m->submit.back_path, (size_t)l8);
+                bytes_put_mem(&o, m->submit.back_cred, (size_t)l9);
                 break;
         case CTL_FILE:
                 bytes_put_u64(&o, m->file.id);
@@ -645,7 +657,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
 {
         struct bytes_in in = BYTES_IN(buf, len);
         uint32_t magic, plen;
-        uint16_t version, type, l1, l2, l3, l4, l5, l6;
+        uint16_t version, type, l1, l2, l3, l4, l5, l6, l7, l8, l9;
 
         m->type = 0;
         if (!buf || len < CTL_HEADER_SIZE)
@@ -685,14 +697,21 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l4 = bytes_get_u16(&in);
                 l5 = bytes_get_u16(&in);
                 bytes_get_mem(&in, m->submit.land_token, CTL_LAND_TOKEN_SIZE);
+                l7 = bytes_get_u16(&in);
+                l8 = bytes_get_u16(&in);
+                l9 = bytes_get_u16(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX || l4 > CTL_LAND_PATH_MAX ||
-                    l5 > CTL_LAND_CRED_MAX || plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5)
+                    l5 > CTL_LAND_CRED_MAX || l7 > CTL_HOST_MAX || l8 > CTL_LAND_PATH_MAX || l9 > CTL_LAND_CRED_MAX ||
+                    plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l7 + l8 + l9)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
                     !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2) ||
                     !bytes_get_str(&in, m->submit.route, sizeof(m->submit.route), l3) ||
                     !bytes_get_str(&in, m->submit.land_path, sizeof(m->submit.land_path), l4) ||
-                    !bytes_get_str(&in, m->submit.land_cred, sizeof(m->submit.land_cred), l5))
+                    !bytes_get_str(&in, m->submit.land_cred, sizeof(m->submit.land_cred), l5) ||
+                    !bytes_get_str(&in, m->submit.back_host, sizeof(m->submit.back_host), l7) ||
+                    !bytes_get_str(&in, m->submit.back_path, sizeof(m->submit.back_path), l8) ||
+                    !bytes_get_str(&in, m->submit.back_cred, sizeof(m->submit.back_cred), l9))
                         return -EBADMSG;
                 break;
         case CTL_FILE:

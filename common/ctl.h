@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             12      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             13      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -87,11 +87,13 @@
                                          * 12: landing as the user (SUBMIT flags LAND,
                                          *    LAND_DIR, LAND_REPLACE, land_path, land_cred,
                                          *    land_token;
-                                         *    CTL_MSG_MAX 36864) */
+                                         *    CTL_MSG_MAX 36864);
+                                         * 13: pulls (SUBMIT flag PULL, back_host,
+                                         *    back_path, back_cred; CTL_MSG_MAX 43008) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
-#define CTL_MSG_MAX             36864
+#define CTL_MSG_MAX             43008
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
 #define CTL_LAND_PATH_MAX       4095    /* landmsg.h's LANDMSG_PATH_MAX */
@@ -190,9 +192,16 @@ enum {
         /* With LAND (xferctl send --overwrite): a file of the name there is
          * replaced, where the user may replace it themselves. */
         CTL_SUBMIT_LAND_REPLACE = 1 << 10,
+        /* xferctl get PEER:/PATH DEST (with LAND): the peer reads the file
+         * at land_path as the submitting user (land_cred, a PULL
+         * credential for host and back_host) and sends it back here, where
+         * it lands as that user at back_path (back_cred, a PUSH credential
+         * for back_host, this node as the peer sees it; LAND_DIR and
+         * LAND_REPLACE are the way back's). No file comes with it. */
+        CTL_SUBMIT_PULL = 1 << 11,
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
                             CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR |
-                            CTL_SUBMIT_LAND_REPLACE,
+                            CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL,
 };
 
 /* ctl_file.flags */
@@ -227,6 +236,10 @@ struct ctl_submit {
         char land_path[CTL_LAND_PATH_MAX + 1];
         char land_cred[CTL_LAND_CRED_MAX + 1];
         uint8_t land_token[CTL_LAND_TOKEN_SIZE];
+        /* With CTL_SUBMIT_PULL: the way back (above); "" otherwise. */
+        char back_host[CTL_HOST_MAX + 1];
+        char back_path[CTL_LAND_PATH_MAX + 1];
+        char back_cred[CTL_LAND_CRED_MAX + 1];
 };
 
 /* One hop of a SUBMIT route, split (ctl_route_parse()). */

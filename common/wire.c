@@ -1212,22 +1212,43 @@ static bool wire_land_cred_ok(const char *s, size_t n)
         return true;
 }
 
+static bool wire_land_path_ok(const char *path, size_t len)
+{
+        return len >= 2 && len <= WIRE_PATH_MAX && path[0] == '/' && !memchr(path, '\0', len);
+}
+
 static bool wire_land_ok(const struct wire_landing *l, size_t cred_len, size_t path_len)
 {
-        return l->direction == WIRE_LAND_PUSH && (l->flags & ~_WIRE_LAND_FLAGS) == 0 && l->naddrs >= 1 &&
-               l->naddrs <= WIRE_LAND_ADDRS_MAX && wire_land_cred_ok(l->cred, cred_len) && path_len >= 2 &&
-               path_len <= WIRE_PATH_MAX && l->path[0] == '/' && !memchr(l->path, '\0', path_len);
+        return (l->direction == WIRE_LAND_PUSH || l->direction == WIRE_LAND_PULL) &&
+               (l->flags & ~_WIRE_LAND_FLAGS) == 0 && (l->direction == WIRE_LAND_PUSH || l->flags == 0) &&
+               l->naddrs >= 1 && l->naddrs <= WIRE_LAND_ADDRS_MAX && wire_land_cred_ok(l->cred, cred_len) &&
+               wire_land_path_ok(l->path, path_len);
+}
+
+/* A pull's way back; a push has none. */
+static bool wire_land_back_ok(const struct wire_landing *l, size_t cred_len, size_t path_len)
+{
+        if (l->direction == WIRE_LAND_PUSH)
+                return l->back_port == 0 && l->back_flags == 0 && cred_len == 0 && path_len == 0;
+        return l->back_port != 0 && (l->back_flags & ~_WIRE_LAND_FLAGS) == 0 &&
+               wire_land_cred_ok(l->back_cred, cred_len) && wire_land_path_ok(l->back_path, path_len);
 }
 
 int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
         size_t cred_len = strnlen(l->cred, sizeof(l->cred)), path_len = strnlen(l->path, sizeof(l->path));
+        size_t bcred_len = strnlen(l->back_cred, sizeof(l->back_cred));
+        size_t bpath_len = strnlen(l->back_path, sizeof(l->back_path));
+        bool pull = l->direction == WIRE_LAND_PULL;
         size_t total;
 
-        if (cred_len == sizeof(l->cred) || path_len == sizeof(l->path) || !wire_land_ok(l, cred_len, path_len))
+        if (cred_len == sizeof(l->cred) || path_len == sizeof(l->path) || bcred_len == sizeof(l->back_cred) ||
+            bpath_len == sizeof(l->back_path) || !wire_land_ok(l, cred_len, path_len) ||
+            !wire_land_back_ok(l, bcred_len, bpath_len))
                 return -EINVAL;
-        total = WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len;
+        total = WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len +
+                (pull ? WIRE_LAND_BACK_FIXED + bcred_len + bpath_len : 0);
         if (!buf || cap < total)
                 return -EMSGSIZE;
         bytes_put_u8(&o, l->direction);
@@ -1239,13 +1260,23 @@ int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l)
         bytes_put_mem(&o, l->addrs, (size_t)l->naddrs * WIRE_ADDR_SIZE);
         bytes_put_mem(&o, l->cred, cred_len);
         bytes_put_mem(&o, l->path, path_len);
+        if (pull) {
+                bytes_put_u16(&o, l->back_port);
+                bytes_put_u8(&o, l->back_flags);
+                bytes_put_u16(&o, (uint16_t)bcred_len);
+                bytes_put_u16(&o, (uint16_t)bpath_len);
+                bytes_put_mem(&o, l->back_addr, WIRE_ADDR_SIZE);
+                bytes_put_mem(&o, l->back_cred, bcred_len);
+                bytes_put_mem(&o, l->back_path, bpath_len);
+        }
         return o.overflow || o.off != total ? -EMSGSIZE : (int)total;
 }
 
 int wire_land_decode(const void *buf, size_t len, struct wire_landing *l)
 {
         struct bytes_in in = BYTES_IN(buf, len);
-        uint16_t cred_len, path_len;
+        uint16_t cred_len, path_len, bcred_len = 0, bpath_len = 0;
+        size_t head;
 
         memset(l, 0, sizeof(*l));
         if (!buf || len < WIRE_LAND_FIXED || len > WIRE_LAND_MAX)
@@ -1257,13 +1288,28 @@ int wire_land_decode(const void *buf, size_t len, struct wire_landing *l)
         cred_len = bytes_get_u16(&in);
         path_len = bytes_get_u16(&in);
         if (l->naddrs < 1 || l->naddrs > WIRE_LAND_ADDRS_MAX || cred_len > WIRE_LAND_CRED_MAX ||
-            path_len > WIRE_PATH_MAX ||
-            len != WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len)
+            path_len > WIRE_PATH_MAX)
+                return -EBADMSG;
+        head = WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len;
+        if (l->direction == WIRE_LAND_PULL ? len < head + WIRE_LAND_BACK_FIXED : len != head)
                 return -EBADMSG;
         bytes_get_mem(&in, l->addrs, (size_t)l->naddrs * WIRE_ADDR_SIZE);
         bytes_get_mem(&in, l->cred, cred_len);
         bytes_get_mem(&in, l->path, path_len);
-        if (in.underflow || in.off != len || !wire_land_ok(l, cred_len, path_len))
+        if (l->direction == WIRE_LAND_PULL) {
+                l->back_port = bytes_get_u16(&in);
+                l->back_flags = bytes_get_u8(&in);
+                bcred_len = bytes_get_u16(&in);
+                bpath_len = bytes_get_u16(&in);
+                if (bcred_len > WIRE_LAND_CRED_MAX || bpath_len > WIRE_PATH_MAX ||
+                    len != head + WIRE_LAND_BACK_FIXED + bcred_len + bpath_len)
+                        return -EBADMSG;
+                bytes_get_mem(&in, l->back_addr, WIRE_ADDR_SIZE);
+                bytes_get_mem(&in, l->back_cred, bcred_len);
+                bytes_get_mem(&in, l->back_path, bpath_len);
+        }
+        if (in.underflow || in.off != len || !wire_land_ok(l, cred_len, path_len) ||
+            !wire_land_back_ok(l, bcred_len, bpath_len))
                 return -EBADMSG;
         return 0;
 }

@@ -274,6 +274,23 @@
  * WIRE_OFFER_LAND before the whole landing, or without it after a part, is
  * a protocol error.
  *
+ * Pulls (version 21): a landing whose direction is WIRE_LAND_PULL asks
+ * the receiver for the file at its path, read as the user its credential
+ * proves (xferctl get PEER:/PATH DEST), rather than to land one. Its
+ * session is one offer: a regular file of size 0 named for PATH's leaf,
+ * job_files 1, with WIRE_OFFER_LAND and nothing else (no tree, sync,
+ * route, dry run, sparse or source). The receiver's lander opens the file
+ * as the user (a regular file, or WIRE_E_PERMISSION / WIRE_E_NAME with
+ * its reason: nothing is sent); its daemon then sends it, as an ordinary
+ * landing of its own (its landing PUSH, the pull's token, back_flags,
+ * back_addr, back_cred, back_path), to back_addr:back_port, which must be
+ * one of the landing's addresses and the address the pull came from.
+ * Meanwhile it answers nothing but an empty CREDIT every second, which
+ * the asking side, waiting for the ACCEPT, counts as progress; once that
+ * transfer has ended it answers ACCEPT with WIRE_ACCEPT_SKIP and the
+ * RESULT "ok" (the file landed), or a REFUSE with the send's status and
+ * reason. The asking side hangs up to cancel: the send back is cancelled.
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
@@ -434,6 +451,8 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   21: pulls (WIRE_LAND_PULL: the receiver reads the file as the user and
+ *       sends it back; Pulls, below);
  *   20: a tree that lands as the user (WIRE_OFFER_LAND on DEST's offer);
  *   19: landing as the user (LAND, WIRE_OFFER_LAND);
  *   18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME);
@@ -454,7 +473,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            20
+#define WIRE_VERSION            21
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -482,8 +501,10 @@
 #define WIRE_LAND_CRED_MAX      2048
 #define WIRE_LAND_PART_MAX      480
 #define WIRE_LAND_FIXED         (1 + 1 + 2 + WIRE_TOKEN_SIZE + 2 + 2)
+/* A pull's way back (version 21): port, flags, two lengths, the address. */
+#define WIRE_LAND_BACK_FIXED    (2 + 1 + 2 + 2 + WIRE_ADDR_SIZE)
 #define WIRE_LAND_MAX           (WIRE_LAND_FIXED + WIRE_LAND_ADDRS_MAX * WIRE_ADDR_SIZE + WIRE_LAND_CRED_MAX + \
-                                 WIRE_PATH_MAX)
+                                 WIRE_PATH_MAX + WIRE_LAND_BACK_FIXED + WIRE_LAND_CRED_MAX + WIRE_PATH_MAX)
 #define WIRE_LAND_HASH_SIZE     32
 /* Hops a route names at most (a chain of 512 nodes), and what one ROUTE
  * or PROGRESS message carries of them. */
@@ -839,7 +860,8 @@ struct wire_land {
 /* What a session's LAND parts carry, whole: who the files land as and
  * where (landmsg.h's SESSION, which the receiver asks its lander for). */
 enum {
-        WIRE_LAND_PUSH = 1,     /* files land as the user (the only direction yet) */
+        WIRE_LAND_PUSH = 1,     /* files land as the user */
+        WIRE_LAND_PULL = 2,     /* version 21: the file at path is read as the user and sent back */
 };
 enum {
         WIRE_LAND_DIR = 1 << 0,         /* path is a directory the files go into */
@@ -847,18 +869,30 @@ enum {
         _WIRE_LAND_FLAGS = WIRE_LAND_DIR | WIRE_LAND_REPLACE,
 };
 struct wire_landing {
-        uint8_t direction;      /* WIRE_LAND_PUSH */
+        uint8_t direction;      /* WIRE_LAND_PUSH, WIRE_LAND_PULL */
         uint8_t flags;          /* WIRE_LAND_* */
         uint16_t naddrs;        /* 1 .. WIRE_LAND_ADDRS_MAX: the nodes the credential names */
         uint8_t token[WIRE_TOKEN_SIZE];
         uint8_t addrs[WIRE_LAND_ADDRS_MAX][WIRE_ADDR_SIZE];
         char cred[WIRE_LAND_CRED_MAX + 1];      /* printable ASCII, 1 .. WIRE_LAND_CRED_MAX bytes */
         char path[WIRE_PATH_MAX + 1];           /* absolute: begins with '/' */
+        /* WIRE_LAND_PULL's way back (Pulls): the asking node's daemon
+         * listens at back_addr:back_port, and the file lands there as the
+         * user at back_path (back_flags: WIRE_LAND_*), back_cred (a PUSH
+         * credential of the same token for back_addr) proving who asks.
+         * Zero in a PUSH. */
+        uint16_t back_port;
+        uint8_t back_flags;
+        uint8_t back_addr[WIRE_ADDR_SIZE];
+        char back_cred[WIRE_LAND_CRED_MAX + 1];
+        char back_path[WIRE_PATH_MAX + 1];
 };
 
 /*
  * A landing as bytes, for LAND parts: direction u8, flags u8, naddrs u16,
- * token, cred_len u16, path_len u16, addrs, cred, path. Encode: its
+ * token, cred_len u16, path_len u16, addrs, cred, path; a PULL's then
+ * back_port u16, back_flags u8, back_cred_len u16, back_path_len u16,
+ * back_addr, back_cred, back_path. Encode: its
  * length, or -EINVAL (a field out of bounds), -EMSGSIZE (@cap short).
  * Decode: 0 or -EBADMSG. wire_land_hash: SHA-256 of the bytes.
  */

@@ -107,18 +107,27 @@ static enum job_sync control_sync(uint16_t flags)
 static int control_land(const struct ctl_submit *s, struct wire_landing *l, char *why, size_t whylen)
 {
         static const uint8_t zero[CTL_LAND_TOKEN_SIZE];
+        bool pull = s->flags & CTL_SUBMIT_PULL;
+        uint8_t dir = (uint8_t)(((s->flags & CTL_SUBMIT_LAND_DIR) || (s->files > 1 && !(s->flags & CTL_SUBMIT_TREE))
+                                         ? WIRE_LAND_DIR
+                                         : 0) |
+                                ((s->flags & CTL_SUBMIT_LAND_REPLACE) ? WIRE_LAND_REPLACE : 0));
+        struct wire_landing *form;
+        int r;
 
         memset(l, 0, sizeof(*l));
         if (s->land_path[0] != '/' || !s->land_cred[0] || memcmp(s->land_token, zero, sizeof(zero)) == 0) {
                 snprintf(why, whylen, "landing as the user needs an absolute path, a MUNGE credential and a token");
                 return -EINVAL;
         }
-        l->direction = WIRE_LAND_PUSH;
-        /* Several files go into PATH; one file or one tree may be PATH itself. */
-        l->flags = (uint8_t)(((s->flags & CTL_SUBMIT_LAND_DIR) || (s->files > 1 && !(s->flags & CTL_SUBMIT_TREE))
-                                      ? WIRE_LAND_DIR
-                                      : 0) |
-                             ((s->flags & CTL_SUBMIT_LAND_REPLACE) ? WIRE_LAND_REPLACE : 0));
+        if (!pull && (s->back_host[0] || s->back_path[0] || s->back_cred[0])) {
+                snprintf(why, whylen, "a way back (back_host, back_path, back_cred) is a pull's only");
+                return -EINVAL;
+        }
+        l->direction = pull ? WIRE_LAND_PULL : WIRE_LAND_PUSH;
+        /* Several files go into PATH; one file or one tree may be PATH
+         * itself. A pull's are its way back's. */
+        l->flags = pull ? 0 : dir;
         l->naddrs = 1;
         if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {
                 snprintf(why, whylen, "not a numeric IPv4 or IPv6 address: %s", s->host);
@@ -127,8 +136,34 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
         memcpy(l->token, s->land_token, sizeof(l->token));
         snprintf(l->cred, sizeof(l->cred), "%s", s->land_cred);
         snprintf(l->path, sizeof(l->path), "%s", s->land_path);
-        /* What the wire carries: a credential of printable ASCII, say. */
-        if (wire_land_encode(NULL, 0, l) == -EINVAL) {
+        if (pull) {
+                /* The file comes back to this node, as the peer sees it: the
+                 * credential names both (wire.h, Pulls). */
+                if (s->back_path[0] != '/' || !s->back_cred[0] ||
+                    landmsg_addr_parse(s->back_host, l->back_addr) < 0) {
+                        snprintf(why, whylen, "a pull needs this node's numeric address, an absolute path "
+                                 "and a MUNGE credential to land it");
+                        return -EINVAL;
+                }
+                memcpy(l->addrs[1], l->back_addr, sizeof(l->back_addr));
+                l->naddrs = 2;
+                l->back_flags = dir;
+                snprintf(l->back_cred, sizeof(l->back_cred), "%s", s->back_cred);
+                snprintf(l->back_path, sizeof(l->back_path), "%s", s->back_path);
+        }
+        /* What the wire carries: a credential of printable ASCII, say. A
+         * pull's port is the job table's to fill: where this daemon listens. */
+        form = malloc(sizeof(*form));
+        if (!form) {
+                snprintf(why, whylen, "out of memory");
+                return -ENOMEM;
+        }
+        *form = *l;
+        if (pull)
+                form->back_port = 1;
+        r = wire_land_encode(NULL, 0, form);
+        free(form);
+        if (r == -EINVAL) {
                 snprintf(why, whylen, "the landing's credential or path is malformed");
                 return -EINVAL;
         }
@@ -146,8 +181,16 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "unknown submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
-        if ((s->flags & (CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_LAND_REPLACE)) && !(s->flags & CTL_SUBMIT_LAND)) {
-                snprintf(why, whylen, "submit flags LAND_DIR or LAND_REPLACE without LAND");
+        if ((s->flags & (CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL)) &&
+            !(s->flags & CTL_SUBMIT_LAND)) {
+                snprintf(why, whylen, "submit flags LAND_DIR, LAND_REPLACE or PULL without LAND");
+                return -EINVAL;
+        }
+        /* A pull asks for one regular file, as it is (wire.h, Pulls). */
+        if ((s->flags & CTL_SUBMIT_PULL) &&
+            ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) ||
+             s->files > 1 || s->route[0])) {
+                snprintf(why, whylen, "a pull is of one file, not synced, dry-run or along a chain");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {
@@ -190,7 +233,7 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 .delete = s->flags & CTL_SUBMIT_DELETE,
                 .dry_run = s->flags & CTL_SUBMIT_DRY_RUN,
                 .bwlimit = s->bwlimit,
-                .no_sparse = s->flags & CTL_SUBMIT_NO_SPARSE,
+                .no_sparse = s->flags & (CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_PULL),
                 .own_retries = s->flags & CTL_SUBMIT_RETRIES,
                 .retries = s->retries,
                 .route = n ? c->hops : NULL,

@@ -55,7 +55,11 @@ static void control_submit_checked(struct control_conn *conn, const struct job_s
                 conn_error(conn, r == JOBS_USER_QUEUE_FULL ? -EDQUOT : r, "%s", why);
                 return;
         }
-        if (job->land_path)
+        if (job->pull)
+                log_info("job %" PRIu64 ": %s:%s to be read as its user and sent back here, submitted by uid %u "
+                         "pid %d", job->id, job->peer, job->land_path, (unsigned int)conn->cred.uid,
+                         (int)conn->cred.pid);
+        else if (job->land_path)
                 log_info("job %" PRIu64 ": %u file%s (%" PRIu64 " bytes), the first %s, to %s:%s as its user, "
                          "submitted by uid %u pid %d", job->id, job->files, job->files == 1 ? "" : "s", job->size,
                          job->name, job->peer, job->land_path, (unsigned int)conn->cred.uid, (int)conn->cred.pid);
@@ -293,9 +297,9 @@ void control_submit(struct control_conn *conn, const struct ctl_submit *s, int f
                 conn_error(conn, r, "%s", why);
                 return;
         }
-        /* A tree's DEST is no file: nothing to check (the job table
-         * refuses a descriptor that came with it). */
-        if (spec->spec.tree) {
+        /* A tree's DEST is no file, nor is a pull's: nothing to check (the
+         * job table refuses a descriptor that came with it). */
+        if (spec->spec.tree || (s->flags & CTL_SUBMIT_PULL)) {
                 control_submit_checked(conn, &spec->spec, TAKE_FD(fd), 0);
                 return;
         }

@@ -369,11 +369,18 @@ unsigned int jobs_queued_by(const struct jobs *jobs, uid_t uid)
  * regular with a descriptor, no bigger than the job. */
 static int jobs_first_check(const struct job_spec *s, int fd, uint64_t size, char *why, size_t whylen)
 {
+        bool pull = s->land && s->land->direction == WIRE_LAND_PULL;
+
         if (s->tree && (fd >= 0 || size != 0)) {
                 snprintf(why, whylen, "a tree comes with no descriptor, and its entries by FILE");
                 return -EINVAL;
         }
-        if (!s->tree && fd < 0) {
+        /* A pull asks the peer for its file: none goes from here. */
+        if (pull && (fd >= 0 || size != 0 || s->files > 1)) {
+                snprintf(why, whylen, "a pull comes with no descriptor, and is of one file");
+                return -EINVAL;
+        }
+        if (!s->tree && !pull && fd < 0) {
                 snprintf(why, whylen, "no file descriptor came with the request");
                 return -EINVAL;
         }

@@ -127,7 +127,9 @@ struct job_spec {
         /* Its files land as the submitter on the peer (xferctl send FILE
          * PEER:/PATH; wire.h, Landing as the user): who (its MUNGE
          * credential) and where, for the peer's lander. NULL: the peer's
-         * drop box. Regular files only: no tree, chain, sync or dry run. */
+         * drop box. Regular files only: no tree, chain, sync or dry run.
+         * A pull (xferctl get; direction WIRE_LAND_PULL): the peer reads
+         * the file and sends it back; no descriptor, size 0, one file. */
         const struct wire_landing *land;
 };
 
@@ -242,6 +244,7 @@ struct job {
         struct engine_send *xfer;       /* the engine's handle while it runs the job */
         uid_t uid;                      /* submitter; only it or root may cancel */
         const char *land_path;          /* its files land as uid there on the peer; NULL: drop box */
+        bool pull;                      /* land_path is read as uid on the peer and sent back here */
         unsigned int attempt;           /* running (or next, while RETRYING); 1 is the first */
         int retries;                    /* the job's own, or -1: cfg.retry_max */
         uint64_t first_fail_usec;       /* CLOCK_MONOTONIC: when its first attempt failed; 0 = not yet */

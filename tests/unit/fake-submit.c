@@ -32,7 +32,10 @@
 #include "landmsg.h"
 #include "macro.h"
 
-static void note_cred(FILE *f, const struct ctl_submit *s)
+/* @cred, made for @direction, @dest, the job's token and the nodes @a
+ * (and @b, or NULL), with @replace: "CRED uid=... binding=ok|wrong". */
+static void note_cred(FILE *f, const char *tag, const char *cred, const uint8_t *token, unsigned int direction,
+                      const char *dest, const char *a, const char *b, bool replace)
 {
         static struct landmsg_session ls;
         uint8_t want[LANDMSG_BINDING_SIZE];
@@ -44,20 +47,22 @@ static void note_cred(FILE *f, const struct ctl_submit *s)
         munge_err_t e;
 
         memset(&ls, 0, sizeof(ls));
-        ls.direction = LANDMSG_PUSH;
-        ls.naddrs = 1;
-        memcpy(ls.token, s->land_token, sizeof(ls.token));
-        snprintf(ls.dest, sizeof(ls.dest), "%s", s->land_path);
-        e = munge_decode(s->land_cred, ctx, &payload, &len, &uid, &gid);
+        ls.direction = (uint8_t)direction;
+        ls.flags = replace ? LANDMSG_SESSION_REPLACE : 0;
+        ls.naddrs = b ? 2 : 1;
+        memcpy(ls.token, token, sizeof(ls.token));
+        snprintf(ls.dest, sizeof(ls.dest), "%s", dest);
+        e = munge_decode(cred, ctx, &payload, &len, &uid, &gid);
         munge_ctx_get(ctx, MUNGE_OPT_TTL, &ttl);
         munge_ctx_get(ctx, MUNGE_OPT_UID_RESTRICTION, &restriction);
         if (e != EMUNGE_SUCCESS) {
-                fprintf(f, "CRED error=%s\n", munge_ctx_strerror(ctx) ?: munge_strerror(e));
+                fprintf(f, "%s error=%s\n", tag, munge_ctx_strerror(ctx) ?: munge_strerror(e));
         } else {
-                bool bound = landmsg_addr_parse(s->host, ls.addrs[0]) == 0 && landmsg_binding(&ls, want) == 0 &&
+                bool bound = landmsg_addr_parse(a, ls.addrs[0]) == 0 &&
+                             (!b || landmsg_addr_parse(b, ls.addrs[1]) == 0) && landmsg_binding(&ls, want) == 0 &&
                              len == LANDMSG_BINDING_SIZE && memcmp(payload, want, sizeof(want)) == 0;
 
-                fprintf(f, "CRED uid=%u ttl=%d restriction=%u binding=%s\n", (unsigned int)uid, ttl,
+                fprintf(f, "%s uid=%u ttl=%d restriction=%u binding=%s\n", tag, (unsigned int)uid, ttl,
                         (unsigned int)restriction, bound ? "ok" : "wrong");
         }
         free(payload);
@@ -81,14 +86,28 @@ static void serve(int fd, const char *log)
                 if (m.type == CTL_SUBMIT) {
                         const struct ctl_submit *s = &m.submit;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s%s host=%s port=%u name=%s files=%u path=%s\n",
+                        const uint16_t known = CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE |
+                                               CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE;
+                        bool pull = s->flags & CTL_SUBMIT_PULL;
+
+                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
-                                s->flags & CTL_SUBMIT_TREE ? ",TREE" : "",
-                                s->flags & ~(CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE) ? ",OTHER" : "",
-                                s->host, (unsigned int)s->port, s->name, (unsigned int)s->files, s->land_path);
+                                s->flags & CTL_SUBMIT_LAND_REPLACE ? ",LAND_REPLACE" : "",
+                                s->flags & CTL_SUBMIT_TREE ? ",TREE" : "", pull ? ",PULL" : "",
+                                s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
+                                (unsigned int)s->files, s->land_path);
+                        if (pull)
+                                fprintf(f, " back=%s:%s", s->back_host, s->back_path);
+                        fputc('\n', f);
                         if (s->flags & CTL_SUBMIT_LAND)
-                                note_cred(f, s);
+                                note_cred(f, "CRED", s->land_cred, s->land_token,
+                                          pull ? LANDMSG_PULL : LANDMSG_PUSH, s->land_path, s->host,
+                                          pull ? s->back_host : NULL,
+                                          !pull && (s->flags & CTL_SUBMIT_LAND_REPLACE));
+                        if (pull)
+                                note_cred(f, "BACK", s->back_cred, s->land_token, LANDMSG_PUSH, s->back_path,
+                                          s->back_host, NULL, s->flags & CTL_SUBMIT_LAND_REPLACE);
                         rep = (struct ctl_msg){ .type = CTL_SUBMITTED, .id = 7 };
                 } else if (m.type == CTL_FILE) {
                         fprintf(f, "FILE %s\n", m.file.name);

@@ -10,6 +10,7 @@
 # xferctl that binds this job. TAP.
 xferctl=${1:?usage: test-land-cli.sh XFERCTL FAKE-SUBMIT}
 fake=${2:?usage: test-land-cli.sh XFERCTL FAKE-SUBMIT}
+xferctl=$(realpath "$xferctl")
 . "$(dirname "$0")/tap.sh"
 
 tmp=$(mktemp -d)
@@ -58,6 +59,27 @@ usage 'a component of PATH is longer than 255 bytes' "$tmp/a" "10.0.0.2:/scratch
 usage 'PATH is longer than 4095 bytes' "$tmp/a" "10.0.0.2:$(printf '/%0199d' $(seq 21))"
 usage "bad peer list '': no host" "$tmp/a" :/scratch/x
 usage "bad peer '10.0.0.2:x': port 'x' is not a number" "$tmp/a" 10.0.0.2:x:/scratch/x
+
+# xferctl get PEER:/PATH DEST: what it cannot do yet, and PATH's rules.
+rget() {
+        "$xferctl" --socket "$sock" get "$@" >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        err=$(head -c 400 "$tmp/err")
+}
+gusage() {
+        local want=$1
+        shift
+        rget "$@"
+        local args="$*"
+        [[ $rc == 2 ]] && grep -qF -- "$want" "$tmp/err" && ! grep -q 'rdmaxferd' "$tmp/err"
+        ok $? "get ${args:0:100} refused (exit $rc: ${err:0:300})"
+}
+gusage "is not PEER:/PATH" 10.0.0.2 "$tmp/in"
+gusage "names a directory: get fetches one file" 10.0.0.2:/scratch/alice/ "$tmp/in"
+gusage "'..' is not allowed in PATH" 10.0.0.2:/scratch/../etc/x "$tmp/in"
+gusage "-r is not supported yet" -r 10.0.0.2:/scratch/x "$tmp/in"
+gusage "expected PEER:/PATH and DEST" 10.0.0.2:/scratch/x
+gusage "DEST '$tmp/no/such/x': its directory: No such file or directory" 10.0.0.2:/scratch/x "$tmp/no/such/x"
 
 # PEERs without ":/" keep their errors.
 usage "bad peer 'beta:': port '' is not a number" "$tmp/a" beta:
@@ -112,6 +134,10 @@ unshare -m --propagation private bash -c '
         send 5 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r "$tmp/dir" 10.0.0.2:/scratch/alice/run1
         send 4 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
                 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/b" 10.0.0.2:/scratch/nobody/b
+        mkdir -p "$tmp/in"
+        send 6 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait 127.0.0.1:7471:/scratch/alice/a.bin "$tmp/in"
+        (cd "$tmp/in" && send 7 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait --overwrite \
+                127.0.0.1:/scratch/alice/a.bin ../new.bin)
         kill "$fake_pid" "$munged"
         wait
 '
@@ -148,5 +174,19 @@ cred 4 "$nobody"
 check 5 'SUBMIT flags=LAND,TREE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice/run1' \
         'a tree (-r DIR): DEST is its name, PATH where it lands'
 cred 5 0
+# back N UID: the way back's credential, the same token, for this node and DEST.
+back() {
+        local line
+        line=$(grep '^BACK' "$tmp/$1.log" 2>/dev/null)
+        [[ $line =~ ^BACK\ uid=$2\ ttl=([0-9]+)\ restriction=0\ binding=ok$ ]]
+        ok $? "and the way back's: uid $2, for root only, this job's DEST and token ($line)"
+}
+check 6 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.1:$tmp/in" \
+        'get PEER:/PATH DIR: PATH read there, into DIR here, this node as the peer sees it'
+cred 6 0
+back 6 0
+check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.1:$tmp/new.bin" \
+        'get --overwrite PEER:/PATH ../NAME: a relative DEST made absolute, its directory real'
+back 7 0
 
 tap_done

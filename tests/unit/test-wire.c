@@ -313,9 +313,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 21);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v21 is -EPROTONOSUPPORT");
-        is_int(h2.version, 21, "and still reports the peer's version");
+        put16(buf + 4, 22);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v22 is -EPROTONOSUPPORT");
+        is_int(h2.version, 22, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -569,7 +569,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x14, 0x00, 0x05, 0x00,  /* magic, v20, END */
+                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x05, 0x00,  /* magic, v21, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -581,12 +581,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x14, 0x00, 0x03, 0x00,  /* magic, v20, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x03, 0x00,  /* magic, v21, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x14, 0x00, 0x08, 0x00,  /* magic, v20, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x08, 0x00,  /* magic, v21, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -598,7 +598,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x14, 0x00, 0x08, 0x00,  /* magic, v20, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x08, 0x00,  /* magic, v21, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -606,7 +606,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x14, 0x00, 0x06, 0x00,  /* magic, v20, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x06, 0x00,  /* magic, v21, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1859,7 +1859,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x14, 0x00, 0x09, 0x00,  /* magic, v20, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x09, 0x00,  /* magic, v21, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2479,8 +2479,11 @@ static void test_landing(void)
         ok(parts_ok, "every short buffer: -EMSGSIZE");
 
         back = l;
-        back.direction = 2;
-        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "only the push direction");
+        back.direction = 3;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "push or pull, no other direction");
+        back = l;
+        back.back_port = 7470;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a push has no way back");
         back = l;
         back.flags = 0x80;
         is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "no unknown flag");
@@ -2504,7 +2507,56 @@ static void test_landing(void)
         in1[len - 1] = '\0';
         is_int(wire_land_decode(in1, (size_t)len, &back), -EBADMSG, "a NUL in the path: -EBADMSG");
 
-        /* The longest landing, in parts of WIRE_LAND_PART_MAX, each a message that fits. */
+        /* A pull (version 21): its way back after the path. */
+        memset(&l, 0, sizeof(l));
+        l.direction = WIRE_LAND_PULL;
+        l.naddrs = 2;
+        l.addrs[0][15] = 2;
+        l.addrs[1][15] = 1;
+        for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
+                l.token[i] = (uint8_t)(0x70 + i);
+        strcpy(l.cred, "MUNGE:AwQFAAB5cEtu7Jw:");
+        strcpy(l.path, "/scratch/alice/a.bin");
+        l.back_port = 7470;
+        l.back_flags = WIRE_LAND_DIR | WIRE_LAND_REPLACE;
+        l.back_addr[15] = 1;
+        strcpy(l.back_cred, "MUNGE:BwQFAAB5cEtu7Jw:");
+        strcpy(l.back_path, "/home/alice/in");
+        len = wire_land_encode(whole, sizeof(whole), &l);
+        is_int(len, WIRE_LAND_FIXED + 2 * WIRE_ADDR_SIZE + 22 + 20 + WIRE_LAND_BACK_FIXED + 22 + 14,
+               "a pull: the landing, then the way back's fixed part, credential and path");
+        n = WIRE_LAND_FIXED + 2 * WIRE_ADDR_SIZE + 22 + 20;
+        ok(whole[0] == WIRE_LAND_PULL && whole[n] == (7470 & 0xff) && whole[n + 1] == (7470 >> 8) &&
+           whole[n + 2] == (WIRE_LAND_DIR | WIRE_LAND_REPLACE) && whole[n + 3] == 22 && whole[n + 5] == 14 &&
+           whole[n + 7 + 15] == 1 && memcmp(whole + n + WIRE_LAND_BACK_FIXED, "MUNGE:BwQ", 9) == 0,
+           "back_port, back_flags, the two lengths, back_addr, back_cred, back_path");
+        ok(wire_land_decode(whole, (size_t)len, &back) == 0 && memcmp(&back, &l, sizeof(l)) == 0,
+           "and round-trips");
+        n = 0;
+        for (int k = 0; k < len; k++)
+                n += wire_land_decode(whole, (size_t)k, &back) == -EBADMSG;
+        is_int(n, len, "a pull cut short anywhere: -EBADMSG");
+        back = l;
+        back.back_port = 0;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a pull names the port to send back to");
+        back = l;
+        back.flags = WIRE_LAND_DIR;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a pull's flags are its way back's");
+        back = l;
+        back.back_cred[0] = '\0';
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a pull carries a credential to land with");
+        back = l;
+        strcpy(back.back_path, "home/alice");
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "and an absolute path");
+        whole[0] = WIRE_LAND_PUSH;
+        is_int(wire_land_decode(whole, (size_t)len, &back), -EBADMSG, "a push with a way back: -EBADMSG");
+
+        /* The longest landing, a pull's, in parts of WIRE_LAND_PART_MAX, each a message that fits. */
+        memset(l.back_cred, 'b', WIRE_LAND_CRED_MAX);
+        l.back_cred[WIRE_LAND_CRED_MAX] = '\0';
+        memset(l.back_path, 'q', WIRE_PATH_MAX);
+        l.back_path[0] = '/';
+        l.back_path[WIRE_PATH_MAX] = '\0';
         l.naddrs = WIRE_LAND_ADDRS_MAX;
         memset(l.cred, 'c', WIRE_LAND_CRED_MAX);
         l.cred[WIRE_LAND_CRED_MAX] = '\0';

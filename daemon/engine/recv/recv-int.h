@@ -319,6 +319,10 @@ struct recv_xfer {
         bool land_staged;
         struct recv_land_end *land_end;
         struct recv_land_pack *land_pack;       /* fin's, a pack being landed */
+        /* A pull (recv-pull.c): the file read as the user while it is
+         * looked at, then its send back (NULL: none running). */
+        int pull_fd;
+        struct recv_pull *pull;
 };
 
 /* The entries the offer carries: a pack's, or 1. */

@@ -192,6 +192,8 @@ unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, ch
                          "send without :/PATH for its drop box");
                 return WIRE_E_PERMISSION;
         }
+        if (x->landing->direction == WIRE_LAND_PULL)
+                return recv_pull_check(x, o, text, len);
         /* A tree lands as one directory, as sent: compared with nothing,
          * relayed nowhere (recv-land-tree.c). */
         if ((o->flags & WIRE_OFFER_TREE) &&
@@ -362,6 +364,10 @@ static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
         x->land_session = reply->session_ok.session;
         x->land_uid = reply->session_ok.uid;
         snprintf(x->land_user, sizeof(x->land_user), "%s", reply->session_ok.user);
+        if (x->landing->direction == WIRE_LAND_PULL) {
+                recv_pull_open(x);
+                return;
+        }
         log_info("%s: %s lands as %s (uid %u) at %s", x->base.peer, x->cur->offer.name, x->land_user,
                  (unsigned int)x->land_uid, x->landing->path);
         if (x->tree)
@@ -379,7 +385,7 @@ void recv_land_open(struct recv_xfer *x)
                 recv_land_tmpfile(x);
                 return;
         }
-        req.session.direction = LANDMSG_PUSH;
+        req.session.direction = l->direction == WIRE_LAND_PULL ? LANDMSG_PULL : LANDMSG_PUSH;
         req.session.flags = (l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0;
         req.session.naddrs = l->naddrs;
         memcpy(req.session.token, l->token, sizeof(req.session.token));
@@ -459,6 +465,7 @@ void recv_land_gone(struct recv_xfer *x)
 
         free(x->land_buf);
         x->land_buf = NULL;
+        recv_pull_detach(x);
         recv_land_tree_gone(x);
         /* The lander forgets the session: nothing waits for the answer. */
         if (x->land_session && x->env->landc && !x->env->freeing) {

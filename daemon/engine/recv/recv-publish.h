@@ -57,6 +57,16 @@ void recv_land_early(struct recv_xfer *x);
 void recv_land_publish(struct recv_xfer *x);
 /* The transfer is gone: its session ends (the lander forgets it). */
 void recv_land_gone(struct recv_xfer *x);
+
+/* recv-pull.c (wire.h, Pulls): whether a pull's offer is one, from the
+ * node its way back names (WIRE_OK, or a status with why in @text);
+ * once the user is proven, the file opened as them and sent back; whether
+ * that send runs (the sender hears a CREDIT a second); the pull decided
+ * or gone first: its send cancelled. */
+unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, char *text, size_t len);
+void recv_pull_open(struct recv_xfer *x);
+bool recv_pull_waiting(const struct recv_xfer *x);
+void recv_pull_detach(struct recv_xfer *x);
 /* Ask @req of the lander for @x (@fd: -1, or one it is to have), @done
  * told with x: false when nothing could be asked (then @x has failed). */
 bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done, const char *what);

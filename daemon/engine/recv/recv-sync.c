@@ -239,7 +239,7 @@ static void recv_sync_on_tick(evutil_socket_t fd, short what, void *arg)
         struct recv_xfer *x = arg;
         struct recv_lane *l0 = recv_lane(x, 0);
         struct wire_msg m = { .type = WIRE_CREDIT };
-        bool reading = (x->sync_fd >= 0 || x->prehashing) && x->base.state == XFER_OFFER;
+        bool reading = (x->sync_fd >= 0 || x->prehashing || recv_pull_waiting(x)) && x->base.state == XFER_OFFER;
 
         if ((!reading && x->base.state != XFER_FINISHING) || !l0)
                 return;

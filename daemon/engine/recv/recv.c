@@ -121,6 +121,7 @@ int recv_xfer_new(struct recv_env *e, const char *peer, struct recv_xfer **out)
         x->links_fd = -1;
         x->early.fd = -1;
         x->sync_fd = -1;
+        x->pull_fd = -1;
         x->sync_rh = REHASH_NULL;
         x->pj = PARTIAL_JOB_NULL;
         x->keep_pj = PARTIAL_JOB_NULL;
@@ -271,8 +272,10 @@ static void recv_log(struct xfer *b)
                 recv_journal(x, recv_named(x), b->status);
         if (x->job_files > 1 && !x->dry)
                 recv_journal_job(x);
-        /* Decided: a downstream still running goes with it (relay.h). */
+        /* Decided: a downstream still running goes with it (relay.h), and
+         * a pull's send back (recv-pull.c). */
         relay_detach(x);
+        recv_pull_detach(x);
 }
 
 /* The deadline (xfer_arm_deadline) or the linger after the verdict. */

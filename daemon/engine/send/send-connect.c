@@ -587,6 +587,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                void *owner, const struct send_source_ops *src_ops, void *src, struct engine_send **out)
 {
         bool relay = src_ops != NULL;
+        bool pull = req->land && req->land->direction == WIRE_LAND_PULL;
         struct engine_send *s;
         struct send_lane *l;
         int r;
@@ -619,17 +620,21 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         if (req->land && (relay || req->route_hops || req->sync != ENGINE_SYNC_NONE || req->dry_run ||
                           req->relay_source || req->tree_token))
                 return -EINVAL;
+        /* A pull asks for the peer's file: one, of nothing here (wire.h, Pulls). */
+        if (pull && (req->tree || req->files > 1 || req->size != 0 || req->fd >= 0))
+                return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->fd = req->tree ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
-        if (!req->tree && s->fd < 0) {
+        s->fd = req->tree || pull ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 3);
+        if (!req->tree && !pull && s->fd < 0) {
                 r = -errno;
                 free(s);
                 return r;
         }
         s->tree = req->tree;
         s->dir = req->tree;
+        s->pull = pull;
         if (s->tree) {
                 s->mode = req->mode & 07777;
                 s->mtime_ns = req->mtime_ns;
@@ -722,6 +727,8 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         if (req->tree) {
                 if (req->tree_token || req->relay_source)
                         memcpy(s->source, req->tree_token ?: req->relay_source, WIRE_SOURCE_SIZE);
+                s->src_ready = true;
+        } else if (pull) {
                 s->src_ready = true;
         } else if (s->src_ops) {
                 /* Its file is new in every attempt: the origin's token says

@@ -130,7 +130,7 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a)
 {
         struct xfer *b = &s->base;
 
-        if (!(s->offer.flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DRY_RUN)) ||
+        if ((!s->pull && !(s->offer.flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DRY_RUN))) ||
             (s->file == 0 && a->lanes != 1)) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver skipped file %u, which it was not asked to "
                                     "(or over %u lanes)", s->file + 1, a->lanes);

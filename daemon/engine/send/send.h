@@ -266,6 +266,9 @@ struct engine_send {
         bool sparse_mapped;
         bool no_sparse;
         uint64_t holes;
+        /* A pull (wire.h, Pulls): the offer asks for the peer's file; no
+         * data goes, and the ACCEPT that ends the wait skips it. */
+        bool pull;
 };
 
 static inline struct engine_send *sender_of(struct xfer *x)

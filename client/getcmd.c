@@ -1,0 +1,369 @@
+/*
+ * xferctl get PEER:/PATH DEST: the file at PATH on PEER, read there as
+ * the user who asks, lands here as that user at DEST (issue 33, wire.h
+ * Pulls). Here: the arguments read, this node's address as PEER sees it,
+ * and two MUNGE credentials of one token: one that lets PEER's lander
+ * read PATH as us (for PEER and this node), one that lets ours land the
+ * file at DEST (for this node). The job itself is a send's (sendcmd_go)
+ * that carries no file.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "esc.h"
+#include "landcred.h"
+#include "landpath.h"
+#include "macro.h"
+#include "name.h"
+#include "peer.h"
+#include "sendcmd.h"
+#include "wire.h"
+#include "xferctl.h"
+
+const char getcmd_help[] =
+        "Usage: xferctl get PEER[:PORT]:/PATH DEST [--overwrite] [--retries N] [--no-wait] [--json]\n"
+        "\n"
+        "Fetch the regular file PATH from PEER's rdmaxferd, read there as you,\n"
+        "and land it here as you at DEST: the counterpart of\n"
+        "xferctl send FILE PEER:/PATH, with the same rules on both sides. A file\n"
+        "you could not read on PEER yourself is refused with PEER's reason, and\n"
+        "nothing is sent. Both nodes need user landing on (landing_roots) and\n"
+        "munged, and PATH and DEST must lie beneath their landing roots.\n"
+        "\n"
+        "DEST is a directory the file goes into under its own name (DEST ends\n"
+        "with '/', or is a directory here), or else the file's new name. A file\n"
+        "already there is kept and the get fails, unless --overwrite (and you may\n"
+        "replace it yourself). The file lands whole or not at all, with its mode\n"
+        "(less setuid and setgid) and its checksum verified.\n"
+        "\n"
+        "Options:\n"
+        "  --overwrite    replace a file of that name at DEST\n"
+        "  --retries N    attempts after the first (default: the daemon's retry_max)\n"
+        "  --no-wait      print the job id and return; see xferctl status ID\n"
+        "  --json         the job's outcome as JSON on stdout\n"
+        "  --peer-names PATTERN\n"
+        "                 map PEER's name as send does (peer_names)\n"
+        "  -h, --help     show this help\n"
+        "\n"
+        "Not yet: trees (-r), several files, several peers, third-party copies.\n"
+        "Exit status as send's. See xferctl(1), Users and identity.\n";
+
+/* This node's address as @host (numeric) sees it: the source the kernel
+ * picks for it, as rdma_cm does for the pull's connection. -1 or an exit code. */
+static int getcmd_local_addr(const char *host, char *out, size_t outlen)
+{
+        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST };
+        struct addrinfo *ai = NULL;
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        _cleanup_(closep) int s = -1;
+        int r;
+
+        /* A UDP connect sends nothing; it only routes. */
+        r = getaddrinfo(host, "7470", &hints, &ai);
+        if (r != 0) {
+                xferctl_say("get: '%s': %s", host, gai_strerror(r));
+                return XFERCTL_EXIT_USAGE;
+        }
+        s = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0 || connect(s, ai->ai_addr, ai->ai_addrlen) < 0 ||
+            getsockname(s, (struct sockaddr *)&ss, &sl) < 0 ||
+            getnameinfo((struct sockaddr *)&ss, sl, out, (socklen_t)outlen, NULL, 0, NI_NUMERICHOST) != 0) {
+                xferctl_say("get: no route from this node to %s: %s", host, strerror(errno));
+                freeaddrinfo(ai);
+                return XFERCTL_EXIT_FAILED;
+        }
+        freeaddrinfo(ai);
+        return -1;
+}
+
+/*
+ * DEST, relative to the working directory or not, into @out: absolute,
+ * its directory's real path (so "..", "." and symlinks there mean what
+ * they mean here), then its last component as typed.
+ */
+static int getcmd_dest(const char *arg, char out[static LANDPATH_MAX + 1], bool *dir)
+{
+        _cleanup_(freep) char *copy = strdup(arg), *real = NULL, *abs = NULL, *shown = NULL;
+        enum landpath_verdict v;
+        struct stat st;
+        char *slash, *leaf;
+
+        if (!copy) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        shown = esc_term_dup(arg);
+        /* An existing directory (DEST/ too) is the place itself. */
+        if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+                real = realpath(arg, NULL);
+                leaf = NULL;
+                *dir = true;
+        } else {
+                while ((slash = strrchr(copy, '/')) && slash[1] == '\0' && slash > copy)
+                        *slash = '\0';
+                slash = strrchr(copy, '/');
+                leaf = slash ? slash + 1 : copy;
+                if (slash == copy)
+                        real = strdup("/");
+                else if (slash) {
+                        *slash = '\0';
+                        real = realpath(copy, NULL);
+                } else {
+                        real = realpath(".", NULL);
+                }
+                if (real && (!strcmp(leaf, ".") || !strcmp(leaf, ".."))) {
+                        xferctl_say("get: DEST '%.200s': name the directory itself", shown ? shown : "?");
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        if (!real) {
+                xferctl_say("get: DEST '%.200s': its directory: %s", shown ? shown : "?", strerror(errno));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (asprintf(&abs, "%s/%s", real, leaf ? leaf : "") < 0) {
+                abs = NULL;
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        v = landpath_normal(abs, out, dir);
+        /* DEST/ names a directory, there or not (then the peer says so). */
+        if (!leaf || arg[strlen(arg) - 1] == '/')
+                *dir = true;
+        if (v != LANDPATH_OK) {
+                xferctl_say("get: DEST '%.200s': %s", shown ? shown : "?", landpath_verdict_str(v));
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
+static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **src, const char **dest)
+{
+        static const struct option opts[] = {
+                { "overwrite", no_argument, NULL, 'O' },
+                { "retries", required_argument, NULL, 'y' },
+                { "no-wait", no_argument, NULL, 'w' },
+                { "json", no_argument, NULL, 'j' },
+                { "peer-names", required_argument, NULL, 'N' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        char *end;
+        long n;
+        int c;
+
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
+                switch (c) {
+                case 'O':
+                        sc->overwrite = true;
+                        break;
+                case 'y':
+                        errno = 0;
+                        n = strtol(optarg, &end, 10);
+                        if (errno || end == optarg || *end || n < 0 || n > 100) {
+                                xferctl_say("--retries: expected 0 to 100");
+                                return XFERCTL_EXIT_USAGE;
+                        }
+                        sc->retries = (int)n;
+                        break;
+                case 'w':
+                        sc->no_wait = true;
+                        break;
+                case 'j':
+                        sc->json = true;
+                        break;
+                case 'N':
+                        sc->peer_names_opt = optarg;
+                        break;
+                case 'h':
+                        fputs(getcmd_help, stdout);
+                        return XFERCTL_EXIT_OK;
+                case 'r':
+                        xferctl_say("get: -r is not supported yet: a pull is of one regular file");
+                        return XFERCTL_EXIT_USAGE;
+                case ':':
+                        xferctl_say_bad_option(argv, ':');
+                        return XFERCTL_EXIT_USAGE;
+                default:
+                        xferctl_say_bad_option(argv, optopt);
+                        return XFERCTL_EXIT_USAGE;
+                }
+        }
+        if (argc - optind != 2) {
+                xferctl_say("get: expected PEER:/PATH and DEST (see xferctl help get)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        *src = argv[optind];
+        *dest = argv[optind + 1];
+        return -1;
+}
+
+/* The two credentials, of one fresh token, into the submit. -1 or an exit code. */
+static int getcmd_creds(struct sendcmd *sc)
+{
+        struct ctl_submit *s = &sc->submit;
+        uint8_t token[LANDMSG_TOKEN_SIZE];
+        struct landcred_req rq = {
+                .direction = LANDMSG_PULL,
+                .addrs = { s->host, s->back_host },
+                .naddrs = 2,
+                .dest = s->land_path,
+                .token = token,
+        };
+        struct landcred lc;
+        char err[512];
+        int r;
+
+        randombytes_buf(token, sizeof(token));
+        r = landcred_make_for(&rq, NULL, &lc, err, sizeof(err));
+        if (r >= 0) {
+                memcpy(s->land_token, lc.token, sizeof(lc.token));
+                memcpy(s->land_cred, lc.cred, sizeof(lc.cred));
+                rq = (struct landcred_req){
+                        .direction = LANDMSG_PUSH,
+                        .addrs = { s->back_host },
+                        .naddrs = 1,
+                        .dest = s->back_path,
+                        .replace = sc->overwrite,
+                        .token = token,
+                };
+                r = landcred_make_for(&rq, NULL, &lc, err, sizeof(err));
+                if (r >= 0)
+                        memcpy(s->back_cred, lc.cred, sizeof(lc.cred));
+        }
+        /* They vouch for us until they expire: no second copy left about. */
+        sodium_memzero(&lc, sizeof(lc));
+        if (r < 0) {
+                xferctl_say("cannot get as yourself from %s: %s", sc->peer_shown, err);
+                return XFERCTL_EXIT_FAILED;
+        }
+        return -1;
+}
+
+int getcmd_report(struct sendcmd *sc)
+{
+        const struct ctl_job *j = &sc->job;
+        char text[ESC_TERM_SIZE(sizeof(j->text))];
+        const char *cause = j->text[0] ? esc_term(text, sizeof(text), j->text) : wire_status_str(j->status);
+        int rc = j->state == CTL_JOB_DONE ? XFERCTL_EXIT_OK : XFERCTL_EXIT_FAILED;
+
+        if (sc->json) {
+                json_peer_open(stdout, sc->peer_arg, rc);
+                json_job(stdout, j);
+                json_peer_close(stdout);
+                fputc('\n', stdout);
+        }
+        switch (j->state) {
+        case CTL_JOB_DONE:
+                if (!sc->json)
+                        printf("%s:%s -> %s\n", sc->peer_shown, sc->path_shown, sc->get_dest);
+                break;
+        case CTL_JOB_CANCELLED:
+                xferctl_say("get %s from %s cancelled%s%s", sc->path_shown, sc->peer_shown, j->text[0] ? ": " : "",
+                            j->text[0] ? cause : "");
+                break;
+        default:
+                xferctl_say("get %s from %s failed: %s%s", sc->path_shown, sc->peer_shown,
+                            !j->text[0] && wire_status_refusal(j->status) ? "refused by peer: " : "", cause);
+                break;
+        }
+        return rc;
+}
+
+int getcmd_run(const char *socket_path, int argc, char **argv)
+{
+        struct sendcmd sc = {
+                .socket_path = socket_path,
+                .retries = -1,
+                .poll_sock = -1,
+                .feed_sock = -1,
+        };
+        _cleanup_(freep) char *peer = NULL, *path_shown = NULL, *peer_shown = NULL, *dest_shown = NULL, *landed = NULL;
+        const char *src = NULL, *dest = NULL, *colon;
+        char host[256], err[256];
+        enum landpath_verdict v;
+        bool dir = false, dest_dir = false;
+        int r;
+
+        r = getcmd_parse(&sc, argc, argv, &src, &dest);
+        if (r >= 0)
+                return r;
+        colon = landpath_split(src);
+        if (!colon) {
+                _cleanup_(freep) char *shown = esc_term_dup(src);
+
+                xferctl_say("get: '%s' is not PEER:/PATH (an absolute PATH on PEER)", shown ? shown : "?");
+                return XFERCTL_EXIT_USAGE;
+        }
+        v = landpath_normal(colon + 1, sc.submit.land_path, &dir);
+        if (v == LANDPATH_OK && dir)
+                v = LANDPATH_ROOT;
+        if (v != LANDPATH_OK) {
+                _cleanup_(freep) char *shown = esc_term_dup(colon + 1);
+
+                xferctl_say("get: PEER:/PATH '%.200s': %s", shown ? shown : "?",
+                            dir && v == LANDPATH_ROOT ? "names a directory: get fetches one file"
+                                                      : landpath_verdict_str(v));
+                return XFERCTL_EXIT_USAGE;
+        }
+        r = getcmd_dest(dest, sc.submit.back_path, &dest_dir);
+        if (r >= 0)
+                return r;
+        peer = strndup(src, (size_t)(colon - src));
+        path_shown = esc_term_dup(sc.submit.land_path);
+        peer_shown = peer ? esc_term_dup(peer) : NULL;
+        /* Where it lands, as the report says it. */
+        if (dest_dir && asprintf(&landed, "%s/%s", sc.submit.back_path, strrchr(sc.submit.land_path, '/') + 1) < 0)
+                landed = NULL;
+        dest_shown = esc_term_dup(dest_dir ? (landed ? landed : "") : sc.submit.back_path);
+        if (!peer || !path_shown || !peer_shown || !dest_shown || (dest_dir && !landed)) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        sc.peer_arg = peer;
+        sc.path = sc.submit.land_path;
+        sc.path_shown = path_shown;
+        sc.peer_shown = peer_shown;
+        sc.get_dest = dest_shown;
+        /* Its name on the way back: PATH's own, as a send's would be. */
+        snprintf(sc.submit.name, sizeof(sc.submit.name), "%s", strrchr(sc.submit.land_path, '/') + 1);
+        if (name_check(sc.submit.name, strlen(sc.submit.name)) != NAME_OK) {
+                xferctl_say("get: cannot fetch %s: %s", path_shown,
+                            name_verdict_str(name_check(sc.submit.name, strlen(sc.submit.name))));
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc.submit.flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
+                          (sc.overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
+        if (sc.retries >= 0) {
+                sc.submit.flags |= CTL_SUBMIT_RETRIES;
+                sc.submit.retries = (uint16_t)sc.retries;
+        }
+        r = peernames_init(&sc.names, "", socket_path, sc.peer_names_opt, false);
+        if (r >= 0)
+                return r;
+        if (peer_split(peer, host, sizeof(host), &sc.submit.port, err, sizeof(err)) < 0) {
+                xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)", peer_shown, err);
+                return XFERCTL_EXIT_USAGE;
+        }
+        r = sendcmd_resolve(&sc, host, sc.submit.host, sizeof(sc.submit.host));
+        if (r >= 0)
+                return r;
+        r = getcmd_local_addr(sc.submit.host, sc.submit.back_host, sizeof(sc.submit.back_host));
+        if (r >= 0)
+                return r;
+        r = getcmd_creds(&sc);
+        if (r >= 0)
+                return r;
+        return sendcmd_go(&sc, -1);
+}
