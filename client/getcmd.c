@@ -57,9 +57,42 @@ const char getcmd_help[] =
         "Not yet: trees (-r), several files, several peers, third-party copies.\n"
         "Exit status as send's. See xferctl(1), Users and identity.\n";
 
-/* This node's address as @host (numeric) sees it: the source the kernel
- * picks for it, as rdma_cm does for the pull's connection. -1 or an exit code. */
-static int getcmd_local_addr(const char *host, char *out, size_t outlen)
+/* The address the local rdmaxferd listens on and connects from ("" for
+ * any) into @out. -1 or an exit code (said). */
+static int getcmd_listen(const struct sendcmd *sc, char *out, size_t outlen)
+{
+        struct ctl_msg req = { .type = CTL_SETTINGS }, rep = { .type = 0 };
+        _cleanup_(closep) int sock = -1;
+        int fd = -1, r;
+
+        sock = xferctl_connect(sc->socket_path, true);
+        if (sock < 0)
+                return XFERCTL_EXIT_UNREACHABLE;
+        r = ctl_send(sock, &req, -1);
+        if (r >= 0)
+                r = ctl_recv(sock, &rep, &fd);
+        safe_close(fd);
+        if (r < 0) {
+                xferctl_say_io(r);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        if (rep.type == CTL_ERROR) {
+                xferctl_say_error("asking rdmaxferd where it listens", &rep.error);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        if (rep.type != CTL_SETTINGS_INFO) {
+                xferctl_say_unexpected(&rep);
+                return XFERCTL_EXIT_UNREACHABLE;
+        }
+        snprintf(out, outlen, "%s", rep.settings.listen);
+        return -1;
+}
+
+/* This node's address as @host (numeric) sees it: the local rdmaxferd's
+ * listen address, where it has one (its connections come from there), or
+ * else the source the kernel picks for @host, as rdma_cm does for the
+ * pull's connection. -1 or an exit code. */
+static int getcmd_local_addr(const struct sendcmd *sc, const char *host, char *out, size_t outlen)
 {
         struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST };
         struct addrinfo *ai = NULL;
@@ -68,6 +101,11 @@ static int getcmd_local_addr(const char *host, char *out, size_t outlen)
         _cleanup_(closep) int s = -1;
         int r;
 
+        r = getcmd_listen(sc, out, outlen);
+        if (r >= 0)
+                return r;
+        if (out[0] && strcmp(out, "0.0.0.0") != 0 && strcmp(out, "::") != 0)
+                return -1;
         /* A UDP connect sends nothing; it only routes. */
         r = getaddrinfo(host, "7470", &hints, &ai);
         if (r != 0) {
@@ -200,7 +238,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         return XFERCTL_EXIT_USAGE;
                 }
         }
-        if (argc - optind != 2) {
+        if (argc - optind != 2 || !argv[optind + 1][0]) {
                 xferctl_say("get: expected PEER:/PATH and DEST (see xferctl help get)");
                 return XFERCTL_EXIT_USAGE;
         }
@@ -359,7 +397,7 @@ int getcmd_run(const char *socket_path, int argc, char **argv)
         r = sendcmd_resolve(&sc, host, sc.submit.host, sizeof(sc.submit.host));
         if (r >= 0)
                 return r;
-        r = getcmd_local_addr(sc.submit.host, sc.submit.back_host, sizeof(sc.submit.back_host));
+        r = getcmd_local_addr(&sc, sc.submit.host, sc.submit.back_host, sizeof(sc.submit.back_host));
         if (r >= 0)
                 return r;
         r = getcmd_creds(&sc);

@@ -49,7 +49,7 @@
  *   ITEM       id u64, seq u32, verdict u8, kind u8, changes[3], size u64,
  *              name_len u16, name
  *   SETTINGS   (empty)
- *   SETTINGS_INFO  peer_names_len u16, peer_names
+ *   SETTINGS_INFO  peer_names_len u16, listen_len u16, peer_names, listen
  *
  * Strings carry no NUL; the payload length must equal the fixed part plus
  * the string lengths exactly. Empty strings are allowed here: whether an
@@ -65,7 +65,7 @@
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
 #define CTL_STATS_FIXED         (8 + _CTL_DIR_MAX * CTL_STATS_DIR_LEN + 5 * 4 + 2)
 #define CTL_REASON_FIXED        (1 + 8 + 1)
-#define CTL_SETTINGS_FIXED      2
+#define CTL_SETTINGS_FIXED      4
 #define CTL_ITEM_FIXED          (8 + 4 + 1 + 1 + 3 + 8 + 2)
 
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
@@ -84,7 +84,8 @@ static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
               CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) <= CTL_MSG_MAX,
               "stats fit");
 static_assert(CTL_REASON_MAX <= UINT8_MAX, "u8 reason length");
-static_assert(CTL_HEADER_SIZE + CTL_SETTINGS_FIXED + CTL_PEER_NAMES_MAX <= CTL_MSG_MAX, "settings fit");
+static_assert(CTL_HEADER_SIZE + CTL_SETTINGS_FIXED + CTL_PEER_NAMES_MAX + CTL_HOST_MAX <= CTL_MSG_MAX,
+              "settings fit");
 
 static const char *const ctl_job_state_text[_CTL_JOB_STATE_MAX] = {
         [CTL_JOB_QUEUED] = "queued",
@@ -403,9 +404,10 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 break;
         case CTL_SETTINGS_INFO:
                 l1 = ctl_str_len(m->settings.peer_names, sizeof(m->settings.peer_names), CTL_PEER_NAMES_MAX);
-                if (l1 < 0 || peername_check(m->settings.peer_names, NULL, 0) < 0)
+                l2 = ctl_str_len(m->settings.listen, sizeof(m->settings.listen), CTL_HOST_MAX);
+                if (l1 < 0 || l2 < 0 || peername_check(m->settings.peer_names, NULL, 0) < 0)
                         return -EINVAL;
-                plen = CTL_SETTINGS_FIXED + (size_t)l1;
+                plen = CTL_SETTINGS_FIXED + (size_t)l1 + (size_t)l2;
                 break;
         case CTL_STATS_INFO:
                 l1 = ctl_stats_check(&m->stats);
@@ -547,7 +549,9 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 break;
         case CTL_SETTINGS_INFO:
                 bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u16(&o, (uint16_t)l2);
                 bytes_put_mem(&o, m->settings.peer_names, (size_t)l1);
+                bytes_put_mem(&o, m->settings.listen, (size_t)l2);
                 break;
         case CTL_STATS_INFO:
                 bytes_put_u64(&o, m->stats.uptime_usec);
@@ -763,8 +767,10 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 if (plen < CTL_SETTINGS_FIXED)
                         return -EBADMSG;
                 l1 = bytes_get_u16(&in);
-                if (l1 > CTL_PEER_NAMES_MAX || plen != CTL_SETTINGS_FIXED + (uint32_t)l1 ||
+                l2 = bytes_get_u16(&in);
+                if (l1 > CTL_PEER_NAMES_MAX || l2 > CTL_HOST_MAX || plen != CTL_SETTINGS_FIXED + (uint32_t)l1 + l2 ||
                     !bytes_get_str(&in, m->settings.peer_names, sizeof(m->settings.peer_names), l1) ||
+                    !bytes_get_str(&in, m->settings.listen, sizeof(m->settings.listen), l2) ||
                     peername_check(m->settings.peer_names, NULL, 0) < 0)
                         return -EBADMSG;
                 break;

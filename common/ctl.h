@@ -89,7 +89,8 @@
                                          *    land_token;
                                          *    CTL_MSG_MAX 36864);
                                          * 13: pulls (SUBMIT flag PULL, back_host,
-                                         *    back_path, back_cred; CTL_MSG_MAX 43008) */
+                                         *    back_path, back_cred; SETTINGS_INFO listen;
+                                         *    CTL_MSG_MAX 43008) */
 #define CTL_HEADER_SIZE         12
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
@@ -409,6 +410,9 @@ struct ctl_settings {
          * (peername.h; the codec insists peername_check() takes it), ""
          * for none. */
         char peer_names[CTL_PEER_NAMES_MAX + 1];
+        /* listen (version 13): the numeric address the daemon listens on
+         * and connects from, "" for any; a pull's way back names it. */
+        char listen[CTL_HOST_MAX + 1];
 };
 
 /* A dry run's verdict on an entry (ITEM). */

@@ -111,6 +111,7 @@ void daemon_control_cfg(const struct config *cfg, struct control_cfg *out)
         };
         snprintf(out->admin_group, sizeof(out->admin_group), "%s", cfg->admin_group);
         snprintf(out->peer_names, sizeof(out->peer_names), "%s", cfg->peer_names);
+        snprintf(out->listen, sizeof(out->listen), "%s", cfg->listen_addr);
 }
 
 void daemon_metrics_cfg(const struct config *cfg, struct metrics_cfg *out)

@@ -295,5 +295,6 @@ void control_settings(struct control_conn *conn)
         /* Checked by the configuration's parser, as the codec wants it. */
         snprintf(m.settings.peer_names, sizeof(m.settings.peer_names), "%s",
                  conn->c->env.cfg.peer_names);
+        snprintf(m.settings.listen, sizeof(m.settings.listen), "%s", conn->c->env.cfg.listen);
         conn_reply(conn, &m);
 }

@@ -34,6 +34,7 @@ struct control_cfg {
         uint32_t io_timeout;            /* s a client's file may take to answer a stat */
         char admin_group[CONFIG_GROUP_MAX + 1]; /* group name or gid whose members see every job; "" none */
         char peer_names[PEERNAME_PATTERN_MAX + 1];      /* told to clients (SETTINGS); "" none */
+        char listen[64];                /* listen_addr, told to clients (SETTINGS); "" any */
 };
 
 /* What control works with; the daemon owns each of them, and they outlive control. */

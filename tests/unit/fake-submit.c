@@ -109,6 +109,11 @@ static void serve(int fd, const char *log)
                                 note_cred(f, "BACK", s->back_cred, s->land_token, LANDMSG_PUSH, s->back_path,
                                           s->back_host, NULL, s->flags & CTL_SUBMIT_LAND_REPLACE);
                         rep = (struct ctl_msg){ .type = CTL_SUBMITTED, .id = 7 };
+                } else if (m.type == CTL_SETTINGS) {
+                        /* Where it says it listens: $FAKE_LISTEN, or any. */
+                        rep = (struct ctl_msg){ .type = CTL_SETTINGS_INFO };
+                        snprintf(rep.settings.listen, sizeof(rep.settings.listen), "%s",
+                                 getenv("FAKE_LISTEN") ?: "");
                 } else if (m.type == CTL_FILE) {
                         fprintf(f, "FILE %s\n", m.file.name);
                         fclose(f);

@@ -1116,18 +1116,18 @@ static void test_settings(void)
         msg_reset(&s, CTL_SETTINGS_INFO);
         strcpy(s.settings.peer_names, "%h-ib");
         len = ctl_encode(buf, sizeof(buf), &s);
-        is_int(len, CTL_HEADER_SIZE + 2 + 5, "SETTINGS_INFO: peer_names_len, peer_names");
-        ok(buf[CTL_HEADER_SIZE] == 5 && buf[CTL_HEADER_SIZE + 1] == 0 &&
-           memcmp(buf + CTL_HEADER_SIZE + 2, "%h-ib", 5) == 0, "peer_names_len little-endian, then the text");
+        is_int(len, CTL_HEADER_SIZE + 4 + 5, "SETTINGS_INFO: peer_names_len, listen_len, peer_names");
+        ok(buf[CTL_HEADER_SIZE] == 5 && buf[CTL_HEADER_SIZE + 1] == 0 && buf[CTL_HEADER_SIZE + 2] == 0 &&
+           memcmp(buf + CTL_HEADER_SIZE + 4, "%h-ib", 5) == 0, "peer_names_len little-endian, then the text");
 
         memcpy(tmp, buf, (size_t)len);
-        tmp[CTL_HEADER_SIZE + 2 + 2] = ':';
+        tmp[CTL_HEADER_SIZE + 4 + 2] = ':';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a pattern with a ':' is refused");
         memcpy(tmp, buf, (size_t)len);
-        tmp[CTL_HEADER_SIZE + 2 + 1] = 'x';
+        tmp[CTL_HEADER_SIZE + 4 + 1] = 'x';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a pattern with an unknown escape (%%x-ib)");
         memcpy(tmp, buf, (size_t)len);
-        tmp[CTL_HEADER_SIZE + 2 + 1] = '\0';
+        tmp[CTL_HEADER_SIZE + 4 + 1] = '\0';
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a pattern with a NUL");
         memcpy(tmp, buf, (size_t)len);
         tmp[CTL_HEADER_SIZE] = 6;
@@ -1135,14 +1135,23 @@ static void test_settings(void)
 
         msg_reset(&s, CTL_SETTINGS_INFO);
         len = ctl_encode(buf, sizeof(buf), &s);
-        ok(len == CTL_HEADER_SIZE + 2 && ctl_decode(buf, (size_t)len, &m) == 0 && m.settings.peer_names[0] == '\0',
+        ok(len == CTL_HEADER_SIZE + 4 && ctl_decode(buf, (size_t)len, &m) == 0 && m.settings.peer_names[0] == '\0',
            "no peer_names: an empty string, round-trips");
+        /* The listen address (version 13), after the pattern. */
+        strcpy(s.settings.listen, "198.18.0.1");
+        len = ctl_encode(buf, sizeof(buf), &s);
+        ok(len == CTL_HEADER_SIZE + 4 + 10 && buf[CTL_HEADER_SIZE + 2] == 10 &&
+           memcmp(buf + CTL_HEADER_SIZE + 4, "198.18.0.1", 10) == 0 && ctl_decode(buf, (size_t)len, &m) == 0 &&
+           strcmp(m.settings.listen, "198.18.0.1") == 0, "listen_len, then listen after peer_names, round-trips");
+        memset(s.settings.listen, '1', sizeof(s.settings.listen));
+        is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "an unterminated listen is -EINVAL");
+        memset(s.settings.listen, 0, sizeof(s.settings.listen));
 
         memset(s.settings.peer_names, 'a', CTL_PEER_NAMES_MAX);
         memcpy(s.settings.peer_names, "%h", 2);
         s.settings.peer_names[CTL_PEER_NAMES_MAX] = '\0';
         len = ctl_encode(buf, sizeof(buf), &s);
-        ok(len == CTL_HEADER_SIZE + 2 + CTL_PEER_NAMES_MAX && ctl_decode(buf, (size_t)len, &m) == 0 &&
+        ok(len == CTL_HEADER_SIZE + 4 + CTL_PEER_NAMES_MAX && ctl_decode(buf, (size_t)len, &m) == 0 &&
            same_msg(&m, &s), "the longest pattern round-trips (%d bytes)", len);
         /* One byte more, by hand: the decoder's own bound. */
         memcpy(tmp, buf, (size_t)len);

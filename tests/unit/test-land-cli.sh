@@ -136,6 +136,12 @@ unshare -m --propagation private bash -c '
                 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/b" 10.0.0.2:/scratch/nobody/b
         mkdir -p "$tmp/in"
         send 6 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait 127.0.0.1:7471:/scratch/alice/a.bin "$tmp/in"
+        kill "$fake_pid"
+        wait "$fake_pid"
+        rm -f "$tmp/ctl.sock"
+        FAKE_LISTEN=10.9.9.9 "$fake" "$tmp/ctl.sock" "$tmp/log" &
+        fake_pid=$!
+        for _ in $(seq 100); do [[ -S $tmp/ctl.sock ]] && break; sleep 0.05; done
         (cd "$tmp/in" && send 7 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait --overwrite \
                 127.0.0.1:/scratch/alice/a.bin ../new.bin)
         kill "$fake_pid" "$munged"
@@ -185,8 +191,8 @@ check 6 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin fil
         'get PEER:/PATH DIR: PATH read there, into DIR here, this node as the peer sees it'
 cred 6 0
 back 6 0
-check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.1:$tmp/new.bin" \
-        'get --overwrite PEER:/PATH ../NAME: a relative DEST made absolute, its directory real'
+check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:$tmp/new.bin" \
+        'get --overwrite PEER:/PATH ../NAME: DEST absolute, its directory real; back to where the daemon listens'
 back 7 0
 
 tap_done

@@ -25,6 +25,9 @@
 #     that is not there: refused, naming it.
 #  4. bob into alice's 0700 directory: "Permission denied", naming it,
 #     nothing made; bob outside landing_roots: refused, naming them.
+#  4b. xferctl get: alice pulls her 0600 file from beta into a directory
+#     of hers: intact, hers, 0600; again: "exists"; bob pulling it:
+#     "Permission denied", nothing made; a directory: "not a regular file".
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  6. a receiver whose landing_roots is empty refuses it, saying so; the
@@ -217,6 +220,34 @@ send "$BOB" "$WORK/x1" "$BETA_ADDR:/var/tmp/bob.dat"
 ((RC != 0)) && grep -q "landing_roots" <<<"$OUT" || tb_fail "outside landing_roots: exit $RC: $OUT"
 [[ ! -e /var/tmp/bob.dat ]] || tb_fail "bob's file landed outside landing_roots"
 tb_log "$(tail -n 1 <<<"$OUT")"
+
+tb_log "4b. pulls: alice gets her 0600 file back as herself; bob may not read it"
+# xferctl get against alpha: beta's lander reads the file as the user,
+# beta sends it back to alpha, whose lander lands it as that user.
+make_file "$WORK/pull.dat" 2500000
+install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/pull.dat" "$SCR/$ALICE/pull.dat"
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/got"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got" 2>&1) || RC=$?
+((RC == 0)) && grep -qF "$SCR/$ALICE/got/pull.dat" <<<"$OUT" || tb_fail "alice's get: exit $RC: $OUT"
+tb_log "$OUT"
+same_file "$WORK/pull.dat" "$SCR/$ALICE/got/pull.dat"
+[[ $(stat -c '%U %G %a' "$SCR/$ALICE/got/pull.dat") == "$ALICE $ALICE 600" ]] ||
+        tb_fail "the pulled file is not alice's 0600 one: $(stat -c '%U %G %a' "$SCR/$ALICE/got/pull.dat")"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got/" 2>&1) || RC=$?
+((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "a second get into the same name: exit $RC: $OUT"
+RC=0
+OUT=$(as "$BOB" timeout 120 xferctl get --retries 0 "$BETA_ADDR:$SCR/$ALICE/pull.dat" /tmp/bob-pull.dat 2>&1) || RC=$?
+((RC != 0)) && grep -q "Permission denied" <<<"$OUT" && grep -q "$SCR/$ALICE" <<<"$OUT" ||
+        tb_fail "bob's get of alice's file: exit $RC: $OUT"
+[[ ! -e /tmp/bob-pull.dat ]] || tb_fail "bob got alice's 0600 file"
+tb_log "$(tail -n 1 <<<"$OUT")"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/set" "$SCR/$ALICE/set-copy" 2>&1) || RC=$?
+((RC != 0)) && grep -q "not a regular file" <<<"$OUT" || tb_fail "a get of a directory: exit $RC: $OUT"
+[[ ! -e $SCR/$ALICE/set-copy ]] || tb_fail "a get of a directory made something"
+rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat"
 
 tb_log "5. the lander not running: said; with it back, landing works again"
 tb_run systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service
