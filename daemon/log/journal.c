@@ -105,6 +105,10 @@ void journal_xfer(const struct journal_xfer *x)
                          "%s %u files%s (%" PRIu64 " bytes) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s, %s files/s",
                          recv ? "received" : "sent", x->files, skipped, x->bytes, recv ? "from" : "to", peer,
                          x->usec / 1000000, x->usec % 1000000 / 1000, mbps, fps);
+        else if (x->pull && x->land_path)
+                snprintf(message, sizeof(message), "%s pulled %s as %s: %s (%" PRIu64 " bytes sent back in %" PRIu64
+                         ".%03" PRIu64 " s)%s%s", peer, x->land_path, x->land_user && x->land_user[0] ? x->land_user : "?",
+                         result, x->bytes, x->usec / 1000000, x->usec % 1000000 / 1000, text[0] ? ": " : "", text);
         else if (ok)
                 snprintf(message, sizeof(message),
                          "%s %s (%" PRIu64 " bytes%s%s) %s %s in %" PRIu64 ".%03" PRIu64 " s: %s MB/s",
@@ -159,7 +163,7 @@ void journal_xfer(const struct journal_xfer *x)
         if (x->relay)
                 journal_add(&j, "RDMAXFER_RELAY=%s", x->relay);
         if (x->land_path) {
-                journal_add(&j, "RDMAXFER_LANDED=%s", x->land_path);
+                journal_add(&j, x->pull ? "RDMAXFER_PULLED=%s" : "RDMAXFER_LANDED=%s", x->land_path);
                 journal_add(&j, "RDMAXFER_UID=%u", x->land_uid);
                 if (x->land_user && x->land_user[0])
                         journal_add(&j, "RDMAXFER_USER=%s", x->land_user);

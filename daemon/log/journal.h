@@ -44,6 +44,9 @@ struct journal_xfer {
         const char *land_path;
         const char *land_user;
         unsigned int land_uid;
+        /* recv, a pull (wire.h, Pulls): land_path was read as the user and
+         * sent back (bytes of it, in usec): RDMAXFER_PULLED, not LANDED. */
+        bool pull;
 };
 
 /*

@@ -223,6 +223,21 @@ static int wire_seeds(const char *dir)
                 int len = wire_land_encode(whole, sizeof(whole), &l);
 
                 r |= write_seed(dir, "wire", i++, whole, len);
+                /* Version 21: a pull's, its way back after the path. */
+                {
+                        static struct wire_landing p = {
+                                .direction = WIRE_LAND_PULL, .naddrs = 2,
+                                .addrs = { { [10] = 0xff, [11] = 0xff, 198, 18, 0, 2 },
+                                           { [10] = 0xff, [11] = 0xff, 198, 18, 0, 1 } },
+                                .cred = "MUNGE:AwQFAAB5cEtu7Jw:", .path = "/scratch/alice/a.bin",
+                                .back_port = 7470, .back_flags = WIRE_LAND_DIR,
+                                .back_addr = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 1 },
+                                .back_cred = "MUNGE:BwQFAAB5cEtu7Jw:", .back_path = "/home/alice/in",
+                        };
+                        static uint8_t pulled[WIRE_LAND_MAX];
+
+                        r |= write_seed(dir, "wire", i++, pulled, wire_land_encode(pulled, sizeof(pulled), &p));
+                }
                 memset(&m, 0, sizeof(m));
                 m.type = WIRE_LAND;
                 m.land.total = (uint16_t)len;

@@ -142,6 +142,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
                 const struct engine_send_ops *ops, void *owner, struct engine_send **out)
 {
         struct engine_send *s;
+        bool pull;
         int fd;
 
         e->calls++;
@@ -159,9 +160,10 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
             !ops->phase || !ops->done)
                 return -EINVAL;
         /* High, so it never takes a number a test checks to be closed. */
-        /* A tree starts with DEST, a directory: no file. */
-        fd = req->tree ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 512);
-        if (fd < 0 && !req->tree)
+        /* A tree starts with DEST, a directory: no file; a pull has none. */
+        pull = req->land && req->land->direction == WIRE_LAND_PULL;
+        fd = req->tree || pull ? -1 : fcntl(req->fd, F_DUPFD_CLOEXEC, 512);
+        if (fd < 0 && !req->tree && !pull)
                 return -errno;
 
         s = calloc(1, sizeof(*s));

@@ -164,6 +164,35 @@ static void test_submit(void)
         ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
            (c->spec.land->flags & WIRE_LAND_DIR), "a tree to PEER:/PATH/: into PATH (%s)", why);
         free(c);
+        c = NULL;
+
+        /* A pull: the peer reads PATH, the file comes back to DEST. */
+        s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_LAND_REPLACE;
+        s->files = 0;
+        snprintf(s->land_path, sizeof(s->land_path), "/scratch/alice/a.bin");
+        snprintf(s->back_host, sizeof(s->back_host), "10.1.1.9");
+        snprintf(s->back_path, sizeof(s->back_path), "/home/alice/in");
+        snprintf(s->back_cred, sizeof(s->back_cred), "MUNGE:back:");
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
+           c->spec.land->direction == WIRE_LAND_PULL && c->spec.land->flags == 0 && c->spec.land->naddrs == 2 &&
+           c->spec.land->addrs[1][15] == 9 && c->spec.land->back_addr[15] == 9 &&
+           c->spec.land->back_flags == (WIRE_LAND_DIR | WIRE_LAND_REPLACE) &&
+           strcmp(c->spec.land->back_path, "/home/alice/in") == 0 && strcmp(c->spec.land->back_cred, "MUNGE:back:") == 0 &&
+           c->spec.no_sparse, "a pull: read PATH as the user, naming both nodes; DIR and REPLACE are the way back's (%s)",
+           why);
+        free(c);
+        c = NULL;
+        s->flags |= CTL_SUBMIT_TREE;
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a pull of a tree is refused");
+        is_str(why, "a pull is of one file, not synced, dry-run or along a chain", "saying what a pull is");
+        s->flags &= (uint16_t)~CTL_SUBMIT_TREE;
+        s->back_host[0] = '\0';
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a pull without this node's address");
+        s->flags = CTL_SUBMIT_PULL;
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "PULL without LAND is refused");
+        s->flags = CTL_SUBMIT_LAND;
+        snprintf(s->back_host, sizeof(s->back_host), "10.1.1.9");
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a way back on a push is refused");
         free(s);
 }
 

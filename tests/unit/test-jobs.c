@@ -2416,8 +2416,39 @@ static void test_tree_chain(void)
         fx_teardown(&f);
 }
 
+/* A pull (xferctl get): no file goes; the peer sends one back to us. */
+static void test_pull_job(void)
+{
+        static struct wire_landing land = {
+                .direction = WIRE_LAND_PULL, .naddrs = 2, .cred = "MUNGE:x:", .path = "/scratch/a",
+                .back_cred = "MUNGE:y:", .back_path = "/home/a",
+        };
+        struct job_spec ps = { .files = 1, .land = &land };
+        struct fx f;
+        struct engine_send *s;
+        struct job *job;
+        uint64_t id;
+
+        fx_setup(&f, "pull", 4);
+        snprintf(ps.host, sizeof(ps.host), "192.0.2.1");
+        snprintf(ps.name, sizeof(ps.name), "a");
+        is_int(submit_spec(&f, &ps, make_file(10), 10, &id), -EINVAL, "pull: a file with it is refused");
+        is_str(last_why, "a pull comes with no descriptor, and is of one file", "pull: saying why");
+        is_int(submit_spec(&f, &ps, -1, 0, &id), 0, "pull: submitted without a file");
+        job = job_of(&f, id);
+        ok(job->pull && strcmp(job->land_path, "/scratch/a") == 0, "pull: the job says what it reads on the peer");
+        run(&f);
+        s = xfer_of(&f, id);
+        ok(s && fake_engine_info(s)->fd == -1 && fake_engine_info(s)->size == 0,
+           "pull: the engine sends nothing of ours");
+        fake_engine_done(s, ENGINE_DONE, WIRE_OK, "", 0, 1000);
+        is_int(job->state, JOB_DONE, "pull: done once the peer says the file landed");
+        fx_teardown(&f);
+}
+
 int main(void)
 {
+        test_pull_job();
         test_chain();
         test_chain_progress();
         test_chain_512();

@@ -86,7 +86,7 @@ static void recv_pull_on_done(void *owner, const struct engine_result *res)
         if (x->base.state != XFER_OFFER)
                 return;
         if (res->outcome == ENGINE_DONE) {
-                log_info("%s: %s went back as %s", x->base.peer, x->landing->path, x->land_user);
+                x->pull_bytes = res->bytes;
                 recv_answer_skip(x);
                 return;
         }

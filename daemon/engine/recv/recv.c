@@ -217,6 +217,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
                 .land_user = x->land_user,
                 .land_uid = x->land_uid,
+                .pull = x->landing && x->landing->direction == WIRE_LAND_PULL,
         });
 }
 
@@ -235,8 +236,9 @@ static void recv_journal_job(struct recv_xfer *x)
                 .peer = b->peer,
                 /* A tree is its DEST; MESSAGE counts the files either way. */
                 .file = x->tree ? x->dest : recv_named(x)->offer.name,
-                /* As a resumed file's: the kept bytes count, and take no time. */
-                .bytes = b->bytes + x->tree_kept_bytes,
+                /* As a resumed file's: the kept bytes count, and take no
+                 * time. A pull's: what went back. */
+                .bytes = b->bytes + x->tree_kept_bytes + x->pull_bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = b->status,
                 .text = ok || !b->text[0] ? NULL : b->text,
@@ -254,6 +256,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
                 .land_user = x->land_user,
                 .land_uid = x->land_uid,
+                .pull = x->landing && x->landing->direction == WIRE_LAND_PULL,
         });
 }
 

@@ -227,6 +227,7 @@ tb_log "4b. pulls: alice gets her 0600 file back as herself; bob may not read it
 make_file "$WORK/pull.dat" 2500000
 install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/pull.dat" "$SCR/$ALICE/pull.dat"
 as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/got"
+since=$(date '+%F %T')
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got" 2>&1) || RC=$?
 ((RC == 0)) && grep -qF "$SCR/$ALICE/got/pull.dat" <<<"$OUT" || tb_fail "alice's get: exit $RC: $OUT"
@@ -234,6 +235,10 @@ tb_log "$OUT"
 same_file "$WORK/pull.dat" "$SCR/$ALICE/got/pull.dat"
 [[ $(stat -c '%U %G %a' "$SCR/$ALICE/got/pull.dat") == "$ALICE $ALICE 600" ]] ||
         tb_fail "the pulled file is not alice's 0600 one: $(stat -c '%U %G %a' "$SCR/$ALICE/got/pull.dat")"
+e=$(beta_entry "$since")
+grep -q "^RDMAXFER_PULLED=$SCR/$ALICE/pull.dat$" <<<"$e" && grep -q '^RDMAXFER_BYTES=2500000$' <<<"$e" &&
+        grep -q "^RDMAXFER_USER=$ALICE$" <<<"$e" && ! grep -q '^RDMAXFER_LANDED=' <<<"$e" ||
+        tb_fail "beta's journal does not say what was pulled: $(grep '^RDMAXFER_\|^MESSAGE' <<<"$e" | tr '\n' ' ')"
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got/" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "a second get into the same name: exit $RC: $OUT"
