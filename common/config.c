@@ -61,6 +61,7 @@ enum config_key {
         CONFIG_KEY_LANDING_ROOTS,
         CONFIG_KEY_ALLOW_ROOT_LANDING,
         CONFIG_KEY_LANDER_SOCKET,
+        CONFIG_KEY_LANDING_MAX_AGE,
         _CONFIG_KEY_MAX,
 };
 
@@ -168,6 +169,7 @@ void config_init(struct config *cfg)
                  * waiting), and gives up on a peer that is gone for good. */
                 .retry_max = 5,
                 .retry_window = 600,
+                .landing_max_age = 24 * 3600,
                 .retry_delay_max = 60,
                 .metrics_file = "",
                 /* node_exporter's own scrape interval is commonly 15 s. */
@@ -641,6 +643,7 @@ static const struct config_keydef config_keys[_CONFIG_KEY_MAX] = {
         [CONFIG_KEY_ALLOW_ROOT_LANDING] = CONFIG_CUSTOM("allow_root_landing", config_set_allow_root_landing),
         /* sun_path's size, as control_socket's. */
         [CONFIG_KEY_LANDER_SOCKET]      = CONFIG_PATH(lander_socket, false),
+        [CONFIG_KEY_LANDING_MAX_AGE]    = CONFIG_NUMBER(landing_max_age, 0, 30 * 24 * 3600),
 };
 
 /* A NUMBER or SIZE value, range-checked for @k. 0 or -EINVAL / -ERANGE. */

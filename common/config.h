@@ -109,6 +109,10 @@ struct config {
          * Kept in normal form, one space between. */
         char landing_roots[CONFIG_LANDING_ROOTS_LEN];
         bool allow_root_landing;        /* allow_root_landing = yes|no: uid 0 may land files */
+        /* landing_max_age = 0..2592000 s: a job's MUNGE credential past its
+         * TTL still proves the job within this long of its making, where
+         * key_file is set (rdmaxfer-lander); 0 = MUNGE's TTL alone. */
+        uint32_t landing_max_age;
         char lander_socket[108];        /* lander_socket = absolute path: rdmaxfer-lander's */
 };
 

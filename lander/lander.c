@@ -128,6 +128,18 @@ static bool addrs_local(const struct landmsg_session *s)
         return found;
 }
 
+/* The credential just decoded, past its TTL: made within landing_max_age,
+ * between daemons that hold a key. */
+static bool session_old_ok(struct lander *l)
+{
+        time_t made = 0;
+
+        if (!l->s.keyed || l->s.max_age == 0 ||
+            munge_ctx_get(l->ctx, MUNGE_OPT_ENCODE_TIME, &made) != EMUNGE_SUCCESS || made <= 0)
+                return false;
+        return time(NULL) - made <= (time_t)l->s.max_age;
+}
+
 /*
  * The identity @s's credential proves, bound to this job: 0 with *@uid
  * and *@gid, or -errno with the reason in @reply.
@@ -138,20 +150,28 @@ static int session_identity(struct lander *l, const struct landmsg_session *s, u
         uint8_t want[LANDMSG_BINDING_SIZE];
         void *payload = NULL;
         int plen = 0;
-        bool replayed;
+        bool replayed, expired = false;
         munge_err_t e;
 
         if (landmsg_binding(s, want) < 0) {
                 error_reply(reply, EINVAL, 0, NULL, "a session that binds nothing");
                 return -EINVAL;
         }
+        *uid = (uid_t)-1;
+        *gid = (gid_t)-1;
         e = munge_decode(s->cred, l->ctx, &payload, &plen, uid, gid);
         /* Decoded on this node before: munged still says whose it is and
          * what it binds (munge(3)). The same job's next attempt presents
          * it again, to this lander or, after a restart, to the next one:
          * its binding decides, as for a fresh one (SECURITY.md). */
         replayed = e == EMUNGE_CRED_REPLAYED && payload;
-        if (e != EMUNGE_SUCCESS && !replayed) {
+        /* Past its TTL: the job waited or retried that long. Within
+         * landing_max_age of its making, and only between daemons that
+         * prove a key_file to each other, its binding still decides
+         * (SECURITY.md, Waiting past the TTL). */
+        if (e == EMUNGE_CRED_EXPIRED && payload && *uid != (uid_t)-1 && session_old_ok(l))
+                expired = true;
+        if (e != EMUNGE_SUCCESS && !replayed && !expired) {
                 free(payload);
                 if (e == EMUNGE_SOCKET) {
                         error_reply(reply, EHOSTDOWN, 0, NULL,
@@ -159,18 +179,35 @@ static int session_identity(struct lander *l, const struct landmsg_session *s, u
                                     munge_ctx_strerror(l->ctx) ?: munge_strerror(e));
                         return -EHOSTDOWN;
                 }
-                error_reply(reply, e == EMUNGE_CRED_EXPIRED ? ETIME : EPERM, 0, NULL, "MUNGE refused the credential: %s",
+                if (e == EMUNGE_CRED_EXPIRED) {
+                        error_reply(reply, ETIME, 0, NULL, "MUNGE refused the credential: %s (%s)",
+                                    munge_ctx_strerror(l->ctx) ?: munge_strerror(e),
+                                    !l->s.keyed ? "a job may outlive its credential only between daemons with "
+                                                  "a key_file" :
+                                    l->s.max_age ? "made longer ago than landing_max_age" :
+                                                   "landing_max_age is 0");
+                        return -ETIME;
+                }
+                error_reply(reply, EPERM, 0, NULL, "MUNGE refused the credential: %s",
                             munge_ctx_strerror(l->ctx) ?: munge_strerror(e));
-                return e == EMUNGE_CRED_EXPIRED ? -ETIME : -EPERM;
+                return -EPERM;
         }
         if (plen != LANDMSG_BINDING_SIZE || sodium_memcmp(payload, want, sizeof(want)) != 0) {
                 free(payload);
+                if (expired) {
+                        error_reply(reply, EPERM, 0, NULL, "the credential has expired, and was made for another "
+                                    "job (its destination, token or nodes differ)");
+                        return -EPERM;
+                }
                 error_reply(reply, EPERM, 0, NULL, "%s (its destination, token or nodes differ)",
                             replayed ? "MUNGE: the credential was used before (replayed), for another job"
                                      : "the credential was made for another job");
                 return -EPERM;
         }
         free(payload);
+        if (expired)
+                fprintf(stderr, "<5>uid %u: a credential past its TTL proves its own job still (landing_max_age "
+                        "%u s)\n", (unsigned int)*uid, (unsigned int)l->s.max_age);
         return 0;
 }
 

@@ -24,6 +24,11 @@
 struct lander_settings {
         struct landfs_roots roots;      /* the lander's own: lander_new takes them */
         bool allow_root;                /* allow_root_landing */
+        /* landing_max_age, where the daemons hold a key_file (keyed): how
+         * long after its making a job's expired credential still proves
+         * that job (SECURITY.md, Waiting past the TTL); 0: never. */
+        uint32_t max_age;
+        bool keyed;
         char roots_text[4096];          /* landing_roots as configured, for messages */
         const char *munge_socket;       /* NULL: MUNGE's default */
 };

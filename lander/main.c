@@ -148,6 +148,8 @@ int main(int argc, char **argv)
         }
         settings.allow_root = cfg.allow_root_landing;
         snprintf(settings.roots_text, sizeof(settings.roots_text), "%s", cfg.landing_roots);
+        settings.max_age = cfg.landing_max_age;
+        settings.keyed = cfg.key_file[0] != '\0';
         if (roots_open(&settings.roots, cfg.landing_roots) < 0)
                 return 1;
         config_deinit(&cfg);

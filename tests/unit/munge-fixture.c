@@ -72,6 +72,12 @@ void munge_fixture_stop(void)
 
 void munge_fixture_cred(struct landmsg_session *s, uid_t uid, gid_t gid, const struct landmsg_session *binding_of)
 {
+        munge_fixture_cred_ttl(s, uid, gid, binding_of, 0);
+}
+
+void munge_fixture_cred_ttl(struct landmsg_session *s, uid_t uid, gid_t gid, const struct landmsg_session *binding_of,
+                            int ttl)
+{
         uint8_t binding[LANDMSG_BINDING_SIZE];
         int p[2];
         pid_t pid;
@@ -88,6 +94,8 @@ void munge_fixture_cred(struct landmsg_session *s, uid_t uid, gid_t gid, const s
                 if ((gid && setgid(gid) < 0) || (uid && setuid(uid) < 0))
                         _exit(1);
                 munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munged_sock);
+                if (ttl > 0)
+                        munge_ctx_set(ctx, MUNGE_OPT_TTL, ttl);
                 if (munge_encode(&cred, ctx, binding, sizeof(binding)) != EMUNGE_SUCCESS)
                         _exit(2);
                 n = write(p[1], cred, strlen(cred));

@@ -19,3 +19,6 @@ void munge_fixture_stop(void);
 /* A credential for @s made by @uid and @gid (a child that becomes them),
  * its payload @s's binding, or @binding_of's when not NULL, into @s->cred. */
 void munge_fixture_cred(struct landmsg_session *s, uid_t uid, gid_t gid, const struct landmsg_session *binding_of);
+/* ... living @ttl seconds (0: munged's default). */
+void munge_fixture_cred_ttl(struct landmsg_session *s, uid_t uid, gid_t gid, const struct landmsg_session *binding_of,
+                            int ttl);

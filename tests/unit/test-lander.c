@@ -251,6 +251,47 @@ static void test_refusals(struct lander *l)
         lander_conn_closed(l, 1);
 }
 
+/* A job that outlived its credential's TTL (SECURITY.md, Waiting past the
+ * TTL): its binding still proves it within landing_max_age, between
+ * daemons with a key, and nowhere else. */
+static void test_expired(void)
+{
+        static struct landmsg_session job;
+        struct lander_settings set = { .munge_socket = sock };
+        struct lander *plain = NULL, *keyed = NULL, *young = NULL;
+
+        session_fill(&job, LANDMSG_PUSH, "scratch/nobody/late", "127.0.0.1");
+        munge_fixture_cred_ttl(&job, nobody_uid, nobody_gid, NULL, 1);
+        /* munged calls it expired once its TTL and a second of skew are past. */
+        sleep(3);
+        if (landfs_roots_add(&set.roots, at("scratch")) < 0 || lander_new(&plain, &set) < 0)
+                abort();
+        req.session = job;
+        ok(open_session(plain, 1) == 0 && reply.error.err == ETIME && strstr(reply.error.text, "key_file"),
+           "past its TTL, no key_file: refused, saying why (%s)", reply.error.text);
+        set.keyed = true;
+        set.max_age = 3600;
+        if (landfs_roots_add(&set.roots, at("scratch")) < 0 || lander_new(&keyed, &set) < 0)
+                abort();
+        req.session = job;
+        ok(open_session(keyed, 1) != 0 && reply.session_ok.uid == nobody_uid,
+           "past its TTL, keyed, within landing_max_age: the job's session, as nobody");
+        req.session = job;
+        snprintf(req.session.dest, sizeof(req.session.dest), "%s", at("scratch/nobody/other"));
+        ok(open_session(keyed, 1) == 0 && reply.error.err == EPERM,
+           "the same expired credential for another DEST: refused (%s)", reply.error.text);
+        set.max_age = 2;
+        if (landfs_roots_add(&set.roots, at("scratch")) < 0 || lander_new(&young, &set) < 0)
+                abort();
+        req.session = job;
+        ok(open_session(young, 1) == 0 && reply.error.err == ETIME && strstr(reply.error.text, "landing_max_age"),
+           "made longer ago than landing_max_age: refused (%s)", reply.error.text);
+        lander_free(plain);
+        lander_free(keyed);
+        lander_free(young);
+        landfs_roots_free(&set.roots);
+}
+
 static void test_pull(struct lander *l)
 {
         uint64_t s;
@@ -649,6 +690,7 @@ int main(void)
 
         test_push(l);
         test_refusals(l);
+        test_expired();
         test_pull(l);
         test_tree(l);
         test_tree_into(l);

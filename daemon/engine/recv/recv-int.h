@@ -323,7 +323,7 @@ struct recv_xfer {
          * looked at, then its send back (NULL: none running). */
         int pull_fd;
         struct recv_pull *pull;
-        uint64_t pull_bytes;            /* sent back, once that send is done */
+        uint64_t pull_bytes, pull_usec; /* sent back, once that send is done */
 };
 
 /* The entries the offer carries: a pack's, or 1. */

@@ -87,6 +87,7 @@ static void recv_pull_on_done(void *owner, const struct engine_result *res)
                 return;
         if (res->outcome == ENGINE_DONE) {
                 x->pull_bytes = res->bytes;
+                x->pull_usec = res->usec;
                 recv_answer_skip(x);
                 return;
         }

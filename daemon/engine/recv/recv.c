@@ -178,6 +178,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         struct xfer *b = &x->base;
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
+        bool pull = x->landing && x->landing->direction == WIRE_LAND_PULL;
         /* Its first-to-last data time; a file never accepted took none. */
         uint64_t usec = f->usec ?: (f->t_file && b->t_last > f->t_file ? b->t_last - f->t_file : 0);
 
@@ -203,21 +204,22 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .id = f->offer.transfer_id,
                 .peer = b->peer,
                 .file = f->offer.name,
-                /* Kept bytes of a resumed file count, as in the RESULT. */
-                .bytes = ok && !f->skip ? f->offer.size : f->file_bytes,
+                /* Kept bytes of a resumed file count, as in the RESULT; a
+                 * pull's are what went back, in the time that took. */
+                .bytes = pull ? x->pull_bytes : ok && !f->skip ? f->offer.size : f->file_bytes,
                 .resumed = x->part_of == f ? x->resumed : 0,
                 .holes = f->holes,
-                .usec = usec,
+                .usec = pull ? x->pull_usec : usec,
                 .status = status,
                 .text = ok || !b->text[0] ? NULL : b->text,
                 .digest = ok && !f->skip ? hex : NULL,
                 .lanes = f->t_file ? b->nlanes : 0,
-                .skipped = ok && f->skip,
+                .skipped = ok && f->skip && !pull,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
                 .land_user = x->land_user,
                 .land_uid = x->land_uid,
-                .pull = x->landing && x->landing->direction == WIRE_LAND_PULL,
+                .pull = pull,
         });
 }
 
@@ -236,9 +238,8 @@ static void recv_journal_job(struct recv_xfer *x)
                 .peer = b->peer,
                 /* A tree is its DEST; MESSAGE counts the files either way. */
                 .file = x->tree ? x->dest : recv_named(x)->offer.name,
-                /* As a resumed file's: the kept bytes count, and take no
-                 * time. A pull's: what went back. */
-                .bytes = b->bytes + x->tree_kept_bytes + x->pull_bytes,
+                /* As a resumed file's: the kept bytes count, and take no time. */
+                .bytes = b->bytes + x->tree_kept_bytes,
                 .usec = b->t_last > b->t_start ? b->t_last - b->t_start : 0,
                 .status = b->status,
                 .text = ok || !b->text[0] ? NULL : b->text,
@@ -256,7 +257,6 @@ static void recv_journal_job(struct recv_xfer *x)
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
                 .land_user = x->land_user,
                 .land_uid = x->land_uid,
-                .pull = x->landing && x->landing->direction == WIRE_LAND_PULL,
         });
 }
 
