@@ -319,6 +319,126 @@ int getcmd_report(struct sendcmd *sc)
         return rc;
 }
 
+/*
+ * The pull of @src (PEER:/PATH) to @to: this node (@to_peer NULL, @to the
+ * DEST typed here) or @to_peer, where @to is its normal PATH already
+ * (@to_dir: a directory). sc's options are the user's. The exit code.
+ */
+static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer, const char *to, bool to_dir)
+{
+        _cleanup_(freep) char *peer = NULL, *path_shown = NULL, *peer_shown = NULL, *dest_shown = NULL, *landed = NULL;
+        const char *colon = landpath_split(src), *verb = to_peer ? "send" : "get";
+        struct ctl_submit *s = &sc->submit;
+        char host[256], err[256];
+        enum landpath_verdict v;
+        bool dir = false, dest_dir = to_dir;
+        int r;
+
+        if (!colon) {
+                _cleanup_(freep) char *shown = esc_term_dup(src);
+
+                xferctl_say("%s: '%s' is not PEER:/PATH (an absolute PATH on PEER)", verb, shown ? shown : "?");
+                return XFERCTL_EXIT_USAGE;
+        }
+        v = landpath_normal(colon + 1, s->land_path, &dir);
+        if (v == LANDPATH_OK && dir)
+                v = LANDPATH_ROOT;
+        if (v != LANDPATH_OK) {
+                _cleanup_(freep) char *shown = esc_term_dup(colon + 1);
+
+                xferctl_say("%s: PEER:/PATH '%.200s': %s", verb, shown ? shown : "?",
+                            dir && v == LANDPATH_ROOT ? "names a directory: a pull fetches one file"
+                                                      : landpath_verdict_str(v));
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (to_peer)
+                snprintf(s->back_path, sizeof(s->back_path), "%s", to);
+        else {
+                r = getcmd_dest(to, s->back_path, &dest_dir);
+                if (r >= 0)
+                        return r;
+        }
+        peer = strndup(src, (size_t)(colon - src));
+        path_shown = esc_term_dup(s->land_path);
+        peer_shown = peer ? esc_term_dup(peer) : NULL;
+        /* Where it lands, as the report says it. */
+        if (asprintf(&landed, "%s%s%s%s%s", to_peer ? to_peer : "", to_peer ? ":" : "", s->back_path,
+                     dest_dir ? "/" : "", dest_dir ? strrchr(s->land_path, '/') + 1 : "") < 0)
+                landed = NULL;
+        dest_shown = landed ? esc_term_dup(landed) : NULL;
+        if (!peer || !path_shown || !peer_shown || !dest_shown) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        sc->peer_arg = peer;
+        sc->path = s->land_path;
+        sc->path_shown = path_shown;
+        sc->peer_shown = peer_shown;
+        sc->get_dest = dest_shown;
+        /* Its name on the way: PATH's own, as a send's would be. */
+        snprintf(s->name, sizeof(s->name), "%s", strrchr(s->land_path, '/') + 1);
+        if (name_check(s->name, strlen(s->name)) != NAME_OK) {
+                xferctl_say("%s: cannot fetch %s: %s", verb, path_shown,
+                            name_verdict_str(name_check(s->name, strlen(s->name))));
+                return XFERCTL_EXIT_USAGE;
+        }
+        s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
+                   (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
+        if (sc->retries >= 0) {
+                s->flags |= CTL_SUBMIT_RETRIES;
+                s->retries = (uint16_t)sc->retries;
+        }
+        r = peernames_init(&sc->names, "", sc->socket_path, sc->peer_names_opt, false);
+        if (r >= 0)
+                return r;
+        if (peer_split(peer, host, sizeof(host), &s->port, err, sizeof(err)) < 0) {
+                xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)", peer_shown, err);
+                return XFERCTL_EXIT_USAGE;
+        }
+        r = sendcmd_resolve(sc, host, s->host, sizeof(s->host));
+        if (r >= 0)
+                return r;
+        if (to_peer) {
+                _cleanup_(freep) char *shown = esc_term_dup(to_peer);
+
+                if (peer_split(to_peer, host, sizeof(host), &s->back_port, err, sizeof(err)) < 0) {
+                        xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)",
+                                    shown ? shown : "?", err);
+                        return XFERCTL_EXIT_USAGE;
+                }
+                r = sendcmd_resolve(sc, host, s->back_host, sizeof(s->back_host));
+        } else {
+                r = getcmd_local_addr(sc, s->host, s->back_host, sizeof(s->back_host));
+        }
+        if (r >= 0)
+                return r;
+        r = getcmd_creds(sc);
+        if (r >= 0)
+                return r;
+        return sendcmd_go(sc, -1);
+}
+
+int getcmd_copy(struct sendcmd *sc)
+{
+        _cleanup_(freep) char *to_peer = sc->land_peer ? strdup(sc->land_peer) : NULL;
+        char to[LANDPATH_MAX + 1];
+        bool dir = sc->submit.flags & CTL_SUBMIT_LAND_DIR;
+
+        if (!to_peer) {
+                xferctl_say("out of memory");
+                return XFERCTL_EXIT_FAILED;
+        }
+        if (sc->recursive || sc->npaths != 1) {
+                xferctl_say("send: from PEER:/PATH, one regular file goes (no -r, one source): a copy "
+                            "between two peers is a pull");
+                return XFERCTL_EXIT_USAGE;
+        }
+        snprintf(to, sizeof(to), "%s", sc->submit.land_path);
+        /* The pull's own submit, from nothing of the send's but its options. */
+        memset(&sc->submit, 0, sizeof(sc->submit));
+        return getcmd_pull(sc, sc->paths[0], to_peer, to, dir);
+}
+
 int getcmd_run(const char *socket_path, int argc, char **argv)
 {
         struct sendcmd sc = {
@@ -327,81 +447,11 @@ int getcmd_run(const char *socket_path, int argc, char **argv)
                 .poll_sock = -1,
                 .feed_sock = -1,
         };
-        _cleanup_(freep) char *peer = NULL, *path_shown = NULL, *peer_shown = NULL, *dest_shown = NULL, *landed = NULL;
-        const char *src = NULL, *dest = NULL, *colon;
-        char host[256], err[256];
-        enum landpath_verdict v;
-        bool dir = false, dest_dir = false;
+        const char *src = NULL, *dest = NULL;
         int r;
 
         r = getcmd_parse(&sc, argc, argv, &src, &dest);
         if (r >= 0)
                 return r;
-        colon = landpath_split(src);
-        if (!colon) {
-                _cleanup_(freep) char *shown = esc_term_dup(src);
-
-                xferctl_say("get: '%s' is not PEER:/PATH (an absolute PATH on PEER)", shown ? shown : "?");
-                return XFERCTL_EXIT_USAGE;
-        }
-        v = landpath_normal(colon + 1, sc.submit.land_path, &dir);
-        if (v == LANDPATH_OK && dir)
-                v = LANDPATH_ROOT;
-        if (v != LANDPATH_OK) {
-                _cleanup_(freep) char *shown = esc_term_dup(colon + 1);
-
-                xferctl_say("get: PEER:/PATH '%.200s': %s", shown ? shown : "?",
-                            dir && v == LANDPATH_ROOT ? "names a directory: get fetches one file"
-                                                      : landpath_verdict_str(v));
-                return XFERCTL_EXIT_USAGE;
-        }
-        r = getcmd_dest(dest, sc.submit.back_path, &dest_dir);
-        if (r >= 0)
-                return r;
-        peer = strndup(src, (size_t)(colon - src));
-        path_shown = esc_term_dup(sc.submit.land_path);
-        peer_shown = peer ? esc_term_dup(peer) : NULL;
-        /* Where it lands, as the report says it. */
-        if (dest_dir && asprintf(&landed, "%s/%s", sc.submit.back_path, strrchr(sc.submit.land_path, '/') + 1) < 0)
-                landed = NULL;
-        dest_shown = esc_term_dup(dest_dir ? (landed ? landed : "") : sc.submit.back_path);
-        if (!peer || !path_shown || !peer_shown || !dest_shown || (dest_dir && !landed)) {
-                xferctl_say("out of memory");
-                return XFERCTL_EXIT_FAILED;
-        }
-        sc.peer_arg = peer;
-        sc.path = sc.submit.land_path;
-        sc.path_shown = path_shown;
-        sc.peer_shown = peer_shown;
-        sc.get_dest = dest_shown;
-        /* Its name on the way back: PATH's own, as a send's would be. */
-        snprintf(sc.submit.name, sizeof(sc.submit.name), "%s", strrchr(sc.submit.land_path, '/') + 1);
-        if (name_check(sc.submit.name, strlen(sc.submit.name)) != NAME_OK) {
-                xferctl_say("get: cannot fetch %s: %s", path_shown,
-                            name_verdict_str(name_check(sc.submit.name, strlen(sc.submit.name))));
-                return XFERCTL_EXIT_USAGE;
-        }
-        sc.submit.flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
-                          (sc.overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
-        if (sc.retries >= 0) {
-                sc.submit.flags |= CTL_SUBMIT_RETRIES;
-                sc.submit.retries = (uint16_t)sc.retries;
-        }
-        r = peernames_init(&sc.names, "", socket_path, sc.peer_names_opt, false);
-        if (r >= 0)
-                return r;
-        if (peer_split(peer, host, sizeof(host), &sc.submit.port, err, sizeof(err)) < 0) {
-                xferctl_say("bad peer '%s': %s (expected HOST, HOST:PORT or [IPV6]:PORT)", peer_shown, err);
-                return XFERCTL_EXIT_USAGE;
-        }
-        r = sendcmd_resolve(&sc, host, sc.submit.host, sizeof(sc.submit.host));
-        if (r >= 0)
-                return r;
-        r = getcmd_local_addr(&sc, sc.submit.host, sc.submit.back_host, sizeof(sc.submit.back_host));
-        if (r >= 0)
-                return r;
-        r = getcmd_creds(&sc);
-        if (r >= 0)
-                return r;
-        return sendcmd_go(&sc, -1);
+        return getcmd_pull(&sc, src, NULL, dest, false);
 }

@@ -19,6 +19,7 @@
 #include "filter.h"
 #include "hostlist.h"
 #include "json.h"
+#include "landpath.h"
 #include "name.h"
 #include "peer.h"
 #include "itemize.h"
@@ -1150,6 +1151,9 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
         }
         if (hl->n > 1 && (sc.submit.flags & CTL_SUBMIT_LAND))
                 return sendland_several(&sc, hl->n);
+        /* PEER_A:/X PEER_B:/Y, as scp takes it: PEER_A sends X on (a pull). */
+        if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0]))
+                return getcmd_copy(&sc);
         if (hl->n == 1)
                 return sendcmd_one(&sc);
         /* A relay cannot judge on another node's behalf (wire.h, Dry runs). */

@@ -119,6 +119,10 @@ int sendcmd_go(struct sendcmd *sc, int fd);
 int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen);
 /* getcmd.c: a pull's end, said (sendcmd's report for a get). */
 int getcmd_report(struct sendcmd *sc);
+/* getcmd.c: xferctl send PEER_A:/X PEER_B:/Y, parsed as a send (its
+ * source the one path, PEER_B and Y in land_peer and the submit): PEER_A
+ * asked to send X to PEER_B, as the user on both. The exit code. */
+int getcmd_copy(struct sendcmd *sc);
 
 /* A finished job that published what was sent: whether something was
  * left out of it (unreadable, or not sendable), said on stderr. */

@@ -22,7 +22,7 @@
  *              retries u16, files u32, job_bytes u64, route_len u16,
  *              mode u32, mtime_ns u64, land_path_len u16, land_cred_len u16,
  *              land_token[16], back_host_len u16, back_path_len u16,
- *              back_cred_len u16, host, name, route, land_path, land_cred,
+ *              back_cred_len u16, back_port u16, host, name, route, land_path, land_cred,
  *              back_host, back_path, back_cred
  *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
@@ -55,7 +55,7 @@
  * the string lengths exactly. Empty strings are allowed here: whether an
  * empty host or name is acceptable is the daemon's call, with a clear ERROR.
  */
-#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8 + 2 + 2 + CTL_LAND_TOKEN_SIZE + 2 + 2 + 2)
+#define CTL_SUBMIT_FIXED        (2 + 2 + 8 + 2 + 2 + 2 + 4 + 8 + 2 + 4 + 8 + 2 + 2 + CTL_LAND_TOKEN_SIZE + 2 + 2 + 2 + 2)
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4 + \
@@ -467,6 +467,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l7);
                 bytes_put_u16(&o, (uint16_t)l8);
                 bytes_put_u16(&o, (uint16_t)l9);
+                bytes_put_u16(&o, m->submit.back_port);
                 bytes_put_mem(&o, m->submit.host, (size_t)l1);
                 bytes_put_mem(&o, m->submit.name, (size_t)l2);
                 bytes_put_mem(&o, m->submit.route, (size_t)l3);
@@ -704,6 +705,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l7 = bytes_get_u16(&in);
                 l8 = bytes_get_u16(&in);
                 l9 = bytes_get_u16(&in);
+                m->submit.back_port = bytes_get_u16(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX || l4 > CTL_LAND_PATH_MAX ||
                     l5 > CTL_LAND_CRED_MAX || l7 > CTL_HOST_MAX || l8 > CTL_LAND_PATH_MAX || l9 > CTL_LAND_CRED_MAX ||
                     plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l7 + l8 + l9)

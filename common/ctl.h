@@ -88,7 +88,7 @@
                                          *    LAND_DIR, LAND_REPLACE, land_path, land_cred,
                                          *    land_token;
                                          *    CTL_MSG_MAX 36864);
-                                         * 13: pulls (SUBMIT flag PULL, back_host,
+                                         * 13: pulls (SUBMIT flag PULL, back_port, back_host,
                                          *    back_path, back_cred; SETTINGS_INFO listen;
                                          *    CTL_MSG_MAX 43008) */
 #define CTL_HEADER_SIZE         12
@@ -237,7 +237,9 @@ struct ctl_submit {
         char land_path[CTL_LAND_PATH_MAX + 1];
         char land_cred[CTL_LAND_CRED_MAX + 1];
         uint8_t land_token[CTL_LAND_TOKEN_SIZE];
-        /* With CTL_SUBMIT_PULL: the way back (above); "" otherwise. */
+        /* With CTL_SUBMIT_PULL: the way back (above); "" otherwise. Its
+         * port: the daemon's there (0: this daemon's own, as for a get). */
+        uint16_t back_port;
         char back_host[CTL_HOST_MAX + 1];
         char back_path[CTL_LAND_PATH_MAX + 1];
         char back_cred[CTL_LAND_CRED_MAX + 1];

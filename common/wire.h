@@ -284,7 +284,8 @@
  * its reason: nothing is sent); its daemon then sends it, as an ordinary
  * landing of its own (its landing PUSH, the pull's token, back_flags,
  * back_addr, back_cred, back_path), to back_addr:back_port, which must be
- * one of the landing's addresses and the address the pull came from.
+ * one of the landing's addresses (the asking node's, or with xferctl send
+ * PEER_A:/x PEER_B:/y another's: the credential names where it may go).
  * Meanwhile it answers nothing but an empty CREDIT every second, which
  * the asking side, waiting for the ACCEPT, counts as progress; once that
  * transfer has ended it answers ACCEPT with WIRE_ACCEPT_SKIP and the
@@ -876,7 +877,7 @@ struct wire_landing {
         uint8_t addrs[WIRE_LAND_ADDRS_MAX][WIRE_ADDR_SIZE];
         char cred[WIRE_LAND_CRED_MAX + 1];      /* printable ASCII, 1 .. WIRE_LAND_CRED_MAX bytes */
         char path[WIRE_PATH_MAX + 1];           /* absolute: begins with '/' */
-        /* WIRE_LAND_PULL's way back (Pulls): the asking node's daemon
+        /* WIRE_LAND_PULL's way back (Pulls): the daemon the file goes to
          * listens at back_addr:back_port, and the file lands there as the
          * user at back_path (back_flags: WIRE_LAND_*), back_cred (a PUSH
          * credential of the same token for back_addr) proving who asks.

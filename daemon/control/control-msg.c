@@ -120,8 +120,8 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
                 snprintf(why, whylen, "landing as the user needs an absolute path, a MUNGE credential and a token");
                 return -EINVAL;
         }
-        if (!pull && (s->back_host[0] || s->back_path[0] || s->back_cred[0])) {
-                snprintf(why, whylen, "a way back (back_host, back_path, back_cred) is a pull's only");
+        if (!pull && (s->back_host[0] || s->back_path[0] || s->back_cred[0] || s->back_port)) {
+                snprintf(why, whylen, "a way back (back_host, back_port, back_path, back_cred) is a pull's only");
                 return -EINVAL;
         }
         l->direction = pull ? WIRE_LAND_PULL : WIRE_LAND_PUSH;
@@ -148,18 +148,19 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
                 memcpy(l->addrs[1], l->back_addr, sizeof(l->back_addr));
                 l->naddrs = 2;
                 l->back_flags = dir;
+                l->back_port = s->back_port;
                 snprintf(l->back_cred, sizeof(l->back_cred), "%s", s->back_cred);
                 snprintf(l->back_path, sizeof(l->back_path), "%s", s->back_path);
         }
         /* What the wire carries: a credential of printable ASCII, say. A
-         * pull's port is the job table's to fill: where this daemon listens. */
+         * get's port (0) is the job table's to fill: where this daemon listens. */
         form = malloc(sizeof(*form));
         if (!form) {
                 snprintf(why, whylen, "out of memory");
                 return -ENOMEM;
         }
         *form = *l;
-        if (pull)
+        if (pull && !form->back_port)
                 form->back_port = 1;
         r = wire_land_encode(NULL, 0, form);
         free(form);

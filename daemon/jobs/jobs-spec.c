@@ -239,9 +239,11 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                         return -ENOMEM;
                 }
                 *e->land = *s->land;
-                /* A pull's file comes back to where this daemon listens. */
+                /* A get's file comes back to where this daemon listens; a
+                 * copy's goes to the node it names, at its port. */
                 if (e->land->direction == WIRE_LAND_PULL) {
-                        e->land->back_port = jobs->cfg.port;
+                        if (!e->land->back_port)
+                                e->land->back_port = jobs->cfg.port;
                         job->pull = true;
                 }
                 job->land_path = e->land->path;

@@ -98,7 +98,8 @@ static void serve(int fd, const char *log)
                                 s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
                                 (unsigned int)s->files, s->land_path);
                         if (pull)
-                                fprintf(f, " back=%s:%s", s->back_host, s->back_path);
+                                fprintf(f, " back=%s:%u:%s", s->back_host, (unsigned int)s->back_port,
+                                        s->back_path);
                         fputc('\n', f);
                         if (s->flags & CTL_SUBMIT_LAND)
                                 note_cred(f, "CRED", s->land_cred, s->land_token,

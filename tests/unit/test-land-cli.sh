@@ -75,7 +75,7 @@ gusage() {
         ok $? "get ${args:0:100} refused (exit $rc: ${err:0:300})"
 }
 gusage "is not PEER:/PATH" 10.0.0.2 "$tmp/in"
-gusage "names a directory: get fetches one file" 10.0.0.2:/scratch/alice/ "$tmp/in"
+gusage "names a directory: a pull fetches one file" 10.0.0.2:/scratch/alice/ "$tmp/in"
 gusage "'..' is not allowed in PATH" 10.0.0.2:/scratch/../etc/x "$tmp/in"
 gusage "-r is not supported yet" -r 10.0.0.2:/scratch/x "$tmp/in"
 gusage "expected PEER:/PATH and DEST" 10.0.0.2:/scratch/x
@@ -144,6 +144,8 @@ unshare -m --propagation private bash -c '
         for _ in $(seq 100); do [[ -S $tmp/ctl.sock ]] && break; sleep 0.05; done
         (cd "$tmp/in" && send 7 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait --overwrite \
                 127.0.0.1:/scratch/alice/a.bin ../new.bin)
+        send 8 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait 127.0.0.1:7471:/scratch/alice/a.bin \
+                "127.0.0.2:7472:/scratch//alice/in/"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -187,12 +189,16 @@ back() {
         [[ $line =~ ^BACK\ uid=$2\ ttl=([0-9]+)\ restriction=0\ binding=ok$ ]]
         ok $? "and the way back's: uid $2, for root only, this job's DEST and token ($line)"
 }
-check 6 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.1:$tmp/in" \
+check 6 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.1:0:$tmp/in" \
         'get PEER:/PATH DIR: PATH read there, into DIR here, this node as the peer sees it'
 cred 6 0
 back 6 0
-check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:$tmp/new.bin" \
+check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/new.bin" \
         'get --overwrite PEER:/PATH ../NAME: DEST absolute, its directory real; back to where the daemon listens'
 back 7 0
+check 8 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.2:7472:/scratch/alice/in" \
+        'send PEER_A:/PATH PEER_B:/PATH/: PEER_A asked to send it on to PEER_B, its port and PATH normalised'
+cred 8 0
+back 8 0
 
 tap_done

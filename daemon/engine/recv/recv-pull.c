@@ -1,9 +1,10 @@
 /*
  * A pull (wire.h, Pulls; xferctl get PEER:/PATH DEST): the peer asks for
  * the file at PATH, read as the user its MUNGE credential proves, and
- * this side sends it back to the asking node, where it lands as that
- * user. The offer is the ask, a file of nothing; it is answered only
- * once the way back has ended:
+ * this side sends it to the node the pull names (the asking one for
+ * xferctl get, another for a copy between two peers), where it lands as
+ * that user. The offer is the ask, a file of nothing; it is answered
+ * only once the way back has ended:
  *
  *   offer:      SESSION {PULL, the landing}   -> the user it proved
  *               OPEN_READ {PATH}              -> a descriptor, read-only, as the user
@@ -47,8 +48,6 @@ static bool recv_pull_opening(struct recv_xfer *x)
 unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, char *text, size_t len)
 {
         const struct wire_landing *l = x->landing;
-        struct sockaddr *sa = rdma_get_peer_addr(x->base.lane[0]->conn.id);
-        struct wire_hop from;
         bool listed = false;
 
         if (o->flags != WIRE_OFFER_LAND || o->job_files != 1 || o->size != 0 ||
@@ -56,15 +55,12 @@ unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, ch
                 snprintf(text, len, "a pull asks for one file, with nothing else");
                 return WIRE_E_PROTOCOL;
         }
-        /* Back only to the node that asked, and that the credential names. */
-        if (wire_hop_set(&from, sa) < 0 || memcmp(from.addr, l->back_addr, WIRE_ADDR_SIZE) != 0) {
-                snprintf(text, len, "a pull's file goes back only to the node that asks for it");
-                return WIRE_E_PERMISSION;
-        }
+        /* Only to a node the user's credential names: the lander checks
+         * that the landing's addresses are the credential's. */
         for (unsigned int k = 0; k < l->naddrs; k++)
                 listed |= memcmp(l->addrs[k], l->back_addr, WIRE_ADDR_SIZE) == 0;
         if (!listed) {
-                snprintf(text, len, "a pull's credential does not name the node that asks");
+                snprintf(text, len, "a pull's credential does not name the node the file is to go to");
                 return WIRE_E_PERMISSION;
         }
         return WIRE_OK;
@@ -121,7 +117,7 @@ static void recv_pull_send(struct recv_xfer *x, int fd)
                 return;
         }
         /* Its own landing there: as the user, by the credential the
-         * asker made for this (a PUSH for its node), at the path it said. */
+         * user made for this (a PUSH for that node), at the path they said. */
         back->direction = WIRE_LAND_PUSH;
         back->flags = l->back_flags;
         back->naddrs = 1;

@@ -27,7 +27,9 @@
 #     nothing made; bob outside landing_roots: refused, naming them.
 #  4b. xferctl get: alice pulls her 0600 file from beta into a directory
 #     of hers: intact, hers, 0600; again: "exists"; bob pulling it:
-#     "Permission denied", nothing made; a directory: "not a regular file".
+#     "Permission denied", nothing made; a directory: "not a regular file";
+#     xferctl send A:/x B:/y (alpha's daemon sends the file on to beta),
+#     alice's there.
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  6. a receiver whose landing_roots is empty refuses it, saying so; the
@@ -252,7 +254,16 @@ RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/set" "$SCR/$ALICE/set-copy" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "not a regular file" <<<"$OUT" || tb_fail "a get of a directory: exit $RC: $OUT"
 [[ ! -e $SCR/$ALICE/set-copy ]] || tb_fail "a get of a directory made something"
-rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat"
+# A copy between two daemons, as scp A:/x B:/y: alpha asked, beta's
+# lander reads it... here alpha's own: it sends the file on to beta.
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl send "$ALPHA_ADDR:$SCR/$ALICE/pull.dat" "$BETA_ADDR:$SCR/$ALICE/copied.dat" 2>&1) ||
+        RC=$?
+((RC == 0)) && grep -qF -- "-> $BETA_ADDR:$SCR/$ALICE/copied.dat" <<<"$OUT" || tb_fail "alice's copy A:/x B:/y: exit $RC: $OUT"
+same_file "$WORK/pull.dat" "$SCR/$ALICE/copied.dat"
+[[ $(stat -c '%U %a' "$SCR/$ALICE/copied.dat") == "$ALICE 600" ]] || tb_fail "the copy is not alice's 0600 file"
+tb_log "$OUT"
+rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat" "$SCR/$ALICE/copied.dat"
 
 tb_log "5. the lander not running: said; with it back, landing works again"
 tb_run systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service
