@@ -254,8 +254,8 @@ RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/set" "$SCR/$ALICE/set-copy" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "not a regular file" <<<"$OUT" || tb_fail "a get of a directory: exit $RC: $OUT"
 [[ ! -e $SCR/$ALICE/set-copy ]] || tb_fail "a get of a directory made something"
-# A copy between two daemons, as scp A:/x B:/y: alpha asked, beta's
-# lander reads it... here alpha's own: it sends the file on to beta.
+# A copy between two daemons, as scp A:/x B:/y; here A is alpha itself,
+# which reads the file as alice and sends it on to beta.
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl send "$ALPHA_ADDR:$SCR/$ALICE/pull.dat" "$BETA_ADDR:$SCR/$ALICE/copied.dat" 2>&1) ||
         RC=$?
