@@ -1152,8 +1152,6 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
                                     "such as node[01-16]:7470)", shown ? shown : "?", err);
                 return r == -ENOMEM ? XFERCTL_EXIT_FAILED : XFERCTL_EXIT_USAGE;
         }
-        if (hl->n > 1 && (sc.submit.flags & CTL_SUBMIT_LAND))
-                return sendland_several(&sc, hl->n);
         /* PEER_A:/X PEER_B:/Y, as scp takes it: PEER_A sends X on (a pull). */
         if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0]))
                 return getcmd_copy(&sc);
@@ -1165,7 +1163,9 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
                             "cannot be asked: name one peer (or --parallel to ask each)");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sendcmd_chain_fits(&sc))
+        /* A landing goes to each node directly, each with a credential of
+         * its own (a relay does not carry a landing on). */
+        if (sendcmd_chain_fits(&sc) && !(sc.submit.flags & CTL_SUBMIT_LAND))
                 return sendcmd_chain(&sc, hl, sendcmd_one, sendcmd_resolve);
         /* Several peers: what every one of them would refuse is said once. */
         if (!sc.recursive && !sc.keep_going) {

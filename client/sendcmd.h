@@ -145,8 +145,6 @@ static inline bool sendcmd_left_out_say(const struct sendcmd *sc)
  * (@arg is a PEER as ever, or the landing is set), or an exit code (said).
  */
 int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles);
-/* A landing's PEER that is @n peers: refused, said. Returns the exit code. */
-int sendland_several(const struct sendcmd *sc, size_t n);
 /* The landing's MUNGE credential and token, made as the user for the peer
  * now in sc->submit.host, into sc->submit. -1, or an exit code (said). */
 int sendland_cred(struct sendcmd *sc);

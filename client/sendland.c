@@ -54,10 +54,6 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
                             f & CTL_SUBMIT_DRY_RUN ? "--dry-run" : "--itemize-changes");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sc->parallel) {
-                xferctl_say("send: --parallel is for several peers; PEER:/PATH lands on one");
-                return XFERCTL_EXIT_USAGE;
-        }
         if (sc->recursive && nfiles > 1) {
                 xferctl_say("send: -r with PEER:/PATH lands one directory at a time: send each with its "
                             "own xferctl send -r DIR PEER:/PATH");
@@ -109,16 +105,6 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
         if (dir || nfiles > 1)
                 sc->submit.flags |= CTL_SUBMIT_LAND_DIR;
         return -1;
-}
-
-int sendland_several(const struct sendcmd *sc, size_t n)
-{
-        _cleanup_(freep) char *shown = esc_term_dup(sc->peer_arg);
-
-        xferctl_say("send: landing as yourself on several peers is not supported yet: '%s' is %zu peers "
-                    "(land on each with its own xferctl send, or send to their drop boxes: the "
-                    "NODELIST without :/PATH)", shown ? shown : "?", n);
-        return XFERCTL_EXIT_USAGE;
 }
 
 int sendland_cred(struct sendcmd *sc)

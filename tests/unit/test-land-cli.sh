@@ -2,7 +2,7 @@
 # xferctl send FILE... PEER:/PATH (client/sendland.c, landpath.c,
 # landcred.c): what this first version of landing as yourself cannot go
 # with, refused before anything is sent, each saying what instead; PATH's
-# rules; several peers; a node without munged; PEERs without ":/" as
+# rules; a node without munged; PEERs without ":/" as
 # they always were. Then, as root in a mount namespace of its own (a
 # munged of the test's at libmunge's default socket, which the namespace's
 # own /run holds), the SUBMIT xferctl makes, read by fake-submit: its
@@ -47,10 +47,6 @@ for opt in --skip-existing --sync=size --sync=digest --delete; do
 done
 usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
 usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
-usage '--parallel is for several peers' --parallel 2 "$tmp/a" 10.0.0.2:/scratch/x
-usage "several peers is not supported yet: '10.0.0.[1-2]' is 2 peers" "$tmp/a" '10.0.0.[1-2]:/scratch/x'
-usage "several peers is not supported yet: 'node[01-04]' is 4 peers" "$tmp/a" 'node[01-04]:/scratch/x'
-usage "several peers is not supported yet: 'a,b:7471' is 2 peers" "$tmp/a" 'a,b:7471:/scratch/x'
 
 usage "'..' is not allowed in PATH" "$tmp/a" 10.0.0.2:/scratch/../etc/x
 usage "'/' itself is no place to land in" "$tmp/a" 10.0.0.2:/
@@ -144,6 +140,7 @@ unshare -m --propagation private bash -c '
         for _ in $(seq 100); do [[ -S $tmp/ctl.sock ]] && break; sleep 0.05; done
         (cd "$tmp/in" && send 7 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait --overwrite \
                 127.0.0.1:/scratch/alice/a.bin ../new.bin)
+        send 9 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "127.0.0.[1-2]:7471:/scratch/alice/in/"
         send 8 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait 127.0.0.1:7471:/scratch/alice/a.bin \
                 "127.0.0.2:7472:/scratch//alice/in/"
         kill "$fake_pid" "$munged"
@@ -196,6 +193,12 @@ back 6 0
 check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/new.bin" \
         'get --overwrite PEER:/PATH ../NAME: DEST absolute, its directory real; back to where the daemon listens'
 back 7 0
+# Several peers: each its own job, straight to it, with a credential for it alone.
+rc=$(cat "$tmp/9.rc" 2>/dev/null)
+[[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/9.log" &&
+        grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.2 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/9.log" &&
+        [[ $(grep -c '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/9.log") == 2 ]]
+ok $? "a NODELIST:/PATH: one job a peer, each credential bound to its peer (exit $rc: $(head -c 300 "$tmp/9.err"); $(tr '\n' ' ' <"$tmp/9.log" 2>/dev/null))"
 check 8 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.2:7472:/scratch/alice/in" \
         'send PEER_A:/PATH PEER_B:/PATH/: PEER_A asked to send it on to PEER_B, its port and PATH normalised'
 cred 8 0

@@ -29,7 +29,7 @@
 #     of hers: intact, hers, 0600; again: "exists"; bob pulling it:
 #     "Permission denied", nothing made; a directory: "not a regular file";
 #     xferctl send A:/x B:/y (alpha's daemon sends the file on to beta),
-#     alice's there.
+#     alice's there; a NODELIST:/PATH lands on each node, straight.
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  6. a receiver whose landing_roots is empty refuses it, saying so; the
@@ -263,7 +263,17 @@ OUT=$(as "$ALICE" timeout 120 xferctl send "$ALPHA_ADDR:$SCR/$ALICE/pull.dat" "$
 same_file "$WORK/pull.dat" "$SCR/$ALICE/copied.dat"
 [[ $(stat -c '%U %a' "$SCR/$ALICE/copied.dat") == "$ALICE 600" ]] || tb_fail "the copy is not alice's 0600 file"
 tb_log "$OUT"
-rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat" "$SCR/$ALICE/copied.dat"
+# A NODELIST:/PATH: each node directly, each with its own credential
+# (one guest, one file system: the second replaces the first's).
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl send --overwrite "$WORK/pull.dat" "$ALPHA_ADDR,$BETA_ADDR:$SCR/$ALICE/both.dat" 2>&1) ||
+        RC=$?
+((RC == 0)) && grep -q "^$ALPHA_ADDR: " <<<"$OUT" && grep -q "^$BETA_ADDR: " <<<"$OUT" ||
+        tb_fail "alice's send to two peers at PATH: exit $RC: $OUT"
+same_file "$WORK/pull.dat" "$SCR/$ALICE/both.dat"
+[[ $(stat -c %U "$SCR/$ALICE/both.dat") == "$ALICE" ]] || tb_fail "both.dat is not alice's"
+tb_log "$OUT"
+rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat" "$SCR/$ALICE/copied.dat" "$SCR/$ALICE/both.dat"
 
 tb_log "5. the lander not running: said; with it back, landing works again"
 tb_run systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service
