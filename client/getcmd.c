@@ -195,9 +195,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        char *end;
-        long n;
-        int c;
+        int c, r;
 
         optind = 0;
         opterr = 0;
@@ -207,13 +205,9 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         sc->overwrite = true;
                         break;
                 case 'y':
-                        errno = 0;
-                        n = strtol(optarg, &end, 10);
-                        if (errno || end == optarg || *end || n < 0 || n > 100) {
-                                xferctl_say("--retries: expected 0 to 100");
-                                return XFERCTL_EXIT_USAGE;
-                        }
-                        sc->retries = (int)n;
+                        r = sendcmd_retries_opt(sc, "get", optarg);
+                        if (r >= 0)
+                                return r;
                         break;
                 case 'w':
                         sc->no_wait = true;

@@ -360,6 +360,25 @@ static int sendcmd_filter_opt(struct sendcmd *sc, enum filter_kind kind, bool fr
         return -1;
 }
 
+int sendcmd_retries_opt(struct sendcmd *sc, const char *cmd, const char *arg)
+{
+        unsigned int n = 0;
+        const char *p = arg;
+
+        /* Digits only, and not more than the daemon takes. */
+        for (; *p >= '0' && *p <= '9' && n <= CTL_RETRIES_MAX; p++)
+                n = n * 10 + (unsigned int)(*p - '0');
+        if (*p || p == arg || n > CTL_RETRIES_MAX) {
+                char shown[ESC_TERM_SIZE(32)];
+
+                xferctl_say("%s: --retries '%s': expected a number from 0 to %u", cmd,
+                            esc_term(shown, sizeof(shown), arg), CTL_RETRIES_MAX);
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->retries = (int)n;
+        return -1;
+}
+
 static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -474,23 +493,11 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                                 return XFERCTL_EXIT_USAGE;
                         }
                         break;
-                case 'y': {
-                        unsigned int n = 0;
-                        const char *p = optarg;
-
-                        /* Digits only, and not more than the daemon takes. */
-                        for (; *p >= '0' && *p <= '9' && n <= CTL_RETRIES_MAX; p++)
-                                n = n * 10 + (unsigned int)(*p - '0');
-                        if (*p || p == optarg || n > CTL_RETRIES_MAX) {
-                                char shown[ESC_TERM_SIZE(32)];
-
-                                xferctl_say("send: --retries '%s': expected a number from 0 to %u",
-                                            esc_term(shown, sizeof(shown), optarg), CTL_RETRIES_MAX);
-                                return XFERCTL_EXIT_USAGE;
-                        }
-                        sc->retries = (int)n;
+                case 'y':
+                        r = sendcmd_retries_opt(sc, "send", optarg);
+                        if (r >= 0)
+                                return r;
                         break;
-                }
                 case 'w':
                         sc->no_wait = true;
                         break;

@@ -117,6 +117,9 @@ int sendcmd_go(struct sendcmd *sc, int fd);
 /* @host (a PEER's, no port) through peer_names, then resolved into @num
  * (numeric text). -1, or an exit code (said). */
 int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen);
+/* --retries @arg of @cmd ("send", "get") into sc->retries: -1, or
+ * XFERCTL_EXIT_USAGE (said). */
+int sendcmd_retries_opt(struct sendcmd *sc, const char *cmd, const char *arg);
 /* getcmd.c: a pull's end, said (sendcmd's report for a get). */
 int getcmd_report(struct sendcmd *sc);
 /* getcmd.c: xferctl send PEER_A:/X PEER_B:/Y, parsed as a send (its

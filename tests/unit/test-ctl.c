@@ -681,9 +681,9 @@ static void test_codec(void)
         /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */
         struct ctl_msg s = msgs[0];
         int len = ctl_encode(buf, sizeof(buf), &s);
-        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 70;
+        const int lens = CTL_HEADER_SIZE + 12, host = CTL_HEADER_SIZE + 72;
 
-        is_int(len, host + 7 + 10 + 25, "SUBMIT: 70 fixed bytes, then host, name and route");
+        is_int(len, host + 7 + 10 + 25, "SUBMIT: 72 fixed bytes, then host, name and route");
         ok(buf[CTL_HEADER_SIZE + 32] == 0xe8 && buf[CTL_HEADER_SIZE + 33] == 0x03 &&
            buf[CTL_HEADER_SIZE + 35] == 0 && buf[CTL_HEADER_SIZE + 36] == 0x28 && buf[CTL_HEADER_SIZE + 43] == 0x21,
            "SUBMIT mode u32 and mtime_ns u64 after route_len, little-endian");
@@ -742,13 +742,16 @@ static void test_codec(void)
                 strcpy(l.submit.back_host, "198.18.0.1");
                 strcpy(l.submit.back_path, "/home/alice/in");
                 strcpy(l.submit.back_cred, "MUNGE:back:");
+                l.submit.back_port = 7472;
                 ll = ctl_encode(buf, sizeof(buf), &l);
                 is_int(ll, host + 10 + 5 + lpath + lcred + 10 + 14 + 11, "SUBMIT with PULL: the way back at the end");
                 ok(buf[CTL_HEADER_SIZE + 64] == 10 && buf[CTL_HEADER_SIZE + 66] == 14 &&
-                   buf[CTL_HEADER_SIZE + 68] == 11 &&
+                   buf[CTL_HEADER_SIZE + 68] == 11 && buf[CTL_HEADER_SIZE + 70] == (7472 & 0xff) &&
+                   buf[CTL_HEADER_SIZE + 71] == (7472 >> 8) &&
                    memcmp(buf + ll - 35, "198.18.0.1/home/alice/inMUNGE:back:", 35) == 0,
-                   "back_host_len, back_path_len, back_cred_len after the token; the three strings last");
+                   "back_host_len, back_path_len, back_cred_len, back_port after the token; the three strings last");
                 ok(ctl_decode(buf, (size_t)ll, &m) == 0 && strcmp(m.submit.back_path, "/home/alice/in") == 0 &&
+                   m.submit.back_port == 7472 &&
                    strcmp(m.submit.back_cred, "MUNGE:back:") == 0 && strcmp(m.submit.back_host, "198.18.0.1") == 0 &&
                    m.submit.flags == l.submit.flags, "and decodes to the same");
                 memcpy(tmp, buf, (size_t)ll);
