@@ -246,9 +246,10 @@ static int getcmd_creds(struct sendcmd *sc)
 {
         struct ctl_submit *s = &sc->submit;
         uint8_t token[LANDMSG_TOKEN_SIZE];
+        const char *both[] = { s->host, s->back_host }, *back[] = { s->back_host };
         struct landcred_req rq = {
                 .direction = LANDMSG_PULL,
-                .addrs = { s->host, s->back_host },
+                .addrs = both,
                 .naddrs = 2,
                 .dest = s->land_path,
                 .token = token,
@@ -264,7 +265,7 @@ static int getcmd_creds(struct sendcmd *sc)
                 memcpy(s->land_cred, lc.cred, sizeof(lc.cred));
                 rq = (struct landcred_req){
                         .direction = LANDMSG_PUSH,
-                        .addrs = { s->back_host },
+                        .addrs = back,
                         .naddrs = 1,
                         .dest = s->back_path,
                         .replace = sc->overwrite,

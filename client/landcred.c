@@ -27,9 +27,10 @@ static void landcred_text_freep(char **text)
 int landcred_make(const char *addr, const char *dest, bool replace, const char *munge_socket, struct landcred *out,
                   char *err, size_t errlen)
 {
+        const char *addrs[] = { addr };
         const struct landcred_req rq = {
                 .direction = LANDMSG_PUSH,
-                .addrs = { addr },
+                .addrs = addrs,
                 .naddrs = 1,
                 .dest = dest,
                 .replace = replace,
@@ -59,8 +60,8 @@ int landcred_make_for(const struct landcred_req *rq, const char *munge_socket, s
         }
         s->direction = rq->direction;
         s->flags = rq->replace ? LANDMSG_SESSION_REPLACE : 0;
-        if (rq->naddrs < 1 || rq->naddrs > ARRAY_SIZE(rq->addrs)) {
-                snprintf(err, errlen, "a credential names one or two nodes");
+        if (rq->naddrs < 1 || rq->naddrs > LANDMSG_ADDRS_MAX) {
+                snprintf(err, errlen, "a credential names 1 to %d nodes", LANDMSG_ADDRS_MAX);
                 return -EINVAL;
         }
         s->naddrs = (uint16_t)rq->naddrs;

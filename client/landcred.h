@@ -37,17 +37,17 @@ int landcred_make(const char *addr, const char *dest, bool replace, const char *
 /* What a credential binds (landmsg_binding), for landcred_make_for(). */
 struct landcred_req {
         enum landmsg_direction direction;
-        const char *addrs[2];           /* numeric text: the nodes it is for */
-        unsigned int naddrs;            /* 1 or 2 */
+        const char *const *addrs;       /* numeric text: the nodes it is for */
+        unsigned int naddrs;            /* 1 .. LANDMSG_ADDRS_MAX */
         const char *dest;               /* absolute, normal form */
         bool replace;
         const uint8_t *token;           /* LANDMSG_TOKEN_SIZE bytes, or NULL: a fresh one */
 };
 
 /*
- * As landcred_make(), for any direction and one or two nodes: a pull's
- * (xferctl get) reading credential names the peer and this node, and
- * its landing one, of the same token, this node alone.
+ * As landcred_make(), for any direction and nodes: a pull's (xferctl
+ * get) reading credential names the peer and this node, and its landing
+ * one, of the same token, this node alone; a chain's, every node.
  */
 int landcred_make_for(const struct landcred_req *rq, const char *munge_socket, struct landcred *out, char *err,
                       size_t errlen);

@@ -1170,9 +1170,11 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
                             "cannot be asked: name one peer (or --parallel to ask each)");
                 return XFERCTL_EXIT_USAGE;
         }
-        /* A landing goes to each node directly, each with a credential of
-         * its own (a relay does not carry a landing on). */
-        if (sendcmd_chain_fits(&sc) && !(sc.submit.flags & CTL_SUBMIT_LAND))
+        /* A landing's one file goes down a chain, its credential naming
+         * every node; a landing's tree to each node directly, each with a
+         * credential of its own (a relay passes no staged tree of a
+         * user's on). */
+        if (sendcmd_chain_fits(&sc) && !((sc.submit.flags & CTL_SUBMIT_LAND) && sc.recursive))
                 return sendcmd_chain(&sc, hl, sendcmd_one, sendcmd_resolve);
         /* Several peers: what every one of them would refuse is said once. */
         if (!sc.recursive && !sc.keep_going) {

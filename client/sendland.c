@@ -109,10 +109,29 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
 
 int sendland_cred(struct sendcmd *sc)
 {
+        static struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+        static const char *addrs[1 + CTL_ROUTE_HOPS_MAX];
+        struct landcred_req rq = {
+                .direction = LANDMSG_PUSH,
+                .addrs = addrs,
+                .dest = sc->submit.land_path,
+                .replace = sc->overwrite,
+        };
         struct landcred lc;
         char err[512];
+        int n;
 
-        if (landcred_make(sc->submit.host, sc->submit.land_path, sc->overwrite, NULL, &lc, err, sizeof(err)) < 0) {
+        /* The peer, then a chain's every node after it, as the daemon
+         * names them in the landing (control_land). */
+        n = ctl_route_parse(sc->submit.route, hops, CTL_ROUTE_HOPS_MAX);
+        if (n < 0) {
+                xferctl_say("cannot land as yourself along the chain: its route is malformed");
+                return XFERCTL_EXIT_FAILED;
+        }
+        addrs[rq.naddrs++] = sc->submit.host;
+        for (int i = 0; i < n; i++)
+                addrs[rq.naddrs++] = hops[i].host;
+        if (landcred_make_for(&rq, NULL, &lc, err, sizeof(err)) < 0) {
                 xferctl_say("cannot land as yourself on %s: %s (without :/PATH the files go to its drop "
                             "box instead)", sc->peer_shown, err);
                 return XFERCTL_EXIT_FAILED;

@@ -355,18 +355,21 @@ static bool wire_offer_long_ok(const struct wire_offer *o)
 }
 
 /* Landing as the user (version 19): the session's first offer, of a
- * regular file or (version 20) a tree's DEST, and nothing a landing does
- * not do yet. */
+ * regular file (version 21: along a chain too) or (version 20) a tree's
+ * DEST, and nothing a landing does not do yet. */
 static bool wire_offer_land_ok(const struct wire_offer *o)
 {
         static const uint8_t zero[WIRE_SOURCE_SIZE];
 
         if (!(o->flags & WIRE_OFFER_LAND))
                 return true;
+        /* Version 21: a regular file's down a chain (a route, or relayed). */
+        if ((o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) && (o->flags & WIRE_OFFER_TREE))
+                return false;
         return o->file == 0 && memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 &&
                !(o->flags & WIRE_OFFER_TREE) == !(o->flags & WIRE_OFFER_DIR) &&
-               !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED |
-                             WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LONG_NAME));
+               !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_DRY_RUN |
+                             WIRE_OFFER_LONG_NAME));
 }
 
 /* The offer's name: up to WIRE_NAME_MAX bytes in it, or WIRE_OFFER_LONG_NAME's longer path. */

@@ -265,9 +265,13 @@
  * of the landing's bytes (land_hash: not on the wire, the receiver hashes
  * what it assembled). Every file of the session lands so: regular files,
  * or one tree (version 20: WIRE_OFFER_LAND on DEST's offer, its entries
- * and packs as any tree's), never a route, relay, sync or dry run, nothing
- * resumable (no source token: a partial of a user's file, or a kept tree,
- * would sit in the receiver's partial_dir). The receiver takes nothing from the credential itself:
+ * and packs as any tree's), never a sync or dry run, nothing resumable
+ * (no source token: a partial of a user's file, or a kept tree, would sit
+ * in the receiver's partial_dir). Version 21: one regular file may go
+ * down a relay chain (WIRE_OFFER_ROUTE, and a relay's WIRE_OFFER_RELAYED
+ * with a zero source): every node lands it at PATH, and a relay passes
+ * the landing on unchanged; the credential names every node of the
+ * chain (up to WIRE_LAND_ADDRS_MAX). The receiver takes nothing from the credential itself:
  * its lander decodes it (landmsg.h) and refuses what it does not prove;
  * a receiver that lands no user's files refuses the offer (WIRE_E_PERMISSION).
  * A LAND part after the first offer, out of order, or an offer with
@@ -453,7 +457,8 @@
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
  *   21: pulls (WIRE_LAND_PULL: the receiver reads the file as the user and
- *       sends it back; Pulls, below);
+ *       sends it back; Pulls, below); a landing's file down a relay chain,
+ *       its addresses up to 512;
  *   20: a tree that lands as the user (WIRE_OFFER_LAND on DEST's offer);
  *   19: landing as the user (LAND, WIRE_OFFER_LAND);
  *   18: paths of up to 4095 bytes (WIRE_OFFER_LONG_NAME, NAME);
@@ -498,7 +503,7 @@
 /* Landing as the user (version 19): a landing's addresses at most, its
  * MUNGE credential's bytes, what one LAND part carries, a landing whole
  * at its longest, and its hash. */
-#define WIRE_LAND_ADDRS_MAX     16
+#define WIRE_LAND_ADDRS_MAX     512     /* a relay chain's nodes (version 21) */
 #define WIRE_LAND_CRED_MAX      2048
 #define WIRE_LAND_PART_MAX      480
 #define WIRE_LAND_FIXED         (1 + 1 + 2 + WIRE_TOKEN_SIZE + 2 + 2)

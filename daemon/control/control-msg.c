@@ -133,6 +133,20 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
                 snprintf(why, whylen, "not a numeric IPv4 or IPv6 address: %s", s->host);
                 return -EINVAL;
         }
+        /* A chain's every node, in order after the peer, as xferctl bound
+         * them (one regular file: jobs_spec_check). */
+        if (!pull) {
+                struct ctl_route_iter it = CTL_ROUTE_ITER(s->route);
+                struct ctl_hop hop;
+
+                while (ctl_route_next(&it, &hop) > 0) {
+                        if (l->naddrs >= WIRE_LAND_ADDRS_MAX || landmsg_addr_parse(hop.host, l->addrs[l->naddrs]) < 0) {
+                                snprintf(why, whylen, "a chain's node is not a numeric address: %s", hop.host);
+                                return -EINVAL;
+                        }
+                        l->naddrs++;
+                }
+        }
         memcpy(l->token, s->land_token, sizeof(l->token));
         snprintf(l->cred, sizeof(l->cred), "%s", s->land_cred);
         snprintf(l->path, sizeof(l->path), "%s", s->land_path);

@@ -80,8 +80,12 @@ static void check_landing(const uint8_t *data, size_t size)
                         abort();
                 return;
         }
-        if (l.direction != WIRE_LAND_PUSH || l.naddrs == 0 || l.naddrs > WIRE_LAND_ADDRS_MAX || l.path[0] != '/' ||
-            strlen(l.cred) == 0 || strlen(l.path) > WIRE_PATH_MAX)
+        if ((l.direction != WIRE_LAND_PUSH && l.direction != WIRE_LAND_PULL) || l.naddrs == 0 ||
+            l.naddrs > WIRE_LAND_ADDRS_MAX || l.path[0] != '/' || strlen(l.cred) == 0 || strlen(l.path) > WIRE_PATH_MAX)
+                abort();
+        /* A pull's way back is whole; a push has none. */
+        if (l.direction == WIRE_LAND_PULL ? l.back_port == 0 || l.back_path[0] != '/' || strlen(l.back_cred) == 0
+                                          : l.back_port != 0 || l.back_path[0] || l.back_cred[0])
                 abort();
         n = wire_land_encode(buf, sizeof(buf), &l);
         if (n < 0 || (size_t)n != size || memcmp(buf, data, size) != 0)

@@ -32,10 +32,10 @@
 #include "landmsg.h"
 #include "macro.h"
 
-/* @cred, made for @direction, @dest, the job's token and the nodes @a
- * (and @b, or NULL), with @replace: "CRED uid=... binding=ok|wrong". */
+/* @cred, made for @direction, @dest, the job's token and the nodes
+ * @addrs, with @replace: "CRED uid=... binding=ok|wrong". */
 static void note_cred(FILE *f, const char *tag, const char *cred, const uint8_t *token, unsigned int direction,
-                      const char *dest, const char *a, const char *b, bool replace)
+                      const char *dest, const char *const *addrs, unsigned int naddrs, bool replace)
 {
         static struct landmsg_session ls;
         uint8_t want[LANDMSG_BINDING_SIZE];
@@ -49,7 +49,7 @@ static void note_cred(FILE *f, const char *tag, const char *cred, const uint8_t 
         memset(&ls, 0, sizeof(ls));
         ls.direction = (uint8_t)direction;
         ls.flags = replace ? LANDMSG_SESSION_REPLACE : 0;
-        ls.naddrs = b ? 2 : 1;
+        ls.naddrs = (uint16_t)naddrs;
         memcpy(ls.token, token, sizeof(ls.token));
         snprintf(ls.dest, sizeof(ls.dest), "%s", dest);
         e = munge_decode(cred, ctx, &payload, &len, &uid, &gid);
@@ -58,9 +58,11 @@ static void note_cred(FILE *f, const char *tag, const char *cred, const uint8_t 
         if (e != EMUNGE_SUCCESS) {
                 fprintf(f, "%s error=%s\n", tag, munge_ctx_strerror(ctx) ?: munge_strerror(e));
         } else {
-                bool bound = landmsg_addr_parse(a, ls.addrs[0]) == 0 &&
-                             (!b || landmsg_addr_parse(b, ls.addrs[1]) == 0) && landmsg_binding(&ls, want) == 0 &&
-                             len == LANDMSG_BINDING_SIZE && memcmp(payload, want, sizeof(want)) == 0;
+                bool bound = len == LANDMSG_BINDING_SIZE;
+
+                for (unsigned int k = 0; k < naddrs; k++)
+                        bound = bound && landmsg_addr_parse(addrs[k], ls.addrs[k]) == 0;
+                bound = bound && landmsg_binding(&ls, want) == 0 && memcmp(payload, want, sizeof(want)) == 0;
 
                 fprintf(f, "%s uid=%u ttl=%d restriction=%u binding=%s\n", tag, (unsigned int)uid, ttl,
                         (unsigned int)restriction, bound ? "ok" : "wrong");
@@ -101,14 +103,29 @@ static void serve(int fd, const char *log)
                                 fprintf(f, " back=%s:%u:%s", s->back_host, (unsigned int)s->back_port,
                                         s->back_path);
                         fputc('\n', f);
+                        /* The nodes it names: the peer, then the way back or a chain's hops. */
+                        static struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];
+                        static const char *addrs[1 + CTL_ROUTE_HOPS_MAX];
+                        unsigned int n = 0;
+                        int nh = ctl_route_parse(s->route, hops, CTL_ROUTE_HOPS_MAX);
+
+                        addrs[n++] = s->host;
+                        if (pull)
+                                addrs[n++] = s->back_host;
+                        for (int k = 0; k < nh; k++)
+                                addrs[n++] = hops[k].host;
+                        if (s->route[0])
+                                fprintf(f, "ROUTE %s\n", s->route);
                         if (s->flags & CTL_SUBMIT_LAND)
                                 note_cred(f, "CRED", s->land_cred, s->land_token,
-                                          pull ? LANDMSG_PULL : LANDMSG_PUSH, s->land_path, s->host,
-                                          pull ? s->back_host : NULL,
+                                          pull ? LANDMSG_PULL : LANDMSG_PUSH, s->land_path, addrs, n,
                                           !pull && (s->flags & CTL_SUBMIT_LAND_REPLACE));
-                        if (pull)
+                        if (pull) {
+                                const char *back[] = { s->back_host };
+
                                 note_cred(f, "BACK", s->back_cred, s->land_token, LANDMSG_PUSH, s->back_path,
-                                          s->back_host, NULL, s->flags & CTL_SUBMIT_LAND_REPLACE);
+                                          back, 1, s->flags & CTL_SUBMIT_LAND_REPLACE);
+                        }
                         rep = (struct ctl_msg){ .type = CTL_SUBMITTED, .id = 7 };
                 } else if (m.type == CTL_SETTINGS) {
                         /* Where it says it listens: $FAKE_LISTEN, or any. */

@@ -166,6 +166,18 @@ static void test_submit(void)
         free(c);
         c = NULL;
 
+        /* One file down a chain: the landing names every node, in order. */
+        s->flags = CTL_SUBMIT_LAND;
+        s->files = 1;
+        snprintf(s->host, sizeof(s->host), "10.1.1.1");
+        snprintf(s->route, sizeof(s->route), "10.1.1.2:7471,[fd00::3]");
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land && c->spec.land->naddrs == 3 &&
+           c->spec.land->addrs[1][15] == 2 && c->spec.land->addrs[2][0] == 0xfd && c->spec.land->addrs[2][15] == 3,
+           "a chain's landing names the peer and each hop, as xferctl bound them (%s)", why);
+        free(c);
+        c = NULL;
+        s->route[0] = '\0';
+
         /* A pull: the peer reads PATH, the file comes back to DEST. */
         s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_LAND_REPLACE;
         s->files = 0;

@@ -140,7 +140,8 @@ unshare -m --propagation private bash -c '
         for _ in $(seq 100); do [[ -S $tmp/ctl.sock ]] && break; sleep 0.05; done
         (cd "$tmp/in" && send 7 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait --overwrite \
                 127.0.0.1:/scratch/alice/a.bin ../new.bin)
-        send 9 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "127.0.0.[1-2]:7471:/scratch/alice/in/"
+        send 9 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait --parallel 2 "$tmp/a" "127.0.0.[1-2]:7471:/scratch/alice/in/"
+        send 10 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "127.0.0.[1-2]:7471:/scratch/alice/in/"
         send 8 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait 127.0.0.1:7471:/scratch/alice/a.bin \
                 "127.0.0.2:7472:/scratch//alice/in/"
         kill "$fake_pid" "$munged"
@@ -198,7 +199,12 @@ rc=$(cat "$tmp/9.rc" 2>/dev/null)
 [[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/9.log" &&
         grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.2 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/9.log" &&
         [[ $(grep -c '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/9.log") == 2 ]]
-ok $? "a NODELIST:/PATH: one job a peer, each credential bound to its peer (exit $rc: $(head -c 300 "$tmp/9.err"); $(tr '\n' ' ' <"$tmp/9.log" 2>/dev/null))"
+ok $? "a NODELIST:/PATH --parallel: one job a peer, each credential bound to its peer (exit $rc: $(head -c 300 "$tmp/9.err"); $(tr '\n' ' ' <"$tmp/9.log" 2>/dev/null))"
+# One file to a NODELIST: a relay chain, one credential naming every node.
+rc=$(cat "$tmp/10.rc" 2>/dev/null)
+[[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/10.log" &&
+        grep -qxF 'ROUTE 127.0.0.2:7471' "$tmp/10.log" && grep -q '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/10.log"
+ok $? "a NODELIST:/PATH of one file: a chain, its credential naming both nodes (exit $rc: $(head -c 300 "$tmp/10.err"); $(tr '\n' ' ' <"$tmp/10.log" 2>/dev/null))"
 check 8 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.2:7472:/scratch/alice/in" \
         'send PEER_A:/PATH PEER_B:/PATH/: PEER_A asked to send it on to PEER_B, its port and PATH normalised'
 cred 8 0

@@ -2633,7 +2633,17 @@ static void test_landing(void)
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_SYNC;
         is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not with sync");
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_ROUTE;
-        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not in a chain");
+        n = wire_encode(buf, sizeof(buf), &o);
+        ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_ROUTE),
+           "a regular file that lands as the user down a chain round-trips (version 21)");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_RELAYED;
+        n = wire_encode(buf, sizeof(buf), &o);
+        ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_RELAYED),
+           "and as a relay offers it on, with no source token");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_ROUTE;
+        o.offer.job_files = 3;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a landing's tree: not in a chain");
+        o.offer.job_files = 1;
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_DRY_RUN;
         is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not in a dry run");
 }

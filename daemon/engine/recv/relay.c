@@ -131,6 +131,10 @@ struct relay {
         int stream_fd;
         struct relay_entry stream;
         char stream_name[WIRE_PATH_MAX + 1];
+        /* A file that lands as its user (wire.h, Landing as the user):
+         * the landing, passed on unchanged, and the file's mode; NULL:
+         * the drop box. */
+        struct wire_landing *land;
 };
 
 static void relay_free_lanes(struct relay *r)
@@ -149,6 +153,8 @@ static void relay_free_lanes(struct relay *r)
                 r->opening->r = NULL;
         safe_close(r->open_fd);
         safe_close(r->stream_fd);
+        free(r->land);
+        r->land = NULL;
 }
 
 static void relay_free(struct relay *r)
@@ -301,6 +307,12 @@ static void relay_try(struct relay *r)
                         .route_hops = r->total - r->at - 1,
                         .relay_source = r->source,
                 };
+                /* A landing goes on as it came: the user's, resuming nothing. */
+                if (r->land) {
+                        req.land = r->land;
+                        req.mode = r->mode;
+                        req.relay_source = NULL;
+                }
                 /* A tree goes as its own session, each entry once staged
                  * here, or a large one while it comes in (relay_tree_next),
                  * offered relayed with the origin's token: a node that
@@ -449,6 +461,14 @@ void relay_start(struct recv_xfer *x)
                 entlist_free(&x->ents_kept);
         } else if (!x->published_match && x->cur->fd >= 0) {
                 r->fd = fcntl(x->cur->fd, F_DUPFD_CLOEXEC, 3);
+                if (x->landing) {
+                        r->land = malloc(sizeof(*r->land));
+                        if (r->land)
+                                *r->land = *x->landing;
+                        else
+                                r->fd = safe_close(r->fd);
+                        r->mode = o->mode;
+                }
         }
         r->tick = evtimer_new(e->base, relay_on_tick, r);
         if (r->tick)

@@ -29,7 +29,9 @@
 #     of hers: intact, hers, 0600; again: "exists"; bob pulling it:
 #     "Permission denied", nothing made; a directory: "not a regular file";
 #     xferctl send A:/x B:/y (alpha's daemon sends the file on to beta),
-#     alice's there; a NODELIST:/PATH lands on each node, straight.
+#     alice's there; a NODELIST:/PATH lands on each node: one file down a
+#     relay chain (alpha lands it and relays it), or with --parallel each
+#     node straight.
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  6. a receiver whose landing_roots is empty refuses it, saying so; the
@@ -263,16 +265,26 @@ OUT=$(as "$ALICE" timeout 120 xferctl send "$ALPHA_ADDR:$SCR/$ALICE/pull.dat" "$
 same_file "$WORK/pull.dat" "$SCR/$ALICE/copied.dat"
 [[ $(stat -c '%U %a' "$SCR/$ALICE/copied.dat") == "$ALICE 600" ]] || tb_fail "the copy is not alice's 0600 file"
 tb_log "$OUT"
-# A NODELIST:/PATH: each node directly, each with its own credential
-# (one guest, one file system: the second replaces the first's).
-RC=0
-OUT=$(as "$ALICE" timeout 120 xferctl send --overwrite "$WORK/pull.dat" "$ALPHA_ADDR,$BETA_ADDR:$SCR/$ALICE/both.dat" 2>&1) ||
-        RC=$?
-((RC == 0)) && grep -q "^$ALPHA_ADDR: " <<<"$OUT" && grep -q "^$BETA_ADDR: " <<<"$OUT" ||
-        tb_fail "alice's send to two peers at PATH: exit $RC: $OUT"
-same_file "$WORK/pull.dat" "$SCR/$ALICE/both.dat"
-[[ $(stat -c %U "$SCR/$ALICE/both.dat") == "$ALICE" ]] || tb_fail "both.dat is not alice's"
-tb_log "$OUT"
+# A NODELIST:/PATH: one file down a relay chain (alpha lands it and
+# passes it on to beta), and with --parallel to each node directly, each
+# with its own credential (one guest, one file system: the second
+# replaces the first's).
+for how in chain --parallel=2; do
+        since=$(date '+%F %T')
+        RC=0
+        OUT=$(as "$ALICE" timeout 120 xferctl send --overwrite ${how#chain} "$WORK/pull.dat" \
+                "$ALPHA_ADDR,$BETA_ADDR:$SCR/$ALICE/both.dat" 2>&1) || RC=$?
+        ((RC == 0)) && grep -q "^$ALPHA_ADDR: " <<<"$OUT" && grep -q "^$BETA_ADDR: " <<<"$OUT" ||
+                tb_fail "alice's send to two peers at PATH ($how): exit $RC: $OUT"
+        same_file "$WORK/pull.dat" "$SCR/$ALICE/both.dat"
+        [[ $(stat -c %U "$SCR/$ALICE/both.dat") == "$ALICE" ]] || tb_fail "both.dat is not alice's ($how)"
+        e=$(jobs_since "$ALPHA_UNIT" "$since" recv)
+        if [[ $how == chain ]]; then
+                grep -q "^RDMAXFER_RELAY=$BETA_ADDR:" <<<"$e" && grep -q "^RDMAXFER_LANDED=$SCR/$ALICE/both.dat$" <<<"$e" ||
+                        tb_fail "alpha did not land and relay it: $(grep '^RDMAXFER_\|^MESSAGE' <<<"$e" | tr '\n' ' ')"
+        fi
+        tb_log "$how: $OUT"
+done
 rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat" "$SCR/$ALICE/copied.dat" "$SCR/$ALICE/both.dat"
 
 tb_log "5. the lander not running: said; with it back, landing works again"
