@@ -66,7 +66,7 @@ munge_up
 # pre-shared key, as SECURITY.md asks: the offer's MAC covers the landing.
 (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$KEY")
 chown rdmaxfer: "$KEY" && chmod 0400 "$KEY"
-peers_configure "landing_roots=$SCR /tmp" "key_file=$KEY"
+peers_configure "landing_roots=$SCR /tmp" "key_file=$KEY" relay=yes
 start_peers
 tb_run systemctl start rdmaxfer-lander.socket
 
