@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "landc.h"
 #include "landmsg.h"
 #include "log.h"
@@ -48,6 +49,7 @@ static bool recv_pull_opening(struct recv_xfer *x)
 unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, char *text, size_t len)
 {
         const struct wire_landing *l = x->landing;
+        struct wire_hop from;
         bool listed = false;
 
         if (o->flags != WIRE_OFFER_LAND || o->job_files != 1 || o->size != 0 ||
@@ -62,6 +64,23 @@ unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, ch
         if (!listed) {
                 snprintf(text, len, "a pull's credential does not name the node the file is to go to");
                 return WIRE_E_PERMISSION;
+        }
+        /* To another node than the one asking (a copy between two peers):
+         * this node passes a file on, as a relay does, under the same
+         * policy (relay, relay_peers). */
+        if (wire_hop_set(&from, rdma_get_peer_addr(x->base.lane[0]->conn.id)) < 0 ||
+            memcmp(from.addr, l->back_addr, WIRE_ADDR_SIZE) != 0) {
+                struct wire_hop to = { .port = l->back_port };
+                struct sockaddr_storage ss;
+
+                memcpy(to.addr, l->back_addr, WIRE_ADDR_SIZE);
+                wire_hop_sockaddr(&to, &ss);
+                if (x->env->cfg.relay == CONFIG_RELAY_NO || wire_hop_refused(&to) ||
+                    !acl_allows(&x->env->cfg.relay_peers, (const struct sockaddr *)&ss)) {
+                        snprintf(text, len, "this node sends a file on to another node only as a relay may "
+                                 "(relay, relay_peers)");
+                        return WIRE_E_DENIED;
+                }
         }
         return WIRE_OK;
 }
