@@ -643,6 +643,11 @@ void engine_send_cancel(struct engine_send *s)
 void engine_send_progress(const struct engine_send *s, struct engine_progress *p)
 {
         send_progress(s, p);
+        /* A pull sends nothing: its file comes back here, a transfer of
+         * the same id from the node it asked (wire.h, Pulls). */
+        if (s->pull)
+                recv_pull_progress(&container_of(s->env, struct engine, se)->re, s->id,
+                                   (const struct sockaddr *)&s->dst, &p->bytes, &p->total);
 }
 
 int engine_print_partials(const char *partial_dir, FILE *out)

@@ -29,6 +29,9 @@ void job_refresh(struct job *job)
         job->bytes_done = job_entry(job)->base_bytes + p.bytes;
         job->files_skipped = job_entry(job)->base_skipped + p.skipped;
         job->usec = p.usec;
+        /* A pull: its file's size once it comes back (job_spec's is 0). */
+        if (job->pull && p.total)
+                job->size = job->first_size = p.total;
         if (job->nodes)
                 job_nodes_refresh(job, &p);
 }
@@ -253,6 +256,9 @@ static void jobs_on_done(void *owner, const struct engine_result *r)
                 job->files_done = job->files;
         }
         job->bytes_done = job_entry(job)->base_bytes + r->bytes;
+        /* A pull done: what came back is the file (it landed). */
+        if (job->pull && state == JOB_DONE)
+                job->bytes_done = job->size;
         job->files_skipped = job_entry(job)->base_skipped + r->skipped;
         job->deleted = r->deleted;
         job->usec = r->usec;

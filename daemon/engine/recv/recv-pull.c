@@ -254,3 +254,23 @@ void recv_pull_detach(struct recv_xfer *x)
         /* Its done callback frees it, from the loop. */
         send_cancel(p->down);
 }
+
+void recv_pull_progress(struct recv_env *e, uint64_t id, const struct sockaddr *from, uint64_t *bytes,
+                        uint64_t *total)
+{
+        struct wire_hop want, got;
+
+        if (wire_hop_set(&want, from) < 0)
+                return;
+        for (struct xfer *b = e->xe->xfers[XFER_RECV]; b; b = b->next) {
+                struct recv_xfer *x = recv_xfer_of(b);
+
+                if (!x->cur || x->cur->offer.transfer_id != id || !x->landing || !b->lane[0] ||
+                    wire_hop_set(&got, rdma_get_peer_addr(b->lane[0]->conn.id)) < 0 ||
+                    memcmp(got.addr, want.addr, WIRE_ADDR_SIZE) != 0)
+                        continue;
+                *bytes = b->bytes;
+                *total = x->job_bytes;
+                return;
+        }
+}

@@ -95,3 +95,8 @@ struct recv_env {
 void recv_on_connect_request(struct recv_env *e, struct rdma_cm_id *id, const void *pdata, size_t plen);
 /* Fail a transfer (the receiver says so on the wire). */
 void recv_abort(struct xfer *x, unsigned int status, const char *text);
+/* A pull's file coming back (recv-pull.c): the incoming transfer of
+ * transfer id @id from @from's address, its bytes so far and its size
+ * into *@bytes and *@total; both left alone when there is none. */
+void recv_pull_progress(struct recv_env *e, uint64_t id, const struct sockaddr *from, uint64_t *bytes,
+                        uint64_t *total);

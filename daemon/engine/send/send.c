@@ -1047,6 +1047,7 @@ void send_progress(const struct engine_send *s, struct engine_progress *p)
         const struct xfer *x = &s->base;
 
         p->bytes = x->bytes;
+        p->total = 0;
         p->usec = x->t_last > x->t_start ? x->t_last - x->t_start : 0;
         p->skipped = s->skipped;
         p->hops = s->route_hops;

@@ -64,7 +64,8 @@ struct engine_result {
 #define ENGINE_ROUTE_MAX        511
 
 struct engine_progress {
-        uint64_t bytes;                 /* acknowledged so far */
+        uint64_t bytes;                 /* acknowledged so far; a pull's: come back so far */
+        uint64_t total;                 /* a pull's: the file's size once it comes (0: not yet) */
         uint64_t usec;                  /* since the first post */
         uint32_t skipped;               /* entries the receiver kept so far (sync) */
         /* A chain: the route's hops (engine_send_req.route_hops), and the

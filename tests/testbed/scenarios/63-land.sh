@@ -246,6 +246,19 @@ grep -q "^RDMAXFER_PULLED=$SCR/$ALICE/pull.dat$" <<<"$e" && grep -q '^RDMAXFER_B
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got/" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "a second get into the same name: exit $RC: $OUT"
+# A larger one, watched: the job shows the file's size and progress as
+# it comes back (its own bytes are none).
+make_file "$WORK/big.dat" 67108864
+install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/big.dat" "$SCR/$ALICE/big.dat"
+id=$(as "$ALICE" xferctl get --no-wait "$BETA_ADDR:$SCR/$ALICE/big.dat" "$SCR/$ALICE/got/") || tb_fail "get --no-wait: $id"
+for _ in $(seq 300); do
+        st=$(as "$ALICE" xferctl status "$id" --json 2>&1)
+        grep -q '"state":"\(done\|failed\|cancelled\)"' <<<"$st" && break
+        sleep 0.1
+done
+grep -q '"state":"done"' <<<"$st" && grep -q '"bytes":67108864,"bytes_total":67108864' <<<"$st" ||
+        tb_fail "the get's job does not show what came back: $st"
+same_file "$WORK/big.dat" "$SCR/$ALICE/got/big.dat"
 RC=0
 OUT=$(as "$BOB" timeout 120 xferctl get --retries 0 "$BETA_ADDR:$SCR/$ALICE/pull.dat" /tmp/bob-pull.dat 2>&1) || RC=$?
 ((RC != 0)) && grep -q "Permission denied" <<<"$OUT" && grep -q "$SCR/$ALICE" <<<"$OUT" ||
@@ -285,7 +298,7 @@ for how in chain --parallel=2; do
         fi
         tb_log "$how: $OUT"
 done
-rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat" "$SCR/$ALICE/copied.dat" "$SCR/$ALICE/both.dat"
+rm -rf "$SCR/$ALICE/got" "$SCR/$ALICE/pull.dat" "$SCR/$ALICE/copied.dat" "$SCR/$ALICE/both.dat" "$SCR/$ALICE/big.dat"
 
 tb_log "5. the lander not running: said; with it back, landing works again"
 tb_run systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service
