@@ -248,7 +248,7 @@ OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SC
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "a second get into the same name: exit $RC: $OUT"
 # A larger one, watched: the job shows the file's size and progress as
 # it comes back (its own bytes are none).
-make_file "$WORK/big.dat" 67108864
+make_file "$WORK/big.dat" 25165824
 install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/big.dat" "$SCR/$ALICE/big.dat"
 id=$(as "$ALICE" xferctl get --no-wait "$BETA_ADDR:$SCR/$ALICE/big.dat" "$SCR/$ALICE/got/") || tb_fail "get --no-wait: $id"
 for _ in $(seq 300); do
@@ -256,7 +256,7 @@ for _ in $(seq 300); do
         grep -q '"state":"\(done\|failed\|cancelled\)"' <<<"$st" && break
         sleep 0.1
 done
-grep -q '"state":"done"' <<<"$st" && grep -q '"bytes":67108864,"bytes_total":67108864' <<<"$st" ||
+grep -q '"state":"done"' <<<"$st" && grep -q '"bytes":25165824,"bytes_total":25165824' <<<"$st" ||
         tb_fail "the get's job does not show what came back: $st"
 same_file "$WORK/big.dat" "$SCR/$ALICE/got/big.dat"
 RC=0
