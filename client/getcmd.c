@@ -30,7 +30,8 @@
 #include "xferctl.h"
 
 const char getcmd_help[] =
-        "Usage: xferctl get PEER[:PORT]:/PATH DEST [--overwrite] [--retries N] [--no-wait] [--json]\n"
+        "Usage: xferctl get PEER[:PORT]:/PATH DEST [--overwrite] [--bwlimit RATE] [--retries N]\n"
+        "                   [--no-wait] [--json]\n"
         "\n"
         "Fetch the regular file PATH from PEER's rdmaxferd, read there as you,\n"
         "and land it here as you at DEST: the counterpart of\n"
@@ -47,6 +48,7 @@ const char getcmd_help[] =
         "\n"
         "Options:\n"
         "  --overwrite    replace a file of that name at DEST\n"
+        "  --bwlimit RATE PEER sends it at most RATE bytes/s (K, M, G, T: powers of 1024)\n"
         "  --retries N    attempts after the first (default: the daemon's retry_max)\n"
         "  --no-wait      print the job id and return; see xferctl status ID\n"
         "  --json         the job's outcome as JSON on stdout\n"
@@ -188,6 +190,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
 {
         static const struct option opts[] = {
                 { "overwrite", no_argument, NULL, 'O' },
+                { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, 'w' },
                 { "json", no_argument, NULL, 'j' },
@@ -203,6 +206,11 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 switch (c) {
                 case 'O':
                         sc->overwrite = true;
+                        break;
+                case 'b':
+                        r = sendcmd_bwlimit_opt(sc, "get", optarg);
+                        if (r >= 0)
+                                return r;
                         break;
                 case 'y':
                         r = sendcmd_retries_opt(sc, "get", optarg);
@@ -418,6 +426,7 @@ int getcmd_copy(struct sendcmd *sc)
         _cleanup_(freep) char *to_peer = sc->land_peer ? strdup(sc->land_peer) : NULL;
         char to[LANDPATH_MAX + 1];
         bool dir = sc->submit.flags & CTL_SUBMIT_LAND_DIR;
+        uint64_t bwlimit;
 
         if (!to_peer) {
                 xferctl_say("out of memory");
@@ -430,7 +439,9 @@ int getcmd_copy(struct sendcmd *sc)
         }
         snprintf(to, sizeof(to), "%s", sc->submit.land_path);
         /* The pull's own submit, from nothing of the send's but its options. */
+        bwlimit = sc->submit.bwlimit;
         memset(&sc->submit, 0, sizeof(sc->submit));
+        sc->submit.bwlimit = bwlimit;
         return getcmd_pull(sc, sc->paths[0], to_peer, to, dir);
 }
 

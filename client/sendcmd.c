@@ -360,6 +360,18 @@ static int sendcmd_filter_opt(struct sendcmd *sc, enum filter_kind kind, bool fr
         return -1;
 }
 
+int sendcmd_bwlimit_opt(struct sendcmd *sc, const char *cmd, const char *arg)
+{
+        if (config_parse_size(arg, &sc->submit.bwlimit) < 0 || sc->submit.bwlimit > SENDCMD_BWLIMIT_MAX) {
+                _cleanup_(freep) char *bad = esc_term_dup(arg);
+
+                xferctl_say("%s: --bwlimit '%s': expected bytes per second up to 1T, e.g. 8M (K, M, G, T are "
+                            "powers of 1024), or 0 for no limit", cmd, bad ? bad : "?");
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
 int sendcmd_retries_opt(struct sendcmd *sc, const char *cmd, const char *arg)
 {
         unsigned int n = 0;
@@ -425,15 +437,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         sc->overwrite = true;
                         break;
                 case 'b':
-                        if (config_parse_size(optarg, &sc->submit.bwlimit) < 0 ||
-                            sc->submit.bwlimit > SENDCMD_BWLIMIT_MAX) {
-                                _cleanup_(freep) char *bad = esc_term_dup(optarg);
-
-                                xferctl_say("--bwlimit '%s': expected bytes per second up to 1T, "
-                                            "e.g. 8M (K, M, G, T are powers of 1024), or 0 for no limit",
-                                            bad ? bad : "?");
-                                return XFERCTL_EXIT_USAGE;
-                        }
+                        r = sendcmd_bwlimit_opt(sc, "send", optarg);
+                        if (r >= 0)
+                                return r;
                         break;
                 case 'r':
                         sc->recursive = true;

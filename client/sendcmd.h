@@ -117,8 +117,9 @@ int sendcmd_go(struct sendcmd *sc, int fd);
 /* @host (a PEER's, no port) through peer_names, then resolved into @num
  * (numeric text). -1, or an exit code (said). */
 int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numlen);
-/* --retries @arg of @cmd ("send", "get") into sc->retries: -1, or
- * XFERCTL_EXIT_USAGE (said). */
+/* --retries (--bwlimit) @arg of @cmd ("send", "get") into sc->retries
+ * (sc->submit.bwlimit): -1, or XFERCTL_EXIT_USAGE (said). */
+int sendcmd_bwlimit_opt(struct sendcmd *sc, const char *cmd, const char *arg);
 int sendcmd_retries_opt(struct sendcmd *sc, const char *cmd, const char *arg);
 /* getcmd.c: a pull's end, said (sendcmd's report for a get). */
 int getcmd_report(struct sendcmd *sc);

@@ -74,7 +74,7 @@ void xferctl_usage(FILE *f)
               "                       each), showing progress (help send)\n"
               "  send FILE... PEER[:PORT]:/PATH [--bwlimit RATE] [--retries N] [--no-wait]\n"
               "                       land files on PEER as you, at PATH (help send)\n"
-              "  get PEER[:PORT]:/PATH DEST [--overwrite] [--retries N] [--no-wait]\n"
+              "  get PEER[:PORT]:/PATH DEST [--overwrite] [--bwlimit RATE] [--retries N] [--no-wait]\n"
               "                       fetch a file from PEER, read there and landed here as\n"
               "                       you (help get)\n"
               "  list [--json]        list queued, running and recent jobs\n"

@@ -1232,7 +1232,8 @@ static bool wire_land_ok(const struct wire_landing *l, size_t cred_len, size_t p
 static bool wire_land_back_ok(const struct wire_landing *l, size_t cred_len, size_t path_len)
 {
         if (l->direction == WIRE_LAND_PUSH)
-                return l->back_port == 0 && l->back_flags == 0 && cred_len == 0 && path_len == 0;
+                return l->back_port == 0 && l->back_flags == 0 && l->back_bwlimit == 0 && cred_len == 0 &&
+                       path_len == 0;
         return l->back_port != 0 && (l->back_flags & ~_WIRE_LAND_FLAGS) == 0 &&
                wire_land_cred_ok(l->back_cred, cred_len) && wire_land_path_ok(l->back_path, path_len);
 }
@@ -1268,6 +1269,7 @@ int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l)
                 bytes_put_u8(&o, l->back_flags);
                 bytes_put_u16(&o, (uint16_t)bcred_len);
                 bytes_put_u16(&o, (uint16_t)bpath_len);
+                bytes_put_u64(&o, l->back_bwlimit);
                 bytes_put_mem(&o, l->back_addr, WIRE_ADDR_SIZE);
                 bytes_put_mem(&o, l->back_cred, bcred_len);
                 bytes_put_mem(&o, l->back_path, bpath_len);
@@ -1304,6 +1306,7 @@ int wire_land_decode(const void *buf, size_t len, struct wire_landing *l)
                 l->back_flags = bytes_get_u8(&in);
                 bcred_len = bytes_get_u16(&in);
                 bpath_len = bytes_get_u16(&in);
+                l->back_bwlimit = bytes_get_u64(&in);
                 if (bcred_len > WIRE_LAND_CRED_MAX || bpath_len > WIRE_PATH_MAX ||
                     len != head + WIRE_LAND_BACK_FIXED + bcred_len + bpath_len)
                         return -EBADMSG;

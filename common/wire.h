@@ -507,8 +507,8 @@
 #define WIRE_LAND_CRED_MAX      2048
 #define WIRE_LAND_PART_MAX      480
 #define WIRE_LAND_FIXED         (1 + 1 + 2 + WIRE_TOKEN_SIZE + 2 + 2)
-/* A pull's way back (version 21): port, flags, two lengths, the address. */
-#define WIRE_LAND_BACK_FIXED    (2 + 1 + 2 + 2 + WIRE_ADDR_SIZE)
+/* A pull's way back (version 21): port, flags, two lengths, its rate, the address. */
+#define WIRE_LAND_BACK_FIXED    (2 + 1 + 2 + 2 + 8 + WIRE_ADDR_SIZE)
 #define WIRE_LAND_MAX           (WIRE_LAND_FIXED + WIRE_LAND_ADDRS_MAX * WIRE_ADDR_SIZE + WIRE_LAND_CRED_MAX + \
                                  WIRE_PATH_MAX + WIRE_LAND_BACK_FIXED + WIRE_LAND_CRED_MAX + WIRE_PATH_MAX)
 #define WIRE_LAND_HASH_SIZE     32
@@ -889,6 +889,7 @@ struct wire_landing {
          * Zero in a PUSH. */
         uint16_t back_port;
         uint8_t back_flags;
+        uint64_t back_bwlimit;          /* bytes/s the file goes at (xferctl get --bwlimit), 0: none */
         uint8_t back_addr[WIRE_ADDR_SIZE];
         char back_cred[WIRE_LAND_CRED_MAX + 1];
         char back_path[WIRE_PATH_MAX + 1];
@@ -898,7 +899,7 @@ struct wire_landing {
  * A landing as bytes, for LAND parts: direction u8, flags u8, naddrs u16,
  * token, cred_len u16, path_len u16, addrs, cred, path; a PULL's then
  * back_port u16, back_flags u8, back_cred_len u16, back_path_len u16,
- * back_addr, back_cred, back_path. Encode: its
+ * back_bwlimit u64, back_addr, back_cred, back_path. Encode: its
  * length, or -EINVAL (a field out of bounds), -EMSGSIZE (@cap short).
  * Decode: 0 or -EBADMSG. wire_land_hash: SHA-256 of the bytes.
  */

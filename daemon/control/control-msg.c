@@ -163,6 +163,8 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
                 l->naddrs = 2;
                 l->back_flags = dir;
                 l->back_port = s->back_port;
+                /* --bwlimit: the peer's send of the file, there being none here. */
+                l->back_bwlimit = s->bwlimit;
                 snprintf(l->back_cred, sizeof(l->back_cred), "%s", s->back_cred);
                 snprintf(l->back_path, sizeof(l->back_path), "%s", s->back_path);
         }

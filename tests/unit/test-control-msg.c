@@ -185,12 +185,15 @@ static void test_submit(void)
         snprintf(s->back_host, sizeof(s->back_host), "10.1.1.9");
         snprintf(s->back_path, sizeof(s->back_path), "/home/alice/in");
         snprintf(s->back_cred, sizeof(s->back_cred), "MUNGE:back:");
+        s->bwlimit = 8u << 20;
         ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
+           c->spec.land->back_bwlimit == 8u << 20 &&
            c->spec.land->direction == WIRE_LAND_PULL && c->spec.land->flags == 0 && c->spec.land->naddrs == 2 &&
            c->spec.land->addrs[1][15] == 9 && c->spec.land->back_addr[15] == 9 &&
            c->spec.land->back_flags == (WIRE_LAND_DIR | WIRE_LAND_REPLACE) &&
            strcmp(c->spec.land->back_path, "/home/alice/in") == 0 && strcmp(c->spec.land->back_cred, "MUNGE:back:") == 0 &&
-           c->spec.no_sparse, "a pull: read PATH as the user, naming both nodes; DIR and REPLACE are the way back's (%s)",
+           c->spec.no_sparse, "a pull: read PATH as the user, naming both nodes; DIR, REPLACE and --bwlimit are "
+           "the way back's (%s)",
            why);
         free(c);
         c = NULL;

@@ -2485,6 +2485,9 @@ static void test_landing(void)
         back.back_port = 7470;
         is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "a push has no way back");
         back = l;
+        back.back_bwlimit = 1;
+        is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "nor a rate for one");
+        back = l;
         back.flags = 0x80;
         is_int(wire_land_encode(buf, sizeof(buf), &back), -EINVAL, "no unknown flag");
         back = l;
@@ -2519,6 +2522,7 @@ static void test_landing(void)
         strcpy(l.path, "/scratch/alice/a.bin");
         l.back_port = 7470;
         l.back_flags = WIRE_LAND_DIR | WIRE_LAND_REPLACE;
+        l.back_bwlimit = 8u << 20;
         l.back_addr[15] = 1;
         strcpy(l.back_cred, "MUNGE:BwQFAAB5cEtu7Jw:");
         strcpy(l.back_path, "/home/alice/in");
@@ -2528,8 +2532,9 @@ static void test_landing(void)
         n = WIRE_LAND_FIXED + 2 * WIRE_ADDR_SIZE + 22 + 20;
         ok(whole[0] == WIRE_LAND_PULL && whole[n] == (7470 & 0xff) && whole[n + 1] == (7470 >> 8) &&
            whole[n + 2] == (WIRE_LAND_DIR | WIRE_LAND_REPLACE) && whole[n + 3] == 22 && whole[n + 5] == 14 &&
-           whole[n + 7 + 15] == 1 && memcmp(whole + n + WIRE_LAND_BACK_FIXED, "MUNGE:BwQ", 9) == 0,
-           "back_port, back_flags, the two lengths, back_addr, back_cred, back_path");
+           whole[n + 7] == 0 && whole[n + 9] == 0x80 && whole[n + 14] == 0 && whole[n + 15 + 15] == 1 &&
+           memcmp(whole + n + WIRE_LAND_BACK_FIXED, "MUNGE:BwQ", 9) == 0,
+           "back_port, back_flags, the two lengths, back_bwlimit (u64), back_addr, back_cred, back_path");
         ok(wire_land_decode(whole, (size_t)len, &back) == 0 && memcmp(&back, &l, sizeof(l)) == 0,
            "and round-trips");
         n = 0;

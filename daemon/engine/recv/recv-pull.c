@@ -157,6 +157,7 @@ static void recv_pull_send(struct recv_xfer *x, int fd)
                 .dst = (const struct sockaddr *)&ss,
                 .dst_len = wire_hop_sockaddr(&hop, &ss),
                 .peer = p->peer,
+                .bwlimit = l->back_bwlimit,
                 .land = back,
         };
         p->x = x;

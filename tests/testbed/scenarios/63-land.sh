@@ -246,18 +246,24 @@ grep -q "^RDMAXFER_PULLED=$SCR/$ALICE/pull.dat$" <<<"$e" && grep -q '^RDMAXFER_B
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got/" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "a second get into the same name: exit $RC: $OUT"
-# A larger one, watched: the job shows the file's size and progress as
-# it comes back (its own bytes are none).
+# A larger one at --bwlimit 8M, watched: beta sends it at that rate, and
+# the job shows the file's size and progress as it comes back (its own
+# bytes are none).
 make_file "$WORK/big.dat" 25165824
 install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/big.dat" "$SCR/$ALICE/big.dat"
-id=$(as "$ALICE" xferctl get --no-wait "$BETA_ADDR:$SCR/$ALICE/big.dat" "$SCR/$ALICE/got/") || tb_fail "get --no-wait: $id"
+t0=$(date +%s%N)
+id=$(as "$ALICE" xferctl get --no-wait --bwlimit 8M "$BETA_ADDR:$SCR/$ALICE/big.dat" "$SCR/$ALICE/got/") ||
+        tb_fail "get --no-wait: $id"
 for _ in $(seq 300); do
         st=$(as "$ALICE" xferctl status "$id" --json 2>&1)
         grep -q '"state":"\(done\|failed\|cancelled\)"' <<<"$st" && break
         sleep 0.1
 done
+ms=$((($(date +%s%N) - t0) / 1000000))
 grep -q '"state":"done"' <<<"$st" && grep -q '"bytes":25165824,"bytes_total":25165824' <<<"$st" ||
         tb_fail "the get's job does not show what came back: $st"
+((ms >= 2400)) || tb_fail "24 MiB at --bwlimit 8M came back in $ms ms"
+tb_log "24 MiB at --bwlimit 8M: $ms ms"
 same_file "$WORK/big.dat" "$SCR/$ALICE/got/big.dat"
 RC=0
 OUT=$(as "$BOB" timeout 120 xferctl get --retries 0 "$BETA_ADDR:$SCR/$ALICE/pull.dat" /tmp/bob-pull.dat 2>&1) || RC=$?
