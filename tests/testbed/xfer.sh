@@ -126,6 +126,16 @@ jfields_wait() {
         done
 }
 
+# stamp_mtimes DIR: a distinct mtime (ns too) on every entry beneath DIR
+# and DIR itself, entries before their directories, symlinks themselves.
+stamp_mtimes() {
+        local n=0 p
+        while read -r p; do
+                n=$((n + 1))
+                touch -h -d "@$((1500000000 + n * 1000)).$((n * 7919 % 1000000000))" "$p"
+        done < <(find "$1" -depth)
+}
+
 # jobs_since UNIT SINCE DIRECTION: UNIT's transfer entries of DIRECTION
 # (send, recv) since SINCE (journalctl's --since), as -o export without
 # NULs, given up to 10 s for one with a RDMAXFER_RESULT to be there: a

@@ -137,11 +137,7 @@ ln -s inner.txt "$tree/ro-dir/link"
 ln -s ../../ro.txt "$tree/ro-dir/sub/up"
 chmod 444 "$tree/ro.txt"
 chmod 400 "$tree/owner-ro.txt"
-n=0
-while read -r p; do
-        n=$((n + 1))
-        touch -h -d "@$((1500000000 + n * 1000)).$((n * 7919 % 1000000000))" "$p"
-done < <(find "$tree" -depth)
+stamp_mtimes "$tree"
 chmod 555 "$tree/ro-dir" "$tree/ro-dir/sub"
 chmod 500 "$tree/rx-dir"
 chmod 750 "$tree"

@@ -88,11 +88,7 @@ chmod 666 "$tree/shared.txt"
 chmod 755 "$tree/exec.sh"
 # mtimes, each its own, entries before their directories; then the
 # directories' modes (chmod changes no mtime).
-n=0
-while read -r p; do
-        n=$((n + 1))
-        touch -h -d "@$((1500000000 + n * 1000)).$((n * 7919 % 1000000000))" "$p"
-done < <(find "$tree" -depth)
+stamp_mtimes "$tree"
 chmod 555 "$tree/ro-dir" "$tree/ro-dir/sub" "$tree/empty-ro"
 chmod 600 "$tree/noexec-dir"
 chmod 300 "$tree/noread-dir"
