@@ -34,6 +34,7 @@
 #     node straight.
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
+#  5b. relay = no: a copy A:/x B:/y is refused by A, nothing made.
 #  6. a receiver whose landing_roots is empty refuses it, saying so; the
 #     drop box works as ever meanwhile.
 #  7. munged stopped on the sending node: xferctl says it cannot get a
@@ -312,6 +313,18 @@ send "$ALICE" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/later.dat"
 ((RC == 0)) || tb_fail "with the lander back: exit $RC: $OUT"
 same_file "$WORK/x3" "$SCR/$ALICE/later.dat"
 rm -f "$SCR/$ALICE/later.dat"
+
+tb_log "5b. relay = no: a node does not send a user's file on to another (a copy A:/x B:/y)"
+peers_configure "landing_roots=$SCR /tmp" "key_file=$KEY" relay=no
+restart_peers
+install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/x3" "$SCR/$ALICE/x3"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl send --retries 0 "$ALPHA_ADDR:$SCR/$ALICE/x3" "$BETA_ADDR:$SCR/$ALICE/x3-copy" 2>&1) ||
+        RC=$?
+((RC != 0)) && grep -q "only as a relay may" <<<"$OUT" || tb_fail "a copy past relay = no: exit $RC: $OUT"
+[[ ! -e $SCR/$ALICE/x3-copy ]] || tb_fail "a copy past relay = no landed"
+tb_log "$(tail -n 1 <<<"$OUT")"
+rm -f "$SCR/$ALICE/x3"
 
 tb_log "6. a receiver without landing_roots refuses it; its drop box still takes files"
 peers_configure "key_file=$KEY"
