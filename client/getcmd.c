@@ -311,12 +311,13 @@ int getcmd_report(struct sendcmd *sc)
                         printf("%s:%s -> %s\n", sc->peer_shown, sc->path_shown, sc->get_dest);
                 break;
         case CTL_JOB_CANCELLED:
-                xferctl_say("get %s from %s cancelled%s%s", sc->path_shown, sc->peer_shown, j->text[0] ? ": " : "",
-                            j->text[0] ? cause : "");
+                xferctl_say("%s %s from %s cancelled%s%s", sc->get_copy ? "send" : "get", sc->path_shown,
+                            sc->peer_shown, j->text[0] ? ": " : "", j->text[0] ? cause : "");
                 break;
         default:
-                xferctl_say("get %s from %s failed: %s%s", sc->path_shown, sc->peer_shown,
-                            !j->text[0] && wire_status_refusal(j->status) ? "refused by peer: " : "", cause);
+                xferctl_say("%s %s from %s failed: %s%s", sc->get_copy ? "send" : "get", sc->path_shown,
+                            sc->peer_shown, !j->text[0] && wire_status_refusal(j->status) ? "refused by peer: " : "",
+                            cause);
                 break;
         }
         return rc;
@@ -378,6 +379,7 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
         sc->path_shown = path_shown;
         sc->peer_shown = peer_shown;
         sc->get_dest = dest_shown;
+        sc->get_copy = to_peer != NULL;
         /* Its name on the way: PATH's own, as a send's would be. */
         snprintf(s->name, sizeof(s->name), "%s", strrchr(s->land_path, '/') + 1);
         if (name_check(s->name, strlen(s->name)) != NAME_OK) {

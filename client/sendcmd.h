@@ -106,8 +106,10 @@ struct sendcmd {
         /* Cancellation. */
         bool cancel_sent;
         sig_atomic_t cancel_at;         /* sendcmd_interrupts when we sent CANCEL */
-        /* xferctl get (getcmd.c): DEST as it lands here, or NULL: a send. */
+        /* xferctl get (getcmd.c): DEST as it lands here, or NULL: a send;
+         * a copy between two peers (send PEER_A:/X PEER_B:/Y) says "send". */
         const char *get_dest;
+        bool get_copy;
 };
 
 /* The submit made (sc->submit, @fd its first file or -1), signals set up,
