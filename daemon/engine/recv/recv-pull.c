@@ -73,10 +73,16 @@ unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, ch
                 struct wire_hop to = { .port = l->back_port };
                 struct sockaddr_storage ss;
 
+                const struct recv_cfg *c = &x->env->cfg;
+
                 memcpy(to.addr, l->back_addr, WIRE_ADDR_SIZE);
                 wire_hop_sockaddr(&to, &ss);
-                if (x->env->cfg.relay == CONFIG_RELAY_NO || wire_hop_refused(&to) ||
-                    !acl_allows(&x->env->cfg.relay_peers, (const struct sockaddr *)&ss)) {
+                /* relay = peers: among the named hosts, the asker included. */
+                if (c->relay == CONFIG_RELAY_NO || wire_hop_refused(&to) ||
+                    !acl_allows(&c->relay_peers, (const struct sockaddr *)&ss) ||
+                    (c->relay == CONFIG_RELAY_PEERS &&
+                     (c->relay_peers.n == 0 ||
+                      !acl_allows(&c->relay_peers, rdma_get_peer_addr(x->base.lane[0]->conn.id))))) {
                         snprintf(text, len, "this node sends a file on to another node only as a relay may "
                                  "(relay, relay_peers)");
                         return WIRE_E_DENIED;
