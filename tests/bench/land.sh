@@ -8,7 +8,9 @@
 # tree (send -r: packed, the lander making each packed file). Each
 # received copy is checked. Then the medians and the issue's targets: the
 # large file landed >= 0.95 x the drop box's rate; the small files >= 0.85
-# x its files/s (flat and as a tree).
+# x its files/s (flat and as a tree). The large file is also pulled
+# (xferctl get, read on beta and landed on alpha as the user), against
+# its landing pushed.
 # testbed-timeout: 3600
 # shellcheck source=tests/testbed/lib.sh
 . "${TESTBED_LIB:?run me with tests/bench/bench --land}"
@@ -50,6 +52,9 @@ start_peers
 systemctl start rdmaxfer-lander.socket || tb_fail "rdmaxfer-lander.socket did not start"
 
 make_file "$WORK/big.dat" $((MB * MIB))
+# What a get reads on beta: the user's own copy beneath the landing root.
+install -d -m 0755 -o "$USER_" -g "$USER_" "$SCR/$USER_/src" "$SCR/$USER_/got"
+install -m 0644 -o "$USER_" -g "$USER_" "$WORK/big.dat" "$SCR/$USER_/src/big.dat"
 head -c $((NFILES * 4096)) /dev/urandom >"$WORK/smallblob"
 (cd "$WORK/small" && split -b 4096 -a 5 -d "$WORK/smallblob" f) || tb_fail "split"
 rm -f "$WORK/smallblob"
@@ -68,7 +73,10 @@ run() {
         fi
         sync
         t0=$(date +%s.%N)
-        if [[ $what == big ]]; then
+        if [[ $kind == get ]]; then
+                out=$(as "$USER_" xferctl get "$BETA_ADDR:$SCR/$USER_/src/big.dat" "$SCR/$USER_/got/" 2>&1) ||
+                        tb_fail "$kind $what: $out"
+        elif [[ $what == big ]]; then
                 out=$(as "$USER_" xferctl send "$WORK/big.dat" "$dest" 2>&1) || tb_fail "$kind $what: $out"
         elif [[ $what == tree ]]; then
                 out=$(as "$USER_" xferctl send -r "$WORK/small" "$dest" 2>&1) || tb_fail "$kind $what: $out"
@@ -79,6 +87,7 @@ run() {
         if [[ $what == big ]]; then
                 local got=$BETA_IN/big.dat
                 [[ $kind == land ]] && got=$SCR/$USER_/big.dat
+                [[ $kind == get ]] && got=$SCR/$USER_/got/big.dat
                 cmp -s "$WORK/big.dat" "$got" || tb_fail "$kind: big.dat arrived with other bytes"
                 [[ $kind == dropbox || $(stat -c %U "$got") == "$USER_" ]] || tb_fail "landed big.dat is not the user's"
                 rm -f "$got"
@@ -100,7 +109,9 @@ run() {
 
 for ((r = 1; r <= REPS; r++)); do
         for what in big small tree; do
-                for kind in dropbox land; do
+                kinds=(dropbox land)
+                [[ $what == big ]] && kinds+=(get)
+                for kind in "${kinds[@]}"; do
                         secs=$(run "$kind" "$what")
                         printf '%s\t%s\t%s\t%s\n' "$r" "$what" "$kind" "$secs" >>"$RES"
                         tb_log "round $r, $what, $kind: $secs s"
@@ -124,12 +135,14 @@ function median(a, k,   i, j, t) {
 END {
         for (r = 1; r <= R; r++) {
                 bd[r] = t[r, "big", "dropbox"]; bl[r] = t[r, "big", "land"]; br[r] = bd[r] / bl[r]
+                bg[r] = t[r, "big", "get"]; gr[r] = bl[r] / bg[r]
                 sd[r] = t[r, "small", "dropbox"]; sl[r] = t[r, "small", "land"]; sr[r] = sd[r] / sl[r]
                 td[r] = t[r, "tree", "dropbox"]; tl[r] = t[r, "tree", "land"]; tr[r] = td[r] / tl[r]
         }
         printf "land-bench: %d MiB file and %d x 4 KiB files, %d round(s), drop box and landing interleaved\n", mb, n, R
         printf "land-bench: large file: drop box %.2f s (%.1f MB/s), landed %.2f s (%.1f MB/s)\n",
                median(bd, R), mb * 1.048576 / median(bd, R), median(bl, R), mb * 1.048576 / median(bl, R)
+        printf "land-bench: large file pulled (xferctl get): %.2f s (%.1f MB/s)\n", median(bg, R), mb * 1.048576 / median(bg, R)
         printf "land-bench: small files: drop box %.2f s (%.1f files/s), landed %.2f s (%.1f files/s)\n",
                median(sd, R), n / median(sd, R), median(sl, R), n / median(sl, R)
         printf "land-bench: the same as a tree: drop box %.2f s (%.1f files/s), landed %.2f s (%.1f files/s)\n",
@@ -138,4 +151,5 @@ END {
         printf "land-bench: landed / drop box, large file rate: %.3f (target >= 0.95: %s)\n", rb, (rb >= 0.95 ? "met" : "NOT met")
         printf "land-bench: landed / drop box, small files/s:   %.3f (target >= 0.85: %s)\n", rs, (rs >= 0.85 ? "met" : "NOT met")
         printf "land-bench: landed / drop box, a tree, files/s: %.3f (target >= 0.85: %s)\n", rt, (rt >= 0.85 ? "met" : "NOT met")
+        printf "land-bench: pulled / pushed, both landed as the user, large file rate: %.3f\n", median(gr, R)
 }' "$RES" | tee "$OUT/land-report.txt"
