@@ -43,6 +43,16 @@ void lander_free(struct lander *l);
 void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,
                    int *reply_fd);
 
+/*
+ * Nothing is waiting: the lander is itself again (its own fsuid, fsgid, no
+ * supplementary groups). lander_handle leaves it as the user of the
+ * request it answered, so that the next one of the same session, which
+ * usually follows at once, needs no switch; whoever calls it calls this
+ * before it waits for more. Exits the process if it cannot: it never goes
+ * on as someone else.
+ */
+void lander_idle(struct lander *l);
+
 /* Connection @conn is gone: its sessions end. */
 void lander_conn_closed(struct lander *l, unsigned int conn);
 

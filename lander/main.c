@@ -182,7 +182,15 @@ int main(int argc, char **argv)
         for (unsigned int i = 1; i <= LANDER_CONNS_MAX; i++)
                 pfd[i] = (struct pollfd){ .fd = -1 };
         while (!stopping) {
-                if (poll(pfd, 1 + LANDER_CONNS_MAX, -1) < 0) {
+                /* Back to back, the requests of one session are answered as
+                 * its user without a switch between; before it sleeps, the
+                 * lander is itself again. */
+                r = poll(pfd, 1 + LANDER_CONNS_MAX, 0);
+                if (r == 0) {
+                        lander_idle(l);
+                        r = poll(pfd, 1 + LANDER_CONNS_MAX, -1);
+                }
+                if (r < 0) {
                         if (errno == EINTR)
                                 continue;
                         fprintf(stderr, "<3>poll: %m\n");
