@@ -54,6 +54,8 @@ struct lander {
         uint64_t next_id;
         /* The session whose user the lander is now (lander_as), 0: itself. */
         uint64_t as;
+        /* A BATCH's request at hand and its answer (16 KiB each: not on the stack). */
+        struct landmsg sub, sub_reply;
         unsigned int nsessions;
         struct lander_session session[LANDER_SESSIONS_MAX];
 };
@@ -962,6 +964,52 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
                 if (r < 0)
                         error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
         }
+}
+
+void lander_handle_batch(struct lander *l, unsigned int conn, const struct landmsg *req, int *fds, size_t nfds,
+                         struct landmsg *reply, int *reply_fds, size_t *nreply)
+{
+        const struct landmsg_batch *b = &req->batch;
+        struct lander_session *ss;
+        size_t off = 0, k = 0;
+
+        memset(reply, 0, sizeof(*reply));
+        reply->id = req->id;
+        *nreply = 0;
+        ss = req->type == LANDMSG_BATCH ? session_find(l, conn, b->session) : NULL;
+        if (req->type != LANDMSG_BATCH)
+                error_reply(reply, EPROTO, 0, NULL, "not a batch");
+        else if (!ss)
+                error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)b->session);
+        else if (nfds != b->links)
+                error_reply(reply, EBADF, 0, NULL, "a batch of %u LINKs came with %zu descriptors",
+                            (unsigned int)b->links, nfds);
+        if (reply->type == LANDMSG_ERROR)
+                goto out_close;
+        /* Each as if asked alone, in order, until the first refused. */
+        while (landmsg_batch_next(b, &off, &l->sub.type, &l->sub.op) == 1) {
+                int fd = l->sub.type == LANDMSG_LINK ? fds[k++] : -1, rfd = -1;
+
+                l->sub.id = req->id;
+                memset(&l->sub_reply, 0, sizeof(l->sub_reply));
+                lander_op(l, ss, &l->sub, fd, &l->sub_reply, &rfd);
+                if (l->sub_reply.type == LANDMSG_FD)
+                        reply_fds[(*nreply)++] = rfd;
+                else
+                        safe_close(rfd);
+                if (l->sub_reply.type == LANDMSG_ERROR) {
+                        *reply = l->sub_reply;
+                        reply->id = req->id;
+                        while (*nreply > 0)
+                                safe_close(reply_fds[--*nreply]);
+                        goto out_close;
+                }
+        }
+        reply->type = LANDMSG_FDS;
+        reply->fds.count = (uint16_t)*nreply;
+out_close:
+        for (size_t i = 0; i < nfds; i++)
+                safe_close(fds[i]);
 }
 
 void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,
