@@ -320,15 +320,16 @@ void recv_land_tree_publish(struct recv_xfer *x)
 
 /*
  * A pack's directories and files, in its order, made by the lander a
- * chunk at a time (a pack holds up to PACK_ENTRIES_MAX; a chunk's
- * requests all wait in landc at once): every MKDIR and TMPFILE of the
- * chunk asked back to back (each directory made before what it holds:
- * the lander answers in order); the files' data written from the pack
- * into the descriptors that came back, on a worker; every LINK (mode,
- * mtime, digest) asked back to back. Symlinks and hard links are in the
- * tree's list by then, made at the end as any (recv_pack_make).
+ * chunk at a time (a pack holds up to PACK_ENTRIES_MAX): the chunk's
+ * MKDIRs and TMPFILEs in one BATCH (as many as fit one, LANDMSG_BATCH_MAX
+ * at most; each directory made before what it holds: the lander does them
+ * in order), its answer the files' descriptors; the files' data written
+ * from the pack into them, on a worker; then their LINKs (mode, mtime,
+ * digest) in a BATCH, or two where their names are long, with the
+ * descriptors. Two round trips a chunk, where there were two a file.
+ * Symlinks and hard links are in the tree's list by then, made at the end
+ * as any (recv_pack_make).
  */
-#define RECV_LAND_CHUNK         128
 
 struct recv_land_op {
         bool dir;
@@ -347,7 +348,8 @@ struct recv_land_pack {
         struct recv_xfer *x;
         size_t n, cap;
         size_t first, count;    /* the chunk */
-        size_t answered, waiting;
+        size_t files;           /* of them files */
+        size_t waiting;         /* LINK batches asked and not answered */
         int err;                /* the worker's */
         struct recv_land_op op[];
 };
@@ -406,15 +408,40 @@ static void recv_land_op_srel(const struct recv_xfer *x, const struct recv_land_
 
 static void recv_land_pack_chunk(struct recv_xfer *x);
 
-static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int fd)
+/* The BATCH @req to the lander with its @nfds descriptors (taken), @done
+ * told with x: false when nothing could be asked (then @x has failed). */
+static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, int *fds, size_t nfds,
+                                landc_batch_fn done, const char *what)
+{
+        char text[WIRE_TEXT_MAX + 1];
+        int r;
+
+        if (x->env->landc) {
+                r = landc_ask_batch(x->env->landc, req, fds, nfds, done, x);
+        } else {
+                for (size_t i = 0; i < nfds; i++)
+                        safe_close(fds[i]);
+                r = -ENOTCONN;
+        }
+        if (r < 0) {
+                snprintf(text, sizeof(text), "%s: asking rdmaxfer-lander: %s", what, strerror(-r));
+                recv_fail(x, r == -EBUSY ? WIRE_E_BUSY : WIRE_E_INTERNAL, text);
+                return false;
+        }
+        xfer_io_start(&x->base, what);
+        return true;
+}
+
+static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
 {
         struct recv_xfer *x = arg;
         struct recv_land_pack *lp;
 
-        safe_close(fd);
+        while (nfds > 0)
+                safe_close(fds[--nfds]);
         if (!recv_land_tree_publishing(x))
                 return;
-        if (reply->type != LANDMSG_OK) {
+        if (reply->type != LANDMSG_FDS) {
                 recv_land_entry_refused(x, "publishing a packed file", reply);
                 return;
         }
@@ -450,12 +477,29 @@ static int64_t recv_land_pack_write(void *arg)
         return 0;
 }
 
+/* The LINKs of the chunk's files in @req, with their descriptors: asked,
+ * @req started afresh. False when the transfer failed. */
+static bool recv_land_links_ask(struct recv_xfer *x, struct landmsg *req, int *fds, size_t *nfds)
+{
+        struct recv_land_pack *lp = x->land_pack;
+        size_t n = *nfds;
+
+        *nfds = 0;
+        lp->waiting++;
+        if (!recv_land_ask_batch(x, req, fds, n, recv_land_on_pack_linked, "publishing packed files as their user"))
+                return false;
+        landmsg_batch_init(req, x->land_session);
+        return true;
+}
+
 static void recv_land_on_pack_written(struct io_req *req, int64_t res)
 {
         struct recv_land_pack *lp = container_of(req, struct recv_land_pack, req);
         struct recv_xfer *x = lp->x;
         char srel[WIRE_PATH_MAX + 1], text[WIRE_TEXT_MAX + 1];
+        int fds[LANDMSG_BATCH_MAX];
         struct landmsg lreq;
+        size_t nfds = 0;
 
         if (!recv_land_tree_publishing(x))
                 return;
@@ -465,50 +509,70 @@ static void recv_land_on_pack_written(struct io_req *req, int64_t res)
                 return;
         }
         lp->waiting = 0;
-        for (size_t i = lp->first; i < lp->first + lp->count; i++)
-                lp->waiting += !lp->op[i].dir;
+        landmsg_batch_init(&lreq, x->land_session);
         for (size_t i = lp->first; i < lp->first + lp->count; i++) {
                 struct recv_land_op *op = &lp->op[i];
+                struct landmsg one;
+                int r;
 
                 if (op->dir)
                         continue;
                 recv_land_op_srel(x, op, srel);
-                recv_land_stage_op(x, LANDMSG_LINK, srel, &lreq);
-                lreq.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0);
-                lreq.op.mode = op->mode;
-                lreq.op.mtime_ns = op->mtime_ns;
-                snprintf(lreq.op.target, sizeof(lreq.op.target), "%s", op->hex);
-                if (!recv_land_ask(x, &lreq, op->fd, recv_land_on_pack_linked, "publishing packed files as their user"))
+                recv_land_stage_op(x, LANDMSG_LINK, srel, &one);
+                one.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0);
+                one.op.mode = op->mode;
+                one.op.mtime_ns = op->mtime_ns;
+                snprintf(one.op.target, sizeof(one.op.target), "%s", op->hex);
+                r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
+                if (r == -ENOSPC) {
+                        /* Full (long names): this one heads the next. */
+                        if (!recv_land_links_ask(x, &lreq, fds, &nfds))
+                                return;
+                        r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
+                }
+                if (r < 0) {
+                        while (nfds > 0)
+                                safe_close(fds[--nfds]);
+                        recv_fail(x, WIRE_E_INTERNAL, "publishing packed files: a request that does not encode");
                         return;
-                /* landc holds its own copy until it is sent. */
-                safe_close(op->fd);
+                }
+                /* The batch takes it. */
+                fds[nfds++] = op->fd;
                 op->fd = -1;
         }
+        if (lreq.batch.count > 0)
+                (void)recv_land_links_ask(x, &lreq, fds, &nfds);
+        else if (lp->waiting == 0)
+                recv_land_pack_chunk(x);        /* directories only */
 }
 
-static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int fd)
+static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
 {
         struct recv_xfer *x = arg;
         struct recv_land_pack *lp;
-        struct recv_land_op *op;
+        size_t k = 0;
         int r;
 
         if (!recv_land_tree_publishing(x)) {
-                safe_close(fd);
+                while (nfds > 0)
+                        safe_close(fds[--nfds]);
                 return;
         }
         lp = x->land_pack;
-        /* The lander answers in order: this is the chunk's next one. */
-        op = &lp->op[lp->first + lp->answered++];
-        if (reply->type == (op->dir ? LANDMSG_OK : LANDMSG_FD) && (op->dir || fd >= 0)) {
-                op->fd = fd;
-        } else {
-                safe_close(fd);
-                recv_land_entry_refused(x, op->dir ? "making a packed directory" : "making a packed file", reply);
+        if (reply->type != LANDMSG_FDS) {
+                recv_land_entry_refused(x, "making packed entries", reply);
                 return;
         }
-        if (--lp->waiting > 0)
+        if (nfds != lp->files) {
+                while (nfds > 0)
+                        safe_close(fds[--nfds]);
+                recv_fail(x, WIRE_E_INTERNAL, "making packed files: rdmaxfer-lander answered another number of them");
                 return;
+        }
+        /* In the chunk's order: one a file. */
+        for (size_t i = lp->first; i < lp->first + lp->count; i++)
+                if (!lp->op[i].dir)
+                        lp->op[i].fd = fds[k++];
         lp->req.done = recv_land_on_pack_written;
         r = io_call(x->env->io, &lp->req, recv_land_pack_write, lp);
         if (r < 0) {
@@ -518,39 +582,48 @@ static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int f
         xfer_io_start(&x->base, "writing packed files");
 }
 
-/* The next chunk's MKDIR and TMPFILE requests, or after the last, the entry done. */
+/* The next chunk's MKDIRs and TMPFILEs, as many as one BATCH takes; or
+ * after the last, the entry done. */
 static void recv_land_pack_chunk(struct recv_xfer *x)
 {
         struct recv_land_pack *lp = x->land_pack;
         char srel[WIRE_PATH_MAX + 1];
-        struct landmsg req;
+        struct landmsg req, one;
 
         lp->first += lp->count;
-        lp->count = MIN(lp->n - lp->first, (size_t)RECV_LAND_CHUNK);
-        lp->answered = 0;
-        lp->waiting = lp->count;
-        if (lp->count == 0) {
+        lp->count = lp->files = 0;
+        if (lp->first == lp->n) {
                 recv_land_pack_free(x);
                 recv_tree_entry_done(x);
                 return;
         }
-        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+        landmsg_batch_init(&req, x->land_session);
+        for (size_t i = lp->first; i < lp->n; i++) {
                 struct recv_land_op *op = &lp->op[i];
+                int r;
 
                 recv_land_op_srel(x, op, srel);
                 if (op->dir) {
-                        req = (struct landmsg){ .type = LANDMSG_MKDIR };
-                        req.op.session = x->land_session;
-                        req.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
-                        snprintf(req.op.path, sizeof(req.op.path), "%s", srel);
+                        one = (struct landmsg){ .type = LANDMSG_MKDIR };
+                        one.op.session = x->land_session;
+                        one.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+                        snprintf(one.op.path, sizeof(one.op.path), "%s", srel);
                 } else {
-                        recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &req);
-                        req.op.leaf[0] = '\0';
+                        recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &one);
+                        one.op.leaf[0] = '\0';
                 }
-                req.op.mode = op->dir ? 0700 : 0600;
-                if (!recv_land_ask(x, &req, -1, recv_land_on_pack_made, "making packed entries as their user"))
+                one.op.mode = op->dir ? 0700 : 0600;
+                r = landmsg_batch_add(&req, one.type, &one.op);
+                if (r == -ENOSPC && lp->count > 0)
+                        break;          /* the chunk ends here */
+                if (r < 0) {
+                        recv_fail(x, WIRE_E_INTERNAL, "making packed entries: a request that does not encode");
                         return;
+                }
+                lp->count++;
+                lp->files += !op->dir;
         }
+        (void)recv_land_ask_batch(x, &req, NULL, 0, recv_land_on_pack_made, "making packed entries as their user");
 }
 
 void recv_land_pack_go(struct recv_xfer *x)
