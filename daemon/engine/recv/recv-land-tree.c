@@ -339,16 +339,19 @@ void recv_land_tree_publish(struct recv_xfer *x)
 
 /*
  * A pack's directories and files, in its order, made by the lander a
- * chunk at a time (a pack holds up to PACK_ENTRIES_MAX): the chunk's
- * MKDIRs and TMPFILEs in one BATCH (as many as fit one, LANDMSG_BATCH_MAX
- * at most; each directory made before what it holds: the lander does them
- * in order), its answer the files' descriptors; the files' data written
- * from the pack into them, on a worker; then their LINKs (mode, mtime,
- * digest) in a BATCH, or two where their names are long, with the
- * descriptors. Two round trips a chunk, where there were two a file.
+ * chunk at a time (a pack holds up to PACK_ENTRIES_MAX): a chunk's MKDIRs
+ * and TMPFILEs in one BATCH (as many as fit one, LANDMSG_BATCH_MAX at
+ * most; each directory made before what it holds: the lander does them in
+ * order), its answer the files' descriptors; the files' data written from
+ * the pack into them, on a worker; then their LINKs (mode, mtime, digest)
+ * in a BATCH, or two where their names are long, with the descriptors.
+ * Two chunks are under way at once, so that the lander makes the next
+ * one's files while a worker writes this one's; their LINKs go in the
+ * chunks' order. Two round trips a chunk, where there were two a file.
  * Symlinks and hard links are in the tree's list by then, made at the end
  * as any (recv_pack_make).
  */
+#define RECV_LAND_CHUNKS        2
 
 struct recv_land_op {
         bool dir;
@@ -362,14 +365,26 @@ struct recv_land_op {
         char hex[DIGEST_HEX_SIZE];
 };
 
+struct recv_land_pack;
+
+struct recv_land_chunk {
+        struct io_req req;      /* its data, written on a worker */
+        struct recv_land_pack *lp;
+        size_t first, count;    /* its entries */
+        size_t files;           /* of them files */
+        bool written;           /* its data is in */
+        bool linking;           /* its LINKs asked */
+        size_t waiting;         /* LINK batches not answered */
+};
+
 struct recv_land_pack {
-        struct io_req req;
         struct recv_xfer *x;
         size_t n, cap;
-        size_t first, count;    /* the chunk */
-        size_t files;           /* of them files */
-        size_t waiting;         /* LINK batches asked and not answered */
-        int err;                /* the worker's */
+        size_t next;            /* the first entry no chunk took yet */
+        /* Chunks asked for, made (their descriptors back), linked; chunk
+         * k is chunk[k % RECV_LAND_CHUNKS]. */
+        size_t started, made, linked;
+        struct recv_land_chunk chunk[RECV_LAND_CHUNKS];
         struct recv_land_op op[];
 };
 
@@ -383,6 +398,8 @@ int recv_land_pack_new(struct recv_xfer *x)
                 return -ENOMEM;
         x->land_pack->x = x;
         x->land_pack->cap = cap;
+        for (size_t k = 0; k < RECV_LAND_CHUNKS; k++)
+                x->land_pack->chunk[k].lp = x->land_pack;
         return 0;
 }
 
@@ -425,8 +442,6 @@ static void recv_land_op_srel(const struct recv_xfer *x, const struct recv_land_
         snprintf(out, WIRE_PATH_MAX + 1, "%.*s", (int)(op->name_len - dlen), op->name + dlen);
 }
 
-static void recv_land_pack_chunk(struct recv_xfer *x);
-
 /* The BATCH @req to the lander with its @nfds descriptors (taken), @done
  * told with x: false when nothing could be asked (then @x has failed). */
 static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, int *fds, size_t nfds,
@@ -451,31 +466,13 @@ static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, 
         return true;
 }
 
-static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
-{
-        struct recv_xfer *x = arg;
-        struct recv_land_pack *lp;
-
-        while (nfds > 0)
-                safe_close(fds[--nfds]);
-        if (!recv_land_tree_publishing(x))
-                return;
-        if (reply->type != LANDMSG_FDS) {
-                recv_land_entry_refused(x, "publishing a packed file", reply);
-                return;
-        }
-        lp = x->land_pack;
-        if (--lp->waiting == 0)
-                recv_land_pack_chunk(x);
-}
-
 /* On a worker: the chunk's files' data into their descriptors, and their digests. */
 static int64_t recv_land_pack_write(void *arg)
 {
-        struct recv_land_pack *lp = arg;
+        struct recv_land_chunk *c = arg;
 
-        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
-                struct recv_land_op *op = &lp->op[i];
+        for (size_t i = c->first; i < c->first + c->count; i++) {
+                struct recv_land_op *op = &c->lp->op[i];
                 uint8_t sum[WIRE_DIGEST_SIZE];
                 uint64_t off = 0;
 
@@ -496,42 +493,58 @@ static int64_t recv_land_pack_write(void *arg)
         return 0;
 }
 
-/* The LINKs of the chunk's files in @req, with their descriptors: asked,
- * @req started afresh. False when the transfer failed. */
-static bool recv_land_links_ask(struct recv_xfer *x, struct landmsg *req, int *fds, size_t *nfds)
+static void recv_land_pack_step(struct recv_xfer *x);
+
+static struct recv_land_chunk *recv_land_chunk_of(struct recv_land_pack *lp, size_t k)
 {
-        struct recv_land_pack *lp = x->land_pack;
+        return &lp->chunk[k % RECV_LAND_CHUNKS];
+}
+
+static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
+{
+        struct recv_xfer *x = arg;
+
+        while (nfds > 0)
+                safe_close(fds[--nfds]);
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (reply->type != LANDMSG_FDS) {
+                recv_land_entry_refused(x, "publishing a packed file", reply);
+                return;
+        }
+        /* LINKs are asked a chunk at a time, in order: the oldest's. */
+        recv_land_chunk_of(x->land_pack, x->land_pack->linked)->waiting--;
+        recv_land_pack_step(x);
+}
+
+/* The LINKs in @req, with their descriptors, for chunk @c: asked, @req
+ * started afresh. False when the transfer failed. */
+static bool recv_land_links_ask(struct recv_xfer *x, struct recv_land_chunk *c, struct landmsg *req, int *fds,
+                                size_t *nfds)
+{
         size_t n = *nfds;
 
         *nfds = 0;
-        lp->waiting++;
+        c->waiting++;
         if (!recv_land_ask_batch(x, req, fds, n, recv_land_on_pack_linked, "publishing packed files as their user"))
                 return false;
         landmsg_batch_init(req, x->land_session);
         return true;
 }
 
-static void recv_land_on_pack_written(struct io_req *req, int64_t res)
+/* Chunk @c's LINKs, its data written: false when the transfer failed. */
+static bool recv_land_chunk_link(struct recv_xfer *x, struct recv_land_chunk *c)
 {
-        struct recv_land_pack *lp = container_of(req, struct recv_land_pack, req);
-        struct recv_xfer *x = lp->x;
-        char srel[WIRE_PATH_MAX + 1], text[WIRE_TEXT_MAX + 1];
+        struct recv_land_pack *lp = c->lp;
+        char srel[WIRE_PATH_MAX + 1];
         int fds[LANDMSG_BATCH_MAX];
-        struct landmsg lreq;
+        struct landmsg lreq, one;
         size_t nfds = 0;
 
-        if (!recv_land_tree_publishing(x))
-                return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "writing a packed file: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
-        lp->waiting = 0;
+        c->linking = true;
         landmsg_batch_init(&lreq, x->land_session);
-        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+        for (size_t i = c->first; i < c->first + c->count; i++) {
                 struct recv_land_op *op = &lp->op[i];
-                struct landmsg one;
                 int r;
 
                 if (op->dir)
@@ -545,30 +558,44 @@ static void recv_land_on_pack_written(struct io_req *req, int64_t res)
                 r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
                 if (r == -ENOSPC) {
                         /* Full (long names): this one heads the next. */
-                        if (!recv_land_links_ask(x, &lreq, fds, &nfds))
-                                return;
+                        if (!recv_land_links_ask(x, c, &lreq, fds, &nfds))
+                                return false;
                         r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
                 }
                 if (r < 0) {
                         while (nfds > 0)
                                 safe_close(fds[--nfds]);
                         recv_fail(x, WIRE_E_INTERNAL, "publishing packed files: a request that does not encode");
-                        return;
+                        return false;
                 }
                 /* The batch takes it. */
                 fds[nfds++] = op->fd;
                 op->fd = -1;
         }
-        if (lreq.batch.count > 0)
-                (void)recv_land_links_ask(x, &lreq, fds, &nfds);
-        else if (lp->waiting == 0)
-                recv_land_pack_chunk(x);        /* directories only */
+        return lreq.batch.count == 0 || recv_land_links_ask(x, c, &lreq, fds, &nfds);
+}
+
+static void recv_land_on_pack_written(struct io_req *req, int64_t res)
+{
+        struct recv_land_chunk *c = container_of(req, struct recv_land_chunk, req);
+        struct recv_xfer *x = c->lp->x;
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_land_tree_publishing(x))
+                return;
+        if (res < 0) {
+                snprintf(text, sizeof(text), "writing a packed file: %s", strerror((int)-res));
+                recv_fail(x, wire_status_of_errno((int)-res), text);
+                return;
+        }
+        c->written = true;
+        recv_land_pack_step(x);
 }
 
 static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
 {
         struct recv_xfer *x = arg;
-        struct recv_land_pack *lp;
+        struct recv_land_chunk *c;
         size_t k = 0;
         int r;
 
@@ -577,23 +604,24 @@ static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int *
                         safe_close(fds[--nfds]);
                 return;
         }
-        lp = x->land_pack;
         if (reply->type != LANDMSG_FDS) {
                 recv_land_entry_refused(x, "making packed entries", reply);
                 return;
         }
-        if (nfds != lp->files) {
+        /* The lander answers in order: the oldest chunk not made yet. */
+        c = recv_land_chunk_of(x->land_pack, x->land_pack->made++);
+        if (nfds != c->files) {
                 while (nfds > 0)
                         safe_close(fds[--nfds]);
                 recv_fail(x, WIRE_E_INTERNAL, "making packed files: rdmaxfer-lander answered another number of them");
                 return;
         }
         /* In the chunk's order: one a file. */
-        for (size_t i = lp->first; i < lp->first + lp->count; i++)
-                if (!lp->op[i].dir)
-                        lp->op[i].fd = fds[k++];
-        lp->req.done = recv_land_on_pack_written;
-        r = io_call(x->env->io, &lp->req, recv_land_pack_write, lp);
+        for (size_t i = c->first; i < c->first + c->count; i++)
+                if (!c->lp->op[i].dir)
+                        c->lp->op[i].fd = fds[k++];
+        c->req.done = recv_land_on_pack_written;
+        r = io_call(x->env->io, &c->req, recv_land_pack_write, c);
         if (r < 0) {
                 recv_fail(x, WIRE_E_INTERNAL, "writing packed files: cannot queue it");
                 return;
@@ -601,23 +629,20 @@ static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int *
         xfer_io_start(&x->base, "writing packed files");
 }
 
-/* The next chunk's MKDIRs and TMPFILEs, as many as one BATCH takes; or
- * after the last, the entry done. */
-static void recv_land_pack_chunk(struct recv_xfer *x)
+/* The next chunk: as many entries as one BATCH of MKDIRs and TMPFILEs
+ * takes, asked. False when the transfer failed. */
+static bool recv_land_chunk_start(struct recv_xfer *x)
 {
         struct recv_land_pack *lp = x->land_pack;
+        struct recv_land_chunk *c = recv_land_chunk_of(lp, lp->started++);
         char srel[WIRE_PATH_MAX + 1];
         struct landmsg req, one;
 
-        lp->first += lp->count;
-        lp->count = lp->files = 0;
-        if (lp->first == lp->n) {
-                recv_land_pack_free(x);
-                recv_tree_entry_done(x);
-                return;
-        }
+        c->first = lp->next;
+        c->count = c->files = c->waiting = 0;
+        c->written = c->linking = false;
         landmsg_batch_init(&req, x->land_session);
-        for (size_t i = lp->first; i < lp->n; i++) {
+        for (size_t i = c->first; i < lp->n; i++) {
                 struct recv_land_op *op = &lp->op[i];
                 int r;
 
@@ -633,22 +658,55 @@ static void recv_land_pack_chunk(struct recv_xfer *x)
                 }
                 one.op.mode = op->dir ? 0700 : 0600;
                 r = landmsg_batch_add(&req, one.type, &one.op);
-                if (r == -ENOSPC && lp->count > 0)
+                if (r == -ENOSPC && c->count > 0)
                         break;          /* the chunk ends here */
                 if (r < 0) {
                         recv_fail(x, WIRE_E_INTERNAL, "making packed entries: a request that does not encode");
-                        return;
+                        return false;
                 }
-                lp->count++;
-                lp->files += !op->dir;
+                c->count++;
+                c->files += !op->dir;
         }
-        (void)recv_land_ask_batch(x, &req, NULL, 0, recv_land_on_pack_made, "making packed entries as their user");
+        lp->next += c->count;
+        return recv_land_ask_batch(x, &req, NULL, 0, recv_land_on_pack_made, "making packed entries as their user");
+}
+
+/*
+ * What can go on now: the oldest chunk's LINKs once its data is written
+ * (one chunk's at a time, in order: the lander answers in order), a
+ * chunk that is all linked let go, new chunks while fewer than
+ * RECV_LAND_CHUNKS are under way; after the last, the entry done.
+ */
+static void recv_land_pack_step(struct recv_xfer *x)
+{
+        struct recv_land_pack *lp = x->land_pack;
+
+        while (lp->linked < lp->started) {
+                struct recv_land_chunk *c = recv_land_chunk_of(lp, lp->linked);
+
+                if (!c->written)
+                        break;
+                if (!c->linking && !recv_land_chunk_link(x, c))
+                        return;
+                if (c->waiting > 0)
+                        break;
+                lp->linked++;
+        }
+        while (lp->started - lp->linked < RECV_LAND_CHUNKS && lp->next < lp->n)
+                if (!recv_land_chunk_start(x))
+                        return;
+        if (lp->linked == lp->started && lp->next == lp->n) {
+                recv_land_pack_free(x);
+                recv_tree_entry_done(x);
+        }
 }
 
 void recv_land_pack_go(struct recv_xfer *x)
 {
-        x->land_pack->first = x->land_pack->count = 0;
-        recv_land_pack_chunk(x);
+        struct recv_land_pack *lp = x->land_pack;
+
+        lp->next = lp->started = lp->made = lp->linked = 0;
+        recv_land_pack_step(x);
 }
 
 /* ---- the end ---- */
