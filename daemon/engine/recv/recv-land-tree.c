@@ -15,7 +15,10 @@
  *                   cp -r and scp -r do)
  *   a directory:    MKDIR, 0700 (its own mode and mtime at the end: the
  *                   tree's list, recv_tree_attr_add)
- *   a file:         TMPFILE in its directory -> written here -> LINK with
+ *   a file:         TMPFILE (in the staging directory: its own directory
+ *                   is made when the entry before it is published, maybe
+ *                   after this offer) -> written here -> LINK in its
+ *                   directory with
  *                   its mode, mtime and digest xattr; no fsync of its own
  *                   (PUBLISH syncs the file system once, for every entry)
  *   a symlink or    its target read back here and listed, as the drop
@@ -271,7 +274,11 @@ void recv_land_tree_open(struct recv_xfer *x)
                 recv_accept(x);
                 return;
         }
-        recv_land_stage_op(x, LANDMSG_TMPFILE, recv_land_srel(x, x->cur->rel), &req);
+        /* In the staging directory itself, not in its own: that one is
+         * made when the entry before it is published (a directory's MKDIR,
+         * a pack's BATCH), which may be after this offer came. Nameless,
+         * the file is linked into its directory at LINK, in order. */
+        recv_land_stage_op(x, LANDMSG_TMPFILE, "", &req);
         req.op.mode = 0600;     /* only the user, while it is written */
         req.op.leaf[0] = '\0';
         recv_land_ask(x, &req, -1, recv_land_on_tmpfile, "making the file as its user");
