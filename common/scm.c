@@ -58,29 +58,6 @@ int scm_send(int sock, const void *buf, size_t len, int fd, int flags)
         return scm_send_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0, flags);
 }
 
-int scm_take_fds(struct msghdr *msg)
-{
-        int keep = -1;
-
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-                size_t nfds;
-
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < nfds; i++) {
-                        int fd;
-
-                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                        if (keep < 0)
-                                keep = fd;
-                        else
-                                safe_close(fd);
-                }
-        }
-        return keep;
-}
-
 /* Every descriptor @msg brought: the first @max into @fds, the rest closed. */
 static size_t scm_take_some(struct msghdr *msg, int *fds, size_t max)
 {
@@ -103,6 +80,14 @@ static size_t scm_take_some(struct msghdr *msg, int *fds, size_t max)
                 }
         }
         return kept;
+}
+
+int scm_take_fds(struct msghdr *msg)
+{
+        int keep = -1;
+
+        scm_take_some(msg, &keep, 1);
+        return keep;
 }
 
 ssize_t scm_recv_fds(int sock, void *buf, size_t cap, int *fds, size_t max, size_t *nfds)

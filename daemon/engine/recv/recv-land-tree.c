@@ -155,6 +155,46 @@ static bool recv_land_tree_publishing(struct recv_xfer *x)
         return xfer_io_done(&x->base) && x->base.state != XFER_CLOSING && x->fin;
 }
 
+/* A worker's @res for the tree while it publishes: true when it went
+ * well; else false, the transfer failed (@doing and the error) or ended
+ * meanwhile. */
+static bool recv_land_tree_io_ok(struct recv_xfer *x, int64_t res, const char *doing)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_land_tree_publishing(x))
+                return false;
+        if (res >= 0)
+                return true;
+        snprintf(text, sizeof(text), "%s: %s", doing, strerror((int)-res));
+        recv_fail(x, wire_status_of_errno((int)-res), text);
+        return false;
+}
+
+/*
+ * The head of a lander's answer to a tree's request while it publishes:
+ * @fd closed (none is asked for); true when the transfer still publishes
+ * and @reply is @want, else false, with the refusal of @doing said (NULL:
+ * fin's, making a directory or publishing a file; with @entry, what it
+ * says of the tree's order too: recv_land_entry_refused).
+ */
+static bool recv_land_tree_answered(struct recv_xfer *x, const struct landmsg *reply, int fd, uint16_t want,
+                                    bool entry, const char *doing)
+{
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return false;
+        if (reply->type == want)
+                return true;
+        if (!doing)
+                doing = (x->fin->offer.flags & WIRE_OFFER_DIR) ? "making a directory" : "publishing";
+        if (entry)
+                recv_land_entry_refused(x, doing, reply);
+        else
+                recv_land_tree_refused(x, doing, reply);
+        return false;
+}
+
 /* On a worker: the directory @arg (a struct recv_file: DEST, or fin), its
  * mode and mtime listed for the end. */
 static int64_t recv_land_dir_list(void *arg)
@@ -290,16 +330,8 @@ static void recv_land_on_entry(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
-                return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_entry_refused(x, (x->fin->offer.flags & WIRE_OFFER_DIR) ? "making a directory"
-                                                                                  : "publishing",
-                                        reply);
-                return;
-        }
-        recv_tree_entry_done(x);
+        if (recv_land_tree_answered(x, reply, fd, LANDMSG_OK, true, NULL))
+                recv_tree_entry_done(x);
 }
 
 static void recv_land_on_dir_listed(struct io_req *req, int64_t res)
@@ -513,12 +545,8 @@ static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int
 
         while (nfds > 0)
                 safe_close(fds[--nfds]);
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_answered(x, reply, -1, LANDMSG_FDS, true, "publishing a packed file"))
                 return;
-        if (reply->type != LANDMSG_FDS) {
-                recv_land_entry_refused(x, "publishing a packed file", reply);
-                return;
-        }
         /* LINKs are asked a chunk at a time, in order: the oldest's. */
         recv_land_chunk_of(x->land_pack, x->land_pack->linked)->waiting--;
         recv_land_pack_step(x);
@@ -586,15 +614,9 @@ static void recv_land_on_pack_written(struct io_req *req, int64_t res)
 {
         struct recv_land_chunk *c = container_of(req, struct recv_land_chunk, req);
         struct recv_xfer *x = c->lp->x;
-        char text[WIRE_TEXT_MAX + 1];
 
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_io_ok(x, res, "writing a packed file"))
                 return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "writing a packed file: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
         c->written = true;
         recv_land_pack_step(x);
 }
@@ -801,13 +823,8 @@ static void recv_land_on_end_answer(void *arg, const struct landmsg *reply, int 
 {
         struct recv_xfer *x = arg;
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "finishing the tree"))
                 return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_tree_refused(x, "finishing the tree", reply);
-                return;
-        }
         if (--x->land_end->waiting == 0)
                 recv_land_end_next(x);
 }
@@ -864,13 +881,8 @@ static void recv_land_on_published(void *arg, const struct landmsg *reply, int f
         struct recv_xfer *x = arg;
         struct landmsg req = { .type = LANDMSG_SETATTR };
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "publishing the tree"))
                 return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_tree_refused(x, "publishing the tree", reply);
-                return;
-        }
         x->published_tree = true;
         x->land_staged = false;
         if (!x->dest_attr) {
@@ -903,15 +915,9 @@ static void recv_land_on_filled(struct io_req *req, int64_t res)
 {
         struct recv_land_end *le = container_of(req, struct recv_land_end, req);
         struct recv_xfer *x = le->x;
-        char text[WIRE_TEXT_MAX + 1];
 
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_io_ok(x, res, "the tree's list"))
                 return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
         if (res == 0)
                 recv_land_publish_tree(x);
         else
