@@ -606,14 +606,16 @@ static int fsync_dir(int dirfd)
  * 0 or -errno.
  */
 /*
- * LINK's LANDMSG_LINK_DIGEST and LANDMSG_LINK_MODE on @fd, as the user the
- * caller became, the xattr first (a read-only mode would refuse it), then
+ * LINK's LANDMSG_LINK_DIGEST and LANDMSG_LINK_MODE on @fd (@st its
+ * fstat), as the user the caller became, the xattr first (a read-only
+ * mode would refuse it), the mode only where the file has another (a
+ * tree's file made with its own mode: one system call a file fewer), then
  * with LANDMSG_LINK_SYNC an fsync, so that they are on disk before the
  * name is (the data is: the daemon fsynced it). A file system without
  * user xattrs takes the file without its digest. 0 or -errno, *@what
  * saying which.
  */
-static int link_attrs_as_user(int fd, const struct landmsg_op *op, const char **what)
+static int link_attrs_as_user(int fd, const struct stat *st, const struct landmsg_op *op, const char **what)
 {
         bool changed = false;
 
@@ -624,7 +626,7 @@ static int link_attrs_as_user(int fd, const struct landmsg_op *op, const char **
                         return -errno;
                 changed = true;
         }
-        if (op->flags & LANDMSG_LINK_MODE) {
+        if ((op->flags & LANDMSG_LINK_MODE) && (st->st_mode & 07777) != (op->mode & 01777)) {
                 *what = "mode";
                 if (fchmod(fd, op->mode & 01777) < 0)
                         return -errno;
@@ -826,7 +828,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd < 0)
                         break;
-                r = link_attrs_as_user(fd, &req->op, &what);
+                r = link_attrs_as_user(fd, &st, &req->op, &what);
                 if (r < 0) {
                         error_reply(reply, r, 0, path, "%s: setting its %s: %s", req->op.leaf, what, strerror(-r));
                         break;

@@ -531,8 +531,9 @@ static void test_batch(struct lander *l)
         is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), 0, "a tree staged");
         landmsg_batch_init(&req, s);
         batch_add(s, LANDMSG_MKDIR, "d", NULL, 0700);
+        /* Half made with their final mode already (the LINK leaves it), half 0600. */
         for (int i = 0; i < 100; i++)
-                batch_add(s, LANDMSG_TMPFILE, i % 2 ? "d" : "", NULL, 0600);
+                batch_add(s, LANDMSG_TMPFILE, i % 2 ? "d" : "", NULL, i % 2 ? 0640 : 0600);
         req.id++;
         lander_handle_batch(l, 1, &req, fds, 0, &reply, rfds, &n);
         lander_idle(l);

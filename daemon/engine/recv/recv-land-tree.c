@@ -685,7 +685,10 @@ static bool recv_land_chunk_start(struct recv_xfer *x)
                         recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &one);
                         one.op.leaf[0] = '\0';
                 }
-                one.op.mode = op->dir ? 0700 : 0600;
+                /* A file made with its own mode where that lets its owner
+                 * write (the LINK's xattr needs it), so the LINK need not
+                 * change it; nameless until then, no one else reaches it. */
+                one.op.mode = op->dir ? 0700 : (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
                 r = landmsg_batch_add(&req, one.type, &one.op);
                 if (r == -ENOSPC && c->count > 0)
                         break;          /* the chunk ends here */
