@@ -170,8 +170,9 @@ enum {
         /* Before it is linked, as the user: the file's mode (op.mode, less
          * setuid and setgid), and its digest (op.target, hex) as
          * user.rdmaxfer.digest where the file system keeps user xattrs; the
-         * xattr first, so that a read-only mode still takes it. One round
-         * trip for a file's publishing, where SETATTR and LINK were two. */
+         * xattr first, so that a read-only mode still takes it; the mode
+         * left as it is where the file has it already. One round trip for
+         * a file's publishing, where SETATTR and LINK were two. */
         LANDMSG_LINK_MODE = 1 << 2,
         LANDMSG_LINK_DIGEST = 1 << 3,
         /* Its mtime (op.mtime_ns), last of what is set before the name. */
