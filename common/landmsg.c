@@ -18,6 +18,7 @@
 #define OP_FIXED                (8 + 4 + 4 + 8 + 2 + 1 + 2) /* session, mode, flags, mtime; path, leaf, target lengths */
 #define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2 + 2)     /* ...; xattr and path lengths */
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
+#define BATCH_FIXED             (8 + 2 + 2)     /* session, count, the body's length */
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
@@ -27,6 +28,9 @@ static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LAN
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SETATTR fits");
 static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
               "an ERROR fits");
+static_assert(LANDMSG_HEADER_SIZE + BATCH_FIXED + LANDMSG_BATCH_BYTES <= LANDMSG_MSG_MAX, "a BATCH fits");
+static_assert(LANDMSG_BATCH_BYTES <= UINT16_MAX, "a BATCH's length is a u16");
+static_assert(LANDMSG_BATCH_MAX <= 253, "a BATCH's descriptors fit one message (SCM_MAX_FD)");
 
 static bool cred_ok(const char *s, size_t n)
 {
@@ -152,18 +156,132 @@ static size_t field_len(const char *s, size_t size)
         return strnlen(s, size);
 }
 
+/* An op's payload size, its three lengths in @l, or -EINVAL (op_ok). */
+static int op_size(uint16_t type, const struct landmsg_op *op, size_t l[static 3])
+{
+        l[0] = field_len(op->path, sizeof(op->path));
+        l[1] = field_len(op->leaf, sizeof(op->leaf));
+        l[2] = field_len(op->target, sizeof(op->target));
+        if (!op_ok(type, op, l[0], l[1], l[2]))
+                return -EINVAL;
+        return (int)(OP_FIXED + l[0] + l[1] + l[2]);
+}
+
+static void op_put(struct bytes_out *o, const struct landmsg_op *op, const size_t l[static 3])
+{
+        bytes_put_u64(o, op->session);
+        bytes_put_u32(o, op->mode);
+        bytes_put_u32(o, op->flags);
+        bytes_put_u64(o, op->mtime_ns);
+        bytes_put_u16(o, (uint16_t)l[0]);
+        bytes_put_u8(o, (uint8_t)l[1]);
+        bytes_put_u16(o, (uint16_t)l[2]);
+        bytes_put_mem(o, op->path, l[0]);
+        bytes_put_mem(o, op->leaf, l[1]);
+        bytes_put_mem(o, op->target, l[2]);
+}
+
+/* An op's payload of @type from @in into @op: whether it is one (op_ok). */
+static bool op_get(struct bytes_in *in, uint16_t type, struct landmsg_op *op)
+{
+        uint16_t l1, l2, l3;
+
+        op->session = bytes_get_u64(in);
+        op->mode = bytes_get_u32(in);
+        op->flags = bytes_get_u32(in);
+        op->mtime_ns = bytes_get_u64(in);
+        l1 = bytes_get_u16(in);
+        l2 = bytes_get_u8(in);
+        l3 = bytes_get_u16(in);
+        return bytes_get_str(in, op->path, sizeof(op->path), l1) && bytes_get_str(in, op->leaf, sizeof(op->leaf), l2) &&
+               bytes_get_str(in, op->target, sizeof(op->target), l3) && op_ok(type, op, l1, l2, l3);
+}
+
+/* What a BATCH may hold. */
+static bool batch_type_ok(uint16_t type)
+{
+        return type == LANDMSG_MKDIR || type == LANDMSG_TMPFILE || type == LANDMSG_LINK;
+}
+
+int landmsg_batch_next(const struct landmsg_batch *b, size_t *off, uint16_t *type, struct landmsg_op *op)
+{
+        struct bytes_in in;
+
+        if (*off >= b->len)
+                return 0;
+        in = (struct bytes_in)BYTES_IN(b->body + *off, b->len - *off);
+        memset(op, 0, sizeof(*op));
+        *type = bytes_get_u16(&in);
+        if (!batch_type_ok(*type) || !op_get(&in, *type, op) || in.underflow || op->session != b->session)
+                return -EBADMSG;
+        *off += in.off;
+        return 1;
+}
+
+/* @b's body: exactly @b->count requests of its session; *@links, its LINKs. */
+static bool batch_ok(const struct landmsg_batch *b, uint16_t *links)
+{
+        struct landmsg_op op;
+        size_t off = 0, n = 0;
+        uint16_t type;
+        int r;
+
+        *links = 0;
+        if (b->session == 0 || b->count == 0 || b->count > LANDMSG_BATCH_MAX || b->len > LANDMSG_BATCH_BYTES)
+                return false;
+        while ((r = landmsg_batch_next(b, &off, &type, &op)) == 1) {
+                n++;
+                *links += type == LANDMSG_LINK;
+        }
+        return r == 0 && n == b->count;
+}
+
+void landmsg_batch_init(struct landmsg *m, uint64_t session)
+{
+        m->type = LANDMSG_BATCH;
+        m->batch.session = session;
+        m->batch.count = m->batch.links = m->batch.len = 0;
+}
+
+int landmsg_batch_add(struct landmsg *m, uint16_t type, const struct landmsg_op *op)
+{
+        struct landmsg_batch *b = &m->batch;
+        struct bytes_out o;
+        size_t l[3];
+        int size;
+
+        if (m->type != LANDMSG_BATCH || !batch_type_ok(type) || op->session != b->session)
+                return -EINVAL;
+        size = op_size(type, op, l);
+        if (size < 0)
+                return size;
+        if (b->count >= LANDMSG_BATCH_MAX || b->len + 2 + (size_t)size > LANDMSG_BATCH_BYTES)
+                return -ENOSPC;
+        o = (struct bytes_out)BYTES_OUT(b->body + b->len, LANDMSG_BATCH_BYTES - b->len);
+        bytes_put_u16(&o, type);
+        op_put(&o, op, l);
+        if (o.overflow)
+                return -ENOSPC;
+        b->len = (uint16_t)(b->len + o.off);
+        b->count++;
+        b->links += type == LANDMSG_LINK;
+        return 0;
+}
+
 int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
 {
         struct bytes_out o = BYTES_OUT(buf, cap);
-        size_t l1 = 0, l2 = 0, l3 = 0, plen = 0;
+        size_t l1 = 0, l2 = 0, plen = 0;
+
+        size_t l[3];
+        uint16_t links;
+        int size;
 
         if (landmsg_is_op(m->type)) {
-                l1 = field_len(m->op.path, sizeof(m->op.path));
-                l2 = field_len(m->op.leaf, sizeof(m->op.leaf));
-                l3 = field_len(m->op.target, sizeof(m->op.target));
-                if (!op_ok(m->type, &m->op, l1, l2, l3))
-                        return -EINVAL;
-                plen = OP_FIXED + l1 + l2 + l3;
+                size = op_size(m->type, &m->op, l);
+                if (size < 0)
+                        return size;
+                plen = (size_t)size;
         }
         switch (landmsg_is_op(m->type) ? 0 : m->type) {
         case 0:
@@ -192,6 +310,16 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         case LANDMSG_FD:
                 plen = 0;
                 break;
+        case LANDMSG_BATCH:
+                if (!batch_ok(&m->batch, &links) || links != m->batch.links)
+                        return -EINVAL;
+                plen = BATCH_FIXED + m->batch.len;
+                break;
+        case LANDMSG_FDS:
+                if (m->fds.count > LANDMSG_BATCH_MAX)
+                        return -EINVAL;
+                plen = 2;
+                break;
         case LANDMSG_ERROR:
                 l1 = field_len(m->error.where, sizeof(m->error.where));
                 l2 = field_len(m->error.text, sizeof(m->error.text));
@@ -210,19 +338,18 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         bytes_put_u16(&o, m->type);
         bytes_put_u32(&o, m->id);
         bytes_put_u32(&o, (uint32_t)plen);
-        if (landmsg_is_op(m->type)) {
-                bytes_put_u64(&o, m->op.session);
-                bytes_put_u32(&o, m->op.mode);
-                bytes_put_u32(&o, m->op.flags);
-                bytes_put_u64(&o, m->op.mtime_ns);
-                bytes_put_u16(&o, (uint16_t)l1);
-                bytes_put_u8(&o, (uint8_t)l2);
-                bytes_put_u16(&o, (uint16_t)l3);
-                bytes_put_mem(&o, m->op.path, l1);
-                bytes_put_mem(&o, m->op.leaf, l2);
-                bytes_put_mem(&o, m->op.target, l3);
-        }
+        if (landmsg_is_op(m->type))
+                op_put(&o, &m->op, l);
         switch (m->type) {
+        case LANDMSG_BATCH:
+                bytes_put_u64(&o, m->batch.session);
+                bytes_put_u16(&o, m->batch.count);
+                bytes_put_u16(&o, m->batch.len);
+                bytes_put_mem(&o, m->batch.body, m->batch.len);
+                break;
+        case LANDMSG_FDS:
+                bytes_put_u16(&o, m->fds.count);
+                break;
         case LANDMSG_SESSION:
                 bytes_put_u8(&o, m->session.direction);
                 bytes_put_u8(&o, m->session.flags);
@@ -269,7 +396,7 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
 {
         struct bytes_in in = BYTES_IN(buf, len);
         uint32_t magic, plen;
-        uint16_t version, l1, l2, l3;
+        uint16_t version, l1, l2;
         bool ok = true;
 
         memset(m, 0, sizeof(*m));
@@ -314,17 +441,20 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                      m->session_ok.session != 0;
                 break;
         case 0:         /* an op (landmsg_is_op) */
-                m->op.session = bytes_get_u64(&in);
-                m->op.mode = bytes_get_u32(&in);
-                m->op.flags = bytes_get_u32(&in);
-                m->op.mtime_ns = bytes_get_u64(&in);
-                l1 = bytes_get_u16(&in);
-                l2 = bytes_get_u8(&in);
-                l3 = bytes_get_u16(&in);
-                ok = bytes_get_str(&in, m->op.path, sizeof(m->op.path), l1) &&
-                     bytes_get_str(&in, m->op.leaf, sizeof(m->op.leaf), l2) &&
-                     bytes_get_str(&in, m->op.target, sizeof(m->op.target), l3) &&
-                     op_ok(m->type, &m->op, l1, l2, l3);
+                ok = op_get(&in, m->type, &m->op);
+                break;
+        case LANDMSG_BATCH:
+                m->batch.session = bytes_get_u64(&in);
+                m->batch.count = bytes_get_u16(&in);
+                m->batch.len = bytes_get_u16(&in);
+                if (m->batch.len > LANDMSG_BATCH_BYTES)
+                        return -EBADMSG;
+                bytes_get_mem(&in, m->batch.body, m->batch.len);
+                ok = !in.underflow && batch_ok(&m->batch, &m->batch.links);
+                break;
+        case LANDMSG_FDS:
+                m->fds.count = bytes_get_u16(&in);
+                ok = m->fds.count <= LANDMSG_BATCH_MAX;
                 break;
         case LANDMSG_SETATTR:
                 m->setattr.session = bytes_get_u64(&in);
@@ -399,28 +529,43 @@ int landmsg_addr_parse(const char *text, uint8_t out[static LANDMSG_ADDR_SIZE])
         return inet_pton(AF_INET6, text, out) == 1 ? 0 : -EINVAL;
 }
 
-int landmsg_send(int sock, const struct landmsg *m, int fd)
+int landmsg_send_fds(int sock, const struct landmsg *m, const int *fds, size_t nfds)
 {
         uint8_t buf[LANDMSG_MSG_MAX];
         int len = landmsg_encode(buf, sizeof(buf), m);
 
-        return len < 0 ? len : scm_send(sock, buf, (size_t)len, fd, 0);
+        return len < 0 ? len : scm_send_fds(sock, buf, (size_t)len, fds, nfds, 0);
+}
+
+int landmsg_send(int sock, const struct landmsg *m, int fd)
+{
+        return landmsg_send_fds(sock, m, &fd, fd >= 0 ? 1 : 0);
+}
+
+int landmsg_recv_fds(int sock, struct landmsg *m, int *fds, size_t max, size_t *nfds)
+{
+        uint8_t buf[LANDMSG_MSG_MAX];
+        ssize_t n;
+        int r;
+
+        n = scm_recv_fds(sock, buf, sizeof(buf), fds, max, nfds);
+        if (n < 0)
+                return (int)n;
+        r = landmsg_decode(buf, (size_t)n, m);
+        if (r < 0) {
+                for (size_t i = 0; i < *nfds; i++)
+                        safe_close(fds[i]);
+                *nfds = 0;
+        }
+        return r;
 }
 
 int landmsg_recv(int sock, struct landmsg *m, int *fd)
 {
-        uint8_t buf[LANDMSG_MSG_MAX];
-        _cleanup_(closep) int passed = -1;
-        ssize_t n;
-        int r;
+        size_t n = 0;
+        int r = landmsg_recv_fds(sock, m, fd, 1, &n);
 
-        *fd = -1;
-        n = scm_recv(sock, buf, sizeof(buf), &passed);
-        if (n < 0)
-                return (int)n;
-        r = landmsg_decode(buf, (size_t)n, m);
-        if (r < 0)
-                return r;
-        *fd = TAKE_FD(passed);
-        return 0;
+        if (n == 0)
+                *fd = -1;
+        return r;
 }

@@ -28,6 +28,18 @@
  *   DISCARD {session}                        OK | ERROR
  *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
  *   END {session}                            OK | ERROR
+ *   BATCH {session, count, ops} + one fd     FDS {count} + one fd a TMPFILE | ERROR
+ *         a LINK, in order
+ *
+ * A BATCH is a tree's chunk in one message (version 3): up to
+ * LANDMSG_BATCH_MAX MKDIR, TMPFILE and LINK requests of one session,
+ * each as it would be alone (its type, then its payload), the
+ * descriptors of its LINKs with it (SCM_RIGHTS, in order: at most
+ * LANDMSG_BATCH_MAX, below the kernel's 253). The lander does them in
+ * order, as the user, and answers once: FDS, with the descriptor of each
+ * TMPFILE in order; or the first one's ERROR, nothing after it done, and
+ * no descriptor (what came before it stays made, as if asked alone: the
+ * tree is discarded).
  *
  * A session is one job's identity, proven by the MUNGE credential @cred
  * that the user's xferctl made: the lander decodes it through its own
@@ -61,7 +73,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         2
+#define LANDMSG_VERSION         3
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -75,8 +87,12 @@
 #define LANDMSG_ADDRS_MAX       512
 #define LANDMSG_ADDR_SIZE       16
 #define LANDMSG_TOKEN_SIZE      16
-#define LANDMSG_MSG_MAX         (LANDMSG_HEADER_SIZE + 24 + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + \
-                                 LANDMSG_CRED_MAX + LANDMSG_PATH_MAX)   /* a SESSION's, the longest */
+/* A BATCH: its requests, and their bytes (each op's type and payload);
+ * a chunk of a tree's small files fits (128 LINKs of 4 KiB files with
+ * short names are some 13 KiB), a longer one goes in two. */
+#define LANDMSG_BATCH_MAX       128
+#define LANDMSG_BATCH_BYTES     16384
+#define LANDMSG_MSG_MAX         (LANDMSG_HEADER_SIZE + 12 + LANDMSG_BATCH_BYTES)     /* a BATCH's, the longest */
 
 enum landmsg_type {
         LANDMSG_SESSION = 1,
@@ -94,6 +110,8 @@ enum landmsg_type {
         LANDMSG_HARDLINK = 13,
         LANDMSG_PUBLISH = 14,
         LANDMSG_DISCARD = 15,
+        LANDMSG_BATCH = 16,
+        LANDMSG_FDS = 17,
         _LANDMSG_TYPE_MAX,
 };
 
@@ -152,8 +170,9 @@ enum {
         /* Before it is linked, as the user: the file's mode (op.mode, less
          * setuid and setgid), and its digest (op.target, hex) as
          * user.rdmaxfer.digest where the file system keeps user xattrs; the
-         * xattr first, so that a read-only mode still takes it. One round
-         * trip for a file's publishing, where SETATTR and LINK were two. */
+         * xattr first, so that a read-only mode still takes it; the mode
+         * left as it is where the file has it already. One round trip for
+         * a file's publishing, where SETATTR and LINK were two. */
         LANDMSG_LINK_MODE = 1 << 2,
         LANDMSG_LINK_DIGEST = 1 << 3,
         /* Its mtime (op.mtime_ns), last of what is set before the name. */
@@ -222,6 +241,25 @@ struct landmsg_error {
         char text[LANDMSG_TEXT_MAX + 1];
 };
 
+/*
+ * BATCH: @count requests of @session, encoded back to back in @body (@len
+ * bytes): each a u16 type (MKDIR, TMPFILE or LINK) and that op's payload,
+ * its session @session. Built with landmsg_batch_add, read with
+ * landmsg_batch_next; @links, the descriptors it must come with.
+ */
+struct landmsg_batch {
+        uint64_t session;
+        uint16_t count;         /* 1 .. LANDMSG_BATCH_MAX */
+        uint16_t links;         /* of them LINKs (decoded; not on the wire) */
+        uint16_t len;
+        uint8_t body[LANDMSG_BATCH_BYTES];
+};
+
+/* FDS: a BATCH's answer, with @count descriptors (its TMPFILEs'). */
+struct landmsg_fds {
+        uint16_t count;         /* 0 .. LANDMSG_BATCH_MAX */
+};
+
 struct landmsg {
         uint16_t type;
         uint32_t id;            /* the request's; its answer echoes it */
@@ -231,6 +269,8 @@ struct landmsg {
                 struct landmsg_op op;
                 struct landmsg_setattr setattr;
                 struct landmsg_error error;
+                struct landmsg_batch batch;
+                struct landmsg_fds fds;
         };
 };
 
@@ -262,8 +302,28 @@ int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_
  * byte for byte. 0, or -EINVAL (not a numeric address). */
 int landmsg_addr_parse(const char *text, uint8_t out[static LANDMSG_ADDR_SIZE]);
 
+/*
+ * Start @m as an empty BATCH of @session; add @type (MKDIR, TMPFILE or
+ * LINK) with @op (whose session must be @session) to it: 0, -ENOSPC (it
+ * is full: LANDMSG_BATCH_MAX requests, or no room for this one's bytes;
+ * send it and start another), or -EINVAL (@op does not encode, or
+ * another type or session).
+ */
+void landmsg_batch_init(struct landmsg *m, uint64_t session);
+int landmsg_batch_add(struct landmsg *m, uint16_t type, const struct landmsg_op *op);
+/*
+ * The request of @b at *@off (0: the first) into @type and @op, *@off
+ * moved past it: 1, or 0 after the last. A decoded BATCH holds only
+ * requests that decode (landmsg_decode checked each).
+ */
+int landmsg_batch_next(const struct landmsg_batch *b, size_t *off, uint16_t *type, struct landmsg_op *op);
+
 /* Send @m with @fd (-1: none) on @sock; receive one into @m and *@fd
  * (-1 when none came; any more are closed). 0 or -errno (-ECONNRESET at
  * the end, landmsg_decode's). */
 int landmsg_send(int sock, const struct landmsg *m, int fd);
 int landmsg_recv(int sock, struct landmsg *m, int *fd);
+/* The same with up to @max descriptors (SCM_FDS_MAX at most): @nfds sent,
+ * *@nfds received into @fds (any beyond @max are closed). */
+int landmsg_send_fds(int sock, const struct landmsg *m, const int *fds, size_t nfds);
+int landmsg_recv_fds(int sock, struct landmsg *m, int *fds, size_t max, size_t *nfds);

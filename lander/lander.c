@@ -39,15 +39,28 @@ struct lander_session {
         char stage_name[64];
         char stage[LANDMSG_PATH_MAX + 1];
         char stage_in[LANDMSG_PATH_MAX + 1];
+        /* The staging directory this session made, held from its MKDIR
+         * to its PUBLISH or DISCARD (stage_hold): every op in it is
+         * walked from here, not from a landing root again. -1: none. */
+        int stage_fd;
+        bool stage_into;                /* made in DEST (LANDMSG_OP_INTO) */
+        dev_t stage_dev;
+        ino_t stage_ino;
 };
 
 struct lander {
         struct lander_settings s;
         munge_ctx_t ctx;
         uint64_t next_id;
+        /* The session whose user the lander is now (lander_as), 0: itself. */
+        uint64_t as;
+        /* A BATCH's request at hand and its answer (16 KiB each: not on the stack). */
+        struct landmsg sub, sub_reply;
         unsigned int nsessions;
         struct lander_session session[LANDER_SESSIONS_MAX];
 };
+
+static void session_end(struct lander *l, struct lander_session *ss);
 
 int lander_new(struct lander **out, struct lander_settings *s)
 {
@@ -71,6 +84,10 @@ void lander_free(struct lander *l)
 {
         if (!l)
                 return;
+        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX; i++)
+                if (l->session[i].id != 0)
+                        session_end(l, &l->session[i]);
+        lander_idle(l);
         if (l->ctx)
                 munge_ctx_destroy(l->ctx);
         landfs_roots_free(&l->s.roots);
@@ -249,6 +266,8 @@ static void lander_session(struct lander *l, unsigned int conn, const struct lan
         uid_t uid;
         gid_t gid;
 
+        /* munged and the user database are asked as the lander. */
+        lander_idle(l);
         if (l->s.roots.n == 0) {
                 error_reply(reply, EPERM, 0, NULL, "user landing is off on this node: its landing_roots is empty");
                 return;
@@ -295,6 +314,7 @@ static void lander_session(struct lander *l, unsigned int conn, const struct lan
                 return;
         }
         memset(ss, 0, sizeof(*ss));
+        ss->stage_fd = -1;
         ss->id = l->next_id++;
         ss->conn = conn;
         ss->direction = s->direction;
@@ -324,8 +344,17 @@ static struct lander_session *session_find(struct lander *l, unsigned int conn, 
         return NULL;
 }
 
+/* The staging directory let go of: published, discarded, or the session over. */
+static void stage_release(struct lander_session *ss)
+{
+        ss->stage_fd = safe_close(ss->stage_fd);
+}
+
 static void session_end(struct lander *l, struct lander_session *ss)
 {
+        if (l->as == ss->id)
+                lander_idle(l);
+        stage_release(ss);
         memset(ss, 0, sizeof(*ss));
         l->nsessions--;
 }
@@ -337,23 +366,41 @@ void lander_conn_closed(struct lander *l, unsigned int conn)
                         session_end(l, &l->session[i]);
 }
 
-/* Become @ss's user, or say why not in @reply. */
-static bool become_or_say(const struct lander_session *ss, struct landmsg *reply)
+/*
+ * Be @ss's user for what follows, or say why not in @reply. The lander
+ * stays that user from one request of the session to the next (the
+ * requests of a chunk come back to back), and is itself again before
+ * anything else: another session's request (which becomes its own user
+ * afresh), a SESSION (munged and the user database are asked as the
+ * lander), the end of a session, or a wait for the next request
+ * (lander_idle).
+ */
+static bool lander_as(struct lander *l, const struct lander_session *ss, struct landmsg *reply)
 {
-        int r = landfs_become(&ss->who);
+        int r;
 
-        if (r < 0)
+        if (l->as == ss->id)
+                return true;
+        lander_idle(l);
+        r = landfs_become(&ss->who);
+        if (r < 0) {
                 error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
-        return r == 0;
+                return false;
+        }
+        l->as = ss->id;
+        return true;
 }
 
-/* Back to the lander's own identity, or out: never go on as someone else. */
-static void unbecome_or_exit(const struct lander_session *ss)
+void lander_idle(struct lander *l)
 {
+        if (l->as == 0)
+                return;
+        /* Back to the lander's own identity, or out: never go on as someone else. */
         if (landfs_unbecome() < 0) {
-                fprintf(stderr, "<2>cannot become the lander again after acting as %s: exiting\n", ss->user);
+                fprintf(stderr, "<2>cannot become the lander again after acting as a user: exiting\n");
                 exit(1);
         }
+        l->as = 0;
 }
 
 /* Why landfs_open_dir refused, for the user. */
@@ -426,33 +473,82 @@ static void path_error(const struct lander_session *ss, struct landmsg *reply, i
 }
 
 /*
+ * Hold the staging directory @ss->stage_name in @pfd (DEST's parent, or
+ * DEST with @into), walked to as the user from a landing root: opened
+ * without following its name, and only a directory of the user's. The
+ * session keeps it until PUBLISH or DISCARD; what a later request does in
+ * the tree starts from it (SECURITY.md, "A held staging directory"). Its
+ * fd (the session's: not to be closed), or -1 with the ERROR in @reply.
+ */
+static int stage_hold(struct lander_session *ss, int pfd, bool into, const char *path, struct landmsg *reply)
+{
+        _cleanup_(closep) int fd = openat(pfd, ss->stage_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0) {
+                error_reply(reply, errno, 0, path, "%s", errno == ENOTDIR ? "the staging directory is no "
+                            "directory (a symlink?): not followed" : strerror(errno));
+                return -1;
+        }
+        if (fstat(fd, &st) < 0 || st.st_uid != ss->who.uid) {
+                error_reply(reply, EPERM, 0, path, "the staging directory is not %s's", ss->user);
+                return -1;
+        }
+        stage_release(ss);
+        ss->stage_into = into;
+        ss->stage_dev = st.st_dev;
+        ss->stage_ino = st.st_ino;
+        ss->stage_fd = TAKE_FD(fd);
+        return ss->stage_fd;
+}
+
+/* The staging directory @flags name, held (stage_hold): the session's fd,
+ * or -1 with the ERROR in @reply. */
+static int stage_dir(struct lander *l, struct lander_session *ss, uint32_t flags, const char *path,
+                     struct landmsg *reply)
+{
+        const bool into = flags & LANDMSG_OP_INTO;
+        _cleanup_(closep) int pfd = -1;
+
+        if (ss->stage_fd >= 0 && ss->stage_into == into)
+                return ss->stage_fd;
+        /* Not made by this session (it always is, first): found by its name. */
+        pfd = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
+        return pfd < 0 ? -1 : stage_hold(ss, pfd, into, path, reply);
+}
+
+/*
  * The directory of a request: @path (full_path's of @rel) walked as the
  * user, made with @mode where @create; beneath a staging directory
- * (@flags LANDMSG_OP_STAGE) the staging directory is walked to, then @rel
- * beneath it without following anything (incoming_open_beneath): the
+ * (@flags LANDMSG_OP_STAGE), @rel beneath the one the session holds
+ * (stage_dir), without following anything (incoming_open_beneath): the
  * tree's own symlinks are made there, by what a peer sent, and no later
  * request may go through one. Making one there makes its last component
  * only (@mode): its parent must be there. The caller has become the user.
+ * The directory's fd, *@hold the fd to close after (-1: the session's,
+ * when @rel is the staging directory itself); or -1 with the ERROR in
+ * @reply.
  */
-static int op_dir(struct lander *l, const struct lander_session *ss, uint32_t flags, const char *rel, bool create,
-                  mode_t mode, const char *path, struct landmsg *reply)
+static int op_dir(struct lander *l, struct lander_session *ss, uint32_t flags, const char *rel, bool create,
+                  mode_t mode, const char *path, int *hold, struct landmsg *reply)
 {
         char dir[LANDFS_PATH_MAX];
         const char *slash = strrchr(rel, '/'), *leaf;
-        _cleanup_(closep) int sfd = -1, pfd = -1;
-        int fd;
+        _cleanup_(closep) int pfd = -1;
+        int sfd, fd;
 
+        *hold = -1;
         if (!(flags & LANDMSG_OP_STAGE))
-                return open_dir(l, ss, path, create, mode, reply);
-        sfd = open_dir(l, ss, stage_of(ss, flags), false, 0, reply);
+                return *hold = open_dir(l, ss, path, create, mode, reply);
+        sfd = stage_dir(l, ss, flags, path, reply);
         if (sfd < 0 || !rel[0])
-                return TAKE_FD(sfd);
+                return sfd;
         if (!create) {
                 fd = incoming_open_beneath(sfd, rel, false);
                 if (fd < 0)
                         error_reply(reply, -fd, 0, path, "%s", fd == -ELOOP ? "a symlink of the tree: not followed"
                                                                             : strerror(-fd));
-                return fd < 0 ? -1 : fd;
+                return fd < 0 ? -1 : (*hold = fd);
         }
         leaf = slash ? slash + 1 : rel;
         if (slash) {
@@ -471,7 +567,7 @@ static int op_dir(struct lander *l, const struct lander_session *ss, uint32_t fl
         fd = incoming_open_beneath(slash ? pfd : sfd, leaf, false);
         if (fd < 0)
                 error_reply(reply, -fd, 0, path, "%s", strerror(-fd));
-        return fd < 0 ? -1 : fd;
+        return fd < 0 ? -1 : (*hold = fd);
 }
 
 /* The name a tree is published under: DEST, or DEST/@leaf (@into). */
@@ -491,7 +587,7 @@ static const char *published_name(const struct lander_session *ss, bool into, co
  * the user asked to replace it), before any data comes. The caller has
  * become the user. 0, or -1 with the ERROR in @reply.
  */
-static int make_stage(struct lander *l, const struct lander_session *ss, const struct landmsg_op *op,
+static int make_stage(struct lander *l, struct lander_session *ss, const struct landmsg_op *op,
                       const char *path, struct landmsg *reply)
 {
         const bool into = op->flags & LANDMSG_OP_INTO;
@@ -508,6 +604,7 @@ static int make_stage(struct lander *l, const struct lander_session *ss, const s
         pfd = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
         if (pfd < 0)
                 return -1;
+        stage_release(ss);
         r = landfs_remove_tree(pfd, ss->stage_name, ss->who.uid);
         if (r < 0) {
                 error_reply(reply, -r, 0, path, "removing what an earlier attempt left: %s", strerror(-r));
@@ -523,7 +620,7 @@ static int make_stage(struct lander *l, const struct lander_session *ss, const s
                 error_reply(reply, errno, 0, path, "%s", strerror(errno));
                 return -1;
         }
-        return 0;
+        return stage_hold(ss, pfd, into, path, reply) < 0 ? -1 : 0;
 }
 
 /* fsync the directory @dirfd (O_PATH: its own descriptor is opened for it). */
@@ -546,14 +643,16 @@ static int fsync_dir(int dirfd)
  * 0 or -errno.
  */
 /*
- * LINK's LANDMSG_LINK_DIGEST and LANDMSG_LINK_MODE on @fd, as the user the
- * caller became, the xattr first (a read-only mode would refuse it), then
+ * LINK's LANDMSG_LINK_DIGEST and LANDMSG_LINK_MODE on @fd (@st its
+ * fstat), as the user the caller became, the xattr first (a read-only
+ * mode would refuse it), the mode only where the file has another (a
+ * tree's file made with its own mode: one system call a file fewer), then
  * with LANDMSG_LINK_SYNC an fsync, so that they are on disk before the
  * name is (the data is: the daemon fsynced it). A file system without
  * user xattrs takes the file without its digest. 0 or -errno, *@what
  * saying which.
  */
-static int link_attrs_as_user(int fd, const struct landmsg_op *op, const char **what)
+static int link_attrs_as_user(int fd, const struct stat *st, const struct landmsg_op *op, const char **what)
 {
         bool changed = false;
 
@@ -564,7 +663,7 @@ static int link_attrs_as_user(int fd, const struct landmsg_op *op, const char **
                         return -errno;
                 changed = true;
         }
-        if (op->flags & LANDMSG_LINK_MODE) {
+        if ((op->flags & LANDMSG_LINK_MODE) && (st->st_mode & 07777) != (op->mode & 01777)) {
                 *what = "mode";
                 if (fchmod(fd, op->mode & 01777) < 0)
                         return -errno;
@@ -625,13 +724,13 @@ static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, u
 
 /* HARDLINK: @req's target (beneath the same base) named @req->op.leaf
  * in @dfd (@path), without following it. */
-static void hardlink_as_user(struct lander *l, const struct lander_session *ss, const struct landmsg *req, int dfd,
+static void hardlink_as_user(struct lander *l, struct lander_session *ss, const struct landmsg *req, int dfd,
                              const char *path, struct landmsg *reply)
 {
         const char *tslash = strrchr(req->op.target, '/');
         char src[LANDFS_PATH_MAX], tdir[LANDFS_PATH_MAX], *slash;
-        _cleanup_(closep) int sfd = -1;
-        int r = full_path(ss, req->op.flags, req->op.target, src);
+        _cleanup_(closep) int shold = -1;
+        int sfd, r = full_path(ss, req->op.flags, req->op.target, src);
 
         if (r < 0) {
                 path_error(ss, reply, r);
@@ -641,7 +740,7 @@ static void hardlink_as_user(struct lander *l, const struct lander_session *ss, 
         snprintf(tdir, sizeof(tdir), "%.*s", tslash ? (int)(tslash - req->op.target) : 0, req->op.target);
         slash = strrchr(src, '/');
         *slash = '\0';
-        sfd = op_dir(l, ss, req->op.flags, tdir, false, 0, src, reply);
+        sfd = op_dir(l, ss, req->op.flags, tdir, false, 0, src, &shold, reply);
         *slash = '/';
         if (sfd < 0)
                 return;
@@ -654,16 +753,23 @@ static void hardlink_as_user(struct lander *l, const struct lander_session *ss, 
  * synced none of it: one syncfs covers every entry), then the staging
  * directory renamed to @leaf beneath @pfd (DEST's parent, and DEST's
  * leaf; or DEST, and the name the tree is to have in it), @pfd then
- * fsynced. What is there: -EEXIST, or with LANDMSG_PUBLISH_REPLACE
- * exchanged and the old tree removed.
+ * fsynced. Only the directory the session holds, still under its name
+ * there (the user moved it, or put another in its place: -ESTALE). What
+ * is there: -EEXIST, or with LANDMSG_PUBLISH_REPLACE exchanged and the
+ * old tree removed.
  */
 static int publish_as_user(const struct lander_session *ss, int pfd, const char *leaf, uint32_t flags)
 {
         int d = openat(pfd, ss->stage_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r = 0;
+        struct stat st;
 
         if (d < 0)
-                return -errno;
-        if (syncfs(d) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -ESTALE : -errno;
+        if (fstat(d, &st) < 0)
+                r = -errno;
+        else if (ss->stage_fd < 0 || st.st_dev != ss->stage_dev || st.st_ino != ss->stage_ino)
+                r = -ESTALE;
+        else if (syncfs(d) < 0)
                 r = -errno;
         safe_close(d);
         if (r < 0)
@@ -684,11 +790,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                       struct landmsg *reply, int *reply_fd)
 {
         char path[LANDFS_PATH_MAX], *slash;
-        _cleanup_(closep) int dfd = -1;
+        _cleanup_(closep) int hold = -1;
         const char *what;
         struct stat st;
         bool into;
-        int r, nfd;
+        int r, nfd, dfd;
 
         r = full_path(ss, req->type == LANDMSG_PUBLISH || req->type == LANDMSG_DISCARD
                                   ? LANDMSG_OP_STAGE | (req->op.flags & LANDMSG_OP_INTO)
@@ -723,7 +829,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 error_reply(reply, EBADF, 0, path, "not a nameless file of %s's", ss->user);
                 return;
         }
-        if (!become_or_say(ss, reply))
+        if (!lander_as(l, ss, reply))
                 return;
         reply->type = LANDMSG_OK;
         switch (req->type) {
@@ -731,10 +837,10 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 if ((req->op.flags & LANDMSG_OP_STAGE) && !req->op.path[0])
                         (void)make_stage(l, ss, &req->op, path, reply);
                 else
-                        dfd = op_dir(l, ss, req->op.flags, req->op.path, true, req->op.mode, path, reply);
+                        dfd = op_dir(l, ss, req->op.flags, req->op.path, true, req->op.mode, path, &hold, reply);
                 break;
         case LANDMSG_TMPFILE:
-                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd < 0)
                         break;
                 /* The name it is to have, where it must be new: refused
@@ -756,10 +862,10 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 *reply_fd = nfd;
                 break;
         case LANDMSG_LINK:
-                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd < 0)
                         break;
-                r = link_attrs_as_user(fd, &req->op, &what);
+                r = link_attrs_as_user(fd, &st, &req->op, &what);
                 if (r < 0) {
                         error_reply(reply, r, 0, path, "%s: setting its %s: %s", req->op.leaf, what, strerror(-r));
                         break;
@@ -769,36 +875,43 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                         error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
                 break;
         case LANDMSG_SYMLINK:
-                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
                         symlink_as_user(dfd, &req->op, path, reply);
                 break;
         case LANDMSG_HARDLINK:
-                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, reply);
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
                         hardlink_as_user(l, ss, req, dfd, path, reply);
                 break;
         case LANDMSG_PUBLISH:
         case LANDMSG_DISCARD:
                 into = req->op.flags & LANDMSG_OP_INTO;
-                dfd = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
+                dfd = hold = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
                 if (dfd < 0)
                         break;
+                if (req->type == LANDMSG_DISCARD)
+                        stage_release(ss);
                 r = req->type == LANDMSG_PUBLISH
                             ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags)
                             : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
+                if (r == 0)
+                        stage_release(ss);      /* it is DEST's now, or gone */
                 if (r == -EEXIST && req->type == LANDMSG_PUBLISH)
                         (void)published_name(ss, into, req->op.leaf, path);
                 if (r < 0)
                         error_reply(reply, r, 0, path, "%s",
-                                    r == -EEXIST ? "exists (and replacing it was not asked for)" : strerror(-r));
+                                    r == -EEXIST ? "exists (and replacing it was not asked for)"
+                                    : r == -ESTALE ? "the staging directory was moved or replaced while the tree "
+                                                     "landed: not published"
+                                    : strerror(-r));
                 break;
         case LANDMSG_OPEN_READ:
                 /* The file's directory walked as the user; the file itself
                  * opened without following a symlink. */
                 slash = strrchr(path, '/');
                 *slash = '\0';
-                dfd = path[0] ? open_dir(l, ss, path, false, 0, reply) : -1;
+                dfd = hold = path[0] ? open_dir(l, ss, path, false, 0, reply) : -1;
                 *slash = '/';
                 if (dfd < 0) {
                         if (reply->type == LANDMSG_OK)
@@ -819,7 +932,6 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 *reply_fd = nfd;
                 break;
         }
-        unbecome_or_exit(ss);
 }
 
 /* SETATTR on @fd, or on @proc (a /proc/self/fd name) where @fd is -1, as
@@ -854,9 +966,9 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
 {
         char path[LANDFS_PATH_MAX], proc[64];
         const char *what = "";
-        _cleanup_(closep) int dfd = -1;
+        _cleanup_(closep) int hold = -1;
         struct stat st;
-        int r;
+        int r, dfd;
 
         if (ss->direction != LANDMSG_PUSH) {
                 error_reply(reply, EPERM, 0, NULL, "not what this session's credential was made for (reading)");
@@ -873,13 +985,13 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
                 error_reply(reply, EBADF, 0, NULL, "not a file of %s's", ss->user);
                 return;
         }
-        if (!become_or_say(ss, reply))
+        if (!lander_as(l, ss, reply))
                 return;
         reply->type = LANDMSG_OK;
         if (a->flags & LANDMSG_SET_AT_PATH) {
                 /* A directory, walked to as the user; set through its
                  * O_PATH descriptor's /proc name (fchmod cannot take one). */
-                dfd = op_dir(l, ss, a->flags, a->path, false, 0, path, reply);
+                dfd = op_dir(l, ss, a->flags, a->path, false, 0, path, &hold, reply);
                 if (dfd >= 0) {
                         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
                         r = setattr_as_user(proc, -1, a, &what);
@@ -891,7 +1003,52 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
                 if (r < 0)
                         error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
         }
-        unbecome_or_exit(ss);
+}
+
+void lander_handle_batch(struct lander *l, unsigned int conn, const struct landmsg *req, int *fds, size_t nfds,
+                         struct landmsg *reply, int *reply_fds, size_t *nreply)
+{
+        const struct landmsg_batch *b = &req->batch;
+        struct lander_session *ss;
+        size_t off = 0, k = 0;
+
+        memset(reply, 0, sizeof(*reply));
+        reply->id = req->id;
+        *nreply = 0;
+        ss = req->type == LANDMSG_BATCH ? session_find(l, conn, b->session) : NULL;
+        if (req->type != LANDMSG_BATCH)
+                error_reply(reply, EPROTO, 0, NULL, "not a batch");
+        else if (!ss)
+                error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)b->session);
+        else if (nfds != b->links)
+                error_reply(reply, EBADF, 0, NULL, "a batch of %u LINKs came with %zu descriptors",
+                            (unsigned int)b->links, nfds);
+        if (reply->type == LANDMSG_ERROR)
+                goto out_close;
+        /* Each as if asked alone, in order, until the first refused. */
+        while (landmsg_batch_next(b, &off, &l->sub.type, &l->sub.op) == 1) {
+                int fd = l->sub.type == LANDMSG_LINK ? fds[k++] : -1, rfd = -1;
+
+                l->sub.id = req->id;
+                memset(&l->sub_reply, 0, sizeof(l->sub_reply));
+                lander_op(l, ss, &l->sub, fd, &l->sub_reply, &rfd);
+                if (l->sub_reply.type == LANDMSG_FD)
+                        reply_fds[(*nreply)++] = rfd;
+                else
+                        safe_close(rfd);
+                if (l->sub_reply.type == LANDMSG_ERROR) {
+                        *reply = l->sub_reply;
+                        reply->id = req->id;
+                        while (*nreply > 0)
+                                safe_close(reply_fds[--*nreply]);
+                        goto out_close;
+                }
+        }
+        reply->type = LANDMSG_FDS;
+        reply->fds.count = (uint16_t)*nreply;
+out_close:
+        for (size_t i = 0; i < nfds; i++)
+                safe_close(fds[i]);
 }
 
 void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,

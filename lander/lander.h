@@ -48,6 +48,27 @@ void lander_free(struct lander *l);
 void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *req, int fd, struct landmsg *reply,
                    int *reply_fd);
 
+/*
+ * Answer the BATCH @req, which came on connection @conn with the @nfds
+ * descriptors @fds (its LINKs', in order; always taken): each of its
+ * requests as lander_handle would, in order, until one is refused; then
+ * *@reply, FDS with the *@nreply descriptors in @reply_fds (one each
+ * TMPFILE, LANDMSG_BATCH_MAX room; the caller closes them once sent), or
+ * the refused one's ERROR and none.
+ */
+void lander_handle_batch(struct lander *l, unsigned int conn, const struct landmsg *req, int *fds, size_t nfds,
+                         struct landmsg *reply, int *reply_fds, size_t *nreply);
+
+/*
+ * Nothing is waiting: the lander is itself again (its own fsuid, fsgid, no
+ * supplementary groups). lander_handle leaves it as the user of the
+ * request it answered, so that the next one of the same session, which
+ * usually follows at once, needs no switch; whoever calls it calls this
+ * before it waits for more. Exits the process if it cannot: it never goes
+ * on as someone else.
+ */
+void lander_idle(struct lander *l);
+
 /* Connection @conn is gone: its sessions end. */
 void lander_conn_closed(struct lander *l, unsigned int conn);
 

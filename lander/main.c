@@ -184,7 +184,15 @@ int main(int argc, char **argv)
         for (unsigned int i = 1; i <= LANDER_CONNS_MAX; i++)
                 pfd[i] = (struct pollfd){ .fd = -1 };
         while (!stopping) {
-                if (poll(pfd, 1 + LANDER_CONNS_MAX, -1) < 0) {
+                /* Back to back, the requests of one session are answered as
+                 * its user without a switch between; before it sleeps, the
+                 * lander is itself again. */
+                r = poll(pfd, 1 + LANDER_CONNS_MAX, 0);
+                if (r == 0) {
+                        lander_idle(l);
+                        r = poll(pfd, 1 + LANDER_CONNS_MAX, -1);
+                }
+                if (r < 0) {
                         if (errno == EINTR)
                                 continue;
                         fprintf(stderr, "<3>poll: %m\n");
@@ -208,11 +216,12 @@ int main(int argc, char **argv)
                                 pfd[slot] = (struct pollfd){ .fd = cfd, .events = POLLIN };
                 }
                 for (unsigned int i = 1; i <= LANDER_CONNS_MAX; i++) {
-                        int fd = -1, rfd = -1;
+                        int fds[LANDMSG_BATCH_MAX], rfds[LANDMSG_BATCH_MAX];
+                        size_t nfds = 0, nr = 0;
 
                         if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 continue;
-                        r = landmsg_recv(pfd[i].fd, &req, &fd);
+                        r = landmsg_recv_fds(pfd[i].fd, &req, fds, LANDMSG_BATCH_MAX, &nfds);
                         if (r == -EPROTONOSUPPORT) {
                                 memset(&reply, 0, sizeof(reply));
                                 reply.type = LANDMSG_ERROR;
@@ -229,7 +238,15 @@ int main(int argc, char **argv)
                                 pfd[i].fd = safe_close(pfd[i].fd);
                                 continue;
                         }
-                        lander_handle(l, i, &req, fd, &reply, &rfd);
+                        if (req.type == LANDMSG_BATCH) {
+                                lander_handle_batch(l, i, &req, fds, nfds, &reply, rfds, &nr);
+                        } else {
+                                /* One request, one descriptor at most: any more are not its. */
+                                while (nfds > 1)
+                                        safe_close(fds[--nfds]);
+                                lander_handle(l, i, &req, nfds ? fds[0] : -1, &reply, &rfds[0]);
+                                nr = rfds[0] >= 0;
+                        }
                         if (req.type == LANDMSG_SESSION) {
                                 if (reply.type == LANDMSG_SESSION_OK)
                                         fprintf(stderr, "<6>session %llu: %s (uid %u) %s %s\n",
@@ -241,8 +258,9 @@ int main(int argc, char **argv)
                                         fprintf(stderr, "<5>session refused for %s: %s\n", req.session.dest,
                                                 reply.error.text);
                         }
-                        r = landmsg_send(pfd[i].fd, &reply, rfd);
-                        safe_close(rfd);
+                        r = landmsg_send_fds(pfd[i].fd, &reply, rfds, nr);
+                        while (nr > 0)
+                                safe_close(rfds[--nr]);
                         if (r < 0) {
                                 lander_conn_closed(l, i);
                                 pfd[i].fd = safe_close(pfd[i].fd);

@@ -2,7 +2,8 @@
  * libFuzzer harness for the lander protocol decoder (common/landmsg.c):
  * arbitrary bytes decode or are refused with the documented errors; a
  * decoded message re-encodes to the same bytes and decodes again to the
- * same message, and a SESSION's binding can be computed.
+ * same message, a SESSION's binding can be computed, and a BATCH's
+ * requests read back one by one, as many as it says.
  */
 
 #include <errno.h>
@@ -34,5 +35,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         if (m.type == LANDMSG_SESSION && landmsg_binding(&m.session, binding) != 0)
                 abort();
+        if (m.type == LANDMSG_BATCH) {
+                static struct landmsg_op op;
+                size_t off = 0, count = 0, links = 0;
+                uint16_t type;
+
+                while ((r = landmsg_batch_next(&m.batch, &off, &type, &op)) == 1) {
+                        count++;
+                        links += type == LANDMSG_LINK;
+                }
+                if (r != 0 || count != m.batch.count || links != m.batch.links)
+                        abort();
+        }
         return 0;
 }

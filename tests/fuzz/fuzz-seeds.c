@@ -630,6 +630,7 @@ static int landmsg_seeds(const char *dir)
 {
         static uint8_t buf[LANDMSG_MSG_MAX];
         static struct landmsg m;
+        static struct landmsg_op op;
         static const uint16_t ops[] = { LANDMSG_MKDIR, LANDMSG_TMPFILE, LANDMSG_LINK, LANDMSG_OPEN_READ,
                                         LANDMSG_END };
         int i = 0, r = 0;
@@ -733,6 +734,37 @@ static int landmsg_seeds(const char *dir)
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         m.type = LANDMSG_ERROR;
         m.error = (struct landmsg_error){ .err = 13, .verdict = 2, .where = "/scratch/evil", .text = "refused" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* A tree's chunk: a BATCH of a MKDIR and two TMPFILEs, then one
+         * of their LINKs (into DEST, with mode, mtime and digest); FDS. */
+        memset(&m, 0, sizeof(m));
+        landmsg_batch_init(&m, 1);
+        memset(&op, 0, sizeof(op));
+        op.session = 1;
+        op.flags = LANDMSG_OP_STAGE;
+        op.mode = 0700;
+        strcpy(op.path, "d");
+        r |= landmsg_batch_add(&m, LANDMSG_MKDIR, &op) < 0;
+        op.mode = 0600;
+        r |= landmsg_batch_add(&m, LANDMSG_TMPFILE, &op) < 0;
+        op.path[0] = '\0';
+        r |= landmsg_batch_add(&m, LANDMSG_TMPFILE, &op) < 0;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        landmsg_batch_init(&m, 1);
+        op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO | LANDMSG_LINK_MODE | LANDMSG_LINK_MTIME | LANDMSG_LINK_DIGEST;
+        op.mode = 0644;
+        op.mtime_ns = 1234567890123456789ull;
+        strcpy(op.path, "d");
+        strcpy(op.leaf, "f0");
+        memset(op.target, 'e', 64);
+        r |= landmsg_batch_add(&m, LANDMSG_LINK, &op) < 0;
+        op.path[0] = '\0';
+        strcpy(op.leaf, "f1");
+        r |= landmsg_batch_add(&m, LANDMSG_LINK, &op) < 0;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_FDS;
+        m.fds.count = 2;
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }

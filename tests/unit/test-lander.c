@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -59,6 +60,9 @@ static int ask(struct lander *l, unsigned int conn, int fd, int *rfd)
         req.id++;
         /* The lander takes the descriptor it is given (its copy, over a socket). */
         lander_handle(l, conn, &req, fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1, &reply, rfd ? rfd : &dummy);
+        /* As the lander's loop does when nothing more waits: the checks
+         * that follow are root's. */
+        lander_idle(l);
         if (!rfd)
                 safe_close(dummy);
         if (reply.id != req.id)
@@ -460,6 +464,184 @@ static void test_tree(struct lander *l)
         lander_conn_closed(l, 1);
 }
 
+/* The staging directory's name beneath scratch/nobody into @out, or false. */
+static bool stage_name_of(char out[static 256])
+{
+        DIR *d = opendir(at("scratch/nobody"));
+        struct dirent *de;
+        bool found = false;
+
+        while (d && !found && (de = readdir(d)))
+                if (strncmp(de->d_name, ".rdmaxfer-stage-", 16) == 0) {
+                        snprintf(out, 256, "%s", de->d_name);
+                        found = true;
+                }
+        if (d)
+                closedir(d);
+        return found;
+}
+
+/*
+ * The staging directory is held by the session: the user moving it away
+ * (here root plays the user) takes what follows with it, never anywhere
+ * else, and PUBLISH refuses what is under its name then: another
+ * directory, a symlink, nothing. And the lander stays the user between
+ * one session's requests, itself again once idle.
+ */
+static void test_stage_held(struct lander *l)
+{
+        char name[256], from[LANDFS_PATH_MAX], to[LANDFS_PATH_MAX];
+        struct stat st;
+        uint64_t s;
+        int fd = -1;
+
+        s = push_session(l, "scratch/nobody/tree3");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), 0, "a tree staged");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "a", NULL, NULL, 0755, -1, NULL), 0, "a in it");
+        ok(stage_name_of(name), "its staging directory: %s", name);
+        snprintf(from, sizeof(from), "%s", at("scratch/nobody"));
+        snprintf(from + strlen(from), sizeof(from) - strlen(from), "/%s", name);
+        snprintf(to, sizeof(to), "%s", at("scratch/nobody/moved"));
+        ok(rename(from, to) == 0, "the user moves it away");
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "a", NULL, NULL, 0600, -1, &fd) == 0 && fd >= 0 &&
+           write(fd, "m\n", 2) == 2, "a file made in a, where the staging directory is now");
+        is_int(stage_op(l, LANDMSG_LINK, s, "a", "f", NULL, 0, fd, NULL), 0, "linked as a/f");
+        safe_close(fd);
+        ok(stat(at("scratch/nobody/moved/a/f"), &st) == 0 && st.st_uid == nobody_uid,
+           "in the moved directory, nobody's: the held one, not one by its old name");
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), -ESTALE,
+               "PUBLISH with nothing under the staging name: ESTALE");
+        ok(mkdir(from, 0700) == 0 && chown(from, nobody_uid, nobody_gid) == 0, "another directory of the user's "
+           "under the staging name");
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), -ESTALE,
+               "PUBLISH of it: ESTALE (%s)", reply.error.text);
+        ok(rmdir(from) == 0 && symlink("moved", from) == 0, "a symlink to the held one under the staging name");
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), -ESTALE,
+               "PUBLISH through it: ESTALE, not followed");
+        ok(lstat(at("scratch/nobody/tree3"), &st) < 0, "nothing at DEST");
+        ok(unlink(from) == 0 && rename(to, from) == 0, "moved back");
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), 0, "PUBLISH: the held one again");
+        ok(stat(at("scratch/nobody/tree3/a/f"), &st) == 0, "DEST/a/f");
+
+        /* One session's requests back to back: the user between them. */
+        s = push_session(l, "scratch/nobody/tree4");
+        req.type = LANDMSG_MKDIR;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE;
+        req.op.mode = 0700;
+        lander_handle(l, 1, &req, -1, &reply, &fd);
+        ok(reply.type == LANDMSG_OK && (uid_t)setfsuid((uid_t)-1) == nobody_uid &&
+           (gid_t)setfsgid((gid_t)-1) == nobody_gid, "after a request, still nobody (fsuid, fsgid)");
+        lander_idle(l);
+        ok(setfsuid((uid_t)-1) == 0 && setfsgid((gid_t)-1) == 0 && getgroups(0, NULL) == 0,
+           "idle: root again, no supplementary groups");
+        lander_handle(l, 1, &req, -1, &reply, &fd);
+        lander_conn_closed(l, 1);
+        ok(setfsuid((uid_t)-1) == 0, "a session that ends leaves the lander itself");
+}
+
+/* A tree's op for a BATCH of session @s: @type in @dir, named @leaf. */
+static void batch_add(uint64_t s, uint16_t type, const char *dir, const char *leaf, mode_t mode)
+{
+        static struct landmsg_op op;
+
+        memset(&op, 0, sizeof(op));
+        op.session = s;
+        op.flags = LANDMSG_OP_STAGE | (type == LANDMSG_LINK ? LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST : 0);
+        op.mode = mode;
+        snprintf(op.path, sizeof(op.path), "%s", dir);
+        snprintf(op.leaf, sizeof(op.leaf), "%s", leaf ? leaf : "");
+        if (type == LANDMSG_LINK)
+                strcpy(op.target, "0123abcd");
+        if (landmsg_batch_add(&req, type, &op) < 0)
+                abort();
+}
+
+/* A BATCH: a chunk's MKDIRs and TMPFILEs in one request, its LINKs in another. */
+static void test_batch(struct lander *l)
+{
+        int fds[LANDMSG_BATCH_MAX], rfds[LANDMSG_BATCH_MAX], out[LANDMSG_BATCH_MAX];
+        size_t n = 0;
+        struct stat st;
+        char name[16], hex[16] = "";
+        bool all = true;
+        uint64_t s;
+
+        s = push_session(l, "scratch/nobody/tree5");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), 0, "a tree staged");
+        landmsg_batch_init(&req, s);
+        batch_add(s, LANDMSG_MKDIR, "d", NULL, 0700);
+        /* Half made with their final mode already (the LINK leaves it), half 0600. */
+        for (int i = 0; i < 100; i++)
+                batch_add(s, LANDMSG_TMPFILE, i % 2 ? "d" : "", NULL, i % 2 ? 0640 : 0600);
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 0, &reply, rfds, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_FDS && reply.fds.count == 100 && n == 100 && reply.id == req.id,
+           "a BATCH of a MKDIR and 100 TMPFILEs: FDS, 100 descriptors");
+        ok(stat(at("scratch/nobody/tree5"), &st) < 0, "(nothing at DEST yet)");
+        landmsg_batch_init(&req, s);
+        for (int i = 0; i < 100; i++) {
+                snprintf(name, sizeof(name), "f%03d", i);
+                all = all && write(rfds[i], name, 4) == 4;
+                batch_add(s, LANDMSG_LINK, i % 2 ? "d" : "", name, 0640);
+                fds[i] = fcntl(rfds[i], F_DUPFD_CLOEXEC, 3);
+        }
+        ok(all, "written");
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 99, &reply, out, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_ERROR && reply.error.err == EBADF && n == 0, "its LINKs with a descriptor short: "
+           "EBADF (%s)", reply.error.text);
+        for (int i = 0; i < 100; i++)
+                fds[i] = fcntl(rfds[i], F_DUPFD_CLOEXEC, 3);
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 100, &reply, out, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_FDS && reply.fds.count == 0 && n == 0, "the LINKs with theirs: FDS, none");
+        for (int i = 0; i < 100; i++)
+                safe_close(rfds[i]);
+        all = true;
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), 0, "PUBLISH");
+        for (int i = 0; i < 100; i++) {
+                char p[64];
+
+                snprintf(p, sizeof(p), "scratch/nobody/tree5/%sf%03d", i % 2 ? "d/" : "", i);
+                all = all && stat(at(p), &st) == 0 && st.st_uid == nobody_uid && st.st_size == 4 &&
+                      (st.st_mode & 07777) == 0640;
+        }
+        ok(all, "every file in place, nobody's, 0640, its data");
+        ok(getxattr(at("scratch/nobody/tree5/d/f001"), "user.rdmaxfer.digest", hex, sizeof(hex) - 1) == 8 ||
+           errno == ENOTSUP, "with its digest: %s", hex);
+        lander_conn_closed(l, 1);
+
+        /* Refused midway: what came before is made, nothing after, no descriptor. */
+        s = push_session(l, "scratch/nobody/tree6");
+        stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
+        landmsg_batch_init(&req, s);
+        batch_add(s, LANDMSG_MKDIR, "a", NULL, 0700);
+        batch_add(s, LANDMSG_TMPFILE, "a", NULL, 0600);
+        batch_add(s, LANDMSG_MKDIR, "a", NULL, 0700);
+        batch_add(s, LANDMSG_MKDIR, "b", NULL, 0700);
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 0, &reply, rfds, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_ERROR && reply.error.err == EEXIST && n == 0,
+           "a BATCH making a twice: the second's EEXIST, no descriptor (%s)", reply.error.where);
+        landmsg_batch_init(&req, s);
+        batch_add(s, LANDMSG_MKDIR, "b", NULL, 0700);
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 0, &reply, rfds, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_FDS, "b was not made: made now");
+        req.id++;
+        lander_handle_batch(l, 2, &req, fds, 0, &reply, rfds, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_ERROR && reply.error.err == ESRCH, "another connection's session: ESRCH");
+        lander_conn_closed(l, 1);
+}
+
 /* stage_into TYPE SESSION PATH LEAF TARGET MODE: an op in a staging directory in DEST. */
 static int stage_into(struct lander *l, uint16_t type, uint64_t session, const char *path, const char *leaf,
                       const char *target, mode_t mode, int fd, int *rfd)
@@ -694,6 +876,8 @@ int main(void)
         test_pull(l);
         test_tree(l);
         test_tree_into(l);
+        test_stage_held(l);
+        test_batch(l);
         test_file_dest(l);
         test_munged_gone(l);
 

@@ -2,8 +2,9 @@
  * The lander protocol (common/landmsg.c): every message round-trips, every
  * field out of its bounds is refused on both sides, a message cut short
  * or with a byte too many is refused, another version is told apart, the
- * binding of a credential changes with every field it covers, and a
- * descriptor travels with a message over a real socket pair.
+ * binding of a credential changes with every field it covers, a BATCH
+ * holds only what it may (and as many as fit), and descriptors travel
+ * with a message over a real socket pair, one or a BATCH's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -371,6 +372,8 @@ static void test_framing(void)
         is_int(landmsg_decode(buf, (size_t)n, d), -EPROTONOSUPPORT, "version 1 (no mtime in an op): EPROTONOSUPPORT");
         ok(d->id == 77 && d->type == LANDMSG_LINK, "with the id and type to answer");
         buf[4] = 2;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EPROTONOSUPPORT, "version 2 (no BATCH): EPROTONOSUPPORT");
+        buf[4] = LANDMSG_VERSION;
         /* The path "x/y" begins after session, mode, flags, mtime and the three lengths. */
         ok(buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 8 + 2 + 1 + 2 + 1] == '/', "(the path's second byte found)");
         buf[LANDMSG_HEADER_SIZE + 8 + 4 + 4 + 8 + 2 + 1 + 2 + 1] = 0;
@@ -429,6 +432,146 @@ static void test_addr(void)
         is_int(landmsg_addr_parse("", a), -EINVAL, "nothing: EINVAL");
 }
 
+/* A tree's file in a BATCH: @type, session 9, in dir "d", leaf @leaf. */
+static void batch_op(struct landmsg_op *op, uint16_t type, const char *leaf)
+{
+        memset(op, 0, sizeof(*op));
+        op->session = 9;
+        op->flags = LANDMSG_OP_STAGE;
+        strcpy(op->path, "d");
+        if (type == LANDMSG_LINK) {
+                op->flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | LANDMSG_LINK_MTIME;
+                op->mode = 0644;
+                op->mtime_ns = 1234567890123456789ull;
+                strcpy(op->leaf, leaf);
+                memset(op->target, 'a', 64);
+        } else {
+                op->mode = type == LANDMSG_MKDIR ? 0700 : 0600;
+        }
+}
+
+static void test_batch(void)
+{
+        struct landmsg *m = msg_new(0), *d = msg_new(0);
+        struct landmsg_op *op = calloc(1, sizeof(*op));
+        size_t off = 0, k;
+        uint16_t type;
+        char leaf[16];
+        bool all = true;
+        int n, r;
+
+        landmsg_batch_init(m, 9);
+        m->id = 5;
+        batch_op(op, LANDMSG_MKDIR, "");
+        is_int(landmsg_batch_add(m, LANDMSG_MKDIR, op), 0, "a BATCH: a MKDIR");
+        batch_op(op, LANDMSG_TMPFILE, "");
+        is_int(landmsg_batch_add(m, LANDMSG_TMPFILE, op), 0, "a TMPFILE");
+        batch_op(op, LANDMSG_LINK, "f");
+        is_int(landmsg_batch_add(m, LANDMSG_LINK, op), 0, "a LINK with its mode, mtime and digest");
+        is_int(landmsg_batch_add(m, LANDMSG_SYMLINK, op), -EINVAL, "a SYMLINK: not in a BATCH (EINVAL)");
+        op->session = 8;
+        is_int(landmsg_batch_add(m, LANDMSG_LINK, op), -EINVAL, "another session's: EINVAL");
+        op->session = 9;
+        op->leaf[0] = '\0';
+        is_int(landmsg_batch_add(m, LANDMSG_LINK, op), -EINVAL, "a LINK without a leaf (op_ok): EINVAL");
+        ok(m->batch.count == 3 && m->batch.links == 1, "three, one a LINK");
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && memcmp(m, d, sizeof(*m)) == 0,
+           "round trip (%d bytes)", n);
+        ok(landmsg_batch_next(&d->batch, &off, &type, op) == 1 && type == LANDMSG_MKDIR && op->mode == 0700 &&
+           strcmp(op->path, "d") == 0, "read back: the MKDIR");
+        ok(landmsg_batch_next(&d->batch, &off, &type, op) == 1 && type == LANDMSG_TMPFILE, "the TMPFILE");
+        ok(landmsg_batch_next(&d->batch, &off, &type, op) == 1 && type == LANDMSG_LINK && strcmp(op->leaf, "f") == 0 &&
+           op->mtime_ns == 1234567890123456789ull && strlen(op->target) == 64, "the LINK, whole");
+        is_int(landmsg_batch_next(&d->batch, &off, &type, op), 0, "then the end");
+        for (int cut = 0; cut < n; cut++)
+                all = all && landmsg_decode(buf, (size_t)cut, d) == -EBADMSG;
+        ok(all, "every prefix of a BATCH: EBADMSG");
+        /* The count: the header's bytes 16..23 are the session, 24..25 the count. */
+        buf[LANDMSG_HEADER_SIZE + 8]++;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a count one more than it holds: EBADMSG");
+        buf[LANDMSG_HEADER_SIZE + 8] -= 2;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "one less: EBADMSG");
+        buf[LANDMSG_HEADER_SIZE + 8]++;
+        buf[LANDMSG_HEADER_SIZE]++;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "its ops of another session than its own: EBADMSG");
+        buf[LANDMSG_HEADER_SIZE]--;
+        /* The first op's type, after the fixed part. */
+        buf[LANDMSG_HEADER_SIZE + 12] = LANDMSG_SYMLINK;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a SYMLINK in it: EBADMSG");
+        buf[LANDMSG_HEADER_SIZE + 12] = LANDMSG_BATCH;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a BATCH in it: EBADMSG");
+
+        landmsg_batch_init(m, 9);
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an empty BATCH does not encode");
+        for (k = 0, r = 0; r == 0; k++) {
+                snprintf(leaf, sizeof(leaf), "f%05zu", k);
+                batch_op(op, LANDMSG_LINK, leaf);
+                r = landmsg_batch_add(m, LANDMSG_LINK, op);
+        }
+        ok(r == -ENOSPC && m->batch.count == LANDMSG_BATCH_MAX, "LINKs of short names: %d fit, then ENOSPC",
+           LANDMSG_BATCH_MAX);
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->batch.links == LANDMSG_BATCH_MAX,
+           "and it round-trips (%d bytes)", n);
+        landmsg_batch_init(m, 9);
+        for (k = 0, r = 0; r == 0; k++) {
+                batch_op(op, LANDMSG_TMPFILE, "");
+                memset(op->path, 'p', 200);
+                r = landmsg_batch_add(m, LANDMSG_TMPFILE, op);
+        }
+        ok(r == -ENOSPC && m->batch.count < LANDMSG_BATCH_MAX && m->batch.len <= LANDMSG_BATCH_BYTES,
+           "long paths: %u fit in %d bytes, then ENOSPC", m->batch.count, LANDMSG_BATCH_BYTES);
+
+        m->type = LANDMSG_FDS;
+        m->fds.count = 3;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n == LANDMSG_HEADER_SIZE + 2 && landmsg_decode(buf, (size_t)n, d) == 0 && d->fds.count == 3,
+           "FDS {3} round-trips");
+        m->fds.count = LANDMSG_BATCH_MAX + 1;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "FDS of more than a BATCH holds: EINVAL");
+        free(op);
+        free(m);
+        free(d);
+}
+
+/* A BATCH's descriptors, and its answer's, over a socket pair. */
+static void test_socket_fds(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_FDS), *got = msg_new(0);
+        int sv[2], fds[LANDMSG_BATCH_MAX], rfds[LANDMSG_BATCH_MAX];
+        size_t n = 0;
+        bool all = true;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                abort();
+        for (int i = 0; i < LANDMSG_BATCH_MAX; i++)
+                fds[i] = open(i % 2 ? "/dev/null" : "/dev/zero", O_RDONLY | O_CLOEXEC);
+        m->fds.count = LANDMSG_BATCH_MAX;
+        is_int(landmsg_send_fds(sv[0], m, fds, LANDMSG_BATCH_MAX), 0, "FDS sent with %d descriptors",
+               LANDMSG_BATCH_MAX);
+        is_int(landmsg_recv_fds(sv[1], got, rfds, LANDMSG_BATCH_MAX, &n), 0, "received");
+        ok(got->type == LANDMSG_FDS && n == LANDMSG_BATCH_MAX, "all of them");
+        for (size_t i = 0; i < n; i++) {
+                struct stat a, b;
+
+                all = all && fstat(fds[i], &a) == 0 && fstat(rfds[i], &b) == 0 && a.st_rdev == b.st_rdev;
+                safe_close(rfds[i]);
+        }
+        ok(all, "in the order sent");
+        is_int(landmsg_send_fds(sv[0], m, fds, 4), 0, "four sent");
+        is_int(landmsg_recv_fds(sv[1], got, rfds, 2, &n), 0, "received with room for two");
+        ok(n == 2 && fcntl(rfds[0], F_GETFD) >= 0 && fcntl(rfds[1], F_GETFD) >= 0, "two kept (the others closed)");
+        safe_close(rfds[0]);
+        safe_close(rfds[1]);
+        for (int i = 0; i < LANDMSG_BATCH_MAX; i++)
+                safe_close(fds[i]);
+        safe_close(sv[0]);
+        safe_close(sv[1]);
+        free(m);
+        free(got);
+}
+
 static void test_socket(void)
 {
         struct landmsg *m = msg_new(LANDMSG_FD), *got = msg_new(0);
@@ -462,6 +605,8 @@ int main(void)
         test_framing();
         test_binding();
         test_addr();
+        test_batch();
         test_socket();
+        test_socket_fds();
         return done_testing();
 }

@@ -15,7 +15,10 @@
  *                   cp -r and scp -r do)
  *   a directory:    MKDIR, 0700 (its own mode and mtime at the end: the
  *                   tree's list, recv_tree_attr_add)
- *   a file:         TMPFILE in its directory -> written here -> LINK with
+ *   a file:         TMPFILE (in the staging directory: its own directory
+ *                   is made when the entry before it is published, maybe
+ *                   after this offer) -> written here -> LINK in its
+ *                   directory with
  *                   its mode, mtime and digest xattr; no fsync of its own
  *                   (PUBLISH syncs the file system once, for every entry)
  *   a symlink or    its target read back here and listed, as the drop
@@ -104,6 +107,25 @@ static void recv_land_stage_op(const struct recv_xfer *x, uint16_t type, const c
         snprintf(req->op.leaf, sizeof(req->op.leaf), "%s", recv_land_split(srel, req->op.path));
 }
 
+/*
+ * The lander's refusal of a tree's request. No session (ESRCH): the lander
+ * that held it went away between two requests (killed, restarted), and a
+ * new one answered: ours, not the user's, as when it goes away with
+ * requests waiting (LANDC_UNREACHABLE), so the job tries again.
+ */
+static void recv_land_tree_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (reply->type == LANDMSG_ERROR && reply->error.verdict != LANDC_UNREACHABLE && reply->error.err == ESRCH) {
+                snprintf(text, sizeof(text), "%s: rdmaxfer-lander went away (a new one does not know the session)",
+                         doing);
+                recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        recv_land_refused(x, doing, reply);
+}
+
 /* A refusal that says the sender broke the tree's order, or the lander's. */
 static void recv_land_entry_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
 {
@@ -118,7 +140,7 @@ static void recv_land_entry_refused(struct recv_xfer *x, const char *doing, cons
                         return;
                 }
         }
-        recv_land_refused(x, doing, reply);
+        recv_land_tree_refused(x, doing, reply);
 }
 
 /* An answer for cur, still opening (in OFFER): false when the transfer moved on. */
@@ -131,6 +153,46 @@ static bool recv_land_tree_opening(struct recv_xfer *x)
 static bool recv_land_tree_publishing(struct recv_xfer *x)
 {
         return xfer_io_done(&x->base) && x->base.state != XFER_CLOSING && x->fin;
+}
+
+/* A worker's @res for the tree while it publishes: true when it went
+ * well; else false, the transfer failed (@doing and the error) or ended
+ * meanwhile. */
+static bool recv_land_tree_io_ok(struct recv_xfer *x, int64_t res, const char *doing)
+{
+        char text[WIRE_TEXT_MAX + 1];
+
+        if (!recv_land_tree_publishing(x))
+                return false;
+        if (res >= 0)
+                return true;
+        snprintf(text, sizeof(text), "%s: %s", doing, strerror((int)-res));
+        recv_fail(x, wire_status_of_errno((int)-res), text);
+        return false;
+}
+
+/*
+ * The head of a lander's answer to a tree's request while it publishes:
+ * @fd closed (none is asked for); true when the transfer still publishes
+ * and @reply is @want, else false, with the refusal of @doing said (NULL:
+ * fin's, making a directory or publishing a file; with @entry, what it
+ * says of the tree's order too: recv_land_entry_refused).
+ */
+static bool recv_land_tree_answered(struct recv_xfer *x, const struct landmsg *reply, int fd, uint16_t want,
+                                    bool entry, const char *doing)
+{
+        safe_close(fd);
+        if (!recv_land_tree_publishing(x))
+                return false;
+        if (reply->type == want)
+                return true;
+        if (!doing)
+                doing = (x->fin->offer.flags & WIRE_OFFER_DIR) ? "making a directory" : "publishing";
+        if (entry)
+                recv_land_entry_refused(x, doing, reply);
+        else
+                recv_land_tree_refused(x, doing, reply);
+        return false;
 }
 
 /* On a worker: the directory @arg (a struct recv_file: DEST, or fin), its
@@ -194,7 +256,7 @@ static void recv_land_on_staged(void *arg, const struct landmsg *reply, int fd)
                 return;
         }
         if (reply->type != LANDMSG_OK) {
-                recv_land_refused(x, "staging the tree", reply);
+                recv_land_tree_refused(x, "staging the tree", reply);
                 return;
         }
         x->land_staged = true;
@@ -252,7 +314,11 @@ void recv_land_tree_open(struct recv_xfer *x)
                 recv_accept(x);
                 return;
         }
-        recv_land_stage_op(x, LANDMSG_TMPFILE, recv_land_srel(x, x->cur->rel), &req);
+        /* In the staging directory itself, not in its own: that one is
+         * made when the entry before it is published (a directory's MKDIR,
+         * a pack's BATCH), which may be after this offer came. Nameless,
+         * the file is linked into its directory at LINK, in order. */
+        recv_land_stage_op(x, LANDMSG_TMPFILE, "", &req);
         req.op.mode = 0600;     /* only the user, while it is written */
         req.op.leaf[0] = '\0';
         recv_land_ask(x, &req, -1, recv_land_on_tmpfile, "making the file as its user");
@@ -264,16 +330,8 @@ static void recv_land_on_entry(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
-                return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_entry_refused(x, (x->fin->offer.flags & WIRE_OFFER_DIR) ? "making a directory"
-                                                                                  : "publishing",
-                                        reply);
-                return;
-        }
-        recv_tree_entry_done(x);
+        if (recv_land_tree_answered(x, reply, fd, LANDMSG_OK, true, NULL))
+                recv_tree_entry_done(x);
 }
 
 static void recv_land_on_dir_listed(struct io_req *req, int64_t res)
@@ -320,15 +378,19 @@ void recv_land_tree_publish(struct recv_xfer *x)
 
 /*
  * A pack's directories and files, in its order, made by the lander a
- * chunk at a time (a pack holds up to PACK_ENTRIES_MAX; a chunk's
- * requests all wait in landc at once): every MKDIR and TMPFILE of the
- * chunk asked back to back (each directory made before what it holds:
- * the lander answers in order); the files' data written from the pack
- * into the descriptors that came back, on a worker; every LINK (mode,
- * mtime, digest) asked back to back. Symlinks and hard links are in the
- * tree's list by then, made at the end as any (recv_pack_make).
+ * chunk at a time (a pack holds up to PACK_ENTRIES_MAX): a chunk's MKDIRs
+ * and TMPFILEs in one BATCH (as many as fit one, LANDMSG_BATCH_MAX at
+ * most; each directory made before what it holds: the lander does them in
+ * order), its answer the files' descriptors; the files' data written from
+ * the pack into them, on a worker; then their LINKs (mode, mtime, digest)
+ * in a BATCH, or two where their names are long, with the descriptors.
+ * Two chunks are under way at once, so that the lander makes the next
+ * one's files while a worker writes this one's; their LINKs go in the
+ * chunks' order. Two round trips a chunk, where there were two a file.
+ * Symlinks and hard links are in the tree's list by then, made at the end
+ * as any (recv_pack_make).
  */
-#define RECV_LAND_CHUNK         128
+#define RECV_LAND_CHUNKS        2
 
 struct recv_land_op {
         bool dir;
@@ -342,13 +404,26 @@ struct recv_land_op {
         char hex[DIGEST_HEX_SIZE];
 };
 
+struct recv_land_pack;
+
+struct recv_land_chunk {
+        struct io_req req;      /* its data, written on a worker */
+        struct recv_land_pack *lp;
+        size_t first, count;    /* its entries */
+        size_t files;           /* of them files */
+        bool written;           /* its data is in */
+        bool linking;           /* its LINKs asked */
+        size_t waiting;         /* LINK batches not answered */
+};
+
 struct recv_land_pack {
-        struct io_req req;
         struct recv_xfer *x;
         size_t n, cap;
-        size_t first, count;    /* the chunk */
-        size_t answered, waiting;
-        int err;                /* the worker's */
+        size_t next;            /* the first entry no chunk took yet */
+        /* Chunks asked for, made (their descriptors back), linked; chunk
+         * k is chunk[k % RECV_LAND_CHUNKS]. */
+        size_t started, made, linked;
+        struct recv_land_chunk chunk[RECV_LAND_CHUNKS];
         struct recv_land_op op[];
 };
 
@@ -362,6 +437,8 @@ int recv_land_pack_new(struct recv_xfer *x)
                 return -ENOMEM;
         x->land_pack->x = x;
         x->land_pack->cap = cap;
+        for (size_t k = 0; k < RECV_LAND_CHUNKS; k++)
+                x->land_pack->chunk[k].lp = x->land_pack;
         return 0;
 }
 
@@ -404,32 +481,37 @@ static void recv_land_op_srel(const struct recv_xfer *x, const struct recv_land_
         snprintf(out, WIRE_PATH_MAX + 1, "%.*s", (int)(op->name_len - dlen), op->name + dlen);
 }
 
-static void recv_land_pack_chunk(struct recv_xfer *x);
-
-static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int fd)
+/* The BATCH @req to the lander with its @nfds descriptors (taken), @done
+ * told with x: false when nothing could be asked (then @x has failed). */
+static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, int *fds, size_t nfds,
+                                landc_batch_fn done, const char *what)
 {
-        struct recv_xfer *x = arg;
-        struct recv_land_pack *lp;
+        char text[WIRE_TEXT_MAX + 1];
+        int r;
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
-                return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_entry_refused(x, "publishing a packed file", reply);
-                return;
+        if (x->env->landc) {
+                r = landc_ask_batch(x->env->landc, req, fds, nfds, done, x);
+        } else {
+                for (size_t i = 0; i < nfds; i++)
+                        safe_close(fds[i]);
+                r = -ENOTCONN;
         }
-        lp = x->land_pack;
-        if (--lp->waiting == 0)
-                recv_land_pack_chunk(x);
+        if (r < 0) {
+                snprintf(text, sizeof(text), "%s: asking rdmaxfer-lander: %s", what, strerror(-r));
+                recv_fail(x, r == -EBUSY ? WIRE_E_BUSY : WIRE_E_INTERNAL, text);
+                return false;
+        }
+        xfer_io_start(&x->base, what);
+        return true;
 }
 
 /* On a worker: the chunk's files' data into their descriptors, and their digests. */
 static int64_t recv_land_pack_write(void *arg)
 {
-        struct recv_land_pack *lp = arg;
+        struct recv_land_chunk *c = arg;
 
-        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
-                struct recv_land_op *op = &lp->op[i];
+        for (size_t i = c->first; i < c->first + c->count; i++) {
+                struct recv_land_op *op = &c->lp->op[i];
                 uint8_t sum[WIRE_DIGEST_SIZE];
                 uint64_t off = 0;
 
@@ -450,67 +532,125 @@ static int64_t recv_land_pack_write(void *arg)
         return 0;
 }
 
-static void recv_land_on_pack_written(struct io_req *req, int64_t res)
-{
-        struct recv_land_pack *lp = container_of(req, struct recv_land_pack, req);
-        struct recv_xfer *x = lp->x;
-        char srel[WIRE_PATH_MAX + 1], text[WIRE_TEXT_MAX + 1];
-        struct landmsg lreq;
+static void recv_land_pack_step(struct recv_xfer *x);
 
-        if (!recv_land_tree_publishing(x))
+static struct recv_land_chunk *recv_land_chunk_of(struct recv_land_pack *lp, size_t k)
+{
+        return &lp->chunk[k % RECV_LAND_CHUNKS];
+}
+
+static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
+{
+        struct recv_xfer *x = arg;
+
+        while (nfds > 0)
+                safe_close(fds[--nfds]);
+        if (!recv_land_tree_answered(x, reply, -1, LANDMSG_FDS, true, "publishing a packed file"))
                 return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "writing a packed file: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
-        lp->waiting = 0;
-        for (size_t i = lp->first; i < lp->first + lp->count; i++)
-                lp->waiting += !lp->op[i].dir;
-        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+        /* LINKs are asked a chunk at a time, in order: the oldest's. */
+        recv_land_chunk_of(x->land_pack, x->land_pack->linked)->waiting--;
+        recv_land_pack_step(x);
+}
+
+/* The LINKs in @req, with their descriptors, for chunk @c: asked, @req
+ * started afresh. False when the transfer failed. */
+static bool recv_land_links_ask(struct recv_xfer *x, struct recv_land_chunk *c, struct landmsg *req, int *fds,
+                                size_t *nfds)
+{
+        size_t n = *nfds;
+
+        *nfds = 0;
+        c->waiting++;
+        if (!recv_land_ask_batch(x, req, fds, n, recv_land_on_pack_linked, "publishing packed files as their user"))
+                return false;
+        landmsg_batch_init(req, x->land_session);
+        return true;
+}
+
+/* Chunk @c's LINKs, its data written: false when the transfer failed. */
+static bool recv_land_chunk_link(struct recv_xfer *x, struct recv_land_chunk *c)
+{
+        struct recv_land_pack *lp = c->lp;
+        char srel[WIRE_PATH_MAX + 1];
+        int fds[LANDMSG_BATCH_MAX];
+        struct landmsg lreq, one;
+        size_t nfds = 0;
+
+        c->linking = true;
+        landmsg_batch_init(&lreq, x->land_session);
+        for (size_t i = c->first; i < c->first + c->count; i++) {
                 struct recv_land_op *op = &lp->op[i];
+                int r;
 
                 if (op->dir)
                         continue;
                 recv_land_op_srel(x, op, srel);
-                recv_land_stage_op(x, LANDMSG_LINK, srel, &lreq);
-                lreq.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0);
-                lreq.op.mode = op->mode;
-                lreq.op.mtime_ns = op->mtime_ns;
-                snprintf(lreq.op.target, sizeof(lreq.op.target), "%s", op->hex);
-                if (!recv_land_ask(x, &lreq, op->fd, recv_land_on_pack_linked, "publishing packed files as their user"))
-                        return;
-                /* landc holds its own copy until it is sent. */
-                safe_close(op->fd);
+                recv_land_stage_op(x, LANDMSG_LINK, srel, &one);
+                one.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0);
+                one.op.mode = op->mode;
+                one.op.mtime_ns = op->mtime_ns;
+                snprintf(one.op.target, sizeof(one.op.target), "%s", op->hex);
+                r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
+                if (r == -ENOSPC) {
+                        /* Full (long names): this one heads the next. */
+                        if (!recv_land_links_ask(x, c, &lreq, fds, &nfds))
+                                return false;
+                        r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
+                }
+                if (r < 0) {
+                        while (nfds > 0)
+                                safe_close(fds[--nfds]);
+                        recv_fail(x, WIRE_E_INTERNAL, "publishing packed files: a request that does not encode");
+                        return false;
+                }
+                /* The batch takes it. */
+                fds[nfds++] = op->fd;
                 op->fd = -1;
         }
+        return lreq.batch.count == 0 || recv_land_links_ask(x, c, &lreq, fds, &nfds);
 }
 
-static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int fd)
+static void recv_land_on_pack_written(struct io_req *req, int64_t res)
+{
+        struct recv_land_chunk *c = container_of(req, struct recv_land_chunk, req);
+        struct recv_xfer *x = c->lp->x;
+
+        if (!recv_land_tree_io_ok(x, res, "writing a packed file"))
+                return;
+        c->written = true;
+        recv_land_pack_step(x);
+}
+
+static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
 {
         struct recv_xfer *x = arg;
-        struct recv_land_pack *lp;
-        struct recv_land_op *op;
+        struct recv_land_chunk *c;
+        size_t k = 0;
         int r;
 
         if (!recv_land_tree_publishing(x)) {
-                safe_close(fd);
+                while (nfds > 0)
+                        safe_close(fds[--nfds]);
                 return;
         }
-        lp = x->land_pack;
-        /* The lander answers in order: this is the chunk's next one. */
-        op = &lp->op[lp->first + lp->answered++];
-        if (reply->type == (op->dir ? LANDMSG_OK : LANDMSG_FD) && (op->dir || fd >= 0)) {
-                op->fd = fd;
-        } else {
-                safe_close(fd);
-                recv_land_entry_refused(x, op->dir ? "making a packed directory" : "making a packed file", reply);
+        if (reply->type != LANDMSG_FDS) {
+                recv_land_entry_refused(x, "making packed entries", reply);
                 return;
         }
-        if (--lp->waiting > 0)
+        /* The lander answers in order: the oldest chunk not made yet. */
+        c = recv_land_chunk_of(x->land_pack, x->land_pack->made++);
+        if (nfds != c->files) {
+                while (nfds > 0)
+                        safe_close(fds[--nfds]);
+                recv_fail(x, WIRE_E_INTERNAL, "making packed files: rdmaxfer-lander answered another number of them");
                 return;
-        lp->req.done = recv_land_on_pack_written;
-        r = io_call(x->env->io, &lp->req, recv_land_pack_write, lp);
+        }
+        /* In the chunk's order: one a file. */
+        for (size_t i = c->first; i < c->first + c->count; i++)
+                if (!c->lp->op[i].dir)
+                        c->lp->op[i].fd = fds[k++];
+        c->req.done = recv_land_on_pack_written;
+        r = io_call(x->env->io, &c->req, recv_land_pack_write, c);
         if (r < 0) {
                 recv_fail(x, WIRE_E_INTERNAL, "writing packed files: cannot queue it");
                 return;
@@ -518,45 +658,87 @@ static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int f
         xfer_io_start(&x->base, "writing packed files");
 }
 
-/* The next chunk's MKDIR and TMPFILE requests, or after the last, the entry done. */
-static void recv_land_pack_chunk(struct recv_xfer *x)
+/* The next chunk: as many entries as one BATCH of MKDIRs and TMPFILEs
+ * takes, asked. False when the transfer failed. */
+static bool recv_land_chunk_start(struct recv_xfer *x)
 {
         struct recv_land_pack *lp = x->land_pack;
+        struct recv_land_chunk *c = recv_land_chunk_of(lp, lp->started++);
         char srel[WIRE_PATH_MAX + 1];
-        struct landmsg req;
+        struct landmsg req, one;
 
-        lp->first += lp->count;
-        lp->count = MIN(lp->n - lp->first, (size_t)RECV_LAND_CHUNK);
-        lp->answered = 0;
-        lp->waiting = lp->count;
-        if (lp->count == 0) {
-                recv_land_pack_free(x);
-                recv_tree_entry_done(x);
-                return;
-        }
-        for (size_t i = lp->first; i < lp->first + lp->count; i++) {
+        c->first = lp->next;
+        c->count = c->files = c->waiting = 0;
+        c->written = c->linking = false;
+        landmsg_batch_init(&req, x->land_session);
+        for (size_t i = c->first; i < lp->n; i++) {
                 struct recv_land_op *op = &lp->op[i];
+                int r;
 
                 recv_land_op_srel(x, op, srel);
                 if (op->dir) {
-                        req = (struct landmsg){ .type = LANDMSG_MKDIR };
-                        req.op.session = x->land_session;
-                        req.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
-                        snprintf(req.op.path, sizeof(req.op.path), "%s", srel);
+                        one = (struct landmsg){ .type = LANDMSG_MKDIR };
+                        one.op.session = x->land_session;
+                        one.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+                        snprintf(one.op.path, sizeof(one.op.path), "%s", srel);
                 } else {
-                        recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &req);
-                        req.op.leaf[0] = '\0';
+                        recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &one);
+                        one.op.leaf[0] = '\0';
                 }
-                req.op.mode = op->dir ? 0700 : 0600;
-                if (!recv_land_ask(x, &req, -1, recv_land_on_pack_made, "making packed entries as their user"))
+                /* A file made with its own mode where that lets its owner
+                 * write (the LINK's xattr needs it), so the LINK need not
+                 * change it; nameless until then, no one else reaches it. */
+                one.op.mode = op->dir ? 0700 : (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
+                r = landmsg_batch_add(&req, one.type, &one.op);
+                if (r == -ENOSPC && c->count > 0)
+                        break;          /* the chunk ends here */
+                if (r < 0) {
+                        recv_fail(x, WIRE_E_INTERNAL, "making packed entries: a request that does not encode");
+                        return false;
+                }
+                c->count++;
+                c->files += !op->dir;
+        }
+        lp->next += c->count;
+        return recv_land_ask_batch(x, &req, NULL, 0, recv_land_on_pack_made, "making packed entries as their user");
+}
+
+/*
+ * What can go on now: the oldest chunk's LINKs once its data is written
+ * (one chunk's at a time, in order: the lander answers in order), a
+ * chunk that is all linked let go, new chunks while fewer than
+ * RECV_LAND_CHUNKS are under way; after the last, the entry done.
+ */
+static void recv_land_pack_step(struct recv_xfer *x)
+{
+        struct recv_land_pack *lp = x->land_pack;
+
+        while (lp->linked < lp->started) {
+                struct recv_land_chunk *c = recv_land_chunk_of(lp, lp->linked);
+
+                if (!c->written)
+                        break;
+                if (!c->linking && !recv_land_chunk_link(x, c))
                         return;
+                if (c->waiting > 0)
+                        break;
+                lp->linked++;
+        }
+        while (lp->started - lp->linked < RECV_LAND_CHUNKS && lp->next < lp->n)
+                if (!recv_land_chunk_start(x))
+                        return;
+        if (lp->linked == lp->started && lp->next == lp->n) {
+                recv_land_pack_free(x);
+                recv_tree_entry_done(x);
         }
 }
 
 void recv_land_pack_go(struct recv_xfer *x)
 {
-        x->land_pack->first = x->land_pack->count = 0;
-        recv_land_pack_chunk(x);
+        struct recv_land_pack *lp = x->land_pack;
+
+        lp->next = lp->started = lp->made = lp->linked = 0;
+        recv_land_pack_step(x);
 }
 
 /* ---- the end ---- */
@@ -644,13 +826,8 @@ static void recv_land_on_end_answer(void *arg, const struct landmsg *reply, int 
 {
         struct recv_xfer *x = arg;
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "finishing the tree"))
                 return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_refused(x, "finishing the tree", reply);
-                return;
-        }
         if (--x->land_end->waiting == 0)
                 recv_land_end_next(x);
 }
@@ -707,13 +884,8 @@ static void recv_land_on_published(void *arg, const struct landmsg *reply, int f
         struct recv_xfer *x = arg;
         struct landmsg req = { .type = LANDMSG_SETATTR };
 
-        safe_close(fd);
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "publishing the tree"))
                 return;
-        if (reply->type != LANDMSG_OK) {
-                recv_land_refused(x, "publishing the tree", reply);
-                return;
-        }
         x->published_tree = true;
         x->land_staged = false;
         if (!x->dest_attr) {
@@ -746,15 +918,9 @@ static void recv_land_on_filled(struct io_req *req, int64_t res)
 {
         struct recv_land_end *le = container_of(req, struct recv_land_end, req);
         struct recv_xfer *x = le->x;
-        char text[WIRE_TEXT_MAX + 1];
 
-        if (!recv_land_tree_publishing(x))
+        if (!recv_land_tree_io_ok(x, res, "the tree's list"))
                 return;
-        if (res < 0) {
-                snprintf(text, sizeof(text), "the tree's list: %s", strerror((int)-res));
-                recv_fail(x, wire_status_of_errno((int)-res), text);
-                return;
-        }
         if (res == 0)
                 recv_land_publish_tree(x);
         else

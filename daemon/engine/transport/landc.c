@@ -24,12 +24,20 @@ struct landc_req {
         uint16_t type;
         uint64_t t_asked;               /* usec, CLOCK_MONOTONIC: for the debug log's round trip */
         bool sent;
-        int fd;                         /* to go with it, -1: none */
+        size_t nfds;                    /* to go with it: a request's one, a BATCH's LINKs' */
+        int *fds;                       /* in the same allocation, after buf */
         size_t len;
-        landc_done_fn done;
+        landc_done_fn done;             /* or, for a BATCH, */
+        landc_batch_fn done_batch;
         void *arg;
         uint8_t buf[];                  /* the encoded request */
 };
+
+static void landc_req_close_fds(struct landc_req *r)
+{
+        while (r->nfds > 0)
+                safe_close(r->fds[--r->nfds]);
+}
 
 struct landc {
         struct event_base *base;
@@ -90,8 +98,11 @@ static void landc_fail_all(struct landc *c, int err, const char *text)
                 c->reply.error.err = (uint32_t)err;
                 c->reply.error.verdict = LANDC_UNREACHABLE;
                 snprintf(c->reply.error.text, sizeof(c->reply.error.text), "%s", text);
-                safe_close(r->fd);
-                r->done(r->arg, &c->reply, -1);
+                landc_req_close_fds(r);
+                if (r->done_batch)
+                        r->done_batch(r->arg, &c->reply, NULL, 0);
+                else
+                        r->done(r->arg, &c->reply, -1);
                 free(r);
         }
         landc_kick(c);
@@ -159,7 +170,7 @@ static int landc_flush(struct landc *c)
 
                 if (r->sent)
                         continue;
-                e = scm_send(c->sock, r->buf, r->len, r->fd, MSG_DONTWAIT);
+                e = scm_send_fds(c->sock, r->buf, r->len, r->fds, r->nfds, MSG_DONTWAIT);
                 if (e == -EAGAIN) {
                         landc_want_write(c, true);
                         return 0;
@@ -167,7 +178,7 @@ static int landc_flush(struct landc *c)
                 if (e < 0)
                         return e;
                 r->sent = true;
-                r->fd = safe_close(r->fd);
+                landc_req_close_fds(r);
         }
         landc_want_write(c, false);
         return 0;
@@ -218,10 +229,12 @@ static void landc_io_cb(evutil_socket_t fd, short what, void *arg)
                 return;
         /* Every answer there is now; each to the request at the head. */
         for (;;) {
+                int rfds[LANDMSG_BATCH_MAX];
                 struct landc_req *req;
-                int rfd = -1;
+                size_t nr = 0;
+                bool fits;
 
-                r = landmsg_recv(c->sock, &c->reply, &rfd);
+                r = landmsg_recv_fds(c->sock, &c->reply, rfds, LANDMSG_BATCH_MAX, &nr);
                 if (r == -EAGAIN)
                         return;
                 if (r < 0) {
@@ -229,8 +242,13 @@ static void landc_io_cb(evutil_socket_t fd, short what, void *arg)
                         return;
                 }
                 req = c->head;
-                if (!req || !req->sent || c->reply.id != req->id) {
-                        safe_close(rfd);
+                /* A request's answer brings one descriptor at most; a
+                 * BATCH's, as many as its FDS says. */
+                fits = req && (req->done_batch ? c->reply.type != LANDMSG_FDS || c->reply.fds.count == nr
+                                               : nr <= 1);
+                if (!req || !req->sent || c->reply.id != req->id || !fits) {
+                        while (nr > 0)
+                                safe_close(rfds[--nr]);
                         landc_gone(c, ECONNRESET, "an answer to no request of ours");
                         return;
                 }
@@ -238,7 +256,10 @@ static void landc_io_cb(evutil_socket_t fd, short what, void *arg)
                 log_debug("lander: request %u (type %u) answered (type %u) in %" PRIu64 " us, %u waiting", req->id,
                           (unsigned int)req->type, (unsigned int)c->reply.type,
                           clock_usec(CLOCK_MONOTONIC) - req->t_asked, c->pending);
-                req->done(req->arg, &c->reply, rfd);
+                if (req->done_batch)
+                        req->done_batch(req->arg, &c->reply, rfds, nr);
+                else
+                        req->done(req->arg, &c->reply, nr ? rfds[0] : -1);
                 free(req);
                 if (c->sock != sock)
                         return;         /* gone meanwhile (and maybe connected anew) */
@@ -280,7 +301,7 @@ void landc_free(struct landc *c)
         if (!c)
                 return;
         while ((r = landc_pop(c))) {
-                safe_close(r->fd);
+                landc_req_close_fds(r);
                 free(r);
         }
         landc_disconnect(c);
@@ -294,34 +315,41 @@ unsigned int landc_pending(const struct landc *c)
         return c->pending;
 }
 
-int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn done, void *arg)
+/* Queue @req with the @nfds descriptors @fds (taken, whatever happens),
+ * @done or @done_batch told of its answer. */
+static int landc_queue(struct landc *c, const struct landmsg *req, int *fds, size_t nfds, landc_done_fn done,
+                       landc_batch_fn done_batch, void *arg)
 {
         static uint8_t buf[LANDMSG_MSG_MAX];
+        size_t at;
         struct landc_req *r;
         uint32_t id_le;
         int len;
 
-        if (c->pending >= LANDC_PENDING_MAX)
-                return -EBUSY;
+        if (c->pending >= LANDC_PENDING_MAX || nfds > LANDMSG_BATCH_MAX) {
+                len = nfds > LANDMSG_BATCH_MAX ? -EINVAL : -EBUSY;
+                goto out_close;
+        }
         len = landmsg_encode(buf, sizeof(buf), req);
-        if (len < 0)
-                return len == -ENOBUFS ? -EINVAL : len;
-        r = malloc(sizeof(*r) + (size_t)len);
-        if (!r)
-                return -ENOMEM;
+        if (len < 0) {
+                len = len == -ENOBUFS ? -EINVAL : len;
+                goto out_close;
+        }
+        /* The descriptors after the request's bytes, aligned for an int. */
+        at = ((size_t)len + sizeof(int) - 1) / sizeof(int) * sizeof(int);
+        r = malloc(sizeof(*r) + at + nfds * sizeof(int));
+        if (!r) {
+                len = -ENOMEM;
+                goto out_close;
+        }
         *r = (struct landc_req){ .id = c->next_id++, .type = req->type, .t_asked = clock_usec(CLOCK_MONOTONIC),
-                                 .fd = -1, .len = (size_t)len, .done = done, .arg = arg };
+                                 .nfds = nfds, .fds = (int *)(void *)(r->buf + at), .len = (size_t)len,
+                                 .done = done, .done_batch = done_batch, .arg = arg };
         memcpy(r->buf, buf, (size_t)len);
+        memcpy(r->fds, fds, nfds * sizeof(int));
         /* The id is ours: the header's bytes 8..11 (landmsg.h). */
         id_le = htole32(r->id);
         memcpy(r->buf + 8, &id_le, sizeof(id_le));
-        if (fd >= 0) {
-                r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-                if (r->fd < 0) {
-                        free(r);
-                        return -errno;
-                }
-        }
         if (c->tail)
                 c->tail->next = r;
         else
@@ -330,4 +358,34 @@ int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn 
         c->pending++;
         landc_kick(c);
         return 0;
+
+out_close:
+        for (size_t i = 0; i < nfds; i++)
+                safe_close(fds[i]);
+        return len;
+}
+
+int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn done, void *arg)
+{
+        int dup = -1;
+
+        if (req->type == LANDMSG_BATCH)
+                return -EINVAL;
+        if (fd >= 0) {
+                dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (dup < 0)
+                        return -errno;
+        }
+        return landc_queue(c, req, &dup, dup >= 0 ? 1 : 0, done, NULL, arg);
+}
+
+int landc_ask_batch(struct landc *c, const struct landmsg *req, int *fds, size_t nfds, landc_batch_fn done,
+                    void *arg)
+{
+        if (req->type != LANDMSG_BATCH) {
+                for (size_t i = 0; i < nfds; i++)
+                        safe_close(fds[i]);
+                return -EINVAL;
+        }
+        return landc_queue(c, req, fds, nfds, NULL, done, arg);
 }

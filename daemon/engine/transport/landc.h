@@ -15,6 +15,7 @@
  * connection it was opened on: whoever held one opens it again.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "landmsg.h"
@@ -44,6 +45,22 @@ void landc_free(struct landc *c);
  * it is not. @done is called exactly once, never from within landc_ask.
  */
 int landc_ask(struct landc *c, const struct landmsg *req, int fd, landc_done_fn done, void *arg);
+
+/*
+ * A BATCH's answer (landmsg.h): FDS with its @nfds descriptors @fds (one
+ * each TMPFILE, in order; now the callee's), or an ERROR (as above) and
+ * none.
+ */
+typedef void (*landc_batch_fn)(void *arg, const struct landmsg *reply, int *fds, size_t nfds);
+
+/*
+ * Queue the BATCH @req (copied) with its @nfds descriptors @fds (its
+ * LINKs', in order), which it takes whatever it returns: 0, -EBUSY,
+ * -ENOMEM or -EINVAL, as landc_ask. @done is called exactly once, never
+ * from within.
+ */
+int landc_ask_batch(struct landc *c, const struct landmsg *req, int *fds, size_t nfds, landc_batch_fn done,
+                    void *arg);
 
 /* Requests queued or awaiting an answer. */
 unsigned int landc_pending(const struct landc *c);
