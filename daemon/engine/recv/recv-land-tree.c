@@ -107,25 +107,6 @@ static void recv_land_stage_op(const struct recv_xfer *x, uint16_t type, const c
         snprintf(req->op.leaf, sizeof(req->op.leaf), "%s", recv_land_split(srel, req->op.path));
 }
 
-/*
- * The lander's refusal of a tree's request. No session (ESRCH): the lander
- * that held it went away between two requests (killed, restarted), and a
- * new one answered: ours, not the user's, as when it goes away with
- * requests waiting (LANDC_UNREACHABLE), so the job tries again.
- */
-static void recv_land_tree_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
-{
-        char text[WIRE_TEXT_MAX + 1];
-
-        if (reply->type == LANDMSG_ERROR && reply->error.verdict != LANDC_UNREACHABLE && reply->error.err == ESRCH) {
-                snprintf(text, sizeof(text), "%s: rdmaxfer-lander went away (a new one does not know the session)",
-                         doing);
-                recv_fail(x, WIRE_E_IO, text);
-                return;
-        }
-        recv_land_refused(x, doing, reply);
-}
-
 /* A refusal that says the sender broke the tree's order, or the lander's. */
 static void recv_land_entry_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply)
 {
@@ -140,7 +121,7 @@ static void recv_land_entry_refused(struct recv_xfer *x, const char *doing, cons
                         return;
                 }
         }
-        recv_land_tree_refused(x, doing, reply);
+        recv_land_refused(x, doing, reply);
 }
 
 /* An answer for cur, still opening (in OFFER): false when the transfer moved on. */
@@ -191,7 +172,7 @@ static bool recv_land_tree_answered(struct recv_xfer *x, const struct landmsg *r
         if (entry)
                 recv_land_entry_refused(x, doing, reply);
         else
-                recv_land_tree_refused(x, doing, reply);
+                recv_land_refused(x, doing, reply);
         return false;
 }
 
@@ -256,7 +237,7 @@ static void recv_land_on_staged(void *arg, const struct landmsg *reply, int fd)
                 return;
         }
         if (reply->type != LANDMSG_OK) {
-                recv_land_tree_refused(x, "staging the tree", reply);
+                recv_land_refused(x, "staging the tree", reply);
                 return;
         }
         x->land_staged = true;

@@ -57,7 +57,6 @@ static unsigned int recv_land_status(uint32_t err)
         case EACCES:
         case EROFS:
         case ETIME:
-        case ESRCH:
                 return WIRE_E_PERMISSION;
         case ENOENT:
         case ENOTDIR:
@@ -85,9 +84,17 @@ void recv_land_refused(struct recv_xfer *x, const char *doing, const struct land
                 return;
         }
         /* The lander gone or not there: ours, not the user's, and maybe
-         * for a moment (restarted: its socket starts another). */
+         * for a moment (restarted: its socket starts another). No session
+         * (ESRCH): the one that held it went away between two requests,
+         * and a new one answered; the job tries again, as well. */
         if (er->verdict == LANDC_UNREACHABLE) {
                 snprintf(text, sizeof(text), "%s: %s", doing, er->text);
+                recv_fail(x, WIRE_E_IO, text);
+                return;
+        }
+        if (er->err == ESRCH) {
+                snprintf(text, sizeof(text), "%s: rdmaxfer-lander went away (a new one does not know the session)",
+                         doing);
                 recv_fail(x, WIRE_E_IO, text);
                 return;
         }
