@@ -1,14 +1,12 @@
-#include "lander.h"
+/*
+ * rdmaxfer-lander's requests (landmsg.h): each done in a session
+ * (lander-session.c) as its user, on the file system layer (fs/landfs.h),
+ * beneath DEST or the job's staging directory; answered, never failing.
+ */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <ifaddrs.h>
-#include <munge.h>
-#include <netinet/in.h>
-#include <pwd.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,213 +18,7 @@
 
 #include "digest.h"
 #include "incoming.h"
-#include "macro.h"
-
-struct lander_session {
-        uint64_t id;                    /* 0: a free slot */
-        unsigned int conn;
-        uint8_t direction;
-        uint8_t flags;                  /* LANDMSG_SESSION_*, as the credential's binding has them */
-        struct landfs_id who;
-        char user[LANDMSG_USER_MAX + 1];
-        char dest[LANDMSG_PATH_MAX + 1];
-        /* DEST's parent and leaf, and the job's staging directory: a
-         * sibling of DEST named for the token, "" where DEST has no parent
-         * beneath a landing root (it is one: no tree lands as a root);
-         * or, for a tree that lands in DEST (LANDMSG_OP_INTO), in DEST. */
-        char parent[LANDMSG_PATH_MAX + 1];
-        char leaf[LANDMSG_LEAF_MAX + 1];
-        char stage_name[64];
-        char stage[LANDMSG_PATH_MAX + 1];
-        char stage_in[LANDMSG_PATH_MAX + 1];
-        /* The staging directory this session made, held from its MKDIR
-         * to its PUBLISH or DISCARD (stage_hold): every op in it is
-         * walked from here, not from a landing root again. -1: none. */
-        int stage_fd;
-        bool stage_into;                /* made in DEST (LANDMSG_OP_INTO) */
-        dev_t stage_dev;
-        ino_t stage_ino;
-};
-
-struct lander {
-        struct lander_settings s;
-        munge_ctx_t ctx;
-        uint64_t next_id;
-        /* The session whose user the lander is now (lander_as), 0: itself. */
-        uint64_t as;
-        /* A BATCH's request at hand and its answer (16 KiB each: not on the stack). */
-        struct landmsg sub, sub_reply;
-        unsigned int nsessions;
-        struct lander_session session[LANDER_SESSIONS_MAX];
-};
-
-static void session_end(struct lander *l, struct lander_session *ss);
-
-int lander_new(struct lander **out, struct lander_settings *s)
-{
-        struct lander *l = calloc(1, sizeof(*l));
-
-        if (!l)
-                return -ENOMEM;
-        l->s = *s;
-        s->roots.n = 0;         /* ours now */
-        l->next_id = 1;
-        l->ctx = munge_ctx_create();
-        if (!l->ctx || (s->munge_socket && munge_ctx_set(l->ctx, MUNGE_OPT_SOCKET, s->munge_socket) != EMUNGE_SUCCESS)) {
-                lander_free(l);
-                return -EIO;
-        }
-        *out = l;
-        return 0;
-}
-
-void lander_free(struct lander *l)
-{
-        if (!l)
-                return;
-        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX; i++)
-                if (l->session[i].id != 0)
-                        session_end(l, &l->session[i]);
-        lander_idle(l);
-        if (l->ctx)
-                munge_ctx_destroy(l->ctx);
-        landfs_roots_free(&l->s.roots);
-        free(l);
-}
-
-unsigned int lander_sessions(const struct lander *l)
-{
-        return l->nsessions;
-}
-
-_printf_(5, 6)
-static void error_reply(struct landmsg *reply, int err, unsigned int verdict, const char *where, const char *fmt, ...)
-{
-        va_list ap;
-
-        reply->type = LANDMSG_ERROR;
-        memset(&reply->error, 0, sizeof(reply->error));
-        reply->error.err = (uint32_t)(err < 0 ? -err : err);
-        reply->error.verdict = (uint16_t)verdict;
-        if (where)
-                snprintf(reply->error.where, sizeof(reply->error.where), "%s", where);
-        va_start(ap, fmt);
-        vsnprintf(reply->error.text, sizeof(reply->error.text), fmt, ap);
-        va_end(ap);
-}
-
-/* Is one of @s's addresses this node's? */
-static bool addrs_local(const struct landmsg_session *s)
-{
-        struct ifaddrs *ifa = NULL;
-        bool found = false;
-
-        if (getifaddrs(&ifa) < 0)
-                return false;
-        for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
-                uint8_t a[LANDMSG_ADDR_SIZE] = { 0 };
-
-                if (!i->ifa_addr)
-                        continue;
-                if (i->ifa_addr->sa_family == AF_INET) {
-                        const struct sockaddr_in *in = (const void *)i->ifa_addr;
-
-                        a[10] = a[11] = 0xff;
-                        memcpy(a + 12, &in->sin_addr, 4);
-                } else if (i->ifa_addr->sa_family == AF_INET6) {
-                        memcpy(a, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr, 16);
-                } else {
-                        continue;
-                }
-                for (unsigned int k = 0; k < s->naddrs && !found; k++)
-                        found = memcmp(a, s->addrs[k], LANDMSG_ADDR_SIZE) == 0;
-        }
-        freeifaddrs(ifa);
-        return found;
-}
-
-/* The credential just decoded, past its TTL: made within landing_max_age,
- * between daemons that hold a key. */
-static bool session_old_ok(struct lander *l)
-{
-        time_t made = 0;
-
-        if (!l->s.keyed || l->s.max_age == 0 ||
-            munge_ctx_get(l->ctx, MUNGE_OPT_ENCODE_TIME, &made) != EMUNGE_SUCCESS || made <= 0)
-                return false;
-        return time(NULL) - made <= (time_t)l->s.max_age;
-}
-
-/*
- * The identity @s's credential proves, bound to this job: 0 with *@uid
- * and *@gid, or -errno with the reason in @reply.
- */
-static int session_identity(struct lander *l, const struct landmsg_session *s, uid_t *uid, gid_t *gid,
-                            struct landmsg *reply)
-{
-        uint8_t want[LANDMSG_BINDING_SIZE];
-        void *payload = NULL;
-        int plen = 0;
-        bool replayed, expired = false;
-        munge_err_t e;
-
-        if (landmsg_binding(s, want) < 0) {
-                error_reply(reply, EINVAL, 0, NULL, "a session that binds nothing");
-                return -EINVAL;
-        }
-        *uid = (uid_t)-1;
-        *gid = (gid_t)-1;
-        e = munge_decode(s->cred, l->ctx, &payload, &plen, uid, gid);
-        /* Decoded on this node before: munged still says whose it is and
-         * what it binds (munge(3)). The same job's next attempt presents
-         * it again, to this lander or, after a restart, to the next one:
-         * its binding decides, as for a fresh one (SECURITY.md). */
-        replayed = e == EMUNGE_CRED_REPLAYED && payload;
-        /* Past its TTL: the job waited or retried that long. Within
-         * landing_max_age of its making, and only between daemons that
-         * prove a key_file to each other, its binding still decides
-         * (SECURITY.md, Waiting past the TTL). */
-        if (e == EMUNGE_CRED_EXPIRED && payload && *uid != (uid_t)-1 && session_old_ok(l))
-                expired = true;
-        if (e != EMUNGE_SUCCESS && !replayed && !expired) {
-                free(payload);
-                if (e == EMUNGE_SOCKET) {
-                        error_reply(reply, EHOSTDOWN, 0, NULL,
-                                    "munged is not reachable on the receiving node (%s): is munge.service running?",
-                                    munge_ctx_strerror(l->ctx) ?: munge_strerror(e));
-                        return -EHOSTDOWN;
-                }
-                if (e == EMUNGE_CRED_EXPIRED) {
-                        error_reply(reply, ETIME, 0, NULL, "MUNGE refused the credential: %s (%s)",
-                                    munge_ctx_strerror(l->ctx) ?: munge_strerror(e),
-                                    !l->s.keyed ? "a job may outlive its credential only between daemons with "
-                                                  "a key_file" :
-                                    l->s.max_age ? "made longer ago than landing_max_age" :
-                                                   "landing_max_age is 0");
-                        return -ETIME;
-                }
-                error_reply(reply, EPERM, 0, NULL, "MUNGE refused the credential: %s",
-                            munge_ctx_strerror(l->ctx) ?: munge_strerror(e));
-                return -EPERM;
-        }
-        if (plen != LANDMSG_BINDING_SIZE || sodium_memcmp(payload, want, sizeof(want)) != 0) {
-                free(payload);
-                if (expired) {
-                        error_reply(reply, EPERM, 0, NULL, "the credential has expired, and was made for another "
-                                    "job (its destination, token or nodes differ)");
-                        return -EPERM;
-                }
-                error_reply(reply, EPERM, 0, NULL, "%s (its destination, token or nodes differ)",
-                            replayed ? "MUNGE: the credential was used before (replayed), for another job"
-                                     : "the credential was made for another job");
-                return -EPERM;
-        }
-        free(payload);
-        if (expired)
-                fprintf(stderr, "<5>uid %u: a credential past its TTL proves its own job still (landing_max_age "
-                        "%u s)\n", (unsigned int)*uid, (unsigned int)l->s.max_age);
-        return 0;
-}
+#include "lander-int.h"
 
 /* @ns since the epoch as utimensat's atime and mtime. */
 static void ns_timespec(uint64_t ns, struct timespec ts[2])
@@ -235,188 +27,19 @@ static void ns_timespec(uint64_t ns, struct timespec ts[2])
         ts[0].tv_nsec = ts[1].tv_nsec = (long)(ns % 1000000000u);
 }
 
-/* @ss's parent, leaf and staging directory (struct lander_session). */
-static void session_stage(const struct lander *l, struct lander_session *ss, const uint8_t token[LANDMSG_TOKEN_SIZE])
-{
-        const char *slash = strrchr(ss->dest, '/');
-        int n;
-
-        snprintf(ss->leaf, sizeof(ss->leaf), "%s", slash + 1);
-        n = snprintf(ss->stage_name, sizeof(ss->stage_name), ".rdmaxfer-stage-");
-        for (int i = 0; i < LANDMSG_TOKEN_SIZE; i++)
-                n += snprintf(ss->stage_name + n, sizeof(ss->stage_name) - (size_t)n, "%02x", token[i]);
-        if (snprintf(ss->stage_in, sizeof(ss->stage_in), "%s/%s", ss->dest, ss->stage_name) >=
-            (int)sizeof(ss->stage_in))
-                ss->stage_in[0] = '\0';
-        memcpy(ss->parent, ss->dest, (size_t)(slash - ss->dest));
-        ss->parent[slash - ss->dest] = '\0';
-        if (!ss->parent[0] || !landfs_roots_find(&l->s.roots, ss->parent) ||
-            snprintf(ss->stage, sizeof(ss->stage), "%s/%s", ss->parent, ss->stage_name) >= (int)sizeof(ss->stage))
-                ss->parent[0] = ss->stage[0] = '\0';
-}
-
-static void lander_session(struct lander *l, unsigned int conn, const struct landmsg_session *s,
-                           struct landmsg *reply)
-{
-        struct lander_session *ss = NULL;
-        struct passwd pw, *pwp = NULL;
-        static char pwbuf[16384];
-        gid_t groups[LANDFS_GROUPS_MAX];
-        int ngroups = LANDFS_GROUPS_MAX, r;
-        uid_t uid;
-        gid_t gid;
-
-        /* munged and the user database are asked as the lander. */
-        lander_idle(l);
-        if (l->s.roots.n == 0) {
-                error_reply(reply, EPERM, 0, NULL, "user landing is off on this node: its landing_roots is empty");
-                return;
-        }
-        if (session_identity(l, s, &uid, &gid, reply) < 0)
-                return;
-        if (!addrs_local(s)) {
-                error_reply(reply, EPERM, 0, NULL, "the credential names none of this node's addresses");
-                return;
-        }
-        if (uid == 0 && !l->s.allow_root) {
-                error_reply(reply, EPERM, 0, NULL, "root does not land files here (allow_root_landing is off)");
-                return;
-        }
-        if (!landfs_path_check(s->dest)) {
-                error_reply(reply, EINVAL, 0, s->dest, "not an absolute path in normal form");
-                return;
-        }
-        if (!landfs_roots_find(&l->s.roots, s->dest)) {
-                error_reply(reply, EPERM, LANDFS_OUTSIDE_ROOTS, s->dest, "not beneath this node's landing_roots (%s)",
-                            l->s.roots_text);
-                return;
-        }
-        r = getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp);
-        if (r != 0 || !pwp) {
-                /* Not there, or the user database could not say (ERANGE: an
-                 * entry of more than 16 KiB; EIO: sssd or LDAP away). */
-                if (r == 0 || r == ENOENT || r == ESRCH)
-                        error_reply(reply, ENOENT, 0, NULL, "uid %u is no user on this node", (unsigned int)uid);
-                else
-                        error_reply(reply, r, 0, NULL, "uid %u: the user database: %s", (unsigned int)uid,
-                                    strerror(r));
-                return;
-        }
-        if (getgrouplist(pw.pw_name, gid, groups, &ngroups) < 0) {
-                error_reply(reply, E2BIG, 0, NULL, "%s is in more than %d groups", pw.pw_name, LANDFS_GROUPS_MAX);
-                return;
-        }
-        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX && !ss; i++)
-                if (l->session[i].id == 0)
-                        ss = &l->session[i];
-        if (!ss) {
-                error_reply(reply, ENOSPC, 0, NULL, "the lander holds %d sessions already", LANDER_SESSIONS_MAX);
-                return;
-        }
-        memset(ss, 0, sizeof(*ss));
-        ss->stage_fd = -1;
-        ss->id = l->next_id++;
-        ss->conn = conn;
-        ss->direction = s->direction;
-        ss->flags = s->flags;
-        ss->who.uid = uid;
-        ss->who.gid = gid;
-        ss->who.ngroups = (size_t)ngroups;
-        memcpy(ss->who.groups, groups, (size_t)ngroups * sizeof(gid_t));
-        snprintf(ss->user, sizeof(ss->user), "%s", pw.pw_name);
-        snprintf(ss->dest, sizeof(ss->dest), "%s", s->dest);
-        session_stage(l, ss, s->token);
-        l->nsessions++;
-
-        reply->type = LANDMSG_SESSION_OK;
-        memset(&reply->session_ok, 0, sizeof(reply->session_ok));
-        reply->session_ok.session = ss->id;
-        reply->session_ok.uid = uid;
-        reply->session_ok.gid = gid;
-        snprintf(reply->session_ok.user, sizeof(reply->session_ok.user), "%s", pw.pw_name);
-}
-
-static struct lander_session *session_find(struct lander *l, unsigned int conn, uint64_t id)
-{
-        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX; i++)
-                if (l->session[i].id == id && l->session[i].conn == conn)
-                        return &l->session[i];
-        return NULL;
-}
-
-/* The staging directory let go of: published, discarded, or the session over. */
-static void stage_release(struct lander_session *ss)
-{
-        ss->stage_fd = safe_close(ss->stage_fd);
-}
-
-static void session_end(struct lander *l, struct lander_session *ss)
-{
-        if (l->as == ss->id)
-                lander_idle(l);
-        stage_release(ss);
-        memset(ss, 0, sizeof(*ss));
-        l->nsessions--;
-}
-
-void lander_conn_closed(struct lander *l, unsigned int conn)
-{
-        for (unsigned int i = 0; i < LANDER_SESSIONS_MAX; i++)
-                if (l->session[i].id != 0 && l->session[i].conn == conn)
-                        session_end(l, &l->session[i]);
-}
-
-/*
- * Be @ss's user for what follows, or say why not in @reply. The lander
- * stays that user from one request of the session to the next (the
- * requests of a chunk come back to back), and is itself again before
- * anything else: another session's request (which becomes its own user
- * afresh), a SESSION (munged and the user database are asked as the
- * lander), the end of a session, or a wait for the next request
- * (lander_idle).
- */
-static bool lander_as(struct lander *l, const struct lander_session *ss, struct landmsg *reply)
-{
-        int r;
-
-        if (l->as == ss->id)
-                return true;
-        lander_idle(l);
-        r = landfs_become(&ss->who);
-        if (r < 0) {
-                error_reply(reply, r, 0, NULL, "cannot act as %s: %s", ss->user, strerror(-r));
-                return false;
-        }
-        l->as = ss->id;
-        return true;
-}
-
-void lander_idle(struct lander *l)
-{
-        if (l->as == 0)
-                return;
-        /* Back to the lander's own identity, or out: never go on as someone else. */
-        if (landfs_unbecome() < 0) {
-                fprintf(stderr, "<2>cannot become the lander again after acting as a user: exiting\n");
-                exit(1);
-        }
-        l->as = 0;
-}
-
-/* Why landfs_open_dir refused, for the user. */
 static void walk_error(const struct lander *l, struct landmsg *reply, int r, const char *where)
 {
         switch (r) {
         case LANDFS_OUTSIDE_ROOTS:
-                error_reply(reply, EPERM, (unsigned int)r, where, "not beneath this node's landing_roots (%s)",
+                lander_error_reply(reply, EPERM, (unsigned int)r, where, "not beneath this node's landing_roots (%s)",
                             l->s.roots_text);
                 break;
         case LANDFS_FOREIGN_SYMLINK:
-                error_reply(reply, EPERM, (unsigned int)r, where,
+                lander_error_reply(reply, EPERM, (unsigned int)r, where,
                             "a symlink that neither you nor root owns: not followed");
                 break;
         default:
-                error_reply(reply, -r, 0, where, "%s", strerror(-r));
+                lander_error_reply(reply, -r, 0, where, "%s", strerror(-r));
         }
 }
 
@@ -463,13 +86,13 @@ static int full_path(const struct lander_session *ss, uint32_t flags, const char
 static void path_error(const struct lander_session *ss, struct landmsg *reply, int r)
 {
         if (r == -EXDEV)
-                error_reply(reply, EXDEV, 0, ss->dest, "a tree cannot land as a landing root itself: name a "
+                lander_error_reply(reply, EXDEV, 0, ss->dest, "a tree cannot land as a landing root itself: name a "
                             "directory beneath it");
         else if (r == -EISDIR)
-                error_reply(reply, EISDIR, 0, ss->dest, "a landing root is a directory: a file lands in it, "
+                lander_error_reply(reply, EISDIR, 0, ss->dest, "a landing root is a directory: a file lands in it, "
                             "not as it");
         else
-                error_reply(reply, -r, 0, ss->dest, "%s", strerror(-r));
+                lander_error_reply(reply, -r, 0, ss->dest, "%s", strerror(-r));
 }
 
 /*
@@ -486,15 +109,15 @@ static int stage_hold(struct lander_session *ss, int pfd, bool into, const char 
         struct stat st;
 
         if (fd < 0) {
-                error_reply(reply, errno, 0, path, "%s", errno == ENOTDIR ? "the staging directory is no "
+                lander_error_reply(reply, errno, 0, path, "%s", errno == ENOTDIR ? "the staging directory is no "
                             "directory (a symlink?): not followed" : strerror(errno));
                 return -1;
         }
         if (fstat(fd, &st) < 0 || st.st_uid != ss->who.uid) {
-                error_reply(reply, EPERM, 0, path, "the staging directory is not %s's", ss->user);
+                lander_error_reply(reply, EPERM, 0, path, "the staging directory is not %s's", ss->user);
                 return -1;
         }
-        stage_release(ss);
+        lander_stage_release(ss);
         ss->stage_into = into;
         ss->stage_dev = st.st_dev;
         ss->stage_ino = st.st_ino;
@@ -546,7 +169,7 @@ static int op_dir(struct lander *l, struct lander_session *ss, uint32_t flags, c
         if (!create) {
                 fd = incoming_open_beneath(sfd, rel, false);
                 if (fd < 0)
-                        error_reply(reply, -fd, 0, path, "%s", fd == -ELOOP ? "a symlink of the tree: not followed"
+                        lander_error_reply(reply, -fd, 0, path, "%s", fd == -ELOOP ? "a symlink of the tree: not followed"
                                                                             : strerror(-fd));
                 return fd < 0 ? -1 : (*hold = fd);
         }
@@ -555,18 +178,18 @@ static int op_dir(struct lander *l, struct lander_session *ss, uint32_t flags, c
                 snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
                 pfd = incoming_open_beneath(sfd, dir, false);
                 if (pfd < 0) {
-                        error_reply(reply, -pfd, 0, path, "%s",
+                        lander_error_reply(reply, -pfd, 0, path, "%s",
                                     pfd == -ELOOP ? "a symlink of the tree: not followed" : strerror(-pfd));
                         return -1;
                 }
         }
         if (mkdirat(slash ? pfd : sfd, leaf, mode & 01777) < 0) {
-                error_reply(reply, errno, 0, path, "%s", strerror(errno));
+                lander_error_reply(reply, errno, 0, path, "%s", strerror(errno));
                 return -1;
         }
         fd = incoming_open_beneath(slash ? pfd : sfd, leaf, false);
         if (fd < 0)
-                error_reply(reply, -fd, 0, path, "%s", strerror(-fd));
+                lander_error_reply(reply, -fd, 0, path, "%s", strerror(-fd));
         return fd < 0 ? -1 : (*hold = fd);
 }
 
@@ -597,27 +220,27 @@ static int make_stage(struct lander *l, struct lander_session *ss, const struct 
         int r;
 
         if (!into && op->leaf[0] && strcmp(op->leaf, ss->leaf) != 0) {
-                error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", op->leaf,
+                lander_error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", op->leaf,
                             ss->leaf, ss->dest);
                 return -1;
         }
         pfd = open_dir(l, ss, into ? ss->dest : ss->parent, false, 0, reply);
         if (pfd < 0)
                 return -1;
-        stage_release(ss);
+        lander_stage_release(ss);
         r = landfs_remove_tree(pfd, ss->stage_name, ss->who.uid);
         if (r < 0) {
-                error_reply(reply, -r, 0, path, "removing what an earlier attempt left: %s", strerror(-r));
+                lander_error_reply(reply, -r, 0, path, "removing what an earlier attempt left: %s", strerror(-r));
                 return -1;
         }
         if (op->leaf[0] && !(ss->flags & LANDMSG_SESSION_REPLACE) &&
             fstatat(pfd, op->leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                error_reply(reply, EEXIST, 0, published_name(ss, into, op->leaf, target),
+                lander_error_reply(reply, EEXIST, 0, published_name(ss, into, op->leaf, target),
                             "exists (and replacing it was not asked for)");
                 return -1;
         }
         if (mkdirat(pfd, ss->stage_name, 0700) < 0) {
-                error_reply(reply, errno, 0, path, "%s", strerror(errno));
+                lander_error_reply(reply, errno, 0, path, "%s", strerror(errno));
                 return -1;
         }
         return stage_hold(ss, pfd, into, path, reply) < 0 ? -1 : 0;
@@ -691,12 +314,12 @@ static void symlink_as_user(int dirfd, const struct landmsg_op *op, const char *
         struct timespec ts[2];
 
         if (symlinkat(op->target, dirfd, op->leaf) < 0) {
-                error_reply(reply, errno, 0, path, "%s: %s", op->leaf, strerror(errno));
+                lander_error_reply(reply, errno, 0, path, "%s: %s", op->leaf, strerror(errno));
                 return;
         }
         ns_timespec(op->mtime_ns, ts);
         if (op->mtime_ns && utimensat(dirfd, op->leaf, ts, AT_SYMLINK_NOFOLLOW) < 0)
-                error_reply(reply, errno, 0, path, "%s: its mtime: %s", op->leaf, strerror(errno));
+                lander_error_reply(reply, errno, 0, path, "%s: its mtime: %s", op->leaf, strerror(errno));
 }
 
 static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, uint32_t flags)
@@ -745,7 +368,7 @@ static void hardlink_as_user(struct lander *l, struct lander_session *ss, const 
         if (sfd < 0)
                 return;
         if (linkat(sfd, slash + 1, dfd, req->op.leaf, 0) < 0)
-                error_reply(reply, errno, 0, path, "%s (to %s): %s", req->op.leaf, req->op.target, strerror(errno));
+                lander_error_reply(reply, errno, 0, path, "%s (to %s): %s", req->op.leaf, req->op.target, strerror(errno));
 }
 
 /*
@@ -805,7 +428,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 return;
         }
         if ((req->type == LANDMSG_OPEN_READ) != (ss->direction == LANDMSG_PULL)) {
-                error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
+                lander_error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
                 return;
         }
@@ -813,20 +436,20 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         if (((req->type == LANDMSG_LINK && (req->op.flags & LANDMSG_LINK_REPLACE)) ||
              (req->type == LANDMSG_PUBLISH && (req->op.flags & LANDMSG_PUBLISH_REPLACE))) &&
             !(ss->flags & LANDMSG_SESSION_REPLACE)) {
-                error_reply(reply, EPERM, 0, path, "replacing what is there was not asked for "
+                lander_error_reply(reply, EPERM, 0, path, "replacing what is there was not asked for "
                             "(xferctl send --overwrite)");
                 return;
         }
         /* In DEST's parent, only DEST's own name: the credential names no sibling. */
         if (req->type == LANDMSG_LINK && (req->op.flags & LANDMSG_OP_PARENT) && strcmp(req->op.leaf, ss->leaf) != 0) {
-                error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", req->op.leaf,
+                lander_error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", req->op.leaf,
                             ss->leaf, ss->dest);
                 return;
         }
         if (req->type == LANDMSG_LINK &&
             (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_uid != ss->who.uid)) {
                 /* Only a nameless file made for this user (TMPFILE). */
-                error_reply(reply, EBADF, 0, path, "not a nameless file of %s's", ss->user);
+                lander_error_reply(reply, EBADF, 0, path, "not a nameless file of %s's", ss->user);
                 return;
         }
         if (!lander_as(l, ss, reply))
@@ -846,16 +469,16 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 /* The name it is to have, where it must be new: refused
                  * now, before any data comes for it. */
                 if (req->op.leaf[0] && fstatat(dfd, req->op.leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                        error_reply(reply, EEXIST, 0, path, "%s exists", req->op.leaf);
+                        lander_error_reply(reply, EEXIST, 0, path, "%s exists", req->op.leaf);
                         break;
                 }
                 if (req->op.leaf[0] && errno != ENOENT) {
-                        error_reply(reply, errno, 0, path, "%s: %s", req->op.leaf, strerror(errno));
+                        lander_error_reply(reply, errno, 0, path, "%s: %s", req->op.leaf, strerror(errno));
                         break;
                 }
                 nfd = landfs_tmpfile(dfd, req->op.mode);
                 if (nfd < 0) {
-                        error_reply(reply, nfd, 0, path, "%s", strerror(-nfd));
+                        lander_error_reply(reply, nfd, 0, path, "%s", strerror(-nfd));
                         break;
                 }
                 reply->type = LANDMSG_FD;
@@ -867,12 +490,12 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                         break;
                 r = link_attrs_as_user(fd, &st, &req->op, &what);
                 if (r < 0) {
-                        error_reply(reply, r, 0, path, "%s: setting its %s: %s", req->op.leaf, what, strerror(-r));
+                        lander_error_reply(reply, r, 0, path, "%s: setting its %s: %s", req->op.leaf, what, strerror(-r));
                         break;
                 }
                 r = link_as_user(l, dfd, fd, req->op.leaf, req->op.flags);
                 if (r < 0)
-                        error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
+                        lander_error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
                 break;
         case LANDMSG_SYMLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
@@ -891,16 +514,16 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 if (dfd < 0)
                         break;
                 if (req->type == LANDMSG_DISCARD)
-                        stage_release(ss);
+                        lander_stage_release(ss);
                 r = req->type == LANDMSG_PUBLISH
                             ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags)
                             : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
                 if (r == 0)
-                        stage_release(ss);      /* it is DEST's now, or gone */
+                        lander_stage_release(ss);      /* it is DEST's now, or gone */
                 if (r == -EEXIST && req->type == LANDMSG_PUBLISH)
                         (void)published_name(ss, into, req->op.leaf, path);
                 if (r < 0)
-                        error_reply(reply, r, 0, path, "%s",
+                        lander_error_reply(reply, r, 0, path, "%s",
                                     r == -EEXIST ? "exists (and replacing it was not asked for)"
                                     : r == -ESTALE ? "the staging directory was moved or replaced while the tree "
                                                      "landed: not published"
@@ -915,14 +538,14 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 *slash = '/';
                 if (dfd < 0) {
                         if (reply->type == LANDMSG_OK)
-                                error_reply(reply, EPERM, LANDFS_OUTSIDE_ROOTS, path, "not a file beneath a landing root");
+                                lander_error_reply(reply, EPERM, LANDFS_OUTSIDE_ROOTS, path, "not a file beneath a landing root");
                         break;
                 }
                 nfd = openat(dfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
                 if (nfd < 0 || fstat(nfd, &st) < 0 || !S_ISREG(st.st_mode)) {
                         r = nfd < 0 ? errno : EISDIR;
                         safe_close(nfd);
-                        error_reply(reply, r, 0, path, "%s", r == ELOOP ? "a symlink: name the file it points to"
+                        lander_error_reply(reply, r, 0, path, "%s", r == ELOOP ? "a symlink: name the file it points to"
                                                              : r == EISDIR ? "not a regular file" : strerror(r));
                         break;
                 }
@@ -971,7 +594,7 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
         int r, dfd;
 
         if (ss->direction != LANDMSG_PUSH) {
-                error_reply(reply, EPERM, 0, NULL, "not what this session's credential was made for (reading)");
+                lander_error_reply(reply, EPERM, 0, NULL, "not what this session's credential was made for (reading)");
                 return;
         }
         if (a->flags & LANDMSG_SET_AT_PATH) {
@@ -982,7 +605,7 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
                 }
         } else if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ss->who.uid) {
                 /* Only a file of the session's user: one TMPFILE made for it. */
-                error_reply(reply, EBADF, 0, NULL, "not a file of %s's", ss->user);
+                lander_error_reply(reply, EBADF, 0, NULL, "not a file of %s's", ss->user);
                 return;
         }
         if (!lander_as(l, ss, reply))
@@ -996,12 +619,12 @@ static void lander_setattr(struct lander *l, struct lander_session *ss, const st
                         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
                         r = setattr_as_user(proc, -1, a, &what);
                         if (r < 0)
-                                error_reply(reply, r, 0, path, "setting %s: %s", what, strerror(-r));
+                                lander_error_reply(reply, r, 0, path, "setting %s: %s", what, strerror(-r));
                 }
         } else {
                 r = setattr_as_user(NULL, fd, a, &what);
                 if (r < 0)
-                        error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
+                        lander_error_reply(reply, r, 0, NULL, "setting %s: %s", what, strerror(-r));
         }
 }
 
@@ -1015,13 +638,13 @@ void lander_handle_batch(struct lander *l, unsigned int conn, const struct landm
         memset(reply, 0, sizeof(*reply));
         reply->id = req->id;
         *nreply = 0;
-        ss = req->type == LANDMSG_BATCH ? session_find(l, conn, b->session) : NULL;
+        ss = req->type == LANDMSG_BATCH ? lander_session_find(l, conn, b->session) : NULL;
         if (req->type != LANDMSG_BATCH)
-                error_reply(reply, EPROTO, 0, NULL, "not a batch");
+                lander_error_reply(reply, EPROTO, 0, NULL, "not a batch");
         else if (!ss)
-                error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)b->session);
+                lander_error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)b->session);
         else if (nfds != b->links)
-                error_reply(reply, EBADF, 0, NULL, "a batch of %u LINKs came with %zu descriptors",
+                lander_error_reply(reply, EBADF, 0, NULL, "a batch of %u LINKs came with %zu descriptors",
                             (unsigned int)b->links, nfds);
         if (reply->type == LANDMSG_ERROR)
                 goto out_close;
@@ -1062,30 +685,30 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
         *reply_fd = -1;
         switch (landmsg_is_op(req->type) ? 0 : req->type) {
         case LANDMSG_SESSION:
-                lander_session(l, conn, &req->session, reply);
+                lander_session_open(l, conn, &req->session, reply);
                 return;
         case LANDMSG_SETATTR:
-                ss = session_find(l, conn, req->setattr.session);
+                ss = lander_session_find(l, conn, req->setattr.session);
                 if (!ss) {
-                        error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->setattr.session);
+                        lander_error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->setattr.session);
                         return;
                 }
                 lander_setattr(l, ss, &req->setattr, passed, reply);
                 return;
         case 0:         /* an op (landmsg_is_op) */
-                ss = session_find(l, conn, req->op.session);
+                ss = lander_session_find(l, conn, req->op.session);
                 if (!ss) {
-                        error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->op.session);
+                        lander_error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->op.session);
                         return;
                 }
                 if (req->type == LANDMSG_END) {
-                        session_end(l, ss);
+                        lander_session_end(l, ss);
                         reply->type = LANDMSG_OK;
                         return;
                 }
                 lander_op(l, ss, req, passed, reply, reply_fd);
                 return;
         default:
-                error_reply(reply, EPROTO, 0, NULL, "not a request");
+                lander_error_reply(reply, EPROTO, 0, NULL, "not a request");
         }
 }
