@@ -467,7 +467,6 @@ static void recv_land_op_srel(const struct recv_xfer *x, const struct recv_land_
 static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, int *fds, size_t nfds,
                                 landc_batch_fn done, const char *what)
 {
-        char text[WIRE_TEXT_MAX + 1];
         int r;
 
         if (x->env->landc) {
@@ -477,13 +476,7 @@ static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, 
                         safe_close(fds[i]);
                 r = -ENOTCONN;
         }
-        if (r < 0) {
-                snprintf(text, sizeof(text), "%s: asking rdmaxfer-lander: %s", what, strerror(-r));
-                recv_fail(x, r == -EBUSY ? WIRE_E_BUSY : WIRE_E_INTERNAL, text);
-                return false;
-        }
-        xfer_io_start(&x->base, what);
-        return true;
+        return recv_land_asked(x, r, what);
 }
 
 /* On a worker: the chunk's files' data into their descriptors, and their digests. */

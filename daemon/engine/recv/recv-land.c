@@ -107,12 +107,9 @@ void recv_land_refused(struct recv_xfer *x, const char *doing, const struct land
         recv_fail(x, recv_land_status(er->err), text);
 }
 
-bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done,
-                          const char *what)
+bool recv_land_asked(struct recv_xfer *x, int r, const char *what)
 {
-        struct landc *c = recv_landc(x->env);
         char text[WIRE_TEXT_MAX + 1];
-        int r = c ? landc_ask(c, req, fd, done, x) : -ENOMEM;
 
         if (r < 0) {
                 snprintf(text, sizeof(text), "%s: asking rdmaxfer-lander: %s", what, strerror(-r));
@@ -121,6 +118,14 @@ bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc
         }
         xfer_io_start(&x->base, what);
         return true;
+}
+
+bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done,
+                          const char *what)
+{
+        struct landc *c = recv_landc(x->env);
+
+        return recv_land_asked(x, c ? landc_ask(c, req, fd, done, x) : -ENOMEM, what);
 }
 
 /* An answer for a transfer still opening (cur, in OFFER): false when it moved on. */

@@ -58,8 +58,9 @@ void recv_land_publish(struct recv_xfer *x);
 /* The transfer is gone: its session ends (the lander forgets it). */
 void recv_land_gone(struct recv_xfer *x);
 
-/* recv-pull.c (wire.h, Pulls): whether a pull's offer is one, from the
- * node its way back names (WIRE_OK, or a status with why in @text);
+/* recv-pull.c (wire.h, Pulls): whether a pull's offer is one, its file
+ * to go to a node the credential names, as a relay may (WIRE_OK, or a
+ * status with why in @text);
  * once the user is proven, the file opened as them and sent back; whether
  * that send runs (the sender hears a CREDIT a second); the pull decided
  * or gone first: its send cancelled. */
@@ -70,6 +71,9 @@ void recv_pull_detach(struct recv_xfer *x);
 /* Ask @req of the lander for @x (@fd: -1, or one it is to have), @done
  * told with x: false when nothing could be asked (then @x has failed). */
 bool recv_land_ask(struct recv_xfer *x, const struct landmsg *req, int fd, landc_done_fn done, const char *what);
+/* What asking the lander returned (@r), for @x: false, @x failed, when
+ * nothing was asked; else its disk request @what starts. */
+bool recv_land_asked(struct recv_xfer *x, int r, const char *what);
 /* Fail @x with the lander's refusal @reply of @doing, said as the user's:
  * where and why, as a status the sender retries only when it was ours. */
 void recv_land_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply);
