@@ -121,6 +121,7 @@ void config_init(struct config *cfg)
 {
         *cfg = (struct config){
                 .listen_addr = "",
+                .nrails = 1,
                 .port = CONFIG_DEFAULT_PORT,
                 .control_socket = "/run/rdmaxferd/control.sock",
                 .lander_socket = "/run/rdmaxfer-lander.sock",
@@ -280,21 +281,51 @@ static int config_set_path(char *dst, size_t cap, bool empty_ok, const char *val
         return 0;
 }
 
+/* listen = ADDR [ADDR...]: one address, or one per rail (separated by
+ * blanks or commas), numeric, each once; empty: the wildcard, one rail. */
 static int config_set_listen(struct config *cfg, const char *value, char *why, size_t whylen)
 {
-        unsigned char buf[sizeof(struct in6_addr)];
-        size_t n = strlen(value);
+        char addrs[CONFIG_RAILS_MAX][64];
+        unsigned int n = 0;
+        const char *p = value;
 
-        /* rdma_cm binds to an address; resolving names here would make startup depend on DNS. */
-        if (n > 0 && inet_pton(AF_INET, value, buf) != 1 && inet_pton(AF_INET6, value, buf) != 1) {
-                config_why(why, whylen, "must be a numeric IPv4 or IPv6 address, or empty for any");
-                return -EINVAL;
+        while (*p) {
+                unsigned char buf[sizeof(struct in6_addr)];
+                size_t len;
+
+                p += strspn(p, " \t,");
+                len = strcspn(p, " \t,");
+                if (len == 0)
+                        break;
+                if (n == CONFIG_RAILS_MAX) {
+                        config_why(why, whylen, "at most %u addresses (one per RDMA device)", CONFIG_RAILS_MAX);
+                        return -EINVAL;
+                }
+                if (len >= sizeof(addrs[n])) {
+                        config_why(why, whylen, "address is too long");
+                        return -EINVAL;
+                }
+                memcpy(addrs[n], p, len);
+                addrs[n][len] = '\0';
+                p += len;
+                /* rdma_cm binds to an address; resolving names here would make startup depend on DNS. */
+                if (inet_pton(AF_INET, addrs[n], buf) != 1 && inet_pton(AF_INET6, addrs[n], buf) != 1) {
+                        config_why(why, whylen, "'%s' must be a numeric IPv4 or IPv6 address (or listen "
+                                   "empty for any)", addrs[n]);
+                        return -EINVAL;
+                }
+                for (unsigned int i = 0; i < n; i++) {
+                        if (!strcmp(addrs[i], addrs[n])) {
+                                config_why(why, whylen, "'%s' is named twice", addrs[n]);
+                                return -EINVAL;
+                        }
+                }
+                n++;
         }
-        if (n >= sizeof(cfg->listen_addr)) {
-                config_why(why, whylen, "address is too long");
-                return -EINVAL;
-        }
-        memcpy(cfg->listen_addr, value, n + 1);
+        memset(cfg->rails, 0, sizeof(cfg->rails));
+        memcpy(cfg->rails, addrs, n * sizeof(addrs[0]));
+        cfg->nrails = MAX(n, 1u);
+        memcpy(cfg->listen_addr, cfg->rails[0], sizeof(cfg->listen_addr));
         return 0;
 }
 

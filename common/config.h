@@ -57,8 +57,15 @@ enum config_names {
 #define CONFIG_LANDING_ROOTS_MAX        16
 #define CONFIG_LANDING_ROOTS_LEN        4096
 
+/* listen: at most this many addresses, one rail (RDMA device) each. */
+#define CONFIG_RAILS_MAX                4
+
 struct config {
-        char listen_addr[64];           /* listen = numeric IPv4/IPv6; "" = any */
+        char listen_addr[64];           /* listen = numeric IPv4/IPv6; "" = any; the first rail's */
+        /* listen = ADDR ADDR...: every rail's address, listen_addr first;
+         * nrails 1 with the wildcard. */
+        char rails[CONFIG_RAILS_MAX][64];
+        unsigned int nrails;
         uint16_t port;                  /* port = 1..65535 */
         char control_socket[108];       /* control_socket = absolute path */
         char incoming_dir[PATH_MAX];    /* incoming_dir = absolute path */

@@ -44,6 +44,8 @@
                                  WIRE_SOURCE_SIZE + WIRE_NONCE_SIZE + WIRE_MAC_SIZE + 4 + \
                                  WIRE_PACK_HASH_SIZE + WIRE_DIGEST_SIZE + WIRE_ROUTE_HASH_SIZE + 8)
 #define WIRE_ACCEPT_LEN         (2 + 2 + 4 + 4 * WIRE_LANES_MAX + WIRE_MAC_SIZE)
+/* ...and with WIRE_ACCEPT_RAILS, its rails. */
+#define WIRE_ACCEPT_RAILS_LEN(n) (1u + (uint32_t)(n) * WIRE_HOP_LEN)
 #define WIRE_REFUSE_FIXED       (2 + 2)
 #define WIRE_END_LEN            (4 + 8 + WIRE_DIGEST_SIZE + WIRE_MAC_SIZE)
 #define WIRE_RESULT_FIXED       (2 + 2 + 4 + 8 + 8 + 2 + 2 + 2 + NODESET_WIRE_SIZE + WIRE_MAC_SIZE)
@@ -435,14 +437,34 @@ static bool wire_offer_sparse_ok(const struct wire_offer *o)
         return o->data_bytes <= o->size;
 }
 
+/* WIRE_OFFER_RAILS: on a session's first offer only. */
+static bool wire_offer_rails_ok(const struct wire_offer *o)
+{
+        return !(o->flags & WIRE_OFFER_RAILS) || o->file == 0;
+}
+
+/* An ACCEPT's rails (WIRE_ACCEPT_RAILS), as on the wire and in its MAC. */
+static void wire_put_rails(struct bytes_out *out, const struct wire_accept *a)
+{
+        unsigned int n = MIN(a->nrails, WIRE_RAILS_MAX);
+
+        bytes_put_u8(out, (uint8_t)n);
+        for (unsigned int k = 0; k < n; k++) {
+                bytes_put_mem(out, a->rails[k].addr, WIRE_ADDR_SIZE);
+                bytes_put_u16(out, a->rails[k].port);
+        }
+}
+
 /* An ACCEPT's flags: known ones, SKIP never with PUBLISHED nor resuming,
  * RESUMED alone, with resume[0] > 0 and every other resume[] zero. */
 static bool wire_accept_flags_ok(const struct wire_accept *a)
 {
         if ((a->flags & ~WIRE_ACCEPT_FLAGS) != 0)
                 return false;
+        if ((a->flags & WIRE_ACCEPT_RAILS) ? a->nrails == 0 || a->nrails > WIRE_RAILS_MAX : a->nrails != 0)
+                return false;
         if (a->flags & WIRE_ACCEPT_RESUMED) {
-                if (a->flags != WIRE_ACCEPT_RESUMED || a->resume[0] == 0)
+                if ((a->flags & ~WIRE_ACCEPT_RAILS) != WIRE_ACCEPT_RESUMED || a->resume[0] == 0)
                         return false;
                 for (unsigned int k = 1; k < WIRE_LANES_MAX; k++)
                         if (a->resume[k] != 0)
@@ -477,7 +499,7 @@ static int wire_payload_len(const struct wire_msg *m)
                     !wire_offer_route_ok(&m->offer) || !wire_offer_relayed_ok(&m->offer) ||
                     !wire_offer_sparse_ok(&m->offer) || !wire_offer_delete_ok(&m->offer) ||
                     !wire_offer_dry_ok(&m->offer) || !wire_offer_long_ok(&m->offer) ||
-                    !wire_offer_land_ok(&m->offer))
+                    !wire_offer_land_ok(&m->offer) || !wire_offer_rails_ok(&m->offer))
                         return -EINVAL;
                 n = wire_offer_name_len(&m->offer);
                 if (n < 0)
@@ -490,7 +512,8 @@ static int wire_payload_len(const struct wire_msg *m)
                 for (unsigned int k = m->accept.lanes; k < WIRE_LANES_MAX; k++)
                         if (m->accept.resume[k] != 0)
                                 return -EINVAL;
-                return WIRE_ACCEPT_LEN;
+                return WIRE_ACCEPT_LEN + (m->accept.flags & WIRE_ACCEPT_RAILS ?
+                                          WIRE_ACCEPT_RAILS_LEN(m->accept.nrails) : 0);
         case WIRE_CREDIT:
                 return 0;
         case WIRE_REFUSE:
@@ -589,6 +612,8 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
                         bytes_put_u32(&o, m->accept.resume[k]);
                 bytes_put_mem(&o, m->accept.mac, WIRE_MAC_SIZE);
+                if (m->accept.flags & WIRE_ACCEPT_RAILS)
+                        wire_put_rails(&o, &m->accept);
                 break;
         case WIRE_REFUSE:
                 n = strlen(m->refuse.text);
@@ -723,13 +748,13 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     !wire_offer_digest_ok(&m->offer) || !wire_offer_route_ok(&m->offer) ||
                     !wire_offer_relayed_ok(&m->offer) || !wire_offer_sparse_ok(&m->offer) ||
                     !wire_offer_delete_ok(&m->offer) || !wire_offer_dry_ok(&m->offer) ||
-                    !wire_offer_land_ok(&m->offer))
+                    !wire_offer_land_ok(&m->offer) || !wire_offer_rails_ok(&m->offer))
                         return -EBADMSG;
                 if (n > 0 && !bytes_get_str(&in, m->offer.name, sizeof(m->offer.name), n))
                         return -EBADMSG;
                 break;
         case WIRE_ACCEPT:
-                if (plen != WIRE_ACCEPT_LEN)
+                if (plen < WIRE_ACCEPT_LEN)
                         return -EBADMSG;
                 m->accept.lanes = bytes_get_u16(&in);
                 m->accept.flags = bytes_get_u16(&in);
@@ -737,6 +762,23 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                 for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
                         m->accept.resume[k] = bytes_get_u32(&in);
                 bytes_get_mem(&in, m->accept.mac, WIRE_MAC_SIZE);
+                if (m->accept.flags & WIRE_ACCEPT_RAILS) {
+                        if (plen < WIRE_ACCEPT_LEN + WIRE_ACCEPT_RAILS_LEN(0))
+                                return -EBADMSG;
+                        m->accept.nrails = bytes_get_u8(&in);
+                        if (m->accept.nrails == 0 || m->accept.nrails > WIRE_RAILS_MAX ||
+                            plen != WIRE_ACCEPT_LEN + WIRE_ACCEPT_RAILS_LEN(m->accept.nrails))
+                                return -EBADMSG;
+                        for (unsigned int k = 0; k < m->accept.nrails; k++) {
+                                bytes_get_mem(&in, m->accept.rails[k].addr, WIRE_ADDR_SIZE);
+                                m->accept.rails[k].port = bytes_get_u16(&in);
+                                if (wire_hop_refused(&m->accept.rails[k]) ||
+                                    wire_route_repeats(m->accept.rails, k))
+                                        return -EBADMSG;
+                        }
+                } else if (plen != WIRE_ACCEPT_LEN) {
+                        return -EBADMSG;
+                }
                 if (m->accept.lanes == 0 || m->accept.lanes > WIRE_LANES_MAX ||
                     !wire_accept_flags_ok(&m->accept))
                         return -EBADMSG;
@@ -1012,7 +1054,8 @@ int wire_session_info(void *buf, size_t cap, const uint8_t offer_mac[WIRE_MAC_SI
 int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a)
 {
         struct bytes_out out = BYTES_OUT(buf, cap);
-        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + WIRE_ACCEPT_LEN - WIRE_MAC_SIZE;
+        size_t total = WIRE_LABEL_LEN(WIRE_LABEL_ACCEPT) + WIRE_ACCEPT_LEN - WIRE_MAC_SIZE +
+                       (a->flags & WIRE_ACCEPT_RAILS ? WIRE_ACCEPT_RAILS_LEN(MIN(a->nrails, WIRE_RAILS_MAX)) : 0);
 
         if (!buf || cap < total)
                 return -EMSGSIZE;
@@ -1023,6 +1066,9 @@ int wire_accept_mac_input(void *buf, size_t cap, const struct wire_accept *a)
         bytes_put_u32(&out, a->file);
         for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
                 bytes_put_u32(&out, a->resume[k]);
+        /* So are the rails the sender will connect to. */
+        if (a->flags & WIRE_ACCEPT_RAILS)
+                wire_put_rails(&out, a);
         return wire_mac_done(&out, total);
 }
 

@@ -395,6 +395,20 @@
  * chunks evenly and hashed each lane's bytes whole). On every lane the receiver answers with
  * the transfer's RESULT once the whole file is verified and published.
  *
+ * Rails (version 22): a node may have several RDMA devices, each with
+ * its own address (rdmaxferd.conf(5), listen). A sender with more than
+ * one rail up sets WIRE_OFFER_RAILS on the session's first offer: its
+ * later lanes may then come from any of its addresses, not only lane 0's
+ * (with a key each lane's tag proves it, bound to that lane's own two
+ * addresses; without one the token is all a lane shows, as ever). A
+ * receiver with more than one rail answers such an offer with
+ * WIRE_ACCEPT_RAILS and its rails (address and port of each listener,
+ * the one lane 0 arrived on first, those whose port is down left out),
+ * under the ACCEPT's MAC. The sender pairs each of its rails with a rail
+ * of the receiver's in the same subnet (rails_pair, common/rails.h) and
+ * connects lane k over pair k mod the pairs, lane 0's path first; with
+ * no ACCEPT rails, or no pair, every lane goes where lane 0 went.
+ *
  * Authentication (both sides configured with the same pre-shared key K;
  * the hello's WIRE_HELLO_KEY and the welcome's WIRE_WELCOME_AUTH say that
  * a side has one, and a side with a key refuses a peer without one):
@@ -415,7 +429,8 @@
  *   session   S = HKDF-SHA256(IKM K, salt Nr || Ns,
  *             info "rdmaxfer-v4 session" || the OFFER's mac), 32 bytes
  *   ACCEPT    mac = HMAC-SHA256(S, "rdmaxfer-v4 receiver accept" || lanes ||
- *             flags || file || resume[0..7])
+ *             flags || file || resume[0..7] [|| nrails || rails]) (the
+ *             rails with WIRE_ACCEPT_RAILS, version 22)
  *   lane      tag = HMAC-SHA256(S, "rdmaxfer-v4 sender lane" ||
  *             binding(that lane) || flags || lane || token), first 16 bytes
  *   END       mac = HMAC-SHA256(S, "rdmaxfer-v4 sender end" || lane ||
@@ -456,6 +471,7 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   22: rails (WIRE_OFFER_RAILS, the ACCEPT's rails: Rails, above);
  *   21: pulls (WIRE_LAND_PULL: the receiver reads the file as the user and
  *       sends it back; Pulls, below); a landing's file down a relay chain,
  *       its addresses up to 512;
@@ -479,7 +495,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            21
+#define WIRE_VERSION            22
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -498,6 +514,7 @@
 #define WIRE_TOKEN_SIZE         16
 #define WIRE_SOURCE_SIZE        16              /* an OFFER's source identity token */
 #define WIRE_LANES_MAX          8
+#define WIRE_RAILS_MAX          4               /* a node's rails (RDMA devices) an ACCEPT names */
 #define WIRE_PACK_HASH_SIZE     32              /* SHA-256 (common/pack.h) */
 #define WIRE_ROUTE_HASH_SIZE    32              /* SHA-256 of a ROUTE (wire_route_hash) */
 /* Landing as the user (version 19): a landing's addresses at most, its
@@ -638,6 +655,13 @@ struct wire_reject {
         uint32_t reserved;
 };
 
+/* A node (a hop of a route, a rail): an IP address as a binding carries
+ * it, and a port. */
+struct wire_hop {
+        uint8_t addr[WIRE_ADDR_SIZE];
+        uint16_t port;
+};
+
 struct wire_offer {
         uint64_t transfer_id;   /* sender's job id, for logs on both sides */
         uint64_t size;          /* file size in bytes */
@@ -729,6 +753,11 @@ struct wire_offer {
  * route, relay, sync or dry run; LAND parts came before it, and its MAC
  * covers their whole (land_hash). Not resumable: source is zero. */
 #define WIRE_OFFER_LAND         0x4000u
+/* The sender stripes over several rails (version 22, Rails above): the
+ * transfer's later lanes may come from other addresses than lane 0's, and
+ * the session's first ACCEPT names the receiver's rails. Only on a
+ * session's first offer. */
+#define WIRE_OFFER_RAILS        0x8000u
 /* The sync flags of an offer. */
 #define WIRE_OFFER_SYNC_FLAGS   (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST | WIRE_OFFER_DELETE)
 
@@ -742,6 +771,10 @@ struct wire_accept {
          * session. */
         uint32_t resume[WIRE_LANES_MAX];
         uint8_t mac[WIRE_MAC_SIZE];
+        /* With WIRE_ACCEPT_RAILS (version 22): the receiver's rails, 1 ..
+         * WIRE_RAILS_MAX, the one lane 0 arrived on first (Rails, above). */
+        uint8_t nrails;
+        struct wire_hop rails[WIRE_RAILS_MAX];
 };
 
 /* The receiver published this very transfer already (an attempt whose
@@ -757,7 +790,10 @@ struct wire_accept {
  * earlier attempt (1 <= resume[0] <= the offer's job_files; every other
  * resume[] zero); the next offer is entry resume[0]. */
 #define WIRE_ACCEPT_RESUMED     0x0004u
-#define WIRE_ACCEPT_FLAGS       (WIRE_ACCEPT_PUBLISHED | WIRE_ACCEPT_SKIP | WIRE_ACCEPT_RESUMED)
+/* The ACCEPT names the receiver's rails (nrails, rails[]; version 22):
+ * only answering a first offer with WIRE_OFFER_RAILS. */
+#define WIRE_ACCEPT_RAILS       0x0008u
+#define WIRE_ACCEPT_FLAGS       (WIRE_ACCEPT_PUBLISHED | WIRE_ACCEPT_SKIP | WIRE_ACCEPT_RESUMED | WIRE_ACCEPT_RAILS)
 
 struct wire_refuse {
         uint16_t status;
@@ -813,12 +849,6 @@ enum wire_gone_kind {
         WIRE_GONE_LINK = 2,     /* a symlink */
         WIRE_GONE_OTHER = 3,    /* a device, fifo, socket */
         _WIRE_GONE_KIND_MAX,
-};
-
-/* A hop of a route: an IP address as a binding carries it, and a port. */
-struct wire_hop {
-        uint8_t addr[WIRE_ADDR_SIZE];
-        uint16_t port;
 };
 
 /* S->R on lane 0: the nodes the receiver relays to, in order (Relay

@@ -318,7 +318,12 @@ static void daemon_reload(struct daemon_ctx *x)
                 changed_add(restart, sizeof(restart), name); \
                 cfg.f = d->cfg.f; \
         }
-        KEEP_STR(listen_addr, "listen");
+        if (cfg.nrails != d->cfg.nrails || memcmp(cfg.rails, d->cfg.rails, sizeof(cfg.rails))) {
+                changed_add(restart, sizeof(restart), "listen");
+                memcpy(cfg.rails, d->cfg.rails, sizeof(cfg.rails));
+                memcpy(cfg.listen_addr, d->cfg.listen_addr, sizeof(cfg.listen_addr));
+                cfg.nrails = d->cfg.nrails;
+        }
         KEEP_NUM(port, "port");
         KEEP_NUM(slot_size, "slot_size");
         KEEP_NUM(slot_count, "slot_count");

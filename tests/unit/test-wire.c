@@ -313,9 +313,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 22);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v22 is -EPROTONOSUPPORT");
-        is_int(h2.version, 22, "and still reports the peer's version");
+        put16(buf + 4, 23);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v23 is -EPROTONOSUPPORT");
+        is_int(h2.version, 23, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -569,7 +569,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x05, 0x00,  /* magic, v21, END */
+                0x52, 0x44, 0x52, 0x58, 0x16, 0x00, 0x05, 0x00,  /* magic, v22, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -581,12 +581,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x03, 0x00,  /* magic, v21, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x16, 0x00, 0x03, 0x00,  /* magic, v22, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x08, 0x00,  /* magic, v21, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x16, 0x00, 0x08, 0x00,  /* magic, v22, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -598,7 +598,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x08, 0x00,  /* magic, v21, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x16, 0x00, 0x08, 0x00,  /* magic, v22, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -606,7 +606,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x06, 0x00,  /* magic, v21, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x16, 0x00, 0x06, 0x00,  /* magic, v22, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1200,6 +1200,53 @@ static void test_decode_hostile(void)
         acc.accept.resume[0] = 0;
         is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT RESUMED of no entries is refused");
 
+        /* Rails (version 22): an ACCEPT names 1 .. WIRE_RAILS_MAX of the receiver's. */
+        acc = msgs[1];
+        acc.accept.flags = WIRE_ACCEPT_RAILS;
+        memset(acc.accept.resume, 0, sizeof(acc.accept.resume));
+        acc.accept.nrails = 2;
+        acc.accept.rails[0] = sample_hop("::ffff:198.18.0.2", 7470);
+        acc.accept.rails[1] = sample_hop("::ffff:198.18.1.2", 7470);
+        len = wire_encode(buf, sizeof(buf), &acc);
+        ok(len == WIRE_HEADER_SIZE + 72 + 1 + 2 * 18 && buf[WIRE_HEADER_SIZE + 72] == 2 &&
+           buf[WIRE_HEADER_SIZE + 72 + 1 + 18 + 14] == 1 && buf[WIRE_HEADER_SIZE + 72 + 1 + 16] == 0x2e &&
+           buf[WIRE_HEADER_SIZE + 72 + 1 + 17] == 0x1d, "an ACCEPT's rails: their count, then address and port each, after the mac");
+        ok(wire_decode(buf, (size_t)len, &m) == 0 && m.accept.nrails == 2 && m.accept.rails[1].port == 7470 &&
+           !memcmp(m.accept.rails[1].addr, acc.accept.rails[1].addr, WIRE_ADDR_SIZE), "and round-trip");
+        is_int(wire_decode(buf, (size_t)len - 1, &m), -EBADMSG, "an ACCEPT one byte short of its rails");
+        buf[WIRE_HEADER_SIZE + 72] = 3;
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "an ACCEPT naming more rails than it holds");
+        buf[WIRE_HEADER_SIZE + 72] = 2;
+        memcpy(buf + WIRE_HEADER_SIZE + 72 + 1 + 18, buf + WIRE_HEADER_SIZE + 72 + 1, 18);
+        is_int(wire_decode(buf, (size_t)len, &m), -EBADMSG, "an ACCEPT naming one rail twice");
+        acc.accept.rails[1] = sample_hop("::ffff:127.0.0.1", 7470);
+        len = wire_encode(buf, sizeof(buf), &acc);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &m) == -EBADMSG, "an ACCEPT naming a loopback rail");
+        acc.accept.nrails = 0;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT with the rails flag and none is refused");
+        acc.accept.nrails = WIRE_RAILS_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "an ACCEPT of more than WIRE_RAILS_MAX rails is refused");
+        acc.accept.flags = 0;
+        acc.accept.nrails = 1;
+        is_int(wire_encode(buf, sizeof(buf), &acc), -EINVAL, "rails without the flag are refused");
+        acc.accept.flags = WIRE_ACCEPT_RAILS | WIRE_ACCEPT_RESUMED;
+        acc.accept.resume[0] = 3;
+        acc.accept.rails[0] = sample_hop("::ffff:198.18.0.2", 7470);
+        len = wire_encode(buf, sizeof(buf), &acc);
+        ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 && m.accept.flags == (WIRE_ACCEPT_RAILS | WIRE_ACCEPT_RESUMED),
+           "rails go with RESUMED");
+        {
+                struct wire_msg ro = sample_offer("r.dat");
+
+                ro.offer.flags = WIRE_OFFER_RAILS;
+                ro.offer.file = 0;
+                len = wire_encode(buf, sizeof(buf), &ro);
+                ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 && m.offer.flags == WIRE_OFFER_RAILS,
+                   "a first OFFER with WIRE_OFFER_RAILS round-trips");
+                ro.offer.file = 1;
+                is_int(wire_encode(buf, sizeof(buf), &ro), -EINVAL, "WIRE_OFFER_RAILS on a later offer is refused");
+        }
+
         /* The digest only with WIRE_OFFER_DIGEST, that only with SYNC and no pack. */
         struct wire_msg so = sample_offer("s.dat");
         so.offer.flags = WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
@@ -1661,7 +1708,25 @@ static void test_mac_inputs_after_offer(void)
         acc.flags = WIRE_ACCEPT_PUBLISHED;
         lb = wire_accept_mac_input(b, sizeof(b), &acc);
         ok(differs(a, la, b, lb), "the flags are covered");
+        acc.flags = WIRE_ACCEPT_RAILS;
+        acc.nrails = 2;
+        acc.rails[0] = sample_hop("::ffff:198.18.0.2", 7470);
+        acc.rails[1] = sample_hop("::ffff:198.18.1.2", 7470);
+        la = wire_accept_mac_input(a, sizeof(a), &acc);
+        ok(la == 27 + 2 + 2 + 4 + 32 + 1 + 2 * 18, "ACCEPT MAC input with rails: their count and each after resume");
+        acc.rails[1].addr[15] ^= 1;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "a rail's address is covered");
+        acc.rails[1].addr[15] ^= 1;
+        acc.rails[1].port++;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "a rail's port is covered");
+        acc.rails[1].port--;
+        acc.nrails = 1;
+        lb = wire_accept_mac_input(b, sizeof(b), &acc);
+        ok(differs(a, la, b, lb), "how many rails is covered");
         acc.flags = 0;
+        acc.nrails = 0;
 
         for (int i = 0; i < WIRE_TOKEN_SIZE; i++)
                 h.token[i] = (uint8_t)(0x80 + i);
@@ -1859,7 +1924,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x15, 0x00, 0x09, 0x00,  /* magic, v21, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x16, 0x00, 0x09, 0x00,  /* magic, v22, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */

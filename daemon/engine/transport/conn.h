@@ -14,15 +14,19 @@
 #include "wire.h"
 
 struct conn;
+struct device;
 struct reaper;
 
 /* What connections are made on: the loop, the device and its PD (the
- * engine's, which outlive every connection), and who destroys ids. */
+ * engine's, which outlive every connection), and who destroys ids. One
+ * per rail (device.h): a connection takes its rail's once its id is bound
+ * to a device. */
 struct conn_env {
         struct event_base *base;
         struct ibv_context *verbs;
         struct ibv_pd *pd;
         struct reaper *reaper;
+        struct device *dev;             /* the rail: its registered memory's keys */
 };
 
 /* High bit of a wr_id marks a control-message buffer; the rest is its index. */

@@ -237,7 +237,7 @@ void device_check(struct device *d)
 {
         if (d->state != DEVICE_LOST || d->stopping)
                 return;
-        if (d->ops->busy(d->owner) || reaper_pending(d->reaper))
+        if (d->ops->busy(d->owner, d) || reaper_pending(d->reaper))
                 return;
         device_close(d);
         d->state = DEVICE_DOWN;
@@ -268,10 +268,10 @@ void device_lost(struct device *d, const char *fmt, ...)
         if (d->listen_id)
                 rdma_destroy_id(d->listen_id);
         d->listen_id = NULL;
-        n = d->ops->kill_all(d->owner, text);
+        n = d->ops->kill_all(d->owner, d, text);
         log_err("%s: failed %u transfer(s); releasing the device", text, n);
         if (d->ops->changed)
-                d->ops->changed(d->owner, false, text);
+                d->ops->changed(d->owner, d, false, text);
         device_check(d);
         /* Something still holds the device: check back while we wait. */
         if (d->state == DEVICE_LOST)
@@ -293,7 +293,7 @@ static void device_on_timer(evutil_socket_t fd, short what, void *arg)
                         log_warning("still releasing RDMA device %s after %.0f s: %u connection(s) "
                                     "being destroyed in the kernel, %s transfer(s) finishing",
                                     d->name, (double)(now - d->lost_usec) / 1e6, reaper_pending(d->reaper),
-                                    d->ops->busy(d->owner) ? "some" : "no");
+                                    d->ops->busy(d->owner, d) ? "some" : "no");
                 }
                 device_arm_retry(d, 1000);
                 return;
@@ -310,7 +310,7 @@ static void device_on_timer(evutil_socket_t fd, short what, void *arg)
         device_listen_str(d, where, sizeof(where));
         log_notice("RDMA device %s is back: listening on %s again", d->name, where);
         if (d->ops->changed)
-                d->ops->changed(d->owner, true, d->name);
+                d->ops->changed(d->owner, d, true, d->name);
 }
 
 static void device_port_down(struct device *d, unsigned int port)
@@ -321,7 +321,7 @@ static void device_port_down(struct device *d, unsigned int port)
         snprintf(text, sizeof(text), "RDMA port %s/%u went down", d->name, port);
         /* Their ids wait for the port (reaper.h says why). */
         reaper_park(d->reaper, true);
-        n = d->ops->kill_all(d->owner, text);
+        n = d->ops->kill_all(d->owner, d, text);
         log_err("%s: failed %u transfer(s)", text, n);
 }
 

@@ -36,14 +36,14 @@ struct reaper;
 
 /* What the device calls its owner back for; on the loop. */
 struct device_ops {
-        /* Fail every transfer on the device with @text, saying nothing to
-         * the peers: how many were not decided yet. */
-        unsigned int (*kill_all)(void *owner, const char *text);
-        /* Whether a transfer is still on the device. */
-        bool (*busy)(void *owner);
-        /* The device went away (@up false, @text why) or is back (@up
-         * true, @text its name). Optional. */
-        void (*changed)(void *owner, bool up, const char *text);
+        /* Fail every transfer on @d with @text, saying nothing to the
+         * peers: how many were not decided yet. */
+        unsigned int (*kill_all)(void *owner, struct device *d, const char *text);
+        /* Whether a transfer is still on @d. */
+        bool (*busy)(void *owner, struct device *d);
+        /* @d went away (@up false, @text why) or is back (@up true, @text
+         * its name). Optional. */
+        void (*changed)(void *owner, struct device *d, bool up, const char *text);
 };
 
 /* The device's part of the configuration, copied: a reload that changes
