@@ -50,9 +50,14 @@ struct engine {
         char incoming_dir[PATH_MAX];    /* for messages */
         struct rdma_event_channel *ch;
         struct event *ch_ev;
-        struct conn_env env;            /* base, verbs, pd, reaper: for connections */
-        struct reaper *reaper;          /* rdma_destroy_id off the loop */
-        struct device dev;
+        /* The rails: a device per listen address, each with the env its
+         * connections are made on (base, verbs, pd, reaper) and a reaper
+         * of its own (a port down parks only its ids). dev[0] is the
+         * node's address; a connection not yet on a device is on it. */
+        struct conn_env env[CONFIG_RAILS_MAX];
+        struct reaper *reaper[CONFIG_RAILS_MAX];
+        struct device dev[CONFIG_RAILS_MAX];
+        unsigned int ndev;
         /* Receive ring: slot_count slots of slot_size, shared out by ring;
          * send pool: max_transfers shares of send_slots chunks. */
         uint8_t *ring_mem;
@@ -75,6 +80,26 @@ struct engine {
         struct event *stop_ev;
 };
 
+/* The rail whose listener @id is, or NULL. */
+static struct device *engine_listener_of(struct engine *e, const struct rdma_cm_id *id)
+{
+        for (unsigned int i = 0; i < e->ndev; i++)
+                if (id && e->dev[i].listen_id == id)
+                        return &e->dev[i];
+        return NULL;
+}
+
+/* The rail an id is on: its listener's, or its device's (the first rail
+ * while it is on none, or on a device no rail holds: with the wildcard). */
+static struct device *engine_rail_of(struct engine *e, const struct rdma_cm_id *id)
+{
+        struct device *d = engine_listener_of(e, id);
+
+        if (!d && id->verbs)
+                d = device_of_verbs(e->dev, e->ndev, id->verbs);
+        return d ?: &e->dev[0];
+}
+
 static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
 {
         struct engine *e = arg;
@@ -86,7 +111,8 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                 /* Read before the ack: once acked, an id the reaper is
                  * destroying may be freed under us. */
                 struct conn *c = id->context;
-                bool listener = id == e->dev.listen_id;
+                struct device *rail = engine_listener_of(e, ev->listen_id ?: id);
+                bool listener = rail && id == rail->listen_id;
                 int status = ev->status;
                 uint8_t pdata[256];
                 size_t plen = 0;
@@ -102,18 +128,20 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                 log_debug("cm event %s (status %d)", rdma_event_str(type), status);
                 switch (type) {
                 case RDMA_CM_EVENT_CONNECT_REQUEST:
-                        if (e->dev.state == DEVICE_UP)
-                                recv_on_connect_request(&e->re, id, pdata, plen);
+                        if (rail && rail->state == DEVICE_UP)
+                                recv_on_connect_request(&e->re, rail, id, pdata, plen);
                         else
-                                reaper_destroy_id(e->reaper, id, false);
+                                reaper_destroy_id(rail ? rail->reaper : e->reaper[0], id, false);
                         continue;
                 case RDMA_CM_EVENT_DEVICE_REMOVAL:
                         /* On every id of the device; the first one is enough. */
-                        device_lost(&e->dev, "RDMA device %s removed", e->dev.name);
+                        rail = engine_rail_of(e, id);
+                        if (rail)
+                                device_lost(rail, "RDMA device %s removed", rail->name);
                         continue;
                 case RDMA_CM_EVENT_ADDR_CHANGE:
                         if (listener) {
-                                device_lost(&e->dev, "the listen address moved off RDMA device %s", e->dev.name);
+                                device_lost(rail, "the listen address moved off RDMA device %s", rail->name);
                                 continue;
                         }
                         break;
@@ -259,11 +287,17 @@ static mode_t engine_umask(void)
 /* ---- the layers' calls back ---- */
 
 /* A transfer left its list (xfer_env): a lost device may let go now, a stop be done. */
+static void engine_check_all(struct engine *e)
+{
+        for (unsigned int i = 0; i < e->ndev; i++)
+                device_check(&e->dev[i]);
+}
+
 static void engine_xfer_gone(void *owner)
 {
         struct engine *e = owner;
 
-        device_check(&e->dev);
+        engine_check_all(e);
         if (e->stopping && !xfer_any(&e->xe) && e->stop_ev)
                 event_active(e->stop_ev, 0, 0);
 }
@@ -276,28 +310,36 @@ static void engine_on_reaped(void *userdata)
 {
         struct engine *e = userdata;
 
-        device_check(&e->dev);
+        engine_check_all(e);
 }
 
-static unsigned int engine_dev_kill_all(void *owner, const char *text)
+/* With one rail every transfer is on it; with more, those with a lane on @d. */
+static const struct conn_env *engine_env_of(struct engine *e, struct device *d)
+{
+        return e->ndev > 1 ? d->env : NULL;
+}
+
+static unsigned int engine_dev_kill_all(void *owner, struct device *d, const char *text)
 {
         struct engine *e = owner;
 
-        return xfer_kill_all(&e->xe, WIRE_E_INTERNAL, text);
+        return xfer_kill_all(&e->xe, engine_env_of(e, d), WIRE_E_INTERNAL, text);
 }
 
-static bool engine_dev_busy(void *owner)
+static bool engine_dev_busy(void *owner, struct device *d)
 {
         struct engine *e = owner;
 
-        return xfer_any(&e->xe);
+        return xfer_on(&e->xe, engine_env_of(e, d));
 }
 
-static void engine_dev_changed(void *owner, bool up, const char *text)
+static void engine_dev_changed(void *owner, struct device *d, bool up, const char *text)
 {
         struct engine *e = owner;
 
-        if (e->ops && e->ops->device)
+        /* Another rail's loss leaves the node reachable: its transfers
+         * fail (and retry over the rest), nothing waits for it. */
+        if (d == &e->dev[0] && e->ops && e->ops->device)
                 e->ops->device(e->owner, up, text);
 }
 
@@ -358,6 +400,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
         const struct config *cfg = p->cfg;
         struct device_cfg dcfg = { .port = cfg->port, .tos = cfg->tos };
         struct xfer_cfg xcfg;
+        char names[CONFIG_RAILS_MAX * 66] = "";
         struct engine *e;
         int flags, r;
 
@@ -368,17 +411,17 @@ int engine_new(struct engine **out, const struct engine_params *p)
         e->ops = p->ops;
         e->owner = p->owner;
         snprintf(e->incoming_dir, sizeof(e->incoming_dir), "%s", cfg->incoming_dir);
-        snprintf(dcfg.listen_addr, sizeof(dcfg.listen_addr), "%s", cfg->listen_addr);
+        e->ndev = MAX(1u, MIN(cfg->nrails, (unsigned int)CONFIG_RAILS_MAX));
         e->ring = RING_NULL;
         e->send_ring = RING_NULL;
         engine_cfg_xfer(cfg, &xcfg);
-        e->xe = (struct xfer_env){ .base = e->base, .io = p->io, .conn = &e->env,
+        e->xe = (struct xfer_env){ .base = e->base, .io = p->io, .conn = &e->env[0],
                                    .ring = { [XFER_RECV] = &e->ring, [XFER_SEND] = &e->send_ring },
                                    .ops = &engine_xfer_env_ops, .owner = e };
         xfer_env_reconfigure(&e->xe, &xcfg);
-        e->se = (struct send_env){ .xe = &e->xe, .dev = &e->dev, .key = p->key, .slot_size = cfg->slot_size,
+        e->se = (struct send_env){ .xe = &e->xe, .dev = e->dev, .ndev = e->ndev, .key = p->key, .slot_size = cfg->slot_size,
                                    .cfg = { .tos = cfg->tos } };
-        e->re = (struct recv_env){ .xe = &e->xe, .send = &e->se, .base = e->base, .io = p->io, .dev = &e->dev,
+        e->re = (struct recv_env){ .xe = &e->xe, .send = &e->se, .base = e->base, .io = p->io, .dev = e->dev, .ndev = e->ndev,
                                    .ring = &e->ring, .slot_size = cfg->slot_size, .key = p->key,
                                    .incoming_fd = -1, .partial_fd = -1, .umask = engine_umask() };
         engine_cfg_recv(cfg, &e->re.cfg);
@@ -412,13 +455,14 @@ int engine_new(struct engine **out, const struct engine_params *p)
         if (r < 0)
                 goto fail;
 
-        r = reaper_new(&e->reaper, e->base, engine_on_reaped, e);
-        if (r < 0) {
-                log_err("cannot start the connection reaper: %s", strerror(-r));
-                goto fail;
+        for (unsigned int i = 0; i < e->ndev; i++) {
+                r = reaper_new(&e->reaper[i], e->base, engine_on_reaped, e);
+                if (r < 0) {
+                        log_err("cannot start the connection reaper: %s", strerror(-r));
+                        goto fail;
+                }
+                e->env[i] = (struct conn_env){ .base = e->base, .reaper = e->reaper[i] };
         }
-        e->env = (struct conn_env){ .base = e->base, .reaper = e->reaper };
-        e->re.reaper = e->reaper;
 
         e->ch = rdma_create_event_channel();
         if (!e->ch) {
@@ -432,14 +476,23 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 r = -errno;
                 goto fail;
         }
-        r = device_init(&e->dev, e->base, e->ch, e->reaper, &e->env, &dcfg, &engine_device_ops, e);
-        if (r < 0)
-                goto fail;
-        e->re.ring_idx = e->se.ring_mem = device_add_mem(&e->dev, e->ring_mem, e->ring_bytes, "receive ring");
-        e->se.pool_mem = device_add_mem(&e->dev, e->send_mem, e->send_bytes, "send pool");
-        r = device_open(&e->dev, false);
-        if (r < 0)
-                goto fail;
+        /* Every rail registers the ring and the pool: a lane posts from
+         * them with its own rail's keys. Each must open at start-up. */
+        for (unsigned int i = 0; i < e->ndev; i++) {
+                struct device *d = &e->dev[i];
+
+                snprintf(dcfg.listen_addr, sizeof(dcfg.listen_addr), "%s", cfg->rails[i]);
+                r = device_init(d, e->base, e->ch, e->reaper[i], &e->env[i], &dcfg, &engine_device_ops, e);
+                if (r < 0)
+                        goto fail;
+                d->idx = i;
+                e->re.ring_idx = e->se.ring_mem = device_add_mem(d, e->ring_mem, e->ring_bytes, "receive ring");
+                e->se.pool_mem = device_add_mem(d, e->send_mem, e->send_bytes, "send pool");
+                r = device_open(d, false);
+                if (r < 0)
+                        goto fail;
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", d->name);
+        }
 
         e->ch_ev = event_new(e->base, e->ch->fd, EV_READ | EV_PERSIST, engine_on_cm, e);
         if (!e->ch_ev || event_add(e->ch_ev, NULL) < 0) {
@@ -450,9 +503,9 @@ int engine_new(struct engine **out, const struct engine_params *p)
         r = engine_clean_start(e);
         if (r < 0)
                 goto fail;
-        log_info("RDMA device %s: receive ring %u x %u bytes (%zu MiB), %u per connection "
+        log_info("RDMA device%s %s: receive ring %u x %u bytes (%zu MiB), %u per connection "
                  "(more while fewer receive); send pool %u x %u bytes (%zu MiB)",
-                 e->dev.name, cfg->slot_count, cfg->slot_size,
+                 e->ndev > 1 ? "s" : "", names, cfg->slot_count, cfg->slot_size,
                  e->ring_bytes >> 20, e->ring.share, cfg->send_slots * cfg->max_transfers,
                  cfg->slot_size, e->send_bytes >> 20);
         *out = e;
@@ -472,7 +525,8 @@ void engine_quiesce(struct engine *e)
         if (!e)
                 return;
         e->freeing = true;
-        e->dev.stopping = true;
+        for (unsigned int i = 0; i < e->ndev; i++)
+                e->dev[i].stopping = true;
         e->re.freeing = true;
         if (e->stop_ev)
                 event_free(e->stop_ev);
@@ -512,9 +566,12 @@ void engine_free(struct engine *e, bool keep)
         landc_free(e->re.landc);
         e->re.landc = NULL;
         /* The ids, bounded: one stuck in the kernel is left to exit. */
-        reaper_free(e->reaper, ENGINE_REAPER_WAIT_MS);
-        e->reaper = NULL;
-        device_deinit(&e->dev);
+        for (unsigned int i = 0; i < CONFIG_RAILS_MAX; i++) {
+                reaper_free(e->reaper[i], ENGINE_REAPER_WAIT_MS);
+                e->reaper[i] = NULL;
+        }
+        for (unsigned int i = 0; i < e->ndev; i++)
+                device_deinit(&e->dev[i]);
         ring_deinit(&e->send_ring);
         if (!keep)
                 free(e->send_mem);
@@ -555,16 +612,19 @@ void engine_stop(struct engine *e, void (*done)(void *userdata), void *userdata)
         if (e->stopping)
                 return;
         e->stopping = true;
-        e->dev.stopping = true;
+        for (unsigned int i = 0; i < e->ndev; i++)
+                e->dev[i].stopping = true;
         e->re.stopping = true;
         e->stop_done = done;
         e->stop_userdata = userdata;
         e->stop_ev = event_new(e->base, -1, 0, engine_on_stopped, e);
 
-        /* No new connections: the listener goes first. */
-        if (e->dev.listen_id) {
-                rdma_destroy_id(e->dev.listen_id);
-                e->dev.listen_id = NULL;
+        /* No new connections: the listeners go first. */
+        for (unsigned int i = 0; i < e->ndev; i++) {
+                if (e->dev[i].listen_id) {
+                        rdma_destroy_id(e->dev[i].listen_id);
+                        e->dev[i].listen_id = NULL;
+                }
         }
         /* Reaping is deferred, so nothing leaves the lists under us. */
         for (x = xfer_first(&e->xe, XFER_RECV); x; x = xn) {
@@ -622,7 +682,7 @@ int engine_send(struct engine *e, const struct engine_send_req *req,
 {
         if (e->stopping)
                 return -ESHUTDOWN;
-        if (e->dev.state != DEVICE_UP)
+        if (e->dev[0].state != DEVICE_UP)
                 return ENGINE_SEND_NODEV;
         /* Only the engine's own relays speak for another's source. */
         if (req->relay_source)

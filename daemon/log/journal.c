@@ -143,6 +143,8 @@ void journal_xfer(const struct journal_xfer *x)
         journal_add(&j, "RDMAXFER_STATUS=%u", x->status);
         if (x->lanes)
                 journal_add(&j, "RDMAXFER_LANES=%u", x->lanes);
+        if (x->rails && x->rails[0])
+                journal_add(&j, "RDMAXFER_RAILS=%s", x->rails);
         if (x->attempt)
                 journal_add(&j, "RDMAXFER_ATTEMPT=%u", x->attempt);
         if (x->files_total > 1) {

@@ -210,6 +210,33 @@ nodes_up() {
         done
 }
 
+# A second rail (guest/rails.sh): alpha and beta each get another address
+# on another veth pair and rxe device. Scenarios that do not call rails_up
+# keep one rail and pay nothing; the runner takes it down afterwards.
+ALPHA2_ADDR=198.18.1.1
+BETA2_ADDR=198.18.1.2
+ALPHA2_DEV=rxe_alpha2
+BETA2_DEV=rxe_beta2
+ALPHA2_NETDEV=tb-alpha2
+BETA2_NETDEV=tb-beta2
+
+# rails_up: bring up the second rail (before the daemons start).
+rails_up() {
+        tb_run bash "$(dirname "$TESTBED_LIB")/guest/rails.sh" up || tb_fail "bringing up the second rail failed"
+}
+
+# rails_configure ALPHA_RAILS BETA_RAILS [key=value...]: as peers_configure,
+# alpha listening on its first ALPHA_RAILS addresses (1 or 2), beta on its
+# first BETA_RAILS.
+rails_configure() {
+        local a=$ALPHA_ADDR b=$BETA_ADDR
+        [[ $1 == 2 ]] && a="$ALPHA_ADDR $ALPHA2_ADDR"
+        [[ $2 == 2 ]] && b="$BETA_ADDR $BETA2_ADDR"
+        shift 2
+        _tb_write_conf "$ALPHA_CONF" "$a" /var/lib/rdmaxferd/incoming "$ALPHA_SOCK" "$@"
+        _tb_write_conf "$BETA_CONF" "$b" /var/lib/rdmaxferd-beta/incoming "$BETA_SOCK" "$@"
+}
+
 # tree_oracle [--base OLD] [--slack BYTES] SRC GOT [-- RSYNC-OPTION...]:
 # GOT is what rsync -aHS makes of SRC, entry by entry (tests/testbed/
 # tree-oracle says what is compared); else the differences, and a failure.

@@ -82,8 +82,8 @@ unsigned int recv_admitted_from(struct recv_env *e, const struct sockaddr *peer)
 }
 
 /* Who may connect at all: WIRE_OK, or the status to refuse with. */
-static unsigned int recv_admit_peer(struct recv_env *e, struct rdma_cm_id *id, const char *peer,
-                                    const void *pdata, size_t plen, struct wire_hello *h)
+static unsigned int recv_admit_peer(struct recv_env *e, const struct device *rail, struct rdma_cm_id *id,
+                                    const char *peer, const void *pdata, size_t plen, struct wire_hello *h)
 {
         int r = wire_decode_hello(pdata, plen, h);
 
@@ -117,16 +117,18 @@ static unsigned int recv_admit_peer(struct recv_env *e, struct rdma_cm_id *id, c
                         return WIRE_E_BUSY;
                 }
         }
-        if (id->verbs != e->dev->verbs) {
-                log_warning("%s: refused: arrived on device %s, ring is on %s", peer,
-                            ibv_get_device_name(id->verbs->device), e->dev->name);
+        if (id->verbs != rail->verbs) {
+                log_warning("%s: refused: arrived on device %s, the listener of %s is on %s", peer,
+                            ibv_get_device_name(id->verbs->device), rail->cfg.listen_addr, rail->name);
                 return WIRE_E_INTERNAL;
         }
         return WIRE_OK;
 }
 
-/* The transfer a lane hello asks to join: accepted, from the same host,
- * with the offer's token, the lane granted and not yet connected. */
+/* The transfer a lane hello asks to join: accepted, from the same host
+ * (or, where the offer said the sender has rails, from any of its
+ * addresses: wire.h, Rails), with the offer's token, the lane granted and
+ * not yet connected. */
 static struct recv_xfer *recv_find_lane(struct recv_env *e, struct rdma_cm_id *id,
                                         const struct wire_hello *h)
 {
@@ -138,7 +140,7 @@ static struct recv_xfer *recv_find_lane(struct recv_env *e, struct rdma_cm_id *i
                     sodium_memcmp(x->token, h->token, WIRE_TOKEN_SIZE) != 0)
                         continue;
                 if (h->lane >= b->nlanes || b->lane[h->lane] ||
-                    !recv_same_host(rdma_get_peer_addr(id), rdma_get_peer_addr(b->lane[0]->conn.id)))
+                    (!x->rails && !recv_same_host(rdma_get_peer_addr(id), rdma_get_peer_addr(b->lane[0]->conn.id))))
                         return NULL;
                 return x;
         }
@@ -232,7 +234,8 @@ static int recv_lane_accept(struct recv_lane *l)
         return 0;
 }
 
-void recv_on_connect_request(struct recv_env *e, struct rdma_cm_id *id, const void *pdata, size_t plen)
+void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdma_cm_id *id,
+                             const void *pdata, size_t plen)
 {
         struct wire_hello h;
         struct recv_lane *l;
@@ -240,18 +243,20 @@ void recv_on_connect_request(struct recv_env *e, struct rdma_cm_id *id, const vo
         char peer[80];
 
         conn_format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
-        status = recv_admit_peer(e, id, peer, pdata, plen, &h);
+        status = recv_admit_peer(e, rail, id, peer, pdata, plen, &h);
         if (status != WIRE_OK) {
                 recv_reject(id, status);
-                reaper_destroy_id(e->reaper, id, false);
+                reaper_destroy_id(rail->reaper, id, false);
                 return;
         }
         l = recv_lane_for(e, id, peer, &h);
         if (!l) {
-                reaper_destroy_id(e->reaper, id, false);
+                reaper_destroy_id(rail->reaper, id, false);
                 return;
         }
-        conn_init(&l->base.conn, e->xe->conn, &recv_conn_ops, id);
+        /* On its rail: that device's PD, keys and reaper. */
+        conn_init(&l->base.conn, rail->env, &recv_conn_ops, id);
+        l->base.x->rails |= 1u << rail->idx;
         snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", peer);
 
         if (recv_lane_accept(l) < 0) {

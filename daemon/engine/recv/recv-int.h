@@ -117,6 +117,7 @@ struct recv_xfer {
         struct xfer base;       /* first */
         struct recv_env *env;
         bool admitted;          /* its offer was valid: lane 0 holds a share */
+        bool rails;             /* the sender has rails: lanes from its other addresses (wire.h) */
         /* The files in flight (struct recv_file): cur is never NULL, fin
          * while one is being published (cur itself for the last). */
         struct recv_file files[WIRE_IN_FLIGHT_MAX];

@@ -9,11 +9,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "auth.h"
 #include "clock.h"
+#include "device.h"
 #include "incoming.h"
 #include "log.h"
 #include "name.h"
@@ -41,7 +43,14 @@ static unsigned int recv_lanes_grant(const struct recv_xfer *x)
          * blocks, and a lane's run may be empty). */
         uint64_t chunks = x->job_bytes / x->cur->offer.chunk_size + (x->job_bytes % x->cur->offer.chunk_size != 0);
         uint64_t by_size = MIN(chunks / RECV_LANE_MIN_CHUNKS, wire_blocks(x->job_bytes));
-        unsigned int n = MIN((unsigned int)x->cur->offer.lanes, xfer_lanes_share(x->env->xe, b->ring->conns));
+        unsigned int share = xfer_lanes_share(x->env->xe, b->ring->conns), rails = 0;
+        unsigned int n;
+
+        /* A sender with rails, to a receiver with rails: a lane for each
+         * of ours at least (wire.h, Rails), however many transfers share. */
+        for (unsigned int i = 0; x->rails && i < x->env->ndev; i++)
+                rails += device_usable(&x->env->dev[i]);
+        n = MIN((unsigned int)x->cur->offer.lanes, MAX(share, rails > 1 ? rails : 1u));
 
         return (unsigned int)MAX(1u, MIN((uint64_t)n, by_size));
 }
@@ -88,6 +97,41 @@ void recv_plan(struct recv_xfer *x)
                 x->resumed = partial_resume(&x->found, b->nlanes, x->resume);
 }
 
+/*
+ * The first ACCEPT to a sender with rails names ours (wire.h, Rails): the
+ * one lane 0 came in on first, then the others that carry connections
+ * now. Nothing with one rail: every lane comes where lane 0 did.
+ */
+static void recv_accept_rails(const struct recv_xfer *x, struct wire_accept *a)
+{
+        const struct recv_env *e = x->env;
+        const struct device *d0 = x->base.lane[0]->conn.env->dev;
+        unsigned int n = 0;
+
+        if (e->ndev < 2 || !d0)
+                return;
+        for (unsigned int pass = 0; pass < 2; pass++) {
+                for (unsigned int i = 0; i < e->ndev && n < WIRE_RAILS_MAX; i++) {
+                        const struct device *d = &e->dev[i];
+                        struct sockaddr_storage ss;
+
+                        if ((pass == 0) != (d == d0) || !device_usable(d) || !d->have_src)
+                                continue;
+                        memcpy(&ss, &d->src, sizeof(ss));
+                        if (ss.ss_family == AF_INET)
+                                ((struct sockaddr_in *)&ss)->sin_port = htons(d->cfg.port);
+                        else
+                                ((struct sockaddr_in6 *)&ss)->sin6_port = htons(d->cfg.port);
+                        if (wire_hop_set(&a->rails[n], (const struct sockaddr *)&ss) == 0)
+                                n++;
+                }
+        }
+        if (n > 1) {
+                a->flags |= WIRE_ACCEPT_RAILS;
+                a->nrails = (uint8_t)n;
+        }
+}
+
 int recv_send_accept(struct recv_xfer *x, uint16_t flags)
 {
         struct xfer *b = &x->base;
@@ -104,6 +148,8 @@ int recv_send_accept(struct recv_xfer *x, uint16_t flags)
                 memset(m.accept.resume, 0, sizeof(m.accept.resume));
                 m.accept.resume[0] = x->tree_kept;
         }
+        if (x->cur->offer.file == 0 && x->rails)
+                recv_accept_rails(x, &m.accept);
         if (b->session.on)
                 auth_accept_mac(&b->session, &m.accept, m.accept.mac);
         m.credits = recv_credits_take(l0);
@@ -217,7 +263,7 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
         struct rdma_cm_id *id = x->base.lane[0]->conn.id;
         /* wire_decode() held a relay's flag to a single file already. */
         uint16_t flags = o->flags & ~(WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED |
-                                      WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LAND);
+                                      WIRE_OFFER_SPARSE | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LAND | WIRE_OFFER_RAILS);
         struct wire_binding bd;
         uint8_t hash[WIRE_ROUTE_HASH_SIZE];
         unsigned int status;
@@ -477,6 +523,7 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
         x->tree = o->flags & WIRE_OFFER_TREE;
         x->sync = o->flags & WIRE_OFFER_SYNC_FLAGS;
         x->dry = o->flags & WIRE_OFFER_DRY_RUN;
+        x->rails = o->flags & WIRE_OFFER_RAILS;
         if (x->tree)
                 snprintf(x->dest, sizeof(x->dest), "%s", o->name);
         x->offered = o->size;

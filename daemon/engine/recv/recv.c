@@ -158,7 +158,7 @@ static int recv_post_slot(struct recv_lane *l, uint32_t i)
 
         sge.addr = (uintptr_t)recv_slot_mem(l, i);
         sge.length = e->slot_size;
-        sge.lkey = device_lkey(e->dev, e->ring_idx);
+        sge.lkey = device_lkey(l->base.conn.env->dev, e->ring_idx);
         wr.wr_id = i;
         wr.sg_list = &sge;
         wr.num_sge = 1;
@@ -179,6 +179,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
         bool pull = x->landing && x->landing->direction == WIRE_LAND_PULL;
+        char rails[RAILS_MAX * 66];
         /* Its first-to-last data time; a file never accepted took none. */
         uint64_t usec = f->usec ?: (f->t_file && b->t_last > f->t_file ? b->t_last - f->t_file : 0);
 
@@ -199,6 +200,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 return;
         if (ok && !f->skip)
                 digest_hex(f->digest, hex);
+        device_names(x->env->dev, x->env->ndev, b->rails, rails, sizeof(rails));
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
                 .id = f->offer.transfer_id,
@@ -214,6 +216,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .text = ok || !b->text[0] ? NULL : b->text,
                 .digest = ok && !f->skip ? hex : NULL,
                 .lanes = f->t_file ? b->nlanes : 0,
+                .rails = rails,
                 .skipped = ok && f->skip && !pull,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
@@ -228,9 +231,11 @@ static void recv_journal_job(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         bool ok = b->status == WIRE_OK;
+        char rails[RAILS_MAX * 66];
 
         stats_tally_add_files(&x->env->recv_tally, false, b->status, x->published_bytes,
                               b->t_last > b->t_start ? b->t_last - b->t_start : 0, x->files_published);
+        device_names(x->env->dev, x->env->ndev, b->rails, rails, sizeof(rails));
 
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
@@ -244,6 +249,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .status = b->status,
                 .text = ok || !b->text[0] ? NULL : b->text,
                 .lanes = b->t_start ? b->nlanes : 0,
+                .rails = rails,
                 .files = x->files_published,
                 .files_total = x->job_files,
                 .packs = x->packs,

@@ -69,12 +69,12 @@ struct recv_env {
         struct send_env *send;
         struct event_base *base;        /* xe's */
         struct io *io;                  /* xe's */
-        struct device *dev;             /* the ring's key (ring_idx), the device's name */
+        struct device *dev;             /* the rails (dev[0] the node's address): the ring's keys */
+        unsigned int ndev;
         unsigned int ring_idx;
         struct ring *ring;              /* xe's receive ring */
         uint8_t *ring_mem;              /* its slots, slot_size bytes each */
         uint32_t slot_size;
-        struct reaper *reaper;
         const struct auth_key *key;
         struct recv_cfg cfg;
         int incoming_fd;                /* O_DIRECTORY of incoming_dir */
@@ -91,8 +91,9 @@ struct recv_env {
         bool stopping, freeing;
 };
 
-/* recv-accept.c: a CONNECT_REQUEST on the listener. */
-void recv_on_connect_request(struct recv_env *e, struct rdma_cm_id *id, const void *pdata, size_t plen);
+/* recv-accept.c: a CONNECT_REQUEST on the listener of rail @rail. */
+void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdma_cm_id *id,
+                             const void *pdata, size_t plen);
 /* Fail a transfer (the receiver says so on the wire). */
 void recv_abort(struct xfer *x, unsigned int status, const char *text);
 /* A pull's file coming back (recv-pull.c): the incoming transfer of

@@ -488,19 +488,24 @@ void relay_start(struct recv_xfer *x)
                 relay_try(r);
 }
 
-/* Whether @h is this node: one of its addresses (the listen address, or
- * with the wildcard any address it has), and its port. */
+/* Whether @h is this node: one of its addresses (a rail's listen address,
+ * or with the wildcard any address it has), and its port. */
 static bool relay_hop_is_self(const struct recv_env *e, const struct wire_hop *h)
 {
         struct sockaddr_storage ss;
         struct ifaddrs *ifs, *i;
         bool self = false;
 
-        if (h->port != e->dev->cfg.port)
+        if (h->port != e->dev[0].cfg.port)
                 return false;
         wire_hop_sockaddr(h, &ss);
-        if (e->dev->have_src)
-                return acl_same_addr((const struct sockaddr *)&ss, (const struct sockaddr *)&e->dev->src);
+        if (e->dev[0].have_src) {
+                for (unsigned int k = 0; k < e->ndev; k++)
+                        if (e->dev[k].have_src &&
+                            acl_same_addr((const struct sockaddr *)&ss, (const struct sockaddr *)&e->dev[k].src))
+                                return true;
+                return false;
+        }
         if (getifaddrs(&ifs) < 0)
                 return false;
         for (i = ifs; i && !self; i = i->ifa_next)

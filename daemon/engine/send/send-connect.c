@@ -44,6 +44,48 @@ static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, str
         return 0;
 }
 
+/* This node's rails that carry connections now. */
+static unsigned int send_rails_up(const struct send_env *e)
+{
+        unsigned int n = 0;
+
+        for (unsigned int i = 0; i < e->ndev; i++)
+                n += device_usable(&e->dev[i]) && e->dev[i].have_src;
+        return n;
+}
+
+/*
+ * The first ACCEPT named the receiver's rails: pair ours with them
+ * (rails_pair), lane 0's way first, for the later lanes to connect over.
+ * No pairs beyond lane 0's (a rail of ours down, theirs in no subnet of
+ * ours): every lane goes lane 0's way, as with one rail.
+ */
+static void send_rails_pair(struct engine_send *s, const struct wire_accept *a)
+{
+        const struct send_env *e = s->env;
+        const struct device *d0 = s->base.lane[0]->conn.env->dev;
+        struct rails_local local[RAILS_MAX];
+        unsigned int nlocal = MIN(e->ndev, (unsigned int)RAILS_MAX), nremote = 0;
+
+        s->npairs = 0;
+        /* Rails we did not ask for are not ours to connect to. */
+        if (!(a->flags & WIRE_ACCEPT_RAILS) || !(s->offer.flags & WIRE_OFFER_RAILS) || !d0)
+                return;
+        for (unsigned int i = 0; i < nlocal; i++)
+                local[i] = (struct rails_local){ .addr = e->dev[i].src, .prefix = e->dev[i].prefix,
+                                                 .up = device_usable(&e->dev[i]) && e->dev[i].have_src };
+        for (unsigned int j = 0; j < a->nrails && j < RAILS_MAX; j++)
+                wire_hop_sockaddr(&a->rails[j], &s->rail_dst[nremote++]);
+        s->npairs = rails_pair(local, nlocal, d0->idx, s->rail_dst, nremote, s->pair);
+        /* Lane 0's way is where it is connected: the address it went to. */
+        if (s->npairs > 0)
+                memcpy(&s->rail_dst[s->pair[0].remote], &s->dst, sizeof(s->dst));
+        if (s->npairs < 2)
+                s->npairs = 0;
+        log_debug("%s: transfer %" PRIu64 ": %u rail pair(s) of %u rail(s) here and %u there", s->base.peer,
+                  s->id, s->npairs, nlocal, nremote);
+}
+
 static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
 {
         struct xfer *b = l->base.x;
@@ -51,7 +93,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         struct send_env *e = s->env;
         struct wire_offer *o = &s->offer;
         struct wire_welcome w;
-        unsigned int sending = 0;
+        unsigned int sending = 0, rails;
 
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
@@ -100,8 +142,12 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         /* The receiver may grant fewer. */
         for (struct xfer *x = xfer_first(e->xe, XFER_SEND); x; x = x->next)
                 sending += x->state != XFER_CLOSING;
-        /* A lane with no block of the job's own would carry nothing. */
-        xfer_set_lanes(b, (unsigned int)MAX(1u, MIN((uint64_t)xfer_lanes_share(e->xe, sending),
+        /* A lane with no block of the job's own would carry nothing. With
+         * rails, a lane for each at least, however many transfers share
+         * the lanes: each transfer then has a lane on every rail. */
+        rails = send_rails_up(e);
+        xfer_set_lanes(b, (unsigned int)MAX(1u, MIN((uint64_t)MAX(xfer_lanes_share(e->xe, sending),
+                                                                  rails > 1 ? rails : 1u),
                                                      wire_blocks(s->job_bytes))));
         o->lanes = (uint16_t)b->nlanes;
         memcpy(o->token, s->token, WIRE_TOKEN_SIZE);
@@ -109,6 +155,10 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         if (o->flags & WIRE_OFFER_DIGEST)
                 memcpy(o->digest, s->file_digest, WIRE_DIGEST_SIZE);
         send_sparse_offer(s, o);
+        /* More rails than lane 0's: the receiver is to name its own. */
+        s->npairs = 0;
+        if (rails > 1)
+                o->flags |= WIRE_OFFER_RAILS;
         /* The landing goes first, its hash under the offer's MAC. */
         if (s->land) {
                 o->flags |= WIRE_OFFER_LAND;
@@ -190,6 +240,8 @@ void send_on_accept(struct send_lane *l, const struct wire_accept *a)
                                     a->file + 1, s->file + 1);
                 return;
         }
+        if (a->file == 0 && !s->accept_waiting)
+                send_rails_pair(s, a);
         /* A later file's lanes start afresh once the file before is all
          * acknowledged: its offer may go before (send_sent); then this
          * runs again, from send.c. */
@@ -325,13 +377,19 @@ static void send_connect(struct send_lane *l)
         struct rdma_conn_param param;
         struct wire_hello h = { .magic = WIRE_MAGIC, .version = WIRE_VERSION };
         uint8_t hbuf[WIRE_HELLO_SIZE];
+        struct device *rail;
         int r;
 
-        if (l->base.conn.id->verbs != e->dev->verbs) {
-                send_fail(s, WIRE_E_INTERNAL, "peer is reached through device %s, this daemon's ring is on %s",
-                          ibv_get_device_name(l->base.conn.id->verbs->device), e->dev->name);
+        rail = device_of_verbs(e->dev, e->ndev, l->base.conn.id->verbs);
+        if (!rail) {
+                send_fail(s, WIRE_E_INTERNAL, "peer is reached through device %s, which carries no listen "
+                          "address of this daemon (%s%s)", ibv_get_device_name(l->base.conn.id->verbs->device),
+                          e->dev[0].name, e->ndev > 1 ? ", ..." : "");
                 return;
         }
+        /* Its rail's PD, keys and reaper from now on. */
+        l->base.conn.env = rail->env;
+        b->rails |= 1u << rail->idx;
         /* Room for every buffer it may grow to. */
         r = conn_setup_qp(&l->base.conn, l->base.hold.cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1,
                           SEND_CTRL_RECVS);
@@ -458,6 +516,8 @@ int send_lane_connect(struct send_lane *l)
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
         struct send_env *e = s->env;
+        const struct device *src = &e->dev[0];
+        const struct sockaddr_storage *dst = &s->dst;
         struct rdma_cm_id *id;
 
         if (rdma_create_id(e->ch, &id, NULL, RDMA_PS_TCP))
@@ -474,9 +534,16 @@ int send_lane_connect(struct send_lane *l)
                         return 0;
                 }
         }
-        /* Leave from our own address, so the route uses the ring's device. */
-        if (rdma_resolve_addr(id, e->dev->have_src ? (struct sockaddr *)&e->dev->src : NULL,
-                              (struct sockaddr *)&s->dst, SEND_RESOLVE_MS))
+        /* Leave from our own address, so the route uses our device: lane
+         * 0 from the first rail, the others over their pair's. */
+        if (l->base.idx > 0 && s->npairs > 0) {
+                const struct rails_pair *p = &s->pair[rails_lane_pair(l->base.idx, s->npairs)];
+
+                src = &e->dev[p->local];
+                dst = &s->rail_dst[p->remote];
+        }
+        if (rdma_resolve_addr(id, src->have_src ? (struct sockaddr *)&src->src : NULL,
+                              (struct sockaddr *)dst, SEND_RESOLVE_MS))
                 send_fail(s, WIRE_E_INTERNAL, "rdma_resolve_addr: %m");
         return 0;
 }

@@ -129,6 +129,7 @@ static void send_log(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         char hex[DIGEST_HEX_SIZE], failed[WIRE_HOP_STR_MAX + 2 * WIRE_TEXT_MAX + 8] = "";
+        char rails[RAILS_MAX * 66];
         bool ok = b->outcome == ENGINE_DONE;
 
         if (ok && s->hop_failed) {
@@ -154,6 +155,7 @@ static void send_log(struct xfer *b)
         /* A job of several files has no one digest: the receiver logs each file's. */
         if (ok && s->files == 1 && !s->skipping)
                 digest_hex(s->digest, hex);
+        device_names(s->env->dev, s->env->ndev, b->rails, rails, sizeof(rails));
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
                 .id = s->id,
@@ -168,6 +170,7 @@ static void send_log(struct xfer *b)
                 .text = b->text[0] ? b->text : NULL,
                 .digest = ok && s->files == 1 && !s->skipping ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
+                .rails = rails,
                 .files = s->files_ok,
                 .files_total = s->files,
                 .skipped = s->skipped,
@@ -512,7 +515,7 @@ void send_pump(struct send_lane *l)
         /* Post what is ready, in order, as far as credits allow, as one chain. */
         while (l->credits > 0 && l->next_post < l->next_read && n < ARRAY_SIZE(wrs)) {
                 struct send_buf *buf = &l->bufs[l->inflight[l->next_post % l->base.hold.cap]];
-                /* The receive ring and the send pool share the engine's PD. */
+                /* The receive ring and the send pool are registered on every rail. */
                 const uint8_t *mem = buf->fwd ?: send_buf_mem(l, buf - l->bufs);
 
                 if (buf->state != BUF_READY)
@@ -523,7 +526,7 @@ void send_pump(struct send_lane *l)
                 sges[n] = (struct ibv_sge){
                         .addr = (uintptr_t)mem,
                         .length = buf->len,
-                        .lkey = device_lkey(s->env->dev, buf->fwd ? s->env->ring_mem : s->env->pool_mem),
+                        .lkey = device_lkey(l->base.conn.env->dev, buf->fwd ? s->env->ring_mem : s->env->pool_mem),
                 };
                 wrs[n] = (struct ibv_send_wr){
                         .wr_id = buf->seq,

@@ -19,6 +19,7 @@
 #include "engine-types.h"
 #include "io.h"
 #include "pack.h"
+#include "rails.h"
 #include "rehash.h"
 #include "sparse.h"
 #include "wire.h"
@@ -43,7 +44,8 @@ struct send_cfg {
 struct send_env {
         struct xfer_env *xe;
         struct rdma_event_channel *ch;  /* the owner's, for each lane's id */
-        struct device *dev;             /* the source address; the pool's and ring's keys */
+        struct device *dev;             /* the rails (dev[0] the node's address): sources, keys */
+        unsigned int ndev;
         unsigned int pool_mem, ring_mem;        /* their indices in dev->mem */
         uint8_t *pool;                  /* the send pool: a slot of slot_size per buffer */
         uint32_t slot_size;
@@ -203,6 +205,12 @@ struct engine_send {
         bool want_next;         /* the owner answered ENGINE_NEXT_LATER */
         struct wire_offer offer;        /* the latest offer */
         struct sockaddr_storage dst;
+        /* The lanes' ways over the rails (wire.h, Rails): lane k goes from
+         * rail pair[k % npairs].local to rail_dst[pair.remote]; npairs 0:
+         * every lane as lane 0, from dev[0] to dst. */
+        struct rails_pair pair[RAILS_MAX];
+        unsigned int npairs;
+        struct sockaddr_storage rail_dst[RAILS_MAX];
         uint8_t token[WIRE_TOKEN_SIZE];
         uint32_t chunk;
         uint64_t bwlimit;       /* bytes/s, 0: none (base.bucket) */

@@ -542,7 +542,28 @@ void xfer_kill(struct xfer *x, unsigned int status, const char *text)
         xfer_reap_all(x);
 }
 
-unsigned int xfer_kill_all(struct xfer_env *env, unsigned int status, const char *text)
+/* Whether @x has a lane on @on (NULL: any transfer has). */
+static bool xfer_is_on(const struct xfer *x, const struct conn_env *on)
+{
+        if (!on)
+                return true;
+        for (unsigned int k = 0; k < WIRE_LANES_MAX; k++)
+                if (x->lane[k] && x->lane[k]->conn.env == on)
+                        return true;
+        return false;
+}
+
+bool xfer_on(const struct xfer_env *env, const struct conn_env *on)
+{
+        for (int dir = 0; dir < XFER_DIRS; dir++)
+                for (const struct xfer *x = env->xfers[dir]; x; x = x->next)
+                        if (xfer_is_on(x, on))
+                                return true;
+        return false;
+}
+
+unsigned int xfer_kill_all(struct xfer_env *env, const struct conn_env *on, unsigned int status,
+                           const char *text)
 {
         unsigned int n = 0;
 
@@ -552,6 +573,8 @@ unsigned int xfer_kill_all(struct xfer_env *env, unsigned int status, const char
                 /* Reaping is deferred, so nothing leaves the list under us. */
                 for (x = env->xfers[dir]; x; x = xn) {
                         xn = x->next;
+                        if (!xfer_is_on(x, on))
+                                continue;
                         n += !x->decided;
                         xfer_kill(x, status, text);
                 }

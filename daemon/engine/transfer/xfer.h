@@ -137,6 +137,7 @@ struct xfer {
         char peer[80];          /* lane 0's address, or "host:port" */
         struct xfer_lane *lane[WIRE_LANES_MAX];
         unsigned int nlanes;    /* granted (1 until the ACCEPT) */
+        unsigned int rails;     /* the rails its lanes went over: a bit per device.h's idx */
         unsigned int nlive;     /* lanes not yet reaped */
         unsigned int nended;
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the receiver's, Nr */
@@ -343,12 +344,16 @@ void xfer_lane_reaped(struct conn *c);
  */
 void xfer_kill_qps(struct xfer_env *env);
 void xfer_free_all(struct xfer_env *env, bool keep_memory);
-/* Fail every transfer of both directions with @text, at once, saying
- * nothing to the peers (xfer_kill): how many were not decided yet. */
-unsigned int xfer_kill_all(struct xfer_env *env, unsigned int status, const char *text);
+/* Fail every transfer of both directions with a lane on @on (NULL: every
+ * transfer) with @text, at once, saying nothing to the peers (xfer_kill):
+ * how many were not decided yet. */
+unsigned int xfer_kill_all(struct xfer_env *env, const struct conn_env *on, unsigned int status,
+                           const char *text);
 /* Whether either direction has a transfer (ended ones waiting for the
  * disk aside). */
 static inline bool xfer_any(const struct xfer_env *env)
 {
         return env->xfers[XFER_RECV] || env->xfers[XFER_SEND];
 }
+/* Whether a transfer has a lane on @on (a rail's env; NULL: xfer_any). */
+bool xfer_on(const struct xfer_env *env, const struct conn_env *on);

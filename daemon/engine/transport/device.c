@@ -6,15 +6,18 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <event2/event.h>
 
+#include "acl.h"
 #include "clock.h"
 #include "device.h"
 #include "log.h"
+#include "rails.h"
 #include "reaper.h"
 
 #define DEVICE_BACKLOG          64
@@ -24,9 +27,41 @@
 /* Waiting this long for ids to be destroyed is worth saying once. */
 #define DEVICE_STUCK_USEC       (10 * 1000000ull)
 
+void device_names(const struct device *devs, unsigned int n, unsigned int mask, char *buf, size_t len)
+{
+        size_t off = 0;
+
+        if (len)
+                buf[0] = '\0';
+        for (unsigned int i = 0; i < n && off < len; i++) {
+                if (!(mask & (1u << i)))
+                        continue;
+                off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", devs[i].name);
+        }
+}
+
 void device_listen_str(const struct device *d, char *buf, size_t len)
 {
         snprintf(buf, len, "%s:%u", d->cfg.listen_addr[0] ? d->cfg.listen_addr : "*", d->cfg.port);
+}
+
+/* The prefix length of the subnet of the interface that holds @sa: rails
+ * pair by it (rails.h). 0 when no interface has it. */
+static unsigned int device_prefix(const struct sockaddr *sa)
+{
+        struct ifaddrs *list, *i;
+        unsigned int n = 0;
+
+        if (getifaddrs(&list) < 0)
+                return 0;
+        for (i = list; i; i = i->ifa_next) {
+                if (!i->ifa_addr || !i->ifa_netmask || !acl_same_addr(i->ifa_addr, sa))
+                        continue;
+                n = rails_prefix_of(i->ifa_netmask);
+                break;
+        }
+        freeifaddrs(list);
+        return n;
 }
 
 /* @quiet: a retry; say nothing about the expected failure to bind. */
@@ -60,6 +95,7 @@ static int device_bind(struct device *d, bool quiet)
                 /* Outgoing connections leave from here too; port 0, the
                  * listener owns the real one. */
                 memcpy(&d->src, ai->ai_addr, ai->ai_addrlen);
+                d->prefix = device_prefix(ai->ai_addr);
                 if (d->src.ss_family == AF_INET)
                         ((struct sockaddr_in *)&d->src)->sin_port = 0;
                 else
@@ -195,6 +231,16 @@ int device_open(struct device *d, bool quiet)
         }
         d->env->verbs = d->verbs;
         d->env->pd = d->pd;
+        d->env->dev = d;
+        /* A rail whose port is not active carries no lane until it is. */
+        if (d->port_num) {
+                struct ibv_port_attr pa;
+
+                d->port_down = ibv_query_port(d->verbs, (uint8_t)d->port_num, &pa) == 0 &&
+                               pa.state != IBV_PORT_ACTIVE;
+        } else {
+                d->port_down = false;
+        }
         for (unsigned int i = 0; i < d->nmem; i++) {
                 r = device_register(d, &d->mem[i]);
                 if (r < 0)
@@ -319,6 +365,7 @@ static void device_port_down(struct device *d, unsigned int port)
         unsigned int n;
 
         snprintf(text, sizeof(text), "RDMA port %s/%u went down", d->name, port);
+        d->port_down = true;
         /* Their ids wait for the port (reaper.h says why). */
         reaper_park(d->reaper, true);
         n = d->ops->kill_all(d->owner, d, text);
@@ -346,6 +393,7 @@ static void device_on_async(evutil_socket_t fd, short what, void *arg)
                         break;
                 case IBV_EVENT_PORT_ACTIVE:
                         log_notice("RDMA port %s/%u is active", d->name, port);
+                        d->port_down = false;
                         reaper_park(d->reaper, false);
                         break;
                 case IBV_EVENT_DEVICE_FATAL:
@@ -363,6 +411,7 @@ int device_init(struct device *d, struct event_base *base, struct rdma_event_cha
 {
         *d = (struct device){ .base = base, .ch = ch, .reaper = reaper, .env = env, .cfg = *cfg, .ops = ops,
                               .owner = owner };
+        env->dev = d;
         d->timer = evtimer_new(base, device_on_timer, d);
         return d->timer ? 0 : -ENOMEM;
 }

@@ -94,7 +94,30 @@ struct device {
         /* The listen address, the source of outgoing connections (port 0). */
         struct sockaddr_storage src;
         bool have_src;
+        unsigned int prefix;            /* its subnet's prefix length (getifaddrs); 0: not known */
+        bool port_down;                 /* PORT_ERR, no PORT_ACTIVE since */
+        unsigned int idx;               /* its rail: listen's how-manieth address */
 };
+
+/* Rail @verbs of @n devices at @devs (one per listen address): the one up
+ * on that RDMA device, or NULL. */
+static inline struct device *device_of_verbs(struct device *devs, unsigned int n, const struct ibv_context *verbs)
+{
+        for (unsigned int i = 0; i < n; i++)
+                if (devs[i].state == DEVICE_UP && devs[i].verbs == verbs)
+                        return &devs[i];
+        return NULL;
+}
+
+/* The names of the rails in @mask (a bit per idx) of @n at @devs,
+ * comma-separated, into @buf: "rxe_alpha,rxe_alpha2". */
+void device_names(const struct device *devs, unsigned int n, unsigned int mask, char *buf, size_t len);
+
+/* Whether @d carries connections now: up, its port active. */
+static inline bool device_usable(const struct device *d)
+{
+        return d->state == DEVICE_UP && !d->port_down;
+}
 
 /* Set up @d (nothing opened): 0 or -errno; device_deinit() either way. */
 int device_init(struct device *d, struct event_base *base, struct rdma_event_channel *ch, struct reaper *reaper,

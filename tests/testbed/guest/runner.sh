@@ -152,6 +152,11 @@ reset_state() {
                 /bin/bash "$T/testbed/guest/fabric.sh" down >>"$OUT/rdma-setup.log" 2>&1 ||
                         host_note "taking the fabric down failed"
         fi
+        # ...and one that added a second rail (lib.sh: rails_up) takes it down too.
+        if [[ -e /sys/class/net/tb-alpha2 ]]; then
+                /bin/bash "$T/testbed/guest/rails.sh" down >>"$OUT/rdma-setup.log" 2>&1 ||
+                        host_note "taking the second rail down failed"
+        fi
         rdma_up || rdma_setup >>"$OUT/rdma-setup.log" 2>&1 || host_note "re-creating the RDMA endpoints failed"
 }
 
