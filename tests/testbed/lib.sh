@@ -220,9 +220,17 @@ BETA2_DEV=rxe_beta2
 ALPHA2_NETDEV=tb-alpha2
 BETA2_NETDEV=tb-beta2
 
-# rails_up: bring up the second rail (before the daemons start).
+# rails_up: bring up the second rail (before the daemons start), and let
+# both daemons lock twice the memory (each rail registers both rings:
+# rdmaxferd(8), Rails), as an admin's drop-in does.
 rails_up() {
+        local u
         tb_run bash "$(dirname "$TESTBED_LIB")/guest/rails.sh" up || tb_fail "bringing up the second rail failed"
+        for u in "$ALPHA_UNIT" "$BETA_UNIT"; do
+                mkdir -p "/etc/systemd/system/$u.d"
+                printf '[Service]\nLimitMEMLOCK=384M\n' >"/etc/systemd/system/$u.d/rails.conf"
+        done
+        systemctl daemon-reload
 }
 
 # rails_configure ALPHA_RAILS BETA_RAILS [key=value...]: as peers_configure,

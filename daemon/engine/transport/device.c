@@ -146,7 +146,7 @@ static int device_register(struct device *d, struct device_mem *m)
         getrlimit(RLIMIT_MEMLOCK, &rl);
         if (r == -ENOMEM && rl.rlim_cur != RLIM_INFINITY)
                 snprintf(hint, sizeof(hint), " (RLIMIT_MEMLOCK is %llu MiB for both rings "
-                         "and the queues: raise LimitMEMLOCK=, see rdmaxferd(8))",
+                         "on every rail and the queues: raise LimitMEMLOCK=, see rdmaxferd(8))",
                          (unsigned long long)(rl.rlim_cur >> 20));
         log_err("cannot register %s (%zu MiB): %s%s", m->what, m->bytes >> 20, strerror(-r), hint);
         return r;

@@ -19,8 +19,9 @@ start_peers
 # Bytes a rail's veth pair carried from alpha to beta (rxe: UDP frames).
 rail_tx() { netdev_bytes "$1" tx; }
 
-# rails_of UNIT FILE: RDMAXFER_RAILS of UNIT's newest entry for FILE.
-rails_of() { jfields_wait "$1" "$2"; printf '%s' "${JF[RDMAXFER_RAILS]:-}"; }
+# rails_of UNIT FILE: R, the RDMAXFER_RAILS of UNIT's newest entry for
+# FILE (and JF, all of its fields).
+rails_of() { jfields_wait "$1" "$2"; R=${JF[RDMAXFER_RAILS]:-}; }
 
 # 1. One big file over both rails.
 size=$((256 * 1024 * 1024))
@@ -32,11 +33,11 @@ d1=$(($(rail_tx "$ALPHA_NETDEV") - tx1)) d2=$(($(rail_tx "$ALPHA2_NETDEV") - tx2
 tb_log "rail 1 ($ALPHA_NETDEV) carried $((d1 >> 20)) MiB, rail 2 ($ALPHA2_NETDEV) $((d2 >> 20)) MiB"
 # Four lanes, two on each: each rail carries about half; a quarter at least.
 ((d1 > size / 4 && d2 > size / 4)) || tb_fail "the file did not go over both rails ($d1 and $d2 bytes of $size)"
-r=$(rails_of "$ALPHA_UNIT" big.dat)
-[[ $r == "$ALPHA_DEV,$ALPHA2_DEV" ]] || tb_fail "alpha's journal names rails '$r', not $ALPHA_DEV,$ALPHA2_DEV"
+rails_of "$ALPHA_UNIT" big.dat
+[[ $R == "$ALPHA_DEV,$ALPHA2_DEV" ]] || tb_fail "alpha's journal names rails '$R', not $ALPHA_DEV,$ALPHA2_DEV"
 [[ ${JF[RDMAXFER_LANES]:-} -ge 2 ]] || tb_fail "alpha's journal says ${JF[RDMAXFER_LANES]:-no} lanes"
-r=$(rails_of "$BETA_UNIT" big.dat)
-[[ $r == "$BETA_DEV,$BETA2_DEV" ]] || tb_fail "beta's journal names rails '$r', not $BETA_DEV,$BETA2_DEV"
+rails_of "$BETA_UNIT" big.dat
+[[ $R == "$BETA_DEV,$BETA2_DEV" ]] || tb_fail "beta's journal names rails '$R', not $BETA_DEV,$BETA2_DEV"
 
 # 2. Four at once: lanes shared out, each transfer still on both rails.
 pids=()
@@ -50,8 +51,8 @@ done
 for i in 1 2 3 4; do
         wait "${pids[$((i - 1))]}" || { cat "$SRC/c$i.out" >&2; tb_fail "concurrent transfer $i failed"; }
         same_file "$SRC/c$i.dat" "$BETA_IN/c$i.dat"
-        r=$(rails_of "$BETA_UNIT" "c$i.dat")
-        [[ $r == "$BETA_DEV,$BETA2_DEV" ]] || tb_fail "concurrent transfer $i went over '$r' only"
+        rails_of "$BETA_UNIT" "c$i.dat"
+        [[ $R == "$BETA_DEV,$BETA2_DEV" ]] || tb_fail "concurrent transfer $i went over '$R' only"
 done
 
 # 3. alpha back to one rail; beta keeps two. Both ways.
@@ -61,11 +62,11 @@ start_peers
 make_file "$SRC/one.dat" $((8 * 1024 * 1024 + 1))
 tb_log "$(send_ok "$SRC/one.dat")"
 same_file "$SRC/one.dat" "$BETA_IN/one.dat"
-r=$(rails_of "$BETA_UNIT" one.dat)
-[[ $r == "$BETA_DEV" ]] || tb_fail "from a one-rail peer, beta's journal names '$r', not $BETA_DEV"
+rails_of "$BETA_UNIT" one.dat
+[[ $R == "$BETA_DEV" ]] || tb_fail "from a one-rail peer, beta's journal names '$R', not $BETA_DEV"
 out=$(xferctl --socket "$BETA_SOCK" send "$SRC/one.dat" "$ALPHA_ADDR" --as back.dat 2>&1) ||
         tb_fail "beta (two rails) could not send to alpha (one): $out"
 same_file "$SRC/one.dat" "$ALPHA_IN/back.dat"
-r=$(rails_of "$BETA_UNIT" back.dat)
-[[ $r == "$BETA_DEV" ]] || tb_fail "to a one-rail peer, beta's journal names '$r', not $BETA_DEV"
+rails_of "$BETA_UNIT" back.dat
+[[ $R == "$BETA_DEV" ]] || tb_fail "to a one-rail peer, beta's journal names '$R', not $BETA_DEV"
 tb_log "two rails to one and one to two: over $BETA_DEV alone"
