@@ -15,7 +15,13 @@
 #  e. a job of several files whose receiver is SIGKILLed after some were
 #     published: it is retried from the first file not published (nothing
 #     published is sent again) and completes once beta is back.
-# b runs last (it says why).
+#  f. multi-rail failover (issue 35): alpha and beta on two rails each
+#     (guest/rails.sh), the second rail's link goes down mid-transfer: the
+#     job completes intact over the first rail, resuming what arrived; the
+#     failed attempt's journal entry names the lost rail; same PIDs. The
+#     rail comes back (routes, rxe devices re-created as in b) and the
+#     next transfer goes over both again.
+# b and f run last (b says why).
 # testbed-timeout: 600
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -199,6 +205,58 @@ same_file "$SRC/big.dat" "$BETA_IN/big.dat"
 tb_log "done $(secs "$t0" "$(now)") s after the link went down; alpha's entries (attempt result): $(attempts_of big.dat | tr '\n' '|')"
 att=$(attempts_of big.dat | tail -n 1)
 [[ ${att#* } == ok && ${att% *} -ge 2 ]] || tb_fail "the successful entry has RDMAXFER_ATTEMPT=${att% *}, expected >= 2"
-rm -f "$SRC/big.dat" "$BETA_IN/big.dat"
+rm -f "$BETA_IN/big.dat"
+
+tb_log "f. one rail of two goes down mid-transfer"
+rails_up
+rails_configure 2 2 peer_timeout=$T retry_max=30 retry_window=180 retry_delay_max=2
+restart_peers
+apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
+bpid=$(systemctl show -P MainPID "$BETA_UNIT")
+nb2=$BETA2_NETDEV
+tx0=$(netdev_bytes "$nb2" rx)
+xferctl send "$SRC/big.dat" "$BETA_ADDR" --as rail.dat >"$SRC/rail.out" 2>&1 &
+pid=$!
+wait_for 60 bash -c "(( \$(cat /sys/class/net/$nb2/statistics/rx_bytes) - $tx0 >= 16 << 20 ))" ||
+        tb_fail "no lane of the transfer went over the second rail"
+t0=$(now)
+tb_run ip link set "$nb2" down
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after the rail went down"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/rail.out"
+((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the remaining rail"
+same_file "$SRC/big.dat" "$BETA_IN/rail.dat"
+tb_log "done $(secs "$t0" "$(now)") s after the rail went down; alpha's entries (attempt result): $(attempts_of rail.dat | tr '\n' '|')"
+att=$(attempts_of rail.dat | tail -n 1)
+[[ ${att#* } == ok && ${att% *} -ge 2 ]] || tb_fail "the successful entry has RDMAXFER_ATTEMPT=${att% *}, expected >= 2"
+journalctl -u "$ALPHA_UNIT" --no-pager -o export RDMAXFER_FILE=rail.dat RDMAXFER_DIRECTION=send |
+        grep -q "^RDMAXFER_ERROR=.*$ALPHA2_DEV.*went down" || tb_fail "no failed entry names the lost rail $ALPHA2_DEV"
+jfields_wait "$ALPHA_UNIT" rail.dat
+[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV" ]] || tb_fail "the retry went over '${JF[RDMAXFER_RAILS]:-}', not $ALPHA_DEV alone"
+jfields_wait "$BETA_UNIT" rail.dat
+((${JF[RDMAXFER_RESUMED_BYTES]:-0} > 0)) || tb_fail "the retry resumed nothing: what arrived before was sent again"
+tb_log "the retry resumed at $((${JF[RDMAXFER_RESUMED_BYTES]} >> 20)) MiB, over $ALPHA_DEV"
+[[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
+        tb_fail "a daemon restarted"
+# The rail comes back as in b: the link with its routes, the devices re-created.
+tb_run ip link set "$nb2" up
+tb_run bash "$(dirname "$TESTBED_LIB")/guest/rails.sh" routes
+t1=$(now)
+for dev in "$ALPHA2_DEV" "$BETA2_DEV"; do
+        rdma_link_del "$dev" || tb_fail "rdma link del $dev did not return"
+done
+tb_run rdma link add "$ALPHA2_DEV" type rxe netdev "$ALPHA2_NETDEV" || tb_fail "rdma link add $ALPHA2_DEV"
+tb_run rdma link add "$BETA2_DEV" type rxe netdev "$nb2" || tb_fail "rdma link add $BETA2_DEV"
+wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA2_DEV"
+wait_for 30 bash -c "journalctl -u '$ALPHA_UNIT' --no-pager --since '@${t1%.*}' | grep -q 'is back: listening'" ||
+        tb_fail "alpha did not come back on the new $ALPHA2_DEV"
+make_file "$SRC/again.dat" $((16 * 1024 * 1024))
+tb_log "$(send_ok "$SRC/again.dat")"
+same_file "$SRC/again.dat" "$BETA_IN/again.dat"
+jfields_wait "$ALPHA_UNIT" again.dat
+[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] ||
+        tb_fail "after the rail came back, the next transfer went over '${JF[RDMAXFER_RAILS]:-}'"
+rm -f "$SRC/big.dat" "$BETA_IN/rail.dat"
 
 tb_log "pass"
