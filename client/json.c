@@ -99,6 +99,10 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
         json_string(f, job->name);
         fputs(",\"text\":", f);
         json_string(f, job->text);
+        if (job->rails[0]) {
+                fputs(",\"rails\":", f);
+                json_string(f, job->rails);
+        }
         if (!job->nodes)
                 return;
         fprintf(f, ",\"nodes\":%u,\"nodes_ok\":%u,\"node_failed\":%u,\"node_status\":%u,\"node_status_text\":",
@@ -199,6 +203,13 @@ void json_stats(FILE *f, const struct ctl_stats *s)
         fputs(",\"send\":", f);
         json_stats_dir(f, s, CTL_DIR_SEND);
         fprintf(f, ",\"ring\":{\"recv\":{\"held\":%" PRIu32 ",\"slots\":%" PRIu32 "},"
-                   "\"send\":{\"held\":%" PRIu32 ",\"slots\":%" PRIu32 "}}}",
+                   "\"send\":{\"held\":%" PRIu32 ",\"slots\":%" PRIu32 "}},\"rails\":[",
                 s->ring_held, s->ring_slots, s->pool_held, s->pool_slots);
+        for (unsigned int i = 0; i < s->nrails && i < CTL_RAILS_MAX; i++) {
+                fputs(i ? ",{\"name\":" : "{\"name\":", f);
+                json_string(f, s->rail[i].name);
+                fprintf(f, ",\"up\":%s,\"recv_bytes\":%" PRIu64 ",\"send_bytes\":%" PRIu64 "}",
+                        s->rail[i].up ? "true" : "false", s->rail[i].bytes[CTL_DIR_RECV], s->rail[i].bytes[CTL_DIR_SEND]);
+        }
+        fputs("]}", f);
 }

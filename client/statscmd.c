@@ -16,7 +16,8 @@ const char statscmd_help[] =
         "\n"
         "Show rdmaxferd's counters since it started: files and bytes received and\n"
         "sent, failed transfers by reason, transfers and rates now, jobs queued,\n"
-        "and how much of the receive ring and the send pool is in use. Every user\n"
+        "how much of the receive ring and the send pool is in use, and each rail\n"
+        "(RDMA device): up or down, and the bytes it carried each way. Every user\n"
         "of the control socket sees the same numbers: they name no job or file.\n"
         "\n"
         "  --json      one JSON object instead of text\n"
@@ -77,6 +78,15 @@ static void stats_print(const struct ctl_stats *s)
                s->ring_slots);
         printf("%-14s%" PRIu32 " of %" PRIu32 " slots held\n", "send pool:", s->pool_held,
                s->pool_slots);
+        /* Names are printable with no blank (ctl_decode checks). */
+        for (unsigned int i = 0; i < s->nrails && i < CTL_RAILS_MAX; i++) {
+                const struct ctl_stats_rail *r = &s->rail[i];
+                char rx[32], tx[32];
+
+                printf("%-14s%s %s, %s received, %s sent\n", i ? "" : "rails:", r->name, r->up ? "up" : "DOWN",
+                       progress_size(rx, sizeof(rx), r->bytes[CTL_DIR_RECV]),
+                       progress_size(tx, sizeof(tx), r->bytes[CTL_DIR_SEND]));
+        }
 }
 
 int statscmd_run(const char *socket_path, int argc, char **argv)

@@ -613,6 +613,9 @@ static void status_print(const struct ctl_job *j)
         if (j->bwlimit)
                 printf("bwlimit:  %s/s (%" PRIu64 " bytes/s)\n", progress_size(a, sizeof(a), j->bwlimit),
                        j->bwlimit);
+        /* The RDMA devices its lanes go over (a daemon's rails). */
+        if (j->rails[0])
+                printf("rails:    %s\n", esc_term(esc, sizeof(esc), j->rails));
         if (j->nodes && ctl_job_state_final(j->state))
                 printf("nodes:    %u of %u published (a relay chain)\n", (unsigned int)j->nodes_ok,
                        (unsigned int)j->nodes);

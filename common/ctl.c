@@ -59,18 +59,19 @@
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4 + \
-                                 2 + 2 + 2 + 2 + NODESET_WIRE_SIZE + 2 + 2 + 2 + 2 + 2 + 2)
+                                 2 + 2 + 2 + 2 + NODESET_WIRE_SIZE + 2 + 2 + 2 + 2 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
 #define CTL_STATS_FIXED         (8 + _CTL_DIR_MAX * CTL_STATS_DIR_LEN + 5 * 4 + 2)
 #define CTL_REASON_FIXED        (1 + 8 + 1)
+#define CTL_RAIL_FIXED          (1 + 8 * _CTL_DIR_MAX + 1)
 #define CTL_SETTINGS_FIXED      4
 #define CTL_ITEM_FIXED          (8 + 4 + 1 + 1 + 3 + 8 + 2)
 
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
 static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER_MAX + CTL_NAME_MAX +
-              2 * CTL_TEXT_MAX + CTL_ROUTE_MAX <= CTL_MSG_MAX, "job fits");
+              2 * CTL_TEXT_MAX + CTL_ROUTE_MAX + CTL_RAILS_STR_MAX <= CTL_MSG_MAX, "job fits");
 static_assert(CTL_NODES_MAX == NODESET_MAX, "nodes_missing has a bit per node");
 static_assert(CTL_NODES_MAX <= UINT16_MAX, "u16 nodes");
 static_assert(CTL_ROUTE_MAX <= UINT16_MAX, "u16 route length");
@@ -81,8 +82,10 @@ static_assert(CTL_LAND_PATH_MAX == LANDMSG_PATH_MAX && CTL_LAND_CRED_MAX == LAND
 static_assert(CTL_HOP_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5, "a hop's text at its longest");
 
 static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
-              CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) <= CTL_MSG_MAX,
+              CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) +
+              1 + CTL_RAILS_MAX * (CTL_RAIL_FIXED + CTL_RAIL_NAME_MAX) <= CTL_MSG_MAX,
               "stats fit");
+static_assert(CTL_RAIL_NAME_MAX <= UINT8_MAX, "u8 rail name length");
 static_assert(CTL_REASON_MAX <= UINT8_MAX, "u8 reason length");
 static_assert(CTL_HEADER_SIZE + CTL_SETTINGS_FIXED + CTL_PEER_NAMES_MAX + CTL_HOST_MAX <= CTL_MSG_MAX,
               "settings fit");
@@ -338,6 +341,24 @@ static int ctl_stats_check(const struct ctl_stats *s)
                                 return -1;
                 len += CTL_REASON_FIXED + n;
         }
+        /* The rails (version 14): each a device name, printable, once. */
+        if (s->nrails > CTL_RAILS_MAX)
+                return -1;
+        len += 1;
+        for (size_t i = 0; i < s->nrails; i++) {
+                const struct ctl_stats_rail *r = &s->rail[i];
+                size_t n = strnlen(r->name, sizeof(r->name));
+
+                if (r->up > 1 || n == 0 || n > CTL_RAIL_NAME_MAX)
+                        return -1;
+                for (size_t k = 0; k < n; k++)
+                        if ((unsigned char)r->name[k] <= ' ' || (unsigned char)r->name[k] >= 0x7f)
+                                return -1;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(s->rail[j].name, r->name) == 0)
+                                return -1;
+                len += CTL_RAIL_FIXED + n;
+        }
         return (int)len;
 }
 
@@ -422,13 +443,14 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 l4 = ctl_str_len(m->job.node_peer, sizeof(m->job.node_peer), CTL_PEER_MAX);
                 l5 = ctl_str_len(m->job.node_text, sizeof(m->job.node_text), CTL_TEXT_MAX);
                 l6 = ctl_str_len(m->job.route, sizeof(m->job.route), CTL_ROUTE_MAX);
-                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l6 < 0)
+                l7 = ctl_str_len(m->job.rails, sizeof(m->job.rails), CTL_RAILS_STR_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l6 < 0 || l7 < 0)
                         return -EINVAL;
                 /* After the lengths: the route is read as a string. */
                 if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job))
                         return -EINVAL;
                 plen = CTL_JOB_FIXED + 8u * m->job.nodes + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 +
-                       (size_t)l5 + (size_t)l6;
+                       (size_t)l5 + (size_t)l6 + (size_t)l7;
                 break;
         case CTL_ERROR:
                 l1 = ctl_str_len(m->error.text, sizeof(m->error.text), CTL_TEXT_MAX);
@@ -534,6 +556,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l4);
                 bytes_put_u16(&o, (uint16_t)l5);
                 bytes_put_u16(&o, (uint16_t)l6);
+                bytes_put_u16(&o, (uint16_t)l7);
                 for (unsigned int k = 0; k < m->job.nodes; k++)
                         bytes_put_u64(&o, m->job.node_bytes[k]);
                 bytes_put_mem(&o, m->job.peer, (size_t)l1);
@@ -542,6 +565,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_mem(&o, m->job.node_peer, (size_t)l4);
                 bytes_put_mem(&o, m->job.node_text, (size_t)l5);
                 bytes_put_mem(&o, m->job.route, (size_t)l6);
+                bytes_put_mem(&o, m->job.rails, (size_t)l7);
                 break;
         case CTL_ERROR:
                 bytes_put_u32(&o, (uint32_t)m->error.code);
@@ -574,6 +598,17 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
 
                         bytes_put_u8(&o, r->dir);
                         bytes_put_u64(&o, r->count);
+                        bytes_put_u8(&o, (uint8_t)n);
+                        bytes_put_mem(&o, r->name, n);
+                }
+                bytes_put_u8(&o, m->stats.nrails);
+                for (size_t i = 0; i < m->stats.nrails; i++) {
+                        const struct ctl_stats_rail *r = &m->stats.rail[i];
+                        size_t n = strlen(r->name);
+
+                        bytes_put_u8(&o, r->up);
+                        for (size_t d = 0; d < _CTL_DIR_MAX; d++)
+                                bytes_put_u64(&o, r->bytes[d]);
                         bytes_put_u8(&o, (uint8_t)n);
                         bytes_put_mem(&o, r->name, n);
                 }
@@ -621,6 +656,26 @@ static int ctl_decode_stats(struct bytes_in *in, uint32_t plen, struct ctl_stats
                 len += CTL_REASON_FIXED + n;
                 if (n > CTL_REASON_MAX || plen < len ||
                     !bytes_get_str(in, r->name, sizeof(r->name), n))
+                        return -1;
+        }
+        if (plen < len + 1)
+                return -1;
+        s->nrails = bytes_get_u8(in);
+        len += 1;
+        if (s->nrails > CTL_RAILS_MAX)
+                return -1;
+        for (size_t i = 0; i < s->nrails; i++) {
+                struct ctl_stats_rail *r = &s->rail[i];
+                uint8_t n;
+
+                if (plen < len + CTL_RAIL_FIXED)
+                        return -1;
+                r->up = bytes_get_u8(in);
+                for (size_t d = 0; d < _CTL_DIR_MAX; d++)
+                        r->bytes[d] = bytes_get_u64(in);
+                n = bytes_get_u8(in);
+                len += CTL_RAIL_FIXED + n;
+                if (n > CTL_RAIL_NAME_MAX || plen < len || !bytes_get_str(in, r->name, sizeof(r->name), n))
                         return -1;
         }
         if (plen != len || ctl_stats_check(s) < 0)
@@ -813,11 +868,12 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l4 = bytes_get_u16(&in);
                 l5 = bytes_get_u16(&in);
                 l6 = bytes_get_u16(&in);
+                l7 = bytes_get_u16(&in);
                 /* A node's bytes each: the count is checked before any is read. */
                 if (l1 > CTL_PEER_MAX || l2 > CTL_NAME_MAX || l3 > CTL_TEXT_MAX ||
-                    l4 > CTL_PEER_MAX || l5 > CTL_TEXT_MAX || l6 > CTL_ROUTE_MAX ||
+                    l4 > CTL_PEER_MAX || l5 > CTL_TEXT_MAX || l6 > CTL_ROUTE_MAX || l7 > CTL_RAILS_STR_MAX ||
                     m->job.nodes > CTL_NODES_MAX ||
-                    plen != CTL_JOB_FIXED + 8u * m->job.nodes + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6)
+                    plen != CTL_JOB_FIXED + 8u * m->job.nodes + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6 + l7)
                         return -EBADMSG;
                 for (unsigned int k = 0; k < m->job.nodes; k++)
                         m->job.node_bytes[k] = bytes_get_u64(&in);
@@ -826,7 +882,8 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                     !bytes_get_str(&in, m->job.text, sizeof(m->job.text), l3) ||
                     !bytes_get_str(&in, m->job.node_peer, sizeof(m->job.node_peer), l4) ||
                     !bytes_get_str(&in, m->job.node_text, sizeof(m->job.node_text), l5) ||
-                    !bytes_get_str(&in, m->job.route, sizeof(m->job.route), l6))
+                    !bytes_get_str(&in, m->job.route, sizeof(m->job.route), l6) ||
+                    !bytes_get_str(&in, m->job.rails, sizeof(m->job.rails), l7))
                         return -EBADMSG;
                 /* The client keys "watch until final" off the state: reject unknown ones;
                  * and it prints a line per node, as the nodes' fields agree they fare. */

@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             13      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             14      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -90,8 +90,12 @@
                                          *    CTL_MSG_MAX 36864);
                                          * 13: pulls (SUBMIT flag PULL, back_port, back_host,
                                          *    back_path, back_cred; SETTINGS_INFO listen;
-                                         *    CTL_MSG_MAX 43008) */
+                                         *    CTL_MSG_MAX 43008);
+                                         * 14: rails (STATS_INFO rails, JOB rails) */
 #define CTL_HEADER_SIZE         12
+#define CTL_RAILS_MAX           4       /* as rdmaxferd.conf's listen addresses */
+#define CTL_RAIL_NAME_MAX       63      /* an RDMA device's name */
+#define CTL_RAILS_STR_MAX       (CTL_RAILS_MAX * (CTL_RAIL_NAME_MAX + 1) - 1)   /* "a,b,c,d" */
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
 #define CTL_MSG_MAX             43008
@@ -356,6 +360,9 @@ struct ctl_job {
         /* The nodes after the peer, as SUBMIT's route with every port
          * given ("" with nodes 0; else nodes - 1 hops). */
         char route[CTL_ROUTE_MAX + 1];
+        /* Version 14: the RDMA devices its lanes go over, comma-separated
+         * ("rxe_alpha,rxe_alpha2"); empty before it connects. */
+        char rails[CTL_RAILS_STR_MAX + 1];
         /*
          * A chain's bytes per node, [k] for node k + 1: node 1's are
          * bytes_done, the others' what the relays last reported (about
@@ -392,6 +399,15 @@ struct ctl_stats_dir {
         uint32_t active;                /* transfers moving data now */
 };
 
+
+/* A rail: its RDMA device, the data bytes its lanes moved each way, and
+ * whether it carries connections now (version 14). */
+struct ctl_stats_rail {
+        uint8_t up;                     /* 0 or 1 */
+        uint64_t bytes[_CTL_DIR_MAX];
+        char name[CTL_RAIL_NAME_MAX + 1];       /* "rxe_alpha": 1 or more printable bytes */
+};
+
 /* The daemon's counters since it started; no job, peer or file in it. */
 struct ctl_stats {
         uint64_t uptime_usec;
@@ -401,6 +417,8 @@ struct ctl_stats {
         uint32_t pool_held, pool_slots; /* send pool: the same */
         uint16_t nreasons;
         struct ctl_stats_reason reason[CTL_STATS_REASONS_MAX];  /* each (dir, name) once */
+        uint8_t nrails;                 /* 0 .. CTL_RAILS_MAX */
+        struct ctl_stats_rail rail[CTL_RAILS_MAX];
 };
 
 /*

@@ -94,6 +94,15 @@ struct stats_snapshot {
         uint32_t queued;                /* jobs waiting to be sent: QUEUED or RETRYING */
         uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
         uint32_t pool_held, pool_slots; /* send pool: the same */
+        /* The daemon's rails (rdmaxferd.conf listen), in order: each RDMA
+         * device, the data bytes its lanes moved each way (as wire_bytes),
+         * and whether it carries lanes now. */
+        unsigned int nrails;
+        struct stats_rail {
+                char name[64];
+                uint64_t wire_bytes[_STATS_DIR_MAX];
+                bool up;
+        } rail[4];
 };
 
 /*

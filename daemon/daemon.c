@@ -167,6 +167,13 @@ static void daemon_stats(void *owner, struct stats_snapshot *s)
         s->ring_slots = es.ring_slots;
         s->pool_held = es.pool_held;
         s->pool_slots = es.pool_slots;
+        s->nrails = MIN(es.nrails, (unsigned int)ARRAY_SIZE(s->rail));
+        for (unsigned int i = 0; i < s->nrails; i++) {
+                snprintf(s->rail[i].name, sizeof(s->rail[i].name), "%s", es.rail[i].name);
+                s->rail[i].wire_bytes[STATS_DIR_RECV] = es.rail[i].bytes_in;
+                s->rail[i].wire_bytes[STATS_DIR_SEND] = es.rail[i].bytes_out;
+                s->rail[i].up = es.rail[i].up;
+        }
 }
 
 static void daemon_status_cb(evutil_socket_t fd, short what, void *userdata)

@@ -82,6 +82,7 @@ void control_job_msg(struct ctl_msg *m, const struct job *job)
         /* A job writes its route as a SUBMIT's, every port given. */
         snprintf(m->job.route, sizeof(m->job.route), "%s", job->route ? job->route : "");
         snprintf(m->job.node_peer, sizeof(m->job.node_peer), "%s", job->node_peer);
+        snprintf(m->job.rails, sizeof(m->job.rails), "%.*s", (int)CTL_RAILS_STR_MAX, job->rails);
         snprintf(m->job.node_text, sizeof(m->job.node_text), "%s", job->node_text);
         if (job->node_bytes)
                 memcpy(m->job.node_bytes, job->node_bytes, job->nodes * sizeof(job->node_bytes[0]));
@@ -334,5 +335,20 @@ int control_stats_msg(struct ctl_msg *m, const struct stats_snapshot *s)
         m->stats.ring_slots = s->ring_slots;
         m->stats.pool_held = s->pool_held;
         m->stats.pool_slots = s->pool_slots;
+        m->stats.nrails = (uint8_t)MIN(s->nrails, (unsigned int)CTL_RAILS_MAX);
+        for (unsigned int i = 0; i < m->stats.nrails; i++) {
+                struct ctl_stats_rail *rail = &m->stats.rail[i];
+
+                rail->up = s->rail[i].up;
+                for (unsigned int d = 0; d < _STATS_DIR_MAX; d++)
+                        rail->bytes[dirs[d]] = s->rail[i].wire_bytes[d];
+                /* A name the decoder takes: printable, no blank (a device's always is). */
+                snprintf(rail->name, sizeof(rail->name), "%s", s->rail[i].name);
+                for (char *p = rail->name; *p; p++)
+                        if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+                                *p = '?';
+                if (!rail->name[0])
+                        snprintf(rail->name, sizeof(rail->name), "rail%u", i);
+        }
         return r;
 }

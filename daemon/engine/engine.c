@@ -15,6 +15,7 @@
  * owner's configuration into each layer's own copy.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -491,6 +492,17 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 r = device_open(d, false);
                 if (r < 0)
                         goto fail;
+                /* A rail is a device: two addresses of one would share its
+                 * ports and register everything twice for nothing. */
+                for (unsigned int j = 0; j < i; j++) {
+                        if (e->dev[j].verbs == d->verbs) {
+                                log_err("listen: %s and %s are both on RDMA device %s: give one address "
+                                        "per device (rdmaxferd.conf(5), listen)", cfg->rails[j], cfg->rails[i],
+                                        d->name);
+                                r = -EINVAL;
+                                goto fail;
+                        }
+                }
                 snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", d->name);
         }
 
@@ -675,6 +687,17 @@ void engine_stats(const struct engine *e, struct engine_stats *s)
                 .pool_held = e->send_ring.count - e->send_ring.nfree,
                 .pool_slots = e->send_ring.count,
         };
+        static_assert(ARRAY_SIZE(s->rail) == CONFIG_RAILS_MAX, "a rail's stats each");
+        s->nrails = e->ndev;
+        for (unsigned int i = 0; i < e->ndev; i++) {
+                const struct device *d = &e->dev[i];
+
+                /* A rail down keeps its last device's name. */
+                s->rail[i] = (struct engine_rail_stats){ .bytes_in = d->bytes_in, .bytes_out = d->bytes_out,
+                                                         .up = device_usable(d) };
+                snprintf(s->rail[i].name, sizeof(s->rail[i].name), "%s",
+                         d->name[0] ? d->name : d->cfg.listen_addr);
+        }
 }
 
 int engine_send(struct engine *e, const struct engine_send_req *req,
@@ -703,6 +726,7 @@ void engine_send_cancel(struct engine_send *s)
 void engine_send_progress(const struct engine_send *s, struct engine_progress *p)
 {
         send_progress(s, p);
+        device_names(s->env->dev, s->env->ndev, s->base.rails, p->rails, sizeof(p->rails));
         /* A pull sends nothing: its file comes back here, a transfer of
          * the same id from the node it asked (wire.h, Pulls). */
         if (s->pull)

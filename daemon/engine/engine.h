@@ -116,6 +116,14 @@ struct engine_stats {
         uint64_t recv_wire_bytes, send_wire_bytes;
         uint32_t ring_held, ring_slots; /* receive ring: slots held by transfers, in all */
         uint32_t pool_held, pool_slots; /* send pool: the same */
+        /* The rails (listen's addresses, in order): device, data bytes
+         * each way (as the wire bytes above), whether it carries lanes now. */
+        unsigned int nrails;
+        struct engine_rail_stats {
+                char name[64];
+                uint64_t bytes_in, bytes_out;
+                bool up;
+        } rail[4];
 };
 
 /* A snapshot; changes nothing (unlike engine_recv_rate()). */

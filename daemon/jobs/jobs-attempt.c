@@ -29,6 +29,7 @@ void job_refresh(struct job *job)
         job->bytes_done = job_entry(job)->base_bytes + p.bytes;
         job->files_skipped = job_entry(job)->base_skipped + p.skipped;
         job->usec = p.usec;
+        memcpy(job->rails, p.rails, sizeof(job->rails));
         /* A pull: its file's size once it comes back (job_spec's is 0). */
         if (job->pull && p.total)
                 job->size = job->first_size = p.total;

@@ -205,6 +205,7 @@ struct job {
         struct job_item *items;
         uint32_t n_items, cap_items, items_lost;
         uint32_t files_skipped;         /* of files_done, kept by the receiver (sync) */
+        char rails[4 * 64];             /* the RDMA devices the running attempt's lanes use (engine_progress) */
         /* A relay chain, of a file or a tree: the nodes after the peer,
          * each "ADDR:PORT" or "[IPV6]:PORT" with its port fixed, comma
          * separated, allocated with the job (NULL: no chain); every

@@ -53,7 +53,7 @@ static void put64(uint8_t *p, uint64_t v)
  * after them, node_bytes after its 188 fixed bytes. */
 #define JOB_MISSING             (CTL_HEADER_SIZE + 112)
 #define JOB_LENS                (JOB_MISSING + NODESET_WIRE_SIZE)
-#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 188)
+#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 190)
 
 /* A set of the nodes whose bits are in @bits (the first 64 nodes). */
 static struct nodeset set_of(uint64_t bits)
@@ -111,6 +111,9 @@ static void stats_sample(struct ctl_msg *m)
         m->stats.reason[1] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 1, .name = "exists" };
         m->stats.reason[2] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 1ull << 63,
                                                         .name = "cancelled" };
+        m->stats.nrails = 2;
+        m->stats.rail[0] = (struct ctl_stats_rail){ .up = 1, .bytes = { 5, 6 }, .name = "rxe_alpha" };
+        m->stats.rail[1] = (struct ctl_stats_rail){ .up = 0, .bytes = { 1ull << 40, 0 }, .name = "rxe_alpha2" };
 }
 
 static int sample_messages(struct ctl_msg *out)
@@ -825,8 +828,8 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 188 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
-               "JOB: 188 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text and route");
+        is_int(len, CTL_HEADER_SIZE + 190 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 190 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text, route and rails");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -855,8 +858,20 @@ static void test_codec(void)
                 ok(tmp[JOB_MISSING] == 0x0a && zero, "then nodes_missing, 8 little-endian u64, lowest first");
         }
         ok(tmp[JOB_LENS] == 15 && tmp[JOB_LENS + 2] == 10 && tmp[JOB_LENS + 4] == 17 &&
-           tmp[JOB_LENS + 6] == 14 && tmp[JOB_LENS + 8] == 11 && tmp[JOB_LENS + 10] == 46,
-           "then the six string lengths");
+           tmp[JOB_LENS + 6] == 14 && tmp[JOB_LENS + 8] == 11 && tmp[JOB_LENS + 10] == 46 &&
+           tmp[JOB_LENS + 12] == 0 && tmp[JOB_LENS + 13] == 0,
+           "then the seven string lengths (rails empty)");
+        {
+                struct ctl_msg r = msgs[8];
+                int rl;
+
+                snprintf(r.job.rails, sizeof(r.job.rails), "rxe_alpha,rxe_alpha2");
+                rl = ctl_encode(tmp, sizeof(tmp), &r);
+                ok(rl == len + 20 && memcmp(tmp + rl - 20, "rxe_alpha,rxe_alpha2", 20) == 0 && tmp[JOB_LENS + 12] == 20 &&
+                   ctl_decode(tmp, (size_t)rl, &m) == 0 && !strcmp(m.job.rails, "rxe_alpha,rxe_alpha2"),
+                   "a JOB's rails come last and round-trip (version 14)");
+                memcpy(tmp, buf, (size_t)len);
+        }
         ok(tmp[JOB_NODE_BYTES] == 0xd0 && tmp[JOB_NODE_BYTES + 1] == 0x07 && tmp[JOB_NODE_BYTES + 7] == 0 &&
            tmp[JOB_NODE_BYTES + 8] == 0xbc && tmp[JOB_NODE_BYTES + 9] == 0x02 && tmp[JOB_NODE_BYTES + 16] == 0xd0 &&
            tmp[JOB_NODE_BYTES + 24] == 0 && tmp[JOB_NODE_BYTES + 31] == 0,
@@ -1179,7 +1194,8 @@ static void test_stats(void)
 
         stats_sample(&s);
         len = ctl_encode(buf, sizeof(buf), &s);
-        is_int(len, reasons + 3 * 10 + 6 + 6 + 9, "STATS_INFO: fixed part, then three reasons");
+        is_int(len, reasons + 3 * 10 + 6 + 6 + 9 + 1 + 2 * 18 + 9 + 10,
+               "STATS_INFO: fixed part, then three reasons, then two rails");
         ok(buf[reasons - 2] == 3 && buf[reasons - 1] == 0, "nreasons little-endian");
         ok(buf[reasons] == CTL_DIR_RECV && buf[reasons + 9] == 6 && memcmp(buf + reasons + 10, "exists", 6) == 0,
            "a reason: dir, count, name_len, name");
@@ -1214,6 +1230,35 @@ static void test_stats(void)
         memcpy(tmp, buf, (size_t)len);
         put32(tmp + reasons - 2 - 20 + 4 * 3, 65);      /* pool_held 65 of 64 */
         is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "more slots held than the pool has");
+        {
+                /* The rails (version 14): after the reasons. */
+                const int rails = reasons + 3 * 10 + 6 + 6 + 9;
+
+                ok(buf[rails] == 2 && buf[rails + 1] == 1 && buf[rails + 2] == 5 && buf[rails + 10] == 6 &&
+                   buf[rails + 18] == 9 && memcmp(buf + rails + 19, "rxe_alpha", 9) == 0 &&
+                   buf[rails + 28] == 0 && buf[rails + 29 + 5] == 1,
+                   "a rail: up, bytes received and sent (u64 each), name_len, name");
+                ok(ctl_decode(buf, (size_t)len, &m) == 0 && m.stats.nrails == 2 && m.stats.rail[1].bytes[0] == 1ull << 40 &&
+                   !strcmp(m.stats.rail[1].name, "rxe_alpha2") && m.stats.rail[0].up == 1, "and round-trip");
+                memcpy(tmp, buf, (size_t)len);
+                tmp[rails + 1] = 2;
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a rail neither up nor down");
+                memcpy(tmp, buf, (size_t)len);
+                tmp[rails] = 3;
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "nrails one more than there are");
+                memcpy(tmp, buf, (size_t)len);
+                tmp[rails + 19 + 3] = ' ';
+                is_int(ctl_decode(tmp, (size_t)len, &m), -EBADMSG, "a rail name with a blank");
+                stats_sample(&s);
+                snprintf(s.stats.rail[1].name, sizeof(s.stats.rail[1].name), "rxe_alpha");
+                is_int(ctl_encode(tmp, sizeof(tmp), &s), -EINVAL, "encoding one rail twice is -EINVAL");
+                s.stats.rail[1].name[0] = '\0';
+                is_int(ctl_encode(tmp, sizeof(tmp), &s), -EINVAL, "encoding a rail with no name is -EINVAL");
+                stats_sample(&s);
+                s.stats.nrails = CTL_RAILS_MAX + 1;
+                is_int(ctl_encode(tmp, sizeof(tmp), &s), -EINVAL, "encoding too many rails is -EINVAL");
+                stats_sample(&s);
+        }
 
         s.stats.reason[0].name[0] = '\0';
         is_int(ctl_encode(buf, sizeof(buf), &s), -EINVAL, "encoding an empty reason name is -EINVAL");

@@ -144,6 +144,11 @@ static void test_stats(void)
                         { .dir = CTL_DIR_SEND, .count = 1, .name = "exists" },
                         { .dir = CTL_DIR_SEND, .count = 2, .name = "cancelled" },
                 },
+                .nrails = 2,
+                .rail = {
+                        { .up = 1, .bytes = { 7, 8 }, .name = "mlx5_0" },
+                        { .up = 0, .bytes = { 9, 0 }, .name = "mlx5_1" },
+                },
         };
         char *buf = NULL;
         size_t len = 0;
@@ -158,8 +163,10 @@ static void test_stats(void)
                     "\"rate\":0,\"mbps\":0.0,\"active\":0},"
                     "\"send\":{\"bytes\":1099511627776,\"files\":2,\"failed\":{\"exists\":1,\"cancelled\":2},"
                     "\"failed_total\":3,\"rate\":52600000,\"mbps\":52.6,\"active\":1,\"queued\":3},"
-                    "\"ring\":{\"recv\":{\"held\":12,\"slots\":64},\"send\":{\"held\":16,\"slots\":64}}}",
-               "the stats object");
+                    "\"ring\":{\"recv\":{\"held\":12,\"slots\":64},\"send\":{\"held\":16,\"slots\":64}},"
+                    "\"rails\":[{\"name\":\"mlx5_0\",\"up\":true,\"recv_bytes\":7,\"send_bytes\":8},"
+                    "{\"name\":\"mlx5_1\",\"up\":false,\"recv_bytes\":9,\"send_bytes\":0}]}",
+               "the stats object, with its rails");
         free(buf);
 
         memset(&s, 0, sizeof(s));

@@ -47,6 +47,8 @@ want = {
     "rdmaxfer_ring_slots": "gauge",
     "rdmaxfer_start_time_seconds": "gauge",
     "rdmaxfer_build_info": "gauge",
+    "rdmaxfer_rail_transferred_bytes_total": "counter",
+    "rdmaxfer_rail_up": "gauge",
 }
 
 try:
@@ -87,6 +89,12 @@ ok(tb == {"recv": 123456789, "send": 987654321}, "transferred bytes by direction
 fl = {s.labels["direction"]: s.value for s in by_name.get("rdmaxfer_files_total", [])}
 ok(fl == {"recv": 1, "send": 7}, "files of the transfers done, by direction: %s" % fl)
 ok([s.value for s in by_name.get("rdmaxfer_start_time_seconds", [])] == [1764950400.123456], "start time")
+rb = {(s.labels["rail"], s.labels["direction"]): s.value
+      for s in by_name.get("rdmaxfer_rail_transferred_bytes_total", [])}
+ok(rb == {("mlx5_0", "recv"): 100000000, ("mlx5_0", "send"): 987654321, ("mlx5_1", "recv"): 23456789,
+          ("mlx5_1", "send"): 0}, "bytes by rail and direction: %s" % rb)
+ru = {s.labels["rail"]: s.value for s in by_name.get("rdmaxfer_rail_up", [])}
+ok(ru == {"mlx5_0": 1, "mlx5_1": 0}, "each rail up or down: %s" % ru)
 bi = by_name.get("rdmaxfer_build_info", [])
 ok(len(bi) == 1 and bi[0].labels == {"version": "0.9.0"} and bi[0].value == 1, "build_info{version} 1")
 

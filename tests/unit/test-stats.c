@@ -176,6 +176,16 @@ static const char expected[] =
         "# HELP rdmaxfer_build_info Always 1; the daemon's version in its label.\n"
         "# TYPE rdmaxfer_build_info gauge\n"
         "rdmaxfer_build_info{version=\"0.9.0\"} 1\n"
+        "# HELP rdmaxfer_rail_transferred_bytes_total Data bytes moved on the wire over each rail (RDMA device), by direction.\n"
+        "# TYPE rdmaxfer_rail_transferred_bytes_total counter\n"
+        "rdmaxfer_rail_transferred_bytes_total{rail=\"mlx5_0\",direction=\"recv\"} 100000000\n"
+        "rdmaxfer_rail_transferred_bytes_total{rail=\"mlx5_0\",direction=\"send\"} 987654321\n"
+        "rdmaxfer_rail_transferred_bytes_total{rail=\"mlx5_1\",direction=\"recv\"} 23456789\n"
+        "rdmaxfer_rail_transferred_bytes_total{rail=\"mlx5_1\",direction=\"send\"} 0\n"
+        "# HELP rdmaxfer_rail_up 1 while the rail's RDMA device is up and its port active, else 0.\n"
+        "# TYPE rdmaxfer_rail_up gauge\n"
+        "rdmaxfer_rail_up{rail=\"mlx5_0\"} 1\n"
+        "rdmaxfer_rail_up{rail=\"mlx5_1\"} 0\n"
         ;
 
 static void sample(struct stats_snapshot *s)
@@ -205,6 +215,10 @@ static void sample(struct stats_snapshot *s)
         s->ring_slots = 64;
         s->pool_held = 16;
         s->pool_slots = 64;
+        /* Two rails; the second's port went down after it carried some. */
+        s->nrails = 2;
+        s->rail[0] = (struct stats_rail){ .name = "mlx5_0", .wire_bytes = { 100000000, 987654321 }, .up = true };
+        s->rail[1] = (struct stats_rail){ .name = "mlx5_1", .wire_bytes = { 23456789, 0 }, .up = false };
 }
 
 static void test_prometheus(void)

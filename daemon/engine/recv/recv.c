@@ -893,6 +893,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         l->next_seq++;
         b->bytes += len;
         b->env->wire_bytes[XFER_RECV] += len;
+        l->base.conn.env->dev->bytes_in += len;
         x->cur->file_bytes += len;
         /* One clock read per chunk: data is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);

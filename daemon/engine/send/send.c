@@ -729,6 +729,7 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
 
                 b->bytes += l->bufs[i].len;
                 b->env->wire_bytes[XFER_SEND] += l->bufs[i].len;
+                l->base.conn.env->dev->bytes_out += l->bufs[i].len;
                 send_buf_put(l, i);
                 l->next_done++;
         }

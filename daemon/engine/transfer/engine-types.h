@@ -68,6 +68,7 @@ struct engine_progress {
         uint64_t total;                 /* a pull's: the file's size once it comes (0: not yet) */
         uint64_t usec;                  /* since the first post */
         uint32_t skipped;               /* entries the receiver kept so far (sync) */
+        char rails[4 * 64];             /* the RDMA devices its lanes went over, "rxe_a,rxe_b"; "" */
         /* A chain: the route's hops (engine_send_req.route_hops), and the
          * bytes each has acknowledged, as the relays last said (about
          * once a second; 0 before they have; a hop gone around starts

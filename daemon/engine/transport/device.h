@@ -97,6 +97,10 @@ struct device {
         unsigned int prefix;            /* its subnet's prefix length (getifaddrs); 0: not known */
         bool port_down;                 /* PORT_ERR, no PORT_ACTIVE since */
         unsigned int idx;               /* its rail: listen's how-manieth address */
+        /* Data bytes its lanes moved since start: received, and sent as
+         * the peer's adapter acknowledged them (never reset: a rail that
+         * comes back keeps counting). */
+        uint64_t bytes_in, bytes_out;
 };
 
 /* Rail @verbs of @n devices at @devs (one per listen address): the one up
