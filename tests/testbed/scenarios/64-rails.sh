@@ -3,8 +3,9 @@
 # devices on two veth pairs, guest/rails.sh) from one daemon, the user
 # naming one address of the peer.
 #  1. A 256 MiB file: its lanes go over both rails (both veth pairs carry
-#     a share of it), it arrives intact, and both journal entries name
-#     both devices (RDMAXFER_RAILS).
+#     a share of it), xferctl status names both while it runs, it arrives
+#     intact, both journal entries name both devices (RDMAXFER_RAILS), and
+#     xferctl stats counts each rail's share.
 #  2. Four transfers at once: each has a lane on each rail, all intact.
 #  3. A peer with one rail and a peer with two talk both ways: everything
 #     goes over the one rail they share, and the journals say so.
@@ -27,7 +28,15 @@ rails_of() { jfields_wait "$1" "$2"; R=${JF[RDMAXFER_RAILS]:-}; }
 size=$((256 * 1024 * 1024))
 make_file "$SRC/big.dat" "$size"
 tx1=$(rail_tx "$ALPHA_NETDEV") tx2=$(rail_tx "$ALPHA2_NETDEV")
-tb_log "$(send_ok "$SRC/big.dat")"
+xferctl send "$SRC/big.dat" "$BETA_ADDR" >"$SRC/big.out" 2>&1 &
+pid=$!
+# While it runs, xferctl status names the rails its lanes go over.
+wait_for 30 bash -c "xferctl list | grep -q sending" || tb_fail "the transfer never started"
+id=$(xferctl list | awk '/sending/ { print $1; exit }')
+wait_for 10 bash -c "xferctl status $id | grep -qx 'rails: *$ALPHA_DEV,$ALPHA2_DEV'" ||
+        { xferctl status "$id"; tb_fail "xferctl status of the running job does not name both rails"; }
+wait "$pid" || { cat "$SRC/big.out" >&2; tb_fail "xferctl send big.dat failed"; }
+tb_log "$(tail -n 1 "$SRC/big.out")"
 same_file "$SRC/big.dat" "$BETA_IN/big.dat"
 d1=$(($(rail_tx "$ALPHA_NETDEV") - tx1)) d2=$(($(rail_tx "$ALPHA2_NETDEV") - tx2))
 tb_log "rail 1 ($ALPHA_NETDEV) carried $((d1 >> 20)) MiB, rail 2 ($ALPHA2_NETDEV) $((d2 >> 20)) MiB"
@@ -38,6 +47,17 @@ rails_of "$ALPHA_UNIT" big.dat
 [[ ${JF[RDMAXFER_LANES]:-} -ge 2 ]] || tb_fail "alpha's journal says ${JF[RDMAXFER_LANES]:-no} lanes"
 rails_of "$BETA_UNIT" big.dat
 [[ $R == "$BETA_DEV,$BETA2_DEV" ]] || tb_fail "beta's journal names rails '$R', not $BETA_DEV,$BETA2_DEV"
+# xferctl stats counts each rail's bytes: a quarter of the file at least each.
+stats=$(xferctl --socket "$BETA_SOCK" stats)
+printf '%s\n' "$stats" | sed -n '/^rails:/,$p' | sed 's/^/    beta: /'
+for dev in "$BETA_DEV" "$BETA2_DEV"; do
+        grep -qE "(^rails: +| +)$dev up, [0-9.]+ MiB received" <<<"$stats" || tb_fail "beta's stats do not show $dev up"
+done
+json=$(xferctl --socket "$BETA_SOCK" stats --json)
+for dev in "$BETA_DEV" "$BETA2_DEV"; do
+        n=$(grep -o "{\"name\":\"$dev\",\"up\":true,\"recv_bytes\":[0-9]*" <<<"$json" | sed 's/.*://')
+        ((${n:-0} > size / 4)) || tb_fail "beta's stats --json: $dev not up with its share: $json"
+done
 
 # 2. Four at once: lanes shared out, each transfer still on both rails.
 pids=()
