@@ -93,6 +93,12 @@ static int wire_seeds(const char *dir)
         memset(m.accept.resume, 0, sizeof(m.accept.resume));
         m.accept.flags = WIRE_ACCEPT_SKIP;
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* A first ACCEPT naming the receiver's two rails (version 22). */
+        m.accept.flags = WIRE_ACCEPT_RAILS;
+        m.accept.nrails = 2;
+        m.accept.rails[0] = (struct wire_hop){ .addr = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 2 }, .port = 7470 };
+        m.accept.rails[1] = (struct wire_hop){ .addr = { [10] = 0xff, [11] = 0xff, 10, 2, 0, 2 }, .port = 7470 };
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         memset(&m.accept, 0, sizeof(m.accept));
         m.type = WIRE_CREDIT;
         m.credits = 8;
@@ -323,6 +329,7 @@ static int ctl_seeds(const char *dir)
         strcpy(m.job.peer, "10.0.0.2:7470");
         strcpy(m.job.name, "seed.bin");
         strcpy(m.job.text, "");
+        strcpy(m.job.rails, "mlx5_0,mlx5_1");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         m.job.state = CTL_JOB_RETRYING;
         m.job.status = WIRE_E_BUSY;
@@ -408,6 +415,10 @@ static int ctl_seeds(const char *dir)
         m.stats.nreasons = 2;
         m.stats.reason[0] = (struct ctl_stats_reason){ .dir = CTL_DIR_RECV, .count = 1, .name = "exists" };
         m.stats.reason[1] = (struct ctl_stats_reason){ .dir = CTL_DIR_SEND, .count = 3, .name = "cancelled" };
+        /* Two rails (version 14), the second down. */
+        m.stats.nrails = 2;
+        m.stats.rail[0] = (struct ctl_stats_rail){ .up = 1, .bytes = { 100000, 0 }, .name = "mlx5_0" };
+        m.stats.rail[1] = (struct ctl_stats_rail){ .up = 0, .bytes = { 0, 0 }, .name = "mlx5_1" };
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
 
         /* A job of several files: its SUBMIT and a FILE. */
