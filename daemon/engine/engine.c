@@ -263,6 +263,29 @@ static int engine_clean_start(struct engine *e)
         return 0;
 }
 
+/*
+ * A rail at start-up: its device, address and NUMA node as sysfs says
+ * (rdmaxferd(8), Rails: the rings are one allocation for every rail, so
+ * nothing is placed per node; the log says where each device sits, for
+ * an admin who pins the daemon with NUMAPolicy= or numactl).
+ */
+static void engine_rail_say(const struct device *d)
+{
+        char path[128], node[16] = "";
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/numa_node", d->name);
+        f = fopen(path, "re");
+        if (f) {
+                if (!fgets(node, sizeof(node), f))
+                        node[0] = '\0';
+                fclose(f);
+        }
+        node[strcspn(node, "\n")] = '\0';
+        log_info("rail %u: RDMA device %s, %s:%u, NUMA node %s", d->idx + 1, d->name, d->cfg.listen_addr,
+                 d->cfg.port, node[0] && strcmp(node, "-1") ? node : "not known");
+}
+
 /* The umask, read without changing it (umask(2) cannot, and other
  * threads may create files meanwhile): /proc/self/status has it since
  * Linux 4.7. 07777 when it cannot be told. */
@@ -504,6 +527,8 @@ int engine_new(struct engine **out, const struct engine_params *p)
                         }
                 }
                 snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", d->name);
+                if (e->ndev > 1)
+                        engine_rail_say(d);
         }
 
         e->ch_ev = event_new(e->base, e->ch->fd, EV_READ | EV_PERSIST, engine_on_cm, e);

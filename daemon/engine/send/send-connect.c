@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
 
+#include "acl.h"
 #include "auth.h"
 #include "clock.h"
 #include "log.h"
@@ -54,6 +56,59 @@ static unsigned int send_rails_up(const struct send_env *e)
         return n;
 }
 
+/* Remember @peer's rails (an ACCEPT's), most recent first. */
+static void send_rails_remember(struct send_env *e, const struct sockaddr_storage *peer,
+                                const struct sockaddr_storage *rails, unsigned int n)
+{
+        struct send_peer_rails *t = e->peer_rails;
+        unsigned int i;
+
+        for (i = 0; i < SEND_PEER_RAILS_MAX - 1; i++)
+                if (t[i].peer.ss_family == 0 || acl_same_addr((const struct sockaddr *)&t[i].peer,
+                                                               (const struct sockaddr *)peer))
+                        break;
+        memmove(&t[1], &t[0], i * sizeof(t[0]));
+        t[0] = (struct send_peer_rails){ .peer = *peer, .nrails = MIN(n, (unsigned int)RAILS_MAX) };
+        memcpy(t[0].rail, rails, t[0].nrails * sizeof(rails[0]));
+}
+
+/*
+ * Lane 0's way while our first rail carries nothing (its port down): from
+ * another rail of ours up, to a rail of the peer's in its subnet, as the
+ * peer named them in an earlier ACCEPT. 0, or -ENOENT (lane 0 goes as
+ * ever, and fails as a single rail would).
+ */
+static int send_rails_detour(const struct engine_send *s, const struct device **src,
+                             const struct sockaddr_storage **dst)
+{
+        const struct send_env *e = s->env;
+
+        if (e->ndev < 2 || device_usable(&e->dev[0]))
+                return -ENOENT;
+        for (unsigned int k = 0; k < SEND_PEER_RAILS_MAX && e->peer_rails[k].peer.ss_family; k++) {
+                const struct send_peer_rails *p = &e->peer_rails[k];
+
+                if (!acl_same_addr((const struct sockaddr *)&p->peer, (const struct sockaddr *)&s->dst))
+                        continue;
+                for (unsigned int i = 1; i < e->ndev; i++) {
+                        const struct device *d = &e->dev[i];
+
+                        if (!device_usable(d) || !d->have_src)
+                                continue;
+                        for (unsigned int j = 0; j < p->nrails; j++) {
+                                if (rails_same_subnet((const struct sockaddr *)&d->src,
+                                                      (const struct sockaddr *)&p->rail[j], d->prefix)) {
+                                        *src = d;
+                                        *dst = &p->rail[j];
+                                        return 0;
+                                }
+                        }
+                }
+                return -ENOENT;
+        }
+        return -ENOENT;
+}
+
 /*
  * The first ACCEPT named the receiver's rails: pair ours with them
  * (rails_pair), lane 0's way first, for the later lanes to connect over.
@@ -76,10 +131,16 @@ static void send_rails_pair(struct engine_send *s, const struct wire_accept *a)
                                                  .up = device_usable(&e->dev[i]) && e->dev[i].have_src };
         for (unsigned int j = 0; j < a->nrails && j < RAILS_MAX; j++)
                 wire_hop_sockaddr(&a->rails[j], &s->rail_dst[nremote++]);
+        send_rails_remember(s->env, &s->dst, s->rail_dst, nremote);
         s->npairs = rails_pair(local, nlocal, d0->idx, s->rail_dst, nremote, s->pair);
         /* Lane 0's way is where it is connected: the address it went to. */
-        if (s->npairs > 0)
-                memcpy(&s->rail_dst[s->pair[0].remote], &s->dst, sizeof(s->dst));
+        if (s->npairs > 0) {
+                const struct sockaddr *pa = rdma_get_peer_addr(s->base.lane[0]->conn.id);
+
+                memset(&s->rail_dst[s->pair[0].remote], 0, sizeof(s->rail_dst[0]));
+                memcpy(&s->rail_dst[s->pair[0].remote], pa,
+                       pa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+        }
         if (s->npairs < 2)
                 s->npairs = 0;
         log_debug("%s: transfer %" PRIu64 ": %u rail pair(s) of %u rail(s) here and %u there", s->base.peer,
@@ -541,6 +602,19 @@ int send_lane_connect(struct send_lane *l)
 
                 src = &e->dev[p->local];
                 dst = &s->rail_dst[p->remote];
+        } else if (l->base.idx > 0 && s->way_src) {
+                src = s->way_src;
+                dst = &s->way_dst;
+        } else if (l->base.idx == 0) {
+                if (send_rails_detour(s, &src, &dst) == 0) {
+                        char to[80];
+
+                        conn_format_addr((const struct sockaddr *)dst, to, sizeof(to));
+                        log_notice("%s: transfer %" PRIu64 ": rail %s is down; connecting over %s to %s",
+                                   b->peer, s->id, e->dev[0].name, src->name, to);
+                }
+                s->way_src = src;
+                memcpy(&s->way_dst, dst, sizeof(s->way_dst));
         }
         if (rdma_resolve_addr(id, src->have_src ? (struct sockaddr *)&src->src : NULL,
                               (struct sockaddr *)dst, SEND_RESOLVE_MS))

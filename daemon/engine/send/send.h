@@ -40,6 +40,9 @@ struct send_cfg {
         int tos;                        /* -1: none */
 };
 
+/* Peers whose rails the send layer remembers (send_env.peer_rails). */
+#define SEND_PEER_RAILS_MAX     16
+
 /* The send layer's context: what it needs beside the transfer layer's. */
 struct send_env {
         struct xfer_env *xe;
@@ -51,6 +54,14 @@ struct send_env {
         uint32_t slot_size;
         const struct auth_key *key;
         struct send_cfg cfg;
+        /* The rails peers named in their ACCEPTs (wire.h, Rails), by the
+         * address sent to, most recent first: lane 0 goes over another
+         * rail of ours to one of them while our first rail is down. */
+        struct send_peer_rails {
+                struct sockaddr_storage peer;   /* as the job named it; ss_family 0: unused */
+                struct sockaddr_storage rail[RAILS_MAX];
+                unsigned int nrails;
+        } peer_rails[SEND_PEER_RAILS_MAX];
 };
 
 /*
@@ -211,6 +222,9 @@ struct engine_send {
         struct rails_pair pair[RAILS_MAX];
         unsigned int npairs;
         struct sockaddr_storage rail_dst[RAILS_MAX];
+        /* Lane 0's way (send_lane_connect): the others' with no pairs. */
+        const struct device *way_src;
+        struct sockaddr_storage way_dst;
         uint8_t token[WIRE_TOKEN_SIZE];
         uint32_t chunk;
         uint64_t bwlimit;       /* bytes/s, 0: none (base.bucket) */

@@ -21,7 +21,10 @@
 #     failed attempt's journal entry names the lost rail; same PIDs. The
 #     rail comes back (routes, rxe devices re-created as in b) and the
 #     next transfer goes over both again.
-# b and f run last (b says why).
+#  g. then the first rail, the one whose address alpha names beta by: the
+#     job completes over the second, lane 0 going around by the rails
+#     beta named in an earlier ACCEPT; same PIDs.
+# b, f and g run last (b says why).
 # testbed-timeout: 600
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -257,6 +260,34 @@ same_file "$SRC/again.dat" "$BETA_IN/again.dat"
 jfields_wait "$ALPHA_UNIT" again.dat
 [[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] ||
         tb_fail "after the rail came back, the next transfer went over '${JF[RDMAXFER_RAILS]:-}'"
-rm -f "$SRC/big.dat" "$BETA_IN/rail.dat"
+rm -f "$BETA_IN/rail.dat" "$BETA_IN/again.dat"
+
+tb_log "g. the first rail (the address alpha names beta by) goes down mid-transfer"
+rx0=$(netdev_bytes "$nb" rx)
+xferctl send "$SRC/big.dat" "$BETA_ADDR" --as first.dat >"$SRC/first.out" 2>&1 &
+pid=$!
+wait_for 60 rx_grown "$rx0" $((16 << 20)) || tb_fail "no lane of the transfer went over the first rail"
+t0=$(now)
+tb_run ip link set "$nb" down
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after the first rail went down"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/first.out"
+((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the second rail"
+same_file "$SRC/big.dat" "$BETA_IN/first.dat"
+tb_log "done $(secs "$t0" "$(now)") s after the first rail went down; alpha's entries (attempt result): $(attempts_of first.dat | tr '\n' '|')"
+journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -q "rail $ALPHA_DEV is down; connecting over $ALPHA2_DEV" ||
+        tb_fail "alpha did not say it went around its first rail"
+jfields_wait "$ALPHA_UNIT" first.dat
+[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA2_DEV" ]] || tb_fail "the retry went over '${JF[RDMAXFER_RAILS]:-}', not $ALPHA2_DEV"
+[[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
+        tb_fail "a daemon restarted"
+link_restore
+t1=$(now)
+rdma_link_del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"
+tb_run rdma link add "$BETA_DEV" type rxe netdev "$nb" || tb_fail "rdma link add"
+wait_for 30 rdma_active "$BETA_DEV" || tb_fail "$BETA_DEV not ACTIVE"
+wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA_DEV"
+rm -f "$SRC/big.dat" "$BETA_IN/first.dat"
 
 tb_log "pass"
