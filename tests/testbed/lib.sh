@@ -121,6 +121,13 @@ rdma_link_del() {
         tb_log "rdma link del $1 still waits after 60 s: state $(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null), in $(cat "/proc/$pid/wchan" 2>/dev/null)"
         sed 's/^/    stack: /' "/proc/$pid/stack" 2>/dev/null
         rdma resource show cm_id 2>/dev/null | sed 's/^/    cm_id: /'
+        # Who holds the device: each resource's process, and who has a uverbs file open.
+        rdma resource show 2>/dev/null | sed 's/^/    res: /'
+        for pid in $(pgrep -x rdmaxferd); do
+                ls -l "/proc/$pid/fd" 2>/dev/null | grep -o 'uverbs[0-9]*' | sort | uniq -c |
+                        sed "s/^/    pid $pid open: /"
+        done
+        ls -l /sys/class/infiniband_verbs/ 2>/dev/null | sed 's/^/    verbs: /'
         journalctl --no-pager -o short-monotonic -u "$BETA_UNIT" --since "-150s" 2>/dev/null | tail -n 40 |
                 sed 's/^/    beta: /'
         journalctl --no-pager -o short-monotonic -u "$ALPHA_UNIT" --since "-150s" 2>/dev/null | tail -n 10 |
