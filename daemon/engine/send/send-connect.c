@@ -46,14 +46,48 @@ static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, str
         return 0;
 }
 
+/* Whether a new transfer's lanes may go over rail @d: up, its port
+ * active, and no lane failed to connect over it lately (send_rail_avoid). */
+static bool send_rail_ok(const struct device *d)
+{
+        return device_usable(d) && d->have_src && d->avoid_until <= clock_usec(CLOCK_MONOTONIC);
+}
+
 /* This node's rails that carry connections now. */
 static unsigned int send_rails_up(const struct send_env *e)
 {
         unsigned int n = 0;
 
         for (unsigned int i = 0; i < e->ndev; i++)
-                n += device_usable(&e->dev[i]) && e->dev[i].have_src;
+                n += send_rail_ok(&e->dev[i]);
         return n;
+}
+
+/*
+ * A later lane of @l's transfer could not connect over its rail (not
+ * lane 0's): new transfers leave the rail out for SEND_RAIL_AVOID_SEC, so
+ * that the job's retry goes over the rails that work. Its port says it
+ * is up, but the way to the peer over it does not (a switch port, a
+ * route, a peer's rail that is not what it said).
+ */
+static void send_rail_avoid(struct send_lane *l, const char *what)
+{
+        struct engine_send *s = sender_of(l->base.x);
+        const struct send_env *e = s->env;
+        struct device *d;
+        char to[80];
+
+        if (l->base.idx == 0 || s->npairs == 0)
+                return;
+        d = &e->dev[s->pair[rails_lane_pair(l->base.idx, s->npairs)].local];
+        if (s->base.lane[0] && d == s->base.lane[0]->conn.env->dev)
+                return;
+        d->avoid_until = clock_usec(CLOCK_MONOTONIC) + SEND_RAIL_AVOID_SEC * 1000000ull;
+        conn_format_addr((const struct sockaddr *)&s->rail_dst[s->pair[rails_lane_pair(l->base.idx,
+                                                                                        s->npairs)].remote],
+                         to, sizeof(to));
+        log_warning("rail %s: lane %u of transfer %" PRIu64 " could not connect to %s (%s): new transfers "
+                    "leave the rail out for %u s", d->name, l->base.idx, s->id, to, what, SEND_RAIL_AVOID_SEC);
 }
 
 /* Remember @peer's rails (an ACCEPT's), most recent first. */
@@ -83,7 +117,7 @@ static int send_rails_detour(const struct engine_send *s, const struct device **
 {
         const struct send_env *e = s->env;
 
-        if (e->ndev < 2 || device_usable(&e->dev[0]))
+        if (e->ndev < 2 || send_rail_ok(&e->dev[0]))
                 return -ENOENT;
         for (unsigned int k = 0; k < SEND_PEER_RAILS_MAX && e->peer_rails[k].peer.ss_family; k++) {
                 const struct send_peer_rails *p = &e->peer_rails[k];
@@ -93,7 +127,7 @@ static int send_rails_detour(const struct engine_send *s, const struct device **
                 for (unsigned int i = 1; i < e->ndev; i++) {
                         const struct device *d = &e->dev[i];
 
-                        if (!device_usable(d) || !d->have_src)
+                        if (!send_rail_ok(d))
                                 continue;
                         for (unsigned int j = 0; j < p->nrails; j++) {
                                 if (rails_same_subnet((const struct sockaddr *)&d->src,
@@ -128,7 +162,7 @@ static void send_rails_pair(struct engine_send *s, const struct wire_accept *a)
                 return;
         for (unsigned int i = 0; i < nlocal; i++)
                 local[i] = (struct rails_local){ .addr = e->dev[i].src, .prefix = e->dev[i].prefix,
-                                                 .up = device_usable(&e->dev[i]) && e->dev[i].have_src };
+                                                 .up = send_rail_ok(&e->dev[i]) };
         for (unsigned int j = 0; j < a->nrails && j < RAILS_MAX; j++)
                 wire_hop_sockaddr(&a->rails[j], &s->rail_dst[nremote++]);
         send_rails_remember(s->env, &s->dst, s->rail_dst, nremote);
@@ -443,6 +477,7 @@ static void send_connect(struct send_lane *l)
 
         rail = device_of_verbs(e->dev, e->ndev, l->base.conn.id->verbs);
         if (!rail) {
+                send_rail_avoid(l, "routed through another device");
                 send_fail(s, WIRE_E_INTERNAL, "peer is reached through device %s, which carries no listen "
                           "address of this daemon (%s%s)", ibv_get_device_name(l->base.conn.id->verbs->device),
                           e->dev[0].name, e->ndev > 1 ? ", ..." : "");
@@ -532,6 +567,7 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                         return;
                 }
                 /* Nobody listens there (yet): a daemon restarting, or not started. */
+                send_rail_avoid(l, "connection refused");
                 send_fail(s, WIRE_E_INTERNAL, "connection refused (is rdmaxferd listening on %s?)",
                           s->base.peer);
                 return;
@@ -539,8 +575,10 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
         case RDMA_CM_EVENT_ROUTE_ERROR:
         case RDMA_CM_EVENT_UNREACHABLE:
         case RDMA_CM_EVENT_CONNECT_ERROR:
-                send_fail(s, WIRE_E_INTERNAL, "peer unreachable: %s (%s)", rdma_event_str(type),
-                          strerror(status < 0 ? -status : status));
+                send_rail_avoid(l, rdma_event_str(type));
+                send_fail(s, WIRE_E_INTERNAL, "peer unreachable: %s (%s)%s", rdma_event_str(type),
+                          strerror(status < 0 ? -status : status),
+                          l->base.idx > 0 && s->npairs > 0 ? " on a lane over another rail" : "");
                 return;
         case RDMA_CM_EVENT_DISCONNECTED:
                 l->base.established = false;

@@ -42,6 +42,8 @@ struct send_cfg {
 
 /* Peers whose rails the send layer remembers (send_env.peer_rails). */
 #define SEND_PEER_RAILS_MAX     16
+/* How long new transfers leave out a rail a lane could not connect over. */
+#define SEND_RAIL_AVOID_SEC     60u
 
 /* The send layer's context: what it needs beside the transfer layer's. */
 struct send_env {

@@ -101,6 +101,9 @@ struct device {
          * the peer's adapter acknowledged them (never reset: a rail that
          * comes back keeps counting). */
         uint64_t bytes_in, bytes_out;
+        /* A lane that could not connect over it: new transfers leave it
+         * out until then (usec, CLOCK_MONOTONIC; 0: none). Send's. */
+        uint64_t avoid_until;
 };
 
 /* Rail @verbs of @n devices at @devs (one per listen address): the one up
