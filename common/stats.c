@@ -239,9 +239,13 @@ int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
         out_head(&o, "rdmaxfer_rail_transferred_bytes_total", "counter",
                  "Data bytes moved on the wire over each rail (RDMA device), by direction.");
         for (unsigned int i = 0; i < s->nrails && i < ARRAY_SIZE(s->rail); i++) {
+                char name[sizeof(s->rail[i].name)];
+
+                /* Terminated whatever the snapshot holds. */
+                snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, s->rail[i].name);
                 for (unsigned int d = 0; d < _STATS_DIR_MAX; d++) {
                         out_printf(&o, "rdmaxfer_rail_transferred_bytes_total{rail=\"");
-                        out_label_value(&o, s->rail[i].name);
+                        out_label_value(&o, name);
                         out_printf(&o, "\",direction=\"%s\"} %" PRIu64 "\n", stats_dir_label[d],
                                    s->rail[i].wire_bytes[d]);
                 }
@@ -249,8 +253,11 @@ int stats_prometheus(char *buf, size_t cap, const struct stats_snapshot *s)
         out_head(&o, "rdmaxfer_rail_up", "gauge",
                  "1 while the rail's RDMA device is up and its port active, else 0.");
         for (unsigned int i = 0; i < s->nrails && i < ARRAY_SIZE(s->rail); i++) {
+                char name[sizeof(s->rail[i].name)];
+
+                snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, s->rail[i].name);
                 out_printf(&o, "rdmaxfer_rail_up{rail=\"");
-                out_label_value(&o, s->rail[i].name);
+                out_label_value(&o, name);
                 out_printf(&o, "\"} %d\n", s->rail[i].up ? 1 : 0);
         }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "macro.h"
 #include "stats.h"
 #include "tap.h"
 
@@ -266,6 +267,14 @@ static void test_prometheus(void)
         /* A big ring and every counter at its largest still fit STATS_TEXT_MAX. */
         memset(&s, 0xff, sizeof(s));
         s.version = "0.9.0";
+        /* Every rail's name at its longest, each byte one the label escapes
+         * into two; the names unterminated first (stats.c bounds them). */
+        len = stats_prometheus(buf, sizeof(buf), &s);
+        ok(len > 0, "unterminated rail names are cut at their field (%d bytes)", len);
+        for (unsigned int i = 0; i < ARRAY_SIZE(s.rail); i++) {
+                memset(s.rail[i].name, '"', sizeof(s.rail[i].name) - 1);
+                s.rail[i].name[sizeof(s.rail[i].name) - 1] = '\0';
+        }
         len = stats_prometheus(buf, sizeof(buf), &s);
         ok(len > 0, "the largest snapshot fits STATS_TEXT_MAX (%d bytes)", len);
 }
