@@ -68,9 +68,10 @@ static unsigned int send_rails_up(const struct send_env *e)
  * lane 0's): new transfers leave the rail out for SEND_RAIL_AVOID_SEC, so
  * that the job's retry goes over the rails that work. Its port says it
  * is up, but the way to the peer over it does not (a switch port, a
- * route, a peer's rail that is not what it said).
+ * route, a peer that refuses that address of ours). Whether it was such a
+ * lane.
  */
-static void send_rail_avoid(struct send_lane *l, const char *what)
+static bool send_rail_avoid(struct send_lane *l, const char *what)
 {
         struct engine_send *s = sender_of(l->base.x);
         const struct send_env *e = s->env;
@@ -78,16 +79,17 @@ static void send_rail_avoid(struct send_lane *l, const char *what)
         char to[80];
 
         if (l->base.idx == 0 || s->npairs == 0)
-                return;
+                return false;
         d = &e->dev[s->pair[rails_lane_pair(l->base.idx, s->npairs)].local];
         if (s->base.lane[0] && d == s->base.lane[0]->conn.env->dev)
-                return;
+                return false;
         d->avoid_until = clock_usec(CLOCK_MONOTONIC) + SEND_RAIL_AVOID_SEC * 1000000ull;
         conn_format_addr((const struct sockaddr *)&s->rail_dst[s->pair[rails_lane_pair(l->base.idx,
                                                                                         s->npairs)].remote],
                          to, sizeof(to));
         log_warning("rail %s: lane %u of transfer %" PRIu64 " could not connect to %s (%s): new transfers "
                     "leave the rail out for %u s", d->name, l->base.idx, s->id, to, what, SEND_RAIL_AVOID_SEC);
+        return true;
 }
 
 /* Remember @peer's rails (an ACCEPT's), most recent first. */
@@ -555,6 +557,15 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                         send_lane_up(l, pdata, plen);
                 return;
         case RDMA_CM_EVENT_REJECTED:
+                /* A lane over another rail than lane 0's refused (the
+                 * peer's allow_peers naming only one of our addresses, say):
+                 * the rail is left out and the job retries without it. */
+                if ((wire_decode_reject(pdata, plen, &rj) == 0 || rj.magic == WIRE_MAGIC) &&
+                    send_rail_avoid(l, wire_status_str(rj.status))) {
+                        send_fail(s, WIRE_E_INTERNAL, "refused by peer on a lane over another rail: %s",
+                                  wire_status_str(rj.status));
+                        return;
+                }
                 if (wire_decode_reject(pdata, plen, &rj) == 0 || rj.magic == WIRE_MAGIC) {
                         /* Before any offer, the only reason is who holds a key. */
                         if (rj.status == WIRE_E_AUTH && l->base.idx == 0)
