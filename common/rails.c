@@ -85,3 +85,54 @@ unsigned int rails_pair(const struct rails_local *local, unsigned int nlocal, un
         }
         return n;
 }
+
+void rails_assign(const uint64_t *rate, unsigned int npairs, unsigned int nlanes, uint8_t *lane_pair)
+{
+        unsigned int count[RAILS_MAX] = { 0 }, left[RAILS_MAX], sum = 0, known = 0;
+        double share[RAILS_MAX], total = 0, mean = 0;
+
+        npairs = MAX(1u, MIN(npairs, (unsigned int)RAILS_MAX));
+        for (unsigned int p = 0; p < npairs; p++) {
+                mean += (double)rate[p];
+                known += rate[p] != 0;
+        }
+        mean = known ? mean / known : 1;
+        for (unsigned int p = 0; p < npairs; p++) {
+                share[p] = rate[p] ? (double)rate[p] : mean;
+                total += share[p];
+        }
+        /* Each pair's due, a lane at least, whole lanes down; then the
+         * lanes still to give, or to take back, by remainder. */
+        for (unsigned int p = 0; p < npairs; p++) {
+                share[p] = share[p] * nlanes / total;
+                count[p] = nlanes >= npairs ? MAX(1u, (unsigned int)share[p]) : p < nlanes;
+                sum += count[p];
+        }
+        while (sum != nlanes) {
+                unsigned int best = npairs;
+
+                for (unsigned int p = 0; p < npairs; p++) {
+                        double rem = share[p] - count[p];
+
+                        if (sum < nlanes ? best == npairs || rem > share[best] - count[best] :
+                            count[p] > 1 && (best == npairs || rem < share[best] - count[best]))
+                                best = p;
+                }
+                if (sum < nlanes) {
+                        count[best]++;
+                        sum++;
+                } else {
+                        count[best]--;
+                        sum--;
+                }
+        }
+        /* Laid out round the pairs, pair 0 first: lane 0 on its own way,
+         * and with counts alike, lane k on pair k mod npairs. */
+        memcpy(left, count, sizeof(left));
+        for (unsigned int k = 0, p = 0; k < nlanes; p = (p + 1) % npairs) {
+                if (left[p] == 0)
+                        continue;
+                left[p]--;
+                lane_pair[k++] = (uint8_t)p;
+        }
+}

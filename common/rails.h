@@ -37,11 +37,16 @@ unsigned int rails_pair(const struct rails_local *local, unsigned int nlocal, un
                         const struct sockaddr_storage *remote, unsigned int nremote,
                         struct rails_pair *out);
 
-/* The pair lane @lane goes over, of @npairs (>= 1): lane 0 on pair 0. */
-static inline unsigned int rails_lane_pair(unsigned int lane, unsigned int npairs)
-{
-        return lane % npairs;
-}
+/*
+ * Spread @nlanes lanes (1..64) over @npairs pairs (1..RAILS_MAX) in
+ * proportion to what each pair delivered, @rate (bytes/s; 0: not measured,
+ * counted as the mean of those that were, or all alike when none was):
+ * every pair gets a lane while there are lanes for all, the rest go by
+ * largest remainder. With rates alike (or none), lane k goes over pair
+ * k mod @npairs. Lane 0 is always on pair 0 (its way is lane 0's). Into
+ * @lane_pair[@nlanes].
+ */
+void rails_assign(const uint64_t *rate, unsigned int npairs, unsigned int nlanes, uint8_t *lane_pair);
 
 /* Whether @a and @b, of one family, agree in their first @prefix bits. */
 bool rails_same_subnet(const struct sockaddr *a, const struct sockaddr *b, unsigned int prefix);

@@ -24,6 +24,7 @@ struct journal_xfer {
         const char *digest;     /* XXH3-128 hex, or NULL */
         unsigned int lanes;     /* queue pairs it was striped over (0: never got that far) */
         const char *rails;      /* the RDMA devices they went over, "rxe_a,rxe_b"; NULL or "": none */
+        const char *rail_lanes; /* how many lanes over each of several, "3,1"; NULL or "": one rail */
         unsigned int files;     /* a job of several files: how many were published (0: one file) */
         unsigned int files_total;       /* and how many it held */
         unsigned int packs;     /* recv, a tree: offers that carried a pack of entries (wire.h) */

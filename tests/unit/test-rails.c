@@ -64,8 +64,6 @@ static void test_pairs(void)
         n = rails_pair(two, 2, 0, peer2, 2, p);
         ok(n == 2 && p[0].local == 0 && p[0].remote == 0 && p[1].local == 1 && p[1].remote == 1,
            "two rails each side: rail to rail by subnet");
-        ok(rails_lane_pair(0, n) == 0 && rails_lane_pair(1, n) == 1 && rails_lane_pair(2, n) == 0 &&
-           rails_lane_pair(3, n) == 1, "four lanes: two on each pair, lane 0 on its own");
 
         /* Lane 0 came in on the receiver's second rail (its ACCEPT names it first). */
         n = rails_pair(two, 2, 1, swapped, 2, p);
@@ -95,9 +93,48 @@ static void test_pairs(void)
         ok(rails_pair(two, 2, 0, peer2, 0, p) == 0, "no remote rails: no pairs");
 }
 
+/* Lanes over pairs as @rate says: "0101"-style, a digit per lane. */
+static bool assigned(const uint64_t *rate, unsigned int npairs, unsigned int nlanes, const char *want)
+{
+        uint8_t lp[64];
+        char got[65];
+
+        memset(lp, 0xff, sizeof(lp));
+        rails_assign(rate, npairs, nlanes, lp);
+        for (unsigned int k = 0; k < nlanes; k++)
+                got[k] = lp[k] < 10 ? (char)('0' + lp[k]) : '?';
+        got[nlanes] = '\0';
+        if (strcmp(got, want) != 0)
+                diag("%u lanes over %u pairs: %s, want %s", nlanes, npairs, got, want);
+        return strcmp(got, want) == 0;
+}
+
+static void test_assign(void)
+{
+        const uint64_t none[RAILS_MAX] = { 0 };
+        const uint64_t alike[RAILS_MAX] = { 40 << 20, 40 << 20, 40 << 20, 40 << 20 };
+        const uint64_t slow2[2] = { 40 << 20, 10 << 20 };
+        const uint64_t slow1[2] = { 10 << 20, 40 << 20 };
+        const uint64_t crawl[3] = { 100 << 20, 1 << 20, 1 << 20 };
+        const uint64_t half[2] = { 30 << 20, 0 };
+
+        ok(assigned(none, 2, 4, "0101"), "nothing measured: lane k on pair k mod 2, as ever");
+        ok(assigned(alike, 2, 4, "0101") && assigned(alike, 4, 8, "01230123") && assigned(alike, 3, 4, "0120"),
+           "pairs alike: round them, lane 0 first");
+        ok(assigned(slow2, 2, 4, "0100"), "the second pair a quarter as fast: one lane of four");
+        ok(assigned(slow1, 2, 4, "0111"), "the first a quarter as fast: lane 0 stays on it, the rest go over the other");
+        ok(assigned(slow2, 2, 16, "0101010000000000"), "sixteen lanes, 4:1: thirteen and three");
+        ok(assigned(crawl, 3, 4, "0120"), "every pair keeps a lane while there are lanes for all");
+        ok(assigned(crawl, 3, 2, "01"), "fewer lanes than pairs: the first pairs, one each");
+        ok(assigned(slow2, 2, 1, "0"), "one lane: lane 0's way");
+        ok(assigned(half, 2, 4, "0101"), "a pair not measured counts as the mean of those that were");
+        ok(assigned(slow2, 1, 4, "0000"), "one pair: every lane on it");
+}
+
 int main(void)
 {
         test_subnets();
         test_pairs();
+        test_assign();
         return done_testing();
 }

@@ -257,6 +257,7 @@ void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdm
         /* On its rail: that device's PD, keys and reaper. */
         conn_init(&l->base.conn, rail->env, &recv_conn_ops, id);
         l->base.x->rails |= 1u << rail->idx;
+        l->base.x->rail_lanes[rail->idx]++;
         snprintf(l->base.conn.peer, sizeof(l->base.conn.peer), "%s", peer);
 
         if (recv_lane_accept(l) < 0) {

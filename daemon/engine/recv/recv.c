@@ -179,7 +179,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
         bool pull = x->landing && x->landing->direction == WIRE_LAND_PULL;
-        char rails[RAILS_MAX * 66];
+        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4];
         /* Its first-to-last data time; a file never accepted took none. */
         uint64_t usec = f->usec ?: (f->t_file && b->t_last > f->t_file ? b->t_last - f->t_file : 0);
 
@@ -201,6 +201,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         if (ok && !f->skip)
                 digest_hex(f->digest, hex);
         device_names(x->env->dev, x->env->ndev, b->rails, rails, sizeof(rails));
+        device_lane_counts(b->rail_lanes, x->env->ndev, b->rails, rail_lanes, sizeof(rail_lanes));
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
                 .id = f->offer.transfer_id,
@@ -217,6 +218,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .digest = ok && !f->skip ? hex : NULL,
                 .lanes = f->t_file ? b->nlanes : 0,
                 .rails = rails,
+                .rail_lanes = rail_lanes,
                 .skipped = ok && f->skip && !pull,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
@@ -231,11 +233,12 @@ static void recv_journal_job(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         bool ok = b->status == WIRE_OK;
-        char rails[RAILS_MAX * 66];
+        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4];
 
         stats_tally_add_files(&x->env->recv_tally, false, b->status, x->published_bytes,
                               b->t_last > b->t_start ? b->t_last - b->t_start : 0, x->files_published);
         device_names(x->env->dev, x->env->ndev, b->rails, rails, sizeof(rails));
+        device_lane_counts(b->rail_lanes, x->env->ndev, b->rails, rail_lanes, sizeof(rail_lanes));
 
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
@@ -250,6 +253,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .text = ok || !b->text[0] ? NULL : b->text,
                 .lanes = b->t_start ? b->nlanes : 0,
                 .rails = rails,
+                .rail_lanes = rail_lanes,
                 .files = x->files_published,
                 .files_total = x->job_files,
                 .packs = x->packs,

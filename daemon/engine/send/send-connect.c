@@ -80,32 +80,52 @@ static bool send_rail_avoid(struct send_lane *l, const char *what)
 
         if (l->base.idx == 0 || s->npairs == 0)
                 return false;
-        d = &e->dev[s->pair[rails_lane_pair(l->base.idx, s->npairs)].local];
+        d = &e->dev[s->pair[s->lane_pair[l->base.idx]].local];
         if (s->base.lane[0] && d == s->base.lane[0]->conn.env->dev)
                 return false;
         d->avoid_until = clock_usec(CLOCK_MONOTONIC) + SEND_RAIL_AVOID_SEC * 1000000ull;
-        conn_format_addr((const struct sockaddr *)&s->rail_dst[s->pair[rails_lane_pair(l->base.idx,
-                                                                                        s->npairs)].remote],
+        conn_format_addr((const struct sockaddr *)&s->rail_dst[s->pair[s->lane_pair[l->base.idx]].remote],
                          to, sizeof(to));
         log_warning("rail %s: lane %u of transfer %" PRIu64 " could not connect to %s (%s): new transfers "
                     "leave the rail out for %u s", d->name, l->base.idx, s->id, to, what, SEND_RAIL_AVOID_SEC);
         return true;
 }
 
-/* Remember @peer's rails (an ACCEPT's), most recent first. */
-static void send_rails_remember(struct send_env *e, const struct sockaddr_storage *peer,
-                                const struct sockaddr_storage *rails, unsigned int n)
+static bool send_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
-        struct send_peer_rails *t = e->peer_rails;
+        return acl_same_addr((const struct sockaddr *)a, (const struct sockaddr *)b);
+}
+
+/* @peer's entry in the rails cache, or NULL. */
+static struct send_peer_rails *send_rails_find(struct send_env *e, const struct sockaddr_storage *peer)
+{
+        for (unsigned int k = 0; k < SEND_PEER_RAILS_MAX && e->peer_rails[k].peer.ss_family; k++)
+                if (send_same_addr(&e->peer_rails[k].peer, peer))
+                        return &e->peer_rails[k];
+        return NULL;
+}
+
+/* Remember @peer's rails (an ACCEPT's), most recent first; what the pairs
+ * to a rail it still names delivered stays. */
+static struct send_peer_rails *send_rails_remember(struct send_env *e, const struct sockaddr_storage *peer,
+                                                   const struct sockaddr_storage *rails, unsigned int n)
+{
+        struct send_peer_rails *t = e->peer_rails, was;
         unsigned int i;
 
         for (i = 0; i < SEND_PEER_RAILS_MAX - 1; i++)
-                if (t[i].peer.ss_family == 0 || acl_same_addr((const struct sockaddr *)&t[i].peer,
-                                                               (const struct sockaddr *)peer))
+                if (t[i].peer.ss_family == 0 || send_same_addr(&t[i].peer, peer))
                         break;
+        was = t[i].peer.ss_family && send_same_addr(&t[i].peer, peer) ? t[i] : (struct send_peer_rails){ 0 };
         memmove(&t[1], &t[0], i * sizeof(t[0]));
         t[0] = (struct send_peer_rails){ .peer = *peer, .nrails = MIN(n, (unsigned int)RAILS_MAX) };
         memcpy(t[0].rail, rails, t[0].nrails * sizeof(rails[0]));
+        for (unsigned int j = 0; j < t[0].nrails; j++)
+                for (unsigned int w = 0; w < was.nrails; w++)
+                        if (send_same_addr(&was.rail[w], &t[0].rail[j]))
+                                for (unsigned int l = 0; l < RAILS_MAX; l++)
+                                        t[0].rate[l][j] = was.rate[l][w];
+        return &t[0];
 }
 
 /*
@@ -151,12 +171,25 @@ static int send_rails_detour(const struct engine_send *s, const struct device **
  * No pairs beyond lane 0's (a rail of ours down, theirs in no subnet of
  * ours): every lane goes lane 0's way, as with one rail.
  */
+/* "0101": the pair each of @n lanes goes over, into @buf. */
+static const char *send_lane_pairs_str(const struct engine_send *s, unsigned int n, char buf[WIRE_LANES_MAX + 1])
+{
+        n = MIN(n, (unsigned int)WIRE_LANES_MAX);
+        for (unsigned int k = 0; k < n; k++)
+                buf[k] = (char)('0' + s->lane_pair[k]);
+        buf[n] = '\0';
+        return buf;
+}
+
 static void send_rails_pair(struct engine_send *s, const struct wire_accept *a)
 {
-        const struct send_env *e = s->env;
+        struct send_env *e = s->env;
         const struct device *d0 = s->base.lane[0]->conn.env->dev;
         struct rails_local local[RAILS_MAX];
         unsigned int nlocal = MIN(e->ndev, (unsigned int)RAILS_MAX), nremote = 0;
+        struct send_peer_rails *known;
+        uint64_t rate[RAILS_MAX];
+        char lanes[WIRE_LANES_MAX + 1];
 
         s->npairs = 0;
         /* Rails we did not ask for are not ours to connect to. */
@@ -167,7 +200,7 @@ static void send_rails_pair(struct engine_send *s, const struct wire_accept *a)
                                                  .up = send_rail_ok(&e->dev[i]) };
         for (unsigned int j = 0; j < a->nrails && j < RAILS_MAX; j++)
                 wire_hop_sockaddr(&a->rails[j], &s->rail_dst[nremote++]);
-        send_rails_remember(s->env, &s->dst, s->rail_dst, nremote);
+        known = send_rails_remember(s->env, &s->dst, s->rail_dst, nremote);
         s->npairs = rails_pair(local, nlocal, d0->idx, s->rail_dst, nremote, s->pair);
         /* Lane 0's way is where it is connected: the address it went to. */
         if (s->npairs > 0) {
@@ -177,10 +210,78 @@ static void send_rails_pair(struct engine_send *s, const struct wire_accept *a)
                 memcpy(&s->rail_dst[s->pair[0].remote], pa,
                        pa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
         }
-        if (s->npairs < 2)
+        if (s->npairs < 2) {
                 s->npairs = 0;
-        log_debug("%s: transfer %" PRIu64 ": %u rail pair(s) of %u rail(s) here and %u there", s->base.peer,
-                  s->id, s->npairs, nlocal, nremote);
+                log_debug("%s: transfer %" PRIu64 ": one rail pair of %u rail(s) here and %u there", s->base.peer,
+                          s->id, nlocal, nremote);
+                return;
+        }
+        /* Lanes by what each pair delivered (its receiver's rail named
+         * by address: the cache keeps what the pairs to it measured). */
+        for (unsigned int p = 0; p < s->npairs; p++)
+                rate[p] = known->rate[s->pair[p].local][s->pair[p].remote];
+        rails_assign(rate, s->npairs, MIN(a->lanes, (unsigned int)WIRE_LANES_MAX), s->lane_pair);
+        log_debug("%s: transfer %" PRIu64 ": %u rail pairs of %u rail(s) here and %u there; lanes over pairs %s",
+                  s->base.peer, s->id, s->npairs, nlocal, nremote, send_lane_pairs_str(s, a->lanes, lanes));
+}
+
+/* Whether another send moves data beside @s's. */
+static bool send_rails_shared(const struct engine_send *s)
+{
+        for (const struct xfer *x = s->env->xe->xfers[XFER_SEND]; x; x = x->next)
+                if (x != &s->base && (x->state == XFER_DATA || x->state == XFER_FINISHING))
+                        return true;
+        return false;
+}
+
+/*
+ * A file's lanes are all acknowledged: what each rail pair delivered,
+ * its lanes' bytes over the time from its first lane's first chunk to
+ * its last lane's last acknowledgement (a lane's connecting is not the
+ * rail's speed), into the peer's rails, as an average leaning on the
+ * newest: a rail that slowed down gets fewer lanes from the next transfer
+ * on. Lanes that move data as fast as each other (the CPU, not the
+ * links, the limit) deliver in proportion to their number: the split
+ * stays, and costs nothing there. Only files that gave each pair
+ * SEND_RAILS_MEASURE_MIN bytes (the others say more about latency than
+ * about the rails), and that no other send shared the rails with when
+ * they began or ended (what they delivered would say as much about the
+ * others' lanes).
+ */
+void send_rails_measure(struct engine_send *s)
+{
+        uint64_t bytes[RAILS_MAX] = { 0 }, begin[RAILS_MAX], end[RAILS_MAX] = { 0 };
+        const struct xfer *b = &s->base;
+        struct send_peer_rails *known;
+
+        if (s->npairs < 2 || s->rails_shared || send_rails_shared(s) ||
+            !(known = send_rails_find(s->env, &s->dst)))
+                return;
+        for (unsigned int p = 0; p < RAILS_MAX; p++)
+                begin[p] = UINT64_MAX;
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+                unsigned int p = s->lane_pair[k];
+
+                if (!l)
+                        return;
+                if (l->t_begin)
+                        begin[p] = MIN(begin[p], l->t_begin);
+                bytes[p] += l->file_bytes;
+                end[p] = MAX(end[p], l->t_acked);
+        }
+        for (unsigned int p = 0; p < s->npairs; p++)
+                if (bytes[p] < SEND_RAILS_MEASURE_MIN || end[p] <= begin[p])
+                        return;
+        for (unsigned int p = 0; p < s->npairs; p++) {
+                uint64_t *r = &known->rate[s->pair[p].local][s->pair[p].remote];
+                uint64_t now = bytes[p] * 1000000 / (end[p] - begin[p]);
+
+                *r = *r ? (*r + 3 * now) / 4 : now;
+                log_debug("transfer %" PRIu64 ": rail pair %u (%s) delivered %" PRIu64 " bytes at %" PRIu64
+                          " KB/s; its rate is %" PRIu64 " KB/s now", s->id, p, s->env->dev[s->pair[p].local].name,
+                          bytes[p], now / 1000, *r / 1000);
+        }
 }
 
 static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
@@ -425,6 +526,7 @@ accepted:
                 return;
         }
         s->ndone = 0;
+        s->rails_shared = send_rails_shared(s);
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
                 /* RESUMED's resume[0] counts a tree's entries, not DEST's chunks. */
                 r = send_lane_start(s, k, a->flags & WIRE_ACCEPT_RESUMED ? 0 : a->resume[k]);
@@ -488,6 +590,7 @@ static void send_connect(struct send_lane *l)
         /* Its rail's PD, keys and reaper from now on. */
         l->base.conn.env = rail->env;
         b->rails |= 1u << rail->idx;
+        b->rail_lanes[rail->idx]++;
         /* Room for every buffer it may grow to. */
         r = conn_setup_qp(&l->base.conn, l->base.hold.cap + CONN_CTRL_BUFS + 2, SEND_CTRL_RECVS + 1,
                           SEND_CTRL_RECVS);
@@ -647,7 +750,7 @@ int send_lane_connect(struct send_lane *l)
         /* Leave from our own address, so the route uses our device: lane
          * 0 from the first rail, the others over their pair's. */
         if (l->base.idx > 0 && s->npairs > 0) {
-                const struct rails_pair *p = &s->pair[rails_lane_pair(l->base.idx, s->npairs)];
+                const struct rails_pair *p = &s->pair[s->lane_pair[l->base.idx]];
 
                 src = &e->dev[p->local];
                 dst = &s->rail_dst[p->remote];

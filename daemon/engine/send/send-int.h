@@ -78,6 +78,9 @@ void send_sparse_offer(struct engine_send *s, struct wire_offer *o);
  * for what is in flight to be acknowledged (false); false also when the
  * transfer ended meanwhile. */
 bool send_sparse_skip(struct send_lane *l);
+/* send-connect.c: every lane of this file is acknowledged: what each
+ * rail pair delivered, for the next transfer's lanes (rails_assign). */
+void send_rails_measure(struct engine_send *s);
 /* send.c: every chunk of @l's run is acknowledged (or left out). */
 void send_lane_acked(struct send_lane *l);
 

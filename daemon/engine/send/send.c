@@ -129,7 +129,7 @@ static void send_log(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         char hex[DIGEST_HEX_SIZE], failed[WIRE_HOP_STR_MAX + 2 * WIRE_TEXT_MAX + 8] = "";
-        char rails[RAILS_MAX * 66];
+        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4];
         bool ok = b->outcome == ENGINE_DONE;
 
         if (ok && s->hop_failed) {
@@ -156,6 +156,7 @@ static void send_log(struct xfer *b)
         if (ok && s->files == 1 && !s->skipping)
                 digest_hex(s->digest, hex);
         device_names(s->env->dev, s->env->ndev, b->rails, rails, sizeof(rails));
+        device_lane_counts(b->rail_lanes, s->env->ndev, b->rails, rail_lanes, sizeof(rail_lanes));
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
                 .id = s->id,
@@ -171,6 +172,7 @@ static void send_log(struct xfer *b)
                 .digest = ok && s->files == 1 && !s->skipping ? hex : NULL,
                 .lanes = b->t_start ? b->nlanes : 0,
                 .rails = rails,
+                .rail_lanes = rail_lanes,
                 .files = s->files_ok,
                 .files_total = s->files,
                 .skipped = s->skipped,
@@ -555,6 +557,8 @@ void send_pump(struct send_lane *l)
                 }
                 if (s->base.t_start == 0)
                         s->base.t_start = clock_usec(CLOCK_MONOTONIC);
+                if (l->t_begin == 0)
+                        l->t_begin = clock_usec(CLOCK_MONOTONIC);
                 if (ibv_post_send(l->base.conn.id->qp, wrs, &bad)) {
                         send_fail(s, WIRE_E_INTERNAL, "ibv_post_send: %m");
                         return;
@@ -728,6 +732,7 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 uint32_t i = l->inflight[l->next_done % l->base.hold.cap];
 
                 b->bytes += l->bufs[i].len;
+                l->file_bytes += l->bufs[i].len;
                 b->env->wire_bytes[XFER_SEND] += l->bufs[i].len;
                 l->base.conn.env->dev->bytes_out += l->bufs[i].len;
                 send_buf_put(l, i);
@@ -737,8 +742,10 @@ static void send_on_data_done(struct send_lane *l, uint64_t seq)
                 xfer_feed_starved(b->env, XFER_SEND);
         /* One clock read per completion: an acknowledgement is progress too. */
         b->t_last = b->t_progress = clock_usec(CLOCK_MONOTONIC);
-        if (!was_done && l->next_done == l->base.end_seq)
+        if (!was_done && l->next_done == l->base.end_seq) {
+                l->t_acked = b->t_last;
                 send_lane_acked(l);
+        }
 }
 
 void send_lane_acked(struct send_lane *l)
@@ -748,6 +755,7 @@ void send_lane_acked(struct send_lane *l)
 
         if (++s->ndone < b->nlanes)
                 return;
+        send_rails_measure(s);
         if (b->state == XFER_DATA)
                 send_verifying(s);
         send_sent(s);
@@ -798,6 +806,7 @@ int send_lane_resume(struct send_lane *l, uint32_t from)
 
         l->next_read = l->next_post = l->next_done = seq;
         l->sparse_cur = 0;
+        l->file_bytes = l->t_begin = l->t_acked = 0;
         if (from == 0)
                 return 0;
         s->base.bytes += wire_run_bytes(s->size, s->chunk, l->base.first_seq, seq);

@@ -42,6 +42,8 @@ struct send_cfg {
 
 /* Peers whose rails the send layer remembers (send_env.peer_rails). */
 #define SEND_PEER_RAILS_MAX     16
+/* What a file must give each rail pair to measure what the pair delivers. */
+#define SEND_RAILS_MEASURE_MIN  (8u << 20)
 /* How long new transfers leave out a rail a lane could not connect over. */
 #define SEND_RAIL_AVOID_SEC     60u
 
@@ -63,6 +65,10 @@ struct send_env {
                 struct sockaddr_storage peer;   /* as the job named it; ss_family 0: unused */
                 struct sockaddr_storage rail[RAILS_MAX];
                 unsigned int nrails;
+                /* What a transfer's lanes from our rail i to its rail[j]
+                 * delivered together, bytes/s, averaged over transfers
+                 * (send_rails_measure); 0: not measured. */
+                uint64_t rate[RAILS_MAX][RAILS_MAX];
         } peer_rails[SEND_PEER_RAILS_MAX];
 };
 
@@ -116,6 +122,10 @@ struct send_lane {
         struct rehash rh;
         bool rehashing;
         uint32_t sparse_cur;    /* a sparse file's: the lane's place in its map */
+        /* This file's: bytes acknowledged, when its first chunk went and
+         * when its last was acknowledged (a rail pair's rate,
+         * send_rails_measure); usec, 0: not yet. */
+        uint64_t file_bytes, t_begin, t_acked;
 };
 
 /* An entry of a tree the owner handed over, not offered yet: ours to close. */
@@ -219,10 +229,13 @@ struct engine_send {
         struct wire_offer offer;        /* the latest offer */
         struct sockaddr_storage dst;
         /* The lanes' ways over the rails (wire.h, Rails): lane k goes from
-         * rail pair[k % npairs].local to rail_dst[pair.remote]; npairs 0:
-         * every lane as lane 0, from dev[0] to dst. */
+         * rail pair[lane_pair[k]].local to rail_dst[pair.remote], lanes
+         * spread by what each pair delivered before (rails_assign); npairs
+         * 0: every lane as lane 0, from dev[0] to dst. */
         struct rails_pair pair[RAILS_MAX];
         unsigned int npairs;
+        uint8_t lane_pair[WIRE_LANES_MAX];
+        bool rails_shared;      /* another send moved data when this file's lanes started */
         struct sockaddr_storage rail_dst[RAILS_MAX];
         /* Lane 0's way (send_lane_connect): the others' with no pairs. */
         const struct device *way_src;

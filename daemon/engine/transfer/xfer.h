@@ -22,6 +22,7 @@
 #include "engine-types.h"
 #include "macro.h"
 #include "pace.h"
+#include "rails.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -138,6 +139,7 @@ struct xfer {
         struct xfer_lane *lane[WIRE_LANES_MAX];
         unsigned int nlanes;    /* granted (1 until the ACCEPT) */
         unsigned int rails;     /* the rails its lanes went over: a bit per device.h's idx */
+        uint8_t rail_lanes[RAILS_MAX];  /* how many over each */
         unsigned int nlive;     /* lanes not yet reaped */
         unsigned int nended;
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the receiver's, Nr */

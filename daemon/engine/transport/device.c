@@ -40,6 +40,19 @@ void device_names(const struct device *devs, unsigned int n, unsigned int mask, 
         }
 }
 
+void device_lane_counts(const uint8_t *counts, unsigned int n, unsigned int mask, char *buf, size_t len)
+{
+        size_t off = 0;
+
+        if (len)
+                buf[0] = '\0';
+        if (__builtin_popcount(mask) < 2)
+                return;
+        for (unsigned int i = 0; i < n && off < len; i++)
+                if (mask & (1u << i))
+                        off += (size_t)snprintf(buf + off, len - off, "%s%u", off ? "," : "", counts[i]);
+}
+
 void device_listen_str(const struct device *d, char *buf, size_t len)
 {
         snprintf(buf, len, "%s:%u", d->cfg.listen_addr[0] ? d->cfg.listen_addr : "*", d->cfg.port);

@@ -119,6 +119,9 @@ static inline struct device *device_of_verbs(struct device *devs, unsigned int n
 /* The names of the rails in @mask (a bit per idx) of @n at @devs,
  * comma-separated, into @buf: "rxe_alpha,rxe_alpha2". */
 void device_names(const struct device *devs, unsigned int n, unsigned int mask, char *buf, size_t len);
+/* How many lanes went over each rail of @mask, in device_names()' order
+ * ("3,1"); "" with fewer than two rails. */
+void device_lane_counts(const uint8_t *counts, unsigned int n, unsigned int mask, char *buf, size_t len);
 
 /* Whether @d carries connections now: up, its port active. */
 static inline bool device_usable(const struct device *d)

@@ -7,6 +7,8 @@
 #     intact, both journal entries name both devices (RDMAXFER_RAILS), and
 #     xferctl stats counts each rail's share.
 #  2. Four transfers at once: each has a lane on each rail, all intact.
+#  2b. One rail slower than the other (tc): once measured, fewer lanes go
+#     over it (three and one), and it carries a quarter of the next file.
 #  3. A peer with one rail and a peer with two talk both ways: everything
 #     goes over the one rail they share, and the journals say so.
 #  4. A rail the peer refuses (its allow_peers admits one of the sender's
@@ -78,6 +80,37 @@ for i in 1 2 3 4; do
         [[ $R == "$BETA_DEV,$BETA2_DEV" ]] || tb_fail "concurrent transfer $i went over '$R' only"
 done
 
+# 2b. Rails of unequal speed: alpha's second rail capped by tc at 10 MB/s,
+# a quarter or less of what its first carries here. The first transfer
+# (daemons just started: nothing measured) goes two lanes over each; it
+# measures what each rail pair delivered, and the next puts fewer lanes
+# on the slow one (one of four), which carries a quarter of it.
+stop_peers
+rails_configure 2 2 log_level=debug
+start_peers
+tc qdisc replace dev "$ALPHA2_NETDEV" root tbf rate 80mbit burst 256kb limit 4mb ||
+        tb_fail "tc: capping $ALPHA2_NETDEV failed"
+size=$((48 * 1024 * 1024))
+make_file "$SRC/w.dat" "$size"
+lanes=()
+for w in w1 w2; do
+        tx2=$(rail_tx "$ALPHA2_NETDEV")
+        tb_log "$w: $(send_ok "$SRC/w.dat" --as "$w.dat")"
+        same_file "$SRC/w.dat" "$BETA_IN/$w.dat"
+        d2=$(($(rail_tx "$ALPHA2_NETDEV") - tx2))
+        rails_of "$ALPHA_UNIT" "$w.dat"
+        tb_log "$w: lanes over $R: ${JF[RDMAXFER_RAIL_LANES]:-?}; the capped rail carried $((d2 >> 20)) MiB"
+        lanes+=("${JF[RDMAXFER_RAIL_LANES]:-}")
+done
+tc qdisc del dev "$ALPHA2_NETDEV" root
+journalctl -u "$ALPHA_UNIT" --no-pager -o cat | grep "rail pair" | sed 's/^/    alpha: /'
+[[ ${lanes[0]} == 2,2 ]] || tb_fail "with nothing measured, the first transfer put lanes '${lanes[0]}' over $R, not 2,2"
+[[ ${JF[RDMAXFER_RAIL_LANES]:-} == 3,1 ]] ||
+        tb_fail "after a transfer over a slow rail, the next put lanes '${JF[RDMAXFER_RAIL_LANES]:-}' over $R, not 3,1"
+((d2 < size * 3 / 8)) || tb_fail "the slow rail carried $d2 bytes of $size with one lane of four"
+rails_of "$BETA_UNIT" w2.dat
+[[ ${JF[RDMAXFER_RAIL_LANES]:-} == 3,1 ]] || tb_fail "beta's journal says lanes '${JF[RDMAXFER_RAIL_LANES]:-}' over $R"
+
 # 3. alpha back to one rail; beta keeps two. Both ways.
 stop_peers
 rails_configure 1 2
@@ -104,9 +137,9 @@ rails_configure 2 2 allow_peers=198.18.0.0/24
 start_peers
 tb_log "$(send_ok "$SRC/one.dat" --as warm.dat)"
 t0=$(date +%s)
-out=$(xferctl send "$SRC/big.dat" "$BETA_ADDR" --as around.dat 2>&1) || { printf '%s\n' "$out" >&2; tb_fail "the send over a refused rail did not complete"; }
+out=$(xferctl send "$SRC/c1.dat" "$BETA_ADDR" --as around.dat 2>&1) || { printf '%s\n' "$out" >&2; tb_fail "the send over a refused rail did not complete"; }
 printf '%s\n' "$out" | sed 's/^/    | /'
-same_file "$SRC/big.dat" "$BETA_IN/around.dat"
+same_file "$SRC/c1.dat" "$BETA_IN/around.dat"
 journalctl -u "$ALPHA_UNIT" --no-pager --since "@$t0" -o cat | grep "leave the rail out" | sed 's/^/    alpha: /' || true
 journalctl -u "$ALPHA_UNIT" --no-pager --since "@$t0" -o cat | grep -q "rail $ALPHA2_DEV: lane .* could not connect" ||
         tb_fail "alpha did not say it left $ALPHA2_DEV out"
