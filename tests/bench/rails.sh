@@ -8,8 +8,14 @@
 # First with every rail's link capped by tc at BENCH_RL_RATE (80mbit, 10
 # MB/s, both ways: one transfer moves 35-50 MB/s over one rail in this
 # guest under TCG, so even two capped rails leave the links the limit), then uncapped (BENCH_RL_FREE_REPS rounds). Each received copy
-# is checked by its digest. Then the medians and the issue's targets:
-# capped, two rails >= 1.8 x one rail, for the single file and for four.
+# is checked by its digest. Then rails of unequal speed (BENCH_RL_UNEQ_REPS
+# rounds, 3): the first rail capped at BENCH_RL_RATE, the second at a
+# quarter of it; the daemons restarted (nothing measured), one file of
+# BENCH_RL_UNEQ_MB (128 MiB) goes two lanes over each rail, then again,
+# the lanes spread by what each rail delivered (three and one). Then the
+# medians and the issue's targets: capped, two rails >= 1.8 x one rail,
+# for the single file and for four; unequal, how much the weighted split
+# gains (2 x at best with four lanes).
 # testbed-timeout: 3600
 # shellcheck source=tests/testbed/lib.sh
 . "${TESTBED_LIB:?run me with tests/bench/bench --rails}"
@@ -21,6 +27,8 @@ for a in "$@"; do
 done
 REPS=${BENCH_RL_REPS:-3}
 FREE_REPS=${BENCH_RL_FREE_REPS:-1}
+UNEQ_REPS=${BENCH_RL_UNEQ_REPS:-3}
+UNEQ_MB=${BENCH_RL_UNEQ_MB:-128}
 MB=${BENCH_RL_MB:-512}
 RATE=${BENCH_RL_RATE:-80mbit}
 MIB=$((1024 * 1024))
@@ -38,6 +46,14 @@ cap() {
                 cmds+=("qdisc replace dev $d root tbf rate $RATE burst 256kb limit 4mb")
         done
         printf '%s\n' "${cmds[@]}" | tc -batch - || tb_fail "tc: capping the rails failed"
+}
+# cap_unequal: the first rail at RATE, the second at a quarter of it.
+cap_unequal() {
+        local slow
+        slow=$(awk -v r="$RATE" 'BEGIN { n = r + 0; sub(/^[0-9.]+/, "", r); printf "%g%s", n / 4, r }')
+        printf '%s\n' "qdisc replace dev $ALPHA_NETDEV root tbf rate $RATE burst 256kb limit 4mb" \
+                "qdisc replace dev $ALPHA2_NETDEV root tbf rate $slow burst 256kb limit 4mb" | tc -batch - ||
+                tb_fail "tc: capping the rails failed"
 }
 uncap() {
         local d
@@ -100,6 +116,27 @@ run() {
         done
 }
 
+# run_unequal ROUND: the same file twice over rails of unequal speed,
+# from daemons that measured nothing; a line each into RES.
+run_unequal() {
+        local r=$1 w t0 t1 secs lanes
+        rails 2
+        for w in even weighted; do
+                sync
+                t0=$(date +%s.%N)
+                send_ok "$SRC/u.dat" --as "u-$w.dat" >/dev/null
+                t1=$(date +%s.%N)
+                [[ $(getfattr --absolute-names --only-values -n user.rdmaxfer.digest "$BETA_IN/u-$w.dat") == "${want[u]}" ]] ||
+                        tb_fail "u-$w.dat arrived with another digest"
+                jfields_wait "$ALPHA_UNIT" "u-$w.dat"
+                lanes=${JF[RDMAXFER_RAIL_LANES]:-?}
+                secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+                printf 'unequal\t2\t%s\t%s\t%s\t%s\n' "$r" "$w" "$secs" "$lanes" >>"$RES"
+                tb_log "unequal rails, round $r, $w: one $UNEQ_MB MiB file in $secs s, lanes $lanes"
+                rm -f "$BETA_IN/u-$w.dat"
+        done
+}
+
 cap
 for ((r = 1; r <= REPS; r++)); do
         for n in 1 2; do
@@ -114,16 +151,25 @@ for ((r = 1; r <= FREE_REPS; r++)); do
                 run uncapped "$n" "$r"
         done
 done
+if ((UNEQ_REPS > 0)); then
+        make_file "$SRC/u.dat" $((UNEQ_MB * MIB))
+        want[u]=$(xferctl sum "$SRC/u.dat" | cut -c1-32)
+        cap_unequal
+        for ((r = 1; r <= UNEQ_REPS; r++)); do
+                run_unequal "$r"
+        done
+        uncap
+fi
 stop_peers
-rm -f "$SRC"/one.dat "$SRC"/q?.dat "$SRC"/q?.out "$BETA_IN"/one.dat "$BETA_IN"/q?.dat
+rm -f "$SRC"/one.dat "$SRC"/q?.dat "$SRC"/q?.out "$SRC"/u.dat "$BETA_IN"/one.dat "$BETA_IN"/q?.dat
 
-awk -F'\t' -v mb="$MB" -v rate="$RATE" '
+awk -F'\t' -v mb="$MB" -v rate="$RATE" -v uneq="$UNEQ_MB" '
 function median(a, n,   i, j, t) {
         for (i = 2; i <= n; i++)
                 for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-{ t[$1, $2, $3, $4] = $5; if ($3 > R[$1]) R[$1] = $3 }
+{ t[$1, $2, $3, $4] = $5; if ($3 > R[$1]) R[$1] = $3; if ($1 == "unequal") L[$4] = L[$4] " " $6 }
 END {
         printf "rails-bench: %d MiB (single) and 4 x %d MiB at once (four), one rail against two, rounds interleaved\n",
                mb, mb / 4
@@ -147,5 +193,16 @@ END {
                                 printf " (target >= 1.8: %s)", (ratio >= 1.8 ? "met" : "missed")
                         printf "\n"
                 }
+        }
+        if (R["unequal"]) {
+                for (r = 1; r <= R["unequal"]; r++) {
+                        a[r] = t["unequal", 2, r, "even"]; b[r] = t["unequal", 2, r, "weighted"]
+                        q[r] = a[r] / b[r]
+                }
+                n = R["unequal"]
+                one = median(a, n); two = median(b, n); ratio = median(q, n)
+                printf "rails-bench: unequal (the second rail at a quarter of %s), %d MiB: lanes as measured %.2f s, " \
+                       "lanes round the rails %.2f s: %.2f x (2.00 at best; lanes:%s /%s)\n", rate, uneq, two, one,
+                       ratio, L["weighted"], L["even"]
         }
 }' "$RES" | tee "$OUT/rails-report.txt"
