@@ -368,7 +368,11 @@ static bool wire_offer_land_ok(const struct wire_offer *o)
         /* Version 21: a regular file's down a chain (a route, or relayed). */
         if ((o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) && (o->flags & WIRE_OFFER_TREE))
                 return false;
-        return o->file == 0 && memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 &&
+        /* Version 23: a regular file's alone, straight to its node, may
+         * name its source (it may resume there, as the user's). */
+        return o->file == 0 &&
+               (memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 ||
+                !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
                !(o->flags & WIRE_OFFER_TREE) == !(o->flags & WIRE_OFFER_DIR) &&
                !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_DRY_RUN |
                              WIRE_OFFER_LONG_NAME));

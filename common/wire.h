@@ -265,9 +265,12 @@
  * of the landing's bytes (land_hash: not on the wire, the receiver hashes
  * what it assembled). Every file of the session lands so: regular files,
  * or one tree (version 20: WIRE_OFFER_LAND on DEST's offer, its entries
- * and packs as any tree's), never a sync or dry run, nothing resumable
- * (no source token: a partial of a user's file, or a kept tree, would sit
- * in the receiver's partial_dir). Version 21: one regular file may go
+ * and packs as any tree's), never a sync or dry run, no tree resumable
+ * (a kept tree would sit in the receiver's partial_dir). Version 23: a
+ * regular file's offer, straight to its node, may name its source, and
+ * the receiver may keep its partial (held open there, as the user's
+ * nameless file: rdmaxferd(8), Users and identity) for a retry to resume;
+ * a tree's, a directory's or a chain's names none. Version 21: one regular file may go
  * down a relay chain (WIRE_OFFER_ROUTE, and a relay's WIRE_OFFER_RELAYED
  * with a zero source): every node lands it at PATH, and a relay passes
  * the landing on unchanged; the credential names every node of the
@@ -406,8 +409,11 @@
  * the one lane 0 arrived on first, those whose port is down left out),
  * under the ACCEPT's MAC. The sender pairs each of its rails with a rail
  * of the receiver's in the same subnet (rails_pair, common/rails.h) and
- * connects lane k over pair k mod the pairs, lane 0's path first; with
- * no ACCEPT rails, or no pair, every lane goes where lane 0 went.
+ * spreads the lanes over the pairs, lane 0 on lane 0's path, the others
+ * by what each pair delivered before (rails_assign: round the pairs
+ * until measured); with no ACCEPT rails, or no pair, every lane goes
+ * where lane 0 went. Which lane goes over which pair is the sender's
+ * alone: the receiver takes a lane on whichever rail it arrives.
  *
  * Authentication (both sides configured with the same pre-shared key K;
  * the hello's WIRE_HELLO_KEY and the welcome's WIRE_WELCOME_AUTH say that
@@ -471,6 +477,7 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   23: a user's file resumes (a landing's offer with its source token);
  *   22: rails (WIRE_OFFER_RAILS, the ACCEPT's rails: Rails, above);
  *   21: pulls (WIRE_LAND_PULL: the receiver reads the file as the user and
  *       sends it back; Pulls, below); a landing's file down a relay chain,
@@ -495,7 +502,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            22
+#define WIRE_VERSION            23
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16

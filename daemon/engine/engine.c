@@ -600,6 +600,7 @@ void engine_free(struct engine *e, bool keep)
         xfer_free_all(&e->xe, keep);
         relay_free_all(&e->re);
         partials_close(&e->re, keep);
+        recv_land_kept_free_all(&e->re);
         landc_free(e->re.landc);
         e->re.landc = NULL;
         /* The ids, bounded: one stuck in the kernel is left to exit. */

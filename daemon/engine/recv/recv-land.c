@@ -16,9 +16,10 @@
  * One file to PATH (not asked for as a directory) lands in PATH when PATH
  * is a directory there, else as PATH itself, in its parent; the lander
  * says which by the first TMPFILE's answer (ENOTDIR or ENOENT at PATH).
- * A user's file is never kept as a partial (it would be theirs in our
- * partial_dir): the sender offers no source token, and nothing here keeps
- * one.
+ * A user's file alone (its offer names its source) is kept for the job's
+ * next attempt, its nameless file held open here (recv-partial.c, a
+ * user's file): that attempt's TMPFILE is answered with it once its
+ * SESSION has proven the same user again.
  *
  * Each request is a disk request of the transfer's (xfer_io_start): its
  * answer may come after the transfer ended, and then only lets it go.
@@ -258,7 +259,12 @@ static bool recv_land_early_take(struct recv_xfer *x)
 static void recv_land_tmpfile(struct recv_xfer *x)
 {
         struct landmsg req;
+        int fd = recv_land_kept_take(x);
 
+        if (fd >= 0) {
+                recv_file_opened(x, fd);
+                return;
+        }
         if (recv_land_early_take(x))
                 return;
         recv_land_tmpfile_req(x, x->cur->offer.name, &req);

@@ -15,11 +15,25 @@
  * ACCEPT says where each lane resumes, so the lanes' digests, and the
  * whole-file check, cover every byte as before. Nothing is published
  * unless that check passes; a partial whose check fails is removed.
+ *
+ * A user's file (a landing, recv-land.c) is kept the same way but not in
+ * the partial directory: it would be theirs in ours, and on another file
+ * system than PATH, where it must be linked. Its nameless file, made by
+ * the lander as the user, is held open here (e->land_kept) with the
+ * record, never named: only that user's next attempt to the same PATH,
+ * with the same identity, takes it back (once the lander has proven the
+ * user again), and it goes at a restart, after RECV_LAND_KEPT_SEC (or
+ * partial_retention if shorter), or for a newer one past
+ * RECV_LAND_KEPT_MAX. Its checkpoints need no fsync to be recorded
+ * (nothing outlives the process that holds it), but take one anyway:
+ * one path for both.
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <event2/event.h>
 
@@ -175,10 +189,10 @@ void recv_partial_lookup(struct recv_xfer *x)
                 return;
         }
         /* A file whose offer names its source (a single file, or a large
-         * one in a session: rdmaxferd(8), Resuming); never a user's (it
-         * would be theirs, in our partial_dir: recv-land.c). */
-        x->part_on = partials_on(recv_xfer_of(b)->env, x->cur->offer.size) && !recv_source_zero(x->cur->offer.source) &&
-                     strlen(x->cur->offer.name) <= PARTIAL_DEST_MAX && !x->landing;
+         * one in a session: rdmaxferd(8), Resuming); a user's file only
+         * alone (recv_land_keeps). */
+        x->part_on = (x->landing ? recv_land_keeps(x) : partials_on(recv_xfer_of(b)->env, x->cur->offer.size)) &&
+                     !recv_source_zero(x->cur->offer.source) && strlen(x->cur->offer.name) <= PARTIAL_DEST_MAX;
         x->part_of = x->part_on ? x->cur : NULL;
         if (!x->part_on) {
                 recv_file_open(x);
@@ -206,6 +220,11 @@ void recv_partial_lookup(struct recv_xfer *x)
                 return;
         }
         x->part_waiting = false;
+        /* A user's: taken once the lander has proven the user (recv-land.c). */
+        if (x->landing) {
+                recv_file_open(x);
+                return;
+        }
         recv_job_init(x);
         memcpy(x->pj.offer.peer, x->pj.rec.peer, sizeof(x->pj.offer.peer));
         memcpy(x->pj.offer.key_id, x->pj.rec.key_id, sizeof(x->pj.offer.key_id));
@@ -388,8 +407,9 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
                 /* Nothing more will be written: the rest of the reservation goes back. */
                 x->pj.punch_fd = x->ckpt_last ? x->part_of->fd : -1;
                 x->part_req.done = recv_on_ckpt_stored;
-                r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj);
-                if (r == 0)
+                if (x->landing)
+                        r = recv_land_kept_store(x);
+                else if ((r = io_call(recv_io(x), &x->part_req, partials_store, &x->pj)) == 0)
                         xfer_io_start(b, "storing a checkpoint");
         }
         if (!xfer_io_done(b))
@@ -398,6 +418,8 @@ static void recv_on_ckpt_synced(struct io_req *req, int64_t res)
                 recv_ckpt_failed(x, "fsync of its progress", res);
         else if (r < 0)
                 recv_ckpt_failed(x, "storing its progress", r);
+        else if (x->landing)
+                recv_ckpt_done(x);
 }
 
 static void recv_ckpt_start(struct recv_xfer *x)
@@ -471,6 +493,13 @@ void recv_partial_published(struct recv_xfer *x)
                 recv_published(x);
                 return;
         }
+        /* A user's: what was kept of it goes; no record of its publication
+         * (a retry whose RESULT was lost finds the file there). */
+        if (x->landing) {
+                recv_land_kept_drop(x);
+                recv_published(x);
+                return;
+        }
         /* A retry is checked against a published record only in a job of
          * one file (the lanes have moved on to the next one here). */
         if (x->job_files > 1) {
@@ -517,7 +546,9 @@ void recv_partial_drop(struct recv_xfer *x)
                 return;
         }
         x->part_on = false;
-        if (!x->part_linked)
+        if (x->landing)
+                recv_land_kept_drop(x);
+        if (!x->part_linked || x->landing)
                 return;
         recv_job_init(x);
         x->part_req.done = recv_on_dropped;
@@ -658,4 +689,166 @@ void recv_partial_free(struct recv_xfer *x)
                 digest_deinit(&x->pre[k]);
                 rehash_deinit(&x->rh[k]);
         }
+}
+
+/* ---- a user's file ---- */
+
+bool recv_land_keeps(const struct recv_xfer *x)
+{
+        /* One file pushed to this node alone: a relay's has no sender in
+         * its identity, and a session's files move on over the lanes. */
+        return x->landing && !x->tree && x->job_files == 1 && x->landing->direction == WIRE_LAND_PUSH &&
+               !(x->cur->offer.flags & (WIRE_OFFER_RELAYED | WIRE_OFFER_ROUTE));
+}
+
+static void recv_land_kept_clear(struct recv_land_kept *k)
+{
+        safe_close(k->fd);
+        free(k->path);
+        *k = (struct recv_land_kept){ .fd = -1 };
+}
+
+static void recv_on_land_kept_timer(evutil_socket_t fd, short what, void *arg);
+
+/* Let go of what is past its time; the timer again for the next. */
+static void recv_land_kept_expire(struct recv_env *e)
+{
+        uint64_t now = clock_usec(CLOCK_MONOTONIC), next = 0;
+
+        for (unsigned int i = 0; i < RECV_LAND_KEPT_MAX; i++) {
+                struct recv_land_kept *k = &e->land_kept[i];
+
+                if (!k->key[0])
+                        continue;
+                if (k->expires <= now) {
+                        log_info("a partial of uid %u's file in %s is let go (kept %u s)", k->uid, k->path,
+                                 MIN(RECV_LAND_KEPT_SEC, e->cfg.partial_retention));
+                        recv_land_kept_clear(k);
+                        continue;
+                }
+                if (!next || k->expires < next)
+                        next = k->expires;
+        }
+        if (!next) {
+                if (e->land_kept_timer)
+                        evtimer_del(e->land_kept_timer);
+                return;
+        }
+        if (!e->land_kept_timer)
+                e->land_kept_timer = evtimer_new(e->base, recv_on_land_kept_timer, e);
+        if (e->land_kept_timer)
+                evtimer_add(e->land_kept_timer, &(struct timeval){ .tv_sec = (time_t)((next - now) / 1000000u) + 1 });
+}
+
+static void recv_on_land_kept_timer(evutil_socket_t fd, short what, void *arg)
+{
+        recv_land_kept_expire(arg);
+}
+
+/* @x's entry: its identity's key, its user, its PATH; NULL if none. */
+static struct recv_land_kept *recv_land_kept_find(struct recv_xfer *x)
+{
+        char key[PARTIAL_KEY_HEX];
+
+        partial_key(&x->ident, key);
+        for (unsigned int i = 0; i < RECV_LAND_KEPT_MAX; i++) {
+                struct recv_land_kept *k = &x->env->land_kept[i];
+
+                if (k->key[0] && strcmp(k->key, key) == 0 && k->uid == x->land_uid &&
+                    strcmp(k->path, x->landing->path) == 0)
+                        return k;
+        }
+        return NULL;
+}
+
+int recv_land_kept_store(struct recv_xfer *x)
+{
+        struct recv_env *e = x->env;
+        struct recv_land_kept *k = recv_land_kept_find(x), *old = NULL;
+        char *path;
+        int fd;
+
+        if (!k) {
+                for (unsigned int i = 0; i < RECV_LAND_KEPT_MAX && !k; i++)
+                        if (!e->land_kept[i].key[0])
+                                k = &e->land_kept[i];
+                        else if (!old || e->land_kept[i].expires < old->expires)
+                                old = &e->land_kept[i];
+                if (!k) {
+                        log_info("a partial of uid %u's file in %s is let go for a newer one (%u are kept at most)",
+                                 old->uid, old->path, RECV_LAND_KEPT_MAX);
+                        recv_land_kept_clear(old);
+                        k = old;
+                }
+                path = strdup(x->landing->path);
+                fd = fcntl(x->part_of->fd, F_DUPFD_CLOEXEC, 3);
+                if (!path || fd < 0) {
+                        free(path);
+                        safe_close(fd);
+                        return path ? -errno : -ENOMEM;
+                }
+                *k = (struct recv_land_kept){ .uid = x->land_uid, .parent = x->land_parent, .path = path, .fd = fd };
+                partial_key(&x->ident, k->key);
+        }
+        k->rec = x->pj.rec;
+        k->expires = clock_usec(CLOCK_MONOTONIC) +
+                     (uint64_t)MIN(RECV_LAND_KEPT_SEC, e->cfg.partial_retention) * 1000000u;
+        x->part_linked = true;
+        log_debug("%s: %s: %" PRIu64 " bytes kept for uid %u", x->base.peer, x->part_of->offer.name,
+                  partial_kept_bytes(&k->rec), k->uid);
+        recv_land_kept_expire(e);
+        return 0;
+}
+
+int recv_land_kept_take(struct recv_xfer *x)
+{
+        struct partial_offer o = { .dest = x->cur->offer.name, .size = x->cur->offer.size,
+                                   .chunk_size = x->cur->offer.chunk_size };
+        struct recv_land_kept *k;
+        enum partial_match m;
+        int fd;
+
+        recv_land_kept_expire(x->env);
+        if (!x->part_on || x->part_of != x->cur || !(k = recv_land_kept_find(x)))
+                return -1;
+        /* The same file from the same sender (its source token), as a
+         * partial in partial_dir is matched; another goes. */
+        memcpy(o.peer, x->ident.peer, sizeof(o.peer));
+        memcpy(o.key_id, x->ident.key_id, sizeof(o.key_id));
+        memcpy(o.source, x->cur->offer.source, sizeof(o.source));
+        m = partial_match(&k->rec, &o);
+        if (m != PARTIAL_MATCH) {
+                log_notice("%s: %s: not resumed: %s", x->base.peer, x->cur->offer.name, partial_match_str(m));
+                recv_land_kept_clear(k);
+                return -1;
+        }
+        x->found = k->rec;
+        x->created = k->rec.created;
+        x->land_parent = k->parent;
+        x->part_linked = true;
+        fd = k->fd;
+        k->fd = -1;
+        recv_land_kept_clear(k);
+        log_info("%s: %s: resuming, %" PRIu64 " of %" PRIu64 " bytes kept from an interrupted attempt (uid %u)",
+                 x->base.peer, x->cur->offer.name, partial_kept_bytes(&x->found), x->cur->offer.size, x->land_uid);
+        return fd;
+}
+
+void recv_land_kept_drop(struct recv_xfer *x)
+{
+        struct recv_land_kept *k = x->part_linked ? recv_land_kept_find(x) : NULL;
+
+        if (k)
+                recv_land_kept_clear(k);
+        x->part_linked = false;
+}
+
+void recv_land_kept_free_all(struct recv_env *e)
+{
+        for (unsigned int i = 0; i < RECV_LAND_KEPT_MAX; i++)
+                if (e->land_kept[i].key[0])
+                        recv_land_kept_clear(&e->land_kept[i]);
+        if (e->land_kept_timer)
+                event_free(e->land_kept_timer);
+        e->land_kept_timer = NULL;
 }

@@ -50,6 +50,17 @@ struct recv_xfer *recv_other(struct recv_xfer *x, bool (*match)(const struct rec
  * the partial. */
 void recv_partial_wait_over(struct recv_xfer *x);
 
+/* A user's file (recv-land.c): kept held open here, not in partial_dir. */
+/* Whether @x's file may be kept: one file, pushed to this node alone. */
+bool recv_land_keeps(const struct recv_xfer *x);
+/* A checkpoint of it, x->pj.rec: 0 or -errno. */
+int recv_land_kept_store(struct recv_xfer *x);
+/* Cur's kept file, once the lander has proven the user: its descriptor
+ * (x->found, land_parent set), or -1 (none; one of another source goes). */
+int recv_land_kept_take(struct recv_xfer *x);
+/* Published, or its data is bad: what was kept of it goes. */
+void recv_land_kept_drop(struct recv_xfer *x);
+
 /* recv-partial-tree.c: a tree kept for the job's next attempt (wire.h, Resuming a tree). */
 /* A kept tree's list of symlinks, in its staging directory beside DEST's
  * leaf (which is never this name: recv_name_reserved()). */

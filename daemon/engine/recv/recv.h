@@ -64,6 +64,10 @@ struct recv_cfg {
  * engine) fills it, and keeps its flags (stopping, freeing, incoming_clean)
  * up to date.
  */
+/* Users' files kept at once for a next attempt, and for how long at most. */
+#define RECV_LAND_KEPT_MAX      16
+#define RECV_LAND_KEPT_SEC      3600u
+
 struct recv_env {
         struct xfer_env *xe;
         struct send_env *send;
@@ -87,10 +91,24 @@ struct recv_env {
         struct partials_sweep *sweep;
         struct relay *relays;           /* downstreams of relay chains (relay.h) */
         struct landc *landc;            /* rdmaxfer-lander, once a landing needed it (recv-land.c) */
+        /* Users' files kept for their job's next attempt: nameless, held
+         * open here (recv-partial.c, a user's file); key "" unused. */
+        struct recv_land_kept {
+                char key[PARTIAL_KEY_HEX];      /* partial_key() of the transfer's identity */
+                uint32_t uid;
+                bool parent;                    /* landed as PATH itself (land_parent) */
+                char *path;                     /* the landing's PATH */
+                struct partial_rec rec;
+                int fd;
+                uint64_t expires;               /* usec, CLOCK_MONOTONIC */
+        } land_kept[RECV_LAND_KEPT_MAX];
+        struct event *land_kept_timer;
         struct stats_tally recv_tally;  /* incoming transfers that offered */
         bool stopping, freeing;
 };
 
+/* recv-partial.c: at the end, every user's file kept for a retry let go. */
+void recv_land_kept_free_all(struct recv_env *e);
 /* recv-accept.c: a CONNECT_REQUEST on the listener of rail @rail. */
 void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdma_cm_id *id,
                              const void *pdata, size_t plen);

@@ -825,8 +825,9 @@ static void send_on_source(struct io_req *req, int64_t res)
 
         if (!xfer_io_done(&s->base) || s->base.state == XFER_CLOSING)
                 return;
-        if (res == 0 && s->land) {
-                /* Landing: nothing to resume by (its mode came with it). */
+        if (res == 0 && s->land && (s->tree || s->files > 1 || s->route_hops)) {
+                /* A landing's tree, files or chain: nothing to resume by
+                 * (wire.h, Landing as the user; its mode came with it). */
                 if (send_sparse_wanted(s) && send_sparse_start(s, send_on_mapped) == 0)
                         return;
         } else if (res == 0) {

@@ -12,6 +12,10 @@
 #     partial_dir; beta's journal entry has RDMAXFER_UID, RDMAXFER_USER and
 #     RDMAXFER_LANDED.
 #  2. three files into a directory, one job.
+#  2a. a file cancelled part way, then sent again: beta kept what it had
+#     (held open, nameless: nothing in alice's directory or in beta's
+#     partial_dir meanwhile) and resumes it (RDMAXFER_RESUMED_BYTES > 0),
+#     intact, alice's 0600 file.
 #  2b. a tree (-r) of every mode alice can read (read-only files and
 #     directories, 0400, 0500), dotfiles, symlinks, hard links and mtimes: into PATH/ (a directory: PATH/DIR) and as a new PATH, each
 #     what rsync -aHS makes (tree-oracle), every entry alice's, nothing
@@ -120,6 +124,31 @@ for f in x1 x2 x3; do
         same_file "$WORK/$f" "$SCR/$ALICE/set/$f"
         [[ $(stat -c %U "$SCR/$ALICE/set/$f") == "$ALICE" ]] || tb_fail "set/$f is not alice's"
 done
+
+tb_log "2a. cancelled part way, sent again: resumed from what beta kept, which nobody saw"
+make_file "$WORK/r.dat" $((8 << 20))
+chown "$ALICE:" "$WORK/r.dat" && chmod 0600 "$WORK/r.dat"
+before=$(ls -A "$SCR/$ALICE")
+rx0=$(netdev_bytes "$BETA_NETDEV" rx)
+rx_grown() { (($(netdev_bytes "$BETA_NETDEV" rx) - rx0 >= 3 << 20)); }
+id=$(as "$ALICE" xferctl send --no-wait --bwlimit 1M "$WORK/r.dat" "$BETA_ADDR:$SCR/$ALICE/") ||
+        tb_fail "alice's submit of r.dat failed: $id"
+id=${id//[^0-9]/}
+wait_for 20 rx_grown || tb_fail "r.dat never got under way"
+as "$ALICE" xferctl cancel "$id" >/dev/null || tb_fail "alice could not cancel her r.dat"
+wait_for 10 job_in_state "$id" cancelled || tb_fail "job $id not cancelled"
+[[ $(ls -A "$SCR/$ALICE") == "$before" ]] || tb_fail "the cancelled r.dat left a name in alice's directory: $(ls -A "$SCR/$ALICE")"
+[[ -z $(find "$BETA_PART" -user "$ALICE" 2>/dev/null) ]] || tb_fail "a partial of alice's is in beta's partial_dir"
+since=$(date '+%F %T')
+send "$ALICE" "$WORK/r.dat" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) || tb_fail "r.dat sent again: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+same_file "$WORK/r.dat" "$SCR/$ALICE/r.dat"
+[[ $(stat -c '%U %a' "$SCR/$ALICE/r.dat") == "$ALICE 600" ]] ||
+        tb_fail "the resumed r.dat is not alice's 0600 file: $(stat -c '%U %a' "$SCR/$ALICE/r.dat")"
+kept=$(beta_entry "$since" | sed -n 's/^RDMAXFER_RESUMED_BYTES=//p' | tail -n 1)
+tb_log "beta resumed r.dat with ${kept:-no} bytes kept from the cancelled attempt"
+((${kept:-0} > 0)) || tb_fail "r.dat was sent whole again: beta kept nothing of alice's cancelled attempt"
 
 tb_log "2b. a tree as alice: read-only modes, dotfiles, symlinks, hard links, mtimes"
 tree=$WORK/proj
