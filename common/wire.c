@@ -230,6 +230,9 @@ int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
         /* Lane 0 is the connection that offers; a lane hello names another. */
         if ((h->flags & WIRE_HELLO_LANE) ? h->lane == 0 || h->lane >= WIRE_LANES_MAX : h->lane != 0)
                 return -EBADMSG;
+        /* Only a lane that was connected rejoins. */
+        if ((h->flags & WIRE_HELLO_REJOIN) && !(h->flags & WIRE_HELLO_LANE))
+                return -EBADMSG;
         return 0;
 }
 
@@ -242,7 +245,7 @@ void wire_encode_welcome(void *buf, const struct wire_welcome *w)
         bytes_put_u16(&o, w->flags);
         bytes_put_u32(&o, w->credits);
         bytes_put_u32(&o, w->slot_size);
-        bytes_put_u32(&o, w->reserved);
+        bytes_put_u32(&o, w->resume);
         bytes_put_mem(&o, w->nonce, WIRE_NONCE_SIZE);
         assert(!o.overflow && o.off == WIRE_WELCOME_SIZE);
 }
@@ -259,7 +262,7 @@ int wire_decode_welcome(const void *buf, size_t len, struct wire_welcome *w)
         w->flags = bytes_get_u16(&in);
         w->credits = bytes_get_u32(&in);
         w->slot_size = bytes_get_u32(&in);
-        w->reserved = bytes_get_u32(&in);
+        w->resume = bytes_get_u32(&in);
         bytes_get_mem(&in, w->nonce, WIRE_NONCE_SIZE);
         if (w->magic != WIRE_MAGIC)
                 return -EBADMSG;

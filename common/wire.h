@@ -631,7 +631,7 @@ unsigned int wire_status_of_errno(int err);
 struct wire_hello {
         uint32_t magic;
         uint16_t version;
-        uint16_t flags;         /* WIRE_HELLO_LANE, WIRE_HELLO_KEY */
+        uint16_t flags;         /* WIRE_HELLO_LANE, WIRE_HELLO_KEY, WIRE_HELLO_REJOIN */
         uint16_t lane;          /* with WIRE_HELLO_LANE: 1 .. lanes-1; else 0 */
         uint16_t reserved;
         uint8_t token[WIRE_TOKEN_SIZE]; /* with WIRE_HELLO_LANE: the offer's */
@@ -642,6 +642,10 @@ struct wire_hello {
 #define WIRE_HELLO_LANE         0x0001u
 /* The sender holds a pre-shared key (and will prove it). */
 #define WIRE_HELLO_KEY          0x0002u
+/* Version 23, with WIRE_HELLO_LANE: this lane was connected and lost its
+ * rail (Rails, "A rail lost under a transfer"): it replaces that
+ * connection, and the WELCOME says where its run goes on (resume). */
+#define WIRE_HELLO_REJOIN       0x0004u
 
 struct wire_welcome {
         uint32_t magic;
@@ -649,7 +653,7 @@ struct wire_welcome {
         uint16_t flags;         /* WIRE_WELCOME_AUTH: an OFFER must carry a MAC */
         uint32_t credits;       /* receive slots posted for this connection */
         uint32_t slot_size;     /* largest message the receiver accepts */
-        uint32_t reserved;
+        uint32_t resume;        /* a rejoined lane's: chunks of its run the receiver has */
         uint8_t nonce[WIRE_NONCE_SIZE];
 };
 

@@ -147,6 +147,8 @@ void journal_xfer(const struct journal_xfer *x)
                 journal_add(&j, "RDMAXFER_RAILS=%s", x->rails);
         if (x->rail_lanes && x->rail_lanes[0])
                 journal_add(&j, "RDMAXFER_RAIL_LANES=%s", x->rail_lanes);
+        if (x->rails_lost && x->rails_lost[0])
+                journal_add(&j, "RDMAXFER_RAILS_LOST=%s", x->rails_lost);
         if (x->attempt)
                 journal_add(&j, "RDMAXFER_ATTEMPT=%u", x->attempt);
         if (x->files_total > 1) {

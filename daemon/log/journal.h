@@ -25,6 +25,7 @@ struct journal_xfer {
         unsigned int lanes;     /* queue pairs it was striped over (0: never got that far) */
         const char *rails;      /* the RDMA devices they went over, "rxe_a,rxe_b"; NULL or "": none */
         const char *rail_lanes; /* how many lanes over each of several, "3,1"; NULL or "": one rail */
+        const char *rails_lost; /* rails lost under it, its lanes joined again over others; NULL or "" */
         unsigned int files;     /* a job of several files: how many were published (0: one file) */
         unsigned int files_total;       /* and how many it held */
         unsigned int packs;     /* recv, a tree: offers that carried a pack of entries (wire.h) */

@@ -139,7 +139,9 @@ static struct recv_xfer *recv_find_lane(struct recv_env *e, struct rdma_cm_id *i
                 if (b->state != XFER_DATA || !b->lane[0] ||
                     sodium_memcmp(x->token, h->token, WIRE_TOKEN_SIZE) != 0)
                         continue;
-                if (h->lane >= b->nlanes || b->lane[h->lane] ||
+                /* A lane joins once, or again where its rail was lost. */
+                if ((h->flags & WIRE_HELLO_REJOIN) ? !recv_may_rejoin(x, h->lane) :
+                    h->lane >= b->nlanes || b->lane[h->lane] ||
                     (!x->rails && !recv_same_host(rdma_get_peer_addr(id), rdma_get_peer_addr(b->lane[0]->conn.id))))
                         return NULL;
                 return x;
@@ -182,6 +184,14 @@ static struct recv_lane *recv_lane_for(struct recv_env *e, struct rdma_cm_id *id
                         return NULL;
                 }
         }
+        /* Joining again: the lane as it is, its connection (if it still
+         * has one: the sender saw the rail go first) replaced. */
+        if (h->flags & WIRE_HELLO_REJOIN) {
+                l = recv_lane(x, h->lane);
+                if (!l->detached)
+                        recv_lane_detach(l, "the sender joins it again");
+                return l;
+        }
         r = recv_lane_new(x, h->lane, &l);
         if (r == 0 && xfer_lane_run(&l->base) < 0) {
                 x->base.ops->lane_free(&l->base);
@@ -223,6 +233,8 @@ static int recv_lane_accept(struct recv_lane *l)
         /* Lane 0's one is for the offer; a later lane's are paced like any. */
         w.credits = l->base.idx == 0 ? 1 : recv_credits_take(l);
         w.slot_size = e->slot_size;
+        /* A lane joined again goes on where its run stands here. */
+        w.resume = (uint32_t)(l->next_seq - l->base.first_seq);
         memcpy(w.nonce, b->nonce, sizeof(w.nonce));
         wire_encode_welcome(wbuf, &w);
         conn_param(&param, wbuf, sizeof(wbuf));
@@ -240,6 +252,7 @@ void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdm
         struct wire_hello h;
         struct recv_lane *l;
         unsigned int status;
+        bool rejoin;
         char peer[80];
 
         conn_format_addr(rdma_get_peer_addr(id), peer, sizeof(peer));
@@ -255,6 +268,7 @@ void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdm
                 return;
         }
         /* On its rail: that device's PD, keys and reaper. */
+        rejoin = l->detached;
         conn_init(&l->base.conn, rail->env, &recv_conn_ops, id);
         l->base.x->rails |= 1u << rail->idx;
         l->base.x->rail_lanes[rail->idx]++;
@@ -274,6 +288,9 @@ void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdm
         }
         if (l->base.idx == 0)
                 xfer_arm_timer(l->base.x, (int)recv_offer_timeout(recv_xfer_of(l->base.x)));
+        if (rejoin)
+                log_notice("%s: lane %u joined again over %s, at chunk %" PRIu64 " of its run", peer, l->base.idx,
+                           rail->name, l->next_seq - l->base.first_seq);
         log_debug("%s: accepted %s %u, %u credits of %u bytes", peer,
                   l->base.idx ? "lane" : "connection", l->base.idx, l->base.hold.held, e->slot_size);
 }

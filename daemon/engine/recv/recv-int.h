@@ -52,6 +52,9 @@ struct recv_lane {
         uint64_t next_seq;
         uint32_t credits_pending;
         struct wire_end end;
+        /* Its rail was lost (recv_lane_detach): no connection, its slots
+         * held unposted, until the sender joins it again (WIRE_HELLO_REJOIN). */
+        bool detached;
 };
 
 /*
@@ -386,6 +389,12 @@ int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
 /* Post every slot the lane holds and, beyond lane 0, what the ring lends
  * now (pending credits, for its welcome). */
 int recv_lane_post_all(struct recv_lane *l);
+/* Lane @l's rail is gone (@why): its connection torn down, the lane kept
+ * for the sender to join again (wire.h, Rails). */
+void recv_lane_detach(struct recv_lane *l, const char *why);
+/* Whether lane @lane of @x may join again over another rail: one file's
+ * data from a sender with rails, the lane not ended. */
+bool recv_may_rejoin(const struct recv_xfer *x, unsigned int lane);
 /* Of the lane's pending credits, those that may go now (all, without
  * cfg rate_limit), taken off credits_pending; the rest wait for the
  * transfer's pace timer. In DATA only. */

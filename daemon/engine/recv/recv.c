@@ -55,6 +55,7 @@ static void recv_lane_free(struct xfer_lane *l);
 static void recv_cancel_io(struct xfer *x);
 static void recv_gone(struct xfer *x);
 static void recv_paced(struct xfer *x, unsigned int first);
+static bool recv_rail_lost(struct xfer *x, const struct conn_env *on, const char *text);
 
 static const struct xfer_ops recv_xfer_ops = {
         .feed = recv_feed,
@@ -64,6 +65,7 @@ static const struct xfer_ops recv_xfer_ops = {
         .cancel_io = recv_cancel_io,
         .gone = recv_gone,
         .paced = recv_paced,
+        .rail_lost = recv_rail_lost,
 };
 
 int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
@@ -156,6 +158,8 @@ static int recv_post_slot(struct recv_lane *l, uint32_t i)
         struct ibv_recv_wr wr = { 0 }, *bad;
         struct ibv_sge sge;
 
+        if (!l->base.conn.id || !l->base.conn.id->qp)
+                return -ENOTCONN;
         sge.addr = (uintptr_t)recv_slot_mem(l, i);
         sge.length = e->slot_size;
         sge.lkey = device_lkey(l->base.conn.env->dev, e->ring_idx);
@@ -179,7 +183,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
         char hex[DIGEST_HEX_SIZE];
         bool ok = status == WIRE_OK;
         bool pull = x->landing && x->landing->direction == WIRE_LAND_PULL;
-        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4];
+        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4], lost[RAILS_MAX * 66];
         /* Its first-to-last data time; a file never accepted took none. */
         uint64_t usec = f->usec ?: (f->t_file && b->t_last > f->t_file ? b->t_last - f->t_file : 0);
 
@@ -202,6 +206,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 digest_hex(f->digest, hex);
         device_names(x->env->dev, x->env->ndev, b->rails, rails, sizeof(rails));
         device_lane_counts(b->rail_lanes, x->env->ndev, b->rails, rail_lanes, sizeof(rail_lanes));
+        device_names(x->env->dev, x->env->ndev, b->rails_lost, lost, sizeof(lost));
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
                 .id = f->offer.transfer_id,
@@ -219,6 +224,7 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 .lanes = f->t_file ? b->nlanes : 0,
                 .rails = rails,
                 .rail_lanes = rail_lanes,
+                .rails_lost = lost,
                 .skipped = ok && f->skip && !pull,
                 .relay = x->relay ? relay_next(x->relay) : NULL,
                 .land_path = x->landing && x->land_session ? x->landing->path : NULL,
@@ -233,12 +239,13 @@ static void recv_journal_job(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         bool ok = b->status == WIRE_OK;
-        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4];
+        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4], lost[RAILS_MAX * 66];
 
         stats_tally_add_files(&x->env->recv_tally, false, b->status, x->published_bytes,
                               b->t_last > b->t_start ? b->t_last - b->t_start : 0, x->files_published);
         device_names(x->env->dev, x->env->ndev, b->rails, rails, sizeof(rails));
         device_lane_counts(b->rail_lanes, x->env->ndev, b->rails, rail_lanes, sizeof(rail_lanes));
+        device_names(x->env->dev, x->env->ndev, b->rails_lost, lost, sizeof(lost));
 
         journal_xfer(&(struct journal_xfer){
                 .direction = "recv",
@@ -254,6 +261,7 @@ static void recv_journal_job(struct recv_xfer *x)
                 .lanes = b->t_start ? b->nlanes : 0,
                 .rails = rails,
                 .rail_lanes = rail_lanes,
+                .rails_lost = lost,
                 .files = x->files_published,
                 .files_total = x->job_files,
                 .packs = x->packs,
@@ -492,6 +500,22 @@ static void recv_lost(struct recv_lane *l, const char *why)
         xfer_hangup(b);
 }
 
+/* Lane @l's connection broke (@why): a lane on another rail than lane
+ * 0's, which the sender may join again over another (wire.h, Rails), is
+ * kept for it (the transfer's deadline stands if it never does); any
+ * other ends the transfer (recv_lost). */
+static void recv_lane_broke(struct recv_lane *l, const char *why)
+{
+        struct xfer *b = l->base.x;
+
+        if (l->base.idx > 0 && !l->detached && b->lane[0] && l->base.conn.env != b->lane[0]->conn.env &&
+            recv_may_rejoin(recv_xfer_of(b), l->base.idx)) {
+                recv_lane_detach(l, why);
+                return;
+        }
+        recv_lost(l, why);
+}
+
 uint32_t recv_credits_take(struct recv_lane *l)
 {
         struct xfer *b = l->base.x;
@@ -582,7 +606,7 @@ static void recv_lane_grow(struct recv_lane *l, unsigned int max)
         uint32_t i;
 
         for (unsigned int n = 0; n < max; n++) {
-                if (b->state != XFER_DATA || l->base.ended || l->base.conn.reaping ||
+                if (b->state != XFER_DATA || l->base.ended || l->base.conn.reaping || l->detached ||
                     want <= l->base.hold.held ||
                     !ring_hold_grow(&l->base.hold, b->ring, &i))
                         return;
@@ -596,13 +620,20 @@ static void recv_lane_grow(struct recv_lane *l, unsigned int max)
 
 int recv_lane_post_all(struct recv_lane *l)
 {
+        bool rejoin = l->detached;
         int r;
 
         for (uint32_t i = 0; i < l->base.hold.held; i++) {
+                /* A lane joined again: its slots but those still being
+                 * written (posted once written), each with a credit. */
+                if (rejoin && l->rs[i].writing)
+                        continue;
                 r = recv_post_slot(l, i);
                 if (r < 0)
                         return r;
+                l->credits_pending += rejoin;
         }
+        l->detached = false;
         if (l->base.idx > 0) {
                 /* What the ring lends now goes into the welcome's credits
                  * (as pacing allows: recv_credits_take); more comes as the
@@ -814,6 +845,9 @@ static int recv_slot_return(struct recv_lane *l, uint32_t i)
                 xfer_feed_starved(b->env, XFER_RECV);
                 return 0;
         }
+        /* Its lane has no connection now: posted when it joins again. */
+        if (l->detached)
+                return 0;
         if (recv_post_slot(l, i) < 0) {
                 recv_abort(b, WIRE_E_INTERNAL, "cannot repost a receive");
                 return -1;
@@ -1059,7 +1093,7 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
         if ((wc->wr_id & CONN_WRID_CTRL) && (wc->wr_id & ~CONN_WRID_CTRL) < CONN_CTRL_BUFS) {
                 conn_ctrl_send_done(c, wc->wr_id);
                 if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
-                        recv_lost(l, ibv_wc_status_str(wc->status));
+                        recv_lane_broke(l, ibv_wc_status_str(wc->status));
                         return;
                 }
                 /* A dry run's GONEs wait for a buffer (recv-dry.c). */
@@ -1087,7 +1121,7 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
 
                         snprintf(text, sizeof(text), "receive completion: %s",
                                  ibv_wc_status_str(wc->status));
-                        recv_lost(l, text);
+                        recv_lane_broke(l, text);
                 }
                 return;
         }
@@ -1128,10 +1162,10 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 recv_flush_credits(l, true);
                 break;
         case RDMA_CM_EVENT_DISCONNECTED:
-                recv_lost(l, "peer disconnected");
+                recv_lane_broke(l, "peer disconnected");
                 break;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
-                recv_lost(l, "RDMA device removed");
+                recv_lane_broke(l, "RDMA device removed");
                 break;
         default:
                 /* CONNECT_ERROR, UNREACHABLE, REJECTED (accept failed) ... */
@@ -1232,3 +1266,45 @@ const struct conn_ops recv_conn_ops = {
         .wc_batch_end = recv_on_batch_end,
         .reaped = xfer_lane_reaped,
 };
+
+/* ---- a rail lost under a transfer (wire.h, Rails) ---- */
+
+void recv_lane_detach(struct recv_lane *l, const char *why)
+{
+        struct xfer *b = l->base.x;
+        const struct device *lost = l->base.conn.env->dev;
+
+        log_notice("%s: lane %u of %s lost rail %s (%s); waiting for it to join again", b->peer, l->base.idx,
+                   recv_named(recv_xfer_of(b))->offer.name, lost->name, why);
+        b->rails_lost |= 1u << lost->idx;
+        conn_teardown(&l->base.conn);
+        l->base.conn.env = b->lane[0]->conn.env;
+        l->base.established = false;
+        l->credits_pending = 0;
+        l->detached = true;
+}
+
+bool recv_may_rejoin(const struct recv_xfer *x, unsigned int lane)
+{
+        const struct xfer *b = &x->base;
+        const struct recv_lane *l = lane < b->nlanes ? recv_lane((struct recv_xfer *)x, lane) : NULL;
+
+        /* One file's data from a sender with rails, not a relay's. */
+        return b->state == XFER_DATA && lane > 0 && l && !l->base.ended && !l->base.conn.reaping && x->rails &&
+               x->job_files == 1 && !x->tree && !x->relay && !x->route_on && b->lane[0] && b->lane[0]->established;
+}
+
+static bool recv_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
+{
+        struct recv_xfer *x = recv_xfer_of(b);
+
+        if (!b->lane[0] || b->lane[0]->conn.env == on)
+                return false;
+        for (unsigned int k = 1; k < b->nlanes; k++)
+                if (b->lane[k] && b->lane[k]->conn.env == on && !recv_lane(x, k)->detached && !recv_may_rejoin(x, k))
+                        return false;
+        for (unsigned int k = 1; k < b->nlanes; k++)
+                if (b->lane[k] && b->lane[k]->conn.env == on && !recv_lane(x, k)->detached)
+                        recv_lane_detach(recv_lane(x, k), text);
+        return true;
+}

@@ -78,7 +78,8 @@ static bool send_rail_avoid(struct send_lane *l, const char *what)
         struct device *d;
         char to[80];
 
-        if (l->base.idx == 0 || s->npairs == 0)
+        /* A lane joining again goes lane 0's way: nothing to leave out. */
+        if (l->base.idx == 0 || s->npairs == 0 || l->rejoin)
                 return false;
         d = &e->dev[s->pair[s->lane_pair[l->base.idx]].local];
         if (s->base.lane[0] && d == s->base.lane[0]->conn.env->dev)
@@ -563,6 +564,10 @@ static void send_lane_up(struct send_lane *l, const void *pdata, size_t plen)
         if (send_welcome(l, pdata, plen, &w) < 0)
                 return;
         xfer_progress(l->base.x);
+        if (l->rejoin) {
+                (void)send_lane_rewind(l, w.resume);
+                return;
+        }
         log_debug("%s: transfer %" PRIu64 " lane %u up, %u credits", l->base.x->peer,
                   sender_of(l->base.x)->id, l->base.idx, l->credits);
         send_pump(l);
@@ -601,7 +606,7 @@ static void send_connect(struct send_lane *l)
         if (l->base.idx == 0 ? e->key->len > 0 : b->session.on)
                 h.flags |= WIRE_HELLO_KEY;
         if (l->base.idx > 0) {
-                h.flags |= WIRE_HELLO_LANE;
+                h.flags |= WIRE_HELLO_LANE | (l->rejoin ? WIRE_HELLO_REJOIN : 0);
                 h.lane = (uint16_t)l->base.idx;
                 memcpy(h.token, s->token, WIRE_TOKEN_SIZE);
         }
@@ -695,6 +700,9 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                           l->base.idx > 0 && s->npairs > 0 ? " on a lane over another rail" : "");
                 return;
         case RDMA_CM_EVENT_DISCONNECTED:
+                /* A lane the receiver let go (its rail failed there): joins again. */
+                if (send_lane_lost(l, "the peer disconnected it"))
+                        return;
                 l->base.established = false;
                 send_fail(s, WIRE_E_PROTOCOL, "peer disconnected");
                 return;
@@ -712,6 +720,71 @@ const struct conn_ops send_conn_ops = {
         .wc_batch_end = send_on_batch_end,
         .reaped = xfer_lane_reaped,
 };
+
+/*
+ * Lane @l's rail is gone (@why): its connection torn down here, it joins
+ * again over lane 0's way (WIRE_HELLO_REJOIN), and the receiver's WELCOME
+ * says where its run goes on (send_lane_rewind). Its buffers stay as they
+ * are until then: what was posted is not known to have arrived.
+ */
+static void send_lane_rejoin(struct send_lane *l, const char *why)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+        const struct device *lost = l->base.conn.env->dev;
+
+        log_notice("%s: transfer %" PRIu64 ": lane %u lost rail %s (%s); it joins again over %s", b->peer, s->id,
+                   l->base.idx, lost->name, why, b->lane[0]->conn.env->dev->name);
+        b->rails_lost |= 1u << lost->idx;
+        conn_teardown(&l->base.conn);
+        l->base.conn.env = b->lane[0]->conn.env;
+        l->base.established = false;
+        l->credits = 0;
+        l->unsignaled = 0;
+        l->rejoin = true;
+        s->lane_pair[l->base.idx] = 0;
+        if (send_lane_connect(l) < 0)
+                send_fail(s, WIRE_E_INTERNAL, "lane %u could not join again: %m", l->base.idx);
+}
+
+bool send_lane_lost(struct send_lane *l, const char *why)
+{
+        struct xfer *b = l->base.x;
+        struct engine_send *s = sender_of(b);
+
+        if (l->base.idx == 0 || !b->lane[0] || l->base.conn.env == b->lane[0]->conn.env ||
+            s->rejoins >= 2 * b->nlanes || l->rejoin)
+                return false;
+        if (!send_rail_lost(b, l->base.conn.env, why))
+                return false;
+        return true;
+}
+
+bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
+{
+        struct engine_send *s = sender_of(b);
+
+        /* One file's data (not a session's, a relay's, a sparse file's),
+         * over more than one rail pair, lane 0 not on the rail lost. */
+        if (b->state != XFER_DATA || s->files != 1 || s->tree || s->src_ops || s->pack_mem ||
+            (s->offer.flags & WIRE_OFFER_SPARSE) || s->npairs < 2 || !b->lane[0] || b->lane[0]->conn.env == on ||
+            !b->lane[0]->established)
+                return false;
+        /* A lane that ended, or is joining or reading back: as before. */
+        for (unsigned int k = 1; k < b->nlanes; k++) {
+                const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
+
+                if (!l || (l->base.conn.env == on && (l->base.ended || l->rejoin || l->rehashing || !l->base.established)))
+                        return false;
+        }
+        for (unsigned int k = 1; k < b->nlanes && b->state == XFER_DATA; k++) {
+                if (b->lane[k]->conn.env == on) {
+                        s->rejoins++;
+                        send_lane_rejoin(send_lane_of(b->lane[k]), text);
+                }
+        }
+        return true;
+}
 
 /* A lane whose connection could not even be created: gone at once. */
 static void send_lane_drop(struct send_lane *l)

@@ -78,6 +78,16 @@ void send_sparse_offer(struct engine_send *s, struct wire_offer *o);
  * for what is in flight to be acknowledged (false); false also when the
  * transfer ended meanwhile. */
 bool send_sparse_skip(struct send_lane *l);
+/* A lane joined again over another rail goes on from chunk @from of its
+ * run (send.c): 0, or -1 when the transfer failed. */
+int send_lane_rewind(struct send_lane *l, uint32_t from);
+/* ... once the reads out into its buffers are in. */
+void send_lane_rewind_ready(struct send_lane *l);
+/* xfer_ops.rail_lost (send-connect.c). */
+bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text);
+/* Lane @l's connection failed (@why), on another rail than lane 0's: its
+ * rail's lanes join again over lane 0's (send_rail_lost). false: fail. */
+bool send_lane_lost(struct send_lane *l, const char *why);
 /* send-connect.c: every lane of this file is acknowledged: what each
  * rail pair delivered, for the next transfer's lanes (rails_assign). */
 void send_rails_measure(struct engine_send *s);

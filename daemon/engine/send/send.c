@@ -129,7 +129,7 @@ static void send_log(struct xfer *b)
 {
         struct engine_send *s = sender_of(b);
         char hex[DIGEST_HEX_SIZE], failed[WIRE_HOP_STR_MAX + 2 * WIRE_TEXT_MAX + 8] = "";
-        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4];
+        char rails[RAILS_MAX * 66], rail_lanes[RAILS_MAX * 4], lost[RAILS_MAX * 66];
         bool ok = b->outcome == ENGINE_DONE;
 
         if (ok && s->hop_failed) {
@@ -157,6 +157,7 @@ static void send_log(struct xfer *b)
                 digest_hex(s->digest, hex);
         device_names(s->env->dev, s->env->ndev, b->rails, rails, sizeof(rails));
         device_lane_counts(b->rail_lanes, s->env->ndev, b->rails, rail_lanes, sizeof(rail_lanes));
+        device_names(s->env->dev, s->env->ndev, b->rails_lost, lost, sizeof(lost));
         journal_xfer(&(struct journal_xfer){
                 .direction = "send",
                 .id = s->id,
@@ -173,6 +174,7 @@ static void send_log(struct xfer *b)
                 .lanes = b->t_start ? b->nlanes : 0,
                 .rails = rails,
                 .rail_lanes = rail_lanes,
+                .rails_lost = lost,
                 .files = s->files_ok,
                 .files_total = s->files,
                 .skipped = s->skipped,
@@ -359,6 +361,10 @@ static void send_on_read(struct io_req *req, int64_t res)
                 return;
         }
         buf->state = BUF_READY;
+        if (l->rewind_waiting) {
+                send_lane_rewind_ready(l);
+                return;
+        }
         send_pump(l);
 }
 
@@ -821,6 +827,59 @@ int send_lane_resume(struct send_lane *l, uint32_t from)
         return 0;
 }
 
+/*
+ * A lane that joined again over another rail (send_lane_rejoin) goes on
+ * from chunk @from of its run, where the receiver has it (its WELCOME):
+ * what it had read or posted beyond is given back, its digest hashed
+ * again up to there (send_lane_resume), what it counted done uncounted.
+ * Reads still out into its buffers are waited for first. 0, or -1 when
+ * the transfer failed.
+ */
+int send_lane_rewind(struct send_lane *l, uint32_t from)
+{
+        struct engine_send *s = sender_of(l->base.x);
+        struct xfer *b = &s->base;
+
+        /* It cannot have more than was posted (acknowledgements lag:
+         * only every signal_every-th post is signalled). */
+        if (l->base.first_seq + from > l->next_post) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver rejoins lane %u at chunk %u, of %" PRIu64
+                                    " sent", l->base.idx, from, l->next_post - l->base.first_seq);
+                return -1;
+        }
+        l->rewind_from = from;
+        for (uint64_t seq = l->next_done; seq < l->next_read; seq++) {
+                if (l->bufs[l->inflight[seq % l->base.hold.cap]].state == BUF_READING) {
+                        l->rewind_waiting = true;
+                        return 0;
+                }
+        }
+        l->rewind_waiting = false;
+        for (uint64_t seq = l->next_done; seq < l->next_read; seq++)
+                send_buf_put(l, l->inflight[seq % l->base.hold.cap]);
+        /* Counted again from the kept part on (send_lane_resume). */
+        b->bytes -= wire_run_bytes(s->size, s->chunk, l->base.first_seq, l->next_done);
+        if (l->next_done == l->base.end_seq && s->ndone > 0)
+                s->ndone--;
+        l->rejoin = false;
+        if (xfer_lane_run(&l->base) < 0) {
+                send_fail(s, WIRE_E_INTERNAL, "lane %u: out of memory", l->base.idx);
+                return -1;
+        }
+        if (send_lane_resume(l, from) < 0)
+                return -1;
+        log_info("transfer %" PRIu64 ": lane %u goes on from chunk %u of %" PRIu64 " of its run", s->id,
+                 l->base.idx, from, l->base.end_seq - l->base.first_seq);
+        send_pump(l);
+        return 0;
+}
+
+void send_lane_rewind_ready(struct send_lane *l)
+{
+        if (l->base.x->state == XFER_DATA)
+                (void)send_lane_rewind(l, l->rewind_from);
+}
+
 static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
 {
         struct xfer *b = l->base.x;
@@ -942,6 +1001,11 @@ void send_on_wc(struct conn *c, const struct ibv_wc *wc)
         int r;
 
         if (wc->status != IBV_WC_SUCCESS) {
+                /* On another rail than lane 0's: the rail may be what
+                 * failed; its lanes join again over lane 0's. */
+                if (wc->status != IBV_WC_WR_FLUSH_ERR && s->base.state != XFER_CLOSING &&
+                    send_lane_lost(l, ibv_wc_status_str(wc->status)))
+                        return;
                 if (wc->status != IBV_WC_WR_FLUSH_ERR && s->base.state != XFER_CLOSING)
                         send_fail(s, WIRE_E_INTERNAL, "work completion: %s", ibv_wc_status_str(wc->status));
                 if ((wc->wr_id & CONN_WRID_CTRL) && idx < CONN_CTRL_BUFS)
@@ -1048,6 +1112,7 @@ const struct xfer_ops send_xfer_ops = {
         .cancel_io = send_cancel_io,
         .gone = send_gone,
         .paced = send_paced,
+        .rail_lost = send_rail_lost,
 };
 
 void send_cancel(struct engine_send *s)

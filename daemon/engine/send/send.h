@@ -122,6 +122,11 @@ struct send_lane {
         struct rehash rh;
         bool rehashing;
         uint32_t sparse_cur;    /* a sparse file's: the lane's place in its map */
+        /* Its rail was lost: connecting again over lane 0's (rejoin),
+         * then going back to where the receiver has its run (rewind_from),
+         * once no read into its buffers is out (rewind_waiting). */
+        bool rejoin, rewind_waiting;
+        uint32_t rewind_from;
         /* This file's: bytes acknowledged, when its first chunk went and
          * when its last was acknowledged (a rail pair's rate,
          * send_rails_measure); usec, 0: not yet. */
@@ -236,6 +241,7 @@ struct engine_send {
         unsigned int npairs;
         uint8_t lane_pair[WIRE_LANES_MAX];
         bool rails_shared;      /* another send moved data when this file's lanes started */
+        unsigned int rejoins;   /* lanes joined again over another rail (at most 2 x lanes) */
         struct sockaddr_storage rail_dst[RAILS_MAX];
         /* Lane 0's way (send_lane_connect): the others' with no pairs. */
         const struct device *way_src;

@@ -575,6 +575,8 @@ unsigned int xfer_kill_all(struct xfer_env *env, const struct conn_env *on, unsi
                         xn = x->next;
                         if (!xfer_is_on(x, on))
                                 continue;
+                        if (on && !x->decided && x->ops->rail_lost && x->ops->rail_lost(x, on, text))
+                                continue;
                         n += !x->decided;
                         xfer_kill(x, status, text);
                 }

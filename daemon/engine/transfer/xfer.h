@@ -126,6 +126,11 @@ struct xfer_ops {
         /* The pace timer fired (xfer_pace_take): what waited for the
          * bucket may go now, lanes from @first on, round the rest. */
         void (*paced)(struct xfer *x, unsigned int first);
+        /* The rail of @on is gone under @x (port down, device removed),
+         * lane 0's is not: true when @x goes on without it (its lanes
+         * there torn down, to join again over another rail: wire.h,
+         * Rails), false to have it fail (xfer_kill). Optional. */
+        bool (*rail_lost)(struct xfer *x, const struct conn_env *on, const char *text);
 };
 
 struct xfer {
@@ -140,6 +145,7 @@ struct xfer {
         unsigned int nlanes;    /* granted (1 until the ACCEPT) */
         unsigned int rails;     /* the rails its lanes went over: a bit per device.h's idx */
         uint8_t rail_lanes[RAILS_MAX];  /* how many over each */
+        unsigned int rails_lost;        /* rails lost under it, its lanes there joined again elsewhere */
         unsigned int nlive;     /* lanes not yet reaped */
         unsigned int nended;
         uint8_t nonce[WIRE_NONCE_SIZE]; /* the receiver's, Nr */

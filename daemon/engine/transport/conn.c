@@ -78,9 +78,11 @@ static void conn_on_cq(evutil_socket_t fd, short what, void *arg)
                 return;
         }
 
-        while (!c->reaping && handled < CONN_WC_BUDGET &&
+        /* A callback may tear the connection down (a lane that lost its
+         * rail, to join again: no CQ then) or reap it. */
+        while (!c->reaping && c->cq && handled < CONN_WC_BUDGET &&
                (n = ibv_poll_cq(c->cq, CONN_WC_BATCH, wc)) > 0) {
-                for (int i = 0; i < n && !c->reaping; i++) {
+                for (int i = 0; i < n && !c->reaping && c->cq; i++) {
                         /* The QP is in error now: conn_disconnect says why that matters. */
                         if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR)
                                 c->wc_error = true;
@@ -88,10 +90,10 @@ static void conn_on_cq(evutil_socket_t fd, short what, void *arg)
                 }
                 handled += n;
         }
-        if (!c->reaping && c->ops->wc_batch_end)
+        if (!c->reaping && c->cq && c->ops->wc_batch_end)
                 c->ops->wc_batch_end(c);
         /* Budget spent with work left: come back after other events ran. */
-        if (!c->reaping && handled >= CONN_WC_BUDGET)
+        if (!c->reaping && c->cq && handled >= CONN_WC_BUDGET)
                 event_active(c->cq_ev, EV_READ, 0);
 }
 
