@@ -293,6 +293,13 @@ static int wire_seeds(const char *dir)
         r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
         wire_encode_welcome(buf, &w);
         r |= write_seed(dir, "wire", i++, buf, WIRE_WELCOME_SIZE);
+        /* A lane joining again, and the welcome that says where it goes on (version 23). */
+        h.flags |= WIRE_HELLO_REJOIN;
+        wire_encode_hello(buf, &h);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
+        w.resume = 21;
+        wire_encode_welcome(buf, &w);
+        r |= write_seed(dir, "wire", i++, buf, WIRE_WELCOME_SIZE);
         wire_encode_reject(buf, &rj);
         r |= write_seed(dir, "wire", i++, buf, WIRE_REJECT_SIZE);
         return r;

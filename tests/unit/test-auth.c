@@ -451,6 +451,10 @@ static void test_session(void)
         h2.token[0] ^= 1;
         is_int(auth_lane_verify(&s, &bd, &h2), -EACCES, "lane hello: another token caught");
         h2 = h;
+        h2.flags |= WIRE_HELLO_REJOIN;
+        is_int(auth_lane_verify(&s, &bd, &h2), -EACCES,
+               "lane hello: a first join's tag does not make it one joining again (the flags are covered)");
+        h2 = h;
         h2.tag[15] ^= 1;
         is_int(auth_lane_verify(&s, &bd, &h2), -EACCES, "lane hello: a flipped tag bit caught");
         bd2 = bd;

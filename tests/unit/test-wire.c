@@ -294,7 +294,7 @@ static void test_private_data(void)
 {
         uint8_t buf[64];
         struct wire_hello h = { .flags = 0 }, h2;
-        struct wire_welcome w = { .flags = WIRE_WELCOME_AUTH, .credits = 32, .slot_size = 1 << 20 }, w2;
+        struct wire_welcome w = { .flags = WIRE_WELCOME_AUTH, .credits = 32, .slot_size = 1 << 20, .resume = 21 }, w2;
         struct wire_reject rj = { .status = WIRE_E_DENIED }, rj2;
         bool shorts;
 
@@ -387,6 +387,12 @@ static void test_private_data(void)
         put16(buf + 6, 0);
         put16(buf + 8, 1);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "a lane number without the lane flag is -EBADMSG");
+        put16(buf + 6, WIRE_HELLO_LANE | WIRE_HELLO_REJOIN);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), 0, "a lane joining again (version 23) decodes");
+        ok(h2.flags == (WIRE_HELLO_LANE | WIRE_HELLO_REJOIN) && h2.lane == 1, "and says so");
+        put16(buf + 6, WIRE_HELLO_REJOIN);
+        put16(buf + 8, 0);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "joining again without the lane flag is -EBADMSG");
 
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)
                 w.nonce[i] = (uint8_t)(i * 7 + 1);
@@ -397,6 +403,7 @@ static void test_private_data(void)
         ok(w2.flags == WIRE_WELCOME_AUTH && w2.credits == 32 && w2.slot_size == (1u << 20) &&
            memcmp(w2.nonce, w.nonce, WIRE_NONCE_SIZE) == 0, "welcome fields and nonce");
         ok(buf[8] == 32 && buf[9] == 0 && buf[12] == 0 && buf[14] == 0x10, "welcome credits/slot_size little-endian");
+        ok(w2.resume == 21 && buf[16] == 21 && buf[17] == 0, "a rejoined lane's resume (version 23), little-endian");
         shorts = true;
         for (size_t l = 0; l < WIRE_WELCOME_SIZE; l++)
                 if (wire_decode_welcome(buf, l, &w2) != -EBADMSG)
