@@ -415,6 +415,25 @@
  * where lane 0 went. Which lane goes over which pair is the sender's
  * alone: the receiver takes a lane on whichever rail it arrives.
  *
+ * A rail lost under a transfer (version 23): while one file's data flows
+ * (not a session's next files, a relay's, a sparse file's), a lane other
+ * than lane 0 whose rail fails on either side (its port down, its device
+ * gone, its connection broken) is not the transfer's end. The receiver
+ * keeps the lane (what it received of its run, its digest, its slots)
+ * without a connection; the sender tears its side down and connects the
+ * lane again over lane 0's rail pair with a lane hello that adds
+ * WIRE_HELLO_REJOIN (under the lane tag, whose input has the flags).
+ * The receiver takes it for the lane it names, if that lane has not
+ * ended, replacing its old connection if it still had one, and the
+ * WELCOME's resume says how many chunks of the lane's run it has, in
+ * order; the sender goes back to there (anything it had posted beyond
+ * is sent again, its lane digest hashed again from its file up to
+ * there) and the run goes on as ever, the END's digest covering it
+ * whole. A resume beyond what the sender posted is a protocol error. A
+ * sender joins at most twice as many lanes again as the transfer has;
+ * lane 0's rail lost ends the transfer as before (the job's next attempt
+ * goes around it, from the receiver's partial).
+ *
  * Authentication (both sides configured with the same pre-shared key K;
  * the hello's WIRE_HELLO_KEY and the welcome's WIRE_WELCOME_AUTH say that
  * a side has one, and a side with a key refuses a peer without one):
