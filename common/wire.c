@@ -228,7 +228,9 @@ int wire_decode_hello(const void *buf, size_t len, struct wire_hello *h)
         bytes_get_mem(&in, h->token, WIRE_TOKEN_SIZE);
         bytes_get_mem(&in, h->tag, WIRE_TAG_SIZE);
         /* Lane 0 is the connection that offers; a lane hello names another. */
-        if ((h->flags & WIRE_HELLO_LANE) ? h->lane == 0 || h->lane >= WIRE_LANES_MAX : h->lane != 0)
+        /* (Or lane 0 joining again: version 23.) */
+        if ((h->flags & WIRE_HELLO_LANE) ?
+            (h->lane == 0 && !(h->flags & WIRE_HELLO_REJOIN)) || h->lane >= WIRE_LANES_MAX : h->lane != 0)
                 return -EBADMSG;
         /* Only a lane that was connected rejoins. */
         if ((h->flags & WIRE_HELLO_REJOIN) && !(h->flags & WIRE_HELLO_LANE))

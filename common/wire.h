@@ -416,13 +416,15 @@
  * alone: the receiver takes a lane on whichever rail it arrives.
  *
  * A rail lost under a transfer (version 23): while one file's data flows
- * (not a session's next files, a relay's, a sparse file's), a lane other
- * than lane 0 whose rail fails on either side (its port down, its device
- * gone, its connection broken) is not the transfer's end. The receiver
- * keeps the lane (what it received of its run, its digest, its slots)
- * without a connection; the sender tears its side down and connects the
- * lane again over lane 0's rail pair with a lane hello that adds
- * WIRE_HELLO_REJOIN (under the lane tag, whose input has the flags).
+ * (not a session's next files, a relay's or a chain's, a sparse file's),
+ * a lane whose rail fails on either side (its port down, its device gone;
+ * for a lane but lane 0, its connection broken) is not the transfer's
+ * end. The receiver keeps the lane (what it received of its run, its
+ * digest, its slots) without a connection; the sender tears its side
+ * down and connects the lane again over another rail pair that is up
+ * (lane 0's, unless that is the one lost) with a lane hello that adds
+ * WIRE_HELLO_REJOIN (under the lane tag, whose input has the flags; lane
+ * 0 too, with WIRE_HELLO_LANE and lane 0, the only hello that names it).
  * The receiver takes it for the lane it names, if that lane has not
  * ended, replacing its old connection if it still had one, and the
  * WELCOME's resume says how many chunks of the lane's run it has, in
@@ -430,9 +432,10 @@
  * is sent again, its lane digest hashed again from its file up to
  * there) and the run goes on as ever, the END's digest covering it
  * whole. A resume beyond what the sender posted is a protocol error. A
- * sender joins at most twice as many lanes again as the transfer has;
- * lane 0's rail lost ends the transfer as before (the job's next attempt
- * goes around it, from the receiver's partial).
+ * sender joins at most twice as many lanes again as the transfer has. A
+ * lane 0 that joined again carries the transfer's control messages from
+ * then on as before; its first message is data (no control buffer for an
+ * offer is posted for it).
  *
  * Authentication (both sides configured with the same pre-shared key K;
  * the hello's WIRE_HELLO_KEY and the welcome's WIRE_WELCOME_AUTH say that

@@ -390,8 +390,9 @@ static void test_private_data(void)
         put16(buf + 6, WIRE_HELLO_LANE | WIRE_HELLO_REJOIN);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), 0, "a lane joining again (version 23) decodes");
         ok(h2.flags == (WIRE_HELLO_LANE | WIRE_HELLO_REJOIN) && h2.lane == 1, "and says so");
-        put16(buf + 6, WIRE_HELLO_REJOIN);
         put16(buf + 8, 0);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), 0, "lane 0 may join again too");
+        put16(buf + 6, WIRE_HELLO_REJOIN);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "joining again without the lane flag is -EBADMSG");
 
         for (int i = 0; i < WIRE_NONCE_SIZE; i++)

@@ -215,12 +215,14 @@ static int recv_lane_accept(struct recv_lane *l)
         struct rdma_conn_param param;
         struct wire_welcome w = { 0 };
         uint8_t wbuf[WIRE_WELCOME_SIZE];
+        bool rejoin = l->detached;
         int r;
 
         /* Room for every slot it may grow to; lane 0's offer comes into a
-         * control buffer of its own. */
+         * control buffer of its own (not when it joins again: data comes
+         * first then). */
         r = conn_setup_qp(&l->base.conn, CONN_CTRL_BUFS + 2, l->base.hold.cap + 2,
-                          l->base.idx == 0 ? 1 : 0);
+                          l->base.idx == 0 && !rejoin ? 1 : 0);
         if (r == 0)
                 r = recv_lane_post_all(l);
         if (r < 0) {
@@ -231,7 +233,7 @@ static int recv_lane_accept(struct recv_lane *l)
         w.version = WIRE_VERSION;
         w.flags = e->key->len ? WIRE_WELCOME_AUTH : 0;
         /* Lane 0's one is for the offer; a later lane's are paced like any. */
-        w.credits = l->base.idx == 0 ? 1 : recv_credits_take(l);
+        w.credits = l->base.idx == 0 && !rejoin ? 1 : recv_credits_take(l);
         w.slot_size = e->slot_size;
         /* A lane joined again goes on where its run stands here. */
         w.resume = (uint32_t)(l->next_seq - l->base.first_seq);
@@ -278,7 +280,7 @@ void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdm
                 /* The lane owns the id now: reaping returns its slots too. */
                 recv_reject(id, WIRE_E_INTERNAL);
                 conn_reap(&l->base.conn);
-                if (l->base.idx == 0) {
+                if (l->base.idx == 0 && !rejoin) {
                         xfer_decide(l->base.x, ENGINE_FAILED, WIRE_E_INTERNAL, NULL);
                         xfer_set_state(l->base.x, XFER_CLOSING);
                 } else {
@@ -286,7 +288,7 @@ void recv_on_connect_request(struct recv_env *e, struct device *rail, struct rdm
                 }
                 return;
         }
-        if (l->base.idx == 0)
+        if (l->base.idx == 0 && !rejoin)
                 xfer_arm_timer(l->base.x, (int)recv_offer_timeout(recv_xfer_of(l->base.x)));
         if (rejoin)
                 log_notice("%s: lane %u joined again over %s, at chunk %" PRIu64 " of its run", peer, l->base.idx,

@@ -634,7 +634,7 @@ int recv_lane_post_all(struct recv_lane *l)
                 l->credits_pending += rejoin;
         }
         l->detached = false;
-        if (l->base.idx > 0) {
+        if (l->base.idx > 0 || rejoin) {
                 /* What the ring lends now goes into the welcome's credits
                  * (as pacing allows: recv_credits_take); more comes as the
                  * other lanes write. */
@@ -1272,13 +1272,18 @@ const struct conn_ops recv_conn_ops = {
 void recv_lane_detach(struct recv_lane *l, const char *why)
 {
         struct xfer *b = l->base.x;
-        const struct device *lost = l->base.conn.env->dev;
+        const struct conn_env *on = l->base.conn.env;
+        const struct device *lost = on->dev;
 
         log_notice("%s: lane %u of %s lost rail %s (%s); waiting for it to join again", b->peer, l->base.idx,
                    recv_named(recv_xfer_of(b))->offer.name, lost->name, why);
         b->rails_lost |= 1u << lost->idx;
         conn_teardown(&l->base.conn);
-        l->base.conn.env = b->lane[0]->conn.env;
+        /* Not on the lost rail any more (a rail's reset waits for the
+         * transfers on it): on a lane's that is still connected. */
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                if (b->lane[k] && b->lane[k]->conn.env != on && b->lane[k]->conn.id)
+                        l->base.conn.env = b->lane[k]->conn.env;
         l->base.established = false;
         l->credits_pending = 0;
         l->detached = true;
@@ -1290,21 +1295,31 @@ bool recv_may_rejoin(const struct recv_xfer *x, unsigned int lane)
         const struct recv_lane *l = lane < b->nlanes ? recv_lane((struct recv_xfer *)x, lane) : NULL;
 
         /* One file's data from a sender with rails, not a relay's. */
-        return b->state == XFER_DATA && lane > 0 && l && !l->base.ended && !l->base.conn.reaping && x->rails &&
-               x->job_files == 1 && !x->tree && !x->relay && !x->route_on && b->lane[0] && b->lane[0]->established;
+        return b->state == XFER_DATA && l && !l->base.ended && !l->base.conn.reaping && x->rails &&
+               x->job_files == 1 && !x->tree && !x->relay && !x->route_on && b->lane[0];
 }
 
 static bool recv_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
 {
         struct recv_xfer *x = recv_xfer_of(b);
+        bool other = false;
 
-        if (!b->lane[0] || b->lane[0]->conn.env == on)
-                return false;
-        for (unsigned int k = 1; k < b->nlanes; k++)
-                if (b->lane[k] && b->lane[k]->conn.env == on && !recv_lane(x, k)->detached && !recv_may_rejoin(x, k))
+        /* Lane 0's too, where another rail still carries a lane of it:
+         * the sender joins them again over that one. */
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                const struct recv_lane *l = recv_lane(x, k);
+
+                if (!l)
                         return false;
-        for (unsigned int k = 1; k < b->nlanes; k++)
-                if (b->lane[k] && b->lane[k]->conn.env == on && !recv_lane(x, k)->detached)
+                if (l->base.conn.env != on)
+                        other |= !l->detached;
+                else if (!l->detached && !recv_may_rejoin(x, k))
+                        return false;
+        }
+        if (!other)
+                return false;
+        for (unsigned int k = 0; k < b->nlanes; k++)
+                if (b->lane[k]->conn.env == on && !recv_lane(x, k)->detached)
                         recv_lane_detach(recv_lane(x, k), text);
         return true;
 }

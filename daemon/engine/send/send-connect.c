@@ -38,7 +38,7 @@ static int send_welcome(struct send_lane *l, const void *pdata, size_t plen, str
                 return -1;
         }
         /* Lanes may start with nothing: credits follow as the ring lends. */
-        if ((l->base.idx == 0 && w->credits == 0) || w->slot_size == 0) {
+        if ((l->base.idx == 0 && !l->rejoin && w->credits == 0) || w->slot_size == 0) {
                 send_fail_permanent(s, WIRE_E_PROTOCOL, "peer granted no credits");
                 return -1;
         }
@@ -603,14 +603,15 @@ static void send_connect(struct send_lane *l)
                 send_fail(s, WIRE_E_INTERNAL, "setting up the queue pair: %s", strerror(-r));
                 return;
         }
-        if (l->base.idx == 0 ? e->key->len > 0 : b->session.on)
+        if (l->base.idx == 0 && !l->rejoin ? e->key->len > 0 : b->session.on)
                 h.flags |= WIRE_HELLO_KEY;
-        if (l->base.idx > 0) {
+        /* A lane joining the transfer: any but lane 0, or lane 0 again. */
+        if (l->base.idx > 0 || l->rejoin) {
                 h.flags |= WIRE_HELLO_LANE | (l->rejoin ? WIRE_HELLO_REJOIN : 0);
                 h.lane = (uint16_t)l->base.idx;
                 memcpy(h.token, s->token, WIRE_TOKEN_SIZE);
         }
-        if (l->base.idx > 0 && b->session.on) {
+        if ((l->base.idx > 0 || l->rejoin) && b->session.on) {
                 struct wire_binding bd;
 
                 if (wire_binding_set(&bd, rdma_get_local_addr(l->base.conn.id),
@@ -627,7 +628,7 @@ static void send_connect(struct send_lane *l)
                 send_fail(s, WIRE_E_INTERNAL, "rdma_connect: %m");
                 return;
         }
-        if (l->base.idx == 0)
+        if (l->base.idx == 0 && !l->rejoin)
                 xfer_set_state(b, XFER_CONNECTING);
 }
 
@@ -659,7 +660,7 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 return;
         case RDMA_CM_EVENT_ESTABLISHED:
                 l->base.established = true;
-                if (l->base.idx == 0)
+                if (l->base.idx == 0 && !l->rejoin)
                         send_offer(l, pdata, plen);
                 else
                         send_lane_up(l, pdata, plen);
@@ -723,26 +724,26 @@ const struct conn_ops send_conn_ops = {
 
 /*
  * Lane @l's rail is gone (@why): its connection torn down here, it joins
- * again over lane 0's way (WIRE_HELLO_REJOIN), and the receiver's WELCOME
- * says where its run goes on (send_lane_rewind). Its buffers stay as they
- * are until then: what was posted is not known to have arrived.
+ * again over rail pair @pair (WIRE_HELLO_REJOIN), and the receiver's
+ * WELCOME says where its run goes on (send_lane_rewind). Its buffers stay
+ * as they are until then: what was posted is not known to have arrived.
  */
-static void send_lane_rejoin(struct send_lane *l, const char *why)
+static void send_lane_rejoin(struct send_lane *l, unsigned int pair, const char *why)
 {
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
-        const struct device *lost = l->base.conn.env->dev;
+        const struct device *lost = l->base.conn.env->dev, *via = &s->env->dev[s->pair[pair].local];
 
         log_notice("%s: transfer %" PRIu64 ": lane %u lost rail %s (%s); it joins again over %s", b->peer, s->id,
-                   l->base.idx, lost->name, why, b->lane[0]->conn.env->dev->name);
+                   l->base.idx, lost->name, why, via->name);
         b->rails_lost |= 1u << lost->idx;
         conn_teardown(&l->base.conn);
-        l->base.conn.env = b->lane[0]->conn.env;
+        l->base.conn.env = via->env;
         l->base.established = false;
         l->credits = 0;
         l->unsignaled = 0;
         l->rejoin = true;
-        s->lane_pair[l->base.idx] = 0;
+        s->lane_pair[l->base.idx] = (uint8_t)pair;
         if (send_lane_connect(l) < 0)
                 send_fail(s, WIRE_E_INTERNAL, "lane %u could not join again: %m", l->base.idx);
 }
@@ -752,6 +753,8 @@ bool send_lane_lost(struct send_lane *l, const char *why)
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
 
+        /* Lane 0's rail fails it only by its port or device (send_rail_lost
+         * from the device layer): any other error of lane 0 is the transfer's. */
         if (l->base.idx == 0 || !b->lane[0] || l->base.conn.env == b->lane[0]->conn.env ||
             s->rejoins >= 2 * b->nlanes || l->rejoin)
                 return false;
@@ -760,27 +763,44 @@ bool send_lane_lost(struct send_lane *l, const char *why)
         return true;
 }
 
+/* A rail pair whose rail here is not @on's and is up: the way lanes
+ * lost with @on join again (lane 0's first); -1 if none. */
+static int send_rejoin_pair(const struct engine_send *s, const struct conn_env *on)
+{
+        const struct send_env *e = s->env;
+        unsigned int p0 = s->lane_pair[0];
+
+        for (unsigned int i = 0; i < s->npairs; i++) {
+                unsigned int p = (p0 + i) % s->npairs;
+                const struct device *d = &e->dev[s->pair[p].local];
+
+                if (d->env != on && send_rail_ok(d))
+                        return (int)p;
+        }
+        return -1;
+}
+
 bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
 {
         struct engine_send *s = sender_of(b);
+        int p;
 
-        /* One file's data (not a session's, a relay's, a sparse file's),
-         * over more than one rail pair, lane 0 not on the rail lost. */
-        if (b->state != XFER_DATA || s->files != 1 || s->tree || s->src_ops || s->pack_mem ||
-            (s->offer.flags & WIRE_OFFER_SPARSE) || s->npairs < 2 || !b->lane[0] || b->lane[0]->conn.env == on ||
-            !b->lane[0]->established)
+        /* One file's data (not a session's, a relay's, a chain's, a
+         * sparse file's), over more than one rail pair, one still up. */
+        if (b->state != XFER_DATA || s->files != 1 || s->tree || s->src_ops || s->pack_mem || s->route_hops ||
+            (s->offer.flags & WIRE_OFFER_SPARSE) || s->npairs < 2 || (p = send_rejoin_pair(s, on)) < 0)
                 return false;
         /* A lane that ended, or is joining or reading back: as before. */
-        for (unsigned int k = 1; k < b->nlanes; k++) {
+        for (unsigned int k = 0; k < b->nlanes; k++) {
                 const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
 
                 if (!l || (l->base.conn.env == on && (l->base.ended || l->rejoin || l->rehashing || !l->base.established)))
                         return false;
         }
-        for (unsigned int k = 1; k < b->nlanes && b->state == XFER_DATA; k++) {
+        for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {
                 if (b->lane[k]->conn.env == on) {
                         s->rejoins++;
-                        send_lane_rejoin(send_lane_of(b->lane[k]), text);
+                        send_lane_rejoin(send_lane_of(b->lane[k]), (unsigned int)p, text);
                 }
         }
         return true;
@@ -822,7 +842,7 @@ int send_lane_connect(struct send_lane *l)
         }
         /* Leave from our own address, so the route uses our device: lane
          * 0 from the first rail, the others over their pair's. */
-        if (l->base.idx > 0 && s->npairs > 0) {
+        if ((l->base.idx > 0 || l->rejoin) && s->npairs > 0) {
                 const struct rails_pair *p = &s->pair[s->lane_pair[l->base.idx]];
 
                 src = &e->dev[p->local];

@@ -22,8 +22,10 @@
 #     first attempt, both journal entries name the lost rail
 #     (RDMAXFER_RAILS_LOST); same PIDs. The rail comes back (routes, rxe
 #     devices re-created as in b) and the next transfer goes over both.
-#  g. then the first rail, the one whose address alpha names beta by: the
-#     job completes over the second, lane 0 going around by the rails
+#  g. then the first rail, the one whose address alpha names beta by and
+#     lane 0 goes over: lane 0 and the other lanes there join again over
+#     the second rail, the transfer completes in its first attempt; a new
+#     transfer while the rail is down sends lane 0 around it, by the rails
 #     beta named in an earlier ACCEPT; same PIDs.
 # b, f and g run last (b says why).
 # testbed-timeout: 600
@@ -294,10 +296,21 @@ sed 's/^/    | /' "$SRC/first.out"
 ((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the second rail"
 same_file "$SRC/big.dat" "$BETA_IN/first.dat"
 tb_log "done $(secs "$t0" "$(now)") s after the first rail went down; alpha's entries (attempt result): $(attempts_of first.dat | tr '\n' '|')"
+journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|goes on from" | sed 's/^/    alpha: /'
+[[ $(attempts_of first.dat) == "1 ok" ]] ||
+        tb_fail "the transfer did not complete in its first attempt: $(attempts_of first.dat | tr '\n' '|')"
+journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -q "lane 0 lost rail $ALPHA_DEV .* joins again over $ALPHA2_DEV" ||
+        tb_fail "alpha did not say lane 0 joined again over $ALPHA2_DEV"
+jfields_wait "$ALPHA_UNIT" first.dat
+[[ ${JF[RDMAXFER_RAILS_LOST]:-} == "$ALPHA_DEV" ]] || tb_fail "alpha's entry names lost rails '${JF[RDMAXFER_RAILS_LOST]:-}'"
+# A new transfer while the first rail is down: lane 0 goes around it.
+t0=$(now)
+tb_log "$(send_ok "$SRC/again.dat" --as around.dat)"
+same_file "$SRC/again.dat" "$BETA_IN/around.dat"
 journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -q "rail $ALPHA_DEV is down; connecting over $ALPHA2_DEV" ||
         tb_fail "alpha did not say it went around its first rail"
-jfields_wait "$ALPHA_UNIT" first.dat
-[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA2_DEV" ]] || tb_fail "the retry went over '${JF[RDMAXFER_RAILS]:-}', not $ALPHA2_DEV"
+jfields_wait "$ALPHA_UNIT" around.dat
+[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA2_DEV" ]] || tb_fail "around.dat went over '${JF[RDMAXFER_RAILS]:-}', not $ALPHA2_DEV"
 [[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
         tb_fail "a daemon restarted"
 link_restore
@@ -306,6 +319,6 @@ rdma_link_del "$BETA_DEV" || tb_fail "rdma link del $BETA_DEV did not return"
 tb_run rdma link add "$BETA_DEV" type rxe netdev "$nb" || tb_fail "rdma link add"
 wait_for 30 rdma_active "$BETA_DEV" || tb_fail "$BETA_DEV not ACTIVE"
 wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA_DEV"
-rm -f "$SRC/big.dat" "$BETA_IN/first.dat"
+rm -f "$SRC/big.dat" "$SRC/again.dat" "$BETA_IN/first.dat" "$BETA_IN/around.dat"
 
 tb_log "pass"
