@@ -22,8 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <linux/mempolicy.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <event2/event.h>
 
 #include "clock.h"
@@ -159,7 +166,60 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
 /* Huge-page aligned: fewer translations for the NIC to cache, and for the CPU. */
 #define ENGINE_ALIGN    (2u << 20)
 
-static void *engine_alloc(size_t bytes, const char *what)
+/*
+ * The NUMA node of the device behind listen address @addr, as sysfs says
+ * for the network interface that holds it (a RoCE port's netdev, or an
+ * IPoIB one: the HCA's PCI function either way); -1 when not known (a
+ * wildcard, a virtual interface such as rxe's veth, no NUMA).
+ */
+static int engine_addr_node(const char *addr)
+{
+        struct in6_addr a6;
+        struct in_addr a4;
+        struct ifaddrs *list, *i;
+        char path[IF_NAMESIZE + 48], buf[16];
+        int node = -1, fam;
+        FILE *f;
+
+        fam = inet_pton(AF_INET, addr, &a4) == 1 ? AF_INET : inet_pton(AF_INET6, addr, &a6) == 1 ? AF_INET6 : 0;
+        if (!fam || getifaddrs(&list) < 0)
+                return -1;
+        for (i = list; i; i = i->ifa_next) {
+                if (!i->ifa_addr || i->ifa_addr->sa_family != fam)
+                        continue;
+                if (fam == AF_INET ? memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr, &a4, sizeof(a4)) :
+                    memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, &a6, sizeof(a6)))
+                        continue;
+                snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", i->ifa_name);
+                f = fopen(path, "re");
+                if (f) {
+                        if (fgets(buf, sizeof(buf), f))
+                                node = atoi(buf);
+                        fclose(f);
+                }
+                break;
+        }
+        freeifaddrs(list);
+        return node;
+}
+
+/* The NUMA node every rail's device is on, or -1 (rails on several, or
+ * one not known): where the rings go (engine_alloc). */
+static int engine_rails_node(const struct config *cfg)
+{
+        int node = -1;
+
+        for (unsigned int i = 0; i < MAX(1u, MIN(cfg->nrails, (unsigned int)CONFIG_RAILS_MAX)); i++) {
+                int n = engine_addr_node(cfg->rails[i]);
+
+                if (n < 0 || (i > 0 && n != node))
+                        return -1;
+                node = n;
+        }
+        return node;
+}
+
+static void *engine_alloc(size_t bytes, const char *what, int node)
 {
         void *p = NULL;
 
@@ -169,6 +229,14 @@ static void *engine_alloc(size_t bytes, const char *what)
         }
         /* Advice only: without transparent huge pages this is 4 KiB pages. */
         (void)madvise(p, bytes, MADV_HUGEPAGE);
+        /* On the rails' node, before a page of it is touched: preferred, not
+         * bound (a node short of memory still gives it elsewhere). */
+        if (node >= 0 && node < 64) {
+                unsigned long mask = 1ul << node;
+
+                if (syscall(SYS_mbind, p, bytes, MPOL_PREFERRED, &mask, 64ul, 0u) < 0)
+                        log_warning("%s: cannot prefer NUMA node %d: %m", what, node);
+        }
         /* Touch it now: the pages are pinned by registration anyway. */
         memset(p, 0, bytes);
         return p;
@@ -265,9 +333,10 @@ static int engine_clean_start(struct engine *e)
 
 /*
  * A rail at start-up: its device, address and NUMA node as sysfs says
- * (rdmaxferd(8), Rails: the rings are one allocation for every rail, so
- * nothing is placed per node; the log says where each device sits, for
- * an admin who pins the daemon with NUMAPolicy= or numactl).
+ * (rdmaxferd(8), Rails: the rings are one allocation for every rail, on
+ * the rails' node when they share one, engine_rails_node; otherwise the
+ * log says where each device sits, for an admin who pins the daemon with
+ * NUMAPolicy= or numactl).
  */
 static void engine_rail_say(const struct device *d)
 {
@@ -426,7 +495,7 @@ int engine_new(struct engine **out, const struct engine_params *p)
         struct xfer_cfg xcfg;
         char names[CONFIG_RAILS_MAX * 66] = "";
         struct engine *e;
-        int flags, r;
+        int flags, node, r;
 
         e = calloc(1, sizeof(*e));
         if (!e)
@@ -461,9 +530,13 @@ int engine_new(struct engine **out, const struct engine_params *p)
                 goto fail;
 
         e->ring_bytes = (size_t)cfg->slot_size * cfg->slot_count;
-        e->ring_mem = engine_alloc(e->ring_bytes, "receive ring");
+        node = engine_rails_node(cfg);
+        e->ring_mem = engine_alloc(e->ring_bytes, "receive ring", node);
         e->send_bytes = (size_t)cfg->slot_size * cfg->send_slots * cfg->max_transfers;
-        e->send_mem = engine_alloc(e->send_bytes, "send pool");
+        e->send_mem = engine_alloc(e->send_bytes, "send pool", node);
+        if (node >= 0)
+                log_info("the rings (%zu MiB) are on NUMA node %d, where every rail's device is",
+                         (e->ring_bytes + e->send_bytes) >> 20, node);
         if (!e->ring_mem || !e->send_mem) {
                 r = -ENOMEM;
                 goto fail;
