@@ -1165,7 +1165,11 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 recv_lane_broke(l, "peer disconnected");
                 break;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
-                recv_lane_broke(l, "RDMA device removed");
+                /* Its rail's lanes wait to join again (as when the device
+                 * layer hears of it first). */
+                if (l->base.x->state == XFER_CLOSING ||
+                    !recv_rail_lost(l->base.x, l->base.conn.env, "RDMA device removed"))
+                        recv_lost(l, "RDMA device removed");
                 break;
         default:
                 /* CONNECT_ERROR, UNREACHABLE, REJECTED (accept failed) ... */

@@ -708,6 +708,10 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 send_fail(s, WIRE_E_PROTOCOL, "peer disconnected");
                 return;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
+                /* Its rail's lanes join again over another (as when the
+                 * device layer hears of it first). */
+                if (send_rail_lost(&s->base, l->base.conn.env, "RDMA device removed"))
+                        return;
                 send_fail(s, WIRE_E_INTERNAL, "RDMA device removed");
                 return;
         default:

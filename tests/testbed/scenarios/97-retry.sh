@@ -22,12 +22,15 @@
 #     first attempt, both journal entries name the lost rail
 #     (RDMAXFER_RAILS_LOST); same PIDs. The rail comes back (routes, rxe
 #     devices re-created as in b) and the next transfer goes over both.
+#  h. the second rail's device removed on beta mid-transfer (rdma link
+#     del): the same, RDMAXFER_RAILS_LOST on beta's entry; the device
+#     re-created.
 #  g. then the first rail, the one whose address alpha names beta by and
 #     lane 0 goes over: lane 0 and the other lanes there join again over
 #     the second rail, the transfer completes in its first attempt; a new
 #     transfer while the rail is down sends lane 0 around it, by the rails
 #     beta named in an earlier ACCEPT; same PIDs.
-# b, f and g run last (b says why).
+# b, f, h and g run last (b says why), in that order.
 # testbed-timeout: 600
 . "$TESTBED_LIB"
 . "$(dirname "$TESTBED_LIB")/xfer.sh"
@@ -274,6 +277,42 @@ rm -f "$BETA_IN/rail.dat" "$BETA_IN/again.dat"
 # so each daemon now holds the other's devices too, and removing rxe_beta
 # in g would wait for alpha. On a real node a daemon sees its own devices
 # only. Fresh daemons, then one transfer for alpha to learn beta's rails.
+restart_peers
+apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
+bpid=$(systemctl show -P MainPID "$BETA_UNIT")
+tb_log "$(send_ok "$SRC/again.dat")"
+jfields_wait "$ALPHA_UNIT" again.dat
+[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] || tb_fail "again.dat went over '${JF[RDMAXFER_RAILS]:-}'"
+rm -f "$BETA_IN/again.dat"
+
+tb_log "h. the second rail's device removed on beta mid-transfer"
+tx0=$(netdev_bytes "$nb2" rx)
+xferctl send "$SRC/big.dat" "$BETA_ADDR" --as dev.dat >"$SRC/dev.out" 2>&1 &
+pid=$!
+wait_for 60 bash -c "(( \$(cat /sys/class/net/$nb2/statistics/rx_bytes) - $tx0 >= 40 << 20 ))" ||
+        tb_fail "no lane of the transfer went over the second rail"
+t0=$(now)
+rdma_link_del "$BETA2_DEV" || tb_fail "rdma link del $BETA2_DEV did not return"
+rc=0
+timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after $BETA2_DEV went"
+wait "$pid" || rc=$?
+sed 's/^/    | /' "$SRC/dev.out"
+((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the remaining rail"
+same_file "$SRC/big.dat" "$BETA_IN/dev.dat"
+tb_log "done $(secs "$t0" "$(now)") s after $BETA2_DEV went; alpha's entries (attempt result): $(attempts_of dev.dat | tr '\n' '|')"
+journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|joined again" | sed 's/^/    beta: /'
+[[ $(attempts_of dev.dat) == "1 ok" ]] ||
+        tb_fail "the transfer did not complete in its first attempt: $(attempts_of dev.dat | tr '\n' '|')"
+jfields_wait "$BETA_UNIT" dev.dat
+[[ ${JF[RDMAXFER_RAILS_LOST]:-} == "$BETA2_DEV" ]] || tb_fail "beta's entry names lost rails '${JF[RDMAXFER_RAILS_LOST]:-}'"
+[[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
+        tb_fail "a daemon restarted"
+t1=$(now)
+tb_run rdma link add "$BETA2_DEV" type rxe netdev "$nb2" || tb_fail "rdma link add $BETA2_DEV"
+wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA2_DEV"
+rm -f "$BETA_IN/dev.dat"
+# Fresh daemons again (beta looked for a device: see above), alpha
+# learning beta's rails.
 restart_peers
 apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
 bpid=$(systemctl show -P MainPID "$BETA_UNIT")
