@@ -512,8 +512,10 @@ void send_pump(struct send_lane *l)
         struct ibv_sge sges[64];
         unsigned int n = 0;
 
+        /* A lane joining again posts nothing before it went back to where
+         * the receiver has its run (send_lane_rewind). */
         if ((s->base.state != XFER_DATA && s->base.state != XFER_FINISHING) ||
-            !l->base.established || l->base.conn.reaping || l->rehashing)
+            !l->base.established || l->base.conn.reaping || l->rehashing || l->rejoin)
                 return;
         if (l->base.idx == 0 && s->route_sent < s->route_hops && !send_post_route_rest(l))
                 return;
