@@ -103,6 +103,16 @@ static void json_job_keys(FILE *f, const struct ctl_job *job)
                 fputs(",\"rails\":", f);
                 json_string(f, job->rails);
         }
+        /* Where it lands as its user: "push" at land_path on the peer, or
+         * "pull" from land_path there into back_path. */
+        if (job->land != CTL_JOB_LAND_NONE) {
+                fprintf(f, ",\"land\":\"%s\",\"land_path\":", job->land == CTL_JOB_LAND_PULL ? "pull" : "push");
+                json_string(f, job->land_path);
+                if (job->land == CTL_JOB_LAND_PULL) {
+                        fputs(",\"back_path\":", f);
+                        json_string(f, job->back_path);
+                }
+        }
         if (!job->nodes)
                 return;
         fprintf(f, ",\"nodes\":%u,\"nodes_ok\":%u,\"node_failed\":%u,\"node_status\":%u,\"node_status_text\":",

@@ -584,11 +584,18 @@ static void status_print(const struct ctl_job *j)
         unsigned int pm = progress_permille(j->bytes_done, j->bytes_total);
         char a[32], b[32], secs[32], esc[ESC_TERM_SIZE(MAX(sizeof(j->name), sizeof(j->text)))];
         char cause[ESC_TERM_SIZE(sizeof(j->node_text))];
+        char lpath[ESC_TERM_SIZE(sizeof(j->land_path))], bpath[ESC_TERM_SIZE(sizeof(j->back_path))];
 
         printf("id:       %" PRIu64 "\n", j->id);
         printf("state:    %s\n", ctl_job_state_str(j->state));
         printf("peer:     %s\n", esc_term(esc, sizeof(esc), j->peer));
         printf("name:     %s\n", esc_term(esc, sizeof(esc), j->name));
+        /* Where it lands as its user, rather than in the peer's drop box. */
+        if (j->land == CTL_JOB_LAND_PUSH)
+                printf("lands:    %s on the peer, as its user\n", esc_term(lpath, sizeof(lpath), j->land_path));
+        else if (j->land == CTL_JOB_LAND_PULL)
+                printf("pulls:    %s from the peer, into %s, as its user\n",
+                       esc_term(lpath, sizeof(lpath), j->land_path), esc_term(bpath, sizeof(bpath), j->back_path));
         if (j->files_total > 1)
                 printf("files:    %u of %u\n", (unsigned int)j->files_done, (unsigned int)j->files_total);
         if (j->files_skipped)

@@ -27,7 +27,7 @@
  *   FILE       id u64, size u64, flags u16, name_len u16, mode u32, mtime_ns u64, name
  *   SUBMITTED, STATUS, WATCH, CANCEL   id u64
  *   LIST, LIST_END, OK                 (empty)
- *   JOB        id u64, state u8, reserved u8, status u16, bytes_done u64,
+ *   JOB        id u64, state u8, land u8, status u16, bytes_done u64,
  *              bytes_total u64, usec u64, rate u64, bwlimit u64,
  *              attempt u16, attempts u16, retry_usec u64, created_us u64,
  *              started_us u64, ended_us u64, files_done u32,
@@ -35,9 +35,10 @@
  *              node_failed u16, node_status u16, nodes_missing 8 x u64
  *              (nodeset.h: bit k of word k / 64 for node k + 1),
  *              peer_len u16, name_len u16, text_len u16, node_peer_len u16,
- *              node_text_len u16, route_len u16, nodes times
+ *              node_text_len u16, route_len u16, rails_len u16,
+ *              land_path_len u16, back_path_len u16, nodes times
  *              node_bytes u64 (none for no chain), peer, name, text,
- *              node_peer, node_text, route
+ *              node_peer, node_text, route, rails, land_path, back_path
  *   ERROR      code i32, text_len u16, text
  *   STATS      (empty)
  *   STATS_INFO uptime_usec u64, then for recv and send: bytes u64,
@@ -59,7 +60,7 @@
 #define CTL_FILE_FIXED          (8 + 8 + 2 + 2 + 4 + 8)
 #define CTL_ID_LEN              8
 #define CTL_JOB_FIXED           (8 + 1 + 1 + 2 + 8 + 8 + 8 + 8 + 8 + 2 + 2 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4 + \
-                                 2 + 2 + 2 + 2 + NODESET_WIRE_SIZE + 2 + 2 + 2 + 2 + 2 + 2 + 2)
+                                 2 + 2 + 2 + 2 + NODESET_WIRE_SIZE + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2)
 #define CTL_ERROR_FIXED         (4 + 2)
 #define CTL_PEER_MAX            (sizeof(((struct ctl_job *)0)->peer) - 1)
 #define CTL_STATS_DIR_LEN       (8 + 8 + 8 + 4)
@@ -71,7 +72,8 @@
 
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
 static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER_MAX + CTL_NAME_MAX +
-              2 * CTL_TEXT_MAX + CTL_ROUTE_MAX + CTL_RAILS_STR_MAX <= CTL_MSG_MAX, "job fits");
+              2 * CTL_TEXT_MAX + CTL_ROUTE_MAX + CTL_RAILS_STR_MAX + 2 * CTL_LAND_PATH_MAX <= CTL_MSG_MAX,
+              "job fits");
 static_assert(CTL_NODES_MAX == NODESET_MAX, "nodes_missing has a bit per node");
 static_assert(CTL_NODES_MAX <= UINT16_MAX, "u16 nodes");
 static_assert(CTL_ROUTE_MAX <= UINT16_MAX, "u16 route length");
@@ -279,6 +281,22 @@ static bool ctl_job_node_bytes_ok(const struct ctl_job *j)
  * missing node. Only a DONE job's peer published; any other's missing
  * all of them, and only a FAILED one names a failed node (the peer).
  */
+/* A landing names its path, absolute; a pull its way back too, a push
+ * none; the drop box neither. */
+static bool ctl_job_land_ok(const struct ctl_job *j)
+{
+        switch (j->land) {
+        case CTL_JOB_LAND_NONE:
+                return !j->land_path[0] && !j->back_path[0];
+        case CTL_JOB_LAND_PUSH:
+                return j->land_path[0] == '/' && !j->back_path[0];
+        case CTL_JOB_LAND_PULL:
+                return j->land_path[0] == '/' && j->back_path[0] == '/';
+        default:
+                return false;
+        }
+}
+
 static bool ctl_job_nodes_ok(const struct ctl_job *j)
 {
         struct nodeset all;
@@ -444,13 +462,15 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 l5 = ctl_str_len(m->job.node_text, sizeof(m->job.node_text), CTL_TEXT_MAX);
                 l6 = ctl_str_len(m->job.route, sizeof(m->job.route), CTL_ROUTE_MAX);
                 l7 = ctl_str_len(m->job.rails, sizeof(m->job.rails), CTL_RAILS_STR_MAX);
-                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l6 < 0 || l7 < 0)
+                l8 = ctl_str_len(m->job.land_path, sizeof(m->job.land_path), CTL_LAND_PATH_MAX);
+                l9 = ctl_str_len(m->job.back_path, sizeof(m->job.back_path), CTL_LAND_PATH_MAX);
+                if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l6 < 0 || l7 < 0 || l8 < 0 || l9 < 0)
                         return -EINVAL;
                 /* After the lengths: the route is read as a string. */
-                if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job))
+                if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job) || !ctl_job_land_ok(&m->job))
                         return -EINVAL;
                 plen = CTL_JOB_FIXED + 8u * m->job.nodes + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 +
-                       (size_t)l5 + (size_t)l6 + (size_t)l7;
+                       (size_t)l5 + (size_t)l6 + (size_t)l7 + (size_t)l8 + (size_t)l9;
                 break;
         case CTL_ERROR:
                 l1 = ctl_str_len(m->error.text, sizeof(m->error.text), CTL_TEXT_MAX);
@@ -528,7 +548,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
         case CTL_JOB:
                 bytes_put_u64(&o, m->job.id);
                 bytes_put_u8(&o, m->job.state);
-                bytes_put_u8(&o, m->job.reserved);
+                bytes_put_u8(&o, m->job.land);
                 bytes_put_u16(&o, m->job.status);
                 bytes_put_u64(&o, m->job.bytes_done);
                 bytes_put_u64(&o, m->job.bytes_total);
@@ -557,6 +577,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u16(&o, (uint16_t)l5);
                 bytes_put_u16(&o, (uint16_t)l6);
                 bytes_put_u16(&o, (uint16_t)l7);
+                bytes_put_u16(&o, (uint16_t)l8);
+                bytes_put_u16(&o, (uint16_t)l9);
                 for (unsigned int k = 0; k < m->job.nodes; k++)
                         bytes_put_u64(&o, m->job.node_bytes[k]);
                 bytes_put_mem(&o, m->job.peer, (size_t)l1);
@@ -566,6 +588,8 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_mem(&o, m->job.node_text, (size_t)l5);
                 bytes_put_mem(&o, m->job.route, (size_t)l6);
                 bytes_put_mem(&o, m->job.rails, (size_t)l7);
+                bytes_put_mem(&o, m->job.land_path, (size_t)l8);
+                bytes_put_mem(&o, m->job.back_path, (size_t)l9);
                 break;
         case CTL_ERROR:
                 bytes_put_u32(&o, (uint32_t)m->error.code);
@@ -840,7 +864,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                         return -EBADMSG;
                 m->job.id = bytes_get_u64(&in);
                 m->job.state = bytes_get_u8(&in);
-                m->job.reserved = bytes_get_u8(&in);
+                m->job.land = bytes_get_u8(&in);
                 m->job.status = bytes_get_u16(&in);
                 m->job.bytes_done = bytes_get_u64(&in);
                 m->job.bytes_total = bytes_get_u64(&in);
@@ -869,11 +893,13 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l5 = bytes_get_u16(&in);
                 l6 = bytes_get_u16(&in);
                 l7 = bytes_get_u16(&in);
+                l8 = bytes_get_u16(&in);
+                l9 = bytes_get_u16(&in);
                 /* A node's bytes each: the count is checked before any is read. */
                 if (l1 > CTL_PEER_MAX || l2 > CTL_NAME_MAX || l3 > CTL_TEXT_MAX ||
                     l4 > CTL_PEER_MAX || l5 > CTL_TEXT_MAX || l6 > CTL_ROUTE_MAX || l7 > CTL_RAILS_STR_MAX ||
-                    m->job.nodes > CTL_NODES_MAX ||
-                    plen != CTL_JOB_FIXED + 8u * m->job.nodes + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6 + l7)
+                    l8 > CTL_LAND_PATH_MAX || l9 > CTL_LAND_PATH_MAX || m->job.nodes > CTL_NODES_MAX ||
+                    plen != CTL_JOB_FIXED + 8u * m->job.nodes + (uint32_t)l1 + l2 + l3 + l4 + l5 + l6 + l7 + l8 + l9)
                         return -EBADMSG;
                 for (unsigned int k = 0; k < m->job.nodes; k++)
                         m->job.node_bytes[k] = bytes_get_u64(&in);
@@ -883,11 +909,13 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                     !bytes_get_str(&in, m->job.node_peer, sizeof(m->job.node_peer), l4) ||
                     !bytes_get_str(&in, m->job.node_text, sizeof(m->job.node_text), l5) ||
                     !bytes_get_str(&in, m->job.route, sizeof(m->job.route), l6) ||
-                    !bytes_get_str(&in, m->job.rails, sizeof(m->job.rails), l7))
+                    !bytes_get_str(&in, m->job.rails, sizeof(m->job.rails), l7) ||
+                    !bytes_get_str(&in, m->job.land_path, sizeof(m->job.land_path), l8) ||
+                    !bytes_get_str(&in, m->job.back_path, sizeof(m->job.back_path), l9))
                         return -EBADMSG;
                 /* The client keys "watch until final" off the state: reject unknown ones;
                  * and it prints a line per node, as the nodes' fields agree they fare. */
-                if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job))
+                if (m->job.state >= _CTL_JOB_STATE_MAX || !ctl_job_nodes_ok(&m->job) || !ctl_job_land_ok(&m->job))
                         return -EBADMSG;
                 break;
         case CTL_ERROR:

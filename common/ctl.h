@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             14      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             15      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -91,14 +91,16 @@
                                          * 13: pulls (SUBMIT flag PULL, back_port, back_host,
                                          *    back_path, back_cred; SETTINGS_INFO listen;
                                          *    CTL_MSG_MAX 43008);
-                                         * 14: rails (STATS_INFO rails, JOB rails) */
+                                         * 14: rails (STATS_INFO rails, JOB rails);
+                                         * 15: JOB land, land_path, back_path;
+                                         *    CTL_MSG_MAX 51200 */
 #define CTL_HEADER_SIZE         12
 #define CTL_RAILS_MAX           4       /* as rdmaxferd.conf's listen addresses */
 #define CTL_RAIL_NAME_MAX       63      /* an RDMA device's name */
 #define CTL_RAILS_STR_MAX       (CTL_RAILS_MAX * (CTL_RAIL_NAME_MAX + 1) - 1)   /* "a,b,c,d" */
 /* A SUBMIT or JOB with a route of CTL_ROUTE_HOPS_MAX hops at their
  * longest, and a JOB's bytes for every node, fit (ctl.c proves it). */
-#define CTL_MSG_MAX             43008
+#define CTL_MSG_MAX             51200
 #define CTL_HOST_MAX            63      /* numeric address text, no NUL */
 #define CTL_NAME_MAX            255
 #define CTL_LAND_PATH_MAX       4095    /* landmsg.h's LANDMSG_PATH_MAX */
@@ -150,6 +152,14 @@ enum ctl_job_state {
         CTL_JOB_CANCELLED = 6,
         CTL_JOB_RETRYING = 7,   /* an attempt failed transiently; the next one waits its delay */
         _CTL_JOB_STATE_MAX,
+};
+
+/* JOB land (version 15): where a job's files land as its user. */
+enum ctl_job_land {
+        CTL_JOB_LAND_NONE = 0,  /* the peer's drop box */
+        CTL_JOB_LAND_PUSH = 1,  /* at land_path on the peer */
+        CTL_JOB_LAND_PULL = 2,  /* read at land_path on the peer, landed at back_path */
+        _CTL_JOB_LAND_MAX,
 };
 
 /* "queued", "connecting", ...; never NULL. */
@@ -310,7 +320,7 @@ struct ctl_file {
 struct ctl_job {
         uint64_t id;
         uint8_t state;                  /* enum ctl_job_state */
-        uint8_t reserved;
+        uint8_t land;                   /* version 15: CTL_JOB_LAND_*, 0: the drop box */
         uint16_t status;                /* enum wire_status when FAILED */
         uint64_t bytes_done;            /* bytes whose send completed */
         uint64_t bytes_total;
@@ -363,6 +373,11 @@ struct ctl_job {
         /* Version 14: the RDMA devices its lanes go over, comma-separated
          * ("rxe_alpha,rxe_alpha2"); empty before it connects. */
         char rails[CTL_RAILS_STR_MAX + 1];
+        /* Version 15, with land: the path on the peer its files land at
+         * (PUSH) or are read from (PULL), and a pull's path where they
+         * land ("" for PUSH), as the submitting user either way. */
+        char land_path[CTL_LAND_PATH_MAX + 1];
+        char back_path[CTL_LAND_PATH_MAX + 1];
         /*
          * A chain's bytes per node, [k] for node k + 1: node 1's are
          * bytes_done, the others' what the relays last reported (about

@@ -83,6 +83,13 @@ void control_job_msg(struct ctl_msg *m, const struct job *job)
         snprintf(m->job.route, sizeof(m->job.route), "%s", job->route ? job->route : "");
         snprintf(m->job.node_peer, sizeof(m->job.node_peer), "%s", job->node_peer);
         snprintf(m->job.rails, sizeof(m->job.rails), "%.*s", (int)CTL_RAILS_STR_MAX, job->rails);
+        /* Where its files land as its user (the drop box: nothing). */
+        if (job->land_path) {
+                m->job.land = job->pull ? CTL_JOB_LAND_PULL : CTL_JOB_LAND_PUSH;
+                snprintf(m->job.land_path, sizeof(m->job.land_path), "%s", job->land_path);
+                snprintf(m->job.back_path, sizeof(m->job.back_path), "%s",
+                         job->pull && job->back_path ? job->back_path : "");
+        }
         snprintf(m->job.node_text, sizeof(m->job.node_text), "%s", job->node_text);
         if (job->node_bytes)
                 memcpy(m->job.node_bytes, job->node_bytes, job->nodes * sizeof(job->node_bytes[0]));

@@ -246,6 +246,7 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                         if (!e->land->back_port)
                                 e->land->back_port = jobs->cfg.port;
                         job->pull = true;
+                        job->back_path = e->land->back_path;
                 }
                 job->land_path = e->land->path;
         }

@@ -246,6 +246,7 @@ struct job {
         uid_t uid;                      /* submitter; only it or root may cancel */
         const char *land_path;          /* its files land as uid there on the peer; NULL: drop box */
         bool pull;                      /* land_path is read as uid on the peer and sent back here */
+        const char *back_path;          /* a pull's: where it lands as uid (here, or a copy's node) */
         unsigned int attempt;           /* running (or next, while RETRYING); 1 is the first */
         int retries;                    /* the job's own, or -1: cfg.retry_max */
         uint64_t first_fail_usec;       /* CLOCK_MONOTONIC: when its first attempt failed; 0 = not yet */

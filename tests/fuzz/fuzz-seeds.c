@@ -359,6 +359,15 @@ static int ctl_seeds(const char *dir)
         strcpy(m.job.node_peer, "10.0.0.3:7470");
         strcpy(m.job.route, "10.0.0.3:7470,[fd00::4]:7470,10.0.0.5:7471");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        /* A pull's JOB (version 15): what it reads there, where it lands. */
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_JOB;
+        m.job.land = CTL_JOB_LAND_PULL;
+        strcpy(m.job.peer, "10.0.0.2:7470");
+        strcpy(m.job.name, "out.h5");
+        strcpy(m.job.land_path, "/scratch/alice/out.h5");
+        strcpy(m.job.back_path, "/home/alice/in/");
+        r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         /* The longest chain (version 6): 512 nodes, node 301 went around. */
         memset(&m, 0, sizeof(m));
         m.type = CTL_JOB;

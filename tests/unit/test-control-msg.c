@@ -271,6 +271,31 @@ static void test_job(void)
         is_int(jobs_cancel(jobs, job->id), 0, "cancelled");
         control_job_msg(&m, job);
         ok(m.job.state == CTL_JOB_CANCELLED && !strcmp(m.job.text, "cancelled"), "a JOB says so");
+        ok(m.job.land == CTL_JOB_LAND_NONE && !m.job.land_path[0] && !m.job.back_path[0],
+           "the drop box's: no landing in it");
+        free(c);
+        c = NULL;
+        free(s);
+
+        /* A pull's JOB says what it reads there and where it lands (version 15). */
+        s = submit_new(CTL_SUBMIT_LAND | CTL_SUBMIT_PULL, "");
+        s->files = 1;
+        snprintf(s->name, sizeof(s->name), "a.bin");
+        snprintf(s->land_path, sizeof(s->land_path), "/scratch/alice/a.bin");
+        snprintf(s->land_cred, sizeof(s->land_cred), "MUNGE:x:");
+        s->land_token[0] = 1;
+        snprintf(s->back_host, sizeof(s->back_host), "10.1.1.9");
+        snprintf(s->back_path, sizeof(s->back_path), "/home/alice/in");
+        snprintf(s->back_cred, sizeof(s->back_cred), "MUNGE:back:");
+        if (control_spec_new(s, 1000, &c, why, sizeof(why)) < 0)
+                abort();
+        is_int(jobs_submit(jobs, &c->spec, -1, 0, &job, why, sizeof(why)), 0, "a pull is queued (%s)", why);
+        control_job_msg(&m, job);
+        ok(m.job.land == CTL_JOB_LAND_PULL && !strcmp(m.job.land_path, "/scratch/alice/a.bin") &&
+           !strcmp(m.job.back_path, "/home/alice/in"), "its JOB: read at PATH there, landed at DEST");
+        len = ctl_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &back) == 0 && back.job.land == CTL_JOB_LAND_PULL &&
+           !strcmp(back.job.back_path, "/home/alice/in"), "the codec takes it");
         free(c);
         free(s);
         fake_engine_free(engine);

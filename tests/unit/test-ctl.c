@@ -53,7 +53,7 @@ static void put64(uint8_t *p, uint64_t v)
  * after them, node_bytes after its 188 fixed bytes. */
 #define JOB_MISSING             (CTL_HEADER_SIZE + 112)
 #define JOB_LENS                (JOB_MISSING + NODESET_WIRE_SIZE)
-#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 190)
+#define JOB_NODE_BYTES          (CTL_HEADER_SIZE + 194)
 
 /* A set of the nodes whose bits are in @bits (the first 64 nodes). */
 static struct nodeset set_of(uint64_t bits)
@@ -828,8 +828,9 @@ static void test_codec(void)
         /* JOB. */
         struct ctl_msg j = msgs[8];
         len = ctl_encode(buf, sizeof(buf), &j);
-        is_int(len, CTL_HEADER_SIZE + 190 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
-               "JOB: 190 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text, route and rails");
+        is_int(len, CTL_HEADER_SIZE + 194 + 4 * 8 + 15 + 10 + 17 + 14 + 11 + 46,
+               "JOB: 194 fixed bytes, a u64 per node, then peer, name, text, node_peer, node_text, route, rails, "
+               "land_path and back_path");
         memcpy(tmp, buf, (size_t)len);
         ok(tmp[CTL_HEADER_SIZE + 44] == 0x08 && tmp[CTL_HEADER_SIZE + 51] == 0x01,
            "JOB bwlimit is a little-endian u64 after rate");
@@ -859,8 +860,8 @@ static void test_codec(void)
         }
         ok(tmp[JOB_LENS] == 15 && tmp[JOB_LENS + 2] == 10 && tmp[JOB_LENS + 4] == 17 &&
            tmp[JOB_LENS + 6] == 14 && tmp[JOB_LENS + 8] == 11 && tmp[JOB_LENS + 10] == 46 &&
-           tmp[JOB_LENS + 12] == 0 && tmp[JOB_LENS + 13] == 0,
-           "then the seven string lengths (rails empty)");
+           tmp[JOB_LENS + 12] == 0 && tmp[JOB_LENS + 13] == 0 && tmp[JOB_LENS + 14] == 0 && tmp[JOB_LENS + 16] == 0,
+           "then the nine string lengths (rails, land_path, back_path empty)");
         {
                 struct ctl_msg r = msgs[8];
                 int rl;
@@ -869,7 +870,31 @@ static void test_codec(void)
                 rl = ctl_encode(tmp, sizeof(tmp), &r);
                 ok(rl == len + 20 && memcmp(tmp + rl - 20, "rxe_alpha,rxe_alpha2", 20) == 0 && tmp[JOB_LENS + 12] == 20 &&
                    ctl_decode(tmp, (size_t)rl, &m) == 0 && !strcmp(m.job.rails, "rxe_alpha,rxe_alpha2"),
-                   "a JOB's rails come last and round-trip (version 14)");
+                   "a JOB's rails come after the route and round-trip (version 14)");
+                r = msgs[8];
+                r.job.land = CTL_JOB_LAND_PULL;
+                snprintf(r.job.land_path, sizeof(r.job.land_path), "/scratch/alice/out.h5");
+                snprintf(r.job.back_path, sizeof(r.job.back_path), "/home/alice/in/");
+                rl = ctl_encode(tmp, sizeof(tmp), &r);
+                ok(rl == len + 21 + 15 && tmp[CTL_HEADER_SIZE + 9] == CTL_JOB_LAND_PULL && tmp[JOB_LENS + 14] == 21 &&
+                   tmp[JOB_LENS + 16] == 15 && memcmp(tmp + rl - 36, "/scratch/alice/out.h5/home/alice/in/", 36) == 0 &&
+                   ctl_decode(tmp, (size_t)rl, &m) == 0 && m.job.land == CTL_JOB_LAND_PULL &&
+                   !strcmp(m.job.land_path, "/scratch/alice/out.h5") && !strcmp(m.job.back_path, "/home/alice/in/"),
+                   "a pull's JOB: land (the reserved byte of before), land_path and back_path last (version 15)");
+                tmp[CTL_HEADER_SIZE + 9] = CTL_JOB_LAND_PUSH;
+                is_int(ctl_decode(tmp, (size_t)rl, &m), -EBADMSG, "a push with a way back is -EBADMSG");
+                tmp[CTL_HEADER_SIZE + 9] = _CTL_JOB_LAND_MAX;
+                is_int(ctl_decode(tmp, (size_t)rl, &m), -EBADMSG, "an unknown land is -EBADMSG");
+                tmp[CTL_HEADER_SIZE + 9] = CTL_JOB_LAND_NONE;
+                is_int(ctl_decode(tmp, (size_t)rl, &m), -EBADMSG, "the drop box with paths is -EBADMSG");
+                r.job.land = CTL_JOB_LAND_PUSH;
+                r.job.back_path[0] = '\0';
+                r.job.land_path[0] = 's';
+                is_int(ctl_encode(tmp, sizeof(tmp), &r), -EINVAL, "a relative land_path is -EINVAL");
+                r.job.land_path[0] = '/';
+                rl = ctl_encode(tmp, sizeof(tmp), &r);
+                ok(rl > 0 && ctl_decode(tmp, (size_t)rl, &m) == 0 && m.job.land == CTL_JOB_LAND_PUSH &&
+                   !m.job.back_path[0], "a push's JOB: its path, no way back");
                 memcpy(tmp, buf, (size_t)len);
         }
         ok(tmp[JOB_NODE_BYTES] == 0xd0 && tmp[JOB_NODE_BYTES + 1] == 0x07 && tmp[JOB_NODE_BYTES + 7] == 0 &&
@@ -908,6 +933,10 @@ static void test_codec(void)
         j.job.node_failed = CTL_NODES_MAX;
         for (int k = 0; k < CTL_NODES_MAX; k++)
                 j.job.node_bytes[k] = j.job.bytes_total - (k == CTL_NODES_MAX - 1);
+        memset(j.job.rails, 'r', CTL_RAILS_STR_MAX);
+        j.job.land = CTL_JOB_LAND_PULL;
+        memset(j.job.land_path, '/', CTL_LAND_PATH_MAX);
+        memset(j.job.back_path, '/', CTL_LAND_PATH_MAX);
         len = ctl_encode(buf, sizeof(buf), &j);
         ok(len > 0 && len <= CTL_MSG_MAX && strlen(j.job.route) == CTL_ROUTE_MAX,
            "JOB with every string at its limit, a route of %d hops and %d nodes' bytes, fits (%d bytes)",

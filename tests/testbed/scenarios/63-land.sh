@@ -12,7 +12,8 @@
 #     partial_dir; beta's journal entry has RDMAXFER_UID, RDMAXFER_USER and
 #     RDMAXFER_LANDED.
 #  2. three files into a directory, one job.
-#  2a. a file cancelled part way, then sent again: beta kept what it had
+#  2a. a file cancelled part way (its xferctl status saying where it lands
+#     first), then sent again: beta kept what it had
 #     (held open, nameless: nothing in alice's directory or in beta's
 #     partial_dir meanwhile) and resumes it (RDMAXFER_RESUMED_BYTES > 0),
 #     intact, alice's 0600 file.
@@ -135,6 +136,12 @@ id=$(as "$ALICE" xferctl send --no-wait --bwlimit 1M "$WORK/r.dat" "$BETA_ADDR:$
         tb_fail "alice's submit of r.dat failed: $id"
 id=${id//[^0-9]/}
 wait_for 20 rx_grown || tb_fail "r.dat never got under way"
+# Its status says where it lands, as text and as JSON.
+st=$(as "$ALICE" xferctl status "$id")
+grep -Eq "^lands: +$SCR/$ALICE/? on the peer, as its user$" <<<"$st" ||
+        tb_fail "xferctl status does not say where r.dat lands: $st"
+as "$ALICE" xferctl status --json "$id" | grep -Eq "\"land\":\"push\",\"land_path\":\"$SCR/$ALICE/?\"" ||
+        tb_fail "xferctl status --json does not say where r.dat lands"
 as "$ALICE" xferctl cancel "$id" >/dev/null || tb_fail "alice could not cancel her r.dat"
 wait_for 10 job_in_state "$id" cancelled || tb_fail "job $id not cancelled"
 [[ $(ls -A "$SCR/$ALICE") == "$before" ]] || tb_fail "the cancelled r.dat left a name in alice's directory: $(ls -A "$SCR/$ALICE")"
