@@ -295,6 +295,8 @@ done
 ms=$((($(date +%s%N) - t0) / 1000000))
 grep -q '"state":"done"' <<<"$st" && grep -q '"bytes":25165824,"bytes_total":25165824' <<<"$st" ||
         tb_fail "the get's job does not show what came back: $st"
+grep -Eq "\"land\":\"pull\",\"land_path\":\"$SCR/$ALICE/big.dat\",\"back_path\":\"$SCR/$ALICE/got/?\"" <<<"$st" ||
+        tb_fail "the get's job does not say what it read and where it landed: $st"
 ((ms >= 2400)) || tb_fail "24 MiB at --bwlimit 8M came back in $ms ms"
 tb_log "24 MiB at --bwlimit 8M: $ms ms"
 same_file "$WORK/big.dat" "$SCR/$ALICE/got/big.dat"
