@@ -432,7 +432,10 @@
  * is sent again, its lane digest hashed again from its file up to
  * there) and the run goes on as ever, the END's digest covering it
  * whole. A resume beyond what the sender posted is a protocol error. A
- * sender joins at most twice as many lanes again as the transfer has. A
+ * lane that had sent its END joins again too: if the receiver has it,
+ * the WELCOME says WIRE_WELCOME_ENDED and the lane is done; if not (the
+ * END lost with the rail), the transfer fails as before. A sender joins
+ * at most twice as many lanes again as the transfer has. A
  * lane 0 that joined again carries the transfer's control messages from
  * then on as before; its first message is data (no control buffer for an
  * offer is posted for it).
@@ -680,6 +683,9 @@ struct wire_welcome {
 };
 
 #define WIRE_WELCOME_AUTH       0x0001u
+/* Version 23, to a lane joining again: the receiver has its whole run and
+ * its END (resume is the run's length); nothing more is to come on it. */
+#define WIRE_WELCOME_ENDED      0x0002u
 
 struct wire_reject {
         uint32_t magic;

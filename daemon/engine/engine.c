@@ -99,13 +99,16 @@ static struct device *engine_listener_of(struct engine *e, const struct rdma_cm_
 
 /* The rail an id is on: its listener's, or its device's (the first rail
  * while it is on none, or on a device no rail holds: with the wildcard). */
+/* The rail @id is on: its listener's, or the one whose device it is on;
+ * NULL for none (an id of a device already released, whose removal the
+ * rails heard of first: not another rail's). */
 static struct device *engine_rail_of(struct engine *e, const struct rdma_cm_id *id)
 {
         struct device *d = engine_listener_of(e, id);
 
         if (!d && id->verbs)
                 d = device_of_verbs(e->dev, e->ndev, id->verbs);
-        return d ?: &e->dev[0];
+        return d;
 }
 
 static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
@@ -142,7 +145,8 @@ static void engine_on_cm(evutil_socket_t fd, short what, void *arg)
                                 reaper_destroy_id(rail ? rail->reaper : e->reaper[0], id, false);
                         continue;
                 case RDMA_CM_EVENT_DEVICE_REMOVAL:
-                        /* On every id of the device; the first one is enough. */
+                        /* On every id of the device; the first one is enough
+                         * (the rail is released then: the others find none). */
                         rail = engine_rail_of(e, id);
                         if (rail)
                                 device_lost(rail, "RDMA device %s removed", rail->name);

@@ -235,8 +235,11 @@ static int recv_lane_accept(struct recv_lane *l)
         /* Lane 0's one is for the offer; a later lane's are paced like any. */
         w.credits = l->base.idx == 0 && !rejoin ? 1 : recv_credits_take(l);
         w.slot_size = e->slot_size;
-        /* A lane joined again goes on where its run stands here. */
+        /* A lane joined again goes on where its run stands here, or is
+         * done: its END came. */
         w.resume = (uint32_t)(l->next_seq - l->base.first_seq);
+        if (rejoin && l->base.ended)
+                w.flags |= WIRE_WELCOME_ENDED;
         memcpy(w.nonce, b->nonce, sizeof(w.nonce));
         wire_encode_welcome(wbuf, &w);
         conn_param(&param, wbuf, sizeof(wbuf));

@@ -436,7 +436,8 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
                 struct recv_lane *l = recv_lane(x, k);
                 int r;
 
-                if (!l || l->base.conn.reaping)
+                /* Not on a lane whose rail was lost (wire.h, Rails). */
+                if (!l || l->base.conn.reaping || l->detached)
                         continue;
                 /* The sender counts only a RESULT that proves the key. */
                 if (m.type == WIRE_RESULT && b->session.on)
@@ -1165,11 +1166,7 @@ static void recv_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 recv_lane_broke(l, "peer disconnected");
                 break;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
-                /* Its rail's lanes wait to join again (as when the device
-                 * layer hears of it first). */
-                if (l->base.x->state == XFER_CLOSING ||
-                    !recv_rail_lost(l->base.x, l->base.conn.env, "RDMA device removed"))
-                        recv_lost(l, "RDMA device removed");
+                recv_lost(l, "RDMA device removed");
                 break;
         default:
                 /* CONNECT_ERROR, UNREACHABLE, REJECTED (accept failed) ... */
@@ -1298,8 +1295,14 @@ bool recv_may_rejoin(const struct recv_xfer *x, unsigned int lane)
         const struct xfer *b = &x->base;
         const struct recv_lane *l = lane < b->nlanes ? recv_lane((struct recv_xfer *)x, lane) : NULL;
 
-        /* One file's data from a sender with rails, not a relay's. */
-        return b->state == XFER_DATA && l && !l->base.ended && !l->base.conn.reaping && x->rails &&
+        /* Every END in, the file being verified or published: a lane but
+         * lane 0 (which carries the verdict) has nothing more to carry. */
+        if (b->state == XFER_FINISHING && lane > 0 && l && l->base.ended && x->rails && x->job_files == 1 &&
+            !x->tree && !x->relay && !x->route_on && b->lane[0] && b->lane[0]->conn.env != l->base.conn.env)
+                return true;
+        /* One file's data from a sender with rails, not a relay's (a lane
+         * that ended too: its WELCOME says so). */
+        return b->state == XFER_DATA && l && !l->base.conn.reaping && x->rails &&
                x->job_files == 1 && !x->tree && !x->relay && !x->route_on && b->lane[0];
 }
 

@@ -565,7 +565,13 @@ static void send_lane_up(struct send_lane *l, const void *pdata, size_t plen)
                 return;
         xfer_progress(l->base.x);
         if (l->rejoin) {
-                (void)send_lane_rewind(l, w.resume);
+                if (w.flags & WIRE_WELCOME_ENDED)
+                        send_lane_rejoined_ended(l, w.resume);
+                else if (l->base.ended)
+                        send_fail(sender_of(l->base.x), WIRE_E_INTERNAL, "lane %u's END was lost with its rail",
+                                  l->base.idx);
+                else
+                        (void)send_lane_rewind(l, w.resume);
                 return;
         }
         log_debug("%s: transfer %" PRIu64 " lane %u up, %u credits", l->base.x->peer,
@@ -708,10 +714,6 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 send_fail(s, WIRE_E_PROTOCOL, "peer disconnected");
                 return;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
-                /* Its rail's lanes join again over another (as when the
-                 * device layer hears of it first). */
-                if (send_rail_lost(&s->base, l->base.conn.env, "RDMA device removed"))
-                        return;
                 send_fail(s, WIRE_E_INTERNAL, "RDMA device removed");
                 return;
         default:
@@ -789,6 +791,22 @@ bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
         struct engine_send *s = sender_of(b);
         int p;
 
+        /* Every lane's run and END sent, the verdict to come on lane 0,
+         * which is not on the rail lost: nothing more goes on the others. */
+        if (b->state == XFER_FINISHING && s->files == 1 && b->lane[0] && b->lane[0]->conn.env != on &&
+            b->lane[0]->established && s->npairs >= 2) {
+                for (unsigned int k = 1; k < b->nlanes; k++) {
+                        if (b->lane[k] && b->lane[k]->conn.env == on) {
+                                b->rails_lost |= 1u << b->lane[k]->conn.env->dev->idx;
+                                conn_teardown(&b->lane[k]->conn);
+                                b->lane[k]->conn.env = b->lane[0]->conn.env;
+                                b->lane[k]->established = false;
+                        }
+                }
+                log_notice("%s: transfer %" PRIu64 ": lost a rail (%s) with every chunk sent; waiting for the "
+                           "verdict on lane 0", b->peer, s->id, text);
+                return true;
+        }
         /* One file's data (not a session's, a relay's, a chain's, a
          * sparse file's), over more than one rail pair, one still up. */
         if (b->state != XFER_DATA || s->files != 1 || s->tree || s->src_ops || s->pack_mem || s->route_hops ||
@@ -798,7 +816,7 @@ bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
         for (unsigned int k = 0; k < b->nlanes; k++) {
                 const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;
 
-                if (!l || (l->base.conn.env == on && (l->base.ended || l->rejoin || l->rehashing || !l->base.established)))
+                if (!l || (l->base.conn.env == on && (l->rejoin || l->rehashing || !l->base.established)))
                         return false;
         }
         for (unsigned int k = 0; k < b->nlanes && b->state == XFER_DATA; k++) {

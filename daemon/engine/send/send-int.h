@@ -83,6 +83,8 @@ bool send_sparse_skip(struct send_lane *l);
 int send_lane_rewind(struct send_lane *l, uint32_t from);
 /* ... once the reads out into its buffers are in. */
 void send_lane_rewind_ready(struct send_lane *l);
+/* A lane joined again that the receiver has whole, END and all: done. */
+void send_lane_rejoined_ended(struct send_lane *l, uint32_t resume);
 /* xfer_ops.rail_lost (send-connect.c). */
 bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text);
 /* Lane @l's connection failed (@why), on another rail than lane 0's: its

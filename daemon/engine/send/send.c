@@ -876,6 +876,23 @@ int send_lane_rewind(struct send_lane *l, uint32_t from)
         return 0;
 }
 
+void send_lane_rejoined_ended(struct send_lane *l, uint32_t resume)
+{
+        struct engine_send *s = sender_of(l->base.x);
+
+        if (!l->base.ended || resume != l->base.end_seq - l->base.first_seq) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver says lane %u ended at chunk %u of %" PRIu64,
+                                    l->base.idx, resume, l->base.end_seq - l->base.first_seq);
+                return;
+        }
+        /* What was not acknowledged yet arrived: the END says so. No read
+         * is out (every chunk was posted before the END). */
+        send_on_data_done(l, l->base.end_seq - 1);
+        l->rejoin = false;
+        log_info("transfer %" PRIu64 ": lane %u had sent its run and END; nothing more goes on it", s->id,
+                 l->base.idx);
+}
+
 void send_lane_rewind_ready(struct send_lane *l)
 {
         if (l->base.x->state == XFER_DATA)
