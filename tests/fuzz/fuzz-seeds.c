@@ -298,6 +298,7 @@ static int wire_seeds(const char *dir)
         wire_encode_hello(buf, &h);
         r |= write_seed(dir, "wire", i++, buf, WIRE_HELLO_SIZE);
         w.resume = 21;
+        w.flags = WIRE_WELCOME_ENDED;
         wire_encode_welcome(buf, &w);
         r |= write_seed(dir, "wire", i++, buf, WIRE_WELCOME_SIZE);
         wire_encode_reject(buf, &rj);

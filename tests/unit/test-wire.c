@@ -405,6 +405,12 @@ static void test_private_data(void)
            memcmp(w2.nonce, w.nonce, WIRE_NONCE_SIZE) == 0, "welcome fields and nonce");
         ok(buf[8] == 32 && buf[9] == 0 && buf[12] == 0 && buf[14] == 0x10, "welcome credits/slot_size little-endian");
         ok(w2.resume == 21 && buf[16] == 21 && buf[17] == 0, "a rejoined lane's resume (version 23), little-endian");
+        w.flags = WIRE_WELCOME_AUTH | WIRE_WELCOME_ENDED;
+        wire_encode_welcome(buf, &w);
+        ok(wire_decode_welcome(buf, WIRE_WELCOME_SIZE, &w2) == 0 && w2.flags == (WIRE_WELCOME_AUTH | WIRE_WELCOME_ENDED) &&
+           buf[6] == 3, "a rejoined lane the receiver has whole: WIRE_WELCOME_ENDED round-trips");
+        w.flags = WIRE_WELCOME_AUTH;
+        wire_encode_welcome(buf, &w);
         shorts = true;
         for (size_t l = 0; l < WIRE_WELCOME_SIZE; l++)
                 if (wire_decode_welcome(buf, l, &w2) != -EBADMSG)
