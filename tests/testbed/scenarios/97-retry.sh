@@ -52,9 +52,61 @@ job_id() {
 
 has_job() { [[ -n $(job_id "$1") ]]; }
 
-# rx_grown FROM BYTES: beta's netdev has received BYTES since its counter read FROM.
+# rx_grown FROM BYTES [NETDEV]: beta's netdev (NETDEV: that one) has
+# received BYTES since its counter read FROM.
 rx_grown() {
-        (($(netdev_bytes "$nb" rx) - $1 >= $2))
+        (($(netdev_bytes "${3:-$nb}" rx) - $1 >= $2))
+}
+
+# rail_send AS NETDEV MIB [OPTION...]: send big.dat as AS (its output in
+# $SRC/AS.out, PID its xferctl) and return once MIB MiB of it crossed
+# beta's NETDEV; T0 is then.
+rail_send() {
+        local as=$1 dev=$2 mib=$3 rx0
+        shift 3
+        rx0=$(netdev_bytes "$dev" rx)
+        xferctl send "$@" "$SRC/big.dat" "$BETA_ADDR" --as "$as" >"$SRC/$as.out" 2>&1 &
+        pid=$!
+        wait_for 60 rx_grown "$rx0" $((mib << 20)) "$dev" || tb_fail "no lane of $as went over $dev"
+        t0=$(now)
+}
+
+# rail_done AS WHAT: rail_send's job, after WHAT happened to a rail at T0,
+# completed intact in its first attempt, the daemons the same (APID,
+# BPID); what each said of the lanes it lost.
+rail_done() {
+        local as=$1 what=$2 rc=0
+        timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after $what"
+        wait "$pid" || rc=$?
+        sed 's/^/    | /' "$SRC/$as.out"
+        ((rc == 0)) || tb_fail "xferctl send exited $rc: $as did not complete over the remaining rail"
+        same_file "$SRC/big.dat" "$BETA_IN/$as"
+        tb_log "done $(secs "$t0" "$(now)") s after $what; alpha's entries (attempt result): $(attempts_of "$as" | tr '\n' '|')"
+        journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|goes on from|nothing more" |
+                sed 's/^/    alpha: /' || true
+        journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|joined again" |
+                sed 's/^/    beta: /' || true
+        [[ $(attempts_of "$as") == "1 ok" ]] ||
+                tb_fail "$as did not complete in its first attempt: $(attempts_of "$as" | tr '\n' '|')"
+        [[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
+                tb_fail "a daemon restarted"
+}
+
+# fresh_peers: the daemons restarted (APID, BPID theirs), then one
+# transfer over both rails, for alpha to learn beta's. librdmacm's rescan
+# (rdma_get_devices), when a daemon looks for a device again, opens every
+# RDMA device of the machine, and closes one only when it next notices it
+# gone; here the two nodes share one kernel, so a daemon that looked holds
+# the other's devices too, and removing one would wait for it. On a real
+# node a daemon sees its own devices only.
+fresh_peers() {
+        restart_peers
+        apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
+        bpid=$(systemctl show -P MainPID "$BETA_UNIT")
+        tb_log "$(send_ok "$SRC/again.dat")"
+        jfields_wait "$ALPHA_UNIT" again.dat
+        [[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] || tb_fail "again.dat went over '${JF[RDMAXFER_RAILS]:-}'"
+        rm -f "$BETA_IN/again.dat"
 }
 
 # Alpha's sender entries for FILE: "attempt result" lines, oldest first.
@@ -223,25 +275,10 @@ restart_peers
 apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
 bpid=$(systemctl show -P MainPID "$BETA_UNIT")
 nb2=$BETA2_NETDEV
-tx0=$(netdev_bytes "$nb2" rx)
-xferctl send "$SRC/big.dat" "$BETA_ADDR" --as rail.dat >"$SRC/rail.out" 2>&1 &
-pid=$!
 # 40 MiB over this rail, about 80 in all.
-wait_for 60 bash -c "(( \$(cat /sys/class/net/$nb2/statistics/rx_bytes) - $tx0 >= 40 << 20 ))" ||
-        tb_fail "no lane of the transfer went over the second rail"
-t0=$(now)
+rail_send rail.dat "$nb2" 40
 tb_run ip link set "$nb2" down
-rc=0
-timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after the rail went down"
-wait "$pid" || rc=$?
-sed 's/^/    | /' "$SRC/rail.out"
-((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the remaining rail"
-same_file "$SRC/big.dat" "$BETA_IN/rail.dat"
-tb_log "done $(secs "$t0" "$(now)") s after the rail went down; alpha's entries (attempt result): $(attempts_of rail.dat | tr '\n' '|')"
-journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|goes on from" | sed 's/^/    alpha: /' || true
-journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|joined again" | sed 's/^/    beta: /' || true
-[[ $(attempts_of rail.dat) == "1 ok" ]] ||
-        tb_fail "the transfer did not complete in its first attempt: $(attempts_of rail.dat | tr '\n' '|')"
+rail_done rail.dat "the rail went down"
 jfields_wait "$ALPHA_UNIT" rail.dat
 [[ ${JF[RDMAXFER_RAILS_LOST]:-} == "$ALPHA2_DEV" && ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] ||
         tb_fail "alpha's entry: rails '${JF[RDMAXFER_RAILS]:-}', lost '${JF[RDMAXFER_RAILS_LOST]:-}'"
@@ -249,8 +286,6 @@ jfields_wait "$BETA_UNIT" rail.dat
 [[ ${JF[RDMAXFER_RAILS_LOST]:-} == "$BETA2_DEV" ]] || tb_fail "beta's entry names no lost rail: '${JF[RDMAXFER_RAILS_LOST]:-}'"
 journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -q "joined again over $BETA_DEV" ||
         tb_fail "beta did not say a lane joined again over $BETA_DEV"
-[[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
-        tb_fail "a daemon restarted"
 # The rail comes back as in b: the link with its routes, the devices re-created.
 tb_run ip link set "$nb2" up
 tb_run bash "$(dirname "$TESTBED_LIB")/guest/rails.sh" routes
@@ -270,76 +305,28 @@ jfields_wait "$ALPHA_UNIT" again.dat
 [[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] ||
         tb_fail "after the rail came back, the next transfer went over '${JF[RDMAXFER_RAILS]:-}'"
 rm -f "$BETA_IN/rail.dat" "$BETA_IN/again.dat"
-
-# Both daemons looked for a device again in f, and librdmacm's rescan
-# (rdma_get_devices) opens every RDMA device of the machine; it closes one
-# only when it next notices it gone. Here the two nodes share one kernel,
-# so each daemon now holds the other's devices too, and removing rxe_beta
-# in g would wait for alpha. On a real node a daemon sees its own devices
-# only. Fresh daemons, then one transfer for alpha to learn beta's rails.
-restart_peers
-apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
-bpid=$(systemctl show -P MainPID "$BETA_UNIT")
-tb_log "$(send_ok "$SRC/again.dat")"
-jfields_wait "$ALPHA_UNIT" again.dat
-[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] || tb_fail "again.dat went over '${JF[RDMAXFER_RAILS]:-}'"
-rm -f "$BETA_IN/again.dat"
+# Both daemons looked for a device again: fresh ones before h removes one.
+fresh_peers
 
 tb_log "h. the second rail's device removed on beta mid-transfer"
-tx0=$(netdev_bytes "$nb2" rx)
 # At 20 MB/s: the device's removal takes the kernel a few seconds, and
 # the lanes on it must not have ended by then.
-xferctl send --bwlimit 20M "$SRC/big.dat" "$BETA_ADDR" --as dev.dat >"$SRC/dev.out" 2>&1 &
-pid=$!
-wait_for 60 bash -c "(( \$(cat /sys/class/net/$nb2/statistics/rx_bytes) - $tx0 >= 40 << 20 ))" ||
-        tb_fail "no lane of the transfer went over the second rail"
-t0=$(now)
+rail_send dev.dat "$nb2" 40 --bwlimit 20M
 rdma_link_del "$BETA2_DEV" || tb_fail "rdma link del $BETA2_DEV did not return"
-rc=0
-timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after $BETA2_DEV went"
-wait "$pid" || rc=$?
-sed 's/^/    | /' "$SRC/dev.out"
-((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the remaining rail"
-same_file "$SRC/big.dat" "$BETA_IN/dev.dat"
-tb_log "done $(secs "$t0" "$(now)") s after $BETA2_DEV went; alpha's entries (attempt result): $(attempts_of dev.dat | tr '\n' '|')"
-journalctl -u "$BETA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|joined again" | sed 's/^/    beta: /' || true
-[[ $(attempts_of dev.dat) == "1 ok" ]] ||
-        tb_fail "the transfer did not complete in its first attempt: $(attempts_of dev.dat | tr '\n' '|')"
+rail_done dev.dat "$BETA2_DEV went"
 jfields_wait "$BETA_UNIT" dev.dat
 [[ ${JF[RDMAXFER_RAILS_LOST]:-} == "$BETA2_DEV" ]] || tb_fail "beta's entry names lost rails '${JF[RDMAXFER_RAILS_LOST]:-}'"
-[[ $(systemctl show -P MainPID "$ALPHA_UNIT") == "$apid" && $(systemctl show -P MainPID "$BETA_UNIT") == "$bpid" ]] ||
-        tb_fail "a daemon restarted"
 t1=$(now)
 tb_run rdma link add "$BETA2_DEV" type rxe netdev "$nb2" || tb_fail "rdma link add $BETA2_DEV"
 wait_for 30 beta_back "$t1" || tb_fail "beta did not come back on the new $BETA2_DEV"
 rm -f "$BETA_IN/dev.dat"
-# Fresh daemons again (beta looked for a device: see above), alpha
-# learning beta's rails.
-restart_peers
-apid=$(systemctl show -P MainPID "$ALPHA_UNIT")
-bpid=$(systemctl show -P MainPID "$BETA_UNIT")
-tb_log "$(send_ok "$SRC/again.dat")"
-jfields_wait "$ALPHA_UNIT" again.dat
-[[ ${JF[RDMAXFER_RAILS]:-} == "$ALPHA_DEV,$ALPHA2_DEV" ]] || tb_fail "again.dat went over '${JF[RDMAXFER_RAILS]:-}'"
-rm -f "$BETA_IN/again.dat"
+# Beta looked for a device again: fresh daemons before g removes one.
+fresh_peers
 
 tb_log "g. the first rail (the address alpha names beta by) goes down mid-transfer"
-rx0=$(netdev_bytes "$nb" rx)
-xferctl send "$SRC/big.dat" "$BETA_ADDR" --as first.dat >"$SRC/first.out" 2>&1 &
-pid=$!
-wait_for 60 rx_grown "$rx0" $((16 << 20)) || tb_fail "no lane of the transfer went over the first rail"
-t0=$(now)
+rail_send first.dat "$nb" 16
 tb_run ip link set "$nb" down
-rc=0
-timeout 120 tail --pid="$pid" -f /dev/null || tb_fail "the job was not done 120 s after the first rail went down"
-wait "$pid" || rc=$?
-sed 's/^/    | /' "$SRC/first.out"
-((rc == 0)) || tb_fail "xferctl send exited $rc: the job did not complete over the second rail"
-same_file "$SRC/big.dat" "$BETA_IN/first.dat"
-tb_log "done $(secs "$t0" "$(now)") s after the first rail went down; alpha's entries (attempt result): $(attempts_of first.dat | tr '\n' '|')"
-journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -E "lost rail|goes on from" | sed 's/^/    alpha: /' || true
-[[ $(attempts_of first.dat) == "1 ok" ]] ||
-        tb_fail "the transfer did not complete in its first attempt: $(attempts_of first.dat | tr '\n' '|')"
+rail_done first.dat "the first rail went down"
 journalctl -u "$ALPHA_UNIT" --no-pager --since "@${t0%.*}" -o cat | grep -q "lane 0 lost rail $ALPHA_DEV .* joins again over $ALPHA2_DEV" ||
         tb_fail "alpha did not say lane 0 joined again over $ALPHA2_DEV"
 jfields_wait "$ALPHA_UNIT" first.dat
