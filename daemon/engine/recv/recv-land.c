@@ -18,8 +18,9 @@
  * says which by the first TMPFILE's answer (ENOTDIR or ENOENT at PATH).
  * A user's file alone (its offer names its source) is kept for the job's
  * next attempt, its nameless file held open here (recv-partial.c, a
- * user's file): that attempt's TMPFILE is answered with it once its
- * SESSION has proven the same user again.
+ * user's file): that attempt, once its SESSION has proven the same user
+ * again and its TMPFILE has checked the name, takes it instead of the new
+ * one.
  *
  * Each request is a disk request of the transfer's (xfer_io_start): its
  * answer may come after the transfer ended, and then only lets it go.
@@ -259,12 +260,7 @@ static bool recv_land_early_take(struct recv_xfer *x)
 static void recv_land_tmpfile(struct recv_xfer *x)
 {
         struct landmsg req;
-        int fd = recv_land_kept_take(x);
 
-        if (fd >= 0) {
-                recv_file_opened(x, fd);
-                return;
-        }
         if (recv_land_early_take(x))
                 return;
         recv_land_tmpfile_req(x, x->cur->offer.name, &req);
@@ -353,6 +349,15 @@ static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
                 return;
         }
         if (reply->type == LANDMSG_FD && fd >= 0) {
+                /* What an earlier attempt kept of it, if any, rather than
+                 * the new one: asked all the same, so that the name is
+                 * checked before any data, as for any file. */
+                int kept = recv_land_kept_take(x);
+
+                if (kept >= 0) {
+                        safe_close(fd);
+                        fd = kept;
+                }
                 recv_file_opened(x, fd);
                 return;
         }

@@ -822,9 +822,16 @@ int recv_land_kept_take(struct recv_xfer *x)
                 recv_land_kept_clear(k);
                 return -1;
         }
+        /* Landed as PATH itself then, into PATH now (or the other way): PATH
+         * changed in between; the file goes as new. */
+        if (k->parent != x->land_parent) {
+                log_notice("%s: %s: not resumed: %s is no longer what it was", x->base.peer, x->cur->offer.name,
+                           x->landing->path);
+                recv_land_kept_clear(k);
+                return -1;
+        }
         x->found = k->rec;
         x->created = k->rec.created;
-        x->land_parent = k->parent;
         x->part_linked = true;
         fd = k->fd;
         k->fd = -1;

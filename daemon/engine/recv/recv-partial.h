@@ -55,8 +55,9 @@ void recv_partial_wait_over(struct recv_xfer *x);
 bool recv_land_keeps(const struct recv_xfer *x);
 /* A checkpoint of it, x->pj.rec: 0 or -errno. */
 int recv_land_kept_store(struct recv_xfer *x);
-/* Cur's kept file, once the lander has proven the user: its descriptor
- * (x->found, land_parent set), or -1 (none; one of another source goes). */
+/* Cur's kept file, once the lander has proven the user and its TMPFILE
+ * checked the name: its descriptor (x->found set), or -1 (none; one of
+ * another source, or landed otherwise, goes). */
 int recv_land_kept_take(struct recv_xfer *x);
 /* Published, or its data is bad: what was kept of it goes. */
 void recv_land_kept_drop(struct recv_xfer *x);

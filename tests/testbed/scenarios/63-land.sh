@@ -16,7 +16,8 @@
 #     first), then sent again: beta kept what it had
 #     (held open, nameless: nothing in alice's directory or in beta's
 #     partial_dir meanwhile) and resumes it (RDMAXFER_RESUMED_BYTES > 0),
-#     intact, alice's 0600 file.
+#     intact, alice's 0600 file; a file of its name made meanwhile is
+#     refused before any data, and the kept part waits for the next.
 #  2b. a tree (-r) of every mode alice can read (read-only files and
 #     directories, 0400, 0500), dotfiles, symlinks, hard links and mtimes: into PATH/ (a directory: PATH/DIR) and as a new PATH, each
 #     what rsync -aHS makes (tree-oracle), every entry alice's, nothing
@@ -146,6 +147,14 @@ as "$ALICE" xferctl cancel "$id" >/dev/null || tb_fail "alice could not cancel h
 wait_for 10 job_in_state "$id" cancelled || tb_fail "job $id not cancelled"
 [[ $(ls -A "$SCR/$ALICE") == "$before" ]] || tb_fail "the cancelled r.dat left a name in alice's directory: $(ls -A "$SCR/$ALICE")"
 [[ -z $(find "$BETA_PART" -user "$ALICE" 2>/dev/null) ]] || tb_fail "a partial of alice's is in beta's partial_dir"
+# A file of that name there meanwhile: refused before any data, as ever.
+as "$ALICE" touch "$SCR/$ALICE/r.dat"
+rx0=$(netdev_bytes "$BETA_NETDEV" rx)
+send "$ALICE" --retries 0 "$WORK/r.dat" "$BETA_ADDR:$SCR/$ALICE/"
+((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "r.dat onto a file of that name: exit $RC: $OUT"
+(($(netdev_bytes "$BETA_NETDEV" rx) - rx0 < 1 << 20)) ||
+        tb_fail "r.dat onto a file of that name moved $(($(netdev_bytes "$BETA_NETDEV" rx) - rx0)) bytes before the refusal"
+as "$ALICE" rm "$SCR/$ALICE/r.dat"
 since=$(date '+%F %T')
 send "$ALICE" "$WORK/r.dat" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "r.dat sent again: exit $RC: $OUT"
