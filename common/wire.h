@@ -419,7 +419,8 @@
  * (not a session's next files, a relay's or a chain's, a sparse file's),
  * a lane whose rail fails on either side (its port down, its device gone;
  * for a lane but lane 0, its connection broken) is not the transfer's
- * end. The receiver keeps the lane (what it received of its run, its
+ * end. (A connection that breaks on lane 0's rail waits a moment for
+ * its port's word: a link going down breaks connections first.) The receiver keeps the lane (what it received of its run, its
  * digest, its slots) without a connection; the sender tears its side
  * down and connects the lane again over another rail pair that is up
  * (lane 0's, unless that is the one lost) with a lane hello that adds
@@ -434,7 +435,8 @@
  * whole. A resume beyond what the sender posted is a protocol error. A
  * lane that had sent its END joins again too: if the receiver has it,
  * the WELCOME says WIRE_WELCOME_ENDED and the lane is done; if not (the
- * END lost with the rail), the transfer fails as before. A sender joins
+ * END lost with the rail, and chunks before it perhaps), the run goes on
+ * from resume as any lane's, and its END is sent again. A sender joins
  * at most twice as many lanes again as the transfer has. A
  * lane 0 that joined again carries the transfer's control messages from
  * then on as before; its first message is data (no control buffer for an

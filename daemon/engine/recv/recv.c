@@ -56,6 +56,7 @@ static void recv_cancel_io(struct xfer *x);
 static void recv_gone(struct xfer *x);
 static void recv_paced(struct xfer *x, unsigned int first);
 static bool recv_rail_lost(struct xfer *x, const struct conn_env *on, const char *text);
+static void recv_rail_silent(struct xfer_lane *l, unsigned int status, const char *text);
 
 static const struct xfer_ops recv_xfer_ops = {
         .feed = recv_feed,
@@ -66,6 +67,7 @@ static const struct xfer_ops recv_xfer_ops = {
         .gone = recv_gone,
         .paced = recv_paced,
         .rail_lost = recv_rail_lost,
+        .rail_silent = recv_rail_silent,
 };
 
 int recv_lane_new(struct recv_xfer *x, unsigned int idx, struct recv_lane **out)
@@ -437,7 +439,7 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
                 int r;
 
                 /* Not on a lane whose rail was lost (wire.h, Rails). */
-                if (!l || l->base.conn.reaping || l->detached)
+                if (!l || l->base.conn.reaping || l->detached || l->base.broken)
                         continue;
                 /* The sender counts only a RESULT that proves the key. */
                 if (m.type == WIRE_RESULT && b->session.on)
@@ -508,13 +510,33 @@ static void recv_lost(struct recv_lane *l, const char *why)
 static void recv_lane_broke(struct recv_lane *l, const char *why)
 {
         struct xfer *b = l->base.x;
+        struct recv_xfer *x = recv_xfer_of(b);
 
-        if (l->base.idx > 0 && !l->detached && b->lane[0] && l->base.conn.env != b->lane[0]->conn.env &&
-            recv_may_rejoin(recv_xfer_of(b), l->base.idx)) {
+        if (l->detached || !b->lane[0] || !recv_may_rejoin(x, l->base.idx)) {
+                recv_lost(l, why);
+                return;
+        }
+        if (l->base.idx > 0 && l->base.conn.env != b->lane[0]->conn.env) {
                 recv_lane_detach(l, why);
                 return;
         }
+        /* On lane 0's rail: only its port or device fails the rail
+         * (recv_rail_lost), and their word may come a little after the
+         * break. Where another rail carries a lane, it is waited for. */
+        for (unsigned int k = 0; k < b->nlanes; k++) {
+                const struct recv_lane *o = recv_lane(x, k);
+
+                if (o && !o->detached && o->base.conn.env != l->base.conn.env && o->base.conn.id) {
+                        xfer_lane_wait_rail(&l->base, WIRE_E_PROTOCOL, why);
+                        return;
+                }
+        }
         recv_lost(l, why);
+}
+
+static void recv_rail_silent(struct xfer_lane *l, unsigned int status, const char *text)
+{
+        recv_lost(recv_lane_of(l), text);
 }
 
 uint32_t recv_credits_take(struct recv_lane *l)
@@ -553,7 +575,7 @@ static void recv_flush_credits(struct recv_lane *l, bool force)
         struct wire_msg m = { .type = WIRE_CREDIT };
 
         /* After every END too: a session's next offer needs one (wire.h). */
-        if ((b->state != XFER_DATA && b->state != XFER_FINISHING) || l->credits_pending == 0)
+        if ((b->state != XFER_DATA && b->state != XFER_FINISHING) || l->credits_pending == 0 || l->base.broken)
                 return;
         /* Batched, but never in batches as large as what the sender holds
          * when it is down to a few slots: it would wait for ever. */
@@ -1288,6 +1310,7 @@ void recv_lane_detach(struct recv_lane *l, const char *why)
         l->base.established = false;
         l->credits_pending = 0;
         l->detached = true;
+        l->base.broken = false;
 }
 
 bool recv_may_rejoin(const struct recv_xfer *x, unsigned int lane)

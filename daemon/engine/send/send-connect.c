@@ -565,13 +565,18 @@ static void send_lane_up(struct send_lane *l, const void *pdata, size_t plen)
                 return;
         xfer_progress(l->base.x);
         if (l->rejoin) {
-                if (w.flags & WIRE_WELCOME_ENDED)
+                if (w.flags & WIRE_WELCOME_ENDED) {
                         send_lane_rejoined_ended(l, w.resume);
-                else if (l->base.ended)
-                        send_fail(sender_of(l->base.x), WIRE_E_INTERNAL, "lane %u's END was lost with its rail",
-                                  l->base.idx);
-                else
-                        (void)send_lane_rewind(l, w.resume);
+                        return;
+                }
+                /* Its END, and chunks before it, went with the rail (what
+                 * was posted but not yet taken in there): the run goes on
+                 * from where the receiver has it, and its END again. */
+                if (l->base.ended) {
+                        l->base.ended = false;
+                        l->base.x->nended--;
+                }
+                (void)send_lane_rewind(l, w.resume);
                 return;
         }
         log_debug("%s: transfer %" PRIu64 " lane %u up, %u credits", l->base.x->peer,
@@ -708,7 +713,7 @@ static void send_on_cm(struct conn *c, enum rdma_cm_event_type type, int status,
                 return;
         case RDMA_CM_EVENT_DISCONNECTED:
                 /* A lane the receiver let go (its rail failed there): joins again. */
-                if (send_lane_lost(l, "the peer disconnected it"))
+                if (send_lane_lost(l, WIRE_E_PROTOCOL, "peer disconnected"))
                         return;
                 l->base.established = false;
                 send_fail(s, WIRE_E_PROTOCOL, "peer disconnected");
@@ -746,6 +751,7 @@ static void send_lane_rejoin(struct send_lane *l, unsigned int pair, const char 
         conn_teardown(&l->base.conn);
         l->base.conn.env = via->env;
         l->base.established = false;
+        l->base.broken = false;
         l->credits = 0;
         l->unsignaled = 0;
         l->rejoin = true;
@@ -754,19 +760,33 @@ static void send_lane_rejoin(struct send_lane *l, unsigned int pair, const char 
                 send_fail(s, WIRE_E_INTERNAL, "lane %u could not join again: %m", l->base.idx);
 }
 
-bool send_lane_lost(struct send_lane *l, const char *why)
+static bool send_rail_may_rejoin(const struct engine_send *s, const struct conn_env *on);
+
+bool send_lane_lost(struct send_lane *l, unsigned int status, const char *why)
 {
         struct xfer *b = l->base.x;
         struct engine_send *s = sender_of(b);
 
+        if (!b->lane[0] || s->rejoins >= 2 * b->nlanes || l->rejoin)
+                return false;
+        /* Waiting already: what follows the break is the same break. */
+        if (l->base.broken)
+                return true;
         /* Lane 0's rail fails it only by its port or device (send_rail_lost
-         * from the device layer): any other error of lane 0 is the transfer's. */
-        if (l->base.idx == 0 || !b->lane[0] || l->base.conn.env == b->lane[0]->conn.env ||
-            s->rejoins >= 2 * b->nlanes || l->rejoin)
-                return false;
-        if (!send_rail_lost(b, l->base.conn.env, why))
-                return false;
-        return true;
+         * from the device layer), whose word may come a little after the
+         * break: the lane waits for it where other rails could stand in. */
+        if (l->base.idx == 0 || l->base.conn.env == b->lane[0]->conn.env) {
+                if (!send_rail_may_rejoin(s, l->base.conn.env))
+                        return false;
+                xfer_lane_wait_rail(&l->base, status, why);
+                return true;
+        }
+        return send_rail_lost(b, l->base.conn.env, why);
+}
+
+void send_rail_silent(struct xfer_lane *b, unsigned int status, const char *text)
+{
+        send_fail(sender_of(b->x), status, "%s", text);
 }
 
 /* A rail pair whose rail here is not @on's and is up: the way lanes
@@ -786,6 +806,16 @@ static int send_rejoin_pair(const struct engine_send *s, const struct conn_env *
         return -1;
 }
 
+/* One file's data (not a session's, a relay's, a chain's, a sparse
+ * file's), over more than one rail pair, one not @on's still up: lanes
+ * lost with @on may join again. */
+static bool send_rail_may_rejoin(const struct engine_send *s, const struct conn_env *on)
+{
+        return s->base.state == XFER_DATA && s->files == 1 && !s->tree && !s->src_ops && !s->pack_mem &&
+               !s->route_hops && !(s->offer.flags & WIRE_OFFER_SPARSE) && s->npairs >= 2 &&
+               send_rejoin_pair(s, on) >= 0;
+}
+
 bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
 {
         struct engine_send *s = sender_of(b);
@@ -801,17 +831,16 @@ bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text)
                                 conn_teardown(&b->lane[k]->conn);
                                 b->lane[k]->conn.env = b->lane[0]->conn.env;
                                 b->lane[k]->established = false;
+                                b->lane[k]->broken = false;
                         }
                 }
                 log_notice("%s: transfer %" PRIu64 ": lost a rail (%s) with every chunk sent; waiting for the "
                            "verdict on lane 0", b->peer, s->id, text);
                 return true;
         }
-        /* One file's data (not a session's, a relay's, a chain's, a
-         * sparse file's), over more than one rail pair, one still up. */
-        if (b->state != XFER_DATA || s->files != 1 || s->tree || s->src_ops || s->pack_mem || s->route_hops ||
-            (s->offer.flags & WIRE_OFFER_SPARSE) || s->npairs < 2 || (p = send_rejoin_pair(s, on)) < 0)
+        if (!send_rail_may_rejoin(s, on))
                 return false;
+        p = send_rejoin_pair(s, on);
         /* A lane that ended, or is joining or reading back: as before. */
         for (unsigned int k = 0; k < b->nlanes; k++) {
                 const struct send_lane *l = b->lane[k] ? send_lane_of(b->lane[k]) : NULL;

@@ -87,9 +87,13 @@ void send_lane_rewind_ready(struct send_lane *l);
 void send_lane_rejoined_ended(struct send_lane *l, uint32_t resume);
 /* xfer_ops.rail_lost (send-connect.c). */
 bool send_rail_lost(struct xfer *b, const struct conn_env *on, const char *text);
-/* Lane @l's connection failed (@why), on another rail than lane 0's: its
- * rail's lanes join again over lane 0's (send_rail_lost). false: fail. */
-bool send_lane_lost(struct send_lane *l, const char *why);
+/* Lane @l's connection failed (@why; the failure's @status): on another
+ * rail than lane 0's, its rail's lanes join again over lane 0's
+ * (send_rail_lost); on lane 0's, it waits for the rail's word
+ * (xfer_lane_wait_rail). false: fail. */
+bool send_lane_lost(struct send_lane *l, unsigned int status, const char *why);
+/* xfer_ops.rail_silent: the wait is over, the transfer fails. */
+void send_rail_silent(struct xfer_lane *l, unsigned int status, const char *text);
 /* send-connect.c: every lane of this file is acknowledged: what each
  * rail pair delivered, for the next transfer's lanes (rails_assign). */
 void send_rails_measure(struct engine_send *s);

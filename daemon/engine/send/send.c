@@ -377,7 +377,7 @@ void send_post_end(struct send_lane *l)
 
         /* END costs a credit like any message; without one it waits for
          * the next CREDIT (send_pump). */
-        if (l->credits == 0 || l->base.ended)
+        if (l->credits == 0 || l->base.ended || l->base.broken)
                 return;
         /* A relay vouches only for what it verified (relay.h). */
         if (s->src_ops && !s->src_ops->may_end(s->src))
@@ -515,7 +515,7 @@ void send_pump(struct send_lane *l)
         /* A lane joining again posts nothing before it went back to where
          * the receiver has its run (send_lane_rewind). */
         if ((s->base.state != XFER_DATA && s->base.state != XFER_FINISHING) ||
-            !l->base.established || l->base.conn.reaping || l->rehashing || l->rejoin)
+            !l->base.established || l->base.conn.reaping || l->rehashing || l->rejoin || l->base.broken)
                 return;
         if (l->base.idx == 0 && s->route_sent < s->route_hops && !send_post_route_rest(l))
                 return;
@@ -895,7 +895,8 @@ void send_lane_rejoined_ended(struct send_lane *l, uint32_t resume)
 
 void send_lane_rewind_ready(struct send_lane *l)
 {
-        if (l->base.x->state == XFER_DATA)
+        /* FINISHING too: every other lane's run acknowledged meanwhile. */
+        if (l->base.x->state == XFER_DATA || l->base.x->state == XFER_FINISHING)
                 (void)send_lane_rewind(l, l->rewind_from);
 }
 
@@ -1022,9 +1023,13 @@ void send_on_wc(struct conn *c, const struct ibv_wc *wc)
         if (wc->status != IBV_WC_SUCCESS) {
                 /* On another rail than lane 0's: the rail may be what
                  * failed; its lanes join again over lane 0's. */
-                if (wc->status != IBV_WC_WR_FLUSH_ERR && s->base.state != XFER_CLOSING &&
-                    send_lane_lost(l, ibv_wc_status_str(wc->status)))
-                        return;
+                if (wc->status != IBV_WC_WR_FLUSH_ERR && s->base.state != XFER_CLOSING) {
+                        char text[XFER_TEXT_MAX + 1];
+
+                        snprintf(text, sizeof(text), "work completion: %s", ibv_wc_status_str(wc->status));
+                        if (send_lane_lost(l, WIRE_E_INTERNAL, text))
+                                return;
+                }
                 if (wc->status != IBV_WC_WR_FLUSH_ERR && s->base.state != XFER_CLOSING)
                         send_fail(s, WIRE_E_INTERNAL, "work completion: %s", ibv_wc_status_str(wc->status));
                 if ((wc->wr_id & CONN_WRID_CTRL) && idx < CONN_CTRL_BUFS)
@@ -1132,6 +1137,7 @@ const struct xfer_ops send_xfer_ops = {
         .gone = send_gone,
         .paced = send_paced,
         .rail_lost = send_rail_lost,
+        .rail_silent = send_rail_silent,
 };
 
 void send_cancel(struct engine_send *s)

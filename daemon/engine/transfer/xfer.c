@@ -61,6 +61,9 @@ static void xfer_free_timers(struct xfer *x)
         if (x->pace_timer)
                 event_free(x->pace_timer);
         x->pace_timer = NULL;
+        if (x->rail_timer)
+                event_free(x->rail_timer);
+        x->rail_timer = NULL;
 }
 
 static void xfer_on_timer(evutil_socket_t fd, short what, void *arg)
@@ -68,6 +71,49 @@ static void xfer_on_timer(evutil_socket_t fd, short what, void *arg)
         struct xfer *x = arg;
 
         x->ops->timeout(x);
+}
+
+static void xfer_on_rail_wait(evutil_socket_t fd, short what, void *arg)
+{
+        struct xfer *x = arg;
+
+        if (x->decided || x->state == XFER_CLOSING)
+                return;
+        for (unsigned int k = 0; k < x->nlanes; k++) {
+                if (x->lane[k] && x->lane[k]->broken) {
+                        log_notice("%s: lane %u's rail said nothing in %u ms: its break ends the transfer",
+                                   x->peer, k, XFER_RAIL_WAIT_MS);
+                        x->ops->rail_silent(x->lane[k], x->rail_status, x->rail_text);
+                        return;
+                }
+        }
+}
+
+void xfer_lane_wait_rail(struct xfer_lane *l, unsigned int status, const char *text)
+{
+        struct xfer *x = l->x;
+        struct timeval tv = { XFER_RAIL_WAIT_MS / 1000, XFER_RAIL_WAIT_MS % 1000 * 1000 };
+
+        if (l->broken)
+                return;
+        l->broken = true;
+        log_info("%s: lane %u broke (%s); waiting up to %u ms for its rail's word", x->peer, l->idx, text,
+                 XFER_RAIL_WAIT_MS);
+        if (evtimer_pending(x->rail_timer, NULL))
+                return;
+        x->rail_status = status;
+        snprintf(x->rail_text, sizeof(x->rail_text), "%s", text);
+        evtimer_add(x->rail_timer, &tv);
+}
+
+/* The rail's word came: no lane waits for it any more, or the timer
+ * stands for those that still do. */
+static void xfer_rail_settled(struct xfer *x)
+{
+        for (unsigned int k = 0; k < x->nlanes; k++)
+                if (x->lane[k] && x->lane[k]->broken)
+                        return;
+        evtimer_del(x->rail_timer);
 }
 
 static void xfer_on_pace(evutil_socket_t fd, short what, void *arg)
@@ -93,7 +139,8 @@ int xfer_init(struct xfer *x, struct xfer_env *e, enum xfer_dir dir, const struc
         snprintf(x->peer, sizeof(x->peer), "%s", peer);
         x->timer = evtimer_new(e->base, xfer_on_timer, x);
         x->pace_timer = evtimer_new(e->base, xfer_on_pace, x);
-        if (!x->timer || !x->pace_timer) {
+        x->rail_timer = evtimer_new(e->base, xfer_on_rail_wait, x);
+        if (!x->timer || !x->pace_timer || !x->rail_timer) {
                 xfer_free_timers(x);
                 return -ENOMEM;
         }
@@ -575,8 +622,10 @@ unsigned int xfer_kill_all(struct xfer_env *env, const struct conn_env *on, unsi
                         xn = x->next;
                         if (!xfer_is_on(x, on))
                                 continue;
-                        if (on && !x->decided && x->ops->rail_lost && x->ops->rail_lost(x, on, text))
+                        if (on && !x->decided && x->ops->rail_lost && x->ops->rail_lost(x, on, text)) {
+                                xfer_rail_settled(x);
                                 continue;
+                        }
                         n += !x->decided;
                         xfer_kill(x, status, text);
                 }

@@ -100,6 +100,9 @@ struct xfer_lane {
         unsigned int idx;
         bool established;
         bool ended;             /* its END: received, or posted */
+        /* Its connection broke on a rail whose port may be going down:
+         * it waits for the rail's word (xfer_lane_wait_rail). */
+        bool broken;
         struct ring_hold hold;  /* its slots of x->ring */
         uint64_t first_seq, end_seq;    /* its run of chunks */
         struct digest digest;   /* over its run's blocks, in order (xfer_lane_run) */
@@ -131,6 +134,10 @@ struct xfer_ops {
          * there torn down, to join again over another rail: wire.h,
          * Rails), false to have it fail (xfer_kill). Optional. */
         bool (*rail_lost)(struct xfer *x, const struct conn_env *on, const char *text);
+        /* Lane @l waited for its rail's word (xfer_lane_wait_rail) and
+         * none came: it fails the transfer with @status and @text, as it
+         * would have at once. Needed by a side that waits. */
+        void (*rail_silent)(struct xfer_lane *l, unsigned int status, const char *text);
 };
 
 struct xfer {
@@ -162,6 +169,11 @@ struct xfer {
         struct pace pace;       /* the min_rate window over bytes (xfer_check_pace) */
         uint64_t grace_until;   /* usec: resumed, the peer re-reads until about then (xfer_grace) */
         struct event *timer;
+        /* A lane broken on a rail that may be going down (xfer_lane_wait_rail):
+         * how long it waits, and what fails the transfer if nothing comes. */
+        struct event *rail_timer;
+        unsigned int rail_status;
+        char rail_text[XFER_TEXT_MAX + 1];
         /* Pacing: its own limit (a job's --bwlimit; rate 0: none) and the
          * timer a lane that found no tokens waits on, one per transfer. */
         struct bucket bucket;
@@ -191,6 +203,18 @@ struct xfer *xfer_first(struct xfer_env *env, enum xfer_dir dir);
 /* Undo xfer_init() of a transfer that never got a lane (no callback);
  * the caller frees its own object. */
 void xfer_discard(struct xfer *x);
+
+/*
+ * Lane @l's connection broke (a completion error, DISCONNECTED) on a
+ * rail that other rails may stand in for: a link that goes down errors
+ * the queue pairs on it some milliseconds before its port says PORT_ERR,
+ * so the lane waits XFER_RAIL_WAIT_MS for the device layer's word
+ * (xfer_ops.rail_lost, which joins it again elsewhere and clears
+ * l->broken). Nothing posts on it meanwhile. If the port stays up, the
+ * transfer fails with @status and @text (xfer_ops.rail_silent).
+ */
+#define XFER_RAIL_WAIT_MS       2000
+void xfer_lane_wait_rail(struct xfer_lane *l, unsigned int status, const char *text);
 
 /* Change state; aborts on a transition that is not legal. */
 void xfer_set_state(struct xfer *x, enum xfer_state state);
