@@ -255,6 +255,38 @@ static int incoming_remove_at(int atfd, const char *name, unsigned int depth, ui
         return r;
 }
 
+void incoming_dircache_init(struct incoming_dircache *c, int root)
+{
+        c->root = root;
+        c->fd = -1;
+        c->path[0] = '\0';
+}
+
+int incoming_dircache_open(struct incoming_dircache *c, const char *path)
+{
+        int fd;
+
+        if (c->fd >= 0 && strcmp(c->path, path) == 0)
+                return c->fd;
+        fd = incoming_open_beneath(c->root, path, false);
+        if (fd < 0)
+                return fd;
+        if (strlen(path) >= sizeof(c->path)) {
+                close(fd);
+                return -ENAMETOOLONG;
+        }
+        safe_close(c->fd);
+        c->fd = fd;
+        strcpy(c->path, path);
+        return fd;
+}
+
+void incoming_dircache_done(struct incoming_dircache *c)
+{
+        c->fd = safe_close(c->fd);
+        c->path[0] = '\0';
+}
+
 int incoming_stat_beneath(int dirfd, const char *path, struct stat *st)
 {
         const char *slash = strrchr(path, '/');

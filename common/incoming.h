@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "name.h"
+
 enum incoming_verdict {
         INCOMING_OK = 0,
         INCOMING_NO_SPACE,      /* not enough free space (or quota) */
@@ -80,6 +82,26 @@ int incoming_openat2(int dirfd, const char *path, const struct open_how *how);
  * Returns the directory's fd (O_CLOEXEC) or -errno. Blocking: off the loop.
  */
 int incoming_open_beneath(int dirfd, const char *path, bool create);
+
+/*
+ * The directory last opened beneath a root (incoming_open_beneath, never
+ * creating), kept open for the next entry: a tree's entries come in
+ * order, so consecutive ones mostly share their directory, and a walk of
+ * every component for each costs more than the entry itself. A failure
+ * is not kept. For a walk over directories nobody else renames meanwhile
+ * (the daemon's own). Zeroed, then incoming_dircache_init().
+ */
+struct incoming_dircache {
+        int root;
+        int fd;
+        char path[NAME_PATH_MAX + 1];
+};
+
+void incoming_dircache_init(struct incoming_dircache *c, int root);
+/* The directory @path beneath c->root: a descriptor the cache owns
+ * (valid until the next call or incoming_dircache_done), or -errno. */
+int incoming_dircache_open(struct incoming_dircache *c, const char *path);
+void incoming_dircache_done(struct incoming_dircache *c);
 
 /*
  * A job that publishes a tree under a DEST builds it in a staging

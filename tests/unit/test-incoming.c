@@ -156,6 +156,27 @@ static void test_open_beneath(void)
         is_int(incoming_open_beneath(dirfd_, "", true), -EINVAL, "'' is refused");
         ok(faccessat(dirfd_, "a", F_OK, AT_SYMLINK_NOFOLLOW) != 0, "and nothing of it was made");
 
+        /* A pack's entries share their directory: opened once, not walked for each. */
+        {
+                struct incoming_dircache c;
+                int a, b;
+
+                incoming_dircache_init(&c, dirfd_);
+                a = incoming_dircache_open(&c, "runs/2024/données");
+                b = incoming_dircache_open(&c, "runs/2024/données");
+                ok(a >= 0 && a == b, "the cache: the same directory, the same descriptor, not opened again");
+                ok(a >= 0 && fstat(a, &st) == 0 && S_ISDIR(st.st_mode), "and it is the directory");
+                is_int(incoming_dircache_open(&c, "runs/in/données"), -ELOOP,
+                       "the cache walks as incoming_open_beneath does: through a symlink, -ELOOP");
+                is_int(incoming_dircache_open(&c, "runs/none"), -ENOENT, "a missing one: -ENOENT");
+                b = incoming_dircache_open(&c, "runs/2024/données");
+                ok(b >= 0 && fstat(b, &st) == 0 && S_ISDIR(st.st_mode), "a failure kept nothing: opens again");
+                b = incoming_dircache_open(&c, "runs/2024");
+                ok(b >= 0 && fcntl(b, F_GETFD) >= 0, "another directory: the cache holds that one");
+                incoming_dircache_done(&c);
+                ok(fcntl(b, F_GETFD) < 0 && errno == EBADF, "done: closed");
+        }
+
         /* A DEST looked at as a receiver does: never through a symlink. */
         is_int(incoming_stat_beneath(dirfd_, "runs/2024/données", &st), 0, "stat beneath: a directory there");
         ok(S_ISDIR(st.st_mode), "and it says so");

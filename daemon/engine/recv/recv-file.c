@@ -484,7 +484,7 @@ static int64_t recv_tree_link_keep(void *arg)
                                  "%.*s: exists and differs; overwrite is off on the receiver", WIRE_TEXT_MAX - 60,
                                  x->fin->offer.name);
                 if (r == 1 && recv_deleting(x)) {
-                        r = recv_sync_keep(x, x->fin->offer.name);
+                        r = recv_sync_keep(x, x->fin->offer.name, NULL);
                         return r < 0 ? r : 1;
                 }
                 if (r < 0 || (r == 1 && !x->dry))
@@ -1594,7 +1594,7 @@ static int64_t recv_tree_keep(void *arg)
 {
         struct recv_xfer *x = arg;
 
-        return recv_sync_keep(x, x->fin->offer.name);
+        return recv_sync_keep(x, x->fin->offer.name, NULL);
 }
 
 static void recv_on_kept(struct io_req *req, int64_t res)

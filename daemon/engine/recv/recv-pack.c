@@ -160,7 +160,7 @@ static bool recv_pack_same(int fd, const struct pack_entry *e)
  * (not made); or -EINVAL with pack_why (another type, or it differs and
  * overwrite is off).
  */
-static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
+static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e, struct recv_sync_dirs *dirs)
 {
         char name[WIRE_NAME_MAX + 1], *slash;
         bool differs;
@@ -170,36 +170,26 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
         snprintf(name, sizeof(name), "%.*s", (int)e->name_len, e->name);
         slash = strrchr(name, '/');
         *slash = '\0';
-        pfd = incoming_open_beneath(x->env->incoming_fd, name, false);
+        /* The cache's: not closed here. */
+        pfd = incoming_dircache_open(&dirs->old, name);
         *slash = '/';
         if (pfd == -ENOENT || pfd == -ENOTDIR)
                 return 0;
         if (pfd < 0)
                 return recv_pack_errno(x, "looking at the old", e, -pfd);
         r = fstatat(pfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-        if (r == -ENOENT) {
-                close(pfd);
+        if (r == -ENOENT)
                 return 0;
-        }
-        if (r < 0) {
-                close(pfd);
+        if (r < 0)
                 return recv_pack_errno(x, "looking at the old", e, -r);
-        }
-        if ((e->type == PACK_DIR) != !!S_ISDIR(st.st_mode)) {
-                close(pfd);
+        if ((e->type == PACK_DIR) != !!S_ISDIR(st.st_mode))
                 return recv_pack_bad(x, WIRE_E_EXISTS, "%.*s: exists as a %s", (int)e->name_len, e->name,
                                      S_ISDIR(st.st_mode) ? "directory" : "file");
-        }
-        if (e->type == PACK_DIR) {
-                close(pfd);
+        if (e->type == PACK_DIR)
                 return 0;       /* merged into */
-        }
-        if (x->sync & WIRE_OFFER_SKIP_EXISTING) {
-                close(pfd);
+        if (x->sync & WIRE_OFFER_SKIP_EXISTING)
                 return 1;
-        }
         if (e->type == PACK_LINK && S_ISLNK(st.st_mode)) {
-                close(pfd);
                 r = recv_sync_link(x, name, (const char *)e->data, (size_t)e->size);
                 if (r == -EEXIST)
                         return recv_pack_bad(x, WIRE_E_EXISTS, "%s: exists and differs; overwrite is off on the "
@@ -207,7 +197,6 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
                 return r < 0 ? recv_pack_errno(x, "looking at the old", e, -r) : r;
         }
         if (e->flags & PACK_F_HARD) {
-                close(pfd);
                 r = recv_sync_hard(x, name, (const char *)e->data, (size_t)e->size);
                 if (r == -EEXIST)
                         return recv_pack_bad(x, WIRE_E_EXISTS, "%s: exists and differs; overwrite is off on the "
@@ -220,7 +209,6 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
                 differs = fd < 0 || !recv_pack_same(fd, e);
                 safe_close(fd);
         }
-        close(pfd);
         if (!differs)
                 return 1;
         if (!x->overwrite)
@@ -232,7 +220,7 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e)
 /* Every record, checked, then made. Touches x->fin->fd, offer, dest, stage_fd,
  * and fin's pack_* (pack_room: the job's bytes left when it began);
  * nothing else runs on them meanwhile. */
-static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
+static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len, struct recv_sync_dirs *dirs)
 {
         size_t dlen = strlen(x->dest);
         const char *leaf = name_leaf(x->dest), *why = NULL;
@@ -264,7 +252,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
                 /* DEST's leaf, then what follows DEST: shorter than the name. */
                 snprintf(rel, sizeof(rel), "%s%.*s", leaf, (int)(e.name_len - dlen), e.name + dlen);
                 if (x->merge) {
-                        int s = recv_pack_sync(x, &e);
+                        int s = recv_pack_sync(x, &e, dirs);
 
                         if (s < 0)
                                 return s;
@@ -274,7 +262,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
 
                                 /* The new DEST is the stage's: the kept one goes in. */
                                 snprintf(name, sizeof(name), "%.*s", (int)e.name_len, e.name);
-                                err = recv_sync_keep(x, name);
+                                err = recv_sync_keep(x, name, dirs);
                                 if (err < 0)
                                         return recv_pack_errno(x, "keeping the existing", &e, -err);
                         }
@@ -345,10 +333,17 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len)
 static int64_t recv_pack_worker(void *arg)
 {
         struct recv_xfer *x = arg;
+        struct recv_sync_dirs dirs;
+        int r;
 
         if (!x->fin->pack_mem)
                 return recv_pack_bad(x, WIRE_E_PROTOCOL, "a pack without data");
-        return recv_pack_make(x, x->fin->pack_mem, (size_t)x->fin->offer.size);
+        incoming_dircache_init(&dirs.old, x->env->incoming_fd);
+        incoming_dircache_init(&dirs.stage, x->stage_fd);
+        r = recv_pack_make(x, x->fin->pack_mem, (size_t)x->fin->offer.size, &dirs);
+        incoming_dircache_done(&dirs.old);
+        incoming_dircache_done(&dirs.stage);
+        return r;
 }
 
 static void recv_on_unpacked(struct io_req *req, int64_t res)

@@ -201,8 +201,14 @@ int recv_sync_hard(struct recv_xfer *x, const char *name, const char *target, si
  * (a sender offers a directory before what it holds); a symlink is not
  * linked in while entries are still made there but added to the list of
  * links with its target and mtime, made at the end as the tree's own. 0
- * or -errno (-ENOENT: gone since it was judged). */
-int recv_sync_keep(struct recv_xfer *x, const char *name);
+ * or -errno (-ENOENT: gone since it was judged). @dirs: the directories
+ * a pack's entries share, kept open across them (NULL: opened for this
+ * one). */
+struct recv_sync_dirs {
+        struct incoming_dircache old;   /* beneath the incoming directory */
+        struct incoming_dircache stage; /* beneath the staging directory */
+};
+int recv_sync_keep(struct recv_xfer *x, const char *name, struct recv_sync_dirs *dirs);
 
 /* The offered entry is answered as a kept one is: ACCEPT SKIP, its
  * RESULT once the file before it is published (recv_verified). */

@@ -364,27 +364,29 @@ int recv_sync_link(struct recv_xfer *x, const char *name, const char *target, si
         return x->overwrite ? 0 : -EEXIST;
 }
 
-int recv_sync_keep(struct recv_xfer *x, const char *name)
+int recv_sync_keep(struct recv_xfer *x, const char *name, struct recv_sync_dirs *dirs)
 {
         const char *slash = strrchr(name, '/'), *leaf;
         char parent[WIRE_PATH_MAX + 1], rel[WIRE_PATH_MAX + 1], target[NAME_LINK_MAX + 1];
-        _cleanup_(closep) int ofd = -1, nfd = -1;
+        _cleanup_(closep) int ofd_own = -1, nfd_own = -1;
         size_t dlen = strlen(x->dest);
         struct stat st;
+        int ofd, nfd, r;
         ssize_t n;
-        int r;
 
         /* An entry's name is beneath DEST (recv-offer.c): "DEST/...". */
         if (!slash || strncmp(name, x->dest, dlen) != 0 || name[dlen] != '/')
                 return -EINVAL;
         leaf = slash + 1;
         snprintf(parent, sizeof(parent), "%.*s", (int)(slash - name), name);
-        ofd = incoming_open_beneath(x->env->incoming_fd, parent, false);
+        ofd = dirs ? incoming_dircache_open(&dirs->old, parent) :
+                     (ofd_own = incoming_open_beneath(x->env->incoming_fd, parent, false));
         if (ofd < 0)
                 return ofd;
         /* The same path in the stage: DEST's leaf, then what follows DEST. */
         snprintf(rel, sizeof(rel), "%s%.*s", name_leaf(x->dest), (int)(slash - name - dlen), name + dlen);
-        nfd = incoming_open_beneath(x->stage_fd, rel, false);
+        nfd = dirs ? incoming_dircache_open(&dirs->stage, rel) :
+                     (nfd_own = incoming_open_beneath(x->stage_fd, rel, false));
         if (nfd < 0)
                 return nfd;
         r = incoming_keep_link(ofd, leaf, nfd, leaf, x->tree_resumed);
