@@ -417,3 +417,18 @@ int auth_gone_verify(const struct auth_session *s, const struct wire_gone *g)
         return auth_check(s->key, auth_skey_len(s), in, wire_gone_mac_input(in, sizeof(in), g), g->mac,
                           WIRE_MAC_SIZE);
 }
+
+void auth_need_mac(const struct auth_session *s, const struct wire_need *n, uint8_t mac[WIRE_MAC_SIZE])
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        auth_hmac(s->key, auth_skey_len(s), in, wire_need_mac_input(in, sizeof(in), n), mac);
+}
+
+int auth_need_verify(const struct auth_session *s, const struct wire_need *n)
+{
+        uint8_t in[WIRE_MAC_INPUT_MAX];
+
+        return auth_check(s->key, auth_skey_len(s), in, wire_need_mac_input(in, sizeof(in), n), n->mac,
+                          WIRE_MAC_SIZE);
+}

@@ -82,6 +82,9 @@ int auth_result_verify(const struct auth_session *s, unsigned int lane, const st
 /* A dry run's GONE (wire.h, version 17). */
 void auth_gone_mac(const struct auth_session *s, const struct wire_gone *g, uint8_t mac[WIRE_MAC_SIZE]);
 int auth_gone_verify(const struct auth_session *s, const struct wire_gone *g);
+/* An index pack's NEED (wire.h, version 24). */
+void auth_need_mac(const struct auth_session *s, const struct wire_need *n, uint8_t mac[WIRE_MAC_SIZE]);
+int auth_need_verify(const struct auth_session *s, const struct wire_need *n);
 
 /* HKDF-SHA256 (RFC 5869): extract with @salt, expand with @info into
  * @outlen bytes (at most 255 * 32). 0 or -EINVAL. */

@@ -30,6 +30,17 @@ uint64_t pack_record_size(uint64_t name_len, uint64_t size)
         return PACK_RECORD_HEADER + name_len + size;
 }
 
+uint64_t pack_data_len(const struct pack_entry *e)
+{
+        return (e->flags & PACK_F_INDEX) ? PACK_INDEX_DATA : e->size;
+}
+
+/* Flags a record of type @type may carry. */
+static uint8_t pack_flags_allowed(uint8_t type)
+{
+        return type == PACK_LINK ? PACK_F_HARD : type == PACK_FILE ? PACK_F_INDEX : 0;
+}
+
 static void pack_put_header(uint8_t out[PACK_RECORD_HEADER], const struct pack_entry *e)
 {
         struct bytes_out o = BYTES_OUT(out, PACK_RECORD_HEADER);
@@ -50,13 +61,13 @@ int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **dat
         if ((e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK) || e->mode > 07777 ||
             e->name_len == 0 || e->name_len > PACK_NAME_MAX || (e->type == PACK_DIR && e->size != 0) ||
             (e->type == PACK_LINK && (e->mode != 0 || e->size == 0 || e->size > NAME_LINK_MAX)) ||
-            (e->flags & ~PACK_F_HARD) || (e->flags && (e->type != PACK_LINK || e->size > PACK_NAME_MAX)) ||
+            (e->flags & ~pack_flags_allowed(e->type)) || ((e->flags & PACK_F_HARD) && e->size > PACK_NAME_MAX) ||
             memchr(e->name, '\0', e->name_len))
                 return -EINVAL;
         /* Each term is bounded above, so the sum cannot wrap. */
-        if (e->size > PACK_BYTES_MAX)
+        if (pack_data_len(e) > PACK_BYTES_MAX)
                 return -EFBIG;
-        need = pack_record_size(e->name_len, e->size);
+        need = pack_record_size(e->name_len, pack_data_len(e));
         if (w->count >= PACK_ENTRIES_MAX || need > PACK_BYTES_MAX - w->len)
                 return -EFBIG;
         if (w->len + need > w->cap) {
@@ -73,7 +84,7 @@ int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **dat
         memcpy(rec + PACK_RECORD_HEADER, e->name, e->name_len);
         crypto_hash_sha256_update(&w->h, rec, PACK_RECORD_HEADER + e->name_len);
         if (data)
-                *data = e->size ? rec + PACK_RECORD_HEADER + e->name_len : NULL;
+                *data = pack_data_len(e) ? rec + PACK_RECORD_HEADER + e->name_len : NULL;
         w->len += (size_t)need;
         w->count++;
         return 0;
@@ -124,7 +135,7 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         e->size = bytes_get_u64(&in);
         if (e->type != PACK_DIR && e->type != PACK_FILE && e->type != PACK_LINK)
                 return pack_bad(r, "an entry of unknown type");
-        if ((flags & ~PACK_F_HARD) || (flags && e->type != PACK_LINK))
+        if (flags & ~pack_flags_allowed(e->type))
                 return pack_bad(r, "an entry with unknown flags");
         e->flags = flags;
         if (e->mode > 07777)
@@ -144,15 +155,15 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         if (name_path_check(e->name, e->name_len, NULL) != NAME_OK)
                 return pack_bad(r, "an entry's name is not acceptable");
         left -= e->name_len;
-        if (e->size > left)
+        if (pack_data_len(e) > left)
                 return pack_bad(r, "an entry's data past the end of the pack");
-        e->data = e->size ? (const uint8_t *)e->name + e->name_len : NULL;
+        e->data = pack_data_len(e) ? (const uint8_t *)e->name + e->name_len : NULL;
         if (e->type == PACK_LINK && memchr(e->data, '\0', (size_t)e->size))
                 return pack_bad(r, "a symlink entry's target holds a NUL");
-        if (e->flags && name_path_check((const char *)e->data, (size_t)e->size, NULL) != NAME_OK)
+        if ((e->flags & PACK_F_HARD) && name_path_check((const char *)e->data, (size_t)e->size, NULL) != NAME_OK)
                 return pack_bad(r, "a hard link entry's target is not an acceptable name");
         crypto_hash_sha256_update(&r->h, r->buf + r->off, PACK_RECORD_HEADER + e->name_len);
-        r->off += PACK_RECORD_HEADER + e->name_len + (size_t)e->size;
+        r->off += PACK_RECORD_HEADER + e->name_len + (size_t)pack_data_len(e);
         r->count++;
         return PACK_ENTRY;
 }

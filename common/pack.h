@@ -17,6 +17,10 @@
  *   (a symlink's: its target; a hard link's: the name of the tree's
  *   regular file it is another name of, "DEST/c/d"; no NUL)
  *
+ * A PACK_FILE with PACK_F_INDEX (an index pack's, wire version 24: wire.h,
+ * "Index packs") carries not the file's bytes but PACK_INDEX_DATA bytes,
+ * the file's digest (digest.h) or zeros, and size is still the file's.
+ *
  * integers little-endian. Nothing follows the last record. The pack hash
  * is SHA-256 over every record's header and name in order (not the data:
  * the offer's block digest covers that), carried in the pack's OFFER so
@@ -43,10 +47,12 @@
  * (~40 ms), where a pack's extra copies of its bytes cost far less. */
 #define PACK_FILE_MAX           (PACK_BYTES_MAX / 2)
 /* The same for a job that skips what the receiver has (xferctl send
- * --sync, --skip-existing): a packed file's data moves whether or not the
- * receiver keeps its own copy, so only files this small, whose data costs
- * less than asking, go into packs; larger ones are offered alone, and the
- * receiver can skip them before their data moves. */
+ * --sync, --skip-existing) and does not index its packs (wire.h, Index
+ * packs; a sender of version 24 indexes every such job's): a packed
+ * file's data moves whether or not the receiver keeps its own copy, so
+ * only files this small, whose data costs less than asking, go into
+ * packs; larger ones are offered alone, and the receiver can skip them
+ * before their data moves. */
 #define PACK_SYNC_FILE_MAX      (256u << 10)
 /* A name's bytes, as an offer's (WIRE_NAME_MAX). */
 #define PACK_NAME_MAX           255
@@ -60,13 +66,21 @@ enum pack_type {
 /* A PACK_LINK's flag (wire version 15): not a symlink but a hard link,
  * its data the name of an earlier regular file of the same tree. */
 #define PACK_F_HARD             0x01u
+/* A PACK_FILE's flag (wire version 24): the file is indexed, not carried;
+ * its data is PACK_INDEX_DATA bytes, its digest or zeros. */
+#define PACK_F_INDEX            0x02u
+#define PACK_INDEX_DATA         16
+/* An index pack holds at most this many entries: the receiver's NEED
+ * answers each with a bit (wire.h, WIRE_NEED_ENTRIES_MAX). */
+#define PACK_INDEX_ENTRIES_MAX  2048u
 
 struct pack_entry {
         uint8_t type;           /* enum pack_type */
         uint8_t flags;          /* PACK_F_HARD on a PACK_LINK, else 0 */
         uint32_t mode;          /* permission bits, 07777 at most, exact (a symlink: 0) */
         uint64_t mtime_ns;      /* a file's mtime, ns since the epoch; 0: not kept */
-        uint64_t size;          /* data bytes; 0 for a directory, the target's for a symlink */
+        uint64_t size;          /* data bytes; 0 for a directory, the target's for a symlink;
+                                 * an indexed file's (PACK_F_INDEX) size, its data PACK_INDEX_DATA */
         const char *name;       /* name_len bytes, no NUL in a parsed pack */
         size_t name_len;
         const uint8_t *data;    /* parsed: the data within the pack */
@@ -87,6 +101,8 @@ void pack_writer_deinit(struct pack_writer *w);         /* safe on PACK_WRITER_N
 
 /* The room a record of @e (name and data) takes in a pack. */
 uint64_t pack_record_size(uint64_t name_len, uint64_t size);
+/* The bytes of @e's data in its record: its size, or an indexed file's PACK_INDEX_DATA. */
+uint64_t pack_data_len(const struct pack_entry *e);
 
 /*
  * Append @e's record: its header and name now, and room for its data,
@@ -94,7 +110,8 @@ uint64_t pack_record_size(uint64_t name_len, uint64_t size);
  * append (that may move the pack). 0; -EINVAL for a bad entry (type, mode, name empty or longer
  * than PACK_NAME_MAX, a directory with data, a symlink with a mode or
  * without a target or one longer than NAME_LINK_MAX, a flag but a link's
- * PACK_F_HARD, a hard link's target longer than PACK_NAME_MAX); -EFBIG when the pack would
+ * PACK_F_HARD or a file's PACK_F_INDEX, a hard link's target longer than
+ * PACK_NAME_MAX); the data room of an indexed file is PACK_INDEX_DATA; -EFBIG when the pack would
  * grow past PACK_ENTRIES_MAX or PACK_BYTES_MAX; -ENOMEM.
  */
 int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **data);

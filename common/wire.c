@@ -55,6 +55,8 @@
 #define WIRE_PROGRESS_LEN(n)    (6u + (uint32_t)(n) * 8u)
 #define WIRE_BINDING_LEN        (2 * WIRE_ADDR_SIZE + 2)
 #define WIRE_GONE_FIXED         (4 + 4 + 2 + 2 + WIRE_MAC_SIZE)
+#define WIRE_NEED_FIXED         (4 + 2 + 2 + WIRE_MAC_SIZE)
+#define WIRE_NEED_BITS(n)       (((uint32_t)(n) + 7u) / 8u)
 #define WIRE_NAME_FIXED         (2 + 2 + 2)
 #define WIRE_LAND_PART_FIXED    (2 + 2 + 2)
 
@@ -68,6 +70,7 @@
 #define WIRE_LABEL_END          "rdmaxfer-v4 sender end"
 #define WIRE_LABEL_RESULT       "rdmaxfer-v4 receiver result"
 #define WIRE_LABEL_GONE         "rdmaxfer-v4 receiver gone"
+#define WIRE_LABEL_NEED         "rdmaxfer-v4 receiver need"
 #define WIRE_LABEL_LEN(l)       (sizeof(l) - 1)
 
 static_assert(WIRE_HEADER_SIZE == 4 + 2 + 2 + 4 + 4, "wire header layout");
@@ -91,6 +94,10 @@ static_assert(WIRE_LABEL_LEN(WIRE_LABEL_RESULT) + 2 + WIRE_RESULT_FIXED - WIRE_M
 static_assert(WIRE_HEADER_SIZE + WIRE_GONE_FIXED + WIRE_NAME_MAX <= WIRE_CTRL_MAX, "gone fits");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_GONE) + WIRE_GONE_FIXED - WIRE_MAC_SIZE + WIRE_NAME_MAX <= WIRE_MAC_INPUT_MAX,
               "gone mac input bound");
+static_assert(WIRE_HEADER_SIZE + WIRE_NEED_FIXED + WIRE_NEED_BITS(WIRE_NEED_ENTRIES_MAX) <= WIRE_CTRL_MAX,
+              "need fits");
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_NEED) + WIRE_NEED_FIXED - WIRE_MAC_SIZE +
+              WIRE_NEED_BITS(WIRE_NEED_ENTRIES_MAX) <= WIRE_MAC_INPUT_MAX, "need mac input bound");
 static_assert(WIRE_TAG_SIZE <= WIRE_MAC_SIZE, "a tag is a truncated MAC");
 static_assert(WIRE_HEADER_SIZE + WIRE_LAND_PART_FIXED + WIRE_LAND_PART_MAX <= WIRE_CTRL_MAX, "a landing's part fits");
 static_assert(WIRE_LAND_MAX <= UINT16_MAX, "u16 landing lengths");
@@ -393,6 +400,21 @@ static int wire_offer_name_len(const struct wire_offer *o)
 
 /* A RESULT's account of a route: within WIRE_ROUTE_MAX hops, the first
  * missing one named exactly when one is. */
+/* A NEED's count, within range, says how many bits are set, and no bit
+ * past its entries is. */
+static bool wire_need_ok(const struct wire_need *nd)
+{
+        unsigned int set = 0;
+
+        if (nd->entries == 0 || nd->entries > WIRE_NEED_ENTRIES_MAX || nd->needed > nd->entries)
+                return false;
+        for (unsigned int k = 0; k < WIRE_NEED_BITS(nd->entries); k++)
+                set += (unsigned int)__builtin_popcount(nd->bits[k]);
+        if (nd->entries % 8 && (nd->bits[nd->entries / 8] >> (nd->entries % 8)))
+                return false;
+        return set == nd->needed;
+}
+
 static bool wire_result_hops_ok(const struct wire_result *r)
 {
         unsigned int missing = nodeset_count(&r->hop_missing);
@@ -551,6 +573,10 @@ static int wire_payload_len(const struct wire_msg *m)
                         return -EINVAL;
                 n = wire_str_len(m->gone.name, sizeof(m->gone.name), 1, WIRE_NAME_MAX);
                 return n < 0 ? n : WIRE_GONE_FIXED + n;
+        case WIRE_NEED:
+                if (!wire_need_ok(&m->need))
+                        return -EINVAL;
+                return (int)(WIRE_NEED_FIXED + WIRE_NEED_BITS(m->need.entries));
         case WIRE_NAME:
                 if (m->name.total <= WIRE_NAME_MAX || m->name.total > WIRE_PATH_MAX || m->name.len == 0 ||
                     m->name.len > WIRE_NAME_PART_MAX || m->name.offset >= m->name.total ||
@@ -677,6 +703,13 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_u16(&o, (uint16_t)n);
                 bytes_put_mem(&o, m->gone.mac, WIRE_MAC_SIZE);
                 bytes_put_mem(&o, m->gone.name, n);
+                break;
+        case WIRE_NEED:
+                bytes_put_u32(&o, m->need.file);
+                bytes_put_u16(&o, m->need.entries);
+                bytes_put_u16(&o, m->need.needed);
+                bytes_put_mem(&o, m->need.mac, WIRE_MAC_SIZE);
+                bytes_put_mem(&o, m->need.bits, WIRE_NEED_BITS(m->need.entries));
                 break;
         case WIRE_NAME:
                 bytes_put_u16(&o, m->name.total);
@@ -882,6 +915,20 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                     plen != WIRE_GONE_FIXED + (uint32_t)n)
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->gone.name, sizeof(m->gone.name), n))
+                        return -EBADMSG;
+                break;
+        case WIRE_NEED:
+                if (plen < WIRE_NEED_FIXED)
+                        return -EBADMSG;
+                m->need.file = bytes_get_u32(&in);
+                m->need.entries = bytes_get_u16(&in);
+                m->need.needed = bytes_get_u16(&in);
+                bytes_get_mem(&in, m->need.mac, WIRE_MAC_SIZE);
+                if (m->need.entries == 0 || m->need.entries > WIRE_NEED_ENTRIES_MAX ||
+                    plen != WIRE_NEED_FIXED + WIRE_NEED_BITS(m->need.entries))
+                        return -EBADMSG;
+                bytes_get_mem(&in, m->need.bits, WIRE_NEED_BITS(m->need.entries));
+                if (!wire_need_ok(&m->need))
                         return -EBADMSG;
                 break;
         case WIRE_NAME:
@@ -1161,6 +1208,24 @@ int wire_gone_mac_input(void *buf, size_t cap, const struct wire_gone *g)
         bytes_put_u16(&out, g->kind);
         bytes_put_u16(&out, (uint16_t)n);
         bytes_put_mem(&out, g->name, (size_t)n);
+        return wire_mac_done(&out, total);
+}
+
+int wire_need_mac_input(void *buf, size_t cap, const struct wire_need *nd)
+{
+        struct bytes_out out = BYTES_OUT(buf, cap);
+        size_t total;
+
+        if (!wire_need_ok(nd))
+                return -EINVAL;
+        total = WIRE_LABEL_LEN(WIRE_LABEL_NEED) + (WIRE_NEED_FIXED - WIRE_MAC_SIZE) + WIRE_NEED_BITS(nd->entries);
+        if (!buf || cap < total)
+                return -EMSGSIZE;
+        bytes_put_mem(&out, WIRE_LABEL_NEED, WIRE_LABEL_LEN(WIRE_LABEL_NEED));
+        bytes_put_u32(&out, nd->file);
+        bytes_put_u16(&out, nd->entries);
+        bytes_put_u16(&out, nd->needed);
+        bytes_put_mem(&out, nd->bits, WIRE_NEED_BITS(nd->entries));
         return wire_mac_done(&out, total);
 }
 

@@ -208,6 +208,36 @@
  * tree's publishing) ends with "deleted N" when it removed N entries (a
  * directory and each entry in it count; after "skipped..." and "; ").
  *
+ * Index packs (version 24): in a tree session with WIRE_OFFER_SYNC or
+ * WIRE_OFFER_SKIP_EXISTING (not a dry run, a landing, a relay's or a
+ * route's), a pack's regular files may be indexed rather than carried:
+ * their records (PACK_FILE with PACK_F_INDEX, common/pack.h) say each
+ * file's size, and carry, as their data, the file's digest (digest.h)
+ * where the session compares digests, zeros otherwise. Such an index
+ * pack holds at most WIRE_NEED_ENTRIES_MAX records, every indexed file
+ * at most PACK_FILE_MAX bytes, and the data of all its files together
+ * would fit one pack (PACK_BYTES_MAX). The receiver makes its
+ * directories and links as any pack's, and holds each indexed file to
+ * the sync rules above against the old DEST's (size; the digest of the
+ * old file's bytes with WIRE_OFFER_DIGEST): one it keeps counts as a
+ * packed entry kept ("skipped N"). If it keeps them all, the index
+ * pack's RESULT follows as for any pack. If not, it sends NEED on lane 0
+ * instead of that RESULT (file, the pack's entries, the bit of each
+ * record it lacks, needed counting them; its MAC, with a key,
+ * HMAC-SHA256(S, "rdmaxfer-v4 receiver need" || file || entries ||
+ * needed || bits)), and the session's next offer must be a pack of
+ * exactly those files, in order, carried (pack_entries the NEED's
+ * needed), with the index pack's own file: its RESULT settles all the
+ * index pack's entries, and counts, in "skipped N", the files the index
+ * kept too; the offer after it is file + the index pack's entries. A
+ * sender offers nothing after an index pack before its RESULT or NEED;
+ * an offer that comes before its NEED, a NEED the sender did not ask
+ * for (not for its index pack in flight, naming a record that is not an
+ * indexed file), an index record outside such a session or among the
+ * files a NEED named, and a pack after a NEED that is not of its count
+ * are protocol errors. The files that a sync would move anyway thus
+ * move alone, and the ones the receiver has cost their names only.
+ *
  * Dry runs (version 17): every offer of a session may carry
  * WIRE_OFFER_DRY_RUN (the first offer's; a later one without it, or one
  * with it after a first without, is a protocol error; never with a pack,
@@ -504,6 +534,7 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   24: index packs (PACK_F_INDEX, NEED: Index packs, above);
  *   23: a user's file resumes (a landing's offer with its source token);
  *   22: rails (WIRE_OFFER_RAILS, the ACCEPT's rails: Rails, above);
  *   21: pulls (WIRE_LAND_PULL: the receiver reads the file as the user and
@@ -529,7 +560,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            23
+#define WIRE_VERSION            24
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -592,6 +623,7 @@ enum wire_type {
         WIRE_GONE = 10,         /* version 17: what a dry run's --delete would remove (Dry runs) */
         WIRE_NAME = 11,         /* version 18: a part of the next offer's long path (Long paths) */
         WIRE_LAND = 12,         /* version 19: a part of the session's landing (Landing as the user) */
+        WIRE_NEED = 13,         /* version 24: an index pack's files the receiver lacks (Index packs) */
         _WIRE_TYPE_MAX,
 };
 
@@ -884,6 +916,19 @@ struct wire_gone {
         char name[WIRE_NAME_MAX + 1];   /* "DEST/a/b"; NUL-terminated after decode */
 };
 
+/* R->S on lane 0, before an index pack's RESULT (version 24, "Index
+ * packs" above): which of its @entries records are files the receiver
+ * lacks, bit k (of bits[k / 8], least significant first) for record k;
+ * @needed of them. */
+#define WIRE_NEED_ENTRIES_MAX   2048
+struct wire_need {
+        uint32_t file;          /* the index pack's (its first entry) */
+        uint16_t entries;       /* its records, 1 .. WIRE_NEED_ENTRIES_MAX */
+        uint16_t needed;        /* bits set */
+        uint8_t mac[WIRE_MAC_SIZE];
+        uint8_t bits[WIRE_NEED_ENTRIES_MAX / 8];        /* (entries + 7) / 8 on the wire */
+};
+
 enum wire_gone_kind {
         WIRE_GONE_FILE = 0,     /* a regular file */
         WIRE_GONE_DIR = 1,
@@ -992,6 +1037,7 @@ struct wire_msg {
                 struct wire_route route;
                 struct wire_progress progress;
                 struct wire_gone gone;
+                struct wire_need need;
                 struct wire_name name;
                 struct wire_land land;
         };
@@ -1066,6 +1112,7 @@ int wire_lane_mac_input(void *buf, size_t cap, const struct wire_binding *b,
 int wire_end_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_end *e);
 int wire_result_mac_input(void *buf, size_t cap, unsigned int lane, const struct wire_result *r);
 int wire_gone_mac_input(void *buf, size_t cap, const struct wire_gone *g);
+int wire_need_mac_input(void *buf, size_t cap, const struct wire_need *n);
 
 /* A hop from a socket address (IPv4 or IPv6, with its port): 0 or -EAFNOSUPPORT. */
 int wire_hop_set(struct wire_hop *h, const struct sockaddr *sa);

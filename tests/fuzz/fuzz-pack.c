@@ -39,13 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 uint8_t *d;
 
                 if (e.name < (const char *)p || e.name + e.name_len > (const char *)p + len ||
-                    (e.data && (e.data < p || e.data + e.size > p + len)))
+                    (e.data && (e.data < p || e.data + pack_data_len(&e) > p + len)))
                         abort();
                 /* The writer refuses what no pack may hold: over the limits is fine. */
                 if (pack_append(&w, &e, &d) < 0)
                         break;
-                if (e.size)
-                        memcpy(d, e.data, e.size);
+                if (pack_data_len(&e))
+                        memcpy(d, e.data, pack_data_len(&e));
         }
         if (n == PACK_END) {
                 if (w.len != len || (len > 0 && memcmp(w.buf, p, len) != 0)) {

@@ -303,6 +303,16 @@ static int wire_seeds(const char *dir)
         r |= write_seed(dir, "wire", i++, buf, WIRE_WELCOME_SIZE);
         wire_encode_reject(buf, &rj);
         r |= write_seed(dir, "wire", i++, buf, WIRE_REJECT_SIZE);
+        /* Version 24: an index pack's NEED. */
+        memset(&m, 0, sizeof(m));
+        m.type = WIRE_NEED;
+        m.need.file = 12;
+        m.need.entries = 20;
+        m.need.needed = 2;
+        m.need.bits[0] = 0x01;
+        m.need.bits[2] = 0x08;
+        memset(m.need.mac, 0x6e, WIRE_MAC_SIZE);
+        r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
         return r;
 }
 

@@ -326,6 +326,51 @@ static void test_hard_links(void)
         pack_writer_deinit(&w);
 }
 
+/* An index pack's file (PACK_F_INDEX, wire version 24): its size, a digest for data. */
+static void test_index(void)
+{
+        uint8_t hash[PACK_HASH_SIZE], hash2[PACK_HASH_SIZE], *p;
+        struct pack_writer w;
+        struct pack_reader r;
+        struct pack_entry e = { .type = PACK_FILE, .flags = PACK_F_INDEX, .mode = 0644, .name = "D/big",
+                                .name_len = 5, .size = 3u << 20 };
+        const char *why = NULL;
+
+        pack_writer_init(&w);
+        is_int(append(&w, PACK_DIR, "D/d", 0755, 0, NULL, 0), 0, "a directory");
+        is_int(pack_append(&w, &e, &p), 0, "an indexed file of 3 MiB");
+        ok(p != NULL && w.len == 2 * PACK_RECORD_HEADER + 3 + 5 + PACK_INDEX_DATA,
+           "takes its header, name and PACK_INDEX_DATA bytes, not its size");
+        if (p)
+                memset(p, 0xd1, PACK_INDEX_DATA);
+        e.type = PACK_DIR;
+        e.size = 0;
+        is_int(pack_append(&w, &e, &p), -EINVAL, "the index flag on a directory is refused");
+        e.type = PACK_LINK;
+        e.size = 2;
+        e.mode = 0;
+        is_int(pack_append(&w, &e, &p), -EINVAL, "and on a link");
+        pack_writer_hash(&w, hash);
+        pack_reader_init(&r, w.buf, w.len, 2);
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the directory read back");
+        is_int(pack_next(&r, &e), PACK_ENTRY, "the indexed file read back");
+        ok(e.type == PACK_FILE && e.flags == PACK_F_INDEX && e.size == 3u << 20 && pack_data_len(&e) == PACK_INDEX_DATA &&
+           e.data && e.data[0] == 0xd1 && e.data[PACK_INDEX_DATA - 1] == 0xd1, "its size, its digest as data");
+        is_int(pack_next(&r, &e), PACK_END, "and nothing after");
+        is_int(pack_check(w.buf, w.len, 2, hash, &why), 0, "pack_check passes it");
+        /* The flag is in the hash: an indexed file is not a carried one. */
+        w.buf[PACK_RECORD_HEADER + 3 + 1] = 0;
+        is_int(pack_check(w.buf, w.len, 2, hash, &why), -EBADMSG, "without its flag, the record reads as data past the end");
+        w.buf[PACK_RECORD_HEADER + 3 + 1] = PACK_F_INDEX;
+        w.buf[PACK_RECORD_HEADER + 3 + 16] ^= 1;
+        pack_reader_init(&r, w.buf, w.len, 2);
+        while (pack_next(&r, &e) == PACK_ENTRY)
+                ;
+        pack_reader_hash(&r, hash2);
+        ok(memcmp(hash, hash2, PACK_HASH_SIZE) != 0, "its size is in the pack hash");
+        pack_writer_deinit(&w);
+}
+
 int main(void)
 {
         test_round_trip();
@@ -333,5 +378,6 @@ int main(void)
         test_malformed();
         test_links();
         test_hard_links();
+        test_index();
         return done_testing();
 }

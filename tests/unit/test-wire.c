@@ -169,6 +169,14 @@ static int sample_messages(struct wire_msg *out)
         memset(out[n].land.bytes, 0, 120);
         out[n].land.bytes[7] = 0xff;
         n++;
+        msg_reset(&out[n], WIRE_NEED, 0);
+        out[n].need.file = 40;
+        out[n].need.entries = 11;
+        out[n].need.needed = 3;
+        out[n].need.bits[0] = 0x81;
+        out[n].need.bits[1] = 0x04;
+        memset(out[n].need.mac, 0x4e, WIRE_MAC_SIZE);
+        n++;
         return n;
 }
 
@@ -313,9 +321,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 24);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v24 is -EPROTONOSUPPORT");
-        is_int(h2.version, 24, "and still reports the peer's version");
+        put16(buf + 4, 25);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v25 is -EPROTONOSUPPORT");
+        is_int(h2.version, 25, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -583,7 +591,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x17, 0x00, 0x05, 0x00,  /* magic, v23, END */
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x05, 0x00,  /* magic, v24, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -595,12 +603,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x17, 0x00, 0x03, 0x00,  /* magic, v23, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x03, 0x00,  /* magic, v24, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x17, 0x00, 0x08, 0x00,  /* magic, v23, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x08, 0x00,  /* magic, v24, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -612,7 +620,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x17, 0x00, 0x08, 0x00,  /* magic, v23, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x08, 0x00,  /* magic, v24, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -620,7 +628,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x17, 0x00, 0x06, 0x00,  /* magic, v23, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x06, 0x00,  /* magic, v24, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1938,7 +1946,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x17, 0x00, 0x09, 0x00,  /* magic, v23, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x09, 0x00,  /* magic, v24, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2741,6 +2749,66 @@ static void test_landing(void)
         is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not in a dry run");
 }
 
+/* An index pack's NEED (version 24): a bit per record, the count of them, under a MAC. */
+static void test_need(void)
+{
+        static const uint8_t doc[] = {
+                0x52, 0x44, 0x52, 0x58, 0x18, 0x00, 0x0d, 0x00,  /* magic, v24, NEED */
+                0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
+                0x28, 0x00, 0x00, 0x00, 0x0b, 0x00, 0x03, 0x00,  /* file 40, entries 11, needed 3 */
+        };
+        struct wire_msg m = { .type = WIRE_NEED }, back;
+        uint8_t buf[WIRE_CTRL_MAX], a[WIRE_MAC_INPUT_MAX], b[WIRE_MAC_INPUT_MAX];
+        int len, la, lb;
+
+        m.need.file = 40;
+        m.need.entries = 11;
+        m.need.needed = 3;
+        m.need.bits[0] = 0x81;
+        m.need.bits[1] = 0x04;
+        memset(m.need.mac, 0x4e, WIRE_MAC_SIZE);
+        len = wire_encode(buf, sizeof(buf), &m);
+        is_int(len, 16 + 8 + WIRE_MAC_SIZE + 2, "NEED of 11 records: header, file, entries, needed, mac, 2 bytes of bits");
+        ok(len > 0 && memcmp(buf, doc, sizeof(doc)) == 0, "NEED matches the documented bytes");
+        ok(len > 0 && buf[24 + WIRE_MAC_SIZE] == 0x81 && buf[25 + WIRE_MAC_SIZE] == 0x04,
+           "record k is bit k %% 8 of byte k / 8, after the mac");
+        ok(len > 0 && wire_decode(buf, (size_t)len, &back) == 0 && back.need.file == 40 && back.need.entries == 11 &&
+           back.need.needed == 3 && back.need.bits[0] == 0x81 && back.need.bits[1] == 0x04,
+           "and decodes to the same");
+        m.need.needed = 2;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "a count that is not the bits set is not encoded");
+        m.need.needed = 3;
+        len = wire_encode(buf, sizeof(buf), &m);
+        buf[22] = 4;
+        is_int(wire_decode(buf, (size_t)len, &back), -EBADMSG, "nor decoded");
+        buf[22] = 3;
+        buf[25 + WIRE_MAC_SIZE] |= 0x08;
+        buf[22] = 4;
+        is_int(wire_decode(buf, (size_t)len, &back), -EBADMSG, "a bit past the records is malformed");
+        m.need.entries = 0;
+        m.need.needed = 0;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "a NEED of no records is not encoded");
+        m.need.entries = WIRE_NEED_ENTRIES_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &m), -EINVAL, "nor one of more than WIRE_NEED_ENTRIES_MAX");
+        m.need.entries = WIRE_NEED_ENTRIES_MAX;
+        memset(m.need.bits, 0xff, sizeof(m.need.bits));
+        m.need.needed = WIRE_NEED_ENTRIES_MAX;
+        len = wire_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && len <= WIRE_CTRL_MAX && wire_decode(buf, (size_t)len, &back) == 0 &&
+           back.need.needed == WIRE_NEED_ENTRIES_MAX, "the largest NEED fits a control buffer");
+        m.need.entries = 11;
+        m.need.needed = 3;
+        memset(m.need.bits, 0, sizeof(m.need.bits));
+        m.need.bits[0] = 0x81;
+        m.need.bits[1] = 0x04;
+        la = wire_need_mac_input(a, sizeof(a), &m.need);
+        m.need.bits[0] = 0x83;
+        m.need.bits[1] = 0x00;
+        lb = wire_need_mac_input(b, sizeof(b), &m.need);
+        ok(la > 0 && lb == la && memcmp(a, b, (size_t)la) != 0, "the MAC input covers which files are needed");
+        ok(la > 0 && memcmp(a, "rdmaxfer-v4 receiver need", 25) == 0, "under its own label");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2764,5 +2832,6 @@ int main(void)
         test_verdict();
         test_long_paths();
         test_landing();
+        test_need();
         return done_testing();
 }

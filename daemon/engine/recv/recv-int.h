@@ -114,6 +114,14 @@ struct recv_file {
         unsigned int pack_status;       /* enum wire_status of a failure */
         uint32_t pack_skipped;          /* sync: its entries kept as they were (a symlink's: 0 or 1) */
         char pack_why[WIRE_TEXT_MAX + 1];
+        /* An index pack's (wire.h, Index packs): the bytes its entries
+         * moved in it (pack_data counts the kept files' too), and the
+         * files of it this side lacks, for its NEED. */
+        uint64_t pack_moved;
+        struct wire_need need;
+        /* The entries its RESULT settles, where not recv_span()'s: the
+         * files an index pack's NEED named settle the index's. */
+        uint32_t span;
 };
 
 struct recv_xfer {
@@ -128,6 +136,13 @@ struct recv_xfer {
         bool fin_waiting;       /* cur is verified and waits for fin's RESULT */
         /* The next file's OFFER, come while cur still finished (wire.h). */
         bool next_on;
+        /* An index pack's NEED went (wire.h, Index packs): the next offer
+         * is the files it named, need_count of them in a pack for entry
+         * need_file, settling need_span entries; need_skipped of them
+         * were kept, which its RESULT counts. */
+        bool need_on;
+        uint32_t need_file, need_span, need_count, need_skipped;
+        bool need_waiting;      /* its NEED waits for a control buffer (recv_need_pump) */
         struct wire_offer next;
         /* The next offer's long path, as its NAME parts come (wire.h,
          * Long paths): lname_len of lname_total bytes so far. */
@@ -336,6 +351,12 @@ static inline uint32_t recv_span(const struct wire_offer *o)
         return o->flags & WIRE_OFFER_PACK ? o->pack_entries : 1;
 }
 
+/* The entries @f's RESULT settles. */
+static inline uint32_t recv_file_span(const struct recv_file *f)
+{
+        return f->span ?: recv_span(&f->offer);
+}
+
 /* Merged into an existing DEST that is to hold only the tree's entries
  * (wire.h, Deleting): each one kept goes into the staging directory as
  * it is decided (recv_sync_keep), and nothing else of the old DEST does. */
@@ -347,7 +368,7 @@ static inline bool recv_deleting(const struct recv_xfer *x)
 /* Whether @f's RESULT is the session's last. */
 static inline bool recv_is_last(const struct recv_xfer *x, const struct recv_file *f)
 {
-        return x->tree_again || f->offer.file + recv_span(&f->offer) >= x->job_files;
+        return x->tree_again || f->offer.file + recv_file_span(f) >= x->job_files;
 }
 
 /* The file a verdict is about: the one being published, else cur. */
@@ -426,6 +447,9 @@ void recv_finish(struct recv_xfer *x);
 /* recv-session.c: two files in flight (wire.h, version 7). */
 /* An OFFER on lane 0: answered now, kept until cur is verified, or refused. */
 void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o);
+/* The other file of the pair becomes cur, empty, and the next offer may
+ * come: 0, or the transfer has failed. */
+int recv_session_next(struct recv_xfer *x);
 /* A WAIT for @file may come now. */
 bool recv_wait_ok(const struct recv_xfer *x, uint32_t file);
 /* Cur is verified (or skipped): it becomes fin and is published, once the

@@ -451,7 +451,18 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                                  o->pack_entries, o->size, PACK_ENTRIES_MAX, PACK_BYTES_MAX);
                         return WIRE_E_PROTOCOL;
                 }
+                /* The files an index pack's NEED named, and nothing else. */
+                if (x->need_on && o->pack_entries != x->need_count) {
+                        snprintf(text, len, "a pack of %u entries answers a NEED of %u files", o->pack_entries,
+                                 x->need_count);
+                        return WIRE_E_PROTOCOL;
+                }
                 return WIRE_OK;
+        }
+        if (x->need_on) {
+                snprintf(text, len, "entry %u: not the pack of files its index pack's NEED named",
+                         x->next_file + 1);
+                return WIRE_E_PROTOCOL;
         }
         /* In a tree, every entry is beneath DEST; outside one, no flags. */
         if (x->tree ? (flags & ~(WIRE_OFFER_DIR | WIRE_OFFER_LINK | WIRE_OFFER_HARD)) != WIRE_OFFER_TREE ||
@@ -499,7 +510,10 @@ void recv_on_offer(struct recv_xfer *x, const struct wire_offer *o)
                 /* A pack's bytes are its entries' only once unpacked. */
                 if (!(o->flags & WIRE_OFFER_PACK))
                         x->offered += o->size;
-                x->next_file += recv_span(o);
+                /* What a NEED named settles its index's entries. */
+                x->cur->span = x->need_on ? x->need_span : 0;
+                x->next_file += recv_file_span(x->cur);
+                x->need_on = false;
                 x->planned = false;
                 /* A dry run: judged, nothing made (recv-dry.c). */
                 if (x->dry) {

@@ -21,6 +21,7 @@
  * the tree's syncfs before its rename covers it (recv-file.c).
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +36,8 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "io.h"
+#include "log.h"
 #include "name.h"
 #include "pack.h"
 #include "recv-int.h"
@@ -155,6 +158,25 @@ static bool recv_pack_same(int fd, const struct pack_entry *e)
         return true;
 }
 
+/* The old DEST's file (@fd, the entry's size) has the digest an index
+ * record (@e, PACK_F_INDEX) carries. */
+static bool recv_pack_same_digest(int fd, const struct pack_entry *e)
+{
+        uint8_t sum[WIRE_DIGEST_SIZE], *buf = malloc(MAX(e->size, (uint64_t)1));
+        bool same;
+
+        static_assert(PACK_INDEX_DATA == WIRE_DIGEST_SIZE, "an index record's data is a digest");
+        if (!buf)
+                return false;
+        same = io_read_whole(fd, buf, e->size) == 0;
+        if (same) {
+                digest_buffer(buf, e->size, sum);
+                same = memcmp(sum, e->data, WIRE_DIGEST_SIZE) == 0;
+        }
+        free(buf);
+        return same;
+}
+
 /*
  * Sync: entry @e against the old DEST's. 0: make it; 1: keep the old one
  * (not made); or -EINVAL with pack_why (another type, or it differs and
@@ -206,7 +228,7 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e, struc
         differs = !S_ISREG(st.st_mode) || e->type == PACK_LINK || (uint64_t)st.st_size != e->size;
         if (!differs && (x->sync & WIRE_OFFER_DIGEST)) {
                 fd = openat(pfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-                differs = fd < 0 || !recv_pack_same(fd, e);
+                differs = fd < 0 || !((e->flags & PACK_F_INDEX) ? recv_pack_same_digest(fd, e) : recv_pack_same(fd, e));
                 safe_close(fd);
         }
         if (!differs)
@@ -214,6 +236,50 @@ static int recv_pack_sync(struct recv_xfer *x, const struct pack_entry *e, struc
         if (!x->overwrite)
                 return recv_pack_bad(x, WIRE_E_EXISTS, "%.*s: exists and differs; overwrite is off on the receiver",
                                      (int)e->name_len, e->name);
+        return 0;
+}
+
+/*
+ * An index pack's file @e, record @k (wire.h, Index packs): kept, as a
+ * packed file the old DEST has would be (1), or one this side lacks,
+ * named in the NEED (0); -EINVAL with pack_why. Only in a sync of the
+ * drop box, never among the files a NEED named.
+ */
+static int recv_pack_index(struct recv_xfer *x, const struct pack_entry *e, uint32_t k, struct recv_sync_dirs *dirs)
+{
+        struct wire_need *nd = &x->fin->need;
+        int s = 0;
+
+        if (!(x->sync & (WIRE_OFFER_SYNC | WIRE_OFFER_SKIP_EXISTING)) || x->landing || x->dry || x->relay ||
+            x->fin->span)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "an index record outside a sync's index pack");
+        if (x->fin->offer.pack_entries > PACK_INDEX_ENTRIES_MAX)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "an index pack of more than %u entries",
+                                     PACK_INDEX_ENTRIES_MAX);
+        if (e->size > PACK_FILE_MAX)
+                return recv_pack_bad(x, WIRE_E_PROTOCOL, "an indexed file larger than a pack carries");
+        if (x->merge) {
+                s = recv_pack_sync(x, e, dirs);
+                if (s < 0)
+                        return s;
+        }
+        if (s == 1) {
+                if (recv_deleting(x)) {
+                        char name[WIRE_NAME_MAX + 1];
+                        int err;
+
+                        snprintf(name, sizeof(name), "%.*s", (int)e->name_len, e->name);
+                        err = recv_sync_keep(x, name, dirs);
+                        if (err < 0)
+                                return recv_pack_errno(x, "keeping the existing", e, -err);
+                }
+                x->fin->pack_skipped++;
+                return 1;
+        }
+        nd->file = x->fin->offer.file;
+        nd->entries = (uint16_t)x->fin->offer.pack_entries;
+        nd->bits[k / 8] |= (uint8_t)(1u << (k % 8));
+        nd->needed++;
         return 0;
 }
 
@@ -228,13 +294,14 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len, s
         struct pack_entry e;
         char rel[WIRE_NAME_MAX + 1];
         enum name_verdict nv;
-        uint64_t data = 0;
+        uint64_t data = 0, moved = 0;
+        uint32_t k = 0;
         int n;
 
         if (pack_check(buf, len, x->fin->offer.pack_entries, x->fin->offer.pack_hash, &why) < 0)
                 return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", why);
         pack_reader_init(&r, buf, len, x->fin->offer.pack_entries);
-        while ((n = pack_next(&r, &e)) == PACK_ENTRY) {
+        for (; (n = pack_next(&r, &e)) == PACK_ENTRY; k++) {
                 /* Beneath DEST, as an entry offered alone must be. */
                 if (e.name_len <= dlen + 1 || memcmp(e.name, x->dest, dlen) != 0 || e.name[dlen] != '/')
                         return recv_pack_bad(x, WIRE_E_NAME, "a packed entry is not beneath the job's destination");
@@ -248,9 +315,19 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len, s
                 if (x->fin->pack_max_file && e.size > x->fin->pack_max_file)
                         return recv_pack_bad(x, WIRE_E_TOO_LARGE, "%.*s: %" PRIu64 " bytes is over max_file_size",
                                              (int)e.name_len, e.name, e.size);
-                data += e.size;
                 /* DEST's leaf, then what follows DEST: shorter than the name. */
                 snprintf(rel, sizeof(rel), "%s%.*s", leaf, (int)(e.name_len - dlen), e.name + dlen);
+                if (e.flags & PACK_F_INDEX) {
+                        int s = recv_pack_index(x, &e, k, dirs);
+
+                        if (s < 0)
+                                return s;
+                        /* Kept: its bytes are the job's as a sent one's are. */
+                        data += s == 1 ? e.size : 0;
+                        continue;
+                }
+                data += e.size;
+                moved += e.size;
                 if (x->merge) {
                         int s = recv_pack_sync(x, &e, dirs);
 
@@ -326,6 +403,7 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len, s
         if (n < 0)
                 return recv_pack_bad(x, WIRE_E_PROTOCOL, "a bad pack: %s", r.why);
         x->fin->pack_data = data;
+        x->fin->pack_moved = moved;
         return 0;
 }
 
@@ -344,6 +422,68 @@ static int64_t recv_pack_worker(void *arg)
         incoming_dircache_done(&dirs.old);
         incoming_dircache_done(&dirs.stage);
         return r;
+}
+
+/*
+ * An index pack with files this side lacks (wire.h, Index packs): its
+ * NEED goes rather than its RESULT, and the next offer must be the pack
+ * of those files, for the same first entry; that one's RESULT settles
+ * the index's entries. Nothing is published meanwhile.
+ */
+static void recv_need_start(struct recv_xfer *x)
+{
+        struct recv_file *f = x->fin;
+
+        /* The sender waits for the NEED before it offers anything more. */
+        if (x->next_on || (x->cur != f && x->cur->offer.name[0])) {
+                recv_fail(x, WIRE_E_PROTOCOL, "an offer came before the index pack's NEED");
+                return;
+        }
+        x->need_on = true;
+        x->need_file = f->offer.file;
+        x->need_span = recv_file_span(f);
+        x->need_count = f->need.needed;
+        x->need_skipped = f->pack_skipped;
+        x->next_file = f->offer.file;
+        x->need_waiting = true;
+        recv_need_pump(x);
+}
+
+void recv_need_pump(struct recv_xfer *x)
+{
+        struct xfer *b = &x->base;
+        struct recv_lane *l0 = recv_lane(x, 0);
+        struct recv_file *f = x->fin;
+        struct wire_msg m = { .type = WIRE_NEED };
+        int r;
+
+        if (!x->need_waiting || b->state == XFER_CLOSING || !l0 || !f)
+                return;
+        m.need = f->need;
+        if (b->session.on)
+                auth_need_mac(&b->session, &m.need, m.need.mac);
+        r = conn_send_ctrl(&l0->base.conn, &m);
+        if (r == -ENOBUFS)
+                return;         /* again once a control buffer is free */
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "cannot send an index pack's NEED");
+                return;
+        }
+        x->need_waiting = false;
+        log_debug("%s: %s: entries %u to %u: %u files needed", b->peer, x->dest, f->offer.file + 1,
+                  f->offer.file + recv_file_span(f), f->need.needed);
+        /* Done with: no RESULT of its own. */
+        free(f->pack_mem);
+        f->pack_mem = NULL;
+        f->offer.name[0] = '\0';
+        x->fin = NULL;
+        /* It was to be the session's last: its files come first. */
+        if (x->cur == f) {
+                (void)recv_session_next(x);
+                return;
+        }
+        /* Their offer's wait starts now, not when the index came in. */
+        xfer_arm_deadline(b);
 }
 
 static void recv_on_unpacked(struct io_req *req, int64_t res)
@@ -368,7 +508,14 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
         x->files_skipped += x->fin->pack_skipped;
         /* The job's bytes are its files' (RDMAXFER_BYTES), not the pack's
          * headers and names too: its data is all in (recv_finish). */
-        x->base.bytes -= x->fin->offer.size - x->fin->pack_data;
+        x->base.bytes -= x->fin->offer.size - x->fin->pack_moved;
+        /* Its RESULT counts what the index before it kept too. */
+        if (x->fin->span)
+                x->fin->pack_skipped += x->need_skipped;
+        if (x->fin->need.needed) {
+                recv_need_start(x);
+                return;
+        }
         if (x->landing) {
                 recv_land_pack_go(x);
                 return;
@@ -385,8 +532,9 @@ void recv_pack_unpack(struct recv_xfer *x)
         x->fin->pack_names = x->env->cfg.names;
         x->fin->pack_status = 0;
         x->fin->pack_why[0] = '\0';
-        x->fin->pack_data = 0;
+        x->fin->pack_data = x->fin->pack_moved = 0;
         x->fin->pack_skipped = 0;
+        memset(&x->fin->need, 0, sizeof(x->fin->need));
         /* A copy: the next file's offer may add to offered meanwhile. */
         x->fin->pack_room = x->job_bytes - MIN(x->offered, x->job_bytes);
         /* The worker reads this copy, not cfg (a reload may replace it). */

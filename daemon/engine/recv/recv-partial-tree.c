@@ -387,7 +387,7 @@ void recv_keep_prepare(struct recv_xfer *x)
         /* Up to fin, the entry whose RESULT goes next: not the one offered
          * after it (cur, in flight: wire.h, Pipelining), whose bytes and
          * skip are counted already. A resumed tree's DEST holds what was kept. */
-        t->entries = f->offer.file == 0 && x->tree_resumed ? x->tree_kept : f->offer.file + recv_span(&f->offer);
+        t->entries = f->offer.file == 0 && x->tree_resumed ? x->tree_kept : f->offer.file + recv_file_span(f);
         t->offered = x->offered;
         t->skipped = x->files_skipped;
         if (x->cur != f && x->cur->offer.name[0]) {
@@ -398,7 +398,7 @@ void recv_keep_prepare(struct recv_xfer *x)
         /* Cur's symlink is listed only when it is published, after fin's RESULT. */
         t->links_len = x->links_len;
         /* As they will be once this entry's RESULT is counted (recv_journal). */
-        t->published = x->files_published + recv_span(&f->offer);
+        t->published = x->files_published + recv_file_span(f);
         t->packs = x->packs + !!(f->offer.flags & WIRE_OFFER_PACK);
         memcpy(t->boot_id, recv_xfer_of(b)->env->boot_id, sizeof(t->boot_id));
         /* A relay's list of entries: fin's, before the record that counts them. */

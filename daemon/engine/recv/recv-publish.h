@@ -235,3 +235,5 @@ void recv_dry_free(struct recv_xfer *x);
 /* A pack's data is in and verified: its entries into the staging
  * directory, off the loop; then recv_tree_entry_done(), or a failure. */
 void recv_pack_unpack(struct recv_xfer *x);
+/* An index pack's NEED, once a control buffer is free (wire.h, Index packs). */
+void recv_need_pump(struct recv_xfer *x);

@@ -79,7 +79,7 @@ void recv_offer_in(struct recv_xfer *x, const struct wire_offer *o)
 /* The other file of the pair becomes cur, empty: the lanes start afresh
  * and lane 0's credits go back, so the next offer has one. 0, or the
  * transfer has failed. */
-static int recv_session_next(struct recv_xfer *x)
+int recv_session_next(struct recv_xfer *x)
 {
         struct xfer *b = &x->base;
         struct recv_file *f = x->cur == &x->files[0] ? &x->files[1] : &x->files[0];

@@ -195,9 +195,9 @@ void recv_journal(struct recv_xfer *x, const struct recv_file *f, unsigned int s
                 stats_tally_add(&recv_xfer_of(b)->env->recv_tally, false, status, f->skip ? 0 : f->offer.size,
                                 usec);
         else if (ok && !f->skip)
-                x->published_bytes += (f->offer.flags & WIRE_OFFER_PACK) ? f->pack_data : f->offer.size;
+                x->published_bytes += (f->offer.flags & WIRE_OFFER_PACK) ? f->pack_moved : f->offer.size;
         if (ok)
-                x->files_published += recv_span(&f->offer);
+                x->files_published += recv_file_span(f);
         if (ok && !x->published_match && x->part_of == f)
                 x->files_resumed += x->resumed;
         if (ok && (f->offer.flags & WIRE_OFFER_PACK))
@@ -1119,9 +1119,11 @@ static void recv_on_wc(struct conn *c, const struct ibv_wc *wc)
                         recv_lane_broke(l, ibv_wc_status_str(wc->status));
                         return;
                 }
-                /* A dry run's GONEs wait for a buffer (recv-dry.c). */
-                if (l->base.idx == 0 && l->base.x)
+                /* A dry run's GONEs wait for a buffer (recv-dry.c), an index's NEED too. */
+                if (l->base.idx == 0 && l->base.x) {
                         recv_dry_pump(recv_xfer_of(l->base.x));
+                        recv_need_pump(recv_xfer_of(l->base.x));
+                }
                 return;
         }
         if ((wc->wr_id & CONN_WRID_CTRL) && wc->status != IBV_WC_SUCCESS &&

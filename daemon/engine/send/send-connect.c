@@ -1129,6 +1129,11 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 s->land_len = (uint16_t)n;
                 wire_land_hash(s->land, (size_t)n, s->land_hash);
         }
+        /* A tree synced into the peer's drop box: its small files are
+         * indexed first, and only those the receiver lacks are sent
+         * (wire.h, Index packs). */
+        s->index_mode = s->tree && s->sync != ENGINE_SYNC_NONE && !s->dry && !s->land && !s->route_hops &&
+                        !s->src_ops && !s->relayed;
         memcpy(&s->dst, req->dst, req->dst_len);
         /* The lanes' token: unguessable, so a random nonce's worth. */
         {

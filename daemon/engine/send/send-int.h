@@ -118,6 +118,10 @@ int send_sync_skipped(struct engine_send *s, const struct wire_accept *a);
 /* A RESULT "ok" of @sp: count what the receiver kept. */
 void send_sync_result(struct engine_send *s, const struct send_span *sp, const struct wire_result *r);
 void send_sync_free(struct engine_send *s);
+/* An index pack's NEED (lane 0, its MAC checked): the files it names go
+ * in a pack for the index's entries (send-pack.c). 0, or -1 when the
+ * transfer failed. */
+int send_need(struct engine_send *s, const struct wire_need *n);
 /* A dry run's GONE (lane 0, its MAC checked): to the owner. 0, or -1
  * when the transfer failed (one out of order, or not asked for). */
 int send_dry_gone(struct engine_send *s, const struct wire_gone *g);

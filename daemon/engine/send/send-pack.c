@@ -12,6 +12,7 @@
  * pack's once read, send_pack_free() whatever is still held.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "digest.h"
 #include "log.h"
 #include "name.h"
 #include "send-int.h"
@@ -142,8 +144,9 @@ void send_sent(struct engine_send *s)
         }
         /* The last: its RESULT, on every lane, ends the session. Outside a
          * tree the owner keeps the file sent for a retry until it is
-         * published (jobs.c): the next one is asked for after its RESULT. */
-        if (s->file + s->span >= s->files || (!s->tree && s->prev.on))
+         * published (jobs.c): the next one is asked for after its RESULT.
+         * After an index pack, its NEED or RESULT says what comes next. */
+        if (s->file + s->span >= s->files || (!s->tree && s->prev.on) || s->indexing)
                 return;
         send_take_next(s);
 }
@@ -254,7 +257,7 @@ void send_offer_next(struct engine_send *s, bool pack)
         };
         if (pack) {
                 s->offer.flags |= WIRE_OFFER_PACK;
-                s->offer.pack_entries = s->span;
+                s->offer.pack_entries = s->pack.records;
                 memcpy(s->offer.pack_hash, s->pack.hash, PACK_HASH_SIZE);
         }
         snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
@@ -368,6 +371,23 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
         send_offer_next(s, false);
 }
 
+/* On a worker: an indexed file's digest (digest.h), read whole (it must
+ * still be the size the owner counted): 0 or -errno. */
+static int send_pack_index_digest(const struct send_entry *e, uint8_t out[PACK_INDEX_DATA])
+{
+        uint8_t *buf = e->size ? malloc((size_t)e->size) : NULL;
+        int r;
+
+        static_assert(PACK_INDEX_DATA == WIRE_DIGEST_SIZE, "an index record's data is a digest");
+        if (e->size && !buf)
+                return -ENOMEM;
+        r = e->size ? io_read_whole(e->fd, buf, e->size) : 0;
+        if (r == 0)
+                digest_buffer(buf, e->size, out);
+        free(buf);
+        return r;
+}
+
 /*
  * On a worker: every entry's record, each file read whole (it must still
  * be the size the owner counted), into a pack in memory (p->mem, p->len:
@@ -383,14 +403,28 @@ static int64_t send_pack_build(void *arg)
         pack_writer_init(&w);
         for (uint32_t i = 0; i < p->n; i++) {
                 struct send_entry *e = &p->e[i];
+                bool indexed = p->index && !e->dir && !e->link;
                 struct pack_entry pe = { .type = e->dir ? PACK_DIR : e->link ? PACK_LINK : PACK_FILE,
-                                         .flags = e->hard ? PACK_F_HARD : 0, .mode = e->link ? 0 : e->mode,
-                                         .mtime_ns = e->mtime_ns, .size = e->size, .name = e->name,
-                                         .name_len = strlen(e->name) };
+                                         .flags = e->hard ? PACK_F_HARD : indexed ? PACK_F_INDEX : 0,
+                                         .mode = e->link ? 0 : e->mode, .mtime_ns = e->mtime_ns, .size = e->size,
+                                         .name = e->name, .name_len = strlen(e->name) };
                 uint8_t *data = NULL;
 
                 if (r < 0) {
                         send_entry_close(e);
+                        continue;
+                }
+                if (indexed) {
+                        /* Kept open for the pack of what the receiver lacks. */
+                        r = pack_append(&w, &pe, &data);
+                        if (r == 0 && p->index_digest)
+                                r = send_pack_index_digest(e, data);
+                        else if (r == 0)
+                                memset(data, 0, PACK_INDEX_DATA);
+                        if (r == -ESTALE)
+                                snprintf(p->why, sizeof(p->why), "%s: file changed while being sent", e->name);
+                        else if (r < 0)
+                                snprintf(p->why, sizeof(p->why), "%s: indexing: %s", e->name, strerror(-r));
                         continue;
                 }
                 r = pack_append(&w, &pe, &data);
@@ -427,10 +461,29 @@ static void send_pack_offer(struct engine_send *s)
 
         p->built = p->offer_built = false;
         s->file = p->first;
-        s->span = p->n;
-        s->span_bytes = p->data;
-        for (uint32_t i = 0; i < p->n; i++)
-                s->sizes[i] = p->e[i].size;
+        s->indexing = p->index;
+        s->index_file = p->first;
+        p->records = p->n;
+        if (s->need_span) {
+                /* What an index's NEED named: it settles the index's
+                 * entries (s->sizes, send_need). */
+                s->span = s->need_span;
+                s->need_span = 0;
+                s->span_bytes = p->data;
+        } else if (p->index) {
+                /* Its files move only once the receiver says it lacks them. */
+                s->span = p->n;
+                s->span_bytes = 0;
+                for (uint32_t i = 0; i < p->n; i++) {
+                        s->sizes[i] = p->e[i].link ? p->e[i].size : 0;
+                        s->span_bytes += s->sizes[i];
+                }
+        } else {
+                s->span = p->n;
+                s->span_bytes = p->data;
+                for (uint32_t i = 0; i < p->n; i++)
+                        s->sizes[i] = p->e[i].size;
+        }
         safe_close(s->fd);
         s->fd = -1;
         free(s->pack_mem);
@@ -442,8 +495,8 @@ static void send_pack_offer(struct engine_send *s)
         s->mode = 0;
         s->mtime_ns = 0;
         snprintf(s->name, sizeof(s->name), "%s", s->dest);
-        log_debug("transfer %" PRIu64 ": entries %u to %u in a pack of %" PRIu64 " bytes", s->id, s->file + 1,
-                  s->file + s->span, p->len);
+        log_debug("transfer %" PRIu64 ": entries %u to %u in %s of %" PRIu64 " bytes", s->id, s->file + 1,
+                  s->file + s->span, p->index ? "an index pack" : "a pack", p->len);
         send_offer_next(s, true);
 }
 
@@ -499,9 +552,11 @@ static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
          * so is a path a pack's record cannot name. */
         if (s->dry || e->lname)
                 return false;
-        if ((!e->dir && !e->link && e->size > (s->sync ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
+        /* Syncing, a packed file's data moves whether the receiver has
+         * it or not; indexed, only if it lacks it. */
+        if ((!e->dir && !e->link && e->size > (s->sync && !s->index_mode ? PACK_SYNC_FILE_MAX : PACK_FILE_MAX)) ||
             (e->hard && e->size > PACK_NAME_MAX) ||
-            rec > PACK_BYTES_MAX - p->bytes || p->n >= PACK_ENTRIES_MAX)
+            rec > PACK_BYTES_MAX - p->bytes || p->n >= (s->index_mode ? PACK_INDEX_ENTRIES_MAX : PACK_ENTRIES_MAX))
                 return false;
         p->e[p->n++] = *e;
         p->bytes += rec;
@@ -516,6 +571,11 @@ static int send_pack_build_start(struct engine_send *s)
         struct xfer *b = &s->base;
         int r;
 
+        /* The files of an index's NEED are carried (send_need). */
+        p->index = false;
+        for (uint32_t i = 0; s->index_mode && !s->need_span && i < p->n && !p->index; i++)
+                p->index = !p->e[i].dir && !p->e[i].link;
+        p->index_digest = s->sync == ENGINE_SYNC_DIGEST;
         p->req.done = send_on_pack_built;
         r = io_call(sender_of(b)->env->xe->io, &p->req, send_pack_build, p);
         if (r < 0) {
@@ -541,7 +601,8 @@ static void send_pack_prebuild(struct engine_send *s)
         struct send_entry e;
         int r;
 
-        if (!s->tree || s->dry || p->building || p->built || p->have_held || idx >= s->files ||
+        /* An index pack's entries stay in the pack until its NEED. */
+        if (!s->tree || s->dry || s->indexing || p->building || p->built || p->have_held || idx >= s->files ||
             s->base.state == XFER_CLOSING || send_pack_alloc(s, idx) < 0)
                 return;
         while (idx + p->n < s->files && p->n < PACK_ENTRIES_MAX) {
@@ -650,4 +711,46 @@ void send_take_next(struct engine_send *s)
         }
         p->offer_built = true;
         (void)send_pack_build_start(s);
+}
+
+int send_need(struct engine_send *s, const struct wire_need *nd)
+{
+        struct send_pack *p = &s->pack;
+        uint32_t n = 0;
+
+        if (!s->indexing || !s->prev.on || !(s->prev.flags & WIRE_OFFER_PACK) || nd->file != s->prev.file ||
+            nd->entries != s->prev.span || nd->entries != p->n || p->first != nd->file || nd->needed == 0) {
+                send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver's NEED of file %u answers no index pack sent",
+                                    nd->file + 1);
+                return -1;
+        }
+        for (uint32_t k = 0; k < p->n; k++) {
+                struct send_entry *e = &p->e[k];
+                bool want = (nd->bits[k / 8] >> (k % 8)) & 1;
+
+                if (want && (e->dir || e->link)) {
+                        send_fail_permanent(s, WIRE_E_PROTOCOL, "receiver needs entry %u, not an indexed file",
+                                            nd->file + k + 1);
+                        return -1;
+                }
+                if (!want) {
+                        send_entry_close(e);
+                        continue;
+                }
+                /* Its bytes are counted once they move. */
+                s->sizes[k] = e->size;
+                p->e[n++] = *e;
+        }
+        p->n = n;
+        p->data = 0;
+        for (uint32_t k = 0; k < n; k++)
+                p->data += p->e[k].size;
+        log_debug("transfer %" PRIu64 ": entries %u to %u: the receiver lacks %u files", s->id, nd->file + 1,
+                  nd->file + nd->entries, n);
+        /* The index's RESULT never comes: this pack's settles its entries. */
+        s->need_span = s->prev.span;
+        s->prev.on = false;
+        s->indexing = false;
+        p->offer_built = true;
+        return send_pack_build_start(s);
 }

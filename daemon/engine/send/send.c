@@ -713,6 +713,10 @@ static void send_prev_done(struct engine_send *s, const struct wire_result *r)
         send_sync_result(s, &s->prev, r);
         s->files_ok += s->prev.span;
         s->prev.on = false;
+        /* An index pack the receiver had every file of: on to the next
+         * (the RESULT of the offer before it does not say so). */
+        if (s->indexing && s->prev.file == s->index_file)
+                s->indexing = false;
         send_span_done(s, &s->prev);
         /* The owner may have cancelled from its callback. */
         if (b->state == XFER_CLOSING)
@@ -940,6 +944,17 @@ static void send_on_msg(struct send_lane *l, const struct wire_msg *m)
                                 s->t_ended = s->t_ended ? clock_usec(CLOCK_MONOTONIC) : 0;
                         s->hop_bytes[m->progress.first + k] = m->progress.bytes[k];
                 }
+                return;
+        case WIRE_NEED:
+                /* An index pack's, before its RESULT would come (wire.h, Index packs). */
+                if (l->base.idx != 0 || (b->state != XFER_DATA && b->state != XFER_FINISHING))
+                        break;
+                if (b->session.on && auth_need_verify(&b->session, &m->need) < 0) {
+                        send_fail_permanent(s, WIRE_E_AUTH, "receiver failed authentication: its NEED does "
+                                            "not prove the pre-shared key");
+                        return;
+                }
+                (void)send_need(s, &m->need);
                 return;
         case WIRE_GONE:
                 /* A dry run's, before the last RESULT (wire.h, Dry runs). */

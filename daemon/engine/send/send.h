@@ -167,6 +167,11 @@ struct send_pack {
         bool building;          /* the worker has it */
         bool built;             /* mem, hash and len are its, not offered yet */
         bool offer_built;       /* offer it as soon as it is built */
+        /* An index pack (wire.h, Index packs): its regular files are
+         * indexed, not carried, their descriptors kept for the pack of
+         * those the receiver needs; digest: each with its digest. */
+        bool index, index_digest;
+        uint32_t records;       /* the pack offered: its records (an index's NEED's: fewer than its span) */
         uint8_t *mem;           /* the pack built, len bytes (the worker's until it is back) */
         /* The worker's: in while building, out once it is back. */
         struct io_req req;
@@ -222,6 +227,14 @@ struct engine_send {
         uint64_t bytes_before;  /* the files before it, all sent (their RESULTs may be out) */
         struct send_span prev;  /* the last one sent, until its RESULT */
         bool kept;              /* the one being sent is prev now: its RESULT is awaited */
+        /* Index packs (wire.h): the job syncs a tree into the peer's drop
+         * box (index_mode); the offer in flight is an index pack, and
+         * nothing is offered after it before its NEED or RESULT
+         * (indexing); the pack offered is the files its NEED named, which
+         * settles the index's need_span entries. */
+        bool index_mode, indexing;
+        uint32_t index_file;    /* with indexing: the index pack's first entry */
+        uint32_t need_span;
         /* The next file's ACCEPT came before the last chunks of the one
          * before were acknowledged: its lanes start once they are. */
         bool accept_waiting;

@@ -404,6 +404,11 @@ total=$(find "$st" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 [[ $skipped == 5 ]] || tb_fail "the sender's entry has RDMAXFER_SKIPPED=${skipped:-none}, not 5"
 ((bytes > 0 && bytes < total - 500000)) ||
         tb_fail "RDMAXFER_BYTES=$bytes of a $total-byte tree: the unchanged files moved too"
+# The small files go in index packs (wire.h): the unchanged ones' 3000
+# bytes each do not move either, only what changed (and the symlink's).
+changed=$((1536 * 1024 + 4000 + 5000))
+((bytes < changed + 1000)) ||
+        tb_fail "RDMAXFER_BYTES=$bytes, $changed changed: unchanged small files moved too"
 tb_log "sync=digest: 4 unchanged files and the symlink skipped, $bytes of $total bytes moved, gone.txt kept"
 
 # --skip-existing: a changed file that is there already is left as it was.

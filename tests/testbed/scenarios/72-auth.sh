@@ -3,7 +3,8 @@
 # both sides a striped transfer succeeds; an offer replayed from another
 # connection or relayed through a third host, a forged lane hello, an END
 # without the session key's MAC and a later offer of a session without it
-# are refused and nothing is published; a
+# are refused and nothing is published; a tree synced under the key (its
+# index pack's NEED proves the key too) arrives; a
 # "receiver" that cannot prove the key fails the sender's job with a clear
 # reason before any data; a wrong key, or a key on one side only, is named
 # on both sides. The hostile peer is tests/tools/rawpeer.
@@ -157,6 +158,15 @@ send_ok "$SRC/again.dat"
 same_file "$SRC/again.dat" "$BETA_IN/again.dat"
 published+=(again.dat)
 incoming_clean "$BETA_IN" "${published[@]}"
+tb_log "a tree kept up to date under the key: its index pack's NEED carries a MAC too"
+rm -rf "$SRC/kt" && mkdir -p "$SRC/kt"
+for f in a b c; do make_file "$SRC/kt/$f" 3000; done
+xferctl send -r "$SRC/kt" "$BETA_ADDR" --to kt >/dev/null 2>&1 || tb_fail "the first send of the tree kt failed"
+make_file "$SRC/kt/d" 3000
+out=$(xferctl send -r "$SRC/kt" "$BETA_ADDR" --to kt --sync=size 2>&1) || tb_fail "--sync=size of kt under the key: $out"
+[[ $out == *"3 skipped"* ]] || tb_fail "the keyed sync did not skip the 3 files beta has: $out"
+diff -r "$SRC/kt" "$BETA_IN/kt" >/dev/null || tb_fail "kt differs after the keyed sync"
+rm -rf "$SRC/kt" "$BETA_IN/kt"
 journalctl -u "$ALPHA_UNIT" -u "$BETA_UNIT" --no-pager -o cat | grep -iE "key|nonce|session" |
         grep -iE "[0-9a-f]{32}" && tb_fail "key material in the logs"
 true
