@@ -137,11 +137,11 @@ struct recv_xfer {
         /* The next file's OFFER, come while cur still finished (wire.h). */
         bool next_on;
         /* An index pack's NEED went (wire.h, Index packs): the next offer
-         * is the files it named, need_count of them in a pack for entry
-         * need_file, settling need_span entries; need_skipped of them
-         * were kept, which its RESULT counts. */
+         * (next_file, the index's own) is the files it named, need_count
+         * of them in a pack, settling need_span entries; need_skipped of
+         * them were kept, which its RESULT counts. */
         bool need_on;
-        uint32_t need_file, need_span, need_count, need_skipped;
+        uint32_t need_span, need_count, need_skipped;
         bool need_waiting;      /* its NEED waits for a control buffer (recv_need_pump) */
         struct wire_offer next;
         /* The next offer's long path, as its NAME parts come (wire.h,

@@ -162,19 +162,10 @@ static bool recv_pack_same(int fd, const struct pack_entry *e)
  * record (@e, PACK_F_INDEX) carries. */
 static bool recv_pack_same_digest(int fd, const struct pack_entry *e)
 {
-        uint8_t sum[WIRE_DIGEST_SIZE], *buf = malloc(MAX(e->size, (uint64_t)1));
-        bool same;
+        uint8_t sum[WIRE_DIGEST_SIZE];
 
         static_assert(PACK_INDEX_DATA == WIRE_DIGEST_SIZE, "an index record's data is a digest");
-        if (!buf)
-                return false;
-        same = io_read_whole(fd, buf, e->size) == 0;
-        if (same) {
-                digest_buffer(buf, e->size, sum);
-                same = memcmp(sum, e->data, WIRE_DIGEST_SIZE) == 0;
-        }
-        free(buf);
-        return same;
+        return io_digest_whole(fd, e->size, sum) == 0 && memcmp(sum, e->data, WIRE_DIGEST_SIZE) == 0;
 }
 
 /*
@@ -440,7 +431,6 @@ static void recv_need_start(struct recv_xfer *x)
                 return;
         }
         x->need_on = true;
-        x->need_file = f->offer.file;
         x->need_span = recv_file_span(f);
         x->need_count = f->need.needed;
         x->need_skipped = f->pack_skipped;
@@ -473,6 +463,8 @@ void recv_need_pump(struct recv_xfer *x)
         log_debug("%s: %s: entries %u to %u: %u files needed", b->peer, x->dest, f->offer.file + 1,
                   f->offer.file + recv_file_span(f), f->need.needed);
         /* Done with: no RESULT of its own. */
+        safe_close(f->fd);
+        f->fd = -1;
         free(f->pack_mem);
         f->pack_mem = NULL;
         f->offer.name[0] = '\0';

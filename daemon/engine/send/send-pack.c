@@ -12,7 +12,6 @@
  * pack's once read, send_pack_free() whatever is still held.
  */
 
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,7 +22,6 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "digest.h"
 #include "log.h"
 #include "name.h"
 #include "send-int.h"
@@ -371,23 +369,6 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
         send_offer_next(s, false);
 }
 
-/* On a worker: an indexed file's digest (digest.h), read whole (it must
- * still be the size the owner counted): 0 or -errno. */
-static int send_pack_index_digest(const struct send_entry *e, uint8_t out[PACK_INDEX_DATA])
-{
-        uint8_t *buf = e->size ? malloc((size_t)e->size) : NULL;
-        int r;
-
-        static_assert(PACK_INDEX_DATA == WIRE_DIGEST_SIZE, "an index record's data is a digest");
-        if (e->size && !buf)
-                return -ENOMEM;
-        r = e->size ? io_read_whole(e->fd, buf, e->size) : 0;
-        if (r == 0)
-                digest_buffer(buf, e->size, out);
-        free(buf);
-        return r;
-}
-
 /*
  * On a worker: every entry's record, each file read whole (it must still
  * be the size the owner counted), into a pack in memory (p->mem, p->len:
@@ -418,7 +399,7 @@ static int64_t send_pack_build(void *arg)
                         /* Kept open for the pack of what the receiver lacks. */
                         r = pack_append(&w, &pe, &data);
                         if (r == 0 && p->index_digest)
-                                r = send_pack_index_digest(e, data);
+                                r = io_digest_whole(e->fd, e->size, data);
                         else if (r == 0)
                                 memset(data, 0, PACK_INDEX_DATA);
                         if (r == -ESTALE)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "digest.h"
 #include "io.h"
 #include "log.h"
 #include "macro.h"
@@ -721,6 +722,20 @@ int io_read_whole(int fd, void *buf, uint64_t size)
                 if (n == 0 || got == size)
                         return 0;
         }
+}
+
+int io_digest_whole(int fd, uint64_t size, uint8_t out[WIRE_DIGEST_SIZE])
+{
+        uint8_t *buf = malloc(MAX(size, (uint64_t)1));
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        r = io_read_whole(fd, buf, size);
+        if (r == 0)
+                digest_buffer(buf, size, out);
+        free(buf);
+        return r;
 }
 
 /* Best effort: without an SQE now, what is out completes when it completes. */

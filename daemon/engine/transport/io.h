@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "wire.h"
+
 struct event_base;
 struct io;
 struct io_req;
@@ -112,6 +114,10 @@ int io_call(struct io *io, struct io_req *req, io_call_fn fn, void *arg);
  * shrank; or -errno of the read.
  */
 int io_read_whole(int fd, void *buf, uint64_t size);
+/* Blocking, for a worker: the digest (digest.h) of @fd's @size bytes,
+ * read whole as io_read_whole() does (at most a pack's file: they are
+ * held in memory). 0, -ENOMEM, or io_read_whole()'s error. */
+int io_digest_whole(int fd, uint64_t size, uint8_t out[WIRE_DIGEST_SIZE]);
 
 /*
  * Ask the kernel to give up on @req (accepted, callback not yet run): its
