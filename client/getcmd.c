@@ -30,24 +30,29 @@
 #include "xferctl.h"
 
 const char getcmd_help[] =
-        "Usage: xferctl get PEER[:PORT]:/PATH DEST [--overwrite] [--bwlimit RATE] [--retries N]\n"
-        "                   [--no-wait] [--json]\n"
+        "Usage: xferctl get [-r] PEER[:PORT]:/PATH DEST [--overwrite] [--bwlimit RATE]\n"
+        "                   [--retries N] [--no-wait] [--json]\n"
         "\n"
-        "Fetch the regular file PATH from PEER's rdmaxferd, read there as you,\n"
-        "and land it here as you at DEST: the counterpart of\n"
-        "xferctl send FILE PEER:/PATH, with the same rules on both sides. A file\n"
-        "you could not read on PEER yourself is refused with PEER's reason, and\n"
-        "nothing is sent. Both nodes need user landing on (landing_roots) and\n"
-        "munged, and PATH and DEST must lie beneath their landing roots.\n"
+        "Fetch the regular file PATH (with -r, the directory PATH and everything\n"
+        "in it) from PEER's rdmaxferd, read there as you, and land it here as you\n"
+        "at DEST: the counterpart of xferctl send [-r] SRC PEER:/PATH, with the\n"
+        "same rules on both sides. What you could not read on PEER yourself is\n"
+        "refused with PEER's reason, and nothing is sent. Both nodes need user\n"
+        "landing on (landing_roots) and munged, and PATH and DEST must lie\n"
+        "beneath their landing roots.\n"
         "\n"
-        "DEST is a directory the file goes into under its own name (DEST ends\n"
-        "with '/', or is a directory here), or else the file's new name. A file\n"
-        "already there is kept and the get fails, unless --overwrite (and you may\n"
-        "replace it yourself). The file lands whole or not at all, with its mode\n"
-        "(less setuid and setgid) and its checksum verified.\n"
+        "DEST is a directory the file or tree goes into under its own name (DEST\n"
+        "ends with '/', or is a directory here), or else its new name. What is\n"
+        "there already is kept and the get fails, unless --overwrite (and you may\n"
+        "replace it yourself). A file or a tree lands whole or not at all, with\n"
+        "its modes (less setuid and setgid), mtimes, symlinks and hard links, its\n"
+        "data verified. A tree with a device, FIFO or socket in it, or a file you\n"
+        "may not read, is refused: the error names it.\n"
         "\n"
         "Options:\n"
-        "  --overwrite    replace a file of that name at DEST\n"
+        "  -r, --recursive\n"
+        "                 PATH may be a directory: fetch its tree\n"
+        "  --overwrite    replace what has that name at DEST\n"
         "  --bwlimit RATE PEER sends it at most RATE bytes/s (K, M, G, T: powers of 1024)\n"
         "  --retries N    attempts after the first (default: the daemon's retry_max)\n"
         "  --no-wait      print the job id and return; see xferctl status ID\n"
@@ -56,7 +61,8 @@ const char getcmd_help[] =
         "                 map PEER's name as send does (peer_names)\n"
         "  -h, --help     show this help\n"
         "\n"
-        "Not yet: trees (-r), several files, several peers, third-party copies.\n"
+        "Not yet: several sources, a tree between two peers (send -r PEER_A:/x\n"
+        "PEER_B:/y), --sync, --dry-run.\n"
         "Exit status as send's. See xferctl(1), Users and identity.\n";
 
 /* The address the local rdmaxferd listens on and connects from ("" for
@@ -190,6 +196,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
 {
         static const struct option opts[] = {
                 { "overwrite", no_argument, NULL, 'O' },
+                { "recursive", no_argument, NULL, 'r' },
                 { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, 'w' },
@@ -230,8 +237,8 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         fputs(getcmd_help, stdout);
                         return XFERCTL_EXIT_OK;
                 case 'r':
-                        xferctl_say("get: -r is not supported yet: a pull is of one regular file");
-                        return XFERCTL_EXIT_USAGE;
+                        sc->recursive = true;
+                        break;
                 case ':':
                         xferctl_say_bad_option(argv, ':');
                         return XFERCTL_EXIT_USAGE;
@@ -260,6 +267,7 @@ static int getcmd_creds(struct sendcmd *sc)
                 .addrs = both,
                 .naddrs = 2,
                 .dest = s->land_path,
+                .tree = sc->recursive,
                 .token = token,
         };
         struct landcred lc;
@@ -345,13 +353,14 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
                 return XFERCTL_EXIT_USAGE;
         }
         v = landpath_normal(colon + 1, s->land_path, &dir);
-        if (v == LANDPATH_OK && dir)
+        /* PATH/ names a directory: only -r fetches one. */
+        if (v == LANDPATH_OK && dir && !sc->recursive)
                 v = LANDPATH_ROOT;
         if (v != LANDPATH_OK) {
                 _cleanup_(freep) char *shown = esc_term_dup(colon + 1);
 
                 xferctl_say("%s: PEER:/PATH '%.200s': %s", verb, shown ? shown : "?",
-                            dir && v == LANDPATH_ROOT ? "names a directory: a pull fetches one file"
+                            dir && v == LANDPATH_ROOT ? "names a directory: -r fetches a tree"
                                                       : landpath_verdict_str(v));
                 return XFERCTL_EXIT_USAGE;
         }
@@ -388,7 +397,7 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
                 return XFERCTL_EXIT_USAGE;
         }
         s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
-                   (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
+                   (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0) | (sc->recursive ? CTL_SUBMIT_PULL_TREE : 0);
         if (sc->retries >= 0) {
                 s->flags |= CTL_SUBMIT_RETRIES;
                 s->retries = (uint16_t)sc->retries;

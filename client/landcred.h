@@ -41,6 +41,7 @@ struct landcred_req {
         unsigned int naddrs;            /* 1 .. LANDMSG_ADDRS_MAX */
         const char *dest;               /* absolute, normal form */
         bool replace;
+        bool tree;                      /* a PULL's: DEST may be a directory, read whole (get -r) */
         const uint8_t *token;           /* LANDMSG_TOKEN_SIZE bytes, or NULL: a fresh one */
 };
 

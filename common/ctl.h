@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             15      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             16      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -93,7 +93,8 @@
                                          *    CTL_MSG_MAX 43008);
                                          * 14: rails (STATS_INFO rails, JOB rails);
                                          * 15: JOB land, land_path, back_path;
-                                         *    CTL_MSG_MAX 51200 */
+                                         *    CTL_MSG_MAX 51200;
+                                         * 16: a tree pulled (SUBMIT flag PULL_TREE) */
 #define CTL_HEADER_SIZE         12
 #define CTL_RAILS_MAX           4       /* as rdmaxferd.conf's listen addresses */
 #define CTL_RAIL_NAME_MAX       63      /* an RDMA device's name */
@@ -214,9 +215,12 @@ enum {
          * for back_host, this node as the peer sees it; LAND_DIR and
          * LAND_REPLACE are the way back's). No file comes with it. */
         CTL_SUBMIT_PULL = 1 << 11,
+        /* With PULL (xferctl get -r): PATH may be a directory, fetched
+         * whole as a tree (land_cred says so too). Still one offer here. */
+        CTL_SUBMIT_PULL_TREE = 1 << 12,
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
                             CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR |
-                            CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL,
+                            CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL | CTL_SUBMIT_PULL_TREE,
 };
 
 /* ctl_file.flags */

@@ -19,6 +19,8 @@
 #define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2 + 2)     /* ...; xattr and path lengths */
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
 #define BATCH_FIXED             (8 + 2 + 2)     /* session, count, the body's length */
+#define WALK_HEAD_SIZE          (4 + 8)
+#define WALK_ENTRY_FIXED        (1 + 4 + 8 + 8 + 2 + 2) /* kind, mode, size, mtime; path and target lengths */
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
@@ -29,6 +31,8 @@ static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LAN
 static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
               "an ERROR fits");
 static_assert(LANDMSG_HEADER_SIZE + BATCH_FIXED + LANDMSG_BATCH_BYTES <= LANDMSG_MSG_MAX, "a BATCH fits");
+static_assert(LANDMSG_HEADER_SIZE + WALK_ENTRY_FIXED + 2 * LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX,
+              "a WALK_ENTRY fits");
 static_assert(LANDMSG_BATCH_BYTES <= UINT16_MAX, "a BATCH's length is a u16");
 static_assert(LANDMSG_BATCH_MAX <= 253, "a BATCH's descriptors fit one message (SCM_MAX_FD)");
 
@@ -51,7 +55,8 @@ static bool rel_ok(const char *s, size_t n)
 static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t dest_len)
 {
         return (s->direction == LANDMSG_PUSH || s->direction == LANDMSG_PULL) &&
-               (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0 && s->naddrs >= 1 &&
+               (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0 &&
+               (!(s->flags & LANDMSG_SESSION_TREE) || s->direction == LANDMSG_PULL) && s->naddrs >= 1 &&
                s->naddrs <= LANDMSG_ADDRS_MAX && cred_len <= LANDMSG_CRED_MAX && cred_ok(s->cred, cred_len) &&
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
 }
@@ -68,6 +73,7 @@ bool landmsg_is_op(uint16_t type)
         case LANDMSG_HARDLINK:
         case LANDMSG_PUBLISH:
         case LANDMSG_DISCARD:
+        case LANDMSG_WALK:
                 return true;
         default:
                 return false;
@@ -130,6 +136,7 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_DISCARD:
                 return (op->flags & ~LANDMSG_OP_INTO) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_END:
+        case LANDMSG_WALK:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         default:
                 return false;
@@ -149,6 +156,27 @@ static bool setattr_ok(const struct landmsg_setattr *a, size_t xname_len, size_t
                ((f & LANDMSG_SET_XATTR) ? xname_len > 5 && xname_len <= LANDMSG_XATTR_NAME_MAX &&
                                                   strncmp(a->xname, "user.", 5) == 0
                                         : xname_len == 0 && a->xlen == 0);
+}
+
+/* What each kind of walked entry carries. */
+static bool walk_entry_ok(const struct landmsg_walk_entry *e, size_t path_len, size_t target_len)
+{
+        if (path_len == 0 || path_len > LANDMSG_PATH_MAX || target_len > LANDMSG_PATH_MAX ||
+            !rel_ok(e->path, path_len) || (e->mode & ~07777u) != 0)
+                return false;
+        switch (e->kind) {
+        case LANDMSG_WALK_FILE:
+                return target_len == 0;
+        case LANDMSG_WALK_DIR:
+                return target_len == 0 && e->size == 0;
+        case LANDMSG_WALK_SYMLINK:
+                return target_len > 0 && e->size == target_len && e->mode == 0;
+        case LANDMSG_WALK_HARDLINK:
+                return target_len > 0 && rel_ok(e->target, target_len) && e->size == 0 && e->mode == 0 &&
+                       e->mtime_ns == 0;
+        default:
+                return false;
+        }
 }
 
 static size_t field_len(const char *s, size_t size)
@@ -320,6 +348,18 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                         return -EINVAL;
                 plen = 2;
                 break;
+        case LANDMSG_WALK_HEAD:
+                if (m->walk_head.entries == UINT32_MAX)
+                        return -EINVAL;
+                plen = WALK_HEAD_SIZE;
+                break;
+        case LANDMSG_WALK_ENTRY:
+                l1 = field_len(m->walk_entry.path, sizeof(m->walk_entry.path));
+                l2 = field_len(m->walk_entry.target, sizeof(m->walk_entry.target));
+                if (!walk_entry_ok(&m->walk_entry, l1, l2))
+                        return -EINVAL;
+                plen = WALK_ENTRY_FIXED + l1 + l2;
+                break;
         case LANDMSG_ERROR:
                 l1 = field_len(m->error.where, sizeof(m->error.where));
                 l2 = field_len(m->error.text, sizeof(m->error.text));
@@ -349,6 +389,20 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 break;
         case LANDMSG_FDS:
                 bytes_put_u16(&o, m->fds.count);
+                break;
+        case LANDMSG_WALK_HEAD:
+                bytes_put_u32(&o, m->walk_head.entries);
+                bytes_put_u64(&o, m->walk_head.bytes);
+                break;
+        case LANDMSG_WALK_ENTRY:
+                bytes_put_u8(&o, m->walk_entry.kind);
+                bytes_put_u32(&o, m->walk_entry.mode);
+                bytes_put_u64(&o, m->walk_entry.size);
+                bytes_put_u64(&o, m->walk_entry.mtime_ns);
+                bytes_put_u16(&o, (uint16_t)l1);
+                bytes_put_u16(&o, (uint16_t)l2);
+                bytes_put_mem(&o, m->walk_entry.path, l1);
+                bytes_put_mem(&o, m->walk_entry.target, l2);
                 break;
         case LANDMSG_SESSION:
                 bytes_put_u8(&o, m->session.direction);
@@ -456,6 +510,24 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 m->fds.count = bytes_get_u16(&in);
                 ok = m->fds.count <= LANDMSG_BATCH_MAX;
                 break;
+        case LANDMSG_WALK_HEAD:
+                m->walk_head.entries = bytes_get_u32(&in);
+                m->walk_head.bytes = bytes_get_u64(&in);
+                ok = m->walk_head.entries != UINT32_MAX;
+                break;
+        case LANDMSG_WALK_ENTRY: {
+                struct landmsg_walk_entry *e = &m->walk_entry;
+
+                e->kind = bytes_get_u8(&in);
+                e->mode = bytes_get_u32(&in);
+                e->size = bytes_get_u64(&in);
+                e->mtime_ns = bytes_get_u64(&in);
+                l1 = bytes_get_u16(&in);
+                l2 = bytes_get_u16(&in);
+                ok = bytes_get_str(&in, e->path, sizeof(e->path), l1) &&
+                     bytes_get_str(&in, e->target, sizeof(e->target), l2) && walk_entry_ok(e, l1, l2);
+                break;
+        }
         case LANDMSG_SETATTR:
                 m->setattr.session = bytes_get_u64(&in);
                 m->setattr.flags = bytes_get_u32(&in);

@@ -30,6 +30,12 @@
  *   END {session}                            OK | ERROR
  *   BATCH {session, count, ops} + one fd     FDS {count} + one fd a TMPFILE | ERROR
  *         a LINK, in order
+ *   WALK {session}                           FD + the walker's socket | ERROR
+ *
+ *   on a walker's socket, walker -> daemon:  WALK_HEAD {entries, bytes},
+ *                                            WALK_ENTRY {kind, mode, size, mtime,
+ *                                            path, target} (+ fd: a FILE's),
+ *                                            ..., then OK; or ERROR at any point
  *
  * A BATCH is a tree's chunk in one message (version 3): up to
  * LANDMSG_BATCH_MAX MKDIR, TMPFILE and LINK requests of one session,
@@ -66,6 +72,23 @@
  * Beneath the staging directory nothing is followed: no symlink, whoever
  * owns it (a tree's symlinks are made there, by the peer's say, and a
  * later request must not go through one).
+ *
+ * A tree pulled (version 4; xferctl get -r): a PULL session whose
+ * credential carries LANDMSG_SESSION_TREE may OPEN_READ a directory (FD:
+ * it, read-only) as well as a file, and then WALK it. The lander forks a
+ * walker that becomes the user for good (setgroups, setresgid,
+ * setresuid: no identity to switch back to) and answers with the other
+ * end of a SOCK_SEQPACKET pair. On it the walker walks DEST twice, as
+ * xferctl send -r does (common/walk.h: nothing followed, only what the
+ * user may read): the first time it counts (WALK_HEAD: the entries
+ * beneath DEST, DEST not among them, and their bytes), the second it
+ * sends each entry in order (WALK_ENTRY, a regular file with its
+ * descriptor, O_RDONLY), and OK after the last. ERROR ends it at any
+ * point: an entry that cannot be sent (a device, FIFO or socket; one the
+ * user may not read; a name too long), with its path, is found while
+ * counting, before anything is sent; a tree that changed between the two
+ * walks is found by the second. The walker blocks while the daemon does
+ * not read, and exits when it closes its end.
  */
 
 #include <stdbool.h>
@@ -73,7 +96,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         3
+#define LANDMSG_VERSION         4
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -112,6 +135,9 @@ enum landmsg_type {
         LANDMSG_DISCARD = 15,
         LANDMSG_BATCH = 16,
         LANDMSG_FDS = 17,
+        LANDMSG_WALK = 18,              /* version 4 */
+        LANDMSG_WALK_HEAD = 19,
+        LANDMSG_WALK_ENTRY = 20,
         _LANDMSG_TYPE_MAX,
 };
 
@@ -125,7 +151,10 @@ enum landmsg_direction {
 enum {
         /* xferctl send --overwrite: LINK and PUBLISH may replace (as the user may). */
         LANDMSG_SESSION_REPLACE = 1 << 0,
-        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE,
+        /* xferctl get -r (a PULL's only): DEST may be a directory, read
+         * whole (OPEN_READ, WALK). */
+        LANDMSG_SESSION_TREE = 1 << 1,
+        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_TREE,
 };
 
 struct landmsg_session {
@@ -255,6 +284,28 @@ struct landmsg_batch {
         uint8_t body[LANDMSG_BATCH_BYTES];
 };
 
+/* A walker's count (WALK_HEAD) and entries (WALK_ENTRY), landmsg.h's top. */
+struct landmsg_walk_head {
+        uint32_t entries;       /* beneath DEST, 0 .. UINT32_MAX - 1 */
+        uint64_t bytes;         /* their sizes summed (a symlink's: its target's length) */
+};
+
+enum landmsg_walk_kind {
+        LANDMSG_WALK_FILE = 1,          /* a regular file: its descriptor comes with it */
+        LANDMSG_WALK_DIR = 2,           /* a directory; its entries follow it */
+        LANDMSG_WALK_SYMLINK = 3,       /* target: what it points at (size: its length) */
+        LANDMSG_WALK_HARDLINK = 4,      /* a regular file met before: target, that entry's path */
+};
+
+struct landmsg_walk_entry {
+        uint8_t kind;           /* enum landmsg_walk_kind */
+        uint32_t mode;          /* 07777 bits (a symlink's, a hard link's: 0) */
+        uint64_t size;
+        uint64_t mtime_ns;      /* since the epoch, 0: none (a hard link's: 0) */
+        char path[LANDMSG_PATH_MAX + 1];        /* beneath DEST, name_path_check's form */
+        char target[LANDMSG_PATH_MAX + 1];      /* SYMLINK, HARDLINK; else "" */
+};
+
 /* FDS: a BATCH's answer, with @count descriptors (its TMPFILEs'). */
 struct landmsg_fds {
         uint16_t count;         /* 0 .. LANDMSG_BATCH_MAX */
@@ -271,6 +322,8 @@ struct landmsg {
                 struct landmsg_error error;
                 struct landmsg_batch batch;
                 struct landmsg_fds fds;
+                struct landmsg_walk_head walk_head;
+                struct landmsg_walk_entry walk_entry;
         };
 };
 

@@ -1343,7 +1343,9 @@ static bool wire_land_path_ok(const char *path, size_t len)
 static bool wire_land_ok(const struct wire_landing *l, size_t cred_len, size_t path_len)
 {
         return (l->direction == WIRE_LAND_PUSH || l->direction == WIRE_LAND_PULL) &&
-               (l->flags & ~_WIRE_LAND_FLAGS) == 0 && (l->direction == WIRE_LAND_PUSH || l->flags == 0) &&
+               /* A push's: where and whether to replace; a pull's: a tree or not (version 25). */
+               (l->direction == WIRE_LAND_PUSH ? (l->flags & ~_WIRE_LAND_FLAGS) == 0
+                                               : (l->flags & ~WIRE_LAND_TREE) == 0) &&
                l->naddrs >= 1 && l->naddrs <= WIRE_LAND_ADDRS_MAX && wire_land_cred_ok(l->cred, cred_len) &&
                wire_land_path_ok(l->path, path_len);
 }
@@ -1354,7 +1356,7 @@ static bool wire_land_back_ok(const struct wire_landing *l, size_t cred_len, siz
         if (l->direction == WIRE_LAND_PUSH)
                 return l->back_port == 0 && l->back_flags == 0 && l->back_bwlimit == 0 && cred_len == 0 &&
                        path_len == 0;
-        return l->back_port != 0 && (l->back_flags & ~_WIRE_LAND_FLAGS) == 0 &&
+        return l->back_port != 0 && (l->back_flags & ~_WIRE_LAND_FLAGS) == 0 && !(l->flags & ~WIRE_LAND_TREE) &&
                wire_land_cred_ok(l->back_cred, cred_len) && wire_land_path_ok(l->back_path, path_len);
 }
 

@@ -329,6 +329,17 @@
  * RESULT "ok" (the file landed), or a REFUSE with the send's status and
  * reason. The asking side hangs up to cancel: the send back is cancelled.
  *
+ * A tree pulled (version 25, xferctl get -r): a PULL landing with
+ * WIRE_LAND_TREE (its credential says so too: the lander reads a
+ * directory only then) may name a directory. The receiver's lander walks
+ * it as the user (landmsg.h, "A tree pulled"): the count first, so that
+ * an entry that could not be sent (a device, FIFO or socket, a file the
+ * user may not read) refuses the pull before anything goes; then its
+ * daemon sends it back as a tree of its own (DEST the directory's leaf,
+ * its entries as the walker gives them, hard links and symlinks as
+ * xferctl send -r sends them), landing as the user at back_path. The
+ * asking side waits and is answered as for a file.
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
@@ -534,6 +545,7 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   25: a tree pulled (WIRE_LAND_TREE: Pulls, above);
  *   24: index packs (PACK_F_INDEX, NEED: Index packs, above);
  *   23: a user's file resumes (a landing's offer with its source token);
  *   22: rails (WIRE_OFFER_RAILS, the ACCEPT's rails: Rails, above);
@@ -560,7 +572,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            24
+#define WIRE_VERSION            25
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -989,6 +1001,9 @@ enum {
         WIRE_LAND_DIR = 1 << 0,         /* path is a directory the files go into */
         WIRE_LAND_REPLACE = 1 << 1,     /* a file there of the name is replaced, as the user may */
         _WIRE_LAND_FLAGS = WIRE_LAND_DIR | WIRE_LAND_REPLACE,
+        /* A pull's only, and its only flag (version 25, xferctl get -r):
+         * path may be a directory, sent back whole as a tree. */
+        WIRE_LAND_TREE = 1 << 2,
 };
 struct wire_landing {
         uint8_t direction;      /* WIRE_LAND_PUSH, WIRE_LAND_PULL */

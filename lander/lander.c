@@ -19,6 +19,7 @@
 #include "digest.h"
 #include "incoming.h"
 #include "lander-int.h"
+#include "walker.h"
 
 /* @ns since the epoch as utimensat's atime and mtime. */
 static void ns_timespec(uint64_t ns, struct timespec ts[2])
@@ -427,7 +428,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 path_error(ss, reply, r);
                 return;
         }
-        if ((req->type == LANDMSG_OPEN_READ) != (ss->direction == LANDMSG_PULL)) {
+        if ((req->type == LANDMSG_OPEN_READ || req->type == LANDMSG_WALK) != (ss->direction == LANDMSG_PULL)) {
                 lander_error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
                 return;
@@ -530,6 +531,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                                     : strerror(-r));
                 break;
         case LANDMSG_OPEN_READ:
+        case LANDMSG_WALK:
+                if (req->type == LANDMSG_WALK && !(ss->flags & LANDMSG_SESSION_TREE)) {
+                        lander_error_reply(reply, EPERM, 0, path, "a tree is read only for xferctl get -r");
+                        break;
+                }
                 /* The file's directory walked as the user; the file itself
                  * opened without following a symlink. */
                 slash = strrchr(path, '/');
@@ -541,12 +547,25 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                                 lander_error_reply(reply, EPERM, LANDFS_OUTSIDE_ROOTS, path, "not a file beneath a landing root");
                         break;
                 }
+                if (req->type == LANDMSG_WALK) {
+                        /* Beneath it, the walker: the user for good. */
+                        r = walker_start(&ss->who, dfd, slash + 1, &nfd);
+                        if (r < 0) {
+                                lander_error_reply(reply, r, 0, path, "cannot start walking it: %s", strerror(-r));
+                                break;
+                        }
+                        reply->type = LANDMSG_FD;
+                        *reply_fd = nfd;
+                        break;
+                }
                 nfd = openat(dfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-                if (nfd < 0 || fstat(nfd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                        r = nfd < 0 ? errno : EISDIR;
+                if (nfd < 0 || fstat(nfd, &st) < 0 ||
+                    !(S_ISREG(st.st_mode) || (S_ISDIR(st.st_mode) && (ss->flags & LANDMSG_SESSION_TREE)))) {
+                        r = nfd < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
                         safe_close(nfd);
                         lander_error_reply(reply, r, 0, path, "%s", r == ELOOP ? "a symlink: name the file it points to"
-                                                             : r == EISDIR ? "not a regular file" : strerror(r));
+                                                             : r == EISDIR ? "a directory: xferctl get -r fetches a tree"
+                                                             : r == EINVAL ? "not a regular file" : strerror(r));
                         break;
                 }
                 /* O_NONBLOCK was for the open (a FIFO planted there); reads block. */

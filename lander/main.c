@@ -176,6 +176,8 @@ int main(int argc, char **argv)
         signal(SIGTERM, on_signal);
         signal(SIGINT, on_signal);
         signal(SIGPIPE, SIG_IGN);
+        /* A pulled tree's walkers (walker.c) are reaped by the kernel. */
+        sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = SIG_IGN, .sa_flags = SA_NOCLDWAIT }, NULL);
         fprintf(stderr, "<6>landing beneath %s%s\n", settings.roots_text[0] ? settings.roots_text : "(no landing_roots: "
                 "user landing off)", settings.allow_root ? ", root included" : "");
         sd_notify(0, "READY=1\nSTATUS=serving");

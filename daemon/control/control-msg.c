@@ -135,7 +135,7 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
         l->direction = pull ? WIRE_LAND_PULL : WIRE_LAND_PUSH;
         /* Several files go into PATH; one file or one tree may be PATH
          * itself. A pull's are its way back's. */
-        l->flags = pull ? 0 : dir;
+        l->flags = pull ? ((s->flags & CTL_SUBMIT_PULL_TREE) ? WIRE_LAND_TREE : 0) : dir;
         l->naddrs = 1;
         if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {
                 snprintf(why, whylen, "not a numeric IPv4 or IPv6 address: %s", s->host);
@@ -209,6 +209,10 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
         if ((s->flags & (CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL)) &&
             !(s->flags & CTL_SUBMIT_LAND)) {
                 snprintf(why, whylen, "submit flags LAND_DIR, LAND_REPLACE or PULL without LAND");
+                return -EINVAL;
+        }
+        if ((s->flags & CTL_SUBMIT_PULL_TREE) && !(s->flags & CTL_SUBMIT_PULL)) {
+                snprintf(why, whylen, "submit flag PULL_TREE without PULL");
                 return -EINVAL;
         }
         /* A pull asks for one regular file, as it is (wire.h, Pulls). */

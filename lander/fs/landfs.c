@@ -127,6 +127,24 @@ out_back:
         return r;
 }
 
+int landfs_become_for_good(const struct landfs_id *id)
+{
+        uid_t ru, eu, su;
+        gid_t rg, eg, sg;
+
+        if (id->uid == (uid_t)-1 || id->gid == (gid_t)-1 || id->ngroups > LANDFS_GROUPS_MAX)
+                return -EINVAL;
+        if (setgroups(id->ngroups, id->groups) < 0 || setresgid(id->gid, id->gid, id->gid) < 0 ||
+            setresuid(id->uid, id->uid, id->uid) < 0)
+                return -errno;
+        /* Read back: nothing of the lander's identity is left. */
+        if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 || ru != id->uid || eu != id->uid ||
+            su != id->uid || rg != id->gid || eg != id->gid || sg != id->gid ||
+            (uid_t)setfsuid((uid_t)-1) != id->uid || (gid_t)setfsgid((gid_t)-1) != id->gid)
+                return -EPERM;
+        return 0;
+}
+
 int landfs_unbecome(void)
 {
         setfsuid(geteuid());

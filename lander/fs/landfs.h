@@ -82,6 +82,9 @@ const struct landfs_root *landfs_roots_find(const struct landfs_roots *roots, co
  * CAP_SETUID and CAP_SETGID, -EINVAL for uid or gid -1). */
 int landfs_become(const struct landfs_id *id);
 int landfs_unbecome(void);
+/* Become @id for good (a walker's, lander/walker.c): groups, real,
+ * effective, saved and file system ids, no way back. 0, or -errno. */
+int landfs_become_for_good(const struct landfs_id *id);
 
 /* Why a path was refused, beyond an -errno. Positive: see landfs_open_dir. */
 enum landfs_verdict {

@@ -71,9 +71,8 @@ gusage() {
         ok $? "get ${args:0:100} refused (exit $rc: ${err:0:300})"
 }
 gusage "is not PEER:/PATH" 10.0.0.2 "$tmp/in"
-gusage "names a directory: a pull fetches one file" 10.0.0.2:/scratch/alice/ "$tmp/in"
+gusage "names a directory: -r fetches a tree" 10.0.0.2:/scratch/alice/ "$tmp/in"
 gusage "'..' is not allowed in PATH" 10.0.0.2:/scratch/../etc/x "$tmp/in"
-gusage "-r is not supported yet" -r 10.0.0.2:/scratch/x "$tmp/in"
 gusage "expected PEER:/PATH and DEST" 10.0.0.2:/scratch/x
 gusage "DEST '$tmp/no/such/x': its directory: No such file or directory" 10.0.0.2:/scratch/x "$tmp/no/such/x"
 

@@ -6,7 +6,8 @@
  * and every refusal: a forged credential, one made for another job or
  * other nodes, a replay that is no retry, root, a DEST outside the roots,
  * munged gone, a file that is no nameless one of the user's, reading in a
- * landing session, another connection's session.
+ * landing session, another connection's session; a pulled tree's walker
+ * (what it sends, what it refuses).
  *
  * Needs root (to be other users, and to start munged as root) and munged:
  * without either, a SKIP that says which.
@@ -323,6 +324,113 @@ static void test_pull(struct lander *l)
         s = open_session(l, 1);
         is_int(op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, &fd), -EACCES, "another user's 0600 file: EACCES");
         ok(fd == -1, "and no descriptor");
+        lander_conn_closed(l, 1);
+}
+
+/* A file @rel of @data, @mode, nobody's (the tree a pull walks). */
+static void mkfile(const char *rel, const char *data, mode_t mode, uid_t uid)
+{
+        int fd = open(at(rel), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+        if (fd < 0 || write(fd, data, strlen(data)) != (ssize_t)strlen(data) || fchown(fd, uid, uid == 1 ? 1 : nobody_gid) < 0 ||
+            fchmod(fd, mode) < 0)
+                abort();
+        close(fd);
+}
+
+/* A TREE session for DEST @rel: OPEN_READ it, then WALK it. The walker's
+ * socket, or -1 (@r the refusal). */
+static int walker_of(struct lander *l, const char *rel, bool tree, int *r, int *dirfd)
+{
+        uint64_t s;
+        int fd = -1;
+
+        session_fill(&req.session, LANDMSG_PULL, rel, "127.0.0.1");
+        req.session.flags = tree ? LANDMSG_SESSION_TREE : 0;
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
+        s = open_session(l, 1);
+        *r = op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, dirfd);
+        if (*r < 0)
+                return -1;
+        *r = op(l, 1, LANDMSG_WALK, s, "", 0, NULL, -1, &fd);
+        return *r < 0 ? -1 : fd;
+}
+
+static void test_pull_tree(struct lander *l)
+{
+        static struct landmsg m;
+        struct stat st;
+        char seen[16384] = "", buf[16];
+        int ws, dfd = -1, fd, r, files = 0, entries = 0;
+
+        mk("scratch/nobody/pt", 0750, nobody_uid, nobody_gid);
+        mk("scratch/nobody/pt/.hidden", 0700, nobody_uid, nobody_gid);
+        mkfile("scratch/nobody/pt/.hidden/ro.txt", "ro\n", 0444, nobody_uid);
+        mkfile("scratch/nobody/pt/a.dat", "abcd", 0640, nobody_uid);
+        if (link(at("scratch/nobody/pt/a.dat"), at("scratch/nobody/pt/.hidden/a-again")) < 0 ||
+            symlink("a.dat", at("scratch/nobody/pt/l")) < 0 || lchown(at("scratch/nobody/pt/l"), nobody_uid, nobody_gid) < 0)
+                abort();
+
+        /* Without -r in the credential: a directory is neither opened nor walked. */
+        ws = walker_of(l, "scratch/nobody/pt", false, &r, &dfd);
+        ok(ws < 0 && r == -EISDIR && strstr(reply.error.text, "get -r"), "a directory in a file's pull: EISDIR (%s)",
+           reply.error.text);
+        lander_conn_closed(l, 1);
+
+        ws = walker_of(l, "scratch/nobody/pt", true, &r, &dfd);
+        ok(ws >= 0 && dfd >= 0 && fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode),
+           "with -r: OPEN_READ gives the directory, WALK the walker's socket");
+        safe_close(dfd);
+        ok(ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_WALK_HEAD && fd < 0 &&
+           m.walk_head.entries == 5 && (m.walk_head.bytes == 3 + 4 + 5 + strlen("pt/a.dat") ||
+                                        m.walk_head.bytes == 3 + 4 + 5 + strlen("pt/.hidden/a-again")),
+           "the count first: 5 entries, their bytes (a hard link's: its file's name)");
+        while (ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_WALK_ENTRY) {
+                const struct landmsg_walk_entry *e = &m.walk_entry;
+
+                entries++;
+                if (e->kind == LANDMSG_WALK_FILE && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                    (size_t)pread(fd, buf, sizeof(buf), 0) == e->size)
+                        files++;
+                snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%d:%s:%o%s%s", entries > 1 ? " " : "",
+                         e->kind, e->path, (unsigned int)e->mode, e->target[0] ? ">" : "", e->target);
+                safe_close(fd);
+        }
+        /* readdir order is the file system's: look for each. */
+        ok(ws >= 0 && m.type == LANDMSG_OK && entries == 5 && files == 2, "then 5 entries (2 files, readable "
+           "through their descriptors), then OK: %s", seen);
+        ok(strstr(seen, "2:.hidden:700") && strstr(seen, "1:.hidden/ro.txt:444") && strstr(seen, "3:l:0>a.dat") &&
+           ((strstr(seen, "1:a.dat:640") && strstr(seen, "4:.hidden/a-again:0>a.dat")) ||
+            (strstr(seen, "1:.hidden/a-again:640") && strstr(seen, "4:a.dat:0>.hidden/a-again"))),
+           "a dotted directory, a read-only file, a symlink and a hard link, as they are");
+        safe_close(ws);
+        lander_conn_closed(l, 1);
+
+        /* What the user may not read, found while counting: nothing goes. */
+        mkfile("scratch/nobody/pt/theirs", "x", 0600, 1);
+        ws = walker_of(l, "scratch/nobody/pt", true, &r, &dfd);
+        safe_close(dfd);
+        ok(ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_ERROR && m.error.err == EACCES &&
+           strstr(m.error.where, "pt/theirs"), "another user's 0600 file in it: ERROR EACCES before the count (%s)",
+           m.error.where);
+        safe_close(ws);
+        lander_conn_closed(l, 1);
+        unlink(at("scratch/nobody/pt/theirs"));
+        if (mkfifo(at("scratch/nobody/pt/fifo"), 0644) < 0 || lchown(at("scratch/nobody/pt/fifo"), nobody_uid, nobody_gid) < 0)
+                abort();
+        ws = walker_of(l, "scratch/nobody/pt", true, &r, &dfd);
+        safe_close(dfd);
+        ok(ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_ERROR && strstr(m.error.where, "pt/fifo") &&
+           strstr(m.error.text, "a FIFO"), "a FIFO in it: refused, named (%s: %s)", m.error.where, m.error.text);
+        safe_close(ws);
+        lander_conn_closed(l, 1);
+        unlink(at("scratch/nobody/pt/fifo"));
+
+        /* WALK of a file's session: refused. */
+        session_fill(&req.session, LANDMSG_PULL, "scratch/nobody/pt/a.dat", "127.0.0.1");
+        munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
+        is_int(op(l, 1, LANDMSG_WALK, open_session(l, 1), "", 0, NULL, -1, &fd), -EPERM,
+               "WALK without -r in the credential: EPERM");
         lander_conn_closed(l, 1);
 }
 
@@ -874,6 +982,7 @@ int main(void)
         test_refusals(l);
         test_expired();
         test_pull(l);
+        test_pull_tree(l);
         test_tree(l);
         test_tree_into(l);
         test_stage_held(l);

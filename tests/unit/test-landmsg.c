@@ -67,6 +67,12 @@ static bool round_trip(const struct landmsg *m)
                 case LANDMSG_SETATTR:
                         same = memcmp(&back->setattr, &m->setattr, sizeof(m->setattr)) == 0;
                         break;
+                case LANDMSG_WALK_HEAD:
+                        same = memcmp(&back->walk_head, &m->walk_head, sizeof(m->walk_head)) == 0;
+                        break;
+                case LANDMSG_WALK_ENTRY:
+                        same = memcmp(&back->walk_entry, &m->walk_entry, sizeof(m->walk_entry)) == 0;
+                        break;
                 case LANDMSG_OK:
                 case LANDMSG_FD:
                         break;
@@ -233,6 +239,75 @@ static void test_round_trips(void)
         m->error = (struct landmsg_error){ .err = EACCES, .verdict = 2, .where = "/scratch/evil",
                                            .text = "a symlink bob owns" };
         ok(round_trip(m), "ERROR");
+        free(m);
+}
+
+/* A pulled tree's walker (version 4): WALK, its count and its entries. */
+static void test_walk(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_SESSION);
+        struct landmsg_walk_entry *e;
+        int n;
+
+        session_fill(&m->session);
+        m->session.flags = LANDMSG_SESSION_TREE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SESSION_TREE on a PUSH: not encoded");
+        m->session.direction = LANDMSG_PULL;
+        ok(round_trip(m), "SESSION_TREE on a PULL");
+        free(m);
+
+        m = msg_new(LANDMSG_WALK);
+        m->op.session = 5;
+        ok(round_trip(m), "WALK");
+        strcpy(m->op.path, "a");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "WALK of a path beneath DEST: not encoded");
+        free(m);
+
+        m = msg_new(LANDMSG_WALK_HEAD);
+        m->walk_head = (struct landmsg_walk_head){ .entries = UINT32_MAX - 1, .bytes = UINT64_MAX };
+        ok(round_trip(m), "WALK_HEAD at its bounds");
+        m->walk_head.entries = UINT32_MAX;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "WALK_HEAD of UINT32_MAX entries: not encoded");
+        free(m);
+
+        m = msg_new(LANDMSG_WALK_ENTRY);
+        e = &m->walk_entry;
+        *e = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_FILE, .mode = 0444, .size = 1ull << 40,
+                                          .mtime_ns = 1700000000123456789ull, .path = ".git/objects/ab/cd" };
+        ok(round_trip(m), "WALK_ENTRY: a read-only file beneath a dotted directory");
+        memset(e->path, 'p', LANDMSG_PATH_MAX);
+        for (size_t k = 200; k < LANDMSG_PATH_MAX; k += 201)
+                e->path[k] = '/';
+        e->kind = LANDMSG_WALK_SYMLINK;
+        e->mode = 0;
+        memset(e->target, 't', LANDMSG_PATH_MAX);
+        e->size = LANDMSG_PATH_MAX;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && round_trip(m), "a symlink's: path and target of %d bytes each (%d)", LANDMSG_PATH_MAX, n);
+        e->size = 3;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a symlink whose size is not its target's: not encoded");
+        *e = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_HARDLINK, .path = "b", .target = "a/x" };
+        ok(round_trip(m), "a hard link's: the entry it shares a file with");
+        strcpy(e->target, "../x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a hard link to ../x: not encoded");
+        *e = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_DIR, .mode = 0700, .path = "d", .size = 1 };
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a directory with a size: not encoded");
+        e->size = 0;
+        e->mode = 010000;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a mode beyond 07777: not encoded");
+        e->mode = 0700;
+        memset(e->path, 0, sizeof(e->path));
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an entry without a path: not encoded");
+        strcpy(e->path, "/abs");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an absolute path: not encoded");
+        strcpy(e->path, "d");
+        e->kind = 9;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an unknown kind: not encoded");
+        /* The decoder holds to the same: a hand-made kind 9 refused. */
+        e->kind = LANDMSG_WALK_DIR;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        buf[LANDMSG_HEADER_SIZE] = 9;
+        is_int(n > 0 ? landmsg_decode(buf, (size_t)n, m) : n, -EBADMSG, "decoded: an unknown kind refused");
         free(m);
 }
 
@@ -601,6 +676,7 @@ static void test_socket(void)
 int main(void)
 {
         test_round_trips();
+        test_walk();
         test_bounds();
         test_framing();
         test_binding();

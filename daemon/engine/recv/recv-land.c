@@ -50,7 +50,7 @@ static struct landc *recv_landc(struct recv_env *e)
 }
 
 /* A lander's refusal as a wire status: what the user must change is not retried. */
-static unsigned int recv_land_status(uint32_t err)
+unsigned int recv_land_status(uint32_t err)
 {
         switch (err) {
         case EEXIST:
@@ -409,7 +409,8 @@ void recv_land_open(struct recv_xfer *x)
                 return;
         }
         req.session.direction = l->direction == WIRE_LAND_PULL ? LANDMSG_PULL : LANDMSG_PUSH;
-        req.session.flags = (l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0;
+        req.session.flags = ((l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
+                            ((l->flags & WIRE_LAND_TREE) ? LANDMSG_SESSION_TREE : 0);
         req.session.naddrs = l->naddrs;
         memcpy(req.session.token, l->token, sizeof(req.session.token));
         memcpy(req.session.addrs, l->addrs, (size_t)l->naddrs * sizeof(l->addrs[0]));

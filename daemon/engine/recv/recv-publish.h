@@ -77,6 +77,9 @@ bool recv_land_asked(struct recv_xfer *x, int r, const char *what);
 /* Fail @x with the lander's refusal @reply of @doing, said as the user's:
  * where and why, as a status the sender retries only when it was ours. */
 void recv_land_refused(struct recv_xfer *x, const char *doing, const struct landmsg *reply);
+/* The wire status of the lander's errno @err (a refusal the sender does
+ * not retry where the user's files are why). */
+unsigned int recv_land_status(uint32_t err);
 
 /*
  * recv-land-tree.c: a tree that lands as its user, staged as the user in

@@ -1,7 +1,9 @@
 #pragma once
 
 /*
- * xferctl's walk of a tree it is asked to send, as the user who runs it.
+ * The walk of a tree to send, as the user who runs it: xferctl's (send
+ * -r), and the lander's walker of a tree a peer pulls, which becomes the
+ * user whose credential asked (lander/walker.c).
  * Every directory is opened relative to its parent's descriptor (openat
  * with O_DIRECTORY | O_NOFOLLOW), every file relative to its directory's
  * (O_NOFOLLOW), never by a path: an entry swapped for a symlink while we
