@@ -237,7 +237,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         fputs(getcmd_help, stdout);
                         return XFERCTL_EXIT_OK;
                 case 'r':
-                        sc->recursive = true;
+                        sc->pull_tree = true;
                         break;
                 case ':':
                         xferctl_say_bad_option(argv, ':');
@@ -267,7 +267,7 @@ static int getcmd_creds(struct sendcmd *sc)
                 .addrs = both,
                 .naddrs = 2,
                 .dest = s->land_path,
-                .tree = sc->recursive,
+                .tree = sc->pull_tree,
                 .token = token,
         };
         struct landcred lc;
@@ -354,7 +354,7 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
         }
         v = landpath_normal(colon + 1, s->land_path, &dir);
         /* PATH/ names a directory: only -r fetches one. */
-        if (v == LANDPATH_OK && dir && !sc->recursive)
+        if (v == LANDPATH_OK && dir && !sc->pull_tree)
                 v = LANDPATH_ROOT;
         if (v != LANDPATH_OK) {
                 _cleanup_(freep) char *shown = esc_term_dup(colon + 1);
@@ -397,7 +397,7 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
                 return XFERCTL_EXIT_USAGE;
         }
         s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
-                   (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0) | (sc->recursive ? CTL_SUBMIT_PULL_TREE : 0);
+                   (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0) | (sc->pull_tree ? CTL_SUBMIT_PULL_TREE : 0);
         if (sc->retries >= 0) {
                 s->flags |= CTL_SUBMIT_RETRIES;
                 s->retries = (uint16_t)sc->retries;

@@ -58,6 +58,7 @@ struct sendcmd {
         bool no_wait;
         bool json;
         bool recursive;                 /* -r: FILE is a directory, sent as a tree */
+        bool pull_tree;                 /* xferctl get -r: PATH on the peer may be a directory */
         bool keep_going;                /* --continue-on-error: skip what cannot be read */
         int links;                      /* --links: enum sendcmd_links */
         bool no_hard_links;             /* --no-hard-links: every name of a file a copy */

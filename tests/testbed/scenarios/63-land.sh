@@ -33,11 +33,15 @@
 #     nothing made; bob outside landing_roots: refused, naming them.
 #  4b. xferctl get: alice pulls her 0600 file from beta into a directory
 #     of hers: intact, hers, 0600; again: "exists"; bob pulling it:
-#     "Permission denied", nothing made; a directory: "not a regular file";
+#     "Permission denied", nothing made; a directory: "get -r fetches a tree";
 #     xferctl send A:/x B:/y (alpha's daemon sends the file on to beta),
 #     alice's there; a NODELIST:/PATH lands on each node: one file down a
 #     relay chain (alpha lands it and relays it), or with --parallel each
 #     node straight.
+#  4c. xferctl get -r: alice pulls 2b's tree from beta: what rsync -aHS
+#     makes of it, all hers; again: "exists"; bob: "Permission denied",
+#     nothing made; with a FIFO in it: refused naming it, nothing
+#     published or left staged.
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  5b. relay = no: a copy A:/x B:/y is refused by A, nothing made.
@@ -317,8 +321,35 @@ OUT=$(as "$BOB" timeout 120 xferctl get --retries 0 "$BETA_ADDR:$SCR/$ALICE/pull
 tb_log "$(tail -n 1 <<<"$OUT")"
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/set" "$SCR/$ALICE/set-copy" 2>&1) || RC=$?
-((RC != 0)) && grep -q "not a regular file" <<<"$OUT" || tb_fail "a get of a directory: exit $RC: $OUT"
+((RC != 0)) && grep -q "get -r fetches a tree" <<<"$OUT" || tb_fail "a get of a directory: exit $RC: $OUT"
 [[ ! -e $SCR/$ALICE/set-copy ]] || tb_fail "a get of a directory made something"
+tb_log "4c. get -r: alice pulls a tree of every mode as herself; bob may not; a FIFO in it refuses it"
+# The tree of 2b (read-only files and directories, dotfiles, symlinks,
+# hard links, mtimes), alice's, on beta; beta's walker reads it as her.
+cp -a "$tree" "$SCR/$ALICE/ptree"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get -r "$BETA_ADDR:$SCR/$ALICE/ptree" "$SCR/$ALICE/got/" 2>&1) || RC=$?
+((RC == 0)) && grep -qF "$SCR/$ALICE/got/ptree" <<<"$OUT" || tb_fail "alice's get -r: exit $RC: $OUT"
+tb_log "$OUT"
+tree_oracle "$tree" "$SCR/$ALICE/got/ptree"
+[[ -z $(find "$SCR/$ALICE/got/ptree" ! -user "$ALICE" -o ! -group "$ALICE") ]] ||
+        tb_fail "entries of the pulled tree not alice's: $(find "$SCR/$ALICE/got/ptree" ! -user "$ALICE" | head -3)"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get -r "$BETA_ADDR:$SCR/$ALICE/ptree" "$SCR/$ALICE/got/" 2>&1) || RC=$?
+((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "the tree pulled again into the same name: exit $RC: $OUT"
+RC=0
+OUT=$(as "$BOB" timeout 120 xferctl get -r --retries 0 "$BETA_ADDR:$SCR/$ALICE/ptree" /tmp/bob-tree 2>&1) || RC=$?
+((RC != 0)) && grep -q "Permission denied" <<<"$OUT" || tb_fail "bob's get -r of alice's tree: exit $RC: $OUT"
+[[ ! -e /tmp/bob-tree ]] || tb_fail "bob got alice's tree"
+mkfifo "$SCR/$ALICE/ptree/pipe" && chown "$ALICE:" "$SCR/$ALICE/ptree/pipe"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get -r --retries 0 "$BETA_ADDR:$SCR/$ALICE/ptree" "$SCR/$ALICE/ptree2" 2>&1) ||
+        RC=$?
+((RC != 0)) && grep -q "ptree/pipe: a FIFO" <<<"$OUT" || tb_fail "a tree with a FIFO pulled: exit $RC: $OUT"
+[[ ! -e $SCR/$ALICE/ptree2 ]] || tb_fail "a tree with a FIFO in it was published"
+[[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
+tb_log "$(tail -n 1 <<<"$OUT")"
+rm -rf "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree"
 # A copy between two daemons, as scp A:/x B:/y; here A is alpha itself,
 # which reads the file as alice and sends it on to beta.
 RC=0
