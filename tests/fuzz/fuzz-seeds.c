@@ -804,6 +804,43 @@ static int landmsg_seeds(const char *dir)
         m.type = LANDMSG_FDS;
         m.fds.count = 2;
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* A pulled tree (version 4): the session that may read one, its
+         * WALK, and what the walker says: its count, an entry of each kind. */
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_SESSION;
+        m.session.direction = LANDMSG_PULL;
+        m.session.flags = LANDMSG_SESSION_TREE;
+        m.session.naddrs = 1;
+        memset(m.session.token, 0x22, sizeof(m.session.token));
+        m.session.addrs[0][10] = m.session.addrs[0][11] = 0xff;
+        m.session.addrs[0][12] = 198;
+        m.session.addrs[0][13] = 18;
+        m.session.addrs[0][15] = 2;
+        strcpy(m.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
+        strcpy(m.session.dest, "/scratch/alice/run1");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_WALK;
+        m.op.session = 1;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_WALK_HEAD;
+        m.walk_head = (struct landmsg_walk_head){ .entries = 4, .bytes = 12345 };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_WALK_ENTRY;
+        m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_DIR, .mode = 0555, .path = ".git",
+                                                    .mtime_ns = 981173106123456789ull };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_FILE, .mode = 0444, .size = 12300,
+                                                    .path = ".git/HEAD", .mtime_ns = 981173106123456789ull };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_SYMLINK, .size = 10, .path = "l",
+                                                    .target = "../up/here" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_HARDLINK, .path = "again",
+                                                    .target = ".git/HEAD" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

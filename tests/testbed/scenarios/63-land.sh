@@ -41,7 +41,8 @@
 #  4c. xferctl get -r: alice pulls 2b's tree from beta: what rsync -aHS
 #     makes of it, all hers; again: "exists"; bob: "Permission denied",
 #     nothing made; with a FIFO in it: refused naming it, nothing
-#     published or left staged.
+#     published or left staged; 500 small files (the walker ahead of
+#     the send), then again with --overwrite.
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  5b. relay = no: a copy A:/x B:/y is refused by A, nothing made.
@@ -349,7 +350,19 @@ OUT=$(as "$ALICE" timeout 120 xferctl get -r --retries 0 "$BETA_ADDR:$SCR/$ALICE
 [[ ! -e $SCR/$ALICE/ptree2 ]] || tb_fail "a tree with a FIFO in it was published"
 [[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed"
 tb_log "$(tail -n 1 <<<"$OUT")"
-rm -rf "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree"
+# 500 small files: the walker runs ahead of the send back and waits for
+# it; the files go back packed. Pulled again with --overwrite: replaced.
+mkdir -m 0700 "$SCR/$ALICE/small" && (cd "$SCR/$ALICE/small" && head -c $((500 * 4096)) /dev/urandom |
+        split -b 4096 -a 4 -d - f) && chown -R "$ALICE:" "$SCR/$ALICE/small" || tb_fail "the small files"
+for how in "" --overwrite; do
+        RC=0
+        OUT=$(as "$ALICE" timeout 300 xferctl get -r $how "$BETA_ADDR:$SCR/$ALICE/small" "$SCR/$ALICE/got/" 2>&1) ||
+                RC=$?
+        ((RC == 0)) || tb_fail "alice's get -r $how of 500 files: exit $RC: $OUT"
+        tree_oracle "$SCR/$ALICE/small" "$SCR/$ALICE/got/small"
+done
+tb_log "500 files pulled, then pulled again over them with --overwrite"
+rm -rf "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree" "$SCR/$ALICE/small" "$SCR/$ALICE/got/small"
 # A copy between two daemons, as scp A:/x B:/y; here A is alpha itself,
 # which reads the file as alice and sends it on to beta.
 RC=0
