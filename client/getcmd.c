@@ -61,8 +61,7 @@ const char getcmd_help[] =
         "                 map PEER's name as send does (peer_names)\n"
         "  -h, --help     show this help\n"
         "\n"
-        "Not yet: several sources, a tree between two peers (send -r PEER_A:/x\n"
-        "PEER_B:/y), --sync, --dry-run.\n"
+        "Not yet: several sources or peers, --sync, --dry-run.\n"
         "Exit status as send's. See xferctl(1), Users and identity.\n";
 
 /* The address the local rdmaxferd listens on and connects from ("" for
@@ -443,11 +442,21 @@ int getcmd_copy(struct sendcmd *sc)
                 xferctl_say("out of memory");
                 return XFERCTL_EXIT_FAILED;
         }
-        if (sc->recursive || sc->npaths != 1) {
-                xferctl_say("send: from PEER:/PATH, one regular file goes (no -r, one source): a copy "
-                            "between two peers is a pull");
+        if (sc->npaths != 1) {
+                xferctl_say("send: from PEER:/PATH, one source goes: a copy between two peers is a pull");
                 return XFERCTL_EXIT_USAGE;
         }
+        /* The peer walks the tree as get -r's walker does: as it is. */
+        if (sc->recursive && (sc->filters || sc->links != SENDCMD_LINKS_SAFE || sc->no_hard_links ||
+                              sc->keep_going)) {
+                xferctl_say("send: -r from PEER:/PATH takes the tree as it is there (every entry, symlinks "
+                            "and hard links as they are): no --exclude, --include, --links, --no-hard-links "
+                            "or --continue-on-error");
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* A pull's -r: nothing of it walked here. */
+        sc->pull_tree = sc->recursive;
+        sc->recursive = false;
         snprintf(to, sizeof(to), "%s", sc->submit.land_path);
         /* The pull's own submit, from nothing of the send's but its options. */
         bwlimit = sc->submit.bwlimit;

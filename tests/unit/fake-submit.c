@@ -33,9 +33,9 @@
 #include "macro.h"
 
 /* @cred, made for @direction, @dest, the job's token and the nodes
- * @addrs, with @replace: "CRED uid=... binding=ok|wrong". */
+ * @addrs, with the session @flags: "CRED uid=... binding=ok|wrong". */
 static void note_cred(FILE *f, const char *tag, const char *cred, const uint8_t *token, unsigned int direction,
-                      const char *dest, const char *const *addrs, unsigned int naddrs, bool replace)
+                      const char *dest, const char *const *addrs, unsigned int naddrs, unsigned int flags)
 {
         static struct landmsg_session ls;
         uint8_t want[LANDMSG_BINDING_SIZE];
@@ -48,7 +48,7 @@ static void note_cred(FILE *f, const char *tag, const char *cred, const uint8_t 
 
         memset(&ls, 0, sizeof(ls));
         ls.direction = (uint8_t)direction;
-        ls.flags = replace ? LANDMSG_SESSION_REPLACE : 0;
+        ls.flags = (uint8_t)flags;
         ls.naddrs = (uint16_t)naddrs;
         memcpy(ls.token, token, sizeof(ls.token));
         snprintf(ls.dest, sizeof(ls.dest), "%s", dest);
@@ -89,14 +89,15 @@ static void serve(int fd, const char *log)
                         const struct ctl_submit *s = &m.submit;
 
                         const uint16_t known = CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE |
-                                               CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE;
+                                               CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL_TREE;
                         bool pull = s->flags & CTL_SUBMIT_PULL;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
+                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
                                 s->flags & CTL_SUBMIT_LAND_REPLACE ? ",LAND_REPLACE" : "",
                                 s->flags & CTL_SUBMIT_TREE ? ",TREE" : "", pull ? ",PULL" : "",
+                                s->flags & CTL_SUBMIT_PULL_TREE ? ",PULL_TREE" : "",
                                 s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
                                 (unsigned int)s->files, s->land_path);
                         if (pull)
@@ -119,12 +120,13 @@ static void serve(int fd, const char *log)
                         if (s->flags & CTL_SUBMIT_LAND)
                                 note_cred(f, "CRED", s->land_cred, s->land_token,
                                           pull ? LANDMSG_PULL : LANDMSG_PUSH, s->land_path, addrs, n,
-                                          !pull && (s->flags & CTL_SUBMIT_LAND_REPLACE));
+                                          (!pull && (s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
+                                          ((s->flags & CTL_SUBMIT_PULL_TREE) ? LANDMSG_SESSION_TREE : 0));
                         if (pull) {
                                 const char *back[] = { s->back_host };
 
                                 note_cred(f, "BACK", s->back_cred, s->land_token, LANDMSG_PUSH, s->back_path,
-                                          back, 1, s->flags & CTL_SUBMIT_LAND_REPLACE);
+                                          back, 1, (s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0);
                         }
                         rep = (struct ctl_msg){ .type = CTL_SUBMITTED, .id = 7 };
                 } else if (m.type == CTL_SETTINGS) {

@@ -40,6 +40,8 @@ usage() {
 }
 
 usage '-r with PEER:/PATH lands one directory at a time' -r "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/x
+usage '-r from PEER:/PATH takes the tree as it is there' -r --exclude '*.o' 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
+usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
 for opt in --skip-existing --sync=size --sync=digest --delete; do
@@ -143,6 +145,9 @@ unshare -m --propagation private bash -c '
         send 10 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait "$tmp/a" "127.0.0.[1-2]:7471:/scratch/alice/in/"
         send 8 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait 127.0.0.1:7471:/scratch/alice/a.bin \
                 "127.0.0.2:7472:/scratch//alice/in/"
+        send 11 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r 127.0.0.1:/scratch/alice/run/ "$tmp/in"
+        send 12 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r 127.0.0.1:/scratch/alice/run \
+                127.0.0.2:/scratch/alice/copy
         kill "$fake_pid" "$munged"
         wait
 '
@@ -208,5 +213,12 @@ check 8 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin fil
         'send PEER_A:/PATH PEER_B:/PATH/: PEER_A asked to send it on to PEER_B, its port and PATH normalised'
 cred 8 0
 back 8 0
+check 11 "SUBMIT flags=LAND,LAND_DIR,PULL,PULL_TREE host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=10.9.9.9:0:$tmp/in" \
+        'get -r PEER:/DIR/ DEST: a tree asked for, PATH without its slash'
+cred 11 0
+back 11 0
+check 12 "SUBMIT flags=LAND,PULL,PULL_TREE host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=127.0.0.2:0:/scratch/alice/copy" \
+        'send -r PEER_A:/DIR PEER_B:/PATH: a tree PEER_A sends on to PEER_B, nothing walked here'
+cred 12 0
 
 tap_done

@@ -340,6 +340,11 @@ static int64_t recv_tree_meta(void *arg)
 }
 
 
+int recv_tree_symlinks(const struct recv_xfer *x)
+{
+        return x->landing ? CONFIG_SYMLINKS_ANY : x->env->cfg.tree_symlinks;
+}
+
 const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks)
 {
         enum name_link_verdict v;
@@ -1653,7 +1658,7 @@ void recv_file_publish(struct recv_xfer *x)
         if (x->tree && (x->fin->offer.flags & WIRE_OFFER_LINK)) {
                 x->fin->req.done = recv_on_link_kept;
                 /* The worker reads these copies, not cfg (a reload may replace it). */
-                x->fin->pack_symlinks = x->env->cfg.tree_symlinks;
+                x->fin->pack_symlinks = recv_tree_symlinks(x);
                 x->fin->pack_names = x->env->cfg.names;
                 recv_step(x, "checking a symlink", io_call(recv_io(x), &x->fin->req, recv_tree_link_keep, x));
                 return;

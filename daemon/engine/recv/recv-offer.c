@@ -476,7 +476,7 @@ static unsigned int recv_check_next_offer(struct recv_xfer *x, const struct wire
                 return WIRE_E_NAME;
         }
         if ((o->flags & WIRE_OFFER_LINK) && !(o->flags & WIRE_OFFER_HARD) &&
-            e->cfg.tree_symlinks == CONFIG_SYMLINKS_NONE) {
+            recv_tree_symlinks(x) == CONFIG_SYMLINKS_NONE) {
                 snprintf(text, len, "%.*s: a symlink, and tree_symlinks is none here", WIRE_TEXT_MAX - 48,
                          o->name);
                 return WIRE_E_NAME;

@@ -520,7 +520,7 @@ void recv_pack_unpack(struct recv_xfer *x)
         int r;
 
         x->fin->pack_max_file = x->env->cfg.max_file_size;
-        x->fin->pack_symlinks = x->env->cfg.tree_symlinks;
+        x->fin->pack_symlinks = recv_tree_symlinks(x);
         x->fin->pack_names = x->env->cfg.names;
         x->fin->pack_status = 0;
         x->fin->pack_why[0] = '\0';

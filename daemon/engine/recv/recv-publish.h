@@ -154,6 +154,10 @@ bool recv_tree_finish(struct recv_xfer *x);
  * @target (@len bytes, no NUL), held to @symlinks (cfg tree_symlinks):
  * NULL, or why it is refused. */
 const char *recv_tree_link_refused(const char *rel, const char *target, size_t len, int symlinks);
+/* What @x's tree's symlinks are held to: tree_symlinks for the drop box;
+ * any target for a tree that lands as its user, among the user's own
+ * files, where the user could make any symlink themselves. */
+int recv_tree_symlinks(const struct recv_xfer *x);
 /* A tree's hard link @name ("DEST/a/h") to the tree's file @target
  * (@len bytes, no NUL), held to @names (cfg names): NULL, or why it is
  * refused; @trel gets the file's name in the staging directory (DEST's

@@ -38,8 +38,9 @@
 #     alice's there; a NODELIST:/PATH lands on each node: one file down a
 #     relay chain (alpha lands it and relays it), or with --parallel each
 #     node straight.
-#  4c. xferctl get -r: alice pulls 2b's tree from beta: what rsync -aHS
-#     makes of it, all hers; again: "exists"; bob: "Permission denied",
+#  4c. xferctl get -r: alice pulls 2b's tree (and an absolute symlink)
+#     from beta: what rsync -aHS makes of it, all hers; send -r A:/x B:/y
+#     the same; again: "exists"; bob: "Permission denied",
 #     nothing made; with a FIFO in it: refused naming it, nothing
 #     published or left staged; 500 small files (the walker ahead of
 #     the send), then again with --overwrite.
@@ -326,13 +327,21 @@ OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/set" "$SCR/$AL
 [[ ! -e $SCR/$ALICE/set-copy ]] || tb_fail "a get of a directory made something"
 tb_log "4c. get -r: alice pulls a tree of every mode as herself; bob may not; a FIFO in it refuses it"
 # The tree of 2b (read-only files and directories, dotfiles, symlinks,
-# hard links, mtimes), alice's, on beta; beta's walker reads it as her.
+# hard links, mtimes), alice's, on beta, with an absolute symlink too (a
+# tree that lands as its user takes any); beta's walker reads it as her.
 cp -a "$tree" "$SCR/$ALICE/ptree"
+ln -s /etc/hostname "$SCR/$ALICE/ptree/abs" && chown -h "$ALICE:" "$SCR/$ALICE/ptree/abs"
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get -r "$BETA_ADDR:$SCR/$ALICE/ptree" "$SCR/$ALICE/got/" 2>&1) || RC=$?
 ((RC == 0)) && grep -qF "$SCR/$ALICE/got/ptree" <<<"$OUT" || tb_fail "alice's get -r: exit $RC: $OUT"
 tb_log "$OUT"
-tree_oracle "$tree" "$SCR/$ALICE/got/ptree"
+tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree"
+# Between two peers, as scp -r A:/x B:/y: alpha walks it, beta lands it.
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl send -r "$ALPHA_ADDR:$SCR/$ALICE/ptree" "$BETA_ADDR:$SCR/$ALICE/pcopy" 2>&1) ||
+        RC=$?
+((RC == 0)) || tb_fail "alice's send -r A:/x B:/y: exit $RC: $OUT"
+tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/pcopy"
 [[ -z $(find "$SCR/$ALICE/got/ptree" ! -user "$ALICE" -o ! -group "$ALICE") ]] ||
         tb_fail "entries of the pulled tree not alice's: $(find "$SCR/$ALICE/got/ptree" ! -user "$ALICE" | head -3)"
 RC=0
@@ -362,7 +371,7 @@ for how in "" --overwrite; do
         tree_oracle "$SCR/$ALICE/small" "$SCR/$ALICE/got/small"
 done
 tb_log "500 files pulled, then pulled again over them with --overwrite"
-rm -rf "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree" "$SCR/$ALICE/small" "$SCR/$ALICE/got/small"
+rm -rf "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree" "$SCR/$ALICE/pcopy" "$SCR/$ALICE/small" "$SCR/$ALICE/got/small"
 # A copy between two daemons, as scp A:/x B:/y; here A is alpha itself,
 # which reads the file as alice and sends it on to beta.
 RC=0
