@@ -8,9 +8,9 @@
 # tree (send -r: packed, the lander making each packed file). Each
 # received copy is checked. Then the medians and the issue's targets: the
 # large file landed >= 0.95 x the drop box's rate; the small files >= 0.85
-# x its files/s (flat and as a tree). The large file is also pulled
-# (xferctl get, read on beta and landed on alpha as the user), against
-# its landing pushed.
+# x its files/s (flat and as a tree). The large file and the tree are
+# also pulled (xferctl get [-r], read on beta, the tree by the lander's
+# walker, and landed on alpha as the user), against their landing pushed.
 # testbed-timeout: 3600
 # shellcheck source=tests/testbed/lib.sh
 . "${TESTBED_LIB:?run me with tests/bench/bench --land}"
@@ -59,6 +59,8 @@ head -c $((NFILES * 4096)) /dev/urandom >"$WORK/smallblob"
 (cd "$WORK/small" && split -b 4096 -a 5 -d "$WORK/smallblob" f) || tb_fail "split"
 rm -f "$WORK/smallblob"
 chown -R "$USER_:" "$WORK"
+# What a get -r reads on beta: the same tree, the user's.
+cp -a "$WORK/small" "$SCR/$USER_/src/small"
 small=("$WORK"/small/f*)
 ((${#small[@]} == NFILES)) || tb_fail "${#small[@]} small files, not $NFILES"
 tb_log "$MB MiB file, $NFILES files of 4 KiB; $REPS round(s), drop box and landing interleaved"
@@ -73,7 +75,10 @@ run() {
         fi
         sync
         t0=$(date +%s.%N)
-        if [[ $kind == get ]]; then
+        if [[ $kind == get && $what == tree ]]; then
+                out=$(as "$USER_" xferctl get -r "$BETA_ADDR:$SCR/$USER_/src/small" "$SCR/$USER_/got/" 2>&1) ||
+                        tb_fail "$kind $what: $out"
+        elif [[ $kind == get ]]; then
                 out=$(as "$USER_" xferctl get "$BETA_ADDR:$SCR/$USER_/src/big.dat" "$SCR/$USER_/got/" 2>&1) ||
                         tb_fail "$kind $what: $out"
         elif [[ $what == big ]]; then
@@ -94,6 +99,7 @@ run() {
         elif [[ $what == tree ]]; then
                 local got=$BETA_IN/small
                 [[ $kind == land ]] && got=$SCR/$USER_/small
+                [[ $kind == get ]] && got=$SCR/$USER_/got/small
                 diff -r "$WORK/small" "$got" >/dev/null || tb_fail "$kind: the tree arrived with other bytes"
                 [[ $kind == dropbox || -z $(find "$got" ! -user "$USER_") ]] || tb_fail "the landed tree is not the user's"
                 rm -rf "$got"
@@ -110,7 +116,7 @@ run() {
 for ((r = 1; r <= REPS; r++)); do
         for what in big small tree; do
                 kinds=(dropbox land)
-                [[ $what == big ]] && kinds+=(get)
+                [[ $what != small ]] && kinds+=(get)
                 for kind in "${kinds[@]}"; do
                         secs=$(run "$kind" "$what")
                         printf '%s\t%s\t%s\t%s\n' "$r" "$what" "$kind" "$secs" >>"$RES"
@@ -138,6 +144,7 @@ END {
                 bg[r] = t[r, "big", "get"]; gr[r] = bl[r] / bg[r]
                 sd[r] = t[r, "small", "dropbox"]; sl[r] = t[r, "small", "land"]; sr[r] = sd[r] / sl[r]
                 td[r] = t[r, "tree", "dropbox"]; tl[r] = t[r, "tree", "land"]; tr[r] = td[r] / tl[r]
+                tg[r] = t[r, "tree", "get"]; tgr[r] = tl[r] / tg[r]
         }
         printf "land-bench: %d MiB file and %d x 4 KiB files, %d round(s), drop box and landing interleaved\n", mb, n, R
         printf "land-bench: large file: drop box %.2f s (%.1f MB/s), landed %.2f s (%.1f MB/s)\n",
@@ -151,5 +158,7 @@ END {
         printf "land-bench: landed / drop box, large file rate: %.3f (target >= 0.95: %s)\n", rb, (rb >= 0.95 ? "met" : "NOT met")
         printf "land-bench: landed / drop box, small files/s:   %.3f (target >= 0.85: %s)\n", rs, (rs >= 0.85 ? "met" : "NOT met")
         printf "land-bench: landed / drop box, a tree, files/s: %.3f (target >= 0.85: %s)\n", rt, (rt >= 0.85 ? "met" : "NOT met")
+        printf "land-bench: the tree pulled (xferctl get -r): %.2f s (%.1f files/s)\n", median(tg, R), n / median(tg, R)
         printf "land-bench: pulled / pushed, both landed as the user, large file rate: %.3f\n", median(gr, R)
+        printf "land-bench: pulled / pushed, both landed as the user, a tree, files/s: %.3f\n", median(tgr, R)
 }' "$RES" | tee "$OUT/land-report.txt"
