@@ -88,11 +88,12 @@ const char sendcmd_help[] =
         "absolute, without \"..\", beneath a landing root of PEER's admin. It\n"
         "needs munged on both nodes, with one key: xferctl asks it for a\n"
         "credential that proves to PEER who you are. A file of the name there\n"
-        "is replaced only with --overwrite, where you may replace it. Not yet\n"
-        "with several sources and -r, --to, --as, --skip-existing, --sync,\n"
-        "--delete, -n, --parallel or several peers (xferctl(1), LANDING AS\n"
-        "YOURSELF). A source PEER_A:/PATH (one regular file) is read there as\n"
-        "you and sent by PEER_A straight to PEER_B:/PATH (see xferctl help get).\n"
+        "is replaced only with --overwrite, where you may replace it. With -r\n"
+        "and several sources, each lands in PATH as a job of its own. Not yet\n"
+        "with --to, --as, --skip-existing, --sync, --delete or -n (xferctl(1),\n"
+        "LANDING AS YOURSELF). A source PEER_A:/PATH (a regular file, or with\n"
+        "-r a directory) is read there as you and sent by PEER_A straight to\n"
+        "PEER_B:/PATH (see xferctl help get).\n"
         "\n"
         "  -r, --recursive\n"
         "                send DIR and everything beneath it (directories, regular files\n"
@@ -576,7 +577,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: -r publishes under --to DEST, not --as");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sc->recursive && argc - optind - 1 > 1 && !sc->to) {
+        if (sc->recursive && argc - optind - 1 > 1 && !sc->to && !(sc->submit.flags & CTL_SUBMIT_LAND)) {
                 xferctl_say("send: several sources with -r go into one directory on the receiver: "
                             "name it with --to DEST");
                 return XFERCTL_EXIT_USAGE;
@@ -1168,6 +1169,13 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
         /* PEER_A:/X PEER_B:/Y, as scp takes it: PEER_A sends X on (a pull). */
         if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0]))
                 return getcmd_copy(&sc);
+        if ((sc.submit.flags & CTL_SUBMIT_LAND) && sc.recursive && sc.npaths > 1) {
+                if (hl->n == 1)
+                        return sendland_each(&sc, sendcmd_one);
+                xferctl_say("send: -r with several sources to NODELIST:/PATH is not supported yet: send "
+                            "each to the nodes with its own xferctl send -r SRC NODELIST:/PATH");
+                return XFERCTL_EXIT_USAGE;
+        }
         if (hl->n == 1)
                 return sendcmd_one(&sc);
         /* A relay cannot judge on another node's behalf (wire.h, Dry runs). */

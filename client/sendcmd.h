@@ -155,6 +155,13 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles);
 /* The landing's MUNGE credential and token, made as the user for the peer
  * now in sc->submit.host, into sc->submit. -1, or an exit code (said). */
 int sendland_cred(struct sendcmd *sc);
+/*
+ * send -r SRC... PEER:/PATH with several sources: each lands in PATH as
+ * a job of its own (a directory as a tree, anything else as a file),
+ * one after the other, by @one. 0 every one landed, 23 some did (those
+ * that did not named), else the first one's failure.
+ */
+int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc));
 
 /* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
 int sendcmd_open_path(const char *path, int *out, uint64_t *size);

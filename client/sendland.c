@@ -10,7 +10,9 @@
 #include <assert.h>
 #include <sodium.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "esc.h"
 #include "landcred.h"
@@ -54,12 +56,54 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
                             f & CTL_SUBMIT_DRY_RUN ? "--dry-run" : "--itemize-changes");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sc->recursive && nfiles > 1) {
-                xferctl_say("send: -r with PEER:/PATH lands one directory at a time: send each with its "
-                            "own xferctl send -r DIR PEER:/PATH");
+        if (sc->recursive && nfiles > 1 && sc->json) {
+                xferctl_say("send: -r with several sources to PEER:/PATH lands each as a job of its own: "
+                            "--json describes one job (send each with its own xferctl send -r --json)");
                 return XFERCTL_EXIT_USAGE;
         }
         return -1;
+}
+
+int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc))
+{
+        unsigned int landed = 0, failed = 0;
+        int first = -1, rc;
+        _cleanup_(freep) char *missed = NULL;
+        size_t len = 0;
+
+        for (unsigned int i = 0; i < sc->npaths; i++) {
+                struct sendcmd each = *sc;
+                struct stat st;
+
+                each.paths = &sc->paths[i];
+                each.npaths = 1;
+                each.path = sc->paths[i];
+                /* A directory as a tree into PATH, anything else as a file
+                 * into it (a symlink named here is followed, as send FILE does). */
+                each.recursive = lstat(sc->paths[i], &st) == 0 && S_ISDIR(st.st_mode);
+                rc = one(&each);
+                if (rc == XFERCTL_EXIT_OK || rc == XFERCTL_EXIT_PARTIAL) {
+                        landed++;
+                        continue;
+                }
+                failed++;
+                if (first < 0)
+                        first = rc;
+                /* The local daemon gone: the others would meet it too. */
+                if (rc == XFERCTL_EXIT_UNREACHABLE)
+                        return rc;
+                _cleanup_(freep) char *shown = esc_term_dup(sc->paths[i]);
+                char *grown = shown ? realloc(missed, len + strlen(shown) + 3) : NULL;
+
+                if (grown) {
+                        len += (size_t)sprintf(grown + len, "%s%s", len ? ", " : "", shown);
+                        missed = grown;
+                }
+        }
+        if (failed == 0)
+                return XFERCTL_EXIT_OK;
+        xferctl_say("%u of %u sources did not land (above): %s", failed, landed + failed, missed ? missed : "?");
+        return landed > 0 ? XFERCTL_EXIT_PARTIAL : first;
 }
 
 int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)

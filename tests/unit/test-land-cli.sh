@@ -39,7 +39,8 @@ usage() {
         ok $? "${args:0:100} refused (exit $rc: ${err:0:300})"
 }
 
-usage '-r with PEER:/PATH lands one directory at a time' -r "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/x
+usage '--json describes one job' -r --json "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/x
+usage '-r with several sources to NODELIST:/PATH is not supported yet' -r "$tmp/dir" "$tmp/a" '10.0.0.[2-3]:/scratch/x'
 usage '-r from PEER:/PATH takes the tree as it is there' -r --exclude '*.o' 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
@@ -146,6 +147,7 @@ unshare -m --propagation private bash -c '
         send 8 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait 127.0.0.1:7471:/scratch/alice/a.bin \
                 "127.0.0.2:7472:/scratch//alice/in/"
         send 11 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r 127.0.0.1:/scratch/alice/run/ "$tmp/in"
+        send 13 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/alice/in
         send 12 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r 127.0.0.1:/scratch/alice/run \
                 127.0.0.2:/scratch/alice/copy
         kill "$fake_pid" "$munged"
@@ -220,5 +222,11 @@ back 11 0
 check 12 "SUBMIT flags=LAND,PULL,PULL_TREE host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=127.0.0.2:0:/scratch/alice/copy" \
         'send -r PEER_A:/DIR PEER_B:/PATH: a tree PEER_A sends on to PEER_B, nothing walked here'
 cred 12 0
+# -r with several sources: each its own job into PATH, a directory as a tree.
+rc=$(cat "$tmp/13.rc" 2>/dev/null)
+[[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR,TREE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice/in' "$tmp/13.log" &&
+        grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in' "$tmp/13.log" &&
+        [[ $(grep -c '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/13.log") == 2 ]]
+ok $? "send -r DIR FILE PEER:/PATH: a tree and a file, each its own job into PATH, each its own credential (exit $rc: $(head -c 300 "$tmp/13.err"); $(tr '\n' ' ' <"$tmp/13.log" 2>/dev/null))"
 
 tap_done

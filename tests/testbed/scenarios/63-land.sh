@@ -21,7 +21,9 @@
 #  2b. a tree (-r) of every mode alice can read (read-only files and
 #     directories, 0400, 0500), dotfiles, symlinks, hard links and mtimes: into PATH/ (a directory: PATH/DIR) and as a new PATH, each
 #     what rsync -aHS makes (tree-oracle), every entry alice's, nothing
-#     staged left, nothing in the drop box; into PATH/ again: "exists".
+#     staged left, nothing in the drop box; into PATH/ again: "exists";
+#     -r with a tree, a file and a missing source into PATH/: each its
+#     own job, the missing one named, exit 23.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
 #     fails saying to send the tree again (a landing's tree is not
 #     resumed), nothing published, nothing staged left, beta's rdmaxferd
@@ -208,6 +210,15 @@ tree_oracle "$tree" "$SCR/$ALICE/copy2"
 send "$ALICE" -r "$tree" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC != 0)) && grep -q "$SCR/$ALICE/proj: exists" <<<"$OUT" || tb_fail "the tree again: exit $RC: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
+# Several sources (scp -r A B host:/dir/): each its own job into PATH; one
+# that is not there is named, the others land, and the exit is 23.
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/multi"
+send "$ALICE" -r "$tree" "$WORK/x1" "$WORK/no-such" "$BETA_ADDR:$SCR/$ALICE/multi/"
+((RC == 23)) && grep -q "1 of 3 sources did not land (above): $WORK/no-such" <<<"$OUT" ||
+        tb_fail "-r with three sources, one missing: exit $RC: $OUT"
+tree_oracle "$tree" "$SCR/$ALICE/multi/proj"
+same_file "$WORK/x1" "$SCR/$ALICE/multi/x1"
+tb_log "$(tail -n 1 <<<"$OUT")"
 tb_log "as rsync -aHS makes it, all hers, into PATH/ and as PATH; PATH/proj again refused, naming it"
 
 tb_log "2c. the lander killed mid-tree: nothing published, nothing left staged; sent again, whole"
@@ -242,7 +253,7 @@ send "$ALICE" -r "$big" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "the tree sent again, with a new lander: exit $RC: $OUT"
 tree_oracle "$big" "$SCR/$ALICE/many"
 tb_log "failed, saying why; nothing published or left staged; beta's daemon the same; sent again, whole"
-rm -rf "$SCR/$ALICE/proj" "$SCR/$ALICE/copy2" "$SCR/$ALICE/many"
+rm -rf "$SCR/$ALICE/proj" "$SCR/$ALICE/copy2" "$SCR/$ALICE/many" "$SCR/$ALICE/multi"
 
 tb_log "3. refusals of a path: a name there already, a directory that is not"
 since=$(date '+%F %T')
