@@ -1,10 +1,10 @@
 /*
- * xferctl send FILE... PEER:/PATH (and send -r DIR PEER:/PATH): the files
- * land on PEER as the user who sends them, at PATH (issue 33), rather than
- * in PEER's drop box. Here:
- * the argument read, what this first version cannot do refused before
- * anything is counted or sent, and the MUNGE credential that proves to
- * the peer's lander who asks. The send itself is sendcmd's, unchanged.
+ * xferctl send FILE... PEER:/PATH (and send -r SRC... PEER:/PATH): the
+ * files land on PEER as the user who sends them, at PATH (issue 33),
+ * rather than in PEER's drop box. Here: the argument read, what this
+ * first version cannot do refused before anything is counted or sent,
+ * the MUNGE credential that proves to the peer's lander who asks, and
+ * several sources with -r, one job each. The send itself is sendcmd's.
  */
 
 #include <assert.h>
