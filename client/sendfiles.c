@@ -293,15 +293,6 @@ static bool sendcmd_link_wanted(const struct sendcmd *sc, const struct walk_entr
         return !why;
 }
 
-/* An entry's mtime for the receiver (a symlink's is lstat's, walk.h);
- * before 1970, or past 2554: 0, not kept. */
-static uint64_t sendcmd_mtime_ns(const struct stat *st)
-{
-        if (st->st_mtim.tv_sec <= 0 || (uint64_t)st->st_mtim.tv_sec >= UINT64_MAX / 1000000000u)
-                return 0;
-        return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
-}
-
 static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
 {
         struct sendcmd_walk *k = userdata;
@@ -325,7 +316,7 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
         /* DEST is the directory: its mode and mtime go with the SUBMIT. */
         if (e->depth == 0 && !k->sc->multi) {
                 k->sc->submit.mode = (uint32_t)(e->st.st_mode & 07777);
-                k->sc->submit.mtime_ns = sendcmd_mtime_ns(&e->st);
+                k->sc->submit.mtime_ns = walk_mtime_ns(&e->st);
         }
         if (e->kind == WALK_SYMLINK && e->depth > 0 && !sendcmd_link_wanted(k->sc, e, true)) {
                 /* --links none asked for it; any other leaves out what the tree has. */
@@ -550,7 +541,7 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
         /* The receiver keeps the mode (less setuid and setgid) and the mtime
          * (a directory's once everything in it is made). */
         m.file.mode = (uint32_t)(e->st.st_mode & 07777);
-        m.file.mtime_ns = sendcmd_mtime_ns(&e->st);
+        m.file.mtime_ns = walk_mtime_ns(&e->st);
         r = sendcmd_hard_link(k, e, m.file.name, &first);
         if (r < 0)
                 return r;

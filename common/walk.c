@@ -195,6 +195,13 @@ out:
         return r;
 }
 
+uint64_t walk_mtime_ns(const struct stat *st)
+{
+        if (st->st_mtim.tv_sec <= 0 || (uint64_t)st->st_mtim.tv_sec >= UINT64_MAX / 1000000000u)
+                return 0;
+        return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+}
+
 int walk_tree(int dirfd, const char *name, const struct walk_ops *ops, void *userdata)
 {
         struct walk *w = calloc(1, sizeof(*w));

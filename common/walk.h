@@ -20,6 +20,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "filter.h"
@@ -78,3 +79,7 @@ int walk_tree(int dirfd, const char *name, const struct walk_ops *ops, void *use
 
 /* "a directory", "a FIFO", ... for a skip message; never NULL. */
 const char *walk_type_str(mode_t mode);
+
+/* An entry's mtime for the receiver, ns since the epoch (a symlink's is
+ * lstat's); before 1970, or past 2554: 0, not kept. */
+uint64_t walk_mtime_ns(const struct stat *st);

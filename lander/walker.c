@@ -54,13 +54,6 @@ static int walker_error(struct walker *w, int err, const char *path, const char 
         return -ECANCELED;
 }
 
-static uint64_t walker_mtime_ns(const struct stat *st)
-{
-        if (st->st_mtim.tv_sec <= 0 || (uint64_t)st->st_mtim.tv_sec >= UINT64_MAX / 1000000000u)
-                return 0;
-        return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
-}
-
 static int walker_entry(void *userdata, struct walk_entry *e)
 {
         struct walker *w = userdata;
@@ -111,12 +104,12 @@ static int walker_entry(void *userdata, struct walk_entry *e)
                 we->kind = LANDMSG_WALK_SYMLINK;
                 snprintf(we->target, sizeof(we->target), "%s", e->target);
                 we->size = strlen(e->target);
-                we->mtime_ns = walker_mtime_ns(&e->st);
+                we->mtime_ns = walk_mtime_ns(&e->st);
         } else {
                 we->kind = e->kind == WALK_DIR ? LANDMSG_WALK_DIR : LANDMSG_WALK_FILE;
                 we->mode = (uint32_t)(e->st.st_mode & 07777);
                 we->size = e->kind == WALK_FILE ? (uint64_t)e->st.st_size : 0;
-                we->mtime_ns = walker_mtime_ns(&e->st);
+                we->mtime_ns = walk_mtime_ns(&e->st);
                 fd = e->kind == WALK_FILE ? e->fd : -1;
         }
         r = landmsg_send(w->sock, &w->m, fd);

@@ -664,6 +664,25 @@ static int entlist_seeds(const char *dir)
         return rc;
 }
 
+/* A SESSION of @direction, @flags, for the 198.18.0.2 (and fd00::, with
+ * @two) of @token's bytes. */
+static void landmsg_seed_session(struct landmsg_session *s, uint8_t direction, uint8_t flags, bool two,
+                                 uint8_t token)
+{
+        s->direction = direction;
+        s->flags = flags;
+        s->naddrs = two ? 2 : 1;
+        memset(s->token, token, sizeof(s->token));
+        s->addrs[0][10] = s->addrs[0][11] = 0xff;
+        s->addrs[0][12] = 198;
+        s->addrs[0][13] = 18;
+        s->addrs[0][15] = 2;
+        if (two)
+                s->addrs[1][0] = 0xfd;
+        strcpy(s->cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
+        strcpy(s->dest, "/scratch/alice/run1");
+}
+
 static int landmsg_seeds(const char *dir)
 {
         static uint8_t buf[LANDMSG_MSG_MAX];
@@ -676,16 +695,7 @@ static int landmsg_seeds(const char *dir)
         memset(&m, 0, sizeof(m));
         m.type = LANDMSG_SESSION;
         m.id = 1;
-        m.session.direction = LANDMSG_PUSH;
-        m.session.naddrs = 2;
-        memset(m.session.token, 0x11, sizeof(m.session.token));
-        m.session.addrs[0][10] = m.session.addrs[0][11] = 0xff;
-        m.session.addrs[0][12] = 198;
-        m.session.addrs[0][13] = 18;
-        m.session.addrs[0][15] = 2;
-        m.session.addrs[1][0] = 0xfd;
-        strcpy(m.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
-        strcpy(m.session.dest, "/scratch/alice/run1");
+        landmsg_seed_session(&m.session, LANDMSG_PUSH, 0, true, 0x11);
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = LANDMSG_SESSION_OK;
@@ -808,16 +818,7 @@ static int landmsg_seeds(const char *dir)
          * WALK, and what the walker says: its count, an entry of each kind. */
         memset(&m, 0, sizeof(m));
         m.type = LANDMSG_SESSION;
-        m.session.direction = LANDMSG_PULL;
-        m.session.flags = LANDMSG_SESSION_TREE;
-        m.session.naddrs = 1;
-        memset(m.session.token, 0x22, sizeof(m.session.token));
-        m.session.addrs[0][10] = m.session.addrs[0][11] = 0xff;
-        m.session.addrs[0][12] = 198;
-        m.session.addrs[0][13] = 18;
-        m.session.addrs[0][15] = 2;
-        strcpy(m.session.cred, "MUNGE:AwQFAAD3cfWmJvx+ckSAVt4RPs7y:");
-        strcpy(m.session.dest, "/scratch/alice/run1");
+        landmsg_seed_session(&m.session, LANDMSG_PULL, LANDMSG_SESSION_TREE, false, 0x22);
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         memset(&m, 0, sizeof(m));
         m.type = LANDMSG_WALK;

@@ -200,17 +200,25 @@ back 6 0
 check 7 "SUBMIT flags=LAND,LAND_REPLACE,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/new.bin" \
         'get --overwrite PEER:/PATH ../NAME: DEST absolute, its directory real; back to where the daemon listens'
 back 7 0
+# checkall N NCRED WHAT LINE...: N exited 0 having submitted every LINE,
+# with NCRED credentials, each of uid 0 binding its job.
+checkall() {
+        local i=$1 ncred=$2 what=$3 rc all=0 line
+        shift 3
+        rc=$(cat "$tmp/$i.rc" 2>/dev/null)
+        for line; do grep -qxF "$line" "$tmp/$i.log" || all=1; done
+        [[ $rc == 0 && $all == 0 ]] &&
+                [[ $(grep -c '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/$i.log") == "$ncred" ]]
+        ok $? "$what (exit $rc: $(head -c 300 "$tmp/$i.err"); $(tr '\n' ' ' <"$tmp/$i.log" 2>/dev/null))"
+}
 # Several peers: each its own job, straight to it, with a credential for it alone.
-rc=$(cat "$tmp/9.rc" 2>/dev/null)
-[[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/9.log" &&
-        grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.2 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/9.log" &&
-        [[ $(grep -c '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/9.log") == 2 ]]
-ok $? "a NODELIST:/PATH --parallel: one job a peer, each credential bound to its peer (exit $rc: $(head -c 300 "$tmp/9.err"); $(tr '\n' ' ' <"$tmp/9.log" 2>/dev/null))"
+checkall 9 2 "a NODELIST:/PATH --parallel: one job a peer, each credential bound to its peer" \
+        'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' \
+        'SUBMIT flags=LAND,LAND_DIR host=127.0.0.2 port=7471 name=a files=0 path=/scratch/alice/in'
 # One file to a NODELIST: a relay chain, one credential naming every node.
-rc=$(cat "$tmp/10.rc" 2>/dev/null)
-[[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' "$tmp/10.log" &&
-        grep -qxF 'ROUTE 127.0.0.2:7471' "$tmp/10.log" && grep -q '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/10.log"
-ok $? "a NODELIST:/PATH of one file: a chain, its credential naming both nodes (exit $rc: $(head -c 300 "$tmp/10.err"); $(tr '\n' ' ' <"$tmp/10.log" 2>/dev/null))"
+checkall 10 1 "a NODELIST:/PATH of one file: a chain, its credential naming both nodes" \
+        'SUBMIT flags=LAND,LAND_DIR host=127.0.0.1 port=7471 name=a files=0 path=/scratch/alice/in' \
+        'ROUTE 127.0.0.2:7471'
 check 8 "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=7471 name=a.bin files=0 path=/scratch/alice/a.bin back=127.0.0.2:7472:/scratch/alice/in" \
         'send PEER_A:/PATH PEER_B:/PATH/: PEER_A asked to send it on to PEER_B, its port and PATH normalised'
 cred 8 0
@@ -223,10 +231,8 @@ check 12 "SUBMIT flags=LAND,PULL,PULL_TREE host=127.0.0.1 port=0 name=run files=
         'send -r PEER_A:/DIR PEER_B:/PATH: a tree PEER_A sends on to PEER_B, nothing walked here'
 cred 12 0
 # -r with several sources: each its own job into PATH, a directory as a tree.
-rc=$(cat "$tmp/13.rc" 2>/dev/null)
-[[ $rc == 0 ]] && grep -qxF 'SUBMIT flags=LAND,LAND_DIR,TREE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice/in' "$tmp/13.log" &&
-        grep -qxF 'SUBMIT flags=LAND,LAND_DIR host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in' "$tmp/13.log" &&
-        [[ $(grep -c '^CRED uid=0 ttl=[0-9]* restriction=0 binding=ok$' "$tmp/13.log") == 2 ]]
-ok $? "send -r DIR FILE PEER:/PATH: a tree and a file, each its own job into PATH, each its own credential (exit $rc: $(head -c 300 "$tmp/13.err"); $(tr '\n' ' ' <"$tmp/13.log" 2>/dev/null))"
+checkall 13 2 "send -r DIR FILE PEER:/PATH: a tree and a file, each its own job into PATH, each its own credential" \
+        'SUBMIT flags=LAND,LAND_DIR,TREE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice/in' \
+        'SUBMIT flags=LAND,LAND_DIR host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in'
 
 tap_done

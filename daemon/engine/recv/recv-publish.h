@@ -158,6 +158,10 @@ const char *recv_tree_link_refused(const char *rel, const char *target, size_t l
  * any target for a tree that lands as its user, among the user's own
  * files, where the user could make any symlink themselves. */
 int recv_tree_symlinks(const struct recv_xfer *x);
+/* A link's data as the send side takes it (engine_send_file.link): a
+ * memfd holding @target (a symlink's target, a hard link's file's name).
+ * The fd, or -errno. A relay's and a pulled tree's. */
+int recv_link_fd(const char *target);
 /* A tree's hard link @name ("DEST/a/h") to the tree's file @target
  * (@len bytes, no NUL), held to @names (cfg names): NULL, or why it is
  * refused; @trel gets the file's name in the staging directory (DEST's

@@ -31,9 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "landc.h"
@@ -438,17 +436,9 @@ static int recv_pull_tree_next(void *owner, uint32_t index, struct engine_send_f
                                         .hard = en->kind == LANDMSG_WALK_HARDLINK,
                                         .mode = en->mode, .mtime_ns = en->mtime_ns };
         en->fd = -1;
-        if (f->link) {
-                /* Its target (a hard link's: its file's name) as its data. */
-                size_t len = strlen(en->target);
-
-                f->fd = memfd_create("rdmaxfer-link", MFD_CLOEXEC);
-                if (f->fd < 0 || write(f->fd, en->target, len) != (ssize_t)len) {
-                        safe_close(f->fd);
-                        recv_pull_entry_clear(en);
-                        return -EIO;
-                }
-        }
+        /* A link's target (a hard link's: its file's name) is its data. */
+        if (f->link)
+                f->fd = recv_link_fd(en->target);
         recv_pull_entry_clear(en);
         p->first = (p->first + 1) % RECV_PULL_AHEAD;
         p->n--;
@@ -457,7 +447,7 @@ static int recv_pull_tree_next(void *owner, uint32_t index, struct engine_send_f
                 p->walk_paused = false;
                 event_add(p->walk_ev, NULL);
         }
-        return 0;
+        return f->fd < 0 && f->link ? f->fd : 0;
 }
 
 /* The directory is open (@fd): its walker, as the user. */

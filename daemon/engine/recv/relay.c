@@ -20,6 +20,7 @@
 #include "log.h"
 #include "pack.h"
 #include "recv-int.h"
+#include "recv-publish.h"
 #include "relay.h"
 #include "send.h"
 
@@ -681,8 +682,7 @@ static int relay_open_start(struct relay *r, uint32_t index)
         return 0;
 }
 
-/* A symlink's target as the engine takes it: a file that holds it. */
-static int relay_link_fd(const char *target)
+int recv_link_fd(const char *target)
 {
         size_t len = strlen(target);
         int fd = memfd_create("rdmaxfer-link", MFD_CLOEXEC);
@@ -734,7 +734,7 @@ static int relay_tree_next(void *owner, uint32_t index, struct engine_send_file 
         if (en->dir)
                 return 0;
         if (en->target) {
-                fd = relay_link_fd(en->target);
+                fd = recv_link_fd(en->target);
                 if (fd < 0)
                         return fd;
                 f->fd = fd;
