@@ -42,6 +42,7 @@ struct landcred_req {
         const char *dest;               /* absolute, normal form */
         bool replace;
         bool tree;                      /* a PULL's: DEST may be a directory, read whole (get -r) */
+        bool sync;                      /* a PUSH's: what is in DEST may be looked at (--sync) */
         const uint8_t *token;           /* LANDMSG_TOKEN_SIZE bytes, or NULL: a fresh one */
 };
 

@@ -25,6 +25,13 @@ static_assert(sizeof(((struct landcred *)0)->cred) == sizeof(((struct ctl_submit
               sizeof(((struct landcred *)0)->token) == sizeof(((struct ctl_submit *)0)->land_token),
               "a credential fits a SUBMIT");
 
+/* Whether what has a file's name at PATH is replaced: --overwrite, or
+ * --sync (a file that differs; --skip-existing keeps what is there). */
+static bool sendland_replaces(const struct sendcmd *sc)
+{
+        return sc->overwrite || (sc->submit.flags & (CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST));
+}
+
 /* What a landing cannot go with yet: the option, and what to do instead. -1 or XFERCTL_EXIT_USAGE. */
 static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
 {
@@ -44,10 +51,11 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
                             "(PEER:/DIR/NAME)");
                 return XFERCTL_EXIT_USAGE;
         }
-        if (sync) {
-                xferctl_say("send: %s with PEER:/PATH is not supported yet: a landing compares nothing "
-                            "with what is there (to sync, send to PEER's drop box: PEER without :/PATH)",
-                            sync);
+        /* Files are held to what is there; a tree not yet. */
+        if (sync && (sc->recursive || (f & CTL_SUBMIT_DELETE) || sc->delete_excluded)) {
+                xferctl_say("send: %s with -r to PEER:/PATH is not supported yet: a tree that lands as you "
+                            "is compared with nothing there (files are; to sync a tree, send it to PEER's "
+                            "drop box: PEER without :/PATH)", sync);
                 return XFERCTL_EXIT_USAGE;
         }
         if ((f & CTL_SUBMIT_DRY_RUN) || sc->itemize) {
@@ -142,7 +150,9 @@ int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)
                 xferctl_say("out of memory");
                 return XFERCTL_EXIT_FAILED;
         }
-        sc->submit.flags |= CTL_SUBMIT_LAND | (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0);
+        /* Keeping files up to date replaces the ones that differ: that is
+         * what the user asked (the credential says so too). */
+        sc->submit.flags |= CTL_SUBMIT_LAND | (sendland_replaces(sc) ? CTL_SUBMIT_LAND_REPLACE : 0);
         /* Several files go into PATH whatever it is; one file (or one
          * tree) is PATH itself, unless the peer finds a directory there
          * (its call, not ours), and then goes into it. */
@@ -159,7 +169,8 @@ int sendland_cred(struct sendcmd *sc)
                 .direction = LANDMSG_PUSH,
                 .addrs = addrs,
                 .dest = sc->submit.land_path,
-                .replace = sc->overwrite,
+                .replace = sendland_replaces(sc),
+                .sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK,
         };
         struct landcred lc;
         char err[512];

@@ -56,7 +56,8 @@ static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t 
 {
         return (s->direction == LANDMSG_PUSH || s->direction == LANDMSG_PULL) &&
                (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0 &&
-               (!(s->flags & LANDMSG_SESSION_TREE) || s->direction == LANDMSG_PULL) && s->naddrs >= 1 &&
+               (!(s->flags & LANDMSG_SESSION_TREE) || s->direction == LANDMSG_PULL) &&
+               (!(s->flags & LANDMSG_SESSION_SYNC) || s->direction == LANDMSG_PUSH) && s->naddrs >= 1 &&
                s->naddrs <= LANDMSG_ADDRS_MAX && cred_len <= LANDMSG_CRED_MAX && cred_ok(s->cred, cred_len) &&
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
 }
@@ -74,6 +75,7 @@ bool landmsg_is_op(uint16_t type)
         case LANDMSG_PUBLISH:
         case LANDMSG_DISCARD:
         case LANDMSG_WALK:
+        case LANDMSG_LOOK:
                 return true;
         default:
                 return false;
@@ -103,7 +105,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
             target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
                 return false;
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
-        if (parent && (stage || into || path_len != 0 || (type != LANDMSG_TMPFILE && type != LANDMSG_LINK)))
+        if (parent && (stage || into || path_len != 0 ||
+                       (type != LANDMSG_TMPFILE && type != LANDMSG_LINK && type != LANDMSG_LOOK)))
                 return false;
         /* Into DEST: a tree's, in its staging directory, or its end. */
         if (into && !stage && type != LANDMSG_PUBLISH && type != LANDMSG_DISCARD)
@@ -138,6 +141,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_END:
         case LANDMSG_WALK:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
+        case LANDMSG_LOOK:
+                return (op->flags & ~LANDMSG_OP_PARENT) == 0 && named && path_len == 0 && target_len == 0;
         default:
                 return false;
         }

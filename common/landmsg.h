@@ -31,6 +31,8 @@
  *   BATCH {session, count, ops} + one fd     FDS {count} + one fd a TMPFILE | ERROR
  *         a LINK, in order
  *   WALK {session}                           FD + the walker's socket | ERROR
+ *   LOOK {session, [PARENT], leaf}           FD + a regular file there, O_RDONLY |
+ *                                            OK (nothing has the name) | ERROR
  *
  *   on a walker's socket, walker -> daemon:  WALK_HEAD {entries, bytes},
  *                                            WALK_ENTRY {kind, mode, size, mtime,
@@ -89,6 +91,15 @@
  * counting, before anything is sent; a tree that changed between the two
  * walks is found by the second. The walker blocks while the daemon does
  * not read, and exits when it closes its end.
+ *
+ * Files kept up to date (version 4; xferctl send --sync FILE PEER:/PATH):
+ * LOOK, in a landing session whose credential carries
+ * LANDMSG_SESSION_SYNC, says what has @leaf's name in DEST (or with
+ * LANDMSG_OP_PARENT, DEST's own name in its parent), as the user: a
+ * regular file, opened read-only (FD: the daemon compares its size, and
+ * its bytes' digest, with what is offered); nothing (OK); or ERROR:
+ * EEXIST for another type, EACCES where the user may not read it (its
+ * where: that file), or why DEST could not be walked.
  */
 
 #include <stdbool.h>
@@ -138,6 +149,7 @@ enum landmsg_type {
         LANDMSG_WALK = 18,              /* version 4 */
         LANDMSG_WALK_HEAD = 19,
         LANDMSG_WALK_ENTRY = 20,
+        LANDMSG_LOOK = 21,
         _LANDMSG_TYPE_MAX,
 };
 
@@ -154,7 +166,10 @@ enum {
         /* xferctl get -r (a PULL's only): DEST may be a directory, read
          * whole (OPEN_READ, WALK). */
         LANDMSG_SESSION_TREE = 1 << 1,
-        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_TREE,
+        /* xferctl send --sync, --skip-existing (a PUSH's only): what has a
+         * file's name in DEST may be looked at, read-only (LOOK). */
+        LANDMSG_SESSION_SYNC = 1 << 2,
+        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_TREE | LANDMSG_SESSION_SYNC,
 };
 
 struct landmsg_session {

@@ -545,7 +545,8 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
- *   25: a tree pulled (WIRE_LAND_TREE: Pulls, above);
+ *   25: a tree pulled (WIRE_LAND_TREE: Pulls, above); files that land as
+ *     their user may sync (WIRE_OFFER_LAND);
  *   24: index packs (PACK_F_INDEX, NEED: Index packs, above);
  *   23: a user's file resumes (a landing's offer with its source token);
  *   22: rails (WIRE_OFFER_RAILS, the ACCEPT's rails: Rails, above);
@@ -834,9 +835,11 @@ struct wire_offer {
  * tree, never a pack's). */
 #define WIRE_OFFER_LONG_NAME    0x2000u
 /* The session lands as a user (version 19, "Landing as the user"
- * above): the session's first offer, of a regular file, no tree, pack,
- * route, relay, sync or dry run; LAND parts came before it, and its MAC
- * covers their whole (land_hash). Not resumable: source is zero. */
+ * above): the session's first offer, of a regular file or a tree's DEST,
+ * no pack or dry run; LAND parts came before it, and its MAC covers
+ * their whole (land_hash). Files (no tree, route or relay) may sync
+ * (version 25): the receiver's lander looks at what is there as the
+ * user. */
 #define WIRE_OFFER_LAND         0x4000u
 /* The sender stripes over several rails (version 22, Rails above): the
  * transfer's later lanes may come from other addresses than lane 0's, and

@@ -410,6 +410,39 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
         return r < 0 ? r : fsync_dir(pfd);
 }
 
+/* LOOK: what has @leaf's name in @dirfd (@dir), as the user the caller became. */
+static void look_as_user(int dirfd, const char *leaf, const char *dir, struct landmsg *reply, int *reply_fd)
+{
+        char where[LANDFS_PATH_MAX + LANDMSG_LEAF_MAX + 2];
+        struct stat st;
+        int fd;
+
+        snprintf(where, sizeof(where), "%s/%s", dir, leaf);
+        if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno != ENOENT)
+                        lander_error_reply(reply, errno, 0, where, "%s", strerror(errno));
+                return;         /* OK: nothing has the name */
+        }
+        if (!S_ISREG(st.st_mode)) {
+                lander_error_reply(reply, EEXIST, 0, where, "exists as %s", S_ISDIR(st.st_mode) ? "a directory" :
+                                   S_ISLNK(st.st_mode) ? "a symlink" : "something other than a file");
+                return;
+        }
+        /* O_NONBLOCK: had it become a FIFO since, the open must not hang. */
+        fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                int err = fd < 0 ? errno : EEXIST;
+
+                safe_close(fd);
+                lander_error_reply(reply, err, 0, where, "%s", err == EEXIST ? "exists as something other than a "
+                                   "file" : strerror(err));
+                return;
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        reply->type = LANDMSG_FD;
+        *reply_fd = fd;
+}
+
 static void lander_op(struct lander *l, struct lander_session *ss, const struct landmsg *req, int fd,
                       struct landmsg *reply, int *reply_fd)
 {
@@ -428,9 +461,16 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 path_error(ss, reply, r);
                 return;
         }
-        if ((req->type == LANDMSG_OPEN_READ || req->type == LANDMSG_WALK) != (ss->direction == LANDMSG_PULL)) {
+        if ((req->type == LANDMSG_OPEN_READ || req->type == LANDMSG_WALK) != (ss->direction == LANDMSG_PULL) ||
+            (req->type == LANDMSG_LOOK && ss->direction != LANDMSG_PUSH)) {
                 lander_error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
+                return;
+        }
+        /* Looking at what is there (read-only) too: xferctl send --sync. */
+        if (req->type == LANDMSG_LOOK && !(ss->flags & LANDMSG_SESSION_SYNC)) {
+                lander_error_reply(reply, EPERM, 0, path, "looking at what is there was not asked for "
+                            "(xferctl send --sync)");
                 return;
         }
         /* Replacing is the user's to allow, in the credential (xferctl send --overwrite). */
@@ -442,7 +482,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 return;
         }
         /* In DEST's parent, only DEST's own name: the credential names no sibling. */
-        if (req->type == LANDMSG_LINK && (req->op.flags & LANDMSG_OP_PARENT) && strcmp(req->op.leaf, ss->leaf) != 0) {
+        if ((req->type == LANDMSG_LINK || req->type == LANDMSG_LOOK) && (req->op.flags & LANDMSG_OP_PARENT) &&
+            strcmp(req->op.leaf, ss->leaf) != 0) {
                 lander_error_reply(reply, EPERM, 0, path, "%s is not %s: the credential names %s only", req->op.leaf,
                             ss->leaf, ss->dest);
                 return;
@@ -502,6 +543,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
                         symlink_as_user(dfd, &req->op, path, reply);
+                break;
+        case LANDMSG_LOOK:
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
+                if (dfd >= 0)
+                        look_as_user(dfd, req->op.leaf, path, reply, reply_fd);
                 break;
         case LANDMSG_HARDLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);

@@ -201,10 +201,11 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                          "--skip-existing, --sync, --delete or --dry-run");
                 return -EINVAL;
         }
-        if (s->land && ((s->route_hops > 0 && (s->tree || s->files > 1)) || s->sync != JOB_SYNC_NONE ||
-                        s->delete || s->dry_run)) {
-                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go without --skip-existing, "
-                         "--sync, --delete or --dry-run, and down a chain only one regular file");
+        if (s->land && ((s->route_hops > 0 && (s->tree || s->files > 1)) ||
+                        (s->sync != JOB_SYNC_NONE && (s->tree || s->route_hops > 0)) || s->delete || s->dry_run)) {
+                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go without --delete or "
+                         "--dry-run, a tree without --skip-existing or --sync, and down a chain only one "
+                         "regular file");
                 return -EINVAL;
         }
         if (s->route_hops > JOB_ROUTE_HOPS_MAX) {

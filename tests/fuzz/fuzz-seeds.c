@@ -842,6 +842,13 @@ static int landmsg_seeds(const char *dir)
         m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_HARDLINK, .path = "again",
                                                     .target = ".git/HEAD" };
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* A synced file's look at what is there, in DEST's parent. */
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_LOOK;
+        m.op.session = 1;
+        m.op.flags = LANDMSG_OP_PARENT;
+        strcpy(m.op.leaf, "run1");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

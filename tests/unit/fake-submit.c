@@ -89,15 +89,19 @@ static void serve(int fd, const char *log)
                         const struct ctl_submit *s = &m.submit;
 
                         const uint16_t known = CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE |
-                                               CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL_TREE;
+                                               CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL_TREE |
+                                               CTL_SUBMIT_SYNC_MASK;
                         bool pull = s->flags & CTL_SUBMIT_PULL;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
+                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
                                 s->flags & CTL_SUBMIT_LAND_REPLACE ? ",LAND_REPLACE" : "",
                                 s->flags & CTL_SUBMIT_TREE ? ",TREE" : "", pull ? ",PULL" : "",
                                 s->flags & CTL_SUBMIT_PULL_TREE ? ",PULL_TREE" : "",
+                                s->flags & CTL_SUBMIT_SKIP_EXISTING ? ",SKIP_EXISTING" : "",
+                                s->flags & CTL_SUBMIT_SYNC_SIZE ? ",SYNC_SIZE" : "",
+                                s->flags & CTL_SUBMIT_SYNC_DIGEST ? ",SYNC_DIGEST" : "",
                                 s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
                                 (unsigned int)s->files, s->land_path);
                         if (pull)
@@ -121,6 +125,7 @@ static void serve(int fd, const char *log)
                                 note_cred(f, "CRED", s->land_cred, s->land_token,
                                           pull ? LANDMSG_PULL : LANDMSG_PUSH, s->land_path, addrs, n,
                                           (!pull && (s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
+                                          (!pull && (s->flags & CTL_SUBMIT_SYNC_MASK) ? LANDMSG_SESSION_SYNC : 0) |
                                           ((s->flags & CTL_SUBMIT_PULL_TREE) ? LANDMSG_SESSION_TREE : 0));
                         if (pull) {
                                 const char *back[] = { s->back_host };

@@ -45,9 +45,10 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --exclude '*.o' 10.0
 usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
-for opt in --skip-existing --sync=size --sync=digest --delete; do
-        usage "${opt%=*} with PEER:/PATH is not supported yet" "$opt" "$tmp/a" 10.0.0.2:/scratch/x
+for opt in --skip-existing --sync=size --sync=digest; do
+        usage "${opt%=*} with -r to PEER:/PATH is not supported yet" -r "$opt" "$tmp/dir" 10.0.0.2:/scratch/x
 done
+usage "--sync with -r to PEER:/PATH is not supported yet" -r --sync=size --delete "$tmp/dir" 10.0.0.2:/scratch/x
 usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
 usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
 
@@ -148,6 +149,8 @@ unshare -m --propagation private bash -c '
                 "127.0.0.2:7472:/scratch//alice/in/"
         send 11 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r 127.0.0.1:/scratch/alice/run/ "$tmp/in"
         send 13 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/alice/in
+        send 14 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait --sync=digest "$tmp/a" 10.0.0.2:/scratch/alice/in/
+        send 15 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait --skip-existing "$tmp/a" 10.0.0.2:/scratch/alice/in/
         send 12 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r 127.0.0.1:/scratch/alice/run \
                 127.0.0.2:/scratch/alice/copy
         kill "$fake_pid" "$munged"
@@ -234,5 +237,13 @@ cred 12 0
 checkall 13 2 "send -r DIR FILE PEER:/PATH: a tree and a file, each its own job into PATH, each its own credential" \
         'SUBMIT flags=LAND,LAND_DIR,TREE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice/in' \
         'SUBMIT flags=LAND,LAND_DIR host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in'
+# --sync: files that differ are replaced, which the credential allows;
+# --skip-existing replaces nothing.
+check 14 'SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,SYNC_DIGEST host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in' \
+        'send --sync=digest FILE PEER:/PATH/: kept up to date, replacing what differs'
+cred 14 0
+check 15 'SUBMIT flags=LAND,LAND_DIR,SKIP_EXISTING host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in' \
+        'send --skip-existing FILE PEER:/PATH/: kept what is there, replacing nothing'
+cred 15 0
 
 tap_done

@@ -311,6 +311,7 @@ static void test_pull(struct lander *l)
            memcmp(buf, "v2\n", 3) == 0, "OPEN_READ: the file (replaced: v2), read through the descriptor");
         safe_close(fd);
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, NULL, -1, &fd), -EPERM, "TMPFILE in a reading session: refused");
+        is_int(op(l, 1, LANDMSG_LOOK, s, "", 0, "x", -1, &fd), -EPERM, "LOOK in a reading session: refused");
         lander_conn_closed(l, 1);
 
         /* The daemon user's 0600 file: not nobody's to read. */
@@ -895,6 +896,37 @@ static void test_file_dest(struct lander *l)
         strcpy(req.op.leaf, "a.dat");
         is_int(ask(l, 1, fd, NULL), -EPERM, "LINK over a.dat with REPLACE, not in the credential: EPERM");
         safe_close(fd);
+        /* Sync: what has a name there, as nobody sees it; only where
+         * the credential says --sync. */
+        is_int(op(l, 1, LANDMSG_LOOK, s, "", 0, "a.dat", -1, &fd), -EPERM,
+               "LOOK without --sync in the credential: EPERM");
+        is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+        push_flags = LANDMSG_SESSION_SYNC;
+        s = push_session(l, "scratch/nobody/inbox");
+        push_flags = 0;
+        ok(s != 0, "a session whose credential says --sync");
+        r = op(l, 1, LANDMSG_LOOK, s, "", 0, "a.dat", -1, &fd);
+        ok(r == 0 && reply.type == LANDMSG_FD && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+           (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY, "LOOK a.dat: the file, read-only");
+        safe_close(fd);
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "none.dat", -1, &fd) == 0 && reply.type == LANDMSG_OK && fd < 0,
+           "LOOK none.dat: OK, nothing has the name");
+        mk("scratch/nobody/inbox/sub", 0755, nobody_uid, nobody_gid);
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "sub", -1, &fd) == -EEXIST && strstr(reply.error.text, "a directory"),
+           "LOOK sub: EEXIST, %s", reply.error.text);
+        if (chmod(at("scratch/nobody/inbox/a.dat"), 0) < 0)
+                abort();
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "a.dat", -1, &fd) == -EACCES &&
+           strcmp(reply.error.where, at("scratch/nobody/inbox/a.dat")) == 0,
+           "LOOK of a file nobody may not read: EACCES, where is the file (%s)", reply.error.where);
+        if (chmod(at("scratch/nobody/inbox/a.dat"), 0444) < 0)
+                abort();
+        req.type = LANDMSG_LOOK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_PARENT;
+        strcpy(req.op.leaf, "nobody");
+        is_int(ask(l, 1, -1, &fd), -EPERM, "LOOK in DEST's parent at another name than DEST's: EPERM");
         is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
 
         s = push_session(l, "scratch/nobody/inbox/b.dat");

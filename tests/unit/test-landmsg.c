@@ -252,8 +252,13 @@ static void test_walk(void)
         session_fill(&m->session);
         m->session.flags = LANDMSG_SESSION_TREE;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SESSION_TREE on a PUSH: not encoded");
+        m->session.flags = LANDMSG_SESSION_SYNC;
+        ok(round_trip(m), "SESSION_SYNC on a PUSH");
+        m->session.flags = LANDMSG_SESSION_TREE;
         m->session.direction = LANDMSG_PULL;
         ok(round_trip(m), "SESSION_TREE on a PULL");
+        m->session.flags = LANDMSG_SESSION_SYNC;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SESSION_SYNC on a PULL: not encoded");
         free(m);
 
         m = msg_new(LANDMSG_WALK);
@@ -261,6 +266,19 @@ static void test_walk(void)
         ok(round_trip(m), "WALK");
         strcpy(m->op.path, "a");
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "WALK of a path beneath DEST: not encoded");
+        free(m);
+
+        m = msg_new(LANDMSG_LOOK);
+        m->op.session = 5;
+        strcpy(m->op.leaf, "a.dat");
+        ok(round_trip(m), "LOOK");
+        m->op.flags = LANDMSG_OP_PARENT;
+        ok(round_trip(m), "LOOK in DEST's parent");
+        memset(m->op.leaf, 0, sizeof(m->op.leaf));
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK without a name: not encoded");
+        strcpy(m->op.leaf, "a.dat");
+        strcpy(m->op.path, "sub");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK in DEST's parent with a path: not encoded");
         free(m);
 
         m = msg_new(LANDMSG_WALK_HEAD);

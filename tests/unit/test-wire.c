@@ -2731,8 +2731,16 @@ static void test_landing(void)
         is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a directory outside a tree: not a landing's");
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_TREE | WIRE_OFFER_PACK;
         is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a pack as the first offer: not a landing's");
-        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_SYNC;
-        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "not with sync");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST;
+        n = wire_encode(buf, sizeof(buf), &o);
+        ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_DIGEST),
+           "files that land as the user, synced by their digest, round-trip (version 25)");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_SYNC | WIRE_OFFER_ROUTE;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a landing synced: not down a chain");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC;
+        o.offer.job_files = 3;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "nor a landing's tree");
+        o.offer.job_files = 1;
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_ROUTE;
         n = wire_encode(buf, sizeof(buf), &o);
         ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_ROUTE),

@@ -7,6 +7,8 @@
  * MUNGE credential the user's xferctl made: this side only carries it.
  *
  *   first offer:  SESSION {the landing}           -> the uid and user it proved
+ *   sync:         LOOK {its name}                 -> what is there, read-only: kept
+ *                 (its size, its digest) or sent again
  *   each file:    TMPFILE {PATH, or PATH's parent} -> a nameless file of theirs,
  *                 written here as any (recv_file_opened: space, reserve, ACCEPT)
  *   verified:     fsync (here) -> LINK {its name, its mode and digest
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "digest.h"
 #include "landc.h"
@@ -256,11 +259,18 @@ static bool recv_land_early_take(struct recv_xfer *x)
         return true;
 }
 
+static void recv_land_look(struct recv_xfer *x);
+
 /* Cur's nameless file, in PATH or (land_parent) as PATH. */
 static void recv_land_tmpfile(struct recv_xfer *x)
 {
         struct landmsg req;
 
+        /* Sync: what is there first. */
+        if (x->sync && !x->sync_probed) {
+                recv_land_look(x);
+                return;
+        }
         if (recv_land_early_take(x))
                 return;
         recv_land_tmpfile_req(x, x->cur->offer.name, &req);
@@ -304,7 +314,9 @@ static void recv_land_ahead(struct recv_xfer *x)
 {
         struct landmsg req;
 
-        if (x->tree || x->land_parent || x->early.state != RECV_EARLY_NONE || x->next_on || x->cur->offer.name[0] ||
+        /* Not while syncing: the next file may be kept. */
+        if (x->tree || x->sync || x->land_parent || x->early.state != RECV_EARLY_NONE || x->next_on ||
+            x->cur->offer.name[0] ||
             x->next_file >= x->job_files || !x->env->landc)
                 return;
         x->early = (struct recv_early){ .state = RECV_EARLY_BUSY, .fd = -1, .file = x->next_file, .ahead = true };
@@ -324,7 +336,7 @@ void recv_land_early(struct recv_xfer *x)
 
         /* Into PATH, a directory, once the session is open; what its
          * offer's checks would refuse is not made (recv-offer.c). */
-        if (x->tree || !x->land_session || x->land_parent || x->early.state != RECV_EARLY_NONE ||
+        if (x->tree || x->sync || !x->land_session || x->land_parent || x->early.state != RECV_EARLY_NONE ||
             o->file != x->next_file ||
             o->size > x->job_bytes - x->offered ||
             (x->env->cfg.max_file_size && o->size > x->env->cfg.max_file_size) ||
@@ -373,6 +385,89 @@ static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
         recv_land_refused(x, "making the file", reply);
 }
 
+/* What has cur's name, as the lander sees it for the user (LOOK): the
+ * sync's verdict on it, as the drop box's (recv-sync.c) on what it has. */
+static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct wire_offer *o = &x->cur->offer;
+        const struct landmsg_error *er = &reply->error;
+        char text[2 * WIRE_PATH_MAX + 512];   /* recv_fail cuts it to WIRE_TEXT_MAX */
+        struct stat st;
+
+        if (!recv_land_opening(x)) {
+                safe_close(fd);
+                return;
+        }
+        /* Nothing there: the file is made as ever. */
+        if (reply->type == LANDMSG_OK) {
+                recv_land_tmpfile(x);
+                return;
+        }
+        if (reply->type == LANDMSG_FD && fd >= 0) {
+                bool same_size = fstat(fd, &st) == 0 && (uint64_t)st.st_size == o->size;
+
+                x->sync_had = true;
+                if ((x->sync & WIRE_OFFER_SKIP_EXISTING) ||
+                    (same_size && (!(x->sync & WIRE_OFFER_DIGEST) || o->size == 0))) {
+                        safe_close(fd);
+                        recv_sync_skip(x);
+                } else if (!same_size) {
+                        safe_close(fd);
+                        recv_land_tmpfile(x);
+                } else {
+                        /* Its bytes' digest says (its xattr is the user's
+                         * to read, not this daemon's). */
+                        x->sync_fd = fd;
+                        recv_sync_hash(x);
+                }
+                return;
+        }
+        safe_close(fd);
+        /* PATH is no directory (not there, or a file): one file is PATH itself. */
+        if (reply->type == LANDMSG_ERROR && !x->land_parent && !(x->landing->flags & WIRE_LAND_DIR) &&
+            x->job_files == 1 && (er->err == ENOENT || er->err == ENOTDIR) &&
+            strcmp(er->where, x->landing->path) == 0) {
+                x->land_parent = true;
+                recv_land_look(x);
+                return;
+        }
+        /* A file there that the user may not read: it differs, as far as
+         * anyone can tell, and is replaced (--skip-existing: kept). */
+        if (x->land_parent)
+                snprintf(text, sizeof(text), "%s", x->landing->path);
+        else
+                snprintf(text, sizeof(text), "%s/%s", x->landing->path, o->name);
+        if (reply->type == LANDMSG_ERROR && er->err == EACCES && strcmp(er->where, text) == 0) {
+                if (x->sync & WIRE_OFFER_SKIP_EXISTING)
+                        recv_sync_skip(x);
+                else
+                        recv_land_tmpfile(x);
+                return;
+        }
+        if (reply->type == LANDMSG_ERROR && er->err == EEXIST) {
+                snprintf(text, sizeof(text), "%s: %s", er->where, er->text);
+                recv_fail(x, WIRE_E_EXISTS, text);
+                return;
+        }
+        recv_land_refused(x, "looking at what is there", reply);
+}
+
+static void recv_land_look(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_LOOK };
+
+        x->sync_probed = true;
+        x->sync_had = false;
+        /* What differs is replaced: the user asked for it (--sync). */
+        x->overwrite = x->landing->flags & WIRE_LAND_REPLACE;
+        req.op.session = x->land_session;
+        req.op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
+                 x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
+        recv_land_ask(x, &req, -1, recv_land_on_look, "looking at what is there as its user");
+}
+
 static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
@@ -410,7 +505,8 @@ void recv_land_open(struct recv_xfer *x)
         }
         req.session.direction = l->direction == WIRE_LAND_PULL ? LANDMSG_PULL : LANDMSG_PUSH;
         req.session.flags = ((l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
-                            ((l->flags & WIRE_LAND_TREE) ? LANDMSG_SESSION_TREE : 0);
+                            ((l->flags & WIRE_LAND_TREE) ? LANDMSG_SESSION_TREE : 0) |
+                            (x->sync && l->direction == WIRE_LAND_PUSH ? LANDMSG_SESSION_SYNC : 0);
         req.session.naddrs = l->naddrs;
         memcpy(req.session.token, l->token, sizeof(req.session.token));
         memcpy(req.session.addrs, l->addrs, (size_t)l->naddrs * sizeof(l->addrs[0]));

@@ -194,6 +194,12 @@ bool recv_sync_wanted(const struct recv_xfer *x);
  * SKIP and the RESULT), or a refusal. */
 void recv_sync_probe_start(struct recv_xfer *x);
 void recv_sync_free(struct recv_xfer *x);
+/* A landing's (recv-land.c), once the lander showed what is there: the
+ * offered file is kept (ACCEPT SKIP, its RESULT); or x->sync_fd, the
+ * copy there, of the offer's size, is read for its digest (through
+ * io_uring), then kept or sent again. */
+void recv_sync_skip(struct recv_xfer *x);
+void recv_sync_hash(struct recv_xfer *x);
 /* On a worker, a tree merged into an existing DEST: the symlink @name
  * ("DEST/a/l") whose target (@len bytes) has arrived, against what the
  * old DEST has under that name. 1: the very same symlink is there (kept;

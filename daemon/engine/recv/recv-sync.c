@@ -47,7 +47,8 @@ bool recv_sync_wanted(const struct recv_xfer *x)
 
         /* DEST itself is looked at when the tree begins; a pack's entries
          * when it is unpacked. */
-        if (!x->sync || x->sync_probed || (o->flags & WIRE_OFFER_PACK))
+        /* A landing's, the lander looks (recv-land.c). */
+        if (!x->sync || x->sync_probed || (o->flags & WIRE_OFFER_PACK) || x->landing)
                 return false;
         return x->tree ? x->merge && o->file > 0 : true;
 }
@@ -194,7 +195,7 @@ void recv_answer_skip(struct recv_xfer *x)
 }
 
 /* The entry is kept: ACCEPT SKIP, then its RESULT as for a published one. */
-static void recv_sync_skip(struct recv_xfer *x)
+void recv_sync_skip(struct recv_xfer *x)
 {
         x->files_skipped++;
         if (x->dry)
@@ -271,7 +272,6 @@ static void recv_sync_hashed(struct rehash *h, int r)
 static void recv_on_sync_probed(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        int r;
 
         if (!xfer_io_done(&x->base) || x->base.state != XFER_OFFER) {
                 safe_close(x->sync_fd);
@@ -282,6 +282,13 @@ static void recv_on_sync_probed(struct io_req *req, int64_t res)
                 recv_sync_verdict(x, res);
                 return;
         }
+        recv_sync_hash(x);
+}
+
+void recv_sync_hash(struct recv_xfer *x)
+{
+        int r;
+
         /* Off the loop too: through io_uring, a piece at a time. */
         digest_deinit(&x->sync_d);
         rehash_deinit(&x->sync_rh);

@@ -1055,9 +1055,11 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         if (req->relay_source && ((!relay && !req->tree) || req->tree_token || req->sync != ENGINE_SYNC_NONE))
                 return -EINVAL;
         /* A landing is of regular files, or one tree, to one peer; one
-         * regular file may go down a chain, resuming nothing (wire.h). */
+         * regular file may go down a chain, resuming nothing; files to one
+         * peer may sync (wire.h). */
         if (req->land && (((relay || req->route_hops) && (req->tree || req->files > 1)) ||
-                          req->sync != ENGINE_SYNC_NONE || req->dry_run || req->relay_source || req->tree_token))
+                          (req->sync != ENGINE_SYNC_NONE && (req->tree || relay || req->route_hops)) ||
+                          req->dry_run || req->relay_source || req->tree_token))
                 return -EINVAL;
         /* A pull asks for the peer's file: one, of nothing here (wire.h, Pulls). */
         if (pull && (req->tree || req->files > 1 || req->size != 0 || req->fd >= 0))
