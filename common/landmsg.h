@@ -92,7 +92,7 @@
  * walks is found by the second. The walker blocks while the daemon does
  * not read, and exits when it closes its end.
  *
- * Files kept up to date (version 4; xferctl send --sync FILE PEER:/PATH):
+ * Files kept up to date (version 4; xferctl send --sync=size|digest FILE PEER:/PATH):
  * LOOK, in a landing session whose credential carries
  * LANDMSG_SESSION_SYNC, says what has @leaf's name in DEST (or with
  * LANDMSG_OP_PARENT, DEST's own name in its parent), as the user: a

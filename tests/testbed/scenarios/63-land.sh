@@ -30,7 +30,7 @@
 #     the same process; sent again (a new lander), it lands whole.
 #  3. the same name again: refused before any data ("exists"), no retry,
 #     the old file untouched; with --overwrite, replaced; kept up to date
-#     (--sync, --sync=digest, --skip-existing): the very file kept, one
+#     (--sync=size, --sync=digest, --skip-existing): the very file kept, one
 #     that differs replaced, files into a directory kept the second time;
 #     into a directory that is not there: refused, naming it.
 #  4. bob into alice's 0700 directory: "Permission denied", naming it,
@@ -272,10 +272,10 @@ same_file "$WORK/ro.txt" "$SCR/$ALICE/a.dat"
 [[ $(stat -c '%U %a' "$SCR/$ALICE/a.dat") == "$ALICE 444" ]] || tb_fail "a.dat replaced is not her 0444 file"
 tb_log "with --overwrite, her a.dat replaced by the new one"
 # Kept up to date: the same file is kept (no new inode), one that differs
-# in its bytes only (--sync=digest) or its size (--sync) is replaced; with
+# in its bytes only (--sync=digest) or its size (--sync=size) is replaced; with
 # --skip-existing what is there stays; a new name lands as ever.
 ino=$(stat -c %i "$SCR/$ALICE/a.dat")
-for how in --sync --sync=digest --skip-existing; do
+for how in --sync=size --sync=digest --skip-existing; do
         send "$ALICE" "$how" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
         ((RC == 0)) && [[ $OUT == *skipped* ]] && [[ $(stat -c %i "$SCR/$ALICE/a.dat") == "$ino" ]] ||
                 tb_fail "$how of the very file: exit $RC, inode $(stat -c %i "$SCR/$ALICE/a.dat") (was $ino): $OUT"
@@ -290,16 +290,16 @@ send "$ALICE" --sync=size "$WORK/ro2.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
 send "$ALICE" --sync=digest "$WORK/ro2.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
 ((RC == 0)) && [[ $OUT != *skipped* ]] || tb_fail "--sync=digest of a.dat with other bytes: exit $RC: $OUT"
 same_file "$WORK/ro2.txt" "$SCR/$ALICE/a.dat"
-send "$ALICE" --sync "$WORK/x1" "$BETA_ADDR:$SCR/$ALICE/a.dat"
-((RC == 0)) && same_file "$WORK/x1" "$SCR/$ALICE/a.dat" || tb_fail "--sync of a.dat of another size: exit $RC: $OUT"
-send "$ALICE" --sync "$WORK/x1" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/synced/"
-((RC != 0)) && grep -q "$SCR/$ALICE/synced" <<<"$OUT" || tb_fail "--sync into a directory not there: exit $RC: $OUT"
+send "$ALICE" --sync=size "$WORK/x1" "$BETA_ADDR:$SCR/$ALICE/a.dat"
+((RC == 0)) && same_file "$WORK/x1" "$SCR/$ALICE/a.dat" || tb_fail "--sync=size of a.dat of another size: exit $RC: $OUT"
+send "$ALICE" --sync=size "$WORK/x1" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/synced/"
+((RC != 0)) && grep -q "$SCR/$ALICE/synced" <<<"$OUT" || tb_fail "--sync=size into a directory not there: exit $RC: $OUT"
 as "$ALICE" mkdir "$SCR/$ALICE/synced"
-send "$ALICE" --sync "$WORK/x1" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/synced/"
-((RC == 0)) && same_file "$WORK/x3" "$SCR/$ALICE/synced/x3" || tb_fail "--sync of two new files: exit $RC: $OUT"
-send "$ALICE" --sync "$WORK/x1" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/synced/"
-((RC == 0)) && [[ $OUT == *"2 skipped"* ]] || tb_fail "--sync of the two again: exit $RC: $OUT"
-tb_log "--sync, --sync=digest, --skip-existing: kept what is the same, replaced what differs, as alice"
+send "$ALICE" --sync=size "$WORK/x1" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/synced/"
+((RC == 0)) && same_file "$WORK/x3" "$SCR/$ALICE/synced/x3" || tb_fail "--sync=size of two new files: exit $RC: $OUT"
+send "$ALICE" --sync=size "$WORK/x1" "$WORK/x3" "$BETA_ADDR:$SCR/$ALICE/synced/"
+((RC == 0)) && [[ $OUT == *"2 skipped"* ]] || tb_fail "--sync=size of the two again: exit $RC: $OUT"
+tb_log "--sync=size, --sync=digest, --skip-existing: kept what is the same, replaced what differs, as alice"
 send "$ALICE" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/none/deeper/x"
 ((RC != 0)) && grep -q "$SCR/$ALICE/none" <<<"$OUT" || tb_fail "a missing directory: exit $RC, not named: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
