@@ -351,10 +351,24 @@ void recv_land_early(struct recv_xfer *x)
         xfer_io_start(&x->base, "making the file as its user");
 }
 
+/* The lander's refusal @reply says PATH is no directory (not there, or a
+ * file), where one file may be PATH itself: x->land_parent now, and
+ * true (ask again, in PATH's parent). */
+static bool recv_land_path_is_file(struct recv_xfer *x, const struct landmsg *reply)
+{
+        const struct landmsg_error *er = &reply->error;
+
+        if (reply->type != LANDMSG_ERROR || x->land_parent || (x->landing->flags & WIRE_LAND_DIR) ||
+            x->job_files != 1 || (er->err != ENOENT && er->err != ENOTDIR) ||
+            strcmp(er->where, x->landing->path) != 0)
+                return false;
+        x->land_parent = true;
+        return true;
+}
+
 static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
-        const struct landmsg_error *er = &reply->error;
 
         if (!recv_land_opening(x)) {
                 safe_close(fd);
@@ -374,11 +388,7 @@ static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
                 return;
         }
         safe_close(fd);
-        /* PATH is no directory (not there, or a file): one file is PATH itself. */
-        if (reply->type == LANDMSG_ERROR && !x->land_parent && !(x->landing->flags & WIRE_LAND_DIR) &&
-            x->job_files == 1 && (er->err == ENOENT || er->err == ENOTDIR) &&
-            strcmp(er->where, x->landing->path) == 0) {
-                x->land_parent = true;
+        if (recv_land_path_is_file(x, reply)) {
                 recv_land_tmpfile(x);
                 return;
         }
@@ -424,11 +434,7 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
                 return;
         }
         safe_close(fd);
-        /* PATH is no directory (not there, or a file): one file is PATH itself. */
-        if (reply->type == LANDMSG_ERROR && !x->land_parent && !(x->landing->flags & WIRE_LAND_DIR) &&
-            x->job_files == 1 && (er->err == ENOENT || er->err == ENOTDIR) &&
-            strcmp(er->where, x->landing->path) == 0) {
-                x->land_parent = true;
+        if (recv_land_path_is_file(x, reply)) {
                 recv_land_look(x);
                 return;
         }
