@@ -36,10 +36,7 @@ static bool sendland_replaces(const struct sendcmd *sc)
 static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
 {
         const uint16_t f = sc->submit.flags;
-        const char *sync = f & CTL_SUBMIT_SKIP_EXISTING ? "--skip-existing" :
-                           f & CTL_SUBMIT_SYNC_MASK ? "--sync" :
-                           f & CTL_SUBMIT_DELETE ? "--delete" :
-                           sc->delete_excluded ? "--delete-excluded" : NULL;
+        const char *del = f & CTL_SUBMIT_DELETE ? "--delete" : sc->delete_excluded ? "--delete-excluded" : NULL;
 
         if (sc->to) {
                 xferctl_say("send: --to names a tree in PEER's drop box, PEER:/PATH where files land "
@@ -51,11 +48,12 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
                             "(PEER:/DIR/NAME)");
                 return XFERCTL_EXIT_USAGE;
         }
-        /* Files are held to what is there; a tree not yet. */
-        if (sync && (sc->recursive || (f & CTL_SUBMIT_DELETE) || sc->delete_excluded)) {
-                xferctl_say("send: %s with -r to PEER:/PATH is not supported yet: a tree that lands as you "
-                            "is compared with nothing there (files are; to sync a tree, send it to PEER's "
-                            "drop box: PEER without :/PATH)", sync);
+        /* A tree kept up to date is merged into the one there; nothing
+         * of that one is deleted yet. */
+        if (del) {
+                xferctl_say("send: %s with PEER:/PATH is not supported yet: a tree that lands as you is "
+                            "merged into the one there, which keeps what the source lacks (to mirror a "
+                            "tree, send it to PEER's drop box: PEER without :/PATH)", del);
                 return XFERCTL_EXIT_USAGE;
         }
         if ((f & CTL_SUBMIT_DRY_RUN) || sc->itemize) {

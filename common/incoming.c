@@ -432,7 +432,7 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                 return -errno;
         while (r == 0 && (de = readdir(d))) {
                 struct stat os, ns;
-                bool have_new;
+                bool have_new, unlocked;
                 int o, n;
 
                 if (incoming_dot(de->d_name))
@@ -461,20 +461,32 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                         r = -errno;
                         break;
                 }
-                o = incoming_open_dir_at(oldfd, de->d_name);
-                if (o == -ENOENT || o == -ENOTDIR || o == -ELOOP)
-                        continue;       /* replaced meanwhile: the move step sees it */
-                if (o < 0) {
-                        r = o;
+                /* A sent directory whose mode is set already (a landing's:
+                 * rdmaxfer-lander merges last) and lacks u+rwx: given them
+                 * to be filled, its mode back after. */
+                unlocked = have_new && (ns.st_mode & 0700) != 0700;
+                if (unlocked && fchmodat(newfd, de->d_name, (ns.st_mode & 07777) | 0700, 0) < 0) {
+                        r = -errno;
                         break;
                 }
-                n = incoming_open_dir_at(newfd, de->d_name);
-                if (n < 0) {
-                        close(o);
-                        r = n;
+                o = incoming_open_dir_at(oldfd, de->d_name);
+                n = o >= 0 ? incoming_open_dir_at(newfd, de->d_name) : -EBADF;
+                if (o < 0 || n < 0) {
+                        if (unlocked)
+                                (void)fchmodat(newfd, de->d_name, ns.st_mode & 07777, 0);
+                        safe_close(o);
+                        /* Replaced meanwhile: the move step sees it. */
+                        if (o == -ENOENT || o == -ENOTDIR || o == -ELOOP)
+                                continue;
+                        r = o < 0 ? o : n;
                         break;
                 }
                 r = incoming_merge_link_at(o, n, depth + 1);
+                /* A sent directory as it was: its mtime (what was linked
+                 * in changed it), its mode. */
+                if (have_new && (futimens(n, (struct timespec[2]){ ns.st_atim, ns.st_mtim }) < 0 ||
+                                 (unlocked && fchmod(n, ns.st_mode & 07777) < 0)) && r == 0)
+                        r = -errno;
                 if (r == 0 && !have_new &&
                     (fchmod(n, os.st_mode & 07777) < 0 || futimens(n, (struct timespec[2]){ os.st_atim,
                                                                                            os.st_mtim }) < 0))
@@ -719,6 +731,12 @@ int incoming_keep_link(int oldfd, const char *leaf, int newfd, const char *newle
 
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted)
 {
+        return incoming_merge_publish_of(dirfd, stagefd, leaf, path, deleted, geteuid());
+}
+
+int incoming_merge_publish_of(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted,
+                              uid_t owner)
+{
         const char *last;
         int pfd, oldfd, newfd, r = 0;
 
@@ -746,7 +764,7 @@ int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char 
         safe_close(newfd);
         if (fsync(pfd) < 0)
                 r = -errno;
-        (void)incoming_remove_tree(stagefd, leaf);
+        (void)incoming_remove_tree_of(stagefd, leaf, owner);
 out_close_parent:
         if (pfd != dirfd)
                 close(pfd);

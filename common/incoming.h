@@ -188,6 +188,10 @@ int incoming_dry_gone(int dirfd, const char *path, const struct incoming_gone_op
 #define INCOMING_MERGE_DEPTH    128     /* levels of a DEST merged into (a sync); deeper: -ELOOP */
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted);
+/* ... the old tree's rest removed as incoming_remove_tree_of(@owner) does
+ * (rdmaxfer-lander: the user's, as the user). */
+int incoming_merge_publish_of(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted,
+                              uid_t owner);
 /*
  * Deleting: the entry @leaf beneath @oldfd (a directory of the old DEST),
  * kept by a sync, hard-linked as @newleaf beneath @newfd (its directory

@@ -134,7 +134,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_OPEN_READ:
                 return op->flags == 0 && leaf_len == 0 && target_len == 0;
         case LANDMSG_PUBLISH:
-                return !stage && (rest & ~LANDMSG_PUBLISH_REPLACE) == 0 && path_len == 0 &&
+                return !stage && (rest & ~(LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE)) == 0 &&
+                       path_len == 0 &&
                        (into ? named : leaf_len == 0) && target_len == 0;
         case LANDMSG_DISCARD:
                 return (op->flags & ~LANDMSG_OP_INTO) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
@@ -142,7 +143,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_WALK:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_LOOK:
-                return (op->flags & ~LANDMSG_OP_PARENT) == 0 && named && path_len == 0 && target_len == 0;
+                /* With a path, beneath DEST (a tree's entry, version 5). */
+                return (op->flags & ~LANDMSG_OP_PARENT) == 0 && named && target_len == 0;
         default:
                 return false;
         }

@@ -31,7 +31,7 @@
  *   BATCH {session, count, ops} + one fd     FDS {count} + one fd a TMPFILE | ERROR
  *         a LINK, in order
  *   WALK {session}                           FD + the walker's socket | ERROR
- *   LOOK {session, [PARENT], leaf}           FD + a regular file there, O_RDONLY |
+ *   LOOK {session, [PARENT], [path], leaf}   FD + a regular file there, O_RDONLY |
  *                                            OK (nothing has the name) | ERROR
  *
  *   on a walker's socket, walker -> daemon:  WALK_HEAD {entries, bytes},
@@ -100,6 +100,20 @@
  * its bytes' digest, with what is offered); nothing (OK); or ERROR:
  * EEXIST for another type, EACCES where the user may not read it (its
  * where: that file), or why DEST could not be walked.
+ *
+ * A tree kept up to date (version 5; xferctl send -r --sync DIR PEER:/PATH):
+ * LOOK with a @path looks beneath DEST, at @path/@leaf, walking @path
+ * without following anything (as beneath a staging directory): where a
+ * directory of it is not there, or is no directory, nothing has the name
+ * (OK). The tree is staged as any, less the files LOOK showed the same,
+ * and PUBLISH with LANDMSG_PUBLISH_MERGE merges it into the tree that has
+ * its name, a directory: every entry of the old tree the staged one lacks
+ * is hard-linked into it as the user (a directory made and filled the
+ * same way), the two exchanged in one step, what appeared in the old tree
+ * meanwhile moved over, and the old tree's rest removed. Nothing the
+ * staged tree lacks is lost; a name both have holds the sent entry. An
+ * old entry the user may not link (another's file, with
+ * protected_hardlinks) fails the PUBLISH, the old tree as it was.
  */
 
 #include <stdbool.h>
@@ -107,7 +121,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         4
+#define LANDMSG_VERSION         5
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -202,6 +216,9 @@ struct landmsg_session_ok {
 #define LANDMSG_OP_INTO         (1u << 10)
 /* PUBLISH's: an existing DEST is replaced (else EEXIST). */
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
+/* PUBLISH's, in a session that may LOOK (version 5): an existing DEST,
+ * a directory, is merged into (neither EEXIST nor replaced). */
+#define LANDMSG_PUBLISH_MERGE   (1u << 1)
 
 /* LINK's flags. */
 enum {

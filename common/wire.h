@@ -573,7 +573,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            25
+#define WIRE_VERSION            26
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -837,9 +837,10 @@ struct wire_offer {
 /* The session lands as a user (version 19, "Landing as the user"
  * above): the session's first offer, of a regular file or a tree's DEST,
  * no pack or dry run; LAND parts came before it, and its MAC covers
- * their whole (land_hash). Files (no tree, route or relay) may sync
+ * their whole (land_hash). Files (no route or relay) may sync
  * (version 25): the receiver's lander looks at what is there as the
- * user. */
+ * user; a tree too (version 26), without deleting: merged into the one
+ * there. */
 #define WIRE_OFFER_LAND         0x4000u
 /* The sender stripes over several rails (version 22, Rails above): the
  * transfer's later lanes may come from other addresses than lane 0's, and

@@ -39,6 +39,9 @@ struct lander_session {
          * walked from here, not from a landing root again. -1: none. */
         int stage_fd;
         bool stage_into;                /* made in DEST (LANDMSG_OP_INTO) */
+        /* The name it is to be published under (MKDIR's leaf), in DEST
+         * with stage_into, else DEST's; "" where none was given. */
+        char stage_leaf[LANDMSG_LEAF_MAX + 1];
         dev_t stage_dev;
         ino_t stage_ino;
 };

@@ -234,7 +234,15 @@ static int make_stage(struct lander *l, struct lander_session *ss, const struct 
                 lander_error_reply(reply, -r, 0, path, "removing what an earlier attempt left: %s", strerror(-r));
                 return -1;
         }
-        if (op->leaf[0] && !(ss->flags & LANDMSG_SESSION_REPLACE) &&
+        /* Kept up to date (SYNC), a tree is merged into a directory
+         * there (PUBLISH_MERGE), and into nothing else. */
+        if (op->leaf[0] && (ss->flags & LANDMSG_SESSION_SYNC) &&
+            fstatat(pfd, op->leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+                lander_error_reply(reply, EEXIST, 0, published_name(ss, into, op->leaf, target),
+                            "exists and is no directory: a tree is not merged into it");
+                return -1;
+        }
+        if (op->leaf[0] && !(ss->flags & (LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_SYNC)) &&
             fstatat(pfd, op->leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 lander_error_reply(reply, EEXIST, 0, published_name(ss, into, op->leaf, target),
                             "exists (and replacing it was not asked for)");
@@ -244,7 +252,10 @@ static int make_stage(struct lander *l, struct lander_session *ss, const struct 
                 lander_error_reply(reply, errno, 0, path, "%s", strerror(errno));
                 return -1;
         }
-        return stage_hold(ss, pfd, into, path, reply) < 0 ? -1 : 0;
+        if (stage_hold(ss, pfd, into, path, reply) < 0)
+                return -1;
+        snprintf(ss->stage_leaf, sizeof(ss->stage_leaf), "%s", op->leaf);
+        return 0;
 }
 
 /* fsync the directory @dirfd (O_PATH: its own descriptor is opened for it). */
@@ -346,6 +357,40 @@ static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, u
         return fsync_dir(dirfd);
 }
 
+/*
+ * A hard link's target @tdir/@tleaf as the tree there has it, the tree
+ * this one is to be merged into (DEST, or DEST/stage_leaf), linked as
+ * @leaf in @dfd: walked as LOOK walks, nothing followed; only a regular
+ * file. 0 or -errno (-ENOENT: not there either).
+ */
+static int hardlink_kept(struct lander *l, struct lander_session *ss, const char *tdir, const char *tleaf, int dfd,
+                         const char *leaf)
+{
+        char rel[LANDFS_PATH_MAX];
+        struct landmsg err = { .type = LANDMSG_OK };
+        _cleanup_(closep) int base = -1, tfd = -1;
+        struct stat st;
+        int n;
+
+        if (ss->stage_into && !ss->stage_leaf[0])
+                return -ENOENT;
+        n = snprintf(rel, sizeof(rel), "%s%s%s", ss->stage_into ? ss->stage_leaf : "",
+                     ss->stage_into && tdir[0] ? "/" : "", tdir);
+        if (n < 0 || n >= (int)sizeof(rel))
+                return -ENAMETOOLONG;
+        base = open_dir(l, ss, ss->dest, false, 0, &err);
+        if (base < 0)
+                return -ENOENT;
+        tfd = rel[0] ? incoming_open_beneath(base, rel, false) : fcntl(base, F_DUPFD_CLOEXEC, 3);
+        if (tfd < 0)
+                return tfd == -ENOTDIR || tfd == -ELOOP ? -ENOENT : tfd;
+        if (fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -ENOENT;
+        return linkat(tfd, tleaf, dfd, leaf, 0) < 0 ? -errno : 0;
+}
+
 /* HARDLINK: @req's target (beneath the same base) named @req->op.leaf
  * in @dfd (@path), without following it. */
 static void hardlink_as_user(struct lander *l, struct lander_session *ss, const struct landmsg *req, int dfd,
@@ -368,8 +413,44 @@ static void hardlink_as_user(struct lander *l, struct lander_session *ss, const 
         *slash = '/';
         if (sfd < 0)
                 return;
-        if (linkat(sfd, slash + 1, dfd, req->op.leaf, 0) < 0)
-                lander_error_reply(reply, errno, 0, path, "%s (to %s): %s", req->op.leaf, req->op.target, strerror(errno));
+        if (linkat(sfd, slash + 1, dfd, req->op.leaf, 0) == 0)
+                return;
+        r = -errno;
+        /* Kept up to date, the target may be one the tree there kept (LOOK
+         * showed it the same, and it was not sent): linked from there. */
+        if (r == -ENOENT && (req->op.flags & LANDMSG_OP_STAGE) && (ss->flags & LANDMSG_SESSION_SYNC))
+                r = hardlink_kept(l, ss, tdir, slash + 1, dfd, req->op.leaf);
+        if (r < 0)
+                lander_error_reply(reply, -r, 0, path, "%s (to %s): %s", req->op.leaf, req->op.target, strerror(-r));
+}
+
+/*
+ * PUBLISH with LANDMSG_PUBLISH_MERGE: the staged tree merged into @leaf
+ * beneath @pfd, when it is a directory (not followed: a symlink there is
+ * no tree to merge into), its file system synced first (the links are
+ * metadata, the data the daemon wrote is not synced yet). -ENOENT when
+ * nothing has the name: published as any tree.
+ */
+static int publish_merge(const struct lander_session *ss, int pfd, const char *leaf)
+{
+        _cleanup_(closep) int d = -1;
+        struct stat st;
+        int r;
+
+        if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        /* @pfd is O_PATH: what syncs and fsyncs it needs it opened. */
+        d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0)
+                return -errno;
+        r = incoming_merge_link(d, leaf, d, ss->stage_name);
+        if (r < 0)
+                return r;
+        if (syncfs(d) < 0)
+                return -errno;
+        return incoming_merge_publish_of(d, d, ss->stage_name, leaf, NULL, ss->who.uid);
 }
 
 /*
@@ -398,6 +479,14 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
         safe_close(d);
         if (r < 0)
                 return r;
+        /* Kept up to date (LANDMSG_PUBLISH_MERGE): merged into what has
+         * the name, a directory (incoming.h: the old tree's entries the
+         * staged one lacks linked in, then the two exchanged). */
+        if (flags & LANDMSG_PUBLISH_MERGE) {
+                r = publish_merge(ss, pfd, leaf);
+                if (r != -ENOENT)
+                        return r;
+        }
         if (renameat2(pfd, ss->stage_name, pfd, leaf, RENAME_NOREPLACE) < 0) {
                 r = -errno;
                 if (r == -EEXIST && (flags & LANDMSG_PUBLISH_REPLACE)) {
@@ -443,6 +532,31 @@ static void look_as_user(int dirfd, const char *leaf, const char *dir, struct la
         *reply_fd = fd;
 }
 
+/*
+ * LOOK's directory @rel beneath DEST (a tree's entry, landmsg.h): DEST
+ * walked as the user, @rel beneath it without following anything. Its fd
+ * (in *@hold), or -1: with the ERROR in @reply, or with @reply left OK
+ * where @rel is not there, or not all directories (nothing has the name).
+ */
+static int look_dir(struct lander *l, struct lander_session *ss, const char *rel, const char *path, int *hold,
+                    struct landmsg *reply)
+{
+        _cleanup_(closep) int dfd = open_dir(l, ss, ss->dest, false, 0, reply);
+        int fd;
+
+        *hold = -1;
+        if (dfd < 0)
+                return -1;
+        fd = incoming_open_beneath(dfd, rel, false);
+        if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+                return -1;
+        if (fd < 0) {
+                lander_error_reply(reply, -fd, 0, path, "%s", strerror(-fd));
+                return -1;
+        }
+        return *hold = fd;
+}
+
 static void lander_op(struct lander *l, struct lander_session *ss, const struct landmsg *req, int fd,
                       struct landmsg *reply, int *reply_fd)
 {
@@ -479,6 +593,13 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
             !(ss->flags & LANDMSG_SESSION_REPLACE)) {
                 lander_error_reply(reply, EPERM, 0, path, "replacing what is there was not asked for "
                             "(xferctl send --overwrite)");
+                return;
+        }
+        /* Merging into what is there is keeping it up to date (xferctl send -r --sync). */
+        if (req->type == LANDMSG_PUBLISH && (req->op.flags & LANDMSG_PUBLISH_MERGE) &&
+            !(ss->flags & LANDMSG_SESSION_SYNC)) {
+                lander_error_reply(reply, EPERM, 0, path, "merging into what is there was not asked for "
+                            "(xferctl send --sync)");
                 return;
         }
         /* In DEST's parent, only DEST's own name: the credential names no sibling. */
@@ -545,7 +666,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                         symlink_as_user(dfd, &req->op, path, reply);
                 break;
         case LANDMSG_LOOK:
-                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
+                dfd = req->op.path[0] ? look_dir(l, ss, req->op.path, path, &hold, reply)
+                                      : op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
                         look_as_user(dfd, req->op.leaf, path, reply, reply_fd);
                 break;
@@ -567,11 +689,12 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                             : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
                 if (r == 0)
                         lander_stage_release(ss);      /* it is DEST's now, or gone */
-                if (r == -EEXIST && req->type == LANDMSG_PUBLISH)
+                if ((r == -EEXIST || r == -ENOTDIR) && req->type == LANDMSG_PUBLISH)
                         (void)published_name(ss, into, req->op.leaf, path);
                 if (r < 0)
                         lander_error_reply(reply, r, 0, path, "%s",
                                     r == -EEXIST ? "exists (and replacing it was not asked for)"
+                                    : r == -ENOTDIR ? "exists and is no directory: a tree is not merged into it"
                                     : r == -ESTALE ? "the staging directory was moved or replaced while the tree "
                                                      "landed: not published"
                                     : strerror(-r));

@@ -202,10 +202,10 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                 return -EINVAL;
         }
         if (s->land && ((s->route_hops > 0 && (s->tree || s->files > 1)) ||
-                        (s->sync != JOB_SYNC_NONE && (s->tree || s->route_hops > 0)) || s->delete || s->dry_run)) {
+                        (s->sync != JOB_SYNC_NONE && s->route_hops > 0) || s->delete || s->dry_run)) {
                 snprintf(why, whylen, "files that land as their user (PEER:/PATH) go without --delete or "
-                         "--dry-run, a tree without --skip-existing or --sync, and down a chain only one "
-                         "regular file");
+                         "--dry-run, and down a chain only one regular file, without --skip-existing or "
+                         "--sync");
                 return -EINVAL;
         }
         if (s->route_hops > JOB_ROUTE_HOPS_MAX) {

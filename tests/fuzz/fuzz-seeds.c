@@ -849,6 +849,18 @@ static int landmsg_seeds(const char *dir)
         m.op.flags = LANDMSG_OP_PARENT;
         strcpy(m.op.leaf, "run1");
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* A synced tree's (version 5): a look at a path beneath DEST, and
+         * the PUBLISH that merges it into the tree there. */
+        m.op.flags = 0;
+        strcpy(m.op.path, "run1/sub");
+        strcpy(m.op.leaf, "f.dat");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_PUBLISH;
+        m.op.session = 1;
+        m.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE;
+        strcpy(m.op.leaf, "run1");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

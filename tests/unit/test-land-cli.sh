@@ -45,10 +45,11 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --exclude '*.o' 10.0
 usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
-for opt in --skip-existing --sync=size --sync=digest; do
-        usage "${opt%=*} with -r to PEER:/PATH is not supported yet" -r "$opt" "$tmp/dir" 10.0.0.2:/scratch/x
-done
-usage "--sync with -r to PEER:/PATH is not supported yet" -r --sync=size --delete "$tmp/dir" 10.0.0.2:/scratch/x
+usage "--delete with PEER:/PATH is not supported yet" -r --sync=size --delete "$tmp/dir" 10.0.0.2:/scratch/x
+usage "--delete-excluded with PEER:/PATH is not supported yet" -r --sync=size --exclude '*.o' --delete-excluded \
+        "$tmp/dir" 10.0.0.2:/scratch/x
+usage "a copy from PEER:/PATH is not held against what PEER_B has yet" -r --sync=size 10.0.0.1:/scratch/x \
+        10.0.0.2:/scratch/y
 usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
 usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
 
@@ -151,6 +152,8 @@ unshare -m --propagation private bash -c '
         send 13 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r "$tmp/dir" "$tmp/a" 10.0.0.2:/scratch/alice/in
         send 14 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait --sync=digest "$tmp/a" 10.0.0.2:/scratch/alice/in/
         send 15 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait --skip-existing "$tmp/a" 10.0.0.2:/scratch/alice/in/
+        send 16 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --sync=size "$tmp/dir" 10.0.0.2:/scratch/alice/
+        send 17 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --skip-existing "$tmp/dir" 10.0.0.2:/scratch/alice/
         send 12 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r 127.0.0.1:/scratch/alice/run \
                 127.0.0.2:/scratch/alice/copy
         kill "$fake_pid" "$munged"
@@ -245,5 +248,13 @@ cred 14 0
 check 15 'SUBMIT flags=LAND,LAND_DIR,SKIP_EXISTING host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in' \
         'send --skip-existing FILE PEER:/PATH/: kept what is there, replacing nothing'
 cred 15 0
+# A tree kept up to date: the same, each file looked at there, the tree
+# merged into the one there.
+check 16 'SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice' \
+        'send -r --sync=size DIR PEER:/PATH/: a tree kept up to date, replacing what differs'
+cred 16 0
+check 17 'SUBMIT flags=LAND,LAND_DIR,TREE,SKIP_EXISTING host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice' \
+        'send -r --skip-existing DIR PEER:/PATH/: a tree merged into the one there, replacing nothing'
+cred 17 0
 
 tap_done

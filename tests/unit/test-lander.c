@@ -963,6 +963,146 @@ static void test_file_dest(struct lander *l)
                 op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL);
 }
 
+/* @rel's content (up to 63 bytes), "" when it cannot be read. */
+static const char *content(const char *rel)
+{
+        static char buf[64];
+        int fd = open(at(rel), O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+        safe_close(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        return buf;
+}
+
+/* How many staging directories scratch/nobody holds (earlier tests' too). */
+static int stages(void)
+{
+        DIR *d = opendir(at("scratch/nobody"));
+        struct dirent *de;
+        int n = 0;
+
+        while (d && (de = readdir(d)))
+                n += strncmp(de->d_name, ".rdmaxfer-stage-", 16) == 0;
+        if (d)
+                closedir(d);
+        return n;
+}
+
+/*
+ * A tree kept up to date (xferctl send -r --sync DIR PEER:/PATH): LOOK at
+ * a tree's entry beneath DEST, nothing followed; the staged tree, less
+ * what LOOK showed the same, merged into the one there by PUBLISH_MERGE:
+ * what the staged tree lacks kept (the same inode), what it has in its
+ * place; only where the credential says --sync.
+ */
+static void test_tree_merge(struct lander *l)
+{
+        struct stat st, kept, extra;
+        int fd = -1, nstages;
+        uint64_t s;
+
+        mk("scratch/nobody/mt", 0755, nobody_uid, nobody_gid);
+        mk("scratch/nobody/mt/sub", 0755, nobody_uid, nobody_gid);
+        mkfile("scratch/nobody/mt/same.txt", "same\n", 0444, nobody_uid);
+        mkfile("scratch/nobody/mt/differs.txt", "old\n", 0644, nobody_uid);
+        mkfile("scratch/nobody/mt/sub/extra.txt", "extra\n", 0600, nobody_uid);
+        ln("../same.txt", "scratch/nobody/mt/sub/ln", nobody_uid);
+        mk("scratch/nobody/elsewhere", 0755, nobody_uid, nobody_gid);
+        mkfile("scratch/nobody/elsewhere/f", "f\n", 0644, nobody_uid);
+        ln("../elsewhere", "scratch/nobody/mt/via", nobody_uid);
+        if (lstat(at("scratch/nobody/mt/same.txt"), &kept) < 0 ||
+            lstat(at("scratch/nobody/mt/sub/extra.txt"), &extra) < 0)
+                abort();
+
+        s = push_session(l, "scratch/nobody/mt");
+        is_int(op(l, 1, LANDMSG_LOOK, s, "sub", 0, "extra.txt", -1, &fd), -EPERM,
+               "LOOK beneath DEST without --sync in the credential: EPERM");
+        stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_PUBLISH_MERGE;
+        is_int(ask(l, 1, -1, NULL), -EPERM, "PUBLISH_MERGE without --sync in the credential: EPERM (%s)",
+               reply.error.text);
+        is_int(stage_op(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "that job given up");
+        lander_conn_closed(l, 1);
+
+        nstages = stages();
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt");
+        push_flags = 0;
+        ok(s != 0, "a session whose credential says --sync, for a tree");
+        ok(op(l, 1, LANDMSG_LOOK, s, "sub", 0, "extra.txt", -1, &fd) == 0 && reply.type == LANDMSG_FD && fd >= 0 &&
+           fstat(fd, &st) == 0 && st.st_ino == extra.st_ino, "LOOK sub/extra.txt: the file there, read-only");
+        safe_close(fd);
+        ok(op(l, 1, LANDMSG_LOOK, s, "new/deeper", 0, "x", -1, &fd) == 0 && reply.type == LANDMSG_OK && fd < 0,
+           "LOOK where a directory of the path is not there: OK, nothing has the name");
+        ok(op(l, 1, LANDMSG_LOOK, s, "via", 0, "f", -1, &fd) == 0 && reply.type == LANDMSG_OK && fd < 0,
+           "LOOK through a symlink of DEST's (via -> ../elsewhere), nobody's own: not followed, nothing there");
+        ok(op(l, 1, LANDMSG_LOOK, s, "same.txt", 0, "x", -1, &fd) == 0 && reply.type == LANDMSG_OK && fd < 0,
+           "LOOK beneath a file: OK, nothing there");
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "sub", -1, &fd) == -EEXIST, "LOOK sub: EEXIST, a directory");
+
+        /* The sync's tree: same.txt kept (not staged), differs.txt sent
+         * again, new.txt new, sub made as sent (its extra.txt not). */
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", "mt", NULL, 0700, -1, NULL), 0,
+               "its staging directory, to be named mt (there, a directory): made");
+        stage_op(l, LANDMSG_MKDIR, s, "sub", NULL, NULL, 0755, -1, NULL);
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "", NULL, NULL, 0600, -1, &fd) == 0 && write(fd, "new\n", 4) == 4,
+           "differs.txt's new data");
+        is_int(stage_op(l, LANDMSG_LINK, s, "", "differs.txt", NULL, 0, fd, NULL), 0, "staged");
+        safe_close(fd);
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "", NULL, NULL, 0600, -1, &fd) == 0 && write(fd, "n\n", 2) == 2 &&
+           stage_op(l, LANDMSG_LINK, s, "sub", "new.txt", NULL, 0, fd, NULL) == 0, "sub/new.txt staged");
+        safe_close(fd);
+        is_int(stage_op(l, LANDMSG_HARDLINK, s, "sub", "same-again", "same.txt", 0, -1, NULL), 0,
+               "a hard link to same.txt, kept there and not staged: linked to the one there");
+        is_int(stage_op(l, LANDMSG_HARDLINK, s, "sub", "gone-again", "gone.txt", 0, -1, NULL), -ENOENT,
+               "one to a file neither has: ENOENT");
+        /* Its directories' modes and mtimes are set before PUBLISH: sub read-only. */
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE;
+        req.setattr.mode = 0555;
+        req.setattr.mtime_ns = 1000000000ull * 1234567890;
+        strcpy(req.setattr.path, "sub");
+        is_int(ask(l, 1, -1, NULL), 0, "sub made read-only, its mtime set");
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE;
+        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE: merged into the tree there (%s)", reply.error.text);
+        is_int(stages(), nstages, "nothing staged is left (the old tree's rest removed)");
+        ok(lstat(at("scratch/nobody/mt/same.txt"), &st) == 0 && st.st_ino == kept.st_ino && st.st_nlink == 2 &&
+           (st.st_mode & 07777) == 0444, "same.txt kept: the same file, read-only as it was, its two names");
+        ok(lstat(at("scratch/nobody/mt/sub/same-again"), &st) == 0 && st.st_ino == kept.st_ino,
+           "sub/same-again its other name");
+        ok(lstat(at("scratch/nobody/mt/sub/extra.txt"), &st) == 0 && st.st_ino == extra.st_ino,
+           "sub/extra.txt, which the source lacks, kept (linked into the sent sub, read-only)");
+        ok(lstat(at("scratch/nobody/mt/sub"), &st) == 0 && (st.st_mode & 07777) == 0555 &&
+           st.st_mtim.tv_sec == 1234567890, "sub as sent: 0555, its mtime");
+        is_str(content("scratch/nobody/mt/differs.txt"), "new\n", "differs.txt replaced by the sent one");
+        is_str(content("scratch/nobody/mt/sub/new.txt"), "n\n", "sub/new.txt new");
+        ok(lstat(at("scratch/nobody/mt/sub/ln"), &st) == 0 && S_ISLNK(st.st_mode) &&
+           lstat(at("scratch/nobody/mt/via"), &st) == 0 && S_ISLNK(st.st_mode), "the symlinks there kept as symlinks");
+        ok(stat(at("scratch/nobody/elsewhere/f"), &st) == 0 && lstat(at("scratch/nobody/elsewhere/x"), &st) < 0,
+           "nothing beyond DEST's symlink touched");
+        lander_conn_closed(l, 1);
+
+        /* A file where the tree would be merged: refused before any data. */
+        mkfile("scratch/nobody/mt-file", "x", 0644, nobody_uid);
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt-file");
+        push_flags = 0;
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", "mt-file", NULL, 0700, -1, NULL), -EEXIST,
+               "a tree synced onto a file: EEXIST (%s)", reply.error.text);
+        ok(strstr(reply.error.text, "no directory") != NULL && strcmp(content("scratch/nobody/mt-file"), "x") == 0,
+           "saying it is no directory; the file as it was");
+        lander_conn_closed(l, 1);
+}
+
 static void test_munged_gone(struct lander *l)
 {
         munge_fixture_stop();
@@ -1020,6 +1160,7 @@ int main(void)
         test_stage_held(l);
         test_batch(l);
         test_file_dest(l);
+        test_tree_merge(l);
         test_munged_gone(l);
 
         lander_free(l);

@@ -279,6 +279,22 @@ static void test_walk(void)
         strcpy(m->op.leaf, "a.dat");
         strcpy(m->op.path, "sub");
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK in DEST's parent with a path: not encoded");
+        m->op.flags = 0;
+        strcpy(m->op.path, "run1/sub");
+        ok(round_trip(m), "LOOK at a path beneath DEST (a tree's entry, version 5)");
+        strcpy(m->op.path, "run1/../x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK at a path with '..': not encoded");
+        free(m);
+
+        m = msg_new(LANDMSG_PUBLISH);
+        m->op.session = 5;
+        m->op.flags = LANDMSG_PUBLISH_MERGE;
+        ok(round_trip(m), "PUBLISH merging into the tree there (version 5)");
+        m->op.flags = LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE | LANDMSG_OP_INTO;
+        strcpy(m->op.leaf, "run1");
+        ok(round_trip(m), "PUBLISH merging, replacing what differs, into DEST/run1");
+        m->op.flags = 1u << 2;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH with an unknown flag: not encoded");
         free(m);
 
         m = msg_new(LANDMSG_WALK_HEAD);

@@ -33,8 +33,16 @@
  * the tree's own symlinks (made at the end anyway) cannot take a later
  * request elsewhere. A landing's tree is never kept for a retry (it would
  * be the user's files in our partial_dir: the attempt after starts
- * afresh, the lander removing what the last one staged), and it carries
- * no packs: each entry comes in its own offer.
+ * afresh, the lander removing what the last one staged). Its small files
+ * come in packs, made by the lander a chunk at a time (below).
+ *
+ * Kept up to date (--sync, --skip-existing; wire version 26): each file
+ * comes in its own offer (the sender packs none), and is first looked at
+ * where the tree there has its path (recv_land_look: LOOK, as the user);
+ * one found the same is kept (recv_sync_skip), not staged. The PUBLISH
+ * then merges the staged tree into the one there (LANDMSG_PUBLISH_MERGE):
+ * what the staged tree lacks, the kept files among it, is linked in by
+ * the lander, as the user, before the two are exchanged.
  *
  * Each request is one of the transfer's disk requests (xfer_io_start): a
  * lander that stalls fails the transfer at io_timeout.
@@ -293,6 +301,11 @@ void recv_land_tree_open(struct recv_xfer *x)
         /* A directory is made when it is published, in order. */
         if (o->flags & WIRE_OFFER_DIR) {
                 recv_accept(x);
+                return;
+        }
+        /* Sync: what the tree there has at its path first (recv-land.c). */
+        if (x->sync && !x->sync_probed) {
+                recv_land_look(x);
                 return;
         }
         /* In the staging directory itself, not in its own: that one is
@@ -881,8 +894,10 @@ static void recv_land_publish_tree(struct recv_xfer *x)
         struct landmsg req = { .type = LANDMSG_PUBLISH };
 
         req.op.session = x->land_session;
+        /* Kept up to date: merged into the tree there (landmsg.h). */
         req.op.flags = (x->land_into ? LANDMSG_OP_INTO : 0) |
-                       ((x->landing->flags & WIRE_LAND_REPLACE) ? LANDMSG_PUBLISH_REPLACE : 0);
+                       ((x->landing->flags & WIRE_LAND_REPLACE) ? LANDMSG_PUBLISH_REPLACE : 0) |
+                       (x->sync ? LANDMSG_PUBLISH_MERGE : 0);
         if (x->land_into)
                 snprintf(req.op.leaf, sizeof(req.op.leaf), "%s", x->dest);
         recv_land_ask(x, &req, -1, recv_land_on_published, "publishing the tree as its user");

@@ -211,12 +211,13 @@ unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, ch
         }
         if (x->landing->direction == WIRE_LAND_PULL)
                 return recv_pull_check(x, o, text, len);
-        /* A tree lands as one directory, as sent: compared with nothing,
-         * relayed nowhere (recv-land-tree.c). */
+        /* A tree lands as one directory, as sent: merged into the one
+         * there when it syncs, relayed nowhere (recv-land-tree.c). */
         if ((o->flags & WIRE_OFFER_TREE) &&
-            ((o->flags & (WIRE_OFFER_SYNC_FLAGS | WIRE_OFFER_DRY_RUN | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) ||
+            ((o->flags & (WIRE_OFFER_DELETE | WIRE_OFFER_DRY_RUN | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) ||
              strchr(o->name, '/'))) {
-                snprintf(text, len, "a tree that lands as its user is one directory, not synced, dry-run or relayed");
+                snprintf(text, len, "a tree that lands as its user is one directory, not deleting, dry-run or "
+                         "relayed");
                 return WIRE_E_PROTOCOL;
         }
         return WIRE_OK;
@@ -258,8 +259,6 @@ static bool recv_land_early_take(struct recv_xfer *x)
         recv_file_opened(x, fd);
         return true;
 }
-
-static void recv_land_look(struct recv_xfer *x);
 
 /* Cur's nameless file, in PATH or (land_parent) as PATH. */
 static void recv_land_tmpfile(struct recv_xfer *x)
@@ -395,6 +394,38 @@ static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
         recv_land_refused(x, "making the file", reply);
 }
 
+/* The LOOK at what has cur's name: in PATH (or as PATH, land_parent);
+ * a tree's entry at its path beneath PATH, where the tree there has it
+ * (PATH/DEST with land_into). */
+static void recv_land_look_req(const struct recv_xfer *x, struct landmsg *req)
+{
+        const char *rel = x->cur->rel, *slash;
+
+        *req = (struct landmsg){ .type = LANDMSG_LOOK };
+        req->op.session = x->land_session;
+        req->op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
+        if (!x->tree) {
+                snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX,
+                         x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
+                return;
+        }
+        /* rel: DEST's leaf, then the entry's path beneath it. */
+        if (!x->land_into)
+                rel += strlen(x->dest) + 1;
+        slash = strrchr(rel, '/');
+        snprintf(req->op.path, sizeof(req->op.path), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+        snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX, slash ? slash + 1 : rel);
+}
+
+/* Cur made as ever: nothing there, or what is there differs. */
+static void recv_land_make(struct recv_xfer *x)
+{
+        if (x->tree)
+                recv_land_tree_open(x);
+        else
+                recv_land_tmpfile(x);
+}
+
 /* What has cur's name, as the lander sees it for the user (LOOK): the
  * sync's verdict on it, as the drop box's (recv-sync.c) on what it has. */
 static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
@@ -403,15 +434,18 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
         const struct wire_offer *o = &x->cur->offer;
         const struct landmsg_error *er = &reply->error;
         char text[2 * WIRE_PATH_MAX + 512];   /* recv_fail cuts it to WIRE_TEXT_MAX */
+        struct landmsg req;
         struct stat st;
 
         if (!recv_land_opening(x)) {
                 safe_close(fd);
                 return;
         }
-        /* Nothing there: the file is made as ever. */
-        if (reply->type == LANDMSG_OK) {
-                recv_land_tmpfile(x);
+        /* Nothing there: the file is made as ever. So for a tree's entry
+         * where PATH, or a directory on its way, is not (yet) there. */
+        if (reply->type == LANDMSG_OK ||
+            (x->tree && reply->type == LANDMSG_ERROR && (er->err == ENOENT || er->err == ENOTDIR))) {
+                recv_land_make(x);
                 return;
         }
         if (reply->type == LANDMSG_FD && fd >= 0) {
@@ -424,7 +458,7 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
                         recv_sync_skip(x);
                 } else if (!same_size) {
                         safe_close(fd);
-                        recv_land_tmpfile(x);
+                        recv_land_make(x);
                 } else {
                         /* Its bytes' digest says (its xattr is the user's
                          * to read, not this daemon's). */
@@ -440,15 +474,17 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
         }
         /* A file there that the user may not read: it differs, as far as
          * anyone can tell, and is replaced (--skip-existing: kept). */
+        recv_land_look_req(x, &req);
         if (x->land_parent)
                 snprintf(text, sizeof(text), "%s", x->landing->path);
         else
-                snprintf(text, sizeof(text), "%s/%s", x->landing->path, o->name);
+                snprintf(text, sizeof(text), "%s/%s%s%s", x->landing->path, req.op.path, req.op.path[0] ? "/" : "",
+                         req.op.leaf);
         if (reply->type == LANDMSG_ERROR && er->err == EACCES && strcmp(er->where, text) == 0) {
                 if (x->sync & WIRE_OFFER_SKIP_EXISTING)
                         recv_sync_skip(x);
                 else
-                        recv_land_tmpfile(x);
+                        recv_land_make(x);
                 return;
         }
         if (reply->type == LANDMSG_ERROR && er->err == EEXIST) {
@@ -459,18 +495,15 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
         recv_land_refused(x, "looking at what is there", reply);
 }
 
-static void recv_land_look(struct recv_xfer *x)
+void recv_land_look(struct recv_xfer *x)
 {
-        struct landmsg req = { .type = LANDMSG_LOOK };
+        struct landmsg req;
 
         x->sync_probed = true;
         x->sync_had = false;
         /* What differs is replaced: the user asked for it (--sync). */
         x->overwrite = x->landing->flags & WIRE_LAND_REPLACE;
-        req.op.session = x->land_session;
-        req.op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
-        snprintf(req.op.leaf, sizeof(req.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
-                 x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
+        recv_land_look_req(x, &req);
         recv_land_ask(x, &req, -1, recv_land_on_look, "looking at what is there as its user");
 }
 

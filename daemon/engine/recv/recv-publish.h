@@ -52,6 +52,10 @@ void recv_land_open(struct recv_xfer *x);
 /* The next offer's file, made early (x->early: its ACCEPT then waits for
  * no round trip to the lander), as recv_early_open() does for a tree's. */
 void recv_land_early(struct recv_xfer *x);
+/* Sync: what has cur's name there (a tree's entry: at its path in the
+ * tree there), as the user sees it (LOOK); then kept (recv_sync_skip) or
+ * made as ever. */
+void recv_land_look(struct recv_xfer *x);
 /* Fin, verified: fsync, then its mode, digest xattr and name, as the
  * user; then recv_partial_published() (no partial: recv_published()). */
 void recv_land_publish(struct recv_xfer *x);

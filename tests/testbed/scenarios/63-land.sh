@@ -212,6 +212,38 @@ tree_oracle "$tree" "$SCR/$ALICE/copy2"
 send "$ALICE" -r "$tree" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC != 0)) && grep -q "$SCR/$ALICE/proj: exists" <<<"$OUT" || tb_fail "the tree again: exit $RC: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
+# Kept up to date (-r --sync): what is the same stays (its inode, hard
+# links and all), what differs is replaced, what is new lands, and what
+# only beta has stays; read-only directories and all, as alice.
+got=$SCR/$ALICE/proj
+ino_big=$(stat -c %i "$got/big.bin") ino_inner=$(stat -c %i "$got/ro-dir/inner.txt")
+as "$ALICE" sh -c "echo there >'$got/only-there.txt'"
+make_file "$tree/.git/HEAD" 23
+mkdir "$tree/new" && make_file "$tree/new/n.txt" 300
+chown -R "$ALICE:" "$tree"
+send "$ALICE" -r --sync=digest "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && [[ $OUT == *skipped* ]] || tb_fail "-r --sync=digest of the tree into its copy: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+[[ $(stat -c %i "$got/big.bin") == "$ino_big" && $(stat -c %i "$got/ro-dir/inner.txt") == "$ino_inner" ]] ||
+        tb_fail "files the sync found the same were replaced (big.bin, ro-dir/inner.txt: new inodes)"
+[[ $(cat "$got/only-there.txt" 2>&1) == there ]] || tb_fail "only-there.txt, which only beta had, is gone"
+[[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed (sync)"
+cp "$got/.git/HEAD" "$WORK/HEAD.before"
+make_file "$tree/.git/HEAD" 23
+send "$ALICE" -r --skip-existing "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && same_file "$WORK/HEAD.before" "$got/.git/HEAD" ||
+        tb_fail "-r --skip-existing: exit $RC, or HEAD replaced: $OUT"
+send "$ALICE" -r --sync=size "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && same_file "$WORK/HEAD.before" "$got/.git/HEAD" ||
+        tb_fail "-r --sync=size (HEAD of the same size): exit $RC, or HEAD replaced: $OUT"
+[[ $(cat "$got/only-there.txt" 2>&1) == there ]] || tb_fail "only-there.txt is gone (--skip-existing, --sync=size)"
+# The source's tree exactly, once what only beta had is gone (its DEST's
+# mtime set by the sync).
+rm "$got/only-there.txt"
+send "$ALICE" -r --sync=digest "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) || tb_fail "-r --sync=digest again: exit $RC: $OUT"
+tree_oracle "$tree" "$got"
+tb_log "-r --sync=digest, --skip-existing, --sync=size: the tree there kept what is the same, and what only it had"
 # Several sources (scp -r A B host:/dir/): each its own job into PATH; one
 # that is not there is named, the others land, and the exit is 23.
 as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/multi"
