@@ -26,17 +26,18 @@ static_assert(sizeof(((struct landcred *)0)->cred) == sizeof(((struct ctl_submit
               "a credential fits a SUBMIT");
 
 /* Whether what has a file's name at PATH is replaced: --overwrite, or
- * --sync (a file that differs; --skip-existing keeps what is there). */
+ * --sync (a file that differs; --skip-existing keeps what is there), or
+ * --delete (the tree there is put in the new one's place). */
 static bool sendland_replaces(const struct sendcmd *sc)
 {
-        return sc->overwrite || (sc->submit.flags & (CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST));
+        return sc->overwrite ||
+               (sc->submit.flags & (CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST | CTL_SUBMIT_DELETE));
 }
 
 /* What a landing cannot go with yet: the option, and what to do instead. -1 or XFERCTL_EXIT_USAGE. */
 static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
 {
         const uint16_t f = sc->submit.flags;
-        const char *del = f & CTL_SUBMIT_DELETE ? "--delete" : sc->delete_excluded ? "--delete-excluded" : NULL;
 
         if (sc->to) {
                 xferctl_say("send: --to names a tree in PEER's drop box, PEER:/PATH where files land "
@@ -46,14 +47,6 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
         if (sc->as) {
                 xferctl_say("send: --as names a file in PEER's drop box; with PEER:/PATH, PATH names it "
                             "(PEER:/DIR/NAME)");
-                return XFERCTL_EXIT_USAGE;
-        }
-        /* A tree kept up to date is merged into the one there; nothing
-         * of that one is deleted yet. */
-        if (del) {
-                xferctl_say("send: %s with PEER:/PATH is not supported yet: a tree that lands as you is "
-                            "merged into the one there, which keeps what the source lacks (to mirror a "
-                            "tree, send it to PEER's drop box: PEER without :/PATH)", del);
                 return XFERCTL_EXIT_USAGE;
         }
         if ((f & CTL_SUBMIT_DRY_RUN) || sc->itemize) {
@@ -167,7 +160,9 @@ int sendland_cred(struct sendcmd *sc)
                 .direction = LANDMSG_PUSH,
                 .addrs = addrs,
                 .dest = sc->submit.land_path,
-                .replace = sendland_replaces(sc),
+                /* As the SUBMIT says (a --delete the walk called off
+                 * still replaces what differs: decided at parse time). */
+                .replace = sc->submit.flags & CTL_SUBMIT_LAND_REPLACE,
                 .sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK,
         };
         struct landcred lc;

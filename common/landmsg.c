@@ -134,7 +134,10 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_OPEN_READ:
                 return op->flags == 0 && leaf_len == 0 && target_len == 0;
         case LANDMSG_PUBLISH:
-                return !stage && (rest & ~(LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE)) == 0 &&
+                return !stage &&
+                       (rest & ~(LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_DELETE)) == 0 &&
+                       (!(rest & LANDMSG_PUBLISH_DELETE) ||
+                        (rest & (LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE)) == LANDMSG_PUBLISH_REPLACE) &&
                        path_len == 0 &&
                        (into ? named : leaf_len == 0) && target_len == 0;
         case LANDMSG_DISCARD:
@@ -355,6 +358,9 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                         return -EINVAL;
                 plen = 2;
                 break;
+        case LANDMSG_PUBLISHED:
+                plen = 8;
+                break;
         case LANDMSG_WALK_HEAD:
                 if (m->walk_head.entries == UINT32_MAX)
                         return -EINVAL;
@@ -396,6 +402,9 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 break;
         case LANDMSG_FDS:
                 bytes_put_u16(&o, m->fds.count);
+                break;
+        case LANDMSG_PUBLISHED:
+                bytes_put_u64(&o, m->published.deleted);
                 break;
         case LANDMSG_WALK_HEAD:
                 bytes_put_u32(&o, m->walk_head.entries);
@@ -516,6 +525,9 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
         case LANDMSG_FDS:
                 m->fds.count = bytes_get_u16(&in);
                 ok = m->fds.count <= LANDMSG_BATCH_MAX;
+                break;
+        case LANDMSG_PUBLISHED:
+                m->published.deleted = bytes_get_u64(&in);
                 break;
         case LANDMSG_WALK_HEAD:
                 m->walk_head.entries = bytes_get_u32(&in);

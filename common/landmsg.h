@@ -24,7 +24,7 @@
  *            target}
  *   HARDLINK {session, flags, path, leaf,    OK | ERROR
  *             target}
- *   PUBLISH {session, flags, [leaf]}         OK | ERROR
+ *   PUBLISH {session, flags, [leaf]}         OK | PUBLISHED {deleted} (with DELETE) | ERROR
  *   DISCARD {session}                        OK | ERROR
  *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
  *   END {session}                            OK | ERROR
@@ -114,6 +114,15 @@
  * staged tree lacks is lost; a name both have holds the sent entry. An
  * old entry the user may not link (another's file, with
  * protected_hardlinks) fails the PUBLISH, the old tree as it was.
+ *
+ * Mirrored (--delete; version 5): what the tree there keeps is put into
+ * the staged tree by the daemon, a file at a time: a HARDLINK in the
+ * staging directory whose target the staged tree lacks links the target
+ * as the tree there has it (walked as LOOK walks, a regular file only),
+ * so a kept file names itself. PUBLISH with LANDMSG_PUBLISH_DELETE (and
+ * REPLACE) then exchanges the two, counts what the old tree has that the
+ * new one lacks (a directory and each entry in it), removes the old
+ * tree, and answers PUBLISHED with that count: the deleted entries.
  */
 
 #include <stdbool.h>
@@ -164,6 +173,7 @@ enum landmsg_type {
         LANDMSG_WALK_HEAD = 19,
         LANDMSG_WALK_ENTRY = 20,
         LANDMSG_LOOK = 21,
+        LANDMSG_PUBLISHED = 22,         /* version 5 */
         _LANDMSG_TYPE_MAX,
 };
 
@@ -219,6 +229,10 @@ struct landmsg_session_ok {
 /* PUBLISH's, in a session that may LOOK (version 5): an existing DEST,
  * a directory, is merged into (neither EEXIST nor replaced). */
 #define LANDMSG_PUBLISH_MERGE   (1u << 1)
+/* PUBLISH's, with REPLACE and not MERGE, in a session that may LOOK
+ * (version 5): the old DEST's entries the new one lacks are deleted, and
+ * counted (PUBLISHED). */
+#define LANDMSG_PUBLISH_DELETE  (1u << 2)
 
 /* LINK's flags. */
 enum {
@@ -343,6 +357,11 @@ struct landmsg_fds {
         uint16_t count;         /* 0 .. LANDMSG_BATCH_MAX */
 };
 
+/* PUBLISHED: a PUBLISH_DELETE's answer. */
+struct landmsg_published {
+        uint64_t deleted;       /* the old tree's entries the new one lacks */
+};
+
 struct landmsg {
         uint16_t type;
         uint32_t id;            /* the request's; its answer echoes it */
@@ -354,6 +373,7 @@ struct landmsg {
                 struct landmsg_error error;
                 struct landmsg_batch batch;
                 struct landmsg_fds fds;
+                struct landmsg_published published;
                 struct landmsg_walk_head walk_head;
                 struct landmsg_walk_entry walk_entry;
         };

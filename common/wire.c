@@ -383,13 +383,13 @@ static bool wire_offer_land_ok(const struct wire_offer *o)
         /* Version 23: a regular file's alone, straight to its node, may
          * name its source (it may resume there, as the user's). */
         /* Version 25: files (not a tree), straight to their node, may sync
-         * with what is there; version 26: a tree too, without --delete. */
+         * with what is there; version 26: a tree too, deleting what the
+         * source lacks or not. */
         return o->file == 0 &&
                (memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 ||
                 !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
                !(o->flags & WIRE_OFFER_TREE) == !(o->flags & WIRE_OFFER_DIR) &&
-               (!(o->flags & WIRE_OFFER_SYNC_FLAGS) ||
-                !(o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED | WIRE_OFFER_DELETE))) &&
+               (!(o->flags & WIRE_OFFER_SYNC_FLAGS) || !(o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
                !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LONG_NAME));
 }
 

@@ -839,8 +839,8 @@ struct wire_offer {
  * no pack or dry run; LAND parts came before it, and its MAC covers
  * their whole (land_hash). Files (no route or relay) may sync
  * (version 25): the receiver's lander looks at what is there as the
- * user; a tree too (version 26), without deleting: merged into the one
- * there. */
+ * user; a tree too (version 26): merged into the one there, or with
+ * DELETE put in its place. */
 #define WIRE_OFFER_LAND         0x4000u
 /* The sender stripes over several rails (version 22, Rails above): the
  * transfer's later lanes may come from other addresses than lane 0's, and

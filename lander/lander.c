@@ -429,9 +429,12 @@ static void hardlink_as_user(struct lander *l, struct lander_session *ss, const 
  * beneath @pfd, when it is a directory (not followed: a symlink there is
  * no tree to merge into), its file system synced first (the links are
  * metadata, the data the daemon wrote is not synced yet). -ENOENT when
- * nothing has the name: published as any tree.
+ * nothing has the name: published as any tree. With @deleted
+ * (LANDMSG_PUBLISH_DELETE), nothing is linked in: the staged tree is all
+ * the new one holds, and what the old one has beyond it is counted into
+ * *@deleted as it is removed (incoming.h).
  */
-static int publish_merge(const struct lander_session *ss, int pfd, const char *leaf)
+static int publish_merge(const struct lander_session *ss, int pfd, const char *leaf, uint64_t *deleted)
 {
         _cleanup_(closep) int d = -1;
         struct stat st;
@@ -445,12 +448,12 @@ static int publish_merge(const struct lander_session *ss, int pfd, const char *l
         d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d < 0)
                 return -errno;
-        r = incoming_merge_link(d, leaf, d, ss->stage_name);
+        r = deleted ? 0 : incoming_merge_link(d, leaf, d, ss->stage_name);
         if (r < 0)
                 return r;
         if (syncfs(d) < 0)
                 return -errno;
-        return incoming_merge_publish_of(d, d, ss->stage_name, leaf, NULL, ss->who.uid);
+        return incoming_merge_publish_of(d, d, ss->stage_name, leaf, deleted, ss->who.uid);
 }
 
 /*
@@ -463,7 +466,8 @@ static int publish_merge(const struct lander_session *ss, int pfd, const char *l
  * is there: -EEXIST, or with LANDMSG_PUBLISH_REPLACE exchanged and the
  * old tree removed.
  */
-static int publish_as_user(const struct lander_session *ss, int pfd, const char *leaf, uint32_t flags)
+static int publish_as_user(const struct lander_session *ss, int pfd, const char *leaf, uint32_t flags,
+                           uint64_t *deleted)
 {
         int d = openat(pfd, ss->stage_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r = 0;
         struct stat st;
@@ -482,8 +486,8 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
         /* Kept up to date (LANDMSG_PUBLISH_MERGE): merged into what has
          * the name, a directory (incoming.h: the old tree's entries the
          * staged one lacks linked in, then the two exchanged). */
-        if (flags & LANDMSG_PUBLISH_MERGE) {
-                r = publish_merge(ss, pfd, leaf);
+        if (flags & (LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_DELETE)) {
+                r = publish_merge(ss, pfd, leaf, (flags & LANDMSG_PUBLISH_DELETE) ? deleted : NULL);
                 if (r != -ENOENT)
                         return r;
         }
@@ -563,6 +567,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         char path[LANDFS_PATH_MAX], *slash;
         _cleanup_(closep) int hold = -1;
         const char *what;
+        uint64_t deleted;
         struct stat st;
         bool into;
         int r, nfd, dfd;
@@ -595,8 +600,9 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                             "(xferctl send --overwrite)");
                 return;
         }
-        /* Merging into what is there is keeping it up to date (xferctl send -r --sync). */
-        if (req->type == LANDMSG_PUBLISH && (req->op.flags & LANDMSG_PUBLISH_MERGE) &&
+        /* Merging into what is there, or mirroring it, is keeping it up
+         * to date (xferctl send -r --sync [--delete]). */
+        if (req->type == LANDMSG_PUBLISH && (req->op.flags & (LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_DELETE)) &&
             !(ss->flags & LANDMSG_SESSION_SYNC)) {
                 lander_error_reply(reply, EPERM, 0, path, "merging into what is there was not asked for "
                             "(xferctl send --sync)");
@@ -684,11 +690,16 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                         break;
                 if (req->type == LANDMSG_DISCARD)
                         lander_stage_release(ss);
+                deleted = 0;
                 r = req->type == LANDMSG_PUBLISH
-                            ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags)
+                            ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags, &deleted)
                             : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
                 if (r == 0)
                         lander_stage_release(ss);      /* it is DEST's now, or gone */
+                if (r == 0 && req->type == LANDMSG_PUBLISH && (req->op.flags & LANDMSG_PUBLISH_DELETE)) {
+                        reply->type = LANDMSG_PUBLISHED;
+                        reply->published.deleted = deleted;
+                }
                 if ((r == -EEXIST || r == -ENOTDIR) && req->type == LANDMSG_PUBLISH)
                         (void)published_name(ss, into, req->op.leaf, path);
                 if (r < 0)

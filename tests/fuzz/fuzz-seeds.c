@@ -861,6 +861,13 @@ static int landmsg_seeds(const char *dir)
         m.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE;
         strcpy(m.op.leaf, "run1");
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* ... deleting what the source lacks, and its answer. */
+        m.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_DELETE;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_PUBLISHED;
+        m.published.deleted = 5;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

@@ -90,10 +90,10 @@ static void serve(int fd, const char *log)
 
                         const uint16_t known = CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE |
                                                CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL_TREE |
-                                               CTL_SUBMIT_SYNC_MASK;
+                                               CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE;
                         bool pull = s->flags & CTL_SUBMIT_PULL;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
+                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
                                 s->flags & CTL_SUBMIT_LAND_REPLACE ? ",LAND_REPLACE" : "",
@@ -102,6 +102,7 @@ static void serve(int fd, const char *log)
                                 s->flags & CTL_SUBMIT_SKIP_EXISTING ? ",SKIP_EXISTING" : "",
                                 s->flags & CTL_SUBMIT_SYNC_SIZE ? ",SYNC_SIZE" : "",
                                 s->flags & CTL_SUBMIT_SYNC_DIGEST ? ",SYNC_DIGEST" : "",
+                                s->flags & CTL_SUBMIT_DELETE ? ",DELETE" : "",
                                 s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
                                 (unsigned int)s->files, s->land_path);
                         if (pull)

@@ -45,9 +45,7 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --exclude '*.o' 10.0
 usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
-usage "--delete with PEER:/PATH is not supported yet" -r --sync=size --delete "$tmp/dir" 10.0.0.2:/scratch/x
-usage "--delete-excluded with PEER:/PATH is not supported yet" -r --sync=size --exclude '*.o' --delete-excluded \
-        "$tmp/dir" 10.0.0.2:/scratch/x
+usage "--delete needs --sync or --skip-existing" -r --delete "$tmp/dir" 10.0.0.2:/scratch/x
 usage "a copy from PEER:/PATH is not held against what PEER_B has yet" -r --sync=size 10.0.0.1:/scratch/x \
         10.0.0.2:/scratch/y
 usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
@@ -154,6 +152,7 @@ unshare -m --propagation private bash -c '
         send 15 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait --skip-existing "$tmp/a" 10.0.0.2:/scratch/alice/in/
         send 16 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --sync=size "$tmp/dir" 10.0.0.2:/scratch/alice/
         send 17 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --skip-existing "$tmp/dir" 10.0.0.2:/scratch/alice/
+        send 18 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --skip-existing --delete "$tmp/dir" 10.0.0.2:/scratch/alice/
         send 12 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r 127.0.0.1:/scratch/alice/run \
                 127.0.0.2:/scratch/alice/copy
         kill "$fake_pid" "$munged"
@@ -256,5 +255,8 @@ cred 16 0
 check 17 'SUBMIT flags=LAND,LAND_DIR,TREE,SKIP_EXISTING host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice' \
         'send -r --skip-existing DIR PEER:/PATH/: a tree merged into the one there, replacing nothing'
 cred 17 0
+check 18 'SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SKIP_EXISTING,DELETE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice' \
+        'send -r --skip-existing --delete DIR PEER:/PATH/: the tree there replaced, what the source lacks deleted'
+cred 18 0
 
 tap_done

@@ -1091,6 +1091,31 @@ static void test_tree_merge(struct lander *l)
            "nothing beyond DEST's symlink touched");
         lander_conn_closed(l, 1);
 
+        /* Mirrored (--delete): the kept file linked in by its own name,
+         * the rest of the tree there deleted, and counted. */
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt");
+        push_flags = 0;
+        stage_op(l, LANDMSG_MKDIR, s, "", "mt", NULL, 0700, -1, NULL);
+        stage_op(l, LANDMSG_MKDIR, s, "sub", NULL, NULL, 0755, -1, NULL);
+        is_int(stage_op(l, LANDMSG_HARDLINK, s, "", "same.txt", "same.txt", 0, -1, NULL), 0,
+               "same.txt kept: a hard link to itself, linked from the tree there");
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE;
+        ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_PUBLISHED,
+           "PUBLISH_DELETE: PUBLISHED (%s)", reply.type == LANDMSG_ERROR ? reply.error.text : "");
+        /* differs.txt, via; sub/: extra.txt, ln, new.txt, same-again. */
+        ok(reply.published.deleted == 6, "6 entries deleted (%llu)", (unsigned long long)reply.published.deleted);
+        ok(lstat(at("scratch/nobody/mt/same.txt"), &st) == 0 && st.st_ino == kept.st_ino && st.st_nlink == 1,
+           "same.txt the same file, its one name");
+        ok(lstat(at("scratch/nobody/mt/differs.txt"), &st) < 0 && lstat(at("scratch/nobody/mt/via"), &st) < 0 &&
+           lstat(at("scratch/nobody/mt/sub/extra.txt"), &st) < 0, "what the source lacks is gone");
+        ok(stat(at("scratch/nobody/elsewhere/f"), &st) == 0, "the symlink via removed as itself, its target kept");
+        is_int(stages(), nstages, "nothing staged is left");
+        lander_conn_closed(l, 1);
+
         /* A file where the tree would be merged: refused before any data. */
         mkfile("scratch/nobody/mt-file", "x", 0644, nobody_uid);
         push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;

@@ -293,8 +293,19 @@ static void test_walk(void)
         m->op.flags = LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE | LANDMSG_OP_INTO;
         strcpy(m->op.leaf, "run1");
         ok(round_trip(m), "PUBLISH merging, replacing what differs, into DEST/run1");
-        m->op.flags = 1u << 2;
+        m->op.flags = LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE | LANDMSG_OP_INTO;
+        ok(round_trip(m), "PUBLISH deleting what the source lacks (version 5)");
+        m->op.flags = LANDMSG_PUBLISH_DELETE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH_DELETE without REPLACE: not encoded");
+        m->op.flags = LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH_DELETE with MERGE: not encoded");
+        m->op.flags = 1u << 3;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH with an unknown flag: not encoded");
+        free(m);
+
+        m = msg_new(LANDMSG_PUBLISHED);
+        m->published.deleted = UINT64_MAX;
+        ok(round_trip(m), "PUBLISHED, its count at its bound");
         free(m);
 
         m = msg_new(LANDMSG_WALK_HEAD);

@@ -2743,7 +2743,11 @@ static void test_landing(void)
         ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_SYNC) &&
            (got.offer.flags & WIRE_OFFER_TREE), "a landing's tree, synced, round-trips (version 26)");
         o.offer.flags |= WIRE_OFFER_DELETE;
-        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a landing's tree synced: not deleting");
+        n = wire_encode(buf, sizeof(buf), &o);
+        ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && (got.offer.flags & WIRE_OFFER_DELETE),
+           "a landing's tree, synced and deleting, round-trips (version 26)");
+        o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_ROUTE;
+        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a landing's tree synced: not down a chain");
         o.offer.job_files = 1;
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_ROUTE;
         n = wire_encode(buf, sizeof(buf), &o);

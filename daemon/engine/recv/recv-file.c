@@ -1631,6 +1631,10 @@ void recv_file_publish(struct recv_xfer *x)
                 recv_step(x, "keeping the existing entry", io_call(recv_io(x), &x->fin->req, recv_tree_keep, x));
                 return;
         }
+        if (x->fin->skip && recv_land_deleting(x)) {
+                recv_land_tree_keep(x);
+                return;
+        }
         if (x->fin->skip && x->tree) {
                 recv_tree_entry_done(x);
                 return;

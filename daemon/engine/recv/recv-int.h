@@ -365,6 +365,14 @@ static inline bool recv_deleting(const struct recv_xfer *x)
         return x->merge && (x->sync & WIRE_OFFER_DELETE) && !x->dry;
 }
 
+/* A tree that lands as its user, deleting what the source lacks: the
+ * files it keeps linked into the staged tree, which then takes the old
+ * one's place (recv-land-tree.c). */
+static inline bool recv_land_deleting(const struct recv_xfer *x)
+{
+        return x->landing && x->tree && (x->sync & WIRE_OFFER_DELETE);
+}
+
 /* Whether @f's RESULT is the session's last. */
 static inline bool recv_is_last(const struct recv_xfer *x, const struct recv_file *f)
 {

@@ -328,6 +328,26 @@ static void recv_land_on_entry(void *arg, const struct landmsg *reply, int fd)
                 recv_tree_entry_done(x);
 }
 
+static void recv_land_on_kept(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        if (recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "keeping the file there"))
+                recv_tree_entry_done(x);
+}
+
+void recv_land_tree_keep(struct recv_xfer *x)
+{
+        const char *srel = recv_land_srel(x, x->fin->rel);
+        struct landmsg req;
+
+        /* A hard link to itself: the staged tree lacks it, so the lander
+         * links the one the tree there has (landmsg.h, Mirrored). */
+        recv_land_stage_op(x, LANDMSG_HARDLINK, srel, &req);
+        snprintf(req.op.target, sizeof(req.op.target), "%s", srel);
+        recv_land_ask(x, &req, -1, recv_land_on_kept, "keeping the file there as its user");
+}
+
 static void recv_land_on_dir_listed(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -871,8 +891,12 @@ static void recv_land_on_published(void *arg, const struct landmsg *reply, int f
         struct recv_xfer *x = arg;
         struct landmsg req = { .type = LANDMSG_SETATTR };
 
-        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "publishing the tree"))
+        /* Deleting, the lander says how many entries went (PUBLISHED). */
+        if (!recv_land_tree_answered(x, reply, fd, recv_land_deleting(x) ? LANDMSG_PUBLISHED : LANDMSG_OK, false,
+                                     "publishing the tree"))
                 return;
+        if (recv_land_deleting(x))
+                x->deleted = reply->published.deleted;
         x->published_tree = true;
         x->land_staged = false;
         if (!x->dest_attr) {
@@ -894,10 +918,11 @@ static void recv_land_publish_tree(struct recv_xfer *x)
         struct landmsg req = { .type = LANDMSG_PUBLISH };
 
         req.op.session = x->land_session;
-        /* Kept up to date: merged into the tree there (landmsg.h). */
+        /* Kept up to date: merged into the tree there, or (deleting)
+         * put in its place, what it kept linked in already (landmsg.h). */
         req.op.flags = (x->land_into ? LANDMSG_OP_INTO : 0) |
                        ((x->landing->flags & WIRE_LAND_REPLACE) ? LANDMSG_PUBLISH_REPLACE : 0) |
-                       (x->sync ? LANDMSG_PUBLISH_MERGE : 0);
+                       (recv_land_deleting(x) ? LANDMSG_PUBLISH_DELETE : x->sync ? LANDMSG_PUBLISH_MERGE : 0);
         if (x->land_into)
                 snprintf(req.op.leaf, sizeof(req.op.leaf), "%s", x->dest);
         recv_land_ask(x, &req, -1, recv_land_on_published, "publishing the tree as its user");

@@ -212,12 +212,12 @@ unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, ch
         if (x->landing->direction == WIRE_LAND_PULL)
                 return recv_pull_check(x, o, text, len);
         /* A tree lands as one directory, as sent: merged into the one
-         * there when it syncs, relayed nowhere (recv-land-tree.c). */
+         * there when it syncs, or put in its place when it deletes too
+         * (wire_decode holds that to a sync), relayed nowhere
+         * (recv-land-tree.c). */
         if ((o->flags & WIRE_OFFER_TREE) &&
-            ((o->flags & (WIRE_OFFER_DELETE | WIRE_OFFER_DRY_RUN | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) ||
-             strchr(o->name, '/'))) {
-                snprintf(text, len, "a tree that lands as its user is one directory, not deleting, dry-run or "
-                         "relayed");
+            ((o->flags & (WIRE_OFFER_DRY_RUN | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) || strchr(o->name, '/'))) {
+                snprintf(text, len, "a tree that lands as its user is one directory, not dry-run or relayed");
                 return WIRE_E_PROTOCOL;
         }
         return WIRE_OK;

@@ -357,8 +357,10 @@ static unsigned int recv_check_offer(struct recv_xfer *x, const struct wire_offe
                 return WIRE_E_PROTOCOL;
         }
         /* Removing what the sender lacks is the admin's to allow (wire_decode()
-         * held the flag to a tree that syncs): not retried, the sender says why. */
-        if ((o->flags & WIRE_OFFER_DELETE) && !e->cfg.tree_delete) {
+         * held the flag to a tree that syncs): not retried, the sender says why.
+         * Not in a tree that lands as its user: that one removes only what
+         * the user may, as the user, in a tree the user named. */
+        if ((o->flags & WIRE_OFFER_DELETE) && !(o->flags & WIRE_OFFER_LAND) && !e->cfg.tree_delete) {
                 snprintf(text, len, "deleting is off on the receiver (tree_delete)");
                 return WIRE_E_PERMISSION;
         }

@@ -95,6 +95,9 @@ void recv_land_tree_open(struct recv_xfer *x);
 /* Fin, verified: a directory made, a file named with its mode and mtime;
  * then recv_tree_entry_done(). */
 void recv_land_tree_publish(struct recv_xfer *x);
+/* Fin, kept (sync) in a tree that deletes: the file there linked into the
+ * staged tree under its name, as the user; then recv_tree_entry_done(). */
+void recv_land_tree_keep(struct recv_xfer *x);
 /* After the last entry: links, directories' modes, PUBLISH, DEST's mode;
  * then recv_published(). */
 void recv_land_tree_end(struct recv_xfer *x);

@@ -1058,7 +1058,7 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
          * regular file may go down a chain, resuming nothing; files to one
          * peer may sync (wire.h). */
         if (req->land && (((relay || req->route_hops) && (req->tree || req->files > 1)) ||
-                          (req->sync != ENGINE_SYNC_NONE && (relay || req->route_hops)) || req->delete ||
+                          (req->sync != ENGINE_SYNC_NONE && (relay || req->route_hops)) ||
                           req->dry_run || req->relay_source || req->tree_token))
                 return -EINVAL;
         /* A pull asks for the peer's file: one, of nothing here (wire.h, Pulls). */

@@ -244,6 +244,17 @@ send "$ALICE" -r --sync=digest "$tree" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "-r --sync=digest again: exit $RC: $OUT"
 tree_oracle "$tree" "$got"
 tb_log "-r --sync=digest, --skip-existing, --sync=size: the tree there kept what is the same, and what only it had"
+# Mirrored (--delete): what only beta has goes, in the step that
+# publishes; what is the same stays (its inode).
+as "$ALICE" sh -c "echo there >'$got/only-there.txt' && mkdir '$got/old-dir' && echo x >'$got/old-dir/x'"
+rm -r "$tree/new"
+send "$ALICE" -r --sync=digest --delete "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && [[ $OUT == *"5 deleted"* ]] || tb_fail "-r --sync=digest --delete: exit $RC, not 5 deleted: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+[[ $(stat -c %i "$got/big.bin") == "$ino_big" ]] || tb_fail "--delete replaced big.bin, which is the same"
+tree_oracle "$tree" "$got"
+[[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed (--delete)"
+tb_log "--delete: beta's tree is the source's, what only it had gone, what is the same kept"
 # Several sources (scp -r A B host:/dir/): each its own job into PATH; one
 # that is not there is named, the others land, and the exit is 23.
 as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/multi"
