@@ -30,7 +30,7 @@
 #include "xferctl.h"
 
 const char getcmd_help[] =
-        "Usage: xferctl get [-r] PEER[:PORT]:/PATH DEST [--overwrite] [--bwlimit RATE]\n"
+        "Usage: xferctl get [-r] PEER[:PORT]:/PATH... DEST [--overwrite] [--bwlimit RATE]\n"
         "                   [--retries N] [--no-wait] [--json]\n"
         "\n"
         "Fetch the regular file PATH (with -r, the directory PATH and everything\n"
@@ -49,6 +49,11 @@ const char getcmd_help[] =
         "data verified. A tree with a device, FIFO or socket in it, or a file you\n"
         "may not read, is refused: the error names it.\n"
         "\n"
+        "Several sources (from one PEER or several, as scp takes them) go into\n"
+        "DEST, a directory here, each as a job of its own, one after the other:\n"
+        "one that fails is said and the others still come; the last line names\n"
+        "those that did not, and the exit status is then 23 if some did.\n"
+        "\n"
         "Options:\n"
         "  -r, --recursive\n"
         "                 PATH may be a directory: fetch its tree\n"
@@ -61,7 +66,7 @@ const char getcmd_help[] =
         "                 map PEER's name as send does (peer_names)\n"
         "  -h, --help     show this help\n"
         "\n"
-        "Not yet: several sources or peers, --sync, --dry-run.\n"
+        "Not yet: --sync, --dry-run.\n"
         "Exit status as send's. See xferctl(1), Users and identity.\n";
 
 /* The address the local rdmaxferd listens on and connects from ("" for
@@ -246,12 +251,14 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         return XFERCTL_EXIT_USAGE;
                 }
         }
-        if (argc - optind != 2 || !argv[optind + 1][0]) {
+        if (argc - optind < 2 || !argv[argc - 1][0]) {
                 xferctl_say("get: expected PEER:/PATH and DEST (see xferctl help get)");
                 return XFERCTL_EXIT_USAGE;
         }
         *src = argv[optind];
-        *dest = argv[optind + 1];
+        *dest = argv[argc - 1];
+        sc->paths = &argv[optind];
+        sc->npaths = (unsigned int)(argc - optind - 1);
         return -1;
 }
 
@@ -472,6 +479,32 @@ int getcmd_copy(struct sendcmd *sc)
         return getcmd_pull(sc, sc->paths[0], to_peer, to, dir);
 }
 
+static int getcmd_one(struct sendcmd *each, const char *src, void *arg)
+{
+        return getcmd_pull(each, src, NULL, *(const char **)arg, true);
+}
+
+/* get SRC... DEST with several sources: each into DEST, a directory here,
+ * as a job of its own (sendland_sources). */
+static int getcmd_several(struct sendcmd *sc, const char *dest)
+{
+        struct stat st;
+
+        if (sc->json) {
+                xferctl_say("get: several sources are a job each: --json describes one job (get each "
+                            "with its own xferctl get --json)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (stat(dest, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                _cleanup_(freep) char *shown = esc_term_dup(dest);
+
+                xferctl_say("get: several sources go into DEST, a directory here: '%.200s' is %s",
+                            shown ? shown : "?", errno == ENOENT ? "not there" : "no directory");
+                return XFERCTL_EXIT_USAGE;
+        }
+        return sendland_sources(sc, getcmd_one, &dest);
+}
+
 int getcmd_run(const char *socket_path, int argc, char **argv)
 {
         struct sendcmd sc = {
@@ -486,5 +519,7 @@ int getcmd_run(const char *socket_path, int argc, char **argv)
         r = getcmd_parse(&sc, argc, argv, &src, &dest);
         if (r >= 0)
                 return r;
+        if (sc.npaths > 1)
+                return getcmd_several(&sc, dest);
         return getcmd_pull(&sc, src, NULL, dest, false);
 }

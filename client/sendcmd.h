@@ -162,6 +162,10 @@ int sendland_cred(struct sendcmd *sc);
  * that did not named), else the first one's failure.
  */
 int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc));
+/* The same for any job a source: @one(each, source, @arg) for each of
+ * sc->paths, each a copy of @sc; its exit code tallied as above (get of
+ * several sources too). */
+int sendland_sources(struct sendcmd *sc, int (*one)(struct sendcmd *each, const char *src, void *arg), void *arg);
 
 /* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
 int sendcmd_open_path(const char *path, int *out, uint64_t *size);

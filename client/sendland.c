@@ -63,7 +63,7 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
         return -1;
 }
 
-int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc))
+int sendland_sources(struct sendcmd *sc, int (*one)(struct sendcmd *each, const char *src, void *arg), void *arg)
 {
         unsigned int landed = 0, failed = 0;
         int first = -1, rc;
@@ -72,15 +72,10 @@ int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc))
 
         for (unsigned int i = 0; i < sc->npaths; i++) {
                 struct sendcmd each = *sc;
-                struct stat st;
 
                 each.paths = &sc->paths[i];
                 each.npaths = 1;
-                each.path = sc->paths[i];
-                /* A directory as a tree into PATH, anything else as a file
-                 * into it (a symlink named here is followed, as send FILE does). */
-                each.recursive = lstat(sc->paths[i], &st) == 0 && S_ISDIR(st.st_mode);
-                rc = one(&each);
+                rc = one(&each, sc->paths[i], arg);
                 if (rc == XFERCTL_EXIT_OK || rc == XFERCTL_EXIT_PARTIAL) {
                         landed++;
                         continue;
@@ -103,6 +98,24 @@ int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc))
                 return XFERCTL_EXIT_OK;
         xferctl_say("%u of %u sources did not land (above): %s", failed, landed + failed, missed ? missed : "?");
         return landed > 0 ? XFERCTL_EXIT_PARTIAL : first;
+}
+
+/* sendland_each's: @src a tree if a directory here, else a file. */
+static int sendland_one(struct sendcmd *each, const char *src, void *arg)
+{
+        int (*one)(struct sendcmd *) = *(int (**)(struct sendcmd *))arg;
+        struct stat st;
+
+        each->path = src;
+        /* A directory as a tree into PATH, anything else as a file into
+         * it (a symlink named here is followed, as send FILE does). */
+        each->recursive = lstat(src, &st) == 0 && S_ISDIR(st.st_mode);
+        return one(each);
+}
+
+int sendland_each(struct sendcmd *sc, int (*one)(struct sendcmd *sc))
+{
+        return sendland_sources(sc, sendland_one, &one);
 }
 
 int sendland_parse(struct sendcmd *sc, const char *arg, unsigned int nfiles)

@@ -11,6 +11,9 @@
 # x its files/s (flat and as a tree). The large file and the tree are
 # also pulled (xferctl get [-r], read on beta, the tree by the lander's
 # walker, and landed on alpha as the user), against their landing pushed.
+# And the tree kept up to date as the user: landed (untimed), 1 % of its
+# files grown by a byte, then send -r --sync=size --delete timed, against
+# the tree landed afresh (what sending it again costs).
 # testbed-timeout: 3600
 # shellcheck source=tests/testbed/lib.sh
 . "${TESTBED_LIB:?run me with tests/bench/bench --land}"
@@ -75,7 +78,10 @@ run() {
         fi
         sync
         t0=$(date +%s.%N)
-        if [[ $kind == get && $what == tree ]]; then
+        if [[ $kind == sync ]]; then
+                out=$(as "$USER_" xferctl send -r --sync=size --delete "$WORK/small" "$dest" 2>&1) ||
+                        tb_fail "$kind $what: $out"
+        elif [[ $kind == get && $what == tree ]]; then
                 out=$(as "$USER_" xferctl get -r "$BETA_ADDR:$SCR/$USER_/src/small" "$SCR/$USER_/got/" 2>&1) ||
                         tb_fail "$kind $what: $out"
         elif [[ $kind == get ]]; then
@@ -98,7 +104,7 @@ run() {
                 rm -f "$got"
         elif [[ $what == tree ]]; then
                 local got=$BETA_IN/small
-                [[ $kind == land ]] && got=$SCR/$USER_/small
+                [[ $kind == land || $kind == sync ]] && got=$SCR/$USER_/small
                 [[ $kind == get ]] && got=$SCR/$USER_/got/small
                 diff -r "$WORK/small" "$got" >/dev/null || tb_fail "$kind: the tree arrived with other bytes"
                 [[ $kind == dropbox || -z $(find "$got" ! -user "$USER_") ]] || tb_fail "the landed tree is not the user's"
@@ -113,12 +119,27 @@ run() {
         awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
 
+# sync_prepare: the tree landed as the user, untimed; then 1 % of the
+# source's files (at least one) grown by a byte. sync_undo: back to 4 KiB.
+nchanged=$(((NFILES + 99) / 100))
+sync_prepare() {
+        local out
+        out=$(as "$USER_" xferctl send -r "$WORK/small" "$BETA_ADDR:$SCR/$USER_/" 2>&1) || tb_fail "sync's tree: $out"
+        for f in "${small[@]:0:nchanged}"; do printf 'x' >>"$f"; done
+}
+sync_undo() {
+        for f in "${small[@]:0:nchanged}"; do truncate -s 4096 "$f"; done
+}
+
 for ((r = 1; r <= REPS; r++)); do
         for what in big small tree; do
                 kinds=(dropbox land)
                 [[ $what != small ]] && kinds+=(get)
+                [[ $what == tree ]] && kinds+=(sync)
                 for kind in "${kinds[@]}"; do
+                        [[ $kind == sync ]] && sync_prepare
                         secs=$(run "$kind" "$what")
+                        [[ $kind == sync ]] && sync_undo
                         printf '%s\t%s\t%s\t%s\n' "$r" "$what" "$kind" "$secs" >>"$RES"
                         tb_log "round $r, $what, $kind: $secs s"
                 done
@@ -145,6 +166,7 @@ END {
                 sd[r] = t[r, "small", "dropbox"]; sl[r] = t[r, "small", "land"]; sr[r] = sd[r] / sl[r]
                 td[r] = t[r, "tree", "dropbox"]; tl[r] = t[r, "tree", "land"]; tr[r] = td[r] / tl[r]
                 tg[r] = t[r, "tree", "get"]; tgr[r] = tl[r] / tg[r]
+                ts[r] = t[r, "tree", "sync"]; tsr[r] = tl[r] / ts[r]
         }
         printf "land-bench: %d MiB file and %d x 4 KiB files, %d round(s), drop box and landing interleaved\n", mb, n, R
         printf "land-bench: large file: drop box %.2f s (%.1f MB/s), landed %.2f s (%.1f MB/s)\n",
@@ -161,4 +183,6 @@ END {
         printf "land-bench: the tree pulled (xferctl get -r): %.2f s (%.1f files/s)\n", median(tg, R), n / median(tg, R)
         printf "land-bench: pulled / pushed, both landed as the user, large file rate: %.3f\n", median(gr, R)
         printf "land-bench: pulled / pushed, both landed as the user, a tree, files/s: %.3f\n", median(tgr, R)
+        printf "land-bench: the tree kept up to date as the user (1 %% grown, --sync=size --delete): %.2f s\n", median(ts, R)
+        printf "land-bench: sent again / synced, both landed as the user: %.3f\n", median(tsr, R)
 }' "$RES" | tee "$OUT/land-report.txt"

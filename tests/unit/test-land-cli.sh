@@ -78,6 +78,11 @@ gusage "names a directory: -r fetches a tree" 10.0.0.2:/scratch/alice/ "$tmp/in"
 gusage "'..' is not allowed in PATH" 10.0.0.2:/scratch/../etc/x "$tmp/in"
 gusage "expected PEER:/PATH and DEST" 10.0.0.2:/scratch/x
 gusage "DEST '$tmp/no/such/x': its directory: No such file or directory" 10.0.0.2:/scratch/x "$tmp/no/such/x"
+gusage "several sources go into DEST, a directory here: '$tmp/none' is not there" 10.0.0.2:/scratch/x \
+        10.0.0.3:/scratch/y "$tmp/none"
+gusage "several sources go into DEST, a directory here: '$tmp/a' is no directory" 10.0.0.2:/scratch/x \
+        10.0.0.3:/scratch/y "$tmp/a"
+gusage "--json describes one job" --json 10.0.0.2:/scratch/x 10.0.0.3:/scratch/y "$tmp"
 
 # PEERs without ":/" keep their errors.
 usage "bad peer 'beta:': port '' is not a number" "$tmp/a" beta:
@@ -155,6 +160,8 @@ unshare -m --propagation private bash -c '
         send 18 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --skip-existing --delete "$tmp/dir" 10.0.0.2:/scratch/alice/
         send 12 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r 127.0.0.1:/scratch/alice/run \
                 127.0.0.2:/scratch/alice/copy
+        send 19 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait 127.0.0.1:/scratch/alice/a.bin \
+                127.0.0.2:7472:/scratch/alice/b.bin "$tmp/in"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -258,5 +265,9 @@ cred 17 0
 check 18 'SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SKIP_EXISTING,DELETE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice' \
         'send -r --skip-existing --delete DIR PEER:/PATH/: the tree there replaced, what the source lacks deleted'
 cred 18 0
+# get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
+checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
+        "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \
+        "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.2 port=7472 name=b.bin files=0 path=/scratch/alice/b.bin back=10.9.9.9:0:$tmp/in"
 
 tap_done

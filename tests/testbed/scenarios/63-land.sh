@@ -406,6 +406,17 @@ OUT=$(as "$BOB" timeout 120 xferctl get --retries 0 "$BETA_ADDR:$SCR/$ALICE/pull
         tb_fail "bob's get of alice's file: exit $RC: $OUT"
 [[ ! -e /tmp/bob-pull.dat ]] || tb_fail "bob got alice's 0600 file"
 tb_log "$(tail -n 1 <<<"$OUT")"
+# Several sources (scp's host:a host:b DIR): each its own pull into DIR;
+# one not there is named, the others come, and the exit is 23.
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/got2"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$BETA_ADDR:$SCR/$ALICE/none.dat" \
+        "$BETA_ADDR:$SCR/$ALICE/big.dat" "$SCR/$ALICE/got2" 2>&1) || RC=$?
+((RC == 23)) && grep -q "1 of 3 sources did not land (above): $BETA_ADDR:$SCR/$ALICE/none.dat" <<<"$OUT" ||
+        tb_fail "a get of three sources, one not there: exit $RC: $OUT"
+same_file "$WORK/pull.dat" "$SCR/$ALICE/got2/pull.dat"
+same_file "$WORK/big.dat" "$SCR/$ALICE/got2/big.dat"
+tb_log "$(tail -n 1 <<<"$OUT")"
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/set" "$SCR/$ALICE/set-copy" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "get -r fetches a tree" <<<"$OUT" || tb_fail "a get of a directory: exit $RC: $OUT"
