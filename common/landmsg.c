@@ -125,6 +125,10 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_TMPFILE:
                 return (op->mode & ~07777u) == 0 && rest == 0 && (leaf_len == 0 || named) && target_len == 0;
         case LANDMSG_LINK:
+                /* Keeping the file there: one way, in a staging directory. */
+                if ((rest & _LANDMSG_LINK_KEEP) &&
+                    (!stage || ((rest & _LANDMSG_LINK_KEEP) & ((rest & _LANDMSG_LINK_KEEP) - 1)) != 0))
+                        return false;
                 return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && (op->mode & ~07777u) == 0 &&
                        ((rest & LANDMSG_LINK_DIGEST) ? hex_ok(op->target, target_len) : target_len == 0);
         case LANDMSG_SYMLINK:
@@ -354,9 +358,9 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 plen = BATCH_FIXED + m->batch.len;
                 break;
         case LANDMSG_FDS:
-                if (m->fds.count > LANDMSG_BATCH_MAX)
+                if (m->fds.count > LANDMSG_BATCH_MAX || m->fds.kept > LANDMSG_BATCH_MAX)
                         return -EINVAL;
-                plen = 2;
+                plen = 4;
                 break;
         case LANDMSG_PUBLISHED:
                 plen = 8;
@@ -402,6 +406,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 break;
         case LANDMSG_FDS:
                 bytes_put_u16(&o, m->fds.count);
+                bytes_put_u16(&o, m->fds.kept);
                 break;
         case LANDMSG_PUBLISHED:
                 bytes_put_u64(&o, m->published.deleted);
@@ -524,7 +529,8 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 break;
         case LANDMSG_FDS:
                 m->fds.count = bytes_get_u16(&in);
-                ok = m->fds.count <= LANDMSG_BATCH_MAX;
+                m->fds.kept = bytes_get_u16(&in);
+                ok = m->fds.count <= LANDMSG_BATCH_MAX && m->fds.kept <= LANDMSG_BATCH_MAX;
                 break;
         case LANDMSG_PUBLISHED:
                 m->published.deleted = bytes_get_u64(&in);

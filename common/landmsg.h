@@ -28,7 +28,7 @@
  *   DISCARD {session}                        OK | ERROR
  *   OPEN_READ {session, path}                FD + fd (O_RDONLY) | ERROR
  *   END {session}                            OK | ERROR
- *   BATCH {session, count, ops} + one fd     FDS {count} + one fd a TMPFILE | ERROR
+ *   BATCH {session, count, ops} + one fd     FDS {count, kept} + one fd a TMPFILE | ERROR
  *         a LINK, in order
  *   WALK {session}                           FD + the walker's socket | ERROR
  *   LOOK {session, [PARENT], [path], leaf}   FD + a regular file there, O_RDONLY |
@@ -111,7 +111,12 @@
  * is hard-linked into it as the user (a directory made and filled the
  * same way), the two exchanged in one step, what appeared in the old tree
  * meanwhile moved over, and the old tree's rest removed. Nothing the
- * staged tree lacks is lost; a name both have holds the sent entry. An
+ * staged tree lacks is lost; a name both have holds the sent entry. A
+ * small file comes in a pack, its data whatever the tree there has: its
+ * LINK into the staging directory (with LANDMSG_LINK_KEEP_*) first looks
+ * at the file the tree there has at its path, as LOOK does, and where
+ * that is the same, links it in its place (the same inode kept, the new
+ * one dropped), a BATCH's FDS counting those kept. An
  * old entry the user may not link (another's file, with
  * protected_hardlinks) fails the PUBLISH, the old tree as it was.
  *
@@ -252,8 +257,17 @@ enum {
         LANDMSG_LINK_DIGEST = 1 << 3,
         /* Its mtime (op.mtime_ns), last of what is set before the name. */
         LANDMSG_LINK_MTIME = 1 << 4,
+        /* In the staging directory of a session that may LOOK (version 5):
+         * the file the tree there has at the same path, when it is the
+         * same, is linked instead (landmsg.h's top, a tree kept up to
+         * date). At most one: the same size (--sync=size), the same bytes
+         * (--sync=digest: compared), or any regular file (--skip-existing). */
+        LANDMSG_LINK_KEEP_SIZE = 1 << 5,
+        LANDMSG_LINK_KEEP_BYTES = 1 << 6,
+        LANDMSG_LINK_KEEP_ANY = 1 << 7,
+        _LANDMSG_LINK_KEEP = LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_BYTES | LANDMSG_LINK_KEEP_ANY,
         _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST |
-                              LANDMSG_LINK_MTIME,
+                              LANDMSG_LINK_MTIME | _LANDMSG_LINK_KEEP,
 };
 
 /* MKDIR, TMPFILE, LINK, OPEN_READ, END, SYMLINK, HARDLINK, PUBLISH,
@@ -355,6 +369,7 @@ struct landmsg_walk_entry {
 /* FDS: a BATCH's answer, with @count descriptors (its TMPFILEs'). */
 struct landmsg_fds {
         uint16_t count;         /* 0 .. LANDMSG_BATCH_MAX */
+        uint16_t kept;          /* of its LINKs, those that kept the file there (version 5) */
 };
 
 /* PUBLISHED: a PUBLISH_DELETE's answer. */

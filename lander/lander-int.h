@@ -54,6 +54,8 @@ struct lander {
         uint64_t as;
         /* A BATCH's request at hand and its answer (16 KiB each: not on the stack). */
         struct landmsg sub, sub_reply;
+        /* Of the BATCH at hand, the LINKs that kept the file there (FDS's kept). */
+        unsigned int kept;
         unsigned int nsessions;
         struct lander_session session[LANDER_SESSIONS_MAX];
 };

@@ -358,19 +358,18 @@ static int link_as_user(struct lander *l, int dirfd, int fd, const char *leaf, u
 }
 
 /*
- * A hard link's target @tdir/@tleaf as the tree there has it, the tree
- * this one is to be merged into (DEST, or DEST/stage_leaf), linked as
- * @leaf in @dfd: walked as LOOK walks, nothing followed; only a regular
- * file. 0 or -errno (-ENOENT: not there either).
+ * The directory @tdir (a path in the staging directory) as the tree there
+ * has it, the tree the staged one is to be merged into or replace (DEST,
+ * or DEST/stage_leaf), walked as LOOK walks, nothing followed: its fd, or
+ * -errno (-ENOENT: it, or a directory on its way, is not there or no
+ * directory).
  */
-static int hardlink_kept(struct lander *l, struct lander_session *ss, const char *tdir, const char *tleaf, int dfd,
-                         const char *leaf)
+static int kept_dir(struct lander *l, struct lander_session *ss, const char *tdir)
 {
         char rel[LANDFS_PATH_MAX];
         struct landmsg err = { .type = LANDMSG_OK };
-        _cleanup_(closep) int base = -1, tfd = -1;
-        struct stat st;
-        int n;
+        _cleanup_(closep) int base = -1;
+        int n, fd;
 
         if (ss->stage_into && !ss->stage_leaf[0])
                 return -ENOENT;
@@ -381,14 +380,87 @@ static int hardlink_kept(struct lander *l, struct lander_session *ss, const char
         base = open_dir(l, ss, ss->dest, false, 0, &err);
         if (base < 0)
                 return -ENOENT;
-        tfd = rel[0] ? incoming_open_beneath(base, rel, false) : fcntl(base, F_DUPFD_CLOEXEC, 3);
+        if (!rel[0])
+                return TAKE_FD(base);
+        fd = incoming_open_beneath(base, rel, false);
+        return fd == -ENOTDIR || fd == -ELOOP ? -ENOENT : fd;
+}
+
+/*
+ * A hard link's target @tdir/@tleaf as the tree there has it (kept_dir),
+ * linked as @leaf in @dfd; only a regular file. 0 or -errno (-ENOENT:
+ * not there either).
+ */
+static int hardlink_kept(struct lander *l, struct lander_session *ss, const char *tdir, const char *tleaf, int dfd,
+                         const char *leaf)
+{
+        _cleanup_(closep) int tfd = kept_dir(l, ss, tdir);
+        struct stat st;
+
         if (tfd < 0)
-                return tfd == -ENOTDIR || tfd == -ELOOP ? -ENOENT : tfd;
+                return tfd;
         if (fstatat(tfd, tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -ENOENT;
         return linkat(tfd, tleaf, dfd, leaf, 0) < 0 ? -errno : 0;
+}
+
+/* Whether @a and @b (regular files of @size bytes) hold the same bytes:
+ * 1, 0, or -errno. */
+static int same_bytes(int a, int b, off_t size)
+{
+        static uint8_t ba[64 * 1024], bb[64 * 1024];
+        off_t off = 0;
+
+        while (off < size) {
+                size_t want = (size_t)MIN((off_t)sizeof(ba), size - off);
+                ssize_t na = pread(a, ba, want, off), nb = pread(b, bb, want, off);
+
+                if (na < 0 || nb < 0)
+                        return -errno;
+                if ((size_t)na != want || (size_t)nb != want)
+                        return 0;       /* changed meanwhile */
+                if (memcmp(ba, bb, want) != 0)
+                        return 0;
+                off += (off_t)want;
+        }
+        return 1;
+}
+
+/*
+ * LINK with LANDMSG_LINK_KEEP_*: the file the tree there has at the same
+ * path (kept_dir's @op->path, @op->leaf), when it is the same as the new
+ * one @fd by @op's way, linked as @op->leaf in @dfd instead. 1 kept; 0
+ * not (nothing there, another type, it differs, the user may not read or
+ * link it: the new one is linked as ever); or -errno.
+ */
+static int link_keep(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int fd, int dfd)
+{
+        _cleanup_(closep) int kdir = kept_dir(l, ss, op->path), old = -1;
+        struct stat ks, ns;
+        int r;
+
+        if (kdir < 0 || fstatat(kdir, op->leaf, &ks, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(ks.st_mode))
+                return 0;
+        if (!(op->flags & LANDMSG_LINK_KEEP_ANY)) {
+                if (fstat(fd, &ns) < 0)
+                        return -errno;
+                if (ks.st_size != ns.st_size)
+                        return 0;
+        }
+        if (op->flags & LANDMSG_LINK_KEEP_BYTES) {
+                /* O_NONBLOCK: had it become a FIFO since, the open must not hang. */
+                old = openat(kdir, op->leaf, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                if (old < 0 || fstat(old, &ks) < 0 || !S_ISREG(ks.st_mode) || ks.st_size != ns.st_size)
+                        return 0;
+                r = same_bytes(old, fd, ns.st_size);
+                if (r <= 0)
+                        return r == 0 || r == -EACCES ? 0 : r;
+        }
+        if (linkat(kdir, op->leaf, dfd, op->leaf, 0) < 0)
+                return errno == EEXIST ? -EEXIST : 0;
+        return 1;
 }
 
 /* HARDLINK: @req's target (beneath the same base) named @req->op.leaf
@@ -600,6 +672,12 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                             "(xferctl send --overwrite)");
                 return;
         }
+        /* Keeping the file there is keeping it up to date (xferctl send --sync). */
+        if (req->type == LANDMSG_LINK && (req->op.flags & _LANDMSG_LINK_KEEP) && !(ss->flags & LANDMSG_SESSION_SYNC)) {
+                lander_error_reply(reply, EPERM, 0, path, "keeping what is there was not asked for "
+                            "(xferctl send --sync)");
+                return;
+        }
         /* Merging into what is there, or mirroring it, is keeping it up
          * to date (xferctl send -r --sync [--delete]). */
         if (req->type == LANDMSG_PUBLISH && (req->op.flags & (LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_DELETE)) &&
@@ -657,6 +735,17 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd < 0)
                         break;
+                if (req->op.flags & _LANDMSG_LINK_KEEP) {
+                        r = link_keep(l, ss, &req->op, fd, dfd);
+                        if (r < 0) {
+                                lander_error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
+                                break;
+                        }
+                        if (r > 0) {
+                                l->kept++;
+                                break;
+                        }
+                }
                 r = link_attrs_as_user(fd, &st, &req->op, &what);
                 if (r < 0) {
                         lander_error_reply(reply, r, 0, path, "%s: setting its %s: %s", req->op.leaf, what, strerror(-r));
@@ -837,6 +926,7 @@ void lander_handle_batch(struct lander *l, unsigned int conn, const struct landm
         memset(reply, 0, sizeof(*reply));
         reply->id = req->id;
         *nreply = 0;
+        l->kept = 0;
         ss = req->type == LANDMSG_BATCH ? lander_session_find(l, conn, b->session) : NULL;
         if (req->type != LANDMSG_BATCH)
                 lander_error_reply(reply, EPROTO, 0, NULL, "not a batch");
@@ -868,6 +958,7 @@ void lander_handle_batch(struct lander *l, unsigned int conn, const struct landm
         }
         reply->type = LANDMSG_FDS;
         reply->fds.count = (uint16_t)*nreply;
+        reply->fds.kept = (uint16_t)l->kept;
 out_close:
         for (size_t i = 0; i < nfds; i++)
                 safe_close(fds[i]);

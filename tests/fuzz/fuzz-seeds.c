@@ -868,6 +868,20 @@ static int landmsg_seeds(const char *dir)
         m.type = LANDMSG_PUBLISHED;
         m.published.deleted = 5;
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* A packed file's LINK that keeps the file there, in a BATCH; its answer. */
+        landmsg_batch_init(&m, 1);
+        memset(&op, 0, sizeof(op));
+        op.session = 1;
+        op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_MODE | LANDMSG_LINK_KEEP_BYTES;
+        op.mode = 0644;
+        strcpy(op.path, "d");
+        strcpy(op.leaf, "f0");
+        r |= landmsg_batch_add(&m, LANDMSG_LINK, &op) < 0;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_FDS;
+        m.fds = (struct landmsg_fds){ .count = 0, .kept = 1 };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

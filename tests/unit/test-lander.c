@@ -651,13 +651,16 @@ static void test_stage_held(struct lander *l)
 }
 
 /* A tree's op for a BATCH of session @s: @type in @dir, named @leaf. */
+static uint32_t batch_link_flags;       /* more of a LINK's flags (LANDMSG_LINK_KEEP_*) */
+
 static void batch_add(uint64_t s, uint16_t type, const char *dir, const char *leaf, mode_t mode)
 {
         static struct landmsg_op op;
 
         memset(&op, 0, sizeof(op));
         op.session = s;
-        op.flags = LANDMSG_OP_STAGE | (type == LANDMSG_LINK ? LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST : 0);
+        op.flags = LANDMSG_OP_STAGE |
+                   (type == LANDMSG_LINK ? LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | batch_link_flags : 0);
         op.mode = mode;
         snprintf(op.path, sizeof(op.path), "%s", dir);
         snprintf(op.leaf, sizeof(op.leaf), "%s", leaf ? leaf : "");
@@ -1056,6 +1059,26 @@ static void test_tree_merge(struct lander *l)
         ok(stage_op(l, LANDMSG_TMPFILE, s, "", NULL, NULL, 0600, -1, &fd) == 0 && write(fd, "n\n", 2) == 2 &&
            stage_op(l, LANDMSG_LINK, s, "sub", "new.txt", NULL, 0, fd, NULL) == 0, "sub/new.txt staged");
         safe_close(fd);
+        /* Packed files: their LINKs keep the file there that has the same bytes. */
+        {
+                int fds[2] = { -1, -1 }, out[LANDMSG_BATCH_MAX];
+                size_t n = 0;
+
+                for (int i = 0; i < 2; i++)
+                        if (stage_op(l, LANDMSG_TMPFILE, s, "", NULL, NULL, 0600, -1, &fds[i]) < 0)
+                                abort();
+                ok(write(fds[0], "extra\n", 6) == 6 && write(fds[1], "fresh\n", 6) == 6, "two packed files' data");
+                landmsg_batch_init(&req, s);
+                batch_link_flags = LANDMSG_LINK_KEEP_BYTES;
+                batch_add(s, LANDMSG_LINK, "sub", "extra.txt", 0644);
+                batch_add(s, LANDMSG_LINK, "sub", "fresh.txt", 0644);
+                batch_link_flags = 0;
+                req.id++;
+                lander_handle_batch(l, 1, &req, fds, 2, &reply, out, &n);
+                lander_idle(l);
+                ok(reply.type == LANDMSG_FDS && reply.fds.kept == 1 && n == 0,
+                   "their LINKs with KEEP_BYTES: sub/extra.txt, the same, kept (FDS kept %u)", reply.fds.kept);
+        }
         is_int(stage_op(l, LANDMSG_HARDLINK, s, "sub", "same-again", "same.txt", 0, -1, NULL), 0,
                "a hard link to same.txt, kept there and not staged: linked to the one there");
         is_int(stage_op(l, LANDMSG_HARDLINK, s, "sub", "gone-again", "gone.txt", 0, -1, NULL), -ENOENT,
@@ -1080,7 +1103,8 @@ static void test_tree_merge(struct lander *l)
         ok(lstat(at("scratch/nobody/mt/sub/same-again"), &st) == 0 && st.st_ino == kept.st_ino,
            "sub/same-again its other name");
         ok(lstat(at("scratch/nobody/mt/sub/extra.txt"), &st) == 0 && st.st_ino == extra.st_ino,
-           "sub/extra.txt, which the source lacks, kept (linked into the sent sub, read-only)");
+           "sub/extra.txt, sent the same, kept: the same file");
+        is_str(content("scratch/nobody/mt/sub/fresh.txt"), "fresh\n", "sub/fresh.txt, packed and new, in");
         ok(lstat(at("scratch/nobody/mt/sub"), &st) == 0 && (st.st_mode & 07777) == 0555 &&
            st.st_mtim.tv_sec == 1234567890, "sub as sent: 0555, its mtime");
         is_str(content("scratch/nobody/mt/differs.txt"), "new\n", "differs.txt replaced by the sent one");
@@ -1106,8 +1130,8 @@ static void test_tree_merge(struct lander *l)
         req.op.flags = LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE;
         ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_PUBLISHED,
            "PUBLISH_DELETE: PUBLISHED (%s)", reply.type == LANDMSG_ERROR ? reply.error.text : "");
-        /* differs.txt, via; sub/: extra.txt, ln, new.txt, same-again. */
-        ok(reply.published.deleted == 6, "6 entries deleted (%llu)", (unsigned long long)reply.published.deleted);
+        /* differs.txt, via; sub/: extra.txt, fresh.txt, ln, new.txt, same-again. */
+        ok(reply.published.deleted == 7, "7 entries deleted (%llu)", (unsigned long long)reply.published.deleted);
         ok(lstat(at("scratch/nobody/mt/same.txt"), &st) == 0 && st.st_ino == kept.st_ino && st.st_nlink == 1,
            "same.txt the same file, its one name");
         ok(lstat(at("scratch/nobody/mt/differs.txt"), &st) < 0 && lstat(at("scratch/nobody/mt/via"), &st) < 0 &&

@@ -303,6 +303,17 @@ static void test_walk(void)
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "PUBLISH with an unknown flag: not encoded");
         free(m);
 
+        m = msg_new(LANDMSG_LINK);
+        m->op.session = 5;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_BYTES;
+        strcpy(m->op.leaf, "f.dat");
+        ok(round_trip(m), "LINK keeping the same file there, in a staging directory (version 5)");
+        m->op.flags = LANDMSG_LINK_KEEP_SIZE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK_KEEP outside a staging directory: not encoded");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_ANY;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK keeping by two rules: not encoded");
+        free(m);
+
         m = msg_new(LANDMSG_PUBLISHED);
         m->published.deleted = UINT64_MAX;
         ok(round_trip(m), "PUBLISHED, its count at its bound");
@@ -645,9 +656,13 @@ static void test_batch(void)
 
         m->type = LANDMSG_FDS;
         m->fds.count = 3;
+        m->fds.kept = 2;
         n = landmsg_encode(buf, sizeof(buf), m);
-        ok(n == LANDMSG_HEADER_SIZE + 2 && landmsg_decode(buf, (size_t)n, d) == 0 && d->fds.count == 3,
-           "FDS {3} round-trips");
+        ok(n == LANDMSG_HEADER_SIZE + 4 && landmsg_decode(buf, (size_t)n, d) == 0 && d->fds.count == 3 &&
+           d->fds.kept == 2, "FDS {3, kept 2} round-trips");
+        m->fds.kept = LANDMSG_BATCH_MAX + 1;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "FDS keeping more than a BATCH holds: EINVAL");
+        m->fds.kept = 0;
         m->fds.count = LANDMSG_BATCH_MAX + 1;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "FDS of more than a BATCH holds: EINVAL");
         free(op);

@@ -36,13 +36,17 @@
  * afresh, the lander removing what the last one staged). Its small files
  * come in packs, made by the lander a chunk at a time (below).
  *
- * Kept up to date (--sync, --skip-existing; wire version 26): each file
- * comes in its own offer (the sender packs none), and is first looked at
- * where the tree there has its path (recv_land_look: LOOK, as the user);
- * one found the same is kept (recv_sync_skip), not staged. The PUBLISH
- * then merges the staged tree into the one there (LANDMSG_PUBLISH_MERGE):
- * what the staged tree lacks, the kept files among it, is linked in by
- * the lander, as the user, before the two are exchanged.
+ * Kept up to date (--sync, --skip-existing; wire version 26): a file
+ * offered alone is first looked at where the tree there has its path
+ * (recv_land_look: LOOK, as the user); one found the same is kept
+ * (recv_sync_skip), not staged. A packed file's data comes whatever is
+ * there; its LINK (LANDMSG_LINK_KEEP_*) has the lander keep the file
+ * there instead where it is the same. The PUBLISH then merges the staged
+ * tree into the one there (LANDMSG_PUBLISH_MERGE): what the staged tree
+ * lacks, the files kept by LOOK among it, is linked in by the lander, as
+ * the user, before the two are exchanged; deleting, each file kept is
+ * linked in by its own name (recv_land_tree_keep), and PUBLISH_DELETE
+ * puts the staged tree in the old one's place.
  *
  * Each request is one of the transfer's disk requests (xfer_io_start): a
  * lander that stalls fails the transfer at io_timeout.
@@ -546,6 +550,18 @@ static struct recv_land_chunk *recv_land_chunk_of(struct recv_land_pack *lp, siz
         return &lp->chunk[k % RECV_LAND_CHUNKS];
 }
 
+/* Kept up to date, a packed file's LINK keeps the file there when it is
+ * the same by the sync's rule (landmsg.h, LANDMSG_LINK_KEEP_*): its data
+ * came all the same, the comparison is the lander's. */
+static uint32_t recv_land_keep_flag(const struct recv_xfer *x)
+{
+        if (x->sync & WIRE_OFFER_SKIP_EXISTING)
+                return LANDMSG_LINK_KEEP_ANY;
+        if (x->sync & WIRE_OFFER_DIGEST)
+                return LANDMSG_LINK_KEEP_BYTES;
+        return x->sync ? LANDMSG_LINK_KEEP_SIZE : 0;
+}
+
 static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
 {
         struct recv_xfer *x = arg;
@@ -554,6 +570,9 @@ static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int
                 safe_close(fds[--nfds]);
         if (!recv_land_tree_answered(x, reply, -1, LANDMSG_FDS, true, "publishing a packed file"))
                 return;
+        /* The files kept, as a pack's skipped ones are counted (recv-pack.c). */
+        x->fin->pack_skipped += reply->fds.kept;
+        x->files_skipped += reply->fds.kept;
         /* LINKs are asked a chunk at a time, in order: the oldest's. */
         recv_land_chunk_of(x->land_pack, x->land_pack->linked)->waiting--;
         recv_land_pack_step(x);
@@ -593,7 +612,8 @@ static bool recv_land_chunk_link(struct recv_xfer *x, struct recv_land_chunk *c)
                         continue;
                 recv_land_op_srel(x, op, srel);
                 recv_land_stage_op(x, LANDMSG_LINK, srel, &one);
-                one.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0);
+                one.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0) |
+                                recv_land_keep_flag(x);
                 one.op.mode = op->mode;
                 one.op.mtime_ns = op->mtime_ns;
                 snprintf(one.op.target, sizeof(one.op.target), "%s", op->hex);

@@ -530,10 +530,8 @@ static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
         uint64_t rec = pack_record_size(strlen(send_entry_name(e)), e->size);
 
         /* A dry run offers every entry alone: each gets its own verdict;
-         * so does a tree kept up to date as its user (the receiver's
-         * lander looks at each file there); so is a path a pack's record
-         * cannot name. */
-        if (s->dry || e->lname || (s->land && s->sync != ENGINE_SYNC_NONE))
+         * so is a path a pack's record cannot name. */
+        if (s->dry || e->lname)
                 return false;
         /* Syncing, a packed file's data moves whether the receiver has
          * it or not; indexed, only if it lacks it. */
