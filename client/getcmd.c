@@ -30,7 +30,8 @@
 #include "xferctl.h"
 
 const char getcmd_help[] =
-        "Usage: xferctl get [-r] PEER[:PORT]:/PATH... DEST [--overwrite] [--bwlimit RATE]\n"
+        "Usage: xferctl get [-r] PEER[:PORT]:/PATH... DEST [--overwrite]\n"
+        "                   [--skip-existing | --sync=size|digest] [--bwlimit RATE]\n"
         "                   [--retries N] [--no-wait] [--json]\n"
         "\n"
         "Fetch the regular file PATH (with -r, the directory PATH and everything\n"
@@ -58,6 +59,13 @@ const char getcmd_help[] =
         "  -r, --recursive\n"
         "                 PATH may be a directory: fetch its tree\n"
         "  --overwrite    replace what has that name at DEST\n"
+        "  --sync=size|digest\n"
+        "                 keep DEST up to date: a file there of the same size (and\n"
+        "                 with digest, the same bytes) is kept and not sent again,\n"
+        "                 one that differs is replaced; with -r the tree is merged\n"
+        "                 into the one at DEST (what only DEST has stays)\n"
+        "  --skip-existing\n"
+        "                 the same, keeping whatever file DEST has of a name\n"
         "  --bwlimit RATE PEER sends it at most RATE bytes/s (K, M, G, T: powers of 1024)\n"
         "  --retries N    attempts after the first (default: the daemon's retry_max)\n"
         "  --no-wait      print the job id and return; see xferctl status ID\n"
@@ -66,7 +74,7 @@ const char getcmd_help[] =
         "                 map PEER's name as send does (peer_names)\n"
         "  -h, --help     show this help\n"
         "\n"
-        "Not yet: --sync, --dry-run.\n"
+        "Not yet: --delete, --dry-run.\n"
         "Exit status as send's. See xferctl(1), Users and identity.\n";
 
 /* The address the local rdmaxferd listens on and connects from ("" for
@@ -201,6 +209,8 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
         static const struct option opts[] = {
                 { "overwrite", no_argument, NULL, 'O' },
                 { "recursive", no_argument, NULL, 'r' },
+                { "sync", required_argument, NULL, 'Y' },
+                { "skip-existing", no_argument, NULL, 'E' },
                 { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, 'w' },
@@ -217,6 +227,14 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 switch (c) {
                 case 'O':
                         sc->overwrite = true;
+                        break;
+                case 'Y':
+                        r = sendcmd_sync_opt(sc, "get", optarg);
+                        if (r >= 0)
+                                return r;
+                        break;
+                case 'E':
+                        sc->submit.flags |= CTL_SUBMIT_SKIP_EXISTING;
                         break;
                 case 'b':
                         r = sendcmd_bwlimit_opt(sc, "get", optarg);
@@ -255,6 +273,12 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 xferctl_say("get: expected PEER:/PATH and DEST (see xferctl help get)");
                 return XFERCTL_EXIT_USAGE;
         }
+        if (__builtin_popcount(sc->submit.flags & CTL_SUBMIT_SYNC_MASK) > 1) {
+                xferctl_say("get: --skip-existing and --sync are one or the other (and --sync once)");
+                return XFERCTL_EXIT_USAGE;
+        }
+        /* Kept for the pull's own submit (getcmd_pull fills it afresh). */
+        sc->get_sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK;
         *src = argv[optind];
         *dest = argv[argc - 1];
         sc->paths = &argv[optind];
@@ -290,7 +314,8 @@ static int getcmd_creds(struct sendcmd *sc)
                         .addrs = back,
                         .naddrs = 1,
                         .dest = s->back_path,
-                        .replace = sc->overwrite,
+                        .replace = s->flags & CTL_SUBMIT_LAND_REPLACE,
+                        .sync = s->flags & CTL_SUBMIT_SYNC_MASK,
                         .token = token,
                 };
                 r = landcred_make_for(&rq, NULL, &lc, err, sizeof(err));
@@ -402,8 +427,12 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
                             name_verdict_str(name_check(s->name, strlen(s->name))));
                 return XFERCTL_EXIT_USAGE;
         }
+        /* --sync replaces what differs, as the user's credential for
+         * here says (as send --sync to PEER:/PATH does). */
         s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
-                   (sc->overwrite ? CTL_SUBMIT_LAND_REPLACE : 0) | (sc->pull_tree ? CTL_SUBMIT_PULL_TREE : 0);
+                   (sc->overwrite || (sc->get_sync & (CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST))
+                            ? CTL_SUBMIT_LAND_REPLACE : 0) |
+                   (sc->pull_tree ? CTL_SUBMIT_PULL_TREE : 0) | sc->get_sync;
         if (sc->retries >= 0) {
                 s->flags |= CTL_SUBMIT_RETRIES;
                 s->retries = (uint16_t)sc->retries;

@@ -363,6 +363,22 @@ static int sendcmd_filter_opt(struct sendcmd *sc, enum filter_kind kind, bool fr
         return -1;
 }
 
+int sendcmd_sync_opt(struct sendcmd *sc, const char *cmd, const char *arg)
+{
+        char shown[ESC_TERM_SIZE(32)];
+
+        if (!strcmp(arg, "size")) {
+                sc->submit.flags |= CTL_SUBMIT_SYNC_SIZE;
+                return -1;
+        }
+        if (!strcmp(arg, "digest")) {
+                sc->submit.flags |= CTL_SUBMIT_SYNC_DIGEST;
+                return -1;
+        }
+        xferctl_say("%s: --sync '%s': expected size or digest", cmd, esc_term(shown, sizeof(shown), arg));
+        return XFERCTL_EXIT_USAGE;
+}
+
 int sendcmd_bwlimit_opt(struct sendcmd *sc, const char *cmd, const char *arg)
 {
         if (config_parse_size(arg, &sc->submit.bwlimit) < 0 || sc->submit.bwlimit > SENDCMD_BWLIMIT_MAX) {
@@ -457,17 +473,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                         sc->submit.flags |= CTL_SUBMIT_SKIP_EXISTING;
                         break;
                 case 'Y':
-                        if (!strcmp(optarg, "size")) {
-                                sc->submit.flags |= CTL_SUBMIT_SYNC_SIZE;
-                        } else if (!strcmp(optarg, "digest")) {
-                                sc->submit.flags |= CTL_SUBMIT_SYNC_DIGEST;
-                        } else {
-                                char shown[ESC_TERM_SIZE(32)];
-
-                                xferctl_say("send: --sync '%s': expected size or digest",
-                                            esc_term(shown, sizeof(shown), optarg));
-                                return XFERCTL_EXIT_USAGE;
-                        }
+                        r = sendcmd_sync_opt(sc, "send", optarg);
+                        if (r >= 0)
+                                return r;
                         break;
                 case 'D':
                         sc->submit.flags |= CTL_SUBMIT_DELETE;

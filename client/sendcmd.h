@@ -111,6 +111,7 @@ struct sendcmd {
          * a copy between two peers (send PEER_A:/X PEER_B:/Y) says "send". */
         const char *get_dest;
         bool get_copy;
+        uint16_t get_sync;              /* get --sync, --skip-existing: CTL_SUBMIT_SYNC_MASK's */
 };
 
 /* The submit made (sc->submit, @fd its first file or -1), signals set up,
@@ -123,6 +124,8 @@ int sendcmd_resolve(struct sendcmd *sc, const char *host, char *num, size_t numl
 /* --retries (--bwlimit) @arg of @cmd ("send", "get") into sc->retries
  * (sc->submit.bwlimit): -1, or XFERCTL_EXIT_USAGE (said). */
 int sendcmd_bwlimit_opt(struct sendcmd *sc, const char *cmd, const char *arg);
+/* --sync @arg (size, digest) of @cmd into sc->submit.flags: -1, or XFERCTL_EXIT_USAGE (said). */
+int sendcmd_sync_opt(struct sendcmd *sc, const char *cmd, const char *arg);
 int sendcmd_retries_opt(struct sendcmd *sc, const char *cmd, const char *arg);
 /* getcmd.c: a pull's end, said (sendcmd's report for a get). */
 int getcmd_report(struct sendcmd *sc);

@@ -340,6 +340,12 @@
  * xferctl send -r sends them), landing as the user at back_path. The
  * asking side waits and is answered as for a file.
  *
+ * A pull kept up to date (version 26, xferctl get [-r] --sync): the
+ * pull's offer may carry WIRE_OFFER_SKIP_EXISTING, or WIRE_OFFER_SYNC
+ * and WIRE_OFFER_DIGEST (its digest zero: a way of syncing, no file's),
+ * never DELETE; the send back syncs so, with what the asking side has
+ * at back_path (its way back's credential says so too).
+ *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that
  * job; zero: not resumable). A receiver that kept the staging directory
@@ -545,6 +551,8 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   26: a tree that lands as its user syncs (merged into the one there,
+ *     or with DELETE put in its place); a pull syncs what it sends back;
  *   25: a tree pulled (WIRE_LAND_TREE: Pulls, above); files that land as
  *     their user may sync (WIRE_OFFER_LAND);
  *   24: index packs (PACK_F_INDEX, NEED: Index packs, above);

@@ -215,11 +215,12 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "submit flag PULL_TREE without PULL");
                 return -EINVAL;
         }
-        /* A pull asks for one regular file, as it is (wire.h, Pulls). */
+        /* A pull asks for one file or tree, as it is, kept up to date
+         * here or not (wire.h, Pulls). */
         if ((s->flags & CTL_SUBMIT_PULL) &&
-            ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) ||
-             s->files > 1 || s->route[0])) {
-                snprintf(why, whylen, "a pull is of one file, not synced, dry-run or along a chain");
+            ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) || s->files > 1 ||
+             s->route[0])) {
+                snprintf(why, whylen, "a pull is of one file or tree, not deleting, dry-run or along a chain");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {

@@ -131,8 +131,11 @@ static void serve(int fd, const char *log)
                         if (pull) {
                                 const char *back[] = { s->back_host };
 
+                                /* A pull kept up to date here: the way back's landing syncs. */
                                 note_cred(f, "BACK", s->back_cred, s->land_token, LANDMSG_PUSH, s->back_path,
-                                          back, 1, (s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0);
+                                          back, 1,
+                                          ((s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
+                                          ((s->flags & CTL_SUBMIT_SYNC_MASK) ? LANDMSG_SESSION_SYNC : 0));
                         }
                         rep = (struct ctl_msg){ .type = CTL_SUBMITTED, .id = 7 };
                 } else if (m.type == CTL_SETTINGS) {

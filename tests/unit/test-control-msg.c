@@ -197,10 +197,15 @@ static void test_submit(void)
            why);
         free(c);
         c = NULL;
+        s->flags |= CTL_SUBMIT_SYNC_DIGEST;
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), 0, "a pull kept up to date here (--sync)");
+        ok(c && c->spec.sync == JOB_SYNC_DIGEST, "its sync the job's, for the send back (%s)", why);
+        free(c);
+        c = NULL;
         s->flags |= CTL_SUBMIT_TREE;
         is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a pull of a tree is refused");
-        is_str(why, "a pull is of one file, not synced, dry-run or along a chain", "saying what a pull is");
-        s->flags &= (uint16_t)~CTL_SUBMIT_TREE;
+        is_str(why, "a pull is of one file or tree, not deleting, dry-run or along a chain", "saying what a pull is");
+        s->flags &= (uint16_t)~(CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_DIGEST);
         s->back_host[0] = '\0';
         is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a pull without this node's address");
         s->flags = CTL_SUBMIT_PULL;

@@ -83,6 +83,8 @@ gusage "several sources go into DEST, a directory here: '$tmp/none' is not there
 gusage "several sources go into DEST, a directory here: '$tmp/a' is no directory" 10.0.0.2:/scratch/x \
         10.0.0.3:/scratch/y "$tmp/a"
 gusage "--json describes one job" --json 10.0.0.2:/scratch/x 10.0.0.3:/scratch/y "$tmp"
+gusage "--skip-existing and --sync are one or the other" --skip-existing --sync=size 10.0.0.2:/scratch/x "$tmp"
+gusage "--sync 'mtime': expected size or digest" --sync=mtime 10.0.0.2:/scratch/x "$tmp"
 
 # PEERs without ":/" keep their errors.
 usage "bad peer 'beta:': port '' is not a number" "$tmp/a" beta:
@@ -162,6 +164,8 @@ unshare -m --propagation private bash -c '
                 127.0.0.2:/scratch/alice/copy
         send 19 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait 127.0.0.1:/scratch/alice/a.bin \
                 127.0.0.2:7472:/scratch/alice/b.bin "$tmp/in"
+        send 20 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r --sync=digest 127.0.0.1:/scratch/alice/run \
+                "$tmp/in"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -265,6 +269,12 @@ cred 17 0
 check 18 'SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SKIP_EXISTING,DELETE host=10.0.0.2 port=0 name=dir files=2 path=/scratch/alice' \
         'send -r --skip-existing --delete DIR PEER:/PATH/: the tree there replaced, what the source lacks deleted'
 cred 18 0
+# get --sync: the pull asks for it, and the way back's credential allows
+# it here (replacing what differs).
+check 20 "SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,PULL,PULL_TREE,SYNC_DIGEST host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=10.9.9.9:0:$tmp/in" \
+        'get -r --sync=digest PEER:/DIR DEST: a tree pulled and kept up to date here'
+cred 20 0
+back 20 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

@@ -110,8 +110,12 @@ unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, ch
         struct wire_hop from;
         bool listed = false;
 
-        if (o->flags != WIRE_OFFER_LAND || o->job_files != 1 || o->size != 0 ||
-            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0) {
+        /* Its sync flags (version 26) are the send back's: how the node
+         * it goes to keeps what it has. */
+        if ((o->flags & ~(WIRE_OFFER_LAND | WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)) ||
+            o->job_files != 1 || o->size != 0 ||
+            memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0 ||
+            memcmp(o->digest, (uint8_t[WIRE_DIGEST_SIZE]){ 0 }, WIRE_DIGEST_SIZE) != 0) {
                 snprintf(text, len, "a pull asks for one file, with nothing else");
                 return WIRE_E_PROTOCOL;
         }
@@ -250,6 +254,10 @@ static bool recv_pull_send(struct recv_xfer *x, struct recv_pull *p, int fd)
                 .peer = p->peer,
                 .bwlimit = l->back_bwlimit,
                 .land = back,
+                /* Kept up to date there, as the pull asked. */
+                .sync = (x->sync & WIRE_OFFER_SKIP_EXISTING) ? ENGINE_SYNC_SKIP_EXISTING :
+                        (x->sync & WIRE_OFFER_DIGEST)        ? ENGINE_SYNC_DIGEST :
+                        (x->sync & WIRE_OFFER_SYNC)          ? ENGINE_SYNC_SIZE : ENGINE_SYNC_NONE,
         };
         if (tree) {
                 /* DEST, then the walker's entries beneath it as "DEST/...". */

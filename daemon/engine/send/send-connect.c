@@ -331,7 +331,7 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
                 /* A tree's first offer says whether the session compares digests. */
                 .flags = (uint16_t)((s->tree ? WIRE_OFFER_TREE : 0) | (s->dir ? WIRE_OFFER_DIR : 0) |
                                     (s->relayed ? WIRE_OFFER_RELAYED : 0) |
-                                    send_sync_flags(s, s->tree || send_sync_wants_digest(s))),
+                                    send_sync_flags(s, s->tree || s->pull || send_sync_wants_digest(s))),
                 .file = 0,
                 .job_files = s->files,
                 .job_bytes = s->job_bytes,

@@ -379,6 +379,13 @@ grep -q "^RDMAXFER_PULLED=$SCR/$ALICE/pull.dat$" <<<"$e" && grep -q '^RDMAXFER_B
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got/" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "a second get into the same name: exit $RC: $OUT"
+# Kept up to date here (get --sync): the same file stays (its inode).
+ino=$(stat -c %i "$SCR/$ALICE/got/pull.dat")
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get --sync=digest "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got/" 2>&1) ||
+        RC=$?
+((RC == 0)) && [[ $(stat -c %i "$SCR/$ALICE/got/pull.dat") == "$ino" ]] ||
+        tb_fail "get --sync=digest of the same file: exit $RC, inode $(stat -c %i "$SCR/$ALICE/got/pull.dat") (was $ino): $OUT"
 # A larger one at --bwlimit 8M, watched: beta sends it at that rate, and
 # the job shows the file's size and progress as it comes back (its own
 # bytes are none).
@@ -443,6 +450,17 @@ tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/pcopy"
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get -r "$BETA_ADDR:$SCR/$ALICE/ptree" "$SCR/$ALICE/got/" 2>&1) || RC=$?
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "the tree pulled again into the same name: exit $RC: $OUT"
+# Kept up to date here (get -r --sync): what is the same stays (its
+# inode), what differs comes.
+ino=$(stat -c %i "$SCR/$ALICE/got/ptree/big.bin")
+make_file "$SCR/$ALICE/ptree/.git/HEAD" 23
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get -r --sync=digest "$BETA_ADDR:$SCR/$ALICE/ptree" "$SCR/$ALICE/got/" 2>&1) ||
+        RC=$?
+((RC == 0)) || tb_fail "alice's get -r --sync=digest into her copy: exit $RC: $OUT"
+[[ $(stat -c %i "$SCR/$ALICE/got/ptree/big.bin") == "$ino" ]] || tb_fail "get -r --sync replaced big.bin, the same"
+tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree"
+tb_log "get -r --sync=digest: her copy kept up to date, big.bin kept"
 RC=0
 OUT=$(as "$BOB" timeout 120 xferctl get -r --retries 0 "$BETA_ADDR:$SCR/$ALICE/ptree" /tmp/bob-tree 2>&1) || RC=$?
 ((RC != 0)) && grep -q "Permission denied" <<<"$OUT" || tb_fail "bob's get -r of alice's tree: exit $RC: $OUT"
