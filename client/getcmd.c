@@ -490,13 +490,14 @@ int getcmd_copy(struct sendcmd *sc)
                             "or --continue-on-error");
                 return XFERCTL_EXIT_USAGE;
         }
-        /* What is there on PEER_B is not looked at: a copy lands afresh. */
-        if (sc->submit.flags & (CTL_SUBMIT_SKIP_EXISTING | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
-                                CTL_SUBMIT_DRY_RUN)) {
-                xferctl_say("send: a copy from PEER:/PATH is not held against what PEER_B has yet: no "
-                            "--skip-existing, --sync, --delete or --dry-run");
+        /* Kept up to date on PEER_B as a get keeps DEST (the pull syncs
+         * its send on); deleting and dry runs are not a pull's yet. */
+        if (sc->submit.flags & (CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN) || sc->itemize) {
+                xferctl_say("send: a copy from PEER:/PATH goes without --delete, --dry-run or "
+                            "--itemize-changes (not supported yet)");
                 return XFERCTL_EXIT_USAGE;
         }
+        sc->get_sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK;
         /* A pull's -r: nothing of it walked here. */
         sc->pull_tree = sc->recursive;
         sc->recursive = false;

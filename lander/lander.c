@@ -562,6 +562,7 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
                 r = publish_merge(ss, pfd, leaf, (flags & LANDMSG_PUBLISH_DELETE) ? deleted : NULL);
                 if (r != -ENOENT)
                         return r;
+                r = 0;          /* nothing has the name: published as any tree */
         }
         if (renameat2(pfd, ss->stage_name, pfd, leaf, RENAME_NOREPLACE) < 0) {
                 r = -errno;

@@ -46,7 +46,7 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
 usage "--delete needs --sync or --skip-existing" -r --delete "$tmp/dir" 10.0.0.2:/scratch/x
-usage "a copy from PEER:/PATH is not held against what PEER_B has yet" -r --sync=size 10.0.0.1:/scratch/x \
+usage "a copy from PEER:/PATH goes without --delete, --dry-run" -r --sync=size --delete 10.0.0.1:/scratch/x \
         10.0.0.2:/scratch/y
 usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
 usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
@@ -166,6 +166,8 @@ unshare -m --propagation private bash -c '
                 127.0.0.2:7472:/scratch/alice/b.bin "$tmp/in"
         send 20 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r --sync=digest 127.0.0.1:/scratch/alice/run \
                 "$tmp/in"
+        send 21 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --skip-existing 127.0.0.1:/scratch/alice/run \
+                127.0.0.2:/scratch/alice/copy
         kill "$fake_pid" "$munged"
         wait
 '
@@ -275,6 +277,9 @@ check 20 "SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,PULL,PULL_TREE,SYNC_DIGEST hos
         'get -r --sync=digest PEER:/DIR DEST: a tree pulled and kept up to date here'
 cred 20 0
 back 20 0
+check 21 "SUBMIT flags=LAND,PULL,PULL_TREE,SKIP_EXISTING host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=127.0.0.2:0:/scratch/alice/copy" \
+        'send -r --skip-existing PEER_A:/DIR PEER_B:/PATH: the copy kept up to date on PEER_B'
+back 21 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

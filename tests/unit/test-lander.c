@@ -475,6 +475,30 @@ static bool a_stage_is_there(void)
         return found;
 }
 
+/* PUBLISH of session @s with @flags: ask()'s answer. */
+static int publish(struct lander *l, uint64_t s, uint32_t flags)
+{
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = flags;
+        return ask(l, 1, -1, NULL);
+}
+
+/* The staged directory @path of session @s made read-only (0555), its
+ * mtime 1234567890, as the end of a tree does: ask()'s answer. */
+static int stage_dir_readonly(struct lander *l, uint64_t s, const char *path)
+{
+        req.type = LANDMSG_SETATTR;
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.setattr.session = s;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE;
+        req.setattr.mode = 0555;
+        req.setattr.mtime_ns = 1000000000ull * 1234567890;
+        snprintf(req.setattr.path, sizeof(req.setattr.path), "%s", path);
+        return ask(l, 1, -1, NULL);
+}
+
 static void test_tree(struct lander *l)
 {
         struct stat st, st2;
@@ -497,14 +521,7 @@ static void test_tree(struct lander *l)
         safe_close(fd);
         is_int(stage_op(l, LANDMSG_SYMLINK, s, "a", "l", "b/f", 0, -1, NULL), 0, "a symlink a/l -> b/f");
         is_int(stage_op(l, LANDMSG_HARDLINK, s, "a", "h", "a/b/f", 0, -1, NULL), 0, "a hard link a/h to a/b/f");
-        req.type = LANDMSG_SETATTR;
-        memset(&req.setattr, 0, sizeof(req.setattr));
-        req.setattr.session = s;
-        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE;
-        req.setattr.mode = 0555;
-        req.setattr.mtime_ns = 1000000000ull * 1234567890;
-        strcpy(req.setattr.path, "a/b");
-        is_int(ask(l, 1, -1, NULL), 0, "a/b made read-only, its mtime set, by its path");
+        is_int(stage_dir_readonly(l, s, "a/b"), 0, "a/b made read-only, its mtime set, by its path");
         ok(lstat(at("scratch/nobody/tree1"), &st) < 0, "nothing at DEST before PUBLISH");
         is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), 0, "PUBLISH");
         ok(!a_stage_is_there(), "the staging directory is DEST now");
@@ -540,11 +557,8 @@ static void test_tree(struct lander *l)
         push_flags = 0;
         stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
         stage_op(l, LANDMSG_MKDIR, s, "new", NULL, NULL, 0755, -1, NULL);
-        req.type = LANDMSG_PUBLISH;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.flags = LANDMSG_PUBLISH_REPLACE;
-        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH with REPLACE, the credential allowing it (--overwrite)");
+        is_int(publish(l, s, LANDMSG_PUBLISH_REPLACE), 0,
+               "PUBLISH with REPLACE, the credential allowing it (--overwrite)");
         ok(stat(at("scratch/nobody/tree1/new"), &st) == 0 && lstat(at("scratch/nobody/tree1/a"), &st) < 0,
            "DEST is the new tree");
         ok(!a_stage_is_there(), "and the old one (a read-only directory in it) is gone");
@@ -1022,12 +1036,8 @@ static void test_tree_merge(struct lander *l)
         is_int(op(l, 1, LANDMSG_LOOK, s, "sub", 0, "extra.txt", -1, &fd), -EPERM,
                "LOOK beneath DEST without --sync in the credential: EPERM");
         stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL);
-        req.type = LANDMSG_PUBLISH;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.flags = LANDMSG_PUBLISH_MERGE;
-        is_int(ask(l, 1, -1, NULL), -EPERM, "PUBLISH_MERGE without --sync in the credential: EPERM (%s)",
-               reply.error.text);
+        is_int(publish(l, s, LANDMSG_PUBLISH_MERGE), -EPERM,
+               "PUBLISH_MERGE without --sync in the credential: EPERM (%s)", reply.error.text);
         is_int(stage_op(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "that job given up");
         lander_conn_closed(l, 1);
 
@@ -1084,19 +1094,9 @@ static void test_tree_merge(struct lander *l)
         is_int(stage_op(l, LANDMSG_HARDLINK, s, "sub", "gone-again", "gone.txt", 0, -1, NULL), -ENOENT,
                "one to a file neither has: ENOENT");
         /* Its directories' modes and mtimes are set before PUBLISH: sub read-only. */
-        req.type = LANDMSG_SETATTR;
-        memset(&req.setattr, 0, sizeof(req.setattr));
-        req.setattr.session = s;
-        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_MTIME | LANDMSG_SET_AT_PATH | LANDMSG_OP_STAGE;
-        req.setattr.mode = 0555;
-        req.setattr.mtime_ns = 1000000000ull * 1234567890;
-        strcpy(req.setattr.path, "sub");
-        is_int(ask(l, 1, -1, NULL), 0, "sub made read-only, its mtime set");
-        req.type = LANDMSG_PUBLISH;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.flags = LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE;
-        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE: merged into the tree there (%s)", reply.error.text);
+        is_int(stage_dir_readonly(l, s, "sub"), 0, "sub made read-only, its mtime set");
+        is_int(publish(l, s, LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE), 0,
+               "PUBLISH_MERGE: merged into the tree there (%s)", reply.error.text);
         is_int(stages(), nstages, "nothing staged is left (the old tree's rest removed)");
         ok(lstat(at("scratch/nobody/mt/same.txt"), &st) == 0 && st.st_ino == kept.st_ino && st.st_nlink == 2 &&
            (st.st_mode & 07777) == 0444, "same.txt kept: the same file, read-only as it was, its two names");
@@ -1124,11 +1124,7 @@ static void test_tree_merge(struct lander *l)
         stage_op(l, LANDMSG_MKDIR, s, "sub", NULL, NULL, 0755, -1, NULL);
         is_int(stage_op(l, LANDMSG_HARDLINK, s, "", "same.txt", "same.txt", 0, -1, NULL), 0,
                "same.txt kept: a hard link to itself, linked from the tree there");
-        req.type = LANDMSG_PUBLISH;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.flags = LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE;
-        ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_PUBLISHED,
+        ok(publish(l, s, LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE) == 0 && reply.type == LANDMSG_PUBLISHED,
            "PUBLISH_DELETE: PUBLISHED (%s)", reply.type == LANDMSG_ERROR ? reply.error.text : "");
         /* differs.txt, via; sub/: extra.txt, fresh.txt, ln, new.txt, same-again. */
         ok(reply.published.deleted == 7, "7 entries deleted (%llu)", (unsigned long long)reply.published.deleted);
@@ -1138,6 +1134,28 @@ static void test_tree_merge(struct lander *l)
            lstat(at("scratch/nobody/mt/sub/extra.txt"), &st) < 0, "what the source lacks is gone");
         ok(stat(at("scratch/nobody/elsewhere/f"), &st) == 0, "the symlink via removed as itself, its target kept");
         is_int(stages(), nstages, "nothing staged is left");
+        lander_conn_closed(l, 1);
+
+        /* Into DEST (a directory), where nothing has the tree's name yet:
+         * published as any tree. */
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt");
+        push_flags = 0;
+        req.type = LANDMSG_MKDIR;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.mode = 0700;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        strcpy(req.op.leaf, "inner");
+        is_int(ask(l, 1, -1, NULL), 0, "a staging directory in mt, to be mt/inner (%s)", reply.error.text);
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE;
+        strcpy(req.op.leaf, "inner");
+        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE into mt as inner, nothing there yet: published (%s)",
+               reply.error.text);
+        ok(lstat(at("scratch/nobody/mt/inner"), &st) == 0 && S_ISDIR(st.st_mode), "mt/inner the tree");
         lander_conn_closed(l, 1);
 
         /* A file where the tree would be merged: refused before any data. */

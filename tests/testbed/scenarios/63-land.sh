@@ -445,6 +445,20 @@ OUT=$(as "$ALICE" timeout 120 xferctl send -r "$ALPHA_ADDR:$SCR/$ALICE/ptree" "$
         RC=$?
 ((RC == 0)) || tb_fail "alice's send -r A:/x B:/y: exit $RC: $OUT"
 tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/pcopy"
+# A copy kept up to date (--sync): into PATH/, then again, beta's
+# big.bin, the same, staying.
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/pc"
+unset ino
+for how in --sync=size --sync=size; do
+        RC=0
+        OUT=$(as "$ALICE" timeout 120 xferctl send -r "$how" "$ALPHA_ADDR:$SCR/$ALICE/ptree" \
+                "$BETA_ADDR:$SCR/$ALICE/pc/" 2>&1) || RC=$?
+        ((RC == 0)) || tb_fail "alice's send -r $how A:/x B:/y/: exit $RC: $OUT"
+        [[ -z ${ino:-} || $(stat -c %i "$SCR/$ALICE/pc/ptree/big.bin") == "$ino" ]] ||
+                tb_fail "send -r $how A:/x B:/y/ again replaced big.bin, the same"
+        ino=$(stat -c %i "$SCR/$ALICE/pc/ptree/big.bin")
+        tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/pc/ptree"
+done
 [[ -z $(find "$SCR/$ALICE/got/ptree" ! -user "$ALICE" -o ! -group "$ALICE") ]] ||
         tb_fail "entries of the pulled tree not alice's: $(find "$SCR/$ALICE/got/ptree" ! -user "$ALICE" | head -3)"
 RC=0
