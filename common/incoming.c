@@ -498,6 +498,77 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
         return r;
 }
 
+/* The conflict walk: beneath @oldfd and @newfd, a name that is a
+ * directory in one and something else in the other; @path (@len bytes
+ * used) the names on the way. */
+static int incoming_conflict_at(int oldfd, int newfd, char *path, size_t len, size_t cap, unsigned int depth)
+{
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (depth >= INCOMING_MERGE_DEPTH)
+                return -ELOOP;
+        d = incoming_opendir(newfd);
+        if (!d)
+                return -errno;
+        while (r == 0 && (de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                struct stat os, ns;
+                int o, nf;
+
+                if (incoming_dot(de->d_name) || fstatat(newfd, de->d_name, &ns, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    fstatat(oldfd, de->d_name, &os, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;       /* only one has it */
+                if (len + 1 + n >= cap) {
+                        r = -ENAMETOOLONG;
+                        break;
+                }
+                path[len] = '/';
+                memcpy(path + len + 1, de->d_name, n + 1);
+                if (!S_ISDIR(os.st_mode) != !S_ISDIR(ns.st_mode)) {
+                        r = -EEXIST;
+                        break;
+                }
+                if (S_ISDIR(os.st_mode)) {
+                        o = incoming_open_dir_at(oldfd, de->d_name);
+                        nf = o >= 0 ? incoming_open_dir_at(newfd, de->d_name) : -1;
+                        if (o >= 0 && nf >= 0)
+                                r = incoming_conflict_at(o, nf, path, len + 1 + n, cap, depth + 1);
+                        safe_close(o);
+                        safe_close(nf);
+                }
+                if (r == 0)
+                        path[len] = '\0';
+        }
+        closedir(d);
+        return r;
+}
+
+int incoming_merge_conflict(int dirfd, const char *path, int stagefd, const char *leaf, char *where,
+                            size_t wherelen)
+{
+        int oldfd, newfd, r;
+
+        if (wherelen == 0)
+                return -EINVAL;
+        where[0] = '\0';
+        oldfd = incoming_open_beneath(dirfd, path, false);
+        if (oldfd == -ENOENT)
+                return 0;
+        if (oldfd < 0)
+                return oldfd;
+        newfd = incoming_open_dir_at(stagefd, leaf);
+        if (newfd < 0) {
+                close(oldfd);
+                return newfd;
+        }
+        r = incoming_conflict_at(oldfd, newfd, where, 0, wherelen, 0);
+        close(oldfd);
+        close(newfd);
+        return r;
+}
+
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf)
 {
         int oldfd, newfd, r;

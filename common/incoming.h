@@ -187,6 +187,16 @@ int incoming_dry_gone(int dirfd, const char *path, const struct incoming_gone_op
 
 #define INCOMING_MERGE_DEPTH    128     /* levels of a DEST merged into (a sync); deeper: -ELOOP */
 int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *leaf);
+/*
+ * Before a merge or a mirror of the old DEST (@path beneath @dirfd) by
+ * the staged tree (@leaf in @stagefd): -EEXIST when a name beneath both is
+ * a directory in one and something else in the other (where a merge or a
+ * mirror would lose a directory's contents, or put a directory over a
+ * file), its path beneath DEST into @where ("/a/b"); 0 when none is (or
+ * there is no old DEST); or -errno. Nothing followed, nothing changed.
+ */
+int incoming_merge_conflict(int dirfd, const char *path, int stagefd, const char *leaf, char *where,
+                            size_t wherelen);
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted);
 /* ... the old tree's rest removed as incoming_remove_tree_of(@owner) does
  * (rdmaxfer-lander: the user's, as the user). */

@@ -504,9 +504,13 @@ static void hardlink_as_user(struct lander *l, struct lander_session *ss, const 
  * nothing has the name: published as any tree. With @deleted
  * (LANDMSG_PUBLISH_DELETE), nothing is linked in: the staged tree is all
  * the new one holds, and what the old one has beyond it is counted into
- * *@deleted as it is removed (incoming.h).
+ * *@deleted as it is removed (incoming.h). Either way, first: -EISDIR
+ * where a name is a directory in one tree and not in the other (its path
+ * beneath @leaf in @conflict), nothing changed: neither a directory's
+ * contents nor a file is lost to an entry of another type.
  */
-static int publish_merge(const struct lander_session *ss, int pfd, const char *leaf, uint64_t *deleted)
+static int publish_merge(const struct lander_session *ss, int pfd, const char *leaf, uint64_t *deleted,
+                         char *conflict, size_t conflict_len)
 {
         _cleanup_(closep) int d = -1;
         struct stat st;
@@ -520,6 +524,9 @@ static int publish_merge(const struct lander_session *ss, int pfd, const char *l
         d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d < 0)
                 return -errno;
+        r = incoming_merge_conflict(d, leaf, d, ss->stage_name, conflict, conflict_len);
+        if (r < 0)
+                return r == -EEXIST ? -EISDIR : r;
         r = deleted ? 0 : incoming_merge_link(d, leaf, d, ss->stage_name);
         if (r < 0)
                 return r;
@@ -539,7 +546,7 @@ static int publish_merge(const struct lander_session *ss, int pfd, const char *l
  * old tree removed.
  */
 static int publish_as_user(const struct lander_session *ss, int pfd, const char *leaf, uint32_t flags,
-                           uint64_t *deleted)
+                           uint64_t *deleted, char *conflict, size_t conflict_len)
 {
         int d = openat(pfd, ss->stage_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r = 0;
         struct stat st;
@@ -559,7 +566,8 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
          * the name, a directory (incoming.h: the old tree's entries the
          * staged one lacks linked in, then the two exchanged). */
         if (flags & (LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_DELETE)) {
-                r = publish_merge(ss, pfd, leaf, (flags & LANDMSG_PUBLISH_DELETE) ? deleted : NULL);
+                r = publish_merge(ss, pfd, leaf, (flags & LANDMSG_PUBLISH_DELETE) ? deleted : NULL, conflict,
+                                  conflict_len);
                 if (r != -ENOENT)
                         return r;
                 r = 0;          /* nothing has the name: published as any tree */
@@ -640,6 +648,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         char path[LANDFS_PATH_MAX], *slash;
         _cleanup_(closep) int hold = -1;
         const char *what;
+        char conflict[LANDMSG_PATH_MAX + 1];
         uint64_t deleted;
         struct stat st;
         bool into;
@@ -781,8 +790,10 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 if (req->type == LANDMSG_DISCARD)
                         lander_stage_release(ss);
                 deleted = 0;
+                conflict[0] = '\0';
                 r = req->type == LANDMSG_PUBLISH
-                            ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags, &deleted)
+                            ? publish_as_user(ss, dfd, into ? req->op.leaf : ss->leaf, req->op.flags, &deleted,
+                                              conflict, sizeof(conflict))
                             : landfs_remove_tree(dfd, ss->stage_name, ss->who.uid);
                 if (r == 0)
                         lander_stage_release(ss);      /* it is DEST's now, or gone */
@@ -790,8 +801,14 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                         reply->type = LANDMSG_PUBLISHED;
                         reply->published.deleted = deleted;
                 }
-                if ((r == -EEXIST || r == -ENOTDIR) && req->type == LANDMSG_PUBLISH)
+                if ((r == -EEXIST || r == -ENOTDIR || r == -EISDIR) && req->type == LANDMSG_PUBLISH)
                         (void)published_name(ss, into, req->op.leaf, path);
+                if (r == -EISDIR) {
+                        lander_error_reply(reply, EEXIST, 0, path, "%s: a directory in one of the tree there and "
+                                    "the tree sent, and not in the other: neither merged nor replaced (nothing "
+                                    "changed)", conflict[0] ? conflict + 1 : ".");
+                        break;
+                }
                 if (r < 0)
                         lander_error_reply(reply, r, 0, path, "%s",
                                     r == -EEXIST ? "exists (and replacing it was not asked for)"

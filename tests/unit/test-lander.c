@@ -1136,6 +1136,27 @@ static void test_tree_merge(struct lander *l)
         is_int(stages(), nstages, "nothing staged is left");
         lander_conn_closed(l, 1);
 
+        /* A name that is a directory there and a file in the sent tree:
+         * neither merged nor mirrored, nothing changed. */
+        mkfile("scratch/nobody/mt/sub/keep.txt", "keep\n", 0644, nobody_uid);
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt");
+        push_flags = 0;
+        stage_op(l, LANDMSG_MKDIR, s, "", "mt", NULL, 0700, -1, NULL);
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "", NULL, NULL, 0600, -1, &fd) == 0 &&
+           stage_op(l, LANDMSG_LINK, s, "", "sub", NULL, 0, fd, NULL) == 0, "a file sub staged, where mt has a "
+           "directory sub");
+        safe_close(fd);
+        is_int(publish(l, s, LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE), -EEXIST,
+               "PUBLISH_MERGE: EEXIST (%s)", reply.error.text);
+        ok(strncmp(reply.error.text, "sub: a directory", 16) == 0 &&
+           strcmp(reply.error.where, at("scratch/nobody/mt")) == 0, "naming sub in mt (%s)", reply.error.where);
+        is_int(publish(l, s, LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE), -EEXIST,
+               "PUBLISH_DELETE: EEXIST too");
+        is_str(content("scratch/nobody/mt/sub/keep.txt"), "keep\n", "mt/sub and what is in it as they were");
+        is_int(stage_op(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "that job given up");
+        lander_conn_closed(l, 1);
+
         /* Into DEST (a directory), where nothing has the tree's name yet:
          * published as any tree. */
         push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;

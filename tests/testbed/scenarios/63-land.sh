@@ -255,6 +255,13 @@ tb_log "$(tail -n 1 <<<"$OUT")"
 tree_oracle "$tree" "$got"
 [[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed (--delete)"
 tb_log "--delete: beta's tree is the source's, what only it had gone, what is the same kept"
+# A directory there where the source has a file: refused, naming it,
+# nothing changed (neither its contents nor the file lost).
+rm "$got/empty" && as "$ALICE" mkdir "$got/empty" && as "$ALICE" sh -c "echo x >'$got/empty/x'"
+send "$ALICE" -r --sync=size "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC != 0)) && grep -q "empty: a directory in one of the tree there and the tree sent" <<<"$OUT" &&
+        [[ $(cat "$got/empty/x") == x ]] || tb_fail "a file sent where beta has a directory: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
 # Several sources (scp -r A B host:/dir/): each its own job into PATH; one
 # that is not there is named, the others land, and the exit is 23.
 as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/multi"
