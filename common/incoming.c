@@ -545,6 +545,22 @@ static int incoming_conflict_at(int oldfd, int newfd, char *path, size_t len, si
         return r;
 }
 
+/* The old DEST (@path beneath @dirfd) and the staged tree (@leaf in
+ * @stagefd), opened without following a symlink into *@oldfd, *@newfd:
+ * 1, or 0 where there is no old DEST (any more), or -errno. */
+static int incoming_merge_pair(int dirfd, const char *path, int stagefd, const char *leaf, int *oldfd, int *newfd)
+{
+        *oldfd = incoming_open_beneath(dirfd, path, false);
+        if (*oldfd < 0)
+                return *oldfd == -ENOENT ? 0 : *oldfd;
+        *newfd = incoming_open_dir_at(stagefd, leaf);
+        if (*newfd < 0) {
+                close(*oldfd);
+                return *newfd;
+        }
+        return 1;
+}
+
 int incoming_merge_conflict(int dirfd, const char *path, int stagefd, const char *leaf, char *where,
                             size_t wherelen)
 {
@@ -553,16 +569,9 @@ int incoming_merge_conflict(int dirfd, const char *path, int stagefd, const char
         if (wherelen == 0)
                 return -EINVAL;
         where[0] = '\0';
-        oldfd = incoming_open_beneath(dirfd, path, false);
-        if (oldfd == -ENOENT)
-                return 0;
-        if (oldfd < 0)
-                return oldfd;
-        newfd = incoming_open_dir_at(stagefd, leaf);
-        if (newfd < 0) {
-                close(oldfd);
-                return newfd;
-        }
+        r = incoming_merge_pair(dirfd, path, stagefd, leaf, &oldfd, &newfd);
+        if (r <= 0)
+                return r;
         r = incoming_conflict_at(oldfd, newfd, where, 0, wherelen, 0);
         close(oldfd);
         close(newfd);
@@ -573,16 +582,9 @@ int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *le
 {
         int oldfd, newfd, r;
 
-        oldfd = incoming_open_beneath(dirfd, path, false);
-        if (oldfd == -ENOENT)
-                return 0;
-        if (oldfd < 0)
-                return oldfd;
-        newfd = incoming_open_dir_at(stagefd, leaf);
-        if (newfd < 0) {
-                close(oldfd);
-                return newfd;
-        }
+        r = incoming_merge_pair(dirfd, path, stagefd, leaf, &oldfd, &newfd);
+        if (r <= 0)
+                return r;
         r = incoming_merge_link_at(oldfd, newfd, 0);
         close(oldfd);
         close(newfd);
