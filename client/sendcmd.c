@@ -410,6 +410,29 @@ int sendcmd_retries_opt(struct sendcmd *sc, const char *cmd, const char *arg)
         return -1;
 }
 
+/* -X, -A: what they go with, so far. -1 or XFERCTL_EXIT_USAGE. */
+static int sendcmd_attrs_refuse(const struct sendcmd *sc)
+{
+        const uint16_t f = sc->submit.flags;
+        const char *what = (f & CTL_SUBMIT_XATTRS) && (f & CTL_SUBMIT_ACLS) ? "-X and -A" :
+                           (f & CTL_SUBMIT_XATTRS) ? "--xattrs (-X)" : "--acls (-A)";
+
+        if (!(f & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)))
+                return -1;
+        if (sc->into || !(f & CTL_SUBMIT_LAND)) {
+                xferctl_say("send: %s keep attributes on files that land as you (PEER:/PATH); the drop "
+                            "box sets only its own (see rdmaxferd(8), Trees)", what);
+                return XFERCTL_EXIT_USAGE;
+        }
+        if (f & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE)) {
+                xferctl_say("send: %s with --sync, --skip-existing or --delete is not supported yet: a file "
+                            "kept there would keep its own attributes (send the tree afresh, or without %s)",
+                            what, what);
+                return XFERCTL_EXIT_USAGE;
+        }
+        return -1;
+}
+
 static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -437,7 +460,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 { "peer-names", required_argument, NULL, 'N' },
                 { "exclude", required_argument, NULL, 'x' },
                 { "include", required_argument, NULL, 'u' },
-                { "exclude-from", required_argument, NULL, 'X' },
+                { "exclude-from", required_argument, NULL, 'F' },
+                { "xattrs", no_argument, NULL, 'X' },
+                { "acls", no_argument, NULL, 'A' },
                 { "include-from", required_argument, NULL, 'I' },
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -447,7 +472,7 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 
         optind = 0;     /* glibc: start over on a fresh argv */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hrHSni", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":hrHSniXA", opts, NULL)) != -1) {
                 switch (c) {
                 case 'a':
                         sc->as = optarg;
@@ -546,12 +571,18 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 case 'N':
                         sc->peer_names_opt = optarg;
                         break;
+                case 'X':
+                        sc->submit.flags |= CTL_SUBMIT_XATTRS;
+                        break;
+                case 'A':
+                        sc->submit.flags |= CTL_SUBMIT_ACLS;
+                        break;
                 case 'x':
                 case 'u':
-                case 'X':
+                case 'F':
                 case 'I':
-                        r = sendcmd_filter_opt(sc, c == 'x' || c == 'X' ? FILTER_EXCLUDE : FILTER_INCLUDE,
-                                               c == 'X' || c == 'I', optarg, &stdin_read);
+                        r = sendcmd_filter_opt(sc, c == 'x' || c == 'F' ? FILTER_EXCLUDE : FILTER_INCLUDE,
+                                               c == 'F' || c == 'I', optarg, &stdin_read);
                         if (r >= 0)
                                 return r;
                         break;
@@ -618,6 +649,9 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                             "--delete-excluded to remove it");
                 return XFERCTL_EXIT_USAGE;
         }
+        r = sendcmd_attrs_refuse(sc);
+        if (r >= 0)
+                return r;
         if (sc->itemize && !(sc->submit.flags & CTL_SUBMIT_DRY_RUN)) {
                 xferctl_say("send: --itemize-changes goes with --dry-run (-n)");
                 return XFERCTL_EXIT_USAGE;
@@ -718,6 +752,9 @@ static int sendcmd_submit(struct sendcmd *sc, int fd)
         _cleanup_(closep) int sock = -1;
         int r;
 
+        /* -X, -A: the file's (a tree's DEST's came when it was counted). */
+        if (!sc->recursive && fd >= 0)
+                sendcmd_attrs_read(sc, fd, sc->path, req.submit.xattrs, &req.submit.xattrs_len);
         sock = xferctl_connect(sc->socket_path, true);
         if (sock < 0 || xferctl_send(sock, &req, fd) < 0)
                 return XFERCTL_EXIT_UNREACHABLE;
@@ -1177,8 +1214,14 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
                 return r == -ENOMEM ? XFERCTL_EXIT_FAILED : XFERCTL_EXIT_USAGE;
         }
         /* PEER_A:/X PEER_B:/Y, as scp takes it: PEER_A sends X on (a pull). */
-        if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0]))
+        if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0])) {
+                if (sc.submit.flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) {
+                        xferctl_say("send: -X and -A are not supported yet for a copy from PEER_A (it "
+                                    "reads the source there); send from this node");
+                        return XFERCTL_EXIT_USAGE;
+                }
                 return getcmd_copy(&sc);
+        }
         if ((sc.submit.flags & CTL_SUBMIT_LAND) && sc.recursive && sc.npaths > 1) {
                 if (hl->n == 1)
                         return sendland_each(&sc, sendcmd_one);
@@ -1198,8 +1241,14 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
          * every node; a landing's tree to each node directly, each with a
          * credential of its own (a relay passes no staged tree of a
          * user's on). */
-        if (sendcmd_chain_fits(&sc) && !((sc.submit.flags & CTL_SUBMIT_LAND) && sc.recursive))
+        if (sendcmd_chain_fits(&sc) && !((sc.submit.flags & CTL_SUBMIT_LAND) && sc.recursive)) {
+                if (sc.submit.flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) {
+                        xferctl_say("send: -X and -A are not supported yet down a relay chain: add "
+                                    "--parallel N to send to each node directly");
+                        return XFERCTL_EXIT_USAGE;
+                }
                 return sendcmd_chain(&sc, hl, sendcmd_one, sendcmd_resolve);
+        }
         /* Several peers: what every one of them would refuse is said once. */
         if (!sc.recursive && !sc.keep_going) {
                 for (unsigned int i = 0; i < sc.npaths; i++) {

@@ -172,6 +172,11 @@ int sendland_sources(struct sendcmd *sc, int (*one)(struct sendcmd *each, const 
 
 /* Open @path as the user, a regular file: -1 with *@out and *@size set, or an exit code. */
 int sendcmd_open_path(const char *path, int *out, uint64_t *size);
+/* -X, -A: the attributes of @fd (at @path, for messages) that the SUBMIT's
+ * flags ask for, into @buf (CTL_XATTRS_MAX bytes) and *@len (0: none);
+ * those it cannot read or carry are said, counted in left_out (exit 23),
+ * and the entry sent without them. */
+void sendcmd_attrs_read(struct sendcmd *sc, int fd, const char *path, uint8_t *buf, uint16_t *len);
 /* Several FILEs: checked and counted into sc->submit. -1 or an exit code. */
 int sendcmd_count(struct sendcmd *sc);
 /* Several FILEs: the others handed over on @sock after the SUBMIT. -1 or an exit code. */

@@ -21,6 +21,7 @@
 #include "name.h"
 #include "sendcmd.h"
 #include "walk.h"
+#include "xattrs.h"
 #include "xferctl.h"
 
 static const char *sendcmd_file_type(mode_t mode)
@@ -211,6 +212,9 @@ int sendcmd_feed(struct sendcmd *sc, int sock)
                 m.type = CTL_FILE;
                 m.file = (struct ctl_file){ .id = sc->id, .size = size };
                 snprintf(m.file.name, sizeof(m.file.name), "%s", name_leaf(sc->paths[i]));
+                sendcmd_attrs_read(sc, fd, sc->paths[i], m.file.xattrs, &m.file.xattrs_len);
+                if (m.file.xattrs_len)
+                        m.file.flags |= CTL_FILE_XATTRS;
                 r = ctl_send(sock, &m, fd);
                 if (r >= 0)
                         continue;
@@ -219,6 +223,36 @@ int sendcmd_feed(struct sendcmd *sc, int sock)
                 return -1;
         }
         return -1;
+}
+
+/* ---- -X, -A ---- */
+
+void sendcmd_attrs_read(struct sendcmd *sc, int fd, const char *path, uint8_t *buf, uint16_t *len)
+{
+        const uint16_t f = sc->submit.flags;
+        unsigned int which = ((f & CTL_SUBMIT_XATTRS) ? XATTRS_USER : 0) | ((f & CTL_SUBMIT_ACLS) ? XATTRS_ACL : 0);
+        _cleanup_(freep) char *shown = NULL;
+        char bad[256];
+        size_t need;
+        int n;
+
+        *len = 0;
+        if (!which)
+                return;
+        n = xattrs_read(fd, which, buf, XATTRS_BYTES_MAX, &need, bad);
+        if (n >= 0) {
+                *len = (uint16_t)n;
+                return;
+        }
+        /* Sent all the same, without them: said, and exit 23. */
+        shown = esc_term_dup(path);
+        if (n == -E2BIG)
+                xferctl_say("%s: its extended attributes and ACLs take %zu bytes, more than the %u that go "
+                            "with an entry; sent without them", shown ? shown : "?", need, XATTRS_BYTES_MAX);
+        else
+                xferctl_say("%s: cannot read its attributes%s%s%s: %s; sent without them", shown ? shown : "?",
+                            bad[0] ? " (" : "", bad, bad[0] ? ")" : "", strerror(-n));
+        sc->left_out++;
 }
 
 /* ---- -r: a tree ---- */
@@ -317,6 +351,7 @@ static int sendcmd_count_entry(void *userdata, struct walk_entry *e)
         if (e->depth == 0 && !k->sc->multi) {
                 k->sc->submit.mode = (uint32_t)(e->st.st_mode & 07777);
                 k->sc->submit.mtime_ns = walk_mtime_ns(&e->st);
+                sendcmd_attrs_read(k->sc, e->attr_fd, e->path, k->sc->submit.xattrs, &k->sc->submit.xattrs_len);
         }
         if (e->kind == WALK_SYMLINK && e->depth > 0 && !sendcmd_link_wanted(k->sc, e, true)) {
                 /* --links none asked for it; any other leaves out what the tree has. */
@@ -568,6 +603,12 @@ static int sendcmd_feed_entry(void *userdata, struct walk_entry *e)
                 m.file.mtime_ns = first ? 0 : m.file.mtime_ns;
         } else {
                 m.file.size = (uint64_t)e->st.st_size;
+        }
+        /* -X, -A: a directory's, a file's (a hard link's are its first name's). */
+        if (e->attr_fd >= 0 && !first) {
+                sendcmd_attrs_read(sc, e->attr_fd, e->path, m.file.xattrs, &m.file.xattrs_len);
+                if (m.file.xattrs_len)
+                        m.file.flags |= CTL_FILE_XATTRS;
         }
         /* The batch takes the descriptor: it goes with up to
          * CTL_BATCH_MAX others in one system call. */

@@ -13,6 +13,7 @@
 #include "landmsg.h"
 #include "macro.h"
 #include "scm.h"
+#include "xattrs.h"
 
 /*
  * Payload layouts, after the 12-byte header
@@ -82,6 +83,12 @@ static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX +
 static_assert(CTL_LAND_PATH_MAX == LANDMSG_PATH_MAX && CTL_LAND_CRED_MAX == LANDMSG_CRED_MAX &&
               CTL_LAND_TOKEN_SIZE == LANDMSG_TOKEN_SIZE, "what a SUBMIT carries, a SESSION carries");
 static_assert(CTL_HOP_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5, "a hop's text at its longest");
+static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX +
+              2 * (CTL_LAND_PATH_MAX + CTL_LAND_CRED_MAX) + CTL_HOST_MAX + 2 + CTL_XATTRS_MAX <= CTL_MSG_MAX,
+              "a submit with attributes fits");
+static_assert(CTL_HEADER_SIZE + CTL_FILE_FIXED + CTL_PATH_MAX + 2 + CTL_XATTRS_MAX <= CTL_BATCH_BYTES,
+              "a file with attributes fits a batch");
+static_assert(CTL_XATTRS_MAX == XATTRS_BYTES_MAX && CTL_XATTRS_MAX <= UINT16_MAX, "u16 attributes");
 
 static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
               CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) +
@@ -129,6 +136,20 @@ bool ctl_job_transition_ok(unsigned int from, unsigned int to)
 }
 
 /* strnlen bounded by the field, or -EINVAL when longer than @max. */
+/* A SUBMIT's attributes come after its strings (version 17). */
+static bool ctl_submit_has_xattrs(const struct ctl_submit *s)
+{
+        return s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS);
+}
+
+/* Attributes as xattrs.h has them, where @present says they may be; none otherwise. */
+static bool ctl_xattrs_ok(bool present, const uint8_t *buf, size_t len)
+{
+        if (!present)
+                return len == 0;
+        return len <= CTL_XATTRS_MAX && xattrs_check(buf, len, NULL) == 0;
+}
+
 static int ctl_str_len(const char *s, size_t field_size, size_t max)
 {
         size_t n = strnlen(s, field_size);
@@ -412,14 +433,18 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 l9 = ctl_str_len(m->submit.back_cred, sizeof(m->submit.back_cred), CTL_LAND_CRED_MAX);
                 if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l7 < 0 || l8 < 0 || l9 < 0)
                         return -EINVAL;
+                if (!ctl_xattrs_ok(ctl_submit_has_xattrs(&m->submit), m->submit.xattrs, m->submit.xattrs_len))
+                        return -EINVAL;
                 plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5 +
-                       (size_t)l7 + (size_t)l8 + (size_t)l9;
+                       (size_t)l7 + (size_t)l8 + (size_t)l9 +
+                       (ctl_submit_has_xattrs(&m->submit) ? 2u + m->submit.xattrs_len : 0);
                 break;
         case CTL_FILE:
                 l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_PATH_MAX);
-                if (l1 < 0)
+                if (l1 < 0 || !ctl_xattrs_ok(m->file.flags & CTL_FILE_XATTRS, m->file.xattrs, m->file.xattrs_len) ||
+                    ((m->file.flags & CTL_FILE_XATTRS) && m->file.xattrs_len == 0))
                         return -EINVAL;
-                plen = CTL_FILE_FIXED + (size_t)l1;
+                plen = CTL_FILE_FIXED + (size_t)l1 + ((m->file.flags & CTL_FILE_XATTRS) ? 2u + m->file.xattrs_len : 0);
                 break;
         case CTL_SUBMITTED:
         case CTL_STATUS:
@@ -518,6 +543,10 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_mem(&o, m->submit.back_host, (size_t)l7);
                 bytes_put_mem(&o, m->submit.back_path, (size_t)l8);
                 bytes_put_mem(&o, m->submit.back_cred, (size_t)l9);
+                if (ctl_submit_has_xattrs(&m->submit)) {
+                        bytes_put_u16(&o, m->submit.xattrs_len);
+                        bytes_put_mem(&o, m->submit.xattrs, m->submit.xattrs_len);
+                }
                 break;
         case CTL_FILE:
                 bytes_put_u64(&o, m->file.id);
@@ -527,6 +556,10 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u32(&o, m->file.mode);
                 bytes_put_u64(&o, m->file.mtime_ns);
                 bytes_put_mem(&o, m->file.name, (size_t)l1);
+                if (m->file.flags & CTL_FILE_XATTRS) {
+                        bytes_put_u16(&o, m->file.xattrs_len);
+                        bytes_put_mem(&o, m->file.xattrs, m->file.xattrs_len);
+                }
                 break;
         case CTL_SUBMITTED:
         case CTL_STATUS:
@@ -787,7 +820,10 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->submit.back_port = bytes_get_u16(&in);
                 if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX || l4 > CTL_LAND_PATH_MAX ||
                     l5 > CTL_LAND_CRED_MAX || l7 > CTL_HOST_MAX || l8 > CTL_LAND_PATH_MAX || l9 > CTL_LAND_CRED_MAX ||
-                    plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l7 + l8 + l9)
+                    (ctl_submit_has_xattrs(&m->submit) ? plen < CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 +
+                                                                        l7 + l8 + l9 + 2u
+                                                       : plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 +
+                                                                        l7 + l8 + l9))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
                     !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2) ||
@@ -798,6 +834,16 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                     !bytes_get_str(&in, m->submit.back_path, sizeof(m->submit.back_path), l8) ||
                     !bytes_get_str(&in, m->submit.back_cred, sizeof(m->submit.back_cred), l9))
                         return -EBADMSG;
+                if (ctl_submit_has_xattrs(&m->submit)) {
+                        m->submit.xattrs_len = bytes_get_u16(&in);
+                        if (m->submit.xattrs_len > CTL_XATTRS_MAX ||
+                            plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l7 + l8 + l9 + 2u +
+                                            m->submit.xattrs_len)
+                                return -EBADMSG;
+                        bytes_get_mem(&in, m->submit.xattrs, m->submit.xattrs_len);
+                        if (!ctl_xattrs_ok(true, m->submit.xattrs, m->submit.xattrs_len))
+                                return -EBADMSG;
+                }
                 break;
         case CTL_FILE:
                 if (plen < CTL_FILE_FIXED)
@@ -808,10 +854,20 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l1 = bytes_get_u16(&in);
                 m->file.mode = bytes_get_u32(&in);
                 m->file.mtime_ns = bytes_get_u64(&in);
-                if (l1 > CTL_PATH_MAX || plen != CTL_FILE_FIXED + (uint32_t)l1)
+                if (l1 > CTL_PATH_MAX || ((m->file.flags & CTL_FILE_XATTRS) ? plen < CTL_FILE_FIXED + (uint32_t)l1 + 2u
+                                                                            : plen != CTL_FILE_FIXED + (uint32_t)l1))
                         return -EBADMSG;
                 if (!bytes_get_str(&in, m->file.name, sizeof(m->file.name), l1))
                         return -EBADMSG;
+                if (m->file.flags & CTL_FILE_XATTRS) {
+                        m->file.xattrs_len = bytes_get_u16(&in);
+                        if (m->file.xattrs_len == 0 || m->file.xattrs_len > CTL_XATTRS_MAX ||
+                            plen != CTL_FILE_FIXED + (uint32_t)l1 + 2u + m->file.xattrs_len)
+                                return -EBADMSG;
+                        bytes_get_mem(&in, m->file.xattrs, m->file.xattrs_len);
+                        if (!ctl_xattrs_ok(true, m->file.xattrs, m->file.xattrs_len))
+                                return -EBADMSG;
+                }
                 break;
         case CTL_SUBMITTED:
         case CTL_STATUS:

@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             16      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             17      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -94,7 +94,9 @@
                                          * 14: rails (STATS_INFO rails, JOB rails);
                                          * 15: JOB land, land_path, back_path;
                                          *    CTL_MSG_MAX 51200;
-                                         * 16: a tree pulled (SUBMIT flag PULL_TREE) */
+                                         * 16: a tree pulled (SUBMIT flag PULL_TREE);
+                                         * 17: attributes (SUBMIT flags XATTRS, ACLS,
+                                         *    xattrs; FILE flag XATTRS, xattrs) */
 #define CTL_HEADER_SIZE         12
 #define CTL_RAILS_MAX           4       /* as rdmaxferd.conf's listen addresses */
 #define CTL_RAIL_NAME_MAX       63      /* an RDMA device's name */
@@ -107,6 +109,8 @@
 #define CTL_LAND_PATH_MAX       4095    /* landmsg.h's LANDMSG_PATH_MAX */
 #define CTL_LAND_CRED_MAX       2048    /* landmsg.h's LANDMSG_CRED_MAX */
 #define CTL_LAND_TOKEN_SIZE     16      /* landmsg.h's LANDMSG_TOKEN_SIZE */
+/* An entry's attributes (xattrs.h's XATTRS_BYTES_MAX): a FILE's, a SUBMIT's. */
+#define CTL_XATTRS_MAX          4095
 /* A tree's entry, "DEST/a/b" (wire.h's WIRE_PATH_MAX): a FILE's, an ITEM's. */
 #define CTL_PATH_MAX            4095
 #define CTL_TEXT_MAX            255
@@ -218,9 +222,16 @@ enum {
         /* With PULL (xferctl get -r): PATH may be a directory, fetched
          * whole as a tree (land_cred says so too). Still one offer here. */
         CTL_SUBMIT_PULL_TREE = 1 << 12,
+        /* With LAND, not PULL (xferctl send -X, -A; version 17): the
+         * entries carry their user.* extended attributes, their POSIX
+         * ACLs (xattrs.h); the first file's or
+         * DEST's in the SUBMIT's xattrs, a FILE's with CTL_FILE_XATTRS. */
+        CTL_SUBMIT_XATTRS = 1 << 13,
+        CTL_SUBMIT_ACLS = 1 << 14,
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
                             CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR |
-                            CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL | CTL_SUBMIT_PULL_TREE,
+                            CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL | CTL_SUBMIT_PULL_TREE | CTL_SUBMIT_XATTRS |
+                            CTL_SUBMIT_ACLS,
 };
 
 /* ctl_file.flags */
@@ -230,7 +241,8 @@ enum {
                                          * the client's) holds its target, 1..NAME_LINK_MAX bytes */
         CTL_FILE_HARD = 1 << 2,         /* with CTL_FILE_LINK: a hard link; the fd's file holds the
                                          * name ("DEST/a/b") of an earlier regular file of the tree */
-        _CTL_FILE_FLAGS = CTL_FILE_DIR | CTL_FILE_LINK | CTL_FILE_HARD,
+        CTL_FILE_XATTRS = 1 << 3,       /* version 17: xattrs holds the entry's attributes */
+        _CTL_FILE_FLAGS = CTL_FILE_DIR | CTL_FILE_LINK | CTL_FILE_HARD | CTL_FILE_XATTRS,
 };
 
 struct ctl_submit {
@@ -261,6 +273,10 @@ struct ctl_submit {
         char back_host[CTL_HOST_MAX + 1];
         char back_path[CTL_LAND_PATH_MAX + 1];
         char back_cred[CTL_LAND_CRED_MAX + 1];
+        /* With CTL_SUBMIT_XATTRS or _ACLS: the first file's or DEST's
+         * attributes (xattrs.h), 0 .. CTL_XATTRS_MAX bytes. */
+        uint16_t xattrs_len;
+        uint8_t xattrs[CTL_XATTRS_MAX];
 };
 
 /* One hop of a SUBMIT route, split (ctl_route_parse()). */
@@ -319,6 +335,9 @@ struct ctl_file {
         uint32_t mode;                  /* in a tree: permission bits to keep (07777), 0: none */
         uint64_t mtime_ns;              /* in a tree: a file's mtime, ns since the epoch, 0: none */
         char name[CTL_PATH_MAX + 1];    /* leaf name to publish under; in a tree "DEST/a/b" */
+        /* With CTL_FILE_XATTRS: 1 .. CTL_XATTRS_MAX bytes (xattrs.h). */
+        uint16_t xattrs_len;
+        uint8_t xattrs[CTL_XATTRS_MAX];
 };
 
 struct ctl_job {

@@ -11,6 +11,7 @@
 #include "macro.h"
 #include "name.h"
 #include "scm.h"
+#include "xattrs.h"
 
 /* Fixed parts of each payload, before its variable fields. */
 #define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
@@ -24,8 +25,11 @@
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
-static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX <= LANDMSG_MSG_MAX,
-              "an op fits");
+static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX + 2 + LANDMSG_XATTRS_MAX <=
+              LANDMSG_MSG_MAX, "an op fits");
+static_assert(2 + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX + 2 + LANDMSG_XATTRS_MAX <= LANDMSG_BATCH_BYTES,
+              "an op fits a BATCH");
+static_assert(LANDMSG_XATTRS_MAX == XATTRS_BYTES_MAX, "an entry's attributes fit an op");
 static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LANDMSG_XATTR_VALUE_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SETATTR fits");
 static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
@@ -98,11 +102,16 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
 {
         uint32_t stage = op->flags & LANDMSG_OP_STAGE, parent = op->flags & LANDMSG_OP_PARENT;
         uint32_t into = op->flags & LANDMSG_OP_INTO;
-        uint32_t rest = op->flags & ~(LANDMSG_OP_STAGE | LANDMSG_OP_PARENT | LANDMSG_OP_INTO);
+        uint32_t attrs = op->flags & (LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS);
+        uint32_t rest = op->flags & ~(LANDMSG_OP_STAGE | LANDMSG_OP_PARENT | LANDMSG_OP_INTO | LANDMSG_OP_XATTRS |
+                                      LANDMSG_OP_ACLS);
         bool named = name_check(op->leaf, leaf_len) == NAME_OK;
 
         if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
             target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
+                return false;
+        /* Attributes (version 6): a directory's as it is made, a file's before its name. */
+        if (attrs && type != LANDMSG_MKDIR && type != LANDMSG_LINK)
                 return false;
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
         if (parent && (stage || into || path_len != 0 ||
@@ -198,15 +207,27 @@ static size_t field_len(const char *s, size_t size)
         return strnlen(s, size);
 }
 
+/* MKDIR's and LINK's attributes (version 6): after the strings, with LANDMSG_OP_XATTRS. */
+static bool op_xattrs_ok(uint16_t type, const struct landmsg_op *op)
+{
+        unsigned int which;
+
+        if (!(op->flags & LANDMSG_OP_XATTRS))
+                return op->xattrs_len == 0;
+        return (type == LANDMSG_MKDIR || type == LANDMSG_LINK) && op->xattrs_len <= LANDMSG_XATTRS_MAX &&
+               xattrs_check(op->xattrs, op->xattrs_len, &which) == 0 &&
+               (which & ~(unsigned int)(XATTRS_USER | XATTRS_ACL)) == 0;
+}
+
 /* An op's payload size, its three lengths in @l, or -EINVAL (op_ok). */
 static int op_size(uint16_t type, const struct landmsg_op *op, size_t l[static 3])
 {
         l[0] = field_len(op->path, sizeof(op->path));
         l[1] = field_len(op->leaf, sizeof(op->leaf));
         l[2] = field_len(op->target, sizeof(op->target));
-        if (!op_ok(type, op, l[0], l[1], l[2]))
+        if (!op_ok(type, op, l[0], l[1], l[2]) || !op_xattrs_ok(type, op))
                 return -EINVAL;
-        return (int)(OP_FIXED + l[0] + l[1] + l[2]);
+        return (int)(OP_FIXED + l[0] + l[1] + l[2] + ((op->flags & LANDMSG_OP_XATTRS) ? 2u + op->xattrs_len : 0));
 }
 
 static void op_put(struct bytes_out *o, const struct landmsg_op *op, const size_t l[static 3])
@@ -221,6 +242,10 @@ static void op_put(struct bytes_out *o, const struct landmsg_op *op, const size_
         bytes_put_mem(o, op->path, l[0]);
         bytes_put_mem(o, op->leaf, l[1]);
         bytes_put_mem(o, op->target, l[2]);
+        if (op->flags & LANDMSG_OP_XATTRS) {
+                bytes_put_u16(o, op->xattrs_len);
+                bytes_put_mem(o, op->xattrs, op->xattrs_len);
+        }
 }
 
 /* An op's payload of @type from @in into @op: whether it is one (op_ok). */
@@ -235,8 +260,18 @@ static bool op_get(struct bytes_in *in, uint16_t type, struct landmsg_op *op)
         l1 = bytes_get_u16(in);
         l2 = bytes_get_u8(in);
         l3 = bytes_get_u16(in);
-        return bytes_get_str(in, op->path, sizeof(op->path), l1) && bytes_get_str(in, op->leaf, sizeof(op->leaf), l2) &&
-               bytes_get_str(in, op->target, sizeof(op->target), l3) && op_ok(type, op, l1, l2, l3);
+        if (!bytes_get_str(in, op->path, sizeof(op->path), l1) || !bytes_get_str(in, op->leaf, sizeof(op->leaf), l2) ||
+            !bytes_get_str(in, op->target, sizeof(op->target), l3))
+                return false;
+        if (op->flags & LANDMSG_OP_XATTRS) {
+                op->xattrs_len = bytes_get_u16(in);
+                if (op->xattrs_len > LANDMSG_XATTRS_MAX)
+                        return false;
+                bytes_get_mem(in, op->xattrs, op->xattrs_len);
+                if (in->underflow)
+                        return false;
+        }
+        return op_ok(type, op, l1, l2, l3) && op_xattrs_ok(type, op);
 }
 
 /* What a BATCH may hold. */

@@ -135,7 +135,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         5
+#define LANDMSG_VERSION         6
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -230,6 +230,17 @@ struct landmsg_session_ok {
  * than as DEST, staged beside it. */
 #define LANDMSG_OP_INTO         (1u << 10)
 /* PUBLISH's: an existing DEST is replaced (else EEXIST). */
+/* MKDIR, LINK (version 6; xferctl send -X, -A): xattrs_len bytes of the
+ * entry's attributes (xattrs.h: user.* and POSIX ACLs) follow the op's
+ * strings, and are set as the user: on a directory once it is made, on a
+ * file before its mode, digest and name (so a read-only mode takes them;
+ * the ACLs last, then the mode, whose group bits are the ACL's mask).
+ * With LANDMSG_OP_ACLS too, an ACL the records lack is removed from the
+ * entry (one a directory's default ACL gave it), so its ACLs are the
+ * sender's. */
+#define LANDMSG_OP_XATTRS       (1u << 11)
+#define LANDMSG_OP_ACLS         (1u << 12)
+#define LANDMSG_XATTRS_MAX      4095
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
 /* PUBLISH's, in a session that may LOOK (version 5): an existing DEST,
  * a directory, is merged into (neither EEXIST nor replaced). */
@@ -289,6 +300,9 @@ struct landmsg_op {
          * link, a path relative to the same place as @path; LINK with
          * LANDMSG_LINK_DIGEST: the file's digest, 1 to 64 hex digits. */
         char target[LANDMSG_PATH_MAX + 1];
+        /* MKDIR, LINK with LANDMSG_OP_XATTRS: the entry's attributes. */
+        uint16_t xattrs_len;
+        uint8_t xattrs[LANDMSG_XATTRS_MAX];
 };
 
 /*

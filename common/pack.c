@@ -8,6 +8,7 @@
 #include "bytes.h"
 #include "macro.h"
 #include "name.h"
+#include "xattrs.h"
 
 static_assert(PACK_RECORD_HEADER == 1 + 1 + 2 + 4 + 8 + 8, "pack record header layout");
 static_assert(PACK_HASH_SIZE == crypto_hash_sha256_BYTES, "the pack hash is SHA-256");
@@ -30,6 +31,11 @@ uint64_t pack_record_size(uint64_t name_len, uint64_t size)
         return PACK_RECORD_HEADER + name_len + size;
 }
 
+uint64_t pack_xattrs_size(const struct pack_entry *e)
+{
+        return (e->flags & PACK_F_XATTRS) ? 2u + (uint64_t)e->xattrs_len : 0;
+}
+
 uint64_t pack_data_len(const struct pack_entry *e)
 {
         return (e->flags & PACK_F_INDEX) ? PACK_INDEX_DATA : e->size;
@@ -38,7 +44,7 @@ uint64_t pack_data_len(const struct pack_entry *e)
 /* Flags a record of type @type may carry. */
 static uint8_t pack_flags_allowed(uint8_t type)
 {
-        return type == PACK_LINK ? PACK_F_HARD : type == PACK_FILE ? PACK_F_INDEX : 0;
+        return type == PACK_LINK ? PACK_F_HARD : type == PACK_FILE ? PACK_F_INDEX | PACK_F_XATTRS : PACK_F_XATTRS;
 }
 
 static void pack_put_header(uint8_t out[PACK_RECORD_HEADER], const struct pack_entry *e)
@@ -62,12 +68,14 @@ int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **dat
             e->name_len == 0 || e->name_len > PACK_NAME_MAX || (e->type == PACK_DIR && e->size != 0) ||
             (e->type == PACK_LINK && (e->mode != 0 || e->size == 0 || e->size > NAME_LINK_MAX)) ||
             (e->flags & ~pack_flags_allowed(e->type)) || ((e->flags & PACK_F_HARD) && e->size > PACK_NAME_MAX) ||
-            memchr(e->name, '\0', e->name_len))
+            memchr(e->name, '\0', e->name_len) ||
+            ((e->flags & PACK_F_XATTRS) ? e->xattrs_len == 0 || xattrs_check(e->xattrs, e->xattrs_len, NULL) < 0
+                                        : e->xattrs_len != 0))
                 return -EINVAL;
         /* Each term is bounded above, so the sum cannot wrap. */
         if (pack_data_len(e) > PACK_BYTES_MAX)
                 return -EFBIG;
-        need = pack_record_size(e->name_len, pack_data_len(e));
+        need = pack_record_size(e->name_len, pack_data_len(e)) + pack_xattrs_size(e);
         if (w->count >= PACK_ENTRIES_MAX || need > PACK_BYTES_MAX - w->len)
                 return -EFBIG;
         if (w->len + need > w->cap) {
@@ -82,9 +90,14 @@ int pack_append(struct pack_writer *w, const struct pack_entry *e, uint8_t **dat
         rec = w->buf + w->len;
         pack_put_header(rec, e);
         memcpy(rec + PACK_RECORD_HEADER, e->name, e->name_len);
-        crypto_hash_sha256_update(&w->h, rec, PACK_RECORD_HEADER + e->name_len);
+        if (e->flags & PACK_F_XATTRS) {
+                rec[PACK_RECORD_HEADER + e->name_len] = (uint8_t)e->xattrs_len;
+                rec[PACK_RECORD_HEADER + e->name_len + 1] = (uint8_t)(e->xattrs_len >> 8);
+                memcpy(rec + PACK_RECORD_HEADER + e->name_len + 2, e->xattrs, e->xattrs_len);
+        }
+        crypto_hash_sha256_update(&w->h, rec, PACK_RECORD_HEADER + e->name_len + pack_xattrs_size(e));
         if (data)
-                *data = pack_data_len(e) ? rec + PACK_RECORD_HEADER + e->name_len : NULL;
+                *data = pack_data_len(e) ? rec + PACK_RECORD_HEADER + e->name_len + pack_xattrs_size(e) : NULL;
         w->len += (size_t)need;
         w->count++;
         return 0;
@@ -155,15 +168,28 @@ int pack_next(struct pack_reader *r, struct pack_entry *e)
         if (name_path_check(e->name, e->name_len, NULL) != NAME_OK)
                 return pack_bad(r, "an entry's name is not acceptable");
         left -= e->name_len;
+        if (e->flags & PACK_F_XATTRS) {
+                const uint8_t *x = (const uint8_t *)e->name + e->name_len;
+
+                if (left < 2)
+                        return pack_bad(r, "an entry's attributes past the end of the pack");
+                e->xattrs_len = (uint16_t)(x[0] | x[1] << 8);
+                e->xattrs = x + 2;
+                if (e->xattrs_len == 0 || e->xattrs_len > left - 2)
+                        return pack_bad(r, "an entry's attributes past the end of the pack");
+                if (xattrs_check(e->xattrs, e->xattrs_len, NULL) < 0)
+                        return pack_bad(r, "an entry's attributes are not well formed");
+                left -= 2u + e->xattrs_len;
+        }
         if (pack_data_len(e) > left)
                 return pack_bad(r, "an entry's data past the end of the pack");
-        e->data = pack_data_len(e) ? (const uint8_t *)e->name + e->name_len : NULL;
+        e->data = pack_data_len(e) ? (const uint8_t *)e->name + e->name_len + pack_xattrs_size(e) : NULL;
         if (e->type == PACK_LINK && memchr(e->data, '\0', (size_t)e->size))
                 return pack_bad(r, "a symlink entry's target holds a NUL");
         if ((e->flags & PACK_F_HARD) && name_path_check((const char *)e->data, (size_t)e->size, NULL) != NAME_OK)
                 return pack_bad(r, "a hard link entry's target is not an acceptable name");
-        crypto_hash_sha256_update(&r->h, r->buf + r->off, PACK_RECORD_HEADER + e->name_len);
-        r->off += PACK_RECORD_HEADER + e->name_len + (size_t)pack_data_len(e);
+        crypto_hash_sha256_update(&r->h, r->buf + r->off, PACK_RECORD_HEADER + e->name_len + pack_xattrs_size(e));
+        r->off += PACK_RECORD_HEADER + e->name_len + (size_t)pack_xattrs_size(e) + (size_t)pack_data_len(e);
         r->count++;
         return PACK_ENTRY;
 }

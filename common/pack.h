@@ -17,6 +17,11 @@
  *   (a symlink's: its target; a hard link's: the name of the tree's
  *   regular file it is another name of, "DEST/c/d"; no NUL)
  *
+ * A PACK_DIR's or PACK_FILE's record with PACK_F_XATTRS (wire version 27,
+ * wire.h's Attributes) has, between its name and its data, xattrs_len u16
+ * (1 .. XATTRS_BYTES_MAX) and the entry's attributes (xattrs.h's records,
+ * xattrs_check()ed), which the pack hash covers with the name.
+ *
  * A PACK_FILE with PACK_F_INDEX (an index pack's, wire version 24: wire.h,
  * "Index packs") carries not the file's bytes but PACK_INDEX_DATA bytes,
  * the file's digest (digest.h) or zeros, and size is still the file's.
@@ -70,6 +75,8 @@ enum pack_type {
  * its data is PACK_INDEX_DATA bytes, its digest or zeros. */
 #define PACK_F_INDEX            0x02u
 #define PACK_INDEX_DATA         16
+/* A directory's or file's flag (wire version 27): its attributes follow its name. */
+#define PACK_F_XATTRS           0x04u
 /* An index pack holds at most this many entries: the receiver's NEED
  * answers each with a bit (wire.h, WIRE_NEED_ENTRIES_MAX). */
 #define PACK_INDEX_ENTRIES_MAX  2048u
@@ -84,6 +91,8 @@ struct pack_entry {
         const char *name;       /* name_len bytes, no NUL in a parsed pack */
         size_t name_len;
         const uint8_t *data;    /* parsed: the data within the pack */
+        const uint8_t *xattrs;  /* with PACK_F_XATTRS: xattrs_len bytes (xattrs.h); else NULL, 0 */
+        uint16_t xattrs_len;
 };
 
 /* A pack being built, in memory. */
@@ -101,6 +110,8 @@ void pack_writer_deinit(struct pack_writer *w);         /* safe on PACK_WRITER_N
 
 /* The room a record of @e (name and data) takes in a pack. */
 uint64_t pack_record_size(uint64_t name_len, uint64_t size);
+/* The bytes @e's attributes take in its record (PACK_F_XATTRS: 2 + xattrs_len; else 0). */
+uint64_t pack_xattrs_size(const struct pack_entry *e);
 /* The bytes of @e's data in its record: its size, or an indexed file's PACK_INDEX_DATA. */
 uint64_t pack_data_len(const struct pack_entry *e);
 
@@ -109,6 +120,7 @@ uint64_t pack_data_len(const struct pack_entry *e);
  * *@data (NULL for an empty one), which the caller fills before the next
  * append (that may move the pack). 0; -EINVAL for a bad entry (type, mode, name empty or longer
  * than PACK_NAME_MAX, a directory with data, a symlink with a mode or
+ * PACK_F_XATTRS without attributes or with ones xattrs_check() refuses,
  * without a target or one longer than NAME_LINK_MAX, a flag but a link's
  * PACK_F_HARD or a file's PACK_F_INDEX, a hard link's target longer than
  * PACK_NAME_MAX); the data room of an indexed file is PACK_INDEX_DATA; -EFBIG when the pack would

@@ -68,7 +68,7 @@ static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int de
                     const struct stat *st)
 {
         struct walk_entry e = { .kind = WALK_DIR, .depth = depth, .name = name, .path = w->path,
-                                .fd = -1, .st = *st };
+                                .fd = -1, .attr_fd = fd_in, .st = *st };
         _cleanup_(closep) int fd = fd_in;
         DIR *d;
         int r;
@@ -101,6 +101,7 @@ static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int de
         if (r < 0)
                 return r;
         e.kind = WALK_DIR_END;
+        e.attr_fd = -1;
         return w->ops->entry(w->userdata, &e);
 }
 
@@ -108,7 +109,7 @@ static int walk_dir(struct walk *w, int fd_in, const char *name, unsigned int de
  * DT_UNKNOWN), never following it. */
 static int walk_at(struct walk *w, int dirfd, const char *name, unsigned char type, unsigned int depth)
 {
-        struct walk_entry e = { .depth = depth, .name = name, .path = w->path, .fd = -1 };
+        struct walk_entry e = { .depth = depth, .name = name, .path = w->path, .fd = -1, .attr_fd = -1 };
         char target[PATH_MAX];
         int old, fd, r;
         ssize_t n;
@@ -181,7 +182,7 @@ static int walk_at(struct walk *w, int dirfd, const char *name, unsigned char ty
                         break;
                 }
                 e.kind = WALK_FILE;
-                e.fd = fd;
+                e.fd = e.attr_fd = fd;
                 r = w->ops->entry(w->userdata, &e);
                 safe_close(e.fd);
                 break;

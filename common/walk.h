@@ -43,6 +43,10 @@ struct walk_entry {
         const char *name;       /* the leaf */
         const char *path;       /* from the root, for messages (not for opening) */
         int fd;                 /* WALK_FILE: open for reading; the callback may take it (set -1) */
+        /* WALK_FILE, WALK_DIR: the file or directory open (O_RDONLY), for
+         * its attributes while the callback runs; not the callback's to
+         * close. -1 otherwise. */
+        int attr_fd;
         const char *target;     /* WALK_SYMLINK: what it points at, as stored */
         struct stat st;         /* of the open file, the directory, or the link itself */
 };

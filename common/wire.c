@@ -11,6 +11,7 @@
 #include "bytes.h"
 #include "macro.h"
 #include "nodeset.h"
+#include "xattrs.h"
 
 /*
  * Control message layouts, after the 16-byte header
@@ -33,6 +34,7 @@
  *   GONE    file u32, seq u32, kind u16, name_len u16, mac[32], name[name_len]
  *   NAME    total u16, offset u16, len u16, bytes[len]
  *   LAND    total u16, offset u16, len u16, bytes[len] (wire_land_encode's)
+ *   XATTR   total u16, offset u16, len u16, bytes[len] (xattrs.h's records)
  *
  * An OFFER with WIRE_OFFER_LONG_NAME has name_len 0 and no name: the NAME
  * parts before it carry the path (its MAC input has the whole path).
@@ -101,6 +103,11 @@ static_assert(WIRE_LABEL_LEN(WIRE_LABEL_NEED) + WIRE_NEED_FIXED - WIRE_MAC_SIZE 
 static_assert(WIRE_TAG_SIZE <= WIRE_MAC_SIZE, "a tag is a truncated MAC");
 static_assert(WIRE_HEADER_SIZE + WIRE_LAND_PART_FIXED + WIRE_LAND_PART_MAX <= WIRE_CTRL_MAX, "a landing's part fits");
 static_assert(WIRE_LAND_MAX <= UINT16_MAX, "u16 landing lengths");
+static_assert(WIRE_LAND_BACK_FIXED + WIRE_LAND_CRED_MAX + WIRE_PATH_MAX >= 2 + WIRE_XATTRS_MAX,
+              "a push's attributes fit where a pull's way back does");
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN + WIRE_OFFER_FIXED -
+              WIRE_MAC_SIZE + WIRE_PATH_MAX + WIRE_LAND_HASH_SIZE + 2 + WIRE_XATTRS_HASH_SIZE <= WIRE_MAC_INPUT_MAX,
+              "attributes mac input bound");
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN + WIRE_OFFER_FIXED -
               WIRE_MAC_SIZE + WIRE_NAME_MAX + WIRE_LAND_HASH_SIZE <= WIRE_MAC_INPUT_MAX, "landing mac input bound");
 
@@ -393,6 +400,13 @@ static bool wire_offer_land_ok(const struct wire_offer *o)
                !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LONG_NAME));
 }
 
+/* An XATTR part (version 27): within an entry's attributes, in range. */
+static bool wire_xattr_part_ok(const struct wire_land *p)
+{
+        return p->total >= 1 && p->total <= WIRE_XATTRS_MAX && p->len >= 1 && p->len <= WIRE_LAND_PART_MAX &&
+               p->offset < p->total && p->len <= p->total - p->offset;
+}
+
 /* The offer's name: up to WIRE_NAME_MAX bytes in it, or WIRE_OFFER_LONG_NAME's longer path. */
 static int wire_offer_name_len(const struct wire_offer *o)
 {
@@ -592,6 +606,10 @@ static int wire_payload_len(const struct wire_msg *m)
                     m->land.len > m->land.total - m->land.offset)
                         return -EINVAL;
                 return WIRE_LAND_PART_FIXED + m->land.len;
+        case WIRE_XATTR:
+                if (!wire_xattr_part_ok(&m->xattr))
+                        return -EINVAL;
+                return WIRE_LAND_PART_FIXED + m->xattr.len;
         default:
                 return -EINVAL;
         }
@@ -721,6 +739,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 bytes_put_mem(&o, m->name.bytes, m->name.len);
                 break;
         case WIRE_LAND:
+        case WIRE_XATTR:
                 bytes_put_u16(&o, m->land.total);
                 bytes_put_u16(&o, m->land.offset);
                 bytes_put_u16(&o, m->land.len);
@@ -961,6 +980,16 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         return -EBADMSG;
                 bytes_get_mem(&in, m->land.bytes, m->land.len);
                 break;
+        case WIRE_XATTR:
+                if (plen < WIRE_LAND_PART_FIXED)
+                        return -EBADMSG;
+                m->xattr.total = bytes_get_u16(&in);
+                m->xattr.offset = bytes_get_u16(&in);
+                m->xattr.len = bytes_get_u16(&in);
+                if (!wire_xattr_part_ok(&m->xattr) || plen != WIRE_LAND_PART_FIXED + (uint32_t)m->xattr.len)
+                        return -EBADMSG;
+                bytes_get_mem(&in, m->xattr.bytes, m->xattr.len);
+                break;
         default:
                 return -EBADMSG;
         }
@@ -1046,15 +1075,21 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
         bytes_put_mem(out, o->route_hash, WIRE_ROUTE_HASH_SIZE);
         bytes_put_u64(out, o->data_bytes);
         bytes_put_mem(out, o->name, n);
-        /* Not on the wire: what the LAND parts before it carried, whole. */
+        /* Not on the wire: what the LAND parts before it carried, whole;
+         * the XATTR parts' (version 27). */
         if (o->flags & WIRE_OFFER_LAND)
                 bytes_put_mem(out, o->land_hash, WIRE_LAND_HASH_SIZE);
+        if (o->xattrs_len) {
+                bytes_put_u16(out, o->xattrs_len);
+                bytes_put_mem(out, o->xattrs_hash, WIRE_XATTRS_HASH_SIZE);
+        }
 }
 
 /* What an offer's MAC input holds beyond its fields on the wire. */
 static size_t wire_offer_mac_extra(const struct wire_offer *o)
 {
-        return (o->flags & WIRE_OFFER_LAND) ? WIRE_LAND_HASH_SIZE : 0;
+        return ((o->flags & WIRE_OFFER_LAND) ? WIRE_LAND_HASH_SIZE : 0) +
+               (o->xattrs_len ? 2 + WIRE_XATTRS_HASH_SIZE : 0);
 }
 
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],
@@ -1343,14 +1378,31 @@ static bool wire_land_path_ok(const char *path, size_t len)
         return len >= 2 && len <= WIRE_PATH_MAX && path[0] == '/' && !memchr(path, '\0', len);
 }
 
+bool wire_land_xattrs_ok(uint8_t flags, const uint8_t *buf, size_t len)
+{
+        unsigned int which, allowed = ((flags & WIRE_LAND_XATTRS) ? XATTRS_USER : 0) |
+                                      ((flags & WIRE_LAND_ACLS) ? XATTRS_ACL : 0);
+
+        if (len == 0)
+                return true;
+        return allowed && len <= WIRE_XATTRS_MAX && xattrs_check(buf, len, &which) == 0 && (which & ~allowed) == 0;
+}
+
 static bool wire_land_ok(const struct wire_landing *l, size_t cred_len, size_t path_len)
 {
         return (l->direction == WIRE_LAND_PUSH || l->direction == WIRE_LAND_PULL) &&
                /* A push's: where and whether to replace; a pull's: a tree or not (version 25). */
-               (l->direction == WIRE_LAND_PUSH ? (l->flags & ~_WIRE_LAND_FLAGS) == 0
+               (l->direction == WIRE_LAND_PUSH ? (l->flags & ~_WIRE_LAND_PUSH_FLAGS) == 0
                                                : (l->flags & ~WIRE_LAND_TREE) == 0) &&
+               wire_land_xattrs_ok(l->flags, l->xattrs, l->xattrs_len) &&
                l->naddrs >= 1 && l->naddrs <= WIRE_LAND_ADDRS_MAX && wire_land_cred_ok(l->cred, cred_len) &&
                wire_land_path_ok(l->path, path_len);
+}
+
+/* A push with attributes carries the first entry's (maybe none). */
+static bool wire_land_has_xattrs(const struct wire_landing *l)
+{
+        return l->direction == WIRE_LAND_PUSH && (l->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS));
 }
 
 /* A pull's way back; a push has none. */
@@ -1377,6 +1429,7 @@ int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l)
             !wire_land_back_ok(l, bcred_len, bpath_len))
                 return -EINVAL;
         total = WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len +
+                (wire_land_has_xattrs(l) ? 2u + l->xattrs_len : 0) +
                 (pull ? WIRE_LAND_BACK_FIXED + bcred_len + bpath_len : 0);
         if (!buf || cap < total)
                 return -EMSGSIZE;
@@ -1389,6 +1442,10 @@ int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l)
         bytes_put_mem(&o, l->addrs, (size_t)l->naddrs * WIRE_ADDR_SIZE);
         bytes_put_mem(&o, l->cred, cred_len);
         bytes_put_mem(&o, l->path, path_len);
+        if (wire_land_has_xattrs(l)) {
+                bytes_put_u16(&o, l->xattrs_len);
+                bytes_put_mem(&o, l->xattrs, l->xattrs_len);
+        }
         if (pull) {
                 bytes_put_u16(&o, l->back_port);
                 bytes_put_u8(&o, l->back_flags);
@@ -1421,11 +1478,18 @@ int wire_land_decode(const void *buf, size_t len, struct wire_landing *l)
             path_len > WIRE_PATH_MAX)
                 return -EBADMSG;
         head = WIRE_LAND_FIXED + (size_t)l->naddrs * WIRE_ADDR_SIZE + cred_len + path_len;
-        if (l->direction == WIRE_LAND_PULL ? len < head + WIRE_LAND_BACK_FIXED : len != head)
+        if (l->direction == WIRE_LAND_PULL ? len < head + WIRE_LAND_BACK_FIXED :
+            wire_land_has_xattrs(l) ? len < head + 2 : len != head)
                 return -EBADMSG;
         bytes_get_mem(&in, l->addrs, (size_t)l->naddrs * WIRE_ADDR_SIZE);
         bytes_get_mem(&in, l->cred, cred_len);
         bytes_get_mem(&in, l->path, path_len);
+        if (wire_land_has_xattrs(l)) {
+                l->xattrs_len = bytes_get_u16(&in);
+                if (l->xattrs_len > WIRE_XATTRS_MAX || len != head + 2u + l->xattrs_len)
+                        return -EBADMSG;
+                bytes_get_mem(&in, l->xattrs, l->xattrs_len);
+        }
         if (l->direction == WIRE_LAND_PULL) {
                 l->back_port = bytes_get_u16(&in);
                 l->back_flags = bytes_get_u8(&in);

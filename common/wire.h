@@ -311,6 +311,26 @@
  * WIRE_OFFER_LAND before the whole landing, or without it after a part, is
  * a protocol error.
  *
+ * Attributes (version 27; xferctl send -X, -A): a landing push whose
+ * flags carry WIRE_LAND_XATTRS (user.* extended attributes) or
+ * WIRE_LAND_ACLS (POSIX ACLs) sends each entry's with it,
+ * as records of xattrs.h (at most WIRE_XATTRS_MAX bytes an entry): the
+ * first file's, or the tree's DEST's, in the landing itself (xattrs_len,
+ * after its path); a later entry offered alone's in XATTR parts on lane 0
+ * right before its offer (and its NAME parts), as NAME's (total: 1 ..
+ * WIRE_XATTRS_MAX, offset, len, bytes; no NUL rule), the offer's MAC
+ * input ending with their length (u16) and SHA-256 (xattrs_len,
+ * xattrs_hash: not on the wire); a packed entry's in its record
+ * (PACK_F_XATTRS, pack.h), which the pack hash covers. An entry without
+ * any carries none. The receiver sets them as the user (rdmaxfer-lander),
+ * before a file's name or a directory's mode: a tree's once its entries
+ * are in, a file's before it is linked; with WIRE_LAND_ACLS an entry
+ * without an ACL loses one its directory's default gave it there. XATTR
+ * parts outside such a session, on a pack's or the first offer, out of
+ * order, or an offer before their last one, are protocol errors, as are
+ * records xattrs_check() refuses (a name of another namespace, twice).
+ * Relays, chains, sync and dry runs carry none (xferctl refuses).
+ *
  * Pulls (version 21): a landing whose direction is WIRE_LAND_PULL asks
  * the receiver for the file at its path, read as the user its credential
  * proves (xferctl get PEER:/PATH DEST), rather than to land one. Its
@@ -581,7 +601,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            26
+#define WIRE_VERSION            27
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -615,6 +635,9 @@
 #define WIRE_LAND_MAX           (WIRE_LAND_FIXED + WIRE_LAND_ADDRS_MAX * WIRE_ADDR_SIZE + WIRE_LAND_CRED_MAX + \
                                  WIRE_PATH_MAX + WIRE_LAND_BACK_FIXED + WIRE_LAND_CRED_MAX + WIRE_PATH_MAX)
 #define WIRE_LAND_HASH_SIZE     32
+/* An entry's attributes (xattrs.h's XATTRS_BYTES_MAX), in XATTR parts. */
+#define WIRE_XATTRS_MAX         4095
+#define WIRE_XATTRS_HASH_SIZE   32
 /* Hops a route names at most (a chain of 512 nodes), and what one ROUTE
  * or PROGRESS message carries of them. */
 #define WIRE_ROUTE_MAX          511
@@ -645,6 +668,7 @@ enum wire_type {
         WIRE_NAME = 11,         /* version 18: a part of the next offer's long path (Long paths) */
         WIRE_LAND = 12,         /* version 19: a part of the session's landing (Landing as the user) */
         WIRE_NEED = 13,         /* version 24: an index pack's files the receiver lacks (Index packs) */
+        WIRE_XATTR = 14,        /* version 27: a part of the next offer's attributes (Attributes) */
         _WIRE_TYPE_MAX,
 };
 
@@ -791,6 +815,13 @@ struct wire_offer {
         /* NUL-terminated after decode; with WIRE_OFFER_LONG_NAME empty
          * there, the NAME parts' path once the receiver has them all. */
         char name[WIRE_PATH_MAX + 1];
+        /* Not on the wire (version 27, Attributes): the bytes of the
+         * XATTR parts that came right before the offer (0: none), and
+         * their SHA-256, which the offer's MAC covers; the sender sets
+         * them from the entry's, the receiver from the parts it has. */
+        uint16_t xattrs_len;
+        uint8_t xattrs_hash[WIRE_XATTRS_HASH_SIZE];
+        uint8_t xattrs[WIRE_XATTRS_MAX];        /* the receiver's: the parts' bytes */
         /* With WIRE_OFFER_LAND, not on the wire: the SHA-256 of the LAND
          * parts' whole (wire_land_hash), which the offer's MAC covers; the
          * receiver sets it from the parts it assembled before it checks. */
@@ -1016,6 +1047,13 @@ enum {
         /* A pull's only, and its only flag (version 25, xferctl get -r):
          * path may be a directory, sent back whole as a tree. */
         WIRE_LAND_TREE = 1 << 2,
+        /* A push's (version 27, Attributes): the entries carry their
+         * user.* extended attributes (xferctl send -X), their POSIX ACLs (-A:
+         * an entry without one has none there either); the file's or
+         * DEST's own, xattrs_len bytes, follow the path. */
+        WIRE_LAND_XATTRS = 1 << 3,
+        WIRE_LAND_ACLS = 1 << 4,
+        _WIRE_LAND_PUSH_FLAGS = _WIRE_LAND_FLAGS | WIRE_LAND_XATTRS | WIRE_LAND_ACLS,
 };
 struct wire_landing {
         uint8_t direction;      /* WIRE_LAND_PUSH, WIRE_LAND_PULL */
@@ -1036,11 +1074,15 @@ struct wire_landing {
         uint8_t back_addr[WIRE_ADDR_SIZE];
         char back_cred[WIRE_LAND_CRED_MAX + 1];
         char back_path[WIRE_PATH_MAX + 1];
+        /* With WIRE_LAND_XATTRS or _ACLS: the first entry's attributes. */
+        uint16_t xattrs_len;
+        uint8_t xattrs[WIRE_XATTRS_MAX];
 };
 
 /*
  * A landing as bytes, for LAND parts: direction u8, flags u8, naddrs u16,
- * token, cred_len u16, path_len u16, addrs, cred, path; a PULL's then
+ * token, cred_len u16, path_len u16, addrs, cred, path; a PUSH's with
+ * WIRE_LAND_XATTRS or _ACLS then xattrs_len u16, xattrs; a PULL's then
  * back_port u16, back_flags u8, back_cred_len u16, back_path_len u16,
  * back_bwlimit u64, back_addr, back_cred, back_path. Encode: its
  * length, or -EINVAL (a field out of bounds), -EMSGSIZE (@cap short).
@@ -1049,6 +1091,10 @@ struct wire_landing {
 int wire_land_encode(void *buf, size_t cap, const struct wire_landing *l);
 int wire_land_decode(const void *buf, size_t len, struct wire_landing *l);
 void wire_land_hash(const void *buf, size_t len, uint8_t out[WIRE_LAND_HASH_SIZE]);
+/* An entry's attributes (@len bytes, xattrs.h) as a landing with @flags
+ * may carry them: well formed, of the namespaces its WIRE_LAND_XATTRS
+ * and WIRE_LAND_ACLS allow (none when neither); none is always fine. */
+bool wire_land_xattrs_ok(uint8_t flags, const uint8_t *buf, size_t len);
 
 /* A decoded control message. Strings are copied out: the buffer can be reused. */
 struct wire_msg {
@@ -1067,6 +1113,7 @@ struct wire_msg {
                 struct wire_need need;
                 struct wire_name name;
                 struct wire_land land;
+                struct wire_land xattr; /* WIRE_XATTR: an entry's attributes' part, as a landing's */
         };
 };
 

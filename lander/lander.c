@@ -20,6 +20,7 @@
 #include "incoming.h"
 #include "lander-int.h"
 #include "walker.h"
+#include "xattrs.h"
 
 /* @ns since the epoch as utimensat's atime and mtime. */
 static void ns_timespec(uint64_t ns, struct timespec ts[2])
@@ -280,7 +281,8 @@ static int fsync_dir(int dirfd)
 /*
  * LINK's LANDMSG_LINK_DIGEST and LANDMSG_LINK_MODE on @fd (@st its
  * fstat), as the user the caller became, the xattr first (a read-only
- * mode would refuse it), the mode only where the file has another (a
+ * mode would refuse it), then the sender's attributes (LANDMSG_OP_XATTRS,
+ * _ACLS: its ACLs last), the mode only where the file has another (a
  * tree's file made with its own mode: one system call a file fewer), then
  * with LANDMSG_LINK_SYNC an fsync, so that they are on disk before the
  * name is (the data is: the daemon fsynced it). A file system without
@@ -289,7 +291,9 @@ static int fsync_dir(int dirfd)
  */
 static int link_attrs_as_user(int fd, const struct stat *st, const struct landmsg_op *op, const char **what)
 {
-        bool changed = false;
+        static char bad[256 + 32];
+        bool changed = false, attrs = op->flags & (LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS);
+        int r;
 
         *what = "";
         if (op->flags & LANDMSG_LINK_DIGEST) {
@@ -298,7 +302,21 @@ static int link_attrs_as_user(int fd, const struct stat *st, const struct landms
                         return -errno;
                 changed = true;
         }
-        if ((op->flags & LANDMSG_LINK_MODE) && (st->st_mode & 07777) != (op->mode & 01777)) {
+        /* The sender's attributes next, while the file is still its
+         * owner's to write (a TMPFILE's mode lets it): an access ACL,
+         * last of them, rewrites the mode, which is set again below. */
+        if (attrs) {
+                char name[256];
+
+                r = xattrs_apply(fd, op->xattrs, op->xattrs_len, (op->flags & LANDMSG_OP_ACLS) ? XATTRS_ACL : 0, name);
+                if (r < 0) {
+                        snprintf(bad, sizeof(bad), "extended attribute %s", name);
+                        *what = bad;
+                        return r;
+                }
+                changed = true;
+        }
+        if ((op->flags & LANDMSG_LINK_MODE) && (attrs || (st->st_mode & 07777) != (op->mode & 01777))) {
                 *what = "mode";
                 if (fchmod(fd, op->mode & 01777) < 0)
                         return -errno;
@@ -317,6 +335,24 @@ static int link_attrs_as_user(int fd, const struct stat *st, const struct landms
         if (changed && (op->flags & LANDMSG_LINK_SYNC) && fsync(fd) < 0)
                 return -errno;
         return 0;
+}
+
+/* MKDIR's LANDMSG_OP_XATTRS and _ACLS on the directory @dfd (O_PATH) just
+ * made, as the user; its mode (0700 until the tree's end) lets them. */
+static void dir_attrs_as_user(int dfd, const struct landmsg_op *op, const char *path, struct landmsg *reply)
+{
+        _cleanup_(closep) int d = -1;
+        char name[256];
+        int r;
+
+        if (!(op->flags & (LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS)))
+                return;
+        d = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = d < 0 ? -errno : xattrs_apply(d, op->xattrs, op->xattrs_len, (op->flags & LANDMSG_OP_ACLS) ? XATTRS_ACL : 0,
+                                         name);
+        if (r < 0)
+                lander_error_reply(reply, -r, 0, path, "setting %s%s: %s", d < 0 ? "its attributes" : "extended attribute ",
+                                   d < 0 ? "" : name, strerror(-r));
 }
 
 /* SYMLINK: @op's target named @op->leaf in @dirfd, with @op's mtime (the
@@ -715,9 +751,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         switch (req->type) {
         case LANDMSG_MKDIR:
                 if ((req->op.flags & LANDMSG_OP_STAGE) && !req->op.path[0])
-                        (void)make_stage(l, ss, &req->op, path, reply);
+                        dfd = make_stage(l, ss, &req->op, path, reply) < 0 ? -1 : ss->stage_fd;
                 else
                         dfd = op_dir(l, ss, req->op.flags, req->op.path, true, req->op.mode, path, &hold, reply);
+                if (dfd >= 0)
+                        dir_attrs_as_user(dfd, &req->op, path, reply);
                 break;
         case LANDMSG_TMPFILE:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);

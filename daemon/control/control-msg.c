@@ -136,6 +136,13 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
         /* Several files go into PATH; one file or one tree may be PATH
          * itself. A pull's are its way back's. */
         l->flags = pull ? ((s->flags & CTL_SUBMIT_PULL_TREE) ? WIRE_LAND_TREE : 0) : dir;
+        /* -X, -A: the first file's or DEST's attributes ride in the landing (wire.h, Attributes). */
+        if (!pull && (s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS))) {
+                l->flags |= (uint8_t)(((s->flags & CTL_SUBMIT_XATTRS) ? WIRE_LAND_XATTRS : 0) |
+                                      ((s->flags & CTL_SUBMIT_ACLS) ? WIRE_LAND_ACLS : 0));
+                l->xattrs_len = s->xattrs_len;
+                memcpy(l->xattrs, s->xattrs, s->xattrs_len);
+        }
         l->naddrs = 1;
         if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {
                 snprintf(why, whylen, "not a numeric IPv4 or IPv6 address: %s", s->host);
@@ -189,7 +196,7 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
         r = wire_land_encode(NULL, 0, form);
         free(form);
         if (r == -EINVAL) {
-                snprintf(why, whylen, "the landing's credential or path is malformed");
+                snprintf(why, whylen, "the landing's credential, path or attributes are malformed");
                 return -EINVAL;
         }
         return 0;
@@ -221,6 +228,16 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
             ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) || s->files > 1 ||
              s->route[0])) {
                 snprintf(why, whylen, "a pull is of one file or tree, not deleting, dry-run or along a chain");
+                return -EINVAL;
+        }
+        /* Attributes go with files that land as the user, sent afresh
+         * straight to the peer (wire.h, Attributes). */
+        if ((s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) &&
+            (!(s->flags & CTL_SUBMIT_LAND) ||
+             (s->flags & (CTL_SUBMIT_PULL | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) ||
+             s->route[0])) {
+                snprintf(why, whylen, "attributes (-X, -A) go with files that land as the user, not with a "
+                         "pull, sync, dry run or chain");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {
@@ -321,6 +338,8 @@ int control_file_spec(const struct ctl_file *f, struct job_file_spec *out)
                 .size = f->flags & CTL_FILE_DIR ? 0 : f->size,
                 .mode = f->mode,
                 .mtime_ns = f->mtime_ns,
+                .xattrs = (f->flags & CTL_FILE_XATTRS) ? f->xattrs : NULL,
+                .xattrs_len = (f->flags & CTL_FILE_XATTRS) ? f->xattrs_len : 0,
         };
         return 0;
 }

@@ -372,11 +372,25 @@ int jobs_start(struct jobs *jobs, struct job *job)
         struct engine_send *xfer = NULL;
         struct engine_send_req req;
         const struct job_file *first;
+        _cleanup_(freep) struct wire_landing *land = NULL;
         int r;
 
         first = job_first_file(job);
         /* Not QUEUED without one (jobs_next_queued). */
         assert(first);
+        /* A landing's attributes are its first file's: a retry's, a
+         * later file's (wire.h, Attributes; engine_send copies it). */
+        if (e->land && (e->land->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS)) && !job->tree && job->files_done > 0) {
+                land = malloc(sizeof(*land));
+                if (!land) {
+                        jobs_fail_start(job, "out of memory");
+                        return 0;
+                }
+                *land = *e->land;
+                land->xattrs_len = first->xattrs_len;
+                if (first->xattrs_len)
+                        memcpy(land->xattrs, first->xattrs, first->xattrs_len);
+        }
         req = (struct engine_send_req){
                 .id = job->id,
                 .fd = first->fd,
@@ -401,7 +415,7 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .dry_run = job->dry_run,
                 .route = e->route_hops ? e->route : NULL,
                 .route_hops = e->route_hops,
-                .land = e->land,
+                .land = land ? land : e->land,
         };
         /* A dry run's verdicts are this attempt's. */
         job_items_clear(job);

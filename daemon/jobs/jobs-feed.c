@@ -27,7 +27,8 @@ static void job_file_export(const struct job_file *a, int fd, struct engine_send
                                         .dir = a->kind == JOB_FILE_DIR,
                                         .link = a->kind == JOB_FILE_LINK || a->kind == JOB_FILE_HARDLINK,
                                         .hard = a->kind == JOB_FILE_HARDLINK,
-                                        .mode = a->mode, .mtime_ns = a->mtime_ns };
+                                        .mode = a->mode, .mtime_ns = a->mtime_ns, .xattrs = a->xattrs,
+                                        .xattrs_len = a->xattrs_len };
 }
 
 /* The engine took one of @job's files: its feeder may hand over another. */
@@ -43,8 +44,7 @@ void job_ahead_drop(struct job_entry *e)
 {
         while (e->ahead_n > 0) {
                 safe_close(e->ahead[e->ahead_first].fd);
-                free(e->ahead[e->ahead_first].lname);
-                e->ahead[e->ahead_first].lname = NULL;
+                job_file_let_go(&e->ahead[e->ahead_first]);
                 e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
                 e->ahead_n--;
         }
@@ -60,8 +60,7 @@ void job_ring_pop(struct job *job, bool skipped)
                 e->base_bytes += a->size;
         }
         safe_close(a->fd);
-        free(a->lname);
-        a->lname = NULL;
+        job_file_let_go(a);
         e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;
         e->ahead_n--;
         if (e->given > 0)
@@ -169,7 +168,9 @@ int jobs_on_next(void *owner, uint32_t index, struct engine_send_file *f)
         fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
                 return -errno;
+        /* cur takes what it holds (the ring lets go of it below). */
         safe_close(e->cur.fd);
+        job_file_let_go(&e->cur);
         e->cur = *a;
         e->cur.fd = fd;
         e->cur_index = e->base + index;
@@ -222,6 +223,14 @@ int jobs_file_check(const struct job *job, const struct job_file_spec *f, char *
                          f->size, JOB_PATH_MAX);
                 return -EINVAL;
         }
+        /* Attributes go with a landing that asked for them (wire.h,
+         * Attributes), on a file or a directory. */
+        if (f->xattrs_len &&
+            (!job_entry_const(job)->land || f->kind == JOB_FILE_LINK || f->kind == JOB_FILE_HARDLINK ||
+             !wire_land_xattrs_ok(job_entry_const(job)->land->flags, f->xattrs, f->xattrs_len))) {
+                snprintf(why, whylen, "%s: attributes where the job carries none, or malformed", shown);
+                return -EINVAL;
+        }
         if (f->kind == JOB_FILE_DIR && f->size != 0) {
                 snprintf(why, whylen, "%s: a directory of %" PRIu64 " bytes", shown, f->size);
                 return -EINVAL;
@@ -262,6 +271,16 @@ int jobs_add_file(struct job *job, int fd_in, const struct job_file_spec *f)
                 }
         } else {
                 memcpy(a->name, f->name, strlen(f->name) + 1);
+        }
+        if (f->xattrs_len) {
+                a->xattrs = malloc(f->xattrs_len);
+                if (!a->xattrs) {
+                        safe_close(a->fd);
+                        job_file_let_go(a);
+                        return -ENOMEM;
+                }
+                memcpy(a->xattrs, f->xattrs, f->xattrs_len);
+                a->xattrs_len = f->xattrs_len;
         }
         e->ahead_n++;
         e->bytes_in += f->size;
@@ -356,6 +375,7 @@ const struct job_file *job_first_file(struct job *job)
         if (e->ahead_n == 0)
                 return NULL;
         /* The engine takes it as its first file: keep ours as cur. */
+        job_file_let_go(&e->cur);
         e->cur = e->ahead[e->ahead_first];
         e->cur_index = job->files_done;
         e->ahead_first = (e->ahead_first + 1) % e->ahead_cap;

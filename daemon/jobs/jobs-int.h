@@ -35,7 +35,20 @@ struct job_file {
          * at most) in lname, ours to free (job_file_name()). */
         char name[JOB_NAME_MAX + 1];
         char *lname;
+        /* -X, -A: its attributes (xattrs.h), ours to free; NULL: none. */
+        uint8_t *xattrs;
+        uint16_t xattrs_len;
 };
+
+/* What @a holds besides its descriptor: its long name, its attributes. */
+static inline void job_file_let_go(struct job_file *a)
+{
+        free(a->lname);
+        a->lname = NULL;
+        free(a->xattrs);
+        a->xattrs = NULL;
+        a->xattrs_len = 0;
+}
 
 static inline const char *job_file_name(const struct job_file *a)
 {
@@ -113,6 +126,11 @@ struct jobs {
 static inline struct job_entry *job_entry(struct job *job)
 {
         return container_of(job, struct job_entry, job);
+}
+
+static inline const struct job_entry *job_entry_const(const struct job *job)
+{
+        return container_of(job, const struct job_entry, job);
 }
 
 /* jobs.c */

@@ -96,6 +96,7 @@ void job_entry_free(struct job_entry *e)
                 return;
         job_ahead_drop(e);
         safe_close(e->cur.fd);
+        job_file_let_go(&e->cur);
         job_items_clear(&e->job);
         free(e->job.items);
         free(e->ahead);

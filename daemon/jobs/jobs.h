@@ -150,6 +150,9 @@ struct job_file_spec {
         uint64_t size;
         uint32_t mode;                  /* in a tree or a landing: permission bits to keep (07777) */
         uint64_t mtime_ns;              /* in a tree: a file's mtime, ns since the epoch, 0: none */
+        /* -X, -A (a landing's, wire.h Attributes): xattrs.h's records; NULL, 0: none. */
+        const uint8_t *xattrs;
+        uint16_t xattrs_len;
 };
 
 /* A dry run's verdict on one entry (the engine's, translated). */

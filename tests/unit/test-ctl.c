@@ -15,6 +15,7 @@
 #include "ctl.h"
 #include "macro.h"
 #include "tap.h"
+#include "xattrs.h"
 
 
 /* What a decode defines: the type and its member (ctl_msg_size). */
@@ -1666,6 +1667,54 @@ static void test_close_unread(void)
         close(sv[1]);
 }
 
+/* Attributes (version 17, xferctl send -X, -A): a FILE's with
+ * CTL_FILE_XATTRS, the first file's or DEST's in the SUBMIT. */
+static void test_attrs(void)
+{
+        static struct ctl_msg m, back;
+        static uint8_t buf[CTL_MSG_MAX];
+        uint8_t x[64];
+        size_t xl = 0;
+        int len;
+
+        ok(xattrs_put(x, sizeof(x), &xl, "user.k", "v", 1) == 0, "a record");
+        msg_reset(&m, CTL_FILE);
+        m.file.id = 9;
+        m.file.flags = CTL_FILE_XATTRS;
+        snprintf(m.file.name, sizeof(m.file.name), "DEST/f");
+        memcpy(m.file.xattrs, x, xl);
+        m.file.xattrs_len = (uint16_t)xl;
+        len = ctl_encode(buf, sizeof(buf), &m);
+        is_int(len, (int)(CTL_HEADER_SIZE + 32 + 6 + 2 + xl), "a FILE with attributes: its name, their length, them");
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &back) == 0 && same_msg(&back, &m), "and round-trips");
+        is_int(ctl_decode(buf, (size_t)len - 1, &back), -EBADMSG, "cut short: -EBADMSG");
+        buf[CTL_HEADER_SIZE + 32 + 6 + 2] = 0;  /* a record's empty name */
+        is_int(ctl_decode(buf, (size_t)len, &back), -EBADMSG, "malformed records: -EBADMSG");
+        m.file.xattrs_len = 0;
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "the flag without attributes: -EINVAL");
+        m.file.flags = 0;
+        m.file.xattrs_len = (uint16_t)xl;
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "attributes without the flag: -EINVAL");
+
+        msg_reset(&m, CTL_SUBMIT);
+        m.submit.flags = CTL_SUBMIT_LAND | CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS;
+        m.submit.files = 1;
+        snprintf(m.submit.host, sizeof(m.submit.host), "10.0.0.2");
+        snprintf(m.submit.name, sizeof(m.submit.name), "f");
+        memcpy(m.submit.xattrs, x, xl);
+        m.submit.xattrs_len = (uint16_t)xl;
+        len = ctl_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &back) == 0 && same_msg(&back, &m) &&
+           back.submit.xattrs_len == xl, "a SUBMIT with its first file's attributes round-trips");
+        m.submit.xattrs_len = 0;
+        len = ctl_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &back) == 0 && back.submit.xattrs_len == 0,
+           "and with none (the flags, a zero length)");
+        m.submit.flags = CTL_SUBMIT_LAND;
+        m.submit.xattrs_len = (uint16_t)xl;
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "attributes without -X or -A: -EINVAL");
+}
+
 int main(void)
 {
         test_states();
@@ -1679,5 +1728,6 @@ int main(void)
         test_socket();
         test_batch();
         test_close_unread();
+        test_attrs();
         return done_testing();
 }

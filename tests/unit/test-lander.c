@@ -31,8 +31,10 @@
 #include "lander.h"
 #include "macro.h"
 #include "munge-fixture.h"
+#include "posix-acl.h"
 #include "tap.h"
 #include "tmptree.h"
+#include "xattrs.h"
 
 #define base tmptree_base
 static char sock[LANDFS_PATH_MAX + 32];
@@ -1191,6 +1193,94 @@ static void test_tree_merge(struct lander *l)
         lander_conn_closed(l, 1);
 }
 
+/* -X, -A (landmsg version 6): a MKDIR's and a LINK's attributes set as
+ * the user, a read-only file's before its mode, ACLs the records lack
+ * removed. */
+static void test_attrs(struct lander *l)
+{
+        uint8_t acl[POSIX_ACL_BYTES], ro[POSIX_ACL_BYTES], got[128];
+        size_t alen = posix_acl_bytes(acl, 4242, 6);
+        struct stat st;
+        uint64_t s;
+        int fd = -1;
+
+        s = push_session(l, "scratch/nobody/xt");
+        ok(s != 0, "a session for a tree with attributes");
+        req.type = LANDMSG_MKDIR;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        req.op.mode = 0700;
+        (void)xattrs_put(req.op.xattrs, sizeof(req.op.xattrs), &(size_t){ 0 }, "user.top", "T", 1);
+        req.op.xattrs_len = 3 + 8 + 1;
+        is_int(ask(l, 1, -1, NULL), 0, "the staging directory (DEST) made with its user.* attribute");
+        req.type = LANDMSG_MKDIR;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        req.op.mode = 0700;
+        strcpy(req.op.path, "d");
+        {
+                size_t n = 0;
+
+                (void)xattrs_put(req.op.xattrs, sizeof(req.op.xattrs), &n, XATTRS_ACL_DEFAULT, acl, alen);
+                req.op.xattrs_len = (uint16_t)n;
+        }
+        is_int(ask(l, 1, -1, NULL), 0, "d made with a default ACL");
+        /* A file made in d inherits its default ACL; -A with none of its
+         * own takes it away again. */
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "d", NULL, NULL, 0600, -1, &fd) == 0 && fd >= 0 && write(fd, "x", 1) == 1,
+           "a file in d");
+        ok(fgetxattr(fd, XATTRS_ACL_ACCESS, got, sizeof(got)) > 0, "which d's default ACL gave an access ACL");
+        req.type = LANDMSG_LINK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_ACLS | LANDMSG_LINK_MODE;
+        req.op.mode = 0640;
+        strcpy(req.op.path, "d");
+        strcpy(req.op.leaf, "plain");
+        is_int(ask(l, 1, fd, NULL), 0, "linked with ACLs carried and none of its own");
+        ok(fgetxattr(fd, XATTRS_ACL_ACCESS, got, sizeof(got)) < 0 && errno == ENODATA && fstat(fd, &st) == 0 &&
+           (st.st_mode & 0777) == 0640, "its inherited ACL gone, its mode the sender's");
+        safe_close(fd);
+        /* A read-only file with a user.* attribute and an ACL. */
+        ok(stage_op(l, LANDMSG_TMPFILE, s, "d", NULL, NULL, 0600, -1, &fd) == 0 && fd >= 0, "another file");
+        req.type = LANDMSG_LINK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS | LANDMSG_LINK_MODE |
+                       LANDMSG_LINK_DIGEST;
+        req.op.mode = 0440;
+        strcpy(req.op.path, "d");
+        strcpy(req.op.leaf, "ro");
+        strcpy(req.op.target, "00112233445566778899aabbccddeeff");
+        {
+                size_t n = 0;
+
+                /* The ACL first, user::r-- as its mode 0440 says: the user.* must still be set. */
+                (void)posix_acl_bytes(ro, 4242, 4);
+                (void)xattrs_put(req.op.xattrs, sizeof(req.op.xattrs), &n, XATTRS_ACL_ACCESS, ro, alen);
+                (void)xattrs_put(req.op.xattrs, sizeof(req.op.xattrs), &n, "user.k", "v", 1);
+                req.op.xattrs_len = (uint16_t)n;
+        }
+        is_int(ask(l, 1, fd, NULL), 0, "a read-only file linked with an ACL and a user.* attribute");
+        safe_close(fd);
+        is_int(publish(l, s, 0), 0, "PUBLISH");
+        ok(getxattr(at("scratch/nobody/xt"), "user.top", got, sizeof(got)) == 1 && got[0] == 'T',
+           "DEST has its attribute");
+        ok(getxattr(at("scratch/nobody/xt/d"), XATTRS_ACL_DEFAULT, got, sizeof(got)) == (ssize_t)alen &&
+           memcmp(got, acl, alen) == 0, "d its default ACL");
+        ok(getxattr(at("scratch/nobody/xt/d/ro"), "user.k", got, sizeof(got)) == 1 && got[0] == 'v',
+           "ro its user.* attribute");
+        ok(getxattr(at("scratch/nobody/xt/d/ro"), XATTRS_ACL_ACCESS, got, sizeof(got)) == (ssize_t)alen &&
+           memcmp(got, ro, alen) == 0, "and its ACL, byte for byte");
+        ok(getxattr(at("scratch/nobody/xt/d/ro"), "user.rdmaxfer.digest", got, sizeof(got)) == 32,
+           "and its digest");
+        ok(stat(at("scratch/nobody/xt/d/ro"), &st) == 0 && (st.st_mode & 0777) == 0440 && st.st_uid == nobody_uid,
+           "read-only (0440), nobody's");
+        is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+}
+
 static void test_munged_gone(struct lander *l)
 {
         munge_fixture_stop();
@@ -1249,6 +1339,7 @@ int main(void)
         test_batch(l);
         test_file_dest(l);
         test_tree_merge(l);
+        test_attrs(l);
         test_munged_gone(l);
 
         lander_free(l);

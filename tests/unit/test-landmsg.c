@@ -17,6 +17,7 @@
 #include "landmsg.h"
 #include "macro.h"
 #include "tap.h"
+#include "xattrs.h"
 
 static uint8_t buf[LANDMSG_MSG_MAX + 16];
 
@@ -733,6 +734,71 @@ static void test_socket(void)
         free(got);
 }
 
+/* Attributes (version 6, xferctl send -X, -A): a MKDIR's and a LINK's. */
+static void test_attrs(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_LINK), *d = msg_new(0), *b = msg_new(0);
+        uint8_t x[64];
+        size_t xl = 0, off = 0;
+        uint16_t type;
+        int n, n0;
+
+        ok(xattrs_put(x, sizeof(x), &xl, "user.k", "v", 1) == 0 &&
+           xattrs_put(x, sizeof(x), &xl, XATTRS_ACL_DEFAULT, "\x02\0\0\0", 4) == 0, "two records");
+        m->op.session = 3;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_MODE;
+        m->op.mode = 0444;
+        strcpy(m->op.leaf, "f");
+        n0 = landmsg_encode(buf, sizeof(buf), m);
+        m->op.flags |= LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        memcpy(m->op.xattrs, x, xl);
+        m->op.xattrs_len = (uint16_t)xl;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        is_int(n, n0 + 2 + (int)xl, "a LINK with attributes: their length and records after its strings");
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->op.xattrs_len == xl &&
+           memcmp(d->op.xattrs, x, xl) == 0 && d->op.flags == m->op.flags, "and round-trips");
+        is_int(landmsg_decode(buf, (size_t)n - 1, d), -EBADMSG, "cut short: -EBADMSG");
+        m->type = LANDMSG_MKDIR;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_ACLS;
+        m->op.xattrs_len = 0;
+        m->op.mode = 0700;
+        m->op.leaf[0] = '\0';
+        strcpy(m->op.path, "d");
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->op.flags == m->op.flags && d->op.xattrs_len == 0,
+           "a MKDIR with ACLs carried but none of its own");
+        m->op.xattrs_len = (uint16_t)xl;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "records without LANDMSG_OP_XATTRS: -EINVAL");
+        m->type = LANDMSG_TMPFILE;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS;
+        m->op.mode = 0600;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a TMPFILE carries none");
+        m->type = LANDMSG_LINK;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS;
+        m->op.mode = 0;
+        strcpy(m->op.leaf, "f");
+        m->op.path[0] = '\0';
+        xl = 0;
+        ok(xattrs_put(x, sizeof(x), &xl, "trusted.k", "v", 1) == 0, "a trusted.* record");
+        memcpy(m->op.xattrs, x, xl);
+        m->op.xattrs_len = (uint16_t)xl;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "is not the lander's to set: -EINVAL");
+        /* In a BATCH, with its descriptor as any LINK. */
+        xl = 0;
+        (void)xattrs_put(x, sizeof(x), &xl, "user.k", "v", 1);
+        memcpy(m->op.xattrs, x, xl);
+        m->op.xattrs_len = (uint16_t)xl;
+        landmsg_batch_init(b, 3);
+        is_int(landmsg_batch_add(b, LANDMSG_LINK, &m->op), 0, "a BATCH takes a LINK with attributes");
+        n = landmsg_encode(buf, sizeof(buf), b);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->batch.links == 1 &&
+           landmsg_batch_next(&d->batch, &off, &type, &m->op) == 1 && type == LANDMSG_LINK &&
+           m->op.xattrs_len == xl && memcmp(m->op.xattrs, x, xl) == 0, "and gives it back whole");
+        free(m);
+        free(d);
+        free(b);
+}
+
 int main(void)
 {
         test_round_trips();
@@ -744,5 +810,6 @@ int main(void)
         test_batch();
         test_socket();
         test_socket_fds();
+        test_attrs();
         return done_testing();
 }

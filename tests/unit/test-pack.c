@@ -9,6 +9,7 @@
 #include "name.h"
 #include "pack.h"
 #include "tap.h"
+#include "xattrs.h"
 
 static void put64(uint8_t *p, uint64_t v)
 {
@@ -371,6 +372,66 @@ static void test_index(void)
         pack_writer_deinit(&w);
 }
 
+/* Attributes (PACK_F_XATTRS, wire version 27): between a record's name
+ * and its data, under the pack hash. */
+static void test_xattrs(void)
+{
+        uint8_t hash[PACK_HASH_SIZE], hash2[PACK_HASH_SIZE], x[64], *p;
+        struct pack_writer w;
+        struct pack_reader r;
+        struct pack_entry e;
+        size_t xl = 0;
+        const char *why = NULL;
+
+        ok(xattrs_put(x, sizeof(x), &xl, "user.k", "v1", 2) == 0, "a record of a user.* attribute");
+        pack_writer_init(&w);
+        e = (struct pack_entry){ .type = PACK_DIR, .flags = PACK_F_XATTRS, .mode = 0755, .name = "D/d",
+                                 .name_len = 3, .xattrs = x, .xattrs_len = (uint16_t)xl };
+        is_int(pack_append(&w, &e, &p), 0, "a directory with attributes");
+        e = (struct pack_entry){ .type = PACK_FILE, .flags = PACK_F_XATTRS, .mode = 0444, .name = "D/d/f",
+                                 .name_len = 5, .size = 4, .xattrs = x, .xattrs_len = (uint16_t)xl };
+        is_int(pack_append(&w, &e, &p), 0, "a read-only file with attributes");
+        memcpy(p, "data", 4);
+        is_int(w.len, 2 * PACK_RECORD_HEADER + 3 + 5 + 2 * (2 + xl) + 4, "each: header, name, length, records, data");
+        ok(w.buf[PACK_RECORD_HEADER + 3] == xl && w.buf[PACK_RECORD_HEADER + 4] == 0 &&
+           memcmp(w.buf + PACK_RECORD_HEADER + 5, x, xl) == 0, "the length little-endian, then the records");
+        e = (struct pack_entry){ .type = PACK_LINK, .flags = PACK_F_XATTRS, .name = "D/l", .name_len = 3, .size = 1,
+                                 .xattrs = x, .xattrs_len = (uint16_t)xl };
+        is_int(pack_append(&w, &e, &p), -EINVAL, "not on a symlink");
+        e = (struct pack_entry){ .type = PACK_FILE, .flags = PACK_F_XATTRS, .name = "D/e", .name_len = 3 };
+        is_int(pack_append(&w, &e, &p), -EINVAL, "the flag without attributes is refused");
+        e = (struct pack_entry){ .type = PACK_FILE, .name = "D/e", .name_len = 3, .xattrs = x,
+                                 .xattrs_len = (uint16_t)xl };
+        is_int(pack_append(&w, &e, &p), -EINVAL, "attributes without the flag are refused");
+        pack_writer_hash(&w, hash);
+        pack_reader_init(&r, w.buf, w.len, 2);
+        ok(pack_next(&r, &e) == PACK_ENTRY && e.type == PACK_DIR && e.xattrs_len == xl &&
+           memcmp(e.xattrs, x, xl) == 0 && e.data == NULL, "the directory read back, its attributes");
+        ok(pack_next(&r, &e) == PACK_ENTRY && e.type == PACK_FILE && e.xattrs_len == xl && e.size == 4 &&
+           memcmp(e.data, "data", 4) == 0, "the file, its attributes and then its data");
+        is_int(pack_check(w.buf, w.len, 2, hash, &why), 0, "pack_check passes it");
+        /* The hash covers them: another value, another hash. */
+        w.buf[PACK_RECORD_HEADER + 5 + xl - 1] ^= 1;
+        pack_reader_init(&r, w.buf, w.len, 2);
+        while (pack_next(&r, &e) == PACK_ENTRY)
+                ;
+        pack_reader_hash(&r, hash2);
+        ok(memcmp(hash, hash2, sizeof(hash)) != 0, "the pack hash covers the attributes");
+        is_int(pack_check(w.buf, w.len, 2, hash, &why), -EBADMSG, "so pack_check refuses them changed");
+        w.buf[PACK_RECORD_HEADER + 5 + xl - 1] ^= 1;
+        /* As a hostile sender might write them. */
+        w.buf[PACK_RECORD_HEADER + 5] = 0;     /* a record with an empty name */
+        pack_reader_init(&r, w.buf, w.len, 2);
+        is_int(pack_next(&r, &e), -EBADMSG, "malformed records are refused");
+        ok(r.why && strstr(r.why, "attributes"), "... and says so: %s", r.why ? r.why : "(none)");
+        w.buf[PACK_RECORD_HEADER + 5] = 6;
+        w.buf[PACK_RECORD_HEADER + 3] = 0xff;
+        w.buf[PACK_RECORD_HEADER + 4] = 0xff;
+        pack_reader_init(&r, w.buf, w.len, 2);
+        is_int(pack_next(&r, &e), -EBADMSG, "a length past the pack's end is refused");
+        pack_writer_deinit(&w);
+}
+
 int main(void)
 {
         test_round_trip();
@@ -379,5 +440,6 @@ int main(void)
         test_links();
         test_hard_links();
         test_index();
+        test_xattrs();
         return done_testing();
 }

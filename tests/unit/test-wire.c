@@ -12,6 +12,7 @@
 #include "nodeset.h"
 #include "tap.h"
 #include "wire.h"
+#include "xattrs.h"
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -177,6 +178,13 @@ static int sample_messages(struct wire_msg *out)
         out[n].need.bits[1] = 0x04;
         memset(out[n].need.mac, 0x4e, WIRE_MAC_SIZE);
         n++;
+        msg_reset(&out[n], WIRE_XATTR, 0);
+        out[n].xattr.total = 700;
+        out[n].xattr.offset = 480;
+        out[n].xattr.len = 220;
+        memset(out[n].xattr.bytes, 0, 220);
+        out[n].xattr.bytes[3] = 0x7f;
+        n++;
         return n;
 }
 
@@ -321,9 +329,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 27);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v27 is -EPROTONOSUPPORT");
-        is_int(h2.version, 27, "and still reports the peer's version");
+        put16(buf + 4, 28);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v28 is -EPROTONOSUPPORT");
+        is_int(h2.version, 28, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -591,7 +599,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x05, 0x00,  /* magic, v26, END */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x05, 0x00,  /* magic, v27, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -603,12 +611,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x03, 0x00,  /* magic, v26, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x03, 0x00,  /* magic, v27, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x08, 0x00,  /* magic, v26, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x08, 0x00,  /* magic, v27, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -620,7 +628,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x08, 0x00,  /* magic, v26, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x08, 0x00,  /* magic, v27, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -628,7 +636,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x06, 0x00,  /* magic, v26, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x06, 0x00,  /* magic, v27, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1946,7 +1954,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x09, 0x00,  /* magic, v26, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x09, 0x00,  /* magic, v27, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2766,10 +2774,100 @@ static void test_landing(void)
 }
 
 /* An index pack's NEED (version 24): a bit per record, the count of them, under a MAC. */
+/* Attributes (version 27): an entry's in XATTR parts, the offer's MAC
+ * covering them; the first entry's in the landing. */
+static void test_attributes(void)
+{
+        static struct wire_landing l, back;
+        static uint8_t whole[WIRE_LAND_MAX + 1];
+        struct wire_msg o = sample_offer("dest/a"), part, got;
+        uint8_t buf[WIRE_CTRL_MAX], in1[WIRE_MAC_INPUT_MAX], in2[WIRE_MAC_INPUT_MAX];
+        uint8_t rec[WIRE_XATTRS_MAX];
+        size_t rlen = 0;
+        int len, n1, n2;
+
+        /* A part: its bytes any (NUL too), within WIRE_XATTRS_MAX. */
+        part = (struct wire_msg){ .type = WIRE_XATTR };
+        part.xattr.total = WIRE_XATTRS_MAX;
+        part.xattr.offset = WIRE_XATTRS_MAX - 15;
+        part.xattr.len = 15;
+        len = wire_encode(buf, sizeof(buf), &part);
+        is_int(len, WIRE_HEADER_SIZE + 6 + 15, "an XATTR part: total, offset, len, then its bytes");
+        ok(wire_decode(buf, (size_t)len, &got) == 0 && got.xattr.total == WIRE_XATTRS_MAX &&
+           got.xattr.offset == WIRE_XATTRS_MAX - 15 && got.xattr.len == 15, "and round-trips, NULs and all");
+        part.xattr.total = WIRE_XATTRS_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a whole past WIRE_XATTRS_MAX does not encode");
+        buf[WIRE_HEADER_SIZE] = (uint8_t)((WIRE_XATTRS_MAX + 1) & 0xff);
+        buf[WIRE_HEADER_SIZE + 1] = (uint8_t)((WIRE_XATTRS_MAX + 1) >> 8);
+        is_int(wire_decode(buf, (size_t)len, &got), -EBADMSG, "nor decodes");
+        part.xattr.total = 10;
+        part.xattr.offset = 0;
+        part.xattr.len = 11;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a part past its whole does not encode");
+
+        /* The offer's MAC input ends with their length and hash. */
+        o.offer.flags |= WIRE_OFFER_TREE;
+        o.offer.file = 3;
+        o.offer.job_files = 5;
+        memset(o.offer.source, 0, sizeof(o.offer.source));      /* a tree's entry names none */
+        n1 = wire_next_offer_mac_input(in1, sizeof(in1), &o.offer);
+        o.offer.xattrs_len = 40;
+        memset(o.offer.xattrs_hash, 0xab, sizeof(o.offer.xattrs_hash));
+        n2 = wire_next_offer_mac_input(in2, sizeof(in2), &o.offer);
+        ok(n1 > 0 && n2 == n1 + 2 + WIRE_XATTRS_HASH_SIZE && memcmp(in1, in2, (size_t)n1) == 0 &&
+           in2[n1] == 40 && in2[n1 + 1] == 0 && in2[n1 + 2] == 0xab,
+           "an offer with attributes: its MAC input ends with their length and hash");
+        o.offer.xattrs_hash[5] ^= 1;
+        ok(wire_next_offer_mac_input(in1, sizeof(in1), &o.offer) == n2 && memcmp(in1, in2, (size_t)n2) != 0,
+           "so other attributes make another MAC");
+        len = wire_encode(buf, sizeof(buf), &o);
+        ok(wire_decode(buf, (size_t)len, &got) == 0 && got.offer.xattrs_len == 0,
+           "and are not on the wire: the receiver sets them from the parts");
+
+        /* The first entry's, in the landing. */
+        ok(xattrs_put(rec, sizeof(rec), &rlen, "user.origin", "https://x", 9) == 0 &&
+           xattrs_put(rec, sizeof(rec), &rlen, XATTRS_ACL_ACCESS, "\x02\0\0\0", 4) == 0, "two records");
+        memset(&l, 0, sizeof(l));
+        l.direction = WIRE_LAND_PUSH;
+        l.flags = WIRE_LAND_XATTRS | WIRE_LAND_ACLS;
+        l.naddrs = 1;
+        l.addrs[0][15] = 2;
+        l.token[0] = 1;
+        strcpy(l.cred, "MUNGE:AwQ:");
+        strcpy(l.path, "/scratch/alice/t");
+        memcpy(l.xattrs, rec, rlen);
+        l.xattrs_len = (uint16_t)rlen;
+        len = wire_land_encode(whole, sizeof(whole), &l);
+        is_int(len, (int)(WIRE_LAND_FIXED + WIRE_ADDR_SIZE + 10 + 16 + 2 + rlen),
+               "a landing with attributes: its length and records after the path");
+        ok(wire_land_decode(whole, (size_t)len, &back) == 0 && back.xattrs_len == rlen &&
+           memcmp(back.xattrs, rec, rlen) == 0, "and round-trips");
+        is_int(wire_land_decode(whole, (size_t)len - 1, &back), -EBADMSG, "cut short: -EBADMSG");
+        l.flags = WIRE_LAND_XATTRS;
+        is_int(wire_land_encode(whole, sizeof(whole), &l), -EINVAL, "an ACL needs WIRE_LAND_ACLS");
+        l.flags = WIRE_LAND_ACLS;
+        is_int(wire_land_encode(whole, sizeof(whole), &l), -EINVAL, "a user.* attribute needs WIRE_LAND_XATTRS");
+        l.flags = 0;
+        is_int(wire_land_encode(whole, sizeof(whole), &l), -EINVAL, "none without either");
+        l.flags = WIRE_LAND_XATTRS | WIRE_LAND_ACLS;
+        l.xattrs[0] = 0;
+        is_int(wire_land_encode(whole, sizeof(whole), &l), -EINVAL, "a malformed record: -EINVAL");
+        l.xattrs_len = 0;
+        len = wire_land_encode(whole, sizeof(whole), &l);
+        ok(len > 0 && wire_land_decode(whole, (size_t)len, &back) == 0 && back.xattrs_len == 0 &&
+           back.flags == (WIRE_LAND_XATTRS | WIRE_LAND_ACLS), "a first entry without any: a zero length");
+        ok(wire_land_xattrs_ok(WIRE_LAND_XATTRS | WIRE_LAND_ACLS, rec, rlen) &&
+           !wire_land_xattrs_ok(WIRE_LAND_XATTRS, rec, rlen) && wire_land_xattrs_ok(0, NULL, 0),
+           "wire_land_xattrs_ok: the namespaces the flags allow");
+        l.direction = WIRE_LAND_PULL;
+        l.flags = WIRE_LAND_XATTRS;
+        is_int(wire_land_encode(whole, sizeof(whole), &l), -EINVAL, "a pull carries none");
+}
+
 static void test_need(void)
 {
         static const uint8_t doc[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1a, 0x00, 0x0d, 0x00,  /* magic, v26, NEED */
+                0x52, 0x44, 0x52, 0x58, 0x1b, 0x00, 0x0d, 0x00,  /* magic, v27, NEED */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x28, 0x00, 0x00, 0x00, 0x0b, 0x00, 0x03, 0x00,  /* file 40, entries 11, needed 3 */
         };
@@ -2849,5 +2947,6 @@ int main(void)
         test_long_paths();
         test_landing();
         test_need();
+        test_attributes();
         return done_testing();
 }

@@ -148,6 +148,10 @@ struct recv_xfer {
          * Long paths): lname_len of lname_total bytes so far. */
         char lname[WIRE_PATH_MAX + 1];
         uint16_t lname_len, lname_total;
+        /* The next offer's attributes, in XATTR parts before it (wire.h,
+         * Attributes): xattrs_len of xattrs_total bytes so far. */
+        uint8_t xattrs[WIRE_XATTRS_MAX];
+        uint16_t xattrs_len, xattrs_total;
         /*
          * That offer's file opened early (recv-file.c, recv_early_open): a
          * tree's entry with data, an O_TMPFILE whose space is checked and

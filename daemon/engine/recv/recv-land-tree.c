@@ -269,6 +269,8 @@ static void recv_land_stage(struct recv_xfer *x)
         req.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
         snprintf(req.op.leaf, sizeof(req.op.leaf), "%s",
                  x->land_into ? x->dest : strrchr(x->landing->path, '/') + 1);
+        /* DEST's attributes (the landing's), on it from the start. */
+        recv_land_op_attrs(x, &x->cur->offer, &req.op);
         recv_land_ask(x, &req, -1, recv_land_on_staged, "staging the tree as its user");
 }
 
@@ -365,6 +367,7 @@ static void recv_land_on_dir_listed(struct io_req *req, int64_t res)
         lreq.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
         lreq.op.mode = 0700;
         snprintf(lreq.op.path, sizeof(lreq.op.path), "%s", recv_land_srel(x, x->fin->rel));
+        recv_land_op_attrs(x, &x->fin->offer, &lreq.op);
         recv_land_ask(x, &lreq, -1, recv_land_on_entry, "making a directory as its user");
 }
 
@@ -389,6 +392,7 @@ void recv_land_tree_publish(struct recv_xfer *x)
         req.op.mode = recv_tree_mode(f->offer.mode);
         req.op.mtime_ns = f->offer.mtime_ns;
         digest_hex(f->digest, req.op.target);
+        recv_land_op_attrs(x, &f->offer, &req.op);
         recv_land_ask(x, &req, f->fd, recv_land_on_entry, "publishing as its user");
 }
 
@@ -418,6 +422,8 @@ struct recv_land_op {
         uint64_t size;
         const char *name;       /* the entry's, DEST first, not NUL-terminated */
         size_t name_len;
+        const uint8_t *xattrs;  /* in fin's pack_mem: its attributes (xattrs_len bytes) */
+        uint16_t xattrs_len;
         int fd;
         char hex[DIGEST_HEX_SIZE];
 };
@@ -486,7 +492,8 @@ int recv_land_pack_plan(struct recv_xfer *x, const struct pack_entry *e, const c
         }
         lp->op[lp->n++] = (struct recv_land_op){ .dir = e->type == PACK_DIR, .mode = recv_tree_mode(e->mode),
                                                  .mtime_ns = e->mtime_ns, .data = e->data, .size = e->size,
-                                                 .name = e->name, .name_len = e->name_len, .fd = -1 };
+                                                 .name = e->name, .name_len = e->name_len, .fd = -1,
+                                                 .xattrs = e->xattrs, .xattrs_len = e->xattrs_len };
         return 0;
 }
 
@@ -617,6 +624,7 @@ static bool recv_land_chunk_link(struct recv_xfer *x, struct recv_land_chunk *c)
                 one.op.mode = op->mode;
                 one.op.mtime_ns = op->mtime_ns;
                 snprintf(one.op.target, sizeof(one.op.target), "%s", op->hex);
+                recv_land_op_attrs_of(x, &one.op, op->xattrs, op->xattrs_len);
                 r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
                 if (r == -ENOSPC) {
                         /* Full (long names): this one heads the next. */
@@ -716,6 +724,9 @@ static bool recv_land_chunk_start(struct recv_xfer *x)
                  * write (the LINK's xattr needs it), so the LINK need not
                  * change it; nameless until then, no one else reaches it. */
                 one.op.mode = op->dir ? 0700 : (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
+                /* A directory's attributes as it is made; a file's at its LINK. */
+                if (op->dir)
+                        recv_land_op_attrs_of(x, &one.op, op->xattrs, op->xattrs_len);
                 r = landmsg_batch_add(&req, one.type, &one.op);
                 if (r == -ENOSPC && c->count > 0)
                         break;          /* the chunk ends here */

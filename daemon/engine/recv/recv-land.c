@@ -570,6 +570,27 @@ static void recv_land_on_linked(void *arg, const struct landmsg *reply, int fd)
         recv_partial_published(x);
 }
 
+void recv_land_op_attrs_of(const struct recv_xfer *x, struct landmsg_op *op, const uint8_t *xattrs, uint16_t len)
+{
+        if (!x->landing || !(x->landing->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS)))
+                return;
+        if (x->landing->flags & WIRE_LAND_ACLS)
+                op->flags |= LANDMSG_OP_ACLS;
+        if (len) {
+                op->flags |= LANDMSG_OP_XATTRS;
+                memcpy(op->xattrs, xattrs, len);
+                op->xattrs_len = len;
+        }
+}
+
+void recv_land_op_attrs(const struct recv_xfer *x, const struct wire_offer *o, struct landmsg_op *op)
+{
+        if (o->file == 0 && x->landing)
+                recv_land_op_attrs_of(x, op, x->landing->xattrs, x->landing->xattrs_len);
+        else
+                recv_land_op_attrs_of(x, op, o->xattrs, o->xattrs_len);
+}
+
 static void recv_land_on_fsync(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
@@ -594,6 +615,8 @@ static void recv_land_on_fsync(struct io_req *req, int64_t res)
         digest_hex(x->fin->digest, lreq.op.target);
         snprintf(lreq.op.leaf, sizeof(lreq.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
                  x->land_parent ? recv_land_leaf(x) : x->fin->offer.name);
+        /* -X, -A: the sender's attributes, set before its mode. */
+        recv_land_op_attrs(x, &x->fin->offer, &lreq.op);
         if (recv_land_ask(x, &lreq, x->fin->fd, recv_land_on_linked, "publishing as its user"))
                 recv_land_ahead(x);
 }

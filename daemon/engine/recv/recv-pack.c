@@ -306,6 +306,11 @@ static int recv_pack_make(struct recv_xfer *x, const uint8_t *buf, size_t len, s
                 if (x->fin->pack_max_file && e.size > x->fin->pack_max_file)
                         return recv_pack_bad(x, WIRE_E_TOO_LARGE, "%.*s: %" PRIu64 " bytes is over max_file_size",
                                              (int)e.name_len, e.name, e.size);
+                /* Attributes come with a landing that carries them (wire.h, Attributes). */
+                if (e.xattrs_len &&
+                    (!x->landing || !wire_land_xattrs_ok(x->landing->flags, e.xattrs, e.xattrs_len)))
+                        return recv_pack_bad(x, WIRE_E_PROTOCOL, "%.*s: attributes the session does not carry",
+                                             (int)MIN(e.name_len, 200u), e.name);
                 /* DEST's leaf, then what follows DEST: shorter than the name. */
                 snprintf(rel, sizeof(rel), "%s%.*s", leaf, (int)(e.name_len - dlen), e.name + dlen);
                 if (e.flags & PACK_F_INDEX) {

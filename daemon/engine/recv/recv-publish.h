@@ -59,6 +59,13 @@ void recv_land_look(struct recv_xfer *x);
 /* Fin, verified: fsync, then its mode, digest xattr and name, as the
  * user; then recv_partial_published() (no partial: recv_published()). */
 void recv_land_publish(struct recv_xfer *x);
+/* The entry's attributes on @op (a MKDIR's, a LINK's) as the landing
+ * carries them (wire.h, Attributes): LANDMSG_OP_ACLS where it carries
+ * ACLs, LANDMSG_OP_XATTRS and the records where the entry has any: @o's,
+ * the session's first entry's the landing's own; @xattrs (@len bytes), a
+ * packed entry's. Nothing outside such a landing. */
+void recv_land_op_attrs(const struct recv_xfer *x, const struct wire_offer *o, struct landmsg_op *op);
+void recv_land_op_attrs_of(const struct recv_xfer *x, struct landmsg_op *op, const uint8_t *xattrs, uint16_t len);
 /* The transfer is gone: its session ends (the lander forgets it). */
 void recv_land_gone(struct recv_xfer *x);
 

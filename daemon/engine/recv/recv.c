@@ -1034,6 +1034,44 @@ static void recv_on_name(struct recv_xfer *x, const struct wire_name *n)
         x->lname_len = (uint16_t)(x->lname_len + n->len);
 }
 
+/* A part of the next offer's attributes: in a landing that carries them,
+ * from where the last one ended, of the same whole (wire_decode() held it
+ * within WIRE_XATTRS_MAX). */
+static void recv_on_xattr(struct recv_xfer *x, const struct wire_land *p)
+{
+        if (!x->landing || !(x->landing->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS))) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "attributes in a session that carries none");
+                return;
+        }
+        if (p->offset != x->xattrs_len || (x->xattrs_len > 0 && p->total != x->xattrs_total)) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of an entry's attributes out of order");
+                return;
+        }
+        x->xattrs_total = p->total;
+        memcpy(x->xattrs + p->offset, p->bytes, p->len);
+        x->xattrs_len = (uint16_t)(x->xattrs_len + p->len);
+}
+
+/* The attributes before @o, whole, as @o's (not on the wire: wire.h):
+ * false when they are not (the transfer failed). */
+static bool recv_offer_xattrs(struct recv_xfer *x, struct wire_offer *o)
+{
+        if (x->xattrs_len == 0)
+                return true;
+        if (x->xattrs_len != x->xattrs_total || (o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) ||
+            !wire_land_xattrs_ok(x->landing->flags, x->xattrs, x->xattrs_len)) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, x->xattrs_len != x->xattrs_total
+                                                              ? "an offer before the last part of its attributes"
+                                                              : "attributes on a pack or a link, or malformed");
+                return false;
+        }
+        memcpy(o->xattrs, x->xattrs, x->xattrs_len);
+        o->xattrs_len = x->xattrs_len;
+        crypto_hash_sha256(o->xattrs_hash, o->xattrs, o->xattrs_len);
+        x->xattrs_len = 0;
+        return true;
+}
+
 /*
  * A control message from the sender: in lane 0's one control buffer (the
  * offer, before the transfer holds any slot: @slot is -1), or in a slot of
@@ -1085,9 +1123,13 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
                         m.offer.name[x->lname_len] = '\0';
                         x->lname_len = 0;
                 }
+                if (!recv_offer_xattrs(x, &m.offer))
+                        return;
                 recv_offer_in(x, &m.offer);
         } else if (m.type == WIRE_NAME && slot >= 0 && l->base.idx == 0 && x->next_file > 0)
                 recv_on_name(x, &m.name);
+        else if (m.type == WIRE_XATTR && slot >= 0 && l->base.idx == 0 && x->next_file > 0)
+                recv_on_xattr(x, &m.xattr);
         else if (m.type == WIRE_LAND && slot < 0 && l->base.idx == 0 && b->state == XFER_OFFER &&
                  x->next_file == 0 && !x->landing && !x->cur->offer.name[0] && !x->route_on)
                 recv_land_part(l, &m.land);

@@ -1129,6 +1129,8 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 }
                 memcpy(s->land, buf, (size_t)n);
                 s->land_len = (uint16_t)n;
+                s->land_xattrs = req->land->direction == WIRE_LAND_PUSH &&
+                                 (req->land->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS));
                 wire_land_hash(s->land, (size_t)n, s->land_hash);
         }
         /* A tree synced into the peer's drop box: its small files are

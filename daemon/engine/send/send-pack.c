@@ -32,6 +32,9 @@ static void send_entry_close(struct send_entry *e)
         e->fd = -1;
         free(e->lname);
         e->lname = NULL;
+        free(e->xattrs);
+        e->xattrs = NULL;
+        e->xattrs_len = 0;
 }
 
 static const char *send_entry_name(const struct send_entry *e)
@@ -166,6 +169,7 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
                 *out = s->pack.held;
                 s->pack.held.fd = -1;
                 s->pack.held.lname = NULL;
+                s->pack.held.xattrs = NULL;
                 s->pack.have_held = false;
                 return 0;
         }
@@ -202,6 +206,9 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
         } else if (f.size / s->chunk + (f.size % s->chunk != 0) > UINT32_MAX) {
                 why = "needs more than 2^32 chunks";
                 status = WIRE_E_TOO_LARGE;
+        } else if (f.xattrs_len && (!s->land_xattrs || f.link || f.xattrs_len > WIRE_XATTRS_MAX)) {
+                why = "attributes where the landing carries none";
+                status = WIRE_E_INTERNAL;
         }
         if (why) {
                 send_entry_close(out);
@@ -217,6 +224,16 @@ static int send_entry_take(struct engine_send *s, uint32_t idx, struct send_entr
                 }
         } else {
                 memcpy(out->name, f.name, strlen(f.name) + 1);
+        }
+        if (f.xattrs_len) {
+                out->xattrs = malloc(f.xattrs_len);
+                if (!out->xattrs) {
+                        send_entry_close(out);
+                        send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
+                        return -1;
+                }
+                memcpy(out->xattrs, f.xattrs, f.xattrs_len);
+                out->xattrs_len = f.xattrs_len;
         }
         return 0;
 }
@@ -259,6 +276,11 @@ void send_offer_next(struct engine_send *s, bool pack)
                 memcpy(s->offer.pack_hash, s->pack.hash, PACK_HASH_SIZE);
         }
         snprintf(s->offer.name, sizeof(s->offer.name), "%s", s->name);
+        /* Its attributes go in XATTR parts before it, its MAC covering them. */
+        if (!pack && s->xattrs_len) {
+                s->offer.xattrs_len = s->xattrs_len;
+                crypto_hash_sha256(s->offer.xattrs_hash, s->xattrs, s->xattrs_len);
+        }
         /* A longer path goes in NAME parts before the offer (send_post_offer). */
         if (strlen(s->name) > WIRE_NAME_MAX)
                 s->offer.flags |= WIRE_OFFER_LONG_NAME;
@@ -363,6 +385,12 @@ void send_offer_entry(struct engine_send *s, uint32_t idx, struct send_entry *e)
         snprintf(s->name, sizeof(s->name), "%s", send_entry_name(e));
         free(e->lname);
         e->lname = NULL;
+        s->xattrs_len = e->xattrs_len;
+        if (e->xattrs_len)
+                memcpy(s->xattrs, e->xattrs, e->xattrs_len);
+        free(e->xattrs);
+        e->xattrs = NULL;
+        e->xattrs_len = 0;
         s->file = idx;
         s->span = 1;
         s->span_bytes = e->size;
@@ -386,9 +414,11 @@ static int64_t send_pack_build(void *arg)
                 struct send_entry *e = &p->e[i];
                 bool indexed = p->index && !e->dir && !e->link;
                 struct pack_entry pe = { .type = e->dir ? PACK_DIR : e->link ? PACK_LINK : PACK_FILE,
-                                         .flags = e->hard ? PACK_F_HARD : indexed ? PACK_F_INDEX : 0,
+                                         .flags = (e->hard ? PACK_F_HARD : indexed ? PACK_F_INDEX : 0) |
+                                                  (e->xattrs_len ? PACK_F_XATTRS : 0),
                                          .mode = e->link ? 0 : e->mode, .mtime_ns = e->mtime_ns, .size = e->size,
-                                         .name = e->name, .name_len = strlen(e->name) };
+                                         .name = e->name, .name_len = strlen(e->name), .xattrs = e->xattrs,
+                                         .xattrs_len = e->xattrs_len };
                 uint8_t *data = NULL;
 
                 if (r < 0) {
@@ -475,6 +505,7 @@ static void send_pack_offer(struct engine_send *s)
         s->hard = false;
         s->mode = 0;
         s->mtime_ns = 0;
+        s->xattrs_len = 0;
         snprintf(s->name, sizeof(s->name), "%s", s->dest);
         log_debug("transfer %" PRIu64 ": entries %u to %u in %s of %" PRIu64 " bytes", s->id, s->file + 1,
                   s->file + s->span, p->index ? "an index pack" : "a pack", p->len);
@@ -527,7 +558,7 @@ static int send_pack_alloc(struct engine_send *s, uint32_t idx)
 static bool send_pack_fits(struct engine_send *s, const struct send_entry *e)
 {
         struct send_pack *p = &s->pack;
-        uint64_t rec = pack_record_size(strlen(send_entry_name(e)), e->size);
+        uint64_t rec = pack_record_size(strlen(send_entry_name(e)), e->size) + (e->xattrs_len ? 2u + e->xattrs_len : 0);
 
         /* A dry run offers every entry alone: each gets its own verdict;
          * so is a path a pack's record cannot name. */

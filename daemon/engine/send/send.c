@@ -623,6 +623,25 @@ void send_post_offer(struct engine_send *s)
         s->offer_pending = true;
         if (!l || l->credits == 0)
                 return;         /* a CREDIT brings one (send_on_batch_end) */
+        /* Its attributes first, in XATTR parts, each a credit (wire.h,
+         * Attributes); then a long path, in NAME parts (Long paths); what
+         * is posted of them is kept across the waits for a credit. */
+        while (s->xattrs_sent < s->offer.xattrs_len) {
+                uint16_t n = (uint16_t)MIN((size_t)(s->offer.xattrs_len - s->xattrs_sent),
+                                           (size_t)WIRE_LAND_PART_MAX);
+
+                m = (struct wire_msg){ .type = WIRE_XATTR };
+                m.xattr.total = s->offer.xattrs_len;
+                m.xattr.offset = s->xattrs_sent;
+                m.xattr.len = n;
+                memcpy(m.xattr.bytes, s->xattrs + s->xattrs_sent, n);
+                if (send_offer_msg(s, l, &m, "the entry's attributes") <= 0)
+                        return;
+                s->xattrs_sent = (uint16_t)(s->xattrs_sent + n);
+                if (l->credits == 0)
+                        return;
+                m = (struct wire_msg){ .type = WIRE_OFFER };
+        }
         /* A long path first, in NAME parts, each a credit (wire.h, Long
          * paths); what is posted of it is kept across the waits for one. */
         if (s->offer.flags & WIRE_OFFER_LONG_NAME) {
@@ -679,6 +698,7 @@ void send_post_offer(struct engine_send *s)
                 return;
         s->offer_pending = false;
         s->name_sent = 0;
+        s->xattrs_sent = 0;
         s->t_offer = clock_usec(CLOCK_MONOTONIC);
 }
 

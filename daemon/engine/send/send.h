@@ -146,6 +146,8 @@ struct send_entry {
          * packed, at most WIRE_PATH_MAX) in lname, ours to free. */
         char name[PACK_NAME_MAX + 1];
         char *lname;
+        uint8_t *xattrs;        /* its attributes (xattrs_len bytes), ours to free; NULL: none */
+        uint16_t xattrs_len;
 };
 
 /*
@@ -209,6 +211,11 @@ struct engine_send {
         uint64_t size;          /* that file's */
         char name[WIRE_PATH_MAX + 1];
         uint16_t name_sent;     /* bytes of the offer's long path posted in NAMEs */
+        /* The entry offered alone's attributes (wire.h, Attributes), posted
+         * in XATTR parts before its offer (xattrs_sent of them so far). */
+        uint8_t xattrs[WIRE_XATTRS_MAX];
+        uint16_t xattrs_len, xattrs_sent;
+        bool land_xattrs;       /* the landing carries attributes: entries may have them */
         /* The session (wire.h): the job's files, one at a time. */
         uint32_t files;         /* in the job, >= 1 */
         bool tree;              /* a tree (wire.h): every offer carries WIRE_OFFER_TREE */

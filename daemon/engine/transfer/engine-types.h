@@ -91,6 +91,10 @@ struct engine_send_file {
                                          * regular file of the tree */
         uint32_t mode;                  /* in a tree: permission bits to keep, 0: none */
         uint64_t mtime_ns;              /* in a tree: a file's mtime (ns since the epoch), 0: none */
+        /* A landing's with attributes (wire.h, Attributes): xattrs.h's
+         * records, the owner's until its next call; NULL, 0: none. */
+        const uint8_t *xattrs;
+        uint16_t xattrs_len;
 };
 
 /* A dry run's word on one entry (engine_send_req.dry_run; wire.h, Dry runs). */
