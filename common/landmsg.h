@@ -13,11 +13,12 @@
  *   daemon -> lander                         lander -> daemon
  *   SESSION {direction, token, addrs,        SESSION_OK {session, uid, gid, user} | ERROR
  *            cred, dest}
- *   MKDIR {session, mode, path, [leaf]}      OK | ERROR
+ *   MKDIR {session, mode, path, [leaf],      OK | ERROR
+ *          [xattrs]}
  *   TMPFILE {session, mode, path, [leaf]}    FD + fd (O_TMPFILE, O_RDWR) | ERROR
  *                                            (with a leaf: EEXIST when the directory has it)
  *   LINK {session, flags, [mode], path,      OK | ERROR
- *         leaf, [digest]} + fd
+ *         leaf, [digest], [xattrs]} + fd
  *   SETATTR {session, flags, mode, mtime,    OK | ERROR
  *            xattr, path} + fd (or a directory's path)
  *   SYMLINK {session, flags, path, leaf,     OK | ERROR

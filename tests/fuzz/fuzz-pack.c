@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 uint8_t *d;
 
                 if (e.name < (const char *)p || e.name + e.name_len > (const char *)p + len ||
-                    (e.data && (e.data < p || e.data + pack_data_len(&e) > p + len)))
+                    (e.data && (e.data < p || e.data + pack_data_len(&e) > p + len)) ||
+                    (e.xattrs && (e.xattrs < p || e.xattrs + e.xattrs_len > p + len)))
                         abort();
                 /* The writer refuses what no pack may hold: over the limits is fine. */
                 if (pack_append(&w, &e, &d) < 0)

@@ -27,6 +27,7 @@
 #include "pack.h"
 #include "partial.h"
 #include "wire.h"
+#include "xattrs.h"
 
 static int write_seed(const char *dir, const char *sub, int i, const void *buf, int len)
 {
@@ -313,6 +314,25 @@ static int wire_seeds(const char *dir)
         m.need.bits[2] = 0x08;
         memset(m.need.mac, 0x6e, WIRE_MAC_SIZE);
         r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        /* Version 27: an entry's attributes in an XATTR part, and a
+         * landing that carries the first entry's. */
+        {
+                static struct wire_landing l = { .direction = WIRE_LAND_PUSH,
+                                                 .flags = WIRE_LAND_XATTRS | WIRE_LAND_ACLS, .naddrs = 1,
+                                                 .addrs = { { [10] = 0xff, [11] = 0xff, 198, 18, 0, 2 } },
+                                                 .cred = "MUNGE:AwQFAAB5cEtu7Jw:", .path = "/scratch/alice/t" };
+                static uint8_t whole[WIRE_LAND_MAX];
+                size_t xl = 0;
+
+                (void)xattrs_put(l.xattrs, sizeof(l.xattrs), &xl, "user.origin", "https://x", 9);
+                l.xattrs_len = (uint16_t)xl;
+                r |= write_seed(dir, "wire", i++, whole, wire_land_encode(whole, sizeof(whole), &l));
+                memset(&m, 0, sizeof(m));
+                m.type = WIRE_XATTR;
+                m.xattr.total = m.xattr.len = (uint16_t)xl;
+                memcpy(m.xattr.bytes, l.xattrs, xl);
+                r |= write_seed(dir, "wire", i++, buf, wire_encode(buf, sizeof(buf), &m));
+        }
         return r;
 }
 
@@ -497,6 +517,33 @@ static int ctl_seeds(const char *dir)
         m.item.size = 0;
         strcpy(m.item.name, "dest/old");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        /* Version 17: a FILE with its attributes, a SUBMIT with its first file's. */
+        {
+                uint8_t x[64];
+                size_t xl = 0;
+
+                (void)xattrs_put(x, sizeof(x), &xl, "user.origin", "https://x", 9);
+                memset(&m, 0, sizeof(m));
+                m.type = CTL_FILE;
+                m.file.id = 7;
+                m.file.flags = CTL_FILE_XATTRS;
+                strcpy(m.file.name, "DEST/x.dat");
+                memcpy(m.file.xattrs, x, xl);
+                m.file.xattrs_len = (uint16_t)xl;
+                r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+                memset(&m, 0, sizeof(m));
+                m.type = CTL_SUBMIT;
+                m.submit.flags = CTL_SUBMIT_LAND | CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS;
+                m.submit.files = 1;
+                strcpy(m.submit.host, "10.0.0.2");
+                strcpy(m.submit.name, "x.dat");
+                strcpy(m.submit.land_path, "/scratch/alice/x.dat");
+                strcpy(m.submit.land_cred, "MUNGE:AwQ:");
+                m.submit.land_token[0] = 1;
+                memcpy(m.submit.xattrs, x, xl);
+                m.submit.xattrs_len = (uint16_t)xl;
+                r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
+        }
         return r;
 }
 
@@ -882,6 +929,25 @@ static int landmsg_seeds(const char *dir)
         m.type = LANDMSG_FDS;
         m.fds = (struct landmsg_fds){ .count = 0, .kept = 1 };
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* Version 6: a directory made with its attributes, a file linked with its. */
+        {
+                size_t xl = 0;
+
+                memset(&m, 0, sizeof(m));
+                m.type = LANDMSG_MKDIR;
+                m.op.session = 1;
+                m.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+                m.op.mode = 0700;
+                strcpy(m.op.path, "d");
+                (void)xattrs_put(m.op.xattrs, sizeof(m.op.xattrs), &xl, "user.k", "v", 1);
+                m.op.xattrs_len = (uint16_t)xl;
+                r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+                m.type = LANDMSG_LINK;
+                m.op.flags |= LANDMSG_LINK_MODE;
+                m.op.mode = 0444;
+                strcpy(m.op.leaf, "f");
+                r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        }
         return r;
 }
 

@@ -24,6 +24,11 @@
 #     staged left, nothing in the drop box; into PATH/ again: "exists";
 #     -r with a tree, a file and a missing source into PATH/: each its
 #     own job, the missing one named, exit 23.
+#  2d. -X -A: a tree with user.* attributes (a read-only packed file's, a
+#     file offered alone's, DEST's) and ACLs (a directory's access and
+#     default, a file's) into a directory with a default ACL of its own:
+#     what rsync -aHSXA makes (tree-oracle); without -X, none; three files
+#     (the landing's, then XATTR parts) keep theirs; the drop box refuses.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
 #     fails saying to send the tree again (a landing's tree is not
 #     resumed), nothing published, nothing staged left, beta's rdmaxferd
@@ -272,6 +277,54 @@ tree_oracle "$tree" "$SCR/$ALICE/multi/proj"
 same_file "$WORK/x1" "$SCR/$ALICE/multi/x1"
 tb_log "$(tail -n 1 <<<"$OUT")"
 tb_log "as rsync -aHS makes it, all hers, into PATH/ and as PATH; PATH/proj again refused, naming it"
+
+tb_log "2d. -X -A: user.* attributes and POSIX ACLs land with the tree and the files, as rsync -aHSXA makes them"
+xt=$WORK/attrs
+mkdir -p "$xt/shared/sub" "$xt/plain"
+make_file "$xt/ro.txt" 100
+make_file "$xt/big.bin" $((5 << 20))
+make_file "$xt/shared/f" 50
+make_file "$xt/shared/sub/g" 60
+make_file "$xt/plain/p" 10
+chown -R "$ALICE:" "$xt"
+# A packed read-only file's, a file offered alone's (several XATTR
+# parts: 2,500 bytes), DEST's own; an access and a default ACL on a
+# directory, an access ACL on a file in it.
+as "$ALICE" setfattr -n user.origin -v "https://example.org/data/v1" "$xt/ro.txt"
+as "$ALICE" setfattr -n user.checksum -v 0xdeadbeef "$xt/big.bin"
+as "$ALICE" setfattr -n user.note -v "$(head -c 2500 /dev/zero | tr '\0' n)" "$xt/big.bin"
+as "$ALICE" setfattr -n user.top -v T "$xt"
+as "$ALICE" setfacl -m "u:$BOB:rx" -m "d:u:$BOB:rx" "$xt/shared"
+as "$ALICE" setfacl -m "u:$BOB:r" "$xt/shared/f"
+chmod 444 "$xt/ro.txt"
+stamp_mtimes "$xt"
+# Where it lands has a default ACL of its own: what the sender's entries
+# lack, -A leaves off them (rsync -A's copy has the source's ACLs only).
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/attrs-in"
+as "$ALICE" setfacl -d -m "u:$BOB:rwx" "$SCR/$ALICE/attrs-in"
+send "$ALICE" -r -X -A "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+((RC == 0)) || tb_fail "-r -X -A: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+tree_oracle "$xt" "$SCR/$ALICE/attrs-in/attrs" -- -X -A
+[[ -z $(find "$SCR/$ALICE/attrs-in/attrs" ! -user "$ALICE") ]] || tb_fail "-r -X -A: entries not alice's"
+# Without them, none (the drop box's digest aside).
+send "$ALICE" -r "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-plain"
+((RC == 0)) && [[ -z $(getfattr -R -d -m '^user\.[^r]' "$SCR/$ALICE/attrs-plain" 2>/dev/null) ]] ||
+        tb_fail "-r without -X: exit $RC, or attributes landed: $OUT"
+# Files: the first in the landing, the next in XATTR parts before its offer.
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/attrs-files"
+send "$ALICE" -X -A "$xt/big.bin" "$xt/shared/f" "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/attrs-files/"
+((RC == 0)) || tb_fail "-X -A with three files: exit $RC: $OUT"
+for f in big.bin shared/f ro.txt; do
+        [[ $(getfattr -h -d -e hex -m '^(user\.|system\.posix_acl_access$)' "$xt/$f" 2>/dev/null | tail -n +2 | sort) == \
+           $(getfattr -h -d -e hex -m '^(user\.[^r]|system\.posix_acl_access$)' "$SCR/$ALICE/attrs-files/${f##*/}" \
+                2>/dev/null | tail -n +2 | sort) ]] || tb_fail "-X -A: ${f##*/}'s attributes are not the source's"
+done
+# The drop box keeps its own; a chain carries none yet: said, nothing sent.
+send "$ALICE" -X "$xt/ro.txt" "$BETA_ADDR"
+((RC == 2)) && grep -q "keep attributes on files that land as you" <<<"$OUT" ||
+        tb_fail "-X into the drop box: exit $RC: $OUT"
+tb_log "-X -A: a tree (packed, alone, DEST) and three files carry them; the drop box refuses -X"
 
 tb_log "2c. the lander killed mid-tree: nothing published, nothing left staged; sent again, whole"
 big=$WORK/many
