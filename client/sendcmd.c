@@ -424,8 +424,8 @@ static int sendcmd_attrs_refuse(const struct sendcmd *sc)
         if (!(f & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)))
                 return -1;
         if (sc->into || !(f & CTL_SUBMIT_LAND)) {
-                xferctl_say("send: %s keep attributes on files that land as you (PEER:/PATH); the drop "
-                            "box sets only its own (see rdmaxferd(8), Trees)", what);
+                xferctl_say("send: %s: attributes go only with files that land as you (PEER:/PATH); "
+                            "the drop box sets its own (xferctl(1), Attributes)", what);
                 return XFERCTL_EXIT_USAGE;
         }
         if (f & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE)) {

@@ -90,10 +90,11 @@ static void serve(int fd, const char *log)
 
                         const uint16_t known = CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE |
                                                CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL_TREE |
-                                               CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE;
+                                               CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_XATTRS |
+                                               CTL_SUBMIT_ACLS;
                         bool pull = s->flags & CTL_SUBMIT_PULL;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
+                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
                                 s->flags & CTL_SUBMIT_LAND_REPLACE ? ",LAND_REPLACE" : "",
@@ -103,11 +104,15 @@ static void serve(int fd, const char *log)
                                 s->flags & CTL_SUBMIT_SYNC_SIZE ? ",SYNC_SIZE" : "",
                                 s->flags & CTL_SUBMIT_SYNC_DIGEST ? ",SYNC_DIGEST" : "",
                                 s->flags & CTL_SUBMIT_DELETE ? ",DELETE" : "",
+                                s->flags & CTL_SUBMIT_XATTRS ? ",XATTRS" : "",
+                                s->flags & CTL_SUBMIT_ACLS ? ",ACLS" : "",
                                 s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
                                 (unsigned int)s->files, s->land_path);
                         if (pull)
                                 fprintf(f, " back=%s:%u:%s", s->back_host, (unsigned int)s->back_port,
                                         s->back_path);
+                        if (s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS))
+                                fprintf(f, " xattrs=%u", (unsigned int)s->xattrs_len);
                         fputc('\n', f);
                         /* The nodes it names: the peer, then the way back or a chain's hops. */
                         static struct ctl_hop hops[CTL_ROUTE_HOPS_MAX];

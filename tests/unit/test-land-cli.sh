@@ -58,6 +58,13 @@ usage 'a component of PATH is longer than 255 bytes' "$tmp/a" "10.0.0.2:/scratch
 usage 'PATH is longer than 4095 bytes' "$tmp/a" "10.0.0.2:$(printf '/%0199d' $(seq 21))"
 usage "bad peer list '': no host" "$tmp/a" :/scratch/x
 usage "bad peer '10.0.0.2:x': port 'x' is not a number" "$tmp/a" 10.0.0.2:x:/scratch/x
+# -X, -A: files that land as you, sent afresh to each node.
+usage '--xattrs (-X): attributes go only with files that land as you (PEER:/PATH); the drop box sets its own' \
+        -X "$tmp/a" 10.0.0.2
+usage '-X and -A with --sync, --skip-existing or --delete is not supported yet' -X -A --sync=size "$tmp/a" \
+        10.0.0.2:/scratch/x
+usage '-X and -A are not supported yet for a copy from PEER_A' -r -A 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
+usage '-X and -A are not supported yet down a relay chain: add --parallel N' -X "$tmp/a" '10.0.0.[2-3]:/scratch/x/'
 
 # xferctl get PEER:/PATH DEST: what it cannot do yet, and PATH's rules.
 rget() {
@@ -168,6 +175,8 @@ unshare -m --propagation private bash -c '
                 "$tmp/in"
         send 21 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r --skip-existing 127.0.0.1:/scratch/alice/run \
                 127.0.0.2:/scratch/alice/copy
+        setfattr -n user.origin -v here "$tmp/a" 2>/dev/null
+        send 22 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -X -A "$tmp/a" 10.0.0.2:/scratch/alice/in/
         kill "$fake_pid" "$munged"
         wait
 '
@@ -280,6 +289,16 @@ back 20 0
 check 21 "SUBMIT flags=LAND,PULL,PULL_TREE,SKIP_EXISTING host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=127.0.0.2:0:/scratch/alice/copy" \
         'send -r --skip-existing PEER_A:/DIR PEER_B:/PATH: the copy kept up to date on PEER_B'
 back 21 0
+# -X, -A: the file's attributes (user.origin, 3 + 11 + 4 bytes where
+# this machine's /tmp keeps user xattrs) in the SUBMIT.
+if getfattr -n user.origin "$tmp/a" >/dev/null 2>&1; then
+        check 22 'SUBMIT flags=LAND,LAND_DIR,XATTRS,ACLS host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in xattrs=18' \
+                'send -X -A FILE PEER:/PATH/: its attributes with it'
+else
+        check 22 'SUBMIT flags=LAND,LAND_DIR,XATTRS,ACLS host=10.0.0.2 port=0 name=a files=0 path=/scratch/alice/in xattrs=0' \
+                'send -X -A FILE PEER:/PATH/ (this /tmp keeps no user xattrs): none with it'
+fi
+cred 22 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

@@ -28,7 +28,8 @@
 #     file offered alone's, DEST's) and ACLs (a directory's access and
 #     default, a file's) into a directory with a default ACL of its own:
 #     what rsync -aHSXA makes (tree-oracle); without -X, none; three files
-#     (the landing's, then XATTR parts) keep theirs; the drop box refuses.
+#     (the first's in the landing, then XATTR parts: 2,500 bytes) keep
+#     theirs; the drop box refuses -X.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
 #     fails saying to send the tree again (a landing's tree is not
 #     resumed), nothing published, nothing staged left, beta's rdmaxferd
@@ -287,9 +288,9 @@ make_file "$xt/shared/f" 50
 make_file "$xt/shared/sub/g" 60
 make_file "$xt/plain/p" 10
 chown -R "$ALICE:" "$xt"
-# A packed read-only file's, a file offered alone's (several XATTR
-# parts: 2,500 bytes), DEST's own; an access and a default ACL on a
-# directory, an access ACL on a file in it.
+# A packed read-only file's, a file offered alone's (over a pack's 4 MiB:
+# several XATTR parts, 2,500 bytes), DEST's own; an access and a default
+# ACL on a directory, an access ACL on a file in it.
 as "$ALICE" setfattr -n user.origin -v "https://example.org/data/v1" "$xt/ro.txt"
 as "$ALICE" setfattr -n user.checksum -v 0xdeadbeef "$xt/big.bin"
 as "$ALICE" setfattr -n user.note -v "$(head -c 2500 /dev/zero | tr '\0' n)" "$xt/big.bin"
@@ -308,21 +309,21 @@ tb_log "$(tail -n 1 <<<"$OUT")"
 tree_oracle "$xt" "$SCR/$ALICE/attrs-in/attrs" -- -X -A
 [[ -z $(find "$SCR/$ALICE/attrs-in/attrs" ! -user "$ALICE") ]] || tb_fail "-r -X -A: entries not alice's"
 # Without them, none (the drop box's digest aside).
-send "$ALICE" -r "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-plain"
-((RC == 0)) && [[ -z $(getfattr -R -d -m '^user\.[^r]' "$SCR/$ALICE/attrs-plain" 2>/dev/null) ]] ||
-        tb_fail "-r without -X: exit $RC, or attributes landed: $OUT"
-# Files: the first in the landing, the next in XATTR parts before its offer.
+send "$ALICE" "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/ro-plain.txt"
+((RC == 0)) && [[ -z $(getfattr -d -m '^user\.[^r]' "$SCR/$ALICE/ro-plain.txt" 2>/dev/null) ]] ||
+        tb_fail "without -X: exit $RC, or attributes landed: $OUT"
+# Files: the first's in the landing, the next ones' in XATTR parts before their offers.
 as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/attrs-files"
-send "$ALICE" -X -A "$xt/big.bin" "$xt/shared/f" "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/attrs-files/"
+send "$ALICE" -X -A "$xt/ro.txt" "$xt/shared/f" "$xt/big.bin" "$BETA_ADDR:$SCR/$ALICE/attrs-files/"
 ((RC == 0)) || tb_fail "-X -A with three files: exit $RC: $OUT"
-for f in big.bin shared/f ro.txt; do
+for f in ro.txt shared/f big.bin; do
         [[ $(getfattr -h -d -e hex -m '^(user\.|system\.posix_acl_access$)' "$xt/$f" 2>/dev/null | tail -n +2 | sort) == \
            $(getfattr -h -d -e hex -m '^(user\.[^r]|system\.posix_acl_access$)' "$SCR/$ALICE/attrs-files/${f##*/}" \
                 2>/dev/null | tail -n +2 | sort) ]] || tb_fail "-X -A: ${f##*/}'s attributes are not the source's"
 done
 # The drop box keeps its own; a chain carries none yet: said, nothing sent.
 send "$ALICE" -X "$xt/ro.txt" "$BETA_ADDR"
-((RC == 2)) && grep -q "keep attributes on files that land as you" <<<"$OUT" ||
+((RC == 2)) && grep -q "attributes go only with files that land as you" <<<"$OUT" ||
         tb_fail "-X into the drop box: exit $RC: $OUT"
 tb_log "-X -A: a tree (packed, alone, DEST) and three files carry them; the drop box refuses -X"
 
