@@ -31,7 +31,7 @@
 
 const char getcmd_help[] =
         "Usage: xferctl get [-r] PEER[:PORT]:/PATH... DEST [--overwrite]\n"
-        "                   [--skip-existing | --sync=size|digest] [--bwlimit RATE]\n"
+        "                   [--skip-existing | --sync=size|digest [--delete]] [--bwlimit RATE]\n"
         "                   [--retries N] [--no-wait] [--json]\n"
         "\n"
         "Fetch the regular file PATH (with -r, the directory PATH and everything\n"
@@ -66,6 +66,9 @@ const char getcmd_help[] =
         "                 into the one at DEST (what only DEST has stays)\n"
         "  --skip-existing\n"
         "                 the same, keeping whatever file DEST has of a name\n"
+        "  --delete       with -r and --sync or --skip-existing: the tree at DEST ends\n"
+        "                 with exactly PATH's entries, whatever else it held removed\n"
+        "                 (as you) in the step that publishes it\n"
         "  --bwlimit RATE PEER sends it at most RATE bytes/s (K, M, G, T: powers of 1024)\n"
         "  --retries N    attempts after the first (default: the daemon's retry_max)\n"
         "  --no-wait      print the job id and return; see xferctl status ID\n"
@@ -74,7 +77,7 @@ const char getcmd_help[] =
         "                 map PEER's name as send does (peer_names)\n"
         "  -h, --help     show this help\n"
         "\n"
-        "Not yet: --delete, --dry-run.\n"
+        "Not yet: --dry-run.\n"
         "Exit status as send's. See xferctl(1), Users and identity.\n";
 
 /* The address the local rdmaxferd listens on and connects from ("" for
@@ -211,6 +214,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 { "recursive", no_argument, NULL, 'r' },
                 { "sync", required_argument, NULL, 'Y' },
                 { "skip-existing", no_argument, NULL, 'E' },
+                { "delete", no_argument, NULL, 'D' },
                 { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, 'w' },
@@ -235,6 +239,9 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         break;
                 case 'E':
                         sc->submit.flags |= CTL_SUBMIT_SKIP_EXISTING;
+                        break;
+                case 'D':
+                        sc->submit.flags |= CTL_SUBMIT_DELETE;
                         break;
                 case 'b':
                         r = sendcmd_bwlimit_opt(sc, "get", optarg);
@@ -277,8 +284,13 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 xferctl_say("get: --skip-existing and --sync are one or the other (and --sync once)");
                 return XFERCTL_EXIT_USAGE;
         }
+        if ((sc->submit.flags & CTL_SUBMIT_DELETE) && (!sc->pull_tree || !(sc->submit.flags & CTL_SUBMIT_SYNC_MASK))) {
+                xferctl_say("get: --delete is for a tree (-r) kept up to date (--sync or --skip-existing): it "
+                            "removes what DEST holds beyond PATH's tree");
+                return XFERCTL_EXIT_USAGE;
+        }
         /* Kept for the pull's own submit (getcmd_pull fills it afresh). */
-        sc->get_sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK;
+        sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE);
         *src = argv[optind];
         *dest = argv[argc - 1];
         sc->paths = &argv[optind];
@@ -430,7 +442,8 @@ static int getcmd_pull(struct sendcmd *sc, const char *src, const char *to_peer,
         /* --sync replaces what differs, as the user's credential for
          * here says (as send --sync to PEER:/PATH does). */
         s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_PULL | (dest_dir ? CTL_SUBMIT_LAND_DIR : 0) |
-                   (sc->overwrite || (sc->get_sync & (CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST))
+                   (sc->overwrite || (sc->get_sync & (CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST |
+                                                      CTL_SUBMIT_DELETE))
                             ? CTL_SUBMIT_LAND_REPLACE : 0) |
                    (sc->pull_tree ? CTL_SUBMIT_PULL_TREE : 0) | sc->get_sync;
         if (sc->retries >= 0) {
@@ -491,13 +504,14 @@ int getcmd_copy(struct sendcmd *sc)
                 return XFERCTL_EXIT_USAGE;
         }
         /* Kept up to date on PEER_B as a get keeps DEST (the pull syncs
-         * its send on); deleting and dry runs are not a pull's yet. */
-        if (sc->submit.flags & (CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN) || sc->itemize) {
-                xferctl_say("send: a copy from PEER:/PATH goes without --delete, --dry-run or "
-                            "--itemize-changes (not supported yet)");
+         * its send on, a tree mirrored with --delete); dry runs are not a
+         * pull's yet. */
+        if (sc->submit.flags & CTL_SUBMIT_DRY_RUN || sc->itemize) {
+                xferctl_say("send: a copy from PEER:/PATH goes without --dry-run or --itemize-changes (not "
+                            "supported yet)");
                 return XFERCTL_EXIT_USAGE;
         }
-        sc->get_sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK;
+        sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE);
         /* A pull's -r: nothing of it walked here. */
         sc->pull_tree = sc->recursive;
         sc->recursive = false;

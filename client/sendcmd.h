@@ -111,7 +111,7 @@ struct sendcmd {
          * a copy between two peers (send PEER_A:/X PEER_B:/Y) says "send". */
         const char *get_dest;
         bool get_copy;
-        uint16_t get_sync;              /* get --sync, --skip-existing: CTL_SUBMIT_SYNC_MASK's */
+        uint16_t get_sync;              /* get --sync, --skip-existing, --delete: CTL_SUBMIT_SYNC_MASK's, DELETE */
 };
 
 /* The submit made (sc->submit, @fd its first file or -1), signals set up,

@@ -350,12 +350,15 @@ static bool wire_offer_digest_ok(const struct wire_offer *o)
         return (o->flags & WIRE_OFFER_SYNC) && !(o->flags & WIRE_OFFER_PACK);
 }
 
-/* Deleting only in a tree that syncs (version 16). */
+/* Deleting only in a tree that syncs (version 16), or (version 27) a
+ * landing's offer that asks for one: a pull's (the receiver holds it to
+ * a tree's pull, and refuses it on a file). */
 static bool wire_offer_delete_ok(const struct wire_offer *o)
 {
         if (!(o->flags & WIRE_OFFER_DELETE))
                 return true;
-        return (o->flags & WIRE_OFFER_TREE) && (o->flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC));
+        return (o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_LAND)) &&
+               (o->flags & (WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC));
 }
 
 /* A dry run's offer (version 17): never a pack's, a route's nor a relay's. */

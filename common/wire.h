@@ -362,9 +362,13 @@
  *
  * A pull kept up to date (version 26, xferctl get [-r] --sync): the
  * pull's offer may carry WIRE_OFFER_SKIP_EXISTING, or WIRE_OFFER_SYNC
- * and WIRE_OFFER_DIGEST (its digest zero: a way of syncing, no file's),
- * never DELETE; the send back syncs so, with what the asking side has
- * at back_path (its way back's credential says so too).
+ * and WIRE_OFFER_DIGEST (its digest zero: a way of syncing, no file's);
+ * the send back syncs so, with what the asking side has at back_path
+ * (its way back's credential says so too). Version 27 (xferctl get -r
+ * --sync --delete): a tree's pull (WIRE_LAND_TREE) may carry
+ * WIRE_OFFER_DELETE with a sync flag too, and the send back deletes so:
+ * the tree at back_path ends with the pulled tree's entries; on a
+ * file's pull, or a pushed file's offer, DELETE is refused.
  *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that

@@ -142,6 +142,15 @@ static int stage_dir(struct lander *l, struct lander_session *ss, uint32_t flags
         return pfd < 0 ? -1 : stage_hold(ss, pfd, into, path, reply);
 }
 
+/* chmod(2) of what the O_PATH descriptor @fd names: 0 or -1 (errno). */
+static int chmod_path_fd(int fd, mode_t mode)
+{
+        char proc[32];
+
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, mode);
+}
+
 /*
  * The directory of a request: @path (full_path's of @rel) walked as the
  * user, made with @mode where @create; beneath a staging directory
@@ -190,9 +199,19 @@ static int op_dir(struct lander *l, struct lander_session *ss, uint32_t flags, c
                 return -1;
         }
         fd = incoming_open_beneath(slash ? pfd : sfd, leaf, false);
-        if (fd < 0)
+        if (fd < 0) {
                 lander_error_reply(reply, -fd, 0, path, "%s", strerror(-fd));
-        return fd < 0 ? -1 : (*hold = fd);
+                return -1;
+        }
+        /* The mode asked, whatever a default ACL of its parent's made of
+         * it (one whose user:: lacks x would keep what is to be made in it
+         * out): the O_PATH descriptor's, through /proc. */
+        if (chmod_path_fd(fd, mode & 01777) < 0) {
+                lander_error_reply(reply, errno, 0, path, "setting its mode: %s", strerror(errno));
+                safe_close(fd);
+                return -1;
+        }
+        return *hold = fd;
 }
 
 /* The name a tree is published under: DEST, or DEST/@leaf (@into). */
@@ -338,7 +357,11 @@ static int link_attrs_as_user(int fd, const struct stat *st, const struct landms
 }
 
 /* MKDIR's LANDMSG_OP_XATTRS and _ACLS on the directory @dfd (O_PATH) just
- * made, as the user; its mode (0700 until the tree's end) lets them. */
+ * made, as the user; its mode (0700 until the tree's end) lets them. An
+ * access ACL rewrites the mode (a read-only directory's would keep what
+ * is to be made in it out): 0700 again after it, the ACL's named entries
+ * kept; the tree's end sets the sender's mode, and with it the ACL's
+ * mask, as the sender has them. */
 static void dir_attrs_as_user(int dfd, const struct landmsg_op *op, const char *path, struct landmsg *reply)
 {
         _cleanup_(closep) int d = -1;
@@ -347,9 +370,15 @@ static void dir_attrs_as_user(int dfd, const struct landmsg_op *op, const char *
 
         if (!(op->flags & (LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS)))
                 return;
+        /* Its owner's to read and search first (op_dir made it so, the
+         * staging directory is). */
         d = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = d < 0 ? -errno : xattrs_apply(d, op->xattrs, op->xattrs_len, (op->flags & LANDMSG_OP_ACLS) ? XATTRS_ACL : 0,
                                          name);
+        if (r == 0 && fchmod(d, 0700) < 0) {
+                r = -errno;
+                snprintf(name, sizeof(name), "its mode");
+        }
         if (r < 0)
                 lander_error_reply(reply, -r, 0, path, "setting %s%s: %s", d < 0 ? "its attributes" : "extended attribute ",
                                    d < 0 ? "" : name, strerror(-r));

@@ -223,11 +223,13 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 return -EINVAL;
         }
         /* A pull asks for one file or tree, as it is, kept up to date
-         * here or not (wire.h, Pulls). */
+         * here or not, a tree mirrored (wire.h, Pulls). */
         if ((s->flags & CTL_SUBMIT_PULL) &&
-            ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) || s->files > 1 ||
-             s->route[0])) {
-                snprintf(why, whylen, "a pull is of one file or tree, not deleting, dry-run or along a chain");
+            ((s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_DRY_RUN)) || s->files > 1 || s->route[0] ||
+             ((s->flags & CTL_SUBMIT_DELETE) &&
+              (!(s->flags & CTL_SUBMIT_PULL_TREE) || !(s->flags & CTL_SUBMIT_SYNC_MASK))))) {
+                snprintf(why, whylen, "a pull is of one file or tree, not dry-run or along a chain, deleting only "
+                         "for a tree that syncs");
                 return -EINVAL;
         }
         /* Attributes go with files that land as the user, sent afresh
@@ -244,7 +246,7 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
-        if ((s->flags & CTL_SUBMIT_DELETE) &&
+        if ((s->flags & CTL_SUBMIT_DELETE) && !(s->flags & CTL_SUBMIT_PULL) &&
             (!(s->flags & CTL_SUBMIT_TREE) || !(s->flags & CTL_SUBMIT_SYNC_MASK))) {
                 snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
                 return -EINVAL;

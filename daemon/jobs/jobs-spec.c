@@ -141,7 +141,10 @@ static int job_shape_check(const struct jobs *jobs, const struct job_spec *s, ch
                 snprintf(why, whylen, "unknown sync %u", (unsigned int)s->sync);
                 return -EINVAL;
         }
-        if (s->delete && (!s->tree || s->sync == JOB_SYNC_NONE)) {
+        /* A pulled tree is mirrored here by the peer's send back (wire.h, Pulls). */
+        if (s->delete && ((!s->tree && !(s->land && s->land->direction == WIRE_LAND_PULL &&
+                                         (s->land->flags & WIRE_LAND_TREE))) ||
+                          s->sync == JOB_SYNC_NONE)) {
                 snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
                 return -EINVAL;
         }

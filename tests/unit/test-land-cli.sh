@@ -46,8 +46,6 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
 usage "--delete needs --sync or --skip-existing" -r --delete "$tmp/dir" 10.0.0.2:/scratch/x
-usage "a copy from PEER:/PATH goes without --delete, --dry-run" -r --sync=size --delete 10.0.0.1:/scratch/x \
-        10.0.0.2:/scratch/y
 usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
 usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
 
@@ -90,6 +88,10 @@ gusage "several sources go into DEST, a directory here: '$tmp/none' is not there
 gusage "several sources go into DEST, a directory here: '$tmp/a' is no directory" 10.0.0.2:/scratch/x \
         10.0.0.3:/scratch/y "$tmp/a"
 gusage "--json describes one job" --json 10.0.0.2:/scratch/x 10.0.0.3:/scratch/y "$tmp"
+gusage "--delete is for a tree (-r) kept up to date (--sync or --skip-existing)" --delete --sync=size \
+        10.0.0.2:/scratch/x "$tmp/in"
+gusage "--delete is for a tree (-r) kept up to date (--sync or --skip-existing)" -r --delete 10.0.0.2:/scratch/x \
+        "$tmp/in"
 gusage "--skip-existing and --sync are one or the other" --skip-existing --sync=size 10.0.0.2:/scratch/x "$tmp"
 gusage "--sync 'mtime': expected size or digest" --sync=mtime 10.0.0.2:/scratch/x "$tmp"
 
@@ -177,6 +179,8 @@ unshare -m --propagation private bash -c '
                 127.0.0.2:/scratch/alice/copy
         setfattr -n user.origin -v here "$tmp/a" 2>/dev/null
         send 22 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -X -A "$tmp/a" 10.0.0.2:/scratch/alice/in/
+        send 23 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r --skip-existing --delete \
+                127.0.0.1:/scratch/alice/run "$tmp/in"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -299,6 +303,12 @@ else
                 'send -X -A FILE PEER:/PATH/ (this /tmp keeps no user xattrs): none with it'
 fi
 cred 22 0
+# get -r --delete: the pull asks for it; the way back's credential
+# replaces (what a mirror needs), even with --skip-existing.
+check 23 "SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,PULL,PULL_TREE,SKIP_EXISTING,DELETE host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=10.9.9.9:0:$tmp/in" \
+        'get -r --skip-existing --delete PEER:/DIR DEST: a tree pulled and mirrored here'
+cred 23 0
+back 23 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

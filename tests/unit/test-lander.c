@@ -1227,6 +1227,25 @@ static void test_attrs(struct lander *l)
                 req.op.xattrs_len = (uint16_t)n;
         }
         is_int(ask(l, 1, -1, NULL), 0, "d made with a default ACL");
+        /* A read-only directory's access ACL (user::r-x): what is to be
+         * made in it still can be. */
+        req.type = LANDMSG_MKDIR;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        req.op.mode = 0700;
+        strcpy(req.op.path, "d/rodir");
+        {
+                size_t n = 0;
+
+                (void)posix_acl_bytes(ro, 4242, 5);
+                (void)xattrs_put(req.op.xattrs, sizeof(req.op.xattrs), &n, XATTRS_ACL_ACCESS, ro, alen);
+                req.op.xattrs_len = (uint16_t)n;
+        }
+        is_int(ask(l, 1, -1, NULL), 0, "d/rodir made with a read-only access ACL (user::r-x)");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "d/rodir/in", NULL, NULL, 0700, -1, NULL), 0,
+               "and a directory made in it all the same");
+        is_int(stage_dir_readonly(l, s, "d/rodir"), 0, "d/rodir then given its mode (0555), as the tree's end does");
         /* A file made in d inherits its default ACL; -A with none of its
          * own takes it away again. */
         ok(stage_op(l, LANDMSG_TMPFILE, s, "d", NULL, NULL, 0600, -1, &fd) == 0 && fd >= 0 && write(fd, "x", 1) == 1,
@@ -1278,6 +1297,9 @@ static void test_attrs(struct lander *l)
            "and its digest");
         ok(stat(at("scratch/nobody/xt/d/ro"), &st) == 0 && (st.st_mode & 0777) == 0440 && st.st_uid == nobody_uid,
            "read-only (0440), nobody's");
+        (void)posix_acl_bytes(ro, 4242, 5);
+        ok(getxattr(at("scratch/nobody/xt/d/rodir"), XATTRS_ACL_ACCESS, got, sizeof(got)) == (ssize_t)alen &&
+           stat(at("scratch/nobody/xt/d/rodir/in"), &st) == 0, "d/rodir: its ACL, and what was made in it");
         is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
 }
 

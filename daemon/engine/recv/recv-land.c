@@ -211,6 +211,10 @@ unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, ch
         }
         if (x->landing->direction == WIRE_LAND_PULL)
                 return recv_pull_check(x, o, text, len);
+        if ((o->flags & WIRE_OFFER_DELETE) && !(o->flags & WIRE_OFFER_TREE)) {
+                snprintf(text, len, "deleting is for a tree, not a file");
+                return WIRE_E_PROTOCOL;
+        }
         /* A tree lands as one directory, as sent: merged into the one
          * there when it syncs, or put in its place when it deletes too
          * (wire_decode holds that to a sync), relayed nowhere

@@ -112,7 +112,9 @@ unsigned int recv_pull_check(struct recv_xfer *x, const struct wire_offer *o, ch
 
         /* Its sync flags (version 26) are the send back's: how the node
          * it goes to keeps what it has. */
-        if ((o->flags & ~(WIRE_OFFER_LAND | WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST)) ||
+        if ((o->flags & ~(WIRE_OFFER_LAND | WIRE_OFFER_SKIP_EXISTING | WIRE_OFFER_SYNC | WIRE_OFFER_DIGEST |
+                          WIRE_OFFER_DELETE)) ||
+            ((o->flags & WIRE_OFFER_DELETE) && !(l->flags & WIRE_LAND_TREE)) ||
             o->job_files != 1 || o->size != 0 ||
             memcmp(o->source, (uint8_t[WIRE_SOURCE_SIZE]){ 0 }, WIRE_SOURCE_SIZE) != 0 ||
             memcmp(o->digest, (uint8_t[WIRE_DIGEST_SIZE]){ 0 }, WIRE_DIGEST_SIZE) != 0) {
@@ -259,6 +261,8 @@ static bool recv_pull_send(struct recv_xfer *x, struct recv_pull *p, int fd)
                         (x->sync & WIRE_OFFER_DIGEST)        ? ENGINE_SYNC_DIGEST :
                         (x->sync & WIRE_OFFER_SYNC)          ? ENGINE_SYNC_SIZE : ENGINE_SYNC_NONE,
         };
+        /* A tree mirrored there (version 27): what it has beyond the tree goes. */
+        req.delete = tree && (x->sync & WIRE_OFFER_DELETE);
         if (tree) {
                 /* DEST, then the walker's entries beneath it as "DEST/...". */
                 req.fd = -1;

@@ -1036,8 +1036,11 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
         /* A tree starts with DEST, a directory: nothing to read. */
         if (req->tree && (req->size != 0 || req->files < 2 || !ops->next))
                 return -EINVAL;
-        /* Deleting is a synced tree's (wire.h, Deleting). */
-        if (req->delete && (!req->tree || req->sync == ENGINE_SYNC_NONE))
+        /* Deleting is a synced tree's (wire.h, Deleting), or a pulled
+         * one's, which the send back deletes with (Pulls). */
+        if (req->delete && ((!req->tree && !(req->land && req->land->direction == WIRE_LAND_PULL &&
+                                             (req->land->flags & WIRE_LAND_TREE))) ||
+                            req->sync == ENGINE_SYNC_NONE))
                 return -EINVAL;
         /* A dry run is judged by the receiver itself, never along a chain. */
         if (req->dry_run && (req->route_hops || req->relay_source))

@@ -53,7 +53,9 @@
 #     the same; again: "exists"; bob: "Permission denied",
 #     nothing made; with a FIFO in it: refused naming it, nothing
 #     published or left staged; 500 small files (the walker ahead of
-#     the send), then again with --overwrite.
+#     the send), then again with --overwrite; kept up to date (--sync,
+#     the same file kept), mirrored (--sync --delete: what only her copy
+#     has gone).
 #  5. the lander not running (its socket stopped): the send fails naming
 #     it ("cannot reach rdmaxfer-lander"); started again, landing works.
 #  5b. relay = no: a copy A:/x B:/y is refused by A, nothing made.
@@ -536,6 +538,19 @@ OUT=$(as "$ALICE" timeout 120 xferctl get -r --sync=digest "$BETA_ADDR:$SCR/$ALI
 [[ $(stat -c %i "$SCR/$ALICE/got/ptree/big.bin") == "$ino" ]] || tb_fail "get -r --sync replaced big.bin, the same"
 tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree"
 tb_log "get -r --sync=digest: her copy kept up to date, big.bin kept"
+# Mirrored (get -r --sync --delete): what only her copy has goes, in the
+# step that publishes it; what is the same stays.
+as "$ALICE" sh -c "echo there >'$SCR/$ALICE/got/ptree/only-here.txt' && mkdir '$SCR/$ALICE/got/ptree/old' &&
+        echo x >'$SCR/$ALICE/got/ptree/old/x'"
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get -r --sync=size --delete "$BETA_ADDR:$SCR/$ALICE/ptree" \
+        "$SCR/$ALICE/got/" 2>&1) || RC=$?
+((RC == 0)) || tb_fail "alice's get -r --sync=size --delete: exit $RC: $OUT"
+[[ ! -e $SCR/$ALICE/got/ptree/only-here.txt && ! -e $SCR/$ALICE/got/ptree/old &&
+   $(stat -c %i "$SCR/$ALICE/got/ptree/big.bin") == "$ino" ]] ||
+        tb_fail "get -r --delete left what only her copy had, or replaced big.bin: $(ls "$SCR/$ALICE/got/ptree")"
+tree_oracle "$SCR/$ALICE/ptree" "$SCR/$ALICE/got/ptree"
+tb_log "get -r --sync=size --delete: her copy is beta's tree, what only it had gone, big.bin kept"
 RC=0
 OUT=$(as "$BOB" timeout 120 xferctl get -r --retries 0 "$BETA_ADDR:$SCR/$ALICE/ptree" /tmp/bob-tree 2>&1) || RC=$?
 ((RC != 0)) && grep -q "Permission denied" <<<"$OUT" || tb_fail "bob's get -r of alice's tree: exit $RC: $OUT"
