@@ -21,6 +21,7 @@
 #include "jobs.h"
 #include "stats.h"
 #include "tap.h"
+#include "xattrs.h"
 
 static void test_states(void)
 {
@@ -166,6 +167,25 @@ static void test_submit(void)
         free(c);
         c = NULL;
 
+        /* -X, -A: the first entry's attributes ride in the landing. */
+        s->flags = CTL_SUBMIT_LAND | CTL_SUBMIT_TREE | CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS;
+        s->xattrs_len = 0;
+        (void)xattrs_put(s->xattrs, sizeof(s->xattrs), &(size_t){ 0 }, "user.k", "v", 1);
+        s->xattrs_len = 3 + 6 + 1;
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c->spec.land &&
+           c->spec.land->flags == (WIRE_LAND_XATTRS | WIRE_LAND_ACLS) && c->spec.land->xattrs_len == 10 &&
+           memcmp(c->spec.land->xattrs, s->xattrs, 10) == 0, "-X -A: the landing carries them, DEST's with it (%s)",
+           why);
+        free(c);
+        c = NULL;
+        s->flags |= CTL_SUBMIT_SYNC_SIZE;
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "-X with --sync is refused");
+        is_str(why, "attributes (-X, -A) go with files that land as the user, not with a pull, sync, dry run or chain",
+               "saying so");
+        s->flags = CTL_SUBMIT_XATTRS;
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "-X into the drop box is refused");
+        s->xattrs_len = 0;
+
         /* One file down a chain: the landing names every node, in order. */
         s->flags = CTL_SUBMIT_LAND;
         s->files = 1;
@@ -202,9 +222,18 @@ static void test_submit(void)
         ok(c && c->spec.sync == JOB_SYNC_DIGEST, "its sync the job's, for the send back (%s)", why);
         free(c);
         c = NULL;
+        s->flags |= CTL_SUBMIT_DELETE;
+        is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a file's pull that deletes is refused");
+        s->flags |= CTL_SUBMIT_PULL_TREE;
+        ok(control_spec_new(s, 1000, &c, why, sizeof(why)) == 0 && c && c->spec.delete &&
+           c->spec.land->flags == WIRE_LAND_TREE, "a tree's pull that syncs may delete (%s)", why);
+        free(c);
+        c = NULL;
+        s->flags &= (uint16_t)~(CTL_SUBMIT_DELETE | CTL_SUBMIT_PULL_TREE);
         s->flags |= CTL_SUBMIT_TREE;
         is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a pull of a tree is refused");
-        is_str(why, "a pull is of one file or tree, not deleting, dry-run or along a chain", "saying what a pull is");
+        is_str(why, "a pull is of one file or tree, not dry-run or along a chain, deleting only for a tree that syncs",
+               "saying what a pull is");
         s->flags &= (uint16_t)~(CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_DIGEST);
         s->back_host[0] = '\0';
         is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "a pull without this node's address");
