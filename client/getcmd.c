@@ -358,8 +358,20 @@ int getcmd_report(struct sendcmd *sc)
         }
         switch (j->state) {
         case CTL_JOB_DONE:
-                if (!sc->json)
-                        printf("%s:%s -> %s\n", sc->peer_shown, sc->path_shown, sc->get_dest);
+                /* Kept up to date: what was there already, what went (the
+                 * peer's send back said so). */
+                if (!sc->json) {
+                        char kept[64] = "";
+
+                        if (j->files_skipped && j->deleted)
+                                snprintf(kept, sizeof(kept), " (%u kept, %llu deleted)", (unsigned int)j->files_skipped,
+                                         (unsigned long long)j->deleted);
+                        else if (j->files_skipped)
+                                snprintf(kept, sizeof(kept), " (%u kept)", (unsigned int)j->files_skipped);
+                        else if (j->deleted)
+                                snprintf(kept, sizeof(kept), " (%llu deleted)", (unsigned long long)j->deleted);
+                        printf("%s:%s -> %s%s\n", sc->peer_shown, sc->path_shown, sc->get_dest, kept);
+                }
                 break;
         case CTL_JOB_CANCELLED:
                 xferctl_say("%s %s from %s cancelled%s%s", sc->get_copy ? "send" : "get", sc->path_shown,

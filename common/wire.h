@@ -368,7 +368,10 @@
  * --sync --delete): a tree's pull (WIRE_LAND_TREE) may carry
  * WIRE_OFFER_DELETE with a sync flag too, and the send back deletes so:
  * the tree at back_path ends with the pulled tree's entries; on a
- * file's pull, or a pushed file's offer, DELETE is refused.
+ * file's pull, or a pushed file's offer, DELETE is refused. The pull's
+ * RESULT "ok" then says what the send back found there already,
+ * "skipped N" (N entries kept), and "; deleted M" after it when it
+ * deleted, as a tree's last RESULT does.
  *
  * Resuming a tree (version 7; a later file's partial, above): a tree's first OFFER (DEST) may carry a
  * source token, the job's own (random, the same in every attempt of that

@@ -347,6 +347,7 @@ struct recv_xfer {
         int pull_fd;
         struct recv_pull *pull;
         uint64_t pull_bytes, pull_usec; /* sent back, once that send is done */
+        uint32_t pull_skipped;          /* of what went back, kept there (its sync) */
 };
 
 /* The entries the offer carries: a pack's, or 1. */

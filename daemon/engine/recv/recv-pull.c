@@ -175,6 +175,10 @@ static void recv_pull_on_done(void *owner, const struct engine_result *res)
                 recv_pull_free(p);
                 x->pull_bytes = res->bytes;
                 x->pull_usec = res->usec;
+                /* What the send back kept and deleted there: the pull's
+                 * RESULT says so, as a tree's would (wire.h, Pulls). */
+                x->pull_skipped = res->skipped;
+                x->deleted = res->deleted;
                 recv_answer_skip(x);
                 return;
         }

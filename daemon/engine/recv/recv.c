@@ -417,6 +417,9 @@ void recv_verdict(struct recv_xfer *x, unsigned int status, const char *text)
                          status == WIRE_OK && f->skip ? "skipped" : b->text);
                 if (status == WIRE_OK && (f->offer.flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK)) && f->pack_skipped)
                         snprintf(m.result.text, sizeof(m.result.text), "skipped %u", f->pack_skipped);
+                /* A pull's: what its send back found there already. */
+                if (status == WIRE_OK && x->landing && x->landing->direction == WIRE_LAND_PULL)
+                        snprintf(m.result.text, sizeof(m.result.text), "skipped %u", x->pull_skipped);
                 if (status == WIRE_OK && x->dry)
                         snprintf(m.result.text, sizeof(m.result.text), "%s", recv_dry_text(f));
                 m.result.hops = hops.hops;

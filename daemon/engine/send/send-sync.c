@@ -219,6 +219,14 @@ void send_sync_result(struct engine_send *s, const struct send_span *sp, const s
                 if (*end == '\0' && end != del + 8)
                         s->deleted = d;
         }
+        /* A pull's, skipped here as it is: what its send back kept
+         * there, "skipped N" (wire.h, Pulls). */
+        if (sp->skipping && s->pull) {
+                n = strncmp(r->text, "skipped ", 8) == 0 ? strtoul(r->text + 8, &end, 10) : 0;
+                if (n > 0 && (*end == '\0' || *end == ';') && n <= UINT32_MAX)
+                        s->skipped = (uint32_t)n;
+                return;
+        }
         if (sp->skipping) {
                 s->skipped++;
                 return;
