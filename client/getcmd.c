@@ -30,7 +30,7 @@
 #include "xferctl.h"
 
 const char getcmd_help[] =
-        "Usage: xferctl get [-r] PEER[:PORT]:/PATH... DEST [--overwrite]\n"
+        "Usage: xferctl get [-r] [-X] [-A] PEER[:PORT]:/PATH... DEST [--overwrite]\n"
         "                   [--skip-existing | --sync=size|digest [--delete]] [--bwlimit RATE]\n"
         "                   [--retries N] [--no-wait] [--json]\n"
         "\n"
@@ -59,6 +59,10 @@ const char getcmd_help[] =
         "  -r, --recursive\n"
         "                 PATH may be a directory: fetch its tree\n"
         "  --overwrite    replace what has that name at DEST\n"
+        "  -X, --xattrs   the user.* extended attributes of every file and directory\n"
+        "                 come too (as rsync -X)\n"
+        "  -A, --acls     their POSIX ACLs come too, and one without has none here\n"
+        "                 (as rsync -A)\n"
         "  --sync=size|digest\n"
         "                 keep DEST up to date: a file there of the same size (and\n"
         "                 with digest, the same bytes) is kept and not sent again,\n"
@@ -215,6 +219,8 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                 { "sync", required_argument, NULL, 'Y' },
                 { "skip-existing", no_argument, NULL, 'E' },
                 { "delete", no_argument, NULL, 'D' },
+                { "xattrs", no_argument, NULL, 'X' },
+                { "acls", no_argument, NULL, 'A' },
                 { "bwlimit", required_argument, NULL, 'b' },
                 { "retries", required_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, 'w' },
@@ -227,7 +233,7 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
 
         optind = 0;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":hrXA", opts, NULL)) != -1) {
                 switch (c) {
                 case 'O':
                         sc->overwrite = true;
@@ -242,6 +248,12 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                         break;
                 case 'D':
                         sc->submit.flags |= CTL_SUBMIT_DELETE;
+                        break;
+                case 'X':
+                        sc->submit.flags |= CTL_SUBMIT_XATTRS;
+                        break;
+                case 'A':
+                        sc->submit.flags |= CTL_SUBMIT_ACLS;
                         break;
                 case 'b':
                         r = sendcmd_bwlimit_opt(sc, "get", optarg);
@@ -289,8 +301,14 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                             "removes what DEST holds beyond PATH's tree");
                 return XFERCTL_EXIT_USAGE;
         }
+        if ((sc->submit.flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) &&
+            (sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE))) {
+                xferctl_say("get: -X and -A with --sync, --skip-existing or --delete are not supported yet: a file "
+                            "kept here would keep its own attributes (get it afresh, or without -X and -A)");
+                return XFERCTL_EXIT_USAGE;
+        }
         /* Kept for the pull's own submit (getcmd_pull fills it afresh). */
-        sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE);
+        sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS);
         *src = argv[optind];
         *dest = argv[argc - 1];
         sc->paths = &argv[optind];
@@ -523,7 +541,7 @@ int getcmd_copy(struct sendcmd *sc)
                             "supported yet)");
                 return XFERCTL_EXIT_USAGE;
         }
-        sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE);
+        sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS);
         /* A pull's -r: nothing of it walked here. */
         sc->pull_tree = sc->recursive;
         sc->recursive = false;

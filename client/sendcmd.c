@@ -1218,14 +1218,8 @@ int sendcmd_run_into(const char *socket_path, int argc, char **argv, bool into)
                 return r == -ENOMEM ? XFERCTL_EXIT_FAILED : XFERCTL_EXIT_USAGE;
         }
         /* PEER_A:/X PEER_B:/Y, as scp takes it: PEER_A sends X on (a pull). */
-        if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0])) {
-                if (sc.submit.flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) {
-                        xferctl_say("send: -X and -A are not supported yet for a copy from PEER_A (it "
-                                    "reads the source there); send from this node");
-                        return XFERCTL_EXIT_USAGE;
-                }
+        if (hl->n == 1 && sc.land_peer && sc.npaths >= 1 && landpath_split(sc.paths[0]))
                 return getcmd_copy(&sc);
-        }
         if ((sc.submit.flags & CTL_SUBMIT_LAND) && sc.recursive && sc.npaths > 1) {
                 if (hl->n == 1)
                         return sendland_each(&sc, sendcmd_one);

@@ -111,7 +111,8 @@ struct sendcmd {
          * a copy between two peers (send PEER_A:/X PEER_B:/Y) says "send". */
         const char *get_dest;
         bool get_copy;
-        uint16_t get_sync;              /* get --sync, --skip-existing, --delete: CTL_SUBMIT_SYNC_MASK's, DELETE */
+        uint16_t get_sync;              /* get --sync, --skip-existing, --delete, -X, -A: CTL_SUBMIT_SYNC_MASK's,
+                                         * DELETE, XATTRS, ACLS */
 };
 
 /* The submit made (sc->submit, @fd its first file or -1), signals set up,

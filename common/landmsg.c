@@ -21,7 +21,8 @@
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
 #define BATCH_FIXED             (8 + 2 + 2)     /* session, count, the body's length */
 #define WALK_HEAD_SIZE          (4 + 8)
-#define WALK_ENTRY_FIXED        (1 + 4 + 8 + 8 + 2 + 2) /* kind, mode, size, mtime; path and target lengths */
+#define WALK_ENTRY_FIXED        (1 + 4 + 8 + 8 + 2 + 2 + 2)     /* kind, mode, size, mtime; path, target and
+                                                                 * attributes' lengths */
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
@@ -35,7 +36,7 @@ static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LAN
 static_assert(LANDMSG_HEADER_SIZE + ERROR_FIXED + LANDMSG_PATH_MAX + LANDMSG_TEXT_MAX <= LANDMSG_MSG_MAX,
               "an ERROR fits");
 static_assert(LANDMSG_HEADER_SIZE + BATCH_FIXED + LANDMSG_BATCH_BYTES <= LANDMSG_MSG_MAX, "a BATCH fits");
-static_assert(LANDMSG_HEADER_SIZE + WALK_ENTRY_FIXED + 2 * LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX,
+static_assert(LANDMSG_HEADER_SIZE + WALK_ENTRY_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_XATTRS_MAX <= LANDMSG_MSG_MAX,
               "a WALK_ENTRY fits");
 static_assert(LANDMSG_BATCH_BYTES <= UINT16_MAX, "a BATCH's length is a u16");
 static_assert(LANDMSG_BATCH_MAX <= 253, "a BATCH's descriptors fit one message (SCM_MAX_FD)");
@@ -110,8 +111,10 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         if (op->session == 0 || path_len > LANDMSG_PATH_MAX || leaf_len > LANDMSG_LEAF_MAX ||
             target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
                 return false;
-        /* Attributes (version 6): a directory's as it is made, a file's before its name. */
-        if (attrs && type != LANDMSG_MKDIR && type != LANDMSG_LINK)
+        /* Attributes (version 6): a directory's as it is made, a file's
+         * before its name; read with what OPEN_READ and WALK give. */
+        if (attrs && type != LANDMSG_MKDIR && type != LANDMSG_LINK && type != LANDMSG_OPEN_READ &&
+            type != LANDMSG_WALK)
                 return false;
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
         if (parent && (stage || into || path_len != 0 ||
@@ -145,7 +148,7 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_HARDLINK:
                 return rest == 0 && named && target_len > 0 && rel_ok(op->target, target_len);
         case LANDMSG_OPEN_READ:
-                return op->flags == 0 && leaf_len == 0 && target_len == 0;
+                return (op->flags & ~attrs) == 0 && leaf_len == 0 && target_len == 0;
         case LANDMSG_PUBLISH:
                 return !stage &&
                        (rest & ~(LANDMSG_PUBLISH_REPLACE | LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_DELETE)) == 0 &&
@@ -155,8 +158,9 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
                        (into ? named : leaf_len == 0) && target_len == 0;
         case LANDMSG_DISCARD:
                 return (op->flags & ~LANDMSG_OP_INTO) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
-        case LANDMSG_END:
         case LANDMSG_WALK:
+                return (op->flags & ~attrs) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
+        case LANDMSG_END:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_LOOK:
                 /* With a path, beneath DEST (a tree's entry, version 5). */
@@ -181,11 +185,21 @@ static bool setattr_ok(const struct landmsg_setattr *a, size_t xname_len, size_t
                                         : xname_len == 0 && a->xlen == 0);
 }
 
+/* Attributes read as the user (FD's, WALK_ENTRY's): of what is carried. */
+static bool read_xattrs_ok(const uint8_t *buf, size_t len)
+{
+        unsigned int which;
+
+        return len == 0 || (len <= LANDMSG_XATTRS_MAX && xattrs_check(buf, len, &which) == 0 &&
+                            (which & ~(unsigned int)(XATTRS_USER | XATTRS_ACL)) == 0);
+}
+
 /* What each kind of walked entry carries. */
 static bool walk_entry_ok(const struct landmsg_walk_entry *e, size_t path_len, size_t target_len)
 {
         if (path_len == 0 || path_len > LANDMSG_PATH_MAX || target_len > LANDMSG_PATH_MAX ||
-            !rel_ok(e->path, path_len) || (e->mode & ~07777u) != 0)
+            !rel_ok(e->path, path_len) || (e->mode & ~07777u) != 0 || !read_xattrs_ok(e->xattrs, e->xattrs_len) ||
+            (e->xattrs_len && e->kind != LANDMSG_WALK_FILE && e->kind != LANDMSG_WALK_DIR))
                 return false;
         switch (e->kind) {
         case LANDMSG_WALK_FILE:
@@ -212,8 +226,8 @@ static bool op_xattrs_ok(uint16_t type, const struct landmsg_op *op)
 {
         unsigned int which;
 
-        if (!(op->flags & LANDMSG_OP_XATTRS))
-                return op->xattrs_len == 0;
+        if (!(op->flags & LANDMSG_OP_XATTRS) || type == LANDMSG_OPEN_READ || type == LANDMSG_WALK)
+                return op->xattrs_len == 0;     /* a read's request carries none */
         return (type == LANDMSG_MKDIR || type == LANDMSG_LINK) && op->xattrs_len <= LANDMSG_XATTRS_MAX &&
                xattrs_check(op->xattrs, op->xattrs_len, &which) == 0 &&
                (which & ~(unsigned int)(XATTRS_USER | XATTRS_ACL)) == 0;
@@ -384,8 +398,13 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 plen = SETATTR_FIXED + l1 + m->setattr.xlen + l2;
                 break;
         case LANDMSG_OK:
-        case LANDMSG_FD:
                 plen = 0;
+                break;
+        case LANDMSG_FD:
+                /* Attributes or none: a plain one is empty, as ever. */
+                if (!read_xattrs_ok(m->fd.xattrs, m->fd.xattrs_len))
+                        return -EINVAL;
+                plen = m->fd.xattrs_len ? 2u + m->fd.xattrs_len : 0;
                 break;
         case LANDMSG_BATCH:
                 if (!batch_ok(&m->batch, &links) || links != m->batch.links)
@@ -410,7 +429,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 l2 = field_len(m->walk_entry.target, sizeof(m->walk_entry.target));
                 if (!walk_entry_ok(&m->walk_entry, l1, l2))
                         return -EINVAL;
-                plen = WALK_ENTRY_FIXED + l1 + l2;
+                plen = WALK_ENTRY_FIXED + l1 + l2 + m->walk_entry.xattrs_len;
                 break;
         case LANDMSG_ERROR:
                 l1 = field_len(m->error.where, sizeof(m->error.where));
@@ -457,8 +476,16 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
                 bytes_put_u64(&o, m->walk_entry.mtime_ns);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_u16(&o, (uint16_t)l2);
+                bytes_put_u16(&o, m->walk_entry.xattrs_len);
                 bytes_put_mem(&o, m->walk_entry.path, l1);
                 bytes_put_mem(&o, m->walk_entry.target, l2);
+                bytes_put_mem(&o, m->walk_entry.xattrs, m->walk_entry.xattrs_len);
+                break;
+        case LANDMSG_FD:
+                if (m->fd.xattrs_len) {
+                        bytes_put_u16(&o, m->fd.xattrs_len);
+                        bytes_put_mem(&o, m->fd.xattrs, m->fd.xattrs_len);
+                }
                 break;
         case LANDMSG_SESSION:
                 bytes_put_u8(&o, m->session.direction);
@@ -584,8 +611,12 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                 e->mtime_ns = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 l2 = bytes_get_u16(&in);
-                ok = bytes_get_str(&in, e->path, sizeof(e->path), l1) &&
-                     bytes_get_str(&in, e->target, sizeof(e->target), l2) && walk_entry_ok(e, l1, l2);
+                e->xattrs_len = bytes_get_u16(&in);
+                ok = e->xattrs_len <= LANDMSG_XATTRS_MAX && bytes_get_str(&in, e->path, sizeof(e->path), l1) &&
+                     bytes_get_str(&in, e->target, sizeof(e->target), l2);
+                if (ok)
+                        bytes_get_mem(&in, e->xattrs, e->xattrs_len);
+                ok = ok && walk_entry_ok(e, l1, l2);
                 break;
         }
         case LANDMSG_SETATTR:
@@ -604,7 +635,16 @@ int landmsg_decode(const void *buf, size_t len, struct landmsg *m)
                      setattr_ok(&m->setattr, l1, l2);
                 break;
         case LANDMSG_OK:
+                break;
         case LANDMSG_FD:
+                /* Empty, or (version 6) the attributes read. */
+                if (len > LANDMSG_HEADER_SIZE) {
+                        m->fd.xattrs_len = bytes_get_u16(&in);
+                        ok = m->fd.xattrs_len >= 1 && m->fd.xattrs_len <= LANDMSG_XATTRS_MAX;
+                        if (ok)
+                                bytes_get_mem(&in, m->fd.xattrs, m->fd.xattrs_len);
+                        ok = ok && read_xattrs_ok(m->fd.xattrs, m->fd.xattrs_len);
+                }
                 break;
         case LANDMSG_ERROR:
                 m->error.err = bytes_get_u32(&in);

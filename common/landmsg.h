@@ -241,6 +241,11 @@ struct landmsg_session_ok {
  * sender's. */
 #define LANDMSG_OP_XATTRS       (1u << 11)
 #define LANDMSG_OP_ACLS         (1u << 12)
+/* On OPEN_READ and WALK of a PULL session (version 6; xferctl get -X, -A)
+ * the same flags ask to read them, as the user: the FD answer carries the
+ * file's or directory's (user.* for LANDMSG_OP_XATTRS, its ACLs for
+ * _ACLS), each WALK_ENTRY of a file or directory its own. One that takes
+ * more than LANDMSG_XATTRS_MAX bytes is an ERROR (E2BIG) naming it. */
 #define LANDMSG_XATTRS_MAX      4095
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
 /* PUBLISH's, in a session that may LOOK (version 5): an existing DEST,
@@ -379,6 +384,18 @@ struct landmsg_walk_entry {
         uint64_t mtime_ns;      /* since the epoch, 0: none (a hard link's: 0) */
         char path[LANDMSG_PATH_MAX + 1];        /* beneath DEST, name_path_check's form */
         char target[LANDMSG_PATH_MAX + 1];      /* SYMLINK, HARDLINK; else "" */
+        /* A FILE's or DIR's attributes (version 6), where the WALK asked
+         * for them (LANDMSG_OP_XATTRS, _ACLS); else 0. */
+        uint16_t xattrs_len;
+        uint8_t xattrs[LANDMSG_XATTRS_MAX];
+};
+
+/* FD's (version 6): an OPEN_READ's answer with LANDMSG_OP_XATTRS or
+ * _ACLS asked, the file's or directory's attributes (xattrs.h), read as
+ * the user; none else. */
+struct landmsg_fd {
+        uint16_t xattrs_len;
+        uint8_t xattrs[LANDMSG_XATTRS_MAX];
 };
 
 /* FDS: a BATCH's answer, with @count descriptors (its TMPFILEs'). */
@@ -406,6 +423,7 @@ struct landmsg {
                 struct landmsg_published published;
                 struct landmsg_walk_head walk_head;
                 struct landmsg_walk_entry walk_entry;
+                struct landmsg_fd fd;
         };
 };
 

@@ -1396,7 +1396,7 @@ static bool wire_land_ok(const struct wire_landing *l, size_t cred_len, size_t p
         return (l->direction == WIRE_LAND_PUSH || l->direction == WIRE_LAND_PULL) &&
                /* A push's: where and whether to replace; a pull's: a tree or not (version 25). */
                (l->direction == WIRE_LAND_PUSH ? (l->flags & ~_WIRE_LAND_PUSH_FLAGS) == 0
-                                               : (l->flags & ~WIRE_LAND_TREE) == 0) &&
+                                               : (l->flags & ~_WIRE_LAND_PULL_FLAGS) == 0) &&
                wire_land_xattrs_ok(l->flags, l->xattrs, l->xattrs_len) &&
                l->naddrs >= 1 && l->naddrs <= WIRE_LAND_ADDRS_MAX && wire_land_cred_ok(l->cred, cred_len) &&
                wire_land_path_ok(l->path, path_len);
@@ -1414,7 +1414,7 @@ static bool wire_land_back_ok(const struct wire_landing *l, size_t cred_len, siz
         if (l->direction == WIRE_LAND_PUSH)
                 return l->back_port == 0 && l->back_flags == 0 && l->back_bwlimit == 0 && cred_len == 0 &&
                        path_len == 0;
-        return l->back_port != 0 && (l->back_flags & ~_WIRE_LAND_FLAGS) == 0 && !(l->flags & ~WIRE_LAND_TREE) &&
+        return l->back_port != 0 && (l->back_flags & ~_WIRE_LAND_FLAGS) == 0 && !(l->flags & ~_WIRE_LAND_PULL_FLAGS) &&
                wire_land_cred_ok(l->back_cred, cred_len) && wire_land_path_ok(l->back_path, path_len);
 }
 

@@ -1061,6 +1061,9 @@ enum {
         WIRE_LAND_XATTRS = 1 << 3,
         WIRE_LAND_ACLS = 1 << 4,
         _WIRE_LAND_PUSH_FLAGS = _WIRE_LAND_FLAGS | WIRE_LAND_XATTRS | WIRE_LAND_ACLS,
+        /* A pull's (version 27: xferctl get -X, -A): the send back carries
+         * them, read there as the user. */
+        _WIRE_LAND_PULL_FLAGS = WIRE_LAND_TREE | WIRE_LAND_XATTRS | WIRE_LAND_ACLS,
 };
 struct wire_landing {
         uint8_t direction;      /* WIRE_LAND_PUSH, WIRE_LAND_PULL */

@@ -142,6 +142,34 @@ static int stage_dir(struct lander *l, struct lander_session *ss, uint32_t flags
         return pfd < 0 ? -1 : stage_hold(ss, pfd, into, path, reply);
 }
 
+/* OPEN_READ's and WALK's LANDMSG_OP_XATTRS, _ACLS: what to read (xattrs.h's XATTRS_*). */
+static unsigned int read_which(uint32_t flags)
+{
+        return ((flags & LANDMSG_OP_XATTRS) ? XATTRS_USER : 0) | ((flags & LANDMSG_OP_ACLS) ? XATTRS_ACL : 0);
+}
+
+/* @fd's attributes of @which into @reply's FD, as the user: 0, or -1 with
+ * the ERROR in @reply (@path names it). */
+static int read_attrs(int fd, unsigned int which, const char *path, struct landmsg *reply)
+{
+        char bad[256];
+        size_t need;
+        int n = xattrs_read(fd, which, reply->fd.xattrs, sizeof(reply->fd.xattrs), &need, bad);
+
+        if (n == -E2BIG) {
+                lander_error_reply(reply, E2BIG, 0, path, "its extended attributes and ACLs take %zu bytes, more "
+                                   "than the %u that go with an entry", need, LANDMSG_XATTRS_MAX);
+                return -1;
+        }
+        if (n < 0) {
+                lander_error_reply(reply, -n, 0, path, "reading its attributes%s%s: %s", bad[0] ? " " : "", bad,
+                                   strerror(-n));
+                return -1;
+        }
+        reply->fd.xattrs_len = (uint16_t)n;
+        return 0;
+}
+
 /* chmod(2) of what the O_PATH descriptor @fd names: 0 or -1 (errno). */
 static int chmod_path_fd(int fd, mode_t mode)
 {
@@ -903,7 +931,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 }
                 if (req->type == LANDMSG_WALK) {
                         /* Beneath it, the walker: the user for good. */
-                        r = walker_start(&ss->who, dfd, slash + 1, &nfd);
+                        r = walker_start(&ss->who, dfd, slash + 1, read_which(req->op.flags), &nfd);
                         if (r < 0) {
                                 lander_error_reply(reply, r, 0, path, "cannot start walking it: %s", strerror(-r));
                                 break;
@@ -924,6 +952,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 }
                 /* O_NONBLOCK was for the open (a FIFO planted there); reads block. */
                 fcntl(nfd, F_SETFL, fcntl(nfd, F_GETFL) & ~O_NONBLOCK);
+                /* Its attributes, as the user reads them (xferctl get -X, -A). */
+                if (read_which(req->op.flags) && read_attrs(nfd, read_which(req->op.flags), path, reply) < 0) {
+                        safe_close(nfd);
+                        break;
+                }
                 reply->type = LANDMSG_FD;
                 *reply_fd = nfd;
                 break;

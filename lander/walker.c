@@ -25,6 +25,7 @@
 #include "name.h"
 #include "walk.h"
 #include "walker.h"
+#include "xattrs.h"
 
 struct walker {
         int sock;
@@ -33,7 +34,8 @@ struct walker {
         uint32_t entries, counted;
         uint64_t bytes;
         struct hardlinks *hard;
-        struct landmsg m;               /* 8 KiB: not on the stack */
+        unsigned int which;             /* the attributes each file and directory carries (xattrs.h) */
+        struct landmsg m;               /* 12 KiB: not on the stack */
 };
 
 /* Say why the walk stops, and stop it. */
@@ -111,6 +113,21 @@ static int walker_entry(void *userdata, struct walk_entry *e)
                 we->size = e->kind == WALK_FILE ? (uint64_t)e->st.st_size : 0;
                 we->mtime_ns = walk_mtime_ns(&e->st);
                 fd = e->kind == WALK_FILE ? e->fd : -1;
+                /* Its attributes (xferctl get -X, -A), read as the user. */
+                if (w->which) {
+                        char bad[256];
+                        size_t need;
+                        int n = xattrs_read(e->attr_fd, w->which, we->xattrs, sizeof(we->xattrs), &need, bad);
+
+                        if (n == -E2BIG)
+                                return walker_error(w, E2BIG, e->path, "its extended attributes and ACLs take %zu "
+                                                    "bytes, more than the %u that go with an entry", need,
+                                                    LANDMSG_XATTRS_MAX);
+                        if (n < 0)
+                                return walker_error(w, n, e->path, "reading its attributes%s%s: %s", bad[0] ? " " : "",
+                                                    bad, strerror(-n));
+                        we->xattrs_len = (uint16_t)n;
+                }
         }
         r = landmsg_send(w->sock, &w->m, fd);
         if (r < 0)
@@ -130,7 +147,7 @@ static int walker_skip(void *userdata, const char *path, mode_t mode, int err)
 }
 
 /* The walks, in the child, as the user. Its exit status. */
-static int walker_run(int sock, int pfd, const char *leaf)
+static int walker_run(int sock, int pfd, const char *leaf, unsigned int which)
 {
         struct walker *w = calloc(1, sizeof(*w));
         struct walk_ops ops = { .entry = walker_entry, .skip = walker_skip, .no_open = true };
@@ -140,6 +157,7 @@ static int walker_run(int sock, int pfd, const char *leaf)
                 return 1;
         w->sock = sock;
         w->leaf_len = strlen(leaf);
+        w->which = which;
         w->hard = hardlinks_new();
         if (!w->hard) {
                 walker_error(w, ENOMEM, leaf, "out of memory");
@@ -182,7 +200,7 @@ static int walker_run(int sock, int pfd, const char *leaf)
         return landmsg_send(sock, &w->m, -1) < 0;
 }
 
-int walker_start(const struct landfs_id *who, int pfd, const char *leaf, int *out)
+int walker_start(const struct landfs_id *who, int pfd, const char *leaf, unsigned int which, int *out)
 {
         int sv[2];
         pid_t pid;
@@ -211,7 +229,7 @@ int walker_start(const struct landfs_id *who, int pfd, const char *leaf, int *ou
                 if (landfs_become_for_good(who) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
                     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                         _exit(1);
-                _exit(walker_run(4, 3, leaf));
+                _exit(walker_run(4, 3, leaf, which));
         }
         close(sv[1]);
         *out = sv[0];

@@ -11,4 +11,4 @@
 /* 0 with *@out the daemon's end (the caller passes it on and closes
  * it), or -errno (nothing started). The child is nobody's to wait for:
  * the lander leaves SIGCHLD ignored. */
-int walker_start(const struct landfs_id *who, int pfd, const char *leaf, int *out);
+int walker_start(const struct landfs_id *who, int pfd, const char *leaf, unsigned int which, int *out);

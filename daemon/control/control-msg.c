@@ -136,12 +136,13 @@ static int control_land(const struct ctl_submit *s, struct wire_landing *l, char
         /* Several files go into PATH; one file or one tree may be PATH
          * itself. A pull's are its way back's. */
         l->flags = pull ? ((s->flags & CTL_SUBMIT_PULL_TREE) ? WIRE_LAND_TREE : 0) : dir;
-        /* -X, -A: the first file's or DEST's attributes ride in the landing (wire.h, Attributes). */
-        if (!pull && (s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS))) {
+        /* -X, -A (wire.h, Attributes): a push's first file's or DEST's
+         * ride in the landing; a pull asks the peer to send them back. */
+        if (s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) {
                 l->flags |= (uint8_t)(((s->flags & CTL_SUBMIT_XATTRS) ? WIRE_LAND_XATTRS : 0) |
                                       ((s->flags & CTL_SUBMIT_ACLS) ? WIRE_LAND_ACLS : 0));
-                l->xattrs_len = s->xattrs_len;
-                memcpy(l->xattrs, s->xattrs, s->xattrs_len);
+                l->xattrs_len = pull ? 0 : s->xattrs_len;
+                memcpy(l->xattrs, s->xattrs, l->xattrs_len);
         }
         l->naddrs = 1;
         if (landmsg_addr_parse(s->host, l->addrs[0]) < 0) {
@@ -236,10 +237,10 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
          * straight to the peer (wire.h, Attributes). */
         if ((s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) &&
             (!(s->flags & CTL_SUBMIT_LAND) ||
-             (s->flags & (CTL_SUBMIT_PULL | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) ||
-             s->route[0])) {
+             (s->flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) || s->route[0] ||
+             ((s->flags & CTL_SUBMIT_PULL) && s->xattrs_len))) {
                 snprintf(why, whylen, "attributes (-X, -A) go with files that land as the user, not with a "
-                         "pull, sync, dry run or chain");
+                         "sync, dry run or chain");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {

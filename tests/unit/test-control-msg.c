@@ -180,7 +180,7 @@ static void test_submit(void)
         c = NULL;
         s->flags |= CTL_SUBMIT_SYNC_SIZE;
         is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "-X with --sync is refused");
-        is_str(why, "attributes (-X, -A) go with files that land as the user, not with a pull, sync, dry run or chain",
+        is_str(why, "attributes (-X, -A) go with files that land as the user, not with a sync, dry run or chain",
                "saying so");
         s->flags = CTL_SUBMIT_XATTRS;
         is_int(control_spec_new(s, 1000, &c, why, sizeof(why)), -EINVAL, "-X into the drop box is refused");

@@ -61,7 +61,6 @@ usage '--xattrs (-X): attributes go only with files that land as you (PEER:/PATH
         -X "$tmp/a" 10.0.0.2
 usage '-X and -A with --sync, --skip-existing or --delete is not supported yet' -X -A --sync=size "$tmp/a" \
         10.0.0.2:/scratch/x
-usage '-X and -A are not supported yet for a copy from PEER_A' -r -A 10.0.0.1:/scratch/x 10.0.0.2:/scratch/y
 usage '-X and -A are not supported yet down a relay chain: add --parallel N' -X "$tmp/a" '10.0.0.[2-3]:/scratch/x/'
 
 # xferctl get PEER:/PATH DEST: what it cannot do yet, and PATH's rules.
@@ -88,6 +87,8 @@ gusage "several sources go into DEST, a directory here: '$tmp/none' is not there
 gusage "several sources go into DEST, a directory here: '$tmp/a' is no directory" 10.0.0.2:/scratch/x \
         10.0.0.3:/scratch/y "$tmp/a"
 gusage "--json describes one job" --json 10.0.0.2:/scratch/x 10.0.0.3:/scratch/y "$tmp"
+gusage "-X and -A with --sync, --skip-existing or --delete are not supported yet" -r -X --sync=size \
+        10.0.0.2:/scratch/x "$tmp/in"
 gusage "--delete is for a tree (-r) kept up to date (--sync or --skip-existing)" --delete --sync=size \
         10.0.0.2:/scratch/x "$tmp/in"
 gusage "--delete is for a tree (-r) kept up to date (--sync or --skip-existing)" -r --delete 10.0.0.2:/scratch/x \
@@ -181,6 +182,7 @@ unshare -m --propagation private bash -c '
         send 22 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -X -A "$tmp/a" 10.0.0.2:/scratch/alice/in/
         send 23 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r --skip-existing --delete \
                 127.0.0.1:/scratch/alice/run "$tmp/in"
+        send 24 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r -X -A 127.0.0.1:/scratch/alice/run "$tmp/in"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -309,6 +311,11 @@ check 23 "SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,PULL,PULL_TREE,SKIP_EXISTING,D
         'get -r --skip-existing --delete PEER:/DIR DEST: a tree pulled and mirrored here'
 cred 23 0
 back 23 0
+# get -X -A: the pull asks for them (none of its own to carry).
+check 24 "SUBMIT flags=LAND,LAND_DIR,PULL,PULL_TREE,XATTRS,ACLS host=127.0.0.1 port=0 name=run files=0 path=/scratch/alice/run back=10.9.9.9:0:$tmp/in xattrs=0" \
+        'get -r -X -A PEER:/DIR DEST: a tree pulled with its attributes'
+cred 24 0
+back 24 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

@@ -343,6 +343,8 @@ static void mkfile(const char *rel, const char *data, mode_t mode, uid_t uid)
 
 /* A TREE session for DEST @rel: OPEN_READ it, then WALK it. The walker's
  * socket, or -1 (@r the refusal). */
+static uint32_t walker_flags;   /* the next walker_of's OPEN_READ and WALK read these (get -X, -A) */
+
 static int walker_of(struct lander *l, const char *rel, bool tree, int *r, int *dirfd)
 {
         uint64_t s;
@@ -352,10 +354,18 @@ static int walker_of(struct lander *l, const char *rel, bool tree, int *r, int *
         req.session.flags = tree ? LANDMSG_SESSION_TREE : 0;
         munge_fixture_cred(&req.session, nobody_uid, nobody_gid, NULL);
         s = open_session(l, 1);
-        *r = op(l, 1, LANDMSG_OPEN_READ, s, "", 0, NULL, -1, dirfd);
+        req.type = LANDMSG_OPEN_READ;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = walker_flags;
+        *r = ask(l, 1, -1, dirfd);
         if (*r < 0)
                 return -1;
-        *r = op(l, 1, LANDMSG_WALK, s, "", 0, NULL, -1, &fd);
+        req.type = LANDMSG_WALK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = walker_flags;
+        *r = ask(l, 1, -1, &fd);
         return *r < 0 ? -1 : fd;
 }
 
@@ -1301,6 +1311,35 @@ static void test_attrs(struct lander *l)
         ok(getxattr(at("scratch/nobody/xt/d/rodir"), XATTRS_ACL_ACCESS, got, sizeof(got)) == (ssize_t)alen &&
            stat(at("scratch/nobody/xt/d/rodir/in"), &st) == 0, "d/rodir: its ACL, and what was made in it");
         is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+
+        /* Read back as the user (get -X -A): the tree's own with OPEN_READ,
+         * each entry's with the walker's. */
+        {
+                static struct landmsg m;
+                int ws, dfd = -1, r, with = 0;
+
+                fd = -1;
+                walker_flags = LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+                ws = walker_of(l, "scratch/nobody/xt", true, &r, &dfd);
+                walker_flags = 0;
+                safe_close(dfd);
+                ok(ws >= 0 && reply.type == LANDMSG_FD, "a pull of the tree that reads them");
+                ok(ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_WALK_HEAD, "its count");
+                while (ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_WALK_ENTRY) {
+                        const struct landmsg_walk_entry *e = &m.walk_entry;
+                        unsigned int which = 0;
+
+                        if (!strcmp(e->path, "d/ro") && xattrs_check(e->xattrs, e->xattrs_len, &which) == 0 &&
+                            which == (XATTRS_USER | XATTRS_ACL))
+                                with++;
+                        if (!strcmp(e->path, "d") && e->xattrs_len > 0)
+                                with++;
+                        safe_close(fd);
+                }
+                ok(with == 2 && m.type == LANDMSG_OK, "d/ro's user.* and ACL, d's default ACL, as the user read them");
+                safe_close(ws);
+                lander_conn_closed(l, 1);
+        }
 }
 
 static void test_munged_gone(struct lander *l)

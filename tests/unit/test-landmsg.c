@@ -75,7 +75,10 @@ static bool round_trip(const struct landmsg *m)
                         same = memcmp(&back->walk_entry, &m->walk_entry, sizeof(m->walk_entry)) == 0;
                         break;
                 case LANDMSG_OK:
+                        break;
                 case LANDMSG_FD:
+                        same = back->fd.xattrs_len == m->fd.xattrs_len &&
+                               memcmp(back->fd.xattrs, m->fd.xattrs, m->fd.xattrs_len) == 0;
                         break;
                 default:
                         same = memcmp(&back->op, &m->op, sizeof(m->op)) == 0;
@@ -234,6 +237,7 @@ static void test_round_trips(void)
         m->type = LANDMSG_OK;
         ok(round_trip(m), "OK");
         m->type = LANDMSG_FD;
+        memset(&m->fd, 0, sizeof(m->fd));
         ok(round_trip(m), "FD");
         free(m);
         m = msg_new(LANDMSG_ERROR);
@@ -783,7 +787,52 @@ static void test_attrs(void)
         memcpy(m->op.xattrs, x, xl);
         m->op.xattrs_len = (uint16_t)xl;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "is not the lander's to set: -EINVAL");
+        /* Read (get -X, -A): OPEN_READ and WALK ask, FD and WALK_ENTRY carry them. */
+        m->type = LANDMSG_OPEN_READ;
+        memset(&m->op, 0, sizeof(m->op));
+        m->op.session = 3;
+        m->op.flags = LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->op.flags == m->op.flags,
+           "an OPEN_READ that asks for the attributes");
+        m->type = LANDMSG_WALK;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->op.flags == m->op.flags, "a WALK that does");
+        m->type = LANDMSG_TMPFILE;
+        m->op.mode = 0600;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a TMPFILE may not ask");
+        m->type = LANDMSG_FD;
+        memset(&m->fd, 0, sizeof(m->fd));
+        xl = 0;
+        (void)xattrs_put(m->fd.xattrs, sizeof(m->fd.xattrs), &xl, "user.k", "v", 1);
+        m->fd.xattrs_len = (uint16_t)xl;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n == LANDMSG_HEADER_SIZE + 2 + (int)xl && landmsg_decode(buf, (size_t)n, d) == 0 && d->fd.xattrs_len == xl &&
+           memcmp(d->fd.xattrs, m->fd.xattrs, xl) == 0, "an FD with the file's attributes");
+        m->fd.xattrs[0] = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "malformed ones: -EINVAL");
+        m->type = LANDMSG_WALK_ENTRY;
+        memset(&m->walk_entry, 0, sizeof(m->walk_entry));
+        m->walk_entry.kind = LANDMSG_WALK_DIR;
+        m->walk_entry.mode = 0755;
+        strcpy(m->walk_entry.path, "d");
+        xl = 0;
+        (void)xattrs_put(m->walk_entry.xattrs, sizeof(m->walk_entry.xattrs), &xl, XATTRS_ACL_DEFAULT, "\x02\0\0\0", 4);
+        m->walk_entry.xattrs_len = (uint16_t)xl;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->walk_entry.xattrs_len == xl &&
+           memcmp(d->walk_entry.xattrs, m->walk_entry.xattrs, xl) == 0, "a directory's WALK_ENTRY with its default ACL");
+        m->walk_entry.kind = LANDMSG_WALK_SYMLINK;
+        strcpy(m->walk_entry.target, "t");
+        m->walk_entry.size = 1;
+        m->walk_entry.mode = 0;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a symlink's carries none");
         /* In a BATCH, with its descriptor as any LINK. */
+        memset(&m->op, 0, sizeof(m->op));
+        m->type = LANDMSG_LINK;
+        m->op.session = 3;
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS;
+        strcpy(m->op.leaf, "f");
         xl = 0;
         (void)xattrs_put(x, sizeof(x), &xl, "user.k", "v", 1);
         memcpy(m->op.xattrs, x, xl);

@@ -348,6 +348,10 @@ struct recv_xfer {
         struct recv_pull *pull;
         uint64_t pull_bytes, pull_usec; /* sent back, once that send is done */
         uint32_t pull_skipped;          /* of what went back, kept there (its sync) */
+        /* The pulled file's or tree's own attributes, as the lander read
+         * them (get -X, -A), for the send back's landing. */
+        uint16_t pull_xattrs_len;
+        uint8_t pull_xattrs[WIRE_XATTRS_MAX];
 };
 
 /* The entries the offer carries: a pack's, or 1. */

@@ -51,6 +51,8 @@ struct recv_pull_entry {
         int fd;                         /* a FILE's */
         char *name;                     /* "DEST/a/b" */
         char *target;                   /* a symlink's; a hard link's, "DEST/..." */
+        uint8_t *xattrs;                /* a FILE's or DIR's attributes (get -X, -A); NULL: none */
+        uint16_t xattrs_len;
 };
 
 /* The send back; outlives its transfer until the send's done. */
@@ -68,7 +70,8 @@ struct recv_pull {
         uint64_t job_bytes;
         struct recv_pull_entry ahead[RECV_PULL_AHEAD];
         unsigned int first, n;
-        char *cur_name;                 /* the entry next() gave last */
+        char *cur_name;                 /* the entry next() gave last, and its attributes */
+        uint8_t *cur_xattrs;
         char leaf[WIRE_PATH_MAX + 1];   /* DEST's name: the pull's offer's */
         /* Why the tree's send was cancelled here (the walker's word), for
          * the verdict: "" when it was not. */
@@ -82,6 +85,7 @@ static void recv_pull_entry_clear(struct recv_pull_entry *en)
         safe_close(en->fd);
         free(en->name);
         free(en->target);
+        free(en->xattrs);
         *en = (struct recv_pull_entry){ .fd = -1 };
 }
 
@@ -96,7 +100,15 @@ static void recv_pull_free(struct recv_pull *p)
                 event_free(p->walk_ev);
         safe_close(p->walk_fd);
         free(p->cur_name);
+        free(p->cur_xattrs);
         free(p);
+}
+
+/* The attributes the pull asks for (get -X, -A), as the lander's read flags. */
+static uint32_t recv_pull_read_flags(const struct recv_xfer *x)
+{
+        return ((x->landing->flags & WIRE_LAND_XATTRS) ? LANDMSG_OP_XATTRS : 0) |
+               ((x->landing->flags & WIRE_LAND_ACLS) ? LANDMSG_OP_ACLS : 0);
 }
 
 static bool recv_pull_opening(struct recv_xfer *x)
@@ -240,6 +252,13 @@ static bool recv_pull_send(struct recv_xfer *x, struct recv_pull *p, int fd)
          * user made for this (a PUSH for that node), at the path they said. */
         back->direction = WIRE_LAND_PUSH;
         back->flags = l->back_flags;
+        /* get -X, -A: the send back carries them, the file's or the tree's
+         * own in its landing (read as the user with it). */
+        if (l->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS)) {
+                back->flags |= l->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS);
+                back->xattrs_len = x->pull_xattrs_len;
+                memcpy(back->xattrs, x->pull_xattrs, x->pull_xattrs_len);
+        }
         back->naddrs = 1;
         memcpy(back->addrs[0], l->back_addr, WIRE_ADDR_SIZE);
         memcpy(back->token, l->token, WIRE_TOKEN_SIZE);
@@ -352,7 +371,14 @@ static int recv_pull_keep(struct recv_pull *p, const struct landmsg_walk_entry *
         } else if (we->kind == LANDMSG_WALK_SYMLINK) {
                 en->target = strdup(we->target);
         }
-        if (!en->name || (we->target[0] && !en->target)) {
+        if (we->xattrs_len) {
+                en->xattrs = malloc(we->xattrs_len);
+                if (en->xattrs) {
+                        memcpy(en->xattrs, we->xattrs, we->xattrs_len);
+                        en->xattrs_len = we->xattrs_len;
+                }
+        }
+        if (!en->name || (we->target[0] && !en->target) || (we->xattrs_len && !en->xattrs)) {
                 en->fd = -1;    /* the caller's still */
                 recv_pull_entry_clear(en);
                 return -ENOMEM;
@@ -445,12 +471,15 @@ static int recv_pull_tree_next(void *owner, uint32_t index, struct engine_send_f
         }
         en = &p->ahead[p->first];
         free(p->cur_name);
+        free(p->cur_xattrs);
         p->cur_name = TAKE_PTR(en->name);
+        p->cur_xattrs = TAKE_PTR(en->xattrs);
         *f = (struct engine_send_file){ .fd = en->fd, .size = en->size, .name = p->cur_name,
                                         .dir = en->kind == LANDMSG_WALK_DIR,
                                         .link = en->kind == LANDMSG_WALK_SYMLINK || en->kind == LANDMSG_WALK_HARDLINK,
                                         .hard = en->kind == LANDMSG_WALK_HARDLINK,
-                                        .mode = en->mode, .mtime_ns = en->mtime_ns };
+                                        .mode = en->mode, .mtime_ns = en->mtime_ns, .xattrs = p->cur_xattrs,
+                                        .xattrs_len = p->cur_xattrs ? en->xattrs_len : 0 };
         en->fd = -1;
         /* A link's target (a hard link's: its file's name) is its data. */
         if (f->link)
@@ -525,6 +554,7 @@ static void recv_pull_on_stat(struct io_req *req, int64_t res)
 
                 safe_close(fd);
                 walk.op.session = x->land_session;
+                walk.op.flags = recv_pull_read_flags(x);
                 recv_land_ask(x, &walk, -1, recv_pull_on_walker, "walking the tree as its user");
                 return;
         }
@@ -559,6 +589,9 @@ static void recv_pull_on_open(void *arg, const struct landmsg *reply, int fd)
                 recv_land_refused(x, "reading the file", reply);
                 return;
         }
+        /* Its own attributes (get -X, -A), for the send back's landing. */
+        x->pull_xattrs_len = reply->fd.xattrs_len;
+        memcpy(x->pull_xattrs, reply->fd.xattrs, reply->fd.xattrs_len);
         x->pull_fd = fd;
         x->cur->req.done = recv_pull_on_stat;
         if (io_statx(x->env->io, &x->cur->req, fd, empty, AT_EMPTY_PATH, &x->stx) < 0) {
@@ -575,6 +608,7 @@ void recv_pull_open(struct recv_xfer *x)
         struct landmsg req = { .type = LANDMSG_OPEN_READ };
 
         req.op.session = x->land_session;
+        req.op.flags = recv_pull_read_flags(x);
         recv_land_ask(x, &req, -1, recv_pull_on_open, "opening the file as its user");
 }
 

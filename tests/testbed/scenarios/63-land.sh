@@ -29,7 +29,8 @@
 #     default, a file's) into a directory with a default ACL of its own:
 #     what rsync -aHSXA makes (tree-oracle); without -X, none; three files
 #     (the first's in the landing, then XATTR parts: 2,500 bytes) keep
-#     theirs; the drop box refuses -X.
+#     theirs; get -r -X -A brings the tree back with them; the drop box
+#     refuses -X.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
 #     fails saying to send the tree again (a landing's tree is not
 #     resumed), nothing published, nothing staged left, beta's rdmaxferd
@@ -310,6 +311,13 @@ send "$ALICE" -r -X -A "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
 tb_log "$(tail -n 1 <<<"$OUT")"
 tree_oracle "$xt" "$SCR/$ALICE/attrs-in/attrs" -- -X -A
 [[ -z $(find "$SCR/$ALICE/attrs-in/attrs" ! -user "$ALICE") ]] || tb_fail "-r -X -A: entries not alice's"
+# Pulled back (get -r -X -A): beta's lander reads them as alice, its
+# send back carries them, alpha's lander sets them.
+RC=0
+OUT=$(as "$ALICE" timeout 120 xferctl get -r -X -A "$BETA_ADDR:$SCR/$ALICE/attrs-in/attrs" "$SCR/$ALICE/attrs-back" 2>&1) ||
+        RC=$?
+((RC == 0)) || tb_fail "get -r -X -A: exit $RC: $OUT"
+tree_oracle "$xt" "$SCR/$ALICE/attrs-back" -- -X -A
 # Without them, none (the drop box's digest aside).
 send "$ALICE" "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/ro-plain.txt"
 ((RC == 0)) && [[ -z $(getfattr -d -m '^user\.[^r]' "$SCR/$ALICE/ro-plain.txt" 2>/dev/null) ]] ||
