@@ -329,7 +329,10 @@
  * parts outside such a session, on a pack's or the first offer, out of
  * order, or an offer before their last one, are protocol errors, as are
  * records xattrs_check() refuses (a name of another namespace, twice).
- * Relays, chains, sync and dry runs carry none (xferctl refuses).
+ * Relays, chains, sync and dry runs carry none (xferctl refuses). A
+ * pull's landing (WIRE_LAND_PULL) may carry the two flags too, and no
+ * records: the pulled side reads the file's or tree's attributes as the
+ * user (its lander) and its send back carries them so.
  *
  * Pulls (version 21): a landing whose direction is WIRE_LAND_PULL asks
  * the receiver for the file at its path, read as the user its credential
