@@ -614,6 +614,35 @@ static int send_offer_msg(struct engine_send *s, struct send_lane *l, const stru
         return 1;
 }
 
+/*
+ * What is left of @bytes (@total), from *@sent on, in @type parts (a
+ * LAND's layout: total, offset, len, bytes) before the offer, each a
+ * credit: true once every part is posted; false when one waits for a
+ * credit (*@sent says where it goes on) or the transfer failed.
+ */
+static bool send_offer_parts(struct engine_send *s, struct send_lane *l, uint16_t type, const uint8_t *bytes,
+                             uint16_t total, uint16_t *sent, const char *what)
+{
+        struct wire_msg m;
+
+        while (*sent < total) {
+                uint16_t n = (uint16_t)MIN((size_t)(total - *sent), (size_t)WIRE_LAND_PART_MAX);
+
+                m = (struct wire_msg){ .type = type };
+                /* An XATTR's is a LAND's (wire.h: the union's same struct). */
+                m.land.total = total;
+                m.land.offset = *sent;
+                m.land.len = n;
+                memcpy(m.land.bytes, bytes + *sent, n);
+                if (send_offer_msg(s, l, &m, what) <= 0)
+                        return false;
+                *sent = (uint16_t)(*sent + n);
+                if (l->credits == 0)
+                        return false;
+        }
+        return true;
+}
+
 void send_post_offer(struct engine_send *s)
 {
         struct xfer *b = &s->base;
@@ -626,22 +655,9 @@ void send_post_offer(struct engine_send *s)
         /* Its attributes first, in XATTR parts, each a credit (wire.h,
          * Attributes); then a long path, in NAME parts (Long paths); what
          * is posted of them is kept across the waits for a credit. */
-        while (s->xattrs_sent < s->offer.xattrs_len) {
-                uint16_t n = (uint16_t)MIN((size_t)(s->offer.xattrs_len - s->xattrs_sent),
-                                           (size_t)WIRE_LAND_PART_MAX);
-
-                m = (struct wire_msg){ .type = WIRE_XATTR };
-                m.xattr.total = s->offer.xattrs_len;
-                m.xattr.offset = s->xattrs_sent;
-                m.xattr.len = n;
-                memcpy(m.xattr.bytes, s->xattrs + s->xattrs_sent, n);
-                if (send_offer_msg(s, l, &m, "the entry's attributes") <= 0)
-                        return;
-                s->xattrs_sent = (uint16_t)(s->xattrs_sent + n);
-                if (l->credits == 0)
-                        return;
-                m = (struct wire_msg){ .type = WIRE_OFFER };
-        }
+        if (!send_offer_parts(s, l, WIRE_XATTR, s->xattrs, s->offer.xattrs_len, &s->xattrs_sent,
+                              "the entry's attributes"))
+                return;
         /* A long path first, in NAME parts, each a credit (wire.h, Long
          * paths); what is posted of it is kept across the waits for one. */
         if (s->offer.flags & WIRE_OFFER_LONG_NAME) {
@@ -666,21 +682,9 @@ void send_post_offer(struct engine_send *s)
         /* A landing's LAND parts before the session's first offer: each
          * in the receiver's one control buffer, given back with a CREDIT
          * (wire.h, Landing as the user). */
-        while (s->offer.file == 0 && s->land && s->land_sent < s->land_len) {
-                uint16_t n = (uint16_t)MIN((size_t)(s->land_len - s->land_sent), (size_t)WIRE_LAND_PART_MAX);
-
-                m = (struct wire_msg){ .type = WIRE_LAND };
-                m.land.total = s->land_len;
-                m.land.offset = s->land_sent;
-                m.land.len = n;
-                memcpy(m.land.bytes, s->land + s->land_sent, n);
-                if (send_offer_msg(s, l, &m, "the landing") <= 0)
-                        return;
-                s->land_sent = (uint16_t)(s->land_sent + n);
-                if (l->credits == 0)
-                        return;
-                m = (struct wire_msg){ .type = WIRE_OFFER };
-        }
+        if (s->offer.file == 0 && s->land &&
+            !send_offer_parts(s, l, WIRE_LAND, s->land, s->land_len, &s->land_sent, "the landing"))
+                return;
         /* A chain's ROUTE first: the receiver has one control buffer
          * before the offer, and gives it back with a CREDIT. */
         if (s->route_pending) {
