@@ -62,6 +62,10 @@ unsigned int recv_land_status(uint32_t err)
         case EACCES:
         case EROFS:
         case ETIME:
+        /* What the file system there cannot take (an attribute, O_TMPFILE),
+         * and attributes over what an entry carries: no retry changes it. */
+        case EOPNOTSUPP:
+        case E2BIG:
                 return WIRE_E_PERMISSION;
         case ENOENT:
         case ENOTDIR:

@@ -29,7 +29,8 @@
 #     default, a file's) into a directory with a default ACL of its own:
 #     what rsync -aHSXA makes (tree-oracle); without -X, none; three files
 #     (the first's in the landing, then XATTR parts: 2,500 bytes) keep
-#     theirs; get -r -X -A brings the tree back with them; the drop box
+#     theirs; get -r -X -A brings the tree back with them; into a tmpfs
+#     (no user xattrs): fails at once naming the attribute; the drop box
 #     refuses -X.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
 #     fails saying to send the tree again (a landing's tree is not
@@ -75,6 +76,7 @@ KEY=/etc/rdmaxferd/psk-land
 
 cleanup() {
         systemctl stop rdmaxfer-lander.socket rdmaxfer-lander.service 2>/dev/null || true
+        umount "$SCR/$ALICE/shm" 2>/dev/null || true
         for u in "$ALICE" "$BOB"; do userdel -f "$u" 2>/dev/null || true; done
         rm -rf "$SCR" "$WORK" "$KEY"
 }
@@ -331,6 +333,17 @@ for f in ro.txt shared/f big.bin; do
            $(getfattr -h -d -e hex -m '^(user\.[^r]|system\.posix_acl_access$)' "$SCR/$ALICE/attrs-files/${f##*/}" \
                 2>/dev/null | tail -n +2 | sort) ]] || tb_fail "-X -A: ${f##*/}'s attributes are not the source's"
 done
+# A file system that keeps no user xattrs there (tmpfs, kernel 6.1):
+# the send fails naming the attribute, at once (not retried), nothing
+# published.
+as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/shm"
+mount -t tmpfs -o "mode=0700,uid=$(id -u "$ALICE"),gid=$(id -g "$ALICE")" tmpfs "$SCR/$ALICE/shm" ||
+        tb_fail "mounting a tmpfs for alice"
+send "$ALICE" -X "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/shm/"
+((RC == 1)) && grep -q "user.origin: Operation not supported" <<<"$OUT" && ! grep -q "attempt 2" <<<"$OUT" &&
+        [[ -z $(ls -A "$SCR/$ALICE/shm") ]] || tb_fail "-X into a tmpfs: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+umount "$SCR/$ALICE/shm"
 # The drop box keeps its own; a chain carries none yet: said, nothing sent.
 send "$ALICE" -X "$xt/ro.txt" "$BETA_ADDR"
 ((RC == 2)) && grep -q "attributes go only with files that land as you" <<<"$OUT" ||
