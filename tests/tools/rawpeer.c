@@ -24,6 +24,7 @@
 #include "pack.h"
 #include "rawconn.h"
 #include "wire.h"
+#include "xattrs.h"
 
 #define RAWPEER_CHUNK_MAX       16384u
 /* trickle: a chunk this often by default, just inside the default peer_timeout. */
@@ -84,6 +85,8 @@ enum act {
         ACT_PACK_LINK_OUTSIDE,
         ACT_PACK_HARD_DIR,
         ACT_PACK_HARD_OTHER,
+        ACT_PACK_XATTRS,        /* a drop box's pack whose file carries attributes (wire 27) */
+        ACT_XATTR_PART,         /* an XATTR part before a drop box tree's entry */
         ACT_PUBLISHED_RETRY,
         ACT_RESUME_IDLE,
         ACT_TREE_PUBLISHED_RETRY,
@@ -232,6 +235,12 @@ static const struct mode modes[] = {
         { "pack-hard-other", ACT_PACK_HARD_OTHER, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_NAME, false, 20,
           "a tree rawpack, then a pack of 2 entries whose second is a hard link rawpack/d/h to another "
           "tree's file, other/x: RESULT, name (nothing published)" },
+        { "pack-xattrs", ACT_PACK_XATTRS, HELLO_OK, "rawpack", 1, WIRE_RESULT, WIRE_E_PROTOCOL, false, 20,
+          "a tree rawpack into the drop box, then a pack of 2 entries whose file's record carries a user.* "
+          "attribute (wire 27, a landing's only): RESULT, protocol (nothing published)" },
+        { "xattr-part", ACT_XATTR_PART, HELLO_OK, "rawpack", 1, WIRE_REFUSE, WIRE_E_PROTOCOL, true, 20,
+          "a tree rawpack into the drop box, then an XATTR part (wire 27, a landing's only) and the next "
+          "offer: REFUSE, protocol (or hang-up; nothing published)" },
         { "next-bad-mac", ACT_NEXT_BAD_MAC, HELLO_OK, "sess-b.dat", 2, WIRE_REFUSE, WIRE_E_AUTH, false, 20,
           "(--key) a session of 3 files: sess-a.dat whole, then file 2's offer with a wrong MAC: REFUSE, "
           "auth" },
@@ -606,6 +615,9 @@ static int tree_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
  * sender would, but broken as md->act says. 0 when the receiver's verdict
  * is md's, else 1.
  */
+static int next_offer(struct rawconn *c, const char *name, uint16_t flags, uint64_t size, uint32_t file,
+                      uint32_t files, uint64_t job_bytes, uint32_t chunk);
+
 static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk, int timeout_ms)
 {
         _cleanup_(pack_writer_deinit) struct pack_writer w = PACK_WRITER_NULL;
@@ -624,6 +636,17 @@ static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
         }
         snprintf(dir, sizeof(dir), "%s/d", md->file);
         snprintf(file, sizeof(file), "%s/%s", md->file, md->act == ACT_PACK_DOTDOT ? "../f" : "d/f");
+        /* An entry's attributes in a part before its offer, in a session
+         * that lands nothing as a user. */
+        if (md->act == ACT_XATTR_PART) {
+                m = (struct wire_msg){ .type = WIRE_XATTR };
+                m.xattr.total = m.xattr.len = 3 + 6 + 1;
+                memcpy(m.xattr.bytes, "\x06\x01\x00user.kv", 10);
+                r = rawconn_send_ctrl(c, &m);
+                if (r == 0)
+                        r = next_offer(c, dir, WIRE_OFFER_TREE | WIRE_OFFER_DIR, 0, 1, 3, 100, chunk);
+                return expect_verdict(c, md, timeout_ms, r);
+        }
         pack_writer_init(&w);
         if (md->act == ACT_PACK_LINK_OUTSIDE) {
                 static const char outside[] = "../../../etc";
@@ -648,10 +671,19 @@ static int pack_hostile(struct rawconn *c, const struct mode *md, uint32_t chunk
                         return 1;
                 memcpy(data, target, strlen(target));
         } else {
+                uint8_t x[32];
+                size_t xl = 0;
+
+                /* A landing's attributes, where none go (ACT_PACK_XATTRS). */
+                (void)xattrs_put(x, sizeof(x), &xl, "user.k", "v", 1);
                 if (pack_append(&w, &(struct pack_entry){ .type = PACK_DIR, .mode = 0755, .name = dir,
                                                           .name_len = strlen(dir) }, NULL) < 0 ||
                     pack_append(&w, &(struct pack_entry){ .type = PACK_FILE, .mode = 0644, .size = 100,
-                                                          .name = file, .name_len = strlen(file) }, &data) < 0)
+                                                          .name = file, .name_len = strlen(file),
+                                                          .flags = md->act == ACT_PACK_XATTRS ? PACK_F_XATTRS : 0,
+                                                          .xattrs = md->act == ACT_PACK_XATTRS ? x : NULL,
+                                                          .xattrs_len = md->act == ACT_PACK_XATTRS ? (uint16_t)xl : 0 },
+                                &data) < 0)
                         return 1;
                 memset(data, 0x61, 100);
         }
@@ -1642,6 +1674,8 @@ static int mode_run(struct rawconn *c, const struct rawpeer_opts *o, const struc
         case ACT_PACK_LINK_OUTSIDE:
         case ACT_PACK_HARD_DIR:
         case ACT_PACK_HARD_OTHER:
+        case ACT_PACK_XATTRS:
+        case ACT_XATTR_PART:
                 return pack_hostile(c, md, chunk, timeout_ms);
         case ACT_PUBLISHED_RETRY:
                 return published_retry(c, o, md, chunk, size, timeout_ms);

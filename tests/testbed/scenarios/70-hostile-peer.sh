@@ -4,7 +4,9 @@
 # restarts, nothing is published or written outside the incoming directory,
 # and honest peers are still served (also while hostile ones hold slots).
 # A tree's malformed pack (a ".." name, a size past its end, another pack
-# hash than its offer's) is refused whole and publishes nothing.
+# hash than its offer's, a landing's attributes in the drop box) is refused
+# whole and publishes nothing; so is a tree that sends an entry's
+# attributes (XATTR parts) into the drop box.
 # A session's pipelined next offer (version 8) is taken; a third file in
 # flight is refused.
 # The hostile peer is tests/tools/rawpeer, installed for the testbed.
@@ -162,7 +164,9 @@ for m in "pack-dotdot|a bad pack: an entry's name is not acceptable" \
          "pack-past-end|a bad pack: an entry's data past the end" "pack-hash|a bad pack: the pack hash does not match" \
          "pack-link-outside|symlink rawpack/d/l: it points outside the tree" \
          "pack-hard-dir|a hard link of the tree names no regular file of it" \
-         "pack-hard-other|hard link rawpack/d/h: its file is not beneath the destination"; do
+         "pack-hard-other|hard link rawpack/d/h: its file is not beneath the destination" \
+         "pack-xattrs|rawpack/d/f: attributes the session does not carry" \
+         "xattr-part|attributes in a session that carries none"; do
         cur=$(beta_cursor)
         rc=0
         tb_log "rawpeer ${m%%|*}"
