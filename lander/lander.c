@@ -302,6 +302,11 @@ static int make_stage(struct lander *l, struct lander_session *ss, const struct 
         }
         if (stage_hold(ss, pfd, into, path, reply) < 0)
                 return -1;
+        /* 0700 whatever a default ACL where it is made made of it (op_dir). */
+        if (chmod_path_fd(ss->stage_fd, 0700) < 0) {
+                lander_error_reply(reply, errno, 0, path, "setting its mode: %s", strerror(errno));
+                return -1;
+        }
         snprintf(ss->stage_leaf, sizeof(ss->stage_leaf), "%s", op->leaf);
         return 0;
 }
