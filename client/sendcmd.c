@@ -953,7 +953,7 @@ static int sendcmd_report(struct sendcmd *sc)
                 return getcmd_report(sc);
         if (sc->json) {
                 int rc = j->state != CTL_JOB_DONE ? XFERCTL_EXIT_FAILED :
-                         sc->left_out || sc->unreadable ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_OK;
+                         sc->left_out || sc->unreadable || sc->attrs_lost ? XFERCTL_EXIT_PARTIAL : XFERCTL_EXIT_OK;
 
                 /* Every mode's shape: a peers array (json.h). */
                 json_peer_open(stdout, sc->peer_arg, rc);

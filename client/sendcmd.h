@@ -79,6 +79,9 @@ struct sendcmd {
          * FIFO or socket, a name it refuses, a symlink --links leaves out
          * unless it said none): not sent, and the exit status says so. */
         unsigned int left_out;
+        /* -X, -A: entries sent without their attributes (too many bytes
+         * of them, or unreadable), said: exit 23 too. */
+        unsigned int attrs_lost;
         const char *to;                 /* --to DEST, or NULL: the directory's last component */
         char dest[CTL_NAME_MAX + 1];
         size_t root_len;                /* of FILE as typed: the walk's paths start with it */
@@ -145,7 +148,10 @@ static inline bool sendcmd_left_out_say(const struct sendcmd *sc)
         if (sc->left_out > 0)
                 xferctl_say("%u %s not sent (said above)", sc->left_out,
                             sc->left_out == 1 ? "entry was" : "entries were");
-        return sc->unreadable > 0 || sc->left_out > 0;
+        if (sc->attrs_lost > 0)
+                xferctl_say("%u %s sent without %s attributes (said above)", sc->attrs_lost,
+                            sc->attrs_lost == 1 ? "entry was" : "entries were", sc->attrs_lost == 1 ? "its" : "their");
+        return sc->unreadable > 0 || sc->left_out > 0 || sc->attrs_lost > 0;
 }
 
 /*
@@ -175,7 +181,7 @@ int sendland_sources(struct sendcmd *sc, int (*one)(struct sendcmd *each, const 
 int sendcmd_open_path(const char *path, int *out, uint64_t *size);
 /* -X, -A: the attributes of @fd (at @path, for messages) that the SUBMIT's
  * flags ask for, into @buf (CTL_XATTRS_MAX bytes) and *@len (0: none);
- * those it cannot read or carry are said, counted in left_out (exit 23),
+ * those it cannot read or carry are said, counted in attrs_lost (exit 23),
  * and the entry sent without them. */
 void sendcmd_attrs_read(struct sendcmd *sc, int fd, const char *path, uint8_t *buf, uint16_t *len);
 /* Several FILEs: checked and counted into sc->submit. -1 or an exit code. */

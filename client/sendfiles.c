@@ -252,7 +252,7 @@ void sendcmd_attrs_read(struct sendcmd *sc, int fd, const char *path, uint8_t *b
         else
                 xferctl_say("%s: cannot read its attributes%s%s%s: %s; sent without them", shown ? shown : "?",
                             bad[0] ? " (" : "", bad, bad[0] ? ")" : "", strerror(-n));
-        sc->left_out++;
+        sc->attrs_lost++;
 }
 
 /* ---- -r: a tree ---- */
