@@ -183,6 +183,14 @@ unshare -m --propagation private bash -c '
         send 23 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r --skip-existing --delete \
                 127.0.0.1:/scratch/alice/run "$tmp/in"
         send 24 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r -X -A 127.0.0.1:/scratch/alice/run "$tmp/in"
+        # More attributes than an entry carries (a file system that keeps
+        # them: tmpfs since Linux 6.6, xfs; not ext4): sent without them.
+        big=/dev/shm/test-land-cli.$$
+        echo big >"$big" &&
+                setfattr -n user.a -v "$(head -c 3000 /dev/zero | tr "\\0" a)" "$big" 2>/dev/null &&
+                setfattr -n user.b -v "$(head -c 3000 /dev/zero | tr "\\0" b)" "$big" 2>/dev/null &&
+                send 25 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -X "$big" 10.0.0.2:/scratch/alice/in/
+        rm -f "$big"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -316,6 +324,14 @@ check 24 "SUBMIT flags=LAND,LAND_DIR,PULL,PULL_TREE,XATTRS,ACLS host=127.0.0.1 p
         'get -r -X -A PEER:/DIR DEST: a tree pulled with its attributes'
 cred 24 0
 back 24 0
+# A file whose attributes take more than 4095 bytes: said, sent without
+# them (the job queued: --no-wait's exit 0).
+if [[ -e $tmp/25.rc ]]; then
+        [[ $(cat "$tmp/25.rc") == 0 ]] &&
+                grep -q "take 6018 bytes, more than the 4095 that go with an entry; sent without them" "$tmp/25.err" &&
+                grep -q "^SUBMIT flags=LAND,LAND_DIR,XATTRS .* xattrs=0$" "$tmp/25.log"
+        ok $? "send -X of a file with 6,000 bytes of attributes: said, sent without them ($(cat "$tmp/25.rc"): $(head -c 300 "$tmp/25.err"))"
+fi
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \
