@@ -407,8 +407,11 @@ for how in --sync=size --sync=digest --skip-existing; do
         ((RC == 0)) && [[ $OUT == *skipped* ]] && [[ $(stat -c %i "$SCR/$ALICE/a.dat") == "$ino" ]] ||
                 tb_fail "$how of the very file: exit $RC, inode $(stat -c %i "$SCR/$ALICE/a.dat") (was $ino): $OUT"
 done
-cp "$WORK/ro.txt" "$WORK/ro2.txt" && printf 'X' | dd of="$WORK/ro2.txt" bs=1 seek=100 conv=notrunc status=none &&
-        chown "$ALICE:" "$WORK/ro2.txt"
+# Byte 100 flipped (a random file's may already be whatever one writes there).
+b=$(od -An -tu1 -j100 -N1 "$WORK/ro.txt")
+cp "$WORK/ro.txt" "$WORK/ro2.txt" &&
+        printf "\\x$(printf %02x $(((b ^ 255))))" | dd of="$WORK/ro2.txt" bs=1 seek=100 conv=notrunc status=none &&
+        chown "$ALICE:" "$WORK/ro2.txt" && ! cmp -s "$WORK/ro.txt" "$WORK/ro2.txt" || tb_fail "ro2.txt: ro.txt with a byte changed"
 send "$ALICE" --skip-existing "$WORK/ro2.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
 ((RC == 0)) && [[ $OUT == *skipped* ]] && same_file "$WORK/ro.txt" "$SCR/$ALICE/a.dat" ||
         tb_fail "--skip-existing of another a.dat: exit $RC: $OUT"
