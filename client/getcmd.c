@@ -301,12 +301,6 @@ static int getcmd_parse(struct sendcmd *sc, int argc, char **argv, const char **
                             "removes what DEST holds beyond PATH's tree");
                 return XFERCTL_EXIT_USAGE;
         }
-        if ((sc->submit.flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) &&
-            (sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE))) {
-                xferctl_say("get: -X and -A with --sync, --skip-existing or --delete are not supported yet: a file "
-                            "kept here would keep its own attributes (get it afresh, or without -X and -A)");
-                return XFERCTL_EXIT_USAGE;
-        }
         /* Kept for the pull's own submit (getcmd_pull fills it afresh). */
         sc->get_sync = sc->submit.flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS);
         *src = argv[optind];

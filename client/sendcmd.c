@@ -428,12 +428,6 @@ static int sendcmd_attrs_refuse(const struct sendcmd *sc)
                             "the drop box sets its own (xferctl(1), Attributes)", what);
                 return XFERCTL_EXIT_USAGE;
         }
-        if (f & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE)) {
-                xferctl_say("send: %s with --sync, --skip-existing or --delete is not supported yet: a file "
-                            "kept there would keep its own attributes (send the tree afresh, or without %s)",
-                            what, what);
-                return XFERCTL_EXIT_USAGE;
-        }
         return -1;
 }
 

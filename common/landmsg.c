@@ -112,9 +112,10 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
             target_len > LANDMSG_PATH_MAX || !rel_ok(op->path, path_len))
                 return false;
         /* Attributes (version 6): a directory's as it is made, a file's
-         * before its name; read with what OPEN_READ and WALK give. */
+         * before its name; read with what OPEN_READ and WALK give, and
+         * (version 7) LOOK. */
         if (attrs && type != LANDMSG_MKDIR && type != LANDMSG_LINK && type != LANDMSG_OPEN_READ &&
-            type != LANDMSG_WALK)
+            type != LANDMSG_WALK && type != LANDMSG_LOOK)
                 return false;
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
         if (parent && (stage || into || path_len != 0 ||
@@ -141,6 +142,10 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
                 if ((rest & _LANDMSG_LINK_KEEP) &&
                     (!stage || ((rest & _LANDMSG_LINK_KEEP) & ((rest & _LANDMSG_LINK_KEEP) - 1)) != 0))
                         return false;
+                /* Its user.* compared too: keeping what is the same (a sync). */
+                if ((rest & LANDMSG_LINK_KEEP_XATTRS) &&
+                    !(rest & (LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_BYTES)))
+                        return false;
                 return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && (op->mode & ~07777u) == 0 &&
                        ((rest & LANDMSG_LINK_DIGEST) ? hex_ok(op->target, target_len) : target_len == 0);
         case LANDMSG_SYMLINK:
@@ -164,7 +169,7 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_LOOK:
                 /* With a path, beneath DEST (a tree's entry, version 5). */
-                return (op->flags & ~LANDMSG_OP_PARENT) == 0 && named && target_len == 0;
+                return (op->flags & ~(LANDMSG_OP_PARENT | attrs)) == 0 && named && target_len == 0;
         default:
                 return false;
         }
@@ -226,7 +231,8 @@ static bool op_xattrs_ok(uint16_t type, const struct landmsg_op *op)
 {
         unsigned int which;
 
-        if (!(op->flags & LANDMSG_OP_XATTRS) || type == LANDMSG_OPEN_READ || type == LANDMSG_WALK)
+        if (!(op->flags & LANDMSG_OP_XATTRS) || type == LANDMSG_OPEN_READ || type == LANDMSG_WALK ||
+            type == LANDMSG_LOOK)
                 return op->xattrs_len == 0;     /* a read's request carries none */
         return (type == LANDMSG_MKDIR || type == LANDMSG_LINK) && op->xattrs_len <= LANDMSG_XATTRS_MAX &&
                xattrs_check(op->xattrs, op->xattrs_len, &which) == 0 &&

@@ -32,7 +32,7 @@
  *   BATCH {session, count, ops} + one fd     FDS {count, kept} + one fd a TMPFILE | ERROR
  *         a LINK, in order
  *   WALK {session}                           FD + the walker's socket | ERROR
- *   LOOK {session, [PARENT], [path], leaf}   FD + a regular file there, O_RDONLY |
+ *   LOOK {session, flags, [path], leaf}      FD {[xattrs]} + a regular file there, O_RDONLY |
  *                                            OK (nothing has the name) | ERROR
  *
  *   on a walker's socket, walker -> daemon:  WALK_HEAD {entries, bytes},
@@ -136,7 +136,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         6
+#define LANDMSG_VERSION         7
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -245,7 +245,10 @@ struct landmsg_session_ok {
  * the same flags ask to read them, as the user: the FD answer carries the
  * file's or directory's (user.* for LANDMSG_OP_XATTRS, its ACLs for
  * _ACLS), each WALK_ENTRY of a file or directory its own. One that takes
- * more than LANDMSG_XATTRS_MAX bytes is an ERROR (E2BIG) naming it. */
+ * more than LANDMSG_XATTRS_MAX bytes is an ERROR (E2BIG) naming it.
+ * So does LOOK of a landing session (version 7; -X, -A with --sync): the
+ * file's FD answer carries its attributes, which the daemon compares with
+ * the sender's (a file whose attributes differ is sent again). */
 #define LANDMSG_XATTRS_MAX      4095
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
 /* PUBLISH's, in a session that may LOOK (version 5): an existing DEST,
@@ -283,8 +286,14 @@ enum {
         LANDMSG_LINK_KEEP_BYTES = 1 << 6,
         LANDMSG_LINK_KEEP_ANY = 1 << 7,
         _LANDMSG_LINK_KEEP = LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_BYTES | LANDMSG_LINK_KEEP_ANY,
+        /* With KEEP_SIZE or KEEP_BYTES (version 7; -X, -A with --sync):
+         * kept only where its attributes are the LINK's too, user.* with
+         * this flag, the ACLs with LANDMSG_OP_ACLS (the LINK's records, in
+         * any order, none where it has none): a file whose attributes
+         * changed is the new one, as one whose bytes did. */
+        LANDMSG_LINK_KEEP_XATTRS = 1 << 13,     /* past LANDMSG_OP_* */
         _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST |
-                              LANDMSG_LINK_MTIME | _LANDMSG_LINK_KEEP,
+                              LANDMSG_LINK_MTIME | _LANDMSG_LINK_KEEP | LANDMSG_LINK_KEEP_XATTRS,
 };
 
 /* MKDIR, TMPFILE, LINK, OPEN_READ, END, SYMLINK, HARDLINK, PUBLISH,

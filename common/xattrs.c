@@ -87,6 +87,36 @@ int xattrs_check(const uint8_t *buf, size_t len, unsigned int *which)
         return 0;
 }
 
+/* @name's record in @buf, or false. */
+static bool xattrs_find(const uint8_t *buf, size_t len, const struct xattr_rec *want, struct xattr_rec *r)
+{
+        size_t off = 0;
+
+        while (xattrs_next(buf, len, &off, r) > 0)
+                if (r->name_len == want->name_len && memcmp(r->name, want->name, want->name_len) == 0)
+                        return true;
+        return false;
+}
+
+bool xattrs_same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+        struct xattr_rec r, s;
+        size_t off = 0, na = 0, nb = 0;
+        int n;
+
+        while ((n = xattrs_next(a, alen, &off, &r)) > 0) {
+                if (!xattrs_find(b, blen, &r, &s) || s.value_len != r.value_len ||
+                    (r.value_len && memcmp(s.value, r.value, r.value_len) != 0))
+                        return false;
+                na++;
+        }
+        if (n < 0)
+                return false;
+        for (off = 0; (n = xattrs_next(b, blen, &off, &s)) > 0;)
+                nb++;
+        return n == 0 && na == nb;
+}
+
 int xattrs_put(uint8_t *buf, size_t cap, size_t *len, const char *name, const void *value, size_t value_len)
 {
         size_t nl = strlen(name);

@@ -142,7 +142,7 @@ static int stage_dir(struct lander *l, struct lander_session *ss, uint32_t flags
         return pfd < 0 ? -1 : stage_hold(ss, pfd, into, path, reply);
 }
 
-/* OPEN_READ's and WALK's LANDMSG_OP_XATTRS, _ACLS: what to read (xattrs.h's XATTRS_*). */
+/* OPEN_READ's, WALK's and LOOK's LANDMSG_OP_XATTRS, _ACLS: what to read (xattrs.h's XATTRS_*). */
 static unsigned int read_which(uint32_t flags)
 {
         return ((flags & LANDMSG_OP_XATTRS) ? XATTRS_USER : 0) | ((flags & LANDMSG_OP_ACLS) ? XATTRS_ACL : 0);
@@ -530,12 +530,17 @@ static int same_bytes(int a, int b, off_t size)
  * LINK with LANDMSG_LINK_KEEP_*: the file the tree there has at the same
  * path (kept_dir's @op->path, @op->leaf), when it is the same as the new
  * one @fd by @op's way, linked as @op->leaf in @dfd instead. 1 kept; 0
- * not (nothing there, another type, it differs, the user may not read or
- * link it: the new one is linked as ever); or -errno.
+ * not (nothing there, another type, it differs, its attributes differ
+ * from @op's, the user may not read or link it: the new one is linked as
+ * ever); or -errno.
  */
 static int link_keep(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int fd, int dfd)
 {
+        const unsigned int which = ((op->flags & LANDMSG_LINK_KEEP_XATTRS) ? XATTRS_USER : 0) |
+                                   ((op->flags & LANDMSG_OP_ACLS) && !(op->flags & LANDMSG_LINK_KEEP_ANY) ? XATTRS_ACL : 0);
         _cleanup_(closep) int kdir = kept_dir(l, ss, op->path), old = -1;
+        uint8_t have[LANDMSG_XATTRS_MAX];
+        char bad[256];
         struct stat ks, ns;
         int r;
 
@@ -555,6 +560,17 @@ static int link_keep(struct lander *l, struct lander_session *ss, const struct l
                 r = same_bytes(old, fd, ns.st_size);
                 if (r <= 0)
                         return r == 0 || r == -EACCES ? 0 : r;
+        }
+        /* -X, -A: its attributes as sent, or it is not the same file. */
+        if (which) {
+                if (old < 0)
+                        old = openat(kdir, op->leaf, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                if (old < 0 || fstat(old, &ks) < 0 || !S_ISREG(ks.st_mode))
+                        return 0;
+                r = xattrs_read(old, which, have, sizeof(have), NULL, bad);
+                if (r < 0 || !xattrs_same(have, (size_t)r, (op->flags & LANDMSG_OP_XATTRS) ? op->xattrs : NULL,
+                                          (op->flags & LANDMSG_OP_XATTRS) ? op->xattrs_len : 0))
+                        return 0;
         }
         if (linkat(kdir, op->leaf, dfd, op->leaf, 0) < 0)
                 return errno == EEXIST ? -EEXIST : 0;
@@ -682,8 +698,10 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
         return r < 0 ? r : fsync_dir(pfd);
 }
 
-/* LOOK: what has @leaf's name in @dirfd (@dir), as the user the caller became. */
-static void look_as_user(int dirfd, const char *leaf, const char *dir, struct landmsg *reply, int *reply_fd)
+/* LOOK: what has @leaf's name in @dirfd (@dir), as the user the caller
+ * became; with @which (-X, -A), its attributes in the FD answer. */
+static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned int which, struct landmsg *reply,
+                         int *reply_fd)
 {
         char where[LANDFS_PATH_MAX + LANDMSG_LEAF_MAX + 2];
         struct stat st;
@@ -711,6 +729,10 @@ static void look_as_user(int dirfd, const char *leaf, const char *dir, struct la
                 return;
         }
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        if (which && read_attrs(fd, which, where, reply) < 0) {
+                safe_close(fd);
+                return;
+        }
         reply->type = LANDMSG_FD;
         *reply_fd = fd;
 }
@@ -874,7 +896,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = req->op.path[0] ? look_dir(l, ss, req->op.path, path, &hold, reply)
                                       : op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
-                        look_as_user(dfd, req->op.leaf, path, reply, reply_fd);
+                        look_as_user(dfd, req->op.leaf, path, read_which(req->op.flags), reply, reply_fd);
                 break;
         case LANDMSG_HARDLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);

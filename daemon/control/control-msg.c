@@ -233,14 +233,13 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                          "for a tree that syncs");
                 return -EINVAL;
         }
-        /* Attributes go with files that land as the user, sent afresh
-         * straight to the peer (wire.h, Attributes). */
+        /* Attributes go with files that land as the user, straight to
+         * the peer (wire.h, Attributes). */
         if ((s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) &&
-            (!(s->flags & CTL_SUBMIT_LAND) ||
-             (s->flags & (CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_DRY_RUN)) || s->route[0] ||
+            (!(s->flags & CTL_SUBMIT_LAND) || (s->flags & CTL_SUBMIT_DRY_RUN) || s->route[0] ||
              ((s->flags & CTL_SUBMIT_PULL) && s->xattrs_len))) {
                 snprintf(why, whylen, "attributes (-X, -A) go with files that land as the user, not with a "
-                         "sync, dry run or chain");
+                         "dry run or chain");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {

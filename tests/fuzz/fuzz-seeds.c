@@ -947,6 +947,18 @@ static int landmsg_seeds(const char *dir)
                 m.op.mode = 0444;
                 strcpy(m.op.leaf, "f");
                 r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+                /* Version 7, kept up to date with them: a packed file's
+                 * LINK kept only with the same attributes, and a LOOK
+                 * that reads them. */
+                m.op.flags |= LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_XATTRS;
+                r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+                memset(&m, 0, sizeof(m));
+                m.type = LANDMSG_LOOK;
+                m.op.session = 1;
+                m.op.flags = LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+                strcpy(m.op.path, "d");
+                strcpy(m.op.leaf, "f");
+                r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         }
         return r;
 }

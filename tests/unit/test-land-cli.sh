@@ -59,8 +59,6 @@ usage "bad peer '10.0.0.2:x': port 'x' is not a number" "$tmp/a" 10.0.0.2:x:/scr
 # -X, -A: files that land as you, sent afresh to each node.
 usage '--xattrs (-X): attributes go only with files that land as you (PEER:/PATH); the drop box sets its own' \
         -X "$tmp/a" 10.0.0.2
-usage '-X and -A with --sync, --skip-existing or --delete is not supported yet' -X -A --sync=size "$tmp/a" \
-        10.0.0.2:/scratch/x
 usage '-X and -A are not supported yet down a relay chain: add --parallel N' -X "$tmp/a" '10.0.0.[2-3]:/scratch/x/'
 
 # xferctl get PEER:/PATH DEST: what it cannot do yet, and PATH's rules.
@@ -87,8 +85,6 @@ gusage "several sources go into DEST, a directory here: '$tmp/none' is not there
 gusage "several sources go into DEST, a directory here: '$tmp/a' is no directory" 10.0.0.2:/scratch/x \
         10.0.0.3:/scratch/y "$tmp/a"
 gusage "--json describes one job" --json 10.0.0.2:/scratch/x 10.0.0.3:/scratch/y "$tmp"
-gusage "-X and -A with --sync, --skip-existing or --delete are not supported yet" -r -X --sync=size \
-        10.0.0.2:/scratch/x "$tmp/in"
 gusage "--delete is for a tree (-r) kept up to date (--sync or --skip-existing)" --delete --sync=size \
         10.0.0.2:/scratch/x "$tmp/in"
 gusage "--delete is for a tree (-r) kept up to date (--sync or --skip-existing)" -r --delete 10.0.0.2:/scratch/x \
@@ -191,6 +187,10 @@ unshare -m --propagation private bash -c '
                 setfattr -n user.b -v "$(head -c 3000 /dev/zero | tr "\\0" b)" "$big" 2>/dev/null &&
                 send 25 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -X "$big" 10.0.0.2:/scratch/alice/in/
         rm -f "$big"
+        send 26 "$xferctl" --socket "$tmp/ctl.sock" send --no-wait -r -X -A --sync=size --delete "$tmp/dir" \
+                10.0.0.2:/scratch/alice/
+        send 27 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r -X --sync=digest 127.0.0.1:/scratch/alice/run \
+                "$tmp/in"
         kill "$fake_pid" "$munged"
         wait
 '
@@ -332,6 +332,11 @@ if [[ -e $tmp/25.rc ]]; then
                 grep -q "^SUBMIT flags=LAND,LAND_DIR,XATTRS .* xattrs=0$" "$tmp/25.log"
         ok $? "send -X of a file with 6,000 bytes of attributes: said, sent without them ($(cat "$tmp/25.rc"): $(head -c 300 "$tmp/25.err"))"
 fi
+# -X, -A kept up to date: a file whose attributes differ is not kept.
+grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,DELETE,XATTRS,ACLS host=10.0.0.2 .* xattrs=" "$tmp/26.log"
+ok $? "send -r -X -A --sync=size --delete: submitted ($(cat "$tmp/26.rc"): $(head -c 300 "$tmp/26.err"); $(head -c 300 "$tmp/26.log"))"
+grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,PULL,PULL_TREE,SYNC_DIGEST,XATTRS host=127.0.0.1 " "$tmp/27.log"
+ok $? "get -r -X --sync=digest: submitted ($(cat "$tmp/27.rc"): $(head -c 300 "$tmp/27.err"); $(head -c 300 "$tmp/27.log"))"
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

@@ -1342,6 +1342,77 @@ static void test_attrs(struct lander *l)
         }
 }
 
+/*
+ * -X, -A kept up to date (landmsg version 7): LOOK reads the file's
+ * attributes for the daemon to compare; a packed file's LINK keeps the
+ * one there only where its attributes are the sent ones too.
+ */
+static void test_tree_merge_attrs(struct lander *l)
+{
+        uint8_t same[64], other[64], got[16];
+        int fd = -1, fds[2] = { -1, -1 }, out[LANDMSG_BATCH_MAX];
+        size_t sl = 0, ol = 0, n = 0;
+        struct stat st, a0, b0;
+        uint64_t s;
+
+        mk("scratch/nobody/ma", 0755, nobody_uid, nobody_gid);
+        mkfile("scratch/nobody/ma/a.txt", "a\n", 0644, nobody_uid);
+        mkfile("scratch/nobody/ma/b.txt", "b\n", 0644, nobody_uid);
+        if (setxattr(at("scratch/nobody/ma/a.txt"), "user.k", "v", 1, 0) < 0 ||
+            setxattr(at("scratch/nobody/ma/b.txt"), "user.k", "v", 1, 0) < 0 ||
+            lstat(at("scratch/nobody/ma/a.txt"), &a0) < 0 || lstat(at("scratch/nobody/ma/b.txt"), &b0) < 0)
+                abort();
+        (void)xattrs_put(same, sizeof(same), &sl, "user.k", "v", 1);
+        (void)xattrs_put(other, sizeof(other), &ol, "user.k", "w", 1);
+
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/ma");
+        push_flags = 0;
+        req.type = LANDMSG_LOOK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        strcpy(req.op.leaf, "a.txt");
+        ok(ask(l, 1, -1, &fd) == 0 && reply.type == LANDMSG_FD && fd >= 0 &&
+           xattrs_same(reply.fd.xattrs, reply.fd.xattrs_len, same, sl),
+           "LOOK with -X -A: the file, and its attributes as the user read them");
+        safe_close(fd);
+
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", "ma", NULL, 0700, -1, NULL), 0, "a tree staged to merge into ma");
+        for (int i = 0; i < 2; i++)
+                if (stage_op(l, LANDMSG_TMPFILE, s, "", NULL, NULL, 0600, -1, &fds[i]) < 0)
+                        abort();
+        ok(write(fds[0], "a\n", 2) == 2 && write(fds[1], "b\n", 2) == 2, "two packed files' data, as there");
+        landmsg_batch_init(&req, s);
+        for (int i = 0; i < 2; i++) {
+                static struct landmsg_op op;
+
+                memset(&op, 0, sizeof(op));
+                op.session = s;
+                op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS | LANDMSG_LINK_MODE |
+                           LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_XATTRS;
+                op.mode = 0644;
+                strcpy(op.leaf, i ? "b.txt" : "a.txt");
+                memcpy(op.xattrs, i ? other : same, i ? ol : sl);
+                op.xattrs_len = (uint16_t)(i ? ol : sl);
+                if (landmsg_batch_add(&req, LANDMSG_LINK, &op) < 0)
+                        abort();
+        }
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 2, &reply, out, &n);
+        lander_idle(l);
+        ok(reply.type == LANDMSG_FDS && reply.fds.kept == 1 && n == 0,
+           "KEEP_SIZE with KEEP_XATTRS: a.txt, its attribute the same, kept; b.txt, its attribute another, not "
+           "(FDS kept %u)", reply.fds.kept);
+        is_int(publish(l, s, LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE), 0, "PUBLISH_MERGE (%s)",
+               reply.error.text);
+        ok(lstat(at("scratch/nobody/ma/a.txt"), &st) == 0 && st.st_ino == a0.st_ino, "a.txt: the same file");
+        ok(lstat(at("scratch/nobody/ma/b.txt"), &st) == 0 && st.st_ino != b0.st_ino &&
+           getxattr(at("scratch/nobody/ma/b.txt"), "user.k", got, sizeof(got)) == 1 && got[0] == 'w',
+           "b.txt: the new one, with the attribute sent");
+        lander_conn_closed(l, 1);
+}
+
 static void test_munged_gone(struct lander *l)
 {
         munge_fixture_stop();
@@ -1401,6 +1472,7 @@ int main(void)
         test_file_dest(l);
         test_tree_merge(l);
         test_attrs(l);
+        test_tree_merge_attrs(l);
         test_munged_gone(l);
 
         lander_free(l);

@@ -289,6 +289,11 @@ static void test_walk(void)
         ok(round_trip(m), "LOOK at a path beneath DEST (a tree's entry, version 5)");
         strcpy(m->op.path, "run1/../x");
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK at a path with '..': not encoded");
+        strcpy(m->op.path, "run1/sub");
+        m->op.flags = LANDMSG_OP_XATTRS | LANDMSG_OP_ACLS;
+        ok(round_trip(m), "LOOK asking for the file's attributes (version 7)");
+        m->op.xattrs_len = 3;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK carrying attributes of its own: not encoded");
         free(m);
 
         m = msg_new(LANDMSG_PUBLISH);
@@ -317,6 +322,13 @@ static void test_walk(void)
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK_KEEP outside a staging directory: not encoded");
         m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_ANY;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK keeping by two rules: not encoded");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_XATTRS | LANDMSG_OP_ACLS;
+        ok(round_trip(m), "LINK keeping the file there only with the same attributes (version 7)");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_ANY | LANDMSG_LINK_KEEP_XATTRS;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL,
+               "LINK_KEEP_XATTRS with KEEP_ANY (--skip-existing keeps whatever is there): not encoded");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_XATTRS;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LINK_KEEP_XATTRS alone: not encoded");
         free(m);
 
         m = msg_new(LANDMSG_PUBLISHED);

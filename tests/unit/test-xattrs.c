@@ -69,6 +69,33 @@ static void test_records(void)
         ok(xattrs_check(NULL, 0, &which) == 0 && which == 0, "none at all is well formed");
 }
 
+/* Two entries' attributes are the same whatever their order. */
+static void test_same(void)
+{
+        uint8_t a[64], b[64];
+        size_t al = 0, bl = 0;
+
+        ok(xattrs_same(NULL, 0, NULL, 0), "none and none: the same");
+        (void)xattrs_put(a, sizeof(a), &al, "user.a", "1", 1);
+        (void)xattrs_put(a, sizeof(a), &al, "user.b", "22", 2);
+        ok(!xattrs_same(a, al, NULL, 0) && !xattrs_same(NULL, 0, a, al), "some and none differ, either way");
+        (void)xattrs_put(b, sizeof(b), &bl, "user.b", "22", 2);
+        ok(!xattrs_same(a, al, b, bl) && !xattrs_same(b, bl, a, al), "one more attribute differs, either way");
+        (void)xattrs_put(b, sizeof(b), &bl, "user.a", "1", 1);
+        ok(xattrs_same(a, al, b, bl) && xattrs_same(b, bl, a, al), "the same two in another order: the same");
+        b[bl - 1] = '2';
+        ok(!xattrs_same(a, al, b, bl), "a value of the same length with another byte differs");
+        bl = 0;
+        (void)xattrs_put(b, sizeof(b), &bl, "user.b", "22", 2);
+        (void)xattrs_put(b, sizeof(b), &bl, "user.a", "", 0);
+        ok(!xattrs_same(a, al, b, bl), "an empty value differs from a byte");
+        bl = 0;
+        (void)xattrs_put(b, sizeof(b), &bl, "user.b", "22", 2);
+        (void)xattrs_put(b, sizeof(b), &bl, "user.c", "1", 1);
+        ok(!xattrs_same(a, al, b, bl), "as many, one of another name: differ");
+        ok(!xattrs_same(a, al - 1, a, al), "records cut short are no match");
+}
+
 static void test_files(void)
 {
         char dir[] = "/tmp/test-xattrs.XXXXXX", path[64], bad[256];
@@ -134,6 +161,7 @@ out:
 int main(void)
 {
         test_records();
+        test_same();
         test_files();
         return done_testing();
 }

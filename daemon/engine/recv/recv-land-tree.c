@@ -559,14 +559,18 @@ static struct recv_land_chunk *recv_land_chunk_of(struct recv_land_pack *lp, siz
 
 /* Kept up to date, a packed file's LINK keeps the file there when it is
  * the same by the sync's rule (landmsg.h, LANDMSG_LINK_KEEP_*): its data
- * came all the same, the comparison is the lander's. */
+ * came all the same, the comparison is the lander's; with -X, its user.*
+ * too (-A: its ACLs, LANDMSG_OP_ACLS). */
 static uint32_t recv_land_keep_flag(const struct recv_xfer *x)
 {
+        uint32_t keep;
+
         if (x->sync & WIRE_OFFER_SKIP_EXISTING)
                 return LANDMSG_LINK_KEEP_ANY;
-        if (x->sync & WIRE_OFFER_DIGEST)
-                return LANDMSG_LINK_KEEP_BYTES;
-        return x->sync ? LANDMSG_LINK_KEEP_SIZE : 0;
+        keep = (x->sync & WIRE_OFFER_DIGEST) ? LANDMSG_LINK_KEEP_BYTES : x->sync ? LANDMSG_LINK_KEEP_SIZE : 0;
+        if (keep && (x->landing->flags & WIRE_LAND_XATTRS))
+                keep |= LANDMSG_LINK_KEEP_XATTRS;
+        return keep;
 }
 
 static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)

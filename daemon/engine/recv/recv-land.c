@@ -43,6 +43,7 @@
 #include "recv-int.h"
 #include "recv-partial.h"
 #include "recv-publish.h"
+#include "xattrs.h"
 
 /* The lander's connection, made when a landing first needs it. */
 static struct landc *recv_landc(struct recv_env *e)
@@ -402,6 +403,30 @@ static void recv_land_on_tmpfile(void *arg, const struct landmsg *reply, int fd)
         recv_land_refused(x, "making the file", reply);
 }
 
+/* -X, -A kept up to date (not --skip-existing, which keeps what is there
+ * whatever it is): LOOK reads the file's attributes too, for
+ * recv_land_attrs_differ. */
+static uint32_t recv_land_look_attrs(const struct recv_xfer *x)
+{
+        if (x->sync & WIRE_OFFER_SKIP_EXISTING)
+                return 0;
+        return ((x->landing->flags & WIRE_LAND_XATTRS) ? LANDMSG_OP_XATTRS : 0) |
+               ((x->landing->flags & WIRE_LAND_ACLS) ? LANDMSG_OP_ACLS : 0);
+}
+
+/* The file there has other attributes than cur's, as sent (LOOK's FD
+ * answer with them): it is not the same file, and is sent. */
+static bool recv_land_attrs_differ(const struct recv_xfer *x, const struct landmsg *reply)
+{
+        const struct wire_offer *o = &x->cur->offer;
+        bool first = o->file == 0;
+
+        if (!recv_land_look_attrs(x))
+                return false;
+        return !xattrs_same(first ? x->landing->xattrs : o->xattrs, first ? x->landing->xattrs_len : o->xattrs_len,
+                            reply->fd.xattrs, reply->fd.xattrs_len);
+}
+
 /* The LOOK at what has cur's name: in PATH (or as PATH, land_parent);
  * a tree's entry at its path beneath PATH, where the tree there has it
  * (PATH/DEST with land_into). */
@@ -411,7 +436,7 @@ static void recv_land_look_req(const struct recv_xfer *x, struct landmsg *req)
 
         *req = (struct landmsg){ .type = LANDMSG_LOOK };
         req->op.session = x->land_session;
-        req->op.flags = x->land_parent ? LANDMSG_OP_PARENT : 0;
+        req->op.flags = (x->land_parent ? LANDMSG_OP_PARENT : 0) | recv_land_look_attrs(x);
         if (!x->tree) {
                 snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX,
                          x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
@@ -460,7 +485,10 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
                 bool same_size = fstat(fd, &st) == 0 && (uint64_t)st.st_size == o->size;
 
                 x->sync_had = true;
-                if ((x->sync & WIRE_OFFER_SKIP_EXISTING) ||
+                if (recv_land_attrs_differ(x, reply)) {
+                        safe_close(fd);
+                        recv_land_make(x);
+                } else if ((x->sync & WIRE_OFFER_SKIP_EXISTING) ||
                     (same_size && (!(x->sync & WIRE_OFFER_DIGEST) || o->size == 0))) {
                         safe_close(fd);
                         recv_sync_skip(x);
@@ -480,15 +508,17 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
                 recv_land_look(x);
                 return;
         }
-        /* A file there that the user may not read: it differs, as far as
-         * anyone can tell, and is replaced (--skip-existing: kept). */
+        /* A file there that the user may not read (or whose attributes
+         * are more than a sender's can be): it differs, as far as anyone
+         * can tell, and is replaced (--skip-existing: kept). */
         recv_land_look_req(x, &req);
         if (x->land_parent)
                 snprintf(text, sizeof(text), "%s", x->landing->path);
         else
                 snprintf(text, sizeof(text), "%s/%s%s%s", x->landing->path, req.op.path, req.op.path[0] ? "/" : "",
                          req.op.leaf);
-        if (reply->type == LANDMSG_ERROR && er->err == EACCES && strcmp(er->where, text) == 0) {
+        if (reply->type == LANDMSG_ERROR && (er->err == EACCES || (er->err == E2BIG && recv_land_look_attrs(x))) &&
+            strcmp(er->where, text) == 0) {
                 if (x->sync & WIRE_OFFER_SKIP_EXISTING)
                         recv_sync_skip(x);
                 else

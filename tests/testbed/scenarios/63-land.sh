@@ -29,7 +29,9 @@
 #     default, a file's) into a directory with a default ACL of its own:
 #     what rsync -aHSXA makes (tree-oracle); without -X, none; three files
 #     (the first's in the landing, then XATTR parts: 2,500 bytes) keep
-#     theirs; get -r -X -A brings the tree back with them; into a tmpfs
+#     theirs; get -r -X -A brings the tree back with them; --sync=size
+#     --delete sends again the files whose attributes alone changed, and
+#     keeps the rest; into a tmpfs
 #     (no user xattrs): fails at once naming the attribute; the drop box
 #     refuses -X.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
@@ -320,6 +322,29 @@ OUT=$(as "$ALICE" timeout 120 xferctl get -r -X -A "$BETA_ADDR:$SCR/$ALICE/attrs
         RC=$?
 ((RC == 0)) || tb_fail "get -r -X -A: exit $RC: $OUT"
 tree_oracle "$xt" "$SCR/$ALICE/attrs-back" -- -X -A
+# Kept up to date with them (--sync=size --delete): a file whose
+# attributes changed, only they, is sent again (a packed one's compared by
+# the lander, one offered alone's by the daemon, an ACL's, one with an
+# attribute the source lacks); the unchanged one is kept, its inode too.
+at=$SCR/$ALICE/attrs-in/attrs
+ino_p=$(stat -c %i "$at/plain/p") ino_ro=$(stat -c %i "$at/ro.txt") ino_big=$(stat -c %i "$at/big.bin")
+ino_f=$(stat -c %i "$at/shared/f") ino_g=$(stat -c %i "$at/shared/sub/g")
+chmod u+w "$xt/ro.txt"
+as "$ALICE" setfattr -n user.origin -v "https://example.org/data/v2" "$xt/ro.txt"
+chmod 444 "$xt/ro.txt"
+as "$ALICE" setfattr -n user.checksum -v 0xfeedface "$xt/big.bin"
+as "$ALICE" setfacl -m "u:$BOB:rw" "$xt/shared/f"
+as "$ALICE" setfattr -n user.extra -v x "$at/shared/sub/g"
+send "$ALICE" -r -X -A --sync=size --delete "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+((RC == 0)) || tb_fail "-r -X -A --sync=size --delete: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+tree_oracle "$xt" "$at" -- -X -A
+[[ $(stat -c %i "$at/plain/p") == "$ino_p" ]] || tb_fail "--sync -X: plain/p, the same, was not kept"
+for f in ro.txt big.bin shared/f shared/sub/g; do
+        v=ino_${f##*/}
+        v=${v%.*}
+        [[ $(stat -c %i "$at/$f") != "${!v}" ]] || tb_fail "--sync -X -A: $f, its attributes changed, was kept"
+done
 # Without them, none (the drop box's digest aside).
 send "$ALICE" "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/ro-plain.txt"
 ((RC == 0)) && [[ -z $(getfattr -d -m '^user\.[^r]' "$SCR/$ALICE/ro-plain.txt" 2>/dev/null) ]] ||
