@@ -1026,33 +1026,35 @@ static void recv_on_route(struct recv_lane *l, const struct wire_route *route)
 
 /* A part of the next offer's long path: from where the last one ended,
  * of the same whole (wire_decode() held it within WIRE_PATH_MAX). */
-static void recv_on_name(struct recv_xfer *x, const struct wire_name *n)
+/* A part of a whole that comes in parts (a path, an entry's attributes)
+ * into @buf: from where the last one ended (*@have), of the same whole
+ * (*@total); wire_decode() held it within @buf. False: out of order. */
+static bool recv_part_take(void *buf, uint16_t *have, uint16_t *total, uint16_t p_total, uint16_t offset,
+                           const void *bytes, uint16_t len)
 {
-        if (n->offset != x->lname_len || (x->lname_len > 0 && n->total != x->lname_total)) {
-                recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of a path out of order");
-                return;
-        }
-        x->lname_total = n->total;
-        memcpy(x->lname + n->offset, n->bytes, n->len);
-        x->lname_len = (uint16_t)(x->lname_len + n->len);
+        if (offset != *have || (*have > 0 && p_total != *total))
+                return false;
+        *total = p_total;
+        memcpy((char *)buf + offset, bytes, len);
+        *have = (uint16_t)(*have + len);
+        return true;
 }
 
-/* A part of the next offer's attributes: in a landing that carries them,
- * from where the last one ended, of the same whole (wire_decode() held it
- * within WIRE_XATTRS_MAX). */
+static void recv_on_name(struct recv_xfer *x, const struct wire_name *n)
+{
+        if (!recv_part_take(x->lname, &x->lname_len, &x->lname_total, n->total, n->offset, n->bytes, n->len))
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of a path out of order");
+}
+
+/* A part of the next offer's attributes, in a landing that carries them. */
 static void recv_on_xattr(struct recv_xfer *x, const struct wire_land *p)
 {
         if (!x->landing || !(x->landing->flags & (WIRE_LAND_XATTRS | WIRE_LAND_ACLS))) {
                 recv_abort(&x->base, WIRE_E_PROTOCOL, "attributes in a session that carries none");
                 return;
         }
-        if (p->offset != x->xattrs_len || (x->xattrs_len > 0 && p->total != x->xattrs_total)) {
+        if (!recv_part_take(x->xattrs, &x->xattrs_len, &x->xattrs_total, p->total, p->offset, p->bytes, p->len))
                 recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of an entry's attributes out of order");
-                return;
-        }
-        x->xattrs_total = p->total;
-        memcpy(x->xattrs + p->offset, p->bytes, p->len);
-        x->xattrs_len = (uint16_t)(x->xattrs_len + p->len);
 }
 
 /* The attributes before @o, whole, as @o's (not on the wire: wire.h):
