@@ -101,8 +101,10 @@ void send_rails_measure(struct engine_send *s);
 void send_lane_acked(struct send_lane *l);
 
 /* send-sync.c */
-/* The offer's sync flags; WIRE_OFFER_DIGEST only where @digest (a regular
- * file's offer, or a tree's first, which says the session compares them). */
+/* The offer's sync flags, WIRE_OFFER_DELETE and WIRE_OFFER_DRY_RUN (a dry
+ * run's, with a sync or without); WIRE_OFFER_DIGEST only where @digest (a
+ * regular file's offer, or a tree's first, which says the session
+ * compares them). */
 uint16_t send_sync_flags(const struct engine_send *s, bool digest);
 /* The entry now in s->fd, size, dir, link gets a digest in its offer. */
 bool send_sync_wants_digest(const struct engine_send *s);

@@ -30,7 +30,8 @@ uint16_t send_sync_flags(const struct engine_send *s, bool digest)
         case ENGINE_SYNC_DIGEST:
                 return WIRE_OFFER_SYNC | (digest ? WIRE_OFFER_DIGEST : 0) | del;
         default:
-                return 0;
+                /* A dry run is one whether or not it syncs. */
+                return s->dry ? WIRE_OFFER_DRY_RUN : 0;
         }
 }
 

@@ -34,7 +34,8 @@
 #     --delete says exactly those three lines, changes nothing on the
 #     receiver, and the real send after it does what it said; a dry run
 #     of a single file onto a name there, overwrite off, is refused as
-#     the real send is.
+#     the real send is; without --sync, a new file's and a new tree's
+#     dry runs say they would be created and move nothing.
 #  7. every name (issue 34, item 2): a tree whose names hold a newline,
 #     an ESC, a backslash, Latin-1 and other bytes that are not UTF-8, a
 #     leading '-', spaces, a dotfile, a directory and a symlink target of
@@ -369,6 +370,17 @@ out=$(xferctl send "$dry/changed.txt" "$BETA_ADDR" --as dry-one.txt -n -i --retr
 cmp -s "$dry/same.txt" "$BETA_IN/dry-one.txt" || tb_fail "the refused dry run changed dry-one.txt"
 tb_log "a single file onto a name there, overwrite off: refused as the real send is: $out"
 rm -f "$BETA_IN/dry-one.txt"
+# Without a sync too, a dry run moves nothing (its offers said it was
+# one only with --sync or --skip-existing, and the file landed).
+rc=0
+out=$(xferctl send "$dry/changed.txt" "$BETA_ADDR" --as dry-new.txt -n -i --retries 0 2>&1) || rc=$?
+((rc == 0)) && grep -qx '>f+++++++++ dry-new.txt' <<<"$out" && [[ ! -e $BETA_IN/dry-new.txt ]] ||
+        tb_fail "a dry run of a new file, no --sync: exit $rc: $out; $(ls -l "$BETA_IN/dry-new.txt" 2>&1)"
+rc=0
+out=$(xferctl send -r "$dry" "$BETA_ADDR" --to modes/dry-new -n -i 2>&1) || rc=$?
+((rc == 0)) && grep -qx 'cd+++++++++ modes/dry-new/' <<<"$out" && [[ ! -e $BETA_IN/modes/dry-new ]] ||
+        tb_fail "a dry run of a new tree, no --sync: exit $rc: $out"
+tb_log "without --sync, a new file and a new tree: would be created, nothing moved"
 
 tb_log "7. every name: control characters, bytes that are not UTF-8, a leading '-', spaces"
 nm=$SRC/names
