@@ -49,10 +49,10 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
                             "(PEER:/DIR/NAME)");
                 return XFERCTL_EXIT_USAGE;
         }
-        if ((f & CTL_SUBMIT_DRY_RUN) || sc->itemize) {
-                xferctl_say("send: %s with PEER:/PATH is not supported yet: the peer cannot say yet "
-                            "what a landing would do (a dry run of the drop box: PEER without :/PATH)",
-                            f & CTL_SUBMIT_DRY_RUN ? "--dry-run" : "--itemize-changes");
+        if ((f & CTL_SUBMIT_DRY_RUN) && (f & CTL_SUBMIT_DELETE)) {
+                xferctl_say("send: --dry-run with --delete and PEER:/PATH is not supported yet: the peer "
+                            "cannot list yet, as you, what deleting would remove (without --delete, the dry "
+                            "run says what the send would create, replace and keep)");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->recursive && nfiles > 1 && sc->json) {
@@ -177,6 +177,7 @@ int sendland_cred(struct sendcmd *sc)
                  * still replaces what differs: decided at parse time). */
                 .replace = sc->submit.flags & CTL_SUBMIT_LAND_REPLACE,
                 .sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK,
+                .dry = sc->submit.flags & CTL_SUBMIT_DRY_RUN,
         };
         struct landcred lc;
         char err[512];

@@ -62,7 +62,8 @@ static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t 
         return (s->direction == LANDMSG_PUSH || s->direction == LANDMSG_PULL) &&
                (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0 &&
                (!(s->flags & LANDMSG_SESSION_TREE) || s->direction == LANDMSG_PULL) &&
-               (!(s->flags & LANDMSG_SESSION_SYNC) || s->direction == LANDMSG_PUSH) && s->naddrs >= 1 &&
+               (!(s->flags & (LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DRY)) || s->direction == LANDMSG_PUSH) &&
+               s->naddrs >= 1 &&
                s->naddrs <= LANDMSG_ADDRS_MAX && cred_len <= LANDMSG_CRED_MAX && cred_ok(s->cred, cred_len) &&
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
 }

@@ -129,6 +129,15 @@
  * REPLACE) then exchanges the two, counts what the old tree has that the
  * new one lacks (a directory and each entry in it), removes the old
  * tree, and answers PUBLISHED with that count: the deleted entries.
+ *
+ * Dry runs (version 7; xferctl send -n FILE... PEER:/PATH, -r DIR): a
+ * session whose credential carries LANDMSG_SESSION_DRY may only LOOK, as
+ * a sync's (at DEST's name in its parent or in DEST, or at a path beneath
+ * it), and END: nothing is made, opened for writing or removed. Its LOOK
+ * that finds nothing also says whether the user could make the name
+ * there: ERROR EACCES, its where the directory, where the user may not
+ * write in it or search it. The daemon says from those looks what a real
+ * send would create, replace and keep.
  */
 
 #include <stdbool.h>
@@ -199,7 +208,11 @@ enum {
         /* xferctl send --sync, --skip-existing (a PUSH's only): what has a
          * file's name in DEST may be looked at, read-only (LOOK). */
         LANDMSG_SESSION_SYNC = 1 << 2,
-        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_TREE | LANDMSG_SESSION_SYNC,
+        /* xferctl send --dry-run (a PUSH's only; version 7): LOOK and END
+         * only, nothing made (landmsg.h's top, Dry runs). */
+        LANDMSG_SESSION_DRY = 1 << 3,
+        _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_TREE | LANDMSG_SESSION_SYNC |
+                                 LANDMSG_SESSION_DRY,
 };
 
 struct landmsg_session {
@@ -250,6 +263,8 @@ struct landmsg_session_ok {
  * file's FD answer carries its attributes, which the daemon compares with
  * the sender's (a file whose attributes differ is sent again). */
 #define LANDMSG_XATTRS_MAX      4095
+/* LOOK's ERROR (EEXIST) text where a directory has the name. */
+#define LANDMSG_LOOK_DIR        "exists as a directory"
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)
 /* PUBLISH's, in a session that may LOOK (version 5): an existing DEST,
  * a directory, is merged into (neither EEXIST nor replaced). */

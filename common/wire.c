@@ -394,13 +394,14 @@ static bool wire_offer_land_ok(const struct wire_offer *o)
          * name its source (it may resume there, as the user's). */
         /* Version 25: files (not a tree), straight to their node, may sync
          * with what is there; version 26: a tree too, deleting what the
-         * source lacks or not. */
+         * source lacks or not; version 28: be a dry run, deleting nothing. */
         return o->file == 0 &&
                (memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 ||
                 !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
                !(o->flags & WIRE_OFFER_TREE) == !(o->flags & WIRE_OFFER_DIR) &&
                (!(o->flags & WIRE_OFFER_SYNC_FLAGS) || !(o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
-               !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_DRY_RUN | WIRE_OFFER_LONG_NAME));
+               !((o->flags & WIRE_OFFER_DRY_RUN) && (o->flags & WIRE_OFFER_DELETE)) &&
+               !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_LONG_NAME));
 }
 
 /* An XATTR part (version 27): within an entry's attributes, in range. */

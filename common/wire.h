@@ -295,7 +295,9 @@
  * of the landing's bytes (land_hash: not on the wire, the receiver hashes
  * what it assembled). Every file of the session lands so: regular files,
  * or one tree (version 20: WIRE_OFFER_LAND on DEST's offer, its entries
- * and packs as any tree's), never a sync or dry run, no tree resumable
+ * and packs as any tree's), a sync (version 25) or a dry run (version 28:
+ * every entry looked at as the user, by the lander's LOOK, and judged as
+ * a real landing would be, nothing made; never with DELETE), no tree resumable
  * (a kept tree would sit in the receiver's partial_dir). Version 23: a
  * regular file's offer, straight to its node, may name its source, and
  * the receiver may keep its partial (held open there, as the user's
@@ -329,7 +331,7 @@
  * parts outside such a session, on a pack's or the first offer, out of
  * order, or an offer before their last one, are protocol errors, as are
  * records xattrs_check() refuses (a name of another namespace, twice).
- * Relays, chains, sync and dry runs carry none (xferctl refuses). A
+ * Relays, chains and dry runs carry none (xferctl refuses). A
  * pull's landing (WIRE_LAND_PULL) may carry the two flags too, and no
  * records: the pulled side reads the file's or tree's attributes as the
  * user (its lander) and its send back carries them so.
@@ -581,6 +583,11 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   28: a landing's dry run (WIRE_OFFER_DRY_RUN with WIRE_OFFER_LAND: the
+ *     receiver's lander looks as the user; never with DELETE);
+ *   27: extended attributes and ACLs (WIRE_LAND_XATTRS, _ACLS, XATTR,
+ *     PACK_F_XATTRS: Landing as the user, below); a pulled tree mirrored
+ *     (a pull's DELETE);
  *   26: a tree that lands as its user syncs (merged into the one there,
  *     or with DELETE put in its place); a pull syncs what it sends back;
  *   25: a tree pulled (WIRE_LAND_TREE: Pulls, above); files that land as
@@ -611,7 +618,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            27
+#define WIRE_VERSION            28
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -885,7 +892,7 @@ struct wire_offer {
 #define WIRE_OFFER_LONG_NAME    0x2000u
 /* The session lands as a user (version 19, "Landing as the user"
  * above): the session's first offer, of a regular file or a tree's DEST,
- * no pack or dry run; LAND parts came before it, and its MAC covers
+ * no pack (a dry run from version 28); LAND parts came before it, and its MAC covers
  * their whole (land_hash). Files (no route or relay) may sync
  * (version 25): the receiver's lander looks at what is there as the
  * user; a tree too (version 26): merged into the one there, or with

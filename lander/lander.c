@@ -699,9 +699,10 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
 }
 
 /* LOOK: what has @leaf's name in @dirfd (@dir), as the user the caller
- * became; with @which (-X, -A), its attributes in the FD answer. */
-static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned int which, struct landmsg *reply,
-                         int *reply_fd)
+ * became; with @which (-X, -A), its attributes in the FD answer. In a dry
+ * run (@dry), nothing there: whether the user could make it. */
+static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned int which, bool dry,
+                         struct landmsg *reply, int *reply_fd)
 {
         char where[LANDFS_PATH_MAX + LANDMSG_LEAF_MAX + 2];
         struct stat st;
@@ -711,10 +712,17 @@ static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned 
         if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                 if (errno != ENOENT)
                         lander_error_reply(reply, errno, 0, where, "%s", strerror(errno));
+                else if (dry && faccessat(dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+                        lander_error_reply(reply, errno, 0, dir, "%s could not be made in it: %s", leaf,
+                                           strerror(errno));
                 return;         /* OK: nothing has the name */
         }
+        if (S_ISDIR(st.st_mode)) {
+                lander_error_reply(reply, EEXIST, 0, where, "%s", LANDMSG_LOOK_DIR);
+                return;
+        }
         if (!S_ISREG(st.st_mode)) {
-                lander_error_reply(reply, EEXIST, 0, where, "exists as %s", S_ISDIR(st.st_mode) ? "a directory" :
+                lander_error_reply(reply, EEXIST, 0, where, "exists as %s",
                                    S_ISLNK(st.st_mode) ? "a symlink" : "something other than a file");
                 return;
         }
@@ -788,10 +796,15 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
                 return;
         }
-        /* Looking at what is there (read-only) too: xferctl send --sync. */
-        if (req->type == LANDMSG_LOOK && !(ss->flags & LANDMSG_SESSION_SYNC)) {
+        /* A dry run looks, and makes nothing (xferctl send --dry-run). */
+        if ((ss->flags & LANDMSG_SESSION_DRY) && req->type != LANDMSG_LOOK) {
+                lander_error_reply(reply, EPERM, 0, path, "a dry run makes nothing (xferctl send --dry-run)");
+                return;
+        }
+        /* Looking at what is there (read-only) too: xferctl send --sync, --dry-run. */
+        if (req->type == LANDMSG_LOOK && !(ss->flags & (LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DRY))) {
                 lander_error_reply(reply, EPERM, 0, path, "looking at what is there was not asked for "
-                            "(xferctl send --sync)");
+                            "(xferctl send --sync or --dry-run)");
                 return;
         }
         /* Replacing is the user's to allow, in the credential (xferctl send --overwrite). */
@@ -896,7 +909,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 dfd = req->op.path[0] ? look_dir(l, ss, req->op.path, path, &hold, reply)
                                       : op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
-                        look_as_user(dfd, req->op.leaf, path, read_which(req->op.flags), reply, reply_fd);
+                        look_as_user(dfd, req->op.leaf, path, read_which(req->op.flags),
+                                     ss->flags & LANDMSG_SESSION_DRY, reply, reply_fd);
                 break;
         case LANDMSG_HARDLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
@@ -1126,6 +1140,10 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
                 ss = lander_session_find(l, conn, req->setattr.session);
                 if (!ss) {
                         lander_error_reply(reply, ESRCH, 0, NULL, "no session %llu", (unsigned long long)req->setattr.session);
+                        return;
+                }
+                if (ss->flags & LANDMSG_SESSION_DRY) {
+                        lander_error_reply(reply, EPERM, 0, NULL, "a dry run makes nothing (xferctl send --dry-run)");
                         return;
                 }
                 lander_setattr(l, ss, &req->setattr, passed, reply);

@@ -91,10 +91,10 @@ static void serve(int fd, const char *log)
                         const uint16_t known = CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR | CTL_SUBMIT_TREE |
                                                CTL_SUBMIT_PULL | CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL_TREE |
                                                CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE | CTL_SUBMIT_XATTRS |
-                                               CTL_SUBMIT_ACLS;
+                                               CTL_SUBMIT_ACLS | CTL_SUBMIT_DRY_RUN;
                         bool pull = s->flags & CTL_SUBMIT_PULL;
 
-                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
+                        fprintf(f, "SUBMIT flags=%s%s%s%s%s%s%s%s%s%s%s%s%s%s host=%s port=%u name=%s files=%u path=%s",
                                 s->flags & CTL_SUBMIT_LAND ? "LAND" : "-",
                                 s->flags & CTL_SUBMIT_LAND_DIR ? ",LAND_DIR" : "",
                                 s->flags & CTL_SUBMIT_LAND_REPLACE ? ",LAND_REPLACE" : "",
@@ -106,6 +106,7 @@ static void serve(int fd, const char *log)
                                 s->flags & CTL_SUBMIT_DELETE ? ",DELETE" : "",
                                 s->flags & CTL_SUBMIT_XATTRS ? ",XATTRS" : "",
                                 s->flags & CTL_SUBMIT_ACLS ? ",ACLS" : "",
+                                s->flags & CTL_SUBMIT_DRY_RUN ? ",DRY_RUN" : "",
                                 s->flags & ~known ? ",OTHER" : "", s->host, (unsigned int)s->port, s->name,
                                 (unsigned int)s->files, s->land_path);
                         if (pull)
@@ -132,6 +133,7 @@ static void serve(int fd, const char *log)
                                           pull ? LANDMSG_PULL : LANDMSG_PUSH, s->land_path, addrs, n,
                                           (!pull && (s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
                                           (!pull && (s->flags & CTL_SUBMIT_SYNC_MASK) ? LANDMSG_SESSION_SYNC : 0) |
+                                          (!pull && (s->flags & CTL_SUBMIT_DRY_RUN) ? LANDMSG_SESSION_DRY : 0) |
                                           ((s->flags & CTL_SUBMIT_PULL_TREE) ? LANDMSG_SESSION_TREE : 0));
                         if (pull) {
                                 const char *back[] = { s->back_host };

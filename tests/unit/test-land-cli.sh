@@ -46,8 +46,8 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
 usage "--delete needs --sync or --skip-existing" -r --delete "$tmp/dir" 10.0.0.2:/scratch/x
-usage '--dry-run with PEER:/PATH is not supported yet' -n "$tmp/a" 10.0.0.2:/scratch/x
-usage '--dry-run with PEER:/PATH is not supported yet' --dry-run -i "$tmp/a" 10.0.0.2:/scratch/x
+usage '--dry-run with --delete and PEER:/PATH is not supported yet' -n -r --sync=size --delete "$tmp/dir" \
+        10.0.0.2:/scratch/x
 
 usage "'..' is not allowed in PATH" "$tmp/a" 10.0.0.2:/scratch/../etc/x
 usage "'/' itself is no place to land in" "$tmp/a" 10.0.0.2:/
@@ -60,6 +60,7 @@ usage "bad peer '10.0.0.2:x': port 'x' is not a number" "$tmp/a" 10.0.0.2:x:/scr
 usage '--xattrs (-X): attributes go only with files that land as you (PEER:/PATH); the drop box sets its own' \
         -X "$tmp/a" 10.0.0.2
 usage '-X and -A are not supported yet down a relay chain: add --parallel N' -X "$tmp/a" '10.0.0.[2-3]:/scratch/x/'
+usage '--xattrs (-X) with --dry-run is not supported yet' -n -X "$tmp/a" 10.0.0.2:/scratch/x
 
 # xferctl get PEER:/PATH DEST: what it cannot do yet, and PATH's rules.
 rget() {
@@ -191,6 +192,7 @@ unshare -m --propagation private bash -c '
                 10.0.0.2:/scratch/alice/
         send 27 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r -X --sync=digest 127.0.0.1:/scratch/alice/run \
                 "$tmp/in"
+        send 28 "$xferctl" --socket "$tmp/ctl.sock" send -n -i -r --sync=size "$tmp/dir" 10.0.0.2:/scratch/alice/
         kill "$fake_pid" "$munged"
         wait
 '
@@ -337,6 +339,12 @@ grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,DELETE,XATTRS,A
 ok $? "send -r -X -A --sync=size --delete: submitted ($(cat "$tmp/26.rc"): $(head -c 300 "$tmp/26.err"); $(head -c 300 "$tmp/26.log"))"
 grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,PULL,PULL_TREE,SYNC_DIGEST,XATTRS host=127.0.0.1 " "$tmp/27.log"
 ok $? "get -r -X --sync=digest: submitted ($(cat "$tmp/27.rc"): $(head -c 300 "$tmp/27.err"); $(head -c 300 "$tmp/27.log"))"
+# A dry run to PEER:/PATH: submitted as one, its credential saying so
+# (the peer's lander then only looks). fake-submit answers SUBMITTED and
+# no job: the wait that follows fails, which is not what is checked.
+grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,DRY_RUN host=10.0.0.2 " "$tmp/28.log"
+ok $? "send -n -i -r --sync=size DIR PEER:/PATH/: submitted ($(head -c 300 "$tmp/28.err"); $(head -c 300 "$tmp/28.log"))"
+cred 28 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

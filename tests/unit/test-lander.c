@@ -958,6 +958,39 @@ static void test_file_dest(struct lander *l)
         is_int(ask(l, 1, -1, &fd), -EPERM, "LOOK in DEST's parent at another name than DEST's: EPERM");
         is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
 
+        /* A dry run (xferctl send -n, version 7): it looks, and makes nothing. */
+        push_flags = LANDMSG_SESSION_DRY;
+        s = push_session(l, "scratch/nobody/inbox");
+        push_flags = 0;
+        ok(s != 0, "a session whose credential says --dry-run");
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "a.dat", -1, &fd) == 0 && reply.type == LANDMSG_FD && fd >= 0,
+           "LOOK a.dat in a dry run: the file");
+        safe_close(fd);
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "none.dat", -1, &fd) == 0 && reply.type == LANDMSG_OK,
+           "LOOK none.dat: nothing there, and nobody could make it");
+        is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "x", -1, &fd), -EPERM, "TMPFILE in a dry run: EPERM (%s)",
+               reply.error.text);
+        is_int(op(l, 1, LANDMSG_MKDIR, s, "newdir", 0700, NULL, -1, NULL), -EPERM, "MKDIR in a dry run: EPERM");
+        ok(lstat(at("scratch/nobody/inbox/newdir"), &st) < 0 && errno == ENOENT, "nothing made");
+        memset(&req.setattr, 0, sizeof(req.setattr));
+        req.type = LANDMSG_SETATTR;
+        req.setattr.session = s;
+        req.setattr.flags = LANDMSG_SET_MODE | LANDMSG_SET_AT_PATH;
+        req.setattr.mode = 0777;
+        strcpy(req.setattr.path, "sub");
+        is_int(ask(l, 1, -1, NULL), -EPERM, "SETATTR in a dry run: EPERM");
+        ok(stat(at("scratch/nobody/inbox/sub"), &st) == 0 && (st.st_mode & 0777) == 0755, "sub's mode as it was");
+        /* Where nobody may not write, a name that is not there could not be made. */
+        if (chmod(at("scratch/nobody/inbox/sub"), 0555) < 0)
+                abort();
+        ok(op(l, 1, LANDMSG_LOOK, s, "sub", 0, "none.dat", -1, &fd) == -EACCES &&
+           strcmp(reply.error.where, at("scratch/nobody/inbox/sub")) == 0,
+           "LOOK sub/none.dat, sub read-only: EACCES where is sub, not the file (%s: %s)", reply.error.where,
+           reply.error.text);
+        if (chmod(at("scratch/nobody/inbox/sub"), 0755) < 0)
+                abort();
+        is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+
         s = push_session(l, "scratch/nobody/inbox/b.dat");
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "x", -1, &fd), -ENOENT,
                "DEST no directory (not there): its TMPFILE fails with ENOENT");

@@ -264,6 +264,11 @@ static void test_walk(void)
         ok(round_trip(m), "SESSION_TREE on a PULL");
         m->session.flags = LANDMSG_SESSION_SYNC;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SESSION_SYNC on a PULL: not encoded");
+        m->session.flags = LANDMSG_SESSION_DRY;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SESSION_DRY on a PULL: not encoded");
+        m->session.direction = LANDMSG_PUSH;
+        m->session.flags = LANDMSG_SESSION_DRY | LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        ok(round_trip(m), "SESSION_DRY on a PUSH, with a sync's flags (version 7)");
         free(m);
 
         m = msg_new(LANDMSG_WALK);

@@ -218,6 +218,11 @@ void recv_dry_offer(struct recv_xfer *x)
 
         x->cur->dry[0] = '\0';
         x->sync_had = false;
+        /* As its user: the lander looks (recv-land.c). */
+        if (x->landing) {
+                recv_land_dry(x);
+                return;
+        }
         if (recv_dry_deleting(x) && o->file > 0)
                 recv_dry_keep_name(x, o);
         /* A link's target is its data, judged once it is here. */

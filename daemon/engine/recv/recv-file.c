@@ -245,7 +245,7 @@ static void recv_timespec(uint64_t ns, struct timespec ts[2])
 
 /* The entry's path in the staging directory: DEST's last component, then
  * what follows DEST in its name. */
-static void recv_tree_rel(struct recv_xfer *x)
+void recv_tree_rel(struct recv_xfer *x)
 {
         snprintf(x->cur->rel, sizeof(x->cur->rel), "%s%s", name_leaf(x->dest), x->cur->offer.name + strlen(x->dest));
 }

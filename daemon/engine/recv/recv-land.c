@@ -220,13 +220,19 @@ unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, ch
                 snprintf(text, len, "deleting is for a tree, not a file");
                 return WIRE_E_PROTOCOL;
         }
+        /* A dry run looks as the user (recv_land_dry); what deleting would
+         * remove would take a walk of the tree there as the user. */
+        if ((o->flags & WIRE_OFFER_DRY_RUN) && (o->flags & WIRE_OFFER_DELETE)) {
+                snprintf(text, len, "a dry run of files that land as their user says nothing of deleting yet");
+                return WIRE_E_PROTOCOL;
+        }
         /* A tree lands as one directory, as sent: merged into the one
          * there when it syncs, or put in its place when it deletes too
          * (wire_decode holds that to a sync), relayed nowhere
          * (recv-land-tree.c). */
         if ((o->flags & WIRE_OFFER_TREE) &&
-            ((o->flags & (WIRE_OFFER_DRY_RUN | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) || strchr(o->name, '/'))) {
-                snprintf(text, len, "a tree that lands as its user is one directory, not dry-run or relayed");
+            ((o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED)) || strchr(o->name, '/'))) {
+                snprintf(text, len, "a tree that lands as its user is one directory, not relayed");
                 return WIRE_E_PROTOCOL;
         }
         return WIRE_OK;
@@ -450,13 +456,63 @@ static void recv_land_look_req(const struct recv_xfer *x, struct landmsg *req)
         snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX, slash ? slash + 1 : rel);
 }
 
-/* Cur made as ever: nothing there, or what is there differs. */
+/* Cur made as ever: nothing there, or what is there differs (a dry
+ * run: said to be). */
 static void recv_land_make(struct recv_xfer *x)
 {
-        if (x->tree)
+        if (x->dry)
+                recv_dry_sent(x);
+        else if (x->tree)
                 recv_land_tree_open(x);
         else
                 recv_land_tmpfile(x);
+}
+
+/* Where LOOK looked for cur, for the user's eyes (and its ERRORs' where). */
+static void recv_land_look_where(const struct recv_xfer *x, char *text, size_t len)
+{
+        struct landmsg req;
+
+        recv_land_look_req(x, &req);
+        if (x->land_parent)
+                snprintf(text, len, "%s", x->landing->path);
+        else
+                snprintf(text, len, "%s/%s%s%s", x->landing->path, req.op.path, req.op.path[0] ? "/" : "",
+                         req.op.leaf);
+}
+
+/*
+ * A dry run (recv_land_dry): what a real send would do with cur, where
+ * the look found @there at @where (S_IFREG a file, S_IFDIR a directory,
+ * S_IFLNK a symlink or another type), as the publish would: a directory
+ * merged into where one is offered; a name of one kind in one tree and of
+ * the other in the other refused (the publish's conflict); a link, or a
+ * file of a tree merged into, replaced; a file sent alone replaced with
+ * --overwrite (or --sync), else refused.
+ */
+static void recv_land_dry_there(struct recv_xfer *x, mode_t there, const char *where)
+{
+        const bool dir = x->cur->offer.flags & WIRE_OFFER_DIR;
+        char text[2 * WIRE_PATH_MAX + 512];
+
+        x->sync_had = true;
+        if (there != S_IFREG) {
+                memset(&x->sync_st, 0, sizeof(x->sync_st));
+                x->sync_st.st_mode = there;
+        }
+        if (dir != (there == S_IFDIR)) {
+                snprintf(text, sizeof(text), "%s: exists as %s, where %s is offered", where,
+                         there == S_IFDIR ? "a directory" : there == S_IFREG ? "a file" : "no directory",
+                         dir ? "a directory" : "a file");
+                recv_fail(x, WIRE_E_EXISTS, text);
+                return;
+        }
+        if (dir || x->tree || x->sync || (x->landing->flags & WIRE_LAND_REPLACE)) {
+                recv_dry_sent(x);
+                return;
+        }
+        snprintf(text, sizeof(text), "%s: exists (and replacing it was not asked for: --overwrite)", where);
+        recv_fail(x, WIRE_E_EXISTS, text);
 }
 
 /* What has cur's name, as the lander sees it for the user (LOOK): the
@@ -466,14 +522,15 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
         struct recv_xfer *x = arg;
         const struct wire_offer *o = &x->cur->offer;
         const struct landmsg_error *er = &reply->error;
+        const bool other = o->flags & (WIRE_OFFER_DIR | WIRE_OFFER_LINK);
         char text[2 * WIRE_PATH_MAX + 512];   /* recv_fail cuts it to WIRE_TEXT_MAX */
-        struct landmsg req;
-        struct stat st;
+        struct stat st = { 0 };
 
         if (!recv_land_opening(x)) {
                 safe_close(fd);
                 return;
         }
+        recv_land_look_where(x, text, sizeof(text));
         /* Nothing there: the file is made as ever. So for a tree's entry
          * where PATH, or a directory on its way, is not (yet) there. */
         if (reply->type == LANDMSG_OK ||
@@ -485,7 +542,11 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
                 bool same_size = fstat(fd, &st) == 0 && (uint64_t)st.st_size == o->size;
 
                 x->sync_had = true;
-                if (recv_land_attrs_differ(x, reply)) {
+                x->sync_st = st;
+                if (x->dry && (!x->sync || other)) {
+                        safe_close(fd);
+                        recv_land_dry_there(x, S_IFREG, text);
+                } else if (recv_land_attrs_differ(x, reply)) {
                         safe_close(fd);
                         recv_land_make(x);
                 } else if ((x->sync & WIRE_OFFER_SKIP_EXISTING) ||
@@ -511,21 +572,23 @@ static void recv_land_on_look(void *arg, const struct landmsg *reply, int fd)
         /* A file there that the user may not read (or whose attributes
          * are more than a sender's can be): it differs, as far as anyone
          * can tell, and is replaced (--skip-existing: kept). */
-        recv_land_look_req(x, &req);
-        if (x->land_parent)
-                snprintf(text, sizeof(text), "%s", x->landing->path);
-        else
-                snprintf(text, sizeof(text), "%s/%s%s%s", x->landing->path, req.op.path, req.op.path[0] ? "/" : "",
-                         req.op.leaf);
         if (reply->type == LANDMSG_ERROR && (er->err == EACCES || (er->err == E2BIG && recv_land_look_attrs(x))) &&
             strcmp(er->where, text) == 0) {
-                if (x->sync & WIRE_OFFER_SKIP_EXISTING)
+                if (x->dry && (!x->sync || other))
+                        recv_land_dry_there(x, S_IFREG, text);
+                else if (x->sync & WIRE_OFFER_SKIP_EXISTING)
                         recv_sync_skip(x);
                 else
                         recv_land_make(x);
                 return;
         }
         if (reply->type == LANDMSG_ERROR && er->err == EEXIST) {
+                /* A dry run's directory or link: the publish's verdict. */
+                if (x->dry && other) {
+                        recv_land_dry_there(x, strcmp(er->text, LANDMSG_LOOK_DIR) == 0 ? S_IFDIR : S_IFLNK,
+                                            er->where);
+                        return;
+                }
                 snprintf(text, sizeof(text), "%s: %s", er->where, er->text);
                 recv_fail(x, WIRE_E_EXISTS, text);
                 return;
@@ -543,6 +606,104 @@ void recv_land_look(struct recv_xfer *x)
         x->overwrite = x->landing->flags & WIRE_LAND_REPLACE;
         recv_land_look_req(x, &req);
         recv_land_ask(x, &req, -1, recv_land_on_look, "looking at what is there as its user");
+}
+
+/* ---- a dry run (wire.h, Dry runs; landmsg.h, LANDMSG_SESSION_DRY) ---- */
+
+static void recv_land_dry_dest(struct recv_xfer *x);
+
+/* What has the tree's DEST's name (in PATH, land_into; or PATH itself):
+ * nothing (all of it would be made); a directory (merged into with a
+ * sync, its entries looked at; replaced whole with --overwrite); else as
+ * a real send's staging would say. */
+static void recv_land_on_dry_dest(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct landmsg_error *er = &reply->error;
+        const bool replace = x->landing->flags & WIRE_LAND_REPLACE;
+        char where[2 * WIRE_PATH_MAX + 2], text[2 * WIRE_PATH_MAX + 128];
+        bool dir, file;
+
+        safe_close(fd);
+        if (!recv_land_opening(x))
+                return;
+        /* PATH is no directory there: the tree is PATH itself, unless PATH was asked for as one. */
+        if (reply->type == LANDMSG_ERROR && x->land_into && !(x->landing->flags & WIRE_LAND_DIR) &&
+            (er->err == ENOENT || er->err == ENOTDIR) && strcmp(er->where, x->landing->path) == 0) {
+                x->land_into = false;
+                recv_land_dry_dest(x);
+                return;
+        }
+        if (x->land_into)
+                snprintf(where, sizeof(where), "%s/%s", x->landing->path, x->dest);
+        else
+                snprintf(where, sizeof(where), "%s", x->landing->path);
+        dir = reply->type == LANDMSG_ERROR && er->err == EEXIST && strcmp(er->text, LANDMSG_LOOK_DIR) == 0;
+        file = reply->type == LANDMSG_FD || (reply->type == LANDMSG_ERROR && strcmp(er->where, where) == 0 &&
+                                              (er->err == EEXIST || er->err == EACCES) && !dir);
+        x->merge = false;
+        if (reply->type == LANDMSG_OK) {
+                recv_dry_sent(x);       /* would create */
+                return;
+        }
+        if (!dir && !file) {
+                recv_land_refused(x, "looking at what is there", reply);
+                return;
+        }
+        x->sync_had = true;
+        memset(&x->sync_st, 0, sizeof(x->sync_st));
+        x->sync_st.st_mode = dir ? S_IFDIR : S_IFREG;
+        if (dir && x->sync) {
+                x->merge = true;
+                recv_dry_sent(x);       /* exists: merged into */
+                return;
+        }
+        if (replace && !x->sync) {
+                recv_dry_sent(x);       /* would replace, whole */
+                return;
+        }
+        snprintf(text, sizeof(text), "%s: %s", where,
+                 x->sync && !dir ? "exists and is no directory: a tree is not merged into it"
+                                 : "exists (and replacing it was not asked for: --overwrite)");
+        recv_fail(x, WIRE_E_EXISTS, text);
+}
+
+static void recv_land_dry_dest(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_LOOK };
+
+        req.op.session = x->land_session;
+        req.op.flags = x->land_into ? 0 : LANDMSG_OP_PARENT;
+        snprintf(req.op.leaf, sizeof(req.op.leaf), "%.*s", LANDMSG_LEAF_MAX,
+                 x->land_into ? x->dest : recv_land_leaf(x));
+        recv_land_ask(x, &req, -1, recv_land_on_dry_dest, "looking at what is there as its user");
+}
+
+void recv_land_dry(struct recv_xfer *x)
+{
+        const struct wire_offer *o = &x->cur->offer;
+
+        if (!x->land_session) {
+                recv_land_open(x);      /* the session first; then here again */
+                return;
+        }
+        x->sync_had = false;
+        if (!x->tree) {
+                recv_land_look(x);
+                return;
+        }
+        recv_tree_rel(x);
+        if (o->file == 0) {
+                x->land_into = true;
+                recv_land_dry_dest(x);
+                return;
+        }
+        /* In a tree that is not there, or is replaced whole, all is new. */
+        if (!x->merge) {
+                recv_dry_sent(x);
+                return;
+        }
+        recv_land_look(x);
 }
 
 static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
@@ -563,6 +724,12 @@ static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
                 recv_pull_open(x);
                 return;
         }
+        if (x->dry) {
+                log_info("%s: dry run of %s as %s (uid %u) at %s", x->base.peer, x->cur->offer.name, x->land_user,
+                         (unsigned int)x->land_uid, x->landing->path);
+                recv_land_dry(x);
+                return;
+        }
         log_info("%s: %s lands as %s (uid %u) at %s", x->base.peer, x->cur->offer.name, x->land_user,
                  (unsigned int)x->land_uid, x->landing->path);
         if (x->tree)
@@ -577,13 +744,17 @@ void recv_land_open(struct recv_xfer *x)
         const struct wire_landing *l = x->landing;
 
         if (x->land_session) {
-                recv_land_tmpfile(x);
+                if (x->dry)
+                        recv_land_dry(x);
+                else
+                        recv_land_tmpfile(x);
                 return;
         }
         req.session.direction = l->direction == WIRE_LAND_PULL ? LANDMSG_PULL : LANDMSG_PUSH;
         req.session.flags = ((l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
                             ((l->flags & WIRE_LAND_TREE) ? LANDMSG_SESSION_TREE : 0) |
-                            (x->sync && l->direction == WIRE_LAND_PUSH ? LANDMSG_SESSION_SYNC : 0);
+                            (x->sync && l->direction == WIRE_LAND_PUSH ? LANDMSG_SESSION_SYNC : 0) |
+                            (x->dry ? LANDMSG_SESSION_DRY : 0);
         req.session.naddrs = l->naddrs;
         memcpy(req.session.token, l->token, sizeof(req.session.token));
         memcpy(req.session.addrs, l->addrs, (size_t)l->naddrs * sizeof(l->addrs[0]));

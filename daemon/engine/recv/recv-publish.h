@@ -19,6 +19,8 @@
 /* Look the name up, open a nameless file, check free space against
  * min_free, reserve: then recv_accept(), or a REFUSE with the reason. */
 void recv_file_open(struct recv_xfer *x);
+/* A tree's cur: its path in the tree as it lands (DEST's leaf, then beneath it: cur->rel). */
+void recv_tree_rel(struct recv_xfer *x);
 /* The kept next offer's file: opened now, if it may be (x->early). */
 void recv_early_open(struct recv_xfer *x);
 /* Cur's file, if it was opened early: its descriptor, now the caller's;
@@ -56,6 +58,10 @@ void recv_land_early(struct recv_xfer *x);
  * tree there), as the user sees it (LOOK); then kept (recv_sync_skip) or
  * made as ever. */
 void recv_land_look(struct recv_xfer *x);
+/* A dry run as the user (x->dry): cur looked at as the user, nothing
+ * made; then recv_dry_sent(), recv_sync_skip() or the refusal a real
+ * send would meet. */
+void recv_land_dry(struct recv_xfer *x);
 /* Fin, verified: fsync, then its mode, digest xattr and name, as the
  * user; then recv_partial_published() (no partial: recv_published()). */
 void recv_land_publish(struct recv_xfer *x);

@@ -1062,7 +1062,8 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
          * peer may sync (wire.h). */
         if (req->land && (((relay || req->route_hops) && (req->tree || req->files > 1)) ||
                           (req->sync != ENGINE_SYNC_NONE && (relay || req->route_hops)) ||
-                          req->dry_run || req->relay_source || req->tree_token))
+                          (req->dry_run && (req->delete || req->land->direction != WIRE_LAND_PUSH)) ||
+                          req->relay_source || req->tree_token))
                 return -EINVAL;
         /* A pull asks for the peer's file: one, of nothing here (wire.h, Pulls). */
         if (pull && (req->tree || req->files > 1 || req->size != 0 || req->fd >= 0))

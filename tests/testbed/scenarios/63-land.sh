@@ -31,7 +31,9 @@
 #     (the first's in the landing, then XATTR parts: 2,500 bytes) keep
 #     theirs; get -r -X -A brings the tree back with them; --sync=size
 #     --delete sends again the files whose attributes alone changed, and
-#     keeps the rest; into a tmpfs
+#     keeps the rest; -n -i says what a sync would send there, as alice
+#     sees it, and changes nothing (bob's, into her directory: refused);
+#     into a tmpfs
 #     (no user xattrs): fails at once naming the attribute; the drop box
 #     refuses -X.
 #  2c. the lander SIGKILLed while a 1,500-file tree is staged: the job
@@ -345,6 +347,26 @@ for f in ro.txt big.bin shared/f shared/sub/g; do
         v=${v%.*}
         [[ $(stat -c %i "$at/$f") != "${!v}" ]] || tb_fail "--sync -X -A: $f, its attributes changed, was kept"
 done
+# A dry run (-n -i) to PEER:/PATH: beta's lander looks as alice, and
+# nothing is made or changed there. A file grown and a new one are what
+# a sync would send; a tree not there would be made whole; bob may not
+# look in alice's directory.
+echo more >>"$xt/plain/p"
+make_file "$xt/plain/q" 30
+chown "$ALICE:" "$xt/plain/q"
+snap=$(find "$at" -printf '%p %i %s %T@ %m\n' | sort)
+send "$ALICE" -n -i -r --sync=size "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+((RC == 0)) && grep -qE '^>f\.s[.t]\.{6} attrs/plain/p$' <<<"$OUT" && grep -qx '>f+++++++++ attrs/plain/q' <<<"$OUT" &&
+        [[ $(grep -c '^[>c]' <<<"$OUT") == 2 ]] || tb_fail "-n -i --sync=size to PEER:/PATH: exit $RC: $OUT"
+tb_log "$(tail -n 1 <<<"$OUT")"
+[[ $(find "$at" -printf '%p %i %s %T@ %m\n' | sort) == "$snap" ]] || tb_fail "the dry run changed alice's tree on beta"
+send "$ALICE" -n -i -r "$xt" "$BETA_ADDR:$SCR/$ALICE/dry-none"
+((RC == 0)) && grep -qx 'cd+++++++++ attrs/' <<<"$OUT" && grep -qx '>f+++++++++ attrs/plain/q' <<<"$OUT" &&
+        [[ ! -e $SCR/$ALICE/dry-none ]] || tb_fail "-n -i of a tree not there: exit $RC: $OUT"
+make_file "$WORK/bobs.txt" 10
+chown "$BOB:" "$WORK/bobs.txt"
+send "$BOB" -n "$WORK/bobs.txt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+((RC == 1)) && grep -qi "permission denied" <<<"$OUT" || tb_fail "bob's dry run into alice's directory: exit $RC: $OUT"
 # Without them, none (the drop box's digest aside).
 send "$ALICE" "$xt/ro.txt" "$BETA_ADDR:$SCR/$ALICE/ro-plain.txt"
 ((RC == 0)) && [[ -z $(getfattr -d -m '^user\.[^r]' "$SCR/$ALICE/ro-plain.txt" 2>/dev/null) ]] ||
