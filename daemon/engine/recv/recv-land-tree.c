@@ -236,15 +236,11 @@ static void recv_land_stage(struct recv_xfer *x);
 static void recv_land_on_staged(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
-        const struct landmsg_error *er = &reply->error;
 
         safe_close(fd);
         if (!recv_land_tree_opening(x))
                 return;
-        /* PATH is no directory there: the tree is PATH itself, unless PATH was asked for as one. */
-        if (reply->type == LANDMSG_ERROR && x->land_into && !(x->landing->flags & WIRE_LAND_DIR) &&
-            (er->err == ENOENT || er->err == ENOTDIR) && strcmp(er->where, x->landing->path) == 0) {
-                x->land_into = false;
+        if (recv_land_as_path(x, reply)) {
                 recv_land_stage(x);
                 return;
         }

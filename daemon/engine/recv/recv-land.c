@@ -610,6 +610,18 @@ void recv_land_look(struct recv_xfer *x)
 
 /* ---- a dry run (wire.h, Dry runs; landmsg.h, LANDMSG_SESSION_DRY) ---- */
 
+bool recv_land_as_path(struct recv_xfer *x, const struct landmsg *reply)
+{
+        const struct landmsg_error *er = &reply->error;
+
+        /* PATH is no directory there: the tree is PATH itself, unless PATH was asked for as one. */
+        if (reply->type != LANDMSG_ERROR || !x->land_into || (x->landing->flags & WIRE_LAND_DIR) ||
+            (er->err != ENOENT && er->err != ENOTDIR) || strcmp(er->where, x->landing->path) != 0)
+                return false;
+        x->land_into = false;
+        return true;
+}
+
 static void recv_land_dry_dest(struct recv_xfer *x);
 
 /* What has the tree's DEST's name (in PATH, land_into; or PATH itself):
@@ -627,10 +639,7 @@ static void recv_land_on_dry_dest(void *arg, const struct landmsg *reply, int fd
         safe_close(fd);
         if (!recv_land_opening(x))
                 return;
-        /* PATH is no directory there: the tree is PATH itself, unless PATH was asked for as one. */
-        if (reply->type == LANDMSG_ERROR && x->land_into && !(x->landing->flags & WIRE_LAND_DIR) &&
-            (er->err == ENOENT || er->err == ENOTDIR) && strcmp(er->where, x->landing->path) == 0) {
-                x->land_into = false;
+        if (recv_land_as_path(x, reply)) {
                 recv_land_dry_dest(x);
                 return;
         }

@@ -62,6 +62,10 @@ void recv_land_look(struct recv_xfer *x);
  * made; then recv_dry_sent(), recv_sync_skip() or the refusal a real
  * send would meet. */
 void recv_land_dry(struct recv_xfer *x);
+/* A tree's look at PATH/DEST (land_into) answered that PATH is no
+ * directory, and PATH was not asked for as one: the tree is PATH itself
+ * (land_into now false), true; the answer is something else, false. */
+bool recv_land_as_path(struct recv_xfer *x, const struct landmsg *reply);
 /* Fin, verified: fsync, then its mode, digest xattr and name, as the
  * user; then recv_partial_published() (no partial: recv_published()). */
 void recv_land_publish(struct recv_xfer *x);
