@@ -340,6 +340,7 @@ static int getcmd_creds(struct sendcmd *sc)
                         .dest = s->back_path,
                         .replace = s->flags & CTL_SUBMIT_LAND_REPLACE,
                         .sync = s->flags & CTL_SUBMIT_SYNC_MASK,
+                        .delete = s->flags & CTL_SUBMIT_DELETE,
                         .token = token,
                 };
                 r = landcred_make_for(&rq, NULL, &lc, err, sizeof(err));

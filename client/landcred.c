@@ -60,7 +60,8 @@ int landcred_make_for(const struct landcred_req *rq, const char *munge_socket, s
         }
         s->direction = rq->direction;
         s->flags = (rq->replace ? LANDMSG_SESSION_REPLACE : 0) | (rq->tree ? LANDMSG_SESSION_TREE : 0) |
-                   (rq->sync ? LANDMSG_SESSION_SYNC : 0) | (rq->dry ? LANDMSG_SESSION_DRY : 0);
+                   (rq->sync ? LANDMSG_SESSION_SYNC : 0) | (rq->dry ? LANDMSG_SESSION_DRY : 0) |
+                   (rq->delete ? LANDMSG_SESSION_DELETE : 0);
         if (rq->naddrs < 1 || rq->naddrs > LANDMSG_ADDRS_MAX) {
                 snprintf(err, errlen, "a credential names 1 to %d nodes", LANDMSG_ADDRS_MAX);
                 return -EINVAL;

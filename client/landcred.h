@@ -44,6 +44,7 @@ struct landcred_req {
         bool tree;                      /* a PULL's: DEST may be a directory, read whole (get -r) */
         bool sync;                      /* a PUSH's: what is in DEST may be looked at (--sync) */
         bool dry;                       /* a PUSH's: only looked at, nothing made (--dry-run) */
+        bool delete;                    /* a PUSH's, with sync: what the tree lacks removed (--delete) */
         const uint8_t *token;           /* LANDMSG_TOKEN_SIZE bytes, or NULL: a fresh one */
 };
 

@@ -37,8 +37,6 @@ static bool sendland_replaces(const struct sendcmd *sc)
 /* What a landing cannot go with yet: the option, and what to do instead. -1 or XFERCTL_EXIT_USAGE. */
 static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
 {
-        const uint16_t f = sc->submit.flags;
-
         if (sc->to) {
                 xferctl_say("send: --to names a tree in PEER's drop box, PEER:/PATH where files land "
                             "as you: one or the other");
@@ -47,12 +45,6 @@ static int sendland_refuse(const struct sendcmd *sc, unsigned int nfiles)
         if (sc->as) {
                 xferctl_say("send: --as names a file in PEER's drop box; with PEER:/PATH, PATH names it "
                             "(PEER:/DIR/NAME)");
-                return XFERCTL_EXIT_USAGE;
-        }
-        if ((f & CTL_SUBMIT_DRY_RUN) && (f & CTL_SUBMIT_DELETE)) {
-                xferctl_say("send: --dry-run with --delete and PEER:/PATH is not supported yet: the peer "
-                            "cannot list yet, as you, what deleting would remove (without --delete, the dry "
-                            "run says what the send would create, replace and keep)");
                 return XFERCTL_EXIT_USAGE;
         }
         if (sc->recursive && nfiles > 1 && sc->json) {
@@ -178,6 +170,8 @@ int sendland_cred(struct sendcmd *sc)
                 .replace = sc->submit.flags & CTL_SUBMIT_LAND_REPLACE,
                 .sync = sc->submit.flags & CTL_SUBMIT_SYNC_MASK,
                 .dry = sc->submit.flags & CTL_SUBMIT_DRY_RUN,
+                /* After the walk, which may have called --delete off. */
+                .delete = sc->submit.flags & CTL_SUBMIT_DELETE,
         };
         struct landcred lc;
         char err[512];

@@ -63,6 +63,7 @@ static bool session_ok(const struct landmsg_session *s, size_t cred_len, size_t 
                (s->flags & ~_LANDMSG_SESSION_FLAGS) == 0 &&
                (!(s->flags & LANDMSG_SESSION_TREE) || s->direction == LANDMSG_PULL) &&
                (!(s->flags & (LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DRY)) || s->direction == LANDMSG_PUSH) &&
+               (!(s->flags & LANDMSG_SESSION_DELETE) || (s->flags & LANDMSG_SESSION_SYNC)) &&
                s->naddrs >= 1 &&
                s->naddrs <= LANDMSG_ADDRS_MAX && cred_len <= LANDMSG_CRED_MAX && cred_ok(s->cred, cred_len) &&
                dest_len >= 2 && dest_len <= LANDMSG_PATH_MAX && s->dest[0] == '/';
@@ -165,7 +166,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_DISCARD:
                 return (op->flags & ~LANDMSG_OP_INTO) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_WALK:
-                return (op->flags & ~attrs) == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
+                /* With a path (version 8), DEST's tree of that name: a dry run's. */
+                return (op->flags & ~attrs) == 0 && leaf_len == 0 && target_len == 0;
         case LANDMSG_END:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_LOOK:
@@ -217,6 +219,9 @@ static bool walk_entry_ok(const struct landmsg_walk_entry *e, size_t path_len, s
         case LANDMSG_WALK_HARDLINK:
                 return target_len > 0 && rel_ok(e->target, target_len) && e->size == 0 && e->mode == 0 &&
                        e->mtime_ns == 0;
+        case LANDMSG_WALK_OTHER:
+        case LANDMSG_WALK_DIR_END:
+                return target_len == 0 && e->size == 0 && e->mode == 0 && e->mtime_ns == 0;
         default:
                 return false;
         }

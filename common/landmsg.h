@@ -138,6 +138,20 @@
  * there: ERROR EACCES, its where the directory, where the user may not
  * write in it or search it. The daemon says from those looks what a real
  * send would create, replace and keep.
+ *
+ * Deleting, dry (version 8; xferctl send -n -r --sync --delete DIR
+ * PEER:/PATH): a dry session whose credential carries
+ * LANDMSG_SESSION_DELETE may WALK too, the tree at @path (DEST itself, or
+ * with LANDMSG_OP_INTO, DEST/@path). The walker then walks once, as the
+ * user, for names only: each entry beneath the tree as a WALK_ENTRY
+ * {kind, path} (FILE, DIR, SYMLINK or OTHER: a device, FIFO or socket;
+ * nothing opened, no descriptor, no count first), a directory's
+ * WALK_DIR_END after its entries, then OK; ERROR where a directory cannot
+ * be read. The daemon holds those names against the ones offered: what
+ * the tree there has and the sent one lacks is what deleting would
+ * remove. Only a credential made for --delete lets a daemon list a tree
+ * (and, from version 8, PUBLISH with LANDMSG_PUBLISH_DELETE: a sync's
+ * credential alone removes nothing).
  */
 
 #include <stdbool.h>
@@ -145,7 +159,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         7
+#define LANDMSG_VERSION         8
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -211,8 +225,12 @@ enum {
         /* xferctl send --dry-run (a PUSH's only; version 7): LOOK and END
          * only, nothing made (landmsg.h's top, Dry runs). */
         LANDMSG_SESSION_DRY = 1 << 3,
+        /* xferctl send --delete (a PUSH's, with SYNC; version 8): PUBLISH
+         * may delete what the sent tree lacks; a dry run's may WALK for
+         * the names there (landmsg.h's top, Deleting, dry). */
+        LANDMSG_SESSION_DELETE = 1 << 4,
         _LANDMSG_SESSION_FLAGS = LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_TREE | LANDMSG_SESSION_SYNC |
-                                 LANDMSG_SESSION_DRY,
+                                 LANDMSG_SESSION_DRY | LANDMSG_SESSION_DELETE,
 };
 
 struct landmsg_session {
@@ -399,6 +417,10 @@ enum landmsg_walk_kind {
         LANDMSG_WALK_DIR = 2,           /* a directory; its entries follow it */
         LANDMSG_WALK_SYMLINK = 3,       /* target: what it points at (size: its length) */
         LANDMSG_WALK_HARDLINK = 4,      /* a regular file met before: target, that entry's path */
+        /* A names-only walk's (version 8; Deleting, dry): a device, FIFO or
+         * socket; and after a directory's entries, the directory again. */
+        LANDMSG_WALK_OTHER = 5,
+        LANDMSG_WALK_DIR_END = 6,
 };
 
 struct landmsg_walk_entry {

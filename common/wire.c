@@ -394,13 +394,13 @@ static bool wire_offer_land_ok(const struct wire_offer *o)
          * name its source (it may resume there, as the user's). */
         /* Version 25: files (not a tree), straight to their node, may sync
          * with what is there; version 26: a tree too, deleting what the
-         * source lacks or not; version 28: be a dry run, deleting nothing. */
+         * source lacks or not; version 28: be a dry run; version 29: one
+         * that says what deleting would remove. */
         return o->file == 0 &&
                (memcmp(o->source, zero, WIRE_SOURCE_SIZE) == 0 ||
                 !(o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
                !(o->flags & WIRE_OFFER_TREE) == !(o->flags & WIRE_OFFER_DIR) &&
                (!(o->flags & WIRE_OFFER_SYNC_FLAGS) || !(o->flags & (WIRE_OFFER_ROUTE | WIRE_OFFER_RELAYED))) &&
-               !((o->flags & WIRE_OFFER_DRY_RUN) && (o->flags & WIRE_OFFER_DELETE)) &&
                !(o->flags & (WIRE_OFFER_PACK | WIRE_OFFER_LINK | WIRE_OFFER_LONG_NAME));
 }
 

@@ -583,6 +583,8 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   29: a landing's dry run with DELETE (what deleting would remove, the
+ *     receiver's lander listing the tree there as the user);
  *   28: a landing's dry run (WIRE_OFFER_DRY_RUN with WIRE_OFFER_LAND: the
  *     receiver's lander looks as the user; never with DELETE);
  *   27: extended attributes and ACLs (WIRE_LAND_XATTRS, _ACLS, XATTR,
@@ -618,7 +620,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            28
+#define WIRE_VERSION            29
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16

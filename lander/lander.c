@@ -781,6 +781,9 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         struct stat st;
         bool into;
         int r, nfd, dfd;
+        /* A dry run's list of the names there, for what --delete would remove. */
+        const bool names_walk = req->type == LANDMSG_WALK && ss->direction == LANDMSG_PUSH &&
+                                (ss->flags & LANDMSG_SESSION_DRY) && (ss->flags & LANDMSG_SESSION_DELETE);
 
         r = full_path(ss, req->type == LANDMSG_PUBLISH || req->type == LANDMSG_DISCARD
                                   ? LANDMSG_OP_STAGE | (req->op.flags & LANDMSG_OP_INTO)
@@ -790,14 +793,15 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 path_error(ss, reply, r);
                 return;
         }
-        if ((req->type == LANDMSG_OPEN_READ || req->type == LANDMSG_WALK) != (ss->direction == LANDMSG_PULL) ||
+        if ((req->type == LANDMSG_OPEN_READ || (req->type == LANDMSG_WALK && !names_walk)) !=
+                    (ss->direction == LANDMSG_PULL) ||
             (req->type == LANDMSG_LOOK && ss->direction != LANDMSG_PUSH)) {
                 lander_error_reply(reply, EPERM, 0, path, "not what this session's credential was made for (%s)",
                             ss->direction == LANDMSG_PULL ? "reading" : "landing");
                 return;
         }
         /* A dry run looks, and makes nothing (xferctl send --dry-run). */
-        if ((ss->flags & LANDMSG_SESSION_DRY) && req->type != LANDMSG_LOOK) {
+        if ((ss->flags & LANDMSG_SESSION_DRY) && req->type != LANDMSG_LOOK && !names_walk) {
                 lander_error_reply(reply, EPERM, 0, path, "a dry run makes nothing (xferctl send --dry-run)");
                 return;
         }
@@ -827,6 +831,13 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
             !(ss->flags & LANDMSG_SESSION_SYNC)) {
                 lander_error_reply(reply, EPERM, 0, path, "merging into what is there was not asked for "
                             "(xferctl send --sync)");
+                return;
+        }
+        /* Deleting what the sent tree lacks is the user's to ask (xferctl send --delete). */
+        if (req->type == LANDMSG_PUBLISH && (req->op.flags & LANDMSG_PUBLISH_DELETE) &&
+            !(ss->flags & LANDMSG_SESSION_DELETE)) {
+                lander_error_reply(reply, EPERM, 0, path, "deleting what the sent tree lacks was not asked for "
+                            "(xferctl send --delete)");
                 return;
         }
         /* In DEST's parent, only DEST's own name: the credential names no sibling. */
@@ -955,8 +966,9 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 break;
         case LANDMSG_OPEN_READ:
         case LANDMSG_WALK:
-                if (req->type == LANDMSG_WALK && !(ss->flags & LANDMSG_SESSION_TREE)) {
-                        lander_error_reply(reply, EPERM, 0, path, "a tree is read only for xferctl get -r");
+                if (req->type == LANDMSG_WALK && !(ss->flags & LANDMSG_SESSION_TREE) && !names_walk) {
+                        lander_error_reply(reply, EPERM, 0, path, "a tree is read only for xferctl get -r "
+                                           "(or listed for send -n --delete)");
                         break;
                 }
                 /* The file's directory walked as the user; the file itself
@@ -972,7 +984,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 }
                 if (req->type == LANDMSG_WALK) {
                         /* Beneath it, the walker: the user for good. */
-                        r = walker_start(&ss->who, dfd, slash + 1, read_which(req->op.flags), &nfd);
+                        r = walker_start(&ss->who, dfd, slash + 1, names_walk ? 0 : read_which(req->op.flags),
+                                         names_walk, &nfd);
                         if (r < 0) {
                                 lander_error_reply(reply, r, 0, path, "cannot start walking it: %s", strerror(-r));
                                 break;

@@ -3,7 +3,9 @@
  * child of the lander that becomes the session's user for good and walks
  * DEST as that user would (common/walk.h), writing what it finds on its
  * end of a SOCK_SEQPACKET pair: the count, then each entry with its
- * descriptor, then OK; or an ERROR that names the entry. It holds no
+ * descriptor, then OK; or an ERROR that names the entry. A dry run's
+ * (send -n --delete) walks once, for names: each entry's kind and path,
+ * a directory's end after its entries, then OK. It holds no
  * privilege from the moment it starts walking, so what it reads is what
  * the user could read, whatever its code got wrong.
  */
@@ -31,6 +33,7 @@ struct walker {
         int sock;
         size_t leaf_len;                /* of DEST's leaf, where the walk's paths start */
         bool feeding;                   /* the second walk: entries go */
+        bool names;                     /* one walk, names only (walker.h) */
         uint32_t entries, counted;
         uint64_t bytes;
         struct hardlinks *hard;
@@ -56,6 +59,28 @@ static int walker_error(struct walker *w, int err, const char *path, const char 
         return -ECANCELED;
 }
 
+/* A names-only walk's entry (landmsg.h, "Deleting, dry"): its kind and
+ * path, a symlink's @target too. */
+static int walker_name(struct walker *w, const char *path, uint8_t kind, const char *target)
+{
+        const char *rel = path + w->leaf_len + 1;
+        size_t len = strlen(rel);
+
+        if (name_path_check(rel, len, NULL) != NAME_OK || w->leaf_len + 1 + len > LANDMSG_PATH_MAX)
+                return walker_error(w, ENAMETOOLONG, path, "a name that cannot be said (%s)",
+                                    name_path_check(rel, len, NULL) == NAME_OK ? "its path is too long"
+                                    : name_verdict_str(name_path_check(rel, len, NULL)));
+        memset(&w->m, 0, sizeof(w->m));
+        w->m.type = LANDMSG_WALK_ENTRY;
+        w->m.walk_entry.kind = kind;
+        snprintf(w->m.walk_entry.path, sizeof(w->m.walk_entry.path), "%s", rel);
+        if (target) {
+                snprintf(w->m.walk_entry.target, sizeof(w->m.walk_entry.target), "%s", target);
+                w->m.walk_entry.size = strlen(w->m.walk_entry.target);
+        }
+        return landmsg_send(w->sock, &w->m, -1);
+}
+
 static int walker_entry(void *userdata, struct walk_entry *e)
 {
         struct walker *w = userdata;
@@ -67,7 +92,15 @@ static int walker_entry(void *userdata, struct walk_entry *e)
         if (e->depth == 0 && e->kind != WALK_DIR && e->kind != WALK_DIR_END)
                 return walker_error(w, ENOTDIR, e->path, "not a directory (any more)");
         /* DEST itself: its mode and mtime the daemon has (OPEN_READ). */
-        if (e->kind == WALK_DIR_END || e->depth == 0)
+        if (e->depth == 0)
+                return 0;
+        if (w->names)
+                return walker_name(w, e->path, e->kind == WALK_DIR ? LANDMSG_WALK_DIR :
+                                               e->kind == WALK_DIR_END ? LANDMSG_WALK_DIR_END :
+                                               e->kind != WALK_SYMLINK ? LANDMSG_WALK_FILE :
+                                               e->target[0] ? LANDMSG_WALK_SYMLINK : LANDMSG_WALK_OTHER,
+                                   e->kind == WALK_SYMLINK && e->target[0] ? e->target : NULL);
+        if (e->kind == WALK_DIR_END)
                 return 0;
         len = strlen(rel);
         /* As the entry's name will be on the way: "LEAF/REL". */
@@ -140,6 +173,17 @@ static int walker_skip(void *userdata, const char *path, mode_t mode, int err)
 {
         struct walker *w = userdata;
 
+        /* Listing names: what is there, read or not, but a directory
+         * that cannot be listed (what is in it is unknown), and what went
+         * away meanwhile (nothing to remove). */
+        if (w->names && err == -ENOENT)
+                return 0;
+        if (w->names && (err == 0 || (err == -EACCES && S_ISREG(mode))))
+                return walker_name(w, path, err ? LANDMSG_WALK_FILE : LANDMSG_WALK_OTHER, NULL);
+        if (w->names)
+                return walker_error(w, err, path, "cannot list it%s: %s", S_ISDIR(mode) ? "" : " (an entry)",
+                                    strerror(-err));
+
         if (err == 0)
                 return walker_error(w, EINVAL, path, "%s: a pull sends regular files, directories and symlinks "
                                     "only", walk_type_str(mode));
@@ -147,7 +191,7 @@ static int walker_skip(void *userdata, const char *path, mode_t mode, int err)
 }
 
 /* The walks, in the child, as the user. Its exit status. */
-static int walker_run(int sock, int pfd, const char *leaf, unsigned int which)
+static int walker_run(int sock, int pfd, const char *leaf, unsigned int which, bool names)
 {
         struct walker *w = calloc(1, sizeof(*w));
         struct walk_ops ops = { .entry = walker_entry, .skip = walker_skip, .no_open = true };
@@ -158,17 +202,24 @@ static int walker_run(int sock, int pfd, const char *leaf, unsigned int which)
         w->sock = sock;
         w->leaf_len = strlen(leaf);
         w->which = which;
+        w->names = names;
         w->hard = hardlinks_new();
         if (!w->hard) {
                 walker_error(w, ENOMEM, leaf, "out of memory");
                 return 1;
         }
         r = walk_tree(pfd, leaf, &ops, w);
-        if (r == -ECANCELED)
+        /* Said already, or the daemon let go (nobody to tell). */
+        if (r == -ECANCELED || (w->names && (r == -EPIPE || r == -ECONNRESET)))
                 return 1;
         if (r < 0) {
                 walker_error(w, r, leaf, "%s", strerror(-r));
                 return 1;
+        }
+        if (w->names) {
+                memset(&w->m, 0, sizeof(w->m));
+                w->m.type = LANDMSG_OK;
+                return landmsg_send(sock, &w->m, -1) < 0;
         }
         memset(&w->m, 0, sizeof(w->m));
         w->m.type = LANDMSG_WALK_HEAD;
@@ -200,7 +251,7 @@ static int walker_run(int sock, int pfd, const char *leaf, unsigned int which)
         return landmsg_send(sock, &w->m, -1) < 0;
 }
 
-int walker_start(const struct landfs_id *who, int pfd, const char *leaf, unsigned int which, int *out)
+int walker_start(const struct landfs_id *who, int pfd, const char *leaf, unsigned int which, bool names, int *out)
 {
         int sv[2];
         pid_t pid;
@@ -229,7 +280,7 @@ int walker_start(const struct landfs_id *who, int pfd, const char *leaf, unsigne
                 if (landfs_become_for_good(who) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
                     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                         _exit(1);
-                _exit(walker_run(4, 3, leaf, which));
+                _exit(walker_run(4, 3, leaf, which, names));
         }
         close(sv[1]);
         *out = sv[0];

@@ -205,10 +205,9 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
                 return -EINVAL;
         }
         if (s->land && ((s->route_hops > 0 && (s->tree || s->files > 1)) ||
-                        (s->sync != JOB_SYNC_NONE && s->route_hops > 0) || (s->dry_run && s->delete))) {
-                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go without --dry-run "
-                         "--delete, and down a chain only one regular file, without --skip-existing, --sync "
-                         "or --delete");
+                        (s->sync != JOB_SYNC_NONE && s->route_hops > 0))) {
+                snprintf(why, whylen, "files that land as their user (PEER:/PATH) go down a chain only "
+                         "as one regular file, without --skip-existing, --sync or --delete");
                 return -EINVAL;
         }
         if (s->route_hops > JOB_ROUTE_HOPS_MAX) {

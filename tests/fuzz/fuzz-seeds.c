@@ -960,6 +960,24 @@ static int landmsg_seeds(const char *dir)
                 strcpy(m.op.leaf, "f");
                 r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         }
+        /* Version 8, a dry run of --delete: its session, its WALK of the
+         * tree in DEST, and the walker's names (a FIFO, a directory's end). */
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_SESSION;
+        landmsg_seed_session(&m.session, LANDMSG_PUSH,
+                             LANDMSG_SESSION_DRY | LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DELETE, false, 0x23);
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_WALK;
+        m.op.session = 1;
+        strcpy(m.op.path, "tree");
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_WALK_ENTRY;
+        m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_OTHER, .path = "d/fifo" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_DIR_END, .path = "d" };
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

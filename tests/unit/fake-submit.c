@@ -134,6 +134,7 @@ static void serve(int fd, const char *log)
                                           (!pull && (s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
                                           (!pull && (s->flags & CTL_SUBMIT_SYNC_MASK) ? LANDMSG_SESSION_SYNC : 0) |
                                           (!pull && (s->flags & CTL_SUBMIT_DRY_RUN) ? LANDMSG_SESSION_DRY : 0) |
+                                          (!pull && (s->flags & CTL_SUBMIT_DELETE) ? LANDMSG_SESSION_DELETE : 0) |
                                           ((s->flags & CTL_SUBMIT_PULL_TREE) ? LANDMSG_SESSION_TREE : 0));
                         if (pull) {
                                 const char *back[] = { s->back_host };
@@ -142,7 +143,8 @@ static void serve(int fd, const char *log)
                                 note_cred(f, "BACK", s->back_cred, s->land_token, LANDMSG_PUSH, s->back_path,
                                           back, 1,
                                           ((s->flags & CTL_SUBMIT_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
-                                          ((s->flags & CTL_SUBMIT_SYNC_MASK) ? LANDMSG_SESSION_SYNC : 0));
+                                          ((s->flags & CTL_SUBMIT_SYNC_MASK) ? LANDMSG_SESSION_SYNC : 0) |
+                                          ((s->flags & CTL_SUBMIT_DELETE) ? LANDMSG_SESSION_DELETE : 0));
                         }
                         rep = (struct ctl_msg){ .type = CTL_SUBMITTED, .id = 7 };
                 } else if (m.type == CTL_SETTINGS) {

@@ -46,8 +46,6 @@ usage '-r from PEER:/PATH takes the tree as it is there' -r --links all 10.0.0.1
 usage '--to names a tree in' --to t "$tmp/a" 10.0.0.2:/scratch/x
 usage '--as names a file in' --as n "$tmp/a" 10.0.0.2:/scratch/x
 usage "--delete needs --sync or --skip-existing" -r --delete "$tmp/dir" 10.0.0.2:/scratch/x
-usage '--dry-run with --delete and PEER:/PATH is not supported yet' -n -r --sync=size --delete "$tmp/dir" \
-        10.0.0.2:/scratch/x
 
 usage "'..' is not allowed in PATH" "$tmp/a" 10.0.0.2:/scratch/../etc/x
 usage "'/' itself is no place to land in" "$tmp/a" 10.0.0.2:/
@@ -193,6 +191,7 @@ unshare -m --propagation private bash -c '
         send 27 "$xferctl" --socket "$tmp/ctl.sock" get --no-wait -r -X --sync=digest 127.0.0.1:/scratch/alice/run \
                 "$tmp/in"
         send 28 "$xferctl" --socket "$tmp/ctl.sock" send -n -i -r --sync=size "$tmp/dir" 10.0.0.2:/scratch/alice/
+        send 29 "$xferctl" --socket "$tmp/ctl.sock" send -n -r --sync=size --delete "$tmp/dir" 10.0.0.2:/scratch/alice/
         kill "$fake_pid" "$munged"
         wait
 '
@@ -345,6 +344,11 @@ ok $? "get -r -X --sync=digest: submitted ($(cat "$tmp/27.rc"): $(head -c 300 "$
 grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,DRY_RUN host=10.0.0.2 " "$tmp/28.log"
 ok $? "send -n -i -r --sync=size DIR PEER:/PATH/: submitted ($(head -c 300 "$tmp/28.err"); $(head -c 300 "$tmp/28.log"))"
 cred 28 0
+# What deleting would remove, asked as alice: her dry run's credential
+# says --delete (LANDMSG_SESSION_DELETE), or her lander would list nothing.
+grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,DELETE,DRY_RUN host=10.0.0.2 " "$tmp/29.log"
+ok $? "send -n -r --sync=size --delete DIR PEER:/PATH/: submitted ($(head -c 300 "$tmp/29.err"); $(head -c 300 "$tmp/29.log"))"
+cred 29 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

@@ -448,6 +448,64 @@ static void test_pull_tree(struct lander *l)
 }
 
 
+static uint8_t push_flags;      /* the next push_session's (LANDMSG_SESSION_*) */
+static uint64_t push_session(struct lander *l, const char *dest_rel);
+
+/* A dry run's WALK (send -n --delete, version 8): the names there, as the user. */
+static void test_dry_names(struct lander *l)
+{
+        static struct landmsg m;
+        char seen[4096] = "";
+        uint64_t s;
+        int ws = -1, fd, n = 0;
+
+        mk("scratch/nobody/dl", 0755, nobody_uid, nobody_gid);
+        mk("scratch/nobody/dl/sub", 0700, nobody_uid, nobody_gid);
+        mk("scratch/nobody/dl/sub/deeper", 0500, nobody_uid, nobody_gid);
+        mkfile("scratch/nobody/dl/a.txt", "a", 0444, nobody_uid);
+        mkfile("scratch/nobody/dl/sub/theirs", "t", 0600, 1);
+        if (mkfifo(at("scratch/nobody/dl/fifo"), 0644) < 0 ||
+            lchown(at("scratch/nobody/dl/fifo"), nobody_uid, nobody_gid) < 0 ||
+            symlink("a.txt", at("scratch/nobody/dl/ln")) < 0 ||
+            lchown(at("scratch/nobody/dl/ln"), nobody_uid, nobody_gid) < 0)
+                abort();
+        push_flags = LANDMSG_SESSION_DRY | LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DELETE;
+        s = push_session(l, "scratch/nobody");
+        push_flags = 0;
+        ok(op(l, 1, LANDMSG_WALK, s, "dl", 0, NULL, -1, &ws) == 0 && reply.type == LANDMSG_FD && ws >= 0,
+           "WALK dl in a dry run made for --delete: the walker's socket (%s)", reply.error.text);
+        while (ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_WALK_ENTRY) {
+                n++;
+                snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), " %d:%.64s%s%.64s", m.walk_entry.kind,
+                         m.walk_entry.path, m.walk_entry.target[0] ? ">" : "", m.walk_entry.target);
+                if (fd >= 0)
+                        n += 100;       /* no descriptor ever comes */
+                safe_close(fd);
+        }
+        /* readdir's order: look for each, and each directory's end after its entries. */
+        ok(m.type == LANDMSG_OK && n == 8, "8 names (no count, no descriptor), then OK:%s", seen);
+        strcat(seen, " ");
+        ok(strstr(seen, " 1:a.txt ") && strstr(seen, " 5:fifo ") && strstr(seen, " 3:ln>a.txt ") &&
+           strstr(seen, " 1:sub/theirs ") && strstr(seen, " 2:sub/deeper 6:sub/deeper ") &&
+           strstr(seen, " 2:sub ") && strstr(seen, " 6:sub ") > strstr(seen, " 1:sub/theirs ") &&
+           strstr(seen, " 6:sub ") > strstr(seen, " 6:sub/deeper "),
+           "a read-only file, a FIFO, a symlink, another's file it may not read, a directory it may not write");
+        safe_close(ws);
+        /* One it may not list: what is in it is unknown, and said. */
+        if (chmod(at("scratch/nobody/dl/sub"), 0300) < 0)
+                abort();
+        ok(op(l, 1, LANDMSG_WALK, s, "dl", 0, NULL, -1, &ws) == 0 && ws >= 0, "WALK dl again, sub not readable");
+        while (ws >= 0 && landmsg_recv(ws, &m, &fd) == 0 && m.type == LANDMSG_WALK_ENTRY)
+                safe_close(fd);
+        ok(m.type == LANDMSG_ERROR && m.error.err == EACCES && strstr(m.error.where, "dl/sub"),
+           "ERROR EACCES naming dl/sub (%s: %s)", m.error.where, m.error.text);
+        safe_close(ws);
+        is_int(op(l, 1, LANDMSG_WALK, s, "dl/../..", 0, NULL, -1, &ws), -EINVAL, "WALK of dl/../..: refused");
+        lander_conn_closed(l, 1);
+        if (chmod(at("scratch/nobody/dl/sub"), 0700) < 0)
+                abort();
+}
+
 /* stage_op TYPE SESSION PATH LEAF TARGET MODE: an op in the staging directory. */
 static int stage_op(struct lander *l, uint16_t type, uint64_t session, const char *path, const char *leaf,
                     const char *target, mode_t mode, int fd, int *rfd)
@@ -462,8 +520,6 @@ static int stage_op(struct lander *l, uint16_t type, uint64_t session, const cha
         snprintf(req.op.target, sizeof(req.op.target), "%s", target ? target : "");
         return ask(l, 1, fd, rfd);
 }
-
-static uint8_t push_flags;      /* the next push_session's (LANDMSG_SESSION_*) */
 
 static uint64_t push_session(struct lander *l, const char *dest_rel)
 {
@@ -989,7 +1045,10 @@ static void test_file_dest(struct lander *l)
            reply.error.text);
         if (chmod(at("scratch/nobody/inbox/sub"), 0755) < 0)
                 abort();
+        is_int(op(l, 1, LANDMSG_WALK, s, "", 0, NULL, -1, &fd), -EPERM,
+               "WALK in a dry run not made for --delete: EPERM (%s)", reply.error.text);
         is_int(op(l, 1, LANDMSG_END, s, "", 0, NULL, -1, NULL), 0, "END");
+        test_dry_names(l);
 
         s = push_session(l, "scratch/nobody/inbox/b.dat");
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "x", -1, &fd), -ENOENT,
@@ -1160,9 +1219,21 @@ static void test_tree_merge(struct lander *l)
            "nothing beyond DEST's symlink touched");
         lander_conn_closed(l, 1);
 
+        /* A sync's credential alone deletes nothing (version 8: --delete is the user's to say). */
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt");
+        push_flags = 0;
+        stage_op(l, LANDMSG_MKDIR, s, "", "mt", NULL, 0700, -1, NULL);
+        is_int(publish(l, s, LANDMSG_PUBLISH_DELETE | LANDMSG_PUBLISH_REPLACE), -EPERM,
+               "PUBLISH_DELETE, the credential without --delete: EPERM (%s)", reply.error.text);
+        ok(lstat(at("scratch/nobody/mt/differs.txt"), &st) == 0 && lstat(at("scratch/nobody/mt/sub/extra.txt"), &st) == 0,
+           "the tree there as it was");
+        is_int(stage_op(l, LANDMSG_DISCARD, s, "", NULL, NULL, 0, -1, NULL), 0, "that job given up");
+        lander_conn_closed(l, 1);
+
         /* Mirrored (--delete): the kept file linked in by its own name,
          * the rest of the tree there deleted, and counted. */
-        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_DELETE;
         s = push_session(l, "scratch/nobody/mt");
         push_flags = 0;
         stage_op(l, LANDMSG_MKDIR, s, "", "mt", NULL, 0700, -1, NULL);
@@ -1184,7 +1255,7 @@ static void test_tree_merge(struct lander *l)
         /* A name that is a directory there and a file in the sent tree:
          * neither merged nor mirrored, nothing changed. */
         mkfile("scratch/nobody/mt/sub/keep.txt", "keep\n", 0644, nobody_uid);
-        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE | LANDMSG_SESSION_DELETE;
         s = push_session(l, "scratch/nobody/mt");
         push_flags = 0;
         stage_op(l, LANDMSG_MKDIR, s, "", "mt", NULL, 0700, -1, NULL);

@@ -329,9 +329,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 29);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v29 is -EPROTONOSUPPORT");
-        is_int(h2.version, 29, "and still reports the peer's version");
+        put16(buf + 4, 30);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v30 is -EPROTONOSUPPORT");
+        is_int(h2.version, 30, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -599,7 +599,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x05, 0x00,  /* magic, v28, END */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x05, 0x00,  /* magic, v29, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -611,12 +611,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x03, 0x00,  /* magic, v28, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x03, 0x00,  /* magic, v29, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x08, 0x00,  /* magic, v28, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x08, 0x00,  /* magic, v29, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -628,7 +628,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x08, 0x00,  /* magic, v28, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x08, 0x00,  /* magic, v29, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -636,7 +636,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x06, 0x00,  /* magic, v28, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x06, 0x00,  /* magic, v29, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1954,7 +1954,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x09, 0x00,  /* magic, v28, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x09, 0x00,  /* magic, v29, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2776,7 +2776,10 @@ static void test_landing(void)
         o.offer.flags = WIRE_OFFER_LAND | WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE |
                         WIRE_OFFER_DRY_RUN;
         o.offer.job_files = 3;
-        is_int(wire_encode(buf, sizeof(buf), &o), -EINVAL, "a landing's dry run that deletes: not encoded");
+        /* Version 29: the receiver says what deleting would remove, as the user. */
+        n = wire_encode(buf, sizeof(buf), &o);
+        ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0 && got.offer.flags == o.offer.flags,
+           "a landing's dry run that deletes: round-trips (version 29)");
         o.offer.flags &= (uint16_t)~WIRE_OFFER_DELETE;
         n = wire_encode(buf, sizeof(buf), &o);
         ok(n > 0 && wire_decode(buf, (size_t)n, &got) == 0, "one that syncs a tree: round-trips");
@@ -2877,7 +2880,7 @@ static void test_attributes(void)
 static void test_need(void)
 {
         static const uint8_t doc[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1c, 0x00, 0x0d, 0x00,  /* magic, v28, NEED */
+                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x0d, 0x00,  /* magic, v29, NEED */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x28, 0x00, 0x00, 0x00, 0x0b, 0x00, 0x03, 0x00,  /* file 40, entries 11, needed 3 */
         };

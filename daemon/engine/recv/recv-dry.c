@@ -17,7 +17,10 @@
  * kept (at most job_files of them); once the last entry is judged, a
  * worker walks the old DEST for what a real session would remove
  * (incoming_dry_gone), and each goes to the sender in a GONE, a control
- * buffer at a time, before the session's last RESULT ("deleted N").
+ * buffer at a time, before the session's last RESULT ("deleted N"). A
+ * landing's DEST is the user's, walked by the lander's walker as the user
+ * (landmsg.h, Deleting, dry): a worker reads its names and holds them
+ * against those offered the same way (recv_dry_read_names).
  */
 
 #include <errno.h>
@@ -27,10 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #include "auth.h"
 #include "incoming.h"
+#include "landmsg.h"
 #include "log.h"
 #include "recv-int.h"
 #include "recv-publish.h"
@@ -86,6 +92,7 @@ void recv_dry_free(struct recv_xfer *x)
         free(x->dry_names);
         x->dry_names = NULL;
         x->dry_n = x->dry_cap = 0;
+        x->dry_walk_fd = safe_close(x->dry_walk_fd);
         free(x->dry_gone);
         x->dry_gone = NULL;
         x->dry_gone_len = x->dry_gone_cap = x->dry_gone_off = 0;
@@ -218,13 +225,13 @@ void recv_dry_offer(struct recv_xfer *x)
 
         x->cur->dry[0] = '\0';
         x->sync_had = false;
+        if (recv_dry_deleting(x) && o->file > 0)
+                recv_dry_keep_name(x, o);
         /* As its user: the lander looks (recv-land.c). */
         if (x->landing) {
                 recv_land_dry(x);
                 return;
         }
-        if (recv_dry_deleting(x) && o->file > 0)
-                recv_dry_keep_name(x, o);
         /* A link's target is its data, judged once it is here. */
         if (o->flags & WIRE_OFFER_LINK) {
                 recv_file_open(x);
@@ -333,16 +340,114 @@ static int64_t recv_dry_walk(void *arg)
         return incoming_dry_gone(x->env->incoming_fd, x->dest, &recv_dry_gone_ops, x);
 }
 
+/* A landing's DEST, listed as its user: what a directory's entries get
+ * from it (recv_dry_read_names). */
+enum {
+        RECV_DRY_IN_KEPT,       /* a directory the sent tree has: each entry judged */
+        RECV_DRY_IN_GONE,       /* one it lacks: everything in it goes, then it */
+        RECV_DRY_IN_SKIP,       /* one the sent tree has as another kind: left to the publish */
+};
+
+/* Deeper than a walk goes (walk.h's WALK_DEPTH_MAX), with room. */
+#define RECV_DRY_NAMES_DEPTH    160
+/* How long the walker may take to say the next name. */
+#define RECV_DRY_WALK_WAIT_S    30
+
+static mode_t recv_dry_walk_mode(uint8_t kind)
+{
+        return kind == LANDMSG_WALK_DIR ? S_IFDIR : kind == LANDMSG_WALK_SYMLINK ? S_IFLNK :
+               kind == LANDMSG_WALK_FILE ? S_IFREG : S_IFIFO;
+}
+
+/* On a worker: the walker's names, in its order (a directory, its
+ * entries, its end), against the names offered, as incoming_dry_gone
+ * holds a drop box's DEST against them. Touches x->dest, dry_walk_fd,
+ * dry_names (sorted), deleted, dry_gone, sync_why. 0 or -errno. */
+static int64_t recv_dry_read_names(void *arg)
+{
+        struct recv_xfer *x = arg;
+        _cleanup_(freep) struct landmsg *m = malloc(sizeof(*m));
+        char path[INCOMING_GONE_PATH_MAX + 1];
+        uint8_t in[RECV_DRY_NAMES_DEPTH];
+        unsigned int sp = 0;
+        bool any = false;
+        int fd, r;
+
+        if (!m)
+                return -ENOMEM;
+        in[0] = RECV_DRY_IN_KEPT;
+        for (;;) {
+                const struct landmsg_walk_entry *e = &m->walk_entry;
+                int n;
+
+                r = landmsg_recv(x->dry_walk_fd, m, &fd);
+                safe_close(fd);
+                if (r == -EAGAIN || r == -EWOULDBLOCK) {
+                        snprintf(x->sync_why, sizeof(x->sync_why), "the lander's walker said nothing for %d s",
+                                 RECV_DRY_WALK_WAIT_S);
+                        return -ETIMEDOUT;
+                }
+                if (r < 0) {
+                        snprintf(x->sync_why, sizeof(x->sync_why), "the lander's walker stopped before the end");
+                        return -EIO;
+                }
+                if (m->type == LANDMSG_OK)
+                        return sp == 0 ? 0 : -EPROTO;
+                if (m->type == LANDMSG_ERROR) {
+                        /* The tree there is gone since: nothing would be removed. */
+                        if (m->error.err == ENOENT && !any)
+                                return -ENOENT;
+                        snprintf(x->sync_why, sizeof(x->sync_why), "%.*s%s%.*s", WIRE_TEXT_MAX / 2 - 1,
+                                 m->error.where, m->error.where[0] ? ": " : "", WIRE_TEXT_MAX / 2 - 1,
+                                 m->error.text);
+                        return m->error.err ? -(int64_t)m->error.err : -EIO;
+                }
+                if (m->type != LANDMSG_WALK_ENTRY)
+                        return -EPROTO;
+                any = true;
+                n = snprintf(path, sizeof(path), "%s/%s", x->dest, e->path);
+                if (n < 0 || (size_t)n >= sizeof(path) - 1)
+                        return -ENAMETOOLONG;
+                if (e->kind == LANDMSG_WALK_DIR_END) {
+                        if (sp == 0)
+                                return -EPROTO;
+                        if (in[sp--] == RECV_DRY_IN_GONE)
+                                recv_dry_gone(x, path, S_IFDIR);
+                        continue;
+                }
+                if (in[sp] == RECV_DRY_IN_GONE || (in[sp] == RECV_DRY_IN_KEPT && recv_dry_kept(x, path) == INCOMING_GONE)) {
+                        if (e->kind != LANDMSG_WALK_DIR)
+                                recv_dry_gone(x, path, recv_dry_walk_mode(e->kind));
+                        else if (sp + 1 < RECV_DRY_NAMES_DEPTH)
+                                in[++sp] = RECV_DRY_IN_GONE;
+                        else
+                                return -ELOOP;
+                        continue;
+                }
+                if (e->kind != LANDMSG_WALK_DIR)
+                        continue;
+                if (sp + 1 >= RECV_DRY_NAMES_DEPTH)
+                        return -ELOOP;
+                /* Beneath a kept directory, each entry is judged; beneath
+                 * one offered as a file (or in a skipped one), none. */
+                in[sp + 1] = in[sp] == RECV_DRY_IN_KEPT && recv_dry_kept(x, path) == INCOMING_KEPT_DIR
+                             ? RECV_DRY_IN_KEPT : RECV_DRY_IN_SKIP;
+                sp++;
+        }
+}
+
 static void recv_dry_on_walked(struct io_req *req, int64_t res)
 {
         struct recv_xfer *x = recv_of_file_req(req);
-        char text[WIRE_TEXT_MAX + 1];
+        char text[WIRE_TEXT_MAX + 64];        /* recv_fail cuts it to WIRE_TEXT_MAX */
 
+        x->dry_walk_fd = safe_close(x->dry_walk_fd);
         if (!xfer_io_done(&x->base) || x->base.state == XFER_CLOSING || !x->fin)
                 return;
         /* DEST gone since: a real session would remove nothing either. */
         if (res < 0 && res != -ENOENT) {
-                snprintf(text, sizeof(text), "looking for what deleting would remove: %s", strerror((int)-res));
+                snprintf(text, sizeof(text), "looking for what deleting would remove: %s",
+                         x->sync_why[0] ? x->sync_why : strerror((int)-res));
                 recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
         }
@@ -399,8 +504,36 @@ void recv_dry_end(struct recv_xfer *x)
                 return;
         }
         qsort(x->dry_names, x->dry_n, sizeof(*x->dry_names), recv_dry_cmp);
+        x->sync_why[0] = '\0';
+        /* The user's tree, listed as the user (recv_dry_names next). */
+        if (x->landing) {
+                recv_land_dry_walk(x);
+                return;
+        }
         x->fin->req.done = recv_dry_on_walked;
         r = io_call(x->env->io, &x->fin->req, recv_dry_walk, x);
+        if (r < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "looking for what deleting would remove: no room for a disk "
+                          "request");
+                return;
+        }
+        xfer_io_start(&x->base, "looking for what deleting would remove");
+}
+
+void recv_dry_names(struct recv_xfer *x, int fd)
+{
+        const struct timeval wait = { .tv_sec = RECV_DRY_WALK_WAIT_S };
+        int r;
+
+        safe_close(x->dry_walk_fd);
+        x->dry_walk_fd = fd;
+        /* A worker waits on it: never for good. */
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)) < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "listing what deleting would remove: cannot bound the wait");
+                return;
+        }
+        x->fin->req.done = recv_dry_on_walked;
+        r = io_call(x->env->io, &x->fin->req, recv_dry_read_names, x);
         if (r < 0) {
                 recv_fail(x, WIRE_E_INTERNAL, "looking for what deleting would remove: no room for a disk "
                           "request");

@@ -313,6 +313,9 @@ struct recv_xfer {
         size_t dry_gone_len, dry_gone_cap, dry_gone_off;
         uint32_t dry_gone_seq;
         bool dry_pumping;               /* the GONEs are going out (recv_dry_pump) */
+        /* A landing's: the lander's walker listing the tree there as the
+         * user (landmsg.h, Deleting, dry), read on a worker; or -1. */
+        int dry_walk_fd;
         /* A chain (wire.h, Relay chains): the ROUTE that came before the
          * first offer, and once that is accepted, the downstream transfer
          * (relay.h); the last RESULT waits for it (relay_waiting). */
@@ -379,7 +382,7 @@ static inline bool recv_deleting(const struct recv_xfer *x)
  * one's place (recv-land-tree.c). */
 static inline bool recv_land_deleting(const struct recv_xfer *x)
 {
-        return x->landing && x->tree && (x->sync & WIRE_OFFER_DELETE);
+        return x->landing && x->tree && (x->sync & WIRE_OFFER_DELETE) && !x->dry;
 }
 
 /* Whether @f's RESULT is the session's last. */

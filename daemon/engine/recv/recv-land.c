@@ -220,12 +220,6 @@ unsigned int recv_land_check(struct recv_xfer *x, const struct wire_offer *o, ch
                 snprintf(text, len, "deleting is for a tree, not a file");
                 return WIRE_E_PROTOCOL;
         }
-        /* A dry run looks as the user (recv_land_dry); what deleting would
-         * remove would take a walk of the tree there as the user. */
-        if ((o->flags & WIRE_OFFER_DRY_RUN) && (o->flags & WIRE_OFFER_DELETE)) {
-                snprintf(text, len, "a dry run of files that land as their user says nothing of deleting yet");
-                return WIRE_E_PROTOCOL;
-        }
         /* A tree lands as one directory, as sent: merged into the one
          * there when it syncs, or put in its place when it deletes too
          * (wire_decode holds that to a sync), relayed nowhere
@@ -715,6 +709,34 @@ void recv_land_dry(struct recv_xfer *x)
         recv_land_look(x);
 }
 
+/* The lander's walker of the tree there (landmsg.h, Deleting, dry). */
+static void recv_land_on_dry_walker(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+
+        if (!recv_land_publishing(x)) {
+                safe_close(fd);
+                return;
+        }
+        if (reply->type != LANDMSG_FD || fd < 0) {
+                safe_close(fd);
+                recv_land_refused(x, "listing what deleting would remove", reply);
+                return;
+        }
+        recv_dry_names(x, fd);
+}
+
+void recv_land_dry_walk(struct recv_xfer *x)
+{
+        struct landmsg req = { .type = LANDMSG_WALK };
+
+        req.op.session = x->land_session;
+        /* The tree: DEST's leaf in PATH, or PATH itself. */
+        if (x->land_into)
+                snprintf(req.op.path, sizeof(req.op.path), "%s", x->dest);
+        recv_land_ask(x, &req, -1, recv_land_on_dry_walker, "listing the tree there as its user");
+}
+
 static void recv_land_on_session(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
@@ -763,7 +785,9 @@ void recv_land_open(struct recv_xfer *x)
         req.session.flags = ((l->flags & WIRE_LAND_REPLACE) ? LANDMSG_SESSION_REPLACE : 0) |
                             ((l->flags & WIRE_LAND_TREE) ? LANDMSG_SESSION_TREE : 0) |
                             (x->sync && l->direction == WIRE_LAND_PUSH ? LANDMSG_SESSION_SYNC : 0) |
-                            (x->dry ? LANDMSG_SESSION_DRY : 0);
+                            (x->dry ? LANDMSG_SESSION_DRY : 0) |
+                            ((x->sync & WIRE_OFFER_DELETE) && l->direction == WIRE_LAND_PUSH ? LANDMSG_SESSION_DELETE
+                                                                                            : 0);
         req.session.naddrs = l->naddrs;
         memcpy(req.session.token, l->token, sizeof(req.session.token));
         memcpy(req.session.addrs, l->addrs, (size_t)l->naddrs * sizeof(l->addrs[0]));

@@ -62,6 +62,8 @@ void recv_land_look(struct recv_xfer *x);
  * made; then recv_dry_sent(), recv_sync_skip() or the refusal a real
  * send would meet. */
 void recv_land_dry(struct recv_xfer *x);
+/* A dry run's --delete: the tree there listed as the user, for recv_dry_names. */
+void recv_land_dry_walk(struct recv_xfer *x);
 /* A tree's look at PATH/DEST (land_into) answered that PATH is no
  * directory, and PATH was not asked for as one: the tree is PATH itself
  * (land_into now false), true; the answer is something else, false. */
@@ -266,6 +268,9 @@ void recv_dry_sent(struct recv_xfer *x);
 int recv_dry_link(struct recv_xfer *x, bool same);
 /* The last entry is judged: what --delete would remove (GONE), then the last RESULT. */
 void recv_dry_end(struct recv_xfer *x);
+/* A landing's --delete, dry: @fd the lander's walker of the tree there
+ * (taken); its names held against those offered, then as recv_dry_end. */
+void recv_dry_names(struct recv_xfer *x, int fd);
 /* A control buffer of lane 0 is free again: the next GONEs. */
 void recv_dry_pump(struct recv_xfer *x);
 /* @f's RESULT text in a dry run. */

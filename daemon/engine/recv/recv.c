@@ -126,6 +126,7 @@ int recv_xfer_new(struct recv_env *e, const char *peer, struct recv_xfer **out)
         x->early.fd = -1;
         x->sync_fd = -1;
         x->pull_fd = -1;
+        x->dry_walk_fd = -1;
         x->sync_rh = REHASH_NULL;
         x->pj = PARTIAL_JOB_NULL;
         x->keep_pj = PARTIAL_JOB_NULL;

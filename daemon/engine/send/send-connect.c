@@ -1059,10 +1059,10 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 return -EINVAL;
         /* A landing is of regular files, or one tree, to one peer; one
          * regular file may go down a chain, resuming nothing; files to one
-         * peer may sync (wire.h). */
+         * peer may sync, and a push be a dry run, deleting too (wire.h). */
         if (req->land && (((relay || req->route_hops) && (req->tree || req->files > 1)) ||
                           (req->sync != ENGINE_SYNC_NONE && (relay || req->route_hops)) ||
-                          (req->dry_run && (req->delete || req->land->direction != WIRE_LAND_PUSH)) ||
+                          (req->dry_run && req->land->direction != WIRE_LAND_PUSH) ||
                           req->relay_source || req->tree_token))
                 return -EINVAL;
         /* A pull asks for the peer's file: one, of nothing here (wire.h, Pulls). */

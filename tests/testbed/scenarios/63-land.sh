@@ -33,6 +33,8 @@
 #     --delete sends again the files whose attributes alone changed, and
 #     keeps the rest; -n -i says what a sync would send there, as alice
 #     sees it, and changes nothing (bob's, into her directory: refused);
+#     with --delete, what would be removed too (a directory she may not
+#     list: said);
 #     into a tmpfs
 #     (no user xattrs): fails at once naming the attribute; the drop box
 #     refuses -X.
@@ -360,6 +362,33 @@ send "$ALICE" -n -i -r --sync=size "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
         [[ $(grep -c '^[>c]' <<<"$OUT") == 2 ]] || tb_fail "-n -i --sync=size to PEER:/PATH: exit $RC: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
 [[ $(find "$at" -printf '%p %i %s %T@ %m\n' | sort) == "$snap" ]] || tb_fail "the dry run changed alice's tree on beta"
+# With --delete: what her tree there has and this one lacks would go,
+# listed by beta's lander as alice (a directory and what is in it, a
+# FIFO, a file even she may not read), and still nothing changes.
+as "$ALICE" mkdir -p "$at/only-there/deep"
+as "$ALICE" touch "$at/only-there/deep/x" "$at/only-there.txt"
+as "$ALICE" mkfifo "$at/plain/fifo"
+as "$ALICE" install -m 000 /dev/null "$at/plain/secret"
+snap=$(find "$at" -printf '%p %i %s %T@ %m\n' | sort)
+send "$ALICE" -n -i -r --sync=size --delete "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+want=$(printf '%s\n' '*deleting   attrs/only-there.txt' '*deleting   attrs/only-there/' \
+        '*deleting   attrs/only-there/deep/' '*deleting   attrs/only-there/deep/x' '*deleting   attrs/plain/fifo' \
+        '*deleting   attrs/plain/secret' '>f+++++++++ attrs/plain/q' | LC_ALL=C sort)
+((RC == 0)) && grep -qE '^>f\.s[.t]\.{6} attrs/plain/p$' <<<"$OUT" &&
+        [[ $(grep -v ' attrs/plain/p$' <<<"$OUT" | LC_ALL=C sort) == "$want" ]] ||
+        tb_fail "-n -i --sync=size --delete to PEER:/PATH: exit $RC: want
+$want
+and attrs/plain/p; got
+$OUT"
+[[ $(find "$at" -printf '%p %i %s %T@ %m\n' | sort) == "$snap" ]] ||
+        tb_fail "the dry run with --delete changed alice's tree on beta"
+# A directory there she may not list: what deleting would remove is not known, and said.
+as "$ALICE" chmod 000 "$at/only-there"
+send "$ALICE" -n -r --sync=size --delete "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+((RC == 1)) && grep -q 'only-there.*Permission denied' <<<"$OUT" ||
+        tb_fail "-n --delete, a directory alice may not list: exit $RC: $OUT"
+as "$ALICE" chmod 700 "$at/only-there"
+as "$ALICE" rm -r "$at/only-there" "$at/only-there.txt" "$at/plain/fifo" "$at/plain/secret"
 send "$ALICE" -n -i -r "$xt" "$BETA_ADDR:$SCR/$ALICE/dry-none"
 ((RC == 0)) && grep -qx 'cd+++++++++ attrs/' <<<"$OUT" && grep -qx '>f+++++++++ attrs/plain/q' <<<"$OUT" &&
         [[ ! -e $SCR/$ALICE/dry-none ]] || tb_fail "-n -i of a tree not there: exit $RC: $OUT"
