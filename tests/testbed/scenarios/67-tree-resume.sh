@@ -136,7 +136,7 @@ tb_log "a. beta is killed half-way through a tree; the retry continues it"
 tree=$SRC/tree-a
 make_tree "$tree"
 bytes=$(du -sb --apparent-size "$tree" | cut -f1)
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 one_tree() { [[ ! -e $BETA_IN/sets/a ]] && (($(kept_trees) == 1)); }
 # 8 MiB/s: the half takes 2.5 s, a 0.2 s poll lands well inside the tree.
 half_crossed() { rx_grown "$rx0" $((bytes / 2)); }
@@ -157,7 +157,7 @@ tb_log "done: $((wire >> 20)) MiB on beta's link for $((bytes >> 20)) MiB" \
         tb_fail "partial_dir holds more than the published tree's record: $(ls -A "$BETA_PART")"
 
 tb_log "b. killed with no retry; another job's tree under the same DEST is not spliced onto it"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 rx0=$(netdev_bytes "$nb" rx)
 main=$(systemctl show -p MainPID --value "$BETA_UNIT")
 xferctl send --retries 0 -r "$tree" "$BETA_ADDR" --to sets/b --bwlimit 8M >"$SRC/b.out" 2>&1 &
@@ -177,7 +177,7 @@ tb_log "the second job's tree arrived whole; the first one's kept tree went"
 rm -rf "$tree" "$other" "$BETA_IN/sets"
 
 tb_log "c. killed inside a large file of a tree: its partial is resumed"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 tree=$SRC/tree-c
 rm -rf "$tree" && mkdir -p "$tree/d"
 make_file "$tree/d/huge.bin" $((160 << 20))
@@ -199,7 +199,7 @@ resent_at_most c "$rr"
 [[ -z $(not_recs) ]] || tb_fail "something besides records is left in partial_dir: $(ls -A "$BETA_PART")"
 
 tb_log "d. killed inside a large file of a job of several: its retry resumes it"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 echo "the last one" >"$SRC/z.dat"
 files=("$tree/note.txt" "$tree/d/huge.bin" "$SRC/z.dat")
 a_file_partial() { ls "$BETA_PART" | grep -q '\.data$'; }
@@ -216,7 +216,7 @@ resent_at_most d "$kept"
 rm -rf "$tree" "$BETA_IN/sets" "$SRC/z.dat"
 
 tb_log "e. the tree's last RESULT is lost; the retry finds it published"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 tree=$SRC/tree-e
 rm -rf "$tree" && mkdir -p "$tree/l"
 make_file "$tree/data.bin" $((4 << 20))
@@ -288,7 +288,7 @@ chmod u+w "$tree/big/deeper" && make_file "$tree/big/deeper/part7" $((5 << 20)) 
         chmod 555 "$tree/big/deeper"
 rm "$tree/small/s149"
 bytes=$((4 * 5 << 20))
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 kept_old() { [[ -e $g/extra-dir/sub/f ]] && (($(kept_trees) == 1)); }
 send_killed sets/g half_crossed kept_old -- -r "$tree" "$BETA_ADDR" --to sets/g --sync=digest --delete --bwlimit 8M
 tree_same "$tree" "$g"

@@ -109,7 +109,7 @@ tb_log "arrived as rsync -a makes it: read-only and mode-000 files (packed and a
        "0555, 0600, 0300, 0000, 1777, 0777, DEST 0750, every mtime"
 
 tb_log "2. --sync=digest into it: refused, naming a directory beta may not look into"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 meta "$BETA_IN/modes/t1" >"$TESTBED_SHARE/modes.before"
 rc=0
 out=$(timeout 120 xferctl send -r "$tree" "$BETA_ADDR" --to modes/t1 --sync=digest 2>&1) || rc=$?
@@ -141,7 +141,7 @@ tb_log "xferctl: $(tail -n 1 <<<"$out")"
 [[ $out == *skipped* ]] || tb_fail "the unchanged entries were not skipped: $out"
 tree_oracle "$ro" "$BETA_IN/modes/t2"
 tb_log "synced as rsync -a would leave it"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 
 tb_log "3. the same tree over it (overwrite): the old one swapped out and removed"
 rc=0
@@ -158,7 +158,7 @@ tb_log "4. a DEST the daemon may not make: refused at once, the cause named"
 mkdir -p "$BETA_IN/locked"
 chown root:root "$BETA_IN/locked"
 chmod 755 "$BETA_IN/locked"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 rc=0
 out=$(timeout 120 xferctl send -r "$tree" "$BETA_ADDR" --to locked/t 2>&1) || rc=$?
 ((rc == 1)) || tb_fail "a DEST in a directory beta may not write: exit $rc: $out"
@@ -236,7 +236,7 @@ rc=0
 out=$(xferctl send "$del/same.txt" "$BETA_ADDR" --sync=size --delete 2>&1) || rc=$?
 ((rc == 2)) && grep -q -- 'for a tree (-r)' <<<"$out" || tb_fail "--delete without -r: exit $rc (want 2): $out"
 tb_log "usage errors: --exclude without --delete-excluded, no --sync, no -r (exit 2)"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 rc=0
 out=$(timeout 120 xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete 2>&1) || rc=$?
 ((rc == 1)) && grep -q 'deleting is off on the receiver (tree_delete)' <<<"$out" ||
@@ -256,7 +256,7 @@ ref=$SRC/del-ref
 rm -rf "$ref" && cp -a "$d" "$ref"
 want=$(comm -23 <(cd "$d" && find . -mindepth 1 | LC_ALL=C sort) <(cd "$del" && find . -mindepth 1 | LC_ALL=C sort) |
         wc -l)
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 rc=0
 out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r --sync=digest --delete: exit $rc: $out"
@@ -408,7 +408,7 @@ make_file "$long/big.bin" $((5 << 20))
 ln -s end.txt "$long/end-link"
 ln "$nm/$latin1.txt" "$long/hard-to-short.txt"
 ln "$long/end.txt" "$nm/hard-to-long.txt"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 rc=0
 out=$(xferctl send -r "$nm" "$BETA_ADDR" --to modes/names 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r of a tree of odd names: exit $rc: $out"

@@ -35,7 +35,7 @@ touch -d '2021-02-03 04:05:06.789' "$tree/small.txt" "$tree/data.bin"
 distinct=$(((5 << 20) + 3000 + 700 + 500 + 100))
 
 tb_log "1. a tree with hard links into a new DEST"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR" --to links/t1 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "send -r of a tree with hard links: exit $rc: $out"
