@@ -29,7 +29,8 @@ const char *itemize_line(char *buf, size_t len, const struct ctl_item *it, const
                 memcpy(attrs, "+++++++++", 10);
                 break;
         case CTL_WOULD_REPLACE:
-                snprintf(attrs, sizeof(attrs), "%.3s......", it->changes);
+                /* rsync's letters' places: c s t p o g u a x. */
+                snprintf(attrs, sizeof(attrs), "%.3s....%.2s", it->changes, it->changes + 3);
                 break;
         default:
                 /* Kept, or a directory merged into: -ii only. */

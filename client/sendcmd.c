@@ -429,11 +429,6 @@ static int sendcmd_attrs_refuse(const struct sendcmd *sc)
                             "the drop box sets its own (xferctl(1), Attributes)", what);
                 return XFERCTL_EXIT_USAGE;
         }
-        if (f & CTL_SUBMIT_DRY_RUN) {
-                xferctl_say("send: %s with --dry-run is not supported yet: without them, the dry run says what "
-                            "the send would create, replace and keep", what);
-                return XFERCTL_EXIT_USAGE;
-        }
         return -1;
 }
 

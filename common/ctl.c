@@ -48,7 +48,7 @@
  *              pool_slots u32, nreasons u16, and nreasons times
  *              { dir u8, count u64, name_len u8, name }
  *   ITEMS      id u64
- *   ITEM       id u64, seq u32, verdict u8, kind u8, changes[3], size u64,
+ *   ITEM       id u64, seq u32, verdict u8, kind u8, changes[5], size u64,
  *              name_len u16, name
  *   SETTINGS   (empty)
  *   SETTINGS_INFO  peer_names_len u16, listen_len u16, peer_names, listen
@@ -69,7 +69,7 @@
 #define CTL_REASON_FIXED        (1 + 8 + 1)
 #define CTL_RAIL_FIXED          (1 + 8 * _CTL_DIR_MAX + 1)
 #define CTL_SETTINGS_FIXED      4
-#define CTL_ITEM_FIXED          (8 + 4 + 1 + 1 + 3 + 8 + 2)
+#define CTL_ITEM_FIXED          (8 + 4 + 1 + 1 + 5 + 8 + 2)
 
 static_assert(CTL_HEADER_SIZE == 4 + 2 + 2 + 4, "ctl header layout");
 static_assert(CTL_HEADER_SIZE + CTL_JOB_FIXED + 8 * CTL_NODES_MAX + 2 * CTL_PEER_MAX + CTL_NAME_MAX +
@@ -405,11 +405,11 @@ static int ctl_stats_check(const struct ctl_stats *s)
  * replace has them. */
 static bool ctl_item_ok(const struct ctl_item *i)
 {
-        static const char letters[] = "cst";
+        static const char letters[] = "cstax";
 
-        if (i->verdict >= _CTL_VERDICT_MAX || i->kind >= _CTL_ITEM_KIND_MAX || i->changes[3] != '\0')
+        if (i->verdict >= _CTL_VERDICT_MAX || i->kind >= _CTL_ITEM_KIND_MAX || i->changes[5] != '\0')
                 return false;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 5; k++)
                 if (i->changes[k] != '.' && (i->changes[k] != letters[k] || i->verdict != CTL_WOULD_REPLACE))
                         return false;
         return true;
@@ -573,7 +573,7 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 bytes_put_u32(&o, m->item.seq);
                 bytes_put_u8(&o, m->item.verdict);
                 bytes_put_u8(&o, m->item.kind);
-                bytes_put_mem(&o, m->item.changes, 3);
+                bytes_put_mem(&o, m->item.changes, 5);
                 bytes_put_u64(&o, m->item.size);
                 bytes_put_u16(&o, (uint16_t)l1);
                 bytes_put_mem(&o, m->item.name, (size_t)l1);
@@ -885,7 +885,7 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 m->item.seq = bytes_get_u32(&in);
                 m->item.verdict = bytes_get_u8(&in);
                 m->item.kind = bytes_get_u8(&in);
-                bytes_get_mem(&in, m->item.changes, 3);
+                bytes_get_mem(&in, m->item.changes, 5);
                 m->item.size = bytes_get_u64(&in);
                 l1 = bytes_get_u16(&in);
                 if (l1 > CTL_PATH_MAX || plen != CTL_ITEM_FIXED + (uint32_t)l1 || !ctl_item_ok(&m->item) ||

@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             17      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             18      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -96,7 +96,9 @@
                                          *    CTL_MSG_MAX 51200;
                                          * 16: a tree pulled (SUBMIT flag PULL_TREE);
                                          * 17: attributes (SUBMIT flags XATTRS, ACLS,
-                                         *    xattrs; FILE flag XATTRS, xattrs) */
+                                         *    xattrs; FILE flag XATTRS, xattrs);
+                                         * 18: ITEM changes[5] ('a', 'x': a dry
+                                         *    run's attributes) */
 #define CTL_HEADER_SIZE         12
 #define CTL_RAILS_MAX           4       /* as rdmaxferd.conf's listen addresses */
 #define CTL_RAIL_NAME_MAX       63      /* an RDMA device's name */
@@ -498,8 +500,9 @@ struct ctl_item {
         uint8_t verdict;                /* enum ctl_verdict */
         uint8_t kind;                   /* enum ctl_item_kind */
         /* WOULD_REPLACE: 'c' (digests differ), 's' (sizes), 't' (mtimes),
-         * each or '.'; the codec insists on those, "..." otherwise. */
-        char changes[4];
+         * 'a' (ACLs), 'x' (user.* attributes), each or '.'; the codec
+         * insists on those, "....." otherwise. */
+        char changes[6];
         uint64_t size;                  /* the entry's bytes as offered; a deletion's 0 */
         char name[CTL_PATH_MAX + 1];    /* "DEST/a/b", a single file's name */
 };

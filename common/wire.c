@@ -1540,7 +1540,7 @@ uint64_t wire_run_bytes(uint64_t size, uint32_t chunk, uint64_t first, uint64_t 
         return MIN(end * chunk, size) - MIN(first * chunk, size);
 }
 
-int wire_verdict_parse(const char *text, char changes[4])
+int wire_verdict_parse(const char *text, char changes[6])
 {
         static const char *const words[_WIRE_VERDICT_MAX] = {
                 [WIRE_VERDICT_CREATE] = "would create",
@@ -1548,9 +1548,9 @@ int wire_verdict_parse(const char *text, char changes[4])
                 [WIRE_VERDICT_KEPT] = "skipped",
                 [WIRE_VERDICT_EXISTS] = "exists",
         };
-        static const char letters[] = "cst";
+        static const char letters[] = "cstax";
 
-        memcpy(changes, "...", 4);
+        memcpy(changes, ".....", 6);
         for (int v = 0; v < _WIRE_VERDICT_MAX; v++) {
                 size_t n = strlen(words[v]);
                 const char *end = text + n;
@@ -1558,12 +1558,12 @@ int wire_verdict_parse(const char *text, char changes[4])
                 if (strncmp(text, words[v], n) != 0)
                         continue;
                 if (v == WIRE_VERDICT_REPLACE) {
-                        for (int k = 0; k < 3; k++) {
+                        for (int k = 0; k < 5; k++) {
                                 if (end[k] != '.' && end[k] != letters[k])
                                         return -EBADMSG;
                                 changes[k] = end[k];
                         }
-                        end += 3;
+                        end += 5;
                 }
                 if (*end != '\0' && strncmp(end, "; ", 2) != 0)
                         return -EBADMSG;

@@ -253,10 +253,13 @@
  * NAME_LINK_MAX bytes), is judged, and is never made. A RESULT "ok" of a
  * dry run says the verdict, one of (machine-readable, first word fixed):
  *   "would create"           nothing of that name there
- *   "would replace CST"      something there differs: C is 'c' where the
+ *   "would replace CSTAX"    something there differs: C is 'c' where the
  *                            digests were compared and differ (else '.'),
  *                            S 's' where the sizes differ, T 't' where the
- *                            mtimes differ (the offer's, when it has one)
+ *                            mtimes differ (the offer's, when it has one),
+ *                            A 'a' where the ACLs differ, X 'x' where the
+ *                            user.* attributes do (a landing's with -A,
+ *                            -X; version 29: before, three letters)
  *   "skipped"                kept as it is (sync), as in a real session
  *   "exists"                 a directory there, merged into
  * and the session's last RESULT, as in a real session, "; deleted N"
@@ -584,7 +587,8 @@
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
  *   29: a landing's dry run with DELETE (what deleting would remove, the
- *     receiver's lander listing the tree there as the user);
+ *     receiver's lander listing the tree there as the user), and with
+ *     attributes (a verdict's letters for ACLs and user.* attributes);
  *   28: a landing's dry run (WIRE_OFFER_DRY_RUN with WIRE_OFFER_LAND: the
  *     receiver's lander looks as the user; never with DELETE);
  *   27: extended attributes and ACLs (WIRE_LAND_XATTRS, _ACLS, XATTR,
@@ -1230,16 +1234,16 @@ void wire_route_hash(const struct wire_hop *hop, unsigned int n, uint8_t out[WIR
 /* A dry run's verdict on an entry (its RESULT's text, "Dry runs" above). */
 enum wire_verdict {
         WIRE_VERDICT_CREATE = 0,        /* "would create" */
-        WIRE_VERDICT_REPLACE,           /* "would replace CST" */
+        WIRE_VERDICT_REPLACE,           /* "would replace CSTAX" */
         WIRE_VERDICT_KEPT,              /* "skipped" */
         WIRE_VERDICT_EXISTS,            /* "exists": a directory merged into */
         _WIRE_VERDICT_MAX,
 };
 /* The verdict @text says, with "; ..." after it allowed (the last
  * RESULT's "deleted N"): its enum wire_verdict, and with REPLACE the
- * three letters (c, s, t or '.') in @changes, NUL-terminated ("..." for
- * the others); -EBADMSG for a text that is none. */
-int wire_verdict_parse(const char *text, char changes[4]);
+ * five letters (c, s, t, a, x or '.') in @changes, NUL-terminated
+ * ("....." for the others); -EBADMSG for a text that is none. */
+int wire_verdict_parse(const char *text, char changes[6]);
 
 /* WIRE_BLOCK_SIZE blocks of a @size-byte file, the last one short. */
 uint64_t wire_blocks(uint64_t size);

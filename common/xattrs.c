@@ -98,23 +98,30 @@ static bool xattrs_find(const uint8_t *buf, size_t len, const struct xattr_rec *
         return false;
 }
 
-bool xattrs_same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+unsigned int xattrs_differ(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
         struct xattr_rec r, s;
-        size_t off = 0, na = 0, nb = 0;
+        unsigned int d = 0;
+        size_t off = 0;
         int n;
 
-        while ((n = xattrs_next(a, alen, &off, &r)) > 0) {
+        /* What @a has that @b has with another value or not at all ... */
+        while ((n = xattrs_next(a, alen, &off, &r)) > 0)
                 if (!xattrs_find(b, blen, &r, &s) || s.value_len != r.value_len ||
                     (r.value_len && memcmp(s.value, r.value, r.value_len) != 0))
-                        return false;
-                na++;
-        }
+                        d |= xattrs_kind(r.name, r.name_len) ?: XATTRS_USER;
         if (n < 0)
-                return false;
+                return XATTRS_USER | XATTRS_ACL;
+        /* ... and what @b has that @a lacks. */
         for (off = 0; (n = xattrs_next(b, blen, &off, &s)) > 0;)
-                nb++;
-        return n == 0 && na == nb;
+                if (!xattrs_find(a, alen, &s, &r))
+                        d |= xattrs_kind(s.name, s.name_len) ?: XATTRS_USER;
+        return n < 0 ? XATTRS_USER | XATTRS_ACL : d;
+}
+
+bool xattrs_same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+        return xattrs_differ(a, alen, b, blen) == 0;
 }
 
 int xattrs_put(uint8_t *buf, size_t cap, size_t *len, const char *name, const void *value, size_t value_len)

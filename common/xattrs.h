@@ -67,6 +67,10 @@ int xattrs_check(const uint8_t *buf, size_t len, unsigned int *which);
 /* @a and @b (xattrs_check()ed: each name once) hold the same attributes
  * with the same values, in whatever order. */
 bool xattrs_same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+/* Where they are not the same: XATTRS_USER where a user.* attribute is
+ * in one and not the other or has another value, XATTRS_ACL an ACL (a
+ * record cut short: both); 0 where they are. */
+unsigned int xattrs_differ(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 
 /* Append a record to @buf (*@len used of @cap): 0 or -E2BIG. */
 int xattrs_put(uint8_t *buf, size_t cap, size_t *len, const char *name, const void *value, size_t value_len);

@@ -236,10 +236,9 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
         /* Attributes go with files that land as the user, straight to
          * the peer (wire.h, Attributes). */
         if ((s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS)) &&
-            (!(s->flags & CTL_SUBMIT_LAND) || (s->flags & CTL_SUBMIT_DRY_RUN) || s->route[0] ||
-             ((s->flags & CTL_SUBMIT_PULL) && s->xattrs_len))) {
-                snprintf(why, whylen, "attributes (-X, -A) go with files that land as the user, not with a "
-                         "dry run or chain");
+            (!(s->flags & CTL_SUBMIT_LAND) || s->route[0] || ((s->flags & CTL_SUBMIT_PULL) && s->xattrs_len))) {
+                snprintf(why, whylen, "attributes (-X, -A) go with files that land as the user, not down a "
+                         "chain");
                 return -EINVAL;
         }
         if (__builtin_popcount(s->flags & CTL_SUBMIT_SYNC_MASK) > 1) {
@@ -321,7 +320,7 @@ void control_item_msg(struct ctl_msg *m, const struct job *job, uint32_t seq)
         m->item.verdict = verdicts[i->verdict];
         m->item.kind = kinds[i->kind];
         /* The codec holds letters to a replace's (ctl.h). */
-        memcpy(m->item.changes, i->verdict == JOB_WOULD_REPLACE ? i->changes : "...", sizeof(m->item.changes));
+        memcpy(m->item.changes, i->verdict == JOB_WOULD_REPLACE ? i->changes : ".....", sizeof(m->item.changes));
         m->item.size = i->size;
         snprintf(m->item.name, sizeof(m->item.name), "%s", i->name);
 }

@@ -175,7 +175,7 @@ enum job_item_kind {
 struct job_item {
         enum job_verdict verdict;
         enum job_item_kind kind;
-        char changes[4];                /* WOULD_REPLACE: c, s, t or '.' each */
+        char changes[6];                /* WOULD_REPLACE: c, s, t, a, x or '.' each */
         uint64_t size;                  /* the entry's bytes, as offered (0 for a deletion) */
         char *name;
 };

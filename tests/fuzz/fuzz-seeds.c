@@ -506,14 +506,14 @@ static int ctl_seeds(const char *dir)
         m.type = CTL_ITEM;
         m.item.id = 7;
         m.item.verdict = CTL_WOULD_REPLACE;
-        memcpy(m.item.changes, "cs.", 4);
+        memcpy(m.item.changes, "cs..x", 6);
         m.item.size = 4096;
         strcpy(m.item.name, "dest/a/changed.txt");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));
         m.item.seq = 1;
         m.item.verdict = CTL_WOULD_DELETE;
         m.item.kind = CTL_ITEM_DIR;
-        memcpy(m.item.changes, "...", 4);
+        memcpy(m.item.changes, ".....", 6);
         m.item.size = 0;
         strcpy(m.item.name, "dest/old");
         r |= write_seed(dir, "ctl", i++, buf, ctl_encode(buf, sizeof(buf), &m));

@@ -200,7 +200,7 @@ static int sample_messages(struct ctl_msg *out)
         out[n].item.seq = 0x11121314;
         out[n].item.verdict = CTL_WOULD_REPLACE;
         out[n].item.kind = CTL_ITEM_FILE;
-        memcpy(out[n].item.changes, ".st", 4);
+        memcpy(out[n].item.changes, ".st.x", 6);
         out[n].item.size = 1ull << 40;
         strcpy(out[n++].item.name, "dest/a/changed.txt");
         /* Landing as the user (version 12): where, the credential, the token. */
@@ -657,7 +657,7 @@ static void test_codec(void)
         msg_reset(&m, 0);
         is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "encoding type 0 is -EINVAL");
 
-        /* ITEM: id, seq, verdict, kind, changes[3], size, the name's length, the name;
+        /* ITEM: id, seq, verdict, kind, changes[5], size, the name's length, the name;
          * a verdict, a kind or a change letter out of range is refused. */
         {
                 struct ctl_msg it;
@@ -667,10 +667,10 @@ static void test_codec(void)
                 it.item.id = 7;
                 it.item.verdict = CTL_WOULD_DELETE;
                 it.item.kind = CTL_ITEM_DIR;
-                memcpy(it.item.changes, "...", 4);
+                memcpy(it.item.changes, ".....", 6);
                 strcpy(it.item.name, "dest/old");
                 ilen = ctl_encode(buf, sizeof(buf), &it);
-                is_int(ilen, CTL_HEADER_SIZE + 8 + 4 + 1 + 1 + 3 + 8 + 2 + 8, "ITEM: 27 fixed bytes, then the name");
+                is_int(ilen, CTL_HEADER_SIZE + 8 + 4 + 1 + 1 + 5 + 8 + 2 + 8, "ITEM: 29 fixed bytes, then the name");
                 memcpy(tmp, buf, (size_t)ilen);
                 tmp[at] = _CTL_VERDICT_MAX;
                 is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: an unknown verdict");
@@ -679,7 +679,10 @@ static void test_codec(void)
                 is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: an unknown kind");
                 memcpy(tmp, buf, (size_t)ilen);
                 tmp[at + 2] = 'x';
-                is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: a change letter not c, s, t or '.'");
+                is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: a change letter out of its place");
+                memcpy(tmp, buf, (size_t)ilen);
+                tmp[at + 6] = 'x';
+                is_int(ctl_decode(tmp, (size_t)ilen, &m), -EBADMSG, "ITEM: 'x' in a deletion's letters");
         }
 
         /* SUBMIT: port, flags, bwlimit, the lengths, retries, then the strings. */

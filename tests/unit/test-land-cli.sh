@@ -58,7 +58,6 @@ usage "bad peer '10.0.0.2:x': port 'x' is not a number" "$tmp/a" 10.0.0.2:x:/scr
 usage '--xattrs (-X): attributes go only with files that land as you (PEER:/PATH); the drop box sets its own' \
         -X "$tmp/a" 10.0.0.2
 usage '-X and -A are not supported yet down a relay chain: add --parallel N' -X "$tmp/a" '10.0.0.[2-3]:/scratch/x/'
-usage '--xattrs (-X) with --dry-run is not supported yet' -n -X "$tmp/a" 10.0.0.2:/scratch/x
 
 # xferctl get PEER:/PATH DEST: what it cannot do yet, and PATH's rules.
 rget() {
@@ -192,6 +191,7 @@ unshare -m --propagation private bash -c '
                 "$tmp/in"
         send 28 "$xferctl" --socket "$tmp/ctl.sock" send -n -i -r --sync=size "$tmp/dir" 10.0.0.2:/scratch/alice/
         send 29 "$xferctl" --socket "$tmp/ctl.sock" send -n -r --sync=size --delete "$tmp/dir" 10.0.0.2:/scratch/alice/
+        send 30 "$xferctl" --socket "$tmp/ctl.sock" send -n -i -r -X -A --sync=size "$tmp/dir" 10.0.0.2:/scratch/alice/
         kill "$fake_pid" "$munged"
         wait
 '
@@ -349,6 +349,9 @@ cred 28 0
 grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,DELETE,DRY_RUN host=10.0.0.2 " "$tmp/29.log"
 ok $? "send -n -r --sync=size --delete DIR PEER:/PATH/: submitted ($(head -c 300 "$tmp/29.err"); $(head -c 300 "$tmp/29.log"))"
 cred 29 0
+grep -q "^SUBMIT flags=LAND,LAND_DIR,LAND_REPLACE,TREE,SYNC_SIZE,XATTRS,ACLS,DRY_RUN host=10.0.0.2 " "$tmp/30.log"
+ok $? "send -n -i -r -X -A --sync=size DIR PEER:/PATH/: submitted ($(head -c 300 "$tmp/30.err"); $(head -c 300 "$tmp/30.log"))"
+cred 30 0
 # get of several sources (scp's host:a host:b DIR): a pull each, into DIR.
 checkall 19 2 "get PEER:/A PEER2:/B DIR: a pull each, into DIR, each its own credentials" \
         "SUBMIT flags=LAND,LAND_DIR,PULL host=127.0.0.1 port=0 name=a.bin files=0 path=/scratch/alice/a.bin back=10.9.9.9:0:$tmp/in" \

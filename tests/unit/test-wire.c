@@ -2414,19 +2414,24 @@ static void test_dry_run(void)
 /* A dry run's RESULT texts: the verdict, and a replace's letters. */
 static void test_verdict(void)
 {
-        char c[4];
+        char c[6];
 
         is_int(wire_verdict_parse("would create", c), WIRE_VERDICT_CREATE, "\"would create\"");
-        ok(strcmp(c, "...") == 0, "with no letters");
-        is_int(wire_verdict_parse("would replace .st", c), WIRE_VERDICT_REPLACE, "\"would replace .st\"");
-        ok(strcmp(c, ".st") == 0, "with its letters");
-        is_int(wire_verdict_parse("would replace c..; deleted 3", c), WIRE_VERDICT_REPLACE,
+        ok(strcmp(c, ".....") == 0, "with no letters");
+        is_int(wire_verdict_parse("would replace .st..", c), WIRE_VERDICT_REPLACE, "\"would replace .st..\"");
+        ok(strcmp(c, ".st..") == 0, "with its letters");
+        is_int(wire_verdict_parse("would replace c....; deleted 3", c), WIRE_VERDICT_REPLACE,
                "and the last RESULT's \"; deleted N\" after it");
-        ok(strcmp(c, "c..") == 0, "its letters");
+        ok(strcmp(c, "c....") == 0, "its letters");
+        is_int(wire_verdict_parse("would replace ...ax", c), WIRE_VERDICT_REPLACE,
+               "\"would replace ...ax\" (version 29: the attributes differ)");
+        ok(strcmp(c, "...ax") == 0, "its ACLs' and user.* attributes' letters");
         is_int(wire_verdict_parse("skipped", c), WIRE_VERDICT_KEPT, "\"skipped\"");
         is_int(wire_verdict_parse("exists; deleted 1", c), WIRE_VERDICT_EXISTS, "\"exists; deleted 1\"");
         is_int(wire_verdict_parse("would replace", c), -EBADMSG, "a replace without its letters");
-        is_int(wire_verdict_parse("would replace sct", c), -EBADMSG, "letters out of place");
+        is_int(wire_verdict_parse("would replace .st", c), -EBADMSG, "version 28's three letters");
+        is_int(wire_verdict_parse("would replace sct..", c), -EBADMSG, "letters out of place");
+        is_int(wire_verdict_parse("would replace ...xa", c), -EBADMSG, "a and x out of place");
         is_int(wire_verdict_parse("would create it", c), -EBADMSG, "words after the verdict");
         is_int(wire_verdict_parse("skipped 1", c), -EBADMSG, "a real session's \"skipped 1\"");
         is_int(wire_verdict_parse("", c), -EBADMSG, "nothing");

@@ -96,6 +96,31 @@ static void test_same(void)
         ok(!xattrs_same(a, al - 1, a, al), "records cut short are no match");
 }
 
+/* Which of them differ, for a dry run's itemized line ('x', 'a'). */
+static void test_differ(void)
+{
+        static const uint8_t acl1[] = { 2, 0, 0, 0 }, acl2[] = { 2, 0, 0, 1 };
+        uint8_t a[128], b[128];
+        size_t al = 0, bl = 0;
+
+        (void)xattrs_put(a, sizeof(a), &al, "user.a", "1", 1);
+        (void)xattrs_put(a, sizeof(a), &al, XATTRS_ACL_ACCESS, acl1, sizeof(acl1));
+        (void)xattrs_put(b, sizeof(b), &bl, XATTRS_ACL_ACCESS, acl1, sizeof(acl1));
+        (void)xattrs_put(b, sizeof(b), &bl, "user.a", "1", 1);
+        is_int(xattrs_differ(a, al, b, bl), 0, "the same in another order: nothing differs");
+        bl = 0;
+        (void)xattrs_put(b, sizeof(b), &bl, "user.a", "1", 1);
+        (void)xattrs_put(b, sizeof(b), &bl, XATTRS_ACL_ACCESS, acl2, sizeof(acl2));
+        is_int(xattrs_differ(a, al, b, bl), XATTRS_ACL, "another ACL: the ACLs differ, not the user.* ones");
+        bl = 0;
+        (void)xattrs_put(b, sizeof(b), &bl, XATTRS_ACL_ACCESS, acl1, sizeof(acl1));
+        is_int(xattrs_differ(a, al, b, bl), XATTRS_USER, "a user.* attribute one lacks: user.* differ");
+        (void)xattrs_put(b, sizeof(b), &bl, "user.a", "1", 1);
+        (void)xattrs_put(b, sizeof(b), &bl, XATTRS_ACL_DEFAULT, acl1, sizeof(acl1));
+        is_int(xattrs_differ(a, al, b, bl), XATTRS_ACL, "a default ACL only the other has: the ACLs differ");
+        is_int(xattrs_differ(a, al - 1, b, bl), XATTRS_USER | XATTRS_ACL, "records cut short: both");
+}
+
 static void test_files(void)
 {
         char dir[] = "/tmp/test-xattrs.XXXXXX", path[64], bad[256];
@@ -162,6 +187,7 @@ int main(void)
 {
         test_records();
         test_same();
+        test_differ();
         test_files();
         return done_testing();
 }

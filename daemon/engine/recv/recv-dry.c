@@ -40,6 +40,7 @@
 #include "log.h"
 #include "recv-int.h"
 #include "recv-publish.h"
+#include "xattrs.h"
 
 /* Names listed in GONEs at most; beyond, counted only ("deleted N" says all). */
 #define RECV_DRY_GONE_MAX       100000u
@@ -124,11 +125,13 @@ static void recv_dry_say(struct recv_xfer *x, struct recv_file *f)
                 snprintf(f->dry, sizeof(f->dry), "exists");
                 return;
         }
-        /* The digests were compared only where the sizes are the same. */
-        snprintf(f->dry, sizeof(f->dry), "would replace %c%c%c",
+        /* The digests were compared only where the sizes are the same;
+         * the attributes where they were sent (a landing's -A, -X). */
+        snprintf(f->dry, sizeof(f->dry), "would replace %c%c%c%c%c",
                  (x->sync & WIRE_OFFER_DIGEST) && reg && (uint64_t)st->st_size == o->size ? 'c' : '.',
                  !dir && (!reg || (uint64_t)st->st_size != o->size) ? 's' : '.',
-                 o->mtime_ns && mtime != o->mtime_ns ? 't' : '.');
+                 o->mtime_ns && mtime != o->mtime_ns ? 't' : '.', (x->dry_attrs & XATTRS_ACL) ? 'a' : '.',
+                 (x->dry_attrs & XATTRS_USER) ? 'x' : '.');
 }
 
 void recv_dry_sent(struct recv_xfer *x)
@@ -225,6 +228,7 @@ void recv_dry_offer(struct recv_xfer *x)
 
         x->cur->dry[0] = '\0';
         x->sync_had = false;
+        x->dry_attrs = 0;
         if (recv_dry_deleting(x) && o->file > 0)
                 recv_dry_keep_name(x, o);
         /* As its user: the lander looks (recv-land.c). */
@@ -270,7 +274,7 @@ int recv_dry_link(struct recv_xfer *x, bool same)
         if (x->sync_had) {
                 uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 
-                snprintf(f->dry, sizeof(f->dry), "would replace c.%c",
+                snprintf(f->dry, sizeof(f->dry), "would replace c.%c..",
                          f->offer.mtime_ns && mtime != f->offer.mtime_ns ? 't' : '.');
         } else {
                 snprintf(f->dry, sizeof(f->dry), "would create");

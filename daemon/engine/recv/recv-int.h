@@ -306,6 +306,7 @@ struct recv_xfer {
          */
         bool dry;
         unsigned int dry_status;        /* a worker's refusal: enum wire_status, text in sync_why */
+        unsigned int dry_attrs;         /* cur's attributes that differ from the file there's (XATTRS_*) */
         char **dry_names;
         uint32_t dry_n, dry_cap;
         bool dry_oom;                   /* a name could not be kept: deleting is not judged */

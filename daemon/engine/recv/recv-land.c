@@ -416,15 +416,18 @@ static uint32_t recv_land_look_attrs(const struct recv_xfer *x)
 
 /* The file there has other attributes than cur's, as sent (LOOK's FD
  * answer with them): it is not the same file, and is sent. */
-static bool recv_land_attrs_differ(const struct recv_xfer *x, const struct landmsg *reply)
+static bool recv_land_attrs_differ(struct recv_xfer *x, const struct landmsg *reply)
 {
         const struct wire_offer *o = &x->cur->offer;
         bool first = o->file == 0;
 
         if (!recv_land_look_attrs(x))
                 return false;
-        return !xattrs_same(first ? x->landing->xattrs : o->xattrs, first ? x->landing->xattrs_len : o->xattrs_len,
-                            reply->fd.xattrs, reply->fd.xattrs_len);
+        /* Which, for a dry run's verdict. */
+        x->dry_attrs = xattrs_differ(first ? x->landing->xattrs : o->xattrs,
+                                     first ? x->landing->xattrs_len : o->xattrs_len, reply->fd.xattrs,
+                                     reply->fd.xattrs_len);
+        return x->dry_attrs != 0;
 }
 
 /* The LOOK at what has cur's name: in PATH (or as PATH, land_parent);

@@ -189,7 +189,7 @@ int send_dry_gone(struct engine_send *s, const struct wire_gone *g)
         };
         size_t dlen = strlen(s->dest);
         struct engine_item it = { .index = g->file, .verdict = ENGINE_WOULD_DELETE, .kind = kinds[g->kind],
-                                  .changes = "...", .name = g->name };
+                                  .changes = ".....", .name = g->name };
 
         /* In order, beneath DEST, before the last RESULT (wire.h, Dry runs). */
         if (!s->dry || !s->delete || g->seq != s->gone_seen || g->file + 1 != s->files ||

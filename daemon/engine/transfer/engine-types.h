@@ -119,8 +119,9 @@ struct engine_item {
         enum engine_verdict verdict;
         enum engine_item_kind kind;
         /* WOULD_REPLACE: 'c' the digests differ, 's' the sizes, 't' the
-         * mtimes, each else '.'; "..." otherwise. */
-        char changes[4];
+         * mtimes, 'a' the ACLs, 'x' the user.* attributes, each else
+         * '.'; "....." otherwise. */
+        char changes[6];
         uint64_t size;                  /* the entry's bytes as offered (a deletion's: 0) */
         const char *name;               /* "DEST/a/b", or a single file's name */
 };

@@ -34,7 +34,7 @@
 #     keeps the rest; -n -i says what a sync would send there, as alice
 #     sees it, and changes nothing (bob's, into her directory: refused);
 #     with --delete, what would be removed too (a directory she may not
-#     list: said);
+#     list: said); with -X -A, which attributes differ (x, a);
 #     into a tmpfs
 #     (no user xattrs): fails at once naming the attribute; the drop box
 #     refuses -X.
@@ -123,7 +123,7 @@ chmod 0640 "$WORK/a.dat"
 chmod 0444 "$WORK/ro.txt"
 
 tb_log "1. alice lands files in her own directory, as herself"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 send "$ALICE" "$WORK/a.dat" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "alice's send into her directory: exit $RC: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
@@ -182,7 +182,7 @@ send "$ALICE" --retries 0 "$WORK/r.dat" "$BETA_ADDR:$SCR/$ALICE/"
 (($(netdev_bytes "$BETA_NETDEV" rx) - rx0 < 1 << 20)) ||
         tb_fail "r.dat onto a file of that name moved $(($(netdev_bytes "$BETA_NETDEV" rx) - rx0)) bytes before the refusal"
 as "$ALICE" rm "$SCR/$ALICE/r.dat"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 send "$ALICE" "$WORK/r.dat" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "r.dat sent again: exit $RC: $OUT"
 tb_log "$(tail -n 1 <<<"$OUT")"
@@ -389,6 +389,16 @@ send "$ALICE" -n -r --sync=size --delete "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/
         tb_fail "-n --delete, a directory alice may not list: exit $RC: $OUT"
 as "$ALICE" chmod 700 "$at/only-there"
 as "$ALICE" rm -r "$at/only-there" "$at/only-there.txt" "$at/plain/fifo" "$at/plain/secret"
+# With -X -A: a file whose user.* attributes alone changed, one whose
+# ACL alone did, said with rsync's letters (x, a); still nothing changes.
+as "$ALICE" setfattr -n user.origin -v v3 "$xt/shared/sub/g"
+as "$ALICE" setfacl -m "u:$BOB:r" "$xt/shared/f"
+snap=$(find "$at" -printf '%p %i %s %T@ %m\n' | sort)
+send "$ALICE" -n -i -r -X -A --sync=size "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"
+((RC == 0)) && grep -qx '>f\.\.\.\.\.\.\.\.x attrs/shared/sub/g' <<<"$OUT" &&
+        grep -qx '>f\.\.\.\.\.\.\.a\. attrs/shared/f' <<<"$OUT" && grep -qx '>f+++++++++ attrs/plain/q' <<<"$OUT" &&
+        [[ $(grep -c '^[>c]' <<<"$OUT") == 4 ]] || tb_fail "-n -i -X -A --sync=size to PEER:/PATH: exit $RC: $OUT"
+[[ $(find "$at" -printf '%p %i %s %T@ %m\n' | sort) == "$snap" ]] || tb_fail "the dry run with -X -A changed alice's tree"
 send "$ALICE" -n -i -r "$xt" "$BETA_ADDR:$SCR/$ALICE/dry-none"
 ((RC == 0)) && grep -qx 'cd+++++++++ attrs/' <<<"$OUT" && grep -qx '>f+++++++++ attrs/plain/q' <<<"$OUT" &&
         [[ ! -e $SCR/$ALICE/dry-none ]] || tb_fail "-n -i of a tree not there: exit $RC: $OUT"
@@ -461,7 +471,7 @@ tb_log "failed, saying why; nothing published or left staged; beta's daemon the 
 rm -rf "$SCR/$ALICE/proj" "$SCR/$ALICE/copy2" "$SCR/$ALICE/many" "$SCR/$ALICE/multi"
 
 tb_log "3. refusals of a path: a name there already, a directory that is not"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 cp -p "$SCR/$ALICE/a.dat" "$WORK/a.before"
 send "$ALICE" "$WORK/ro.txt" "$BETA_ADDR:$SCR/$ALICE/a.dat"
 ((RC != 0)) && grep -q "exists" <<<"$OUT" || tb_fail "the same name again: exit $RC, not 'exists': $OUT"
@@ -527,7 +537,7 @@ tb_log "4b. pulls: alice gets her 0600 file back as herself; bob may not read it
 make_file "$WORK/pull.dat" 2500000
 install -m 0600 -o "$ALICE" -g "$ALICE" "$WORK/pull.dat" "$SCR/$ALICE/pull.dat"
 as "$ALICE" mkdir -m 0700 "$SCR/$ALICE/got"
-since=$(date '+%F %T')
+since=$(date '+%F %T.%6N')
 RC=0
 OUT=$(as "$ALICE" timeout 120 xferctl get "$BETA_ADDR:$SCR/$ALICE/pull.dat" "$SCR/$ALICE/got" 2>&1) || RC=$?
 ((RC == 0)) && grep -qF "$SCR/$ALICE/got/pull.dat" <<<"$OUT" || tb_fail "alice's get: exit $RC: $OUT"
@@ -690,7 +700,7 @@ tb_log "$OUT"
 # with its own credential (one guest, one file system: the second
 # replaces the first's).
 for how in chain --parallel=2; do
-        since=$(date '+%F %T')
+        since=$(date '+%F %T.%6N')
         RC=0
         OUT=$(as "$ALICE" timeout 120 xferctl send --overwrite ${how#chain} "$WORK/pull.dat" \
                 "$ALPHA_ADDR,$BETA_ADDR:$SCR/$ALICE/both.dat" 2>&1) || RC=$?
