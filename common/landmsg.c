@@ -17,6 +17,7 @@
 #define SESSION_FIXED           (1 + 1 + 2 + LANDMSG_TOKEN_SIZE + 2 + 2)
 #define SESSION_OK_FIXED        (8 + 4 + 4 + 1)
 #define OP_FIXED                (8 + 4 + 4 + 8 + 2 + 1 + 2) /* session, mode, flags, mtime; path, leaf, target lengths */
+#define OP_DATA_SIZE            (8 + 8)         /* a CREATE's data: offset, length */
 #define SETATTR_FIXED           (8 + 4 + 4 + 8 + 1 + 2 + 2)     /* ...; xattr and path lengths */
 #define ERROR_FIXED             (4 + 2 + 2 + 1)
 #define BATCH_FIXED             (8 + 2 + 2)     /* session, count, the body's length */
@@ -26,10 +27,10 @@
 
 static_assert(LANDMSG_HEADER_SIZE + SESSION_FIXED + LANDMSG_ADDRS_MAX * LANDMSG_ADDR_SIZE + LANDMSG_CRED_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SESSION fits");
-static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX + 2 + LANDMSG_XATTRS_MAX <=
-              LANDMSG_MSG_MAX, "an op fits");
-static_assert(2 + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX + 2 + LANDMSG_XATTRS_MAX <= LANDMSG_BATCH_BYTES,
-              "an op fits a BATCH");
+static_assert(LANDMSG_HEADER_SIZE + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX + 2 + LANDMSG_XATTRS_MAX +
+              OP_DATA_SIZE <= LANDMSG_MSG_MAX, "an op fits");
+static_assert(2 + OP_FIXED + 2 * LANDMSG_PATH_MAX + LANDMSG_LEAF_MAX + 2 + LANDMSG_XATTRS_MAX + OP_DATA_SIZE <=
+              LANDMSG_BATCH_BYTES, "an op fits a BATCH");
 static_assert(LANDMSG_XATTRS_MAX == XATTRS_BYTES_MAX, "an entry's attributes fit an op");
 static_assert(LANDMSG_HEADER_SIZE + SETATTR_FIXED + LANDMSG_XATTR_NAME_MAX + LANDMSG_XATTR_VALUE_MAX +
               LANDMSG_PATH_MAX <= LANDMSG_MSG_MAX, "a SETATTR fits");
@@ -83,6 +84,8 @@ bool landmsg_is_op(uint16_t type)
         case LANDMSG_DISCARD:
         case LANDMSG_WALK:
         case LANDMSG_LOOK:
+        case LANDMSG_MEM:
+        case LANDMSG_CREATE:
                 return true;
         default:
                 return false;
@@ -116,8 +119,12 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         /* Attributes (version 6): a directory's as it is made, a file's
          * before its name; read with what OPEN_READ and WALK give, and
          * (version 7) LOOK. */
-        if (attrs && type != LANDMSG_MKDIR && type != LANDMSG_LINK && type != LANDMSG_OPEN_READ &&
-            type != LANDMSG_WALK && type != LANDMSG_LOOK)
+        if (attrs && type != LANDMSG_MKDIR && type != LANDMSG_LINK && type != LANDMSG_CREATE &&
+            type != LANDMSG_OPEN_READ && type != LANDMSG_WALK && type != LANDMSG_LOOK)
+                return false;
+        /* Data in the session's memory: a CREATE's, within the most there is. */
+        if (type == LANDMSG_CREATE ? op->data_len > LANDMSG_MEM_MAX || op->data_off > LANDMSG_MEM_MAX - op->data_len
+                                   : op->data_off != 0 || op->data_len != 0)
                 return false;
         /* DEST's parent: one file, DEST itself, and nothing in a stage. */
         if (parent && (stage || into || path_len != 0 ||
@@ -126,11 +133,11 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         /* Into DEST: a tree's, in its staging directory, or its end. */
         if (into && !stage && type != LANDMSG_PUBLISH && type != LANDMSG_DISCARD)
                 return false;
-        if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && op->mode != 0 &&
+        if (type != LANDMSG_MKDIR && type != LANDMSG_TMPFILE && type != LANDMSG_CREATE && op->mode != 0 &&
             !(type == LANDMSG_LINK && (op->flags & LANDMSG_LINK_MODE)))
                 return false;
         if (op->mtime_ns != 0 && type != LANDMSG_SYMLINK &&
-            !(type == LANDMSG_LINK && (op->flags & LANDMSG_LINK_MTIME)))
+            !((type == LANDMSG_LINK || type == LANDMSG_CREATE) && (op->flags & LANDMSG_LINK_MTIME)))
                 return false;
         switch (type) {
         case LANDMSG_MKDIR:
@@ -139,6 +146,13 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
                        (leaf_len == 0 || (named && stage && path_len == 0)) && target_len == 0;
         case LANDMSG_TMPFILE:
                 return (op->mode & ~07777u) == 0 && rest == 0 && (leaf_len == 0 || named) && target_len == 0;
+        case LANDMSG_CREATE:
+                /* A tree's file, in its staging directory: a LINK's, its
+                 * mode always, but for replacing (the staging directory is
+                 * new) and a sync of its own (PUBLISH syncs the tree). */
+                if (!stage || !(rest & LANDMSG_LINK_MODE) || (rest & (LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC)))
+                        return false;
+                /* fall through */
         case LANDMSG_LINK:
                 /* Keeping the file there: one way, in a staging directory. */
                 if ((rest & _LANDMSG_LINK_KEEP) &&
@@ -173,6 +187,8 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_LOOK:
                 /* With a path, beneath DEST (a tree's entry, version 5). */
                 return (op->flags & ~(LANDMSG_OP_PARENT | attrs)) == 0 && named && target_len == 0;
+        case LANDMSG_MEM:
+                return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         default:
                 return false;
         }
@@ -240,7 +256,8 @@ static bool op_xattrs_ok(uint16_t type, const struct landmsg_op *op)
         if (!(op->flags & LANDMSG_OP_XATTRS) || type == LANDMSG_OPEN_READ || type == LANDMSG_WALK ||
             type == LANDMSG_LOOK)
                 return op->xattrs_len == 0;     /* a read's request carries none */
-        return (type == LANDMSG_MKDIR || type == LANDMSG_LINK) && op->xattrs_len <= LANDMSG_XATTRS_MAX &&
+        return (type == LANDMSG_MKDIR || type == LANDMSG_LINK || type == LANDMSG_CREATE) &&
+               op->xattrs_len <= LANDMSG_XATTRS_MAX &&
                xattrs_check(op->xattrs, op->xattrs_len, &which) == 0 &&
                (which & ~(unsigned int)(XATTRS_USER | XATTRS_ACL)) == 0;
 }
@@ -253,10 +270,11 @@ static int op_size(uint16_t type, const struct landmsg_op *op, size_t l[static 3
         l[2] = field_len(op->target, sizeof(op->target));
         if (!op_ok(type, op, l[0], l[1], l[2]) || !op_xattrs_ok(type, op))
                 return -EINVAL;
-        return (int)(OP_FIXED + l[0] + l[1] + l[2] + ((op->flags & LANDMSG_OP_XATTRS) ? 2u + op->xattrs_len : 0));
+        return (int)(OP_FIXED + l[0] + l[1] + l[2] + ((op->flags & LANDMSG_OP_XATTRS) ? 2u + op->xattrs_len : 0) +
+                     (type == LANDMSG_CREATE ? OP_DATA_SIZE : 0));
 }
 
-static void op_put(struct bytes_out *o, const struct landmsg_op *op, const size_t l[static 3])
+static void op_put(struct bytes_out *o, uint16_t type, const struct landmsg_op *op, const size_t l[static 3])
 {
         bytes_put_u64(o, op->session);
         bytes_put_u32(o, op->mode);
@@ -271,6 +289,10 @@ static void op_put(struct bytes_out *o, const struct landmsg_op *op, const size_
         if (op->flags & LANDMSG_OP_XATTRS) {
                 bytes_put_u16(o, op->xattrs_len);
                 bytes_put_mem(o, op->xattrs, op->xattrs_len);
+        }
+        if (type == LANDMSG_CREATE) {
+                bytes_put_u64(o, op->data_off);
+                bytes_put_u64(o, op->data_len);
         }
 }
 
@@ -297,13 +319,19 @@ static bool op_get(struct bytes_in *in, uint16_t type, struct landmsg_op *op)
                 if (in->underflow)
                         return false;
         }
+        if (type == LANDMSG_CREATE) {
+                op->data_off = bytes_get_u64(in);
+                op->data_len = bytes_get_u64(in);
+                if (in->underflow)
+                        return false;
+        }
         return op_ok(type, op, l1, l2, l3) && op_xattrs_ok(type, op);
 }
 
 /* What a BATCH may hold. */
 static bool batch_type_ok(uint16_t type)
 {
-        return type == LANDMSG_MKDIR || type == LANDMSG_TMPFILE || type == LANDMSG_LINK;
+        return type == LANDMSG_MKDIR || type == LANDMSG_TMPFILE || type == LANDMSG_LINK || type == LANDMSG_CREATE;
 }
 
 int landmsg_batch_next(const struct landmsg_batch *b, size_t *off, uint16_t *type, struct landmsg_op *op)
@@ -313,7 +341,9 @@ int landmsg_batch_next(const struct landmsg_batch *b, size_t *off, uint16_t *typ
         if (*off >= b->len)
                 return 0;
         in = (struct bytes_in)BYTES_IN(b->body + *off, b->len - *off);
-        memset(op, 0, sizeof(*op));
+        /* Not the whole of it (some 12 KiB, each op of a chunk decoded
+         * twice): what op_get does not always set. */
+        landmsg_op_init(op, 0);
         *type = bytes_get_u16(&in);
         if (!batch_type_ok(*type) || !op_get(&in, *type, op) || in.underflow || op->session != b->session)
                 return -EBADMSG;
@@ -362,7 +392,7 @@ int landmsg_batch_add(struct landmsg *m, uint16_t type, const struct landmsg_op 
                 return -ENOSPC;
         o = (struct bytes_out)BYTES_OUT(b->body + b->len, LANDMSG_BATCH_BYTES - b->len);
         bytes_put_u16(&o, type);
-        op_put(&o, op, l);
+        op_put(&o, type, op, l);
         if (o.overflow)
                 return -ENOSPC;
         b->len = (uint16_t)(b->len + o.off);
@@ -462,7 +492,7 @@ int landmsg_encode(void *buf, size_t cap, const struct landmsg *m)
         bytes_put_u32(&o, m->id);
         bytes_put_u32(&o, (uint32_t)plen);
         if (landmsg_is_op(m->type))
-                op_put(&o, &m->op, l);
+                op_put(&o, m->type, &m->op, l);
         switch (m->type) {
         case LANDMSG_BATCH:
                 bytes_put_u64(&o, m->batch.session);

@@ -34,6 +34,10 @@
  *   WALK {session}                           FD + the walker's socket | ERROR
  *   LOOK {session, flags, [path], leaf}      FD {[xattrs]} + a regular file there, O_RDONLY |
  *                                            OK (nothing has the name) | ERROR
+ *   MEM {session} + a sealed memfd           OK | ERROR
+ *   CREATE {session, flags, mode, [mtime],   OK | ERROR (in a BATCH: FDS, none)
+ *           path, leaf, digest, [xattrs],
+ *           offset, length}
  *
  *   on a walker's socket, walker -> daemon:  WALK_HEAD {entries, bytes},
  *                                            WALK_ENTRY {kind, mode, size, mtime,
@@ -41,8 +45,8 @@
  *                                            ..., then OK; or ERROR at any point
  *
  * A BATCH is a tree's chunk in one message (version 3): up to
- * LANDMSG_BATCH_MAX MKDIR, TMPFILE and LINK requests of one session,
- * each as it would be alone (its type, then its payload), the
+ * LANDMSG_BATCH_MAX MKDIR, TMPFILE, LINK and (version 9) CREATE requests
+ * of one session, each as it would be alone (its type, then its payload), the
  * descriptors of its LINKs with it (SCM_RIGHTS, in order: at most
  * LANDMSG_BATCH_MAX, below the kernel's 253). The lander does them in
  * order, as the user, and answers once: FDS, with the descriptor of each
@@ -152,6 +156,22 @@
  * remove. Only a credential made for --delete lets a daemon list a tree
  * (and, from version 8, PUBLISH with LANDMSG_PUBLISH_DELETE: a sync's
  * credential alone removes nothing).
+ *
+ * A pack's files made whole (version 9): MEM hands a landing session the
+ * memory the daemon received a pack into, a memfd sealed against
+ * shrinking and growing (F_SEAL_SHRINK, F_SEAL_GROW) of at most
+ * LANDMSG_MEM_MAX bytes; the lander maps it read-only, in place of the
+ * one before. A CREATE in the staging directory then makes a file from
+ * @length bytes of it at @offset, as the user, in one step: created by
+ * its name (O_EXCL: EEXIST where the name is taken), its data written
+ * from the memory, then what a LINK sets (its digest, attributes, mode,
+ * mtime), or with LANDMSG_LINK_KEEP_* made nameless and kept where the
+ * tree there has the same file, as a LINK keeps it. One request a file
+ * where TMPFILE and LINK were two, and no descriptor crossing the socket:
+ * a chunk of a tree's small files is one BATCH, one round trip. The
+ * lander reads the memory only through write(2) into the file it makes
+ * (a kernel copy: nothing the daemon does to the memory meanwhile can
+ * fault the lander), and never past the size it mapped.
  */
 
 #include <stdbool.h>
@@ -159,7 +179,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         8
+#define LANDMSG_VERSION         9
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -178,6 +198,8 @@
  * short names are some 13 KiB), a longer one goes in two. */
 #define LANDMSG_BATCH_MAX       128
 #define LANDMSG_BATCH_BYTES     16384
+/* MEM's memory, at most: a pack's (pack.h, PACK_BYTES_MAX) and more. */
+#define LANDMSG_MEM_MAX         (16u << 20)
 #define LANDMSG_MSG_MAX         (LANDMSG_HEADER_SIZE + 12 + LANDMSG_BATCH_BYTES)     /* a BATCH's, the longest */
 
 enum landmsg_type {
@@ -203,6 +225,8 @@ enum landmsg_type {
         LANDMSG_WALK_ENTRY = 20,
         LANDMSG_LOOK = 21,
         LANDMSG_PUBLISHED = 22,         /* version 5 */
+        LANDMSG_MEM = 23,               /* version 9 */
+        LANDMSG_CREATE = 24,
         _LANDMSG_TYPE_MAX,
 };
 
@@ -330,7 +354,8 @@ enum {
 };
 
 /* MKDIR, TMPFILE, LINK, OPEN_READ, END, SYMLINK, HARDLINK, PUBLISH,
- * DISCARD: what each uses of it. */
+ * DISCARD, WALK, LOOK, MEM, CREATE: what each uses of it. CREATE carries
+ * LINK's flags (less REPLACE and SYNC), its mode always. */
 struct landmsg_op {
         uint64_t session;
         uint32_t mode;          /* MKDIR, TMPFILE, LINK with LANDMSG_LINK_MODE: 07777 bits */
@@ -348,10 +373,24 @@ struct landmsg_op {
          * link, a path relative to the same place as @path; LINK with
          * LANDMSG_LINK_DIGEST: the file's digest, 1 to 64 hex digits. */
         char target[LANDMSG_PATH_MAX + 1];
-        /* MKDIR, LINK with LANDMSG_OP_XATTRS: the entry's attributes. */
+        /* MKDIR, LINK, CREATE with LANDMSG_OP_XATTRS: the entry's attributes. */
         uint16_t xattrs_len;
         uint8_t xattrs[LANDMSG_XATTRS_MAX];
+        /* CREATE: its data, in the session's memory (MEM). */
+        uint64_t data_off, data_len;
 };
+
+/* @op emptied for a request of @session: what an encoder reads of it
+ * zeroed (its strings' first bytes), without clearing the whole of it. */
+static inline void landmsg_op_init(struct landmsg_op *op, uint64_t session)
+{
+        op->session = session;
+        op->mode = op->flags = 0;
+        op->mtime_ns = 0;
+        op->path[0] = op->leaf[0] = op->target[0] = '\0';
+        op->xattrs_len = 0;
+        op->data_off = op->data_len = 0;
+}
 
 /*
  * SETATTR: what to set on the file that comes with it, a regular file of
@@ -394,7 +433,7 @@ struct landmsg_error {
 
 /*
  * BATCH: @count requests of @session, encoded back to back in @body (@len
- * bytes): each a u16 type (MKDIR, TMPFILE or LINK) and that op's payload,
+ * bytes): each a u16 type (MKDIR, TMPFILE, LINK or CREATE) and that op's payload,
  * its session @session. Built with landmsg_batch_add, read with
  * landmsg_batch_next; @links, the descriptors it must come with.
  */
@@ -502,8 +541,8 @@ int landmsg_binding(const struct landmsg_session *s, uint8_t out[static LANDMSG_
 int landmsg_addr_parse(const char *text, uint8_t out[static LANDMSG_ADDR_SIZE]);
 
 /*
- * Start @m as an empty BATCH of @session; add @type (MKDIR, TMPFILE or
- * LINK) with @op (whose session must be @session) to it: 0, -ENOSPC (it
+ * Start @m as an empty BATCH of @session; add @type (MKDIR, TMPFILE,
+ * LINK or CREATE) with @op (whose session must be @session) to it: 0, -ENOSPC (it
  * is full: LANDMSG_BATCH_MAX requests, or no room for this one's bytes;
  * send it and start another), or -EINVAL (@op does not encode, or
  * another type or session).

@@ -44,6 +44,10 @@ struct lander_session {
         char stage_leaf[LANDMSG_LEAF_MAX + 1];
         dev_t stage_dev;
         ino_t stage_ino;
+        /* The memory a MEM handed over, mapped read-only (NULL: none):
+         * what its CREATEs' data is read from. */
+        const uint8_t *mem;
+        size_t mem_size;
 };
 
 struct lander {
@@ -74,5 +78,9 @@ struct lander_session *lander_session_find(struct lander *l, unsigned int conn, 
 void lander_session_end(struct lander *l, struct lander_session *ss);
 /* The staging directory let go of: published, discarded, or the session over. */
 void lander_stage_release(struct lander_session *ss);
+/* MEM: the session's memory, @fd (landmsg.h), or the refusal in @reply;
+ * and let go of, at the session's end. */
+void lander_mem(struct lander_session *ss, int fd, struct landmsg *reply);
+void lander_mem_release(struct lander_session *ss);
 /* Be @ss's user for what follows (false, with why in @reply: not). */
 bool lander_as(struct lander *l, const struct lander_session *ss, struct landmsg *reply);

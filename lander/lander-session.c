@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -302,11 +305,62 @@ void lander_stage_release(struct lander_session *ss)
         ss->stage_fd = safe_close(ss->stage_fd);
 }
 
+void lander_mem(struct lander_session *ss, int fd, struct landmsg *reply)
+{
+        const int sealed = F_SEAL_SHRINK | F_SEAL_GROW;
+        struct stat st;
+        void *p = NULL;
+        int seals;
+
+        if (ss->direction != LANDMSG_PUSH || (ss->flags & LANDMSG_SESSION_DRY)) {
+                lander_error_reply(reply, EPERM, 0, NULL, "only a landing makes files (not a %s)",
+                                   ss->direction == LANDMSG_PUSH ? "dry run" : "reading");
+                return;
+        }
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                lander_error_reply(reply, EBADF, 0, NULL, "no memory came with it");
+                return;
+        }
+        /* Sealed, it can neither shrink under the mapping nor grow past
+         * what was mapped: what is read of it is there. */
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0 || (seals & sealed) != sealed) {
+                lander_error_reply(reply, EPERM, 0, NULL, "memory that is not sealed against resizing "
+                                   "(a memfd with F_SEAL_SHRINK and F_SEAL_GROW)");
+                return;
+        }
+        if (st.st_size > (off_t)LANDMSG_MEM_MAX) {
+                lander_error_reply(reply, E2BIG, 0, NULL, "memory of %lld bytes, more than %u",
+                                   (long long)st.st_size, LANDMSG_MEM_MAX);
+                return;
+        }
+        if (st.st_size > 0) {
+                p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+                if (p == MAP_FAILED) {
+                        lander_error_reply(reply, errno, 0, NULL, "mapping the memory: %s", strerror(errno));
+                        return;
+                }
+        }
+        lander_mem_release(ss);
+        ss->mem = p;
+        ss->mem_size = (size_t)st.st_size;
+        reply->type = LANDMSG_OK;
+}
+
+void lander_mem_release(struct lander_session *ss)
+{
+        if (ss->mem)
+                munmap((void *)ss->mem, ss->mem_size);
+        ss->mem = NULL;
+        ss->mem_size = 0;
+}
+
 void lander_session_end(struct lander *l, struct lander_session *ss)
 {
         if (l->as == ss->id)
                 lander_idle(l);
         lander_stage_release(ss);
+        lander_mem_release(ss);
         memset(ss, 0, sizeof(*ss));
         l->nsessions--;
 }

@@ -577,6 +577,82 @@ static int link_keep(struct lander *l, struct lander_session *ss, const struct l
         return 1;
 }
 
+/* @len bytes at @p into the file @fd: 0 or -errno. */
+static int write_all(int fd, const uint8_t *p, uint64_t len)
+{
+        uint64_t off = 0;
+
+        while (off < len) {
+                ssize_t w = write(fd, p + off, (size_t)MIN(len - off, (uint64_t)(1u << 30)));
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? -errno : -EIO;
+                off += (uint64_t)w;
+        }
+        return 0;
+}
+
+/*
+ * CREATE: @op's file made in @dfd (@path) from the session's memory, as
+ * the user. By its name (O_EXCL, nothing followed), its data written,
+ * then what a LINK sets (link_attrs_as_user); or, keeping
+ * (LANDMSG_LINK_KEEP_*), nameless first and linked only where the tree
+ * there has no same file (link_keep, as a LINK). Made with its own mode
+ * where that lets its owner write (the xattrs need it), else 0600 until
+ * its mode is set.
+ */
+static void create_as_user(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int dfd,
+                           const char *path, struct landmsg *reply)
+{
+        const bool keep = op->flags & _LANDMSG_LINK_KEEP;
+        const mode_t mode = (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
+        _cleanup_(closep) int fd = -1;
+        const char *what = "data";
+        struct stat st;
+        int r;
+
+        if (op->data_len > ss->mem_size || op->data_off > ss->mem_size - op->data_len) {
+                lander_error_reply(reply, EINVAL, 0, path, "%s: its data lies beyond the memory handed over "
+                                   "(%zu bytes)", op->leaf, ss->mem_size);
+                return;
+        }
+        if (keep)
+                fd = landfs_tmpfile(dfd, mode);
+        else
+                fd = openat(dfd, op->leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0) {
+                r = keep ? fd : -errno;
+                lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
+                return;
+        }
+        r = write_all(fd, ss->mem + op->data_off, op->data_len);
+        if (r == 0 && keep) {
+                r = link_keep(l, ss, op, fd, dfd);
+                if (r > 0) {
+                        l->kept++;
+                        return;
+                }
+        }
+        if (r == 0) {
+                what = "metadata";
+                r = fstat(fd, &st) < 0 ? -errno : link_attrs_as_user(fd, &st, op, &what);
+        }
+        if (r == 0 && keep) {
+                r = link_as_user(l, dfd, fd, op->leaf, op->flags);
+                if (r < 0) {
+                        lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
+                        return;
+                }
+        }
+        if (r < 0) {
+                if (!keep)
+                        (void)unlinkat(dfd, op->leaf, 0);
+                lander_error_reply(reply, r, 0, path, "%s: setting its %s: %s", op->leaf, what, strerror(-r));
+        }
+}
+
 /* HARDLINK: @req's target (beneath the same base) named @req->op.leaf
  * in @dfd (@path), without following it. */
 static void hardlink_as_user(struct lander *l, struct lander_session *ss, const struct landmsg *req, int dfd,
@@ -820,7 +896,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 return;
         }
         /* Keeping the file there is keeping it up to date (xferctl send --sync). */
-        if (req->type == LANDMSG_LINK && (req->op.flags & _LANDMSG_LINK_KEEP) && !(ss->flags & LANDMSG_SESSION_SYNC)) {
+        if ((req->type == LANDMSG_LINK || req->type == LANDMSG_CREATE) && (req->op.flags & _LANDMSG_LINK_KEEP) &&
+            !(ss->flags & LANDMSG_SESSION_SYNC)) {
                 lander_error_reply(reply, EPERM, 0, path, "keeping what is there was not asked for "
                             "(xferctl send --sync)");
                 return;
@@ -910,6 +987,11 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 r = link_as_user(l, dfd, fd, req->op.leaf, req->op.flags);
                 if (r < 0)
                         lander_error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
+                break;
+        case LANDMSG_CREATE:
+                dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
+                if (dfd >= 0)
+                        create_as_user(l, ss, &req->op, dfd, path, reply);
                 break;
         case LANDMSG_SYMLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
@@ -1114,7 +1196,9 @@ void lander_handle_batch(struct lander *l, unsigned int conn, const struct landm
                 int fd = l->sub.type == LANDMSG_LINK ? fds[k++] : -1, rfd = -1;
 
                 l->sub.id = req->id;
-                memset(&l->sub_reply, 0, sizeof(l->sub_reply));
+                /* Not cleared whole (16 KiB an op): lander_op sets the type,
+                 * and an ERROR's fields (lander_error_reply). */
+                l->sub_reply.type = 0;
                 lander_op(l, ss, &l->sub, fd, &l->sub_reply, &rfd);
                 if (l->sub_reply.type == LANDMSG_FD)
                         reply_fds[(*nreply)++] = rfd;
@@ -1170,6 +1254,10 @@ void lander_handle(struct lander *l, unsigned int conn, const struct landmsg *re
                 if (req->type == LANDMSG_END) {
                         lander_session_end(l, ss);
                         reply->type = LANDMSG_OK;
+                        return;
+                }
+                if (req->type == LANDMSG_MEM) {
+                        lander_mem(ss, passed, reply);
                         return;
                 }
                 lander_op(l, ss, req, passed, reply, reply_fd);

@@ -978,6 +978,46 @@ static int landmsg_seeds(const char *dir)
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         m.walk_entry = (struct landmsg_walk_entry){ .kind = LANDMSG_WALK_DIR_END, .path = "d" };
         r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        /* Version 9, a pack's files made whole: the MEM that hands the
+         * pack over, then a BATCH of a MKDIR and two CREATEs (one keeping
+         * the file there, one with attributes), and one alone. */
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_MEM;
+        landmsg_op_init(&m.op, 1);
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        landmsg_batch_init(&m, 1);
+        landmsg_op_init(&op, 1);
+        op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        op.mode = 0700;
+        strcpy(op.path, "d");
+        r |= landmsg_batch_add(&m, LANDMSG_MKDIR, &op) < 0;
+        op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO | LANDMSG_LINK_MODE | LANDMSG_LINK_MTIME | LANDMSG_LINK_DIGEST |
+                   LANDMSG_LINK_KEEP_BYTES;
+        op.mode = 0444;
+        op.mtime_ns = 1234567890123456789ull;
+        strcpy(op.leaf, ".f0");
+        memset(op.target, 'e', 64);
+        op.data_off = 4096;
+        op.data_len = 4096;
+        r |= landmsg_batch_add(&m, LANDMSG_CREATE, &op) < 0;
+        op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | LANDMSG_OP_XATTRS;
+        op.path[0] = '\0';
+        strcpy(op.leaf, "f1");
+        op.mtime_ns = 0;
+        op.data_off = 8192;
+        op.data_len = 0;
+        {
+                size_t xl = 0;
+
+                (void)xattrs_put(op.xattrs, sizeof(op.xattrs), &xl, "user.k", "v", 1);
+                op.xattrs_len = (uint16_t)xl;
+        }
+        r |= landmsg_batch_add(&m, LANDMSG_CREATE, &op) < 0;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
+        memset(&m, 0, sizeof(m));
+        m.type = LANDMSG_CREATE;
+        m.op = op;
+        r |= write_seed(dir, "landmsg", i++, buf, landmsg_encode(buf, sizeof(buf), &m));
         return r;
 }
 

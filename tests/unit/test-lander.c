@@ -23,6 +23,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/fsuid.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -1526,6 +1527,151 @@ static void test_munged_gone(struct lander *l)
            "munged stopped: %s", reply.error.text);
 }
 
+/* A memfd holding @data, sealed against resizing when @sealed (MEM's). */
+static int mem_of(const char *data, bool sealed)
+{
+        int fd = memfd_create("test-pack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0 || write(fd, data, strlen(data)) != (ssize_t)strlen(data) ||
+            (sealed && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0))
+                abort();
+        return fd;
+}
+
+/* A pack's CREATE for a BATCH of session @s: @leaf in @dir, @len bytes at @off. */
+static void batch_create(uint64_t s, const char *dir, const char *leaf, mode_t mode, uint64_t off, uint64_t len)
+{
+        static struct landmsg_op op;
+
+        landmsg_op_init(&op, s);
+        op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | LANDMSG_LINK_MTIME | batch_link_flags;
+        op.mode = mode;
+        op.mtime_ns = 1234567890ull * 1000000000ull;
+        snprintf(op.path, sizeof(op.path), "%s", dir);
+        snprintf(op.leaf, sizeof(op.leaf), "%s", leaf);
+        strcpy(op.target, "0123abcd");
+        op.data_off = off;
+        op.data_len = len;
+        if (landmsg_batch_add(&req, LANDMSG_CREATE, &op) < 0)
+                abort();
+}
+
+/* A BATCH of session @s at hand, asked: 0 or its ERROR's -errno. */
+static int batch_ask(struct lander *l)
+{
+        int fds[1], rfds[LANDMSG_BATCH_MAX];
+        size_t n = 0;
+
+        req.id++;
+        lander_handle_batch(l, 1, &req, fds, 0, &reply, rfds, &n);
+        lander_idle(l);
+        while (n > 0)
+                safe_close(rfds[--n]);
+        return reply.type == LANDMSG_ERROR ? -(int)reply.error.err : 0;
+}
+
+/* A file's bytes, up to 63, or "" where it cannot be read. */
+static const char *bytes_of(const char *rel)
+{
+        static char got[64];
+        int fd = open(at(rel), O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, got, sizeof(got) - 1);
+
+        safe_close(fd);
+        got[n > 0 ? n : 0] = '\0';
+        return got;
+}
+
+/* MEM and CREATE (version 9): a pack's files made whole from the memory
+ * the daemon hands over, with every mode, as the user; refused where the
+ * memory could change size, or a file's data lies beyond it. */
+static void test_create(struct lander *l)
+{
+        static const char data[] = "hello" "world!" "same\n";
+        struct stat st, old;
+        char hex[16] = "";
+        int mem, unsealed;
+        uint64_t s;
+
+        s = push_session(l, "scratch/nobody/packed");
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", NULL, NULL, 0700, -1, NULL), 0, "a tree staged");
+        unsealed = mem_of(data, false);
+        req.type = LANDMSG_MEM;
+        landmsg_op_init(&req.op, s);
+        is_int(ask(l, 1, unsealed, NULL), -EPERM, "MEM of a memfd that may shrink: EPERM (%s)", reply.error.text);
+        is_int(ask(l, 1, -1, NULL), -EBADF, "MEM without one: EBADF");
+        landmsg_batch_init(&req, s);
+        batch_create(s, "", "a", 0644, 0, 5);
+        is_int(batch_ask(l), -EINVAL, "a CREATE before any memory: EINVAL (%s)", reply.error.text);
+        mem = mem_of(data, true);
+        req.type = LANDMSG_MEM;
+        landmsg_op_init(&req.op, s);
+        is_int(ask(l, 1, mem, NULL), 0, "MEM of a sealed memfd: OK");
+
+        landmsg_batch_init(&req, s);
+        batch_add(s, LANDMSG_MKDIR, "d", NULL, 0700);
+        batch_create(s, "d", "ro", 0444, 0, 5);
+        batch_create(s, "", ".none", 0, 5, 6);
+        batch_create(s, "d", "empty", 0640, 0, 0);
+        ok(batch_ask(l) == 0 && reply.type == LANDMSG_FDS && reply.fds.count == 0 && reply.fds.kept == 0,
+           "a BATCH of a MKDIR and three CREATEs: FDS, no descriptor");
+        landmsg_batch_init(&req, s);
+        batch_create(s, "d", "ro", 0644, 0, 5);
+        is_int(batch_ask(l), -EEXIST, "a CREATE of a name taken: EEXIST");
+        landmsg_batch_init(&req, s);
+        batch_create(s, "", "past", 0644, sizeof(data) - 3, 3);
+        is_int(batch_ask(l), -EINVAL, "data past the memory's end: EINVAL (%s)", reply.error.text);
+        ok(stat(at("scratch/nobody/packed"), &st) < 0, "(nothing at DEST yet)");
+        is_int(stage_op(l, LANDMSG_PUBLISH, s, "", NULL, NULL, 0, -1, NULL), 0, "PUBLISH");
+        ok(lstat(at("scratch/nobody/packed/d/ro"), &st) == 0 && st.st_uid == nobody_uid && (st.st_mode & 07777) == 0444 &&
+           st.st_mtime == 1234567890 && strcmp(bytes_of("scratch/nobody/packed/d/ro"), "hello") == 0,
+           "d/ro: nobody's, 0444, its mtime, its bytes from the memory");
+        ok(getxattr(at("scratch/nobody/packed/d/ro"), "user.rdmaxfer.digest", hex, sizeof(hex) - 1) == 8 ||
+           errno == ENOTSUP, "with its digest, though read-only: %s", hex);
+        ok(lstat(at("scratch/nobody/packed/.none"), &st) == 0 && (st.st_mode & 07777) == 0 && st.st_size == 6 &&
+           strcmp(bytes_of("scratch/nobody/packed/.none"), "world!") == 0,
+           ".none: mode 000, its 6 bytes from offset 5");
+        ok(lstat(at("scratch/nobody/packed/d/empty"), &st) == 0 && st.st_size == 0 && (st.st_mode & 07777) == 0640,
+           "d/empty: no bytes, 0640");
+        ok(lstat(at("scratch/nobody/packed/past"), &st) < 0, "what was refused is not there");
+        lander_conn_closed(l, 1);
+
+        /* Kept up to date: a CREATE that finds the same file there keeps it. */
+        mkfile("scratch/nobody/packed/same", "same\n", 0644, nobody_uid);
+        if (lstat(at("scratch/nobody/packed/same"), &old) < 0)
+                abort();
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/packed");
+        push_flags = 0;
+        is_int(stage_op(l, LANDMSG_MKDIR, s, "", "packed", NULL, 0700, -1, NULL), 0, "a sync's tree staged");
+        req.type = LANDMSG_MEM;
+        landmsg_op_init(&req.op, s);
+        is_int(ask(l, 1, mem, NULL), 0, "its MEM");
+        landmsg_batch_init(&req, s);
+        batch_link_flags = LANDMSG_LINK_KEEP_BYTES;
+        batch_create(s, "", "same", 0644, 11, 5);
+        batch_create(s, "", "grown", 0644, 0, 11);
+        batch_link_flags = 0;
+        ok(batch_ask(l) == 0 && reply.type == LANDMSG_FDS && reply.fds.kept == 1,
+           "CREATEs keeping the same bytes: FDS, one kept (%s)", reply.type == LANDMSG_ERROR ? reply.error.text : "");
+        is_int(publish(l, s, LANDMSG_PUBLISH_MERGE), 0, "merged");
+        ok(lstat(at("scratch/nobody/packed/same"), &st) == 0 && st.st_ino == old.st_ino,
+           "the same file there kept, its inode");
+        ok(strcmp(bytes_of("scratch/nobody/packed/grown"), "helloworld!") == 0 &&
+           strcmp(bytes_of("scratch/nobody/packed/d/ro"), "hello") == 0, "the new one made, the rest still there");
+        lander_conn_closed(l, 1);
+
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DRY;
+        s = push_session(l, "scratch/nobody/packed");
+        push_flags = 0;
+        req.type = LANDMSG_MEM;
+        landmsg_op_init(&req.op, s);
+        is_int(ask(l, 1, mem, NULL), -EPERM, "MEM in a dry run: EPERM");
+        lander_conn_closed(l, 1);
+        safe_close(mem);
+        safe_close(unsealed);
+}
+
 int main(void)
 {
         char tmpl[] = "/tmp/test-lander.XXXXXX";
@@ -1573,6 +1719,7 @@ int main(void)
         test_tree_into(l);
         test_stage_held(l);
         test_batch(l);
+        test_create(l);
         test_file_dest(l);
         test_tree_merge(l);
         test_attrs(l);

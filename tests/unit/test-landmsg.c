@@ -867,6 +867,85 @@ static void test_attrs(void)
         free(b);
 }
 
+/* A pack's files made whole (version 9): MEM alone, CREATE in a BATCH
+ * or alone, each with what it may carry and nothing else. */
+static void test_create(void)
+{
+        struct landmsg *m = msg_new(LANDMSG_MEM), *d = msg_new(0), *b = msg_new(0);
+        struct landmsg_op *op = calloc(1, sizeof(*op));
+        size_t off = 0;
+        uint16_t type;
+        int n;
+
+        landmsg_op_init(&m->op, 9);
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n == LANDMSG_HEADER_SIZE + 29 && landmsg_decode(buf, (size_t)n, d) == 0 && d->type == LANDMSG_MEM &&
+           d->op.session == 9, "MEM {session 9} round-trips (%d bytes)", n);
+        strcpy(m->op.path, "d");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "MEM with a path: EINVAL");
+        landmsg_op_init(&m->op, 9);
+        m->op.data_len = 1;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "MEM with data: EINVAL (a CREATE's only)");
+
+        landmsg_op_init(op, 9);
+        op->flags = LANDMSG_OP_STAGE | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | LANDMSG_LINK_MTIME;
+        op->mode = 0444;
+        op->mtime_ns = 1234567890123456789ull;
+        strcpy(op->path, "d");
+        strcpy(op->leaf, ".hidden");
+        memset(op->target, 'b', 64);
+        op->data_off = 8u << 20;
+        op->data_len = 4096;
+        landmsg_batch_init(b, 9);
+        is_int(landmsg_batch_add(b, LANDMSG_CREATE, op), 0, "a BATCH takes a CREATE");
+        is_int(landmsg_batch_add(b, LANDMSG_MEM, op), -EINVAL, "not a MEM");
+        n = landmsg_encode(buf, sizeof(buf), b);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->batch.links == 0 &&
+           landmsg_batch_next(&d->batch, &off, &type, &m->op) == 1 && type == LANDMSG_CREATE &&
+           m->op.data_off == (8u << 20) && m->op.data_len == 4096 && m->op.mode == 0444 &&
+           m->op.mtime_ns == 1234567890123456789ull && strcmp(m->op.leaf, ".hidden") == 0 &&
+           strlen(m->op.target) == 64, "and gives it back whole, its data's place too (no descriptor with it)");
+        /* The last 8 bytes are its length: past the most memory there is. */
+        buf[n - 1] = 0x7f;
+        is_int(landmsg_decode(buf, (size_t)n, d), -EBADMSG, "a length past LANDMSG_MEM_MAX: EBADMSG");
+
+        m->type = LANDMSG_CREATE;
+        m->op = *op;
+        n = landmsg_encode(buf, sizeof(buf), m);
+        ok(n > 0 && landmsg_decode(buf, (size_t)n, d) == 0 && d->op.data_len == 4096, "CREATE alone round-trips");
+        m->op.data_off = LANDMSG_MEM_MAX - 4095;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "data ending past LANDMSG_MEM_MAX: EINVAL");
+        m->op.data_off = UINT64_MAX - 100;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "an offset that wraps: EINVAL");
+        m->op = *op;
+        m->op.flags &= ~LANDMSG_OP_STAGE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "not in a staging directory: EINVAL");
+        m->op = *op;
+        m->op.flags &= ~LANDMSG_LINK_MODE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "without its mode: EINVAL");
+        m->op = *op;
+        m->op.flags |= LANDMSG_LINK_REPLACE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "replacing: EINVAL (the staging directory is new)");
+        m->op = *op;
+        m->op.flags |= LANDMSG_LINK_SYNC;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "with a sync of its own: EINVAL (PUBLISH syncs)");
+        m->op = *op;
+        m->op.flags |= LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_BYTES;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "keeping two ways: EINVAL");
+        m->op = *op;
+        m->op.leaf[0] = '\0';
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "without a name: EINVAL");
+        m->op = *op;
+        m->type = LANDMSG_LINK;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "a LINK with data: EINVAL");
+        m->op.data_off = m->op.data_len = 0;
+        ok(landmsg_encode(buf, sizeof(buf), m) > 0, "(without, it encodes)");
+        free(op);
+        free(m);
+        free(d);
+        free(b);
+}
+
 int main(void)
 {
         test_round_trips();
@@ -879,5 +958,6 @@ int main(void)
         test_socket();
         test_socket_fds();
         test_attrs();
+        test_create();
         return done_testing();
 }

@@ -74,8 +74,13 @@ struct recv_file {
         struct wire_offer offer;        /* the file's; name empty when unused */
         int fd;                 /* O_TMPFILE until published */
         /* A pack's data, received into memory rather than into fd (at most
-         * PACK_BYTES_MAX): unpacked from here (recv-pack.c). */
+         * PACK_BYTES_MAX): unpacked from here (recv-pack.c). A tree landing
+         * as its user has it in a memfd, pack_mem_fd, sealed against
+         * resizing, for the lander to make the files from (recv-land-tree.c);
+         * else -1. recv_pack_mem_new, recv_pack_mem_free. */
         uint8_t *pack_mem;
+        int pack_mem_fd;
+        size_t pack_mem_size;   /* its mapping's */
         bool skip;              /* sync: kept as it was: ACCEPT SKIP, no data */
         /* A dry run (recv-dry.c): the verdict its RESULT says ("would
          * create", ...; wire.h, Dry runs), "" until judged. */

@@ -396,17 +396,19 @@ void recv_land_tree_publish(struct recv_xfer *x)
 
 /*
  * A pack's directories and files, in its order, made by the lander a
- * chunk at a time (a pack holds up to PACK_ENTRIES_MAX): a chunk's MKDIRs
- * and TMPFILEs in one BATCH (as many as fit one, LANDMSG_BATCH_MAX at
- * most; each directory made before what it holds: the lander does them in
- * order), its answer the files' descriptors; the files' data written from
- * the pack into them, on a worker; then their LINKs (mode, mtime, digest)
- * in a BATCH, or two where their names are long, with the descriptors.
- * Two chunks are under way at once, so that the lander makes the next
- * one's files while a worker writes this one's; their LINKs go in the
- * chunks' order. Two round trips a chunk, where there were two a file.
- * Symlinks and hard links are in the tree's list by then, made at the end
- * as any (recv_pack_make).
+ * chunk at a time (a pack holds up to PACK_ENTRIES_MAX). The pack came
+ * into a sealed memfd (recv_pack_mem_new), which the lander is handed
+ * once (MEM); a chunk is one BATCH of MKDIRs and CREATEs (as many as fit
+ * one, LANDMSG_BATCH_MAX at most; each directory made before what it
+ * holds: the lander does them in order), each CREATE its file's place in
+ * that memory with its mode, mtime and digest: the lander makes each file
+ * whole, as the user. One round trip a chunk, and no descriptor crossing
+ * the socket (there were two round trips a chunk, a TMPFILE's descriptor
+ * back and a LINK's out again for each file). A chunk's BATCH is built
+ * on a worker, its files' digests computed there; while the lander makes
+ * one chunk, the worker builds the next (RECV_LAND_CHUNKS under way at
+ * once). Symlinks and hard links are in the tree's list by then, made at
+ * the end as any (recv_pack_make).
  */
 #define RECV_LAND_CHUNKS        2
 
@@ -414,35 +416,32 @@ struct recv_land_op {
         bool dir;
         uint32_t mode;
         uint64_t mtime_ns;
-        const uint8_t *data;    /* in fin's pack_mem */
-        uint64_t size;
+        uint64_t off, size;     /* its data, in fin's pack_mem */
         const char *name;       /* the entry's, DEST first, not NUL-terminated */
         size_t name_len;
         const uint8_t *xattrs;  /* in fin's pack_mem: its attributes (xattrs_len bytes) */
         uint16_t xattrs_len;
-        int fd;
-        char hex[DIGEST_HEX_SIZE];
 };
 
 struct recv_land_pack;
 
 struct recv_land_chunk {
-        struct io_req req;      /* its data, written on a worker */
+        struct io_req req;      /* its BATCH, built on a worker */
         struct recv_land_pack *lp;
         size_t first, count;    /* its entries */
-        size_t files;           /* of them files */
-        bool written;           /* its data is in */
-        bool linking;           /* its LINKs asked */
-        size_t waiting;         /* LINK batches not answered */
+        struct landmsg batch;
 };
 
 struct recv_land_pack {
         struct recv_xfer *x;
+        const uint8_t *mem;     /* fin's pack_mem */
         size_t n, cap;
         size_t next;            /* the first entry no chunk took yet */
-        /* Chunks asked for, made (their descriptors back), linked; chunk
+        bool building;          /* a chunk's BATCH on a worker */
+        bool mem_handed;        /* the lander took the memory (MEM answered) */
+        /* Chunks built (each asked as soon as it is) and answered; chunk
          * k is chunk[k % RECV_LAND_CHUNKS]. */
-        size_t started, made, linked;
+        size_t built, answered;
         struct recv_land_chunk chunk[RECV_LAND_CHUNKS];
         struct recv_land_op op[];
 };
@@ -464,13 +463,7 @@ int recv_land_pack_new(struct recv_xfer *x)
 
 void recv_land_pack_free(struct recv_xfer *x)
 {
-        struct recv_land_pack *lp = x->land_pack;
-
-        if (!lp)
-                return;
-        for (size_t i = 0; i < lp->n; i++)
-                safe_close(lp->op[i].fd);
-        free(lp);
+        free(x->land_pack);
         x->land_pack = NULL;
 }
 
@@ -487,8 +480,9 @@ int recv_land_pack_plan(struct recv_xfer *x, const struct pack_entry *e, const c
                         return r;
         }
         lp->op[lp->n++] = (struct recv_land_op){ .dir = e->type == PACK_DIR, .mode = recv_tree_mode(e->mode),
-                                                 .mtime_ns = e->mtime_ns, .data = e->data, .size = e->size,
-                                                 .name = e->name, .name_len = e->name_len, .fd = -1,
+                                                 .mtime_ns = e->mtime_ns,
+                                                 .off = e->data ? (uint64_t)(e->data - x->fin->pack_mem) : 0,
+                                                 .size = e->size, .name = e->name, .name_len = e->name_len,
                                                  .xattrs = e->xattrs, .xattrs_len = e->xattrs_len };
         return 0;
 }
@@ -502,61 +496,10 @@ static void recv_land_op_srel(const struct recv_xfer *x, const struct recv_land_
         snprintf(out, WIRE_PATH_MAX + 1, "%.*s", (int)(op->name_len - dlen), op->name + dlen);
 }
 
-/* The BATCH @req to the lander with its @nfds descriptors (taken), @done
- * told with x: false when nothing could be asked (then @x has failed). */
-static bool recv_land_ask_batch(struct recv_xfer *x, const struct landmsg *req, int *fds, size_t nfds,
-                                landc_batch_fn done, const char *what)
-{
-        int r;
-
-        if (x->env->landc) {
-                r = landc_ask_batch(x->env->landc, req, fds, nfds, done, x);
-        } else {
-                for (size_t i = 0; i < nfds; i++)
-                        safe_close(fds[i]);
-                r = -ENOTCONN;
-        }
-        return recv_land_asked(x, r, what);
-}
-
-/* On a worker: the chunk's files' data into their descriptors, and their digests. */
-static int64_t recv_land_pack_write(void *arg)
-{
-        struct recv_land_chunk *c = arg;
-
-        for (size_t i = c->first; i < c->first + c->count; i++) {
-                struct recv_land_op *op = &c->lp->op[i];
-                uint8_t sum[WIRE_DIGEST_SIZE];
-                uint64_t off = 0;
-
-                if (op->dir)
-                        continue;
-                while (off < op->size) {
-                        ssize_t w = pwrite(op->fd, op->data + off, op->size - off, (off_t)off);
-
-                        if (w < 0 && errno == EINTR)
-                                continue;
-                        if (w <= 0)
-                                return w < 0 ? -errno : -EIO;
-                        off += (uint64_t)w;
-                }
-                digest_buffer(op->data, op->size, sum);
-                digest_hex(sum, op->hex);
-        }
-        return 0;
-}
-
-static void recv_land_pack_step(struct recv_xfer *x);
-
-static struct recv_land_chunk *recv_land_chunk_of(struct recv_land_pack *lp, size_t k)
-{
-        return &lp->chunk[k % RECV_LAND_CHUNKS];
-}
-
-/* Kept up to date, a packed file's LINK keeps the file there when it is
- * the same by the sync's rule (landmsg.h, LANDMSG_LINK_KEEP_*): its data
- * came all the same, the comparison is the lander's; with -X, its user.*
- * too (-A: its ACLs, LANDMSG_OP_ACLS). */
+/* Kept up to date, a packed file's CREATE keeps the file there when it
+ * is the same by the sync's rule (landmsg.h, LANDMSG_LINK_KEEP_*): its
+ * data came all the same, the comparison is the lander's; with -X, its
+ * user.* too (-A: its ACLs, LANDMSG_OP_ACLS). */
 static uint32_t recv_land_keep_flag(const struct recv_xfer *x)
 {
         uint32_t keep;
@@ -569,203 +512,143 @@ static uint32_t recv_land_keep_flag(const struct recv_xfer *x)
         return keep;
 }
 
-static void recv_land_on_pack_linked(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
+/*
+ * On a worker: chunk @arg's BATCH, from its first entry on, as many as
+ * fit one: a directory's MKDIR (0700 until the tree's end; its
+ * attributes as it is made), a file's CREATE (its data's place in the
+ * pack, its mode, mtime, digest and attributes). 0, or -EINVAL where a
+ * request does not encode. Touches the chunk only.
+ */
+static int64_t recv_land_chunk_build(void *arg)
+{
+        struct recv_land_chunk *c = arg;
+        const struct recv_land_pack *lp = c->lp;
+        const struct recv_xfer *x = lp->x;
+        char srel[WIRE_PATH_MAX + 1];
+        struct landmsg_op one;
+        size_t i;
+
+        landmsg_batch_init(&c->batch, x->land_session);
+        for (i = c->first; i < lp->n; i++) {
+                const struct recv_land_op *op = &lp->op[i];
+                uint8_t sum[WIRE_DIGEST_SIZE];
+                int r;
+
+                recv_land_op_srel(x, op, srel);
+                landmsg_op_init(&one, x->land_session);
+                one.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
+                if (op->dir) {
+                        snprintf(one.path, sizeof(one.path), "%s", srel);
+                        one.mode = 0700;
+                } else {
+                        snprintf(one.leaf, sizeof(one.leaf), "%.*s", LANDMSG_LEAF_MAX, recv_land_split(srel, one.path));
+                        one.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST |
+                                     (op->mtime_ns ? LANDMSG_LINK_MTIME : 0) | recv_land_keep_flag(x);
+                        one.mode = op->mode;
+                        one.mtime_ns = op->mtime_ns;
+                        one.data_off = op->off;
+                        one.data_len = op->size;
+                        digest_buffer(lp->mem + op->off, op->size, sum);
+                        digest_hex(sum, one.target);
+                }
+                recv_land_op_attrs_of(x, &one, op->xattrs, op->xattrs_len);
+                r = landmsg_batch_add(&c->batch, op->dir ? LANDMSG_MKDIR : LANDMSG_CREATE, &one);
+                if (r == -ENOSPC && i > c->first)
+                        break;          /* the chunk ends here */
+                if (r < 0)
+                        return -EINVAL;
+        }
+        c->count = i - c->first;
+        return 0;
+}
+
+static void recv_land_pack_step(struct recv_xfer *x);
+
+static struct recv_land_chunk *recv_land_chunk_of(struct recv_land_pack *lp, size_t k)
+{
+        return &lp->chunk[k % RECV_LAND_CHUNKS];
+}
+
+static void recv_land_on_chunk_made(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
 {
         struct recv_xfer *x = arg;
+        bool extra = nfds > 0;
 
         while (nfds > 0)
                 safe_close(fds[--nfds]);
-        if (!recv_land_tree_answered(x, reply, -1, LANDMSG_FDS, true, "publishing a packed file"))
+        if (!recv_land_tree_answered(x, reply, -1, LANDMSG_FDS, true, "making packed files"))
                 return;
+        if (extra) {
+                recv_fail(x, WIRE_E_INTERNAL, "making packed files: rdmaxfer-lander answered with descriptors");
+                return;
+        }
         /* The files kept, as a pack's skipped ones are counted (recv-pack.c). */
         x->fin->pack_skipped += reply->fds.kept;
         x->files_skipped += reply->fds.kept;
-        /* LINKs are asked a chunk at a time, in order: the oldest's. */
-        recv_land_chunk_of(x->land_pack, x->land_pack->linked)->waiting--;
+        x->land_pack->answered++;
         recv_land_pack_step(x);
 }
 
-/* The LINKs in @req, with their descriptors, for chunk @c: asked, @req
- * started afresh. False when the transfer failed. */
-static bool recv_land_links_ask(struct recv_xfer *x, struct recv_land_chunk *c, struct landmsg *req, int *fds,
-                                size_t *nfds)
-{
-        size_t n = *nfds;
-
-        *nfds = 0;
-        c->waiting++;
-        if (!recv_land_ask_batch(x, req, fds, n, recv_land_on_pack_linked, "publishing packed files as their user"))
-                return false;
-        landmsg_batch_init(req, x->land_session);
-        return true;
-}
-
-/* Chunk @c's LINKs, its data written: false when the transfer failed. */
-static bool recv_land_chunk_link(struct recv_xfer *x, struct recv_land_chunk *c)
-{
-        struct recv_land_pack *lp = c->lp;
-        char srel[WIRE_PATH_MAX + 1];
-        int fds[LANDMSG_BATCH_MAX];
-        struct landmsg lreq, one;
-        size_t nfds = 0;
-
-        c->linking = true;
-        landmsg_batch_init(&lreq, x->land_session);
-        for (size_t i = c->first; i < c->first + c->count; i++) {
-                struct recv_land_op *op = &lp->op[i];
-                int r;
-
-                if (op->dir)
-                        continue;
-                recv_land_op_srel(x, op, srel);
-                recv_land_stage_op(x, LANDMSG_LINK, srel, &one);
-                one.op.flags |= LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST | (op->mtime_ns ? LANDMSG_LINK_MTIME : 0) |
-                                recv_land_keep_flag(x);
-                one.op.mode = op->mode;
-                one.op.mtime_ns = op->mtime_ns;
-                snprintf(one.op.target, sizeof(one.op.target), "%s", op->hex);
-                recv_land_op_attrs_of(x, &one.op, op->xattrs, op->xattrs_len);
-                r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
-                if (r == -ENOSPC) {
-                        /* Full (long names): this one heads the next. */
-                        if (!recv_land_links_ask(x, c, &lreq, fds, &nfds))
-                                return false;
-                        r = landmsg_batch_add(&lreq, LANDMSG_LINK, &one.op);
-                }
-                if (r < 0) {
-                        while (nfds > 0)
-                                safe_close(fds[--nfds]);
-                        recv_fail(x, WIRE_E_INTERNAL, "publishing packed files: a request that does not encode");
-                        return false;
-                }
-                /* The batch takes it. */
-                fds[nfds++] = op->fd;
-                op->fd = -1;
-        }
-        return lreq.batch.count == 0 || recv_land_links_ask(x, c, &lreq, fds, &nfds);
-}
-
-static void recv_land_on_pack_written(struct io_req *req, int64_t res)
+static void recv_land_on_chunk_built(struct io_req *req, int64_t res)
 {
         struct recv_land_chunk *c = container_of(req, struct recv_land_chunk, req);
-        struct recv_xfer *x = c->lp->x;
+        struct recv_land_pack *lp = c->lp;
+        struct recv_xfer *x = lp->x;
+        int r;
 
-        if (!recv_land_tree_io_ok(x, res, "writing a packed file"))
+        if (res == -EINVAL) {
+                if (recv_land_tree_publishing(x))
+                        recv_fail(x, WIRE_E_INTERNAL, "making packed files: a request that does not encode");
                 return;
-        c->written = true;
+        }
+        if (!recv_land_tree_io_ok(x, res, "making packed files"))
+                return;
+        lp->building = false;
+        lp->next = c->first + c->count;
+        lp->built++;
+        r = x->env->landc ? landc_ask_batch(x->env->landc, &c->batch, NULL, 0, recv_land_on_chunk_made, x) : -ENOTCONN;
+        if (!recv_land_asked(x, r, "making packed files as their user"))
+                return;
         recv_land_pack_step(x);
 }
 
-static void recv_land_on_pack_made(void *arg, const struct landmsg *reply, int *fds, size_t nfds)
+static void recv_land_on_mem(void *arg, const struct landmsg *reply, int fd)
 {
         struct recv_xfer *x = arg;
-        struct recv_land_chunk *c;
-        size_t k = 0;
-        int r;
 
-        if (!recv_land_tree_publishing(x)) {
-                while (nfds > 0)
-                        safe_close(fds[--nfds]);
+        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "handing rdmaxfer-lander the pack"))
                 return;
-        }
-        if (reply->type != LANDMSG_FDS) {
-                recv_land_entry_refused(x, "making packed entries", reply);
-                return;
-        }
-        /* The lander answers in order: the oldest chunk not made yet. */
-        c = recv_land_chunk_of(x->land_pack, x->land_pack->made++);
-        if (nfds != c->files) {
-                while (nfds > 0)
-                        safe_close(fds[--nfds]);
-                recv_fail(x, WIRE_E_INTERNAL, "making packed files: rdmaxfer-lander answered another number of them");
-                return;
-        }
-        /* In the chunk's order: one a file. */
-        for (size_t i = c->first; i < c->first + c->count; i++)
-                if (!c->lp->op[i].dir)
-                        c->lp->op[i].fd = fds[k++];
-        c->req.done = recv_land_on_pack_written;
-        r = io_call(x->env->io, &c->req, recv_land_pack_write, c);
-        if (r < 0) {
-                recv_fail(x, WIRE_E_INTERNAL, "writing packed files: cannot queue it");
-                return;
-        }
-        xfer_io_start(&x->base, "writing packed files");
-}
-
-/* The next chunk: as many entries as one BATCH of MKDIRs and TMPFILEs
- * takes, asked. False when the transfer failed. */
-static bool recv_land_chunk_start(struct recv_xfer *x)
-{
-        struct recv_land_pack *lp = x->land_pack;
-        struct recv_land_chunk *c = recv_land_chunk_of(lp, lp->started++);
-        char srel[WIRE_PATH_MAX + 1];
-        struct landmsg req, one;
-
-        c->first = lp->next;
-        c->count = c->files = c->waiting = 0;
-        c->written = c->linking = false;
-        landmsg_batch_init(&req, x->land_session);
-        for (size_t i = c->first; i < lp->n; i++) {
-                struct recv_land_op *op = &lp->op[i];
-                int r;
-
-                recv_land_op_srel(x, op, srel);
-                if (op->dir) {
-                        one = (struct landmsg){ .type = LANDMSG_MKDIR };
-                        one.op.session = x->land_session;
-                        one.op.flags = LANDMSG_OP_STAGE | (x->land_into ? LANDMSG_OP_INTO : 0);
-                        snprintf(one.op.path, sizeof(one.op.path), "%s", srel);
-                } else {
-                        recv_land_stage_op(x, LANDMSG_TMPFILE, srel, &one);
-                        one.op.leaf[0] = '\0';
-                }
-                /* A file made with its own mode where that lets its owner
-                 * write (the LINK's xattr needs it), so the LINK need not
-                 * change it; nameless until then, no one else reaches it. */
-                one.op.mode = op->dir ? 0700 : (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
-                /* A directory's attributes as it is made; a file's at its LINK. */
-                if (op->dir)
-                        recv_land_op_attrs_of(x, &one.op, op->xattrs, op->xattrs_len);
-                r = landmsg_batch_add(&req, one.type, &one.op);
-                if (r == -ENOSPC && c->count > 0)
-                        break;          /* the chunk ends here */
-                if (r < 0) {
-                        recv_fail(x, WIRE_E_INTERNAL, "making packed entries: a request that does not encode");
-                        return false;
-                }
-                c->count++;
-                c->files += !op->dir;
-        }
-        lp->next += c->count;
-        return recv_land_ask_batch(x, &req, NULL, 0, recv_land_on_pack_made, "making packed entries as their user");
+        x->land_pack->mem_handed = true;
+        recv_land_pack_step(x);
 }
 
 /*
- * What can go on now: the oldest chunk's LINKs once its data is written
- * (one chunk's at a time, in order: the lander answers in order), a
- * chunk that is all linked let go, new chunks while fewer than
- * RECV_LAND_CHUNKS are under way; after the last, the entry done.
+ * What can go on now: the next chunk's BATCH built on a worker, one at a
+ * time, while fewer than RECV_LAND_CHUNKS are with the lander (each is
+ * asked once built: in order, as the lander answers); once the memory is
+ * handed over and every chunk answered, the entry done.
  */
 static void recv_land_pack_step(struct recv_xfer *x)
 {
         struct recv_land_pack *lp = x->land_pack;
+        struct recv_land_chunk *c;
 
-        while (lp->linked < lp->started) {
-                struct recv_land_chunk *c = recv_land_chunk_of(lp, lp->linked);
-
-                if (!c->written)
-                        break;
-                if (!c->linking && !recv_land_chunk_link(x, c))
+        if (lp->building)
+                return;
+        if (lp->next < lp->n && lp->built - lp->answered < RECV_LAND_CHUNKS) {
+                c = recv_land_chunk_of(lp, lp->built);
+                c->first = lp->next;
+                c->count = 0;
+                c->req.done = recv_land_on_chunk_built;
+                if (io_call(x->env->io, &c->req, recv_land_chunk_build, c) < 0) {
+                        recv_fail(x, WIRE_E_INTERNAL, "making packed files: cannot queue it");
                         return;
-                if (c->waiting > 0)
-                        break;
-                lp->linked++;
+                }
+                lp->building = true;
+                xfer_io_start(&x->base, "preparing packed files");
+                return;
         }
-        while (lp->started - lp->linked < RECV_LAND_CHUNKS && lp->next < lp->n)
-                if (!recv_land_chunk_start(x))
-                        return;
-        if (lp->linked == lp->started && lp->next == lp->n) {
+        if (lp->mem_handed && lp->next == lp->n && lp->answered == lp->built) {
                 recv_land_pack_free(x);
                 recv_tree_entry_done(x);
         }
@@ -774,8 +657,20 @@ static void recv_land_pack_step(struct recv_xfer *x)
 void recv_land_pack_go(struct recv_xfer *x)
 {
         struct recv_land_pack *lp = x->land_pack;
+        struct landmsg req = { .type = LANDMSG_MEM };
 
-        lp->next = lp->started = lp->made = lp->linked = 0;
+        lp->next = lp->built = lp->answered = 0;
+        lp->building = lp->mem_handed = false;
+        lp->mem = x->fin->pack_mem;
+        if (x->fin->pack_mem_fd < 0) {
+                recv_fail(x, WIRE_E_INTERNAL, "making packed files: the pack is not in memory the lander can be handed");
+                return;
+        }
+        /* The lander reads the files' data from the pack's memory itself;
+         * it answers in order, so the chunks need not wait for this. */
+        landmsg_op_init(&req.op, x->land_session);
+        if (!recv_land_ask(x, &req, x->fin->pack_mem_fd, recv_land_on_mem, "handing rdmaxfer-lander the pack"))
+                return;
         recv_land_pack_step(x);
 }
 

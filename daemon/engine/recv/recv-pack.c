@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -470,8 +471,7 @@ void recv_need_pump(struct recv_xfer *x)
         /* Done with: no RESULT of its own. */
         safe_close(f->fd);
         f->fd = -1;
-        free(f->pack_mem);
-        f->pack_mem = NULL;
+        recv_pack_mem_free(f);
         f->offer.name[0] = '\0';
         x->fin = NULL;
         /* It was to be the session's last: its files come first. */
@@ -518,6 +518,44 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
                 return;
         }
         recv_tree_entry_done(x);
+}
+
+int recv_pack_mem_new(struct recv_xfer *x)
+{
+        const size_t size = (size_t)x->cur->offer.size;
+        _cleanup_(closep) int fd = -1;
+        void *p;
+
+        if (!x->landing || size == 0) {
+                x->cur->pack_mem = malloc(MAX(size, 1u));
+                return x->cur->pack_mem ? 0 : -ENOMEM;
+        }
+        fd = memfd_create("rdmaxfer-pack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return -errno;
+        /* Sealed: the lander maps what it is handed, and it can neither
+         * shrink under that mapping nor grow past it (landmsg.h, MEM). */
+        if (ftruncate(fd, (off_t)size) < 0 ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+                return -errno;
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+                return -errno;
+        x->cur->pack_mem = p;
+        x->cur->pack_mem_size = size;
+        x->cur->pack_mem_fd = TAKE_FD(fd);
+        return 0;
+}
+
+void recv_pack_mem_free(struct recv_file *f)
+{
+        if (f->pack_mem_fd >= 0) {
+                munmap(f->pack_mem, f->pack_mem_size);
+                f->pack_mem_fd = safe_close(f->pack_mem_fd);
+        } else {
+                free(f->pack_mem);
+        }
+        f->pack_mem = NULL;
 }
 
 void recv_pack_unpack(struct recv_xfer *x)

@@ -281,5 +281,14 @@ void recv_dry_free(struct recv_xfer *x);
 /* A pack's data is in and verified: its entries into the staging
  * directory, off the loop; then recv_tree_entry_done(), or a failure. */
 void recv_pack_unpack(struct recv_xfer *x);
+/*
+ * The memory cur's pack comes into (offer.size bytes, at most
+ * PACK_BYTES_MAX): for a tree landing as its user, a memfd sealed
+ * against resizing and mapped here (pack_mem_fd), which the lander is
+ * handed to make the files from; else the heap's. 0 or -errno. And
+ * @f's let go of (either kind; none: nothing).
+ */
+int recv_pack_mem_new(struct recv_xfer *x);
+void recv_pack_mem_free(struct recv_file *f);
 /* An index pack's NEED, once a control buffer is free (wire.h, Index packs). */
 void recv_need_pump(struct recv_xfer *x);

@@ -85,8 +85,8 @@ int recv_session_next(struct recv_xfer *x)
         struct recv_file *f = x->cur == &x->files[0] ? &x->files[1] : &x->files[0];
         uint64_t id = x->cur->offer.transfer_id;
 
-        free(f->pack_mem);
-        *f = (struct recv_file){ .x = x, .fd = -1 };
+        recv_pack_mem_free(f);
+        *f = (struct recv_file){ .x = x, .fd = -1, .pack_mem_fd = -1 };
         f->offer.transfer_id = id;
         x->cur = f;
         x->bytes_written = 0;
@@ -171,8 +171,7 @@ static void recv_fin_result(struct recv_xfer *x)
         /* Published under its name: our descriptor is no longer needed. */
         safe_close(f->fd);
         f->fd = -1;
-        free(f->pack_mem);
-        f->pack_mem = NULL;
+        recv_pack_mem_free(f);
         f->offer.name[0] = '\0';
         x->fin = NULL;
 }

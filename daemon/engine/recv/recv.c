@@ -117,6 +117,7 @@ int recv_xfer_new(struct recv_env *e, const char *peer, struct recv_xfer **out)
         for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++) {
                 x->files[i].x = x;
                 x->files[i].fd = -1;
+                x->files[i].pack_mem_fd = -1;
         }
         x->cur = &x->files[0];
         x->stage_fd = -1;
@@ -969,9 +970,7 @@ static void recv_on_data(struct recv_lane *l, uint32_t i, uint32_t seq, uint32_t
         /* A pack (at most PACK_BYTES_MAX, recv-offer.c) is unpacked from
          * memory: copied there, the slot is free at once. */
         if (x->cur->offer.flags & WIRE_OFFER_PACK) {
-                if (!x->cur->pack_mem)
-                        x->cur->pack_mem = malloc(x->cur->offer.size);
-                if (!x->cur->pack_mem) {
+                if (!x->cur->pack_mem && recv_pack_mem_new(x) < 0) {
                         recv_abort(b, WIRE_E_INTERNAL, "no memory for a pack");
                         return;
                 }
@@ -1298,7 +1297,7 @@ static void recv_gone(struct xfer *b)
          * linked into the partial directory stays there. */
         for (unsigned int i = 0; i < ARRAY_SIZE(x->files); i++) {
                 safe_close(x->files[i].fd);
-                free(x->files[i].pack_mem);
+                recv_pack_mem_free(&x->files[i]);
         }
         safe_close(x->early.fd);
         x->early.fd = -1;
