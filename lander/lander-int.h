@@ -48,6 +48,11 @@ struct lander_session {
          * what its CREATEs' data is read from. */
         const uint8_t *mem;
         size_t mem_size;
+        /* The tree there's directory a LINK's or CREATE's keeping looked
+         * in last (its path beneath the staging directory's place), held
+         * until the staging directory goes; -1: none. */
+        int kept_fd;
+        char kept_path[LANDMSG_PATH_MAX + 1];
 };
 
 struct lander {

@@ -270,6 +270,7 @@ void lander_session_open(struct lander *l, unsigned int conn, const struct landm
         }
         memset(ss, 0, sizeof(*ss));
         ss->stage_fd = -1;
+        ss->kept_fd = -1;
         ss->id = l->next_id++;
         ss->conn = conn;
         ss->direction = s->direction;
@@ -303,6 +304,8 @@ struct lander_session *lander_session_find(struct lander *l, unsigned int conn, 
 void lander_stage_release(struct lander_session *ss)
 {
         ss->stage_fd = safe_close(ss->stage_fd);
+        ss->kept_fd = safe_close(ss->kept_fd);
+        ss->kept_path[0] = '\0';
 }
 
 void lander_mem(struct lander_session *ss, int fd, struct landmsg *reply)

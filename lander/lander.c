@@ -485,6 +485,27 @@ static int kept_dir(struct lander *l, struct lander_session *ss, const char *tdi
 }
 
 /*
+ * kept_dir(@tdir), held by the session for the next request that looks
+ * in the same directory (a pack's files come a directory at a time):
+ * borrowed, not to be closed; let go of with the staging directory
+ * (lander_stage_release). Only a directory found is held.
+ */
+static int kept_dir_held(struct lander *l, struct lander_session *ss, const char *tdir)
+{
+        int fd;
+
+        if (ss->kept_fd >= 0 && strcmp(ss->kept_path, tdir) == 0)
+                return ss->kept_fd;
+        fd = kept_dir(l, ss, tdir);
+        if (fd < 0)
+                return fd;
+        safe_close(ss->kept_fd);
+        ss->kept_fd = fd;
+        snprintf(ss->kept_path, sizeof(ss->kept_path), "%s", tdir);
+        return fd;
+}
+
+/*
  * A hard link's target @tdir/@tleaf as the tree there has it (kept_dir),
  * linked as @leaf in @dfd; only a regular file. 0 or -errno (-ENOENT:
  * not there either).
@@ -526,19 +547,41 @@ static int same_bytes(int a, int b, off_t size)
         return 1;
 }
 
+/* Whether @a (a regular file) holds the @size bytes at @mem: 1, 0, or -errno. */
+static int same_as_mem(int a, const uint8_t *mem, off_t size)
+{
+        static uint8_t ba[64 * 1024];
+        off_t off = 0;
+
+        while (off < size) {
+                size_t want = (size_t)MIN((off_t)sizeof(ba), size - off);
+                ssize_t na = pread(a, ba, want, off);
+
+                if (na < 0)
+                        return -errno;
+                if ((size_t)na != want || memcmp(ba, mem + off, want) != 0)
+                        return 0;
+                off += (off_t)want;
+        }
+        return 1;
+}
+
 /*
- * LINK with LANDMSG_LINK_KEEP_*: the file the tree there has at the same
- * path (kept_dir's @op->path, @op->leaf), when it is the same as the new
- * one @fd by @op's way, linked as @op->leaf in @dfd instead. 1 kept; 0
- * not (nothing there, another type, it differs, its attributes differ
- * from @op's, the user may not read or link it: the new one is linked as
- * ever); or -errno.
+ * LINK's or CREATE's LANDMSG_LINK_KEEP_*: the file the tree there has at
+ * the same path (kept_dir's @op->path, @op->leaf), when it is the same as
+ * the new one by @op's way, linked as @op->leaf in @dfd instead. The new
+ * one is @fd (a LINK's), or a CREATE's bytes, @op->data_len of them at
+ * @mem. 1 kept; 0 not (nothing there, another type, it differs, its
+ * attributes differ from @op's, the user may not read or link it: the new
+ * one is made as ever); or -errno.
  */
-static int link_keep(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int fd, int dfd)
+static int link_keep(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int fd,
+                     const uint8_t *mem, int dfd)
 {
         const unsigned int which = ((op->flags & LANDMSG_LINK_KEEP_XATTRS) ? XATTRS_USER : 0) |
                                    ((op->flags & LANDMSG_OP_ACLS) && !(op->flags & LANDMSG_LINK_KEEP_ANY) ? XATTRS_ACL : 0);
-        _cleanup_(closep) int kdir = kept_dir(l, ss, op->path), old = -1;
+        int kdir = kept_dir_held(l, ss, op->path);
+        _cleanup_(closep) int old = -1;
         uint8_t have[LANDMSG_XATTRS_MAX];
         char bad[256];
         struct stat ks, ns;
@@ -547,7 +590,9 @@ static int link_keep(struct lander *l, struct lander_session *ss, const struct l
         if (kdir < 0 || fstatat(kdir, op->leaf, &ks, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(ks.st_mode))
                 return 0;
         if (!(op->flags & LANDMSG_LINK_KEEP_ANY)) {
-                if (fstat(fd, &ns) < 0)
+                if (fd < 0)
+                        ns.st_size = (off_t)op->data_len;
+                else if (fstat(fd, &ns) < 0)
                         return -errno;
                 if (ks.st_size != ns.st_size)
                         return 0;
@@ -557,7 +602,7 @@ static int link_keep(struct lander *l, struct lander_session *ss, const struct l
                 old = openat(kdir, op->leaf, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
                 if (old < 0 || fstat(old, &ks) < 0 || !S_ISREG(ks.st_mode) || ks.st_size != ns.st_size)
                         return 0;
-                r = same_bytes(old, fd, ns.st_size);
+                r = fd < 0 ? same_as_mem(old, mem, ns.st_size) : same_bytes(old, fd, ns.st_size);
                 if (r <= 0)
                         return r == 0 || r == -EACCES ? 0 : r;
         }
@@ -596,17 +641,16 @@ static int write_all(int fd, const uint8_t *p, uint64_t len)
 
 /*
  * CREATE: @op's file made in @dfd (@path) from the session's memory, as
- * the user. By its name (O_EXCL, nothing followed), its data written,
- * then what a LINK sets (link_attrs_as_user); or, keeping
- * (LANDMSG_LINK_KEEP_*), nameless first and linked only where the tree
- * there has no same file (link_keep, as a LINK). Made with its own mode
- * where that lets its owner write (the xattrs need it), else 0600 until
- * its mode is set.
+ * the user. Keeping (LANDMSG_LINK_KEEP_*), the file the tree there has
+ * is linked instead where it is the same as those bytes (link_keep, as a
+ * LINK: nothing made). Else by its name (O_EXCL, nothing followed), its
+ * data written, then what a LINK sets (link_attrs_as_user). Made with its
+ * own mode where that lets its owner write (the xattrs need it), else
+ * 0600 until its mode is set.
  */
 static void create_as_user(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int dfd,
                            const char *path, struct landmsg *reply)
 {
-        const bool keep = op->flags & _LANDMSG_LINK_KEEP;
         const mode_t mode = (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
         _cleanup_(closep) int fd = -1;
         const char *what = "data";
@@ -618,37 +662,29 @@ static void create_as_user(struct lander *l, struct lander_session *ss, const st
                                    "(%zu bytes)", op->leaf, ss->mem_size);
                 return;
         }
-        if (keep)
-                fd = landfs_tmpfile(dfd, mode);
-        else
-                fd = openat(dfd, op->leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-        if (fd < 0) {
-                r = keep ? fd : -errno;
-                lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
-                return;
-        }
-        r = write_all(fd, ss->mem + op->data_off, op->data_len);
-        if (r == 0 && keep) {
-                r = link_keep(l, ss, op, fd, dfd);
+        if (op->flags & _LANDMSG_LINK_KEEP) {
+                r = link_keep(l, ss, op, -1, ss->mem + op->data_off, dfd);
+                if (r < 0) {
+                        lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
+                        return;
+                }
                 if (r > 0) {
                         l->kept++;
                         return;
                 }
         }
+        fd = openat(dfd, op->leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0) {
+                lander_error_reply(reply, errno, 0, path, "%s: %s", op->leaf, strerror(errno));
+                return;
+        }
+        r = write_all(fd, ss->mem + op->data_off, op->data_len);
         if (r == 0) {
                 what = "metadata";
                 r = fstat(fd, &st) < 0 ? -errno : link_attrs_as_user(fd, &st, op, &what);
         }
-        if (r == 0 && keep) {
-                r = link_as_user(l, dfd, fd, op->leaf, op->flags);
-                if (r < 0) {
-                        lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
-                        return;
-                }
-        }
         if (r < 0) {
-                if (!keep)
-                        (void)unlinkat(dfd, op->leaf, 0);
+                (void)unlinkat(dfd, op->leaf, 0);
                 lander_error_reply(reply, r, 0, path, "%s: setting its %s: %s", op->leaf, what, strerror(-r));
         }
 }
@@ -969,7 +1005,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 if (dfd < 0)
                         break;
                 if (req->op.flags & _LANDMSG_LINK_KEEP) {
-                        r = link_keep(l, ss, &req->op, fd, dfd);
+                        r = link_keep(l, ss, &req->op, fd, NULL, dfd);
                         if (r < 0) {
                                 lander_error_reply(reply, r, 0, path, "%s: %s", req->op.leaf, strerror(-r));
                                 break;

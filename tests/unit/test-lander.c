@@ -1588,7 +1588,7 @@ static const char *bytes_of(const char *rel)
 static void test_create(struct lander *l)
 {
         static const char data[] = "hello" "world!" "same\n";
-        struct stat st, old;
+        struct stat st, old, oldro;
         char hex[16] = "";
         int mem, unsealed;
         uint64_t s;
@@ -1638,7 +1638,8 @@ static void test_create(struct lander *l)
 
         /* Kept up to date: a CREATE that finds the same file there keeps it. */
         mkfile("scratch/nobody/packed/same", "same\n", 0644, nobody_uid);
-        if (lstat(at("scratch/nobody/packed/same"), &old) < 0)
+        mkfile("scratch/nobody/packed/sz", "abcde", 0644, nobody_uid);
+        if (lstat(at("scratch/nobody/packed/same"), &old) < 0 || lstat(at("scratch/nobody/packed/d/ro"), &oldro) < 0)
                 abort();
         push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
         s = push_session(l, "scratch/nobody/packed");
@@ -1651,14 +1652,25 @@ static void test_create(struct lander *l)
         batch_link_flags = LANDMSG_LINK_KEEP_BYTES;
         batch_create(s, "", "same", 0644, 11, 5);
         batch_create(s, "", "grown", 0644, 0, 11);
+        batch_create(s, "", "sz", 0644, 0, 5);
         batch_link_flags = 0;
-        ok(batch_ask(l) == 0 && reply.type == LANDMSG_FDS && reply.fds.kept == 1,
-           "CREATEs keeping the same bytes: FDS, one kept (%s)", reply.type == LANDMSG_ERROR ? reply.error.text : "");
+        batch_add(s, LANDMSG_MKDIR, "d", NULL, 0700);
+        batch_link_flags = LANDMSG_LINK_KEEP_BYTES;
+        batch_create(s, "d", "ro", 0444, 0, 5);
+        batch_create(s, "d", "empty", 0640, 0, 0);
+        batch_link_flags = 0;
+        ok(batch_ask(l) == 0 && reply.type == LANDMSG_FDS && reply.fds.kept == 3,
+           "CREATEs keeping the same bytes, in two directories: FDS, three kept (%s)",
+           reply.type == LANDMSG_ERROR ? reply.error.text : "");
         is_int(publish(l, s, LANDMSG_PUBLISH_MERGE), 0, "merged");
-        ok(lstat(at("scratch/nobody/packed/same"), &st) == 0 && st.st_ino == old.st_ino,
-           "the same file there kept, its inode");
+        ok(lstat(at("scratch/nobody/packed/same"), &st) == 0 && st.st_ino == old.st_ino &&
+           lstat(at("scratch/nobody/packed/d/ro"), &st) == 0 && st.st_ino == oldro.st_ino,
+           "the same files there kept, their inodes (same, d/ro)");
         ok(strcmp(bytes_of("scratch/nobody/packed/grown"), "helloworld!") == 0 &&
-           strcmp(bytes_of("scratch/nobody/packed/d/ro"), "hello") == 0, "the new one made, the rest still there");
+           strcmp(bytes_of("scratch/nobody/packed/sz"), "hello") == 0,
+           "the new one made, and the one of the same size whose bytes differ made anew");
+        ok(strcmp(bytes_of("scratch/nobody/packed/.none"), "world!") == 0 &&
+           lstat(at("scratch/nobody/packed/.none"), &st) == 0 && st.st_size == 6, "what the sync did not send still there");
         lander_conn_closed(l, 1);
 
         push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_DRY;
