@@ -169,9 +169,10 @@
  * tree there has the same file, as a LINK keeps it. One request a file
  * where TMPFILE and LINK were two, and no descriptor crossing the socket:
  * a chunk of a tree's small files is one BATCH, one round trip. The
- * lander reads the memory only through write(2) into the file it makes
- * (a kernel copy: nothing the daemon does to the memory meanwhile can
- * fault the lander), and never past the size it mapped.
+ * lander reads the memory only within the size it mapped (write(2) into
+ * the file it makes; keeping, a comparison with the file there), and
+ * sealed, the memory cannot shrink under the mapping: nothing the daemon
+ * does to it meanwhile can fault the lander.
  */
 
 #include <stdbool.h>

@@ -653,6 +653,7 @@ static void create_as_user(struct lander *l, struct lander_session *ss, const st
 {
         const mode_t mode = (op->mode & 01200) == 0200 ? op->mode & 0777 : 0600;
         _cleanup_(closep) int fd = -1;
+        const uint8_t *data;
         const char *what = "data";
         struct stat st;
         int r;
@@ -662,8 +663,10 @@ static void create_as_user(struct lander *l, struct lander_session *ss, const st
                                    "(%zu bytes)", op->leaf, ss->mem_size);
                 return;
         }
+        /* None handed over, only an empty file can be made. */
+        data = ss->mem ? ss->mem + op->data_off : (const uint8_t *)"";
         if (op->flags & _LANDMSG_LINK_KEEP) {
-                r = link_keep(l, ss, op, -1, ss->mem + op->data_off, dfd);
+                r = link_keep(l, ss, op, -1, data, dfd);
                 if (r < 0) {
                         lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
                         return;
@@ -678,7 +681,7 @@ static void create_as_user(struct lander *l, struct lander_session *ss, const st
                 lander_error_reply(reply, errno, 0, path, "%s: %s", op->leaf, strerror(errno));
                 return;
         }
-        r = write_all(fd, ss->mem + op->data_off, op->data_len);
+        r = write_all(fd, data, op->data_len);
         if (r == 0) {
                 what = "metadata";
                 r = fstat(fd, &st) < 0 ? -errno : link_attrs_as_user(fd, &st, op, &what);
