@@ -38,6 +38,7 @@
 
 #include "digest.h"
 #include "io.h"
+#include "landmsg.h"
 #include "log.h"
 #include "name.h"
 #include "pack.h"
@@ -519,6 +520,9 @@ static void recv_on_unpacked(struct io_req *req, int64_t res)
         }
         recv_tree_entry_done(x);
 }
+
+/* A landing's pack is handed to the lander whole (MEM), which takes no more. */
+static_assert(PACK_BYTES_MAX <= LANDMSG_MEM_MAX, "a pack fits the memory a lander maps");
 
 int recv_pack_mem_new(struct recv_xfer *x)
 {

@@ -61,6 +61,9 @@ void send_offer_next(struct engine_send *s, bool pack);
 void send_sent(struct engine_send *s);
 /* The owner's file_done for each entry @sp carried. */
 void send_span_done(struct engine_send *s, const struct send_span *sp);
+/* Close the descriptors the pack's entries still hold (an index pack's
+ * files, until its RESULT or NEED settles them): none left. */
+void send_pack_release(struct engine_send *s);
 /* Close what the pack still holds; free it. */
 void send_pack_free(struct engine_send *s);
 

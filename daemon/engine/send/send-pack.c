@@ -42,15 +42,23 @@ static const char *send_entry_name(const struct send_entry *e)
         return e->lname ?: e->name;
 }
 
-void send_pack_free(struct engine_send *s)
+void send_pack_release(struct engine_send *s)
 {
         struct send_pack *p = &s->pack;
 
         for (uint32_t i = 0; p->e && i < p->n; i++)
                 send_entry_close(&p->e[i]);
+        p->n = 0;
+        p->bytes = p->data = 0;
+}
+
+void send_pack_free(struct engine_send *s)
+{
+        struct send_pack *p = &s->pack;
+
+        send_pack_release(s);
         free(p->e);
         p->e = NULL;
-        p->n = 0;
         /* Called once no worker has it (send_gone). */
         free(p->mem);
         p->mem = NULL;
@@ -545,8 +553,8 @@ static int send_pack_alloc(struct engine_send *s, uint32_t idx)
                 send_fail(s, WIRE_E_INTERNAL, "file %u: out of memory", idx + 1);
                 return -1;
         }
-        p->n = 0;
-        p->bytes = p->data = 0;
+        /* Whatever the pack before still held is settled by now. */
+        send_pack_release(s);
         p->why[0] = '\0';
         p->first = idx;
         return 0;

@@ -739,8 +739,11 @@ static void send_prev_done(struct engine_send *s, const struct wire_result *r)
         s->prev.on = false;
         /* An index pack the receiver had every file of: on to the next
          * (the RESULT of the offer before it does not say so). */
-        if (s->indexing && s->prev.file == s->index_file)
+        if (s->indexing && s->prev.file == s->index_file) {
                 s->indexing = false;
+                /* Its files' descriptors, kept in case it lacked some. */
+                send_pack_release(s);
+        }
         send_span_done(s, &s->prev);
         /* The owner may have cancelled from its callback. */
         if (b->state == XFER_CLOSING)

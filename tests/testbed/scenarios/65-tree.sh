@@ -456,3 +456,26 @@ out=$(send_ok "$SRC/sync-f2.bin" --sync=digest)
 same_file "$SRC/sync-f2.bin" "$BETA_IN/sync-f2.bin"
 rm -rf "$st" "$SRC/t-sync.before" "$SRC"/sync-f* "$SRC/s1.before" "$BETA_IN/t-sync" "$BETA_IN"/sync-f*
 tb_log "flat: --skip-existing skipped what was there (1, then 2); --sync=digest skipped the same file"
+
+# An index pack the receiver has every file of gives their descriptors
+# back (a long-running daemon syncing many trees must not run out): files
+# of 4 MiB less 4 KiB fill an index pack two at a time, so of five the
+# first two packs are settled by their RESULTs, with an offer after each.
+it=$SRC/sync-idx
+rm -rf "$it" && mkdir -p "$it"
+for i in 1 2 3 4 5; do make_file "$it/f$i" $(((4 << 20) - 4096)); done
+xferctl send -r "$it" "$BETA_ADDR" --to t-idx >/dev/null 2>&1 || tb_fail "the first send of t-idx failed"
+alpha_pid=$(systemctl show -P MainPID "$ALPHA_UNIT")
+alpha_fds() { find "/proc/$alpha_pid/fd" -mindepth 1 | wc -l; }
+fds_at_most() { (($(alpha_fds) <= $1)); }
+wait_for 10 fds_at_most "$(alpha_fds)" || true
+fds0=$(alpha_fds)
+for round in 1 2; do
+        out=$(xferctl send -r "$it" "$BETA_ADDR" --to t-idx --sync=size 2>&1) ||
+                tb_fail "--sync=size of the unchanged t-idx failed: $out"
+        [[ $out == *"5 skipped (already on"* ]] || tb_fail "t-idx: not all 5 files skipped: $out"
+done
+wait_for 10 fds_at_most "$fds0" ||
+        tb_fail "alpha holds $(alpha_fds) descriptors after syncing t-idx twice, $fds0 before ($(ls -l "/proc/$alpha_pid/fd" | grep -c "$it/") of them t-idx's files)"
+rm -rf "$it" "$BETA_IN/t-idx"
+tb_log "an unchanged tree's index packs synced twice: alpha's descriptors $fds0, as before"
