@@ -458,6 +458,9 @@ static int config_set_tree_symlinks(struct config *cfg, const char *value, char 
                 [CONFIG_SYMLINKS_NONE] = "none",
         };
 
+        /* xferctl send --links names it "all": either word will do. */
+        if (!strcasecmp(value, "all"))
+                value = words[CONFIG_SYMLINKS_ANY];
         return config_enum(&cfg->tree_symlinks, words, ARRAY_SIZE(words), value, why, whylen);
 }
 

@@ -448,9 +448,14 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                         break;
                 }
                 if (!S_ISDIR(os.st_mode)) {
-                        /* Without AT_SYMLINK_FOLLOW: a symlink is linked as itself. */
+                        /* Without AT_SYMLINK_FOLLOW: a symlink is linked as
+                         * itself. One we may not link (EPERM: another
+                         * user's file we may not write, under
+                         * fs.protected_hardlinks; an immutable one; a file
+                         * system without hard links) is left where it is:
+                         * the move step takes it over after the exchange. */
                         if (!have_new && linkat(oldfd, de->d_name, newfd, de->d_name, 0) < 0 &&
-                            errno != ENOENT)
+                            errno != ENOENT && errno != EPERM)
                                 r = -errno;
                         continue;
                 }

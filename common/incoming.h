@@ -141,7 +141,9 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
  *
  * incoming_merge_link: every entry of the old DEST that the staged tree
  * lacks is hard-linked into it (linkat without following: a symlink is
- * linked as a symlink), a missing directory made and filled the same
+ * linked as a symlink; one that may not be linked, EPERM, say another
+ * user's file in a shared directory under fs.protected_hardlinks, is left
+ * for the move step), a missing directory made and filled the same
  * way, then given the old one's mode and mtime; directories in both are recursed into;
  * where both have a name, the staged entry wins. Every directory is
  * opened without following a symlink, beneath @dirfd; at most
@@ -152,8 +154,10 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
  * incoming_merge_publish: renameat2(RENAME_EXCHANGE) puts the staged
  * tree in place as DEST in one step (readers see the old tree or the new,
  * never a mix; a DEST gone meanwhile: a plain rename), then whatever
- * appeared in the old tree since the link step and is missing in the new
- * is moved over (RENAME_NOREPLACE: nothing anyone wrote is lost), then
+ * appeared in the old tree since the link step, or could not be linked,
+ * and is missing in the new is moved over (RENAME_NOREPLACE: nothing
+ * anyone wrote is lost; such an entry is missing from DEST between the
+ * exchange and its move), then
  * the rest of the old tree (replaced files, its directories) is removed.
  * 0, or -errno (the parent's fsync, or the exchange: then nothing moved).
  *

@@ -123,7 +123,8 @@
  * that is the same, links it in its place (the same inode kept, the new
  * one dropped), a BATCH's FDS counting those kept. An
  * old entry the user may not link (another's file, with
- * protected_hardlinks) fails the PUBLISH, the old tree as it was.
+ * protected_hardlinks) is moved over after the exchange instead, as what
+ * appeared meanwhile is (incoming.h, incoming_merge_publish).
  *
  * Mirrored (--delete; version 5): what the tree there keeps is put into
  * the staged tree by the daemon, a file at a time: a HARDLINK in the

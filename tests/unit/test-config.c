@@ -228,6 +228,8 @@ static void test_full(void)
         ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_SAFE, "tree_symlinks: safe by default");
         r = load("tree_symlinks = any\n", &c, err, sizeof(err));
         ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_ANY, "tree_symlinks = any");
+        r = load("tree_symlinks = all\n", &c, err, sizeof(err));
+        ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_ANY, "tree_symlinks = all (xferctl's --links all) is any");
         r = load("tree_symlinks = None\n", &c, err, sizeof(err));
         ok(r == 0 && c.tree_symlinks == CONFIG_SYMLINKS_NONE, "tree_symlinks = None");
         expect_error("tree_symlinks = yes\n", 1, "tree_symlinks", "safe, any or none");

@@ -254,9 +254,20 @@ send "$ALICE" -r --sync=size "$tree" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) && same_file "$WORK/HEAD.before" "$got/.git/HEAD" ||
         tb_fail "-r --sync=size (HEAD of the same size): exit $RC, or HEAD replaced: $OUT"
 [[ $(cat "$got/only-there.txt" 2>&1) == there ]] || tb_fail "only-there.txt is gone (--skip-existing, --sync=size)"
+# A shared tree: bob's file in it, which alice may not hard-link into the
+# staged tree (fs.protected_hardlinks: not hers, not writable by her), is
+# moved over after the exchange, his still.
+sysctl -qw fs.protected_hardlinks=1
+install -o "$BOB" -g "$BOB" -m 0644 /dev/null "$got/bobs.txt"
+ino_bob=$(stat -c %i "$got/bobs.txt")
+send "$ALICE" -r --sync=size "$tree" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && [[ $(stat -c '%i %U' "$got/bobs.txt" 2>&1) == "$ino_bob $BOB" ]] ||
+        tb_fail "-r --sync=size over bob's file in alice's tree: exit $RC, bob's file $(stat -c '%i %U' "$got/bobs.txt" 2>&1) ($ino_bob $BOB before): $OUT"
+[[ -z $(find "$SCR/$ALICE" -maxdepth 1 -name '.rdmaxfer-stage-*') ]] || tb_fail "a staging directory stayed (bob's file)"
+tb_log "a sync merged over bob's file in alice's tree, which she may not link: kept, his"
 # The source's tree exactly, once what only beta had is gone (its DEST's
 # mtime set by the sync).
-rm "$got/only-there.txt"
+rm "$got/only-there.txt" "$got/bobs.txt"
 send "$ALICE" -r --sync=digest "$tree" "$BETA_ADDR:$SCR/$ALICE/"
 ((RC == 0)) || tb_fail "-r --sync=digest again: exit $RC: $OUT"
 tree_oracle "$tree" "$got"
