@@ -189,6 +189,12 @@ void job_finish(struct job *job, enum job_state state, unsigned int status, cons
                 evtimer_del(e->retry_ev);
         job->fd = safe_close(job->fd);
         job_ahead_drop(e);
+        /* A final job runs no more: its ring (up to JOBS_FILES_AHEAD_MAX
+         * entries of a few hundred bytes each) goes now, not when the job
+         * leaves the JOBS_RETAIN_FINAL kept for its owner to see. */
+        free(e->ahead);
+        e->ahead = NULL;
+        e->ahead_first = e->ahead_cap = 0;
         e->cur.fd = safe_close(e->cur.fd);
         e->fed = false;
         job->status = (uint16_t)status;
