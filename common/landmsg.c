@@ -185,8 +185,10 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
         case LANDMSG_END:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         case LANDMSG_LOOK:
-                /* With a path, beneath DEST (a tree's entry, version 5). */
-                return (op->flags & ~(LANDMSG_OP_PARENT | attrs)) == 0 && named && target_len == 0;
+                /* With a path, beneath DEST (a tree's entry, version 5);
+                 * a symlink's target answered (version 10). */
+                return (op->flags & ~(LANDMSG_OP_PARENT | LANDMSG_LOOK_LINK | attrs)) == 0 && named &&
+                       target_len == 0;
         case LANDMSG_MEM:
                 return op->flags == 0 && leaf_len == 0 && path_len == 0 && target_len == 0;
         default:

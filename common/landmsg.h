@@ -142,7 +142,11 @@
  * that finds nothing also says whether the user could make the name
  * there: ERROR EACCES, its where the directory, where the user may not
  * write in it or search it. The daemon says from those looks what a real
- * send would create, replace and keep.
+ * send would create, replace and keep. A link offered is looked at once
+ * its target has come (version 10): a symlink's LOOK with
+ * LANDMSG_LOOK_LINK says what the symlink there points at; a hard link's
+ * LOOKs at its name and at the entry it links (both regular files, the
+ * same inode: kept).
  *
  * Deleting, dry (version 8; xferctl send -n -r --sync --delete DIR
  * PEER:/PATH): a dry session whose credential carries
@@ -181,7 +185,7 @@
 #include <stdint.h>
 
 #define LANDMSG_MAGIC           0x444e4c58u     /* "XLND" little-endian */
-#define LANDMSG_VERSION         9
+#define LANDMSG_VERSION         10
 #define LANDMSG_HEADER_SIZE     16
 /* A MUNGE credential is base64 text ("MUNGE:...:"); one with the
  * binding's payload is some 200 bytes. */
@@ -307,6 +311,13 @@ struct landmsg_session_ok {
  * file's FD answer carries its attributes, which the daemon compares with
  * the sender's (a file whose attributes differ is sent again). */
 #define LANDMSG_XATTRS_MAX      4095
+/* LOOK's (version 10; a dry run's look at a symlink it was offered): a
+ * symlink that has the name is answered WALK_ENTRY {SYMLINK, mode 0,
+ * size: its target's length, its mtime, path: the leaf, its target}, read
+ * as the user, rather than ERROR EEXIST; anything else as LOOK answers
+ * it. The daemon compares it with the symlink offered, as the drop box's
+ * sync does (recv_sync_link): the same target is kept. */
+#define LANDMSG_LOOK_LINK       (1u << 14)      /* past LANDMSG_LINK_KEEP_XATTRS */
 /* LOOK's ERROR (EEXIST) text where a directory has the name. */
 #define LANDMSG_LOOK_DIR        "exists as a directory"
 #define LANDMSG_PUBLISH_REPLACE (1u << 0)

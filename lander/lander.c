@@ -813,10 +813,35 @@ static int publish_as_user(const struct lander_session *ss, int pfd, const char 
         return r < 0 ? r : fsync_dir(pfd);
 }
 
+/* LOOK of a symlink (LANDMSG_LOOK_LINK): @leaf in @dirfd, whose stat is
+ * @st, answered with its target and mtime as a WALK_ENTRY. */
+static void look_link(int dirfd, const char *leaf, const char *where, const struct stat *st,
+                      struct landmsg *reply)
+{
+        struct landmsg_walk_entry *e = &reply->walk_entry;
+        ssize_t n = readlinkat(dirfd, leaf, e->target, sizeof(e->target));
+
+        if (n < 0 || n == 0 || (size_t)n >= sizeof(e->target)) {
+                int err = n < 0 ? errno : n == 0 ? EINVAL : ENAMETOOLONG;
+
+                lander_error_reply(reply, err, 0, where, "reading the symlink: %s", strerror(err));
+                return;
+        }
+        e->target[n] = '\0';
+        e->kind = LANDMSG_WALK_SYMLINK;
+        e->mode = 0;
+        e->size = (uint64_t)n;
+        e->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+        snprintf(e->path, sizeof(e->path), "%s", leaf);
+        e->xattrs_len = 0;
+        reply->type = LANDMSG_WALK_ENTRY;
+}
+
 /* LOOK: what has @leaf's name in @dirfd (@dir), as the user the caller
- * became; with @which (-X, -A), its attributes in the FD answer. In a dry
- * run (@dry), nothing there: whether the user could make it. */
-static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned int which, bool dry,
+ * became; with @which (-X, -A), its attributes in the FD answer; with
+ * @links, a symlink's target. In a dry run (@dry), nothing there: whether
+ * the user could make it. */
+static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned int which, bool links, bool dry,
                          struct landmsg *reply, int *reply_fd)
 {
         char where[LANDFS_PATH_MAX + LANDMSG_LEAF_MAX + 2];
@@ -834,6 +859,10 @@ static void look_as_user(int dirfd, const char *leaf, const char *dir, unsigned 
         }
         if (S_ISDIR(st.st_mode)) {
                 lander_error_reply(reply, EEXIST, 0, where, "%s", LANDMSG_LOOK_DIR);
+                return;
+        }
+        if (S_ISLNK(st.st_mode) && links) {
+                look_link(dirfd, leaf, where, &st, reply);
                 return;
         }
         if (!S_ISREG(st.st_mode)) {
@@ -1042,7 +1071,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                                       : op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
                         look_as_user(dfd, req->op.leaf, path, read_which(req->op.flags),
-                                     ss->flags & LANDMSG_SESSION_DRY, reply, reply_fd);
+                                     req->op.flags & LANDMSG_LOOK_LINK, ss->flags & LANDMSG_SESSION_DRY, reply,
+                                     reply_fd);
                 break;
         case LANDMSG_HARDLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);

@@ -1025,6 +1025,29 @@ static void test_file_dest(struct lander *l)
         safe_close(fd);
         ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "none.dat", -1, &fd) == 0 && reply.type == LANDMSG_OK,
            "LOOK none.dat: nothing there, and nobody could make it");
+        /* A symlink there (version 10): its target and mtime where asked
+         * (LANDMSG_LOOK_LINK), for the dry run to compare; else EEXIST. */
+        if (symlink("../elsewhere/a.dat", at("scratch/nobody/inbox/sl")) < 0 ||
+            lstat(at("scratch/nobody/inbox/sl"), &st) < 0)
+                abort();
+        ok(op(l, 1, LANDMSG_LOOK, s, "", 0, "sl", -1, &fd) == -EEXIST && strstr(reply.error.text, "a symlink"),
+           "LOOK sl: EEXIST, %s", reply.error.text);
+        req.type = LANDMSG_LOOK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_LOOK_LINK;
+        strcpy(req.op.leaf, "sl");
+        ok(ask(l, 1, -1, &fd) == 0 && reply.type == LANDMSG_WALK_ENTRY && fd < 0 &&
+           reply.walk_entry.kind == LANDMSG_WALK_SYMLINK && strcmp(reply.walk_entry.target, "../elsewhere/a.dat") == 0 &&
+           reply.walk_entry.size == 18 && strcmp(reply.walk_entry.path, "sl") == 0 &&
+           reply.walk_entry.mtime_ns == (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec,
+           "LOOK sl with LANDMSG_LOOK_LINK: its target and mtime");
+        strcpy(req.op.leaf, "a.dat");
+        ok(ask(l, 1, -1, &fd) == 0 && reply.type == LANDMSG_FD && fd >= 0,
+           "LOOK a.dat with LANDMSG_LOOK_LINK: the file, as without");
+        safe_close(fd);
+        if (unlink(at("scratch/nobody/inbox/sl")) < 0)
+                abort();
         is_int(op(l, 1, LANDMSG_TMPFILE, s, "", 0600, "x", -1, &fd), -EPERM, "TMPFILE in a dry run: EPERM (%s)",
                reply.error.text);
         is_int(op(l, 1, LANDMSG_MKDIR, s, "newdir", 0700, NULL, -1, NULL), -EPERM, "MKDIR in a dry run: EPERM");

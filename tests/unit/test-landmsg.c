@@ -301,6 +301,14 @@ static void test_walk(void)
         ok(round_trip(m), "LOOK asking for the file's attributes (version 7)");
         m->op.xattrs_len = 3;
         is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK carrying attributes of its own: not encoded");
+        m->op.xattrs_len = 0;
+        m->op.flags = LANDMSG_LOOK_LINK;
+        ok(round_trip(m), "LOOK asking for a symlink's target (version 10)");
+        strcpy(m->op.target, "x");
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK carrying a target: not encoded");
+        m->op.target[0] = '\0';
+        m->op.flags = LANDMSG_LOOK_LINK << 1;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "LOOK with a flag no version has: not encoded");
         free(m);
 
         m = msg_new(LANDMSG_PUBLISH);

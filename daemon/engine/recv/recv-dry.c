@@ -97,6 +97,65 @@ void recv_dry_free(struct recv_xfer *x)
         free(x->dry_gone);
         x->dry_gone = NULL;
         x->dry_gone_len = x->dry_gone_cap = x->dry_gone_off = 0;
+        free(x->dry_replaced);
+        x->dry_replaced = NULL;
+        x->dry_replaced_n = x->dry_replaced_cap = 0;
+        x->dry_replaced_full = false;
+}
+
+/* Files with other names that a dry run would replace, at most; beyond,
+ * every hard link is said to be replaced too. */
+#define RECV_DRY_REPLACED_MAX   65536u
+
+static struct recv_dry_ino *recv_dry_ino_slot(struct recv_dry_ino *v, uint32_t cap, uint64_t dev, uint64_t ino)
+{
+        uint64_t h = (ino * 0x9e3779b97f4a7c15ull) ^ (dev * 0xc2b2ae3d27d4eb4full);
+        uint32_t i = (uint32_t)(h >> 32) & (cap - 1);
+
+        while (v[i].ino && (v[i].ino != ino || v[i].dev != dev))
+                i = (i + 1) & (cap - 1);
+        return &v[i];
+}
+
+/* @st, a file there that has other names, would be replaced: kept in x->dry_replaced. */
+static void recv_dry_replacing(struct recv_xfer *x, const struct stat *st)
+{
+        struct recv_dry_ino *slot;
+
+        if (x->dry_replaced_full || st->st_ino == 0)
+                return;
+        /* Half full at most: grown twice as large, every pair moved. */
+        if (2 * (x->dry_replaced_n + 1) > x->dry_replaced_cap) {
+                uint32_t cap = x->dry_replaced_cap ? 2 * x->dry_replaced_cap : 64;
+                struct recv_dry_ino *v;
+
+                v = x->dry_replaced_n < RECV_DRY_REPLACED_MAX ? calloc(cap, sizeof(*v)) : NULL;
+                if (!v) {
+                        x->dry_replaced_full = true;
+                        return;
+                }
+                for (uint32_t i = 0; i < x->dry_replaced_cap; i++)
+                        if (x->dry_replaced[i].ino)
+                                *recv_dry_ino_slot(v, cap, x->dry_replaced[i].dev, x->dry_replaced[i].ino) =
+                                        x->dry_replaced[i];
+                free(x->dry_replaced);
+                x->dry_replaced = v;
+                x->dry_replaced_cap = cap;
+        }
+        slot = recv_dry_ino_slot(x->dry_replaced, x->dry_replaced_cap, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+        if (!slot->ino) {
+                *slot = (struct recv_dry_ino){ .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino };
+                x->dry_replaced_n++;
+        }
+}
+
+bool recv_dry_replaced(const struct recv_xfer *x, const struct stat *st)
+{
+        if (x->dry_replaced_full)
+                return true;
+        return x->dry_replaced_cap &&
+               recv_dry_ino_slot(x->dry_replaced, x->dry_replaced_cap, (uint64_t)st->st_dev, (uint64_t)st->st_ino)
+                       ->ino != 0;
 }
 
 const char *recv_dry_text(const struct recv_file *f)
@@ -125,6 +184,9 @@ static void recv_dry_say(struct recv_xfer *x, struct recv_file *f)
                 snprintf(f->dry, sizeof(f->dry), "exists");
                 return;
         }
+        /* A file there with other names: a hard link to it is not kept. */
+        if (reg && st->st_nlink > 1)
+                recv_dry_replacing(x, st);
         /* The digests were compared only where the sizes are the same;
          * the attributes where they were sent (a landing's -A, -X). */
         snprintf(f->dry, sizeof(f->dry), "would replace %c%c%c%c%c",
@@ -261,6 +323,19 @@ void recv_dry_offer(struct recv_xfer *x)
         xfer_io_start(&x->base, "looking at the destination");
 }
 
+void recv_dry_link_said(struct recv_file *f, const struct stat *there)
+{
+        uint64_t mtime;
+
+        if (!there) {
+                snprintf(f->dry, sizeof(f->dry), "would create");
+                return;
+        }
+        mtime = (uint64_t)there->st_mtim.tv_sec * 1000000000u + (uint64_t)there->st_mtim.tv_nsec;
+        snprintf(f->dry, sizeof(f->dry), "would replace c.%c..",
+                 f->offer.mtime_ns && mtime != f->offer.mtime_ns ? 't' : '.');
+}
+
 int recv_dry_link(struct recv_xfer *x, bool same)
 {
         struct recv_file *f = x->fin;
@@ -271,15 +346,25 @@ int recv_dry_link(struct recv_xfer *x, bool same)
                 return 1;
         }
         x->sync_had = x->merge && incoming_stat_beneath(x->env->incoming_fd, f->offer.name, &st) == 0;
-        if (x->sync_had) {
-                uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-
-                snprintf(f->dry, sizeof(f->dry), "would replace c.%c..",
-                         f->offer.mtime_ns && mtime != f->offer.mtime_ns ? 't' : '.');
-        } else {
-                snprintf(f->dry, sizeof(f->dry), "would create");
-        }
+        recv_dry_link_said(f, x->sync_had ? &st : NULL);
         return 0;
+}
+
+bool recv_dry_hard_same(struct recv_xfer *x, const char *target, size_t len)
+{
+        struct recv_file *f = x->fin;
+        char file[WIRE_PATH_MAX + 1];
+        struct stat have, want;
+
+        if (incoming_stat_beneath(x->env->incoming_fd, f->offer.name, &have) < 0 || !S_ISREG(have.st_mode))
+                return false;
+        snprintf(file, sizeof(file), "%.*s", (int)MIN(len, (size_t)WIRE_PATH_MAX), target);
+        if (incoming_stat_beneath(x->env->incoming_fd, file, &want) < 0 || have.st_dev != want.st_dev ||
+            have.st_ino != want.st_ino)
+                return false;
+        recv_dry_link_said(f, &have);
+        f->link_there = have;
+        return true;
 }
 
 /* ---- what --delete would remove ---- */

@@ -436,6 +436,12 @@ static int recv_tree_hard_keep(struct recv_xfer *x, const char *target, size_t l
                          x->fin->offer.name, why);
                 return -EPERM;
         }
+        /* A dry run landing as its user, into a tree there: the lander
+         * looks at both names once the worker is done (recv-land.c). */
+        if (x->dry && x->landing && x->merge) {
+                snprintf(x->fin->link_target, sizeof(x->fin->link_target), "%s", trel);
+                return RECV_LINK_LOOK;
+        }
         if (x->merge) {
                 int r = recv_sync_hard(x, x->fin->offer.name, target, len);
 
@@ -446,8 +452,10 @@ static int recv_tree_hard_keep(struct recv_xfer *x, const char *target, size_t l
                 if (r < 0)
                         return r;
         }
+        /* Both names there one file: kept, unless the dry run replaces
+         * that file (known on the loop: recv_on_link_kept). */
         if (x->dry)
-                return recv_dry_link(x, false);
+                return x->merge && recv_dry_hard_same(x, target, len) ? RECV_LINK_SAME : recv_dry_link(x, false);
         return recv_tree_hard_add(x, x->fin->rel, trel);
 }
 
@@ -478,6 +486,10 @@ static int64_t recv_tree_link_keep(void *arg)
                 snprintf(x->fin->link_text, sizeof(x->fin->link_text), "symlink %.*s: %s", 100,
                          x->fin->offer.name, why);
                 return -EPERM;
+        }
+        if (x->dry && x->landing && x->merge) {
+                memcpy(x->fin->link_target, target, (size_t)n + 1);
+                return RECV_LINK_LOOK;
         }
         /* Merged into an existing DEST: the same symlink there is kept
          * (deleting, made again at the end: the new DEST is the stage's). */
@@ -1587,6 +1599,16 @@ static void recv_on_link_kept(struct io_req *req, int64_t res)
                 snprintf(text, sizeof(text), "keeping a symlink: %s", strerror((int)-res));
                 recv_fail(x, wire_status_of_errno((int)-res), text);
                 return;
+        }
+        /* A dry run landing as its user: the lander says what is there. */
+        if (res == RECV_LINK_LOOK) {
+                recv_land_dry_link(x);
+                return;
+        }
+        if (res == RECV_LINK_SAME) {
+                res = !recv_dry_replaced(x, &x->fin->link_there);
+                if (res == 1)
+                        snprintf(x->fin->dry, sizeof(x->fin->dry), "skipped");
         }
         /* The same symlink was there: kept, and its RESULT says so (wire.h). */
         x->fin->pack_skipped = res == 1;

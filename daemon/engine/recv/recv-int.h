@@ -66,6 +66,10 @@ struct recv_lane {
  */
 #define RECV_DRY_TEXT_MAX       24
 
+struct recv_dry_ino {
+        uint64_t dev, ino;      /* ino 0: an empty slot */
+};
+
 struct recv_file {
         struct recv_xfer *x;
         /* One step at a time of opening (recv_file_open) or publishing
@@ -97,8 +101,12 @@ struct recv_file {
         uint8_t digest[WIRE_DIGEST_SIZE];       /* the file's, once verified */
         char link_text[WIRE_TEXT_MAX + 1];      /* a worker's refusal of a symlink */
         /* A relayed tree's symlink: its target as the worker read it, for
-         * the relay's next hop (relay_tree_staged). */
+         * the relay's next hop (relay_tree_staged); a dry run landing as
+         * its user, a link's target (recv_land_dry_link). */
         char link_target[NAME_LINK_MAX + 1];
+        /* A dry run landing as its user: a hard link's name, the regular
+         * file the lander found there (recv_land_dry_link). */
+        struct stat link_there;
         /* A tree's file published in one worker call (recv-file.c): the
          * step that failed, no xattr taken, the kept tree's record stored
          * with it (recorded) and what storing it returned. */
@@ -319,6 +327,13 @@ struct recv_xfer {
         size_t dry_gone_len, dry_gone_cap, dry_gone_off;
         uint32_t dry_gone_seq;
         bool dry_pumping;               /* the GONEs are going out (recv_dry_pump) */
+        /* Files there a dry run would replace that have more names than
+         * one (a hard link to one is not kept): an open-addressed set of
+         * device and inode pairs (recv_dry_replacing); full, every hard
+         * link is said to be replaced. */
+        struct recv_dry_ino *dry_replaced;
+        uint32_t dry_replaced_n, dry_replaced_cap;
+        bool dry_replaced_full;
         /* A landing's: the lander's walker listing the tree there as the
          * user (landmsg.h, Deleting, dry), read on a worker; or -1. */
         int dry_walk_fd;

@@ -430,13 +430,24 @@ static bool recv_land_attrs_differ(struct recv_xfer *x, const struct landmsg *re
         return x->dry_attrs != 0;
 }
 
-/* The LOOK at what has cur's name: in PATH (or as PATH, land_parent);
- * a tree's entry at its path beneath PATH, where the tree there has it
+/* A tree's entry @rel (DEST's leaf, then its path beneath it) as LOOK
+ * names it: at its path beneath PATH, where the tree there has it
  * (PATH/DEST with land_into). */
+static void recv_land_look_rel(const struct recv_xfer *x, const char *rel, struct landmsg *req)
+{
+        const char *slash;
+
+        if (!x->land_into)
+                rel += strlen(x->dest) + 1;
+        slash = strrchr(rel, '/');
+        snprintf(req->op.path, sizeof(req->op.path), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+        snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX, slash ? slash + 1 : rel);
+}
+
+/* The LOOK at what has cur's name: in PATH (or as PATH, land_parent);
+ * a tree's entry as recv_land_look_rel() says. */
 static void recv_land_look_req(const struct recv_xfer *x, struct landmsg *req)
 {
-        const char *rel = x->cur->rel, *slash;
-
         *req = (struct landmsg){ .type = LANDMSG_LOOK };
         req->op.session = x->land_session;
         req->op.flags = (x->land_parent ? LANDMSG_OP_PARENT : 0) | recv_land_look_attrs(x);
@@ -445,12 +456,7 @@ static void recv_land_look_req(const struct recv_xfer *x, struct landmsg *req)
                          x->land_parent ? recv_land_leaf(x) : x->cur->offer.name);
                 return;
         }
-        /* rel: DEST's leaf, then the entry's path beneath it. */
-        if (!x->land_into)
-                rel += strlen(x->dest) + 1;
-        slash = strrchr(rel, '/');
-        snprintf(req->op.path, sizeof(req->op.path), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-        snprintf(req->op.leaf, sizeof(req->op.leaf), "%.*s", LANDMSG_LEAF_MAX, slash ? slash + 1 : rel);
+        recv_land_look_rel(x, x->cur->rel, req);
 }
 
 /* Cur made as ever: nothing there, or what is there differs (a dry
@@ -704,12 +710,156 @@ void recv_land_dry(struct recv_xfer *x)
                 recv_land_dry_dest(x);
                 return;
         }
+        /* A link's target is its data: it comes, is held to the rules,
+         * and what is there is looked at then (recv_land_dry_link). */
+        if (o->flags & WIRE_OFFER_LINK) {
+                recv_file_open(x);
+                return;
+        }
         /* In a tree that is not there, or is replaced whole, all is new. */
         if (!x->merge) {
                 recv_dry_sent(x);
                 return;
         }
         recv_land_look(x);
+}
+
+/* ---- a dry run's link, its target here (landmsg.h, Dry runs) ---- */
+
+/* Fin, a link, judged: kept (@same), or what a real session would make
+ * of it over @there (NULL: nothing there); its RESULT follows. */
+static void recv_land_dry_linked(struct recv_xfer *x, bool same, const struct stat *there)
+{
+        struct recv_file *f = x->fin;
+
+        if (same) {
+                snprintf(f->dry, sizeof(f->dry), "skipped");
+                f->pack_skipped = 1;
+                x->files_skipped++;
+        } else {
+                recv_dry_link_said(f, there);
+        }
+        recv_tree_entry_done(x);
+}
+
+/*
+ * What LOOK found at fin's name, where it is no link to compare: nothing
+ * (true, *@there NULL); a file, or another type, that a real session
+ * replaces (true, @there: its stat, the mtime where known); or false, fin
+ * failed: a directory (the publish's conflict) or the lander's refusal.
+ */
+static bool recv_land_dry_link_there(struct recv_xfer *x, const struct landmsg *reply, int fd, struct stat *st,
+                                     const struct stat **there)
+{
+        const struct landmsg_error *er = &reply->error;
+        char text[2 * WIRE_PATH_MAX + 128];
+
+        *there = NULL;
+        memset(st, 0, sizeof(*st));
+        if (reply->type == LANDMSG_OK ||
+            (reply->type == LANDMSG_ERROR && (er->err == ENOENT || er->err == ENOTDIR)))
+                return true;
+        if (reply->type == LANDMSG_FD && fd >= 0 && fstat(fd, st) == 0) {
+                *there = st;
+                return true;
+        }
+        if (reply->type == LANDMSG_ERROR && er->err == EEXIST && strcmp(er->text, LANDMSG_LOOK_DIR) == 0) {
+                snprintf(text, sizeof(text), "%s: exists as a directory, where a file is offered", er->where);
+                recv_fail(x, WIRE_E_EXISTS, text);
+                return false;
+        }
+        /* Another type (a FIFO, a symlink where a hard link is offered),
+         * or a file the user may not read: replaced. */
+        if (reply->type == LANDMSG_WALK_ENTRY || (reply->type == LANDMSG_ERROR && (er->err == EEXIST ||
+                                                                                  er->err == EACCES))) {
+                st->st_mode = S_IFLNK;
+                if (reply->type == LANDMSG_WALK_ENTRY) {
+                        st->st_mtim.tv_sec = (time_t)(reply->walk_entry.mtime_ns / 1000000000u);
+                        st->st_mtim.tv_nsec = (long)(reply->walk_entry.mtime_ns % 1000000000u);
+                }
+                *there = st;
+                return true;
+        }
+        recv_land_refused(x, "looking at what is there", reply);
+        return false;
+}
+
+static void recv_land_on_dry_symlink(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct landmsg_walk_entry *e = &reply->walk_entry;
+        const struct stat *there;
+        struct stat st;
+        bool same;
+
+        if (!recv_land_publishing(x)) {
+                safe_close(fd);
+                return;
+        }
+        same = reply->type == LANDMSG_WALK_ENTRY && e->kind == LANDMSG_WALK_SYMLINK &&
+               strcmp(e->target, x->fin->link_target) == 0;
+        if (recv_land_dry_link_there(x, reply, fd, &st, &there))
+                recv_land_dry_linked(x, same, there);
+        safe_close(fd);
+}
+
+/* A hard link's file (its target): the very file its name has there,
+ * and one this dry run keeps? */
+static void recv_land_on_dry_hard_target(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct stat *there = &x->fin->link_there;
+        struct stat st;
+
+        if (!recv_land_publishing(x)) {
+                safe_close(fd);
+                return;
+        }
+        recv_land_dry_linked(x,
+                             reply->type == LANDMSG_FD && fd >= 0 && fstat(fd, &st) == 0 &&
+                                     st.st_dev == there->st_dev && st.st_ino == there->st_ino &&
+                                     !recv_dry_replaced(x, there),
+                             there);
+        safe_close(fd);
+}
+
+static void recv_land_on_dry_hard(void *arg, const struct landmsg *reply, int fd)
+{
+        struct recv_xfer *x = arg;
+        const struct stat *there;
+        struct landmsg req;
+
+        if (!recv_land_publishing(x)) {
+                safe_close(fd);
+                return;
+        }
+        if (!recv_land_dry_link_there(x, reply, fd, &x->fin->link_there, &there)) {
+                safe_close(fd);
+                return;
+        }
+        safe_close(fd);
+        /* A file has the name: is it the one the link's file names there? */
+        if (!there || !S_ISREG(there->st_mode)) {
+                recv_land_dry_linked(x, false, there);
+                return;
+        }
+        req = (struct landmsg){ .type = LANDMSG_LOOK };
+        req.op.session = x->land_session;
+        recv_land_look_rel(x, x->fin->link_target, &req);
+        recv_land_ask(x, &req, -1, recv_land_on_dry_hard_target, "looking at what is there as its user");
+}
+
+void recv_land_dry_link(struct recv_xfer *x)
+{
+        struct recv_file *f = x->fin;
+        const bool hard = f->offer.flags & WIRE_OFFER_HARD;
+        struct landmsg req = { .type = LANDMSG_LOOK };
+
+        req.op.session = x->land_session;
+        req.op.flags = hard ? 0 : LANDMSG_LOOK_LINK;
+        recv_land_look_rel(x, f->rel, &req);
+        recv_land_ask(x, &req, -1, hard ? recv_land_on_dry_hard : recv_land_on_dry_symlink,
+                      "looking at what is there as its user");
 }
 
 /* The lander's walker of the tree there (landmsg.h, Deleting, dry). */

@@ -117,6 +117,17 @@ void recv_land_tree_publish(struct recv_xfer *x);
 /* Fin, kept (sync) in a tree that deletes: the file there linked into the
  * staged tree under its name, as the user; then recv_tree_entry_done(). */
 void recv_land_tree_keep(struct recv_xfer *x);
+/* A dry run's link (fin) in a tree there, its target read
+ * (fin->link_target: a symlink's, or a hard link's file's staged name):
+ * what the tree there has at its name looked at as the user, the verdict
+ * said (fin->dry; "skipped" where it is the same link); then
+ * recv_tree_entry_done(). recv_tree_link_keep's RECV_LINK_LOOK. */
+#define RECV_LINK_LOOK  2
+/* recv_tree_link_keep's, a dry run into the drop box: a hard link whose
+ * two names there are one file (fin->link_there; fin->dry says it would
+ * be replaced): kept unless recv_dry_replaced() says that file is not. */
+#define RECV_LINK_SAME  3
+void recv_land_dry_link(struct recv_xfer *x);
 /* After the last entry: links, directories' modes, PUBLISH, DEST's mode;
  * then recv_published(). */
 void recv_land_tree_end(struct recv_xfer *x);
@@ -266,6 +277,17 @@ void recv_dry_sent(struct recv_xfer *x);
 /* On a worker, where a real session adds fin, a link, to the tree's list:
  * its verdict instead (@same: the very same link is there). 1 kept, 0. */
 int recv_dry_link(struct recv_xfer *x, bool same);
+/* @f's verdict, a link that differs from what is there (@there, with its
+ * mtime), or with nothing there (NULL). */
+void recv_dry_link_said(struct recv_file *f, const struct stat *there);
+/* Whether the dry run said it would replace @st, a file there with more
+ * names than one (recv_dry_say): a hard link to it is replaced too. */
+bool recv_dry_replaced(const struct recv_xfer *x, const struct stat *st);
+/* On a worker, a dry run merging into the drop box's DEST: whether fin, a
+ * hard link to @target ("DEST/c/d", @len bytes), names there the very
+ * regular file @target does (its stat in fin->link_there, fin->dry
+ * saying it would be replaced). */
+bool recv_dry_hard_same(struct recv_xfer *x, const char *target, size_t len);
 /* The last entry is judged: what --delete would remove (GONE), then the last RESULT. */
 void recv_dry_end(struct recv_xfer *x);
 /* A landing's --delete, dry: @fd the lander's walker of the tree there

@@ -34,7 +34,9 @@
 #     keeps the rest; -n -i says what a sync would send there, as alice
 #     sees it, and changes nothing (bob's, into her directory: refused);
 #     with --delete, what would be removed too (a directory she may not
-#     list: said); with -X -A, which attributes differ (x, a);
+#     list: said); with -X -A, which attributes differ (x, a); links:
+#     an unchanged symlink and a hard link to a kept file unsaid, a
+#     symlink pointed elsewhere and a hard link to a changed file said;
 #     into a tmpfs
 #     (no user xattrs): fails at once naming the attribute; the drop box
 #     refuses -X.
@@ -413,6 +415,35 @@ send "$ALICE" -n -i -r -X -A --sync=size "$xt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/
 send "$ALICE" -n -i -r "$xt" "$BETA_ADDR:$SCR/$ALICE/dry-none"
 ((RC == 0)) && grep -qx 'cd+++++++++ attrs/' <<<"$OUT" && grep -qx '>f+++++++++ attrs/plain/q' <<<"$OUT" &&
         [[ ! -e $SCR/$ALICE/dry-none ]] || tb_fail "-n -i of a tree not there: exit $RC: $OUT"
+# Links in a dry run: a symlink whose target is the same, a hard link
+# to a file kept, are what a sync keeps (no line); a symlink pointed
+# elsewhere, a hard link to a file that changed, are what it would make
+# again (the lander reads the symlink there as alice, and says whether
+# the two names there are one file).
+lt=$WORK/links
+mkdir -p "$lt/d"
+make_file "$lt/a" 100 && make_file "$lt/c" 200
+ln -s a "$lt/sl" && ln -s ../c "$lt/d/sl2" && ln "$lt/a" "$lt/ha" && ln "$lt/c" "$lt/d/hc"
+chown -hR "$ALICE:" "$lt"
+send "$ALICE" -r "$lt" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) || tb_fail "-r of a tree with links: exit $RC: $OUT"
+send "$ALICE" -n -i -r --sync=size "$lt" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && ! grep -q '^[>ch*]' <<<"$OUT" || tb_fail "-n -i of a tree with links, unchanged: exit $RC: $OUT"
+ln -sfn c "$lt/sl" && chown -h "$ALICE:" "$lt/sl"
+echo more >>"$lt/c"
+snap=$(find "$SCR/$ALICE/links" -printf '%p %i %s %T@ %m %l\n' | sort)
+send "$ALICE" -n -i -r --sync=size --delete "$lt" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && grep -qE '^cLc\.[.t]\.{6} links/sl -> c$' <<<"$OUT" && grep -qE '^>f\.s[.t]\.{6} links/(c|d/hc)$' <<<"$OUT" &&
+        grep -qE '^hfc\.[.t]\.{6} links/(d/hc => links/c|c => links/d/hc)$' <<<"$OUT" &&
+        [[ $(grep -c . <<<"$OUT") == 3 ]] ||
+        tb_fail "-n -i of a tree with links, a symlink and a hard link's file changed: exit $RC: want links/sl,
+links/c and links/d/hc, no more; got
+$OUT"
+[[ $(find "$SCR/$ALICE/links" -printf '%p %i %s %T@ %m %l\n' | sort) == "$snap" ]] ||
+        tb_fail "the dry run with links changed alice's tree on beta"
+send "$ALICE" -r --sync=size --delete "$lt" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) || tb_fail "-r --sync=size --delete of the tree with links: exit $RC: $OUT"
+tree_oracle "$lt" "$SCR/$ALICE/links"
 make_file "$WORK/bobs.txt" 10
 chown "$BOB:" "$WORK/bobs.txt"
 send "$BOB" -n "$WORK/bobs.txt" "$BETA_ADDR:$SCR/$ALICE/attrs-in/"

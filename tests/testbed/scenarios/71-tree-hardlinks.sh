@@ -8,7 +8,9 @@
 #     names as rsync -aHS's copy (tree-oracle); the receiver's journal counts the data
 #     once (the bytes on the wire <= 1.05 x the distinct data);
 #  2. --sync=digest with nothing changed: everything kept, links intact;
-#  3. the small file changed (all three names: one file): --sync=digest
+#     its dry run (-n -i) says nothing;
+#  3. the small file changed (all three names: one file): its dry run
+#     says that file and its two other names; --sync=digest
 #     sends it once, and the three names are one file again, the new one;
 #  4. --no-hard-links: every name a file of its own.
 . "$TESTBED_LIB"
@@ -57,11 +59,21 @@ out=$(xferctl send -r "$tree" "$BETA_ADDR" --to links/t1 --sync=digest 2>&1) || 
 [[ $out == *skipped* ]] || tb_fail "nothing was skipped: $out"
 tree_oracle "$tree" "$BETA_IN/links/t1"
 tb_log "xferctl: $(tail -n 1 <<<"$out")"
+# A dry run says nothing of them: each name there is the file it links.
+rc=0
+out=$(xferctl send -n -i -r "$tree" "$BETA_ADDR" --to links/t1 --sync=digest 2>&1) || rc=$?
+((rc == 0)) && ! grep -q '^[>ch*]' <<<"$out" || tb_fail "-n -i --sync=digest of the unchanged tree: exit $rc: $out"
 
 tb_log "3. the small file changed under all its names: sent once, its names one file again"
 make_file "$tree/small.txt.new" 3000
 cat "$tree/small.txt.new" >"$tree/small.txt"    # in place: the same file, its three names
 rm "$tree/small.txt.new"
+# A dry run first: that file would be replaced, and its two other names
+# linked to the new one; the other hard links kept.
+rc=0
+out=$(xferctl send -n -i -r "$tree" "$BETA_ADDR" --to links/t1 --sync=digest 2>&1) || rc=$?
+((rc == 0)) && [[ $(grep -cE '^>fc\.[.t]\.{6} .*small' <<<"$out") == 1 && $(grep -cE '^hfc\.[.t]\.{6} .*small.* => .*small' <<<"$out") == 2 &&
+        $(grep -c . <<<"$out") == 3 ]] || tb_fail "-n -i --sync=digest, small.txt changed: exit $rc: $out"
 rc=0
 out=$(xferctl send -r "$tree" "$BETA_ADDR" --to links/t1 --sync=digest 2>&1) || rc=$?
 ((rc == 0)) || tb_fail "--sync=digest after a hard-linked file changed: exit $rc: $out"
