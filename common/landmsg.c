@@ -165,7 +165,11 @@ static bool op_ok(uint16_t type, const struct landmsg_op *op, size_t path_len, s
                 return (rest & ~(uint32_t)_LANDMSG_LINK_FLAGS) == 0 && named && (op->mode & ~07777u) == 0 &&
                        ((rest & LANDMSG_LINK_DIGEST) ? hex_ok(op->target, target_len) : target_len == 0);
         case LANDMSG_SYMLINK:
-                return rest == 0 && named && target_len > 0;
+                /* Keeping the one there (version 10): one way, in a staging directory. */
+                if ((rest & ~(uint32_t)_LANDMSG_LINK_KEEP) ||
+                    ((rest & _LANDMSG_LINK_KEEP) && (!stage || (rest & (rest - 1)) != 0)))
+                        return false;
+                return named && target_len > 0;
         case LANDMSG_HARDLINK:
                 return rest == 0 && named && target_len > 0 && rel_ok(op->target, target_len);
         case LANDMSG_OPEN_READ:

@@ -121,7 +121,9 @@
  * LINK into the staging directory (with LANDMSG_LINK_KEEP_*) first looks
  * at the file the tree there has at its path, as LOOK does, and where
  * that is the same, links it in its place (the same inode kept, the new
- * one dropped), a BATCH's FDS counting those kept. An
+ * one dropped), a BATCH's FDS counting those kept; so does a symlink's
+ * SYMLINK at the end (version 10), the symlink there kept where it
+ * points where the sent one does (FDS {0, kept 1}). An
  * old entry the user may not link (another's file, with
  * protected_hardlinks) is moved over after the exchange instead, as what
  * appeared meanwhile is (incoming.h, incoming_merge_publish).
@@ -362,6 +364,12 @@ enum {
          * any order, none where it has none): a file whose attributes
          * changed is the new one, as one whose bytes did. */
         LANDMSG_LINK_KEEP_XATTRS = 1 << 13,     /* past LANDMSG_OP_* */
+        /* SYMLINK's too (version 10), in the staging directory of a
+         * session that may LOOK: the symlink the tree there has at the same
+         * path, where it points where this one would (KEEP_SIZE or
+         * KEEP_BYTES; with KEEP_ANY, wherever it points), is linked in its
+         * place (linkat: the same inode, its own mtime), and the answer is
+         * FDS {0, kept 1}; else the symlink is made as ever (OK). */
         _LANDMSG_LINK_FLAGS = LANDMSG_LINK_REPLACE | LANDMSG_LINK_SYNC | LANDMSG_LINK_MODE | LANDMSG_LINK_DIGEST |
                               LANDMSG_LINK_MTIME | _LANDMSG_LINK_KEEP | LANDMSG_LINK_KEEP_XATTRS,
 };

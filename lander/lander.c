@@ -419,10 +419,51 @@ static void dir_attrs_as_user(int dfd, const struct landmsg_op *op, const char *
 
 /* SYMLINK: @op's target named @op->leaf in @dirfd, with @op's mtime (the
  * link's own) unless 0. */
-static void symlink_as_user(int dirfd, const struct landmsg_op *op, const char *path, struct landmsg *reply)
+static int kept_dir_held(struct lander *l, struct lander_session *ss, const char *tdir);
+
+/* SYMLINK's LANDMSG_LINK_KEEP_*: the symlink the tree there has at the
+ * same path (kept_dir's @op->path, @op->leaf), where it points to
+ * @op->target (KEEP_ANY: anywhere), linked as @op->leaf in @dfd
+ * instead. 1 kept; 0 not (nothing there, another type, another target,
+ * it cannot be linked: the new one is made); or -errno. */
+static int symlink_keep(struct lander *l, struct lander_session *ss, const struct landmsg_op *op, int dfd)
+{
+        int kdir = kept_dir_held(l, ss, op->path);
+        char have[LANDMSG_PATH_MAX + 1];
+        ssize_t n;
+
+        if (kdir < 0)
+                return 0;
+        n = readlinkat(kdir, op->leaf, have, sizeof(have));
+        if (n < 0 || (size_t)n >= sizeof(have))
+                return 0;       /* not there, no symlink (EINVAL), too long */
+        if (!(op->flags & LANDMSG_LINK_KEEP_ANY) && ((size_t)n != strlen(op->target) ||
+                                                     memcmp(have, op->target, (size_t)n) != 0))
+                return 0;
+        /* Without AT_SYMLINK_FOLLOW: the symlink itself. */
+        if (linkat(kdir, op->leaf, dfd, op->leaf, 0) < 0)
+                return errno == EEXIST ? -EEXIST : 0;
+        return 1;
+}
+
+static void symlink_as_user(struct lander *l, struct lander_session *ss, int dirfd, const struct landmsg_op *op,
+                            const char *path, struct landmsg *reply)
 {
         struct timespec ts[2];
+        int r;
 
+        if (op->flags & _LANDMSG_LINK_KEEP) {
+                r = symlink_keep(l, ss, op, dirfd);
+                if (r < 0) {
+                        lander_error_reply(reply, r, 0, path, "%s: %s", op->leaf, strerror(-r));
+                        return;
+                }
+                if (r > 0) {
+                        reply->type = LANDMSG_FDS;
+                        reply->fds = (struct landmsg_fds){ .count = 0, .kept = 1 };
+                        return;
+                }
+        }
         if (symlinkat(op->target, dirfd, op->leaf) < 0) {
                 lander_error_reply(reply, errno, 0, path, "%s: %s", op->leaf, strerror(errno));
                 return;
@@ -964,7 +1005,8 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
                 return;
         }
         /* Keeping the file there is keeping it up to date (xferctl send --sync). */
-        if ((req->type == LANDMSG_LINK || req->type == LANDMSG_CREATE) && (req->op.flags & _LANDMSG_LINK_KEEP) &&
+        if ((req->type == LANDMSG_LINK || req->type == LANDMSG_CREATE || req->type == LANDMSG_SYMLINK) &&
+            (req->op.flags & _LANDMSG_LINK_KEEP) &&
             !(ss->flags & LANDMSG_SESSION_SYNC)) {
                 lander_error_reply(reply, EPERM, 0, path, "keeping what is there was not asked for "
                             "(xferctl send --sync)");
@@ -1064,7 +1106,7 @@ static void lander_op(struct lander *l, struct lander_session *ss, const struct 
         case LANDMSG_SYMLINK:
                 dfd = op_dir(l, ss, req->op.flags, req->op.path, false, 0, path, &hold, reply);
                 if (dfd >= 0)
-                        symlink_as_user(dfd, &req->op, path, reply);
+                        symlink_as_user(l, ss, dfd, &req->op, path, reply);
                 break;
         case LANDMSG_LOOK:
                 dfd = req->op.path[0] ? look_dir(l, ss, req->op.path, path, &hold, reply)

@@ -1143,7 +1143,7 @@ static int stages(void)
  */
 static void test_tree_merge(struct lander *l)
 {
-        struct stat st, kept, extra;
+        struct stat st, kept, extra, lnk;
         int fd = -1, nstages;
         uint64_t s;
 
@@ -1221,10 +1221,37 @@ static void test_tree_merge(struct lander *l)
                "a hard link to same.txt, kept there and not staged: linked to the one there");
         is_int(stage_op(l, LANDMSG_HARDLINK, s, "sub", "gone-again", "gone.txt", 0, -1, NULL), -ENOENT,
                "one to a file neither has: ENOENT");
+        /* Symlinks (version 10): the one there that points where the
+         * sent one does is linked in its place (the same inode); another
+         * target is made anew. */
+        if (lstat(at("scratch/nobody/mt/sub/ln"), &lnk) < 0)
+                abort();
+        req.type = LANDMSG_SYMLINK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE;
+        strcpy(req.op.path, "sub");
+        strcpy(req.op.leaf, "ln");
+        strcpy(req.op.target, "../same.txt");
+        ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_FDS && reply.fds.count == 0 && reply.fds.kept == 1,
+           "SYMLINK sub/ln -> ../same.txt with KEEP_SIZE: the one there kept (FDS kept 1)");
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE;
+        strcpy(req.op.leaf, "via");
+        strcpy(req.op.target, "sub");
+        ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_OK, "SYMLINK via -> sub, there -> ../elsewhere: made");
         /* Its directories' modes and mtimes are set before PUBLISH: sub read-only. */
         is_int(stage_dir_readonly(l, s, "sub"), 0, "sub made read-only, its mtime set");
         is_int(publish(l, s, LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE), 0,
                "PUBLISH_MERGE: merged into the tree there (%s)", reply.error.text);
+        {
+                char t[64] = "";
+
+                ok(lstat(at("scratch/nobody/mt/sub/ln"), &st) == 0 && st.st_ino == lnk.st_ino &&
+                   readlink(at("scratch/nobody/mt/via"), t, sizeof(t) - 1) == 3 && strcmp(t, "sub") == 0,
+                   "sub/ln the very symlink it was; via -> sub, the sent one");
+        }
         is_int(stages(), nstages, "nothing staged is left (the old tree's rest removed)");
         ok(lstat(at("scratch/nobody/mt/same.txt"), &st) == 0 && st.st_ino == kept.st_ino && st.st_nlink == 2 &&
            (st.st_mode & 07777) == 0444, "same.txt kept: the same file, read-only as it was, its two names");
@@ -1317,6 +1344,37 @@ static void test_tree_merge(struct lander *l)
         is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE into mt as inner, nothing there yet: published (%s)",
                reply.error.text);
         ok(lstat(at("scratch/nobody/mt/inner"), &st) == 0 && S_ISDIR(st.st_mode), "mt/inner the tree");
+        lander_conn_closed(l, 1);
+        /* Into DEST again, the tree there with a symlink: kept (version 10). */
+        ln("t", "scratch/nobody/mt/inner/s", nobody_uid);
+        if (lstat(at("scratch/nobody/mt/inner/s"), &lnk) < 0)
+                abort();
+        push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
+        s = push_session(l, "scratch/nobody/mt");
+        push_flags = 0;
+        req.type = LANDMSG_MKDIR;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.mode = 0700;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
+        strcpy(req.op.leaf, "inner");
+        is_int(ask(l, 1, -1, NULL), 0, "a staging directory in mt, to be merged into mt/inner (%s)", reply.error.text);
+        req.type = LANDMSG_SYMLINK;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO | LANDMSG_LINK_KEEP_SIZE;
+        strcpy(req.op.leaf, "s");
+        strcpy(req.op.target, "t");
+        ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_FDS && reply.fds.kept == 1,
+           "SYMLINK s -> t into mt/inner with KEEP_SIZE: the one there kept (type %u: %s)", reply.type,
+           reply.type == LANDMSG_ERROR ? reply.error.text : "");
+        req.type = LANDMSG_PUBLISH;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = s;
+        req.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE;
+        strcpy(req.op.leaf, "inner");
+        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE into mt/inner (%s)", reply.error.text);
+        ok(lstat(at("scratch/nobody/mt/inner/s"), &st) == 0 && st.st_ino == lnk.st_ino, "inner/s the very symlink");
         lander_conn_closed(l, 1);
 
         /* A file where the tree would be merged: refused before any data. */

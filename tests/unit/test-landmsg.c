@@ -156,6 +156,15 @@ static void test_round_trips(void)
         ok(round_trip(m), "SYMLINK in the staging directory, any target");
         m->op.mtime_ns = 1;
         ok(round_trip(m), "SYMLINK with its mtime");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE;
+        ok(round_trip(m), "SYMLINK keeping the one there (version 10)");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_KEEP_SIZE | LANDMSG_LINK_KEEP_ANY;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SYMLINK keeping two ways: not encoded");
+        m->op.flags = LANDMSG_LINK_KEEP_ANY;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SYMLINK keeping, not in a staging directory: not encoded");
+        m->op.flags = LANDMSG_OP_STAGE | LANDMSG_LINK_MODE;
+        is_int(landmsg_encode(buf, sizeof(buf), m), -EINVAL, "SYMLINK with a LINK's other flag: not encoded");
+        m->op.flags = LANDMSG_OP_STAGE;
         m->op.mtime_ns = 0;
         m->type = LANDMSG_HARDLINK;
         memset(m->op.target, 0, sizeof(m->op.target));

@@ -41,7 +41,9 @@
  * (recv_land_look: LOOK, as the user); one found the same is kept
  * (recv_sync_skip), not staged. A packed file's data comes whatever is
  * there; its LINK (LANDMSG_LINK_KEEP_*) has the lander keep the file
- * there instead where it is the same. The PUBLISH then merges the staged
+ * there instead where it is the same; a symlink's SYMLINK at the end
+ * keeps the symlink there where it points where the sent one does (the
+ * same flags; --skip-existing: any symlink there). The PUBLISH then merges the staged
  * tree into the one there (LANDMSG_PUBLISH_MERGE): what the staged tree
  * lacks, the files kept by LOOK among it, is linked in by the lander, as
  * the user, before the two are exchanged; deleting, each file kept is
@@ -759,8 +761,16 @@ static void recv_land_on_end_answer(void *arg, const struct landmsg *reply, int 
 {
         struct recv_xfer *x = arg;
 
-        if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "finishing the tree"))
+        /* A symlink the tree there has, kept (LANDMSG_LINK_KEEP_*). Not
+         * counted as kept: the RESULT of its pack, or its own, said what
+         * came, before the end (the sender's count and the journal's agree). */
+        if (reply->type == LANDMSG_FDS && reply->fds.count == 0 && reply->fds.kept == 1) {
+                safe_close(fd);
+                if (!recv_land_tree_publishing(x))
+                        return;
+        } else if (!recv_land_tree_answered(x, reply, fd, LANDMSG_OK, false, "finishing the tree")) {
                 return;
+        }
         if (--x->land_end->waiting == 0)
                 recv_land_end_next(x);
 }
@@ -787,10 +797,13 @@ static void recv_land_end_ask(struct recv_xfer *x)
                         snprintf(req.setattr.path, sizeof(req.setattr.path), "%s", srel);
                 } else {
                         recv_land_stage_op(x, it->type, srel, &req);
-                        /* A hard link's file by its staged name; a symlink's target as sent. */
+                        /* A hard link's file by its staged name; a symlink's target as sent,
+                         * the one the tree there has kept where it points there too (a sync). */
                         snprintf(req.op.target, sizeof(req.op.target), "%s",
                                  it->type == LANDMSG_HARDLINK ? recv_land_srel(x, target) : target);
                         req.op.mtime_ns = it->type == LANDMSG_SYMLINK ? it->mtime_ns : 0;
+                        if (it->type == LANDMSG_SYMLINK)
+                                req.op.flags |= recv_land_keep_flag(x) & _LANDMSG_LINK_KEEP;
                 }
                 if (!recv_land_ask(x, &req, -1, recv_land_on_end_answer, "finishing the tree as its user"))
                         return;

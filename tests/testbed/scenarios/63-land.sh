@@ -441,8 +441,18 @@ links/c and links/d/hc, no more; got
 $OUT"
 [[ $(find "$SCR/$ALICE/links" -printf '%p %i %s %T@ %m %l\n' | sort) == "$snap" ]] ||
         tb_fail "the dry run with links changed alice's tree on beta"
+ino_sl2=$(stat -c %i "$SCR/$ALICE/links/d/sl2")
 send "$ALICE" -r --sync=size --delete "$lt" "$BETA_ADDR:$SCR/$ALICE/"
-((RC == 0)) || tb_fail "-r --sync=size --delete of the tree with links: exit $RC: $OUT"
+((RC == 0)) && [[ $(stat -c %i "$SCR/$ALICE/links/d/sl2") == "$ino_sl2" ]] ||
+        tb_fail "-r --sync=size --delete of the tree with links: exit $RC (d/sl2, unchanged, made anew?): $OUT"
+tree_oracle "$lt" "$SCR/$ALICE/links"
+# Synced again, unchanged: its symlinks are left as they are (the same
+# inodes), as rsync leaves them.
+ino_sl=$(stat -c %i "$SCR/$ALICE/links/sl") ino_sl2=$(stat -c %i "$SCR/$ALICE/links/d/sl2")
+send "$ALICE" -r --sync=size "$lt" "$BETA_ADDR:$SCR/$ALICE/"
+((RC == 0)) && [[ $(stat -c %i "$SCR/$ALICE/links/sl") == "$ino_sl" &&
+        $(stat -c %i "$SCR/$ALICE/links/d/sl2") == "$ino_sl2" ]] ||
+        tb_fail "-r --sync=size of the unchanged tree with links: exit $RC, the symlinks made anew: $OUT"
 tree_oracle "$lt" "$SCR/$ALICE/links"
 make_file "$WORK/bobs.txt" 10
 chown "$BOB:" "$WORK/bobs.txt"
