@@ -161,11 +161,12 @@ const char sendcmd_help[] =
         "                ends with exactly the tree's entries; whatever else it held\n"
         "                (files, directories, symlinks) is removed in the same step that\n"
         "                publishes the tree, never anything outside DEST. The receiver\n"
-        "                must allow it (tree_delete = yes); not in a chain\n"
+        "                must allow it (tree_delete = yes); not in a chain. With\n"
+        "                --exclude or --include, what they leave out of DEST there stays\n"
+        "                (as rsync keeps it; the drop box's only, yet)\n"
         "  --delete-excluded\n"
         "                with --delete and --exclude or --include: remove on the receiver\n"
-        "                what the rules leave out too (without it, --delete refuses the\n"
-        "                rules: rdmaxfer cannot yet keep excluded names there as rsync does)\n"
+        "                what the rules leave out too\n"
         "  --overwrite   with PEER:/PATH: replace a file of the name there, as you\n"
         "                may (without: such a send fails at once, \"exists\")\n"
         "  --as NAME     publish under NAME (default: the last component of FILE;\n"
@@ -432,6 +433,34 @@ static int sendcmd_attrs_refuse(const struct sendcmd *sc)
         return -1;
 }
 
+/* --delete with --exclude or --include: the rules into the SUBMIT, for
+ * the receiver to keep what they leave out (ctl.h, CTL_SUBMIT_RULES).
+ * Returns -1, or an exit code (said). */
+static int sendcmd_rules(struct sendcmd *sc)
+{
+        ssize_t n;
+
+        if (sc->submit.flags & CTL_SUBMIT_LAND) {
+                xferctl_say("send: --delete with --exclude or --include to PEER:/PATH would remove there what "
+                            "the rules leave out (rsync keeps it; a landing cannot yet): say --delete-excluded "
+                            "to remove it, or send to the drop box");
+                return XFERCTL_EXIT_USAGE;
+        }
+        n = filter_list_text(sc->filters, sc->submit.rules, sizeof(sc->submit.rules));
+        if (n == 0)
+                return -1;      /* "!" cleared them: none to keep by */
+        if (n < 0) {
+                xferctl_say("send: --delete keeps on the receiver what --exclude and --include leave out, "
+                            "and %s: say --delete-excluded to remove it instead",
+                            n == -EINVAL ? "a rule with a line break cannot go there"
+                                         : "these rules are more than the 4095 bytes that can go there");
+                return XFERCTL_EXIT_USAGE;
+        }
+        sc->submit.flags |= CTL_SUBMIT_RULES;
+        sc->submit.rules_len = (uint16_t)n;
+        return -1;
+}
+
 static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -640,13 +669,12 @@ static int sendcmd_parse(struct sendcmd *sc, int argc, char **argv)
                 xferctl_say("send: --delete-excluded goes with --delete");
                 return XFERCTL_EXIT_USAGE;
         }
-        /* The receiver never sees the rules: it would remove what they
-         * leave out, which rsync keeps unless told --delete-excluded. */
+        /* What the rules leave out the receiver keeps, as rsync's does
+         * unless told --delete-excluded: they go with the job. */
         if ((sc->submit.flags & CTL_SUBMIT_DELETE) && sc->filters && !sc->delete_excluded) {
-                xferctl_say("send: --delete with --exclude or --include would remove on the receiver "
-                            "what the rules leave out (rsync keeps it; rdmaxfer cannot yet): say "
-                            "--delete-excluded to remove it");
-                return XFERCTL_EXIT_USAGE;
+                r = sendcmd_rules(sc);
+                if (r >= 0)
+                        return r;
         }
         r = sendcmd_attrs_refuse(sc);
         if (r >= 0)

@@ -527,7 +527,8 @@ int sendcmd_tree_prepare(struct sendcmd *sc)
                 xferctl_say("--delete: %u %s not sent (above), and the receiver would remove its copy: "
                             "nothing in %s is deleted", sc->left_out + sc->unreadable,
                             sc->left_out + sc->unreadable == 1 ? "entry is" : "entries are", dest ? dest : "?");
-                sc->submit.flags &= (uint16_t)~CTL_SUBMIT_DELETE;
+                sc->submit.flags &= (uint16_t)~(CTL_SUBMIT_DELETE | CTL_SUBMIT_RULES);
+                sc->submit.rules_len = 0;
         }
         sc->submit.flags |= CTL_SUBMIT_TREE;
         sc->submit.files = k.entries;

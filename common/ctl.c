@@ -89,6 +89,9 @@ static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX +
 static_assert(CTL_HEADER_SIZE + CTL_FILE_FIXED + CTL_PATH_MAX + 2 + CTL_XATTRS_MAX <= CTL_BATCH_BYTES,
               "a file with attributes fits a batch");
 static_assert(CTL_XATTRS_MAX == XATTRS_BYTES_MAX && CTL_XATTRS_MAX <= UINT16_MAX, "u16 attributes");
+static_assert(CTL_HEADER_SIZE + CTL_SUBMIT_FIXED + CTL_HOST_MAX + CTL_NAME_MAX + CTL_ROUTE_MAX +
+              2 * (CTL_LAND_PATH_MAX + CTL_LAND_CRED_MAX) + CTL_HOST_MAX + 2 + CTL_XATTRS_MAX + 2 + CTL_RULES_MAX <=
+              CTL_MSG_MAX, "a submit with attributes and rules fits");
 
 static_assert(CTL_HEADER_SIZE + CTL_STATS_FIXED +
               CTL_STATS_REASONS_MAX * (CTL_REASON_FIXED + CTL_REASON_MAX) +
@@ -140,6 +143,15 @@ bool ctl_job_transition_ok(unsigned int from, unsigned int to)
 static bool ctl_submit_has_xattrs(const struct ctl_submit *s)
 {
         return s->flags & (CTL_SUBMIT_XATTRS | CTL_SUBMIT_ACLS);
+}
+
+/* A deleting tree's rules (version 19): text, a rule a line, no NUL. */
+static bool ctl_rules_ok(const struct ctl_submit *s)
+{
+        if (!(s->flags & CTL_SUBMIT_RULES))
+                return s->rules_len == 0;
+        return s->rules_len >= 1 && s->rules_len <= CTL_RULES_MAX && !memchr(s->rules, '\0', s->rules_len) &&
+               (s->flags & (CTL_SUBMIT_TREE | CTL_SUBMIT_DELETE)) == (CTL_SUBMIT_TREE | CTL_SUBMIT_DELETE);
 }
 
 /* Attributes as xattrs.h has them, where @present says they may be; none otherwise. */
@@ -433,11 +445,13 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 l9 = ctl_str_len(m->submit.back_cred, sizeof(m->submit.back_cred), CTL_LAND_CRED_MAX);
                 if (l1 < 0 || l2 < 0 || l3 < 0 || l4 < 0 || l5 < 0 || l7 < 0 || l8 < 0 || l9 < 0)
                         return -EINVAL;
-                if (!ctl_xattrs_ok(ctl_submit_has_xattrs(&m->submit), m->submit.xattrs, m->submit.xattrs_len))
+                if (!ctl_xattrs_ok(ctl_submit_has_xattrs(&m->submit), m->submit.xattrs, m->submit.xattrs_len) ||
+                    !ctl_rules_ok(&m->submit))
                         return -EINVAL;
                 plen = CTL_SUBMIT_FIXED + (size_t)l1 + (size_t)l2 + (size_t)l3 + (size_t)l4 + (size_t)l5 +
                        (size_t)l7 + (size_t)l8 + (size_t)l9 +
-                       (ctl_submit_has_xattrs(&m->submit) ? 2u + m->submit.xattrs_len : 0);
+                       (ctl_submit_has_xattrs(&m->submit) ? 2u + m->submit.xattrs_len : 0) +
+                       ((m->submit.flags & CTL_SUBMIT_RULES) ? 2u + m->submit.rules_len : 0);
                 break;
         case CTL_FILE:
                 l1 = ctl_str_len(m->file.name, sizeof(m->file.name), CTL_PATH_MAX);
@@ -546,6 +560,10 @@ int ctl_encode(void *buf, size_t cap, const struct ctl_msg *m)
                 if (ctl_submit_has_xattrs(&m->submit)) {
                         bytes_put_u16(&o, m->submit.xattrs_len);
                         bytes_put_mem(&o, m->submit.xattrs, m->submit.xattrs_len);
+                }
+                if (m->submit.flags & CTL_SUBMIT_RULES) {
+                        bytes_put_u16(&o, m->submit.rules_len);
+                        bytes_put_mem(&o, m->submit.rules, m->submit.rules_len);
                 }
                 break;
         case CTL_FILE:
@@ -818,30 +836,41 @@ int ctl_decode(const void *buf, size_t len, struct ctl_msg *m)
                 l8 = bytes_get_u16(&in);
                 l9 = bytes_get_u16(&in);
                 m->submit.back_port = bytes_get_u16(&in);
-                if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX || l4 > CTL_LAND_PATH_MAX ||
-                    l5 > CTL_LAND_CRED_MAX || l7 > CTL_HOST_MAX || l8 > CTL_LAND_PATH_MAX || l9 > CTL_LAND_CRED_MAX ||
-                    (ctl_submit_has_xattrs(&m->submit) ? plen < CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 +
-                                                                        l7 + l8 + l9 + 2u
-                                                       : plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 +
-                                                                        l7 + l8 + l9))
-                        return -EBADMSG;
-                if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
-                    !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2) ||
-                    !bytes_get_str(&in, m->submit.route, sizeof(m->submit.route), l3) ||
-                    !bytes_get_str(&in, m->submit.land_path, sizeof(m->submit.land_path), l4) ||
-                    !bytes_get_str(&in, m->submit.land_cred, sizeof(m->submit.land_cred), l5) ||
-                    !bytes_get_str(&in, m->submit.back_host, sizeof(m->submit.back_host), l7) ||
-                    !bytes_get_str(&in, m->submit.back_path, sizeof(m->submit.back_path), l8) ||
-                    !bytes_get_str(&in, m->submit.back_cred, sizeof(m->submit.back_cred), l9))
-                        return -EBADMSG;
-                if (ctl_submit_has_xattrs(&m->submit)) {
-                        m->submit.xattrs_len = bytes_get_u16(&in);
-                        if (m->submit.xattrs_len > CTL_XATTRS_MAX ||
-                            plen != CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l7 + l8 + l9 + 2u +
-                                            m->submit.xattrs_len)
+                {
+                        const uint32_t base = CTL_SUBMIT_FIXED + (uint32_t)l1 + l2 + l3 + l4 + l5 + l7 + l8 + l9;
+                        const bool xa = ctl_submit_has_xattrs(&m->submit), ru = m->submit.flags & CTL_SUBMIT_RULES;
+                        uint32_t want = base + (xa ? 2u : 0) + (ru ? 2u : 0);
+
+                        if (l1 > CTL_HOST_MAX || l2 > CTL_NAME_MAX || l3 > CTL_ROUTE_MAX || l4 > CTL_LAND_PATH_MAX ||
+                            l5 > CTL_LAND_CRED_MAX || l7 > CTL_HOST_MAX || l8 > CTL_LAND_PATH_MAX ||
+                            l9 > CTL_LAND_CRED_MAX || ((xa || ru) ? plen < want : plen != want))
                                 return -EBADMSG;
-                        bytes_get_mem(&in, m->submit.xattrs, m->submit.xattrs_len);
-                        if (!ctl_xattrs_ok(true, m->submit.xattrs, m->submit.xattrs_len))
+                        if (!bytes_get_str(&in, m->submit.host, sizeof(m->submit.host), l1) ||
+                            !bytes_get_str(&in, m->submit.name, sizeof(m->submit.name), l2) ||
+                            !bytes_get_str(&in, m->submit.route, sizeof(m->submit.route), l3) ||
+                            !bytes_get_str(&in, m->submit.land_path, sizeof(m->submit.land_path), l4) ||
+                            !bytes_get_str(&in, m->submit.land_cred, sizeof(m->submit.land_cred), l5) ||
+                            !bytes_get_str(&in, m->submit.back_host, sizeof(m->submit.back_host), l7) ||
+                            !bytes_get_str(&in, m->submit.back_path, sizeof(m->submit.back_path), l8) ||
+                            !bytes_get_str(&in, m->submit.back_cred, sizeof(m->submit.back_cred), l9))
+                                return -EBADMSG;
+                        if (xa) {
+                                m->submit.xattrs_len = bytes_get_u16(&in);
+                                want += m->submit.xattrs_len;
+                                if (m->submit.xattrs_len > CTL_XATTRS_MAX || plen < want)
+                                        return -EBADMSG;
+                                bytes_get_mem(&in, m->submit.xattrs, m->submit.xattrs_len);
+                                if (!ctl_xattrs_ok(true, m->submit.xattrs, m->submit.xattrs_len))
+                                        return -EBADMSG;
+                        }
+                        if (ru) {
+                                m->submit.rules_len = bytes_get_u16(&in);
+                                want += m->submit.rules_len;
+                                if (m->submit.rules_len > CTL_RULES_MAX || plen < want)
+                                        return -EBADMSG;
+                                bytes_get_mem(&in, m->submit.rules, m->submit.rules_len);
+                        }
+                        if (plen != want || !ctl_rules_ok(&m->submit))
                                 return -EBADMSG;
                 }
                 break;

@@ -69,7 +69,7 @@
 #include "peername.h"
 
 #define CTL_MAGIC               0x4c544358u     /* "XCTL" little-endian */
-#define CTL_VERSION             18      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
+#define CTL_VERSION             19      /* 2: bwlimit, retries, attempts, RETRYING; STATS;
                                          * 3: jobs of several files (FILE);
                                          * 4: sync (SUBMIT flags, JOB files_skipped);
                                          * 5: relay chains (SUBMIT route, JOB nodes, route,
@@ -98,7 +98,9 @@
                                          * 17: attributes (SUBMIT flags XATTRS, ACLS,
                                          *    xattrs; FILE flag XATTRS, xattrs);
                                          * 18: ITEM changes[5] ('a', 'x': a dry
-                                         *    run's attributes) */
+                                         *    run's attributes);
+                                         * 19: a deleting tree's rules (SUBMIT flag
+                                         *    RULES, rules) */
 #define CTL_HEADER_SIZE         12
 #define CTL_RAILS_MAX           4       /* as rdmaxferd.conf's listen addresses */
 #define CTL_RAIL_NAME_MAX       63      /* an RDMA device's name */
@@ -113,6 +115,7 @@
 #define CTL_LAND_TOKEN_SIZE     16      /* landmsg.h's LANDMSG_TOKEN_SIZE */
 /* An entry's attributes (xattrs.h's XATTRS_BYTES_MAX): a FILE's, a SUBMIT's. */
 #define CTL_XATTRS_MAX          4095
+#define CTL_RULES_MAX           4095    /* wire.h's WIRE_RULES_MAX */
 /* A tree's entry, "DEST/a/b" (wire.h's WIRE_PATH_MAX): a FILE's, an ITEM's. */
 #define CTL_PATH_MAX            4095
 #define CTL_TEXT_MAX            255
@@ -230,10 +233,17 @@ enum {
          * DEST's in the SUBMIT's xattrs, a FILE's with CTL_FILE_XATTRS. */
         CTL_SUBMIT_XATTRS = 1 << 13,
         CTL_SUBMIT_ACLS = 1 << 14,
+        /* With TREE and DELETE, not LAND (xferctl send --delete with
+         * --exclude or --include; version 19): rules_len bytes of the
+         * rules as text (filter.h, filter_list_text), whose excluded
+         * entries the peer keeps (wire.h, Deleting). */
+        CTL_SUBMIT_RULES = 1 << 15,
+        /* Every bit of the u16 is taken: another flag needs a wider field
+         * (a version of its own). */
         _CTL_SUBMIT_FLAGS = CTL_SUBMIT_RETRIES | CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_MASK | CTL_SUBMIT_DELETE |
                             CTL_SUBMIT_NO_SPARSE | CTL_SUBMIT_DRY_RUN | CTL_SUBMIT_LAND | CTL_SUBMIT_LAND_DIR |
                             CTL_SUBMIT_LAND_REPLACE | CTL_SUBMIT_PULL | CTL_SUBMIT_PULL_TREE | CTL_SUBMIT_XATTRS |
-                            CTL_SUBMIT_ACLS,
+                            CTL_SUBMIT_ACLS | CTL_SUBMIT_RULES,
 };
 
 /* ctl_file.flags */
@@ -279,6 +289,9 @@ struct ctl_submit {
          * attributes (xattrs.h), 0 .. CTL_XATTRS_MAX bytes. */
         uint16_t xattrs_len;
         uint8_t xattrs[CTL_XATTRS_MAX];
+        /* With CTL_SUBMIT_RULES: the rules' text, 1 .. CTL_RULES_MAX bytes, no NUL. */
+        uint16_t rules_len;
+        char rules[CTL_RULES_MAX];
 };
 
 /* One hop of a SUBMIT route, split (ctl_route_parse()). */

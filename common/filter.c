@@ -389,6 +389,58 @@ static int filter_line(struct filter_list *l, enum filter_kind kind, const char 
         return r;
 }
 
+ssize_t filter_list_text(const struct filter_list *l, char *buf, size_t cap)
+{
+        size_t off = 0;
+
+        for (size_t i = 0; i < l->n; i++) {
+                const struct filter_rule *r = &l->rules[i];
+                size_t n = strlen(r->pattern);
+
+                if (strpbrk(r->pattern, "\n\r"))
+                        return -EINVAL;
+                /* "- " or "+ ", "/", the pattern, "/", "\n" */
+                if (n + 5 > cap - MIN(off, cap) || off + n + 5 > SSIZE_MAX)
+                        return -E2BIG;
+                off += (size_t)snprintf(buf + off, cap - off, "%c %s%s%s\n", r->kind == FILTER_INCLUDE ? '+' : '-',
+                                        r->anchored ? "/" : "", r->pattern, r->dir_only ? "/" : "");
+        }
+        if (off < cap)
+                buf[off] = '\0';
+        return (ssize_t)off;
+}
+
+int filter_list_parse(struct filter_list *l, const char *text, size_t len, char *err, size_t errlen)
+{
+        char line[FILTER_PATTERN_MAX + 2];
+        size_t start = 0;
+        unsigned int n = 0;
+
+        while (start < len) {
+                const char *nl = memchr(text + start, '\n', len - start);
+                size_t end = nl ? (size_t)(nl - text) : len, ll = end - start;
+                char why[256];
+                int r;
+
+                n++;
+                if (ll >= sizeof(line) - 1 || memchr(text + start, '\0', ll)) {
+                        snprintf(err, errlen, "line %u: %s", n, ll >= sizeof(line) - 1 ? "too long" : "a NUL byte");
+                        return ll >= sizeof(line) - 1 ? -ENAMETOOLONG : -EINVAL;
+                }
+                memcpy(line, text + start, ll);
+                line[ll] = '\0';
+                start = end + 1;
+                if (ll == 0)
+                        continue;
+                r = filter_add(l, FILTER_EXCLUDE, line, why, sizeof(why));
+                if (r < 0) {
+                        snprintf(err, errlen, "line %u: %s", n, why);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 int filter_load(struct filter_list *l, enum filter_kind kind, FILE *f, char *err, size_t errlen)
 {
         /* A longer line is refused: its length is all that is kept of it. */

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define FILTER_RULES_MAX        10000
 /* A pattern's length, less than this. */
@@ -83,6 +84,23 @@ int filter_add(struct filter_list *l, enum filter_kind kind, const char *text, c
  * or -EIO (a read error) said in @err.
  */
 int filter_load(struct filter_list *l, enum filter_kind kind, FILE *f, char *err, size_t errlen);
+
+/*
+ * @l as text that filter_list_parse() reads back into the same rules: a line
+ * each, "+ " or "- " first, then the pattern ("/" in front where it is
+ * anchored, behind where it matches directories only), "\n" after it.
+ * Its length (without a NUL, which is written where there is room), or
+ * -E2BIG (more than @cap bytes) or -EINVAL (a pattern holding "\n" or
+ * "\r", which no line can carry).
+ */
+ssize_t filter_list_text(const struct filter_list *l, char *buf, size_t cap);
+/*
+ * The rules of @text (@len bytes, filter_list_text()'s form: no prefix means
+ * exclude, as filter_load() reads a line) added to @l, in order. 0, or
+ * filter_add()'s error, or -EINVAL for a NUL byte, said in @err with
+ * "line N: " in front.
+ */
+int filter_list_parse(struct filter_list *l, const char *text, size_t len, char *err, size_t errlen);
 
 /* Whether @relpath (no leading "/"; @is_dir: a directory) is included
  * or excluded: by the first rule that matches, else FILTER_INCLUDE. */

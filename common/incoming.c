@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "filter.h"
 #include "incoming.h"
 #include "macro.h"
 #include "name.h"
@@ -418,8 +419,44 @@ static bool incoming_dot(const char *name)
         return !strcmp(name, ".") || !strcmp(name, "..");
 }
 
-/* The link step's walk: @old's entries missing in @new linked into it. */
-static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
+/*
+ * Into directory @name of both walks (the link step's, the protect
+ * step's): made in @newfd where the staged tree lacks it (!@have_new:
+ * 0700, to be filled; its old mode and mtime the caller's to set), or
+ * given u+rwx where the staged one (@ns) lacks them (*@unlocked: its mode
+ * the caller's to put back); then both opened into *@o and *@n. 0; 1
+ * where the old one was replaced meanwhile (nothing open, the mode put
+ * back); or -errno.
+ */
+static int incoming_pair_enter(int oldfd, int newfd, const char *name, bool have_new, const struct stat *ns,
+                               bool *unlocked, int *o, int *n)
+{
+        *unlocked = false;
+        if (!have_new && mkdirat(newfd, name, 0700) < 0)
+                return -errno;
+        /* A sent directory whose mode is set already (a landing's:
+         * rdmaxfer-lander merges last) and lacks u+rwx: given them to be
+         * filled, its mode back after. */
+        *unlocked = have_new && (ns->st_mode & 0700) != 0700;
+        if (*unlocked && fchmodat(newfd, name, (ns->st_mode & 07777) | 0700, 0) < 0)
+                return -errno;
+        *o = incoming_open_dir_at(oldfd, name);
+        *n = *o >= 0 ? incoming_open_dir_at(newfd, name) : -EBADF;
+        if (*o >= 0 && *n >= 0)
+                return 0;
+        if (*unlocked)
+                (void)fchmodat(newfd, name, ns->st_mode & 07777, 0);
+        if (*o >= 0) {
+                *o = safe_close(*o);
+                return *n;
+        }
+        return *o == -ENOENT || *o == -ENOTDIR || *o == -ELOOP ? 1 : *o;
+}
+
+/* The link step's walk: @old's entries missing in @new linked into it;
+ * @strict (a --delete's protected entries, which no move step takes
+ * over): one that may not be linked fails it. */
+static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth, bool strict)
 {
         struct dirent *de;
         DIR *d;
@@ -455,38 +492,23 @@ static int incoming_merge_link_at(int oldfd, int newfd, unsigned int depth)
                          * system without hard links) is left where it is:
                          * the move step takes it over after the exchange. */
                         if (!have_new && linkat(oldfd, de->d_name, newfd, de->d_name, 0) < 0 &&
-                            errno != ENOENT && errno != EPERM)
+                            errno != ENOENT && (errno != EPERM || strict))
                                 r = -errno;
                         continue;
                 }
                 if (have_new && !S_ISDIR(ns.st_mode))
                         continue;       /* a sent entry took the name */
-                /* Made ours to fill; its old mode and mtime once filled. */
-                if (!have_new && mkdirat(newfd, de->d_name, 0700) < 0) {
-                        r = -errno;
-                        break;
+                /* Made ours to fill (its old mode and mtime once filled),
+                 * or a sent one unlocked; replaced meanwhile: the move
+                 * step sees it. */
+                r = incoming_pair_enter(oldfd, newfd, de->d_name, have_new, &ns, &unlocked, &o, &n);
+                if (r == 1) {
+                        r = 0;
+                        continue;
                 }
-                /* A sent directory whose mode is set already (a landing's:
-                 * rdmaxfer-lander merges last) and lacks u+rwx: given them
-                 * to be filled, its mode back after. */
-                unlocked = have_new && (ns.st_mode & 0700) != 0700;
-                if (unlocked && fchmodat(newfd, de->d_name, (ns.st_mode & 07777) | 0700, 0) < 0) {
-                        r = -errno;
+                if (r < 0)
                         break;
-                }
-                o = incoming_open_dir_at(oldfd, de->d_name);
-                n = o >= 0 ? incoming_open_dir_at(newfd, de->d_name) : -EBADF;
-                if (o < 0 || n < 0) {
-                        if (unlocked)
-                                (void)fchmodat(newfd, de->d_name, ns.st_mode & 07777, 0);
-                        safe_close(o);
-                        /* Replaced meanwhile: the move step sees it. */
-                        if (o == -ENOENT || o == -ENOTDIR || o == -ELOOP)
-                                continue;
-                        r = o < 0 ? o : n;
-                        break;
-                }
-                r = incoming_merge_link_at(o, n, depth + 1);
+                r = incoming_merge_link_at(o, n, depth + 1, strict);
                 /* A sent directory as it was: its mtime (what was linked
                  * in changed it), its mode. */
                 if (have_new && (futimens(n, (struct timespec[2]){ ns.st_atim, ns.st_mtim }) < 0 ||
@@ -590,10 +612,128 @@ int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *le
         r = incoming_merge_pair(dirfd, path, stagefd, leaf, &oldfd, &newfd);
         if (r <= 0)
                 return r;
-        r = incoming_merge_link_at(oldfd, newfd, 0);
+        r = incoming_merge_link_at(oldfd, newfd, 0, false);
         close(oldfd);
         close(newfd);
         return r;
+}
+
+/* A directory @name of @newfd, filled: its mode and times as @st's.
+ * 0 or -errno. */
+static int incoming_dir_as(int newfd, const char *name, const struct stat *st)
+{
+        if (fchmodat(newfd, name, st->st_mode & 07777, 0) < 0 ||
+            utimensat(newfd, name, (struct timespec[2]){ st->st_atim, st->st_mtim }, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * The protect step's walk (incoming_merge_protect): beneath @oldfd, at
+ * @rel (@len bytes of @cap), what @rules exclude and @newfd lacks linked
+ * into @newfd, a directory whole; a directory neither has nor excludes
+ * walked, made only where it holds such an entry. How many entries it
+ * linked or made (>= 0), or -errno.
+ */
+static int64_t incoming_protect_at(int oldfd, int newfd, char *rel, size_t len, size_t cap,
+                                   const struct filter_list *rules, unsigned int depth)
+{
+        struct dirent *de;
+        int64_t kept = 0, r = 0;
+        DIR *d;
+
+        if (depth >= INCOMING_MERGE_DEPTH)
+                return -ELOOP;
+        d = incoming_opendir(oldfd);
+        if (!d)
+                return -errno;
+        while (r >= 0 && (de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                struct stat os, ns;
+                bool have_new, dir, unlocked;
+                int o, nf;
+
+                if (incoming_dot(de->d_name))
+                        continue;
+                if (fstatat(oldfd, de->d_name, &os, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno != ENOENT)
+                                r = -errno;
+                        continue;
+                }
+                if (len + 1 + n >= cap) {
+                        r = -ENAMETOOLONG;
+                        break;
+                }
+                snprintf(rel + len, cap - len, "%s%s", len ? "/" : "", de->d_name);
+                have_new = fstatat(newfd, de->d_name, &ns, AT_SYMLINK_NOFOLLOW) == 0;
+                if (!have_new && errno != ENOENT) {
+                        r = -errno;
+                        break;
+                }
+                dir = S_ISDIR(os.st_mode);
+                /* The sent tree has the name: a directory in both is walked. */
+                if (have_new && !(dir && S_ISDIR(ns.st_mode)))
+                        continue;
+                if (!have_new && !dir && filter_match(rules, rel, false) != FILTER_EXCLUDE)
+                        continue;       /* not sent, not protected: deleted */
+                if (!have_new && !dir) {
+                        /* Without AT_SYMLINK_FOLLOW: a symlink as itself. */
+                        if (linkat(oldfd, de->d_name, newfd, de->d_name, 0) < 0) {
+                                if (errno != ENOENT)
+                                        r = -errno;
+                                continue;
+                        }
+                        kept++;
+                        continue;
+                }
+                r = incoming_pair_enter(oldfd, newfd, de->d_name, have_new, &ns, &unlocked, &o, &nf);
+                if (r == 1) {
+                        /* Replaced meanwhile: nothing of it to keep. */
+                        if (!have_new)
+                                (void)unlinkat(newfd, de->d_name, AT_REMOVEDIR);
+                        r = 0;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                /* Excluded, not sent: kept whole. Else walked for what is. */
+                if (!have_new && filter_match(rules, rel, true) == FILTER_EXCLUDE) {
+                        int e = incoming_merge_link_at(o, nf, depth + 1, true);
+
+                        r = e < 0 ? e : 1;
+                } else
+                        r = incoming_protect_at(o, nf, rel, len + 1 + n - (len ? 0 : 1), cap, rules, depth + 1);
+                if (r >= 0 && have_new)
+                        r = futimens(nf, (struct timespec[2]){ ns.st_atim, ns.st_mtim }) < 0 ||
+                            (unlocked && fchmod(nf, ns.st_mode & 07777) < 0) ? -errno : r;
+                close(o);
+                close(nf);
+                if (r > 0 && !have_new)
+                        r = incoming_dir_as(newfd, de->d_name, &os) < 0 ? -errno : r + 1;
+                else if (r == 0 && !have_new && unlinkat(newfd, de->d_name, AT_REMOVEDIR) < 0)
+                        r = -errno;
+                if (r > 0)
+                        kept += r;
+        }
+        rel[len] = '\0';
+        closedir(d);
+        return r < 0 ? r : kept;
+}
+
+int incoming_merge_protect(int dirfd, const char *path, int stagefd, const char *leaf,
+                           const struct filter_list *rules)
+{
+        char rel[INCOMING_GONE_PATH_MAX] = "";
+        int oldfd, newfd, r;
+        int64_t n;
+
+        r = incoming_merge_pair(dirfd, path, stagefd, leaf, &oldfd, &newfd);
+        if (r <= 0)
+                return r;
+        n = incoming_protect_at(oldfd, newfd, rel, 0, sizeof(rel), rules, 0);
+        close(oldfd);
+        close(newfd);
+        return n < 0 ? (int)n : 0;
 }
 
 /* The move step's walk: what @old has and @new lacks goes over. Best
@@ -695,12 +835,15 @@ static void incoming_count_gone(int oldfd, int newfd, unsigned int depth, uint64
         closedir(d);
 }
 
-/* Everything beneath directory @fd (at @path, @len bytes of @buf), then
- * @path itself, to @gone: what a directory holds before it (a dry run's). */
-static void incoming_gone_all(int fd, char *buf, size_t len, mode_t mode, unsigned int depth,
+/* Everything beneath directory @fd (at @path, @len bytes of @buf) that
+ * @ops->kept does not keep (a --delete's protected entries), then @path
+ * itself unless something beneath it was kept, to @gone: what a
+ * directory holds before it (a dry run's). Whether @path went. */
+static bool incoming_gone_all(int fd, char *buf, size_t len, mode_t mode, unsigned int depth,
                               const struct incoming_gone_ops *ops, void *arg)
 {
         struct dirent *de;
+        bool all = true;
         DIR *d;
 
         if (S_ISDIR(mode) && fd >= 0 && depth < INCOMING_TREE_DEPTH_MAX && (d = incoming_opendir(fd))) {
@@ -714,15 +857,22 @@ static void incoming_gone_all(int fd, char *buf, size_t len, mode_t mode, unsign
                                 continue;
                         buf[len] = '/';
                         memcpy(buf + len + 1, de->d_name, n + 1);
+                        if (ops->kept(arg, buf, st.st_mode) != INCOMING_GONE) {
+                                all = false;
+                                continue;
+                        }
                         if (S_ISDIR(st.st_mode))
                                 sub = incoming_open_dir_at(dirfd(d), de->d_name);
-                        incoming_gone_all(sub, buf, len + 1 + n, st.st_mode, depth + 1, ops, arg);
+                        if (!incoming_gone_all(sub, buf, len + 1 + n, st.st_mode, depth + 1, ops, arg))
+                                all = false;
                         safe_close(sub);
                 }
                 closedir(d);
         }
         buf[len] = '\0';
-        ops->gone(arg, buf, mode);
+        if (all)
+                ops->gone(arg, buf, mode);
+        return all;
 }
 
 static void incoming_gone_at(int fd, char *buf, size_t len, unsigned int depth, const struct incoming_gone_ops *ops,
@@ -743,11 +893,11 @@ static void incoming_gone_at(int fd, char *buf, size_t len, unsigned int depth, 
                         continue;
                 buf[len] = '/';
                 memcpy(buf + len + 1, de->d_name, n + 1);
-                kept = ops->kept(arg, buf);
+                kept = ops->kept(arg, buf, st.st_mode);
                 if (S_ISDIR(st.st_mode) && kept != INCOMING_KEPT)
                         sub = incoming_open_dir_at(dirfd(d), de->d_name);
                 if (kept == INCOMING_GONE)
-                        incoming_gone_all(sub, buf, len + 1 + n, st.st_mode, depth + 1, ops, arg);
+                        (void)incoming_gone_all(sub, buf, len + 1 + n, st.st_mode, depth + 1, ops, arg);
                 else if (kept == INCOMING_KEPT_DIR && sub >= 0)
                         incoming_gone_at(sub, buf, len + 1 + n, depth + 1, ops, arg);
                 safe_close(sub);

@@ -174,17 +174,19 @@ int incoming_stage_publish(int dirfd, int stagefd, const char *leaf, const char 
  * A dry run's --delete (wire.h, Dry runs): what incoming_merge_publish()
  * with @deleted would remove from DEST @path beneath @dirfd, without
  * removing it. Each entry beneath DEST is put to @ops->kept with its path
- * ("DEST/a/b"): INCOMING_GONE (the session did not offer it), it and all
- * it holds go to @ops->gone, what a directory holds before the directory,
- * with its mode; INCOMING_KEPT_DIR, a directory offered as one, is walked
- * into; INCOMING_KEPT, left alone. Never follows a symlink; a path of
+ * ("DEST/a/b") and mode: INCOMING_GONE (the session did not offer it),
+ * it and all it holds go to @ops->gone, what a directory holds before
+ * the directory, with its mode, but for what @ops->kept keeps beneath it
+ * (asked for each: a --delete's protected entries), and a directory that
+ * holds such an entry stays; INCOMING_KEPT_DIR, a directory offered as
+ * one, is walked into; INCOMING_KEPT, left alone. Never follows a symlink; a path of
  * INCOMING_GONE_PATH_MAX bytes or more is not walked to. 0, or -errno
  * when DEST cannot be opened.
  */
 enum { INCOMING_GONE = 0, INCOMING_KEPT, INCOMING_KEPT_DIR };
 #define INCOMING_GONE_PATH_MAX  4096
 struct incoming_gone_ops {
-        int (*kept)(void *arg, const char *path);
+        int (*kept)(void *arg, const char *path, mode_t mode);
         void (*gone)(void *arg, const char *path, mode_t mode);
 };
 int incoming_dry_gone(int dirfd, const char *path, const struct incoming_gone_ops *ops, void *arg);
@@ -202,6 +204,23 @@ int incoming_merge_link(int dirfd, const char *path, int stagefd, const char *le
 int incoming_merge_conflict(int dirfd, const char *path, int stagefd, const char *leaf, char *where,
                             size_t wherelen);
 int incoming_merge_publish(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted);
+/*
+ * Deleting with rules (xferctl send --delete with --exclude or
+ * --include, as rsync's receiver protects what they leave out): before
+ * incoming_merge_publish() with @deleted, every entry of the old DEST
+ * (@path beneath @dirfd) that the staged tree (@leaf in @stagefd) lacks
+ * and @rules exclude (filter_match() on its path beneath DEST) is
+ * hard-linked into it, an excluded directory with everything in it (as
+ * incoming_merge_link links, but one that may not be linked fails it:
+ * no move step takes it over); a directory the staged tree lacks and the
+ * rules do not exclude is walked for such entries, and made (its old
+ * mode and mtime) only where it holds one. So the publish keeps them,
+ * and does not count them deleted. Nothing followed, nothing of the old
+ * DEST changed. 0 (no old DEST: nothing to keep), or -errno.
+ */
+struct filter_list;
+int incoming_merge_protect(int dirfd, const char *path, int stagefd, const char *leaf,
+                           const struct filter_list *rules);
 /* ... the old tree's rest removed as incoming_remove_tree_of(@owner) does
  * (rdmaxfer-lander: the user's, as the user). */
 int incoming_merge_publish_of(int dirfd, int stagefd, const char *leaf, const char *path, uint64_t *deleted,

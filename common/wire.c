@@ -111,6 +111,11 @@ static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_
 static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN + WIRE_OFFER_FIXED -
               WIRE_MAC_SIZE + WIRE_NAME_MAX + WIRE_LAND_HASH_SIZE <= WIRE_MAC_INPUT_MAX, "landing mac input bound");
 
+static_assert(WIRE_LABEL_LEN(WIRE_LABEL_OFFER) + WIRE_NONCE_SIZE + WIRE_BINDING_LEN + WIRE_OFFER_FIXED -
+              WIRE_MAC_SIZE + WIRE_PATH_MAX + 2 + WIRE_XATTRS_HASH_SIZE + 2 + WIRE_RULES_HASH_SIZE <=
+              WIRE_MAC_INPUT_MAX, "rules mac input bound");
+static_assert(WIRE_RULES_MAX <= UINT16_MAX, "u16 rules lengths");
+
 /* What a status means: its name, its text, and the flags below. */
 enum {
         WIRE_STATUS_TRANSIENT = 1 << 0,
@@ -405,10 +410,15 @@ static bool wire_offer_land_ok(const struct wire_offer *o)
 }
 
 /* An XATTR part (version 27): within an entry's attributes, in range. */
+static bool wire_parts_ok(const struct wire_land *p, uint16_t max)
+{
+        return p->total >= 1 && p->total <= max && p->len >= 1 && p->len <= WIRE_LAND_PART_MAX &&
+               p->offset < p->total && p->len <= p->total - p->offset;
+}
+
 static bool wire_xattr_part_ok(const struct wire_land *p)
 {
-        return p->total >= 1 && p->total <= WIRE_XATTRS_MAX && p->len >= 1 && p->len <= WIRE_LAND_PART_MAX &&
-               p->offset < p->total && p->len <= p->total - p->offset;
+        return wire_parts_ok(p, WIRE_XATTRS_MAX);
 }
 
 /* The offer's name: up to WIRE_NAME_MAX bytes in it, or WIRE_OFFER_LONG_NAME's longer path. */
@@ -614,6 +624,10 @@ static int wire_payload_len(const struct wire_msg *m)
                 if (!wire_xattr_part_ok(&m->xattr))
                         return -EINVAL;
                 return WIRE_LAND_PART_FIXED + m->xattr.len;
+        case WIRE_RULES:
+                if (!wire_parts_ok(&m->rules, WIRE_RULES_MAX))
+                        return -EINVAL;
+                return WIRE_LAND_PART_FIXED + m->rules.len;
         default:
                 return -EINVAL;
         }
@@ -744,6 +758,7 @@ int wire_encode(void *buf, size_t cap, const struct wire_msg *m)
                 break;
         case WIRE_LAND:
         case WIRE_XATTR:
+        case WIRE_RULES:
                 bytes_put_u16(&o, m->land.total);
                 bytes_put_u16(&o, m->land.offset);
                 bytes_put_u16(&o, m->land.len);
@@ -994,6 +1009,16 @@ int wire_decode(const void *buf, size_t len, struct wire_msg *m)
                         return -EBADMSG;
                 bytes_get_mem(&in, m->xattr.bytes, m->xattr.len);
                 break;
+        case WIRE_RULES:
+                if (plen < WIRE_LAND_PART_FIXED)
+                        return -EBADMSG;
+                m->rules.total = bytes_get_u16(&in);
+                m->rules.offset = bytes_get_u16(&in);
+                m->rules.len = bytes_get_u16(&in);
+                if (!wire_parts_ok(&m->rules, WIRE_RULES_MAX) || plen != WIRE_LAND_PART_FIXED + (uint32_t)m->rules.len)
+                        return -EBADMSG;
+                bytes_get_mem(&in, m->rules.bytes, m->rules.len);
+                break;
         default:
                 return -EBADMSG;
         }
@@ -1087,13 +1112,18 @@ static void wire_put_offer_fields(struct bytes_out *out, const struct wire_offer
                 bytes_put_u16(out, o->xattrs_len);
                 bytes_put_mem(out, o->xattrs_hash, WIRE_XATTRS_HASH_SIZE);
         }
+        /* The RULES parts' (version 30). */
+        if (o->rules_len) {
+                bytes_put_u16(out, o->rules_len);
+                bytes_put_mem(out, o->rules_hash, WIRE_RULES_HASH_SIZE);
+        }
 }
 
 /* What an offer's MAC input holds beyond its fields on the wire. */
 static size_t wire_offer_mac_extra(const struct wire_offer *o)
 {
         return ((o->flags & WIRE_OFFER_LAND) ? WIRE_LAND_HASH_SIZE : 0) +
-               (o->xattrs_len ? 2 + WIRE_XATTRS_HASH_SIZE : 0);
+               (o->xattrs_len ? 2 + WIRE_XATTRS_HASH_SIZE : 0) + (o->rules_len ? 2 + WIRE_RULES_HASH_SIZE : 0);
 }
 
 int wire_offer_mac_input(void *buf, size_t cap, const uint8_t rnonce[WIRE_NONCE_SIZE],

@@ -207,6 +207,19 @@
  * DEST's offer with WIRE_E_PERMISSION. The session's last RESULT "ok" (the
  * tree's publishing) ends with "deleted N" when it removed N entries (a
  * directory and each entry in it count; after "skipped..." and "; ").
+ * Rules (version 30): on lane 0, right before a deleting tree's first
+ * offer (DEST's, with WIRE_OFFER_DELETE; never with WIRE_OFFER_LAND), the
+ * sender may post the rules it left entries out by, in RULES parts (a
+ * LAND's layout; total 1 .. WIRE_RULES_MAX bytes, each part from where
+ * the one before ended, each a credit): text, a rule a line
+ * (common/filter.h, filter_list_text: "- PATTERN" or "+ PATTERN"). The
+ * offer's MAC covers their SHA-256 and length. Whatever of the old DEST
+ * the rules exclude (matched on its path beneath DEST) is kept, as
+ * rsync's receiver protects what its excludes leave out: an excluded
+ * directory whole, a directory that holds something kept with it; the
+ * rest beyond the tree is removed as ever, and only that counts in
+ * "deleted N" (and, in a dry run, GONEs). Parts after the offer, or
+ * without DELETE, or rules that do not parse, are protocol errors.
  *
  * Index packs (version 24): in a tree session with WIRE_OFFER_SYNC or
  * WIRE_OFFER_SKIP_EXISTING (not a dry run, a landing, a relay's or a
@@ -586,6 +599,8 @@
 
 #define WIRE_MAGIC              0x58524452u     /* "RDRX" little-endian */
 /* The protocol's version, and what each added:
+ *   30: a deleting tree's rules (RULES: Deleting, above): what they
+ *     leave out the receiver keeps;
  *   29: a landing's dry run with DELETE (what deleting would remove, the
  *     receiver's lander listing the tree there as the user), and with
  *     attributes (a verdict's letters for ACLs and user.* attributes);
@@ -624,7 +639,7 @@
  *   5: packs;
  *   4: sessions, block digest, resuming.
  */
-#define WIRE_VERSION            29
+#define WIRE_VERSION            30
 /* Files of a session offered and not yet answered with a RESULT, at most (version 8). */
 #define WIRE_IN_FLIGHT_MAX      2
 #define WIRE_HEADER_SIZE        16
@@ -661,6 +676,9 @@
 /* An entry's attributes (xattrs.h's XATTRS_BYTES_MAX), in XATTR parts. */
 #define WIRE_XATTRS_MAX         4095
 #define WIRE_XATTRS_HASH_SIZE   32
+/* A deleting tree's rules (version 30), in RULES parts: their text. */
+#define WIRE_RULES_MAX          4095
+#define WIRE_RULES_HASH_SIZE    32
 /* Hops a route names at most (a chain of 512 nodes), and what one ROUTE
  * or PROGRESS message carries of them. */
 #define WIRE_ROUTE_MAX          511
@@ -692,6 +710,7 @@ enum wire_type {
         WIRE_LAND = 12,         /* version 19: a part of the session's landing (Landing as the user) */
         WIRE_NEED = 13,         /* version 24: an index pack's files the receiver lacks (Index packs) */
         WIRE_XATTR = 14,        /* version 27: a part of the next offer's attributes (Attributes) */
+        WIRE_RULES = 15,        /* version 30: a part of a deleting tree's rules (Deleting) */
         _WIRE_TYPE_MAX,
 };
 
@@ -845,6 +864,11 @@ struct wire_offer {
         uint16_t xattrs_len;
         uint8_t xattrs_hash[WIRE_XATTRS_HASH_SIZE];
         uint8_t xattrs[WIRE_XATTRS_MAX];        /* the receiver's: the parts' bytes */
+        /* Not on the wire (version 30, Deleting): the bytes of the RULES
+         * parts that came before a tree's first offer (0: none), and their
+         * SHA-256, which the offer's MAC covers. */
+        uint16_t rules_len;
+        uint8_t rules_hash[WIRE_RULES_HASH_SIZE];
         /* With WIRE_OFFER_LAND, not on the wire: the SHA-256 of the LAND
          * parts' whole (wire_land_hash), which the offer's MAC covers; the
          * receiver sets it from the parts it assembled before it checks. */
@@ -1140,6 +1164,7 @@ struct wire_msg {
                 struct wire_name name;
                 struct wire_land land;
                 struct wire_land xattr; /* WIRE_XATTR: an entry's attributes' part, as a landing's */
+                struct wire_land rules; /* WIRE_RULES: a part of a tree's rules, as a landing's */
         };
 };
 

@@ -245,6 +245,10 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                 snprintf(why, whylen, "one way of sync at most: submit flags 0x%x", (unsigned int)s->flags);
                 return -EINVAL;
         }
+        if ((s->flags & CTL_SUBMIT_RULES) && (s->flags & CTL_SUBMIT_LAND)) {
+                snprintf(why, whylen, "rules kept on the peer (--delete with --exclude) are the drop box's only");
+                return -EINVAL;
+        }
         if ((s->flags & CTL_SUBMIT_DELETE) && !(s->flags & CTL_SUBMIT_PULL) &&
             (!(s->flags & CTL_SUBMIT_TREE) || !(s->flags & CTL_SUBMIT_SYNC_MASK))) {
                 snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
@@ -296,9 +300,17 @@ int control_spec_new(const struct ctl_submit *s, uid_t uid, struct control_spec 
                         return n;
                 c->spec.land = &c->land;
         }
+        /* --delete with rules: the peer keeps what they leave out. */
+        if (s->flags & CTL_SUBMIT_RULES) {
+                memcpy(c->rules, s->rules, s->rules_len);
+                c->rules[s->rules_len] = '\0';
+                c->spec.rules = c->rules;
+        }
         *out = TAKE_PTR(c);
         return 0;
 }
+
+static_assert(CTL_RULES_MAX == WIRE_RULES_MAX, "a SUBMIT's rules are what the wire carries");
 
 void control_item_msg(struct ctl_msg *m, const struct job *job, uint32_t seq)
 {

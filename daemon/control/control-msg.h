@@ -26,6 +26,7 @@ void control_job_msg(struct ctl_msg *m, const struct job *job);
 struct control_spec {
         struct job_spec spec;
         struct wire_landing land;       /* spec.land, when the files land as their user */
+        char rules[CTL_RULES_MAX + 1];  /* spec.rules, a deleting tree's (NUL-terminated) */
         struct job_hop hops[];          /* spec.route: spec.route_hops of them */
 };
 

@@ -412,6 +412,8 @@ int jobs_start(struct jobs *jobs, struct job *job)
                 .sync = job_engine_sync(job->sync),
                 .no_sparse = job->no_sparse,
                 .delete = job->delete,
+                .rules = e->rules,
+                .rules_len = e->rules ? strlen(e->rules) : 0,
                 .dry_run = job->dry_run,
                 .route = e->route_hops ? e->route : NULL,
                 .route_hops = e->route_hops,

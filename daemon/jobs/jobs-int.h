@@ -104,6 +104,8 @@ struct job_entry {
         unsigned int route_hops;
         /* Landing as the submitter (job_spec.land), copied: NULL, none. */
         struct wire_landing *land;
+        /* A deleting tree's rules (job_spec.rules), copied: NULL, none. */
+        char *rules;
 };
 
 struct jobs {

@@ -148,6 +148,11 @@ static int job_shape_check(const struct jobs *jobs, const struct job_spec *s, ch
                 snprintf(why, whylen, "deleting is for a tree sent with --sync or --skip-existing");
                 return -EINVAL;
         }
+        if (s->rules && (!s->delete || !s->tree || s->land || !s->rules[0] || strlen(s->rules) > WIRE_RULES_MAX)) {
+                snprintf(why, whylen, "rules (--exclude, --include) are kept on the peer only by a tree that "
+                         "deletes into its drop box, and at most %d bytes of them", WIRE_RULES_MAX);
+                return -EINVAL;
+        }
         if (s->own_retries && s->retries > JOB_RETRIES_MAX) {
                 snprintf(why, whylen, "retries: %u is more than %u", s->retries, JOB_RETRIES_MAX);
                 return -EINVAL;
@@ -236,6 +241,10 @@ int jobs_spec_apply(const struct jobs *jobs, const struct job_spec *s, struct jo
         }
         e->dst = dst;
         e->dst_len = dst_len;
+        if (s->rules && !(e->rules = strdup(s->rules))) {
+                snprintf(why, whylen, "out of memory");
+                return -ENOMEM;
+        }
         if (s->land) {
                 e->land = malloc(sizeof(*e->land));
                 if (!e->land) {

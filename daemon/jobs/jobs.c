@@ -109,6 +109,7 @@ void job_entry_free(struct job_entry *e)
         safe_close(e->job.fd);
         job_chain_free(e);
         free(e->land);
+        free(e->rules);
         free(e);
 }
 
@@ -433,6 +434,7 @@ int jobs_submit(struct jobs *jobs, const struct job_spec *s, int fd_in, uint64_t
         if (r != 0) {
                 job_chain_free(e);
                 free(e->land);
+                free(e->rules);
                 free(e);
                 return r;
         }

@@ -113,6 +113,10 @@ struct job_spec {
         uint64_t mtime_ns;              /* ... and mtime (0: none) */
         enum job_sync sync;
         bool delete;                    /* with a tree's sync: DEST ends with only its entries */
+        /* With delete: the rules the tree left entries out by, as text
+         * (filter.h, filter_list_text), whose excluded entries the peer
+         * keeps (wire.h, Deleting); NULL: none. Never with land. */
+        const char *rules;
         bool dry_run;                   /* judge every entry, move nothing; never a chain */
         uint64_t bwlimit;               /* bytes/s, 0: none */
         bool no_sparse;                 /* a sparse file's holes sent as any bytes */

@@ -120,10 +120,19 @@ static void test_submit(void)
         is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -EINVAL, "--skip-existing and --sync at once are refused");
         s->flags = CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_SYNC_DIGEST;
         is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -EINVAL, "two ways of --sync are refused");
-        s->flags = 0x8000;
-        is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -EINVAL, "an unknown flag is refused");
-        is_str(why, "unknown submit flags 0x8000", "saying which");
+        /* Every bit of the flags has a meaning since version 19. */
+        s->flags = CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_DELETE | CTL_SUBMIT_RULES;
+        memcpy(s->rules, "- *.o\n+ /keep/\n", 15);
+        s->rules_len = 15;
+        ok(control_spec_new(s, 0, &c, why, sizeof(why)) == 0 && c->spec.rules &&
+           strcmp(c->spec.rules, "- *.o\n+ /keep/\n") == 0, "--delete with rules: the job has them, whole");
+        free(c);
+        c = NULL;
+        s->flags |= CTL_SUBMIT_LAND;
+        is_int(control_spec_new(s, 0, &c, why, sizeof(why)), -EINVAL, "rules with a landing are refused");
+        ok(strstr(why, "drop box") != NULL, "saying why: %s", why);
         ok(!c, "nothing is made of a refused SUBMIT");
+        s->rules_len = 0;
         free(s);
 
         s = submit_new(0, "192.0.2.2:7471,[fd00::3],192.0.2.4");

@@ -1716,6 +1716,32 @@ static void test_attrs(void)
         m.submit.flags = CTL_SUBMIT_LAND;
         m.submit.xattrs_len = (uint16_t)xl;
         is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "attributes without -X or -A: -EINVAL");
+
+        /* A deleting tree's rules (version 19), after the attributes' place. */
+        msg_reset(&m, CTL_SUBMIT);
+        m.submit.flags = CTL_SUBMIT_TREE | CTL_SUBMIT_SYNC_SIZE | CTL_SUBMIT_DELETE | CTL_SUBMIT_RULES;
+        m.submit.files = 3;
+        snprintf(m.submit.host, sizeof(m.submit.host), "10.0.0.2");
+        snprintf(m.submit.name, sizeof(m.submit.name), "t");
+        memcpy(m.submit.rules, "- *.o\n", 6);
+        m.submit.rules_len = 6;
+        len = ctl_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &back) == 0 && same_msg(&back, &m) && back.submit.rules_len == 6 &&
+           memcmp(back.submit.rules, "- *.o\n", 6) == 0, "a SUBMIT with rules round-trips");
+        is_int(ctl_decode(buf, (size_t)len - 1, &back), -EBADMSG, "cut short: -EBADMSG");
+        m.submit.rules[2] = '\0';
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "rules with a NUL: -EINVAL");
+        m.submit.rules[2] = '*';
+        m.submit.flags &= (uint16_t)~CTL_SUBMIT_DELETE;
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "rules without --delete: -EINVAL");
+        m.submit.flags |= CTL_SUBMIT_DELETE | CTL_SUBMIT_XATTRS;
+        memcpy(m.submit.xattrs, x, xl);
+        m.submit.xattrs_len = (uint16_t)xl;
+        len = ctl_encode(buf, sizeof(buf), &m);
+        ok(len > 0 && ctl_decode(buf, (size_t)len, &back) == 0 && same_msg(&back, &m) &&
+           back.submit.xattrs_len == xl && back.submit.rules_len == 6, "with attributes too: both round-trip");
+        m.submit.flags &= (uint16_t)~CTL_SUBMIT_RULES;
+        is_int(ctl_encode(buf, sizeof(buf), &m), -EINVAL, "rules without their flag: -EINVAL");
 }
 
 int main(void)

@@ -159,4 +159,23 @@ send -r "$tmp/tree" --sync=size --delete --exclude pipe --delete-excluded
 [[ $rc == 3 ]] && ! grep -q -- '--delete:' "$tmp/err"
 ok $? "--delete with the FIFO left out by a rule: deleting stays on (exit $rc: $(said))"
 
+# --delete with rules (no --delete-excluded): they go with the job, for
+# the receiver to keep what they leave out (on to the daemon); not to a
+# PEER:/PATH yet, nor more of them than the 4095 bytes a job carries.
+send -r "$tmp/tree" --sync=size --delete --exclude pipe --exclude '*.o'
+[[ $rc == 3 ]] && ! grep -q -- '--delete' "$tmp/err"
+ok $? "--delete --exclude: allowed, the rules go along (exit $rc: $(said))"
+"$xferctl" --socket "$sock" send -r "$tmp/tree" --sync=size --delete --exclude pipe 10.0.0.1:/scratch/x \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+rc=$?
+[[ $rc == 2 ]] && grep -q -- '--delete-excluded' "$tmp/err" && grep -q 'PEER:/PATH' "$tmp/err"
+ok $? "--delete --exclude to PEER:/PATH: a usage error naming --delete-excluded (exit $rc: $(said))"
+for i in $(seq 1 300); do echo "- some/longer/pattern-$i"; done >"$tmp/many"
+send -r "$tmp/tree" --sync=size --delete --exclude pipe --exclude-from "$tmp/many"
+[[ $rc == 2 ]] && grep -q '4095 bytes' "$tmp/err" && grep -q -- '--delete-excluded' "$tmp/err"
+ok $? "--delete with rules of more than 4095 bytes: a usage error that says so (exit $rc: $(said))"
+send -r "$tmp/tree" --sync=size --delete --exclude pipe --exclude-from "$tmp/many" --delete-excluded
+[[ $rc == 3 ]]
+ok $? "... and with --delete-excluded they stay here: on to the daemon (exit $rc: $(said))"
+
 tap_done

@@ -494,5 +494,40 @@ int main(void)
                 filter_list_deinit(&l);
         }
 
+        /* ---- as text and back (a --delete's rules for the receiver) ---- */
+        {
+                static const char *const given[] = { "*.o", "+ keep.o", "/build/", "- cache/***", "a//b//",
+                                                     "- !", "#x", "+ **/src/*.c" };
+                static const char *const paths[] = { "x.o", "keep.o", "build", "d/build", "cache", "cache/z",
+                                                     "a/b", "!", "#x", "p/src/m.c", "src/m.c", "q" };
+                struct filter_list a = FILTER_LIST_NULL, b = FILTER_LIST_NULL;
+                char text[512], why[256];
+                ssize_t n;
+                int same = 0;
+
+                for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+                        if (filter_add(&a, FILTER_EXCLUDE, given[i], why, sizeof(why)) < 0)
+                                abort();
+                n = filter_list_text(&a, text, sizeof(text));
+                ok(n > 0 && (size_t)n == strlen(text) && text[n - 1] == '\n', "rules as text:\n%s", text);
+                is_int(filter_list_parse(&b, text, (size_t)n, why, sizeof(why)), 0, "read back (%s)", why);
+                is_int((int)b.n, (int)a.n, "as many rules");
+                for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+                        for (int dir = 0; dir < 2; dir++)
+                                same += filter_match(&a, paths[i], dir) == filter_match(&b, paths[i], dir);
+                is_int(same, (int)(2 * sizeof(paths) / sizeof(paths[0])), "every path matched alike");
+                is_int((int)filter_list_text(&a, text, 20), -E2BIG, "text too long for its buffer: E2BIG");
+                filter_list_deinit(&b);
+                ok(filter_add(&b, FILTER_EXCLUDE, "a\nb", why, sizeof(why)) == 0 &&
+                   filter_list_text(&b, text, sizeof(text)) == -EINVAL, "a pattern with a newline: no text (EINVAL)");
+                filter_list_deinit(&b);
+                is_int(filter_list_parse(&b, "- a\n\n+ b", 8, why, sizeof(why)), 0, "an empty line, no last newline: fine");
+                is_int((int)b.n, 2, "two rules");
+                filter_list_deinit(&b);
+                is_int(filter_list_parse(&b, "- a\0b\n", 6, why, sizeof(why)), -EINVAL, "a NUL: EINVAL (%s)", why);
+                filter_list_deinit(&a);
+                filter_list_deinit(&b);
+        }
+
         return done_testing();
 }

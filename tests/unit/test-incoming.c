@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "filter.h"
 #include "incoming.h"
 #include "tap.h"
 
@@ -422,6 +423,94 @@ static void test_merge_delete(void)
         is_int(incoming_remove_tree(dirfd_, "d"), 0, "cleaned up");
 }
 
+/* A dry run's view of what deleting removes: every path it names, and
+ * what is kept of the offered names (none here but DEST's own). */
+static char gone_names[1024];
+static const struct filter_list *gone_rules;
+
+static int gone_kept(void *arg, const char *path, mode_t mode)
+{
+        (void)arg;
+        return filter_match(gone_rules, path + strlen("p/dest/"), S_ISDIR(mode)) == FILTER_EXCLUDE ? INCOMING_KEPT
+                                                                                                 : INCOMING_GONE;
+}
+
+static void gone_one(void *arg, const char *path, mode_t mode)
+{
+        (void)arg;
+        (void)mode;
+        snprintf(gone_names + strlen(gone_names), sizeof(gone_names) - strlen(gone_names), "%s ",
+                 path + strlen("p/dest/"));
+}
+
+/* Deleting with rules (--delete --exclude): what they exclude stays, an
+ * excluded directory whole, a gone directory where it holds one; the
+ * rest goes, and only it is counted; a dry run names the same. */
+static void test_merge_protect(void)
+{
+        static const struct incoming_gone_ops ops = { .kept = gone_kept, .gone = gone_one };
+        struct filter_list rules = FILTER_LIST_NULL;
+        char name[INCOMING_STAGE_MAX], err[128];
+        uint64_t deleted = 0;
+        struct stat a, b, c;
+        int st_fd;
+
+        ok(filter_add(&rules, FILTER_EXCLUDE, "*.o", err, sizeof(err)) == 0 &&
+           filter_add(&rules, FILTER_EXCLUDE, "/cache/", err, sizeof(err)) == 0, "rules: *.o, /cache/");
+        ok(mkdirat(dirfd_, "p", 0755) == 0 && mkdirat(dirfd_, "p/dest", 0755) == 0 &&
+           mkdirat(dirfd_, "p/dest/src", 0755) == 0 && mkdirat(dirfd_, "p/dest/cache", 0700) == 0 &&
+           mkdirat(dirfd_, "p/dest/cache/deep", 0755) == 0 && mkdirat(dirfd_, "p/dest/old", 0750) == 0 &&
+           mkdirat(dirfd_, "p/dest/old/sub", 0755) == 0 && mkdirat(dirfd_, "p/dest/bare", 0755) == 0 &&
+           mkfile(dirfd_, "p/dest/src/a.c", "a") == 0 && mkfile(dirfd_, "p/dest/src/a.o", "ao") == 0 &&
+           mkfile(dirfd_, "p/dest/src/extra.c", "x") == 0 && mkfile(dirfd_, "p/dest/top.o", "to") == 0 &&
+           mkfile(dirfd_, "p/dest/cache/deep/blob", "b") == 0 && mkfile(dirfd_, "p/dest/old/sub/k.o", "k") == 0 &&
+           mkfile(dirfd_, "p/dest/old/sub/drop.c", "d") == 0 && mkfile(dirfd_, "p/dest/bare/f", "f") == 0 &&
+           symlinkat("a.o", dirfd_, "p/dest/src/l.o") == 0,
+           "an old DEST: a.o and top.o excluded, cache/ excluded whole, old/ not sent holding k.o");
+        ok(fstatat(dirfd_, "p/dest/src/a.o", &a, 0) == 0 && fstatat(dirfd_, "p/dest/old", &b, 0) == 0,
+           "a.o's inode, old's mode and mtime");
+
+        gone_rules = &rules;
+        gone_names[0] = '\0';
+        /* What is kept of the offered names is the caller's (recv_dry_kept): none here, so
+         * every name not excluded goes, and old, old/sub stay for k.o. */
+        is_int(incoming_dry_gone(dirfd_, "p/dest", &ops, NULL), 0, "a dry run's walk");
+        ok(strstr(gone_names, "src/a.c ") && strstr(gone_names, "src/extra.c ") && strstr(gone_names, "src ") == NULL &&
+           strstr(gone_names, "old/sub/drop.c ") && strstr(gone_names, "bare/f ") && strstr(gone_names, "bare ") &&
+           !strstr(gone_names, ".o ") && !strstr(gone_names, "cache") && !strstr(gone_names, "old ") &&
+           !strstr(gone_names, "old/sub "), "it names what goes, not what the rules keep, nor their directories: %s",
+           gone_names);
+
+        /* The job sent src/a.c (the same: kept, linked in by the caller). */
+        incoming_stage_name(name, 9);
+        st_fd = incoming_stage_make(dirfd_, name);
+        ok(st_fd >= 0 && mkdirat(st_fd, "dest", 0755) == 0 && mkdirat(st_fd, "dest/src", 0555) == 0,
+           "the staged tree: dest/src, read-only already");
+        ok(linkat(dirfd_, "p/dest/src/a.c", st_fd, "dest/src/a.c", 0) == 0 ||
+           (fchmodat(st_fd, "dest/src", 0755, 0) == 0 && linkat(dirfd_, "p/dest/src/a.c", st_fd, "dest/src/a.c", 0) == 0 &&
+            fchmodat(st_fd, "dest/src", 0555, 0) == 0), "src/a.c kept");
+        is_int(incoming_merge_protect(dirfd_, "p/dest", st_fd, "dest", &rules), 0, "the protect step");
+        is_int(incoming_merge_publish(dirfd_, st_fd, "dest", "p/dest", &deleted), 0, "publish step, deleting");
+        /* src/extra.c, old/sub/drop.c, bare, bare/f. */
+        is_int(deleted, 4, "four entries deleted, none the rules keep");
+        ok(fstatat(dirfd_, "p/dest/src/a.o", &c, 0) == 0 && c.st_ino == a.st_ino, "src/a.o kept, the same file");
+        ok(faccessat(dirfd_, "p/dest/src/l.o", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+           faccessat(dirfd_, "p/dest/top.o", F_OK, 0) == 0, "src/l.o (a symlink) and top.o kept");
+        is_str(slurp(dirfd_, "p/dest/cache/deep/blob"), "b", "cache/ kept whole");
+        ok(fstatat(dirfd_, "p/dest/cache", &c, 0) == 0 && (c.st_mode & 07777) == 0700, "its mode as it was");
+        is_str(slurp(dirfd_, "p/dest/old/sub/k.o"), "k", "old/sub/k.o kept");
+        ok(fstatat(dirfd_, "p/dest/old", &c, 0) == 0 && (c.st_mode & 07777) == 0750 &&
+           c.st_mtim.tv_sec == b.st_mtim.tv_sec && c.st_mtim.tv_nsec == b.st_mtim.tv_nsec,
+           "old, which holds it, stays with its mode and mtime");
+        ok(faccessat(dirfd_, "p/dest/old/sub/drop.c", F_OK, 0) != 0 && faccessat(dirfd_, "p/dest/bare", F_OK, 0) != 0 &&
+           faccessat(dirfd_, "p/dest/src/extra.c", F_OK, 0) != 0, "the rest of it gone");
+        ok(fstatat(dirfd_, "p/dest/src", &c, 0) == 0 && (c.st_mode & 07777) == 0555, "src's sent mode kept");
+        close(st_fd);
+        is_int(incoming_remove_tree(dirfd_, name), 0, "cleaned up the staging directory");
+        ok(fchmodat(dirfd_, "p/dest/src", 0755, 0) == 0 && incoming_remove_tree(dirfd_, "p") == 0, "cleaned up");
+        filter_list_deinit(&rules);
+}
+
 int main(void)
 {
         if (!mkdtemp(dir)) {
@@ -437,6 +526,7 @@ int main(void)
         test_stage();
         test_merge();
         test_merge_delete();
+        test_merge_protect();
         unlinkat(dirfd_, "keep.dat", 0);
         unlinkat(dirfd_, ".rdmaxfer-x.part", 0);
         unlinkat(dirfd_, "a.rdmaxfer-1.part", 0);

@@ -185,6 +185,12 @@ static int sample_messages(struct wire_msg *out)
         memset(out[n].xattr.bytes, 0, 220);
         out[n].xattr.bytes[3] = 0x7f;
         n++;
+        msg_reset(&out[n], WIRE_RULES, 0);
+        out[n].rules.total = 12;
+        out[n].rules.offset = 0;
+        out[n].rules.len = 12;
+        memcpy(out[n].rules.bytes, "- *.o\n+ /a/\n", 12);
+        n++;
         return n;
 }
 
@@ -329,9 +335,9 @@ static void test_private_data(void)
         buf[0] ^= 1;
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EBADMSG, "hello with bad magic");
         buf[0] ^= 1;
-        put16(buf + 4, 30);
-        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v30 is -EPROTONOSUPPORT");
-        is_int(h2.version, 30, "and still reports the peer's version");
+        put16(buf + 4, 31);
+        is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT, "hello v31 is -EPROTONOSUPPORT");
+        is_int(h2.version, 31, "and still reports the peer's version");
         put16(buf + 4, 17);
         is_int(wire_decode_hello(buf, WIRE_HELLO_SIZE, &h2), -EPROTONOSUPPORT,
                "a version-17 hello (it knows no long path) is -EPROTONOSUPPORT");
@@ -599,7 +605,7 @@ static void test_round_trips(void)
 static void test_golden(void)
 {
         static const uint8_t end[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x05, 0x00,  /* magic, v29, END */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x05, 0x00,  /* magic, v30, END */
                 0x3c, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  /* len 60, credits 7 */
                 0x2a, 0x00, 0x00, 0x00,                          /* file 42 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* bytes */
@@ -611,12 +617,12 @@ static void test_golden(void)
                 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf,
         };
         static const uint8_t refuse[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x03, 0x00,  /* magic, v29, REFUSE */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x03, 0x00,  /* magic, v30, REFUSE */
                 0x07, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
                 0x07, 0x00, 0x03, 0x00, 'a', '.', 'b',          /* EXISTS, 3, "a.b" */
         };
         static const uint8_t route[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x08, 0x00,  /* magic, v29, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x08, 0x00,  /* magic, v30, ROUTE */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,              /* total 2, first 0, hops 2 */
                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* ::ffff:198.18.0.2 */
@@ -628,7 +634,7 @@ static void test_golden(void)
         };
         /* A later part: hop 27 of a route of 300, alone (total, first and hops differ). */
         static const uint8_t route_part[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x08, 0x00,  /* magic, v29, ROUTE */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x08, 0x00,  /* magic, v30, ROUTE */
                 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 24, credits 0 */
                 0x2c, 0x01, 0x1b, 0x00, 0x01, 0x00,              /* total 300, first 27, hops 1 */
                 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* fd00::1c */
@@ -636,7 +642,7 @@ static void test_golden(void)
                 0x4b, 0x1d,                                      /* port 7499 */
         };
         static const uint8_t result[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x06, 0x00,  /* magic, v29, RESULT */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x06, 0x00,  /* magic, v30, RESULT */
                 0x80, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,  /* len 128 (126 + text), credits 1 */
                 0x0c, 0x00, 0x02, 0x00,                          /* SIZE, text_len 2 */
                 0x07, 0x00, 0x00, 0x00,                          /* file 7 */
@@ -1954,7 +1960,7 @@ static void test_hop(void)
 static void test_progress(void)
 {
         static const uint8_t golden[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x09, 0x00,  /* magic, v29, PROGRESS */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x09, 0x00,  /* magic, v30, PROGRESS */
                 0x16, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 22, credits 0 */
                 0x05, 0x00, 0x03, 0x00, 0x02, 0x00,              /* total 5, first 3, hops 2 */
                 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  /* hop 3's bytes */
@@ -2885,7 +2891,7 @@ static void test_attributes(void)
 static void test_need(void)
 {
         static const uint8_t doc[] = {
-                0x52, 0x44, 0x52, 0x58, 0x1d, 0x00, 0x0d, 0x00,  /* magic, v29, NEED */
+                0x52, 0x44, 0x52, 0x58, 0x1e, 0x00, 0x0d, 0x00,  /* magic, v30, NEED */
                 0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* len 42, credits 0 */
                 0x28, 0x00, 0x00, 0x00, 0x0b, 0x00, 0x03, 0x00,  /* file 40, entries 11, needed 3 */
         };
@@ -2941,6 +2947,45 @@ static void test_need(void)
         ok(la > 0 && memcmp(a, "rdmaxfer-v4 receiver need", 25) == 0, "under its own label");
 }
 
+/* A deleting tree's rules (version 30): RULES parts, their length and
+ * hash under DEST's offer's MAC, never on the wire. */
+static void test_rules(void)
+{
+        struct wire_msg o = sample_offer("dest"), part, got;
+        uint8_t buf[WIRE_CTRL_MAX], in1[WIRE_MAC_INPUT_MAX], in2[WIRE_MAC_INPUT_MAX];
+        int len, n1, n2;
+
+        part = (struct wire_msg){ .type = WIRE_RULES };
+        part.rules.total = WIRE_RULES_MAX;
+        part.rules.offset = WIRE_RULES_MAX - 6;
+        part.rules.len = 6;
+        memcpy(part.rules.bytes, "- x.o\n", 6);
+        len = wire_encode(buf, sizeof(buf), &part);
+        is_int(len, WIRE_HEADER_SIZE + 6 + 6, "a RULES part: total, offset, len, then its bytes");
+        ok(wire_decode(buf, (size_t)len, &got) == 0 && got.type == WIRE_RULES && got.rules.total == WIRE_RULES_MAX &&
+           got.rules.len == 6 && memcmp(got.rules.bytes, "- x.o\n", 6) == 0, "and round-trips");
+        part.rules.total = WIRE_RULES_MAX + 1;
+        is_int(wire_encode(buf, sizeof(buf), &part), -EINVAL, "a whole past WIRE_RULES_MAX does not encode");
+        buf[WIRE_HEADER_SIZE] = (uint8_t)((WIRE_RULES_MAX + 1) & 0xff);
+        buf[WIRE_HEADER_SIZE + 1] = (uint8_t)((WIRE_RULES_MAX + 1) >> 8);
+        is_int(wire_decode(buf, (size_t)len, &got), -EBADMSG, "nor decodes");
+
+        o.offer.flags |= WIRE_OFFER_TREE | WIRE_OFFER_DIR | WIRE_OFFER_SYNC | WIRE_OFFER_DELETE;
+        n1 = wire_next_offer_mac_input(in1, sizeof(in1), &o.offer);
+        o.offer.rules_len = 300;
+        memset(o.offer.rules_hash, 0xcd, sizeof(o.offer.rules_hash));
+        n2 = wire_next_offer_mac_input(in2, sizeof(in2), &o.offer);
+        ok(n1 > 0 && n2 == n1 + 2 + WIRE_RULES_HASH_SIZE && memcmp(in1, in2, (size_t)n1) == 0 &&
+           in2[n1] == (300 & 0xff) && in2[n1 + 1] == (300 >> 8) && in2[n1 + 2] == 0xcd,
+           "DEST's offer with rules: its MAC input ends with their length and hash");
+        o.offer.rules_hash[0] ^= 1;
+        ok(wire_next_offer_mac_input(in1, sizeof(in1), &o.offer) == n2 && memcmp(in1, in2, (size_t)n2) != 0,
+           "so other rules make another MAC");
+        len = wire_encode(buf, sizeof(buf), &o);
+        ok(wire_decode(buf, (size_t)len, &got) == 0 && got.offer.rules_len == 0,
+           "and are not on the wire: the receiver sets them from the parts");
+}
+
 int main(void)
 {
         test_status_str();
@@ -2966,5 +3011,6 @@ int main(void)
         test_landing();
         test_need();
         test_attributes();
+        test_rules();
         return done_testing();
 }

@@ -35,6 +35,7 @@
 #include <sys/time.h>
 
 #include "auth.h"
+#include "filter.h"
 #include "incoming.h"
 #include "landmsg.h"
 #include "log.h"
@@ -369,7 +370,16 @@ bool recv_dry_hard_same(struct recv_xfer *x, const char *target, size_t len)
 
 /* ---- what --delete would remove ---- */
 
-static int recv_dry_kept(void *arg, const char *path)
+bool recv_protected(const struct recv_xfer *x, const char *path, bool is_dir)
+{
+        size_t n = strlen(x->dest);
+
+        if (!x->protect || strncmp(path, x->dest, n) != 0 || path[n] != '/')
+                return false;
+        return filter_match(x->protect, path + n + 1, is_dir) == FILTER_EXCLUDE;
+}
+
+static int recv_dry_kept(void *arg, const char *path, mode_t mode)
 {
         struct recv_xfer *x = arg;
         const char *key = path;
@@ -381,9 +391,10 @@ static int recv_dry_kept(void *arg, const char *path)
         snprintf(buf, sizeof(buf), "?%s", key);
         key = buf;
         hit = bsearch(&key, x->dry_names, x->dry_n, sizeof(*x->dry_names), recv_dry_cmp);
-        if (!hit)
-                return INCOMING_GONE;
-        return (*hit)[0] == 'd' ? INCOMING_KEPT_DIR : INCOMING_KEPT;
+        if (hit)
+                return (*hit)[0] == 'd' ? INCOMING_KEPT_DIR : INCOMING_KEPT;
+        /* Not offered, and what the rules leave out: kept (wire.h, Deleting). */
+        return recv_protected(x, path, S_ISDIR(mode)) ? INCOMING_KEPT : INCOMING_GONE;
 }
 
 static uint8_t recv_dry_kind(mode_t mode)
@@ -504,7 +515,9 @@ static int64_t recv_dry_read_names(void *arg)
                                 recv_dry_gone(x, path, S_IFDIR);
                         continue;
                 }
-                if (in[sp] == RECV_DRY_IN_GONE || (in[sp] == RECV_DRY_IN_KEPT && recv_dry_kept(x, path) == INCOMING_GONE)) {
+                if (in[sp] == RECV_DRY_IN_GONE ||
+                    (in[sp] == RECV_DRY_IN_KEPT &&
+                     recv_dry_kept(x, path, recv_dry_walk_mode(e->kind)) == INCOMING_GONE)) {
                         if (e->kind != LANDMSG_WALK_DIR)
                                 recv_dry_gone(x, path, recv_dry_walk_mode(e->kind));
                         else if (sp + 1 < RECV_DRY_NAMES_DEPTH)
@@ -519,7 +532,7 @@ static int64_t recv_dry_read_names(void *arg)
                         return -ELOOP;
                 /* Beneath a kept directory, each entry is judged; beneath
                  * one offered as a file (or in a skipped one), none. */
-                in[sp + 1] = in[sp] == RECV_DRY_IN_KEPT && recv_dry_kept(x, path) == INCOMING_KEPT_DIR
+                in[sp + 1] = in[sp] == RECV_DRY_IN_KEPT && recv_dry_kept(x, path, S_IFDIR) == INCOMING_KEPT_DIR
                              ? RECV_DRY_IN_KEPT : RECV_DRY_IN_SKIP;
                 sp++;
         }

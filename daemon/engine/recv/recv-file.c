@@ -879,6 +879,10 @@ static int64_t recv_tree_publish(void *arg)
         if (x->merge && !recv_deleting(x) &&
             (r = incoming_merge_link(dirfd, x->dest, x->stage_fd, name_leaf(x->dest))) < 0)
                 return r;
+        /* Deleting by rules: what they leave out stays (wire.h, Deleting). */
+        if (x->merge && recv_deleting(x) && x->protect &&
+            (r = incoming_merge_protect(dirfd, x->dest, x->stage_fd, name_leaf(x->dest), x->protect)) < 0)
+                return r;
         /* A relay still reads the entries beneath DEST: its modes once the
          * relay is done (recv_tree_finish). */
         if (x->links_fd >= 0 && !x->route_on && (r = recv_tree_set_attrs(x, x->stage_fd, NULL)) < 0)

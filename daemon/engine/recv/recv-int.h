@@ -354,6 +354,12 @@ struct recv_xfer {
          */
         uint8_t *land_buf;
         uint16_t land_len, land_total;
+        /* A deleting tree's rules (wire.h, Deleting; version 30): their
+         * RULES parts, then, from DEST's offer on, what they exclude is
+         * kept (recv_protected); NULL: none. */
+        char *rules_buf;
+        uint16_t rules_len, rules_total;
+        struct filter_list *protect;
         struct wire_landing *landing;
         uint64_t land_session;
         uint32_t land_uid;

@@ -288,6 +288,9 @@ bool recv_dry_replaced(const struct recv_xfer *x, const struct stat *st);
  * regular file @target does (its stat in fin->link_there, fin->dry
  * saying it would be replaced). */
 bool recv_dry_hard_same(struct recv_xfer *x, const char *target, size_t len);
+/* Whether @path ("DEST/a/b", @is_dir: a directory) is what a deleting
+ * tree's rules leave out, which the receiver keeps (wire.h, Deleting). */
+bool recv_protected(const struct recv_xfer *x, const char *path, bool is_dir);
 /* The last entry is judged: what --delete would remove (GONE), then the last RESULT. */
 void recv_dry_end(struct recv_xfer *x);
 /* A landing's --delete, dry: @fd the lander's walker of the tree there

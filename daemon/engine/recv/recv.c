@@ -36,6 +36,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "digest.h"
+#include "filter.h"
 #include "incoming.h"
 #include "io.h"
 #include "config.h"
@@ -1057,6 +1058,56 @@ static void recv_on_xattr(struct recv_xfer *x, const struct wire_land *p)
                 recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of an entry's attributes out of order");
 }
 
+/* A part of a deleting tree's rules, before its first offer (wire.h,
+ * Deleting): its buffer back, and a CREDIT for the next, as a LAND's. */
+static void recv_on_rules(struct recv_lane *l, const struct wire_land *p)
+{
+        struct recv_xfer *x = recv_xfer_of(l->base.x);
+        struct wire_msg m = { .type = WIRE_CREDIT, .credits = 1 };
+
+        if (!x->rules_buf && !(x->rules_buf = malloc(WIRE_RULES_MAX))) {
+                recv_abort(&x->base, WIRE_E_INTERNAL, "out of memory for a tree's rules");
+                return;
+        }
+        if (!recv_part_take(x->rules_buf, &x->rules_len, &x->rules_total, p->total, p->offset, p->bytes, p->len)) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "a part of a tree's rules out of order");
+                return;
+        }
+        if (conn_repost_ctrl(&l->base.conn, CONN_WRID_CTRL | CONN_CTRL_BUFS) < 0 ||
+            conn_send_ctrl(&l->base.conn, &m) < 0)
+                recv_abort(&x->base, WIRE_E_INTERNAL, "cannot take the next part of a tree's rules");
+}
+
+/* The rules before @o, DEST's offer, whole, as @o's (their hash, which
+ * the MAC covers) and the session's (x->protect): false when they are
+ * not (the transfer failed). */
+static bool recv_offer_rules(struct recv_xfer *x, struct wire_offer *o)
+{
+        char why[300], text[WIRE_TEXT_MAX + 1];
+
+        if (!x->rules_buf || x->next_file != 0)
+                return true;
+        if (x->rules_len != x->rules_total || x->protect ||
+            (o->flags & (WIRE_OFFER_TREE | WIRE_OFFER_DELETE | WIRE_OFFER_LAND)) !=
+                    (WIRE_OFFER_TREE | WIRE_OFFER_DELETE)) {
+                recv_abort(&x->base, WIRE_E_PROTOCOL, "rules, but not whole before a deleting tree's first offer");
+                return false;
+        }
+        o->rules_len = x->rules_len;
+        crypto_hash_sha256(o->rules_hash, (const uint8_t *)x->rules_buf, x->rules_len);
+        x->protect = filter_list_new();
+        if (!x->protect) {
+                recv_abort(&x->base, WIRE_E_INTERNAL, "out of memory for a tree's rules");
+                return false;
+        }
+        if (filter_list_parse(x->protect, x->rules_buf, x->rules_len, why, sizeof(why)) < 0) {
+                snprintf(text, sizeof(text), "a tree's rules that do not parse: %.150s", why);
+                recv_abort(&x->base, WIRE_E_PROTOCOL, text);
+                return false;
+        }
+        return true;
+}
+
 /* The attributes before @o, whole, as @o's (not on the wire: wire.h):
  * false when they are not (the transfer failed). */
 static bool recv_offer_xattrs(struct recv_xfer *x, struct wire_offer *o)
@@ -1128,7 +1179,7 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
                         m.offer.name[x->lname_len] = '\0';
                         x->lname_len = 0;
                 }
-                if (!recv_offer_xattrs(x, &m.offer))
+                if (!recv_offer_xattrs(x, &m.offer) || !recv_offer_rules(x, &m.offer))
                         return;
                 recv_offer_in(x, &m.offer);
         } else if (m.type == WIRE_NAME && slot >= 0 && l->base.idx == 0 && x->next_file > 0)
@@ -1138,6 +1189,9 @@ static void recv_on_ctrl(struct recv_lane *l, const void *buf, uint32_t len, int
         else if (m.type == WIRE_LAND && slot < 0 && l->base.idx == 0 && b->state == XFER_OFFER &&
                  x->next_file == 0 && !x->landing && !x->cur->offer.name[0] && !x->route_on)
                 recv_land_part(l, &m.land);
+        else if (m.type == WIRE_RULES && slot < 0 && l->base.idx == 0 && b->state == XFER_OFFER &&
+                 x->next_file == 0 && !x->cur->offer.name[0] && !x->protect)
+                recv_on_rules(l, &m.rules);
         else if (m.type == WIRE_ROUTE && slot < 0 && b->state == XFER_OFFER && !x->route_on &&
                  x->next_file == 0 && !x->cur->offer.name[0] && m.route.first == 0)
                 recv_on_route(l, &m.route);
@@ -1328,6 +1382,9 @@ static void recv_gone(struct xfer *b)
         recv_partial_released(x);
         recv_sync_free(x);
         recv_dry_free(x);
+        free(x->rules_buf);
+        x->rules_buf = NULL;
+        x->protect = filter_list_free(x->protect);
         recv_partial_free(x);
         free(x);
 }

@@ -358,6 +358,12 @@ static void send_offer(struct send_lane *l, const void *pdata, size_t plen)
         s->npairs = 0;
         if (rails > 1)
                 o->flags |= WIRE_OFFER_RAILS;
+        /* A deleting tree's rules go first, their hash under the MAC. */
+        if (s->rules) {
+                o->rules_len = s->rules_len;
+                crypto_hash_sha256(o->rules_hash, s->rules, s->rules_len);
+                s->rules_sent = 0;
+        }
         /* The landing goes first, its hash under the offer's MAC. */
         if (s->land) {
                 o->flags |= WIRE_OFFER_LAND;
@@ -1119,6 +1125,20 @@ int send_start(struct send_env *e, const struct engine_send_req *req, const stru
                 }
                 memcpy(s->route, req->route, req->route_hops * sizeof(*req->route));
                 s->route_hops = (uint16_t)req->route_hops;
+        }
+        if (req->rules) {
+                bool ok = req->delete && req->tree && !req->land && req->rules_len > 0 &&
+                          req->rules_len <= WIRE_RULES_MAX;
+
+                s->rules = ok ? malloc(req->rules_len) : NULL;
+                if (!s->rules) {
+                        safe_close(s->fd);
+                        send_route_free(s);
+                        free(s);
+                        return ok ? -ENOMEM : -EINVAL;
+                }
+                memcpy(s->rules, req->rules, req->rules_len);
+                s->rules_len = (uint16_t)req->rules_len;
         }
         if (req->land) {
                 uint8_t buf[WIRE_LAND_MAX];

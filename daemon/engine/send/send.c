@@ -679,6 +679,11 @@ void send_post_offer(struct engine_send *s)
                 }
                 m = (struct wire_msg){ .type = WIRE_OFFER };
         }
+        /* A deleting tree's rules before its first offer, in RULES parts,
+         * each a credit as a LAND's is (wire.h, Deleting). */
+        if (s->offer.file == 0 && s->rules &&
+            !send_offer_parts(s, l, WIRE_RULES, s->rules, s->rules_len, &s->rules_sent, "the tree's rules"))
+                return;
         /* A landing's LAND parts before the session's first offer: each
          * in the receiver's one control buffer, given back with a CREDIT
          * (wire.h, Landing as the user). */
@@ -1163,9 +1168,11 @@ void send_route_free(struct engine_send *s)
         free(s->route);
         free(s->hop_bytes);
         free(s->land);
+        free(s->rules);
         s->route = NULL;
         s->hop_bytes = NULL;
         s->land = NULL;
+        s->rules = NULL;
         s->route_hops = 0;
 }
 

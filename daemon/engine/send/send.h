@@ -309,6 +309,11 @@ struct engine_send {
          * source token. */
         uint8_t *land;
         uint16_t land_len, land_sent;
+        /* A deleting tree's rules (wire.h, Deleting): posted in RULES parts
+         * before its first offer (rules_sent of them so far), their hash in
+         * that offer's MAC; NULL: none. */
+        uint8_t *rules;
+        uint16_t rules_len, rules_sent;
         uint8_t land_hash[WIRE_LAND_HASH_SIZE];
         uint16_t hops, hop_failed, hop_status;
         struct nodeset hop_missing;

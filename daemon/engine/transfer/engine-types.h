@@ -202,6 +202,11 @@ struct engine_send_req {
                                          * holds beyond the tree's entries (wire.h, Deleting) */
         bool dry_run;                   /* judge every entry, move nothing (wire.h, Dry runs;
                                          * ops->item says each verdict); never in a chain */
+        /* With delete: the rules the tree left entries out by, as text
+         * (filter.h, filter_list_text; 1 .. WIRE_RULES_MAX bytes), for the
+         * receiver to keep what they exclude (wire.h, Deleting); NULL: none. */
+        const char *rules;
+        size_t rules_len;
         /* A tree's job token (WIRE_SOURCE_SIZE bytes, the same in every
          * attempt of the job; NULL: not resumable): its DEST offer carries
          * it, so a receiver that kept what an earlier attempt staged

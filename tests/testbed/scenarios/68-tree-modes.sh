@@ -22,11 +22,13 @@
 #  5. --sync --delete (issue 34, item 6) into a DEST the receiver added
 #     to (a dotfile, a read-only file, a nested and read-only directory, a
 #     symlink out of DEST, a file beside a kept one): refused at once with
-#     tree_delete = no, and as a usage error with --exclude but no
-#     --delete-excluded, nothing changed; allowed, exactly what rsync -a
+#     tree_delete = no, nothing changed; allowed, exactly what rsync -a
 #     --delete makes of the source in a copy of the old DEST, the count
 #     in xferctl's summary and beta's journal (RDMAXFER_DELETED), a
-#     sibling directory and a file beside DEST untouched; with
+#     sibling directory and a file beside DEST untouched; with --exclude,
+#     what the rule leaves out of DEST stays, as rsync --delete keeps it
+#     (a file, a directory whole, a directory the source lacks for the
+#     excluded file in it), and -n -i names just the rest; with
 #     --delete-excluded an excluded name goes too; with an entry not sent
 #     (a FIFO), nothing is deleted, said, exit 23.
 #  6. --dry-run (issue 34, item 7): a tree sent, then on the source one
@@ -225,17 +227,13 @@ cp -a "$BETA_IN/modes/outside.txt" "$SRC/del-outside.txt"
 # Refusals first: nothing may change.
 meta "$d" >"$TESTBED_SHARE/del.before"
 rc=0
-out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete --exclude '*.tmp' 2>&1) || rc=$?
-((rc == 2)) && grep -q -- '--delete-excluded' <<<"$out" ||
-        tb_fail "--delete with --exclude and no --delete-excluded: exit $rc (want 2): $out"
-rc=0
 out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --delete 2>&1) || rc=$?
 ((rc == 2)) && grep -q -- '--sync or --skip-existing' <<<"$out" ||
         tb_fail "--delete without --sync: exit $rc (want 2): $out"
 rc=0
 out=$(xferctl send "$del/same.txt" "$BETA_ADDR" --sync=size --delete 2>&1) || rc=$?
 ((rc == 2)) && grep -q -- 'for a tree (-r)' <<<"$out" || tb_fail "--delete without -r: exit $rc (want 2): $out"
-tb_log "usage errors: --exclude without --delete-excluded, no --sync, no -r (exit 2)"
+tb_log "usage errors: --delete without --sync, without -r (exit 2)"
 since=$(date '+%F %T.%6N')
 rc=0
 out=$(timeout 120 xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete 2>&1) || rc=$?
@@ -282,10 +280,49 @@ done
 tb_log "the receiver's extras gone ($want deleted, so says the journal), kept and changed files as" \
        "rsync -a --delete makes them, the sibling and the file outside DEST untouched"
 
-tb_log "5. --delete-excluded: an excluded name is deleted on the receiver too"
+tb_log "5. --delete --exclude: what the rules leave out stays on the receiver, as rsync's --delete keeps it"
+# Excluded: a file the source has too (scratch.tmp, not sent), one only
+# the receiver has (old.tmp), a directory whole (cache.tmp); a directory
+# the source lacks, holding an excluded file and one that is not
+# (gone-dir): the one goes, the other stays, and so does its directory.
 make_file "$del/scratch.tmp" 80
 make_file "$d/old.tmp" 90
-chown rdmaxfer: "$d/old.tmp"
+mkdir -p "$d/cache.tmp/deep" "$d/gone-dir/sub"
+make_file "$d/cache.tmp/deep/blob" 40
+make_file "$d/gone-dir/sub/keep.tmp" 20
+make_file "$d/gone-dir/sub/drop.txt" 30
+make_file "$d/extra.txt" 25
+chown -R rdmaxfer: "$d/old.tmp" "$d/cache.tmp" "$d/gone-dir" "$d/extra.txt"
+snap=$(meta "$d")
+rc=0
+out=$(xferctl send -n -i -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete --exclude '*.tmp' 2>&1) || rc=$?
+((rc == 0)) && [[ $(grep '^\*deleting' <<<"$out" | LC_ALL=C sort) == "$(printf '%s\n' '*deleting   modes/del/extra.txt' \
+        '*deleting   modes/del/gone-dir/sub/drop.txt')" ]] ||
+        tb_fail "-n -i --delete --exclude '*.tmp': exit $rc, want extra.txt and gone-dir/sub/drop.txt deleted, no more: $out"
+[[ $(meta "$d") == "$snap" ]] || tb_fail "the dry run changed DEST"
+# The reference for what stays: rsync --delete --exclude into a copy, less
+# gone-dir (rsync removes drop.txt in place, and its directory's mtime
+# with it; rdmaxfer's keeps the directory as it was), compared on its own.
+rm -rf "$ref" && cp -a "$d" "$ref"
+rc=0
+out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --sync=digest --delete --exclude '*.tmp' 2>&1) || rc=$?
+((rc == 0)) && [[ $out == *"2 deleted"* ]] ||
+        tb_fail "send -r --sync=digest --delete --exclude '*.tmp': exit $rc, want 2 deleted: $out"
+tb_log "xferctl: $(tail -n 1 <<<"$out")"
+[[ -f $d/old.tmp && -f $d/cache.tmp/deep/blob && -f $d/gone-dir/sub/keep.tmp && ! -e $d/gone-dir/sub/drop.txt &&
+        ! -e $d/extra.txt && ! -e $d/scratch.tmp ]] || tb_fail "not what rsync keeps: $(cd "$d" && find . | sort)"
+gone_meta=$(meta "$ref/gone-dir" | grep -v drop.txt | grep -v '^\./sub d\|^\. d')
+[[ $(meta "$d/gone-dir" | grep -v '^\./sub d\|^\. d') == "$gone_meta" ]] || tb_fail "gone-dir's content changed"
+[[ $(stat -c '%a %Y' "$d/gone-dir/sub") == $(stat -c '%a %Y' "$ref/gone-dir/sub") ]] ||
+        tb_fail "gone-dir/sub, which keeps keep.tmp, lost its mode or mtime"
+dm=$(stat -c %y "$d")
+rm -rf "$ref/gone-dir" "$d.gone" && mv "$d/gone-dir" "$d.gone" && touch -d "$dm" "$d"
+tree_oracle --base "$ref" "$del" "$d" -- --delete --exclude '*.tmp'
+mv "$d.gone" "$d/gone-dir" && touch -d "$dm" "$d"
+tb_log "what --exclude leaves out stays (a file, a directory whole, a directory for what it holds), the rest" \
+       "goes, as rsync --delete --exclude; -n -i said just that"
+
+tb_log "5b. --delete-excluded: an excluded name is deleted on the receiver too"
 rc=0
 out=$(xferctl send -r "$del" "$BETA_ADDR" --to modes/del --skip-existing --delete --exclude '*.tmp' \
         --delete-excluded 2>&1) || rc=$?

@@ -115,7 +115,7 @@ if ($mode eq 'hold') {
         my @s = map { conn() } 1 .. $n;
         # Header: magic, CTL_VERSION (common/ctl.h), type WATCH, length.
         for (@s) {
-                defined(send($_, pack('VvvVQ<', 0x4c544358, 18, 4, 8, $id), 0)) or die "send: $!\n";
+                defined(send($_, pack('VvvVQ<', 0x4c544358, 19, 4, 8, $id), 0)) or die "send: $!\n";
         }
         # Held once the daemon has answered each (its first JOB): a connect
         # is done before the daemon has accepted, and on a busy host that
