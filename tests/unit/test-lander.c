@@ -450,6 +450,20 @@ static void test_pull_tree(struct lander *l)
 
 
 static uint8_t push_flags;      /* the next push_session's (LANDMSG_SESSION_*) */
+/* A tree into DEST as "inner" (LANDMSG_OP_INTO), kept up to date: its
+ * staging directory (MKDIR) or its merging PUBLISH. */
+static int into_op(struct lander *l, uint16_t type, uint64_t session)
+{
+        req.type = type;
+        memset(&req.op, 0, sizeof(req.op));
+        req.op.session = session;
+        req.op.mode = type == LANDMSG_MKDIR ? 0700 : 0;
+        req.op.flags = LANDMSG_OP_INTO | (type == LANDMSG_MKDIR ? LANDMSG_OP_STAGE
+                                                                : LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE);
+        strcpy(req.op.leaf, "inner");
+        return ask(l, 1, -1, NULL);
+}
+
 static uint64_t push_session(struct lander *l, const char *dest_rel);
 
 /* A dry run's WALK (send -n --delete, version 8): the names there, as the user. */
@@ -1329,19 +1343,8 @@ static void test_tree_merge(struct lander *l)
         push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
         s = push_session(l, "scratch/nobody/mt");
         push_flags = 0;
-        req.type = LANDMSG_MKDIR;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.mode = 0700;
-        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
-        strcpy(req.op.leaf, "inner");
-        is_int(ask(l, 1, -1, NULL), 0, "a staging directory in mt, to be mt/inner (%s)", reply.error.text);
-        req.type = LANDMSG_PUBLISH;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE;
-        strcpy(req.op.leaf, "inner");
-        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE into mt as inner, nothing there yet: published (%s)",
+        is_int(into_op(l, LANDMSG_MKDIR, s), 0, "a staging directory in mt, to be mt/inner (%s)", reply.error.text);
+        is_int(into_op(l, LANDMSG_PUBLISH, s), 0, "PUBLISH_MERGE into mt as inner, nothing there yet: published (%s)",
                reply.error.text);
         ok(lstat(at("scratch/nobody/mt/inner"), &st) == 0 && S_ISDIR(st.st_mode), "mt/inner the tree");
         lander_conn_closed(l, 1);
@@ -1352,13 +1355,7 @@ static void test_tree_merge(struct lander *l)
         push_flags = LANDMSG_SESSION_SYNC | LANDMSG_SESSION_REPLACE;
         s = push_session(l, "scratch/nobody/mt");
         push_flags = 0;
-        req.type = LANDMSG_MKDIR;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.mode = 0700;
-        req.op.flags = LANDMSG_OP_STAGE | LANDMSG_OP_INTO;
-        strcpy(req.op.leaf, "inner");
-        is_int(ask(l, 1, -1, NULL), 0, "a staging directory in mt, to be merged into mt/inner (%s)", reply.error.text);
+        is_int(into_op(l, LANDMSG_MKDIR, s), 0, "a staging directory in mt, to be merged into mt/inner (%s)", reply.error.text);
         req.type = LANDMSG_SYMLINK;
         memset(&req.op, 0, sizeof(req.op));
         req.op.session = s;
@@ -1368,12 +1365,7 @@ static void test_tree_merge(struct lander *l)
         ok(ask(l, 1, -1, NULL) == 0 && reply.type == LANDMSG_FDS && reply.fds.kept == 1,
            "SYMLINK s -> t into mt/inner with KEEP_SIZE: the one there kept (type %u: %s)", reply.type,
            reply.type == LANDMSG_ERROR ? reply.error.text : "");
-        req.type = LANDMSG_PUBLISH;
-        memset(&req.op, 0, sizeof(req.op));
-        req.op.session = s;
-        req.op.flags = LANDMSG_OP_INTO | LANDMSG_PUBLISH_MERGE | LANDMSG_PUBLISH_REPLACE;
-        strcpy(req.op.leaf, "inner");
-        is_int(ask(l, 1, -1, NULL), 0, "PUBLISH_MERGE into mt/inner (%s)", reply.error.text);
+        is_int(into_op(l, LANDMSG_PUBLISH, s), 0, "PUBLISH_MERGE into mt/inner (%s)", reply.error.text);
         ok(lstat(at("scratch/nobody/mt/inner/s"), &st) == 0 && st.st_ino == lnk.st_ino, "inner/s the very symlink");
         lander_conn_closed(l, 1);
 
